@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/* Engine handles: open by name (built-in or plugin), close, list, with CPU failover wiring. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dlfcn.h>
+
+#include "internal.h"
+
+const char *const graid__known_engines[] = { "ref", "isal", "cuda", "opencl", NULL };
+
+/* Plugins log through the library's sink, whichever the caller chose. */
+static void registry_engine_log(int level, const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	graid__log(level, "%s", msg);
+}
+
+const struct graid_backend_config graid__engine_config = {
+	.struct_size = sizeof(struct graid_backend_config),
+	.log = registry_engine_log,
+};
+
+static bool registry_is_known(const char *name)
+{
+	for (const char *const *k = graid__known_engines; *k; k++)
+		if (!strcmp(*k, name))
+			return true;
+	return false;
+}
+
+/* Names become file names: only [a-z0-9_-] so a name can never reach outside a plugin dir. */
+static bool registry_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n >= 32)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+/* Find an engine's table: built in, or from its plugin. */
+static int registry_find(const char *name, const struct graid_backend_ops **ops, void **dl)
+{
+	int rc;
+
+	*dl = NULL;
+	if (!strcmp(name, "ref")) {
+		*ops = graid__ref_ops();
+		return 0;
+	}
+	if (!strcmp(name, "isal")) {
+		*ops = graid__isal_ops();
+		return 0;
+	}
+	rc = graid__plugin_load(name, ops, dl);
+	/* A known engine whose plugin is not here was not built or installed: not usable. */
+	if (rc == -EINVAL && registry_is_known(name)) {
+		graid__log(GRAID_LOG_INFO, "engine %s: plugin not found (not built or installed)",
+			   name);
+		rc = -ENODEV;
+	}
+	return rc;
+}
+
+static void registry_release(const struct graid_backend_ops *ops, void *dl)
+{
+	(void)ops;
+	if (dl)
+		dlclose(dl);
+}
+
+int graid__backend_open_ops(const struct graid_backend_ops *ops, void *dl,
+			    struct graid_backend **out)
+{
+	struct graid_backend_info info = { .struct_size = sizeof(info) };
+	struct graid_backend *be;
+	int rc;
+
+	rc = ops->probe(&info);
+	if (rc) {
+		graid__log(GRAID_LOG_INFO, "engine %s: not usable here (%s)", ops->name,
+			   graid_strerror(rc));
+		return rc;
+	}
+	be = calloc(1, sizeof(*be));
+	if (!be)
+		return -ENOMEM;
+	be->ops = ops;
+	be->dl = dl;
+	be->flags = info.flags;
+	rc = ops->open(&be->engine, &graid__engine_config);
+	if (rc) {
+		graid__log(GRAID_LOG_WARNING, "engine %s: open failed on %s: %s", ops->name,
+			   info.device, graid_strerror(rc));
+		free(be);
+		return rc;
+	}
+	if (info.flags & GRAID_BACKEND_F_ACCELERATOR) {
+		/* The failover engine: isal where it can run, else the reference. */
+		if (graid__backend_open_ops(graid__isal_ops(), NULL, &be->fallback))
+			graid__backend_open_ops(graid__ref_ops(), NULL, &be->fallback);
+	}
+	graid__log(GRAID_LOG_INFO, "engine %s opened on %s", ops->name, info.device);
+	*out = be;
+	return 0;
+}
+
+GRAID_API int graid_backend_open(const char *name, struct graid_backend **out)
+{
+	const struct graid_backend_ops *ops;
+	char chosen[32];
+	void *dl;
+	int rc;
+
+	if (!out)
+		return -EINVAL;
+	if (!name) {
+		name = getenv("GRAID_BACKEND");
+		if (!name || !*name)
+			name = "auto";
+	}
+	if (!strcmp(name, "auto")) {
+		rc = graid__select_auto(chosen, sizeof(chosen));
+		if (rc)
+			return rc;
+		name = chosen;
+	}
+	if (!registry_name_ok(name)) {
+		graid__log(GRAID_LOG_ERR, "engine name \"%s\" is not a valid engine name", name);
+		return -EINVAL;
+	}
+	rc = registry_find(name, &ops, &dl);
+	if (rc)
+		return rc;
+	rc = graid__backend_open_ops(ops, dl, out);
+	if (rc)
+		registry_release(ops, dl);
+	return rc;
+}
+
+GRAID_API void graid_backend_close(struct graid_backend *be)
+{
+	if (!be)
+		return;
+	graid_backend_close(be->fallback);
+	be->ops->close(be->engine);
+	registry_release(be->ops, be->dl);
+	free(be);
+}
+
+GRAID_API const char *graid_backend_name(const struct graid_backend *be)
+{
+	return be ? be->ops->name : "(null)";
+}
+
+static void registry_describe(const char *name, struct graid_backend_desc *d)
+{
+	struct graid_backend_info info = { .struct_size = sizeof(info) };
+	const struct graid_backend_ops *ops;
+	void *dl;
+
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	d->description[0] = d->device[0] = '\0';
+	d->flags = 0;
+	d->status = registry_find(name, &ops, &dl);
+	if (d->status == 0) {
+		snprintf(d->description, sizeof(d->description), "%s",
+			 ops->description ? ops->description : "");
+		d->status = ops->probe(&info);
+		if (d->status == 0) {
+			snprintf(d->device, sizeof(d->device), "%s", info.device);
+			d->flags = info.flags;
+		}
+		registry_release(ops, dl);
+	}
+	d->gen_gbps = graid__measured_gbps(name);
+}
+
+GRAID_API int graid_backend_list(struct graid_backend_desc *descs, unsigned max,
+				 unsigned flags)
+{
+	unsigned n = 0;
+
+	if ((max && !descs) || (flags & ~GRAID_LIST_MEASURE))
+		return -EINVAL;
+	for (unsigned i = 0; i < max; i++)
+		if (descs[i].struct_size < sizeof(struct graid_backend_desc))
+			return -EINVAL;
+	if (flags & GRAID_LIST_MEASURE)
+		graid__measure_all();
+	for (const char *const *k = graid__known_engines; *k; k++, n++)
+		if (n < max)
+			registry_describe(*k, &descs[n]);
+	return (int)n;
+}

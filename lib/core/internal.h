@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/* Declarations shared inside the core library; nothing here is part of the public API. */
+#ifndef LIBGRAID_CORE_INTERNAL_H
+#define LIBGRAID_CORE_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include <libgraid/graid.h>
+
+#if defined(__GNUC__)
+#define GRAID_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define GRAID_PRINTF(f, a)
+#endif
+
+/* log.c */
+void graid__log(int level, const char *fmt, ...) GRAID_PRINTF(2, 3);
+
+/* An open engine: the public handle behind struct graid_backend. */
+struct graid_backend {
+	const struct graid_backend_ops *ops;
+	struct graid_engine *engine;
+	void *dl;                        /* dlopen handle of a plugin, NULL if built in */
+	struct graid_backend *fallback;  /* CPU engine that redoes failed batches, or NULL */
+	uint32_t flags;                  /* GRAID_BACKEND_F_* from the probe */
+	atomic_uint_fast64_t batches;
+	atomic_uint_fast64_t stripes;
+	atomic_uint_fast64_t bytes;
+	atomic_uint_fast64_t failovers;
+};
+
+/* Built-in engines (ref_engine.c, backends/isal/isal_engine.c). */
+const struct graid_backend_ops *graid__ref_ops(void);
+const struct graid_backend_ops *graid__isal_ops(void);
+
+/* backend_loader.c: find, load and validate a plugin; -EINVAL if no file of that name. */
+int graid__plugin_load(const char *name, const struct graid_backend_ops **ops, void **dl);
+int graid__ops_validate(const struct graid_backend_ops *ops, const char *where);
+
+/* backend_registry.c */
+extern const struct graid_backend_config graid__engine_config;
+int graid__backend_open_ops(const struct graid_backend_ops *ops, void *dl,
+			    struct graid_backend **out);
+/* Every engine name this build knows, NULL-terminated ("ref", "isal", plugins...). */
+extern const char *const graid__known_engines[];
+
+/* backend_select.c: time an engine on the fixed selection workload (GB/s of data). */
+int graid__backend_measure(struct graid_backend *be, double *gbps);
+/* Measure every usable engine once per process; fills the cache below. */
+int graid__select_auto(char *name, size_t name_len);
+double graid__measured_gbps(const char *name);
+void graid__measure_all(void);
+
+#endif /* LIBGRAID_CORE_INTERNAL_H */

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/* Plugin loading, refusal of broken plugins, auto selection, listing, and CPU failover. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include <libgraid/graid.h>
+
+#include "testutil.h"
+
+Test(loader, loads_a_plugin_from_the_backend_path)
+{
+	struct graid_backend *be;
+
+	cr_assert_eq(graid_backend_open("testfault", &be), 0);
+	cr_assert_str_eq(graid_backend_name(be), "testfault");
+	graid_backend_close(be);
+}
+
+Test(loader, refuses_a_plugin_of_another_abi_version)
+{
+	struct graid_backend *be;
+
+	cr_assert_eq(graid_backend_open("testabi", &be), -ENOEXEC);
+}
+
+Test(loader, refuses_a_plugin_lacking_a_required_operation)
+{
+	struct graid_backend *be;
+
+	cr_assert_eq(graid_backend_open("testmissing", &be), -ENOEXEC);
+}
+
+Test(loader, refuses_a_plugin_without_the_entry_symbol)
+{
+	struct graid_backend *be;
+
+	cr_assert_eq(graid_backend_open("testnosym", &be), -ENOEXEC);
+}
+
+Test(loader, a_plugin_whose_probe_finds_nothing_is_enodev)
+{
+	struct graid_backend *be;
+
+	cr_assert_eq(graid_backend_open("testnodev", &be), -ENODEV);
+}
+
+Test(loader, a_known_engine_not_usable_here_is_enodev_not_einval)
+{
+	struct graid_backend *be;
+	int rc;
+
+	/* Point the search at an empty place so neither built nor installed copies are seen. */
+	setenv("GRAID_BACKEND_PATH", "/nonexistent", 1);
+	rc = graid_backend_open("cuda", &be);
+	if (rc == 0)
+		graid_backend_close(be);
+	cr_assert(rc == -ENODEV || rc == 0, "cuda: %s", graid_strerror(rc));
+	cr_assert_eq(graid_backend_open("nosuchengine", &be), -EINVAL);
+}
+
+Test(loader, null_name_follows_the_environment)
+{
+	struct graid_backend *be;
+
+	setenv("GRAID_BACKEND", "ref", 1);
+	cr_assert_eq(graid_backend_open(NULL, &be), 0);
+	cr_assert_str_eq(graid_backend_name(be), "ref");
+	graid_backend_close(be);
+	setenv("GRAID_BACKEND", "nosuchengine", 1);
+	cr_assert_eq(graid_backend_open(NULL, &be), -EINVAL);
+}
+
+Test(loader, auto_opens_the_fastest_measured_engine)
+{
+	struct graid_backend_desc d[8];
+	struct graid_backend *be;
+	double best = 0;
+	int n;
+
+	for (int i = 0; i < 8; i++)
+		d[i].struct_size = sizeof(d[i]);
+	cr_assert_eq(graid_backend_open("auto", &be), 0);
+	n = graid_backend_list(d, 8, 0);
+	cr_assert_geq(n, 4);
+	for (int i = 0; i < n && i < 8; i++) {
+		if (d[i].status == 0)
+			cr_assert_gt(d[i].gen_gbps, 0, "%s usable but not measured", d[i].name);
+		if (d[i].gen_gbps > best)
+			best = d[i].gen_gbps;
+	}
+	for (int i = 0; i < n && i < 8; i++)
+		if (!strcmp(d[i].name, graid_backend_name(be)))
+			cr_assert_eq(d[i].gen_gbps, best, "auto chose %s, not the fastest",
+				     d[i].name);
+	graid_backend_close(be);
+}
+
+Test(loader, list_reports_ref_and_isal_usable)
+{
+	struct graid_backend_desc d[8];
+	int n, seen = 0;
+
+	for (int i = 0; i < 8; i++)
+		d[i].struct_size = sizeof(d[i]);
+	n = graid_backend_list(d, 8, 0);
+	for (int i = 0; i < n && i < 8; i++)
+		if (!strcmp(d[i].name, "ref") || !strcmp(d[i].name, "isal")) {
+			cr_assert_eq(d[i].status, 0);
+			cr_assert_str_neq(d[i].device, "");
+			seen++;
+		}
+	cr_assert_eq(seen, 2);
+	cr_assert_eq(graid_backend_list(NULL, 0, 0), n);
+	cr_assert_eq(graid_backend_list(NULL, 1, 0), -EINVAL);
+	d[0].struct_size = 4;
+	cr_assert_eq(graid_backend_list(d, 1, 0), -EINVAL);
+}
+
+/* An accelerator that fails mid-stream: the caller still gets correct parity. */
+Test(failover, a_failing_engine_is_redone_on_the_cpu_and_counted)
+{
+	struct graid_backend_stats st = { .struct_size = sizeof(st) };
+	uint64_t rng = tu_seed() ^ 0x666f;
+	struct graid_backend *be;
+	struct tu_stripes s;
+	uint8_t *expect;
+	unsigned lost[2] = { 1, 4 };
+
+	setenv("GRAID_TESTFAULT_AFTER", "2", 1);
+	cr_assert_eq(graid_backend_open("testfault", &be), 0);
+	tu_stripes_alloc(&s, 4, 2, 4096 + 5, 8, &rng, 1);
+	for (int i = 0; i < 4; i++) {
+		tu_stripes_ref_gen(&s);
+		expect = tu_stripes_snapshot(&s);
+		for (size_t b = 0; b < s.nblocks; b += 6)
+			s.ptr[b + 4][0] ^= 1; /* stale P everywhere */
+		cr_assert_eq(graid_parity_gen(be, 4, 2, s.len, s.nstripes, s.ptr), 0);
+		cr_assert_eq(tu_stripes_diff(&s, expect), -1, "round %d: wrong parity", i);
+		for (size_t b = 0; b < s.nblocks; b += 6)
+			memset(s.ptr[b + 1], 0, s.len);
+		cr_assert_eq(graid_parity_recover(be, 4, 2, s.len, s.nstripes, s.ptr, 2, lost), 0);
+		cr_assert_eq(tu_stripes_diff(&s, expect), -1, "round %d: wrong recovery", i);
+		free(expect);
+	}
+	cr_assert_eq(graid_backend_stats(be, &st), 0);
+	cr_assert_eq(st.batches, 8);
+	cr_assert_eq(st.failovers, 6, "failovers %llu", (unsigned long long)st.failovers);
+	tu_stripes_free(&s);
+	graid_backend_close(be);
+}
+
+/* check is optional in the ABI; an engine without it is served by the CPU. */
+Test(failover, an_engine_without_check_is_checked_on_the_cpu)
+{
+	uint64_t rng = tu_seed() ^ 0x6e63;
+	struct graid_backend *be;
+	struct tu_stripes s;
+	int32_t res[3];
+
+	unsetenv("GRAID_TESTFAULT_AFTER");
+	cr_assert_eq(graid_backend_open("testfault", &be), 0);
+	tu_stripes_alloc(&s, 5, 2, 1000, 3, &rng, 0);
+	tu_stripes_ref_gen(&s);
+	s.ptr[7 + 2][10] ^= 0x80;
+	cr_assert_eq(graid_parity_check(be, 5, 2, 1000, 3, s.ptr, res), 1);
+	cr_assert_eq(res[0], GRAID_CHECK_CLEAN);
+	cr_assert_eq(res[1], 2);
+	cr_assert_eq(res[2], GRAID_CHECK_CLEAN);
+	tu_stripes_free(&s);
+	graid_backend_close(be);
+}
