@@ -8,7 +8,7 @@
  *   graid_strerror() names it. Nothing exits, aborts or prints to stdout.
  * - Structures that cross the API start with a `struct_size` that the caller sets to the
  *   sizeof it was compiled with, so they can grow at the end without breaking the ABI.
- * - Handles are opaque. A ::graid_backend may be used from many threads at once.
+ * - Handles are opaque. An engine handle may be used from many threads at once.
  *
  * Parity is that of Linux md RAID-6 and ISA-L's pq_gen: P = XOR of the data blocks,
  * Q = sum of g^k * D_k over GF(2^8) with polynomial 0x11d, g = 2, k the data block's
@@ -26,6 +26,7 @@
 extern "C" {
 #endif
 
+/** Marks the functions libgraid exports (everything else is hidden). */
 #if defined(__GNUC__)
 #define GRAID_API __attribute__((visibility("default")))
 #else
@@ -191,6 +192,11 @@ typedef void (*graid_log_fn)(void *arg, int level, const char *msg);
  * Until this is called, messages at GRAID_LOG_WARNING or more severe go to stderr (the
  * level can be set with the GRAID_LOG_LEVEL environment variable, 3..7). Passing NULL
  * for @p fn silences the log. Process-wide; safe to call at any time.
+ *
+ * @param fn the sink, called with a lock held (it must not call back into the log);
+ *   NULL for silence.
+ * @param arg passed to @p fn unchanged.
+ * @param max_level the least severe ::graid_log_level delivered.
  */
 GRAID_API void graid_log_set(graid_log_fn fn, void *arg, int max_level);
 
@@ -201,7 +207,10 @@ GRAID_API void graid_log_set(graid_log_fn fn, void *arg, int max_level);
  */
 GRAID_API const char *graid_strerror(int err);
 
-/** @brief The library's version, "MAJOR.MINOR.PATCH". */
+/**
+ * @brief The library's version.
+ * @return "MAJOR.MINOR.PATCH", a static string.
+ */
 GRAID_API const char *graid_version(void);
 
 #ifdef __cplusplus

@@ -27,6 +27,7 @@
 /** The most data blocks a RAID-6 stripe can have: g^k is distinct for k = 0..254. */
 #define GRAID_GF_MAX_DATA 255
 
+/** Qualifiers of the helper functions: inline everywhere, also device code under CUDA. */
 #if defined(__OPENCL_VERSION__)
 #define GRAID_GF_FN static inline
 #elif defined(__CUDACC__)
@@ -114,13 +115,21 @@
 	0xa8, 0x50, 0x58, 0xaf \
 }
 
-/** @brief Multiply by g = 2 (one Horner step of Q). */
+/**
+ * @brief Multiply by g = 2 (one Horner step of Q).
+ * @param a a field element.
+ * @return 2 * a in GF(2^8).
+ */
 GRAID_GF_FN unsigned char graid_gf_mul2(unsigned char a)
 {
 	return (unsigned char)((a << 1) ^ ((a & 0x80) ? GRAID_GF_POLY_LOW : 0));
 }
 
-/** @brief Multiply two field elements (carry-less, reduced by 0x11d); no table needed. */
+/**
+ * @brief Multiply two field elements (carry-less, reduced by 0x11d); no table needed.
+ * @param a, b field elements.
+ * @return a * b in GF(2^8).
+ */
 GRAID_GF_FN unsigned char graid_gf_mul(unsigned char a, unsigned char b)
 {
 	unsigned char r = 0;
@@ -135,7 +144,12 @@ GRAID_GF_FN unsigned char graid_gf_mul(unsigned char a, unsigned char b)
 	return r;
 }
 
-/** @brief a raised to the power e (e >= 0); pow(0, 0) is 1. */
+/**
+ * @brief Raise a to the power e; pow(0, 0) is 1.
+ * @param a a field element.
+ * @param e the exponent.
+ * @return a^e in GF(2^8).
+ */
 GRAID_GF_FN unsigned char graid_gf_pow(unsigned char a, unsigned e)
 {
 	unsigned char r = 1;
@@ -149,20 +163,33 @@ GRAID_GF_FN unsigned char graid_gf_pow(unsigned char a, unsigned e)
 	return r;
 }
 
-/** @brief g^k, the Q coefficient of data block k. */
+/**
+ * @brief The Q coefficient of data block k.
+ * @param k the data block's index in its stripe (taken modulo 255).
+ * @return g^k.
+ */
 GRAID_GF_FN unsigned char graid_gf_exp2(unsigned k)
 {
 	return graid_gf_pow(2, k % 255u);
 }
 
-/** @brief Multiplicative inverse; a must not be 0 (returns 0 for 0). */
+/**
+ * @brief Multiplicative inverse.
+ * @param a a non-zero field element.
+ * @return 1 / a (0 for a = 0).
+ */
 GRAID_GF_FN unsigned char graid_gf_inv(unsigned char a)
 {
 	/* a^254 = a^-1 since a^255 = 1 for every non-zero a. */
 	return graid_gf_pow(a, 254);
 }
 
-/** @brief a / b; b must not be 0. */
+/**
+ * @brief Divide two field elements.
+ * @param a the dividend.
+ * @param b the divisor, non-zero.
+ * @return a / b.
+ */
 GRAID_GF_FN unsigned char graid_gf_div(unsigned char a, unsigned char b)
 {
 	return graid_gf_mul(a, graid_gf_inv(b));
@@ -174,6 +201,9 @@ GRAID_GF_FN unsigned char graid_gf_div(unsigned char a, unsigned char b)
  * surviving data): D_x = a*Pxy ^ b*Qxy, and D_y = Pxy ^ D_x.
  *
  * With d = g^(y-x): a = d / (d ^ 1), b = g^(-x) / (d ^ 1).
+ *
+ * @param x, y the lost data blocks' indices, x < y < 255.
+ * @param a, b where the two coefficients are stored.
  */
 GRAID_GF_FN void graid_gf_two_data_coef(unsigned x, unsigned y, unsigned char *a,
 					unsigned char *b)
@@ -194,9 +224,17 @@ GRAID_GF_FN void graid_gf_two_data_coef(unsigned x, unsigned y, unsigned char *a
  */
 #include <stddef.h>
 
+/** Qualifiers of the host-only reference routines. */
 #define GRAID_GF_HOST_FN static inline
 
-/** @brief Compute P (and Q) of bytes [off, off+n) of one stripe. */
+/**
+ * @brief Compute P (and Q) of bytes [off, off+n) of one stripe.
+ * @param ndata data blocks, 1..255.
+ * @param nparity 1 (P) or 2 (P and Q).
+ * @param off first byte.
+ * @param n bytes to compute.
+ * @param blk the stripe: ndata data block pointers, then P, then Q.
+ */
 GRAID_GF_HOST_FN void graid_gf_ref_gen(unsigned ndata, unsigned nparity, size_t off,
 				       size_t n, unsigned char *const *blk)
 {
@@ -221,6 +259,12 @@ GRAID_GF_HOST_FN void graid_gf_ref_gen(unsigned ndata, unsigned nparity, size_t 
 
 /**
  * @brief Rebuild lost blocks of bytes [off, off+n) of one stripe, in place.
+ * @param ndata data blocks, 1..255.
+ * @param nparity 1 (P) or 2 (P and Q).
+ * @param off first byte.
+ * @param n bytes to rebuild.
+ * @param blk the stripe: ndata data block pointers, then P, then Q.
+ * @param nlost how many blocks are lost, 1..nparity.
  * @param lost nlost (1..nparity) distinct indices, ascending; ndata is P, ndata+1 is Q.
  */
 GRAID_GF_HOST_FN void graid_gf_ref_recover(unsigned ndata, unsigned nparity, size_t off,
@@ -287,6 +331,10 @@ GRAID_GF_HOST_FN void graid_gf_ref_recover(unsigned ndata, unsigned nparity, siz
 
 /**
  * @brief Check one stripe's parity over bytes [0, len) and name the wrong block.
+ * @param ndata data blocks, 1..255.
+ * @param nparity 1 (P) or 2 (P and Q).
+ * @param len bytes per block.
+ * @param blk the stripe: ndata data block pointers, then P, then Q.
  * @return -1 (clean), the index of the one wrong block (RAID-6 only), or -2 when the
  *   parity does not match and no single block explains it (always so for RAID-5).
  */
