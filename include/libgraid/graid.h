@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <libgraid/graid_backend.h>
 
@@ -159,6 +160,270 @@ struct graid_backend_desc {
  */
 GRAID_API int graid_backend_list(struct graid_backend_desc *descs, unsigned max,
 				 unsigned flags);
+
+/* ------------------------------------------------------------------------------------ */
+/** @name Arrays
+ * An array is assembled from members (regular files or block devices) that each carry a
+ * libgraid superblock (docs/FORMAT.md). Offsets and lengths of data calls are multiples of
+ * the array's block size; buffers may have any alignment.
+ * @{
+ */
+
+/** @brief An open array. Safe to use from many threads at once. */
+struct graid_array;
+
+/** The most members an array can have. */
+#define GRAID_MAX_MEMBERS 256
+
+/** graid_array_config::flags: overwrite members that carry a libgraid superblock. */
+#define GRAID_CREATE_FORCE 0x1u
+
+/** @brief How to create an array. */
+struct graid_array_config {
+	size_t struct_size;      /**< sizeof(struct graid_array_config) as compiled */
+	int level;               /**< 0, 1, 5, 6 or 10 */
+	uint32_t chunk_bytes;    /**< power of two, 4 KiB .. 1 MiB; 0 means 64 KiB */
+	const char *backend;     /**< parity engine name as for graid_backend_open(); NULL: default */
+	unsigned flags;          /**< GRAID_CREATE_* */
+};
+
+/** @brief How to open an array; NULL options mean all defaults. */
+struct graid_open_options {
+	size_t struct_size;      /**< sizeof(struct graid_open_options) as compiled */
+	const char *backend;     /**< parity engine name; NULL: GRAID_BACKEND, else auto */
+	unsigned flags;          /**< reserved, 0 */
+};
+
+/** @brief The state of one member role. */
+enum graid_member_state {
+	GRAID_MEMBER_ACTIVE = 0,     /**< in sync, serving I/O */
+	GRAID_MEMBER_FAILED = 1,     /**< failed (I/O error or graid_array_fail_member()) */
+	GRAID_MEMBER_MISSING = 2,    /**< not given at open, stale, or not a member */
+	GRAID_MEMBER_REBUILDING = 3, /**< replaced, being rebuilt */
+	GRAID_MEMBER_SPARE = 4,      /**< a hot spare */
+};
+
+/** @brief What graid_array_info() reports. */
+struct graid_array_info {
+	size_t struct_size;      /**< set by the caller */
+	uint64_t size;           /**< usable bytes */
+	uint32_t block_size;     /**< offsets and lengths are multiples of this: 4096 or 512 */
+	int level;               /**< 0, 1, 5, 6, 10 */
+	uint32_t chunk_bytes;    /**< chunk size */
+	unsigned nmembers;       /**< member roles */
+	unsigned nfailed;        /**< roles failed or missing */
+	char engine[32];         /**< parity engine in use ("none" for levels 0, 1, 10) */
+	uint8_t uuid[16];        /**< array UUID */
+	uint64_t events;         /**< event counter of the superblocks */
+	uint8_t member_state[GRAID_MAX_MEMBERS]; /**< enum graid_member_state per role */
+};
+
+/** @brief What graid_array_member_info() reports of one member role. */
+struct graid_member_info {
+	size_t struct_size;      /**< set by the caller */
+	unsigned role;           /**< role index, its position in the create call */
+	int state;               /**< enum graid_member_state */
+	char path[256];          /**< path it was opened by ("" if missing) */
+	char identity[128];      /**< device identity: "block 259:1" or "file dev 8:1 ino 42" */
+	int direct_io;           /**< 1 when opened with O_DIRECT, 0 when buffered */
+	uint64_t reads, writes;  /**< I/O operations completed */
+	uint64_t read_bytes, write_bytes; /**< bytes moved */
+	uint64_t errors;         /**< I/O errors seen */
+};
+
+/**
+ * @brief Create an array on members and open it.
+ *
+ * Every member gets a superblock; the data area is zeroed (hole punch on files, BLKZEROOUT
+ * on block devices, written zeroes where neither works), so a new array reads as zeroes and
+ * its parity is consistent from the start.
+ *
+ * @param members paths; a member's role is its position here.
+ * @param nmembers how many: RAID-0 >= 2, RAID-1 >= 2, RAID-5 >= 3, RAID-6 >= 4,
+ *   RAID-10 >= 2; at most ::GRAID_MAX_MEMBERS.
+ * @param cfg level, chunk, engine, flags.
+ * @param out the open array; untouched on failure.
+ * @return 0;
+ *   -EINVAL NULL arguments, bad level or chunk size, too few or too many members, a member
+ *           given twice, a member too small, or a member that carries a libgraid
+ *           superblock without ::GRAID_CREATE_FORCE (the log names the member and reason);
+ *   -ENOENT a member path does not exist; -EACCES/-EPERM no permission; -EBUSY a block
+ *           device is in use; -ENODEV / -ENOEXEC the parity engine (see
+ *           graid_backend_open()); -EIO a member failed while being written.
+ *   On any failure before member data is written, no member is modified.
+ */
+GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
+				 const struct graid_array_config *cfg, struct graid_array **out);
+
+/**
+ * @brief Assemble an array from its members' superblocks.
+ *
+ * Members may be given in any order; each is put back in its role. Members of another
+ * array, members with a corrupt superblock, and stale members (lower event count, or marked
+ * failed by fresher members) are left out with a logged reason. With roles missing the
+ * array opens degraded if the level can bear it.
+ *
+ * @param members paths.
+ * @param nmembers how many, 1 .. ::GRAID_MAX_MEMBERS.
+ * @param opts NULL, or options.
+ * @param out the open array; untouched on failure.
+ * @return 0;
+ *   -EINVAL NULL arguments, or no member carries a valid libgraid superblock;
+ *   -EIO more roles missing or failed than the level tolerates (nothing is written);
+ *   -ENOENT/-EACCES/-EBUSY opening a member; -ENODEV/-ENOEXEC the parity engine.
+ */
+GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
+			       const struct graid_open_options *opts, struct graid_array **out);
+
+/**
+ * @brief Flush, mark the array clean on every member, and free it.
+ * @param a the array (NULL is ignored); no call on it may be in progress.
+ * @return 0; -EIO a member could not be flushed or updated (the array is freed anyway).
+ */
+GRAID_API int graid_array_close(struct graid_array *a);
+
+/**
+ * @brief Read from the array.
+ * @param a the array.
+ * @param buf destination, any alignment.
+ * @param len bytes, a multiple of the block size.
+ * @param offset array offset, a multiple of the block size; offset + len <= size.
+ * @return @p len; -EINVAL misaligned or out of range; -EIO the data cannot be read (more
+ *   members failed than the level tolerates); -ENOMEM.
+ */
+GRAID_API ssize_t graid_array_read(struct graid_array *a, void *buf, size_t len,
+				   uint64_t offset);
+
+/**
+ * @brief Write to the array. Parity is updated before the call returns; a member that fails
+ *   during the write is marked failed and the write succeeds degraded if the level allows.
+ * @param a the array.
+ * @param buf source, any alignment.
+ * @param len bytes, a multiple of the block size.
+ * @param offset array offset, a multiple of the block size; offset + len <= size.
+ * @return @p len; -EINVAL misaligned or out of range; -EIO too many members failed;
+ *   -ENOMEM.
+ */
+GRAID_API ssize_t graid_array_write(struct graid_array *a, const void *buf, size_t len,
+				    uint64_t offset);
+
+/**
+ * @brief Make every completed write durable on every active member.
+ * @param a the array.
+ * @return 0; -EINVAL @p a NULL; -EIO a member failed to flush (it is marked failed).
+ */
+GRAID_API int graid_array_flush(struct graid_array *a);
+
+/**
+ * @brief Describe the array.
+ * @param a the array.
+ * @param info filled up to its struct_size.
+ * @return 0; -EINVAL NULL argument or struct_size too small.
+ */
+GRAID_API int graid_array_info(struct graid_array *a, struct graid_array_info *info);
+
+/**
+ * @brief Describe one member role.
+ * @param a the array.
+ * @param idx role, 0 .. nmembers-1.
+ * @param mi filled up to its struct_size.
+ * @return 0; -EINVAL NULL argument, @p idx out of range or struct_size too small.
+ */
+GRAID_API int graid_array_member_info(struct graid_array *a, unsigned idx,
+				      struct graid_member_info *mi);
+
+/**
+ * @brief Mark a member failed, as if it had returned an I/O error. It is no longer read or
+ *   written; the superblocks of the other members record it.
+ * @param a the array.
+ * @param idx role, 0 .. nmembers-1.
+ * @return 0 (also if it was failed already); -EINVAL @p idx out of range; -EBUSY failing
+ *   it would leave the array without its data (more failures than the level tolerates).
+ */
+GRAID_API int graid_array_fail_member(struct graid_array *a, unsigned idx);
+
+/** @} */
+
+/* ------------------------------------------------------------------------------------ */
+/** @name Asynchronous I/O
+ * A queue keeps many reads and writes in flight on one array. A queue belongs to one thread
+ * at a time (as an io_uring ring does); an array may have many queues, one per thread.
+ * Requests are prepared with graid_queue_read()/graid_queue_write(), sent with
+ * graid_queue_submit(), and finished with graid_queue_reap().
+ * @{
+ */
+
+/** @brief A queue of asynchronous requests on one array. */
+struct graid_queue;
+
+/** @brief One finished request. */
+struct graid_completion {
+	uint64_t user_data;      /**< what the request was given */
+	int64_t result;          /**< bytes transferred, or a negative errno */
+};
+
+/**
+ * @brief Create a queue.
+ * @param a the array.
+ * @param depth the most requests in flight at once, 1 .. 4096.
+ * @param out the queue.
+ * @return 0; -EINVAL bad arguments; -ENOMEM; another negative errno from io_uring setup.
+ */
+GRAID_API int graid_queue_create(struct graid_array *a, unsigned depth,
+				 struct graid_queue **out);
+
+/**
+ * @brief Wait for every request in flight, then free the queue.
+ * @param q the queue (NULL is ignored).
+ * @return 0.
+ */
+GRAID_API int graid_queue_destroy(struct graid_queue *q);
+
+/**
+ * @brief Queue a read. The buffer must stay valid until its completion is reaped.
+ * @param q the queue.
+ * @param buf destination.
+ * @param len bytes, a multiple of the block size.
+ * @param offset array offset, a multiple of the block size.
+ * @param user_data returned in the completion.
+ * @return 0; -EINVAL misaligned or out of range (no completion follows); -EAGAIN the queue
+ *   holds depth requests already: reap some first.
+ */
+GRAID_API int graid_queue_read(struct graid_queue *q, void *buf, size_t len, uint64_t offset,
+			       uint64_t user_data);
+
+/**
+ * @brief Queue a write; as graid_queue_read().
+ * @param q the queue.
+ * @param buf source; must stay unchanged until the completion is reaped.
+ * @param len bytes, a multiple of the block size.
+ * @param offset array offset, a multiple of the block size.
+ * @param user_data returned in the completion.
+ * @return 0; -EINVAL; -EAGAIN.
+ */
+GRAID_API int graid_queue_write(struct graid_queue *q, const void *buf, size_t len,
+				uint64_t offset, uint64_t user_data);
+
+/**
+ * @brief Send prepared requests' member I/O to the kernel.
+ * @param q the queue.
+ * @return the number of requests in flight; a negative errno from io_uring.
+ */
+GRAID_API int graid_queue_submit(struct graid_queue *q);
+
+/**
+ * @brief Collect finished requests, waiting until at least @p min_complete have finished
+ *   (or no request is left in flight).
+ * @param q the queue.
+ * @param c room for @p max completions.
+ * @param max the most to return.
+ * @param min_complete how many to wait for (clamped to the requests in flight).
+ * @return the number of completions stored; -EINVAL bad arguments.
+ */
+GRAID_API int graid_queue_reap(struct graid_queue *q, struct graid_completion *c,
+			       unsigned max, unsigned min_complete);
+
+/** @} */
 
 /** @brief Counters of one open engine. */
 struct graid_backend_stats {

@@ -63,7 +63,8 @@ static int tp_should_fail(struct graid_engine *e)
 	return 0;
 }
 
-static int tp_gen(struct graid_engine *e, const struct graid_stripe_batch *b)
+__attribute__((unused)) static int tp_gen(struct graid_engine *e,
+					  const struct graid_stripe_batch *b)
 {
 	if (tp_should_fail(e)) {
 		/* Scribble on the parity first: a failing device may leave anything behind. */

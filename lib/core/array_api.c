@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/* The synchronous array calls (built on a queue), flush, close and the info calls. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "queue.h"
+
+static ssize_t api_sync_io(struct graid_array *a, uint8_t *buf, size_t len, uint64_t offset,
+			   bool write)
+{
+	struct graid_completion c;
+	struct graid_queue *q;
+	int rc;
+
+	if (!a)
+		return -EINVAL;
+	q = array_queue_get(a);
+	if (!q)
+		return -ENOMEM;
+	rc = write ? graid_queue_write(q, buf, len, offset, 0)
+		   : graid_queue_read(q, buf, len, offset, 0);
+	if (rc == 0) {
+		rc = graid_queue_reap(q, &c, 1, 1);
+		rc = rc == 1 ? 0 : (rc < 0 ? rc : -EIO);
+	}
+	array_queue_put(a, q);
+	if (rc)
+		return rc;
+	return c.result < 0 ? (ssize_t)c.result : (ssize_t)len;
+}
+
+GRAID_API ssize_t graid_array_read(struct graid_array *a, void *buf, size_t len,
+				   uint64_t offset)
+{
+	return api_sync_io(a, buf, len, offset, false);
+}
+
+GRAID_API ssize_t graid_array_write(struct graid_array *a, const void *buf, size_t len,
+				    uint64_t offset)
+{
+	return api_sync_io(a, (uint8_t *)(uintptr_t)buf, len, offset, true);
+}
+
+GRAID_API int graid_array_flush(struct graid_array *a)
+{
+	int rc = 0;
+
+	if (!a)
+		return -EINVAL;
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		struct member *m = &a->members[i];
+
+		if (m->fd < 0 || !array_role_alive(a, i))
+			continue;
+		if (fdatasync(m->fd)) {
+			int err = -errno;
+
+			array_member_failed(a, i, err);
+			rc = -EIO;
+		}
+	}
+	/* A member that failed to flush is out; the survivors hold the data. */
+	(void)rc;
+	return atomic_load(&a->broken) ? -EIO : 0;
+}
+
+GRAID_API int graid_array_close(struct graid_array *a)
+{
+	int rc;
+
+	if (!a)
+		return 0;
+	rc = graid_array_flush(a);
+	pthread_mutex_lock(&a->meta_lock);
+	a->events++;
+	if (array_write_superblocks(a, GRAID_SB_F_CLEAN))
+		rc = -EIO;
+	pthread_mutex_unlock(&a->meta_lock);
+	array_free(a);
+	return rc;
+}
+
+GRAID_API int graid_array_info(struct graid_array *a, struct graid_array_info *info)
+{
+	struct graid_array_info i = { .struct_size = sizeof(i) };
+
+	if (!a || !info || info->struct_size < sizeof(i))
+		return -EINVAL;
+	i.size = a->lay.array_bytes;
+	i.block_size = a->block_size;
+	i.level = a->lay.level;
+	i.chunk_bytes = a->lay.chunk;
+	i.nmembers = a->nmembers;
+	i.nfailed = atomic_load(&a->nfailed);
+	snprintf(i.engine, sizeof(i.engine), "%s", a->be ? graid_backend_name(a->be) : "none");
+	memcpy(i.uuid, a->uuid, 16);
+	pthread_mutex_lock(&a->meta_lock);
+	i.events = a->events;
+	pthread_mutex_unlock(&a->meta_lock);
+	for (unsigned r = 0; r < a->nmembers; r++)
+		i.member_state[r] = (uint8_t)atomic_load(&a->members[r].state);
+	memcpy(info, &i, sizeof(i));
+	return 0;
+}
+
+GRAID_API int graid_array_member_info(struct graid_array *a, unsigned idx,
+				      struct graid_member_info *mi)
+{
+	struct graid_member_info i = { .struct_size = sizeof(i) };
+	struct member *m;
+
+	if (!a || !mi || idx >= a->nmembers || mi->struct_size < sizeof(i))
+		return -EINVAL;
+	m = &a->members[idx];
+	i.role = idx;
+	i.state = atomic_load(&m->state);
+	snprintf(i.path, sizeof(i.path), "%s", m->path);
+	snprintf(i.identity, sizeof(i.identity), "%s", m->identity);
+	i.direct_io = m->direct;
+	i.reads = atomic_load(&m->reads);
+	i.writes = atomic_load(&m->writes);
+	i.read_bytes = atomic_load(&m->read_bytes);
+	i.write_bytes = atomic_load(&m->write_bytes);
+	i.errors = atomic_load(&m->errors);
+	memcpy(mi, &i, sizeof(i));
+	return 0;
+}

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/* graid_array_create(): check everything first, then zero the data areas and write superblocks. */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "array.h"
+
+static int create_check_config(const struct graid_array_config *cfg, unsigned nmembers,
+			       uint32_t *chunk)
+{
+	if (cfg->struct_size < offsetof(struct graid_array_config, backend) + sizeof(cfg->backend))
+		return -EINVAL;
+	*chunk = cfg->chunk_bytes ? cfg->chunk_bytes : ARRAY_DEFAULT_CHUNK;
+	if (nmembers == 0 || nmembers > GRAID_MAX_MEMBERS) {
+		graid__log(GRAID_LOG_ERR, "create: %u members; 1..%u allowed", nmembers,
+			   GRAID_MAX_MEMBERS);
+		return -EINVAL;
+	}
+	if (cfg->struct_size >= offsetof(struct graid_array_config, flags) + sizeof(cfg->flags) &&
+	    (cfg->flags & ~GRAID_CREATE_FORCE)) {
+		graid__log(GRAID_LOG_ERR, "create: unknown flags 0x%x", cfg->flags);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Open every member and refuse the set before anything is written. */
+static int create_open_members(struct graid_array *a, const char *const *paths, bool force)
+{
+	struct graid_sb sb;
+
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		struct member *m = &a->members[i];
+		int rc;
+
+		if (!paths[i])
+			return -EINVAL;
+		rc = member_open(m, paths[i], true);
+		if (rc) {
+			graid__log(GRAID_LOG_ERR, "create: member %u (%s): %s", i, paths[i],
+				   graid_strerror(rc));
+			return rc;
+		}
+		for (unsigned j = 0; j < i; j++)
+			if (a->members[j].dev == m->dev && a->members[j].ino == m->ino) {
+				graid__log(GRAID_LOG_ERR, "create: member %u (%s) is member %u (%s) "
+							  "again", i, paths[i], j, a->members[j].path);
+				return -EINVAL;
+			}
+		if (m->size <= GRAID_SB_DEFAULT_DATA_OFFSET) {
+			graid__log(GRAID_LOG_ERR, "create: member %u (%s): %llu bytes is too small",
+				   i, paths[i], (unsigned long long)m->size);
+			return -EINVAL;
+		}
+		rc = member_read_sb(m, &sb);
+		if ((rc == 0 || rc == -EBADMSG || rc == -EPROTO) && !force) {
+			graid__log(GRAID_LOG_ERR, "create: member %u (%s) carries a libgraid "
+						  "superblock%s; use the force flag to overwrite it",
+				   i, paths[i], rc ? " (damaged)" : "");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
+				 const struct graid_array_config *cfg, struct graid_array **out)
+{
+	struct graid_array *a;
+	uint64_t member_bytes = UINT64_MAX;
+	uint32_t chunk, bs = 512;
+	int rc;
+
+	if (!members || !cfg || !out)
+		return -EINVAL;
+	rc = create_check_config(cfg, nmembers, &chunk);
+	if (rc)
+		return rc;
+	a = array_alloc(nmembers);
+	if (!a)
+		return -ENOMEM;
+	rc = create_open_members(a, members, cfg->struct_size >= offsetof(struct graid_array_config,
+									   flags) + sizeof(unsigned) &&
+						     (cfg->flags & GRAID_CREATE_FORCE));
+	if (rc)
+		goto fail;
+	for (unsigned i = 0; i < nmembers; i++) {
+		uint64_t usable = a->members[i].size - GRAID_SB_DEFAULT_DATA_OFFSET;
+
+		if (usable < member_bytes)
+			member_bytes = usable;
+		if (a->members[i].lbs > bs)
+			bs = a->members[i].lbs;
+	}
+	rc = graid_layout_init(&a->lay, cfg->level, nmembers, chunk, member_bytes);
+	if (rc) {
+		graid__log(GRAID_LOG_ERR, "create: RAID-%d over %u members with %u-byte chunks of "
+					  "%llu bytes each is not a valid layout", cfg->level, nmembers,
+			   chunk, (unsigned long long)member_bytes);
+		goto fail;
+	}
+	/* The engine is opened before the first byte is written: its failure changes nothing. */
+	rc = array_open_engine(a, cfg->backend);
+	if (rc)
+		goto fail;
+	a->block_size = bs < 4096 ? bs : 4096;
+	a->data_offset = GRAID_SB_DEFAULT_DATA_OFFSET;
+	a->ctime = (uint64_t)time(NULL);
+	a->events = 1;
+	graid_uuid_generate(a->uuid);
+	for (unsigned i = 0; i < nmembers; i++) {
+		graid_uuid_generate(a->members[i].uuid);
+		atomic_store(&a->members[i].state, GRAID_MEMBER_ACTIVE);
+	}
+	/* Zeroed data areas make parity consistent from the start: P and Q of zeroes are zero. */
+	for (unsigned i = 0; i < nmembers && rc == 0; i++) {
+		rc = member_zero_range(&a->members[i], a->data_offset, a->lay.member_bytes);
+		if (rc)
+			graid__log(GRAID_LOG_ERR, "create: zeroing member %u (%s): %s", i,
+				   a->members[i].path, graid_strerror(rc));
+	}
+	if (rc == 0)
+		rc = array_write_superblocks(a, 0);
+	if (rc)
+		goto fail;
+	graid__log(GRAID_LOG_NOTICE, "created RAID-%d of %u members, %llu bytes, chunk %u",
+		   a->lay.level, nmembers, (unsigned long long)a->lay.array_bytes, chunk);
+	*out = a;
+	return 0;
+fail:
+	array_free(a);
+	return rc;
+}

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+/* Array state: which failures a level survives, superblock contents, marking members failed. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+
+unsigned array_tolerance(const struct graid_array *a)
+{
+	switch (a->lay.level) {
+	case 1:
+		return a->nmembers - 1;
+	case 5:
+		return 1;
+	case 6:
+		return 2;
+	case 10:
+		return 1; /* at least one; more when the failures hit different mirror pairs */
+	default:
+		return 0;
+	}
+}
+
+/* Whether every byte is still readable with the roles whose state is not ACTIVE lost. */
+bool array_roles_survivable(const struct graid_array *a, const uint8_t *state)
+{
+	unsigned n = a->nmembers, lost = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		lost += state[i] != GRAID_MEMBER_ACTIVE;
+	switch (a->lay.level) {
+	case 0:
+		return lost == 0;
+	case 1:
+		return lost < n;
+	case 5:
+		return lost <= 1;
+	case 6:
+		return lost <= 2;
+	case 10:
+		/* Near-2 puts chunk i on slots 2i and 2i+1; the pairs repeat every n chunks. */
+		for (unsigned i = 0; i < n; i++)
+			if (state[(2 * i) % n] != GRAID_MEMBER_ACTIVE &&
+			    state[(2 * i + 1) % n] != GRAID_MEMBER_ACTIVE)
+				return false;
+		return true;
+	default:
+		return false;
+	}
+}
+
+void array_fill_sb(const struct graid_array *a, unsigned role, struct graid_sb *sb,
+		   uint32_t flags)
+{
+	memset(sb, 0, sizeof(*sb));
+	sb->version = GRAID_SB_VERSION_MAJOR;
+	memcpy(sb->array_uuid, a->uuid, 16);
+	memcpy(sb->member_uuid, a->members[role].uuid, 16);
+	sb->level = a->lay.level;
+	sb->chunk_bytes = a->lay.chunk;
+	sb->nmembers = a->nmembers;
+	sb->role = role;
+	sb->block_size = a->block_size;
+	sb->data_offset = a->data_offset;
+	sb->data_bytes = a->lay.member_bytes;
+	sb->ctime = a->ctime;
+	sb->events = a->events;
+	sb->flags = flags;
+	for (unsigned i = 0; i < a->nmembers; i++)
+		sb->member_state[i] = (uint8_t)atomic_load(&a->members[i].state);
+}
+
+/*
+ * Write the superblock of every active member (failed and missing ones are not trusted to
+ * take writes). Called with meta_lock held, or before the array is shared.
+ */
+int array_write_superblocks(struct graid_array *a, uint32_t flags)
+{
+	struct graid_sb sb;
+	int rc = 0;
+
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		struct member *m = &a->members[i];
+		int r;
+
+		if (m->fd < 0 || !array_role_alive(a, i))
+			continue;
+		array_fill_sb(a, i, &sb, flags);
+		r = member_write_sb(m, &sb);
+		if (r) {
+			graid__log(GRAID_LOG_ERR, "member %u (%s): superblock write failed: %s", i,
+				   m->path, graid_strerror(r));
+			atomic_fetch_add(&m->errors, 1);
+			rc = rc ? rc : r;
+		}
+	}
+	return rc;
+}
+
+void array_recount(struct graid_array *a)
+{
+	uint8_t state[GRAID_MAX_MEMBERS];
+	unsigned nf = 0;
+
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		state[i] = (uint8_t)atomic_load(&a->members[i].state);
+		nf += state[i] != GRAID_MEMBER_ACTIVE;
+	}
+	atomic_store(&a->nfailed, nf);
+	if (!array_roles_survivable(a, state) && !atomic_exchange(&a->broken, true))
+		graid__log(GRAID_LOG_ERR, "array: %u of %u members lost, more than RAID-%d "
+					  "tolerates: I/O now fails with EIO", nf, a->nmembers,
+			   a->lay.level);
+}
+
+/* A member returned an error: take it out, record that on the others, keep serving. */
+void array_member_failed(struct graid_array *a, unsigned role, int err)
+{
+	struct member *m = &a->members[role];
+	int expect = GRAID_MEMBER_ACTIVE;
+
+	atomic_fetch_add(&m->errors, 1);
+	pthread_mutex_lock(&a->meta_lock);
+	if (atomic_compare_exchange_strong(&m->state, &expect, GRAID_MEMBER_FAILED)) {
+		graid__log(GRAID_LOG_ERR, "member %u (%s) failed: %s; array continues degraded",
+			   role, m->path, graid_strerror(err));
+		a->events++;
+		array_recount(a);
+		array_write_superblocks(a, 0);
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+}
+
+GRAID_API int graid_array_fail_member(struct graid_array *a, unsigned idx)
+{
+	uint8_t state[GRAID_MAX_MEMBERS];
+
+	if (!a || idx >= a->nmembers)
+		return -EINVAL;
+	pthread_mutex_lock(&a->meta_lock);
+	for (unsigned i = 0; i < a->nmembers; i++)
+		state[i] = (uint8_t)atomic_load(&a->members[i].state);
+	if (state[idx] == GRAID_MEMBER_ACTIVE) {
+		state[idx] = GRAID_MEMBER_FAILED;
+		if (!array_roles_survivable(a, state)) {
+			pthread_mutex_unlock(&a->meta_lock);
+			graid__log(GRAID_LOG_ERR, "refusing to fail member %u: RAID-%d would lose "
+						  "data", idx, a->lay.level);
+			return -EBUSY;
+		}
+		atomic_store(&a->members[idx].state, GRAID_MEMBER_FAILED);
+		graid__log(GRAID_LOG_NOTICE, "member %u (%s) marked failed by request", idx,
+			   a->members[idx].path);
+		a->events++;
+		array_recount(a);
+		array_write_superblocks(a, 0);
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+	return 0;
+}
+
+struct graid_array *array_alloc(unsigned nmembers)
+{
+	struct graid_array *a = calloc(1, sizeof(*a) + nmembers * sizeof(struct member));
+
+	if (!a)
+		return NULL;
+	a->stripe_busy = calloc(STRIPE_LOCK_BUCKETS, sizeof(*a->stripe_busy));
+	if (!a->stripe_busy) {
+		free(a);
+		return NULL;
+	}
+	a->nmembers = nmembers;
+	for (unsigned i = 0; i < nmembers; i++) {
+		a->members[i].fd = -1;
+		atomic_init(&a->members[i].state, GRAID_MEMBER_MISSING);
+	}
+	pthread_mutex_init(&a->meta_lock, NULL);
+	pthread_mutex_init(&a->wait_lock, NULL);
+	pthread_cond_init(&a->wait_cond, NULL);
+	pthread_mutex_init(&a->pool_lock, NULL);
+	return a;
+}
+
+void array_free(struct graid_array *a)
+{
+	if (!a)
+		return;
+	array_queue_pool_free(a);
+	for (unsigned i = 0; i < a->nmembers; i++)
+		member_close(&a->members[i]);
+	graid_backend_close(a->be);
+	pthread_mutex_destroy(&a->meta_lock);
+	pthread_mutex_destroy(&a->wait_lock);
+	pthread_cond_destroy(&a->wait_cond);
+	pthread_mutex_destroy(&a->pool_lock);
+	free(a->stripe_busy);
+	free(a);
+}
+
+int array_open_engine(struct graid_array *a, const char *name)
+{
+	if (a->lay.nparity == 0)
+		return 0; /* levels without parity never call an engine */
+	return graid_backend_open(name, &a->be);
+}

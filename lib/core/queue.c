@@ -1,0 +1,445 @@
+/* SPDX-License-Identifier: MIT */
+/* Queues: the asynchronous API, one io_uring each, driving stripe operations to completion. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue.h"
+
+/* Member I/Os a queue may have in flight bound its stripe operations (the CQ must not overflow). */
+#define QUEUE_SQ_ENTRIES 1024u
+#define QUEUE_CQ_ENTRIES 8192u
+
+static unsigned queue_buf_class(size_t len)
+{
+	unsigned k = 0;
+
+	while (k + 1 < QUEUE_BUF_CLASSES && ((size_t)ARRAY_ALIGN << k) < len)
+		k++;
+	return k;
+}
+
+/* Buffers are recycled per queue: the hot path allocates only while the cache warms up. */
+uint8_t *queue_buf_get(struct graid_queue *q, size_t len)
+{
+	unsigned k = queue_buf_class(len);
+	size_t cap = (size_t)ARRAY_ALIGN << k;
+	void *p;
+
+	if (cap >= len && q->nbufs[k])
+		return q->bufs[k][--q->nbufs[k]];
+	if (posix_memalign(&p, ARRAY_ALIGN, cap >= len ? cap : len))
+		return NULL;
+	return p;
+}
+
+void queue_buf_put(struct graid_queue *q, uint8_t *p, size_t len)
+{
+	unsigned k = queue_buf_class(len);
+
+	if (((size_t)ARRAY_ALIGN << k) >= len && q->nbufs[k] < QUEUE_BUF_KEEP)
+		q->bufs[k][q->nbufs[k]++] = p;
+	else
+		free(p);
+}
+
+static struct sop *queue_sop_alloc(struct graid_queue *q)
+{
+	unsigned n = q->a->nmembers;
+	struct sop *s = q->free_sops;
+	uint8_t *p;
+
+	if (s) {
+		q->free_sops = s->next;
+	} else {
+		/* The per-role arrays share the operation's allocation. */
+		s = calloc(1, sizeof(*s) + n * (2 * sizeof(uint8_t *) + sizeof(uint32_t) +
+						sizeof(bool) + sizeof(struct mio)));
+		if (!s)
+			return NULL;
+		p = (uint8_t *)(s + 1);
+		s->mio = (struct mio *)p;
+		p += n * sizeof(struct mio);
+		s->buf = (uint8_t **)p;
+		p += n * sizeof(uint8_t *);
+		s->nbuf = (uint8_t **)p;
+		p += n * sizeof(uint8_t *);
+		s->blen = (uint32_t *)p;
+		p += n * sizeof(uint32_t);
+		s->own = (bool *)p;
+	}
+	memset(s->buf, 0, n * sizeof(uint8_t *));
+	memset(s->nbuf, 0, n * sizeof(uint8_t *));
+	memset(s->own, 0, n * sizeof(bool));
+	return s;
+}
+
+int queue_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,
+	     bool write, uint8_t *ptr, size_t len, uint64_t member_off)
+{
+	struct member *m = &q->a->members[member];
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
+	struct mio *io = &s->mio[slot];
+
+	if (!sqe) {
+		io_uring_submit(&q->ring);
+		q->sqes_pending = 0;
+		sqe = io_uring_get_sqe(&q->ring);
+		if (!sqe)
+			return -EAGAIN;
+	}
+	io->sop = s;
+	io->copy_to = io->copy_from = NULL;
+	io->len = (uint32_t)len;
+	io->member = (uint16_t)member;
+	io->write = write;
+	if (write)
+		io_uring_prep_write(sqe, m->fd, ptr, (unsigned)len,
+				    q->a->data_offset + member_off);
+	else
+		io_uring_prep_read(sqe, m->fd, ptr, (unsigned)len, q->a->data_offset + member_off);
+	io_uring_sqe_set_data(sqe, io);
+	s->pending++;
+	q->ios_inflight++;
+	q->sqes_pending++;
+	return 0;
+}
+
+static void queue_io_complete(struct graid_queue *q, struct mio *io, int res)
+{
+	struct member *m = &q->a->members[io->member];
+	struct sop *s = io->sop;
+
+	q->ios_inflight--;
+	if (res == (int)io->len) {
+		if (io->write) {
+			atomic_fetch_add_explicit(&m->writes, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&m->write_bytes, io->len, memory_order_relaxed);
+		} else {
+			atomic_fetch_add_explicit(&m->reads, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&m->read_bytes, io->len, memory_order_relaxed);
+			if (io->copy_to)
+				memcpy(io->copy_to, io->copy_from, io->len);
+		}
+	} else {
+		/* A short transfer inside the member's size is as bad as an error. */
+		array_member_failed(q->a, io->member, res < 0 ? res : -EIO);
+		if (io->write)
+			s->write_fail++;
+		else
+			s->read_failed = true;
+	}
+	if (--s->pending == 0)
+		sop_io_done(q, s);
+}
+
+static void queue_reap_cqes(struct graid_queue *q)
+{
+	struct io_uring_cqe *cqe;
+
+	while (io_uring_peek_cqe(&q->ring, &cqe) == 0) {
+		struct mio *io = io_uring_cqe_get_data(cqe);
+		int res = cqe->res;
+
+		io_uring_cqe_seen(&q->ring, cqe);
+		queue_io_complete(q, io, res);
+	}
+}
+
+void queue_sop_done(struct graid_queue *q, struct sop *s, int err)
+{
+	struct req *r = s->req;
+
+	if (err && !r->err)
+		r->err = err;
+	r->sops_live--;
+	q->nsops--;
+	s->next = q->free_sops;
+	q->free_sops = s;
+}
+
+/* Cut the next stripe of a request into a stripe operation. */
+static void queue_cut(struct graid_queue *q, struct req *r, struct sop *s)
+{
+	const struct graid_layout *l = &q->a->lay;
+	uint64_t unit = (l->level == 1 || l->level == 10) ? l->chunk
+							   : (uint64_t)l->chunk * l->ndata;
+	uint64_t at = r->off + r->cursor;
+	uint64_t end = (at / unit + 1) * unit;
+
+	if (end > r->off + r->len)
+		end = r->off + r->len;
+	s->req = r;
+	s->stripe = at / unit;
+	s->arr_off = at;
+	s->req_off = r->cursor;
+	s->arr_len = (size_t)(end - at);
+	r->cursor += s->arr_len;
+	r->sops_live++;
+	q->nsops++;
+}
+
+static void queue_pump(struct graid_queue *q)
+{
+	for (struct req *r = q->active; r; r = r->next) {
+		while (r->cursor < r->len && q->nsops < q->max_sops) {
+			struct sop *s = queue_sop_alloc(q);
+
+			if (!s)
+				return; /* out of memory: try again when something finishes */
+			queue_cut(q, r, s);
+			sop_start(q, s);
+		}
+		if (q->nsops >= q->max_sops)
+			return;
+	}
+}
+
+/* Move finished requests from the active list to the done list, in order. */
+static void queue_sweep(struct graid_queue *q)
+{
+	struct req **pp = &q->active;
+
+	q->active_tail = NULL;
+	while (*pp) {
+		struct req *r = *pp;
+
+		if (r->cursor == r->len && r->sops_live == 0) {
+			*pp = r->next;
+			r->next = NULL;
+			if (q->done_tail)
+				q->done_tail->next = r;
+			else
+				q->done = r;
+			q->done_tail = r;
+		} else {
+			q->active_tail = r;
+			pp = &r->next;
+		}
+	}
+}
+
+static bool queue_unpark(struct graid_queue *q)
+{
+	struct sop **pp = &q->parked;
+	bool any = false;
+
+	while (*pp) {
+		struct sop *s = *pp;
+
+		*pp = s->next;
+		if (sop_try_unpark(q, s)) {
+			any = true;
+		} else {
+			s->next = *pp;
+			*pp = s;
+			pp = &s->next;
+		}
+	}
+	return any;
+}
+
+static void queue_progress(struct graid_queue *q)
+{
+	queue_pump(q);
+	queue_unpark(q);
+	sop_compute_batch(q);
+	queue_sweep(q);
+	if (q->sqes_pending) {
+		io_uring_submit(&q->ring);
+		q->sqes_pending = 0;
+	}
+}
+
+GRAID_API int graid_queue_create(struct graid_array *a, unsigned depth,
+				 struct graid_queue **out)
+{
+	struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE,
+				     .cq_entries = QUEUE_CQ_ENTRIES };
+	struct graid_queue *q;
+	int rc;
+
+	if (!a || !out || depth == 0 || depth > 4096)
+		return -EINVAL;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->a = a;
+	q->depth = depth;
+	q->max_sops = QUEUE_CQ_ENTRIES / (a->nmembers + 1);
+	if (q->max_sops > 512)
+		q->max_sops = 512;
+	if (q->max_sops < 4)
+		q->max_sops = 4;
+	if (a->lay.nparity) {
+		if (posix_memalign((void **)&q->zero, ARRAY_ALIGN, a->lay.chunk)) {
+			free(q);
+			return -ENOMEM;
+		}
+		memset(q->zero, 0, a->lay.chunk);
+	}
+	rc = io_uring_queue_init_params(QUEUE_SQ_ENTRIES, &q->ring, &p);
+	if (rc < 0) {
+		graid__log(GRAID_LOG_ERR, "io_uring setup failed: %s", graid_strerror(rc));
+		free(q->zero);
+		free(q);
+		return rc;
+	}
+	*out = q;
+	return 0;
+}
+
+GRAID_API int graid_queue_destroy(struct graid_queue *q)
+{
+	struct graid_completion c[16];
+
+	if (!q)
+		return 0;
+	while (q->nreq)
+		if (graid_queue_reap(q, c, 16, 1) <= 0 && !q->done)
+			break;
+	io_uring_queue_exit(&q->ring);
+	for (unsigned k = 0; k < QUEUE_BUF_CLASSES; k++)
+		for (unsigned i = 0; i < q->nbufs[k]; i++)
+			free(q->bufs[k][i]);
+	while (q->free_sops) {
+		struct sop *s = q->free_sops;
+
+		q->free_sops = s->next;
+		free(s);
+	}
+	while (q->free_reqs) {
+		struct req *r = q->free_reqs;
+
+		q->free_reqs = r->next;
+		free(r);
+	}
+	free(q->batch_ptrs);
+	free(q->zero);
+	free(q);
+	return 0;
+}
+
+static int queue_add(struct graid_queue *q, uint8_t *buf, size_t len, uint64_t offset,
+		     uint64_t user_data, bool write)
+{
+	const struct graid_array *a;
+	struct req *r;
+
+	if (!q || (!buf && len))
+		return -EINVAL;
+	a = q->a;
+	if (offset % a->block_size || len % a->block_size || offset > a->lay.array_bytes ||
+	    len > a->lay.array_bytes - offset)
+		return -EINVAL;
+	if (q->nreq >= q->depth)
+		return -EAGAIN;
+	r = q->free_reqs;
+	if (r)
+		q->free_reqs = r->next;
+	else if (!(r = malloc(sizeof(*r))))
+		return -ENOMEM;
+	*r = (struct req){ .user_data = user_data, .buf = buf, .len = len, .off = offset,
+			   .write = write };
+	if (q->active_tail)
+		q->active_tail->next = r;
+	else
+		q->active = r;
+	q->active_tail = r;
+	q->nreq++;
+	return 0;
+}
+
+GRAID_API int graid_queue_read(struct graid_queue *q, void *buf, size_t len, uint64_t offset,
+			       uint64_t user_data)
+{
+	return queue_add(q, buf, len, offset, user_data, false);
+}
+
+GRAID_API int graid_queue_write(struct graid_queue *q, const void *buf, size_t len,
+				uint64_t offset, uint64_t user_data)
+{
+	/* Never written through: a write's buffer is only read (cast for the shared struct). */
+	return queue_add(q, (uint8_t *)(uintptr_t)buf, len, offset, user_data, true);
+}
+
+GRAID_API int graid_queue_submit(struct graid_queue *q)
+{
+	if (!q)
+		return -EINVAL;
+	queue_progress(q);
+	return (int)q->nreq;
+}
+
+GRAID_API int graid_queue_reap(struct graid_queue *q, struct graid_completion *c,
+			       unsigned max, unsigned min_complete)
+{
+	unsigned n = 0;
+
+	if (!q || (!c && max))
+		return -EINVAL;
+	for (;;) {
+		queue_progress(q);
+		while (n < max && q->done) {
+			struct req *r = q->done;
+
+			q->done = r->next;
+			if (!q->done)
+				q->done_tail = NULL;
+			c[n].user_data = r->user_data;
+			c[n].result = r->err ? r->err : (int64_t)r->len;
+			n++;
+			q->nreq--;
+			r->next = q->free_reqs;
+			q->free_reqs = r;
+		}
+		if (n >= min_complete || n >= max || q->nreq == 0)
+			break;
+		if (q->ios_inflight) {
+			struct io_uring_cqe *cqe;
+
+			if (io_uring_wait_cqe(&q->ring, &cqe) == 0)
+				queue_reap_cqes(q);
+		} else if (q->parked) {
+			uint64_t seq = stripe_release_seq(q->a);
+
+			if (!queue_unpark(q))
+				stripe_wait_release(q->a, seq);
+		} else if (!q->gen_list && !q->done && q->nsops == 0 && !q->active) {
+			break; /* nothing left that could complete */
+		}
+	}
+	return (int)n;
+}
+
+struct graid_queue *array_queue_get(struct graid_array *a)
+{
+	struct graid_queue *q;
+
+	pthread_mutex_lock(&a->pool_lock);
+	q = a->pool;
+	if (q)
+		a->pool = q->pool_next;
+	pthread_mutex_unlock(&a->pool_lock);
+	if (!q && graid_queue_create(a, 16, &q))
+		return NULL;
+	return q;
+}
+
+void array_queue_put(struct graid_array *a, struct graid_queue *q)
+{
+	pthread_mutex_lock(&a->pool_lock);
+	q->pool_next = a->pool;
+	a->pool = q;
+	pthread_mutex_unlock(&a->pool_lock);
+}
+
+void array_queue_pool_free(struct graid_array *a)
+{
+	while (a->pool) {
+		struct graid_queue *q = a->pool;
+
+		a->pool = q->pool_next;
+		graid_queue_destroy(q);
+	}
+}

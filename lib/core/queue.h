@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/* A queue's internals: requests, stripe operations, buffers, and the io_uring they run on. */
+#ifndef LIBGRAID_CORE_QUEUE_H
+#define LIBGRAID_CORE_QUEUE_H
+
+#include <liburing.h>
+
+#include "array.h"
+
+/* A caller's read or write. */
+struct req {
+	struct req *next;
+	uint64_t user_data;
+	uint8_t *buf;
+	size_t len;
+	uint64_t off;
+	bool write;
+	size_t cursor;       /* bytes already cut into stripe operations */
+	unsigned sops_live;  /* stripe operations started and not finished */
+	int err;             /* first error, 0 if none */
+};
+
+/* One member I/O in flight; its address is the io_uring user_data. */
+struct mio {
+	struct sop *sop;
+	uint8_t *copy_to;    /* a bounced read: copy here on completion */
+	uint8_t *copy_from;
+	uint32_t len;
+	uint16_t member;
+	bool write;
+};
+
+enum sop_phase {
+	SOP_PARKED,          /* waiting for its stripe lock */
+	SOP_READING,         /* member reads in flight */
+	SOP_COMPUTE,         /* waiting for a batched parity generation */
+	SOP_WRITING,         /* member writes in flight */
+};
+
+enum sop_plan {
+	PLAN_DIRECT_READ,    /* data chunks read straight, no lock, no engine */
+	PLAN_DIRECT_WRITE,   /* RAID-0: data chunks written straight */
+	PLAN_MIRROR_READ,    /* RAID-1/10: one copy */
+	PLAN_MIRROR_WRITE,   /* RAID-1/10: every live copy */
+	PLAN_RCW,            /* read the other data, regenerate parity */
+	PLAN_RMW,            /* read old data and parity, apply the difference */
+	PLAN_DEGRADED,       /* read every survivor, recover, (regenerate, write) */
+};
+
+/*
+ * One stripe of a request (RAID-0/5/6: a row of chunks; RAID-1/10: one chunk). Per-role
+ * arrays are sized for the array's member count and live in the same allocation.
+ */
+struct sop {
+	struct sop *next;
+	struct req *req;
+	uint64_t stripe;
+	uint64_t arr_off;    /* array offset of this operation's first byte */
+	size_t req_off;      /* offset of that byte in req->buf */
+	size_t arr_len;      /* bytes of the request in this stripe */
+	uint32_t lo, hi;     /* byte range inside the chunk that the stripe work covers */
+	uint8_t phase;
+	uint8_t plan;
+	bool locked;
+	bool read_failed;    /* a member read failed: plan again with it out */
+	unsigned bucket;
+	unsigned pending;    /* member I/Os in flight */
+	unsigned write_fail; /* member writes that failed */
+	int err;             /* a local failure (memory, ring) to report when I/O drains */
+	unsigned nlost;
+	unsigned lost[2];
+	unsigned nwrites;    /* member writes issued in the write phase */
+	uint8_t **buf;       /* per role: hi-lo bytes for the stripe work */
+	uint32_t *blen;      /* per role: size of buf when own */
+	bool *own;           /* per role: buf came from the queue's cache */
+	uint8_t **nbuf;      /* RMW: per role, the new data of the range */
+	struct mio *mio;     /* per role */
+};
+
+/* Buffer cache size classes: 4 KiB << k. */
+#define QUEUE_BUF_CLASSES 10
+#define QUEUE_BUF_KEEP 64
+
+struct graid_queue {
+	struct graid_array *a;
+	struct io_uring ring;
+	unsigned depth;              /* requests the caller may have outstanding */
+	unsigned nreq;               /* requests queued and not reaped */
+	unsigned max_sops;           /* stripe operations in flight at most */
+	unsigned nsops;              /* stripe operations in flight */
+	unsigned ios_inflight;       /* member I/Os submitted and not completed */
+	unsigned sqes_pending;       /* prepared and not yet submitted */
+	struct req *active, *active_tail;
+	struct req *done, *done_tail;
+	struct req *free_reqs;
+	struct sop *free_sops;
+	struct sop *parked;          /* waiting for stripe locks */
+	struct sop *gen_list;        /* waiting for a batched parity generation */
+	uint8_t *zero;               /* one chunk of zeroes (RMW: untouched data) */
+	void *bufs[QUEUE_BUF_CLASSES][QUEUE_BUF_KEEP];
+	unsigned nbufs[QUEUE_BUF_CLASSES];
+	uint8_t **batch_ptrs;        /* scratch for batched generation */
+	size_t batch_cap;
+	struct graid_queue *pool_next;
+};
+
+/* queue.c */
+uint8_t *queue_buf_get(struct graid_queue *q, size_t len);
+void queue_buf_put(struct graid_queue *q, uint8_t *p, size_t len);
+int queue_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,
+	     bool write, uint8_t *ptr, size_t len, uint64_t member_off);
+void queue_sop_done(struct graid_queue *q, struct sop *s, int err);
+
+/* sop.c */
+void sop_start(struct graid_queue *q, struct sop *s);
+void sop_io_done(struct graid_queue *q, struct sop *s);
+void sop_compute_batch(struct graid_queue *q);
+bool sop_try_unpark(struct graid_queue *q, struct sop *s);
+
+static inline bool queue_aligned(const void *p)
+{
+	return ((uintptr_t)p & (ARRAY_ALIGN - 1)) == 0;
+}
+
+#endif /* LIBGRAID_CORE_QUEUE_H */

@@ -1,0 +1,596 @@
+/* SPDX-License-Identifier: MIT */
+/* Stripe operations: how one stripe of a read or write is planned, computed and written, per level. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue.h"
+
+/* ---- geometry of one stripe operation ------------------------------------------------ */
+
+static unsigned sop_nroles(const struct graid_layout *l)
+{
+	return l->ndata + l->nparity;
+}
+
+static unsigned sop_role_member(const struct graid_layout *l, uint64_t stripe, unsigned role)
+{
+	return role < l->ndata ? graid_layout_data_member(l, stripe, role)
+			       : graid_layout_parity_member(l, stripe, role - l->ndata);
+}
+
+/* Member offset (inside the data area) of byte x of the stripe's chunks: RAID-0/5/6. */
+static uint64_t sop_member_off(const struct graid_layout *l, uint64_t stripe, uint32_t x)
+{
+	return stripe * l->chunk + x;
+}
+
+/* The request's part in data chunk d of the stripe: [*ws, *we) inside the chunk. */
+static bool sop_span(const struct graid_layout *l, const struct sop *s, unsigned d,
+		     uint32_t *ws, uint32_t *we)
+{
+	uint64_t cs = (s->stripe * l->ndata + d) * (uint64_t)l->chunk;
+	uint64_t a0 = s->arr_off, a1 = s->arr_off + s->arr_len;
+
+	if (a1 <= cs || a0 >= cs + l->chunk)
+		return false;
+	*ws = a0 > cs ? (uint32_t)(a0 - cs) : 0;
+	*we = a1 < cs + l->chunk ? (uint32_t)(a1 - cs) : l->chunk;
+	return true;
+}
+
+/* The caller's memory for byte x of data chunk d. */
+static uint8_t *sop_user(const struct graid_layout *l, const struct sop *s, unsigned d,
+			 uint32_t x)
+{
+	uint64_t cs = (s->stripe * l->ndata + d) * (uint64_t)l->chunk;
+
+	return s->req->buf + s->req_off + (cs + x - s->arr_off);
+}
+
+static bool sop_own_buf(struct graid_queue *q, struct sop *s, unsigned r, size_t len)
+{
+	s->buf[r] = queue_buf_get(q, len);
+	s->own[r] = s->buf[r] != NULL;
+	s->blen[r] = (uint32_t)len;
+	return s->own[r];
+}
+
+static void sop_release_bufs(struct graid_queue *q, struct sop *s)
+{
+	for (unsigned r = 0; r < q->a->nmembers; r++) {
+		if (s->own[r])
+			queue_buf_put(q, s->buf[r], s->blen[r]);
+		if (s->nbuf[r])
+			queue_buf_put(q, s->nbuf[r], s->hi - s->lo);
+		s->buf[r] = s->nbuf[r] = NULL;
+		s->own[r] = false;
+	}
+}
+
+static void sop_finish(struct graid_queue *q, struct sop *s, int err)
+{
+	sop_release_bufs(q, s);
+	if (s->locked) {
+		stripe_unlock(q->a, s->bucket);
+		s->locked = false;
+	}
+	queue_sop_done(q, s, err);
+}
+
+/* Issue one member I/O; a full submission ring is reported as a failure of the operation. */
+static bool sop_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,
+		   bool write, uint8_t *ptr, size_t len, uint64_t moff)
+{
+	return queue_io(q, s, slot, member, write, ptr, len, moff) == 0;
+}
+
+/* After issuing a phase's I/O: nothing issued means the phase is already complete. */
+static void sop_wait_or_continue(struct graid_queue *q, struct sop *s)
+{
+	if (s->pending == 0)
+		sop_io_done(q, s);
+}
+
+static void sop_xor(uint8_t *dst, const uint8_t *src, size_t n)
+{
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x, y;
+
+		memcpy(&x, dst + i, 8);
+		memcpy(&y, src + i, 8);
+		x ^= y;
+		memcpy(dst + i, &x, 8);
+	}
+	for (; i < n; i++)
+		dst[i] ^= src[i];
+}
+
+/* ---- RAID-1 and RAID-10: copies ------------------------------------------------------ */
+
+static void sop_mirror_start(struct graid_queue *q, struct sop *s)
+{
+	const struct graid_layout *l = &q->a->lay;
+	unsigned members[GRAID_MAX_MEMBERS], alive[GRAID_MAX_MEMBERS], nalive = 0;
+	uint64_t moff[GRAID_MAX_MEMBERS];
+	unsigned n = graid_layout_copies(l, s->arr_off, members, moff);
+	uint8_t *user = s->req->buf + s->req_off, *src = user;
+
+	for (unsigned i = 0; i < n; i++)
+		if (array_role_alive(q->a, members[i]))
+			alive[nalive++] = i;
+	if (nalive == 0)
+		return sop_finish(q, s, -EIO);
+	s->pending = 0;
+	s->read_failed = false;
+	s->write_fail = 0;
+	if (!s->req->write) {
+		/* Spread reads over the copies; the stripe number keeps one request's choice stable. */
+		unsigned c = alive[s->stripe % nalive];
+
+		s->plan = PLAN_MIRROR_READ;
+		s->phase = SOP_READING;
+		if (queue_aligned(user)) {
+			if (!sop_io(q, s, 0, members[c], false, user, s->arr_len, moff[c]))
+				return sop_finish(q, s, -EAGAIN);
+		} else {
+			if (!sop_own_buf(q, s, 0, s->arr_len))
+				return sop_finish(q, s, -ENOMEM);
+			if (!sop_io(q, s, 0, members[c], false, s->buf[0], s->arr_len, moff[c]))
+				return sop_finish(q, s, -EAGAIN);
+			s->mio[0].copy_to = user;
+			s->mio[0].copy_from = s->buf[0];
+		}
+		return;
+	}
+	s->plan = PLAN_MIRROR_WRITE;
+	s->phase = SOP_WRITING;
+	if (!queue_aligned(user)) {
+		if (!sop_own_buf(q, s, 0, s->arr_len))
+			return sop_finish(q, s, -ENOMEM);
+		memcpy(s->buf[0], user, s->arr_len);
+		src = s->buf[0];
+	}
+	s->nwrites = 0;
+	for (unsigned i = 0; i < nalive; i++) {
+		unsigned c = alive[i];
+
+		if (sop_io(q, s, c, members[c], true, src, s->arr_len, moff[c]))
+			s->nwrites++;
+	}
+	sop_wait_or_continue(q, s);
+}
+
+/* ---- RAID-0/5/6: reads and writes that need no stripe lock ---------------------------- */
+
+static void sop_direct_read(struct graid_queue *q, struct sop *s)
+{
+	const struct graid_layout *l = &q->a->lay;
+	uint32_t ws, we;
+
+	s->plan = PLAN_DIRECT_READ;
+	s->phase = SOP_READING;
+	for (unsigned d = 0; d < l->ndata; d++) {
+		uint8_t *dst;
+		unsigned m;
+
+		if (!sop_span(l, s, d, &ws, &we))
+			continue;
+		dst = sop_user(l, s, d, ws);
+		m = graid_layout_data_member(l, s->stripe, d);
+		if (queue_aligned(dst)) {
+			if (!sop_io(q, s, d, m, false, dst, we - ws, sop_member_off(l, s->stripe, ws)))
+				s->read_failed = true;
+			continue;
+		}
+		if (!sop_own_buf(q, s, d, we - ws) ||
+		    !sop_io(q, s, d, m, false, s->buf[d], we - ws,
+			    sop_member_off(l, s->stripe, ws))) {
+			s->read_failed = true;
+			continue;
+		}
+		s->mio[d].copy_to = dst;
+		s->mio[d].copy_from = s->buf[d];
+	}
+	sop_wait_or_continue(q, s);
+}
+
+static void sop_direct_write(struct graid_queue *q, struct sop *s)
+{
+	const struct graid_layout *l = &q->a->lay;
+	uint32_t ws, we;
+
+	s->plan = PLAN_DIRECT_WRITE;
+	s->phase = SOP_WRITING;
+	for (unsigned d = 0; d < l->ndata; d++) {
+		uint8_t *src;
+
+		if (!sop_span(l, s, d, &ws, &we))
+			continue;
+		src = sop_user(l, s, d, ws);
+		if (!queue_aligned(src)) {
+			if (!sop_own_buf(q, s, d, we - ws)) {
+				s->write_fail++;
+				continue;
+			}
+			memcpy(s->buf[d], src, we - ws);
+			src = s->buf[d];
+		}
+		if (!sop_io(q, s, d, graid_layout_data_member(l, s->stripe, d), true, src,
+			    we - ws, sop_member_off(l, s->stripe, ws)))
+			s->write_fail++;
+	}
+	sop_wait_or_continue(q, s);
+}
+
+/* ---- RAID-5/6 under the stripe lock ---------------------------------------------------- */
+
+static void sop_plan_locked(struct graid_queue *q, struct sop *s);
+
+static void sop_lock_and_plan(struct graid_queue *q, struct sop *s)
+{
+	s->phase = SOP_PARKED;
+	if (!stripe_trylock(q->a, s->stripe, &s->bucket)) {
+		s->next = q->parked;
+		q->parked = s;
+		return;
+	}
+	s->locked = true;
+	sop_plan_locked(q, s);
+}
+
+bool sop_try_unpark(struct graid_queue *q, struct sop *s)
+{
+	if (!stripe_trylock(q->a, s->stripe, &s->bucket))
+		return false;
+	s->locked = true;
+	sop_plan_locked(q, s);
+	return true;
+}
+
+/* The chunk range [lo, hi) the stripe work covers: the union of the request's parts. */
+static void sop_range(const struct graid_layout *l, struct sop *s)
+{
+	uint32_t ws, we;
+
+	s->lo = l->chunk;
+	s->hi = 0;
+	for (unsigned d = 0; d < l->ndata; d++)
+		if (sop_span(l, s, d, &ws, &we)) {
+			if (ws < s->lo)
+				s->lo = ws;
+			if (we > s->hi)
+				s->hi = we;
+		}
+}
+
+static bool sop_read_role(struct graid_queue *q, struct sop *s, unsigned r)
+{
+	const struct graid_layout *l = &q->a->lay;
+
+	return sop_own_buf(q, s, r, s->hi - s->lo) &&
+	       sop_io(q, s, r, sop_role_member(l, s->stripe, r), false, s->buf[r],
+		      s->hi - s->lo, sop_member_off(l, s->stripe, s->lo));
+}
+
+/*
+ * Choose how to update the stripe, and issue its reads. Reconstruct-write reads the data
+ * chunks the write does not cover; read-modify-write reads the chunks it covers and the
+ * parity: whichever reads fewer chunks wins, reconstruct-write on a tie (no difference math).
+ * With any role lost, every survivor is read and the lost roles are recovered first.
+ */
+static void sop_plan_locked(struct graid_queue *q, struct sop *s)
+{
+	const struct graid_layout *l = &q->a->lay;
+	const unsigned nroles = sop_nroles(l);
+	unsigned rcw_reads = 0, rmw_reads = l->nparity;
+	uint32_t ws, we;
+	bool ok = true;
+
+	s->pending = 0;
+	s->read_failed = false;
+	s->write_fail = 0;
+	s->err = 0;
+	s->nlost = 0;
+	for (unsigned r = 0; r < nroles; r++) {
+		if (array_role_alive(q->a, sop_role_member(l, s->stripe, r)))
+			continue;
+		if (s->nlost == l->nparity)
+			return sop_finish(q, s, -EIO);
+		s->lost[s->nlost++] = r;
+	}
+	s->phase = SOP_READING;
+	if (s->nlost || !s->req->write) {
+		s->plan = PLAN_DEGRADED;
+		for (unsigned r = 0; ok && r < nroles; r++) {
+			bool lost = (s->nlost > 0 && s->lost[0] == r) ||
+				    (s->nlost > 1 && s->lost[1] == r);
+
+			ok = lost ? sop_own_buf(q, s, r, s->hi - s->lo) : sop_read_role(q, s, r);
+		}
+		if (!ok)
+			s->err = -ENOMEM;
+		return sop_wait_or_continue(q, s);
+	}
+	for (unsigned d = 0; d < l->ndata; d++) {
+		bool touched = sop_span(l, s, d, &ws, &we);
+
+		rcw_reads += !(touched && ws == s->lo && we == s->hi);
+		rmw_reads += touched;
+	}
+	if (rmw_reads < rcw_reads) {
+		s->plan = PLAN_RMW;
+		for (unsigned d = 0; ok && d < l->ndata; d++) {
+			if (sop_span(l, s, d, &ws, &we))
+				ok = sop_read_role(q, s, d);
+			else
+				s->buf[d] = q->zero; /* an untouched chunk's difference is zero */
+		}
+		for (unsigned p = 0; ok && p < l->nparity; p++)
+			ok = sop_read_role(q, s, l->ndata + p) &&
+			     (s->nbuf[l->ndata + p] = queue_buf_get(q, s->hi - s->lo)) != NULL;
+	} else {
+		s->plan = PLAN_RCW;
+		for (unsigned d = 0; ok && d < l->ndata; d++) {
+			bool touched = sop_span(l, s, d, &ws, &we);
+			uint8_t *user = touched ? sop_user(l, s, d, s->lo) : NULL;
+
+			if (!(touched && ws == s->lo && we == s->hi))
+				ok = sop_read_role(q, s, d);
+			else if (queue_aligned(user))
+				s->buf[d] = user; /* fully rewritten: parity straight from the caller */
+			else if ((ok = sop_own_buf(q, s, d, s->hi - s->lo)))
+				memcpy(s->buf[d], user, s->hi - s->lo);
+		}
+		for (unsigned p = 0; ok && p < l->nparity; p++)
+			ok = sop_own_buf(q, s, l->ndata + p, s->hi - s->lo);
+	}
+	if (!ok)
+		s->err = -ENOMEM;
+	sop_wait_or_continue(q, s);
+}
+
+/* Put the caller's new data of every written chunk over the chunk's range buffer. */
+static void sop_overlay(struct graid_queue *q, struct sop *s)
+{
+	const struct graid_layout *l = &q->a->lay;
+	uint32_t ws, we;
+
+	for (unsigned d = 0; d < l->ndata; d++)
+		if (sop_span(l, s, d, &ws, &we) && s->buf[d] != sop_user(l, s, d, ws))
+			memcpy(s->buf[d] + (ws - s->lo), sop_user(l, s, d, ws), we - ws);
+}
+
+/* RMW: turn old data into old ^ new over the written part, zero elsewhere. */
+static bool sop_make_deltas(struct graid_queue *q, struct sop *s)
+{
+	const struct graid_layout *l = &q->a->lay;
+	uint32_t ws, we;
+
+	for (unsigned d = 0; d < l->ndata; d++) {
+		uint8_t *b = s->buf[d];
+		uint8_t *user;
+
+		if (!sop_span(l, s, d, &ws, &we))
+			continue;
+		user = sop_user(l, s, d, ws);
+		memset(b, 0, ws - s->lo);
+		memset(b + (we - s->lo), 0, s->hi - we);
+		sop_xor(b + (ws - s->lo), user, we - ws);
+		if (!queue_aligned(user)) {
+			/* The member write needs aligned memory: keep a copy of the new data. */
+			s->nbuf[d] = queue_buf_get(q, s->hi - s->lo);
+			if (!s->nbuf[d])
+				return false;
+			memcpy(s->nbuf[d] + (ws - s->lo), user, we - ws);
+		}
+	}
+	return true;
+}
+
+/* Reads are done: compute. Generation waits on the queue's list to be batched. */
+static void sop_compute(struct graid_queue *q, struct sop *s)
+{
+	const struct graid_layout *l = &q->a->lay;
+	uint32_t ws, we;
+	int rc;
+
+	if (s->plan == PLAN_DEGRADED) {
+		rc = graid_parity_recover(q->a->be, l->ndata, l->nparity, s->hi - s->lo, 1, s->buf,
+					  s->nlost, s->lost);
+		if (rc)
+			return sop_finish(q, s, rc);
+		if (!s->req->write) {
+			for (unsigned d = 0; d < l->ndata; d++)
+				if (sop_span(l, s, d, &ws, &we))
+					memcpy(sop_user(l, s, d, ws), s->buf[d] + (ws - s->lo),
+					       we - ws);
+			return sop_finish(q, s, 0);
+		}
+		sop_overlay(q, s);
+	} else if (s->plan == PLAN_RCW) {
+		sop_overlay(q, s);
+	} else if (!sop_make_deltas(q, s)) {
+		return sop_finish(q, s, -ENOMEM);
+	}
+	s->phase = SOP_COMPUTE;
+	s->next = q->gen_list;
+	q->gen_list = s;
+}
+
+/* The blocks generation runs over: the stripe itself, or (RMW) the differences. */
+static void sop_gen_ptrs(const struct graid_layout *l, struct sop *s, uint8_t **out)
+{
+	for (unsigned r = 0; r < sop_nroles(l); r++)
+		out[r] = (s->plan == PLAN_RMW && r >= l->ndata) ? s->nbuf[r] : s->buf[r];
+}
+
+static void sop_write_phase(struct graid_queue *q, struct sop *s)
+{
+	const struct graid_layout *l = &q->a->lay;
+	uint32_t ws, we;
+
+	if (s->plan == PLAN_RMW)
+		for (unsigned p = l->ndata; p < sop_nroles(l); p++)
+			sop_xor(s->buf[p], s->nbuf[p], s->hi - s->lo);
+	s->phase = SOP_WRITING;
+	s->nwrites = 0;
+	for (unsigned r = 0; r < sop_nroles(l); r++) {
+		unsigned m = sop_role_member(l, s->stripe, r);
+		uint8_t *src;
+		size_t len;
+		uint32_t at;
+
+		if (!array_role_alive(q->a, m))
+			continue;
+		if (r < l->ndata) {
+			if (!sop_span(l, s, r, &ws, &we))
+				continue;
+			at = ws;
+			len = we - ws;
+			if (s->plan != PLAN_RMW)
+				src = s->buf[r] + (ws - s->lo);
+			else if (s->nbuf[r])
+				src = s->nbuf[r] + (ws - s->lo);
+			else
+				src = sop_user(l, s, r, ws);
+		} else {
+			at = s->lo;
+			len = s->hi - s->lo;
+			src = s->buf[r];
+		}
+		if (sop_io(q, s, r, m, true, src, len, sop_member_off(l, s->stripe, at))) {
+			s->nwrites++;
+		} else {
+			/* Parity is written for data this member did not get: it must leave. */
+			array_member_failed(q->a, m, -EAGAIN);
+			s->write_fail++;
+		}
+	}
+	sop_wait_or_continue(q, s);
+}
+
+/* One engine call for every stripe waiting with the same range length. */
+void sop_compute_batch(struct graid_queue *q)
+{
+	const struct graid_layout *l = &q->a->lay;
+	const unsigned nroles = sop_nroles(l);
+
+	while (q->gen_list) {
+		struct sop *group = NULL, **pp = &q->gen_list;
+		uint32_t len = q->gen_list->hi - q->gen_list->lo;
+		size_t n = 0;
+		int rc;
+
+		while (*pp) {
+			struct sop *s = *pp;
+
+			if (s->hi - s->lo == len) {
+				*pp = s->next;
+				s->next = group;
+				group = s;
+				n++;
+			} else {
+				pp = &s->next;
+			}
+		}
+		if (q->batch_cap < n * nroles) {
+			uint8_t **p = realloc(q->batch_ptrs, n * nroles * sizeof(*p));
+
+			if (!p) {
+				while (group) {
+					struct sop *s = group;
+
+					group = s->next;
+					sop_finish(q, s, -ENOMEM);
+				}
+				continue;
+			}
+			q->batch_ptrs = p;
+			q->batch_cap = n * nroles;
+		}
+		n = 0;
+		for (struct sop *s = group; s; s = s->next)
+			sop_gen_ptrs(l, s, q->batch_ptrs + nroles * n++);
+		rc = graid_parity_gen(q->a->be, l->ndata, l->nparity, len, n, q->batch_ptrs);
+		while (group) {
+			struct sop *s = group;
+
+			group = s->next;
+			if (rc)
+				sop_finish(q, s, rc);
+			else
+				sop_write_phase(q, s);
+		}
+	}
+}
+
+/* ---- driving ------------------------------------------------------------------------ */
+
+void sop_start(struct graid_queue *q, struct sop *s)
+{
+	const struct graid_layout *l = &q->a->lay;
+	uint32_t ws, we;
+	bool all_alive = true;
+
+	s->pending = 0;
+	s->read_failed = false;
+	s->write_fail = 0;
+	s->err = 0;
+	s->locked = false;
+	if (atomic_load(&q->a->broken))
+		return sop_finish(q, s, -EIO);
+	if (l->level == 1 || l->level == 10)
+		return sop_mirror_start(q, s);
+	sop_range(l, s);
+	for (unsigned d = 0; d < l->ndata; d++)
+		if (sop_span(l, s, d, &ws, &we) &&
+		    !array_role_alive(q->a, graid_layout_data_member(l, s->stripe, d)))
+			all_alive = false;
+	if (!s->req->write && all_alive)
+		return sop_direct_read(q, s);
+	if (l->nparity == 0)
+		return all_alive ? sop_direct_write(q, s) : sop_finish(q, s, -EIO);
+	sop_lock_and_plan(q, s);
+}
+
+void sop_io_done(struct graid_queue *q, struct sop *s)
+{
+	bool broken = atomic_load(&q->a->broken);
+
+	if (s->err)
+		return sop_finish(q, s, s->err);
+	switch (s->plan) {
+	case PLAN_DIRECT_READ:
+		if (!s->read_failed)
+			return sop_finish(q, s, 0);
+		/* A data member failed under us: read it again the degraded way. */
+		sop_release_bufs(q, s);
+		if (broken || q->a->lay.nparity == 0)
+			return sop_finish(q, s, -EIO);
+		return sop_lock_and_plan(q, s);
+	case PLAN_DIRECT_WRITE:
+		return sop_finish(q, s, s->write_fail ? -EIO : 0);
+	case PLAN_MIRROR_READ:
+		if (!s->read_failed)
+			return sop_finish(q, s, 0);
+		sop_release_bufs(q, s);
+		return sop_mirror_start(q, s);
+	case PLAN_MIRROR_WRITE:
+		/* Done if any copy took the write; the failed copies are out of the array now. */
+		return sop_finish(q, s, s->write_fail < s->nwrites && !broken ? 0 : -EIO);
+	default:
+		break;
+	}
+	if (s->phase == SOP_READING) {
+		if (!s->read_failed)
+			return sop_compute(q, s);
+		/* Plan again with the failed member out (still holding the stripe lock). */
+		sop_release_bufs(q, s);
+		return sop_plan_locked(q, s);
+	}
+	/* Writing done. A member that failed now is out; its chunk is what parity says. */
+	sop_finish(q, s, broken ? -EIO : 0);
+}

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/* The member superblock: its on-disk form (docs/FORMAT.md), encode, decode, UUIDs, CRC32C. */
+#ifndef LIBGRAID_CORE_SUPERBLOCK_H
+#define LIBGRAID_CORE_SUPERBLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <libgraid/graid.h>
+
+#define GRAID_SB_SIZE 4096
+#define GRAID_SB_MAX_MEMBERS 256
+
+/* The 8 bytes at offset 0 of every member: ASCII "GRAID-SB", no terminator. */
+#define GRAID_SB_MAGIC "GRAID-SB"
+#define GRAID_SB_MAGIC_LEN 8
+
+/* Major: a reader refuses any other. Minor: compatible additions, read by every reader. */
+#define GRAID_SB_VERSION_MAJOR 1
+#define GRAID_SB_VERSION_MINOR 0
+
+/* flags */
+#define GRAID_SB_F_CLEAN 0x1u  /* the array was closed cleanly: no resync needed */
+
+/* Where the data area starts unless the creator says otherwise: room for bitmap and log. */
+#define GRAID_SB_DEFAULT_DATA_OFFSET (1u << 20)
+
+/* The member states (enum graid_member_state) are public: libgraid/graid.h. */
+#define GRAID_MEMBER_STATE_MAX GRAID_MEMBER_SPARE
+
+/* The superblock in host order, as decode returns it and encode takes it. */
+struct graid_sb {
+	uint32_t version;           /* major version, GRAID_SB_VERSION_MAJOR */
+	uint8_t array_uuid[16];     /* the same on every member of one array */
+	uint8_t member_uuid[16];    /* this device's own, set when it joins the array */
+	int32_t level;              /* 0, 1, 5, 6, 10 */
+	uint32_t chunk_bytes;       /* power of two, 4 KiB .. 1 MiB */
+	uint32_t nmembers;          /* members in the layout (spares not counted) */
+	uint32_t role;              /* this member's slot: 0..nmembers-1, or a spare's slot */
+	uint32_t block_size;        /* logical block size of the array, 512 or 4096 */
+	uint64_t data_offset;       /* bytes from member start to the data area (x 4096) */
+	uint64_t data_bytes;        /* usable data bytes per member (x chunk_bytes) */
+	uint64_t ctime;             /* creation time, seconds since the epoch */
+	uint64_t events;            /* bumped on every state change; highest wins */
+	uint32_t flags;             /* GRAID_SB_F_*; unknown bits are kept, not refused */
+	uint64_t rebuild_offset;    /* member bytes in sync on a rebuilding member, else 0 */
+	uint64_t bitmap_offset, bitmap_bytes; /* write-intent bitmap area, 0/0 = none */
+	uint64_t log_offset, log_bytes;       /* write-hole log area, 0/0 = none */
+	uint8_t member_state[GRAID_SB_MAX_MEMBERS]; /* every slot's enum graid_member_state */
+};
+
+/*
+ * The on-disk superblock: 4096 bytes at byte 0 of every member, every integer little-endian.
+ * Every field sits at its natural alignment, so the compiler adds no padding: the size and
+ * offset asserts in superblock.c pin the layout that docs/FORMAT.md describes. Never read or
+ * write it through a cast of an I/O buffer: copy it (alignment, strict aliasing).
+ */
+struct graid_sb_disk {
+	uint8_t magic[8];           /* 0x000: "GRAID-SB" */
+	uint16_t major;             /* 0x008: GRAID_SB_VERSION_MAJOR; any other is refused */
+	uint16_t minor;             /* 0x00a: GRAID_SB_VERSION_MINOR of the writer */
+	uint32_t crc;               /* 0x00c: CRC32C of all 4096 bytes with this field zero */
+	uint32_t sb_bytes;          /* 0x010: size of this superblock, 4096 */
+	uint32_t flags;             /* 0x014: GRAID_SB_F_* */
+	uint8_t array_uuid[16];     /* 0x018: array UUID, same on every member */
+	uint8_t member_uuid[16];    /* 0x028: this member's UUID */
+	uint32_t level;             /* 0x038: RAID level as a two's-complement int32 */
+	uint32_t chunk_bytes;       /* 0x03c: chunk size in bytes */
+	uint32_t nmembers;          /* 0x040: members in the layout */
+	uint32_t role;              /* 0x044: this member's slot */
+	uint32_t block_size;        /* 0x048: logical block size, 512 or 4096 */
+	uint32_t reserved0;         /* 0x04c: zero; aligns the 64-bit fields */
+	uint64_t data_offset;       /* 0x050: data area start, bytes from member start */
+	uint64_t data_bytes;        /* 0x058: data area length in bytes */
+	uint64_t ctime;             /* 0x060: creation time, seconds since the epoch */
+	uint64_t events;            /* 0x068: event counter */
+	uint64_t rebuild_offset;    /* 0x070: rebuild checkpoint, bytes of the data area */
+	uint64_t bitmap_offset;     /* 0x078: write-intent bitmap, bytes from member start */
+	uint64_t bitmap_bytes;      /* 0x080: its length, 0 = none */
+	uint64_t log_offset;        /* 0x088: write-hole log, bytes from member start */
+	uint64_t log_bytes;         /* 0x090: its length, 0 = none */
+	uint8_t reserved1[104];     /* 0x098: zero; for compatible additions (minor bumps) */
+	uint8_t member_state[256];  /* 0x100: state of slot i, enum graid_member_state */
+	uint8_t reserved2[3584];    /* 0x200: zero; for compatible additions (minor bumps) */
+};
+
+/*
+ * Encode @p sb into @p buf (GRAID_SB_SIZE bytes, any alignment), magic and CRC included.
+ * Fields are written as given, without validation, so a test can craft a bad superblock;
+ * the minor version written is GRAID_SB_VERSION_MINOR, reserved bytes are zero.
+ */
+void graid_sb_encode(const struct graid_sb *sb, void *buf);
+
+/*
+ * Decode and validate the GRAID_SB_SIZE bytes at @p buf (any alignment); reads nothing
+ * beyond them and trusts no length field.
+ * @return 0 and @p sb filled (every byte of it, padding zeroed, so memcmp works);
+ *   -EINVAL NULL argument, or no libgraid magic: not a member;
+ *   -EBADMSG the magic is there but the CRC is wrong: a corrupt superblock;
+ *   -EPROTO an unknown major version or a field that makes no sense (see FORMAT.md).
+ *   @p sb is untouched on failure.
+ */
+int graid_sb_decode(const void *buf, struct graid_sb *sb);
+
+/* The CRC a superblock in @p buf should carry: CRC32C of the 4096 bytes, crc field zeroed. */
+uint32_t graid_sb_checksum(const void *buf);
+
+/*
+ * Standard CRC32C (Castagnoli, reflected, init and final XOR 0xFFFFFFFF; the iSCSI/ext4/
+ * NVMe one): graid_crc32c("123456789", 9) == 0xE3069283. @p len may be 0.
+ */
+uint32_t graid_crc32c(const void *buf, size_t len);
+
+/* A random (version 4, RFC 9562) UUID from getrandom(). */
+void graid_uuid_generate(uint8_t uuid[16]);
+
+/* Format as 36 lowercase characters, "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", plus NUL. */
+void graid_uuid_format(const uint8_t uuid[16], char out[37]);
+
+/*
+ * Parse the 36-character form (either case; nothing may follow it).
+ * @return 0; -EINVAL @p s is not a UUID (@p uuid untouched).
+ */
+int graid_uuid_parse(const char *s, uint8_t uuid[16]);
+
+#endif /* LIBGRAID_CORE_SUPERBLOCK_H */

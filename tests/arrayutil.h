@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers for the array suites: member files in a scratch folder, snapshots, the in-memory model. */
+#ifndef LIBGRAID_ARRAYUTIL_H
+#define LIBGRAID_ARRAYUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <libgraid/graid.h>
+
+#define AU_MAX 16
+
+struct au_set {
+	char dir[256];
+	unsigned n;
+	char path[AU_MAX][300];
+	const char *paths[AU_MAX];
+};
+
+/* n sparse member files of `bytes` each in a fresh folder under $TMPDIR (or /tmp). */
+void au_make(struct au_set *s, unsigned n, uint64_t bytes);
+void au_remove(struct au_set *s);
+/* FNV-1a of a whole file, to prove a refused call wrote nothing. */
+uint64_t au_file_hash(const char *path);
+/* Create with level/chunk and the given engine ("isal" by default when NULL). */
+int au_create(struct au_set *s, unsigned n, int level, uint32_t chunk, struct graid_array **out);
+
+#endif
