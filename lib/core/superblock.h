@@ -25,7 +25,11 @@
 /* Where the data area starts unless the creator says otherwise: room for bitmap and log. */
 #define GRAID_SB_DEFAULT_DATA_OFFSET (1u << 20)
 
-/* The member states (enum graid_member_state) are public: libgraid/graid.h. */
+/*
+ * The member states (enum graid_member_state) are public: libgraid/graid.h. In the
+ * superblock, layout slots (< nmembers) hold ACTIVE..REBUILDING; slots past the layout hold
+ * 0 (empty), FAILED, MISSING or SPARE (docs/FORMAT.md, "Member states").
+ */
 #define GRAID_MEMBER_STATE_MAX GRAID_MEMBER_SPARE
 
 /* The superblock in host order, as decode returns it and encode takes it. */
@@ -86,8 +90,9 @@ struct graid_sb_disk {
 
 /*
  * Encode @p sb into @p buf (GRAID_SB_SIZE bytes, any alignment), magic and CRC included.
- * Fields are written as given, without validation, so a test can craft a bad superblock;
- * the minor version written is GRAID_SB_VERSION_MINOR, reserved bytes are zero.
+ * Fields are written as given, without validation, so a test can craft a bad superblock
+ * (version is written as the 16-bit major); the minor written is GRAID_SB_VERSION_MINOR and
+ * reserved bytes are zero. Decode what you encode to check it.
  */
 void graid_sb_encode(const struct graid_sb *sb, void *buf);
 
