@@ -226,8 +226,10 @@ struct graid_member_info {
 	char path[256];          /**< path it was opened by ("" if missing) */
 	char identity[128];      /**< device identity: "block 259:1" or "file dev 8:1 ino 42" */
 	int direct_io;           /**< 1 when opened with O_DIRECT, 0 when buffered */
-	uint64_t reads, writes;  /**< I/O operations completed */
-	uint64_t read_bytes, write_bytes; /**< bytes moved */
+	uint64_t reads;          /**< reads completed */
+	uint64_t writes;         /**< writes completed */
+	uint64_t read_bytes;     /**< bytes read */
+	uint64_t write_bytes;    /**< bytes written */
 	uint64_t errors;         /**< I/O errors seen */
 };
 
