@@ -347,6 +347,123 @@ GRAID_API int graid_array_fail_member(struct graid_array *a, unsigned idx);
 /** @} */
 
 /* ------------------------------------------------------------------------------------ */
+/** @name Healing: replace, rebuild, spares, scrub
+ * @{
+ */
+
+/**
+ * @brief Called as a rebuild proceeds.
+ * @param arg the value given with the callback.
+ * @param done bytes rebuilt so far (never goes backwards).
+ * @param total bytes to rebuild; done == total at the last call.
+ */
+typedef void (*graid_progress_fn)(void *arg, uint64_t done, uint64_t total);
+
+/**
+ * @brief Put a new device in the role of a failed or missing member. The role becomes
+ *   REBUILDING: it takes writes at once, serves reads once graid_array_rebuild() has
+ *   brought it into sync.
+ * @param a the array.
+ * @param idx the role, 0 .. nmembers-1; it must be failed or missing.
+ * @param path the new member: a file or block device at least as large as the others
+ *   (data offset + data bytes). A device carrying another array's superblock is refused.
+ * @return 0; -EINVAL bad arguments, device too small, already a member, or another array's
+ *   member; -EBUSY the role is active or rebuilding; -EOPNOTSUPP RAID-0 (no redundancy to
+ *   rebuild from); -ENOENT/-EACCES opening @p path; -EIO writing its superblock.
+ */
+GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
+					 const char *path);
+
+/**
+ * @brief Bring every rebuilding member into sync, and return when they all are.
+ *
+ * Online: other threads keep reading and writing the array meanwhile, correctly. Batched
+ * through the parity engine, many stripes per call. A checkpoint is written to the
+ * superblocks as it goes, so a rebuild stopped by a crash resumes where it was at the next
+ * call after reopening. Only one rebuild runs at a time; a second caller waits for it.
+ *
+ * @param a the array.
+ * @param fn NULL, or called as work proceeds (from the calling thread).
+ * @param arg passed to @p fn.
+ * @return 0 (also when nothing needed rebuilding); -EIO the data cannot be rebuilt (too
+ *   many members failed) or the new member failed; -ENOMEM; -ECANCELED the array is being
+ *   closed.
+ */
+GRAID_API int graid_array_rebuild(struct graid_array *a, graid_progress_fn fn, void *arg);
+
+/** @brief How a rebuild shares the members with foreground I/O. */
+struct graid_rebuild_options {
+	size_t struct_size;          /**< sizeof(struct graid_rebuild_options) as compiled */
+	uint64_t max_bytes_per_sec;  /**< rebuild rate limit per rebuilt member; 0: unlimited */
+	/** microseconds the rebuild pauses between batches while foreground I/O is in flight */
+	uint32_t foreground_yield_us;
+};
+
+/**
+ * @brief Set the rebuild's rate limit and its yield to foreground I/O; takes effect at the
+ *   next batch, also for a rebuild in progress.
+ * @param a the array.
+ * @param opts the options.
+ * @return 0; -EINVAL NULL arguments or struct_size too small.
+ */
+GRAID_API int graid_array_set_rebuild_options(struct graid_array *a,
+					      const struct graid_rebuild_options *opts);
+
+/**
+ * @brief Register a hot spare. When a member fails, a spare takes over its role and is
+ *   rebuilt in the background without being asked (graid_array_rebuild() waits for it).
+ * @param a the array.
+ * @param path the spare: as for graid_array_replace_member().
+ * @return 0; -EINVAL as for graid_array_replace_member(); -ENOSPC the array has
+ *   ::GRAID_MAX_SPARES spares; -EOPNOTSUPP RAID-0.
+ */
+GRAID_API int graid_array_add_spare(struct graid_array *a, const char *path);
+
+/** The most hot spares an array keeps. */
+#define GRAID_MAX_SPARES 8
+
+/** graid_array_scrub() flag: rewrite what is found wrong (see graid_array_scrub()). */
+#define GRAID_SCRUB_REPAIR 1u
+
+/** How many mismatches a scrub report names individually. */
+#define GRAID_SCRUB_NAMED 16
+
+/** @brief What a scrub found. */
+struct graid_scrub_report {
+	size_t struct_size;          /**< set by the caller */
+	uint64_t stripes_checked;    /**< stripes whose parity (or copies) were compared */
+	uint64_t mismatches;         /**< stripes found inconsistent */
+	uint64_t repaired;           /**< of those, rewritten (with GRAID_SCRUB_REPAIR) */
+	uint64_t skipped;            /**< stripes not checkable (a role missing or rebuilding) */
+	unsigned named;              /**< entries filled below, <= GRAID_SCRUB_NAMED */
+	/** the first mismatching stripes (member rows) */
+	uint64_t stripe[GRAID_SCRUB_NAMED];
+	/** the member found wrong in each, or -1 when no single member can be named */
+	int32_t member[GRAID_SCRUB_NAMED];
+};
+
+/**
+ * @brief Check every stripe's parity (RAID-5/6) or copies (RAID-1/10).
+ *
+ * RAID-6 names the one member whose block is wrong from the P and Q syndromes and, with
+ * ::GRAID_SCRUB_REPAIR, rewrites that block — data or parity — so silent corruption on one
+ * member is healed, not spread. RAID-5 cannot tell which block is wrong: repair rewrites
+ * parity, as md does. RAID-1/10 repair copies the first copy over the others, as md does.
+ * Every mismatch is also logged with its stripe and member. Runs online, stripe by stripe
+ * under the stripe locks.
+ *
+ * @param a the array.
+ * @param flags 0 or ::GRAID_SCRUB_REPAIR.
+ * @param rep filled up to its struct_size.
+ * @return 0; -EINVAL bad arguments or unknown flags; -EOPNOTSUPP RAID-0; -EIO a member
+ *   failed during the scrub; -ENOMEM.
+ */
+GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
+				struct graid_scrub_report *rep);
+
+/** @} */
+
+/* ------------------------------------------------------------------------------------ */
 /** @name Asynchronous I/O
  * A queue keeps many reads and writes in flight on one array. A queue belongs to one thread
  * at a time (as an io_uring ring does); an array may have many queues, one per thread.

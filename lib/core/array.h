@@ -27,6 +27,7 @@ struct member {
 	dev_t dev;                     /* st_rdev for devices, st_dev for files */
 	ino_t ino;                     /* files: inode, for duplicate detection */
 	uint8_t uuid[16];              /* member UUID from its superblock */
+	uint64_t rebuild_offset;       /* REBUILDING: data-area bytes already in sync */
 	char path[256];
 	char identity[128];
 	atomic_uint_fast64_t reads, writes, read_bytes, write_bytes, errors;
@@ -57,6 +58,20 @@ struct graid_array {
 	pthread_mutex_t pool_lock;     /* idle queues used by the synchronous calls */
 	struct graid_queue *pool;
 
+	atomic_uint fg_inflight;       /* foreground requests in flight, for rebuild's yield */
+	pthread_mutex_t rebuild_lock;  /* one rebuild at a time */
+	atomic_uint_fast64_t rebuild_rate;   /* bytes/s per member, 0 unlimited */
+	atomic_uint rebuild_yield_us;
+	atomic_bool closing;
+	pthread_t spare_thread;        /* background rebuild after a spare takes over */
+	bool spare_thread_started;
+	pthread_cond_t spare_cond;     /* signalled (under meta_lock) when a spare takes over */
+	bool spare_work;
+	unsigned nspares;
+	struct member spares[GRAID_MAX_SPARES];
+	unsigned nretired;             /* fds of replaced members: closed at close, never reused */
+	int retired[2 * GRAID_MAX_MEMBERS];
+
 	unsigned nmembers;
 	struct member members[];
 };
@@ -82,6 +97,7 @@ void array_free(struct graid_array *a);
 int array_open_engine(struct graid_array *a, const char *name);
 
 /* stripe_lock.c */
+unsigned stripe_bucket(uint64_t stripe);
 bool stripe_trylock(struct graid_array *a, uint64_t stripe, unsigned *bucket);
 void stripe_unlock(struct graid_array *a, unsigned bucket);
 /* Sleep until some stripe lock is released (or a short while passes). */
@@ -93,10 +109,36 @@ struct graid_queue *array_queue_get(struct graid_array *a);
 void array_queue_put(struct graid_array *a, struct graid_queue *q);
 void array_queue_pool_free(struct graid_array *a);
 
+/* member_batch.c: run member I/Os in parallel on a private ring, synchronously. */
+struct mbio {
+	unsigned member;
+	bool write;
+	uint8_t *buf;
+	uint32_t len;
+	uint64_t off;        /* inside the data area */
+	int res;             /* bytes, or -errno; a failed member is marked failed */
+};
+int mbatch_run(struct graid_array *a, struct mbio *ios, size_t n);
+
+/* rebuild.c and spare.c */
+int member_attach(struct graid_array *a, struct member *m, const char *path);
+void array_spare_takeover(struct graid_array *a, unsigned role);
+void array_spare_stop(struct graid_array *a);
+int array_spare_thread_start(struct graid_array *a);
+void stripe_lock_wait(struct graid_array *a, uint64_t stripe, unsigned *bucket);
+
 static inline bool array_role_alive(const struct graid_array *a, unsigned role)
 {
 	return atomic_load_explicit(&a->members[role].state, memory_order_acquire) ==
 	       GRAID_MEMBER_ACTIVE;
+}
+
+/* Writes go to active members and to members being rebuilt (so what is rebuilt stays so). */
+static inline bool array_role_writable(const struct graid_array *a, unsigned role)
+{
+	int st = atomic_load_explicit(&a->members[role].state, memory_order_acquire);
+
+	return st == GRAID_MEMBER_ACTIVE || st == GRAID_MEMBER_REBUILDING;
 }
 
 #endif /* LIBGRAID_CORE_ARRAY_H */

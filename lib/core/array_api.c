@@ -72,6 +72,8 @@ GRAID_API int graid_array_close(struct graid_array *a)
 
 	if (!a)
 		return 0;
+	/* A background rebuild stops at its next batch; its checkpoint lets it resume. */
+	array_spare_stop(a);
 	rc = graid_array_flush(a);
 	pthread_mutex_lock(&a->meta_lock);
 	a->events++;

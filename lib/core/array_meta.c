@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "array.h"
 
@@ -56,7 +57,6 @@ void array_fill_sb(const struct graid_array *a, unsigned role, struct graid_sb *
 	memset(sb, 0, sizeof(*sb));
 	sb->version = GRAID_SB_VERSION_MAJOR;
 	memcpy(sb->array_uuid, a->uuid, 16);
-	memcpy(sb->member_uuid, a->members[role].uuid, 16);
 	sb->level = a->lay.level;
 	sb->chunk_bytes = a->lay.chunk;
 	sb->nmembers = a->nmembers;
@@ -69,22 +69,32 @@ void array_fill_sb(const struct graid_array *a, unsigned role, struct graid_sb *
 	sb->flags = flags;
 	for (unsigned i = 0; i < a->nmembers; i++)
 		sb->member_state[i] = (uint8_t)atomic_load(&a->members[i].state);
+	for (unsigned i = 0; i < a->nspares; i++)
+		sb->member_state[a->nmembers + i] = GRAID_MEMBER_SPARE;
+	if (role < a->nmembers) {
+		memcpy(sb->member_uuid, a->members[role].uuid, 16);
+		if (atomic_load(&a->members[role].state) == GRAID_MEMBER_REBUILDING)
+			sb->rebuild_offset = a->members[role].rebuild_offset;
+	} else {
+		memcpy(sb->member_uuid, a->spares[role - a->nmembers].uuid, 16);
+	}
 }
 
 /*
- * Write the superblock of every active member (failed and missing ones are not trusted to
- * take writes). Called with meta_lock held, or before the array is shared.
+ * Write the superblock of every active or rebuilding member and every spare (failed and
+ * missing ones are not trusted to take writes). Called with meta_lock held, or before the
+ * array is shared.
  */
 int array_write_superblocks(struct graid_array *a, uint32_t flags)
 {
 	struct graid_sb sb;
 	int rc = 0;
 
-	for (unsigned i = 0; i < a->nmembers; i++) {
-		struct member *m = &a->members[i];
+	for (unsigned i = 0; i < a->nmembers + a->nspares; i++) {
+		struct member *m = i < a->nmembers ? &a->members[i] : &a->spares[i - a->nmembers];
 		int r;
 
-		if (m->fd < 0 || !array_role_alive(a, i))
+		if (m->fd < 0 || (i < a->nmembers && !array_role_writable(a, i)))
 			continue;
 		array_fill_sb(a, i, &sb, flags);
 		r = member_write_sb(m, &sb);
@@ -128,6 +138,7 @@ void array_member_failed(struct graid_array *a, unsigned role, int err)
 		a->events++;
 		array_recount(a);
 		array_write_superblocks(a, 0);
+		array_spare_takeover(a, role);
 	}
 	pthread_mutex_unlock(&a->meta_lock);
 }
@@ -155,6 +166,7 @@ GRAID_API int graid_array_fail_member(struct graid_array *a, unsigned idx)
 		a->events++;
 		array_recount(a);
 		array_write_superblocks(a, 0);
+		array_spare_takeover(a, idx);
 	}
 	pthread_mutex_unlock(&a->meta_lock);
 	return 0;
@@ -180,6 +192,10 @@ struct graid_array *array_alloc(unsigned nmembers)
 	pthread_mutex_init(&a->wait_lock, NULL);
 	pthread_cond_init(&a->wait_cond, NULL);
 	pthread_mutex_init(&a->pool_lock, NULL);
+	pthread_mutex_init(&a->rebuild_lock, NULL);
+	pthread_cond_init(&a->spare_cond, NULL);
+	for (unsigned i = 0; i < GRAID_MAX_SPARES; i++)
+		a->spares[i].fd = -1;
 	return a;
 }
 
@@ -187,14 +203,21 @@ void array_free(struct graid_array *a)
 {
 	if (!a)
 		return;
+	array_spare_stop(a);
 	array_queue_pool_free(a);
 	for (unsigned i = 0; i < a->nmembers; i++)
 		member_close(&a->members[i]);
+	for (unsigned i = 0; i < a->nspares; i++)
+		member_close(&a->spares[i]);
+	for (unsigned i = 0; i < a->nretired; i++)
+		close(a->retired[i]);
 	graid_backend_close(a->be);
 	pthread_mutex_destroy(&a->meta_lock);
 	pthread_mutex_destroy(&a->wait_lock);
 	pthread_cond_destroy(&a->wait_cond);
 	pthread_mutex_destroy(&a->pool_lock);
+	pthread_mutex_destroy(&a->rebuild_lock);
+	pthread_cond_destroy(&a->spare_cond);
 	free(a->stripe_busy);
 	free(a);
 }

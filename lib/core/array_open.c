@@ -90,11 +90,15 @@ static const struct graid_sb *open_filter(struct open_candidate *c, unsigned n, 
 			open_leave_out(&c[i], "member of another array");
 		else if (sb->level != fresh->level || sb->chunk_bytes != fresh->chunk_bytes ||
 			 sb->nmembers != fresh->nmembers || sb->data_offset != fresh->data_offset ||
-			 sb->data_bytes != fresh->data_bytes || sb->role >= fresh->nmembers)
+			 sb->data_bytes != fresh->data_bytes ||
+			 (sb->role >= fresh->nmembers &&
+			  fresh->member_state[sb->role] != GRAID_MEMBER_SPARE))
 			open_leave_out(&c[i], "superblock disagrees with the array's geometry");
 		else if (sb->events < fresh->events)
 			open_leave_out(&c[i], "stale (older event count)");
-		else if (fresh->member_state[sb->role] != GRAID_MEMBER_ACTIVE)
+		else if (fresh->member_state[sb->role] != GRAID_MEMBER_ACTIVE &&
+			 fresh->member_state[sb->role] != GRAID_MEMBER_REBUILDING &&
+			 fresh->member_state[sb->role] != GRAID_MEMBER_SPARE)
 			open_leave_out(&c[i], "marked failed by the other members");
 		else if (c[i].m.size < sb->data_offset + sb->data_bytes)
 			open_leave_out(&c[i], "smaller than its superblock says");
@@ -139,11 +143,28 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 	if (rc)
 		goto out;
 	for (unsigned i = 0; i < nmembers; i++) {
+		struct member *m;
+
 		if (!c[i].valid)
 			continue;
-		a->members[c[i].sb.role] = c[i].m;
-		memcpy(a->members[c[i].sb.role].uuid, c[i].sb.member_uuid, 16);
-		atomic_init(&a->members[c[i].sb.role].state, GRAID_MEMBER_ACTIVE);
+		if (c[i].sb.role >= fresh->nmembers) {
+			if (a->nspares == GRAID_MAX_SPARES)
+				continue;
+			m = &a->spares[a->nspares++];
+		} else {
+			m = &a->members[c[i].sb.role];
+		}
+		*m = c[i].m;
+		memcpy(m->uuid, c[i].sb.member_uuid, 16);
+		if (c[i].sb.role >= fresh->nmembers) {
+			atomic_init(&m->state, GRAID_MEMBER_SPARE);
+		} else if (fresh->member_state[c[i].sb.role] == GRAID_MEMBER_REBUILDING) {
+			/* Resume where the checkpoint says; its own superblock holds it. */
+			atomic_init(&m->state, GRAID_MEMBER_REBUILDING);
+			m->rebuild_offset = c[i].sb.rebuild_offset;
+		} else {
+			atomic_init(&m->state, GRAID_MEMBER_ACTIVE);
+		}
 		c[i].m.fd = -1; /* now owned by the array */
 	}
 	for (unsigned r = 0; r < a->nmembers; r++)
@@ -171,6 +192,10 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 	pthread_mutex_lock(&a->meta_lock);
 	array_recount(a);
 	rc = array_write_superblocks(a, 0);
+	if (rc == 0 && a->nspares)
+		rc = array_spare_thread_start(a);
+	for (unsigned r = 0; rc == 0 && r < a->nmembers && a->nspares; r++)
+		array_spare_takeover(a, r);
 	pthread_mutex_unlock(&a->meta_lock);
 	if (rc)
 		goto out;

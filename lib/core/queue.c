@@ -205,6 +205,7 @@ static void queue_sweep(struct graid_queue *q)
 		struct req *r = *pp;
 
 		if (r->cursor == r->len && r->sops_live == 0) {
+			atomic_fetch_sub_explicit(&q->a->fg_inflight, 1, memory_order_relaxed);
 			*pp = r->next;
 			r->next = NULL;
 			if (q->done_tail)
@@ -347,6 +348,7 @@ static int queue_add(struct graid_queue *q, uint8_t *buf, size_t len, uint64_t o
 		q->active = r;
 	q->active_tail = r;
 	q->nreq++;
+	atomic_fetch_add_explicit(&q->a->fg_inflight, 1, memory_order_relaxed);
 	return 0;
 }
 

@@ -110,13 +110,14 @@ static void sop_xor(uint8_t *dst, const uint8_t *src, size_t n)
 
 /* ---- RAID-1 and RAID-10: copies ------------------------------------------------------ */
 
-static void sop_mirror_start(struct graid_queue *q, struct sop *s)
+static void sop_mirror_read(struct graid_queue *q, struct sop *s)
 {
 	const struct graid_layout *l = &q->a->lay;
 	unsigned members[GRAID_MAX_MEMBERS], alive[GRAID_MAX_MEMBERS], nalive = 0;
 	uint64_t moff[GRAID_MAX_MEMBERS];
 	unsigned n = graid_layout_copies(l, s->arr_off, members, moff);
-	uint8_t *user = s->req->buf + s->req_off, *src = user;
+	uint8_t *user = s->req->buf + s->req_off;
+	unsigned c;
 
 	for (unsigned i = 0; i < n; i++)
 		if (array_role_alive(q->a, members[i]))
@@ -125,42 +126,51 @@ static void sop_mirror_start(struct graid_queue *q, struct sop *s)
 		return sop_finish(q, s, -EIO);
 	s->pending = 0;
 	s->read_failed = false;
-	s->write_fail = 0;
-	if (!s->req->write) {
-		/* Spread reads over the copies; the stripe number keeps one request's choice stable. */
-		unsigned c = alive[s->stripe % nalive];
-
-		s->plan = PLAN_MIRROR_READ;
-		s->phase = SOP_READING;
-		if (queue_aligned(user)) {
-			if (!sop_io(q, s, 0, members[c], false, user, s->arr_len, moff[c]))
-				return sop_finish(q, s, -EAGAIN);
-		} else {
-			if (!sop_own_buf(q, s, 0, s->arr_len))
-				return sop_finish(q, s, -ENOMEM);
-			if (!sop_io(q, s, 0, members[c], false, s->buf[0], s->arr_len, moff[c]))
-				return sop_finish(q, s, -EAGAIN);
-			s->mio[0].copy_to = user;
-			s->mio[0].copy_from = s->buf[0];
-		}
+	s->plan = PLAN_MIRROR_READ;
+	s->phase = SOP_READING;
+	/* Spread reads over the copies; the stripe number keeps one request's choice stable. */
+	c = alive[s->stripe % nalive];
+	if (queue_aligned(user)) {
+		if (!sop_io(q, s, 0, members[c], false, user, s->arr_len, moff[c]))
+			return sop_finish(q, s, -EAGAIN);
 		return;
 	}
+	if (!sop_own_buf(q, s, 0, s->arr_len))
+		return sop_finish(q, s, -ENOMEM);
+	if (!sop_io(q, s, 0, members[c], false, s->buf[0], s->arr_len, moff[c]))
+		return sop_finish(q, s, -EAGAIN);
+	s->mio[0].copy_to = user;
+	s->mio[0].copy_from = s->buf[0];
+}
+
+/*
+ * Under the stripe lock: a rebuild copying this chunk to a new member must not interleave
+ * with the write, or the new member could keep the old data.
+ */
+static void sop_mirror_write_locked(struct graid_queue *q, struct sop *s)
+{
+	const struct graid_layout *l = &q->a->lay;
+	unsigned members[GRAID_MAX_MEMBERS];
+	uint64_t moff[GRAID_MAX_MEMBERS];
+	unsigned n = graid_layout_copies(l, s->arr_off, members, moff);
+	uint8_t *user = s->req->buf + s->req_off, *src = user;
+
 	s->plan = PLAN_MIRROR_WRITE;
 	s->phase = SOP_WRITING;
+	s->nwrites = 0;
+	s->write_fail = 0;
 	if (!queue_aligned(user)) {
 		if (!sop_own_buf(q, s, 0, s->arr_len))
 			return sop_finish(q, s, -ENOMEM);
 		memcpy(s->buf[0], user, s->arr_len);
 		src = s->buf[0];
 	}
-	s->nwrites = 0;
-	for (unsigned i = 0; i < nalive; i++) {
-		unsigned c = alive[i];
-
-		if (sop_io(q, s, c, members[c], true, src, s->arr_len, moff[c]))
+	for (unsigned c = 0; c < n; c++)
+		if (array_role_writable(q->a, members[c]) &&
+		    sop_io(q, s, c, members[c], true, src, s->arr_len, moff[c]))
 			s->nwrites++;
-	}
-	sop_wait_or_continue(q, s);
+	if (s->nwrites == 0)
+		return sop_finish(q, s, -EIO);
 }
 
 /* ---- RAID-0/5/6: reads and writes that need no stripe lock ---------------------------- */
@@ -294,6 +304,8 @@ static void sop_plan_locked(struct graid_queue *q, struct sop *s)
 	s->write_fail = 0;
 	s->err = 0;
 	s->nlost = 0;
+	if (l->level == 1 || l->level == 10)
+		return sop_mirror_write_locked(q, s);
 	for (unsigned r = 0; r < nroles; r++) {
 		if (array_role_alive(q->a, sop_role_member(l, s->stripe, r)))
 			continue;
@@ -443,7 +455,7 @@ static void sop_write_phase(struct graid_queue *q, struct sop *s)
 		size_t len;
 		uint32_t at;
 
-		if (!array_role_alive(q->a, m))
+		if (!array_role_writable(q->a, m))
 			continue;
 		if (r < l->ndata) {
 			if (!sop_span(l, s, r, &ws, &we))
@@ -543,7 +555,7 @@ void sop_start(struct graid_queue *q, struct sop *s)
 	if (atomic_load(&q->a->broken))
 		return sop_finish(q, s, -EIO);
 	if (l->level == 1 || l->level == 10)
-		return sop_mirror_start(q, s);
+		return s->req->write ? sop_lock_and_plan(q, s) : sop_mirror_read(q, s);
 	sop_range(l, s);
 	for (unsigned d = 0; d < l->ndata; d++)
 		if (sop_span(l, s, d, &ws, &we) &&
@@ -577,7 +589,7 @@ void sop_io_done(struct graid_queue *q, struct sop *s)
 		if (!s->read_failed)
 			return sop_finish(q, s, 0);
 		sop_release_bufs(q, s);
-		return sop_mirror_start(q, s);
+		return sop_mirror_read(q, s);
 	case PLAN_MIRROR_WRITE:
 		/* Done if any copy took the write; the failed copies are out of the array now. */
 		return sop_finish(q, s, s->write_fail < s->nwrites && !broken ? 0 : -EIO);

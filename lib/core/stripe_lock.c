@@ -11,7 +11,7 @@
  * Locks are tried, never waited on inside a queue: a queue whose stripe is busy parks the
  * operation and keeps reaping its other I/O.
  */
-static unsigned stripe_bucket(uint64_t stripe)
+unsigned stripe_bucket(uint64_t stripe)
 {
 	return (unsigned)((stripe * 0x9E3779B97F4A7C15ull) >> 48) & (STRIPE_LOCK_BUCKETS - 1);
 }
@@ -66,4 +66,20 @@ void stripe_wait_release(struct graid_array *a, uint64_t seen_seq)
 			break;
 	pthread_mutex_unlock(&a->wait_lock);
 	atomic_fetch_sub(&a->lock_waiters, 1);
+}
+
+/*
+ * For background work (rebuild, scrub) holding several stripes: wait until this one is
+ * free. Foreground stripe operations hold one lock and never wait while holding it, so
+ * this cannot deadlock with them; callers skip buckets they already hold.
+ */
+void stripe_lock_wait(struct graid_array *a, uint64_t stripe, unsigned *bucket)
+{
+	while (!stripe_trylock(a, stripe, bucket)) {
+		uint64_t seq = stripe_release_seq(a);
+
+		if (stripe_trylock(a, stripe, bucket))
+			return;
+		stripe_wait_release(a, seq);
+	}
 }

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/* Member I/O for background work (rebuild, scrub): many reads or writes at once, waited for together. */
+#include <errno.h>
+#include <liburing.h>
+
+#include "array.h"
+
+#define MBATCH_RING 256u
+
+static void mbatch_account(struct graid_array *a, struct mbio *io)
+{
+	struct member *m = &a->members[io->member];
+
+	if (io->res == (int)io->len) {
+		atomic_fetch_add(io->write ? &m->writes : &m->reads, 1);
+		atomic_fetch_add(io->write ? &m->write_bytes : &m->read_bytes, io->len);
+		return;
+	}
+	if (io->res >= 0)
+		io->res = -EIO; /* short: the member ended early */
+	array_member_failed(a, io->member, io->res);
+}
+
+int mbatch_run(struct graid_array *a, struct mbio *ios, size_t n)
+{
+	struct io_uring ring;
+	size_t next = 0, done = 0;
+	int rc = io_uring_queue_init(MBATCH_RING, &ring, 0);
+
+	if (rc < 0)
+		return rc;
+	while (done < n) {
+		unsigned queued = 0;
+		struct io_uring_cqe *cqe;
+
+		while (next < n && next - done < MBATCH_RING) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+			struct mbio *io = &ios[next];
+			int fd = a->members[io->member].fd;
+
+			if (!sqe)
+				break;
+			if (io->write)
+				io_uring_prep_write(sqe, fd, io->buf, io->len, a->data_offset + io->off);
+			else
+				io_uring_prep_read(sqe, fd, io->buf, io->len, a->data_offset + io->off);
+			io_uring_sqe_set_data(sqe, io);
+			next++;
+			queued++;
+		}
+		if (queued)
+			io_uring_submit(&ring);
+		rc = io_uring_wait_cqe(&ring, &cqe);
+		if (rc == -EINTR)
+			continue;
+		if (rc < 0)
+			break; /* the ring is broken: nothing more will complete */
+		do {
+			struct mbio *io = io_uring_cqe_get_data(cqe);
+
+			io->res = cqe->res;
+			io_uring_cqe_seen(&ring, cqe);
+			mbatch_account(a, io);
+			done++;
+		} while (io_uring_peek_cqe(&ring, &cqe) == 0);
+		rc = 0;
+	}
+	io_uring_queue_exit(&ring);
+	return rc;
+}

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: MIT */
+/* Scrub: compare every stripe's parity or copies; on RAID-6 name the one wrong member and heal it. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stripe_set.h"
+
+#define SCRUB_BATCH_BYTES (16u << 20)
+
+struct scrub_ctx {
+	struct graid_array *a;
+	unsigned flags;
+	unsigned rows_max;
+	uint8_t *data;              /* rows_max * nroles chunks */
+	uint8_t **ptrs;
+	int32_t *verdict;
+	struct mbio *ios;
+	struct stripe_set locks;
+	struct graid_scrub_report rep;
+};
+
+static void scrub_note(struct scrub_ctx *c, uint64_t row, int32_t member, bool repaired)
+{
+	struct graid_scrub_report *r = &c->rep;
+
+	r->mismatches++;
+	r->repaired += repaired;
+	if (r->named < GRAID_SCRUB_NAMED) {
+		r->stripe[r->named] = row;
+		r->member[r->named] = member;
+		r->named++;
+	}
+	if (member >= 0)
+		graid__log(GRAID_LOG_WARNING, "scrub: stripe %llu: member %d (%s) holds wrong "
+					      "data%s", (unsigned long long)row, member,
+			   c->a->members[member].path, repaired ? "; rewritten" : "");
+	else
+		graid__log(GRAID_LOG_WARNING, "scrub: stripe %llu: parity does not match its data, "
+					      "no single member to blame%s", (unsigned long long)row,
+			   repaired ? "; parity rewritten" : "");
+}
+
+static unsigned scrub_role_member(const struct graid_layout *l, uint64_t row, unsigned r)
+{
+	return r < l->ndata ? graid_layout_data_member(l, row, r)
+			    : graid_layout_parity_member(l, row, r - l->ndata);
+}
+
+/* Rewrite one role's chunk of one row from the buffer. */
+static int scrub_write(struct scrub_ctx *c, uint64_t row, unsigned role, uint8_t *buf)
+{
+	const struct graid_layout *l = &c->a->lay;
+	struct mbio io = { .member = scrub_role_member(l, row, role), .write = true, .buf = buf,
+			   .len = l->chunk, .off = row * l->chunk };
+	int rc = mbatch_run(c->a, &io, 1);
+
+	return rc ? rc : (io.res == (int)l->chunk ? 0 : -EIO);
+}
+
+/* Heal one row given the engine's verdict (parity levels). */
+static int scrub_repair_row(struct scrub_ctx *c, uint64_t row, uint8_t **blk, int32_t v)
+{
+	const struct graid_layout *l = &c->a->lay;
+	unsigned lost[2] = { (unsigned)v, 0 };
+	int rc;
+
+	if (v >= 0) {
+		/* The syndromes name the block: rebuild it from the others, exactly as it was. */
+		rc = graid_parity_recover(c->a->be, l->ndata, l->nparity, l->chunk, 1, blk, 1, lost);
+		return rc ? rc : scrub_write(c, row, (unsigned)v, blk[v]);
+	}
+	/* Nobody to blame (RAID-5, or several blocks on RAID-6): make parity follow the data. */
+	rc = graid_parity_gen(c->a->be, l->ndata, l->nparity, l->chunk, 1, blk);
+	for (unsigned p = 0; rc == 0 && p < l->nparity; p++)
+		rc = scrub_write(c, row, l->ndata + p, blk[l->ndata + p]);
+	return rc;
+}
+
+static int scrub_parity_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
+{
+	const struct graid_layout *l = &c->a->lay;
+	const unsigned nroles = l->ndata + l->nparity;
+	unsigned checkable[256], nc = 0;
+	size_t n = 0;
+	long bad;
+	int rc;
+
+	for (unsigned i = 0; i < rows; i++) {
+		bool all = true;
+
+		for (unsigned r = 0; r < nroles; r++)
+			all &= array_role_alive(c->a, scrub_role_member(l, row0 + i, r));
+		if (!all) {
+			c->rep.skipped++;
+			continue;
+		}
+		for (unsigned r = 0; r < nroles; r++) {
+			uint8_t *buf = c->data + ((size_t)nc * nroles + r) * l->chunk;
+
+			c->ptrs[nc * nroles + r] = buf;
+			c->ios[n++] = (struct mbio){ .member = scrub_role_member(l, row0 + i, r),
+						     .buf = buf, .len = l->chunk,
+						     .off = (row0 + i) * l->chunk };
+		}
+		checkable[nc++] = i;
+	}
+	if (nc == 0)
+		return 0;
+	rc = mbatch_run(c->a, c->ios, n);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		if (c->ios[i].res != (int)l->chunk)
+			rc = -EIO;
+	if (rc)
+		return rc;
+	bad = graid_parity_check(c->a->be, l->ndata, l->nparity, l->chunk, nc, c->ptrs,
+				 c->verdict);
+	if (bad < 0)
+		return (int)bad;
+	c->rep.stripes_checked += nc;
+	for (unsigned k = 0; k < nc && bad; k++) {
+		uint64_t row = row0 + checkable[k];
+		int32_t v = c->verdict[k];
+		bool repair = c->flags & GRAID_SCRUB_REPAIR;
+
+		if (v == GRAID_CHECK_CLEAN)
+			continue;
+		if (repair) {
+			rc = scrub_repair_row(c, row, c->ptrs + (size_t)k * nroles, v);
+			if (rc)
+				return rc;
+		}
+		scrub_note(c, row, v >= 0 ? (int32_t)scrub_role_member(l, row, (unsigned)v) : -1,
+			   repair);
+	}
+	return 0;
+}
+
+/* RAID-1/10: the copies of every chunk of member rows [row0, row0 + rows) must be equal. */
+static int scrub_mirror_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
+{
+	struct graid_array *a = c->a;
+	const struct graid_layout *l = &a->lay;
+	unsigned members[GRAID_MAX_MEMBERS];
+	uint64_t moff[GRAID_MAX_MEMBERS];
+
+	for (unsigned i = 0; i < rows; i++) {
+		for (unsigned m = 0; m < a->nmembers; m++) {
+			uint64_t arr;
+			unsigned k;
+			size_t n = 0;
+			bool all = true, same = true;
+			int rc;
+
+			/* Visit each chunk once: from the member holding its first copy. */
+			if (graid_layout_unmap(l, m, (row0 + i) * l->chunk, &arr))
+				continue;
+			k = graid_layout_copies(l, arr, members, moff);
+			if (members[0] != m || moff[0] != (row0 + i) * l->chunk)
+				continue;
+			for (unsigned j = 0; j < k; j++) {
+				all &= array_role_alive(a, members[j]);
+				c->ios[n] = (struct mbio){ .member = members[j],
+							   .buf = c->data + n * (size_t)l->chunk,
+							   .len = l->chunk, .off = moff[j] };
+				n++;
+			}
+			if (!all) {
+				c->rep.skipped++;
+				continue;
+			}
+			stripe_set_take(a, &c->locks, arr / l->chunk);
+			rc = mbatch_run(a, c->ios, n);
+			for (size_t j = 0; rc == 0 && j < n; j++)
+				if (c->ios[j].res != (int)l->chunk)
+					rc = -EIO;
+			for (size_t j = 1; rc == 0 && j < n; j++)
+				same &= !memcmp(c->ios[0].buf, c->ios[j].buf, l->chunk);
+			if (rc == 0 && !same && (c->flags & GRAID_SCRUB_REPAIR)) {
+				for (size_t j = 1; j < n; j++) {
+					c->ios[j].write = true;
+					c->ios[j].buf = c->ios[0].buf;
+				}
+				rc = mbatch_run(a, c->ios + 1, n - 1);
+			}
+			stripe_set_release(a, &c->locks);
+			if (rc)
+				return rc;
+			c->rep.stripes_checked++;
+			if (!same)
+				scrub_note(c, arr / l->chunk, -1, c->flags & GRAID_SCRUB_REPAIR);
+		}
+	}
+	return 0;
+}
+
+GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
+				struct graid_scrub_report *rep)
+{
+	struct scrub_ctx c = { .a = a, .flags = flags };
+	const struct graid_layout *l;
+	size_t per_row;
+	int rc = 0;
+
+	if (!a || !rep || rep->struct_size < sizeof(*rep) || (flags & ~GRAID_SCRUB_REPAIR))
+		return -EINVAL;
+	l = &a->lay;
+	if (l->level == 0)
+		return -EOPNOTSUPP;
+	per_row = (size_t)a->nmembers * l->chunk;
+	c.rows_max = l->nparity ? (unsigned)(SCRUB_BATCH_BYTES / per_row) : 1;
+	if (c.rows_max < 1)
+		c.rows_max = 1;
+	if (c.rows_max > 256)
+		c.rows_max = 256;
+	if (posix_memalign((void **)&c.data, ARRAY_ALIGN, c.rows_max * per_row))
+		return -ENOMEM;
+	c.ptrs = malloc((size_t)c.rows_max * a->nmembers * sizeof(*c.ptrs));
+	c.ios = malloc((size_t)c.rows_max * a->nmembers * sizeof(*c.ios));
+	c.verdict = malloc(c.rows_max * sizeof(*c.verdict));
+	if (!c.ptrs || !c.ios || !c.verdict)
+		rc = -ENOMEM;
+	for (uint64_t row = 0; rc == 0 && row < l->nstripes; row += c.rows_max) {
+		unsigned rows = (unsigned)(l->nstripes - row < c.rows_max ? l->nstripes - row
+									 : c.rows_max);
+
+		if (l->nparity) {
+			for (unsigned i = 0; i < rows; i++)
+				stripe_set_take(a, &c.locks, row + i);
+			rc = scrub_parity_rows(&c, row, rows);
+			stripe_set_release(a, &c.locks);
+		} else {
+			rc = scrub_mirror_rows(&c, row, rows);
+		}
+	}
+	free(c.data);
+	free(c.ptrs);
+	free(c.ios);
+	free(c.verdict);
+	if (rc == 0) {
+		c.rep.struct_size = sizeof(c.rep);
+		memcpy(rep, &c.rep, sizeof(c.rep));
+		graid__log(GRAID_LOG_NOTICE, "scrub: %llu stripes checked, %llu mismatched, %llu "
+					     "repaired, %llu skipped",
+			   (unsigned long long)c.rep.stripes_checked,
+			   (unsigned long long)c.rep.mismatches, (unsigned long long)c.rep.repaired,
+			   (unsigned long long)c.rep.skipped);
+	}
+	return rc;
+}

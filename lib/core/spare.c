@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/* Hot spares: registered on the array, take over a failed role, rebuilt by a background thread. */
+#include <errno.h>
+#include <string.h>
+
+#include "array.h"
+
+static void *spare_thread_main(void *arg)
+{
+	struct graid_array *a = arg;
+
+	pthread_mutex_lock(&a->meta_lock);
+	for (;;) {
+		while (!a->spare_work && !atomic_load(&a->closing))
+			pthread_cond_wait(&a->spare_cond, &a->meta_lock);
+		if (atomic_load(&a->closing))
+			break;
+		a->spare_work = false;
+		pthread_mutex_unlock(&a->meta_lock);
+		/* Errors are logged by the rebuild; the member states say the rest. */
+		graid_array_rebuild(a, NULL, NULL);
+		pthread_mutex_lock(&a->meta_lock);
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+	return NULL;
+}
+
+/* Start the background rebuilder once; meta_lock held. */
+int array_spare_thread_start(struct graid_array *a)
+{
+	int rc;
+
+	if (a->spare_thread_started)
+		return 0;
+	rc = pthread_create(&a->spare_thread, NULL, spare_thread_main, a);
+	if (rc)
+		return -rc;
+	a->spare_thread_started = true;
+	return 0;
+}
+
+void array_spare_stop(struct graid_array *a)
+{
+	pthread_mutex_lock(&a->meta_lock);
+	atomic_store(&a->closing, true);
+	pthread_cond_broadcast(&a->spare_cond);
+	pthread_mutex_unlock(&a->meta_lock);
+	if (a->spare_thread_started) {
+		pthread_join(a->spare_thread, NULL);
+		a->spare_thread_started = false;
+	}
+}
+
+GRAID_API int graid_array_add_spare(struct graid_array *a, const char *path)
+{
+	struct member *sp;
+	int rc;
+
+	if (!a || !path)
+		return -EINVAL;
+	if (a->lay.level == 0)
+		return -EOPNOTSUPP;
+	pthread_mutex_lock(&a->meta_lock);
+	if (a->nspares == GRAID_MAX_SPARES || a->nmembers + a->nspares >= GRAID_SB_MAX_MEMBERS) {
+		pthread_mutex_unlock(&a->meta_lock);
+		return -ENOSPC;
+	}
+	sp = &a->spares[a->nspares];
+	rc = member_attach(a, sp, path);
+	if (rc == 0)
+		rc = array_spare_thread_start(a);
+	if (rc) {
+		member_close(sp);
+		pthread_mutex_unlock(&a->meta_lock);
+		return rc;
+	}
+	atomic_init(&sp->state, GRAID_MEMBER_SPARE);
+	a->nspares++;
+	a->events++;
+	array_write_superblocks(a, 0);
+	graid__log(GRAID_LOG_NOTICE, "%s added as a hot spare", path);
+	/* A role already down takes the spare at once. */
+	for (unsigned r = 0; r < a->nmembers && a->nspares; r++)
+		array_spare_takeover(a, r);
+	pthread_mutex_unlock(&a->meta_lock);
+	return 0;
+}

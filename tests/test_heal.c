@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: MIT */
+/* Replace and rebuild online, hot spares, resumed rebuilds, and scrub that finds and heals rot. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include <libgraid/graid.h>
+
+#include "arrayutil.h"
+#include "testutil.h"
+
+#define HEAL_MEMBER_BYTES ((1u << 20) + (4u << 20))
+
+static void heal_pattern(uint8_t *p, size_t len, uint64_t off, uint32_t round)
+{
+	for (size_t i = 0; i < len; i += 8) {
+		uint64_t v = ((off + i) * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)round << 40);
+
+		memcpy(p + i, &v, 8);
+	}
+}
+
+static void heal_fill(struct graid_array *a, uint64_t size, uint32_t round)
+{
+	uint8_t *buf = malloc(1 << 20);
+
+	for (uint64_t off = 0; off < size; off += 1 << 20) {
+		size_t n = size - off < (1 << 20) ? (size_t)(size - off) : (1 << 20);
+
+		heal_pattern(buf, n, off, round);
+		cr_assert_eq(graid_array_write(a, buf, n, off), (ssize_t)n);
+	}
+	free(buf);
+}
+
+/* Every 4 KiB block holds the pattern of round[block] (NULL: all `round0`). */
+static void heal_verify(struct graid_array *a, uint64_t size, const uint32_t *round,
+			uint32_t round0, const char *when)
+{
+	uint8_t *got = malloc(4096), *want = malloc(4096);
+
+	for (uint64_t b = 0; b < size / 4096; b++) {
+		heal_pattern(want, 4096, b * 4096, round ? round[b] : round0);
+		cr_assert_eq(graid_array_read(a, got, 4096, b * 4096), 4096, "%s: read", when);
+		cr_assert_eq(memcmp(got, want, 4096), 0, "%s: block %llu wrong", when,
+			     (unsigned long long)b);
+	}
+	free(got);
+	free(want);
+}
+
+static char *heal_new_member(struct au_set *s, const char *name)
+{
+	static char path[AU_MAX][320];
+	static unsigned n;
+	char *p = path[n++ % AU_MAX];
+	int fd;
+
+	snprintf(p, 320, "%s/%s", s->dir, name);
+	fd = open(p, O_CREAT | O_RDWR | O_TRUNC, 0600);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, HEAL_MEMBER_BYTES), 0);
+	close(fd);
+	return p;
+}
+
+struct heal_writer {
+	struct graid_array *a;
+	uint64_t size;
+	unsigned id;
+	uint32_t *round;
+	volatile bool *stop;
+	int failures;
+};
+
+/* Rewrites its own blocks (b % 2 == id) again and again while the rebuild runs. */
+static void *heal_writer_main(void *arg)
+{
+	struct heal_writer *w = arg;
+	uint8_t *buf = malloc(4096);
+	uint32_t r = 100;
+
+	while (!*w->stop) {
+		for (uint64_t b = w->id; b < w->size / 4096 && !*w->stop; b += 2 * 7) {
+			heal_pattern(buf, 4096, b * 4096, r);
+			if (graid_array_write(w->a, buf, 4096, b * 4096) != 4096)
+				w->failures++;
+			else
+				w->round[b] = r;
+		}
+		r++;
+	}
+	free(buf);
+	return NULL;
+}
+
+struct heal_progress {
+	uint64_t last, total;
+	int calls, backwards;
+};
+
+static void heal_progress_cb(void *arg, uint64_t done, uint64_t total)
+{
+	struct heal_progress *p = arg;
+
+	if (done < p->last)
+		p->backwards++;
+	p->last = done;
+	p->total = total;
+	p->calls++;
+}
+
+static void heal_rebuild_under_writes(int level, unsigned n, uint32_t chunk, unsigned victim,
+				      const unsigned *lose_after, unsigned nlose_after)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct heal_progress prog = { 0 };
+	struct heal_writer w[2];
+	volatile bool stop = false;
+	pthread_t th[2];
+	struct graid_array *a;
+	struct au_set s;
+	uint32_t *round;
+
+	au_make(&s, n, HEAL_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, n, level, chunk, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	round = calloc(info.size / 4096, sizeof(*round));
+	heal_fill(a, info.size, 7);
+	for (uint64_t b = 0; b < info.size / 4096; b++)
+		round[b] = 7;
+	cr_assert_eq(graid_array_fail_member(a, victim), 0);
+	cr_assert_eq(graid_array_replace_member(a, victim, heal_new_member(&s, "new")), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_eq(info.member_state[victim], GRAID_MEMBER_REBUILDING);
+	for (unsigned i = 0; i < 2; i++) {
+		w[i] = (struct heal_writer){ .a = a, .size = info.size, .id = i, .round = round,
+					     .stop = &stop };
+		pthread_create(&th[i], NULL, heal_writer_main, &w[i]);
+	}
+	cr_assert_eq(graid_array_rebuild(a, heal_progress_cb, &prog), 0);
+	stop = true;
+	for (unsigned i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		cr_assert_eq(w[i].failures, 0);
+	}
+	cr_assert_gt(prog.calls, 1);
+	cr_assert_eq(prog.backwards, 0, "progress went backwards");
+	cr_assert_eq(prog.last, prog.total, "progress ended at %llu of %llu",
+		     (unsigned long long)prog.last, (unsigned long long)prog.total);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_eq(info.member_state[victim], GRAID_MEMBER_ACTIVE);
+	cr_assert_eq(info.nfailed, 0);
+	/* The rebuilt member must now carry its share: lose members other than it. */
+	for (unsigned i = 0; i < nlose_after; i++)
+		cr_assert_eq(graid_array_fail_member(a, lose_after[i]), 0);
+	heal_verify(a, info.size, round, 0, "after rebuild and losing others");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(round);
+	au_remove(&s);
+}
+
+Test(heal, raid6_rebuild_under_writes_then_losing_two_others, .timeout = 300)
+{
+	unsigned lose[2] = { 0, 4 };
+
+	heal_rebuild_under_writes(6, 6, 16384, 2, lose, 2);
+}
+
+Test(heal, raid5_rebuild_under_writes_then_losing_another, .timeout = 300)
+{
+	unsigned lose[1] = { 3 };
+
+	heal_rebuild_under_writes(5, 4, 4096, 1, lose, 1);
+}
+
+Test(heal, raid1_rebuild_under_writes_then_losing_the_old_copy, .timeout = 300)
+{
+	unsigned lose[1] = { 0 };
+
+	heal_rebuild_under_writes(1, 2, 8192, 1, lose, 1);
+}
+
+Test(heal, raid10_rebuild_under_writes_then_losing_its_partner, .timeout = 300)
+{
+	unsigned lose[1] = { 1 };
+
+	heal_rebuild_under_writes(10, 4, 4096, 0, lose, 1);
+}
+
+Test(heal, replace_refuses_active_roles_and_foreign_members)
+{
+	struct graid_array *a, *b;
+	struct au_set s, t;
+	char *fresh;
+
+	au_make(&s, 4, HEAL_MEMBER_BYTES);
+	au_make(&t, 2, HEAL_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 4, 5, 4096, &a), 0);
+	cr_assert_eq(au_create(&t, 2, 1, 4096, &b), 0);
+	graid_array_close(b);
+	fresh = heal_new_member(&s, "fresh");
+	cr_assert_eq(graid_array_replace_member(a, 1, fresh), -EBUSY);
+	cr_assert_eq(graid_array_fail_member(a, 1), 0);
+	cr_assert_eq(graid_array_replace_member(a, 1, t.paths[0]), -EINVAL);
+	cr_assert_eq(graid_array_replace_member(a, 1, s.paths[2]), -EINVAL);
+	cr_assert_eq(graid_array_replace_member(a, 1, "/nonexistent"), -ENOENT);
+	cr_assert_eq(graid_array_replace_member(a, 9, fresh), -EINVAL);
+	cr_assert_eq(graid_array_replace_member(a, 1, fresh), 0);
+	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), 0);
+	graid_array_close(a);
+	au_remove(&s);
+	au_remove(&t);
+}
+
+Test(heal, a_hot_spare_takes_over_a_failed_member, .timeout = 300)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct graid_array *a;
+	struct au_set s;
+	char *spare;
+
+	au_make(&s, 5, HEAL_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 5, 6, 8192, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	heal_fill(a, info.size, 3);
+	spare = heal_new_member(&s, "spare");
+	cr_assert_eq(graid_array_add_spare(a, spare), 0);
+	cr_assert_eq(graid_array_fail_member(a, 3), 0);
+	/* The spare is rebuilding in the background; this waits for it (or does it). */
+	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_eq(info.member_state[3], GRAID_MEMBER_ACTIVE);
+	cr_assert_eq(graid_array_member_info(a, 3, &mi), 0);
+	cr_assert_str_eq(mi.path, spare);
+	cr_assert_eq(graid_array_fail_member(a, 0), 0);
+	cr_assert_eq(graid_array_fail_member(a, 1), 0);
+	heal_verify(a, info.size, NULL, 3, "after the spare took over and two more failed");
+	graid_array_close(a);
+	au_remove(&s);
+}
+
+static volatile uint64_t heal_kill_at;
+
+static void heal_kill_cb(void *arg, uint64_t done, uint64_t total)
+{
+	(void)arg;
+	(void)total;
+	if (done >= heal_kill_at)
+		kill(getpid(), SIGKILL);
+}
+
+/* A rebuild killed half way resumes from its checkpoint, not from the start. */
+Test(heal, a_killed_rebuild_resumes_from_its_checkpoint, .timeout = 300)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct graid_rebuild_options ro = { .struct_size = sizeof(ro),
+					    .max_bytes_per_sec = 2u << 20 };
+	struct heal_progress prog = { 0 };
+	const char *members[4];
+	char newpath[320];
+	struct graid_array *a;
+	struct au_set s;
+	pid_t pid;
+	int status;
+
+	au_make(&s, 4, HEAL_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 4, 5, 4096, &a), 0);
+	memcpy(members, s.paths, sizeof(members));
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	heal_fill(a, info.size, 9);
+	cr_assert_eq(graid_array_fail_member(a, 2), 0);
+	cr_assert_eq(graid_array_replace_member(a, 2, heal_new_member(&s, "new")), 0);
+	graid_array_close(a);
+	snprintf(newpath, sizeof(newpath), "%s/new", s.dir);
+	members[2] = newpath;
+
+	pid = fork();
+	if (pid == 0) {
+		/* 4 MiB at 2 MiB/s: the 1 s checkpoint lands before the kill at 3 MiB. */
+		if (graid_array_open(members, 4, NULL, &a) ||
+		    graid_array_replace_member(a, 2, heal_new_member(&s, "new2")) != -EBUSY)
+			_exit(3);
+		graid_array_set_rebuild_options(a, &ro);
+		heal_kill_at = 3u << 20;
+		graid_array_rebuild(a, heal_kill_cb, NULL);
+		_exit(4); /* never reached */
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "child status %d", status);
+	cr_assert_eq(graid_array_open(members, 4, NULL, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_eq(info.member_state[2], GRAID_MEMBER_REBUILDING);
+	cr_assert_eq(graid_array_rebuild(a, heal_progress_cb, &prog), 0);
+	cr_assert_lt(prog.total, 4u << 20, "resumed rebuild redid %llu bytes of 4 MiB",
+		     (unsigned long long)prog.total);
+	cr_assert_eq(graid_array_fail_member(a, 0), 0);
+	heal_verify(a, info.size, NULL, 9, "after a resumed rebuild");
+	graid_array_close(a);
+	au_remove(&s);
+}
