@@ -464,6 +464,52 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 /** @} */
 
 /* ------------------------------------------------------------------------------------ */
+/** @name Events
+ * @{
+ */
+
+/** @brief What happened to an array. */
+enum graid_event_type {
+	GRAID_EVENT_MEMBER_FAILED = 1,   /**< a member was taken out (I/O error or request) */
+	GRAID_EVENT_ARRAY_FAILED = 2,    /**< more members lost than the level tolerates */
+	GRAID_EVENT_REBUILD_STARTED = 3, /**< a member is being rebuilt (replaced or a spare) */
+	GRAID_EVENT_REBUILD_DONE = 4,    /**< a rebuilt member is in sync and serving reads */
+	GRAID_EVENT_SCRUB_MISMATCH = 5,  /**< a scrub found a stripe inconsistent */
+	GRAID_EVENT_RESYNC_DONE = 6,     /**< dirty regions were resynchronised after a crash */
+};
+
+/** @brief One event. */
+struct graid_event {
+	size_t struct_size;      /**< sizeof(struct graid_event) as the library was built */
+	int type;                /**< enum graid_event_type */
+	int member;              /**< the member role concerned, or -1 */
+	int error;               /**< the negative errno behind it, or 0 */
+	uint64_t stripe;         /**< SCRUB_MISMATCH: the stripe (member row); else 0 */
+	uint64_t count;          /**< RESYNC_DONE: stripes resynchronised; else 0 */
+};
+
+/**
+ * @brief Receives events; called from whichever thread noticed (an I/O thread, a rebuild),
+ *   possibly with the array's metadata lock held: it must return quickly and must not call
+ *   functions that change the array (fail, replace, rebuild, add_spare, close).
+ * @param arg the value given to graid_array_set_event_callback().
+ * @param ev the event; valid during the call only.
+ */
+typedef void (*graid_event_fn)(void *arg, const struct graid_event *ev);
+
+/**
+ * @brief Send the array's events to @p fn (NULL: stop).
+ * @param a the array.
+ * @param fn the callback, or NULL.
+ * @param arg passed to @p fn.
+ * @return 0; -EINVAL @p a NULL.
+ */
+GRAID_API int graid_array_set_event_callback(struct graid_array *a, graid_event_fn fn,
+					     void *arg);
+
+/** @} */
+
+/* ------------------------------------------------------------------------------------ */
 /** @name Asynchronous I/O
  * A queue keeps many reads and writes in flight on one array. A queue belongs to one thread
  * at a time (as an io_uring ring does); an array may have many queues, one per thread.

@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include <linux/time_types.h>
+
 #include "internal.h"
 #include "layout.h"
 #include "superblock.h"
@@ -16,9 +18,12 @@
 #define ARRAY_ALIGN 4096u
 #define ARRAY_DEFAULT_CHUNK (64u * 1024)
 
+struct member_fault;
+
 /* One member role. fd is -1 when the role is missing. */
 struct member {
 	int fd;
+	struct member_fault *fault;    /* test-only fault injection ("faulty:" paths), or NULL */
 	atomic_int state;              /* enum graid_member_state */
 	bool direct;                   /* opened with O_DIRECT */
 	bool is_blk;                   /* a block device */
@@ -69,8 +74,12 @@ struct graid_array {
 	bool spare_work;
 	unsigned nspares;
 	struct member spares[GRAID_MAX_SPARES];
+	pthread_mutex_t event_lock;
+	graid_event_fn event_fn;
+	void *event_arg;
 	unsigned nretired;             /* fds of replaced members: closed at close, never reused */
 	int retired[2 * GRAID_MAX_MEMBERS];
+	struct member_fault *retired_fault[2 * GRAID_MAX_MEMBERS];
 
 	unsigned nmembers;
 	struct member members[];
@@ -109,8 +118,26 @@ struct graid_queue *array_queue_get(struct graid_array *a);
 void array_queue_put(struct graid_array *a, struct graid_queue *q);
 void array_queue_pool_free(struct graid_array *a);
 
+/* events.c */
+void array_event(struct graid_array *a, int type, int member, int error, uint64_t stripe,
+		 uint64_t count);
+
+/* Per-I/O state for injected faults; lives until the I/O completes (member_io.c). */
+struct member_io_fault {
+	int injected;                 /* the result to report instead of the real one, or 0 */
+	struct __kernel_timespec ts;  /* a stall's delay, read by the kernel at submission */
+};
+
+/* fault.c: test-only fault injection for members opened as "faulty:OPTIONS:PATH". */
+enum fault_action { FAULT_NONE, FAULT_FAIL, FAULT_TEAR, FAULT_STALL };
+int fault_parse(const char *spec, struct member_fault **out, const char **path);
+void fault_free(struct member_fault *f);
+/* Decide for one I/O; FAULT_STALL fills *stall_ns. */
+enum fault_action fault_decide(struct member_fault *f, bool write, uint64_t *stall_ns);
+
 /* member_batch.c: run member I/Os in parallel on a private ring, synchronously. */
 struct mbio {
+	struct member_io_fault fault;
 	unsigned member;
 	bool write;
 	uint8_t *buf;

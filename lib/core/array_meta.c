@@ -118,10 +118,12 @@ void array_recount(struct graid_array *a)
 		nf += state[i] != GRAID_MEMBER_ACTIVE;
 	}
 	atomic_store(&a->nfailed, nf);
-	if (!array_roles_survivable(a, state) && !atomic_exchange(&a->broken, true))
+	if (!array_roles_survivable(a, state) && !atomic_exchange(&a->broken, true)) {
 		graid__log(GRAID_LOG_ERR, "array: %u of %u members lost, more than RAID-%d "
 					  "tolerates: I/O now fails with EIO", nf, a->nmembers,
 			   a->lay.level);
+		array_event(a, GRAID_EVENT_ARRAY_FAILED, -1, -EIO, 0, 0);
+	}
 }
 
 /* A member returned an error: take it out, record that on the others, keep serving. */
@@ -138,6 +140,7 @@ void array_member_failed(struct graid_array *a, unsigned role, int err)
 		a->events++;
 		array_recount(a);
 		array_write_superblocks(a, 0);
+		array_event(a, GRAID_EVENT_MEMBER_FAILED, (int)role, err, 0, 0);
 		array_spare_takeover(a, role);
 	}
 	pthread_mutex_unlock(&a->meta_lock);
@@ -166,6 +169,7 @@ GRAID_API int graid_array_fail_member(struct graid_array *a, unsigned idx)
 		a->events++;
 		array_recount(a);
 		array_write_superblocks(a, 0);
+		array_event(a, GRAID_EVENT_MEMBER_FAILED, (int)idx, 0, 0, 0);
 		array_spare_takeover(a, idx);
 	}
 	pthread_mutex_unlock(&a->meta_lock);
@@ -193,6 +197,7 @@ struct graid_array *array_alloc(unsigned nmembers)
 	pthread_cond_init(&a->wait_cond, NULL);
 	pthread_mutex_init(&a->pool_lock, NULL);
 	pthread_mutex_init(&a->rebuild_lock, NULL);
+	pthread_mutex_init(&a->event_lock, NULL);
 	pthread_cond_init(&a->spare_cond, NULL);
 	for (unsigned i = 0; i < GRAID_MAX_SPARES; i++)
 		a->spares[i].fd = -1;
@@ -209,14 +214,18 @@ void array_free(struct graid_array *a)
 		member_close(&a->members[i]);
 	for (unsigned i = 0; i < a->nspares; i++)
 		member_close(&a->spares[i]);
-	for (unsigned i = 0; i < a->nretired; i++)
-		close(a->retired[i]);
+	for (unsigned i = 0; i < a->nretired; i++) {
+		if (a->retired[i] >= 0)
+			close(a->retired[i]);
+		fault_free(a->retired_fault[i]);
+	}
 	graid_backend_close(a->be);
 	pthread_mutex_destroy(&a->meta_lock);
 	pthread_mutex_destroy(&a->wait_lock);
 	pthread_cond_destroy(&a->wait_cond);
 	pthread_mutex_destroy(&a->pool_lock);
 	pthread_mutex_destroy(&a->rebuild_lock);
+	pthread_mutex_destroy(&a->event_lock);
 	pthread_cond_destroy(&a->spare_cond);
 	free(a->stripe_busy);
 	free(a);

@@ -166,6 +166,7 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 			atomic_init(&m->state, GRAID_MEMBER_ACTIVE);
 		}
 		c[i].m.fd = -1; /* now owned by the array */
+		c[i].m.fault = NULL;
 	}
 	for (unsigned r = 0; r < a->nmembers; r++)
 		state[r] = (uint8_t)atomic_load(&a->members[r].state);

@@ -19,8 +19,23 @@ int member_open(struct member *m, const char *path, bool exclusive)
 {
 	int flags = O_RDWR | O_CLOEXEC;
 	struct stat st;
-	int fd;
+	int fd, rc;
 
+	m->fault = NULL;
+	if (!strncmp(path, "faulty:", 7)) {
+		/* Test-only: the path after the options is the real member. */
+		struct member_fault *f;
+
+		rc = fault_parse(path, &f, &path);
+		if (rc)
+			return rc;
+		rc = member_open(m, path, exclusive);
+		if (rc)
+			fault_free(f);
+		else
+			m->fault = f;
+		return rc;
+	}
 	if (strlen(path) >= sizeof(m->path)) {
 		graid__log(GRAID_LOG_ERR, "member %.64s...: path too long", path);
 		return -EINVAL;
@@ -80,6 +95,8 @@ void member_close(struct member *m)
 	if (m->fd >= 0)
 		close(m->fd);
 	m->fd = -1;
+	fault_free(m->fault);
+	m->fault = NULL;
 }
 
 static int member_pio(struct member *m, void *buf, size_t len, uint64_t off, bool write)

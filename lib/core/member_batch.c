@@ -4,6 +4,7 @@
 #include <liburing.h>
 
 #include "array.h"
+#include "member_io.h"
 
 #define MBATCH_RING 256u
 
@@ -33,18 +34,13 @@ int mbatch_run(struct graid_array *a, struct mbio *ios, size_t n)
 		unsigned queued = 0;
 		struct io_uring_cqe *cqe;
 
-		while (next < n && next - done < MBATCH_RING) {
-			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+		/* Half the ring: a stalled member's I/O takes two entries. */
+		while (next < n && next - done < MBATCH_RING / 2) {
 			struct mbio *io = &ios[next];
-			int fd = a->members[io->member].fd;
 
-			if (!sqe)
+			if (member_prep_io(&ring, a, io->member, io->write, io->buf, io->len,
+					   io->off, io, &io->fault))
 				break;
-			if (io->write)
-				io_uring_prep_write(sqe, fd, io->buf, io->len, a->data_offset + io->off);
-			else
-				io_uring_prep_read(sqe, fd, io->buf, io->len, a->data_offset + io->off);
-			io_uring_sqe_set_data(sqe, io);
 			next++;
 			queued++;
 		}
@@ -57,9 +53,12 @@ int mbatch_run(struct graid_array *a, struct mbio *ios, size_t n)
 			break; /* the ring is broken: nothing more will complete */
 		do {
 			struct mbio *io = io_uring_cqe_get_data(cqe);
+			int res = cqe->res;
 
-			io->res = cqe->res;
 			io_uring_cqe_seen(&ring, cqe);
+			if (!io)
+				continue; /* a stall's timeout */
+			io->res = io->fault.injected ? io->fault.injected : res;
 			mbatch_account(a, io);
 			done++;
 		} while (io_uring_peek_cqe(&ring, &cqe) == 0);

@@ -77,28 +77,18 @@ static struct sop *queue_sop_alloc(struct graid_queue *q)
 int queue_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,
 	     bool write, uint8_t *ptr, size_t len, uint64_t member_off)
 {
-	struct member *m = &q->a->members[member];
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
 	struct mio *io = &s->mio[slot];
+	int rc;
 
-	if (!sqe) {
-		io_uring_submit(&q->ring);
-		q->sqes_pending = 0;
-		sqe = io_uring_get_sqe(&q->ring);
-		if (!sqe)
-			return -EAGAIN;
-	}
 	io->sop = s;
 	io->copy_to = io->copy_from = NULL;
 	io->len = (uint32_t)len;
 	io->member = (uint16_t)member;
 	io->write = write;
-	if (write)
-		io_uring_prep_write(sqe, m->fd, ptr, (unsigned)len,
-				    q->a->data_offset + member_off);
-	else
-		io_uring_prep_read(sqe, m->fd, ptr, (unsigned)len, q->a->data_offset + member_off);
-	io_uring_sqe_set_data(sqe, io);
+	rc = member_prep_io(&q->ring, q->a, member, write, ptr, (unsigned)len, member_off, io,
+			    &io->fault);
+	if (rc)
+		return rc;
 	s->pending++;
 	q->ios_inflight++;
 	q->sqes_pending++;
@@ -111,6 +101,8 @@ static void queue_io_complete(struct graid_queue *q, struct mio *io, int res)
 	struct sop *s = io->sop;
 
 	q->ios_inflight--;
+	if (io->fault.injected)
+		res = io->fault.injected;
 	if (res == (int)io->len) {
 		if (io->write) {
 			atomic_fetch_add_explicit(&m->writes, 1, memory_order_relaxed);
@@ -142,7 +134,8 @@ static void queue_reap_cqes(struct graid_queue *q)
 		int res = cqe->res;
 
 		io_uring_cqe_seen(&q->ring, cqe);
-		queue_io_complete(q, io, res);
+		if (io) /* NULL: the timeout in front of a stalled member's I/O */
+			queue_io_complete(q, io, res);
 	}
 }
 

@@ -6,6 +6,7 @@
 #include <liburing.h>
 
 #include "array.h"
+#include "member_io.h"
 
 /* A caller's read or write. */
 struct req {
@@ -23,6 +24,7 @@ struct req {
 /* One member I/O in flight; its address is the io_uring user_data. */
 struct mio {
 	struct sop *sop;
+	struct member_io_fault fault;
 	uint8_t *copy_to;    /* a bounced read: copy here on completion */
 	uint8_t *copy_from;
 	uint32_t len;

@@ -64,11 +64,20 @@ static void rebuild_install(struct graid_array *a, unsigned role, struct member 
 {
 	struct member *m = &a->members[role];
 
-	/* The old descriptor may still be in a queue's prepared I/O: retire it, never reuse. */
-	if (m->fd >= 0 && a->nretired < sizeof(a->retired) / sizeof(a->retired[0]))
-		a->retired[a->nretired++] = m->fd;
-	else if (m->fd >= 0)
-		close(m->fd);
+	/*
+	 * The old descriptor (and fault schedule) may still be in use by an I/O being prepared:
+	 * retire them until the array closes, so the number is never reused meanwhile.
+	 */
+	if (a->nretired < sizeof(a->retired) / sizeof(a->retired[0])) {
+		a->retired[a->nretired] = m->fd;
+		a->retired_fault[a->nretired++] = m->fault;
+	} else {
+		if (m->fd >= 0)
+			close(m->fd);
+		fault_free(m->fault);
+	}
+	m->fault = nm->fault;
+	nm->fault = NULL;
 	m->fd = nm->fd;
 	m->direct = nm->direct;
 	m->is_blk = nm->is_blk;
@@ -91,6 +100,7 @@ static void rebuild_install(struct graid_array *a, unsigned role, struct member 
 	array_recount(a);
 	array_write_superblocks(a, 0);
 	graid__log(GRAID_LOG_NOTICE, "member %u is now %s, rebuilding", role, m->path);
+	array_event(a, GRAID_EVENT_REBUILD_STARTED, (int)role, 0, 0, 0);
 }
 
 GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
@@ -381,7 +391,8 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 		int expect = GRAID_MEMBER_REBUILDING;
 
 		m->rebuild_offset = 0;
-		atomic_compare_exchange_strong(&m->state, &expect, GRAID_MEMBER_ACTIVE);
+		if (atomic_compare_exchange_strong(&m->state, &expect, GRAID_MEMBER_ACTIVE))
+			array_event(a, GRAID_EVENT_REBUILD_DONE, (int)c->target[t], 0, 0, 0);
 	}
 	a->events++;
 	array_recount(a);

@@ -31,6 +31,7 @@ static void scrub_note(struct scrub_ctx *c, uint64_t row, int32_t member, bool r
 		r->member[r->named] = member;
 		r->named++;
 	}
+	array_event(c->a, GRAID_EVENT_SCRUB_MISMATCH, member, 0, row, 0);
 	if (member >= 0)
 		graid__log(GRAID_LOG_WARNING, "scrub: stripe %llu: member %d (%s) holds wrong "
 					      "data%s", (unsigned long long)row, member,

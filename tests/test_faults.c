@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/* Faulty members (EIO on a schedule, torn writes, stalls, vanishing): no acknowledged write is lost. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include <libgraid/graid.h>
+
+#include "arrayutil.h"
+#include "testutil.h"
+
+#define FT_MEMBER_BYTES ((1u << 20) + (2u << 20))
+
+struct ft_events {
+	int failed[GRAID_MAX_MEMBERS];
+	int array_failed;
+	int total;
+};
+
+static void ft_on_event(void *arg, const struct graid_event *ev)
+{
+	struct ft_events *e = arg;
+
+	e->total++;
+	if (ev->type == GRAID_EVENT_MEMBER_FAILED && ev->member >= 0)
+		e->failed[ev->member]++;
+	if (ev->type == GRAID_EVENT_ARRAY_FAILED)
+		e->array_failed++;
+}
+
+/* Create on plain paths, reopen with one member behind a fault schedule. */
+static struct graid_array *ft_open_faulty(struct au_set *s, unsigned n, int level,
+					  unsigned victim, const char *opts,
+					  struct ft_events *ev)
+{
+	char spec[512];
+	const char *paths[AU_MAX];
+	struct graid_array *a;
+
+	au_make(s, n, FT_MEMBER_BYTES);
+	cr_assert_eq(au_create(s, n, level, 4096, &a), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	memcpy(paths, s->paths, sizeof(paths));
+	snprintf(spec, sizeof(spec), "faulty:%s:%s", opts, s->path[victim]);
+	paths[victim] = spec;
+	cr_assert_eq(graid_array_open(paths, n, NULL, &a), 0);
+	memset(ev, 0, sizeof(*ev));
+	graid_array_set_event_callback(a, ft_on_event, ev);
+	return a;
+}
+
+/* Random writes and reads against a model; returns how many writes were refused. */
+static int ft_workload(struct graid_array *a, uint8_t *model, uint64_t size, int ops,
+		       uint64_t *rng)
+{
+	uint8_t *buf = malloc(16 * 4096);
+	int refused = 0;
+
+	for (int i = 0; i < ops; i++) {
+		uint64_t off = (tu_rand(rng) % (size / 4096)) * 4096;
+		size_t len = (1 + tu_rand(rng) % 16) * 4096;
+		ssize_t r;
+
+		if (len > size - off)
+			len = size - off;
+		if (tu_rand(rng) % 3) {
+			tu_fill(rng, buf, len);
+			r = graid_array_write(a, buf, len, off);
+			if (r == (ssize_t)len)
+				memcpy(model + off, buf, len); /* acknowledged: must survive */
+			else
+				refused++;
+		} else if (graid_array_read(a, buf, len, off) == (ssize_t)len) {
+			cr_assert_eq(memcmp(buf, model + off, len), 0, "read %llu+%zu (seed %llu)",
+				     (unsigned long long)off, len, (unsigned long long)tu_seed());
+		}
+	}
+	free(buf);
+	return refused;
+}
+
+static void ft_verify(struct graid_array *a, const uint8_t *model, uint64_t size)
+{
+	uint8_t *buf = malloc(size);
+
+	cr_assert_eq(graid_array_read(a, buf, size, 0), (ssize_t)size);
+	cr_assert_eq(memcmp(buf, model, size), 0, "an acknowledged write was lost (seed %llu)",
+		     (unsigned long long)tu_seed());
+	free(buf);
+}
+
+static void ft_case(int level, unsigned n, unsigned victim, const char *opts,
+		    int extra_fail)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	uint64_t rng = tu_seed() ^ (uint64_t)(level * 131 + victim);
+	struct ft_events ev;
+	struct graid_array *a;
+	struct au_set s;
+	uint8_t *model;
+
+	a = ft_open_faulty(&s, n, level, victim, opts, &ev);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	model = calloc(1, info.size);
+	cr_assert_eq(ft_workload(a, model, info.size, 400, &rng), 0,
+		     "writes were refused while the level could bear the loss");
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_eq(info.member_state[victim], GRAID_MEMBER_FAILED, "%s: member not failed",
+		     opts);
+	cr_assert_eq(ev.failed[victim], 1, "one MEMBER_FAILED event for the victim");
+	cr_assert_eq(graid_array_member_info(a, victim, &mi), 0);
+	cr_assert_geq(mi.errors, 1);
+	if (extra_fail >= 0)
+		cr_assert_eq(graid_array_fail_member(a, (unsigned)extra_fail), 0);
+	ft_verify(a, model, info.size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+Test(faults, raid6_read_errors_take_the_member_out)
+{
+	ft_case(6, 6, 2, "read-eio-after=30", 4);
+}
+
+Test(faults, raid6_write_errors_lose_no_acknowledged_write)
+{
+	ft_case(6, 6, 1, "write-eio-after=40", 3);
+}
+
+Test(faults, raid5_a_torn_write_then_a_dead_member_loses_nothing)
+{
+	ft_case(5, 4, 0, "tear-after=25", -1);
+}
+
+Test(faults, raid1_a_vanishing_member_is_survived)
+{
+	ft_case(1, 2, 1, "vanish-after=60", -1);
+}
+
+Test(faults, raid10_a_vanishing_member_is_survived)
+{
+	ft_case(10, 4, 2, "vanish-after=60", 1);
+}
+
+Test(faults, a_stalling_member_is_slow_but_correct)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	uint64_t rng = tu_seed() ^ 0x7374;
+	struct ft_events ev;
+	struct graid_array *a;
+	struct au_set s;
+	uint8_t *model;
+
+	a = ft_open_faulty(&s, 5, 6, 3, "stall-us=500", &ev);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	model = calloc(1, info.size);
+	cr_assert_eq(ft_workload(a, model, info.size, 100, &rng), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_eq(info.nfailed, 0, "a slow member is not a failed one");
+	ft_verify(a, model, info.size);
+	cr_assert_eq(ev.total, 0);
+	graid_array_close(a);
+	free(model);
+	au_remove(&s);
+}
+
+Test(faults, raid0_losing_a_member_fails_io_and_says_so)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct ft_events ev;
+	struct graid_array *a;
+	struct au_set s;
+	uint8_t *buf = calloc(1, 65536);
+	int eio = 0;
+
+	a = ft_open_faulty(&s, 3, 0, 1, "write-eio-after=5", &ev);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	for (int i = 0; i < 40; i++)
+		eio += graid_array_write(a, buf, 65536, (uint64_t)i * 65536) == -EIO;
+	cr_assert_gt(eio, 0);
+	cr_assert_eq(ev.array_failed, 1);
+	cr_assert_eq(graid_array_read(a, buf, 4096, 0), -EIO);
+	graid_array_close(a);
+	free(buf);
+	au_remove(&s);
+}
+
+Test(faults, bad_fault_options_are_refused)
+{
+	const char *paths[2] = { "faulty:frobnicate=1:/tmp/x", "faulty:/tmp/y" };
+	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = 1 };
+	struct graid_array *a;
+
+	cr_assert_eq(graid_array_create(paths, 2, &cfg, &a), -EINVAL);
+}
