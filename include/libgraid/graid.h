@@ -187,11 +187,19 @@ struct graid_array_config {
 	unsigned flags;          /**< GRAID_CREATE_* */
 };
 
+/**
+ * graid_open_options::flags: after an unclean shutdown, resynchronise the dirty regions in
+ * a background thread instead of before graid_array_open() returns. Until it finishes, a
+ * degraded read of a stripe that was being written at the crash may return stale parity's
+ * answer (the write hole); the journal mode closes that.
+ */
+#define GRAID_OPEN_RESYNC_BACKGROUND 0x1u
+
 /** @brief How to open an array; NULL options mean all defaults. */
 struct graid_open_options {
 	size_t struct_size;      /**< sizeof(struct graid_open_options) as compiled */
 	const char *backend;     /**< parity engine name; NULL: GRAID_BACKEND, else auto */
-	unsigned flags;          /**< reserved, 0 */
+	unsigned flags;          /**< GRAID_OPEN_* */
 };
 
 /** @brief The state of one member role. */

@@ -38,6 +38,21 @@ struct member {
 	atomic_uint_fast64_t reads, writes, read_bytes, write_bytes, errors;
 };
 
+/* Write-intent bitmap (bitmap.c): per region DIRTY (marked on disk) and HOT (written lately). */
+#define BITMAP_DIRTY 1u
+#define BITMAP_HOT 2u
+
+struct bitmap {
+	bool enabled;
+	uint64_t offset, bytes;        /* on every member, bytes from its start */
+	uint64_t region_stripes;       /* stripes per bit */
+	uint64_t nregions;
+	_Atomic uint8_t *state;        /* per region */
+	atomic_uint *inflight;         /* per region: writes in flight */
+	uint8_t *disk;                 /* the bitmap as on disk */
+	pthread_mutex_t lock;          /* disk image and bitmap writes */
+};
+
 /* Stripe locks: a stripe hashes to one of these; a bucket is held by one stripe op. */
 #define STRIPE_LOCK_BUCKETS 65536u
 
@@ -54,6 +69,8 @@ struct graid_array {
 	atomic_uint nfailed;           /* roles failed or missing */
 	atomic_bool broken;            /* more failed than the level tolerates */
 
+	struct bitmap bitmap;
+	bool resync_background;        /* resync runs in the background thread */
 	atomic_bool *stripe_busy;      /* STRIPE_LOCK_BUCKETS flags */
 	atomic_uint lock_waiters;
 	pthread_mutex_t wait_lock;
@@ -129,7 +146,7 @@ struct member_io_fault {
 };
 
 /* fault.c: test-only fault injection for members opened as "faulty:OPTIONS:PATH". */
-enum fault_action { FAULT_NONE, FAULT_FAIL, FAULT_TEAR, FAULT_STALL };
+enum fault_action { FAULT_NONE, FAULT_FAIL, FAULT_TEAR, FAULT_STALL, FAULT_KILL };
 int fault_parse(const char *spec, struct member_fault **out, const char **path);
 void fault_free(struct member_fault *f);
 /* Decide for one I/O; FAULT_STALL fills *stall_ns. */

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bitmap.h"
 #include "queue.h"
 
 static ssize_t api_sync_io(struct graid_array *a, uint8_t *buf, size_t len, uint64_t offset,
@@ -61,6 +62,8 @@ GRAID_API int graid_array_flush(struct graid_array *a)
 			rc = -EIO;
 		}
 	}
+	/* Every completed write is durable now: quiet regions can lose their marks. */
+	bitmap_sweep(a);
 	/* A member that failed to flush is out; the survivors hold the data. */
 	(void)rc;
 	return atomic_load(&a->broken) ? -EIO : 0;

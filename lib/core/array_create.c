@@ -4,7 +4,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "array.h"
+#include "bitmap.h"
 
 static int create_check_config(const struct graid_array_config *cfg, unsigned nmembers,
 			       uint32_t *chunk)
@@ -120,6 +120,10 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
 			graid__log(GRAID_LOG_ERR, "create: zeroing member %u (%s): %s", i,
 				   a->members[i].path, graid_strerror(rc));
 	}
+	if (rc == 0)
+		rc = bitmap_init(a, BITMAP_DEFAULT_OFFSET, BITMAP_DEFAULT_BYTES);
+	if (rc == 0)
+		rc = bitmap_write_all(a); /* a reused device may hold an old bitmap */
 	if (rc == 0)
 		rc = array_write_superblocks(a, 0);
 	if (rc)

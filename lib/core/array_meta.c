@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "array.h"
+#include "bitmap.h"
 
 unsigned array_tolerance(const struct graid_array *a)
 {
@@ -67,6 +67,8 @@ void array_fill_sb(const struct graid_array *a, unsigned role, struct graid_sb *
 	sb->ctime = a->ctime;
 	sb->events = a->events;
 	sb->flags = flags;
+	sb->bitmap_offset = a->bitmap.offset;
+	sb->bitmap_bytes = a->bitmap.bytes;
 	for (unsigned i = 0; i < a->nmembers; i++)
 		sb->member_state[i] = (uint8_t)atomic_load(&a->members[i].state);
 	for (unsigned i = 0; i < a->nspares; i++)
@@ -220,6 +222,7 @@ void array_free(struct graid_array *a)
 		fault_free(a->retired_fault[i]);
 	}
 	graid_backend_close(a->be);
+	bitmap_free(a);
 	pthread_mutex_destroy(&a->meta_lock);
 	pthread_mutex_destroy(&a->wait_lock);
 	pthread_cond_destroy(&a->wait_cond);

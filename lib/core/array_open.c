@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
+#include "bitmap.h"
 
 struct open_candidate {
 	struct member m;
@@ -94,7 +94,13 @@ static const struct graid_sb *open_filter(struct open_candidate *c, unsigned n, 
 			 (sb->role >= fresh->nmembers &&
 			  fresh->member_state[sb->role] != GRAID_MEMBER_SPARE))
 			open_leave_out(&c[i], "superblock disagrees with the array's geometry");
-		else if (sb->events < fresh->events)
+		else if (sb->events + 1 < fresh->events)
+			/*
+			 * One behind is a superblock update cut short (every update is written to
+			 * all live members before the next starts): its data is as fresh as the
+			 * others', and the freshest superblock's member states say whether it is
+			 * still in. Two behind means it missed an update meant for it.
+			 */
 			open_leave_out(&c[i], "stale (older event count)");
 		else if (fresh->member_state[sb->role] != GRAID_MEMBER_ACTIVE &&
 			 fresh->member_state[sb->role] != GRAID_MEMBER_REBUILDING &&
@@ -123,7 +129,10 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 
 	if (!members || !out || nmembers == 0 || nmembers > GRAID_MAX_MEMBERS ||
 	    (opts && opts->struct_size < offsetof(struct graid_open_options, backend) +
-						 sizeof(opts->backend)))
+						 sizeof(opts->backend)) ||
+	    (opts && opts->struct_size >= offsetof(struct graid_open_options, flags) +
+						  sizeof(opts->flags) &&
+	     (opts->flags & ~GRAID_OPEN_RESYNC_BACKGROUND)))
 		return -EINVAL;
 	c = calloc(nmembers, sizeof(*c));
 	if (!c)
@@ -188,6 +197,11 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 	a->block_size = fresh->block_size;
 	a->data_offset = fresh->data_offset;
 	a->ctime = fresh->ctime;
+	rc = bitmap_init(a, fresh->bitmap_offset, fresh->bitmap_bytes);
+	if (rc == 0 && !(fresh->flags & GRAID_SB_F_CLEAN))
+		rc = bitmap_load(a);
+	if (rc)
+		goto out;
 	/* Open marks the array in use (not clean) with a new event: a crash leaves that mark. */
 	a->events = fresh->events + 1;
 	pthread_mutex_lock(&a->meta_lock);
@@ -204,6 +218,27 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 		graid__log(GRAID_LOG_WARNING, "open: RAID-%d running degraded, %u of %u members "
 					      "missing or failed", a->lay.level,
 			   atomic_load(&a->nfailed), a->nmembers);
+	if (rc == 0 && (fresh->flags & GRAID_SB_F_CLEAN)) {
+		rc = bitmap_write_all(a); /* clean: marks left by lazy clearing mean nothing */
+	} else if (rc == 0 && bitmap_dirty_regions(a)) {
+		graid__log(GRAID_LOG_NOTICE, "open: not closed cleanly; %llu dirty regions to resync",
+			   (unsigned long long)bitmap_dirty_regions(a));
+		if (opts && opts->struct_size >= offsetof(struct graid_open_options, flags) +
+							 sizeof(opts->flags) &&
+		    (opts->flags & GRAID_OPEN_RESYNC_BACKGROUND)) {
+			pthread_mutex_lock(&a->meta_lock);
+			a->resync_background = true;
+			rc = array_spare_thread_start(a);
+			pthread_cond_signal(&a->spare_cond);
+			pthread_mutex_unlock(&a->meta_lock);
+		} else {
+			rc = array_resync(a);
+			if (rc == 0)
+				rc = graid_array_flush(a);
+		}
+	}
+	if (rc)
+		goto out;
 	*out = a;
 	a = NULL;
 out:

@@ -5,7 +5,9 @@
  * separated: read-eio-after=N, write-eio-after=N (I/Os of that kind fail with EIO after N
  * succeed), tear-after=N (the N+1th write lands only its first half and fails, and every
  * I/O after it fails: a device dying mid-write), stall-us=N (every I/O waits N
- * microseconds first), vanish-after=N (after N I/Os of any kind, all fail).
+ * microseconds first), vanish-after=N (after N I/Os of any kind, all fail), kill-after=N
+ * (at this member's N+1th write the process sends what it has queued and dies by SIGKILL:
+ * power lost between the writes of one stripe, for crash tests).
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -15,7 +17,7 @@
 #include "array.h"
 
 struct member_fault {
-	long read_eio_after, write_eio_after, tear_after, vanish_after;
+	long read_eio_after, write_eio_after, tear_after, vanish_after, kill_after;
 	uint64_t stall_ns;
 	atomic_long reads, writes, ios;
 	atomic_bool dead;
@@ -43,6 +45,7 @@ int fault_parse(const char *spec, struct member_fault **out, const char **path)
 	if (!f)
 		return -ENOMEM;
 	f->read_eio_after = f->write_eio_after = f->tear_after = f->vanish_after = -1;
+	f->kill_after = -1;
 	while (p < colon) {
 		const char *end = memchr(p, ',', (size_t)(colon - p));
 		size_t n = (size_t)((end ? end : colon) - p);
@@ -56,6 +59,8 @@ int fault_parse(const char *spec, struct member_fault **out, const char **path)
 			f->tear_after = v;
 		else if (fault_opt(p, n, "vanish-after", &v))
 			f->vanish_after = v;
+		else if (fault_opt(p, n, "kill-after", &v))
+			f->kill_after = v;
 		else if (fault_opt(p, n, "stall-us", &v))
 			f->stall_ns = (uint64_t)v * 1000;
 		else {
@@ -86,6 +91,8 @@ enum fault_action fault_decide(struct member_fault *f, bool write, uint64_t *sta
 		atomic_store(&f->dead, true);
 		return FAULT_FAIL;
 	}
+	if (write && f->kill_after >= 0 && k >= f->kill_after)
+		return FAULT_KILL;
 	if (write && f->tear_after >= 0 && k >= f->tear_after) {
 		atomic_store(&f->dead, true);
 		return FAULT_TEAR;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Prepare one member read or write on a ring; the one place that knows about injected faults. */
 #include <errno.h>
+#include <signal.h>
 #include <liburing.h>
 
 #include "array.h"
@@ -29,6 +30,11 @@ int member_prep_io(struct io_uring *ring, struct graid_array *a, unsigned member
 	mf->injected = 0;
 	if (m->fault)
 		act = fault_decide(m->fault, write, &stall_ns);
+	if (act == FAULT_KILL) {
+		/* What is queued reaches the members; this write and all after it never do. */
+		io_uring_submit(ring);
+		raise(SIGKILL);
+	}
 	if (act == FAULT_STALL) {
 		sqe = mio_sqe(ring);
 		if (!sqe)

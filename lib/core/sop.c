@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bitmap.h"
 #include "queue.h"
 
 /* ---- geometry of one stripe operation ------------------------------------------------ */
@@ -70,6 +71,8 @@ static void sop_release_bufs(struct graid_queue *q, struct sop *s)
 
 static void sop_finish(struct graid_queue *q, struct sop *s, int err)
 {
+	if (s->req->write)
+		bitmap_end_write(q->a, s->stripe);
 	sop_release_bufs(q, s);
 	if (s->locked) {
 		stripe_unlock(q->a, s->bucket);
@@ -552,6 +555,9 @@ void sop_start(struct graid_queue *q, struct sop *s)
 	s->write_fail = 0;
 	s->err = 0;
 	s->locked = false;
+	/* The region is marked dirty on disk before any member sees this write. */
+	if (s->req->write)
+		bitmap_start_write(q->a, s->stripe);
 	if (atomic_load(&q->a->broken))
 		return sop_finish(q, s, -EIO);
 	if (l->level == 1 || l->level == 10)

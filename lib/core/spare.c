@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "array.h"
+#include "bitmap.h"
 
 static void *spare_thread_main(void *arg)
 {
@@ -11,10 +11,18 @@ static void *spare_thread_main(void *arg)
 
 	pthread_mutex_lock(&a->meta_lock);
 	for (;;) {
-		while (!a->spare_work && !atomic_load(&a->closing))
+		while (!a->spare_work && !a->resync_background && !atomic_load(&a->closing))
 			pthread_cond_wait(&a->spare_cond, &a->meta_lock);
 		if (atomic_load(&a->closing))
 			break;
+		if (a->resync_background) {
+			a->resync_background = false;
+			pthread_mutex_unlock(&a->meta_lock);
+			if (array_resync(a) == 0)
+				graid_array_flush(a);
+			pthread_mutex_lock(&a->meta_lock);
+			continue;
+		}
 		a->spare_work = false;
 		pthread_mutex_unlock(&a->meta_lock);
 		/* Errors are logged by the rebuild; the member states say the rest. */
