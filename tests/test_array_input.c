@@ -170,3 +170,29 @@ Test(array_input, misaligned_or_out_of_range_io_is_einval)
 	graid_array_close(a);
 	free(buf);
 }
+
+Test(array_input, a_second_open_of_an_open_array_is_busy_but_a_read_only_look_works)
+{
+	struct graid_open_options ro = { .struct_size = sizeof(ro), .flags = GRAID_OPEN_READ_ONLY };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct graid_array *a = NULL, *b = NULL;
+	uint8_t *buf = calloc(1, 4096);
+	uint64_t events;
+
+	cr_assert_eq(in_create(s.paths, 4, 6, 0, 0), 0);
+	cr_assert_eq(graid_array_open(s.paths, 4, NULL, &a), 0);
+	cr_assert_eq(graid_array_open(s.paths, 4, NULL, &b), -EBUSY);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	events = info.events;
+	in_snapshot();
+	cr_assert_eq(graid_array_open(s.paths, 4, &ro, &b), 0);
+	cr_assert_eq(graid_array_info(b, &info), 0);
+	cr_assert_eq(info.events, events);
+	cr_assert_eq(graid_array_read(b, buf, 4096, 0), 4096);
+	cr_assert_eq(graid_array_write(b, buf, 4096, 0), -EROFS);
+	cr_assert_eq(graid_array_fail_member(b, 1), -EROFS);
+	cr_assert_eq(graid_array_close(b), 0);
+	in_unchanged("a read-only open and close");
+	graid_array_close(a);
+	free(buf);
+}

@@ -198,7 +198,14 @@ static void cr_run(int level, unsigned n, uint32_t chunk, int rounds)
 		 * settle before the "reboot".
 		 */
 		usleep(150 * 1000);
-		cr_assert_eq(graid_array_open(s.paths, n, NULL, &a), 0, "round %d: reopen", r);
+		{
+			/* The dead child's files stay locked until its ring is gone: wait for that. */
+			int rc, tries = 0;
+
+			while ((rc = graid_array_open(s.paths, n, NULL, &a)) == -EBUSY && tries++ < 100)
+				usleep(20 * 1000);
+			cr_assert_eq(rc, 0, "round %d: reopen: %s", r, graid_strerror(rc));
+		}
 		{
 			/* The resync on open must have left no stripe inconsistent. */
 			struct graid_scrub_report rep = { .struct_size = sizeof(rep) };

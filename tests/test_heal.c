@@ -235,6 +235,9 @@ Test(heal, a_hot_spare_takes_over_a_failed_member, .timeout = 300)
 	heal_fill(a, info.size, 3);
 	spare = heal_new_member(&s, "spare");
 	cr_assert_eq(graid_array_add_spare(a, spare), 0);
+	cr_assert_eq(graid_array_member_info(a, 5, &mi), 0, "the spare is listed after the roles");
+	cr_assert_eq(mi.state, GRAID_MEMBER_SPARE);
+	cr_assert_str_eq(mi.path, spare);
 	cr_assert_eq(graid_array_fail_member(a, 3), 0);
 	/* The spare is rebuilding in the background; this waits for it (or does it). */
 	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), 0);

@@ -65,16 +65,35 @@ static void sc_scrub(struct graid_array *a, unsigned flags, struct graid_scrub_r
 	cr_assert_eq(graid_array_scrub(a, flags, r), 0);
 }
 
-Test(scrub, a_clean_array_scrubs_clean)
+struct sc_progress {
+	uint64_t last, total;
+	int calls;
+};
+
+static void sc_progress_cb(void *arg, uint64_t done, uint64_t total)
 {
-	struct graid_scrub_report r;
+	struct sc_progress *p = arg;
+
+	cr_assert_geq(done, p->last, "progress went backwards");
+	p->last = done;
+	p->total = total;
+	p->calls++;
+}
+
+Test(scrub, a_clean_array_scrubs_clean_and_reports_progress)
+{
+	struct sc_progress prog = { 0 };
+	struct graid_scrub_report r = { .struct_size = sizeof(r), .progress = sc_progress_cb,
+					.progress_arg = &prog };
 	struct graid_array *a;
 	struct au_set s;
 
 	a = sc_make(&s, 6, 6, 16384);
-	sc_scrub(a, 0, &r);
+	cr_assert_eq(graid_array_scrub(a, 0, &r), 0);
 	cr_assert_eq(r.stripes_checked, (2u << 20) / 16384);
 	cr_assert_eq(r.mismatches, 0);
+	cr_assert_gt(prog.calls, 0);
+	cr_assert_eq(prog.last, prog.total);
 	graid_array_close(a);
 	au_remove(&s);
 }

@@ -195,6 +195,13 @@ struct graid_array_config {
  */
 #define GRAID_OPEN_RESYNC_BACKGROUND 0x1u
 
+/**
+ * graid_open_options::flags: open without writing anything to any member (for status
+ * tools): no superblock update, no resync; writes and every call that changes the array
+ * return -EROFS.
+ */
+#define GRAID_OPEN_READ_ONLY 0x2u
+
 /** @brief How to open an array; NULL options mean all defaults. */
 struct graid_open_options {
 	size_t struct_size;      /**< sizeof(struct graid_open_options) as compiled */
@@ -257,8 +264,9 @@ struct graid_member_info {
  *   -EINVAL NULL arguments, bad level or chunk size, too few or too many members, a member
  *           given twice, a member too small, or a member that carries a libgraid
  *           superblock without ::GRAID_CREATE_FORCE (the log names the member and reason);
- *   -ENOENT a member path does not exist; -EACCES/-EPERM no permission; -EBUSY a block
- *           device is in use; -ENODEV / -ENOEXEC the parity engine (see
+ *   -ENOENT a member path does not exist; -EACCES/-EPERM no permission; -EBUSY a member
+ *           is in use (a block device held or mounted, or a member file locked by another
+ *           open array, in this process or another); -ENODEV / -ENOEXEC the parity engine (see
  *           graid_backend_open()); -EIO a member failed while being written.
  *   On any failure before member data is written, no member is modified.
  */
@@ -280,7 +288,8 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
  * @return 0;
  *   -EINVAL NULL arguments, or no member carries a valid libgraid superblock;
  *   -EIO more roles missing or failed than the level tolerates (nothing is written);
- *   -ENOENT/-EACCES/-EBUSY opening a member; -ENODEV/-ENOEXEC the parity engine.
+ *   -ENOENT/-EACCES opening a member; -EBUSY a member is held by another open array
+ *   (members are locked with flock() while open); -ENODEV/-ENOEXEC the parity engine.
  */
 GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 			       const struct graid_open_options *opts, struct graid_array **out);
@@ -312,7 +321,7 @@ GRAID_API ssize_t graid_array_read(struct graid_array *a, void *buf, size_t len,
  * @param len bytes, a multiple of the block size.
  * @param offset array offset, a multiple of the block size; offset + len <= size.
  * @return @p len; -EINVAL misaligned or out of range; -EIO too many members failed;
- *   -ENOMEM.
+ *   -ENOMEM; -EROFS the array was opened read-only.
  */
 GRAID_API ssize_t graid_array_write(struct graid_array *a, const void *buf, size_t len,
 				    uint64_t offset);
@@ -333,9 +342,10 @@ GRAID_API int graid_array_flush(struct graid_array *a);
 GRAID_API int graid_array_info(struct graid_array *a, struct graid_array_info *info);
 
 /**
- * @brief Describe one member role.
+ * @brief Describe one member role, or a hot spare.
  * @param a the array.
- * @param idx role, 0 .. nmembers-1.
+ * @param idx role, 0 .. nmembers-1; nmembers .. nmembers+spares-1 name the hot spares
+ *   (state GRAID_MEMBER_SPARE).
  * @param mi filled up to its struct_size.
  * @return 0; -EINVAL NULL argument, @p idx out of range or struct_size too small.
  */
@@ -348,7 +358,8 @@ GRAID_API int graid_array_member_info(struct graid_array *a, unsigned idx,
  * @param a the array.
  * @param idx role, 0 .. nmembers-1.
  * @return 0 (also if it was failed already); -EINVAL @p idx out of range; -EBUSY failing
- *   it would leave the array without its data (more failures than the level tolerates).
+ *   it would leave the array without its data (more failures than the level tolerates);
+ *   -EROFS the array was opened read-only.
  */
 GRAID_API int graid_array_fail_member(struct graid_array *a, unsigned idx);
 
@@ -448,6 +459,9 @@ struct graid_scrub_report {
 	uint64_t stripe[GRAID_SCRUB_NAMED];
 	/** the member found wrong in each, or -1 when no single member can be named */
 	int32_t member[GRAID_SCRUB_NAMED];
+	/** input: NULL, or called as the scrub proceeds (bytes of member rows checked) */
+	graid_progress_fn progress;
+	void *progress_arg;          /**< input: passed to progress */
 };
 
 /**

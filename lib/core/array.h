@@ -71,6 +71,7 @@ struct graid_array {
 
 	struct bitmap bitmap;
 	bool resync_background;        /* resync runs in the background thread */
+	bool read_only;                /* GRAID_OPEN_READ_ONLY: nothing is ever written */
 	atomic_bool *stripe_busy;      /* STRIPE_LOCK_BUCKETS flags */
 	atomic_uint lock_waiters;
 	pthread_mutex_t wait_lock;
@@ -105,6 +106,8 @@ struct graid_array {
 /* member.c */
 int member_open(struct member *m, const char *path, bool exclusive);
 void member_close(struct member *m);
+/* The identity member_open() would record, without opening: to name duplicates first. */
+int member_identity(const char *path, dev_t *dev, ino_t *ino);
 int member_read_sb(struct member *m, struct graid_sb *sb);
 int member_write_sb(struct member *m, const struct graid_sb *sb);
 int member_zero_range(struct member *m, uint64_t off, uint64_t len);

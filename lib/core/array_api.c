@@ -77,6 +77,10 @@ GRAID_API int graid_array_close(struct graid_array *a)
 		return 0;
 	/* A background rebuild stops at its next batch; its checkpoint lets it resume. */
 	array_spare_stop(a);
+	if (a->read_only) {
+		array_free(a);
+		return 0;
+	}
 	rc = graid_array_flush(a);
 	pthread_mutex_lock(&a->meta_lock);
 	a->events++;
@@ -116,9 +120,9 @@ GRAID_API int graid_array_member_info(struct graid_array *a, unsigned idx,
 	struct graid_member_info i = { .struct_size = sizeof(i) };
 	struct member *m;
 
-	if (!a || !mi || idx >= a->nmembers || mi->struct_size < sizeof(i))
+	if (!a || !mi || idx >= a->nmembers + a->nspares || mi->struct_size < sizeof(i))
 		return -EINVAL;
-	m = &a->members[idx];
+	m = idx < a->nmembers ? &a->members[idx] : &a->spares[idx - a->nmembers];
 	i.role = idx;
 	i.state = atomic_load(&m->state);
 	snprintf(i.path, sizeof(i.path), "%s", m->path);

@@ -30,12 +30,26 @@ static int create_open_members(struct graid_array *a, const char *const *paths, 
 {
 	struct graid_sb sb;
 
+	/* Duplicates first: opening the second copy would only say "busy". */
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		dev_t di, dj;
+		ino_t ii, ij;
+
+		if (!paths[i])
+			return -EINVAL;
+		if (member_identity(paths[i], &di, &ii))
+			continue; /* member_open below names the problem */
+		for (unsigned j = 0; j < i; j++)
+			if (!member_identity(paths[j], &dj, &ij) && di == dj && ii == ij) {
+				graid__log(GRAID_LOG_ERR, "create: member %u (%s) is member %u (%s) "
+							  "again", i, paths[i], j, paths[j]);
+				return -EINVAL;
+			}
+	}
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		struct member *m = &a->members[i];
 		int rc;
 
-		if (!paths[i])
-			return -EINVAL;
 		rc = member_open(m, paths[i], true);
 		if (rc) {
 			graid__log(GRAID_LOG_ERR, "create: member %u (%s): %s", i, paths[i],

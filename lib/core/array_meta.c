@@ -132,11 +132,21 @@ void array_recount(struct graid_array *a)
 void array_member_failed(struct graid_array *a, unsigned role, int err)
 {
 	struct member *m = &a->members[role];
-	int expect = GRAID_MEMBER_ACTIVE;
+	int st;
+	bool changed = false;
 
 	atomic_fetch_add(&m->errors, 1);
 	pthread_mutex_lock(&a->meta_lock);
-	if (atomic_compare_exchange_strong(&m->state, &expect, GRAID_MEMBER_FAILED)) {
+	/* Active or being rebuilt: either way it is out now. */
+	st = atomic_load(&m->state);
+	while ((st == GRAID_MEMBER_ACTIVE || st == GRAID_MEMBER_REBUILDING) && !changed)
+		changed = atomic_compare_exchange_weak(&m->state, &st, GRAID_MEMBER_FAILED);
+	if (changed && a->read_only) {
+		/* Read-only: out of this handle's I/O, but nothing is recorded on the members. */
+		graid__log(GRAID_LOG_ERR, "member %u (%s) failed: %s (read-only: not recorded)",
+			   role, m->path, graid_strerror(err));
+		array_recount(a);
+	} else if (changed) {
 		graid__log(GRAID_LOG_ERR, "member %u (%s) failed: %s; array continues degraded",
 			   role, m->path, graid_strerror(err));
 		a->events++;
@@ -154,6 +164,8 @@ GRAID_API int graid_array_fail_member(struct graid_array *a, unsigned idx)
 
 	if (!a || idx >= a->nmembers)
 		return -EINVAL;
+	if (a->read_only)
+		return -EROFS;
 	pthread_mutex_lock(&a->meta_lock);
 	for (unsigned i = 0; i < a->nmembers; i++)
 		state[i] = (uint8_t)atomic_load(&a->members[i].state);

@@ -42,7 +42,8 @@ static void open_leave_out(struct open_candidate *c, const char *why)
 }
 
 /* Read every candidate's superblock; nothing is written here. */
-static int open_read_candidates(struct open_candidate *c, const char *const *paths, unsigned n)
+static int open_read_candidates(struct open_candidate *c, const char *const *paths, unsigned n,
+				bool exclusive, unsigned *busy)
 {
 	for (unsigned i = 0; i < n; i++) {
 		int rc;
@@ -50,7 +51,8 @@ static int open_read_candidates(struct open_candidate *c, const char *const *pat
 		c[i].m.fd = -1;
 		if (!paths[i])
 			return -EINVAL;
-		rc = member_open(&c[i].m, paths[i], true);
+		rc = member_open(&c[i].m, paths[i], exclusive);
+		*busy += rc == -EBUSY;
 		if (rc) {
 			graid__log(GRAID_LOG_WARNING, "open: %s: %s", paths[i], graid_strerror(rc));
 			continue;
@@ -125,6 +127,8 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 	struct open_candidate *c;
 	const struct graid_sb *fresh;
 	struct graid_array *a = NULL;
+	bool read_only;
+	unsigned busy = 0;
 	int pick, rc;
 
 	if (!members || !out || nmembers == 0 || nmembers > GRAID_MAX_MEMBERS ||
@@ -132,16 +136,20 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 						 sizeof(opts->backend)) ||
 	    (opts && opts->struct_size >= offsetof(struct graid_open_options, flags) +
 						  sizeof(opts->flags) &&
-	     (opts->flags & ~GRAID_OPEN_RESYNC_BACKGROUND)))
+	     (opts->flags & ~(GRAID_OPEN_RESYNC_BACKGROUND | GRAID_OPEN_READ_ONLY))))
 		return -EINVAL;
+	read_only = opts && opts->struct_size >= offsetof(struct graid_open_options, flags) +
+							 sizeof(opts->flags) &&
+		    (opts->flags & GRAID_OPEN_READ_ONLY);
 	c = calloc(nmembers, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	rc = open_read_candidates(c, members, nmembers);
+	rc = open_read_candidates(c, members, nmembers, !read_only, &busy);
 	pick = rc ? -1 : open_pick_array(c, nmembers);
 	if (pick < 0) {
-		graid__log(GRAID_LOG_ERR, "open: no member carries a valid libgraid superblock");
-		rc = rc ? rc : -EINVAL;
+		graid__log(GRAID_LOG_ERR, "open: %s", busy ? "members are held by another open array"
+						   : "no member carries a valid libgraid superblock");
+		rc = rc ? rc : (busy ? -EBUSY : -EINVAL);
 		goto out;
 	}
 	fresh = open_filter(c, nmembers, pick);
@@ -187,7 +195,7 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 		graid__log(GRAID_LOG_ERR, "open: only %u of %u members usable; RAID-%d cannot be "
 					  "assembled (nothing was written)", present, a->nmembers,
 			   a->lay.level);
-		rc = -EIO;
+		rc = busy ? -EBUSY : -EIO;
 		goto out;
 	}
 	rc = array_open_engine(a, opts ? opts->backend : NULL);
@@ -202,6 +210,15 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 		rc = bitmap_load(a);
 	if (rc)
 		goto out;
+	a->read_only = read_only;
+	if (read_only) {
+		/* Look, don't touch: no event, no resync, no spare takeover. */
+		a->events = fresh->events;
+		array_recount(a);
+		*out = a;
+		a = NULL;
+		goto out;
+	}
 	/* Open marks the array in use (not clean) with a new event: a crash leaves that mark. */
 	a->events = fresh->events + 1;
 	pthread_mutex_lock(&a->meta_lock);

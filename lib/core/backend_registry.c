@@ -73,6 +73,10 @@ static int registry_find(const char *name, const struct graid_backend_ops **ops,
 		graid__log(GRAID_LOG_INFO, "engine %s: plugin not found (not built or installed)",
 			   name);
 		rc = -ENODEV;
+	} else if (rc == -EINVAL) {
+		graid__log(GRAID_LOG_ERR, "no engine named \"%s\" (built in: ref, isal; plugins: "
+					  "cuda, opencl, or libgraid-backend-%s.so on GRAID_BACKEND_PATH)",
+			   name, name);
 	}
 	return rc;
 }

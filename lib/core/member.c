@@ -9,6 +9,7 @@
 
 #include <linux/falloc.h>
 #include <linux/fs.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -60,6 +61,18 @@ int member_open(struct member *m, const char *path, bool exclusive)
 	}
 	if (fd < 0)
 		return -errno;
+	/*
+	 * One open array per member: a second opener (another process, or this one) would
+	 * undo the first's state changes. Read-only openers take a shared lock if they can and
+	 * do without it if they cannot: they write nothing.
+	 */
+	if (flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) && exclusive) {
+		int err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+
+		graid__log(GRAID_LOG_ERR, "member %s is in use by another open array", path);
+		close(fd);
+		return err;
+	}
 	m->fd = fd;
 	m->is_blk = S_ISBLK(st.st_mode);
 	snprintf(m->path, sizeof(m->path), "%s", path);
@@ -87,6 +100,19 @@ int member_open(struct member *m, const char *path, bool exclusive)
 		snprintf(m->identity, sizeof(m->identity), "file dev %u:%u ino %llu",
 			 major(st.st_dev), minor(st.st_dev), (unsigned long long)st.st_ino);
 	}
+	return 0;
+}
+
+int member_identity(const char *path, dev_t *dev, ino_t *ino)
+{
+	struct stat st;
+
+	if (!strncmp(path, "faulty:", 7) && strchr(path + 7, ':'))
+		path = strchr(path + 7, ':') + 1;
+	if (stat(path, &st))
+		return -errno;
+	*dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
+	*ino = S_ISBLK(st.st_mode) ? 0 : st.st_ino;
 	return 0;
 }
 

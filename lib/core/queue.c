@@ -326,6 +326,8 @@ static int queue_add(struct graid_queue *q, uint8_t *buf, size_t len, uint64_t o
 	if (offset % a->block_size || len % a->block_size || offset > a->lay.array_bytes ||
 	    len > a->lay.array_bytes - offset)
 		return -EINVAL;
+	if (write && a->read_only)
+		return -EROFS;
 	if (q->nreq >= q->depth)
 		return -EAGAIN;
 	r = q->free_reqs;

@@ -24,10 +24,22 @@ static uint64_t rebuild_now_ns(void)
 int member_attach(struct graid_array *a, struct member *m, const char *path)
 {
 	struct graid_sb sb;
+	dev_t dev;
+	ino_t ino;
 	int rc;
 
 	memset(m, 0, sizeof(*m));
 	m->fd = -1;
+	if (member_identity(path, &dev, &ino) == 0)
+		for (unsigned i = 0; i < a->nmembers + a->nspares; i++) {
+			const struct member *o = i < a->nmembers ? &a->members[i]
+								 : &a->spares[i - a->nmembers];
+
+			if (o->fd >= 0 && o->dev == dev && o->ino == ino) {
+				graid__log(GRAID_LOG_ERR, "%s is already in this array", path);
+				return -EINVAL;
+			}
+		}
 	rc = member_open(m, path, true);
 	if (rc)
 		return rc;
@@ -113,6 +125,8 @@ GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
 		return -EINVAL;
 	if (a->lay.level == 0)
 		return -EOPNOTSUPP;
+	if (a->read_only)
+		return -EROFS;
 	pthread_mutex_lock(&a->meta_lock);
 	st = atomic_load(&a->members[idx].state);
 	if (st != GRAID_MEMBER_FAILED && st != GRAID_MEMBER_MISSING) {
@@ -410,6 +424,8 @@ GRAID_API int graid_array_rebuild(struct graid_array *a, graid_progress_fn fn, v
 
 	if (!a)
 		return -EINVAL;
+	if (a->read_only)
+		return -EROFS;
 	per_row = (size_t)a->nmembers * a->lay.chunk;
 	c.rows_max = (unsigned)(REBUILD_BATCH_BYTES / per_row);
 	if (c.rows_max < 1)

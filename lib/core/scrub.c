@@ -214,6 +214,10 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 	l = &a->lay;
 	if (l->level == 0)
 		return -EOPNOTSUPP;
+	if ((flags & GRAID_SCRUB_REPAIR) && a->read_only)
+		return -EROFS;
+	c.rep.progress = rep->progress;
+	c.rep.progress_arg = rep->progress_arg;
 	per_row = (size_t)a->nmembers * l->chunk;
 	c.rows_max = l->nparity ? (unsigned)(SCRUB_BATCH_BYTES / per_row) : 1;
 	if (c.rows_max < 1)
@@ -239,6 +243,9 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 		} else {
 			rc = scrub_mirror_rows(&c, row, rows);
 		}
+		if (rc == 0 && c.rep.progress)
+			c.rep.progress(c.rep.progress_arg, (row + rows) * l->chunk,
+				       l->nstripes * l->chunk);
 	}
 	free(c.data);
 	free(c.ptrs);

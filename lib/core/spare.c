@@ -68,6 +68,8 @@ GRAID_API int graid_array_add_spare(struct graid_array *a, const char *path)
 		return -EINVAL;
 	if (a->lay.level == 0)
 		return -EOPNOTSUPP;
+	if (a->read_only)
+		return -EROFS;
 	pthread_mutex_lock(&a->meta_lock);
 	if (a->nspares == GRAID_MAX_SPARES || a->nmembers + a->nspares >= GRAID_SB_MAX_MEMBERS) {
 		pthread_mutex_unlock(&a->meta_lock);

@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: MIT */
+/* graidctl replace, rebuild, scrub and spare: the maintenance of a degraded or ageing array. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <libgraid/graid.h>
+
+#include "gctl.h"
+
+void gctl_help_replace(FILE *f)
+{
+	gctl_print_cmd_usage(f, "replace");
+	fprintf(f,
+		"\nAssemble the array from MEMBER..., put NEWPATH (a file or block device at least\n"
+		"as large as the others) in role IDX, which must be failed or missing, then\n"
+		"rebuild it with a progress report. Give NEWPATH with the members afterwards.\n\n"
+		"  -n, --no-rebuild      only put NEWPATH in place; `graidctl rebuild` fills it\n"
+		"  -m, --max-rate SIZE   rebuild at most SIZE bytes a second per member\n\n"
+		"Exit status: 0; 1 failed; 2 usage error; 4 the array cannot be assembled;\n"
+		"5 not available in this libgraid.\n");
+}
+
+void gctl_help_rebuild(FILE *f)
+{
+	gctl_print_cmd_usage(f, "rebuild");
+	fprintf(f,
+		"\nAssemble the array from MEMBER... and rebuild every replaced (rebuilding) member\n"
+		"from the others, resuming from the last checkpoint if an earlier rebuild stopped.\n"
+		"On a terminal a progress bar shows rate and ETA; otherwise a line a second.\n\n"
+		"  -m, --max-rate SIZE   rebuild at most SIZE bytes a second per member\n\n"
+		"Exit status: 0; 1 failed; 2 usage error; 4 the array cannot be assembled;\n"
+		"5 not available in this libgraid.\n");
+}
+
+void gctl_help_scrub(FILE *f)
+{
+	gctl_print_cmd_usage(f, "scrub");
+	fprintf(f,
+		"\nAssemble the array from MEMBER... and check every stripe's parity against its\n"
+		"data (RAID-5/6), or the copies (RAID-1/10). On RAID-6 a stripe with one silently\n"
+		"wrong block names that member. Stripes with a role missing are skipped.\n\n"
+		"  -r, --repair  rewrite what is wrong: the named block on RAID-6, parity on\n"
+		"                RAID-5, the first copy over the others on RAID-1/10\n\n"
+		"Exit status: 0 no mismatch left; 3 mismatches found and not repaired; 1 failed;\n"
+		"2 usage error; 4 the array cannot be assembled; 5 not available in this libgraid.\n");
+}
+
+void gctl_help_spare(FILE *f)
+{
+	gctl_print_cmd_usage(f, "spare");
+	fprintf(f,
+		"\nAssemble the array from MEMBER... and add PATH as a hot spare: it takes the place\n"
+		"of the next member that fails. Give it with the members in later commands.\n\n"
+		"Exit status: 0; 1 failed; 2 usage error; 4 the array cannot be assembled;\n"
+		"5 not available in this libgraid.\n");
+}
+
+#ifdef GRAID_SCRUB_REPAIR
+
+/* The rebuild of every role that needs one, with the progress shown as it goes. */
+static int maint_rebuild(const char *cmd, struct graid_array *a, uint64_t max_rate)
+{
+	struct graid_rebuild_options ro = { .struct_size = sizeof(ro),
+					    .max_bytes_per_sec = max_rate };
+	struct gctl_progress p;
+	int rc;
+
+	if (max_rate) {
+		rc = graid_array_set_rebuild_options(a, &ro);
+		if (rc) {
+			gctl_err("%s: rate limit: %s", cmd, graid_strerror(rc));
+			return GCTL_EXIT_FAILED;
+		}
+	}
+	gctl_progress_init(&p, "rebuild");
+	rc = graid_array_rebuild(a, gctl_progress_update, &p);
+	gctl_progress_finish(&p, rc == 0);
+	if (rc) {
+		gctl_err("%s: rebuild: %s%s", cmd, graid_strerror(rc), gctl_level_reason(rc));
+		return GCTL_EXIT_FAILED;
+	}
+	return GCTL_EXIT_OK;
+}
+
+/* Plain commands take no options; this rejects any, and --help was handled by main. */
+static int maint_no_options(const char *cmd, int argc, char **argv)
+{
+	if (getopt(argc, argv, "") != -1) {
+		fprintf(stderr, "Try 'graidctl %s --help'.\n", cmd);
+		return GCTL_EXIT_USAGE;
+	}
+	return GCTL_EXIT_OK;
+}
+
+static int maint_parse_rate(const char *cmd, const char *s, uint64_t *rate)
+{
+	if (gctl_size_parse(s, rate) || *rate == 0)
+		return gctl_usage_err(cmd, "bad --max-rate '%s' (bytes a second, K/M/G)", s);
+	return GCTL_EXIT_OK;
+}
+
+int gctl_cmd_replace(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "no-rebuild", no_argument, NULL, 'n' },
+		{ "max-rate", required_argument, NULL, 'm' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct graid_array *a;
+	bool rebuild = true;
+	uint64_t rate = 0;
+	const char *newpath;
+	unsigned idx;
+	int c, rc, ex;
+
+	while ((c = getopt_long(argc, argv, "nm:", opts, NULL)) != -1) {
+		if (c == 'n') {
+			rebuild = false;
+		} else if (c == 'm') {
+			if (maint_parse_rate("replace", optarg, &rate))
+				return GCTL_EXIT_USAGE;
+		} else {
+			fprintf(stderr, "Try 'graidctl replace --help'.\n");
+			return GCTL_EXIT_USAGE;
+		}
+	}
+	if (argc - optind < 3)
+		return gctl_usage_err("replace", "need IDX, NEWPATH and the array's members");
+	if (gctl_parse_index(argv[optind], &idx))
+		return gctl_usage_err("replace", "bad member index '%s'", argv[optind]);
+	newpath = argv[optind + 1];
+	ex = gctl_open("replace", argv + optind + 2, argc - optind - 2, NULL, &a);
+	if (ex != GCTL_EXIT_OK)
+		return ex;
+	rc = graid_array_replace_member(a, idx, newpath);
+	if (rc) {
+		gctl_err("replace: member %u with %s: %s%s", idx, newpath, graid_strerror(rc),
+			 gctl_level_reason(rc));
+		gctl_close("replace", a);
+		return GCTL_EXIT_FAILED;
+	}
+	printf("%s is member %u%s\n", newpath, idx, rebuild ? ", rebuilding" : "");
+	ex = rebuild ? maint_rebuild("replace", a, rate) : GCTL_EXIT_OK;
+	if (gctl_close("replace", a) != GCTL_EXIT_OK)
+		return GCTL_EXIT_FAILED;
+	return ex;
+}
+
+int gctl_cmd_rebuild(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "max-rate", required_argument, NULL, 'm' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct graid_array *a;
+	uint64_t rate = 0;
+	int c, ex;
+
+	while ((c = getopt_long(argc, argv, "m:", opts, NULL)) != -1) {
+		if (c != 'm') {
+			fprintf(stderr, "Try 'graidctl rebuild --help'.\n");
+			return GCTL_EXIT_USAGE;
+		}
+		if (maint_parse_rate("rebuild", optarg, &rate))
+			return GCTL_EXIT_USAGE;
+	}
+	if (argc - optind < 1)
+		return gctl_usage_err("rebuild", "no members given");
+	ex = gctl_open("rebuild", argv + optind, argc - optind, NULL, &a);
+	if (ex != GCTL_EXIT_OK)
+		return ex;
+	ex = maint_rebuild("rebuild", a, rate);
+	if (gctl_close("rebuild", a) != GCTL_EXIT_OK)
+		return GCTL_EXIT_FAILED;
+	return ex;
+}
+
+int gctl_cmd_scrub(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "repair", no_argument, NULL, 'r' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	struct graid_array *a;
+	unsigned flags = 0;
+	double t0;
+	int c, rc, ex;
+
+	while ((c = getopt_long(argc, argv, "r", opts, NULL)) != -1) {
+		if (c != 'r') {
+			fprintf(stderr, "Try 'graidctl scrub --help'.\n");
+			return GCTL_EXIT_USAGE;
+		}
+		flags |= GRAID_SCRUB_REPAIR;
+	}
+	if (argc - optind < 1)
+		return gctl_usage_err("scrub", "no members given");
+	ex = gctl_open("scrub", argv + optind, argc - optind, NULL, &a);
+	if (ex != GCTL_EXIT_OK)
+		return ex;
+	t0 = gctl_now();
+	rc = graid_array_scrub(a, flags, &rep);
+	if (rc) {
+		gctl_err("scrub: %s%s", graid_strerror(rc), gctl_level_reason(rc));
+		gctl_close("scrub", a);
+		return GCTL_EXIT_FAILED;
+	}
+	printf("scrub %s in %.1f s: %llu stripes checked, %llu skipped, %llu mismatches, "
+	       "%llu repaired\n", flags ? "with repair" : "(check only)", gctl_now() - t0,
+	       (unsigned long long)rep.stripes_checked, (unsigned long long)rep.skipped,
+	       (unsigned long long)rep.mismatches, (unsigned long long)rep.repaired);
+	for (unsigned i = 0; i < rep.named && i < GRAID_SCRUB_NAMED; i++) {
+		if (rep.member[i] >= 0)
+			printf("  stripe %llu: member %d wrong\n",
+			       (unsigned long long)rep.stripe[i], rep.member[i]);
+		else
+			printf("  stripe %llu: inconsistent (no single member to blame)\n",
+			       (unsigned long long)rep.stripe[i]);
+	}
+	if (rep.named < rep.mismatches)
+		printf("  (%llu more; the library's log names each)\n",
+		       (unsigned long long)(rep.mismatches - rep.named));
+	ex = rep.mismatches > rep.repaired ? GCTL_EXIT_DEGRADED : GCTL_EXIT_OK;
+	if (gctl_close("scrub", a) != GCTL_EXIT_OK)
+		return GCTL_EXIT_FAILED;
+	return ex;
+}
+
+int gctl_cmd_spare(int argc, char **argv)
+{
+	struct graid_array *a;
+	int rc, ex = maint_no_options("spare", argc, argv);
+
+	if (ex != GCTL_EXIT_OK)
+		return ex;
+	if (argc - optind < 1 || strcmp(argv[optind], "add") != 0)
+		return gctl_usage_err("spare", "the only verb is 'add'");
+	if (argc - optind < 3)
+		return gctl_usage_err("spare", "need PATH and the array's members");
+	ex = gctl_open("spare", argv + optind + 2, argc - optind - 2, NULL, &a);
+	if (ex != GCTL_EXIT_OK)
+		return ex;
+	rc = graid_array_add_spare(a, argv[optind + 1]);
+	if (rc) {
+		gctl_err("spare: adding %s: %s%s", argv[optind + 1], graid_strerror(rc),
+			 gctl_level_reason(rc));
+		gctl_close("spare", a);
+		return GCTL_EXIT_FAILED;
+	}
+	printf("%s added as a hot spare\n", argv[optind + 1]);
+	return gctl_close("spare", a);
+}
+
+#else /* this libgraid has no replace, rebuild, scrub or spares yet */
+
+static int maint_unavailable(const char *cmd)
+{
+	gctl_err("%s: not available in this libgraid (%s)", cmd, graid_version());
+	return GCTL_EXIT_UNSUPPORTED;
+}
+
+int gctl_cmd_replace(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	return maint_unavailable("replace");
+}
+
+int gctl_cmd_rebuild(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	return maint_unavailable("rebuild");
+}
+
+int gctl_cmd_scrub(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	return maint_unavailable("scrub");
+}
+
+int gctl_cmd_spare(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	return maint_unavailable("spare");
+}
+
+#endif

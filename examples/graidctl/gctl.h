@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/* What graidctl's files share: exit codes, the subcommand table, and the small helpers. */
+#ifndef GCTL_H
+#define GCTL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <libgraid/graid.h>
+
+/* Exit codes, documented in graidctl.1 and --help; scripts depend on them. */
+enum gctl_exit {
+	GCTL_EXIT_OK = 0,          /* done; for status: the array is clean */
+	GCTL_EXIT_FAILED = 1,      /* the operation failed (the message says why) */
+	GCTL_EXIT_USAGE = 2,       /* bad command line: nothing was touched */
+	GCTL_EXIT_DEGRADED = 3,    /* done, but the array needs attention (degraded, mismatches) */
+	GCTL_EXIT_BROKEN = 4,      /* the array cannot be assembled: too many members lost */
+	GCTL_EXIT_UNSUPPORTED = 5, /* this libgraid lacks the operation */
+};
+
+/* One subcommand: run() gets argv[0] = "graidctl NAME" so getopt names it in messages. */
+struct gctl_cmd {
+	const char *name;
+	const char *synopsis; /* one line after "graidctl NAME" */
+	const char *summary;  /* one line for the command list */
+	int (*run)(int argc, char **argv);
+	void (*help)(FILE *f);
+};
+
+/* Subcommands (cmd_*.c). */
+int gctl_cmd_create(int argc, char **argv);
+void gctl_help_create(FILE *f);
+int gctl_cmd_status(int argc, char **argv);
+void gctl_help_status(FILE *f);
+int gctl_cmd_fail(int argc, char **argv);
+void gctl_help_fail(FILE *f);
+int gctl_cmd_backends(int argc, char **argv);
+void gctl_help_backends(FILE *f);
+int gctl_cmd_bench(int argc, char **argv);
+void gctl_help_bench(FILE *f);
+int gctl_cmd_replace(int argc, char **argv);
+void gctl_help_replace(FILE *f);
+int gctl_cmd_rebuild(int argc, char **argv);
+void gctl_help_rebuild(FILE *f);
+int gctl_cmd_scrub(int argc, char **argv);
+void gctl_help_scrub(FILE *f);
+int gctl_cmd_spare(int argc, char **argv);
+void gctl_help_spare(FILE *f);
+
+/* graidctl.c: the synopsis line that each command's help opens with. */
+void gctl_print_cmd_usage(FILE *f, const char *name);
+
+/* gctl_common.c: messages, opening and closing arrays, small conversions. */
+void gctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int gctl_usage_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int gctl_open(const char *cmd, char **members, int nmembers, const char *backend,
+	      struct graid_array **out);
+int gctl_close(const char *cmd, struct graid_array *a);
+void gctl_explain_paths(const char *cmd, char **paths, int n);
+void gctl_explain_backend(const char *cmd, const char *name);
+const char *gctl_level_reason(int err);
+int gctl_parse_index(const char *s, unsigned *out);
+const char *gctl_state_name(int state);
+void gctl_uuid_format(const uint8_t uuid[16], char out[37]);
+double gctl_now(void);
+
+/* gctl_size.c: "64K" <-> bytes. */
+int gctl_size_parse(const char *s, uint64_t *out);
+void gctl_size_format(uint64_t bytes, char *buf, size_t len);
+
+/* gctl_progress.c: a progress bar on a terminal, periodic lines elsewhere. */
+struct gctl_progress {
+	const char *what;  /* "rebuild" */
+	int tty;           /* stdout is a terminal */
+	double t0;         /* when it started */
+	double last;       /* when it last printed */
+	int printed;       /* a bar is on the screen (needs a newline before other output) */
+};
+void gctl_progress_init(struct gctl_progress *p, const char *what);
+void gctl_progress_update(void *arg, uint64_t done, uint64_t total);
+void gctl_progress_finish(struct gctl_progress *p, int ok);
+
+#endif /* GCTL_H */

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers every subcommand uses: messages, assembling and closing an array, conversions. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libgraid/graid.h>
+
+#include "gctl.h"
+
+void gctl_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("graidctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int gctl_usage_err(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "graidctl %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'graidctl %s --help'.\n", cmd);
+	return GCTL_EXIT_USAGE;
+}
+
+/*
+ * The library reports "a member could not be opened" without saying which (its log may);
+ * checking each path ourselves after the fact names the culprit for the user.
+ */
+void gctl_explain_paths(const char *cmd, char **paths, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (access(paths[i], F_OK) != 0)
+			gctl_err("%s: %s: %s", cmd, paths[i], strerror(errno));
+		else if (access(paths[i], R_OK | W_OK) != 0)
+			gctl_err("%s: %s: %s", cmd, paths[i], strerror(errno));
+	}
+}
+
+/*
+ * An unknown engine name comes back from the library as a bare -EINVAL, which reads like a
+ * problem with the members; if the name is not among the engines known here, say so.
+ */
+void gctl_explain_backend(const char *cmd, const char *name)
+{
+	struct graid_backend_desc d[32];
+	char known[256] = "";
+	int n;
+
+	if (!name || strcmp(name, "auto") == 0)
+		return;
+	for (unsigned i = 0; i < 32; i++)
+		d[i].struct_size = sizeof(d[i]);
+	n = graid_backend_list(d, 32, 0);
+	if (n < 0)
+		return;
+	for (int i = 0; i < n && i < 32; i++) {
+		if (strcmp(d[i].name, name) == 0)
+			return;
+		snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s",
+			 known[0] ? ", " : "", d[i].name);
+	}
+	gctl_err("%s: no parity engine named '%s' (known: auto, %s)", cmd, name, known);
+}
+
+int gctl_open(const char *cmd, char **members, int nmembers, const char *backend,
+	      struct graid_array **out)
+{
+	struct graid_open_options o = { .struct_size = sizeof(o), .backend = backend };
+	int rc = graid_array_open((const char *const *)members, (unsigned)nmembers, &o, out);
+
+	if (rc == 0)
+		return GCTL_EXIT_OK;
+	if (rc == -ENOENT || rc == -EACCES || rc == -EPERM)
+		gctl_explain_paths(cmd, members, nmembers);
+	if (rc == -EINVAL || rc == -ENODEV)
+		gctl_explain_backend(cmd, backend);
+	gctl_err("%s: cannot assemble the array from %d member%s: %s", cmd, nmembers,
+		 nmembers == 1 ? "" : "s", graid_strerror(rc));
+	/* -EIO from open means "too many roles lost": the array is broken, not the call. */
+	return rc == -EIO ? GCTL_EXIT_BROKEN : GCTL_EXIT_FAILED;
+}
+
+int gctl_close(const char *cmd, struct graid_array *a)
+{
+	int rc = graid_array_close(a);
+
+	if (rc) {
+		gctl_err("%s: closing the array: %s", cmd, graid_strerror(rc));
+		return GCTL_EXIT_FAILED;
+	}
+	return GCTL_EXIT_OK;
+}
+
+/* What -EOPNOTSUPP means from the healing calls, which is all it means today. */
+const char *gctl_level_reason(int err)
+{
+	return err == -EOPNOTSUPP ? " (RAID-0 has no redundancy)" : "";
+}
+
+int gctl_parse_index(const char *s, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v >= GRAID_MAX_MEMBERS)
+		return -EINVAL;
+	*out = (unsigned)v;
+	return 0;
+}
+
+const char *gctl_state_name(int state)
+{
+	switch (state) {
+	case GRAID_MEMBER_ACTIVE:
+		return "active";
+	case GRAID_MEMBER_FAILED:
+		return "failed";
+	case GRAID_MEMBER_MISSING:
+		return "missing";
+	case GRAID_MEMBER_REBUILDING:
+		return "rebuilding";
+	case GRAID_MEMBER_SPARE:
+		return "spare";
+	default:
+		return "unknown";
+	}
+}
+
+/* RFC 9562 text form, byte 0 first, as docs/FORMAT.md prints UUIDs. */
+void gctl_uuid_format(const uint8_t uuid[16], char out[37])
+{
+	char *p = out;
+
+	for (int i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			*p++ = '-';
+		p += sprintf(p, "%02x", uuid[i]);
+	}
+}
+
+double gctl_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/* graidctl's entry point: global options, the library's log, and dispatch to a subcommand. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libgraid/graid.h>
+
+#include "gctl.h"
+
+static const struct gctl_cmd main_cmds[] = {
+	{ "create", "--level N [--chunk SIZE] [--backend NAME] [--force] [--file-size SIZE] MEMBER...",
+	  "create an array on members", gctl_cmd_create, gctl_help_create },
+	{ "status", "[--json] [--backend NAME] MEMBER...",
+	  "assemble an array and describe it and its members", gctl_cmd_status, gctl_help_status },
+	{ "fail", "IDX MEMBER...", "mark member role IDX failed", gctl_cmd_fail, gctl_help_fail },
+	{ "replace", "[--no-rebuild] [--max-rate SIZE] IDX NEWPATH MEMBER...",
+	  "put a new member in role IDX and rebuild it", gctl_cmd_replace, gctl_help_replace },
+	{ "rebuild", "[--max-rate SIZE] MEMBER...",
+	  "rebuild replaced members (resumes a stopped rebuild)",
+	  gctl_cmd_rebuild, gctl_help_rebuild },
+	{ "scrub", "[--repair] MEMBER...", "check parity over the whole array (and repair it)",
+	  gctl_cmd_scrub, gctl_help_scrub },
+	{ "spare", "add PATH MEMBER...", "add a hot spare", gctl_cmd_spare, gctl_help_spare },
+	{ "backends", "[--json] [--no-measure]", "list parity engines, with measured speed",
+	  gctl_cmd_backends, gctl_help_backends },
+	{ "bench", "[--seconds S] [--ndata N] [--block SIZE] [--stripes N]",
+	  "compare the usable parity engines on the same stripes", gctl_cmd_bench,
+	  gctl_help_bench },
+};
+
+#define MAIN_NCMDS (sizeof(main_cmds) / sizeof(main_cmds[0]))
+
+static int main_verbosity; /* -v adds one, -q takes one away */
+
+static void main_help(FILE *f)
+{
+	fprintf(f, "usage: graidctl [-v|-q] COMMAND [OPTIONS] [ARGS]\n"
+		   "       graidctl COMMAND --help\n\n"
+		   "Manage libgraid RAID arrays (levels 0, 1, 5, 6, 10) over member files or\n"
+		   "block devices. MEMBER... are the array's member paths, in any order.\n\n"
+		   "Commands:\n");
+	for (size_t i = 0; i < MAIN_NCMDS; i++)
+		fprintf(f, "  %-9s %s\n", main_cmds[i].name, main_cmds[i].summary);
+	fprintf(f, "\nOptions:\n"
+		   "  -v, --verbose  more of the library's log (repeat for more)\n"
+		   "  -q, --quiet    only the library's errors\n"
+		   "  -h, --help     this text\n"
+		   "  -V, --version  graidctl's and libgraid's version\n\n"
+		   "Sizes take K, M, G or T (powers of 1024). Exit status: 0 ok, 1 the operation\n"
+		   "failed, 2 usage error, 3 done but the array needs attention (degraded,\n"
+		   "parity mismatches left), 4 the array cannot be assembled, 5 not available\n"
+		   "in this libgraid. See graidctl(1).\n");
+}
+
+/* Forwards the library's log to stderr under our name, so messages read as graidctl's own. */
+static void main_log(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	if (level <= GRAID_LOG_ERR)
+		fprintf(stderr, "graidctl: %s\n", msg);
+	else if (level == GRAID_LOG_WARNING)
+		fprintf(stderr, "graidctl: warning: %s\n", msg);
+	else
+		fprintf(stderr, "graidctl: (%s) %s\n", level == GRAID_LOG_NOTICE ? "notice" :
+			level == GRAID_LOG_INFO ? "info" : "debug", msg);
+}
+
+/* The synopsis line of one command, which each command's help starts with. */
+void gctl_print_cmd_usage(FILE *f, const char *name)
+{
+	for (size_t i = 0; i < MAIN_NCMDS; i++)
+		if (strcmp(main_cmds[i].name, name) == 0)
+			fprintf(f, "usage: graidctl %s %s\n", name, main_cmds[i].synopsis);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char name[64];
+	int c, level;
+
+	/* '+': stop at the command name; what follows is the command's to parse. */
+	while ((c = getopt_long(argc, argv, "+vqhV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'v':
+			main_verbosity++;
+			break;
+		case 'q':
+			main_verbosity--;
+			break;
+		case 'h':
+			main_help(stdout);
+			return GCTL_EXIT_OK;
+		case 'V':
+			printf("graidctl (libgraid %s)\n", graid_version());
+			return GCTL_EXIT_OK;
+		default:
+			fprintf(stderr, "Try 'graidctl --help'.\n");
+			return GCTL_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		main_help(stderr);
+		return GCTL_EXIT_USAGE;
+	}
+	level = GRAID_LOG_WARNING + main_verbosity;
+	if (level < GRAID_LOG_ERR)
+		level = GRAID_LOG_ERR;
+	if (level > GRAID_LOG_DEBUG)
+		level = GRAID_LOG_DEBUG;
+	graid_log_set(main_log, NULL, level);
+
+	for (size_t i = 0; i < MAIN_NCMDS; i++) {
+		if (strcmp(argv[optind], main_cmds[i].name) != 0)
+			continue;
+		snprintf(name, sizeof(name), "graidctl %s", main_cmds[i].name);
+		argv[optind] = name;
+		/* getopt restarts from scratch for the command (GNU: optind 0 reinitialises). */
+		argc -= optind;
+		argv += optind;
+		optind = 0;
+		for (int k = 1; k < argc; k++) {
+			if (strcmp(argv[k], "--") == 0)
+				break;
+			if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
+				main_cmds[i].help(stdout);
+				return GCTL_EXIT_OK;
+			}
+		}
+		return main_cmds[i].run(argc, argv);
+	}
+	gctl_err("unknown command '%s'", argv[optind]);
+	fprintf(stderr, "Try 'graidctl --help'.\n");
+	return GCTL_EXIT_USAGE;
+}

@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: MIT */
+/* nbdkit plugin "graid": serves one libgraid array over NBD, to every client of the server. */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include <libgraid/graid.h>
+
+#ifndef GP_VERSION
+#define GP_VERSION "unknown"
+#endif
+
+/* The array is safe to use from many threads, so nbdkit may run requests in parallel. */
+#define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
+
+/*
+ * One array per server, not per connection: every client sees the same bytes, a flush
+ * reaches every member whichever connection sends it (so multi-conn is safe), and the
+ * members' superblocks have one owner.
+ */
+static struct {
+	char **members;            /* absolute paths, from member= (in any order) */
+	unsigned nmembers;
+	char *backend;             /* backend=, NULL: $GRAID_BACKEND, else auto */
+	struct graid_array *array; /* opened in after_fork, closed in cleanup */
+	struct graid_array_info info;
+	/*
+	 * Writes that are not block-aligned read, patch and write back their edge blocks.
+	 * Two such writes to different bytes of one block must not interleave (one would
+	 * write back the other's old bytes), nor may an aligned write to that block land
+	 * between an edge read and its write-back. Unaligned writes therefore take this lock
+	 * exclusively and aligned ones shared: aligned writes still run in parallel, and the
+	 * clients that honour the advertised block size never wait.
+	 */
+	pthread_rwlock_t edge_lock;
+} gp = { .edge_lock = PTHREAD_RWLOCK_INITIALIZER };
+
+/* The library's log goes where nbdkit's does: errors and warnings always, the rest with -v. */
+static void gp_log(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	if (level <= GRAID_LOG_ERR)
+		nbdkit_error("%s", msg);
+	else if (level == GRAID_LOG_WARNING)
+		nbdkit_error("warning: %s", msg);
+	else
+		nbdkit_debug("%s", msg);
+}
+
+static void gp_load(void)
+{
+	graid_log_set(gp_log, NULL, GRAID_LOG_INFO);
+}
+
+static void gp_unload(void)
+{
+	for (unsigned i = 0; i < gp.nmembers; i++)
+		free(gp.members[i]);
+	free(gp.members);
+	free(gp.backend);
+}
+
+static int gp_config(const char *key, const char *value)
+{
+	if (strcmp(key, "member") == 0) {
+		char **m;
+
+		if (gp.nmembers >= GRAID_MAX_MEMBERS) {
+			nbdkit_error("more than %d members", GRAID_MAX_MEMBERS);
+			return -1;
+		}
+		m = realloc(gp.members, (gp.nmembers + 1) * sizeof(*m));
+		if (!m) {
+			nbdkit_error("realloc: %m");
+			return -1;
+		}
+		gp.members = m;
+		/* Absolute: nbdkit changes directory to / when it becomes a daemon. */
+		gp.members[gp.nmembers] = nbdkit_absolute_path(value);
+		if (!gp.members[gp.nmembers])
+			return -1;
+		gp.nmembers++;
+		return 0;
+	}
+	if (strcmp(key, "backend") == 0) {
+		free(gp.backend);
+		gp.backend = strdup(value);
+		if (!gp.backend) {
+			nbdkit_error("strdup: %m");
+			return -1;
+		}
+		return 0;
+	}
+	nbdkit_error("unknown parameter '%s' (member=PATH or backend=NAME)", key);
+	return -1;
+}
+
+static int gp_config_complete(void)
+{
+	if (gp.nmembers == 0) {
+		nbdkit_error("no members: give member=PATH once for every member");
+		return -1;
+	}
+	return 0;
+}
+
+static int gp_open_array(const char *backend, struct graid_array **out)
+{
+	struct graid_open_options o = { .struct_size = sizeof(o), .backend = backend };
+	int rc = graid_array_open((const char *const *)gp.members, gp.nmembers, &o, out);
+
+	if (rc)
+		nbdkit_error("cannot assemble the array from %u members: %s", gp.nmembers,
+			     graid_strerror(rc));
+	return rc;
+}
+
+/*
+ * Before nbdkit forks into the background: assemble once to fail early, with the exit
+ * status, on bad members. With the "ref" engine, so that no accelerator is initialised
+ * in a process about to fork (CUDA cannot be used in a child forked after its init).
+ */
+static int gp_get_ready(void)
+{
+	struct graid_array *a;
+
+	if (gp_open_array("ref", &a))
+		return -1;
+	if (graid_array_close(a)) {
+		nbdkit_error("closing the array after the check failed");
+		return -1;
+	}
+	return 0;
+}
+
+/* The array proper, in the process that serves, after any fork: its threads live here. */
+static int gp_after_fork(void)
+{
+	int rc;
+
+	if (gp_open_array(gp.backend, &gp.array))
+		return -1;
+	gp.info.struct_size = sizeof(gp.info);
+	rc = graid_array_info(gp.array, &gp.info);
+	if (rc) {
+		nbdkit_error("graid_array_info: %s", graid_strerror(rc));
+		return -1;
+	}
+	nbdkit_debug("RAID-%d, %u members (%u failed), %" PRIu64 " bytes, block %u, engine %s",
+		     gp.info.level, gp.info.nmembers, gp.info.nfailed, gp.info.size,
+		     gp.info.block_size, gp.info.engine);
+	return 0;
+}
+
+/* After the last connection: flush, mark clean, release the members. */
+static void gp_cleanup(void)
+{
+	if (gp.array) {
+		int rc = graid_array_close(gp.array);
+
+		if (rc)
+			nbdkit_error("closing the array: %s", graid_strerror(rc));
+		gp.array = NULL;
+	}
+}
+
+static void *gp_open(int readonly)
+{
+	(void)readonly;
+	return NBDKIT_HANDLE_NOT_NEEDED;
+}
+
+static int64_t gp_get_size(void *handle)
+{
+	(void)handle;
+	return (int64_t)gp.info.size;
+}
+
+static int gp_block_size(void *handle, uint32_t *minimum, uint32_t *preferred,
+			 uint32_t *maximum)
+{
+	(void)handle;
+	*minimum = gp.info.block_size;
+	*preferred = gp.info.block_size;
+	*maximum = 0xffffffff; /* any length that is a multiple of the minimum */
+	return 0;
+}
+
+static int gp_can_multi_conn(void *handle)
+{
+	(void)handle;
+	return 1;
+}
+
+static int gp_can_flush(void *handle)
+{
+	(void)handle;
+	return 1;
+}
+
+/* Array I/O with the error turned into nbdkit's convention (message + errno, -1). */
+static int gp_rw(bool write, void *buf, uint64_t len, uint64_t offset)
+{
+	ssize_t n = write ? graid_array_write(gp.array, buf, len, offset)
+			  : graid_array_read(gp.array, buf, len, offset);
+
+	if (n == (ssize_t)len)
+		return 0;
+	nbdkit_error("%s of %" PRIu64 " bytes at %" PRIu64 ": %s", write ? "write" : "read",
+		     len, offset, n < 0 ? graid_strerror((int)n) : "short transfer");
+	nbdkit_set_error(n < 0 ? (int)-n : EIO);
+	return -1;
+}
+
+/*
+ * A request not aligned to the array's block size: the whole blocks in the middle go
+ * straight to the array, the partial blocks at either end through a bounce block (read;
+ * for a write, patched and written back). nbdkit has checked offset + count <= size, and
+ * the size is a multiple of the block size, so the edge blocks are inside the array.
+ */
+static int gp_unaligned(bool write, uint8_t *buf, uint32_t count, uint64_t offset)
+{
+	uint64_t bs = gp.info.block_size, end = offset + count;
+	uint8_t *bounce = malloc(bs);
+	int rc = 0;
+
+	if (!bounce) {
+		nbdkit_error("malloc: %m");
+		nbdkit_set_error(ENOMEM);
+		return -1;
+	}
+	while (rc == 0 && offset < end) {
+		uint64_t blk = offset & ~(bs - 1), skip = offset - blk;
+		uint64_t n = end - offset;
+
+		if (skip == 0 && n >= bs) {
+			/* The aligned middle, in one call. */
+			n &= ~(bs - 1);
+			rc = gp_rw(write, buf, n, offset);
+		} else {
+			if (n > bs - skip)
+				n = bs - skip;
+			rc = gp_rw(false, bounce, bs, blk);
+			if (rc == 0 && write) {
+				memcpy(bounce + skip, buf, n);
+				rc = gp_rw(true, bounce, bs, blk);
+			} else if (rc == 0) {
+				memcpy(buf, bounce + skip, n);
+			}
+		}
+		buf += n;
+		offset += n;
+	}
+	free(bounce);
+	return rc;
+}
+
+static int gp_pread(void *handle, void *buf, uint32_t count, uint64_t offset, uint32_t flags)
+{
+	(void)handle, (void)flags;
+	if (((offset | count) & (gp.info.block_size - 1)) == 0)
+		return gp_rw(false, buf, count, offset);
+	return gp_unaligned(false, buf, count, offset);
+}
+
+static int gp_pwrite(void *handle, const void *buf, uint32_t count, uint64_t offset,
+		     uint32_t flags)
+{
+	bool aligned = ((offset | count) & (gp.info.block_size - 1)) == 0;
+	int rc;
+
+	(void)handle, (void)flags; /* FUA is emulated by nbdkit with a flush */
+	if (aligned)
+		pthread_rwlock_rdlock(&gp.edge_lock);
+	else
+		pthread_rwlock_wrlock(&gp.edge_lock);
+	/* The cast: gp_unaligned writes through `buf` only when reading. */
+	rc = aligned ? gp_rw(true, (void *)buf, count, offset)
+		     : gp_unaligned(true, (uint8_t *)buf, count, offset);
+	pthread_rwlock_unlock(&gp.edge_lock);
+	return rc;
+}
+
+static int gp_flush(void *handle, uint32_t flags)
+{
+	int rc;
+
+	(void)handle, (void)flags;
+	rc = graid_array_flush(gp.array);
+	if (rc) {
+		nbdkit_error("flush: %s", graid_strerror(rc));
+		nbdkit_set_error(-rc);
+		return -1;
+	}
+	return 0;
+}
+
+static struct nbdkit_plugin plugin = {
+	.name = "graid",
+	.longname = "libgraid RAID array",
+	.version = GP_VERSION,
+	.description = "Serve a libgraid RAID-0/1/5/6/10 array of member files or devices",
+	.load = gp_load,
+	.unload = gp_unload,
+	.config = gp_config,
+	.config_complete = gp_config_complete,
+	.config_help = "member=PATH   a member of the array (once per member, any order)\n"
+		       "backend=NAME  parity engine: auto, ref, isal, opencl, cuda",
+	.magic_config_key = "member",
+	.get_ready = gp_get_ready,
+	.after_fork = gp_after_fork,
+	.cleanup = gp_cleanup,
+	.open = gp_open,
+	.get_size = gp_get_size,
+	.block_size = gp_block_size,
+	.can_multi_conn = gp_can_multi_conn,
+	.can_flush = gp_can_flush,
+	.pread = gp_pread,
+	.pwrite = gp_pwrite,
+	.flush = gp_flush,
+};
+
+/* nbdkit's header defines plugin_init() without declaring it; -Wmissing-prototypes would warn. */
+struct nbdkit_plugin *plugin_init(void);
+NBDKIT_REGISTER_PLUGIN(plugin)

@@ -1,0 +1,178 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# graidctl end to end on member files: every subcommand, its exit codes, JSON and messages.
+# usage: test_graidctl.sh PATH/TO/graidctl
+set -u
+
+G=${1:?usage: test_graidctl.sh PATH/TO/graidctl}
+[ -x "$G" ] || { echo "SKIP: $G is not an executable"; exit 77; }
+G=$(readlink -f "$G") # meson passes it relative to the build folder; we work elsewhere
+PY=$(command -v python3) || { echo "SKIP: python3 is needed to check the JSON"; exit 77; }
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/graidctl-test.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+cd "$T" || exit 1
+
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok   - $*"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
+
+# expect CODE DESCRIPTION -- COMMAND...: runs it with stdout in out, stderr in err.
+expect() {
+	local want=$1 what=$2 rc
+	shift 3
+	"$@" >out 2>err
+	rc=$?
+	if [ "$rc" -eq "$want" ]; then ok "$what (exit $rc)"; else
+		bad "$what: exit $rc, wanted $want"; sed 's/^/     out: /' out; sed 's/^/     err: /' err
+	fi
+}
+# has FILE PATTERN DESCRIPTION: grep -E in the last command's out or err.
+has() {
+	if grep -Eq -- "$2" "$1"; then ok "$3"; else bad "$3: no /$2/ in $1"; sed "s/^/     $1: /" "$1"; fi
+}
+json() { # json DESCRIPTION PYTHON-EXPRESSION-ON-d: the last out must be one JSON document
+	if "$PY" -c "import json,sys; d=json.load(open('out')); sys.exit(0 if ($2) else 1)"; then
+		ok "$1"; else bad "$1"; sed 's/^/     out: /' out; fi
+}
+
+M="m0 m1 m2 m3 m4 m5"
+
+# --- help and usage --------------------------------------------------------------------
+expect 0 "graidctl --help" -- "$G" --help
+has out "status" "--help lists the commands"
+for c in create status fail replace rebuild scrub spare backends bench; do
+	expect 0 "$c --help" -- "$G" "$c" --help
+	has out "^usage: graidctl $c" "$c --help starts with its usage line"
+done
+expect 2 "no command is a usage error" -- "$G"
+expect 2 "an unknown command is a usage error" -- "$G" frobnicate
+has err "frobnicate" "the unknown command is named"
+expect 2 "an unknown option is a usage error" -- "$G" status --bogus m0
+
+# --- create: refusals first, so the members are untouched ------------------------------
+expect 2 "create without --level" -- "$G" create -s 33M $M
+expect 2 "create --level 7" -- "$G" create --level 7 -s 33M $M
+has err "level '7'" "the bad level is named"
+expect 2 "create --chunk 3K" -- "$G" create --level 6 --chunk 3K -s 33M $M
+has err "chunk size '3K'" "the bad chunk is named"
+expect 2 "create --file-size 1X" -- "$G" create --level 6 --file-size 1X $M
+expect 1 "create on members that do not exist" -- "$G" create --level 6 $M
+has err "m3: No such file or directory" "a missing member is named with the reason"
+[ ! -e m0 ] && ok "a refused create leaves no file behind" || bad "m0 exists"
+expect 1 "create RAID-6 on three members" -- "$G" create --level 6 -s 33M m0 m1 m2
+[ ! -e m0 ] && ok "a failed create removes the files it made" || bad "m0 left behind"
+expect 1 "create with an unknown parity engine" -- "$G" create -l 6 -b nosuch -s 33M $M
+has err "no parity engine named 'nosuch'" "the unknown engine is named"
+
+expect 0 "create RAID-6, 64K chunk, six 33M files" -- "$G" create --level 6 --chunk 64K \
+	--file-size 33M $M
+has out "created RAID-6 array .*: 6 members, chunk 64 KiB, 128 MiB" "create reports the array"
+expect 1 "create again without --force" -- "$G" create --level 6 $M
+has err "m0.*superblock" "the refusal names the member and the reason"
+expect 0 "create again with --force and a 16K chunk" -- "$G" create -l 6 -c 16K --force $M
+has out "chunk 16 KiB" "the forced create took the new chunk"
+
+# --- status ------------------------------------------------------------------------------
+expect 0 "status of a clean array" -- "$G" status $M
+has out "state : clean" "status says clean"
+has out "level : raid6" "status says the level"
+has out "^ +5 active +yes .* m5 \[file dev" "status lists member 5 with its identity"
+expect 0 "status --json with members in another order" -- "$G" status --json m5 m3 m1 m0 m2 m4
+json "status --json is one document describing the array" \
+	"d['level'] == 6 and d['state'] == 'clean' and len(d['members']) == 6 and \
+	 d['chunk_bytes'] == 16384 and d['size'] == 128 << 20 and \
+	 [m['path'] for m in d['members']] == ['m0','m1','m2','m3','m4','m5'] and \
+	 all(m['state'] == 'active' for m in d['members'])"
+expect 2 "status without members" -- "$G" status
+
+# --- JSON escaping: member paths with quotes, backslashes, control bytes, bad UTF-8 ------
+q1=$'we"ird\\pa\tth\n1' q2=$'caf\xc3\xa9 \x01\xff2'
+expect 0 "create RAID-1 on members with awkward names" -- "$G" create -l 1 -s 8M "$q1" "$q2"
+expect 0 "status --json of them" -- "$G" status --json "$q1" "$q2"
+json "awkward paths come out escaped and valid" \
+	"d['members'][0]['path'] == 'we\"ird\\\\pa\\tth\\n1' and \
+	 d['members'][1]['path'] == 'caf\\u00e9 \\u0001\\ufffd2'"
+
+# --- backends and bench ------------------------------------------------------------------
+expect 0 "backends" -- "$G" backends
+has out "^isal +usable +[0-9.]+ " "backends lists isal as usable, with a speed"
+has out "^ref +usable" "backends lists ref"
+expect 0 "backends --json" -- "$G" backends --json
+json "backends --json lists usable engines with speeds" \
+	"any(e['name'] == 'isal' and e['usable'] and e['gen_gbps'] > 0 for e in d)"
+expect 0 "bench, briefly" -- "$G" bench --seconds 0.02 --stripes 4
+has out "^isal +[0-9.]+ +[0-9.]+ +[0-9.]+ +yes" "bench times isal and finds it equal to ref"
+expect 2 "bench --seconds 0" -- "$G" bench --seconds 0
+
+# --- fail --------------------------------------------------------------------------------
+expect 2 "fail with a bad index" -- "$G" fail x $M
+expect 2 "fail an index past the roles" -- "$G" fail 9 $M
+has err "out of range" "the range error says so"
+expect 0 "fail member 2" -- "$G" fail 2 $M
+expect 3 "status of the degraded array exits 3" -- "$G" status $M
+has out "state : degraded" "status says degraded"
+has out "^ +2 (missing|failed) " "member 2 is out"
+expect 3 "status --json of it" -- "$G" status --json $M
+json "status --json says degraded" "d['state'] == 'degraded' and d['nfailed'] == 1"
+expect 0 "fail member 4" -- "$G" fail 4 $M
+expect 1 "failing a third member of RAID-6 is refused" -- "$G" fail 0 $M
+has err "member 0 \(m0\)" "the refusal names the member"
+expect 4 "status with too few members exits 4" -- "$G" status m0 m1
+expect 4 "status --json with too few members" -- "$G" status --json m0 m1
+json "status --json still prints one document" "d['state'] == 'failed'"
+expect 1 "status of paths that do not exist" -- "$G" status nope0 nope1
+has err "nope0" "the missing path is named"
+
+# --- replace, rebuild, scrub, spares (where this libgraid has them) ----------------------
+"$G" scrub $M >out 2>err
+if [ $? -eq 5 ]; then
+	has err "not available in this libgraid" "scrub says it is not available"
+	echo "# replace/rebuild/scrub/spare: not in this libgraid, not tested"
+else
+	L="m0 m1 m3 m5"
+	truncate -s 33M n2 n4 n2b
+	expect 0 "replace 2 with a new file, rebuilding it" -- "$G" replace 2 n2 $L
+	has out "rebuild: 100.0%" "the rebuild reports progress up to 100%"
+	has out "rebuild finished" "the rebuild finishes"
+	L="m0 m1 n2 m3 m5"
+	expect 3 "one role still missing: status exits 3" -- "$G" status $L
+	expect 0 "replace 4 without rebuilding" -- "$G" replace --no-rebuild 4 n4 $L
+	L="m0 m1 n2 m3 n4 m5"
+	expect 3 "a rebuilding role is degraded" -- "$G" status $L
+	has out "^ +4 rebuilding" "status shows role 4 rebuilding"
+	if command -v script >/dev/null; then
+		script -qec "'$G' rebuild --max-rate 1G $L" /dev/null >out 2>err
+		has out "rebuild \[#+\.*\] +[0-9.]+% .* ETA " "on a terminal the rebuild draws a bar with ETA"
+	else
+		expect 0 "rebuild" -- "$G" rebuild $L
+	fi
+	expect 0 "the rebuilt array is clean" -- "$G" status $L
+	expect 0 "rebuild with nothing to do" -- "$G" rebuild $L
+	expect 2 "rebuild --max-rate 0" -- "$G" rebuild --max-rate 0 $L
+	expect 0 "scrub of a consistent array" -- "$G" scrub $L
+	has out " 0 mismatches" "scrub finds nothing"
+	# One block of role 3 silently wrong: 4 KiB of noise at the start of its data area.
+	head -c 4096 /dev/urandom | dd of=m3 bs=4096 seek=256 conv=notrunc status=none
+	expect 3 "scrub finds the corruption and exits 3" -- "$G" scrub $L
+	has out "stripe 0: member 3 wrong" "RAID-6 scrub names the corrupt member"
+	expect 0 "scrub --repair repairs it" -- "$G" scrub --repair $L
+	has out " 1 repaired" "scrub --repair reports the repair"
+	expect 0 "scrub after the repair" -- "$G" scrub $L
+	has out " 0 mismatches" "nothing is left to repair"
+	expect 1 "replace an active role is refused" -- "$G" replace --no-rebuild 1 n2b $L
+	has err "member 1 with n2b" "the refusal names the role and the new path"
+	truncate -s 33M s0
+	expect 0 "spare add" -- "$G" spare add s0 $L
+	expect 2 "spare without add" -- "$G" spare s0 $L
+	expect 0 "fail member 1 with a spare present" -- "$G" fail 1 $L s0
+	has out "hot spare s0 took role 1" "the spare takes the failed role"
+	expect 0 "rebuild onto the spare" -- "$G" rebuild $L s0
+	expect 0 "the array is clean again, on the spare" -- "$G" status $L s0
+	has out "^ +1 active .* s0 " "role 1 is now s0"
+	expect 0 "scrub after the spare's rebuild" -- "$G" scrub $L s0
+	has out " 0 mismatches" "the spare's rebuild left parity consistent"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
