@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/* The CUDA engine's plugin entry: its table of operations, open/close, and the batch calls. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cuda_engine.h"
+
+static int cuda_probe(struct graid_backend_info *info)
+{
+	struct cuda_config cfg;
+	char desc[sizeof(info->device)] = "";
+	int rc;
+
+	/* A malformed setting makes the engine unusable here; open() says why. */
+	if (cuda_config_read(&cfg, NULL))
+		return -ENODEV;
+	rc = cuda_rt_probe(cfg.device, desc, sizeof(desc));
+	if (rc)
+		return -ENODEV;
+	/* Fill only what the caller's (possibly older, smaller) structure has room for. */
+	if (info && info->struct_size >= offsetof(struct graid_backend_info, flags) +
+						 sizeof(info->flags)) {
+		memcpy(info->device, desc, sizeof(info->device));
+		info->flags = GRAID_BACKEND_F_ACCELERATOR;
+	}
+	return 0;
+}
+
+static void cuda_close(struct graid_engine *e)
+{
+	if (!e)
+		return;
+	if (e->rt) {
+		(void)cuda_rt_bind(e->rt);
+		cuda_pipeline_release(e);
+		for (unsigned i = 0; i < CUDA_SLOTS; i++) {
+			cuda_rt_event_destroy(e->rt, e->slot[i].done);
+			cuda_rt_stream_destroy(e->rt, e->slot[i].stream);
+		}
+		cuda_rt_close(e->rt);
+	}
+	free(e->ranges);
+	pthread_mutex_destroy(&e->lock);
+	free(e);
+}
+
+static int cuda_open(struct graid_engine **out, const struct graid_backend_config *cfg)
+{
+	struct graid_engine *e;
+	long page = sysconf(_SC_PAGESIZE);
+	int rc;
+
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->log = cfg->log;
+	e->page = page > 0 ? (size_t)page : 4096;
+	rc = pthread_mutex_init(&e->lock, NULL);
+	if (rc) {
+		free(e);
+		return -rc;
+	}
+	rc = cuda_config_read(&e->cfg, e->log);
+	if (!rc)
+		rc = cuda_rt_open(&e->rt, e->cfg.device, e->log);
+	for (unsigned i = 0; !rc && i < CUDA_SLOTS; i++) {
+		rc = cuda_rt_stream_create(e->rt, &e->slot[i].stream);
+		if (!rc)
+			rc = cuda_rt_event_create(e->rt, &e->slot[i].done);
+	}
+	if (rc) {
+		cuda_close(e);
+		return rc;
+	}
+	e->log(GRAID_LOG_INFO, "cuda: device %d, %s path, %zu KiB pieces on %d streams",
+	       e->cfg.device, e->cfg.mapped ? "mapped" : "staged", e->cfg.piece_bytes >> 10,
+	       CUDA_SLOTS);
+	*out = e;
+	return 0;
+}
+
+/* Run one batch on the mapped path if asked and possible, else staged. Lock held. */
+static int cuda_run(struct graid_engine *e, struct cuda_job *job)
+{
+	int rc;
+
+	job->mapped = false;
+	if (e->cfg.mapped) {
+		rc = cuda_mapped_begin(e, job);
+		if (!rc) {
+			job->mapped = true;
+			job->geom = cuda_plan_geom(&job->kp, job->b->len, e->cfg.piece_bytes);
+			rc = cuda_pipeline_run(e, job);
+			cuda_mapped_end(e);
+			return rc;
+		}
+		/* A warning: the caller asked for a path it is not getting (once per engine). */
+		if (!e->told_fallback)
+			e->log(GRAID_LOG_WARNING,
+			       "cuda: a batch could not be mapped (%s); staging it instead",
+			       rc == -EINVAL ? "a block not 16-byte aligned" :
+					       "its memory could not be pinned");
+		e->told_fallback = true;
+	}
+	job->geom = cuda_plan_geom(&job->kp, job->b->len, e->cfg.piece_bytes);
+	return cuda_pipeline_run(e, job);
+}
+
+/* Common frame of gen, recover and check: plan, lock, bind, the failover switch, run. */
+static long cuda_batch(struct graid_engine *e, const struct graid_stripe_batch *b,
+		       enum cuda_op op, int32_t *result)
+{
+	struct cuda_job job;
+	int rc;
+
+	memset(&job, 0, sizeof(job));
+	job.b = b;
+	job.result = result;
+	rc = cuda_plan_case(&job.kp, op, b->ndata, b->nparity, b->nlost, b->lost);
+	if (rc)
+		return rc;
+
+	pthread_mutex_lock(&e->lock);
+	if (e->batches_ok >= e->cfg.fail_after) {
+		e->log(GRAID_LOG_ERR, "cuda: failing a batch on purpose (GRAID_CUDA_FAIL_AFTER=%llu)",
+		       (unsigned long long)e->cfg.fail_after);
+		rc = -EIO;
+	} else {
+		rc = cuda_rt_bind(e->rt);
+		if (!rc)
+			rc = cuda_run(e, &job);
+		if (!rc)
+			e->batches_ok++;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return rc ? rc : job.bad;
+}
+
+static int cuda_gen(struct graid_engine *e, const struct graid_stripe_batch *b)
+{
+	return (int)cuda_batch(e, b, CUDA_OP_GEN, NULL);
+}
+
+static int cuda_recover(struct graid_engine *e, const struct graid_stripe_batch *b)
+{
+	return (int)cuda_batch(e, b, CUDA_OP_RECOVER, NULL);
+}
+
+static long cuda_check(struct graid_engine *e, const struct graid_stripe_batch *b,
+		       int32_t *result)
+{
+	return cuda_batch(e, b, CUDA_OP_CHECK, result);
+}
+
+static const struct graid_backend_ops cuda_ops = {
+	GRAID_BACKEND_OPS_HEADER,
+	.name = "cuda",
+	.description = "CUDA kernels on an NVIDIA GPU (pinned staging or mapped host memory)",
+	.probe = cuda_probe,
+	.open = cuda_open,
+	.close = cuda_close,
+	.gen = cuda_gen,
+	.recover = cuda_recover,
+	.check = cuda_check,
+};
+
+__attribute__((visibility("default"))) const struct graid_backend_ops *graid_backend_plugin(void);
+
+const struct graid_backend_ops *graid_backend_plugin(void)
+{
+	return &cuda_ops;
+}
