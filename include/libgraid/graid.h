@@ -619,6 +619,10 @@ struct graid_backend_stats {
 	uint64_t stripes;        /**< stripes in those calls */
 	uint64_t bytes;          /**< data and parity bytes in those calls */
 	uint64_t failovers;      /**< batches redone on the CPU engine after an engine error */
+	/** auto mode: batches small enough that the CPU engine took them instead */
+	uint64_t cpu_routed;
+	/** auto mode: batches large enough that the CPU and the accelerator shared them */
+	uint64_t split;
 };
 
 /**

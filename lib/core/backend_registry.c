@@ -107,10 +107,12 @@ int graid__backend_open_ops(const struct graid_backend_ops *ops, void *dl,
 	be->ops = ops;
 	be->dl = dl;
 	be->flags = info.flags;
+	pthread_mutex_init(&be->worker_lock, NULL);
 	rc = ops->open(&be->engine, &graid__engine_config);
 	if (rc) {
 		graid__log(GRAID_LOG_WARNING, "engine %s: open failed on %s: %s", ops->name,
 			   info.device, graid_strerror(rc));
+		pthread_mutex_destroy(&be->worker_lock);
 		free(be);
 		return rc;
 	}
@@ -142,7 +144,11 @@ GRAID_API int graid_backend_open(const char *name, struct graid_backend **out)
 		rc = graid__select_auto(chosen, sizeof(chosen));
 		if (rc)
 			return rc;
-		name = chosen;
+		rc = graid_backend_open(chosen, out);
+		/* An accelerator picked by auto shares work with the CPU by batch size. */
+		if (rc == 0 && ((*out)->flags & GRAID_BACKEND_F_ACCELERATOR) && (*out)->fallback)
+			graid__route_measure(*out);
+		return rc;
 	}
 	if (!registry_name_ok(name)) {
 		graid__log(GRAID_LOG_ERR, "engine name \"%s\" is not a valid engine name", name);
@@ -161,6 +167,8 @@ GRAID_API void graid_backend_close(struct graid_backend *be)
 {
 	if (!be)
 		return;
+	graid__split_worker_stop(be);
+	pthread_mutex_destroy(&be->worker_lock);
 	graid_backend_close(be->fallback);
 	be->ops->close(be->engine);
 	registry_release(be->ops, be->dl);

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "route.h"
+
 #include "internal.h"
 
 /*
@@ -137,5 +139,69 @@ int graid__select_auto(char *name, size_t name_len)
 	if (!best)
 		return -ENODEV;
 	graid__log(GRAID_LOG_NOTICE, "auto selected engine %s (%.2f GB/s)", name, best->gbps);
+	return 0;
+}
+
+/*
+ * Cross-over points for routing: the same RAID-6 8+2 x 64 KiB work on the accelerator and
+ * on its CPU fallback at growing batch sizes, best of three each after a warm-up.
+ */
+#define ROUTE_POINTS 5
+
+static double select_time_gen(struct graid_backend *be, uint8_t **blocks, size_t nstripes)
+{
+	double best = 0;
+
+	graid_parity_gen(be, SELECT_NDATA, SELECT_NPARITY, SELECT_LEN, nstripes, blocks);
+	for (int run = 0; run < 3; run++) {
+		double t0 = select_now(), dt;
+
+		if (graid_parity_gen(be, SELECT_NDATA, SELECT_NPARITY, SELECT_LEN, nstripes, blocks))
+			return 0;
+		dt = select_now() - t0;
+		if (dt > 0 && (double)SELECT_NDATA * SELECT_LEN * nstripes / dt / 1e9 > best)
+			best = (double)SELECT_NDATA * SELECT_LEN * nstripes / dt / 1e9;
+	}
+	return best;
+}
+
+int graid__route_measure(struct graid_backend *be)
+{
+	static const size_t counts[ROUTE_POINTS] = { 1, 4, 16, 64, 256 };
+	const size_t nblk = SELECT_NDATA + SELECT_NPARITY;
+	size_t bytes[ROUTE_POINTS];
+	double cpu[ROUTE_POINTS], acc[ROUTE_POINTS];
+	uint8_t **blocks, *buf;
+	struct route r;
+	int rc;
+
+	if (posix_memalign((void **)&buf, 64, counts[ROUTE_POINTS - 1] * nblk * SELECT_LEN))
+		return -ENOMEM;
+	blocks = malloc(counts[ROUTE_POINTS - 1] * nblk * sizeof(*blocks));
+	if (!blocks) {
+		free(buf);
+		return -ENOMEM;
+	}
+	memset(buf, 0x5a, counts[ROUTE_POINTS - 1] * nblk * SELECT_LEN);
+	for (size_t i = 0; i < counts[ROUTE_POINTS - 1] * nblk; i++)
+		blocks[i] = buf + i * SELECT_LEN;
+	for (int i = 0; i < ROUTE_POINTS; i++) {
+		bytes[i] = counts[i] * nblk * SELECT_LEN;
+		acc[i] = select_time_gen(be, blocks, counts[i]);
+		cpu[i] = select_time_gen(be->fallback, blocks, counts[i]);
+	}
+	free(blocks);
+	free(buf);
+	rc = route_from_timings(&r, bytes, cpu, acc, ROUTE_POINTS);
+	if (rc) {
+		graid__log(GRAID_LOG_WARNING, "engine %s: routing not measured (%s); all batches go "
+					      "to it", be->ops->name, graid_strerror(rc));
+		return rc;
+	}
+	be->route = r;
+	graid__log(GRAID_LOG_NOTICE, "engine %s: batches under %zu bytes go to %s; %.0f%% of "
+				     "batches from %zu bytes run on %s at the same time",
+		   be->ops->name, r.crossover_bytes, be->fallback->ops->name, r.cpu_share * 100,
+		   r.split_min_bytes, be->fallback->ops->name);
 	return 0;
 }

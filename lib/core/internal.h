@@ -6,7 +6,11 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include <pthread.h>
+
 #include <libgraid/graid.h>
+
+#include "route.h"
 
 #if defined(__GNUC__)
 #define GRAID_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -28,6 +32,11 @@ struct graid_backend {
 	atomic_uint_fast64_t stripes;
 	atomic_uint_fast64_t bytes;
 	atomic_uint_fast64_t failovers;
+	atomic_uint_fast64_t cpu_routed;     /* batches routed whole to the CPU engine */
+	atomic_uint_fast64_t split;          /* batches split between CPU and accelerator */
+	struct route route;              /* auto mode with an accelerator: who takes what */
+	struct split_worker *worker;     /* runs the CPU share of split batches, or NULL */
+	pthread_mutex_t worker_lock;     /* creating the worker */
 };
 
 /* Built-in engines (ref_engine.c, backends/isal/isal_engine.c). */
@@ -51,5 +60,9 @@ int graid__backend_measure(struct graid_backend *be, double *gbps);
 int graid__select_auto(char *name, size_t name_len);
 double graid__measured_gbps(const char *name);
 void graid__measure_all(void);
+/* Auto mode picked an accelerator: time it against its CPU fallback to fill be->route. */
+int graid__route_measure(struct graid_backend *be);
+/* parity.c: stop the split worker of a handle being closed. */
+void graid__split_worker_stop(struct graid_backend *be);
 
 #endif /* LIBGRAID_CORE_INTERNAL_H */

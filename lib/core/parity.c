@@ -2,6 +2,7 @@
 /* The public parity calls: argument checks, dispatch to the engine, failover to the CPU. */
 #include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -53,6 +54,161 @@ static long parity_fallback_result(long rc)
 	return rc < 0 && rc != -EINVAL && rc != -ENOMEM ? -EIO : rc;
 }
 
+enum parity_op { PARITY_GEN, PARITY_RECOVER, PARITY_CHECK };
+
+/* One engine, one op, with failover to the CPU engine behind an accelerator. */
+static long parity_run(struct graid_backend *be, enum parity_op op,
+		       const struct graid_stripe_batch *b, int32_t *result)
+{
+	static const char *const names[] = { "gen", "recover", "check" };
+	const struct graid_backend *cpu = be->fallback;
+	long rc;
+
+	if (op == PARITY_CHECK && !be->ops->check)
+		/* check is optional in the ABI: an engine without it is served by the CPU. */
+		return cpu && cpu->ops->check ? cpu->ops->check(cpu->engine, b, result)
+					      : graid__ref_ops()->check(NULL, b, result);
+	rc = op == PARITY_GEN	    ? be->ops->gen(be->engine, b)
+	     : op == PARITY_RECOVER ? be->ops->recover(be->engine, b)
+				    : be->ops->check(be->engine, b, result);
+	if (!parity_should_fail_over(be, rc, names[op]))
+		return rc;
+	if (op == PARITY_CHECK && !cpu->ops->check)
+		return parity_fallback_result(graid__ref_ops()->check(NULL, b, result));
+	rc = op == PARITY_GEN	    ? cpu->ops->gen(cpu->engine, b)
+	     : op == PARITY_RECOVER ? cpu->ops->recover(cpu->engine, b)
+				    : cpu->ops->check(cpu->engine, b, result);
+	return parity_fallback_result(rc);
+}
+
+/*
+ * The CPU share of a split batch runs on a worker thread of the handle while the caller's
+ * thread drives the accelerator: both at once is the point of splitting.
+ */
+struct split_worker {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool busy;                        /* a caller owns the worker for one split */
+	bool has_job, done, stop;
+	struct graid_backend *cpu;
+	enum parity_op op;
+	struct graid_stripe_batch batch;
+	int32_t *result;
+	long rc;
+};
+
+static void *split_worker_main(void *arg)
+{
+	struct split_worker *w = arg;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		while (!w->has_job && !w->stop)
+			pthread_cond_wait(&w->cond, &w->lock);
+		if (w->stop)
+			break;
+		w->has_job = false;
+		pthread_mutex_unlock(&w->lock);
+		w->rc = parity_run(w->cpu, w->op, &w->batch, w->result);
+		pthread_mutex_lock(&w->lock);
+		w->done = true;
+		pthread_cond_broadcast(&w->cond);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+static struct split_worker *parity_worker(struct graid_backend *be)
+{
+	struct split_worker *w;
+
+	pthread_mutex_lock(&be->worker_lock);
+	w = be->worker;
+	if (!w && (w = calloc(1, sizeof(*w)))) {
+		pthread_mutex_init(&w->lock, NULL);
+		pthread_cond_init(&w->cond, NULL);
+		w->cpu = be->fallback;
+		if (pthread_create(&w->thread, NULL, split_worker_main, w)) {
+			free(w);
+			w = NULL;
+		}
+		be->worker = w;
+	}
+	pthread_mutex_unlock(&be->worker_lock);
+	return w;
+}
+
+void graid__split_worker_stop(struct graid_backend *be)
+{
+	struct split_worker *w = be->worker;
+
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->stop = true;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->thread, NULL);
+	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->cond);
+	free(w);
+	be->worker = NULL;
+}
+
+/* Run a batch where the routing policy says: CPU, accelerator, or both at once. */
+static long parity_dispatch(struct graid_backend *be, enum parity_op op,
+			    const struct graid_stripe_batch *b, int32_t *result)
+{
+	const size_t nblk = b->ndata + b->nparity;
+	struct graid_stripe_batch head = *b, tail = *b;
+	struct split_worker *w;
+	size_t ncpu = 0, nacc = b->nstripes;
+	long rc, rc_cpu;
+
+	if (be->route.enabled && be->fallback)
+		route_plan(&be->route, nblk * b->len, b->nstripes, &ncpu, &nacc);
+	if (ncpu == 0)
+		return parity_run(be, op, b, result);
+	if (nacc == 0) {
+		atomic_fetch_add_explicit(&be->cpu_routed, 1, memory_order_relaxed);
+		return parity_run(be->fallback, op, b, result);
+	}
+	head.nstripes = ncpu;
+	tail.nstripes = nacc;
+	tail.blocks = b->blocks + ncpu * nblk;
+	w = parity_worker(be);
+	if (w)
+		pthread_mutex_lock(&w->lock);
+	if (!w || w->busy) {
+		/* Another caller holds the worker: do both shares here, one after the other. */
+		if (w)
+			pthread_mutex_unlock(&w->lock);
+		rc_cpu = parity_run(be->fallback, op, &head, result);
+		rc = parity_run(be, op, &tail, result ? result + ncpu : NULL);
+	} else {
+		w->busy = true;
+		w->op = op;
+		w->batch = head;
+		w->result = result;
+		w->done = false;
+		w->has_job = true;
+		pthread_cond_broadcast(&w->cond);
+		pthread_mutex_unlock(&w->lock);
+		rc = parity_run(be, op, &tail, result ? result + ncpu : NULL);
+		pthread_mutex_lock(&w->lock);
+		while (!w->done)
+			pthread_cond_wait(&w->cond, &w->lock);
+		rc_cpu = w->rc;
+		w->busy = false;
+		pthread_mutex_unlock(&w->lock);
+	}
+	atomic_fetch_add_explicit(&be->split, 1, memory_order_relaxed);
+	if (rc_cpu < 0)
+		return rc_cpu;
+	return rc < 0 ? rc : rc + rc_cpu; /* check: mismatch counts add up; else 0 + 0 */
+}
+
 GRAID_API int graid_parity_gen(struct graid_backend *be, unsigned ndata, unsigned nparity,
 			       size_t len, size_t nstripes, uint8_t *const *blocks)
 {
@@ -64,10 +220,7 @@ GRAID_API int graid_parity_gen(struct graid_backend *be, unsigned ndata, unsigne
 
 	if (rc)
 		return rc;
-	rc = be->ops->gen(be->engine, &b);
-	if (parity_should_fail_over(be, rc, "gen"))
-		rc = (int)parity_fallback_result(
-			be->fallback->ops->gen(be->fallback->engine, &b));
+	rc = (int)parity_dispatch(be, PARITY_GEN, &b, NULL);
 	if (rc == 0)
 		parity_count(be, &b);
 	return rc;
@@ -105,10 +258,7 @@ GRAID_API int graid_parity_recover(struct graid_backend *be, unsigned ndata,
 	}
 	if (nlost == 0)
 		return 0;
-	rc = be->ops->recover(be->engine, &b);
-	if (parity_should_fail_over(be, rc, "recover"))
-		rc = (int)parity_fallback_result(
-			be->fallback->ops->recover(be->fallback->engine, &b));
+	rc = (int)parity_dispatch(be, PARITY_RECOVER, &b, NULL);
 	if (rc == 0)
 		parity_count(be, &b);
 	return rc;
@@ -122,22 +272,11 @@ GRAID_API long graid_parity_check(struct graid_backend *be, unsigned ndata,
 		.struct_size = sizeof(b), .ndata = ndata, .nparity = nparity,
 		.len = len, .nstripes = nstripes, .blocks = blocks,
 	};
-	const struct graid_backend *cpu;
 	long rc = parity_check_args(be, ndata, nparity, len, nstripes, blocks);
 
 	if (rc)
 		return rc;
-	if (be->ops->check) {
-		rc = be->ops->check(be->engine, &b, result);
-		if (parity_should_fail_over(be, rc, "check") && be->fallback->ops->check)
-			rc = parity_fallback_result(
-				be->fallback->ops->check(be->fallback->engine, &b, result));
-	} else {
-		/* check is optional in the ABI: an engine without it is served by the CPU. */
-		cpu = be->fallback;
-		rc = cpu && cpu->ops->check ? cpu->ops->check(cpu->engine, &b, result)
-					    : graid__ref_ops()->check(NULL, &b, result);
-	}
+	rc = parity_dispatch(be, PARITY_CHECK, &b, result);
 	if (rc >= 0)
 		parity_count(be, &b);
 	return rc;
@@ -155,6 +294,8 @@ GRAID_API int graid_backend_stats(const struct graid_backend *be,
 	s.stripes = atomic_load(&((struct graid_backend *)be)->stripes);
 	s.bytes = atomic_load(&((struct graid_backend *)be)->bytes);
 	s.failovers = atomic_load(&((struct graid_backend *)be)->failovers);
+	s.cpu_routed = atomic_load(&((struct graid_backend *)be)->cpu_routed);
+	s.split = atomic_load(&((struct graid_backend *)be)->split);
 	s.struct_size = stats->struct_size < sizeof(s) ? stats->struct_size : sizeof(s);
 	memcpy(stats, &s, s.struct_size);
 	return 0;
