@@ -18,9 +18,27 @@ static struct io_uring_sqe *mio_sqe(struct io_uring *ring)
 	return sqe;
 }
 
+static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned member,
+		       bool write, void *buf, unsigned len, const struct iovec *iov,
+		       unsigned iovcnt, uint64_t off, void *user_data, struct member_io_fault *mf);
+
 int member_prep_io(struct io_uring *ring, struct graid_array *a, unsigned member, bool write,
 		   void *buf, unsigned len, uint64_t off, void *user_data,
 		   struct member_io_fault *mf)
+{
+	return member_prep(ring, a, member, write, buf, len, NULL, 0, off, user_data, mf);
+}
+
+int member_prep_writev(struct io_uring *ring, struct graid_array *a, unsigned member,
+		       const struct iovec *iov, unsigned iovcnt, uint64_t off, void *user_data,
+		       struct member_io_fault *mf)
+{
+	return member_prep(ring, a, member, true, NULL, 0, iov, iovcnt, off, user_data, mf);
+}
+
+static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned member,
+		       bool write, void *buf, unsigned len, const struct iovec *iov,
+		       unsigned iovcnt, uint64_t off, void *user_data, struct member_io_fault *mf)
 {
 	struct member *m = &a->members[member];
 	enum fault_action act = FAULT_NONE;
@@ -52,6 +70,18 @@ int member_prep_io(struct io_uring *ring, struct graid_array *a, unsigned member
 	if (act == FAULT_FAIL) {
 		io_uring_prep_nop(sqe);
 		mf->injected = -EIO;
+	} else if (write && iov) {
+		if (act == FAULT_TEAR) {
+			/* The first half of the pieces land, then the device is gone. */
+			iovcnt /= 2;
+			mf->injected = -EIO;
+			if (iovcnt == 0) {
+				io_uring_prep_nop(sqe);
+				io_uring_sqe_set_data(sqe, user_data);
+				return 0;
+			}
+		}
+		io_uring_prep_writev(sqe, m->fd, iov, iovcnt, a->data_offset + off);
 	} else if (write) {
 		if (act == FAULT_TEAR) {
 			/* Half of it lands, in whole logical blocks, then the device is gone. */

@@ -16,4 +16,12 @@ int member_prep_io(struct io_uring *ring, struct graid_array *a, unsigned member
 		   void *buf, unsigned len, uint64_t off, void *user_data,
 		   struct member_io_fault *mf);
 
+/*
+ * The same for a vectored write of iovcnt pieces landing contiguously at `off`; the iovec
+ * array must live until the I/O completes.
+ */
+int member_prep_writev(struct io_uring *ring, struct graid_array *a, unsigned member,
+		       const struct iovec *iov, unsigned iovcnt, uint64_t off, void *user_data,
+		       struct member_io_fault *mf);
+
 #endif

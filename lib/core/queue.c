@@ -57,6 +57,17 @@ static struct sop *queue_sop_alloc(struct graid_queue *q)
 						sizeof(bool) + sizeof(struct mio)));
 		if (!s)
 			return NULL;
+		if (q->a->lay.nparity) {
+			/* Run storage; without it the operation just never becomes a run. */
+			s->iov = malloc((size_t)n * SOP_RUN_MAX * sizeof(*s->iov));
+			s->buckets = malloc(SOP_RUN_MAX * sizeof(*s->buckets));
+			if (!s->iov || !s->buckets) {
+				free(s->iov);
+				free(s->buckets);
+				s->iov = NULL;
+				s->buckets = NULL;
+			}
+		}
 		p = (uint8_t *)(s + 1);
 		s->mio = (struct mio *)p;
 		p += n * sizeof(struct mio);
@@ -87,6 +98,26 @@ int queue_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned membe
 	io->write = write;
 	rc = member_prep_io(&q->ring, q->a, member, write, ptr, (unsigned)len, member_off, io,
 			    &io->fault);
+	if (rc)
+		return rc;
+	s->pending++;
+	q->ios_inflight++;
+	q->sqes_pending++;
+	return 0;
+}
+
+int queue_writev(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,
+		 const struct iovec *iov, unsigned iovcnt, size_t len, uint64_t member_off)
+{
+	struct mio *io = &s->mio[slot];
+	int rc;
+
+	io->sop = s;
+	io->copy_to = io->copy_from = NULL;
+	io->len = (uint32_t)len;
+	io->member = (uint16_t)member;
+	io->write = true;
+	rc = member_prep_writev(&q->ring, q->a, member, iov, iovcnt, member_off, io, &io->fault);
 	if (rc)
 		return rc;
 	s->pending++;
@@ -162,6 +193,18 @@ static void queue_cut(struct graid_queue *q, struct req *r, struct sop *s)
 
 	if (end > r->off + r->len)
 		end = r->off + r->len;
+	s->nrun = 1;
+	/*
+	 * A write of whole RAID-5/6 stripes takes up to SOP_RUN_MAX of them at once: each
+	 * member then gets one vectored write instead of one per stripe.
+	 */
+	if (r->write && l->nparity && at % unit == 0 && r->off + r->len - at >= 2 * unit &&
+	    s->iov) {
+		uint64_t whole = (r->off + r->len - at) / unit;
+
+		s->nrun = (unsigned)(whole < SOP_RUN_MAX ? whole : SOP_RUN_MAX);
+		end = at + s->nrun * unit;
+	}
 	s->req = r;
 	s->stripe = at / unit;
 	s->arr_off = at;
@@ -300,6 +343,8 @@ GRAID_API int graid_queue_destroy(struct graid_queue *q)
 		struct sop *s = q->free_sops;
 
 		q->free_sops = s->next;
+		free(s->iov);
+		free(s->buckets);
 		free(s);
 	}
 	while (q->free_reqs) {

@@ -47,7 +47,11 @@ enum sop_plan {
 	PLAN_RCW,            /* read the other data, regenerate parity */
 	PLAN_RMW,            /* read old data and parity, apply the difference */
 	PLAN_DEGRADED,       /* read every survivor, recover, (regenerate, write) */
+	PLAN_RUN,            /* RAID-5/6: several whole stripes, one vectored write per member */
 };
+
+/* The most stripes one full-stripe run covers (and iovecs per member write). */
+#define SOP_RUN_MAX 16
 
 /*
  * One stripe of a request (RAID-0/5/6: a row of chunks; RAID-1/10: one chunk). Per-role
@@ -56,7 +60,11 @@ enum sop_plan {
 struct sop {
 	struct sop *next;
 	struct req *req;
-	uint64_t stripe;
+	uint64_t stripe;     /* the first stripe */
+	unsigned nrun;       /* stripes covered: 1, or up to SOP_RUN_MAX for PLAN_RUN */
+	unsigned nlocked;    /* PLAN_RUN: stripe locks held, in buckets[] */
+	unsigned *buckets;   /* PLAN_RUN: SOP_RUN_MAX entries */
+	struct iovec *iov;   /* PLAN_RUN: SOP_RUN_MAX per member */
 	uint64_t arr_off;    /* array offset of this operation's first byte */
 	size_t req_off;      /* offset of that byte in req->buf */
 	size_t arr_len;      /* bytes of the request in this stripe */
@@ -111,6 +119,8 @@ uint8_t *queue_buf_get(struct graid_queue *q, size_t len);
 void queue_buf_put(struct graid_queue *q, uint8_t *p, size_t len);
 int queue_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,
 	     bool write, uint8_t *ptr, size_t len, uint64_t member_off);
+int queue_writev(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,
+		 const struct iovec *iov, unsigned iovcnt, size_t len, uint64_t member_off);
 void queue_sop_done(struct graid_queue *q, struct sop *s, int err);
 
 /* sop.c */

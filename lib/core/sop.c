@@ -71,13 +71,16 @@ static void sop_release_bufs(struct graid_queue *q, struct sop *s)
 
 static void sop_finish(struct graid_queue *q, struct sop *s, int err)
 {
-	if (s->req->write)
-		bitmap_end_write(q->a, s->stripe);
+	for (unsigned j = 0; s->req->write && j < s->nrun; j++)
+		bitmap_end_write(q->a, s->stripe + j);
 	sop_release_bufs(q, s);
 	if (s->locked) {
 		stripe_unlock(q->a, s->bucket);
 		s->locked = false;
 	}
+	for (unsigned j = 0; j < s->nlocked; j++)
+		stripe_unlock(q->a, s->buckets[j]);
+	s->nlocked = 0;
 	queue_sop_done(q, s, err);
 }
 
@@ -254,13 +257,82 @@ static void sop_lock_and_plan(struct graid_queue *q, struct sop *s)
 	sop_plan_locked(q, s);
 }
 
+static bool sop_run_trylock(struct graid_queue *q, struct sop *s);
+static void sop_run_plan(struct graid_queue *q, struct sop *s);
+
 bool sop_try_unpark(struct graid_queue *q, struct sop *s)
 {
+	if (s->plan == PLAN_RUN) {
+		if (!sop_run_trylock(q, s))
+			return false;
+		sop_run_plan(q, s);
+		return true;
+	}
 	if (!stripe_trylock(q->a, s->stripe, &s->bucket))
 		return false;
 	s->locked = true;
 	sop_plan_locked(q, s);
 	return true;
+}
+
+/*
+ * All of a run's stripe locks or none: a run never waits holding some, so it cannot
+ * deadlock with anything (stripes of one run may share a bucket: taken once).
+ */
+static bool sop_run_trylock(struct graid_queue *q, struct sop *s)
+{
+	s->nlocked = 0;
+	for (unsigned j = 0; j < s->nrun; j++) {
+		unsigned b = stripe_bucket(s->stripe + j), got;
+		bool held = false;
+
+		for (unsigned k = 0; k < s->nlocked; k++)
+			held |= s->buckets[k] == b;
+		if (held)
+			continue;
+		if (!stripe_trylock(q->a, s->stripe + j, &got)) {
+			for (unsigned k = 0; k < s->nlocked; k++)
+				stripe_unlock(q->a, s->buckets[k]);
+			s->nlocked = 0;
+			return false;
+		}
+		s->buckets[s->nlocked++] = got;
+	}
+	return true;
+}
+
+/* Whole stripes need no reads: parity from the caller's data, straight to the batch. */
+static void sop_run_plan(struct graid_queue *q, struct sop *s)
+{
+	const struct graid_layout *l = &q->a->lay;
+	uint8_t *user = s->req->buf + s->req_off;
+	size_t data = (size_t)s->nrun * l->ndata * l->chunk;
+
+	s->lo = 0;
+	s->hi = l->chunk;
+	for (unsigned p = 0; p < l->nparity; p++)
+		if (!sop_own_buf(q, s, l->ndata + p, (size_t)s->nrun * l->chunk))
+			return sop_finish(q, s, -ENOMEM);
+	if (!queue_aligned(user)) {
+		if (!sop_own_buf(q, s, 0, data))
+			return sop_finish(q, s, -ENOMEM);
+		memcpy(s->buf[0], user, data);
+	}
+	s->phase = SOP_COMPUTE;
+	s->next = q->gen_list;
+	q->gen_list = s;
+}
+
+static void sop_run_start(struct graid_queue *q, struct sop *s)
+{
+	s->plan = PLAN_RUN;
+	s->phase = SOP_PARKED;
+	if (!sop_run_trylock(q, s)) {
+		s->next = q->parked;
+		q->parked = s;
+		return;
+	}
+	sop_run_plan(q, s);
 }
 
 /* The chunk range [lo, hi) the stripe work covers: the union of the request's parts. */
@@ -436,16 +508,64 @@ static void sop_compute(struct graid_queue *q, struct sop *s)
 }
 
 /* The blocks generation runs over: the stripe itself, or (RMW) the differences. */
+/* A run's stripe j: the caller's data (or its bounce copy) and slices of the parity buffers. */
+static uint8_t *sop_run_chunk(const struct graid_layout *l, const struct sop *s, unsigned j,
+			      unsigned role)
+{
+	if (role >= l->ndata)
+		return s->buf[role] + (size_t)j * l->chunk;
+	if (s->own[0])
+		return s->buf[0] + ((size_t)j * l->ndata + role) * l->chunk;
+	return s->req->buf + s->req_off + ((size_t)j * l->ndata + role) * l->chunk;
+}
+
 static void sop_gen_ptrs(const struct graid_layout *l, struct sop *s, uint8_t **out)
 {
+	if (s->plan == PLAN_RUN) {
+		for (unsigned j = 0; j < s->nrun; j++)
+			for (unsigned r = 0; r < sop_nroles(l); r++)
+				out[j * sop_nroles(l) + r] = sop_run_chunk(l, s, j, r);
+		return;
+	}
 	for (unsigned r = 0; r < sop_nroles(l); r++)
 		out[r] = (s->plan == PLAN_RMW && r >= l->ndata) ? s->nbuf[r] : s->buf[r];
+}
+
+/* One vectored write per live member covering all the run's rows. */
+static void sop_run_write(struct graid_queue *q, struct sop *s)
+{
+	const struct graid_layout *l = &q->a->lay;
+
+	s->phase = SOP_WRITING;
+	s->nwrites = 0;
+	for (unsigned m = 0; m < q->a->nmembers; m++) {
+		struct iovec *iov = s->iov + (size_t)m * SOP_RUN_MAX;
+
+		if (!array_role_writable(q->a, m))
+			continue;
+		for (unsigned j = 0; j < s->nrun; j++) {
+			iov[j].iov_base = sop_run_chunk(l, s, j,
+							graid_layout_member_role(l, s->stripe + j, m));
+			iov[j].iov_len = l->chunk;
+		}
+		if (queue_writev(q, s, m, m, iov, s->nrun, (size_t)s->nrun * l->chunk,
+				 sop_member_off(l, s->stripe, 0)) == 0) {
+			s->nwrites++;
+		} else {
+			array_member_failed(q->a, m, -EAGAIN);
+			s->write_fail++;
+		}
+	}
+	sop_wait_or_continue(q, s);
 }
 
 static void sop_write_phase(struct graid_queue *q, struct sop *s)
 {
 	const struct graid_layout *l = &q->a->lay;
 	uint32_t ws, we;
+
+	if (s->plan == PLAN_RUN)
+		return sop_run_write(q, s);
 
 	if (s->plan == PLAN_RMW)
 		for (unsigned p = l->ndata; p < sop_nroles(l); p++)
@@ -506,7 +626,7 @@ void sop_compute_batch(struct graid_queue *q)
 				*pp = s->next;
 				s->next = group;
 				group = s;
-				n++;
+				n += s->nrun;
 			} else {
 				pp = &s->next;
 			}
@@ -527,8 +647,10 @@ void sop_compute_batch(struct graid_queue *q)
 			q->batch_cap = n * nroles;
 		}
 		n = 0;
-		for (struct sop *s = group; s; s = s->next)
-			sop_gen_ptrs(l, s, q->batch_ptrs + nroles * n++);
+		for (struct sop *s = group; s; s = s->next) {
+			sop_gen_ptrs(l, s, q->batch_ptrs + nroles * n);
+			n += s->nrun;
+		}
 		rc = graid_parity_gen(q->a->be, l->ndata, l->nparity, len, n, q->batch_ptrs);
 		while (group) {
 			struct sop *s = group;
@@ -555,11 +677,14 @@ void sop_start(struct graid_queue *q, struct sop *s)
 	s->write_fail = 0;
 	s->err = 0;
 	s->locked = false;
+	s->nlocked = 0;
 	/* The region is marked dirty on disk before any member sees this write. */
-	if (s->req->write)
-		bitmap_start_write(q->a, s->stripe);
+	for (unsigned j = 0; s->req->write && j < s->nrun; j++)
+		bitmap_start_write(q->a, s->stripe + j);
 	if (atomic_load(&q->a->broken))
 		return sop_finish(q, s, -EIO);
+	if (s->nrun > 1)
+		return sop_run_start(q, s);
 	if (l->level == 1 || l->level == 10)
 		return s->req->write ? sop_lock_and_plan(q, s) : sop_mirror_read(q, s);
 	sop_range(l, s);
