@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: MIT */
+/* array_bench: the BENCHMARKS.md fio profiles on RAID arrays, next to JBOD on the same files. */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/magic.h>
+
+#include "ab.h"
+
+#define MAIN_META_BYTES (1ull << 20) /* the library's default data offset */
+
+/* A hung library must not hang the benchmark: say where it stuck, and stop. */
+static const char *volatile main_phase = "start";
+
+static void main_say(const char *s)
+{
+	ssize_t rc = write(2, s, strlen(s));
+
+	(void)rc;
+}
+
+static void main_alarm(int sig)
+{
+	(void)sig;
+	main_say("\narray_bench: no progress, giving up (library hang?) during: ");
+	main_say(main_phase);
+	main_say("\n");
+	_exit(2);
+}
+
+static void main_watch(const char *phase, double expect_secs)
+{
+	main_phase = phase;
+	alarm((unsigned)(expect_secs * 4) + 60);
+}
+
+/* Other work on a shared machine moves every figure: print the load beside them. */
+static void main_loadavg(const char *when)
+{
+	char buf[64] = "";
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f && fgets(buf, sizeof(buf), f))
+		printf("# load average %s: %.*s\n", when, (int)strcspn(buf, " \n"), buf);
+	if (f)
+		fclose(f);
+}
+
+static void main_header(int argc, char **argv, const struct ab_opts *o)
+{
+	char model[272] = "unknown", line[256], date[64];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	time_t now = time(NULL);
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, "model name", 10) == 0) {
+			char *p = strchr(line, ':');
+
+			snprintf(model, sizeof(model), "%s", p ? p + 2 : line);
+			model[strcspn(model, "\n")] = 0;
+			break;
+		}
+	if (f)
+		fclose(f);
+	strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
+	printf("# array_bench, libgraid %s, %s\n# CPU: %s, %ld online cores\n# command:", graid_version(),
+	       date, model, sysconf(_SC_NPROCESSORS_ONLN));
+	for (int i = 0; i < argc; i++)
+		printf(" %s", argv[i]);
+	printf("\n# %u threads x qd", o->threads);
+	for (unsigned i = 0; i < o->nqds; i++)
+		printf("%s%u", i ? "," : " ", o->qds[i]);
+	printf(", %.2f s per profile and target", o->seconds);
+	if (o->repeat > 1)
+		printf(" per round, %u rounds alternating array and JBOD", o->repeat);
+	printf(", chunk %u KiB\n", o->chunk >> 10);
+	main_loadavg("at start (1 min)");
+}
+
+/* Member reads and writes so far: the I/O amplification of each profile. */
+static uint64_t main_member_ios(struct graid_array *a, unsigned n)
+{
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	uint64_t sum = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		if (graid_array_member_info(a, i, &mi) == 0)
+			sum += mi.reads + mi.writes;
+	return sum;
+}
+
+/* Prefill once, so that reads return written data rather than holes. */
+static int main_prefill(struct graid_array *a, uint64_t size, uint64_t seed)
+{
+	uint64_t len = size / (1u << 20) * (1u << 20);
+	uint8_t *buf;
+	uint64_t t0 = ab_now_ns();
+	int rc;
+
+	if (posix_memalign((void **)&buf, 4096, 1u << 20))
+		return -ENOMEM;
+	for (uint32_t o = 0; o < (1u << 20); o += 8) {
+		uint64_t v = ab_rand(&seed);
+
+		memcpy(buf + o, &v, 8);
+	}
+	rc = ab_array_stream(a, true, buf, 0, len, 1u << 20, true);
+	if (rc == 0)
+		printf("prefill: %llu MiB in 1 MiB sequential writes, %.2f GB/s\n",
+		       (unsigned long long)(len >> 20),
+		       (double)len / (double)(ab_now_ns() - t0));
+	free(buf);
+	return rc;
+}
+
+static int main_level(const struct ab_opts *o, const struct ab_members *m, int level,
+		      struct ab_row *rows, unsigned *nrows, FILE *csv, bool direct)
+{
+	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = level,
+					  .chunk_bytes = o->chunk, .backend = o->backend,
+					  .flags = GRAID_CREATE_FORCE };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct ab_geom g = { .level = level, .n = o->members, .chunk = o->chunk };
+	struct graid_array *a;
+	struct ab_hist *hist = calloc(2, sizeof(*hist));  /* array, JBOD */
+	struct ab_jbod jbod;
+	int rc;
+
+	if (!hist)
+		return -ENOMEM;
+	main_watch("graid_array_create", 10);
+	rc = graid_array_create(m->paths, m->n, &cfg, &a);
+	if (rc) {
+		free(hist);
+		fprintf(stderr, "array_bench: RAID-%d create: %s\n", level, graid_strerror(rc));
+		return rc;
+	}
+	graid_array_info(a, &info);
+	graid_array_member_info(a, 0, &mi);
+	printf("\n== RAID-%d: %u members, chunk %u KiB, %llu MiB usable, engine %s, member I/O %s\n",
+	       level, info.nmembers, info.chunk_bytes >> 10, (unsigned long long)(info.size >> 20),
+	       info.engine, mi.direct_io ? "O_DIRECT" : "buffered");
+	main_watch("prefill", (double)info.size / 1e8);
+	rc = main_prefill(a, info.size, o->seed);
+	if (rc == -ENOSYS || rc == -EPERM) {
+		printf("array_bench: io_uring is not available here (%s): skipped\n",
+		       graid_strerror(rc));
+		graid_array_close(a);
+		free(hist);
+		return 77;
+	}
+	if (rc == 0)
+		rc = ab_jbod_open(&jbod, m->paths, m->n, MAIN_META_BYTES, o->data_bytes);
+	if (rc) {
+		graid_array_close(a);
+		free(hist);
+		return rc;
+	}
+	if (jbod.direct != direct)
+		printf("note: the JBOD baseline got %s I/O, unlike the library\n",
+		       jbod.direct ? "O_DIRECT" : "buffered");
+	for (unsigned qi = 0; qi < o->nqds && rc == 0; qi++) {
+		struct ab_row *first = &rows[*nrows];
+
+		for (unsigned pi = 0; pi < o->nprofiles && rc == 0; pi++) {
+			struct ab_row *r = &rows[(*nrows)++];
+			struct ab_run_cfg rc_arr = { .p = o->profiles[pi], .threads = o->threads,
+						     .qd = o->qds[qi], .seconds = o->seconds,
+						     .size = info.size, .seed = o->seed + pi };
+			struct ab_run_cfg rc_jbod = rc_arr;
+
+			rc_jbod.size = ab_jbod_size(&jbod);
+			*r = (struct ab_row){ .g = g, .qd = o->qds[qi], .p = o->profiles[pi] };
+			main_watch(r->p->name, o->seconds * 2 * o->repeat);
+			/* Alternating rounds put both sides under the same background load on a
+			 * shared machine, so their ratio stays meaningful when the load moves. */
+			memset(hist, 0, 2 * sizeof(*hist));
+			for (unsigned k = 0; k < o->repeat && rc == 0; k++) {
+				uint64_t mio0 = main_member_ios(a, o->members);
+
+				rc = ab_run(&ab_array_ops, a, &rc_arr, &r->arr, &hist[0]);
+				r->arr.member_ios += main_member_ios(a, o->members) - mio0;
+				if (rc == 0)
+					rc = ab_run(&ab_jbod_ops, &jbod, &rc_jbod, &r->jbod, &hist[1]);
+			}
+			if (rc)
+				break;
+			ab_result_finish(&r->arr, &hist[0]);
+			ab_result_finish(&r->jbod, &hist[1]);
+			r->best_iops = ab_best_iops(&g, r->p, r->jbod.iops);
+			if (csv)
+				ab_report_csv_row(csv, r, o->threads, o->seconds * o->repeat, o->dir,
+						  direct);
+		}
+		if (rc == 0) {
+			printf("\nRAID-%d, %u threads x qd %u:\n", level, o->threads, o->qds[qi]);
+			ab_report_table(stdout, first, (unsigned)(&rows[*nrows] - first));
+		}
+	}
+	ab_jbod_close(&jbod);
+	free(hist);
+	if (rc == 0) {
+		main_watch("verify", 10);
+		rc = ab_verify(a, &g, o->quick ? 8ull << 20 : 64ull << 20, o->seed + 99) ? -EIO : 0;
+	}
+	main_watch("graid_array_close", 10);
+	if (graid_array_close(a) && rc == 0 && level != 0)
+		printf("note: close reported an error after the verification failed members\n");
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct ab_opts o;
+	struct ab_members m;
+	struct ab_row *rows;
+	struct statfs sfs;
+	unsigned nrows = 0;
+	bool ram, direct;
+	FILE *csv = NULL;
+	int rc = ab_opts_parse(&o, argc, argv);
+
+	if (rc)
+		return rc > 0 ? 0 : 1;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGALRM, main_alarm);
+	main_header(argc, argv, &o);
+	if (ab_members_create(&m, o.dir, o.members, MAIN_META_BYTES + o.data_bytes))
+		return 1;
+	direct = ab_path_direct(m.paths[0]);
+	ram = statfs(m.dir, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC;
+	printf("# members: %u x (1 MiB metadata + %llu MiB data) in %s: %s, %s\n", m.n,
+	       (unsigned long long)(o.data_bytes >> 20), m.dir,
+	       ram ? "RAM-backed (tmpfs)" : "on disk",
+	       direct ? "O_DIRECT" : "no O_DIRECT there, so the library and the JBOD baseline "
+				     "use buffered I/O");
+	rows = calloc((size_t)o.nlevels * o.nqds * o.nprofiles, sizeof(*rows));
+	if (o.csv && !(csv = fopen(o.csv, "w")))
+		perror(o.csv);
+	if (csv)
+		ab_report_csv_header(csv);
+	rc = rows ? 0 : -ENOMEM;
+	for (unsigned li = 0; li < o.nlevels && rc == 0; li++)
+		rc = main_level(&o, &m, o.levels[li], rows, &nrows, csv, direct);
+	alarm(0);
+	if (rc == 0) {
+		ab_report_targets(stdout, rows, nrows, ram);
+		main_loadavg("at end (1 min)");
+	}
+	if (csv)
+		fclose(csv);
+	ab_members_remove(&m);
+	free(rows);
+	if (rc == 77)
+		return 77;
+	if (rc) {
+		fprintf(stderr, "array_bench: FAILED: %s\n", graid_strerror(rc));
+		return 1;
+	}
+	return 0;
+}

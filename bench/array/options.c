@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/* Command-line options of array_bench, with the defaults of docs/BENCH-ARRAY.md. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ab.h"
+
+static void opts_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: array_bench [options]\n"
+		"  --dir DIR        where member files go (default /dev/shm: RAM-backed)\n"
+		"  --levels LIST    RAID levels, e.g. 0,5,6 (default; 1 and 10 work too)\n"
+		"  --members N      member files (default 6)\n"
+		"  --member-mib M   data MiB per member, past 1 MiB of metadata (default 256)\n"
+		"  --chunk SIZE     chunk, e.g. 64K (default), 4K .. 1M\n"
+		"  --backend NAME   parity engine (default: GRAID_BACKEND, else auto)\n"
+		"  --seconds S      per profile and target (default 2)\n"
+		"  --repeat N       N rounds per profile, array and JBOD alternating, figures summed\n"
+		"                   over them (default 1); steadier ratios on a shared machine\n"
+		"  --threads T      threads, one queue each (default 2)\n"
+		"  --qd LIST        queue depth per thread, e.g. 1,32 (default 32)\n"
+		"  --profiles LIST  subset of: 4k-randread,4k-randwrite,4k-70-30,64k-randwrite,\n"
+		"                   1m-seqread,1m-seqwrite (default all)\n"
+		"  --csv FILE       also write every row as CSV\n"
+		"  --seed N         seed of the offsets and data (default 1)\n"
+		"  --quick          32 MiB members, 0.3 s per profile, first qd only\n");
+}
+
+static int opts_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 0);
+
+	if (end == s)
+		return -1;
+	if (*end == 'k' || *end == 'K')
+		v <<= 10, end++;
+	else if (*end == 'm' || *end == 'M')
+		v <<= 20, end++;
+	if (*end == 'i' || *end == 'I')
+		end++;
+	if (*end == 'b' || *end == 'B')
+		end++;
+	if (*end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* A comma list of unsigned numbers into @p v (at most @p max). */
+static int opts_list(const char *s, unsigned *v, unsigned max, unsigned *n)
+{
+	char *copy = strdup(s), *save = NULL, *tok;
+
+	*n = 0;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		unsigned long x = strtoul(tok, &end, 10);
+
+		if (*n == max || end == tok || *end) {
+			free(copy);
+			return -1;
+		}
+		v[(*n)++] = (unsigned)x;
+	}
+	free(copy);
+	return *n ? 0 : -1;
+}
+
+static int opts_profiles(struct ab_opts *o, const char *s)
+{
+	char *copy = strdup(s), *save = NULL, *tok;
+
+	o->nprofiles = 0;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		const struct ab_profile *p = ab_profile_find(tok);
+
+		if (!p || o->nprofiles == sizeof(o->profiles) / sizeof(o->profiles[0])) {
+			fprintf(stderr, "array_bench: unknown profile %s\n", tok);
+			free(copy);
+			return -1;
+		}
+		o->profiles[o->nprofiles++] = p;
+	}
+	free(copy);
+	return o->nprofiles ? 0 : -1;
+}
+
+enum { OPT_DIR = 256, OPT_LEVELS, OPT_MEMBERS, OPT_MIB, OPT_CHUNK, OPT_BACKEND, OPT_SECONDS,
+       OPT_REPEAT, OPT_THREADS, OPT_QD, OPT_PROFILES, OPT_CSV, OPT_SEED, OPT_QUICK, OPT_HELP };
+
+int ab_opts_parse(struct ab_opts *o, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "dir", required_argument, NULL, OPT_DIR },
+		{ "levels", required_argument, NULL, OPT_LEVELS },
+		{ "members", required_argument, NULL, OPT_MEMBERS },
+		{ "member-mib", required_argument, NULL, OPT_MIB },
+		{ "chunk", required_argument, NULL, OPT_CHUNK },
+		{ "backend", required_argument, NULL, OPT_BACKEND },
+		{ "seconds", required_argument, NULL, OPT_SECONDS },
+		{ "repeat", required_argument, NULL, OPT_REPEAT },
+		{ "threads", required_argument, NULL, OPT_THREADS },
+		{ "qd", required_argument, NULL, OPT_QD },
+		{ "profiles", required_argument, NULL, OPT_PROFILES },
+		{ "csv", required_argument, NULL, OPT_CSV },
+		{ "seed", required_argument, NULL, OPT_SEED },
+		{ "quick", no_argument, NULL, OPT_QUICK },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ 0 },
+	};
+	bool have_mib = false, have_seconds = false;
+	unsigned levels[8];
+	uint64_t v;
+	int c;
+
+	*o = (struct ab_opts){ .dir = "/dev/shm", .levels = { 0, 5, 6 }, .nlevels = 3,
+			       .members = 6, .data_bytes = 256ull << 20, .chunk = 64 * 1024,
+			       .seconds = 2.0, .repeat = 1, .threads = 2, .qds = { 32 }, .nqds = 1,
+			       .seed = 1 };
+	for (unsigned i = 0; i < ab_nprofiles; i++)
+		o->profiles[o->nprofiles++] = &ab_profiles[i];
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_DIR:
+			o->dir = optarg;
+			break;
+		case OPT_LEVELS:
+			if (opts_list(optarg, levels, 8, &o->nlevels))
+				goto bad;
+			for (unsigned i = 0; i < o->nlevels; i++)
+				o->levels[i] = (int)levels[i];
+			break;
+		case OPT_MEMBERS:
+			o->members = (unsigned)strtoul(optarg, NULL, 10);
+			if (o->members < 2 || o->members > GRAID_MAX_MEMBERS)
+				goto bad;
+			break;
+		case OPT_MIB:
+			o->data_bytes = strtoull(optarg, NULL, 10) << 20;
+			have_mib = true;
+			if (!o->data_bytes)
+				goto bad;
+			break;
+		case OPT_CHUNK:
+			if (opts_size(optarg, &v) || v < 4096 || v > (1u << 20) || (v & (v - 1)))
+				goto bad;
+			o->chunk = (uint32_t)v;
+			break;
+		case OPT_BACKEND:
+			o->backend = optarg;
+			break;
+		case OPT_SECONDS:
+			o->seconds = strtod(optarg, NULL);
+			have_seconds = true;
+			if (!(o->seconds > 0))
+				goto bad;
+			break;
+		case OPT_REPEAT:
+			o->repeat = (unsigned)strtoul(optarg, NULL, 10);
+			if (o->repeat < 1 || o->repeat > AB_MAX_REPEAT)
+				goto bad;
+			break;
+		case OPT_THREADS:
+			o->threads = (unsigned)strtoul(optarg, NULL, 10);
+			if (o->threads < 1 || o->threads > 1024)
+				goto bad;
+			break;
+		case OPT_QD:
+			if (opts_list(optarg, o->qds, 8, &o->nqds))
+				goto bad;
+			for (unsigned i = 0; i < o->nqds; i++)
+				if (o->qds[i] < 1 || o->qds[i] > 4096)
+					goto bad;
+			break;
+		case OPT_PROFILES:
+			if (opts_profiles(o, optarg))
+				goto bad;
+			break;
+		case OPT_CSV:
+			o->csv = optarg;
+			break;
+		case OPT_SEED:
+			o->seed = strtoull(optarg, NULL, 0);
+			break;
+		case OPT_QUICK:
+			o->quick = true;
+			break;
+		case OPT_HELP:
+			opts_usage(stdout);
+			return 1;
+		default:
+			goto bad;
+		}
+	}
+	if (optind != argc)
+		goto bad;
+	/* --quick shrinks what was not set explicitly, so `--quick --seconds 1` still works. */
+	if (o->quick) {
+		if (!have_mib)
+			o->data_bytes = 32ull << 20;
+		if (!have_seconds)
+			o->seconds = 0.3;
+		o->nqds = 1;
+	}
+	return 0;
+bad:
+	opts_usage(stderr);
+	return -1;
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers the benchmarks share: clocks, medians, aligned memory, random fill, run header. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench_util.h"
+
+double bench_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double bench_cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int bench_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double bench_median(double *v, size_t n)
+{
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof(*v), bench_cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void *bench_alloc(size_t align, size_t size)
+{
+	void *p;
+
+	return posix_memalign(&p, align, size ? size : align) ? NULL : p;
+}
+
+void bench_fill_random(void *buf, size_t len, uint64_t seed)
+{
+	uint64_t x = seed | 1, *w = buf;
+	size_t i;
+
+	/* Word at a time: filling hundreds of MiB byte-wise would dominate a quick run. */
+	for (i = 0; i + 8 <= len; i += 8) {
+		x ^= x >> 12;
+		x ^= x << 25;
+		x ^= x >> 27;
+		*w++ = x * 0x2545f4914f6cdd1dull;
+	}
+	for (; i < len; i++)
+		((uint8_t *)buf)[i] = (uint8_t)(x >> (i % 8 * 8));
+}
+
+void bench_cpu_model(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[512];
+
+	snprintf(buf, len, "unknown");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (strncmp(line, "model name", 10) || !colon)
+			continue;
+		colon += 1 + (colon[1] == ' ');
+		colon[strcspn(colon, "\n")] = '\0';
+		snprintf(buf, len, "%s", colon);
+		break;
+	}
+	fclose(f);
+}
+
+void bench_loadavg(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/loadavg", "r");
+	double a1, a5, a15;
+
+	snprintf(buf, len, "unknown");
+	if (f && fscanf(f, "%lf %lf %lf", &a1, &a5, &a15) == 3)
+		snprintf(buf, len, "%.2f %.2f %.2f", a1, a5, a15);
+	if (f)
+		fclose(f);
+}
+
+void bench_print_header(FILE *out, int argc, char **argv)
+{
+	char date[64], cpu[256], load[64];
+	time_t t = time(NULL);
+
+	strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S %Z", localtime(&t));
+	bench_cpu_model(cpu, sizeof(cpu));
+	bench_loadavg(load, sizeof(load));
+	/* The load says how far to trust the figures on a shared machine. */
+	fprintf(out, "# date: %s\n# cpu: %s (%ld online), load average %s\n# command:", date,
+		cpu, sysconf(_SC_NPROCESSORS_ONLN), load);
+	for (int i = 0; i < argc; i++)
+		fprintf(out, " %s", argv[i]);
+	fputc('\n', out);
+}
