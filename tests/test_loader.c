@@ -172,3 +172,34 @@ Test(failover, an_engine_without_check_is_checked_on_the_cpu)
 	tu_stripes_free(&s);
 	graid_backend_close(be);
 }
+
+/* A plugin engine that fails mid-stream (OpenCL's debug switch) is redone on the CPU too. */
+Test(failover, a_failing_opencl_batch_is_redone_on_the_cpu)
+{
+	struct graid_backend_stats st = { .struct_size = sizeof(st) };
+	uint64_t rng = tu_seed() ^ 0x6f636c;
+	struct graid_backend *be;
+	struct tu_stripes s;
+	uint8_t *expect;
+	int why;
+
+	setenv("GRAID_OPENCL_FAIL_AFTER", "1", 1);
+	if (!tu_engine_usable("opencl", &why))
+		cr_skip_test("engine opencl not usable on this machine: %s", graid_strerror(why));
+	cr_assert_eq(graid_backend_open("opencl", &be), 0);
+	tu_stripes_alloc(&s, 6, 2, 8192, 4, &rng, 0);
+	tu_stripes_ref_gen(&s);
+	expect = tu_stripes_snapshot(&s);
+	for (int i = 0; i < 3; i++) {
+		for (size_t b = 6; b < s.nblocks; b += 8)
+			memset(s.ptr[b], 0, s.len); /* P of every stripe */
+		cr_assert_eq(graid_parity_gen(be, 6, 2, s.len, s.nstripes, s.ptr), 0);
+		cr_assert_eq(tu_stripes_diff(&s, expect), -1, "round %d", i);
+	}
+	cr_assert_eq(graid_backend_stats(be, &st), 0);
+	cr_assert_eq(st.failovers, 2, "batches after the first failed over: %llu",
+		     (unsigned long long)st.failovers);
+	free(expect);
+	tu_stripes_free(&s);
+	graid_backend_close(be);
+}

@@ -28,7 +28,7 @@
 #define GRAID_GF_MAX_DATA 255
 
 /** Qualifiers of the helper functions: inline everywhere, also device code under CUDA. */
-#if defined(__OPENCL_VERSION__)
+#if defined(__OPENCL_VERSION__) || defined(__OPENCL_C_VERSION__)
 #define GRAID_GF_FN static inline
 #elif defined(__CUDACC__)
 #define GRAID_GF_FN static inline __host__ __device__
@@ -215,7 +215,7 @@ GRAID_GF_FN void graid_gf_two_data_coef(unsigned x, unsigned y, unsigned char *a
 	*b = graid_gf_mul(graid_gf_exp2(255u - x), den);
 }
 
-#if !defined(__OPENCL_VERSION__) && !defined(__CUDA_ARCH__)
+#if !defined(__OPENCL_VERSION__) && !defined(__OPENCL_C_VERSION__) && !defined(__CUDA_ARCH__)
 /*
  * Byte-wise reference routines on one stripe, for host code only. They are the
  * specification every fast engine is tested against, and the tail handler any engine may

@@ -116,8 +116,11 @@ int graid__backend_open_ops(const struct graid_backend_ops *ops, void *dl,
 		free(be);
 		return rc;
 	}
-	if (info.flags & GRAID_BACKEND_F_ACCELERATOR) {
-		/* The failover engine: isal where it can run, else the reference. */
+	if ((info.flags & GRAID_BACKEND_F_ACCELERATOR) || dl) {
+		/*
+		 * The failover engine, behind accelerators and every plugin (a plugin's bug or
+		 * its device's fault is not a data failure): isal where it can run, else ref.
+		 */
 		if (graid__backend_open_ops(graid__isal_ops(), NULL, &be->fallback))
 			graid__backend_open_ops(graid__ref_ops(), NULL, &be->fallback);
 	}

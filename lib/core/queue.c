@@ -85,45 +85,49 @@ static struct sop *queue_sop_alloc(struct graid_queue *q)
 	return s;
 }
 
-int queue_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,
-	     bool write, uint8_t *ptr, size_t len, uint64_t member_off)
+/* Fill the slot's in-flight record; the ring entry is prepared by the caller. */
+static struct mio *queue_mio(struct sop *s, unsigned slot, unsigned member, bool write,
+			     size_t len)
 {
 	struct mio *io = &s->mio[slot];
-	int rc;
 
 	io->sop = s;
 	io->copy_to = io->copy_from = NULL;
 	io->len = (uint32_t)len;
 	io->member = (uint16_t)member;
 	io->write = write;
-	rc = member_prep_io(&q->ring, q->a, member, write, ptr, (unsigned)len, member_off, io,
-			    &io->fault);
-	if (rc)
-		return rc;
+	return io;
+}
+
+static void queue_io_prepared(struct graid_queue *q, struct sop *s)
+{
 	s->pending++;
 	q->ios_inflight++;
 	q->sqes_pending++;
-	return 0;
+}
+
+int queue_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,
+	     bool write, uint8_t *ptr, size_t len, uint64_t member_off)
+{
+	struct mio *io = queue_mio(s, slot, member, write, len);
+	int rc = member_prep_io(&q->ring, q->a, member, write, ptr, (unsigned)len, member_off,
+				io, &io->fault);
+
+	if (rc == 0)
+		queue_io_prepared(q, s);
+	return rc;
 }
 
 int queue_writev(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,
 		 const struct iovec *iov, unsigned iovcnt, size_t len, uint64_t member_off)
 {
-	struct mio *io = &s->mio[slot];
-	int rc;
+	struct mio *io = queue_mio(s, slot, member, true, len);
+	int rc = member_prep_writev(&q->ring, q->a, member, iov, iovcnt, member_off, io,
+				    &io->fault);
 
-	io->sop = s;
-	io->copy_to = io->copy_from = NULL;
-	io->len = (uint32_t)len;
-	io->member = (uint16_t)member;
-	io->write = true;
-	rc = member_prep_writev(&q->ring, q->a, member, iov, iovcnt, member_off, io, &io->fault);
-	if (rc)
-		return rc;
-	s->pending++;
-	q->ios_inflight++;
-	q->sqes_pending++;
-	return 0;
+	if (rc == 0)
+		queue_io_prepared(q, s);
+	return rc;
 }
 
 static void queue_io_complete(struct graid_queue *q, struct mio *io, int res)
