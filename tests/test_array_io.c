@@ -248,3 +248,34 @@ Test(array_io, info_names_members_their_identity_and_counters)
 	cr_assert_eq(graid_array_close(a), 0);
 	au_remove(&s);
 }
+
+/* A caller that only polls (min_complete 0) sees its requests finish. */
+Test(array_io, polling_with_min_zero_reaps_finished_requests, .timeout = 60)
+{
+	struct graid_completion c[8];
+	struct graid_queue *q;
+	struct graid_array *a;
+	struct au_set s;
+	uint8_t *buf;
+	int got = 0, polls = 0;
+
+	au_make(&s, 4, IO_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 4, 5, 4096, &a), 0);
+	cr_assert_eq(posix_memalign((void **)&buf, 4096, 8 * 4096), 0);
+	memset(buf, 7, 8 * 4096);
+	cr_assert_eq(graid_queue_create(a, 8, &q), 0);
+	for (int i = 0; i < 8; i++)
+		cr_assert_eq(graid_queue_write(q, buf + i * 4096, 4096, (uint64_t)i * 40960, i), 0);
+	cr_assert_geq(graid_queue_submit(q), 0);
+	while (got < 8 && polls++ < 2000000) {
+		int n = graid_queue_reap(q, c, 8, 0);
+
+		cr_assert_geq(n, 0);
+		got += n;
+	}
+	cr_assert_eq(got, 8, "only %d of 8 requests seen after %d polls", got, polls);
+	graid_queue_destroy(q);
+	free(buf);
+	graid_array_close(a);
+	au_remove(&s);
+}

@@ -425,6 +425,8 @@ GRAID_API int graid_queue_reap(struct graid_queue *q, struct graid_completion *c
 	if (!q || (!c && max))
 		return -EINVAL;
 	for (;;) {
+		/* What has finished already counts, also for a caller that only polls (min 0). */
+		queue_reap_cqes(q);
 		queue_progress(q);
 		while (n < max && q->done) {
 			struct req *r = q->done;

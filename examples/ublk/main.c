@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: MIT */
+/* graid-ublk: serves a libgraid array as the block device /dev/ublkbN until SIGINT/SIGTERM. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ublk_srv.h"
+
+/* The largest request: two full stripes of a 4+2 array with 64 KiB chunks. */
+#define GU_MAX_IO_BYTES (512u << 10)
+#define GU_MAX_QUEUES 64u
+
+struct gu_opts {
+	unsigned queues;
+	unsigned depth;
+	const char *backend;
+	const char *const *members;
+	unsigned nmembers;
+};
+
+static void gu_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: graid-ublk [--queues N] [--depth D] [--backend NAME] MEMBER...\n"
+		"Serve the libgraid array on MEMBER... as /dev/ublkbN (printed on stdout) until\n"
+		"SIGINT or SIGTERM. Needs Linux 6.0+ with ublk_drv loaded, and CAP_SYS_ADMIN.\n"
+		"  --queues N      hardware queues, one thread each (default 1, at most %u)\n"
+		"  --depth D       requests in flight per queue (default 128, at most %u)\n"
+		"  --backend NAME  parity engine: auto, ref, isal, opencl, cuda (default\n"
+		"                  $GRAID_BACKEND, else auto)\n",
+		GU_MAX_QUEUES, UBLK_MAX_QUEUE_DEPTH);
+}
+
+static int gu_number(const char *arg, unsigned max, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || *end || end == arg || v == 0 || v > max)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+/* 0, or 2 (usage error, message printed); exits 0 for --help. */
+static int gu_parse(int argc, char **argv, struct gu_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "queues", required_argument, NULL, 'q' },
+		{ "depth", required_argument, NULL, 'd' },
+		{ "backend", required_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	*o = (struct gu_opts){ .queues = 1, .depth = 128 };
+	while ((c = getopt_long(argc, argv, "q:d:b:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'q':
+			if (gu_number(optarg, GU_MAX_QUEUES, &o->queues)) {
+				fprintf(stderr, "graid-ublk: --queues: 1 .. %u\n", GU_MAX_QUEUES);
+				return 2;
+			}
+			break;
+		case 'd':
+			if (gu_number(optarg, UBLK_MAX_QUEUE_DEPTH, &o->depth)) {
+				fprintf(stderr, "graid-ublk: --depth: 1 .. %u\n",
+					UBLK_MAX_QUEUE_DEPTH);
+				return 2;
+			}
+			break;
+		case 'b':
+			o->backend = optarg;
+			break;
+		case 'h':
+			gu_usage(stdout);
+			exit(0);
+		default:
+			gu_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		gu_usage(stderr);
+		return 2;
+	}
+	o->members = (const char *const *)argv + optind;
+	o->nmembers = (unsigned)(argc - optind);
+	return 0;
+}
+
+/* Member failures are what an operator must hear about: the array keeps serving degraded. */
+static void gu_on_event(void *arg, const struct graid_event *ev)
+{
+	(void)arg;
+	if (ev->type == GRAID_EVENT_MEMBER_FAILED)
+		fprintf(stderr, "graid-ublk: member %d failed (%s); serving from the others\n",
+			ev->member, graid_strerror(ev->error));
+	else if (ev->type == GRAID_EVENT_ARRAY_FAILED)
+		fprintf(stderr, "graid-ublk: too many members failed: I/O now fails\n");
+}
+
+static unsigned gu_log2(uint64_t v)
+{
+	unsigned s = 0;
+
+	while (s < 63 && (UINT64_C(2) << s) <= v)
+		s++;
+	return s;
+}
+
+/*
+ * The block device's shape. Logical and physical block: the array's block size, so the
+ * kernel never sends a request graid would refuse as misaligned. io_min/io_opt: chunk and
+ * full stripe for the striped levels, as md reports them, so that filesystems align to
+ * them (a write below a full stripe costs RAID-5/6 a read-modify-write).
+ */
+static void gu_params(struct ublk_params *p, const struct graid_array_info *info,
+		      uint32_t max_io_bytes)
+{
+	unsigned bs = gu_log2(info->block_size), cap = gu_log2(max_io_bytes);
+	unsigned ndata = 0, io_min = bs, io_opt = bs;
+
+	if (info->level == 0)
+		ndata = info->nmembers;
+	else if (info->level == 5 || info->level == 6)
+		ndata = info->nmembers - (unsigned)(info->level - 4);
+	if (ndata && info->chunk_bytes) {
+		uint64_t stripe = (uint64_t)info->chunk_bytes * ndata;
+
+		io_min = gu_log2(info->chunk_bytes);
+		/* only a shift can be given: a stripe that is not a power of two gets the chunk */
+		io_opt = (stripe & (stripe - 1)) ? io_min : gu_log2(stripe);
+	}
+	*p = (struct ublk_params){
+		.len = sizeof(*p),
+		/* BASIC only: no DISCARD parameters, so no discard or write-zeroes is sent */
+		.types = UBLK_PARAM_TYPE_BASIC,
+		.basic = {
+			/* writes sit in member caches until a flush: ask the kernel for flushes */
+			.attrs = UBLK_ATTR_VOLATILE_CACHE,
+			.logical_bs_shift = (uint8_t)bs,
+			.physical_bs_shift = (uint8_t)bs,
+			.io_min_shift = (uint8_t)(io_min < cap ? io_min : cap),
+			.io_opt_shift = (uint8_t)(io_opt < cap ? io_opt : cap),
+			.max_sectors = max_io_bytes >> 9,
+			.dev_sectors = info->size >> 9,
+		},
+	};
+}
+
+/* /dev/ublkcN appears with ADD_DEV; where udev creates the node, give it a moment. */
+static int gu_open_cdev(uint32_t dev_id)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/ublkc%" PRIu32, dev_id);
+	for (int i = 0; i < 50; i++) {
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd >= 0 || errno != ENOENT)
+			break;
+		nanosleep(&(struct timespec){ .tv_nsec = 100 * 1000 * 1000 }, NULL);
+	}
+	if (fd < 0) {
+		fd = -errno;
+		fprintf(stderr, "graid-ublk: %s: %s\n", path, graid_strerror(fd));
+	}
+	return fd;
+}
+
+/* Start the queue threads and wait until each has its FETCH_REQs in, or has failed. */
+static unsigned gu_start_queues(struct usrv *s, unsigned nq, struct uq **qs)
+{
+	unsigned started = 0;
+
+	for (; started < nq; started++) {
+		int rc = uq_start(s, started, &qs[started]);
+
+		if (rc) {
+			fprintf(stderr, "graid-ublk: queue thread: %s\n", graid_strerror(rc));
+			break;
+		}
+	}
+	pthread_mutex_lock(&s->lock);
+	while (s->nready + s->nfailed < started)
+		pthread_cond_wait(&s->cond, &s->lock);
+	pthread_mutex_unlock(&s->lock);
+	return started;
+}
+
+/* Serve until a signal; returns the exit status. The device exists when this is called. */
+static int gu_serve(struct uctrl *c, struct usrv *s, unsigned nq, const sigset_t *sigs)
+{
+	struct uq *qs[GU_MAX_QUEUES];
+	unsigned started = gu_start_queues(s, nq, qs);
+	int status = 1, rc, sig;
+
+	if (started == nq && s->nfailed == 0) {
+		rc = uctrl_start_dev(c, s->dev_id);
+		if (rc == 0) {
+			printf("/dev/ublkb%" PRIu32 "\n", s->dev_id);
+			fflush(stdout);
+			sigwait(sigs, &sig);
+			fprintf(stderr, "graid-ublk: %s: stopping /dev/ublkb%" PRIu32 "\n",
+				strsignal(sig), s->dev_id);
+			status = 0;
+		} else {
+			fprintf(stderr, "graid-ublk: START_DEV: %s\n", graid_strerror(rc));
+		}
+	}
+	/*
+	 * STOP_DEV while the queue threads still serve: the kernel finishes the requests in
+	 * flight through them, removes /dev/ublkbN and ends their FETCH_REQs. Then the
+	 * eventfd tells every thread to leave its loop.
+	 */
+	atomic_store(&s->stopping, true);
+	rc = uctrl_stop_dev(c, s->dev_id);
+	if (rc) {
+		fprintf(stderr, "graid-ublk: STOP_DEV: %s\n", graid_strerror(rc));
+		status = 1;
+	}
+	if (eventfd_write(s->stop_fd, 1))
+		perror("graid-ublk: eventfd_write");
+	for (unsigned i = 0; i < started; i++) {
+		if (uq_join(qs[i]))
+			status = 1;
+	}
+	return status;
+}
+
+/* Add the device, serve it, delete it; returns the exit status. */
+static int gu_run(struct graid_array *a, const struct graid_array_info *info,
+		  const struct gu_opts *o, const sigset_t *sigs)
+{
+	struct ublksrv_ctrl_dev_info dev = {
+		.nr_hw_queues = (uint16_t)o->queues,
+		.queue_depth = (uint16_t)o->depth,
+		.max_io_buf_bytes = GU_MAX_IO_BYTES,
+		.dev_id = UINT32_MAX,
+		.ublksrv_pid = getpid(),
+	};
+	struct usrv s = {
+		.array = a,
+		.lock = PTHREAD_MUTEX_INITIALIZER,
+		.cond = PTHREAD_COND_INITIALIZER,
+	};
+	struct ublk_params params;
+	struct uctrl c;
+	int status = 1, rc;
+
+	rc = uctrl_open(&c);
+	if (rc) {
+		fprintf(stderr, "graid-ublk: /dev/ublk-control: %s%s\n", graid_strerror(rc),
+			rc == -ENOENT ? " (load ublk_drv: modprobe ublk_drv; Linux 6.0+)" : "");
+		return 1;
+	}
+	rc = uctrl_add_dev(&c, &dev);
+	if (rc) {
+		fprintf(stderr, "graid-ublk: ADD_DEV: %s\n", graid_strerror(rc));
+		uctrl_close(&c);
+		return 1;
+	}
+	/* The driver may have granted fewer queues (one per CPU at most), or a smaller buffer. */
+	s.dev_id = dev.dev_id;
+	s.depth = dev.queue_depth;
+	s.buf_bytes = dev.max_io_buf_bytes;
+	s.op_fetch = c.ioctl_encode ? UBLK_U_IO_FETCH_REQ : UBLK_IO_FETCH_REQ;
+	s.op_commit = c.ioctl_encode ? UBLK_U_IO_COMMIT_AND_FETCH_REQ
+				     : UBLK_IO_COMMIT_AND_FETCH_REQ;
+	fprintf(stderr, "graid-ublk: RAID-%d, %u members (%u failed), %" PRIu64
+		" bytes, block %u; ublk device %" PRIu32 ", %u queue(s) x %u, %zu KiB max I/O\n",
+		info->level, info->nmembers, info->nfailed, info->size, info->block_size,
+		dev.dev_id, (unsigned)dev.nr_hw_queues, s.depth, s.buf_bytes >> 10);
+
+	gu_params(&params, info, dev.max_io_buf_bytes);
+	rc = uctrl_set_params(&c, s.dev_id, &params);
+	if (rc)
+		fprintf(stderr, "graid-ublk: SET_PARAMS: %s\n", graid_strerror(rc));
+	if (rc == 0) {
+		s.cdev_fd = gu_open_cdev(s.dev_id);
+		s.stop_fd = eventfd(0, EFD_CLOEXEC);
+		if (s.stop_fd < 0)
+			perror("graid-ublk: eventfd");
+		if (s.cdev_fd >= 0 && s.stop_fd >= 0)
+			status = gu_serve(&c, &s, dev.nr_hw_queues, sigs);
+		if (s.stop_fd >= 0)
+			close(s.stop_fd);
+		if (s.cdev_fd >= 0)
+			close(s.cdev_fd);
+	}
+	/* Only now: DEL_DEV waits until /dev/ublkcN is closed, the queue rings included. */
+	rc = uctrl_del_dev(&c, s.dev_id);
+	if (rc) {
+		fprintf(stderr, "graid-ublk: DEL_DEV: %s\n", graid_strerror(rc));
+		status = 1;
+	}
+	uctrl_close(&c);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct graid_open_options oo = { .struct_size = sizeof(oo) };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct graid_array *a;
+	struct gu_opts o;
+	sigset_t sigs;
+	int rc, status;
+
+	status = gu_parse(argc, argv, &o);
+	if (status)
+		return status;
+	oo.backend = o.backend;
+	rc = graid_array_open(o.members, o.nmembers, &oo, &a);
+	if (rc) {
+		fprintf(stderr, "graid-ublk: cannot assemble the array: %s\n", graid_strerror(rc));
+		return 1;
+	}
+	graid_array_info(a, &info);
+	graid_array_set_event_callback(a, gu_on_event, NULL);
+
+	/*
+	 * The signals that stop the server are blocked in every thread (the queue threads
+	 * inherit the mask) and taken by sigwait() in this one, so a queue thread is never
+	 * interrupted mid-request and the shutdown runs in plain code, not in a handler.
+	 */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+
+	status = gu_run(a, &info, &o, &sigs);
+	rc = graid_array_close(a);
+	if (rc) {
+		fprintf(stderr, "graid-ublk: closing the array: %s\n", graid_strerror(rc));
+		status = 1;
+	}
+	return status;
+}

@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: MIT */
+/* One ublk hardware queue: a thread that turns the driver's requests into graid_queue I/O. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "ublk_srv.h"
+
+/* user_data of the one SQE that is not a tag's: the poll on the stop eventfd. Tags are
+ * below 4096, and liburing keeps UINT64_MAX for itself. */
+#define UQ_STOP_DATA UINT64_C(0x5709)
+
+/*
+ * The loop watches two rings: the ublk ring (new requests, and the commits' answers) and
+ * the graid queue's (member I/O), which the public API does not expose. So:
+ * - graid idle: sleep on the ublk ring alone; an idle device costs nothing.
+ * - graid busy, ublk quiet: sleep in graid_queue_reap(min_complete 1). Member I/O moves
+ *   on at full speed (each stage of a request is sent as the previous one finishes), but
+ *   a ublk request that arrives meanwhile waits until one graid request has finished:
+ *   head-of-line, at most one request's latency. At queue depth 2 this can serialise two
+ *   streams; under a deep queue completions come often and it costs little.
+ * - otherwise: a non-blocking turn of each. graid_queue_reap(min_complete 0) returns at
+ *   once, but in this libgraid it hands back only requests already finished when it last
+ *   looked at member I/O (only a blocking reap looks), so it cannot be the only way to
+ *   wait: polling alone would never see a request finish.
+ * Once graid offers a descriptor to poll (an eventfd on its ring), both rings can be
+ * waited on at once from the ublk ring and the head-of-line wait goes away.
+ */
+
+struct uq {
+	struct usrv *s;
+	unsigned q_id;
+	pthread_t thread;
+	int rc;                              /* the thread's exit status */
+	bool have_ring;
+	struct io_uring ring;                /* the ublk commands (SQE128), and the stop poll */
+	const struct ublksrv_io_desc *iods;  /* the driver's request descriptors, by tag */
+	size_t iods_bytes;
+	uint8_t *bufs;                       /* one buffer of s->buf_bytes per tag */
+	struct graid_queue *gq;              /* this thread's queue on the array */
+	struct graid_completion *done;       /* room for a completion per tag */
+	unsigned inflight;                   /* tags whose graid request is not reaped yet */
+	unsigned lost;                       /* tags the driver ended (abort) or refused */
+	bool stop;                           /* the stop eventfd fired */
+};
+
+static size_t uq_round_up(size_t n, size_t to)
+{
+	return (n + to - 1) / to * to;
+}
+
+static uint8_t *uq_buf(struct uq *q, unsigned tag)
+{
+	return q->bufs + (size_t)tag * q->s->buf_bytes;
+}
+
+/* An SQE; there is always one, as each tag holds at most one command, plus the poll. */
+static struct io_uring_sqe *uq_get_sqe(struct uq *q)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
+
+	if (!sqe) {
+		io_uring_submit(&q->ring);
+		sqe = io_uring_get_sqe(&q->ring);
+	}
+	return sqe;
+}
+
+/*
+ * A FETCH_REQ or COMMIT_AND_FETCH_REQ for @tag. The buffer address goes with every
+ * command: the driver copies a write's data into it before handing us the request, and a
+ * read's data out of it when we commit.
+ */
+static int uq_prep_io(struct uq *q, unsigned op, unsigned tag, int result)
+{
+	struct io_uring_sqe *sqe = uq_get_sqe(q);
+	struct ublksrv_io_cmd cmd = {
+		.q_id = (uint16_t)q->q_id,
+		.tag = (uint16_t)tag,
+		.result = result,
+		.addr = (uint64_t)(uintptr_t)uq_buf(q, tag),
+	};
+
+	if (!sqe)
+		return -EBUSY;
+	usrv_prep_cmd(sqe, q->s->cdev_fd, op, &cmd, sizeof(cmd), tag);
+	return 0;
+}
+
+/* Hand @tag's result back; the same command asks for the tag's next request. */
+static void uq_commit(struct uq *q, unsigned tag, int result)
+{
+	if (uq_prep_io(q, q->s->op_commit, tag, result))
+		fprintf(stderr, "graid-ublk: queue %u: no SQE to commit tag %u\n", q->q_id, tag);
+}
+
+static int uq_setup(struct uq *q)
+{
+	struct usrv *s = q->s;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	/* The driver places queue q's descriptors at q times the size of a full queue's. */
+	size_t stride = uq_round_up(UBLK_MAX_QUEUE_DEPTH * sizeof(struct ublksrv_io_desc), page);
+	void *p;
+	int rc;
+
+	q->iods_bytes = uq_round_up(s->depth * sizeof(struct ublksrv_io_desc), page);
+	p = mmap(NULL, q->iods_bytes, PROT_READ, MAP_SHARED | MAP_POPULATE, s->cdev_fd,
+		 (off_t)(UBLKSRV_CMD_BUF_OFFSET + q->q_id * stride));
+	if (p == MAP_FAILED) {
+		rc = -errno;
+		fprintf(stderr, "graid-ublk: queue %u: mmap of the descriptors: %s\n", q->q_id,
+			graid_strerror(rc));
+		return rc;
+	}
+	q->iods = p;
+	/* Page-aligned, so that graid reads and writes the members straight from them. */
+	if (posix_memalign(&p, page, s->depth * s->buf_bytes))
+		return -ENOMEM;
+	q->bufs = p;
+	q->done = calloc(s->depth, sizeof(*q->done));
+	if (!q->done)
+		return -ENOMEM;
+	rc = io_uring_queue_init(s->depth + 1, &q->ring, IORING_SETUP_SQE128);
+	if (rc < 0) {
+		fprintf(stderr, "graid-ublk: queue %u: io_uring setup: %s\n", q->q_id,
+			graid_strerror(rc));
+		return rc;
+	}
+	q->have_ring = true;
+	rc = graid_queue_create(s->array, s->depth, &q->gq);
+	if (rc)
+		fprintf(stderr, "graid-ublk: queue %u: graid_queue_create: %s\n", q->q_id,
+			graid_strerror(rc));
+	return rc;
+}
+
+static void uq_teardown(struct uq *q)
+{
+	graid_queue_destroy(q->gq); /* waits for any request still in flight */
+	/* Closing the ring cancels what the driver still holds (none after STOP_DEV). */
+	if (q->have_ring)
+		io_uring_queue_exit(&q->ring);
+	if (q->iods)
+		munmap((void *)q->iods, q->iods_bytes);
+	free(q->bufs);
+	free(q->done);
+}
+
+/*
+ * FETCH_REQ on every tag, and the poll on the stop eventfd. The driver takes a FETCH_REQ
+ * and keeps it until a request comes (not before START_DEV); one it refuses completes at
+ * once, which is how a bad command shows before the device is started.
+ */
+static int uq_fetch_all(struct uq *q)
+{
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	unsigned head;
+	int rc;
+
+	for (unsigned tag = 0; tag < q->s->depth; tag++) {
+		rc = uq_prep_io(q, q->s->op_fetch, tag, -1);
+		if (rc)
+			return rc;
+	}
+	sqe = uq_get_sqe(q);
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_poll_add(sqe, q->s->stop_fd, POLLIN);
+	io_uring_sqe_set_data64(sqe, UQ_STOP_DATA);
+	rc = io_uring_submit(&q->ring);
+	if (rc < 0)
+		return rc;
+	io_uring_for_each_cqe(&q->ring, head, cqe) {
+		if (cqe->user_data != UQ_STOP_DATA && cqe->res < 0) {
+			fprintf(stderr, "graid-ublk: queue %u: FETCH_REQ refused: %s\n", q->q_id,
+				graid_strerror(cqe->res));
+			return cqe->res;
+		}
+	}
+	return 0; /* the CQEs seen (a stop, at most) are left for the loop */
+}
+
+/*
+ * A CQE for @tag: a request to serve, or the end of the slot. Returns true if a graid
+ * request was queued (it needs a graid_queue_submit()).
+ */
+static bool uq_on_request(struct uq *q, unsigned tag, int res)
+{
+	struct usrv *s = q->s;
+	struct ublksrv_io_desc iod;
+	uint64_t offset;
+	size_t len;
+	int rc;
+
+	if (res == UBLK_IO_RES_ABORT) {
+		/* The device is going away: this tag gets no further request, and no commit. */
+		q->lost++;
+		return false;
+	}
+	if (res != UBLK_IO_RES_OK || tag >= s->depth) {
+		fprintf(stderr, "graid-ublk: queue %u tag %u: the driver answered %d (%s)\n",
+			q->q_id, tag, res, res < 0 ? graid_strerror(res) : "unexpected");
+		q->lost++;
+		return false;
+	}
+	iod = q->iods[tag]; /* written by the driver before it completed the command */
+	offset = iod.start_sector << 9;
+	len = (size_t)iod.nr_sectors << 9;
+	switch (ublksrv_get_op(&iod)) {
+	case UBLK_IO_OP_READ:
+	case UBLK_IO_OP_WRITE:
+		/* The driver never sends more than max_sectors, the size of the buffer. */
+		if (len > s->buf_bytes) {
+			rc = -EIO;
+			break;
+		}
+		if (ublksrv_get_op(&iod) == UBLK_IO_OP_READ)
+			rc = graid_queue_read(q->gq, uq_buf(q, tag), len, offset, tag);
+		else
+			rc = graid_queue_write(q->gq, uq_buf(q, tag), len, offset, tag);
+		if (rc == 0) {
+			q->inflight++;
+			return true;
+		}
+		break; /* -EINVAL (out of range) or -EAGAIN (cannot be: depth = tags) */
+	case UBLK_IO_OP_FLUSH:
+		/*
+		 * Synchronous, on this thread: the block layer sends a flush only for writes
+		 * it has seen complete, which we committed after graid finished them. The
+		 * queue's other tags wait meanwhile; flushes are rare.
+		 */
+		rc = graid_array_flush(s->array);
+		break;
+	default:
+		rc = -EOPNOTSUPP; /* discard, write-zeroes: never advertised */
+		break;
+	}
+	uq_commit(q, tag, rc);
+	return false;
+}
+
+/* Everything the ublk ring has completed; returns how many CQEs there were. */
+static unsigned uq_ublk_cqes(struct uq *q)
+{
+	struct io_uring_cqe *cqe;
+	unsigned head, n = 0;
+	bool queued = false;
+
+	io_uring_for_each_cqe(&q->ring, head, cqe) {
+		if (cqe->user_data == UQ_STOP_DATA)
+			q->stop = true;
+		else if (uq_on_request(q, (unsigned)cqe->user_data, cqe->res))
+			queued = true;
+		n++;
+	}
+	io_uring_cq_advance(&q->ring, n);
+	if (queued)
+		graid_queue_submit(q->gq);
+	return n;
+}
+
+/*
+ * Finished graid requests, committed to the driver; returns how many. Waits for
+ * @min_complete of them (0: never blocks).
+ */
+static unsigned uq_graid_completions(struct uq *q, unsigned min_complete)
+{
+	int n;
+
+	if (q->inflight == 0)
+		return 0;
+	n = graid_queue_reap(q->gq, q->done, q->s->depth, min_complete);
+	if (n <= 0)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		/* result: len (a whole request, at most buf_bytes) or a negative errno */
+		uq_commit(q, (unsigned)q->done[i].user_data, (int)q->done[i].result);
+	}
+	q->inflight -= (unsigned)n;
+	return (unsigned)n;
+}
+
+static bool uq_ring_error(struct uq *q, int rc)
+{
+	if (rc >= 0 || rc == -EINTR || rc == -EAGAIN || rc == -EBUSY)
+		return false;
+	fprintf(stderr, "graid-ublk: queue %u: io_uring: %s\n", q->q_id, graid_strerror(rc));
+	return true;
+}
+
+static int uq_loop(struct uq *q)
+{
+	for (;;) {
+		unsigned progress = uq_ublk_cqes(q);
+		int rc;
+
+		progress += uq_graid_completions(q, 0);
+		if (q->inflight == 0 && (q->stop || q->lost == q->s->depth))
+			return q->stop || atomic_load(&q->s->stopping) ? 0 : -ENODEV;
+		if (q->inflight == 0) {
+			/* Send the commits, and sleep until the driver has something. */
+			rc = io_uring_submit_and_wait(&q->ring, 1);
+		} else {
+			/* Send the commits; if nothing else moved, wait for graid. */
+			rc = io_uring_submit(&q->ring);
+			if (rc >= 0 && !progress && !io_uring_cq_ready(&q->ring))
+				uq_graid_completions(q, 1);
+		}
+		if (uq_ring_error(q, rc))
+			return rc;
+	}
+}
+
+static void uq_report(struct usrv *s, bool ready)
+{
+	pthread_mutex_lock(&s->lock);
+	if (ready)
+		s->nready++;
+	else
+		s->nfailed++;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void *uq_thread(void *arg)
+{
+	struct uq *q = arg;
+	int rc = uq_setup(q);
+
+	/* Every command of a queue must come from one thread: the driver checks. */
+	if (rc == 0)
+		rc = uq_fetch_all(q);
+	uq_report(q->s, rc == 0);
+	if (rc == 0)
+		rc = uq_loop(q);
+	uq_teardown(q);
+	q->rc = rc;
+	/* A queue that ends on its own (device deleted elsewhere, ring error) stops the rest. */
+	if (rc && !atomic_load(&q->s->stopping)) {
+		if (rc == -ENODEV)
+			fprintf(stderr, "graid-ublk: queue %u: the driver ended every tag\n",
+				q->q_id);
+		kill(getpid(), SIGTERM);
+	}
+	return NULL;
+}
+
+int uq_start(struct usrv *s, unsigned q_id, struct uq **out)
+{
+	struct uq *q = calloc(1, sizeof(*q));
+	int rc;
+
+	if (!q)
+		return -ENOMEM;
+	q->s = s;
+	q->q_id = q_id;
+	rc = -pthread_create(&q->thread, NULL, uq_thread, q);
+	if (rc) {
+		free(q);
+		return rc;
+	}
+	*out = q;
+	return 0;
+}
+
+int uq_join(struct uq *q)
+{
+	int rc;
+
+	pthread_join(q->thread, NULL);
+	rc = q->rc;
+	free(q);
+	return rc;
+}

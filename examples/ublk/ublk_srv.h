@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/* graid-ublk's shared state: the control channel, the server, and its queue threads. */
+#ifndef GRAID_UBLK_SRV_H
+#define GRAID_UBLK_SRV_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <liburing.h>
+
+#include <libgraid/graid.h>
+
+#include "ublk_uapi.h"
+
+/*
+ * Fill a 128-byte SQE with a URING_CMD for the ublk driver: opcode @op, payload @cmd.
+ * The payload goes at the SQE's cmd field, which liburing declares as a zero-length array;
+ * the offset is taken from the SQE pointer so that the copy is not a write to "0 bytes".
+ */
+static inline void usrv_prep_cmd(struct io_uring_sqe *sqe, int fd, unsigned op,
+				 const void *cmd, size_t len, uint64_t user_data)
+{
+	memset(sqe, 0, 2 * sizeof(*sqe));
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->fd = fd;
+	sqe->cmd_op = op;
+	sqe->user_data = user_data;
+	memcpy((char *)sqe + offsetof(struct io_uring_sqe, cmd), cmd, len);
+}
+
+/* ---- control.c: commands to /dev/ublk-control ---- */
+
+/** The control device and the ring its commands go through (SQE128: they are 32 bytes). */
+struct uctrl {
+	int fd;
+	struct io_uring ring;
+	bool ioctl_encode; /* the driver takes ioctl-encoded opcodes: send those */
+};
+
+int uctrl_open(struct uctrl *c);
+void uctrl_close(struct uctrl *c);
+/* info->dev_id is filled in, and the driver's adjustments (queues, buffer size) applied. */
+int uctrl_add_dev(struct uctrl *c, struct ublksrv_ctrl_dev_info *info);
+int uctrl_set_params(struct uctrl *c, uint32_t dev_id, struct ublk_params *p);
+int uctrl_start_dev(struct uctrl *c, uint32_t dev_id);
+int uctrl_stop_dev(struct uctrl *c, uint32_t dev_id);
+int uctrl_del_dev(struct uctrl *c, uint32_t dev_id);
+
+/* ---- the server: what every queue thread shares ---- */
+
+struct usrv {
+	struct graid_array *array;
+	uint32_t dev_id;
+	int cdev_fd;           /* /dev/ublkcN: the driver lets it be opened once, so shared */
+	int stop_fd;           /* eventfd, written once at shutdown and never read */
+	unsigned op_fetch;     /* UBLK_IO_FETCH_REQ in the encoding the driver takes */
+	unsigned op_commit;    /* UBLK_IO_COMMIT_AND_FETCH_REQ, likewise */
+	unsigned depth;        /* tags per queue, as the driver granted */
+	size_t buf_bytes;      /* largest request, and each tag's buffer */
+	atomic_bool stopping;  /* the main thread is taking the device down */
+
+	/* queue threads report here once their FETCH_REQs are in, or that they failed */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned nready, nfailed;
+};
+
+/* ---- queue.c: one thread per hardware queue ---- */
+
+struct uq;
+
+/* Start queue q_id's thread; it reports to s->nready or s->nfailed. */
+int uq_start(struct usrv *s, unsigned q_id, struct uq **out);
+/* Wait for the thread (after s->stop_fd was written) and free it; its exit status. */
+int uq_join(struct uq *q);
+
+#endif /* GRAID_UBLK_SRV_H */
