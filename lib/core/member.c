@@ -107,8 +107,16 @@ int member_identity(const char *path, dev_t *dev, ino_t *ino)
 {
 	struct stat st;
 
-	if (!strncmp(path, "faulty:", 7) && strchr(path + 7, ':'))
-		path = strchr(path + 7, ':') + 1;
+	if (!strncmp(path, "faulty:", 7)) {
+		/* The real path follows the second colon: "faulty:OPTIONS:PATH". */
+		const char *p = path;
+		int colons = 0;
+
+		while (*p && colons < 2)
+			colons += *p++ == ':';
+		if (colons == 2)
+			path = p;
+	}
 	if (stat(path, &st))
 		return -errno;
 	*dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/* The table of CPU routine variants, their choice at start-up, and the plans they run. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libgraid/graid_backend.h>
+
+#include "cpu_variants.h"
+
+/* Best first: selection takes the first one the CPU supports. SSE, AVX-512, GFNI go above. */
+const struct graid_cpu_variant *const graid__cpu_variants[] = {
+	&graid__cpu_variant_avx2,
+	&graid__cpu_variant_swar,
+	NULL,
+};
+
+const struct graid_cpu_variant *graid__cpu_variant_find(const char *name)
+{
+	for (unsigned i = 0; graid__cpu_variants[i]; i++)
+		if (!strcmp(graid__cpu_variants[i]->name, name))
+			return graid__cpu_variants[i]->supported() ? graid__cpu_variants[i]
+								   : NULL;
+	return NULL;
+}
+
+static const struct graid_cpu_variant *cpu_best(void)
+{
+	for (unsigned i = 0; graid__cpu_variants[i]; i++)
+		if (graid__cpu_variants[i]->supported())
+			return graid__cpu_variants[i];
+	/* The portable variant always runs; the table ends with it. */
+	return &graid__cpu_variant_swar;
+}
+
+const struct graid_cpu_variant *graid__cpu_variant_pick(const char *want,
+							void (*log)(int level,
+								    const char *fmt, ...))
+{
+	const struct graid_cpu_variant *best = cpu_best(), *v;
+	char names[64] = "";
+	bool known = false;
+
+	if (!want || !*want)
+		return best;
+	v = graid__cpu_variant_find(want);
+	if (v)
+		return v;
+	for (unsigned i = 0; graid__cpu_variants[i]; i++) {
+		known |= !strcmp(graid__cpu_variants[i]->name, want);
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+			 i ? ", " : "", graid__cpu_variants[i]->name);
+	}
+	if (log)
+		log(GRAID_LOG_WARNING, "isal: GRAID_CPU_VARIANT=%s: %s (%s); using %s", want,
+		    known ? "not supported by this CPU" : "no such variant", names, best->name);
+	return best;
+}
+
+typedef void (*cpu_log_fn)(int level, const char *fmt, ...);
+
+static const struct graid_cpu_variant *cpu_chosen;
+static _Atomic(cpu_log_fn) cpu_chosen_log;
+static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
+
+static void cpu_choose(void)
+{
+	const char *want = getenv("GRAID_CPU_VARIANT");
+	cpu_log_fn log = atomic_load(&cpu_chosen_log);
+
+	cpu_chosen = graid__cpu_variant_pick(want, log);
+	if (log)
+		log(GRAID_LOG_INFO, "isal: own CPU routines: %s%s", cpu_chosen->name,
+		    want && !strcmp(want, cpu_chosen->name) ? " (GRAID_CPU_VARIANT)" : "");
+}
+
+const struct graid_cpu_variant *graid__cpu_variant(void (*log)(int level, const char *fmt,
+							       ...))
+{
+	cpu_log_fn none = NULL;
+
+	/* The first caller with a log gets the one selection message; later ones only read. */
+	if (log)
+		atomic_compare_exchange_strong(&cpu_chosen_log, &none, log);
+	pthread_once(&cpu_once, cpu_choose);
+	return cpu_chosen;
+}
+
+/* Fill both table forms of constant c into slot i of the plan. */
+static void cpu_plan_const(struct graid_cpu_plan *pl, unsigned i, unsigned char c)
+{
+	for (unsigned v = 0; v < 16; v++) {
+		pl->nib[i][v] = graid_gf_mul(c, (unsigned char)v);
+		pl->nib[i][16 + v] = graid_gf_mul(c, (unsigned char)(v << 4));
+	}
+	for (unsigned v = 0; v < 256; v++)
+		pl->mul[i][v] = graid_gf_mul(c, (unsigned char)v);
+}
+
+/*
+ * List the sources: every data block but x and y (~0u: none), highest index first, then P
+ * when with_p; cut them into groups of group_size (0: one group).
+ */
+static void cpu_plan_sources(struct graid_cpu_plan *pl, unsigned x, unsigned y, bool with_p,
+			     unsigned group_size)
+{
+	pl->nsrc = pl->ngroup = 0;
+	/* Steps 0..ndata-1 walk the data down from the highest index; step ndata is P. */
+	for (unsigned step = 0; step <= pl->ndata; step++) {
+		unsigned k = step < pl->ndata ? pl->ndata - 1 - step : pl->ndata;
+
+		if (step == pl->ndata && !with_p)
+			break;
+		if (step < pl->ndata && (k == x || k == y)) {
+			if (pl->nsrc)
+				pl->mul2[pl->nsrc - 1]++;
+			continue;
+		}
+		if (group_size ? pl->nsrc % group_size == 0 : pl->nsrc == 0)
+			pl->group[pl->ngroup++] = (uint16_t)pl->nsrc;
+		pl->mul2[pl->nsrc] = 0;
+		pl->src[pl->nsrc++] = (uint16_t)k;
+	}
+	/* No sources at all (two of two data blocks lost): one empty group, p = q = 0. */
+	if (!pl->ngroup)
+		pl->group[pl->ngroup++] = 0;
+	pl->group[pl->ngroup] = (uint16_t)pl->nsrc;
+}
+
+static void cpu_plan_init(struct graid_cpu_plan *pl, enum graid_cpu_kind kind, unsigned ndata,
+			  unsigned nparity)
+{
+	memset(pl, 0, offsetof(struct graid_cpu_plan, src));
+	pl->kind = kind;
+	pl->ndata = ndata;
+	pl->nparity = nparity;
+	pl->aux[0] = (uint16_t)ndata;
+	pl->aux[1] = (uint16_t)(ndata + 1);
+}
+
+void graid__cpu_plan_gen(struct graid_cpu_plan *pl, unsigned ndata, unsigned nparity,
+			 unsigned group_size)
+{
+	cpu_plan_init(pl, GRAID_CPU_KIND_GEN, ndata, nparity);
+	pl->op = nparity == 2 ? GRAID_CPU_PQ : GRAID_CPU_XOR;
+	pl->dst[0] = (uint16_t)ndata;
+	pl->dst[1] = (uint16_t)(ndata + 1);
+	cpu_plan_sources(pl, ~0u, ~0u, false, group_size);
+}
+
+void graid__cpu_plan_check(struct graid_cpu_plan *pl, unsigned ndata, unsigned nparity,
+			   unsigned group_size)
+{
+	cpu_plan_init(pl, GRAID_CPU_KIND_CHECK, ndata, nparity);
+	pl->op = nparity == 2 ? GRAID_CPU_CHECK_PQ : GRAID_CPU_CHECK_P;
+	/* With P alone, XOR it in with the data: the stripe is clean iff the sum is zero. */
+	cpu_plan_sources(pl, ~0u, ~0u, nparity == 1, group_size);
+}
+
+void graid__cpu_plan_recover(struct graid_cpu_plan *pl, unsigned ndata, unsigned nparity,
+			     unsigned nlost, const unsigned *lost, unsigned group_size)
+{
+	const unsigned pidx = ndata, qidx = ndata + 1;
+	unsigned a = lost[0], b = nlost > 1 ? lost[1] : ~0u;
+	unsigned x = ~0u, y = ~0u;
+	bool with_p = false;
+
+	cpu_plan_init(pl, GRAID_CPU_KIND_RECOVER, ndata, nparity);
+	pl->nlost = nlost;
+	pl->lost[0] = a;
+	pl->lost[1] = b;
+	pl->dst[0] = (uint16_t)a;
+	pl->dst[1] = (uint16_t)(b == ~0u ? a : b);
+	if (a == pidx && (b == ~0u || b == qidx)) {
+		/* Parity only: generate what is lost from complete data. */
+		pl->op = b == qidx ? GRAID_CPU_PQ : GRAID_CPU_XOR;
+	} else if (a == qidx) {
+		pl->op = GRAID_CPU_Q;
+	} else if (b == ~0u) {
+		/* One data block: the XOR of P and the other data (RAID-5 and RAID-6 alike). */
+		pl->op = GRAID_CPU_XOR;
+		x = a;
+		with_p = true;
+	} else if (b == pidx) {
+		pl->op = GRAID_CPU_DP;
+		x = a;
+		cpu_plan_const(pl, 0, graid_gf_exp2(255u - a)); /* g^-x */
+	} else if (b == qidx) {
+		pl->op = GRAID_CPU_DQ;
+		x = a;
+		cpu_plan_const(pl, 0, graid_gf_exp2(a)); /* g^x */
+	} else {
+		unsigned char ca, cb;
+
+		pl->op = GRAID_CPU_DD;
+		x = a;
+		y = b;
+		graid_gf_two_data_coef(a, b, &ca, &cb);
+		cpu_plan_const(pl, 0, ca);
+		cpu_plan_const(pl, 1, cb);
+	}
+	cpu_plan_sources(pl, x, y, with_p, group_size);
+}
+
+bool graid__cpu_ref_range(const struct graid_cpu_plan *pl, uint8_t *const *blk, size_t off,
+			  size_t n)
+{
+	unsigned char *v[GRAID_GF_MAX_DATA + 2];
+
+	if (n == 0)
+		return true;
+	switch (pl->kind) {
+	case GRAID_CPU_KIND_GEN:
+		graid_gf_ref_gen(pl->ndata, pl->nparity, off, n, blk);
+		return true;
+	case GRAID_CPU_KIND_RECOVER:
+		graid_gf_ref_recover(pl->ndata, pl->nparity, off, n, blk, pl->nlost, pl->lost);
+		return true;
+	case GRAID_CPU_KIND_CHECK:
+		break;
+	}
+	for (unsigned i = 0; i < pl->ndata + pl->nparity; i++)
+		v[i] = blk[i] + off;
+	return graid_gf_ref_check(pl->ndata, pl->nparity, n, v) == GRAID_CHECK_CLEAN;
+}
