@@ -262,7 +262,7 @@ static void sop_run_plan(struct graid_queue *q, struct sop *s);
 
 bool sop_try_unpark(struct graid_queue *q, struct sop *s)
 {
-	if (s->plan == PLAN_RUN) {
+	if (s->nrun > 1) {
 		if (!sop_run_trylock(q, s))
 			return false;
 		sop_run_plan(q, s);
@@ -678,6 +678,8 @@ void sop_start(struct graid_queue *q, struct sop *s)
 	s->err = 0;
 	s->locked = false;
 	s->nlocked = 0;
+	/* A recycled operation must not keep its last plan: parking and unparking read it. */
+	s->plan = PLAN_RCW;
 	/* The region is marked dirty on disk before any member sees this write. */
 	for (unsigned j = 0; s->req->write && j < s->nrun; j++)
 		bitmap_start_write(q->a, s->stripe + j);
