@@ -236,10 +236,10 @@ AVX2_INLINE bool avx2_run_op(const struct graid_cpu_plan *pl, uint8_t *const *bl
 		return graid__cpu_ref_range(pl, blk, 0, len);
 	for (unsigned j = 0; j < pl->nsrc; j++)
 		st.src[j] = blk[pl->src[j]];
-	st.dst[0] = blk[pl->dst[0]];
-	st.dst[1] = blk[pl->dst[1]];
-	st.aux[0] = blk[pl->aux[0]];
-	st.aux[1] = blk[pl->aux[1]];
+	st.dst[0] = graid_cpu_block(pl, blk, pl->dst[0]);
+	st.dst[1] = graid_cpu_block(pl, blk, pl->dst[1]);
+	st.aux[0] = graid_cpu_block(pl, blk, pl->aux[0]);
+	st.aux[1] = graid_cpu_block(pl, blk, pl->aux[1]);
 	k.c0lo = avx2_table(pl->nib[0]);
 	k.c0hi = avx2_table(pl->nib[0] + 16);
 	k.c1lo = avx2_table(pl->nib[1]);

@@ -146,10 +146,10 @@ swar_run_op(const struct graid_cpu_plan *pl, uint8_t *const *blk, size_t len,
 		return graid__cpu_ref_range(pl, blk, 0, len);
 	for (unsigned j = 0; j < pl->nsrc; j++)
 		st.src[j] = blk[pl->src[j]];
-	st.dst[0] = blk[pl->dst[0]];
-	st.dst[1] = blk[pl->dst[1]];
-	st.aux[0] = blk[pl->aux[0]];
-	st.aux[1] = blk[pl->aux[1]];
+	st.dst[0] = graid_cpu_block(pl, blk, pl->dst[0]);
+	st.dst[1] = graid_cpu_block(pl, blk, pl->dst[1]);
+	st.aux[0] = graid_cpu_block(pl, blk, pl->aux[0]);
+	st.aux[1] = graid_cpu_block(pl, blk, pl->aux[1]);
 	for (i = 0; i + SWAR_STEP <= len; i += SWAR_STEP)
 		if (!swar_step(pl, &st, op, i))
 			return false;

@@ -65,6 +65,17 @@ struct graid_cpu_plan {
 	uint8_t mul[2][256];
 };
 
+/*
+ * A stripe's block by plan index; NULL for an index the plan does not use (Q of a RAID-5
+ * stripe): the pointer array has only ndata + nparity entries, and reading past it is
+ * reading another stripe's pointers, or past the array.
+ */
+static inline uint8_t *graid_cpu_block(const struct graid_cpu_plan *pl, uint8_t *const *blk,
+				       unsigned idx)
+{
+	return idx < pl->ndata + pl->nparity ? blk[idx] : NULL;
+}
+
 /* A set of routines for one instruction-set level; all compute the same bytes. */
 struct graid_cpu_variant {
 	const char *name;                 /* for GRAID_CPU_VARIANT and the log */
