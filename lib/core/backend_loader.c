@@ -82,8 +82,7 @@ static int loader_try(const char *dir, size_t dirlen, const char *name,
 	snprintf(path, sizeof(path), "%.*s/libgraid-backend-%s.so", (int)dirlen, dir, name);
 	if (access(path, F_OK))
 		return -EINVAL;
-	/* Never unloaded: GPU runtimes are not unload-safe, and leak reports need their names. */
-	h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
 		/* Most often a library it needs (a GPU runtime) is absent: not usable here. */
 		graid__log(GRAID_LOG_INFO, "plugin %s: cannot load: %s", path, dlerror());
