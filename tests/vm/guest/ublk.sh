@@ -1,0 +1,124 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# In the test VM: graid-ublk serves a RAID-6 over five NVMe block devices as /dev/ublkbN;
+# fio writes it with crc32c verification and reads it back, runs short passes of the
+# BENCHMARKS.md profiles, then a member vanishes while the array is served and fio verifies
+# every block again (served from parity), writes degraded, and the server stops cleanly.
+# usage: ublk.sh GRAID_UBLK GRAIDCTL FIO   (uses NVME0..NVME4 from /init)
+# Environment: VM_FIO_RUNTIME (seconds per profile, default 3), FIO_TABLE (a file that
+# receives the profile table's rows, for md.sh's comparison).
+U=${1:?usage: ublk.sh GRAID_UBLK GRAIDCTL FIO}
+G=${2:?usage: ublk.sh GRAID_UBLK GRAIDCTL FIO}
+FIO=${3:?usage: ublk.sh GRAID_UBLK GRAIDCTL FIO}
+. /vm/fio-lib.sh
+
+M="$NVME0 $NVME1 $NVME2 $NVME3 $NVME4"
+SRV='' DEV=''
+
+# start_server LOG MEMBER...: serve; DEV is the /dev/ublkbN it prints, once it exists.
+start_server() {
+	log=$1
+	shift
+	rm -f /tmp/ublk.dev
+	"$U" --queues 2 --depth 64 "$@" >/tmp/ublk.dev 2>"$log" &
+	SRV=$!
+	for _ in $(seq 1 300); do
+		DEV=$(head -n 1 /tmp/ublk.dev 2>/dev/null)
+		[ -n "$DEV" ] && [ -b "$DEV" ] && return 0
+		kill -0 "$SRV" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "  the server did not come up:"
+	sed 's/^/    srv: /' "$log"
+	kill -KILL "$SRV" 2>/dev/null
+	SRV=''
+	return 1
+}
+# stop_server: SIGTERM, wait up to 60 s; true if it exited 0 and its device is gone.
+stop_server() {
+	[ -n "$SRV" ] || return 0
+	kill -TERM "$SRV" 2>/dev/null
+	for _ in $(seq 1 600); do
+		kill -0 "$SRV" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$SRV" 2>/dev/null; then
+		echo "  the server did not stop within 60 s"
+		kill -KILL "$SRV"
+	fi
+	wait "$SRV"
+	rc=$?
+	SRV=''
+	for _ in $(seq 1 20); do [ -e "$DEV" ] || break; sleep 0.1; done
+	[ "$rc" -eq 0 ] || echo "  the server exited $rc"
+	[ ! -e "$DEV" ] || echo "  $DEV is still there"
+	[ "$rc" -eq 0 ] && [ ! -e "$DEV" ]
+}
+trap 'stop_server >/dev/null 2>&1' EXIT
+
+# Two regions hold verified data, the profiles run on a third (they overwrite it):
+# [0, 48M) 4 KiB random writes, [64M, 192M) 4K..512K random-size writes, [256M, 512M) profiles.
+verify_jobs() { # verify_jobs EXTRA-OPTIONS...: both verified regions, written or checked
+	fio_run verify "$@" --filename="$DEV" --ioengine=libaio --direct=1 --verify=crc32c \
+		--verify_fatal=1 \
+		--name=small --rw=randwrite --bs=4k --offset=0 --size=48M --iodepth=16 \
+		--name=large --rw=randwrite --bsrange=4k-512k --offset=64M --size=128M --iodepth=4
+}
+
+# --force: earlier suites leave their superblocks on these drives.
+if ! "$G" create --force --level 6 --chunk 64K $M >/tmp/create.out 2>&1; then
+	sed 's/^/    /' /tmp/create.out
+	echo "FAIL create: graidctl create exited non-zero"
+	exit 1
+fi
+sed 's/^/  /' /tmp/create.out
+
+# ---- the whole array ---------------------------------------------------------------------
+if start_server /tmp/srv1.log $M; then
+	q=/sys/block/${DEV#/dev/}
+	echo "PASS start: $DEV ($(cat "$q/size") sectors, $(cat "$q/queue/logical_block_size")-byte blocks)"
+	sed 's/^/    srv: /' /tmp/srv1.log
+	if verify_jobs --do_verify=1; then
+		echo "PASS write-verify: random writes read back with crc32c"
+	else
+		echo "FAIL write-verify: fio found a bad block or an error"
+	fi
+	profiles libgraid-raid6 "$DEV" 256 256
+	if stop_server; then echo "PASS stop: SIGTERM, device removed, exit 0"; else
+		echo "FAIL stop: not clean"; sed 's/^/    srv: /' /tmp/srv1.log; fi
+else
+	echo "FAIL start: graid-ublk did not serve $M"
+	exit 1
+fi
+
+# ---- a member vanishes while served ------------------------------------------------------
+# The library's fault injection fails every I/O of member 1 after its 200th, in the middle
+# of the read-back below: from there the data comes from P and Q.
+if start_server /tmp/srv2.log $NVME0 "faulty:vanish-after=200:$NVME1" $NVME2 $NVME3 $NVME4; then
+	if verify_jobs --verify_only=1; then
+		echo "PASS degraded-verify: every block read back right while member 1 failed"
+	else
+		echo "FAIL degraded-verify: fio found a bad block or an error"
+	fi
+	grep -E '^ *(READ|WRITE):' /tmp/fio-verify.out | sed 's/^ */  verify read-back: /'
+	if grep -qi "member 1 failed" /tmp/srv2.log; then echo "PASS failure-reported"; else
+		echo "FAIL failure-reported: the server did not say member 1 failed"
+		sed 's/^/    srv: /' /tmp/srv2.log
+	fi
+	if fio_run degraded-write --filename="$DEV" --ioengine=libaio --direct=1 \
+		--verify=crc32c --verify_fatal=1 --do_verify=1 --name=dw --rw=randwrite \
+		--bsrange=4k-256k --offset=256M --size=64M --iodepth=8; then
+		echo "PASS degraded-write: written degraded and read back"
+	else
+		echo "FAIL degraded-write"
+	fi
+	if stop_server; then echo "PASS stop-degraded"; else
+		echo "FAIL stop-degraded: not clean"; sed 's/^/    srv: /' /tmp/srv2.log; fi
+	"$G" status $M >/tmp/status.out 2>&1
+	rc=$?
+	if [ "$rc" -eq 3 ]; then echo "PASS status-degraded: graidctl status exits 3"; else
+		echo "FAIL status-degraded: graidctl status exited $rc"; sed 's/^/    /' /tmp/status.out; fi
+else
+	echo "FAIL start-degraded: graid-ublk did not serve with a faulty member"
+fi
+exit 0
