@@ -156,7 +156,11 @@ static void cr_verify(struct graid_array *a, struct cr_log *log, uint64_t nblock
 	free(want);
 }
 
-static void cr_run(int level, unsigned n, uint32_t chunk, int rounds)
+/*
+ * With @p journal the array keeps the write-hole journal, and odd rounds reopen with
+ * members *missing* — before any resync could run — instead of failing them after it.
+ */
+static void cr_run(int level, unsigned n, uint32_t chunk, int rounds, bool journal)
 {
 	struct graid_array_info info = { .struct_size = sizeof(info) };
 	uint64_t rng = tu_seed() ^ 0x63726173;
@@ -166,8 +170,16 @@ static void cr_run(int level, unsigned n, uint32_t chunk, int rounds)
 	uint64_t nblocks;
 	uint8_t *buf = malloc(CR_BLOCK);
 
-	au_make(&s, n, CR_MEMBER_BYTES);
-	cr_assert_eq(au_create(&s, n, level, chunk, &a), 0);
+	au_make(&s, n, CR_MEMBER_BYTES + (journal ? 32u << 20 : 0));
+	if (journal) {
+		struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = level,
+						  .chunk_bytes = chunk, .backend = "isal",
+						  .flags = GRAID_CREATE_JOURNAL };
+
+		cr_assert_eq(graid_array_create(s.paths, n, &cfg, &a), 0);
+	} else {
+		cr_assert_eq(au_create(&s, n, level, chunk, &a), 0);
+	}
 	cr_assert_eq(graid_array_info(a, &info), 0);
 	nblocks = info.size / CR_BLOCK;
 	log = mmap(NULL, (nblocks + 1) * sizeof(*log), PROT_READ | PROT_WRITE,
@@ -202,11 +214,20 @@ static void cr_run(int level, unsigned n, uint32_t chunk, int rounds)
 			/* The dead child's files stay locked until its ring is gone: wait for that. */
 			int rc, tries = 0;
 
-			while ((rc = graid_array_open(s.paths, n, NULL, &a)) == -EBUSY && tries++ < 100)
+			const char *paths[AU_MAX];
+			unsigned np = 0, lose = journal && r % 2 ? (level == 6 ? 2 : 1) : 0;
+
+			/* Journal rounds lose members before anything could resync them. */
+			for (unsigned i = 0; i < n; i++)
+				if (!lose || (i != (unsigned)r % n && (lose < 2 || i != (unsigned)(r + 3) % n)))
+					paths[np++] = s.paths[i];
+			while ((rc = graid_array_open(paths, np, NULL, &a)) == -EBUSY && tries++ < 100)
 				usleep(20 * 1000);
 			cr_assert_eq(rc, 0, "round %d: reopen: %s", r, graid_strerror(rc));
 		}
-		{
+		if (journal && r % 2) {
+			/* Degraded from the start: the replay alone must have settled every stripe. */
+		} else {
 			/* The resync on open must have left no stripe inconsistent. */
 			struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
 
@@ -216,7 +237,9 @@ static void cr_run(int level, unsigned n, uint32_t chunk, int rounds)
 				     (unsigned long long)rep.mismatches,
 				     (unsigned long long)rep.stripe[0]);
 		}
-		if (r % 2 && level == 6) {
+		if (journal) {
+			/* Members were lost at the reopen above. */
+		} else if (r % 2 && level == 6) {
 			/* Lose two members right after the resync: parity must already be right. */
 			cr_assert_eq(graid_array_fail_member(a, (unsigned)(r % n)), 0);
 			cr_assert_eq(graid_array_fail_member(a, (unsigned)((r + 3) % n)), 0);
@@ -236,7 +259,7 @@ static void cr_run(int level, unsigned n, uint32_t chunk, int rounds)
 			cfg.level = level;
 			cfg.chunk_bytes = chunk;
 			cfg.backend = "isal";
-			cfg.flags = GRAID_CREATE_FORCE;
+			cfg.flags = GRAID_CREATE_FORCE | (journal ? GRAID_CREATE_JOURNAL : 0);
 			cr_assert_eq(graid_array_create(s.paths, n, &cfg, &a), 0);
 			cr_assert_eq(graid_array_write(a, all, info.size, 0), (ssize_t)info.size);
 			graid_array_close(a);
@@ -250,15 +273,25 @@ static void cr_run(int level, unsigned n, uint32_t chunk, int rounds)
 
 Test(crash, raid6_survives_kills_then_losing_two_members, .timeout = 900)
 {
-	cr_run(6, 6, 4096, 40);
+	cr_run(6, 6, 4096, 40, false);
 }
 
 Test(crash, raid5_survives_kills_then_losing_a_member, .timeout = 900)
 {
-	cr_run(5, 4, 8192, 30);
+	cr_run(5, 4, 8192, 30, false);
 }
 
 Test(crash, raid1_survives_kills_then_losing_a_copy, .timeout = 900)
 {
-	cr_run(1, 2, 4096, 20);
+	cr_run(1, 2, 4096, 20, false);
+}
+
+Test(crash, raid6_journal_survives_kills_then_two_members_missing_at_once, .timeout = 900)
+{
+	cr_run(6, 6, 4096, 30, true);
+}
+
+Test(crash, raid5_journal_survives_kills_then_a_member_missing_at_once, .timeout = 900)
+{
+	cr_run(5, 4, 8192, 24, true);
 }

@@ -168,6 +168,7 @@ struct ab_geom {
 	int level;
 	unsigned n;
 	uint32_t chunk;
+	bool journal;         /* created with GRAID_CREATE_JOURNAL */
 };
 
 /* Best-case array IOPS for profile @p p, from the JBOD IOPS of the same profile. */
@@ -195,6 +196,8 @@ void ab_report_csv_header(FILE *csv);
 void ab_report_csv_row(FILE *csv, const struct ab_row *r, unsigned threads, double seconds,
 		       const char *dir, bool direct);
 void ab_report_targets(FILE *out, const struct ab_row *rows, unsigned nrows, bool ram_backed);
+/* With --journal both: each journal row beside the plain row of the same level and profile. */
+void ab_report_journal(FILE *out, const struct ab_row *rows, unsigned nrows);
 
 /* ---- options.c ---- */
 
@@ -218,7 +221,16 @@ struct ab_opts {
 	const char *csv;
 	bool quick;
 	uint64_t seed;
+	enum { AB_JOURNAL_OFF, AB_JOURNAL_ON, AB_JOURNAL_BOTH } journal;
 };
+
+/* Member bytes the write-hole journal takes before the data (the library's default size). */
+static inline uint64_t ab_journal_bytes(uint32_t chunk)
+{
+	uint64_t b = 64ull * chunk;
+
+	return b < (32u << 20) ? (32u << 20) : b;
+}
 
 /* @return 0, 1 after --help, -1 on a bad option (printed). */
 int ab_opts_parse(struct ab_opts *o, int argc, char **argv);

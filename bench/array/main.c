@@ -119,14 +119,16 @@ static int main_prefill(struct graid_array *a, uint64_t size, uint64_t seed)
 }
 
 static int main_level(const struct ab_opts *o, const struct ab_members *m, int level,
-		      struct ab_row *rows, unsigned *nrows, FILE *csv, bool direct)
+		      bool journal, struct ab_row *rows, unsigned *nrows, FILE *csv, bool direct)
 {
 	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = level,
 					  .chunk_bytes = o->chunk, .backend = o->backend,
-					  .flags = GRAID_CREATE_FORCE };
+					  .flags = GRAID_CREATE_FORCE |
+						   (journal ? GRAID_CREATE_JOURNAL : 0) };
 	struct graid_array_info info = { .struct_size = sizeof(info) };
 	struct graid_member_info mi = { .struct_size = sizeof(mi) };
-	struct ab_geom g = { .level = level, .n = o->members, .chunk = o->chunk };
+	struct ab_geom g = { .level = level, .n = o->members, .chunk = o->chunk,
+			     .journal = journal };
 	struct graid_array *a;
 	struct ab_hist *hist = calloc(2, sizeof(*hist));  /* array, JBOD */
 	struct ab_jbod jbod;
@@ -143,8 +145,8 @@ static int main_level(const struct ab_opts *o, const struct ab_members *m, int l
 	}
 	graid_array_info(a, &info);
 	graid_array_member_info(a, 0, &mi);
-	printf("\n== RAID-%d: %u members, chunk %u KiB, %llu MiB usable, engine %s, member I/O %s\n",
-	       level, info.nmembers, info.chunk_bytes >> 10, (unsigned long long)(info.size >> 20),
+	printf("\n== RAID-%d%s: %u members, chunk %u KiB, %llu MiB usable, engine %s, "
+	       "member I/O %s\n", level, journal ? " with journal" : "", info.nmembers, info.chunk_bytes >> 10, (unsigned long long)(info.size >> 20),
 	       info.engine, mi.direct_io ? "O_DIRECT" : "buffered");
 	main_watch("prefill", (double)info.size / 1e8);
 	rc = main_prefill(a, info.size, o->seed);
@@ -199,7 +201,8 @@ static int main_level(const struct ab_opts *o, const struct ab_members *m, int l
 						  direct);
 		}
 		if (rc == 0) {
-			printf("\nRAID-%d, %u threads x qd %u:\n", level, o->threads, o->qds[qi]);
+			printf("\nRAID-%d%s, %u threads x qd %u:\n", level,
+			       journal ? " with journal" : "", o->threads, o->qds[qi]);
 			ab_report_table(stdout, first, (unsigned)(&rows[*nrows] - first));
 		}
 	}
@@ -231,7 +234,9 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGALRM, main_alarm);
 	main_header(argc, argv, &o);
-	if (ab_members_create(&m, o.dir, o.members, MAIN_META_BYTES + o.data_bytes))
+	if (ab_members_create(&m, o.dir, o.members,
+			      MAIN_META_BYTES + o.data_bytes +
+				      (o.journal ? ab_journal_bytes(o.chunk) : 0)))
 		return 1;
 	direct = ab_path_direct(m.paths[0]);
 	ram = statfs(m.dir, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC;
@@ -246,11 +251,19 @@ int main(int argc, char **argv)
 	if (csv)
 		ab_report_csv_header(csv);
 	rc = rows ? 0 : -ENOMEM;
-	for (unsigned li = 0; li < o.nlevels && rc == 0; li++)
-		rc = main_level(&o, &m, o.levels[li], rows, &nrows, csv, direct);
+	for (unsigned li = 0; li < o.nlevels && rc == 0; li++) {
+		bool parity = o.levels[li] == 5 || o.levels[li] == 6;
+
+		if (o.journal != AB_JOURNAL_ON || !parity)
+			rc = main_level(&o, &m, o.levels[li], false, rows, &nrows, csv, direct);
+		if (rc == 0 && o.journal != AB_JOURNAL_OFF && parity)
+			rc = main_level(&o, &m, o.levels[li], true, rows, &nrows, csv, direct);
+	}
 	alarm(0);
 	if (rc == 0) {
 		ab_report_targets(stdout, rows, nrows, ram);
+		if (o.journal == AB_JOURNAL_BOTH)
+			ab_report_journal(stdout, rows, nrows);
 		main_loadavg("at end (1 min)");
 	}
 	if (csv)

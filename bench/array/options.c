@@ -25,7 +25,9 @@ static void opts_usage(FILE *out)
 		"                   1m-seqread,1m-seqwrite (default all)\n"
 		"  --csv FILE       also write every row as CSV\n"
 		"  --seed N         seed of the offsets and data (default 1)\n"
-		"  --quick          32 MiB members, 0.3 s per profile, first qd only\n");
+		"  --quick          32 MiB members, 0.3 s per profile, first qd only\n"
+		"  --journal MODE   RAID-5/6 write-hole journal: off (default), on, or both\n"
+		"                   (each parity level plain, then journalled, and the cost)\n");
 }
 
 static int opts_size(const char *s, uint64_t *out)
@@ -89,7 +91,8 @@ static int opts_profiles(struct ab_opts *o, const char *s)
 }
 
 enum { OPT_DIR = 256, OPT_LEVELS, OPT_MEMBERS, OPT_MIB, OPT_CHUNK, OPT_BACKEND, OPT_SECONDS,
-       OPT_REPEAT, OPT_THREADS, OPT_QD, OPT_PROFILES, OPT_CSV, OPT_SEED, OPT_QUICK, OPT_HELP };
+       OPT_REPEAT, OPT_THREADS, OPT_QD, OPT_PROFILES, OPT_CSV, OPT_SEED, OPT_QUICK, OPT_JOURNAL,
+       OPT_HELP };
 
 int ab_opts_parse(struct ab_opts *o, int argc, char **argv)
 {
@@ -108,6 +111,7 @@ int ab_opts_parse(struct ab_opts *o, int argc, char **argv)
 		{ "csv", required_argument, NULL, OPT_CSV },
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "quick", no_argument, NULL, OPT_QUICK },
+		{ "journal", required_argument, NULL, OPT_JOURNAL },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ 0 },
 	};
@@ -187,6 +191,16 @@ int ab_opts_parse(struct ab_opts *o, int argc, char **argv)
 			break;
 		case OPT_QUICK:
 			o->quick = true;
+			break;
+		case OPT_JOURNAL:
+			if (!strcmp(optarg, "off"))
+				o->journal = AB_JOURNAL_OFF;
+			else if (!strcmp(optarg, "on"))
+				o->journal = AB_JOURNAL_ON;
+			else if (!strcmp(optarg, "both"))
+				o->journal = AB_JOURNAL_BOTH;
+			else
+				goto bad;
 			break;
 		case OPT_HELP:
 			opts_usage(stdout);

@@ -35,7 +35,7 @@ void ab_report_table(FILE *out, const struct ab_row *rows, unsigned nrows)
 
 void ab_report_csv_header(FILE *csv)
 {
-	fprintf(csv, "level,members,chunk,dir,io,threads,qd,seconds,profile,bs,read_pct,"
+	fprintf(csv, "level,journal,members,chunk,dir,io,threads,qd,seconds,profile,bs,read_pct,"
 		     "array_iops,array_gbps,array_avg_us,array_p99_us,array_cpu_s_per_gb,"
 		     "jbod_iops,jbod_gbps,jbod_avg_us,jbod_p99_us,jbod_cpu_s_per_gb,"
 		     "best_iops,ratio,member_ios_per_req\n");
@@ -44,9 +44,9 @@ void ab_report_csv_header(FILE *csv)
 void ab_report_csv_row(FILE *csv, const struct ab_row *r, unsigned threads, double seconds,
 		       const char *dir, bool direct)
 {
-	fprintf(csv, "%d,%u,%u,%s,%s,%u,%u,%.2f,%s,%u,%u,%.0f,%.4f,%.2f,%.2f,%.3f,"
+	fprintf(csv, "%d,%d,%u,%u,%s,%s,%u,%u,%.2f,%s,%u,%u,%.0f,%.4f,%.2f,%.2f,%.3f,"
 		     "%.0f,%.4f,%.2f,%.2f,%.3f,%.0f,%.4f,%.3f\n",
-		r->g.level, r->g.n, r->g.chunk, dir, direct ? "direct" : "buffered", threads, r->qd,
+		r->g.level, r->g.journal, r->g.n, r->g.chunk, dir, direct ? "direct" : "buffered", threads, r->qd,
 		seconds, r->p->name, r->p->bs, r->p->read_pct, r->arr.iops, r->arr.gbps,
 		r->arr.avg_us, r->arr.p99_us, r->arr.cpu_s_per_gb, r->jbod.iops, r->jbod.gbps,
 		r->jbod.avg_us, r->jbod.p99_us, r->jbod.cpu_s_per_gb, r->best_iops,
@@ -83,7 +83,7 @@ void ab_report_targets(FILE *out, const struct ab_row *rows, unsigned nrows, boo
 			const struct ab_row *r = &rows[i];
 			double ratio;
 
-			if (r->g.level != tg->level || strcmp(r->p->name, tg->profile))
+			if (r->g.level != tg->level || r->g.journal || strcmp(r->p->name, tg->profile))
 				continue;
 			if (!tg->jbod_div)
 				ratio = report_ratio(r);
@@ -98,5 +98,29 @@ void ab_report_targets(FILE *out, const struct ab_row *rows, unsigned nrows, boo
 		if (!any)
 			fprintf(out, "  RAID-%d %-13s vs %-32s not measured (level or profile not run)\n",
 				tg->level, tg->profile, tg->against);
+	}
+}
+
+void ab_report_journal(FILE *out, const struct ab_row *rows, unsigned nrows)
+{
+	fprintf(out, "\nWhat the write-hole journal costs (same run, same members):\n");
+	fprintf(out, "  %-8s %-14s %4s %12s %12s %8s %10s %10s\n", "level", "profile", "qd",
+		"plain IOPS", "journal IOPS", "ratio", "plain p99", "jrnl p99");
+	for (unsigned i = 0; i < nrows; i++) {
+		const struct ab_row *j = &rows[i];
+
+		if (!j->g.journal)
+			continue;
+		for (unsigned k = 0; k < nrows; k++) {
+			const struct ab_row *p = &rows[k];
+
+			if (p->g.journal || p->g.level != j->g.level || p->qd != j->qd ||
+			    p->p != j->p)
+				continue;
+			fprintf(out, "  RAID-%-3d %-14s %4u %12.0f %12.0f %8.2f %8.0fus %8.0fus\n",
+				j->g.level, j->p->name, j->qd, p->arr.iops, j->arr.iops,
+				p->arr.iops > 0 ? j->arr.iops / p->arr.iops : 0, p->arr.p99_us,
+				j->arr.p99_us);
+		}
 	}
 }

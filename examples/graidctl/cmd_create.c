@@ -25,6 +25,9 @@ void gctl_help_create(FILE *f)
 		"  -b, --backend NAME   parity engine: auto, ref, isal, opencl, cuda (default:\n"
 		"                       $GRAID_BACKEND, else auto)\n"
 		"  -f, --force          overwrite members that already carry a libgraid superblock\n"
+		"  -j, --journal        RAID-5/6: keep a write-hole journal on every member, so a\n"
+		"                       crash followed by a lost member never returns data nobody\n"
+		"                       wrote (docs/JOURNAL.md); every write is logged first\n"
 		"  -s, --file-size SIZE create each MEMBER that does not exist as a sparse file of\n"
 		"                       SIZE bytes (removed again if the create fails)\n\n"
 		"Exit status: 0 created; 1 refused or failed (no member modified when refused);\n"
@@ -109,6 +112,7 @@ int gctl_cmd_create(int argc, char **argv)
 		{ "chunk", required_argument, NULL, 'c' },
 		{ "backend", required_argument, NULL, 'b' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "journal", no_argument, NULL, 'j' },
 		{ "file-size", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -118,7 +122,7 @@ int gctl_cmd_create(int argc, char **argv)
 	bool *made;
 	int c, n, rc;
 
-	while ((c = getopt_long(argc, argv, "l:c:b:fs:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:c:b:fjs:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			if (create_parse_level(optarg, &cfg.level))
@@ -138,6 +142,9 @@ int gctl_cmd_create(int argc, char **argv)
 			break;
 		case 'f':
 			cfg.flags |= GRAID_CREATE_FORCE;
+			break;
+		case 'j':
+			cfg.flags |= GRAID_CREATE_JOURNAL;
 			break;
 		case 's':
 			if (gctl_size_parse(optarg, &file_size) || file_size == 0)

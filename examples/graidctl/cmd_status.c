@@ -19,6 +19,10 @@ void gctl_help_status(FILE *f)
 		"\nAssemble the array from MEMBER... and describe it: level, size, state, parity\n"
 		"engine, UUID, event count, and each member role's state, path, device identity\n"
 		"and I/O counters (counted since this assembly, so mostly the assembly's own I/O).\n"
+		"Members that are NVMe namespaces get a second table of what libnvme's identify\n"
+		"said: controller, namespace ID, model, serial, firmware, LBA format (data+metadata\n"
+		"bytes), capacity, MDTS, the largest command libgraid issues, volatile write cache,\n"
+		"whether deallocated blocks read as zeroes, and block or passthrough I/O.\n"
 		"Assembling writes the superblocks (the event count goes up), as any open does:\n"
 		"do not run it on an array that another process has open.\n\n"
 		"  -j, --json          print exactly one JSON document on stdout\n"
@@ -69,6 +73,43 @@ static int status_collect(struct graid_array *a, struct status_view *v)
 	return 0;
 }
 
+/* What identify said of the roles that are NVMe namespaces, as a second table. */
+static void status_text_nvme(const struct status_view *v)
+{
+	bool any = false;
+
+	for (unsigned i = 0; i < v->nroles; i++)
+		any |= v->m[i].mi.nvme != 0;
+	if (!any)
+		return;
+	printf("\n%4s %-7s %4s %-20s %-14s %-8s %8s %9s %7s %7s %6s %7s  %s\n", "role", "ctrl",
+	       "nsid", "model", "serial", "fw", "lba", "capacity", "mdts", "max-io", "wcache",
+	       "dealloc", "io");
+	for (unsigned i = 0; i < v->nroles; i++) {
+		const struct graid_member_info *mi = &v->m[i].mi;
+		char cap[32], mdts[32], maxio[32], lba[24];
+
+		if (!mi->nvme)
+			continue;
+		gctl_size_format(mi->nvme_capacity, cap, sizeof(cap));
+		if (mi->nvme_mdts_bytes)
+			gctl_size_format(mi->nvme_mdts_bytes, mdts, sizeof(mdts));
+		else
+			snprintf(mdts, sizeof(mdts), "none");
+		gctl_size_format(mi->nvme_max_transfer, maxio, sizeof(maxio));
+		if (mi->nvme_meta_bytes)
+			snprintf(lba, sizeof(lba), "%u+%u", mi->nvme_lba_bytes, mi->nvme_meta_bytes);
+		else
+			snprintf(lba, sizeof(lba), "%u", mi->nvme_lba_bytes);
+		printf("%4u %-7s %4u %-20.20s %-14s %-8s %8s %9s %7s %7s %6s %7s  %s\n", mi->role,
+		       mi->nvme_ctrl[0] ? mi->nvme_ctrl : "-", mi->nvme_nsid, mi->nvme_model,
+		       mi->nvme_serial, mi->nvme_firmware, lba, cap, mdts, maxio,
+		       mi->nvme_volatile_write_cache ? "yes" : "no",
+		       mi->nvme_dealloc_zeroes ? "zeroes" : "-",
+		       mi->nvme_passthrough ? "passthrough" : "block");
+	}
+}
+
 static void status_text(const struct status_view *v)
 {
 	const struct graid_array_info *in = &v->info;
@@ -86,6 +127,14 @@ static void status_text(const struct status_view *v)
 	printf("  chunk size : %s\n", chunk);
 	printf("  block size : %u\n", in->block_size);
 	printf("      engine : %s\n", in->engine);
+	if (in->journal_bytes) {
+		char jsize[32];
+
+		gctl_size_format(in->journal_bytes, jsize, sizeof(jsize));
+		printf("     journal : %s per member (write-hole journal)\n", jsize);
+	} else {
+		printf("     journal : none\n");
+	}
 	printf("      events : %llu\n", (unsigned long long)in->events);
 	printf("     members : %u\n\n", in->nmembers);
 	printf("%4s %-10s %-6s %8s %8s %10s %10s %6s  %s\n", "role", "state", "direct",
@@ -104,6 +153,7 @@ static void status_text(const struct status_view *v)
 			printf(" [%s]", mi->identity);
 		putchar('\n');
 	}
+	status_text_nvme(v);
 }
 
 static void status_json(const struct status_view *v)
@@ -122,6 +172,7 @@ static void status_json(const struct status_view *v)
 	gctl_json_uint(&j, "chunk_bytes", in->chunk_bytes);
 	gctl_json_uint(&j, "block_size", in->block_size);
 	gctl_json_string(&j, "engine", in->engine);
+	gctl_json_uint(&j, "journal_bytes", in->journal_bytes);
 	gctl_json_uint(&j, "events", in->events);
 	gctl_json_uint(&j, "nmembers", in->nmembers);
 	gctl_json_uint(&j, "nfailed", in->nfailed);
@@ -143,6 +194,26 @@ static void status_json(const struct status_view *v)
 		gctl_json_uint(&j, "read_bytes", mi->read_bytes);
 		gctl_json_uint(&j, "write_bytes", mi->write_bytes);
 		gctl_json_uint(&j, "errors", mi->errors);
+		if (mi->nvme) {
+			gctl_json_object_begin(&j, "nvme");
+			gctl_json_string(&j, "controller", mi->nvme_ctrl);
+			gctl_json_string(&j, "model", mi->nvme_model);
+			gctl_json_string(&j, "serial", mi->nvme_serial);
+			gctl_json_string(&j, "firmware", mi->nvme_firmware);
+			gctl_json_uint(&j, "nsid", mi->nvme_nsid);
+			gctl_json_uint(&j, "lba_bytes", mi->nvme_lba_bytes);
+			gctl_json_uint(&j, "meta_bytes", mi->nvme_meta_bytes);
+			gctl_json_uint(&j, "capacity", mi->nvme_capacity);
+			gctl_json_uint(&j, "mdts_bytes", mi->nvme_mdts_bytes);
+			gctl_json_uint(&j, "max_transfer", mi->nvme_max_transfer);
+			gctl_json_bool(&j, "volatile_write_cache", mi->nvme_volatile_write_cache);
+			gctl_json_bool(&j, "dealloc_zeroes", mi->nvme_dealloc_zeroes);
+			gctl_json_uint(&j, "dlfeat", mi->nvme_dlfeat);
+			gctl_json_bool(&j, "passthrough", mi->nvme_passthrough);
+			gctl_json_object_end(&j);
+		} else {
+			gctl_json_null(&j, "nvme");
+		}
 		gctl_json_object_end(&j);
 	}
 	gctl_json_array_end(&j);

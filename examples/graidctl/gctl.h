@@ -46,6 +46,8 @@ int gctl_cmd_scrub(int argc, char **argv);
 void gctl_help_scrub(FILE *f);
 int gctl_cmd_spare(int argc, char **argv);
 void gctl_help_spare(FILE *f);
+int gctl_cmd_list(int argc, char **argv);
+void gctl_help_list(FILE *f);
 
 /* graidctl.c: the synopsis line that each command's help opens with. */
 void gctl_print_cmd_usage(FILE *f, const char *name);

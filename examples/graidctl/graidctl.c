@@ -10,7 +10,7 @@
 #include "gctl.h"
 
 static const struct gctl_cmd main_cmds[] = {
-	{ "create", "--level N [--chunk SIZE] [--backend NAME] [--force] [--file-size SIZE] MEMBER...",
+	{ "create", "--level N [--chunk SIZE] [--backend NAME] [--force] [--journal] [--file-size SIZE] MEMBER...",
 	  "create an array on members", gctl_cmd_create, gctl_help_create },
 	{ "status", "[--json] [--backend NAME] MEMBER...",
 	  "assemble an array and describe it and its members", gctl_cmd_status, gctl_help_status },
@@ -23,6 +23,8 @@ static const struct gctl_cmd main_cmds[] = {
 	{ "scrub", "[--repair] MEMBER...", "check parity over the whole array (and repair it)",
 	  gctl_cmd_scrub, gctl_help_scrub },
 	{ "spare", "add PATH MEMBER...", "add a hot spare", gctl_cmd_spare, gctl_help_spare },
+	{ "list", "[--json]", "list the host's NVMe namespaces and the arrays they belong to",
+	  gctl_cmd_list, gctl_help_list },
 	{ "backends", "[--json] [--no-measure]", "list parity engines, with measured speed",
 	  gctl_cmd_backends, gctl_help_backends },
 	{ "bench", "[--seconds S] [--ndata N] [--block SIZE] [--stripes N]",
@@ -38,8 +40,9 @@ static void main_help(FILE *f)
 {
 	fprintf(f, "usage: graidctl [-v|-q] COMMAND [OPTIONS] [ARGS]\n"
 		   "       graidctl COMMAND --help\n\n"
-		   "Manage libgraid RAID arrays (levels 0, 1, 5, 6, 10) over member files or\n"
-		   "block devices. MEMBER... are the array's member paths, in any order.\n\n"
+		   "Manage libgraid RAID arrays (levels 0, 1, 5, 6, 10) over member files, block\n"
+		   "devices or NVMe generic devices (/dev/ngXnY: io_uring NVMe passthrough).\n"
+		   "MEMBER... are the array's member paths, in any order.\n\n"
 		   "Commands:\n");
 	for (size_t i = 0; i < MAIN_NCMDS; i++)
 		fprintf(f, "  %-9s %s\n", main_cmds[i].name, main_cmds[i].summary);

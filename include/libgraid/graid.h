@@ -178,6 +178,16 @@ struct graid_array;
 /** graid_array_config::flags: overwrite members that carry a libgraid superblock. */
 #define GRAID_CREATE_FORCE 0x1u
 
+/**
+ * graid_array_config::flags: RAID-5 and RAID-6 only — keep a write-hole journal on every
+ * member (docs/JOURNAL.md). Before a stripe update touches any member in place, each member
+ * it writes logs its own new bytes durably; after a crash, reopening replays the updates
+ * whose log writes all finished and drops the others, so no stripe is left half-updated,
+ * even when a member is lost before any resync. Costs a second, synchronous write of every
+ * byte written; the log takes graid_array_info::journal_bytes of each member.
+ */
+#define GRAID_CREATE_JOURNAL 0x2u
+
 /** @brief How to create an array. */
 struct graid_array_config {
 	size_t struct_size;      /**< sizeof(struct graid_array_config) as compiled */
@@ -231,6 +241,8 @@ struct graid_array_info {
 	uint8_t uuid[16];        /**< array UUID */
 	uint64_t events;         /**< event counter of the superblocks */
 	uint8_t member_state[GRAID_MAX_MEMBERS]; /**< enum graid_member_state per role */
+	uint64_t journal_bytes;  /**< write-hole journal per member (::GRAID_CREATE_JOURNAL); 0: none */
+	uint64_t journal_replayed; /**< updates the journal replayed when this handle was opened */
 };
 
 /** @brief What graid_array_member_info() reports of one member role. */
@@ -246,6 +258,41 @@ struct graid_member_info {
 	uint64_t read_bytes;     /**< bytes read */
 	uint64_t write_bytes;    /**< bytes written */
 	uint64_t errors;         /**< I/O errors seen */
+	/* Appended (issue 7): NVMe namespaces. All zero or "" for members that are not. */
+	int nvme;                /**< 1 when the member is an NVMe namespace identified through
+				      libnvme (block device /dev/nvmeXnY or generic /dev/ngXnY) */
+	int nvme_passthrough;    /**< 1 when its I/O is io_uring NVMe passthrough (/dev/ngXnY) */
+	char nvme_ctrl[32];      /**< controller name in sysfs ("nvme0"), "" if unknown */
+	char nvme_model[41];     /**< Identify Controller MN, trailing spaces removed */
+	char nvme_serial[21];    /**< Identify Controller SN, trailing spaces removed */
+	char nvme_firmware[9];   /**< Identify Controller FR, trailing spaces removed */
+	uint32_t nvme_nsid;      /**< namespace ID */
+	uint32_t nvme_lba_bytes; /**< LBA data size of the namespace's format in use */
+	uint32_t nvme_meta_bytes; /**< metadata bytes per LBA of that format (0: none) */
+	uint64_t nvme_capacity;  /**< namespace size (NSZE) in bytes */
+	uint32_t nvme_mdts_bytes; /**< MDTS in bytes, minimum page size taken as 4 KiB; 0: no
+				       limit */
+	uint32_t nvme_max_transfer; /**< bytes libgraid puts in one passthrough command (MDTS
+					 and the kernel's per-request limits) */
+	int nvme_volatile_write_cache; /**< 1: a volatile write cache (VWC): writes are durable
+					    after a Flush or with FUA */
+	int nvme_dealloc_zeroes; /**< 1: deallocated blocks read as zeroes (DLFEAT 001b) and
+				      Dataset Management is supported: create can skip zeroing */
+	uint8_t nvme_dlfeat;     /**< DLFEAT byte of Identify Namespace, as reported */
+};
+
+/** @brief What graid_member_probe() found on a device. */
+struct graid_member_probe {
+	size_t struct_size;      /**< set by the caller */
+	int has_superblock;      /**< 1: a valid libgraid superblock; 0: none, and the fields
+				      below are zero */
+	uint8_t array_uuid[16];  /**< the array it belongs to */
+	uint8_t member_uuid[16]; /**< the member's own UUID */
+	int level;               /**< RAID level of that array */
+	unsigned nmembers;       /**< member roles of that array */
+	unsigned role;           /**< this device's role (a hot spare's slot when >= nmembers) */
+	uint64_t events;         /**< event counter of its superblock */
+	int state;               /**< enum graid_member_state of its role, as it recorded */
 };
 
 /**
@@ -253,7 +300,12 @@ struct graid_member_info {
  *
  * Every member gets a superblock; the data area is zeroed (hole punch on files, BLKZEROOUT
  * on block devices, written zeroes where neither works), so a new array reads as zeroes and
- * its parity is consistent from the start.
+ * its parity is consistent from the start. Fast init: when every member is an NVMe
+ * namespace that reads deallocated blocks as zeroes (DLFEAT), the data areas are
+ * deallocated instead (Dataset Management, or BLKDISCARD on the block device) and checked,
+ * which takes moments on any size; the log says which was done (docs/NVME.md).
+ * Members may be NVMe generic char devices (/dev/ngXnY): their I/O is io_uring NVMe
+ * passthrough.
  *
  * @param members paths; a member's role is its position here.
  * @param nmembers how many: RAID-0 >= 2, RAID-1 >= 2, RAID-5 >= 3, RAID-6 >= 4,
@@ -263,11 +315,15 @@ struct graid_member_info {
  * @return 0;
  *   -EINVAL NULL arguments, bad level or chunk size, too few or too many members, a member
  *           given twice, a member too small, or a member that carries a libgraid
- *           superblock without ::GRAID_CREATE_FORCE (the log names the member and reason);
+ *           superblock without ::GRAID_CREATE_FORCE (the log names the member and reason),
+ *           an unknown flag, or ::GRAID_CREATE_JOURNAL for a level without parity;
  *   -ENOENT a member path does not exist; -EACCES/-EPERM no permission; -EBUSY a member
  *           is in use (a block device held or mounted, or a member file locked by another
  *           open array, in this process or another); -ENODEV / -ENOEXEC the parity engine (see
- *           graid_backend_open()); -EIO a member failed while being written.
+ *           graid_backend_open()); -EOPNOTSUPP a char device that is not an NVMe
+ *           namespace, an NVMe generic device whose LBA format carries metadata, or a
+ *           generic device in a libgraid built without libnvme; -EIO a member failed while
+ *           being written.
  *   On any failure before member data is written, no member is modified.
  */
 GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
@@ -289,7 +345,8 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
  *   -EINVAL NULL arguments, or no member carries a valid libgraid superblock;
  *   -EIO more roles missing or failed than the level tolerates (nothing is written);
  *   -ENOENT/-EACCES opening a member; -EBUSY a member is held by another open array
- *   (members are locked with flock() while open); -ENODEV/-ENOEXEC the parity engine.
+ *   (members are locked with flock() while open); -ENODEV/-ENOEXEC the parity engine;
+ *   -EOPNOTSUPP as for graid_array_create() (NVMe generic devices).
  */
 GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 			       const struct graid_open_options *opts, struct graid_array **out);
@@ -346,11 +403,29 @@ GRAID_API int graid_array_info(struct graid_array *a, struct graid_array_info *i
  * @param a the array.
  * @param idx role, 0 .. nmembers-1; nmembers .. nmembers+spares-1 name the hot spares
  *   (state GRAID_MEMBER_SPARE).
- * @param mi filled up to its struct_size.
- * @return 0; -EINVAL NULL argument, @p idx out of range or struct_size too small.
+ * @param mi filled up to its struct_size: a caller built before the NVMe fields were
+ *   appended gets the fields it knows.
+ * @return 0; -EINVAL NULL argument, @p idx out of range or struct_size smaller than the
+ *   struct up to and including @c errors.
  */
 GRAID_API int graid_array_member_info(struct graid_array *a, unsigned idx,
 				      struct graid_member_info *mi);
+
+/**
+ * @brief Look at a device or file, without opening any array: does it carry a libgraid
+ *   superblock, and of which array and role? Reads 4 KiB at its start, read-only and
+ *   unlocked (it works while an array has the device open); NVMe generic char devices
+ *   (/dev/ngXnY) are read through NVMe passthrough.
+ * @param path a regular file, block device or NVMe generic char device.
+ * @param out filled (struct_size set by the caller) when 0 is returned; untouched otherwise.
+ * @return 0, also when there is no superblock (has_superblock 0);
+ *   -EINVAL NULL argument, struct_size too small, a path that is no file or device (or a
+ *           "faulty:" test path); -ENOENT/-EACCES/-EPERM opening @p path; -EOPNOTSUPP a
+ *           char device that is not an NVMe namespace, or libgraid built without libnvme;
+ *           -EBADMSG a libgraid superblock with a wrong checksum; -EPROTO one of an unknown
+ *           version; -EIO or another negative errno reading it; -ENOMEM.
+ */
+GRAID_API int graid_member_probe(const char *path, struct graid_member_probe *out);
 
 /**
  * @brief Mark a member failed, as if it had returned an I/O error. It is no longer read or

@@ -12,6 +12,7 @@
 
 #include "internal.h"
 #include "layout.h"
+#include "member_nvme.h"
 #include "superblock.h"
 
 /* Memory alignment and I/O granule for O_DIRECT; also the default array block size. */
@@ -19,6 +20,7 @@
 #define ARRAY_DEFAULT_CHUNK (64u * 1024)
 
 struct member_fault;
+struct journal;
 
 /* One member role. fd is -1 when the role is missing. */
 struct member {
@@ -35,6 +37,7 @@ struct member {
 	uint64_t rebuild_offset;       /* REBUILDING: data-area bytes already in sync */
 	char path[256];
 	char identity[128];
+	struct member_nvme nvme;       /* NVMe identify data; passthrough when nvme.passthru */
 	atomic_uint_fast64_t reads, writes, read_bytes, write_bytes, errors;
 };
 
@@ -70,6 +73,8 @@ struct graid_array {
 	atomic_bool broken;            /* more failed than the level tolerates */
 
 	struct bitmap bitmap;
+	struct journal *journal;       /* write-hole journal (journal.c), or NULL */
+	uint64_t journal_replayed;     /* updates replayed at open */
 	bool resync_background;        /* resync runs in the background thread */
 	bool read_only;                /* GRAID_OPEN_READ_ONLY: nothing is ever written */
 	atomic_bool *stripe_busy;      /* STRIPE_LOCK_BUCKETS flags */
@@ -111,6 +116,22 @@ int member_identity(const char *path, dev_t *dev, ino_t *ino);
 int member_read_sb(struct member *m, struct graid_sb *sb);
 int member_write_sb(struct member *m, const struct graid_sb *sb);
 int member_zero_range(struct member *m, uint64_t off, uint64_t len);
+/* Make completed writes durable: fdatasync, or the NVMe Flush command. 0 or -errno. */
+int member_flush(struct member *m);
+/* Deallocated blocks of this member are guaranteed to read back as zeroes. */
+bool member_dealloc_zeroes(const struct member *m);
+/* Deallocate [off, off+len) and check that it reads as zeroes; 0 or -errno. */
+int member_deallocate(struct member *m, uint64_t off, uint64_t len);
+/*
+ * Create: make every member's data area read as zeroes. Deallocates them (fast init: no
+ * zeroing, no initial resync) when every member guarantees deallocated blocks read as
+ * zeroes, else zeroes them; logs which. 0 or -errno (the log names the member).
+ */
+int member_init_data_areas(struct graid_array *a);
+/* Synchronous whole transfer at `off` bytes from the member's start (metadata, journal). */
+int member_pio(struct member *m, void *buf, size_t len, uint64_t off, bool write);
+/* Write and make it durable before returning (superblocks, journal records). */
+int member_write_durable(struct member *m, void *buf, size_t len, uint64_t off);
 
 /* array_meta.c */
 unsigned array_tolerance(const struct graid_array *a);
@@ -146,6 +167,8 @@ void array_event(struct graid_array *a, int type, int member, int error, uint64_
 struct member_io_fault {
 	int injected;                 /* the result to report instead of the real one, or 0 */
 	struct __kernel_timespec ts;  /* a stall's delay, read by the kernel at submission */
+	unsigned pieces;              /* NVMe passthrough: commands still to complete, or 0 */
+	int err;                      /* NVMe passthrough: the first piece's error, or 0 */
 };
 
 /* fault.c: test-only fault injection for members opened as "faulty:OPTIONS:PATH". */

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "bitmap.h"
+#include "journal.h"
 #include "queue.h"
 
 static ssize_t api_sync_io(struct graid_array *a, uint8_t *buf, size_t len, uint64_t offset,
@@ -52,12 +53,13 @@ GRAID_API int graid_array_flush(struct graid_array *a)
 		return -EINVAL;
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		struct member *m = &a->members[i];
+		int err;
 
 		if (m->fd < 0 || !array_role_alive(a, i))
 			continue;
-		if (fdatasync(m->fd)) {
-			int err = -errno;
-
+		/* fdatasync, or the NVMe Flush command on a generic device (docs/NVME.md). */
+		err = member_flush(m);
+		if (err) {
 			array_member_failed(a, i, err);
 			rc = -EIO;
 		}
@@ -82,6 +84,9 @@ GRAID_API int graid_array_close(struct graid_array *a)
 		return 0;
 	}
 	rc = graid_array_flush(a);
+	/* Records at the next number: a clean open needs to read only these. */
+	if (a->journal && journal_reset(a))
+		rc = -EIO;
 	pthread_mutex_lock(&a->meta_lock);
 	a->events++;
 	if (array_write_superblocks(a, GRAID_SB_F_CLEAN))
@@ -94,9 +99,12 @@ GRAID_API int graid_array_close(struct graid_array *a)
 GRAID_API int graid_array_info(struct graid_array *a, struct graid_array_info *info)
 {
 	struct graid_array_info i = { .struct_size = sizeof(i) };
+	size_t want;
 
-	if (!a || !info || info->struct_size < sizeof(i))
+	/* Callers built before the journal fields pass a shorter struct: fill what they have. */
+	if (!a || !info || info->struct_size < offsetof(struct graid_array_info, journal_bytes))
 		return -EINVAL;
+	want = info->struct_size < sizeof(i) ? info->struct_size : sizeof(i);
 	i.size = a->lay.array_bytes;
 	i.block_size = a->block_size;
 	i.level = a->lay.level;
@@ -110,7 +118,10 @@ GRAID_API int graid_array_info(struct graid_array *a, struct graid_array_info *i
 	pthread_mutex_unlock(&a->meta_lock);
 	for (unsigned r = 0; r < a->nmembers; r++)
 		i.member_state[r] = (uint8_t)atomic_load(&a->members[r].state);
-	memcpy(info, &i, sizeof(i));
+	i.journal_bytes = a->journal ? a->journal->bytes : 0;
+	i.journal_replayed = a->journal_replayed;
+	i.struct_size = want;
+	memcpy(info, &i, want);
 	return 0;
 }
 
@@ -118,9 +129,10 @@ GRAID_API int graid_array_member_info(struct graid_array *a, unsigned idx,
 				      struct graid_member_info *mi)
 {
 	struct graid_member_info i = { .struct_size = sizeof(i) };
+	const size_t min = offsetof(struct graid_member_info, errors) + sizeof(i.errors);
 	struct member *m;
 
-	if (!a || !mi || idx >= a->nmembers + a->nspares || mi->struct_size < sizeof(i))
+	if (!a || !mi || idx >= a->nmembers + a->nspares || mi->struct_size < min)
 		return -EINVAL;
 	m = idx < a->nmembers ? &a->members[idx] : &a->spares[idx - a->nmembers];
 	i.role = idx;
@@ -133,6 +145,9 @@ GRAID_API int graid_array_member_info(struct graid_array *a, unsigned idx,
 	i.read_bytes = atomic_load(&m->read_bytes);
 	i.write_bytes = atomic_load(&m->write_bytes);
 	i.errors = atomic_load(&m->errors);
-	memcpy(mi, &i, sizeof(i));
+	member_nvme_info(&m->nvme, &i);
+	/* The struct grows at its end: a caller's older, shorter one gets what it has room for. */
+	i.struct_size = mi->struct_size < sizeof(i) ? mi->struct_size : sizeof(i);
+	memcpy(mi, &i, i.struct_size);
 	return 0;
 }

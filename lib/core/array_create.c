@@ -5,6 +5,13 @@
 #include <time.h>
 
 #include "bitmap.h"
+#include "journal.h"
+
+static unsigned create_flags(const struct graid_array_config *cfg)
+{
+	return cfg->struct_size >= offsetof(struct graid_array_config, flags) + sizeof(cfg->flags)
+		       ? cfg->flags : 0;
+}
 
 static int create_check_config(const struct graid_array_config *cfg, unsigned nmembers,
 			       uint32_t *chunk)
@@ -18,15 +25,30 @@ static int create_check_config(const struct graid_array_config *cfg, unsigned nm
 		return -EINVAL;
 	}
 	if (cfg->struct_size >= offsetof(struct graid_array_config, flags) + sizeof(cfg->flags) &&
-	    (cfg->flags & ~GRAID_CREATE_FORCE)) {
+	    (cfg->flags & ~(GRAID_CREATE_FORCE | GRAID_CREATE_JOURNAL))) {
 		graid__log(GRAID_LOG_ERR, "create: unknown flags 0x%x", cfg->flags);
+		return -EINVAL;
+	}
+	if (create_flags(cfg) & GRAID_CREATE_JOURNAL && cfg->level != 5 && cfg->level != 6) {
+		graid__log(GRAID_LOG_ERR, "create: the write-hole journal is for RAID-5 and RAID-6, "
+					  "not RAID-%d (it has no parity to keep consistent)",
+			   cfg->level);
 		return -EINVAL;
 	}
 	return 0;
 }
 
+/* Where the data area starts: after the bitmap, and after the journal when there is one. */
+static uint64_t create_data_offset(const struct graid_array_config *cfg, uint32_t chunk)
+{
+	if (!(create_flags(cfg) & GRAID_CREATE_JOURNAL))
+		return GRAID_SB_DEFAULT_DATA_OFFSET;
+	return GRAID_SB_DEFAULT_DATA_OFFSET + journal_default_bytes(chunk);
+}
+
 /* Open every member and refuse the set before anything is written. */
-static int create_open_members(struct graid_array *a, const char *const *paths, bool force)
+static int create_open_members(struct graid_array *a, const char *const *paths, bool force,
+			       uint64_t data_offset)
 {
 	struct graid_sb sb;
 
@@ -62,7 +84,7 @@ static int create_open_members(struct graid_array *a, const char *const *paths, 
 							  "again", i, paths[i], j, a->members[j].path);
 				return -EINVAL;
 			}
-		if (m->size <= GRAID_SB_DEFAULT_DATA_OFFSET) {
+		if (m->size <= data_offset) {
 			graid__log(GRAID_LOG_ERR, "create: member %u (%s): %llu bytes is too small",
 				   i, paths[i], (unsigned long long)m->size);
 			return -EINVAL;
@@ -83,6 +105,7 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
 {
 	struct graid_array *a;
 	uint64_t member_bytes = UINT64_MAX;
+	uint64_t data_offset;
 	uint32_t chunk, bs = 512;
 	int rc;
 
@@ -94,13 +117,12 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
 	a = array_alloc(nmembers);
 	if (!a)
 		return -ENOMEM;
-	rc = create_open_members(a, members, cfg->struct_size >= offsetof(struct graid_array_config,
-									   flags) + sizeof(unsigned) &&
-						     (cfg->flags & GRAID_CREATE_FORCE));
+	data_offset = create_data_offset(cfg, chunk);
+	rc = create_open_members(a, members, create_flags(cfg) & GRAID_CREATE_FORCE, data_offset);
 	if (rc)
 		goto fail;
 	for (unsigned i = 0; i < nmembers; i++) {
-		uint64_t usable = a->members[i].size - GRAID_SB_DEFAULT_DATA_OFFSET;
+		uint64_t usable = a->members[i].size - data_offset;
 
 		if (usable < member_bytes)
 			member_bytes = usable;
@@ -119,7 +141,13 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
 	if (rc)
 		goto fail;
 	a->block_size = bs < 4096 ? bs : 4096;
-	a->data_offset = GRAID_SB_DEFAULT_DATA_OFFSET;
+	a->data_offset = data_offset;
+	if (create_flags(cfg) & GRAID_CREATE_JOURNAL) {
+		rc = journal_init(a, GRAID_SB_DEFAULT_DATA_OFFSET,
+				  data_offset - GRAID_SB_DEFAULT_DATA_OFFSET);
+		if (rc)
+			goto fail;
+	}
 	a->ctime = (uint64_t)time(NULL);
 	a->events = 1;
 	graid_uuid_generate(a->uuid);
@@ -127,17 +155,17 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
 		graid_uuid_generate(a->members[i].uuid);
 		atomic_store(&a->members[i].state, GRAID_MEMBER_ACTIVE);
 	}
-	/* Zeroed data areas make parity consistent from the start: P and Q of zeroes are zero. */
-	for (unsigned i = 0; i < nmembers && rc == 0; i++) {
-		rc = member_zero_range(&a->members[i], a->data_offset, a->lay.member_bytes);
-		if (rc)
-			graid__log(GRAID_LOG_ERR, "create: zeroing member %u (%s): %s", i,
-				   a->members[i].path, graid_strerror(rc));
-	}
+	/*
+	 * Zeroed data areas make parity consistent from the start: P and Q of zeroes are zero.
+	 * Fast init where every member reads deallocated blocks as zeroes (member.c).
+	 */
+	rc = member_init_data_areas(a);
 	if (rc == 0)
 		rc = bitmap_init(a, BITMAP_DEFAULT_OFFSET, BITMAP_DEFAULT_BYTES);
 	if (rc == 0)
 		rc = bitmap_write_all(a); /* a reused device may hold an old bitmap */
+	if (rc == 0)
+		rc = journal_reset(a); /* a reused device may hold an old log */
 	if (rc == 0)
 		rc = array_write_superblocks(a, 0);
 	if (rc)

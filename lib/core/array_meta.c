@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "bitmap.h"
+#include "journal.h"
 
 unsigned array_tolerance(const struct graid_array *a)
 {
@@ -69,6 +70,10 @@ void array_fill_sb(const struct graid_array *a, unsigned role, struct graid_sb *
 	sb->flags = flags;
 	sb->bitmap_offset = a->bitmap.offset;
 	sb->bitmap_bytes = a->bitmap.bytes;
+	if (a->journal) {
+		sb->log_offset = a->journal->offset;
+		sb->log_bytes = a->journal->bytes;
+	}
 	for (unsigned i = 0; i < a->nmembers; i++)
 		sb->member_state[i] = (uint8_t)atomic_load(&a->members[i].state);
 	for (unsigned i = 0; i < a->nspares; i++)
@@ -235,6 +240,7 @@ void array_free(struct graid_array *a)
 	}
 	graid_backend_close(a->be);
 	bitmap_free(a);
+	journal_free(a);
 	pthread_mutex_destroy(&a->meta_lock);
 	pthread_mutex_destroy(&a->wait_lock);
 	pthread_cond_destroy(&a->wait_cond);

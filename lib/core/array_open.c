@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bitmap.h"
+#include "journal.h"
 
 struct open_candidate {
 	struct member m;
@@ -208,9 +209,15 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 	rc = bitmap_init(a, fresh->bitmap_offset, fresh->bitmap_bytes);
 	if (rc == 0 && !(fresh->flags & GRAID_SB_F_CLEAN))
 		rc = bitmap_load(a);
+	if (rc == 0 && fresh->log_bytes)
+		rc = journal_init(a, fresh->log_offset, fresh->log_bytes);
 	if (rc)
 		goto out;
 	a->read_only = read_only;
+	if (read_only && a->journal && !(fresh->flags & GRAID_SB_F_CLEAN))
+		graid__log(GRAID_LOG_WARNING, "open: read-only after an unclean shutdown: the "
+					      "journal is not replayed, degraded reads of stripes being "
+					      "written at the crash may be wrong until a writable open");
 	if (read_only) {
 		/* Look, don't touch: no event, no resync, no spare takeover. */
 		a->events = fresh->events;
@@ -221,6 +228,11 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 	}
 	/* Open marks the array in use (not clean) with a new event: a crash leaves that mark. */
 	a->events = fresh->events + 1;
+	/* Before anything else writes (a spare's rebuild too): settle what a crash cut short. */
+	if (a->journal)
+		rc = journal_recover(a, fresh->flags & GRAID_SB_F_CLEAN, &a->journal_replayed);
+	if (rc)
+		goto out;
 	pthread_mutex_lock(&a->meta_lock);
 	array_recount(a);
 	rc = array_write_superblocks(a, 0);

@@ -69,13 +69,12 @@ static int bitmap_write_block(struct graid_array *a, uint64_t blk)
 
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		struct member *m = &a->members[i];
-		ssize_t n;
 
 		if (m->fd < 0 || !array_role_writable(a, i))
 			continue;
-		n = pwrite(m->fd, b->disk + blk * ARRAY_ALIGN, ARRAY_ALIGN,
-			   (off_t)(b->offset + blk * ARRAY_ALIGN));
-		if (n != ARRAY_ALIGN || fdatasync(m->fd)) {
+		/* member_write_durable: NVMe generic devices take no pwrite or fdatasync. */
+		if (member_write_durable(m, b->disk + blk * ARRAY_ALIGN, ARRAY_ALIGN,
+					 b->offset + blk * ARRAY_ALIGN)) {
 			/* Not failed here: the data write that follows will find out. */
 			graid__log(GRAID_LOG_ERR, "member %u: bitmap write failed", i);
 			rc = -EIO;
@@ -190,7 +189,7 @@ int bitmap_load(struct graid_array *a)
 
 		if (m->fd < 0 || !array_role_writable(a, i))
 			continue;
-		if (pread(m->fd, tmp, b->bytes, (off_t)b->offset) != (ssize_t)b->bytes)
+		if (member_pio(m, tmp, b->bytes, b->offset, false))
 			continue;
 		for (uint64_t k = 0; k < b->bytes; k++)
 			b->disk[k] |= tmp[k];

@@ -26,7 +26,7 @@ int mbatch_run(struct graid_array *a, struct mbio *ios, size_t n)
 {
 	struct io_uring ring;
 	size_t next = 0, done = 0;
-	int rc = io_uring_queue_init(MBATCH_RING, &ring, 0);
+	int rc = io_uring_queue_init(MBATCH_RING, &ring, member_ring_flags(a));
 
 	if (rc < 0)
 		return rc;
@@ -58,6 +58,9 @@ int mbatch_run(struct graid_array *a, struct mbio *ios, size_t n)
 			io_uring_cqe_seen(&ring, cqe);
 			if (!io)
 				continue; /* a stall's timeout */
+			res = member_io_result(a, io->member, &io->fault, io->len, res);
+			if (res == MEMBER_IO_MORE)
+				continue; /* more NVMe commands of this I/O to come */
 			io->res = io->fault.injected ? io->fault.injected : res;
 			mbatch_account(a, io);
 			done++;

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* Prepare one member read or write on a ring; the one place that knows about injected faults. */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
+#include <stddef.h>
+#include <string.h>
 #include <liburing.h>
 
 #include "array.h"
 #include "member_io.h"
+#include "nvme_cmd.h"
 
 static struct io_uring_sqe *mio_sqe(struct io_uring *ring)
 {
@@ -20,25 +24,145 @@ static struct io_uring_sqe *mio_sqe(struct io_uring *ring)
 
 static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned member,
 		       bool write, void *buf, unsigned len, const struct iovec *iov,
-		       unsigned iovcnt, uint64_t off, void *user_data, struct member_io_fault *mf);
+		       unsigned iovcnt, uint64_t off, int rw_flags, void *user_data,
+		       struct member_io_fault *mf);
+
+unsigned member_ring_flags(const struct graid_array *a)
+{
+	for (unsigned i = 0; i < a->nmembers + a->nspares; i++) {
+		const struct member *m = i < a->nmembers ? &a->members[i]
+							 : &a->spares[i - a->nmembers];
+
+		if (m->fd >= 0 && m->nvme.passthru)
+			return IORING_SETUP_SQE128 | IORING_SETUP_CQE32;
+	}
+	return 0;
+}
+
+/* One NVMe command into a big SQE: the command is the SQE's payload. */
+static void mio_nvme_sqe(struct io_uring_sqe *sqe, const struct member *m,
+			 const struct nvme_uring_cmd *cmd, void *user_data)
+{
+	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, m->fd, NULL, 0, 0);
+	sqe->cmd_op = NVME_URING_CMD_IO;
+	memcpy((char *)sqe + offsetof(struct io_uring_sqe, cmd), cmd, sizeof(*cmd));
+	io_uring_sqe_set_data(sqe, user_data);
+}
+
+/*
+ * NVMe passthrough (/dev/ngXnY): one Read or Write command per max_xfer bytes of each
+ * buffer (a vectored write is one buffer per iovec element). Every command's CQE carries
+ * @user_data; member_io_result() counts them down. @sqe is the first entry, already taken.
+ */
+static int mio_nvme(struct io_uring *ring, struct io_uring_sqe *sqe, struct member *m,
+		    bool write, void *buf, unsigned len, const struct iovec *iov, unsigned iovcnt,
+		    uint64_t at, bool fua, void *user_data, struct member_io_fault *mf)
+{
+	const struct member_nvme *n = &m->nvme;
+	struct iovec one = { .iov_base = buf, .iov_len = len };
+	unsigned queued = 0;
+
+	if (!iov) {
+		iov = &one;
+		iovcnt = 1;
+	}
+	if (!(ring->flags & IORING_SETUP_SQE128)) {
+		/* A ring made before this member joined: it cannot carry NVMe commands. */
+		graid__log(GRAID_LOG_ERR, "member %s: NVMe passthrough on a queue created before "
+					  "the member joined; create the queue again", m->path);
+		io_uring_prep_nop(sqe);
+		io_uring_sqe_set_data(sqe, user_data);
+		mf->injected = -EOPNOTSUPP;
+		return 0;
+	}
+	mf->pieces = 0;
+	for (unsigned i = 0; i < iovcnt; i++)
+		mf->pieces += nvme_split_count(iov[i].iov_len, n->max_xfer);
+	mf->err = 0;
+	for (unsigned i = 0; i < iovcnt; i++) {
+		for (size_t done = 0; done < iov[i].iov_len;) {
+			size_t piece = iov[i].iov_len - done;
+			struct nvme_uring_cmd cmd;
+
+			if (piece > n->max_xfer)
+				piece = n->max_xfer;
+			if (!sqe)
+				sqe = mio_sqe(ring);
+			if (!sqe || nvme_cmd_build_rw(&cmd, write, n->nsid, at / n->lba_bytes,
+						(uint32_t)(piece / n->lba_bytes), n->lba_bytes,
+						(char *)iov[i].iov_base + done, fua)) {
+				/* Cannot happen with an aligned I/O on a drained ring: fail it whole. */
+				mf->err = -EIO;
+				mf->pieces = queued;
+				if (queued)
+					return 0;
+				if (sqe) {
+					io_uring_prep_nop(sqe);
+					io_uring_sqe_set_data(sqe, user_data);
+					mf->injected = -EIO;
+					return 0;
+				}
+				return -EAGAIN;
+			}
+			mio_nvme_sqe(sqe, m, &cmd, user_data);
+			sqe = NULL;
+			queued++;
+			done += piece;
+			at += piece;
+		}
+	}
+	return 0;
+}
+
+int member_io_result(struct graid_array *a, unsigned member, struct member_io_fault *mf,
+		     unsigned len, int res)
+{
+	if (mf->pieces == 0)
+		return res; /* plain read or write: bytes or -errno already */
+	if (res != 0) {
+		/* Passthrough: 0 success, > 0 an NVMe status, < 0 the host's errno. */
+		int err = nvme_status_errno(res);
+
+		if (res > 0)
+			graid__log(GRAID_LOG_ERR, "member %u (%s): NVMe status 0x%x (%s, SCT %u SC "
+						  "0x%02x): %s", member, a->members[member].path, res,
+				   nvme_status_name(res), nvme_status_sct(res), nvme_status_sc(res),
+				   graid_strerror(err));
+		if (!mf->err)
+			mf->err = err;
+	}
+	if (--mf->pieces)
+		return MEMBER_IO_MORE;
+	return mf->err ? mf->err : (int)len;
+}
 
 int member_prep_io(struct io_uring *ring, struct graid_array *a, unsigned member, bool write,
 		   void *buf, unsigned len, uint64_t off, void *user_data,
 		   struct member_io_fault *mf)
 {
-	return member_prep(ring, a, member, write, buf, len, NULL, 0, off, user_data, mf);
+	return member_prep(ring, a, member, write, buf, len, NULL, 0, off, 0, user_data, mf);
 }
 
 int member_prep_writev(struct io_uring *ring, struct graid_array *a, unsigned member,
 		       const struct iovec *iov, unsigned iovcnt, uint64_t off, void *user_data,
 		       struct member_io_fault *mf)
 {
-	return member_prep(ring, a, member, true, NULL, 0, iov, iovcnt, off, user_data, mf);
+	return member_prep(ring, a, member, true, NULL, 0, iov, iovcnt, off, 0, user_data, mf);
+}
+
+int member_prep_log_writev(struct io_uring *ring, struct graid_array *a, unsigned member,
+			   const struct iovec *iov, unsigned iovcnt, uint64_t member_off,
+			   void *user_data, struct member_io_fault *mf)
+{
+	/* Offsets below are data-area relative; unsigned wrap-around lands on member_off. */
+	return member_prep(ring, a, member, true, NULL, 0, iov, iovcnt,
+			   member_off - a->data_offset, RWF_DSYNC, user_data, mf);
 }
 
 static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned member,
 		       bool write, void *buf, unsigned len, const struct iovec *iov,
-		       unsigned iovcnt, uint64_t off, void *user_data, struct member_io_fault *mf)
+		       unsigned iovcnt, uint64_t off, int rw_flags, void *user_data,
+		       struct member_io_fault *mf)
 {
 	struct member *m = &a->members[member];
 	enum fault_action act = FAULT_NONE;
@@ -46,6 +170,7 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 	uint64_t stall_ns = 0;
 
 	mf->injected = 0;
+	mf->pieces = 0;
 	if (m->fault)
 		act = fault_decide(m->fault, write, &stall_ns);
 	if (act == FAULT_KILL) {
@@ -81,7 +206,11 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 				return 0;
 			}
 		}
+		if (m->nvme.passthru)
+			return mio_nvme(ring, sqe, m, true, NULL, 0, iov, iovcnt,
+					a->data_offset + off, rw_flags & RWF_DSYNC, user_data, mf);
 		io_uring_prep_writev(sqe, m->fd, iov, iovcnt, a->data_offset + off);
+		sqe->rw_flags = rw_flags;
 	} else if (write) {
 		if (act == FAULT_TEAR) {
 			/* Half of it lands, in whole logical blocks, then the device is gone. */
@@ -93,7 +222,13 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 				return 0;
 			}
 		}
+		if (m->nvme.passthru)
+			return mio_nvme(ring, sqe, m, true, buf, len, NULL, 0, a->data_offset + off,
+					rw_flags & RWF_DSYNC, user_data, mf);
 		io_uring_prep_write(sqe, m->fd, buf, len, a->data_offset + off);
+	} else if (m->nvme.passthru) {
+		return mio_nvme(ring, sqe, m, false, buf, len, NULL, 0, a->data_offset + off, false,
+				user_data, mf);
 	} else {
 		io_uring_prep_read(sqe, m->fd, buf, len, a->data_offset + off);
 	}

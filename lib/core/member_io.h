@@ -3,6 +3,7 @@
 #ifndef LIBGRAID_CORE_MEMBER_IO_H
 #define LIBGRAID_CORE_MEMBER_IO_H
 
+#include <limits.h>
 #include <liburing.h>
 
 #include "array.h"
@@ -23,5 +24,31 @@ int member_prep_io(struct io_uring *ring, struct graid_array *a, unsigned member
 int member_prep_writev(struct io_uring *ring, struct graid_array *a, unsigned member,
 		       const struct iovec *iov, unsigned iovcnt, uint64_t off, void *user_data,
 		       struct member_io_fault *mf);
+
+/*
+ * A journal write (journal.c): a vectored write at `member_off` bytes from the member's
+ * start (not the data area), complete on stable storage when it completes (RWF_DSYNC).
+ */
+int member_prep_log_writev(struct io_uring *ring, struct graid_array *a, unsigned member,
+			   const struct iovec *iov, unsigned iovcnt, uint64_t member_off,
+			   void *user_data, struct member_io_fault *mf);
+
+/*
+ * Ring setup flags the array's members need: IORING_SETUP_SQE128 | IORING_SETUP_CQE32 when
+ * any member or spare is an NVMe generic device (passthrough commands), else 0.
+ */
+unsigned member_ring_flags(const struct graid_array *a);
+
+/* member_io_result(): more pieces of this I/O are still to complete. */
+#define MEMBER_IO_MORE INT_MIN
+
+/*
+ * Translate one CQE of a member I/O prepared by the calls above into what a plain read or
+ * write returns: @len bytes or -errno. An NVMe passthrough I/O completes as several CQEs
+ * (one per command); all but the last return MEMBER_IO_MORE, the last the whole result.
+ * NVMe status codes are logged with their names and become an errno (nvme_cmd.c).
+ */
+int member_io_result(struct graid_array *a, unsigned member, struct member_io_fault *mf,
+		     unsigned len, int res);
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "journal.h"
 #include "queue.h"
 
 /* Member I/Os a queue may have in flight bound its stripe operations (the CQ must not overflow). */
@@ -43,6 +44,28 @@ void queue_buf_put(struct graid_queue *q, uint8_t *p, size_t len)
 		free(p);
 }
 
+static void queue_sop_free_parts(struct sop *s)
+{
+	free(s->jpos);
+	free(s->jhdr);
+	free(s->jiov);
+	s->jpos = NULL;
+	s->jhdr = NULL;
+	s->jiov = NULL;
+}
+
+/* The journal's per-member storage, for arrays that keep one. */
+static int queue_sop_journal_alloc(struct sop *s, unsigned n)
+{
+	s->jpos = calloc(n, sizeof(*s->jpos));
+	s->jhdr = calloc(n, sizeof(*s->jhdr));
+	s->jiov = malloc((size_t)n * (SOP_RUN_MAX + 1) * sizeof(*s->jiov));
+	if (s->jpos && s->jhdr && s->jiov)
+		return 0;
+	queue_sop_free_parts(s);
+	return -ENOMEM;
+}
+
 static struct sop *queue_sop_alloc(struct graid_queue *q)
 {
 	unsigned n = q->a->nmembers;
@@ -57,6 +80,10 @@ static struct sop *queue_sop_alloc(struct graid_queue *q)
 						sizeof(bool) + sizeof(struct mio)));
 		if (!s)
 			return NULL;
+		if (q->a->journal && queue_sop_journal_alloc(s, n)) {
+			free(s);
+			return NULL;
+		}
 		if (q->a->lay.nparity) {
 			/* Run storage; without it the operation just never becomes a run. */
 			s->iov = malloc((size_t)n * SOP_RUN_MAX * sizeof(*s->iov));
@@ -130,11 +157,26 @@ int queue_writev(struct graid_queue *q, struct sop *s, unsigned slot, unsigned m
 	return rc;
 }
 
+int queue_log_writev(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,
+		     const struct iovec *iov, unsigned iovcnt, size_t len, uint64_t pos)
+{
+	struct mio *io = queue_mio(s, slot, member, true, len);
+	int rc = member_prep_log_writev(&q->ring, q->a, member, iov, iovcnt, pos, io, &io->fault);
+
+	if (rc == 0)
+		queue_io_prepared(q, s);
+	return rc;
+}
+
 static void queue_io_complete(struct graid_queue *q, struct mio *io, int res)
 {
 	struct member *m = &q->a->members[io->member];
 	struct sop *s = io->sop;
 
+	/* NVMe passthrough: one CQE per command; the last one stands for the whole I/O. */
+	res = member_io_result(q->a, io->member, &io->fault, io->len, res);
+	if (res == MEMBER_IO_MORE)
+		return;
 	q->ios_inflight--;
 	if (io->fault.injected)
 		res = io->fault.injected;
@@ -205,8 +247,9 @@ static void queue_cut(struct graid_queue *q, struct req *r, struct sop *s)
 	if (r->write && l->nparity && at % unit == 0 && r->off + r->len - at >= 2 * unit &&
 	    s->iov) {
 		uint64_t whole = (r->off + r->len - at) / unit;
+		unsigned most = q->a->journal ? journal_max_run(q->a) : SOP_RUN_MAX;
 
-		s->nrun = (unsigned)(whole < SOP_RUN_MAX ? whole : SOP_RUN_MAX);
+		s->nrun = (unsigned)(whole < most ? whole : most);
 		end = at + s->nrun * unit;
 	}
 	s->req = r;
@@ -319,6 +362,8 @@ GRAID_API int graid_queue_create(struct graid_array *a, unsigned depth,
 		}
 		memset(q->zero, 0, a->lay.chunk);
 	}
+	/* Big SQEs and CQEs where a member takes NVMe passthrough commands (member_io.c). */
+	p.flags |= member_ring_flags(a);
 	rc = io_uring_queue_init_params(QUEUE_SQ_ENTRIES, &q->ring, &p);
 	if (rc < 0) {
 		graid__log(GRAID_LOG_ERR, "io_uring setup failed: %s", graid_strerror(rc));
@@ -349,6 +394,7 @@ GRAID_API int graid_queue_destroy(struct graid_queue *q)
 		q->free_sops = s->next;
 		free(s->iov);
 		free(s->buckets);
+		queue_sop_free_parts(s);
 		free(s);
 	}
 	while (q->free_reqs) {
@@ -469,6 +515,11 @@ struct graid_queue *array_queue_get(struct graid_array *a)
 	if (q)
 		a->pool = q->pool_next;
 	pthread_mutex_unlock(&a->pool_lock);
+	if (q && (q->ring.flags & member_ring_flags(a)) != member_ring_flags(a)) {
+		/* An NVMe generic device joined since this queue was made: it needs big SQEs. */
+		graid_queue_destroy(q);
+		q = NULL;
+	}
 	if (!q && graid_queue_create(a, 16, &q))
 		return NULL;
 	return q;

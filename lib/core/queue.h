@@ -37,6 +37,8 @@ enum sop_phase {
 	SOP_READING,         /* member reads in flight */
 	SOP_COMPUTE,         /* waiting for a batched parity generation */
 	SOP_WRITING,         /* member writes in flight */
+	SOP_JOURNAL_WAIT,    /* parked: waiting for space in the write-hole journal */
+	SOP_LOGGING,         /* journal entries in flight; in-place writes follow */
 };
 
 enum sop_plan {
@@ -85,6 +87,10 @@ struct sop {
 	bool *own;           /* per role: buf came from the queue's cache */
 	uint8_t **nbuf;      /* RMW: per role, the new data of the range */
 	struct mio *mio;     /* per role */
+	uint64_t jseq;       /* journal: the update's number while it holds log space, else 0 */
+	uint64_t *jpos;      /* journal: per member, where its entry goes (0: none) */
+	uint8_t **jhdr;      /* journal: per member, its entry header */
+	struct iovec *jiov;  /* journal: per member, header and payload (SOP_RUN_MAX + 1) */
 };
 
 /* Buffer cache size classes: 4 KiB << k. */
@@ -121,6 +127,9 @@ int queue_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned membe
 	     bool write, uint8_t *ptr, size_t len, uint64_t member_off);
 int queue_writev(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,
 		 const struct iovec *iov, unsigned iovcnt, size_t len, uint64_t member_off);
+/* A journal entry: at `pos` bytes from the member's start, durable when it completes. */
+int queue_log_writev(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,
+		     const struct iovec *iov, unsigned iovcnt, size_t len, uint64_t pos);
 void queue_sop_done(struct graid_queue *q, struct sop *s, int err);
 
 /* sop.c */

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "journal.h"
 #include "stripe_set.h"
 
 /* A batch holds about this much chunk data in memory (all roles of its rows). */
@@ -65,6 +66,13 @@ int member_attach(struct graid_array *a, struct member *m, const char *path)
 		goto fail;
 	}
 	graid_uuid_generate(m->uuid);
+	/* Entries from its earlier life (in this array or another) must never replay. */
+	rc = journal_reset_member(a, m);
+	if (rc) {
+		graid__log(GRAID_LOG_ERR, "%s: writing its journal checkpoint: %s", path,
+			   graid_strerror(rc));
+		goto fail;
+	}
 	return 0;
 fail:
 	member_close(m);
@@ -100,6 +108,7 @@ static void rebuild_install(struct graid_array *a, unsigned role, struct member 
 	memcpy(m->uuid, nm->uuid, 16);
 	memcpy(m->path, nm->path, sizeof(m->path));
 	memcpy(m->identity, nm->identity, sizeof(m->identity));
+	m->nvme = nm->nvme; /* NVMe identify data; passthrough or not */
 	m->rebuild_offset = 0;
 	atomic_store(&m->reads, 0);
 	atomic_store(&m->writes, 0);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bitmap.h"
+#include "journal.h"
 #include "queue.h"
 
 /* ---- geometry of one stripe operation ------------------------------------------------ */
@@ -69,10 +70,25 @@ static void sop_release_bufs(struct graid_queue *q, struct sop *s)
 	}
 }
 
+/* The update's log space and entry headers go back (its in-place writes are over). */
+static void sop_journal_release(struct graid_queue *q, struct sop *s)
+{
+	if (!s->jseq)
+		return;
+	journal_done(q->a, s->jseq);
+	s->jseq = 0;
+	for (unsigned m = 0; m < q->a->nmembers; m++)
+		if (s->jhdr[m]) {
+			queue_buf_put(q, s->jhdr[m], JOURNAL_BLOCK);
+			s->jhdr[m] = NULL;
+		}
+}
+
 static void sop_finish(struct graid_queue *q, struct sop *s, int err)
 {
 	for (unsigned j = 0; s->req->write && j < s->nrun; j++)
 		bitmap_end_write(q->a, s->stripe + j);
+	sop_journal_release(q, s);
 	sop_release_bufs(q, s);
 	if (s->locked) {
 		stripe_unlock(q->a, s->bucket);
@@ -260,8 +276,12 @@ static void sop_lock_and_plan(struct graid_queue *q, struct sop *s)
 static bool sop_run_trylock(struct graid_queue *q, struct sop *s);
 static void sop_run_plan(struct graid_queue *q, struct sop *s);
 
+static bool sop_journal_try(struct graid_queue *q, struct sop *s);
+
 bool sop_try_unpark(struct graid_queue *q, struct sop *s)
 {
+	if (s->phase == SOP_JOURNAL_WAIT)
+		return sop_journal_try(q, s);
 	if (s->nrun > 1) {
 		if (!sop_run_trylock(q, s))
 			return false;
@@ -531,6 +551,18 @@ static void sop_gen_ptrs(const struct graid_layout *l, struct sop *s, uint8_t **
 		out[r] = (s->plan == PLAN_RMW && r >= l->ndata) ? s->nbuf[r] : s->buf[r];
 }
 
+/* Member m's part of every row of the run, in member order: s->nrun chunks. */
+static struct iovec *sop_run_iov(const struct graid_layout *l, struct sop *s, unsigned m)
+{
+	struct iovec *iov = s->iov + (size_t)m * SOP_RUN_MAX;
+
+	for (unsigned j = 0; j < s->nrun; j++) {
+		iov[j].iov_base = sop_run_chunk(l, s, j, graid_layout_member_role(l, s->stripe + j, m));
+		iov[j].iov_len = l->chunk;
+	}
+	return iov;
+}
+
 /* One vectored write per live member covering all the run's rows. */
 static void sop_run_write(struct graid_queue *q, struct sop *s)
 {
@@ -539,15 +571,11 @@ static void sop_run_write(struct graid_queue *q, struct sop *s)
 	s->phase = SOP_WRITING;
 	s->nwrites = 0;
 	for (unsigned m = 0; m < q->a->nmembers; m++) {
-		struct iovec *iov = s->iov + (size_t)m * SOP_RUN_MAX;
+		struct iovec *iov;
 
 		if (!array_role_writable(q->a, m))
 			continue;
-		for (unsigned j = 0; j < s->nrun; j++) {
-			iov[j].iov_base = sop_run_chunk(l, s, j,
-							graid_layout_member_role(l, s->stripe + j, m));
-			iov[j].iov_len = l->chunk;
-		}
+		iov = sop_run_iov(l, s, m);
 		if (queue_writev(q, s, m, m, iov, s->nrun, (size_t)s->nrun * l->chunk,
 				 sop_member_off(l, s->stripe, 0)) == 0) {
 			s->nwrites++;
@@ -559,43 +587,46 @@ static void sop_run_write(struct graid_queue *q, struct sop *s)
 	sop_wait_or_continue(q, s);
 }
 
-static void sop_write_phase(struct graid_queue *q, struct sop *s)
+/* What role r of a single-stripe update writes, and where in its chunk; false: nothing. */
+static bool sop_role_write(const struct graid_layout *l, struct sop *s, unsigned r,
+			   uint8_t **src, uint32_t *len, uint32_t *at)
+{
+	uint32_t ws, we;
+
+	if (r >= l->ndata) {
+		*at = s->lo;
+		*len = s->hi - s->lo;
+		*src = s->buf[r];
+		return true;
+	}
+	if (!sop_span(l, s, r, &ws, &we))
+		return false;
+	*at = ws;
+	*len = we - ws;
+	if (s->plan != PLAN_RMW)
+		*src = s->buf[r] + (ws - s->lo);
+	else if (s->nbuf[r])
+		*src = s->nbuf[r] + (ws - s->lo);
+	else
+		*src = sop_user(l, s, r, ws);
+	return true;
+}
+
+static void sop_write_in_place(struct graid_queue *q, struct sop *s)
 {
 	const struct graid_layout *l = &q->a->lay;
-	uint32_t ws, we;
 
 	if (s->plan == PLAN_RUN)
 		return sop_run_write(q, s);
-
-	if (s->plan == PLAN_RMW)
-		for (unsigned p = l->ndata; p < sop_nroles(l); p++)
-			sop_xor(s->buf[p], s->nbuf[p], s->hi - s->lo);
 	s->phase = SOP_WRITING;
 	s->nwrites = 0;
 	for (unsigned r = 0; r < sop_nroles(l); r++) {
 		unsigned m = sop_role_member(l, s->stripe, r);
 		uint8_t *src;
-		size_t len;
-		uint32_t at;
+		uint32_t len, at;
 
-		if (!array_role_writable(q->a, m))
+		if (!array_role_writable(q->a, m) || !sop_role_write(l, s, r, &src, &len, &at))
 			continue;
-		if (r < l->ndata) {
-			if (!sop_span(l, s, r, &ws, &we))
-				continue;
-			at = ws;
-			len = we - ws;
-			if (s->plan != PLAN_RMW)
-				src = s->buf[r] + (ws - s->lo);
-			else if (s->nbuf[r])
-				src = s->nbuf[r] + (ws - s->lo);
-			else
-				src = sop_user(l, s, r, ws);
-		} else {
-			at = s->lo;
-			len = s->hi - s->lo;
-			src = s->buf[r];
-		}
 		if (sop_io(q, s, r, m, true, src, len, sop_member_off(l, s->stripe, at))) {
 			s->nwrites++;
 		} else {
@@ -605,6 +636,106 @@ static void sop_write_phase(struct graid_queue *q, struct sop *s)
 		}
 	}
 	sop_wait_or_continue(q, s);
+}
+
+/* ---- the write-hole journal: every member logs its new bytes before any in-place write --- */
+
+/* Payload of member m's entry in jiov[1..]; returns the piece count (0: m writes nothing). */
+static unsigned sop_journal_payload(struct graid_queue *q, struct sop *s, unsigned m,
+				    uint64_t *member_off)
+{
+	const struct graid_layout *l = &q->a->lay;
+	struct iovec *jiov = s->jiov + (size_t)m * (SOP_RUN_MAX + 1);
+	uint8_t *src;
+	uint32_t len, at;
+	unsigned r;
+
+	if (!array_role_writable(q->a, m))
+		return 0;
+	if (s->plan == PLAN_RUN) {
+		memcpy(jiov + 1, sop_run_iov(l, s, m), s->nrun * sizeof(*jiov));
+		*member_off = sop_member_off(l, s->stripe, 0);
+		return s->nrun;
+	}
+	r = graid_layout_member_role(l, s->stripe, m);
+	if (r >= sop_nroles(l) || !sop_role_write(l, s, r, &src, &len, &at))
+		return 0;
+	jiov[1].iov_base = src;
+	jiov[1].iov_len = len;
+	*member_off = sop_member_off(l, s->stripe, at);
+	return 1;
+}
+
+/* Claim log space and write every entry; false: no space yet (the caller parks it). */
+static bool sop_journal_try(struct graid_queue *q, struct sop *s)
+{
+	struct graid_array *a = q->a;
+	uint32_t len[GRAID_MAX_MEMBERS];
+	uint64_t off[GRAID_MAX_MEMBERS];
+	unsigned cnt[GRAID_MAX_MEMBERS];
+	uint8_t participants[32] = { 0 };
+	struct journal_claim c = { .pos = s->jpos };
+	int rc;
+
+	for (unsigned m = 0; m < a->nmembers; m++) {
+		struct iovec *jiov = s->jiov + (size_t)m * (SOP_RUN_MAX + 1);
+
+		len[m] = 0;
+		cnt[m] = sop_journal_payload(q, s, m, &off[m]);
+		for (unsigned i = 1; i <= cnt[m]; i++)
+			len[m] += (uint32_t)jiov[i].iov_len;
+	}
+	rc = journal_claim(a, len, &c);
+	if (rc == -EAGAIN)
+		return false;
+	if (rc) {
+		sop_finish(q, s, rc);
+		return true;
+	}
+	s->jseq = c.seq;
+	for (unsigned m = 0; m < a->nmembers; m++)
+		if (s->jpos[m])
+			participants[m / 8] |= (uint8_t)(1u << (m % 8));
+	s->phase = SOP_LOGGING;
+	for (unsigned m = 0; m < a->nmembers; m++) {
+		struct iovec *jiov = s->jiov + (size_t)m * (SOP_RUN_MAX + 1);
+
+		if (!s->jpos[m])
+			continue;
+		s->jhdr[m] = queue_buf_get(q, JOURNAL_BLOCK);
+		if (!s->jhdr[m]) {
+			s->err = -ENOMEM;
+			break;
+		}
+		journal_fill_header(a, s->jhdr[m], s->jseq, m, off[m], jiov + 1, cnt[m],
+				    participants);
+		jiov[0].iov_base = s->jhdr[m];
+		jiov[0].iov_len = JOURNAL_BLOCK;
+		if (queue_log_writev(q, s, m, m, jiov, cnt[m] + 1, JOURNAL_BLOCK + len[m],
+				     s->jpos[m])) {
+			/* Its entry will be missing: it must leave before anyone writes in place. */
+			array_member_failed(a, m, -EAGAIN);
+			s->write_fail++;
+		}
+	}
+	sop_wait_or_continue(q, s);
+	return true;
+}
+
+static void sop_write_phase(struct graid_queue *q, struct sop *s)
+{
+	const struct graid_layout *l = &q->a->lay;
+
+	if (s->plan == PLAN_RMW)
+		for (unsigned p = l->ndata; p < sop_nroles(l); p++)
+			sop_xor(s->buf[p], s->nbuf[p], s->hi - s->lo);
+	if (!q->a->journal)
+		return sop_write_in_place(q, s);
+	if (!sop_journal_try(q, s)) {
+		s->phase = SOP_JOURNAL_WAIT;
+		s->next = q->parked;
+		q->parked = s;
+	}
 }
 
 /* One engine call for every stripe waiting with the same range length. */
@@ -678,6 +809,7 @@ void sop_start(struct graid_queue *q, struct sop *s)
 	s->err = 0;
 	s->locked = false;
 	s->nlocked = 0;
+	s->jseq = 0;
 	/* A recycled operation must not keep its last plan: parking and unparking read it. */
 	s->plan = PLAN_RCW;
 	/* The region is marked dirty on disk before any member sees this write. */
@@ -728,6 +860,12 @@ void sop_io_done(struct graid_queue *q, struct sop *s)
 		return sop_finish(q, s, s->write_fail < s->nwrites && !broken ? 0 : -EIO);
 	default:
 		break;
+	}
+	if (s->phase == SOP_LOGGING) {
+		/* Every entry is durable (or its member is out): now the members in place. */
+		if (broken)
+			return sop_finish(q, s, -EIO);
+		return sop_write_in_place(q, s);
 	}
 	if (s->phase == SOP_READING) {
 		if (!s->read_failed)

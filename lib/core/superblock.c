@@ -44,6 +44,11 @@ static uint32_t sb_crc_update(uint32_t reg, const void *buf, size_t len)
 	return reg;
 }
 
+uint32_t graid_crc32c_update(uint32_t reg, const void *buf, size_t len)
+{
+	return sb_crc_update(reg, buf, len);
+}
+
 uint32_t graid_crc32c(const void *buf, size_t len)
 {
 	return sb_crc_update(0xFFFFFFFFu, buf, len) ^ 0xFFFFFFFFu;

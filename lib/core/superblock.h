@@ -116,6 +116,12 @@ uint32_t graid_sb_checksum(const void *buf);
  */
 uint32_t graid_crc32c(const void *buf, size_t len);
 
+/*
+ * A running CRC32C: start with reg 0xFFFFFFFF, feed pieces, XOR the end with 0xFFFFFFFF:
+ * the same as graid_crc32c() over the pieces joined.
+ */
+uint32_t graid_crc32c_update(uint32_t reg, const void *buf, size_t len);
+
 /* A random (version 4, RFC 9562) UUID from getrandom(). */
 void graid_uuid_generate(uint8_t uuid[16]);
 

@@ -94,6 +94,16 @@ json "awkward paths come out escaped and valid" \
 	"d['members'][0]['path'] == 'we\"ird\\\\pa\\tth\\n1' and \
 	 d['members'][1]['path'] == 'caf\\u00e9 \\u0001\\ufffd2'"
 
+# --- the write-hole journal --------------------------------------------------------------
+expect 1 "create RAID-1 --journal is refused" -- "$G" create -l 1 --journal -s 48M j0 j1
+has err "journal is for RAID-5 and RAID-6" "the refusal says why"
+expect 0 "create RAID-5 --journal" -- "$G" create -l 5 --journal -s 48M j0 j1 j2 j3
+expect 0 "status of the journalled array" -- "$G" status j0 j1 j2 j3
+has out "journal : 32 MiB per member" "status shows the journal"
+expect 0 "status --json of it" -- "$G" status --json j0 j1 j2 j3
+json "status --json has the journal size" "d['journal_bytes'] == 32 << 20"
+rm -f j0 j1 j2 j3
+
 # --- backends and bench ------------------------------------------------------------------
 expect 0 "backends" -- "$G" backends
 has out "^isal +usable +[0-9.]+ " "backends lists isal as usable, with a speed"

@@ -109,6 +109,12 @@ static void fill_unit(uint8_t *p, uint64_t u, uint8_t g)
 static int wipe_superblock(struct ctx *c, const char *path)
 {
 	void *z = aligned_alloc(4096, 4096);
+	char blk[64];
+	/* A generic device (/dev/ngXnY) takes no pwrite: its block device is the same drive. */
+	if (!strncmp(path, "/dev/ng", 7)) {
+		snprintf(blk, sizeof(blk), "/dev/nvme%s", path + 7);
+		path = blk;
+	}
 	int fd = open(path, O_WRONLY | O_DIRECT);
 	int ok = z && fd >= 0;
 	if (z)
@@ -341,13 +347,17 @@ static int run_level(const struct plan *p, const char *const *dev, unsigned ndev
 		fail_msg(&c, "out of memory");
 		goto out;
 	}
-	/* Members really are the NVMe block devices, opened O_DIRECT. */
+	/* Members really are the NVMe block devices, opened O_DIRECT, or the generic devices
+	 * (/dev/ngXnY), driven through io_uring NVMe passthrough. */
 	for (unsigned i = 0; i < p->nmembers; i++) {
 		struct graid_member_info mi = {.struct_size = sizeof(mi)};
+		int ng = !strncmp(members[i], "/dev/ng", 7);
 		if (graid_array_member_info(c.a, i, &mi) ||
-		    (!allow_files && strncmp(mi.identity, "block ", 6))) {
-			fail_msg(&c, "member %u is not reported as a block device (\"%s\")", i,
-				 mi.identity);
+		    (!allow_files && strncmp(mi.identity, ng ? "nvme-generic " : "block ",
+					      ng ? 13 : 6)) ||
+		    (ng && !mi.nvme_passthrough)) {
+			fail_msg(&c, "member %u is not reported as a %s (\"%s\")", i,
+				 ng ? "passthrough NVMe generic device" : "block device", mi.identity);
 			goto out;
 		}
 	}
