@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* GB/s of libgraid's own CPU parity routines beside ISA-L's, per routine, one thread. */
+/* GB/s of libgraid's own CPU parity routines beside ISA-L's: per routine, width and thread. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -11,9 +11,11 @@
 #include <isa-l/erasure_code.h>
 #include <isa-l/raid.h>
 
+#include <libgraid/graid.h>
 #include <libgraid/graid_backend.h>
 
 /* Internal: the bench drives the variants directly, as the engine does (static library). */
+#include "../lib/backends/isal/cpu_pool.h"
 #include "../lib/backends/isal/cpu_variants.h"
 
 #define BENCH_CHUNK (64u * 1024u)
@@ -66,10 +68,13 @@ struct bench_job {
 	struct graid_cpu_plan plan;
 	unsigned surv[BENCH_MAX_BLK];
 	unsigned char tbls[32 * GRAID_GF_MAX_DATA * 2];
+	struct graid_backend *be; /* --count ... engine: through the public API instead */
 };
 
 /* --group N: plans with N sources per cache-blocking group instead of the variant's own. */
 static int bench_group = -1;
+/* --block BYTES: the plans' cache-blocking sub-range (0: the variant's own; at most it). */
+static unsigned bench_block;
 
 static uint64_t bench_rng = 0x9e3779b97f4a7c15ull;
 
@@ -203,6 +208,7 @@ static int bench_job_init(struct bench_job *j, enum bench_routine r,
 			graid__cpu_plan_check(&j->plan, ndata, 2, gs);
 		else
 			graid__cpu_plan_recover(&j->plan, ndata, 2, j->nlost, j->lost, gs);
+		j->plan.block = bench_block;
 		return 0;
 	}
 	if (r != BR_GEN && r != BR_CHECK && r != BR_GEN_P)
@@ -216,6 +222,13 @@ static bool bench_job_stripe(const struct bench_job *j, const struct bench_set *
 {
 	unsigned char *src[BENCH_MAX_BLK], *dst[2];
 
+	if (j->be && j->r == BR_GEN)
+		return graid_parity_gen(j->be, s->ndata, 2, s->len, 1, blk) == 0;
+	if (j->be && j->r == BR_CHECK)
+		return graid_parity_check(j->be, s->ndata, 2, s->len, 1, blk, NULL) == 0;
+	if (j->be)
+		return graid_parity_recover(j->be, s->ndata, 2, s->len, 1, blk, j->nlost,
+					    j->lost) == 0;
 	if (j->v)
 		return j->v->run(&j->plan, blk, s->len);
 	if (j->r == BR_GEN)
@@ -267,21 +280,28 @@ static const struct graid_cpu_variant *bench_variant(const char *name)
 /* --count ROUTINE IMPL NDATA: one call on one 64 KiB stripe, for callgrind. */
 static int bench_count(const char *rkey, const char *impl, unsigned ndata)
 {
+	const bool engine = !strcmp(impl, "engine");
 	struct bench_set s;
-	struct bench_job *j = malloc(sizeof(*j));
+	struct bench_job *j = calloc(1, sizeof(*j));
 	int r;
 
 	for (r = 0; r < BR_COUNT; r++)
 		if (!strcmp(rkey, bench_routine_key[r]))
 			break;
-	if (r == BR_COUNT || !j || (strcmp(impl, "isal") && !bench_variant(impl)) ||
-	    bench_set_alloc(&s, ndata, BENCH_CHUNK, 1, 0) ||
-	    bench_job_init(j, (enum bench_routine)r, bench_variant(impl), ndata)) {
+	if (r == BR_COUNT || !j || (strcmp(impl, "isal") && !engine && !bench_variant(impl)) ||
+	    (engine && r == BR_GEN_P) || bench_set_alloc(&s, ndata, BENCH_CHUNK, 1, 0) ||
+	    bench_job_init(j, (enum bench_routine)r, engine ? NULL : bench_variant(impl), ndata)) {
 		fprintf(stderr, "cpu_simd_bench: bad --count arguments\n");
 		return 2;
 	}
+	/* The engine as configured by GRAID_CPU_THREADS and GRAID_CPU_THREAD_MIN. */
+	if (engine && graid_backend_open("isal", &j->be)) {
+		fprintf(stderr, "cpu_simd_bench: cannot open the isal engine\n");
+		return 1;
+	}
 	bench_job_stripe(j, &s, s.ptr); /* warm: first-touch and lazy binding out of the count */
 	printf("%s %s %u+2: %s\n", rkey, impl, ndata, bench_counted(j, &s) ? "ok" : "FAILED");
+	graid_backend_close(j->be);
 	bench_set_free(&s);
 	free(j);
 	return 0;
@@ -346,10 +366,376 @@ static void bench_shape(unsigned ndata, bool dram, size_t skew)
 	free(j);
 }
 
+/*
+ * The plain read rate: every data byte of the stripes loaded once and folded into one
+ * vector, nothing written. The ceiling for any routine that must read the data.
+ */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+__attribute__((target("avx2"))) static uint64_t bench_read_avx2(const struct bench_set *s)
+{
+	__m256i acc[4] = { _mm256_setzero_si256(), _mm256_setzero_si256(),
+			   _mm256_setzero_si256(), _mm256_setzero_si256() };
+	uint64_t out[4];
+
+	/* Eight blocks at a time, as the own routines stream them: one block alone is slower. */
+	for (size_t st = 0; st < s->nstripes; st++)
+		for (unsigned k0 = 0; k0 < s->ndata; k0 += 8)
+			for (size_t i = 0; i + 128 <= s->len; i += 128)
+				for (unsigned k = k0; k < k0 + 8 && k < s->ndata; k++) {
+					const uint8_t *p = s->ptr[st * s->nblk + k] + i;
+
+					for (int w = 0; w < 4; w++)
+						acc[w] = _mm256_or_si256(
+							acc[w], _mm256_loadu_si256(
+									(const __m256i *)(const void *)
+									(p + 32 * w)));
+				}
+	acc[0] = _mm256_or_si256(_mm256_or_si256(acc[0], acc[1]), _mm256_or_si256(acc[2], acc[3]));
+	_mm256_storeu_si256((__m256i *)(void *)out, acc[0]);
+	return out[0] | out[1] | out[2] | out[3];
+}
+#endif
+
+static uint64_t bench_read_sink;
+
+static double bench_read_rate(const struct bench_set *s)
+{
+	double t0 = bench_now(), t;
+	size_t bytes = 0;
+
+	do {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+		bench_read_sink ^= bench_read_avx2(s);
+#endif
+		bytes += s->nstripes * s->ndata * s->len;
+		t = bench_now() - t0;
+	} while (t < 0.1);
+	return (double)bytes / t / 1e9;
+}
+
+/* The isal engine through the public API, with GRAID_CPU_THREADS=nthreads. */
+static struct graid_backend *bench_engine(unsigned nthreads, const char *thread_min)
+{
+	struct graid_backend *be;
+	char n[16];
+
+	snprintf(n, sizeof(n), "%u", nthreads);
+	setenv("GRAID_CPU_THREADS", n, 1);
+	if (thread_min)
+		setenv("GRAID_CPU_THREAD_MIN", thread_min, 1);
+	else
+		unsetenv("GRAID_CPU_THREAD_MIN");
+	if (graid_backend_open("isal", &be)) {
+		fprintf(stderr, "cpu_simd_bench: cannot open the isal engine\n");
+		exit(1);
+	}
+	return be;
+}
+
+/* GB/s of the engine's P+Q generation, one stripe per call (thread CPU time, one thread). */
+static double bench_engine_gen(struct graid_backend *be, const struct bench_set *s, bool *ok)
+{
+	double t0 = bench_now(), t;
+	size_t bytes = 0;
+
+	do {
+		for (size_t st = 0; st < s->nstripes; st++)
+			*ok &= graid_parity_gen(be, s->ndata, 2, s->len, 1, s->ptr + st * s->nblk) ==
+			       0;
+		bytes += s->nstripes * s->ndata * s->len;
+		t = bench_now() - t0;
+	} while (t < 0.1);
+	return (double)bytes / t / 1e9;
+}
+
+/*
+ * --sweep: P+Q generation of the engine (one thread) beside ISA-L's pq_gen called directly
+ * and the plain read rate, at many widths, from cache and from DRAM.
+ */
+static void bench_sweep(const unsigned *shapes, unsigned nshapes, bool cache, bool dram,
+			size_t skew)
+{
+	static const unsigned dflt[] = { 4, 6, 8, 10, 12, 16, 22, 32, 64 };
+	struct graid_backend *be = bench_engine(1, NULL);
+	struct bench_job *j = malloc(sizeof(*j));
+
+	if (!nshapes) {
+		shapes = dflt;
+		nshapes = sizeof(dflt) / sizeof(dflt[0]);
+	}
+	printf("P+Q generation, 64 KiB blocks (+%zu bytes per block), one stripe per call, GB/s "
+	       "of data\n(thread CPU time), one thread, best of %d alternating rounds.\n\n",
+	       skew, BENCH_ROUNDS);
+	printf("read: every data byte loaded once, nothing written. avx2: the own routine (plan as\n"
+	       "given by --block/--group); one group: the same without cache blocking. engine:\n"
+	       "graid_parity_gen on the isal engine, one thread.\n\n");
+	printf("| shape | mem   | read   | pq_gen | avx2   | 1 group | engine | engine/pq_gen | "
+	       "engine/read |\n");
+	printf("|-------|-------|--------|--------|--------|---------|--------|---------------|"
+	       "-------------|\n");
+	for (int m = 0; m < 2; m++)
+		for (unsigned i = 0; i < nshapes; i++) {
+			const unsigned ndata = shapes[i];
+			const size_t per = (ndata + 2) * (size_t)BENCH_CHUNK;
+			struct bench_set s;
+			const struct graid_cpu_variant *a = graid__cpu_variant_find("avx2");
+			struct bench_job *jl = malloc(sizeof(*jl)), *jn = malloc(sizeof(*jn));
+			double g[5] = { 0, 0, 0, 0, 0 };
+			bool ok = true;
+
+			if (!(m ? dram : cache) || !a || !jl || !jn) {
+				free(jl);
+				free(jn);
+				continue;
+			}
+			if (!j || bench_set_alloc(&s, ndata, BENCH_CHUNK,
+						  m ? (size_t)(BENCH_DRAM_BYTES / per) : 1, skew)) {
+				fprintf(stderr, "cpu_simd_bench: out of memory\n");
+				exit(1);
+			}
+			bench_job_init(j, BR_GEN, NULL, ndata);
+			bench_job_init(jl, BR_GEN, a, ndata);
+			/* The same routine without blocking: what the blocking buys. */
+			bench_job_init(jn, BR_GEN, a, ndata);
+			graid__cpu_plan_gen(&jn->plan, ndata, 2, 0);
+			for (int round = 0; round < BENCH_ROUNDS; round++) {
+				double v[5] = { bench_read_rate(&s), bench_time(j, &s, &ok),
+						bench_time(jl, &s, &ok), bench_time(jn, &s, &ok),
+						bench_engine_gen(be, &s, &ok) };
+
+				for (int k = 0; k < 5; k++)
+					g[k] = v[k] > g[k] ? v[k] : g[k];
+			}
+			free(jl);
+			free(jn);
+			for (size_t st = 0; st < s.nstripes; st++)
+				ok &= pq_check((int)s.nblk, (int)s.len,
+					       (void **)(s.ptr + st * s.nblk)) == 0;
+			printf("| %3u+2 | %-5s | %6.1f | %6.1f | %6.1f | %7.1f | %6.1f | %12.2fx | "
+			       "%10.2fx |%s\n",
+			       ndata, m ? "DRAM" : "cache", g[0], g[1], g[2], g[3], g[4], g[4] / g[1],
+			       g[4] / g[0], ok ? "" : " MISMATCH");
+			fflush(stdout);
+			bench_set_free(&s);
+		}
+	free(j);
+	graid_backend_close(be);
+}
+
+/* Wall-clock seconds: threads are measured by the time the caller waits. */
+static double bench_wall(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* GB/s of data of one routine through the engine, batches of `batch` stripes (wall time). */
+static double bench_engine_rate(struct graid_backend *be, enum bench_routine r,
+				const struct bench_set *s, size_t batch, bool *ok)
+{
+	const unsigned lost[2] = { 1, s->ndata - 2 };
+	double t0 = bench_wall(), t;
+	size_t bytes = 0;
+
+	do {
+		for (size_t st = 0; st + batch <= s->nstripes; st += batch) {
+			uint8_t **b = s->ptr + st * s->nblk;
+
+			if (r == BR_GEN)
+				*ok &= graid_parity_gen(be, s->ndata, 2, s->len, batch, b) == 0;
+			else if (r == BR_REC_DD)
+				*ok &= graid_parity_recover(be, s->ndata, 2, s->len, batch, b, 2,
+							    lost) == 0;
+			else
+				*ok &= graid_parity_check(be, s->ndata, 2, s->len, batch, b, NULL) ==
+				       0;
+			bytes += batch * s->ndata * s->len;
+		}
+		t = bench_wall() - t0;
+	} while (t < 0.3);
+	return (double)bytes / t / 1e9;
+}
+
+/*
+ * --threads N: the engine with one thread and with N, on DRAM-sized batches: many stripes
+ * per call, and one huge stripe per call (split by byte ranges).
+ */
+/* The plain read of --threads: each piece reads a run of stripes (the engine's split). */
+struct bench_read_job {
+	const struct bench_set *s;
+	size_t first, count, per_piece;
+};
+
+static int bench_read_piece(void *arg, size_t i)
+{
+	const struct bench_read_job *r = arg;
+	struct bench_set part = *r->s;
+	size_t st = r->first + i * r->per_piece;
+
+	part.ptr = r->s->ptr + st * r->s->nblk;
+	part.nstripes = r->first + r->count - st < r->per_piece ? r->first + r->count - st
+								 : r->per_piece;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+	__atomic_fetch_xor(&bench_read_sink, bench_read_avx2(&part), __ATOMIC_RELAXED);
+#endif
+	return 0;
+}
+
+/* GB/s of a plain read of the batches on a pool of nthreads (the memory's own ceiling). */
+static double bench_read_threads(struct graid_cpu_pool *pool, const struct bench_set *s,
+				 size_t batch)
+{
+	const size_t pieces = 4 * graid__cpu_pool_threads(pool);
+	double t0 = bench_wall(), t;
+	size_t bytes = 0;
+
+	do {
+		for (size_t st = 0; st + batch <= s->nstripes; st += batch) {
+			struct bench_read_job r = { .s = s, .first = st, .count = batch };
+
+			r.per_piece = (batch + pieces - 1) / pieces;
+			graid__cpu_pool_run(pool, (batch + r.per_piece - 1) / r.per_piece,
+					    bench_read_piece, &r);
+			bytes += batch * s->ndata * s->len;
+		}
+		t = bench_wall() - t0;
+	} while (t < 0.3);
+	return (double)bytes / t / 1e9;
+}
+
+/*
+ * --threads N: the engine with one thread and with N: batches from DRAM (many stripes per
+ * call; one huge stripe per call, split by byte ranges) and batches that stay in the
+ * last-level cache; beside a plain read of the same batches on 1 and N threads.
+ */
+static void bench_threads(unsigned nthreads, const unsigned *shapes, unsigned nshapes,
+			  size_t batch_bytes)
+{
+	static const unsigned dflt[] = { 8, 22 };
+	static const enum bench_routine rs[] = { BR_COUNT, BR_GEN, BR_REC_DD, BR_CHECK };
+	static const char *const kind_name[] = { "DRAM", "DRAM", "cache" };
+	struct graid_backend *be[2] = { bench_engine(1, NULL), bench_engine(nthreads, NULL) };
+	struct graid_cpu_pool *pool[2] = { NULL, NULL };
+
+	graid__cpu_pool_create(&pool[1], nthreads, NULL);
+	if (!nshapes) {
+		shapes = dflt;
+		nshapes = 2;
+	}
+	printf("The isal engine through graid_parity_*: GB/s of data by wall-clock time, best of "
+	       "%d alternating rounds;\nbatches of %zu KiB of data: DRAM cycles over 512 MiB, "
+	       "cache over one batch.\n\"read\": every data byte loaded once, nothing written, "
+	       "split as the engine splits.\n\n",
+	       BENCH_ROUNDS, batch_bytes >> 10);
+	printf("| shape | mem   | batch               | routine     | 1 thread | %2u threads | "
+	       "ratio |\n",
+	       nthreads);
+	printf("|-------|-------|---------------------|-------------|----------|------------|"
+	       "-------|\n");
+	for (unsigned i = 0; i < nshapes; i++)
+		for (int kind = 0; kind < 3; kind++) {
+			const unsigned ndata = shapes[i];
+			const bool big = kind == 1;
+			/* 64 KiB chunks, batch_bytes of data per call; or one stripe of that much. */
+			const size_t len = big ? batch_bytes / ndata : BENCH_CHUNK;
+			const size_t batch =
+				big ? 1 : (batch_bytes + ndata * (size_t)BENCH_CHUNK - 1) /
+						  (ndata * (size_t)BENCH_CHUNK);
+			const size_t per = (ndata + 2) * len;
+			size_t nstripes = kind == 2 ? batch : BENCH_DRAM_BYTES / per;
+			struct bench_set s;
+			char what[32];
+
+			if (nstripes < batch * (kind == 2 ? 1 : 2))
+				nstripes = batch * 2;
+			if (bench_set_alloc(&s, ndata, len, nstripes, 0)) {
+				fprintf(stderr, "cpu_simd_bench: out of memory\n");
+				exit(1);
+			}
+			snprintf(what, sizeof(what), "%zu x %zu KiB", batch, (len + 1023) >> 10);
+			for (size_t k = 0; k < sizeof(rs) / sizeof(rs[0]); k++) {
+				double g[2] = { 0, 0 };
+				bool ok = true;
+
+				if (rs[k] == BR_COUNT && big)
+					continue;
+				for (int round = 0; round < BENCH_ROUNDS; round++)
+					for (int t = 0; t < 2; t++) {
+						double v = rs[k] == BR_COUNT
+								   ? bench_read_threads(pool[t], &s, batch)
+								   : bench_engine_rate(be[t], rs[k], &s,
+										       batch, &ok);
+
+						g[t] = v > g[t] ? v : g[t];
+					}
+				printf("| %3u+2 | %-5s | %-19s | %-11s | %8.1f | %10.1f | %4.2fx |%s\n",
+				       ndata, kind_name[kind], what,
+				       rs[k] == BR_COUNT ? "read" : bench_routine_name[rs[k]], g[0], g[1],
+				       g[1] / g[0], ok ? "" : " FAILED");
+				fflush(stdout);
+			}
+			bench_set_free(&s);
+		}
+	graid__cpu_pool_destroy(pool[1]);
+	graid_backend_close(be[0]);
+	graid_backend_close(be[1]);
+}
+
+/*
+ * --split-cost N: what splitting costs and gains by call size. The engine with N threads
+ * and every batch split (GRAID_CPU_THREAD_MIN=1) against one thread, on two-block recovery
+ * of 8+2 batches that stay in cache, 32 KiB to 16 MiB of data a call (wall-clock time).
+ */
+static void bench_split_cost(unsigned nthreads)
+{
+	const unsigned ndata = 8, lost[2] = { 1, 6 };
+	struct graid_backend *be[2] = { bench_engine(1, "1"), bench_engine(nthreads, "1") };
+
+	printf("Two-block recovery of 8+2 through the engine, the same batch again and again (in "
+	       "cache),\nevery batch split over the threads; GB/s of data by wall-clock time, best "
+	       "of 7 rounds.\n\n");
+	printf("| data per call | stripes x block | 1 thread | %2u threads | ratio |\n", nthreads);
+	printf("|---------------|-----------------|----------|------------|-------|\n");
+	for (size_t kib = 32; kib <= 16384; kib *= 2) {
+		const size_t len = kib * 1024 / ndata < BENCH_CHUNK ? kib * 1024 / ndata : BENCH_CHUNK;
+		struct bench_set s;
+		double g[2] = { 0, 0 };
+		bool ok = true;
+
+		if (bench_set_alloc(&s, ndata, len, kib * 1024 / (ndata * len), 0)) {
+			fprintf(stderr, "cpu_simd_bench: out of memory\n");
+			exit(1);
+		}
+		for (int round = 0; round < 7; round++)
+			for (int t = 0; t < 2; t++) {
+				const size_t reps = (64u << 20) / (kib * 1024);
+				double t0 = bench_wall(), v;
+
+				for (size_t r = 0; r < reps; r++)
+					ok &= graid_parity_recover(be[t], ndata, 2, len, s.nstripes, s.ptr,
+								   2, lost) == 0;
+				v = (double)reps * (double)(kib * 1024) / (bench_wall() - t0) / 1e9;
+				g[t] = v > g[t] ? v : g[t];
+			}
+		printf("| %9zu KiB | %6zu x %3zu KiB | %8.1f | %10.1f | %4.2fx |%s\n", kib,
+		       s.nstripes, len >> 10, g[0], g[1], g[1] / g[0], ok ? "" : " FAILED");
+		fflush(stdout);
+		bench_set_free(&s);
+	}
+	graid_backend_close(be[0]);
+	graid_backend_close(be[1]);
+}
+
 int main(int argc, char **argv)
 {
-	unsigned shapes[8] = { 8, 22 }, nshapes = 0;
-	bool cache = true, dram = true;
+	unsigned shapes[16] = { 8, 22 }, nshapes = 0, nthreads = 0;
+	size_t batch_kib = 16384;
+	unsigned split_cost = 0;
+	bool cache = true, dram = true, sweep = false;
 	size_t skew = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -357,10 +743,20 @@ int main(int argc, char **argv)
 			return bench_count(argv[i + 1], argv[i + 2], (unsigned)atoi(argv[i + 3]));
 		if (!strcmp(argv[i], "--skew") && i + 1 < argc) {
 			skew = (size_t)atoi(argv[++i]);
-		} else if (!strcmp(argv[i], "--ndata") && i + 1 < argc && nshapes < 8) {
+		} else if (!strcmp(argv[i], "--ndata") && i + 1 < argc && nshapes < 16) {
 			shapes[nshapes++] = (unsigned)atoi(argv[++i]);
 		} else if (!strcmp(argv[i], "--group") && i + 1 < argc) {
 			bench_group = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--block") && i + 1 < argc) {
+			bench_block = (unsigned)atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
+			nthreads = (unsigned)atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--batch") && i + 1 < argc) {
+			batch_kib = (size_t)atol(argv[++i]);
+		} else if (!strcmp(argv[i], "--split-cost") && i + 1 < argc) {
+			split_cost = (unsigned)atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--sweep")) {
+			sweep = true;
 		} else if (!strcmp(argv[i], "--cache")) {
 			dram = false;
 		} else if (!strcmp(argv[i], "--dram")) {
@@ -369,8 +765,13 @@ int main(int argc, char **argv)
 			fprintf(stderr,
 				"usage: cpu_simd_bench [--cache|--dram] [--ndata N]... [--skew BYTES]"
 				" [--group N]\n"
+				"                      [--block BYTES]\n"
+				"       cpu_simd_bench --sweep [--cache|--dram] [--ndata N]... "
+				"[--skew BYTES]\n"
+				"       cpu_simd_bench --threads N [--ndata N]... [--batch KiB]\n"
+				"       cpu_simd_bench --split-cost N\n"
 				"       cpu_simd_bench --count gen|genp|dd|dp|dq|d|pq|check "
-				"isal|avx2|c NDATA\n");
+				"isal|avx2|c|engine NDATA\n");
 			return 2;
 		}
 	}
@@ -383,6 +784,22 @@ int main(int argc, char **argv)
 			fprintf(stderr, "cpu_simd_bench: --ndata must be 4..255\n");
 			return 2;
 		}
+	if (split_cost) {
+		bench_split_cost(split_cost);
+		return 0;
+	}
+	if (sweep) {
+		bench_sweep(shapes, nshapes, cache, dram, skew);
+		return 0;
+	}
+	if (nthreads) {
+		if (batch_kib < 64) {
+			fprintf(stderr, "cpu_simd_bench: --batch must be at least 64 (KiB)\n");
+			return 2;
+		}
+		bench_threads(nthreads, shapes, nshapes, batch_kib << 10);
+		return 0;
+	}
 	printf("64 KiB blocks, block k of a stripe offset by %zu bytes; GB/s of data (thread CPU "
 	       "time), one thread, best of 5 rounds.\n"
 	       "ISA-L: pq_gen, ec_encode_data (every recovery), pq_check, xor_gen.\n"

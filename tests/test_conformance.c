@@ -251,5 +251,41 @@ static void conf_large_and_wide(const char *name)
 
 CONFORMANCE_SUITE(ref)
 CONFORMANCE_SUITE(isal)
+
+/*
+ * The CPU engine with every batch split over its worker threads (a threshold of one byte,
+ * more threads than this machine's cores): runs of stripes and byte ranges of single
+ * stripes must give the bytes of one thread. Each test is its own process: the environment
+ * set here is read by this test's open only.
+ */
+static void conf_isal_threads(void)
+{
+	setenv("GRAID_CPU_THREADS", "3", 1);
+	setenv("GRAID_CPU_THREAD_MIN", "1", 1);
+}
+
+Test(conformance_isal_threads, gen_matches_reference_on_random_shapes, .timeout = 600)
+{
+	conf_isal_threads();
+	conf_gen_shapes("isal");
+}
+
+Test(conformance_isal_threads, recover_rebuilds_every_loss_case, .timeout = 600)
+{
+	conf_isal_threads();
+	conf_recover_shapes("isal");
+}
+
+Test(conformance_isal_threads, check_names_the_one_wrong_block, .timeout = 600)
+{
+	conf_isal_threads();
+	conf_check_shapes("isal");
+}
+
+Test(conformance_isal_threads, large_blocks_and_wide_stripes_match, .timeout = 600)
+{
+	conf_isal_threads();
+	conf_large_and_wide("isal");
+}
 CONFORMANCE_SUITE(opencl)
 CONFORMANCE_SUITE(cuda)

@@ -1,14 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* Every CPU routine variant this machine runs, against graid_gf.h's byte-wise reference. */
+/* Every CPU routine variant against graid_gf.h's byte-wise reference; the engine's threads. */
+#include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
 #include <libgraid/graid.h>
 
+#include "../lib/backends/isal/cpu_pool.h"
 #include "../lib/backends/isal/cpu_variants.h"
 #include "testutil.h"
 
@@ -44,6 +50,19 @@ static unsigned cv_group(const struct graid_cpu_variant *v, uint64_t *rng)
 	return small[tu_rand(rng) % CV_N(small)];
 }
 
+/*
+ * Sub-range sizes for cache blocking: the variant's own (0) half the time, else small ones,
+ * so that short blocks cross many sub-range edges.
+ */
+static unsigned cv_block(uint64_t *rng)
+{
+	static const unsigned small[] = { 128, 256, 384, 1024 };
+
+	if (tu_rand(rng) % 2)
+		return 0;
+	return small[tu_rand(rng) % CV_N(small)];
+}
+
 static size_t cv_pick_len(uint64_t *rng, unsigned ndata)
 {
 	size_t len = cv_len[tu_rand(rng) % CV_N(cv_len)];
@@ -68,11 +87,13 @@ static void cv_gen_case(const struct graid_cpu_variant *v, uint64_t *rng, unsign
 	eptr = tu_snapshot_ptrs(&s, expect);
 	graid_gf_ref_gen(ndata, nparity, 0, len, eptr);
 	graid__cpu_plan_gen(&plan, ndata, nparity, group);
+	plan.block = cv_block(rng);
 	cr_assert(v->run(&plan, s.ptr, len));
 	bad = tu_stripes_diff(&s, expect);
 	cr_assert_eq(bad, -1,
-		     "%s gen %u+%u len %zu align %d group %u: block %ld of %u differs (seed %llu)",
-		     v->name, ndata, nparity, len, align, group, bad, nblk,
+		     "%s gen %u+%u len %zu align %d group %u block %u: block %ld of %u differs "
+		     "(seed %llu)",
+		     v->name, ndata, nparity, len, align, group, plan.block, bad, nblk,
 		     (unsigned long long)tu_seed());
 	free(eptr);
 	free(expect);
@@ -94,12 +115,13 @@ static void cv_recover_case(const struct graid_cpu_variant *v, uint64_t *rng, un
 	for (unsigned l = 0; l < nlost; l++)
 		tu_fill(rng, s.ptr[lost[l]], len);
 	graid__cpu_plan_recover(&plan, ndata, nparity, nlost, lost, group);
+	plan.block = cv_block(rng);
 	cr_assert(v->run(&plan, s.ptr, len));
 	bad = tu_stripes_diff(&s, expect);
 	cr_assert_eq(bad, -1,
-		     "%s recover %u+%u len %zu align %d group %u lost {%u,%u}: block %ld wrong "
-		     "(seed %llu)",
-		     v->name, ndata, nparity, len, align, group, lost[0],
+		     "%s recover %u+%u len %zu align %d group %u block %u lost {%u,%u}: block "
+		     "%ld wrong (seed %llu)",
+		     v->name, ndata, nparity, len, align, group, plan.block, lost[0],
 		     nlost > 1 ? lost[1] : lost[0], bad, (unsigned long long)tu_seed());
 	free(expect);
 	tu_stripes_free(&s);
@@ -216,6 +238,7 @@ static void cv_check_shapes(const char *name)
 		tu_stripes_alloc(&s, ndata, np, len, 1, &rng, (int)(tu_rand(&rng) % 4));
 		tu_stripes_ref_gen(&s);
 		graid__cpu_plan_check(&plan, ndata, np, group);
+		plan.block = cv_block(&rng);
 		cr_assert(v->run(&plan, s.ptr, len),
 			  "%s check %u+%u len %zu group %u: clean stripe reported bad (seed %llu)",
 			  v->name, ndata, np, len, group, (unsigned long long)tu_seed());
@@ -227,6 +250,31 @@ static void cv_check_shapes(const char *name)
 		cr_assert_neq(graid_gf_ref_check(ndata, np, len, s.ptr), GRAID_CHECK_CLEAN);
 		tu_stripes_free(&s);
 	}
+}
+
+/*
+ * Wide stripes at the edges of the cache-blocking sub-ranges, with every alignment mode:
+ * lengths one short of, at and past one and two sub-ranges, and odd ones.
+ */
+static void cv_wide_edges(const char *name)
+{
+	const struct graid_cpu_variant *v = cv_get(name);
+	static const unsigned widths[] = { 9, 17, 22, 40, 64, 255 };
+	static const size_t lens[] = { 4095, 4096, 4097, 8191, 8192 + 31, 12288 + 77 };
+	uint64_t rng = tu_seed() ^ 0x63767764;
+
+	for (size_t w = 0; w < CV_N(widths); w++)
+		for (size_t l = 0; l < CV_N(lens); l++) {
+			const unsigned n = widths[w];
+			const size_t len = n > 64 ? lens[l] / 3 : lens[l];
+			const int align = (int)((w + l) % 4);
+			unsigned two[2] = { (unsigned)(tu_rand(&rng) % n), n + 1 };
+
+			cv_gen_case(v, &rng, n, 2, len, align, v->group_size);
+			cv_recover_case(v, &rng, n, 2, len, align, v->group_size, 2, two);
+			two[1] = two[0] + 1 + (unsigned)(tu_rand(&rng) % (n - two[0]));
+			cv_recover_case(v, &rng, n, 2, len, align, v->group_size, 2, two);
+		}
 }
 
 #define CPU_VARIANT_SUITE(variant)                                                       \
@@ -247,6 +295,11 @@ static void cv_check_shapes(const char *name)
 	     .timeout = 600)                                                              \
 	{                                                                                 \
 		cv_check_shapes(#variant);                                                \
+	}                                                                                 \
+	Test(cpu_variant_##variant, wide_stripes_are_exact_at_sub_range_edges,            \
+	     .timeout = 600)                                                              \
+	{                                                                                 \
+		cv_wide_edges(#variant);                                                  \
 	}
 
 CPU_VARIANT_SUITE(avx2)
@@ -319,4 +372,358 @@ Test(cpu_variant_select, environment_with_avx2_runs_avx2_where_the_cpu_has_it)
 		cr_skip_test("this CPU has no AVX2");
 	setenv("GRAID_CPU_VARIANT", "avx2", 1);
 	cr_assert_eq(graid__cpu_variant(NULL), &graid__cpu_variant_avx2);
+}
+
+/*
+ * The engine's worker threads. Small thresholds force every batch through the split path:
+ * runs of stripes when there are many, byte ranges of each stripe when there are few.
+ * Criterion runs each test in its own process, so the environment set here is the one the
+ * engine reads at open.
+ */
+static struct graid_backend *cv_open_threads(const char *nthreads, const char *min)
+{
+	struct graid_backend *be;
+
+	setenv("GRAID_CPU_THREADS", nthreads, 1);
+	setenv("GRAID_CPU_THREAD_MIN", min, 1);
+	cr_assert_eq(graid_backend_open("isal", &be), 0);
+	return be;
+}
+
+/* Gen, then recover of a case, then check with some stripes spoilt; each against ref. */
+static void cv_engine_case(struct graid_backend *be, uint64_t *rng, unsigned ndata,
+			   unsigned nparity, size_t len, size_t nstripes, int align)
+{
+	const unsigned nblk = ndata + nparity;
+	struct tu_stripes s;
+	uint8_t *expect, **eptr;
+	int32_t *res = calloc(nstripes, sizeof(*res));
+	unsigned lost[2] = { (unsigned)(tu_rand(rng) % nblk), 0 };
+	unsigned nlost = 1;
+	long nbad = 0;
+
+	tu_stripes_alloc(&s, ndata, nparity, len, nstripes, rng, align);
+	expect = tu_stripes_snapshot(&s);
+	eptr = tu_snapshot_ptrs(&s, expect);
+	for (size_t st = 0; st < nstripes; st++)
+		graid_gf_ref_gen(ndata, nparity, 0, len, eptr + st * nblk);
+	cr_assert_eq(graid_parity_gen(be, ndata, nparity, len, nstripes, s.ptr), 0);
+	cr_assert_eq(tu_stripes_diff(&s, expect), -1,
+		     "threads gen %u+%u len %zu x%zu align %d differs (seed %llu)", ndata, nparity,
+		     len, nstripes, align, (unsigned long long)tu_seed());
+
+	if (nparity == 2 && nblk > 2) {
+		lost[1] = (lost[0] + 1 + (unsigned)(tu_rand(rng) % (nblk - 1))) % nblk;
+		if (lost[1] < lost[0]) {
+			unsigned t = lost[0];
+
+			lost[0] = lost[1];
+			lost[1] = t;
+		}
+		nlost = 2;
+	}
+	for (size_t st = 0; st < nstripes; st++)
+		for (unsigned l = 0; l < nlost; l++)
+			tu_fill(rng, s.ptr[st * nblk + lost[l]], len);
+	cr_assert_eq(graid_parity_recover(be, ndata, nparity, len, nstripes, s.ptr, nlost, lost),
+		     0);
+	cr_assert_eq(tu_stripes_diff(&s, expect), -1,
+		     "threads recover %u+%u len %zu x%zu lost {%u,%u} wrong (seed %llu)", ndata,
+		     nparity, len, nstripes, lost[0], lost[nlost - 1],
+		     (unsigned long long)tu_seed());
+
+	for (size_t st = 0; st < nstripes; st++)
+		if (tu_rand(rng) % 3 == 0) {
+			s.ptr[st * nblk + tu_rand(rng) % nblk][tu_rand(rng) % len] ^= 0x5a;
+			nbad++;
+		}
+	cr_assert_eq(graid_parity_check(be, ndata, nparity, len, nstripes, s.ptr, res), nbad,
+		     "threads check %u+%u len %zu x%zu (seed %llu)", ndata, nparity, len, nstripes,
+		     (unsigned long long)tu_seed());
+	for (size_t st = 0; st < nstripes; st++) {
+		int want = graid_gf_ref_check(ndata, nparity, len, s.ptr + st * nblk);
+
+		cr_assert_eq(res[st], want, "threads check stripe %zu: %d, reference %d", st,
+			     res[st], want);
+	}
+	free(res);
+	free(eptr);
+	free(expect);
+	tu_stripes_free(&s);
+}
+
+static void cv_engine_shapes(struct graid_backend *be, uint64_t *rng)
+{
+	/* Few stripes (byte ranges, odd tails) and many (runs), narrow (ISA-L) and wide (own). */
+	static const struct {
+		unsigned ndata, nparity;
+		size_t len, nstripes;
+	} fixed[] = {
+		{ 8, 2, 65536, 1 },  { 8, 2, 65536 + 13, 2 }, { 22, 2, 65536, 1 },
+		{ 22, 2, 4097, 3 },  { 5, 1, 100003, 1 },     { 4, 2, 4096, 257 },
+		{ 30, 2, 1000, 40 }, { 255, 2, 4096 + 7, 1 }, { 1, 2, 8191, 2 },
+		{ 2, 1, 33, 1 },     { 9, 2, 63, 1 },         { 64, 2, 65, 5 },
+	};
+
+	for (size_t i = 0; i < CV_N(fixed); i++)
+		for (int align = 0; align < 4; align++)
+			cv_engine_case(be, rng, fixed[i].ndata, fixed[i].nparity, fixed[i].len,
+				       fixed[i].nstripes, align);
+	for (int r = 0; r < 40; r++)
+		cv_engine_case(be, rng, 1 + (unsigned)(tu_rand(rng) % 40),
+			       1 + (unsigned)(tu_rand(rng) % 2), 1 + tu_rand(rng) % 30000,
+			       1 + tu_rand(rng) % 12, (int)(tu_rand(rng) % 4));
+}
+
+Test(cpu_threads, split_batches_match_the_reference, .timeout = 600)
+{
+	struct graid_backend *be = cv_open_threads("3", "1");
+	uint64_t rng = tu_seed() ^ 0x63767468;
+
+	cv_engine_shapes(be, &rng);
+	graid_backend_close(be);
+}
+
+Test(cpu_threads, split_batches_match_with_the_portable_variant, .timeout = 600)
+{
+	struct graid_backend *be;
+	uint64_t rng = tu_seed() ^ 0x63767463;
+
+	setenv("GRAID_CPU_VARIANT", "c", 1);
+	be = cv_open_threads("2", "100");
+	cv_engine_shapes(be, &rng);
+	graid_backend_close(be);
+}
+
+Test(cpu_threads, one_thread_and_bad_values_run_unsplit)
+{
+	struct graid_backend *be;
+	uint64_t rng = tu_seed() ^ 0x63763174;
+
+	be = cv_open_threads("1", "1");
+	cv_engine_case(be, &rng, 8, 2, 65536, 3, 0);
+	graid_backend_close(be);
+	/* Not numbers: logged, and the defaults taken. */
+	be = cv_open_threads("lots", "-5");
+	cv_engine_case(be, &rng, 8, 2, 65536, 3, 0);
+	graid_backend_close(be);
+}
+
+/* The thread count of this process, from /proc; -1 where there is no /proc. */
+static int cv_threads_now(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	int n = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %d", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+Test(cpu_threads, engine_opens_and_closes_many_times_leaving_no_thread, .timeout = 300)
+{
+	uint64_t rng = tu_seed() ^ 0x6376636c;
+	int before = cv_threads_now();
+
+	for (int i = 0; i < 200; i++) {
+		struct graid_backend *be = cv_open_threads(i % 2 ? "4" : "2", "1");
+
+		/* Some close idle, some right after a split call, some never called. */
+		if (i % 3 == 0)
+			cv_engine_case(be, &rng, 6, 2, 4096 + (size_t)i, 1 + (size_t)i % 5, 0);
+		graid_backend_close(be);
+	}
+	if (before < 0)
+		cr_skip_test("no /proc/self/status to count threads");
+	/* Joined at close: ASan's leak check sees any pool memory left behind. */
+	cr_assert_eq(cv_threads_now(), before);
+}
+
+/* Many callers at once on one engine: each gets its own batch right. */
+struct cv_caller {
+	struct graid_backend *be;
+	uint64_t seed;
+};
+
+static void *cv_caller_main(void *arg)
+{
+	struct cv_caller *c = arg;
+
+	for (int r = 0; r < 15; r++)
+		cv_engine_case(c->be, &c->seed, 3 + (unsigned)(c->seed % 20), 2,
+			       1 + tu_rand(&c->seed) % 20000, 1 + tu_rand(&c->seed) % 7,
+			       (int)(tu_rand(&c->seed) % 4));
+	return NULL;
+}
+
+Test(cpu_threads, concurrent_callers_share_the_pool, .timeout = 600)
+{
+	struct graid_backend *be = cv_open_threads("3", "1");
+	struct cv_caller c[4];
+	pthread_t t[4];
+
+	for (int i = 0; i < 4; i++) {
+		c[i].be = be;
+		c[i].seed = tu_seed() ^ (0x6376636f + (uint64_t)i);
+		cr_assert_eq(pthread_create(&t[i], NULL, cv_caller_main, &c[i]), 0);
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	graid_backend_close(be);
+}
+
+/* Keeps the pool busy while the test forks, so a fork lands in the middle of a call. */
+static atomic_bool cv_stop;
+
+static void *cv_busy_main(void *arg)
+{
+	struct cv_caller *c = arg;
+
+	while (!atomic_load(&cv_stop))
+		cv_engine_case(c->be, &c->seed, 8, 2, 32768, 4, 0);
+	return NULL;
+}
+
+/*
+ * gen, then recovery of two data blocks, against the reference, without asserting: for a
+ * forked child, which must report through its exit status and not through Criterion.
+ */
+static bool cv_child_case(struct graid_backend *be, uint64_t *rng, unsigned ndata,
+			  size_t len, size_t nstripes)
+{
+	const unsigned nblk = ndata + 2, lost[2] = { 0, ndata - 1 };
+	struct tu_stripes s;
+	uint8_t *expect, **eptr;
+	bool ok;
+
+	tu_stripes_alloc(&s, ndata, 2, len, nstripes, rng, 1);
+	expect = tu_stripes_snapshot(&s);
+	eptr = tu_snapshot_ptrs(&s, expect);
+	for (size_t st = 0; st < nstripes; st++)
+		graid_gf_ref_gen(ndata, 2, 0, len, eptr + st * nblk);
+	ok = graid_parity_gen(be, ndata, 2, len, nstripes, s.ptr) == 0 &&
+	     tu_stripes_diff(&s, expect) == -1;
+	for (size_t st = 0; st < nstripes; st++) {
+		memset(s.ptr[st * nblk + lost[0]], 0, len);
+		memset(s.ptr[st * nblk + lost[1]], 0, len);
+	}
+	ok = ok && graid_parity_recover(be, ndata, 2, len, nstripes, s.ptr, 2, lost) == 0 &&
+	     tu_stripes_diff(&s, expect) == -1;
+	free(eptr);
+	free(expect);
+	tu_stripes_free(&s);
+	return ok;
+}
+
+Test(cpu_threads, forked_child_uses_the_engine_without_deadlock, .timeout = 300)
+{
+	struct graid_backend *be = cv_open_threads("3", "1");
+	struct cv_caller busy = { .be = be, .seed = tu_seed() ^ 0x6376666b };
+	pthread_t t;
+
+	cr_assert_eq(pthread_create(&t, NULL, cv_busy_main, &busy), 0);
+	for (int i = 0; i < 20; i++) {
+		pid_t pid = fork();
+		int status;
+
+		cr_assert_geq(pid, 0);
+		if (pid == 0) {
+			/* The child: the parent's workers are gone; the engine must still work. */
+			uint64_t rng = tu_seed() ^ (uint64_t)i;
+			bool ok;
+
+			/* A deadlock ends in SIGALRM, which the parent sees, not in a hung suite. */
+			alarm(60);
+			ok = cv_child_case(be, &rng, 22, 65536 + 5, 2) &&
+			     cv_child_case(be, &rng, 6, 4096, 9);
+			graid_backend_close(be);
+			_exit(ok ? 0 : 1);
+		}
+		cr_assert_eq(waitpid(pid, &status, 0), pid);
+		cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			  "forked child %d: status 0x%x (seed %llu)", i, status,
+			  (unsigned long long)tu_seed());
+	}
+	atomic_store(&cv_stop, true);
+	pthread_join(t, NULL);
+	graid_backend_close(be);
+}
+
+/* The pool alone: every piece once, an error from any piece comes back. */
+struct cv_pieces {
+	atomic_int ran[1000];
+	size_t fail_at;
+};
+
+static int cv_piece(void *arg, size_t i)
+{
+	struct cv_pieces *p = arg;
+
+	atomic_fetch_add(&p->ran[i], 1);
+	return i == p->fail_at ? -EIO : 0;
+}
+
+Test(cpu_pool, every_piece_runs_once_and_an_error_comes_back)
+{
+	static struct cv_pieces p;
+	struct graid_cpu_pool *pool;
+
+	cr_assert_eq(graid__cpu_pool_create(&pool, 1, NULL), 0);
+	cr_assert_null(pool, "one thread needs no pool");
+	cr_assert_eq(graid__cpu_pool_threads(pool), 1);
+	cr_assert_eq(graid__cpu_pool_create(&pool, 4, NULL), 0);
+	cr_assert_eq(graid__cpu_pool_threads(pool), 4);
+	for (size_t fail = 0; fail < 1000; fail += 97) {
+		memset(&p, 0, sizeof(p));
+		p.fail_at = fail == 0 ? 1000 : fail;
+		cr_assert_eq(graid__cpu_pool_run(pool, 1000, cv_piece, &p), fail == 0 ? 0 : -EIO);
+		for (size_t i = 0; i < 1000; i++)
+			cr_assert_eq(atomic_load(&p.ran[i]), 1, "piece %zu ran %d times", i,
+				     atomic_load(&p.ran[i]));
+	}
+	graid__cpu_pool_destroy(pool);
+}
+
+/*
+ * Blocks of one buffer, 64 KiB + skew apart: layouts where pq_gen stalls (small skews) go
+ * to the own routine, the others stay with ISA-L; both must give the reference's bytes.
+ */
+Test(cpu_engine, skewed_layouts_match_the_reference)
+{
+	static const size_t skews[] = { 0, 32, 64, 96, 512, 2048, 4096 };
+	static const unsigned widths[] = { 4, 8, 9, 22 };
+	struct graid_backend *be = cv_open_threads("1", "1");
+	uint64_t rng = tu_seed() ^ 0x63767373;
+
+	for (size_t k = 0; k < CV_N(skews); k++)
+		for (size_t w = 0; w < CV_N(widths); w++) {
+			const unsigned n = widths[w], nblk = n + 2;
+			const size_t len = 65536, stride = len + skews[k];
+			/* aligned_alloc wants a size that is a multiple of the alignment. */
+			uint8_t *buf = aligned_alloc(4096, (stride * nblk + 4095) & ~(size_t)4095);
+			uint8_t *want = malloc(stride * nblk);
+			uint8_t *blk[24], *wblk[24];
+
+			cr_assert(buf && want);
+			tu_fill(&rng, buf, stride * nblk);
+			for (unsigned i = 0; i < nblk; i++) {
+				blk[i] = buf + i * stride;
+				wblk[i] = want + i * stride;
+			}
+			memcpy(want, buf, stride * nblk);
+			graid_gf_ref_gen(n, 2, 0, len, wblk);
+			cr_assert_eq(graid_parity_gen(be, n, 2, len, 1, blk), 0);
+			for (unsigned i = 0; i < nblk; i++)
+				cr_assert(!memcmp(blk[i], wblk[i], len),
+					  "%u+2 skew %zu: block %u differs (seed %llu)", n, skews[k], i,
+					  (unsigned long long)tu_seed());
+			free(buf);
+			free(want);
+		}
+	graid_backend_close(be);
 }

@@ -20,8 +20,11 @@
 /*
  * Bytes per sub-range when a wide stripe is done in groups: p and q of one sub-range stay
  * in a stack buffer (2 x 4 KiB, well inside L1) while each group of sources streams by.
+ * A plan may ask for a smaller one (tests, to cross many sub-range edges); 8 and 16 KiB
+ * were measured no faster (docs/CPU-ENGINE.md) and would cost a caller's stack 2-4x more.
  */
 #define AVX2_BLOCK 4096u
+#define AVX2_BLOCK_MAX AVX2_BLOCK
 
 /* One stripe's pointers, in the order of its plan. */
 struct avx2_stripe {
@@ -226,11 +229,14 @@ AVX2_INLINE bool avx2_range(const struct graid_cpu_plan *pl, const struct avx2_s
 AVX2_INLINE bool avx2_run_op(const struct graid_cpu_plan *pl, uint8_t *const *blk, size_t len,
 			     enum graid_cpu_op op)
 {
-	_Alignas(32) __m256i accp[AVX2_BLOCK / 32], accq[AVX2_BLOCK / 32];
+	_Alignas(32) __m256i accp[AVX2_BLOCK_MAX / 32], accq[AVX2_BLOCK_MAX / 32];
 	struct avx2_stripe st;
 	struct avx2_consts k;
 	const size_t body = len & ~(size_t)31;
-	const size_t chunk = pl->ngroup > 1 ? AVX2_BLOCK : body;
+	const size_t block = pl->block ? (pl->block < AVX2_BLOCK_MAX ? pl->block : AVX2_BLOCK_MAX)
+						 & ~(size_t)127
+				       : AVX2_BLOCK;
+	const size_t chunk = pl->ngroup > 1 ? (block ? block : 128) : body;
 
 	if (len < 32)
 		return graid__cpu_ref_range(pl, blk, 0, len);

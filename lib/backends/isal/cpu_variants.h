@@ -52,6 +52,12 @@ struct graid_cpu_plan {
 	 * by g^index. A lost block above the first source needs none: q is still 0 there.
 	 */
 	uint8_t mul2[GRAID_CPU_MAX_SRC];
+	/*
+	 * Bytes per sub-range when a variant blocks a wide stripe for the cache; 0: the
+	 * variant's own, which is also the most it takes. Set after the plan is made:
+	 * benchmarks and tests vary it.
+	 */
+	unsigned block;
 	uint16_t dst[2];                    /* blocks written (see enum graid_cpu_op) */
 	uint16_t aux[2];                    /* P and Q read by the finishing step */
 	/*

@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <isa-l/raid.h>
 
 #include <libgraid/graid_backend.h>
 
+#include "cpu_pool.h"
 #include "cpu_variants.h"
 
 /* ISA-L's vector routines want 32-byte aligned pointers and lengths. */
@@ -18,15 +20,35 @@
 /* ISA-L takes int lengths: longer blocks go through in pieces of this many bytes. */
 #define ISAL_PIECE (1u << 30)
 #define ISAL_MAX_BLOCKS (GRAID_GF_MAX_DATA + 2)
+/*
+ * Batches of at least this many data bytes are split over the worker threads; below it,
+ * waking a worker costs more than it saves: about 16 us a call here, break-even near 2 MiB
+ * in cache (docs/CPU-ENGINE.md). GRAID_CPU_THREAD_MIN sets another.
+ */
+#define ISAL_THREAD_MIN_DEFAULT (4u << 20)
+/*
+ * Pieces per thread of a split call: more than one, so that a thread the scheduler
+ * holds back (a shared machine) leaves its share to the others instead of to the end.
+ */
+#define ISAL_PIECES_PER_THREAD 4u
+/*
+ * pq_gen's streaming stores stall when a data block lies a little below P or Q within a
+ * 4 KiB page (a load then matches the low 12 bits of a store still in flight): blocks
+ * 64 KiB + 32 or + 64 bytes apart ran at a fifth of the speed, 512 or 2048 bytes apart did
+ * not (docs/CPU-ENGINE.md). Such stripes go to the own routine, which does not stall.
+ */
+#define ISAL_ALIAS_PAGE 4096u
+#define ISAL_ALIAS_WINDOW 1024u
+/* Byte ranges of a split stripe start on cache lines: no line is written by two threads. */
+#define ISAL_RANGE_ALIGN 64u
 
-/* The engine has no state of its own; one static object so the handle is never NULL. */
 struct graid_engine {
 	void (*log)(int level, const char *fmt, ...);
 	const struct graid_cpu_variant *cpu; /* libgraid's routines for this CPU */
+	struct graid_cpu_pool *pool;         /* NULL: one thread (GRAID_CPU_THREADS=1) */
+	size_t thread_min;                   /* data bytes from which a batch is split */
 	atomic_bool told_unaligned;
 };
-
-static struct graid_engine isal_engine;
 
 static int isal_probe(struct graid_backend_info *info)
 {
@@ -46,17 +68,62 @@ static int isal_probe(struct graid_backend_info *info)
 	return 0;
 }
 
+/*
+ * A positive integer from the environment, or dflt when unset. A value that is not one
+ * is logged and ignored: a typo must not silently change how the engine runs.
+ */
+static unsigned long long isal_env_count(struct graid_engine *e, const char *name,
+					 unsigned long long dflt)
+{
+	const char *v = getenv(name);
+	unsigned long long n;
+	char *end;
+
+	if (!v || !*v)
+		return dflt;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno || *end || n == 0 || v[0] == '-') {
+		e->log(GRAID_LOG_WARNING, "isal: %s=%s is not a positive integer; using %llu", name,
+		       v, dflt);
+		return dflt;
+	}
+	return n;
+}
+
 static int isal_open(struct graid_engine **out, const struct graid_backend_config *cfg)
 {
-	isal_engine.log = cfg->log;
-	isal_engine.cpu = graid__cpu_variant(cfg->log);
-	*out = &isal_engine;
+	struct graid_engine *e = calloc(1, sizeof(*e));
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned long long nthreads;
+	int rc;
+
+	if (!e)
+		return -ENOMEM;
+	e->log = cfg->log;
+	e->cpu = graid__cpu_variant(cfg->log);
+	/* Every online CPU by default: a batch big enough to split is worth all of them. */
+	nthreads = isal_env_count(e, "GRAID_CPU_THREADS", online > 0 ? (unsigned long long)online
+								      : 1);
+	if (nthreads > GRAID_CPU_MAX_THREADS)
+		nthreads = GRAID_CPU_MAX_THREADS;
+	e->thread_min = (size_t)isal_env_count(e, "GRAID_CPU_THREAD_MIN", ISAL_THREAD_MIN_DEFAULT);
+	rc = graid__cpu_pool_create(&e->pool, (unsigned)nthreads, e->log);
+	if (rc) {
+		free(e);
+		return rc;
+	}
+	if (e->pool)
+		e->log(GRAID_LOG_INFO, "isal: %u threads for batches of %zu data bytes or more",
+		       graid__cpu_pool_threads(e->pool), e->thread_min);
+	*out = e;
 	return 0;
 }
 
 static void isal_close(struct graid_engine *e)
 {
-	(void)e;
+	graid__cpu_pool_destroy(e->pool);
+	free(e);
 }
 
 /*
@@ -87,6 +154,19 @@ static void isal_note_unaligned(struct graid_engine *e)
 				       "ISA-L's");
 }
 
+/* Whether pq_gen would stall on this stripe's layout (see ISAL_ALIAS_WINDOW). */
+static bool isal_pq_aliases(uint8_t *const *blk, unsigned ndata)
+{
+	for (unsigned p = ndata; p < ndata + 2; p++)
+		for (unsigned k = 0; k < ndata; k++) {
+			uintptr_t d = ((uintptr_t)blk[p] - (uintptr_t)blk[k]) & (ISAL_ALIAS_PAGE - 1);
+
+			if (d && d < ISAL_ALIAS_WINDOW)
+				return true;
+		}
+	return false;
+}
+
 static int isal_gen_body(unsigned ndata, unsigned nparity, size_t off, size_t n,
 			 uint8_t *const *blk)
 {
@@ -105,19 +185,20 @@ static int isal_gen_body(unsigned ndata, unsigned nparity, size_t off, size_t n,
 	return 0;
 }
 
-static int isal_gen(struct graid_engine *e, const struct graid_stripe_batch *b)
+static int isal_gen_serial(struct graid_engine *e, const struct graid_stripe_batch *b)
 {
 	const unsigned nblk = b->ndata + b->nparity;
 	/*
 	 * Wide RAID-6 stripes go to libgraid's own routine: pq_gen reads every block at once,
 	 * and blocks 64 KiB apart then fight over the same cache sets (docs/CPU-ENGINE.md).
-	 * xor_gen keeps up at every width and stays.
+	 * So do narrow ones whose layout stalls pq_gen. xor_gen keeps up at every width and
+	 * stays.
 	 */
 	const bool own = b->nparity == 2 && e->cpu->gen_pq_from &&
 			 b->ndata >= e->cpu->gen_pq_from;
 	struct graid_cpu_plan plan;
-	bool have_plan = false;
-	size_t head, body;
+	bool have_plan = false, common;
+	size_t head = 0, body = 0;
 
 	for (size_t s = 0; s < b->nstripes; s++) {
 		uint8_t *const *blk = b->blocks + s * nblk;
@@ -128,9 +209,11 @@ static int isal_gen(struct graid_engine *e, const struct graid_stripe_batch *b)
 				memmove(blk[p], blk[0], b->len);
 			continue;
 		}
-		if (own || !isal_split(blk, nblk, b->len, ISAL_ALIGN, &head, &body)) {
+		common = !own && isal_split(blk, nblk, b->len, ISAL_ALIGN, &head, &body);
+		if (!common || (b->nparity == 2 && e->cpu->gen_pq_from &&
+				isal_pq_aliases(blk, b->ndata))) {
 			/* ISA-L needs a common alignment; libgraid's routines take any. */
-			if (!own)
+			if (!own && !common)
 				isal_note_unaligned(e);
 			if (!have_plan)
 				graid__cpu_plan_gen(&plan, b->ndata, b->nparity,
@@ -155,7 +238,7 @@ static int isal_gen(struct graid_engine *e, const struct graid_stripe_batch *b)
  * 2.30) are its weak spots; libgraid's own routines do both in one pass over the survivors,
  * with the constants of the lost case applied at the end (see docs/CPU-ENGINE.md).
  */
-static int isal_recover(struct graid_engine *e, const struct graid_stripe_batch *b)
+static int isal_recover_serial(struct graid_engine *e, const struct graid_stripe_batch *b)
 {
 	const unsigned nblk = b->ndata + b->nparity;
 	struct graid_cpu_plan plan;
@@ -171,8 +254,8 @@ static int isal_recover(struct graid_engine *e, const struct graid_stripe_batch 
  * The common case (clean) runs at SIMD speed; any mismatch is re-examined byte-wise by the
  * reference, which alone can name the wrong block: the rare path is the obvious one.
  */
-static long isal_check(struct graid_engine *e, const struct graid_stripe_batch *b,
-		       int32_t *result)
+static long isal_check_serial(struct graid_engine *e, const struct graid_stripe_batch *b,
+			      int32_t *result)
 {
 	const unsigned nblk = b->ndata + b->nparity;
 	struct graid_cpu_plan plan;
@@ -185,6 +268,161 @@ static long isal_check(struct graid_engine *e, const struct graid_stripe_batch *
 
 		if (!e->cpu->run(&plan, blk, b->len))
 			v = graid_gf_ref_check(b->ndata, b->nparity, b->len, blk);
+		if (result)
+			result[s] = v;
+		bad += v != GRAID_CHECK_CLEAN;
+	}
+	return bad;
+}
+
+/*
+ * Threads. A batch of at least thread_min data bytes is cut into pieces that the pool's
+ * threads share: runs of whole stripes when there are enough stripes, else byte ranges of
+ * each stripe (a few huge stripes). Every byte of a stripe depends only on the same byte of
+ * its other blocks, so a range is a stripe of its own: each piece runs the one-thread code
+ * on it, and the results are those of one thread, bit for bit.
+ */
+enum isal_op { ISAL_GEN, ISAL_RECOVER, ISAL_CHECK };
+
+/* Stripes a check cut into ranges may have: fewer than the pieces of one call. */
+#define ISAL_SPLIT_MAX_STRIPES (GRAID_CPU_MAX_THREADS * ISAL_PIECES_PER_THREAD)
+
+struct isal_split {
+	struct graid_engine *e;
+	const struct graid_stripe_batch *b;
+	enum isal_op op;
+	int32_t *result;       /* check: verdicts, or NULL */
+	size_t per_piece;      /* stripe runs: stripes per piece */
+	size_t ranges;         /* byte ranges per stripe; 0: pieces are runs of stripes */
+	size_t range;          /* bytes per range, a multiple of ISAL_RANGE_ALIGN */
+	atomic_long bad;       /* check, stripe runs: stripes that are not clean */
+	/* check, byte ranges: a range of stripe s is not clean (named afterwards, whole) */
+	atomic_bool dirty[ISAL_SPLIT_MAX_STRIPES];
+};
+
+static int isal_piece(void *arg, size_t i)
+{
+	struct isal_split *sp = arg;
+	const struct graid_stripe_batch *b = sp->b;
+	const unsigned nblk = b->ndata + b->nparity;
+	struct graid_stripe_batch sub = *b;
+	uint8_t *ptr[ISAL_MAX_BLOCKS];
+	size_t s0 = 0;
+	long bad;
+
+	if (!sp->ranges) {
+		s0 = i * sp->per_piece;
+		sub.nstripes = b->nstripes - s0 < sp->per_piece ? b->nstripes - s0 : sp->per_piece;
+		sub.blocks = b->blocks + s0 * nblk;
+	} else {
+		const size_t off = (i % sp->ranges) * sp->range;
+
+		s0 = i / sp->ranges;
+		for (unsigned k = 0; k < nblk; k++)
+			ptr[k] = b->blocks[s0 * nblk + k] + off;
+		sub.nstripes = 1;
+		sub.len = b->len - off < sp->range ? b->len - off : sp->range;
+		sub.blocks = ptr;
+	}
+	switch (sp->op) {
+	case ISAL_GEN:
+		return isal_gen_serial(sp->e, &sub);
+	case ISAL_RECOVER:
+		return isal_recover_serial(sp->e, &sub);
+	case ISAL_CHECK:
+		break;
+	}
+	bad = isal_check_serial(sp->e, &sub,
+				sp->ranges || !sp->result ? NULL : sp->result + s0);
+	if (bad < 0)
+		return (int)bad;
+	if (sp->ranges && bad)
+		atomic_store(&sp->dirty[s0], true);
+	else if (!sp->ranges)
+		atomic_fetch_add(&sp->bad, bad);
+	return 0;
+}
+
+/* How to cut batch b for the pool: the number of pieces, or 0 to run it on this thread. */
+static size_t isal_split_plan(struct graid_engine *e, const struct graid_stripe_batch *b,
+			      struct isal_split *sp)
+{
+	unsigned nthreads;
+	size_t want, per_range;
+
+	/* Small batches first: they are the common case, and the count asks getpid(). */
+	if (!e->pool || b->nstripes * b->ndata * b->len < e->thread_min)
+		return 0;
+	nthreads = graid__cpu_pool_threads(e->pool);
+	if (nthreads <= 1)
+		return 0;
+	want = (size_t)nthreads * ISAL_PIECES_PER_THREAD;
+	sp->e = e;
+	sp->b = b;
+	if (b->nstripes >= want) {
+		sp->ranges = 0;
+		sp->per_piece = (b->nstripes + want - 1) / want;
+		return (b->nstripes + sp->per_piece - 1) / sp->per_piece;
+	}
+	/* Few stripes: as many ranges of each as make up `want` pieces in all. */
+	sp->ranges = (want + b->nstripes - 1) / b->nstripes;
+	per_range = (b->len + sp->ranges - 1) / sp->ranges;
+	sp->range = (per_range + ISAL_RANGE_ALIGN - 1) & ~(size_t)(ISAL_RANGE_ALIGN - 1);
+	sp->ranges = (b->len + sp->range - 1) / sp->range;
+	if (sp->ranges * b->nstripes <= 1)
+		return 0;
+	return sp->ranges * b->nstripes;
+}
+
+static int isal_gen(struct graid_engine *e, const struct graid_stripe_batch *b)
+{
+	struct isal_split sp;
+	size_t n = isal_split_plan(e, b, &sp);
+
+	if (!n)
+		return isal_gen_serial(e, b);
+	sp.op = ISAL_GEN;
+	return graid__cpu_pool_run(e->pool, n, isal_piece, &sp);
+}
+
+static int isal_recover(struct graid_engine *e, const struct graid_stripe_batch *b)
+{
+	struct isal_split sp;
+	size_t n = isal_split_plan(e, b, &sp);
+
+	if (!n)
+		return isal_recover_serial(e, b);
+	sp.op = ISAL_RECOVER;
+	return graid__cpu_pool_run(e->pool, n, isal_piece, &sp);
+}
+
+static long isal_check(struct graid_engine *e, const struct graid_stripe_batch *b,
+		       int32_t *result)
+{
+	const unsigned nblk = b->ndata + b->nparity;
+	struct isal_split sp;
+	size_t n = isal_split_plan(e, b, &sp);
+	long bad = 0;
+	int rc;
+
+	if (!n)
+		return isal_check_serial(e, b, result);
+	sp.op = ISAL_CHECK;
+	sp.result = result;
+	atomic_init(&sp.bad, 0);
+	for (size_t s = 0; sp.ranges && s < b->nstripes; s++)
+		atomic_init(&sp.dirty[s], false);
+	rc = graid__cpu_pool_run(e->pool, n, isal_piece, &sp);
+	if (rc)
+		return rc;
+	if (!sp.ranges)
+		return atomic_load(&sp.bad);
+	/* Ranges only say whether a stripe is clean; the reference names the block, whole. */
+	for (size_t s = 0; s < b->nstripes; s++) {
+		int v = GRAID_CHECK_CLEAN;
+
+		if (atomic_load(&sp.dirty[s]))
+			v = graid_gf_ref_check(b->ndata, b->nparity, b->len, b->blocks + s * nblk);
 		if (result)
 			result[s] = v;
 		bad += v != GRAID_CHECK_CLEAN;

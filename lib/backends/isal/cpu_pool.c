@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+/* The CPU engine's worker threads: started at engine open, joined at close, shared by calls. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libgraid/graid_backend.h>
+
+#include "cpu_pool.h"
+
+/* One call in progress. It lives on its caller's stack; see cpu_pool_run for its lifetime. */
+struct cpu_job {
+	graid_cpu_piece_fn fn;
+	void *arg;
+	size_t npieces;
+	atomic_size_t next; /* the next piece to claim; may run past npieces */
+	atomic_int err;     /* the first error of a piece */
+	unsigned busy;      /* workers inside the job (pool lock) */
+	struct cpu_job *link; /* the queue of jobs that may have unclaimed pieces (pool lock) */
+};
+
+struct graid_cpu_pool {
+	pthread_mutex_t lock;
+	pthread_cond_t work; /* workers: a job was queued, or stop */
+	pthread_cond_t idle; /* callers: a worker left a job */
+	struct cpu_job *queue;
+	bool stop;
+	/*
+	 * The process that started the workers. A forked child has none of them, and a worker
+	 * may have held the lock at the fork: the child never touches the lock or the queue.
+	 */
+	pid_t pid;
+	unsigned nworkers;
+	pthread_t thread[];
+};
+
+static void cpu_job_work(struct cpu_job *job)
+{
+	size_t i;
+
+	while ((i = atomic_fetch_add(&job->next, 1)) < job->npieces) {
+		int rc = job->fn(job->arg, i), none = 0;
+
+		if (rc)
+			atomic_compare_exchange_strong(&job->err, &none, rc);
+	}
+}
+
+/* Take a job off the queue (pool lock held); it may already be off. */
+static void cpu_pool_unlink(struct graid_cpu_pool *pool, struct cpu_job *job)
+{
+	for (struct cpu_job **pp = &pool->queue; *pp; pp = &(*pp)->link)
+		if (*pp == job) {
+			*pp = job->link;
+			return;
+		}
+}
+
+static void *cpu_pool_worker(void *arg)
+{
+	struct graid_cpu_pool *pool = arg;
+
+	pthread_mutex_lock(&pool->lock);
+	for (;;) {
+		struct cpu_job *job;
+
+		while (!pool->stop && !pool->queue)
+			pthread_cond_wait(&pool->work, &pool->lock);
+		if (pool->stop)
+			break;
+		job = pool->queue;
+		if (atomic_load(&job->next) >= job->npieces) {
+			/* Every piece is claimed: nothing left here for anyone. */
+			pool->queue = job->link;
+			continue;
+		}
+		/* Counted while the lock is held, so the caller waits for us before returning. */
+		job->busy++;
+		pthread_mutex_unlock(&pool->lock);
+		cpu_job_work(job);
+		pthread_mutex_lock(&pool->lock);
+		cpu_pool_unlink(pool, job);
+		if (--job->busy == 0)
+			pthread_cond_broadcast(&pool->idle);
+	}
+	pthread_mutex_unlock(&pool->lock);
+	return NULL;
+}
+
+int graid__cpu_pool_create(struct graid_cpu_pool **out, unsigned nthreads,
+			   void (*log)(int level, const char *fmt, ...))
+{
+	struct graid_cpu_pool *pool;
+	sigset_t all, old;
+	unsigned want;
+	int rc = 0;
+
+	*out = NULL;
+	if (nthreads <= 1)
+		return 0;
+	if (nthreads > GRAID_CPU_MAX_THREADS)
+		nthreads = GRAID_CPU_MAX_THREADS;
+	want = nthreads - 1;
+	pool = calloc(1, sizeof(*pool) + want * sizeof(pool->thread[0]));
+	if (!pool)
+		return -ENOMEM;
+	pthread_mutex_init(&pool->lock, NULL);
+	pthread_cond_init(&pool->work, NULL);
+	pthread_cond_init(&pool->idle, NULL);
+	pool->pid = getpid();
+	/*
+	 * Workers block every signal: the application's handlers must keep running on the
+	 * application's own threads, not on a library thread that happens to be scheduled.
+	 */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (; pool->nworkers < want; pool->nworkers++) {
+		rc = pthread_create(&pool->thread[pool->nworkers], NULL, cpu_pool_worker, pool);
+		if (rc)
+			break;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc && log)
+		log(GRAID_LOG_WARNING, "isal: started %u of %u worker threads: %s", pool->nworkers,
+		    want, strerror(rc));
+	if (!pool->nworkers) {
+		graid__cpu_pool_destroy(pool);
+		return 0;
+	}
+	*out = pool;
+	return 0;
+}
+
+void graid__cpu_pool_destroy(struct graid_cpu_pool *pool)
+{
+	if (!pool)
+		return;
+	if (pool->pid != getpid()) {
+		/* A forked child: no workers to join, and the lock may be held by none of ours. */
+		free(pool);
+		return;
+	}
+	pthread_mutex_lock(&pool->lock);
+	pool->stop = true;
+	pthread_cond_broadcast(&pool->work);
+	pthread_mutex_unlock(&pool->lock);
+	for (unsigned i = 0; i < pool->nworkers; i++)
+		pthread_join(pool->thread[i], NULL);
+	pthread_cond_destroy(&pool->idle);
+	pthread_cond_destroy(&pool->work);
+	pthread_mutex_destroy(&pool->lock);
+	free(pool);
+}
+
+unsigned graid__cpu_pool_threads(const struct graid_cpu_pool *pool)
+{
+	if (!pool || pool->pid != getpid())
+		return 1;
+	return pool->nworkers + 1;
+}
+
+int graid__cpu_pool_run(struct graid_cpu_pool *pool, size_t npieces, graid_cpu_piece_fn fn,
+			void *arg)
+{
+	struct cpu_job job = { .fn = fn, .arg = arg, .npieces = npieces };
+
+	if (npieces <= 1 || graid__cpu_pool_threads(pool) <= 1) {
+		cpu_job_work(&job);
+		return atomic_load(&job.err);
+	}
+	pthread_mutex_lock(&pool->lock);
+	job.link = pool->queue;
+	pool->queue = &job;
+	pthread_cond_broadcast(&pool->work);
+	pthread_mutex_unlock(&pool->lock);
+
+	cpu_job_work(&job);
+
+	/*
+	 * Every piece is claimed now. Off the queue, no new worker can enter the job; once the
+	 * ones inside have left, nothing refers to it and the stack frame may go.
+	 */
+	pthread_mutex_lock(&pool->lock);
+	cpu_pool_unlink(pool, &job);
+	while (job.busy)
+		pthread_cond_wait(&pool->idle, &pool->lock);
+	pthread_mutex_unlock(&pool->lock);
+	return atomic_load(&job.err);
+}
