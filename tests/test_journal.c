@@ -9,6 +9,8 @@
  * the hole, so the scenario is one that can fail.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +23,9 @@
 #include <libgraid/graid.h>
 
 #include "arrayutil.h"
+#include "journal.h"
 #include "layout.h"
+#include "superblock.h"
 #include "testutil.h"
 
 #define JT_CHUNK 4096u
@@ -329,4 +333,233 @@ Test(journal, raid6_log_wraps_and_everything_reads_back, .timeout = 600)
 Test(journal, raid5_log_wraps_with_small_chunks, .timeout = 600)
 {
 	jt_wrap(5, 4, 4096);
+}
+
+/* ---- a crash between two members' checkpoint records ------------------------------------ */
+
+/* Read member `path`'s log area: its log offset, the highest record generation, the highest entry seq. */
+static void jr_scan(const char *path, uint64_t *log_off, uint8_t uuid[16], uint64_t *max_gen,
+		    uint64_t *max_seq)
+{
+	uint8_t sb[4096], blk[4096];
+	uint64_t log_bytes;
+	int fd = open(path, O_RDONLY);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pread(fd, sb, sizeof(sb), 0), (ssize_t)sizeof(sb));
+	memcpy(uuid, sb + 0x18, 16);
+	memcpy(log_off, sb + 0x88, 8);
+	memcpy(&log_bytes, sb + 0x90, 8);
+	cr_assert_gt(log_bytes, 0);
+	*max_gen = 0;
+	*max_seq = 0;
+	for (uint64_t at = 0; at < log_bytes; at += 4096) {
+		uint64_t v;
+
+		cr_assert_eq(pread(fd, blk, 4096, (off_t)(*log_off + at)), 4096);
+		if (at < JOURNAL_FIRST_ENTRY && !memcmp(blk, JOURNAL_RECORD_MAGIC, 8)) {
+			memcpy(&v, blk + 0x20, 8);
+			if (v > *max_gen)
+				*max_gen = v;
+		} else if (at >= JOURNAL_FIRST_ENTRY && !memcmp(blk, JOURNAL_ENTRY_MAGIC, 8)) {
+			memcpy(&v, blk + 0x20, 8);
+			if (v > *max_seq)
+				*max_seq = v;
+		}
+	}
+	close(fd);
+}
+
+/* Write the record a checkpoint would write (generation gen, tail and durable mark). */
+static void jr_write_record(const char *path, uint64_t log_off, const uint8_t uuid[16],
+			    uint64_t gen, uint64_t tail)
+{
+	uint8_t blk[4096] = { 0 };
+	uint32_t ver = JOURNAL_VERSION, crc;
+	int fd = open(path, O_WRONLY);
+
+	memcpy(blk, JOURNAL_RECORD_MAGIC, 8);
+	memcpy(blk + 0x0c, &ver, 4);
+	memcpy(blk + 0x10, uuid, 16);
+	memcpy(blk + 0x20, &gen, 8);
+	memcpy(blk + 0x28, &tail, 8);
+	memcpy(blk + 0x30, &tail, 8);
+	crc = graid_crc32c(blk, 4096);
+	memcpy(blk + 0x08, &crc, 4);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pwrite(fd, blk, 4096, (off_t)(log_off + (gen % 2) * 4096)), 4096);
+	close(fd);
+}
+
+/*
+ * Two updates of stripe 0 (RAID-5, 4 members: d0 on m0, d1 on m1, d2 on m2, P on m3): s
+ * rewrites d1 (participants m1, P), s2 rewrites d0 (m0, P). Both finish and are flushed.
+ * Then a checkpoint (or the records of graid_array_close) starts: journal_write_records()
+ * writes the record with the new tail to role 0 first, and the process dies before role 1.
+ * Reopen without m2: d2 must read as generation 1.
+ */
+static unsigned jr_mixed_tails(bool crash_between_records)
+{
+	struct au_set s;
+	struct graid_array *a;
+	const char *paths[4];
+	uint8_t *buf, *want, uuid[16];
+	uint64_t log_off, gen, seq, g2, s2;
+	unsigned bad = 0;
+	int status;
+	pid_t pid;
+
+	au_make(&s, 4, JT_MEMBER_BYTES);
+	cr_assert_eq(jt_create(&s, 4, 5, JT_CHUNK, GRAID_CREATE_JOURNAL, &a), 0);
+	cr_assert_eq(posix_memalign((void **)&buf, 4096, 3 * JT_CHUNK), 0);
+	want = malloc(3 * JT_CHUNK);
+	jt_pattern(buf, 3 * JT_CHUNK, 0, 1);
+	cr_assert_eq(graid_array_write(a, buf, 3 * JT_CHUNK, 0), 3 * JT_CHUNK);
+	cr_assert_eq(graid_array_close(a), 0);
+
+	pid = fork();
+	if (pid == 0) {
+		graid_log_set(NULL, NULL, 0);
+		if (graid_array_open(s.paths, 4, NULL, &a))
+			_exit(3);
+		jt_pattern(buf, 3 * JT_CHUNK, 0, 2);
+		if (graid_array_write(a, buf + JT_CHUNK, JT_CHUNK, JT_CHUNK) != JT_CHUNK) /* s: d1 */
+			_exit(4);
+		if (graid_array_write(a, buf, JT_CHUNK, 0) != JT_CHUNK) /* s2: d0 */
+			_exit(5);
+		if (graid_array_flush(a))
+			_exit(6);
+		_exit(0); /* killed: no close */
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+
+	jr_scan(s.paths[3], &log_off, uuid, &gen, &seq);
+	jr_scan(s.paths[0], &log_off, uuid, &g2, &s2);
+	cr_assert_geq(seq, 2, "no entries on the parity member");
+	if (crash_between_records)
+		jr_write_record(s.paths[0], log_off, uuid, (gen > g2 ? gen : g2) + 1, seq + 1);
+
+	paths[0] = s.paths[0];
+	paths[1] = s.paths[1];
+	paths[2] = s.paths[3];
+	cr_assert_eq(jt_open_quiet(paths, 3, &a), 0);
+	cr_assert_eq(graid_array_read(a, buf, 3 * JT_CHUNK, 0), 3 * JT_CHUNK);
+	for (unsigned d = 0; d < 3; d++) {
+		bool ok;
+
+		jt_pattern(want, JT_CHUNK, (uint64_t)d * JT_CHUNK, 1);
+		ok = !memcmp(buf + (size_t)d * JT_CHUNK, want, JT_CHUNK);
+		if (!ok && d < 2) {
+			jt_pattern(want, JT_CHUNK, (uint64_t)d * JT_CHUNK, 2);
+			ok = !memcmp(buf + (size_t)d * JT_CHUNK, want, JT_CHUNK);
+		}
+		if (!ok)
+			cr_log_error("chunk d%u holds bytes never written", d);
+		bad += !ok;
+	}
+	cr_assert_eq(graid_array_close(a), 0);
+	free(want);
+	free(buf);
+	au_remove(&s);
+	return bad;
+}
+
+Test(journal, unclean_exit_after_flush_reads_back)
+{
+	cr_assert_eq(jr_mixed_tails(false), 0);
+}
+
+Test(journal, crash_between_two_members_checkpoint_records_replays_nothing_stale)
+{
+	cr_assert_eq(jr_mixed_tails(true), 0);
+}
+
+/*
+ * A member that fails during an update's in-place writes hands its role to a hot spare at
+ * once (REBUILDING, usable at the next open), and the spare has no entry for the update.
+ * RAID-5, 4 members + spare; the update rewrites d0 (m0) and d1 (m1), P on m3. m0's in-place
+ * write fails, m3's is slow, the process dies before it lands: d1 is new, P old. Reopen with
+ * the spare in role 0: d0 is rebuilt from P, so the update must be replayed.
+ */
+static void *jr_die_later(void *arg)
+{
+	usleep((useconds_t)(uintptr_t)arg);
+	raise(SIGKILL);
+	return NULL;
+}
+
+Test(journal, spare_taking_over_mid_update_does_not_block_its_replay, .timeout = 120)
+{
+	struct au_set s;
+	struct graid_array *a;
+	const char *paths[5];
+	char spec0[400], spec3[400];
+	uint8_t *buf, *want;
+	unsigned bad = 0;
+	int status;
+	pid_t pid;
+
+	au_make(&s, 5, JT_MEMBER_BYTES);
+	cr_assert_eq(jt_create(&s, 4, 5, JT_CHUNK, GRAID_CREATE_JOURNAL, &a), 0);
+	cr_assert_eq(graid_array_add_spare(a, s.paths[4]), 0);
+	cr_assert_eq(posix_memalign((void **)&buf, 4096, 3 * JT_CHUNK), 0);
+	want = malloc(3 * JT_CHUNK);
+	jt_pattern(buf, 3 * JT_CHUNK, 0, 1);
+	cr_assert_eq(graid_array_write(a, buf, 3 * JT_CHUNK, 0), 3 * JT_CHUNK);
+	cr_assert_eq(graid_array_close(a), 0);
+
+	pid = fork();
+	if (pid == 0) {
+		pthread_t t;
+
+		snprintf(spec0, sizeof(spec0), "faulty:write-eio-after=1:%s", s.paths[0]);
+		snprintf(spec3, sizeof(spec3), "faulty:stall-us=600000:%s", s.paths[3]);
+		paths[0] = spec0;
+		paths[1] = s.paths[1];
+		paths[2] = s.paths[2];
+		paths[3] = spec3;
+		paths[4] = s.paths[4];
+		if (graid_array_open(paths, 5, NULL, &a))
+			_exit(3);
+		jt_pattern(buf, 2 * JT_CHUNK, 0, 2);
+		/* logs land at ~0.6 s, m3's in-place write at ~1.2 s: die in between. */
+		pthread_create(&t, NULL, jr_die_later, (void *)(uintptr_t)900000);
+		graid_array_write(a, buf, 2 * JT_CHUNK, 0);
+		_exit(4); /* not reached if the write is as slow as planned */
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFSIGNALED(status), "child was not killed mid-update: status %d", status);
+	usleep(150 * 1000);
+
+	paths[0] = s.paths[4]; /* the spare, now role 0 */
+	paths[1] = s.paths[1];
+	paths[2] = s.paths[2];
+	paths[3] = s.paths[3];
+	cr_assert_eq(jt_open_quiet(paths, 4, &a), 0);
+	{
+		struct graid_member_info mi = { .struct_size = sizeof(mi) };
+
+		cr_assert_eq(graid_array_member_info(a, 0, &mi), 0);
+		cr_log_info("role 0 state %d (3 = rebuilding)", mi.state);
+	}
+	cr_assert_eq(graid_array_read(a, buf, 3 * JT_CHUNK, 0), 3 * JT_CHUNK);
+	for (unsigned d = 0; d < 3; d++) {
+		bool ok;
+
+		jt_pattern(want, JT_CHUNK, (uint64_t)d * JT_CHUNK, 1);
+		ok = !memcmp(buf + (size_t)d * JT_CHUNK, want, JT_CHUNK);
+		if (!ok && d < 2) {
+			jt_pattern(want, JT_CHUNK, (uint64_t)d * JT_CHUNK, 2);
+			ok = !memcmp(buf + (size_t)d * JT_CHUNK, want, JT_CHUNK);
+		}
+		if (!ok)
+			cr_log_error("chunk d%u holds bytes never written", d);
+		bad += !ok;
+	}
+	cr_assert_eq(graid_array_close(a), 0);
+	free(want);
+	free(buf);
+	au_remove(&s);
+	cr_assert_eq(bad, 0);
 }

@@ -55,7 +55,8 @@ GRAID_API int graid_array_flush(struct graid_array *a)
 		struct member *m = &a->members[i];
 		int err;
 
-		if (m->fd < 0 || !array_role_alive(a, i))
+		/* Members being rebuilt too: journal checkpoints void their entries after this. */
+		if (m->fd < 0 || !array_role_writable(a, i))
 			continue;
 		/* fdatasync, or the NVMe Flush command on a generic device (docs/NVME.md). */
 		err = member_flush(m);

@@ -11,7 +11,7 @@
 
 _Static_assert(sizeof(struct journal_entry_disk) == 0x60, "journal entry header layout");
 _Static_assert(offsetof(struct journal_entry_disk, participants) == 0x40, "participants");
-_Static_assert(sizeof(struct journal_record_disk) == 0x30, "journal record layout");
+_Static_assert(sizeof(struct journal_record_disk) == 0x38, "journal record layout");
 
 uint64_t journal_default_bytes(uint32_t chunk)
 {
@@ -90,7 +90,7 @@ unsigned journal_max_run(const struct graid_array *a)
 /* ---- checkpoint records ------------------------------------------------------------- */
 
 static int journal_write_record(struct graid_array *a, struct member *m, uint64_t gen,
-				uint64_t tail)
+				uint64_t tail, uint64_t durable)
 {
 	struct journal *j = a->journal;
 	struct journal_record_disk r;
@@ -106,6 +106,7 @@ static int journal_write_record(struct graid_array *a, struct member *m, uint64_
 	memcpy(r.array_uuid, a->uuid, 16);
 	r.generation = htole64(gen);
 	r.tail = htole64(tail);
+	r.durable = htole64(durable);
 	memcpy(buf, &r, sizeof(r));
 	r.crc = htole32(graid_crc32c(buf, JOURNAL_BLOCK));
 	memcpy(buf, &r, sizeof(r));
@@ -115,7 +116,11 @@ static int journal_write_record(struct graid_array *a, struct member *m, uint64_
 	return rc;
 }
 
-/* Write a record with @p tail on every writable member; failures take the member out. */
+/*
+ * Write a record with @p tail as both tail and durable mark on every writable member (all
+ * of them were just flushed); failures take the member out. A crash part-way leaves some
+ * members with the new mark: recovery takes the highest, which is true for all.
+ */
 static void journal_write_records(struct graid_array *a, uint64_t tail)
 {
 	struct journal *j = a->journal;
@@ -129,7 +134,7 @@ static void journal_write_records(struct graid_array *a, uint64_t tail)
 
 		if (!array_role_writable(a, r))
 			continue;
-		rc = journal_write_record(a, &a->members[r], gen, tail);
+		rc = journal_write_record(a, &a->members[r], gen, tail, tail);
 		if (rc) {
 			graid__log(GRAID_LOG_ERR, "journal: member %u (%s): checkpoint write failed: %s",
 				   r, a->members[r].path, graid_strerror(rc));
@@ -162,19 +167,22 @@ int journal_reset(struct graid_array *a)
 int journal_reset_member(struct graid_array *a, struct member *m)
 {
 	struct journal *j = a->journal;
-	uint64_t tail, gen;
+	uint64_t tail, gen, durable;
 	int rc;
 
 	if (!j)
 		return 0;
+	/* Two fresh generations: a checkpoint running now takes later ones and wins. */
 	pthread_mutex_lock(&j->lock);
 	tail = j->next_seq;
-	gen = j->generation;
+	durable = j->durable_tail;
+	gen = j->generation + 1;
+	j->generation += 2;
 	pthread_mutex_unlock(&j->lock);
 	/* Both slots, so that no older record with a lower tail is left to win. */
-	rc = journal_write_record(a, m, gen, tail);
+	rc = journal_write_record(a, m, gen, tail, durable);
 	if (rc == 0)
-		rc = journal_write_record(a, m, gen + 1, tail);
+		rc = journal_write_record(a, m, gen + 1, tail, durable);
 	return rc;
 }
 
@@ -277,8 +285,9 @@ int journal_claim(struct graid_array *a, const uint32_t *len, struct journal_cla
 		if (rc == 0 || attempt || !blocked_done)
 			return rc;
 		/* Finished updates hold the space: make them durable and take it back. */
-		if (journal_checkpoint(a))
-			return -EAGAIN;
+		rc = journal_checkpoint(a);
+		if (rc)
+			return rc; /* the array broke: waiting for space would never end */
 	}
 }
 

@@ -42,14 +42,21 @@ struct journal_entry_disk {
 	uint8_t participants[32];  /* 0x40: bit r of byte r/8: role r writes in this update */
 };
 
-/* A checkpoint record: every update below `tail` is on stable storage in place. */
+/*
+ * A checkpoint record. `durable`: every update below it is on stable storage in place on
+ * every member, so entries below it are void on every member (the highest value on any usable
+ * member counts). `tail`: entries below it on this member are void; for a member that joined
+ * the array it is the number at the join (its older entries are from an earlier life), and
+ * it also says this member cannot have taken part in any update below it.
+ */
 struct journal_record_disk {
 	uint8_t magic[8];          /* 0x00: JOURNAL_RECORD_MAGIC */
 	uint32_t crc;              /* 0x08: CRC32C of the JOURNAL_BLOCK bytes, this field zero */
 	uint32_t version;          /* 0x0c: JOURNAL_VERSION */
 	uint8_t array_uuid[16];    /* 0x10: the array's UUID */
 	uint64_t generation;       /* 0x20: higher wins between the two records */
-	uint64_t tail;             /* 0x28: entries with a lower seq are void */
+	uint64_t tail;             /* 0x28: entries on this member with a lower seq are void */
+	uint64_t durable;          /* 0x30: entries on any member with a lower seq are void */
 };
 
 /* The run-time state (journal.c; journal_replay.c reads the area's place). */

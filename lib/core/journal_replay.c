@@ -39,11 +39,14 @@ static bool jcrc_ok(const void *block)
 	return graid_crc32c(copy, JOURNAL_BLOCK) == le32toh(want);
 }
 
-/* The tail of role r's newer valid checkpoint record; 0 (nothing is void) if it has none. */
+/*
+ * The tail of role r's newer valid checkpoint record, 0 (nothing is void) if it has none;
+ * raises *durable to its durable mark.
+ */
 static uint64_t jread_tail(struct graid_array *a, unsigned r, const uint8_t *area,
-			   uint64_t *max_gen)
+			   uint64_t *max_gen, uint64_t *durable)
 {
-	uint64_t best_gen = 0, tail = 0;
+	uint64_t best_gen = 0, tail = 0, dur = 0;
 
 	for (unsigned k = 0; k < JOURNAL_RECORDS; k++) {
 		const uint8_t *b = area + k * JOURNAL_BLOCK;
@@ -56,8 +59,11 @@ static uint64_t jread_tail(struct graid_array *a, unsigned r, const uint8_t *are
 		if (le64toh(rec.generation) >= best_gen) {
 			best_gen = le64toh(rec.generation);
 			tail = le64toh(rec.tail);
+			dur = le64toh(rec.durable);
 		}
 	}
+	if (dur > *durable)
+		*durable = dur;
 	if (best_gen == 0)
 		graid__log(GRAID_LOG_WARNING, "journal: member %u (%s) has no valid checkpoint "
 					      "record; all of its entries are considered", r,
@@ -100,7 +106,9 @@ static int jscan_member(struct graid_array *a, unsigned r, const uint8_t *area, 
 		if (memcmp(e.magic, JOURNAL_ENTRY_MAGIC, 8) || !jcrc_ok(b) ||
 		    le32toh(e.version) != JOURNAL_VERSION || memcmp(e.array_uuid, a->uuid, 16) ||
 		    le32toh(e.role) != r || len == 0 || len > j->bytes - at - JOURNAL_BLOCK ||
-		    le64toh(e.member_off) + len > a->lay.member_bytes ||
+		    len % a->block_size || le64toh(e.member_off) % a->block_size ||
+		    len > a->lay.member_bytes ||
+		    le64toh(e.member_off) > a->lay.member_bytes - len ||
 		    graid_crc32c(b + JOURNAL_BLOCK, len) != le32toh(e.payload_crc)) {
 			at += JOURNAL_BLOCK;
 			continue;
@@ -134,8 +142,14 @@ static int jfound_cmp(const void *x, const void *y)
 	return a->role < b->role ? -1 : a->role > b->role;
 }
 
-/* Entries [i, k) share one seq: complete when every usable participant logged its part. */
-static bool jcomplete(struct graid_array *a, const struct jfound *e, size_t i, size_t k)
+/*
+ * Entries [i, k) share one seq: complete when every usable participant logged its part. A
+ * participant whose own tail is above the update joined the array after it (a spare or a
+ * replacement taking over the role mid-update): it has no entry and needs none, its chunk is
+ * rebuilt from the others.
+ */
+static bool jcomplete(struct graid_array *a, const struct jfound *e, size_t i, size_t k,
+		      const uint64_t *tail)
 {
 	uint8_t have[32] = { 0 };
 
@@ -144,7 +158,8 @@ static bool jcomplete(struct graid_array *a, const struct jfound *e, size_t i, s
 	for (unsigned r = 0; r < a->nmembers && r < 256; r++) {
 		bool part = e[i].participants[r / 8] & (1u << (r % 8));
 
-		if (part && jusable(a, r) && !(have[r / 8] & (1u << (r % 8))))
+		if (part && jusable(a, r) && tail[r] <= e[i].seq &&
+		    !(have[r / 8] & (1u << (r % 8))))
 			return false;
 	}
 	return true;
@@ -167,7 +182,8 @@ static int jreplay_entry(struct graid_array *a, const struct jfound *f, uint8_t 
 	return rc;
 }
 
-static int jreplay_all(struct graid_array *a, struct jscan *sc, uint64_t *replayed)
+static int jreplay_all(struct graid_array *a, struct jscan *sc, const uint64_t *tail,
+		       uint64_t durable, uint64_t *replayed)
 {
 	uint8_t *buf = NULL;
 	uint32_t biggest = 0;
@@ -182,7 +198,9 @@ static int jreplay_all(struct graid_array *a, struct jscan *sc, uint64_t *replay
 	for (size_t i = 0, k; i < sc->n; i = k) {
 		for (k = i + 1; k < sc->n && sc->e[k].seq == sc->e[i].seq;)
 			k++;
-		if (!jcomplete(a, sc->e, i, k)) {
+		if (sc->e[i].seq < durable)
+			continue; /* on stable storage in place everywhere: nothing to do */
+		if (!jcomplete(a, sc->e, i, k, tail)) {
 			/* Its log writes did not all finish: no member was written in place. */
 			torn++;
 			continue;
@@ -193,9 +211,9 @@ static int jreplay_all(struct graid_array *a, struct jscan *sc, uint64_t *replay
 		done++;
 	}
 	free(buf);
-	graid__log(GRAID_LOG_NOTICE, "journal: %llu updates replayed, %llu incomplete ones "
-				     "dropped (never written in place)", (unsigned long long)done,
-		   (unsigned long long)torn);
+	graid__log(GRAID_LOG_NOTICE, "journal: %llu updates replayed, %llu dropped (their log "
+				     "writes had not all finished, so none of them was written in "
+				     "place)", (unsigned long long)done, (unsigned long long)torn);
 	if (replayed)
 		*replayed = done;
 	return atomic_load(&a->broken) ? -EIO : 0;
@@ -205,7 +223,7 @@ int journal_recover(struct graid_array *a, bool clean, uint64_t *replayed)
 {
 	struct journal *j = a->journal;
 	struct jscan sc = { 0 };
-	uint64_t next = 1, max_gen = 0;
+	uint64_t next = 1, max_gen = 0, durable = 0, tail[GRAID_MAX_MEMBERS] = { 0 };
 	bool any_record = false;
 	uint8_t *area = NULL;
 	int rc = 0;
@@ -215,7 +233,7 @@ int journal_recover(struct graid_array *a, bool clean, uint64_t *replayed)
 	if (posix_memalign((void **)&area, ARRAY_ALIGN, clean ? JOURNAL_FIRST_ENTRY : j->bytes))
 		return -ENOMEM;
 	for (unsigned r = 0; rc == 0 && r < a->nmembers; r++) {
-		uint64_t tail, gen_before = max_gen;
+		uint64_t gen_before = max_gen;
 
 		if (!jusable(a, r))
 			continue;
@@ -228,18 +246,18 @@ int journal_recover(struct graid_array *a, bool clean, uint64_t *replayed)
 			rc = atomic_load(&a->broken) ? -EIO : 0;
 			continue;
 		}
-		tail = jread_tail(a, r, area, &max_gen);
-		any_record |= max_gen > gen_before || tail > 0;
-		if (tail > next)
-			next = tail;
+		tail[r] = jread_tail(a, r, area, &max_gen, &durable);
+		any_record |= max_gen > gen_before || tail[r] > 0;
+		if (tail[r] > next)
+			next = tail[r];
 		if (!clean)
-			rc = jscan_member(a, r, area, tail, &sc);
+			rc = jscan_member(a, r, area, tail[r], &sc);
 	}
 	free(area);
 	if (rc == 0 && clean && !any_record)
 		return journal_recover(a, false, replayed); /* no record to trust: read it all */
 	if (rc == 0 && !clean)
-		rc = jreplay_all(a, &sc, replayed);
+		rc = jreplay_all(a, &sc, tail, durable, replayed);
 	free(sc.e);
 	if (rc)
 		return rc;

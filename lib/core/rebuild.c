@@ -110,6 +110,13 @@ static void rebuild_install(struct graid_array *a, unsigned role, struct member 
 	memcpy(m->identity, nm->identity, sizeof(m->identity));
 	m->nvme = nm->nvme; /* NVMe identify data; passthrough or not */
 	m->rebuild_offset = 0;
+	/*
+	 * The role's new device joins now: updates numbered from here on may use it, earlier
+	 * ones (even in flight) cannot, and recovery must not wait for its entry of them.
+	 */
+	if (journal_reset_member(a, m))
+		graid__log(GRAID_LOG_WARNING, "member %u (%s): journal checkpoint at takeover failed",
+			   role, m->path);
 	atomic_store(&m->reads, 0);
 	atomic_store(&m->writes, 0);
 	atomic_store(&m->read_bytes, 0);

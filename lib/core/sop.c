@@ -675,8 +675,24 @@ static bool sop_journal_try(struct graid_queue *q, struct sop *s)
 	unsigned cnt[GRAID_MAX_MEMBERS];
 	uint8_t participants[32] = { 0 };
 	struct journal_claim c = { .pos = s->jpos };
+	bool all_writable = true;
 	int rc;
 
+	if (atomic_load(&a->broken)) {
+		sop_finish(q, s, -EIO);
+		return true;
+	}
+	for (unsigned m = 0; m < a->nmembers; m++)
+		all_writable &= array_role_writable(a, m);
+	if (!all_writable) {
+		/*
+		 * A member left out of this update may have failed just now: its failure must be
+		 * on disk (array_member_failed writes it under meta_lock) before anything is
+		 * written without it, or a crash would bring it back beside parity that skipped it.
+		 */
+		pthread_mutex_lock(&a->meta_lock);
+		pthread_mutex_unlock(&a->meta_lock);
+	}
 	for (unsigned m = 0; m < a->nmembers; m++) {
 		struct iovec *jiov = s->jiov + (size_t)m * (SOP_RUN_MAX + 1);
 
