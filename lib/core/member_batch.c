@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* Member I/O for background work (rebuild, scrub): many reads or writes at once, waited for together. */
+/* Member I/O for background work (rebuild, scrub, resync): one ring per job, groups of I/Os waited for together. */
 #include <errno.h>
+#include <stdint.h>
 #include <liburing.h>
 
-#include "array.h"
+#include "member_batch.h"
 #include "member_io.h"
 
 #define MBATCH_RING 256u
+/* Half the ring: a stalled member's I/O takes two entries. */
+#define MBATCH_INFLIGHT (MBATCH_RING / 2)
 
 static void mbatch_account(struct graid_array *a, struct mbio *io)
 {
@@ -22,51 +25,180 @@ static void mbatch_account(struct graid_array *a, struct mbio *io)
 	array_member_failed(a, io->member, io->res);
 }
 
-int mbatch_run(struct graid_array *a, struct mbio *ios, size_t n)
+int mbatch_open(struct mbatch *mb, struct graid_array *a)
 {
-	struct io_uring ring;
-	size_t next = 0, done = 0;
-	int rc = io_uring_queue_init(MBATCH_RING, &ring, member_ring_flags(a));
+	int rc;
 
+	*mb = (struct mbatch){ .a = a };
+	rc = io_uring_queue_init(MBATCH_RING, &mb->ring, member_ring_flags(a));
 	if (rc < 0)
 		return rc;
-	while (done < n) {
-		unsigned queued = 0;
-		struct io_uring_cqe *cqe;
+	mb->open = true;
+	return 0;
+}
 
-		/* Half the ring: a stalled member's I/O takes two entries. */
-		while (next < n && next - done < MBATCH_RING / 2) {
-			struct mbio *io = &ios[next];
+/* The group an I/O belongs to: the one whose array holds it (a handful of groups at most). */
+static struct mbgroup *mbatch_owner(struct mbatch *mb, const struct mbio *io)
+{
+	uintptr_t p = (uintptr_t)io;
 
-			if (member_prep_io(&ring, a, io->member, io->write, io->buf, io->len,
-					   io->off, io, &io->fault))
+	for (unsigned i = 0; i < mb->nactive; i++) {
+		struct mbgroup *g = mb->active[i];
+
+		if (p >= (uintptr_t)g->ios && p < (uintptr_t)(g->ios + g->n))
+			return g;
+	}
+	return NULL;
+}
+
+static void mbatch_retire(struct mbatch *mb, struct mbgroup *g)
+{
+	for (unsigned i = 0; i < mb->nactive; i++)
+		if (mb->active[i] == g) {
+			for (unsigned j = i + 1; j < mb->nactive; j++)
+				mb->active[j - 1] = mb->active[j];
+			mb->nactive--;
+			return;
+		}
+}
+
+/* Queue pending I/Os, oldest group first, as the in-flight bound allows; submit them. */
+static void mbatch_fill(struct mbatch *mb)
+{
+	unsigned queued = 0;
+
+	for (unsigned i = 0; i < mb->nactive; i++) {
+		struct mbgroup *g = mb->active[i];
+
+		while (g->next < g->n && mb->inflight < MBATCH_INFLIGHT) {
+			struct mbio *io = &g->ios[g->next];
+
+			if (member_prep_io(&mb->ring, mb->a, io->member, io->write, io->buf,
+					   io->len, io->off, io, &io->fault))
 				break;
-			next++;
+			g->next++;
+			mb->inflight++;
 			queued++;
 		}
-		if (queued)
-			io_uring_submit(&ring);
-		rc = io_uring_wait_cqe(&ring, &cqe);
+	}
+	if (queued)
+		io_uring_submit(&mb->ring);
+}
+
+/* Handle every completion that is there; true if any was. */
+static bool mbatch_reap(struct mbatch *mb)
+{
+	struct io_uring_cqe *cqe;
+	bool any = false;
+
+	while (io_uring_peek_cqe(&mb->ring, &cqe) == 0) {
+		struct mbio *io = io_uring_cqe_get_data(cqe);
+		struct mbgroup *g;
+		int res = cqe->res;
+
+		io_uring_cqe_seen(&mb->ring, cqe);
+		any = true;
+		if (!io)
+			continue; /* a stall's timeout */
+		res = member_io_result(mb->a, io->member, &io->fault, io->len, res);
+		if (res == MEMBER_IO_MORE)
+			continue; /* more NVMe commands of this I/O to come */
+		io->res = io->fault.injected ? io->fault.injected : res;
+		mbatch_account(mb->a, io);
+		mb->inflight--;
+		g = mbatch_owner(mb, io);
+		if (g && ++g->done == g->n)
+			mbatch_retire(mb, g);
+	}
+	return any;
+}
+
+/* A broken ring: fail what never completed, so callers see an error, not a hang. */
+static void mbatch_break(struct mbatch *mb, int rc)
+{
+	mb->broken = true;
+	for (unsigned i = 0; i < mb->nactive; i++) {
+		struct mbgroup *g = mb->active[i];
+
+		for (size_t k = g->done; k < g->n; k++)
+			g->ios[k].res = rc;
+		g->done = g->n;
+	}
+	mb->nactive = 0;
+}
+
+int mbatch_start(struct mbatch *mb, struct mbgroup *g, struct mbio *ios, size_t n)
+{
+	*g = (struct mbgroup){ .ios = ios, .n = n };
+	if (mb->broken)
+		return -EIO;
+	if (n == 0)
+		return 0;
+	if (mb->nactive == MBATCH_GROUPS)
+		return -EBUSY;
+	for (size_t i = 0; i < n; i++)
+		ios[i].res = -EIO;
+	mb->active[mb->nactive++] = g;
+	mbatch_fill(mb);
+	return 0;
+}
+
+bool mbatch_poll(struct mbatch *mb, struct mbgroup *g)
+{
+	if (g->done < g->n && !mb->broken) {
+		mbatch_reap(mb);
+		mbatch_fill(mb);
+	}
+	return g->done == g->n;
+}
+
+int mbatch_wait(struct mbatch *mb, struct mbgroup *g)
+{
+	while (g->done < g->n) {
+		struct io_uring_cqe *cqe;
+		int rc;
+
+		if (mb->broken)
+			return -EIO;
+		mbatch_fill(mb);
+		rc = io_uring_wait_cqe(&mb->ring, &cqe);
 		if (rc == -EINTR)
 			continue;
-		if (rc < 0)
-			break; /* the ring is broken: nothing more will complete */
-		do {
-			struct mbio *io = io_uring_cqe_get_data(cqe);
-			int res = cqe->res;
-
-			io_uring_cqe_seen(&ring, cqe);
-			if (!io)
-				continue; /* a stall's timeout */
-			res = member_io_result(a, io->member, &io->fault, io->len, res);
-			if (res == MEMBER_IO_MORE)
-				continue; /* more NVMe commands of this I/O to come */
-			io->res = io->fault.injected ? io->fault.injected : res;
-			mbatch_account(a, io);
-			done++;
-		} while (io_uring_peek_cqe(&ring, &cqe) == 0);
-		rc = 0;
+		if (rc < 0) {
+			mbatch_break(mb, rc);
+			return rc;
+		}
+		mbatch_reap(mb);
 	}
-	io_uring_queue_exit(&ring);
+	return 0;
+}
+
+int mbatch_run_on(struct mbatch *mb, struct mbio *ios, size_t n)
+{
+	struct mbgroup g;
+	int rc = mbatch_start(mb, &g, ios, n);
+
+	return rc ? rc : mbatch_wait(mb, &g);
+}
+
+void mbatch_close(struct mbatch *mb)
+{
+	if (!mb->open)
+		return;
+	while (mb->nactive && !mb->broken)
+		mbatch_wait(mb, mb->active[0]);
+	io_uring_queue_exit(&mb->ring);
+	mb->open = false;
+}
+
+int mbatch_run(struct graid_array *a, struct mbio *ios, size_t n)
+{
+	struct mbatch mb;
+	int rc = mbatch_open(&mb, a);
+
+	if (rc)
+		return rc;
+	rc = mbatch_run_on(&mb, ios, n);
+	mbatch_close(&mb);
 	return rc;
 }

@@ -7,10 +7,13 @@
 #include <unistd.h>
 
 #include "journal.h"
+#include "member_batch.h"
 #include "stripe_set.h"
 
-/* A batch holds about this much chunk data in memory (all roles of its rows). */
-#define REBUILD_BATCH_BYTES (32u << 20)
+/* A batch holds about this much chunk data in memory (all members of its rows); two batches. */
+#define REBUILD_SLOT_BYTES (16u << 20)
+/* The largest member I/O: big enough to be sequential, small enough to keep several queued. */
+#define REBUILD_IO_MAX (1u << 20)
 /* Superblocks get the checkpoint at least this often. */
 #define REBUILD_CHECKPOINT_NS (1000000000ull)
 
@@ -171,71 +174,181 @@ void array_spare_takeover(struct graid_array *a, unsigned role)
 	pthread_cond_signal(&a->spare_cond);
 }
 
-/* What one batch of rows needs, allocated once per rebuild. */
+/*
+ * The batch loop is a two-stage pipeline over two slots: while one batch's writes to the new
+ * member are in flight, the next batch's rows are locked, its survivors read and recovered.
+ * Each slot holds its rows' stripe locks from before its reads are queued until its writes
+ * have completed, so a foreground write to one of those rows waits and then lands on the new
+ * member after the rebuilt data: never under it.
+ */
+struct rebuild_slot {
+	uint64_t row0;
+	unsigned rows;
+	uint8_t *data;            /* member-major: each member's rows are one contiguous run */
+	struct mbio *ios;         /* rows_max * nmembers */
+	size_t nios;
+	struct mbgroup grp;
+	struct stripe_set locks;
+	bool writing;             /* writes queued, locks held */
+	bool have[GRAID_MAX_MEMBERS]; /* parity levels: this member's rows were read */
+};
+
+/* What a rebuild needs, allocated once. */
 struct rebuild_ctx {
 	struct graid_array *a;
 	unsigned rows_max;
-	uint8_t *data;            /* rows_max * nroles chunks */
 	uint8_t **ptrs;           /* rows_max * nroles pointers, for the engine */
-	struct mbio *ios;         /* rows_max * nmembers */
-	struct stripe_set locks;
+	struct mbatch mb;         /* one ring for the whole rebuild */
+	struct rebuild_slot slot[2];
 	unsigned target[GRAID_MAX_MEMBERS];
 	unsigned ntarget;
+	/* The pass in progress. */
+	graid_progress_fn fn;
+	void *arg;
+	uint64_t done, total, t0, last_cp, batch_ns;
 };
 
-static uint8_t *rebuild_chunk(struct rebuild_ctx *c, unsigned row, unsigned role)
+/* Chunk `i` of the slot's rows for member (parity) or target index (mirror) `who`. */
+static uint8_t *rebuild_chunk(const struct rebuild_ctx *c, const struct rebuild_slot *s,
+			      unsigned who, unsigned i)
 {
-	unsigned nroles = c->a->lay.ndata + c->a->lay.nparity;
-
-	return c->data + ((size_t)row * nroles + role) * c->a->lay.chunk;
+	return s->data + ((size_t)who * c->rows_max + i) * c->a->lay.chunk;
 }
 
-/* RAID-5/6 rows [row0, row0 + rows): read survivors, recover per loss pattern, write targets. */
-static int rebuild_parity_rows(struct rebuild_ctx *c, uint64_t row0, unsigned rows)
+/*
+ * Merge neighbours into one I/O where a member's range and the buffer both continue: a batch
+ * becomes a few large sequential I/Os per member instead of one per chunk.
+ */
+static size_t rebuild_merge(struct mbio *ios, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct mbio *p = k ? &ios[k - 1] : NULL;
+
+		if (p && p->member == ios[i].member && p->write == ios[i].write &&
+		    p->off + p->len == ios[i].off && p->buf + p->len == ios[i].buf &&
+		    p->len + ios[i].len <= REBUILD_IO_MAX) {
+			p->len += ios[i].len;
+			continue;
+		}
+		ios[k++] = ios[i];
+	}
+	return k;
+}
+
+static void rebuild_add_locks(struct rebuild_ctx *c, struct rebuild_slot *s)
+{
+	const struct graid_layout *l = &c->a->lay;
+
+	for (unsigned i = 0; i < s->rows; i++) {
+		if (l->level != 10) {
+			stripe_set_add(&s->locks, s->row0 + i);
+			continue;
+		}
+		/* RAID-10: writes lock array chunks; those that land on the target rows. */
+		for (unsigned t = 0; t < c->ntarget; t++) {
+			uint64_t arr;
+
+			if (!graid_layout_unmap(l, c->target[t], (s->row0 + i) * l->chunk, &arr))
+				stripe_set_add(&s->locks, arr / l->chunk);
+		}
+	}
+}
+
+/* RAID-5/6: every live member's rows, one run per member. */
+static int rebuild_plan_parity_reads(struct rebuild_ctx *c, struct rebuild_slot *s)
+{
+	struct graid_array *a = c->a;
+	const struct graid_layout *l = &a->lay;
+	unsigned nlost = 0;
+
+	s->nios = 0;
+	for (unsigned m = 0; m < a->nmembers; m++) {
+		s->have[m] = array_role_alive(a, m);
+		if (!s->have[m]) {
+			nlost++;
+			continue;
+		}
+		for (unsigned i = 0; i < s->rows; i++)
+			s->ios[s->nios++] = (struct mbio){ .member = m,
+							   .buf = rebuild_chunk(c, s, m, i),
+							   .len = l->chunk,
+							   .off = (s->row0 + i) * l->chunk };
+	}
+	if (nlost > l->nparity)
+		return -EIO; /* more lost than parity can rebuild */
+	s->nios = rebuild_merge(s->ios, s->nios);
+	return 0;
+}
+
+/* RAID-1/10: each target chunk from a live copy, into the target's own run of the slot. */
+static int rebuild_plan_mirror_reads(struct rebuild_ctx *c, struct rebuild_slot *s)
+{
+	struct graid_array *a = c->a;
+	const struct graid_layout *l = &a->lay;
+	unsigned members[GRAID_MAX_MEMBERS];
+	uint64_t moff[GRAID_MAX_MEMBERS];
+
+	s->nios = 0;
+	for (unsigned t = 0; t < c->ntarget; t++)
+		for (unsigned i = 0; i < s->rows; i++) {
+			unsigned k, src = GRAID_LAYOUT_NONE;
+			uint64_t arr;
+
+			if (graid_layout_unmap(l, c->target[t], (s->row0 + i) * l->chunk, &arr))
+				continue; /* a RAID-10 slot no chunk uses */
+			k = graid_layout_copies(l, arr, members, moff);
+			for (unsigned j = 0; j < k && src == GRAID_LAYOUT_NONE; j++)
+				if (array_role_alive(a, members[j]))
+					src = j;
+			if (src == GRAID_LAYOUT_NONE)
+				return -EIO;
+			s->ios[s->nios++] = (struct mbio){ .member = members[src],
+							   .buf = rebuild_chunk(c, s, t, i),
+							   .len = l->chunk, .off = moff[src] };
+		}
+	s->nios = rebuild_merge(s->ios, s->nios);
+	return 0;
+}
+
+/* Rotation gives rows different loss patterns: one engine call per pattern. */
+static int rebuild_recover(struct rebuild_ctx *c, struct rebuild_slot *s)
 {
 	struct graid_array *a = c->a;
 	const struct graid_layout *l = &a->lay;
 	const unsigned nroles = l->ndata + l->nparity;
 	unsigned lost[256][2], nlost[256];
-	size_t n = 0;
 	int rc;
 
-	for (unsigned i = 0; i < rows; i++) {
+	for (unsigned i = 0; i < s->rows; i++) {
 		nlost[i] = 0;
 		for (unsigned r = 0; r < nroles; r++) {
-			unsigned m = r < l->ndata ? graid_layout_data_member(l, row0 + i, r)
-						  : graid_layout_parity_member(l, row0 + i,
+			unsigned m = r < l->ndata ? graid_layout_data_member(l, s->row0 + i, r)
+						  : graid_layout_parity_member(l, s->row0 + i,
 									       r - l->ndata);
 
-			if (array_role_alive(a, m)) {
-				c->ios[n++] = (struct mbio){ .member = m, .buf = rebuild_chunk(c, i, r),
-							     .len = l->chunk,
-							     .off = (row0 + i) * l->chunk };
-				continue;
-			}
-			if (nlost[i] == l->nparity)
-				return -EIO; /* more lost than parity can rebuild */
-			lost[i][nlost[i]++] = r;
+			if (!s->have[m])
+				lost[i][nlost[i]++] = r; /* at most nparity: checked when planned */
 		}
 	}
-	rc = mbatch_run(a, c->ios, n);
-	for (size_t i = 0; rc == 0 && i < n; i++)
-		if (c->ios[i].res != (int)c->ios[i].len)
-			rc = -EAGAIN; /* a survivor failed: plan the batch again without it */
-	if (rc)
-		return rc;
-	/* Rotation gives rows different loss patterns: one engine call per pattern. */
-	for (unsigned i = 0; i < rows; i++) {
+	for (unsigned i = 0; i < s->rows; i++) {
 		unsigned ng = 0;
 
 		if (nlost[i] == 0 || nlost[i] == 3)
 			continue;
-		for (unsigned j = i; j < rows; j++) {
+		for (unsigned j = i; j < s->rows; j++) {
 			if (nlost[j] != nlost[i] || lost[j][0] != lost[i][0] ||
 			    (nlost[i] > 1 && lost[j][1] != lost[i][1]))
 				continue;
-			for (unsigned r = 0; r < nroles; r++)
-				c->ptrs[ng * nroles + r] = rebuild_chunk(c, j, r);
+			for (unsigned r = 0; r < nroles; r++) {
+				unsigned m = r < l->ndata
+						     ? graid_layout_data_member(l, s->row0 + j, r)
+						     : graid_layout_parity_member(l, s->row0 + j,
+										  r - l->ndata);
+
+				c->ptrs[ng * nroles + r] = rebuild_chunk(c, s, m, j);
+			}
 			ng++;
 			if (j != i)
 				nlost[j] = 3; /* done with this group */
@@ -245,102 +358,53 @@ static int rebuild_parity_rows(struct rebuild_ctx *c, uint64_t row0, unsigned ro
 		if (rc)
 			return rc;
 	}
-	n = 0;
-	for (unsigned i = 0; i < rows; i++)
-		for (unsigned t = 0; t < c->ntarget; t++) {
-			unsigned m = c->target[t];
-			unsigned role = graid_layout_member_role(l, row0 + i, m);
+	return 0;
+}
 
-			c->ios[n++] = (struct mbio){ .member = m, .write = true,
-						     .buf = rebuild_chunk(c, i, role),
-						     .len = l->chunk, .off = (row0 + i) * l->chunk };
-		}
-	rc = mbatch_run(a, c->ios, n);
+/* Read (and for parity levels recover) a locked slot; the other slot's writes run meanwhile. */
+static int rebuild_read_slot(struct rebuild_ctx *c, struct rebuild_slot *s)
+{
+	struct graid_array *a = c->a;
+	int rc, tries = 0;
+
+	do {
+		rc = a->lay.nparity ? rebuild_plan_parity_reads(c, s)
+				    : rebuild_plan_mirror_reads(c, s);
+		if (rc == 0)
+			rc = mbatch_start(&c->mb, &s->grp, s->ios, s->nios);
+		if (rc == 0)
+			rc = mbatch_wait(&c->mb, &s->grp);
+		for (size_t i = 0; rc == 0 && i < s->nios; i++)
+			if (s->ios[i].res != (int)s->ios[i].len)
+				rc = -EAGAIN; /* a survivor failed: plan the batch again without it */
+	} while (rc == -EAGAIN && ++tries <= (int)a->nmembers);
+	if (rc == 0 && a->lay.nparity)
+		rc = rebuild_recover(c, s);
 	return rc;
 }
 
-/* RAID-1/10 rows: copy each target chunk from a live copy. */
-static int rebuild_mirror_rows(struct rebuild_ctx *c, uint64_t row0, unsigned rows)
-{
-	struct graid_array *a = c->a;
-	const struct graid_layout *l = &a->lay;
-	unsigned members[GRAID_MAX_MEMBERS];
-	uint64_t moff[GRAID_MAX_MEMBERS];
-	size_t n = 0, nw = 0;
-	int rc;
-
-	for (unsigned i = 0; i < rows; i++)
-		for (unsigned t = 0; t < c->ntarget; t++) {
-			uint64_t member_off = (row0 + i) * l->chunk, arr;
-			unsigned k, src = GRAID_LAYOUT_NONE;
-
-			if (graid_layout_unmap(l, c->target[t], member_off, &arr))
-				continue; /* a RAID-10 slot no chunk uses */
-			k = graid_layout_copies(l, arr, members, moff);
-			for (unsigned j = 0; j < k && src == GRAID_LAYOUT_NONE; j++)
-				if (array_role_alive(a, members[j]))
-					src = j;
-			if (src == GRAID_LAYOUT_NONE)
-				return -EIO;
-			c->ios[n] = (struct mbio){ .member = members[src],
-						   .buf = c->data + n * (size_t)l->chunk,
-						   .len = l->chunk, .off = moff[src] };
-			n++;
-		}
-	/* Reads fill slots 0..n-1; the writes reuse them in the same order. */
-	rc = mbatch_run(a, c->ios, n);
-	for (size_t i = 0; rc == 0 && i < n; i++)
-		if (c->ios[i].res != (int)l->chunk)
-			rc = -EAGAIN;
-	if (rc)
-		return rc;
-	for (unsigned i = 0; i < rows; i++)
-		for (unsigned t = 0; t < c->ntarget; t++) {
-			uint64_t member_off = (row0 + i) * l->chunk, arr;
-
-			if (graid_layout_unmap(l, c->target[t], member_off, &arr))
-				continue;
-			c->ios[nw] = (struct mbio){ .member = c->target[t], .write = true,
-						    .buf = c->data + nw * (size_t)l->chunk,
-						    .len = l->chunk, .off = member_off };
-			nw++;
-		}
-	return mbatch_run(a, c->ios, nw);
-}
-
-/* The stripe numbers foreground operations lock for member rows [row0, row0 + rows). */
-static void rebuild_lock_rows(struct rebuild_ctx *c, uint64_t row0, unsigned rows)
+/* Queue the slot's writes to the targets: one run per target. */
+static int rebuild_write_slot(struct rebuild_ctx *c, struct rebuild_slot *s)
 {
 	const struct graid_layout *l = &c->a->lay;
 
-	for (unsigned i = 0; i < rows; i++) {
-		if (l->level != 10) {
-			stripe_set_take(c->a, &c->locks, row0 + i);
-			continue;
+	s->nios = 0;
+	for (unsigned t = 0; t < c->ntarget; t++)
+		for (unsigned i = 0; i < s->rows; i++) {
+			uint64_t member_off = (s->row0 + i) * l->chunk, arr;
+			unsigned who = t;
+
+			if (l->nparity)
+				who = c->target[t];
+			else if (graid_layout_unmap(l, c->target[t], member_off, &arr))
+				continue;
+			s->ios[s->nios++] = (struct mbio){ .member = c->target[t], .write = true,
+							   .buf = rebuild_chunk(c, s, who, i),
+							   .len = l->chunk, .off = member_off };
 		}
-		for (unsigned t = 0; t < c->ntarget; t++) {
-			uint64_t arr;
-
-			if (!graid_layout_unmap(l, c->target[t], (row0 + i) * l->chunk, &arr))
-				stripe_set_take(c->a, &c->locks, arr / l->chunk);
-		}
-	}
-}
-
-static int rebuild_batch(struct rebuild_ctx *c, uint64_t row0, unsigned rows)
-{
-	int rc, tries = 0;
-
-	rebuild_lock_rows(c, row0, rows);
-	do {
-		rc = c->a->lay.nparity ? rebuild_parity_rows(c, row0, rows)
-				       : rebuild_mirror_rows(c, row0, rows);
-	} while (rc == -EAGAIN && ++tries <= (int)c->a->nmembers);
-	stripe_set_release(c->a, &c->locks);
-	for (unsigned t = 0; rc == 0 && t < c->ntarget; t++)
-		if (atomic_load(&c->a->members[c->target[t]].state) != GRAID_MEMBER_REBUILDING)
-			rc = -EIO; /* the new member itself failed */
-	return rc;
+	s->nios = rebuild_merge(s->ios, s->nios);
+	s->writing = true;
+	return mbatch_start(&c->mb, &s->grp, s->ios, s->nios);
 }
 
 static void rebuild_checkpoint(struct graid_array *a, struct rebuild_ctx *c, uint64_t bytes)
@@ -352,13 +416,15 @@ static void rebuild_checkpoint(struct graid_array *a, struct rebuild_ctx *c, uin
 	pthread_mutex_unlock(&a->meta_lock);
 }
 
-static void rebuild_pace(struct graid_array *a, uint64_t t0, uint64_t bytes)
+static void rebuild_pace(struct rebuild_ctx *c)
 {
+	struct graid_array *a = c->a;
 	uint64_t rate = atomic_load(&a->rebuild_rate);
 	unsigned yield = atomic_load(&a->rebuild_yield_us);
 
 	if (rate) {
-		uint64_t due = t0 + bytes * 1000000000ull / rate, now = rebuild_now_ns();
+		uint64_t due = c->t0 + c->done / c->ntarget * 1000000000ull / rate;
+		uint64_t now = rebuild_now_ns();
 
 		if (due > now)
 			usleep((useconds_t)((due - now) / 1000));
@@ -367,13 +433,141 @@ static void rebuild_pace(struct graid_array *a, uint64_t t0, uint64_t bytes)
 		usleep(yield);
 }
 
+/* Would rebuild_pace() sleep once `rows` more rows are done? */
+static bool rebuild_pause_due(const struct rebuild_ctx *c, unsigned rows)
+{
+	struct graid_array *a = c->a;
+	uint64_t rate = atomic_load(&a->rebuild_rate);
+	uint64_t bytes = c->done / c->ntarget + (uint64_t)rows * a->lay.chunk;
+
+	if (atomic_load(&a->rebuild_yield_us) && atomic_load(&a->fg_inflight))
+		return true;
+	return rate && c->t0 + bytes * 1000000000ull / rate > rebuild_now_ns();
+}
+
+/*
+ * Wait for a slot's writes, release its rows, and account for them: progress, checkpoint.
+ * The other slot may be reading meanwhile; its rows lie after these.
+ */
+static int rebuild_finish(struct rebuild_ctx *c, struct rebuild_slot *s)
+{
+	struct graid_array *a = c->a;
+	const struct graid_layout *l = &a->lay;
+	int rc = mbatch_wait(&c->mb, &s->grp);
+
+	for (size_t i = 0; rc == 0 && i < s->nios; i++)
+		if (s->ios[i].res != (int)s->ios[i].len)
+			rc = -EIO;
+	stripe_set_release(a, &s->locks);
+	s->writing = false;
+	for (unsigned t = 0; rc == 0 && t < c->ntarget; t++)
+		if (atomic_load(&a->members[c->target[t]].state) != GRAID_MEMBER_REBUILDING)
+			rc = -EIO; /* the new member itself failed */
+	if (rc)
+		return rc;
+	c->done += (uint64_t)s->rows * l->chunk * c->ntarget;
+	if (rebuild_now_ns() - c->last_cp >= REBUILD_CHECKPOINT_NS) {
+		rebuild_checkpoint(a, c, (s->row0 + s->rows) * l->chunk);
+		c->last_cp = rebuild_now_ns();
+	}
+	if (c->fn)
+		c->fn(c->arg, c->done, c->total);
+	return 0;
+}
+
+/*
+ * Lock a slot's rows while the other slot (`busy`, may be NULL) has writes in flight.
+ * Holding one set while waiting for another could close a circle with a scrub waiting in
+ * order for its own set, so only try; if a bucket stays busy, finish the other slot first
+ * (its writes complete on their own) and then wait like everybody else.
+ */
+static int rebuild_lock_slot(struct rebuild_ctx *c, struct rebuild_slot *s,
+			     struct rebuild_slot *busy)
+{
+	struct graid_array *a = c->a;
+
+	rebuild_add_locks(c, s);
+	while (busy && busy->writing && !stripe_set_trylock(a, &s->locks)) {
+		uint64_t seq = stripe_release_seq(a);
+
+		if (mbatch_poll(&c->mb, &busy->grp)) {
+			int rc = rebuild_finish(c, busy);
+
+			if (rc)
+				return rc;
+			break;
+		}
+		if (!stripe_set_trylock(a, &s->locks))
+			stripe_wait_release(a, seq); /* at most a few ms */
+	}
+	stripe_set_lock(a, &s->locks);
+	return 0;
+}
+
+/* Every row from `start` on, two batches in flight. */
+static int rebuild_rows(struct rebuild_ctx *c, uint64_t start)
+{
+	struct graid_array *a = c->a;
+	struct rebuild_slot *prev = NULL;
+	uint64_t row = start;
+	int rc = 0;
+
+	while (rc == 0 && (row < a->lay.nstripes || prev)) {
+		struct rebuild_slot *cur = NULL;
+
+		if (row < a->lay.nstripes) {
+			if (atomic_load(&a->closing)) {
+				rc = -ECANCELED;
+				break;
+			}
+			/*
+			 * A rate limit or a yield to foreground I/O pauses here, with every row
+			 * released first: a pause must never hold a foreground write up.
+			 */
+			if (rebuild_pause_due(c, prev && prev->writing ? prev->rows : 0)) {
+				if (prev && prev->writing)
+					rc = rebuild_finish(c, prev);
+				if (rc)
+					break;
+				rebuild_pace(c);
+			}
+			cur = prev == &c->slot[0] ? &c->slot[1] : &c->slot[0];
+			cur->row0 = row;
+			cur->rows = (unsigned)(a->lay.nstripes - row < c->rows_max
+						       ? a->lay.nstripes - row
+						       : c->rows_max);
+			rc = rebuild_lock_slot(c, cur, prev);
+			if (rc == 0)
+				rc = rebuild_read_slot(c, cur);
+			if (rc)
+				break;
+		}
+		if (prev && prev->writing)
+			rc = rebuild_finish(c, prev);
+		prev = NULL;
+		if (rc == 0 && cur) {
+			rc = rebuild_write_slot(c, cur);
+			prev = cur;
+			row += cur->rows;
+		}
+	}
+	/* Whatever ended the loop: let the I/O land, then free every row. */
+	for (unsigned i = 0; i < 2; i++) {
+		if (c->slot[i].writing)
+			mbatch_wait(&c->mb, &c->slot[i].grp);
+		c->slot[i].writing = false;
+		stripe_set_release(a, &c->slot[i].locks);
+	}
+	return rc;
+}
+
 /* One pass over the members that are REBUILDING when it starts. */
 static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_progress_fn fn,
 			void *arg)
 {
 	const struct graid_layout *l = &a->lay;
-	uint64_t start = l->nstripes, total, done = 0, t0 = rebuild_now_ns(), last_cp = t0;
-	int rc = 0;
+	uint64_t start = l->nstripes;
+	int rc;
 
 	c->ntarget = 0;
 	pthread_mutex_lock(&a->meta_lock);
@@ -388,31 +582,23 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 	pthread_mutex_unlock(&a->meta_lock);
 	if (c->ntarget == 0)
 		return 1; /* nothing to do */
-	total = (l->nstripes - start) * l->chunk * c->ntarget;
+	c->fn = fn;
+	c->arg = arg;
+	c->done = 0;
+	c->total = (l->nstripes - start) * l->chunk * c->ntarget;
+	c->t0 = c->last_cp = rebuild_now_ns();
 	graid__log(GRAID_LOG_NOTICE, "rebuild of %u member(s) from row %llu of %llu",
 		   c->ntarget, (unsigned long long)start, (unsigned long long)l->nstripes);
 	if (fn)
-		fn(arg, 0, total);
-	for (uint64_t row = start; row < l->nstripes && rc == 0; row += c->rows_max) {
-		unsigned rows = (unsigned)(l->nstripes - row < c->rows_max ? l->nstripes - row
-									  : c->rows_max);
-
-		if (atomic_load(&a->closing))
-			return -ECANCELED;
-		rc = rebuild_batch(c, row, rows);
-		if (rc)
-			break;
-		done += (uint64_t)rows * l->chunk * c->ntarget;
-		if (rebuild_now_ns() - last_cp >= REBUILD_CHECKPOINT_NS) {
-			rebuild_checkpoint(a, c, (row + rows) * l->chunk);
-			last_cp = rebuild_now_ns();
-		}
-		if (fn)
-			fn(arg, done, total);
-		rebuild_pace(a, t0, done / c->ntarget);
-	}
+		fn(arg, 0, c->total);
+	/* A ring per pass: a member that joined since may need NVMe passthrough entries. */
+	rc = mbatch_open(&c->mb, a);
+	if (rc == 0)
+		rc = rebuild_rows(c, start);
+	mbatch_close(&c->mb);
 	if (rc) {
-		graid__log(GRAID_LOG_ERR, "rebuild stopped: %s", graid_strerror(rc));
+		if (rc != -ECANCELED) /* closing: the checkpoint resumes it */
+			graid__log(GRAID_LOG_ERR, "rebuild stopped: %s", graid_strerror(rc));
 		return rc;
 	}
 	pthread_mutex_lock(&a->meta_lock);
@@ -432,40 +618,58 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 	return 0;
 }
 
+static void rebuild_free(struct rebuild_ctx *c)
+{
+	for (unsigned i = 0; i < 2; i++) {
+		free(c->slot[i].data);
+		free(c->slot[i].ios);
+	}
+	free(c->ptrs);
+	free(c);
+}
+
 GRAID_API int graid_array_rebuild(struct graid_array *a, graid_progress_fn fn, void *arg)
 {
-	struct rebuild_ctx c = { .a = a };
+	struct rebuild_ctx *c;
 	size_t per_row;
-	int rc;
+	int rc = 0;
 
 	if (!a)
 		return -EINVAL;
 	if (a->read_only)
 		return -EROFS;
+	/* Heap: two stripe sets and the per-member flags are too large for a thread's stack. */
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->a = a;
 	per_row = (size_t)a->nmembers * a->lay.chunk;
-	c.rows_max = (unsigned)(REBUILD_BATCH_BYTES / per_row);
-	if (c.rows_max < 1)
-		c.rows_max = 1;
-	if (c.rows_max > 256)
-		c.rows_max = 256;
+	c->rows_max = (unsigned)(REBUILD_SLOT_BYTES / per_row);
+	if (c->rows_max < 1)
+		c->rows_max = 1;
+	if (c->rows_max > 256)
+		c->rows_max = 256;
 	/* Each RAID-10 row may lock one stripe per target: keep the set within bounds. */
-	if (c.rows_max * a->nmembers > STRIPE_SET_MAX)
-		c.rows_max = STRIPE_SET_MAX / a->nmembers;
+	if (c->rows_max * a->nmembers > STRIPE_SET_MAX)
+		c->rows_max = STRIPE_SET_MAX / a->nmembers;
 	pthread_mutex_lock(&a->rebuild_lock);
-	rc = posix_memalign((void **)&c.data, ARRAY_ALIGN, c.rows_max * per_row) ? -ENOMEM : 0;
-	c.ptrs = malloc((size_t)c.rows_max * a->nmembers * sizeof(*c.ptrs));
-	c.ios = malloc((size_t)c.rows_max * a->nmembers * sizeof(*c.ios));
-	if (!c.ptrs || !c.ios)
+	for (unsigned i = 0; i < 2; i++) {
+		if (posix_memalign((void **)&c->slot[i].data, ARRAY_ALIGN, c->rows_max * per_row))
+			rc = -ENOMEM;
+		c->slot[i].ios = malloc((size_t)c->rows_max * a->nmembers * sizeof(struct mbio));
+		if (!c->slot[i].ios)
+			rc = -ENOMEM;
+	}
+	c->ptrs = malloc((size_t)c->rows_max * a->nmembers * sizeof(*c->ptrs));
+	if (!c->ptrs)
 		rc = -ENOMEM;
 	/* Spares may take over while a pass runs: pass again until nothing is left. */
 	while (rc == 0)
-		rc = rebuild_pass(a, &c, fn, arg);
+		rc = rebuild_pass(a, c, fn, arg);
 	if (rc == 1)
 		rc = 0;
-	free(c.data);
-	free(c.ptrs);
-	free(c.ios);
 	pthread_mutex_unlock(&a->rebuild_lock);
+	rebuild_free(c);
 	return rc;
 }
 

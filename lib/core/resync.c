@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bitmap.h"
+#include "member_batch.h"
 #include "stripe_set.h"
 
 struct resync_ctx {
@@ -12,6 +13,7 @@ struct resync_ctx {
 	uint8_t *data;
 	uint8_t **ptrs;
 	struct mbio *ios;
+	struct mbatch mb;           /* one ring for the whole resync */
 	struct stripe_set locks;
 	unsigned rows_max;
 	uint64_t done, skipped;
@@ -57,7 +59,7 @@ static int resync_parity_rows(struct resync_ctx *c, uint64_t row0, unsigned rows
 	}
 	if (ng == 0)
 		return 0;
-	rc = mbatch_run(a, c->ios, n);
+	rc = mbatch_run_on(&c->mb, c->ios, n);
 	for (size_t i = 0; rc == 0 && i < n; i++)
 		if (c->ios[i].res != (int)l->chunk)
 			rc = -EIO;
@@ -77,7 +79,7 @@ static int resync_parity_rows(struct resync_ctx *c, uint64_t row0, unsigned rows
 							     .off = row_of[g] * l->chunk };
 		}
 	c->done += ng;
-	return mbatch_run(a, c->ios, n);
+	return mbatch_run_on(&c->mb, c->ios, n);
 }
 
 /* RAID-1/10 stripe (a row, or an array chunk for RAID-10): the first live copy wins. */
@@ -100,7 +102,7 @@ static int resync_mirror_stripe(struct resync_ctx *c, uint64_t stripe)
 	}
 	c->ios[0] = (struct mbio){ .member = members[src], .buf = c->data, .len = l->chunk,
 				   .off = moff[src] };
-	rc = mbatch_run(a, c->ios, 1);
+	rc = mbatch_run_on(&c->mb, c->ios, 1);
 	if (rc || c->ios[0].res != (int)l->chunk)
 		return rc ? rc : -EIO;
 	for (unsigned j = 0; j < k; j++)
@@ -109,7 +111,7 @@ static int resync_mirror_stripe(struct resync_ctx *c, uint64_t stripe)
 						     .buf = c->data, .len = l->chunk,
 						     .off = moff[j] };
 	c->done++;
-	return mbatch_run(a, c->ios, n);
+	return mbatch_run_on(&c->mb, c->ios, n);
 }
 
 static int resync_region(struct resync_ctx *c, uint64_t first, uint64_t end)
@@ -120,7 +122,8 @@ static int resync_region(struct resync_ctx *c, uint64_t first, uint64_t end)
 		unsigned rows = (unsigned)(end - st < c->rows_max ? end - st : c->rows_max);
 
 		for (unsigned i = 0; i < rows; i++)
-			stripe_set_take(c->a, &c->locks, st + i);
+			stripe_set_add(&c->locks, st + i);
+		stripe_set_lock(c->a, &c->locks);
 		if (c->a->lay.nparity)
 			rc = resync_parity_rows(c, st, rows);
 		else
@@ -149,6 +152,9 @@ int array_resync(struct graid_array *a)
 	c.ios = malloc((size_t)c.rows_max * a->nmembers * sizeof(*c.ios));
 	if (!c.ptrs || !c.ios)
 		rc = -ENOMEM;
+	/* Most opens find nothing dirty: no ring for them. */
+	if (rc == 0 && bitmap_dirty_regions(a))
+		rc = mbatch_open(&c.mb, a);
 	for (uint64_t r = 0; rc == 0 && r < b->nregions; r++) {
 		uint64_t first = r * b->region_stripes, end = first + b->region_stripes;
 
@@ -157,6 +163,7 @@ int array_resync(struct graid_array *a)
 		rc = resync_region(&c, first, end < nst ? end : nst);
 		regions++;
 	}
+	mbatch_close(&c.mb);
 	free(c.data);
 	free(c.ptrs);
 	free(c.ios);

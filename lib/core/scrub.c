@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bitmap.h"
+#include "member_batch.h"
 #include "stripe_set.h"
 
 #define SCRUB_BATCH_BYTES (16u << 20)
@@ -17,6 +18,7 @@ struct scrub_ctx {
 	uint8_t **ptrs;
 	int32_t *verdict;
 	struct mbio *ios;
+	struct mbatch mb;           /* one ring for the whole scrub */
 	struct stripe_set locks;
 	struct graid_scrub_report rep;
 };
@@ -55,7 +57,7 @@ static int scrub_write(struct scrub_ctx *c, uint64_t row, unsigned role, uint8_t
 	const struct graid_layout *l = &c->a->lay;
 	struct mbio io = { .member = scrub_role_member(l, row, role), .write = true, .buf = buf,
 			   .len = l->chunk, .off = row * l->chunk };
-	int rc = mbatch_run(c->a, &io, 1);
+	int rc = mbatch_run_on(&c->mb, &io, 1);
 
 	return rc ? rc : (io.res == (int)l->chunk ? 0 : -EIO);
 }
@@ -114,7 +116,7 @@ static int scrub_parity_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 	}
 	if (nc == 0)
 		return 0;
-	rc = mbatch_run(c->a, c->ios, n);
+	rc = mbatch_run_on(&c->mb, c->ios, n);
 	for (size_t i = 0; rc == 0 && i < n; i++)
 		if (c->ios[i].res != (int)l->chunk)
 			rc = -EIO;
@@ -176,8 +178,9 @@ static int scrub_mirror_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 				c->rep.skipped++;
 				continue;
 			}
-			stripe_set_take(a, &c->locks, arr / l->chunk);
-			rc = mbatch_run(a, c->ios, n);
+			stripe_set_add(&c->locks, arr / l->chunk);
+			stripe_set_lock(a, &c->locks);
+			rc = mbatch_run_on(&c->mb, c->ios, n);
 			for (size_t j = 0; rc == 0 && j < n; j++)
 				if (c->ios[j].res != (int)l->chunk)
 					rc = -EIO;
@@ -188,7 +191,7 @@ static int scrub_mirror_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 					c->ios[j].write = true;
 					c->ios[j].buf = c->ios[0].buf;
 				}
-				rc = mbatch_run(a, c->ios + 1, n - 1);
+				rc = mbatch_run_on(&c->mb, c->ios + 1, n - 1);
 			}
 			stripe_set_release(a, &c->locks);
 			if (rc)
@@ -231,13 +234,16 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 	c.verdict = malloc(c.rows_max * sizeof(*c.verdict));
 	if (!c.ptrs || !c.ios || !c.verdict)
 		rc = -ENOMEM;
+	if (rc == 0)
+		rc = mbatch_open(&c.mb, a);
 	for (uint64_t row = 0; rc == 0 && row < l->nstripes; row += c.rows_max) {
 		unsigned rows = (unsigned)(l->nstripes - row < c.rows_max ? l->nstripes - row
 									 : c.rows_max);
 
 		if (l->nparity) {
 			for (unsigned i = 0; i < rows; i++)
-				stripe_set_take(a, &c.locks, row + i);
+				stripe_set_add(&c.locks, row + i);
+			stripe_set_lock(a, &c.locks);
 			rc = scrub_parity_rows(&c, row, rows);
 			stripe_set_release(a, &c.locks);
 		} else {
@@ -247,6 +253,7 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 			c.rep.progress(c.rep.progress_arg, (row + rows) * l->chunk,
 				       l->nstripes * l->chunk);
 	}
+	mbatch_close(&c.mb);
 	free(c.data);
 	free(c.ptrs);
 	free(c.ios);
