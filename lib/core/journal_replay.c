@@ -189,7 +189,8 @@ static int jreplay_all(struct graid_array *a, struct jscan *sc, const uint64_t *
 	uint32_t biggest = 0;
 	uint64_t done = 0, torn = 0;
 
-	qsort(sc->e, sc->n, sizeof(*sc->e), jfound_cmp);
+	if (sc->n) /* qsort may not take the NULL of an empty list */
+		qsort(sc->e, sc->n, sizeof(*sc->e), jfound_cmp);
 	for (size_t i = 0; i < sc->n; i++)
 		if (sc->e[i].len > biggest)
 			biggest = sc->e[i].len;
