@@ -222,6 +222,8 @@ struct ab_opts {
 	bool quick;
 	uint64_t seed;
 	enum { AB_JOURNAL_OFF, AB_JOURNAL_ON, AB_JOURNAL_BOTH } journal;
+	enum { AB_SIDE_BOTH, AB_SIDE_ARRAY, AB_SIDE_JBOD } only; /* --only: to profile one side */
+	unsigned degraded;    /* --degraded: members failed before the profiles run (0..2) */
 };
 
 /* Member bytes the write-hole journal takes before the data (the library's default size). */

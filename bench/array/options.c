@@ -27,7 +27,11 @@ static void opts_usage(FILE *out)
 		"  --seed N         seed of the offsets and data (default 1)\n"
 		"  --quick          32 MiB members, 0.3 s per profile, first qd only\n"
 		"  --journal MODE   RAID-5/6 write-hole journal: off (default), on, or both\n"
-		"                   (each parity level plain, then journalled, and the cost)\n");
+		"                   (each parity level plain, then journalled, and the cost)\n"
+		"  --degraded N     fail N members (1, or 2 on RAID-6) after the prefill: the\n"
+		"                   profiles run degraded (ratios still against healthy JBOD)\n"
+		"  --only SIDE      run only the array or only the jbod side (for a profiler:\n"
+		"                   the other side's figures and the ratios read as 0)\n");
 }
 
 static int opts_size(const char *s, uint64_t *out)
@@ -92,7 +96,7 @@ static int opts_profiles(struct ab_opts *o, const char *s)
 
 enum { OPT_DIR = 256, OPT_LEVELS, OPT_MEMBERS, OPT_MIB, OPT_CHUNK, OPT_BACKEND, OPT_SECONDS,
        OPT_REPEAT, OPT_THREADS, OPT_QD, OPT_PROFILES, OPT_CSV, OPT_SEED, OPT_QUICK, OPT_JOURNAL,
-       OPT_HELP };
+       OPT_ONLY, OPT_DEGRADED, OPT_HELP };
 
 int ab_opts_parse(struct ab_opts *o, int argc, char **argv)
 {
@@ -112,6 +116,8 @@ int ab_opts_parse(struct ab_opts *o, int argc, char **argv)
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "quick", no_argument, NULL, OPT_QUICK },
 		{ "journal", required_argument, NULL, OPT_JOURNAL },
+		{ "only", required_argument, NULL, OPT_ONLY },
+		{ "degraded", required_argument, NULL, OPT_DEGRADED },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ 0 },
 	};
@@ -200,6 +206,19 @@ int ab_opts_parse(struct ab_opts *o, int argc, char **argv)
 			else if (!strcmp(optarg, "both"))
 				o->journal = AB_JOURNAL_BOTH;
 			else
+				goto bad;
+			break;
+		case OPT_ONLY:
+			if (!strcmp(optarg, "array"))
+				o->only = AB_SIDE_ARRAY;
+			else if (!strcmp(optarg, "jbod"))
+				o->only = AB_SIDE_JBOD;
+			else
+				goto bad;
+			break;
+		case OPT_DEGRADED:
+			o->degraded = (unsigned)strtoul(optarg, NULL, 10);
+			if (o->degraded > 2)
 				goto bad;
 			break;
 		case OPT_HELP:

@@ -81,7 +81,7 @@ void ab_report_targets(FILE *out, const struct ab_row *rows, unsigned nrows, boo
 
 		for (unsigned i = 0; i < nrows; i++) {
 			const struct ab_row *r = &rows[i];
-			double ratio;
+			double ratio, share, by_cpu = 0;
 
 			if (r->g.level != tg->level || r->g.journal || strcmp(r->p->name, tg->profile))
 				continue;
@@ -90,9 +90,19 @@ void ab_report_targets(FILE *out, const struct ab_row *rows, unsigned nrows, boo
 			else
 				ratio = r->jbod.iops > 0 ? r->arr.iops * tg->jbod_div / r->jbod.iops
 							 : 0;
-			fprintf(out, "  RAID-%d %-13s vs %-32s qd %-3u %5.2f  (goal >= %.2f) %s\n",
+			/*
+			 * The same comparison per CPU second instead of per wall second: what the
+			 * ratio would be if both sides got the same CPU, which a shared machine
+			 * does not promise from one round to the next.
+			 */
+			share = tg->jbod_div ? 1.0 / tg->jbod_div
+					     : (r->jbod.iops > 0 ? r->best_iops / r->jbod.iops : 0);
+			if (r->arr.cpu_s_per_gb > 0 && share > 0)
+				by_cpu = r->jbod.cpu_s_per_gb / (r->arr.cpu_s_per_gb * share);
+			fprintf(out, "  RAID-%d %-13s vs %-32s qd %-3u %5.2f  (goal >= %.2f) %-7s "
+				     "by CPU time %.2f\n",
 				tg->level, tg->profile, tg->against, r->qd, ratio, tg->goal,
-				ratio >= tg->goal ? "met" : "NOT met");
+				ratio >= tg->goal ? "met" : "NOT met", by_cpu);
 			any = true;
 		}
 		if (!any)

@@ -5,6 +5,11 @@
 #include <signal.h>
 #include <stddef.h>
 #include <string.h>
+#include <unistd.h>
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/vfs.h>
 #include <liburing.h>
 
 #include "array.h"
@@ -234,4 +239,57 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 	}
 	io_uring_sqe_set_data(sqe, user_data);
 	return 0;
+}
+
+bool member_io_in_ram(const struct member *m)
+{
+	struct statfs sfs;
+	struct stat st;
+
+	if (m->fd < 0 || m->fault || m->nvme.passthru || fstat(m->fd, &st) || !S_ISREG(st.st_mode))
+		return false;
+	return fstatfs(m->fd, &sfs) == 0 &&
+	       (sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC);
+}
+
+ssize_t member_io_now(struct graid_array *a, unsigned member, bool write, void *buf,
+		      unsigned len, const struct iovec *iov, unsigned iovcnt, uint64_t off)
+{
+	const struct member *m = &a->members[member];
+	struct iovec one = { .iov_base = buf, .iov_len = len };
+	size_t want = 0, done = 0;
+
+	if (!iov) {
+		iov = &one;
+		iovcnt = 1;
+	}
+	for (unsigned i = 0; i < iovcnt; i++)
+		want += iov[i].iov_len;
+	/* A file in RAM moves everything at once; the loop is for signals and odd cases. */
+	while (done < want) {
+		struct iovec rest[MEMBER_IOV_MAX];
+		unsigned k = 0;
+		size_t skip = done;
+		ssize_t n;
+
+		for (unsigned i = 0; i < iovcnt && k < MEMBER_IOV_MAX; i++) {
+			if (skip >= iov[i].iov_len) {
+				skip -= iov[i].iov_len;
+				continue;
+			}
+			rest[k].iov_base = (char *)iov[i].iov_base + skip;
+			rest[k++].iov_len = iov[i].iov_len - skip;
+			skip = 0;
+		}
+		n = write ? pwritev(m->fd, rest, (int)k, (off_t)(a->data_offset + off + done))
+			  : preadv(m->fd, rest, (int)k, (off_t)(a->data_offset + off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
 }

@@ -4,6 +4,7 @@
 #define LIBGRAID_CORE_MEMBER_IO_H
 
 #include <limits.h>
+#include <sys/types.h>
 #include <liburing.h>
 
 #include "array.h"
@@ -38,6 +39,24 @@ int member_prep_log_writev(struct io_uring *ring, struct graid_array *a, unsigne
  * any member or spare is an NVMe generic device (passthrough commands), else 0.
  */
 unsigned member_ring_flags(const struct graid_array *a);
+
+/*
+ * A regular file in RAM (tmpfs, ramfs) without fault injection or passthrough: its I/O is
+ * a memory copy that io_uring hands to a worker thread (tmpfs has no non-blocking path), so
+ * doing it in the calling thread costs less. One fstat and fstatfs: call it at setup.
+ */
+bool member_io_in_ram(const struct member *m);
+
+/* The most iovec pieces member_io_now() takes. */
+#define MEMBER_IOV_MAX 64
+
+/*
+ * The I/O done now in this thread with preadv/pwritev (@iov NULL: @buf and @len), at `off`
+ * inside the data area. Returns the bytes moved (short only at the end of the file) or
+ * -errno. For members member_io_in_ram() accepted; nothing here knows about faults.
+ */
+ssize_t member_io_now(struct graid_array *a, unsigned member, bool write, void *buf,
+		      unsigned len, const struct iovec *iov, unsigned iovcnt, uint64_t off);
 
 /* member_io_result(): more pieces of this I/O are still to complete. */
 #define MEMBER_IO_MORE INT_MIN

@@ -133,13 +133,72 @@ static void queue_io_prepared(struct graid_queue *q, struct sop *s)
 	q->sqes_pending++;
 }
 
+void queue_inline_setup(struct graid_queue *q)
+{
+	const char *env = getenv("GRAID_INLINE_IO");
+
+	memset(q->inline_mask, 0, sizeof(q->inline_mask));
+	q->inline_any = false;
+	/* GRAID_INLINE_IO=0: everything through the ring (to measure what this buys). */
+	if (env && strcmp(env, "0") == 0)
+		return;
+	for (unsigned m = 0; m < q->a->nmembers; m++)
+		if (member_io_in_ram(&q->a->members[m])) {
+			q->inline_mask[m / 8] |= (uint8_t)(1u << (m % 8));
+			q->inline_any = true;
+		}
+}
+
+/*
+ * A member whose I/O this queue does in place. Checked again per I/O: a member replaced or
+ * given fault injection since the mask was made goes through the ring.
+ */
+static bool queue_inline(const struct graid_queue *q, unsigned member)
+{
+	const struct member *m = &q->a->members[member];
+
+	return q->inline_any && (q->inline_mask[member / 8] & (1u << (member % 8))) &&
+	       !m->fault && !m->nvme.passthru && m->fd >= 0;
+}
+
+/*
+ * Do the I/O now and keep its result for the next reap; false (nothing done) when there is
+ * no room to keep it, and the caller goes through the ring instead.
+ */
+static bool queue_io_now(struct graid_queue *q, struct sop *s, struct mio *io, uint8_t *ptr,
+			 const struct iovec *iov, unsigned iovcnt, uint64_t member_off)
+{
+	ssize_t n;
+
+	if (q->ninl == q->inl_cap) {
+		unsigned cap = q->inl_cap ? 2 * q->inl_cap : 64;
+		struct queue_inline_done *p = realloc(q->inl, cap * sizeof(*p));
+
+		if (!p)
+			return false;
+		q->inl = p;
+		q->inl_cap = cap;
+	}
+	io->fault.injected = 0;
+	io->fault.pieces = 0;
+	n = member_io_now(q->a, io->member, io->write, ptr, io->len, iov, iovcnt, member_off);
+	q->inl[q->ninl].io = io;
+	q->inl[q->ninl++].res = n < 0 ? (int)n : (int)(n > (ssize_t)io->len ? -EIO : n);
+	s->pending++;
+	q->ios_inflight++;
+	return true;
+}
+
 int queue_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,
 	     bool write, uint8_t *ptr, size_t len, uint64_t member_off)
 {
 	struct mio *io = queue_mio(s, slot, member, write, len);
-	int rc = member_prep_io(&q->ring, q->a, member, write, ptr, (unsigned)len, member_off,
-				io, &io->fault);
+	int rc;
 
+	if (queue_inline(q, member) && queue_io_now(q, s, io, ptr, NULL, 0, member_off))
+		return 0;
+	rc = member_prep_io(&q->ring, q->a, member, write, ptr, (unsigned)len, member_off, io,
+			    &io->fault);
 	if (rc == 0)
 		queue_io_prepared(q, s);
 	return rc;
@@ -149,9 +208,11 @@ int queue_writev(struct graid_queue *q, struct sop *s, unsigned slot, unsigned m
 		 const struct iovec *iov, unsigned iovcnt, size_t len, uint64_t member_off)
 {
 	struct mio *io = queue_mio(s, slot, member, true, len);
-	int rc = member_prep_writev(&q->ring, q->a, member, iov, iovcnt, member_off, io,
-				    &io->fault);
+	int rc;
 
+	if (queue_inline(q, member) && queue_io_now(q, s, io, NULL, iov, iovcnt, member_off))
+		return 0;
+	rc = member_prep_writev(&q->ring, q->a, member, iov, iovcnt, member_off, io, &io->fault);
 	if (rc == 0)
 		queue_io_prepared(q, s);
 	return rc;
@@ -205,6 +266,11 @@ static void queue_io_complete(struct graid_queue *q, struct mio *io, int res)
 static void queue_reap_cqes(struct graid_queue *q)
 {
 	struct io_uring_cqe *cqe;
+
+	/* In-place I/O first; completing one may do more in place, appended behind it. */
+	for (unsigned i = 0; i < q->ninl; i++)
+		queue_io_complete(q, q->inl[i].io, q->inl[i].res);
+	q->ninl = 0;
 
 	while (io_uring_peek_cqe(&q->ring, &cqe) == 0) {
 		struct mio *io = io_uring_cqe_get_data(cqe);
@@ -404,6 +470,7 @@ GRAID_API int graid_queue_destroy(struct graid_queue *q)
 		free(r);
 	}
 	free(q->batch_ptrs);
+	free(q->inl);
 	free(q->zero);
 	free(q);
 	return 0;
@@ -489,7 +556,9 @@ GRAID_API int graid_queue_reap(struct graid_queue *q, struct graid_completion *c
 		}
 		if (n >= min_complete || n >= max || q->nreq == 0)
 			break;
-		if (q->ios_inflight) {
+		if (q->ninl) {
+			continue; /* done in place, not reaped yet: no waiting for it */
+		} else if (q->ios_inflight) {
 			struct io_uring_cqe *cqe;
 
 			if (io_uring_wait_cqe(&q->ring, &cqe) == 0)
@@ -499,7 +568,8 @@ GRAID_API int graid_queue_reap(struct graid_queue *q, struct graid_completion *c
 
 			if (!queue_unpark(q))
 				stripe_wait_release(q->a, seq);
-		} else if (!q->gen_list && !q->done && q->nsops == 0 && !q->active) {
+		} else if (!q->gen_list && !q->rec_list && !q->done && q->nsops == 0 &&
+			   !q->active) {
 			break; /* nothing left that could complete */
 		}
 	}
@@ -520,8 +590,12 @@ struct graid_queue *array_queue_get(struct graid_array *a)
 		graid_queue_destroy(q);
 		q = NULL;
 	}
-	if (!q && graid_queue_create(a, 16, &q))
-		return NULL;
+	if (!q) {
+		if (graid_queue_create(a, 16, &q))
+			return NULL;
+		/* One caller waiting on one request: nothing to overlap a worker thread with. */
+		queue_inline_setup(q);
+	}
 	return q;
 }
 

@@ -93,6 +93,12 @@ struct sop {
 	struct iovec *jiov;  /* journal: per member, header and payload (SOP_RUN_MAX + 1) */
 };
 
+/* A member I/O done in place, waiting to be reaped like a CQE. */
+struct queue_inline_done {
+	struct mio *io;
+	int res;
+};
+
 /* Buffer cache size classes: 4 KiB << k. */
 #define QUEUE_BUF_CLASSES 10
 #define QUEUE_BUF_KEEP 64
@@ -112,11 +118,20 @@ struct graid_queue {
 	struct sop *free_sops;
 	struct sop *parked;          /* waiting for stripe locks */
 	struct sop *gen_list;        /* waiting for a batched parity generation */
+	struct sop *rec_list;        /* degraded: waiting for a batched recovery */
 	uint8_t *zero;               /* one chunk of zeroes (RMW: untouched data) */
 	void *bufs[QUEUE_BUF_CLASSES][QUEUE_BUF_KEEP];
 	unsigned nbufs[QUEUE_BUF_CLASSES];
-	uint8_t **batch_ptrs;        /* scratch for batched generation */
+	uint8_t **batch_ptrs;        /* scratch for batched generation and recovery */
 	size_t batch_cap;
+	/*
+	 * Member I/O done in the calling thread (member_io_in_ram members; see queue_io): the
+	 * results wait here, as CQEs wait on the ring, until the queue reaps them.
+	 */
+	bool inline_any;             /* some member in inline_mask */
+	uint8_t inline_mask[GRAID_MAX_MEMBERS / 8];
+	struct queue_inline_done *inl;
+	unsigned ninl, inl_cap;
 	struct graid_queue *pool_next;
 };
 
@@ -131,6 +146,8 @@ int queue_writev(struct graid_queue *q, struct sop *s, unsigned slot, unsigned m
 int queue_log_writev(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,
 		     const struct iovec *iov, unsigned iovcnt, size_t len, uint64_t pos);
 void queue_sop_done(struct graid_queue *q, struct sop *s, int err);
+/* Do RAM-backed members' I/O in the calling thread from now on (array_queue_get). */
+void queue_inline_setup(struct graid_queue *q);
 
 /* sop.c */
 void sop_start(struct graid_queue *q, struct sop *s);

@@ -497,37 +497,26 @@ static bool sop_make_deltas(struct graid_queue *q, struct sop *s)
 	return true;
 }
 
-/* Reads are done: compute. Generation waits on the queue's list to be batched. */
+/*
+ * Reads are done: compute. Recovery and generation wait on the queue's lists to be
+ * batched (sop_compute_batch); a degraded write goes from recovery on to generation.
+ */
 static void sop_compute(struct graid_queue *q, struct sop *s)
 {
-	const struct graid_layout *l = &q->a->lay;
-	uint32_t ws, we;
-	int rc;
-
-	if (s->plan == PLAN_DEGRADED) {
-		rc = graid_parity_recover(q->a->be, l->ndata, l->nparity, s->hi - s->lo, 1, s->buf,
-					  s->nlost, s->lost);
-		if (rc)
-			return sop_finish(q, s, rc);
-		if (!s->req->write) {
-			for (unsigned d = 0; d < l->ndata; d++)
-				if (sop_span(l, s, d, &ws, &we))
-					memcpy(sop_user(l, s, d, ws), s->buf[d] + (ws - s->lo),
-					       we - ws);
-			return sop_finish(q, s, 0);
-		}
-		sop_overlay(q, s);
-	} else if (s->plan == PLAN_RCW) {
-		sop_overlay(q, s);
-	} else if (!sop_make_deltas(q, s)) {
-		return sop_finish(q, s, -ENOMEM);
-	}
 	s->phase = SOP_COMPUTE;
+	if (s->plan == PLAN_DEGRADED) {
+		s->next = q->rec_list;
+		q->rec_list = s;
+		return;
+	}
+	if (s->plan == PLAN_RCW)
+		sop_overlay(q, s);
+	else if (!sop_make_deltas(q, s))
+		return sop_finish(q, s, -ENOMEM);
 	s->next = q->gen_list;
 	q->gen_list = s;
 }
 
-/* The blocks generation runs over: the stripe itself, or (RMW) the differences. */
 /* A run's stripe j: the caller's data (or its bounce copy) and slices of the parity buffers. */
 static uint8_t *sop_run_chunk(const struct graid_layout *l, const struct sop *s, unsigned j,
 			      unsigned role)
@@ -539,6 +528,7 @@ static uint8_t *sop_run_chunk(const struct graid_layout *l, const struct sop *s,
 	return s->req->buf + s->req_off + ((size_t)j * l->ndata + role) * l->chunk;
 }
 
+/* The blocks generation runs over: the stripe itself, or (RMW) the differences. */
 static void sop_gen_ptrs(const struct graid_layout *l, struct sop *s, uint8_t **out)
 {
 	if (s->plan == PLAN_RUN) {
@@ -754,12 +744,103 @@ static void sop_write_phase(struct graid_queue *q, struct sop *s)
 	}
 }
 
+/* Room for n stripes' block pointers in the queue's scratch; false: out of memory. */
+static bool sop_batch_room(struct graid_queue *q, size_t n)
+{
+	const size_t want = n * sop_nroles(&q->a->lay);
+	uint8_t **p;
+
+	if (q->batch_cap >= want)
+		return true;
+	p = realloc(q->batch_ptrs, want * sizeof(*p));
+	if (!p)
+		return false;
+	q->batch_ptrs = p;
+	q->batch_cap = want;
+	return true;
+}
+
+/* Two degraded operations share one recovery call: same range length, same lost roles. */
+static bool sop_same_loss(const struct sop *a, const struct sop *b)
+{
+	return a->hi - a->lo == b->hi - b->lo && a->nlost == b->nlost &&
+	       (a->nlost < 1 || a->lost[0] == b->lost[0]) &&
+	       (a->nlost < 2 || a->lost[1] == b->lost[1]);
+}
+
+/* Recovered: a read copies its part out and is done; a write goes on to generation. */
+static void sop_recovered(struct graid_queue *q, struct sop *s)
+{
+	const struct graid_layout *l = &q->a->lay;
+	uint32_t ws, we;
+
+	if (!s->req->write) {
+		for (unsigned d = 0; d < l->ndata; d++)
+			if (sop_span(l, s, d, &ws, &we))
+				memcpy(sop_user(l, s, d, ws), s->buf[d] + (ws - s->lo), we - ws);
+		return sop_finish(q, s, 0);
+	}
+	sop_overlay(q, s);
+	s->next = q->gen_list;
+	q->gen_list = s;
+}
+
+/*
+ * One engine call for every degraded operation waiting with the same loss pattern and
+ * range length (lost roles are stripe-relative, so stripes with the same rotation of the
+ * failed members share a call). The lost roles come out in role order (sop_plan_locked),
+ * so equal patterns compare equal element by element.
+ */
+static void sop_recover_batch(struct graid_queue *q)
+{
+	const struct graid_layout *l = &q->a->lay;
+	const unsigned nroles = sop_nroles(l);
+
+	while (q->rec_list) {
+		struct sop *group = NULL, *head = q->rec_list, **pp = &q->rec_list;
+		size_t n = 0;
+		int rc = 0;
+
+		while (*pp) {
+			struct sop *s = *pp;
+
+			if (sop_same_loss(s, head)) {
+				*pp = s->next;
+				s->next = group;
+				group = s;
+				n++;
+			} else {
+				pp = &s->next;
+			}
+		}
+		if (!sop_batch_room(q, n)) {
+			rc = -ENOMEM;
+		} else if (head->nlost) {
+			n = 0;
+			for (struct sop *s = group; s; s = s->next, n++)
+				memcpy(q->batch_ptrs + n * nroles, s->buf, nroles * sizeof(*s->buf));
+			rc = graid_parity_recover(q->a->be, l->ndata, l->nparity, head->hi - head->lo,
+						  n, q->batch_ptrs, head->nlost, head->lost);
+		}
+		while (group) {
+			struct sop *s = group;
+
+			group = s->next;
+			if (rc)
+				sop_finish(q, s, rc);
+			else
+				sop_recovered(q, s);
+		}
+	}
+}
+
 /* One engine call for every stripe waiting with the same range length. */
 void sop_compute_batch(struct graid_queue *q)
 {
 	const struct graid_layout *l = &q->a->lay;
 	const unsigned nroles = sop_nroles(l);
 
+	sop_recover_batch(q);
 	while (q->gen_list) {
 		struct sop *group = NULL, **pp = &q->gen_list;
 		uint32_t len = q->gen_list->hi - q->gen_list->lo;
@@ -778,20 +859,14 @@ void sop_compute_batch(struct graid_queue *q)
 				pp = &s->next;
 			}
 		}
-		if (q->batch_cap < n * nroles) {
-			uint8_t **p = realloc(q->batch_ptrs, n * nroles * sizeof(*p));
+		if (!sop_batch_room(q, n)) {
+			while (group) {
+				struct sop *s = group;
 
-			if (!p) {
-				while (group) {
-					struct sop *s = group;
-
-					group = s->next;
-					sop_finish(q, s, -ENOMEM);
-				}
-				continue;
+				group = s->next;
+				sop_finish(q, s, -ENOMEM);
 			}
-			q->batch_ptrs = p;
-			q->batch_cap = n * nroles;
+			continue;
 		}
 		n = 0;
 		for (struct sop *s = group; s; s = s->next) {
