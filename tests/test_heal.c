@@ -303,6 +303,18 @@ Test(heal, a_killed_rebuild_resumes_from_its_checkpoint, .timeout = 300)
 	cr_assert_eq(graid_array_open(members, 4, NULL, &a), 0);
 	cr_assert_eq(graid_array_info(a, &info), 0);
 	cr_assert_eq(info.member_state[2], GRAID_MEMBER_REBUILDING);
+	{
+		/*
+		 * Below its checkpoint the rebuilding member is in sync, and reads use it (as md
+		 * does) instead of reconstructing its chunks: the rebuild only writes to it, so
+		 * every byte read from it here is a foreground read.
+		 */
+		struct graid_member_info mi = { .struct_size = sizeof(mi) };
+
+		heal_verify(a, 3u << 20, NULL, 9, "below the checkpoint, before resuming");
+		cr_assert_eq(graid_array_member_info(a, 2, &mi), 0);
+		cr_assert_gt(mi.read_bytes, 0, "reads below the checkpoint avoided member 2");
+	}
 	cr_assert_eq(graid_array_rebuild(a, heal_progress_cb, &prog), 0);
 	cr_assert_lt(prog.total, 4u << 20, "resumed rebuild redid %llu bytes of 4 MiB",
 		     (unsigned long long)prog.total);

@@ -34,7 +34,7 @@ struct member {
 	dev_t dev;                     /* st_rdev for devices, st_dev for files */
 	ino_t ino;                     /* files: inode, for duplicate detection */
 	uint8_t uuid[16];              /* member UUID from its superblock */
-	uint64_t rebuild_offset;       /* REBUILDING: data-area bytes already in sync */
+	_Atomic uint64_t rebuild_offset; /* REBUILDING: data-area bytes already in sync */
 	char path[256];
 	char identity[128];
 	struct member_nvme nvme;       /* NVMe identify data; passthrough when nvme.passthru */
@@ -201,6 +201,22 @@ static inline bool array_role_alive(const struct graid_array *a, unsigned role)
 {
 	return atomic_load_explicit(&a->members[role].state, memory_order_acquire) ==
 	       GRAID_MEMBER_ACTIVE;
+}
+
+/*
+ * Reads may also use a member being rebuilt, below its checkpoint: the rebuild moves the
+ * checkpoint only past rows whose writes have completed, and foreground writes keep them in
+ * sync from then on (as md reads below its recovery offset). @p end: the data-area offset
+ * just past what would be read from it.
+ */
+static inline bool array_role_readable(const struct graid_array *a, unsigned role, uint64_t end)
+{
+	int st = atomic_load_explicit(&a->members[role].state, memory_order_acquire);
+
+	return st == GRAID_MEMBER_ACTIVE ||
+	       (st == GRAID_MEMBER_REBUILDING &&
+		end <= atomic_load_explicit(&a->members[role].rebuild_offset,
+					    memory_order_acquire));
 }
 
 /* Writes go to active members and to members being rebuilt (so what is rebuilt stays so). */

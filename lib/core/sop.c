@@ -142,7 +142,7 @@ static void sop_mirror_read(struct graid_queue *q, struct sop *s)
 	unsigned c;
 
 	for (unsigned i = 0; i < n; i++)
-		if (array_role_alive(q->a, members[i]))
+		if (array_role_readable(q->a, members[i], moff[i] + s->arr_len))
 			alive[nalive++] = i;
 	if (nalive == 0)
 		return sop_finish(q, s, -EIO);
@@ -402,7 +402,8 @@ static void sop_plan_locked(struct graid_queue *q, struct sop *s)
 	if (l->level == 1 || l->level == 10)
 		return sop_mirror_write_locked(q, s);
 	for (unsigned r = 0; r < nroles; r++) {
-		if (array_role_alive(q->a, sop_role_member(l, s->stripe, r)))
+		if (array_role_readable(q->a, sop_role_member(l, s->stripe, r),
+					(s->stripe + 1) * l->chunk))
 			continue;
 		if (s->nlost == l->nparity)
 			return sop_finish(q, s, -EIO);
@@ -915,7 +916,8 @@ void sop_start(struct graid_queue *q, struct sop *s)
 	sop_range(l, s);
 	for (unsigned d = 0; d < l->ndata; d++)
 		if (sop_span(l, s, d, &ws, &we) &&
-		    !array_role_alive(q->a, graid_layout_data_member(l, s->stripe, d)))
+		    !array_role_readable(q->a, graid_layout_data_member(l, s->stripe, d),
+					 (s->stripe + 1) * l->chunk))
 			all_alive = false;
 	if (!s->req->write && all_alive)
 		return sop_direct_read(q, s);
