@@ -202,6 +202,8 @@ struct rebuild_ctx {
 	struct rebuild_slot slot[2];
 	unsigned target[GRAID_MAX_MEMBERS];
 	unsigned ntarget;
+	/* Each target's member UUID when the pass began: a device swapped in since is new. */
+	uint8_t target_uuid[GRAID_MAX_MEMBERS][16];
 	/* The pass in progress. */
 	graid_progress_fn fn;
 	void *arg;
@@ -407,11 +409,31 @@ static int rebuild_write_slot(struct rebuild_ctx *c, struct rebuild_slot *s)
 	return mbatch_start(&c->mb, &s->grp, s->ios, s->nios);
 }
 
+/*
+ * Is target t still the device this pass began with, and still being rebuilt? A failed
+ * target may have been replaced (by hand, or by a spare) in the same role: that device
+ * starts from row 0, and nothing this pass did counts for it. meta_lock held.
+ */
+static bool rebuild_target_same(const struct rebuild_ctx *c, unsigned t)
+{
+	const struct member *m = &c->a->members[c->target[t]];
+
+	return atomic_load(&m->state) == GRAID_MEMBER_REBUILDING &&
+	       !memcmp(m->uuid, c->target_uuid[t], 16);
+}
+
 static void rebuild_checkpoint(struct graid_array *a, struct rebuild_ctx *c, uint64_t bytes)
 {
 	pthread_mutex_lock(&a->meta_lock);
-	for (unsigned t = 0; t < c->ntarget; t++)
-		a->members[c->target[t]].rebuild_offset = bytes;
+	for (unsigned t = 0; t < c->ntarget; t++) {
+		struct member *m = &a->members[c->target[t]];
+
+		if (!rebuild_target_same(c, t))
+			continue;
+		/* The rows below the checkpoint are read from it once it is recorded: durable first. */
+		if (member_flush(m) == 0)
+			m->rebuild_offset = bytes;
+	}
 	array_write_superblocks(a, 0);
 	pthread_mutex_unlock(&a->meta_lock);
 }
@@ -460,9 +482,16 @@ static int rebuild_finish(struct rebuild_ctx *c, struct rebuild_slot *s)
 			rc = -EIO;
 	stripe_set_release(a, &s->locks);
 	s->writing = false;
-	for (unsigned t = 0; rc == 0 && t < c->ntarget; t++)
-		if (atomic_load(&a->members[c->target[t]].state) != GRAID_MEMBER_REBUILDING)
+	pthread_mutex_lock(&a->meta_lock);
+	for (unsigned t = 0; rc == 0 && t < c->ntarget; t++) {
+		const struct member *m = &a->members[c->target[t]];
+
+		if (atomic_load(&m->state) != GRAID_MEMBER_REBUILDING)
 			rc = -EIO; /* the new member itself failed */
+		else if (memcmp(m->uuid, c->target_uuid[t], 16))
+			rc = -ESTALE; /* replaced meanwhile: a new pass starts it from row 0 */
+	}
+	pthread_mutex_unlock(&a->meta_lock);
 	if (rc)
 		return rc;
 	c->done += (uint64_t)s->rows * l->chunk * c->ntarget;
@@ -575,6 +604,7 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 		if (atomic_load(&a->members[m].state) == GRAID_MEMBER_REBUILDING) {
 			uint64_t row = a->members[m].rebuild_offset / l->chunk;
 
+			memcpy(c->target_uuid[c->ntarget], a->members[m].uuid, 16);
 			c->target[c->ntarget++] = m;
 			if (row < start)
 				start = row;
@@ -596,6 +626,11 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 	if (rc == 0)
 		rc = rebuild_rows(c, start);
 	mbatch_close(&c->mb);
+	if (rc == -ESTALE) {
+		graid__log(GRAID_LOG_NOTICE, "rebuild: a member being rebuilt was replaced; "
+					     "starting again for the new device");
+		return 0; /* the caller runs another pass */
+	}
 	if (rc) {
 		if (rc != -ECANCELED) /* closing: the checkpoint resumes it */
 			graid__log(GRAID_LOG_ERR, "rebuild stopped: %s", graid_strerror(rc));
@@ -606,6 +641,8 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 		struct member *m = &a->members[c->target[t]];
 		int expect = GRAID_MEMBER_REBUILDING;
 
+		if (!rebuild_target_same(c, t))
+			continue; /* swapped for a new device at the very end: the next pass */
 		m->rebuild_offset = 0;
 		if (atomic_compare_exchange_strong(&m->state, &expect, GRAID_MEMBER_ACTIVE))
 			array_event(a, GRAID_EVENT_REBUILD_DONE, (int)c->target[t], 0, 0, 0);
