@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -16,6 +18,38 @@ Test(loader, loads_a_plugin_from_the_backend_path)
 
 	cr_assert_eq(graid_backend_open("testfault", &be), 0);
 	cr_assert_str_eq(graid_backend_name(be), "testfault");
+	graid_backend_close(be);
+}
+
+/*
+ * Plugin runtimes (CUDA, OpenCL) do not survive fork(): a forked child may not use a plugin
+ * engine its parent started, and "auto" falls back to the CPU there.
+ */
+Test(loader, a_forked_child_gets_enodev_for_a_plugin_its_parent_started)
+{
+	struct graid_backend *be;
+	int status;
+	pid_t pid;
+
+	cr_assert_eq(graid_backend_open("testfault", &be), 0);
+	graid_backend_close(be);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		struct graid_backend *child = NULL;
+
+		graid_log_set(NULL, NULL, 0);
+		if (graid_backend_open("testfault", &child) != -ENODEV)
+			_exit(1);
+		if (graid_backend_open("isal", &child) != 0)
+			_exit(2);
+		graid_backend_close(child);
+		_exit(0);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+	/* The parent that started it keeps using it. */
+	cr_assert_eq(graid_backend_open("testfault", &be), 0);
 	graid_backend_close(be);
 }
 

@@ -49,7 +49,9 @@ struct graid_backend;
  * @return 0 on success;
  *   -EINVAL @p out is NULL, or @p name names no engine known here;
  *   -ENODEV the engine is known but not usable on this machine (no device, no driver, or
- *           its plugin is not installed);
+ *           its plugin is not installed), or it is a plugin engine whose runtime a parent
+ *           of this forked process started (CUDA and OpenCL do not survive fork(); "auto"
+ *           then opens the CPU engine);
  *   -ENOEXEC the engine's plugin was found but refused (wrong ABI, missing operation; the
  *           log says which);
  *   -ENOMEM out of memory; or another negative errno from the engine's own open.

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include <dlfcn.h>
+#include <pthread.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -88,6 +90,45 @@ static void registry_release(const struct graid_backend_ops *ops, void *dl)
 		dlclose(dl);
 }
 
+/*
+ * Plugin engines drive runtimes (CUDA, OpenCL) that do not survive fork(): a child that
+ * touches one its parent started can hang (PoCL did, in the SQLite VFS crash test). The
+ * process that first started each plugin engine is remembered here, in the library, which
+ * stays loaded when plugins are unloaded.
+ */
+#define REGISTRY_STARTED_MAX 16
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	char name[32];
+	pid_t pid;
+} registry_started[REGISTRY_STARTED_MAX];
+
+/* 0 when this process may start @p name; -ENODEV when a parent process already did. */
+static int registry_fork_check(const char *name, bool record)
+{
+	pid_t self = getpid();
+	int rc = 0;
+
+	pthread_mutex_lock(&registry_lock);
+	for (unsigned i = 0; i < REGISTRY_STARTED_MAX; i++) {
+		if (!registry_started[i].name[0]) {
+			if (record) {
+				snprintf(registry_started[i].name, sizeof(registry_started[i].name),
+					 "%s", name);
+				registry_started[i].pid = self;
+			}
+			break;
+		}
+		if (!strcmp(registry_started[i].name, name)) {
+			rc = registry_started[i].pid == self ? 0 : -ENODEV;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&registry_lock);
+	return rc;
+}
+
 int graid__backend_open_ops(const struct graid_backend_ops *ops, void *dl,
 			    struct graid_backend **out)
 {
@@ -95,7 +136,15 @@ int graid__backend_open_ops(const struct graid_backend_ops *ops, void *dl,
 	struct graid_backend *be;
 	int rc;
 
+	if (dl && registry_fork_check(ops->name, false)) {
+		graid__log(GRAID_LOG_WARNING, "engine %s: its runtime was started by a parent of "
+					      "this forked process and cannot be used here; open "
+					      "plugin engines after fork()", ops->name);
+		return -ENODEV;
+	}
 	rc = ops->probe(&info);
+	if (dl && rc == 0)
+		registry_fork_check(ops->name, true);
 	if (rc) {
 		graid__log(GRAID_LOG_INFO, "engine %s: not usable here (%s)", ops->name,
 			   graid_strerror(rc));
@@ -148,6 +197,14 @@ GRAID_API int graid_backend_open(const char *name, struct graid_backend **out)
 		if (rc)
 			return rc;
 		rc = graid_backend_open(chosen, out);
+		if (rc == -ENODEV && strcmp(chosen, "isal") && strcmp(chosen, "ref")) {
+			/* Measured usable, but not now (a forked child, a device gone): the CPU. */
+			graid__log(GRAID_LOG_NOTICE, "auto: %s cannot be opened now; using the CPU "
+						     "engine", chosen);
+			rc = graid_backend_open("isal", out);
+			if (rc)
+				rc = graid_backend_open("ref", out);
+		}
 		/* An accelerator picked by auto shares work with the CPU by batch size. */
 		if (rc == 0 && ((*out)->flags & GRAID_BACKEND_F_ACCELERATOR) && (*out)->fallback)
 			graid__route_measure(*out);
