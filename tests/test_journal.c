@@ -52,6 +52,37 @@ static void jt_pattern(uint8_t *p, size_t len, uint64_t off, uint32_t gen)
 	}
 }
 
+/*
+ * Read data chunks [0, nchunks) of stripe 0 and count those holding bytes nobody wrote:
+ * neither generation 1 nor, for the first nwritten chunks, generation 2.
+ */
+static unsigned jt_count_unwritten(struct graid_array *a, unsigned nchunks, unsigned nwritten)
+{
+	uint8_t *buf, *want = malloc(JT_CHUNK);
+	unsigned bad = 0;
+
+	cr_assert_eq(posix_memalign((void **)&buf, 4096, (size_t)nchunks * JT_CHUNK), 0);
+	cr_assert_eq(graid_array_read(a, buf, (size_t)nchunks * JT_CHUNK, 0),
+		     (ssize_t)nchunks * JT_CHUNK);
+	for (unsigned d = 0; d < nchunks; d++) {
+		uint8_t *got = buf + (size_t)d * JT_CHUNK;
+		bool ok;
+
+		jt_pattern(want, JT_CHUNK, (uint64_t)d * JT_CHUNK, 1);
+		ok = !memcmp(got, want, JT_CHUNK);
+		if (!ok && d < nwritten) {
+			jt_pattern(want, JT_CHUNK, (uint64_t)d * JT_CHUNK, 2);
+			ok = !memcmp(got, want, JT_CHUNK);
+		}
+		if (!ok)
+			cr_log_error("chunk d%u holds bytes never written", d);
+		bad += !ok;
+	}
+	free(want);
+	free(buf);
+	return bad;
+}
+
 static int jt_open_quiet(const char *const *paths, unsigned n, struct graid_array **a)
 {
 	int rc, tries = 0;
@@ -79,7 +110,7 @@ static unsigned jt_kill_once(int level, unsigned n, unsigned flags, unsigned nwr
 	const char *paths[AU_MAX];
 	unsigned np = 0, bad = 0;
 	size_t stripe_bytes;
-	uint8_t *buf, *want;
+	uint8_t *buf;
 	int status;
 	pid_t pid;
 
@@ -88,7 +119,6 @@ static unsigned jt_kill_once(int level, unsigned n, unsigned flags, unsigned nwr
 	cr_assert_eq(graid_layout_init(&lay, level, n, JT_CHUNK, 1u << 20), 0);
 	stripe_bytes = (size_t)lay.ndata * JT_CHUNK;
 	cr_assert_eq(posix_memalign((void **)&buf, 4096, stripe_bytes), 0);
-	want = malloc(stripe_bytes);
 	jt_pattern(buf, stripe_bytes, 0, 1);
 	cr_assert_eq(graid_array_write(a, buf, stripe_bytes, 0), (ssize_t)stripe_bytes);
 	cr_assert_eq(graid_array_close(a), 0);
@@ -124,21 +154,8 @@ static unsigned jt_kill_once(int level, unsigned n, unsigned flags, unsigned nwr
 	cr_assert_eq(jt_open_quiet(paths, np, &a), 0);
 	cr_assert_eq(graid_array_info(a, &info), 0);
 	*replayed += info.journal_replayed;
-	cr_assert_eq(graid_array_read(a, buf, stripe_bytes, 0), (ssize_t)stripe_bytes);
-	for (unsigned d = 0; d < lay.ndata; d++) {
-		uint8_t *got = buf + (size_t)d * JT_CHUNK;
-		bool ok;
-
-		jt_pattern(want, JT_CHUNK, (uint64_t)d * JT_CHUNK, 1);
-		ok = !memcmp(got, want, JT_CHUNK);
-		if (!ok && d < nwrite) {
-			jt_pattern(want, JT_CHUNK, (uint64_t)d * JT_CHUNK, 2);
-			ok = !memcmp(got, want, JT_CHUNK);
-		}
-		bad += !ok;
-	}
+	bad = jt_count_unwritten(a, lay.ndata, nwrite);
 	cr_assert_eq(graid_array_close(a), 0);
-	free(want);
 	free(buf);
 	au_remove(&s);
 	return bad;
@@ -403,7 +420,7 @@ static unsigned jr_mixed_tails(bool crash_between_records)
 	struct au_set s;
 	struct graid_array *a;
 	const char *paths[4];
-	uint8_t *buf, *want, uuid[16];
+	uint8_t *buf, uuid[16];
 	uint64_t log_off, gen, seq, g2, s2;
 	unsigned bad = 0;
 	int status;
@@ -412,7 +429,6 @@ static unsigned jr_mixed_tails(bool crash_between_records)
 	au_make(&s, 4, JT_MEMBER_BYTES);
 	cr_assert_eq(jt_create(&s, 4, 5, JT_CHUNK, GRAID_CREATE_JOURNAL, &a), 0);
 	cr_assert_eq(posix_memalign((void **)&buf, 4096, 3 * JT_CHUNK), 0);
-	want = malloc(3 * JT_CHUNK);
 	jt_pattern(buf, 3 * JT_CHUNK, 0, 1);
 	cr_assert_eq(graid_array_write(a, buf, 3 * JT_CHUNK, 0), 3 * JT_CHUNK);
 	cr_assert_eq(graid_array_close(a), 0);
@@ -444,22 +460,8 @@ static unsigned jr_mixed_tails(bool crash_between_records)
 	paths[1] = s.paths[1];
 	paths[2] = s.paths[3];
 	cr_assert_eq(jt_open_quiet(paths, 3, &a), 0);
-	cr_assert_eq(graid_array_read(a, buf, 3 * JT_CHUNK, 0), 3 * JT_CHUNK);
-	for (unsigned d = 0; d < 3; d++) {
-		bool ok;
-
-		jt_pattern(want, JT_CHUNK, (uint64_t)d * JT_CHUNK, 1);
-		ok = !memcmp(buf + (size_t)d * JT_CHUNK, want, JT_CHUNK);
-		if (!ok && d < 2) {
-			jt_pattern(want, JT_CHUNK, (uint64_t)d * JT_CHUNK, 2);
-			ok = !memcmp(buf + (size_t)d * JT_CHUNK, want, JT_CHUNK);
-		}
-		if (!ok)
-			cr_log_error("chunk d%u holds bytes never written", d);
-		bad += !ok;
-	}
+	bad = jt_count_unwritten(a, 3, 2);
 	cr_assert_eq(graid_array_close(a), 0);
-	free(want);
 	free(buf);
 	au_remove(&s);
 	return bad;
@@ -495,7 +497,7 @@ Test(journal, spare_taking_over_mid_update_does_not_block_its_replay, .timeout =
 	struct graid_array *a;
 	const char *paths[5];
 	char spec0[400], spec3[400];
-	uint8_t *buf, *want;
+	uint8_t *buf;
 	unsigned bad = 0;
 	int status;
 	pid_t pid;
@@ -504,7 +506,6 @@ Test(journal, spare_taking_over_mid_update_does_not_block_its_replay, .timeout =
 	cr_assert_eq(jt_create(&s, 4, 5, JT_CHUNK, GRAID_CREATE_JOURNAL, &a), 0);
 	cr_assert_eq(graid_array_add_spare(a, s.paths[4]), 0);
 	cr_assert_eq(posix_memalign((void **)&buf, 4096, 3 * JT_CHUNK), 0);
-	want = malloc(3 * JT_CHUNK);
 	jt_pattern(buf, 3 * JT_CHUNK, 0, 1);
 	cr_assert_eq(graid_array_write(a, buf, 3 * JT_CHUNK, 0), 3 * JT_CHUNK);
 	cr_assert_eq(graid_array_close(a), 0);
@@ -543,22 +544,8 @@ Test(journal, spare_taking_over_mid_update_does_not_block_its_replay, .timeout =
 		cr_assert_eq(graid_array_member_info(a, 0, &mi), 0);
 		cr_log_info("role 0 state %d (3 = rebuilding)", mi.state);
 	}
-	cr_assert_eq(graid_array_read(a, buf, 3 * JT_CHUNK, 0), 3 * JT_CHUNK);
-	for (unsigned d = 0; d < 3; d++) {
-		bool ok;
-
-		jt_pattern(want, JT_CHUNK, (uint64_t)d * JT_CHUNK, 1);
-		ok = !memcmp(buf + (size_t)d * JT_CHUNK, want, JT_CHUNK);
-		if (!ok && d < 2) {
-			jt_pattern(want, JT_CHUNK, (uint64_t)d * JT_CHUNK, 2);
-			ok = !memcmp(buf + (size_t)d * JT_CHUNK, want, JT_CHUNK);
-		}
-		if (!ok)
-			cr_log_error("chunk d%u holds bytes never written", d);
-		bad += !ok;
-	}
+	bad = jt_count_unwritten(a, 3, 2);
 	cr_assert_eq(graid_array_close(a), 0);
-	free(want);
 	free(buf);
 	au_remove(&s);
 	cr_assert_eq(bad, 0);

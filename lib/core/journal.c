@@ -12,6 +12,30 @@
 _Static_assert(sizeof(struct journal_entry_disk) == 0x60, "journal entry header layout");
 _Static_assert(offsetof(struct journal_entry_disk, participants) == 0x40, "participants");
 _Static_assert(sizeof(struct journal_record_disk) == 0x38, "journal record layout");
+_Static_assert(offsetof(struct journal_entry_disk, crc) == 8, "entry crc at 8");
+_Static_assert(offsetof(struct journal_record_disk, crc) == 8, "record crc at 8");
+
+/* Both block kinds keep their CRC at bytes 8..11 and compute it with those bytes zero. */
+#define JOURNAL_CRC_AT 8u
+
+uint32_t journal_block_crc(const void *block)
+{
+	static const uint8_t zero[4];
+	const uint8_t *b = block;
+	uint32_t reg = 0xFFFFFFFFu;
+
+	reg = graid_crc32c_update(reg, b, JOURNAL_CRC_AT);
+	reg = graid_crc32c_update(reg, zero, sizeof(zero));
+	reg = graid_crc32c_update(reg, b + JOURNAL_CRC_AT + 4, JOURNAL_BLOCK - JOURNAL_CRC_AT - 4);
+	return reg ^ 0xFFFFFFFFu;
+}
+
+void journal_seal(void *block)
+{
+	uint32_t crc = htole32(journal_block_crc(block));
+
+	memcpy((uint8_t *)block + JOURNAL_CRC_AT, &crc, 4);
+}
 
 uint64_t journal_default_bytes(uint32_t chunk)
 {
@@ -108,8 +132,7 @@ static int journal_write_record(struct graid_array *a, struct member *m, uint64_
 	r.tail = htole64(tail);
 	r.durable = htole64(durable);
 	memcpy(buf, &r, sizeof(r));
-	r.crc = htole32(graid_crc32c(buf, JOURNAL_BLOCK));
-	memcpy(buf, &r, sizeof(r));
+	journal_seal(buf);
 	rc = member_write_durable(m, buf, JOURNAL_BLOCK,
 				  j->offset + (gen % JOURNAL_RECORDS) * JOURNAL_BLOCK);
 	free(buf);
@@ -333,6 +356,5 @@ void journal_fill_header(const struct graid_array *a, void *hdr, uint64_t seq, u
 	e.nparticipants = htole32(np);
 	memcpy(e.participants, participants, 32);
 	memcpy(hdr, &e, sizeof(e));
-	e.crc = htole32(graid_crc32c(hdr, JOURNAL_BLOCK));
-	memcpy(hdr, &e, sizeof(e));
+	journal_seal(hdr);
 }

@@ -88,6 +88,13 @@ struct journal {
 	struct jmember m[];
 };
 
+/*
+ * CRC32C of a JOURNAL_BLOCK-byte header or record with its crc field (bytes 8..11) taken as
+ * zero; journal_seal() stores it there.
+ */
+uint32_t journal_block_crc(const void *block);
+void journal_seal(void *block);
+
 /* The default log size for a chunk size. */
 uint64_t journal_default_bytes(uint32_t chunk);
 

@@ -30,13 +30,10 @@ static bool jusable(const struct graid_array *a, unsigned r)
 
 static bool jcrc_ok(const void *block)
 {
-	uint8_t copy[JOURNAL_BLOCK];
 	uint32_t want;
 
-	memcpy(copy, block, JOURNAL_BLOCK);
-	memcpy(&want, copy + 8, 4);
-	memset(copy + 8, 0, 4);
-	return graid_crc32c(copy, JOURNAL_BLOCK) == le32toh(want);
+	memcpy(&want, (const uint8_t *)block + 8, 4);
+	return journal_block_crc(block) == le32toh(want);
 }
 
 /*

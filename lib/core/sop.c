@@ -861,20 +861,15 @@ void sop_compute_batch(struct graid_queue *q)
 			}
 		}
 		if (!sop_batch_room(q, n)) {
-			while (group) {
-				struct sop *s = group;
-
-				group = s->next;
-				sop_finish(q, s, -ENOMEM);
+			rc = -ENOMEM;
+		} else {
+			n = 0;
+			for (struct sop *s = group; s; s = s->next) {
+				sop_gen_ptrs(l, s, q->batch_ptrs + nroles * n);
+				n += s->nrun;
 			}
-			continue;
+			rc = graid_parity_gen(q->a->be, l->ndata, l->nparity, len, n, q->batch_ptrs);
 		}
-		n = 0;
-		for (struct sop *s = group; s; s = s->next) {
-			sop_gen_ptrs(l, s, q->batch_ptrs + nroles * n);
-			n += s->nrun;
-		}
-		rc = graid_parity_gen(q->a->be, l->ndata, l->nparity, len, n, q->batch_ptrs);
 		while (group) {
 			struct sop *s = group;
 
