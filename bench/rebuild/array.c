@@ -13,7 +13,7 @@ int rb_array_setup(const struct rb_opts *o, struct rb_dir *d, struct rb_members 
 	struct graid_member_info mi = { .struct_size = sizeof(mi) };
 	unsigned n = rb_level_members(o, level);
 	uint64_t t0;
-	int rc = rb_members_create(m, d, n, RB_META_BYTES + o->data_bytes);
+	int rc = rb_members_create(m, d, n, RB_META_BYTES + o->data_bytes, o);
 
 	if (rc)
 		return rc;
@@ -31,6 +31,8 @@ int rb_array_setup(const struct rb_opts *o, struct rb_dir *d, struct rb_members 
 	       level, n, (unsigned long long)(o->data_bytes / RB_MIB), info->chunk_bytes >> 10,
 	       (unsigned long long)(info->size / RB_MIB), info->engine,
 	       mi.direct_io ? "O_DIRECT" : "buffered");
+	if (m->prefix[0])
+		printf("every member emulates a drive of its own: \"%s<file>\"\n", m->prefix);
 	rb_watch("fill", (double)info->size / 1e8);
 	t0 = rb_now_ns();
 	rc = rb_array_fill(*out, 0, info->size, o->seed);

@@ -92,16 +92,28 @@ void rb_file_drop(const char *path)
 	unlink(path);
 }
 
-int rb_members_create(struct rb_members *m, struct rb_dir *d, unsigned n, uint64_t bytes)
+/* Name role @p i's file for the library: the emulated drive's prefix, then the path. */
+static void members_spec(struct rb_members *m, unsigned i)
+{
+	size_t np = strlen(m->prefix), nf = strlen(m->path[i]); /* both fit: see rb.h sizes */
+
+	memcpy(m->spec[i], m->prefix, np);
+	memcpy(m->spec[i] + np, m->path[i], nf + 1);
+	m->paths[i] = m->spec[i];
+}
+
+int rb_members_create(struct rb_members *m, struct rb_dir *d, unsigned n, uint64_t bytes,
+		      const struct rb_opts *o)
 {
 	m->n = n;
 	m->retired[0] = 0;
+	rb_drive_prefix(o, m->prefix, sizeof(m->prefix));
 	for (unsigned i = 0; i < n; i++) {
 		int rc = rb_file_create(d, "member", bytes, m->path[i], sizeof(m->path[i]));
 
 		if (rc)
 			return rc;
-		m->paths[i] = m->path[i];
+		members_spec(m, i);
 	}
 	return 0;
 }
@@ -119,8 +131,9 @@ int rb_members_swap(struct rb_members *m, struct rb_dir *d, struct graid_array *
 	rb_members_drop_retired(m);
 	memcpy(m->retired, m->path[idx], sizeof(m->retired));
 	rc = rb_file_create(d, "fresh", bytes, m->path[idx], sizeof(m->path[idx]));
+	members_spec(m, idx);
 	if (rc == 0)
-		rc = graid_array_replace_member(a, idx, m->path[idx]);
+		rc = graid_array_replace_member(a, idx, m->paths[idx]);
 	if (rc)
 		fprintf(stderr, "rebuild_bench: replace member %u with %s: %s\n", idx, m->path[idx],
 			graid_strerror(rc));

@@ -26,6 +26,10 @@ static void opts_usage(FILE *out)
 		"  --yields LIST      part 2: foreground_yield_us values (default 0,100,1000,\n"
 		"                     10000)\n"
 		"  --rate-mbps N      part 2: also cap the rebuild (max_bytes_per_sec), MB/s\n"
+		"  --drive-mbps N     parts 1 and 2: every member (and every baseline file) behaves\n"
+		"                     as a drive of its own that moves N MB/s, one I/O after another\n"
+		"                     (the library's \"faulty:mbps=N:\" members); default off\n"
+		"  --drive-iops N     ... and starts at most N I/Os per second\n"
 		"  --reopen-mib LIST  part 3: data MiB per member (default 256,2048)\n"
 		"  --dirty LIST       part 3: dirty 1 MiB regions per trial (default 1,10,100)\n"
 		"  --seed N           seed of the data and offsets (default 1)\n"
@@ -69,7 +73,7 @@ static int opts_chunk(const char *s, uint32_t *out)
 
 enum { OPT_PARTS = 256, OPT_DIR, OPT_DIR2, OPT_LEVELS, OPT_MEMBERS, OPT_MIB, OPT_CHUNK,
        OPT_BACKEND, OPT_REPEAT, OPT_SECONDS, OPT_THREADS, OPT_QD, OPT_YIELDS, OPT_RATE, OPT_REOPEN,
-       OPT_DIRTY, OPT_SEED, OPT_QUICK, OPT_HELP };
+       OPT_DIRTY, OPT_SEED, OPT_QUICK, OPT_DRIVE_MBPS, OPT_DRIVE_IOPS, OPT_HELP };
 
 static const struct option opts_long[] = {
 	{ "parts", required_argument, NULL, OPT_PARTS },
@@ -90,6 +94,8 @@ static const struct option opts_long[] = {
 	{ "dirty", required_argument, NULL, OPT_DIRTY },
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "quick", no_argument, NULL, OPT_QUICK },
+	{ "drive-mbps", required_argument, NULL, OPT_DRIVE_MBPS },
+	{ "drive-iops", required_argument, NULL, OPT_DRIVE_IOPS },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ 0 },
 };
@@ -171,6 +177,12 @@ static int opts_one(struct rb_opts *o, int c, struct opts_seen *seen)
 	case OPT_QUICK:
 		o->quick = true;
 		return 0;
+	case OPT_DRIVE_MBPS:
+		o->drive_mbps = strtoull(optarg, NULL, 10);
+		return o->drive_mbps ? 0 : -1;
+	case OPT_DRIVE_IOPS:
+		o->drive_iops = strtoull(optarg, NULL, 10);
+		return o->drive_iops ? 0 : -1;
 	default:
 		return -1;
 	}

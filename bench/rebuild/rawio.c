@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <liburing.h>
@@ -30,11 +31,45 @@ static int raw_open(const char *path, int flags, bool *direct)
 	return fd;
 }
 
-static int raw_pwrite(int fd, const uint8_t *buf, uint64_t bytes)
+/* The drive of @p o for one file (unlimited when none is emulated). */
+static struct rb_drive raw_drive(const struct rb_opts *o)
 {
-	for (uint64_t at = 0; at < bytes; at += RAW_REQ)
+	return (struct rb_drive){ .mbps = o->drive_mbps, .iops = o->drive_iops };
+}
+
+static bool raw_emulated(const struct rb_drive *d)
+{
+	return d->mbps || d->iops;
+}
+
+/*
+ * Queue a wait of @p ns hard-linked before the next SQE, as the library does for its emulated
+ * drives; its completion carries no user data and is skipped by raw_wait().
+ */
+static void raw_prep_wait(struct io_uring *ring, struct __kernel_timespec *ts, uint64_t ns)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+
+	ts->tv_sec = (long long)(ns / 1000000000ull);
+	ts->tv_nsec = (long long)(ns % 1000000000ull);
+	io_uring_prep_timeout(sqe, ts, 0, 0);
+	io_uring_sqe_set_data(sqe, NULL);
+	sqe->flags |= IOSQE_IO_HARDLINK;
+}
+
+static int raw_pwrite(int fd, const uint8_t *buf, uint64_t bytes, struct rb_drive *drive)
+{
+	for (uint64_t at = 0; at < bytes; at += RAW_REQ) {
+		if (raw_emulated(drive)) {
+			uint64_t ns = rb_drive_wait(drive, RAW_REQ);
+			struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull),
+					       .tv_nsec = (long)(ns % 1000000000ull) };
+
+			nanosleep(&ts, NULL);
+		}
 		if (pwrite(fd, buf, RAW_REQ, (off_t)at) != (ssize_t)RAW_REQ)
 			return errno ? -errno : -EIO;
+	}
 	return fdatasync(fd) ? -errno : 0;
 }
 
@@ -49,6 +84,11 @@ static int raw_wait(struct io_uring *ring, unsigned n)
 
 		if (w < 0)
 			return w;
+		if (!io_uring_cqe_get_data(cqe)) { /* an emulated drive's wait: not an I/O */
+			io_uring_cqe_seen(ring, cqe);
+			n++;
+			continue;
+		}
 		if (cqe->res != (int)RAW_REQ && rc == 0)
 			rc = cqe->res < 0 ? cqe->res : -EIO;
 		io_uring_cqe_seen(ring, cqe);
@@ -56,11 +96,12 @@ static int raw_wait(struct io_uring *ring, unsigned n)
 	return rc;
 }
 
-static int raw_uring_write(int fd, const uint8_t *buf, uint64_t bytes)
+static int raw_uring_write(int fd, const uint8_t *buf, uint64_t bytes, struct rb_drive *drive)
 {
+	struct __kernel_timespec ts[RAW_DEPTH];
 	struct io_uring ring;
-	unsigned inflight = 0;
-	int rc = io_uring_queue_init(RAW_DEPTH, &ring, 0);
+	unsigned inflight = 0, slot = 0;
+	int rc = io_uring_queue_init(2 * RAW_DEPTH, &ring, 0);
 
 	if (rc < 0)
 		return rc;
@@ -71,8 +112,12 @@ static int raw_uring_write(int fd, const uint8_t *buf, uint64_t bytes)
 			rc = raw_wait(&ring, 1);
 			inflight--;
 		}
+		/* A timespec is read when its SQE is submitted: one per slot in flight is enough. */
+		if (raw_emulated(drive))
+			raw_prep_wait(&ring, &ts[slot++ % RAW_DEPTH], rb_drive_wait(drive, RAW_REQ));
 		sqe = io_uring_get_sqe(&ring);
 		io_uring_prep_write(sqe, fd, buf, RAW_REQ, at);
+		io_uring_sqe_set_data(sqe, &ring);
 		inflight++;
 		if (io_uring_submit(&ring) < 0 && rc == 0)
 			rc = -EIO;
@@ -84,9 +129,10 @@ static int raw_uring_write(int fd, const uint8_t *buf, uint64_t bytes)
 }
 
 /* One pass over a fresh file: @p uring picks io_uring at depth 8 over plain pwrite(). */
-static int raw_pass(struct rb_dir *d, const uint8_t *buf, uint64_t bytes, bool uring,
-		    struct rb_rate *rate, bool *direct)
+static int raw_pass(const struct rb_opts *o, struct rb_dir *d, const uint8_t *buf,
+		    uint64_t bytes, bool uring, struct rb_rate *rate, bool *direct)
 {
+	struct rb_drive drive = raw_drive(o);
 	char path[4200];
 	struct rb_clock clk;
 	int fd, rc = rb_file_create(d, "raw", bytes, path, sizeof(path));
@@ -99,7 +145,7 @@ static int raw_pass(struct rb_dir *d, const uint8_t *buf, uint64_t bytes, bool u
 		return fd;
 	}
 	rb_clock_start(&clk);
-	rc = uring ? raw_uring_write(fd, buf, bytes) : raw_pwrite(fd, buf, bytes);
+	rc = uring ? raw_uring_write(fd, buf, bytes, &drive) : raw_pwrite(fd, buf, bytes, &drive);
 	rb_clock_rate(&clk, bytes, rate);
 	close(fd);
 	rb_file_drop(path);
@@ -108,7 +154,8 @@ static int raw_pass(struct rb_dir *d, const uint8_t *buf, uint64_t bytes, bool u
 	return rc;
 }
 
-int rb_raw_seqwrite(struct rb_dir *d, uint64_t bytes, struct rb_raw_write *out)
+int rb_raw_seqwrite(const struct rb_opts *o, struct rb_dir *d, uint64_t bytes,
+		    struct rb_raw_write *out)
 {
 	uint8_t *buf;
 	int rc;
@@ -117,77 +164,109 @@ int rb_raw_seqwrite(struct rb_dir *d, uint64_t bytes, struct rb_raw_write *out)
 		return -ENOMEM;
 	rb_pattern_fill(buf, RAW_REQ, 0, 7);
 	bytes = bytes / RAW_REQ * RAW_REQ;
-	rc = raw_pass(d, buf, bytes, false, &out->pwrite, &out->direct);
+	rc = raw_pass(o, d, buf, bytes, false, &out->pwrite, &out->direct);
 	if (rc == 0)
-		rc = raw_pass(d, buf, bytes, true, &out->uring, &out->direct);
+		rc = raw_pass(o, d, buf, bytes, true, &out->uring, &out->direct);
 	free(buf);
 	return rc;
 }
 
-/* One round: RAW_DEPTH MiB from every source at @p at, then the same to @p dst. */
-static int raw_round(struct io_uring *ring, const int *fd, unsigned nsrc, int dst,
-		     uint8_t *buf, uint64_t at, unsigned reqs)
+/* The files of a raw rebuild: sources, then the destination, each its own emulated drive. */
+struct raw_files {
+	int fd[GRAID_MAX_MEMBERS + 1];
+	struct rb_drive drive[GRAID_MAX_MEMBERS + 1];
+	struct __kernel_timespec ts[(GRAID_MAX_MEMBERS + 1) * RAW_DEPTH];
+};
+
+static void raw_prep(struct io_uring *ring, struct raw_files *f, unsigned file, bool write,
+		     uint8_t *buf, uint64_t at, unsigned slot)
+{
+	struct io_uring_sqe *sqe;
+
+	if (raw_emulated(&f->drive[file]))
+		raw_prep_wait(ring, &f->ts[slot], rb_drive_wait(&f->drive[file], RAW_REQ));
+	sqe = io_uring_get_sqe(ring);
+	if (write)
+		io_uring_prep_write(sqe, f->fd[file], buf, RAW_REQ, at);
+	else
+		io_uring_prep_read(sqe, f->fd[file], buf, RAW_REQ, at);
+	io_uring_sqe_set_data(sqe, f);
+}
+
+/* One round: RAW_DEPTH MiB from every source at @p at, then the same to the destination. */
+static int raw_round(struct io_uring *ring, struct raw_files *f, unsigned nsrc, uint8_t *buf,
+		     uint64_t at, unsigned reqs)
 {
 	int rc;
 
 	for (unsigned s = 0; s < nsrc; s++)
 		for (unsigned k = 0; k < reqs; k++)
-			io_uring_prep_read(io_uring_get_sqe(ring), fd[s],
-					   buf + ((size_t)s * RAW_DEPTH + k) * RAW_REQ, RAW_REQ,
-					   at + (uint64_t)k * RAW_REQ);
+			raw_prep(ring, f, s, false, buf + ((size_t)s * RAW_DEPTH + k) * RAW_REQ,
+				 at + (uint64_t)k * RAW_REQ, s * RAW_DEPTH + k);
 	rc = io_uring_submit(ring);
 	rc = rc < 0 ? rc : raw_wait(ring, nsrc * reqs);
 	if (rc)
 		return rc;
 	for (unsigned k = 0; k < reqs; k++)
-		io_uring_prep_write(io_uring_get_sqe(ring), dst, buf + (size_t)k * RAW_REQ, RAW_REQ,
-				    at + (uint64_t)k * RAW_REQ);
+		raw_prep(ring, f, nsrc, true, buf + (size_t)k * RAW_REQ, at + (uint64_t)k * RAW_REQ,
+			 k);
 	rc = io_uring_submit(ring);
 	return rc < 0 ? rc : raw_wait(ring, reqs);
 }
 
-int rb_raw_rebuild_io(struct rb_dir *d, const char *const *src, unsigned nsrc, uint64_t bytes,
-		      struct rb_rate *out)
+int rb_raw_rebuild_io(const struct rb_opts *o, struct rb_dir *d, const char *const *src,
+		      unsigned nsrc, uint64_t bytes, struct rb_rate *out)
 {
+	struct raw_files *f = calloc(1, sizeof(*f));
 	struct io_uring ring;
 	char path[4200];
-	int fd[GRAID_MAX_MEMBERS], dst = -1, rc;
 	unsigned opened = 0;
 	uint8_t *buf = NULL;
 	struct rb_clock clk;
 	bool direct;
+	int rc;
 
+	if (!f)
+		return -ENOMEM;
+	for (unsigned i = 0; i <= nsrc; i++) {
+		f->fd[i] = -1;
+		f->drive[i] = raw_drive(o);
+	}
 	rc = rb_file_create(d, "rawdst", RB_META_BYTES + bytes, path, sizeof(path));
-	if (rc)
+	if (rc) {
+		free(f);
 		return rc;
-	rc = io_uring_queue_init((nsrc + 1) * RAW_DEPTH, &ring, 0);
+	}
+	/* Room for each I/O and its emulated drive's wait. */
+	rc = io_uring_queue_init(2 * (nsrc + 1) * RAW_DEPTH, &ring, 0);
 	if (rc < 0) {
 		rb_file_drop(path);
+		free(f);
 		return rc;
 	}
 	if (posix_memalign((void **)&buf, 4096, (size_t)nsrc * RAW_DEPTH * RAW_REQ))
 		rc = -ENOMEM;
 	for (; rc == 0 && opened < nsrc; opened++)
-		if ((fd[opened] = raw_open(src[opened], O_RDONLY, &direct)) < 0)
-			rc = fd[opened];
-	if (rc == 0 && (dst = raw_open(path, O_WRONLY, &direct)) < 0)
-		rc = dst;
+		if ((f->fd[opened] = raw_open(src[opened], O_RDONLY, &direct)) < 0)
+			rc = f->fd[opened];
+	if (rc == 0 && (f->fd[nsrc] = raw_open(path, O_WRONLY, &direct)) < 0)
+		rc = f->fd[nsrc];
 	rb_clock_start(&clk);
 	for (uint64_t at = 0; rc == 0 && at < bytes; at += (uint64_t)RAW_DEPTH * RAW_REQ) {
 		uint64_t left = (bytes - at) / RAW_REQ;
 
-		rc = raw_round(&ring, fd, nsrc, dst, buf, RB_META_BYTES + at,
+		rc = raw_round(&ring, f, nsrc, buf, RB_META_BYTES + at,
 			       left < RAW_DEPTH ? (unsigned)left : RAW_DEPTH);
 	}
-	if (rc == 0 && fdatasync(dst))
+	if (rc == 0 && fdatasync(f->fd[nsrc]))
 		rc = -errno;
 	rb_clock_rate(&clk, bytes, out);
-	for (unsigned s = 0; s < opened && fd[s] >= 0; s++)
-		close(fd[s]);
-	if (dst >= 0)
-		close(dst);
+	for (unsigned s = 0; s <= nsrc; s++)
+		if (f->fd[s] >= 0)
+			close(f->fd[s]);
 	io_uring_queue_exit(&ring);
 	free(buf);
+	free(f);
 	rb_file_drop(path);
 	if (rc)
 		fprintf(stderr, "rebuild_bench: raw rebuild I/O: %s\n", graid_strerror(rc));

@@ -38,6 +38,8 @@ struct rb_opts {
 	bool part[4];           /* part[1..3] selected */
 	bool quick;
 	uint64_t seed;
+	uint64_t drive_mbps;    /* parts 1 and 2: members emulate drives of this speed; 0 off */
+	uint64_t drive_iops;    /* ... and at most this many I/Os per second; 0 unlimited */
 };
 
 /* @return 0, 1 after --help, -1 on a bad option (printed). */
@@ -75,6 +77,20 @@ void rb_log_install(void);
 long rb_log_resync_regions(void);
 void rb_log_reset(void);
 void rb_loadavg(const char *when);
+
+/*
+ * The emulated drive of --drive-mbps/--drive-iops, for the baselines: the library's
+ * "faulty:mbps=N,iops=N:" model (lib/core/fault.c), here for one single-threaded user.
+ */
+struct rb_drive {
+	uint64_t mbps, iops;    /* 0: unlimited */
+	uint64_t busy_until;    /* rb_now_ns() when the drive is next idle */
+};
+
+/* Reserve the drive for an I/O of @p bytes; nanoseconds the I/O must wait before it runs. */
+uint64_t rb_drive_wait(struct rb_drive *d, uint64_t bytes);
+/* The member name prefix that gives the library the same drive ("" when off). */
+void rb_drive_prefix(const struct rb_opts *o, char *out, size_t len);
 /* How many members a level gets here. */
 unsigned rb_level_members(const struct rb_opts *o, int level);
 
@@ -99,12 +115,15 @@ void rb_file_drop(const char *path);
 /* Paths of an array's members, updated as members are replaced. */
 struct rb_members {
 	unsigned n;
-	char path[GRAID_MAX_MEMBERS][4200];
-	const char *paths[GRAID_MAX_MEMBERS];
+	char path[GRAID_MAX_MEMBERS][4200];       /* the files */
+	char spec[GRAID_MAX_MEMBERS][4300];       /* what the library is given: prefix + file */
+	const char *paths[GRAID_MAX_MEMBERS];     /* -> spec */
+	char prefix[96];                          /* emulated drive ("faulty:mbps=...:"), or "" */
 	char retired[4200];     /* the last swapped-out file, dropped at the next swap */
 };
 
-int rb_members_create(struct rb_members *m, struct rb_dir *d, unsigned n, uint64_t bytes);
+int rb_members_create(struct rb_members *m, struct rb_dir *d, unsigned n, uint64_t bytes,
+		      const struct rb_opts *o);
 /* Fail role @p idx and put a fresh file in it (REBUILDING); the old file is kept until the
  * next swap or rb_members_drop_retired(), since an I/O in flight may still reach it. */
 int rb_members_swap(struct rb_members *m, struct rb_dir *d, struct graid_array *a, unsigned idx,
@@ -132,12 +151,14 @@ struct rb_raw_write {
 	bool direct;            /* O_DIRECT taken (else buffered) */
 };
 
-/* Sequential writes over a fresh file of @p bytes in @p d (created and dropped here). */
-int rb_raw_seqwrite(struct rb_dir *d, uint64_t bytes, struct rb_raw_write *out);
+/* Sequential writes over a fresh file of @p bytes in @p d (created and dropped here), each
+ * file behaving as the emulated drive of @p o when one is set. */
+int rb_raw_seqwrite(const struct rb_opts *o, struct rb_dir *d, uint64_t bytes,
+		    struct rb_raw_write *out);
 /* What a rebuild moves, without the RAID: read the data areas of @p nsrc files and write one
  * fresh file's, in rounds of 8 MiB per file; MB/s of the written file. */
-int rb_raw_rebuild_io(struct rb_dir *d, const char *const *src, unsigned nsrc, uint64_t bytes,
-		      struct rb_rate *out);
+int rb_raw_rebuild_io(const struct rb_opts *o, struct rb_dir *d, const char *const *src,
+		      unsigned nsrc, uint64_t bytes, struct rb_rate *out);
 
 /* ---- load.c: 4k random reads through graid_queue_*, counted in the bucket gated on ---- */
 

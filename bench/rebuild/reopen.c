@@ -136,7 +136,7 @@ static int reopen_size(const struct rb_opts *o, unsigned mib, double *row, long 
 		free(t);
 		return rc;
 	}
-	rc = rb_members_create(c.m, &d, o->members, file);
+	rc = rb_members_create(c.m, &d, o->members, file, NULL);
 	rb_watch("graid_array_create", 30);
 	rc = rc ? rc : graid_array_create(c.m->paths, o->members, &cfg, &a);
 	if (rc == 0) {

@@ -17,13 +17,14 @@ struct tp_row {
 };
 
 /* Raw writes just before and just after the rebuild, averaged: both sides see the same load. */
-static int tp_raw(struct rb_dir *d, uint64_t file, struct rb_raw_write *sum)
+static int tp_raw(const struct rb_opts *o, struct rb_dir *d, uint64_t file,
+		  struct rb_raw_write *sum)
 {
 	struct rb_raw_write r = { 0 };
 	int rc;
 
 	rb_watch("raw sequential write", (double)file / 1e8);
-	rc = rb_raw_seqwrite(d, file, &r);
+	rc = rb_raw_seqwrite(o, d, file, &r);
 	sum->pwrite.mbps += r.pwrite.mbps / 2;
 	sum->pwrite.cpu_per_gb += r.pwrite.cpu_per_gb / 2;
 	sum->uring.mbps += r.uring.mbps / 2;
@@ -43,7 +44,7 @@ static int tp_cycle(const struct rb_opts *o, struct rb_dir *d, struct rb_members
 	struct rb_clock clk;
 	const char *src[GRAID_MAX_MEMBERS];
 	unsigned nsrc = 0;
-	int rc = tp_raw(d, file, &raw);
+	int rc = tp_raw(o, d, file, &raw);
 
 	rc = rc ? rc : rb_members_swap(m, d, a, role, file);
 	if (rc)
@@ -56,7 +57,7 @@ static int tp_cycle(const struct rb_opts *o, struct rb_dir *d, struct rb_members
 		fprintf(stderr, "rebuild_bench: graid_array_rebuild: %s\n", graid_strerror(rc));
 		return rc;
 	}
-	rc = tp_raw(d, file, &raw);
+	rc = tp_raw(o, d, file, &raw);
 	if (rc)
 		return rc;
 	*direct = raw.direct;
@@ -68,9 +69,9 @@ static int tp_cycle(const struct rb_opts *o, struct rb_dir *d, struct rb_members
 							 : raw.uring.cpu_per_gb;
 	for (unsigned i = 0; i < m->n; i++)
 		if (i != role)
-			src[nsrc++] = m->paths[i];
+			src[nsrc++] = m->path[i];
 	rb_watch("raw rebuild I/O", (double)o->data_bytes * m->n / 1e8);
-	rc = rb_raw_rebuild_io(d, src, nsrc, o->data_bytes, &rbio);
+	rc = rb_raw_rebuild_io(o, d, src, nsrc, o->data_bytes, &rbio);
 	if (rc)
 		return rc;
 	v[TP_RBIO] = rbio.mbps;

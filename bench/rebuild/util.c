@@ -141,3 +141,33 @@ unsigned rb_level_members(const struct rb_opts *o, int level)
 {
 	return level == 1 ? 2 : o->members;
 }
+
+uint64_t rb_drive_wait(struct rb_drive *d, uint64_t bytes)
+{
+	uint64_t cost = 0, now = rb_now_ns(), start;
+
+	if (d->mbps)
+		cost = bytes * 1000 / d->mbps;
+	if (d->iops && 1000000000ull / d->iops > cost)
+		cost = 1000000000ull / d->iops;
+	start = d->busy_until > now ? d->busy_until : now;
+	d->busy_until = start + cost;
+	return d->busy_until - now;
+}
+
+void rb_drive_prefix(const struct rb_opts *o, char *out, size_t len)
+{
+	int n = 0;
+
+	out[0] = 0;
+	if (!o || (!o->drive_mbps && !o->drive_iops))
+		return;
+	n = snprintf(out, len, "faulty:");
+	if (o->drive_mbps)
+		n += snprintf(out + n, len - (size_t)n, "mbps=%llu%s",
+			      (unsigned long long)o->drive_mbps, o->drive_iops ? "," : "");
+	if (o->drive_iops)
+		n += snprintf(out + n, len - (size_t)n, "iops=%llu",
+			      (unsigned long long)o->drive_iops);
+	snprintf(out + n, len - (size_t)n, ":");
+}

@@ -175,8 +175,9 @@ struct member_io_fault {
 enum fault_action { FAULT_NONE, FAULT_FAIL, FAULT_TEAR, FAULT_STALL, FAULT_KILL };
 int fault_parse(const char *spec, struct member_fault **out, const char **path);
 void fault_free(struct member_fault *f);
-/* Decide for one I/O; FAULT_STALL fills *stall_ns. */
-enum fault_action fault_decide(struct member_fault *f, bool write, uint64_t *stall_ns);
+/* Decide for one I/O of @p bytes; FAULT_STALL fills *stall_ns (the wait before it runs). */
+enum fault_action fault_decide(struct member_fault *f, bool write, uint64_t bytes,
+			       uint64_t *stall_ns);
 
 /* member_batch.c: run member I/Os in parallel on a private ring, synchronously. */
 struct mbio {

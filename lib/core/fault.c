@@ -8,17 +8,27 @@
  * microseconds first), vanish-after=N (after N I/Os of any kind, all fail), kill-after=N
  * (at this member's N+1th write the process sends what it has queued and dies by SIGKILL:
  * power lost between the writes of one stripe, for crash tests).
+ *
+ * Two more options make a member behave like a drive of its own, for benchmarks on a host
+ * whose members all share one RAM: mbps=N (the drive moves N * 10^6 bytes per second) and
+ * iops=N (it starts at most N I/Os per second). Each I/O holds the drive for
+ * max(bytes / rate, 1 / iops), one after another in the order they are issued: the I/O
+ * waits until the drive has served everything issued before it plus its own share, then
+ * runs. See docs/BENCH-REBUILD.md ("Emulated drives") for what this model leaves out.
  */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "array.h"
 
 struct member_fault {
 	long read_eio_after, write_eio_after, tear_after, vanish_after, kill_after;
 	uint64_t stall_ns;
+	long mbps, iops;                /* drive model; 0: unlimited */
+	atomic_uint_least64_t busy_until; /* CLOCK_MONOTONIC ns when the drive is next idle */
 	atomic_long reads, writes, ios;
 	atomic_bool dead;
 };
@@ -63,6 +73,10 @@ int fault_parse(const char *spec, struct member_fault **out, const char **path)
 			f->kill_after = v;
 		else if (fault_opt(p, n, "stall-us", &v))
 			f->stall_ns = (uint64_t)v * 1000;
+		else if (fault_opt(p, n, "mbps", &v) && v > 0)
+			f->mbps = v;
+		else if (fault_opt(p, n, "iops", &v) && v > 0)
+			f->iops = v;
 		else {
 			graid__log(GRAID_LOG_ERR, "faulty member: unknown option '%.*s'", (int)n, p);
 			free(f);
@@ -80,7 +94,31 @@ void fault_free(struct member_fault *f)
 	free(f);
 }
 
-enum fault_action fault_decide(struct member_fault *f, bool write, uint64_t *stall_ns)
+/*
+ * Reserve the drive for one I/O of @p bytes and return how long the I/O must wait before it
+ * runs: until the drive has finished everything reserved before it, plus its own time.
+ */
+static uint64_t fault_drive_wait(struct member_fault *f, uint64_t bytes)
+{
+	uint64_t cost = 0, now, start, end, prev;
+	struct timespec ts;
+
+	if (f->mbps)
+		cost = bytes * 1000 / (uint64_t)f->mbps; /* bytes / (mbps * 10^6) s, in ns */
+	if (f->iops && 1000000000ull / (uint64_t)f->iops > cost)
+		cost = 1000000000ull / (uint64_t)f->iops;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	prev = atomic_load(&f->busy_until);
+	do {
+		start = prev > now ? prev : now;
+		end = start + cost;
+	} while (!atomic_compare_exchange_weak(&f->busy_until, &prev, end));
+	return end - now;
+}
+
+enum fault_action fault_decide(struct member_fault *f, bool write, uint64_t bytes,
+			       uint64_t *stall_ns)
 {
 	long n = atomic_fetch_add(&f->ios, 1);
 	long k = write ? atomic_fetch_add(&f->writes, 1) : atomic_fetch_add(&f->reads, 1);
@@ -100,9 +138,8 @@ enum fault_action fault_decide(struct member_fault *f, bool write, uint64_t *sta
 	if ((write ? f->write_eio_after : f->read_eio_after) >= 0 &&
 	    k >= (write ? f->write_eio_after : f->read_eio_after))
 		return FAULT_FAIL;
-	if (f->stall_ns) {
-		*stall_ns = f->stall_ns;
-		return FAULT_STALL;
-	}
-	return FAULT_NONE;
+	*stall_ns = f->stall_ns;
+	if (f->mbps || f->iops)
+		*stall_ns += fault_drive_wait(f, bytes);
+	return *stall_ns ? FAULT_STALL : FAULT_NONE;
 }

@@ -176,8 +176,13 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 
 	mf->injected = 0;
 	mf->pieces = 0;
-	if (m->fault)
-		act = fault_decide(m->fault, write, &stall_ns);
+	if (m->fault) {
+		uint64_t bytes = len;
+
+		for (unsigned i = 0; iov && i < iovcnt; i++)
+			bytes += iov[i].iov_len;
+		act = fault_decide(m->fault, write, bytes, &stall_ns);
+	}
 	if (act == FAULT_KILL) {
 		/* What is queued reaches the members; this write and all after it never do. */
 		io_uring_submit(ring);
