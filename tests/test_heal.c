@@ -517,7 +517,7 @@ struct heal_swap {
 	uint32_t row_bytes;
 	unsigned victim;
 	int done;
-	int write_rc, replace_rc;
+	int fail_rc, write_rc, replace_rc;
 };
 
 static void heal_swap_cb(void *arg, uint64_t done, uint64_t total)
@@ -529,7 +529,8 @@ static void heal_swap_cb(void *arg, uint64_t done, uint64_t total)
 	if (h->done || done == 0)
 		return;
 	h->done = 1;
-	/* A full-stripe write to the last row: the victim's write (its 2nd) fails. */
+	h->fail_rc = graid_array_fail_member(h->a, h->victim);
+	/* A full-stripe write to the last row, degraded now. */
 	buf = malloc(h->row_bytes);
 	heal_pattern(buf, h->row_bytes, h->size - h->row_bytes, 9);
 	h->write_rc = (int)graid_array_write(h->a, buf, h->row_bytes, h->size - h->row_bytes);
@@ -538,31 +539,64 @@ static void heal_swap_cb(void *arg, uint64_t done, uint64_t total)
 						   heal_new_member(h->s, "new2"));
 }
 
+/* RAID-5 of 4 members, 4 KiB chunks, filled with pattern 9, role 2 failed. */
+static struct graid_array *heal_raid5_role2_failed(struct au_set *s,
+						   struct graid_array_info *info)
+{
+	struct graid_array *a;
+
+	au_make(s, 4, HEAL_MEMBER_BYTES);
+	cr_assert_eq(au_create(s, 4, 5, 4096, &a), 0);
+	cr_assert_eq(graid_array_info(a, info), 0);
+	heal_fill(a, info->size, 9);
+	cr_assert_eq(graid_array_fail_member(a, 2), 0);
+	return a;
+}
+
 Test(heal, a_member_replaced_during_its_own_rebuild_is_rebuilt_from_the_start, .timeout = 120)
 {
 	struct graid_array_info info = { .struct_size = sizeof(info) };
 	struct heal_swap h = { 0 };
-	char faulty[400];
 	struct graid_array *a;
 	struct au_set s;
 
-	au_make(&s, 4, HEAL_MEMBER_BYTES);
-	cr_assert_eq(au_create(&s, 4, 5, 4096, &a), 0);
-	cr_assert_eq(graid_array_info(a, &info), 0);
-	heal_fill(a, info.size, 9);
-	cr_assert_eq(graid_array_fail_member(a, 2), 0);
-	snprintf(faulty, sizeof(faulty), "faulty:write-eio-after=1:%s",
-		 heal_new_member(&s, "new"));
-	cr_assert_eq(graid_array_replace_member(a, 2, faulty), 0);
+	a = heal_raid5_role2_failed(&s, &info);
+	cr_assert_eq(graid_array_replace_member(a, 2, heal_new_member(&s, "new")), 0);
 	h = (struct heal_swap){ .a = a, .s = &s, .size = info.size, .row_bytes = 3 * 4096,
 				.victim = 2 };
 	cr_assert_eq(graid_array_rebuild(a, heal_swap_cb, &h), 0);
-	cr_assert_eq(h.write_rc, (int)h.row_bytes, "the write that failed the member: %d",
-		     h.write_rc);
+	cr_assert_eq(h.fail_rc, 0, "failing the member being rebuilt: %d", h.fail_rc);
+	cr_assert_eq(h.write_rc, (int)h.row_bytes, "the degraded write: %d", h.write_rc);
 	cr_assert_eq(h.replace_rc, 0);
 	cr_assert_eq(graid_array_info(a, &info), 0);
 	cr_assert_eq(info.member_state[2], GRAID_MEMBER_ACTIVE);
 	heal_verify(a, info.size, NULL, 9, "after the rebuilt member was replaced mid-rebuild");
+	graid_array_close(a);
+	au_remove(&s);
+}
+
+/* The new member fails under its own rebuild: the rebuild stops, the data stays whole. */
+Test(heal, a_new_member_failing_during_its_rebuild_stops_it_with_eio, .timeout = 120)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	char faulty[400];
+	struct graid_array *a;
+	struct au_set s;
+
+	a = heal_raid5_role2_failed(&s, &info);
+	snprintf(faulty, sizeof(faulty), "faulty:write-eio-after=1:%s",
+		 heal_new_member(&s, "new"));
+	cr_assert_eq(graid_array_replace_member(a, 2, faulty), 0);
+	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), -EIO);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_eq(info.member_state[2], GRAID_MEMBER_FAILED);
+	heal_verify(a, info.size, NULL, 9, "degraded, after the new member failed");
+	cr_assert_eq(graid_array_replace_member(a, 2, heal_new_member(&s, "new2")), 0);
+	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_eq(info.member_state[2], GRAID_MEMBER_ACTIVE);
+	cr_assert_eq(graid_array_fail_member(a, 0), 0);
+	heal_verify(a, info.size, NULL, 9, "with the second new member standing in for another");
 	graid_array_close(a);
 	au_remove(&s);
 }
@@ -599,11 +633,7 @@ Test(heal, a_spare_taking_over_the_member_being_rebuilt_is_rebuilt_from_the_star
 	pthread_t th;
 	int rc;
 
-	au_make(&s, 4, HEAL_MEMBER_BYTES);
-	cr_assert_eq(au_create(&s, 4, 5, 4096, &a), 0);
-	cr_assert_eq(graid_array_info(a, &info), 0);
-	heal_fill(a, info.size, 9);
-	cr_assert_eq(graid_array_fail_member(a, 2), 0);
+	a = heal_raid5_role2_failed(&s, &info);
 	snprintf(faulty, sizeof(faulty), "faulty:write-eio-after=1:%s",
 		 heal_new_member(&s, "new"));
 	cr_assert_eq(graid_array_replace_member(a, 2, faulty), 0);

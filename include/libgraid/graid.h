@@ -431,7 +431,9 @@ GRAID_API int graid_member_probe(const char *path, struct graid_member_probe *ou
 
 /**
  * @brief Mark a member failed, as if it had returned an I/O error. It is no longer read or
- *   written; the superblocks of the other members record it.
+ *   written; the superblocks of the other members record it. A member being rebuilt can be
+ *   failed too: graid_array_rebuild() then stops with -EIO, unless the role is replaced
+ *   again before it notices (then the new device is rebuilt from the start).
  * @param a the array.
  * @param idx role, 0 .. nmembers-1.
  * @return 0 (also if it was failed already); -EINVAL @p idx out of range; -EBUSY failing

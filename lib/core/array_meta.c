@@ -174,7 +174,8 @@ GRAID_API int graid_array_fail_member(struct graid_array *a, unsigned idx)
 	pthread_mutex_lock(&a->meta_lock);
 	for (unsigned i = 0; i < a->nmembers; i++)
 		state[i] = (uint8_t)atomic_load(&a->members[i].state);
-	if (state[idx] == GRAID_MEMBER_ACTIVE) {
+	/* A member being rebuilt can be failed too: its rebuild then stops with -EIO. */
+	if (state[idx] == GRAID_MEMBER_ACTIVE || state[idx] == GRAID_MEMBER_REBUILDING) {
 		state[idx] = GRAID_MEMBER_FAILED;
 		if (!array_roles_survivable(a, state)) {
 			pthread_mutex_unlock(&a->meta_lock);

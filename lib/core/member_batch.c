@@ -173,6 +173,28 @@ int mbatch_wait(struct mbatch *mb, struct mbgroup *g)
 	return 0;
 }
 
+int mbatch_wait_any(struct mbatch *mb)
+{
+	struct io_uring_cqe *cqe;
+	int rc;
+
+	if (mb->broken)
+		return -EIO;
+	if (!mb->nactive)
+		return 0;
+	mbatch_fill(mb);
+	do
+		rc = io_uring_wait_cqe(&mb->ring, &cqe);
+	while (rc == -EINTR);
+	if (rc < 0) {
+		mbatch_break(mb, rc);
+		return rc;
+	}
+	mbatch_reap(mb);
+	mbatch_fill(mb);
+	return 0;
+}
+
 int mbatch_run_on(struct mbatch *mb, struct mbio *ios, size_t n)
 {
 	struct mbgroup g;

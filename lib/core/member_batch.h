@@ -39,6 +39,9 @@ void mbatch_close(struct mbatch *mb);
 int mbatch_start(struct mbatch *mb, struct mbgroup *g, struct mbio *ios, size_t n);
 /* Drive the ring until every I/O of g completed. 0, or -errno when the ring broke. */
 int mbatch_wait(struct mbatch *mb, struct mbgroup *g);
+/* Wait until at least one completion arrives (any group), then reap. 0, or -errno when the
+ * ring broke; returns at once when nothing is in flight. */
+int mbatch_wait_any(struct mbatch *mb);
 /* Reap what has completed without waiting; true when every I/O of g has. */
 bool mbatch_poll(struct mbatch *mb, struct mbgroup *g);
 /* mbatch_start + mbatch_wait. */

@@ -10,8 +10,10 @@
 #include "member_batch.h"
 #include "stripe_set.h"
 
-/* A batch holds about this much chunk data in memory (all members of its rows); two batches. */
-#define REBUILD_SLOT_BYTES (16u << 20)
+/* A batch holds about this much chunk data in memory (all members of its rows). */
+#define REBUILD_SLOT_BYTES (12u << 20)
+/* Batches in flight: one being written, one being recovered, one being read. */
+#define REBUILD_SLOTS 3
 /* The largest member I/O: big enough to be sequential, small enough to keep several queued. */
 #define REBUILD_IO_MAX (1u << 20)
 /* Superblocks get the checkpoint at least this often. */
@@ -175,12 +177,15 @@ void array_spare_takeover(struct graid_array *a, unsigned role)
 }
 
 /*
- * The batch loop is a two-stage pipeline over two slots: while one batch's writes to the new
- * member are in flight, the next batch's rows are locked, its survivors read and recovered.
- * Each slot holds its rows' stripe locks from before its reads are queued until its writes
- * have completed, so a foreground write to one of those rows waits and then lands on the new
- * member after the rebuilt data: never under it.
+ * The batch loop is a pipeline over REBUILD_SLOTS slots, taken in row order: while one
+ * batch's writes to the new member are in flight and the next batch is recovered, the batch
+ * after it is already being read, so neither the survivors nor the new member wait for the
+ * engine. Each slot holds its rows' stripe locks from before its reads are queued until its
+ * writes have completed, so a foreground write to one of those rows waits and then lands on
+ * the new member after the rebuilt data: never under it.
  */
+enum rebuild_slot_state { SLOT_FREE, SLOT_READING, SLOT_WRITING };
+
 struct rebuild_slot {
 	uint64_t row0;
 	unsigned rows;
@@ -189,7 +194,7 @@ struct rebuild_slot {
 	size_t nios;
 	struct mbgroup grp;
 	struct stripe_set locks;
-	bool writing;             /* writes queued, locks held */
+	enum rebuild_slot_state state; /* not FREE: locks held, the I/O of state on the ring */
 	bool have[GRAID_MAX_MEMBERS]; /* parity levels: this member's rows were read */
 };
 
@@ -199,7 +204,8 @@ struct rebuild_ctx {
 	unsigned rows_max;
 	uint8_t **ptrs;           /* rows_max * nroles pointers, for the engine */
 	struct mbatch mb;         /* one ring for the whole rebuild */
-	struct rebuild_slot slot[2];
+	struct rebuild_slot slot[REBUILD_SLOTS];
+	unsigned head, busy;      /* slot[head .. head + busy) (mod REBUILD_SLOTS), oldest first */
 	unsigned target[GRAID_MAX_MEMBERS];
 	unsigned ntarget;
 	/* Each target's member UUID when the pass began: a device swapped in since is new. */
@@ -363,23 +369,36 @@ static int rebuild_recover(struct rebuild_ctx *c, struct rebuild_slot *s)
 	return 0;
 }
 
-/* Read (and for parity levels recover) a locked slot; the other slot's writes run meanwhile. */
-static int rebuild_read_slot(struct rebuild_ctx *c, struct rebuild_slot *s)
+/* Queue a locked slot's reads of the survivors (or live copies). */
+static int rebuild_start_reads(struct rebuild_ctx *c, struct rebuild_slot *s)
+{
+	int rc = c->a->lay.nparity ? rebuild_plan_parity_reads(c, s)
+				   : rebuild_plan_mirror_reads(c, s);
+
+	if (rc == 0)
+		rc = mbatch_start(&c->mb, &s->grp, s->ios, s->nios);
+	if (rc == 0)
+		s->state = SLOT_READING;
+	return rc;
+}
+
+/* Wait for a slot's reads and, for parity levels, recover its lost chunks. */
+static int rebuild_finish_reads(struct rebuild_ctx *c, struct rebuild_slot *s)
 {
 	struct graid_array *a = c->a;
 	int rc, tries = 0;
 
-	do {
-		rc = a->lay.nparity ? rebuild_plan_parity_reads(c, s)
-				    : rebuild_plan_mirror_reads(c, s);
-		if (rc == 0)
-			rc = mbatch_start(&c->mb, &s->grp, s->ios, s->nios);
-		if (rc == 0)
-			rc = mbatch_wait(&c->mb, &s->grp);
+	for (;;) {
+		rc = mbatch_wait(&c->mb, &s->grp);
 		for (size_t i = 0; rc == 0 && i < s->nios; i++)
 			if (s->ios[i].res != (int)s->ios[i].len)
 				rc = -EAGAIN; /* a survivor failed: plan the batch again without it */
-	} while (rc == -EAGAIN && ++tries <= (int)a->nmembers);
+		if (rc != -EAGAIN || ++tries > (int)a->nmembers)
+			break;
+		rc = rebuild_start_reads(c, s);
+		if (rc)
+			break;
+	}
 	if (rc == 0 && a->lay.nparity)
 		rc = rebuild_recover(c, s);
 	return rc;
@@ -405,7 +424,7 @@ static int rebuild_write_slot(struct rebuild_ctx *c, struct rebuild_slot *s)
 							   .len = l->chunk, .off = member_off };
 		}
 	s->nios = rebuild_merge(s->ios, s->nios);
-	s->writing = true;
+	s->state = SLOT_WRITING;
 	return mbatch_start(&c->mb, &s->grp, s->ios, s->nios);
 }
 
@@ -475,22 +494,29 @@ static int rebuild_finish(struct rebuild_ctx *c, struct rebuild_slot *s)
 {
 	struct graid_array *a = c->a;
 	const struct graid_layout *l = &a->lay;
+	bool failed[GRAID_MAX_MEMBERS] = { false };
 	int rc = mbatch_wait(&c->mb, &s->grp);
 
-	for (size_t i = 0; rc == 0 && i < s->nios; i++)
+	for (size_t i = 0; i < s->nios; i++)
 		if (s->ios[i].res != (int)s->ios[i].len)
-			rc = -EIO;
+			failed[s->ios[i].member] = true;
 	stripe_set_release(a, &s->locks);
-	s->writing = false;
+	s->state = SLOT_FREE;
 	pthread_mutex_lock(&a->meta_lock);
 	for (unsigned t = 0; rc == 0 && t < c->ntarget; t++) {
 		const struct member *m = &a->members[c->target[t]];
 
-		if (atomic_load(&m->state) != GRAID_MEMBER_REBUILDING)
-			rc = -EIO; /* the new member itself failed */
-		else if (memcmp(m->uuid, c->target_uuid[t], 16))
-			rc = -ESTALE; /* replaced meanwhile: a new pass starts it from row 0 */
+		/*
+		 * Replaced meanwhile: a new pass starts the new device from row 0, whatever
+		 * became of the old one (a later batch's write may have failed it first).
+		 */
+		if (memcmp(m->uuid, c->target_uuid[t], 16))
+			rc = -ESTALE;
 	}
+	for (unsigned t = 0; rc == 0 && t < c->ntarget; t++)
+		if (failed[c->target[t]] ||
+		    atomic_load(&a->members[c->target[t]].state) != GRAID_MEMBER_REBUILDING)
+			rc = -EIO; /* the new member itself failed */
 	pthread_mutex_unlock(&a->meta_lock);
 	if (rc)
 		return rc;
@@ -504,47 +530,114 @@ static int rebuild_finish(struct rebuild_ctx *c, struct rebuild_slot *s)
 	return 0;
 }
 
+/* The oldest slot still reading, or NULL. */
+static struct rebuild_slot *rebuild_oldest_reading(struct rebuild_ctx *c)
+{
+	for (unsigned k = 0; k < c->busy; k++) {
+		struct rebuild_slot *s = &c->slot[(c->head + k) % REBUILD_SLOTS];
+
+		if (s->state == SLOT_READING)
+			return s;
+	}
+	return NULL;
+}
+
+/* Recover a slot whose reads are (or are about to be) done and queue its writes. */
+static int rebuild_to_writing(struct rebuild_ctx *c, struct rebuild_slot *s)
+{
+	int rc = rebuild_finish_reads(c, s);
+
+	return rc ? rc : rebuild_write_slot(c, s);
+}
+
+/* Wait for the oldest slot's writes and release it. */
+static int rebuild_retire(struct rebuild_ctx *c)
+{
+	int rc = rebuild_finish(c, &c->slot[c->head]);
+
+	c->head = (c->head + 1) % REBUILD_SLOTS;
+	c->busy--;
+	return rc;
+}
+
 /*
- * Lock a slot's rows while the other slot (`busy`, may be NULL) has writes in flight.
- * Holding one set while waiting for another could close a circle with a scrub waiting in
- * order for its own set, so only try; if a bucket stays busy, finish the other slot first
- * (its writes complete on their own) and then wait like everybody else.
+ * Move the pipeline one stage on, waiting as needed: the oldest reading slot gets recovered
+ * and its writes queued; with none reading, the oldest slot is retired.
  */
-static int rebuild_lock_slot(struct rebuild_ctx *c, struct rebuild_slot *s,
-			     struct rebuild_slot *busy)
+static int rebuild_step(struct rebuild_ctx *c)
+{
+	struct rebuild_slot *s = rebuild_oldest_reading(c);
+
+	return s ? rebuild_to_writing(c, s) : rebuild_retire(c);
+}
+
+/* Let every busy slot run to its end, oldest first. */
+static int rebuild_drain(struct rebuild_ctx *c)
+{
+	int rc = 0;
+
+	while (rc == 0 && c->busy)
+		rc = rebuild_step(c);
+	return rc;
+}
+
+/* Release the oldest slots whose writes have already completed, without waiting. */
+static int rebuild_reap(struct rebuild_ctx *c)
+{
+	int rc = 0;
+
+	while (rc == 0 && c->busy && c->slot[c->head].state == SLOT_WRITING &&
+	       mbatch_poll(&c->mb, &c->slot[c->head].grp))
+		rc = rebuild_retire(c);
+	return rc;
+}
+
+/*
+ * Lock a new slot's rows while older slots hold theirs. Holding some sets while waiting for
+ * another could close a circle with a scrub waiting in order for its own set, so only try;
+ * while a bucket stays busy, move the older slots on (they need no new locks) until none is
+ * left, then wait like everybody else.
+ */
+static int rebuild_lock_slot(struct rebuild_ctx *c, struct rebuild_slot *s)
 {
 	struct graid_array *a = c->a;
 
 	rebuild_add_locks(c, s);
-	while (busy && busy->writing && !stripe_set_trylock(a, &s->locks)) {
-		uint64_t seq = stripe_release_seq(a);
+	while (c->busy && !stripe_set_trylock(a, &s->locks)) {
+		int rc = rebuild_step(c);
 
-		if (mbatch_poll(&c->mb, &busy->grp)) {
-			int rc = rebuild_finish(c, busy);
-
-			if (rc)
-				return rc;
-			break;
-		}
-		if (!stripe_set_trylock(a, &s->locks))
-			stripe_wait_release(a, seq); /* at most a few ms */
+		if (rc)
+			return rc;
 	}
-	stripe_set_lock(a, &s->locks);
+	if (!c->busy)
+		stripe_set_lock(a, &s->locks);
 	return 0;
 }
 
-/* Every row from `start` on, two batches in flight. */
+/* Rows in the busy slots: those a pause would see done once they are drained. */
+static unsigned rebuild_rows_busy(const struct rebuild_ctx *c)
+{
+	unsigned rows = 0;
+
+	for (unsigned k = 0; k < c->busy; k++)
+		rows += c->slot[(c->head + k) % REBUILD_SLOTS].rows;
+	return rows;
+}
+
+/* Every row from `start` on, up to REBUILD_SLOTS batches in flight. */
 static int rebuild_rows(struct rebuild_ctx *c, uint64_t start)
 {
 	struct graid_array *a = c->a;
-	struct rebuild_slot *prev = NULL;
 	uint64_t row = start;
 	int rc = 0;
 
-	while (rc == 0 && (row < a->lay.nstripes || prev)) {
-		struct rebuild_slot *cur = NULL;
+	c->head = c->busy = 0;
+	while (rc == 0 && (row < a->lay.nstripes || c->busy)) {
+		rc = rebuild_reap(c);
+		/* Queue the reads of as many new batches as there are free slots. */
+		while (rc == 0 && row < a->lay.nstripes && c->busy < REBUILD_SLOTS) {
+			struct rebuild_slot *s;
 
-		if (row < a->lay.nstripes) {
 			if (atomic_load(&a->closing)) {
 				rc = -ECANCELED;
 				break;
@@ -553,40 +646,48 @@ static int rebuild_rows(struct rebuild_ctx *c, uint64_t start)
 			 * A rate limit or a yield to foreground I/O pauses here, with every row
 			 * released first: a pause must never hold a foreground write up.
 			 */
-			if (rebuild_pause_due(c, prev && prev->writing ? prev->rows : 0)) {
-				if (prev && prev->writing)
-					rc = rebuild_finish(c, prev);
+			if (rebuild_pause_due(c, rebuild_rows_busy(c))) {
+				rc = rebuild_drain(c);
 				if (rc)
 					break;
 				rebuild_pace(c);
 			}
-			cur = prev == &c->slot[0] ? &c->slot[1] : &c->slot[0];
-			cur->row0 = row;
-			cur->rows = (unsigned)(a->lay.nstripes - row < c->rows_max
-						       ? a->lay.nstripes - row
-						       : c->rows_max);
-			rc = rebuild_lock_slot(c, cur, prev);
-			if (rc == 0)
-				rc = rebuild_read_slot(c, cur);
+			s = &c->slot[(c->head + c->busy) % REBUILD_SLOTS];
+			s->row0 = row;
+			s->rows = (unsigned)(a->lay.nstripes - row < c->rows_max
+						     ? a->lay.nstripes - row
+						     : c->rows_max);
+			rc = rebuild_lock_slot(c, s);
 			if (rc)
-				break;
+				break; /* what it holds is released below, with every slot's */
+			c->busy++;
+			row += s->rows;
+			rc = rebuild_start_reads(c, s);
 		}
-		if (prev && prev->writing)
-			rc = rebuild_finish(c, prev);
-		prev = NULL;
-		if (rc == 0 && cur) {
-			rc = rebuild_write_slot(c, cur);
-			prev = cur;
-			row += cur->rows;
+		/*
+		 * Then whatever is ready: a batch whose reads are in gets recovered and its
+		 * writes queued; with every batch writing, the oldest is waited for; otherwise
+		 * wait for the next completion (a read in, or the oldest batch's writes out).
+		 */
+		if (rc == 0 && c->busy) {
+			struct rebuild_slot *s = rebuild_oldest_reading(c);
+
+			if (!s)
+				rc = rebuild_retire(c);
+			else if (mbatch_poll(&c->mb, &s->grp))
+				rc = rebuild_to_writing(c, s);
+			else
+				rc = mbatch_wait_any(&c->mb);
 		}
 	}
 	/* Whatever ended the loop: let the I/O land, then free every row. */
-	for (unsigned i = 0; i < 2; i++) {
-		if (c->slot[i].writing)
+	for (unsigned i = 0; i < REBUILD_SLOTS; i++) {
+		if (c->slot[i].state != SLOT_FREE)
 			mbatch_wait(&c->mb, &c->slot[i].grp);
-		c->slot[i].writing = false;
+		c->slot[i].state = SLOT_FREE;
 		stripe_set_release(a, &c->slot[i].locks);
 	}
+	c->busy = 0;
 	return rc;
 }
 
@@ -657,7 +758,7 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 
 static void rebuild_free(struct rebuild_ctx *c)
 {
-	for (unsigned i = 0; i < 2; i++) {
+	for (unsigned i = 0; i < REBUILD_SLOTS; i++) {
 		free(c->slot[i].data);
 		free(c->slot[i].ios);
 	}
@@ -690,7 +791,7 @@ GRAID_API int graid_array_rebuild(struct graid_array *a, graid_progress_fn fn, v
 	if (c->rows_max * a->nmembers > STRIPE_SET_MAX)
 		c->rows_max = STRIPE_SET_MAX / a->nmembers;
 	pthread_mutex_lock(&a->rebuild_lock);
-	for (unsigned i = 0; i < 2; i++) {
+	for (unsigned i = 0; i < REBUILD_SLOTS; i++) {
 		if (posix_memalign((void **)&c->slot[i].data, ARRAY_ALIGN, c->rows_max * per_row))
 			rc = -ENOMEM;
 		c->slot[i].ios = malloc((size_t)c->rows_max * a->nmembers * sizeof(struct mbio));
