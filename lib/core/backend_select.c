@@ -27,6 +27,7 @@ struct select_result {
 	char name[32];
 	int status;
 	double gbps;
+	bool candidate;      /* auto may pick it: built in, or a plugin on an accelerator */
 };
 
 static pthread_mutex_t select_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -93,6 +94,13 @@ static void select_measure_locked(void)
 		if (r->status)
 			continue;
 		r->status = graid__backend_measure(be, &r->gbps);
+		/*
+		 * A plugin that runs on the host's own CPU (OpenCL on PoCL) competes with the
+		 * caller for the same cores as the built-in CPU engine, at a higher cost per
+		 * call and with slower recovery (docs/ARCHITECTURE.md): listed and timed, and
+		 * opened when asked for by name, but never picked by auto.
+		 */
+		r->candidate = !be->dl || (be->flags & GRAID_BACKEND_F_ACCELERATOR);
 		graid_backend_close(be);
 		if (r->status == 0)
 			graid__log(GRAID_LOG_INFO, "engine %s: %.2f GB/s (RAID-6 8+2, 64 KiB)",
@@ -130,7 +138,7 @@ int graid__select_auto(char *name, size_t name_len)
 	for (unsigned i = 0; i < select_count; i++) {
 		const struct select_result *r = &select_results[i];
 
-		if (r->status == 0 && (!best || r->gbps > best->gbps))
+		if (r->status == 0 && r->candidate && (!best || r->gbps > best->gbps))
 			best = r;
 	}
 	if (best)
