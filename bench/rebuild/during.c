@@ -128,6 +128,9 @@ static int during_rows(struct during_ctx *c, int level)
 	if (o->rate_mbps)
 		printf("rebuilds capped at %llu MB/s (max_bytes_per_sec)\n",
 		       (unsigned long long)o->rate_mbps);
+	if (o->busy_mbps)
+		printf("rebuilds capped at %llu MB/s while the reads run (busy_bytes_per_sec)\n",
+		       (unsigned long long)o->busy_mbps);
 	printf("%9s %10s %10s %6s %11s %6s %9s %9s %6s %7s\n", "yield us", "healthy", "degraded",
 	       "", "rebuilding", "", "rb alone", "rb loaded", "", "cycles");
 	printf("%9s %10s %10s %6s %11s %6s %9s %9s %6s %7s\n", "", "IOPS", "IOPS", "ratio", "IOPS",
@@ -135,7 +138,8 @@ static int during_rows(struct during_ctx *c, int level)
 	for (unsigned i = 0; rc == 0 && i < o->nyields; i++) {
 		struct graid_rebuild_options ro = { .struct_size = sizeof(ro),
 						    .foreground_yield_us = o->yields[i],
-						    .max_bytes_per_sec = o->rate_mbps * 1000000 };
+						    .max_bytes_per_sec = o->rate_mbps * 1000000,
+						    .busy_bytes_per_sec = o->busy_mbps * 1000000 };
 		struct during_tally t = { 0 };
 
 		rc = graid_array_set_rebuild_options(c->a, &ro);

@@ -26,6 +26,8 @@ static void opts_usage(FILE *out)
 		"  --yields LIST      part 2: foreground_yield_us values (default 0,100,1000,\n"
 		"                     10000)\n"
 		"  --rate-mbps N      part 2: also cap the rebuild (max_bytes_per_sec), MB/s\n"
+		"  --busy-mbps N      part 2: cap it while foreground I/O is in flight\n"
+		"                     (busy_bytes_per_sec), MB/s: full speed when idle\n"
 		"  --drive-mbps N     parts 1 and 2: every member (and every baseline file) behaves\n"
 		"                     as a drive of its own that moves N MB/s, one I/O after another\n"
 		"                     (the library's \"faulty:mbps=N:\" members); default off\n"
@@ -73,7 +75,7 @@ static int opts_chunk(const char *s, uint32_t *out)
 
 enum { OPT_PARTS = 256, OPT_DIR, OPT_DIR2, OPT_LEVELS, OPT_MEMBERS, OPT_MIB, OPT_CHUNK,
        OPT_BACKEND, OPT_REPEAT, OPT_SECONDS, OPT_THREADS, OPT_QD, OPT_YIELDS, OPT_RATE, OPT_REOPEN,
-       OPT_DIRTY, OPT_SEED, OPT_QUICK, OPT_DRIVE_MBPS, OPT_DRIVE_IOPS, OPT_HELP };
+       OPT_DIRTY, OPT_SEED, OPT_QUICK, OPT_DRIVE_MBPS, OPT_DRIVE_IOPS, OPT_BUSY, OPT_HELP };
 
 static const struct option opts_long[] = {
 	{ "parts", required_argument, NULL, OPT_PARTS },
@@ -90,6 +92,7 @@ static const struct option opts_long[] = {
 	{ "qd", required_argument, NULL, OPT_QD },
 	{ "yields", required_argument, NULL, OPT_YIELDS },
 	{ "rate-mbps", required_argument, NULL, OPT_RATE },
+	{ "busy-mbps", required_argument, NULL, OPT_BUSY },
 	{ "reopen-mib", required_argument, NULL, OPT_REOPEN },
 	{ "dirty", required_argument, NULL, OPT_DIRTY },
 	{ "seed", required_argument, NULL, OPT_SEED },
@@ -165,6 +168,9 @@ static int opts_one(struct rb_opts *o, int c, struct opts_seen *seen)
 		return opts_list(optarg, o->yields, &o->nyields);
 	case OPT_RATE:
 		o->rate_mbps = strtoull(optarg, NULL, 10);
+		return 0;
+	case OPT_BUSY:
+		o->busy_mbps = strtoull(optarg, NULL, 10);
 		return 0;
 	case OPT_REOPEN:
 		return opts_list(optarg, o->reopen_mib, &o->nreopen);

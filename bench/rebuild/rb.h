@@ -31,6 +31,7 @@ struct rb_opts {
 	unsigned yields[RB_MAX_LIST];
 	unsigned nyields;
 	uint64_t rate_mbps;     /* part 2: rebuild rate limit, MB/s; 0 none */
+	uint64_t busy_mbps;     /* part 2: the same while the reads run (busy_bytes_per_sec) */
 	unsigned reopen_mib[RB_MAX_LIST]; /* part 3: data MiB per member */
 	unsigned nreopen;
 	unsigned dirty[RB_MAX_LIST];      /* part 3: dirty 1 MiB regions per trial */

@@ -489,20 +489,34 @@ GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
  */
 GRAID_API int graid_array_rebuild(struct graid_array *a, graid_progress_fn fn, void *arg);
 
-/** @brief How a rebuild shares the members with foreground I/O. */
+/**
+ * @brief How a rebuild shares the members with foreground I/O.
+ *
+ * Like md's speed_limit_max and speed_limit_min: a rebuild runs at up to
+ * @c max_bytes_per_sec, and at up to @c busy_bytes_per_sec while foreground reads or writes
+ * are in flight on the array, so it goes at full speed when the array is idle and gives
+ * way when it is not (docs/BENCH-REBUILD.md has what each setting kept for readers).
+ */
 struct graid_rebuild_options {
 	size_t struct_size;          /**< sizeof(struct graid_rebuild_options) as compiled */
 	uint64_t max_bytes_per_sec;  /**< rebuild rate limit per rebuilt member; 0: unlimited */
 	/** microseconds the rebuild pauses between batches while foreground I/O is in flight */
 	uint32_t foreground_yield_us;
+	/**
+	 * rate limit per rebuilt member while foreground I/O is in flight (the lower of it and
+	 * @c max_bytes_per_sec applies then); 0: no separate limit. Added in 0.1: callers
+	 * compiled without it pass the shorter struct and keep 0.
+	 */
+	uint64_t busy_bytes_per_sec;
 };
 
 /**
- * @brief Set the rebuild's rate limit and its yield to foreground I/O; takes effect at the
+ * @brief Set the rebuild's rate limits and its yield to foreground I/O; takes effect at the
  *   next batch, also for a rebuild in progress.
  * @param a the array.
  * @param opts the options.
- * @return 0; -EINVAL NULL arguments or struct_size too small.
+ * @return 0; -EINVAL NULL arguments or struct_size smaller than the struct without
+ *   @c busy_bytes_per_sec.
  */
 GRAID_API int graid_array_set_rebuild_options(struct graid_array *a,
 					      const struct graid_rebuild_options *opts);

@@ -90,6 +90,7 @@ struct graid_array {
 	pthread_mutex_t rebuild_lock;  /* one rebuild at a time */
 	atomic_uint_fast64_t rebuild_rate;   /* bytes/s per member, 0 unlimited */
 	atomic_uint rebuild_yield_us;
+	atomic_uint_fast64_t rebuild_busy_rate; /* the same while foreground I/O is in flight */
 	atomic_bool closing;
 	pthread_t spare_thread;        /* background rebuild after a spare takes over */
 	bool spare_thread_started;

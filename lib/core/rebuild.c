@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Replace a member and rebuild it online: batches of stripes, recovered through the engine, checkpointed. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -214,6 +215,8 @@ struct rebuild_ctx {
 	graid_progress_fn fn;
 	void *arg;
 	uint64_t done, total, t0, last_cp, batch_ns;
+	/* Pacing: the rate in force, and where its window began (bytes per rebuilt member). */
+	uint64_t pace_rate, pace_t0, pace_bytes0;
 };
 
 /* Chunk `i` of the slot's rows for member (parity) or target index (mirror) `who`. */
@@ -457,14 +460,41 @@ static void rebuild_checkpoint(struct graid_array *a, struct rebuild_ctx *c, uin
 	pthread_mutex_unlock(&a->meta_lock);
 }
 
-static void rebuild_pace(struct rebuild_ctx *c)
+/*
+ * The rate limit in force now (0: none): the busy limit while foreground I/O is in flight,
+ * if lower. A change of rate starts a new pacing window, so bytes rebuilt at one rate are
+ * never paid for, or credited, at the other.
+ */
+static uint64_t rebuild_rate_window(struct rebuild_ctx *c)
 {
 	struct graid_array *a = c->a;
 	uint64_t rate = atomic_load(&a->rebuild_rate);
+	uint64_t busy = atomic_load(&a->rebuild_busy_rate);
+
+	if (busy && (!rate || busy < rate) && atomic_load(&a->fg_inflight))
+		rate = busy;
+	if (rate != c->pace_rate) {
+		c->pace_rate = rate;
+		c->pace_t0 = rebuild_now_ns();
+		c->pace_bytes0 = c->done / c->ntarget;
+	}
+	return rate;
+}
+
+/* When `bytes` (per rebuilt member, since the pass began) are due at the rate in force. */
+static uint64_t rebuild_due_ns(const struct rebuild_ctx *c, uint64_t rate, uint64_t bytes)
+{
+	return c->pace_t0 + (bytes - c->pace_bytes0) * 1000000000ull / rate;
+}
+
+static void rebuild_pace(struct rebuild_ctx *c)
+{
+	struct graid_array *a = c->a;
+	uint64_t rate = rebuild_rate_window(c);
 	unsigned yield = atomic_load(&a->rebuild_yield_us);
 
 	if (rate) {
-		uint64_t due = c->t0 + c->done / c->ntarget * 1000000000ull / rate;
+		uint64_t due = rebuild_due_ns(c, rate, c->done / c->ntarget);
 		uint64_t now = rebuild_now_ns();
 
 		if (due > now)
@@ -475,15 +505,15 @@ static void rebuild_pace(struct rebuild_ctx *c)
 }
 
 /* Would rebuild_pace() sleep once `rows` more rows are done? */
-static bool rebuild_pause_due(const struct rebuild_ctx *c, unsigned rows)
+static bool rebuild_pause_due(struct rebuild_ctx *c, unsigned rows)
 {
 	struct graid_array *a = c->a;
-	uint64_t rate = atomic_load(&a->rebuild_rate);
+	uint64_t rate = rebuild_rate_window(c);
 	uint64_t bytes = c->done / c->ntarget + (uint64_t)rows * a->lay.chunk;
 
 	if (atomic_load(&a->rebuild_yield_us) && atomic_load(&a->fg_inflight))
 		return true;
-	return rate && c->t0 + bytes * 1000000000ull / rate > rebuild_now_ns();
+	return rate && rebuild_due_ns(c, rate, bytes) > rebuild_now_ns();
 }
 
 /*
@@ -717,7 +747,9 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 	c->arg = arg;
 	c->done = 0;
 	c->total = (l->nstripes - start) * l->chunk * c->ntarget;
-	c->t0 = c->last_cp = rebuild_now_ns();
+	c->t0 = c->last_cp = c->pace_t0 = rebuild_now_ns();
+	c->pace_rate = atomic_load(&a->rebuild_rate);
+	c->pace_bytes0 = 0;
 	graid__log(GRAID_LOG_NOTICE, "rebuild of %u member(s) from row %llu of %llu",
 		   c->ntarget, (unsigned long long)start, (unsigned long long)l->nstripes);
 	if (fn)
@@ -814,9 +846,13 @@ GRAID_API int graid_array_rebuild(struct graid_array *a, graid_progress_fn fn, v
 GRAID_API int graid_array_set_rebuild_options(struct graid_array *a,
 					      const struct graid_rebuild_options *opts)
 {
-	if (!a || !opts || opts->struct_size < sizeof(*opts))
+	const size_t v1 = offsetof(struct graid_rebuild_options, busy_bytes_per_sec);
+
+	if (!a || !opts || opts->struct_size < v1)
 		return -EINVAL;
 	atomic_store(&a->rebuild_rate, opts->max_bytes_per_sec);
 	atomic_store(&a->rebuild_yield_us, opts->foreground_yield_us);
+	atomic_store(&a->rebuild_busy_rate,
+		     opts->struct_size >= sizeof(*opts) ? opts->busy_bytes_per_sec : 0);
 	return 0;
 }
