@@ -520,6 +520,7 @@ struct heal_swap {
 	unsigned victim;
 	int done;
 	int fail_rc, write_rc, replace_rc;
+	struct heal_progress prog;
 };
 
 static void heal_swap_cb(void *arg, uint64_t done, uint64_t total)
@@ -527,7 +528,7 @@ static void heal_swap_cb(void *arg, uint64_t done, uint64_t total)
 	struct heal_swap *h = arg;
 	uint8_t *buf;
 
-	(void)total;
+	heal_progress_cb(&h->prog, done, total);
 	if (h->done || done == 0)
 		return;
 	h->done = 1;
@@ -568,6 +569,9 @@ Test(heal, a_member_replaced_during_its_own_rebuild_is_rebuilt_from_the_start, .
 				.victim = 2 };
 	cr_assert_eq(graid_array_rebuild(a, heal_swap_cb, &h), 0);
 	cr_assert_eq(h.fail_rc, 0, "failing the member being rebuilt: %d", h.fail_rc);
+	cr_assert_eq(h.prog.backwards, 0, "progress went backwards over the second pass");
+	cr_assert_eq(h.prog.last, h.prog.total, "progress ended at %llu of %llu",
+		     (unsigned long long)h.prog.last, (unsigned long long)h.prog.total);
 	cr_assert_eq(h.write_rc, (int)h.row_bytes, "the degraded write: %d", h.write_rc);
 	cr_assert_eq(h.replace_rc, 0);
 	cr_assert_eq(graid_array_info(a, &info), 0);
@@ -599,6 +603,37 @@ Test(heal, a_new_member_failing_during_its_rebuild_stops_it_with_eio, .timeout =
 	cr_assert_eq(info.member_state[2], GRAID_MEMBER_ACTIVE);
 	cr_assert_eq(graid_array_fail_member(a, 0), 0);
 	heal_verify(a, info.size, NULL, 9, "with the second new member standing in for another");
+	graid_array_close(a);
+	au_remove(&s);
+}
+
+/*
+ * A new member whose writes fail while several of its writes are in flight (64 KiB chunks:
+ * many writes per batch, two batches' writes at once): a hot spare takes its role at the
+ * first failure and must not be failed by the old device's later ones.
+ */
+Test(heal, a_spare_is_not_blamed_for_late_errors_of_the_member_it_replaced, .timeout = 120)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	char faulty[400];
+	struct graid_array *a;
+	struct au_set s;
+
+	au_make(&s, 4, HEAL_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 4, 5, 64 * 1024, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	heal_fill(a, info.size, 9);
+	cr_assert_eq(graid_array_fail_member(a, 2), 0);
+	snprintf(faulty, sizeof(faulty), "faulty:write-eio-after=1:%s",
+		 heal_new_member(&s, "new"));
+	cr_assert_eq(graid_array_replace_member(a, 2, faulty), 0);
+	cr_assert_eq(graid_array_add_spare(a, heal_new_member(&s, "spare")), 0);
+	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_eq(info.member_state[2], GRAID_MEMBER_ACTIVE,
+		     "role 2 is %d after the spare's rebuild", info.member_state[2]);
+	cr_assert_eq(graid_array_fail_member(a, 0), 0);
+	heal_verify(a, info.size, NULL, 9, "with the spare standing in for another");
 	graid_array_close(a);
 	au_remove(&s);
 }

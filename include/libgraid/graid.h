@@ -453,7 +453,9 @@ GRAID_API int graid_array_fail_member(struct graid_array *a, unsigned idx);
  * @brief Called as a rebuild proceeds.
  * @param arg the value given with the callback.
  * @param done bytes rebuilt so far (never goes backwards).
- * @param total bytes to rebuild; done == total at the last call.
+ * @param total bytes to rebuild; done == total at the last call. It grows when the work
+ *   grows: a member replaced again during its rebuild is rebuilt from the start, and that
+ *   work is added to @p total (the bytes done for the old device stay counted in both).
  */
 typedef void (*graid_progress_fn)(void *arg, uint64_t done, uint64_t total);
 
@@ -481,7 +483,10 @@ GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
  * call after reopening. Only one rebuild runs at a time; a second caller waits for it.
  *
  * @param a the array.
- * @param fn NULL, or called as work proceeds (from the calling thread).
+ * @param fn NULL, or called as work proceeds (from the calling thread), while the rebuild
+ *   holds the stripe locks of the rows it has in flight: it must not write to the array
+ *   (nor read it while degraded), or it may wait for itself; hand such work to another
+ *   thread.
  * @param arg passed to @p fn.
  * @return 0 (also when nothing needed rebuilding); -EIO the data cannot be rebuilt (too
  *   many members failed) or the new member failed; -ENOMEM; -ECANCELED the array is being

@@ -143,6 +143,13 @@ int array_write_superblocks(struct graid_array *a, uint32_t flags);
 /* Recompute nfailed and broken from the member states; meta_lock held. */
 void array_recount(struct graid_array *a);
 void array_member_failed(struct graid_array *a, unsigned role, int err);
+/*
+ * An I/O issued on descriptor @p fd of a role failed: fail the role only if it still has
+ * that device. A device swapped in since (a spare, a replacement) is not blamed for the
+ * late failures of the one it replaced. Retired descriptors stay open until the array
+ * closes, so their numbers are not reused meanwhile.
+ */
+void array_member_io_failed(struct graid_array *a, unsigned role, int fd, int err);
 struct graid_array *array_alloc(unsigned nmembers);
 void array_free(struct graid_array *a);
 int array_open_engine(struct graid_array *a, const char *name);
@@ -170,6 +177,7 @@ struct member_io_fault {
 	struct __kernel_timespec ts;  /* a stall's delay, read by the kernel at submission */
 	unsigned pieces;              /* NVMe passthrough: commands still to complete, or 0 */
 	int err;                      /* NVMe passthrough: the first piece's error, or 0 */
+	int fd;                       /* the member's descriptor when issued: its device */
 };
 
 /* fault.c: test-only fault injection for members opened as "faulty:OPTIONS:PATH". */

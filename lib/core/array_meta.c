@@ -133,15 +133,35 @@ void array_recount(struct graid_array *a)
 	}
 }
 
+static void array_member_failed_dev(struct graid_array *a, unsigned role, int fd, bool any,
+				    int err);
+
 /* A member returned an error: take it out, record that on the others, keep serving. */
 void array_member_failed(struct graid_array *a, unsigned role, int err)
+{
+	array_member_failed_dev(a, role, -1, true, err);
+}
+
+void array_member_io_failed(struct graid_array *a, unsigned role, int fd, int err)
+{
+	array_member_failed_dev(a, role, fd, false, err);
+}
+
+static void array_member_failed_dev(struct graid_array *a, unsigned role, int fd, bool any,
+				    int err)
 {
 	struct member *m = &a->members[role];
 	int st;
 	bool changed = false;
 
-	atomic_fetch_add(&m->errors, 1);
 	pthread_mutex_lock(&a->meta_lock);
+	if (!any && m->fd != fd) {
+		pthread_mutex_unlock(&a->meta_lock);
+		graid__log(GRAID_LOG_INFO, "member %u: a late error of the device it replaced (%s)",
+			   role, graid_strerror(err));
+		return;
+	}
+	atomic_fetch_add(&m->errors, 1);
 	/* Active or being rebuilt: either way it is out now. */
 	st = atomic_load(&m->state);
 	while ((st == GRAID_MEMBER_ACTIVE || st == GRAID_MEMBER_REBUILDING) && !changed)

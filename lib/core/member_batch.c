@@ -22,7 +22,7 @@ static void mbatch_account(struct graid_array *a, struct mbio *io)
 	}
 	if (io->res >= 0)
 		io->res = -EIO; /* short: the member ended early */
-	array_member_failed(a, io->member, io->res);
+	array_member_io_failed(a, io->member, io->fault.fd, io->res);
 }
 
 int mbatch_open(struct mbatch *mb, struct graid_array *a)

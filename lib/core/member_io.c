@@ -176,6 +176,7 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 
 	mf->injected = 0;
 	mf->pieces = 0;
+	mf->fd = m->fd;
 	if (m->fault) {
 		uint64_t bytes = len;
 

@@ -181,6 +181,7 @@ static bool queue_io_now(struct graid_queue *q, struct sop *s, struct mio *io, u
 	}
 	io->fault.injected = 0;
 	io->fault.pieces = 0;
+	io->fault.fd = q->a->members[io->member].fd;
 	n = member_io_now(q->a, io->member, io->write, ptr, io->len, iov, iovcnt, member_off);
 	q->inl[q->ninl].io = io;
 	q->inl[q->ninl++].res = n < 0 ? (int)n : (int)(n > (ssize_t)io->len ? -EIO : n);
@@ -253,7 +254,7 @@ static void queue_io_complete(struct graid_queue *q, struct mio *io, int res)
 		}
 	} else {
 		/* A short transfer inside the member's size is as bad as an error. */
-		array_member_failed(q->a, io->member, res < 0 ? res : -EIO);
+		array_member_io_failed(q->a, io->member, io->fault.fd, res < 0 ? res : -EIO);
 		if (io->write)
 			s->write_fail++;
 		else

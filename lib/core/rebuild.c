@@ -215,6 +215,7 @@ struct rebuild_ctx {
 	graid_progress_fn fn;
 	void *arg;
 	uint64_t done, total, t0, last_cp, batch_ns;
+	uint64_t reported;        /* bytes of earlier passes, reported: progress never goes back */
 	/* Pacing: the rate in force, and where its window began (bytes per rebuilt member). */
 	uint64_t pace_rate, pace_t0, pace_bytes0;
 };
@@ -484,7 +485,8 @@ static uint64_t rebuild_rate_window(struct rebuild_ctx *c)
 /* When `bytes` (per rebuilt member, since the pass began) are due at the rate in force. */
 static uint64_t rebuild_due_ns(const struct rebuild_ctx *c, uint64_t rate, uint64_t bytes)
 {
-	return c->pace_t0 + (bytes - c->pace_bytes0) * 1000000000ull / rate;
+	/* In floating point: bytes x 10^9 passes 2^64 after about 18 GB. */
+	return c->pace_t0 + (uint64_t)((double)(bytes - c->pace_bytes0) * 1e9 / (double)rate);
 }
 
 static void rebuild_pace(struct rebuild_ctx *c)
@@ -533,20 +535,21 @@ static int rebuild_finish(struct rebuild_ctx *c, struct rebuild_slot *s)
 	stripe_set_release(a, &s->locks);
 	s->state = SLOT_FREE;
 	pthread_mutex_lock(&a->meta_lock);
-	for (unsigned t = 0; rc == 0 && t < c->ntarget; t++) {
+	for (unsigned t = 0; (rc == 0 || rc == -ESTALE) && t < c->ntarget; t++) {
 		const struct member *m = &a->members[c->target[t]];
 
 		/*
 		 * Replaced meanwhile: a new pass starts the new device from row 0, whatever
-		 * became of the old one (a later batch's write may have failed it first).
+		 * became of the old one (a later batch's write may have failed it first). A
+		 * target that was not replaced and failed ends the rebuild with EIO, even when
+		 * another target was replaced.
 		 */
 		if (memcmp(m->uuid, c->target_uuid[t], 16))
 			rc = -ESTALE;
-	}
-	for (unsigned t = 0; rc == 0 && t < c->ntarget; t++)
-		if (failed[c->target[t]] ||
-		    atomic_load(&a->members[c->target[t]].state) != GRAID_MEMBER_REBUILDING)
+		else if (failed[c->target[t]] ||
+			 atomic_load(&m->state) != GRAID_MEMBER_REBUILDING)
 			rc = -EIO; /* the new member itself failed */
+	}
 	pthread_mutex_unlock(&a->meta_lock);
 	if (rc)
 		return rc;
@@ -556,7 +559,7 @@ static int rebuild_finish(struct rebuild_ctx *c, struct rebuild_slot *s)
 		c->last_cp = rebuild_now_ns();
 	}
 	if (c->fn)
-		c->fn(c->arg, c->done, c->total);
+		c->fn(c->arg, c->reported + c->done, c->reported + c->total);
 	return 0;
 }
 
@@ -753,12 +756,13 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 	graid__log(GRAID_LOG_NOTICE, "rebuild of %u member(s) from row %llu of %llu",
 		   c->ntarget, (unsigned long long)start, (unsigned long long)l->nstripes);
 	if (fn)
-		fn(arg, 0, c->total);
+		fn(arg, c->reported, c->reported + c->total);
 	/* A ring per pass: a member that joined since may need NVMe passthrough entries. */
 	rc = mbatch_open(&c->mb, a);
 	if (rc == 0)
 		rc = rebuild_rows(c, start);
 	mbatch_close(&c->mb);
+	c->reported += c->done;
 	if (rc == -ESTALE) {
 		graid__log(GRAID_LOG_NOTICE, "rebuild: a member being rebuilt was replaced; "
 					     "starting again for the new device");
