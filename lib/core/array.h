@@ -87,6 +87,7 @@ struct graid_array {
 	struct graid_queue *pool;
 
 	atomic_uint fg_inflight;       /* foreground requests in flight, for rebuild's yield */
+	atomic_uint fg_started;        /* foreground requests ever started: busy since a look */
 	pthread_mutex_t rebuild_lock;  /* one rebuild at a time */
 	atomic_uint_fast64_t rebuild_rate;   /* bytes/s per member, 0 unlimited */
 	atomic_uint rebuild_yield_us;

@@ -507,6 +507,7 @@ static int queue_add(struct graid_queue *q, uint8_t *buf, size_t len, uint64_t o
 	q->active_tail = r;
 	q->nreq++;
 	atomic_fetch_add_explicit(&q->a->fg_inflight, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&q->a->fg_started, 1, memory_order_relaxed);
 	return 0;
 }
 

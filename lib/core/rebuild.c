@@ -218,6 +218,7 @@ struct rebuild_ctx {
 	uint64_t reported;        /* bytes of earlier passes, reported: progress never goes back */
 	/* Pacing: the rate in force, and where its window began (bytes per rebuilt member). */
 	uint64_t pace_rate, pace_t0, pace_bytes0;
+	unsigned fg_seen;         /* fg_started at the last pacing decision */
 };
 
 /* Chunk `i` of the slot's rows for member (parity) or target index (mirror) `who`. */
@@ -462,17 +463,22 @@ static void rebuild_checkpoint(struct graid_array *a, struct rebuild_ctx *c, uin
 }
 
 /*
- * The rate limit in force now (0: none): the busy limit while foreground I/O is in flight,
- * if lower. A change of rate starts a new pacing window, so bytes rebuilt at one rate are
- * never paid for, or credited, at the other.
+ * Decide the rate limit in force (0: none): the busy limit, if lower, when foreground I/O is
+ * in flight or has started since the last decision (a caller issuing one synchronous
+ * request after another is busy, even when caught between two). A change of rate starts a
+ * new pacing window, so bytes rebuilt at one rate are never paid for, or credited, at the
+ * other.
  */
 static uint64_t rebuild_rate_window(struct rebuild_ctx *c)
 {
 	struct graid_array *a = c->a;
 	uint64_t rate = atomic_load(&a->rebuild_rate);
 	uint64_t busy = atomic_load(&a->rebuild_busy_rate);
+	unsigned started = atomic_load(&a->fg_started);
+	bool fg = atomic_load(&a->fg_inflight) || started != c->fg_seen;
 
-	if (busy && (!rate || busy < rate) && atomic_load(&a->fg_inflight))
+	c->fg_seen = started;
+	if (busy && (!rate || busy < rate) && fg)
 		rate = busy;
 	if (rate != c->pace_rate) {
 		c->pace_rate = rate;
@@ -489,10 +495,11 @@ static uint64_t rebuild_due_ns(const struct rebuild_ctx *c, uint64_t rate, uint6
 	return c->pace_t0 + (uint64_t)((double)(bytes - c->pace_bytes0) * 1e9 / (double)rate);
 }
 
+/* Sleep as the rate decided by the last rebuild_pause_due() and the yield ask. */
 static void rebuild_pace(struct rebuild_ctx *c)
 {
 	struct graid_array *a = c->a;
-	uint64_t rate = rebuild_rate_window(c);
+	uint64_t rate = c->pace_rate;
 	unsigned yield = atomic_load(&a->rebuild_yield_us);
 
 	if (rate) {
@@ -753,6 +760,7 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 	c->t0 = c->last_cp = c->pace_t0 = rebuild_now_ns();
 	c->pace_rate = atomic_load(&a->rebuild_rate);
 	c->pace_bytes0 = 0;
+	c->fg_seen = atomic_load(&a->fg_started);
 	graid__log(GRAID_LOG_NOTICE, "rebuild of %u member(s) from row %llu of %llu",
 		   c->ntarget, (unsigned long long)start, (unsigned long long)l->nstripes);
 	if (fn)
