@@ -29,6 +29,9 @@ static struct {
 	char **members;            /* absolute paths, from member= (in any order) */
 	unsigned nmembers;
 	char *backend;             /* backend=, NULL: $GRAID_BACKEND, else auto */
+	/* rebuild-max-rate= and rebuild-busy-rate=: bytes a second per member, 0 none */
+	struct graid_rebuild_options rebuild;
+	bool rebuild_set;
 	struct graid_array *array; /* opened in after_fork, closed in cleanup */
 	struct graid_array_info info;
 	/*
@@ -98,7 +101,20 @@ static int gp_config(const char *key, const char *value)
 		}
 		return 0;
 	}
-	nbdkit_error("unknown parameter '%s' (member=PATH or backend=NAME)", key);
+	if (strcmp(key, "rebuild-max-rate") == 0 || strcmp(key, "rebuild-busy-rate") == 0) {
+		int64_t rate = nbdkit_parse_size(value);
+
+		if (rate < 0)
+			return -1; /* nbdkit said why */
+		if (key[8] == 'm')
+			gp.rebuild.max_bytes_per_sec = (uint64_t)rate;
+		else
+			gp.rebuild.busy_bytes_per_sec = (uint64_t)rate;
+		gp.rebuild_set = true;
+		return 0;
+	}
+	nbdkit_error("unknown parameter '%s' (member=PATH, backend=NAME, rebuild-max-rate=SIZE "
+		     "or rebuild-busy-rate=SIZE)", key);
 	return -1;
 }
 
@@ -147,6 +163,18 @@ static int gp_after_fork(void)
 
 	if (gp_open_array(gp.backend, &gp.array))
 		return -1;
+	if (gp.rebuild_set) {
+		/* For rebuilds started here: a hot spare taking over a member that fails. */
+		gp.rebuild.struct_size = sizeof(gp.rebuild);
+		rc = graid_array_set_rebuild_options(gp.array, &gp.rebuild);
+		if (rc) {
+			nbdkit_error("rebuild rates: %s", graid_strerror(rc));
+			return -1;
+		}
+		nbdkit_debug("rebuild at most %" PRIu64 " B/s per member, %" PRIu64
+			     " B/s while serving requests (0: no limit)",
+			     gp.rebuild.max_bytes_per_sec, gp.rebuild.busy_bytes_per_sec);
+	}
 	gp.info.struct_size = sizeof(gp.info);
 	rc = graid_array_info(gp.array, &gp.info);
 	if (rc) {
@@ -312,7 +340,10 @@ static struct nbdkit_plugin plugin = {
 	.config = gp_config,
 	.config_complete = gp_config_complete,
 	.config_help = "member=PATH   a member of the array (once per member, any order)\n"
-		       "backend=NAME  parity engine: auto, ref, isal, opencl, cuda",
+		       "backend=NAME  parity engine: auto, ref, isal, opencl, cuda\n"
+		       "rebuild-max-rate=SIZE   rebuilds (a hot spare taking over) move at most\n"
+		       "                        SIZE bytes a second per member\n"
+		       "rebuild-busy-rate=SIZE  ... and at most SIZE while requests are in flight",
 	.magic_config_key = "member",
 	.get_ready = gp_get_ready,
 	.after_fork = gp_after_fork,

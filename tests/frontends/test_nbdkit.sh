@@ -46,7 +46,9 @@ URI="nbd+unix:///?socket=$SOCK"
 start_server() { # start_server LOG MEMBER...: serve, wait until it answers
 	local log=$1 args=() i
 	shift
-	for m in "$@"; do args+=("member=$m"); done
+	for m in "$@"; do
+		case $m in rebuild-*=*) args+=("$m") ;; *) args+=("member=$m") ;; esac
+	done
 	rm -f "$SOCK" pid
 	nbdkit --exit-with-parent -f -v -U "$SOCK" -P pid "$P" "${args[@]}" 2>"$log" &
 	SRV=$!
@@ -133,12 +135,20 @@ if [ $? -ne 5 ]; then
 	check "graidctl replace 2 rebuilds a new member" "$G" replace 2 n2 m0 m1 m3 m4 m5
 	check "graidctl fail 0" "$G" fail 0 m0 m1 n2 m3 m4 m5
 	check "graidctl fail 1" "$G" fail 1 m0 m1 n2 m3 m4 m5
-	check "the server starts on the rebuilt member" start_server srv2.log n2 m3 m4 m5
+	check "the server starts on the rebuilt member, with rebuild rates" \
+		start_server srv2.log n2 m3 m4 m5 rebuild-max-rate=1G rebuild-busy-rate=50M
+	check "and applies them" grep -q "52428800 B/s while serving" srv2.log
 	check "nbdcopy reads it back" nbdcopy "$URI" back4
 	check "the data is right" cmp -n 96M data back4
 	stop_server
 else
 	echo "# replace/rebuild: not in this libgraid, not tested"
+fi
+
+if timeout 10 nbdkit -f -U "$T/bad.sock" "$P" member=m0 rebuild-busy-rate=fast >bad.log 2>&1; then
+	bad "a bad rebuild-busy-rate is refused"
+else
+	check "a bad rebuild-busy-rate is refused, saying why" grep -q "fast" bad.log
 fi
 
 echo "$pass passed, $fail failed"
