@@ -22,6 +22,9 @@ struct gu_opts {
 	unsigned queues;
 	unsigned depth;
 	const char *backend;
+	/* --rebuild-max-rate, --rebuild-busy-rate: bytes a second per member; 0 none */
+	struct graid_rebuild_options rebuild;
+	bool rebuild_set;
 	const char *const *members;
 	unsigned nmembers;
 };
@@ -35,7 +38,11 @@ static void gu_usage(FILE *f)
 		"  --queues N      hardware queues, one thread each (default 1, at most %u)\n"
 		"  --depth D       requests in flight per queue (default 128, at most %u)\n"
 		"  --backend NAME  parity engine: auto, ref, isal, opencl, cuda (default\n"
-		"                  $GRAID_BACKEND, else auto)\n",
+		"                  $GRAID_BACKEND, else auto)\n"
+		"  --rebuild-max-rate SIZE   a rebuild that starts while serving (a hot spare\n"
+		"                  taking over) moves at most SIZE bytes a second per member\n"
+		"                  (K, M, G: powers of 1024)\n"
+		"  --rebuild-busy-rate SIZE  ... and at most SIZE while requests are in flight\n",
 		GU_MAX_QUEUES, UBLK_MAX_QUEUE_DEPTH);
 }
 
@@ -52,6 +59,29 @@ static int gu_number(const char *arg, unsigned max, unsigned *out)
 	return 0;
 }
 
+/* A byte count with an optional K, M or G (powers of 1024); 0 on success. */
+static int gu_size(const char *arg, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned shift = 0;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (*end == 'K' || *end == 'k')
+		shift = 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30, end++;
+	if (errno || *end || end == arg || v > (UINT64_MAX >> shift))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+enum { GU_OPT_MAX_RATE = 256, GU_OPT_BUSY_RATE };
+
 /* 0, or 2 (usage error, message printed); exits 0 for --help. */
 static int gu_parse(int argc, char **argv, struct gu_opts *o)
 {
@@ -59,6 +89,8 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 		{ "queues", required_argument, NULL, 'q' },
 		{ "depth", required_argument, NULL, 'd' },
 		{ "backend", required_argument, NULL, 'b' },
+		{ "rebuild-max-rate", required_argument, NULL, GU_OPT_MAX_RATE },
+		{ "rebuild-busy-rate", required_argument, NULL, GU_OPT_BUSY_RATE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -82,6 +114,18 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 			break;
 		case 'b':
 			o->backend = optarg;
+			break;
+		case GU_OPT_MAX_RATE:
+		case GU_OPT_BUSY_RATE:
+			if (gu_size(optarg, c == GU_OPT_MAX_RATE ? &o->rebuild.max_bytes_per_sec
+								 : &o->rebuild.busy_bytes_per_sec)) {
+				fprintf(stderr, "graid-ublk: --%s: a byte count, e.g. 50M, not '%s'\n",
+					c == GU_OPT_MAX_RATE ? "rebuild-max-rate"
+							     : "rebuild-busy-rate",
+					optarg);
+				return 2;
+			}
+			o->rebuild_set = true;
 			break;
 		case 'h':
 			gu_usage(stdout);
@@ -330,6 +374,19 @@ int main(int argc, char **argv)
 	}
 	graid_array_info(a, &info);
 	graid_array_set_event_callback(a, gu_on_event, NULL);
+	if (o.rebuild_set) {
+		o.rebuild.struct_size = sizeof(o.rebuild);
+		rc = graid_array_set_rebuild_options(a, &o.rebuild);
+		if (rc) {
+			fprintf(stderr, "graid-ublk: rebuild rates: %s\n", graid_strerror(rc));
+			graid_array_close(a);
+			return 1;
+		}
+		fprintf(stderr, "graid-ublk: rebuilds at most %llu B/s per member, %llu B/s while "
+				"serving requests (0: no limit)\n",
+			(unsigned long long)o.rebuild.max_bytes_per_sec,
+			(unsigned long long)o.rebuild.busy_bytes_per_sec);
+	}
 
 	/*
 	 * The signals that stop the server are blocked in every thread (the queue threads

@@ -74,10 +74,22 @@ fi
 sed 's/^/  /' /tmp/create.out
 
 # ---- the whole array ---------------------------------------------------------------------
-if start_server /tmp/srv1.log $M; then
+"$U" --rebuild-busy-rate fast $M >/dev/null 2>/tmp/usage.out
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q "fast" /tmp/usage.out; then
+	echo "PASS usage: a bad --rebuild-busy-rate is refused (exit 2), saying why"
+else
+	echo "FAIL usage: --rebuild-busy-rate fast gave exit $rc"; sed 's/^/    /' /tmp/usage.out
+fi
+if start_server /tmp/srv1.log --rebuild-max-rate 1G --rebuild-busy-rate 50M $M; then
 	q=/sys/block/${DEV#/dev/}
 	echo "PASS start: $DEV ($(cat "$q/size") sectors, $(cat "$q/queue/logical_block_size")-byte blocks)"
 	sed 's/^/    srv: /' /tmp/srv1.log
+	if grep -q "52428800 B/s while serving" /tmp/srv1.log; then
+		echo "PASS rebuild-rates: the server applied --rebuild-max-rate/--rebuild-busy-rate"
+	else
+		echo "FAIL rebuild-rates: not reported by the server"
+	fi
 	if verify_jobs --do_verify=1; then
 		echo "PASS write-verify: random writes read back with crc32c"
 	else
