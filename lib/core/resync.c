@@ -39,8 +39,10 @@ static int resync_parity_rows(struct resync_ctx *c, uint64_t row0, unsigned rows
 	for (unsigned i = 0; i < rows; i++) {
 		bool data_ok = true;
 
+		/* A member being rebuilt counts below its checkpoint: it is in sync there. */
 		for (unsigned d = 0; d < l->ndata; d++)
-			data_ok &= array_role_alive(a, resync_member(l, row0 + i, d));
+			data_ok &= array_role_readable(a, resync_member(l, row0 + i, d),
+						       (row0 + i + 1) * l->chunk);
 		if (!data_ok) {
 			/* The write hole: a lost data chunk here can only come from this parity. */
 			c->skipped++;
@@ -94,7 +96,7 @@ static int resync_mirror_stripe(struct resync_ctx *c, uint64_t stripe)
 	int rc;
 
 	for (unsigned j = 0; j < k && src == GRAID_LAYOUT_NONE; j++)
-		if (array_role_alive(a, members[j]))
+		if (array_role_readable(a, members[j], moff[j] + l->chunk))
 			src = j;
 	if (src == GRAID_LAYOUT_NONE) {
 		c->skipped++;
