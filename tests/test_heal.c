@@ -264,6 +264,28 @@ static void heal_kill_cb(void *arg, uint64_t done, uint64_t total)
 		kill(getpid(), SIGKILL);
 }
 
+/*
+ * RAID-5 of 4 members, 4 KiB chunks, filled with pattern 9, role 2 replaced by "new" (not
+ * rebuilt yet) and the array closed; @p members: the paths to open it with.
+ */
+static void heal_raid5_role2_replaced_closed(struct au_set *s, const char **members,
+					     char *newpath, size_t len)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct graid_array *a;
+
+	au_make(s, 4, HEAL_MEMBER_BYTES);
+	cr_assert_eq(au_create(s, 4, 5, 4096, &a), 0);
+	memcpy(members, s->paths, 4 * sizeof(*members));
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	heal_fill(a, info.size, 9);
+	cr_assert_eq(graid_array_fail_member(a, 2), 0);
+	cr_assert_eq(graid_array_replace_member(a, 2, heal_new_member(s, "new")), 0);
+	graid_array_close(a);
+	snprintf(newpath, len, "%s/new", s->dir);
+	members[2] = newpath;
+}
+
 /* A rebuild killed half way resumes from its checkpoint, not from the start. */
 Test(heal, a_killed_rebuild_resumes_from_its_checkpoint, .timeout = 300)
 {
@@ -278,16 +300,7 @@ Test(heal, a_killed_rebuild_resumes_from_its_checkpoint, .timeout = 300)
 	pid_t pid;
 	int status;
 
-	au_make(&s, 4, HEAL_MEMBER_BYTES);
-	cr_assert_eq(au_create(&s, 4, 5, 4096, &a), 0);
-	memcpy(members, s.paths, sizeof(members));
-	cr_assert_eq(graid_array_info(a, &info), 0);
-	heal_fill(a, info.size, 9);
-	cr_assert_eq(graid_array_fail_member(a, 2), 0);
-	cr_assert_eq(graid_array_replace_member(a, 2, heal_new_member(&s, "new")), 0);
-	graid_array_close(a);
-	snprintf(newpath, sizeof(newpath), "%s/new", s.dir);
-	members[2] = newpath;
+	heal_raid5_role2_replaced_closed(&s, members, newpath, sizeof(newpath));
 
 	pid = fork();
 	if (pid == 0) {
@@ -663,16 +676,7 @@ Test(heal, a_torn_write_below_the_rebuild_checkpoint_is_resynced, .timeout = 300
 	int status;
 	pid_t pid;
 
-	au_make(&s, 4, HEAL_MEMBER_BYTES);
-	cr_assert_eq(au_create(&s, 4, 5, 4096, &a), 0);
-	memcpy(members, s.paths, sizeof(members));
-	cr_assert_eq(graid_array_info(a, &info), 0);
-	heal_fill(a, info.size, 9);
-	cr_assert_eq(graid_array_fail_member(a, 2), 0);
-	cr_assert_eq(graid_array_replace_member(a, 2, heal_new_member(&s, "new")), 0);
-	graid_array_close(a);
-	snprintf(newpath, sizeof(newpath), "%s/new", s.dir);
-	members[2] = newpath;
+	heal_raid5_role2_replaced_closed(&s, members, newpath, sizeof(newpath));
 
 	pid = fork();
 	if (pid == 0) {
