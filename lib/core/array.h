@@ -198,6 +198,7 @@ struct mbio {
 	uint32_t len;
 	uint64_t off;        /* inside the data area */
 	int res;             /* bytes, or -errno; a failed member is marked failed */
+	unsigned cost;       /* ring entries it took: NVMe passthrough splits at the MDTS */
 };
 int mbatch_run(struct graid_array *a, struct mbio *ios, size_t n);
 

@@ -77,7 +77,9 @@ static void mbatch_fill(struct mbatch *mb)
 					   io->len, io->off, io, &io->fault))
 				break;
 			g->next++;
-			mb->inflight++;
+			/* Each NVMe command of a split I/O completes on its own: count them all. */
+			io->cost = io->fault.pieces ? io->fault.pieces : 1;
+			mb->inflight += io->cost;
 			queued++;
 		}
 	}
@@ -105,7 +107,7 @@ static bool mbatch_reap(struct mbatch *mb)
 			continue; /* more NVMe commands of this I/O to come */
 		io->res = io->fault.injected ? io->fault.injected : res;
 		mbatch_account(mb->a, io);
-		mb->inflight--;
+		mb->inflight -= io->cost;
 		g = mbatch_owner(mb, io);
 		if (g && ++g->done == g->n)
 			mbatch_retire(mb, g);
