@@ -133,29 +133,21 @@ void array_recount(struct graid_array *a)
 	}
 }
 
-static void array_member_failed_dev(struct graid_array *a, unsigned role, int fd, bool any,
-				    int err);
-
 /* A member returned an error: take it out, record that on the others, keep serving. */
 void array_member_failed(struct graid_array *a, unsigned role, int err)
 {
-	array_member_failed_dev(a, role, -1, true, err);
+	array_member_io_failed(a, role, -1, err);
 }
 
+/* @p fd < 0: whichever device the role has. */
 void array_member_io_failed(struct graid_array *a, unsigned role, int fd, int err)
-{
-	array_member_failed_dev(a, role, fd, false, err);
-}
-
-static void array_member_failed_dev(struct graid_array *a, unsigned role, int fd, bool any,
-				    int err)
 {
 	struct member *m = &a->members[role];
 	int st;
 	bool changed = false;
 
 	pthread_mutex_lock(&a->meta_lock);
-	if (!any && m->fd != fd) {
+	if (fd >= 0 && m->fd != fd) {
 		pthread_mutex_unlock(&a->meta_lock);
 		graid__log(GRAID_LOG_INFO, "member %u: a late error of the device it replaced (%s)",
 			   role, graid_strerror(err));

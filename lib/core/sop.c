@@ -792,47 +792,73 @@ static void sop_recovered(struct graid_queue *q, struct sop *s)
  * failed members share a call). The lost roles come out in role order (sop_plan_locked),
  * so equal patterns compare equal element by element.
  */
+/*
+ * Unlink from @p list every operation @p same puts with the list's head (the head too) and
+ * return them as one group: the stripes one engine call serves.
+ */
+static struct sop *sop_take_group(struct sop **list,
+				  bool (*same)(const struct sop *, const struct sop *))
+{
+	struct sop *group = NULL, *head = *list, **pp = list;
+
+	while (*pp) {
+		struct sop *s = *pp;
+
+		if (same(s, head)) {
+			*pp = s->next;
+			s->next = group;
+			group = s;
+		} else {
+			pp = &s->next;
+		}
+	}
+	return group;
+}
+
+/* After a group's engine call: each operation fails with @p rc, or goes on to @p next. */
+static void sop_group_done(struct graid_queue *q, struct sop *group, int rc,
+			   void (*next)(struct graid_queue *, struct sop *))
+{
+	while (group) {
+		struct sop *s = group;
+
+		group = s->next;
+		if (rc)
+			sop_finish(q, s, rc);
+		else
+			next(q, s);
+	}
+}
+
 static void sop_recover_batch(struct graid_queue *q)
 {
 	const struct graid_layout *l = &q->a->lay;
 	const unsigned nroles = sop_nroles(l);
 
 	while (q->rec_list) {
-		struct sop *group = NULL, *head = q->rec_list, **pp = &q->rec_list;
+		struct sop *group = sop_take_group(&q->rec_list, sop_same_loss);
 		size_t n = 0;
 		int rc = 0;
 
-		while (*pp) {
-			struct sop *s = *pp;
-
-			if (sop_same_loss(s, head)) {
-				*pp = s->next;
-				s->next = group;
-				group = s;
-				n++;
-			} else {
-				pp = &s->next;
-			}
-		}
+		for (struct sop *s = group; s; s = s->next)
+			n++;
 		if (!sop_batch_room(q, n)) {
 			rc = -ENOMEM;
-		} else if (head->nlost) {
+		} else if (group->nlost) {
 			n = 0;
 			for (struct sop *s = group; s; s = s->next, n++)
 				memcpy(q->batch_ptrs + n * nroles, s->buf, nroles * sizeof(*s->buf));
-			rc = graid_parity_recover(q->a->be, l->ndata, l->nparity, head->hi - head->lo,
-						  n, q->batch_ptrs, head->nlost, head->lost);
+			rc = graid_parity_recover(q->a->be, l->ndata, l->nparity,
+						  group->hi - group->lo, n, q->batch_ptrs,
+						  group->nlost, group->lost);
 		}
-		while (group) {
-			struct sop *s = group;
-
-			group = s->next;
-			if (rc)
-				sop_finish(q, s, rc);
-			else
-				sop_recovered(q, s);
-		}
+		sop_group_done(q, group, rc, sop_recovered);
 	}
+}
+
+static bool sop_same_len(const struct sop *a, const struct sop *b)
+{
+	return a->hi - a->lo == b->hi - b->lo;
 }
 
 /* One engine call for every stripe waiting with the same range length. */
@@ -843,23 +869,13 @@ void sop_compute_batch(struct graid_queue *q)
 
 	sop_recover_batch(q);
 	while (q->gen_list) {
-		struct sop *group = NULL, **pp = &q->gen_list;
-		uint32_t len = q->gen_list->hi - q->gen_list->lo;
+		struct sop *group = sop_take_group(&q->gen_list, sop_same_len);
+		uint32_t len = group->hi - group->lo;
 		size_t n = 0;
 		int rc;
 
-		while (*pp) {
-			struct sop *s = *pp;
-
-			if (s->hi - s->lo == len) {
-				*pp = s->next;
-				s->next = group;
-				group = s;
-				n += s->nrun;
-			} else {
-				pp = &s->next;
-			}
-		}
+		for (struct sop *s = group; s; s = s->next)
+			n += s->nrun;
 		if (!sop_batch_room(q, n)) {
 			rc = -ENOMEM;
 		} else {
@@ -870,15 +886,7 @@ void sop_compute_batch(struct graid_queue *q)
 			}
 			rc = graid_parity_gen(q->a->be, l->ndata, l->nparity, len, n, q->batch_ptrs);
 		}
-		while (group) {
-			struct sop *s = group;
-
-			group = s->next;
-			if (rc)
-				sop_finish(q, s, rc);
-			else
-				sop_write_phase(q, s);
-		}
+		sop_group_done(q, group, rc, sop_write_phase);
 	}
 }
 
