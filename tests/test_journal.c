@@ -409,6 +409,27 @@ static void jr_write_record(const char *path, uint64_t log_off, const uint8_t uu
 }
 
 /*
+ * A journalled RAID-5 on the first 4 of @p nfiles files (the 5th, if any, its hot spare),
+ * with generation 1 written over its first 3 chunks (row 0), then closed. Returns the
+ * 3-chunk buffer, aligned, for the caller's later generations.
+ */
+static uint8_t *jr_first_row_closed(struct au_set *s, unsigned nfiles)
+{
+	struct graid_array *a;
+	uint8_t *buf;
+
+	au_make(s, nfiles, JT_MEMBER_BYTES);
+	cr_assert_eq(jt_create(s, 4, 5, JT_CHUNK, GRAID_CREATE_JOURNAL, &a), 0);
+	if (nfiles > 4)
+		cr_assert_eq(graid_array_add_spare(a, s->paths[4]), 0);
+	cr_assert_eq(posix_memalign((void **)&buf, 4096, 3 * JT_CHUNK), 0);
+	jt_pattern(buf, 3 * JT_CHUNK, 0, 1);
+	cr_assert_eq(graid_array_write(a, buf, 3 * JT_CHUNK, 0), 3 * JT_CHUNK);
+	cr_assert_eq(graid_array_close(a), 0);
+	return buf;
+}
+
+/*
  * Two updates of stripe 0 (RAID-5, 4 members: d0 on m0, d1 on m1, d2 on m2, P on m3): s
  * rewrites d1 (participants m1, P), s2 rewrites d0 (m0, P). Both finish and are flushed.
  * Then a checkpoint (or the records of graid_array_close) starts: journal_write_records()
@@ -426,12 +447,7 @@ static unsigned jr_mixed_tails(bool crash_between_records)
 	int status;
 	pid_t pid;
 
-	au_make(&s, 4, JT_MEMBER_BYTES);
-	cr_assert_eq(jt_create(&s, 4, 5, JT_CHUNK, GRAID_CREATE_JOURNAL, &a), 0);
-	cr_assert_eq(posix_memalign((void **)&buf, 4096, 3 * JT_CHUNK), 0);
-	jt_pattern(buf, 3 * JT_CHUNK, 0, 1);
-	cr_assert_eq(graid_array_write(a, buf, 3 * JT_CHUNK, 0), 3 * JT_CHUNK);
-	cr_assert_eq(graid_array_close(a), 0);
+	buf = jr_first_row_closed(&s, 4);
 
 	pid = fork();
 	if (pid == 0) {
@@ -502,13 +518,7 @@ Test(journal, spare_taking_over_mid_update_does_not_block_its_replay, .timeout =
 	int status;
 	pid_t pid;
 
-	au_make(&s, 5, JT_MEMBER_BYTES);
-	cr_assert_eq(jt_create(&s, 4, 5, JT_CHUNK, GRAID_CREATE_JOURNAL, &a), 0);
-	cr_assert_eq(graid_array_add_spare(a, s.paths[4]), 0);
-	cr_assert_eq(posix_memalign((void **)&buf, 4096, 3 * JT_CHUNK), 0);
-	jt_pattern(buf, 3 * JT_CHUNK, 0, 1);
-	cr_assert_eq(graid_array_write(a, buf, 3 * JT_CHUNK, 0), 3 * JT_CHUNK);
-	cr_assert_eq(graid_array_close(a), 0);
+	buf = jr_first_row_closed(&s, 5);
 
 	pid = fork();
 	if (pid == 0) {
