@@ -75,6 +75,33 @@ struct bench_job {
 static int bench_group = -1;
 /* --block BYTES: the plans' cache-blocking sub-range (0: the variant's own; at most it). */
 static unsigned bench_block;
+/*
+ * --sse: what a CPU without AVX2 would run. ISA-L's SSE entry points stand for ISA-L (its
+ * dispatcher picks them there) and the own column is the ssse3 variant instead of avx2.
+ */
+static bool bench_sse;
+
+/* The own variant the tables compare with ISA-L. */
+static const char *bench_own_name(void)
+{
+	return bench_sse ? "ssse3" : "avx2";
+}
+
+/* ISA-L as the CPU in question would run it. */
+static int bench_isal_pq_gen(int n, int len, void **blk)
+{
+	return bench_sse ? pq_gen_sse(n, len, blk) : pq_gen(n, len, blk);
+}
+
+static int bench_isal_pq_check(int n, int len, void **blk)
+{
+	return bench_sse ? pq_check_sse(n, len, blk) : pq_check(n, len, blk);
+}
+
+static int bench_isal_xor_gen(int n, int len, void **blk)
+{
+	return bench_sse ? xor_gen_sse(n, len, blk) : xor_gen(n, len, blk);
+}
 
 static uint64_t bench_rng = 0x9e3779b97f4a7c15ull;
 
@@ -232,17 +259,21 @@ static bool bench_job_stripe(const struct bench_job *j, const struct bench_set *
 	if (j->v)
 		return j->v->run(&j->plan, blk, s->len);
 	if (j->r == BR_GEN)
-		return pq_gen((int)s->nblk, (int)s->len, (void **)blk) == 0;
+		return bench_isal_pq_gen((int)s->nblk, (int)s->len, (void **)blk) == 0;
 	if (j->r == BR_CHECK)
-		return pq_check((int)s->nblk, (int)s->len, (void **)blk) == 0;
+		return bench_isal_pq_check((int)s->nblk, (int)s->len, (void **)blk) == 0;
 	if (j->r == BR_GEN_P) /* RAID-5: the data and P of the stripe */
-		return xor_gen((int)s->nblk - 1, (int)s->len, (void **)blk) == 0;
+		return bench_isal_xor_gen((int)s->nblk - 1, (int)s->len, (void **)blk) == 0;
 	for (unsigned i = 0; i < s->ndata; i++)
 		src[i] = blk[j->surv[i]];
 	for (unsigned l = 0; l < j->nlost; l++)
 		dst[l] = blk[j->lost[l]];
-	ec_encode_data((int)s->len, (int)s->ndata, (int)j->nlost, (unsigned char *)j->tbls, src,
-		       dst);
+	if (bench_sse)
+		ec_encode_data_sse((int)s->len, (int)s->ndata, (int)j->nlost,
+				   (unsigned char *)j->tbls, src, dst);
+	else
+		ec_encode_data((int)s->len, (int)s->ndata, (int)j->nlost,
+			       (unsigned char *)j->tbls, src, dst);
 	return true;
 }
 
@@ -284,6 +315,11 @@ static int bench_count(const char *rkey, const char *impl, unsigned ndata)
 	struct bench_set s;
 	struct bench_job *j = calloc(1, sizeof(*j));
 	int r;
+
+	if (!strcmp(impl, "isal-sse")) {
+		bench_sse = true;
+		impl = "isal";
+	}
 
 	for (r = 0; r < BR_COUNT; r++)
 		if (!strcmp(rkey, bench_routine_key[r]))
@@ -331,7 +367,7 @@ static void bench_shape(unsigned ndata, bool dram, size_t skew)
 	const size_t per_stripe = (ndata + 2) * (size_t)BENCH_CHUNK;
 	const size_t nstripes = dram ? (size_t)(BENCH_DRAM_BYTES / per_stripe) : 1;
 	const struct graid_cpu_variant *c = graid__cpu_variant_find("c");
-	const struct graid_cpu_variant *a = graid__cpu_variant_find("avx2");
+	const struct graid_cpu_variant *a = graid__cpu_variant_find(bench_own_name());
 	struct bench_job *j = malloc(sizeof(*j));
 	struct bench_set s;
 	double engine_gen = 1;
@@ -511,11 +547,13 @@ static void bench_sweep(const unsigned *shapes, unsigned nshapes, bool cache, bo
 	printf("P+Q generation, 64 KiB blocks (+%zu bytes per block), one stripe per call, GB/s "
 	       "of data\n(thread CPU time), one thread, best of %d alternating rounds.\n\n",
 	       skew, BENCH_ROUNDS);
-	printf("read: every data byte loaded once, nothing written. avx2: the own routine (plan as\n"
+	printf("read: every data byte loaded once, nothing written. %s: the own routine (plan as\n"
 	       "given by --block/--group); one group: the same without cache blocking. engine:\n"
-	       "graid_parity_gen on the isal engine, one thread.\n\n");
-	printf("| shape | mem   | read   | pq_gen | avx2   | 1 group | engine | engine/pq_gen | "
-	       "engine/read |\n");
+	       "graid_parity_gen on the isal engine, one thread, as this CPU runs it.%s\n\n",
+	       bench_own_name(), bench_sse ? " pq_gen: ISA-L's pq_gen_sse." : "");
+	printf("| shape | mem   | read   | pq_gen | %-6s | 1 group | engine | engine/pq_gen | "
+	       "engine/read |\n",
+	       bench_own_name());
 	printf("|-------|-------|--------|--------|--------|---------|--------|---------------|"
 	       "-------------|\n");
 	for (int m = 0; m < 2; m++)
@@ -523,7 +561,7 @@ static void bench_sweep(const unsigned *shapes, unsigned nshapes, bool cache, bo
 			const unsigned ndata = shapes[i];
 			const size_t per = (ndata + 2) * (size_t)BENCH_CHUNK;
 			struct bench_set s;
-			const struct graid_cpu_variant *a = graid__cpu_variant_find("avx2");
+			const struct graid_cpu_variant *a = graid__cpu_variant_find(bench_own_name());
 			struct bench_job *jl = malloc(sizeof(*jl)), *jn = malloc(sizeof(*jn));
 			double g[5] = { 0, 0, 0, 0, 0 };
 			bool ok = true;
@@ -800,6 +838,8 @@ int main(int argc, char **argv)
 			split_cost = (unsigned)atoi(argv[++i]);
 		} else if (!strcmp(argv[i], "--sweep")) {
 			sweep = true;
+		} else if (!strcmp(argv[i], "--sse")) {
+			bench_sse = true;
 		} else if (!strcmp(argv[i], "--cache")) {
 			dram = false;
 		} else if (!strcmp(argv[i], "--dram")) {
@@ -808,13 +848,13 @@ int main(int argc, char **argv)
 			fprintf(stderr,
 				"usage: cpu_simd_bench [--cache|--dram] [--ndata N]... [--skew BYTES]"
 				" [--group N]\n"
-				"                      [--block BYTES]\n"
+				"                      [--block BYTES] [--sse]\n"
 				"       cpu_simd_bench --sweep [--cache|--dram] [--ndata N]... "
-				"[--skew BYTES]\n"
+				"[--skew BYTES] [--sse]\n"
 				"       cpu_simd_bench --threads N [--ndata N]... [--batch KiB]\n"
 				"       cpu_simd_bench --split-cost N\n"
 				"       cpu_simd_bench --count gen|genp|dd|dp|dq|d|pq|check "
-				"isal|avx2|c|engine NDATA\n");
+				"isal|isal-sse|avx2|ssse3|c|engine NDATA\n");
 			return 2;
 		}
 	}
@@ -845,14 +885,16 @@ int main(int argc, char **argv)
 	}
 	printf("64 KiB blocks, block k of a stripe offset by %zu bytes; GB/s of data (thread CPU "
 	       "time), one thread, best of 5 rounds.\n"
-	       "ISA-L: pq_gen, ec_encode_data (every recovery), pq_check, xor_gen.\n"
-	       "avx2/gen: against the engine's P+Q generation of the same shape (ISA-L's pq_gen,\n"
-	       "or avx2 from gen_pq_from data blocks on). read: a plain read of the blocks the\n"
+	       "ISA-L: pq_gen, ec_encode_data (every recovery), pq_check, xor_gen%s.\n"
+	       "%s/gen: against the engine's P+Q generation of the same shape (ISA-L's pq_gen,\n"
+	       "or %s from gen_pq_from data blocks on). read: a plain read of the blocks the\n"
 	       "routine reads (check: data, P and Q; the others: ndata blocks), nothing written,\n"
 	       "in GB/s of data: the memory's ceiling for that routine.\n\n",
-	       skew);
-	printf("| shape | mem   | routine     | ISA-L  | avx2   | c      | read   | avx2/ISA-L | "
-	       "avx2/gen | avx2/read |\n");
+	       skew, bench_sse ? ", each its _sse entry point" : "", bench_own_name(),
+	       bench_own_name());
+	printf("| shape | mem   | routine     | ISA-L  | %-6s | c      | read   | %s/ISA-L | "
+	       "%s/gen | %s/read |\n",
+	       bench_own_name(), bench_own_name(), bench_own_name(), bench_own_name());
 	printf("|-------|-------|-------------|--------|--------|--------|--------|------------|"
 	       "----------|-----------|\n");
 	for (int m = 0; m < 2; m++)

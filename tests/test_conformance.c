@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Every engine that probes usable, against the byte-wise reference, on fresh seeded random shapes. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -287,5 +288,75 @@ Test(conformance_isal_threads, large_blocks_and_wide_stripes_match, .timeout = 6
 	conf_isal_threads();
 	conf_large_and_wide("isal");
 }
+/*
+ * The CPU engine with each of its SIMD variants forced (GRAID_CPU_VARIANT), where this CPU
+ * runs it: the engine's dispatch around each variant (ISA-L for narrow aligned stripes, the
+ * variant for the rest) against the reference. The engine's description must name the
+ * variant, so an unsupported one, which falls back to the best, cannot pass in its place.
+ */
+static bool conf_cpu_runs(const char *variant)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+	__builtin_cpu_init();
+	if (!strcmp(variant, "avx2"))
+		return __builtin_cpu_supports("avx2");
+	if (!strcmp(variant, "ssse3"))
+		return __builtin_cpu_supports("ssse3");
+#endif
+	return !strcmp(variant, "c");
+}
+
+static void conf_isal_variant(const char *variant)
+{
+	struct graid_backend_desc d[16];
+	char want[48];
+	int n;
+
+	if (!conf_cpu_runs(variant))
+		cr_skip_test("CPU variant %s: not run by this CPU", variant);
+	setenv("GRAID_CPU_VARIANT", variant, 1);
+	for (unsigned i = 0; i < sizeof(d) / sizeof(d[0]); i++)
+		d[i].struct_size = sizeof(d[i]);
+	n = graid_backend_list(d, sizeof(d) / sizeof(d[0]), 0);
+	cr_assert_gt(n, 0);
+	snprintf(want, sizeof(want), "own %s routines", variant);
+	for (int i = 0; i < n; i++)
+		if (!strcmp(d[i].name, "isal")) {
+			cr_assert(strstr(d[i].device, want), "isal engine: \"%s\", wanted \"%s\"",
+				  d[i].device, want);
+			return;
+		}
+	cr_assert_fail("no isal engine in graid_backend_list()");
+}
+
+#define CONFORMANCE_ISAL_VARIANT(variant)                                              \
+	Test(conformance_isal_##variant, gen_matches_reference_on_random_shapes,         \
+	     .timeout = 600)                                                             \
+	{                                                                                \
+		conf_isal_variant(#variant);                                             \
+		conf_gen_shapes("isal");                                                 \
+	}                                                                                \
+	Test(conformance_isal_##variant, recover_rebuilds_every_loss_case,               \
+	     .timeout = 600)                                                             \
+	{                                                                                \
+		conf_isal_variant(#variant);                                             \
+		conf_recover_shapes("isal");                                             \
+	}                                                                                \
+	Test(conformance_isal_##variant, check_names_the_one_wrong_block, .timeout = 600) \
+	{                                                                                \
+		conf_isal_variant(#variant);                                             \
+		conf_check_shapes("isal");                                               \
+	}                                                                                \
+	Test(conformance_isal_##variant, large_blocks_and_wide_stripes_match,            \
+	     .timeout = 600)                                                             \
+	{                                                                                \
+		conf_isal_variant(#variant);                                             \
+		conf_large_and_wide("isal");                                             \
+	}
+
+CONFORMANCE_ISAL_VARIANT(avx2)
+CONFORMANCE_ISAL_VARIANT(ssse3)
+CONFORMANCE_ISAL_VARIANT(c)
+
 CONFORMANCE_SUITE(opencl)
 CONFORMANCE_SUITE(cuda)

@@ -303,6 +303,7 @@ static void cv_wide_edges(const char *name)
 	}
 
 CPU_VARIANT_SUITE(avx2)
+CPU_VARIANT_SUITE(ssse3)
 CPU_VARIANT_SUITE(c)
 
 /* The warnings selection logs, kept to assert on. */
@@ -372,6 +373,32 @@ Test(cpu_variant_select, environment_with_avx2_runs_avx2_where_the_cpu_has_it)
 		cr_skip_test("this CPU has no AVX2");
 	setenv("GRAID_CPU_VARIANT", "avx2", 1);
 	cr_assert_eq(graid__cpu_variant(NULL), &graid__cpu_variant_avx2);
+}
+
+Test(cpu_variant_select, environment_with_ssse3_runs_ssse3_where_the_cpu_has_it)
+{
+	if (!graid__cpu_variant_ssse3.supported())
+		cr_skip_test("this CPU has no SSSE3");
+	setenv("GRAID_CPU_VARIANT", "ssse3", 1);
+	cr_assert_eq(graid__cpu_variant(NULL), &graid__cpu_variant_ssse3);
+}
+
+/* Selection takes the first supported entry, so the table must run widest first. */
+Test(cpu_variant_select, table_runs_from_widest_to_portable)
+{
+	unsigned n = 0;
+
+	while (graid__cpu_variants[n])
+		n++;
+	cr_assert_eq(n, 3);
+	cr_assert_eq(graid__cpu_variants[0], &graid__cpu_variant_avx2);
+	cr_assert_eq(graid__cpu_variants[1], &graid__cpu_variant_ssse3);
+	cr_assert_eq(graid__cpu_variants[2], &graid__cpu_variant_swar);
+	/* A CPU with AVX2 has SSSE3 too, and must get the wider one. */
+	if (graid__cpu_variant_avx2.supported())
+		cr_assert_eq(cv_best(), &graid__cpu_variant_avx2);
+	else if (graid__cpu_variant_ssse3.supported())
+		cr_assert_eq(cv_best(), &graid__cpu_variant_ssse3);
 }
 
 /*

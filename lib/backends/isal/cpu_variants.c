@@ -10,9 +10,10 @@
 
 #include "cpu_variants.h"
 
-/* Best first: selection takes the first one the CPU supports. SSE, AVX-512, GFNI go above. */
+/* Best first: selection takes the first one the CPU supports. AVX-512 and GFNI go above. */
 const struct graid_cpu_variant *const graid__cpu_variants[] = {
 	&graid__cpu_variant_avx2,
+	&graid__cpu_variant_ssse3,
 	&graid__cpu_variant_swar,
 	NULL,
 };
@@ -40,7 +41,7 @@ const struct graid_cpu_variant *graid__cpu_variant_pick(const char *want,
 								    const char *fmt, ...))
 {
 	const struct graid_cpu_variant *best = cpu_best(), *v;
-	char names[64] = "";
+	char names[128] = "";
 	bool known = false;
 
 	if (!want || !*want)

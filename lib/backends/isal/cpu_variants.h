@@ -100,8 +100,9 @@ struct graid_cpu_variant {
 	bool (*run)(const struct graid_cpu_plan *pl, uint8_t *const *blk, size_t len);
 };
 
-/* The variants this build has (cpu_avx2.c, cpu_swar.c). */
+/* The variants this build has (cpu_avx2.c, cpu_ssse3.c, cpu_swar.c). */
 extern const struct graid_cpu_variant graid__cpu_variant_avx2;
+extern const struct graid_cpu_variant graid__cpu_variant_ssse3;
 extern const struct graid_cpu_variant graid__cpu_variant_swar;
 
 /* Every variant of this build, best first, NULL-terminated; some may be unsupported. */

@@ -56,7 +56,10 @@ static int isal_probe(struct graid_backend_info *info)
 	const struct graid_cpu_variant *v = graid__cpu_variant_pick(getenv("GRAID_CPU_VARIANT"),
 								    NULL);
 
-	if (v->gen_pq_from)
+	if (v->gen_pq_from && v->gen_pq_from <= 2) /* one data block is a copy: every width */
+		snprintf(info->device, sizeof(info->device),
+			 "CPU: own %s routines (recovery, check, P+Q), ISA-L (xor_gen)", v->name);
+	else if (v->gen_pq_from)
 		snprintf(info->device, sizeof(info->device),
 			 "CPU: own %s routines (recovery, check, P+Q from %u data blocks), ISA-L "
 			 "(xor_gen, narrower pq_gen)",
