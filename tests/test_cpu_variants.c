@@ -582,6 +582,51 @@ Test(cpu_threads, engine_opens_and_closes_many_times_leaving_no_thread, .timeout
 	cr_assert_eq(after, before, "%d threads before 200 engines, %d after", before, after);
 }
 
+/* The thread count once it is `want`, or what it still is after a second of waiting. */
+static int cv_threads_settle(int want)
+{
+	int n = cv_threads_now();
+
+	/* A thread of the test runner's own may come and go. */
+	for (int t = 0; t < 100 && n != want; t++) {
+		usleep(10 * 1000);
+		n = cv_threads_now();
+	}
+	return n;
+}
+
+/*
+ * Engines of one process share one set of workers: two engines of 3 threads add 2 workers,
+ * not 4. One asking for another count gets its own; the shared set lives until the last
+ * engine using it closes, and works for the one left after the other closes.
+ */
+Test(cpu_threads, engines_of_one_process_share_their_workers, .timeout = 300)
+{
+	uint64_t rng = tu_seed() ^ 0x63767368;
+	struct graid_backend *a, *b, *c;
+	int base;
+
+	/* One open first: whatever the library starts once per process is there before counting. */
+	graid_backend_close(cv_open_threads("2", "1"));
+	base = cv_threads_now();
+	if (base < 0)
+		cr_skip_test("no /proc/self/status to count threads");
+	a = cv_open_threads("3", "1");
+	cr_assert_eq(cv_threads_settle(base + 2), base + 2);
+	b = cv_open_threads("3", "1");
+	cr_assert_eq(cv_threads_settle(base + 2), base + 2, "a second engine started workers of its own");
+	c = cv_open_threads("2", "1");
+	cr_assert_eq(cv_threads_settle(base + 3), base + 3, "another thread count gets its own worker");
+	cv_engine_case(a, &rng, 8, 2, 65536 + 3, 3, 0);
+	graid_backend_close(a);
+	cr_assert_eq(cv_threads_settle(base + 3), base + 3, "the first close stopped workers still in use");
+	cv_engine_case(b, &rng, 22, 2, 20000, 2, 1);
+	cv_engine_case(c, &rng, 6, 2, 4096 + 17, 5, 2);
+	graid_backend_close(c);
+	graid_backend_close(b);
+	cr_assert_eq(cv_threads_settle(base), base);
+}
+
 /* Many callers at once on one engine: each gets its own batch right. */
 struct cv_caller {
 	struct graid_backend *be;
@@ -673,12 +718,21 @@ Test(cpu_threads, forked_child_uses_the_engine_without_deadlock, .timeout = 300)
 		if (pid == 0) {
 			/* The child: the parent's workers are gone; the engine must still work. */
 			uint64_t rng = tu_seed() ^ (uint64_t)i;
+			struct graid_backend *mine = NULL;
 			bool ok;
 
 			/* A deadlock ends in SIGALRM, which the parent sees, not in a hung suite. */
 			alarm(60);
 			ok = cv_child_case(be, &rng, 22, 65536 + 5, 2) &&
 			     cv_child_case(be, &rng, 6, 4096, 9);
+			/*
+			 * An engine opened in the child must not be handed the parent's shared
+			 * pool (its workers stayed behind): it gets workers of its own.
+			 */
+			ok = ok && graid_backend_open("isal", &mine) == 0 &&
+			     (cv_threads_now() < 0 || cv_threads_now() == 3) &&
+			     cv_child_case(mine, &rng, 8, 65536, 4);
+			graid_backend_close(mine);
 			graid_backend_close(be);
 			_exit(ok ? 0 : 1);
 		}

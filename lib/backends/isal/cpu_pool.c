@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The CPU engine's worker threads: started at engine open, joined at close, shared by calls. */
+/* The CPU engines' worker threads: one pool a process, started at the first open, joined at the last close. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -35,9 +35,40 @@ struct graid_cpu_pool {
 	 * may have held the lock at the fork: the child never touches the lock or the queue.
 	 */
 	pid_t pid;
+	unsigned nthreads; /* as asked for, the caller included */
+	unsigned refs;     /* engines using it (cpu_shared_lock) */
 	unsigned nworkers;
 	pthread_t thread[];
 };
+
+/*
+ * The pool engines share. Without sharing, an application with many arrays (each opens
+ * its own engine) would keep one idle worker per CPU per array. It is this process's, or
+ * one inherited from the parent of a fork, which is never handed out again: its workers
+ * stayed in the parent.
+ */
+static pthread_mutex_t cpu_shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct graid_cpu_pool *cpu_shared;
+static pthread_once_t cpu_fork_once = PTHREAD_ONCE_INIT;
+
+/*
+ * A fork while another thread holds cpu_shared_lock (an engine opening or closing) would
+ * leave the child a lock nobody can release: hold it across the fork instead.
+ */
+static void cpu_fork_prepare(void)
+{
+	pthread_mutex_lock(&cpu_shared_lock);
+}
+
+static void cpu_fork_release(void)
+{
+	pthread_mutex_unlock(&cpu_shared_lock);
+}
+
+static void cpu_fork_register(void)
+{
+	pthread_atfork(cpu_fork_prepare, cpu_fork_release, cpu_fork_release);
+}
 
 static void cpu_job_work(struct cpu_job *job)
 {
@@ -113,6 +144,8 @@ int graid__cpu_pool_create(struct graid_cpu_pool **out, unsigned nthreads,
 	pthread_cond_init(&pool->work, NULL);
 	pthread_cond_init(&pool->idle, NULL);
 	pool->pid = getpid();
+	pool->nthreads = nthreads;
+	pool->refs = 1;
 	/*
 	 * Workers block every signal: the application's handlers must keep running on the
 	 * application's own threads, not on a library thread that happens to be scheduled.
@@ -155,6 +188,49 @@ void graid__cpu_pool_destroy(struct graid_cpu_pool *pool)
 	pthread_cond_destroy(&pool->work);
 	pthread_mutex_destroy(&pool->lock);
 	free(pool);
+}
+
+int graid__cpu_pool_get(struct graid_cpu_pool **out, unsigned nthreads,
+			void (*log)(int level, const char *fmt, ...))
+{
+	struct graid_cpu_pool *pool;
+	int rc = 0;
+
+	*out = NULL;
+	if (nthreads <= 1)
+		return 0;
+	if (nthreads > GRAID_CPU_MAX_THREADS)
+		nthreads = GRAID_CPU_MAX_THREADS;
+	pthread_once(&cpu_fork_once, cpu_fork_register);
+	/* Under the lock throughout, so two engines opening at once start one pool. */
+	pthread_mutex_lock(&cpu_shared_lock);
+	pool = cpu_shared;
+	if (pool && pool->pid == getpid() && pool->nthreads == nthreads) {
+		pool->refs++;
+		*out = pool;
+	} else {
+		rc = graid__cpu_pool_create(out, nthreads, log);
+		/* A different count (the environment changed) keeps a pool of its own. */
+		if (!rc && *out && (!pool || pool->pid != getpid()))
+			cpu_shared = *out;
+	}
+	pthread_mutex_unlock(&cpu_shared_lock);
+	return rc;
+}
+
+void graid__cpu_pool_put(struct graid_cpu_pool *pool)
+{
+	bool last;
+
+	if (!pool)
+		return;
+	pthread_mutex_lock(&cpu_shared_lock);
+	last = --pool->refs == 0;
+	if (last && cpu_shared == pool)
+		cpu_shared = NULL;
+	pthread_mutex_unlock(&cpu_shared_lock);
+	if (last)
+		graid__cpu_pool_destroy(pool);
 }
 
 unsigned graid__cpu_pool_threads(const struct graid_cpu_pool *pool)

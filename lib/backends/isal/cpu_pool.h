@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* A small pool of worker threads owned by one CPU engine, sharing out the pieces of a call. */
+/* A small pool of worker threads, shared by the CPU engines of a process, sharing out the pieces of a call. */
 #ifndef LIBGRAID_ISAL_CPU_POOL_H
 #define LIBGRAID_ISAL_CPU_POOL_H
 
@@ -24,6 +24,18 @@ int graid__cpu_pool_create(struct graid_cpu_pool **out, unsigned nthreads,
 
 /* Stop and join the workers. No call may be running. NULL is a no-op. */
 void graid__cpu_pool_destroy(struct graid_cpu_pool *pool);
+
+/*
+ * The process's shared pool of nthreads threads, for an engine: started by the first
+ * engine to ask, counted for each later one that asks for the same number; one that asks
+ * for another number (GRAID_CPU_THREADS changed between opens) gets a pool of its own.
+ * Arguments and returns as graid__cpu_pool_create. Setup path.
+ */
+int graid__cpu_pool_get(struct graid_cpu_pool **out, unsigned nthreads,
+			void (*log)(int level, const char *fmt, ...));
+
+/* Give back a pool from graid__cpu_pool_get; the last one out stops and joins it. */
+void graid__cpu_pool_put(struct graid_cpu_pool *pool);
 
 /*
  * Threads a call would run on now: 1 for NULL, and 1 in a child forked from the process

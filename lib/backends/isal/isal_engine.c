@@ -45,7 +45,7 @@
 struct graid_engine {
 	void (*log)(int level, const char *fmt, ...);
 	const struct graid_cpu_variant *cpu; /* libgraid's routines for this CPU */
-	struct graid_cpu_pool *pool;         /* NULL: one thread (GRAID_CPU_THREADS=1) */
+	struct graid_cpu_pool *pool;         /* shared; NULL: one thread (GRAID_CPU_THREADS=1) */
 	size_t thread_min;                   /* data bytes from which a batch is split */
 	atomic_bool told_unaligned;
 };
@@ -111,7 +111,7 @@ static int isal_open(struct graid_engine **out, const struct graid_backend_confi
 	if (nthreads > GRAID_CPU_MAX_THREADS)
 		nthreads = GRAID_CPU_MAX_THREADS;
 	e->thread_min = (size_t)isal_env_count(e, "GRAID_CPU_THREAD_MIN", ISAL_THREAD_MIN_DEFAULT);
-	rc = graid__cpu_pool_create(&e->pool, (unsigned)nthreads, e->log);
+	rc = graid__cpu_pool_get(&e->pool, (unsigned)nthreads, e->log);
 	if (rc) {
 		free(e);
 		return rc;
@@ -125,7 +125,7 @@ static int isal_open(struct graid_engine **out, const struct graid_backend_confi
 
 static void isal_close(struct graid_engine *e)
 {
-	graid__cpu_pool_destroy(e->pool);
+	graid__cpu_pool_put(e->pool);
 	free(e);
 }
 
