@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Helpers the benchmarks share: clocks, medians, aligned memory, random fill, run header. */
+/* Helpers the benchmarks share: clocks, medians, aligned memory, random fill, run header,
+ * the load average, and a watchdog against a hung library. */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -13,6 +15,14 @@ double bench_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+uint64_t bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 double bench_cpu_now(void)
@@ -108,4 +118,51 @@ void bench_print_header(FILE *out, int argc, char **argv)
 	for (int i = 0; i < argc; i++)
 		fprintf(out, " %s", argv[i]);
 	fputc('\n', out);
+}
+
+/* Other work on a shared machine moves every figure: print the load beside them. */
+void bench_print_loadavg(const char *when)
+{
+	char buf[64] = "";
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f && fgets(buf, sizeof(buf), f))
+		printf("# load average %s: %.*s\n", when, (int)strcspn(buf, " \n"), buf);
+	if (f)
+		fclose(f);
+}
+
+/* A hung library must not hang the benchmark: say where it stuck, and stop. */
+static const char *volatile bench_watch_prog = "bench";
+static const char *volatile bench_watch_phase = "start";
+
+/* Only write(2) here: it runs in the signal handler. */
+static void bench_watch_say(const char *s)
+{
+	ssize_t rc = write(2, s, strlen(s));
+
+	(void)rc;
+}
+
+static void bench_watch_alarm(int sig)
+{
+	(void)sig;
+	bench_watch_say("\n");
+	bench_watch_say(bench_watch_prog);
+	bench_watch_say(": no progress, giving up (library hang?) during: ");
+	bench_watch_say(bench_watch_phase);
+	bench_watch_say("\n");
+	_exit(2);
+}
+
+void bench_watch_init(const char *prog)
+{
+	bench_watch_prog = prog;
+	signal(SIGALRM, bench_watch_alarm);
+}
+
+void bench_watch(const char *phase, double expect_secs)
+{
+	bench_watch_phase = phase;
+	alarm((unsigned)(expect_secs * 4) + 60);
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Helpers the benchmarks share: clocks, medians, aligned memory, random fill, run header. */
+/* Helpers the benchmarks share: clocks, medians, aligned memory, random fill, run header,
+ * the load average, and a watchdog against a hung library. */
 #ifndef GRAID_BENCH_UTIL_H
 #define GRAID_BENCH_UTIL_H
 
@@ -9,6 +10,9 @@
 
 /** Seconds on CLOCK_MONOTONIC. */
 double bench_now(void);
+
+/** Nanoseconds on CLOCK_MONOTONIC. */
+uint64_t bench_now_ns(void);
 
 /** Seconds of CPU time used by the whole process (all threads), CLOCK_PROCESS_CPUTIME_ID. */
 double bench_cpu_now(void);
@@ -30,5 +34,14 @@ void bench_print_header(FILE *out, int argc, char **argv);
 
 /** The CPU model from /proc/cpuinfo ("unknown" if absent), into @p buf of @p len bytes. */
 void bench_cpu_model(char *buf, size_t len);
+
+/** Print "# load average <when>: X" (the 1 minute figure) to stdout; nothing if unreadable. */
+void bench_print_loadavg(const char *when);
+
+/** Install the SIGALRM watchdog: "<prog>: no progress, giving up ..." on stderr, then _exit(2). */
+void bench_watch_init(const char *prog);
+
+/** Arm the watchdog for @p phase, expected to take @p expect_secs (fires after 4x + 60 s). */
+void bench_watch(const char *phase, double expect_secs);
 
 #endif /* GRAID_BENCH_UTIL_H */

@@ -40,7 +40,7 @@ uint64_t ab_gen_next(struct ab_gen *g, bool *write);
 uint64_t ab_rand(uint64_t *state);
 const struct ab_profile *ab_profile_find(const char *name);
 
-/* ---- stats.c: latency histogram, clocks, CPU time, derived figures ---- */
+/* ---- stats.c: latency histogram, derived figures (clocks: ../bench_util.h) ---- */
 
 /* Log-linear buckets: exact below 64 ns, then 32 per power of two (about 3% wide). */
 #define AB_HIST_BUCKETS 2048
@@ -55,10 +55,6 @@ void ab_hist_add(struct ab_hist *h, uint64_t ns);
 void ab_hist_merge(struct ab_hist *dst, const struct ab_hist *src);
 /* The @p pct percentile in microseconds (bucket midpoint). */
 double ab_hist_pct_us(const struct ab_hist *h, double pct);
-
-uint64_t ab_now_ns(void);
-/* User + system CPU seconds of the whole process (io_uring workers included). */
-double ab_cpu_secs(void);
 
 /* What one profile measured on one target, summed over its rounds. */
 struct ab_result {

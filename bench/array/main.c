@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* array_bench: the BENCHMARKS.md fio profiles on RAID arrays, next to JBOD on the same files. */
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/vfs.h>
@@ -10,63 +9,17 @@
 
 #include <linux/magic.h>
 
+#include "../bench_util.h"
 #include "ab.h"
 
 #define MAIN_META_BYTES (1ull << 20) /* the library's default data offset */
 
-/* A hung library must not hang the benchmark: say where it stuck, and stop. */
-static const char *volatile main_phase = "start";
-
-static void main_say(const char *s)
-{
-	ssize_t rc = write(2, s, strlen(s));
-
-	(void)rc;
-}
-
-static void main_alarm(int sig)
-{
-	(void)sig;
-	main_say("\narray_bench: no progress, giving up (library hang?) during: ");
-	main_say(main_phase);
-	main_say("\n");
-	_exit(2);
-}
-
-static void main_watch(const char *phase, double expect_secs)
-{
-	main_phase = phase;
-	alarm((unsigned)(expect_secs * 4) + 60);
-}
-
-/* Other work on a shared machine moves every figure: print the load beside them. */
-static void main_loadavg(const char *when)
-{
-	char buf[64] = "";
-	FILE *f = fopen("/proc/loadavg", "r");
-
-	if (f && fgets(buf, sizeof(buf), f))
-		printf("# load average %s: %.*s\n", when, (int)strcspn(buf, " \n"), buf);
-	if (f)
-		fclose(f);
-}
-
 static void main_header(int argc, char **argv, const struct ab_opts *o)
 {
-	char model[272] = "unknown", line[256], date[64];
-	FILE *f = fopen("/proc/cpuinfo", "r");
+	char model[272], date[64];
 	time_t now = time(NULL);
 
-	while (f && fgets(line, sizeof(line), f))
-		if (strncmp(line, "model name", 10) == 0) {
-			char *p = strchr(line, ':');
-
-			snprintf(model, sizeof(model), "%s", p ? p + 2 : line);
-			model[strcspn(model, "\n")] = 0;
-			break;
-		}
-	if (f)
-		fclose(f);
+	bench_cpu_model(model, sizeof(model));
 	strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
 	printf("# array_bench, libgraid %s, %s\n# CPU: %s, %ld online cores\n# command:", graid_version(),
 	       date, model, sysconf(_SC_NPROCESSORS_ONLN));
@@ -79,7 +32,7 @@ static void main_header(int argc, char **argv, const struct ab_opts *o)
 	if (o->repeat > 1)
 		printf(" per round, %u rounds alternating array and JBOD", o->repeat);
 	printf(", chunk %u KiB\n", o->chunk >> 10);
-	main_loadavg("at start (1 min)");
+	bench_print_loadavg("at start (1 min)");
 }
 
 /* Member reads and writes so far: the I/O amplification of each profile. */
@@ -99,7 +52,7 @@ static int main_prefill(struct graid_array *a, uint64_t size, uint64_t seed)
 {
 	uint64_t len = size / (1u << 20) * (1u << 20);
 	uint8_t *buf;
-	uint64_t t0 = ab_now_ns();
+	uint64_t t0 = bench_now_ns();
 	int rc;
 
 	if (posix_memalign((void **)&buf, 4096, 1u << 20))
@@ -113,7 +66,7 @@ static int main_prefill(struct graid_array *a, uint64_t size, uint64_t seed)
 	if (rc == 0)
 		printf("prefill: %llu MiB in 1 MiB sequential writes, %.2f GB/s\n",
 		       (unsigned long long)(len >> 20),
-		       (double)len / (double)(ab_now_ns() - t0));
+		       (double)len / (double)(bench_now_ns() - t0));
 	free(buf);
 	return rc;
 }
@@ -136,7 +89,7 @@ static int main_level(const struct ab_opts *o, const struct ab_members *m, int l
 
 	if (!hist)
 		return -ENOMEM;
-	main_watch("graid_array_create", 10);
+	bench_watch("graid_array_create", 10);
 	rc = graid_array_create(m->paths, m->n, &cfg, &a);
 	if (rc) {
 		free(hist);
@@ -148,7 +101,7 @@ static int main_level(const struct ab_opts *o, const struct ab_members *m, int l
 	printf("\n== RAID-%d%s: %u members, chunk %u KiB, %llu MiB usable, engine %s, "
 	       "member I/O %s\n", level, journal ? " with journal" : "", info.nmembers, info.chunk_bytes >> 10, (unsigned long long)(info.size >> 20),
 	       info.engine, mi.direct_io ? "O_DIRECT" : "buffered");
-	main_watch("prefill", (double)info.size / 1e8);
+	bench_watch("prefill", (double)info.size / 1e8);
 	rc = main_prefill(a, info.size, o->seed);
 	if (rc == -ENOSYS || rc == -EPERM) {
 		printf("array_bench: io_uring is not available here (%s): skipped\n",
@@ -190,7 +143,7 @@ static int main_level(const struct ab_opts *o, const struct ab_members *m, int l
 
 			rc_jbod.size = ab_jbod_size(&jbod);
 			*r = (struct ab_row){ .g = g, .qd = o->qds[qi], .p = o->profiles[pi] };
-			main_watch(r->p->name, o->seconds * 2 * o->repeat);
+			bench_watch(r->p->name, o->seconds * 2 * o->repeat);
 			/* Alternating rounds put both sides under the same background load on a
 			 * shared machine, so their ratio stays meaningful when the load moves. */
 			memset(hist, 0, 2 * sizeof(*hist));
@@ -221,10 +174,10 @@ static int main_level(const struct ab_opts *o, const struct ab_members *m, int l
 	ab_jbod_close(&jbod);
 	free(hist);
 	if (rc == 0) {
-		main_watch("verify", 10);
+		bench_watch("verify", 10);
 		rc = ab_verify(a, &g, o->quick ? 8ull << 20 : 64ull << 20, o->seed + 99) ? -EIO : 0;
 	}
-	main_watch("graid_array_close", 10);
+	bench_watch("graid_array_close", 10);
 	if (graid_array_close(a) && rc == 0 && level != 0)
 		printf("note: close reported an error after the verification failed members\n");
 	return rc;
@@ -244,7 +197,7 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc > 0 ? 0 : 1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	signal(SIGALRM, main_alarm);
+	bench_watch_init("array_bench");
 	main_header(argc, argv, &o);
 	if (ab_members_create(&m, o.dir, o.members,
 			      MAIN_META_BYTES + o.data_bytes +
@@ -276,7 +229,7 @@ int main(int argc, char **argv)
 		ab_report_targets(stdout, rows, nrows, ram);
 		if (o.journal == AB_JOURNAL_BOTH)
 			ab_report_journal(stdout, rows, nrows);
-		main_loadavg("at end (1 min)");
+		bench_print_loadavg("at end (1 min)");
 	}
 	if (csv)
 		fclose(csv);

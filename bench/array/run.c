@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../bench_util.h"
 #include "ab.h"
 
 struct run_shared {
@@ -40,7 +41,7 @@ static int run_issue(struct run_worker *w, void *q, struct ab_gen *g, struct run
 	uint64_t off = ab_gen_next(g, &write);
 
 	s[i].off = off;
-	s[i].t_ns = ab_now_ns();
+	s[i].t_ns = bench_now_ns();
 	return w->sh->ops->prep(q, write, s[i].buf, g->bs, off, i);
 }
 
@@ -65,7 +66,7 @@ static void run_loop(struct run_worker *w, void *q, struct run_slot *s,
 	}
 	while (inflight > 0) {
 		int n = ops->reap(q, c, cfg->qd);
-		uint64_t now = ab_now_ns();
+		uint64_t now = bench_now_ns();
 		bool timed = now < w->sh->deadline_ns;
 		bool more = rc == 0 && timed;
 		unsigned issued = 0;
@@ -188,15 +189,15 @@ int ab_run(const struct ab_target_ops *ops, void *target, const struct ab_run_cf
 		exit(1);
 	}
 	pthread_barrier_wait(&sh.ready);
-	cpu0 = ab_cpu_secs();
-	sh.deadline_ns = ab_now_ns() + (uint64_t)(cfg->seconds * 1e9);
+	cpu0 = bench_cpu_now();
+	sh.deadline_ns = bench_now_ns() + (uint64_t)(cfg->seconds * 1e9);
 	pthread_barrier_wait(&sh.go);
 	/* CPU time is read at the deadline, so it covers the same window as the counts. */
 	until.tv_sec = (time_t)(sh.deadline_ns / 1000000000ull);
 	until.tv_nsec = (long)(sh.deadline_ns % 1000000000ull);
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
 		;
-	cpu1 = ab_cpu_secs();
+	cpu1 = bench_cpu_now();
 	for (unsigned t = 0; t < cfg->threads; t++)
 		pthread_join(w[t].tid, NULL);
 	acc->secs += cfg->seconds;

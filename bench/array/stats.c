@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Latency histogram, clocks and CPU time, and the figures derived from one run. */
-#include <sys/resource.h>
-#include <time.h>
-
+/* Latency histogram and the figures derived from one run. */
 #include "ab.h"
 
 /* 64 exact buckets, then 32 per power of two: about 3% resolution at any latency, in 16 KiB. */
@@ -61,23 +58,6 @@ double ab_hist_pct_us(const struct ab_hist *h, double pct)
 			return hist_value(i) / 1e3;
 	}
 	return 0;
-}
-
-uint64_t ab_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-double ab_cpu_secs(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 void ab_result_finish(struct ab_result *r, const struct ab_hist *h)

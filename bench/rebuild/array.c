@@ -2,6 +2,7 @@
 /* An array of one level on fresh member files, created and filled with the pattern. */
 #include <errno.h>
 
+#include "../bench_util.h"
 #include "rb.h"
 
 int rb_array_setup(const struct rb_opts *o, struct rb_dir *d, struct rb_members *m, int level,
@@ -17,7 +18,7 @@ int rb_array_setup(const struct rb_opts *o, struct rb_dir *d, struct rb_members 
 
 	if (rc)
 		return rc;
-	rb_watch("graid_array_create", 10);
+	bench_watch("graid_array_create", 10);
 	rc = graid_array_create(m->paths, n, &cfg, out);
 	if (rc) {
 		fprintf(stderr, "rebuild_bench: RAID-%d create: %s\n", level, graid_strerror(rc));
@@ -33,8 +34,8 @@ int rb_array_setup(const struct rb_opts *o, struct rb_dir *d, struct rb_members 
 	       mi.direct_io ? "O_DIRECT" : "buffered");
 	if (m->prefix[0])
 		printf("every member emulates a drive of its own: \"%s<file>\"\n", m->prefix);
-	rb_watch("fill", (double)info->size / 1e8);
-	t0 = rb_now_ns();
+	bench_watch("fill", (double)info->size / 1e8);
+	t0 = bench_now_ns();
 	rc = rb_array_fill(*out, 0, info->size, o->seed);
 	if (rc) {
 		graid_array_close(*out);
@@ -42,6 +43,6 @@ int rb_array_setup(const struct rb_opts *o, struct rb_dir *d, struct rb_members 
 		return rc;
 	}
 	printf("fill: %llu MiB in 1 MiB writes, %.0f MB/s\n", (unsigned long long)(info->size / RB_MIB),
-	       (double)info->size * 1e3 / (double)(rb_now_ns() - t0));
+	       (double)info->size * 1e3 / (double)(bench_now_ns() - t0));
 	return 0;
 }

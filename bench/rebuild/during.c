@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "../bench_util.h"
 #include "rb.h"
 
 #define DURING_WARM_MS 50
@@ -44,10 +45,10 @@ static void during_window(struct during_ctx *c, struct rb_load *l, unsigned buck
 	uint64_t t0, n0 = rb_load_count(l, bucket);
 
 	rb_load_gate(l, bucket);
-	t0 = rb_now_ns();
+	t0 = bench_now_ns();
 	rb_sleep_ms(c->window_ms);
 	rb_load_gate(l, 0);
-	t->secs[bucket] += (double)(rb_now_ns() - t0) / 1e9;
+	t->secs[bucket] += (double)(bench_now_ns() - t0) / 1e9;
 	t->reads[bucket] += rb_load_count(l, bucket) - n0;
 }
 
@@ -60,14 +61,14 @@ static int during_rebuild(struct during_ctx *c, struct rb_load *l, struct during
 
 	if (rc)
 		return rc;
-	rb_watch("graid_array_rebuild", (double)c->o->data_bytes * c->m->n / 2e7);
+	bench_watch("graid_array_rebuild", (double)c->o->data_bytes * c->m->n / 2e7);
 	if (l)
 		rb_load_gate(l, DURING_REBUILDING);
-	t0 = rb_now_ns();
+	t0 = bench_now_ns();
 	rc = graid_array_rebuild(c->a, NULL, NULL);
 	if (l)
 		rb_load_gate(l, 0);
-	t->secs[l ? DURING_REBUILDING : 0] += (double)(rb_now_ns() - t0) / 1e9;
+	t->secs[l ? DURING_REBUILDING : 0] += (double)(bench_now_ns() - t0) / 1e9;
 	if (l)
 		t->reads[DURING_REBUILDING] += rb_load_count(l, DURING_REBUILDING) - n0;
 	if (rc)
@@ -88,7 +89,7 @@ static int during_cycle(struct during_ctx *c, struct during_tally *t)
 
 	if (rc)
 		return rc;
-	rb_watch("4k-randread windows", 10);
+	bench_watch("4k-randread windows", 10);
 	during_window(c, l, DURING_HEALTHY, t);
 	rc = graid_array_fail_member(c->a, (1 + c->cycle) % c->m->n);
 	if (rc == 0)
@@ -174,7 +175,7 @@ static int during_level(const struct rb_opts *o, int level)
 	if (c.a)
 		graid_array_set_rebuild_options(c.a, &ro);
 	if (rc == 0) {
-		rb_watch("verify", (double)c.size / 1e8);
+		bench_watch("verify", (double)c.size / 1e8);
 		rc = rb_array_verify(c.a, 0, c.size, o->seed);
 		rc = rc ? rc : rb_array_scrub_clean(c.a, "rebuilds under load");
 	}

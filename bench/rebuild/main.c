@@ -2,35 +2,25 @@
 /* rebuild_bench: rebuild speed, reads during a rebuild, reopen after a crash, with baselines. */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "../bench_util.h"
 #include "rb.h"
 
 static void main_header(int argc, char **argv)
 {
-	char model[272] = "unknown", line[256], date[64];
-	FILE *f = fopen("/proc/cpuinfo", "r");
+	char model[272], date[64];
 	time_t now = time(NULL);
 
-	while (f && fgets(line, sizeof(line), f))
-		if (strncmp(line, "model name", 10) == 0) {
-			char *p = strchr(line, ':');
-
-			snprintf(model, sizeof(model), "%s", p ? p + 2 : line);
-			model[strcspn(model, "\n")] = 0;
-			break;
-		}
-	if (f)
-		fclose(f);
+	bench_cpu_model(model, sizeof(model));
 	strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
 	printf("# rebuild_bench, libgraid %s, %s\n# CPU: %s, %ld online cores\n# command:",
 	       graid_version(), date, model, sysconf(_SC_NPROCESSORS_ONLN));
 	for (int i = 0; i < argc; i++)
 		printf(" %s", argv[i]);
 	printf("\n");
-	rb_loadavg("at start (1 min)");
+	bench_print_loadavg("at start (1 min)");
 }
 
 int main(int argc, char **argv)
@@ -41,7 +31,7 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc > 0 ? 0 : 1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	rb_watch_init();
+	bench_watch_init("rebuild_bench");
 	rb_log_install();
 	main_header(argc, argv);
 	if (o.part[1])
@@ -60,6 +50,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rebuild_bench: FAILED: %s\n", graid_strerror(rc));
 		return 1;
 	}
-	rb_loadavg("at end (1 min)");
+	bench_print_loadavg("at end (1 min)");
 	return 0;
 }

@@ -46,12 +46,9 @@ struct rb_opts {
 /* @return 0, 1 after --help, -1 on a bad option (printed). */
 int rb_opts_parse(struct rb_opts *o, int argc, char **argv);
 
-/* ---- util.c: clocks, medians, the watchdog, the library's log ---- */
+/* ---- util.c: rates, the library's log, the emulated drive; clocks in ../bench_util.h ---- */
 
-uint64_t rb_now_ns(void);
 void rb_sleep_ms(unsigned ms);
-/* User + system CPU seconds of the whole process (io_uring workers included). */
-double rb_cpu_secs(void);
 
 /* A transfer's speed, and the CPU it took (robust where wall time is not, on a busy host). */
 struct rb_rate {
@@ -67,17 +64,11 @@ struct rb_clock {
 void rb_clock_start(struct rb_clock *c);
 /* The rate of @p bytes moved since rb_clock_start(); returns the wall seconds. */
 double rb_clock_rate(const struct rb_clock *c, uint64_t bytes, struct rb_rate *out);
-/* Median of @p n values (sorted in place). */
-double rb_median(double *v, unsigned n);
-/* Arm the watchdog: exit 2 with @p phase printed if this takes far longer than expected. */
-void rb_watch(const char *phase, double expect_secs);
-void rb_watch_init(void);
 /* Library log: warnings and errors to stderr; the resync notice counted. */
 void rb_log_install(void);
 /* Dirty regions the library last reported resynchronising ("resync: N dirty regions"). */
 long rb_log_resync_regions(void);
 void rb_log_reset(void);
-void rb_loadavg(const char *when);
 
 /*
  * The emulated drive of --drive-mbps/--drive-iops, for the baselines: the library's
@@ -85,7 +76,7 @@ void rb_loadavg(const char *when);
  */
 struct rb_drive {
 	uint64_t mbps, iops;    /* 0: unlimited */
-	uint64_t busy_until;    /* rb_now_ns() when the drive is next idle */
+	uint64_t busy_until;    /* bench_now_ns() when the drive is next idle */
 };
 
 /* Reserve the drive for an I/O of @p bytes; nanoseconds the I/O must wait before it runs. */

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../bench_util.h"
 #include "rb.h"
 
 #define REOPEN_LEVEL 6
@@ -55,9 +56,9 @@ static int reopen_open(const struct reopen_ctx *c, struct graid_array **a, doubl
 		if (tries)
 			rb_sleep_ms(20);
 		rb_log_reset();
-		t0 = rb_now_ns();
+		t0 = bench_now_ns();
 		rc = graid_array_open(c->m->paths, c->m->n, NULL, a);
-		*ms = (double)(rb_now_ns() - t0) / 1e6;
+		*ms = (double)(bench_now_ns() - t0) / 1e6;
 		if (rc == -EBUSY && tries == 0)
 			printf("  (open: -EBUSY, the killed child's member locks linger; retrying)\n");
 	}
@@ -109,7 +110,7 @@ static int reopen_clean(const struct reopen_ctx *c, double *ms)
 		if (rc == 0 && graid_array_close(a))
 			rc = -EIO;
 	}
-	*ms = rc ? 0 : rb_median(t, c->o->repeat);
+	*ms = rc ? 0 : bench_median(t, c->o->repeat);
 	free(t);
 	return rc;
 }
@@ -137,7 +138,7 @@ static int reopen_size(const struct rb_opts *o, unsigned mib, double *row, long 
 		return rc;
 	}
 	rc = rb_members_create(c.m, &d, o->members, file, NULL);
-	rb_watch("graid_array_create", 30);
+	bench_watch("graid_array_create", 30);
 	rc = rc ? rc : graid_array_create(c.m->paths, o->members, &cfg, &a);
 	if (rc == 0) {
 		graid_array_info(a, &info);
@@ -148,19 +149,19 @@ static int reopen_size(const struct rb_opts *o, unsigned mib, double *row, long 
 		       mi.direct_io ? "O_DIRECT" : "buffered", (unsigned long long)(c.size / RB_MIB));
 		rc = graid_array_close(a);
 	}
-	rb_watch("clean open", 30);
+	bench_watch("clean open", 30);
 	rc = rc ? rc : reopen_clean(&c, &row[0]);
 	for (unsigned i = 0; rc == 0 && i < o->ndirty; i++) {
 		for (unsigned r = 0; rc == 0 && r < o->repeat; r++) {
-			rb_watch("unclean shutdown and open", 30 + o->dirty[i] * 0.5);
+			bench_watch("unclean shutdown and open", 30 + o->dirty[i] * 0.5);
 			rc = reopen_trial(&c, o->dirty[i], o->seed + 1000 * o->dirty[i] + r, &t[r],
 					  &regions[i]);
 		}
-		row[1 + i] = rc ? 0 : rb_median(t, o->repeat);
+		row[1 + i] = rc ? 0 : bench_median(t, o->repeat);
 	}
 	/* The smallest array only: a whole scrub of the larger costs more than it tells. */
 	if (rc == 0 && mib == o->reopen_mib[0] && graid_array_open(c.m->paths, c.m->n, NULL, &a) == 0) {
-		rb_watch("scrub", (double)c.size / 5e7);
+		bench_watch("scrub", (double)c.size / 5e7);
 		rc = rb_array_scrub_clean(a, "the resyncs");
 		if (graid_array_close(a) && rc == 0)
 			rc = -EIO;

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "../bench_util.h"
 #include "rb.h"
 
 /* What one cycle measures, and the medians over cycles kept for the table. */
@@ -23,7 +24,7 @@ static int tp_raw(const struct rb_opts *o, struct rb_dir *d, uint64_t file,
 	struct rb_raw_write r = { 0 };
 	int rc;
 
-	rb_watch("raw sequential write", (double)file / 1e8);
+	bench_watch("raw sequential write", (double)file / 1e8);
 	rc = rb_raw_seqwrite(o, d, file, &r);
 	sum->pwrite.mbps += r.pwrite.mbps / 2;
 	sum->pwrite.cpu_per_gb += r.pwrite.cpu_per_gb / 2;
@@ -49,7 +50,7 @@ static int tp_cycle(const struct rb_opts *o, struct rb_dir *d, struct rb_members
 	rc = rc ? rc : rb_members_swap(m, d, a, role, file);
 	if (rc)
 		return rc;
-	rb_watch("graid_array_rebuild", (double)o->data_bytes * m->n / 1e8);
+	bench_watch("graid_array_rebuild", (double)o->data_bytes * m->n / 1e8);
 	rb_clock_start(&clk);
 	rc = graid_array_rebuild(a, NULL, NULL);
 	v[TP_SECS] = rb_clock_rate(&clk, o->data_bytes, &rate);
@@ -70,7 +71,7 @@ static int tp_cycle(const struct rb_opts *o, struct rb_dir *d, struct rb_members
 	for (unsigned i = 0; i < m->n; i++)
 		if (i != role)
 			src[nsrc++] = m->path[i];
-	rb_watch("raw rebuild I/O", (double)o->data_bytes * m->n / 1e8);
+	bench_watch("raw rebuild I/O", (double)o->data_bytes * m->n / 1e8);
 	rc = rb_raw_rebuild_io(o, d, src, nsrc, o->data_bytes, &rbio);
 	if (rc)
 		return rc;
@@ -89,7 +90,7 @@ static int tp_cycle(const struct rb_opts *o, struct rb_dir *d, struct rb_members
 			info.nfailed);
 		return -EIO;
 	}
-	rb_watch("verify", (double)info.size / 1e8);
+	bench_watch("verify", (double)info.size / 1e8);
 	rc = rb_array_verify(a, 0, info.size, o->seed);
 	return rc ? rc : rb_array_scrub_clean(a, "rebuild");
 }
@@ -118,7 +119,7 @@ static int tp_level(const struct rb_opts *o, int level, struct tp_row *row)
 	for (unsigned k = 0; rc == 0 && k < TP_NV; k++) {
 		for (unsigned r = 0; r < o->repeat; r++)
 			col[r] = v[r * TP_NV + k];
-		row->med[k] = rb_median(col, o->repeat);
+		row->med[k] = bench_median(col, o->repeat);
 	}
 	if (a && graid_array_close(a) && rc == 0)
 		rc = -EIO;
