@@ -179,6 +179,11 @@ struct member_io_fault {
 	unsigned pieces;              /* NVMe passthrough: commands still to complete, or 0 */
 	int err;                      /* NVMe passthrough: the first piece's error, or 0 */
 	int fd;                       /* the member's descriptor when issued: its device */
+	/*
+	 * A foreground read whose role stopped being readable, or changed device, between its
+	 * plan and its issue: its bytes are not the role's. It fails without blaming anyone.
+	 */
+	bool stale;
 };
 
 /* fault.c: test-only fault injection for members opened as "faulty:OPTIONS:PATH". */

@@ -176,6 +176,7 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 
 	mf->injected = 0;
 	mf->pieces = 0;
+	mf->stale = false;
 	mf->fd = m->fd;
 	if (m->fault) {
 		uint64_t bytes = len;
@@ -258,10 +259,9 @@ bool member_io_in_ram(const struct member *m)
 	       (sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC);
 }
 
-ssize_t member_io_now(struct graid_array *a, unsigned member, bool write, void *buf,
-		      unsigned len, const struct iovec *iov, unsigned iovcnt, uint64_t off)
+ssize_t member_io_now(struct graid_array *a, int fd, bool write, void *buf, unsigned len,
+		      const struct iovec *iov, unsigned iovcnt, uint64_t off)
 {
-	const struct member *m = &a->members[member];
 	struct iovec one = { .iov_base = buf, .iov_len = len };
 	size_t want = 0, done = 0;
 
@@ -287,8 +287,8 @@ ssize_t member_io_now(struct graid_array *a, unsigned member, bool write, void *
 			rest[k++].iov_len = iov[i].iov_len - skip;
 			skip = 0;
 		}
-		n = write ? pwritev(m->fd, rest, (int)k, (off_t)(a->data_offset + off + done))
-			  : preadv(m->fd, rest, (int)k, (off_t)(a->data_offset + off + done));
+		n = write ? pwritev(fd, rest, (int)k, (off_t)(a->data_offset + off + done))
+			  : preadv(fd, rest, (int)k, (off_t)(a->data_offset + off + done));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)

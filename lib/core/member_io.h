@@ -52,11 +52,12 @@ bool member_io_in_ram(const struct member *m);
 
 /*
  * The I/O done now in this thread with preadv/pwritev (@iov NULL: @buf and @len), at `off`
- * inside the data area. Returns the bytes moved (short only at the end of the file) or
- * -errno. For members member_io_in_ram() accepted; nothing here knows about faults.
+ * inside the data area, on the member's descriptor @fd as the caller took it. Returns the
+ * bytes moved (short only at the end of the file) or -errno. For members
+ * member_io_in_ram() accepted; nothing here knows about faults.
  */
-ssize_t member_io_now(struct graid_array *a, unsigned member, bool write, void *buf,
-		      unsigned len, const struct iovec *iov, unsigned iovcnt, uint64_t off);
+ssize_t member_io_now(struct graid_array *a, int fd, bool write, void *buf, unsigned len,
+		      const struct iovec *iov, unsigned iovcnt, uint64_t off);
 
 /* member_io_result(): more pieces of this I/O are still to complete. */
 #define MEMBER_IO_MORE INT_MIN

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Queues: the asynchronous API, one io_uring each, driving stripe operations to completion. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -161,6 +162,29 @@ static bool queue_inline(const struct graid_queue *q, unsigned member)
 	       !m->fault && !m->nvme.passthru && m->fd >= 0;
 }
 
+/* Test seam (NULL in use): runs just before a foreground read takes its descriptor. */
+void (*graid__test_before_read)(struct graid_array *a, unsigned member);
+
+/*
+ * A read planned while its role was readable must not be served by a device swapped in
+ * since: a member that failed and was replaced between the plan and the issue (a window
+ * of microseconds) holds bytes not yet rebuilt. True if the descriptor this read took is
+ * still the role's and the role still readable over the read. Called after the descriptor
+ * is taken and before the read runs: a takeover stores the new descriptor before the new
+ * state, so a descriptor taken too late shows up as a role that is not readable yet, and
+ * one taken too early as a descriptor that is no longer the role's.
+ */
+static bool queue_read_current(const struct graid_queue *q, const struct mio *io,
+			       uint64_t member_off)
+{
+	const struct member *m = &q->a->members[io->member];
+
+	/* The descriptor was loaded before: keep every load below after it. */
+	atomic_thread_fence(memory_order_acquire);
+	return array_role_readable(q->a, io->member, member_off + io->len) &&
+	       m->fd == io->fault.fd;
+}
+
 /*
  * Do the I/O now and keep its result for the next reap; false (nothing done) when there is
  * no room to keep it, and the caller goes through the ring instead.
@@ -182,7 +206,10 @@ static bool queue_io_now(struct graid_queue *q, struct sop *s, struct mio *io, u
 	io->fault.injected = 0;
 	io->fault.pieces = 0;
 	io->fault.fd = q->a->members[io->member].fd;
-	n = member_io_now(q->a, io->member, io->write, ptr, io->len, iov, iovcnt, member_off);
+	io->fault.stale = !io->write && !queue_read_current(q, io, member_off);
+	n = io->fault.stale ? -ESTALE
+			    : member_io_now(q->a, io->fault.fd, io->write, ptr, io->len, iov,
+					    iovcnt, member_off);
 	q->inl[q->ninl].io = io;
 	q->inl[q->ninl++].res = n < 0 ? (int)n : (int)(n > (ssize_t)io->len ? -EIO : n);
 	s->pending++;
@@ -196,10 +223,15 @@ int queue_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned membe
 	struct mio *io = queue_mio(s, slot, member, write, len);
 	int rc;
 
+	if (!write && graid__test_before_read)
+		graid__test_before_read(q->a, member);
 	if (queue_inline(q, member) && queue_io_now(q, s, io, ptr, NULL, 0, member_off))
 		return 0;
 	rc = member_prep_io(&q->ring, q->a, member, write, ptr, (unsigned)len, member_off, io,
 			    &io->fault);
+	/* Prepared, not yet submitted: a stale read still runs, but its bytes are dropped. */
+	if (rc == 0 && !write)
+		io->fault.stale = !queue_read_current(q, io, member_off);
 	if (rc == 0)
 		queue_io_prepared(q, s);
 	return rc;
@@ -242,6 +274,8 @@ static void queue_io_complete(struct graid_queue *q, struct mio *io, int res)
 	q->ios_inflight--;
 	if (io->fault.injected)
 		res = io->fault.injected;
+	if (io->fault.stale)
+		res = -ESTALE;
 	if (res == (int)io->len) {
 		if (io->write) {
 			atomic_fetch_add_explicit(&m->writes, 1, memory_order_relaxed);
@@ -253,8 +287,13 @@ static void queue_io_complete(struct graid_queue *q, struct mio *io, int res)
 				memcpy(io->copy_to, io->copy_from, io->len);
 		}
 	} else {
-		/* A short transfer inside the member's size is as bad as an error. */
-		array_member_io_failed(q->a, io->member, io->fault.fd, res < 0 ? res : -EIO);
+		/*
+		 * A short transfer inside the member's size is as bad as an error. A stale read
+		 * is nobody's failure: it is only done again, the role's present way.
+		 */
+		if (!io->fault.stale)
+			array_member_io_failed(q->a, io->member, io->fault.fd,
+					       res < 0 ? res : -EIO);
 		if (io->write)
 			s->write_fail++;
 		else
