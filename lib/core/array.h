@@ -180,8 +180,9 @@ struct member_io_fault {
 	int err;                      /* NVMe passthrough: the first piece's error, or 0 */
 	int fd;                       /* the member's descriptor when issued: its device */
 	/*
-	 * A foreground read whose role stopped being readable, or changed device, between its
-	 * plan and its issue: its bytes are not the role's. It fails without blaming anyone.
+	 * A read whose role stopped being readable, or changed device, between its plan and
+	 * its issue (array_read_current): its bytes are not the role's. It fails without
+	 * blaming anyone.
 	 */
 	bool stale;
 };
@@ -235,6 +236,29 @@ static inline bool array_role_readable(const struct graid_array *a, unsigned rol
 		end <= atomic_load_explicit(&a->members[role].rebuild_offset,
 					    memory_order_acquire));
 }
+
+/*
+ * A read planned while its role was readable must not be served by a device swapped in
+ * since: a member that failed and was replaced between the plan and the issue holds bytes
+ * not yet rebuilt. Called after the read took descriptor @p fd and before it runs: true if
+ * fd is still the role's and the role still readable up to @p end. A takeover stores the
+ * new descriptor before the new state, so a descriptor taken too late meets a role not
+ * readable yet, and one taken too early a descriptor that is no longer the role's.
+ */
+static inline bool array_read_current(const struct graid_array *a, unsigned role, int fd,
+				      uint64_t end)
+{
+	/* The descriptor was loaded before: keep every load below after it. */
+	atomic_thread_fence(memory_order_acquire);
+	return array_role_readable(a, role, end) && a->members[role].fd == fd;
+}
+
+/*
+ * Test seam, NULL in use (queue.c): called just before a read of @p member (foreground or
+ * background) takes its descriptor, so a test can fail and replace the member between the
+ * read's plan and its issue.
+ */
+extern void (*graid__test_before_read)(struct graid_array *a, unsigned member);
 
 /* Writes go to active members and to members being rebuilt (so what is rebuilt stays so). */
 static inline bool array_role_writable(const struct graid_array *a, unsigned role)

@@ -22,7 +22,9 @@ static void mbatch_account(struct graid_array *a, struct mbio *io)
 	}
 	if (io->res >= 0)
 		io->res = -EIO; /* short: the member ended early */
-	array_member_io_failed(a, io->member, io->fault.fd, io->res);
+	/* A stale read is nobody's failure: the caller plans it again without that role. */
+	if (!io->fault.stale)
+		array_member_io_failed(a, io->member, io->fault.fd, io->res);
 }
 
 int mbatch_open(struct mbatch *mb, struct graid_array *a)
@@ -73,10 +75,16 @@ static void mbatch_fill(struct mbatch *mb)
 		while (g->next < g->n && mb->inflight < MBATCH_INFLIGHT) {
 			struct mbio *io = &g->ios[g->next];
 
+			if (!io->write && graid__test_before_read)
+				graid__test_before_read(mb->a, io->member);
 			if (member_prep_io(&mb->ring, mb->a, io->member, io->write, io->buf,
 					   io->len, io->off, io, &io->fault))
 				break;
 			g->next++;
+			/* Prepared, not yet submitted: a stale read still runs; its bytes are dropped. */
+			if (!io->write)
+				io->fault.stale = !array_read_current(mb->a, io->member, io->fault.fd,
+								      io->off + io->len);
 			/* Each NVMe command of a split I/O completes on its own: count them all. */
 			io->cost = io->fault.pieces ? io->fault.pieces : 1;
 			mb->inflight += io->cost;
@@ -105,7 +113,7 @@ static bool mbatch_reap(struct mbatch *mb)
 		res = member_io_result(mb->a, io->member, &io->fault, io->len, res);
 		if (res == MEMBER_IO_MORE)
 			continue; /* more NVMe commands of this I/O to come */
-		io->res = io->fault.injected ? io->fault.injected : res;
+		io->res = io->fault.stale ? -ESTALE : io->fault.injected ? io->fault.injected : res;
 		mbatch_account(mb->a, io);
 		mb->inflight -= io->cost;
 		g = mbatch_owner(mb, io);

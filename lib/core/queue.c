@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Queues: the asynchronous API, one io_uring each, driving stripe operations to completion. */
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,27 +161,14 @@ static bool queue_inline(const struct graid_queue *q, unsigned member)
 	       !m->fault && !m->nvme.passthru && m->fd >= 0;
 }
 
-/* Test seam (NULL in use): runs just before a foreground read takes its descriptor. */
+/* Test seam (array.h), NULL in use. */
 void (*graid__test_before_read)(struct graid_array *a, unsigned member);
 
-/*
- * A read planned while its role was readable must not be served by a device swapped in
- * since: a member that failed and was replaced between the plan and the issue (a window
- * of microseconds) holds bytes not yet rebuilt. True if the descriptor this read took is
- * still the role's and the role still readable over the read. Called after the descriptor
- * is taken and before the read runs: a takeover stores the new descriptor before the new
- * state, so a descriptor taken too late shows up as a role that is not readable yet, and
- * one taken too early as a descriptor that is no longer the role's.
- */
+/* array_read_current() for a read of this queue (a window of microseconds in use). */
 static bool queue_read_current(const struct graid_queue *q, const struct mio *io,
 			       uint64_t member_off)
 {
-	const struct member *m = &q->a->members[io->member];
-
-	/* The descriptor was loaded before: keep every load below after it. */
-	atomic_thread_fence(memory_order_acquire);
-	return array_role_readable(q->a, io->member, member_off + io->len) &&
-	       m->fd == io->fault.fd;
+	return array_read_current(q->a, io->member, io->fault.fd, member_off + io->len);
 }
 
 /*

@@ -136,11 +136,6 @@ struct graid_queue {
 };
 
 /* queue.c */
-/*
- * Test seam, NULL in use: called just before a foreground read of @p member takes its
- * descriptor, so a test can fail and replace the member between a read's plan and its issue.
- */
-extern void (*graid__test_before_read)(struct graid_array *a, unsigned member);
 uint8_t *queue_buf_get(struct graid_queue *q, size_t len);
 void queue_buf_put(struct graid_queue *q, uint8_t *p, size_t len);
 int queue_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,
