@@ -840,6 +840,8 @@ int main(int argc, char **argv)
 			sweep = true;
 		} else if (!strcmp(argv[i], "--sse")) {
 			bench_sse = true;
+			/* The engine columns too, unless the caller forces a variant himself. */
+			setenv("GRAID_CPU_VARIANT", "ssse3", 0);
 		} else if (!strcmp(argv[i], "--cache")) {
 			dram = false;
 		} else if (!strcmp(argv[i], "--dram")) {

@@ -293,6 +293,8 @@ Test(conformance_isal_threads, large_blocks_and_wide_stripes_match, .timeout = 6
  * runs it: the engine's dispatch around each variant (ISA-L for narrow aligned stripes, the
  * variant for the rest) against the reference. The engine's description must name the
  * variant, so an unsupported one, which falls back to the best, cannot pass in its place.
+ * (The description is the probe's, which reads the environment again; the engine keeps
+ * the variant it chose at its first open. Each test is its own process, so the two agree.)
  */
 static bool conf_cpu_runs(const char *variant)
 {

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Every CPU routine variant against graid_gf.h's byte-wise reference; the engine's threads. */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -673,6 +675,22 @@ static void *cv_busy_main(void *arg)
 }
 
 /*
+ * Opens and closes engines while the test forks, so a fork lands while the shared pool's
+ * lock is held. The environment is set before the thread starts: it only reads it.
+ */
+static void *cv_opener_main(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&cv_stop)) {
+		struct graid_backend *be;
+
+		if (graid_backend_open("isal", &be) == 0)
+			graid_backend_close(be);
+	}
+	return NULL;
+}
+
+/*
  * gen, then recovery of two data blocks, against the reference, without asserting: for a
  * forked child, which must report through its exit status and not through Criterion.
  */
@@ -707,10 +725,11 @@ Test(cpu_threads, forked_child_uses_the_engine_without_deadlock, .timeout = 300)
 {
 	struct graid_backend *be = cv_open_threads("3", "1");
 	struct cv_caller busy = { .be = be, .seed = tu_seed() ^ 0x6376666b };
-	pthread_t t;
+	pthread_t t, opener;
 
 	cr_assert_eq(pthread_create(&t, NULL, cv_busy_main, &busy), 0);
-	for (int i = 0; i < 20; i++) {
+	cr_assert_eq(pthread_create(&opener, NULL, cv_opener_main, NULL), 0);
+	for (int i = 0; i < 40; i++) {
 		pid_t pid = fork();
 		int status;
 
@@ -743,6 +762,96 @@ Test(cpu_threads, forked_child_uses_the_engine_without_deadlock, .timeout = 300)
 	}
 	atomic_store(&cv_stop, true);
 	pthread_join(t, NULL);
+	pthread_join(opener, NULL);
+	graid_backend_close(be);
+}
+
+/* The CPUs a thread of this process may run on, from /proc; -1 where unreadable. */
+static int cv_task_cpus(const char *tid)
+{
+	char path[300], line[256];
+	FILE *f;
+	int n = -1;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%s/status", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		cpu_set_t set;
+		char *p = line + strlen("Cpus_allowed_list:"), *save = NULL;
+
+		if (strncmp(line, "Cpus_allowed_list:", strlen("Cpus_allowed_list:")))
+			continue;
+		/* "0-3,6": count by expanding each range. */
+		CPU_ZERO(&set);
+		for (char *tok = strtok_r(p, ", \t\n", &save); tok;
+		     tok = strtok_r(NULL, ", \t\n", &save)) {
+			int a, b;
+
+			if (sscanf(tok, "%d-%d", &a, &b) != 2)
+				b = a = atoi(tok);
+			for (int c = a; c <= b && c < CPU_SETSIZE; c++)
+				CPU_SET(c, &set);
+		}
+		n = CPU_COUNT(&set);
+		break;
+	}
+	fclose(f);
+	return n;
+}
+
+static void *cv_pinned_open(void *arg)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu() < 0 ? 0 : sched_getcpu(), &one);
+	cr_assert_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+	cr_assert_eq(graid_backend_open("isal", (struct graid_backend **)arg), 0);
+	return NULL;
+}
+
+/*
+ * pthread_create copies the creating thread's CPUs: an application that pins the thread
+ * opening its arrays must not find every engine's workers pinned with it.
+ */
+Test(cpu_threads, workers_take_the_process_cpus_not_the_opener_s)
+{
+	struct graid_backend *be = NULL;
+	cpu_set_t mine;
+	pthread_t t;
+	DIR *d;
+	struct dirent *e;
+	int workers = 0, all;
+
+	cr_assert_eq(sched_getaffinity(0, sizeof(mine), &mine), 0);
+	all = CPU_COUNT(&mine);
+	if (all < 2)
+		cr_skip_test("this process may use one CPU only");
+	setenv("GRAID_CPU_THREADS", "3", 1);
+	setenv("GRAID_CPU_THREAD_MIN", "1", 1);
+	cr_assert_eq(pthread_create(&t, NULL, cv_pinned_open, &be), 0);
+	pthread_join(t, NULL);
+	cr_assert_not_null(be);
+	/* The engine's workers are the only other threads of this process now. */
+	d = opendir("/proc/self/task");
+	if (!d)
+		cr_skip_test("no /proc/self/task");
+	while ((e = readdir(d))) {
+		int n;
+
+		if (e->d_name[0] == '.' || atoi(e->d_name) == (int)getpid())
+			continue;
+		n = cv_task_cpus(e->d_name);
+		if (n < 0)
+			continue;
+		workers++;
+		cr_assert_eq(n, all, "thread %s may run on %d CPUs, the process on %d", e->d_name,
+			     n, all);
+	}
+	closedir(d);
+	cr_assert_geq(workers, 2, "found %d worker threads", workers);
 	graid_backend_close(be);
 }
 

@@ -2,6 +2,7 @@
 /* The CPU engines' worker threads: one pool a process, started at the first open, joined at the last close. */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -31,10 +32,13 @@ struct graid_cpu_pool {
 	struct cpu_job *queue;
 	bool stop;
 	/*
-	 * The process that started the workers. A forked child has none of them, and a worker
-	 * may have held the lock at the fork: the child never touches the lock or the queue.
+	 * The process that started the workers, and the forks it had seen then. A forked child
+	 * has none of them, and a worker may have held the lock at the fork: the child never
+	 * touches the lock or the queue. The pid alone would not do where a descendant gets a
+	 * recycled pid; the count alone, where a fork skips the handlers (a raw clone).
 	 */
 	pid_t pid;
+	unsigned long forks;
 	unsigned nthreads; /* as asked for, the caller included */
 	unsigned refs;     /* engines using it (cpu_shared_lock) */
 	unsigned nworkers;
@@ -50,6 +54,8 @@ struct graid_cpu_pool {
 static pthread_mutex_t cpu_shared_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct graid_cpu_pool *cpu_shared;
 static pthread_once_t cpu_fork_once = PTHREAD_ONCE_INIT;
+/* Forks this process descends through since the first pool (the child handler counts). */
+static atomic_ulong cpu_forks;
 
 /*
  * A fork while another thread holds cpu_shared_lock (an engine opening or closing) would
@@ -65,9 +71,40 @@ static void cpu_fork_release(void)
 	pthread_mutex_unlock(&cpu_shared_lock);
 }
 
+static void cpu_fork_child(void)
+{
+	atomic_fetch_add(&cpu_forks, 1);
+	pthread_mutex_unlock(&cpu_shared_lock);
+}
+
 static void cpu_fork_register(void)
 {
-	pthread_atfork(cpu_fork_prepare, cpu_fork_release, cpu_fork_release);
+	pthread_atfork(cpu_fork_prepare, cpu_fork_release, cpu_fork_child);
+}
+
+/* Whether this process started the pool's workers (a forked child did not). */
+static bool cpu_pool_ours(const struct graid_cpu_pool *pool)
+{
+	return pool->pid == getpid() && pool->forks == atomic_load(&cpu_forks);
+}
+
+/*
+ * Workers take the process's CPUs (those of its main thread), not those of whichever
+ * thread opened the first engine: pthread_create copies the creator's affinity, and an
+ * application that pins the thread which opens its arrays would otherwise put every
+ * engine's workers on that one CPU. NULL attributes (inherit) where it cannot be read.
+ */
+static pthread_attr_t *cpu_worker_attr(pthread_attr_t *attr)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(getpid(), sizeof(set), &set) || pthread_attr_init(attr))
+		return NULL;
+	if (pthread_attr_setaffinity_np(attr, sizeof(set), &set)) {
+		pthread_attr_destroy(attr);
+		return NULL;
+	}
+	return attr;
 }
 
 static void cpu_job_work(struct cpu_job *job)
@@ -127,6 +164,7 @@ int graid__cpu_pool_create(struct graid_cpu_pool **out, unsigned nthreads,
 			   void (*log)(int level, const char *fmt, ...))
 {
 	struct graid_cpu_pool *pool;
+	pthread_attr_t attr_mem, *attr;
 	sigset_t all, old;
 	unsigned want;
 	int rc = 0;
@@ -136,6 +174,7 @@ int graid__cpu_pool_create(struct graid_cpu_pool **out, unsigned nthreads,
 		return 0;
 	if (nthreads > GRAID_CPU_MAX_THREADS)
 		nthreads = GRAID_CPU_MAX_THREADS;
+	pthread_once(&cpu_fork_once, cpu_fork_register);
 	want = nthreads - 1;
 	pool = calloc(1, sizeof(*pool) + want * sizeof(pool->thread[0]));
 	if (!pool)
@@ -144,6 +183,7 @@ int graid__cpu_pool_create(struct graid_cpu_pool **out, unsigned nthreads,
 	pthread_cond_init(&pool->work, NULL);
 	pthread_cond_init(&pool->idle, NULL);
 	pool->pid = getpid();
+	pool->forks = atomic_load(&cpu_forks);
 	pool->nthreads = nthreads;
 	pool->refs = 1;
 	/*
@@ -152,11 +192,14 @@ int graid__cpu_pool_create(struct graid_cpu_pool **out, unsigned nthreads,
 	 */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
+	attr = cpu_worker_attr(&attr_mem);
 	for (; pool->nworkers < want; pool->nworkers++) {
-		rc = pthread_create(&pool->thread[pool->nworkers], NULL, cpu_pool_worker, pool);
+		rc = pthread_create(&pool->thread[pool->nworkers], attr, cpu_pool_worker, pool);
 		if (rc)
 			break;
 	}
+	if (attr)
+		pthread_attr_destroy(attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc && log)
 		log(GRAID_LOG_WARNING, "isal: started %u of %u worker threads: %s", pool->nworkers,
@@ -173,7 +216,7 @@ void graid__cpu_pool_destroy(struct graid_cpu_pool *pool)
 {
 	if (!pool)
 		return;
-	if (pool->pid != getpid()) {
+	if (!cpu_pool_ours(pool)) {
 		/* A forked child: no workers to join, and the lock may be held by none of ours. */
 		free(pool);
 		return;
@@ -196,25 +239,35 @@ int graid__cpu_pool_get(struct graid_cpu_pool **out, unsigned nthreads,
 	struct graid_cpu_pool *pool;
 	int rc = 0;
 
+	bool made = false;
+
 	*out = NULL;
 	if (nthreads <= 1)
 		return 0;
 	if (nthreads > GRAID_CPU_MAX_THREADS)
 		nthreads = GRAID_CPU_MAX_THREADS;
 	pthread_once(&cpu_fork_once, cpu_fork_register);
-	/* Under the lock throughout, so two engines opening at once start one pool. */
+	/*
+	 * Under the lock throughout, so two engines opening at once start one pool. Nothing
+	 * of the application's runs under it (the log comes after): a callback that forked or
+	 * opened an engine would wait for it forever.
+	 */
 	pthread_mutex_lock(&cpu_shared_lock);
 	pool = cpu_shared;
-	if (pool && pool->pid == getpid() && pool->nthreads == nthreads) {
+	if (pool && cpu_pool_ours(pool) && pool->nthreads == nthreads) {
 		pool->refs++;
 		*out = pool;
 	} else {
-		rc = graid__cpu_pool_create(out, nthreads, log);
+		rc = graid__cpu_pool_create(out, nthreads, NULL);
+		made = rc == 0;
 		/* A different count (the environment changed) keeps a pool of its own. */
-		if (!rc && *out && (!pool || pool->pid != getpid()))
+		if (!rc && *out && (!pool || !cpu_pool_ours(pool)))
 			cpu_shared = *out;
 	}
 	pthread_mutex_unlock(&cpu_shared_lock);
+	if (made && log && graid__cpu_pool_threads(*out) < nthreads)
+		log(GRAID_LOG_WARNING, "isal: started %u of %u worker threads",
+		    graid__cpu_pool_threads(*out) - 1, nthreads - 1);
 	return rc;
 }
 
@@ -235,7 +288,7 @@ void graid__cpu_pool_put(struct graid_cpu_pool *pool)
 
 unsigned graid__cpu_pool_threads(const struct graid_cpu_pool *pool)
 {
-	if (!pool || pool->pid != getpid())
+	if (!pool || !cpu_pool_ours(pool))
 		return 1;
 	return pool->nworkers + 1;
 }
