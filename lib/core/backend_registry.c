@@ -104,6 +104,14 @@ static struct {
 	pid_t pid;
 } registry_started[REGISTRY_STARTED_MAX];
 
+void graid__registry_fork_lock(bool take)
+{
+	if (take)
+		pthread_mutex_lock(&registry_lock);
+	else
+		pthread_mutex_unlock(&registry_lock);
+}
+
 /* 0 when this process may start @p name; -ENODEV when a parent process already did. */
 static int registry_fork_check(const char *name, bool record)
 {
@@ -187,6 +195,7 @@ GRAID_API int graid_backend_open(const char *name, struct graid_backend **out)
 
 	if (!out)
 		return -EINVAL;
+	graid__fork_safe();
 	if (!name) {
 		name = getenv("GRAID_BACKEND");
 		if (!name || !*name)

@@ -80,6 +80,14 @@ int graid__backend_measure(struct graid_backend *be, double *gbps)
 	return rc;
 }
 
+void graid__select_fork_lock(bool take)
+{
+	if (take)
+		pthread_mutex_lock(&select_lock);
+	else
+		pthread_mutex_unlock(&select_lock);
+}
+
 /* Called with select_lock held. */
 static void select_measure_locked(void)
 {

@@ -21,6 +21,19 @@
 /* log.c */
 void graid__log(int level, const char *fmt, ...) GRAID_PRINTF(2, 3);
 
+/*
+ * fork.c: hold the library's process-wide locks across fork() (registered once; every
+ * entry point that may take one of them calls it first). Each module's part: take its
+ * lock (true) or release it (false).
+ */
+void graid__fork_safe(void);
+void graid__log_fork_lock(bool take);
+void graid__select_fork_lock(bool take);
+void graid__registry_fork_lock(bool take);
+void graid__cpu_pool_fork_lock(bool take);
+/* In the child, before the locks are released: the CPU pools made so far are the parent's. */
+void graid__cpu_pool_forked(void);
+
 /* An open engine: the public handle behind struct graid_backend. */
 struct graid_backend {
 	const struct graid_backend_ops *ops;

@@ -26,6 +26,7 @@ static void log_init_default(void)
 {
 	const char *env = getenv("GRAID_LOG_LEVEL");
 
+	graid__fork_safe();
 	log_fn = log_stderr;
 	if (env && *env) {
 		int lvl = atoi(env);
@@ -33,6 +34,14 @@ static void log_init_default(void)
 		if (lvl >= GRAID_LOG_ERR && lvl <= GRAID_LOG_DEBUG)
 			log_max = lvl;
 	}
+}
+
+void graid__log_fork_lock(bool take)
+{
+	if (take)
+		pthread_mutex_lock(&log_lock);
+	else
+		pthread_mutex_unlock(&log_lock);
 }
 
 GRAID_API void graid_log_set(graid_log_fn fn, void *arg, int max_level)

@@ -13,6 +13,7 @@
 #include <libgraid/graid_backend.h>
 
 #include "cpu_pool.h"
+#include "internal.h" /* graid__fork_safe and this file's part of it */
 
 /* One call in progress. It lives on its caller's stack; see cpu_pool_run for its lifetime. */
 struct cpu_job {
@@ -53,33 +54,25 @@ struct graid_cpu_pool {
  */
 static pthread_mutex_t cpu_shared_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct graid_cpu_pool *cpu_shared;
-static pthread_once_t cpu_fork_once = PTHREAD_ONCE_INIT;
 /* Forks this process descends through since the first pool (the child handler counts). */
 static atomic_ulong cpu_forks;
 
 /*
  * A fork while another thread holds cpu_shared_lock (an engine opening or closing) would
- * leave the child a lock nobody can release: hold it across the fork instead.
+ * leave the child a lock nobody can release: lib/core/fork.c holds it across the fork,
+ * with the library's other process-wide locks, in the order they nest.
  */
-static void cpu_fork_prepare(void)
+void graid__cpu_pool_fork_lock(bool take)
 {
-	pthread_mutex_lock(&cpu_shared_lock);
+	if (take)
+		pthread_mutex_lock(&cpu_shared_lock);
+	else
+		pthread_mutex_unlock(&cpu_shared_lock);
 }
 
-static void cpu_fork_release(void)
-{
-	pthread_mutex_unlock(&cpu_shared_lock);
-}
-
-static void cpu_fork_child(void)
+void graid__cpu_pool_forked(void)
 {
 	atomic_fetch_add(&cpu_forks, 1);
-	pthread_mutex_unlock(&cpu_shared_lock);
-}
-
-static void cpu_fork_register(void)
-{
-	pthread_atfork(cpu_fork_prepare, cpu_fork_release, cpu_fork_child);
 }
 
 /* Whether this process started the pool's workers (a forked child did not). */
@@ -174,7 +167,7 @@ int graid__cpu_pool_create(struct graid_cpu_pool **out, unsigned nthreads,
 		return 0;
 	if (nthreads > GRAID_CPU_MAX_THREADS)
 		nthreads = GRAID_CPU_MAX_THREADS;
-	pthread_once(&cpu_fork_once, cpu_fork_register);
+	graid__fork_safe();
 	want = nthreads - 1;
 	pool = calloc(1, sizeof(*pool) + want * sizeof(pool->thread[0]));
 	if (!pool)
@@ -246,7 +239,7 @@ int graid__cpu_pool_get(struct graid_cpu_pool **out, unsigned nthreads,
 		return 0;
 	if (nthreads > GRAID_CPU_MAX_THREADS)
 		nthreads = GRAID_CPU_MAX_THREADS;
-	pthread_once(&cpu_fork_once, cpu_fork_register);
+	graid__fork_safe();
 	/*
 	 * Under the lock throughout, so two engines opening at once start one pool. Nothing
 	 * of the application's runs under it (the log comes after): a callback that forked or
