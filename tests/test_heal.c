@@ -842,6 +842,65 @@ Test(heal, the_busy_rate_limits_a_rebuild_under_foreground_reads, .timeout = 120
 	au_remove(&s);
 }
 
+struct heal_rebuilder {
+	struct graid_array *a;
+	int rc;
+	double secs; /* from start to end */
+};
+
+static void *heal_rebuilder_main(void *arg)
+{
+	struct heal_rebuilder *b = arg;
+	double t0 = heal_secs();
+
+	b->rc = graid_array_rebuild(b->a, NULL, NULL);
+	b->secs = heal_secs() - t0;
+	return NULL;
+}
+
+/*
+ * A pause taken at the busy rate ends when the foreground goes quiet: at 64 KiB/s the 4 MiB
+ * member would take a minute, and one pause after three 1 MiB batches would sleep 48 s;
+ * once the readers stop, the rest must go at full speed (tens of ms in RAM).
+ */
+Test(heal, a_busy_rate_pause_ends_when_the_foreground_stops, .timeout = 120)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct graid_rebuild_options ro = { .struct_size = sizeof(ro) };
+	volatile bool stop = false;
+	struct heal_reader r;
+	struct heal_rebuilder b;
+	pthread_t th, tb;
+	struct graid_array *a;
+	struct au_set s;
+	double t_stop;
+
+	a = heal_raid5_role2_failed(&s, 4096, &info);
+	ro.busy_bytes_per_sec = 64u << 10;
+	cr_assert_eq(graid_array_set_rebuild_options(a, &ro), 0);
+	cr_assert_eq(graid_array_replace_member(a, 2, heal_new_member(&s, "new")), 0);
+	r = (struct heal_reader){ .a = a, .size = info.size, .stop = &stop };
+	pthread_create(&th, NULL, heal_reader_main, &r);
+	usleep(20 * 1000);
+	b = (struct heal_rebuilder){ .a = a };
+	pthread_create(&tb, NULL, heal_rebuilder_main, &b);
+	usleep(300 * 1000); /* the rebuild is held back, in a pause by now */
+	stop = true;
+	pthread_join(th, NULL);
+	t_stop = heal_secs();
+	pthread_join(tb, NULL);
+	cr_assert_eq(b.rc, 0, "rebuild: %s", graid_strerror(b.rc));
+	cr_assert_eq(r.failures, 0);
+	cr_log_info("rebuild: %.2f s in all, %.2f s after the readers stopped", b.secs,
+		    heal_secs() - t_stop);
+	cr_assert_lt(heal_secs() - t_stop, 10.0,
+		     "the rebuild went on at the busy rate for %.1f s after the foreground stopped",
+		     heal_secs() - t_stop);
+	heal_verify(a, info.size, NULL, 9, "after a rebuild whose pause ended early");
+	graid_array_close(a);
+	au_remove(&s);
+}
+
 /* A caller compiled before busy_bytes_per_sec existed passes the shorter struct. */
 Test(heal, rebuild_options_accept_the_struct_without_the_busy_rate)
 {
