@@ -11,7 +11,9 @@
  * forking thread takes them all first and releases them on both sides. They are taken
  * outermost first, in the order they nest: auto's measurement (select) opens engines,
  * which look at the plugin registry and start the CPU pool, and all of them log.
- * The application's log callback runs under the log lock: it must not fork.
+ * A lock the forking thread holds itself (a plugin forking a helper during auto's
+ * measurement, a log callback that forks) is left alone by its module: its child's copy of
+ * the thread holds it and releases it as the parent's does.
  */
 static void fork_prepare(void)
 {
