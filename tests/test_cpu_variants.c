@@ -823,18 +823,22 @@ static int cv_task_cpus(const char *tid)
 
 static void *cv_pinned_open(void *arg)
 {
+	struct sched_param idle = { .sched_priority = 0 };
 	cpu_set_t one;
 
 	CPU_ZERO(&one);
 	CPU_SET(sched_getcpu() < 0 ? 0 : sched_getcpu(), &one);
 	cr_assert_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+	/* SCHED_IDLE needs no privilege, and differs from the main thread's policy. */
+	cr_assert_eq(pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle), 0);
 	cr_assert_eq(graid_backend_open("isal", (struct graid_backend **)arg), 0);
 	return NULL;
 }
 
 /*
- * pthread_create copies the creating thread's CPUs: an application that pins the thread
- * opening its arrays must not find every engine's workers pinned with it.
+ * pthread_create copies the creating thread's CPUs and scheduling: an application that
+ * pins the thread opening its arrays, or changes its policy, must not find every engine's
+ * workers pinned or scheduled with it.
  */
 Test(cpu_threads, workers_take_the_process_cpus_not_the_opener_s)
 {
@@ -869,6 +873,9 @@ Test(cpu_threads, workers_take_the_process_cpus_not_the_opener_s)
 		workers++;
 		cr_assert_eq(n, all, "thread %s may run on %d CPUs, the process on %d", e->d_name,
 			     n, all);
+		cr_assert_eq(sched_getscheduler(atoi(e->d_name)), sched_getscheduler(0),
+			     "thread %s runs under policy %d, the process under %d", e->d_name,
+			     sched_getscheduler(atoi(e->d_name)), sched_getscheduler(0));
 	}
 	closedir(d);
 	cr_assert_geq(workers, 2, "found %d worker threads", workers);

@@ -82,18 +82,24 @@ static bool cpu_pool_ours(const struct graid_cpu_pool *pool)
 }
 
 /*
- * Workers take the process's CPUs (those of its main thread), not those of whichever
- * thread opened the first engine: pthread_create copies the creator's affinity, and an
- * application that pins the thread which opens its arrays would otherwise put every
- * engine's workers on that one CPU. NULL attributes (inherit) where it cannot be read.
+ * Workers take the process's CPUs and scheduling (those of its main thread), not those of
+ * whichever thread opened the first engine: pthread_create copies the creator's, and an
+ * application that pins the thread which opens its arrays, or runs it real-time, would
+ * otherwise put every engine's workers on that one CPU, or make busy compute threads
+ * real-time. NULL attributes (inherit) where the main thread's cannot be read.
  */
 static pthread_attr_t *cpu_worker_attr(pthread_attr_t *attr)
 {
+	struct sched_param sp;
 	cpu_set_t set;
+	int policy = sched_getscheduler(getpid());
 
-	if (sched_getaffinity(getpid(), sizeof(set), &set) || pthread_attr_init(attr))
+	if (policy < 0 || sched_getparam(getpid(), &sp) ||
+	    sched_getaffinity(getpid(), sizeof(set), &set) || pthread_attr_init(attr))
 		return NULL;
-	if (pthread_attr_setaffinity_np(attr, sizeof(set), &set)) {
+	if (pthread_attr_setaffinity_np(attr, sizeof(set), &set) ||
+	    pthread_attr_setinheritsched(attr, PTHREAD_EXPLICIT_SCHED) ||
+	    pthread_attr_setschedpolicy(attr, policy) || pthread_attr_setschedparam(attr, &sp)) {
 		pthread_attr_destroy(attr);
 		return NULL;
 	}
@@ -188,6 +194,13 @@ int graid__cpu_pool_create(struct graid_cpu_pool **out, unsigned nthreads,
 	attr = cpu_worker_attr(&attr_mem);
 	for (; pool->nworkers < want; pool->nworkers++) {
 		rc = pthread_create(&pool->thread[pool->nworkers], attr, cpu_pool_worker, pool);
+		if (rc == EPERM && attr) {
+			/* Not allowed the main thread's scheduling from here: inherit instead. */
+			pthread_attr_destroy(attr);
+			attr = NULL;
+			rc = pthread_create(&pool->thread[pool->nworkers], NULL, cpu_pool_worker,
+					    pool);
+		}
 		if (rc)
 			break;
 	}
