@@ -2,6 +2,7 @@
 /* Helpers for the array suites: member files in a scratch folder, snapshots, the in-memory model. */
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/file.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -33,6 +34,19 @@ void au_remove(struct au_set *s)
 	for (unsigned i = 0; i < s->n; i++)
 		unlink(s->path[i]);
 	rmdir(s->dir);
+}
+
+void au_wait_unlocked(const char *const *paths, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		int fd = open(paths[i], O_RDONLY);
+
+		if (fd < 0)
+			continue;
+		for (int t = 0; t < 500 && flock(fd, LOCK_EX | LOCK_NB); t++)
+			usleep(10 * 1000);
+		close(fd); /* and with it the lock, if it was taken */
+	}
 }
 
 uint64_t au_file_hash(const char *path)

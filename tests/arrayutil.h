@@ -20,6 +20,13 @@ struct au_set {
 /* n sparse member files of `bytes` each in a fresh folder under $TMPDIR (or /tmp). */
 void au_make(struct au_set *s, unsigned n, uint64_t bytes);
 void au_remove(struct au_set *s);
+/*
+ * After a child was killed: wait (up to 5 s) until no member file is still locked. A killed
+ * process's io_uring is torn down after waitpid() returns and holds its files, and their
+ * locks, until then; an open meanwhile leaves such a member out as "in use".
+ */
+void au_wait_unlocked(const char *const *paths, unsigned n);
+
 /* FNV-1a of a whole file, to prove a refused call wrote nothing. */
 uint64_t au_file_hash(const char *path);
 /* Create with level/chunk and the given engine ("isal" by default when NULL). */

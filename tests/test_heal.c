@@ -315,6 +315,7 @@ Test(heal, a_killed_rebuild_resumes_from_its_checkpoint, .timeout = 300)
 	}
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "child status %d", status);
+	au_wait_unlocked(members, 4); /* the dead child's ring lets go of its files */
 	cr_assert_eq(graid_array_open(members, 4, NULL, &a), 0);
 	cr_assert_eq(graid_array_info(a, &info), 0);
 	cr_assert_eq(info.member_state[2], GRAID_MEMBER_REBUILDING);
@@ -699,6 +700,7 @@ Test(heal, a_torn_write_below_the_rebuild_checkpoint_is_resynced, .timeout = 300
 	}
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "child status %d", status);
+	au_wait_unlocked(members, 4); /* the dead child's ring lets go of its files */
 	cr_assert_eq(graid_array_open(members, 4, NULL, &a), 0);
 	cr_assert_eq(graid_array_info(a, &info), 0);
 	cr_assert_eq(info.member_state[2], GRAID_MEMBER_REBUILDING, "states %d %d %d %d",

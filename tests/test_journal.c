@@ -87,6 +87,8 @@ static int jt_open_quiet(const char *const *paths, unsigned n, struct graid_arra
 {
 	int rc, tries = 0;
 
+	/* A member still locked would be left out as "in use", not refused: wait for all. */
+	au_wait_unlocked(paths, n);
 	/* A killed child's ring may hold the members' locks a moment longer. */
 	while ((rc = graid_array_open(paths, n, NULL, a)) == -EBUSY && tries++ < 100)
 		usleep(20 * 1000);
