@@ -570,6 +570,16 @@ static struct graid_array *heal_raid5_role2_failed(struct au_set *s, uint32_t ch
 	return a;
 }
 
+/* Role 2 of @p a replaced by a new member whose writes fail after the first one. */
+static void heal_replace_with_failing_writes(struct au_set *s, struct graid_array *a)
+{
+	char faulty[400];
+
+	snprintf(faulty, sizeof(faulty), "faulty:write-eio-after=1:%s",
+		 heal_new_member(s, "new"));
+	cr_assert_eq(graid_array_replace_member(a, 2, faulty), 0);
+}
+
 Test(heal, a_member_replaced_during_its_own_rebuild_is_rebuilt_from_the_start, .timeout = 120)
 {
 	struct graid_array_info info = { .struct_size = sizeof(info) };
@@ -599,14 +609,11 @@ Test(heal, a_member_replaced_during_its_own_rebuild_is_rebuilt_from_the_start, .
 Test(heal, a_new_member_failing_during_its_rebuild_stops_it_with_eio, .timeout = 120)
 {
 	struct graid_array_info info = { .struct_size = sizeof(info) };
-	char faulty[400];
 	struct graid_array *a;
 	struct au_set s;
 
 	a = heal_raid5_role2_failed(&s, 4096, &info);
-	snprintf(faulty, sizeof(faulty), "faulty:write-eio-after=1:%s",
-		 heal_new_member(&s, "new"));
-	cr_assert_eq(graid_array_replace_member(a, 2, faulty), 0);
+	heal_replace_with_failing_writes(&s, a);
 	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), -EIO);
 	cr_assert_eq(graid_array_info(a, &info), 0);
 	cr_assert_eq(info.member_state[2], GRAID_MEMBER_FAILED);
@@ -629,14 +636,11 @@ Test(heal, a_new_member_failing_during_its_rebuild_stops_it_with_eio, .timeout =
 Test(heal, a_spare_is_not_blamed_for_late_errors_of_the_member_it_replaced, .timeout = 120)
 {
 	struct graid_array_info info = { .struct_size = sizeof(info) };
-	char faulty[400];
 	struct graid_array *a;
 	struct au_set s;
 
 	a = heal_raid5_role2_failed(&s, 64 * 1024, &info);
-	snprintf(faulty, sizeof(faulty), "faulty:write-eio-after=1:%s",
-		 heal_new_member(&s, "new"));
-	cr_assert_eq(graid_array_replace_member(a, 2, faulty), 0);
+	heal_replace_with_failing_writes(&s, a);
 	cr_assert_eq(graid_array_add_spare(a, heal_new_member(&s, "spare")), 0);
 	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), 0);
 	cr_assert_eq(graid_array_info(a, &info), 0);
@@ -743,16 +747,13 @@ Test(heal, a_spare_taking_over_the_member_being_rebuilt_is_rebuilt_from_the_star
 	struct graid_rebuild_options ro = { .struct_size = sizeof(ro),
 					    .max_bytes_per_sec = 1u << 20 };
 	struct heal_late_writer w;
-	char faulty[400];
 	struct graid_array *a;
 	struct au_set s;
 	pthread_t th;
 	int rc;
 
 	a = heal_raid5_role2_failed(&s, 4096, &info);
-	snprintf(faulty, sizeof(faulty), "faulty:write-eio-after=1:%s",
-		 heal_new_member(&s, "new"));
-	cr_assert_eq(graid_array_replace_member(a, 2, faulty), 0);
+	heal_replace_with_failing_writes(&s, a);
 	cr_assert_eq(graid_array_add_spare(a, heal_new_member(&s, "spare")), 0);
 	cr_assert_eq(graid_array_set_rebuild_options(a, &ro), 0);
 	w = (struct heal_late_writer){ .a = a, .size = info.size };

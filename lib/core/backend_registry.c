@@ -98,19 +98,10 @@ static void registry_release(const struct graid_backend_ops *ops, void *dl)
  */
 #define REGISTRY_STARTED_MAX 16
 
-static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	char name[32];
 	pid_t pid;
 } registry_started[REGISTRY_STARTED_MAX];
-
-void graid__registry_fork_lock(bool take)
-{
-	if (take)
-		pthread_mutex_lock(&registry_lock);
-	else
-		pthread_mutex_unlock(&registry_lock);
-}
 
 /* 0 when this process may start @p name; -ENODEV when a parent process already did. */
 static int registry_fork_check(const char *name, bool record)
@@ -118,7 +109,7 @@ static int registry_fork_check(const char *name, bool record)
 	pid_t self = getpid();
 	int rc = 0;
 
-	pthread_mutex_lock(&registry_lock);
+	graid__lock(&graid__registry_lock);
 	for (unsigned i = 0; i < REGISTRY_STARTED_MAX; i++) {
 		if (!registry_started[i].name[0]) {
 			if (record) {
@@ -133,7 +124,7 @@ static int registry_fork_check(const char *name, bool record)
 			break;
 		}
 	}
-	pthread_mutex_unlock(&registry_lock);
+	graid__unlock(&graid__registry_lock);
 	return rc;
 }
 

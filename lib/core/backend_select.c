@@ -30,26 +30,6 @@ struct select_result {
 	bool candidate;      /* auto may pick it: built in, or a plugin on an accelerator */
 };
 
-static pthread_mutex_t select_lock = PTHREAD_MUTEX_INITIALIZER;
-/*
- * Whether this thread holds select_lock, and whether its fork() took it: the measurement
- * opens engines under the lock, and an engine's runtime may fork (a compiler, a helper).
- * That thread must not wait for its own lock in the fork handler; its child's copy of it
- * still holds the lock and releases it as the parent's would.
- */
-static _Thread_local bool select_mine, select_forking;
-
-static void select_take(void)
-{
-	pthread_mutex_lock(&select_lock);
-	select_mine = true;
-}
-
-static void select_drop(void)
-{
-	select_mine = false;
-	pthread_mutex_unlock(&select_lock);
-}
 static struct select_result select_results[SELECT_MAX_ENGINES];
 static unsigned select_count;
 static bool select_done;
@@ -99,18 +79,7 @@ int graid__backend_measure(struct graid_backend *be, double *gbps)
 	return rc;
 }
 
-void graid__select_fork_lock(bool take)
-{
-	if (take) {
-		select_forking = !select_mine;
-		if (select_forking)
-			pthread_mutex_lock(&select_lock);
-	} else if (select_forking) {
-		pthread_mutex_unlock(&select_lock);
-	}
-}
-
-/* Called with select_lock held. */
+/* Called with graid__select_lock held. */
 static void select_measure_locked(void)
 {
 	select_count = 0;
@@ -141,20 +110,20 @@ static void select_measure_locked(void)
 
 void graid__measure_all(void)
 {
-	select_take();
+	graid__lock(&graid__select_lock);
 	select_measure_locked();
-	select_drop();
+	graid__unlock(&graid__select_lock);
 }
 
 double graid__measured_gbps(const char *name)
 {
 	double gbps = 0;
 
-	select_take();
+	graid__lock(&graid__select_lock);
 	for (unsigned i = 0; i < select_count; i++)
 		if (!strcmp(select_results[i].name, name) && select_results[i].status == 0)
 			gbps = select_results[i].gbps;
-	select_drop();
+	graid__unlock(&graid__select_lock);
 	return gbps;
 }
 
@@ -162,7 +131,7 @@ int graid__select_auto(char *name, size_t name_len)
 {
 	const struct select_result *best = NULL;
 
-	select_take();
+	graid__lock(&graid__select_lock);
 	if (!select_done)
 		select_measure_locked();
 	for (unsigned i = 0; i < select_count; i++) {
@@ -173,7 +142,7 @@ int graid__select_auto(char *name, size_t name_len)
 	}
 	if (best)
 		snprintf(name, name_len, "%s", best->name);
-	select_drop();
+	graid__unlock(&graid__select_lock);
 	if (!best)
 		return -ENODEV;
 	graid__log(GRAID_LOG_NOTICE, "auto selected engine %s (%.2f GB/s)", name, best->gbps);

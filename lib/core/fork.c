@@ -4,6 +4,11 @@
 
 #include "internal.h"
 
+struct graid_lock graid__select_lock = GRAID_LOCK_INIT;
+struct graid_lock graid__registry_lock = GRAID_LOCK_INIT;
+struct graid_lock graid__cpu_pool_lock = GRAID_LOCK_INIT;
+struct graid_lock graid__log_lock = GRAID_LOCK_INIT;
+
 /*
  * A thread of the parent that holds one of these locks at the fork does not exist in the
  * child: the child would wait for that lock forever the first time it opens an engine or
@@ -11,24 +16,48 @@
  * forking thread takes them all first and releases them on both sides. They are taken
  * outermost first, in the order they nest: auto's measurement (select) opens engines,
  * which look at the plugin registry and start the CPU pool, and all of them log.
- * A lock the forking thread holds itself (a plugin forking a helper during auto's
- * measurement, a log callback that forks) is left alone by its module: its child's copy of
- * the thread holds it and releases it as the parent's does.
  */
+static struct graid_lock *const fork_locks[] = {
+	&graid__select_lock, &graid__registry_lock, &graid__cpu_pool_lock, &graid__log_lock,
+};
+#define FORK_NLOCKS (sizeof(fork_locks) / sizeof(fork_locks[0]))
+
+/*
+ * Which of them this thread's fork took. One the forking thread holds itself (a plugin
+ * forking a helper during auto's measurement, a log callback that forks) is left alone:
+ * waiting for it would hang, and the child's copy of the thread holds it and releases it
+ * as the parent's does.
+ */
+static _Thread_local bool fork_took[FORK_NLOCKS];
+
+void graid__lock(struct graid_lock *l)
+{
+	pthread_mutex_lock(&l->mutex);
+	atomic_store_explicit(&l->owner, (unsigned long)pthread_self(), memory_order_relaxed);
+}
+
+void graid__unlock(struct graid_lock *l)
+{
+	atomic_store_explicit(&l->owner, 0, memory_order_relaxed);
+	pthread_mutex_unlock(&l->mutex);
+}
+
 static void fork_prepare(void)
 {
-	graid__select_fork_lock(true);
-	graid__registry_fork_lock(true);
-	graid__cpu_pool_fork_lock(true);
-	graid__log_fork_lock(true);
+	for (unsigned i = 0; i < FORK_NLOCKS; i++) {
+		/* Only this thread can have stored its own id there, and only while holding it. */
+		fork_took[i] = atomic_load_explicit(&fork_locks[i]->owner, memory_order_relaxed) !=
+			       (unsigned long)pthread_self();
+		if (fork_took[i])
+			graid__lock(fork_locks[i]);
+	}
 }
 
 static void fork_parent(void)
 {
-	graid__log_fork_lock(false);
-	graid__cpu_pool_fork_lock(false);
-	graid__registry_fork_lock(false);
-	graid__select_fork_lock(false);
+	for (unsigned i = FORK_NLOCKS; i-- > 0;)
+		if (fork_took[i])
+			graid__unlock(fork_locks[i]);
 }
 
 static void fork_child(void)

@@ -22,15 +22,22 @@
 void graid__log(int level, const char *fmt, ...) GRAID_PRINTF(2, 3);
 
 /*
- * fork.c: hold the library's process-wide locks across fork() (registered once; every
- * entry point that may take one of them calls it first). Each module's part: take its
- * lock (true) or release it (false).
+ * fork.c: the library's process-wide locks, held across fork() by one handler (registered
+ * by graid__fork_safe(); every entry point that may take one of them calls it first). A
+ * lock knows which thread holds it, so a thread that forks while holding one is not made
+ * to wait for itself.
  */
+struct graid_lock {
+	pthread_mutex_t mutex;
+	atomic_ulong owner; /* pthread_self() of the holder, 0 when free */
+};
+#define GRAID_LOCK_INIT { PTHREAD_MUTEX_INITIALIZER, 0 }
+void graid__lock(struct graid_lock *l);
+void graid__unlock(struct graid_lock *l);
 void graid__fork_safe(void);
-void graid__log_fork_lock(bool take);
-void graid__select_fork_lock(bool take);
-void graid__registry_fork_lock(bool take);
-void graid__cpu_pool_fork_lock(bool take);
+/* auto's measurement, the plugin registry, the CPU engines' shared pool, the log. */
+extern struct graid_lock graid__select_lock, graid__registry_lock, graid__cpu_pool_lock,
+	graid__log_lock;
 /* In the child, before the locks are released: the CPU pools made so far are the parent's. */
 void graid__cpu_pool_forked(void);
 

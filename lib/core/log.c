@@ -7,21 +7,6 @@
 
 #include "internal.h"
 
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-/* As for select_lock (backend_select.c): a log callback that forks must not wait for itself. */
-static _Thread_local bool log_mine, log_forking;
-
-static void log_take(void)
-{
-	pthread_mutex_lock(&log_lock);
-	log_mine = true;
-}
-
-static void log_drop(void)
-{
-	log_mine = false;
-	pthread_mutex_unlock(&log_lock);
-}
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 static graid_log_fn log_fn;
 static void *log_arg;
@@ -50,25 +35,14 @@ static void log_init_default(void)
 	}
 }
 
-void graid__log_fork_lock(bool take)
-{
-	if (take) {
-		log_forking = !log_mine;
-		if (log_forking)
-			pthread_mutex_lock(&log_lock);
-	} else if (log_forking) {
-		pthread_mutex_unlock(&log_lock);
-	}
-}
-
 GRAID_API void graid_log_set(graid_log_fn fn, void *arg, int max_level)
 {
 	pthread_once(&log_once, log_init_default);
-	log_take();
+	graid__lock(&graid__log_lock);
 	log_fn = fn;
 	log_arg = arg;
 	log_max = max_level;
-	log_drop();
+	graid__unlock(&graid__log_lock);
 }
 
 void graid__log(int level, const char *fmt, ...)
@@ -77,9 +51,9 @@ void graid__log(int level, const char *fmt, ...)
 	va_list ap;
 
 	pthread_once(&log_once, log_init_default);
-	log_take();
+	graid__lock(&graid__log_lock);
 	if (!log_fn || level > log_max) {
-		log_drop();
+		graid__unlock(&graid__log_lock);
 		return;
 	}
 	va_start(ap, fmt);
@@ -87,5 +61,5 @@ void graid__log(int level, const char *fmt, ...)
 	va_end(ap);
 	/* Called under the lock so a concurrent graid_log_set() never races a caller's sink. */
 	log_fn(log_arg, level, msg);
-	log_drop();
+	graid__unlock(&graid__log_lock);
 }

@@ -41,7 +41,7 @@ struct graid_cpu_pool {
 	pid_t pid;
 	unsigned long forks;
 	unsigned nthreads; /* as asked for, the caller included */
-	unsigned refs;     /* engines using it (cpu_shared_lock) */
+	unsigned refs;     /* engines using it (graid__cpu_pool_lock) */
 	unsigned nworkers;
 	pthread_t thread[];
 };
@@ -52,23 +52,9 @@ struct graid_cpu_pool {
  * one inherited from the parent of a fork, which is never handed out again: its workers
  * stayed in the parent.
  */
-static pthread_mutex_t cpu_shared_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct graid_cpu_pool *cpu_shared;
 /* Forks this process descends through since the first pool (the child handler counts). */
 static atomic_ulong cpu_forks;
-
-/*
- * A fork while another thread holds cpu_shared_lock (an engine opening or closing) would
- * leave the child a lock nobody can release: lib/core/fork.c holds it across the fork,
- * with the library's other process-wide locks, in the order they nest.
- */
-void graid__cpu_pool_fork_lock(bool take)
-{
-	if (take)
-		pthread_mutex_lock(&cpu_shared_lock);
-	else
-		pthread_mutex_unlock(&cpu_shared_lock);
-}
 
 void graid__cpu_pool_forked(void)
 {
@@ -159,8 +145,7 @@ static void *cpu_pool_worker(void *arg)
 	return NULL;
 }
 
-int graid__cpu_pool_create(struct graid_cpu_pool **out, unsigned nthreads,
-			   void (*log)(int level, const char *fmt, ...))
+int graid__cpu_pool_create(struct graid_cpu_pool **out, unsigned nthreads, int *start_err)
 {
 	struct graid_cpu_pool *pool;
 	pthread_attr_t attr_mem, *attr;
@@ -169,6 +154,8 @@ int graid__cpu_pool_create(struct graid_cpu_pool **out, unsigned nthreads,
 	int rc = 0;
 
 	*out = NULL;
+	if (start_err)
+		*start_err = 0;
 	if (nthreads <= 1)
 		return 0;
 	if (nthreads > GRAID_CPU_MAX_THREADS)
@@ -207,9 +194,8 @@ int graid__cpu_pool_create(struct graid_cpu_pool **out, unsigned nthreads,
 	if (attr)
 		pthread_attr_destroy(attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc && log)
-		log(GRAID_LOG_WARNING, "isal: started %u of %u worker threads: %s", pool->nworkers,
-		    want, strerror(rc));
+	if (start_err)
+		*start_err = rc;
 	if (!pool->nworkers) {
 		graid__cpu_pool_destroy(pool);
 		return 0;
@@ -245,7 +231,7 @@ int graid__cpu_pool_get(struct graid_cpu_pool **out, unsigned nthreads,
 	struct graid_cpu_pool *pool;
 	int rc = 0;
 
-	bool made = false;
+	int start_err = 0;
 
 	*out = NULL;
 	if (nthreads <= 1)
@@ -258,22 +244,21 @@ int graid__cpu_pool_get(struct graid_cpu_pool **out, unsigned nthreads,
 	 * of the application's runs under it (the log comes after): a callback that forked or
 	 * opened an engine would wait for it forever.
 	 */
-	pthread_mutex_lock(&cpu_shared_lock);
+	graid__lock(&graid__cpu_pool_lock);
 	pool = cpu_shared;
 	if (pool && cpu_pool_ours(pool) && pool->nthreads == nthreads) {
 		pool->refs++;
 		*out = pool;
 	} else {
-		rc = graid__cpu_pool_create(out, nthreads, NULL);
-		made = rc == 0;
+		rc = graid__cpu_pool_create(out, nthreads, &start_err);
 		/* A different count (the environment changed) keeps a pool of its own. */
 		if (!rc && *out && (!pool || !cpu_pool_ours(pool)))
 			cpu_shared = *out;
 	}
-	pthread_mutex_unlock(&cpu_shared_lock);
-	if (made && log && graid__cpu_pool_threads(*out) < nthreads)
-		log(GRAID_LOG_WARNING, "isal: started %u of %u worker threads",
-		    graid__cpu_pool_threads(*out) - 1, nthreads - 1);
+	graid__unlock(&graid__cpu_pool_lock);
+	if (start_err && log)
+		log(GRAID_LOG_WARNING, "isal: started %u of %u worker threads: %s",
+		    graid__cpu_pool_threads(*out) - 1, nthreads - 1, strerror(start_err));
 	return rc;
 }
 
@@ -283,11 +268,11 @@ void graid__cpu_pool_put(struct graid_cpu_pool *pool)
 
 	if (!pool)
 		return;
-	pthread_mutex_lock(&cpu_shared_lock);
+	graid__lock(&graid__cpu_pool_lock);
 	last = --pool->refs == 0;
 	if (last && cpu_shared == pool)
 		cpu_shared = NULL;
-	pthread_mutex_unlock(&cpu_shared_lock);
+	graid__unlock(&graid__cpu_pool_lock);
 	if (last)
 		graid__cpu_pool_destroy(pool);
 }

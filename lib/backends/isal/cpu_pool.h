@@ -16,11 +16,11 @@ typedef int (*graid_cpu_piece_fn)(void *arg, size_t piece);
 /*
  * A pool in which nthreads threads (the caller of graid__cpu_pool_run and nthreads - 1
  * workers, started here) share each call. nthreads <= 1: *out = NULL, which runs every call
- * on the caller. Fewer workers than asked (thread creation failed) is logged, not an error.
+ * on the caller. Fewer workers than asked (thread creation failed) is not an error: if
+ * @p start_err is not NULL it gets pthread_create's error then (0 when all started).
  * Setup path: the only place threads start. Returns 0 or -ENOMEM.
  */
-int graid__cpu_pool_create(struct graid_cpu_pool **out, unsigned nthreads,
-			   void (*log)(int level, const char *fmt, ...));
+int graid__cpu_pool_create(struct graid_cpu_pool **out, unsigned nthreads, int *start_err);
 
 /* Stop and join the workers. No call may be running. NULL is a no-op. */
 void graid__cpu_pool_destroy(struct graid_cpu_pool *pool);
@@ -29,7 +29,8 @@ void graid__cpu_pool_destroy(struct graid_cpu_pool *pool);
  * The process's shared pool of nthreads threads, for an engine: started by the first
  * engine to ask, counted for each later one that asks for the same number; one that asks
  * for another number (GRAID_CPU_THREADS changed between opens) gets a pool of its own.
- * Arguments and returns as graid__cpu_pool_create. Setup path.
+ * Fewer workers than asked is logged through @p log, with the reason. Returns as
+ * graid__cpu_pool_create. Setup path.
  */
 int graid__cpu_pool_get(struct graid_cpu_pool **out, unsigned nthreads,
 			void (*log)(int level, const char *fmt, ...));
