@@ -162,36 +162,17 @@ bool mbatch_poll(struct mbatch *mb, struct mbgroup *g)
 	return g->done == g->n;
 }
 
-int mbatch_wait(struct mbatch *mb, struct mbgroup *g)
-{
-	while (g->done < g->n) {
-		struct io_uring_cqe *cqe;
-		int rc;
-
-		if (mb->broken)
-			return -EIO;
-		mbatch_fill(mb);
-		rc = io_uring_wait_cqe(&mb->ring, &cqe);
-		if (rc == -EINTR)
-			continue;
-		if (rc < 0) {
-			mbatch_break(mb, rc);
-			return rc;
-		}
-		mbatch_reap(mb);
-	}
-	return 0;
-}
-
-int mbatch_wait_any(struct mbatch *mb)
+/*
+ * Queue what the bound allows, wait for one completion (or more) and handle them all; a
+ * ring that fails breaks the batch (every unfinished I/O gets the error). 0 or -errno.
+ */
+static int mbatch_wait_once(struct mbatch *mb)
 {
 	struct io_uring_cqe *cqe;
 	int rc;
 
 	if (mb->broken)
 		return -EIO;
-	if (!mb->nactive)
-		return 0;
 	mbatch_fill(mb);
 	do
 		rc = io_uring_wait_cqe(&mb->ring, &cqe);
@@ -201,8 +182,30 @@ int mbatch_wait_any(struct mbatch *mb)
 		return rc;
 	}
 	mbatch_reap(mb);
-	mbatch_fill(mb);
 	return 0;
+}
+
+int mbatch_wait(struct mbatch *mb, struct mbgroup *g)
+{
+	while (g->done < g->n) {
+		int rc = mbatch_wait_once(mb);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int mbatch_wait_any(struct mbatch *mb)
+{
+	int rc;
+
+	if (!mb->broken && !mb->nactive)
+		return 0;
+	rc = mbatch_wait_once(mb);
+	if (rc == 0)
+		mbatch_fill(mb);
+	return rc;
 }
 
 int mbatch_run_on(struct mbatch *mb, struct mbio *ios, size_t n)
