@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -147,8 +148,9 @@ Test(scrub, raid6_names_the_rotten_member_and_repair_restores_the_bytes)
 	/* Losing two healthy members now must still return the original data. */
 	cr_assert_eq(graid_array_fail_member(a, 1), 0);
 	cr_assert_eq(graid_array_fail_member(a, 5), 0);
-	sc_scrub(a, 0, &r);
-	cr_assert_eq(r.skipped, (2u << 20) / chunk);
+	memset(&r, 0, sizeof(r));
+	r.struct_size = sizeof(r);
+	cr_assert_eq(graid_array_scrub(a, 0, &r), -EAGAIN, "nothing left to compare");
 	graid_array_close(a);
 	au_remove(&s);
 }
@@ -191,6 +193,89 @@ Test(scrub, raid1_finds_copies_that_differ_and_repair_makes_them_equal)
 	sc_scrub(a, 0, &r);
 	cr_assert_eq(r.mismatches, 0);
 	cr_assert_eq(graid_array_scrub(a, 0x8, &r), -EINVAL);
+	graid_array_close(a);
+	au_remove(&s);
+}
+
+Test(scrub, a_degraded_raid5_or_raid6_or_raid1_is_refused_not_reported_clean)
+{
+	static const int levels[] = { 5, 6, 1 };
+
+	for (unsigned i = 0; i < 3; i++) {
+		struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+		struct graid_array *a;
+		struct au_set s;
+
+		a = sc_make(&s, 4, levels[i], 64 * 1024);
+		cr_assert_eq(graid_array_fail_member(a, 2), 0);
+		cr_assert_eq(graid_array_scrub(a, 0, &rep), -EAGAIN,
+			     "RAID-%d with a member out: nothing can be checked", levels[i]);
+		graid_array_close(a);
+		au_remove(&s);
+	}
+}
+
+Test(scrub, a_degraded_raid10_checks_the_pairs_that_are_whole)
+{
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	struct graid_array *a;
+	struct au_set s;
+
+	a = sc_make(&s, 4, 10, 64 * 1024);
+	cr_assert_eq(graid_array_fail_member(a, 1), 0);
+	cr_assert_eq(graid_array_scrub(a, 0, &rep), 0);
+	cr_assert_gt(rep.stripes_checked, 0);
+	cr_assert_gt(rep.skipped, 0);
+	graid_array_close(a);
+	au_remove(&s);
+}
+
+/* Slow each batch down; leave (as a crash would) at the @p quit-th report. */
+static void sc_slow_then_quit(void *arg, uint64_t done, uint64_t total)
+{
+	static unsigned calls;
+
+	(void)arg;
+	(void)done;
+	(void)total;
+	if (++calls == 6)
+		_exit(0);
+	usleep(300 * 1000);
+}
+
+Test(scrub, a_scrub_stopped_midway_resumes_from_its_checkpoint, .timeout = 120)
+{
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	struct graid_array *a;
+	struct au_set s;
+	pid_t pid;
+	int st;
+
+	/* 4 KiB chunks: 256 rows a batch, eight batches; the checkpoint comes each second. */
+	au_make(&s, 4, (1u << 20) + (8u << 20));
+	cr_assert_eq(au_create(&s, 4, 6, 4096, &a), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		struct graid_scrub_report r = { .struct_size = sizeof(r),
+						.progress = sc_slow_then_quit };
+
+		if (graid_array_open(s.paths, 4, NULL, &a) == 0)
+			graid_array_scrub(a, GRAID_SCRUB_RESUME, &r);
+		_exit(1); /* the scrub was meant to be cut short */
+	}
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the scrub was not cut short");
+	cr_assert_eq(graid_array_open(s.paths, 4, NULL, &a), 0);
+	cr_assert_eq(graid_array_scrub(a, GRAID_SCRUB_RESUME, &rep), 0);
+	cr_assert_geq(rep.first_row, 256 * 3, "resumed at row %llu",
+		      (unsigned long long)rep.first_row);
+	cr_assert_lt(rep.first_row, 256 * 8);
+	cr_assert_eq(rep.mismatches, 0);
+	/* Finished: the next scrub asked to resume starts at the beginning. */
+	cr_assert_eq(graid_array_scrub(a, GRAID_SCRUB_RESUME, &rep), 0);
+	cr_assert_eq(rep.first_row, 0);
 	graid_array_close(a);
 	au_remove(&s);
 }

@@ -41,6 +41,20 @@ static struct graid_sb sb_sample(void)
 	sb.member_state[2] = GRAID_MEMBER_MISSING;
 	sb.member_state[3] = GRAID_MEMBER_REBUILDING;
 	sb.member_state[7] = GRAID_MEMBER_SPARE;
+	/* Minor 1. */
+	sb.minor = GRAID_SB_VERSION_MINOR; /* what decode reports of this encoder's output */
+	sb.bitmap_region_stripes = 0x21;
+	sb.history_events = 0x1112131415161710ull;
+	sb.scrub_offset = 0x77;
+	sb.owner.pid = 0x31323334;
+	sb.owner.start = 0x4142434445464748ull;
+	sb.owner.since = 0x5152535455565758ull;
+	for (unsigned i = 0; i < 16; i++)
+		sb.owner.boot_id[i] = (uint8_t)(0x60 + i);
+	strcpy(sb.owner.host, "storage-host-7");
+	for (unsigned i = 0; i < 8; i++)
+		sb.slot_id[i] = 0x0101010101010101ull * (i + 1);
+	sb.slot_flags[3] = GRAID_SB_SLOT_CATCHUP;
 	return sb;
 }
 
@@ -155,10 +169,24 @@ Test(superblock, fields_sit_at_the_documented_offsets_in_little_endian)
 	cr_assert_eq(get_le64(buf + 0x80), 65536);
 	cr_assert_eq(get_le64(buf + 0x88), 131072);
 	cr_assert_eq(get_le64(buf + 0x90), 262144);
-	for (unsigned i = 0x98; i < 0x100; i++)
+	/* Minor 1. */
+	cr_assert_eq(get_le64(buf + 0x98), 0x21);
+	cr_assert_eq(get_le64(buf + 0xa0), 0x1112131415161710ull);
+	cr_assert_eq(get_le64(buf + 0xa8), 0x77);
+	cr_assert_eq(get_le32(buf + 0xb0), 0x31323334);
+	cr_assert_eq(get_le32(buf + 0xb4), 0);
+	cr_assert_eq(get_le64(buf + 0xb8), 0x4142434445464748ull);
+	cr_assert_eq(get_le64(buf + 0xc0), 0x5152535455565758ull);
+	cr_assert_eq(memcmp(buf + 0xc8, sb.owner.boot_id, 16), 0);
+	for (unsigned i = 0xd8; i < 0x100; i++)
 		cr_assert_eq(buf[i], 0, "reserved1 byte %#x", i);
 	cr_assert_eq(memcmp(buf + 0x100, sb.member_state, 256), 0);
-	for (unsigned i = 0x200; i < GRAID_SB_SIZE; i++)
+	for (unsigned i = 0; i < 256; i++)
+		cr_assert_eq(get_le64(buf + 0x200 + 8 * i), sb.slot_id[i], "slot_id[%u]", i);
+	cr_assert_eq(memcmp(buf + 0xa00, sb.slot_flags, 256), 0);
+	cr_assert_eq(buf[0xa03], GRAID_SB_SLOT_CATCHUP);
+	cr_assert_str_eq((const char *)buf + 0xb00, "storage-host-7");
+	for (unsigned i = 0xb40; i < GRAID_SB_SIZE; i++)
 		cr_assert_eq(buf[i], 0, "reserved2 byte %#x", i);
 }
 
@@ -321,7 +349,7 @@ Test(superblock, optional_areas_may_be_absent_and_unknown_flags_are_kept)
 	struct graid_sb sb = sb_sample(), back;
 	uint8_t buf[GRAID_SB_SIZE];
 
-	sb.bitmap_offset = sb.bitmap_bytes = 0;
+	sb.bitmap_offset = sb.bitmap_bytes = sb.bitmap_region_stripes = 0;
 	sb.log_offset = sb.log_bytes = 0;
 	sb.rebuild_offset = 0;
 	sb.flags = 0x80000001u;
@@ -340,11 +368,14 @@ Test(superblock, a_newer_minor_version_is_read_and_its_additions_ignored)
 	buf[0x0a] = 7;
 	buf[0x0b] = 1;           /* minor 263 */
 	buf[0x4c] = 0xaa;        /* fields a later minor added in reserved space */
-	buf[0xa0] = 0xbb;
-	buf[0x300] = 0xcc;
+	buf[0xb4] = 0xab;
+	buf[0xe0] = 0xbb;
+	buf[0xc00] = 0xcc;
 	buf[GRAID_SB_SIZE - 1] = 0xdd;
 	reseal(buf);
 	cr_assert_eq(graid_sb_decode(buf, &back), 0);
+	cr_assert_eq(back.minor, 263);
+	sb.minor = 263;
 	cr_assert_eq(memcmp(&sb, &back, sizeof(sb)), 0);
 }
 

@@ -105,6 +105,12 @@ static void create_report(struct graid_array *a)
 	       info.engine);
 }
 
+/* The fewest members each level takes (graid_array_create() says the same). */
+static int create_min_members(int level)
+{
+	return level == 5 ? 3 : level == 6 ? 4 : 2;
+}
+
 int gctl_cmd_create(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -163,6 +169,14 @@ int gctl_cmd_create(int argc, char **argv)
 	if (n > GRAID_MAX_MEMBERS)
 		return gctl_usage_err("create", "%d members given; at most %d", n,
 				      GRAID_MAX_MEMBERS);
+	if (n < create_min_members(cfg.level))
+		return gctl_usage_err("create", "RAID-%d needs at least %d members; %d given",
+				      cfg.level, create_min_members(cfg.level), n);
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < i; j++)
+			if (strcmp(argv[optind + i], argv[optind + j]) == 0)
+				return gctl_usage_err("create", "member %s given twice",
+						      argv[optind + i]);
 	cfg.chunk_bytes = (uint32_t)chunk;
 
 	made = calloc((size_t)n, sizeof(*made));

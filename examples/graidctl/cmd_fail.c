@@ -36,7 +36,7 @@ int gctl_cmd_fail(int argc, char **argv)
 		return gctl_usage_err("fail", "need a member index and the array's members");
 	if (gctl_parse_index(argv[optind], &idx))
 		return gctl_usage_err("fail", "bad member index '%s'", argv[optind]);
-	ex = gctl_open("fail", argv + optind + 1, argc - optind - 1, NULL, &a);
+	ex = gctl_open("fail", argv + optind + 1, argc - optind - 1, NULL, 0, &a);
 	if (ex != GCTL_EXIT_OK)
 		return ex;
 	rc = graid_array_info(a, &info);

@@ -41,11 +41,16 @@ void gctl_help_scrub(FILE *f)
 	fprintf(f,
 		"\nAssemble the array from MEMBER... and check every stripe's parity against its\n"
 		"data (RAID-5/6), or the copies (RAID-1/10). On RAID-6 a stripe with one silently\n"
-		"wrong block names that member. Stripes with a role missing are skipped.\n\n"
-		"  -r, --repair  rewrite what is wrong: the named block on RAID-6, parity on\n"
-		"                RAID-5, the first copy over the others on RAID-1/10\n\n"
-		"Exit status: 0 no mismatch left; 3 mismatches found and not repaired; 1 failed;\n"
-		"2 usage error; 4 the array cannot be assembled; 5 not available in this libgraid.\n");
+		"wrong block names that member. A degraded RAID-1/5/6 has nothing to compare: the\n"
+		"scrub is refused (rebuild first); on RAID-10 stripes with a member out are skipped.\n"
+		"Progress shows as a bar with ETA on a terminal, a line a second otherwise. A scrub\n"
+		"records how far it got about once a second; the next one resumes from there.\n\n"
+		"  -r, --repair   rewrite what is wrong: the named block on RAID-6, parity on\n"
+		"                 RAID-5, the first copy over the others on RAID-1/10\n"
+		"  -s, --restart  start from the first row, not where an earlier scrub stopped\n\n"
+		"Exit status: 0 no mismatch left; 3 mismatches found and not repaired, or stripes\n"
+		"skipped; 1 failed (or refused on a degraded array); 2 usage error; 4 the array\n"
+		"cannot be assembled; 5 not available in this libgraid.\n");
 }
 
 void gctl_help_spare(FILE *f)
@@ -61,7 +66,7 @@ void gctl_help_spare(FILE *f)
 #ifdef GRAID_SCRUB_REPAIR
 
 /* The rebuild of every role that needs one, with the progress shown as it goes. */
-static int maint_rebuild(const char *cmd, struct graid_array *a, uint64_t max_rate)
+int gctl_rebuild(const char *cmd, struct graid_array *a, uint64_t max_rate)
 {
 	struct graid_rebuild_options ro = { .struct_size = sizeof(ro),
 					    .max_bytes_per_sec = max_rate };
@@ -95,7 +100,7 @@ static int maint_no_options(const char *cmd, int argc, char **argv)
 	return GCTL_EXIT_OK;
 }
 
-static int maint_parse_rate(const char *cmd, const char *s, uint64_t *rate)
+int gctl_parse_rate(const char *cmd, const char *s, uint64_t *rate)
 {
 	if (gctl_size_parse(s, rate) || *rate == 0)
 		return gctl_usage_err(cmd, "bad --max-rate '%s' (bytes a second, K/M/G)", s);
@@ -120,7 +125,7 @@ int gctl_cmd_replace(int argc, char **argv)
 		if (c == 'n') {
 			rebuild = false;
 		} else if (c == 'm') {
-			if (maint_parse_rate("replace", optarg, &rate))
+			if (gctl_parse_rate("replace", optarg, &rate))
 				return GCTL_EXIT_USAGE;
 		} else {
 			fprintf(stderr, "Try 'graidctl replace --help'.\n");
@@ -132,7 +137,7 @@ int gctl_cmd_replace(int argc, char **argv)
 	if (gctl_parse_index(argv[optind], &idx))
 		return gctl_usage_err("replace", "bad member index '%s'", argv[optind]);
 	newpath = argv[optind + 1];
-	ex = gctl_open("replace", argv + optind + 2, argc - optind - 2, NULL, &a);
+	ex = gctl_open("replace", argv + optind + 2, argc - optind - 2, NULL, 0, &a);
 	if (ex != GCTL_EXIT_OK)
 		return ex;
 	rc = graid_array_replace_member(a, idx, newpath);
@@ -143,7 +148,7 @@ int gctl_cmd_replace(int argc, char **argv)
 		return GCTL_EXIT_FAILED;
 	}
 	printf("%s is member %u%s\n", newpath, idx, rebuild ? ", rebuilding" : "");
-	ex = rebuild ? maint_rebuild("replace", a, rate) : GCTL_EXIT_OK;
+	ex = rebuild ? gctl_rebuild("replace", a, rate) : GCTL_EXIT_OK;
 	if (gctl_close("replace", a) != GCTL_EXIT_OK)
 		return GCTL_EXIT_FAILED;
 	return ex;
@@ -164,15 +169,15 @@ int gctl_cmd_rebuild(int argc, char **argv)
 			fprintf(stderr, "Try 'graidctl rebuild --help'.\n");
 			return GCTL_EXIT_USAGE;
 		}
-		if (maint_parse_rate("rebuild", optarg, &rate))
+		if (gctl_parse_rate("rebuild", optarg, &rate))
 			return GCTL_EXIT_USAGE;
 	}
 	if (argc - optind < 1)
 		return gctl_usage_err("rebuild", "no members given");
-	ex = gctl_open("rebuild", argv + optind, argc - optind, NULL, &a);
+	ex = gctl_open("rebuild", argv + optind, argc - optind, NULL, 0, &a);
 	if (ex != GCTL_EXIT_OK)
 		return ex;
-	ex = maint_rebuild("rebuild", a, rate);
+	ex = gctl_rebuild("rebuild", a, rate);
 	if (gctl_close("rebuild", a) != GCTL_EXIT_OK)
 		return GCTL_EXIT_FAILED;
 	return ex;
@@ -182,37 +187,58 @@ int gctl_cmd_scrub(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "repair", no_argument, NULL, 'r' },
+		{ "restart", no_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	unsigned flags = GRAID_SCRUB_RESUME;
+	struct gctl_progress p;
 	struct graid_array *a;
-	unsigned flags = 0;
 	double t0;
 	int c, rc, ex;
 
-	while ((c = getopt_long(argc, argv, "r", opts, NULL)) != -1) {
-		if (c != 'r') {
+	while ((c = getopt_long(argc, argv, "rs", opts, NULL)) != -1) {
+		if (c == 'r') {
+			flags |= GRAID_SCRUB_REPAIR;
+		} else if (c == 's') {
+			flags &= ~GRAID_SCRUB_RESUME;
+		} else {
 			fprintf(stderr, "Try 'graidctl scrub --help'.\n");
 			return GCTL_EXIT_USAGE;
 		}
-		flags |= GRAID_SCRUB_REPAIR;
 	}
 	if (argc - optind < 1)
 		return gctl_usage_err("scrub", "no members given");
-	ex = gctl_open("scrub", argv + optind, argc - optind, NULL, &a);
+	ex = gctl_open("scrub", argv + optind, argc - optind, NULL, 0, &a);
 	if (ex != GCTL_EXIT_OK)
 		return ex;
 	t0 = gctl_now();
+	gctl_progress_init(&p, "scrub");
+	rep.progress = gctl_progress_update;
+	rep.progress_arg = &p;
 	rc = graid_array_scrub(a, flags, &rep);
+	if (rc != -EAGAIN)
+		gctl_progress_finish(&p, rc == 0);
 	if (rc) {
-		gctl_err("scrub: %s%s", graid_strerror(rc), gctl_level_reason(rc));
+		if (rc == -EAGAIN)
+			gctl_err("scrub: the array is degraded: no stripe has every member to compare, "
+				 "so nothing can be checked; rebuild it first");
+		else
+			gctl_err("scrub: %s%s", graid_strerror(rc), gctl_level_reason(rc));
 		gctl_close("scrub", a);
 		return GCTL_EXIT_FAILED;
 	}
+	if (rep.first_row)
+		printf("resumed at member row %llu, where an earlier scrub stopped (--restart "
+		       "checks from row 0)\n", (unsigned long long)rep.first_row);
 	printf("scrub %s in %.1f s: %llu stripes checked, %llu skipped, %llu mismatches, "
-	       "%llu repaired\n", flags ? "with repair" : "(check only)", gctl_now() - t0,
-	       (unsigned long long)rep.stripes_checked, (unsigned long long)rep.skipped,
-	       (unsigned long long)rep.mismatches, (unsigned long long)rep.repaired);
+	       "%llu repaired\n", flags & GRAID_SCRUB_REPAIR ? "with repair" : "(check only)",
+	       gctl_now() - t0, (unsigned long long)rep.stripes_checked,
+	       (unsigned long long)rep.skipped, (unsigned long long)rep.mismatches,
+	       (unsigned long long)rep.repaired);
+	if (rep.skipped)
+		printf("  %llu stripes could not be checked: a member they use is out\n",
+		       (unsigned long long)rep.skipped);
 	for (unsigned i = 0; i < rep.named && i < GRAID_SCRUB_NAMED; i++) {
 		if (rep.member[i] >= 0)
 			printf("  stripe %llu: member %d wrong\n",
@@ -224,7 +250,7 @@ int gctl_cmd_scrub(int argc, char **argv)
 	if (rep.named < rep.mismatches)
 		printf("  (%llu more; the library's log names each)\n",
 		       (unsigned long long)(rep.mismatches - rep.named));
-	ex = rep.mismatches > rep.repaired ? GCTL_EXIT_DEGRADED : GCTL_EXIT_OK;
+	ex = rep.mismatches > rep.repaired || rep.skipped ? GCTL_EXIT_DEGRADED : GCTL_EXIT_OK;
 	if (gctl_close("scrub", a) != GCTL_EXIT_OK)
 		return GCTL_EXIT_FAILED;
 	return ex;
@@ -241,7 +267,7 @@ int gctl_cmd_spare(int argc, char **argv)
 		return gctl_usage_err("spare", "the only verb is 'add'");
 	if (argc - optind < 3)
 		return gctl_usage_err("spare", "need PATH and the array's members");
-	ex = gctl_open("spare", argv + optind + 2, argc - optind - 2, NULL, &a);
+	ex = gctl_open("spare", argv + optind + 2, argc - optind - 2, NULL, 0, &a);
 	if (ex != GCTL_EXIT_OK)
 		return ex;
 	rc = graid_array_add_spare(a, argv[optind + 1]);

@@ -272,7 +272,7 @@ int gctl_cmd_status(int argc, char **argv)
 	if (n > GRAID_MAX_MEMBERS)
 		return gctl_usage_err("status", "%d members given; at most %d", n,
 				      GRAID_MAX_MEMBERS);
-	ex = gctl_open("status", argv + optind, n, backend, &a);
+	ex = gctl_open("status", argv + optind, n, backend, GCTL_OPEN_LOOK, &a);
 	if (ex != GCTL_EXIT_OK) {
 		if (json)
 			status_json_error(argv + optind, n, ex);

@@ -48,6 +48,8 @@ int gctl_cmd_spare(int argc, char **argv);
 void gctl_help_spare(FILE *f);
 int gctl_cmd_list(int argc, char **argv);
 void gctl_help_list(FILE *f);
+int gctl_cmd_assemble(int argc, char **argv);
+void gctl_help_assemble(FILE *f);
 
 /* graidctl.c: the synopsis line that each command's help opens with. */
 void gctl_print_cmd_usage(FILE *f, const char *name);
@@ -55,8 +57,13 @@ void gctl_print_cmd_usage(FILE *f, const char *name);
 /* gctl_common.c: messages, opening and closing arrays, small conversions. */
 void gctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int gctl_usage_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* How gctl_open() assembles: to change the array (the default), to look, forced. */
+#define GCTL_OPEN_LOOK 0x1u  /* read-only: takes no lock, writes nothing on any member */
+#define GCTL_OPEN_FORCE 0x2u /* GRAID_OPEN_FORCE: take back members recorded failed */
+/* --degraded was given: writable opens may leave roles out (graidctl.c sets it). */
+extern int gctl_degraded_ok;
 int gctl_open(const char *cmd, char **members, int nmembers, const char *backend,
-	      struct graid_array **out);
+	      unsigned how, struct graid_array **out);
 int gctl_close(const char *cmd, struct graid_array *a);
 void gctl_explain_paths(const char *cmd, char **paths, int n);
 void gctl_explain_backend(const char *cmd, const char *name);
@@ -65,6 +72,10 @@ int gctl_parse_index(const char *s, unsigned *out);
 const char *gctl_state_name(int state);
 void gctl_uuid_format(const uint8_t uuid[16], char out[37]);
 double gctl_now(void);
+
+/* cmd_maint.c: rebuild every role that needs it, with progress; --max-rate's parser. */
+int gctl_rebuild(const char *cmd, struct graid_array *a, uint64_t max_rate);
+int gctl_parse_rate(const char *cmd, const char *s, uint64_t *rate);
 
 /* gctl_size.c: "64K" <-> bytes. */
 int gctl_size_parse(const char *s, uint64_t *out);
@@ -77,6 +88,9 @@ struct gctl_progress {
 	double t0;         /* when it started */
 	double last;       /* when it last printed */
 	int printed;       /* a bar is on the screen (needs a newline before other output) */
+	int started;       /* a report came: base and t1 hold */
+	uint64_t base;     /* done at the first report: work a resumed job did earlier */
+	double t1;         /* when the first report came */
 };
 void gctl_progress_init(struct gctl_progress *p, const char *what);
 void gctl_progress_update(void *arg, uint64_t done, uint64_t total);

@@ -8,6 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <libgraid/graid.h>
 
 #include "gctl.h"
@@ -75,12 +77,75 @@ void gctl_explain_backend(const char *cmd, const char *name)
 	gctl_err("%s: no parity engine named '%s' (known: auto, %s)", cmd, name, known);
 }
 
+int gctl_degraded_ok;
+
+/* The same file or device under two names would be locked against itself: say so first. */
+static int gctl_given_twice(const char *cmd, char **members, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct stat si, sj;
+
+		if (stat(members[i], &si))
+			continue;
+		for (int j = 0; j < i; j++)
+			if (stat(members[j], &sj) == 0 && si.st_dev == sj.st_dev &&
+			    si.st_ino == sj.st_ino)
+				return gctl_usage_err(cmd, "member %s given twice (it is %s)",
+						      members[i], members[j]);
+	}
+	return GCTL_EXIT_OK;
+}
+
+/*
+ * Before an open that would write: would it run with roles missing? Such an open records
+ * them missing (they catch up when given again, but meanwhile the array is degraded), which
+ * mdadm too does only when told (--run). A look (read-only) tells without writing.
+ */
+static int gctl_check_complete(const char *cmd, char **members, int n, const char *backend)
+{
+	struct graid_open_options o = { .struct_size = sizeof(o), .backend = backend,
+					.flags = GRAID_OPEN_READ_ONLY };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct graid_array *a;
+	char roles[512] = "";
+	size_t at = 0;
+	unsigned out = 0;
+
+	if (graid_array_open((const char *const *)members, (unsigned)n, &o, &a))
+		return GCTL_EXIT_OK; /* the real open reports why */
+	if (graid_array_info(a, &info) == 0)
+		for (unsigned r = 0; r < info.nmembers; r++)
+			if (info.member_state[r] == GRAID_MEMBER_MISSING) {
+				if (at < sizeof(roles))
+					at += (size_t)snprintf(roles + at, sizeof(roles) - at, "%s%u",
+							       out ? ", " : "", r);
+				out++;
+			}
+	graid_array_close(a);
+	if (!out)
+		return GCTL_EXIT_OK;
+	gctl_err("%s: role%s %s of the array %s not among the members given; give %s, or add "
+		 "--degraded to go on without %s (nothing was changed)",
+		 cmd, out > 1 ? "s" : "", roles, out > 1 ? "are" : "is", out > 1 ? "them" : "it",
+		 out > 1 ? "them" : "it");
+	return GCTL_EXIT_FAILED;
+}
+
 int gctl_open(const char *cmd, char **members, int nmembers, const char *backend,
-	      struct graid_array **out)
+	      unsigned how, struct graid_array **out)
 {
 	struct graid_open_options o = { .struct_size = sizeof(o), .backend = backend };
-	int rc = graid_array_open((const char *const *)members, (unsigned)nmembers, &o, out);
+	int rc, ex = gctl_given_twice(cmd, members, nmembers);
 
+	if (ex == GCTL_EXIT_OK && !(how & GCTL_OPEN_LOOK) && !gctl_degraded_ok)
+		ex = gctl_check_complete(cmd, members, nmembers, backend);
+	if (ex != GCTL_EXIT_OK)
+		return ex;
+	if (how & GCTL_OPEN_LOOK)
+		o.flags |= GRAID_OPEN_READ_ONLY;
+	if (how & GCTL_OPEN_FORCE)
+		o.flags |= GRAID_OPEN_FORCE;
+	rc = graid_array_open((const char *const *)members, (unsigned)nmembers, &o, out);
 	if (rc == 0)
 		return GCTL_EXIT_OK;
 	if (rc == -ENOENT || rc == -EACCES || rc == -EPERM)

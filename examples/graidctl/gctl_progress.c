@@ -20,6 +20,9 @@ void gctl_progress_init(struct gctl_progress *p, const char *what)
 	p->t0 = gctl_now();
 	p->last = 0;
 	p->printed = 0;
+	p->started = 0;
+	p->base = 0;
+	p->t1 = p->t0;
 }
 
 static void progress_eta(double s, char *buf, size_t len)
@@ -36,8 +39,9 @@ static void progress_eta(double s, char *buf, size_t len)
 
 static void progress_print(struct gctl_progress *p, uint64_t done, uint64_t total, double now)
 {
-	double elapsed = now - p->t0, frac = total ? (double)done / (double)total : 1.0;
-	double rate = elapsed > 0 ? (double)done / elapsed : 0;
+	/* The rate counts this run's work only: a resumed job starts with some done. */
+	double elapsed = now - p->t1, frac = total ? (double)done / (double)total : 1.0;
+	double rate = elapsed > 0 ? (double)(done - p->base) / elapsed : 0;
 	char sdone[32], stotal[32], srate[32], eta[32];
 
 	if (frac > 1.0)
@@ -73,6 +77,11 @@ void gctl_progress_update(void *arg, uint64_t done, uint64_t total)
 	if (pthread_mutex_trylock(&progress_lock) != 0)
 		return;
 	now = gctl_now();
+	if (!p->started) {
+		p->started = 1;
+		p->base = done;
+		p->t1 = now;
+	}
 	/* The last report always shows, so a log ends on 100% rather than on the last tick. */
 	if (now - p->last >= (p->tty ? PROGRESS_TTY_PERIOD : PROGRESS_LINE_PERIOD) ||
 	    done >= total) {

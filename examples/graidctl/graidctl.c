@@ -13,7 +13,11 @@ static const struct gctl_cmd main_cmds[] = {
 	{ "create", "--level N [--chunk SIZE] [--backend NAME] [--force] [--journal] [--file-size SIZE] MEMBER...",
 	  "create an array on members", gctl_cmd_create, gctl_help_create },
 	{ "status", "[--json] [--backend NAME] MEMBER...",
-	  "assemble an array and describe it and its members", gctl_cmd_status, gctl_help_status },
+	  "describe an array and its members (read-only: works while it is served)",
+	  gctl_cmd_status, gctl_help_status },
+	{ "assemble", "[--force] [--degraded] [--no-rebuild] [--max-rate SIZE] MEMBER...",
+	  "assemble an array; bring back members that were out (--force: recorded failed)",
+	  gctl_cmd_assemble, gctl_help_assemble },
 	{ "fail", "IDX MEMBER...", "mark member role IDX failed", gctl_cmd_fail, gctl_help_fail },
 	{ "replace", "[--no-rebuild] [--max-rate SIZE] IDX NEWPATH MEMBER...",
 	  "put a new member in role IDX and rebuild it", gctl_cmd_replace, gctl_help_replace },
@@ -50,7 +54,9 @@ static void main_help(FILE *f)
 		   "  -v, --verbose  more of the library's log (repeat for more)\n"
 		   "  -q, --quiet    only the library's errors\n"
 		   "  -h, --help     this text\n"
-		   "  -V, --version  graidctl's and libgraid's version\n\n"
+		   "  -V, --version  graidctl's and libgraid's version\n"
+		   "  --degraded     (after any command that changes an array) go on with roles\n"
+		   "                 missing from MEMBER...; without it such a command refuses\n\n"
 		   "Sizes take K, M, G or T (powers of 1024). Exit status: 0 ok, 1 the operation\n"
 		   "failed, 2 usage error, 3 done but the array needs attention (degraded,\n"
 		   "parity mismatches left), 4 the array cannot be assembled, 5 not available\n"
@@ -121,6 +127,25 @@ int main(int argc, char **argv)
 		level = GRAID_LOG_DEBUG;
 	graid_log_set(main_log, NULL, level);
 
+	/*
+	 * --degraded belongs to every command that writes an array: taken out here, wherever
+	 * it stands before a "--", so each command's own options need not list it.
+	 */
+	for (int i = optind + 1, k = optind + 1; i <= argc; i++) {
+		if (i < argc && strcmp(argv[i], "--") == 0) {
+			while (i <= argc)
+				argv[k++] = argv[i++];
+			argc = k - 1;
+			break;
+		}
+		if (i < argc && strcmp(argv[i], "--degraded") == 0) {
+			gctl_degraded_ok = 1;
+			continue;
+		}
+		argv[k++] = argv[i];
+		if (i == argc)
+			argc = k - 1;
+	}
 	for (size_t i = 0; i < MAIN_NCMDS; i++) {
 		if (strcmp(argv[optind], main_cmds[i].name) != 0)
 			continue;

@@ -214,6 +214,17 @@ struct graid_array_config {
  */
 #define GRAID_OPEN_READ_ONLY 0x2u
 
+/**
+ * graid_open_options::flags: forced assembly, for the day a transient error took out one
+ * member too many. When the members that agree cannot carry the array, members that the
+ * others recorded failed (or stale) are taken back, freshest first, until they can; each is
+ * logged with the event count it comes from. The regions written after such a member left
+ * are resynced (those the write-intent bitmap names, or the whole array when it does not
+ * cover the gap). Data written to those regions while the member was out may be lost where
+ * no redundancy was left. Without the flag nothing changes; not with ::GRAID_OPEN_READ_ONLY.
+ */
+#define GRAID_OPEN_FORCE 0x4u
+
 /** @brief How to open an array; NULL options mean all defaults. */
 struct graid_open_options {
 	size_t struct_size;      /**< sizeof(struct graid_open_options) as compiled */
@@ -335,20 +346,40 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
  * @brief Assemble an array from its members' superblocks.
  *
  * Members may be given in any order; each is put back in its role. Members of another
- * array, members with a corrupt superblock, and stale members (lower event count, or marked
- * failed by fresher members) are left out with a logged reason. With roles missing the
- * array opens degraded if the level can bear it.
+ * array, members with a corrupt superblock, a path given twice, and members that fresher
+ * ones recorded failed are left out with a logged reason. With roles missing the array
+ * opens degraded if the level can bear it, and the log names the roles out.
+ *
+ * Ownership (docs/ARRAYS.md, "Who owns an array"): a writable open holds the array, all or
+ * none, before it writes anything: this host's lock on the array's UUID (a file in
+ * `GRAID_LOCK_DIR`, default `/run/lock/libgraid`), then each member (flock(), and O_EXCL on
+ * block devices) in role order. If another open holds any of it, nothing is written and
+ * the call fails with -EBUSY — at once when the recorded holder (pid, process start time,
+ * host, in the superblocks) is alive, after waiting up to 10 s for the kernel to let go of
+ * the members when it died (a killed process's io_uring releases its files late). A
+ * ::GRAID_OPEN_READ_ONLY open takes no lock and succeeds while another holds the array.
+ *
+ * Members that come back: a member left out of earlier opens because it was absent (never
+ * one recorded failed) rejoins its role when given again. While any role is out the
+ * write-intent bitmap keeps every mark, so such a member is copied only the regions written
+ * since it left (nothing at all when nothing was written), in the background as a spare is;
+ * one whose gap the bitmap does not cover is rebuilt whole. graid_array_rebuild() waits for
+ * either.
  *
  * @param members paths.
  * @param nmembers how many, 1 .. ::GRAID_MAX_MEMBERS.
  * @param opts NULL, or options.
  * @param out the open array; untouched on failure.
  * @return 0;
- *   -EINVAL NULL arguments, or no member carries a valid libgraid superblock;
+ *   -EINVAL NULL arguments, unknown flags, ::GRAID_OPEN_FORCE with ::GRAID_OPEN_READ_ONLY,
+ *           or no member carries a valid libgraid superblock;
  *   -EIO more roles missing or failed than the level tolerates (nothing is written);
- *   -ENOENT/-EACCES opening a member; -EBUSY a member is held by another open array
- *   (members are locked with flock() while open); -ENODEV/-ENOEXEC the parity engine;
- *   -EOPNOTSUPP as for graid_array_create() (NVMe generic devices).
+ *   -EBUSY the array (any of its members given, or its UUID on this host) is held by
+ *           another open, in this process or another; nothing is written;
+ *   -EAGAIN the members changed arrays while being assembled (a concurrent create);
+ *   -EPROTO the superblocks record a bitmap region size that does not fit the bitmap;
+ *   -ENODEV/-ENOEXEC the parity engine; -EOPNOTSUPP as for graid_array_create() (NVMe
+ *           generic devices); -ENOMEM.
  */
 GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 			       const struct graid_open_options *opts, struct graid_array **out);
@@ -542,6 +573,12 @@ GRAID_API int graid_array_add_spare(struct graid_array *a, const char *path);
 /** graid_array_scrub() flag: rewrite what is found wrong (see graid_array_scrub()). */
 #define GRAID_SCRUB_REPAIR 1u
 
+/**
+ * graid_array_scrub() flag: start where an unfinished scrub of this array stopped (its
+ * checkpoint, recorded in the superblocks about once a second), not at row 0.
+ */
+#define GRAID_SCRUB_RESUME 2u
+
 /** How many mismatches a scrub report names individually. */
 #define GRAID_SCRUB_NAMED 16
 
@@ -560,6 +597,12 @@ struct graid_scrub_report {
 	/** input: NULL, or called as the scrub proceeds (bytes of member rows checked) */
 	graid_progress_fn progress;
 	void *progress_arg;          /**< input: passed to progress */
+	/**
+	 * the member row this scrub began at: 0, or the checkpoint it resumed from with
+	 * ::GRAID_SCRUB_RESUME (rows below it were checked by the scrub that stopped). Added
+	 * in 0.2: callers compiled without it pass the shorter struct.
+	 */
+	uint64_t first_row;
 };
 
 /**
@@ -572,11 +615,20 @@ struct graid_scrub_report {
  * Every mismatch is also logged with its stripe and member. Runs online, stripe by stripe
  * under the stripe locks.
  *
+ * A scrub records how far it got in the superblocks about once a second (not on a
+ * read-only array), so one stopped by a crash or a close resumes with ::GRAID_SCRUB_RESUME;
+ * a scrub that completes clears the record.
+ *
  * @param a the array.
- * @param flags 0 or ::GRAID_SCRUB_REPAIR.
- * @param rep filled up to its struct_size.
- * @return 0; -EINVAL bad arguments or unknown flags; -EOPNOTSUPP RAID-0; -EIO a member
- *   failed during the scrub; -ENOMEM.
+ * @param flags 0, or ::GRAID_SCRUB_REPAIR and/or ::GRAID_SCRUB_RESUME.
+ * @param rep filled up to its struct_size (at least up to @c progress_arg).
+ * Stripes that use a member being rebuilt are compared once the rebuild has passed them;
+ * until then they count as skipped.
+ *
+ * @return 0; -EINVAL bad arguments or unknown flags; -EOPNOTSUPP RAID-0; -EAGAIN a RAID-1,
+ *   RAID-5 or RAID-6 with a member failed or missing: no stripe has every member to
+ *   compare, so nothing could be checked (replace and rebuild first); -EROFS ::GRAID_SCRUB_REPAIR on
+ *   an array opened read-only; -EIO a member failed during the scrub; -ENOMEM.
  */
 GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 				struct graid_scrub_report *rep);

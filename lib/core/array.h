@@ -10,6 +10,7 @@
 
 #include <linux/time_types.h>
 
+#include "array_own.h"
 #include "internal.h"
 #include "layout.h"
 #include "member_nvme.h"
@@ -34,6 +35,16 @@ struct member {
 	dev_t dev;                     /* st_rdev for devices, st_dev for files */
 	ino_t ino;                     /* files: inode, for duplicate detection */
 	uint8_t uuid[16];              /* member UUID from its superblock */
+	/*
+	 * The first 8 bytes of the UUID of the device that holds this role, as the superblocks
+	 * record it (0: unknown): also known while the role is missing, so a device coming back
+	 * can be told from one the role was given away from.
+	 */
+	uint64_t slot_id;
+	/* REBUILDING only to catch up: only the regions the bitmap marks need copying. */
+	bool catchup;
+	/* Came back at this open after missing updates: its copy of the bitmap is stale. */
+	bool rejoined;
 	_Atomic uint64_t rebuild_offset; /* REBUILDING: data-area bytes already in sync */
 	char path[256];
 	char identity[128];
@@ -69,6 +80,15 @@ struct graid_array {
 
 	pthread_mutex_t meta_lock;     /* state changes and superblock writes */
 	uint64_t events;
+	/*
+	 * The event since which the bitmap keeps every mark (no mark is cleared while a role
+	 * is not active, so a member that comes back needs only the marked regions); 0 while
+	 * every role is active. Maintained by array_recount().
+	 */
+	uint64_t history_events;
+	uint64_t scrub_offset;         /* member rows an unfinished scrub has checked */
+	struct graid_sb_owner owner;   /* recorded in the superblocks while open writable */
+	struct array_uuid_lock uuid_lock; /* this host's lock on the array's UUID */
 	atomic_uint nfailed;           /* roles failed or missing */
 	atomic_bool broken;            /* more failed than the level tolerates */
 
@@ -111,7 +131,18 @@ struct graid_array {
 };
 
 /* member.c */
+/*
+ * Open a member device. @p exclusive: hold it at once (O_EXCL on a block device and an
+ * exclusive flock; -EBUSY when another open holds it), as create and replace do; otherwise
+ * no lock is taken (assembly locks afterwards, in role order, with member_lock()).
+ */
 int member_open(struct member *m, const char *path, bool exclusive);
+/*
+ * Hold an open member exclusively without waiting: reopen a block device with O_EXCL, and
+ * flock(). 0; -EBUSY another open (or a mount) holds it; -ESTALE its path names another
+ * device now. Released when the member is closed.
+ */
+int member_lock(struct member *m);
 void member_close(struct member *m);
 /* The identity member_open() would record, without opening: to name duplicates first. */
 int member_identity(const char *path, dev_t *dev, ino_t *ino);
@@ -214,6 +245,16 @@ void array_spare_takeover(struct graid_array *a, unsigned role);
 void array_spare_stop(struct graid_array *a);
 int array_spare_thread_start(struct graid_array *a);
 void stripe_lock_wait(struct graid_array *a, uint64_t stripe, unsigned *bucket);
+
+/* What the superblocks record of a member UUID in slot_id: its first 8 bytes, little-endian. */
+static inline uint64_t member_slot_id(const uint8_t uuid[16])
+{
+	uint64_t v = 0;
+
+	for (unsigned i = 0; i < 8; i++)
+		v |= (uint64_t)uuid[i] << (8 * i);
+	return v;
+}
 
 static inline bool array_role_alive(const struct graid_array *a, unsigned role)
 {

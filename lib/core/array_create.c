@@ -153,15 +153,21 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
 	graid_uuid_generate(a->uuid);
 	for (unsigned i = 0; i < nmembers; i++) {
 		graid_uuid_generate(a->members[i].uuid);
+		a->members[i].slot_id = member_slot_id(a->members[i].uuid);
 		atomic_store(&a->members[i].state, GRAID_MEMBER_ACTIVE);
 	}
+	/* A new UUID: nobody else can hold it, but the lock makes later openers wait. */
+	rc = array_uuid_lock_take(&a->uuid_lock, a->uuid, &a->owner);
+	if (rc)
+		goto fail;
+	owner_self(&a->owner);
 	/*
 	 * Zeroed data areas make parity consistent from the start: P and Q of zeroes are zero.
 	 * Fast init where every member reads deallocated blocks as zeroes (member.c).
 	 */
 	rc = member_init_data_areas(a);
 	if (rc == 0)
-		rc = bitmap_init(a, BITMAP_DEFAULT_OFFSET, BITMAP_DEFAULT_BYTES);
+		rc = bitmap_init(a, BITMAP_DEFAULT_OFFSET, BITMAP_DEFAULT_BYTES, 0);
 	if (rc == 0)
 		rc = bitmap_write_all(a); /* a reused device may hold an old bitmap */
 	if (rc == 0)

@@ -74,10 +74,22 @@ void array_fill_sb(const struct graid_array *a, unsigned role, struct graid_sb *
 		sb->log_offset = a->journal->offset;
 		sb->log_bytes = a->journal->bytes;
 	}
-	for (unsigned i = 0; i < a->nmembers; i++)
-		sb->member_state[i] = (uint8_t)atomic_load(&a->members[i].state);
-	for (unsigned i = 0; i < a->nspares; i++)
+	sb->bitmap_region_stripes = a->bitmap.enabled ? a->bitmap.region_stripes : 0;
+	sb->history_events = a->history_events;
+	sb->scrub_offset = a->scrub_offset;
+	sb->owner = a->owner;
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		const struct member *m = &a->members[i];
+
+		sb->member_state[i] = (uint8_t)atomic_load(&m->state);
+		sb->slot_id[i] = m->slot_id;
+		if (m->catchup && sb->member_state[i] == GRAID_MEMBER_REBUILDING)
+			sb->slot_flags[i] = GRAID_SB_SLOT_CATCHUP;
+	}
+	for (unsigned i = 0; i < a->nspares; i++) {
 		sb->member_state[a->nmembers + i] = GRAID_MEMBER_SPARE;
+		sb->slot_id[a->nmembers + i] = member_slot_id(a->spares[i].uuid);
+	}
 	if (role < a->nmembers) {
 		memcpy(sb->member_uuid, a->members[role].uuid, 16);
 		if (atomic_load(&a->members[role].state) == GRAID_MEMBER_REBUILDING)
@@ -125,6 +137,15 @@ void array_recount(struct graid_array *a)
 		nf += state[i] != GRAID_MEMBER_ACTIVE;
 	}
 	atomic_store(&a->nfailed, nf);
+	/*
+	 * From the first event with a role out until every role is active again the bitmap
+	 * clears nothing: it then names every region written meanwhile, which is all a member
+	 * that comes back needs (bitmap_sweep).
+	 */
+	if (nf == 0)
+		a->history_events = 0;
+	else if (a->history_events == 0 && a->bitmap.enabled)
+		a->history_events = a->events;
 	if (!array_roles_survivable(a, state) && !atomic_exchange(&a->broken, true)) {
 		graid__log(GRAID_LOG_ERR, "array: %u of %u members lost, more than RAID-%d "
 					  "tolerates: I/O now fails with EIO", nf, a->nmembers,
@@ -231,6 +252,7 @@ struct graid_array *array_alloc(unsigned nmembers)
 	pthread_mutex_init(&a->rebuild_lock, NULL);
 	pthread_mutex_init(&a->event_lock, NULL);
 	pthread_cond_init(&a->spare_cond, NULL);
+	a->uuid_lock.fd = -1;
 	for (unsigned i = 0; i < GRAID_MAX_SPARES; i++)
 		a->spares[i].fd = -1;
 	return a;
@@ -251,6 +273,8 @@ void array_free(struct graid_array *a)
 			close(a->retired[i]);
 		fault_free(a->retired_fault[i]);
 	}
+	/* Last of the holds: the member locks went with their descriptors above. */
+	array_uuid_lock_release(&a->uuid_lock);
 	graid_backend_close(a->be);
 	bitmap_free(a);
 	journal_free(a);

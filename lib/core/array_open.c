@@ -5,198 +5,201 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array_assemble.h"
 #include "bitmap.h"
 #include "journal.h"
 
-struct open_candidate {
-	struct member m;
-	struct graid_sb sb;
-	bool valid;
-};
-
-/* The array to assemble: the UUID most members carry; among equals, the freshest. */
-static int open_pick_array(struct open_candidate *c, unsigned n)
+/* The caller's flags, as far as its struct carries them. */
+static unsigned open_flags(const struct graid_open_options *opts)
 {
-	int best = -1;
-	unsigned best_count = 0;
+	if (!opts || opts->struct_size < offsetof(struct graid_open_options, flags) +
+						 sizeof(opts->flags))
+		return 0;
+	return opts->flags;
+}
 
-	for (unsigned i = 0; i < n; i++) {
-		unsigned count = 0;
+/* Put every member kept into its role (or a spare's slot), in the state it joins with. */
+static void open_install(struct graid_array *a, struct assembly *as)
+{
+	const struct graid_sb *fresh = as->fresh;
 
-		if (!c[i].valid)
+	/*
+	 * A role nobody takes stays FAILED if it was (only a replacement ends that), and is
+	 * MISSING otherwise: absent now, and welcome back (assemble_place_behind).
+	 */
+	for (unsigned r = 0; r < a->nmembers; r++) {
+		a->members[r].slot_id = fresh->slot_id[r];
+		if (fresh->member_state[r] == GRAID_MEMBER_FAILED)
+			atomic_init(&a->members[r].state, GRAID_MEMBER_FAILED);
+	}
+	for (unsigned i = 0; i < as->n; i++) {
+		struct open_candidate *c = &as->c[i];
+		unsigned role = c->sb.role;
+		struct member *m;
+
+		if (!c->valid)
 			continue;
-		for (unsigned j = 0; j < n; j++)
-			count += c[j].valid && !memcmp(c[j].sb.array_uuid, c[i].sb.array_uuid, 16);
-		if (best < 0 || count > best_count ||
-		    (count == best_count && c[i].sb.events > c[best].sb.events)) {
-			best = (int)i;
-			best_count = count;
+		if (role >= a->nmembers) {
+			if (a->nspares == GRAID_MAX_SPARES)
+				continue;
+			m = &a->spares[a->nspares++];
+		} else {
+			m = &a->members[role];
+		}
+		*m = c->m;
+		memcpy(m->uuid, c->sb.member_uuid, 16);
+		m->slot_id = member_slot_id(m->uuid);
+		m->catchup = false;
+		if (role >= a->nmembers) {
+			atomic_init(&m->state, GRAID_MEMBER_SPARE);
+		} else if (c->join == JOIN_CURRENT &&
+			   fresh->member_state[role] == GRAID_MEMBER_REBUILDING) {
+			/* Resume where the checkpoint says; its own superblock holds it. */
+			atomic_init(&m->state, GRAID_MEMBER_REBUILDING);
+			m->rebuild_offset = c->sb.rebuild_offset;
+			m->catchup = fresh->slot_flags[role] & GRAID_SB_SLOT_CATCHUP;
+		} else if (c->join == JOIN_CATCHUP || c->join == JOIN_FULL) {
+			atomic_init(&m->state, GRAID_MEMBER_REBUILDING);
+			m->rebuild_offset = 0;
+			m->catchup = c->join == JOIN_CATCHUP;
+			m->rejoined = true;
+		} else {
+			atomic_init(&m->state, GRAID_MEMBER_ACTIVE);
+		}
+		c->m.fd = -1; /* now owned by the array */
+		c->m.fault = NULL;
+	}
+}
+
+/* "2, 3" for the roles not active; how many. */
+static unsigned open_roles_out(const struct graid_array *a, char *buf, size_t len)
+{
+	unsigned n = 0;
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (unsigned r = 0; r < a->nmembers; r++) {
+		int st = atomic_load(&a->members[r].state);
+
+		if (st == GRAID_MEMBER_ACTIVE)
+			continue;
+		if (at < len)
+			at += (size_t)snprintf(buf + at, len - at, "%s%u%s", n ? ", " : "", r,
+					       st == GRAID_MEMBER_REBUILDING ? " (rebuilding)" : "");
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Members that came back to catch up, with nothing marked in the bitmap, missed no write:
+ * in sync as they are. The others are copied their marked regions in the background.
+ * @return whether any role is left to rebuild because it came back at this open.
+ */
+static bool open_settle_returns(struct graid_array *a, const struct assembly *as)
+{
+	bool work = false;
+
+	for (unsigned i = 0; i < as->n; i++) {
+		const struct open_candidate *c = &as->c[i];
+		struct member *m;
+
+		if (!c->valid || c->sb.role >= a->nmembers)
+			continue;
+		m = &a->members[c->sb.role];
+		if (m->catchup && bitmap_dirty_regions(a) == 0) {
+			m->catchup = false;
+			atomic_store(&m->state, GRAID_MEMBER_ACTIVE);
+			graid__log(GRAID_LOG_NOTICE, "open: role %u (%s) is in sync: nothing was "
+						     "written while it was out", c->sb.role, m->path);
+		} else if (m->catchup || c->join == JOIN_FULL) {
+			work = true;
 		}
 	}
-	return best;
+	return work;
 }
 
-static void open_leave_out(struct open_candidate *c, const char *why)
+static bool open_any_rejoined(const struct graid_array *a)
 {
-	graid__log(GRAID_LOG_WARNING, "open: leaving out %s: %s", c->m.path, why);
-	c->valid = false;
+	for (unsigned r = 0; r < a->nmembers; r++)
+		if (a->members[r].rejoined)
+			return true;
+	return false;
 }
 
-/* Read every candidate's superblock; nothing is written here. */
-static int open_read_candidates(struct open_candidate *c, const char *const *paths, unsigned n,
-				bool exclusive, unsigned *busy)
+/*
+ * Forced members may hold stale data where the array was written after they left: those
+ * regions are resynced. The bitmap names them when it kept its marks since before the
+ * earliest forced member left; otherwise every region is marked.
+ */
+static int open_mark_forced(struct graid_array *a, const struct assembly *as)
 {
-	for (unsigned i = 0; i < n; i++) {
-		int rc;
+	for (unsigned i = 0; i < as->n; i++) {
+		const struct open_candidate *c = &as->c[i];
 
-		c[i].m.fd = -1;
-		if (!paths[i])
-			return -EINVAL;
-		rc = member_open(&c[i].m, paths[i], exclusive);
-		*busy += rc == -EBUSY;
-		if (rc) {
-			graid__log(GRAID_LOG_WARNING, "open: %s: %s", paths[i], graid_strerror(rc));
+		if (!c->valid || c->join != JOIN_FORCED)
 			continue;
+		if (as->fresh->history_events && as->fresh->history_events <= c->sb.events + 1)
+			continue;
+		if (!a->bitmap.enabled) {
+			graid__log(GRAID_LOG_WARNING, "open: no write-intent bitmap: scrub the whole "
+						      "array with repair to make it consistent");
+			return 0;
 		}
-		rc = member_read_sb(&c[i].m, &c[i].sb);
-		if (rc == 0) {
-			c[i].valid = true;
-		} else {
-			const char *why = rc == -EINVAL	   ? "no libgraid superblock"
-					  : rc == -EBADMSG ? "superblock checksum is wrong (corrupt)"
-							   : "superblock fields are invalid";
-
-			snprintf(c[i].m.identity, sizeof(c[i].m.identity), "%s", why);
-			open_leave_out(&c[i], why);
-		}
+		graid__log(GRAID_LOG_WARNING, "open: the bitmap does not cover what %s missed: "
+					      "every region is resynced", c->m.path);
+		return bitmap_mark_all(a);
 	}
 	return 0;
-}
-
-/* Keep only members of the chosen array that agree with its freshest superblock. */
-static const struct graid_sb *open_filter(struct open_candidate *c, unsigned n, int pick)
-{
-	const struct graid_sb *fresh = &c[pick].sb;
-	uint8_t uuid[16];
-
-	memcpy(uuid, c[pick].sb.array_uuid, 16);
-	for (unsigned i = 0; i < n; i++)
-		if (c[i].valid && !memcmp(c[i].sb.array_uuid, uuid, 16) &&
-		    c[i].sb.events > fresh->events)
-			fresh = &c[i].sb;
-	for (unsigned i = 0; i < n; i++) {
-		struct graid_sb *sb = &c[i].sb;
-
-		if (!c[i].valid)
-			continue;
-		if (memcmp(sb->array_uuid, uuid, 16))
-			open_leave_out(&c[i], "member of another array");
-		else if (sb->level != fresh->level || sb->chunk_bytes != fresh->chunk_bytes ||
-			 sb->nmembers != fresh->nmembers || sb->data_offset != fresh->data_offset ||
-			 sb->data_bytes != fresh->data_bytes ||
-			 (sb->role >= fresh->nmembers &&
-			  fresh->member_state[sb->role] != GRAID_MEMBER_SPARE))
-			open_leave_out(&c[i], "superblock disagrees with the array's geometry");
-		else if (sb->events + 1 < fresh->events)
-			/*
-			 * One behind is a superblock update cut short (every update is written to
-			 * all live members before the next starts): its data is as fresh as the
-			 * others', and the freshest superblock's member states say whether it is
-			 * still in. Two behind means it missed an update meant for it.
-			 */
-			open_leave_out(&c[i], "stale (older event count)");
-		else if (fresh->member_state[sb->role] != GRAID_MEMBER_ACTIVE &&
-			 fresh->member_state[sb->role] != GRAID_MEMBER_REBUILDING &&
-			 fresh->member_state[sb->role] != GRAID_MEMBER_SPARE)
-			open_leave_out(&c[i], "marked failed by the other members");
-		else if (c[i].m.size < sb->data_offset + sb->data_bytes)
-			open_leave_out(&c[i], "smaller than its superblock says");
-		for (unsigned j = 0; j < i && c[i].valid; j++)
-			if (c[j].valid && c[j].sb.role == sb->role)
-				open_leave_out(&c[i], "its role is taken by another member given");
-		for (unsigned j = 0; j < i && c[i].valid; j++)
-			if (c[j].m.fd >= 0 && c[j].m.dev == c[i].m.dev && c[j].m.ino == c[i].m.ino)
-				open_leave_out(&c[i], "given twice");
-	}
-	return fresh;
 }
 
 GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 			       const struct graid_open_options *opts, struct graid_array **out)
 {
+	struct assembly as = { .lock = { .fd = -1 } };
 	uint8_t state[GRAID_MAX_MEMBERS];
-	struct open_candidate *c;
 	const struct graid_sb *fresh;
 	struct graid_array *a = NULL;
-	bool read_only;
-	unsigned busy = 0;
-	int pick, rc;
+	unsigned flags = open_flags(opts), forced = 0;
+	bool read_only = flags & GRAID_OPEN_READ_ONLY, returns = false;
+	char roles[256];
+	int rc;
 
 	if (!members || !out || nmembers == 0 || nmembers > GRAID_MAX_MEMBERS ||
 	    (opts && opts->struct_size < offsetof(struct graid_open_options, backend) +
 						 sizeof(opts->backend)) ||
-	    (opts && opts->struct_size >= offsetof(struct graid_open_options, flags) +
-						  sizeof(opts->flags) &&
-	     (opts->flags & ~(GRAID_OPEN_RESYNC_BACKGROUND | GRAID_OPEN_READ_ONLY))))
+	    (flags & ~(GRAID_OPEN_RESYNC_BACKGROUND | GRAID_OPEN_READ_ONLY | GRAID_OPEN_FORCE)) ||
+	    (read_only && (flags & GRAID_OPEN_FORCE)))
 		return -EINVAL;
-	read_only = opts && opts->struct_size >= offsetof(struct graid_open_options, flags) +
-							 sizeof(opts->flags) &&
-		    (opts->flags & GRAID_OPEN_READ_ONLY);
-	c = calloc(nmembers, sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	rc = open_read_candidates(c, members, nmembers, !read_only, &busy);
-	pick = rc ? -1 : open_pick_array(c, nmembers);
-	if (pick < 0) {
-		graid__log(GRAID_LOG_ERR, "open: %s", busy ? "members are held by another open array"
-						   : "no member carries a valid libgraid superblock");
-		rc = rc ? rc : (busy ? -EBUSY : -EINVAL);
-		goto out;
+	rc = assemble_gather(&as, members, nmembers, !read_only);
+	if (rc == 0 && as.pick < 0) {
+		graid__log(GRAID_LOG_ERR, "open: no member carries a valid libgraid superblock");
+		rc = -EINVAL;
 	}
-	fresh = open_filter(c, nmembers, pick);
+	if (rc)
+		goto out;
+	assemble_filter(&as);
+	fresh = as.fresh;
 	a = array_alloc(fresh->nmembers);
 	rc = a ? graid_layout_init(&a->lay, fresh->level, fresh->nmembers, fresh->chunk_bytes,
 				   fresh->data_bytes)
 	       : -ENOMEM;
 	if (rc)
 		goto out;
-	for (unsigned i = 0; i < nmembers; i++) {
-		struct member *m;
-
-		if (!c[i].valid)
-			continue;
-		if (c[i].sb.role >= fresh->nmembers) {
-			if (a->nspares == GRAID_MAX_SPARES)
-				continue;
-			m = &a->spares[a->nspares++];
-		} else {
-			m = &a->members[c[i].sb.role];
-		}
-		*m = c[i].m;
-		memcpy(m->uuid, c[i].sb.member_uuid, 16);
-		if (c[i].sb.role >= fresh->nmembers) {
-			atomic_init(&m->state, GRAID_MEMBER_SPARE);
-		} else if (fresh->member_state[c[i].sb.role] == GRAID_MEMBER_REBUILDING) {
-			/* Resume where the checkpoint says; its own superblock holds it. */
-			atomic_init(&m->state, GRAID_MEMBER_REBUILDING);
-			m->rebuild_offset = c[i].sb.rebuild_offset;
-		} else {
-			atomic_init(&m->state, GRAID_MEMBER_ACTIVE);
-		}
-		c[i].m.fd = -1; /* now owned by the array */
-		c[i].m.fault = NULL;
-	}
+	if (flags & GRAID_OPEN_FORCE)
+		forced = assemble_force(&as, a);
+	open_install(a, &as);
 	for (unsigned r = 0; r < a->nmembers; r++)
 		state[r] = (uint8_t)atomic_load(&a->members[r].state);
 	if (!array_roles_survivable(a, state)) {
-		unsigned present = 0;
+		unsigned out_count = open_roles_out(a, roles, sizeof(roles));
 
-		for (unsigned r = 0; r < a->nmembers; r++)
-			present += state[r] == GRAID_MEMBER_ACTIVE;
 		graid__log(GRAID_LOG_ERR, "open: only %u of %u members usable; RAID-%d cannot be "
-					  "assembled (nothing was written)", present, a->nmembers,
-			   a->lay.level);
-		rc = busy ? -EBUSY : -EIO;
+					  "assembled (roles out: %s; nothing was written)%s",
+			   a->nmembers - out_count, a->nmembers, a->lay.level, roles,
+			   read_only ? "" : "; GRAID_OPEN_FORCE (graidctl assemble --force) takes "
+					    "back members the others recorded failed");
+		rc = -EIO;
 		goto out;
 	}
 	rc = array_open_engine(a, opts ? opts->backend : NULL);
@@ -206,8 +209,12 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 	a->block_size = fresh->block_size;
 	a->data_offset = fresh->data_offset;
 	a->ctime = fresh->ctime;
-	rc = bitmap_init(a, fresh->bitmap_offset, fresh->bitmap_bytes);
-	if (rc == 0 && !(fresh->flags & GRAID_SB_F_CLEAN))
+	a->history_events = fresh->history_events;
+	a->scrub_offset = fresh->scrub_offset;
+	rc = bitmap_init(a, fresh->bitmap_offset, fresh->bitmap_bytes,
+			 fresh->bitmap_region_stripes);
+	/* Unclean: marks to resync. Kept history (a role was out): marks to catch up from. */
+	if (rc == 0 && (!(fresh->flags & GRAID_SB_F_CLEAN) || fresh->history_events))
 		rc = bitmap_load(a);
 	if (rc == 0 && fresh->log_bytes)
 		rc = journal_init(a, fresh->log_offset, fresh->log_bytes);
@@ -219,42 +226,67 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 					      "journal is not replayed, degraded reads of stripes being "
 					      "written at the crash may be wrong until a writable open");
 	if (read_only) {
-		/* Look, don't touch: no event, no resync, no spare takeover. */
+		/* Look, don't touch: no event, no resync, no spare takeover, no catching up. */
 		a->events = fresh->events;
 		array_recount(a);
 		*out = a;
 		a = NULL;
 		goto out;
 	}
+	a->uuid_lock = as.lock; /* held for as long as the array is open */
+	as.lock.fd = -1;
+	owner_self(&a->owner);
+	returns = open_settle_returns(a, &as);
+	if (forced)
+		rc = open_mark_forced(a, &as);
+	if (rc)
+		goto out;
 	/* Open marks the array in use (not clean) with a new event: a crash leaves that mark. */
 	a->events = fresh->events + 1;
+	/*
+	 * The roles out are counted before anything can flush: a flush's sweep clears no mark
+	 * while a role is out, and the journal's replay flushes.
+	 */
+	pthread_mutex_lock(&a->meta_lock);
+	array_recount(a);
+	pthread_mutex_unlock(&a->meta_lock);
 	/* Before anything else writes (a spare's rebuild too): settle what a crash cut short. */
 	if (a->journal)
 		rc = journal_recover(a, fresh->flags & GRAID_SB_F_CLEAN, &a->journal_replayed);
 	if (rc)
 		goto out;
 	pthread_mutex_lock(&a->meta_lock);
-	array_recount(a);
 	rc = array_write_superblocks(a, 0);
-	if (rc == 0 && a->nspares)
+	if (rc == 0 && (a->nspares || returns))
 		rc = array_spare_thread_start(a);
 	for (unsigned r = 0; rc == 0 && r < a->nmembers && a->nspares; r++)
 		array_spare_takeover(a, r);
+	if (rc == 0 && returns) {
+		/* Members that came back are brought up to date in the background, as spares are. */
+		a->spare_work = true;
+		pthread_cond_signal(&a->spare_cond);
+	}
 	pthread_mutex_unlock(&a->meta_lock);
 	if (rc)
 		goto out;
-	if (atomic_load(&a->nfailed))
-		graid__log(GRAID_LOG_WARNING, "open: RAID-%d running degraded, %u of %u members "
-					      "missing or failed", a->lay.level,
-			   atomic_load(&a->nfailed), a->nmembers);
-	if (rc == 0 && (fresh->flags & GRAID_SB_F_CLEAN)) {
-		rc = bitmap_write_all(a); /* clean: marks left by lazy clearing mean nothing */
-	} else if (rc == 0 && bitmap_dirty_regions(a)) {
-		graid__log(GRAID_LOG_NOTICE, "open: not closed cleanly; %llu dirty regions to resync",
+	if (open_roles_out(a, roles, sizeof(roles)))
+		graid__log(GRAID_LOG_WARNING, "open: RAID-%d running degraded: roles %s missing, "
+					      "failed or not yet in sync", a->lay.level, roles);
+	if ((fresh->flags & GRAID_SB_F_CLEAN && !fresh->history_events && !forced) ||
+	    open_any_rejoined(a)) {
+		/*
+		 * Clean: marks left by lazy clearing mean nothing. A member that came back: its
+		 * stale copy (left out of the load) must not count at a later load.
+		 */
+		rc = bitmap_write_all(a);
+	}
+	if (rc || (fresh->flags & GRAID_SB_F_CLEAN && !fresh->history_events && !forced)) {
+		/* nothing to resync */
+	} else if ((!(fresh->flags & GRAID_SB_F_CLEAN) || forced) && bitmap_dirty_regions(a)) {
+		graid__log(GRAID_LOG_NOTICE, "open: %s; %llu dirty regions to resync",
+			   forced ? "members were forced in" : "not closed cleanly",
 			   (unsigned long long)bitmap_dirty_regions(a));
-		if (opts && opts->struct_size >= offsetof(struct graid_open_options, flags) +
-							 sizeof(opts->flags) &&
-		    (opts->flags & GRAID_OPEN_RESYNC_BACKGROUND)) {
+		if (flags & GRAID_OPEN_RESYNC_BACKGROUND) {
 			pthread_mutex_lock(&a->meta_lock);
 			a->resync_background = true;
 			rc = array_spare_thread_start(a);
@@ -271,9 +303,7 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 	*out = a;
 	a = NULL;
 out:
-	for (unsigned i = 0; i < nmembers; i++)
-		member_close(&c[i].m);
+	assemble_release(&as);
 	array_free(a);
-	free(c);
 	return rc;
 }

@@ -20,7 +20,20 @@ uint64_t bitmap_stripes(const struct graid_array *a)
 	return a->lay.level == 10 ? a->lay.array_bytes / a->lay.chunk : a->lay.nstripes;
 }
 
-int bitmap_init(struct graid_array *a, uint64_t offset, uint64_t bytes)
+/*
+ * The region size of an array whose superblocks do not record one (format minor 0): the
+ * rule docs/FORMAT.md states, which must never change, since such arrays rely on it.
+ */
+static uint64_t bitmap_derived_region(const struct graid_array *a, uint64_t bits)
+{
+	uint64_t nst = bitmap_stripes(a), per = (nst + bits - 1) / bits;
+
+	if (per < BITMAP_MIN_REGION / a->lay.chunk)
+		per = BITMAP_MIN_REGION / a->lay.chunk;
+	return per ? per : 1;
+}
+
+int bitmap_init(struct graid_array *a, uint64_t offset, uint64_t bytes, uint64_t region_stripes)
 {
 	struct bitmap *b = &a->bitmap;
 	uint64_t nst = bitmap_stripes(a), bits = bytes * 8, per;
@@ -28,11 +41,12 @@ int bitmap_init(struct graid_array *a, uint64_t offset, uint64_t bytes)
 	memset(b, 0, sizeof(*b));
 	if (bytes == 0 || a->lay.level == 0)
 		return 0; /* no redundancy, nothing to resync */
-	per = (nst + bits - 1) / bits;
-	if (per < BITMAP_MIN_REGION / a->lay.chunk)
-		per = BITMAP_MIN_REGION / a->lay.chunk;
-	if (per == 0)
-		per = 1;
+	per = region_stripes ? region_stripes : bitmap_derived_region(a, bits);
+	if ((nst + per - 1) / per > bits) {
+		graid__log(GRAID_LOG_ERR, "bitmap: %llu stripes per region need more than its %llu "
+					  "bits", (unsigned long long)per, (unsigned long long)bits);
+		return -EPROTO;
+	}
 	b->offset = offset;
 	b->bytes = bytes;
 	b->region_stripes = per;
@@ -83,6 +97,27 @@ static int bitmap_write_block(struct graid_array *a, uint64_t blk)
 	return rc;
 }
 
+static void bitmap_set_disk(struct bitmap *b, uint64_t r, bool on)
+{
+	if (on)
+		b->disk[r / 8] |= (uint8_t)(1u << (r % 8));
+	else
+		b->disk[r / 8] &= (uint8_t)~(1u << (r % 8));
+}
+
+int bitmap_mark_all(struct graid_array *a)
+{
+	struct bitmap *b = &a->bitmap;
+
+	if (!b->enabled)
+		return 0;
+	for (uint64_t r = 0; r < b->nregions; r++) {
+		atomic_fetch_or(&b->state[r], BITMAP_DIRTY);
+		bitmap_set_disk(b, r, true);
+	}
+	return bitmap_write_all(a);
+}
+
 /*
  * Make every writable member's bitmap equal to the in-memory one. Each member's copy is read
  * first and only the 4 KiB blocks that differ are written: a clean open, whose bitmaps are
@@ -124,13 +159,6 @@ int bitmap_write_all(struct graid_array *a)
 	return rc;
 }
 
-static void bitmap_set_disk(struct bitmap *b, uint64_t r, bool on)
-{
-	if (on)
-		b->disk[r / 8] |= (uint8_t)(1u << (r % 8));
-	else
-		b->disk[r / 8] &= (uint8_t)~(1u << (r % 8));
-}
 
 void bitmap_start_write(struct graid_array *a, uint64_t stripe)
 {
@@ -173,7 +201,11 @@ void bitmap_sweep(struct graid_array *a)
 	struct bitmap *b = &a->bitmap;
 	uint64_t first = UINT64_MAX, last = 0;
 
-	if (!b->enabled)
+	/*
+	 * While a role is not active every mark is kept: the bitmap is then the history of what
+	 * was written since, which a member that comes back catches up from (array_recount).
+	 */
+	if (!b->enabled || atomic_load(&a->nfailed))
 		return;
 	pthread_mutex_lock(&b->lock);
 	for (uint64_t r = 0; r < b->nregions; r++) {
@@ -214,7 +246,7 @@ int bitmap_load(struct graid_array *a)
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		struct member *m = &a->members[i];
 
-		if (m->fd < 0 || !array_role_writable(a, i))
+		if (m->fd < 0 || !array_role_writable(a, i) || m->rejoined)
 			continue;
 		if (member_pio(m, tmp, b->bytes, b->offset, false))
 			continue;

@@ -68,10 +68,11 @@ int member_open(struct member *m, const char *path, bool exclusive)
 		return -errno;
 	/*
 	 * One open array per member: a second opener (another process, or this one) would
-	 * undo the first's state changes. Read-only openers take a shared lock if they can and
-	 * do without it if they cannot: they write nothing.
+	 * undo the first's state changes. Assembly opens unlocked, reads the superblocks, and
+	 * locks the array's members in role order afterwards (member_lock); looking (read-only
+	 * opens) takes no lock, so monitoring never stands in an owner's way.
 	 */
-	if (flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) && exclusive) {
+	if (exclusive && flock(fd, LOCK_EX | LOCK_NB)) {
 		int err = errno == EWOULDBLOCK ? -EBUSY : -errno;
 
 		graid__log(GRAID_LOG_ERR, "member %s is in use by another open array", path);
@@ -120,6 +121,28 @@ int member_open(struct member *m, const char *path, bool exclusive)
 		snprintf(m->identity, sizeof(m->identity), "file dev %u:%u ino %llu",
 			 major(st.st_dev), minor(st.st_dev), (unsigned long long)st.st_ino);
 	}
+	return 0;
+}
+
+int member_lock(struct member *m)
+{
+	if (m->is_blk) {
+		/* O_EXCL is a block device's own hold (also against mounts and md): a new open. */
+		int flags = O_RDWR | O_CLOEXEC | O_EXCL | (m->direct ? O_DIRECT : 0);
+		struct stat st;
+		int fd = open(m->path, flags);
+
+		if (fd < 0)
+			return errno == EBUSY ? -EBUSY : -errno;
+		if (fstat(fd, &st) || !S_ISBLK(st.st_mode) || st.st_rdev != m->dev) {
+			close(fd);
+			return -ESTALE; /* the path names another device now */
+		}
+		close(m->fd);
+		m->fd = fd;
+	}
+	if (flock(m->fd, LOCK_EX | LOCK_NB))
+		return errno == EWOULDBLOCK ? -EBUSY : -errno;
 	return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bitmap.h"
 #include "journal.h"
 #include "member_batch.h"
 #include "stripe_set.h"
@@ -112,6 +113,8 @@ static void rebuild_install(struct graid_array *a, unsigned role, struct member 
 	m->dev = nm->dev;
 	m->ino = nm->ino;
 	memcpy(m->uuid, nm->uuid, 16);
+	m->slot_id = member_slot_id(m->uuid);
+	m->catchup = false; /* a new device holds nothing of the role: all of it is copied */
 	memcpy(m->path, nm->path, sizeof(m->path));
 	memcpy(m->identity, nm->identity, sizeof(m->identity));
 	m->nvme = nm->nvme; /* NVMe identify data; passthrough or not */
@@ -209,12 +212,15 @@ struct rebuild_ctx {
 	unsigned head, busy;      /* slot[head .. head + busy) (mod REBUILD_SLOTS), oldest first */
 	unsigned target[GRAID_MAX_MEMBERS];
 	unsigned ntarget;
+	/* Every target only catches up: rows of regions the bitmap does not mark are skipped. */
+	bool catchup_only;
 	/* Each target's member UUID when the pass began: a device swapped in since is new. */
 	uint8_t target_uuid[GRAID_MAX_MEMBERS][16];
 	/* The pass in progress. */
 	graid_progress_fn fn;
 	void *arg;
 	uint64_t done, total, t0, last_cp, batch_ns;
+	uint64_t skipped;         /* bytes a catch-up had no need to copy (progress only) */
 	uint64_t reported;        /* bytes of earlier passes, reported: progress never goes back */
 	/* Pacing: the rate in force, and where its window began (bytes per rebuilt member). */
 	uint64_t pace_rate, pace_t0, pace_bytes0;
@@ -580,8 +586,51 @@ static int rebuild_finish(struct rebuild_ctx *c, struct rebuild_slot *s)
 		c->last_cp = rebuild_now_ns();
 	}
 	if (c->fn)
-		c->fn(c->arg, c->reported + c->done, c->reported + c->total);
+		c->fn(c->arg, c->reported + c->done + c->skipped, c->reported + c->total);
 	return 0;
+}
+
+/*
+ * A catch-up copies only rows of regions the bitmap marks: those are all that was written
+ * while the member was out (no mark is cleared while a role is not active).
+ */
+static bool rebuild_row_needed(const struct rebuild_ctx *c, uint64_t row)
+{
+	const struct graid_array *a = c->a;
+	const struct graid_layout *l = &a->lay;
+
+	if (!c->catchup_only || !a->bitmap.enabled)
+		return true;
+	if (l->level != 10)
+		return bitmap_region_marked(a, row / a->bitmap.region_stripes);
+	/* RAID-10 marks array chunks: those that land on the target's row. */
+	for (unsigned t = 0; t < c->ntarget; t++) {
+		uint64_t arr;
+
+		if (!graid_layout_unmap(l, c->target[t], row * l->chunk, &arr) &&
+		    bitmap_region_marked(a, arr / l->chunk / a->bitmap.region_stripes))
+			return true;
+	}
+	return false;
+}
+
+/* The first row from @p row on that needs copying (nstripes: none). */
+static uint64_t rebuild_next_needed(struct rebuild_ctx *c, uint64_t row)
+{
+	const struct graid_array *a = c->a;
+	uint64_t n = a->lay.nstripes;
+
+	while (row < n && !rebuild_row_needed(c, row)) {
+		uint64_t next = row + 1;
+
+		if (a->lay.level != 10) /* a whole unmarked region at once */
+			next = (row / a->bitmap.region_stripes + 1) * a->bitmap.region_stripes;
+		if (next > n)
+			next = n;
+		c->skipped += (next - row) * a->lay.chunk * c->ntarget;
+		row = next;
+	}
+	return row;
 }
 
 /* The oldest slot still reading, or NULL. */
@@ -689,7 +738,8 @@ static int rebuild_rows(struct rebuild_ctx *c, uint64_t start)
 	while (rc == 0 && (row < a->lay.nstripes || c->busy)) {
 		rc = rebuild_reap(c);
 		/* Queue the reads of as many new batches as there are free slots. */
-		while (rc == 0 && row < a->lay.nstripes && c->busy < REBUILD_SLOTS) {
+		while (rc == 0 && (row = rebuild_next_needed(c, row)) < a->lay.nstripes &&
+		       c->busy < REBUILD_SLOTS) {
 			struct rebuild_slot *s;
 
 			if (atomic_load(&a->closing)) {
@@ -711,6 +761,11 @@ static int rebuild_rows(struct rebuild_ctx *c, uint64_t start)
 			s->rows = (unsigned)(a->lay.nstripes - row < c->rows_max
 						     ? a->lay.nstripes - row
 						     : c->rows_max);
+			for (unsigned k = 1; k < s->rows; k++)
+				if (!rebuild_row_needed(c, row + k)) {
+					s->rows = k; /* a batch is one run of needed rows */
+					break;
+				}
 			rc = rebuild_lock_slot(c, s);
 			if (rc)
 				break; /* what it holds is released below, with every slot's */
@@ -754,11 +809,13 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 	int rc;
 
 	c->ntarget = 0;
+	c->catchup_only = true;
 	pthread_mutex_lock(&a->meta_lock);
 	for (unsigned m = 0; m < a->nmembers; m++)
 		if (atomic_load(&a->members[m].state) == GRAID_MEMBER_REBUILDING) {
 			uint64_t row = a->members[m].rebuild_offset / l->chunk;
 
+			c->catchup_only = c->catchup_only && a->members[m].catchup;
 			memcpy(c->target_uuid[c->ntarget], a->members[m].uuid, 16);
 			c->target[c->ntarget++] = m;
 			if (row < start)
@@ -769,14 +826,15 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 		return 1; /* nothing to do */
 	c->fn = fn;
 	c->arg = arg;
-	c->done = 0;
+	c->done = c->skipped = 0;
 	c->total = (l->nstripes - start) * l->chunk * c->ntarget;
 	c->t0 = c->last_cp = c->pace_t0 = rebuild_now_ns();
 	c->pace_rate = atomic_load(&a->rebuild_rate);
 	c->pace_bytes0 = 0;
 	c->fg_seen = atomic_load(&a->fg_started);
-	graid__log(GRAID_LOG_NOTICE, "rebuild of %u member(s) from row %llu of %llu",
-		   c->ntarget, (unsigned long long)start, (unsigned long long)l->nstripes);
+	graid__log(GRAID_LOG_NOTICE, "%s of %u member(s) from row %llu of %llu",
+		   c->catchup_only ? "catch-up (regions the bitmap marks)" : "rebuild", c->ntarget,
+		   (unsigned long long)start, (unsigned long long)l->nstripes);
 	if (fn)
 		fn(arg, c->reported, c->reported + c->total);
 	/* A ring per pass: a member that joined since may need NVMe passthrough entries. */
@@ -784,7 +842,7 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 	if (rc == 0)
 		rc = rebuild_rows(c, start);
 	mbatch_close(&c->mb);
-	c->reported += c->done;
+	c->reported += c->done + c->skipped;
 	if (rc == -ESTALE) {
 		graid__log(GRAID_LOG_NOTICE, "rebuild: a member being rebuilt was replaced; "
 					     "starting again for the new device");
@@ -803,6 +861,7 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 		if (!rebuild_target_same(c, t))
 			continue; /* swapped for a new device at the very end: the next pass */
 		m->rebuild_offset = 0;
+		m->catchup = false;
 		if (atomic_compare_exchange_strong(&m->state, &expect, GRAID_MEMBER_ACTIVE))
 			array_event(a, GRAID_EVENT_REBUILD_DONE, (int)c->target[t], 0, 0, 0);
 	}

@@ -1,14 +1,56 @@
 /* SPDX-License-Identifier: MIT */
 /* Scrub: compare every stripe's parity or copies; on RAID-6 name the one wrong member and heal it. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bitmap.h"
 #include "member_batch.h"
 #include "stripe_set.h"
 
 #define SCRUB_BATCH_BYTES (16u << 20)
+/* The superblocks get the scrub's checkpoint at least this often. */
+#define SCRUB_CHECKPOINT_NS (1000000000ull)
+
+static uint64_t scrub_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Record on the members how far a scrub got (0: no scrub unfinished); not on read-only arrays. */
+static void scrub_checkpoint(struct graid_array *a, uint64_t row)
+{
+	if (a->read_only)
+		return;
+	pthread_mutex_lock(&a->meta_lock);
+	a->scrub_offset = row;
+	array_write_superblocks(a, 0);
+	pthread_mutex_unlock(&a->meta_lock);
+}
+
+/*
+ * A stripe is compared only when every member it uses can be read for it (active, or being
+ * rebuilt and already past it). On parity levels and RAID-1 every stripe uses every member,
+ * so with a role failed or missing there is nothing a scrub could check; with one being
+ * rebuilt, the rows already rebuilt can be (RAID-10 still has the pairs that are whole).
+ */
+static bool scrub_can_check_anything(struct graid_array *a)
+{
+	if (a->lay.level == 10)
+		return true;
+	for (unsigned r = 0; r < a->nmembers; r++) {
+		int st = atomic_load(&a->members[r].state);
+
+		if (st != GRAID_MEMBER_ACTIVE && st != GRAID_MEMBER_REBUILDING)
+			return false;
+	}
+	return true;
+}
 
 struct scrub_ctx {
 	struct graid_array *a;
@@ -99,7 +141,8 @@ static int scrub_parity_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 		bool all = true;
 
 		for (unsigned r = 0; r < nroles; r++)
-			all &= array_role_alive(c->a, scrub_role_member(l, row0 + i, r));
+			all &= array_role_readable(c->a, scrub_role_member(l, row0 + i, r),
+						   (row0 + i + 1) * l->chunk);
 		if (!all) {
 			c->rep.skipped++;
 			continue;
@@ -168,7 +211,7 @@ static int scrub_mirror_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 			if (members[0] != m || moff[0] != (row0 + i) * l->chunk)
 				continue;
 			for (unsigned j = 0; j < k; j++) {
-				all &= array_role_alive(a, members[j]);
+				all &= array_role_readable(a, members[j], moff[j] + l->chunk);
 				c->ios[n] = (struct mbio){ .member = members[j],
 							   .buf = c->data + n * (size_t)l->chunk,
 							   .len = l->chunk, .off = moff[j] };
@@ -207,18 +250,36 @@ static int scrub_mirror_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 				struct graid_scrub_report *rep)
 {
+	const size_t v1 = offsetof(struct graid_scrub_report, first_row);
 	struct scrub_ctx c = { .a = a, .flags = flags };
+	uint64_t start = 0, last_cp;
 	const struct graid_layout *l;
 	size_t per_row;
 	int rc = 0;
 
-	if (!a || !rep || rep->struct_size < sizeof(*rep) || (flags & ~GRAID_SCRUB_REPAIR))
+	/* Callers built before first_row pass the shorter struct: they get what it holds. */
+	if (!a || !rep || rep->struct_size < v1 ||
+	    (flags & ~(GRAID_SCRUB_REPAIR | GRAID_SCRUB_RESUME)))
 		return -EINVAL;
 	l = &a->lay;
 	if (l->level == 0)
 		return -EOPNOTSUPP;
 	if ((flags & GRAID_SCRUB_REPAIR) && a->read_only)
 		return -EROFS;
+	if (!scrub_can_check_anything(a)) {
+		graid__log(GRAID_LOG_ERR, "scrub: RAID-%d is degraded (a member is failed or "
+					  "missing): no stripe has every member to compare; replace "
+					  "and rebuild first", l->level);
+		return -EAGAIN;
+	}
+	if (flags & GRAID_SCRUB_RESUME) {
+		pthread_mutex_lock(&a->meta_lock);
+		start = a->scrub_offset < l->nstripes ? a->scrub_offset : 0;
+		pthread_mutex_unlock(&a->meta_lock);
+		if (start)
+			graid__log(GRAID_LOG_NOTICE, "scrub: resuming at row %llu of %llu",
+				   (unsigned long long)start, (unsigned long long)l->nstripes);
+	}
 	c.rep.progress = rep->progress;
 	c.rep.progress_arg = rep->progress_arg;
 	per_row = (size_t)a->nmembers * l->chunk;
@@ -236,7 +297,8 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 		rc = -ENOMEM;
 	if (rc == 0)
 		rc = mbatch_open(&c.mb, a);
-	for (uint64_t row = 0; rc == 0 && row < l->nstripes; row += c.rows_max) {
+	last_cp = scrub_now_ns();
+	for (uint64_t row = start; rc == 0 && row < l->nstripes; row += c.rows_max) {
 		unsigned rows = (unsigned)(l->nstripes - row < c.rows_max ? l->nstripes - row
 									 : c.rows_max);
 
@@ -252,15 +314,25 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 		if (rc == 0 && c.rep.progress)
 			c.rep.progress(c.rep.progress_arg, (row + rows) * l->chunk,
 				       l->nstripes * l->chunk);
+		if (rc == 0 && row + rows < l->nstripes &&
+		    scrub_now_ns() - last_cp >= SCRUB_CHECKPOINT_NS) {
+			/* A scrub stopped here (a crash, a kill, a close) resumes from this row. */
+			scrub_checkpoint(a, row + rows);
+			last_cp = scrub_now_ns();
+		}
 	}
+	if (rc == 0 && a->scrub_offset)
+		scrub_checkpoint(a, 0); /* done: nothing to resume */
 	mbatch_close(&c.mb);
 	free(c.data);
 	free(c.ptrs);
 	free(c.ios);
 	free(c.verdict);
 	if (rc == 0) {
-		c.rep.struct_size = sizeof(c.rep);
-		memcpy(rep, &c.rep, sizeof(c.rep));
+		c.rep.first_row = start;
+		c.rep.struct_size = rep->struct_size < sizeof(c.rep) ? rep->struct_size
+								      : sizeof(c.rep);
+		memcpy(rep, &c.rep, c.rep.struct_size);
 		graid__log(GRAID_LOG_NOTICE, "scrub: %llu stripes checked, %llu mismatched, %llu "
 					     "repaired, %llu skipped",
 			   (unsigned long long)c.rep.stripes_checked,

@@ -21,7 +21,12 @@ _Static_assert(offsetof(struct graid_sb_disk, array_uuid) == 0x018, "array_uuid 
 _Static_assert(offsetof(struct graid_sb_disk, data_offset) == 0x050, "data_offset at 0x050");
 _Static_assert(offsetof(struct graid_sb_disk, log_bytes) == 0x090, "log_bytes at 0x090");
 _Static_assert(offsetof(struct graid_sb_disk, member_state) == 0x100, "member_state at 0x100");
-_Static_assert(offsetof(struct graid_sb_disk, reserved2) == 0x200, "reserved2 at 0x200");
+_Static_assert(offsetof(struct graid_sb_disk, history_events) == 0x0a0, "history at 0x0a0");
+_Static_assert(offsetof(struct graid_sb_disk, owner_boot_id) == 0x0c8, "boot id at 0x0c8");
+_Static_assert(offsetof(struct graid_sb_disk, slot_id) == 0x200, "slot_id at 0x200");
+_Static_assert(offsetof(struct graid_sb_disk, slot_flags) == 0xa00, "slot_flags at 0xa00");
+_Static_assert(offsetof(struct graid_sb_disk, owner_host) == 0xb00, "owner_host at 0xb00");
+_Static_assert(offsetof(struct graid_sb_disk, reserved2) == 0xb40, "reserved2 at 0xb40");
 _Static_assert(sizeof(GRAID_SB_MAGIC) - 1 == GRAID_SB_MAGIC_LEN, "8-byte magic");
 
 /*
@@ -95,6 +100,18 @@ void graid_sb_encode(const struct graid_sb *sb, void *buf)
 	d.log_offset = htole64(sb->log_offset);
 	d.log_bytes = htole64(sb->log_bytes);
 	memcpy(d.member_state, sb->member_state, sizeof(d.member_state));
+	d.bitmap_region_stripes = htole64(sb->bitmap_region_stripes);
+	d.history_events = htole64(sb->history_events);
+	d.scrub_offset = htole64(sb->scrub_offset);
+	d.owner_pid = htole32(sb->owner.pid);
+	d.owner_start = htole64(sb->owner.start);
+	d.owner_since = htole64(sb->owner.since);
+	memcpy(d.owner_boot_id, sb->owner.boot_id, sizeof(d.owner_boot_id));
+	memcpy(d.owner_host, sb->owner.host, sizeof(d.owner_host));
+	d.owner_host[sizeof(d.owner_host) - 1] = '\0';
+	for (unsigned i = 0; i < GRAID_SB_MAX_MEMBERS; i++)
+		d.slot_id[i] = htole64(sb->slot_id[i]);
+	memcpy(d.slot_flags, sb->slot_flags, sizeof(d.slot_flags));
 	d.crc = htole32(graid_sb_checksum(&d));
 	memcpy(buf, &d, sizeof(d));
 }
@@ -153,7 +170,9 @@ static int sb_validate(const struct graid_sb *sb)
 	if (sb->data_offset < GRAID_SB_SIZE || sb->data_offset % GRAID_SB_SIZE ||
 	    sb->data_bytes > UINT64_MAX - sb->data_offset)
 		return -EPROTO;
-	if (sb->rebuild_offset > sb->data_bytes)
+	if (sb->rebuild_offset > sb->data_bytes || sb->scrub_offset > sb->data_bytes / sb->chunk_bytes)
+		return -EPROTO;
+	if (sb->bitmap_bytes == 0 && sb->bitmap_region_stripes != 0)
 		return -EPROTO;
 	if (!sb_area_ok(sb->bitmap_offset, sb->bitmap_bytes, sb->data_offset) ||
 	    !sb_area_ok(sb->log_offset, sb->log_bytes, sb->data_offset) || sb_areas_overlap(sb))
@@ -186,6 +205,7 @@ int graid_sb_decode(const void *buf, struct graid_sb *sb)
 
 	memset(&out, 0, sizeof(out));
 	out.version = le16toh(d.major);
+	out.minor = le16toh(d.minor);
 	memcpy(out.array_uuid, d.array_uuid, sizeof(out.array_uuid));
 	memcpy(out.member_uuid, d.member_uuid, sizeof(out.member_uuid));
 	/* Only small values are valid levels, so the int32 conversion is never out of range. */
@@ -206,6 +226,19 @@ int graid_sb_decode(const void *buf, struct graid_sb *sb)
 	out.log_offset = le64toh(d.log_offset);
 	out.log_bytes = le64toh(d.log_bytes);
 	memcpy(out.member_state, d.member_state, sizeof(out.member_state));
+	/* Minor 1 fields: a minor-0 writer left them zero, which each field reads as "unknown". */
+	out.bitmap_region_stripes = le64toh(d.bitmap_region_stripes);
+	out.history_events = le64toh(d.history_events);
+	out.scrub_offset = le64toh(d.scrub_offset);
+	out.owner.pid = le32toh(d.owner_pid);
+	out.owner.start = le64toh(d.owner_start);
+	out.owner.since = le64toh(d.owner_since);
+	memcpy(out.owner.boot_id, d.owner_boot_id, sizeof(out.owner.boot_id));
+	memcpy(out.owner.host, d.owner_host, sizeof(out.owner.host));
+	out.owner.host[sizeof(out.owner.host) - 1] = '\0'; /* trust no terminator */
+	for (unsigned i = 0; i < GRAID_SB_MAX_MEMBERS; i++)
+		out.slot_id[i] = le64toh(d.slot_id[i]);
+	memcpy(out.slot_flags, d.slot_flags, sizeof(out.slot_flags));
 
 	err = sb_validate(&out);
 	if (err)

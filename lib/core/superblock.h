@@ -17,10 +17,28 @@
 
 /* Major: a reader refuses any other. Minor: compatible additions, read by every reader. */
 #define GRAID_SB_VERSION_MAJOR 1
-#define GRAID_SB_VERSION_MINOR 0
+#define GRAID_SB_VERSION_MINOR 1
 
 /* flags */
 #define GRAID_SB_F_CLEAN 0x1u  /* the array was closed cleanly: no resync needed */
+
+/* slot_flags bits (minor 1) */
+#define GRAID_SB_SLOT_CATCHUP 0x1u /* a REBUILDING slot needs only the bitmap's marked regions */
+
+/* Owner host names are kept to this many bytes, NUL included. */
+#define GRAID_SB_HOST_BYTES 64
+
+/*
+ * Who last opened the array writable (minor 1): so an opener that finds the members locked
+ * can tell a live holder from a dead one. All zero: never recorded.
+ */
+struct graid_sb_owner {
+	uint32_t pid;               /* process id */
+	uint64_t start;             /* its start time, clock ticks since boot (/proc/PID/stat) */
+	uint64_t since;             /* when it opened the array, seconds since the epoch */
+	uint8_t boot_id[16];        /* the kernel's boot id then (/proc/sys/kernel/random/boot_id) */
+	char host[GRAID_SB_HOST_BYTES]; /* gethostname(), NUL-terminated */
+};
 
 /* Where the data area starts unless the creator says otherwise: room for bitmap and log. */
 #define GRAID_SB_DEFAULT_DATA_OFFSET (1u << 20)
@@ -35,6 +53,7 @@
 /* The superblock in host order, as decode returns it and encode takes it. */
 struct graid_sb {
 	uint32_t version;           /* major version, GRAID_SB_VERSION_MAJOR */
+	uint32_t minor;             /* decode: the writer's minor version; encode ignores it */
 	uint8_t array_uuid[16];     /* the same on every member of one array */
 	uint8_t member_uuid[16];    /* this device's own, set when it joins the array */
 	int32_t level;              /* 0, 1, 5, 6, 10 */
@@ -51,6 +70,13 @@ struct graid_sb {
 	uint64_t bitmap_offset, bitmap_bytes; /* write-intent bitmap area, 0/0 = none */
 	uint64_t log_offset, log_bytes;       /* write-hole log area, 0/0 = none */
 	uint8_t member_state[GRAID_SB_MAX_MEMBERS]; /* every slot's enum graid_member_state */
+	/* Minor 1; all zero in a minor-0 superblock (each field says what zero means). */
+	uint64_t bitmap_region_stripes; /* stripes per bitmap bit; 0: derived (FORMAT.md) */
+	uint64_t history_events;    /* bitmap marks kept since this event; 0: cleared as usual */
+	uint64_t scrub_offset;      /* member rows an unfinished scrub has checked; 0: none */
+	struct graid_sb_owner owner;
+	uint64_t slot_id[GRAID_SB_MAX_MEMBERS]; /* first 8 bytes of each slot's member UUID; 0: unknown */
+	uint8_t slot_flags[GRAID_SB_MAX_MEMBERS]; /* GRAID_SB_SLOT_* per slot */
 };
 
 /*
@@ -83,9 +109,20 @@ struct graid_sb_disk {
 	uint64_t bitmap_bytes;      /* 0x080: its length, 0 = none */
 	uint64_t log_offset;        /* 0x088: write-hole log, bytes from member start */
 	uint64_t log_bytes;         /* 0x090: its length, 0 = none */
-	uint8_t reserved1[104];     /* 0x098: zero; for compatible additions (minor bumps) */
+	uint64_t bitmap_region_stripes; /* 0x098: stripes per bitmap bit; 0 = derived (minor 0) */
+	uint64_t history_events;    /* 0x0a0: bitmap marks kept since this event; 0 = none kept */
+	uint64_t scrub_offset;      /* 0x0a8: member rows an unfinished scrub checked; 0 = none */
+	uint32_t owner_pid;         /* 0x0b0: last writable opener's process id; 0 = unknown */
+	uint32_t reserved3;         /* 0x0b4: zero */
+	uint64_t owner_start;       /* 0x0b8: its start time, clock ticks since boot */
+	uint64_t owner_since;       /* 0x0c0: when it opened, seconds since the epoch */
+	uint8_t owner_boot_id[16];  /* 0x0c8: the kernel boot id of its host then */
+	uint8_t reserved1[40];      /* 0x0d8: zero; for compatible additions (minor bumps) */
 	uint8_t member_state[256];  /* 0x100: state of slot i, enum graid_member_state */
-	uint8_t reserved2[3584];    /* 0x200: zero; for compatible additions (minor bumps) */
+	uint64_t slot_id[256];      /* 0x200: first 8 bytes of slot i's member UUID; 0 = unknown */
+	uint8_t slot_flags[256];    /* 0xa00: GRAID_SB_SLOT_* of slot i */
+	char owner_host[64];        /* 0xb00: the last writable opener's host name, NUL-terminated */
+	uint8_t reserved2[1216];    /* 0xb40: zero; for compatible additions (minor bumps) */
 };
 
 /*

@@ -60,7 +60,15 @@ expect 2 "create --file-size 1X" -- "$G" create --level 6 --file-size 1X $M
 expect 1 "create on members that do not exist" -- "$G" create --level 6 $M
 has err "m3: No such file or directory" "a missing member is named with the reason"
 [ ! -e m0 ] && ok "a refused create leaves no file behind" || bad "m0 exists"
-expect 1 "create RAID-6 on three members" -- "$G" create --level 6 -s 33M m0 m1 m2
+expect 2 "create RAID-6 on three members is a usage error" -- "$G" create --level 6 -s 33M m0 m1 m2
+has err "RAID-6 needs at least 4 members; 3 given" "the refusal says how many are needed"
+[ ! -e m0 ] && ok "a refused create makes no file" || bad "m0 made"
+expect 2 "create with a member given twice" -- "$G" create --level 1 -s 8M m0 m0
+has err "m0 given twice" "the duplicate is named"
+: >zero0
+expect 1 "create on a 0-byte member" -- "$G" create --level 1 zero0 m9
+rm -f zero0 m9
+expect 1 "create RAID-6 on four files too small to hold it" -- "$G" create --level 6 -s 512K m0 m1 m2 m3
 [ ! -e m0 ] && ok "a failed create removes the files it made" || bad "m0 left behind"
 expect 1 "create with an unknown parity engine" -- "$G" create -l 6 -b nosuch -s 33M $M
 has err "no parity engine named 'nosuch'" "the unknown engine is named"
@@ -182,6 +190,45 @@ else
 	has out "^ +1 active .* s0 " "role 1 is now s0"
 	expect 0 "scrub after the spare's rebuild" -- "$G" scrub $L s0
 	has out " 0 mismatches" "the spare's rebuild left parity consistent"
+
+	# --- who owns an array: looking never evicts, missing roles only when told -----------
+	expect 0 "create RAID-5 on a0..a3" -- "$G" create -l 5 -s 17M a0 a1 a2 a3
+	truncate -s 17M b3
+	expect 0 "create another array on b0..b3" -- "$G" create -l 5 -s 17M b0 b1 b2 b3
+	expect 3 "status with a member of another array given (a typo)" -- "$G" status a0 a1 a2 b3
+	has err "leaving out b3: member of another array" "the stray member is named"
+	expect 0 "status with the right members: nothing was evicted" -- "$G" status a0 a1 a2 a3
+	has out "^ +3 active" "role 3 is still active"
+	expect 1 "fail with a role missing is refused" -- "$G" fail 0 a0 a1 a2
+	has err "role 3 of the array is not among the members given" "the missing role is named"
+	expect 0 "status: the refused command changed nothing" -- "$G" status a0 a1 a2 a3
+	expect 2 "a member given twice is a usage error" -- "$G" status a0 a1 a2 a2
+	has err "a2 given twice" "the duplicate is named"
+	: >z0
+	expect 3 "a 0-byte member" -- "$G" status a0 a1 a2 z0
+	has err "z0: 0 bytes is too small" "a 0-byte member is called too small"
+	expect 3 "assemble --degraded runs without role 3" -- "$G" assemble --degraded a0 a1 a2
+	has out "3 of 4 roles in sync" "assemble says what is in sync"
+	expect 0 "assemble with role 3 back: it catches up" -- "$G" -v assemble a0 a1 a2 a3
+	has err "comes back from event" "the log says role 3 came back"
+	has out "4 of 4 roles in sync" "the array is whole again"
+	expect 1 "scrub of a degraded RAID-5 is refused" -- "$G" scrub --degraded a0 a1 a2
+	has err "degraded: no stripe has every member to compare" "the refusal says why"
+	expect 0 "scrub of the whole array" -- "$G" scrub a0 a1 a2 a3
+
+	# A transient read error during a rebuild takes out one member too many: --force.
+	truncate -s 17M a4
+	expect 0 "fail role 3" -- "$G" fail 3 a0 a1 a2 a3
+	expect 1 "replace 3; the rebuild meets a read error on role 1" -- \
+		"$G" replace 3 a4 a0 "faulty:read-eio-after=2:a1" a2
+	expect 4 "two roles out: the array cannot be assembled" -- "$G" assemble a0 a1 a2 a4
+	has err "GRAID_OPEN_FORCE \(graidctl assemble --force\)" "the message points at --force"
+	expect 0 "assemble --force takes role 1 back and finishes the rebuild" -- \
+		"$G" assemble --force a0 a1 a2 a4
+	has err "forcing a1 back into role 1 from event [0-9]+" "the forced role and its event count are named"
+	expect 0 "the forced array is clean" -- "$G" status a0 a1 a2 a4
+	expect 0 "and its parity is consistent" -- "$G" scrub a0 a1 a2 a4
+	has out " 0 mismatches" "no mismatch after forced assembly"
 fi
 
 echo "$pass passed, $fail failed"

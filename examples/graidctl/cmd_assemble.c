@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/* graidctl assemble: bring an array together, members that came back and forced ones included. */
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <libgraid/graid.h>
+
+#include "gctl.h"
+
+void gctl_help_assemble(FILE *f)
+{
+	gctl_print_cmd_usage(f, "assemble");
+	fprintf(f,
+		"\nAssemble the array from MEMBER..., hold it while members that came back catch\n"
+		"up (only the regions written while they were out, from the write-intent bitmap;\n"
+		"a member whose gap is unknown is rebuilt whole) and while any rebuild that was\n"
+		"stopped finishes, then close it. The log says which roles came back and how.\n"
+		"Fails if roles are missing from MEMBER..., unless --degraded is given.\n\n"
+		"  -f, --force          when too many members are recorded failed to assemble\n"
+		"                       (a transient error took one out too many), take back the\n"
+		"                       most recent of them; the log names each role forced and the\n"
+		"                       event count it came from, and the regions written since are\n"
+		"                       resynced. Data written where no redundancy was left may be\n"
+		"                       lost; scrub afterwards.\n"
+		"  -n, --no-rebuild     do not wait for catching up or rebuilding; it goes on at the\n"
+		"                       next assembly\n"
+		"  -m, --max-rate SIZE  catch up or rebuild at most SIZE bytes a second per member\n"
+		"      --degraded       go on with roles missing (they catch up when given again)\n\n"
+		"Exit status: 0 the array is whole; 3 it is still degraded; 1 failed; 2 usage\n"
+		"error; 4 the array cannot be assembled (try --force).\n");
+}
+
+int gctl_cmd_assemble(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "force", no_argument, NULL, 'f' },
+		{ "no-rebuild", no_argument, NULL, 'n' },
+		{ "max-rate", required_argument, NULL, 'm' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct graid_array *a;
+	unsigned how = 0;
+	bool rebuild = true;
+	uint64_t rate = 0;
+	int c, ex;
+
+	while ((c = getopt_long(argc, argv, "fnm:", opts, NULL)) != -1) {
+		if (c == 'f') {
+			how |= GCTL_OPEN_FORCE;
+		} else if (c == 'n') {
+			rebuild = false;
+		} else if (c == 'm') {
+			if (gctl_parse_rate("assemble", optarg, &rate))
+				return GCTL_EXIT_USAGE;
+		} else {
+			fprintf(stderr, "Try 'graidctl assemble --help'.\n");
+			return GCTL_EXIT_USAGE;
+		}
+	}
+	if (argc - optind < 1)
+		return gctl_usage_err("assemble", "no members given");
+	ex = gctl_open("assemble", argv + optind, argc - optind, NULL, how, &a);
+	if (ex != GCTL_EXIT_OK)
+		return ex;
+	if (rebuild)
+		ex = gctl_rebuild("assemble", a, rate);
+	if (ex == GCTL_EXIT_OK && graid_array_info(a, &info) == 0) {
+		printf("assembled RAID-%d: %u of %u roles in sync\n", info.level,
+		       info.nmembers - info.nfailed, info.nmembers);
+		ex = info.nfailed ? GCTL_EXIT_DEGRADED : GCTL_EXIT_OK;
+	}
+	if (gctl_close("assemble", a) != GCTL_EXIT_OK)
+		return GCTL_EXIT_FAILED;
+	return ex;
+}

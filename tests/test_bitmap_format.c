@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/* The write-intent bitmap read back from member bytes by docs/FORMAT.md alone, not by libgraid. */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include <libgraid/graid.h>
+
+#include "arrayutil.h"
+
+static uint64_t bf_le(const uint8_t *p, unsigned bytes)
+{
+	uint64_t v = 0;
+
+	for (unsigned i = 0; i < bytes; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+/* What FORMAT.md says a reader needs, from the superblock bytes. */
+struct bf_sb {
+	uint64_t chunk, nmembers, level, data_bytes, bitmap_offset, bitmap_bytes, region, history;
+};
+
+static struct bf_sb bf_read_sb(const char *path, uint8_t **bitmap)
+{
+	uint8_t sb[4096];
+	struct bf_sb s;
+	int fd = open(path, O_RDONLY);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pread(fd, sb, sizeof(sb), 0), (ssize_t)sizeof(sb));
+	cr_assert_eq(memcmp(sb, "GRAID-SB", 8), 0);
+	cr_assert_eq(bf_le(sb + 0x0a, 2), 1, "format minor 1 written");
+	s.level = bf_le(sb + 0x38, 4);
+	s.chunk = bf_le(sb + 0x3c, 4);
+	s.nmembers = bf_le(sb + 0x40, 4);
+	s.data_bytes = bf_le(sb + 0x58, 8);
+	s.bitmap_offset = bf_le(sb + 0x78, 8);
+	s.bitmap_bytes = bf_le(sb + 0x80, 8);
+	s.region = bf_le(sb + 0x98, 8);
+	s.history = bf_le(sb + 0xa0, 8);
+	*bitmap = malloc(s.bitmap_bytes);
+	cr_assert_eq(pread(fd, *bitmap, s.bitmap_bytes, (off_t)s.bitmap_offset),
+		     (ssize_t)s.bitmap_bytes);
+	close(fd);
+	return s;
+}
+
+Test(bitmap_format, marks_decode_from_the_documented_layout_alone, .timeout = 60)
+{
+	const uint64_t off = 9u << 20, len = 2u << 20;
+	const char *four[4];
+	struct graid_array *a;
+	uint8_t *bm, *buf = aligned_alloc(4096, len);
+	struct bf_sb s;
+	uint64_t row_data, first, last, nstripes;
+	struct au_set set;
+
+	/* RAID-5 of 5, 64 KiB chunks; member 4 absent, so the marks are kept as history. */
+	au_make(&set, 5, (1u << 20) + (16u << 20));
+	cr_assert_eq(au_create(&set, 5, 5, 64 * 1024, &a), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	for (unsigned i = 0; i < 4; i++)
+		four[i] = set.paths[i];
+	cr_assert_eq(graid_array_open(four, 4, NULL, &a), 0);
+	memset(buf, 0x33, len);
+	cr_assert_eq(graid_array_write(a, buf, len, off), (ssize_t)len);
+	cr_assert_eq(graid_array_close(a), 0);
+
+	s = bf_read_sb(set.paths[0], &bm);
+	cr_assert_eq(s.level, 5);
+	cr_assert_neq(s.history, 0, "history_events is set while a role is out");
+	cr_assert_neq(s.region, 0, "the region size is recorded");
+	nstripes = s.data_bytes / s.chunk; /* RAID-5: a stripe is a member row */
+	row_data = (s.nmembers - 1) * s.chunk;
+	first = off / row_data / s.region;
+	last = (off + len - 1) / row_data / s.region;
+	for (uint64_t r = 0; r < (nstripes + s.region - 1) / s.region; r++) {
+		bool marked = bm[r / 8] >> (r % 8) & 1;
+
+		cr_assert_eq(marked, r >= first && r <= last,
+			     "region %llu is %smarked; the write covered regions %llu..%llu",
+			     (unsigned long long)r, marked ? "" : "not ", (unsigned long long)first,
+			     (unsigned long long)last);
+	}
+	for (uint64_t r = (nstripes + s.region - 1) / s.region; r < s.bitmap_bytes * 8; r++)
+		cr_assert_eq(bm[r / 8] >> (r % 8) & 1, 0, "bit %llu past the last region",
+			     (unsigned long long)r);
+	free(bm);
+	free(buf);
+	au_remove(&set);
+}
