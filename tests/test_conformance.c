@@ -13,13 +13,11 @@
 static struct graid_backend *conf_open(const char *name)
 {
 	struct graid_backend *be;
-	int why;
 
 	if (!tu_engine_selected(name))
 		cr_skip_test("engine %s not selected by GRAID_TEST_BACKENDS", name);
-	if (!tu_engine_usable(name, &why))
-		cr_skip_test("engine %s not usable on this machine: %s", name,
-			     graid_strerror(why));
+	/* Skips with the probe's reason, or fails where the engine is required here. */
+	tu_engine_need(name);
 	cr_assert_eq(graid_backend_open(name, &be), 0);
 	cr_assert_str_eq(graid_backend_name(be), name);
 	return be;
