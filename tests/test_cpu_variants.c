@@ -548,27 +548,27 @@ Test(cpu_threads, split_batches_match_the_reference, .timeout = 600)
 	graid_backend_close(be);
 }
 
-/* ISA-L's routines wherever it has one (pq_gen, xor_gen, pq_check), and then nowhere. */
-Test(cpu_engine, every_route_matches_the_reference_isal, .timeout = 600)
+/* The engine on one thread with its routes pinned (GRAID_CPU_PREFER), whatever it timed. */
+static void cv_engine_prefer(const char *prefer, uint64_t salt)
 {
-	uint64_t rng = tu_seed() ^ 0x72746931;
+	uint64_t rng = tu_seed() ^ salt;
 	struct graid_backend *be;
 
-	setenv("GRAID_CPU_PREFER", "isal", 1);
+	setenv("GRAID_CPU_PREFER", prefer, 1);
 	be = cv_open_threads("1", "1");
 	cv_engine_shapes(be, &rng);
 	graid_backend_close(be);
 }
 
+/* ISA-L's routines wherever it has one (pq_gen, xor_gen, pq_check), and then nowhere. */
+Test(cpu_engine, every_route_matches_the_reference_isal, .timeout = 600)
+{
+	cv_engine_prefer("isal", 0x72746931);
+}
+
 Test(cpu_engine, every_route_matches_the_reference_own, .timeout = 600)
 {
-	uint64_t rng = tu_seed() ^ 0x72746f32;
-	struct graid_backend *be;
-
-	setenv("GRAID_CPU_PREFER", "own", 1);
-	be = cv_open_threads("1", "1");
-	cv_engine_shapes(be, &rng);
-	graid_backend_close(be);
+	cv_engine_prefer("own", 0x72746f32);
 }
 
 /* The timing gives every class a variant this CPU runs, and ISA-L only where it has one. */
