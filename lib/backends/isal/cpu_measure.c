@@ -178,7 +178,8 @@ static void measure_defaults(struct graid_cpu_choice *ch, const struct graid_cpu
 
 void graid__cpu_measure(struct graid_cpu_choice *ch, const struct graid_cpu_variant *forced)
 {
-	const size_t size = MEASURE_MAX_BLOCKS * MEASURE_ALIAS_STRIDE;
+	/* aligned_alloc wants a multiple of the alignment (C11; ASan holds to it). */
+	const size_t size = (MEASURE_MAX_BLOCKS * MEASURE_ALIAS_STRIDE + 4095u) & ~(size_t)4095u;
 	double t0 = measure_now();
 	struct measure_run *r = malloc(sizeof(*r));
 	uint8_t *buf = aligned_alloc(4096, size);
