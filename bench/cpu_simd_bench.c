@@ -15,6 +15,7 @@
 #include <libgraid/graid_backend.h>
 
 /* Internal: the bench drives the variants directly, as the engine does (static library). */
+#include "../lib/backends/isal/cpu_measure.h"
 #include "../lib/backends/isal/cpu_pool.h"
 #include "../lib/backends/isal/cpu_variants.h"
 
@@ -81,10 +82,15 @@ static unsigned bench_block;
  */
 static bool bench_sse;
 
-/* The own variant the tables compare with ISA-L. */
+/* --own NAME: the own variant the tables compare with ISA-L. */
+static const char *bench_own;
+
+/* That variant: by default the one the engine measured fastest at two-block recovery. */
 static const char *bench_own_name(void)
 {
-	return bench_sse ? "ssse3" : "avx2";
+	if (bench_own)
+		return bench_own;
+	return bench_sse ? "ssse3" : graid__cpu_choice(NULL)->own[GRAID_CPU_C_REC2]->name;
 }
 
 /* ISA-L as the CPU in question would run it. */
@@ -410,10 +416,13 @@ static void bench_shape(unsigned ndata, bool dram, size_t skew)
 		/* Every routine leaves the stripes consistent; ISA-L confirms it. */
 		for (size_t st = 0; st < s.nstripes; st++)
 			ok &= pq_check((int)s.nblk, (int)s.len, (void **)(s.ptr + st * s.nblk)) == 0;
-		/* The engine's own gen: ISA-L's, or the variant's from gen_pq_from blocks on. */
+		/* The engine's own gen: ISA-L's, or the variant's, as measured at its open. */
 		if (r == BR_GEN)
-			engine_gen = a && a->gen_pq_from && ndata >= a->gen_pq_from ? g_avx2
-										    : g_isal;
+			engine_gen = graid__cpu_choice(NULL)->isal[ndata <= GRAID_CPU_NARROW_MAX
+								   ? GRAID_CPU_C_GEN_NARROW
+								   : GRAID_CPU_C_GEN_WIDE]
+					     ? g_isal
+					     : g_avx2;
 		if (r == BR_GEN || r == BR_GEN_P)
 			snprintf(vs_gen, sizeof(vs_gen), "%8s", "-");
 		else
@@ -836,6 +845,13 @@ int main(int argc, char **argv)
 			batch_kib = (size_t)atol(argv[++i]);
 		} else if (!strcmp(argv[i], "--split-cost") && i + 1 < argc) {
 			split_cost = (unsigned)atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--own") && i + 1 < argc) {
+			bench_own = argv[++i];
+			if (!graid__cpu_variant_find(bench_own)) {
+				fprintf(stderr, "cpu_simd_bench: --own %s: no such variant here\n",
+					bench_own);
+				return 2;
+			}
 		} else if (!strcmp(argv[i], "--sweep")) {
 			sweep = true;
 		} else if (!strcmp(argv[i], "--sse")) {
@@ -850,7 +866,7 @@ int main(int argc, char **argv)
 			fprintf(stderr,
 				"usage: cpu_simd_bench [--cache|--dram] [--ndata N]... [--skew BYTES]"
 				" [--group N]\n"
-				"                      [--block BYTES] [--sse]\n"
+				"                      [--block BYTES] [--sse] [--own VARIANT]\n"
 				"       cpu_simd_bench --sweep [--cache|--dram] [--ndata N]... "
 				"[--skew BYTES] [--sse]\n"
 				"       cpu_simd_bench --threads N [--ndata N]... [--batch KiB]\n"
@@ -886,10 +902,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	printf("64 KiB blocks, block k of a stripe offset by %zu bytes; GB/s of data (thread CPU "
-	       "time), one thread, best of 5 rounds.\n"
+	       "time), best of 5 rounds.\nThreads: 1 for every column (ISA-L, own, c, read).\n"
 	       "ISA-L: pq_gen, ec_encode_data (every recovery), pq_check, xor_gen%s.\n"
 	       "%s/gen: against the engine's P+Q generation of the same shape (ISA-L's pq_gen,\n"
-	       "or %s from gen_pq_from data blocks on). read: a plain read of the blocks the\n"
+	       "or %s, as the engine measured at its open). read: a plain read of the blocks the\n"
 	       "routine reads (check: data, P and Q; the others: ndata blocks), nothing written,\n"
 	       "in GB/s of data: the memory's ceiling for that routine.\n\n",
 	       skew, bench_sse ? ", each its _sse entry point" : "", bench_own_name(),

@@ -203,6 +203,13 @@ static int pb_open_engines(struct pb_run *r)
 
 	for (unsigned i = 0; i < PB_MAX_ENGINES; i++)
 		d[i].struct_size = sizeof(d[i]);
+	/*
+	 * One compute thread per caller thread for every contender: the CPU engine's own pool
+	 * would otherwise add workers that ISA-L direct does not get (unless asked for).
+	 */
+	setenv("GRAID_CPU_THREADS", "1", 0);
+	printf("# threads: thr caller threads for the engine and for ISA-L alike; the CPU "
+	       "engine's own pool: GRAID_CPU_THREADS=%s\n", getenv("GRAID_CPU_THREADS"));
 	n = graid_backend_list(d, PB_MAX_ENGINES, 0);
 	if (n < 0)
 		return n;

@@ -13,13 +13,11 @@
 static struct graid_backend *conf_open(const char *name)
 {
 	struct graid_backend *be;
-	int why;
 
 	if (!tu_engine_selected(name))
 		cr_skip_test("engine %s not selected by GRAID_TEST_BACKENDS", name);
-	if (!tu_engine_usable(name, &why))
-		cr_skip_test("engine %s not usable on this machine: %s", name,
-			     graid_strerror(why));
+	/* Skips with the probe's reason, or fails where the engine is required here. */
+	tu_engine_need(name);
 	cr_assert_eq(graid_backend_open(name, &be), 0);
 	cr_assert_str_eq(graid_backend_name(be), name);
 	return be;
@@ -300,6 +298,12 @@ static bool conf_cpu_runs(const char *variant)
 {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 	__builtin_cpu_init();
+	if (!strcmp(variant, "avx512-gfni"))
+		return __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("gfni");
+	if (!strcmp(variant, "avx512"))
+		return __builtin_cpu_supports("avx512bw");
+	if (!strcmp(variant, "avx2-gfni"))
+		return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("gfni");
 	if (!strcmp(variant, "avx2"))
 		return __builtin_cpu_supports("avx2");
 	if (!strcmp(variant, "ssse3"))
@@ -331,34 +335,37 @@ static void conf_isal_variant(const char *variant)
 	cr_assert_fail("no isal engine in graid_backend_list()");
 }
 
-#define CONFORMANCE_ISAL_VARIANT(variant)                                              \
+#define CONFORMANCE_ISAL_VARIANT(variant, name)                                        \
 	Test(conformance_isal_##variant, gen_matches_reference_on_random_shapes,         \
 	     .timeout = 600)                                                             \
 	{                                                                                \
-		conf_isal_variant(#variant);                                             \
+		conf_isal_variant(name);                                                  \
 		conf_gen_shapes("isal");                                                 \
 	}                                                                                \
 	Test(conformance_isal_##variant, recover_rebuilds_every_loss_case,               \
 	     .timeout = 600)                                                             \
 	{                                                                                \
-		conf_isal_variant(#variant);                                             \
+		conf_isal_variant(name);                                                  \
 		conf_recover_shapes("isal");                                             \
 	}                                                                                \
 	Test(conformance_isal_##variant, check_names_the_one_wrong_block, .timeout = 600) \
 	{                                                                                \
-		conf_isal_variant(#variant);                                             \
+		conf_isal_variant(name);                                                  \
 		conf_check_shapes("isal");                                               \
 	}                                                                                \
 	Test(conformance_isal_##variant, large_blocks_and_wide_stripes_match,            \
 	     .timeout = 600)                                                             \
 	{                                                                                \
-		conf_isal_variant(#variant);                                             \
+		conf_isal_variant(name);                                                  \
 		conf_large_and_wide("isal");                                             \
 	}
 
-CONFORMANCE_ISAL_VARIANT(avx2)
-CONFORMANCE_ISAL_VARIANT(ssse3)
-CONFORMANCE_ISAL_VARIANT(c)
+CONFORMANCE_ISAL_VARIANT(avx512_gfni, "avx512-gfni")
+CONFORMANCE_ISAL_VARIANT(avx512, "avx512")
+CONFORMANCE_ISAL_VARIANT(avx2_gfni, "avx2-gfni")
+CONFORMANCE_ISAL_VARIANT(avx2, "avx2")
+CONFORMANCE_ISAL_VARIANT(ssse3, "ssse3")
+CONFORMANCE_ISAL_VARIANT(c, "c")
 
 CONFORMANCE_SUITE(opencl)
 CONFORMANCE_SUITE(cuda)

@@ -16,6 +16,7 @@
 
 #include <libgraid/graid.h>
 
+#include "../lib/backends/isal/cpu_measure.h"
 #include "../lib/backends/isal/cpu_pool.h"
 #include "../lib/backends/isal/cpu_variants.h"
 #include "testutil.h"
@@ -279,34 +280,58 @@ static void cv_wide_edges(const char *name)
 		}
 }
 
-#define CPU_VARIANT_SUITE(variant)                                                       \
+#define CPU_VARIANT_SUITE(variant, name)                                                 \
 	Test(cpu_variant_##variant, gen_matches_reference_on_every_width_and_length,      \
 	     .timeout = 600)                                                              \
 	{                                                                                 \
-		cv_gen_shapes(#variant);                                                  \
+		cv_gen_shapes(name);                                                      \
 	}                                                                                 \
 	Test(cpu_variant_##variant, recover_rebuilds_every_loss_case, .timeout = 600)     \
 	{                                                                                 \
-		cv_recover_shapes(#variant);                                              \
+		cv_recover_shapes(name);                                                  \
 	}                                                                                 \
 	Test(cpu_variant_##variant, recover_is_exact_at_every_tail_length, .timeout = 600) \
 	{                                                                                 \
-		cv_recover_lengths(#variant);                                             \
+		cv_recover_lengths(name);                                                 \
 	}                                                                                 \
 	Test(cpu_variant_##variant, check_passes_clean_and_catches_one_byte,              \
 	     .timeout = 600)                                                              \
 	{                                                                                 \
-		cv_check_shapes(#variant);                                                \
+		cv_check_shapes(name);                                                    \
 	}                                                                                 \
 	Test(cpu_variant_##variant, wide_stripes_are_exact_at_sub_range_edges,            \
 	     .timeout = 600)                                                              \
 	{                                                                                 \
-		cv_wide_edges(#variant);                                                  \
+		cv_wide_edges(name);                                                      \
 	}
 
-CPU_VARIANT_SUITE(avx2)
-CPU_VARIANT_SUITE(ssse3)
-CPU_VARIANT_SUITE(c)
+CPU_VARIANT_SUITE(avx512_gfni, "avx512-gfni")
+CPU_VARIANT_SUITE(avx512, "avx512")
+CPU_VARIANT_SUITE(avx2_gfni, "avx2-gfni")
+CPU_VARIANT_SUITE(avx2, "avx2")
+CPU_VARIANT_SUITE(ssse3, "ssse3")
+CPU_VARIANT_SUITE(c, "c")
+
+/* GF2P8AFFINEQB's matrices: every constant times every byte, as graid_gf_mul says. */
+Test(cpu_variant_select, gfni_matrices_multiply_as_the_reference)
+{
+	cr_assert_eq(graid__cpu_gf_matrix(2), GRAID_CPU_GF_MATRIX_2);
+	for (unsigned c = 0; c < 256; c++) {
+		const uint64_t m = graid__cpu_gf_matrix((unsigned char)c);
+
+		for (unsigned x = 0; x < 256; x++) {
+			unsigned y = 0;
+
+			/* The instruction's definition: bit i = parity(byte 7-i of m AND x). */
+			for (unsigned i = 0; i < 8; i++)
+				y |= (unsigned)__builtin_parity((unsigned)((m >> (8 * (7 - i))) & x) &
+								0xffu)
+				     << i;
+			cr_assert_eq(y, graid_gf_mul((unsigned char)c, (unsigned char)x),
+				     "%u * %u", c, x);
+		}
+	}
+}
 
 /* The warnings selection logs, kept to assert on. */
 static char cv_logged[512];
@@ -392,12 +417,22 @@ Test(cpu_variant_select, table_runs_from_widest_to_portable)
 
 	while (graid__cpu_variants[n])
 		n++;
-	cr_assert_eq(n, 3);
-	cr_assert_eq(graid__cpu_variants[0], &graid__cpu_variant_avx2);
-	cr_assert_eq(graid__cpu_variants[1], &graid__cpu_variant_ssse3);
-	cr_assert_eq(graid__cpu_variants[2], &graid__cpu_variant_swar);
+	cr_assert_eq(n, 6);
+	cr_assert_eq(graid__cpu_variants[0], &graid__cpu_variant_avx512_gfni);
+	cr_assert_eq(graid__cpu_variants[1], &graid__cpu_variant_avx512);
+	cr_assert_eq(graid__cpu_variants[2], &graid__cpu_variant_avx2_gfni);
+	cr_assert_eq(graid__cpu_variants[3], &graid__cpu_variant_avx2);
+	cr_assert_eq(graid__cpu_variants[4], &graid__cpu_variant_ssse3);
+	cr_assert_eq(graid__cpu_variants[5], &graid__cpu_variant_swar);
+	/* A CPU with GFNI and AVX-512 BW gets the variant that uses both. */
+	if (graid__cpu_variant_avx512_gfni.supported())
+		cr_assert_eq(cv_best(), &graid__cpu_variant_avx512_gfni);
+	else if (graid__cpu_variant_avx512.supported())
+		cr_assert_eq(cv_best(), &graid__cpu_variant_avx512);
 	/* A CPU with AVX2 has SSSE3 too, and must get the wider one. */
-	if (graid__cpu_variant_avx2.supported())
+	else if (graid__cpu_variant_avx2_gfni.supported())
+		cr_assert_eq(cv_best(), &graid__cpu_variant_avx2_gfni);
+	else if (graid__cpu_variant_avx2.supported())
 		cr_assert_eq(cv_best(), &graid__cpu_variant_avx2);
 	else if (graid__cpu_variant_ssse3.supported())
 		cr_assert_eq(cv_best(), &graid__cpu_variant_ssse3);
@@ -511,6 +546,56 @@ Test(cpu_threads, split_batches_match_the_reference, .timeout = 600)
 
 	cv_engine_shapes(be, &rng);
 	graid_backend_close(be);
+}
+
+/* The engine on one thread with its routes pinned (GRAID_CPU_PREFER), whatever it timed. */
+static void cv_engine_prefer(const char *prefer, uint64_t salt)
+{
+	uint64_t rng = tu_seed() ^ salt;
+	struct graid_backend *be;
+
+	setenv("GRAID_CPU_PREFER", prefer, 1);
+	be = cv_open_threads("1", "1");
+	cv_engine_shapes(be, &rng);
+	graid_backend_close(be);
+}
+
+/* ISA-L's routines wherever it has one (pq_gen, xor_gen, pq_check), and then nowhere. */
+Test(cpu_engine, every_route_matches_the_reference_isal, .timeout = 600)
+{
+	cv_engine_prefer("isal", 0x72746931);
+}
+
+Test(cpu_engine, every_route_matches_the_reference_own, .timeout = 600)
+{
+	cv_engine_prefer("own", 0x72746f32);
+}
+
+/* The timing gives every class a variant this CPU runs, and ISA-L only where it has one. */
+Test(cpu_measure, every_class_gets_a_routine_this_cpu_runs)
+{
+	struct graid_cpu_choice ch;
+
+	graid__cpu_measure(&ch, NULL);
+	for (unsigned c = 0; c < GRAID_CPU_NCLASS; c++) {
+		cr_assert_not_null(ch.own[c]);
+		cr_assert(ch.own[c]->supported(), "class %u: %s", c, ch.own[c]->name);
+		cr_assert(ch.gbps[c][0] > 0 || !ch.isal[c], "class %u: ISA-L not timed", c);
+	}
+	cr_assert_not(ch.isal[GRAID_CPU_C_REC2]);
+	cr_assert(ch.usec > 0);
+}
+
+Test(cpu_measure, a_forced_variant_is_the_only_own_candidate)
+{
+	struct graid_cpu_choice ch;
+	char desc[128];
+
+	graid__cpu_measure(&ch, &graid__cpu_variant_swar);
+	for (unsigned c = 0; c < GRAID_CPU_NCLASS; c++)
+		cr_assert_eq(ch.own[c], &graid__cpu_variant_swar);
+	graid__cpu_choice_describe(&ch, desc, sizeof(desc));
+	cr_assert(strstr(desc, "own c routines (forced)"), "%s", desc);
 }
 
 Test(cpu_threads, split_batches_match_with_the_portable_variant, .timeout = 600)

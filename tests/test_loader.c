@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Plugin loading, refusal of broken plugins, auto selection, listing, and CPU failover. */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -79,6 +81,56 @@ Test(loader, a_plugin_whose_probe_finds_nothing_is_enodev)
 	struct graid_backend *be;
 
 	cr_assert_eq(graid_backend_open("testnodev", &be), -ENODEV);
+}
+
+static char loader_log[4096];
+
+static void loader_log_keep(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	(void)level;
+	snprintf(loader_log + strlen(loader_log), sizeof(loader_log) - strlen(loader_log), "%s\n",
+		 msg);
+}
+
+Test(loader, a_probe_that_finds_nothing_says_why_in_the_log)
+{
+	struct graid_backend *be;
+
+	graid_log_set(loader_log_keep, NULL, GRAID_LOG_DEBUG);
+	cr_assert_eq(graid_backend_open("testnodev", &be), -ENODEV);
+	graid_log_set(NULL, NULL, GRAID_LOG_DEBUG);
+	cr_assert(strstr(loader_log, "test plugin testnodev: no device on purpose"),
+		  "log: %s", loader_log);
+}
+
+/* Engines that tools/bootstrap requires on this machine: each must be listed usable. */
+Test(loader, every_engine_required_here_is_usable)
+{
+	const char *req = getenv("GRAID_TEST_REQUIRE_ENGINES");
+	struct graid_backend_desc d[16];
+	int n;
+
+	if (!req || !*req)
+		cr_skip_test("GRAID_TEST_REQUIRE_ENGINES is not set: no engine is required here");
+	for (int i = 0; i < 16; i++)
+		d[i].struct_size = sizeof(d[i]);
+	n = graid_backend_list(d, 16, 0);
+	for (const char *p = req; *p;) {
+		size_t len = strcspn(p, ",");
+		bool found = false;
+
+		for (int i = 0; i < n && i < 16; i++)
+			if (strlen(d[i].name) == len && !strncmp(d[i].name, p, len)) {
+				found = true;
+				cr_expect_eq(d[i].status, 0,
+					     "engine %s is required here but not usable: %s: %s",
+					     d[i].name, graid_strerror(d[i].status), d[i].device);
+			}
+		cr_expect(found, "engine %.*s is required here but not known to this build",
+			  (int)len, p);
+		p += len + (p[len] == ',');
+	}
 }
 
 Test(loader, a_known_engine_not_usable_here_is_enodev_not_einval)
@@ -226,11 +278,9 @@ Test(failover, a_failing_opencl_batch_is_redone_on_the_cpu)
 	struct graid_backend *be;
 	struct tu_stripes s;
 	uint8_t *expect;
-	int why;
 
 	setenv("GRAID_OPENCL_FAIL_AFTER", "1", 1);
-	if (!tu_engine_usable("opencl", &why))
-		cr_skip_test("engine opencl not usable on this machine: %s", graid_strerror(why));
+	tu_engine_need("opencl");
 	cr_assert_eq(graid_backend_open("opencl", &be), 0);
 	tu_stripes_alloc(&s, 6, 2, 8192, 4, &rng, 0);
 	tu_stripes_ref_gen(&s);

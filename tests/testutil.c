@@ -8,6 +8,8 @@
 
 #include <sys/mman.h>
 
+#include <criterion/criterion.h>
+
 #include <libgraid/graid.h>
 
 #include "testutil.h"
@@ -172,14 +174,12 @@ bool tu_engine_usable(const char *name, int *why)
 	return true;
 }
 
-bool tu_engine_selected(const char *name)
+/* Whether name is an item of a comma-separated list. */
+static bool tu_list_has(const char *list, const char *name)
 {
-	const char *sel = getenv("GRAID_TEST_BACKENDS");
 	size_t n = strlen(name);
 
-	if (!sel || !*sel)
-		return true;
-	for (const char *p = sel; p && *p;) {
+	for (const char *p = list; p && *p;) {
 		const char *end = strchr(p, ',');
 		size_t len = end ? (size_t)(end - p) : strlen(p);
 
@@ -188,4 +188,46 @@ bool tu_engine_selected(const char *name)
 		p = end ? end + 1 : NULL;
 	}
 	return false;
+}
+
+bool tu_engine_selected(const char *name)
+{
+	const char *sel = getenv("GRAID_TEST_BACKENDS");
+
+	return !sel || !*sel || tu_list_has(sel, name);
+}
+
+bool tu_engine_required(const char *name)
+{
+	return tu_list_has(getenv("GRAID_TEST_REQUIRE_ENGINES"), name);
+}
+
+void tu_engine_why(const char *name, char *buf, size_t len)
+{
+	struct graid_backend_desc d[16];
+	int n;
+
+	snprintf(buf, len, "not listed by graid_backend_list()");
+	for (unsigned i = 0; i < 16; i++)
+		d[i].struct_size = sizeof(d[i]);
+	n = graid_backend_list(d, 16, 0);
+	for (int i = 0; i < n && i < 16; i++)
+		if (!strcmp(d[i].name, name))
+			snprintf(buf, len, "%s%s%s", graid_strerror(d[i].status),
+				 d[i].device[0] ? ": " : "", d[i].device);
+}
+
+void tu_engine_need(const char *name)
+{
+	char why[256];
+	int rc;
+
+	if (tu_engine_usable(name, &rc))
+		return;
+	tu_engine_why(name, why, sizeof(why));
+	if (tu_engine_required(name))
+		cr_assert_fail("engine %s is required on this machine (GRAID_TEST_REQUIRE_ENGINES=%s) "
+			     "but not usable: %s (open: %s)",
+			     name, getenv("GRAID_TEST_REQUIRE_ENGINES"), why, graid_strerror(rc));
+	cr_skip_test("engine %s not usable on this machine: %s", name, why);
 }

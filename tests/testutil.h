@@ -49,5 +49,17 @@ uint8_t **tu_snapshot_ptrs(const struct tu_stripes *s, uint8_t *snap);
 bool tu_engine_usable(const char *name, int *why);
 /* GRAID_TEST_BACKENDS (comma list) restricts which engines the suites exercise. */
 bool tu_engine_selected(const char *name);
+/*
+ * Whether an engine must be usable on this machine: GRAID_TEST_REQUIRE_ENGINES (comma list;
+ * tools/bootstrap sets it for CI), where a test of such an engine fails instead of skipping.
+ */
+bool tu_engine_required(const char *name);
+/* Why an engine is not usable, as its probe or the loader says (graid_backend_list()). */
+void tu_engine_why(const char *name, char *buf, size_t len);
+/*
+ * For a test of one engine: returns if it is usable here; else skips the test with the
+ * probe's reason, or fails it with that reason when tu_engine_required(name).
+ */
+void tu_engine_need(const char *name);
 
 #endif

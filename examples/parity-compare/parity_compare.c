@@ -183,6 +183,30 @@ static bool pc_wanted(const char *list, const char *name)
 }
 
 /* Every engine present opens; those that don't are named with the reason, never fatal. */
+/*
+ * The CPU threads an engine computes on, to print beside its figures: engines are only
+ * comparable at equal thread counts (or each at all of the machine's).
+ */
+static const char *pc_threads(const char *name)
+{
+	static char buf[160];
+	const char *env = getenv("GRAID_CPU_THREADS"), *pocl = getenv("POCL_MAX_PTHREAD_COUNT");
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (!strcmp(name, "isal"))
+		snprintf(buf, sizeof(buf), "%s of %ld CPUs (GRAID_CPU_THREADS%s)",
+			 env && *env ? env : "all", online, env && *env ? "" : " unset");
+	else if (!strcmp(name, "ref"))
+		snprintf(buf, sizeof(buf), "1 (the calling thread)");
+	else if (!strcmp(name, "opencl"))
+		snprintf(buf, sizeof(buf), "the device's; on PoCL's CPU device %s of %ld CPUs "
+			 "(POCL_MAX_PTHREAD_COUNT%s)", pocl && *pocl ? pocl : "all", online,
+			 pocl && *pocl ? "" : " unset");
+	else
+		snprintf(buf, sizeof(buf), "the device's (host: 1 calling thread)");
+	return buf;
+}
+
 static unsigned pc_open_engines(const struct pc_opts *o, struct pc_engine *eng)
 {
 	struct graid_backend_desc d[PC_MAX_ENGINES];
@@ -204,7 +228,8 @@ static unsigned pc_open_engines(const struct pc_opts *o, struct pc_engine *eng)
 			continue;
 		}
 		snprintf(eng[ne].name, sizeof(eng[ne].name), "%s", d[i].name);
-		printf("# engine %-7s %s\n", d[i].name, d[i].device);
+		printf("# engine %-7s %s\n#   threads: %s\n", d[i].name, d[i].device,
+		       pc_threads(d[i].name));
 		ne++;
 	}
 	return ne;

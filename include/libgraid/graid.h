@@ -140,7 +140,8 @@ struct graid_backend_desc {
 	char description[96];    /**< one line on what it is */
 	/** 0 usable; -ENODEV not on this machine; -ENOEXEC plugin refused; other errno */
 	int status;
-	char device[128];        /**< what the probe found, in words (empty if none) */
+	/** what the probe found, in words; where status is not 0, why not (may be empty) */
+	char device[128];
 	uint32_t flags;          /**< GRAID_BACKEND_F_* from the probe */
 	/** RAID-6 8+2 P+Q generation speed in GB/s of data, 0 if not measured */
 	double gen_gbps;

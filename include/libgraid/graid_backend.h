@@ -108,7 +108,11 @@ struct graid_backend_ops {
 	const char *name;           /**< "ref", "isal", "cuda", "opencl", ... */
 	const char *description;    /**< one line, for listings */
 
-	/** Required. 0 if usable here (fills info), -ENODEV if not. Cheap and side-effect free. */
+	/**
+	 * Required. 0 if usable here (fills info), -ENODEV if not, and then info->device may
+	 * say why in words (the core logs it and graid_backend_list() reports it). Cheap and
+	 * side-effect free.
+	 */
 	int (*probe)(struct graid_backend_info *info);
 	/** Required. Open an engine; 0, -ENODEV, -ENOMEM, or another negative errno. */
 	int (*open)(struct graid_engine **out, const struct graid_backend_config *cfg);

@@ -145,8 +145,8 @@ int graid__backend_open_ops(const struct graid_backend_ops *ops, void *dl,
 	if (dl && rc == 0)
 		registry_fork_check(ops->name, true);
 	if (rc) {
-		graid__log(GRAID_LOG_INFO, "engine %s: not usable here (%s)", ops->name,
-			   graid_strerror(rc));
+		graid__log(GRAID_LOG_INFO, "engine %s: not usable here (%s%s%s)", ops->name,
+			   graid_strerror(rc), info.device[0] ? ": " : "", info.device);
 		return rc;
 	}
 	be = calloc(1, sizeof(*be));
@@ -254,11 +254,15 @@ static void registry_describe(const char *name, struct graid_backend_desc *d)
 		snprintf(d->description, sizeof(d->description), "%s",
 			 ops->description ? ops->description : "");
 		d->status = ops->probe(&info);
-		if (d->status == 0) {
-			snprintf(d->device, sizeof(d->device), "%s", info.device);
+		/* Usable: the device; not: why, where the probe said (graid_backend.h). */
+		snprintf(d->device, sizeof(d->device), "%s", info.device);
+		if (d->status == 0)
 			d->flags = info.flags;
-		}
 		registry_release(ops, dl);
+	} else if (d->status == -ENODEV) {
+		snprintf(d->device, sizeof(d->device),
+			 "plugin libgraid-backend-%s.so not found (not built or not installed)",
+			 name);
 	}
 	d->gen_gbps = graid__measured_gbps(name);
 }

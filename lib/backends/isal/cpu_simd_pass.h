@@ -22,6 +22,12 @@
  *   SIMD_TABLE(p)                      a 16-byte table, repeated in every lane
  *   SIMD_ALLZERO(v)                    whether every bit of v is 0
  * and may define:
+ *   SIMD_MUL2(q)          q * g (0x02) per byte, where the ISA has something better than
+ *                         the compare / add / and / xor of the default (GFNI: one affine)
+ *   SIMD_MULC(v, lo, hi)  v * c per byte, c given by the two consts loaded with
+ *   SIMD_KLO(pl, i), SIMD_KHI(pl, i)   (default: the nibble tables of plan constant i and
+ *                         two shuffles; GFNI: c's 8x8 bit matrix, one affine, hi unused)
+ *   SIMD_XOR3(a, b, c)    a ^ b ^ c in one instruction (AVX-512: vpternlog)
  *   SIMD_LDA(p)           an aligned load, for an ISA whose ALU instructions take only
  *                         aligned memory operands (SSE): then stripes whose every source is
  *                         vector-aligned run a second copy of the loops whose loads fold
@@ -70,15 +76,39 @@ struct SIMD_NAME(consts) {
 	simd_vec c0lo, c0hi, c1lo, c1hi;
 };
 
+#ifndef SIMD_XOR3
+#define SIMD_XOR3(a, b, c) SIMD_XOR(SIMD_XOR((a), (b)), (c))
+#endif
+#ifndef SIMD_KLO
+#define SIMD_KLO(pl, i) SIMD_TABLE((pl)->nib[i])
+#define SIMD_KHI(pl, i) SIMD_TABLE((pl)->nib[i] + 16)
+#endif
+
 /*
  * q * g: shift each byte left, and where its top bit was set (a signed byte below zero)
  * reduce by the low byte of the polynomial.
  */
 SIMD_INLINE simd_vec SIMD_NAME(mul2)(simd_vec q)
 {
+#ifdef SIMD_MUL2
+	return SIMD_MUL2(q);
+#else
 	const simd_vec top = SIMD_CMPGT8(SIMD_ZERO(), q);
 
 	return SIMD_XOR(SIMD_ADD8(q, q), SIMD_AND(top, SIMD_SET1(GRAID_GF_POLY_LOW)));
+#endif
+}
+
+/* q * g ^ d, the step of Horner's rule for each source. */
+SIMD_INLINE simd_vec SIMD_NAME(mul2_xor)(simd_vec q, simd_vec d)
+{
+#ifdef SIMD_MUL2
+	return SIMD_XOR(SIMD_MUL2(q), d);
+#else
+	const simd_vec top = SIMD_CMPGT8(SIMD_ZERO(), q);
+
+	return SIMD_XOR3(SIMD_ADD8(q, q), SIMD_AND(top, SIMD_SET1(GRAID_GF_POLY_LOW)), d);
+#endif
 }
 
 /*
@@ -99,11 +129,16 @@ SIMD_INLINE void SIMD_NAME(mul2_n)(simd_vec *q, const int W, unsigned n)
  */
 SIMD_INLINE simd_vec SIMD_NAME(mulc)(simd_vec v, simd_vec lo, simd_vec hi)
 {
+#ifdef SIMD_MULC
+	(void)hi;
+	return SIMD_MULC(v, lo, hi);
+#else
 	const simd_vec m = SIMD_SET1(0x0f);
 	const simd_vec l = SIMD_AND(v, m);
 	const simd_vec h = SIMD_AND(SIMD_SRLI16(v, 4), m);
 
 	return SIMD_XOR(SIMD_SHUF(lo, l), SIMD_SHUF(hi, h));
+#endif
 }
 
 /*
@@ -153,7 +188,7 @@ SIMD_INLINE void SIMD_NAME(step)(const struct graid_cpu_plan *pl,
 
 			p[w] = SIMD_XOR(p[w], d);
 			if (wq)
-				q[w] = SIMD_XOR(SIMD_NAME(mul2)(q[w]), d);
+				q[w] = SIMD_NAME(mul2_xor)(q[w], d);
 		}
 		if (gaps)
 			SIMD_NAME(mul2_n)(q, W, pl->mul2[j]);
@@ -277,10 +312,10 @@ SIMD_INLINE bool SIMD_NAME(run_op)(const struct graid_cpu_plan *pl, uint8_t *con
 	st.dst[1] = graid_cpu_block(pl, blk, pl->dst[1]);
 	st.aux[0] = graid_cpu_block(pl, blk, pl->aux[0]);
 	st.aux[1] = graid_cpu_block(pl, blk, pl->aux[1]);
-	k.c0lo = SIMD_TABLE(pl->nib[0]);
-	k.c0hi = SIMD_TABLE(pl->nib[0] + 16);
-	k.c1lo = SIMD_TABLE(pl->nib[1]);
-	k.c1hi = SIMD_TABLE(pl->nib[1] + 16);
+	k.c0lo = SIMD_KLO(pl, 0);
+	k.c0hi = SIMD_KHI(pl, 0);
+	k.c1lo = SIMD_KLO(pl, 1);
+	k.c1hi = SIMD_KHI(pl, 1);
 	al = SIMD_NAME(aligned)(&st, pl->nsrc);
 	for (size_t i0 = 0; i0 < body; i0 += chunk) {
 		const size_t n = body - i0 < chunk ? body - i0 : chunk;

@@ -40,15 +40,7 @@ static bool ssse3_supported(void)
 
 #else /* not x86-64 */
 
-static bool ssse3_run(const struct graid_cpu_plan *pl, uint8_t *const *blk, size_t len)
-{
-	return graid__cpu_ref_range(pl, blk, 0, len);
-}
-
-static bool ssse3_supported(void)
-{
-	return false;
-}
+GRAID_CPU_VARIANT_ABSENT(ssse3)
 
 #endif
 
@@ -56,12 +48,5 @@ const struct graid_cpu_variant graid__cpu_variant_ssse3 = {
 	.name = "ssse3",
 	.supported = ssse3_supported,
 	.group_size = 8,
-	/*
-	 * Every RAID-6 width: where this variant is the best, ISA-L's pq_gen is its SSE or AVX
-	 * routine, and both fall to 3-7 GB/s on page-aligned blocks (here 4+2 to 22+2, in cache
-	 * and from DRAM), where this one runs 15-20; with blocks 512 bytes apart they are even
-	 * (docs/CPU-ENGINE.md, "Without AVX2").
-	 */
-	.gen_pq_from = 2,
 	.run = ssse3_run,
 };

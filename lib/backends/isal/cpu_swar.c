@@ -191,6 +191,5 @@ const struct graid_cpu_variant graid__cpu_variant_swar = {
 	.name = "c",
 	.supported = swar_supported,
 	.group_size = 0,
-	.gen_pq_from = 0,
 	.run = swar_run,
 };

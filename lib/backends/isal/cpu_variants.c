@@ -10,8 +10,14 @@
 
 #include "cpu_variants.h"
 
-/* Best first: selection takes the first one the CPU supports. AVX-512 and GFNI go above. */
+/*
+ * Widest first: without measurement (a forced choice that is not supported) the first one
+ * the CPU supports is taken. The engine times every supported one (cpu_measure.c).
+ */
 const struct graid_cpu_variant *const graid__cpu_variants[] = {
+	&graid__cpu_variant_avx512_gfni,
+	&graid__cpu_variant_avx512,
+	&graid__cpu_variant_avx2_gfni,
 	&graid__cpu_variant_avx2,
 	&graid__cpu_variant_ssse3,
 	&graid__cpu_variant_swar,
@@ -89,15 +95,52 @@ const struct graid_cpu_variant *graid__cpu_variant(void (*log)(int level, const 
 	return cpu_chosen;
 }
 
-/* Fill both table forms of constant c into slot i of the plan. */
+/* c * 2^k for k = 0..7: every product by c is an XOR of these (multiplication is linear). */
+static void cpu_gf_basis(unsigned char c, unsigned char b[8])
+{
+	unsigned v = c;
+
+	for (unsigned k = 0; k < 8; k++) {
+		b[k] = (unsigned char)v;
+		v = (v << 1) ^ (v & 0x80 ? 0x100u | GRAID_GF_POLY_LOW : 0);
+	}
+}
+
+uint64_t graid__cpu_gf_matrix(unsigned char c)
+{
+	unsigned char b[8];
+	uint64_t m = 0;
+
+	cpu_gf_basis(c, b);
+	for (unsigned i = 0; i < 8; i++) {
+		unsigned row = 0;
+
+		for (unsigned k = 0; k < 8; k++)
+			row |= ((b[k] >> i) & 1u) << k;
+		m |= (uint64_t)row << (8 * (7 - i));
+	}
+	return m;
+}
+
+/*
+ * Fill every form of constant c into slot i of the plan, from its eight basis products:
+ * a plan is made per batch, and graid_gf_mul() 600 times made a small batch's recovery
+ * cost five times its arithmetic (docs/CPU-ENGINE.md, "Dispatch").
+ */
 static void cpu_plan_const(struct graid_cpu_plan *pl, unsigned i, unsigned char c)
 {
+	unsigned char b[8];
+
+	cpu_gf_basis(c, b);
+	pl->gfm[i] = graid__cpu_gf_matrix(c);
+	pl->mul[i][0] = 0;
+	/* v's product is the product of v without its lowest set bit, and that bit's. */
+	for (unsigned v = 1; v < 256; v++)
+		pl->mul[i][v] = pl->mul[i][v & (v - 1)] ^ b[__builtin_ctz(v)];
 	for (unsigned v = 0; v < 16; v++) {
-		pl->nib[i][v] = graid_gf_mul(c, (unsigned char)v);
-		pl->nib[i][16 + v] = graid_gf_mul(c, (unsigned char)(v << 4));
+		pl->nib[i][v] = pl->mul[i][v];
+		pl->nib[i][16 + v] = pl->mul[i][v << 4];
 	}
-	for (unsigned v = 0; v < 256; v++)
-		pl->mul[i][v] = graid_gf_mul(c, (unsigned char)v);
 }
 
 /*

@@ -42,6 +42,8 @@ enum graid_cpu_kind {
 struct graid_cpu_plan {
 	enum graid_cpu_op op;
 	enum graid_cpu_kind kind;
+	/* The constants c0, c1 as GF2P8AFFINEQB bit matrices (graid__cpu_gf_matrix()). */
+	uint64_t gfm[2];
 	unsigned ndata, nparity;
 	unsigned nlost, lost[2];            /* recover: as the batch gives them (ascending) */
 	unsigned nsrc;                      /* sources in src[] */
@@ -89,18 +91,16 @@ struct graid_cpu_variant {
 	/* Sources per group when a stripe is wide enough to block for the cache; 0: never. */
 	unsigned group_size;
 	/*
-	 * Data blocks from which this variant's P+Q generation beats ISA-L's pq_gen and the
-	 * engine uses it for aligned stripes too; 0: never (only where ISA-L cannot go).
-	 */
-	unsigned gen_pq_from;
-	/*
 	 * Apply a plan to bytes [0, len) of one stripe (blk as in graid_gf.h: data, P, Q).
 	 * Any alignment and length. Returns false only for a check op that found a mismatch.
 	 */
 	bool (*run)(const struct graid_cpu_plan *pl, uint8_t *const *blk, size_t len);
 };
 
-/* The variants this build has (cpu_avx2.c, cpu_ssse3.c, cpu_swar.c). */
+/* The variants this build has (cpu_avx512*.c, cpu_avx2*.c, cpu_ssse3.c, cpu_swar.c). */
+extern const struct graid_cpu_variant graid__cpu_variant_avx512_gfni;
+extern const struct graid_cpu_variant graid__cpu_variant_avx512;
+extern const struct graid_cpu_variant graid__cpu_variant_avx2_gfni;
 extern const struct graid_cpu_variant graid__cpu_variant_avx2;
 extern const struct graid_cpu_variant graid__cpu_variant_ssse3;
 extern const struct graid_cpu_variant graid__cpu_variant_swar;
@@ -128,6 +128,31 @@ void graid__cpu_plan_recover(struct graid_cpu_plan *pl, unsigned ndata, unsigned
 			     unsigned nlost, const unsigned *lost, unsigned group_size);
 void graid__cpu_plan_check(struct graid_cpu_plan *pl, unsigned ndata, unsigned nparity,
 			   unsigned group_size);
+
+/*
+ * Multiplication by c in GF(2^8) under 0x11d as the 8x8 bit matrix GF2P8AFFINEQB takes:
+ * byte 7-i of the result holds row i, whose bit k is bit i of c * 2^k.
+ */
+uint64_t graid__cpu_gf_matrix(unsigned char c);
+/* Whether this CPU and its OS run AVX-512 F and BW (the avx512 variants' base). */
+bool graid__cpu_has_avx512bw(void);
+/* graid__cpu_gf_matrix(2), for q * g (checked against the function by the tests). */
+#define GRAID_CPU_GF_MATRIX_2 0x8001828488102040ull
+
+/*
+ * A variant for a CPU without SIMD of that kind (not x86-64): its run() is the reference
+ * and its supported() says no, so the table can list every variant on every machine.
+ */
+#define GRAID_CPU_VARIANT_ABSENT(prefix)                                                  \
+	static bool prefix##_run(const struct graid_cpu_plan *pl, uint8_t *const *blk,    \
+				 size_t len)                                              \
+	{                                                                                 \
+		return graid__cpu_ref_range(pl, blk, 0, len);                             \
+	}                                                                                 \
+	static bool prefix##_supported(void)                                              \
+	{                                                                                 \
+		return false;                                                             \
+	}
 
 /*
  * Bytes [off, off+n) of a stripe by the byte-wise reference of graid_gf.h; variants use it

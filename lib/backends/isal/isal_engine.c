@@ -12,6 +12,7 @@
 
 #include <libgraid/graid_backend.h>
 
+#include "cpu_measure.h"
 #include "cpu_pool.h"
 #include "cpu_variants.h"
 
@@ -44,7 +45,7 @@
 
 struct graid_engine {
 	void (*log)(int level, const char *fmt, ...);
-	const struct graid_cpu_variant *cpu; /* libgraid's routines for this CPU */
+	const struct graid_cpu_choice *ch;   /* which routine does what, measured per process */
 	struct graid_cpu_pool *pool;         /* shared; NULL: one thread (GRAID_CPU_THREADS=1) */
 	size_t thread_min;                   /* data bytes from which a batch is split */
 	atomic_bool told_unaligned;
@@ -52,21 +53,8 @@ struct graid_engine {
 
 static int isal_probe(struct graid_backend_info *info)
 {
-	/* Side-effect free: name the variant open would choose, without choosing or logging. */
-	const struct graid_cpu_variant *v = graid__cpu_variant_pick(getenv("GRAID_CPU_VARIANT"),
-								    NULL);
-
-	if (v->gen_pq_from && v->gen_pq_from <= 2) /* one data block is a copy: every width */
-		snprintf(info->device, sizeof(info->device),
-			 "CPU: own %s routines (recovery, check, P+Q), ISA-L (xor_gen)", v->name);
-	else if (v->gen_pq_from)
-		snprintf(info->device, sizeof(info->device),
-			 "CPU: own %s routines (recovery, check, P+Q from %u data blocks), ISA-L "
-			 "(xor_gen, narrower pq_gen)",
-			 v->name, v->gen_pq_from);
-	else
-		snprintf(info->device, sizeof(info->device),
-			 "CPU: own %s routines (recovery, check), ISA-L (xor_gen, pq_gen)", v->name);
+	/* Times the routines on the process's first call (a few ms); only reads after that. */
+	graid__cpu_choice_describe(graid__cpu_choice(NULL), info->device, sizeof(info->device));
 	info->flags = GRAID_BACKEND_F_HOST_MEMORY;
 	return 0;
 }
@@ -104,7 +92,9 @@ static int isal_open(struct graid_engine **out, const struct graid_backend_confi
 	if (!e)
 		return -ENOMEM;
 	e->log = cfg->log;
-	e->cpu = graid__cpu_variant(cfg->log);
+	/* Logs a GRAID_CPU_VARIANT that names no variant this CPU runs; the choice times. */
+	(void)graid__cpu_variant(cfg->log);
+	e->ch = graid__cpu_choice(cfg->log);
 	/* Every online CPU by default: a batch big enough to split is worth all of them. */
 	nthreads = isal_env_count(e, "GRAID_CPU_THREADS", online > 0 ? (unsigned long long)online
 								      : 1);
@@ -170,37 +160,48 @@ static bool isal_pq_aliases(uint8_t *const *blk, unsigned ndata)
 	return false;
 }
 
-static int isal_gen_body(unsigned ndata, unsigned nparity, size_t off, size_t n,
-			 uint8_t *const *blk)
+/*
+ * One of ISA-L's routines (all take int vects, int len, void **array) over bytes
+ * [off, off + n) of the blocks v, in pieces of at most ISAL_PIECE bytes. Returns the first
+ * non-zero result: a refusal for generation, a mismatch for pq_check.
+ */
+static int isal_body(int (*fn)(int, int, void **), uint8_t *const *v, unsigned nv, size_t off,
+		     size_t n)
 {
-	void *v[ISAL_MAX_BLOCKS];
-	unsigned nblk = ndata + nparity;
+	void *p[ISAL_MAX_BLOCKS];
+	int rc;
 
 	for (size_t done = 0; done < n;) {
 		int piece = (int)(n - done < ISAL_PIECE ? n - done : ISAL_PIECE);
 
-		for (unsigned i = 0; i < nblk; i++)
-			v[i] = blk[i] + off + done;
-		if (nparity == 1 ? xor_gen((int)nblk, piece, v) : pq_gen((int)nblk, piece, v))
-			return -EIO;
+		for (unsigned i = 0; i < nv; i++)
+			p[i] = v[i] + off + done;
+		rc = fn((int)nv, piece, p);
+		if (rc)
+			return rc;
 		done += (size_t)piece;
 	}
 	return 0;
 }
 
+/* The class of a generation batch: how the choice routes it. */
+static enum graid_cpu_class isal_gen_class(const struct graid_stripe_batch *b)
+{
+	if (b->nparity == 1)
+		return GRAID_CPU_C_XOR;
+	return b->ndata <= GRAID_CPU_NARROW_MAX ? GRAID_CPU_C_GEN_NARROW : GRAID_CPU_C_GEN_WIDE;
+}
+
 static int isal_gen_serial(struct graid_engine *e, const struct graid_stripe_batch *b)
 {
 	const unsigned nblk = b->ndata + b->nparity;
-	/*
-	 * Wide RAID-6 stripes go to libgraid's own routine: pq_gen reads every block at once,
-	 * and blocks 64 KiB apart then fight over the same cache sets (docs/CPU-ENGINE.md).
-	 * So do narrow ones whose layout stalls pq_gen. xor_gen keeps up at every width and
-	 * stays.
-	 */
-	const bool own = b->nparity == 2 && e->cpu->gen_pq_from &&
-			 b->ndata >= e->cpu->gen_pq_from;
+	const enum graid_cpu_class cls = isal_gen_class(b);
+	const struct graid_cpu_variant *own = e->ch->own[cls];
+	/* Where the measurement found ISA-L faster; never where the layout stalls pq_gen. */
+	const bool use_isal = e->ch->isal[cls];
+	const bool alias_rule = b->nparity == 2 && e->ch->alias_rule;
 	struct graid_cpu_plan plan;
-	bool have_plan = false, common;
+	bool have_plan = false;
 	size_t head = 0, body = 0;
 
 	for (size_t s = 0; s < b->nstripes; s++) {
@@ -212,45 +213,127 @@ static int isal_gen_serial(struct graid_engine *e, const struct graid_stripe_bat
 				memmove(blk[p], blk[0], b->len);
 			continue;
 		}
-		common = !own && isal_split(blk, nblk, b->len, ISAL_ALIGN, &head, &body);
-		if (!common || (b->nparity == 2 && e->cpu->gen_pq_from &&
-				isal_pq_aliases(blk, b->ndata))) {
-			/* ISA-L needs a common alignment; libgraid's routines take any. */
-			if (!own && !common)
-				isal_note_unaligned(e);
-			if (!have_plan)
-				graid__cpu_plan_gen(&plan, b->ndata, b->nparity,
-						    e->cpu->group_size);
-			have_plan = true;
-			e->cpu->run(&plan, blk, b->len);
+		if (use_isal && isal_split(blk, nblk, b->len, ISAL_ALIGN, &head, &body) &&
+		    !(alias_rule && isal_pq_aliases(blk, b->ndata))) {
+			graid_gf_ref_gen(b->ndata, b->nparity, 0, head, blk);
+			if (body && isal_body(b->nparity == 1 ? xor_gen : pq_gen, blk, nblk, head,
+					      body)) {
+				e->log(GRAID_LOG_ERR, "isal: %s refused %u blocks of %zu bytes",
+				       b->nparity == 1 ? "xor_gen" : "pq_gen", nblk, body);
+				return -EIO;
+			}
+			graid_gf_ref_gen(b->ndata, b->nparity, head + body, b->len - head - body,
+					 blk);
 			continue;
 		}
-		graid_gf_ref_gen(b->ndata, b->nparity, 0, head, blk);
-		if (body && isal_gen_body(b->ndata, b->nparity, head, body, blk)) {
-			e->log(GRAID_LOG_ERR, "isal: %s refused %u blocks of %zu bytes",
-			       b->nparity == 1 ? "xor_gen" : "pq_gen", nblk, body);
-			return -EIO;
-		}
-		graid_gf_ref_gen(b->ndata, b->nparity, head + body, b->len - head - body, blk);
+		/* ISA-L needs a common alignment; libgraid's routines take any. */
+		if (use_isal && !isal_split(blk, nblk, b->len, ISAL_ALIGN, &head, &body))
+			isal_note_unaligned(e);
+		if (!have_plan)
+			graid__cpu_plan_gen(&plan, b->ndata, b->nparity, own->group_size);
+		have_plan = true;
+		own->run(&plan, blk, b->len);
 	}
 	return 0;
 }
 
 /*
- * ISA-L's recovery (ec_encode_data on an inverted matrix) and check (pq_check, SSE only in
- * 2.30) are its weak spots; libgraid's own routines do both in one pass over the survivors,
- * with the constants of the lost case applied at the end (see docs/CPU-ENGINE.md).
+ * One lost block is the XOR of the plan's sources: xor_gen, where the measurement found
+ * it faster and the blocks share an alignment. Returns false to leave it to the own pass.
  */
+static bool isal_recover_xor(const struct graid_cpu_plan *pl, uint8_t *const *blk, size_t len)
+{
+	uint8_t *v[ISAL_MAX_BLOCKS];
+	size_t head, body;
+
+	for (unsigned j = 0; j < pl->nsrc; j++)
+		v[j] = blk[pl->src[j]];
+	v[pl->nsrc] = blk[pl->dst[0]];
+	if (pl->nsrc < 1 || !isal_split(v, pl->nsrc + 1, len, ISAL_ALIGN, &head, &body) ||
+	    (body && isal_body(xor_gen, v, pl->nsrc + 1, head, body)))
+		return false;
+	graid__cpu_ref_range(pl, blk, 0, head);
+	graid__cpu_ref_range(pl, blk, head + body, len - head - body);
+	return true;
+}
+
+/*
+ * Recovery is libgraid's own (ISA-L has only ec_encode_data on an inverted matrix, twice
+ * the work of one syndrome pass), but for one lost block, where xor_gen may be faster.
+ */
+/*
+ * The recovery plan of this thread's last batch. A rebuild or a degraded read asks for the
+ * same loss again and again, and making a plan (its constants, its source list) cost
+ * more than the arithmetic of a 4 KiB stripe: 2.3 us against 0.5 (docs/CPU-ENGINE.md).
+ */
+static _Thread_local struct {
+	bool valid;
+	unsigned ndata, nparity, nlost, lost[2], group_size;
+	struct graid_cpu_plan plan;
+} isal_last_recover;
+
+static const struct graid_cpu_plan *isal_recover_plan(const struct graid_stripe_batch *b,
+						      unsigned group_size)
+{
+	unsigned lost1 = b->nlost > 1 ? b->lost[1] : ~0u;
+
+	if (!isal_last_recover.valid || isal_last_recover.ndata != b->ndata ||
+	    isal_last_recover.nparity != b->nparity || isal_last_recover.nlost != b->nlost ||
+	    isal_last_recover.lost[0] != b->lost[0] || isal_last_recover.lost[1] != lost1 ||
+	    isal_last_recover.group_size != group_size) {
+		graid__cpu_plan_recover(&isal_last_recover.plan, b->ndata, b->nparity, b->nlost,
+					b->lost, group_size);
+		isal_last_recover.ndata = b->ndata;
+		isal_last_recover.nparity = b->nparity;
+		isal_last_recover.nlost = b->nlost;
+		isal_last_recover.lost[0] = b->lost[0];
+		isal_last_recover.lost[1] = lost1;
+		isal_last_recover.group_size = group_size;
+		isal_last_recover.valid = true;
+	}
+	return &isal_last_recover.plan;
+}
+
 static int isal_recover_serial(struct graid_engine *e, const struct graid_stripe_batch *b)
 {
 	const unsigned nblk = b->ndata + b->nparity;
-	struct graid_cpu_plan plan;
+	const struct graid_cpu_plan *plan;
+	enum graid_cpu_class cls;
+	const struct graid_cpu_variant *own;
 
-	graid__cpu_plan_recover(&plan, b->ndata, b->nparity, b->nlost, b->lost,
-				e->cpu->group_size);
-	for (size_t s = 0; s < b->nstripes; s++)
-		e->cpu->run(&plan, b->blocks + s * nblk, b->len);
+	/* One lost block but Q is an XOR of the others (the plan's GRAID_CPU_XOR). */
+	cls = b->nlost == 1 && b->lost[0] != b->ndata + 1u ? GRAID_CPU_C_REC1 : GRAID_CPU_C_REC2;
+	own = e->ch->own[cls];
+	plan = isal_recover_plan(b, own->group_size);
+	for (size_t s = 0; s < b->nstripes; s++) {
+		uint8_t *const *blk = b->blocks + s * nblk;
+
+		if (!(e->ch->isal[cls] && isal_recover_xor(plan, blk, b->len)))
+			own->run(plan, blk, b->len);
+	}
 	return 0;
+}
+
+/* Whether a RAID-6 stripe is clean by pq_check: false also where it cannot take it. */
+static bool isal_check_clean(uint8_t *const *blk, unsigned ndata, size_t len, bool *done)
+{
+	size_t head, body;
+	uint8_t *v[ISAL_MAX_BLOCKS];
+	int mismatch;
+
+	*done = isal_split(blk, ndata + 2, len, ISAL_ALIGN, &head, &body);
+	if (!*done)
+		return false;
+	mismatch = body ? isal_body(pq_check, blk, ndata + 2, head, body) : 0;
+	for (unsigned i = 0; i < ndata + 2 && !mismatch; i++)
+		v[i] = blk[i];
+	if (!mismatch && head)
+		mismatch = graid_gf_ref_check(ndata, 2, head, v) != GRAID_CHECK_CLEAN;
+	for (unsigned i = 0; i < ndata + 2 && !mismatch; i++)
+		v[i] = blk[i] + head + body;
+	if (!mismatch && len - head - body)
+		mismatch = graid_gf_ref_check(ndata, 2, len - head - body, v) != GRAID_CHECK_CLEAN;
+	return !mismatch;
 }
 
 /*
@@ -261,15 +344,20 @@ static long isal_check_serial(struct graid_engine *e, const struct graid_stripe_
 			      int32_t *result)
 {
 	const unsigned nblk = b->ndata + b->nparity;
+	const struct graid_cpu_variant *own = e->ch->own[GRAID_CPU_C_CHECK];
+	const bool use_isal = b->nparity == 2 && e->ch->isal[GRAID_CPU_C_CHECK];
 	struct graid_cpu_plan plan;
 	long bad = 0;
 
-	graid__cpu_plan_check(&plan, b->ndata, b->nparity, e->cpu->group_size);
+	graid__cpu_plan_check(&plan, b->ndata, b->nparity, own->group_size);
 	for (size_t s = 0; s < b->nstripes; s++) {
 		uint8_t *const *blk = b->blocks + s * nblk;
 		int v = GRAID_CHECK_CLEAN;
+		bool done = false, clean = use_isal && isal_check_clean(blk, b->ndata, b->len, &done);
 
-		if (!e->cpu->run(&plan, blk, b->len))
+		if (!done)
+			clean = own->run(&plan, blk, b->len);
+		if (!clean)
 			v = graid_gf_ref_check(b->ndata, b->nparity, b->len, blk);
 		if (result)
 			result[s] = v;

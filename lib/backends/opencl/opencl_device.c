@@ -15,24 +15,69 @@
 #define DEVICE_MAX_DEVICES 32
 
 /*
- * Whether the engine can run on a device: the kernels are built from source and use
- * OpenCL 1.2 host calls, so a device needs a compiler and version 1.2 or later.
+ * A string property of a platform (dev NULL) or a device, in memory sized by asking the
+ * length first: no fixed buffer can fail a device whose string is longer than expected
+ * (PoCL on AVX-512 CPUs reports a CL_DEVICE_VERSION of 64 characters). malloc'd, NUL
+ * terminated; NULL when the query fails or memory runs out.
  */
-static int device_usable(cl_device_id dev)
+char *ocl_info_string(cl_platform_id plat, cl_device_id dev, cl_uint param)
+{
+	size_t n = 0;
+	cl_int err;
+	char *s;
+
+	err = dev ? clGetDeviceInfo(dev, param, 0, NULL, &n)
+		  : clGetPlatformInfo(plat, param, 0, NULL, &n);
+	if (err != CL_SUCCESS)
+		return NULL;
+	s = malloc(n + 1);
+	if (!s)
+		return NULL;
+	err = dev ? clGetDeviceInfo(dev, param, n, s, NULL)
+		  : clGetPlatformInfo(plat, param, n, s, NULL);
+	if (err != CL_SUCCESS) {
+		free(s);
+		return NULL;
+	}
+	s[n] = '\0';
+	return s;
+}
+
+/*
+ * Whether the engine can run on a device: the kernels are built from source and use
+ * OpenCL 1.2 host calls, so a device needs a compiler and version 1.2 or later. If not,
+ * why, in words.
+ */
+static int device_usable(cl_device_id dev, char *why, size_t why_len)
 {
 	cl_bool avail = CL_FALSE, compiler = CL_FALSE;
-	char version[64] = "";
-	int major = 0, minor = 0;
+	char *version;
+	int major = 0, minor = 0, parsed;
 
 	if (clGetDeviceInfo(dev, CL_DEVICE_AVAILABLE, sizeof(avail), &avail, NULL) ||
 	    clGetDeviceInfo(dev, CL_DEVICE_COMPILER_AVAILABLE, sizeof(compiler), &compiler,
-			    NULL) ||
-	    clGetDeviceInfo(dev, CL_DEVICE_VERSION, sizeof(version) - 1, version, NULL))
+			    NULL)) {
+		snprintf(why, why_len, "clGetDeviceInfo failed");
 		return 0;
+	}
+	version = ocl_info_string(NULL, dev, CL_DEVICE_VERSION);
+	if (!version) {
+		snprintf(why, why_len, "CL_DEVICE_VERSION could not be read");
+		return 0;
+	}
 	/* "OpenCL <major>.<minor> <vendor-specific>" */
-	if (sscanf(version, "OpenCL %d.%d", &major, &minor) != 2)
-		return 0;
-	return avail && compiler && (major > 1 || (major == 1 && minor >= 2));
+	parsed = sscanf(version, "OpenCL %d.%d", &major, &minor) == 2;
+	if (!parsed)
+		snprintf(why, why_len, "CL_DEVICE_VERSION \"%.60s\" is not OpenCL M.N", version);
+	else if (major < 1 || (major == 1 && minor < 2))
+		snprintf(why, why_len, "device is OpenCL %d.%d, the engine needs 1.2", major,
+			 minor);
+	else if (!avail)
+		snprintf(why, why_len, "device not available");
+	else if (!compiler)
+		snprintf(why, why_len, "device has no OpenCL C compiler");
+	free(version);
+	return parsed && avail && compiler && (major > 1 || (major == 1 && minor >= 2));
 }
 
 /* Parse "P:D" (decimal indices); -1 when malformed. */
@@ -55,13 +100,19 @@ static int device_parse_env(const char *s, unsigned *p, unsigned *d)
 
 static void device_describe(struct ocl_device *d)
 {
-	/* Sized so that "platform / device" always fits the 128 bytes of the name. */
-	char pname[48] = "", dname[76] = "";
+	char *pname = ocl_info_string(d->platform, NULL, CL_PLATFORM_NAME);
+	char *dname = ocl_info_string(NULL, d->device, CL_DEVICE_NAME);
 	cl_bool unified = CL_FALSE;
+	cl_uint dims = 0;
 
-	clGetPlatformInfo(d->platform, CL_PLATFORM_NAME, sizeof(pname) - 1, pname, NULL);
-	clGetDeviceInfo(d->device, CL_DEVICE_NAME, sizeof(dname) - 1, dname, NULL);
-	snprintf(d->name, sizeof(d->name), "%s / %s", pname, dname);
+	/*
+	 * Names longer than the field are cut, not dropped: the platform's to at most half of
+	 * it, so that the device's name, which says more, keeps the rest.
+	 */
+	snprintf(d->name, sizeof(d->name), "%.*s / %s", (int)(sizeof(d->name) / 2),
+		 pname ? pname : "?", dname ? dname : "?");
+	free(pname);
+	free(dname);
 
 	d->type = 0;
 	clGetDeviceInfo(d->device, CL_DEVICE_TYPE, sizeof(d->type), &d->type, NULL);
@@ -74,6 +125,19 @@ static void device_describe(struct ocl_device *d)
 	d->max_wg = 1;
 	clGetDeviceInfo(d->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(d->max_wg),
 			&d->max_wg, NULL);
+	/* The most work-items along each dimension of a group (OpenCL promises 3 dimensions). */
+	d->max_item[0] = d->max_wg;
+	d->max_item[1] = 1;
+	if (clGetDeviceInfo(d->device, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS, sizeof(dims), &dims,
+			    NULL) == CL_SUCCESS && dims >= 2 && dims <= OCL_MAX_DIMS) {
+		size_t sizes[OCL_MAX_DIMS];
+
+		if (clGetDeviceInfo(d->device, CL_DEVICE_MAX_WORK_ITEM_SIZES, dims * sizeof(size_t),
+				    sizes, NULL) == CL_SUCCESS) {
+			d->max_item[0] = sizes[0];
+			d->max_item[1] = sizes[1];
+		}
+	}
 }
 
 /*
@@ -87,6 +151,8 @@ int ocl_device_pick(struct ocl_device *d, char *why, size_t why_len)
 	const char *env = getenv("GRAID_OPENCL_DEVICE");
 	unsigned want_p = 0, want_d = 0;
 	int have_first = 0;
+	unsigned nunusable = 0;
+	char reason[128] = "";
 	cl_int err;
 
 	memset(d, 0, sizeof(*d));
@@ -122,10 +188,9 @@ int ocl_device_pick(struct ocl_device *d, char *why, size_t why_len)
 			if (env && *env) {
 				if (p != want_p || i != want_d)
 					continue;
-				if (!device_usable(devs[i])) {
-					snprintf(why, why_len,
-						 "GRAID_OPENCL_DEVICE=%s: device unavailable, without a "
-						 "compiler, or older than OpenCL 1.2", env);
+				if (!device_usable(devs[i], reason, sizeof(reason))) {
+					snprintf(why, why_len, "GRAID_OPENCL_DEVICE=%s: %s", env,
+						 reason);
 					return -ENODEV;
 				}
 				d->platform = plats[p];
@@ -133,8 +198,10 @@ int ocl_device_pick(struct ocl_device *d, char *why, size_t why_len)
 				device_describe(d);
 				return 0;
 			}
-			if (!device_usable(devs[i]))
+			if (!device_usable(devs[i], reason, sizeof(reason))) {
+				nunusable++;
 				continue;
+			}
 			clGetDeviceInfo(devs[i], CL_DEVICE_TYPE, sizeof(type), &type, NULL);
 			if (type & CL_DEVICE_TYPE_GPU) {
 				d->platform = plats[p];
@@ -154,7 +221,12 @@ int ocl_device_pick(struct ocl_device *d, char *why, size_t why_len)
 		return -ENODEV;
 	}
 	if (!have_first) {
-		snprintf(why, why_len, "no usable OpenCL device (need OpenCL 1.2 and a compiler)");
+		if (nunusable)
+			snprintf(why, why_len, "no usable OpenCL device: %u unusable, the last: %s",
+				 nunusable, reason);
+		else
+			snprintf(why, why_len, "no OpenCL device on %u platform%s", (unsigned)nplat,
+				 nplat == 1 ? "" : "s");
 		return -ENODEV;
 	}
 	device_describe(d);

@@ -50,8 +50,11 @@ static int opencl_probe(struct graid_backend_info *info)
 
 	if (!info || info->struct_size < sizeof(*info))
 		return -EINVAL;
-	if (ocl_device_pick(&d, why, sizeof(why)))
+	if (ocl_device_pick(&d, why, sizeof(why))) {
+		/* The reason travels out in the device field (graid_backend.h). */
+		snprintf(info->device, sizeof(info->device), "%.*s", (int)sizeof(info->device) - 1, why);
 		return -ENODEV;
+	}
 	snprintf(info->device, sizeof(info->device), "%s", d.name);
 	info->flags = ocl_device_flags(&d);
 	return 0;
@@ -342,6 +345,13 @@ static long engine_run(struct graid_engine *e, const struct ocl_job *job,
 	}
 	if (rows > e->max_blocks / job->nblk)
 		rows = e->max_blocks / job->nblk;
+	/*
+	 * Stripes run along dimension 1, one work-group row each: GPUs bound the groups along
+	 * it (65,535 on CUDA's OpenCL, whatever CL_DEVICE_MAX_WORK_ITEM_SIZES says), so no
+	 * launch has more rows than that.
+	 */
+	if (rows > OCL_MAX_ROWS)
+		rows = OCL_MAX_ROWS;
 
 	pthread_mutex_lock(&e->lock);
 	if (e->batches >= e->fail_after) {

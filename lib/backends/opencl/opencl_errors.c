@@ -63,27 +63,39 @@ const char *ocl_error_name(cl_int err)
 	}
 }
 
-/*
- * The boundary between OpenCL and libgraid: running out of memory or device resources is
- * -ENOMEM (the caller may retry later, or on the CPU); anything else is an engine failure,
- * -EIO, which makes the core redo the batch on the CPU engine. The log keeps the original.
- */
-int ocl_errno(ocl_log_fn log, cl_int err, const char *call)
+/* One log line that keeps the original error, and the errno it became. */
+static int errors_log(ocl_log_fn log, cl_int err, const char *call, int rc)
 {
-	int rc;
-
-	switch (err) {
-	case CL_OUT_OF_RESOURCES:
-	case CL_OUT_OF_HOST_MEMORY:
-	case CL_MEM_OBJECT_ALLOCATION_FAILURE:
-		rc = -ENOMEM;
-		break;
-	default:
-		rc = -EIO;
-		break;
-	}
 	if (log)
 		log(GRAID_LOG_ERR, "opencl: %s failed: %s (%d)", call, ocl_error_name(err),
 		    (int)err);
 	return rc;
+}
+
+/*
+ * The boundary between OpenCL and libgraid, for calls before any kernel of the piece was
+ * queued: running out of memory or device resources is -ENOMEM (the caller may retry
+ * later, or on the CPU); anything else is an engine failure, -EIO, which makes the core
+ * redo the batch on the CPU engine. The log keeps the original.
+ */
+int ocl_errno(ocl_log_fn log, cl_int err, const char *call)
+{
+	switch (err) {
+	case CL_OUT_OF_RESOURCES:
+	case CL_OUT_OF_HOST_MEMORY:
+	case CL_MEM_OBJECT_ALLOCATION_FAILURE:
+		return errors_log(log, err, call, -ENOMEM);
+	default:
+		return errors_log(log, err, call, -EIO);
+	}
+}
+
+/*
+ * For calls that wait on or follow a queued kernel (clFinish, reading or mapping its
+ * results): a kernel that faults is reported there, and NVIDIA's driver says
+ * CL_OUT_OF_RESOURCES for it. That is a device failure, not a shortage to retry: -EIO.
+ */
+int ocl_errno_launched(ocl_log_fn log, cl_int err, const char *call)
+{
+	return errors_log(log, err, call, -EIO);
 }

@@ -28,6 +28,7 @@ typedef void (*ocl_log_fn)(int level, const char *fmt, ...) OCL_PRINTF(2, 3);
 #define OCL_STAGE_REG (OCL_NREG - 1) /* the one that is the staging buffer */
 #define OCL_REG_SHIFT 56
 #define OCL_REG_NONE 0xffu          /* plan: block not used by the kernel */
+#define OCL_MAX_ROWS 65535u         /* stripes (dimension 1) of one launch */
 
 /* Recovery modes (GRAID_CL_MODE_* in the kernels). */
 enum ocl_mode {
@@ -49,6 +50,7 @@ enum ocl_mode {
 /* opencl_errors.c */
 const char *ocl_error_name(cl_int err);
 int ocl_errno(ocl_log_fn log, cl_int err, const char *call);
+int ocl_errno_launched(ocl_log_fn log, cl_int err, const char *call);
 
 /* opencl_device.c: which device, and what it is. */
 struct ocl_device {
@@ -58,9 +60,13 @@ struct ocl_device {
 	int host_memory;        /* reads host memory in place (CPU or unified memory) */
 	cl_ulong max_alloc;     /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
 	size_t max_wg;          /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
+	size_t max_item[2];     /* CL_DEVICE_MAX_WORK_ITEM_SIZES, dimensions 0 and 1 */
 	char name[128];         /* "platform / device" */
 };
+/* Dimensions CL_DEVICE_MAX_WORK_ITEM_SIZES may report that the engine reads. */
+#define OCL_MAX_DIMS 8
 int ocl_device_pick(struct ocl_device *d, char *why, size_t why_len);
+char *ocl_info_string(cl_platform_id plat, cl_device_id dev, cl_uint param);
 uint32_t ocl_device_flags(const struct ocl_device *d);
 
 /* What one operation asks of every stripe of a batch. */

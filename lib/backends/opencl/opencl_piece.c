@@ -83,7 +83,7 @@ static int piece_map(struct graid_engine *e, struct ocl_region *g, size_t size)
 				    NULL, &err);
 	if (err != CL_SUCCESS) {
 		g->map = NULL;
-		return ocl_errno(e->log, err, "clEnqueueMapBuffer");
+		return ocl_errno_launched(e->log, err, "clEnqueueMapBuffer");
 	}
 	return 0;
 }
@@ -177,7 +177,7 @@ int ocl_piece_collect(struct graid_engine *e, const struct ocl_job *job,
 			err = clEnqueueReadBuffer(e->queue, e->stage_dev, CL_FALSE, 0,
 						  e->nout * stride, e->stage_host, 0, NULL, NULL);
 			if (err != CL_SUCCESS)
-				rc = ocl_errno(e->log, err, "clEnqueueReadBuffer");
+				rc = ocl_errno_launched(e->log, err, "clEnqueueReadBuffer");
 		} else {
 			rc = piece_map(e, stage, e->nout * stride);
 		}
@@ -186,13 +186,13 @@ int ocl_piece_collect(struct graid_engine *e, const struct ocl_job *job,
 		err = clEnqueueReadBuffer(e->queue, e->res, CL_FALSE, 0, nres * 3 * sizeof(cl_uint),
 					  e->res_host, 0, NULL, NULL);
 		if (err != CL_SUCCESS)
-			rc = ocl_errno(e->log, err, "clEnqueueReadBuffer");
+			rc = ocl_errno_launched(e->log, err, "clEnqueueReadBuffer");
 	}
 	if (rc)
 		return rc;
 	err = clFinish(e->queue);
 	if (err != CL_SUCCESS)
-		return ocl_errno(e->log, err, "clFinish");
+		return ocl_errno_launched(e->log, err, "clFinish");
 	if (e->nout)
 		ocl_plan_copy(e, job, pc,
 			      e->memory == OCL_MEM_COPY ? e->stage_host : (uint8_t *)stage->map, 0);
@@ -219,14 +219,14 @@ int ocl_piece_release(struct graid_engine *e, int wait)
 		if (g->map) {
 			err = clEnqueueUnmapMemObject(e->queue, g->mem, g->map, 0, NULL, NULL);
 			if (err != CL_SUCCESS && !rc)
-				rc = ocl_errno(e->log, err, "clEnqueueUnmapMemObject");
+				rc = ocl_errno_launched(e->log, err, "clEnqueueUnmapMemObject");
 			g->map = NULL;
 		}
 	}
 	if (wait || rc) {
 		err = clFinish(e->queue);
 		if (err != CL_SUCCESS && !rc)
-			rc = ocl_errno(e->log, err, "clFinish");
+			rc = ocl_errno_launched(e->log, err, "clFinish");
 	}
 	for (unsigned r = 0; r < OCL_NREG; r++) {
 		struct ocl_region *g = &e->reg[r];
