@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
@@ -139,19 +141,35 @@ static int gp_open_array(const char *backend, struct graid_array **out)
 }
 
 /*
- * Before nbdkit forks into the background: assemble once to fail early, with the exit
- * status, on bad members. With the "ref" engine, so that no accelerator is initialised
- * in a process about to fork (CUDA cannot be used in a child forked after its init).
+ * Before nbdkit forks into the background or serves: assemble once, exactly as the server
+ * will (the real engine, writable, so a holder or a missing engine shows), and fail the
+ * start with the reason. In a child process that exits after the check, so that no
+ * accelerator is initialised in nbdkit's own process, which is about to fork (CUDA cannot
+ * be used in a child forked after its initialisation).
  */
 static int gp_get_ready(void)
 {
 	struct graid_array *a;
+	int status = 0;
+	pid_t pid;
 
-	if (gp_open_array("ref", &a))
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		nbdkit_error("fork: %m");
 		return -1;
-	if (graid_array_close(a)) {
-		nbdkit_error("closing the array after the check failed");
-		return -1;
+	}
+	if (pid == 0) {
+		if (gp_open_array(gp.backend, &a))
+			_exit(1);
+		_exit(graid_array_close(a) ? 2 : 0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 2)
+			nbdkit_error("closing the array after the check failed");
+		else if (!WIFEXITED(status))
+			nbdkit_error("the check of the array died (signal %d)", WTERMSIG(status));
+		return -1; /* the child said why */
 	}
 	return 0;
 }
@@ -174,6 +192,12 @@ static int gp_after_fork(void)
 		nbdkit_debug("rebuild at most %" PRIu64 " B/s per member, %" PRIu64
 			     " B/s while serving requests (0: no limit)",
 			     gp.rebuild.max_bytes_per_sec, gp.rebuild.busy_bytes_per_sec);
+	}
+	/* A rebuild left pending (a spare taken at open, a stopped one) goes on while serving. */
+	rc = graid_array_rebuild_start(gp.array);
+	if (rc) {
+		nbdkit_error("starting the pending rebuild: %s", graid_strerror(rc));
+		return -1;
 	}
 	gp.info.struct_size = sizeof(gp.info);
 	rc = graid_array_info(gp.array, &gp.info);

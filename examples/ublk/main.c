@@ -387,6 +387,10 @@ int main(int argc, char **argv)
 			(unsigned long long)o.rebuild.max_bytes_per_sec,
 			(unsigned long long)o.rebuild.busy_bytes_per_sec);
 	}
+	/* A rebuild left pending (a spare taken at open, a stopped one) goes on while serving. */
+	rc = graid_array_rebuild_start(a);
+	if (rc)
+		fprintf(stderr, "graid-ublk: starting the pending rebuild: %s\n", graid_strerror(rc));
 
 	/*
 	 * The signals that stop the server are blocked in every thread (the queue threads

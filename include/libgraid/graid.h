@@ -527,6 +527,20 @@ GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
 GRAID_API int graid_array_rebuild(struct graid_array *a, graid_progress_fn fn, void *arg);
 
 /**
+ * @brief Start bringing every rebuilding member into sync in the background, in the
+ *   library's own thread (the one that rebuilds hot spares), and return at once: what a
+ *   server calls after assembling an array that has a rebuild pending (a replacement whose
+ *   rebuild was stopped, a spare that took a role at open). The rate limits of
+ *   graid_array_set_rebuild_options() apply. graid_array_rebuild() waits for it;
+ *   graid_array_close() stops it at its next batch, and its checkpoint resumes it later.
+ *   Errors of the rebuild itself are logged and show in the member states.
+ * @param a the array.
+ * @return 0 (also when nothing needs rebuilding); -EINVAL @p a is NULL; -EROFS the array
+ *   was opened read-only; -EAGAIN/-ENOMEM the background thread could not be started.
+ */
+GRAID_API int graid_array_rebuild_start(struct graid_array *a);
+
+/**
  * @brief How a rebuild shares the members with foreground I/O.
  *
  * Like md's speed_limit_max and speed_limit_min: a rebuild runs at up to

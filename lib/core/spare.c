@@ -95,3 +95,21 @@ GRAID_API int graid_array_add_spare(struct graid_array *a, const char *path)
 	pthread_mutex_unlock(&a->meta_lock);
 	return 0;
 }
+
+GRAID_API int graid_array_rebuild_start(struct graid_array *a)
+{
+	int rc;
+
+	if (!a)
+		return -EINVAL;
+	if (a->read_only)
+		return -EROFS;
+	pthread_mutex_lock(&a->meta_lock);
+	rc = array_spare_thread_start(a);
+	if (rc == 0) {
+		a->spare_work = true;
+		pthread_cond_signal(&a->spare_cond);
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+	return rc;
+}

@@ -145,6 +145,41 @@ else
 	echo "# replace/rebuild: not in this libgraid, not tested"
 fi
 
+# --- an engine that cannot open fails the start, before any fork or client --------------
+K="k0 k1 k2 k3 k4 k5"
+check "create RAID-6 on k0..k5" "$G" create --level 6 --file-size 17M $K
+args=(); for m in $K; do args+=("member=$m"); done
+rm -f bad.pid
+SECONDS=0
+timeout 10 nbdkit -U "$T/bad.sock" -P bad.pid "$P" "${args[@]}" backend=bogus >bad.log 2>&1
+rc=$?
+check "daemon mode with backend=bogus exits non-zero, within 10 s" test "$rc" -ne 0 -a "$rc" -ne 124 -a $SECONDS -lt 10
+check "and names the engine" grep -q "bogus" bad.log
+check "and leaves no server behind" bash -c '! { [ -s bad.pid ] && kill -0 "$(cat bad.pid)" 2>/dev/null; }'
+timeout 10 nbdkit -U - "$P" "${args[@]}" backend=bogus --run 'nbdinfo --size "$uri"' >bad.log 2>&1
+rc=$?
+check "--run with backend=bogus exits non-zero instead of hanging the client" test "$rc" -ne 0 -a "$rc" -ne 124
+
+# --- while served: looking works, a second writer is refused naming the server ----------
+check "the server starts on k0..k5" start_server srv3.log $K
+"$G" status $K >status.out 2>&1
+check "graidctl status works while the array is served (exit 0)" test $? -eq 0
+"$G" fail 0 $K >fail.out 2>&1
+check "graidctl fail while served is refused (exit 1)" test $? -eq 1
+check "naming the server as the holder" grep -q "held by pid [0-9]* (nbdkit)" fail.out
+stop_server
+
+# --- a spare taken over at assembly is rebuilt while serving ----------------------------
+truncate -s 17M s0
+check "add a hot spare" "$G" spare add s0 $K
+check "the server starts without k5: the spare takes role 5" start_server srv4.log k0 k1 k2 k3 k4 s0
+for i in $(seq 100); do
+	"$G" status k0 k1 k2 k3 k4 s0 >status.out 2>&1 && break
+	sleep 0.2
+done
+check "the spare's rebuild finished while serving (status clean)" grep -qE "^ +5 active .* s0 " status.out
+stop_server
+
 if timeout 10 nbdkit -f -U "$T/bad.sock" "$P" member=m0 rebuild-busy-rate=fast >bad.log 2>&1; then
 	bad "a bad rebuild-busy-rate is refused"
 else
