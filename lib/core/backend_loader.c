@@ -82,7 +82,10 @@ static int loader_try(const char *dir, size_t dirlen, const char *name,
 	snprintf(path, sizeof(path), "%.*s/libgraid-backend-%s.so", (int)dirlen, dir, name);
 	if (access(path, F_OK))
 		return -EINVAL;
-	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	/* NODELETE: a plugin's runtime (CUDA's static one, an OpenCL ICD) is set up once per
+	 * process; unloading it at every close and loading it again at the next open costs a
+	 * driver start-up each time and leaves the runtime's atexit work pointing nowhere. */
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
 	if (!h) {
 		/* Most often a library it needs (a GPU runtime) is absent: not usable here. */
 		graid__log(GRAID_LOG_INFO, "plugin %s: cannot load: %s", path, dlerror());

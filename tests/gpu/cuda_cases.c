@@ -16,6 +16,7 @@
 #define CANARY 0xc3
 
 unsigned cases_log_errors;
+unsigned cases_log_warnings;
 
 void cases_log(int level, const char *fmt, ...)
 {
@@ -23,6 +24,8 @@ void cases_log(int level, const char *fmt, ...)
 
 	if (level <= GRAID_LOG_ERR)
 		__atomic_add_fetch(&cases_log_errors, 1, __ATOMIC_RELAXED);
+	if (level <= GRAID_LOG_WARNING)
+		__atomic_add_fetch(&cases_log_warnings, 1, __ATOMIC_RELAXED);
 	if (!getenv("GRAID_TEST_VERBOSE"))
 		return;
 	va_start(ap, fmt);

@@ -19,6 +19,8 @@ struct cases_tally {
  * counts errors so tests can expect them. */
 void cases_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 extern unsigned cases_log_errors;
+/* Lines at GRAID_LOG_WARNING or more severe (errors included). */
+extern unsigned cases_log_warnings;
 
 /* Open an engine with the GRAID_CUDA_* variables set as given (NULL: unset). */
 int cases_open(const struct graid_backend_ops *ops, struct graid_engine **e, const char *path,

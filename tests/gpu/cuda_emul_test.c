@@ -167,6 +167,9 @@ static void test_failures(const struct graid_backend_ops *ops, uint64_t seed)
 	EXPECT(ops->probe(&info) == -ENODEV, "no device: probe says -ENODEV");
 	EXPECT(cases_open(ops, &e, NULL, NULL, NULL) == -ENODEV, "no device: open says -ENODEV");
 	cuda_emul_reset();
+	cuda_emul_knobs.old_device = true;
+	EXPECT(ops->probe(&info) == -ENODEV, "compute capability 7.0: probe says -ENODEV");
+	cuda_emul_reset();
 	EXPECT(ops->probe(&info) == 0 && info.device[0] &&
 		       (info.flags & GRAID_BACKEND_F_ACCELERATOR),
 	       "probe: fills the device and flags");
@@ -211,6 +214,99 @@ static void test_failures(const struct graid_backend_ops *ops, uint64_t seed)
 	cuda_emul_reset();
 }
 
+/*
+ * An illegal address in the middle of a many-piece batch loses the context: the engine says
+ * so once, releases what it pinned, and answers every later batch with -ENODEV (the core's
+ * "run it on the CPU") without another runtime call or log line.
+ */
+static void test_sticky_fault(const struct graid_backend_ops *ops, uint64_t seed)
+{
+	struct graid_engine *e = NULL;
+	unsigned lines;
+	uint64_t calls;
+	int rc;
+
+	cuda_emul_reset();
+	cuda_emul_knobs.sticky_fault_after = 2;
+	if (cases_open(ops, &e, "mapped", "4", NULL))
+		return EXPECT(false, "sticky fault: open failed");
+	lines = cases_log_warnings;
+	rc = cases_one_gen(ops, e, seed);
+	EXPECT(rc == -ENODEV, "sticky fault: the faulting batch returned %d, want -ENODEV", rc);
+	EXPECT(cuda_emul_stats.registers == cuda_emul_stats.unregisters,
+	       "sticky fault: %llu ranges pinned, %llu released",
+	       (unsigned long long)cuda_emul_stats.registers,
+	       (unsigned long long)cuda_emul_stats.unregisters);
+	calls = cuda_emul_stats.calls;
+	for (unsigned i = 0; i < 5; i++) {
+		rc = cases_one_gen(ops, e, seed + i);
+		EXPECT(rc == -ENODEV, "sticky fault: later batch %u returned %d, want -ENODEV", i,
+		       rc);
+	}
+	EXPECT(cuda_emul_stats.calls == calls,
+	       "sticky fault: later batches made %llu runtime calls, want none",
+	       (unsigned long long)(cuda_emul_stats.calls - calls));
+	EXPECT(cases_log_warnings - lines == 1,
+	       "sticky fault: %u warning or error lines, want exactly one",
+	       cases_log_warnings - lines);
+	ops->close(e);
+	cuda_emul_reset();
+}
+
+/* A multi-GPU application's current device is its own: no call may leave it moved. */
+static void test_current_device_kept(const struct graid_backend_ops *ops, uint64_t seed)
+{
+	struct graid_engine *e = NULL;
+	int rc;
+
+	cuda_emul_reset();
+	cuda_emul_set_current_device(3);
+	rc = cases_open(ops, &e, "staged", "4", NULL);
+	EXPECT(rc == 0 && cuda_emul_current_device() == 3,
+	       "current device: open returned %d and left device %d current, want 3", rc,
+	       cuda_emul_current_device());
+	if (rc)
+		return;
+	EXPECT(cases_one_gen(ops, e, seed) == 0 && cuda_emul_current_device() == 3,
+	       "current device: gen left device %d current, want 3", cuda_emul_current_device());
+	cuda_emul_knobs.fail_launch_after = (int64_t)cuda_emul_stats.launches + 1;
+	EXPECT(cases_one_gen(ops, e, seed) == -EIO && cuda_emul_current_device() == 3,
+	       "current device: a failed gen left device %d current, want 3",
+	       cuda_emul_current_device());
+	ops->close(e);
+	EXPECT(cuda_emul_current_device() == 3, "current device: close left device %d current",
+	       cuda_emul_current_device());
+	cuda_emul_set_current_device(0);
+	cuda_emul_reset();
+}
+
+/*
+ * A launch refused after its piece's copy in was queued: the call must return only when
+ * that copy (and everything else queued) has run, or it would read or write memory that
+ * the caller already has back.
+ */
+static void test_enqueue_error_drains(const struct graid_backend_ops *ops, uint64_t seed)
+{
+	struct graid_engine *e = NULL;
+	int rc;
+
+	cuda_emul_reset();
+	if (cases_open(ops, &e, "staged", "4", NULL))
+		return EXPECT(false, "enqueue error: open failed");
+	for (int64_t k = 0; k < 4; k++) {
+		cuda_emul_knobs.fail_launch_after = (int64_t)cuda_emul_stats.launches + k;
+		rc = cases_one_gen(ops, e, seed);
+		EXPECT(rc == -EIO, "enqueue error: gen returned %d, want -EIO", rc);
+		EXPECT(cuda_emul_stats.queued == 0,
+		       "enqueue error after %lld launches: %llu operations still queued at return",
+		       (long long)k, (unsigned long long)cuda_emul_stats.queued);
+	}
+	cuda_emul_knobs.fail_launch_after = -1;
+	EXPECT(cases_one_gen(ops, e, seed) == 0, "enqueue error: the next batch works");
+	ops->close(e);
+	cuda_emul_reset();
+}
+
 int main(void)
 {
 	const struct graid_backend_ops *ops = graid_backend_plugin();
@@ -251,6 +347,9 @@ int main(void)
 	}
 	test_no_hot_alloc(ops, seed);
 	test_failures(ops, seed);
+	test_sticky_fault(ops, seed);
+	test_current_device_kept(ops, seed);
+	test_enqueue_error_drains(ops, seed);
 
 	printf("%u checks passed, %u failed\n", tally.passed, tally.failed);
 	return tally.failed ? 1 : 0;

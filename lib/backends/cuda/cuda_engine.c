@@ -34,12 +34,16 @@ static void cuda_close(struct graid_engine *e)
 	if (!e)
 		return;
 	if (e->rt) {
-		(void)cuda_rt_bind(e->rt);
+		int prev;
+		const bool bound = cuda_rt_bind(e->rt, &prev) == 0;
+
 		cuda_pipeline_release(e);
 		for (unsigned i = 0; i < CUDA_SLOTS; i++) {
 			cuda_rt_event_destroy(e->rt, e->slot[i].done);
 			cuda_rt_stream_destroy(e->rt, e->slot[i].stream);
 		}
+		if (bound)
+			cuda_rt_unbind(e->rt, prev);
 		cuda_rt_close(e->rt);
 	}
 	free(e->ranges);
@@ -66,10 +70,18 @@ static int cuda_open(struct graid_engine **out, const struct graid_backend_confi
 	rc = cuda_config_read(&e->cfg, e->log);
 	if (!rc)
 		rc = cuda_rt_open(&e->rt, e->cfg.device, e->log);
-	for (unsigned i = 0; !rc && i < CUDA_SLOTS; i++) {
-		rc = cuda_rt_stream_create(e->rt, &e->slot[i].stream);
-		if (!rc)
-			rc = cuda_rt_event_create(e->rt, &e->slot[i].done);
+	if (!rc) {
+		int prev;
+
+		rc = cuda_rt_bind(e->rt, &prev);
+		if (!rc) {
+			for (unsigned i = 0; !rc && i < CUDA_SLOTS; i++) {
+				rc = cuda_rt_stream_create(e->rt, &e->slot[i].stream);
+				if (!rc)
+					rc = cuda_rt_event_create(e->rt, &e->slot[i].done);
+			}
+			cuda_rt_unbind(e->rt, prev);
+		}
 	}
 	if (rc) {
 		cuda_close(e);
@@ -109,6 +121,22 @@ static int cuda_run(struct graid_engine *e, struct cuda_job *job)
 	return cuda_pipeline_run(e, job);
 }
 
+/*
+ * The context is lost (a kernel fault, an uncorrectable ECC error, the device gone): CUDA
+ * fails every later call in this process. Say so once, give back what can be given back,
+ * and answer every later batch at once, without calling CUDA, so the core runs it on the
+ * CPU. Lock held.
+ */
+static int cuda_die(struct graid_engine *e)
+{
+	e->log(GRAID_LOG_ERR, "cuda: device %d is unusable in this process (%s); engine "
+	       "disabled, this batch and every later one go to the CPU engine", e->cfg.device,
+	       cuda_rt_lost(e->rt));
+	e->dead = true;
+	cuda_pipeline_release(e);
+	return -ENODEV;
+}
+
 /* Common frame of gen, recover and check: plan, lock, bind, the failover switch, run. */
 static long cuda_batch(struct graid_engine *e, const struct graid_stripe_batch *b,
 		       enum cuda_op op, int32_t *result)
@@ -124,16 +152,24 @@ static long cuda_batch(struct graid_engine *e, const struct graid_stripe_batch *
 		return rc;
 
 	pthread_mutex_lock(&e->lock);
-	if (e->batches_ok >= e->cfg.fail_after) {
+	if (e->dead) {
+		rc = -ENODEV;
+	} else if (e->batches_ok >= e->cfg.fail_after) {
 		e->log(GRAID_LOG_ERR, "cuda: failing a batch on purpose (GRAID_CUDA_FAIL_AFTER=%llu)",
 		       (unsigned long long)e->cfg.fail_after);
 		rc = -EIO;
 	} else {
-		rc = cuda_rt_bind(e->rt);
-		if (!rc)
+		int prev;
+
+		rc = cuda_rt_bind(e->rt, &prev);
+		if (!rc) {
 			rc = cuda_run(e, &job);
+			cuda_rt_unbind(e->rt, prev);
+		}
 		if (!rc)
 			e->batches_ok++;
+		else if (cuda_rt_lost(e->rt))
+			rc = cuda_die(e);
 	}
 	pthread_mutex_unlock(&e->lock);
 	return rc ? rc : job.bad;

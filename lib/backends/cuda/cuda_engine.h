@@ -50,6 +50,7 @@ struct graid_engine {
 	struct cuda_config cfg;
 	uint64_t batches_ok;         /* for GRAID_CUDA_FAIL_AFTER */
 	bool told_fallback;          /* the mapped-to-staged fallback was logged once */
+	bool dead;                   /* the context is lost: every batch is -ENODEV at once */
 	size_t page;
 	struct cuda_slot slot[CUDA_SLOTS];
 	struct cuda_range *ranges;   /* mapped path scratch, grown, never shrunk */

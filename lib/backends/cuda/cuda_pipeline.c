@@ -128,9 +128,15 @@ static int pipe_issue(struct graid_engine *e, struct cuda_job *job, struct cuda_
 				 pc->lay.size - pc->lay.acc, sl->stream);
 	if (!rc)
 		rc = cuda_rt_record(e->rt, sl->done, sl->stream);
-	/* Even a failed enqueue may have queued work that touches the buffers: wait for it. */
+	if (rc) {
+		/* What was queued before the failure may still read or write the slot's buffers
+		 * (and, mapped, the caller's blocks), and the slot's event does not cover it:
+		 * wait for the whole stream before the caller gets its memory back. */
+		(void)cuda_rt_stream_sync(e->rt, sl->stream);
+		return rc;
+	}
 	sl->busy = true;
-	return rc;
+	return 0;
 }
 
 static void pipe_verdict(struct cuda_job *job, size_t s, const uint32_t acc[3])
