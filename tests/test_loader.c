@@ -246,6 +246,29 @@ Test(failover, an_engine_whose_device_is_gone_is_bypassed_with_one_line)
 	unsetenv("GRAID_TESTFAULT_GONE_AFTER");
 }
 
+/* Registering memory is a no-op where the engine has nothing to prepare; arguments checked. */
+Test(loader, registering_memory_is_a_no_op_for_engines_without_it)
+{
+	struct graid_backend *be;
+	static uint8_t buf[8192];
+
+	unsetenv("GRAID_TESTFAULT_AFTER");
+	unsetenv("GRAID_TESTFAULT_GONE_AFTER");
+	cr_assert_eq(graid_backend_register_memory(NULL, buf, sizeof(buf)), -EINVAL);
+	cr_assert_eq(graid_backend_unregister_memory(NULL, buf), -EINVAL);
+	cr_assert_eq(graid_backend_open("isal", &be), 0);
+	cr_assert_eq(graid_backend_register_memory(be, NULL, 1), -EINVAL);
+	cr_assert_eq(graid_backend_register_memory(be, buf, 0), -EINVAL);
+	cr_assert_eq(graid_backend_register_memory(be, buf, sizeof(buf)), 0);
+	cr_assert_eq(graid_backend_unregister_memory(be, buf), 0);
+	graid_backend_close(be);
+	/* A plugin built without the operations (a shorter table would be the same). */
+	cr_assert_eq(graid_backend_open("testfault", &be), 0);
+	cr_assert_eq(graid_backend_register_memory(be, buf, sizeof(buf)), 0);
+	cr_assert_eq(graid_backend_unregister_memory(be, buf), 0);
+	graid_backend_close(be);
+}
+
 /* check is optional in the ABI; an engine without it is served by the CPU. */
 Test(failover, an_engine_without_check_is_checked_on_the_cpu)
 {

@@ -498,6 +498,27 @@ int cases_one_gen(const struct graid_backend_ops *ops, struct graid_engine *e, u
 	return rc;
 }
 
+int cases_one_gen_at(const struct graid_backend_ops *ops, struct graid_engine *e,
+		     uint64_t seed, uint8_t *mem)
+{
+	uint8_t *blocks[4 * 6];
+	struct tset t = { .ndata = 4, .nparity = 2, .nblk = 6, .len = 4096, .nstripes = 4,
+			  .mem = mem, .memlen = CASES_ONE_BYTES, .blocks = blocks };
+	struct graid_stripe_batch b;
+	size_t bad;
+	int rc;
+
+	for (size_t i = 0; i < tset_nblocks(&t); i++) {
+		blocks[i] = mem + i * t.len;
+		rnd_fill(&seed, blocks[i], t.len);
+	}
+	b = batch_of(&t);
+	rc = ops->gen(e, &b);
+	if (!rc && !parity_matches(&t, &bad))
+		rc = -EBADMSG;
+	return rc;
+}
+
 struct thread_arg {
 	const struct graid_backend_ops *ops;
 	struct graid_engine *e;

@@ -50,6 +50,11 @@ void cases_threads(const struct graid_backend_ops *ops, struct graid_engine *e, 
  * or -EBADMSG. */
 int cases_one_gen(const struct graid_backend_ops *ops, struct graid_engine *e, uint64_t seed);
 
+/* The same gen with its blocks in mem, CASES_ONE_BYTES long (a buffer the test owns). */
+#define CASES_ONE_BYTES (4u * 6 * 4096)
+int cases_one_gen_at(const struct graid_backend_ops *ops, struct graid_engine *e,
+		     uint64_t seed, uint8_t *mem);
+
 /* Record a result, printing a line on failure. */
 void cases_expect(struct cases_tally *t, bool ok, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -38,6 +38,7 @@ static void cuda_close(struct graid_engine *e)
 		const bool bound = cuda_rt_bind(e->rt, &prev) == 0;
 
 		cuda_pipeline_release(e);
+		cuda_mapped_unregister_all(e);
 		for (unsigned i = 0; i < CUDA_SLOTS; i++) {
 			cuda_rt_event_destroy(e->rt, e->slot[i].done);
 			cuda_rt_stream_destroy(e->rt, e->slot[i].stream);
@@ -46,6 +47,7 @@ static void cuda_close(struct graid_engine *e)
 			cuda_rt_unbind(e->rt, prev);
 		cuda_rt_close(e->rt);
 	}
+	cuda_pool_stop(e->pool);
 	free(e->ranges);
 	pthread_mutex_destroy(&e->lock);
 	free(e);
@@ -83,13 +85,17 @@ static int cuda_open(struct graid_engine **out, const struct graid_backend_confi
 			cuda_rt_unbind(e->rt, prev);
 		}
 	}
+	if (!rc && !e->cfg.mapped && cuda_pool_start(&e->pool, e->cfg.copy_threads))
+		/* Not fatal: the calling thread copies alone. */
+		e->log(GRAID_LOG_WARNING, "cuda: no copy threads could be started; staging "
+		       "copies run on the calling thread");
 	if (rc) {
 		cuda_close(e);
 		return rc;
 	}
-	e->log(GRAID_LOG_INFO, "cuda: device %d, %s path, %zu KiB pieces on %d streams",
-	       e->cfg.device, e->cfg.mapped ? "mapped" : "staged", e->cfg.piece_bytes >> 10,
-	       CUDA_SLOTS);
+	e->log(GRAID_LOG_INFO, "cuda: device %d, %s path, %zu KiB pieces on %d streams, %u copy "
+	       "threads", e->cfg.device, e->cfg.mapped ? "mapped" : "staged",
+	       e->cfg.piece_bytes >> 10, CUDA_SLOTS, e->pool ? e->cfg.copy_threads : 1);
 	*out = e;
 	return 0;
 }
@@ -134,6 +140,7 @@ static int cuda_die(struct graid_engine *e)
 	       cuda_rt_lost(e->rt));
 	e->dead = true;
 	cuda_pipeline_release(e);
+	cuda_mapped_unregister_all(e);
 	return -ENODEV;
 }
 
@@ -191,6 +198,38 @@ static long cuda_check(struct graid_engine *e, const struct graid_stripe_batch *
 	return cuda_batch(e, b, CUDA_OP_CHECK, result);
 }
 
+/* Registration frame: lock, the engine's liveness, bind. */
+static int cuda_register_memory(struct graid_engine *e, void *addr, size_t len)
+{
+	int prev, rc;
+
+	pthread_mutex_lock(&e->lock);
+	rc = e->dead ? -ENODEV : cuda_rt_bind(e->rt, &prev);
+	if (!rc) {
+		rc = cuda_mapped_register(e, addr, len);
+		cuda_rt_unbind(e->rt, prev);
+		if (rc && cuda_rt_lost(e->rt))
+			rc = cuda_die(e);
+	}
+	pthread_mutex_unlock(&e->lock);
+	return rc;
+}
+
+static int cuda_unregister_memory(struct graid_engine *e, void *addr)
+{
+	int prev, rc;
+
+	pthread_mutex_lock(&e->lock);
+	/* A dead engine released everything when it died. */
+	rc = e->dead ? 0 : cuda_rt_bind(e->rt, &prev);
+	if (!rc && !e->dead) {
+		rc = cuda_mapped_unregister(e, addr);
+		cuda_rt_unbind(e->rt, prev);
+	}
+	pthread_mutex_unlock(&e->lock);
+	return rc;
+}
+
 static const struct graid_backend_ops cuda_ops = {
 	GRAID_BACKEND_OPS_HEADER,
 	.name = "cuda",
@@ -201,6 +240,8 @@ static const struct graid_backend_ops cuda_ops = {
 	.gen = cuda_gen,
 	.recover = cuda_recover,
 	.check = cuda_check,
+	.register_memory = cuda_register_memory,
+	.unregister_memory = cuda_unregister_memory,
 };
 
 __attribute__((visibility("default"))) const struct graid_backend_ops *graid_backend_plugin(void);

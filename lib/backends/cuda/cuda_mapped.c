@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cuda_engine.h"
 
@@ -65,6 +66,25 @@ static void mapped_unpin(struct graid_engine *e)
 	e->nranges = 0;
 }
 
+/* The registered buffer whose pages hold [p, p + n), or NULL. */
+static const struct cuda_reg *mapped_registered(const struct graid_engine *e, uintptr_t p,
+						size_t n)
+{
+	size_t lo = 0, hi = e->nregs;
+
+	while (lo < hi) {
+		const size_t mid = lo + (hi - lo) / 2;
+
+		if (p < e->regs[mid].lo)
+			hi = mid;
+		else if (p >= e->regs[mid].hi)
+			lo = mid + 1;
+		else
+			return p + n <= e->regs[mid].hi ? &e->regs[mid] : NULL;
+	}
+	return NULL;
+}
+
 static int mapped_pin(struct graid_engine *e, const struct cuda_job *job)
 {
 	const struct graid_stripe_batch *b = job->b;
@@ -87,6 +107,9 @@ static int mapped_pin(struct graid_engine *e, const struct cuda_job *job)
 			/* Full vectors are single 16-byte loads: they need aligned blocks. */
 			if (p % CUDA_VEC)
 				return -EINVAL;
+			/* Registered by the caller: pinned already, nothing to do per call. */
+			if (mapped_registered(e, p, b->len))
+				continue;
 			e->ranges[n].lo = p / page * page;
 			e->ranges[n].hi = (p + b->len + page - 1) / page * page;
 			e->ranges[n].mine = false;
@@ -122,7 +145,8 @@ static int mapped_pin(struct graid_engine *e, const struct cuda_job *job)
 			uint8_t *p = b->blocks[s * kp->nblk + j];
 			const struct cuda_range *r = mapped_find(e, (uintptr_t)p);
 
-			if (kp->map[j] == CUDA_MAP_NONE || !r || r->mine)
+			if (kp->map[j] == CUDA_MAP_NONE || !r || r->mine ||
+			    mapped_registered(e, (uintptr_t)p, b->len))
 				continue;
 			if (!cuda_rt_host_is_mapped(e->rt, p, b->len)) {
 				mapped_unpin(e);
@@ -157,4 +181,74 @@ int cuda_mapped_devptr(struct graid_engine *e, uint8_t *p, uint8_t **out)
 		return 0;
 	}
 	return cuda_rt_host_devptr(e->rt, p, out);
+}
+
+int cuda_mapped_register(struct graid_engine *e, void *addr, size_t len)
+{
+	const uintptr_t lo = (uintptr_t)addr / e->page * e->page;
+	const uintptr_t hi = ((uintptr_t)addr + len + e->page - 1) / e->page * e->page;
+	struct cuda_reg r = { .addr = addr, .lo = lo, .hi = hi };
+	size_t at = 0;
+	int rc = 0;
+
+	if ((uintptr_t)addr + len < (uintptr_t)addr)
+		return -EINVAL;
+	while (at < e->nregs && e->regs[at].lo < lo)
+		at++;
+	if ((at > 0 && e->regs[at - 1].hi > lo) || (at < e->nregs && e->regs[at].lo < hi))
+		return -EINVAL;
+	if (e->nregs == e->regs_cap) {
+		const size_t cap = e->regs_cap ? 2 * e->regs_cap : 8;
+		struct cuda_reg *n = realloc(e->regs, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		e->regs = n;
+		e->regs_cap = cap;
+	}
+	/* Mapped batches of every engine take turns with registrations, as with each other. */
+	pthread_mutex_lock(&mapped_lock);
+	rc = cuda_rt_host_register(e->rt, (void *)lo, hi - lo, &r.mine);
+	/* Pinned by someone else already: usable only if all of it is. */
+	if (!rc && !r.mine && !cuda_rt_host_is_mapped(e->rt, addr, len))
+		rc = -EINVAL;
+	pthread_mutex_unlock(&mapped_lock);
+	if (rc)
+		return rc;
+	memmove(&e->regs[at + 1], &e->regs[at], (e->nregs - at) * sizeof(*e->regs));
+	e->regs[at] = r;
+	e->nregs++;
+	return 0;
+}
+
+static void mapped_release(struct graid_engine *e, size_t i)
+{
+	if (e->regs[i].mine)
+		cuda_rt_host_unregister(e->rt, (void *)e->regs[i].lo);
+	memmove(&e->regs[i], &e->regs[i + 1], (e->nregs - i - 1) * sizeof(*e->regs));
+	e->nregs--;
+}
+
+int cuda_mapped_unregister(struct graid_engine *e, void *addr)
+{
+	for (size_t i = 0; i < e->nregs; i++) {
+		if (e->regs[i].addr == addr) {
+			pthread_mutex_lock(&mapped_lock);
+			mapped_release(e, i);
+			pthread_mutex_unlock(&mapped_lock);
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+void cuda_mapped_unregister_all(struct graid_engine *e)
+{
+	pthread_mutex_lock(&mapped_lock);
+	while (e->nregs)
+		mapped_release(e, e->nregs - 1);
+	pthread_mutex_unlock(&mapped_lock);
+	free(e->regs);
+	e->regs = NULL;
+	e->regs_cap = 0;
 }

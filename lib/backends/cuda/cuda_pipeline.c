@@ -53,6 +53,42 @@ static uint8_t *pipe_block(const struct cuda_job *job, size_t s, unsigned j)
 	return job->b->blocks[s * job->kp.nblk + j];
 }
 
+/* One staged piece's copies between the caller's blocks and the slot's pinned buffer. */
+struct pipe_copy {
+	const struct cuda_job *job;
+	const struct cuda_slot *sl;
+};
+
+/* Item k of a piece: block k % nblk of its stripe k / nblk, copied in if it is an input. */
+static void pipe_pack_item(void *arg, size_t k)
+{
+	const struct pipe_copy *c = arg;
+	const struct cuda_piece *pc = &c->sl->piece;
+	const struct cuda_kparams *kp = &c->job->kp;
+	const size_t i = k / kp->nblk;
+	const unsigned j = (unsigned)(k % kp->nblk);
+
+	if (kp->map[j] != CUDA_MAP_NONE && !(kp->map[j] & CUDA_MAP_OUT))
+		memcpy(c->sl->host + pc->lay.in + (i * kp->nin + kp->map[j]) * pc->lay.stride,
+		       pipe_block(c->job, pc->s0 + i, j) + pc->off, pc->chunk);
+}
+
+/* Item k of a piece: block k % nblk of its stripe k / nblk, copied out if it is an output. */
+static void pipe_unpack_item(void *arg, size_t k)
+{
+	const struct pipe_copy *c = arg;
+	const struct cuda_piece *pc = &c->sl->piece;
+	const struct cuda_kparams *kp = &c->job->kp;
+	const size_t i = k / kp->nblk;
+	const unsigned j = (unsigned)(k % kp->nblk);
+
+	if (kp->map[j] != CUDA_MAP_NONE && (kp->map[j] & CUDA_MAP_OUT))
+		memcpy(pipe_block(c->job, pc->s0 + i, j) + pc->off,
+		       c->sl->host + pc->lay.out +
+			       (i * kp->nout + (kp->map[j] & CUDA_MAP_IDX)) * pc->lay.stride,
+		       pc->chunk);
+}
+
 /* Fill the host side of a piece: the pointer table (mapped), or the input blocks (staged). */
 static int pipe_pack(struct graid_engine *e, struct cuda_job *job, struct cuda_slot *sl)
 {
@@ -78,12 +114,10 @@ static int pipe_pack(struct graid_engine *e, struct cuda_job *job, struct cuda_s
 			}
 		}
 	} else {
-		for (size_t i = 0; i < pc->nstripes; i++)
-			for (unsigned j = 0; j < kp->nblk; j++)
-				if (kp->map[j] != CUDA_MAP_NONE && !(kp->map[j] & CUDA_MAP_OUT))
-					memcpy(sl->host + pc->lay.in +
-						       (i * kp->nin + kp->map[j]) * pc->lay.stride,
-					       pipe_block(job, pc->s0 + i, j) + pc->off, pc->chunk);
+		struct pipe_copy c = { job, sl };
+
+		cuda_pool_run(e->pool, pc->nstripes * kp->nblk, pc->nstripes * kp->nin * pc->chunk,
+			      pipe_pack_item, &c);
 	}
 	if (kp->kcase == CUDA_CASE_CHECK)
 		memset(sl->host + pc->lay.acc, 0, pc->nstripes * 3 * sizeof(uint32_t));
@@ -159,15 +193,12 @@ static int pipe_finish(struct graid_engine *e, struct cuda_job *job, struct cuda
 	sl->busy = false;
 	if (rc)
 		return rc;
-	if (!job->mapped)
-		for (size_t i = 0; i < pc->nstripes; i++)
-			for (unsigned j = 0; j < kp->nblk; j++)
-				if (kp->map[j] != CUDA_MAP_NONE && (kp->map[j] & CUDA_MAP_OUT))
-					memcpy(pipe_block(job, pc->s0 + i, j) + pc->off,
-					       sl->host + pc->lay.out +
-						       (i * kp->nout + (kp->map[j] & CUDA_MAP_IDX)) *
-							       pc->lay.stride,
-					       pc->chunk);
+	if (!job->mapped) {
+		struct pipe_copy c = { job, sl };
+
+		cuda_pool_run(e->pool, pc->nstripes * kp->nblk,
+			      pc->nstripes * kp->nout * pc->chunk, pipe_unpack_item, &c);
+	}
 	if (kp->kcase != CUDA_CASE_CHECK)
 		return 0;
 	for (size_t i = 0; i < pc->nstripes; i++) {
