@@ -296,6 +296,20 @@ static void kernel_row(unsigned ndata, size_t n, const char *op, double secs, do
 	fflush(stdout);
 }
 
+/* Time kp (gen or recover) on d, then check that data and parity agree, and print its row. */
+static void kernel_gen_or_recover(struct cuda_kparams *kp, unsigned ndata, size_t n, uint8_t *d,
+				  unsigned max_blocks, double copy, const char *op)
+{
+	double t;
+	size_t bad;
+
+	kernel_layout(kp, n, d);
+	t = time_kernel(kp, max_blocks);
+	bad = verify_device(ndata, n, d);
+	failures += bad != 0;
+	kernel_row(ndata, n, op, t, copy, bad ? "WRONG" : "ok");
+}
+
 /* (a) gen, two-data recovery and check of n stripes in device memory. */
 static void bench_kernel(unsigned ndata, size_t n, unsigned max_blocks, double copy)
 {
@@ -313,20 +327,11 @@ static void bench_kernel(unsigned ndata, size_t n, unsigned max_blocks, double c
 
 	/* Every operation moves (reads + writes) nblk blocks per stripe. */
 	cuda_plan_case(&kp, CUDA_OP_GEN, ndata, NPAR, 0, NULL);
-	kernel_layout(&kp, n, d);
-	t = time_kernel(&kp, max_blocks);
-	bad = verify_device(ndata, n, d);
-	failures += bad != 0;
-	kernel_row(ndata, n, "gen P+Q", t, copy, bad ? "WRONG" : "ok");
-
+	kernel_gen_or_recover(&kp, ndata, n, d, max_blocks, copy, "gen P+Q");
 	/* Data blocks 0 and 1 of every stripe wiped, then rebuilt from the rest and P, Q. */
 	CK(cudaMemset2D(d, (size_t)nblk * BLOCK, 0, 2 * (size_t)BLOCK, n));
 	cuda_plan_case(&kp, CUDA_OP_RECOVER, ndata, NPAR, 2, lost);
-	kernel_layout(&kp, n, d);
-	t = time_kernel(&kp, max_blocks);
-	bad = verify_device(ndata, n, d);
-	failures += bad != 0;
-	kernel_row(ndata, n, "rec D+D", t, copy, bad ? "WRONG" : "ok");
+	kernel_gen_or_recover(&kp, ndata, n, d, max_blocks, copy, "rec D+D");
 
 	/* A clean batch: every stripe's accumulator must stay zero. */
 	CK(cudaMemset(acc, 0, n * 3 * sizeof(uint32_t)));

@@ -63,9 +63,8 @@ struct graid_engine {
 
 /* A buffer the caller registered (graid_backend_register_memory): pinned until unregistered. */
 struct cuda_reg {
+	struct cuda_range pages;     /* the whole pages under it; mine: pinned by this engine */
 	void *addr;                  /* as the caller gave it */
-	uintptr_t lo, hi;            /* the whole pages under it */
-	bool mine;                   /* pinned by this engine (else already pinned elsewhere) */
 };
 
 /* One call's work, as the pipeline sees it. */

@@ -26,22 +26,34 @@ static int mapped_cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* The merged range holding p (ranges are sorted and disjoint). */
-static const struct cuda_range *mapped_find(const struct graid_engine *e, uintptr_t p)
+/*
+ * The range holding p in a sorted array of disjoint ranges, each the first member of an
+ * element of elem bytes (struct cuda_range, or struct cuda_reg).
+ */
+static const struct cuda_range *mapped_search(const void *arr, size_t n, size_t elem,
+					      uintptr_t p)
 {
-	size_t lo = 0, hi = e->nranges;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		const size_t mid = lo + (hi - lo) / 2;
+		const struct cuda_range *r =
+			(const struct cuda_range *)((const char *)arr + mid * elem);
 
-		if (p < e->ranges[mid].lo)
+		if (p < r->lo)
 			hi = mid;
-		else if (p >= e->ranges[mid].hi)
+		else if (p >= r->hi)
 			lo = mid + 1;
 		else
-			return &e->ranges[mid];
+			return r;
 	}
 	return NULL;
+}
+
+/* The merged range of this call holding p. */
+static const struct cuda_range *mapped_find(const struct graid_engine *e, uintptr_t p)
+{
+	return mapped_search(e->ranges, e->nranges, sizeof(*e->ranges), p);
 }
 
 static int mapped_grow(struct graid_engine *e, size_t n)
@@ -66,23 +78,12 @@ static void mapped_unpin(struct graid_engine *e)
 	e->nranges = 0;
 }
 
-/* The registered buffer whose pages hold [p, p + n), or NULL. */
-static const struct cuda_reg *mapped_registered(const struct graid_engine *e, uintptr_t p,
-						size_t n)
+/* Whether [p, p + n) lies in the pages of a registered buffer. */
+static bool mapped_registered(const struct graid_engine *e, uintptr_t p, size_t n)
 {
-	size_t lo = 0, hi = e->nregs;
+	const struct cuda_range *r = mapped_search(e->regs, e->nregs, sizeof(*e->regs), p);
 
-	while (lo < hi) {
-		const size_t mid = lo + (hi - lo) / 2;
-
-		if (p < e->regs[mid].lo)
-			hi = mid;
-		else if (p >= e->regs[mid].hi)
-			lo = mid + 1;
-		else
-			return p + n <= e->regs[mid].hi ? &e->regs[mid] : NULL;
-	}
-	return NULL;
+	return r && p + n <= r->hi;
 }
 
 static int mapped_pin(struct graid_engine *e, const struct cuda_job *job)
@@ -187,15 +188,16 @@ int cuda_mapped_register(struct graid_engine *e, void *addr, size_t len)
 {
 	const uintptr_t lo = (uintptr_t)addr / e->page * e->page;
 	const uintptr_t hi = ((uintptr_t)addr + len + e->page - 1) / e->page * e->page;
-	struct cuda_reg r = { .addr = addr, .lo = lo, .hi = hi };
+	struct cuda_reg r = { .pages = { .lo = lo, .hi = hi }, .addr = addr };
 	size_t at = 0;
 	int rc = 0;
 
 	if ((uintptr_t)addr + len < (uintptr_t)addr)
 		return -EINVAL;
-	while (at < e->nregs && e->regs[at].lo < lo)
+	while (at < e->nregs && e->regs[at].pages.lo < lo)
 		at++;
-	if ((at > 0 && e->regs[at - 1].hi > lo) || (at < e->nregs && e->regs[at].lo < hi))
+	if ((at > 0 && e->regs[at - 1].pages.hi > lo) ||
+	    (at < e->nregs && e->regs[at].pages.lo < hi))
 		return -EINVAL;
 	if (e->nregs == e->regs_cap) {
 		const size_t cap = e->regs_cap ? 2 * e->regs_cap : 8;
@@ -208,9 +210,9 @@ int cuda_mapped_register(struct graid_engine *e, void *addr, size_t len)
 	}
 	/* Mapped batches of every engine take turns with registrations, as with each other. */
 	pthread_mutex_lock(&mapped_lock);
-	rc = cuda_rt_host_register(e->rt, (void *)lo, hi - lo, &r.mine);
+	rc = cuda_rt_host_register(e->rt, (void *)lo, hi - lo, &r.pages.mine);
 	/* Pinned by someone else already: usable only if all of it is. */
-	if (!rc && !r.mine && !cuda_rt_host_is_mapped(e->rt, addr, len))
+	if (!rc && !r.pages.mine && !cuda_rt_host_is_mapped(e->rt, addr, len))
 		rc = -EINVAL;
 	pthread_mutex_unlock(&mapped_lock);
 	if (rc)
@@ -223,8 +225,8 @@ int cuda_mapped_register(struct graid_engine *e, void *addr, size_t len)
 
 static void mapped_release(struct graid_engine *e, size_t i)
 {
-	if (e->regs[i].mine)
-		cuda_rt_host_unregister(e->rt, (void *)e->regs[i].lo);
+	if (e->regs[i].pages.mine)
+		cuda_rt_host_unregister(e->rt, (void *)e->regs[i].pages.lo);
 	memmove(&e->regs[i], &e->regs[i + 1], (e->nregs - i - 1) * sizeof(*e->regs));
 	e->nregs--;
 }

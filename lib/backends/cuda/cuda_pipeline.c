@@ -57,36 +57,30 @@ static uint8_t *pipe_block(const struct cuda_job *job, size_t s, unsigned j)
 struct pipe_copy {
 	const struct cuda_job *job;
 	const struct cuda_slot *sl;
+	bool out;                    /* unpack the outputs (else pack the inputs) */
 };
 
-/* Item k of a piece: block k % nblk of its stripe k / nblk, copied in if it is an input. */
-static void pipe_pack_item(void *arg, size_t k)
+/* Item k of a piece: block k % nblk of its stripe k / nblk, if it goes the copy's way. */
+static void pipe_copy_item(void *arg, size_t k)
 {
 	const struct pipe_copy *c = arg;
 	const struct cuda_piece *pc = &c->sl->piece;
 	const struct cuda_kparams *kp = &c->job->kp;
 	const size_t i = k / kp->nblk;
 	const unsigned j = (unsigned)(k % kp->nblk);
+	const unsigned m = kp->map[j];
+	uint8_t *block, *slot;
 
-	if (kp->map[j] != CUDA_MAP_NONE && !(kp->map[j] & CUDA_MAP_OUT))
-		memcpy(c->sl->host + pc->lay.in + (i * kp->nin + kp->map[j]) * pc->lay.stride,
-		       pipe_block(c->job, pc->s0 + i, j) + pc->off, pc->chunk);
-}
-
-/* Item k of a piece: block k % nblk of its stripe k / nblk, copied out if it is an output. */
-static void pipe_unpack_item(void *arg, size_t k)
-{
-	const struct pipe_copy *c = arg;
-	const struct cuda_piece *pc = &c->sl->piece;
-	const struct cuda_kparams *kp = &c->job->kp;
-	const size_t i = k / kp->nblk;
-	const unsigned j = (unsigned)(k % kp->nblk);
-
-	if (kp->map[j] != CUDA_MAP_NONE && (kp->map[j] & CUDA_MAP_OUT))
-		memcpy(pipe_block(c->job, pc->s0 + i, j) + pc->off,
-		       c->sl->host + pc->lay.out +
-			       (i * kp->nout + (kp->map[j] & CUDA_MAP_IDX)) * pc->lay.stride,
-		       pc->chunk);
+	if (m == CUDA_MAP_NONE || !(m & CUDA_MAP_OUT) != !c->out)
+		return;
+	block = pipe_block(c->job, pc->s0 + i, j) + pc->off;
+	slot = c->sl->host + (c->out ? pc->lay.out + (i * kp->nout + (m & CUDA_MAP_IDX)) *
+							   pc->lay.stride
+				     : pc->lay.in + (i * kp->nin + m) * pc->lay.stride);
+	if (c->out)
+		memcpy(block, slot, pc->chunk);
+	else
+		memcpy(slot, block, pc->chunk);
 }
 
 /* Fill the host side of a piece: the pointer table (mapped), or the input blocks (staged). */
@@ -114,10 +108,10 @@ static int pipe_pack(struct graid_engine *e, struct cuda_job *job, struct cuda_s
 			}
 		}
 	} else {
-		struct pipe_copy c = { job, sl };
+		struct pipe_copy c = { job, sl, false };
 
 		cuda_pool_run(e->pool, pc->nstripes * kp->nblk, pc->nstripes * kp->nin * pc->chunk,
-			      pipe_pack_item, &c);
+			      pipe_copy_item, &c);
 	}
 	if (kp->kcase == CUDA_CASE_CHECK)
 		memset(sl->host + pc->lay.acc, 0, pc->nstripes * 3 * sizeof(uint32_t));
@@ -194,10 +188,10 @@ static int pipe_finish(struct graid_engine *e, struct cuda_job *job, struct cuda
 	if (rc)
 		return rc;
 	if (!job->mapped) {
-		struct pipe_copy c = { job, sl };
+		struct pipe_copy c = { job, sl, true };
 
 		cuda_pool_run(e->pool, pc->nstripes * kp->nblk,
-			      pc->nstripes * kp->nout * pc->chunk, pipe_unpack_item, &c);
+			      pc->nstripes * kp->nout * pc->chunk, pipe_copy_item, &c);
 	}
 	if (kp->kcase != CUDA_CASE_CHECK)
 		return 0;
