@@ -115,6 +115,9 @@ static int cuda_run(struct graid_engine *e, struct cuda_job *job)
 			cuda_mapped_end(e);
 			return rc;
 		}
+		/* Not a mapping problem: the context is gone (cuda_batch says so). */
+		if (cuda_rt_lost(e->rt))
+			return rc;
 		/* A warning: the caller asked for a path it is not getting (once per engine). */
 		if (!e->told_fallback)
 			e->log(GRAID_LOG_WARNING,
