@@ -132,6 +132,10 @@ int cuda_rt_open(struct cuda_rt **out, int device, cuda_log_fn log)
 		return -ENODEV;
 	if (emul_call())
 		return -EIO;
+	/* The emulated plugin (tests/gpu/meson.build) is driven through libgraid, which sets
+	 * no knob: this one comes from the environment there. */
+	if (getenv("GRAID_CUDA_EMUL_STICKY_AFTER"))
+		cuda_emul_knobs.sticky_fault_after = atoll(getenv("GRAID_CUDA_EMUL_STICKY_AFTER"));
 	rt = calloc(1, sizeof(*rt));
 	if (!rt)
 		return -ENOMEM;
