@@ -23,6 +23,9 @@
  * - Operations may be called from several threads at once on one engine.
  * - An engine error other than -EINVAL makes the core redo the batch on the CPU engine
  *   (failover); the caller still gets correct parity.
+ * - -ENODEV from gen, recover or check says the engine's device is gone for the rest of the
+ *   process (a lost CUDA context): the engine logs why, once; the core logs one line and
+ *   sends that batch and every later one to the CPU engine without calling the engine again.
  */
 #ifndef LIBGRAID_GRAID_BACKEND_H
 #define LIBGRAID_GRAID_BACKEND_H
