@@ -23,6 +23,25 @@ static struct graid_backend *conf_open(const char *name)
 	return be;
 }
 
+/*
+ * Close, after asserting that no batch was redone on the CPU: an accelerator opened by name
+ * fails over on every error, so its suite would pass on the CPU's results if it failed
+ * every batch. Here every failover is a failure.
+ */
+static void conf_close(struct graid_backend *be)
+{
+	struct graid_backend_stats st = { .struct_size = sizeof(st) };
+
+	cr_assert_eq(graid_backend_stats(be, &st), 0);
+	cr_assert_eq(st.failovers, 0,
+		     "engine %s: %llu of %llu batches failed and were redone on the CPU (the "
+		     "log says why; GRAID_LOG_LEVEL=7 for more) (seed %llu)",
+		     graid_backend_name(be), (unsigned long long)st.failovers,
+		     (unsigned long long)st.batches,
+		     (unsigned long long)tu_seed());
+	graid_backend_close(be);
+}
+
 /* One generation case: the engine's result must equal the reference, data untouched. */
 static void conf_gen_case(struct graid_backend *be, uint64_t *rng, unsigned ndata,
 			  unsigned nparity, size_t len, size_t nstripes, int align)
@@ -105,7 +124,7 @@ static void conf_gen_shapes(const char *name)
 		conf_gen_case(be, &rng, 1 + tu_rand(&rng) % 40, 1 + tu_rand(&rng) % 2,
 			      1 + tu_rand(&rng) % 20000, 1 + tu_rand(&rng) % 9,
 			      (int)(tu_rand(&rng) % 4));
-	graid_backend_close(be);
+	conf_close(be);
 }
 
 /* Every loss pattern of small stripes; a sample of them for wide ones. */
@@ -144,7 +163,7 @@ static void conf_recover_shapes(const char *name)
 			}
 		}
 	}
-	graid_backend_close(be);
+	conf_close(be);
 }
 
 /* Check: clean stripes pass; one wrong block is named (RAID-6); two are not. */
@@ -204,7 +223,7 @@ static void conf_check_shapes(const char *name)
 		free(want);
 		tu_stripes_free(&s);
 	}
-	graid_backend_close(be);
+	conf_close(be);
 }
 
 /* Blocks over a MiB with odd tails, and the widest stripes the field allows. */
@@ -227,7 +246,7 @@ static void conf_large_and_wide(const char *name)
 	/* Many stripes in one batch: engines must not lose track of any. */
 	conf_gen_case(be, &rng, 4, 2, 4096, 257, 0);
 	conf_recover_case(be, &rng, 4, 2, 4096, 129, 0, 2, lost2);
-	graid_backend_close(be);
+	conf_close(be);
 }
 
 #define CONFORMANCE_SUITE(engine)                                                        \

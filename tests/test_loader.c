@@ -249,6 +249,78 @@ Test(failover, a_failing_engine_is_redone_on_the_cpu_and_counted)
 	graid_backend_close(be);
 }
 
+static void loader_count_lines(void *arg, int level, const char *msg)
+{
+	(void)msg;
+	if (level <= GRAID_LOG_WARNING)
+		(*(unsigned *)arg)++;
+}
+
+/*
+ * An engine whose device is gone (-ENODEV from a batch: a lost CUDA context) is asked
+ * once: that batch and every later one run on the CPU, correct, counted, with one line from
+ * the core and none per batch.
+ */
+Test(failover, an_engine_whose_device_is_gone_is_bypassed_with_one_line)
+{
+	struct graid_backend_stats st = { .struct_size = sizeof(st) };
+	uint64_t rng = tu_seed() ^ 0x676f6e;
+	struct graid_backend *be;
+	struct tu_stripes s;
+	unsigned lines = 0, lost[1] = { 2 };
+	uint8_t *expect;
+
+	unsetenv("GRAID_TESTFAULT_AFTER");
+	setenv("GRAID_TESTFAULT_GONE_AFTER", "1", 1);
+	graid_log_set(loader_count_lines, &lines, GRAID_LOG_DEBUG);
+	cr_assert_eq(graid_backend_open("testfault", &be), 0);
+	tu_stripes_alloc(&s, 5, 2, 3000, 6, &rng, 1);
+	tu_stripes_ref_gen(&s);
+	expect = tu_stripes_snapshot(&s);
+	for (int i = 0; i < 4; i++) {
+		for (size_t b = 5; b < s.nblocks; b += 7)
+			memset(s.ptr[b], 0, s.len); /* P of every stripe */
+		cr_assert_eq(graid_parity_gen(be, 5, 2, s.len, s.nstripes, s.ptr), 0);
+		cr_assert_eq(tu_stripes_diff(&s, expect), -1, "round %d: wrong parity", i);
+		for (size_t b = 2; b < s.nblocks; b += 7)
+			memset(s.ptr[b], 0xee, s.len);
+		cr_assert_eq(graid_parity_recover(be, 5, 2, s.len, s.nstripes, s.ptr, 1, lost), 0);
+		cr_assert_eq(tu_stripes_diff(&s, expect), -1, "round %d: wrong recovery", i);
+	}
+	cr_assert_eq(graid_backend_stats(be, &st), 0);
+	cr_assert_eq(st.failovers, 7, "failovers %llu", (unsigned long long)st.failovers);
+	/* The engine's own line when it lost the device, and the core's; nothing per batch. */
+	cr_assert_eq(lines, 2, "%u warning or error lines, want 2", lines);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	free(expect);
+	tu_stripes_free(&s);
+	graid_backend_close(be);
+	unsetenv("GRAID_TESTFAULT_GONE_AFTER");
+}
+
+/* Registering memory is a no-op where the engine has nothing to prepare; arguments checked. */
+Test(loader, registering_memory_is_a_no_op_for_engines_without_it)
+{
+	struct graid_backend *be;
+	static uint8_t buf[8192];
+
+	unsetenv("GRAID_TESTFAULT_AFTER");
+	unsetenv("GRAID_TESTFAULT_GONE_AFTER");
+	cr_assert_eq(graid_backend_register_memory(NULL, buf, sizeof(buf)), -EINVAL);
+	cr_assert_eq(graid_backend_unregister_memory(NULL, buf), -EINVAL);
+	cr_assert_eq(graid_backend_open("isal", &be), 0);
+	cr_assert_eq(graid_backend_register_memory(be, NULL, 1), -EINVAL);
+	cr_assert_eq(graid_backend_register_memory(be, buf, 0), -EINVAL);
+	cr_assert_eq(graid_backend_register_memory(be, buf, sizeof(buf)), 0);
+	cr_assert_eq(graid_backend_unregister_memory(be, buf), 0);
+	graid_backend_close(be);
+	/* A plugin built without the operations (a shorter table would be the same). */
+	cr_assert_eq(graid_backend_open("testfault", &be), 0);
+	cr_assert_eq(graid_backend_register_memory(be, buf, sizeof(buf)), 0);
+	cr_assert_eq(graid_backend_unregister_memory(be, buf), 0);
+	graid_backend_close(be);
+}
+
 /* check is optional in the ABI; an engine without it is served by the CPU. */
 Test(failover, an_engine_without_check_is_checked_on_the_cpu)
 {

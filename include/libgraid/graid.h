@@ -133,6 +133,38 @@ GRAID_API long graid_parity_check(struct graid_backend *be, unsigned ndata,
 				  unsigned nparity, size_t len, size_t nstripes,
 				  uint8_t *const *blocks, int32_t *result);
 
+/**
+ * @brief Register a long-lived buffer with an engine, so that batches whose blocks lie in it
+ *   need no preparation per call.
+ *
+ * The CUDA engine pins and maps the buffer once: its mapped path
+ * (GRAID_CUDA_PATH=mapped) then neither pins and unpins the pages under every call nor
+ * asks the driver about memory pinned elsewhere. Engines that read host memory as it is
+ * (ref, isal, a plugin without the operation) have nothing to do and return 0.
+ *
+ * @param be the engine.
+ * @param addr the buffer's first byte; any alignment (whole pages around it are pinned).
+ * @param len its length in bytes, >= 1.
+ * @pre the buffer stays allocated until graid_backend_unregister_memory() or
+ *   graid_backend_close(); no batch that uses it runs during either call.
+ * @return 0 registered, or nothing to do for this engine;
+ *   -EINVAL @p be or @p addr NULL, @p len 0, or the pages overlap a buffer already
+ *           registered with this engine;
+ *   -ENOMEM the memory could not be pinned (RLIMIT_MEMLOCK, or out of memory);
+ *   -ENODEV the engine's device is gone; -EIO another engine error (logged).
+ */
+GRAID_API int graid_backend_register_memory(struct graid_backend *be, void *addr, size_t len);
+
+/**
+ * @brief Undo graid_backend_register_memory().
+ * @param be the engine.
+ * @param addr the address given to graid_backend_register_memory().
+ * @pre no batch that uses the buffer is running.
+ * @return 0 (also for an engine that had nothing to do);
+ *   -EINVAL @p be NULL, or no buffer registered with this engine starts at @p addr.
+ */
+GRAID_API int graid_backend_unregister_memory(struct graid_backend *be, void *addr);
+
 /** @brief What graid_backend_list() reports of one engine. */
 struct graid_backend_desc {
 	uint32_t struct_size;    /**< set by the caller, in every element */

@@ -23,6 +23,9 @@
  * - Operations may be called from several threads at once on one engine.
  * - An engine error other than -EINVAL makes the core redo the batch on the CPU engine
  *   (failover); the caller still gets correct parity.
+ * - -ENODEV from gen, recover or check says the engine's device is gone for the rest of the
+ *   process (a lost CUDA context): the engine logs why, once; the core logs one line and
+ *   sends that batch and every later one to the CPU engine without calling the engine again.
  */
 #ifndef LIBGRAID_GRAID_BACKEND_H
 #define LIBGRAID_GRAID_BACKEND_H
@@ -130,6 +133,21 @@ struct graid_backend_ops {
 	 */
 	long (*check)(struct graid_engine *e, const struct graid_stripe_batch *b,
 		      int32_t *result);
+
+	/* Appended after ABI version 1's first table: read only where struct_size covers it. */
+
+	/**
+	 * Optional (NULL: registering is a no-op for this engine). Prepare [addr, addr + len)
+	 * of host memory once for batches to come, as graid_backend_register_memory()
+	 * describes: 0, -EINVAL (overlaps a registration of this engine), -ENOMEM, -ENODEV,
+	 * -EIO. The core has checked addr non-NULL and len >= 1.
+	 */
+	int (*register_memory)(struct graid_engine *e, void *addr, size_t len);
+	/**
+	 * Required if register_memory is set. Undo the registration that starts at addr: 0,
+	 * or -EINVAL if none does.
+	 */
+	int (*unregister_memory)(struct graid_engine *e, void *addr);
 };
 
 /** The function a plugin exports under ::GRAID_BACKEND_PLUGIN_SYMBOL. */

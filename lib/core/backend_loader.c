@@ -44,6 +44,10 @@ int graid__ops_validate(const struct graid_backend_ops *ops, const char *where)
 		missing = "gen";
 	else if (!ops->recover)
 		missing = "recover";
+	else if (ops->struct_size >= offsetof(struct graid_backend_ops, unregister_memory) +
+					     sizeof(ops->unregister_memory) &&
+		 ops->register_memory && !ops->unregister_memory)
+		missing = "unregister_memory";
 	if (missing) {
 		graid__log(GRAID_LOG_ERR, "plugin %s: lacks required operation '%s'", where,
 			   missing);
@@ -82,7 +86,10 @@ static int loader_try(const char *dir, size_t dirlen, const char *name,
 	snprintf(path, sizeof(path), "%.*s/libgraid-backend-%s.so", (int)dirlen, dir, name);
 	if (access(path, F_OK))
 		return -EINVAL;
-	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	/* NODELETE: a plugin's runtime (CUDA's static one, an OpenCL ICD) is set up once per
+	 * process; unloading it at every close and loading it again at the next open costs a
+	 * driver start-up each time and leaves the runtime's atexit work pointing nowhere. */
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
 	if (!h) {
 		/* Most often a library it needs (a GPU runtime) is absent: not usable here. */
 		graid__log(GRAID_LOG_INFO, "plugin %s: cannot load: %s", path, dlerror());

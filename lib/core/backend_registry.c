@@ -2,6 +2,7 @@
 /* Engine handles: open by name (built-in or plugin), close, list, with CPU failover wiring. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,6 +234,32 @@ GRAID_API void graid_backend_close(struct graid_backend *be)
 	be->ops->close(be->engine);
 	registry_release(be->ops, be->dl);
 	free(be);
+}
+
+/* The table reaches the memory operations (a plugin built before them has a shorter one). */
+static bool registry_has_memory_ops(const struct graid_backend_ops *ops)
+{
+	return ops->struct_size >= offsetof(struct graid_backend_ops, unregister_memory) +
+					   sizeof(ops->unregister_memory) &&
+	       ops->register_memory && ops->unregister_memory;
+}
+
+GRAID_API int graid_backend_register_memory(struct graid_backend *be, void *addr, size_t len)
+{
+	if (!be || !addr || len == 0)
+		return -EINVAL;
+	if (!registry_has_memory_ops(be->ops))
+		return 0;
+	return be->ops->register_memory(be->engine, addr, len);
+}
+
+GRAID_API int graid_backend_unregister_memory(struct graid_backend *be, void *addr)
+{
+	if (!be)
+		return -EINVAL;
+	if (!registry_has_memory_ops(be->ops))
+		return 0;
+	return be->ops->unregister_memory(be->engine, addr);
 }
 
 GRAID_API const char *graid_backend_name(const struct graid_backend *be)

@@ -52,6 +52,8 @@ struct graid_backend {
 	atomic_uint_fast64_t stripes;
 	atomic_uint_fast64_t bytes;
 	atomic_uint_fast64_t failovers;
+	/* the engine answered -ENODEV to a batch: its device is gone, the CPU takes the rest */
+	atomic_bool gone;
 	atomic_uint_fast64_t cpu_routed;     /* batches routed whole to the CPU engine */
 	atomic_uint_fast64_t split;          /* batches split between CPU and accelerator */
 	struct route route;              /* auto mode with an accelerator: who takes what */

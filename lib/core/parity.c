@@ -36,15 +36,23 @@ static void parity_count(struct graid_backend *be, const struct graid_stripe_bat
 				  memory_order_relaxed);
 }
 
-/* An accelerator failing is not a data failure: the batch is redone on the CPU engine. */
-static bool parity_should_fail_over(const struct graid_backend *be, long rc, const char *op)
+/*
+ * An accelerator failing is not a data failure: the batch is redone on the CPU engine.
+ * -ENODEV from a batch means the engine's device is gone for this process (a lost CUDA
+ * context): said once, and every later batch goes to the CPU without asking the engine.
+ */
+static bool parity_should_fail_over(struct graid_backend *be, long rc, const char *op)
 {
 	if (rc >= 0 || rc == -EINVAL || !be->fallback)
 		return false;
-	atomic_fetch_add_explicit((atomic_uint_fast64_t *)&be->failovers, 1,
-				  memory_order_relaxed);
-	graid__log(GRAID_LOG_WARNING, "engine %s failed %s (%s); batch redone on %s",
-		   be->ops->name, op, graid_strerror((int)rc), be->fallback->ops->name);
+	atomic_fetch_add_explicit(&be->failovers, 1, memory_order_relaxed);
+	if (rc != -ENODEV)
+		graid__log(GRAID_LOG_WARNING, "engine %s failed %s (%s); batch redone on %s",
+			   be->ops->name, op, graid_strerror((int)rc), be->fallback->ops->name);
+	else if (!atomic_exchange(&be->gone, true))
+		graid__log(GRAID_LOG_WARNING, "engine %s lost its device during %s; this batch "
+			   "and every later one run on %s (counted as failovers)", be->ops->name,
+			   op, be->fallback->ops->name);
 	return true;
 }
 
@@ -68,9 +76,12 @@ static long parity_run(struct graid_backend *be, enum parity_op op,
 		/* check is optional in the ABI: an engine without it is served by the CPU. */
 		return cpu && cpu->ops->check ? cpu->ops->check(cpu->engine, b, result)
 					      : graid__ref_ops()->check(NULL, b, result);
-	rc = op == PARITY_GEN	    ? be->ops->gen(be->engine, b)
-	     : op == PARITY_RECOVER ? be->ops->recover(be->engine, b)
-				    : be->ops->check(be->engine, b, result);
+	if (cpu && atomic_load_explicit(&be->gone, memory_order_relaxed))
+		rc = -ENODEV;
+	else
+		rc = op == PARITY_GEN	    ? be->ops->gen(be->engine, b)
+		     : op == PARITY_RECOVER ? be->ops->recover(be->engine, b)
+					    : be->ops->check(be->engine, b, result);
 	if (!parity_should_fail_over(be, rc, names[op]))
 		return rc;
 	if (op == PARITY_CHECK && !cpu->ops->check)

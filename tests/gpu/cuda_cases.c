@@ -16,6 +16,7 @@
 #define CANARY 0xc3
 
 unsigned cases_log_errors;
+unsigned cases_log_warnings;
 
 void cases_log(int level, const char *fmt, ...)
 {
@@ -23,6 +24,8 @@ void cases_log(int level, const char *fmt, ...)
 
 	if (level <= GRAID_LOG_ERR)
 		__atomic_add_fetch(&cases_log_errors, 1, __ATOMIC_RELAXED);
+	if (level <= GRAID_LOG_WARNING)
+		__atomic_add_fetch(&cases_log_warnings, 1, __ATOMIC_RELAXED);
 	if (!getenv("GRAID_TEST_VERBOSE"))
 		return;
 	va_start(ap, fmt);
@@ -492,6 +495,27 @@ int cases_one_gen(const struct graid_backend_ops *ops, struct graid_engine *e, u
 	if (!rc && !parity_matches(&set, &bad))
 		rc = -EBADMSG;
 	tset_free(&set);
+	return rc;
+}
+
+int cases_one_gen_at(const struct graid_backend_ops *ops, struct graid_engine *e,
+		     uint64_t seed, uint8_t *mem)
+{
+	uint8_t *blocks[4 * 6];
+	struct tset t = { .ndata = 4, .nparity = 2, .nblk = 6, .len = 4096, .nstripes = 4,
+			  .mem = mem, .memlen = CASES_ONE_BYTES, .blocks = blocks };
+	struct graid_stripe_batch b;
+	size_t bad;
+	int rc;
+
+	for (size_t i = 0; i < tset_nblocks(&t); i++) {
+		blocks[i] = mem + i * t.len;
+		rnd_fill(&seed, blocks[i], t.len);
+	}
+	b = batch_of(&t);
+	rc = ops->gen(e, &b);
+	if (!rc && !parity_matches(&t, &bad))
+		rc = -EBADMSG;
 	return rc;
 }
 

@@ -19,6 +19,8 @@ struct cases_tally {
  * counts errors so tests can expect them. */
 void cases_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 extern unsigned cases_log_errors;
+/* Lines at GRAID_LOG_WARNING or more severe (errors included). */
+extern unsigned cases_log_warnings;
 
 /* Open an engine with the GRAID_CUDA_* variables set as given (NULL: unset). */
 int cases_open(const struct graid_backend_ops *ops, struct graid_engine **e, const char *path,
@@ -47,6 +49,11 @@ void cases_threads(const struct graid_backend_ops *ops, struct graid_engine *e, 
 /* One gen of a fixed shape; 0 if the parity matches the reference, else the op's error
  * or -EBADMSG. */
 int cases_one_gen(const struct graid_backend_ops *ops, struct graid_engine *e, uint64_t seed);
+
+/* The same gen with its blocks in mem, CASES_ONE_BYTES long (a buffer the test owns). */
+#define CASES_ONE_BYTES (4u * 6 * 4096)
+int cases_one_gen_at(const struct graid_backend_ops *ops, struct graid_engine *e,
+		     uint64_t seed, uint8_t *mem);
 
 /* Record a result, printing a line on failure. */
 void cases_expect(struct cases_tally *t, bool ok, const char *fmt, ...)

@@ -167,6 +167,9 @@ static void test_failures(const struct graid_backend_ops *ops, uint64_t seed)
 	EXPECT(ops->probe(&info) == -ENODEV, "no device: probe says -ENODEV");
 	EXPECT(cases_open(ops, &e, NULL, NULL, NULL) == -ENODEV, "no device: open says -ENODEV");
 	cuda_emul_reset();
+	cuda_emul_knobs.old_device = true;
+	EXPECT(ops->probe(&info) == -ENODEV, "compute capability 7.0: probe says -ENODEV");
+	cuda_emul_reset();
 	EXPECT(ops->probe(&info) == 0 && info.device[0] &&
 		       (info.flags & GRAID_BACKEND_F_ACCELERATOR),
 	       "probe: fills the device and flags");
@@ -211,6 +214,150 @@ static void test_failures(const struct graid_backend_ops *ops, uint64_t seed)
 	cuda_emul_reset();
 }
 
+/*
+ * An illegal address in the middle of a many-piece batch loses the context: the engine says
+ * so once, releases what it pinned, and answers every later batch with -ENODEV (the core's
+ * "run it on the CPU") without another runtime call or log line.
+ */
+static void test_sticky_fault(const struct graid_backend_ops *ops, uint64_t seed)
+{
+	struct graid_engine *e = NULL;
+	unsigned lines;
+	uint64_t calls;
+	int rc;
+
+	cuda_emul_reset();
+	cuda_emul_knobs.sticky_fault_after = 2;
+	if (cases_open(ops, &e, "mapped", "4", NULL))
+		return EXPECT(false, "sticky fault: open failed");
+	lines = cases_log_warnings;
+	rc = cases_one_gen(ops, e, seed);
+	EXPECT(rc == -ENODEV, "sticky fault: the faulting batch returned %d, want -ENODEV", rc);
+	EXPECT(cuda_emul_stats.registers == cuda_emul_stats.unregisters,
+	       "sticky fault: %llu ranges pinned, %llu released",
+	       (unsigned long long)cuda_emul_stats.registers,
+	       (unsigned long long)cuda_emul_stats.unregisters);
+	calls = cuda_emul_stats.calls;
+	for (unsigned i = 0; i < 5; i++) {
+		rc = cases_one_gen(ops, e, seed + i);
+		EXPECT(rc == -ENODEV, "sticky fault: later batch %u returned %d, want -ENODEV", i,
+		       rc);
+	}
+	EXPECT(cuda_emul_stats.calls == calls,
+	       "sticky fault: later batches made %llu runtime calls, want none",
+	       (unsigned long long)(cuda_emul_stats.calls - calls));
+	EXPECT(cases_log_warnings - lines == 1,
+	       "sticky fault: %u warning or error lines, want exactly one",
+	       cases_log_warnings - lines);
+	ops->close(e);
+	cuda_emul_reset();
+}
+
+/* A multi-GPU application's current device is its own: no call may leave it moved. */
+static void test_current_device_kept(const struct graid_backend_ops *ops, uint64_t seed)
+{
+	struct graid_engine *e = NULL;
+	int rc;
+
+	cuda_emul_reset();
+	cuda_emul_set_current_device(3);
+	rc = cases_open(ops, &e, "staged", "4", NULL);
+	EXPECT(rc == 0 && cuda_emul_current_device() == 3,
+	       "current device: open returned %d and left device %d current, want 3", rc,
+	       cuda_emul_current_device());
+	if (rc)
+		return;
+	EXPECT(cases_one_gen(ops, e, seed) == 0 && cuda_emul_current_device() == 3,
+	       "current device: gen left device %d current, want 3", cuda_emul_current_device());
+	cuda_emul_knobs.fail_launch_after = (int64_t)cuda_emul_stats.launches + 1;
+	EXPECT(cases_one_gen(ops, e, seed) == -EIO && cuda_emul_current_device() == 3,
+	       "current device: a failed gen left device %d current, want 3",
+	       cuda_emul_current_device());
+	ops->close(e);
+	EXPECT(cuda_emul_current_device() == 3, "current device: close left device %d current",
+	       cuda_emul_current_device());
+	cuda_emul_set_current_device(0);
+	cuda_emul_reset();
+}
+
+/*
+ * A launch refused after its piece's copy in was queued: the call must return only when
+ * that copy (and everything else queued) has run, or it would read or write memory that
+ * the caller already has back.
+ */
+static void test_enqueue_error_drains(const struct graid_backend_ops *ops, uint64_t seed)
+{
+	struct graid_engine *e = NULL;
+	int rc;
+
+	cuda_emul_reset();
+	if (cases_open(ops, &e, "staged", "4", NULL))
+		return EXPECT(false, "enqueue error: open failed");
+	for (int64_t k = 0; k < 4; k++) {
+		cuda_emul_knobs.fail_launch_after = (int64_t)cuda_emul_stats.launches + k;
+		rc = cases_one_gen(ops, e, seed);
+		EXPECT(rc == -EIO, "enqueue error: gen returned %d, want -EIO", rc);
+		EXPECT(cuda_emul_stats.queued == 0,
+		       "enqueue error after %lld launches: %llu operations still queued at return",
+		       (long long)k, (unsigned long long)cuda_emul_stats.queued);
+	}
+	cuda_emul_knobs.fail_launch_after = -1;
+	EXPECT(cases_one_gen(ops, e, seed) == 0, "enqueue error: the next batch works");
+	ops->close(e);
+	cuda_emul_reset();
+}
+
+/*
+ * A buffer registered once is pinned once: mapped batches inside it pin nothing per call,
+ * and the registration is given back at unregister (or at close).
+ */
+static void test_registered_memory(const struct graid_backend_ops *ops, uint64_t seed)
+{
+	struct graid_engine *e = NULL;
+	uint64_t pins;
+	uint8_t *mem;
+	int rc;
+
+	cuda_emul_reset();
+	if (posix_memalign((void **)&mem, 4096, 2 * CASES_ONE_BYTES))
+		return EXPECT(false, "registered memory: out of memory");
+	if (cases_open(ops, &e, "mapped", "4", NULL)) {
+		free(mem);
+		return EXPECT(false, "registered memory: open failed");
+	}
+	rc = ops->register_memory(e, mem + 100, CASES_ONE_BYTES);
+	EXPECT(rc == 0 && cuda_emul_stats.registers == 1,
+	       "registered memory: register returned %d, %llu ranges pinned", rc,
+	       (unsigned long long)cuda_emul_stats.registers);
+	EXPECT(ops->register_memory(e, mem + CASES_ONE_BYTES, 10) == -EINVAL,
+	       "registered memory: an overlapping registration is -EINVAL");
+	pins = cuda_emul_stats.registers;
+	for (unsigned i = 0; i < 4; i++) {
+		rc = cases_one_gen_at(ops, e, seed + i, mem + 4096);
+		EXPECT(rc == 0, "registered memory: mapped gen %u returned %d", i, rc);
+	}
+	EXPECT(cuda_emul_stats.registers == pins && cuda_emul_stats.unregisters == 0,
+	       "registered memory: batches inside it pinned %llu and released %llu ranges",
+	       (unsigned long long)(cuda_emul_stats.registers - pins),
+	       (unsigned long long)cuda_emul_stats.unregisters);
+	EXPECT(ops->unregister_memory(e, mem) == -EINVAL,
+	       "registered memory: unregistering an address not registered is -EINVAL");
+	EXPECT(ops->unregister_memory(e, mem + 100) == 0 && cuda_emul_stats.unregisters == 1,
+	       "registered memory: unregister releases it");
+	/* A batch there after unregistering pins per call again, and works. */
+	EXPECT(cases_one_gen_at(ops, e, seed, mem + 4096) == 0 &&
+		       cuda_emul_stats.registers > pins,
+	       "registered memory: after unregistering, batches pin per call");
+	/* Left registered at close: close releases it. */
+	EXPECT(ops->register_memory(e, mem, CASES_ONE_BYTES) == 0, "registered memory: again");
+	ops->close(e);
+	EXPECT(cuda_emul_stats.registers == cuda_emul_stats.unregisters,
+	       "registered memory: close left %llu ranges pinned",
+	       (unsigned long long)(cuda_emul_stats.registers - cuda_emul_stats.unregisters));
+	free(mem);
+	cuda_emul_reset();
+}
+
 int main(void)
 {
 	const struct graid_backend_ops *ops = graid_backend_plugin();
@@ -230,6 +377,10 @@ int main(void)
 	test_config(ops, "staged, 8 MiB pieces", "staged", NULL, CASES_BIG, seed);
 	test_config(ops, "staged, 4 KiB pieces (stripes cut)", "staged", "4", CASES_BIG, seed + 1);
 	test_config(ops, "staged, 1 KiB pieces", "staged", "1", CASES_LITE, seed + 2);
+	/* More copy threads than this machine may have CPUs: items of a piece race. */
+	setenv("GRAID_CUDA_COPY_THREADS", "5", 1);
+	test_config(ops, "staged, 5 copy threads", "staged", NULL, CASES_BIG, seed + 8);
+	unsetenv("GRAID_CUDA_COPY_THREADS");
 	test_config(ops, "mapped, 8 MiB pieces", "mapped", NULL, CASES_FULL, seed + 3);
 	test_config(ops, "mapped, 4 KiB pieces", "mapped", "4", CASES_FULL, seed + 4);
 	cuda_emul_knobs.translate_ptrs = true;
@@ -251,6 +402,10 @@ int main(void)
 	}
 	test_no_hot_alloc(ops, seed);
 	test_failures(ops, seed);
+	test_sticky_fault(ops, seed);
+	test_current_device_kept(ops, seed);
+	test_enqueue_error_drains(ops, seed);
+	test_registered_memory(ops, seed);
 
 	printf("%u checks passed, %u failed\n", tally.passed, tally.failed);
 	return tally.failed ? 1 : 0;

@@ -15,7 +15,7 @@
 #include "cuda_rt.h"
 #include "cuda_rt_emul.h"
 
-struct cuda_emul_knobs cuda_emul_knobs = { .fail_launch_after = -1 };
+struct cuda_emul_knobs cuda_emul_knobs = { .fail_launch_after = -1, .sticky_fault_after = -1 };
 struct cuda_emul_stats cuda_emul_stats;
 
 enum emul_kind { EMUL_H2D, EMUL_D2H, EMUL_LAUNCH, EMUL_RECORD };
@@ -26,6 +26,7 @@ struct emul_op {
 	const void *src;
 	size_t n;
 	struct cuda_kparams kp;       /* copied at launch, as the real runtime does */
+	uint64_t seq;                 /* launch: how many launches came before it */
 	struct cuda_rt_event *ev;
 };
 
@@ -52,12 +53,42 @@ struct emul_reg {
 static struct emul_reg emul_regs[4096];
 static unsigned emul_nregs;
 
+/* The device's one context in the process, shared by every engine, as CUDA's primary one. */
+static bool emul_lost;
+static _Thread_local int emul_current;
+
 void cuda_emul_reset(void)
 {
 	memset(&cuda_emul_knobs, 0, sizeof(cuda_emul_knobs));
 	cuda_emul_knobs.fail_launch_after = -1;
+	cuda_emul_knobs.sticky_fault_after = -1;
 	memset(&cuda_emul_stats, 0, sizeof(cuda_emul_stats));
 	emul_nregs = 0;
+	emul_lost = false;
+}
+
+int cuda_emul_current_device(void)
+{
+	return emul_current;
+}
+
+void cuda_emul_set_current_device(int device)
+{
+	emul_current = device;
+}
+
+/* Every runtime call starts here: counted, and failing once the context is lost. */
+static int emul_call(void)
+{
+	__atomic_add_fetch(&cuda_emul_stats.calls, 1, __ATOMIC_RELAXED);
+	return emul_lost ? -EIO : 0;
+}
+
+const char *cuda_rt_lost(const struct cuda_rt *rt)
+{
+	(void)rt;
+	return emul_lost ? "kernel: an illegal memory access was encountered "
+			   "(cudaErrorIllegalAddress, 700; emulated)" : NULL;
 }
 
 void cuda_emul_caller_pinned(void *p, uint64_t n)
@@ -87,7 +118,7 @@ static bool emul_reg_overlaps(uintptr_t lo, uintptr_t hi)
 
 int cuda_rt_probe(int device, char *desc, size_t desc_len)
 {
-	if (cuda_emul_knobs.no_device || device != 0)
+	if (cuda_emul_knobs.no_device || cuda_emul_knobs.old_device || device != 0)
 		return -ENODEV;
 	snprintf(desc, desc_len, "emulated CUDA device (host memory, deferred streams)");
 	return 0;
@@ -97,8 +128,14 @@ int cuda_rt_open(struct cuda_rt **out, int device, cuda_log_fn log)
 {
 	struct cuda_rt *rt;
 
-	if (cuda_emul_knobs.no_device || device != 0)
+	if (cuda_emul_knobs.no_device || cuda_emul_knobs.old_device || device != 0)
 		return -ENODEV;
+	if (emul_call())
+		return -EIO;
+	/* The emulated plugin (tests/gpu/meson.build) is driven through libgraid, which sets
+	 * no knob: this one comes from the environment there. */
+	if (getenv("GRAID_CUDA_EMUL_STICKY_AFTER"))
+		cuda_emul_knobs.sticky_fault_after = atoll(getenv("GRAID_CUDA_EMUL_STICKY_AFTER"));
 	rt = calloc(1, sizeof(*rt));
 	if (!rt)
 		return -ENOMEM;
@@ -112,10 +149,21 @@ void cuda_rt_close(struct cuda_rt *rt)
 	free(rt);
 }
 
-int cuda_rt_bind(struct cuda_rt *rt)
+int cuda_rt_bind(struct cuda_rt *rt, int *prev)
 {
 	(void)rt;
+	*prev = emul_current;
+	if (emul_call())
+		return -EIO;
+	emul_current = 0;
 	return 0;
+}
+
+void cuda_rt_unbind(struct cuda_rt *rt, int prev)
+{
+	(void)rt;
+	(void)emul_call();
+	emul_current = prev;
 }
 
 bool cuda_rt_host_ptr_is_device_ptr(const struct cuda_rt *rt)
@@ -126,8 +174,11 @@ bool cuda_rt_host_ptr_is_device_ptr(const struct cuda_rt *rt)
 
 int cuda_rt_stream_create(struct cuda_rt *rt, struct cuda_rt_stream **out)
 {
-	struct cuda_rt_stream *s = calloc(1, sizeof(*s));
+	struct cuda_rt_stream *s;
 
+	if (emul_call())
+		return -EIO;
+	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	rt->streams[rt->nstreams++] = s;
@@ -138,7 +189,8 @@ int cuda_rt_stream_create(struct cuda_rt *rt, struct cuda_rt_stream **out)
 void cuda_rt_stream_destroy(struct cuda_rt *rt, struct cuda_rt_stream *s)
 {
 	(void)rt;
-	if (s && s->n)
+	(void)emul_call();
+	if (s && s->n && !emul_lost)
 		fprintf(stderr, "emul: stream destroyed with %zu queued operations\n", s->n);
 	if (s)
 		free(s->ops);
@@ -148,6 +200,8 @@ void cuda_rt_stream_destroy(struct cuda_rt *rt, struct cuda_rt_stream *s)
 int cuda_rt_event_create(struct cuda_rt *rt, struct cuda_rt_event **out)
 {
 	(void)rt;
+	if (emul_call())
+		return -EIO;
 	*out = calloc(1, sizeof(**out));
 	return *out ? 0 : -ENOMEM;
 }
@@ -161,6 +215,8 @@ void cuda_rt_event_destroy(struct cuda_rt *rt, struct cuda_rt_event *ev)
 int cuda_rt_device_alloc(struct cuda_rt *rt, void **out, size_t n)
 {
 	(void)rt;
+	if (emul_call())
+		return -EIO;
 	*out = malloc(n);
 	if (!*out)
 		return -ENOMEM;
@@ -179,6 +235,8 @@ void cuda_rt_device_free(struct cuda_rt *rt, void *p)
 int cuda_rt_pinned_alloc(struct cuda_rt *rt, void **out, size_t n)
 {
 	(void)rt;
+	if (emul_call())
+		return -EIO;
 	if (cuda_emul_knobs.fail_pinned_alloc)
 		return -ENOMEM;
 	*out = malloc(n);
@@ -199,6 +257,8 @@ static int emul_push(struct cuda_rt *rt, struct cuda_rt_stream *s, const struct 
 {
 	unsigned busy = 0;
 
+	if (emul_call())
+		return -EIO;
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 16;
 		struct emul_op *ops = realloc(s->ops, cap * sizeof(*ops));
@@ -209,6 +269,8 @@ static int emul_push(struct cuda_rt *rt, struct cuda_rt_stream *s, const struct 
 		s->cap = cap;
 	}
 	s->ops[s->n++] = *op;
+	if (op->kind != EMUL_RECORD)
+		cuda_emul_stats.queued++;
 	for (unsigned i = 0; i < rt->nstreams; i++)
 		busy += rt->streams[i]->n != 0;
 	if (busy > cuda_emul_stats.max_in_flight)
@@ -234,11 +296,12 @@ int cuda_rt_launch(struct cuda_rt *rt, const struct cuda_kparams *kp, struct cud
 {
 	if (cuda_emul_knobs.fail_launch_after >= 0 &&
 	    cuda_emul_stats.launches >= (uint64_t)cuda_emul_knobs.fail_launch_after) {
+		(void)emul_call();
 		rt->log(GRAID_LOG_ERR, "cuda: kernel launch failed: emulated failure");
 		return -EIO;
 	}
-	cuda_emul_stats.launches++;
-	return emul_push(rt, s, &(struct emul_op){ .kind = EMUL_LAUNCH, .kp = *kp });
+	return emul_push(rt, s, &(struct emul_op){ .kind = EMUL_LAUNCH, .kp = *kp,
+						  .seq = cuda_emul_stats.launches++ });
 }
 
 int cuda_rt_record(struct cuda_rt *rt, struct cuda_rt_event *ev, struct cuda_rt_stream *s)
@@ -264,6 +327,11 @@ static int emul_check_table(const struct cuda_kparams *kp)
 
 static int emul_run(const struct emul_op *op)
 {
+	if (op->kind != EMUL_RECORD)
+		cuda_emul_stats.queued--;
+	/* After a sticky error the device runs nothing more: queued work is dropped. */
+	if (emul_lost)
+		return -EIO;
 	switch (op->kind) {
 	case EMUL_H2D:
 	case EMUL_D2H:
@@ -278,6 +346,15 @@ static int emul_run(const struct emul_op *op)
 		}
 		if (op->kp.table && emul_check_table(&op->kp))
 			return -EIO;
+		if (cuda_emul_knobs.sticky_fault_after >= 0 &&
+		    op->seq >= (uint64_t)cuda_emul_knobs.sticky_fault_after) {
+			/* Half the items ran before the fault: outputs are part written. */
+			for (uint64_t i = 0; i < items / 2; i++)
+				cuda_item(&op->kp, (uint32_t)(i / op->kp.nvec),
+					  (uint32_t)(i % op->kp.nvec));
+			emul_lost = true;
+			return -EIO;
+		}
 		for (uint64_t i = 0; i < items; i++)
 			cuda_item(&op->kp, (uint32_t)(i / op->kp.nvec), (uint32_t)(i % op->kp.nvec));
 		cuda_emul_stats.items += items;
@@ -289,6 +366,16 @@ static int emul_run(const struct emul_op *op)
 	return -EIO;
 }
 
+/* Run op unless an earlier one of its stream failed (rc), as a device skips the rest. */
+static int emul_run_after(const struct emul_op *op, int rc)
+{
+	if (!rc)
+		return emul_run(op);
+	if (op->kind != EMUL_RECORD)
+		cuda_emul_stats.queued--;
+	return rc;
+}
+
 int cuda_rt_wait(struct cuda_rt *rt, struct cuda_rt_event *ev)
 {
 	struct cuda_rt_stream *s = ev->s;
@@ -296,17 +383,29 @@ int cuda_rt_wait(struct cuda_rt *rt, struct cuda_rt_event *ev)
 	int rc = 0;
 
 	(void)rt;
+	if (emul_call())
+		rc = -EIO;
 	if (!s)
-		return 0;
+		return rc;
 	/* Run the stream's work up to and including this event's (last) record. */
 	for (size_t i = 0; i < s->n; i++)
 		if (s->ops[i].kind == EMUL_RECORD && s->ops[i].ev == ev)
 			upto = i + 1;
 	for (size_t i = 0; i < upto; i++)
-		if (!rc)
-			rc = emul_run(&s->ops[i]);
+		rc = emul_run_after(&s->ops[i], rc);
 	memmove(s->ops, s->ops + upto, (s->n - upto) * sizeof(*s->ops));
 	s->n -= upto;
+	return rc;
+}
+
+int cuda_rt_stream_sync(struct cuda_rt *rt, struct cuda_rt_stream *s)
+{
+	int rc = emul_call();
+
+	(void)rt;
+	for (size_t i = 0; i < s->n; i++)
+		rc = emul_run_after(&s->ops[i], rc);
+	s->n = 0;
 	return rc;
 }
 
@@ -316,6 +415,8 @@ int cuda_rt_host_register(struct cuda_rt *rt, void *p, size_t n, bool *mine)
 
 	(void)rt;
 	*mine = false;
+	if (emul_call())
+		return -EIO;
 	if (cuda_emul_knobs.fail_register)
 		return -EIO;
 	if (cuda_emul_knobs.all_pinned || emul_reg_overlaps(lo, hi))
@@ -330,6 +431,8 @@ int cuda_rt_host_register(struct cuda_rt *rt, void *p, size_t n, bool *mine)
 
 void cuda_rt_host_unregister(struct cuda_rt *rt, void *p)
 {
+	/* Counted even on a lost context: the engine still gives back what it pinned. */
+	(void)emul_call();
 	for (unsigned i = 0; i < emul_nregs; i++) {
 		if (!emul_regs[i].caller && emul_regs[i].lo == (uintptr_t)p) {
 			emul_regs[i] = emul_regs[--emul_nregs];

@@ -14,10 +14,15 @@
 #error "TP_NAME must name the variant"
 #endif
 
-/* testfault: fails every batch after GRAID_TESTFAULT_AFTER successful ones (default never). */
+/*
+ * testfault: fails every batch after GRAID_TESTFAULT_AFTER successful ones (default never);
+ * after GRAID_TESTFAULT_GONE_AFTER ones, loses its "device": -ENODEV for every later batch,
+ * as the CUDA engine does after a lost context.
+ */
 struct graid_engine {
 	atomic_long calls;
 	long fail_after;
+	long gone_after;
 	void (*log)(int level, const char *fmt, ...);
 };
 
@@ -44,6 +49,8 @@ static int tp_open(struct graid_engine **out, const struct graid_backend_config 
 	if (!e)
 		return -ENOMEM;
 	e->fail_after = env ? atol(env) : -1;
+	env = getenv("GRAID_TESTFAULT_GONE_AFTER");
+	e->gone_after = env ? atol(env) : -1;
 	e->log = cfg->log;
 	*out = e;
 	return 0;
@@ -54,13 +61,20 @@ static void tp_close(struct graid_engine *e)
 	free(e);
 }
 
+/* 0, or the error this batch fails with. */
 static int tp_should_fail(struct graid_engine *e)
 {
 	long n = atomic_fetch_add(&e->calls, 1);
 
+	if (e->gone_after >= 0 && n >= e->gone_after) {
+		/* Logged on every call: a core that keeps calling a gone engine shows in the log. */
+		e->log(GRAID_LOG_ERR, n == e->gone_after ? "testfault: device lost on batch %ld" :
+			"testfault: batch %ld given to an engine whose device is gone", n);
+		return -ENODEV;
+	}
 	if (e->fail_after >= 0 && n >= e->fail_after) {
 		e->log(GRAID_LOG_ERR, "testfault: injected failure on batch %ld", n);
-		return 1;
+		return -EIO;
 	}
 	return 0;
 }
@@ -68,11 +82,13 @@ static int tp_should_fail(struct graid_engine *e)
 __attribute__((unused)) static int tp_gen(struct graid_engine *e,
 					  const struct graid_stripe_batch *b)
 {
-	if (tp_should_fail(e)) {
+	int rc = tp_should_fail(e);
+
+	if (rc) {
 		/* Scribble on the parity first: a failing device may leave anything behind. */
 		for (size_t s = 0; s < b->nstripes; s++)
 			b->blocks[s * (b->ndata + b->nparity) + b->ndata][0] ^= 0xff;
-		return -EIO;
+		return rc;
 	}
 	for (size_t s = 0; s < b->nstripes; s++)
 		graid_gf_ref_gen(b->ndata, b->nparity, 0, b->len,
@@ -82,8 +98,10 @@ __attribute__((unused)) static int tp_gen(struct graid_engine *e,
 
 static int tp_recover(struct graid_engine *e, const struct graid_stripe_batch *b)
 {
-	if (tp_should_fail(e))
-		return -EIO;
+	int rc = tp_should_fail(e);
+
+	if (rc)
+		return rc;
 	for (size_t s = 0; s < b->nstripes; s++)
 		graid_gf_ref_recover(b->ndata, b->nparity, 0, b->len,
 				     b->blocks + s * (b->ndata + b->nparity), b->nlost, b->lost);

@@ -17,6 +17,7 @@ struct cuda_config {
 	bool mapped;          /* GRAID_CUDA_PATH: "staged" (default) or "mapped" */
 	size_t piece_bytes;   /* GRAID_CUDA_PIECE_KB: piece size, default 8 MiB */
 	uint64_t fail_after;  /* GRAID_CUDA_FAIL_AFTER: fail batches after N; UINT64_MAX never */
+	unsigned copy_threads; /* GRAID_CUDA_COPY_THREADS: staged copy threads, default <= 4 */
 };
 
 /*

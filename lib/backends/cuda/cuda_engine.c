@@ -34,14 +34,20 @@ static void cuda_close(struct graid_engine *e)
 	if (!e)
 		return;
 	if (e->rt) {
-		(void)cuda_rt_bind(e->rt);
+		int prev;
+		const bool bound = cuda_rt_bind(e->rt, &prev) == 0;
+
 		cuda_pipeline_release(e);
+		cuda_mapped_unregister_all(e);
 		for (unsigned i = 0; i < CUDA_SLOTS; i++) {
 			cuda_rt_event_destroy(e->rt, e->slot[i].done);
 			cuda_rt_stream_destroy(e->rt, e->slot[i].stream);
 		}
+		if (bound)
+			cuda_rt_unbind(e->rt, prev);
 		cuda_rt_close(e->rt);
 	}
+	cuda_pool_stop(e->pool);
 	free(e->ranges);
 	pthread_mutex_destroy(&e->lock);
 	free(e);
@@ -66,18 +72,30 @@ static int cuda_open(struct graid_engine **out, const struct graid_backend_confi
 	rc = cuda_config_read(&e->cfg, e->log);
 	if (!rc)
 		rc = cuda_rt_open(&e->rt, e->cfg.device, e->log);
-	for (unsigned i = 0; !rc && i < CUDA_SLOTS; i++) {
-		rc = cuda_rt_stream_create(e->rt, &e->slot[i].stream);
-		if (!rc)
-			rc = cuda_rt_event_create(e->rt, &e->slot[i].done);
+	if (!rc) {
+		int prev;
+
+		rc = cuda_rt_bind(e->rt, &prev);
+		if (!rc) {
+			for (unsigned i = 0; !rc && i < CUDA_SLOTS; i++) {
+				rc = cuda_rt_stream_create(e->rt, &e->slot[i].stream);
+				if (!rc)
+					rc = cuda_rt_event_create(e->rt, &e->slot[i].done);
+			}
+			cuda_rt_unbind(e->rt, prev);
+		}
 	}
+	if (!rc && !e->cfg.mapped && cuda_pool_start(&e->pool, e->cfg.copy_threads))
+		/* Not fatal: the calling thread copies alone. */
+		e->log(GRAID_LOG_WARNING, "cuda: no copy threads could be started; staging "
+		       "copies run on the calling thread");
 	if (rc) {
 		cuda_close(e);
 		return rc;
 	}
-	e->log(GRAID_LOG_INFO, "cuda: device %d, %s path, %zu KiB pieces on %d streams",
-	       e->cfg.device, e->cfg.mapped ? "mapped" : "staged", e->cfg.piece_bytes >> 10,
-	       CUDA_SLOTS);
+	e->log(GRAID_LOG_INFO, "cuda: device %d, %s path, %zu KiB pieces on %d streams, %u copy "
+	       "threads", e->cfg.device, e->cfg.mapped ? "mapped" : "staged",
+	       e->cfg.piece_bytes >> 10, CUDA_SLOTS, e->pool ? e->cfg.copy_threads : 1);
 	*out = e;
 	return 0;
 }
@@ -97,6 +115,9 @@ static int cuda_run(struct graid_engine *e, struct cuda_job *job)
 			cuda_mapped_end(e);
 			return rc;
 		}
+		/* Not a mapping problem: the context is gone (cuda_batch says so). */
+		if (cuda_rt_lost(e->rt))
+			return rc;
 		/* A warning: the caller asked for a path it is not getting (once per engine). */
 		if (!e->told_fallback)
 			e->log(GRAID_LOG_WARNING,
@@ -107,6 +128,23 @@ static int cuda_run(struct graid_engine *e, struct cuda_job *job)
 	}
 	job->geom = cuda_plan_geom(&job->kp, job->b->len, e->cfg.piece_bytes);
 	return cuda_pipeline_run(e, job);
+}
+
+/*
+ * The context is lost (a kernel fault, an uncorrectable ECC error, the device gone): CUDA
+ * fails every later call in this process. Say so once, give back what can be given back,
+ * and answer every later batch at once, without calling CUDA, so the core runs it on the
+ * CPU. Lock held.
+ */
+static int cuda_die(struct graid_engine *e)
+{
+	e->log(GRAID_LOG_ERR, "cuda: device %d is unusable in this process (%s); engine "
+	       "disabled, this batch and every later one go to the CPU engine", e->cfg.device,
+	       cuda_rt_lost(e->rt));
+	e->dead = true;
+	cuda_pipeline_release(e);
+	cuda_mapped_unregister_all(e);
+	return -ENODEV;
 }
 
 /* Common frame of gen, recover and check: plan, lock, bind, the failover switch, run. */
@@ -124,16 +162,24 @@ static long cuda_batch(struct graid_engine *e, const struct graid_stripe_batch *
 		return rc;
 
 	pthread_mutex_lock(&e->lock);
-	if (e->batches_ok >= e->cfg.fail_after) {
+	if (e->dead) {
+		rc = -ENODEV;
+	} else if (e->batches_ok >= e->cfg.fail_after) {
 		e->log(GRAID_LOG_ERR, "cuda: failing a batch on purpose (GRAID_CUDA_FAIL_AFTER=%llu)",
 		       (unsigned long long)e->cfg.fail_after);
 		rc = -EIO;
 	} else {
-		rc = cuda_rt_bind(e->rt);
-		if (!rc)
+		int prev;
+
+		rc = cuda_rt_bind(e->rt, &prev);
+		if (!rc) {
 			rc = cuda_run(e, &job);
+			cuda_rt_unbind(e->rt, prev);
+		}
 		if (!rc)
 			e->batches_ok++;
+		else if (cuda_rt_lost(e->rt))
+			rc = cuda_die(e);
 	}
 	pthread_mutex_unlock(&e->lock);
 	return rc ? rc : job.bad;
@@ -155,6 +201,38 @@ static long cuda_check(struct graid_engine *e, const struct graid_stripe_batch *
 	return cuda_batch(e, b, CUDA_OP_CHECK, result);
 }
 
+/* Registration frame: lock, the engine's liveness, bind. */
+static int cuda_register_memory(struct graid_engine *e, void *addr, size_t len)
+{
+	int prev, rc;
+
+	pthread_mutex_lock(&e->lock);
+	rc = e->dead ? -ENODEV : cuda_rt_bind(e->rt, &prev);
+	if (!rc) {
+		rc = cuda_mapped_register(e, addr, len);
+		cuda_rt_unbind(e->rt, prev);
+		if (rc && cuda_rt_lost(e->rt))
+			rc = cuda_die(e);
+	}
+	pthread_mutex_unlock(&e->lock);
+	return rc;
+}
+
+static int cuda_unregister_memory(struct graid_engine *e, void *addr)
+{
+	int prev, rc;
+
+	pthread_mutex_lock(&e->lock);
+	/* A dead engine released everything when it died. */
+	rc = e->dead ? 0 : cuda_rt_bind(e->rt, &prev);
+	if (!rc && !e->dead) {
+		rc = cuda_mapped_unregister(e, addr);
+		cuda_rt_unbind(e->rt, prev);
+	}
+	pthread_mutex_unlock(&e->lock);
+	return rc;
+}
+
 static const struct graid_backend_ops cuda_ops = {
 	GRAID_BACKEND_OPS_HEADER,
 	.name = "cuda",
@@ -165,6 +243,8 @@ static const struct graid_backend_ops cuda_ops = {
 	.gen = cuda_gen,
 	.recover = cuda_recover,
 	.check = cuda_check,
+	.register_memory = cuda_register_memory,
+	.unregister_memory = cuda_unregister_memory,
 };
 
 __attribute__((visibility("default"))) const struct graid_backend_ops *graid_backend_plugin(void);

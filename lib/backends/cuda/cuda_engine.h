@@ -11,6 +11,7 @@
 
 #include "cuda_config.h"
 #include "cuda_plan.h"
+#include "cuda_pool.h"
 #include "cuda_rt.h"
 
 /* Streams (and staging slots): three let one piece's H2D copy, another's kernel and a
@@ -48,12 +49,22 @@ struct graid_engine {
 	cuda_log_fn log;
 	struct cuda_rt *rt;
 	struct cuda_config cfg;
+	struct cuda_pool *pool;      /* staged copies over GRAID_CUDA_COPY_THREADS; NULL: one */
 	uint64_t batches_ok;         /* for GRAID_CUDA_FAIL_AFTER */
 	bool told_fallback;          /* the mapped-to-staged fallback was logged once */
+	bool dead;                   /* the context is lost: every batch is -ENODEV at once */
 	size_t page;
 	struct cuda_slot slot[CUDA_SLOTS];
 	struct cuda_range *ranges;   /* mapped path scratch, grown, never shrunk */
 	size_t nranges, ranges_cap;
+	struct cuda_reg *regs;       /* registered buffers, sorted by address */
+	size_t nregs, regs_cap;
+};
+
+/* A buffer the caller registered (graid_backend_register_memory): pinned until unregistered. */
+struct cuda_reg {
+	struct cuda_range pages;     /* the whole pages under it; mine: pinned by this engine */
+	void *addr;                  /* as the caller gave it */
 };
 
 /* One call's work, as the pipeline sees it. */
@@ -77,6 +88,12 @@ void cuda_pipeline_release(struct graid_engine *e);
 int cuda_mapped_begin(struct graid_engine *e, const struct cuda_job *job);
 /* cuda_mapped.c: unpin what cuda_mapped_begin pinned. */
 void cuda_mapped_end(struct graid_engine *e);
+/* cuda_mapped.c: pin a caller's buffer until unregistered (see graid_backend.h). Bound. */
+int cuda_mapped_register(struct graid_engine *e, void *addr, size_t len);
+/* cuda_mapped.c: release the registration that starts at addr; -EINVAL if none. Bound. */
+int cuda_mapped_unregister(struct graid_engine *e, void *addr);
+/* cuda_mapped.c: release every registration (close, or a lost context). Bound. */
+void cuda_mapped_unregister_all(struct graid_engine *e);
 /* cuda_mapped.c: the device address of a caller block (after cuda_mapped_begin). */
 int cuda_mapped_devptr(struct graid_engine *e, uint8_t *p, uint8_t **out);
 

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cuda_engine.h"
 
@@ -25,22 +26,34 @@ static int mapped_cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* The merged range holding p (ranges are sorted and disjoint). */
-static const struct cuda_range *mapped_find(const struct graid_engine *e, uintptr_t p)
+/*
+ * The range holding p in a sorted array of disjoint ranges, each the first member of an
+ * element of elem bytes (struct cuda_range, or struct cuda_reg).
+ */
+static const struct cuda_range *mapped_search(const void *arr, size_t n, size_t elem,
+					      uintptr_t p)
 {
-	size_t lo = 0, hi = e->nranges;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		const size_t mid = lo + (hi - lo) / 2;
+		const struct cuda_range *r =
+			(const struct cuda_range *)((const char *)arr + mid * elem);
 
-		if (p < e->ranges[mid].lo)
+		if (p < r->lo)
 			hi = mid;
-		else if (p >= e->ranges[mid].hi)
+		else if (p >= r->hi)
 			lo = mid + 1;
 		else
-			return &e->ranges[mid];
+			return r;
 	}
 	return NULL;
+}
+
+/* The merged range of this call holding p. */
+static const struct cuda_range *mapped_find(const struct graid_engine *e, uintptr_t p)
+{
+	return mapped_search(e->ranges, e->nranges, sizeof(*e->ranges), p);
 }
 
 static int mapped_grow(struct graid_engine *e, size_t n)
@@ -65,6 +78,14 @@ static void mapped_unpin(struct graid_engine *e)
 	e->nranges = 0;
 }
 
+/* Whether [p, p + n) lies in the pages of a registered buffer. */
+static bool mapped_registered(const struct graid_engine *e, uintptr_t p, size_t n)
+{
+	const struct cuda_range *r = mapped_search(e->regs, e->nregs, sizeof(*e->regs), p);
+
+	return r && p + n <= r->hi;
+}
+
 static int mapped_pin(struct graid_engine *e, const struct cuda_job *job)
 {
 	const struct graid_stripe_batch *b = job->b;
@@ -87,6 +108,9 @@ static int mapped_pin(struct graid_engine *e, const struct cuda_job *job)
 			/* Full vectors are single 16-byte loads: they need aligned blocks. */
 			if (p % CUDA_VEC)
 				return -EINVAL;
+			/* Registered by the caller: pinned already, nothing to do per call. */
+			if (mapped_registered(e, p, b->len))
+				continue;
 			e->ranges[n].lo = p / page * page;
 			e->ranges[n].hi = (p + b->len + page - 1) / page * page;
 			e->ranges[n].mine = false;
@@ -122,7 +146,8 @@ static int mapped_pin(struct graid_engine *e, const struct cuda_job *job)
 			uint8_t *p = b->blocks[s * kp->nblk + j];
 			const struct cuda_range *r = mapped_find(e, (uintptr_t)p);
 
-			if (kp->map[j] == CUDA_MAP_NONE || !r || r->mine)
+			if (kp->map[j] == CUDA_MAP_NONE || !r || r->mine ||
+			    mapped_registered(e, (uintptr_t)p, b->len))
 				continue;
 			if (!cuda_rt_host_is_mapped(e->rt, p, b->len)) {
 				mapped_unpin(e);
@@ -157,4 +182,75 @@ int cuda_mapped_devptr(struct graid_engine *e, uint8_t *p, uint8_t **out)
 		return 0;
 	}
 	return cuda_rt_host_devptr(e->rt, p, out);
+}
+
+int cuda_mapped_register(struct graid_engine *e, void *addr, size_t len)
+{
+	const uintptr_t lo = (uintptr_t)addr / e->page * e->page;
+	const uintptr_t hi = ((uintptr_t)addr + len + e->page - 1) / e->page * e->page;
+	struct cuda_reg r = { .pages = { .lo = lo, .hi = hi }, .addr = addr };
+	size_t at = 0;
+	int rc = 0;
+
+	if ((uintptr_t)addr + len < (uintptr_t)addr)
+		return -EINVAL;
+	while (at < e->nregs && e->regs[at].pages.lo < lo)
+		at++;
+	if ((at > 0 && e->regs[at - 1].pages.hi > lo) ||
+	    (at < e->nregs && e->regs[at].pages.lo < hi))
+		return -EINVAL;
+	if (e->nregs == e->regs_cap) {
+		const size_t cap = e->regs_cap ? 2 * e->regs_cap : 8;
+		struct cuda_reg *n = realloc(e->regs, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		e->regs = n;
+		e->regs_cap = cap;
+	}
+	/* Mapped batches of every engine take turns with registrations, as with each other. */
+	pthread_mutex_lock(&mapped_lock);
+	rc = cuda_rt_host_register(e->rt, (void *)lo, hi - lo, &r.pages.mine);
+	/* Pinned by someone else already: usable only if all of it is. */
+	if (!rc && !r.pages.mine && !cuda_rt_host_is_mapped(e->rt, addr, len))
+		rc = -EINVAL;
+	pthread_mutex_unlock(&mapped_lock);
+	if (rc)
+		return rc;
+	memmove(&e->regs[at + 1], &e->regs[at], (e->nregs - at) * sizeof(*e->regs));
+	e->regs[at] = r;
+	e->nregs++;
+	return 0;
+}
+
+static void mapped_release(struct graid_engine *e, size_t i)
+{
+	if (e->regs[i].pages.mine)
+		cuda_rt_host_unregister(e->rt, (void *)e->regs[i].pages.lo);
+	memmove(&e->regs[i], &e->regs[i + 1], (e->nregs - i - 1) * sizeof(*e->regs));
+	e->nregs--;
+}
+
+int cuda_mapped_unregister(struct graid_engine *e, void *addr)
+{
+	for (size_t i = 0; i < e->nregs; i++) {
+		if (e->regs[i].addr == addr) {
+			pthread_mutex_lock(&mapped_lock);
+			mapped_release(e, i);
+			pthread_mutex_unlock(&mapped_lock);
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+void cuda_mapped_unregister_all(struct graid_engine *e)
+{
+	pthread_mutex_lock(&mapped_lock);
+	while (e->nregs)
+		mapped_release(e, e->nregs - 1);
+	pthread_mutex_unlock(&mapped_lock);
+	free(e->regs);
+	e->regs = NULL;
+	e->regs_cap = 0;
 }

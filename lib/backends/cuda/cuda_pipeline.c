@@ -53,6 +53,36 @@ static uint8_t *pipe_block(const struct cuda_job *job, size_t s, unsigned j)
 	return job->b->blocks[s * job->kp.nblk + j];
 }
 
+/* One staged piece's copies between the caller's blocks and the slot's pinned buffer. */
+struct pipe_copy {
+	const struct cuda_job *job;
+	const struct cuda_slot *sl;
+	bool out;                    /* unpack the outputs (else pack the inputs) */
+};
+
+/* Item k of a piece: block k % nblk of its stripe k / nblk, if it goes the copy's way. */
+static void pipe_copy_item(void *arg, size_t k)
+{
+	const struct pipe_copy *c = arg;
+	const struct cuda_piece *pc = &c->sl->piece;
+	const struct cuda_kparams *kp = &c->job->kp;
+	const size_t i = k / kp->nblk;
+	const unsigned j = (unsigned)(k % kp->nblk);
+	const unsigned m = kp->map[j];
+	uint8_t *block, *slot;
+
+	if (m == CUDA_MAP_NONE || !(m & CUDA_MAP_OUT) != !c->out)
+		return;
+	block = pipe_block(c->job, pc->s0 + i, j) + pc->off;
+	slot = c->sl->host + (c->out ? pc->lay.out + (i * kp->nout + (m & CUDA_MAP_IDX)) *
+							   pc->lay.stride
+				     : pc->lay.in + (i * kp->nin + m) * pc->lay.stride);
+	if (c->out)
+		memcpy(block, slot, pc->chunk);
+	else
+		memcpy(slot, block, pc->chunk);
+}
+
 /* Fill the host side of a piece: the pointer table (mapped), or the input blocks (staged). */
 static int pipe_pack(struct graid_engine *e, struct cuda_job *job, struct cuda_slot *sl)
 {
@@ -78,12 +108,10 @@ static int pipe_pack(struct graid_engine *e, struct cuda_job *job, struct cuda_s
 			}
 		}
 	} else {
-		for (size_t i = 0; i < pc->nstripes; i++)
-			for (unsigned j = 0; j < kp->nblk; j++)
-				if (kp->map[j] != CUDA_MAP_NONE && !(kp->map[j] & CUDA_MAP_OUT))
-					memcpy(sl->host + pc->lay.in +
-						       (i * kp->nin + kp->map[j]) * pc->lay.stride,
-					       pipe_block(job, pc->s0 + i, j) + pc->off, pc->chunk);
+		struct pipe_copy c = { job, sl, false };
+
+		cuda_pool_run(e->pool, pc->nstripes * kp->nblk, pc->nstripes * kp->nin * pc->chunk,
+			      pipe_copy_item, &c);
 	}
 	if (kp->kcase == CUDA_CASE_CHECK)
 		memset(sl->host + pc->lay.acc, 0, pc->nstripes * 3 * sizeof(uint32_t));
@@ -128,9 +156,15 @@ static int pipe_issue(struct graid_engine *e, struct cuda_job *job, struct cuda_
 				 pc->lay.size - pc->lay.acc, sl->stream);
 	if (!rc)
 		rc = cuda_rt_record(e->rt, sl->done, sl->stream);
-	/* Even a failed enqueue may have queued work that touches the buffers: wait for it. */
+	if (rc) {
+		/* What was queued before the failure may still read or write the slot's buffers
+		 * (and, mapped, the caller's blocks), and the slot's event does not cover it:
+		 * wait for the whole stream before the caller gets its memory back. */
+		(void)cuda_rt_stream_sync(e->rt, sl->stream);
+		return rc;
+	}
 	sl->busy = true;
-	return rc;
+	return 0;
 }
 
 static void pipe_verdict(struct cuda_job *job, size_t s, const uint32_t acc[3])
@@ -153,15 +187,12 @@ static int pipe_finish(struct graid_engine *e, struct cuda_job *job, struct cuda
 	sl->busy = false;
 	if (rc)
 		return rc;
-	if (!job->mapped)
-		for (size_t i = 0; i < pc->nstripes; i++)
-			for (unsigned j = 0; j < kp->nblk; j++)
-				if (kp->map[j] != CUDA_MAP_NONE && (kp->map[j] & CUDA_MAP_OUT))
-					memcpy(pipe_block(job, pc->s0 + i, j) + pc->off,
-					       sl->host + pc->lay.out +
-						       (i * kp->nout + (kp->map[j] & CUDA_MAP_IDX)) *
-							       pc->lay.stride,
-					       pc->chunk);
+	if (!job->mapped) {
+		struct pipe_copy c = { job, sl, true };
+
+		cuda_pool_run(e->pool, pc->nstripes * kp->nblk,
+			      pc->nstripes * kp->nout * pc->chunk, pipe_copy_item, &c);
+	}
 	if (kp->kcase != CUDA_CASE_CHECK)
 		return 0;
 	for (size_t i = 0; i < pc->nstripes; i++) {

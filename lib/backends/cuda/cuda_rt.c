@@ -15,6 +15,7 @@ struct cuda_rt {
 	cuda_log_fn log;
 	unsigned max_blocks;          /* grid that fills the device exactly once */
 	bool host_ptr_is_device_ptr;  /* registered host memory needs no address translation */
+	char lost[256];               /* the error that made the context unusable; "" if none */
 };
 
 /* The errno of a CUDA error: what the core acts on (-ENOMEM retry, the rest fail over). */
@@ -32,20 +33,76 @@ static int rt_errno(cudaError_t err)
 	case cudaErrorInitializationError:
 	case cudaErrorSystemDriverMismatch:
 	case cudaErrorCompatNotSupportedOnDevice:
+	/* The driver cannot run this plugin's code on this device: not usable here. */
+	case cudaErrorNoKernelImageForDevice:
+	case cudaErrorUnsupportedPtxVersion:
+	case cudaErrorInvalidKernelImage:
+	case cudaErrorJitCompilerNotFound:
+	case cudaErrorCallRequiresNewerDriver:
+	/* libcuda.so.1 is the toolkit's stub, not a driver. */
+	case cudaErrorStubLibrary:
+	case cudaErrorSystemNotReady:
 		return -ENODEV;
 	default:
 		return -EIO;
 	}
 }
 
-/* Translate at the boundary, keeping CUDA's own name and words in the log. */
+/*
+ * Errors after which the context cannot be used again in this process: every later call
+ * returns them (CUDA calls them sticky). A device that fell off the bus shows as one of
+ * these or as cudaErrorDevicesUnavailable after the context existed.
+ */
+static bool rt_sticky(cudaError_t err)
+{
+	switch (err) {
+	case cudaErrorIllegalAddress:
+	case cudaErrorLaunchFailure:
+	case cudaErrorLaunchTimeout:
+	case cudaErrorHardwareStackError:
+	case cudaErrorIllegalInstruction:
+	case cudaErrorMisalignedAddress:
+	case cudaErrorInvalidAddressSpace:
+	case cudaErrorInvalidPc:
+	case cudaErrorAssert:
+	case cudaErrorECCUncorrectable:
+	case cudaErrorNvlinkUncorrectable:
+	case cudaErrorContained:
+	case cudaErrorContextIsDestroyed:
+	case cudaErrorDevicesUnavailable:
+	case cudaErrorUnknown:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Translate at the boundary, keeping CUDA's own name and words in the log. An error that
+ * loses the context is not logged here: it is remembered, and the engine logs it once.
+ */
 static int rt_check(struct cuda_rt *rt, cudaError_t err, const char *what)
 {
 	if (err == cudaSuccess)
 		return 0;
+	if (rt->lost[0]) {
+		rt->log(GRAID_LOG_DEBUG, "cuda: %s failed on device %d after the context was lost: "
+			"%s", what, rt->device, cudaGetErrorName(err));
+		return -EIO;
+	}
+	if (rt_sticky(err)) {
+		snprintf(rt->lost, sizeof(rt->lost), "%s failed: %s (%s, %d)", what,
+			 cudaGetErrorString(err), cudaGetErrorName(err), (int)err);
+		return -EIO;
+	}
 	rt->log(GRAID_LOG_ERR, "cuda: %s failed on device %d: %s (%s, %d)", what, rt->device,
 		cudaGetErrorString(err), cudaGetErrorName(err), (int)err);
 	return rt_errno(err);
+}
+
+const char *cuda_rt_lost(const struct cuda_rt *rt)
+{
+	return rt->lost[0] ? rt->lost : NULL;
 }
 
 int cuda_rt_probe(int device, char *desc, size_t desc_len)
@@ -65,6 +122,10 @@ int cuda_rt_probe(int device, char *desc, size_t desc_len)
 		(void)cudaGetLastError();
 		return -ENODEV;
 	}
+	/* The kernels are built for sm_80 and sm_90 (and PTX of compute_90): older chips
+	 * have no image to run, and were never a target. */
+	if (prop.major < 8)
+		return -ENODEV;
 	if (desc && desc_len)
 		snprintf(desc, desc_len, "%s (device %d, sm_%d%d, %.0f GiB)", prop.name, device,
 			 prop.major, prop.minor, (double)prop.totalGlobalMem / (1u << 30));
@@ -74,13 +135,23 @@ int cuda_rt_probe(int device, char *desc, size_t desc_len)
 int cuda_rt_open(struct cuda_rt **out, int device, cuda_log_fn log)
 {
 	struct cuda_rt *rt = calloc(1, sizeof(*rt));
-	int sms = 0, per_sm = 0, same_ptr = 0, can_map = 0, rc;
+	int sms = 0, per_sm = 0, same_ptr = 0, can_map = 0, major = 0, prev = 0, rc;
+	bool bound;
 
 	if (!rt)
 		return -ENOMEM;
 	rt->device = device;
 	rt->log = log;
-	rc = rt_check(rt, cudaSetDevice(device), "cudaSetDevice");
+	rc = cuda_rt_bind(rt, &prev);
+	bound = rc == 0;
+	if (!rc)
+		rc = rt_check(rt, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
+							 device), "cudaDeviceGetAttribute");
+	if (!rc && major < 8) {
+		log(GRAID_LOG_ERR, "cuda: device %d has compute capability %d.x; 8.0 or newer is "
+		    "needed", device, major);
+		rc = -ENODEV;
+	}
 	if (!rc)
 		rc = rt_check(rt, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
 							 device), "cudaDeviceGetAttribute");
@@ -94,6 +165,13 @@ int cuda_rt_open(struct cuda_rt **out, int device, cuda_log_fn log)
 	if (!rc)
 		rc = rt_check(rt, (cudaError_t)cuda_kernels_blocks_per_sm(&per_sm),
 			      "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+	if (bound)
+		cuda_rt_unbind(rt, prev);
+	/* A context lost already (by another user of the device) is an unusable device. */
+	if (rc && rt->lost[0]) {
+		log(GRAID_LOG_ERR, "cuda: device %d: %s", device, rt->lost);
+		rc = -ENODEV;
+	}
 	if (rc) {
 		free(rt);
 		return rc;
@@ -112,9 +190,19 @@ void cuda_rt_close(struct cuda_rt *rt)
 	free(rt);
 }
 
-int cuda_rt_bind(struct cuda_rt *rt)
+int cuda_rt_bind(struct cuda_rt *rt, int *prev)
 {
-	return rt_check(rt, cudaSetDevice(rt->device), "cudaSetDevice");
+	int rc = rt_check(rt, cudaGetDevice(prev), "cudaGetDevice");
+
+	if (rc)
+		return rc;
+	return *prev == rt->device ? 0 : rt_check(rt, cudaSetDevice(rt->device), "cudaSetDevice");
+}
+
+void cuda_rt_unbind(struct cuda_rt *rt, int prev)
+{
+	if (prev != rt->device)
+		(void)rt_check(rt, cudaSetDevice(prev), "cudaSetDevice(caller's device)");
 }
 
 bool cuda_rt_host_ptr_is_device_ptr(const struct cuda_rt *rt)
@@ -143,7 +231,10 @@ void cuda_rt_stream_destroy(struct cuda_rt *rt, struct cuda_rt_stream *s)
 int cuda_rt_event_create(struct cuda_rt *rt, struct cuda_rt_event **out)
 {
 	cudaEvent_t ev;
-	int rc = rt_check(rt, cudaEventCreateWithFlags(&ev, cudaEventDisableTiming),
+	/* Blocking sync: a thread waiting for a piece sleeps instead of spinning a core that
+	 * the CPU's packing and the caller need. */
+	int rc = rt_check(rt, cudaEventCreateWithFlags(&ev, cudaEventDisableTiming |
+							       cudaEventBlockingSync),
 			  "cudaEventCreateWithFlags");
 
 	if (!rc)
@@ -210,6 +301,11 @@ int cuda_rt_wait(struct cuda_rt *rt, struct cuda_rt_event *ev)
 	return rt_check(rt, cudaEventSynchronize((cudaEvent_t)ev), "cudaEventSynchronize");
 }
 
+int cuda_rt_stream_sync(struct cuda_rt *rt, struct cuda_rt_stream *s)
+{
+	return rt_check(rt, cudaStreamSynchronize((cudaStream_t)s), "cudaStreamSynchronize");
+}
+
 int cuda_rt_host_register(struct cuda_rt *rt, void *p, size_t n, bool *mine)
 {
 	cudaError_t err = cudaHostRegister(p, n, cudaHostRegisterMapped | cudaHostRegisterPortable);
@@ -220,6 +316,8 @@ int cuda_rt_host_register(struct cuda_rt *rt, void *p, size_t n, bool *mine)
 		(void)cudaGetLastError();
 		return 0;
 	}
+	if (rt->lost[0] || rt_sticky(err))
+		return rt_check(rt, err, "cudaHostRegister");
 	if (err != cudaSuccess) {
 		/* Not fatal: the engine stages this batch instead. Not an error for the log. */
 		rt->log(GRAID_LOG_DEBUG, "cuda: cudaHostRegister of %zu bytes: %s (%s)", n,

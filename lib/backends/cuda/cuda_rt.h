@@ -26,13 +26,29 @@ struct cuda_rt;          /* one device, as used by one engine */
 struct cuda_rt_stream;   /* a cudaStream_t */
 struct cuda_rt_event;    /* a cudaEvent_t */
 
-/* Is device `device` usable? 0 and a description, or -ENODEV without logging anything. */
+/*
+ * Is device `device` usable (present, compute capability 8.0 or newer)? 0 and a
+ * description, or -ENODEV without logging anything.
+ */
 int cuda_rt_probe(int device, char *desc, size_t desc_len);
 
+/* 0; -ENODEV no device, no driver, or no kernel image this device can run; -EIO. */
 int cuda_rt_open(struct cuda_rt **out, int device, cuda_log_fn log);
 void cuda_rt_close(struct cuda_rt *rt);
-/* Make the device current for the calling thread (the runtime keeps it per thread). */
-int cuda_rt_bind(struct cuda_rt *rt);
+/*
+ * Make the device current for the calling thread (the runtime keeps it per thread), saving
+ * the thread's current device in *prev; cuda_rt_unbind(rt, *prev) puts it back, so that an
+ * application's own CUDA work on another device does not move. Bind's failure needs no unbind.
+ */
+int cuda_rt_bind(struct cuda_rt *rt, int *prev);
+void cuda_rt_unbind(struct cuda_rt *rt, int prev);
+/*
+ * NULL while the device's context is usable; once an error that leaves it unusable has been
+ * seen (illegal address, launch failure, uncorrectable ECC, device lost), CUDA's name and
+ * words for it. From then on every call fails, and errors are logged only at debug level:
+ * the engine logs the loss once.
+ */
+const char *cuda_rt_lost(const struct cuda_rt *rt);
 /* Kernels read registered host memory at its host address (no translation needed). */
 bool cuda_rt_host_ptr_is_device_ptr(const struct cuda_rt *rt);
 
@@ -54,8 +70,10 @@ int cuda_rt_d2h(struct cuda_rt *rt, void *dst, const void *src, size_t n,
 /* One launch covering every item of the piece kp describes. */
 int cuda_rt_launch(struct cuda_rt *rt, const struct cuda_kparams *kp, struct cuda_rt_stream *s);
 int cuda_rt_record(struct cuda_rt *rt, struct cuda_rt_event *ev, struct cuda_rt_stream *s);
-/* Wait until everything before the event's record has finished. */
+/* Wait until everything before the event's record has finished (blocking, not spinning). */
 int cuda_rt_wait(struct cuda_rt *rt, struct cuda_rt_event *ev);
+/* Wait until the stream is idle: nothing queued on it can touch memory afterwards. */
+int cuda_rt_stream_sync(struct cuda_rt *rt, struct cuda_rt_stream *s);
 
 /*
  * Pin and map [p, p + n) for kernels to read in place. *mine is true if this call pinned it
