@@ -114,6 +114,7 @@ int gctl_cmd_replace(int argc, char **argv)
 		{ "max-rate", required_argument, NULL, 'm' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct graid_array_info info = { .struct_size = sizeof(info) };
 	struct graid_array *a;
 	bool rebuild = true;
 	uint64_t rate = 0;
@@ -140,7 +141,20 @@ int gctl_cmd_replace(int argc, char **argv)
 	ex = gctl_open("replace", argv + optind + 2, argc - optind - 2, NULL, 0, &a);
 	if (ex != GCTL_EXIT_OK)
 		return ex;
+	if (graid_array_info(a, &info) == 0 && idx >= info.nmembers) {
+		gctl_err("replace: member index %u is out of range: the array has roles 0..%u",
+			 idx, info.nmembers - 1);
+		gctl_close("replace", a);
+		return GCTL_EXIT_USAGE;
+	}
 	rc = graid_array_replace_member(a, idx, newpath);
+	if (rc == -EBUSY) {
+		gctl_err("replace: member %u with %s: role %u is %s; only a failed or missing role "
+			 "can be replaced (graidctl fail %u first)", idx, newpath, idx,
+			 gctl_state_name(info.member_state[idx]), idx);
+		gctl_close("replace", a);
+		return GCTL_EXIT_FAILED;
+	}
 	if (rc) {
 		gctl_err("replace: member %u with %s: %s%s", idx, newpath, graid_strerror(rc),
 			 gctl_level_reason(rc));

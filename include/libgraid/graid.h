@@ -353,7 +353,8 @@ struct graid_member_probe {
  * Members may be NVMe generic char devices (/dev/ngXnY): their I/O is io_uring NVMe
  * passthrough.
  *
- * @param members paths; a member's role is its position here.
+ * @param members paths (at most 255 bytes each: a longer one is refused with -EINVAL and
+ *   logged); a member's role is its position here.
  * @param nmembers how many: RAID-0 >= 2, RAID-1 >= 2, RAID-5 >= 3, RAID-6 >= 4,
  *   RAID-10 >= 2; at most ::GRAID_MAX_MEMBERS.
  * @param cfg level, chunk, engine, flags.
@@ -399,7 +400,7 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
  * one whose gap the bitmap does not cover is rebuilt whole. graid_array_rebuild() waits for
  * either.
  *
- * @param members paths.
+ * @param members paths (at most 255 bytes each: a longer one is left out, logged).
  * @param nmembers how many, 1 .. ::GRAID_MAX_MEMBERS.
  * @param opts NULL, or options.
  * @param out the open array; untouched on failure.

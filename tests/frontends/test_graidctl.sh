@@ -181,7 +181,9 @@ else
 	expect 0 "scrub after the repair" -- "$G" scrub $L
 	has out " 0 mismatches" "nothing is left to repair"
 	expect 1 "replace an active role is refused" -- "$G" replace --no-rebuild 1 n2b $L
-	has err "member 1 with n2b" "the refusal names the role and the new path"
+	has err "member 1 with n2b: role 1 is active; only a failed or missing role" "the refusal names the role, the new path and why"
+	expect 2 "replace a role out of range" -- "$G" replace --no-rebuild 9 n2b $L
+	has err "out of range: the array has roles 0..5" "the range is named"
 	truncate -s 33M s0
 	expect 0 "spare add" -- "$G" spare add s0 $L
 	expect 2 "spare without add" -- "$G" spare s0 $L
