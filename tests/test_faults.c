@@ -198,3 +198,32 @@ Test(faults, bad_fault_options_are_refused)
 
 	cr_assert_eq(graid_array_create(paths, 2, &cfg, &a), -EINVAL);
 }
+
+Test(faults, a_member_that_cannot_flush_makes_the_flush_return_eio)
+{
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct ft_events ev = { 0 };
+	uint8_t *buf = calloc(1, 1 << 16);
+	struct graid_array *a;
+	struct au_set s;
+
+	/*
+	 * graid.h: "-EIO a member failed to flush (it is marked failed)". Its first flush is
+	 * the open's superblock write; every one after that fails.
+	 */
+	a = ft_open_faulty(&s, 4, 5, 1, "flush-eio-after=1", &ev);
+	cr_assert_eq(graid_array_write(a, buf, 1 << 16, 0), 1 << 16);
+	cr_assert_eq(graid_array_flush(a), -EIO);
+	cr_assert_eq(graid_array_member_info(a, 1, &mi), 0);
+	cr_assert_eq(mi.state, GRAID_MEMBER_FAILED);
+	cr_assert_eq(ev.failed[1], 1);
+	/* The survivors made it durable: the next flush has nothing to report. */
+	cr_assert_eq(graid_array_flush(a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_eq(info.nfailed, 1);
+	cr_assert_eq(graid_array_read(a, buf, 1 << 16, 0), 1 << 16);
+	graid_array_close(a);
+	free(buf);
+	au_remove(&s);
+}

@@ -199,6 +199,14 @@ struct graid_queue *array_queue_get(struct graid_array *a);
 void array_queue_put(struct graid_array *a, struct graid_queue *q);
 void array_queue_pool_free(struct graid_array *a);
 
+/*
+ * array_api.c: make every completed write durable on every writable member, failing those
+ * that cannot, then let the bitmap clear quiet regions. -EIO when the array is broken (too
+ * many failed), else 0; *failed (may be NULL) gets how many members failed to flush. What
+ * graid_array_flush() wraps; internal callers carry on degraded when a member fails.
+ */
+int array_flush_members(struct graid_array *a, unsigned *failed);
+
 /* events.c */
 void array_event(struct graid_array *a, int type, int member, int error, uint64_t stripe,
 		 uint64_t count);
@@ -225,6 +233,8 @@ void fault_free(struct member_fault *f);
 /* Decide for one I/O of @p bytes; FAULT_STALL fills *stall_ns (the wait before it runs). */
 enum fault_action fault_decide(struct member_fault *f, bool write, uint64_t bytes,
 			       uint64_t *stall_ns);
+/* Whether this flush of the member fails (flush-eio-after=N, or a vanished device). */
+bool fault_flush_fails(struct member_fault *f);
 
 /* member_batch.c: run member I/Os in parallel on a private ring, synchronously. */
 struct mbio {

@@ -45,12 +45,10 @@ GRAID_API ssize_t graid_array_write(struct graid_array *a, const void *buf, size
 	return api_sync_io(a, (uint8_t *)(uintptr_t)buf, len, offset, true);
 }
 
-GRAID_API int graid_array_flush(struct graid_array *a)
+int array_flush_members(struct graid_array *a, unsigned *failed)
 {
-	int rc = 0;
+	unsigned nfailed = 0;
 
-	if (!a)
-		return -EINVAL;
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		struct member *m = &a->members[i];
 		int err;
@@ -62,14 +60,27 @@ GRAID_API int graid_array_flush(struct graid_array *a)
 		err = member_flush(m);
 		if (err) {
 			array_member_failed(a, i, err);
-			rc = -EIO;
+			nfailed++;
 		}
 	}
 	/* Every completed write is durable now: quiet regions can lose their marks. */
 	bitmap_sweep(a);
+	if (failed)
+		*failed = nfailed;
 	/* A member that failed to flush is out; the survivors hold the data. */
-	(void)rc;
 	return atomic_load(&a->broken) ? -EIO : 0;
+}
+
+GRAID_API int graid_array_flush(struct graid_array *a)
+{
+	unsigned failed;
+	int rc;
+
+	if (!a)
+		return -EINVAL;
+	rc = array_flush_members(a, &failed);
+	/* graid.h promises the caller hears of a member that could not make its writes durable. */
+	return rc ? rc : (failed ? -EIO : 0);
 }
 
 GRAID_API int graid_array_close(struct graid_array *a)

@@ -295,7 +295,7 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 		} else {
 			rc = array_resync(a);
 			if (rc == 0)
-				rc = graid_array_flush(a);
+				rc = array_flush_members(a, NULL);
 		}
 	}
 	if (rc)

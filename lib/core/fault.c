@@ -5,7 +5,8 @@
  * separated: read-eio-after=N, write-eio-after=N (I/Os of that kind fail with EIO after N
  * succeed), tear-after=N (the N+1th write lands only its first half and fails, and every
  * I/O after it fails: a device dying mid-write), stall-us=N (every I/O waits N
- * microseconds first), vanish-after=N (after N I/Os of any kind, all fail), kill-after=N
+ * microseconds first), vanish-after=N (after N I/Os of any kind, all fail, flushes too),
+ * flush-eio-after=N (flushes fail with EIO after N succeed), kill-after=N
  * (at this member's N+1th write the process sends what it has queued and dies by SIGKILL:
  * power lost between the writes of one stripe, for crash tests).
  *
@@ -26,10 +27,11 @@
 
 struct member_fault {
 	long read_eio_after, write_eio_after, tear_after, vanish_after, kill_after;
+	long flush_eio_after;
 	uint64_t stall_ns;
 	long mbps, iops;                /* drive model; 0: unlimited */
 	atomic_uint_least64_t busy_until; /* CLOCK_MONOTONIC ns when the drive is next idle */
-	atomic_long reads, writes, ios;
+	atomic_long reads, writes, ios, flushes;
 	atomic_bool dead;
 };
 
@@ -56,6 +58,7 @@ int fault_parse(const char *spec, struct member_fault **out, const char **path)
 		return -ENOMEM;
 	f->read_eio_after = f->write_eio_after = f->tear_after = f->vanish_after = -1;
 	f->kill_after = -1;
+	f->flush_eio_after = -1;
 	while (p < colon) {
 		const char *end = memchr(p, ',', (size_t)(colon - p));
 		size_t n = (size_t)((end ? end : colon) - p);
@@ -71,6 +74,8 @@ int fault_parse(const char *spec, struct member_fault **out, const char **path)
 			f->vanish_after = v;
 		else if (fault_opt(p, n, "kill-after", &v))
 			f->kill_after = v;
+		else if (fault_opt(p, n, "flush-eio-after", &v))
+			f->flush_eio_after = v;
 		else if (fault_opt(p, n, "stall-us", &v))
 			f->stall_ns = (uint64_t)v * 1000;
 		else if (fault_opt(p, n, "mbps", &v) && v > 0)
@@ -142,4 +147,11 @@ enum fault_action fault_decide(struct member_fault *f, bool write, uint64_t byte
 	if (f->mbps || f->iops)
 		*stall_ns += fault_drive_wait(f, bytes);
 	return *stall_ns ? FAULT_STALL : FAULT_NONE;
+}
+
+bool fault_flush_fails(struct member_fault *f)
+{
+	long k = atomic_fetch_add(&f->flushes, 1);
+
+	return atomic_load(&f->dead) || (f->flush_eio_after >= 0 && k >= f->flush_eio_after);
 }

@@ -223,7 +223,7 @@ int journal_checkpoint(struct graid_array *a)
 	j->checkpointing = true;
 	tail = j->base; /* every update below has completed in place */
 	pthread_mutex_unlock(&j->lock);
-	rc = graid_array_flush(a);
+	rc = array_flush_members(a, NULL);
 	if (rc == 0)
 		journal_write_records(a, tail);
 	pthread_mutex_lock(&j->lock);

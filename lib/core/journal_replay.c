@@ -267,6 +267,6 @@ int journal_recover(struct graid_array *a, bool clean, uint64_t *replayed)
 	pthread_mutex_unlock(&j->lock);
 	/* What was replayed must be on disk before the records that void its entries. */
 	if (!clean)
-		rc = graid_array_flush(a);
+		rc = array_flush_members(a, NULL);
 	return rc ? rc : journal_reset(a);
 }

@@ -266,6 +266,8 @@ int member_zero_range(struct member *m, uint64_t off, uint64_t len)
 
 int member_flush(struct member *m)
 {
+	if (m->fault && fault_flush_fails(m->fault))
+		return -EIO;
 	if (m->nvme.passthru)
 		return member_nvme_flush(m);
 	return fdatasync(m->fd) ? -errno : 0;

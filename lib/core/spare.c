@@ -19,7 +19,7 @@ static void *spare_thread_main(void *arg)
 			a->resync_background = false;
 			pthread_mutex_unlock(&a->meta_lock);
 			if (array_resync(a) == 0)
-				graid_array_flush(a);
+				array_flush_members(a, NULL);
 			pthread_mutex_lock(&a->meta_lock);
 			continue;
 		}
