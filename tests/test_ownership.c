@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -465,5 +466,137 @@ Test(ownership, an_open_right_after_the_holder_was_killed_mid_write_succeeds, .t
 		close(ready[0]);
 		close(ready[1]);
 	}
+	au_remove(&s);
+}
+
+Test(ownership, two_halves_opened_apart_are_not_merged_as_in_sync, .timeout = 60)
+{
+	struct graid_open_options ro = { .struct_size = sizeof(ro), .flags = GRAID_OPEN_READ_ONLY };
+	uint8_t *buf = aligned_alloc(4096, 1 << 16);
+	struct graid_array *a;
+	struct au_set s;
+
+	/* A RAID-1 split: each member opened without the other, and written. */
+	own_make_array(&s, 2, 1);
+	cr_assert_eq(graid_array_open(s.paths, 1, NULL, &a), 0);
+	own_write(a, 0, 1 << 20, 7);
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths + 1, 1, NULL, &a), 0);
+	own_write(a, 4u << 20, 1 << 20, 8);
+	cr_assert_eq(graid_array_close(a), 0);
+	/* Together: one side is kept, the other left out; never both as "in sync". */
+	cr_assert_eq(graid_array_open(s.paths, 2, NULL, &a), 0);
+	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), 0);
+	cr_assert_eq(own_nfailed(a), 1, "a diverged half was merged as in sync");
+	own_verify(a, 0, 1 << 20, 7, 1, "the side kept (the first given)");
+	graid_array_close(a);
+	/* The side left out is untouched: it still holds its own writes. */
+	cr_assert_eq(graid_array_open(s.paths + 1, 1, &ro, &a), 0);
+	own_verify(a, 4u << 20, 5u << 20, 8, 1, "the side left out");
+	graid_array_close(a);
+	free(buf);
+	au_remove(&s);
+}
+
+Test(ownership, a_read_only_flush_leaves_a_writers_bitmap_marks, .timeout = 60)
+{
+	struct graid_open_options ro = { .struct_size = sizeof(ro), .flags = GRAID_OPEN_READ_ONLY };
+	struct graid_array *a, *b;
+	uint64_t before[2];
+	struct au_set s;
+
+	own_make_array(&s, 2, 1);
+	cr_assert_eq(graid_array_open(s.paths, 2, NULL, &a), 0);
+	own_write(a, 0, 1 << 20, 3); /* marks a region, not yet swept */
+	for (unsigned i = 0; i < 2; i++)
+		before[i] = au_file_hash(s.paths[i]);
+	cr_assert_eq(graid_array_open(s.paths, 2, &ro, &b), 0);
+	cr_assert_eq(graid_array_flush(b), 0);
+	cr_assert_eq(graid_array_close(b), 0);
+	for (unsigned i = 0; i < 2; i++)
+		cr_assert_eq(au_file_hash(s.paths[i]), before[i],
+			     "a read-only handle's flush wrote member %u", i);
+	graid_array_close(a);
+	au_remove(&s);
+}
+
+Test(ownership, forced_raid10_resyncs_from_the_current_copy_not_the_forced_one, .timeout = 60)
+{
+	struct graid_open_options force = { .struct_size = sizeof(force),
+					    .flags = GRAID_OPEN_FORCE };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	uint8_t *got = malloc(OWN_CHUNK), *want = malloc(OWN_CHUNK);
+	struct graid_array *a;
+	unsigned current = 0, right = 0;
+	struct au_set s;
+
+	/* RAID-10 of 3 (near-2): member 1 fails, the array is rewritten, member 0 is lost. */
+	own_make_array(&s, 3, 10);
+	cr_assert_eq(graid_array_open(s.paths, 3, NULL, &a), 0);
+	cr_assert_eq(graid_array_fail_member(a, 1), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	own_write(a, 0, info.size, 2);
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths + 1, 2, NULL, &a), -EIO);
+	cr_assert_eq(graid_array_open(s.paths + 1, 2, &force, &a), 0);
+	/*
+	 * Chunks with a copy on member 2 were current there and must stay so; those whose only
+	 * current copy was on member 0 are lost, as the header says.
+	 */
+	for (uint64_t off = 0; off < info.size; off += OWN_CHUNK) {
+		uint64_t chunk = off / OWN_CHUNK;
+		bool on2 = (2 * chunk) % 3 == 2 || (2 * chunk + 1) % 3 == 2;
+
+		own_pattern(want, OWN_CHUNK, off, 2);
+		cr_assert_eq(graid_array_read(a, got, OWN_CHUNK, off), OWN_CHUNK);
+		if (on2) {
+			current++;
+			right += !memcmp(got, want, OWN_CHUNK);
+		}
+	}
+	cr_assert_eq(right, current, "%u of %u chunks with a current copy were overwritten by "
+		     "the forced member's stale one", current - right, current);
+	graid_array_close(a);
+	free(got);
+	free(want);
+	au_remove(&s);
+}
+
+Test(ownership, the_lock_file_is_never_followed_through_a_link, .timeout = 60)
+{
+	char dir[300], link[400], victim[400], uuid_text[37];
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct graid_array *a;
+	uint64_t before;
+	struct au_set s;
+	int fd;
+
+	own_make_array(&s, 2, 1);
+	cr_assert_eq(graid_array_open(s.paths, 2, NULL, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	snprintf(dir, sizeof(dir), "%s/locks", s.dir);
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	snprintf(victim, sizeof(victim), "%s/victim", s.dir);
+	fd = open(victim, O_CREAT | O_WRONLY, 0600);
+	cr_assert_eq(write(fd, "precious", 8), 8);
+	close(fd);
+	before = au_file_hash(victim);
+	for (unsigned i = 0; i < 16; i++)
+		sprintf(uuid_text + 2 * i + (i >= 4) + (i >= 6) + (i >= 8) + (i >= 10), "%02x",
+			info.uuid[i]);
+	uuid_text[8] = uuid_text[13] = uuid_text[18] = uuid_text[23] = '-';
+	uuid_text[36] = '\0';
+	snprintf(link, sizeof(link), "%s/%s.lock", dir, uuid_text);
+	cr_assert_eq(symlink(victim, link), 0);
+	setenv("GRAID_LOCK_DIR", dir, 1);
+	cr_assert_eq(graid_array_open(s.paths, 2, NULL, &a), -ENOLCK);
+	cr_assert_eq(au_file_hash(victim), before, "the link's target was written");
+	/* A lock directory others can write is refused, not used. */
+	unlink(link);
+	cr_assert_eq(chmod(dir, 0777), 0);
+	cr_assert_eq(chown(dir, 65534, 65534), 0, "needs root (chown)");
+	cr_assert_eq(graid_array_open(s.paths, 2, NULL, &a), -ENOLCK);
+	unsetenv("GRAID_LOCK_DIR");
 	au_remove(&s);
 }

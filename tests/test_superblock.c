@@ -55,6 +55,7 @@ static struct graid_sb sb_sample(void)
 	for (unsigned i = 0; i < 8; i++)
 		sb.slot_id[i] = 0x0101010101010101ull * (i + 1);
 	sb.slot_flags[3] = GRAID_SB_SLOT_CATCHUP;
+	sb.left_events[2] = 0x15161714u;
 	return sb;
 }
 
@@ -186,7 +187,8 @@ Test(superblock, fields_sit_at_the_documented_offsets_in_little_endian)
 	cr_assert_eq(memcmp(buf + 0xa00, sb.slot_flags, 256), 0);
 	cr_assert_eq(buf[0xa03], GRAID_SB_SLOT_CATCHUP);
 	cr_assert_str_eq((const char *)buf + 0xb00, "storage-host-7");
-	for (unsigned i = 0xb40; i < GRAID_SB_SIZE; i++)
+	cr_assert_eq(get_le32(buf + 0xb40 + 4 * 2), 0x15161714u);
+	for (unsigned i = 0xf40; i < GRAID_SB_SIZE; i++)
 		cr_assert_eq(buf[i], 0, "reserved2 byte %#x", i);
 }
 
@@ -370,7 +372,7 @@ Test(superblock, a_newer_minor_version_is_read_and_its_additions_ignored)
 	buf[0x4c] = 0xaa;        /* fields a later minor added in reserved space */
 	buf[0xb4] = 0xab;
 	buf[0xe0] = 0xbb;
-	buf[0xc00] = 0xcc;
+	buf[0xf80] = 0xcc;
 	buf[GRAID_SB_SIZE - 1] = 0xdd;
 	reseal(buf);
 	cr_assert_eq(graid_sb_decode(buf, &back), 0);

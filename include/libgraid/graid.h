@@ -366,7 +366,8 @@ struct graid_member_probe {
  *           an unknown flag, or ::GRAID_CREATE_JOURNAL for a level without parity;
  *   -ENOENT a member path does not exist; -EACCES/-EPERM no permission; -EBUSY a member
  *           is in use (a block device held or mounted, or a member file locked by another
- *           open array, in this process or another); -ENODEV / -ENOEXEC the parity engine (see
+ *           open array, in this process or another); -ENOLCK the lock directory cannot be
+ *           used (see graid_array_open()); -ENODEV / -ENOEXEC the parity engine (see
  *           graid_backend_open()); -EOPNOTSUPP a char device that is not an NVMe
  *           namespace, an NVMe generic device whose LBA format carries metadata, or a
  *           generic device in a libgraid built without libnvme; -EIO a member failed while
@@ -386,7 +387,8 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
  *
  * Ownership (docs/ARRAYS.md, "Who owns an array"): a writable open holds the array, all or
  * none, before it writes anything: this host's lock on the array's UUID (a file in
- * `GRAID_LOCK_DIR`, default `/run/lock/libgraid`), then each member (flock(), and O_EXCL on
+ * `GRAID_LOCK_DIR`, default `/run/lock/libgraid` for root and `/run/lock/libgraid-UID` for
+ * other users), then each member (flock(), and O_EXCL on
  * block devices) in role order. If another open holds any of it, nothing is written and
  * the call fails with -EBUSY — at once when the recorded holder (pid, process start time,
  * host, in the superblocks) is alive, after waiting up to 10 s for the kernel to let go of
@@ -409,7 +411,10 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
  *           or no member carries a valid libgraid superblock;
  *   -EIO more roles missing or failed than the level tolerates (nothing is written);
  *   -EBUSY the array (any of its members given, or its UUID on this host) is held by
- *           another open, in this process or another; nothing is written;
+ *           another open, in this process or another, or a member block device is held
+ *           by something else (mounted, md, dm); nothing is written;
+ *   -ENOLCK the lock directory cannot be used (it must be a directory of this user's or
+ *           root's that nobody else can write; `GRAID_LOCK_DIR` names another);
  *   -EAGAIN the members changed arrays while being assembled (a concurrent create);
  *   -EPROTO the superblocks record a bitmap region size that does not fit the bitmap;
  *   -ENODEV/-ENOEXEC the parity engine; -EOPNOTSUPP as for graid_array_create() (NVMe

@@ -45,6 +45,10 @@ struct member {
 	bool catchup;
 	/* Came back at this open after missing updates: its copy of the bitmap is stale. */
 	bool rejoined;
+	/* Taken back by GRAID_OPEN_FORCE: its copies are the last to trust (resync). */
+	bool forced;
+	/* Out of the array (MISSING or FAILED): the event that recorded it out; 0 unknown. */
+	uint64_t left_events;
 	_Atomic uint64_t rebuild_offset; /* REBUILDING: data-area bytes already in sync */
 	char path[256];
 	char identity[128];
@@ -139,8 +143,9 @@ struct graid_array {
 int member_open(struct member *m, const char *path, bool exclusive);
 /*
  * Hold an open member exclusively without waiting: reopen a block device with O_EXCL, and
- * flock(). 0; -EBUSY another open (or a mount) holds it; -ESTALE its path names another
- * device now. Released when the member is closed.
+ * flock(). 0; -EBUSY another libgraid open holds it; -EEXIST a block device held by
+ * something else (mounted, claimed by md or dm); -ESTALE its path names another device
+ * now. Released when the member is closed.
  */
 int member_lock(struct member *m);
 void member_close(struct member *m);

@@ -63,8 +63,12 @@ int array_flush_members(struct graid_array *a, unsigned *failed)
 			nfailed++;
 		}
 	}
-	/* Every completed write is durable now: quiet regions can lose their marks. */
-	bitmap_sweep(a);
+	/*
+	 * Every completed write is durable now: quiet regions can lose their marks. Not from a
+	 * read-only handle: it writes nothing, and the marks it loaded may be a live writer's.
+	 */
+	if (!a->read_only)
+		bitmap_sweep(a);
 	if (failed)
 		*failed = nfailed;
 	/* A member that failed to flush is out; the survivors hold the data. */

@@ -142,6 +142,10 @@ static int assemble_lock_members(struct assembly *as)
 		rc = member_lock(&order[i]->m);
 		if (rc == 0) {
 			order[i]->locked = true;
+		} else if (rc == -EEXIST) {
+			graid__log(GRAID_LOG_ERR, "open: %s is held by something outside libgraid "
+						  "(mounted, or claimed by md, dm or another program)",
+				   order[i]->m.path);
 		} else if (rc != -EBUSY) {
 			/* Not a holder's doing (its path moved, say): this open goes without it. */
 			graid__log(GRAID_LOG_WARNING, "open: leaving out %s: cannot hold it: %s",
@@ -195,6 +199,8 @@ int assemble_gather(struct assembly *as, const char *const *paths, unsigned n, b
 			break;
 		memcpy(uuid, as->c[as->pick].sb.array_uuid, 16);
 		rc = array_uuid_lock_take(&as->lock, uuid, &holder);
+		if (rc == -ENOLCK)
+			break;
 		if (rc == -EBUSY && holder.pid) {
 			/* The lock file names its holder, whichever members that one was given. */
 			owner_describe(&holder, who, sizeof(who));
@@ -202,6 +208,10 @@ int assemble_gather(struct assembly *as, const char *const *paths, unsigned n, b
 		} else {
 			if (rc == 0)
 				rc = assemble_lock_members(as);
+			if (rc == -EEXIST) {
+				rc = -EBUSY; /* not a holder that will let go: no wait */
+				break;
+			}
 			if (rc != -EBUSY)
 				break;
 			alive = assemble_holder(as, who, sizeof(who));
@@ -268,11 +278,42 @@ static bool assemble_geometry_agrees(const struct graid_sb *sb, const struct gra
  * the bitmap where the bitmap has kept every mark since before it left (its own last
  * event + 1: the open that left it out is the first it missed), else is rebuilt whole.
  */
+/*
+ * Was the member written after the others recorded it out? Then it holds writes the array
+ * never saw (the array was split: each part opened without the other), and neither a
+ * catch-up nor a rebuild may silently pick a side. The freshest superblock records the
+ * event at which each slot went out; where it does not (format 1.0), the member's own
+ * superblock recording out a role that the freshest has in tells the same.
+ */
+static bool assemble_diverged(const struct open_candidate *c, const struct graid_sb *fresh)
+{
+	uint32_t left = fresh->left_events[c->sb.role];
+
+	if (left) /* 32 bits of event, compared as serial numbers */
+		return (int32_t)((uint32_t)c->sb.events - left) >= 0;
+	for (unsigned r = 0; r < fresh->nmembers; r++)
+		if ((c->sb.member_state[r] == GRAID_MEMBER_MISSING ||
+		     c->sb.member_state[r] == GRAID_MEMBER_FAILED) &&
+		    fresh->member_state[r] == GRAID_MEMBER_ACTIVE)
+			return true;
+	return false;
+}
+
 static void assemble_place_behind(struct open_candidate *c, const struct graid_sb *fresh)
 {
 	uint8_t st = fresh->member_state[c->sb.role];
 	uint8_t own = c->sb.member_state[c->sb.role];
 
+	if ((st == GRAID_MEMBER_MISSING || st == GRAID_MEMBER_FAILED) &&
+	    assemble_diverged(c, fresh)) {
+		graid__log(GRAID_LOG_ERR, "open: %s (role %u) was written after the other members "
+					  "recorded it out (event %llu): the array was split and "
+					  "this member holds writes the others do not; left out (replace "
+					  "it, or assemble from it alone to keep its side)",
+			   c->m.path, c->sb.role, (unsigned long long)c->sb.events);
+		assemble_leave_out(c, "diverged from the array (split)");
+		return;
+	}
 	if (st != GRAID_MEMBER_MISSING) {
 		c->forcible = true;
 		assemble_leave_out(c, c->sb.events + 1 < fresh->events

@@ -83,6 +83,7 @@ void array_fill_sb(const struct graid_array *a, unsigned role, struct graid_sb *
 
 		sb->member_state[i] = (uint8_t)atomic_load(&m->state);
 		sb->slot_id[i] = m->slot_id;
+		sb->left_events[i] = (uint32_t)m->left_events;
 		if (m->catchup && sb->member_state[i] == GRAID_MEMBER_REBUILDING)
 			sb->slot_flags[i] = GRAID_SB_SLOT_CATCHUP;
 	}
@@ -188,6 +189,7 @@ void array_member_io_failed(struct graid_array *a, unsigned role, int fd, int er
 		graid__log(GRAID_LOG_ERR, "member %u (%s) failed: %s; array continues degraded",
 			   role, m->path, graid_strerror(err));
 		a->events++;
+		m->left_events = a->events;
 		array_recount(a);
 		array_write_superblocks(a, 0);
 		array_event(a, GRAID_EVENT_MEMBER_FAILED, (int)role, err, 0, 0);
@@ -220,6 +222,7 @@ GRAID_API int graid_array_fail_member(struct graid_array *a, unsigned idx)
 		graid__log(GRAID_LOG_NOTICE, "member %u (%s) marked failed by request", idx,
 			   a->members[idx].path);
 		a->events++;
+		a->members[idx].left_events = a->events;
 		array_recount(a);
 		array_write_superblocks(a, 0);
 		array_event(a, GRAID_EVENT_MEMBER_FAILED, (int)idx, 0, 0, 0);

@@ -29,6 +29,7 @@ static void open_install(struct graid_array *a, struct assembly *as)
 	 */
 	for (unsigned r = 0; r < a->nmembers; r++) {
 		a->members[r].slot_id = fresh->slot_id[r];
+		a->members[r].left_events = fresh->left_events[r];
 		if (fresh->member_state[r] == GRAID_MEMBER_FAILED)
 			atomic_init(&a->members[r].state, GRAID_MEMBER_FAILED);
 	}
@@ -50,6 +51,8 @@ static void open_install(struct graid_array *a, struct assembly *as)
 		memcpy(m->uuid, c->sb.member_uuid, 16);
 		m->slot_id = member_slot_id(m->uuid);
 		m->catchup = false;
+		m->left_events = 0;
+		m->forced = c->join == JOIN_FORCED;
 		if (role >= a->nmembers) {
 			atomic_init(&m->state, GRAID_MEMBER_SPARE);
 		} else if (c->join == JOIN_CURRENT &&
@@ -243,6 +246,15 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 		goto out;
 	/* Open marks the array in use (not clean) with a new event: a crash leaves that mark. */
 	a->events = fresh->events + 1;
+	/* Roles that were in and are not now are recorded out at this event (divergence check). */
+	for (unsigned r = 0; r < a->nmembers; r++) {
+		int st = atomic_load(&a->members[r].state);
+
+		if ((st == GRAID_MEMBER_MISSING || st == GRAID_MEMBER_FAILED) &&
+		    (fresh->member_state[r] == GRAID_MEMBER_ACTIVE ||
+		     fresh->member_state[r] == GRAID_MEMBER_REBUILDING))
+			a->members[r].left_events = a->events;
+	}
 	/*
 	 * The roles out are counted before anything can flush: a flush's sweep clears no mark
 	 * while a role is out, and the journal's replay flushes.

@@ -2,7 +2,6 @@
 /* Who holds an array on this host: a lock per array UUID, and owner records to tell live from dead. */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,31 +14,43 @@
 #include "array_own.h"
 #include "internal.h"
 
-#define OWN_DEFAULT_DIR "/run/lock/libgraid"
-
-static const char *own_lock_dir(void)
+/*
+ * root's arrays lock in one directory only root can write; another user's in one of its own
+ * (a directory others could write would let them plant a lock file, or a link to a file of
+ * root's that the holder would then overwrite with its record).
+ */
+static const char *own_lock_dir(char *buf, size_t len)
 {
 	const char *d = getenv("GRAID_LOCK_DIR");
 
-	return d && *d ? d : OWN_DEFAULT_DIR;
+	if (d && *d)
+		return d;
+	if (geteuid() == 0)
+		return "/run/lock/libgraid";
+	snprintf(buf, len, "/run/lock/libgraid-%u", (unsigned)geteuid());
+	return buf;
 }
 
-/* The directory is shared by every user: sticky and world-writable, like /run/lock itself. */
+/* The lock directory must be a directory of this user's (or root's) that nobody else writes. */
 static int own_make_dir(const char *dir)
 {
+	mode_t mode = geteuid() == 0 ? 0755 : 0700;
 	struct stat st;
 
-	if (mkdir(dir, 01777) == 0) {
-		/* mkdir() honours the umask; the mode must be exactly this for other users. */
-		if (chmod(dir, 01777))
-			return -errno;
-		return 0;
+	if (mkdir(dir, mode) && errno != EEXIST)
+		return -errno;
+	if (lstat(dir, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (st.st_uid != geteuid() && st.st_uid != 0)
+		return -EPERM; /* someone else's: they could plant files in it */
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		/* Ours (made by an older libgraid, or by hand): set it right rather than refuse. */
+		if (st.st_uid != geteuid() || chmod(dir, mode))
+			return -EPERM;
 	}
-	if (errno != EEXIST)
-		return -errno;
-	if (stat(dir, &st))
-		return -errno;
-	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+	return 0;
 }
 
 /* The record in a lock file: one line, "pid START SINCE BOOT-ID HOST". */
@@ -87,12 +98,12 @@ static void own_record_read(const char *path, struct graid_sb_owner *o)
 int array_uuid_lock_take(struct array_uuid_lock *l, const uint8_t uuid[16],
 			 struct graid_sb_owner *holder)
 {
-	static atomic_bool warned;
-	const char *dir = own_lock_dir();
-	char text[37];
+	char text[37], dirbuf[64];
+	const char *dir = own_lock_dir(dirbuf, sizeof(dirbuf));
 	int rc;
 
 	l->fd = -1;
+	memset(holder, 0, sizeof(*holder));
 	graid_uuid_format(uuid, text);
 	if (snprintf(l->path, sizeof(l->path), "%s/%s.lock", dir, text) >= (int)sizeof(l->path))
 		rc = -ENAMETOOLONG;
@@ -105,13 +116,16 @@ int array_uuid_lock_take(struct array_uuid_lock *l, const uint8_t uuid[16],
 	 */
 	for (unsigned tries = 0; rc == 0 && tries < 100; tries++) {
 		struct stat held, named;
-		/* Another user's file can still be locked (flock needs no write access). */
-		int fd = open(l->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		/* Never through a link, never anything but a plain file of its own. */
+		int fd = open(l->path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644);
 
-		if (fd < 0 && errno == EACCES)
-			fd = open(l->path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
 			rc = -errno;
+			break;
+		}
+		if (fstat(fd, &held) || !S_ISREG(held.st_mode) || held.st_nlink != 1) {
+			close(fd);
+			rc = -EPERM;
 			break;
 		}
 		if (flock(fd, LOCK_EX | LOCK_NB)) {
@@ -133,20 +147,30 @@ int array_uuid_lock_take(struct array_uuid_lock *l, const uint8_t uuid[16],
 	}
 	if (rc == 0)
 		rc = -EAGAIN;
-	/* Nowhere to lock (a read-only /run, no permission): the member locks still hold. */
-	if (!atomic_exchange(&warned, true))
-		graid__log(GRAID_LOG_WARNING, "array lock %s: %s; only the member locks guard "
-					      "against a second writer on this host", l->path,
-			   graid_strerror(rc));
-	return 0;
+	/*
+	 * Without this lock an opener given other members than a holder's could write too: a
+	 * writable open does not go on without it.
+	 */
+	graid__log(GRAID_LOG_ERR, "array lock %s: %s (the lock directory must be a directory of "
+				  "this user's or root's that nobody else can write; GRAID_LOCK_DIR "
+				  "names another)", l->path, graid_strerror(rc));
+	return -ENOLCK;
 }
 
 void array_uuid_lock_release(struct array_uuid_lock *l)
 {
 	if (l->fd < 0)
 		return;
-	/* Removed while still locked: whoever opened the old file sees that and tries again. */
-	unlink(l->path);
+	struct stat held, named;
+
+	/*
+	 * Removed while still locked: whoever opened the old file sees that and tries again.
+	 * Only if the name still leads to the file held (someone may have removed it by hand,
+	 * and another holder made a new one since).
+	 */
+	if (fstat(l->fd, &held) == 0 && stat(l->path, &named) == 0 &&
+	    held.st_dev == named.st_dev && held.st_ino == named.st_ino)
+		unlink(l->path);
 	close(l->fd);
 	l->fd = -1;
 }

@@ -10,8 +10,9 @@
 
 /*
  * The host-wide lock on one array UUID: a file named by the UUID in the lock directory
- * (GRAID_LOCK_DIR, else /run/lock/libgraid), flock()ed exclusively by the one writable
- * opener on this host, whichever members it was given. fd -1: none held.
+ * (GRAID_LOCK_DIR, else /run/lock/libgraid for root and /run/lock/libgraid-UID for other
+ * users), flock()ed exclusively by the one writable opener on this host, whichever members
+ * it was given. fd -1: none held.
  */
 struct array_uuid_lock {
 	int fd;
@@ -20,9 +21,9 @@ struct array_uuid_lock {
 
 /*
  * Take the lock on @p uuid without waiting, and record this process in its file (one text
- * line: docs/ARRAYS.md). 0 (held, or the lock directory cannot be used: logged once, and
- * the member locks alone guard the array); -EBUSY another open holds it: @p holder gets
- * the record its file carries (all zero when none could be read).
+ * line: docs/ARRAYS.md). 0; -EBUSY another open holds it: @p holder gets the record its
+ * file carries (all zero when none could be read); -ENOLCK the lock directory cannot be
+ * used (logged with the reason).
  */
 int array_uuid_lock_take(struct array_uuid_lock *l, const uint8_t uuid[16],
 			 struct graid_sb_owner *holder);

@@ -42,7 +42,8 @@ int bitmap_init(struct graid_array *a, uint64_t offset, uint64_t bytes, uint64_t
 	if (bytes == 0 || a->lay.level == 0)
 		return 0; /* no redundancy, nothing to resync */
 	per = region_stripes ? region_stripes : bitmap_derived_region(a, bits);
-	if ((nst + per - 1) / per > bits) {
+	/* Divided, not rounded up by adding: a recorded size near 2^64 must not wrap to 0. */
+	if (nst / per + (nst % per != 0) > bits) {
 		graid__log(GRAID_LOG_ERR, "bitmap: %llu stripes per region need more than its %llu "
 					  "bits", (unsigned long long)per, (unsigned long long)bits);
 		return -EPROTO;
@@ -50,7 +51,7 @@ int bitmap_init(struct graid_array *a, uint64_t offset, uint64_t bytes, uint64_t
 	b->offset = offset;
 	b->bytes = bytes;
 	b->region_stripes = per;
-	b->nregions = (nst + per - 1) / per;
+	b->nregions = nst / per + (nst % per != 0);
 	b->state = calloc(b->nregions, sizeof(*b->state));
 	b->inflight = calloc(b->nregions, sizeof(*b->inflight));
 	if (posix_memalign((void **)&b->disk, ARRAY_ALIGN, bytes) || !b->state || !b->inflight) {
@@ -196,6 +197,19 @@ void bitmap_end_write(struct graid_array *a, uint64_t stripe)
  * and none since the last sweep is clean. A region written since is kept dirty one more
  * round, so a busy region is not re-marked on every write.
  */
+/*
+ * Every layout role active: read from the states themselves, which a failure changes before
+ * anything else (nfailed follows a moment later, under meta_lock), so no sweep between the
+ * two can clear a mark the failed member will need.
+ */
+static bool bitmap_all_active(const struct graid_array *a)
+{
+	for (unsigned r = 0; r < a->nmembers; r++)
+		if (atomic_load(&a->members[r].state) != GRAID_MEMBER_ACTIVE)
+			return false;
+	return true;
+}
+
 void bitmap_sweep(struct graid_array *a)
 {
 	struct bitmap *b = &a->bitmap;
@@ -205,7 +219,7 @@ void bitmap_sweep(struct graid_array *a)
 	 * While a role is not active every mark is kept: the bitmap is then the history of what
 	 * was written since, which a member that comes back catches up from (array_recount).
 	 */
-	if (!b->enabled || atomic_load(&a->nfailed))
+	if (!b->enabled || a->read_only || !bitmap_all_active(a))
 		return;
 	pthread_mutex_lock(&b->lock);
 	for (uint64_t r = 0; r < b->nregions; r++) {

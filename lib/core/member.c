@@ -132,8 +132,16 @@ int member_lock(struct member *m)
 		struct stat st;
 		int fd = open(m->path, flags);
 
+		if (fd < 0 && errno == EBUSY) {
+			/* A libgraid holder holds the flock too; without it, the holder is not ours. */
+			if (flock(m->fd, LOCK_SH | LOCK_NB) == 0) {
+				flock(m->fd, LOCK_UN);
+				return -EEXIST;
+			}
+			return -EBUSY;
+		}
 		if (fd < 0)
-			return errno == EBUSY ? -EBUSY : -errno;
+			return -errno;
 		if (fstat(fd, &st) || !S_ISBLK(st.st_mode) || st.st_rdev != m->dev) {
 			close(fd);
 			return -ESTALE; /* the path names another device now */

@@ -115,6 +115,7 @@ static void rebuild_install(struct graid_array *a, unsigned role, struct member 
 	memcpy(m->uuid, nm->uuid, 16);
 	m->slot_id = member_slot_id(m->uuid);
 	m->catchup = false; /* a new device holds nothing of the role: all of it is copied */
+	m->left_events = 0;
 	memcpy(m->path, nm->path, sizeof(m->path));
 	memcpy(m->identity, nm->identity, sizeof(m->identity));
 	m->nvme = nm->nvme; /* NVMe identify data; passthrough or not */

@@ -95,9 +95,15 @@ static int resync_mirror_stripe(struct resync_ctx *c, uint64_t stripe)
 	size_t n = 0;
 	int rc;
 
-	for (unsigned j = 0; j < k && src == GRAID_LAYOUT_NONE; j++)
-		if (array_role_readable(a, members[j], moff[j] + l->chunk))
-			src = j;
+	/*
+	 * A member forced back in (GRAID_OPEN_FORCE) may hold stale copies: any other readable
+	 * copy is taken first, and it is the source only where it holds the only one.
+	 */
+	for (unsigned pass = 0; pass < 2 && src == GRAID_LAYOUT_NONE; pass++)
+		for (unsigned j = 0; j < k && src == GRAID_LAYOUT_NONE; j++)
+			if (array_role_readable(a, members[j], moff[j] + l->chunk) &&
+			    (pass || !a->members[members[j]].forced))
+				src = j;
 	if (src == GRAID_LAYOUT_NONE) {
 		c->skipped++;
 		return 0;

@@ -26,7 +26,8 @@ _Static_assert(offsetof(struct graid_sb_disk, owner_boot_id) == 0x0c8, "boot id 
 _Static_assert(offsetof(struct graid_sb_disk, slot_id) == 0x200, "slot_id at 0x200");
 _Static_assert(offsetof(struct graid_sb_disk, slot_flags) == 0xa00, "slot_flags at 0xa00");
 _Static_assert(offsetof(struct graid_sb_disk, owner_host) == 0xb00, "owner_host at 0xb00");
-_Static_assert(offsetof(struct graid_sb_disk, reserved2) == 0xb40, "reserved2 at 0xb40");
+_Static_assert(offsetof(struct graid_sb_disk, left_events) == 0xb40, "left_events at 0xb40");
+_Static_assert(offsetof(struct graid_sb_disk, reserved2) == 0xf40, "reserved2 at 0xf40");
 _Static_assert(sizeof(GRAID_SB_MAGIC) - 1 == GRAID_SB_MAGIC_LEN, "8-byte magic");
 
 /*
@@ -112,6 +113,8 @@ void graid_sb_encode(const struct graid_sb *sb, void *buf)
 	for (unsigned i = 0; i < GRAID_SB_MAX_MEMBERS; i++)
 		d.slot_id[i] = htole64(sb->slot_id[i]);
 	memcpy(d.slot_flags, sb->slot_flags, sizeof(d.slot_flags));
+	for (unsigned i = 0; i < GRAID_SB_MAX_MEMBERS; i++)
+		d.left_events[i] = htole32(sb->left_events[i]);
 	d.crc = htole32(graid_sb_checksum(&d));
 	memcpy(buf, &d, sizeof(d));
 }
@@ -239,6 +242,8 @@ int graid_sb_decode(const void *buf, struct graid_sb *sb)
 	for (unsigned i = 0; i < GRAID_SB_MAX_MEMBERS; i++)
 		out.slot_id[i] = le64toh(d.slot_id[i]);
 	memcpy(out.slot_flags, d.slot_flags, sizeof(out.slot_flags));
+	for (unsigned i = 0; i < GRAID_SB_MAX_MEMBERS; i++)
+		out.left_events[i] = le32toh(d.left_events[i]);
 
 	err = sb_validate(&out);
 	if (err)

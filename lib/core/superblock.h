@@ -77,6 +77,8 @@ struct graid_sb {
 	struct graid_sb_owner owner;
 	uint64_t slot_id[GRAID_SB_MAX_MEMBERS]; /* first 8 bytes of each slot's member UUID; 0: unknown */
 	uint8_t slot_flags[GRAID_SB_MAX_MEMBERS]; /* GRAID_SB_SLOT_* per slot */
+	/* Per slot: low 32 bits of the event that recorded it out (MISSING/FAILED); 0: unknown. */
+	uint32_t left_events[GRAID_SB_MAX_MEMBERS];
 };
 
 /*
@@ -122,7 +124,8 @@ struct graid_sb_disk {
 	uint64_t slot_id[256];      /* 0x200: first 8 bytes of slot i's member UUID; 0 = unknown */
 	uint8_t slot_flags[256];    /* 0xa00: GRAID_SB_SLOT_* of slot i */
 	char owner_host[64];        /* 0xb00: the last writable opener's host name, NUL-terminated */
-	uint8_t reserved2[1216];    /* 0xb40: zero; for compatible additions (minor bumps) */
+	uint32_t left_events[256];  /* 0xb40: low 32 bits of the event slot i was recorded out */
+	uint8_t reserved2[192];     /* 0xf40: zero; for compatible additions (minor bumps) */
 };
 
 /*

@@ -24,7 +24,7 @@ static void fuzz_fail(const char *why)
 static int fuzz_byte_is_free(size_t i)
 {
 	return (i >= 0x0a && i < 0x10) || (i >= 0x4c && i < 0x50) || (i >= 0xb4 && i < 0xb8) ||
-	       (i >= 0xd8 && i < 0x100) || i == 0xb3f || i >= 0xb40;
+	       (i >= 0xd8 && i < 0x100) || i == 0xb3f || i >= 0xf40;
 }
 
 static void fuzz_one(const uint8_t *buf)
