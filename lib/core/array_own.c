@@ -19,6 +19,8 @@
  * (a directory others could write would let them plant a lock file, or a link to a file of
  * root's that the holder would then overwrite with its record).
  */
+#define OWN_RUN_LOCK "/run/lock"
+
 static const char *own_lock_dir(char *buf, size_t len)
 {
 	const char *d = getenv("GRAID_LOCK_DIR");
@@ -26,8 +28,8 @@ static const char *own_lock_dir(char *buf, size_t len)
 	if (d && *d)
 		return d;
 	if (geteuid() == 0)
-		return "/run/lock/libgraid";
-	snprintf(buf, len, "/run/lock/libgraid-%u", (unsigned)geteuid());
+		return OWN_RUN_LOCK "/libgraid";
+	snprintf(buf, len, OWN_RUN_LOCK "/libgraid-%u", (unsigned)geteuid());
 	return buf;
 }
 
@@ -37,6 +39,14 @@ static int own_make_dir(const char *dir)
 	mode_t mode = geteuid() == 0 ? 0755 : 0700;
 	struct stat st;
 
+	/*
+	 * A minimal system (an initramfs, a container) may have /run without /run/lock: root
+	 * makes it as the FHS has it, sticky and writable by all.
+	 */
+	if (mkdir(dir, mode) && errno == ENOENT && geteuid() == 0 &&
+	    !strncmp(dir, OWN_RUN_LOCK "/", sizeof(OWN_RUN_LOCK)) &&
+	    (mkdir(OWN_RUN_LOCK, 01777) == 0 || errno == EEXIST))
+		(void)chmod(OWN_RUN_LOCK, 01777);
 	if (mkdir(dir, mode) && errno != EEXIST)
 		return -errno;
 	if (lstat(dir, &st))
