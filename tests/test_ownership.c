@@ -289,25 +289,40 @@ static void own_lean_on(struct graid_array *a, unsigned who)
 		}
 }
 
+/*
+ * A RAID-6 of six with role @p out left out of one open, during which [off, off + len) is
+ * written with round 2 (len 0: nothing); then opened with every member and brought up to
+ * date. Returns the array, open, and what was written to the member that came back.
+ */
+static struct graid_array *own_out_and_back(struct au_set *s, unsigned out, uint64_t off,
+					    uint64_t len, struct graid_member_info *mi)
+{
+	const char *five[6];
+	struct graid_array *a;
+
+	own_make_array(s, 6, 6);
+	own_without(s, out, five);
+	cr_assert_eq(graid_array_open(five, 5, NULL, &a), 0);
+	cr_assert_eq(own_nfailed(a), 1);
+	if (len)
+		own_write(a, off, len, 2);
+	cr_assert_eq(graid_array_close(a), 0);
+	/* The open that left it out (status, a typo) must not have evicted it for good. */
+	cr_assert_eq(graid_array_open(s->paths, 6, NULL, &a), 0);
+	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), 0);
+	cr_assert_eq(own_state(a, out), GRAID_MEMBER_ACTIVE);
+	cr_assert_eq(own_nfailed(a), 0);
+	cr_assert_eq(graid_array_member_info(a, out, mi), 0);
+	return a;
+}
+
 Test(ownership, a_member_absent_while_nothing_was_written_returns_with_nothing_copied,
      .timeout = 120)
 {
 	struct graid_member_info mi = { .struct_size = sizeof(mi) };
-	const char *five[6];
-	struct graid_array *a;
 	struct au_set s;
+	struct graid_array *a = own_out_and_back(&s, 3, 0, 0, &mi);
 
-	own_make_array(&s, 6, 6);
-	own_without(&s, 3, five);
-	cr_assert_eq(graid_array_open(five, 5, NULL, &a), 0);
-	cr_assert_eq(own_nfailed(a), 1);
-	cr_assert_eq(graid_array_close(a), 0);
-	/* The open that left it out (status, a typo) must not have evicted it for good. */
-	cr_assert_eq(graid_array_open(s.paths, 6, NULL, &a), 0);
-	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), 0);
-	cr_assert_eq(own_state(a, 3), GRAID_MEMBER_ACTIVE);
-	cr_assert_eq(own_nfailed(a), 0);
-	cr_assert_eq(graid_array_member_info(a, 3, &mi), 0);
 	cr_assert_eq(mi.write_bytes, 0, "%llu bytes copied to a member that missed nothing",
 		     (unsigned long long)mi.write_bytes);
 	own_lean_on(a, 3);
@@ -326,19 +341,9 @@ Test(ownership, a_member_absent_while_4_mib_were_written_gets_only_the_marked_re
 	uint64_t first = off / row_bytes / region_rows;
 	uint64_t last = (off + len - 1) / row_bytes / region_rows;
 	uint64_t bound = (last - first + 1) * region_rows * OWN_CHUNK;
-	const char *five[6];
-	struct graid_array *a;
 	struct au_set s;
+	struct graid_array *a = own_out_and_back(&s, 2, off, len, &mi);
 
-	own_make_array(&s, 6, 6);
-	own_without(&s, 2, five);
-	cr_assert_eq(graid_array_open(five, 5, NULL, &a), 0);
-	own_write(a, off, len, 2);
-	cr_assert_eq(graid_array_close(a), 0);
-	cr_assert_eq(graid_array_open(s.paths, 6, NULL, &a), 0);
-	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), 0);
-	cr_assert_eq(own_state(a, 2), GRAID_MEMBER_ACTIVE);
-	cr_assert_eq(graid_array_member_info(a, 2, &mi), 0);
 	cr_log_info("member 2 came back: %llu bytes copied to it, %llu written to the array "
 		    "while it was out, at most %llu in the regions marked",
 		    (unsigned long long)mi.write_bytes, (unsigned long long)len,
@@ -582,11 +587,11 @@ Test(ownership, the_lock_file_is_never_followed_through_a_link, .timeout = 60)
 	cr_assert_eq(write(fd, "precious", 8), 8);
 	close(fd);
 	before = au_file_hash(victim);
-	for (unsigned i = 0; i < 16; i++)
-		sprintf(uuid_text + 2 * i + (i >= 4) + (i >= 6) + (i >= 8) + (i >= 10), "%02x",
-			info.uuid[i]);
-	uuid_text[8] = uuid_text[13] = uuid_text[18] = uuid_text[23] = '-';
-	uuid_text[36] = '\0';
+	/* The lock file's name, as docs/ARRAYS.md gives it: the UUID's RFC 9562 text. */
+	for (unsigned i = 0, at = 0; i < 16; i++)
+		at += (unsigned)sprintf(uuid_text + at, "%s%02x",
+					i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "",
+					info.uuid[i]);
 	snprintf(link, sizeof(link), "%s/%s.lock", dir, uuid_text);
 	cr_assert_eq(symlink(victim, link), 0);
 	setenv("GRAID_LOCK_DIR", dir, 1);

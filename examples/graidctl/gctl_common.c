@@ -101,9 +101,13 @@ static int gctl_given_twice(const char *cmd, char **members, int n)
  * them missing (they catch up when given again, but meanwhile the array is degraded), which
  * mdadm too does only when told (--run). A look (read-only) tells without writing.
  */
-static int gctl_check_complete(const char *cmd, char **members, int n, const char *backend)
+static int gctl_check_complete(const char *cmd, char **members, int n)
 {
-	struct graid_open_options o = { .struct_size = sizeof(o), .backend = backend,
+	/*
+	 * The look computes no parity: the reference engine, so that "auto" is not measured and
+	 * no accelerator initialised twice for one command.
+	 */
+	struct graid_open_options o = { .struct_size = sizeof(o), .backend = "ref",
 					.flags = GRAID_OPEN_READ_ONLY };
 	struct graid_array_info info = { .struct_size = sizeof(info) };
 	struct graid_array *a;
@@ -138,7 +142,7 @@ int gctl_open(const char *cmd, char **members, int nmembers, const char *backend
 	int rc, ex = gctl_given_twice(cmd, members, nmembers);
 
 	if (ex == GCTL_EXIT_OK && !(how & GCTL_OPEN_LOOK) && !gctl_degraded_ok)
-		ex = gctl_check_complete(cmd, members, nmembers, backend);
+		ex = gctl_check_complete(cmd, members, nmembers);
 	if (ex != GCTL_EXIT_OK)
 		return ex;
 	if (how & GCTL_OPEN_LOOK)

@@ -259,6 +259,8 @@ int member_attach(struct graid_array *a, struct member *m, const char *path);
 void array_spare_takeover(struct graid_array *a, unsigned role);
 void array_spare_stop(struct graid_array *a);
 int array_spare_thread_start(struct graid_array *a);
+/* Have the background thread (started if need be) rebuild what is REBUILDING; meta_lock held. */
+int array_rebuild_background(struct graid_array *a);
 void stripe_lock_wait(struct graid_array *a, uint64_t stripe, unsigned *bucket);
 
 /* What the superblocks record of a member UUID in slot_id: its first 8 bytes, little-endian. */

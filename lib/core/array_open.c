@@ -101,7 +101,7 @@ static unsigned open_roles_out(const struct graid_array *a, char *buf, size_t le
  */
 static bool open_settle_returns(struct graid_array *a, const struct assembly *as)
 {
-	bool work = false;
+	bool work = false, marked = bitmap_dirty_regions(a) != 0;
 
 	for (unsigned i = 0; i < as->n; i++) {
 		const struct open_candidate *c = &as->c[i];
@@ -110,7 +110,7 @@ static bool open_settle_returns(struct graid_array *a, const struct assembly *as
 		if (!c->valid || c->sb.role >= a->nmembers)
 			continue;
 		m = &a->members[c->sb.role];
-		if (m->catchup && bitmap_dirty_regions(a) == 0) {
+		if (m->catchup && !marked) {
 			m->catchup = false;
 			atomic_store(&m->state, GRAID_MEMBER_ACTIVE);
 			graid__log(GRAID_LOG_NOTICE, "open: role %u (%s) is in sync: nothing was "
@@ -269,15 +269,13 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 		goto out;
 	pthread_mutex_lock(&a->meta_lock);
 	rc = array_write_superblocks(a, 0);
-	if (rc == 0 && (a->nspares || returns))
+	if (rc == 0 && a->nspares)
 		rc = array_spare_thread_start(a);
 	for (unsigned r = 0; rc == 0 && r < a->nmembers && a->nspares; r++)
 		array_spare_takeover(a, r);
-	if (rc == 0 && returns) {
-		/* Members that came back are brought up to date in the background, as spares are. */
-		a->spare_work = true;
-		pthread_cond_signal(&a->spare_cond);
-	}
+	/* Members that came back are brought up to date in the background, as spares are. */
+	if (rc == 0 && returns)
+		rc = array_rebuild_background(a);
 	pthread_mutex_unlock(&a->meta_lock);
 	if (rc)
 		goto out;

@@ -96,6 +96,17 @@ GRAID_API int graid_array_add_spare(struct graid_array *a, const char *path)
 	return 0;
 }
 
+int array_rebuild_background(struct graid_array *a)
+{
+	int rc = array_spare_thread_start(a);
+
+	if (rc == 0) {
+		a->spare_work = true;
+		pthread_cond_signal(&a->spare_cond);
+	}
+	return rc;
+}
+
 GRAID_API int graid_array_rebuild_start(struct graid_array *a)
 {
 	int rc;
@@ -105,11 +116,7 @@ GRAID_API int graid_array_rebuild_start(struct graid_array *a)
 	if (a->read_only)
 		return -EROFS;
 	pthread_mutex_lock(&a->meta_lock);
-	rc = array_spare_thread_start(a);
-	if (rc == 0) {
-		a->spare_work = true;
-		pthread_cond_signal(&a->spare_cond);
-	}
+	rc = array_rebuild_background(a);
 	pthread_mutex_unlock(&a->meta_lock);
 	return rc;
 }
