@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "array_assemble.h"
@@ -12,14 +11,6 @@
 /* How long an open waits for a dead holder's members to be let go (io_uring teardown). */
 #define ASSEMBLE_HOLDER_WAIT_NS (10ull * 1000 * 1000 * 1000)
 #define ASSEMBLE_POLL_US 20000
-
-static uint64_t assemble_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void assemble_leave_out(struct open_candidate *c, const char *why)
 {
@@ -179,7 +170,7 @@ static enum owner_liveness assemble_holder(const struct assembly *as, char *who,
 
 int assemble_gather(struct assembly *as, const char *const *paths, unsigned n, bool writable)
 {
-	uint64_t deadline = assemble_now_ns() + ASSEMBLE_HOLDER_WAIT_NS;
+	uint64_t deadline = graid__now_ns() + ASSEMBLE_HOLDER_WAIT_NS;
 	bool told = false;
 	uint8_t uuid[16];
 	int rc;
@@ -221,7 +212,7 @@ int assemble_gather(struct assembly *as, const char *const *paths, unsigned n, b
 			graid__log(GRAID_LOG_ERR, "open: the array is held by %s", who);
 			return -EBUSY;
 		}
-		if (assemble_now_ns() > deadline) {
+		if (graid__now_ns() > deadline) {
 			graid__log(GRAID_LOG_ERR, "open: the array's members are still held after "
 						  "%llu s; last recorded holder: %s",
 				   ASSEMBLE_HOLDER_WAIT_NS / 1000000000ull, who);

@@ -159,7 +159,7 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
 	/* A new UUID: nobody else can hold it, but the lock makes later openers wait. */
 	rc = array_uuid_lock_take(&a->uuid_lock, a->uuid, &a->owner);
 	if (rc)
-		goto fail;
+		goto fail; /* -ENOLCK (an unusable lock directory): nothing written yet */
 	owner_self(&a->owner);
 	/*
 	 * Zeroed data areas make parity consistent from the start: P and Q of zeroes are zero.

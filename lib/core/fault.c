@@ -106,14 +106,12 @@ void fault_free(struct member_fault *f)
 static uint64_t fault_drive_wait(struct member_fault *f, uint64_t bytes)
 {
 	uint64_t cost = 0, now, start, end, prev;
-	struct timespec ts;
 
 	if (f->mbps)
 		cost = bytes * 1000 / (uint64_t)f->mbps; /* bytes / (mbps * 10^6) s, in ns */
 	if (f->iops && 1000000000ull / (uint64_t)f->iops > cost)
 		cost = 1000000000ull / (uint64_t)f->iops;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	now = graid__now_ns();
 	prev = atomic_load(&f->busy_until);
 	do {
 		start = prev > now ? prev : now;

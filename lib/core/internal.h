@@ -5,6 +5,8 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
 
 #include <pthread.h>
 
@@ -17,6 +19,15 @@
 #else
 #define GRAID_PRINTF(f, a)
 #endif
+
+/* CLOCK_MONOTONIC in nanoseconds: the clock of every pace, deadline and checkpoint. */
+static inline uint64_t graid__now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 /* log.c */
 void graid__log(int level, const char *fmt, ...) GRAID_PRINTF(2, 3);

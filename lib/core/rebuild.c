@@ -4,7 +4,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bitmap.h"
@@ -20,14 +19,6 @@
 #define REBUILD_IO_MAX (1u << 20)
 /* Superblocks get the checkpoint at least this often. */
 #define REBUILD_CHECKPOINT_NS (1000000000ull)
-
-static uint64_t rebuild_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 int member_attach(struct graid_array *a, struct member *m, const char *path)
 {
@@ -489,7 +480,7 @@ static uint64_t rebuild_rate_window(struct rebuild_ctx *c)
 		rate = busy;
 	if (rate != c->pace_rate) {
 		c->pace_rate = rate;
-		c->pace_t0 = rebuild_now_ns();
+		c->pace_t0 = graid__now_ns();
 		c->pace_bytes0 = c->done / c->ntarget;
 	}
 	return rate;
@@ -522,7 +513,7 @@ static void rebuild_pace(struct rebuild_ctx *c)
 		if (!rate)
 			break;
 		due = rebuild_due_ns(c, rate, c->done / c->ntarget);
-		now = rebuild_now_ns();
+		now = graid__now_ns();
 		if (due <= now)
 			break;
 		if (due - now > REBUILD_PACE_SLICE_NS)
@@ -543,7 +534,7 @@ static bool rebuild_pause_due(struct rebuild_ctx *c, unsigned rows)
 
 	if (atomic_load(&a->rebuild_yield_us) && atomic_load(&a->fg_inflight))
 		return true;
-	return rate && rebuild_due_ns(c, rate, bytes) > rebuild_now_ns();
+	return rate && rebuild_due_ns(c, rate, bytes) > graid__now_ns();
 }
 
 /*
@@ -582,9 +573,9 @@ static int rebuild_finish(struct rebuild_ctx *c, struct rebuild_slot *s)
 	if (rc)
 		return rc;
 	c->done += (uint64_t)s->rows * l->chunk * c->ntarget;
-	if (rebuild_now_ns() - c->last_cp >= REBUILD_CHECKPOINT_NS) {
+	if (graid__now_ns() - c->last_cp >= REBUILD_CHECKPOINT_NS) {
 		rebuild_checkpoint(a, c, (s->row0 + s->rows) * l->chunk);
-		c->last_cp = rebuild_now_ns();
+		c->last_cp = graid__now_ns();
 	}
 	if (c->fn)
 		c->fn(c->arg, c->reported + c->done + c->skipped, c->reported + c->total);
@@ -829,7 +820,7 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 	c->arg = arg;
 	c->done = c->skipped = 0;
 	c->total = (l->nstripes - start) * l->chunk * c->ntarget;
-	c->t0 = c->last_cp = c->pace_t0 = rebuild_now_ns();
+	c->t0 = c->last_cp = c->pace_t0 = graid__now_ns();
 	c->pace_rate = atomic_load(&a->rebuild_rate);
 	c->pace_bytes0 = 0;
 	c->fg_seen = atomic_load(&a->fg_started);

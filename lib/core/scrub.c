@@ -4,7 +4,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bitmap.h"
 #include "member_batch.h"
@@ -13,14 +12,6 @@
 #define SCRUB_BATCH_BYTES (16u << 20)
 /* The superblocks get the scrub's checkpoint at least this often. */
 #define SCRUB_CHECKPOINT_NS (1000000000ull)
-
-static uint64_t scrub_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Record on the members how far a scrub got (0: no scrub unfinished); not on read-only arrays. */
 static void scrub_checkpoint(struct graid_array *a, uint64_t row)
@@ -297,7 +288,7 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 		rc = -ENOMEM;
 	if (rc == 0)
 		rc = mbatch_open(&c.mb, a);
-	last_cp = scrub_now_ns();
+	last_cp = graid__now_ns();
 	for (uint64_t row = start; rc == 0 && row < l->nstripes; row += c.rows_max) {
 		unsigned rows = (unsigned)(l->nstripes - row < c.rows_max ? l->nstripes - row
 									 : c.rows_max);
@@ -315,10 +306,10 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 			c.rep.progress(c.rep.progress_arg, (row + rows) * l->chunk,
 				       l->nstripes * l->chunk);
 		if (rc == 0 && row + rows < l->nstripes &&
-		    scrub_now_ns() - last_cp >= SCRUB_CHECKPOINT_NS) {
+		    graid__now_ns() - last_cp >= SCRUB_CHECKPOINT_NS) {
 			/* A scrub stopped here (a crash, a kill, a close) resumes from this row. */
 			scrub_checkpoint(a, row + rows);
-			last_cp = scrub_now_ns();
+			last_cp = graid__now_ns();
 		}
 	}
 	if (rc == 0 && a->scrub_offset)
