@@ -307,9 +307,11 @@ Test(conformance_isal_threads, large_blocks_and_wide_stripes_match, .timeout = 6
 }
 /*
  * The CPU engine with each of its SIMD variants forced (GRAID_CPU_VARIANT), where this CPU
- * runs it: the engine's dispatch around each variant (ISA-L for narrow aligned stripes, the
- * variant for the rest) against the reference. The engine's description must name the
- * variant, so an unsupported one, which falls back to the best, cannot pass in its place.
+ * runs it, and every kind of work routed to it (GRAID_CPU_PREFER=own), whatever the timing
+ * would pick on this machine: the variant against the reference, on every shape and loss
+ * case (ISA-L's routes have their own suite, the plain isal one). The engine's description
+ * must name the variant, so an unsupported one, which falls back to the best, cannot pass in
+ * its place.
  * (The description is the probe's, which reads the environment again; the engine keeps
  * the variant it chose at its first open. Each test is its own process, so the two agree.)
  */
@@ -340,6 +342,7 @@ static void conf_isal_variant(const char *variant)
 	if (!conf_cpu_runs(variant))
 		cr_skip_test("CPU variant %s: not run by this CPU", variant);
 	setenv("GRAID_CPU_VARIANT", variant, 1);
+	setenv("GRAID_CPU_PREFER", "own", 1);
 	for (unsigned i = 0; i < sizeof(d) / sizeof(d[0]); i++)
 		d[i].struct_size = sizeof(d[i]);
 	n = graid_backend_list(d, sizeof(d) / sizeof(d[0]), 0);

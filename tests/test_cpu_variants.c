@@ -390,8 +390,9 @@ Test(cpu_variant_select, unsupported_name_warns_and_takes_the_best)
 Test(cpu_variant_select, environment_forces_the_variant)
 {
 	setenv("GRAID_CPU_VARIANT", "c", 1);
-	cr_assert_eq(graid__cpu_variant(NULL), &graid__cpu_variant_swar);
-	cr_assert_eq(graid__cpu_variant(cv_log), &graid__cpu_variant_swar);
+	for (unsigned c = 0; c < GRAID_CPU_NCLASS; c++)
+		cr_assert_eq(graid__cpu_choice(NULL)->own[c], &graid__cpu_variant_swar);
+	cr_assert_str_eq(graid__cpu_choice(cv_log)->forced, "c");
 }
 
 Test(cpu_variant_select, environment_with_avx2_runs_avx2_where_the_cpu_has_it)
@@ -399,7 +400,8 @@ Test(cpu_variant_select, environment_with_avx2_runs_avx2_where_the_cpu_has_it)
 	if (!graid__cpu_variant_avx2.supported())
 		cr_skip_test("this CPU has no AVX2");
 	setenv("GRAID_CPU_VARIANT", "avx2", 1);
-	cr_assert_eq(graid__cpu_variant(NULL), &graid__cpu_variant_avx2);
+	for (unsigned c = 0; c < GRAID_CPU_NCLASS; c++)
+		cr_assert_eq(graid__cpu_choice(NULL)->own[c], &graid__cpu_variant_avx2);
 }
 
 Test(cpu_variant_select, environment_with_ssse3_runs_ssse3_where_the_cpu_has_it)
@@ -407,7 +409,8 @@ Test(cpu_variant_select, environment_with_ssse3_runs_ssse3_where_the_cpu_has_it)
 	if (!graid__cpu_variant_ssse3.supported())
 		cr_skip_test("this CPU has no SSSE3");
 	setenv("GRAID_CPU_VARIANT", "ssse3", 1);
-	cr_assert_eq(graid__cpu_variant(NULL), &graid__cpu_variant_ssse3);
+	for (unsigned c = 0; c < GRAID_CPU_NCLASS; c++)
+		cr_assert_eq(graid__cpu_choice(NULL)->own[c], &graid__cpu_variant_ssse3);
 }
 
 /* Selection takes the first supported entry, so the table must run widest first. */

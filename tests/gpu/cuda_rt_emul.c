@@ -417,6 +417,7 @@ int cuda_rt_host_register(struct cuda_rt *rt, void *p, size_t n, bool *mine)
 	*mine = false;
 	if (emul_call())
 		return -EIO;
+	cuda_emul_stats.register_calls++;
 	if (cuda_emul_knobs.fail_register)
 		return -EIO;
 	if (cuda_emul_knobs.all_pinned || emul_reg_overlaps(lo, hi))

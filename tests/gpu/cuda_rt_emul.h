@@ -12,6 +12,7 @@ struct cuda_emul_stats {
 	uint64_t launches;        /* kernel launches */
 	uint64_t items;           /* kernel items run */
 	uint64_t registers;       /* cudaHostRegister calls that pinned memory */
+	uint64_t register_calls;  /* cudaHostRegister calls, pinning or finding it pinned */
 	uint64_t unregisters;     /* cudaHostUnregister calls */
 	uint64_t max_in_flight;   /* most streams holding queued work at once */
 	uint64_t calls;           /* runtime calls of any kind (a dead engine makes none) */

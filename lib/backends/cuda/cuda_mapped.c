@@ -3,8 +3,9 @@
  * The mapped path: kernels read and write the caller's blocks in place over PCIe, with no
  * staging copy. The pages of the batch are pinned and mapped for the call and released
  * after it; memory the caller has already pinned (cudaHostAlloc, cudaHostRegister) is used
- * as it is. Registrations are never kept across calls: the caller may free its buffers, and
- * a page that stayed pinned would then no longer be the page at that address.
+ * as it is. Per-call pins are never kept across calls: the caller may free its buffers, and a
+ * page that stayed pinned would then no longer be the page at that address. Buffers the
+ * caller registers (graid_backend_register_memory) stay pinned until it unregisters them.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -79,11 +80,16 @@ static void mapped_unpin(struct graid_engine *e)
 }
 
 /* Whether [p, p + n) lies in the pages of a registered buffer. */
+/*
+ * Inside a registration that pinned its pages itself. One that found them pinned already
+ * (another engine's registration, the caller's cudaHostRegister) is not trusted: that pin
+ * may go away under it, so its batches pin per call like any others.
+ */
 static bool mapped_registered(const struct graid_engine *e, uintptr_t p, size_t n)
 {
 	const struct cuda_range *r = mapped_search(e->regs, e->nregs, sizeof(*e->regs), p);
 
-	return r && p + n <= r->hi;
+	return r && r->mine && p + n <= r->hi;
 }
 
 static int mapped_pin(struct graid_engine *e, const struct cuda_job *job)

@@ -297,7 +297,13 @@ static void measure_log(const struct graid_cpu_choice *ch, measure_log_fn log)
 const struct graid_cpu_choice *graid__cpu_choice(measure_log_fn log)
 {
 	pthread_once(&measure_once, measure_choose);
-	if (log && !atomic_exchange(&measure_logged, true))
+	if (log && !atomic_exchange(&measure_logged, true)) {
+		const char *want = getenv("GRAID_CPU_VARIANT");
+
+		/* A name this CPU does not run is said once, here: the choice went on without it. */
+		if (want && *want && !graid__cpu_variant_find(want))
+			(void)graid__cpu_variant_pick(want, log);
 		measure_log(&measure_chosen, log);
+	}
 	return &measure_chosen;
 }

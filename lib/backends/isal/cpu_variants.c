@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* The table of CPU routine variants, their choice at start-up, and the plans they run. */
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,35 +62,6 @@ const struct graid_cpu_variant *graid__cpu_variant_pick(const char *want,
 		log(GRAID_LOG_WARNING, "isal: GRAID_CPU_VARIANT=%s: %s (%s); using %s", want,
 		    known ? "not supported by this CPU" : "no such variant", names, best->name);
 	return best;
-}
-
-typedef void (*cpu_log_fn)(int level, const char *fmt, ...);
-
-static const struct graid_cpu_variant *cpu_chosen;
-static _Atomic(cpu_log_fn) cpu_chosen_log;
-static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
-
-static void cpu_choose(void)
-{
-	const char *want = getenv("GRAID_CPU_VARIANT");
-	cpu_log_fn log = atomic_load(&cpu_chosen_log);
-
-	cpu_chosen = graid__cpu_variant_pick(want, log);
-	if (log)
-		log(GRAID_LOG_INFO, "isal: own CPU routines: %s%s", cpu_chosen->name,
-		    want && !strcmp(want, cpu_chosen->name) ? " (GRAID_CPU_VARIANT)" : "");
-}
-
-const struct graid_cpu_variant *graid__cpu_variant(void (*log)(int level, const char *fmt,
-							       ...))
-{
-	cpu_log_fn none = NULL;
-
-	/* The first caller with a log gets the one selection message; later ones only read. */
-	if (log)
-		atomic_compare_exchange_strong(&cpu_chosen_log, &none, log);
-	pthread_once(&cpu_once, cpu_choose);
-	return cpu_chosen;
 }
 
 /* c * 2^k for k = 0..7: every product by c is an XOR of these (multiplication is linear). */

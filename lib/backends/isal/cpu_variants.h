@@ -115,9 +115,6 @@ extern const struct graid_cpu_variant *const graid__cpu_variants[];
 const struct graid_cpu_variant *graid__cpu_variant_pick(const char *want,
 							void (*log)(int level,
 								    const char *fmt, ...));
-/* The variant of this process: picked once, from GRAID_CPU_VARIANT, on first call. */
-const struct graid_cpu_variant *graid__cpu_variant(void (*log)(int level, const char *fmt,
-							       ...));
 /* A supported variant by name, or NULL. */
 const struct graid_cpu_variant *graid__cpu_variant_find(const char *name);
 

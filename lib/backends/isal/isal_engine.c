@@ -92,8 +92,6 @@ static int isal_open(struct graid_engine **out, const struct graid_backend_confi
 	if (!e)
 		return -ENOMEM;
 	e->log = cfg->log;
-	/* Logs a GRAID_CPU_VARIANT that names no variant this CPU runs; the choice times. */
-	(void)graid__cpu_variant(cfg->log);
 	e->ch = graid__cpu_choice(cfg->log);
 	/* Every online CPU by default: a batch big enough to split is worth all of them. */
 	nthreads = isal_env_count(e, "GRAID_CPU_THREADS", online > 0 ? (unsigned long long)online
@@ -213,8 +211,10 @@ static int isal_gen_serial(struct graid_engine *e, const struct graid_stripe_bat
 				memmove(blk[p], blk[0], b->len);
 			continue;
 		}
-		if (use_isal && isal_split(blk, nblk, b->len, ISAL_ALIGN, &head, &body) &&
-		    !(alias_rule && isal_pq_aliases(blk, b->ndata))) {
+		const bool split = use_isal && isal_split(blk, nblk, b->len, ISAL_ALIGN, &head,
+							  &body);
+
+		if (split && !(alias_rule && isal_pq_aliases(blk, b->ndata))) {
 			graid_gf_ref_gen(b->ndata, b->nparity, 0, head, blk);
 			if (body && isal_body(b->nparity == 1 ? xor_gen : pq_gen, blk, nblk, head,
 					      body)) {
@@ -227,7 +227,7 @@ static int isal_gen_serial(struct graid_engine *e, const struct graid_stripe_bat
 			continue;
 		}
 		/* ISA-L needs a common alignment; libgraid's routines take any. */
-		if (use_isal && !isal_split(blk, nblk, b->len, ISAL_ALIGN, &head, &body))
+		if (use_isal && !split)
 			isal_note_unaligned(e);
 		if (!have_plan)
 			graid__cpu_plan_gen(&plan, b->ndata, b->nparity, own->group_size);
@@ -249,7 +249,8 @@ static bool isal_recover_xor(const struct graid_cpu_plan *pl, uint8_t *const *bl
 	for (unsigned j = 0; j < pl->nsrc; j++)
 		v[j] = blk[pl->src[j]];
 	v[pl->nsrc] = blk[pl->dst[0]];
-	if (pl->nsrc < 1 || !isal_split(v, pl->nsrc + 1, len, ISAL_ALIGN, &head, &body) ||
+	/* xor_gen refuses fewer than three vectors: one source is the own pass's. */
+	if (pl->nsrc < 2 || !isal_split(v, pl->nsrc + 1, len, ISAL_ALIGN, &head, &body) ||
 	    (body && isal_body(xor_gen, v, pl->nsrc + 1, head, body)))
 		return false;
 	graid__cpu_ref_range(pl, blk, 0, head);
@@ -258,13 +259,9 @@ static bool isal_recover_xor(const struct graid_cpu_plan *pl, uint8_t *const *bl
 }
 
 /*
- * Recovery is libgraid's own (ISA-L has only ec_encode_data on an inverted matrix, twice
- * the work of one syndrome pass), but for one lost block, where xor_gen may be faster.
- */
-/*
  * The recovery plan of this thread's last batch. A rebuild or a degraded read asks for the
  * same loss again and again, and making a plan (its constants, its source list) cost
- * more than the arithmetic of a 4 KiB stripe: 2.3 us against 0.5 (docs/CPU-ENGINE.md).
+ * more than the arithmetic of a 4 KiB stripe (docs/CPU-ENGINE.md, "Dispatch").
  */
 static _Thread_local struct {
 	bool valid;
@@ -294,6 +291,10 @@ static const struct graid_cpu_plan *isal_recover_plan(const struct graid_stripe_
 	return &isal_last_recover.plan;
 }
 
+/*
+ * Recovery is libgraid's own (ISA-L has only ec_encode_data on an inverted matrix, twice
+ * the work of one syndrome pass), but for one lost block, where xor_gen may be faster.
+ */
 static int isal_recover_serial(struct graid_engine *e, const struct graid_stripe_batch *b)
 {
 	const unsigned nblk = b->ndata + b->nparity;
@@ -314,26 +315,22 @@ static int isal_recover_serial(struct graid_engine *e, const struct graid_stripe
 	return 0;
 }
 
-/* Whether a RAID-6 stripe is clean by pq_check: false also where it cannot take it. */
-static bool isal_check_clean(uint8_t *const *blk, unsigned ndata, size_t len, bool *done)
+/*
+ * Whether a RAID-6 stripe is clean by pq_check (the unaligned head and tail by the
+ * reference): false also where it cannot take it, with *done false.
+ */
+static bool isal_check_clean(const struct graid_cpu_plan *pl, uint8_t *const *blk, size_t len,
+			     bool *done)
 {
 	size_t head, body;
-	uint8_t *v[ISAL_MAX_BLOCKS];
-	int mismatch;
 
-	*done = isal_split(blk, ndata + 2, len, ISAL_ALIGN, &head, &body);
+	*done = isal_split(blk, pl->ndata + 2, len, ISAL_ALIGN, &head, &body);
 	if (!*done)
 		return false;
-	mismatch = body ? isal_body(pq_check, blk, ndata + 2, head, body) : 0;
-	for (unsigned i = 0; i < ndata + 2 && !mismatch; i++)
-		v[i] = blk[i];
-	if (!mismatch && head)
-		mismatch = graid_gf_ref_check(ndata, 2, head, v) != GRAID_CHECK_CLEAN;
-	for (unsigned i = 0; i < ndata + 2 && !mismatch; i++)
-		v[i] = blk[i] + head + body;
-	if (!mismatch && len - head - body)
-		mismatch = graid_gf_ref_check(ndata, 2, len - head - body, v) != GRAID_CHECK_CLEAN;
-	return !mismatch;
+	if (body && isal_body(pq_check, blk, pl->ndata + 2, head, body))
+		return false;
+	return graid__cpu_ref_range(pl, blk, 0, head) &&
+	       graid__cpu_ref_range(pl, blk, head + body, len - head - body);
 }
 
 /*
@@ -353,7 +350,7 @@ static long isal_check_serial(struct graid_engine *e, const struct graid_stripe_
 	for (size_t s = 0; s < b->nstripes; s++) {
 		uint8_t *const *blk = b->blocks + s * nblk;
 		int v = GRAID_CHECK_CLEAN;
-		bool done = false, clean = use_isal && isal_check_clean(blk, b->ndata, b->len, &done);
+		bool done = false, clean = use_isal && isal_check_clean(&plan, blk, b->len, &done);
 
 		if (!done)
 			clean = own->run(&plan, blk, b->len);
