@@ -160,7 +160,8 @@ GRAID_API int graid_backend_register_memory(struct graid_backend *be, void *addr
  * @param be the engine.
  * @param addr the address given to graid_backend_register_memory().
  * @pre no batch that uses the buffer is running.
- * @return 0 (also for an engine that had nothing to do);
+ * @return 0 (also for an engine that had nothing to do, and for every address once the
+ *   engine's device is gone: all its registrations were released then);
  *   -EINVAL @p be NULL, or no buffer registered with this engine starts at @p addr.
  */
 GRAID_API int graid_backend_unregister_memory(struct graid_backend *be, void *addr);

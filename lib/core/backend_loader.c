@@ -44,9 +44,8 @@ int graid__ops_validate(const struct graid_backend_ops *ops, const char *where)
 		missing = "gen";
 	else if (!ops->recover)
 		missing = "recover";
-	else if (ops->struct_size >= offsetof(struct graid_backend_ops, unregister_memory) +
-					     sizeof(ops->unregister_memory) &&
-		 ops->register_memory && !ops->unregister_memory)
+	else if (GRAID_OPS_HAS(ops, unregister_memory) && ops->register_memory &&
+		 !ops->unregister_memory)
 		missing = "unregister_memory";
 	if (missing) {
 		graid__log(GRAID_LOG_ERR, "plugin %s: lacks required operation '%s'", where,

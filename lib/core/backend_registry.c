@@ -236,12 +236,13 @@ GRAID_API void graid_backend_close(struct graid_backend *be)
 	free(be);
 }
 
-/* The table reaches the memory operations (a plugin built before them has a shorter one). */
+/*
+ * The table reaches the memory operations (a plugin built before them has a shorter one);
+ * the loader refused a table with register and no unregister.
+ */
 static bool registry_has_memory_ops(const struct graid_backend_ops *ops)
 {
-	return ops->struct_size >= offsetof(struct graid_backend_ops, unregister_memory) +
-					   sizeof(ops->unregister_memory) &&
-	       ops->register_memory && ops->unregister_memory;
+	return GRAID_OPS_HAS(ops, unregister_memory) && ops->register_memory;
 }
 
 GRAID_API int graid_backend_register_memory(struct graid_backend *be, void *addr, size_t len)

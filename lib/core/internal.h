@@ -5,6 +5,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -28,6 +29,10 @@ static inline uint64_t graid__now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+/* Whether an engine's ops table (fields only appended) reaches @p field. */
+#define GRAID_OPS_HAS(ops, field)                                                        \
+	((ops)->struct_size >= offsetof(struct graid_backend_ops, field) + sizeof((ops)->field))
 
 /* log.c */
 void graid__log(int level, const char *fmt, ...) GRAID_PRINTF(2, 3);

@@ -177,7 +177,9 @@ static long parity_dispatch(struct graid_backend *be, enum parity_op op,
 	size_t ncpu = 0, nacc = b->nstripes;
 	long rc, rc_cpu;
 
-	if (be->route.enabled && be->fallback)
+	/* An accelerator that is gone gets no share: the whole batch fails over at once. */
+	if (be->route.enabled && be->fallback &&
+	    !atomic_load_explicit(&be->gone, memory_order_relaxed))
 		route_plan(&be->route, nblk * b->len, b->nstripes, &ncpu, &nacc);
 	if (ncpu == 0)
 		return parity_run(be, op, b, result);

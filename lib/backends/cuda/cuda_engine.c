@@ -84,18 +84,28 @@ static int cuda_open(struct graid_engine **out, const struct graid_backend_confi
 			}
 			cuda_rt_unbind(e->rt, prev);
 		}
+		/* The context lost while the streams were made: said here, as cuda_rt_open does. */
+		if (rc && cuda_rt_lost(e->rt)) {
+			e->log(GRAID_LOG_ERR, "cuda: device %d: %s", e->cfg.device,
+			       cuda_rt_lost(e->rt));
+			rc = -ENODEV;
+		}
 	}
-	if (!rc && !e->cfg.mapped && cuda_pool_start(&e->pool, e->cfg.copy_threads))
+	if (!rc && !e->cfg.mapped) {
+		int prc = cuda_pool_start(&e->pool, e->cfg.copy_threads);
+
 		/* Not fatal: the calling thread copies alone. */
-		e->log(GRAID_LOG_WARNING, "cuda: no copy threads could be started; staging "
-		       "copies run on the calling thread");
+		if (prc)
+			e->log(GRAID_LOG_WARNING, "cuda: no copy threads could be started (%s); "
+			       "staging copies run on the calling thread", strerror(-prc));
+	}
 	if (rc) {
 		cuda_close(e);
 		return rc;
 	}
 	e->log(GRAID_LOG_INFO, "cuda: device %d, %s path, %zu KiB pieces on %d streams, %u copy "
 	       "threads", e->cfg.device, e->cfg.mapped ? "mapped" : "staged",
-	       e->cfg.piece_bytes >> 10, CUDA_SLOTS, e->pool ? e->cfg.copy_threads : 1);
+	       e->cfg.piece_bytes >> 10, CUDA_SLOTS, cuda_pool_threads(e->pool));
 	*out = e;
 	return 0;
 }
@@ -223,9 +233,13 @@ static int cuda_unregister_memory(struct graid_engine *e, void *addr)
 	int prev, rc;
 
 	pthread_mutex_lock(&e->lock);
-	/* A dead engine released everything when it died. */
-	rc = e->dead ? 0 : cuda_rt_bind(e->rt, &prev);
-	if (!rc && !e->dead) {
+	/* A dead engine released everything when it died (graid.h: 0 for any address). */
+	if (e->dead) {
+		pthread_mutex_unlock(&e->lock);
+		return 0;
+	}
+	rc = cuda_rt_bind(e->rt, &prev);
+	if (!rc) {
 		rc = cuda_mapped_unregister(e, addr);
 		cuda_rt_unbind(e->rt, prev);
 	}

@@ -9,29 +9,37 @@
 
 #include "cuda_pool.h"
 
-struct cuda_pool {
-	pthread_mutex_t lock;
-	pthread_cond_t work;         /* a job was published, or stop */
-	pthread_cond_t idle;         /* a worker finished its share */
-	pthread_t *threads;
-	unsigned nthreads;           /* workers started */
-	uint64_t gen;                /* job number: a worker takes each job once */
-	bool stop;
-	/* The job: set under the lock before gen moves, read by workers after they see it. */
+/* One job, on its caller's stack for as long as the call lasts. */
+struct pool_job {
 	cuda_pool_fn fn;
 	void *arg;
 	size_t count;
 	atomic_size_t next;          /* next item to take */
-	unsigned arrived;            /* workers that took this job */
-	unsigned busy;               /* workers still in it */
+	unsigned busy;               /* workers inside it (the pool's lock) */
 };
 
-static void pool_drain(struct cuda_pool *p, cuda_pool_fn fn, void *arg, size_t count)
+struct cuda_pool {
+	pthread_mutex_t lock;
+	pthread_cond_t work;         /* a job was published, or stop */
+	pthread_cond_t idle;         /* a worker left its job */
+	pthread_t *threads;
+	unsigned nthreads;           /* workers started */
+	/*
+	 * The job workers may join, or NULL: cleared by its caller once it has taken every
+	 * item, so a worker that wakes late finds nothing and sleeps again; the caller then
+	 * waits only for the workers already inside it, never for one that has not woken.
+	 */
+	struct pool_job *job;
+	uint64_t gen;                /* jobs published: a worker takes each one at most once */
+	bool stop;
+};
+
+static void pool_drain(struct pool_job *j)
 {
 	size_t i;
 
-	while ((i = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed)) < count)
-		fn(arg, i);
+	while ((i = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed)) < j->count)
+		j->fn(j->arg, i);
 }
 
 static void *pool_main(void *arg)
@@ -41,25 +49,21 @@ static void *pool_main(void *arg)
 
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
-		cuda_pool_fn fn;
-		void *farg;
-		size_t count;
+		struct pool_job *j;
 
-		while (p->gen == seen && !p->stop)
+		/* Jobs live on their callers' stacks, often at one address: count, not compare. */
+		while ((!p->job || p->gen == seen) && !p->stop)
 			pthread_cond_wait(&p->work, &p->lock);
 		if (p->stop)
 			break;
 		seen = p->gen;
-		fn = p->fn;
-		farg = p->arg;
-		count = p->count;
-		p->arrived++;
-		p->busy++;
+		j = p->job;
+		j->busy++;
 		pthread_mutex_unlock(&p->lock);
-		pool_drain(p, fn, farg, count);
+		pool_drain(j);
 		pthread_mutex_lock(&p->lock);
-		p->busy--;
-		pthread_cond_signal(&p->idle);
+		if (--j->busy == 0)
+			pthread_cond_broadcast(&p->idle);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
@@ -99,6 +103,11 @@ int cuda_pool_start(struct cuda_pool **out, unsigned nthreads)
 	return 0;
 }
 
+unsigned cuda_pool_threads(const struct cuda_pool *p)
+{
+	return p ? p->nthreads + 1 : 1;
+}
+
 void cuda_pool_stop(struct cuda_pool *p)
 {
 	if (!p)
@@ -118,25 +127,23 @@ void cuda_pool_stop(struct cuda_pool *p)
 
 void cuda_pool_run(struct cuda_pool *p, size_t count, size_t bytes, cuda_pool_fn fn, void *arg)
 {
+	struct pool_job j = { .fn = fn, .arg = arg, .count = count };
+
 	if (!p || count < 2 || bytes < CUDA_POOL_MIN_BYTES) {
 		for (size_t i = 0; i < count; i++)
 			fn(arg, i);
 		return;
 	}
 	pthread_mutex_lock(&p->lock);
-	p->fn = fn;
-	p->arg = arg;
-	p->count = count;
-	atomic_store_explicit(&p->next, 0, memory_order_relaxed);
-	p->arrived = 0;
+	p->job = &j;
 	p->gen++;
 	pthread_cond_broadcast(&p->work);
 	pthread_mutex_unlock(&p->lock);
-	pool_drain(p, fn, arg, count);
-	/* Every worker must have taken this job and left it before the next one is set up,
-	 * or a late one could read half of the next job's fields. */
+	pool_drain(&j);
+	/* Every item is taken: no worker may join now; those inside finish theirs. */
 	pthread_mutex_lock(&p->lock);
-	while (p->arrived < p->nthreads || p->busy)
+	p->job = NULL;
+	while (j.busy)
 		pthread_cond_wait(&p->idle, &p->lock);
 	pthread_mutex_unlock(&p->lock);
 }

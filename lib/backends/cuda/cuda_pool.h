@@ -24,6 +24,8 @@ typedef void (*cuda_pool_fn)(void *arg, size_t i);
  */
 int cuda_pool_start(struct cuda_pool **out, unsigned nthreads);
 void cuda_pool_stop(struct cuda_pool *p);
+/* Threads that copy: the workers started and the caller (1 for a NULL pool). */
+unsigned cuda_pool_threads(const struct cuda_pool *p);
 /* Run fn(arg, 0..count-1) on the caller and the workers; returns when every item is done.
  * bytes: what the job moves, to leave small jobs to the caller. p may be NULL. */
 void cuda_pool_run(struct cuda_pool *p, size_t count, size_t bytes, cuda_pool_fn fn, void *arg);
