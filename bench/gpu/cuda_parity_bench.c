@@ -344,6 +344,21 @@ static void bench_kernel(unsigned ndata, size_t n, unsigned max_blocks, double c
 	bad = 0;
 	for (size_t s = 0; s < n; s++)
 		bad += cuda_plan_verdict(hacc + 3 * s, ndata, NPAR) != GRAID_CHECK_CLEAN;
+	/*
+	 * And one that is not: a byte of data block 3 of stripe 0 flipped, one launch, and the
+	 * verdict must name that block (a kernel that never writes its accumulator reads clean).
+	 */
+	{
+		uint8_t byte;
+
+		CK(cudaMemcpy(&byte, d + 3 * (size_t)BLOCK + 7, 1, cudaMemcpyDeviceToHost));
+		byte ^= 0x5a;
+		CK(cudaMemcpy(d + 3 * (size_t)BLOCK + 7, &byte, 1, cudaMemcpyHostToDevice));
+		CK(cudaMemset(acc, 0, n * 3 * sizeof(uint32_t)));
+		CK((cudaError_t)cuda_kernels_launch(&kp, max_blocks, NULL));
+		CK(cudaMemcpy(hacc, acc, 3 * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+		bad += cuda_plan_verdict(hacc, ndata, NPAR) != 3;
+	}
 	failures += bad != 0;
 	kernel_row(ndata, n, "check", t, copy, bad ? "WRONG" : "ok");
 	free(hacc);

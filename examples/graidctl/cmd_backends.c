@@ -23,7 +23,8 @@ void gctl_help_backends(FILE *f)
 		"Then the CPU engine's routine for each kind of work, as it timed them at its\n"
 		"first open in this process (one thread, GB/s of data).\n\n"
 		"  -j, --json        print one JSON document\n"
-		"  -n, --no-measure  probe only, do not time\n\n"
+		"  -n, --no-measure  probe only, do not time the engines (the CPU engine still\n"
+		"                    times its own routines once, about 5 ms, and they are shown)\n\n"
 		"Exit status: 0; 1 the list could not be read; 2 usage error.\n");
 }
 

@@ -182,7 +182,6 @@ static bool pc_wanted(const char *list, const char *name)
 	return !list;
 }
 
-/* Every engine present opens; those that don't are named with the reason, never fatal. */
 /*
  * The CPU threads an engine computes on, to print beside its figures: engines are only
  * comparable at equal thread counts (or each at all of the machine's).
@@ -207,6 +206,7 @@ static const char *pc_threads(const char *name)
 	return buf;
 }
 
+/* Every engine present opens; those that don't are named with the reason, never fatal. */
 static unsigned pc_open_engines(const struct pc_opts *o, struct pc_engine *eng)
 {
 	struct graid_backend_desc d[PC_MAX_ENGINES];

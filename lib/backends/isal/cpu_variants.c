@@ -75,12 +75,11 @@ static void cpu_gf_basis(unsigned char c, unsigned char b[8])
 	}
 }
 
-uint64_t graid__cpu_gf_matrix(unsigned char c)
+/* GF2P8AFFINEQB's matrix from the basis products: their transpose, row i in byte 7-i. */
+static uint64_t cpu_gf_matrix_of(const unsigned char b[8])
 {
-	unsigned char b[8];
 	uint64_t m = 0;
 
-	cpu_gf_basis(c, b);
 	for (unsigned i = 0; i < 8; i++) {
 		unsigned row = 0;
 
@@ -89,6 +88,14 @@ uint64_t graid__cpu_gf_matrix(unsigned char c)
 		m |= (uint64_t)row << (8 * (7 - i));
 	}
 	return m;
+}
+
+uint64_t graid__cpu_gf_matrix(unsigned char c)
+{
+	unsigned char b[8];
+
+	cpu_gf_basis(c, b);
+	return cpu_gf_matrix_of(b);
 }
 
 /*
@@ -101,7 +108,7 @@ static void cpu_plan_const(struct graid_cpu_plan *pl, unsigned i, unsigned char 
 	unsigned char b[8];
 
 	cpu_gf_basis(c, b);
-	pl->gfm[i] = graid__cpu_gf_matrix(c);
+	pl->gfm[i] = cpu_gf_matrix_of(b);
 	pl->mul[i][0] = 0;
 	/* v's product is the product of v without its lowest set bit, and that bit's. */
 	for (unsigned v = 1; v < 256; v++)

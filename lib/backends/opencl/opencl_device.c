@@ -20,7 +20,7 @@
  * (PoCL on AVX-512 CPUs reports a CL_DEVICE_VERSION of 64 characters). malloc'd, NUL
  * terminated; NULL when the query fails or memory runs out.
  */
-char *ocl_info_string(cl_platform_id plat, cl_device_id dev, cl_uint param)
+static char *ocl_info_string(cl_platform_id plat, cl_device_id dev, cl_uint param)
 {
 	size_t n = 0;
 	cl_int err;
@@ -76,8 +76,10 @@ static int device_usable(cl_device_id dev, char *why, size_t why_len)
 		snprintf(why, why_len, "device not available");
 	else if (!compiler)
 		snprintf(why, why_len, "device has no OpenCL C compiler");
+	else
+		why[0] = '\0';
 	free(version);
-	return parsed && avail && compiler && (major > 1 || (major == 1 && minor >= 2));
+	return why[0] == '\0'; /* usable exactly when no reason was given */
 }
 
 /* Parse "P:D" (decimal indices); -1 when malformed. */
@@ -126,16 +128,14 @@ static void device_describe(struct ocl_device *d)
 	clGetDeviceInfo(d->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(d->max_wg),
 			&d->max_wg, NULL);
 	/* The most work-items along each dimension of a group (OpenCL promises 3 dimensions). */
-	d->max_item[0] = d->max_wg;
-	d->max_item[1] = 1;
+	d->max_item = d->max_wg;
 	if (clGetDeviceInfo(d->device, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS, sizeof(dims), &dims,
 			    NULL) == CL_SUCCESS && dims >= 2 && dims <= OCL_MAX_DIMS) {
 		size_t sizes[OCL_MAX_DIMS];
 
 		if (clGetDeviceInfo(d->device, CL_DEVICE_MAX_WORK_ITEM_SIZES, dims * sizeof(size_t),
 				    sizes, NULL) == CL_SUCCESS) {
-			d->max_item[0] = sizes[0];
-			d->max_item[1] = sizes[1];
+			d->max_item = sizes[0];
 		}
 	}
 }

@@ -60,13 +60,12 @@ struct ocl_device {
 	int host_memory;        /* reads host memory in place (CPU or unified memory) */
 	cl_ulong max_alloc;     /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
 	size_t max_wg;          /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
-	size_t max_item[2];     /* CL_DEVICE_MAX_WORK_ITEM_SIZES, dimensions 0 and 1 */
+	size_t max_item;        /* CL_DEVICE_MAX_WORK_ITEM_SIZES[0]: groups are 1 item deep in dim 1 */
 	char name[128];         /* "platform / device" */
 };
 /* Dimensions CL_DEVICE_MAX_WORK_ITEM_SIZES may report that the engine reads. */
 #define OCL_MAX_DIMS 8
 int ocl_device_pick(struct ocl_device *d, char *why, size_t why_len);
-char *ocl_info_string(cl_platform_id plat, cl_device_id dev, cl_uint param);
 uint32_t ocl_device_flags(const struct ocl_device *d);
 
 /* What one operation asks of every stripe of a batch. */

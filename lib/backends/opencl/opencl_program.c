@@ -55,7 +55,7 @@ static void program_pick_local(struct graid_engine *e)
 	clGetKernelWorkGroupInfo(e->k_gen, e->dev.device, CL_KERNEL_WORK_GROUP_SIZE,
 				 sizeof(kmax), &kmax, NULL);
 	e->local0 = (e->dev.type & CL_DEVICE_TYPE_CPU) ? 16 : 64;
-	while (e->local0 > 1 && (e->local0 > kmax || e->local0 > e->dev.max_item[0]))
+	while (e->local0 > 1 && (e->local0 > kmax || e->local0 > e->dev.max_item))
 		e->local0 /= 2;
 }
 
