@@ -457,6 +457,35 @@ GRAID_API ssize_t graid_array_write(struct graid_array *a, const void *buf, size
 				    uint64_t offset);
 
 /**
+ * @brief Discard a range: afterwards it reads back as zeroes, on every level, degraded or
+ *   not, and parity stays consistent. Whole stripes (whole chunks on RAID-1/10) are
+ *   deallocated on every writable member where each reads deallocated blocks as zeroes: a
+ *   hole punched in a file, BLKZEROOUT on a block device (the kernel unmaps where the device
+ *   can), NVMe Dataset Management where the namespace's DLFEAT says deallocated blocks read
+ *   zeroes. Anything else, partial stripes, and every stripe of an array that keeps the
+ *   write-hole journal, is written as zeroes through the ordinary write path. It takes the
+ *   stripe locks and marks the write-intent bitmap as a write does; a crash in the middle
+ *   leaves each block of the range its old content or zeroes, never anything else.
+ * @param a the array.
+ * @param offset array offset, a multiple of the block size.
+ * @param len bytes, a multiple of the block size; offset + len <= size (0: nothing).
+ * @return 0; -EINVAL @p a NULL, misaligned or out of range (nothing changed); -EROFS the
+ *   array was opened read-only; -EIO the array has failed (more members lost than the level
+ *   tolerates), or a RAID-0 member failed during the call; -ENOMEM.
+ */
+GRAID_API int graid_array_discard(struct graid_array *a, uint64_t offset, uint64_t len);
+
+/**
+ * @brief Write zeroes over a range; as graid_array_discard(), which it equals in effect: the
+ *   zeroes may be stored by deallocation where members read deallocated blocks as zeroes.
+ * @param a the array.
+ * @param offset array offset, a multiple of the block size.
+ * @param len bytes, a multiple of the block size; offset + len <= size.
+ * @return 0; -EINVAL; -EROFS; -EIO; -ENOMEM (as graid_array_discard()).
+ */
+GRAID_API int graid_array_write_zeroes(struct graid_array *a, uint64_t offset, uint64_t len);
+
+/**
  * @brief Make every completed write durable on every active member.
  * @param a the array.
  * @return 0; -EINVAL @p a NULL; -EIO a member failed to flush (it is marked failed).
@@ -794,6 +823,31 @@ GRAID_API int graid_queue_read(struct graid_queue *q, void *buf, size_t len, uin
  */
 GRAID_API int graid_queue_write(struct graid_queue *q, const void *buf, size_t len,
 				uint64_t offset, uint64_t user_data);
+
+/**
+ * @brief Queue a discard: graid_array_discard() as a request of this queue. Its completion's
+ *   result is @p len, or the negative errno graid_array_discard() documents (-EIO).
+ * @param q the queue.
+ * @param offset array offset, a multiple of the block size.
+ * @param len bytes, a multiple of the block size; offset + len <= size.
+ * @param user_data returned in the completion.
+ * @return 0; -EINVAL @p q NULL, misaligned or out of range (no completion follows); -EROFS
+ *   read-only array; -EAGAIN the queue holds depth requests already; -ENOMEM.
+ */
+GRAID_API int graid_queue_discard(struct graid_queue *q, uint64_t offset, uint64_t len,
+				  uint64_t user_data);
+
+/**
+ * @brief Queue a write of zeroes: graid_array_write_zeroes() as a request of this queue;
+ *   otherwise as graid_queue_discard().
+ * @param q the queue.
+ * @param offset array offset, a multiple of the block size.
+ * @param len bytes, a multiple of the block size; offset + len <= size.
+ * @param user_data returned in the completion.
+ * @return 0; -EINVAL; -EROFS; -EAGAIN; -ENOMEM (as graid_queue_discard()).
+ */
+GRAID_API int graid_queue_write_zeroes(struct graid_queue *q, uint64_t offset, uint64_t len,
+				       uint64_t user_data);
 
 /**
  * @brief Send prepared requests' member I/O to the kernel.
