@@ -371,7 +371,7 @@ Test(superblock, a_newer_minor_version_is_read_and_its_additions_ignored)
 	buf[0x0b] = 1;           /* minor 263 */
 	buf[0x4c] = 0xaa;        /* fields a later minor added in reserved space */
 	buf[0xb4] = 0xab;
-	buf[0xe0] = 0xbb;
+	buf[0xf4] = 0xbb;
 	buf[0xf80] = 0xcc;
 	buf[GRAID_SB_SIZE - 1] = 0xdd;
 	reseal(buf);

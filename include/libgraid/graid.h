@@ -290,6 +290,12 @@ struct graid_array_info {
 	uint8_t member_state[GRAID_MAX_MEMBERS]; /**< enum graid_member_state per role */
 	uint64_t journal_bytes;  /**< write-hole journal per member (::GRAID_CREATE_JOURNAL); 0: none */
 	uint64_t journal_replayed; /**< updates the journal replayed when this handle was opened */
+	/**
+	 * Appended (issue 21): bytes of the array in regions of the live-data map that are in
+	 * use (written since create and not wholly discarded since); rebuild, resync and scrub
+	 * skip the rest. @c size on arrays without a map (RAID-0, format 1.0/1.1).
+	 */
+	uint64_t used_bytes;
 };
 
 /** @brief What graid_array_member_info() reports of one member role. */
@@ -686,6 +692,11 @@ struct graid_scrub_report {
 	 * in 0.2: callers compiled without it pass the shorter struct.
 	 */
 	uint64_t first_row;
+	/**
+	 * Appended (issue 21): member rows not read because the live-data map records them
+	 * unused (never written, or wholly discarded: zeroes on every member, consistent).
+	 */
+	uint64_t unused;
 };
 
 /**

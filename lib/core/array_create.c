@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "bitmap.h"
+#include "live.h"
 #include "journal.h"
 
 static unsigned create_flags(const struct graid_array_config *cfg)
@@ -170,6 +171,12 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
 		rc = bitmap_init(a, BITMAP_DEFAULT_OFFSET, BITMAP_DEFAULT_BYTES, 0);
 	if (rc == 0)
 		rc = bitmap_write_all(a); /* a reused device may hold an old bitmap */
+	/* Nothing written yet: every region unused. RAID-0 has nothing to rebuild: no map. */
+	if (rc == 0 && a->lay.level != 0 &&
+	    data_offset >= (uint64_t)LIVE_DEFAULT_OFFSET + LIVE_DEFAULT_BYTES)
+		rc = live_init(a, LIVE_DEFAULT_OFFSET, LIVE_DEFAULT_BYTES, 0);
+	if (rc == 0)
+		rc = live_write_all(a);
 	if (rc == 0)
 		rc = journal_reset(a); /* a reused device may hold an old log */
 	if (rc == 0)

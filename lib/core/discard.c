@@ -6,6 +6,9 @@
 
 #include "queue.h"
 
+static int discard_member_ring(struct graid_array *a, struct io_uring *ring, unsigned role,
+			       uint64_t off, uint64_t len);
+
 /*
  * A zero request that writes its zeroes reads them from one buffer per queue; each of its
  * stripe operations covers at most this much (at least one stripe, or one chunk on 1/10).
@@ -52,7 +55,18 @@ bool discard_can_offload(const struct graid_array *a)
  */
 int discard_member(struct graid_queue *q, unsigned role, uint64_t off, uint64_t len)
 {
-	struct graid_array *a = q->a;
+	return discard_member_ring(q->a, &q->ring, role, off, len);
+}
+
+int discard_member_sync(struct graid_array *a, unsigned role, uint64_t off, uint64_t len)
+{
+	return discard_member_ring(a, NULL, role, off, len);
+}
+
+/* @p ring: the caller's io_uring, whose queued entries go out before an injected kill. */
+static int discard_member_ring(struct graid_array *a, struct io_uring *ring, unsigned role,
+			       uint64_t off, uint64_t len)
+{
 	struct member *m = &a->members[role];
 	int fd = m->fd, rc;
 
@@ -62,7 +76,8 @@ int discard_member(struct graid_queue *q, unsigned role, uint64_t off, uint64_t 
 		switch (fault_decide(m->fault, true, 0, &stall)) {
 		case FAULT_KILL:
 			/* As member_prep_io: what is queued reaches the members, this never does. */
-			io_uring_submit(&q->ring);
+			if (ring)
+				io_uring_submit(ring);
 			raise(SIGKILL);
 			return -EIO;
 		case FAULT_FAIL:

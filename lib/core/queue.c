@@ -430,6 +430,9 @@ static void queue_sweep(struct graid_queue *q)
 
 		if (r->cursor == r->len && r->sops_live == 0) {
 			atomic_fetch_sub_explicit(&q->a->fg_inflight, 1, memory_order_relaxed);
+			/* Zeroed whole: its regions may become unused (after the next flush). */
+			if (r->zero && !r->err)
+				live_discard_done(q->a, r->off, r->len, &r->live);
 			*pp = r->next;
 			r->next = NULL;
 			if (q->done_tail)
@@ -591,6 +594,8 @@ static int queue_add(struct graid_queue *q, uint8_t *buf, size_t len, uint64_t o
 		return -ENOMEM;
 	*r = (struct req){ .user_data = user_data, .buf = zero ? q->zbuf : buf, .len = len,
 			   .off = offset, .write = write, .zero = zero };
+	if (zero)
+		live_discard_begin(q->a, offset, len, &r->live);
 	if (q->active_tail)
 		q->active_tail->next = r;
 	else

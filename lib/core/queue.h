@@ -6,6 +6,7 @@
 #include <liburing.h>
 
 #include "array.h"
+#include "live.h"
 #include "member_io.h"
 
 /* A caller's read or write. */
@@ -21,6 +22,7 @@ struct req {
 	 * stripe operation starts at its beginning (req_off 0) instead of at the cursor.
 	 */
 	bool zero;
+	struct live_token live; /* zero: what the live-data map saw when it was queued */
 	size_t cursor;       /* bytes already cut into stripe operations */
 	unsigned sops_live;  /* stripe operations started and not finished */
 	int err;             /* first error, 0 if none */
@@ -165,6 +167,8 @@ size_t discard_zbuf_len(const struct graid_array *a);
 bool discard_can_offload(const struct graid_array *a);
 /* Zero [off, off+len) of role's data area by offload; 0 or -errno (then the role is failed). */
 int discard_member(struct graid_queue *q, unsigned role, uint64_t off, uint64_t len);
+/* The same outside a queue (rebuild: the unused rows of a new member). */
+int discard_member_sync(struct graid_array *a, unsigned role, uint64_t off, uint64_t len);
 
 /* sop.c */
 void sop_start(struct graid_queue *q, struct sop *s);

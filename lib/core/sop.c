@@ -6,6 +6,7 @@
 
 #include "bitmap.h"
 #include "journal.h"
+#include "live.h"
 #include "queue.h"
 
 /* ---- geometry of one stripe operation ------------------------------------------------ */
@@ -88,6 +89,8 @@ static void sop_finish(struct graid_queue *q, struct sop *s, int err)
 {
 	for (unsigned j = 0; s->req->write && j < s->nrun; j++)
 		bitmap_end_write(q->a, s->stripe + j);
+	for (unsigned j = 0; s->req->write && !s->req->zero && j < s->nrun; j++)
+		live_end_write(q->a, s->stripe + j);
 	sop_journal_release(q, s);
 	sop_release_bufs(q, s);
 	if (s->locked) {
@@ -973,6 +976,9 @@ void sop_start(struct graid_queue *q, struct sop *s)
 	/* The region is marked dirty on disk before any member sees this write. */
 	for (unsigned j = 0; s->req->write && j < s->nrun; j++)
 		bitmap_start_write(q->a, s->stripe + j);
+	/* And data (not zeroes) marks its region used, durably, before any member sees it. */
+	for (unsigned j = 0; s->req->write && !s->req->zero && j < s->nrun; j++)
+		live_start_write(q->a, s->stripe + j);
 	if (atomic_load(&q->a->broken))
 		return sop_finish(q, s, -EIO);
 	if (s->dealloc)
