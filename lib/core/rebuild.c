@@ -642,6 +642,8 @@ static int rebuild_skip_unused(struct rebuild_ctx *c, uint64_t *row)
 	stripe_set_release(a, &tmp.locks);
 	c->skipped += k * l->chunk * c->ntarget;
 	*row = r0 + k;
+	if (rc == 0 && c->fn)
+		c->fn(c->arg, c->reported + c->done + c->skipped, c->reported + c->total);
 	return rc;
 }
 
