@@ -611,10 +611,10 @@ static bool rebuild_row_needed(const struct rebuild_ctx *c, uint64_t row)
 /*
  * Rows whose regions the live-data map records unused read as zeroes on every survivor: the
  * targets get them by deallocation (zeroes written where a target cannot), not by a copy.
- * The older slots drain first (no waiting while holding locks); the rows are then locked
- * and checked again, so a write that marked one used meanwhile lands after the zeroing.
+ * The rows are locked as a new slot's are (only tried while older slots hold theirs), then
+ * checked again, so a write that marked one used meanwhile lands after the zeroing.
  */
-static int rebuild_drain(struct rebuild_ctx *c);
+static int rebuild_lock_slot(struct rebuild_ctx *c, struct rebuild_slot *s);
 
 static int rebuild_skip_unused(struct rebuild_ctx *c, uint64_t *row)
 {
@@ -623,17 +623,20 @@ static int rebuild_skip_unused(struct rebuild_ctx *c, uint64_t *row)
 	const uint64_t most = STRIPE_SET_MAX / (l->level == 10 ? c->ntarget : 1);
 	struct rebuild_slot tmp;
 	uint64_t k = 0, r0 = *row;
-	int rc = rebuild_drain(c);
+	int rc;
 
 	while (r0 + k < l->nstripes && k < most && live_row_unused(a, r0 + k))
 		k++;
-	if (rc || k == 0)
-		return rc;
+	if (k == 0)
+		return 0;
 	memset(&tmp, 0, sizeof(tmp));
 	tmp.row0 = r0;
 	tmp.rows = (unsigned)k;
-	rebuild_add_locks(c, &tmp);
-	stripe_set_lock(a, &tmp.locks);
+	rc = rebuild_lock_slot(c, &tmp);
+	if (rc) {
+		stripe_set_release(a, &tmp.locks);
+		return rc;
+	}
 	for (k = 0; k < tmp.rows && live_row_unused(a, r0 + k); k++)
 		;
 	for (unsigned t = 0; rc == 0 && k && t < c->ntarget; t++)
