@@ -5,6 +5,7 @@
  * the rest on the new member, and loses nothing.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,3 +180,70 @@ Test(live, raid5_rebuild_copies_only_used_regions, .timeout = 300) { lv_rebuild(
 Test(live, raid6_rebuild_copies_only_used_regions, .timeout = 300) { lv_rebuild(6, 5, 8192); }
 Test(live, raid1_rebuild_copies_only_used_regions, .timeout = 300) { lv_rebuild(1, 2, 4096); }
 Test(live, raid10_rebuild_copies_only_used_regions, .timeout = 300) { lv_rebuild(10, 4, 8192); }
+
+static uint64_t lv_le(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+
+	for (unsigned i = n; i-- > 0;)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/*
+ * A second reader, from docs/FORMAT.md alone: the superblock's live-data map fields, the
+ * map's bits, the region size; the regions its bits mark add up to what the library reports,
+ * and the bits are exactly the regions that were written.
+ */
+Test(live, the_map_decodes_from_the_documented_layout_alone)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	uint8_t sb[4096], *map, buf[4096];
+	uint64_t off, bytes, per, chunk, ndata, nstripes, region_bytes, used = 0;
+	struct graid_array *a;
+	struct au_set s;
+	int fd;
+
+	au_make(&s, 5, LV_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 5, 5, 16384, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	memset(buf, 3, sizeof(buf));
+	cr_assert_eq(graid_array_write(a, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	cr_assert_eq(graid_array_write(a, buf, sizeof(buf), info.size - 4096), (ssize_t)sizeof(buf));
+	cr_assert_eq(graid_array_write(a, buf, sizeof(buf), info.size / 2), (ssize_t)sizeof(buf));
+	cr_assert_eq(graid_array_close(a), 0);
+
+	fd = open(s.paths[3], O_RDONLY);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pread(fd, sb, sizeof(sb), 0), (ssize_t)sizeof(sb));
+	cr_assert_eq(lv_le(sb + 0x0a, 2), 2, "format minor 2");
+	chunk = lv_le(sb + 0x3c, 4);
+	ndata = lv_le(sb + 0x40, 4) - 1; /* RAID-5 */
+	nstripes = lv_le(sb + 0x58, 8) / chunk;
+	off = lv_le(sb + 0xd8, 8);
+	bytes = lv_le(sb + 0xe0, 8);
+	per = lv_le(sb + 0xe8, 8);
+	cr_assert(off && bytes && per, "a new array has a map");
+	map = malloc(bytes);
+	cr_assert_eq(pread(fd, map, bytes, (off_t)off), (ssize_t)bytes);
+	close(fd);
+	region_bytes = per * chunk * ndata;
+	for (uint64_t r = 0; r < (nstripes + per - 1) / per; r++) {
+		bool set = map[r / 8] >> (r % 8) & 1;
+		bool written = r == 0 || r == (info.size / 2) / region_bytes ||
+			       r == (info.size - 4096) / region_bytes;
+
+		cr_assert_eq(set, written, "region %llu", (unsigned long long)r);
+		if (set)
+			used += (r + 1) * region_bytes > info.size ? info.size - r * region_bytes
+								   : region_bytes;
+	}
+	for (uint64_t r = (nstripes + per - 1) / per; r < bytes * 8; r++)
+		cr_assert_eq(map[r / 8] >> (r % 8) & 1, 0, "bit %llu past the last region",
+			     (unsigned long long)r);
+	cr_assert_eq(graid_array_open(s.paths, 5, NULL, &a), 0);
+	cr_assert_eq(lv_used(a), used);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(map);
+	au_remove(&s);
+}
