@@ -135,7 +135,7 @@ static void lv_rebuild(int level, unsigned n, uint32_t chunk)
 	struct au_set s, spare;
 	uint8_t *model;
 	uint64_t piece;
-	unsigned victim = 1, other = level == 10 ? 2 : 0;
+	unsigned victim = 1, other = 0; /* 0: the copy beside 1 on RAID-1/10 too */
 
 	au_make(&s, n, LV_MEMBER_BYTES);
 	au_make(&spare, 1, LV_MEMBER_BYTES);
