@@ -247,3 +247,54 @@ Test(live, the_map_decodes_from_the_documented_layout_alone)
 	free(map);
 	au_remove(&s);
 }
+
+/*
+ * A discard and a write of the same region in flight together: either may land last, so the
+ * region must stay used (a rebuild then copies whatever it holds).
+ */
+Test(live, a_discard_racing_a_write_keeps_the_region_used)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct graid_completion c[2];
+	struct graid_queue *q;
+	struct graid_array *a;
+	struct au_set s;
+	uint8_t *buf;
+	int got = 0;
+
+	au_make(&s, 4, LV_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 4, 5, 16384, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_eq(posix_memalign((void **)&buf, 4096, 65536), 0);
+	memset(buf, 0x42, 65536);
+	cr_assert_eq(graid_queue_create(a, 4, &q), 0);
+	for (int order = 0; order < 2; order++) {
+		got = 0;
+		if (order == 0) {
+			cr_assert_eq(graid_queue_write(q, buf, 65536, 4u << 20, 1), 0);
+			cr_assert_eq(graid_queue_discard(q, 0, info.size, 2), 0);
+		} else {
+			cr_assert_eq(graid_queue_discard(q, 0, info.size, 2), 0);
+			cr_assert_eq(graid_queue_write(q, buf, 65536, 4u << 20, 1), 0);
+		}
+		cr_assert_geq(graid_queue_submit(q), 0);
+		while (got < 2) {
+			int n = graid_queue_reap(q, c, 2, 1);
+
+			cr_assert_gt(n, 0);
+			for (int i = 0; i < n; i++)
+				cr_assert_geq(c[i].result, 0);
+			got += n;
+		}
+		cr_assert_eq(graid_array_flush(a), 0);
+		cr_assert_gt(lv_used(a), 0, "order %d: the written region stays used", order);
+	}
+	/* Alone, the same discard frees everything. */
+	cr_assert_eq(graid_array_discard(a, 0, info.size), 0);
+	cr_assert_eq(graid_array_flush(a), 0);
+	cr_assert_eq(lv_used(a), 0);
+	cr_assert_eq(graid_queue_destroy(q), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(buf);
+	au_remove(&s);
+}
