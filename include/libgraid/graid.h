@@ -587,6 +587,9 @@ GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
  * through the parity engine, many stripes per call. A checkpoint is written to the
  * superblocks as it goes, so a rebuild stopped by a crash resumes where it was at the next
  * call after reopening. Only one rebuild runs at a time; a second caller waits for it.
+ * Rows of regions the live-data map records unused (never written, or wholly discarded:
+ * graid_array_info() @c used_bytes) are not copied: the new member gets them deallocated
+ * (zeroes written where it cannot deallocate).
  *
  * @param a the array.
  * @param fn NULL, or called as work proceeds (from the calling thread), while the rebuild
@@ -701,6 +704,9 @@ struct graid_scrub_report {
 
 /**
  * @brief Check every stripe's parity (RAID-5/6) or copies (RAID-1/10).
+ *
+ * Rows of regions the live-data map records unused hold zeroes on every member and are not
+ * read (counted in @c unused of the report).
  *
  * RAID-6 names the one member whose block is wrong from the P and Q syndromes and, with
  * ::GRAID_SCRUB_REPAIR, rewrites that block — data or parity — so silent corruption on one
