@@ -33,8 +33,15 @@ struct cr_log {
 	volatile uint32_t inflight;
 };
 
+/* A round with this bit was a discard (or write-zeroes): its blocks read as zeroes. */
+#define CR_ZERO_ROUND 0x80000000u
+
 static void cr_pattern(uint8_t *p, uint64_t block, uint32_t round)
 {
+	if (round & CR_ZERO_ROUND) {
+		memset(p, 0, CR_BLOCK);
+		return;
+	}
 	for (unsigned i = 0; i < CR_BLOCK; i += 8) {
 		uint64_t v = (block << 32 | round) * 0x9E3779B97F4A7C15ull + i;
 
@@ -42,9 +49,13 @@ static void cr_pattern(uint8_t *p, uint64_t block, uint32_t round)
 	}
 }
 
-/* The child: write until killed. Each request covers 1..4 blocks nobody else has in flight. */
+/*
+ * The child: write until killed. Each request covers 1..4 blocks nobody else has in flight;
+ * with @p discards, a third of them are discards or write-zeroes of 1..24 blocks instead
+ * (often whole stripes: the members deallocate them).
+ */
 static void cr_child(const char *const *given, unsigned n, struct cr_log *log,
-		     uint64_t nblocks, uint64_t seed)
+		     uint64_t nblocks, uint64_t seed, bool discards)
 {
 	const char *paths[AU_MAX];
 	char spec[400];
@@ -76,12 +87,15 @@ static void cr_child(const char *const *given, unsigned n, struct cr_log *log,
 		for (unsigned s = 0; s < CR_DEPTH; s++) {
 			uint64_t b0;
 			unsigned len;
-			bool clash = false;
+			bool clash = false, zero;
 
 			if (busy[s])
 				continue;
+			zero = discards && tu_rand(&rng) % 3 == 0;
 			b0 = tu_rand(&rng) % nblocks;
-			len = 1 + (unsigned)(tu_rand(&rng) % 4);
+			len = 1 + (unsigned)(tu_rand(&rng) % (zero ? 24 : 4));
+			if (zero && tu_rand(&rng) % 2)
+				b0 -= b0 % 12; /* whole stripes of the test arrays (12 blocks) */
 			if (b0 + len > nblocks)
 				len = (unsigned)(nblocks - b0);
 			for (unsigned o = 0; o < CR_DEPTH; o++)
@@ -89,15 +103,23 @@ static void cr_child(const char *const *given, unsigned n, struct cr_log *log,
 					clash = true;
 			if (clash)
 				continue;
-			uint32_t round = ++*round_ctr;
+			uint32_t round = ++*round_ctr | (zero ? CR_ZERO_ROUND : 0);
+			int rc;
 
 			for (unsigned k = 0; k < len; k++) {
-				cr_pattern(bufs + (s * 4 + k) * CR_BLOCK, b0 + k, round);
+				if (!zero)
+					cr_pattern(bufs + (s * 4 + k) * CR_BLOCK, b0 + k, round);
 				log[b0 + k].inflight = round;
 			}
 			__sync_synchronize();
-			if (graid_queue_write(q, bufs + s * 4 * CR_BLOCK, len * CR_BLOCK,
-					      b0 * CR_BLOCK, s))
+			if (!zero)
+				rc = graid_queue_write(q, bufs + s * 4 * CR_BLOCK, len * CR_BLOCK,
+						       b0 * CR_BLOCK, s);
+			else if (round & 1)
+				rc = graid_queue_discard(q, b0 * CR_BLOCK, len * CR_BLOCK, s);
+			else
+				rc = graid_queue_write_zeroes(q, b0 * CR_BLOCK, len * CR_BLOCK, s);
+			if (rc)
 				_exit(4);
 			busy[s] = true;
 			slot_off[s] = b0;
@@ -128,7 +150,7 @@ static void cr_verify(struct graid_array *a, struct cr_log *log, uint64_t nblock
 		cr_pattern(want, b, log[b].done);
 		if (!memcmp(got, want, CR_BLOCK))
 			continue;
-		if (log[b].inflight > log[b].done) {
+		if (log[b].inflight != log[b].done) {
 			cr_pattern(want, b, log[b].inflight);
 			if (!memcmp(got, want, CR_BLOCK)) {
 				log[b].done = log[b].inflight; /* the in-flight write landed */
@@ -160,7 +182,8 @@ static void cr_verify(struct graid_array *a, struct cr_log *log, uint64_t nblock
  * With @p journal the array keeps the write-hole journal, and odd rounds reopen with
  * members *missing* — before any resync could run — instead of failing them after it.
  */
-static void cr_run(int level, unsigned n, uint32_t chunk, int rounds, bool journal)
+static void cr_run(int level, unsigned n, uint32_t chunk, int rounds, bool journal,
+		   bool discards)
 {
 	struct graid_array_info info = { .struct_size = sizeof(info) };
 	uint64_t rng = tu_seed() ^ 0x63726173;
@@ -198,7 +221,7 @@ static void cr_run(int level, unsigned n, uint32_t chunk, int rounds, bool journ
 		int status;
 
 		if (pid == 0)
-			cr_child(s.paths, n, log, nblocks, seed);
+			cr_child(s.paths, n, log, nblocks, seed, discards);
 		nanosleep(&ts, NULL);
 		kill(pid, SIGKILL);
 		cr_assert_eq(waitpid(pid, &status, 0), pid);
@@ -275,25 +298,46 @@ static void cr_run(int level, unsigned n, uint32_t chunk, int rounds, bool journ
 
 Test(crash, raid6_survives_kills_then_losing_two_members, .timeout = 900)
 {
-	cr_run(6, 6, 4096, 40, false);
+	cr_run(6, 6, 4096, 40, false, false);
 }
 
 Test(crash, raid5_survives_kills_then_losing_a_member, .timeout = 900)
 {
-	cr_run(5, 4, 8192, 30, false);
+	cr_run(5, 4, 8192, 30, false, false);
 }
 
 Test(crash, raid1_survives_kills_then_losing_a_copy, .timeout = 900)
 {
-	cr_run(1, 2, 4096, 20, false);
+	cr_run(1, 2, 4096, 20, false, false);
 }
 
 Test(crash, raid6_journal_survives_kills_then_two_members_missing_at_once, .timeout = 900)
 {
-	cr_run(6, 6, 4096, 30, true);
+	cr_run(6, 6, 4096, 30, true, false);
 }
 
 Test(crash, raid5_journal_survives_kills_then_a_member_missing_at_once, .timeout = 900)
 {
-	cr_run(5, 4, 8192, 24, true);
+	cr_run(5, 4, 8192, 24, true, false);
+}
+
+/* Killed in the middle of discards (deallocating whole stripes) and writes, then a loss. */
+Test(crash, raid6_discards_survive_kills_then_losing_two_members, .timeout = 900)
+{
+	cr_run(6, 6, 4096, 30, false, true);
+}
+
+Test(crash, raid5_discards_survive_kills_then_losing_a_member, .timeout = 900)
+{
+	cr_run(5, 4, 16384, 24, false, true);
+}
+
+Test(crash, raid10_discards_survive_kills_then_losing_a_copy, .timeout = 900)
+{
+	cr_run(10, 4, 4096, 16, false, true);
+}
+
+Test(crash, raid5_journal_discards_survive_kills_then_a_member_missing, .timeout = 900)
+{
+	cr_run(5, 4, 8192, 16, true, true);
 }

@@ -56,6 +56,10 @@ static struct graid_sb sb_sample(void)
 		sb.slot_id[i] = 0x0101010101010101ull * (i + 1);
 	sb.slot_flags[3] = GRAID_SB_SLOT_CATCHUP;
 	sb.left_events[2] = 0x15161714u;
+	/* Minor 2: the live-data map, between the log and the data area. */
+	sb.live_offset = 524288;
+	sb.live_bytes = 65536;
+	sb.live_region_stripes = 0x9;
 	return sb;
 }
 
@@ -179,7 +183,11 @@ Test(superblock, fields_sit_at_the_documented_offsets_in_little_endian)
 	cr_assert_eq(get_le64(buf + 0xb8), 0x4142434445464748ull);
 	cr_assert_eq(get_le64(buf + 0xc0), 0x5152535455565758ull);
 	cr_assert_eq(memcmp(buf + 0xc8, sb.owner.boot_id, 16), 0);
-	for (unsigned i = 0xd8; i < 0x100; i++)
+	/* Minor 2. */
+	cr_assert_eq(get_le64(buf + 0xd8), 524288);
+	cr_assert_eq(get_le64(buf + 0xe0), 65536);
+	cr_assert_eq(get_le64(buf + 0xe8), 0x9);
+	for (unsigned i = 0xf0; i < 0x100; i++)
 		cr_assert_eq(buf[i], 0, "reserved1 byte %#x", i);
 	cr_assert_eq(memcmp(buf + 0x100, sb.member_state, 256), 0);
 	for (unsigned i = 0; i < 256; i++)
@@ -293,10 +301,16 @@ static void break_field(struct graid_sb *sb, unsigned which)
 	case 31: sb->version = 2; break;
 	case 32: sb->version = 0; break;
 	case 33: sb->level = 1; sb->nmembers = 1; sb->role = 0; break;
+	case 34: sb->live_region_stripes = 0; break;          /* a map without a region size */
+	case 35: sb->live_bytes = 0; sb->live_offset = 0; break; /* a region size, no map */
+	case 36: sb->live_offset = 196608; break;             /* overlaps the log */
+	case 37: sb->live_offset = 49152; break;              /* overlaps the bitmap */
+	case 38: sb->live_offset = (1u << 20) - 4096; break;  /* runs into the data area */
+	case 39: sb->live_bytes = 1000; break;
 	}
 }
 
-#define BAD_FIELD_CASES 34
+#define BAD_FIELD_CASES 40
 
 Test(superblock, nonsensical_fields_are_a_protocol_error)
 {
@@ -371,7 +385,7 @@ Test(superblock, a_newer_minor_version_is_read_and_its_additions_ignored)
 	buf[0x0b] = 1;           /* minor 263 */
 	buf[0x4c] = 0xaa;        /* fields a later minor added in reserved space */
 	buf[0xb4] = 0xab;
-	buf[0xe0] = 0xbb;
+	buf[0xf4] = 0xbb;
 	buf[0xf80] = 0xcc;
 	buf[GRAID_SB_SIZE - 1] = 0xdd;
 	reseal(buf);

@@ -135,6 +135,10 @@ static void status_text(const struct status_view *v)
 	} else {
 		printf("     journal : none\n");
 	}
+	/* The live-data map's count: what a rebuild, resync or scrub would read (issue 21). */
+	printf("        used : %.1f%% (%llu bytes in regions written and not discarded)\n",
+	       in->size ? 100.0 * (double)in->used_bytes / (double)in->size : 0.0,
+	       (unsigned long long)in->used_bytes);
 	printf("      events : %llu\n", (unsigned long long)in->events);
 	printf("     members : %u\n\n", in->nmembers);
 	printf("%4s %-10s %-6s %8s %8s %10s %10s %6s  %s\n", "role", "state", "direct",
@@ -173,6 +177,7 @@ static void status_json(const struct status_view *v)
 	gctl_json_uint(&j, "block_size", in->block_size);
 	gctl_json_string(&j, "engine", in->engine);
 	gctl_json_uint(&j, "journal_bytes", in->journal_bytes);
+	gctl_json_uint(&j, "used_bytes", in->used_bytes);
 	gctl_json_uint(&j, "events", in->events);
 	gctl_json_uint(&j, "nmembers", in->nmembers);
 	gctl_json_uint(&j, "nfailed", in->nfailed);

@@ -354,6 +354,98 @@ static int gp_flush(void *handle, uint32_t flags)
 	return 0;
 }
 
+/* Discards read back as zeroes on every level: trim and zero are both offered. */
+static int gp_can_trim(void *handle)
+{
+	(void)handle;
+	return 1;
+}
+
+static int gp_can_zero(void *handle)
+{
+	(void)handle;
+	return 1;
+}
+
+/* The block-aligned part of [offset, offset+count): [*a0, *a1), possibly empty. */
+static void gp_inner(uint32_t count, uint64_t offset, uint64_t *a0, uint64_t *a1)
+{
+	uint64_t bs = gp.info.block_size;
+
+	*a0 = (offset + bs - 1) & ~(bs - 1);
+	*a1 = (offset + count) & ~(bs - 1);
+	if (*a1 < *a0)
+		*a1 = *a0;
+}
+
+static int gp_zero_call(bool discard, uint64_t len, uint64_t offset)
+{
+	int rc = len == 0 ? 0
+		 : discard ? graid_array_discard(gp.array, offset, len)
+			   : graid_array_write_zeroes(gp.array, offset, len);
+
+	if (rc == 0)
+		return 0;
+	nbdkit_error("%s of %" PRIu64 " bytes at %" PRIu64 ": %s",
+		     discard ? "discard" : "write-zeroes", len, offset, graid_strerror(rc));
+	nbdkit_set_error(-rc);
+	return -1;
+}
+
+/*
+ * Trim is advisory in NBD: the whole blocks inside the range are discarded (they then read as
+ * zeroes), partial blocks at the edges are left as they are.
+ */
+static int gp_trim(void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+	uint64_t a0, a1;
+	int rc;
+
+	(void)handle, (void)flags;
+	gp_inner(count, offset, &a0, &a1);
+	pthread_rwlock_rdlock(&gp.edge_lock);
+	rc = gp_zero_call(true, a1 - a0, a0);
+	pthread_rwlock_unlock(&gp.edge_lock);
+	return rc;
+}
+
+/* Zero must zero every byte: whole blocks by write-zeroes, the edges read-modify-written. */
+static int gp_zero(void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+	uint64_t a0, a1;
+	uint8_t *z = NULL;
+	int rc = 0;
+
+	(void)handle, (void)flags; /* MAY_TRIM: ours may deallocate anyway; FAST_ZERO: no hint */
+	gp_inner(count, offset, &a0, &a1);
+	if (a0 != offset || a1 != offset + count) {
+		z = calloc(1, gp.info.block_size);
+		if (!z) {
+			nbdkit_error("calloc: %m");
+			nbdkit_set_error(ENOMEM);
+			return -1;
+		}
+	}
+	if (z)
+		pthread_rwlock_wrlock(&gp.edge_lock);
+	else
+		pthread_rwlock_rdlock(&gp.edge_lock);
+	/* Inside one block, touching neither of its edges: no aligned middle at all. */
+	if (a0 >= offset + count) {
+		rc = gp_unaligned(true, z, count, offset);
+	} else {
+		if (a0 > offset)
+			rc = gp_unaligned(true, z, (uint32_t)(a0 - offset), offset);
+		if (rc == 0)
+			rc = gp_zero_call(false, a1 - a0, a0);
+		if (rc == 0 && offset + count > a1)
+			rc = gp_unaligned(true, z, (uint32_t)(offset + count - a1), a1);
+	}
+	pthread_rwlock_unlock(&gp.edge_lock);
+	free(z);
+	return rc;
+}
+
 static struct nbdkit_plugin plugin = {
 	.name = "graid",
 	.longname = "libgraid RAID array",
@@ -377,9 +469,13 @@ static struct nbdkit_plugin plugin = {
 	.block_size = gp_block_size,
 	.can_multi_conn = gp_can_multi_conn,
 	.can_flush = gp_can_flush,
+	.can_trim = gp_can_trim,
+	.can_zero = gp_can_zero,
 	.pread = gp_pread,
 	.pwrite = gp_pwrite,
 	.flush = gp_flush,
+	.trim = gp_trim,
+	.zero = gp_zero,
 };
 
 /* nbdkit's header defines plugin_init() without declaring it; -Wmissing-prototypes would warn. */

@@ -28,6 +28,7 @@ struct gsv_db {
 	pthread_mutex_t lock;
 	uint64_t size;              /* the database's logical size */
 	int size_dirty;             /* size differs from the header on the array */
+	uint64_t punch_to;          /* truncated from here down to size; discarded at a sync */
 	unsigned nopen;             /* connections that have the database open */
 	unsigned nshared;           /* of those, how many hold SHARED or more */
 	int level;                  /* strongest lock above SHARED held (RESERVED..EXCLUSIVE) */
@@ -52,6 +53,8 @@ int gsv_header_store(struct gsv_db *db);
 int gsv_bytes_read(struct gsv_db *db, void *buf, size_t len, uint64_t off);
 int gsv_bytes_write(struct gsv_db *db, const void *buf, size_t len, uint64_t off);
 int gsv_bytes_zero(struct gsv_db *db, uint64_t off, uint64_t len);
+/* Discard the whole blocks of [off, off + len) (they read as zeroes after). */
+int gsv_bytes_discard(struct gsv_db *db, uint64_t off, uint64_t len);
 
 /* gsv_lock.c: SQLite's five lock levels between connections of this process; `lock` held. */
 int gsv_lock_take(struct gsv_db *db, struct gsv_file *f, int want);

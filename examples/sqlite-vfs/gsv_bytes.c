@@ -72,11 +72,45 @@ int gsv_bytes_write(struct gsv_db *db, const void *buf, size_t len, uint64_t off
 	return 0;
 }
 
+/* The whole array blocks of database bytes [off, off + len): [*a0, *a1) array offsets. */
+static void gsv_bytes_inner(const struct gsv_db *db, uint64_t off, uint64_t len, uint64_t *a0,
+			    uint64_t *a1)
+{
+	uint64_t bs = db->block_size, s = db->data_offset + off, e = s + len;
+
+	*a0 = (s + bs - 1) / bs * bs;
+	*a1 = e / bs * bs;
+	if (*a1 < *a0)
+		*a1 = *a0;
+}
+
+int gsv_bytes_discard(struct gsv_db *db, uint64_t off, uint64_t len)
+{
+	uint64_t a0, a1;
+
+	gsv_bytes_inner(db, off, len, &a0, &a1);
+	return a1 > a0 ? graid_array_discard(db->array, a0, a1 - a0) : 0;
+}
+
 int gsv_bytes_zero(struct gsv_db *db, uint64_t off, uint64_t len)
 {
 	/* A file that grows past a gap reads zeroes there, as on a file system. */
 	static const uint8_t zeroes[64 * 1024];
+	uint64_t a0, a1;
 
+	/* Whole blocks: the array writes (or deallocates) the zeroes; the edges below. */
+	gsv_bytes_inner(db, off, len, &a0, &a1);
+	if (a1 - a0 >= sizeof(zeroes)) {
+		uint64_t head = a0 - db->data_offset - off;
+		int rc = graid_array_write_zeroes(db->array, a0, a1 - a0);
+
+		if (rc == 0 && head)
+			rc = gsv_bytes_zero(db, off, head);
+		if (rc == 0 && a1 < db->data_offset + off + len)
+			rc = gsv_bytes_zero(db, a1 - db->data_offset,
+					    db->data_offset + off + len - a1);
+		return rc;
+	}
 	while (len) {
 		size_t n = len < sizeof(zeroes) ? (size_t)len : sizeof(zeroes);
 		int rc = gsv_bytes_write(db, zeroes, n, off);

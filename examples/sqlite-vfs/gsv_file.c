@@ -37,6 +37,16 @@ static int gsv_file_close(sqlite3_file *file)
 	/* A size never synced (synchronous=OFF) still reaches the header on a clean close. */
 	if (db->size_dirty)
 		rc = gsv_header_store(db);
+	/*
+	 * A truncate with no sync after it (VACUUM truncates after its last sync): the size
+	 * is made durable here, then what it cut off is discarded.
+	 */
+	if (!rc && db->punch_to > db->size) {
+		rc = graid_array_flush(db->array);
+		if (!rc)
+			rc = gsv_bytes_discard(db, db->size, db->punch_to - db->size);
+		db->punch_to = 0;
+	}
 	db->nopen--;
 	pthread_mutex_unlock(&db->lock);
 	return rc ? gsv_file_error(rc, SQLITE_IOERR_CLOSE, "close") : SQLITE_OK;
@@ -92,7 +102,13 @@ static int gsv_file_truncate(sqlite3_file *file, sqlite3_int64 size)
 	if ((uint64_t)size > db->size) {
 		rc = gsv_file_grow(db, (uint64_t)size, (uint64_t)size);
 	} else if ((uint64_t)size < db->size) {
-		/* The bytes past the end stay on the array; the header says they are gone. */
+		/*
+		 * The header says they are gone; the array discards them at the next sync, once
+		 * the smaller size is durable (a crash before then still finds them: a rollback
+		 * from the journal may need the old size back).
+		 */
+		if (db->size > db->punch_to)
+			db->punch_to = db->size;
 		db->size = (uint64_t)size;
 		db->size_dirty = 1;
 	}
@@ -113,6 +129,17 @@ static int gsv_file_sync(sqlite3_file *file, int flags)
 	pthread_mutex_unlock(&db->lock);
 	if (!rc)
 		rc = graid_array_flush(db->array);
+	/*
+	 * What a truncate cut off: the smaller size is durable now, so the blocks past it are
+	 * discarded (holes in the members; the live-data map frees their regions at the next
+	 * flush). Not if the size changed again since and is not durable yet: the next sync.
+	 */
+	pthread_mutex_lock(&db->lock);
+	if (!rc && !db->size_dirty && db->punch_to > db->size) {
+		rc = gsv_bytes_discard(db, db->size, db->punch_to - db->size);
+		db->punch_to = 0;
+	}
+	pthread_mutex_unlock(&db->lock);
 	return rc ? gsv_file_error(rc, SQLITE_IOERR_FSYNC, "sync") : SQLITE_OK;
 }
 

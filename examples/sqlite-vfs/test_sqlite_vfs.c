@@ -410,3 +410,53 @@ Test(sqlite_vfs, an_array_holding_other_data_is_refused)
 	t_close(&e);
 	t_remove(&e);
 }
+
+static uint64_t t_used(struct graid_array *a)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	return info.used_bytes;
+}
+
+/*
+ * A VACUUM that shrinks the database truncates it: once the smaller size is synced, the
+ * blocks cut off are discarded, so the array's live-data map frees their regions (and the
+ * member files get holes). The rows left are all there, then and after a reopen.
+ */
+Test(sqlite_vfs, a_truncate_discards_what_it_cut_off, .timeout = 300)
+{
+	const int order[T_MEMBERS] = { 0, 1, 2, 3, 4, 5 };
+	uint64_t full, after;
+	struct t_env e;
+
+	t_make(&e);
+	t_create(&e);
+	t_attach(&e);
+	t_fill(e.db, 0, T_ROWS);
+	cr_assert_eq(graid_array_flush(e.a), 0);
+	full = t_used(e.a);
+	t_exec(e.db, "DELETE FROM orders WHERE id >= 1000");
+	t_exec(e.db, "VACUUM");
+	t_expect(e.db, 1000);
+	/* VACUUM truncates after its last sync: the discard comes with the close. */
+	t_detach(&e);
+	cr_assert_eq(graid_array_flush(e.a), 0);
+	after = t_used(e.a);
+	/* The regions wholly inside what was cut off (3.5 MB down to 48 KiB) are freed. */
+	cr_assert_leq(after * 2, full, "used bytes went from %llu only to %llu",
+		     (unsigned long long)full, (unsigned long long)after);
+	t_attach(&e);
+	t_expect(e.db, 1000);
+	t_detach(&e);
+	t_close(&e);
+
+	t_open(&e, order, T_MEMBERS);
+	t_attach(&e);
+	t_expect(e.db, 1000);
+	t_fill(e.db, 1000, 2000);
+	t_expect(e.db, 3000);
+	t_detach(&e);
+	t_close(&e);
+	t_remove(&e);
+}

@@ -175,6 +175,9 @@ static void gu_params(struct ublk_params *p, const struct graid_array_info *info
 {
 	unsigned bs = gu_log2(info->block_size), cap = gu_log2(max_io_bytes);
 	unsigned ndata = 0, io_min = bs, io_opt = bs;
+	/* Discard granularity: a full stripe (a chunk on RAID-1/10), what the array deallocates. */
+	uint64_t gran = info->chunk_bytes ? info->chunk_bytes : info->block_size;
+	uint64_t most = info->size >> 9;
 
 	if (info->level == 0)
 		ndata = info->nmembers;
@@ -186,11 +189,17 @@ static void gu_params(struct ublk_params *p, const struct graid_array_info *info
 		io_min = gu_log2(info->chunk_bytes);
 		/* only a shift can be given: a stripe that is not a power of two gets the chunk */
 		io_opt = (stripe & (stripe - 1)) ? io_min : gu_log2(stripe);
+		gran = stripe;
 	}
+	if (gran > UINT32_MAX)
+		gran = info->block_size;
+	if (most > UINT32_MAX)
+		most = UINT32_MAX;
+	most -= most % (gran >> 9 ? gran >> 9 : 1); /* whole granules per request */
 	*p = (struct ublk_params){
 		.len = sizeof(*p),
-		/* BASIC only: no DISCARD parameters, so no discard or write-zeroes is sent */
-		.types = UBLK_PARAM_TYPE_BASIC,
+		/* DISCARD too: discards and write-zeroes read back as zeroes on every level */
+		.types = UBLK_PARAM_TYPE_BASIC | UBLK_PARAM_TYPE_DISCARD,
 		.basic = {
 			/* writes sit in member caches until a flush: ask the kernel for flushes */
 			.attrs = UBLK_ATTR_VOLATILE_CACHE,
@@ -200,6 +209,13 @@ static void gu_params(struct ublk_params *p, const struct graid_array_info *info
 			.io_opt_shift = (uint8_t)(io_opt < cap ? io_opt : cap),
 			.max_sectors = max_io_bytes >> 9,
 			.dev_sectors = info->size >> 9,
+		},
+		.discard = {
+			.discard_alignment = 0,
+			.discard_granularity = (uint32_t)gran,
+			.max_discard_sectors = (uint32_t)most,
+			.max_write_zeroes_sectors = (uint32_t)most,
+			.max_discard_segments = 1, /* the driver takes single-range discards only */
 		},
 	};
 }

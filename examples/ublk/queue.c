@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* One ublk hardware queue: a thread that turns the driver's requests into graid_queue I/O. */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -228,6 +229,18 @@ static bool uq_on_request(struct uq *q, unsigned tag, int res)
 			return true;
 		}
 		break; /* -EINVAL (out of range) or -EAGAIN (cannot be: depth = tags) */
+	case UBLK_IO_OP_DISCARD:
+	case UBLK_IO_OP_WRITE_ZEROES:
+		/* No data buffer: the array zeroes (deallocating whole stripes where it can). */
+		if (ublksrv_get_op(&iod) == UBLK_IO_OP_DISCARD)
+			rc = graid_queue_discard(q->gq, offset, len, tag);
+		else
+			rc = graid_queue_write_zeroes(q->gq, offset, len, tag);
+		if (rc == 0) {
+			q->inflight++;
+			return true;
+		}
+		break;
 	case UBLK_IO_OP_FLUSH:
 		/*
 		 * Synchronous, on this thread: the block layer sends a flush only for writes
@@ -237,7 +250,7 @@ static bool uq_on_request(struct uq *q, unsigned tag, int res)
 		rc = graid_array_flush(s->array);
 		break;
 	default:
-		rc = -EOPNOTSUPP; /* discard, write-zeroes: never advertised */
+		rc = -EOPNOTSUPP; /* WRITE_SAME and others: never advertised */
 		break;
 	}
 	uq_commit(q, tag, rc);
@@ -278,8 +291,13 @@ static unsigned uq_graid_completions(struct uq *q, unsigned min_complete)
 	if (n <= 0)
 		return 0;
 	for (int i = 0; i < n; i++) {
-		/* result: len (a whole request, at most buf_bytes) or a negative errno */
-		uq_commit(q, (unsigned)q->done[i].user_data, (int)q->done[i].result);
+		/*
+		 * result: len or a negative errno. A read or write is at most buf_bytes; a
+		 * discard may be longer than an int holds, and the driver reads only its sign.
+		 */
+		int64_t res = q->done[i].result;
+
+		uq_commit(q, (unsigned)q->done[i].user_data, res > INT_MAX ? INT_MAX : (int)res);
 	}
 	q->inflight -= (unsigned)n;
 	return (unsigned)n;

@@ -290,6 +290,12 @@ struct graid_array_info {
 	uint8_t member_state[GRAID_MAX_MEMBERS]; /**< enum graid_member_state per role */
 	uint64_t journal_bytes;  /**< write-hole journal per member (::GRAID_CREATE_JOURNAL); 0: none */
 	uint64_t journal_replayed; /**< updates the journal replayed when this handle was opened */
+	/**
+	 * Appended (issue 21): bytes of the array in regions of the live-data map that are in
+	 * use (written since create and not wholly discarded since); rebuild, resync and scrub
+	 * skip the rest. @c size on arrays without a map (RAID-0, format 1.0/1.1).
+	 */
+	uint64_t used_bytes;
 };
 
 /** @brief What graid_array_member_info() reports of one member role. */
@@ -457,6 +463,35 @@ GRAID_API ssize_t graid_array_write(struct graid_array *a, const void *buf, size
 				    uint64_t offset);
 
 /**
+ * @brief Discard a range: afterwards it reads back as zeroes, on every level, degraded or
+ *   not, and parity stays consistent. Whole stripes (whole chunks on RAID-1/10) are
+ *   deallocated on every writable member where each reads deallocated blocks as zeroes: a
+ *   hole punched in a file, BLKZEROOUT on a block device (the kernel unmaps where the device
+ *   can), NVMe Dataset Management where the namespace's DLFEAT says deallocated blocks read
+ *   zeroes. Anything else, partial stripes, and every stripe of an array that keeps the
+ *   write-hole journal, is written as zeroes through the ordinary write path. It takes the
+ *   stripe locks and marks the write-intent bitmap as a write does; a crash in the middle
+ *   leaves each block of the range its old content or zeroes, never anything else.
+ * @param a the array.
+ * @param offset array offset, a multiple of the block size.
+ * @param len bytes, a multiple of the block size; offset + len <= size (0: nothing).
+ * @return 0; -EINVAL @p a NULL, misaligned or out of range (nothing changed); -EROFS the
+ *   array was opened read-only; -EIO the array has failed (more members lost than the level
+ *   tolerates), or a RAID-0 member failed during the call; -ENOMEM.
+ */
+GRAID_API int graid_array_discard(struct graid_array *a, uint64_t offset, uint64_t len);
+
+/**
+ * @brief Write zeroes over a range; as graid_array_discard(), which it equals in effect: the
+ *   zeroes may be stored by deallocation where members read deallocated blocks as zeroes.
+ * @param a the array.
+ * @param offset array offset, a multiple of the block size.
+ * @param len bytes, a multiple of the block size; offset + len <= size.
+ * @return 0; -EINVAL; -EROFS; -EIO; -ENOMEM (as graid_array_discard()).
+ */
+GRAID_API int graid_array_write_zeroes(struct graid_array *a, uint64_t offset, uint64_t len);
+
+/**
  * @brief Make every completed write durable on every active member.
  * @param a the array.
  * @return 0; -EINVAL @p a NULL; -EIO a member failed to flush (it is marked failed).
@@ -552,6 +587,9 @@ GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
  * through the parity engine, many stripes per call. A checkpoint is written to the
  * superblocks as it goes, so a rebuild stopped by a crash resumes where it was at the next
  * call after reopening. Only one rebuild runs at a time; a second caller waits for it.
+ * Rows of regions the live-data map records unused (never written, or wholly discarded:
+ * graid_array_info() @c used_bytes) are not copied: the new member gets them deallocated
+ * (zeroes written where it cannot deallocate).
  *
  * @param a the array.
  * @param fn NULL, or called as work proceeds (from the calling thread), while the rebuild
@@ -657,10 +695,18 @@ struct graid_scrub_report {
 	 * in 0.2: callers compiled without it pass the shorter struct.
 	 */
 	uint64_t first_row;
+	/**
+	 * Appended (issue 21): member rows not read because the live-data map records them
+	 * unused (never written, or wholly discarded: zeroes on every member, consistent).
+	 */
+	uint64_t unused;
 };
 
 /**
  * @brief Check every stripe's parity (RAID-5/6) or copies (RAID-1/10).
+ *
+ * Rows of regions the live-data map records unused hold zeroes on every member and are not
+ * read (counted in @c unused of the report).
  *
  * RAID-6 names the one member whose block is wrong from the P and Q syndromes and, with
  * ::GRAID_SCRUB_REPAIR, rewrites that block — data or parity — so silent corruption on one
@@ -794,6 +840,31 @@ GRAID_API int graid_queue_read(struct graid_queue *q, void *buf, size_t len, uin
  */
 GRAID_API int graid_queue_write(struct graid_queue *q, const void *buf, size_t len,
 				uint64_t offset, uint64_t user_data);
+
+/**
+ * @brief Queue a discard: graid_array_discard() as a request of this queue. Its completion's
+ *   result is @p len, or the negative errno graid_array_discard() documents (-EIO).
+ * @param q the queue.
+ * @param offset array offset, a multiple of the block size.
+ * @param len bytes, a multiple of the block size; offset + len <= size.
+ * @param user_data returned in the completion.
+ * @return 0; -EINVAL @p q NULL, misaligned or out of range (no completion follows); -EROFS
+ *   read-only array; -EAGAIN the queue holds depth requests already; -ENOMEM.
+ */
+GRAID_API int graid_queue_discard(struct graid_queue *q, uint64_t offset, uint64_t len,
+				  uint64_t user_data);
+
+/**
+ * @brief Queue a write of zeroes: graid_array_write_zeroes() as a request of this queue;
+ *   otherwise as graid_queue_discard().
+ * @param q the queue.
+ * @param offset array offset, a multiple of the block size.
+ * @param len bytes, a multiple of the block size; offset + len <= size.
+ * @param user_data returned in the completion.
+ * @return 0; -EINVAL; -EROFS; -EAGAIN; -ENOMEM (as graid_queue_discard()).
+ */
+GRAID_API int graid_queue_write_zeroes(struct graid_queue *q, uint64_t offset, uint64_t len,
+				       uint64_t user_data);
 
 /**
  * @brief Send prepared requests' member I/O to the kernel.

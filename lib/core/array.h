@@ -22,6 +22,7 @@
 
 struct member_fault;
 struct journal;
+struct live;
 
 /* One member role. fd is -1 when the role is missing. */
 struct member {
@@ -97,6 +98,7 @@ struct graid_array {
 	atomic_bool broken;            /* more failed than the level tolerates */
 
 	struct bitmap bitmap;
+	struct live *live;             /* live-data map (live.c), or NULL: everything is used */
 	struct journal *journal;       /* write-hole journal (journal.c), or NULL */
 	uint64_t journal_replayed;     /* updates replayed at open */
 	bool resync_background;        /* resync runs in the background thread */

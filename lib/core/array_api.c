@@ -7,6 +7,7 @@
 
 #include "bitmap.h"
 #include "journal.h"
+#include "live.h"
 #include "queue.h"
 
 static ssize_t api_sync_io(struct graid_array *a, uint8_t *buf, size_t len, uint64_t offset,
@@ -67,8 +68,12 @@ int array_flush_members(struct graid_array *a, unsigned *failed)
 	 * Every completed write is durable now: quiet regions can lose their marks. Not from a
 	 * read-only handle: it writes nothing, and the marks it loaded may be a live writer's.
 	 */
-	if (!a->read_only)
+	if (!a->read_only) {
 		bitmap_sweep(a);
+		/* Completed discards are durable now: their regions may be recorded unused. */
+		if (!atomic_load(&a->broken))
+			live_sweep(a);
+	}
 	if (failed)
 		*failed = nfailed;
 	/* A member that failed to flush is out; the survivors hold the data. */
@@ -136,6 +141,7 @@ GRAID_API int graid_array_info(struct graid_array *a, struct graid_array_info *i
 		i.member_state[r] = (uint8_t)atomic_load(&a->members[r].state);
 	i.journal_bytes = a->journal ? a->journal->bytes : 0;
 	i.journal_replayed = a->journal_replayed;
+	i.used_bytes = live_used_bytes(a);
 	i.struct_size = want;
 	memcpy(info, &i, want);
 	return 0;

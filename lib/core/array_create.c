@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* graid_array_create(): check everything first, then zero the data areas and write superblocks. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "bitmap.h"
+#include "live.h"
 #include "journal.h"
 
 static unsigned create_flags(const struct graid_array_config *cfg)
@@ -36,6 +38,14 @@ static int create_check_config(const struct graid_array_config *cfg, unsigned nm
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* An environment switch set to "0". */
+static bool create_env_off(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && strcmp(v, "0") == 0;
 }
 
 /* Where the data area starts: after the bitmap, and after the journal when there is one. */
@@ -170,6 +180,16 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
 		rc = bitmap_init(a, BITMAP_DEFAULT_OFFSET, BITMAP_DEFAULT_BYTES, 0);
 	if (rc == 0)
 		rc = bitmap_write_all(a); /* a reused device may hold an old bitmap */
+	/*
+	 * Nothing written yet: every region unused. RAID-0 has nothing to rebuild: no map.
+	 * GRAID_LIVE_MAP=0 makes an array without one (as format 1.1 made them), so a benchmark
+	 * can time the full rebuild beside the one the map allows (docs/ARRAYS.md).
+	 */
+	if (rc == 0 && a->lay.level != 0 && !create_env_off("GRAID_LIVE_MAP") &&
+	    data_offset >= (uint64_t)LIVE_DEFAULT_OFFSET + LIVE_DEFAULT_BYTES)
+		rc = live_init(a, LIVE_DEFAULT_OFFSET, LIVE_DEFAULT_BYTES, 0);
+	if (rc == 0)
+		rc = live_write_all(a);
 	if (rc == 0)
 		rc = journal_reset(a); /* a reused device may hold an old log */
 	if (rc == 0)

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "bitmap.h"
+#include "live.h"
 #include "journal.h"
 
 unsigned array_tolerance(const struct graid_array *a)
@@ -75,6 +76,11 @@ void array_fill_sb(const struct graid_array *a, unsigned role, struct graid_sb *
 		sb->log_bytes = a->journal->bytes;
 	}
 	sb->bitmap_region_stripes = a->bitmap.enabled ? a->bitmap.region_stripes : 0;
+	if (a->live) {
+		sb->live_offset = a->live->offset;
+		sb->live_bytes = a->live->bytes;
+		sb->live_region_stripes = a->live->region_stripes;
+	}
 	sb->history_events = a->history_events;
 	sb->scrub_offset = a->scrub_offset;
 	sb->owner = a->owner;
@@ -280,6 +286,7 @@ void array_free(struct graid_array *a)
 	array_uuid_lock_release(&a->uuid_lock);
 	graid_backend_close(a->be);
 	bitmap_free(a);
+	live_free(a);
 	journal_free(a);
 	pthread_mutex_destroy(&a->meta_lock);
 	pthread_mutex_destroy(&a->wait_lock);

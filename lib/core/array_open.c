@@ -7,6 +7,7 @@
 
 #include "array_assemble.h"
 #include "bitmap.h"
+#include "live.h"
 #include "journal.h"
 
 /* The caller's flags, as far as its struct carries them. */
@@ -221,6 +222,15 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 		rc = bitmap_load(a);
 	if (rc == 0 && fresh->log_bytes)
 		rc = journal_init(a, fresh->log_offset, fresh->log_bytes);
+	/* Format 1.0/1.1 arrays have no map: everything counts as used. */
+	if (rc == 0)
+		rc = live_init(a, fresh->live_offset, fresh->live_bytes,
+			       fresh->live_region_stripes);
+	if (rc == 0)
+		rc = live_load(a);
+	/* A member that came back, or a new one, gets the whole map: it may have missed bits. */
+	if (rc == 0 && !read_only)
+		rc = live_write_all(a);
 	if (rc)
 		goto out;
 	a->read_only = read_only;

@@ -320,6 +320,59 @@ void queue_sop_done(struct graid_queue *q, struct sop *s, int err)
 	q->free_sops = s;
 }
 
+static void queue_cut_done(struct graid_queue *q, struct req *r, struct sop *s, uint64_t at,
+			   uint64_t end, size_t req_off)
+{
+	const struct graid_layout *l = &q->a->lay;
+	uint64_t unit = (l->level == 1 || l->level == 10) ? l->chunk
+							   : (uint64_t)l->chunk * l->ndata;
+
+	s->req = r;
+	s->stripe = at / unit;
+	s->arr_off = at;
+	s->req_off = req_off;
+	s->arr_len = (size_t)(end - at);
+	r->cursor += s->arr_len;
+	r->sops_live++;
+	q->nsops++;
+}
+
+/*
+ * A discard or write-zeroes: whole stripes (chunks on RAID-1/10) are deallocated where every
+ * writable member can (discard.c), many at once; the rest, and everything where they cannot,
+ * is written as zeroes from the queue's zero buffer through the ordinary write path, so
+ * parity stays right. Deallocating runs hold their stripe locks (SOP_RUN_MAX of them);
+ * RAID-0 takes none, as its writes take none.
+ */
+static void queue_cut_zero(struct graid_queue *q, struct req *r, struct sop *s, uint64_t unit)
+{
+	const struct graid_layout *l = &q->a->lay;
+	uint64_t at = r->off + r->cursor, left = r->off + r->len - at;
+	uint64_t end = (at / unit + 1) * unit, whole = at % unit ? 0 : left / unit, most;
+	bool mirror = l->level == 1 || l->level == 10;
+
+	if (end > r->off + r->len)
+		end = r->off + r->len;
+	if (whole && discard_can_offload(q->a)) {
+		most = mirror ? 1 : (l->nparity ? (s->buckets ? SOP_RUN_MAX : 1) : 4096);
+		s->dealloc = true;
+	} else if (whole >= 2 && l->nparity && s->iov) {
+		/* Full-stripe runs of zeroes, as many as the zero buffer holds. */
+		most = q->zbuf_len / unit;
+		if (q->a->journal && journal_max_run(q->a) < most)
+			most = journal_max_run(q->a);
+		if (most > SOP_RUN_MAX)
+			most = SOP_RUN_MAX;
+	} else {
+		most = 1;
+	}
+	if (whole && most > 1) {
+		s->nrun = (unsigned)(whole < most ? whole : most);
+		end = at + s->nrun * unit;
+	}
+	queue_cut_done(q, r, s, at, end, 0);
+}
+
 /* Cut the next stripe of a request into a stripe operation. */
 static void queue_cut(struct graid_queue *q, struct req *r, struct sop *s)
 {
@@ -332,6 +385,9 @@ static void queue_cut(struct graid_queue *q, struct req *r, struct sop *s)
 	if (end > r->off + r->len)
 		end = r->off + r->len;
 	s->nrun = 1;
+	s->dealloc = false;
+	if (r->zero)
+		return queue_cut_zero(q, r, s, unit);
 	/*
 	 * A write of whole RAID-5/6 stripes takes up to SOP_RUN_MAX of them at once: each
 	 * member then gets one vectored write instead of one per stripe.
@@ -344,14 +400,7 @@ static void queue_cut(struct graid_queue *q, struct req *r, struct sop *s)
 		s->nrun = (unsigned)(whole < most ? whole : most);
 		end = at + s->nrun * unit;
 	}
-	s->req = r;
-	s->stripe = at / unit;
-	s->arr_off = at;
-	s->req_off = r->cursor;
-	s->arr_len = (size_t)(end - at);
-	r->cursor += s->arr_len;
-	r->sops_live++;
-	q->nsops++;
+	queue_cut_done(q, r, s, at, end, r->cursor);
 }
 
 static void queue_pump(struct graid_queue *q)
@@ -381,6 +430,9 @@ static void queue_sweep(struct graid_queue *q)
 
 		if (r->cursor == r->len && r->sops_live == 0) {
 			atomic_fetch_sub_explicit(&q->a->fg_inflight, 1, memory_order_relaxed);
+			/* Zeroed whole: its regions may become unused (after the next flush). */
+			if (r->zero && !r->err)
+				live_discard_done(q->a, r->off, r->len, &r->live);
 			*pp = r->next;
 			r->next = NULL;
 			if (q->done_tail)
@@ -498,17 +550,32 @@ GRAID_API int graid_queue_destroy(struct graid_queue *q)
 	free(q->batch_ptrs);
 	free(q->inl);
 	free(q->zero);
+	free(q->zbuf);
 	free(q);
 	return 0;
 }
 
+/* The zero buffer of discards and write-zeroes, made at the first one. */
+static int queue_zbuf(struct graid_queue *q)
+{
+	size_t len = discard_zbuf_len(q->a);
+
+	if (q->zbuf)
+		return 0;
+	if (posix_memalign((void **)&q->zbuf, ARRAY_ALIGN, len))
+		return -ENOMEM;
+	memset(q->zbuf, 0, len);
+	q->zbuf_len = len;
+	return 0;
+}
+
 static int queue_add(struct graid_queue *q, uint8_t *buf, size_t len, uint64_t offset,
-		     uint64_t user_data, bool write)
+		     uint64_t user_data, bool write, bool zero)
 {
 	const struct graid_array *a;
 	struct req *r;
 
-	if (!q || (!buf && len))
+	if (!q || (!buf && len && !zero))
 		return -EINVAL;
 	a = q->a;
 	if (offset % a->block_size || len % a->block_size || offset > a->lay.array_bytes ||
@@ -518,13 +585,17 @@ static int queue_add(struct graid_queue *q, uint8_t *buf, size_t len, uint64_t o
 		return -EROFS;
 	if (q->nreq >= q->depth)
 		return -EAGAIN;
+	if (zero && queue_zbuf(q))
+		return -ENOMEM;
 	r = q->free_reqs;
 	if (r)
 		q->free_reqs = r->next;
 	else if (!(r = malloc(sizeof(*r))))
 		return -ENOMEM;
-	*r = (struct req){ .user_data = user_data, .buf = buf, .len = len, .off = offset,
-			   .write = write };
+	*r = (struct req){ .user_data = user_data, .buf = zero ? q->zbuf : buf, .len = len,
+			   .off = offset, .write = write, .zero = zero };
+	if (zero)
+		live_discard_begin(q->a, offset, len, &r->live);
 	if (q->active_tail)
 		q->active_tail->next = r;
 	else
@@ -539,14 +610,31 @@ static int queue_add(struct graid_queue *q, uint8_t *buf, size_t len, uint64_t o
 GRAID_API int graid_queue_read(struct graid_queue *q, void *buf, size_t len, uint64_t offset,
 			       uint64_t user_data)
 {
-	return queue_add(q, buf, len, offset, user_data, false);
+	return queue_add(q, buf, len, offset, user_data, false, false);
 }
 
 GRAID_API int graid_queue_write(struct graid_queue *q, const void *buf, size_t len,
 				uint64_t offset, uint64_t user_data)
 {
 	/* Never written through: a write's buffer is only read (cast for the shared struct). */
-	return queue_add(q, (uint8_t *)(uintptr_t)buf, len, offset, user_data, true);
+	return queue_add(q, (uint8_t *)(uintptr_t)buf, len, offset, user_data, true, false);
+}
+
+/* Discard and write-zeroes differ only in what the live-data map records (discard.c). */
+GRAID_API int graid_queue_discard(struct graid_queue *q, uint64_t offset, uint64_t len,
+				  uint64_t user_data)
+{
+	if (len > SIZE_MAX)
+		return -EINVAL;
+	return queue_add(q, NULL, (size_t)len, offset, user_data, true, true);
+}
+
+GRAID_API int graid_queue_write_zeroes(struct graid_queue *q, uint64_t offset, uint64_t len,
+				       uint64_t user_data)
+{
+	if (len > SIZE_MAX)
+		return -EINVAL;
+	return queue_add(q, NULL, (size_t)len, offset, user_data, true, true);
 }
 
 GRAID_API int graid_queue_submit(struct graid_queue *q)

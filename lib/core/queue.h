@@ -6,6 +6,7 @@
 #include <liburing.h>
 
 #include "array.h"
+#include "live.h"
 #include "member_io.h"
 
 /* A caller's read or write. */
@@ -16,6 +17,12 @@ struct req {
 	size_t len;
 	uint64_t off;
 	bool write;
+	/*
+	 * Discard or write-zeroes: buf is the queue's zero buffer (q->zbuf), and every
+	 * stripe operation starts at its beginning (req_off 0) instead of at the cursor.
+	 */
+	bool zero;
+	struct live_token live; /* zero: what the live-data map saw when it was queued */
 	size_t cursor;       /* bytes already cut into stripe operations */
 	unsigned sops_live;  /* stripe operations started and not finished */
 	int err;             /* first error, 0 if none */
@@ -50,6 +57,7 @@ enum sop_plan {
 	PLAN_RMW,            /* read old data and parity, apply the difference */
 	PLAN_DEGRADED,       /* read every survivor, recover, (regenerate, write) */
 	PLAN_RUN,            /* RAID-5/6: several whole stripes, one vectored write per member */
+	PLAN_DEALLOC,        /* discard of whole stripes (chunks on 1/10): members deallocate */
 };
 
 /* The most stripes one full-stripe run covers (and iovecs per member write). */
@@ -74,6 +82,7 @@ struct sop {
 	uint8_t phase;
 	uint8_t plan;
 	bool locked;
+	bool dealloc;        /* whole stripes of a zero request, deallocated (discard.c) */
 	bool read_failed;    /* a member read failed: plan again with it out */
 	unsigned bucket;
 	unsigned pending;    /* member I/Os in flight */
@@ -120,6 +129,8 @@ struct graid_queue {
 	struct sop *gen_list;        /* waiting for a batched parity generation */
 	struct sop *rec_list;        /* degraded: waiting for a batched recovery */
 	uint8_t *zero;               /* one chunk of zeroes (RMW: untouched data) */
+	uint8_t *zbuf;               /* discard/write-zeroes source, zbuf_len bytes, lazily made */
+	size_t zbuf_len;
 	void *bufs[QUEUE_BUF_CLASSES][QUEUE_BUF_KEEP];
 	unsigned nbufs[QUEUE_BUF_CLASSES];
 	uint8_t **batch_ptrs;        /* scratch for batched generation and recovery */
@@ -148,6 +159,16 @@ int queue_log_writev(struct graid_queue *q, struct sop *s, unsigned slot, unsign
 void queue_sop_done(struct graid_queue *q, struct sop *s, int err);
 /* Do RAM-backed members' I/O in the calling thread from now on (array_queue_get). */
 void queue_inline_setup(struct graid_queue *q);
+
+/* discard.c */
+/* Bytes of zeroes a zero request's stripe operation may cover when it writes them. */
+size_t discard_zbuf_len(const struct graid_array *a);
+/* Every writable member can zero a range without a data transfer (hole, discard, deallocate). */
+bool discard_can_offload(const struct graid_array *a);
+/* Zero [off, off+len) of role's data area by offload; 0 or -errno (then the role is failed). */
+int discard_member(struct graid_queue *q, unsigned role, uint64_t off, uint64_t len);
+/* The same outside a queue (rebuild: the unused rows of a new member). */
+int discard_member_sync(struct graid_array *a, unsigned role, uint64_t off, uint64_t len);
 
 /* sop.c */
 void sop_start(struct graid_queue *q, struct sop *s);

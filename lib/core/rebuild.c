@@ -8,6 +8,8 @@
 
 #include "bitmap.h"
 #include "journal.h"
+#include "live.h"
+#include "queue.h"
 #include "member_batch.h"
 #include "stripe_set.h"
 
@@ -606,6 +608,48 @@ static bool rebuild_row_needed(const struct rebuild_ctx *c, uint64_t row)
 	return false;
 }
 
+/*
+ * Rows whose regions the live-data map records unused read as zeroes on every survivor: the
+ * targets get them by deallocation (zeroes written where a target cannot), not by a copy.
+ * The rows are locked as a new slot's are (only tried while older slots hold theirs), then
+ * checked again, so a write that marked one used meanwhile lands after the zeroing.
+ */
+static int rebuild_lock_slot(struct rebuild_ctx *c, struct rebuild_slot *s);
+
+static int rebuild_skip_unused(struct rebuild_ctx *c, uint64_t *row)
+{
+	struct graid_array *a = c->a;
+	const struct graid_layout *l = &a->lay;
+	const uint64_t most = STRIPE_SET_MAX / (l->level == 10 ? c->ntarget : 1);
+	struct rebuild_slot tmp;
+	uint64_t k = 0, r0 = *row;
+	int rc;
+
+	while (r0 + k < l->nstripes && k < most && live_row_unused(a, r0 + k))
+		k++;
+	if (k == 0)
+		return 0;
+	memset(&tmp, 0, sizeof(tmp));
+	tmp.row0 = r0;
+	tmp.rows = (unsigned)k;
+	rc = rebuild_lock_slot(c, &tmp);
+	if (rc) {
+		stripe_set_release(a, &tmp.locks);
+		return rc;
+	}
+	for (k = 0; k < tmp.rows && live_row_unused(a, r0 + k); k++)
+		;
+	for (unsigned t = 0; rc == 0 && k && t < c->ntarget; t++)
+		if (rebuild_target_same(c, t))
+			rc = discard_member_sync(a, c->target[t], r0 * l->chunk, k * l->chunk);
+	stripe_set_release(a, &tmp.locks);
+	c->skipped += k * l->chunk * c->ntarget;
+	*row = r0 + k;
+	if (rc == 0 && c->fn)
+		c->fn(c->arg, c->reported + c->done + c->skipped, c->reported + c->total);
+	return rc;
+}
+
 /* The first row from @p row on that needs copying (nstripes: none). */
 static uint64_t rebuild_next_needed(struct rebuild_ctx *c, uint64_t row)
 {
@@ -738,6 +782,10 @@ static int rebuild_rows(struct rebuild_ctx *c, uint64_t start)
 				rc = -ECANCELED;
 				break;
 			}
+			if (!c->catchup_only && live_row_unused(a, row)) {
+				rc = rebuild_skip_unused(c, &row);
+				continue;
+			}
 			/*
 			 * A rate limit or a yield to foreground I/O pauses here, with every row
 			 * released first: a pause must never hold a foreground write up.
@@ -754,7 +802,8 @@ static int rebuild_rows(struct rebuild_ctx *c, uint64_t start)
 						     ? a->lay.nstripes - row
 						     : c->rows_max);
 			for (unsigned k = 1; k < s->rows; k++)
-				if (!rebuild_row_needed(c, row + k)) {
+				if (!rebuild_row_needed(c, row + k) ||
+				    (!c->catchup_only && live_row_unused(a, row + k))) {
 					s->rows = k; /* a batch is one run of needed rows */
 					break;
 				}
@@ -831,6 +880,9 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 		fn(arg, c->reported, c->reported + c->total);
 	/* A ring per pass: a member that joined since may need NVMe passthrough entries. */
 	rc = mbatch_open(&c->mb, a);
+	/* The new member gets the whole live-data map before any row is skipped on it. */
+	if (rc == 0)
+		rc = live_write_all(a);
 	if (rc == 0)
 		rc = rebuild_rows(c, start);
 	mbatch_close(&c->mb);

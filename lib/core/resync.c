@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bitmap.h"
+#include "live.h"
 #include "member_batch.h"
 #include "stripe_set.h"
 
@@ -129,6 +130,13 @@ static int resync_region(struct resync_ctx *c, uint64_t first, uint64_t end)
 	for (uint64_t st = first; rc == 0 && st < end; st += c->rows_max) {
 		unsigned rows = (unsigned)(end - st < c->rows_max ? end - st : c->rows_max);
 
+		bool unused = true;
+
+		/* Unused regions hold zeroes everywhere, consistent already (live.h). */
+		for (unsigned i = 0; unused && i < rows; i++)
+			unused = live_stripe_unused(c->a, st + i);
+		if (unused)
+			continue;
 		for (unsigned i = 0; i < rows; i++)
 			stripe_set_add(&c->locks, st + i);
 		stripe_set_lock(c->a, &c->locks);

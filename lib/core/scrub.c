@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bitmap.h"
+#include "live.h"
 #include "member_batch.h"
 #include "stripe_set.h"
 
@@ -289,18 +290,27 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 	if (rc == 0)
 		rc = mbatch_open(&c.mb, a);
 	last_cp = graid__now_ns();
-	for (uint64_t row = start; rc == 0 && row < l->nstripes; row += c.rows_max) {
-		unsigned rows = (unsigned)(l->nstripes - row < c.rows_max ? l->nstripes - row
-									 : c.rows_max);
-
+	for (uint64_t row = start, rows = 0; rc == 0 && row < l->nstripes; row += rows) {
+		/* Rows of unused regions (live.h) hold zeroes on every member: nothing to check. */
+		if (live_row_unused(a, row)) {
+			c.rep.unused++;
+			rows = 1;
+			continue;
+		}
+		rows = l->nstripes - row < c.rows_max ? l->nstripes - row : c.rows_max;
+		for (unsigned i = 1; i < rows; i++)
+			if (live_row_unused(a, row + i)) {
+				rows = i; /* a batch is one run of used rows */
+				break;
+			}
 		if (l->nparity) {
 			for (unsigned i = 0; i < rows; i++)
 				stripe_set_add(&c.locks, row + i);
 			stripe_set_lock(a, &c.locks);
-			rc = scrub_parity_rows(&c, row, rows);
+			rc = scrub_parity_rows(&c, row, (unsigned)rows);
 			stripe_set_release(a, &c.locks);
 		} else {
-			rc = scrub_mirror_rows(&c, row, rows);
+			rc = scrub_mirror_rows(&c, row, (unsigned)rows);
 		}
 		if (rc == 0 && c.rep.progress)
 			c.rep.progress(c.rep.progress_arg, (row + rows) * l->chunk,

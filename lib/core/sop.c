@@ -6,6 +6,7 @@
 
 #include "bitmap.h"
 #include "journal.h"
+#include "live.h"
 #include "queue.h"
 
 /* ---- geometry of one stripe operation ------------------------------------------------ */
@@ -88,6 +89,8 @@ static void sop_finish(struct graid_queue *q, struct sop *s, int err)
 {
 	for (unsigned j = 0; s->req->write && j < s->nrun; j++)
 		bitmap_end_write(q->a, s->stripe + j);
+	for (unsigned j = 0; s->req->write && !s->req->zero && j < s->nrun; j++)
+		live_end_write(q->a, s->stripe + j);
 	sop_journal_release(q, s);
 	sop_release_bufs(q, s);
 	if (s->locked) {
@@ -195,6 +198,48 @@ static void sop_mirror_write_locked(struct graid_queue *q, struct sop *s)
 		return sop_finish(q, s, -EIO);
 }
 
+/* ---- discard and write-zeroes of whole stripes: members deallocate ------------------- */
+
+/*
+ * Every writable member zeroes its part of the stripes (chunks on RAID-1/10) without a data
+ * transfer (discard.c). Parity of zeroes is zeroes, so P and Q are deallocated like the data,
+ * and a member missing here reads back as zeroes through them. Runs under the stripe locks a
+ * write takes (none on RAID-0), after the bitmap was marked: a crash in the middle leaves
+ * each block old or zero, and the resync makes parity agree.
+ */
+static void sop_dealloc_locked(struct graid_queue *q, struct sop *s)
+{
+	const struct graid_layout *l = &q->a->lay;
+	const bool mirror = l->level == 1 || l->level == 10;
+	struct graid_array *a = q->a;
+	unsigned members[GRAID_MAX_MEMBERS], n = a->nmembers, nok = 0, nfail = 0;
+	uint64_t moff[GRAID_MAX_MEMBERS], len = (uint64_t)s->nrun * l->chunk;
+
+	s->phase = SOP_WRITING;
+	if (mirror) {
+		n = graid_layout_copies(l, s->arr_off, members, moff);
+		len = s->arr_len;
+	} else {
+		for (unsigned m = 0; m < n; m++) {
+			members[m] = m;
+			moff[m] = sop_member_off(l, s->stripe, 0);
+		}
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (!array_role_writable(a, members[i]))
+			nfail++;
+		else if (discard_member(q, members[i], moff[i], len))
+			nfail++;
+		else
+			nok++;
+	}
+	if (mirror)
+		return sop_finish(q, s, nok && !atomic_load(&a->broken) ? 0 : -EIO);
+	if (l->nparity == 0)
+		return sop_finish(q, s, nfail ? -EIO : 0);
+	sop_finish(q, s, atomic_load(&a->broken) ? -EIO : 0);
+}
+
 /* ---- RAID-0/5/6: reads and writes that need no stripe lock ---------------------------- */
 
 static void sop_direct_read(struct graid_queue *q, struct sop *s)
@@ -285,7 +330,10 @@ bool sop_try_unpark(struct graid_queue *q, struct sop *s)
 	if (s->nrun > 1) {
 		if (!sop_run_trylock(q, s))
 			return false;
-		sop_run_plan(q, s);
+		if (s->plan == PLAN_DEALLOC)
+			sop_dealloc_locked(q, s);
+		else
+			sop_run_plan(q, s);
 		return true;
 	}
 	if (!stripe_trylock(q->a, s->stripe, &s->bucket))
@@ -345,14 +393,30 @@ static void sop_run_plan(struct graid_queue *q, struct sop *s)
 
 static void sop_run_start(struct graid_queue *q, struct sop *s)
 {
-	s->plan = PLAN_RUN;
+	if (!s->dealloc)
+		s->plan = PLAN_RUN;
 	s->phase = SOP_PARKED;
 	if (!sop_run_trylock(q, s)) {
 		s->next = q->parked;
 		q->parked = s;
 		return;
 	}
+	if (s->dealloc)
+		return sop_dealloc_locked(q, s);
 	sop_run_plan(q, s);
+}
+
+/* Whole stripes of a discard: RAID-0 goes at once, the others under their stripe locks. */
+static void sop_dealloc_start(struct graid_queue *q, struct sop *s)
+{
+	const struct graid_layout *l = &q->a->lay;
+
+	s->plan = PLAN_DEALLOC;
+	if (l->nparity == 0 && l->level != 1 && l->level != 10)
+		return sop_dealloc_locked(q, s);
+	if (s->nrun > 1)
+		return sop_run_start(q, s);
+	sop_lock_and_plan(q, s);
 }
 
 /* The chunk range [lo, hi) the stripe work covers: the union of the request's parts. */
@@ -399,6 +463,8 @@ static void sop_plan_locked(struct graid_queue *q, struct sop *s)
 	s->write_fail = 0;
 	s->err = 0;
 	s->nlost = 0;
+	if (s->plan == PLAN_DEALLOC)
+		return sop_dealloc_locked(q, s);
 	if (l->level == 1 || l->level == 10)
 		return sop_mirror_write_locked(q, s);
 	for (unsigned r = 0; r < nroles; r++) {
@@ -910,8 +976,13 @@ void sop_start(struct graid_queue *q, struct sop *s)
 	/* The region is marked dirty on disk before any member sees this write. */
 	for (unsigned j = 0; s->req->write && j < s->nrun; j++)
 		bitmap_start_write(q->a, s->stripe + j);
+	/* And data (not zeroes) marks its region used, durably, before any member sees it. */
+	for (unsigned j = 0; s->req->write && !s->req->zero && j < s->nrun; j++)
+		live_start_write(q->a, s->stripe + j);
 	if (atomic_load(&q->a->broken))
 		return sop_finish(q, s, -EIO);
+	if (s->dealloc)
+		return sop_dealloc_start(q, s);
 	if (s->nrun > 1)
 		return sop_run_start(q, s);
 	if (l->level == 1 || l->level == 10)

@@ -28,6 +28,8 @@ _Static_assert(offsetof(struct graid_sb_disk, slot_flags) == 0xa00, "slot_flags 
 _Static_assert(offsetof(struct graid_sb_disk, owner_host) == 0xb00, "owner_host at 0xb00");
 _Static_assert(offsetof(struct graid_sb_disk, left_events) == 0xb40, "left_events at 0xb40");
 _Static_assert(offsetof(struct graid_sb_disk, reserved2) == 0xf40, "reserved2 at 0xf40");
+_Static_assert(offsetof(struct graid_sb_disk, live_offset) == 0x0d8, "live map at 0x0d8");
+_Static_assert(offsetof(struct graid_sb_disk, reserved1) == 0x0f0, "reserved1 at 0x0f0");
 _Static_assert(sizeof(GRAID_SB_MAGIC) - 1 == GRAID_SB_MAGIC_LEN, "8-byte magic");
 
 /*
@@ -115,6 +117,9 @@ void graid_sb_encode(const struct graid_sb *sb, void *buf)
 	memcpy(d.slot_flags, sb->slot_flags, sizeof(d.slot_flags));
 	for (unsigned i = 0; i < GRAID_SB_MAX_MEMBERS; i++)
 		d.left_events[i] = htole32(sb->left_events[i]);
+	d.live_offset = htole64(sb->live_offset);
+	d.live_bytes = htole64(sb->live_bytes);
+	d.live_region_stripes = htole64(sb->live_region_stripes);
 	d.crc = htole32(graid_sb_checksum(&d));
 	memcpy(buf, &d, sizeof(d));
 }
@@ -132,12 +137,19 @@ static bool sb_area_ok(uint64_t off, uint64_t len, uint64_t data_offset)
 	return off <= data_offset && len <= data_offset - off;
 }
 
+static bool sb_two_overlap(uint64_t o1, uint64_t l1, uint64_t o2, uint64_t l2)
+{
+	if (l1 == 0 || l2 == 0)
+		return false;
+	return o1 < o2 + l2 && o2 < o1 + l1;
+}
+
 static bool sb_areas_overlap(const struct graid_sb *sb)
 {
-	if (sb->bitmap_bytes == 0 || sb->log_bytes == 0)
-		return false;
-	return sb->bitmap_offset < sb->log_offset + sb->log_bytes &&
-	       sb->log_offset < sb->bitmap_offset + sb->bitmap_bytes;
+	return sb_two_overlap(sb->bitmap_offset, sb->bitmap_bytes, sb->log_offset, sb->log_bytes) ||
+	       sb_two_overlap(sb->live_offset, sb->live_bytes, sb->bitmap_offset,
+			      sb->bitmap_bytes) ||
+	       sb_two_overlap(sb->live_offset, sb->live_bytes, sb->log_offset, sb->log_bytes);
 }
 
 /* Layout slots hold data, so they cannot be spares; slots past the layout hold only spares. */
@@ -178,7 +190,10 @@ static int sb_validate(const struct graid_sb *sb)
 	if (sb->bitmap_bytes == 0 && sb->bitmap_region_stripes != 0)
 		return -EPROTO;
 	if (!sb_area_ok(sb->bitmap_offset, sb->bitmap_bytes, sb->data_offset) ||
-	    !sb_area_ok(sb->log_offset, sb->log_bytes, sb->data_offset) || sb_areas_overlap(sb))
+	    !sb_area_ok(sb->log_offset, sb->log_bytes, sb->data_offset) ||
+	    !sb_area_ok(sb->live_offset, sb->live_bytes, sb->data_offset) || sb_areas_overlap(sb))
+		return -EPROTO;
+	if ((sb->live_bytes == 0) != (sb->live_region_stripes == 0))
 		return -EPROTO;
 	if (!sb_states_ok(sb))
 		return -EPROTO;
@@ -238,6 +253,10 @@ int graid_sb_decode(const void *buf, struct graid_sb *sb)
 	out.owner.since = le64toh(d.owner_since);
 	memcpy(out.owner.boot_id, d.owner_boot_id, sizeof(out.owner.boot_id));
 	memcpy(out.owner.host, d.owner_host, sizeof(out.owner.host));
+	/* Minor 2: zero before, read as "no live-data map". */
+	out.live_offset = le64toh(d.live_offset);
+	out.live_bytes = le64toh(d.live_bytes);
+	out.live_region_stripes = le64toh(d.live_region_stripes);
 	out.owner.host[sizeof(out.owner.host) - 1] = '\0'; /* trust no terminator */
 	for (unsigned i = 0; i < GRAID_SB_MAX_MEMBERS; i++)
 		out.slot_id[i] = le64toh(d.slot_id[i]);

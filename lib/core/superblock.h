@@ -17,7 +17,7 @@
 
 /* Major: a reader refuses any other. Minor: compatible additions, read by every reader. */
 #define GRAID_SB_VERSION_MAJOR 1
-#define GRAID_SB_VERSION_MINOR 1
+#define GRAID_SB_VERSION_MINOR 2
 
 /* flags */
 #define GRAID_SB_F_CLEAN 0x1u  /* the array was closed cleanly: no resync needed */
@@ -79,6 +79,9 @@ struct graid_sb {
 	uint8_t slot_flags[GRAID_SB_MAX_MEMBERS]; /* GRAID_SB_SLOT_* per slot */
 	/* Per slot: low 32 bits of the event that recorded it out (MISSING/FAILED); 0: unknown. */
 	uint32_t left_events[GRAID_SB_MAX_MEMBERS];
+	/* Minor 2; all zero before (no live-data map: every region counts as used). */
+	uint64_t live_offset, live_bytes; /* live-data map area, 0/0 = none */
+	uint64_t live_region_stripes; /* stripes per map bit; 0 only when there is no map */
 };
 
 /*
@@ -119,7 +122,10 @@ struct graid_sb_disk {
 	uint64_t owner_start;       /* 0x0b8: its start time, clock ticks since boot */
 	uint64_t owner_since;       /* 0x0c0: when it opened, seconds since the epoch */
 	uint8_t owner_boot_id[16];  /* 0x0c8: the kernel boot id of its host then */
-	uint8_t reserved1[40];      /* 0x0d8: zero; for compatible additions (minor bumps) */
+	uint64_t live_offset;       /* 0x0d8: live-data map, bytes from member start (minor 2) */
+	uint64_t live_bytes;        /* 0x0e0: its length, 0 = none (every region used) */
+	uint64_t live_region_stripes; /* 0x0e8: stripes per map bit; 0 = no map */
+	uint8_t reserved1[16];      /* 0x0f0: zero; for compatible additions (minor bumps) */
 	uint8_t member_state[256];  /* 0x100: state of slot i, enum graid_member_state */
 	uint64_t slot_id[256];      /* 0x200: first 8 bytes of slot i's member UUID; 0 = unknown */
 	uint8_t slot_flags[256];    /* 0xa00: GRAID_SB_SLOT_* of slot i */

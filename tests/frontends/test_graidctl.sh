@@ -1,12 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # graidctl end to end on member files: every subcommand, its exit codes, JSON and messages.
-# usage: test_graidctl.sh PATH/TO/graidctl
+# usage: test_graidctl.sh PATH/TO/graidctl PATH/TO/graid_fill
 set -u
 
-G=${1:?usage: test_graidctl.sh PATH/TO/graidctl}
+G=${1:?usage: test_graidctl.sh PATH/TO/graidctl PATH/TO/graid_fill}
 [ -x "$G" ] || { echo "SKIP: $G is not an executable"; exit 77; }
 G=$(readlink -f "$G") # meson passes it relative to the build folder; we work elsewhere
+# Writes every byte of an array: rebuild and scrub skip regions never written.
+FILL=$(readlink -f "${2:?usage: test_graidctl.sh PATH/TO/graidctl PATH/TO/graid_fill}")
 PY=$(command -v python3) || { echo "SKIP: python3 is needed to check the JSON"; exit 77; }
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/graidctl-test.XXXXXX") || exit 1
@@ -86,13 +88,17 @@ expect 0 "status of a clean array" -- "$G" status $M
 has out "state : clean" "status says clean"
 has out "level : raid6" "status says the level"
 has out "^ +5 active +yes .* m5 \[file dev" "status lists member 5 with its identity"
+has out "used : 0.0% \(0 bytes" "status shows a new array's used fraction (nothing written)"
 expect 0 "status --json with members in another order" -- "$G" status --json m5 m3 m1 m0 m2 m4
 json "status --json is one document describing the array" \
 	"d['level'] == 6 and d['state'] == 'clean' and len(d['members']) == 6 and \
 	 d['chunk_bytes'] == 16384 and d['size'] == 128 << 20 and \
 	 [m['path'] for m in d['members']] == ['m0','m1','m2','m3','m4','m5'] and \
-	 all(m['state'] == 'active' for m in d['members'])"
+	 all(m['state'] == 'active' for m in d['members']) and d['used_bytes'] == 0"
 expect 2 "status without members" -- "$G" status
+expect 0 "write the whole array (graid_fill)" -- "$FILL" $M
+expect 0 "status of the written array" -- "$G" status $M
+has out "used : 100.0%" "status shows it all in use"
 
 # --- JSON escaping: member paths with quotes, backslashes, control bytes, bad UTF-8 ------
 q1=$'we"ird\\pa\tth\n1' q2=$'caf\xc3\xa9 \x01\xff2'
@@ -197,6 +203,7 @@ else
 
 	# --- who owns an array: looking never evicts, missing roles only when told -----------
 	expect 0 "create RAID-5 on a0..a3" -- "$G" create -l 5 -s 17M a0 a1 a2 a3
+	expect 0 "write all of it" -- "$FILL" a0 a1 a2 a3
 	truncate -s 17M b3
 	expect 0 "create another array on b0..b3" -- "$G" create -l 5 -s 17M b0 b1 b2 b3
 	expect 3 "status with a member of another array given (a typo)" -- "$G" status a0 a1 a2 b3

@@ -107,6 +107,32 @@ check "unaligned reads and writes, also concurrent ones to one block" \
 	nbdsh -u "$URI" -c "exec(open('unaligned.py').read())"
 dd if=unaligned.bin of=data bs=1M seek=40 conv=notrunc status=none
 
+# Trim and zero: offered, and what they leave reads back as zeroes (zero: every byte, also
+# unaligned edges; trim: the whole blocks inside the range, the edges as they were).
+check "it advertises trim and zero" bash -c \
+	"nbdinfo '$URI' | grep -q 'can_trim: true' && nbdinfo '$URI' | grep -q 'can_zero: true'"
+cat >trimzero.py <<'PY'
+h.set_strict_mode(0)
+base = 60 << 20
+model = bytearray(h.pread(4 << 20, base))
+def zero(off, n):
+    model[off:off + n] = bytes(n)
+h.zero(10000, base + 123)                 # unaligned both ends
+zero(123, 10000)
+h.zero(2 << 20, base + (1 << 20))         # whole stripes: deallocated on the members
+zero(1 << 20, 2 << 20)
+h.trim(3 * 4096 + 200, base + (3 << 20) + 100)  # the two whole blocks inside only
+zero((3 << 20) + 4096, 2 * 4096)
+h.trim(256 << 10, base + (3 << 20) + (512 << 10))
+zero((3 << 20) + (512 << 10), 256 << 10)
+h.flush()
+assert h.pread(4 << 20, base) == bytes(model)
+open("trimzero.bin", "wb").write(model)
+PY
+check "zero and trim read back as zeroes, the rest untouched" \
+	nbdsh -u "$URI" -c "exec(open('trimzero.py').read())"
+dd if=trimzero.bin of=data bs=1M seek=60 conv=notrunc status=none
+
 # A member lost while served: truncated to nothing, it returns short reads, the library
 # fails it, and reads are rebuilt from parity on the fly.
 truncate -s 0 m2

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/* Discard and write-zeroes: the public calls, and how a member zeroes a range without data. */
+#include <errno.h>
+#include <signal.h>
+#include <time.h>
+
+#include "queue.h"
+
+static int discard_member_ring(struct graid_array *a, struct io_uring *ring, unsigned role,
+			       uint64_t off, uint64_t len);
+
+/*
+ * A zero request that writes its zeroes reads them from one buffer per queue; each of its
+ * stripe operations covers at most this much (at least one stripe, or one chunk on 1/10).
+ */
+size_t discard_zbuf_len(const struct graid_array *a)
+{
+	const struct graid_layout *l = &a->lay;
+	size_t unit = (l->level == 1 || l->level == 10) ? l->chunk : (size_t)l->chunk * l->ndata;
+
+	return unit > (1u << 20) ? unit : (1u << 20);
+}
+
+/*
+ * A member may zero by offload when what it then reads is zeroes for sure: a file (a hole),
+ * a block device (BLKZEROOUT: the kernel unmaps or writes zeroes), an NVMe namespace whose
+ * deallocated blocks read as zeroes (DLFEAT). An NVMe generic device without that gets the
+ * zeroes written through the ordinary path instead. The write-hole journal wants every
+ * in-place change logged first, so a journaled array always writes its zeroes.
+ */
+static bool discard_member_offloads(const struct member *m)
+{
+	const struct member_nvme *n = &m->nvme;
+
+	if (m->fd < 0)
+		return false;
+	if (n->passthru)
+		return n->is_nvme && n->dealloc_zeroes;
+	return true;
+}
+
+bool discard_can_offload(const struct graid_array *a)
+{
+	if (a->journal)
+		return false;
+	for (unsigned m = 0; m < a->nmembers; m++)
+		if (array_role_writable(a, m) && !discard_member_offloads(&a->members[m]))
+			return false;
+	return true;
+}
+
+/*
+ * Synchronous, in the queue's thread (deallocation costs a system call, not a transfer).
+ * Injected faults apply as to a write of no bytes, so the fault and crash tests reach here.
+ */
+int discard_member(struct graid_queue *q, unsigned role, uint64_t off, uint64_t len)
+{
+	return discard_member_ring(q->a, &q->ring, role, off, len);
+}
+
+int discard_member_sync(struct graid_array *a, unsigned role, uint64_t off, uint64_t len)
+{
+	return discard_member_ring(a, NULL, role, off, len);
+}
+
+/* @p ring: the caller's io_uring, whose queued entries go out before an injected kill. */
+static int discard_member_ring(struct graid_array *a, struct io_uring *ring, unsigned role,
+			       uint64_t off, uint64_t len)
+{
+	struct member *m = &a->members[role];
+	int fd = m->fd, rc;
+
+	if (m->fault) {
+		uint64_t stall = 0;
+
+		switch (fault_decide(m->fault, true, 0, &stall)) {
+		case FAULT_KILL:
+			/* As member_prep_io: what is queued reaches the members, this never does. */
+			if (ring)
+				io_uring_submit(ring);
+			raise(SIGKILL);
+			return -EIO;
+		case FAULT_FAIL:
+		case FAULT_TEAR:
+			rc = -EIO;
+			goto failed;
+		case FAULT_STALL: {
+			struct timespec ts = { (time_t)(stall / 1000000000u),
+					       (long)(stall % 1000000000u) };
+
+			nanosleep(&ts, NULL);
+			break;
+		}
+		default:
+			break;
+		}
+	}
+	if (m->nvme.is_nvme && m->nvme.dealloc_zeroes &&
+	    (m->nvme.passthru || (m->is_blk && m->nvme.blk_discard)))
+		rc = member_deallocate(m, a->data_offset + off, len);
+	else
+		/* Hole punch on a file, BLKZEROOUT on a block device; writes zeroes if refused. */
+		rc = member_zero_range(m, a->data_offset + off, len);
+	if (rc == 0)
+		return 0;
+failed:
+	array_member_io_failed(a, role, fd, rc);
+	return rc;
+}
+
+/* The synchronous calls: one zero request on a pooled queue, as graid_array_write. */
+static ssize_t discard_sync(struct graid_array *a, uint64_t offset, uint64_t len, bool discard)
+{
+	struct graid_completion c;
+	struct graid_queue *q;
+	int rc;
+
+	if (!a)
+		return -EINVAL;
+	q = array_queue_get(a);
+	if (!q)
+		return -ENOMEM;
+	rc = discard ? graid_queue_discard(q, offset, len, 0)
+		     : graid_queue_write_zeroes(q, offset, len, 0);
+	if (rc == 0) {
+		rc = graid_queue_reap(q, &c, 1, 1);
+		rc = rc == 1 ? 0 : (rc < 0 ? rc : -EIO);
+	}
+	array_queue_put(a, q);
+	if (rc)
+		return rc;
+	return c.result < 0 ? (int)c.result : 0;
+}
+
+GRAID_API int graid_array_discard(struct graid_array *a, uint64_t offset, uint64_t len)
+{
+	return (int)discard_sync(a, offset, len, true);
+}
+
+GRAID_API int graid_array_write_zeroes(struct graid_array *a, uint64_t offset, uint64_t len)
+{
+	return (int)discard_sync(a, offset, len, false);
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The live-data map: one bit per region of stripes, set while the region may hold data
+ * somebody wrote; clear for regions never written since create and regions wholly discarded
+ * since. Rebuild, resync and scrub skip the clear ones (docs/FORMAT.md, "Live-data map").
+ */
+#ifndef LIBGRAID_CORE_LIVE_H
+#define LIBGRAID_CORE_LIVE_H
+
+#include "array.h"
+
+/* Where the map lives unless the creator says otherwise: after the write-intent bitmap. */
+#define LIVE_DEFAULT_OFFSET (128u * 1024)
+#define LIVE_DEFAULT_BYTES (64u * 1024)
+
+struct live {
+	uint64_t offset, bytes;          /* on every member, bytes from its start */
+	uint64_t region_stripes;         /* stripes (bitmap numbering) per bit */
+	uint64_t nregions;
+	_Atomic uint8_t *used;           /* per region: 1 used (and on disk), 0 unused */
+	_Atomic uint8_t *cand;           /* per region: wholly discarded, clear at the next sweep */
+	atomic_uint *inflight;           /* per region: data writes in flight */
+	_Atomic uint64_t *last;          /* per region: seq of the last data write started */
+	_Atomic uint64_t seq;
+	uint8_t *disk;                   /* the map as on disk */
+	pthread_mutex_t lock;            /* disk image and map writes */
+};
+
+/* What a discard saw when it was queued (live_discard_begin). */
+struct live_token {
+	uint64_t seq;
+	bool tainted;                    /* a data write was in flight in a covered region */
+};
+
+/* The region size an array gets when none is recorded: FORMAT.md states the rule. */
+uint64_t live_default_region(const struct graid_array *a, uint64_t bytes);
+/* Set up the map (NULL a->live when bytes is 0: no map, everything counts as used). */
+int live_init(struct graid_array *a, uint64_t offset, uint64_t bytes, uint64_t region_stripes);
+void live_free(struct graid_array *a);
+/* OR every writable member's copy into memory (open). */
+int live_load(struct graid_array *a);
+/* Make every writable member's copy equal to memory (create, open, a member joining). */
+int live_write_all(struct graid_array *a);
+
+/* Around every data write of a stripe: marks its region used (durably) before any I/O. */
+void live_start_write(struct graid_array *a, uint64_t stripe);
+void live_end_write(struct graid_array *a, uint64_t stripe);
+/* A discard or write-zeroes of [off, off+len) array bytes: queued, then completed whole. */
+void live_discard_begin(struct graid_array *a, uint64_t off, uint64_t len, struct live_token *t);
+void live_discard_done(struct graid_array *a, uint64_t off, uint64_t len,
+		       const struct live_token *t);
+/* After a flush made every completed discard durable: clear the candidates, on disk too. */
+void live_sweep(struct graid_array *a);
+
+/* Whether stripe @p stripe (bitmap numbering: array chunks on RAID-10) is in an unused region. */
+static inline bool live_stripe_unused(const struct graid_array *a, uint64_t stripe)
+{
+	return a->live && !atomic_load(&a->live->used[stripe / a->live->region_stripes]);
+}
+/* Whether member row @p row holds only unused regions (every level; RAID-10 by its chunks). */
+bool live_row_unused(const struct graid_array *a, uint64_t row);
+/* Bytes of the array in used regions (the array's size without a map). */
+uint64_t live_used_bytes(const struct graid_array *a);
+
+#endif
