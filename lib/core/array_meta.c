@@ -7,6 +7,7 @@
 
 #include "bitmap.h"
 #include "journal.h"
+#include "member_path.h"
 
 unsigned array_tolerance(const struct graid_array *a)
 {
@@ -96,10 +97,12 @@ void array_fill_sb(const struct graid_array *a, unsigned role, struct graid_sb *
 	}
 	if (role < a->nmembers) {
 		memcpy(sb->member_uuid, a->members[role].uuid, 16);
+		member_identity_record(&a->members[role].nvme, &sb->nvme);
 		if (atomic_load(&a->members[role].state) == GRAID_MEMBER_REBUILDING)
 			sb->rebuild_offset = a->members[role].rebuild_offset;
 	} else {
 		memcpy(sb->member_uuid, a->spares[role - a->nmembers].uuid, 16);
+		member_identity_record(&a->spares[role - a->nmembers].nvme, &sb->nvme);
 	}
 }
 

@@ -17,6 +17,7 @@
 
 #include "array.h"
 #include "member_path.h"
+#include "superblock.h"
 
 /* The first line of a sysfs attribute, without its newline; false when it cannot be read. */
 static bool sysfs_line(const char *path, char *out, size_t len)
@@ -159,6 +160,50 @@ enum member_reach member_reach(const struct member *m, struct member_paths *out)
 	if (p.live)
 		return REACH_LIVE;
 	return p.reconnecting ? REACH_RECONNECTING : REACH_GONE;
+}
+
+void member_identity_record(const struct member_nvme *n, struct graid_sb_nvme *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!n->is_nvme)
+		return;
+	out->flags = GRAID_SB_NVME_ID;
+	out->nsid = n->nsid;
+	memcpy(out->nguid, n->nguid, sizeof(out->nguid));
+	memcpy(out->eui64, n->eui64, sizeof(out->eui64));
+	memcpy(out->uuid, n->uuid, sizeof(out->uuid));
+	snprintf(out->subnqn, sizeof(out->subnqn), "%.*s", (int)sizeof(out->subnqn) - 1,
+		 n->subnqn);
+}
+
+static bool id_zero(const uint8_t *id, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (id[i])
+			return false;
+	return true;
+}
+
+/* Both known and different: two namespaces. */
+static bool id_differs(const uint8_t *a, const uint8_t *b, size_t len)
+{
+	return !id_zero(a, len) && !id_zero(b, len) && memcmp(a, b, len);
+}
+
+bool member_identity_matches(const struct member_nvme *n, const struct graid_sb_nvme *rec)
+{
+	struct graid_sb_nvme now;
+
+	if (!(rec->flags & GRAID_SB_NVME_ID) || !n->is_nvme)
+		return true;
+	member_identity_record(n, &now);
+	if (id_differs(now.nguid, rec->nguid, 16) || id_differs(now.eui64, rec->eui64, 8) ||
+	    id_differs(now.uuid, rec->uuid, 16))
+		return false;
+	/* No namespace identifier at all (some targets): subsystem and NSID must agree. */
+	if (id_zero(rec->nguid, 16) && id_zero(rec->eui64, 8) && id_zero(rec->uuid, 16))
+		return now.nsid == rec->nsid && !strcmp(now.subnqn, rec->subnqn);
+	return true;
 }
 
 bool member_path_is_spec(const char *path)
