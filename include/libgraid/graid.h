@@ -273,6 +273,13 @@ enum graid_member_state {
 	GRAID_MEMBER_MISSING = 2,    /**< not given at open, stale, or not a member */
 	GRAID_MEMBER_REBUILDING = 3, /**< replaced, being rebuilt */
 	GRAID_MEMBER_SPARE = 4,      /**< a hot spare */
+	GRAID_MEMBER_UNREACHABLE = 5, /**< an NVMe-oF namespace none of whose controllers is live
+					   while one is reconnecting (a path outage, not a failed
+					   drive): out of I/O, writes to it are recorded in the
+					   write-intent bitmap, and it is caught up from those
+					   regions by itself when a controller is live again; it
+					   fails (and a spare takes over) when the last controller
+					   is deleted (its ctrl_loss_tmo passed) */
 };
 
 /** @brief What graid_array_info() reports. */
@@ -332,6 +339,24 @@ struct graid_member_info {
 	int nvme_dealloc_zeroes; /**< 1: deallocated blocks read as zeroes (DLFEAT 001b) and
 				      Dataset Management is supported: create can skip zeroing */
 	uint8_t nvme_dlfeat;     /**< DLFEAT byte of Identify Namespace, as reported */
+	/* Appended: NVMe identity and fabric paths (docs/REMOTE.md). */
+	uint8_t nvme_nguid[16];  /**< namespace NGUID; all zero when the namespace has none */
+	uint8_t nvme_eui64[8];   /**< namespace EUI-64; all zero when none */
+	uint8_t nvme_uuid[16];   /**< namespace UUID (identification descriptor); zero: none */
+	char nvme_subsysnqn[224]; /**< NVM subsystem NQN, "" if unknown */
+	char nvme_transport[8];  /**< "pcie", "tcp", "rdma", "fc" or "loop"; "" if unknown */
+	char nvme_address[128];  /**< transport address of the controller in nvme_ctrl, as sysfs
+				      gives it ("traddr=10.0.0.2,trsvcid=4420"; PCIe: the PCI
+				      address) */
+	char nvme_ctrl_state[16]; /**< that controller's state: "live", "connecting",
+				       "resetting", "deleting", "dead", ... ("" if unknown) */
+	unsigned nvme_paths;     /**< controllers through which the namespace is reached (2 or
+				      more with native NVMe multipath) */
+	unsigned nvme_paths_live; /**< of those, the ones in state "live" */
+	uint64_t catchup_done;   /**< bytes copied so far by the catch-up (or rebuild) of this
+				      role */
+	uint64_t catchup_total;  /**< bytes that catch-up or rebuild has to copy; 0: none runs */
+	uint64_t outages;        /**< times this member became unreachable since the open */
 };
 
 /** @brief What graid_member_probe() found on a device. */
@@ -534,6 +559,33 @@ GRAID_API int graid_array_member_info(struct graid_array *a, unsigned idx,
  *           version; -EIO or another negative errno reading it; -ENOMEM.
  */
 GRAID_API int graid_member_probe(const char *path, struct graid_member_probe *out);
+
+/**
+ * @brief Find the device node of an NVMe namespace named by its identity, not its path.
+ *   Device names follow the order in which controllers connected (a reconnect over a fabric
+ *   can turn /dev/nvme3n1 into /dev/nvme5n1); the identity does not change. Every member
+ *   path given to graid_array_create(), graid_array_open(), graid_array_replace_member() and
+ *   graid_array_add_spare() may be such a spec; it is resolved through this call.
+ * @param spec one of "nqn=SUBSYSTEM-NQN,nsid=N", "nguid=32 hex digits",
+ *   "eui64=16 hex digits" or "uuid=xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (hex digits of
+ *   either case; NGUID and EUI-64 may contain '-' or ':' between digits).
+ * @param path receives the namespace's block device ("/dev/nvme0n1"; with native NVMe
+ *   multipath the namespace head that every path serves).
+ * @param size bytes at @p path.
+ * @return 0; -EINVAL NULL argument or a malformed spec (the log names the part);
+ *   -ENOENT no namespace on this host has that identity; -ENOTUNIQ more than one does;
+ *   -ENAMETOOLONG @p size too small; -EOPNOTSUPP libgraid built without libnvme;
+ *   -ENOMEM; another negative errno from the topology scan.
+ */
+GRAID_API int graid_member_resolve(const char *spec, char *path, size_t size);
+
+/**
+ * @brief Tell whether a member path is an identity spec that graid_member_resolve() takes.
+ * @param path a member path.
+ * @return 1 when @p path starts with "nqn=", "nguid=", "eui64=" or "uuid="; 0 otherwise
+ *   (also for NULL).
+ */
+GRAID_API int graid_member_is_spec(const char *path);
 
 /**
  * @brief Mark a member failed, as if it had returned an I/O error. It is no longer read or
@@ -748,6 +800,11 @@ enum graid_event_type {
 	GRAID_EVENT_REBUILD_DONE = 4,    /**< a rebuilt member is in sync and serving reads */
 	GRAID_EVENT_SCRUB_MISMATCH = 5,  /**< a scrub found a stripe inconsistent */
 	GRAID_EVENT_RESYNC_DONE = 6,     /**< dirty regions were resynchronised after a crash */
+	GRAID_EVENT_MEMBER_UNREACHABLE = 7, /**< a fabric member lost every live controller
+					       while one reconnects: out of I/O, not failed */
+	GRAID_EVENT_MEMBER_RETURNED = 8, /**< an unreachable member's controller is live again:
+					    its catch-up from the bitmap starts (REBUILD_DONE
+					    when it is in sync) */
 };
 
 /** @brief One event. */

@@ -10,6 +10,7 @@
 
 #include <linux/time_types.h>
 
+#include "array_view.h"
 #include "array_own.h"
 #include "internal.h"
 #include "layout.h"
@@ -55,6 +56,15 @@ struct member {
 	char identity[128];
 	struct member_nvme nvme;       /* NVMe identify data; passthrough when nvme.passthru */
 	atomic_uint_fast64_t reads, writes, read_bytes, write_bytes, errors;
+	/* Catch-up or rebuild of this role: bytes written to it, and bytes to write in all. */
+	atomic_uint_fast64_t copied, copy_total;
+	/* UNREACHABLE (array_reach.c): times it went so, and whether a full rebuild was cut. */
+	atomic_uint_fast64_t outages;
+	bool reach_full;
+	/* Read errors repaired in place (array_readerr.c): a count that halves every hour. */
+	unsigned readerr_count;         /* meta_lock */
+	uint64_t readerr_decay_ns;
+	atomic_uint_fast64_t readerr_repaired;
 };
 
 /* Write-intent bitmap (bitmap.c): per region DIRTY (marked on disk) and HOT (written lately). */
@@ -132,6 +142,7 @@ struct graid_array {
 	int retired[2 * GRAID_MAX_MEMBERS];
 	struct member_fault *retired_fault[2 * GRAID_MAX_MEMBERS];
 
+	struct array_holder_view view; /* read-only opens: the holder's view (array_view.c) */
 	unsigned nmembers;
 	struct member members[];
 };
@@ -189,6 +200,23 @@ void array_member_failed(struct graid_array *a, unsigned role, int err);
  * closes, so their numbers are not reused meanwhile.
  */
 void array_member_io_failed(struct graid_array *a, unsigned role, int fd, int err);
+/*
+ * array_reach.c: an I/O error of an active or rebuilding fabric member whose controllers
+ * are reconnecting makes it UNREACHABLE instead of failed (true); meta_lock held.
+ */
+bool array_member_unreachable(struct graid_array *a, unsigned role, int err);
+/* The worker's look at unreachable members: back (catch-up) or gone (failed); meta_lock held. */
+void array_reach_poll(struct graid_array *a);
+/* How long the worker may wait before it looks again; 0 when no member is unreachable. */
+uint64_t array_reach_interval_ns(const struct graid_array *a);
+/*
+ * array_readerr.c: a read of @p role on descriptor @p fd failed with @p err. True: a media
+ * error on a member that is otherwise healthy, to be repaired from redundancy (the member
+ * stays); false: the caller fails it as for any error (array_member_io_failed).
+ */
+bool array_member_read_error(struct graid_array *a, unsigned role, int fd, int err);
+/* A read error of @p role was rewritten from redundancy. */
+void array_member_read_repaired(struct graid_array *a, unsigned role);
 struct graid_array *array_alloc(unsigned nmembers);
 void array_free(struct graid_array *a);
 int array_open_engine(struct graid_array *a, const char *name);
@@ -238,10 +266,16 @@ enum fault_action { FAULT_NONE, FAULT_FAIL, FAULT_TEAR, FAULT_STALL, FAULT_KILL 
 int fault_parse(const char *spec, struct member_fault **out, const char **path);
 void fault_free(struct member_fault *f);
 /* Decide for one I/O of @p bytes; FAULT_STALL fills *stall_ns (the wait before it runs). */
-enum fault_action fault_decide(struct member_fault *f, bool write, uint64_t bytes,
-			       uint64_t *stall_ns);
+enum fault_action fault_decide(struct member_fault *f, bool write, uint64_t off,
+			       uint64_t bytes, uint64_t *stall_ns);
 /* Whether this flush of the member fails (flush-eio-after=N, or a vanished device). */
 bool fault_flush_fails(struct member_fault *f);
+/*
+ * "fabric-state=FILE": the member models an NVMe-oF namespace whose one controller's state
+ * is the first word of FILE ("live", "connecting", ...; no FILE: deleted), and whose I/O
+ * fails while it is not live. True for such a member; @p state (may be NULL) gets the word.
+ */
+bool fault_fabric_state(struct member_fault *f, char *state, size_t len);
 
 /* member_batch.c: run member I/Os in parallel on a private ring, synchronously. */
 struct mbio {

@@ -8,6 +8,7 @@
 #include "bitmap.h"
 #include "journal.h"
 #include "live.h"
+#include "member_path.h"
 #include "queue.h"
 
 static ssize_t api_sync_io(struct graid_array *a, uint8_t *buf, size_t len, uint64_t offset,
@@ -139,6 +140,14 @@ GRAID_API int graid_array_info(struct graid_array *a, struct graid_array_info *i
 	pthread_mutex_unlock(&a->meta_lock);
 	for (unsigned r = 0; r < a->nmembers; r++)
 		i.member_state[r] = (uint8_t)atomic_load(&a->members[r].state);
+	if (a->view.valid) {
+		/* A read-only look at an array in use: the holder's view, not the superblocks'. */
+		i.nfailed = 0;
+		for (unsigned r = 0; r < a->nmembers; r++) {
+			i.member_state[r] = (uint8_t)a->view.role[r].state;
+			i.nfailed += i.member_state[r] != GRAID_MEMBER_ACTIVE;
+		}
+	}
 	i.journal_bytes = a->journal ? a->journal->bytes : 0;
 	i.journal_replayed = a->journal_replayed;
 	i.used_bytes = live_used_bytes(a);
@@ -168,6 +177,27 @@ GRAID_API int graid_array_member_info(struct graid_array *a, unsigned idx,
 	i.write_bytes = atomic_load(&m->write_bytes);
 	i.errors = atomic_load(&m->errors);
 	member_nvme_info(&m->nvme, &i);
+	if (i.state != GRAID_MEMBER_MISSING && i.state != GRAID_MEMBER_SPARE) {
+		struct member_paths p;
+
+		member_paths_read(m, &p);
+		snprintf(i.nvme_transport, sizeof(i.nvme_transport), "%s", p.transport);
+		snprintf(i.nvme_address, sizeof(i.nvme_address), "%s", p.address);
+		snprintf(i.nvme_ctrl_state, sizeof(i.nvme_ctrl_state), "%s", p.state);
+		i.nvme_paths = p.paths;
+		i.nvme_paths_live = p.live;
+	}
+	i.catchup_done = atomic_load(&m->copied);
+	i.catchup_total = atomic_load(&m->copy_total);
+	i.outages = atomic_load(&m->outages);
+	if (a->view.valid && idx < a->nmembers) {
+		const struct array_holder_role *lr = &a->view.role[idx];
+
+		i.state = lr->state;
+		i.catchup_done = lr->copied;
+		i.catchup_total = lr->total;
+		i.outages = lr->outages;
+	}
 	/* The struct grows at its end: a caller's older, shorter one gets what it has room for. */
 	i.struct_size = mi->struct_size < sizeof(i) ? mi->struct_size : sizeof(i);
 	memcpy(mi, &i, i.struct_size);

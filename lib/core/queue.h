@@ -84,6 +84,9 @@ struct sop {
 	bool locked;
 	bool dealloc;        /* whole stripes of a zero request, deallocated (discard.c) */
 	bool read_failed;    /* a member read failed: plan again with it out */
+	bool repairing;      /* writing back what members could not read (array_readerr.c) */
+	unsigned nbad;       /* members whose read of this stripe failed with a media error: */
+	unsigned bad[2];     /* out of this operation's plan, rewritten from the others */
 	unsigned bucket;
 	unsigned pending;    /* member I/Os in flight */
 	unsigned write_fail; /* member writes that failed */
@@ -173,6 +176,11 @@ int discard_member_sync(struct graid_array *a, unsigned role, uint64_t off, uint
 /* sop.c */
 void sop_start(struct graid_queue *q, struct sop *s);
 void sop_io_done(struct graid_queue *q, struct sop *s);
+/*
+ * A read of member @p m for @p s met a media error to repair: plan the stripe again with m
+ * out and write back what it could not read. False: no room (the caller fails the member).
+ */
+bool sop_note_bad(struct sop *s, unsigned m);
 void sop_compute_batch(struct graid_queue *q);
 bool sop_try_unpark(struct graid_queue *q, struct sop *s);
 
