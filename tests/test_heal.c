@@ -608,6 +608,7 @@ Test(heal, a_member_replaced_during_its_own_rebuild_is_rebuilt_from_the_start, .
 /* The new member fails under its own rebuild: the rebuild stops, the data stays whole. */
 Test(heal, a_new_member_failing_during_its_rebuild_stops_it_with_eio, .timeout = 120)
 {
+	tu_need_fault_injection();
 	struct graid_array_info info = { .struct_size = sizeof(info) };
 	struct graid_array *a;
 	struct au_set s;
@@ -635,6 +636,7 @@ Test(heal, a_new_member_failing_during_its_rebuild_stops_it_with_eio, .timeout =
  */
 Test(heal, a_spare_is_not_blamed_for_late_errors_of_the_member_it_replaced, .timeout = 120)
 {
+	tu_need_fault_injection();
 	struct graid_array_info info = { .struct_size = sizeof(info) };
 	struct graid_array *a;
 	struct au_set s;
@@ -666,6 +668,7 @@ static void *heal_rebuild_main(void *arg)
  */
 Test(heal, a_torn_write_below_the_rebuild_checkpoint_is_resynced, .timeout = 300)
 {
+	tu_need_fault_injection();
 	struct graid_rebuild_options ro = { .struct_size = sizeof(ro),
 					    .max_bytes_per_sec = 1u << 20 };
 	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
@@ -743,6 +746,7 @@ static void *heal_late_writer_main(void *arg)
 Test(heal, a_spare_taking_over_the_member_being_rebuilt_is_rebuilt_from_the_start,
      .timeout = 120)
 {
+	tu_need_fault_injection();
 	struct graid_array_info info = { .struct_size = sizeof(info) };
 	struct graid_rebuild_options ro = { .struct_size = sizeof(ro),
 					    .max_bytes_per_sec = 1u << 20 };

@@ -15,6 +15,7 @@
 #include <libgraid/graid.h>
 
 #include "arrayutil.h"
+#include "testutil.h"
 
 #define OWN_MEMBER_BYTES ((1u << 20) + (8u << 20))
 #define OWN_CHUNK (64u * 1024)
@@ -381,6 +382,7 @@ Test(ownership, a_replaced_members_old_device_does_not_come_back, .timeout = 120
 Test(ownership, forced_assembly_after_a_read_error_during_a_rebuild_returns_every_byte,
      .timeout = 120)
 {
+	tu_need_fault_injection();
 	struct graid_open_options force = { .struct_size = sizeof(force),
 					    .flags = GRAID_OPEN_FORCE };
 	char faulty[400];

@@ -231,8 +231,14 @@ struct member_io_fault {
 	bool stale;
 };
 
-/* fault.c: test-only fault injection for members opened as "faulty:OPTIONS:PATH". */
+/*
+ * fault.c: test-only fault injection for members opened as "faulty:OPTIONS:PATH", compiled
+ * only with -Dfault_injection (GRAID_FAULT_INJECTION, see meson.build). Without it no member
+ * ever has a fault schedule (m->fault stays NULL: "faulty:..." is opened as a plain path,
+ * which does not exist), and the calls below are the no-ops that keep their callers plain.
+ */
 enum fault_action { FAULT_NONE, FAULT_FAIL, FAULT_TEAR, FAULT_STALL, FAULT_KILL };
+#if GRAID_FAULT_INJECTION
 int fault_parse(const char *spec, struct member_fault **out, const char **path);
 void fault_free(struct member_fault *f);
 /* Decide for one I/O of @p bytes; FAULT_STALL fills *stall_ns (the wait before it runs). */
@@ -240,6 +246,25 @@ enum fault_action fault_decide(struct member_fault *f, bool write, uint64_t byte
 			       uint64_t *stall_ns);
 /* Whether this flush of the member fails (flush-eio-after=N, or a vanished device). */
 bool fault_flush_fails(struct member_fault *f);
+#else
+static inline void fault_free(struct member_fault *f)
+{
+	(void)f;
+}
+
+static inline enum fault_action fault_decide(struct member_fault *f, bool write,
+					     uint64_t bytes, uint64_t *stall_ns)
+{
+	(void)f, (void)write, (void)bytes, (void)stall_ns;
+	return FAULT_NONE;
+}
+
+static inline bool fault_flush_fails(struct member_fault *f)
+{
+	(void)f;
+	return false;
+}
+#endif
 
 /* member_batch.c: run member I/Os in parallel on a private ring, synchronously. */
 struct mbio {
@@ -314,9 +339,22 @@ static inline bool array_read_current(const struct graid_array *a, unsigned role
 /*
  * Test seam, NULL in use (queue.c): called just before a read of @p member (foreground or
  * background) takes its descriptor, so a test can fail and replace the member between the
- * read's plan and its issue.
+ * read's plan and its issue. Only in builds with fault injection (GRAID_FAULT_INJECTION).
  */
+#if GRAID_FAULT_INJECTION
 extern void (*graid__test_before_read)(struct graid_array *a, unsigned member);
+#endif
+
+/* Call the seam above, where it is compiled in and set, before a read of @p member. */
+static inline void array_test_before_read(struct graid_array *a, unsigned member)
+{
+#if GRAID_FAULT_INJECTION
+	if (graid__test_before_read)
+		graid__test_before_read(a, member);
+#else
+	(void)a, (void)member;
+#endif
+}
 
 /* Writes go to active members and to members being rebuilt (so what is rebuilt stays so). */
 static inline bool array_role_writable(const struct graid_array *a, unsigned role)

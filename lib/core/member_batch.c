@@ -75,8 +75,8 @@ static void mbatch_fill(struct mbatch *mb)
 		while (g->next < g->n && mb->inflight < MBATCH_INFLIGHT) {
 			struct mbio *io = &g->ios[g->next];
 
-			if (!io->write && graid__test_before_read)
-				graid__test_before_read(mb->a, io->member);
+			if (!io->write)
+				array_test_before_read(mb->a, io->member);
 			if (member_prep_io(&mb->ring, mb->a, io->member, io->write, io->buf,
 					   io->len, io->off, io, &io->fault))
 				break;

@@ -161,8 +161,10 @@ static bool queue_inline(const struct graid_queue *q, unsigned member)
 	       !m->fault && !m->nvme.passthru && m->fd >= 0;
 }
 
+#if GRAID_FAULT_INJECTION
 /* Test seam (array.h), NULL in use. */
 void (*graid__test_before_read)(struct graid_array *a, unsigned member);
+#endif
 
 /* array_read_current() for a read of this queue (a window of microseconds in use). */
 static bool queue_read_current(const struct graid_queue *q, const struct mio *io,
@@ -209,8 +211,8 @@ int queue_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned membe
 	struct mio *io = queue_mio(s, slot, member, write, len);
 	int rc;
 
-	if (!write && graid__test_before_read)
-		graid__test_before_read(q->a, member);
+	if (!write)
+		array_test_before_read(q->a, member);
 	if (queue_inline(q, member) && queue_io_now(q, s, io, ptr, NULL, 0, member_off))
 		return 0;
 	rc = member_prep_io(&q->ring, q->a, member, write, ptr, (unsigned)len, member_off, io,
