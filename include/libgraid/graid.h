@@ -798,7 +798,10 @@ GRAID_API int graid_queue_write(struct graid_queue *q, const void *buf, size_t l
 /**
  * @brief Send prepared requests' member I/O to the kernel.
  * @param q the queue.
- * @return the number of requests in flight; a negative errno from io_uring.
+ * @return the number of requests in flight; -EINVAL @p q NULL; a negative errno from
+ *   io_uring when the kernel did not take the I/O (-EAGAIN, -EBUSY, -ENOMEM: not now).
+ *   Nothing fails for that: the I/O stays queued, and the next graid_queue_submit() or
+ *   graid_queue_reap() sends it (no member is ever failed for a full or refused ring).
  */
 GRAID_API int graid_queue_submit(struct graid_queue *q);
 
@@ -809,7 +812,9 @@ GRAID_API int graid_queue_submit(struct graid_queue *q);
  * @param c room for @p max completions.
  * @param max the most to return.
  * @param min_complete how many to wait for (clamped to the requests in flight).
- * @return the number of completions stored; -EINVAL bad arguments.
+ * @return the number of completions stored; -EINVAL bad arguments; a negative errno from
+ *   io_uring when, with nothing completed, the kernel kept refusing the queue's I/O for
+ *   10 s or the ring is unusable (the requests stay queued).
  */
 GRAID_API int graid_queue_reap(struct graid_queue *q, struct graid_completion *c,
 			       unsigned max, unsigned min_complete);

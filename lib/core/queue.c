@@ -130,7 +130,6 @@ static void queue_io_prepared(struct graid_queue *q, struct sop *s)
 {
 	s->pending++;
 	q->ios_inflight++;
-	q->sqes_pending++;
 }
 
 void queue_inline_setup(struct graid_queue *q)
@@ -417,16 +416,23 @@ static bool queue_unpark(struct graid_queue *q)
 	return any;
 }
 
-static void queue_progress(struct graid_queue *q)
+/*
+ * Move every request as far as it goes and send the member I/O prepared. 0, or the
+ * kernel's errno when it refused the submission: the entries stay in the ring, and the
+ * next submit (or a reap, which waits that refusal out) sends them.
+ */
+static int queue_progress(struct graid_queue *q)
 {
+	int rc;
+
 	queue_pump(q);
 	queue_unpark(q);
 	sop_compute_batch(q);
 	queue_sweep(q);
-	if (q->sqes_pending) {
-		io_uring_submit(&q->ring);
-		q->sqes_pending = 0;
-	}
+	if (!io_uring_sq_ready(&q->ring))
+		return 0;
+	rc = io_uring_submit(&q->ring);
+	return rc < 0 ? rc : 0;
 }
 
 GRAID_API int graid_queue_create(struct graid_array *a, unsigned depth,
@@ -553,10 +559,12 @@ GRAID_API int graid_queue_write(struct graid_queue *q, const void *buf, size_t l
 
 GRAID_API int graid_queue_submit(struct graid_queue *q)
 {
+	int rc;
+
 	if (!q)
 		return -EINVAL;
-	queue_progress(q);
-	return (int)q->nreq;
+	rc = queue_progress(q);
+	return rc ? rc : (int)q->nreq;
 }
 
 GRAID_API int graid_queue_reap(struct graid_queue *q, struct graid_completion *c,
@@ -589,7 +597,14 @@ GRAID_API int graid_queue_reap(struct graid_queue *q, struct graid_completion *c
 			continue; /* done in place, not reaped yet: no waiting for it */
 		} else if (q->ios_inflight) {
 			struct io_uring_cqe *cqe;
+			int rc;
 
+			/* Entries a refused submit left in the ring go first, or nothing completes. */
+			if (io_uring_sq_ready(&q->ring)) {
+				rc = member_ring_submit(&q->ring, 0);
+				if (rc < 0)
+					return n ? (int)n : rc;
+			}
 			if (io_uring_wait_cqe(&q->ring, &cqe) == 0)
 				queue_reap_cqes(q);
 		} else if (q->parked) {
