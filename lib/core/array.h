@@ -172,7 +172,6 @@ int member_pio(struct member *m, void *buf, size_t len, uint64_t off, bool write
 int member_write_durable(struct member *m, void *buf, size_t len, uint64_t off);
 
 /* array_meta.c */
-unsigned array_tolerance(const struct graid_array *a);
 bool array_roles_survivable(const struct graid_array *a, const uint8_t *state);
 void array_fill_sb(const struct graid_array *a, unsigned role, struct graid_sb *sb,
 		   uint32_t flags);
@@ -277,7 +276,6 @@ struct mbio {
 	int res;             /* bytes, or -errno; a failed member is marked failed */
 	unsigned cost;       /* ring entries it took: NVMe passthrough splits at the MDTS */
 };
-int mbatch_run(struct graid_array *a, struct mbio *ios, size_t n);
 
 /* rebuild.c and spare.c */
 int member_attach(struct graid_array *a, struct member *m, const char *path);
@@ -286,7 +284,6 @@ void array_spare_stop(struct graid_array *a);
 int array_spare_thread_start(struct graid_array *a);
 /* Have the background thread (started if need be) rebuild what is REBUILDING; meta_lock held. */
 int array_rebuild_background(struct graid_array *a);
-void stripe_lock_wait(struct graid_array *a, uint64_t stripe, unsigned *bucket);
 
 /* What the superblocks record of a member UUID in slot_id: its first 8 bytes, little-endian. */
 static inline uint64_t member_slot_id(const uint8_t uuid[16])

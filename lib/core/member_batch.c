@@ -243,15 +243,3 @@ void mbatch_close(struct mbatch *mb)
 	io_uring_queue_exit(&mb->ring);
 	mb->open = false;
 }
-
-int mbatch_run(struct graid_array *a, struct mbio *ios, size_t n)
-{
-	struct mbatch mb;
-	int rc = mbatch_open(&mb, a);
-
-	if (rc)
-		return rc;
-	rc = mbatch_run_on(&mb, ios, n);
-	mbatch_close(&mb);
-	return rc;
-}
