@@ -154,7 +154,6 @@ Test(faults, raid10_a_vanishing_member_is_survived)
 
 Test(faults, a_stalling_member_is_slow_but_correct)
 {
-	tu_need_fault_injection();
 	struct graid_array_info info = { .struct_size = sizeof(info) };
 	uint64_t rng = tu_seed() ^ 0x7374;
 	struct ft_events ev;
@@ -162,6 +161,7 @@ Test(faults, a_stalling_member_is_slow_but_correct)
 	struct au_set s;
 	uint8_t *model;
 
+	tu_need_fault_injection();
 	a = ft_open_faulty(&s, 5, 6, 3, "stall-us=500", &ev);
 	cr_assert_eq(graid_array_info(a, &info), 0);
 	model = calloc(1, info.size);
@@ -177,7 +177,6 @@ Test(faults, a_stalling_member_is_slow_but_correct)
 
 Test(faults, raid0_losing_a_member_fails_io_and_says_so)
 {
-	tu_need_fault_injection();
 	struct graid_array_info info = { .struct_size = sizeof(info) };
 	struct ft_events ev;
 	struct graid_array *a;
@@ -185,6 +184,7 @@ Test(faults, raid0_losing_a_member_fails_io_and_says_so)
 	uint8_t *buf = calloc(1, 65536);
 	int eio = 0;
 
+	tu_need_fault_injection();
 	a = ft_open_faulty(&s, 3, 0, 1, "write-eio-after=5", &ev);
 	cr_assert_eq(graid_array_info(a, &info), 0);
 	for (int i = 0; i < 40; i++)
@@ -199,17 +199,16 @@ Test(faults, raid0_losing_a_member_fails_io_and_says_so)
 
 Test(faults, bad_fault_options_are_refused)
 {
-	tu_need_fault_injection();
 	const char *paths[2] = { "faulty:frobnicate=1:/tmp/x", "faulty:/tmp/y" };
 	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = 1 };
 	struct graid_array *a;
 
+	tu_need_fault_injection();
 	cr_assert_eq(graid_array_create(paths, 2, &cfg, &a), -EINVAL);
 }
 
 Test(faults, a_member_that_cannot_flush_makes_the_flush_return_eio)
 {
-	tu_need_fault_injection();
 	struct graid_member_info mi = { .struct_size = sizeof(mi) };
 	struct graid_array_info info = { .struct_size = sizeof(info) };
 	struct ft_events ev = { 0 };
@@ -217,6 +216,7 @@ Test(faults, a_member_that_cannot_flush_makes_the_flush_return_eio)
 	struct graid_array *a;
 	struct au_set s;
 
+	tu_need_fault_injection();
 	/*
 	 * graid.h: "-EIO a member failed to flush (it is marked failed)". Its first flush is
 	 * the open's superblock write; every one after that fails.

@@ -99,7 +99,6 @@ static void *heal_rebuild_main(void *arg)
  */
 Test(heal_resume, a_torn_write_below_the_rebuild_checkpoint_is_resynced, .timeout = 300)
 {
-	tu_need_fault_injection();
 	struct graid_rebuild_options ro = { .struct_size = sizeof(ro),
 					    .max_bytes_per_sec = 1u << 20 };
 	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
@@ -112,6 +111,7 @@ Test(heal_resume, a_torn_write_below_the_rebuild_checkpoint_is_resynced, .timeou
 	int status;
 	pid_t pid;
 
+	tu_need_fault_injection();
 	heal_raid5_role2_replaced_closed(&s, members, newpath, sizeof(newpath));
 
 	pid = fork();

@@ -59,11 +59,11 @@ Test(heal_spare, a_hot_spare_takes_over_a_failed_member, .timeout = 300)
  */
 Test(heal_spare, a_spare_is_not_blamed_for_late_errors_of_the_member_it_replaced, .timeout = 120)
 {
-	tu_need_fault_injection();
 	struct graid_array_info info = { .struct_size = sizeof(info) };
 	struct graid_array *a;
 	struct au_set s;
 
+	tu_need_fault_injection();
 	a = heal_raid5_role2_failed(&s, 64 * 1024, &info);
 	heal_replace_with_failing_writes(&s, a);
 	cr_assert_eq(graid_array_add_spare(a, heal_new_member(&s, "spare")), 0);

@@ -85,11 +85,11 @@ Test(heal_swap, a_member_replaced_during_its_own_rebuild_is_rebuilt_from_the_sta
 /* The new member fails under its own rebuild: the rebuild stops, the data stays whole. */
 Test(heal_swap, a_new_member_failing_during_its_rebuild_stops_it_with_eio, .timeout = 120)
 {
-	tu_need_fault_injection();
 	struct graid_array_info info = { .struct_size = sizeof(info) };
 	struct graid_array *a;
 	struct au_set s;
 
+	tu_need_fault_injection();
 	a = heal_raid5_role2_failed(&s, 4096, &info);
 	heal_replace_with_failing_writes(&s, a);
 	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), -EIO);
@@ -128,7 +128,6 @@ static void *heal_late_writer_main(void *arg)
 Test(heal_swap, a_spare_taking_over_the_member_being_rebuilt_is_rebuilt_from_the_start,
      .timeout = 120)
 {
-	tu_need_fault_injection();
 	struct graid_array_info info = { .struct_size = sizeof(info) };
 	struct graid_rebuild_options ro = { .struct_size = sizeof(ro),
 					    .max_bytes_per_sec = 1u << 20 };
@@ -138,6 +137,7 @@ Test(heal_swap, a_spare_taking_over_the_member_being_rebuilt_is_rebuilt_from_the
 	pthread_t th;
 	int rc;
 
+	tu_need_fault_injection();
 	a = heal_raid5_role2_failed(&s, 4096, &info);
 	heal_replace_with_failing_writes(&s, a);
 	cr_assert_eq(graid_array_add_spare(a, heal_new_member(&s, "spare")), 0);

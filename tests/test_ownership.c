@@ -382,7 +382,6 @@ Test(ownership, a_replaced_members_old_device_does_not_come_back, .timeout = 120
 Test(ownership, forced_assembly_after_a_read_error_during_a_rebuild_returns_every_byte,
      .timeout = 120)
 {
-	tu_need_fault_injection();
 	struct graid_open_options force = { .struct_size = sizeof(force),
 					    .flags = GRAID_OPEN_FORCE };
 	char faulty[400];
@@ -390,6 +389,7 @@ Test(ownership, forced_assembly_after_a_read_error_during_a_rebuild_returns_ever
 	struct graid_array *a;
 	struct au_set s, n;
 
+	tu_need_fault_injection();
 	own_make_array(&s, 4, 5);
 	au_make(&n, 1, OWN_MEMBER_BYTES);
 	/* Role 3 is replaced; the rebuild then meets one read error on role 1. */

@@ -124,12 +124,12 @@ Test(read_swap, ring_mirror_read_goes_to_the_other_copy)
  */
 Test(read_swap, rebuild_does_not_rebuild_from_a_replaced_survivor, .timeout = 300)
 {
-	tu_need_fault_injection();
 	const size_t len = 3 * RS_DATA;
 	struct graid_array *a;
 	uint8_t *data = malloc(len), *back = malloc(len);
 	char target_path[300];
 
+	tu_need_fault_injection();
 	cr_assert(data && back);
 	au_make(&rs_set, 8, RS_MEMBER_BYTES);
 	rs_spare = rs_set.path[7];
