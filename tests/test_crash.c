@@ -72,8 +72,11 @@ static void cr_child(const char *const *given, unsigned n, struct cr_log *log,
 
 	graid_log_set(NULL, NULL, 0);
 	memcpy(paths, given, n * sizeof(*paths));
-	if (seed & 1) {
-		/* Die in the middle of a stripe update: this member's write never happens. */
+	if (GRAID_FAULT_INJECTION && (seed & 1)) {
+		/*
+		 * Die in the middle of a stripe update: this member's write never happens. (A
+		 * build without fault injection has only the kills at random moments.)
+		 */
 		unsigned m = (unsigned)(tu_rand(&rng) % n);
 
 		snprintf(spec, sizeof(spec), "faulty:kill-after=%u:%s",

@@ -124,26 +124,31 @@ static void ft_case(int level, unsigned n, unsigned victim, const char *opts,
 
 Test(faults, raid6_read_errors_take_the_member_out)
 {
+	tu_need_fault_injection();
 	ft_case(6, 6, 2, "read-eio-after=30", 4);
 }
 
 Test(faults, raid6_write_errors_lose_no_acknowledged_write)
 {
+	tu_need_fault_injection();
 	ft_case(6, 6, 1, "write-eio-after=40", 3);
 }
 
 Test(faults, raid5_a_torn_write_then_a_dead_member_loses_nothing)
 {
+	tu_need_fault_injection();
 	ft_case(5, 4, 0, "tear-after=25", -1);
 }
 
 Test(faults, raid1_a_vanishing_member_is_survived)
 {
+	tu_need_fault_injection();
 	ft_case(1, 2, 1, "vanish-after=60", -1);
 }
 
 Test(faults, raid10_a_vanishing_member_is_survived)
 {
+	tu_need_fault_injection();
 	ft_case(10, 4, 2, "vanish-after=60", 1);
 }
 
@@ -156,6 +161,7 @@ Test(faults, a_stalling_member_is_slow_but_correct)
 	struct au_set s;
 	uint8_t *model;
 
+	tu_need_fault_injection();
 	a = ft_open_faulty(&s, 5, 6, 3, "stall-us=500", &ev);
 	cr_assert_eq(graid_array_info(a, &info), 0);
 	model = calloc(1, info.size);
@@ -178,6 +184,7 @@ Test(faults, raid0_losing_a_member_fails_io_and_says_so)
 	uint8_t *buf = calloc(1, 65536);
 	int eio = 0;
 
+	tu_need_fault_injection();
 	a = ft_open_faulty(&s, 3, 0, 1, "write-eio-after=5", &ev);
 	cr_assert_eq(graid_array_info(a, &info), 0);
 	for (int i = 0; i < 40; i++)
@@ -196,6 +203,7 @@ Test(faults, bad_fault_options_are_refused)
 	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = 1 };
 	struct graid_array *a;
 
+	tu_need_fault_injection();
 	cr_assert_eq(graid_array_create(paths, 2, &cfg, &a), -EINVAL);
 }
 
@@ -208,6 +216,7 @@ Test(faults, a_member_that_cannot_flush_makes_the_flush_return_eio)
 	struct graid_array *a;
 	struct au_set s;
 
+	tu_need_fault_injection();
 	/*
 	 * graid.h: "-EIO a member failed to flush (it is marked failed)". Its first flush is
 	 * the open's superblock write; every one after that fails.
@@ -226,4 +235,39 @@ Test(faults, a_member_that_cannot_flush_makes_the_flush_return_eio)
 	graid_array_close(a);
 	free(buf);
 	au_remove(&s);
+}
+
+/*
+ * A release build (-Dbuildtype=release leaves fault injection out unless it is asked for)
+ * carries no test machinery: "faulty:OPTIONS:PATH" is a path like any other, which does not
+ * exist, even where PATH names a member file and the options would kill the process at its
+ * first write. The create fails with -ENOENT and leaves that file's bytes as they were.
+ * tools/bootstrap's build-clang is such a build; the others compile fault injection in.
+ */
+Test(faults, without_fault_injection_a_faulty_path_is_a_missing_file)
+{
+#if GRAID_FAULT_INJECTION
+	cr_skip_test("fault injection is compiled into this build; a release build "
+		     "(tools/bootstrap's build-clang) runs this");
+#else
+	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = 5,
+					  .chunk_bytes = 4096 };
+	const char *paths[AU_MAX];
+	struct graid_array *a = NULL;
+	uint64_t before[3];
+	char spec[512];
+	struct au_set s;
+
+	au_make(&s, 3, FT_MEMBER_BYTES);
+	for (unsigned i = 0; i < 3; i++)
+		before[i] = au_file_hash(s.path[i]);
+	memcpy(paths, s.paths, sizeof(paths));
+	snprintf(spec, sizeof(spec), "faulty:kill-after=0:%s", s.path[1]);
+	paths[1] = spec;
+	cr_assert_eq(graid_array_create(paths, 3, &cfg, &a), -ENOENT);
+	cr_assert_null(a);
+	for (unsigned i = 0; i < 3; i++)
+		cr_assert_eq(au_file_hash(s.path[i]), before[i], "member file %u changed", i);
+	au_remove(&s);
+#endif
 }

@@ -208,6 +208,7 @@ Test(journal, raid5_kills_then_a_lost_member_never_read_unwritten_bytes, .timeou
 {
 	unsigned kills;
 
+	tu_need_fault_injection();
 	cr_assert_eq(jt_kill_matrix(5, 4, GRAID_CREATE_JOURNAL, &kills), 0);
 	cr_assert_gt(kills, 8, "only %u of the children were killed mid-update", kills);
 }
@@ -216,6 +217,7 @@ Test(journal, raid6_kills_then_two_lost_members_never_read_unwritten_bytes, .tim
 {
 	unsigned kills;
 
+	tu_need_fault_injection();
 	cr_assert_eq(jt_kill_matrix(6, 5, GRAID_CREATE_JOURNAL, &kills), 0);
 	cr_assert_gt(kills, 8, "only %u of the children were killed mid-update", kills);
 }
@@ -225,6 +227,7 @@ Test(journal, without_it_the_write_hole_is_real, .timeout = 600)
 {
 	unsigned kills;
 
+	tu_need_fault_injection();
 	cr_assert_gt(jt_kill_matrix(5, 4, 0, &kills), 0,
 		     "no kill exposed the write hole: the scenario above proves nothing");
 }
@@ -520,6 +523,7 @@ Test(journal, spare_taking_over_mid_update_does_not_block_its_replay, .timeout =
 	int status;
 	pid_t pid;
 
+	tu_need_fault_injection();
 	buf = jr_first_row_closed(&s, 5);
 
 	pid = fork();

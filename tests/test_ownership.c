@@ -15,6 +15,7 @@
 #include <libgraid/graid.h>
 
 #include "arrayutil.h"
+#include "testutil.h"
 
 #define OWN_MEMBER_BYTES ((1u << 20) + (8u << 20))
 #define OWN_CHUNK (64u * 1024)
@@ -388,6 +389,7 @@ Test(ownership, forced_assembly_after_a_read_error_during_a_rebuild_returns_ever
 	struct graid_array *a;
 	struct au_set s, n;
 
+	tu_need_fault_injection();
 	own_make_array(&s, 4, 5);
 	au_make(&n, 1, OWN_MEMBER_BYTES);
 	/* Role 3 is replaced; the rebuild then meets one read error on role 1. */

@@ -15,6 +15,7 @@
 #include <libgraid/graid.h>
 
 #include "arrayutil.h"
+#include "testutil.h"
 
 #define RR_MEMBER_BYTES ((1u << 20) + (4u << 20))
 #define RR_CHUNK (64u * 1024)
@@ -44,6 +45,7 @@ static void rr_setup(struct rr_bed *b, int level, unsigned n, unsigned victim,
 	struct graid_array *a;
 	uint8_t *buf;
 
+	tu_need_fault_injection(); /* the bad block is modelled by a faulty: member */
 	memset(b, 0, sizeof(*b));
 	au_make(&b->s, n, RR_MEMBER_BYTES);
 	cr_assert_eq(au_create(&b->s, n, level, RR_CHUNK, &a), 0);

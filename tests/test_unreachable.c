@@ -18,6 +18,7 @@
 #include <libgraid/graid.h>
 
 #include "arrayutil.h"
+#include "testutil.h"
 
 #define UR_MEMBER_BYTES ((1u << 20) + (8u << 20))
 #define UR_CHUNK (64u * 1024)
@@ -146,6 +147,7 @@ static void ur_setup(struct ur_bed *b, unsigned n, int level, unsigned victim, b
 	struct graid_array_info info = { .struct_size = sizeof(info) };
 	struct graid_array *a;
 
+	tu_need_fault_injection(); /* the controller is modelled by a faulty: member */
 	memset(b, 0, sizeof(*b));
 	au_make(&b->s, n + 1, UR_MEMBER_BYTES);
 	b->n = n;
@@ -440,6 +442,7 @@ Test(unreachable, a_local_members_error_still_fails_it)
 	const char *paths[4];
 	uint8_t buf[4096] = { 0 };
 
+	tu_need_fault_injection();
 	au_make(&s, 4, UR_MEMBER_BYTES);
 	cr_assert_eq(au_create(&s, 4, 5, UR_CHUNK, &a), 0);
 	cr_assert_eq(graid_array_close(a), 0);

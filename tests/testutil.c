@@ -231,3 +231,11 @@ void tu_engine_need(const char *name)
 			     name, getenv("GRAID_TEST_REQUIRE_ENGINES"), why, graid_strerror(rc));
 	cr_skip_test("engine %s not usable on this machine: %s", name, why);
 }
+
+void tu_need_fault_injection(void)
+{
+#if !GRAID_FAULT_INJECTION
+	cr_skip_test("fault injection is compiled out of this build (-Dfault_injection=disabled, "
+		     "the default of -Dbuildtype=release): no \"faulty:\" members, no read seam");
+#endif
+}

@@ -61,5 +61,11 @@ void tu_engine_why(const char *name, char *buf, size_t len);
  * probe's reason, or fails it with that reason when tu_engine_required(name).
  */
 void tu_engine_need(const char *name);
+/*
+ * For a test that opens "faulty:" members or uses the library's read seam: returns in a
+ * build with fault injection, else skips the test saying so (-Dfault_injection=disabled,
+ * the default of a release build, where "faulty:..." is a path that does not exist).
+ */
+void tu_need_fault_injection(void);
 
 #endif

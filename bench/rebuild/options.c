@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Command-line options of rebuild_bench, with the defaults of docs/BENCH-REBUILD.md. */
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -184,11 +185,19 @@ static int opts_one(struct rb_opts *o, int c, struct opts_seen *seen)
 		o->quick = true;
 		return 0;
 	case OPT_DRIVE_MBPS:
+	case OPT_DRIVE_IOPS:
+		if (!GRAID_FAULT_INJECTION) {
+			/* The drive model is the library's "faulty:mbps=N:" member. */
+			fprintf(stderr, "--drive-mbps/--drive-iops need a libgraid built with "
+					"-Dfault_injection (a release build leaves it out)\n");
+			return -1;
+		}
+		if (c == OPT_DRIVE_IOPS) {
+			o->drive_iops = strtoull(optarg, NULL, 10);
+			return o->drive_iops ? 0 : -1;
+		}
 		o->drive_mbps = strtoull(optarg, NULL, 10);
 		return o->drive_mbps ? 0 : -1;
-	case OPT_DRIVE_IOPS:
-		o->drive_iops = strtoull(optarg, NULL, 10);
-		return o->drive_iops ? 0 : -1;
 	default:
 		return -1;
 	}

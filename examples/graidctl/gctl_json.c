@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* A tiny streaming JSON writer (RFC 8259): escaping, commas and indentation done in one place. */
+/*
+ * graidctl's JSON (RFC 8259) through json-c, the library libnvme already brings and
+ * nvme-cli writes its reports with: escaping, numbers and layout are json-c's. What it
+ * does not do is kept here: paths are bytes, not text, so strings are made valid UTF-8
+ * first, and doubles keep 15 significant digits (1.23 prints as 1.23, not 1.2299999999999999).
+ */
 #include <errno.h>
-#include <inttypes.h>
 #include <math.h>
-#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <json-c/json.h>
 
 #include "gctl_json.h"
 
@@ -44,173 +50,171 @@ static size_t json_utf8_len(const unsigned char *s)
 }
 
 /*
- * Paths and device names are bytes, not text: a byte that is not part of valid UTF-8 is
- * written as U+FFFD so the document stays valid JSON (the raw path is lost, not the report).
+ * A json-c string of @p s with every byte that is not part of valid UTF-8 replaced by
+ * U+FFFD, so the document stays valid JSON (the raw path is lost, not the report).
  */
-static void json_write_string(FILE *f, const char *s)
+static struct json_object *json_text(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t len = strlen((const char *)p), o = 0;
+	struct json_object *v;
+	char *buf = malloc(3 * len + 1); /* each bad byte grows to three */
 
-	fputc('"', f);
+	if (!buf)
+		return NULL;
 	while (*p) {
-		size_t n;
+		size_t n = json_utf8_len(p);
 
-		switch (*p) {
-		case '"':
-			fputs("\\\"", f);
-			p++;
-			continue;
-		case '\\':
-			fputs("\\\\", f);
-			p++;
-			continue;
-		case '\b':
-			fputs("\\b", f);
-			p++;
-			continue;
-		case '\f':
-			fputs("\\f", f);
-			p++;
-			continue;
-		case '\n':
-			fputs("\\n", f);
-			p++;
-			continue;
-		case '\r':
-			fputs("\\r", f);
-			p++;
-			continue;
-		case '\t':
-			fputs("\\t", f);
-			p++;
-			continue;
-		default:
-			break;
-		}
-		if (*p < 0x20 || *p == 0x7f) {
-			fprintf(f, "\\u%04x", *p);
-			p++;
-			continue;
-		}
-		n = json_utf8_len(p);
 		if (n == 0) {
-			fputs("\\ufffd", f);
+			memcpy(buf + o, "\xef\xbf\xbd", 3);
+			o += 3;
 			p++;
 			continue;
 		}
-		fwrite(p, 1, n, f);
+		memcpy(buf + o, p, n);
+		o += n;
 		p += n;
 	}
-	fputc('"', f);
+	v = json_object_new_string_len(buf, (int)o);
+	free(buf);
+	return v;
 }
 
-/* Comma, newline, indent and key before a value; keys belong in objects only. */
-static void json_prefix(struct gctl_json *j, const char *key)
+/* Put @p v where the document is: the root, the open array, or the open object under @p key. */
+static void json_put(struct gctl_json *j, const char *key, struct json_object *v)
 {
-	if (j->depth == 0 && j->count[0] > 0)
-		j->bad = 1; /* a second top-level value: not one document */
-	if (j->count[j->depth]++ > 0)
-		fputc(',', j->f);
-	if (j->depth > 0) {
-		fputc('\n', j->f);
-		for (int i = 0; i < j->depth; i++)
-			fputs("  ", j->f);
-	}
-	if (key) {
-		json_write_string(j->f, key);
-		fputs(": ", j->f);
-	}
-}
+	struct json_object *in = j->depth ? j->open[j->depth - 1] : NULL;
 
-static void json_open(struct gctl_json *j, const char *key, char c)
-{
-	json_prefix(j, key);
-	fputc(c, j->f);
-	if (j->depth + 1 >= GCTL_JSON_MAX_DEPTH) {
+	if (!v) {
 		j->bad = 1;
 		return;
 	}
-	j->count[++j->depth] = 0;
+	if (!in) {
+		if (j->root || key) {
+			j->bad = 1; /* a second top-level value, or a key outside any object */
+			json_object_put(v);
+			return;
+		}
+		j->root = v;
+	} else if (json_object_is_type(in, json_type_object)) {
+		if (!key) {
+			j->bad = 1;
+			json_object_put(v);
+			return;
+		}
+		json_object_object_add(in, key, v);
+	} else {
+		if (key)
+			j->bad = 1;
+		json_object_array_add(in, v);
+	}
 }
 
-static void json_close(struct gctl_json *j, char c)
+static void json_open(struct gctl_json *j, const char *key, struct json_object *c)
 {
-	if (j->depth == 0) {
+	if (j->depth >= GCTL_JSON_MAX_DEPTH) {
 		j->bad = 1;
+		json_object_put(c);
 		return;
 	}
-	if (j->count[j->depth] > 0) {
-		fputc('\n', j->f);
-		for (int i = 0; i < j->depth - 1; i++)
-			fputs("  ", j->f);
+	json_put(j, key, c);
+	if (c)
+		j->open[j->depth++] = c;
+}
+
+static void json_close(struct gctl_json *j, enum json_type t)
+{
+	if (j->depth == 0 || !json_object_is_type(j->open[j->depth - 1], t)) {
+		j->bad = 1;
+		return;
 	}
 	j->depth--;
-	fputc(c, j->f);
 }
 
 void gctl_json_object_begin(struct gctl_json *j, const char *key)
 {
-	json_open(j, key, '{');
+	json_open(j, key, json_object_new_object());
 }
 
 void gctl_json_object_end(struct gctl_json *j)
 {
-	json_close(j, '}');
+	json_close(j, json_type_object);
 }
 
 void gctl_json_array_begin(struct gctl_json *j, const char *key)
 {
-	json_open(j, key, '[');
+	json_open(j, key, json_object_new_array());
 }
 
 void gctl_json_array_end(struct gctl_json *j)
 {
-	json_close(j, ']');
+	json_close(j, json_type_array);
 }
 
 void gctl_json_string(struct gctl_json *j, const char *key, const char *value)
 {
-	json_prefix(j, key);
-	json_write_string(j->f, value);
+	json_put(j, key, json_text(value));
 }
 
 void gctl_json_uint(struct gctl_json *j, const char *key, uint64_t value)
 {
-	json_prefix(j, key);
-	fprintf(j->f, "%" PRIu64, value);
+	json_put(j, key, json_object_new_uint64(value));
 }
 
 void gctl_json_int(struct gctl_json *j, const char *key, int64_t value)
 {
-	json_prefix(j, key);
-	fprintf(j->f, "%" PRId64, value);
+	json_put(j, key, json_object_new_int64(value));
 }
 
-/* JSON has no NaN or infinity: those become null. 15 digits print 1.23 as 1.23. */
+/* JSON has no NaN or infinity: those become null. */
 void gctl_json_double(struct gctl_json *j, const char *key, double value)
 {
-	json_prefix(j, key);
-	if (isfinite(value))
-		fprintf(j->f, "%.15g", value);
-	else
-		fputs("null", j->f);
+	char text[32];
+
+	if (!isfinite(value)) {
+		gctl_json_null(j, key);
+		return;
+	}
+	snprintf(text, sizeof(text), "%.15g", value);
+	json_put(j, key, json_object_new_double_s(value, text));
 }
 
 void gctl_json_bool(struct gctl_json *j, const char *key, int value)
 {
-	json_prefix(j, key);
-	fputs(value ? "true" : "false", j->f);
+	json_put(j, key, json_object_new_boolean(value != 0));
 }
 
 void gctl_json_null(struct gctl_json *j, const char *key)
 {
-	json_prefix(j, key);
-	fputs("null", j->f);
+	struct json_object *in = j->depth ? j->open[j->depth - 1] : NULL;
+
+	/* json-c's null is a NULL value: json_put() would take it for a failed allocation. */
+	if (in && json_object_is_type(in, json_type_object) && key)
+		json_object_object_add(in, key, NULL);
+	else if (in && json_object_is_type(in, json_type_array) && !key)
+		json_object_array_add(in, NULL);
+	else
+		j->bad = 1;
 }
 
 int gctl_json_finish(struct gctl_json *j)
 {
-	fputc('\n', j->f);
+	const char *text;
+	int rc = 0;
+
+	if (j->bad || j->depth != 0 || !j->root) {
+		rc = -EINVAL;
+	} else {
+		text = json_object_to_json_string_ext(j->root, JSON_C_TO_STRING_PRETTY |
+							       JSON_C_TO_STRING_SPACED |
+							       JSON_C_TO_STRING_NOSLASHESCAPE);
+		if (!text)
+			rc = -ENOMEM;
+		else
+			fprintf(j->f, "%s\n", text);
+	}
 	fflush(j->f);
-	return (j->bad || j->depth != 0 || j->count[0] != 1) ? -EINVAL : 0;
+	json_object_put(j->root);
+	j->root = NULL;
+	return rc;
 }

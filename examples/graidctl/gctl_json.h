@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* A tiny streaming JSON writer: enough for graidctl's reports, with correct string escaping. */
+/* graidctl's JSON reports, built with json-c (as nvme-cli does) and printed in one go. */
 #ifndef GCTL_JSON_H
 #define GCTL_JSON_H
 
@@ -8,14 +8,18 @@
 
 #define GCTL_JSON_MAX_DEPTH 16
 
+struct json_object;
+
 /*
- * Values are written as they come; inside an object each call names its key, inside an
- * array the key is NULL. Output is indented, two spaces a level, and always valid UTF-8.
+ * Values are added as they come; inside an object each call names its key, inside an
+ * array the key is NULL. gctl_json_finish() prints the document, indented two spaces a
+ * level, always valid UTF-8 (a byte of a path that is not UTF-8 becomes U+FFFD).
  */
 struct gctl_json {
 	FILE *f;
-	int depth;                          /* open objects and arrays */
-	int count[GCTL_JSON_MAX_DEPTH];     /* values written at each depth (for commas) */
+	struct json_object *root;                    /* the document's one top-level value */
+	struct json_object *open[GCTL_JSON_MAX_DEPTH]; /* open objects and arrays, innermost last */
+	int depth;
 	int bad;                            /* misuse seen: too deep, unbalanced, key misuse */
 };
 
@@ -30,7 +34,10 @@ void gctl_json_int(struct gctl_json *j, const char *key, int64_t value);
 void gctl_json_double(struct gctl_json *j, const char *key, double value);
 void gctl_json_bool(struct gctl_json *j, const char *key, int value);
 void gctl_json_null(struct gctl_json *j, const char *key);
-/* Ends the document with a newline; 0 if it was well formed, -EINVAL otherwise. */
+/*
+ * Prints the document and a newline, and frees it; 0 if it was well formed, -EINVAL
+ * otherwise (nothing printed), -ENOMEM.
+ */
 int gctl_json_finish(struct gctl_json *j);
 
 #endif /* GCTL_JSON_H */

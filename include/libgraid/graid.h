@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file graid.h
- * @brief libgraid's public API: parity engines, parity math on batches of stripes, logging.
+ * @brief libgraid's public API: parity engines and parity math on batches of stripes; RAID
+ *   arrays over files, block devices and NVMe namespaces (create, open, I/O, the
+ *   asynchronous queue, members, spares, rebuild, scrub, events); logging.
  *
  * Conventions, for every function here:
  * - A return of 0 (or a count) is success; a negative errno is failure, and
@@ -168,7 +170,7 @@ GRAID_API int graid_backend_unregister_memory(struct graid_backend *be, void *ad
 
 /** @brief What graid_backend_list() reports of one engine. */
 struct graid_backend_desc {
-	uint32_t struct_size;    /**< set by the caller, in every element */
+	size_t struct_size;      /**< set by the caller, in every element */
 	char name[32];           /**< the engine's name */
 	char description[96];    /**< one line on what it is */
 	/** 0 usable; -ENODEV not on this machine; -ENOEXEC plugin refused; other errno */
@@ -318,7 +320,7 @@ struct graid_member_info {
 	uint64_t read_bytes;     /**< bytes read */
 	uint64_t write_bytes;    /**< bytes written */
 	uint64_t errors;         /**< I/O errors seen */
-	/* Appended (issue 7): NVMe namespaces. All zero or "" for members that are not. */
+	/* Appended: NVMe namespaces. All zero or "" for members that are not. */
 	int nvme;                /**< 1 when the member is an NVMe namespace identified through
 				      libnvme (block device /dev/nvmeXnY or generic /dev/ngXnY) */
 	int nvme_passthrough;    /**< 1 when its I/O is io_uring NVMe passthrough (/dev/ngXnY) */
@@ -926,7 +928,10 @@ GRAID_API int graid_queue_write_zeroes(struct graid_queue *q, uint64_t offset, u
 /**
  * @brief Send prepared requests' member I/O to the kernel.
  * @param q the queue.
- * @return the number of requests in flight; a negative errno from io_uring.
+ * @return the number of requests in flight; -EINVAL @p q NULL; a negative errno from
+ *   io_uring when the kernel did not take the I/O (-EAGAIN, -EBUSY, -ENOMEM: not now).
+ *   Nothing fails for that: the I/O stays queued, and the next graid_queue_submit() or
+ *   graid_queue_reap() sends it (no member is ever failed for a full or refused ring).
  */
 GRAID_API int graid_queue_submit(struct graid_queue *q);
 
@@ -937,7 +942,9 @@ GRAID_API int graid_queue_submit(struct graid_queue *q);
  * @param c room for @p max completions.
  * @param max the most to return.
  * @param min_complete how many to wait for (clamped to the requests in flight).
- * @return the number of completions stored; -EINVAL bad arguments.
+ * @return the number of completions stored; -EINVAL bad arguments; a negative errno from
+ *   io_uring when, with nothing completed, the kernel kept refusing the queue's I/O for
+ *   10 s or the ring is unusable (the requests stay queued).
  */
 GRAID_API int graid_queue_reap(struct graid_queue *q, struct graid_completion *c,
 			       unsigned max, unsigned min_complete);
@@ -946,7 +953,7 @@ GRAID_API int graid_queue_reap(struct graid_queue *q, struct graid_completion *c
 
 /** @brief Counters of one open engine. */
 struct graid_backend_stats {
-	uint32_t struct_size;    /**< set by the caller */
+	size_t struct_size;      /**< set by the caller */
 	uint64_t batches;        /**< gen, recover and check calls that succeeded */
 	uint64_t stripes;        /**< stripes in those calls */
 	uint64_t bytes;          /**< data and parity bytes in those calls */

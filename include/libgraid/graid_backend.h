@@ -39,8 +39,11 @@
 extern "C" {
 #endif
 
-/** The ABI version this header describes. */
-#define GRAID_BACKEND_ABI_VERSION 1u
+/**
+ * The ABI version this header describes. 2: every struct_size is a size_t (it was a
+ * uint32_t here and a size_t in graid.h's structs); the loader refuses version-1 plugins.
+ */
+#define GRAID_BACKEND_ABI_VERSION 2u
 
 /** Name of the function a plugin shared object exports (see ::graid_backend_plugin_fn). */
 #define GRAID_BACKEND_PLUGIN_SYMBOL "graid_backend_plugin"
@@ -56,7 +59,7 @@ enum graid_log_level {
 
 /** A batch of independent stripes of identical shape. */
 struct graid_stripe_batch {
-	uint32_t struct_size;       /**< sizeof(struct graid_stripe_batch) as built */
+	size_t struct_size;         /**< sizeof(struct graid_stripe_batch) as built */
 	unsigned ndata;             /**< data blocks per stripe, 1..255 */
 	unsigned nparity;           /**< 1 (P) or 2 (P and Q) */
 	size_t len;                 /**< bytes per block, >= 1 */
@@ -80,7 +83,7 @@ struct graid_stripe_batch {
 
 /** What a probe found. */
 struct graid_backend_info {
-	uint32_t struct_size;       /**< set by the caller of probe */
+	size_t struct_size;         /**< set by the caller of probe */
 	char device[128];           /**< the device the engine would use, in words */
 	uint32_t flags;             /**< GRAID_BACKEND_F_* */
 };
@@ -92,7 +95,7 @@ struct graid_backend_info {
 
 /** What the core gives an engine when it opens it. */
 struct graid_backend_config {
-	uint32_t struct_size;       /**< sizeof(struct graid_backend_config) as built */
+	size_t struct_size;         /**< sizeof(struct graid_backend_config) as built */
 	/** Log through the library's sink; printf-style. Never NULL. */
 	void (*log)(int level, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -106,7 +109,7 @@ struct graid_engine;
 
 /** The table of operations of one backend. */
 struct graid_backend_ops {
-	uint32_t struct_size;       /**< sizeof(struct graid_backend_ops) as built */
+	size_t struct_size;         /**< sizeof(struct graid_backend_ops) as built */
 	uint32_t abi_version;       /**< GRAID_BACKEND_ABI_VERSION as built */
 	const char *name;           /**< "ref", "isal", "cuda", "opencl", ... */
 	const char *description;    /**< one line, for listings */

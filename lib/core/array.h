@@ -185,7 +185,6 @@ int member_pio(struct member *m, void *buf, size_t len, uint64_t off, bool write
 int member_write_durable(struct member *m, void *buf, size_t len, uint64_t off);
 
 /* array_meta.c */
-unsigned array_tolerance(const struct graid_array *a);
 bool array_roles_survivable(const struct graid_array *a, const uint8_t *state);
 void array_fill_sb(const struct graid_array *a, unsigned role, struct graid_sb *sb,
 		   uint32_t flags);
@@ -261,8 +260,14 @@ struct member_io_fault {
 	bool stale;
 };
 
-/* fault.c: test-only fault injection for members opened as "faulty:OPTIONS:PATH". */
+/*
+ * fault.c: test-only fault injection for members opened as "faulty:OPTIONS:PATH", compiled
+ * only with -Dfault_injection (GRAID_FAULT_INJECTION, see meson.build). Without it no member
+ * ever has a fault schedule (m->fault stays NULL: "faulty:..." is opened as a plain path,
+ * which does not exist), and the calls below are the no-ops that keep their callers plain.
+ */
 enum fault_action { FAULT_NONE, FAULT_FAIL, FAULT_TEAR, FAULT_STALL, FAULT_KILL };
+#if GRAID_FAULT_INJECTION
 int fault_parse(const char *spec, struct member_fault **out, const char **path);
 void fault_free(struct member_fault *f);
 /* Decide for one I/O of @p bytes; FAULT_STALL fills *stall_ns (the wait before it runs). */
@@ -276,6 +281,31 @@ bool fault_flush_fails(struct member_fault *f);
  * fails while it is not live. True for such a member; @p state (may be NULL) gets the word.
  */
 bool fault_fabric_state(struct member_fault *f, char *state, size_t len);
+#else
+static inline void fault_free(struct member_fault *f)
+{
+	(void)f;
+}
+
+static inline enum fault_action fault_decide(struct member_fault *f, bool write,
+					     uint64_t off, uint64_t bytes, uint64_t *stall_ns)
+{
+	(void)f, (void)write, (void)off, (void)bytes, (void)stall_ns;
+	return FAULT_NONE;
+}
+
+static inline bool fault_flush_fails(struct member_fault *f)
+{
+	(void)f;
+	return false;
+}
+
+static inline bool fault_fabric_state(struct member_fault *f, char *state, size_t len)
+{
+	(void)f, (void)state, (void)len;
+	return false;
+}
+#endif
 
 /* member_batch.c: run member I/Os in parallel on a private ring, synchronously. */
 struct mbio {
@@ -288,7 +318,6 @@ struct mbio {
 	int res;             /* bytes, or -errno; a failed member is marked failed */
 	unsigned cost;       /* ring entries it took: NVMe passthrough splits at the MDTS */
 };
-int mbatch_run(struct graid_array *a, struct mbio *ios, size_t n);
 
 /* rebuild.c and spare.c */
 int member_attach(struct graid_array *a, struct member *m, const char *path);
@@ -297,7 +326,6 @@ void array_spare_stop(struct graid_array *a);
 int array_spare_thread_start(struct graid_array *a);
 /* Have the background thread (started if need be) rebuild what is REBUILDING; meta_lock held. */
 int array_rebuild_background(struct graid_array *a);
-void stripe_lock_wait(struct graid_array *a, uint64_t stripe, unsigned *bucket);
 
 /* What the superblocks record of a member UUID in slot_id: its first 8 bytes, little-endian. */
 static inline uint64_t member_slot_id(const uint8_t uuid[16])
@@ -350,9 +378,22 @@ static inline bool array_read_current(const struct graid_array *a, unsigned role
 /*
  * Test seam, NULL in use (queue.c): called just before a read of @p member (foreground or
  * background) takes its descriptor, so a test can fail and replace the member between the
- * read's plan and its issue.
+ * read's plan and its issue. Only in builds with fault injection (GRAID_FAULT_INJECTION).
  */
+#if GRAID_FAULT_INJECTION
 extern void (*graid__test_before_read)(struct graid_array *a, unsigned member);
+#endif
+
+/* Call the seam above, where it is compiled in and set, before a read of @p member. */
+static inline void array_test_before_read(struct graid_array *a, unsigned member)
+{
+#if GRAID_FAULT_INJECTION
+	if (graid__test_before_read)
+		graid__test_before_read(a, member);
+#else
+	(void)a, (void)member;
+#endif
+}
 
 /* Writes go to active members and to members being rebuilt (so what is rebuilt stays so). */
 static inline bool array_role_writable(const struct graid_array *a, unsigned role)

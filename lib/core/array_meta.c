@@ -10,22 +10,6 @@
 #include "journal.h"
 #include "member_path.h"
 
-unsigned array_tolerance(const struct graid_array *a)
-{
-	switch (a->lay.level) {
-	case 1:
-		return a->nmembers - 1;
-	case 5:
-		return 1;
-	case 6:
-		return 2;
-	case 10:
-		return 1; /* at least one; more when the failures hit different mirror pairs */
-	default:
-		return 0;
-	}
-}
-
 /* Whether every byte is still readable with the roles whose state is not ACTIVE lost. */
 bool array_roles_survivable(const struct graid_array *a, const uint8_t *state)
 {

@@ -28,7 +28,7 @@ int graid__ops_validate(const struct graid_backend_ops *ops, const char *where)
 		return -ENOEXEC;
 	}
 	if (ops->struct_size < LOADER_OPS_V1_SIZE) {
-		graid__log(GRAID_LOG_ERR, "plugin %s: operations table of %u bytes, need %zu",
+		graid__log(GRAID_LOG_ERR, "plugin %s: operations table of %zu bytes, need %zu",
 			   where, ops->struct_size, (size_t)LOADER_OPS_V1_SIZE);
 		return -ENOEXEC;
 	}

@@ -24,6 +24,7 @@ int member_open(struct member *m, const char *path, bool exclusive)
 	int fd, rc;
 
 	m->fault = NULL;
+#if GRAID_FAULT_INJECTION
 	if (!strncmp(path, "faulty:", 7)) {
 		/* Test-only: the path after the options is the real member. */
 		struct member_fault *f;
@@ -38,6 +39,8 @@ int member_open(struct member *m, const char *path, bool exclusive)
 			m->fault = f;
 		return rc;
 	}
+#endif
+	/* Without fault injection "faulty:..." is a path like any other (and does not exist). */
 	if (member_path_is_spec(path)) {
 		/* Named by NVMe identity: whatever device node it has on this host now. */
 		char node[64];

@@ -64,10 +64,16 @@ static void mbatch_retire(struct mbatch *mb, struct mbgroup *g)
 		}
 }
 
-/* Queue pending I/Os, oldest group first, as the in-flight bound allows; submit them. */
+static void mbatch_break(struct mbatch *mb, int rc);
+
+/*
+ * Queue pending I/Os, oldest group first, as the in-flight bound allows; submit them, and
+ * what an earlier refused submit left in the ring. A refusal that is not "try again" breaks
+ * the batch (every unfinished I/O gets it); "try again" leaves them for the next call.
+ */
 static void mbatch_fill(struct mbatch *mb)
 {
-	unsigned queued = 0;
+	int rc;
 
 	for (unsigned i = 0; i < mb->nactive; i++) {
 		struct mbgroup *g = mb->active[i];
@@ -75,8 +81,8 @@ static void mbatch_fill(struct mbatch *mb)
 		while (g->next < g->n && mb->inflight < MBATCH_INFLIGHT) {
 			struct mbio *io = &g->ios[g->next];
 
-			if (!io->write && graid__test_before_read)
-				graid__test_before_read(mb->a, io->member);
+			if (!io->write)
+				array_test_before_read(mb->a, io->member);
 			if (member_prep_io(&mb->ring, mb->a, io->member, io->write, io->buf,
 					   io->len, io->off, io, &io->fault))
 				break;
@@ -88,11 +94,13 @@ static void mbatch_fill(struct mbatch *mb)
 			/* Each NVMe command of a split I/O completes on its own: count them all. */
 			io->cost = io->fault.pieces ? io->fault.pieces : 1;
 			mb->inflight += io->cost;
-			queued++;
 		}
 	}
-	if (queued)
-		io_uring_submit(&mb->ring);
+	if (!io_uring_sq_ready(&mb->ring))
+		return;
+	rc = io_uring_submit(&mb->ring);
+	if (rc < 0 && rc != -EAGAIN && rc != -EBUSY && rc != -ENOMEM && rc != -EINTR)
+		mbatch_break(mb, rc);
 }
 
 /* Handle every completion that is there; true if any was. */
@@ -174,6 +182,16 @@ static int mbatch_wait_once(struct mbatch *mb)
 	if (mb->broken)
 		return -EIO;
 	mbatch_fill(mb);
+	if (mb->broken)
+		return -EIO;
+	/* Entries a refused submit left in the ring go first, or nothing completes. */
+	if (io_uring_sq_ready(&mb->ring)) {
+		rc = member_ring_submit(&mb->ring, 0);
+		if (rc < 0) {
+			mbatch_break(mb, rc);
+			return rc;
+		}
+	}
 	do
 		rc = io_uring_wait_cqe(&mb->ring, &cqe);
 	while (rc == -EINTR);
@@ -224,16 +242,4 @@ void mbatch_close(struct mbatch *mb)
 		mbatch_wait(mb, mb->active[0]);
 	io_uring_queue_exit(&mb->ring);
 	mb->open = false;
-}
-
-int mbatch_run(struct graid_array *a, struct mbio *ios, size_t n)
-{
-	struct mbatch mb;
-	int rc = mbatch_open(&mb, a);
-
-	if (rc)
-		return rc;
-	rc = mbatch_run_on(&mb, ios, n);
-	mbatch_close(&mb);
-	return rc;
 }

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
@@ -16,14 +17,51 @@
 #include "member_io.h"
 #include "nvme_cmd.h"
 
+/*
+ * How long member_ring_submit() keeps asking a kernel that says "try again": the ring being
+ * full, or the kernel short of memory for a moment, is a wait, never a member's failure.
+ */
+#define MIO_SUBMIT_PATIENCE_NS (10ull * 1000000000ull)
+
+/* Errors of io_uring_enter() that say "not now" rather than "this ring is unusable". */
+static bool mio_submit_transient(int rc)
+{
+	return rc == -EINTR || rc == -EAGAIN || rc == -EBUSY || rc == -ENOMEM;
+}
+
+int member_ring_submit(struct io_uring *ring, unsigned wait_nr)
+{
+	uint64_t start = 0, pause_ns = 20000;
+	int rc;
+
+	for (;;) {
+		rc = wait_nr ? io_uring_submit_and_wait(ring, wait_nr) : io_uring_submit(ring);
+		if (rc >= 0 || !mio_submit_transient(rc))
+			break;
+		if (!start) {
+			start = graid__now_ns();
+		} else if (graid__now_ns() - start > MIO_SUBMIT_PATIENCE_NS) {
+			graid__log(GRAID_LOG_ERR, "io_uring refused member I/O for %llu s: %s",
+				   MIO_SUBMIT_PATIENCE_NS / 1000000000ull, graid_strerror(rc));
+			return rc;
+		}
+		/* Completions the kernel holds back (-EBUSY) or memory come back over time. */
+		nanosleep(&(struct timespec){ .tv_nsec = (long)pause_ns }, NULL);
+		if (pause_ns < 1000000)
+			pause_ns *= 2;
+	}
+	if (rc < 0)
+		graid__log(GRAID_LOG_ERR, "io_uring submit failed: %s", graid_strerror(rc));
+	return rc;
+}
+
+/* A submission entry; with the ring full, what it holds is sent first (waiting if need be). */
 static struct io_uring_sqe *mio_sqe(struct io_uring *ring)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
 
-	if (!sqe) {
-		io_uring_submit(ring);
+	if (!sqe && member_ring_submit(ring, 0) >= 0)
 		sqe = io_uring_get_sqe(ring);
-	}
 	return sqe;
 }
 
@@ -185,11 +223,13 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 			bytes += iov[i].iov_len;
 		act = fault_decide(m->fault, write, off, bytes, &stall_ns);
 	}
+#if GRAID_FAULT_INJECTION
 	if (act == FAULT_KILL) {
 		/* What is queued reaches the members; this write and all after it never do. */
-		io_uring_submit(ring);
+		member_ring_submit(ring, 0);
 		raise(SIGKILL);
 	}
+#endif
 	if (act == FAULT_STALL) {
 		sqe = mio_sqe(ring);
 		if (!sqe)

@@ -12,7 +12,10 @@
 /*
  * Queue the I/O (at `off` inside the member's data area) on `ring` with `user_data`; a
  * stalled member gets a linked timeout first, whose completion carries NULL user data and
- * must be ignored. Returns 0 or -EAGAIN when the ring has no room even after a submit.
+ * must be ignored. With the ring full, what it holds is submitted first, through
+ * member_ring_submit(). Returns 0, or -EAGAIN when the ring has no room because the kernel
+ * would not take its entries (member_ring_submit() failed: the ring is unusable, no member
+ * is to blame).
  */
 int member_prep_io(struct io_uring *ring, struct graid_array *a, unsigned member, bool write,
 		   void *buf, unsigned len, uint64_t off, void *user_data,
@@ -33,6 +36,14 @@ int member_prep_writev(struct io_uring *ring, struct graid_array *a, unsigned me
 int member_prep_log_writev(struct io_uring *ring, struct graid_array *a, unsigned member,
 			   const struct iovec *iov, unsigned iovcnt, uint64_t member_off,
 			   void *user_data, struct member_io_fault *mf);
+
+/*
+ * Submit what @p ring holds and, with @p wait_nr, wait for that many completions. The
+ * kernel's "not now" answers (-EAGAIN, -EBUSY, -ENOMEM, -EINTR) are waited out, for 10 s at
+ * most; what stays is logged and returned. Returns the entries submitted or -errno; on an
+ * error the entries stay in the ring for the next call.
+ */
+int member_ring_submit(struct io_uring *ring, unsigned wait_nr);
 
 /*
  * Ring setup flags the array's members need: IORING_SETUP_SQE128 | IORING_SETUP_CQE32 when

@@ -130,7 +130,6 @@ static void queue_io_prepared(struct graid_queue *q, struct sop *s)
 {
 	s->pending++;
 	q->ios_inflight++;
-	q->sqes_pending++;
 }
 
 void queue_inline_setup(struct graid_queue *q)
@@ -161,8 +160,10 @@ static bool queue_inline(const struct graid_queue *q, unsigned member)
 	       !m->fault && !m->nvme.passthru && m->fd >= 0;
 }
 
+#if GRAID_FAULT_INJECTION
 /* Test seam (array.h), NULL in use. */
 void (*graid__test_before_read)(struct graid_array *a, unsigned member);
+#endif
 
 /* array_read_current() for a read of this queue (a window of microseconds in use). */
 static bool queue_read_current(const struct graid_queue *q, const struct mio *io,
@@ -209,8 +210,8 @@ int queue_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned membe
 	struct mio *io = queue_mio(s, slot, member, write, len);
 	int rc;
 
-	if (!write && graid__test_before_read)
-		graid__test_before_read(q->a, member);
+	if (!write)
+		array_test_before_read(q->a, member);
 	if (queue_inline(q, member) && queue_io_now(q, s, io, ptr, NULL, 0, member_off))
 		return 0;
 	rc = member_prep_io(&q->ring, q->a, member, write, ptr, (unsigned)len, member_off, io,
@@ -471,16 +472,23 @@ static bool queue_unpark(struct graid_queue *q)
 	return any;
 }
 
-static void queue_progress(struct graid_queue *q)
+/*
+ * Move every request as far as it goes and send the member I/O prepared. 0, or the
+ * kernel's errno when it refused the submission: the entries stay in the ring, and the
+ * next submit (or a reap, which waits that refusal out) sends them.
+ */
+static int queue_progress(struct graid_queue *q)
 {
+	int rc;
+
 	queue_pump(q);
 	queue_unpark(q);
 	sop_compute_batch(q);
 	queue_sweep(q);
-	if (q->sqes_pending) {
-		io_uring_submit(&q->ring);
-		q->sqes_pending = 0;
-	}
+	if (!io_uring_sq_ready(&q->ring))
+		return 0;
+	rc = io_uring_submit(&q->ring);
+	return rc < 0 ? rc : 0;
 }
 
 GRAID_API int graid_queue_create(struct graid_array *a, unsigned depth,
@@ -643,10 +651,12 @@ GRAID_API int graid_queue_write_zeroes(struct graid_queue *q, uint64_t offset, u
 
 GRAID_API int graid_queue_submit(struct graid_queue *q)
 {
+	int rc;
+
 	if (!q)
 		return -EINVAL;
-	queue_progress(q);
-	return (int)q->nreq;
+	rc = queue_progress(q);
+	return rc ? rc : (int)q->nreq;
 }
 
 GRAID_API int graid_queue_reap(struct graid_queue *q, struct graid_completion *c,
@@ -679,7 +689,14 @@ GRAID_API int graid_queue_reap(struct graid_queue *q, struct graid_completion *c
 			continue; /* done in place, not reaped yet: no waiting for it */
 		} else if (q->ios_inflight) {
 			struct io_uring_cqe *cqe;
+			int rc;
 
+			/* Entries a refused submit left in the ring go first, or nothing completes. */
+			if (io_uring_sq_ready(&q->ring)) {
+				rc = member_ring_submit(&q->ring, 0);
+				if (rc < 0)
+					return n ? (int)n : rc;
+			}
 			if (io_uring_wait_cqe(&q->ring, &cqe) == 0)
 				queue_reap_cqes(q);
 		} else if (q->parked) {

@@ -123,7 +123,6 @@ struct graid_queue {
 	unsigned max_sops;           /* stripe operations in flight at most */
 	unsigned nsops;              /* stripe operations in flight */
 	unsigned ios_inflight;       /* member I/Os submitted and not completed */
-	unsigned sqes_pending;       /* prepared and not yet submitted */
 	struct req *active, *active_tail;
 	struct req *done, *done_tail;
 	struct req *free_reqs;

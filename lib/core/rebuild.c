@@ -877,9 +877,13 @@ static int rebuild_rows(struct rebuild_ctx *c, uint64_t start)
 	return rc;
 }
 
-/* One pass over the members that are REBUILDING when it starts. */
+/*
+ * One pass over the members that are REBUILDING when it starts. 0 or -errno; *again says
+ * whether another pass is due: false only when the pass found nothing to rebuild (spares
+ * may take over, or a target be swapped, while a pass runs).
+ */
 static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_progress_fn fn,
-			void *arg)
+			void *arg, bool *again)
 {
 	const struct graid_layout *l = &a->lay;
 	uint64_t start = l->nstripes;
@@ -899,8 +903,9 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 				start = row;
 		}
 	pthread_mutex_unlock(&a->meta_lock);
-	if (c->ntarget == 0)
-		return 1; /* nothing to do */
+	*again = c->ntarget > 0;
+	if (!*again)
+		return 0;
 	c->fn = fn;
 	c->arg = arg;
 	c->done = c->skipped = 0;
@@ -927,7 +932,7 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 	if (rc == -ESTALE) {
 		graid__log(GRAID_LOG_NOTICE, "rebuild: a member being rebuilt was replaced; "
 					     "starting again for the new device");
-		return 0; /* the caller runs another pass */
+		return 0; /* *again: the caller runs another pass */
 	}
 	if (rc) {
 		if (rc != -ECANCELED) /* closing: the checkpoint resumes it */
@@ -1000,10 +1005,8 @@ GRAID_API int graid_array_rebuild(struct graid_array *a, graid_progress_fn fn, v
 	if (!c->ptrs)
 		rc = -ENOMEM;
 	/* Spares may take over while a pass runs: pass again until nothing is left. */
-	while (rc == 0)
-		rc = rebuild_pass(a, c, fn, arg);
-	if (rc == 1)
-		rc = 0;
+	for (bool again = true; rc == 0 && again;)
+		rc = rebuild_pass(a, c, fn, arg, &again);
 	pthread_mutex_unlock(&a->rebuild_lock);
 	rebuild_free(c);
 	return rc;

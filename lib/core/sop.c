@@ -656,6 +656,10 @@ static void sop_run_write(struct graid_queue *q, struct sop *s)
 				 sop_member_off(l, s->stripe, 0)) == 0) {
 			s->nwrites++;
 		} else {
+			/*
+			 * The ring is unusable (the kernel refused it for 10 s, member_ring_submit;
+			 * a full ring only waits): the others get this row, so this member must leave.
+			 */
 			array_member_failed(q->a, m, -EAGAIN);
 			s->write_fail++;
 		}
@@ -708,7 +712,10 @@ static void sop_write_in_place(struct graid_queue *q, struct sop *s)
 		if (sop_io(q, s, r, m, true, src, len, sop_member_off(l, s->stripe, at))) {
 			s->nwrites++;
 		} else {
-			/* Parity is written for data this member did not get: it must leave. */
+			/*
+			 * Parity is written for data this member did not get: it must leave. Only
+			 * for an unusable ring (member_ring_submit gave up); a full one waits.
+			 */
 			array_member_failed(q->a, m, -EAGAIN);
 			s->write_fail++;
 		}
@@ -807,7 +814,10 @@ static bool sop_journal_try(struct graid_queue *q, struct sop *s)
 		jiov[0].iov_len = JOURNAL_BLOCK;
 		if (queue_log_writev(q, s, m, m, jiov, cnt[m] + 1, JOURNAL_BLOCK + len[m],
 				     s->jpos[m])) {
-			/* Its entry will be missing: it must leave before anyone writes in place. */
+			/*
+			 * Its entry will be missing: it must leave before anyone writes in place
+			 * (an unusable ring only: a full one waits in member_ring_submit).
+			 */
 			array_member_failed(a, m, -EAGAIN);
 			s->write_fail++;
 		}

@@ -68,18 +68,3 @@ void stripe_wait_release(struct graid_array *a, uint64_t seen_seq)
 	atomic_fetch_sub(&a->lock_waiters, 1);
 }
 
-/*
- * For background work (rebuild, scrub) holding several stripes: wait until this one is
- * free. Foreground stripe operations hold one lock and never wait while holding it, so
- * this cannot deadlock with them; callers skip buckets they already hold.
- */
-void stripe_lock_wait(struct graid_array *a, uint64_t stripe, unsigned *bucket)
-{
-	while (!stripe_trylock(a, stripe, bucket)) {
-		uint64_t seq = stripe_release_seq(a);
-
-		if (stripe_trylock(a, stripe, bucket))
-			return;
-		stripe_wait_release(a, seq);
-	}
-}

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* parity-compare: every parity engine present, GPU or CPU, on the same stripes, over a sweep. */
+/*
+ * parity_bench sweep (formerly the parity-compare example, whose name still runs it):
+ * every parity engine present, GPU or CPU, on the same stripes, over a sweep.
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -11,6 +14,7 @@
 
 #include <libgraid/graid.h>
 
+#include "modes.h"
 #include "pc_chart.h"
 #include "pc_point.h"
 #include "pc_report.h"
@@ -314,7 +318,7 @@ static void pc_chart(const struct pc_opts *o, const struct pc_row *rows, size_t 
 		printf("# chart: gnuplot failed on %s (%s); skipped\n", gp, graid_strerror(rc));
 }
 
-int main(int argc, char **argv)
+int pb_sweep_main(int argc, char **argv)
 {
 	struct pc_engine eng[PC_MAX_ENGINES];
 	struct graid_backend *ref = NULL;

@@ -8,7 +8,7 @@
 #include "bench_team.h"
 #include "bench_util.h"
 #include "isal_direct.h"
-#include "parity_bench_work.h"
+#include "table_work.h"
 
 const unsigned pb_lost[2] = { 0, 1 };
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* parity_bench: GB/s of every engine beside ISA-L called directly and memcpy, on the same bytes. */
+/* parity_bench table: GB/s of every engine beside ISA-L called directly and memcpy, on the same bytes. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -11,7 +11,8 @@
 
 #include "bench_team.h"
 #include "bench_util.h"
-#include "parity_bench_work.h"
+#include "modes.h"
+#include "table_work.h"
 
 #define PB_MAX_ENGINES 16
 #define PB_MAX_REPS 1000
@@ -587,7 +588,7 @@ static void pb_print_legend(const struct pb_run *r)
 	       r->o.batch_bytes >> 10);
 }
 
-int main(int argc, char **argv)
+int pb_table_main(int argc, char **argv)
 {
 	static struct pb_run r;
 	double t0 = bench_now();

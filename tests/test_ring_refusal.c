@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The kernel saying "not now" to a ring (io_uring_enter: -EAGAIN, -EBUSY) is a wait, never a
+ * member's failure: graid_queue_submit() returns that errno as graid.h promises, the entries
+ * it could not send go out on the next call, a ring full of entries the kernel will not take
+ * yet fails no member, and a scrub whose submit is refused finishes instead of hanging.
+ * This program stands in for liburing's io_uring_submit() and io_uring_submit_and_wait()
+ * (it exports them; the library's calls bind to them) and passes each call on to the real
+ * one unless a test told it to refuse.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <liburing.h>
+
+#include <libgraid/graid.h>
+
+#include "arrayutil.h"
+
+#define RR_MEMBER_BYTES (24u << 20)
+#define RR_BLOCK 4096u
+
+static int rr_refuse_next;     /* refuse this many calls, whatever the ring holds */
+static int rr_refuse_full;     /* refuse this many calls made with a full submission ring */
+static int rr_seen_full;       /* calls made with a full submission ring */
+static int rr_refused;         /* calls refused */
+static unsigned rr_most_ready; /* the most entries a call found waiting */
+
+/* Whether to refuse this call; counts what it saw. */
+static bool rr_refuse(struct io_uring *ring)
+{
+	bool full = io_uring_sq_space_left(ring) == 0;
+
+	if (io_uring_sq_ready(ring) > rr_most_ready)
+		rr_most_ready = io_uring_sq_ready(ring);
+	rr_seen_full += full;
+	if (rr_refuse_next > 0) {
+		rr_refuse_next--;
+		rr_refused++;
+		return true;
+	}
+	if (full && rr_refuse_full > 0) {
+		rr_refuse_full--;
+		rr_refused++;
+		return true;
+	}
+	return false;
+}
+
+/* Exported (the project builds with -fvisibility=hidden), so the library binds to these. */
+#define RR_EXPORT __attribute__((visibility("default")))
+
+RR_EXPORT int io_uring_submit(struct io_uring *ring)
+{
+	static int (*real)(struct io_uring *);
+
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "io_uring_submit");
+	return rr_refuse(ring) ? -EAGAIN : real(ring);
+}
+
+RR_EXPORT int io_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr)
+{
+	static int (*real)(struct io_uring *, unsigned);
+
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "io_uring_submit_and_wait");
+	return rr_refuse(ring) ? -EBUSY : real(ring, wait_nr);
+}
+
+static void rr_pattern(uint8_t *p, size_t len, uint64_t seed)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = (uint8_t)((i * 131u) ^ (seed * 7u) ^ (i >> 9));
+}
+
+static unsigned rr_failed_members(struct graid_array *a)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	return info.nfailed;
+}
+
+/* Read [0, len) back and compare with @p want. */
+static void rr_check(struct graid_array *a, const uint8_t *want, size_t len)
+{
+	uint8_t *back;
+
+	cr_assert_eq(posix_memalign((void **)&back, 4096, len), 0);
+	cr_assert_eq(graid_array_read(a, back, len, 0), (ssize_t)len);
+	cr_assert_eq(memcmp(back, want, len), 0, "the array returned other bytes");
+	free(back);
+}
+
+Test(ring_refusal, queue_submit_returns_the_kernels_errno_and_the_next_call_sends_it)
+{
+	struct graid_completion c;
+	struct graid_queue *q;
+	struct graid_array *a;
+	struct au_set s;
+	uint8_t *buf;
+
+	au_make(&s, 4, RR_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 4, 5, 65536, &a), 0);
+	cr_assert_eq(graid_queue_create(a, 8, &q), 0);
+	cr_assert_eq(posix_memalign((void **)&buf, 4096, RR_BLOCK), 0);
+	rr_pattern(buf, RR_BLOCK, 1);
+	cr_assert_eq(graid_queue_write(q, buf, RR_BLOCK, 8 * RR_BLOCK, 42), 0);
+	rr_refuse_next = 1;
+	/* graid.h: "the number of requests in flight; a negative errno from io_uring". */
+	cr_assert_eq(graid_queue_submit(q), -EAGAIN);
+	cr_assert_eq(rr_refused, 1);
+	/* What the kernel did not take is sent by the next call; the write completes whole. */
+	cr_assert_eq(graid_queue_submit(q), 1);
+	cr_assert_eq(graid_queue_reap(q, &c, 1, 1), 1);
+	cr_assert_eq(c.user_data, 42);
+	cr_assert_eq(c.result, RR_BLOCK);
+	cr_assert_eq(rr_failed_members(a), 0);
+	cr_assert_eq(graid_queue_destroy(q), 0);
+	{
+		uint8_t *back;
+
+		cr_assert_eq(posix_memalign((void **)&back, 4096, RR_BLOCK), 0);
+		cr_assert_eq(graid_array_read(a, back, RR_BLOCK, 8 * RR_BLOCK), RR_BLOCK);
+		cr_assert_eq(memcmp(back, buf, RR_BLOCK), 0);
+		free(back);
+	}
+	cr_assert_eq(graid_array_close(a), 0);
+	free(buf);
+	au_remove(&s);
+}
+
+/* A reap after a refused submit sends what the ring holds before it waits (it hung before). */
+Test(ring_refusal, reap_after_a_refused_submit_sends_and_completes, .timeout = 60)
+{
+	struct graid_completion c;
+	struct graid_queue *q;
+	struct graid_array *a;
+	struct au_set s;
+	uint8_t *buf;
+
+	au_make(&s, 4, RR_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 4, 6, 65536, &a), 0);
+	cr_assert_eq(graid_queue_create(a, 8, &q), 0);
+	cr_assert_eq(posix_memalign((void **)&buf, 4096, RR_BLOCK), 0);
+	rr_pattern(buf, RR_BLOCK, 2);
+	cr_assert_eq(graid_queue_write(q, buf, RR_BLOCK, 0, 7), 0);
+	rr_refuse_next = 1;
+	cr_assert_lt(graid_queue_submit(q), 0);
+	cr_assert_eq(graid_queue_reap(q, &c, 1, 1), 1);
+	cr_assert_eq(c.result, RR_BLOCK);
+	cr_assert_eq(rr_failed_members(a), 0);
+	cr_assert_eq(graid_queue_destroy(q), 0);
+	rr_check(a, buf, RR_BLOCK);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(buf);
+	au_remove(&s);
+}
+
+/*
+ * Many small RAID-6 writes at once, each in a stripe of its own, fill the submission ring
+ * (1024 entries) in one submit: 512 stripe operations in flight (the queue's bound), each
+ * reading three chunks first. The kernel refuses the full ring three times. Every write must
+ * complete and no member may be failed: before, a healthy member was failed with -EAGAIN
+ * for the ring being full.
+ */
+Test(ring_refusal, a_full_ring_the_kernel_refuses_for_a_while_fails_no_member, .timeout = 120)
+{
+	enum { N = 1024, STRIPE = 4 * RR_BLOCK }; /* RAID-6 of 6: 4 data chunks a stripe */
+	struct graid_completion *c = calloc(N, sizeof(*c));
+	struct graid_queue *q;
+	struct graid_array *a;
+	struct au_set s;
+	uint8_t *model;
+	size_t len = (size_t)N * STRIPE;
+	int done = 0;
+
+	au_make(&s, 6, RR_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 6, 6, RR_BLOCK, &a), 0);
+	/* A new array reads as zeroes: the model is zeroes but for the blocks written. */
+	cr_assert_eq(posix_memalign((void **)&model, 4096, len), 0);
+	memset(model, 0, len);
+	cr_assert_eq(graid_queue_create(a, N, &q), 0);
+	rr_refuse_full = 3;
+	for (unsigned i = 0; i < N; i++) {
+		uint8_t *blk = model + (size_t)i * STRIPE + (i % 4) * RR_BLOCK;
+
+		rr_pattern(blk, RR_BLOCK, i);
+		cr_assert_eq(graid_queue_write(q, blk, RR_BLOCK, (uint64_t)(blk - model), i), 0);
+	}
+	cr_assert_geq(graid_queue_submit(q), 0);
+	while (done < N) {
+		int n = graid_queue_reap(q, c, N, 1);
+
+		cr_assert_gt(n, 0, "reap: %d", n);
+		for (int k = 0; k < n; k++)
+			cr_assert_eq(c[k].result, RR_BLOCK, "write %llu: %lld",
+				     (unsigned long long)c[k].user_data, (long long)c[k].result);
+		done += n;
+	}
+	cr_assert_geq(rr_seen_full, 1, "the ring never filled (at most %u entries waiting): the "
+		      "test did not test anything", rr_most_ready);
+	cr_assert_geq(rr_refused, 1);
+	cr_assert_eq(rr_failed_members(a), 0, "a member was failed for the ring being full");
+	cr_assert_eq(graid_queue_destroy(q), 0);
+	rr_check(a, model, len);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	free(c);
+	au_remove(&s);
+}
+
+/* A scrub (its own ring, member_batch.c) whose submits are refused a while finishes. */
+Test(ring_refusal, a_scrub_whose_submit_is_refused_finishes, .timeout = 60)
+{
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	struct graid_array *a;
+	struct au_set s;
+	uint8_t *data;
+	size_t len = 1u << 20;
+
+	au_make(&s, 4, RR_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 4, 5, 65536, &a), 0);
+	cr_assert_eq(posix_memalign((void **)&data, 4096, len), 0);
+	rr_pattern(data, len, 4);
+	cr_assert_eq(graid_array_write(a, data, len, 0), (ssize_t)len);
+	rr_refused = 0;
+	rr_refuse_next = 2;
+	cr_assert_eq(graid_array_scrub(a, 0, &rep), 0);
+	cr_assert_eq(rr_refused, 2);
+	cr_assert_gt(rep.stripes_checked, 0);
+	cr_assert_eq(rep.mismatches, 0);
+	cr_assert_eq(rr_failed_members(a), 0);
+	rr_check(a, data, len);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(data);
+	au_remove(&s);
+}
