@@ -56,6 +56,16 @@ static struct graid_sb sb_sample(void)
 		sb.slot_id[i] = 0x0101010101010101ull * (i + 1);
 	sb.slot_flags[3] = GRAID_SB_SLOT_CATCHUP;
 	sb.left_events[2] = 0x15161714u;
+	/* Minor 2. */
+	sb.nvme.flags = GRAID_SB_NVME_ID;
+	sb.nvme.nsid = 0x71727374;
+	for (unsigned i = 0; i < 16; i++) {
+		sb.nvme.nguid[i] = (uint8_t)(0x80 + i);
+		sb.nvme.uuid[i] = (uint8_t)(0xa0 + i);
+	}
+	for (unsigned i = 0; i < 8; i++)
+		sb.nvme.eui64[i] = (uint8_t)(0x90 + i);
+	strcpy(sb.nvme.subnqn, "nqn.2014-08.org.example:storage-host-7");
 	return sb;
 }
 
@@ -188,8 +198,14 @@ Test(superblock, fields_sit_at_the_documented_offsets_in_little_endian)
 	cr_assert_eq(buf[0xa03], GRAID_SB_SLOT_CATCHUP);
 	cr_assert_str_eq((const char *)buf + 0xb00, "storage-host-7");
 	cr_assert_eq(get_le32(buf + 0xb40 + 4 * 2), 0x15161714u);
-	for (unsigned i = 0xf40; i < GRAID_SB_SIZE; i++)
-		cr_assert_eq(buf[i], 0, "reserved2 byte %#x", i);
+	cr_assert_eq(memcmp(buf + 0xf40, sb.nvme.nguid, 16), 0);
+	cr_assert_eq(memcmp(buf + 0xf50, sb.nvme.eui64, 8), 0);
+	cr_assert_eq(get_le32(buf + 0xf58), 0x71727374u);
+	cr_assert_eq(get_le32(buf + 0xf5c), GRAID_SB_NVME_ID);
+	cr_assert_eq(memcmp(buf + 0xf60, sb.nvme.uuid, 16), 0);
+	cr_assert_str_eq((const char *)buf + 0xf70, "nqn.2014-08.org.example:storage-host-7");
+	for (unsigned i = 0xf70 + 39; i < GRAID_SB_SIZE; i++)
+		cr_assert_eq(buf[i], 0, "NQN padding byte %#x", i);
 }
 
 Test(superblock, every_single_bit_flip_is_detected)
@@ -372,8 +388,8 @@ Test(superblock, a_newer_minor_version_is_read_and_its_additions_ignored)
 	buf[0x4c] = 0xaa;        /* fields a later minor added in reserved space */
 	buf[0xb4] = 0xab;
 	buf[0xe0] = 0xbb;
-	buf[0xf80] = 0xcc;
-	buf[GRAID_SB_SIZE - 1] = 0xdd;
+	buf[0xf8] = 0xcc;
+	buf[GRAID_SB_SIZE - 1] = 0xdd; /* the NQN's terminator, which readers force */
 	reseal(buf);
 	cr_assert_eq(graid_sb_decode(buf, &back), 0);
 	cr_assert_eq(back.minor, 263);

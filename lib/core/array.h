@@ -54,6 +54,11 @@ struct member {
 	char identity[128];
 	struct member_nvme nvme;       /* NVMe identify data; passthrough when nvme.passthru */
 	atomic_uint_fast64_t reads, writes, read_bytes, write_bytes, errors;
+	/* Catch-up or rebuild of this role: bytes written to it, and bytes to write in all. */
+	atomic_uint_fast64_t copied, copy_total;
+	/* UNREACHABLE (array_reach.c): times it went so, and whether a full rebuild was cut. */
+	atomic_uint_fast64_t outages;
+	bool reach_full;
 };
 
 /* Write-intent bitmap (bitmap.c): per region DIRTY (marked on disk) and HOT (written lately). */
@@ -187,6 +192,15 @@ void array_member_failed(struct graid_array *a, unsigned role, int err);
  * closes, so their numbers are not reused meanwhile.
  */
 void array_member_io_failed(struct graid_array *a, unsigned role, int fd, int err);
+/*
+ * array_reach.c: an I/O error of an active or rebuilding fabric member whose controllers
+ * are reconnecting makes it UNREACHABLE instead of failed (true); meta_lock held.
+ */
+bool array_member_unreachable(struct graid_array *a, unsigned role, int err);
+/* The worker's look at unreachable members: back (catch-up) or gone (failed); meta_lock held. */
+void array_reach_poll(struct graid_array *a);
+/* How long the worker may wait before it looks again; 0 when no member is unreachable. */
+uint64_t array_reach_interval_ns(const struct graid_array *a);
 struct graid_array *array_alloc(unsigned nmembers);
 void array_free(struct graid_array *a);
 int array_open_engine(struct graid_array *a, const char *name);
@@ -240,6 +254,12 @@ enum fault_action fault_decide(struct member_fault *f, bool write, uint64_t byte
 			       uint64_t *stall_ns);
 /* Whether this flush of the member fails (flush-eio-after=N, or a vanished device). */
 bool fault_flush_fails(struct member_fault *f);
+/*
+ * "fabric-state=FILE": the member models an NVMe-oF namespace whose one controller's state
+ * is the first word of FILE ("live", "connecting", ...; no FILE: deleted), and whose I/O
+ * fails while it is not live. True for such a member; @p state (may be NULL) gets the word.
+ */
+bool fault_fabric_state(struct member_fault *f, char *state, size_t len);
 
 /* member_batch.c: run member I/Os in parallel on a private ring, synchronously. */
 struct mbio {

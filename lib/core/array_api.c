@@ -7,6 +7,7 @@
 
 #include "bitmap.h"
 #include "journal.h"
+#include "member_path.h"
 #include "queue.h"
 
 static ssize_t api_sync_io(struct graid_array *a, uint8_t *buf, size_t len, uint64_t offset,
@@ -162,6 +163,19 @@ GRAID_API int graid_array_member_info(struct graid_array *a, unsigned idx,
 	i.write_bytes = atomic_load(&m->write_bytes);
 	i.errors = atomic_load(&m->errors);
 	member_nvme_info(&m->nvme, &i);
+	if (i.state != GRAID_MEMBER_MISSING && i.state != GRAID_MEMBER_SPARE) {
+		struct member_paths p;
+
+		member_paths_read(m, &p);
+		snprintf(i.nvme_transport, sizeof(i.nvme_transport), "%s", p.transport);
+		snprintf(i.nvme_address, sizeof(i.nvme_address), "%s", p.address);
+		snprintf(i.nvme_ctrl_state, sizeof(i.nvme_ctrl_state), "%s", p.state);
+		i.nvme_paths = p.paths;
+		i.nvme_paths_live = p.live;
+	}
+	i.catchup_done = atomic_load(&m->copied);
+	i.catchup_total = atomic_load(&m->copy_total);
+	i.outages = atomic_load(&m->outages);
 	/* The struct grows at its end: a caller's older, shorter one gets what it has room for. */
 	i.struct_size = mi->struct_size < sizeof(i) ? mi->struct_size : sizeof(i);
 	memcpy(mi, &i, i.struct_size);

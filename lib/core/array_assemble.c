@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "array_assemble.h"
+#include "member_path.h"
 
 /* How long an open waits for a dead holder's members to be let go (io_uring teardown). */
 #define ASSEMBLE_HOLDER_WAIT_NS (10ull * 1000 * 1000 * 1000)
@@ -54,6 +55,12 @@ static void assemble_read_sb(struct open_candidate *c)
 	rc = member_read_sb(&c->m, &c->sb);
 	if (rc == 0) {
 		c->valid = true;
+		/* Told, not refused: a namespace copied block for block is still a copy of it. */
+		if (!member_identity_matches(&c->m.nvme, &c->sb.nvme))
+			graid__log(GRAID_LOG_WARNING, "open: %s holds the superblock of role %u written "
+						      "on another NVMe namespace (NSID %u of %s): a "
+						      "copy?", c->m.path, c->sb.role, c->sb.nvme.nsid,
+				   c->sb.nvme.subnqn);
 	} else {
 		const char *why = rc == -EINVAL	   ? "no libgraid superblock"
 				  : rc == -EBADMSG ? "superblock checksum is wrong (corrupt)"

@@ -7,6 +7,7 @@
 
 #include "bitmap.h"
 #include "journal.h"
+#include "member_path.h"
 
 unsigned array_tolerance(const struct graid_array *a)
 {
@@ -82,6 +83,9 @@ void array_fill_sb(const struct graid_array *a, unsigned role, struct graid_sb *
 		const struct member *m = &a->members[i];
 
 		sb->member_state[i] = (uint8_t)atomic_load(&m->state);
+		/* On disk an unreachable member is missing: it comes back as one (FORMAT.md). */
+		if (sb->member_state[i] == GRAID_MEMBER_UNREACHABLE)
+			sb->member_state[i] = GRAID_MEMBER_MISSING;
 		sb->slot_id[i] = m->slot_id;
 		sb->left_events[i] = (uint32_t)m->left_events;
 		if (m->catchup && sb->member_state[i] == GRAID_MEMBER_REBUILDING)
@@ -93,10 +97,12 @@ void array_fill_sb(const struct graid_array *a, unsigned role, struct graid_sb *
 	}
 	if (role < a->nmembers) {
 		memcpy(sb->member_uuid, a->members[role].uuid, 16);
+		member_identity_record(&a->members[role].nvme, &sb->nvme);
 		if (atomic_load(&a->members[role].state) == GRAID_MEMBER_REBUILDING)
 			sb->rebuild_offset = a->members[role].rebuild_offset;
 	} else {
 		memcpy(sb->member_uuid, a->spares[role - a->nmembers].uuid, 16);
+		member_identity_record(&a->spares[role - a->nmembers].nvme, &sb->nvme);
 	}
 }
 
@@ -176,6 +182,11 @@ void array_member_io_failed(struct graid_array *a, unsigned role, int fd, int er
 		return;
 	}
 	atomic_fetch_add(&m->errors, 1);
+	/* A fabric member whose controllers reconnect is out for a while, not failed. */
+	if (array_member_unreachable(a, role, err)) {
+		pthread_mutex_unlock(&a->meta_lock);
+		return;
+	}
 	/* Active or being rebuilt: either way it is out now. */
 	st = atomic_load(&m->state);
 	while ((st == GRAID_MEMBER_ACTIVE || st == GRAID_MEMBER_REBUILDING) && !changed)
@@ -209,8 +220,20 @@ GRAID_API int graid_array_fail_member(struct graid_array *a, unsigned idx)
 	pthread_mutex_lock(&a->meta_lock);
 	for (unsigned i = 0; i < a->nmembers; i++)
 		state[i] = (uint8_t)atomic_load(&a->members[i].state);
-	/* A member being rebuilt can be failed too: its rebuild then stops with -EIO. */
-	if (state[idx] == GRAID_MEMBER_ACTIVE || state[idx] == GRAID_MEMBER_REBUILDING) {
+	/*
+	 * A member being rebuilt can be failed too: its rebuild then stops with -EIO. An
+	 * unreachable one is failed for good: no catch-up when its controller is back.
+	 */
+	if (state[idx] == GRAID_MEMBER_UNREACHABLE) {
+		atomic_store(&a->members[idx].state, GRAID_MEMBER_FAILED);
+		graid__log(GRAID_LOG_NOTICE, "member %u (%s), unreachable, marked failed by "
+					     "request", idx, a->members[idx].path);
+		a->events++;
+		array_recount(a);
+		array_write_superblocks(a, 0);
+		array_event(a, GRAID_EVENT_MEMBER_FAILED, (int)idx, 0, 0, 0);
+		array_spare_takeover(a, idx);
+	} else if (state[idx] == GRAID_MEMBER_ACTIVE || state[idx] == GRAID_MEMBER_REBUILDING) {
 		state[idx] = GRAID_MEMBER_FAILED;
 		if (!array_roles_survivable(a, state)) {
 			pthread_mutex_unlock(&a->meta_lock);

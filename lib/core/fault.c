@@ -16,9 +16,16 @@
  * max(bytes / rate, 1 / iops), one after another in the order they are issued: the I/O
  * waits until the drive has served everything issued before it plus its own share, then
  * runs. See docs/BENCH-REBUILD.md ("Emulated drives") for what this model leaves out.
+ *
+ * fabric-state=FILE makes the member behave like an NVMe-oF namespace with one controller
+ * whose state is the first word of FILE ("live", "connecting"; FILE absent: the controller
+ * was deleted): its I/O and flushes fail with EIO while the state is not "live", as the
+ * kernel fails them once fast_io_fail_tmo has passed (docs/REMOTE.md). FILE may contain
+ * neither ',' nor ':'.
  */
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -33,6 +40,7 @@ struct member_fault {
 	atomic_uint_least64_t busy_until; /* CLOCK_MONOTONIC ns when the drive is next idle */
 	atomic_long reads, writes, ios, flushes;
 	atomic_bool dead;
+	char *fabric_state;             /* fabric-state=FILE, or NULL */
 };
 
 static bool fault_opt(const char *opt, size_t n, const char *name, long *val)
@@ -78,13 +86,19 @@ int fault_parse(const char *spec, struct member_fault **out, const char **path)
 			f->flush_eio_after = v;
 		else if (fault_opt(p, n, "stall-us", &v))
 			f->stall_ns = (uint64_t)v * 1000;
-		else if (fault_opt(p, n, "mbps", &v) && v > 0)
+		else if (n > 13 && !strncmp(p, "fabric-state=", 13) && !f->fabric_state) {
+			f->fabric_state = strndup(p + 13, n - 13);
+			if (!f->fabric_state) {
+				fault_free(f);
+				return -ENOMEM;
+			}
+		} else if (fault_opt(p, n, "mbps", &v) && v > 0)
 			f->mbps = v;
 		else if (fault_opt(p, n, "iops", &v) && v > 0)
 			f->iops = v;
 		else {
 			graid__log(GRAID_LOG_ERR, "faulty member: unknown option '%.*s'", (int)n, p);
-			free(f);
+			fault_free(f);
 			return -EINVAL;
 		}
 		p += n + (end ? 1 : 0);
@@ -96,7 +110,35 @@ int fault_parse(const char *spec, struct member_fault **out, const char **path)
 
 void fault_free(struct member_fault *f)
 {
+	if (f)
+		free(f->fabric_state);
 	free(f);
+}
+
+bool fault_fabric_state(struct member_fault *f, char *state, size_t len)
+{
+	char word[16] = "";
+	FILE *fp;
+
+	if (!f->fabric_state)
+		return false;
+	fp = fopen(f->fabric_state, "re");
+	if (fp) {
+		if (fscanf(fp, "%15s", word) != 1)
+			word[0] = '\0';
+		fclose(fp);
+	}
+	if (state && len)
+		snprintf(state, len, "%s", word);
+	return true;
+}
+
+/* The modelled controller is not live: its I/O fails (fast_io_fail_tmo has passed). */
+static bool fault_fabric_down(struct member_fault *f)
+{
+	char state[16];
+
+	return fault_fabric_state(f, state, sizeof(state)) && strcmp(state, "live");
 }
 
 /*
@@ -126,7 +168,7 @@ enum fault_action fault_decide(struct member_fault *f, bool write, uint64_t byte
 	long n = atomic_fetch_add(&f->ios, 1);
 	long k = write ? atomic_fetch_add(&f->writes, 1) : atomic_fetch_add(&f->reads, 1);
 
-	if (atomic_load(&f->dead))
+	if (atomic_load(&f->dead) || fault_fabric_down(f))
 		return FAULT_FAIL;
 	if (f->vanish_after >= 0 && n >= f->vanish_after) {
 		atomic_store(&f->dead, true);
@@ -151,5 +193,6 @@ bool fault_flush_fails(struct member_fault *f)
 {
 	long k = atomic_fetch_add(&f->flushes, 1);
 
-	return atomic_load(&f->dead) || (f->flush_eio_after >= 0 && k >= f->flush_eio_after);
+	return atomic_load(&f->dead) || fault_fabric_down(f) ||
+	       (f->flush_eio_after >= 0 && k >= f->flush_eio_after);
 }

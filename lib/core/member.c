@@ -15,6 +15,7 @@
 #include <sys/sysmacros.h>
 
 #include "array.h"
+#include "member_path.h"
 
 int member_open(struct member *m, const char *path, bool exclusive)
 {
@@ -36,6 +37,13 @@ int member_open(struct member *m, const char *path, bool exclusive)
 		else
 			m->fault = f;
 		return rc;
+	}
+	if (member_path_is_spec(path)) {
+		/* Named by NVMe identity: whatever device node it has on this host now. */
+		char node[64];
+
+		rc = graid_member_resolve(path, node, sizeof(node));
+		return rc ? rc : member_open(m, node, exclusive);
 	}
 	if (strlen(path) >= sizeof(m->path)) {
 		graid__log(GRAID_LOG_ERR, "member %.64s...: path too long", path);

@@ -19,6 +19,7 @@
 #include <endian.h>
 
 #include "array.h"
+#include "member_path.h"
 #include "nvme_cmd.h"
 
 /* The last component of a sysfs link, or "" (n bytes at most). */
@@ -132,6 +133,51 @@ static void nvme_ctrl_name(const char *blk, char *out, size_t len)
 	nvme_link_base(link, out, len);
 }
 
+/* The namespace UUID sysfs shows ("xxxxxxxx-xxxx-..."), or zeroes. */
+static void nvme_ns_uuid(const char *blk, uint8_t out[16])
+{
+	char path[96], v[64];
+	unsigned k = 0;
+	FILE *f;
+
+	memset(out, 0, 16);
+	snprintf(path, sizeof(path), "/sys/block/%s/uuid", blk);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (!fgets(v, sizeof(v), f))
+		v[0] = '\0';
+	fclose(f);
+	for (const char *c = v; *c && *c != '\n' && k < 32; c++) {
+		int d = *c >= '0' && *c <= '9'   ? *c - '0'
+			: *c >= 'a' && *c <= 'f' ? *c - 'a' + 10
+			: *c >= 'A' && *c <= 'F' ? *c - 'A' + 10
+						 : -1;
+
+		if (*c == '-')
+			continue;
+		if (d < 0)
+			break;
+		out[k / 2] = (uint8_t)(out[k / 2] << 4 | d);
+		k++;
+	}
+	if (k != 32)
+		memset(out, 0, 16);
+}
+
+/*
+ * Transport and paths: a fabric member is one whose controllers are not PCIe. A multipath
+ * head's "device" is its subsystem: name its first controller instead.
+ */
+static void nvme_paths_note(struct member *m)
+{
+	struct member_paths p;
+
+	member_paths_read(m, &p);
+	m->nvme.fabric = p.fabric;
+	if (p.ctrl[0] && !strncmp(m->nvme.ctrl, "nvme-subsys", 11))
+		snprintf(m->nvme.ctrl, sizeof(m->nvme.ctrl), "%s", p.ctrl);
+}
 #endif
 
 int member_nvme_blockdev(const char *path, dev_t *dev)
@@ -237,10 +283,16 @@ static int nvme_identify_fd(struct member *m, int fd, bool is_char, const char *
 	n->wz_deac = ns->dlfeat & (1u << 3);
 	/* 001b: reads of deallocated blocks return zeroes; only useful where DSM exists. */
 	n->dealloc_zeroes = (ns->dlfeat & 0x7) == 1 && n->dsm;
+	memcpy(n->nguid, ns->nguid, sizeof(n->nguid));
+	memcpy(n->eui64, ns->eui64, sizeof(n->eui64));
+	nvme_copy_str(n->subnqn, sizeof(n->subnqn), ctrl->subnqn, sizeof(ctrl->subnqn));
 	free(ctrl);
 	free(ns);
 
 	nvme_ctrl_name(blk, n->ctrl, sizeof(n->ctrl));
+	snprintf(n->blk, sizeof(n->blk), "%s", blk);
+	nvme_ns_uuid(blk, n->uuid);
+	nvme_paths_note(m);
 	n->max_xfer = nvme_max_transfer(n->mdts_bytes, nvme_os_limit(blk), n->lba_bytes);
 	if (!is_char)
 		n->blk_discard = nvme_sysfs_u64("/sys/block/%s/queue/discard_max_bytes", blk) > 0;
@@ -431,4 +483,8 @@ void member_nvme_info(const struct member_nvme *n, struct graid_member_info *mi)
 	mi->nvme_volatile_write_cache = n->vwc;
 	mi->nvme_dealloc_zeroes = n->dealloc_zeroes;
 	mi->nvme_dlfeat = n->dlfeat;
+	memcpy(mi->nvme_nguid, n->nguid, sizeof(mi->nvme_nguid));
+	memcpy(mi->nvme_eui64, n->eui64, sizeof(mi->nvme_eui64));
+	memcpy(mi->nvme_uuid, n->uuid, sizeof(mi->nvme_uuid));
+	snprintf(mi->nvme_subsysnqn, sizeof(mi->nvme_subsysnqn), "%s", n->subnqn);
 }

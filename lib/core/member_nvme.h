@@ -25,7 +25,13 @@ struct member_nvme {
 	uint64_t nsze;         /* namespace size in LBAs */
 	uint32_t mdts_bytes;   /* MDTS as bytes (minimum page size assumed 4 KiB); 0 = no limit */
 	uint32_t max_xfer;     /* bytes one command may carry here: MDTS and the kernel's limits */
-	char ctrl[32];         /* controller name, "nvme0" */
+	char ctrl[32];         /* controller name, "nvme0" (a head's: its first controller) */
+	char blk[32];          /* the namespace's block device name, "nvme0n1" ("" unknown) */
+	bool fabric;           /* reached over a fabric (tcp, rdma, fc, loop), not PCIe */
+	uint8_t nguid[16];     /* Identify Namespace NGUID; zero: none */
+	uint8_t eui64[8];      /* Identify Namespace EUI-64; zero: none */
+	uint8_t uuid[16];      /* namespace UUID (sysfs "uuid"); zero: none */
+	char subnqn[224];      /* Identify Controller SUBNQN */
 	char model[41], serial[21], firmware[9];
 };
 

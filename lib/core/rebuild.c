@@ -111,6 +111,9 @@ static void rebuild_install(struct graid_array *a, unsigned role, struct member 
 	memcpy(m->identity, nm->identity, sizeof(m->identity));
 	m->nvme = nm->nvme; /* NVMe identify data; passthrough or not */
 	m->rebuild_offset = 0;
+	m->outages = 0;
+	m->reach_full = false;
+	atomic_store(&m->copied, 0);
 	/*
 	 * The role's new device joins now: updates numbered from here on may use it, earlier
 	 * ones (even in flight) cannot, and recovery must not wait for its entry of them.
@@ -146,9 +149,11 @@ GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
 		return -EROFS;
 	pthread_mutex_lock(&a->meta_lock);
 	st = atomic_load(&a->members[idx].state);
-	if (st != GRAID_MEMBER_FAILED && st != GRAID_MEMBER_MISSING) {
+	if (st != GRAID_MEMBER_FAILED && st != GRAID_MEMBER_MISSING &&
+	    st != GRAID_MEMBER_UNREACHABLE) {
 		pthread_mutex_unlock(&a->meta_lock);
-		graid__log(GRAID_LOG_ERR, "replace: member %u is %s, not failed or missing", idx,
+		graid__log(GRAID_LOG_ERR, "replace: member %u is %s, not failed, missing or "
+					  "unreachable", idx,
 			   st == GRAID_MEMBER_ACTIVE ? "active" : "rebuilding");
 		return -EBUSY;
 	}
@@ -573,6 +578,8 @@ static int rebuild_finish(struct rebuild_ctx *c, struct rebuild_slot *s)
 	if (rc)
 		return rc;
 	c->done += (uint64_t)s->rows * l->chunk * c->ntarget;
+	for (unsigned t = 0; t < c->ntarget; t++)
+		atomic_fetch_add(&a->members[c->target[t]].copied, (uint64_t)s->rows * l->chunk);
 	if (graid__now_ns() - c->last_cp >= REBUILD_CHECKPOINT_NS) {
 		rebuild_checkpoint(a, c, (s->row0 + s->rows) * l->chunk);
 		c->last_cp = graid__now_ns();
@@ -623,6 +630,29 @@ static uint64_t rebuild_next_needed(struct rebuild_ctx *c, uint64_t row)
 		row = next;
 	}
 	return row;
+}
+
+/*
+ * What each target has to receive in all: what it got so far plus the rows from @p start
+ * this pass copies (graid_member_info's catchup_total).
+ */
+static void rebuild_note_totals(struct rebuild_ctx *c, uint64_t start)
+{
+	struct graid_array *a = c->a;
+	uint64_t rows = a->lay.nstripes - start, skipped = c->skipped;
+
+	if (c->catchup_only && a->bitmap.enabled) {
+		rows = 0;
+		for (uint64_t row = rebuild_next_needed(c, start); row < a->lay.nstripes;
+		     row = rebuild_next_needed(c, row + 1))
+			rows++;
+		c->skipped = skipped;
+	}
+	for (unsigned t = 0; t < c->ntarget; t++) {
+		struct member *m = &a->members[c->target[t]];
+
+		atomic_store(&m->copy_total, atomic_load(&m->copied) + rows * a->lay.chunk);
+	}
 }
 
 /* The oldest slot still reading, or NULL. */
@@ -819,6 +849,7 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 	c->fn = fn;
 	c->arg = arg;
 	c->done = c->skipped = 0;
+	rebuild_note_totals(c, start);
 	c->total = (l->nstripes - start) * l->chunk * c->ntarget;
 	c->t0 = c->last_cp = c->pace_t0 = graid__now_ns();
 	c->pace_rate = atomic_load(&a->rebuild_rate);

@@ -2,6 +2,7 @@
 /* Hot spares: registered on the array, take over a failed role, rebuilt by a background thread. */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include "bitmap.h"
 
@@ -11,8 +12,26 @@ static void *spare_thread_main(void *arg)
 
 	pthread_mutex_lock(&a->meta_lock);
 	for (;;) {
-		while (!a->spare_work && !a->resync_background && !atomic_load(&a->closing))
-			pthread_cond_wait(&a->spare_cond, &a->meta_lock);
+		while (!a->spare_work && !a->resync_background && !atomic_load(&a->closing)) {
+			uint64_t wait = array_reach_interval_ns(a);
+			struct timespec until;
+
+			if (!wait) {
+				pthread_cond_wait(&a->spare_cond, &a->meta_lock);
+				continue;
+			}
+			/* Unreachable members: look at their controllers now and then. */
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec += (time_t)(wait / 1000000000u);
+			until.tv_nsec += (long)(wait % 1000000000u);
+			if (until.tv_nsec >= 1000000000L) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&a->spare_cond, &a->meta_lock, &until);
+			if (!atomic_load(&a->closing))
+				array_reach_poll(a);
+		}
 		if (atomic_load(&a->closing))
 			break;
 		if (a->resync_background) {

@@ -27,7 +27,9 @@ _Static_assert(offsetof(struct graid_sb_disk, slot_id) == 0x200, "slot_id at 0x2
 _Static_assert(offsetof(struct graid_sb_disk, slot_flags) == 0xa00, "slot_flags at 0xa00");
 _Static_assert(offsetof(struct graid_sb_disk, owner_host) == 0xb00, "owner_host at 0xb00");
 _Static_assert(offsetof(struct graid_sb_disk, left_events) == 0xb40, "left_events at 0xb40");
-_Static_assert(offsetof(struct graid_sb_disk, reserved2) == 0xf40, "reserved2 at 0xf40");
+_Static_assert(offsetof(struct graid_sb_disk, nvme_nguid) == 0xf40, "nvme_nguid at 0xf40");
+_Static_assert(offsetof(struct graid_sb_disk, nvme_flags) == 0xf5c, "nvme_flags at 0xf5c");
+_Static_assert(offsetof(struct graid_sb_disk, nvme_subnqn) == 0xf70, "nvme_subnqn at 0xf70");
 _Static_assert(sizeof(GRAID_SB_MAGIC) - 1 == GRAID_SB_MAGIC_LEN, "8-byte magic");
 
 /*
@@ -115,6 +117,13 @@ void graid_sb_encode(const struct graid_sb *sb, void *buf)
 	memcpy(d.slot_flags, sb->slot_flags, sizeof(d.slot_flags));
 	for (unsigned i = 0; i < GRAID_SB_MAX_MEMBERS; i++)
 		d.left_events[i] = htole32(sb->left_events[i]);
+	d.nvme_flags = htole32(sb->nvme.flags);
+	d.nvme_nsid = htole32(sb->nvme.nsid);
+	memcpy(d.nvme_nguid, sb->nvme.nguid, sizeof(d.nvme_nguid));
+	memcpy(d.nvme_eui64, sb->nvme.eui64, sizeof(d.nvme_eui64));
+	memcpy(d.nvme_uuid, sb->nvme.uuid, sizeof(d.nvme_uuid));
+	memcpy(d.nvme_subnqn, sb->nvme.subnqn, sizeof(d.nvme_subnqn));
+	d.nvme_subnqn[sizeof(d.nvme_subnqn) - 1] = '\0';
 	d.crc = htole32(graid_sb_checksum(&d));
 	memcpy(buf, &d, sizeof(d));
 }
@@ -244,6 +253,14 @@ int graid_sb_decode(const void *buf, struct graid_sb *sb)
 	memcpy(out.slot_flags, d.slot_flags, sizeof(out.slot_flags));
 	for (unsigned i = 0; i < GRAID_SB_MAX_MEMBERS; i++)
 		out.left_events[i] = le32toh(d.left_events[i]);
+	/* Minor 2: zero before, which reads as "no identity recorded". */
+	out.nvme.flags = le32toh(d.nvme_flags);
+	out.nvme.nsid = le32toh(d.nvme_nsid);
+	memcpy(out.nvme.nguid, d.nvme_nguid, sizeof(out.nvme.nguid));
+	memcpy(out.nvme.eui64, d.nvme_eui64, sizeof(out.nvme.eui64));
+	memcpy(out.nvme.uuid, d.nvme_uuid, sizeof(out.nvme.uuid));
+	memcpy(out.nvme.subnqn, d.nvme_subnqn, sizeof(out.nvme.subnqn));
+	out.nvme.subnqn[sizeof(out.nvme.subnqn) - 1] = '\0'; /* trust no terminator */
 
 	err = sb_validate(&out);
 	if (err)

@@ -17,7 +17,7 @@
 
 /* Major: a reader refuses any other. Minor: compatible additions, read by every reader. */
 #define GRAID_SB_VERSION_MAJOR 1
-#define GRAID_SB_VERSION_MINOR 1
+#define GRAID_SB_VERSION_MINOR 2
 
 /* flags */
 #define GRAID_SB_F_CLEAN 0x1u  /* the array was closed cleanly: no resync needed */
@@ -27,6 +27,23 @@
 
 /* Owner host names are kept to this many bytes, NUL included. */
 #define GRAID_SB_HOST_BYTES 64
+
+#define GRAID_SB_NVME_ID 0x1u     /* nvme.flags: the identity below was recorded */
+#define GRAID_SB_NQN_BYTES 144
+
+/*
+ * Minor 2: the NVMe namespace this member's superblock was written on (zero for a member
+ * that is no NVMe namespace), so a device found under another name can be told from
+ * another namespace that holds a copy of it.
+ */
+struct graid_sb_nvme {
+	uint32_t flags;             /* GRAID_SB_NVME_ID */
+	uint32_t nsid;
+	uint8_t nguid[16];
+	uint8_t eui64[8];
+	uint8_t uuid[16];
+	char subnqn[GRAID_SB_NQN_BYTES]; /* NUL-terminated; longer NQNs keep their first 143 bytes */
+};
 
 /*
  * Who last opened the array writable (minor 1): so an opener that finds the members locked
@@ -79,6 +96,7 @@ struct graid_sb {
 	uint8_t slot_flags[GRAID_SB_MAX_MEMBERS]; /* GRAID_SB_SLOT_* per slot */
 	/* Per slot: low 32 bits of the event that recorded it out (MISSING/FAILED); 0: unknown. */
 	uint32_t left_events[GRAID_SB_MAX_MEMBERS];
+	struct graid_sb_nvme nvme;  /* minor 2; all zero before */
 };
 
 /*
@@ -125,7 +143,12 @@ struct graid_sb_disk {
 	uint8_t slot_flags[256];    /* 0xa00: GRAID_SB_SLOT_* of slot i */
 	char owner_host[64];        /* 0xb00: the last writable opener's host name, NUL-terminated */
 	uint32_t left_events[256];  /* 0xb40: low 32 bits of the event slot i was recorded out */
-	uint8_t reserved2[192];     /* 0xf40: zero; for compatible additions (minor bumps) */
+	uint8_t nvme_nguid[16];     /* 0xf40: minor 2: NGUID of the namespace written on */
+	uint8_t nvme_eui64[8];      /* 0xf50: its EUI-64 */
+	uint32_t nvme_nsid;         /* 0xf58: its namespace ID */
+	uint32_t nvme_flags;        /* 0xf5c: GRAID_SB_NVME_ID when the identity is recorded */
+	uint8_t nvme_uuid[16];      /* 0xf60: its namespace UUID */
+	char nvme_subnqn[GRAID_SB_NQN_BYTES]; /* 0xf70: its subsystem NQN, NUL-terminated */
 };
 
 /*

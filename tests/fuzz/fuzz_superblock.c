@@ -19,12 +19,12 @@ static void fuzz_fail(const char *why)
 
 /*
  * Bytes an encoder does not carry over: minor, crc, reserved0, reserved3, reserved1, the
- * host name's last byte (always written as its terminator), reserved2.
+ * host name's last byte and the NQN's last byte (always written as terminators).
  */
 static int fuzz_byte_is_free(size_t i)
 {
 	return (i >= 0x0a && i < 0x10) || (i >= 0x4c && i < 0x50) || (i >= 0xb4 && i < 0xb8) ||
-	       (i >= 0xd8 && i < 0x100) || i == 0xb3f || i >= 0xf40;
+	       (i >= 0xd8 && i < 0x100) || i == 0xb3f || i == 0xfff;
 }
 
 static void fuzz_one(const uint8_t *buf)

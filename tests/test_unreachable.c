@@ -1,0 +1,481 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Members that are unreachable for a while (NVMe-oF path outages), modelled by
+ * "faulty:fabric-state=FILE:" members whose one controller's state FILE holds: out of I/O
+ * but not failed, caught up from the bitmap when live again, failed (and a spare takes
+ * over) when the controller is deleted. The same over real nvme-tcp runs in tests/vm.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include <libgraid/graid.h>
+
+#include "arrayutil.h"
+
+#define UR_MEMBER_BYTES ((1u << 20) + (8u << 20))
+#define UR_CHUNK (64u * 1024)
+#define UR_BLOCK 4096u
+
+struct ur_events {
+	atomic_int unreachable, returned, failed, rebuild_started, rebuild_done;
+};
+
+static void ur_on_event(void *arg, const struct graid_event *ev)
+{
+	struct ur_events *e = arg;
+
+	switch (ev->type) {
+	case GRAID_EVENT_MEMBER_UNREACHABLE: atomic_fetch_add(&e->unreachable, 1); break;
+	case GRAID_EVENT_MEMBER_RETURNED: atomic_fetch_add(&e->returned, 1); break;
+	case GRAID_EVENT_MEMBER_FAILED: atomic_fetch_add(&e->failed, 1); break;
+	case GRAID_EVENT_REBUILD_STARTED: atomic_fetch_add(&e->rebuild_started, 1); break;
+	case GRAID_EVENT_REBUILD_DONE: atomic_fetch_add(&e->rebuild_done, 1); break;
+	default: break;
+	}
+}
+
+struct ur_bed {
+	struct au_set s;
+	char state[320];          /* the modelled controller's state file */
+	char spec[700];
+	const char *paths[AU_MAX];
+	unsigned n, victim;
+	uint64_t size;
+	struct ur_events ev;
+	struct graid_array *a;
+};
+
+static void ur_set_state(struct ur_bed *b, const char *state)
+{
+	FILE *f;
+
+	if (!state) {
+		cr_assert_eq(unlink(b->state), 0);
+		return;
+	}
+	f = fopen(b->state, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "%s\n", state);
+	cr_assert_eq(fclose(f), 0);
+}
+
+/* Every block of [off, off+len) tagged with its offset and @p round. */
+static void ur_pattern(uint8_t *buf, uint64_t off, size_t len, unsigned round)
+{
+	for (size_t k = 0; k < len; k += 8) {
+		uint64_t v = ((off + k) / UR_BLOCK) << 16 | round;
+
+		memcpy(buf + k, &v, 8);
+	}
+}
+
+static void ur_write(struct graid_array *a, uint64_t off, uint64_t len, unsigned round)
+{
+	const size_t step = 256 * 1024;
+	uint8_t *buf = malloc(step);
+
+	for (uint64_t o = off; o < off + len; o += step) {
+		size_t n = off + len - o < step ? (size_t)(off + len - o) : step;
+
+		ur_pattern(buf, o, n, round);
+		cr_assert_eq(graid_array_write(a, buf, n, o), (ssize_t)n, "write at %llu",
+			     (unsigned long long)o);
+	}
+	free(buf);
+}
+
+/* [0, size) holds round @p base, except [off, off+len) which holds @p round. */
+static void ur_verify(struct graid_array *a, uint64_t size, uint64_t off, uint64_t len,
+		      unsigned base, unsigned round, const char *what)
+{
+	const size_t step = 256 * 1024;
+	uint8_t *buf = malloc(step), *want = malloc(step);
+
+	for (uint64_t o = 0; o < size; o += step) {
+		size_t n = size - o < step ? (size_t)(size - o) : step;
+
+		cr_assert_eq(graid_array_read(a, buf, n, o), (ssize_t)n, "%s: read at %llu", what,
+			     (unsigned long long)o);
+		for (size_t k = 0; k < n; k += UR_BLOCK) {
+			uint64_t at = o + k;
+
+			ur_pattern(want + k, at, UR_BLOCK,
+				   at >= off && at < off + len ? round : base);
+		}
+		cr_assert_eq(memcmp(buf, want, n), 0, "%s: data differ in [%llu, +%zu)", what,
+			     (unsigned long long)o, n);
+	}
+	free(buf);
+	free(want);
+}
+
+static int ur_state_of(struct graid_array *a, unsigned idx)
+{
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+
+	cr_assert_eq(graid_array_member_info(a, idx, &mi), 0);
+	return mi.state;
+}
+
+/* Wait (up to 30 s) for role @p idx to reach @p state. */
+static void ur_wait_state(struct graid_array *a, unsigned idx, int state)
+{
+	for (int i = 0; i < 3000 && ur_state_of(a, idx) != state; i++)
+		usleep(10000);
+	cr_assert_eq(ur_state_of(a, idx), state, "member %u: state %d, waited for %d", idx,
+		     ur_state_of(a, idx), state);
+}
+
+/*
+ * An array of @p n members at @p level filled with round 1, reopened with member @p victim
+ * behind a modelled controller that is live, and a spare when @p spare.
+ */
+static void ur_setup(struct ur_bed *b, unsigned n, int level, unsigned victim, bool spare)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct graid_array *a;
+
+	memset(b, 0, sizeof(*b));
+	au_make(&b->s, n + 1, UR_MEMBER_BYTES);
+	b->n = n;
+	b->victim = victim;
+	cr_assert_eq(au_create(&b->s, n, level, UR_CHUNK, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	b->size = info.size;
+	ur_write(a, 0, b->size, 1);
+	cr_assert_eq(graid_array_close(a), 0);
+	snprintf(b->state, sizeof(b->state), "%s/ctrl-state", b->s.dir);
+	ur_set_state(b, "live");
+	memcpy(b->paths, b->s.paths, sizeof(b->paths));
+	snprintf(b->spec, sizeof(b->spec), "faulty:fabric-state=%s:%s", b->state,
+		 b->s.path[victim]);
+	b->paths[victim] = b->spec;
+	cr_assert_eq(graid_array_open(b->paths, n, NULL, &b->a), 0);
+	graid_array_set_event_callback(b->a, ur_on_event, &b->ev);
+	if (spare)
+		cr_assert_eq(graid_array_add_spare(b->a, b->s.path[n]), 0);
+}
+
+static void ur_teardown(struct ur_bed *b)
+{
+	if (b->a)
+		graid_array_close(b->a);
+	au_remove(&b->s);
+}
+
+static void ur_scrub_clean(struct graid_array *a)
+{
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+
+	cr_assert_eq(graid_array_scrub(a, 0, &rep), 0);
+	cr_assert_eq(rep.mismatches, 0, "scrub: %llu mismatches",
+		     (unsigned long long)rep.mismatches);
+	cr_assert_eq(rep.skipped, 0);
+}
+
+/* Fail every role but @p keep's partners as far as the level allows, so reads need @p keep. */
+static void ur_lean_on(struct ur_bed *b, int level)
+{
+	unsigned other = (b->victim + 1) % b->n;
+
+	if (level == 10)
+		other = b->victim ^ 1u; /* its mirror: the copy left is the one that came back */
+	cr_assert_eq(graid_array_fail_member(b->a, other), 0);
+	if (level == 6)
+		cr_assert_eq(graid_array_fail_member(b->a, (b->victim + 2) % b->n), 0);
+}
+
+static void ur_outage_and_return(int level, unsigned n)
+{
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	const uint64_t off = 3u << 20, len = 2u << 20;
+	struct ur_bed b;
+
+	ur_setup(&b, n, level, 1, true);
+	ur_set_state(&b, "connecting");
+	ur_write(b.a, off, len, 2); /* every write is acknowledged: the array runs degraded */
+	cr_assert_eq(ur_state_of(b.a, 1), GRAID_MEMBER_UNREACHABLE);
+	cr_assert_eq(ur_state_of(b.a, n), GRAID_MEMBER_SPARE, "a spare took an unreachable role");
+	cr_assert_eq(atomic_load(&b.ev.unreachable), 1);
+	cr_assert_eq(atomic_load(&b.ev.failed), 0);
+	cr_assert_eq(atomic_load(&b.ev.rebuild_started), 0);
+	cr_assert_eq(graid_array_member_info(b.a, 1, &mi), 0);
+	cr_assert_str_eq(mi.nvme_ctrl_state, "connecting");
+	cr_assert_str_eq(mi.nvme_transport, "tcp");
+	cr_assert_eq(mi.outages, 1);
+	ur_verify(b.a, b.size, off, len, 1, 2, "degraded, member unreachable");
+
+	ur_set_state(&b, "live");
+	ur_wait_state(b.a, 1, GRAID_MEMBER_ACTIVE);
+	cr_assert_eq(atomic_load(&b.ev.returned), 1);
+	cr_assert_eq(atomic_load(&b.ev.rebuild_done), 1);
+	cr_assert_eq(atomic_load(&b.ev.rebuild_started), 0, "a spare was rebuilt");
+	cr_assert_eq(graid_array_member_info(b.a, 1, &mi), 0);
+	cr_log_info("RAID-%d: %llu bytes written to the array during the outage, %llu copied to "
+		    "the member that came back (of %llu it holds)", level,
+		    (unsigned long long)len, (unsigned long long)mi.catchup_done,
+		    (unsigned long long)(UR_MEMBER_BYTES - (1u << 20)));
+	cr_assert_gt(mi.catchup_done, 0);
+	cr_assert_eq(mi.catchup_done, mi.catchup_total);
+	/* Only the marked regions (1 MiB of member rows each, two or three of them). */
+	cr_assert_leq(mi.catchup_done, 4u << 20, "%llu bytes copied",
+		      (unsigned long long)mi.catchup_done);
+	ur_scrub_clean(b.a);
+	ur_lean_on(&b, level);
+	ur_verify(b.a, b.size, off, len, 1, 2, "read through the member that came back");
+	ur_teardown(&b);
+}
+
+Test(unreachable, raid5_outage_starts_no_rebuild_and_copies_only_what_was_written,
+     .timeout = 120)
+{
+	ur_outage_and_return(5, 4);
+}
+
+Test(unreachable, raid6_outage_starts_no_rebuild_and_copies_only_what_was_written,
+     .timeout = 120)
+{
+	ur_outage_and_return(6, 5);
+}
+
+Test(unreachable, raid10_outage_starts_no_rebuild_and_copies_only_what_was_written,
+     .timeout = 120)
+{
+	ur_outage_and_return(10, 4);
+}
+
+Test(unreachable, a_deleted_controller_fails_the_member_and_a_spare_takes_over,
+     .timeout = 120)
+{
+	const uint64_t off = 1u << 20, len = 1u << 20;
+	struct ur_bed b;
+
+	ur_setup(&b, 4, 5, 2, true);
+	ur_set_state(&b, "connecting");
+	ur_write(b.a, off, len, 2);
+	cr_assert_eq(ur_state_of(b.a, 2), GRAID_MEMBER_UNREACHABLE);
+	ur_set_state(&b, NULL); /* ctrl_loss_tmo passed: the kernel deleted the controller */
+	/* The spare takes role 2 and is rebuilt in the background. */
+	for (int i = 0; i < 3000 && atomic_load(&b.ev.rebuild_done) == 0; i++)
+		usleep(10000);
+	cr_assert_eq(atomic_load(&b.ev.failed), 1);
+	cr_assert_eq(atomic_load(&b.ev.rebuild_started), 1);
+	cr_assert_eq(atomic_load(&b.ev.rebuild_done), 1);
+	cr_assert_eq(ur_state_of(b.a, 2), GRAID_MEMBER_ACTIVE);
+	ur_scrub_clean(b.a);
+	ur_verify(b.a, b.size, off, len, 1, 2, "after the spare's rebuild");
+	ur_teardown(&b);
+}
+
+Test(unreachable, a_member_that_flaps_20_times_settles_without_a_full_rebuild,
+     .timeout = 240)
+{
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	const uint64_t len = 256u * 1024;
+	struct ur_bed b;
+	unsigned round;
+
+	ur_setup(&b, 5, 6, 3, true);
+	for (round = 2; round < 22; round++) {
+		ur_set_state(&b, "connecting");
+		ur_write(b.a, (round % 8) * len, len, round);
+		cr_assert_eq(ur_state_of(b.a, 3), GRAID_MEMBER_UNREACHABLE);
+		ur_set_state(&b, "live");
+		/* Every other time it drops again before its catch-up is over. */
+		if (round % 2)
+			ur_wait_state(b.a, 3, GRAID_MEMBER_ACTIVE);
+		else
+			usleep(300 * 1000);
+		ur_write(b.a, (round % 8) * len, len, round + 100);
+		while (ur_state_of(b.a, 3) == GRAID_MEMBER_UNREACHABLE &&
+		       atomic_load(&b.ev.returned) < atomic_load(&b.ev.unreachable))
+			usleep(10000); /* a write that met it still out: wait for it to return */
+	}
+	ur_wait_state(b.a, 3, GRAID_MEMBER_ACTIVE);
+	cr_assert_eq(graid_array_member_info(b.a, 3, &mi), 0);
+	cr_log_info("20 flaps: %d outages, %d returns, %d catch-ups done, %llu bytes copied by "
+		    "the last", atomic_load(&b.ev.unreachable), atomic_load(&b.ev.returned),
+		    atomic_load(&b.ev.rebuild_done), (unsigned long long)mi.catchup_done);
+	cr_assert_eq(atomic_load(&b.ev.rebuild_started), 0, "a spare was taken");
+	cr_assert_eq(atomic_load(&b.ev.failed), 0);
+	cr_assert_eq(atomic_load(&b.ev.unreachable), atomic_load(&b.ev.returned));
+	cr_assert_geq(atomic_load(&b.ev.unreachable), 20);
+	cr_assert_eq(mi.outages, (uint64_t)atomic_load(&b.ev.unreachable));
+	cr_assert_eq(ur_state_of(b.a, 5), GRAID_MEMBER_SPARE);
+	ur_scrub_clean(b.a);
+	/* What the flaps wrote, last round first: each 256 KiB piece holds its latest round. */
+	{
+		uint8_t *buf = malloc(len), *want = malloc(len);
+
+		for (unsigned piece = 0; piece < 8; piece++) {
+			unsigned last = 0;
+
+			for (unsigned r = 2; r < 22; r++)
+				if (r % 8 == piece)
+					last = r + 100;
+			if (!last)
+				continue;
+			ur_pattern(want, piece * len, len, last);
+			cr_assert_eq(graid_array_read(b.a, buf, len, piece * len), (ssize_t)len);
+			cr_assert_eq(memcmp(buf, want, len), 0, "piece %u", piece);
+		}
+		free(buf);
+		free(want);
+	}
+	ur_teardown(&b);
+}
+
+Test(unreachable, an_unreachable_member_failed_by_hand_stays_failed_and_can_be_replaced,
+     .timeout = 120)
+{
+	struct au_set n;
+	struct ur_bed b;
+
+	ur_setup(&b, 4, 5, 0, false);
+	ur_set_state(&b, "connecting");
+	ur_write(b.a, 0, 1u << 20, 2);
+	cr_assert_eq(ur_state_of(b.a, 0), GRAID_MEMBER_UNREACHABLE);
+	cr_assert_eq(graid_array_fail_member(b.a, 0), 0);
+	cr_assert_eq(ur_state_of(b.a, 0), GRAID_MEMBER_FAILED);
+	ur_set_state(&b, "live");
+	usleep(800 * 1000); /* three looks of the worker: a failed member does not come back */
+	cr_assert_eq(ur_state_of(b.a, 0), GRAID_MEMBER_FAILED);
+	cr_assert_eq(atomic_load(&b.ev.returned), 0);
+	au_make(&n, 1, UR_MEMBER_BYTES);
+	cr_assert_eq(graid_array_replace_member(b.a, 0, n.paths[0]), 0);
+	cr_assert_eq(graid_array_rebuild(b.a, NULL, NULL), 0);
+	ur_verify(b.a, b.size, 0, 1u << 20, 1, 2, "after the replacement");
+	ur_teardown(&b);
+	au_remove(&n);
+}
+
+Test(unreachable, an_unreachable_member_can_be_replaced_without_failing_it_first,
+     .timeout = 120)
+{
+	struct au_set n;
+	struct ur_bed b;
+
+	ur_setup(&b, 4, 5, 1, false);
+	ur_set_state(&b, "connecting");
+	ur_write(b.a, 0, 1u << 20, 2);
+	cr_assert_eq(ur_state_of(b.a, 1), GRAID_MEMBER_UNREACHABLE);
+	au_make(&n, 1, UR_MEMBER_BYTES);
+	cr_assert_eq(graid_array_replace_member(b.a, 1, n.paths[0]), 0);
+	ur_set_state(&b, "live"); /* the old device answers again: it is not the role's now */
+	cr_assert_eq(graid_array_rebuild(b.a, NULL, NULL), 0);
+	usleep(600 * 1000);
+	cr_assert_eq(ur_state_of(b.a, 1), GRAID_MEMBER_ACTIVE);
+	cr_assert_eq(atomic_load(&b.ev.returned), 0);
+	ur_scrub_clean(b.a);
+	ur_verify(b.a, b.size, 0, 1u << 20, 1, 2, "after the replacement");
+	ur_teardown(&b);
+	au_remove(&n);
+}
+
+Test(unreachable, closed_while_unreachable_it_catches_up_at_the_next_open, .timeout = 120)
+{
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	const uint64_t off = 2u << 20, len = 1u << 20;
+	struct ur_bed b;
+
+	ur_setup(&b, 5, 6, 4, false);
+	ur_set_state(&b, "connecting");
+	ur_write(b.a, off, len, 2);
+	cr_assert_eq(ur_state_of(b.a, 4), GRAID_MEMBER_UNREACHABLE);
+	cr_assert_eq(graid_array_close(b.a), 0);
+	b.a = NULL;
+	cr_assert_eq(graid_array_open(b.s.paths, 5, NULL, &b.a), 0);
+	cr_assert_eq(graid_array_rebuild(b.a, NULL, NULL), 0);
+	cr_assert_eq(ur_state_of(b.a, 4), GRAID_MEMBER_ACTIVE);
+	cr_assert_eq(graid_array_member_info(b.a, 4, &mi), 0);
+	cr_assert_gt(mi.write_bytes, 0);
+	cr_assert_leq(mi.write_bytes, 3u << 20, "%llu bytes copied: more than the marked regions",
+		      (unsigned long long)mi.write_bytes);
+	cr_assert_eq(graid_array_fail_member(b.a, 0), 0);
+	cr_assert_eq(graid_array_fail_member(b.a, 1), 0);
+	ur_verify(b.a, b.size, off, len, 1, 2, "read through the member that caught up");
+	ur_teardown(&b);
+}
+
+Test(unreachable, a_local_members_error_still_fails_it)
+{
+	struct au_set s;
+	struct graid_array *a;
+	char spec[400];
+	const char *paths[4];
+	uint8_t buf[4096] = { 0 };
+
+	au_make(&s, 4, UR_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 4, 5, UR_CHUNK, &a), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	memcpy(paths, s.paths, sizeof(paths));
+	snprintf(spec, sizeof(spec), "faulty:write-eio-after=0:%s", s.path[0]);
+	paths[0] = spec;
+	cr_assert_eq(graid_array_open(paths, 4, NULL, &a), 0);
+	cr_assert_eq(graid_array_write(a, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	cr_assert_eq(ur_state_of(a, 0), GRAID_MEMBER_FAILED);
+	graid_array_close(a);
+	au_remove(&s);
+}
+
+Test(member_spec, identity_specs_are_told_from_paths)
+{
+	cr_assert_eq(graid_member_is_spec("nguid=00112233445566778899aabbccddeeff"), 1);
+	cr_assert_eq(graid_member_is_spec("nqn=nqn.2014-08.org.example:a,nsid=1"), 1);
+	cr_assert_eq(graid_member_is_spec("eui64=0011223344556677"), 1);
+	cr_assert_eq(graid_member_is_spec("uuid=00112233-4455-6677-8899-aabbccddeeff"), 1);
+	cr_assert_eq(graid_member_is_spec("/dev/nvme0n1"), 0);
+	cr_assert_eq(graid_member_is_spec("nguid"), 0);
+	cr_assert_eq(graid_member_is_spec(NULL), 0);
+}
+
+Test(member_spec, malformed_specs_are_refused_and_absent_ones_not_found)
+{
+	char path[64];
+
+	cr_assert_eq(graid_member_resolve("nguid=0011", path, sizeof(path)), -EINVAL);
+	cr_assert_eq(graid_member_resolve("nguid=zz112233445566778899aabbccddeeff", path,
+					  sizeof(path)), -EINVAL);
+	cr_assert_eq(graid_member_resolve("eui64=00112233445566778899", path, sizeof(path)),
+		     -EINVAL);
+	cr_assert_eq(graid_member_resolve("nqn=nqn.2014-08.org.example:a", path, sizeof(path)),
+		     -EINVAL);
+	cr_assert_eq(graid_member_resolve("nqn=nqn.2014-08.org.example:a,nsid=0", path,
+					  sizeof(path)), -EINVAL);
+	cr_assert_eq(graid_member_resolve("wwid=1", path, sizeof(path)), -EINVAL);
+	cr_assert_eq(graid_member_resolve(NULL, path, sizeof(path)), -EINVAL);
+	/* Well formed, and no namespace has it (no NVMe at all on the build machines). */
+	cr_assert_eq(graid_member_resolve("nguid=f00dfeedf00dfeedf00dfeedf00dfeed", path,
+					  sizeof(path)), -ENOENT);
+	cr_assert_eq(graid_member_resolve("nqn=nqn.2014-08.org.example:none,nsid=7", path,
+					  sizeof(path)), -ENOENT);
+}
+
+Test(member_spec, an_array_on_a_spec_nobody_has_is_not_created_and_writes_nothing)
+{
+	struct au_set s;
+	struct graid_array *a = NULL;
+	const char *paths[3];
+	uint64_t h[2];
+
+	au_make(&s, 2, UR_MEMBER_BYTES);
+	h[0] = au_file_hash(s.path[0]);
+	h[1] = au_file_hash(s.path[1]);
+	paths[0] = s.paths[0];
+	paths[1] = "nguid=f00dfeedf00dfeedf00dfeedf00dfeed";
+	paths[2] = s.paths[1];
+	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = 5 };
+
+	cr_assert_eq(graid_array_create(paths, 3, &cfg, &a), -ENOENT);
+	cr_assert_null(a);
+	cr_assert_eq(au_file_hash(s.path[0]), h[0]);
+	cr_assert_eq(au_file_hash(s.path[1]), h[1]);
+	au_remove(&s);
+}
