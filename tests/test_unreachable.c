@@ -54,16 +54,20 @@ struct ur_bed {
 
 static void ur_set_state(struct ur_bed *b, const char *state)
 {
+	char tmp[340];
 	FILE *f;
 
 	if (!state) {
 		cr_assert_eq(unlink(b->state), 0);
 		return;
 	}
-	f = fopen(b->state, "w");
+	/* Replaced whole: the library reads it at any moment, never half written. */
+	snprintf(tmp, sizeof(tmp), "%s.tmp", b->state);
+	f = fopen(tmp, "w");
 	cr_assert_not_null(f);
 	fprintf(f, "%s\n", state);
 	cr_assert_eq(fclose(f), 0);
+	cr_assert_eq(rename(tmp, b->state), 0);
 }
 
 /* Every block of [off, off+len) tagged with its offset and @p round. */
@@ -192,6 +196,27 @@ static void ur_lean_on(struct ur_bed *b, int level)
 		cr_assert_eq(graid_array_fail_member(b->a, (b->victim + 2) % b->n), 0);
 }
 
+/*
+ * A status look (read-only open, as graidctl status does) at the array while the holder
+ * has it: role @p idx as the holder sees it, and its outage count.
+ */
+static void ur_look_from_outside(struct ur_bed *b, unsigned idx, int state)
+{
+	struct graid_open_options ro = { .struct_size = sizeof(ro), .flags = GRAID_OPEN_READ_ONLY };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct graid_array *look;
+
+	cr_assert_eq(graid_array_open(b->s.paths, b->n, &ro, &look), 0);
+	cr_assert_eq(graid_array_member_info(look, idx, &mi), 0);
+	cr_assert_eq(mi.state, state, "status says %d, the holder has %d", mi.state, state);
+	cr_assert_eq(mi.outages, 1);
+	cr_assert_eq(graid_array_info(look, &info), 0);
+	cr_assert_eq(info.member_state[idx], state);
+	cr_assert_eq(info.nfailed, state == GRAID_MEMBER_ACTIVE ? 0u : 1u);
+	cr_assert_eq(graid_array_close(look), 0);
+}
+
 static void ur_outage_and_return(int level, unsigned n)
 {
 	struct graid_member_info mi = { .struct_size = sizeof(mi) };
@@ -212,8 +237,11 @@ static void ur_outage_and_return(int level, unsigned n)
 	cr_assert_eq(mi.outages, 1);
 	ur_verify(b.a, b.size, off, len, 1, 2, "degraded, member unreachable");
 
+	ur_look_from_outside(&b, 1, GRAID_MEMBER_UNREACHABLE);
+
 	ur_set_state(&b, "live");
 	ur_wait_state(b.a, 1, GRAID_MEMBER_ACTIVE);
+	ur_look_from_outside(&b, 1, GRAID_MEMBER_ACTIVE);
 	cr_assert_eq(atomic_load(&b.ev.returned), 1);
 	cr_assert_eq(atomic_load(&b.ev.rebuild_done), 1);
 	cr_assert_eq(atomic_load(&b.ev.rebuild_started), 0, "a spare was rebuilt");

@@ -28,8 +28,9 @@ void gctl_help_status(FILE *f)
 		"  -j, --json          print exactly one JSON document on stdout\n"
 		"  -b, --backend NAME  parity engine to assemble with (default: $GRAID_BACKEND,\n"
 		"                      else auto)\n\n"
-		"States: clean (every role active), degraded (roles failed, missing or rebuilding,\n"
-		"data still served), failed (too many roles lost to assemble).\n"
+		"States: clean (every role active), degraded (roles failed, missing, unreachable or\n"
+		"rebuilding, data still served), failed (too many roles lost to assemble). While\n"
+		"another process on this host holds the array, roles are shown as it sees them.\n"
 		"Exit status: 0 clean; 3 degraded; 4 failed; 1 other failure; 2 usage error.\n");
 }
 
@@ -110,6 +111,40 @@ static void status_text_nvme(const struct status_view *v)
 	}
 }
 
+/* Members reached over a fabric: where, how their controllers are, and what they catch up. */
+static void status_text_paths(const struct status_view *v)
+{
+	bool any = false;
+
+	for (unsigned i = 0; i < v->nroles; i++) {
+		const struct graid_member_info *mi = &v->m[i].mi;
+
+		any |= (mi->nvme_transport[0] && strcmp(mi->nvme_transport, "pcie")) ||
+		       mi->catchup_total || mi->outages;
+	}
+	if (!any)
+		return;
+	printf("\n%4s %-11s %-5s %-11s %5s %7s %-22s  %s\n", "role", "state", "via", "controller",
+	       "paths", "outages", "catch-up", "address");
+	for (unsigned i = 0; i < v->nroles; i++) {
+		const struct graid_member_info *mi = &v->m[i].mi;
+		char done[32], total[32], progress[72] = "-", paths[24] = "-";
+
+		if (mi->catchup_total && mi->state == GRAID_MEMBER_REBUILDING) {
+			gctl_size_format(mi->catchup_done, done, sizeof(done));
+			gctl_size_format(mi->catchup_total, total, sizeof(total));
+			snprintf(progress, sizeof(progress), "%s of %s", done, total);
+		}
+		if (mi->nvme_paths)
+			snprintf(paths, sizeof(paths), "%u/%u", mi->nvme_paths_live, mi->nvme_paths);
+		printf("%4u %-11s %-5s %-11s %5s %7llu %-22s  %s\n", mi->role,
+		       gctl_state_name(mi->state), mi->nvme_transport[0] ? mi->nvme_transport : "-",
+		       mi->nvme_ctrl_state[0] ? mi->nvme_ctrl_state : "-", paths,
+		       (unsigned long long)mi->outages, progress,
+		       mi->nvme_address[0] ? mi->nvme_address : "-");
+	}
+}
+
 static void status_text(const struct status_view *v)
 {
 	const struct graid_array_info *in = &v->info;
@@ -154,6 +189,23 @@ static void status_text(const struct status_view *v)
 		putchar('\n');
 	}
 	status_text_nvme(v);
+	status_text_paths(v);
+}
+
+/* An identifier as hex digits, or null when it is all zero (the namespace has none). */
+static void status_json_hex(struct gctl_json *j, const char *key, const uint8_t *id, size_t n)
+{
+	char hex[40] = "";
+	bool zero = true;
+
+	for (size_t i = 0; i < n && 2 * i + 2 < sizeof(hex); i++) {
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+		zero &= id[i] == 0;
+	}
+	if (zero)
+		gctl_json_null(j, key);
+	else
+		gctl_json_string(j, key, hex);
 }
 
 static void status_json(const struct status_view *v)
@@ -194,6 +246,9 @@ static void status_json(const struct status_view *v)
 		gctl_json_uint(&j, "read_bytes", mi->read_bytes);
 		gctl_json_uint(&j, "write_bytes", mi->write_bytes);
 		gctl_json_uint(&j, "errors", mi->errors);
+		gctl_json_uint(&j, "outages", mi->outages);
+		gctl_json_uint(&j, "catchup_done", mi->catchup_done);
+		gctl_json_uint(&j, "catchup_total", mi->catchup_total);
 		if (mi->nvme) {
 			gctl_json_object_begin(&j, "nvme");
 			gctl_json_string(&j, "controller", mi->nvme_ctrl);
@@ -210,6 +265,15 @@ static void status_json(const struct status_view *v)
 			gctl_json_bool(&j, "dealloc_zeroes", mi->nvme_dealloc_zeroes);
 			gctl_json_uint(&j, "dlfeat", mi->nvme_dlfeat);
 			gctl_json_bool(&j, "passthrough", mi->nvme_passthrough);
+			gctl_json_string(&j, "transport", mi->nvme_transport);
+			gctl_json_string(&j, "address", mi->nvme_address);
+			gctl_json_string(&j, "controller_state", mi->nvme_ctrl_state);
+			gctl_json_uint(&j, "paths", mi->nvme_paths);
+			gctl_json_uint(&j, "paths_live", mi->nvme_paths_live);
+			gctl_json_string(&j, "subsystem_nqn", mi->nvme_subsysnqn);
+			status_json_hex(&j, "nguid", mi->nvme_nguid, sizeof(mi->nvme_nguid));
+			status_json_hex(&j, "eui64", mi->nvme_eui64, sizeof(mi->nvme_eui64));
+			status_json_hex(&j, "uuid", mi->nvme_uuid, sizeof(mi->nvme_uuid));
 			gctl_json_object_end(&j);
 		} else {
 			gctl_json_null(&j, "nvme");

@@ -207,6 +207,8 @@ const char *gctl_state_name(int state)
 		return "rebuilding";
 	case GRAID_MEMBER_SPARE:
 		return "spare";
+	case GRAID_MEMBER_UNREACHABLE:
+		return "unreachable";
 	default:
 		return "unknown";
 	}

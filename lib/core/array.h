@@ -10,6 +10,7 @@
 
 #include <linux/time_types.h>
 
+#include "array_live.h"
 #include "array_own.h"
 #include "internal.h"
 #include "layout.h"
@@ -59,6 +60,10 @@ struct member {
 	/* UNREACHABLE (array_reach.c): times it went so, and whether a full rebuild was cut. */
 	atomic_uint_fast64_t outages;
 	bool reach_full;
+	/* Read errors repaired in place (array_readerr.c): a count that halves every hour. */
+	unsigned readerr_count;         /* meta_lock */
+	uint64_t readerr_decay_ns;
+	atomic_uint_fast64_t readerr_repaired;
 };
 
 /* Write-intent bitmap (bitmap.c): per region DIRTY (marked on disk) and HOT (written lately). */
@@ -135,6 +140,7 @@ struct graid_array {
 	int retired[2 * GRAID_MAX_MEMBERS];
 	struct member_fault *retired_fault[2 * GRAID_MAX_MEMBERS];
 
+	struct array_live_view live;   /* read-only opens: the holder's view (array_live.c) */
 	unsigned nmembers;
 	struct member members[];
 };
@@ -201,6 +207,14 @@ bool array_member_unreachable(struct graid_array *a, unsigned role, int err);
 void array_reach_poll(struct graid_array *a);
 /* How long the worker may wait before it looks again; 0 when no member is unreachable. */
 uint64_t array_reach_interval_ns(const struct graid_array *a);
+/*
+ * array_readerr.c: a read of @p role on descriptor @p fd failed with @p err. True: a media
+ * error on a member that is otherwise healthy, to be repaired from redundancy (the member
+ * stays); false: the caller fails it as for any error (array_member_io_failed).
+ */
+bool array_member_read_error(struct graid_array *a, unsigned role, int fd, int err);
+/* A read error of @p role was rewritten from redundancy. */
+void array_member_read_repaired(struct graid_array *a, unsigned role);
 struct graid_array *array_alloc(unsigned nmembers);
 void array_free(struct graid_array *a);
 int array_open_engine(struct graid_array *a, const char *name);
@@ -250,8 +264,8 @@ enum fault_action { FAULT_NONE, FAULT_FAIL, FAULT_TEAR, FAULT_STALL, FAULT_KILL 
 int fault_parse(const char *spec, struct member_fault **out, const char **path);
 void fault_free(struct member_fault *f);
 /* Decide for one I/O of @p bytes; FAULT_STALL fills *stall_ns (the wait before it runs). */
-enum fault_action fault_decide(struct member_fault *f, bool write, uint64_t bytes,
-			       uint64_t *stall_ns);
+enum fault_action fault_decide(struct member_fault *f, bool write, uint64_t off,
+			       uint64_t bytes, uint64_t *stall_ns);
 /* Whether this flush of the member fails (flush-eio-after=N, or a vanished device). */
 bool fault_flush_fails(struct member_fault *f);
 /*

@@ -135,6 +135,14 @@ GRAID_API int graid_array_info(struct graid_array *a, struct graid_array_info *i
 	pthread_mutex_unlock(&a->meta_lock);
 	for (unsigned r = 0; r < a->nmembers; r++)
 		i.member_state[r] = (uint8_t)atomic_load(&a->members[r].state);
+	if (a->live.valid) {
+		/* A read-only look at an array in use: the holder's view, not the superblocks'. */
+		i.nfailed = 0;
+		for (unsigned r = 0; r < a->nmembers; r++) {
+			i.member_state[r] = (uint8_t)a->live.role[r].state;
+			i.nfailed += i.member_state[r] != GRAID_MEMBER_ACTIVE;
+		}
+	}
 	i.journal_bytes = a->journal ? a->journal->bytes : 0;
 	i.journal_replayed = a->journal_replayed;
 	i.struct_size = want;
@@ -176,6 +184,14 @@ GRAID_API int graid_array_member_info(struct graid_array *a, unsigned idx,
 	i.catchup_done = atomic_load(&m->copied);
 	i.catchup_total = atomic_load(&m->copy_total);
 	i.outages = atomic_load(&m->outages);
+	if (a->live.valid && idx < a->nmembers) {
+		const struct array_live_role *lr = &a->live.role[idx];
+
+		i.state = lr->state;
+		i.catchup_done = lr->copied;
+		i.catchup_total = lr->total;
+		i.outages = lr->outages;
+	}
 	/* The struct grows at its end: a caller's older, shorter one gets what it has room for. */
 	i.struct_size = mi->struct_size < sizeof(i) ? mi->struct_size : sizeof(i);
 	memcpy(mi, &i, i.struct_size);

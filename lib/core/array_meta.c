@@ -149,6 +149,7 @@ void array_recount(struct graid_array *a)
 	 * clears nothing: it then names every region written meanwhile, which is all a member
 	 * that comes back needs (bitmap_sweep).
 	 */
+	array_live_publish(a);
 	if (nf == 0)
 		a->history_events = 0;
 	else if (a->history_events == 0 && a->bitmap.enabled)
@@ -300,6 +301,8 @@ void array_free(struct graid_array *a)
 		fault_free(a->retired_fault[i]);
 	}
 	/* Last of the holds: the member locks went with their descriptors above. */
+	array_live_withdraw(a);
+	array_live_free(a);
 	array_uuid_lock_release(&a->uuid_lock);
 	graid_backend_close(a->be);
 	bitmap_free(a);

@@ -232,12 +232,14 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 		/* Look, don't touch: no event, no resync, no spare takeover, no catching up. */
 		a->events = fresh->events;
 		array_recount(a);
+		array_live_load(a);
 		*out = a;
 		a = NULL;
 		goto out;
 	}
 	a->uuid_lock = as.lock; /* held for as long as the array is open */
 	as.lock.fd = -1;
+	array_live_publish(a);
 	owner_self(&a->owner);
 	returns = open_settle_returns(a, &as);
 	if (forced)

@@ -33,6 +33,15 @@ static const char *own_lock_dir(char *buf, size_t len)
 	return buf;
 }
 
+int array_uuid_file_path(const uint8_t uuid[16], const char *suffix, char *buf, size_t len)
+{
+	char text[37], dirbuf[64];
+	const char *dir = own_lock_dir(dirbuf, sizeof(dirbuf));
+
+	graid_uuid_format(uuid, text);
+	return snprintf(buf, len, "%s/%s%s", dir, text, suffix) >= (int)len ? -ENAMETOOLONG : 0;
+}
+
 /* The lock directory must be a directory of this user's (or root's) that nobody else writes. */
 static int own_make_dir(const char *dir)
 {

@@ -30,6 +30,9 @@ int array_uuid_lock_take(struct array_uuid_lock *l, const uint8_t uuid[16],
 /* Let it go (and remove its file, under the lock, so none accumulate). */
 void array_uuid_lock_release(struct array_uuid_lock *l);
 
+/* The file "UUID" + @p suffix in the lock directory (".lock", ".live"). 0 or -ENAMETOOLONG. */
+int array_uuid_file_path(const uint8_t uuid[16], const char *suffix, char *buf, size_t len);
+
 /* This process as an owner record: pid, start time, boot id, host, now. */
 void owner_self(struct graid_sb_owner *o);
 

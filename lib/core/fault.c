@@ -17,6 +17,10 @@
  * waits until the drive has served everything issued before it plus its own share, then
  * runs. See docs/BENCH-REBUILD.md ("Emulated drives") for what this model leaves out.
  *
+ * bad-block=N models a sector the drive cannot read: reads that touch the 4 KiB block at
+ * data-area byte N fail with EIO until a write covers the whole block (the drive remaps it
+ * then, as a real one does), like a media error with the drive otherwise healthy.
+ *
  * fabric-state=FILE makes the member behave like an NVMe-oF namespace with one controller
  * whose state is the first word of FILE ("live", "connecting"; FILE absent: the controller
  * was deleted): its I/O and flushes fail with EIO while the state is not "live", as the
@@ -41,6 +45,7 @@ struct member_fault {
 	atomic_long reads, writes, ios, flushes;
 	atomic_bool dead;
 	char *fabric_state;             /* fabric-state=FILE, or NULL */
+	atomic_llong bad_block;         /* bad-block=N: data-area offset, -1 none or remapped */
 };
 
 static bool fault_opt(const char *opt, size_t n, const char *name, long *val)
@@ -67,6 +72,7 @@ int fault_parse(const char *spec, struct member_fault **out, const char **path)
 	f->read_eio_after = f->write_eio_after = f->tear_after = f->vanish_after = -1;
 	f->kill_after = -1;
 	f->flush_eio_after = -1;
+	atomic_init(&f->bad_block, -1);
 	while (p < colon) {
 		const char *end = memchr(p, ',', (size_t)(colon - p));
 		size_t n = (size_t)((end ? end : colon) - p);
@@ -82,6 +88,8 @@ int fault_parse(const char *spec, struct member_fault **out, const char **path)
 			f->vanish_after = v;
 		else if (fault_opt(p, n, "kill-after", &v))
 			f->kill_after = v;
+		else if (fault_opt(p, n, "bad-block", &v))
+			atomic_store(&f->bad_block, (long long)v / 4096 * 4096);
 		else if (fault_opt(p, n, "flush-eio-after", &v))
 			f->flush_eio_after = v;
 		else if (fault_opt(p, n, "stall-us", &v))
@@ -162,13 +170,28 @@ static uint64_t fault_drive_wait(struct member_fault *f, uint64_t bytes)
 	return end - now;
 }
 
-enum fault_action fault_decide(struct member_fault *f, bool write, uint64_t bytes,
-			       uint64_t *stall_ns)
+/* bad-block=: a read that touches it fails; a write that covers it remaps it. */
+static bool fault_bad_block(struct member_fault *f, bool write, uint64_t off, uint64_t bytes)
+{
+	long long bb = atomic_load(&f->bad_block);
+
+	if (bb < 0 || off >= (uint64_t)bb + 4096 || off + bytes <= (uint64_t)bb)
+		return false;
+	if (!write)
+		return true;
+	if (off <= (uint64_t)bb && off + bytes >= (uint64_t)bb + 4096)
+		atomic_store(&f->bad_block, -1);
+	return false;
+}
+
+enum fault_action fault_decide(struct member_fault *f, bool write, uint64_t off,
+			       uint64_t bytes, uint64_t *stall_ns)
 {
 	long n = atomic_fetch_add(&f->ios, 1);
 	long k = write ? atomic_fetch_add(&f->writes, 1) : atomic_fetch_add(&f->reads, 1);
 
-	if (atomic_load(&f->dead) || fault_fabric_down(f))
+	if (atomic_load(&f->dead) || fault_fabric_down(f) ||
+	    fault_bad_block(f, write, off, bytes))
 		return FAULT_FAIL;
 	if (f->vanish_after >= 0 && n >= f->vanish_after) {
 		atomic_store(&f->dead, true);

@@ -183,7 +183,7 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 
 		for (unsigned i = 0; iov && i < iovcnt; i++)
 			bytes += iov[i].iov_len;
-		act = fault_decide(m->fault, write, bytes, &stall_ns);
+		act = fault_decide(m->fault, write, off, bytes, &stall_ns);
 	}
 	if (act == FAULT_KILL) {
 		/* What is queued reaches the members; this write and all after it never do. */

@@ -277,9 +277,13 @@ static void queue_io_complete(struct graid_queue *q, struct mio *io, int res)
 		 * A short transfer inside the member's size is as bad as an error. A stale read
 		 * is nobody's failure: it is only done again, the role's present way.
 		 */
-		if (!io->fault.stale)
-			array_member_io_failed(q->a, io->member, io->fault.fd,
-					       res < 0 ? res : -EIO);
+		int err = res < 0 ? res : -EIO;
+
+		/* A sector it cannot read, on a member otherwise fine: repaired, not failed. */
+		if (!io->fault.stale &&
+		    !(!io->write && array_member_read_error(q->a, io->member, io->fault.fd, err) &&
+		      sop_note_bad(s, io->member)))
+			array_member_io_failed(q->a, io->member, io->fault.fd, err);
 		if (io->write)
 			s->write_fail++;
 		else

@@ -75,6 +75,9 @@ struct sop {
 	uint8_t plan;
 	bool locked;
 	bool read_failed;    /* a member read failed: plan again with it out */
+	bool repairing;      /* writing back what members could not read (array_readerr.c) */
+	unsigned nbad;       /* members whose read of this stripe failed with a media error: */
+	unsigned bad[2];     /* out of this operation's plan, rewritten from the others */
 	unsigned bucket;
 	unsigned pending;    /* member I/Os in flight */
 	unsigned write_fail; /* member writes that failed */
@@ -152,6 +155,11 @@ void queue_inline_setup(struct graid_queue *q);
 /* sop.c */
 void sop_start(struct graid_queue *q, struct sop *s);
 void sop_io_done(struct graid_queue *q, struct sop *s);
+/*
+ * A read of member @p m for @p s met a media error to repair: plan the stripe again with m
+ * out and write back what it could not read. False: no room (the caller fails the member).
+ */
+bool sop_note_bad(struct sop *s, unsigned m);
 void sop_compute_batch(struct graid_queue *q);
 bool sop_try_unpark(struct graid_queue *q, struct sop *s);
 

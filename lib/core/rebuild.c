@@ -462,6 +462,7 @@ static void rebuild_checkpoint(struct graid_array *a, struct rebuild_ctx *c, uin
 			m->rebuild_offset = bytes;
 	}
 	array_write_superblocks(a, 0);
+	array_live_publish(a); /* progress, for a status look from outside */
 	pthread_mutex_unlock(&a->meta_lock);
 }
 

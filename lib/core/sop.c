@@ -130,6 +130,24 @@ static void sop_xor(uint8_t *dst, const uint8_t *src, size_t n)
 		dst[i] ^= src[i];
 }
 
+static bool sop_is_bad(const struct sop *s, unsigned m)
+{
+	for (unsigned i = 0; i < s->nbad; i++)
+		if (s->bad[i] == m)
+			return true;
+	return false;
+}
+
+bool sop_note_bad(struct sop *s, unsigned m)
+{
+	if (sop_is_bad(s, m))
+		return true;
+	if (s->nbad == sizeof(s->bad) / sizeof(s->bad[0]))
+		return false;
+	s->bad[s->nbad++] = m;
+	return true;
+}
+
 /* ---- RAID-1 and RAID-10: copies ------------------------------------------------------ */
 
 static void sop_mirror_read(struct graid_queue *q, struct sop *s)
@@ -402,8 +420,9 @@ static void sop_plan_locked(struct graid_queue *q, struct sop *s)
 	if (l->level == 1 || l->level == 10)
 		return sop_mirror_write_locked(q, s);
 	for (unsigned r = 0; r < nroles; r++) {
-		if (array_role_readable(q->a, sop_role_member(l, s->stripe, r),
-					(s->stripe + 1) * l->chunk))
+		unsigned m = sop_role_member(l, s->stripe, r);
+
+		if (array_role_readable(q->a, m, (s->stripe + 1) * l->chunk) && !sop_is_bad(s, m))
 			continue;
 		if (s->nlost == l->nparity)
 			return sop_finish(q, s, -EIO);
@@ -584,7 +603,9 @@ static bool sop_role_write(const struct graid_layout *l, struct sop *s, unsigned
 {
 	uint32_t ws, we;
 
-	if (r >= l->ndata) {
+	/* A member that could not read its range gets all of it: the drive remaps it. */
+	if (r >= l->ndata || (s->plan == PLAN_DEGRADED &&
+			      sop_is_bad(s, sop_role_member(l, s->stripe, r)))) {
 		*at = s->lo;
 		*len = s->hi - s->lo;
 		*src = s->buf[r];
@@ -769,6 +790,33 @@ static bool sop_same_loss(const struct sop *a, const struct sop *b)
 	       (a->nlost < 2 || a->lost[1] == b->lost[1]);
 }
 
+/*
+ * A read met media errors: its members' ranges were recovered with the rest; write them
+ * back (under the stripe lock still held) so the drives remap the sectors. A repair write
+ * that fails takes its member out like any write error.
+ */
+static void sop_repair_write(struct graid_queue *q, struct sop *s)
+{
+	const struct graid_layout *l = &q->a->lay;
+
+	s->phase = SOP_WRITING;
+	s->repairing = true;
+	s->nwrites = 0;
+	s->write_fail = 0;
+	for (unsigned r = 0; r < sop_nroles(l); r++) {
+		unsigned m = sop_role_member(l, s->stripe, r);
+
+		if (!sop_is_bad(s, m) || !array_role_writable(q->a, m))
+			continue;
+		if (sop_io(q, s, r, m, true, s->buf[r], s->hi - s->lo,
+			   sop_member_off(l, s->stripe, s->lo)))
+			s->nwrites++;
+		else
+			s->write_fail++; /* ring full: the sector stays bad; a later read repairs it */
+	}
+	sop_wait_or_continue(q, s);
+}
+
 /* Recovered: a read copies its part out and is done; a write goes on to generation. */
 static void sop_recovered(struct graid_queue *q, struct sop *s)
 {
@@ -779,6 +827,8 @@ static void sop_recovered(struct graid_queue *q, struct sop *s)
 		for (unsigned d = 0; d < l->ndata; d++)
 			if (sop_span(l, s, d, &ws, &we))
 				memcpy(sop_user(l, s, d, ws), s->buf[d] + (ws - s->lo), we - ws);
+		if (s->nbad)
+			return sop_repair_write(q, s);
 		return sop_finish(q, s, 0);
 	}
 	sop_overlay(q, s);
@@ -900,6 +950,8 @@ void sop_start(struct graid_queue *q, struct sop *s)
 
 	s->pending = 0;
 	s->read_failed = false;
+	s->repairing = false;
+	s->nbad = 0;
 	s->write_fail = 0;
 	s->err = 0;
 	s->locked = false;
@@ -927,6 +979,16 @@ void sop_start(struct graid_queue *q, struct sop *s)
 	if (l->nparity == 0)
 		return all_alive ? sop_direct_write(q, s) : sop_finish(q, s, -EIO);
 	sop_lock_and_plan(q, s);
+}
+
+/* The members this operation wrote back what they could not read, and are still in. */
+static void sop_note_repaired(struct graid_queue *q, struct sop *s)
+{
+	if (!s->nbad || s->write_fail)
+		return;
+	for (unsigned i = 0; i < s->nbad; i++)
+		if (array_role_writable(q->a, s->bad[i]))
+			array_member_read_repaired(q->a, s->bad[i]);
 }
 
 void sop_io_done(struct graid_queue *q, struct sop *s)
@@ -971,5 +1033,6 @@ void sop_io_done(struct graid_queue *q, struct sop *s)
 		return sop_plan_locked(q, s);
 	}
 	/* Writing done. A member that failed now is out; its chunk is what parity says. */
+	sop_note_repaired(q, s);
 	sop_finish(q, s, broken ? -EIO : 0);
 }

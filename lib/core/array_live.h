@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The live view: what the writable holder of an array sees now (member states, catch-up
+ * progress, outages), published beside its lock file so that a read-only open on the same
+ * host (graidctl status) reports the holder's view rather than the superblocks' last word.
+ */
+#ifndef LIBGRAID_CORE_ARRAY_LIVE_H
+#define LIBGRAID_CORE_ARRAY_LIVE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct graid_array;
+
+struct array_live_role {
+	int state;              /* enum graid_member_state, as the holder has it */
+	uint64_t copied, total; /* its catch-up or rebuild, bytes */
+	uint64_t outages;
+};
+
+struct array_live_view {
+	bool valid;             /* loaded from a live holder at this read-only open */
+	uint32_t pid;
+	unsigned nroles;
+	struct array_live_role *role;
+};
+
+/* Holder: write the view now (every state change, rebuild checkpoints); meta_lock held. */
+void array_live_publish(struct graid_array *a);
+/* Holder, at close: remove it. */
+void array_live_withdraw(struct graid_array *a);
+/* Read-only open: load the view of a live holder on this host, if there is one. */
+void array_live_load(struct graid_array *a);
+void array_live_free(struct graid_array *a);
+
+#endif
