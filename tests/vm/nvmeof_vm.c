@@ -6,7 +6,8 @@
  *
  *   nvmeof_vm [SCENARIO...]     default: all of them, in this order
  *     perf        throughput and CPU per I/O, local null_blk against nvme-tcp members
- *     lost5 lost6 lost10   a storage host lost mid-write (RAID-5, -6, -10) and back
+ *     lost5 lost6 lost10   a storage host lost mid-write (RAID-5, -6, -10) and back; with
+ *                 RAID-5, graidctl status --json (another process) while it is unreachable
  *     outage      shorter than ctrl_loss_tmo: no rebuild; longer: fails, remote spare
  *     media       a bad block on a remote member repaired from parity
  *     multipath   one of two paths lost: no error, not degraded
@@ -621,6 +622,56 @@ static void run_perf(const char *const *local, const char *const *remote)
 
 /* Writers on; host @k (role @role) silent for @outage_s; back; caught up. Checks what the
  * issue asks and prints the figures. The caller verifies, scrubs and closes. */
+/* What `graidctl status --json` (another process: it reads the holder's live view) says of
+ * a role while it is unreachable; "" when it says what it should, else why not. Checked once
+ * per outage when status_members is set. */
+static char status_members[1024];
+static char status_why[512];
+static int status_checked;
+
+static void status_look(unsigned role, int k)
+{
+	char cmd[1200], out[65536], want[64];
+	snprintf(cmd, sizeof(cmd), "%s status --json %s 2>/dev/null", getenv("NVMF_GRAIDCTL"),
+		 status_members);
+	FILE *p = popen(cmd, "r");
+	size_t n = 0;
+	int c;
+	while (p && (c = fgetc(p)) != EOF && n + 1 < sizeof(out))
+		if (c != ' ' && c != '\n' && c != '\t')
+			out[n++] = (char)c; /* blanks out: one form to search */
+	out[n] = '\0';
+	if (p)
+		pclose(p);
+	status_checked = 1;
+	snprintf(want, sizeof(want), "\"role\":%u,\"state\":\"", role);
+	char *r = strstr(out, want), *end;
+	if (!r) {
+		snprintf(status_why, sizeof(status_why), "graidctl status --json names no role %u: %.200s",
+			 role, out);
+		return;
+	}
+	end = strstr(r + 1, "\"role\":");
+	if (end)
+		*end = '\0';
+	char addr[64];
+	snprintf(addr, sizeof(addr), "\"address\":\"traddr=10.18.%d.2", k);
+	if (strncmp(r + strlen(want), "unreachable\"", 12))
+		snprintf(status_why, sizeof(status_why), "graidctl status: role %u is %.20s, not unreachable",
+			 role, r + strlen(want));
+	else if (!strstr(r, addr))
+		snprintf(status_why, sizeof(status_why), "graidctl status: role %u has no %s...: %.300s",
+			 role, addr, r);
+	else if (strstr(r, "\"controller_state\":\"live\"") || !strstr(r, "\"controller_state\":\""))
+		snprintf(status_why, sizeof(status_why), "graidctl status: role %u's controller state "
+			 "is not shown as other than live: %.300s", role, r);
+	else if (!strstr(r, "\"transport\":\"tcp\""))
+		snprintf(status_why, sizeof(status_why), "graidctl status: role %u's transport is not tcp",
+			 role);
+	else
+		fprintf(stderr, "  graidctl status --json, role %u: %.400s\n", role, r);
+}
+
 /* The outage lasts @outage_s, longer (up to @extend_s more) until the member has been seen
  * unreachable for 2 s: a slow guest must not turn the test into one of a shorter outage. */
 static void outage_under_load(struct graid_array *a, struct load *ld, int k, unsigned role,
@@ -638,6 +689,8 @@ static void outage_under_load(struct graid_array *a, struct load *ld, int k, uns
 	while (now() - t_out < outage_s ||
 	       (now() - t_out < outage_s + extend_s && (!w.t_unreach || now() - w.t_unreach < 2))) {
 		watch_poll(a, role, &w);
+		if (status_members[0] && !status_checked && w.t_unreach && now() - w.t_unreach > 1)
+			status_look(role, k);
 		if (!t_ctrl) {
 			int live;
 			ctrls(k, &live);
@@ -732,12 +785,23 @@ static void run_lost(int level)
 		m[i] = dev_of((int)i + 1);
 	struct graid_array *a = create(level, m, n);
 	struct load *ld = NULL;
+	snprintf(status_why, sizeof(status_why), "no array to look at");
 	if (a) {
 		struct graid_array_info info = { .struct_size = sizeof(info) };
 		graid_array_info(a, &info);
 		/* a hot quarter: the regions an outage dirties are a part of the member */
 		ld = load_new(a, info.size / 4);
+		/* RAID-5: graidctl status is looked at while the member is unreachable */
+		status_members[0] = status_why[0] = '\0';
+		status_checked = 0;
+		for (unsigned i = 0; level == 5 && i < n; i++)
+			snprintf(status_members + strlen(status_members),
+				 sizeof(status_members) - strlen(status_members), "%s ", m[i]);
 		outage_under_load(a, ld, 2, 1, 10.0, 10.0, name, 1);
+		if (status_members[0] && !status_checked)
+			snprintf(status_why, sizeof(status_why),
+				 "not looked at: the member was never unreachable for 1 s");
+		status_members[0] = '\0';
 		verify_anyway(ld, name);
 		if (!why[0])
 			scrub_clean(a, name);
@@ -745,6 +809,11 @@ static void run_lost(int level)
 	}
 	load_free(ld);
 	result(name);
+	if (level == 5) {
+		if (status_why[0])
+			bad("%s", status_why);
+		result("status-shows-unreachable");
+	}
 }
 
 /* ---- 2. short outage: no rebuild; long outage: remote spare -------------------------------- */
@@ -1144,8 +1213,8 @@ static void run_rename(void)
 int main(int argc, char **argv)
 {
 	t_start = now();
-	if (!getenv("NVMF_LIB") || !getenv("NVMF_LOCAL")) {
-		fprintf(stderr, "nvmeof_vm: run by guest/nvmeof.sh (NVMF_LIB, NVMF_LOCAL)\n");
+	if (!getenv("NVMF_LIB") || !getenv("NVMF_LOCAL") || !getenv("NVMF_GRAIDCTL")) {
+		fprintf(stderr, "nvmeof_vm: run by guest/nvmeof.sh (NVMF_LIB, NVMF_LOCAL, NVMF_GRAIDCTL)\n");
 		return 2;
 	}
 	graid_log_set(log_sink, NULL, GRAID_LOG_NOTICE);

@@ -4,7 +4,7 @@
 # through nvmet-tcp, the guest's root namespace as the RAID host, and nvmeof_vm's scenarios
 # over them (issue 18: members on other hosts; tests/vm/README.md, docs/REMOTE.md).
 #
-# usage: nvmeof.sh IP TC DMSETUP NVMEOF_VM [SCENARIO...]
+# usage: nvmeof.sh IP TC DMSETUP NVMEOF_VM GRAIDCTL [SCENARIO...]
 #
 # The bed: h1..h5 export one 64 MiB namespace each (data members), h6 one (the remote hot
 # spare), h7 a small one (connected only to shift device numbers in the rename scenario).
@@ -23,9 +23,10 @@
 #                        one SYN retry), so h5 is deleted ~3 x (3 + 3) s after the loss is
 #                        noticed, not 9 s (with 15/1 it took over a minute).
 set -u
-export NVMF_IP=${1:?usage: nvmeof.sh IP TC DMSETUP NVMEOF_VM [SCENARIO...]} NVMF_TC=${2:?} NVMF_DMSETUP=${3:?}
+export NVMF_IP=${1:?usage: nvmeof.sh IP TC DMSETUP NVMEOF_VM GRAIDCTL [SCENARIO...]} NVMF_TC=${2:?} NVMF_DMSETUP=${3:?}
 prog=${4:?}
-shift 4
+export NVMF_GRAIDCTL=${5:?}
+shift 5
 export NVMF_LIB=/vm/nvmeof-lib.sh
 export NVMF_OPTS=ctrl_loss_tmo=60,reconnect_delay=1,fast_io_fail_tmo=2,keep_alive_tmo=2
 export NVMF_H5_OPTS=ctrl_loss_tmo=9,reconnect_delay=3
