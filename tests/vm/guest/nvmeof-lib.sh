@@ -241,9 +241,13 @@ nvmf_media_error() {
 	name=dmh${k}_$n
 	dev=$(cat "$NVMF_STATE/h${k}_$n.nullb")
 	total=$(cat "$NVMF_STATE/h${k}_$n.sectors")
-	# the block's content is gone: garbage under the bad sectors
-	dd if=/dev/urandom of="$dev" bs=512 seek="$s" count="$c" oflag=direct conv=notrunc 2>/dev/null ||
-		nvmf_die "cannot overwrite $dev sectors $s+$c" || return 1
+	# The block's content is gone: garbage under the bad sectors, in whole 4 KiB blocks, direct
+	# and synced: a buffered write (512-byte O_DIRECT is refused on a 4 KiB device and busybox
+	# then writes through the page cache) landed seconds later, over the repair.
+	[ $((s % 8)) -eq 0 ] && [ $((c % 8)) -eq 0 ] ||
+		nvmf_die "media_error: sectors $s+$c are not whole 4 KiB blocks" || return 1
+	dd if=/dev/urandom of="$dev" bs=4096 seek=$((s / 8)) count=$((c / 8)) oflag=direct \
+		conv=notrunc,fsync 2>/dev/null || nvmf_die "cannot overwrite $dev sectors $s+$c" || return 1
 	# dm-flakey with up 0 s, down 1 s is always down; error_reads fails reads, passes writes.
 	printf '0 %s linear %s 0\n%s %s flakey %s %s 0 1 1 error_reads\n%s %s linear %s %s\n' \
 		"$s" "$dev" "$s" "$c" "$dev" "$s" $((s + c)) $((total - s - c)) "$dev" $((s + c)) |
