@@ -957,11 +957,31 @@ static void run_media(void)
 				atomic_store(&ld->shadow[off / BLK + b], 7);
 		}
 		free(buf);
-		/* role 1 (h3): member bytes [6 MiB, 6.25 MiB), inside the data area (it starts at
-		 * 1 MiB) and inside what was written; their content is lost, reads fail */
+		/* A bad 64 KiB chunk on role 1 (h3) in a row where it holds data, not parity: a
+		 * parity chunk is read by no read, only by a scrub (whose errors take the member
+		 * out). Which rows those are is found by probing: member row R is at member byte
+		 * 1 MiB (the data area's start) + R x 64 KiB and holds array bytes R x 128 KiB ..
+		 * (R+1) x 128 KiB; a read of those that meets the bad range on role 1 counts an
+		 * error there. The probe leaves the data as it is. */
 		uint64_t err0 = minfo(a, 1).errors;
+		unsigned row = 0;
+		uint8_t *rb = aligned_alloc(4096, 128 * KIB);
+		for (unsigned r = 80; r < 86 && !row && !why[0]; r++) {
+			unsigned sect = (MIB + r * 64 * KIB) / 512;
+			if (bed("media_error 3 1 %u 128 keep", sect))
+				break;
+			if (graid_array_read(a, rb, 128 * KIB, (uint64_t)r * 128 * KIB) != 128 * KIB)
+				bad("probe read of row %u failed", r);
+			if (minfo(a, 1).errors > err0)
+				row = r;
+			bed("media_clear 3 1");
+		}
+		free(rb);
+		if (!why[0] && !row)
+			bad("bed: no read of rows 80-85 met a bad range on role 1");
+		err0 = minfo(a, 1).errors;
 		if (!why[0])
-			bed("media_error 3 1 %u %u", 6 * 2048, 512);
+			bed("media_error 3 1 %u 128", (MIB + row * 64 * KIB) / 512);
 		if (!why[0])
 			verify(ld, "read over the bad block");
 		struct graid_member_info mi = minfo(a, 1);
@@ -978,7 +998,8 @@ static void run_media(void)
 			scrub_clean(a, "media (the repair must have rewritten the lost block)");
 		if (!why[0])
 			verify(ld, "media after the repair");
-		fprintf(stderr, "  media: role 1 errors %" PRIu64 " -> %" PRIu64 "\n", err0, mi.errors);
+		fprintf(stderr, "  media: row %u, role 1 errors %" PRIu64 " -> %" PRIu64 "\n", row,
+			err0, mi.errors);
 		graid_array_close(a);
 	}
 	load_free(ld);

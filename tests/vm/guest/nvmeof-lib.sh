@@ -32,9 +32,10 @@
 #   unlink K / link K             take the subsystem off hK's ports (nvmet drops its
 #                                 controllers at once: connection reset) / put it back
 #   disconnect K                  delete the RAID host's controllers of hK
-#   media_error K N SECTOR COUNT  reads of those 512-byte sectors fail (EIO, controller
-#                                 live), writes pass; the data under them is overwritten
-#                                 (a lost block: only a rewrite from parity can heal it)
+#   media_error K N SECTOR COUNT [keep]  reads of those 512-byte sectors fail (EIO,
+#                                 controller live), writes pass; the data under them is
+#                                 overwritten (a lost block: only a rewrite from parity can
+#                                 heal it), unless "keep" (a probe: does a read hit them?)
 #   media_clear K N               the plain linear table again (the drive remapped)
 #   badblocks K N +A-B|-A-B       null_blk's own badblocks (reads AND writes fail: 6.12)
 #   teardown                      disconnect everything, remove targets and namespaces
@@ -237,22 +238,26 @@ nvmf_disconnect() {
 }
 
 nvmf_media_error() {
-	local k=$1 n=$2 s=$3 c=$4 dev total name
+	local k=$1 n=$2 s=$3 c=$4 keep=${5:-} dev total name
 	name=dmh${k}_$n
 	dev=$(cat "$NVMF_STATE/h${k}_$n.nullb")
 	total=$(cat "$NVMF_STATE/h${k}_$n.sectors")
+	[ "$keep" = keep ] || nvmf_media_garbage "$dev" "$s" "$c" || return 1
+	# dm-flakey with up 0 s, down 1 s is always down; error_reads fails reads, passes writes.
+	printf '0 %s linear %s 0\n%s %s flakey %s %s 0 1 1 error_reads\n%s %s linear %s %s\n' \
+		"$s" "$dev" "$s" "$c" "$dev" "$s" $((s + c)) $((total - s - c)) "$dev" $((s + c)) |
+		$NVMF_DMSETUP load "$name" || return 1
+	$NVMF_DMSETUP resume "$name"
+}
+nvmf_media_garbage() {
+	local dev=$1 s=$2 c=$3
 	# The block's content is gone: garbage under the bad sectors, in whole 4 KiB blocks, direct
 	# and synced: a buffered write (512-byte O_DIRECT is refused on a 4 KiB device and busybox
 	# then writes through the page cache) landed seconds later, over the repair.
 	[ $((s % 8)) -eq 0 ] && [ $((c % 8)) -eq 0 ] ||
 		nvmf_die "media_error: sectors $s+$c are not whole 4 KiB blocks" || return 1
 	dd if=/dev/urandom of="$dev" bs=4096 seek=$((s / 8)) count=$((c / 8)) oflag=direct \
-		conv=notrunc,fsync 2>/dev/null || nvmf_die "cannot overwrite $dev sectors $s+$c" || return 1
-	# dm-flakey with up 0 s, down 1 s is always down; error_reads fails reads, passes writes.
-	printf '0 %s linear %s 0\n%s %s flakey %s %s 0 1 1 error_reads\n%s %s linear %s %s\n' \
-		"$s" "$dev" "$s" "$c" "$dev" "$s" $((s + c)) $((total - s - c)) "$dev" $((s + c)) |
-		$NVMF_DMSETUP load "$name" || return 1
-	$NVMF_DMSETUP resume "$name"
+		conv=notrunc,fsync 2>/dev/null || nvmf_die "cannot overwrite $dev sectors $s+$c"
 }
 nvmf_media_clear() {
 	local k=$1 n=$2 name
