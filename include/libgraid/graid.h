@@ -281,7 +281,9 @@ enum graid_member_state {
 					   write-intent bitmap, and it is caught up from those
 					   regions by itself when a controller is live again; it
 					   fails (and a spare takes over) when the last controller
-					   is deleted (its ctrl_loss_tmo passed) */
+					   is deleted (its ctrl_loss_tmo passed). Only while the
+					   other roles carry the array, and only in a libgraid built
+					   with libnvme (which identifies NVMe members) */
 };
 
 /** @brief What graid_array_info() reports. */
@@ -355,10 +357,12 @@ struct graid_member_info {
 	unsigned nvme_paths;     /**< controllers through which the namespace is reached (2 or
 				      more with native NVMe multipath) */
 	unsigned nvme_paths_live; /**< of those, the ones in state "live" */
-	uint64_t catchup_done;   /**< bytes copied so far by the catch-up (or rebuild) of this
-				      role */
-	uint64_t catchup_total;  /**< bytes that catch-up or rebuild has to copy; 0: none runs */
-	uint64_t outages;        /**< times this member became unreachable since the open */
+	uint64_t catchup_done;   /**< bytes copied so far by the current or last catch-up (or
+				      rebuild) of this role */
+	uint64_t catchup_total;  /**< bytes that catch-up or rebuild has to copy in all (equal to
+				      catchup_done once it finished); 0: none ran since the open */
+	uint64_t outages;        /**< times this member became unreachable since the open, or
+				      since the role's last replacement */
 };
 
 /** @brief What graid_member_probe() found on a device. */
@@ -576,8 +580,7 @@ GRAID_API int graid_member_probe(const char *path, struct graid_member_probe *ou
  * @param size bytes at @p path.
  * @return 0; -EINVAL NULL argument or a malformed spec (the log names the part);
  *   -ENOENT no namespace on this host has that identity; -ENOTUNIQ more than one does;
- *   -ENAMETOOLONG @p size too small; -EOPNOTSUPP libgraid built without libnvme;
- *   -ENOMEM; another negative errno from the topology scan.
+ *   -ENAMETOOLONG @p size too small; another negative errno reading /sys/block.
  */
 GRAID_API int graid_member_resolve(const char *spec, char *path, size_t size);
 
@@ -869,9 +872,11 @@ GRAID_API int graid_queue_create(struct graid_array *a, unsigned depth,
 				 struct graid_queue **out);
 
 /**
- * @brief Wait for every request in flight, then free the queue.
+ * @brief Wait for every request in flight, then free the queue. A ring the kernel answers
+ *   "not now" (-EAGAIN, -EBUSY) is tried again until the requests finish.
  * @param q the queue (NULL is ignored).
- * @return 0.
+ * @return 0; a negative errno when the queue's io_uring failed for good with requests in
+ *   it: they cannot finish, and the queue's memory is left to the kernel, not freed.
  */
 GRAID_API int graid_queue_destroy(struct graid_queue *q);
 
@@ -931,7 +936,9 @@ GRAID_API int graid_queue_write_zeroes(struct graid_queue *q, uint64_t offset, u
  * @return the number of requests in flight; -EINVAL @p q NULL; a negative errno from
  *   io_uring when the kernel did not take the I/O (-EAGAIN, -EBUSY, -ENOMEM: not now).
  *   Nothing fails for that: the I/O stays queued, and the next graid_queue_submit() or
- *   graid_queue_reap() sends it (no member is ever failed for a full or refused ring).
+ *   graid_queue_reap() sends it. A member is failed for a refused ring only when the kernel
+ *   refuses a member write for more than 10 s after its stripe's other writes went out
+ *   (parity then covers data that member never got: docs/ARRAYS.md).
  */
 GRAID_API int graid_queue_submit(struct graid_queue *q);
 

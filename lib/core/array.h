@@ -231,6 +231,9 @@ uint64_t stripe_release_seq(struct graid_array *a);
 /* queue.c: used by the synchronous calls. */
 struct graid_queue *array_queue_get(struct graid_array *a);
 void array_queue_put(struct graid_array *a, struct graid_queue *q);
+/* Wait for the one request of a synchronous call; never returns while it is queued. */
+int array_queue_sync_wait(struct graid_array *a, struct graid_queue *q,
+			  struct graid_completion *c);
 void array_queue_pool_free(struct graid_array *a);
 
 /*

@@ -25,10 +25,8 @@ static ssize_t api_sync_io(struct graid_array *a, uint8_t *buf, size_t len, uint
 		return -ENOMEM;
 	rc = write ? graid_queue_write(q, buf, len, offset, 0)
 		   : graid_queue_read(q, buf, len, offset, 0);
-	if (rc == 0) {
-		rc = graid_queue_reap(q, &c, 1, 1);
-		rc = rc == 1 ? 0 : (rc < 0 ? rc : -EIO);
-	}
+	if (rc == 0)
+		rc = array_queue_sync_wait(a, q, &c);
 	array_queue_put(a, q);
 	if (rc)
 		return rc;
@@ -156,6 +154,36 @@ GRAID_API int graid_array_info(struct graid_array *a, struct graid_array_info *i
 	return 0;
 }
 
+/*
+ * A read-only look at an array in use reports the role as its holder sees it. A member the
+ * look could not open itself (an unreachable one) is described by the holder's path and
+ * its controllers' state read now from sysfs.
+ */
+static void member_info_from_view(struct graid_member_info *i, const struct array_holder_role *hr,
+				  bool opened)
+{
+	struct member_paths p;
+
+	i->state = hr->state;
+	i->catchup_done = hr->copied;
+	i->catchup_total = hr->total;
+	i->outages = hr->outages;
+	if (opened || !hr->path[0])
+		return;
+	snprintf(i->path, sizeof(i->path), "%s", hr->path);
+	if (!hr->ctrl[0])
+		return;
+	member_paths_read_names(hr->blk, hr->ctrl, hr->passthru, &p);
+	i->nvme = 1;
+	i->nvme_passthrough = hr->passthru;
+	snprintf(i->nvme_ctrl, sizeof(i->nvme_ctrl), "%s", p.ctrl[0] ? p.ctrl : hr->ctrl);
+	snprintf(i->nvme_transport, sizeof(i->nvme_transport), "%.7s", p.transport);
+	snprintf(i->nvme_address, sizeof(i->nvme_address), "%s", p.address);
+	snprintf(i->nvme_ctrl_state, sizeof(i->nvme_ctrl_state), "%s", p.state);
+	i->nvme_paths = p.paths;
+	i->nvme_paths_live = p.live;
+}
+
 GRAID_API int graid_array_member_info(struct graid_array *a, unsigned idx,
 				      struct graid_member_info *mi)
 {
@@ -181,7 +209,7 @@ GRAID_API int graid_array_member_info(struct graid_array *a, unsigned idx,
 		struct member_paths p;
 
 		member_paths_read(m, &p);
-		snprintf(i.nvme_transport, sizeof(i.nvme_transport), "%s", p.transport);
+		snprintf(i.nvme_transport, sizeof(i.nvme_transport), "%.7s", p.transport);
 		snprintf(i.nvme_address, sizeof(i.nvme_address), "%s", p.address);
 		snprintf(i.nvme_ctrl_state, sizeof(i.nvme_ctrl_state), "%s", p.state);
 		i.nvme_paths = p.paths;
@@ -190,14 +218,8 @@ GRAID_API int graid_array_member_info(struct graid_array *a, unsigned idx,
 	i.catchup_done = atomic_load(&m->copied);
 	i.catchup_total = atomic_load(&m->copy_total);
 	i.outages = atomic_load(&m->outages);
-	if (a->view.valid && idx < a->nmembers) {
-		const struct array_holder_role *lr = &a->view.role[idx];
-
-		i.state = lr->state;
-		i.catchup_done = lr->copied;
-		i.catchup_total = lr->total;
-		i.outages = lr->outages;
-	}
+	if (a->view.valid && idx < a->nmembers)
+		member_info_from_view(&i, &a->view.role[idx], m->fd >= 0);
 	/* The struct grows at its end: a caller's older, shorter one gets what it has room for. */
 	i.struct_size = mi->struct_size < sizeof(i) ? mi->struct_size : sizeof(i);
 	memcpy(mi, &i, i.struct_size);

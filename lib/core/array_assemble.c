@@ -69,6 +69,12 @@ static void assemble_read_sb(struct open_candidate *c)
 
 		snprintf(c->m.identity, sizeof(c->m.identity), "%s", why);
 		assemble_leave_out(c, why);
+		if (member_reach(&c->m, NULL) == REACH_RECONNECTING) {
+			graid__log(GRAID_LOG_WARNING, "open: %s is unreachable (its NVMe-oF "
+						      "controllers reconnect); it joins at the next open "
+						      "that reaches it", c->m.path);
+			c->unreachable = true;
+		}
 	}
 }
 

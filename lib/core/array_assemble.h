@@ -19,6 +19,7 @@ struct open_candidate {
 	bool valid;         /* so far, a member of the array being assembled */
 	bool locked;        /* held by this open (member_lock) */
 	bool forcible;      /* left out only because the others recorded it out */
+	bool unreachable;   /* unreadable while its NVMe-oF controllers reconnect */
 	enum assemble_join join;
 };
 

@@ -123,6 +123,14 @@ static bool open_settle_returns(struct graid_array *a, const struct assembly *as
 	return work;
 }
 
+static bool open_unreachable_given(const struct assembly *as)
+{
+	for (unsigned i = 0; i < as->n; i++)
+		if (as->c[i].unreachable)
+			return true;
+	return false;
+}
+
 static bool open_any_rejoined(const struct graid_array *a)
 {
 	for (unsigned r = 0; r < a->nmembers; r++)
@@ -283,8 +291,19 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 	rc = array_write_superblocks(a, 0);
 	if (rc == 0 && a->nspares)
 		rc = array_spare_thread_start(a);
-	for (unsigned r = 0; rc == 0 && r < a->nmembers && a->nspares; r++)
-		array_spare_takeover(a, r);
+	/*
+	 * A member given but unreachable (its superblock unreadable while its controllers
+	 * reconnect) has a role nobody can name yet: no spare takes a missing role until the
+	 * array is opened with it reachable.
+	 */
+	if (open_unreachable_given(&as)) {
+		if (a->nspares)
+			graid__log(GRAID_LOG_WARNING, "open: a member given is unreachable: no spare "
+						      "takes a missing role at this open");
+	} else {
+		for (unsigned r = 0; rc == 0 && r < a->nmembers && a->nspares; r++)
+			array_spare_takeover(a, r);
+	}
 	/* Members that came back are brought up to date in the background, as spares are. */
 	if (rc == 0 && returns)
 		rc = array_rebuild_background(a);

@@ -27,10 +27,22 @@
 bool array_member_unreachable(struct graid_array *a, unsigned role, int err)
 {
 	struct member *m = &a->members[role];
+	uint8_t state[GRAID_MAX_MEMBERS];
 	struct member_paths p;
 	int st = atomic_load(&m->state);
 
 	if (a->read_only || (st != GRAID_MEMBER_ACTIVE && st != GRAID_MEMBER_REBUILDING))
+		return false;
+	/*
+	 * Only while the others carry the array. One role out too many (RAID-0's first) fails
+	 * as before: the array stops, and those members stay recorded failed with their own
+	 * superblocks in sync, which is what a forced assembly takes back once the path is
+	 * healed (a member recorded missing and marked rebuilding could not be forced).
+	 */
+	for (unsigned r = 0; r < a->nmembers; r++)
+		state[r] = (uint8_t)atomic_load(&a->members[r].state);
+	state[role] = GRAID_MEMBER_UNREACHABLE;
+	if (!array_roles_survivable(a, state))
 		return false;
 	if (member_reach(m, &p) != REACH_RECONNECTING)
 		return false;
@@ -125,8 +137,8 @@ void array_reach_poll(struct graid_array *a)
 			reach_give_up(a, r, -ENODEV, "its last controller was deleted");
 		else if (reach == REACH_LIVE && rc == -ESTALE)
 			reach_give_up(a, r, rc, "another namespace answers at its path");
-		else if (reach == REACH_LIVE && rc == 0)
-			reach_return(a, r);
+		else if (reach == REACH_LIVE && rc == 0 && !atomic_load(&a->broken))
+			reach_return(a, r); /* (a broken array has nothing to catch it up from) */
 		/* Live but its superblock unreadable: a flap; look again next time. */
 	}
 }

@@ -6,10 +6,13 @@
  *   libgraid-state 1
  *   uuid 0f1e2d3c-...
  *   owner PID START BOOT-ID HOST
- *   role R STATE COPIED TOTAL OUTAGES        (one line per role, R from 0)
+ *   role R STATE COPIED TOTAL OUTAGES BLK CTRL PASSTHRU PATH   (one line per role, R from 0)
  *
  * STATE is enum graid_member_state; COPIED and TOTAL the bytes of the role's catch-up or
- * rebuild; OUTAGES the times it became unreachable. A reader trusts it only while the owner
+ * rebuild; OUTAGES the times it became unreachable; BLK and CTRL an NVMe member's block
+ * device and controller names ("-" for none), PASSTHRU 1 for a generic device; PATH, the
+ * rest of the line, the path the holder opened it by. A status look reads the paths of an
+ * unreachable member from sysfs by those names: it cannot open the member itself. A reader trusts it only while the owner
  * process is alive (pid, start time and boot id, as for the lock file's record).
  */
 #include <errno.h>
@@ -43,10 +46,13 @@ void array_view_publish(struct graid_array *a)
 	for (unsigned r = 0; r < a->nmembers; r++) {
 		const struct member *m = &a->members[r];
 
-		fprintf(f, "role %u %d %llu %llu %llu\n", r, atomic_load(&m->state),
+		fprintf(f, "role %u %d %llu %llu %llu %s %s %d %s\n", r, atomic_load(&m->state),
 			(unsigned long long)atomic_load(&m->copied),
 			(unsigned long long)atomic_load(&m->copy_total),
-			(unsigned long long)atomic_load(&m->outages));
+			(unsigned long long)atomic_load(&m->outages),
+			m->nvme.is_nvme && m->nvme.blk[0] ? m->nvme.blk : "-",
+			m->nvme.is_nvme && m->nvme.ctrl[0] ? m->nvme.ctrl : "-",
+			m->nvme.is_nvme && m->nvme.passthru, m->path);
 	}
 	if (fclose(f) || rename(tmp, path))
 		unlink(tmp);
@@ -89,7 +95,7 @@ void array_view_load(struct graid_array *a)
 {
 	struct array_holder_view *v = &a->view;
 	struct graid_sb_owner o = { 0 };
-	char path[300], line[256];
+	char path[300], line[512];
 	FILE *f;
 
 	if (!a->read_only || array_uuid_file_path(a->uuid, ".state", path, sizeof(path)))
@@ -103,15 +109,25 @@ void array_view_load(struct graid_array *a)
 
 		while (fgets(line, sizeof(line), f)) {
 			unsigned long long copied, total, outages;
+			char blk[32], ctrl[32];
+			struct array_holder_role *hr;
 			unsigned r;
-			int st;
+			int st, passthru, at = 0;
 
-			if (sscanf(line, "role %u %d %llu %llu %llu", &r, &st, &copied, &total,
-				   &outages) != 5 || r >= a->nmembers || st < 0 ||
-			    st > GRAID_MEMBER_UNREACHABLE)
+			if (sscanf(line, "role %u %d %llu %llu %llu %31s %31s %d %n", &r, &st, &copied,
+				   &total, &outages, blk, ctrl, &passthru, &at) != 8 || !at ||
+			    r >= a->nmembers || st < 0 || st > GRAID_MEMBER_UNREACHABLE)
 				break;
-			v->role[r] = (struct array_holder_role){ .state = st, .copied = copied,
-							       .total = total, .outages = outages };
+			hr = &v->role[r];
+			*hr = (struct array_holder_role){ .state = st, .copied = copied,
+							  .total = total, .outages = outages,
+							  .passthru = passthru == 1 };
+			if (strcmp(blk, "-"))
+				snprintf(hr->blk, sizeof(hr->blk), "%s", blk);
+			if (strcmp(ctrl, "-"))
+				snprintf(hr->ctrl, sizeof(hr->ctrl), "%s", ctrl);
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(hr->path, sizeof(hr->path), "%s", line + at);
 			seen++;
 		}
 		v->valid = seen == a->nmembers;

@@ -16,6 +16,9 @@ struct array_holder_role {
 	int state;              /* enum graid_member_state, as the holder has it */
 	uint64_t copied, total; /* its catch-up or rebuild, bytes */
 	uint64_t outages;
+	bool passthru;          /* an NVMe generic device */
+	char blk[32], ctrl[32]; /* an NVMe member's block device and controller ("" if not) */
+	char path[256];         /* the path the holder opened it by ("" if none) */
 };
 
 struct array_holder_view {

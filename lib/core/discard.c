@@ -122,10 +122,8 @@ static ssize_t discard_sync(struct graid_array *a, uint64_t offset, uint64_t len
 		return -ENOMEM;
 	rc = discard ? graid_queue_discard(q, offset, len, 0)
 		     : graid_queue_write_zeroes(q, offset, len, 0);
-	if (rc == 0) {
-		rc = graid_queue_reap(q, &c, 1, 1);
-		rc = rc == 1 ? 0 : (rc < 0 ? rc : -EIO);
-	}
+	if (rc == 0)
+		rc = array_queue_sync_wait(a, q, &c);
 	array_queue_put(a, q);
 	if (rc)
 		return rc;

@@ -67,7 +67,7 @@ static bool state_reconnecting(const char *s)
 /* Count one controller; the first live one (else the first) is the one reported. */
 static void paths_add(struct member_paths *p, const char *ctrl)
 {
-	char dir[96], state[16], transport[8], v[128];
+	char dir[96], state[16], transport[16], v[128];
 	bool live;
 
 	snprintf(dir, sizeof(dir), "/sys/class/nvme/%.31s/state", ctrl);
@@ -80,7 +80,9 @@ static void paths_add(struct member_paths *p, const char *ctrl)
 	live = !strcmp(state, "live");
 	p->live += live;
 	p->reconnecting += state_reconnecting(state);
-	if (transport[0] && strcmp(transport, "pcie"))
+	/* The NVMe-oF transports; anything else (pcie, apple-nvme, ...) is a local drive. */
+	if (!strcmp(transport, "tcp") || !strcmp(transport, "rdma") || !strcmp(transport, "fc") ||
+	    !strcmp(transport, "loop"))
 		p->fabric = true;
 	if (p->paths > 1 && (!live || p->live > 1))
 		return; /* keep the one reported before */
@@ -113,7 +115,7 @@ static void paths_of_subsystem(struct member_paths *p, const char *subsys)
 
 void member_paths_read(const struct member *m, struct member_paths *p)
 {
-	char link[96], parent[48], state[16];
+	char state[16];
 
 	memset(p, 0, sizeof(*p));
 	if (m->fault && fault_fabric_state(m->fault, state, sizeof(state))) {
@@ -130,15 +132,23 @@ void member_paths_read(const struct member *m, struct member_paths *p)
 		snprintf(p->state, sizeof(p->state), "%s", state);
 		return;
 	}
-	if (!m->nvme.is_nvme)
-		return;
-	if (m->nvme.passthru || !m->nvme.blk[0]) {
+	if (m->nvme.is_nvme)
+		member_paths_read_names(m->nvme.blk, m->nvme.ctrl, m->nvme.passthru, p);
+}
+
+void member_paths_read_names(const char *blk, const char *ctrl, bool passthru,
+			     struct member_paths *p)
+{
+	char link[96], parent[48];
+
+	memset(p, 0, sizeof(*p));
+	if (passthru || !blk[0]) {
 		/* A generic device belongs to one controller: it is one path. */
-		if (is_ctrl_name(m->nvme.ctrl))
-			paths_add(p, m->nvme.ctrl);
+		if (is_ctrl_name(ctrl))
+			paths_add(p, ctrl);
 		return;
 	}
-	snprintf(link, sizeof(link), "/sys/block/%.40s/device", m->nvme.blk);
+	snprintf(link, sizeof(link), "/sys/block/%.40s/device", blk);
 	sysfs_link_base(link, parent, sizeof(parent));
 	if (!strncmp(parent, "nvme-subsys", 11))
 		paths_of_subsystem(p, parent); /* a multipath head */

@@ -19,7 +19,7 @@ struct member_paths {
 	unsigned reconnecting;    /* of those, "connecting", "resetting" or "new" */
 	bool fabric;              /* reached over a fabric: tcp, rdma, fc or loop */
 	char ctrl[32];            /* the controller reported below: a live one, else the first */
-	char transport[8];
+	char transport[16];
 	char address[128];
 	char state[16];
 };
@@ -33,6 +33,13 @@ enum member_reach {
 
 /* Read the member's paths now (sysfs; the "faulty:fabric-state=" model in test builds). */
 void member_paths_read(const struct member *m, struct member_paths *p);
+
+/*
+ * The same for a namespace known by its block device name @p blk ("nvme0n1"; a generic
+ * device's: "" with @p passthru) and controller @p ctrl, without a member open on it.
+ */
+void member_paths_read_names(const char *blk, const char *ctrl, bool passthru,
+			     struct member_paths *p);
 
 /* What the paths read now say of the member; @p p (may be NULL) receives them. */
 enum member_reach member_reach(const struct member *m, struct member_paths *p);

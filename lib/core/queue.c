@@ -531,15 +531,32 @@ GRAID_API int graid_queue_create(struct graid_array *a, unsigned depth,
 	return 0;
 }
 
+/* The kernel's "not now": the request stays queued and the next try may send it. */
+static bool queue_err_transient(int rc)
+{
+	return rc == -EAGAIN || rc == -EBUSY || rc == -EINTR || rc == -ENOMEM;
+}
+
 GRAID_API int graid_queue_destroy(struct graid_queue *q)
 {
 	struct graid_completion c[16];
 
 	if (!q)
 		return 0;
-	while (q->nreq)
-		if (graid_queue_reap(q, c, 16, 1) <= 0 && !q->done)
-			break;
+	/* graid.h promises every request in flight is waited for: "not now" is tried again. */
+	while (q->nreq) {
+		int rc = graid_queue_reap(q, c, 16, 1);
+
+		if (rc < 0 && !queue_err_transient(rc)) {
+			graid__log(GRAID_LOG_ERR, "queue: destroyed with %u requests its broken ring "
+						  "(%s) cannot finish; its memory is left to them",
+				   q->nreq, graid_strerror(rc));
+			return rc;
+		}
+		if (rc == 0 && !q->done && q->nreq && !q->ios_inflight && !q->parked &&
+		    !q->ninl)
+			break; /* nothing left that could finish */
+	}
 	io_uring_queue_exit(&q->ring);
 	for (unsigned k = 0; k < QUEUE_BUF_CLASSES; k++)
 		for (unsigned i = 0; i < q->nbufs[k]; i++)
@@ -735,8 +752,39 @@ struct graid_queue *array_queue_get(struct graid_array *a)
 	return q;
 }
 
+/*
+ * Wait for the one request a synchronous call queued. It never returns while that request
+ * is still queued: the queue goes back to the pool afterwards, and a request left in it
+ * would reach the members later with whatever the caller has put in its buffer since, hand
+ * its completion to the next call, and keep its stripes locked. A ring the kernel refuses
+ * is tried again for as long as it answers "not now". 0 and *c filled, or a negative errno
+ * when the ring itself is broken: the queue is then kept out of the pool for good (its
+ * I/O may still be the kernel's).
+ */
+int array_queue_sync_wait(struct graid_array *a, struct graid_queue *q,
+			  struct graid_completion *c)
+{
+	for (;;) {
+		int rc = graid_queue_reap(q, c, 1, 1);
+
+		if (rc == 1)
+			return 0;
+		if (rc == 0 && q->nreq == 0)
+			return -EIO; /* nothing queued: cannot happen, but never wait for it */
+		if (rc < 0 && !queue_err_transient(rc)) {
+			graid__log(GRAID_LOG_ERR, "array: a queue's ring failed (%s) with a request "
+						  "in it; that queue is retired", graid_strerror(rc));
+			q->retired = true;
+			return rc;
+		}
+		(void)a;
+	}
+}
+
 void array_queue_put(struct graid_array *a, struct graid_queue *q)
 {
+	if (q->retired)
+		return; /* kept, never reused: the kernel may still own its memory */
 	pthread_mutex_lock(&a->pool_lock);
 	q->pool_next = a->pool;
 	a->pool = q;

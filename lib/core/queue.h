@@ -146,6 +146,7 @@ struct graid_queue {
 	struct queue_inline_done *inl;
 	unsigned ninl, inl_cap;
 	struct graid_queue *pool_next;
+	bool retired;                 /* its ring broke with a request in it: never pooled again */
 };
 
 /* queue.c */

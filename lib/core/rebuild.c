@@ -215,6 +215,11 @@ struct rebuild_ctx {
 	bool catchup_only;
 	/* Each target's member UUID when the pass began: a device swapped in since is new. */
 	uint8_t target_uuid[GRAID_MAX_MEMBERS][16];
+	/*
+	 * And its outage count: a target that was unreachable and came back since started
+	 * over (array_reach.c), and rows this pass copied before may have missed writes.
+	 */
+	uint64_t target_outages[GRAID_MAX_MEMBERS];
 	/* The pass in progress. */
 	graid_progress_fn fn;
 	void *arg;
@@ -439,16 +444,24 @@ static int rebuild_write_slot(struct rebuild_ctx *c, struct rebuild_slot *s)
 }
 
 /*
- * Is target t still the device this pass began with, and still being rebuilt? A failed
- * target may have been replaced (by hand, or by a spare) in the same role: that device
- * starts from row 0, and nothing this pass did counts for it. meta_lock held.
+ * Is target t still the device this pass began with, as the pass began with it? A failed
+ * target may have been replaced (by hand, or by a spare) in the same role, or been
+ * unreachable and come back: either starts from row 0, and nothing this pass did counts
+ * for it. meta_lock held.
  */
-static bool rebuild_target_same(const struct rebuild_ctx *c, unsigned t)
+static bool rebuild_target_started_over(const struct rebuild_ctx *c, unsigned t)
 {
 	const struct member *m = &c->a->members[c->target[t]];
 
-	return atomic_load(&m->state) == GRAID_MEMBER_REBUILDING &&
-	       !memcmp(m->uuid, c->target_uuid[t], 16);
+	return memcmp(m->uuid, c->target_uuid[t], 16) ||
+	       atomic_load(&m->outages) != c->target_outages[t];
+}
+
+/* ... and still being rebuilt. meta_lock held. */
+static bool rebuild_target_same(const struct rebuild_ctx *c, unsigned t)
+{
+	return atomic_load(&c->a->members[c->target[t]].state) == GRAID_MEMBER_REBUILDING &&
+	       !rebuild_target_started_over(c, t);
 }
 
 static void rebuild_checkpoint(struct graid_array *a, struct rebuild_ctx *c, uint64_t bytes)
@@ -465,6 +478,9 @@ static void rebuild_checkpoint(struct graid_array *a, struct rebuild_ctx *c, uin
 	}
 	array_write_superblocks(a, 0);
 	array_view_publish(a); /* progress, for a status look from outside */
+	/* A long rebuild keeps the background thread: it looks at unreachable members here. */
+	if (array_reach_interval_ns(a))
+		array_reach_poll(a);
 	pthread_mutex_unlock(&a->meta_lock);
 }
 
@@ -571,7 +587,7 @@ static int rebuild_finish(struct rebuild_ctx *c, struct rebuild_slot *s)
 		 * target that was not replaced and failed ends the rebuild with EIO, even when
 		 * another target was replaced.
 		 */
-		if (memcmp(m->uuid, c->target_uuid[t], 16))
+		if (rebuild_target_started_over(c, t))
 			rc = -ESTALE;
 		else if (failed[c->target[t]] ||
 			 atomic_load(&m->state) != GRAID_MEMBER_REBUILDING)
@@ -898,6 +914,7 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 
 			c->catchup_only = c->catchup_only && a->members[m].catchup;
 			memcpy(c->target_uuid[c->ntarget], a->members[m].uuid, 16);
+			c->target_outages[c->ntarget] = atomic_load(&a->members[m].outages);
 			c->target[c->ntarget++] = m;
 			if (row < start)
 				start = row;
@@ -930,8 +947,8 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 	mbatch_close(&c->mb);
 	c->reported += c->done + c->skipped;
 	if (rc == -ESTALE) {
-		graid__log(GRAID_LOG_NOTICE, "rebuild: a member being rebuilt was replaced; "
-					     "starting again for the new device");
+		graid__log(GRAID_LOG_NOTICE, "rebuild: a member being rebuilt was replaced, or came "
+					     "back from an outage: starting it again from row 0");
 		return 0; /* *again: the caller runs another pass */
 	}
 	if (rc) {
