@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <criterion/criterion.h>
 #include <liburing.h>
@@ -25,10 +26,19 @@
 #define RR_BLOCK 4096u
 
 static int rr_refuse_next;     /* refuse this many calls, whatever the ring holds */
+static uint64_t rr_refuse_until; /* refuse every call until this CLOCK_MONOTONIC ns */
 static int rr_refuse_full;     /* refuse this many calls made with a full submission ring */
 static int rr_seen_full;       /* calls made with a full submission ring */
 static int rr_refused;         /* calls refused */
 static unsigned rr_most_ready; /* the most entries a call found waiting */
+
+static uint64_t rr_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 /* Whether to refuse this call; counts what it saw. */
 static bool rr_refuse(struct io_uring *ring)
@@ -38,6 +48,10 @@ static bool rr_refuse(struct io_uring *ring)
 	if (io_uring_sq_ready(ring) > rr_most_ready)
 		rr_most_ready = io_uring_sq_ready(ring);
 	rr_seen_full += full;
+	if (rr_refuse_until && rr_now_ns() < rr_refuse_until) {
+		rr_refused++;
+		return true;
+	}
 	if (rr_refuse_next > 0) {
 		rr_refuse_next--;
 		rr_refused++;
@@ -240,4 +254,44 @@ Test(ring_refusal, a_scrub_whose_submit_is_refused_finishes, .timeout = 60)
 	cr_assert_eq(graid_array_close(a), 0);
 	free(data);
 	au_remove(&s);
+}
+
+/*
+ * A synchronous write whose ring the kernel refuses for longer than the library's patience
+ * (10 s at a time) must not come back while its request is still queued: it returned an
+ * error, the caller reused its buffer, and the write landed later with the new bytes; the
+ * next call on the same pooled queue reaped that write's completion as its own (review of
+ * issue 20). It waits instead, and completes once the kernel takes the ring again.
+ */
+Test(ring_refusal, a_sync_write_refused_past_the_patience_waits_and_lands_once, .timeout = 120)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint8_t *buf, *back;
+
+	au_make(&s, 4, RR_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 4, 5, 65536, &a), 0);
+	cr_assert_eq(posix_memalign((void **)&buf, 4096, 65536), 0);
+	cr_assert_eq(posix_memalign((void **)&back, 4096, 65536), 0);
+	memset(buf, 0xAA, 65536);
+	cr_assert_eq(graid_array_write(a, buf, 65536, 0), 65536);
+	memset(back, 0x11, 65536);
+	cr_assert_eq(graid_array_write(a, back, 65536, 8 * 65536), 65536);
+	memset(buf, 0xBB, 65536);
+	rr_refuse_until = rr_now_ns() + 12ull * 1000000000ull;
+	cr_assert_eq(graid_array_write(a, buf, 65536, 0), 65536,
+		     "the write returned before the kernel took it");
+	cr_assert_geq(rr_now_ns(), rr_refuse_until, "it returned while the ring was refused");
+	rr_refuse_until = 0;
+	memset(buf, 0xCC, 65536); /* the caller's buffer is its own again */
+	memset(back, 0, 65536);
+	cr_assert_eq(graid_array_read(a, back, 65536, 8 * 65536), 65536);
+	cr_assert_eq(back[0], 0x11, "the next call reaped another request's completion");
+	cr_assert_eq(graid_array_read(a, back, 65536, 0), 65536);
+	cr_assert_eq(back[0], 0xBB, "block 0 holds 0x%02x, not the write that succeeded",
+		     back[0]);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+	free(buf);
+	free(back);
 }
