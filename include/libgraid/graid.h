@@ -936,9 +936,10 @@ GRAID_API int graid_queue_write_zeroes(struct graid_queue *q, uint64_t offset, u
  * @return the number of requests in flight; -EINVAL @p q NULL; a negative errno from
  *   io_uring when the kernel did not take the I/O (-EAGAIN, -EBUSY, -ENOMEM: not now).
  *   Nothing fails for that: the I/O stays queued, and the next graid_queue_submit() or
- *   graid_queue_reap() sends it. A member is failed for a refused ring only when the kernel
- *   refuses a member write for more than 10 s after its stripe's other writes went out
- *   (parity then covers data that member never got: docs/ARRAYS.md).
+ *   graid_queue_reap() sends it. Only a kernel that refuses for more than 10 s at a time
+ *   fails something: a request whose member I/O could not be queued completes with
+ *   -EAGAIN, and a member whose write could not be issued after its stripe's other writes
+ *   went out is failed (parity then covers data it never got: docs/ARRAYS.md).
  */
 GRAID_API int graid_queue_submit(struct graid_queue *q);
 

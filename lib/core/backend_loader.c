@@ -23,8 +23,16 @@ int graid__ops_validate(const struct graid_backend_ops *ops, const char *where)
 		return -ENOEXEC;
 	}
 	if (ops->abi_version != GRAID_BACKEND_ABI_VERSION) {
-		graid__log(GRAID_LOG_ERR, "plugin %s: speaks ABI version %u, this library %u",
-			   where, ops->abi_version, GRAID_BACKEND_ABI_VERSION);
+		uint32_t head[2];
+
+		/*
+		 * Version 1 began with two 32-bit fields (struct_size, abi_version): its version
+		 * sits where version 2's 64-bit struct_size has its upper half, always 0.
+		 */
+		memcpy(head, ops, sizeof(head));
+		graid__log(GRAID_LOG_ERR, "plugin %s: speaks ABI version %u, this library %u "
+					  "(rebuild it against this libgraid's graid_backend.h)",
+			   where, head[1] == 1 ? 1u : ops->abi_version, GRAID_BACKEND_ABI_VERSION);
 		return -ENOEXEC;
 	}
 	if (ops->struct_size < LOADER_OPS_V1_SIZE) {
