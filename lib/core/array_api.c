@@ -48,6 +48,8 @@ GRAID_API ssize_t graid_array_write(struct graid_array *a, const void *buf, size
 int array_flush_members(struct graid_array *a, unsigned *failed)
 {
 	unsigned nfailed = 0;
+	/* The discards completed before the members are flushed are the ones it makes durable. */
+	uint64_t live_seq = live_flush_begin(a);
 
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		struct member *m = &a->members[i];
@@ -71,7 +73,7 @@ int array_flush_members(struct graid_array *a, unsigned *failed)
 		bitmap_sweep(a);
 		/* Completed discards are durable now: their regions may be recorded unused. */
 		if (!atomic_load(&a->broken))
-			live_sweep(a);
+			live_sweep(a, live_seq);
 	}
 	if (failed)
 		*failed = nfailed;

@@ -18,13 +18,22 @@ struct live {
 	uint64_t region_stripes;         /* stripes (bitmap numbering) per bit */
 	uint64_t nregions;
 	_Atomic uint8_t *used;           /* per region: 1 used (and on disk), 0 unused */
-	_Atomic uint8_t *cand;           /* per region: wholly discarded, clear at the next sweep */
+	_Atomic uint8_t *cand;           /* per region: LIVE_CAND_* (0: none) */
 	atomic_uint *inflight;           /* per region: data writes in flight */
 	_Atomic uint64_t *last;          /* per region: seq of the last data write started */
 	_Atomic uint64_t seq;
 	uint8_t *disk;                   /* the map as on disk */
 	pthread_mutex_t lock;            /* disk image and map writes */
 };
+
+/*
+ * A region wholly discarded goes through two marks before it is recorded unused: DONE when
+ * the discard completed, FLUSHING when a flush began after that (live_flush_begin). Only
+ * that flush's sweep may clear it: its member flushes ran after the discard completed, so
+ * the zeroes are durable. A data write that starts clears either mark.
+ */
+#define LIVE_CAND_DONE 1u
+#define LIVE_CAND_FLUSHING 2u
 
 /* What a discard saw when it was queued (live_discard_begin). */
 struct live_token {
@@ -49,8 +58,24 @@ void live_end_write(struct graid_array *a, uint64_t stripe);
 void live_discard_begin(struct graid_array *a, uint64_t off, uint64_t len, struct live_token *t);
 void live_discard_done(struct graid_array *a, uint64_t off, uint64_t len,
 		       const struct live_token *t);
-/* After a flush made every completed discard durable: clear the candidates, on disk too. */
-void live_sweep(struct graid_array *a);
+#if GRAID_FAULT_INJECTION
+/*
+ * Test seam, NULL in use: called in live_discard_done between its look at region @p r and
+ * its mark, where a write starting would slip between them. Only with fault injection.
+ */
+extern void (*graid__test_live_marking)(struct graid_array *a, uint64_t r);
+#endif
+
+/*
+ * Before a flush's member flushes: promote the discards completed so far, and return the
+ * write sequence now (live_sweep's argument).
+ */
+uint64_t live_flush_begin(struct graid_array *a);
+/*
+ * After those member flushes: record unused the regions promoted by live_flush_begin that
+ * no data write has touched since (@p flush_seq), on disk too.
+ */
+void live_sweep(struct graid_array *a, uint64_t flush_seq);
 
 /* Whether stripe @p stripe (bitmap numbering: array chunks on RAID-10) is in an unused region. */
 static inline bool live_stripe_unused(const struct graid_array *a, uint64_t stripe)
