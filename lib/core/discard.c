@@ -22,21 +22,18 @@ size_t discard_zbuf_len(const struct graid_array *a)
 }
 
 /*
- * A member may zero by offload when what it then reads is zeroes for sure: a file (a hole),
- * a block device (BLKZEROOUT: the kernel unmaps or writes zeroes), an NVMe namespace whose
- * deallocated blocks read as zeroes (DLFEAT). An NVMe generic device without that gets the
- * zeroes written through the ordinary path instead. The write-hole journal wants every
+ * A member may zero by offload when what it then reads is zeroes for sure: a file (a hole)
+ * or a block device (BLKZEROOUT: the kernel sends Write Zeroes, which the drive may serve
+ * by deallocating, or writes zeroes). Not an NVMe generic device: its offload would be a
+ * Dataset Management deallocate, which the NVMe specification makes advisory (a drive may
+ * leave some blocks as they were, even with DLFEAT saying deallocated blocks read as
+ * zeroes), and a region recorded unused over old bytes breaks parity unseen; those get
+ * their zeroes written through the ordinary path. The write-hole journal wants every
  * in-place change logged first, so a journaled array always writes its zeroes.
  */
 static bool discard_member_offloads(const struct member *m)
 {
-	const struct member_nvme *n = &m->nvme;
-
-	if (m->fd < 0)
-		return false;
-	if (n->passthru)
-		return n->is_nvme && n->dealloc_zeroes;
-	return true;
+	return m->fd >= 0 && !m->nvme.passthru;
 }
 
 bool discard_can_offload(const struct graid_array *a)
@@ -95,12 +92,8 @@ static int discard_member_ring(struct graid_array *a, struct io_uring *ring, uns
 			break;
 		}
 	}
-	if (m->nvme.is_nvme && m->nvme.dealloc_zeroes &&
-	    (m->nvme.passthru || (m->is_blk && m->nvme.blk_discard)))
-		rc = member_deallocate(m, a->data_offset + off, len);
-	else
-		/* Hole punch on a file, BLKZEROOUT on a block device; writes zeroes if refused. */
-		rc = member_zero_range(m, a->data_offset + off, len);
+	/* Hole punch on a file, BLKZEROOUT on a block device; writes zeroes if refused. */
+	rc = member_zero_range(m, a->data_offset + off, len);
 	if (rc == 0)
 		return 0;
 failed:
