@@ -378,11 +378,35 @@ static void gp_inner(uint32_t count, uint64_t offset, uint64_t *a0, uint64_t *a1
 		*a1 = *a0;
 }
 
-static int gp_zero_call(bool discard, uint64_t len, uint64_t offset)
+/*
+ * Zeroes written as data, for a client that asked for no hole (NBD_CMD_FLAG_NO_HOLE: the
+ * range must stay provisioned): graid_array_write_zeroes() may deallocate.
+ */
+static int gp_write_zero_data(uint64_t len, uint64_t offset)
+{
+	const size_t piece = 1u << 20;
+	void *z;
+	int rc = 0;
+
+	if (posix_memalign(&z, 4096, piece))
+		return -ENOMEM;
+	memset(z, 0, piece);
+	for (uint64_t done = 0; rc == 0 && done < len; done += piece) {
+		size_t n = len - done < piece ? (size_t)(len - done) : piece;
+		ssize_t w = graid_array_write(gp.array, z, n, offset + done);
+
+		rc = w < 0 ? (int)w : 0;
+	}
+	free(z);
+	return rc;
+}
+
+static int gp_zero_call(bool discard, uint64_t len, uint64_t offset, bool may_trim)
 {
 	int rc = len == 0 ? 0
-		 : discard ? graid_array_discard(gp.array, offset, len)
-			   : graid_array_write_zeroes(gp.array, offset, len);
+		 : discard   ? graid_array_discard(gp.array, offset, len)
+		 : may_trim  ? graid_array_write_zeroes(gp.array, offset, len)
+			     : gp_write_zero_data(len, offset);
 
 	if (rc == 0)
 		return 0;
@@ -404,7 +428,7 @@ static int gp_trim(void *handle, uint32_t count, uint64_t offset, uint32_t flags
 	(void)handle, (void)flags;
 	gp_inner(count, offset, &a0, &a1);
 	pthread_rwlock_rdlock(&gp.edge_lock);
-	rc = gp_zero_call(true, a1 - a0, a0);
+	rc = gp_zero_call(true, a1 - a0, a0, true);
 	pthread_rwlock_unlock(&gp.edge_lock);
 	return rc;
 }
@@ -416,7 +440,8 @@ static int gp_zero(void *handle, uint32_t count, uint64_t offset, uint32_t flags
 	uint8_t *z = NULL;
 	int rc = 0;
 
-	(void)handle, (void)flags; /* MAY_TRIM: ours may deallocate anyway; FAST_ZERO: no hint */
+	/* Without MAY_TRIM the client asked for no hole: zeroes are written as data. */
+	(void)handle;
 	gp_inner(count, offset, &a0, &a1);
 	if (a0 != offset || a1 != offset + count) {
 		z = calloc(1, gp.info.block_size);
@@ -437,7 +462,7 @@ static int gp_zero(void *handle, uint32_t count, uint64_t offset, uint32_t flags
 		if (a0 > offset)
 			rc = gp_unaligned(true, z, (uint32_t)(a0 - offset), offset);
 		if (rc == 0)
-			rc = gp_zero_call(false, a1 - a0, a0);
+			rc = gp_zero_call(false, a1 - a0, a0, flags & NBDKIT_FLAG_MAY_TRIM);
 		if (rc == 0 && offset + count > a1)
 			rc = gp_unaligned(true, z, (uint32_t)(offset + count - a1), a1);
 	}

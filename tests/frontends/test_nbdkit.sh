@@ -125,6 +125,8 @@ h.trim(3 * 4096 + 200, base + (3 << 20) + 100)  # the two whole blocks inside on
 zero((3 << 20) + 4096, 2 * 4096)
 h.trim(256 << 10, base + (3 << 20) + (512 << 10))
 zero((3 << 20) + (512 << 10), 256 << 10)
+h.zero(512 << 10, base + (2 << 20) + 8192, nbd.CMD_FLAG_NO_HOLE)  # no hole: zeroes as data
+zero((2 << 20) + 8192, 512 << 10)
 h.flush()
 assert h.pread(4 << 20, base) == bytes(model)
 open("trimzero.bin", "wb").write(model)
