@@ -49,7 +49,7 @@ int array_flush_members(struct graid_array *a, unsigned *failed)
 {
 	unsigned nfailed = 0;
 	/* The discards completed before the members are flushed are the ones it makes durable. */
-	uint64_t live_seq = live_flush_begin(a);
+	struct live_flush live_f = live_flush_begin(a);
 
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		struct member *m = &a->members[i];
@@ -73,7 +73,7 @@ int array_flush_members(struct graid_array *a, unsigned *failed)
 		bitmap_sweep(a);
 		/* Completed discards are durable now: their regions may be recorded unused. */
 		if (!atomic_load(&a->broken))
-			live_sweep(a, live_seq);
+			live_sweep(a, live_f);
 	}
 	if (failed)
 		*failed = nfailed;

@@ -3,7 +3,7 @@
  * The holder's live view, in "UUID.state" beside its lock file (docs/ARRAYS.md, "Status of
  * an array in use"). Text, one item a line, replaced whole (written aside, then renamed):
  *
- *   libgraid-state 1
+ *   libgraid-state 2
  *   uuid 0f1e2d3c-...
  *   owner PID START BOOT-ID HOST
  *   role R STATE COPIED TOTAL OUTAGES BLK CTRL PASSTHRU PATH   (one line per role, R from 0)
@@ -41,7 +41,7 @@ void array_view_publish(struct graid_array *a)
 	owner_self(&me);
 	graid_uuid_format(a->uuid, uuid);
 	graid_uuid_format(me.boot_id, boot);
-	fprintf(f, "libgraid-state 1\nuuid %s\nowner %u %llu %s %s\n", uuid, me.pid,
+	fprintf(f, "libgraid-state 2\nuuid %s\nowner %u %llu %s %s\n", uuid, me.pid,
 		(unsigned long long)me.start, boot, me.host[0] ? me.host : "-");
 	for (unsigned r = 0; r < a->nmembers; r++) {
 		const struct member *m = &a->members[r];
@@ -76,7 +76,7 @@ static bool live_header(FILE *f, const struct graid_array *a, struct graid_sb_ow
 	unsigned version, pid;
 
 	if (!fgets(line, sizeof(line), f) || sscanf(line, "libgraid-state %u", &version) != 1 ||
-	    version != 1)
+	    version != 2)
 		return false;
 	if (!fgets(line, sizeof(line), f) || sscanf(line, "uuid %63s", uuid) != 1 ||
 	    graid_uuid_parse(uuid, id) || memcmp(id, a->uuid, 16))
@@ -122,9 +122,10 @@ void array_view_load(struct graid_array *a)
 			*hr = (struct array_holder_role){ .state = st, .copied = copied,
 							  .total = total, .outages = outages,
 							  .passthru = passthru == 1 };
-			if (strcmp(blk, "-"))
+			/* Names of sysfs entries, nothing else (they are looked up there). */
+			if (strcmp(blk, "-") && !strncmp(blk, "nvme", 4) && !strchr(blk, '/'))
 				snprintf(hr->blk, sizeof(hr->blk), "%s", blk);
-			if (strcmp(ctrl, "-"))
+			if (strcmp(ctrl, "-") && !strncmp(ctrl, "nvme", 4) && !strchr(ctrl, '/'))
 				snprintf(hr->ctrl, sizeof(hr->ctrl), "%s", ctrl);
 			line[strcspn(line, "\n")] = '\0';
 			snprintf(hr->path, sizeof(hr->path), "%s", line + at);

@@ -35,6 +35,7 @@ void live_free(struct graid_array *a)
 	pthread_mutex_destroy(&l->lock);
 	free(l->used);
 	free(l->cand);
+	free(l->cand_seq);
 	free(l->inflight);
 	free(l->last);
 	free(l->disk);
@@ -68,9 +69,11 @@ int live_init(struct graid_array *a, uint64_t offset, uint64_t bytes, uint64_t r
 	pthread_mutex_init(&l->lock, NULL);
 	l->used = calloc(l->nregions, sizeof(*l->used));
 	l->cand = calloc(l->nregions, sizeof(*l->cand));
+	l->cand_seq = calloc(l->nregions, sizeof(*l->cand_seq));
+	atomic_init(&l->flush_epoch, 1);
 	l->inflight = calloc(l->nregions, sizeof(*l->inflight));
 	l->last = calloc(l->nregions, sizeof(*l->last));
-	if (!l->used || !l->cand || !l->inflight || !l->last ||
+	if (!l->used || !l->cand || !l->cand_seq || !l->inflight || !l->last ||
 	    posix_memalign((void **)&l->disk, ARRAY_ALIGN, bytes)) {
 		l->disk = NULL;
 		live_free(a);
@@ -268,6 +271,7 @@ void live_discard_done(struct graid_array *a, uint64_t off, uint64_t len,
 		if (graid__test_live_marking)
 			graid__test_live_marking(a, r);
 #endif
+		atomic_store(&l->cand_seq[r], t->seq);
 		atomic_store(&l->cand[r], LIVE_CAND_DONE);
 		/*
 		 * Look again after marking (all sequentially consistent): a write that started
@@ -283,22 +287,28 @@ void live_discard_done(struct graid_array *a, uint64_t off, uint64_t len,
 void (*graid__test_live_marking)(struct graid_array *a, uint64_t r);
 #endif
 
-uint64_t live_flush_begin(struct graid_array *a)
+struct live_flush live_flush_begin(struct graid_array *a)
 {
 	struct live *l = a->live;
+	struct live_flush f = { 0, 0 };
 
 	if (!l || a->read_only)
-		return 0;
+		return f;
+	/* Epochs 0 and 1 are the other marks: a wrapped counter skips them. */
+	do
+		f.epoch = atomic_fetch_add(&l->flush_epoch, 1) + 1;
+	while (f.epoch < 2);
 	for (uint64_t r = 0; r < l->nregions; r++) {
-		uint8_t done = LIVE_CAND_DONE;
+		uint32_t done = LIVE_CAND_DONE;
 
 		/* A write that clears the mark meanwhile wins: the exchange then fails. */
-		atomic_compare_exchange_strong(&l->cand[r], &done, LIVE_CAND_FLUSHING);
+		atomic_compare_exchange_strong(&l->cand[r], &done, f.epoch);
 	}
-	return atomic_load(&l->seq);
+	f.seq = atomic_load(&l->seq);
+	return f;
 }
 
-void live_sweep(struct graid_array *a, uint64_t flush_seq)
+void live_sweep(struct graid_array *a, struct live_flush f)
 {
 	struct live *l = a->live;
 	uint64_t first = UINT64_MAX, last = 0;
@@ -307,18 +317,24 @@ void live_sweep(struct graid_array *a, uint64_t flush_seq)
 		return;
 	pthread_mutex_lock(&l->lock);
 	for (uint64_t r = 0; r < l->nregions; r++) {
-		uint8_t flushing = LIVE_CAND_FLUSHING;
+		uint32_t stamp = atomic_load(&l->cand[r]);
 
-		/* Only what this flush promoted: a later discard's zeroes are not durable yet. */
-		if (!atomic_compare_exchange_strong(&l->cand[r], &flushing, 0))
+		/*
+		 * Only what a flush of this epoch or an earlier one promoted (serial-number
+		 * compare): a discard that completed after this flush began waits for a flush
+		 * that began after it.
+		 */
+		if (stamp < 2 || (int32_t)(f.epoch - stamp) < 0 ||
+		    !atomic_compare_exchange_strong(&l->cand[r], &stamp, 0))
 			continue;
 		atomic_store(&l->used[r], 0);
 		/*
-		 * A write that began since the flush began keeps it, finished or not: it counted
+		 * A write numbered after the discard looked keeps it, finished or not: it counted
 		 * itself in flight and numbered itself before it looked at used (see
 		 * live_start_write), so one that saw used still 1 is seen here.
 		 */
-		if (atomic_load(&l->inflight[r]) || atomic_load(&l->last[r]) > flush_seq) {
+		if (atomic_load(&l->inflight[r]) || atomic_load(&l->last[r]) > f.seq ||
+		    atomic_load(&l->last[r]) > atomic_load(&l->cand_seq[r])) {
 			atomic_store(&l->used[r], 1);
 			continue;
 		}

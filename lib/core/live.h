@@ -18,7 +18,9 @@ struct live {
 	uint64_t region_stripes;         /* stripes (bitmap numbering) per bit */
 	uint64_t nregions;
 	_Atomic uint8_t *used;           /* per region: 1 used (and on disk), 0 unused */
-	_Atomic uint8_t *cand;           /* per region: LIVE_CAND_* (0: none) */
+	_Atomic uint32_t *cand;          /* per region: 0 none, LIVE_CAND_DONE, or a flush epoch */
+	_Atomic uint64_t *cand_seq;      /* per region: the write sequence its discard saw */
+	_Atomic uint32_t flush_epoch;    /* the last epoch a flush took (live_flush_begin) */
 	atomic_uint *inflight;           /* per region: data writes in flight */
 	_Atomic uint64_t *last;          /* per region: seq of the last data write started */
 	_Atomic uint64_t seq;
@@ -28,12 +30,13 @@ struct live {
 
 /*
  * A region wholly discarded goes through two marks before it is recorded unused: DONE when
- * the discard completed, FLUSHING when a flush began after that (live_flush_begin). Only
- * that flush's sweep may clear it: its member flushes ran after the discard completed, so
- * the zeroes are durable. A data write that starts clears either mark.
+ * the discard completed, then the epoch of the first flush that began after that
+ * (live_flush_begin). Only a flush of that epoch or a later one may clear it: its member
+ * flushes ran after the discard completed, so the zeroes are durable, whichever flushes
+ * overlap. A data write that starts clears either mark, and one numbered after the
+ * discard's look (cand_seq) keeps the region used even if it stalled before clearing it.
  */
 #define LIVE_CAND_DONE 1u
-#define LIVE_CAND_FLUSHING 2u
 
 /* What a discard saw when it was queued (live_discard_begin). */
 struct live_token {
@@ -70,12 +73,16 @@ extern void (*graid__test_live_marking)(struct graid_array *a, uint64_t r);
  * Before a flush's member flushes: promote the discards completed so far, and return the
  * write sequence now (live_sweep's argument).
  */
-uint64_t live_flush_begin(struct graid_array *a);
+struct live_flush {
+	uint64_t seq;                    /* the write sequence when the flush began */
+	uint32_t epoch;                  /* its epoch (>= 2) */
+};
+struct live_flush live_flush_begin(struct graid_array *a);
 /*
  * After those member flushes: record unused the regions promoted by live_flush_begin that
  * no data write has touched since (@p flush_seq), on disk too.
  */
-void live_sweep(struct graid_array *a, uint64_t flush_seq);
+void live_sweep(struct graid_array *a, struct live_flush f);
 
 /* Whether stripe @p stripe (bitmap numbering: array chunks on RAID-10) is in an unused region. */
 static inline bool live_stripe_unused(const struct graid_array *a, uint64_t stripe)
