@@ -231,6 +231,10 @@ uint64_t stripe_release_seq(struct graid_array *a);
 /* queue.c: used by the synchronous calls. */
 struct graid_queue *array_queue_get(struct graid_array *a);
 void array_queue_put(struct graid_array *a, struct graid_queue *q);
+/* The synchronous calls: one request on a pooled queue, waited for. Its result or -errno. */
+enum array_sync_kind { SYNC_READ, SYNC_WRITE, SYNC_DISCARD, SYNC_ZEROES };
+int64_t array_sync_request(struct graid_array *a, enum array_sync_kind kind, void *buf,
+			   uint64_t len, uint64_t offset);
 /* Wait for the one request of a synchronous call; never returns while it is queued. */
 int array_queue_sync_wait(struct graid_array *a, struct graid_queue *q,
 			  struct graid_completion *c);

@@ -14,23 +14,9 @@
 static ssize_t api_sync_io(struct graid_array *a, uint8_t *buf, size_t len, uint64_t offset,
 			   bool write)
 {
-	struct graid_completion c;
-	struct graid_queue *q;
-	int rc;
+	int64_t rc = array_sync_request(a, write ? SYNC_WRITE : SYNC_READ, buf, len, offset);
 
-	if (!a)
-		return -EINVAL;
-	q = array_queue_get(a);
-	if (!q)
-		return -ENOMEM;
-	rc = write ? graid_queue_write(q, buf, len, offset, 0)
-		   : graid_queue_read(q, buf, len, offset, 0);
-	if (rc == 0)
-		rc = array_queue_sync_wait(a, q, &c);
-	array_queue_put(a, q);
-	if (rc)
-		return rc;
-	return c.result < 0 ? (ssize_t)c.result : (ssize_t)len;
+	return rc < 0 ? (ssize_t)rc : (ssize_t)len;
 }
 
 GRAID_API ssize_t graid_array_read(struct graid_array *a, void *buf, size_t len,

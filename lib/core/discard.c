@@ -104,23 +104,9 @@ failed:
 /* The synchronous calls: one zero request on a pooled queue, as graid_array_write. */
 static ssize_t discard_sync(struct graid_array *a, uint64_t offset, uint64_t len, bool discard)
 {
-	struct graid_completion c;
-	struct graid_queue *q;
-	int rc;
+	int64_t rc = array_sync_request(a, discard ? SYNC_DISCARD : SYNC_ZEROES, NULL, len, offset);
 
-	if (!a)
-		return -EINVAL;
-	q = array_queue_get(a);
-	if (!q)
-		return -ENOMEM;
-	rc = discard ? graid_queue_discard(q, offset, len, 0)
-		     : graid_queue_write_zeroes(q, offset, len, 0);
-	if (rc == 0)
-		rc = array_queue_sync_wait(a, q, &c);
-	array_queue_put(a, q);
-	if (rc)
-		return rc;
-	return c.result < 0 ? (int)c.result : 0;
+	return rc < 0 ? (ssize_t)rc : 0;
 }
 
 GRAID_API int graid_array_discard(struct graid_array *a, uint64_t offset, uint64_t len)

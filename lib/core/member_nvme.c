@@ -22,26 +22,6 @@
 #include "member_path.h"
 #include "nvme_cmd.h"
 
-/* The last component of a sysfs link, or "" (n bytes at most). */
-static void nvme_link_base(const char *link, char *out, size_t len)
-{
-	char target[PATH_MAX];
-	ssize_t n = readlink(link, target, sizeof(target) - 1);
-	const char *b;
-
-	out[0] = '\0';
-	if (n <= 0)
-		return;
-	target[n] = '\0';
-	b = strrchr(target, '/');
-	b = b ? b + 1 : target;
-	n = (ssize_t)strlen(b);
-	if ((size_t)n >= len)
-		n = (ssize_t)len - 1;
-	memcpy(out, b, (size_t)n);
-	out[n] = '\0';
-}
-
 /*
  * For the generic char device @rdev ("ngXnY": X the controller's instance, Y the
  * namespace's): its controller ("nvmeX") and the block device of the same namespace. That is
@@ -58,11 +38,11 @@ static void nvme_generic_names(dev_t rdev, char *ctrl, size_t clen, char *blk, s
 
 	ctrl[0] = blk[0] = '\0';
 	snprintf(link, sizeof(link), "/sys/dev/char/%u:%u", major(rdev), minor(rdev));
-	nvme_link_base(link, name, sizeof(name));
+	member_sysfs_link_base(link, name, sizeof(name));
 	if (sscanf(name, "ng%un%u", &x, &y) != 2)
 		return;
 	snprintf(link, sizeof(link), "/sys/dev/char/%u:%u/device", major(rdev), minor(rdev));
-	nvme_link_base(link, ctrl, clen);
+	member_sysfs_link_base(link, ctrl, clen);
 	if (!ctrl[0])
 		return;
 	snprintf(dir, sizeof(dir), "/sys/class/nvme/%.31s", ctrl);
@@ -130,7 +110,7 @@ static void nvme_ctrl_name(const char *blk, char *out, size_t len)
 	char link[PATH_MAX];
 
 	snprintf(link, sizeof(link), "/sys/block/%s/device", blk);
-	nvme_link_base(link, out, len);
+	member_sysfs_link_base(link, out, len);
 }
 
 /* The namespace UUID sysfs shows ("xxxxxxxx-xxxx-..."), or zeroes. */
@@ -324,7 +304,7 @@ int member_nvme_identify(struct member *m, const struct stat *st)
 
 			snprintf(link, sizeof(link), "/sys/dev/block/%u:%u", major(st->st_rdev),
 				 minor(st->st_rdev));
-			nvme_link_base(link, blk, sizeof(blk));
+			member_sysfs_link_base(link, blk, sizeof(blk));
 		}
 		rc = nvme_identify_fd(m, m->fd, S_ISCHR(st->st_mode), blk);
 		if (ctrl[0])

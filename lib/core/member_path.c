@@ -35,8 +35,7 @@ static bool sysfs_line(const char *path, char *out, size_t len)
 	return true;
 }
 
-/* The last component of a sysfs link, or "". */
-static void sysfs_link_base(const char *link, char *out, size_t len)
+void member_sysfs_link_base(const char *link, char *out, size_t len)
 {
 	char target[PATH_MAX];
 	ssize_t n = readlink(link, target, sizeof(target) - 1);
@@ -149,7 +148,7 @@ void member_paths_read_names(const char *blk, const char *ctrl, bool passthru,
 		return;
 	}
 	snprintf(link, sizeof(link), "/sys/block/%.40s/device", blk);
-	sysfs_link_base(link, parent, sizeof(parent));
+	member_sysfs_link_base(link, parent, sizeof(parent));
 	if (!strncmp(parent, "nvme-subsys", 11))
 		paths_of_subsystem(p, parent); /* a multipath head */
 	else if (is_ctrl_name(parent))

@@ -31,6 +31,9 @@ enum member_reach {
 	REACH_GONE,         /* no controller is left (deleted past its ctrl_loss_tmo) */
 };
 
+/* The last component of the sysfs link @p link ("" when it is none), @p len bytes at most. */
+void member_sysfs_link_base(const char *link, char *out, size_t len);
+
 /* Read the member's paths now (sysfs; the "faulty:fabric-state=" model in test builds). */
 void member_paths_read(const struct member *m, struct member_paths *p);
 

@@ -781,6 +781,30 @@ int array_queue_sync_wait(struct graid_array *a, struct graid_queue *q,
 	}
 }
 
+int64_t array_sync_request(struct graid_array *a, enum array_sync_kind kind, void *buf,
+			   uint64_t len, uint64_t offset)
+{
+	struct graid_completion c;
+	struct graid_queue *q;
+	int rc;
+
+	if (!a)
+		return -EINVAL;
+	q = array_queue_get(a);
+	if (!q)
+		return -ENOMEM;
+	switch (kind) {
+	case SYNC_READ: rc = graid_queue_read(q, buf, (size_t)len, offset, 0); break;
+	case SYNC_WRITE: rc = graid_queue_write(q, buf, (size_t)len, offset, 0); break;
+	case SYNC_DISCARD: rc = graid_queue_discard(q, offset, len, 0); break;
+	default: rc = graid_queue_write_zeroes(q, offset, len, 0); break;
+	}
+	if (rc == 0)
+		rc = array_queue_sync_wait(a, q, &c);
+	array_queue_put(a, q);
+	return rc ? rc : c.result;
+}
+
 void array_queue_put(struct graid_array *a, struct graid_queue *q)
 {
 	if (q->retired)
