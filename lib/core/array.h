@@ -181,6 +181,13 @@ int member_deallocate(struct member *m, uint64_t off, uint64_t len);
 int member_init_data_areas(struct graid_array *a);
 /* Synchronous whole transfer at `off` bytes from the member's start (metadata, journal). */
 int member_pio(struct member *m, void *buf, size_t len, uint64_t off, bool write);
+/*
+ * Make the metadata area [off, off+bytes) of the member equal @p img (bitmap, live-data map):
+ * its copy is read into @p scratch and only the 4 KiB blocks that differ are written,
+ * durably (all of them when the copy cannot be read). 0 or -errno.
+ */
+int member_area_match(struct member *m, const uint8_t *img, uint8_t *scratch, uint64_t off,
+		      uint64_t bytes);
 /* Write and make it durable before returning (superblocks, journal records). */
 int member_write_durable(struct member *m, void *buf, size_t len, uint64_t off);
 

@@ -138,21 +138,12 @@ int bitmap_write_all(struct graid_array *a)
 	pthread_mutex_lock(&b->lock);
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		struct member *m = &a->members[i];
-		bool known;
 
 		if (m->fd < 0 || !array_role_writable(a, i))
 			continue;
-		known = member_pio(m, cur, b->bytes, b->offset, false) == 0;
-		for (uint64_t blk = 0; blk < b->bytes / ARRAY_ALIGN; blk++) {
-			uint64_t at = blk * ARRAY_ALIGN;
-
-			if (known && !memcmp(cur + at, b->disk + at, ARRAY_ALIGN))
-				continue;
-			if (member_write_durable(m, b->disk + at, ARRAY_ALIGN, b->offset + at)) {
-				graid__log(GRAID_LOG_ERR, "member %u: bitmap write failed", i);
-				rc = -EIO;
-				break;
-			}
+		if (member_area_match(m, b->disk, cur, b->offset, b->bytes)) {
+			graid__log(GRAID_LOG_ERR, "member %u: bitmap write failed", i);
+			rc = -EIO;
 		}
 	}
 	pthread_mutex_unlock(&b->lock);

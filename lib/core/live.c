@@ -160,21 +160,12 @@ int live_write_all(struct graid_array *a)
 	pthread_mutex_lock(&l->lock);
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		struct member *m = &a->members[i];
-		bool known;
 
 		if (m->fd < 0 || !array_role_writable(a, i))
 			continue;
-		known = member_pio(m, cur, l->bytes, l->offset, false) == 0;
-		for (uint64_t blk = 0; blk < l->bytes / ARRAY_ALIGN; blk++) {
-			uint64_t at = blk * ARRAY_ALIGN;
-
-			if (known && !memcmp(cur + at, l->disk + at, ARRAY_ALIGN))
-				continue;
-			if (member_write_durable(m, l->disk + at, ARRAY_ALIGN, l->offset + at)) {
-				graid__log(GRAID_LOG_ERR, "member %u: live-data map write failed", i);
-				rc = -EIO;
-				break;
-			}
+		if (member_area_match(m, l->disk, cur, l->offset, l->bytes)) {
+			graid__log(GRAID_LOG_ERR, "member %u: live-data map write failed", i);
+			rc = -EIO;
 		}
 	}
 	pthread_mutex_unlock(&l->lock);

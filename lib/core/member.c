@@ -256,6 +256,23 @@ int member_write_durable(struct member *m, void *buf, size_t len, uint64_t off)
 }
 
 /* Zero [off, off+len): deallocate where the device can, write zeroes where it cannot. */
+int member_area_match(struct member *m, const uint8_t *img, uint8_t *scratch, uint64_t off,
+		      uint64_t bytes)
+{
+	bool known = member_pio(m, scratch, bytes, off, false) == 0;
+
+	for (uint64_t at = 0; at < bytes; at += ARRAY_ALIGN) {
+		int rc;
+
+		if (known && !memcmp(scratch + at, img + at, ARRAY_ALIGN))
+			continue;
+		rc = member_write_durable(m, (void *)(uintptr_t)(img + at), ARRAY_ALIGN, off + at);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 int member_zero_range(struct member *m, uint64_t off, uint64_t len)
 {
 	const size_t piece = 1u << 20;
