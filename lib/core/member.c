@@ -16,6 +16,7 @@
 
 #include "array.h"
 #include "member_path.h"
+#include "signals.h"
 
 int member_open(struct member *m, const char *path, bool exclusive)
 {
@@ -205,9 +206,13 @@ int member_pio(struct member *m, void *buf, size_t len, uint64_t off, bool write
 		return member_nvme_rw(m, buf, len, off, write);
 
 	while (done < len) {
-		ssize_t n = write ? pwrite(m->fd, (char *)buf + done, len - done, (off_t)(off + done))
-				  : pread(m->fd, (char *)buf + done, len - done, (off_t)(off + done));
+		struct sigpipe_guard g;
+		ssize_t n;
 
+		sigpipe_guard_begin(&g);
+		n = write ? pwrite(m->fd, (char *)buf + done, len - done, (off_t)(off + done))
+			  : pread(m->fd, (char *)buf + done, len - done, (off_t)(off + done));
+		sigpipe_guard_end(&g);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -283,9 +288,14 @@ int member_zero_range(struct member *m, uint64_t off, uint64_t len)
 		/* No Write Zeroes command here: zeroes are written below, in MDTS-sized pieces. */
 	} else if (m->is_blk) {
 		uint64_t range[2] = { off, len };
+		struct sigpipe_guard g;
 
-		if (ioctl(m->fd, BLKZEROOUT, range) == 0)
+		sigpipe_guard_begin(&g);
+		rc = ioctl(m->fd, BLKZEROOUT, range);
+		sigpipe_guard_end(&g);
+		if (rc == 0)
 			return 0;
+		rc = 0;
 	} else if (fallocate(m->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off,
 			     (off_t)len) == 0) {
 		return 0;
@@ -302,11 +312,17 @@ int member_zero_range(struct member *m, uint64_t off, uint64_t len)
 
 int member_flush(struct member *m)
 {
+	struct sigpipe_guard g;
+	int rc;
+
 	if (m->fault && fault_flush_fails(m->fault))
 		return -EIO;
 	if (m->nvme.passthru)
 		return member_nvme_flush(m);
-	return fdatasync(m->fd) ? -errno : 0;
+	sigpipe_guard_begin(&g);
+	rc = fdatasync(m->fd) ? -errno : 0;
+	sigpipe_guard_end(&g);
+	return rc;
 }
 
 bool member_dealloc_zeroes(const struct member *m)
@@ -354,8 +370,11 @@ int member_deallocate(struct member *m, uint64_t off, uint64_t len)
 		rc = member_nvme_deallocate(m, off, len);
 	} else if (m->is_blk) {
 		uint64_t range[2] = { off, len };
+		struct sigpipe_guard g;
 
+		sigpipe_guard_begin(&g);
 		rc = ioctl(m->fd, BLKDISCARD, range) ? -errno : 0;
+		sigpipe_guard_end(&g);
 	} else {
 		rc = fallocate(m->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off,
 			       (off_t)len) ? -errno : 0;

@@ -6,6 +6,7 @@
 
 #include "member_batch.h"
 #include "member_io.h"
+#include "signals.h"
 
 #define MBATCH_RING 256u
 /* Half the ring: a stalled member's I/O takes two entries. */
@@ -73,6 +74,7 @@ static void mbatch_break(struct mbatch *mb, int rc);
  */
 static void mbatch_fill(struct mbatch *mb)
 {
+	struct sigpipe_guard guard;
 	int rc;
 
 	for (unsigned i = 0; i < mb->nactive; i++) {
@@ -98,7 +100,9 @@ static void mbatch_fill(struct mbatch *mb)
 	}
 	if (!io_uring_sq_ready(&mb->ring))
 		return;
+	sigpipe_guard_begin(&guard);
 	rc = io_uring_submit(&mb->ring);
+	sigpipe_guard_end(&guard);
 	if (rc < 0 && rc != -EAGAIN && rc != -EBUSY && rc != -ENOMEM && rc != -EINTR)
 		mbatch_break(mb, rc);
 }

@@ -16,6 +16,7 @@
 #include "array.h"
 #include "member_io.h"
 #include "nvme_cmd.h"
+#include "signals.h"
 
 /*
  * How long member_ring_submit() keeps asking a kernel that says "try again": the ring being
@@ -35,7 +36,11 @@ int member_ring_submit(struct io_uring *ring, unsigned wait_nr)
 	int rc;
 
 	for (;;) {
+		struct sigpipe_guard g;
+
+		sigpipe_guard_begin(&g);
 		rc = wait_nr ? io_uring_submit_and_wait(ring, wait_nr) : io_uring_submit(ring);
+		sigpipe_guard_end(&g);
 		if (rc >= 0 || !mio_submit_transient(rc))
 			break;
 		if (!start) {

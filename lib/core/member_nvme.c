@@ -20,6 +20,7 @@
 
 #include "array.h"
 #include "member_path.h"
+#include "signals.h"
 #include "nvme_cmd.h"
 
 /*
@@ -155,6 +156,8 @@ static void nvme_paths_note(struct member *m)
 
 	member_paths_read(m, &p);
 	m->nvme.fabric = p.fabric;
+	if (p.fabric)
+		signals_note_fabric();
 	if (p.ctrl[0] && !strncmp(m->nvme.ctrl, "nvme-subsys", 11))
 		snprintf(m->nvme.ctrl, sizeof(m->nvme.ctrl), "%s", p.ctrl);
 }
@@ -306,7 +309,12 @@ int member_nvme_identify(struct member *m, const struct stat *st)
 				 minor(st->st_rdev));
 			member_sysfs_link_base(link, blk, sizeof(blk));
 		}
+		struct sigpipe_guard g;
+
+		/* Admin commands go over the same connection; the transport is not known yet. */
+		sigpipe_guard_begin_always(&g);
 		rc = nvme_identify_fd(m, m->fd, S_ISCHR(st->st_mode), blk);
+		sigpipe_guard_end(&g);
 		if (ctrl[0])
 			snprintf(m->nvme.ctrl, sizeof(m->nvme.ctrl), "%s", ctrl);
 
@@ -352,13 +360,18 @@ static int nvme_sync_cmd(struct member *m, const struct nvme_uring_cmd *uc, cons
 		.cdw14 = uc->cdw14,
 		.cdw15 = uc->cdw15,
 	};
+	struct sigpipe_guard g;
 	int rc;
 
+	sigpipe_guard_begin(&g);
 	do
 		rc = ioctl(m->fd, NVME_IOCTL_IO_CMD, &pc);
 	while (rc < 0 && errno == EINTR);
 	if (rc < 0)
-		return -errno;
+		rc = -errno;
+	sigpipe_guard_end(&g);
+	if (rc < 0)
+		return rc;
 	if (rc > 0) {
 		int err = nvme_status_errno(rc);
 

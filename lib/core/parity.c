@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "signals.h"
 
 /* Everything the engines are promised by graid_backend.h is established here, once. */
 static int parity_check_args(const struct graid_backend *be, unsigned ndata,
@@ -140,7 +141,7 @@ static struct split_worker *parity_worker(struct graid_backend *be)
 		pthread_mutex_init(&w->lock, NULL);
 		pthread_cond_init(&w->cond, NULL);
 		w->cpu = be->fallback;
-		if (pthread_create(&w->thread, NULL, split_worker_main, w)) {
+		if (graid__thread_create(&w->thread, NULL, split_worker_main, w)) {
 			free(w);
 			w = NULL;
 		}

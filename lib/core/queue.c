@@ -6,6 +6,7 @@
 
 #include "journal.h"
 #include "queue.h"
+#include "signals.h"
 
 /* Member I/Os a queue may have in flight bound its stripe operations (the CQ must not overflow). */
 #define QUEUE_SQ_ENTRIES 1024u
@@ -479,6 +480,7 @@ static bool queue_unpark(struct graid_queue *q)
  */
 static int queue_progress(struct graid_queue *q)
 {
+	struct sigpipe_guard g;
 	int rc;
 
 	queue_pump(q);
@@ -487,7 +489,9 @@ static int queue_progress(struct graid_queue *q)
 	queue_sweep(q);
 	if (!io_uring_sq_ready(&q->ring))
 		return 0;
+	sigpipe_guard_begin(&g);
 	rc = io_uring_submit(&q->ring);
+	sigpipe_guard_end(&g);
 	return rc < 0 ? rc : 0;
 }
 

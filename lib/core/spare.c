@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "bitmap.h"
+#include "signals.h"
 
 static void *spare_thread_main(void *arg)
 {
@@ -59,7 +60,7 @@ int array_spare_thread_start(struct graid_array *a)
 
 	if (a->spare_thread_started)
 		return 0;
-	rc = pthread_create(&a->spare_thread, NULL, spare_thread_main, a);
+	rc = graid__thread_create(&a->spare_thread, NULL, spare_thread_main, a);
 	if (rc)
 		return -rc;
 	a->spare_thread_started = true;
