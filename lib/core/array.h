@@ -133,6 +133,7 @@ struct graid_array {
 	bool spare_thread_started;
 	pthread_cond_t spare_cond;     /* signalled (under meta_lock) when a spare takes over */
 	bool spare_work;
+	bool takeover_due;             /* a member failed in the I/O path: the worker hands out spares */
 	unsigned nspares;
 	struct member spares[GRAID_MAX_SPARES];
 	pthread_mutex_t event_lock;
@@ -333,9 +334,26 @@ struct mbio {
 	unsigned cost;       /* ring entries it took: NVMe passthrough splits at the MDTS */
 };
 
-/* rebuild.c and spare.c */
+/* roles.c: a device into a role. */
 int member_attach(struct graid_array *a, struct member *m, const char *path);
+/* A hot spare takes @p role if it is failed or missing; meta_lock held. */
 void array_spare_takeover(struct graid_array *a, unsigned role);
+/* The same for every role; meta_lock held. */
+void array_roles_takeover(struct graid_array *a);
+
+/*
+ * member_fail.c, from the I/O path: a role failed and a spare may take it. Only marks the
+ * work and wakes the worker, which does the takeover (roles.c); meta_lock held.
+ */
+static inline void array_worker_takeover(struct graid_array *a)
+{
+	if (a->nspares) {
+		a->takeover_due = true;
+		pthread_cond_signal(&a->spare_cond);
+	}
+}
+
+/* spare.c: the array's worker. */
 void array_spare_stop(struct graid_array *a);
 int array_spare_thread_start(struct graid_array *a);
 /* Have the background thread (started if need be) rebuild what is REBUILDING; meta_lock held. */

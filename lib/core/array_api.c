@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The synchronous array calls (built on a queue), flush, close and the info calls. */
+/* The synchronous array calls (read, write, discard, write-zeroes), flush, close, info. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,40 +31,22 @@ GRAID_API ssize_t graid_array_write(struct graid_array *a, const void *buf, size
 	return api_sync_io(a, (uint8_t *)(uintptr_t)buf, len, offset, true);
 }
 
-int array_flush_members(struct graid_array *a, unsigned *failed)
+/* The synchronous calls: one zero request on a pooled queue, as graid_array_write. */
+static ssize_t discard_sync(struct graid_array *a, uint64_t offset, uint64_t len, bool discard)
 {
-	unsigned nfailed = 0;
-	/* The discards completed before the members are flushed are the ones it makes durable. */
-	struct live_flush live_f = live_flush_begin(a);
+	int64_t rc = array_sync_request(a, discard ? SYNC_DISCARD : SYNC_ZEROES, NULL, len, offset);
 
-	for (unsigned i = 0; i < a->nmembers; i++) {
-		struct member *m = &a->members[i];
-		int err;
+	return rc < 0 ? (ssize_t)rc : 0;
+}
 
-		/* Members being rebuilt too: journal checkpoints void their entries after this. */
-		if (m->fd < 0 || !array_role_writable(a, i))
-			continue;
-		/* fdatasync, or the NVMe Flush command on a generic device (docs/NVME.md). */
-		err = member_flush(m);
-		if (err) {
-			array_member_failed(a, i, err);
-			nfailed++;
-		}
-	}
-	/*
-	 * Every completed write is durable now: quiet regions can lose their marks. Not from a
-	 * read-only handle: it writes nothing, and the marks it loaded may be a live writer's.
-	 */
-	if (!a->read_only) {
-		bitmap_sweep(a);
-		/* Completed discards are durable now: their regions may be recorded unused. */
-		if (!atomic_load(&a->broken))
-			live_sweep(a, live_f);
-	}
-	if (failed)
-		*failed = nfailed;
-	/* A member that failed to flush is out; the survivors hold the data. */
-	return atomic_load(&a->broken) ? -EIO : 0;
+GRAID_API int graid_array_discard(struct graid_array *a, uint64_t offset, uint64_t len)
+{
+	return (int)discard_sync(a, offset, len, true);
+}
+
+GRAID_API int graid_array_write_zeroes(struct graid_array *a, uint64_t offset, uint64_t len)
+{
+	return (int)discard_sync(a, offset, len, false);
 }
 
 GRAID_API int graid_array_flush(struct graid_array *a)

@@ -194,6 +194,12 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
 		rc = journal_reset(a); /* a reused device may hold an old log */
 	if (rc == 0)
 		rc = array_write_superblocks(a, 0);
+	if (rc == 0) {
+		/* The worker: spares, catch-ups, unreachable members' controllers (spare.c). */
+		pthread_mutex_lock(&a->meta_lock);
+		rc = array_spare_thread_start(a);
+		pthread_mutex_unlock(&a->meta_lock);
+	}
 	if (rc)
 		goto fail;
 	graid__log(GRAID_LOG_NOTICE, "created RAID-%d of %u members, %llu bytes, chunk %u",

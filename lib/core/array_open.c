@@ -289,7 +289,8 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 		goto out;
 	pthread_mutex_lock(&a->meta_lock);
 	rc = array_write_superblocks(a, 0);
-	if (rc == 0 && a->nspares)
+	/* The worker: spares, catch-ups, unreachable members' controllers (spare.c). */
+	if (rc == 0)
 		rc = array_spare_thread_start(a);
 	/*
 	 * A member given but unreachable (its superblock unreadable while its controllers
@@ -301,8 +302,8 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 			graid__log(GRAID_LOG_WARNING, "open: a member given is unreachable: no spare "
 						      "takes a missing role at this open");
 	} else {
-		for (unsigned r = 0; rc == 0 && r < a->nmembers && a->nspares; r++)
-			array_spare_takeover(a, r);
+		if (rc == 0)
+			array_roles_takeover(a);
 	}
 	/* Members that came back are brought up to date in the background, as spares are. */
 	if (rc == 0 && returns)

@@ -19,53 +19,6 @@
 /* How often the worker looks at unreachable members' controllers. */
 #define REACH_POLL_NS (250u * 1000 * 1000)
 
-/*
- * An I/O of @p role failed and the role was active or being rebuilt: take it out as
- * unreachable instead of failed when its controllers say the path, not the drive, is lost.
- * meta_lock held; true when it did.
- */
-bool array_member_unreachable(struct graid_array *a, unsigned role, int err)
-{
-	struct member *m = &a->members[role];
-	uint8_t state[GRAID_MAX_MEMBERS];
-	struct member_paths p;
-	int st = atomic_load(&m->state);
-
-	if (a->read_only || (st != GRAID_MEMBER_ACTIVE && st != GRAID_MEMBER_REBUILDING))
-		return false;
-	/*
-	 * Only while the others carry the array. One role out too many (RAID-0's first) fails
-	 * as before: the array stops, and those members stay recorded failed with their own
-	 * superblocks in sync, which is what a forced assembly takes back once the path is
-	 * healed (a member recorded missing and marked rebuilding could not be forced).
-	 */
-	for (unsigned r = 0; r < a->nmembers; r++)
-		state[r] = (uint8_t)atomic_load(&a->members[r].state);
-	state[role] = GRAID_MEMBER_UNREACHABLE;
-	if (!array_roles_survivable(a, state))
-		return false;
-	if (member_reach(m, &p) != REACH_RECONNECTING)
-		return false;
-	/* A full rebuild cut short starts again whole; a catch-up only copies marks again. */
-	m->reach_full = st == GRAID_MEMBER_REBUILDING && !m->catchup;
-	atomic_store(&m->state, GRAID_MEMBER_UNREACHABLE);
-	m->outages++;
-	a->events++;
-	m->left_events = a->events;
-	array_recount(a);
-	array_write_superblocks(a, 0);
-	graid__log(GRAID_LOG_WARNING, "member %u (%s) unreachable: %s (controller %s, %s %s, %s); "
-				      "array continues degraded, writes recorded for its catch-up",
-		   role, m->path, graid_strerror(err), p.ctrl, p.transport, p.address, p.state);
-	array_event(a, GRAID_EVENT_MEMBER_UNREACHABLE, (int)role, err, 0, 0);
-	/* The worker watches its controllers. */
-	if (array_spare_thread_start(a))
-		graid__log(GRAID_LOG_ERR, "member %u: no worker thread to watch for its return; "
-					  "reopen the array when it is reachable", role);
-	pthread_cond_signal(&a->spare_cond);
-	return true;
-}
-
 /* Its controller is live again and its superblock says it is still this role's device. */
 static void reach_return(struct graid_array *a, unsigned role)
 {

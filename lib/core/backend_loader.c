@@ -72,7 +72,7 @@ static const char *loader_default_dir(const char *name, char *buf, size_t len)
 {
 	Dl_info self;
 
-	if (dladdr((void *)graid_backend_open, &self) && self.dli_fname &&
+	if (dladdr((void *)graid__ops_validate, &self) && self.dli_fname &&
 	    !strncmp(self.dli_fname, GRAID_BUILD_ROOT "/", strlen(GRAID_BUILD_ROOT) + 1)) {
 		snprintf(buf, len, "%s/lib/backends/%s", GRAID_BUILD_ROOT, name);
 		return buf;

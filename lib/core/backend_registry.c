@@ -178,39 +178,12 @@ int graid__backend_open_ops(const struct graid_backend_ops *ops, void *dl,
 	return 0;
 }
 
-GRAID_API int graid_backend_open(const char *name, struct graid_backend **out)
+int graid__backend_open_named(const char *name, struct graid_backend **out)
 {
 	const struct graid_backend_ops *ops;
-	char chosen[32];
 	void *dl;
 	int rc;
 
-	if (!out)
-		return -EINVAL;
-	graid__fork_safe();
-	if (!name) {
-		name = getenv("GRAID_BACKEND");
-		if (!name || !*name)
-			name = "auto";
-	}
-	if (!strcmp(name, "auto")) {
-		rc = graid__select_auto(chosen, sizeof(chosen));
-		if (rc)
-			return rc;
-		rc = graid_backend_open(chosen, out);
-		if (rc == -ENODEV && strcmp(chosen, "isal") && strcmp(chosen, "ref")) {
-			/* Measured usable, but not now (a forked child, a device gone): the CPU. */
-			graid__log(GRAID_LOG_NOTICE, "auto: %s cannot be opened now; using the CPU "
-						     "engine", chosen);
-			rc = graid_backend_open("isal", out);
-			if (rc)
-				rc = graid_backend_open("ref", out);
-		}
-		/* An accelerator picked by auto shares work with the CPU by batch size. */
-		if (rc == 0 && ((*out)->flags & GRAID_BACKEND_F_ACCELERATOR) && (*out)->fallback)
-			graid__route_measure(*out);
-		return rc;
-	}
 	if (!registry_name_ok(name)) {
 		graid__log(GRAID_LOG_ERR, "engine name \"%s\" is not a valid engine name", name);
 		return -EINVAL;
@@ -268,7 +241,7 @@ GRAID_API const char *graid_backend_name(const struct graid_backend *be)
 	return be ? be->ops->name : "(null)";
 }
 
-static void registry_describe(const char *name, struct graid_backend_desc *d)
+void graid__backend_describe(const char *name, struct graid_backend_desc *d)
 {
 	struct graid_backend_info info = { .struct_size = sizeof(info) };
 	const struct graid_backend_ops *ops;
@@ -292,23 +265,4 @@ static void registry_describe(const char *name, struct graid_backend_desc *d)
 			 "plugin libgraid-backend-%s.so not found (not built or not installed)",
 			 name);
 	}
-	d->gen_gbps = graid__measured_gbps(name);
-}
-
-GRAID_API int graid_backend_list(struct graid_backend_desc *descs, unsigned max,
-				 unsigned flags)
-{
-	unsigned n = 0;
-
-	if ((max && !descs) || (flags & ~GRAID_LIST_MEASURE))
-		return -EINVAL;
-	for (unsigned i = 0; i < max; i++)
-		if (descs[i].struct_size < sizeof(struct graid_backend_desc))
-			return -EINVAL;
-	if (flags & GRAID_LIST_MEASURE)
-		graid__measure_all();
-	for (const char *const *k = graid__known_engines; *k; k++, n++)
-		if (n < max)
-			registry_describe(*k, &descs[n]);
-	return (int)n;
 }

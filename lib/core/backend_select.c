@@ -89,7 +89,7 @@ static void select_measure_locked(void)
 
 		snprintf(r->name, sizeof(r->name), "%s", *k);
 		r->gbps = 0;
-		r->status = graid_backend_open(*k, &be);
+		r->status = graid__backend_open_named(*k, &be);
 		if (r->status)
 			continue;
 		r->status = graid__backend_measure(be, &r->gbps);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Discard and write-zeroes: the public calls, and how a member zeroes a range without data. */
+/* How a member zeroes a range without sending data (hole punch, Write Zeroes, deallocate). */
 #include <errno.h>
 #include <signal.h>
 #include <time.h>
@@ -99,22 +99,4 @@ static int discard_member_ring(struct graid_array *a, struct io_uring *ring, uns
 failed:
 	array_member_io_failed(a, role, fd, rc);
 	return rc;
-}
-
-/* The synchronous calls: one zero request on a pooled queue, as graid_array_write. */
-static ssize_t discard_sync(struct graid_array *a, uint64_t offset, uint64_t len, bool discard)
-{
-	int64_t rc = array_sync_request(a, discard ? SYNC_DISCARD : SYNC_ZEROES, NULL, len, offset);
-
-	return rc < 0 ? (ssize_t)rc : 0;
-}
-
-GRAID_API int graid_array_discard(struct graid_array *a, uint64_t offset, uint64_t len)
-{
-	return (int)discard_sync(a, offset, len, true);
-}
-
-GRAID_API int graid_array_write_zeroes(struct graid_array *a, uint64_t offset, uint64_t len)
-{
-	return (int)discard_sync(a, offset, len, false);
 }

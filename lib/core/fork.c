@@ -6,7 +6,6 @@
 
 struct graid_lock graid__select_lock = GRAID_LOCK_INIT;
 struct graid_lock graid__registry_lock = GRAID_LOCK_INIT;
-struct graid_lock graid__cpu_pool_lock = GRAID_LOCK_INIT;
 struct graid_lock graid__log_lock = GRAID_LOCK_INIT;
 
 /*
@@ -17,10 +16,18 @@ struct graid_lock graid__log_lock = GRAID_LOCK_INIT;
  * outermost first, in the order they nest: auto's measurement (select) opens engines,
  * which look at the plugin registry and start the CPU pool, and all of them log.
  */
-static struct graid_lock *const fork_locks[] = {
-	&graid__select_lock, &graid__registry_lock, &graid__cpu_pool_lock, &graid__log_lock,
+static struct graid_lock *_Atomic fork_locks[GRAID_FORK_RANKS] = {
+	[GRAID_FORK_SELECT] = &graid__select_lock,
+	[GRAID_FORK_REGISTRY] = &graid__registry_lock,
+	[GRAID_FORK_LOG] = &graid__log_lock,
 };
-#define FORK_NLOCKS (sizeof(fork_locks) / sizeof(fork_locks[0]))
+#define FORK_NLOCKS GRAID_FORK_RANKS
+
+void graid__fork_lock_register(struct graid_lock *l, enum graid_fork_rank rank)
+{
+	graid__fork_safe();
+	atomic_store(&fork_locks[rank], l);
+}
 
 /*
  * Which of them this thread's fork took. One the forking thread holds itself (a plugin
@@ -45,11 +52,13 @@ void graid__unlock(struct graid_lock *l)
 static void fork_prepare(void)
 {
 	for (unsigned i = 0; i < FORK_NLOCKS; i++) {
+		struct graid_lock *l = atomic_load(&fork_locks[i]);
+
 		/* Only this thread can have stored its own id there, and only while holding it. */
-		fork_took[i] = atomic_load_explicit(&fork_locks[i]->owner, memory_order_relaxed) !=
-			       (unsigned long)pthread_self();
+		fork_took[i] = l && atomic_load_explicit(&l->owner, memory_order_relaxed) !=
+					    (unsigned long)pthread_self();
 		if (fork_took[i])
-			graid__lock(fork_locks[i]);
+			graid__lock(l);
 	}
 }
 
@@ -57,13 +66,11 @@ static void fork_parent(void)
 {
 	for (unsigned i = FORK_NLOCKS; i-- > 0;)
 		if (fork_took[i])
-			graid__unlock(fork_locks[i]);
+			graid__unlock(atomic_load(&fork_locks[i]));
 }
 
 static void fork_child(void)
 {
-	/* The child has none of the parent's CPU workers: pools made before are not its own. */
-	graid__cpu_pool_forked();
 	fork_parent();
 }
 

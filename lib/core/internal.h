@@ -51,11 +51,21 @@ struct graid_lock {
 void graid__lock(struct graid_lock *l);
 void graid__unlock(struct graid_lock *l);
 void graid__fork_safe(void);
-/* auto's measurement, the plugin registry, the CPU engines' shared pool, the log. */
-extern struct graid_lock graid__select_lock, graid__registry_lock, graid__cpu_pool_lock,
-	graid__log_lock;
-/* In the child, before the locks are released: the CPU pools made so far are the parent's. */
-void graid__cpu_pool_forked(void);
+/*
+ * The locks fork() takes, outermost first, in the order they nest: auto's measurement
+ * (select) opens engines, which look at the plugin registry and start an engine's worker
+ * pool, and all of them log. A lock of a layer above (an engine's pool) is registered by
+ * its owner before its first use; a rank holds one lock.
+ */
+enum graid_fork_rank {
+	GRAID_FORK_SELECT,
+	GRAID_FORK_REGISTRY,
+	GRAID_FORK_POOL,
+	GRAID_FORK_LOG,
+	GRAID_FORK_RANKS
+};
+void graid__fork_lock_register(struct graid_lock *l, enum graid_fork_rank rank);
+extern struct graid_lock graid__select_lock, graid__registry_lock, graid__log_lock;
 
 /* An open engine: the public handle behind struct graid_backend. */
 struct graid_backend {
@@ -91,6 +101,10 @@ int graid__backend_open_ops(const struct graid_backend_ops *ops, void *dl,
 			    struct graid_backend **out);
 /* Every engine name this build knows, NULL-terminated ("ref", "isal", plugins...). */
 extern const char *const graid__known_engines[];
+/* Open a named engine (built in or a plugin; not "auto"). 0 or -errno, as graid_backend_open. */
+int graid__backend_open_named(const char *name, struct graid_backend **out);
+/* Fill @p d for engine @p name: description, device or why not usable, flags; not the rate. */
+void graid__backend_describe(const char *name, struct graid_backend_desc *d);
 
 /* backend_select.c: time an engine on the fixed selection workload (GB/s of data). */
 int graid__backend_measure(struct graid_backend *be, double *gbps);

@@ -18,6 +18,11 @@
 #include "nvme_cmd.h"
 #include "signals.h"
 
+#if GRAID_FAULT_INJECTION
+/* Test seam (array.h), NULL in use: called before a read of a member takes its descriptor. */
+void (*graid__test_before_read)(struct graid_array *a, unsigned member);
+#endif
+
 /*
  * How long member_ring_submit() keeps asking a kernel that says "try again": the ring being
  * full, or the kernel short of memory for a moment, is a wait, never a member's failure.

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Replace a member and rebuild it online: batches of stripes, recovered through the engine, checkpointed. */
+/* Rebuild members online: batches of stripes, recovered through the engine, checkpointed. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -21,163 +21,6 @@
 #define REBUILD_IO_MAX (1u << 20)
 /* Superblocks get the checkpoint at least this often. */
 #define REBUILD_CHECKPOINT_NS (1000000000ull)
-
-int member_attach(struct graid_array *a, struct member *m, const char *path)
-{
-	struct graid_sb sb;
-	dev_t dev;
-	ino_t ino;
-	int rc;
-
-	memset(m, 0, sizeof(*m));
-	m->fd = -1;
-	if (member_identity(path, &dev, &ino) == 0)
-		for (unsigned i = 0; i < a->nmembers + a->nspares; i++) {
-			const struct member *o = i < a->nmembers ? &a->members[i]
-								 : &a->spares[i - a->nmembers];
-
-			if (o->fd >= 0 && o->dev == dev && o->ino == ino) {
-				graid__log(GRAID_LOG_ERR, "%s is already in this array", path);
-				return -EINVAL;
-			}
-		}
-	rc = member_open(m, path, true);
-	if (rc)
-		return rc;
-	rc = -EINVAL;
-	if (m->size < a->data_offset + a->lay.member_bytes) {
-		graid__log(GRAID_LOG_ERR, "%s: %llu bytes, the array needs %llu", path,
-			   (unsigned long long)m->size,
-			   (unsigned long long)(a->data_offset + a->lay.member_bytes));
-		goto fail;
-	}
-	for (unsigned i = 0; i < a->nmembers + a->nspares; i++) {
-		const struct member *o = i < a->nmembers ? &a->members[i]
-							 : &a->spares[i - a->nmembers];
-
-		if (o->fd >= 0 && o->dev == m->dev && o->ino == m->ino) {
-			graid__log(GRAID_LOG_ERR, "%s is already in this array", path);
-			goto fail;
-		}
-	}
-	if (member_read_sb(m, &sb) == 0 && memcmp(sb.array_uuid, a->uuid, 16)) {
-		graid__log(GRAID_LOG_ERR, "%s belongs to another libgraid array; wipe it first",
-			   path);
-		goto fail;
-	}
-	graid_uuid_generate(m->uuid);
-	/* Entries from its earlier life (in this array or another) must never replay. */
-	rc = journal_reset_member(a, m);
-	if (rc) {
-		graid__log(GRAID_LOG_ERR, "%s: writing its journal checkpoint: %s", path,
-			   graid_strerror(rc));
-		goto fail;
-	}
-	return 0;
-fail:
-	member_close(m);
-	return rc;
-}
-
-/* Move a prepared device into a role as REBUILDING; meta_lock held. */
-static void rebuild_install(struct graid_array *a, unsigned role, struct member *nm)
-{
-	struct member *m = &a->members[role];
-
-	/*
-	 * The old descriptor (and fault schedule) may still be in use by an I/O being prepared:
-	 * retire them until the array closes, so the number is never reused meanwhile.
-	 */
-	if (a->nretired < sizeof(a->retired) / sizeof(a->retired[0])) {
-		a->retired[a->nretired] = m->fd;
-		a->retired_fault[a->nretired++] = m->fault;
-	} else {
-		if (m->fd >= 0)
-			close(m->fd);
-		fault_free(m->fault);
-	}
-	m->fault = nm->fault;
-	nm->fault = NULL;
-	m->fd = nm->fd;
-	m->direct = nm->direct;
-	m->is_blk = nm->is_blk;
-	m->lbs = nm->lbs;
-	m->size = nm->size;
-	m->dev = nm->dev;
-	m->ino = nm->ino;
-	memcpy(m->uuid, nm->uuid, 16);
-	m->slot_id = member_slot_id(m->uuid);
-	m->catchup = false; /* a new device holds nothing of the role: all of it is copied */
-	m->left_events = 0;
-	memcpy(m->path, nm->path, sizeof(m->path));
-	memcpy(m->identity, nm->identity, sizeof(m->identity));
-	m->nvme = nm->nvme; /* NVMe identify data; passthrough or not */
-	m->rebuild_offset = 0;
-	m->outages = 0;
-	m->reach_full = false;
-	atomic_store(&m->copied, 0);
-	/*
-	 * The role's new device joins now: updates numbered from here on may use it, earlier
-	 * ones (even in flight) cannot, and recovery must not wait for its entry of them.
-	 */
-	if (journal_reset_member(a, m))
-		graid__log(GRAID_LOG_WARNING, "member %u (%s): journal checkpoint at takeover failed",
-			   role, m->path);
-	atomic_store(&m->reads, 0);
-	atomic_store(&m->writes, 0);
-	atomic_store(&m->read_bytes, 0);
-	atomic_store(&m->write_bytes, 0);
-	atomic_store(&m->errors, 0);
-	/* Last: a thread that sees REBUILDING then reads fd gets the new one. */
-	atomic_store_explicit(&m->state, GRAID_MEMBER_REBUILDING, memory_order_release);
-	a->events++;
-	array_recount(a);
-	array_write_superblocks(a, 0);
-	graid__log(GRAID_LOG_NOTICE, "member %u is now %s, rebuilding", role, m->path);
-	array_event(a, GRAID_EVENT_REBUILD_STARTED, (int)role, 0, 0, 0);
-}
-
-GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
-					 const char *path)
-{
-	struct member nm;
-	int st, rc;
-
-	if (!a || !path || idx >= a->nmembers)
-		return -EINVAL;
-	if (a->lay.level == 0)
-		return -EOPNOTSUPP;
-	if (a->read_only)
-		return -EROFS;
-	pthread_mutex_lock(&a->meta_lock);
-	st = atomic_load(&a->members[idx].state);
-	if (st != GRAID_MEMBER_FAILED && st != GRAID_MEMBER_MISSING &&
-	    st != GRAID_MEMBER_UNREACHABLE) {
-		pthread_mutex_unlock(&a->meta_lock);
-		graid__log(GRAID_LOG_ERR, "replace: member %u is %s, not failed, missing or "
-					  "unreachable", idx,
-			   st == GRAID_MEMBER_ACTIVE ? "active" : "rebuilding");
-		return -EBUSY;
-	}
-	rc = member_attach(a, &nm, path);
-	if (rc == 0)
-		rebuild_install(a, idx, &nm);
-	pthread_mutex_unlock(&a->meta_lock);
-	return rc;
-}
-
-void array_spare_takeover(struct graid_array *a, unsigned role)
-{
-	int st = atomic_load(&a->members[role].state);
-
-	if (a->nspares == 0 || (st != GRAID_MEMBER_FAILED && st != GRAID_MEMBER_MISSING))
-		return;
-	a->nspares--;
-	rebuild_install(a, role, &a->spares[a->nspares]);
-	a->spares[a->nspares].fd = -1;
-	a->spare_work = true;
-	pthread_cond_signal(&a->spare_cond);
-}
 
 /*
  * The batch loop is a pipeline over REBUILD_SLOTS slots, taken in row order: while one
@@ -898,6 +741,26 @@ static int rebuild_rows(struct rebuild_ctx *c, uint64_t start)
  * whether another pass is due: false only when the pass found nothing to rebuild (spares
  * may take over, or a target be swapped, while a pass runs).
  */
+/*
+ * The pass failed: if a target failed meanwhile and a spare takes its role now (as the
+ * worker would), the new device is rebuilt by the next pass instead of this one failing.
+ */
+static bool rebuild_target_taken_over(struct rebuild_ctx *c)
+{
+	bool any = false;
+
+	pthread_mutex_lock(&c->a->meta_lock);
+	array_roles_takeover(c->a);
+	for (unsigned t = 0; t < c->ntarget; t++) {
+		const struct member *m = &c->a->members[c->target[t]];
+
+		any = any || (atomic_load(&m->state) == GRAID_MEMBER_REBUILDING &&
+			      memcmp(m->uuid, c->target_uuid[t], 16));
+	}
+	pthread_mutex_unlock(&c->a->meta_lock);
+	return any;
+}
+
 static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_progress_fn fn,
 			void *arg, bool *again)
 {
@@ -908,6 +771,8 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 	c->ntarget = 0;
 	c->catchup_only = true;
 	pthread_mutex_lock(&a->meta_lock);
+	/* Roles failed since (the worker may not have looked yet) take their spares first. */
+	array_roles_takeover(a);
 	for (unsigned m = 0; m < a->nmembers; m++)
 		if (atomic_load(&a->members[m].state) == GRAID_MEMBER_REBUILDING) {
 			uint64_t row = a->members[m].rebuild_offset / l->chunk;
@@ -946,6 +811,8 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 		rc = rebuild_rows(c, start);
 	mbatch_close(&c->mb);
 	c->reported += c->done + c->skipped;
+	if (rc && rc != -ECANCELED && rc != -ESTALE && rebuild_target_taken_over(c))
+		rc = -ESTALE;
 	if (rc == -ESTALE) {
 		graid__log(GRAID_LOG_NOTICE, "rebuild: a member being rebuilt was replaced, or came "
 					     "back from an outage: starting it again from row 0");

@@ -13,7 +13,8 @@ static void *spare_thread_main(void *arg)
 
 	pthread_mutex_lock(&a->meta_lock);
 	for (;;) {
-		while (!a->spare_work && !a->resync_background && !atomic_load(&a->closing)) {
+		while (!a->spare_work && !a->takeover_due && !a->resync_background &&
+		       !atomic_load(&a->closing)) {
 			uint64_t wait = array_reach_interval_ns(a);
 			struct timespec until;
 
@@ -35,6 +36,12 @@ static void *spare_thread_main(void *arg)
 		}
 		if (atomic_load(&a->closing))
 			break;
+		/* A member failed in the I/O path: a spare takes its role (and is rebuilt below). */
+		if (a->takeover_due) {
+			a->takeover_due = false;
+			array_roles_takeover(a);
+			continue;
+		}
 		if (a->resync_background) {
 			a->resync_background = false;
 			pthread_mutex_unlock(&a->meta_lock);
@@ -53,7 +60,7 @@ static void *spare_thread_main(void *arg)
 	return NULL;
 }
 
-/* Start the background rebuilder once; meta_lock held. */
+/* Start the array's worker once (every writable open does); meta_lock held. */
 int array_spare_thread_start(struct graid_array *a)
 {
 	int rc;
@@ -110,8 +117,7 @@ GRAID_API int graid_array_add_spare(struct graid_array *a, const char *path)
 	array_write_superblocks(a, 0);
 	graid__log(GRAID_LOG_NOTICE, "%s added as a hot spare", path);
 	/* A role already down takes the spare at once. */
-	for (unsigned r = 0; r < a->nmembers && a->nspares; r++)
-		array_spare_takeover(a, r);
+	array_roles_takeover(a);
 	pthread_mutex_unlock(&a->meta_lock);
 	return 0;
 }

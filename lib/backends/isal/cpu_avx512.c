@@ -21,21 +21,9 @@
 
 #include "cpu_simd_pass.h"
 
-/* GCC's and clang's check also asks the OS whether it saves the ZMM state. */
-bool graid__cpu_has_avx512bw(void)
-{
-	__builtin_cpu_init();
-	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
-}
-
 #else /* not x86-64 */
 
 GRAID_CPU_VARIANT_ABSENT(avx512)
-
-bool graid__cpu_has_avx512bw(void)
-{
-	return false;
-}
 
 #endif
 

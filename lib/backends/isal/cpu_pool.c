@@ -13,7 +13,7 @@
 #include <libgraid/graid_backend.h>
 
 #include "cpu_pool.h"
-#include "internal.h" /* graid__fork_safe and this file's part of it */
+#include "internal.h" /* the locks fork() takes, and the registration of this pool's */
 
 /* One call in progress. It lives on its caller's stack; see cpu_pool_run for its lifetime. */
 struct cpu_job {
@@ -41,7 +41,7 @@ struct graid_cpu_pool {
 	pid_t pid;
 	unsigned long forks;
 	unsigned nthreads; /* as asked for, the caller included */
-	unsigned refs;     /* engines using it (graid__cpu_pool_lock) */
+	unsigned refs;     /* engines using it (cpu_pool_lock) */
 	unsigned nworkers;
 	pthread_t thread[];
 };
@@ -56,9 +56,20 @@ static struct graid_cpu_pool *cpu_shared;
 /* Forks this process descends through since the first pool (the child handler counts). */
 static atomic_ulong cpu_forks;
 
-void graid__cpu_pool_forked(void)
+/* The child has none of the parent's workers: pools made before are not its own. */
+static void cpu_pool_forked(void)
 {
 	atomic_fetch_add(&cpu_forks, 1);
+}
+
+/* Guards cpu_shared and the pools' refs; fork() takes it with the library's other locks. */
+static struct graid_lock cpu_pool_lock = GRAID_LOCK_INIT;
+static pthread_once_t cpu_pool_once = PTHREAD_ONCE_INIT;
+
+static void cpu_pool_register(void)
+{
+	graid__fork_lock_register(&cpu_pool_lock, GRAID_FORK_POOL);
+	pthread_atfork(NULL, NULL, cpu_pool_forked);
 }
 
 /* Whether this process started the pool's workers (a forked child did not). */
@@ -238,13 +249,13 @@ int graid__cpu_pool_get(struct graid_cpu_pool **out, unsigned nthreads,
 		return 0;
 	if (nthreads > GRAID_CPU_MAX_THREADS)
 		nthreads = GRAID_CPU_MAX_THREADS;
-	graid__fork_safe();
+	pthread_once(&cpu_pool_once, cpu_pool_register);
 	/*
 	 * Under the lock throughout, so two engines opening at once start one pool. Nothing
 	 * of the application's runs under it (the log comes after): a callback that forked or
 	 * opened an engine would wait for it forever.
 	 */
-	graid__lock(&graid__cpu_pool_lock);
+	graid__lock(&cpu_pool_lock);
 	pool = cpu_shared;
 	if (pool && cpu_pool_ours(pool) && pool->nthreads == nthreads) {
 		pool->refs++;
@@ -255,7 +266,7 @@ int graid__cpu_pool_get(struct graid_cpu_pool **out, unsigned nthreads,
 		if (!rc && *out && (!pool || !cpu_pool_ours(pool)))
 			cpu_shared = *out;
 	}
-	graid__unlock(&graid__cpu_pool_lock);
+	graid__unlock(&cpu_pool_lock);
 	if (start_err && log)
 		log(GRAID_LOG_WARNING, "isal: started %u of %u worker threads: %s",
 		    graid__cpu_pool_threads(*out) - 1, nthreads - 1, strerror(start_err));
@@ -268,11 +279,11 @@ void graid__cpu_pool_put(struct graid_cpu_pool *pool)
 
 	if (!pool)
 		return;
-	graid__lock(&graid__cpu_pool_lock);
+	graid__lock(&cpu_pool_lock);
 	last = --pool->refs == 0;
 	if (last && cpu_shared == pool)
 		cpu_shared = NULL;
-	graid__unlock(&graid__cpu_pool_lock);
+	graid__unlock(&cpu_pool_lock);
 	if (last)
 		graid__cpu_pool_destroy(pool);
 }

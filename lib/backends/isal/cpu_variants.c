@@ -224,25 +224,3 @@ void graid__cpu_plan_recover(struct graid_cpu_plan *pl, unsigned ndata, unsigned
 	}
 	cpu_plan_sources(pl, x, y, with_p, group_size);
 }
-
-bool graid__cpu_ref_range(const struct graid_cpu_plan *pl, uint8_t *const *blk, size_t off,
-			  size_t n)
-{
-	unsigned char *v[GRAID_GF_MAX_DATA + 2];
-
-	if (n == 0)
-		return true;
-	switch (pl->kind) {
-	case GRAID_CPU_KIND_GEN:
-		graid_gf_ref_gen(pl->ndata, pl->nparity, off, n, blk);
-		return true;
-	case GRAID_CPU_KIND_RECOVER:
-		graid_gf_ref_recover(pl->ndata, pl->nparity, off, n, blk, pl->nlost, pl->lost);
-		return true;
-	case GRAID_CPU_KIND_CHECK:
-		break;
-	}
-	for (unsigned i = 0; i < pl->ndata + pl->nparity; i++)
-		v[i] = blk[i] + off;
-	return graid_gf_ref_check(pl->ndata, pl->nparity, n, v) == GRAID_CHECK_CLEAN;
-}
