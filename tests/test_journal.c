@@ -23,9 +23,9 @@
 #include <libgraid/graid.h>
 
 #include "arrayutil.h"
-#include "journal.h"
-#include "layout.h"
-#include "superblock.h"
+#include "meta/journal.h"
+#include "format/layout.h"
+#include "format/superblock.h"
 #include "testutil.h"
 
 #define JT_CHUNK 4096u

@@ -7,7 +7,7 @@
 
 #include <criterion/criterion.h>
 
-#include "layout.h"
+#include "format/layout.h"
 
 #define CHUNK 4096u
 

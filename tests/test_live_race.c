@@ -12,7 +12,7 @@
 #include <libgraid/graid.h>
 
 #include "arrayutil.h"
-#include "live.h"
+#include "meta/live.h"
 #include "testutil.h"
 
 #define LR_MEMBER_BYTES ((1u << 20) + (16u << 20))

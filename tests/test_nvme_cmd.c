@@ -8,9 +8,10 @@
 
 #include <criterion/criterion.h>
 
-#include "array.h"
-#include "member_io.h"
-#include "nvme_cmd.h"
+#include "array/array.h"
+#include "member/member_io.h"
+#include "format/nvme_cmd.h"
+#include "api/array_life.h"
 
 /* The status field as the kernel hands it over: SC | SCT << 8 | DNR << 14. */
 static int status(unsigned sct, unsigned sc, int dnr)

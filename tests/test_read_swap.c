@@ -17,7 +17,7 @@
 
 #include "arrayutil.h"
 #include "testutil.h"
-#include "queue.h"
+#include "io/queue.h"
 
 /* The library's read seam exists only in builds with fault injection; each test skips without it. */
 #if GRAID_FAULT_INJECTION

@@ -5,7 +5,7 @@
 
 #include <criterion/criterion.h>
 
-#include "route.h"
+#include "engine/route.h"
 
 static const size_t sizes[5] = { 1u << 20, 4u << 20, 16u << 20, 64u << 20, 256u << 20 };
 
@@ -86,8 +86,9 @@ Test(route, bad_timings_are_refused)
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "common/internal.h"
 #include "testutil.h"
+#include "engine/engine.h"
 
 Test(route, split_batches_give_the_reference_parity_and_verdicts)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Signals kept away from the application (lib/core/signals.c). The kernel's NVMe/TCP
+ * Signals kept away from the application (lib/core/common/signals.c). The kernel's NVMe/TCP
  * initiator raises SIGPIPE in the thread that submitted a request when the connection was
  * reset; here a write to a pipe whose reader is gone raises the same signal in the same
  * way (the kernel's send_sig to the current thread), so the guard can be tried without a
@@ -20,7 +20,7 @@
 #include <libgraid/graid.h>
 
 #include "arrayutil.h"
-#include "signals.h"
+#include "common/signals.h"
 
 /* A pipe whose read end is closed: a write to it raises SIGPIPE in the writing thread. */
 static int broken_pipe(void)

@@ -8,7 +8,7 @@
 #include <criterion/criterion.h>
 #include <isa-l/crc.h>
 
-#include "superblock.h"
+#include "format/superblock.h"
 
 /* A valid superblock with a distinct value in every field, so a swapped field shows. */
 static struct graid_sb sb_sample(void)

@@ -72,7 +72,7 @@ void rb_log_reset(void);
 
 /*
  * The emulated drive of --drive-mbps/--drive-iops, for the baselines: the library's
- * "faulty:mbps=N,iops=N:" model (lib/core/fault.c), here for one single-threaded user.
+ * "faulty:mbps=N,iops=N:" model (lib/core/member/fault.c), here for one single-threaded user.
  */
 struct rb_drive {
 	uint64_t mbps, iops;    /* 0: unlimited */

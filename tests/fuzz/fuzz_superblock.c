@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "superblock.h"
+#include "format/superblock.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

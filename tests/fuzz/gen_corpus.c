@@ -2,14 +2,14 @@
 /* Writes the seed corpus in corpus/: valid superblocks and crafted bad ones, one per flaw. */
 /*
  * Run once by hand from the repository root, and commit what it writes:
- *   cc -std=c11 -D_GNU_SOURCE -Iinclude -Ilib/core tests/fuzz/gen_corpus.c lib/core/superblock.c \
- *      lib/core/layout.c -lisal -o /tmp/gen_corpus && /tmp/gen_corpus tests/fuzz/corpus
+ *   cc -std=c11 -D_GNU_SOURCE -Iinclude -Ilib/core tests/fuzz/gen_corpus.c lib/core/format/superblock.c \
+ *      lib/core/format/layout.c -lisal -o /tmp/gen_corpus && /tmp/gen_corpus tests/fuzz/corpus
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "superblock.h"
+#include "format/superblock.h"
 
 static const char *gen_dir;
 

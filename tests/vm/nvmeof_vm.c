@@ -47,7 +47,7 @@ static char why[512];
 static double t_start;
 /*
  * SIGPIPEs that reached this program: the kernel's nvme-tcp raises one in a thread whose
- * request it sends on a reset connection, and libgraid must absorb it (lib/core/signals.h).
+ * request it sends on a reset connection, and libgraid must absorb it (lib/core/common/signals.h).
  * Counted here rather than left to kill the program, so a scenario names it.
  */
 static volatile sig_atomic_t sigpipes;

@@ -13,7 +13,7 @@
 #include <libgraid/graid_backend.h>
 
 #include "cpu_pool.h"
-#include "internal.h" /* the locks fork() takes, and the registration of this pool's */
+#include "common/internal.h" /* the locks fork() takes, and the registration of this pool's */
 
 /* One call in progress. It lives on its caller's stack; see cpu_pool_run for its lifetime. */
 struct cpu_job {

@@ -530,7 +530,7 @@ static const struct graid_backend_ops isal_ops = {
 	.check = isal_check,
 };
 
-/* Declared in lib/core/internal.h: the isal engine is built into the core library. */
+/* Declared in lib/core/engine/engine.h: the isal engine is built into the core library. */
 const struct graid_backend_ops *graid__isal_ops(void);
 
 const struct graid_backend_ops *graid__isal_ops(void)

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/* The synchronous array calls (read, write, discard, write-zeroes), flush, close, info. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "meta/bitmap.h"
+#include "meta/journal.h"
+#include "meta/live.h"
+#include "member/member_path.h"
+#include "io/queue.h"
+#include "api/array_life.h"
+#include "jobs/jobs.h"
+#include "member/member_nvme.h"
+#include "meta/meta.h"
+
+static ssize_t api_sync_io(struct graid_array *a, uint8_t *buf, size_t len, uint64_t offset,
+			   bool write)
+{
+	int64_t rc = array_sync_request(a, write ? SYNC_WRITE : SYNC_READ, buf, len, offset);
+
+	return rc < 0 ? (ssize_t)rc : (ssize_t)len;
+}
+
+GRAID_API ssize_t graid_array_read(struct graid_array *a, void *buf, size_t len,
+				   uint64_t offset)
+{
+	return api_sync_io(a, buf, len, offset, false);
+}
+
+GRAID_API ssize_t graid_array_write(struct graid_array *a, const void *buf, size_t len,
+				    uint64_t offset)
+{
+	return api_sync_io(a, (uint8_t *)(uintptr_t)buf, len, offset, true);
+}
+
+/* The synchronous calls: one zero request on a pooled queue, as graid_array_write. */
+static ssize_t discard_sync(struct graid_array *a, uint64_t offset, uint64_t len, bool discard)
+{
+	int64_t rc = array_sync_request(a, discard ? SYNC_DISCARD : SYNC_ZEROES, NULL, len, offset);
+
+	return rc < 0 ? (ssize_t)rc : 0;
+}
+
+GRAID_API int graid_array_discard(struct graid_array *a, uint64_t offset, uint64_t len)
+{
+	return (int)discard_sync(a, offset, len, true);
+}
+
+GRAID_API int graid_array_write_zeroes(struct graid_array *a, uint64_t offset, uint64_t len)
+{
+	return (int)discard_sync(a, offset, len, false);
+}
+
+GRAID_API int graid_array_flush(struct graid_array *a)
+{
+	unsigned failed;
+	int rc;
+
+	if (!a)
+		return -EINVAL;
+	rc = array_flush_members(a, &failed);
+	/* graid.h promises the caller hears of a member that could not make its writes durable. */
+	return rc ? rc : (failed ? -EIO : 0);
+}
+
+GRAID_API int graid_array_close(struct graid_array *a)
+{
+	int rc;
+
+	if (!a)
+		return 0;
+	/* A background rebuild stops at its next batch; its checkpoint lets it resume. */
+	array_spare_stop(a);
+	if (a->read_only) {
+		array_free(a);
+		return 0;
+	}
+	rc = graid_array_flush(a);
+	/* Records at the next number: a clean open needs to read only these. */
+	if (a->journal && journal_reset(a))
+		rc = -EIO;
+	pthread_mutex_lock(&a->meta_lock);
+	a->events++;
+	if (array_write_superblocks(a, GRAID_SB_F_CLEAN))
+		rc = -EIO;
+	pthread_mutex_unlock(&a->meta_lock);
+	array_free(a);
+	return rc;
+}
+
+GRAID_API int graid_array_info(struct graid_array *a, struct graid_array_info *info)
+{
+	struct graid_array_info i = { .struct_size = sizeof(i) };
+	size_t want;
+
+	/* Callers built before the journal fields pass a shorter struct: fill what they have. */
+	if (!a || !info || info->struct_size < offsetof(struct graid_array_info, journal_bytes))
+		return -EINVAL;
+	want = info->struct_size < sizeof(i) ? info->struct_size : sizeof(i);
+	i.size = a->lay.array_bytes;
+	i.block_size = a->block_size;
+	i.level = a->lay.level;
+	i.chunk_bytes = a->lay.chunk;
+	i.nmembers = a->nmembers;
+	i.nfailed = atomic_load(&a->nfailed);
+	snprintf(i.engine, sizeof(i.engine), "%s", a->be ? graid_backend_name(a->be) : "none");
+	memcpy(i.uuid, a->uuid, 16);
+	pthread_mutex_lock(&a->meta_lock);
+	i.events = a->events;
+	pthread_mutex_unlock(&a->meta_lock);
+	for (unsigned r = 0; r < a->nmembers; r++)
+		i.member_state[r] = (uint8_t)atomic_load(&a->members[r].state);
+	if (a->view.valid) {
+		/* A read-only look at an array in use: the holder's view, not the superblocks'. */
+		i.nfailed = 0;
+		for (unsigned r = 0; r < a->nmembers; r++) {
+			i.member_state[r] = (uint8_t)a->view.role[r].state;
+			i.nfailed += i.member_state[r] != GRAID_MEMBER_ACTIVE;
+		}
+	}
+	i.journal_bytes = a->journal ? a->log_area.bytes : 0;
+	i.journal_replayed = a->journal_replayed;
+	i.used_bytes = live_used_bytes(a);
+	i.struct_size = want;
+	memcpy(info, &i, want);
+	return 0;
+}
+
+/*
+ * A read-only look at an array in use reports the role as its holder sees it. A member the
+ * look could not open itself (an unreachable one) is described by the holder's path and
+ * its controllers' state read now from sysfs.
+ */
+static void member_info_from_view(struct graid_member_info *i, const struct array_holder_role *hr,
+				  bool opened)
+{
+	struct member_paths p;
+
+	i->state = hr->state;
+	i->catchup_done = hr->copied;
+	i->catchup_total = hr->total;
+	i->outages = hr->outages;
+	if (opened || !hr->path[0])
+		return;
+	snprintf(i->path, sizeof(i->path), "%s", hr->path);
+	if (!hr->ctrl[0])
+		return;
+	member_paths_read_names(hr->blk, hr->ctrl, hr->passthru, &p);
+	i->nvme = 1;
+	i->nvme_passthrough = hr->passthru;
+	snprintf(i->nvme_ctrl, sizeof(i->nvme_ctrl), "%s", p.ctrl[0] ? p.ctrl : hr->ctrl);
+	snprintf(i->nvme_transport, sizeof(i->nvme_transport), "%.7s", p.transport);
+	snprintf(i->nvme_address, sizeof(i->nvme_address), "%s", p.address);
+	snprintf(i->nvme_ctrl_state, sizeof(i->nvme_ctrl_state), "%s", p.state);
+	i->nvme_paths = p.paths;
+	i->nvme_paths_live = p.live;
+}
+
+GRAID_API int graid_array_member_info(struct graid_array *a, unsigned idx,
+				      struct graid_member_info *mi)
+{
+	struct graid_member_info i = { .struct_size = sizeof(i) };
+	const size_t min = offsetof(struct graid_member_info, errors) + sizeof(i.errors);
+	struct member *m;
+
+	if (!a || !mi || idx >= a->nmembers + a->nspares || mi->struct_size < min)
+		return -EINVAL;
+	m = idx < a->nmembers ? &a->members[idx] : &a->spares[idx - a->nmembers];
+	i.role = idx;
+	i.state = atomic_load(&m->state);
+	snprintf(i.path, sizeof(i.path), "%s", m->path);
+	snprintf(i.identity, sizeof(i.identity), "%s", m->identity);
+	i.direct_io = m->direct;
+	i.reads = atomic_load(&m->reads);
+	i.writes = atomic_load(&m->writes);
+	i.read_bytes = atomic_load(&m->read_bytes);
+	i.write_bytes = atomic_load(&m->write_bytes);
+	i.errors = atomic_load(&m->errors);
+	member_nvme_info(&m->nvme, &i);
+	if (i.state != GRAID_MEMBER_MISSING && i.state != GRAID_MEMBER_SPARE) {
+		struct member_paths p;
+
+		member_paths_read(m, &p);
+		snprintf(i.nvme_transport, sizeof(i.nvme_transport), "%.7s", p.transport);
+		snprintf(i.nvme_address, sizeof(i.nvme_address), "%s", p.address);
+		snprintf(i.nvme_ctrl_state, sizeof(i.nvme_ctrl_state), "%s", p.state);
+		i.nvme_paths = p.paths;
+		i.nvme_paths_live = p.live;
+	}
+	i.catchup_done = atomic_load(&m->copied);
+	i.catchup_total = atomic_load(&m->copy_total);
+	i.outages = atomic_load(&m->outages);
+	if (a->view.valid && idx < a->nmembers)
+		member_info_from_view(&i, &a->view.role[idx], m->fd >= 0);
+	/* The struct grows at its end: a caller's older, shorter one gets what it has room for. */
+	i.struct_size = mi->struct_size < sizeof(i) ? mi->struct_size : sizeof(i);
+	memcpy(mi, &i, i.struct_size);
+	return 0;
+}

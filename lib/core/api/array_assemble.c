@@ -1,0 +1,443 @@
+/* SPDX-License-Identifier: MIT */
+/* Assembly: read the members' superblocks, hold the array all or none, and place each member. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api/array_assemble.h"
+#include "member/member_path.h"
+#include "member/member.h"
+#include "meta/meta.h"
+
+/* How long an open waits for a dead holder's members to be let go (io_uring teardown). */
+#define ASSEMBLE_HOLDER_WAIT_NS (10ull * 1000 * 1000 * 1000)
+#define ASSEMBLE_POLL_US 20000
+
+static void assemble_leave_out(struct open_candidate *c, const char *why)
+{
+	graid__log(GRAID_LOG_WARNING, "open: leaving out %s: %s", c->m.path, why);
+	c->valid = false;
+}
+
+/* The array to assemble: the UUID most members carry; among equals, the freshest. */
+static int assemble_pick(const struct open_candidate *c, unsigned n)
+{
+	int best = -1;
+	unsigned best_count = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		unsigned count = 0;
+
+		if (!c[i].valid)
+			continue;
+		for (unsigned j = 0; j < n; j++)
+			count += c[j].valid && !memcmp(c[j].sb.array_uuid, c[i].sb.array_uuid, 16);
+		if (best < 0 || count > best_count ||
+		    (count == best_count && c[i].sb.events > c[best].sb.events)) {
+			best = (int)i;
+			best_count = count;
+		}
+	}
+	return best;
+}
+
+static void assemble_read_sb(struct open_candidate *c)
+{
+	int rc;
+
+	c->valid = false;
+	if (c->m.size < GRAID_SB_SIZE) {
+		snprintf(c->m.identity, sizeof(c->m.identity), "too small to be a member");
+		graid__log(GRAID_LOG_WARNING, "open: leaving out %s: %llu bytes is too small to be "
+					      "a member", c->m.path, (unsigned long long)c->m.size);
+		return;
+	}
+	rc = member_read_sb(&c->m, &c->sb);
+	if (rc == 0) {
+		c->valid = true;
+		/* Told, not refused: a namespace copied block for block is still a copy of it. */
+		if (!member_identity_matches(&c->m.nvme, &c->sb.nvme))
+			graid__log(GRAID_LOG_WARNING, "open: %s holds the superblock of role %u written "
+						      "on another NVMe namespace (NSID %u of %s): a "
+						      "copy?", c->m.path, c->sb.role, c->sb.nvme.nsid,
+				   c->sb.nvme.subnqn);
+	} else {
+		const char *why = rc == -EINVAL	   ? "no libgraid superblock"
+				  : rc == -EBADMSG ? "superblock checksum is wrong (corrupt)"
+				  : rc == -EPROTO  ? "superblock fields are invalid"
+						   : "superblock could not be read";
+
+		snprintf(c->m.identity, sizeof(c->m.identity), "%s", why);
+		assemble_leave_out(c, why);
+		if (member_reach(&c->m, NULL) == REACH_RECONNECTING) {
+			graid__log(GRAID_LOG_WARNING, "open: %s is unreachable (its NVMe-oF "
+						      "controllers reconnect); it joins at the next open "
+						      "that reaches it", c->m.path);
+			c->unreachable = true;
+		}
+	}
+}
+
+/* Open (without holding) every path and read its superblock; nothing is written here. */
+static int assemble_read_all(struct assembly *as, const char *const *paths)
+{
+	for (unsigned i = 0; i < as->n; i++) {
+		struct open_candidate *c = &as->c[i];
+		int rc;
+
+		memset(c, 0, sizeof(*c));
+		c->m.fd = -1;
+		if (!paths[i])
+			return -EINVAL;
+		rc = member_open(&c->m, paths[i], false);
+		if (rc) {
+			graid__log(GRAID_LOG_WARNING, "open: %s: %s", paths[i], graid_strerror(rc));
+			continue;
+		}
+		for (unsigned j = 0; j < i; j++)
+			if (as->c[j].m.fd >= 0 && as->c[j].m.dev == c->m.dev &&
+			    as->c[j].m.ino == c->m.ino) {
+				graid__log(GRAID_LOG_WARNING, "open: leaving out %s: given twice (it "
+							      "is %s)", paths[i], paths[j]);
+				member_close(&c->m);
+				break;
+			}
+		if (c->m.fd >= 0)
+			assemble_read_sb(c);
+	}
+	as->pick = assemble_pick(as->c, as->n);
+	return 0;
+}
+
+static void assemble_close_all(struct assembly *as)
+{
+	for (unsigned i = 0; i < as->n; i++) {
+		member_close(&as->c[i].m);
+		as->c[i].valid = as->c[i].locked = false;
+	}
+	array_uuid_lock_release(&as->lock);
+}
+
+static int assemble_role_order(const void *x, const void *y)
+{
+	const struct open_candidate *const *a = x, *const *b = y;
+
+	return (*a)->sb.role < (*b)->sb.role ? -1 : (*a)->sb.role > (*b)->sb.role;
+}
+
+/*
+ * The array's members in one order every opener agrees on (role; spares' slots come after
+ * the layout's), locked without waiting: -EBUSY as soon as one is held elsewhere.
+ */
+static int assemble_lock_members(struct assembly *as)
+{
+	const uint8_t *uuid = as->c[as->pick].sb.array_uuid;
+	struct open_candidate **order = malloc(as->n * sizeof(*order));
+	unsigned k = 0;
+	int rc = 0;
+
+	if (!order)
+		return -ENOMEM;
+	for (unsigned i = 0; i < as->n; i++)
+		if (as->c[i].valid && !memcmp(as->c[i].sb.array_uuid, uuid, 16))
+			order[k++] = &as->c[i];
+	qsort(order, k, sizeof(*order), assemble_role_order);
+	for (unsigned i = 0; rc == 0 && i < k; i++) {
+		rc = member_lock(&order[i]->m);
+		if (rc == 0) {
+			order[i]->locked = true;
+		} else if (rc == -EEXIST) {
+			graid__log(GRAID_LOG_ERR, "open: %s is held by something outside libgraid "
+						  "(mounted, or claimed by md, dm or another program)",
+				   order[i]->m.path);
+		} else if (rc != -EBUSY) {
+			/* Not a holder's doing (its path moved, say): this open goes without it. */
+			graid__log(GRAID_LOG_WARNING, "open: leaving out %s: cannot hold it: %s",
+				   order[i]->m.path, graid_strerror(rc));
+			order[i]->valid = false;
+			rc = 0;
+		}
+	}
+	free(order);
+	return rc;
+}
+
+/* Who holds the array, by the freshest record among its members; and a description. */
+static enum owner_liveness assemble_holder(const struct assembly *as, char *who, size_t len)
+{
+	const struct graid_sb *f = NULL;
+
+	for (unsigned i = 0; i < as->n; i++)
+		if (as->c[i].valid &&
+		    !memcmp(as->c[i].sb.array_uuid, as->c[as->pick].sb.array_uuid, 16) &&
+		    (!f || as->c[i].sb.events > f->events))
+			f = &as->c[i].sb;
+	/* Closed cleanly: its last owner let go, and whoever holds it now has not written yet. */
+	if (!f || (f->flags & GRAID_SB_F_CLEAN)) {
+		snprintf(who, len, "an opener that has not recorded itself yet");
+		return OWNER_UNKNOWN;
+	}
+	owner_describe(&f->owner, who, len);
+	return owner_liveness(&f->owner);
+}
+
+int assemble_gather(struct assembly *as, const char *const *paths, unsigned n, bool writable)
+{
+	uint64_t deadline = graid__now_ns() + ASSEMBLE_HOLDER_WAIT_NS;
+	bool told = false;
+	uint8_t uuid[16];
+	int rc;
+
+	as->n = n;
+	as->lock.fd = -1;
+	as->c = calloc(n, sizeof(*as->c));
+	if (!as->c)
+		return -ENOMEM;
+	for (;;) {
+		struct graid_sb_owner holder;
+		enum owner_liveness alive;
+		char who[192];
+
+		rc = assemble_read_all(as, paths);
+		if (rc || as->pick < 0 || !writable)
+			break;
+		memcpy(uuid, as->c[as->pick].sb.array_uuid, 16);
+		rc = array_uuid_lock_take(&as->lock, uuid, &holder);
+		if (rc == -ENOLCK)
+			break;
+		if (rc == -EBUSY && holder.pid) {
+			/* The lock file names its holder, whichever members that one was given. */
+			owner_describe(&holder, who, sizeof(who));
+			alive = owner_liveness(&holder);
+		} else {
+			if (rc == 0)
+				rc = assemble_lock_members(as);
+			if (rc == -EEXIST) {
+				rc = -EBUSY; /* not a holder that will let go: no wait */
+				break;
+			}
+			if (rc != -EBUSY)
+				break;
+			alive = assemble_holder(as, who, sizeof(who));
+		}
+		assemble_close_all(as);
+		if (alive == OWNER_ALIVE) {
+			graid__log(GRAID_LOG_ERR, "open: the array is held by %s", who);
+			return -EBUSY;
+		}
+		if (graid__now_ns() > deadline) {
+			graid__log(GRAID_LOG_ERR, "open: the array's members are still held after "
+						  "%llu s; last recorded holder: %s",
+				   ASSEMBLE_HOLDER_WAIT_NS / 1000000000ull, who);
+			return -EBUSY;
+		}
+		if (!told)
+			graid__log(GRAID_LOG_NOTICE, "open: the members are held, by %s (%s); "
+						     "waiting up to %llu s for them to be let go",
+				   who, alive == OWNER_DEAD ? "no longer running" : "not known here",
+				   ASSEMBLE_HOLDER_WAIT_NS / 1000000000ull);
+		told = true;
+		usleep(ASSEMBLE_POLL_US);
+	}
+	if (rc || as->pick < 0 || !writable)
+		return rc;
+	/* Held now: what was read before may have changed meanwhile; read it again. */
+	for (unsigned i = 0; i < n; i++)
+		if (as->c[i].locked)
+			assemble_read_sb(&as->c[i]);
+		else
+			as->c[i].valid = false; /* another array's, or nobody's: not ours to use */
+	as->pick = assemble_pick(as->c, n);
+	if (as->pick >= 0 && memcmp(as->c[as->pick].sb.array_uuid, uuid, 16)) {
+		graid__log(GRAID_LOG_ERR, "open: the members changed arrays while being assembled");
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+/* The freshest superblock of the chosen array. */
+static const struct graid_sb *assemble_freshest(const struct assembly *as)
+{
+	const struct graid_sb *fresh = &as->c[as->pick].sb;
+
+	for (unsigned i = 0; i < as->n; i++)
+		if (as->c[i].valid && !memcmp(as->c[i].sb.array_uuid, fresh->array_uuid, 16) &&
+		    as->c[i].sb.events > fresh->events)
+			fresh = &as->c[i].sb;
+	return fresh;
+}
+
+static bool assemble_geometry_agrees(const struct graid_sb *sb, const struct graid_sb *fresh)
+{
+	return sb->level == fresh->level && sb->chunk_bytes == fresh->chunk_bytes &&
+	       sb->nmembers == fresh->nmembers && sb->data_offset == fresh->data_offset &&
+	       sb->data_bytes == fresh->data_bytes &&
+	       (sb->role < fresh->nmembers ||
+		fresh->member_state[sb->role] == GRAID_MEMBER_SPARE);
+}
+
+/*
+ * A member whose superblock is behind the freshest: it comes back only if it was merely
+ * absent (MISSING, never FAILED) and is still the role's device. It then catches up from
+ * the bitmap where the bitmap has kept every mark since before it left (its own last
+ * event + 1: the open that left it out is the first it missed), else is rebuilt whole.
+ */
+/*
+ * Was the member written after the others recorded it out? Then it holds writes the array
+ * never saw (the array was split: each part opened without the other), and neither a
+ * catch-up nor a rebuild may silently pick a side. The freshest superblock records the
+ * event at which each slot went out; where it does not (format 1.0), the member's own
+ * superblock recording out a role that the freshest has in tells the same.
+ */
+static bool assemble_diverged(const struct open_candidate *c, const struct graid_sb *fresh)
+{
+	uint32_t left = fresh->left_events[c->sb.role];
+
+	if (left) /* 32 bits of event, compared as serial numbers */
+		return (int32_t)((uint32_t)c->sb.events - left) >= 0;
+	for (unsigned r = 0; r < fresh->nmembers; r++)
+		if ((c->sb.member_state[r] == GRAID_MEMBER_MISSING ||
+		     c->sb.member_state[r] == GRAID_MEMBER_FAILED) &&
+		    fresh->member_state[r] == GRAID_MEMBER_ACTIVE)
+			return true;
+	return false;
+}
+
+static void assemble_place_behind(struct open_candidate *c, const struct graid_sb *fresh)
+{
+	uint8_t st = fresh->member_state[c->sb.role];
+	uint8_t own = c->sb.member_state[c->sb.role];
+
+	if ((st == GRAID_MEMBER_MISSING || st == GRAID_MEMBER_FAILED) &&
+	    assemble_diverged(c, fresh)) {
+		graid__log(GRAID_LOG_ERR, "open: %s (role %u) was written after the other members "
+					  "recorded it out (event %llu): the array was split and "
+					  "this member holds writes the others do not; left out (replace "
+					  "it, or assemble from it alone to keep its side)",
+			   c->m.path, c->sb.role, (unsigned long long)c->sb.events);
+		assemble_leave_out(c, "diverged from the array (split)");
+		return;
+	}
+	if (st != GRAID_MEMBER_MISSING) {
+		c->forcible = true;
+		assemble_leave_out(c, c->sb.events + 1 < fresh->events
+					      ? "stale (older event count)"
+					      : "marked failed by the other members");
+		return;
+	}
+	if (own == GRAID_MEMBER_ACTIVE && fresh->history_events &&
+	    fresh->history_events <= c->sb.events + 1) {
+		c->join = JOIN_CATCHUP;
+		graid__log(GRAID_LOG_NOTICE, "open: %s (role %u) comes back from event %llu; it "
+					     "catches up from the write-intent bitmap",
+			   c->m.path, c->sb.role, (unsigned long long)c->sb.events);
+	} else {
+		c->join = JOIN_FULL;
+		graid__log(GRAID_LOG_NOTICE, "open: %s (role %u) comes back from event %llu; what "
+					     "it missed is not known, so it is rebuilt whole",
+			   c->m.path, c->sb.role, (unsigned long long)c->sb.events);
+	}
+}
+
+void assemble_filter(struct assembly *as)
+{
+	const struct graid_sb *fresh = assemble_freshest(as);
+	struct open_candidate *c = as->c;
+
+	as->fresh = fresh;
+	for (unsigned i = 0; i < as->n; i++) {
+		const struct graid_sb *sb = &c[i].sb;
+		uint64_t id = member_slot_id(sb->member_uuid);
+
+		if (!c[i].valid)
+			continue;
+		c[i].join = JOIN_CURRENT;
+		if (memcmp(sb->array_uuid, fresh->array_uuid, 16))
+			assemble_leave_out(&c[i], "member of another array");
+		else if (!assemble_geometry_agrees(sb, fresh))
+			assemble_leave_out(&c[i], "superblock disagrees with the array's geometry");
+		else if (fresh->slot_id[sb->role] && fresh->slot_id[sb->role] != id)
+			assemble_leave_out(&c[i], "its role was given to another device");
+		else if (c[i].m.size < sb->data_offset + sb->data_bytes)
+			assemble_leave_out(&c[i], "smaller than its superblock says");
+		else if (sb->role < fresh->nmembers &&
+			 (sb->events + 1 < fresh->events ||
+			  (fresh->member_state[sb->role] != GRAID_MEMBER_ACTIVE &&
+			   fresh->member_state[sb->role] != GRAID_MEMBER_REBUILDING)))
+			/*
+			 * One behind is a superblock update cut short (every update is written to
+			 * all live members before the next starts): its data is as fresh as the
+			 * others', and the freshest superblock's member states say whether it is
+			 * still in. Two behind means it missed an update meant for it.
+			 */
+			assemble_place_behind(&c[i], fresh);
+		else if (sb->role >= fresh->nmembers && sb->events + 1 < fresh->events)
+			assemble_leave_out(&c[i], "stale (older event count)");
+		for (unsigned j = 0; j < i && c[i].valid; j++)
+			if (c[j].valid && c[j].sb.role == sb->role) {
+				/* The fresher of the two keeps the role. */
+				struct open_candidate *loser =
+					c[j].join == JOIN_CURRENT || c[i].join != JOIN_CURRENT ? &c[i]
+												: &c[j];
+
+				assemble_leave_out(loser, "its role is taken by another member given");
+			}
+	}
+}
+
+unsigned assemble_force(struct assembly *as, const struct graid_array *a)
+{
+	uint8_t state[GRAID_MAX_MEMBERS];
+	unsigned forced = 0;
+
+	for (unsigned r = 0; r < a->nmembers; r++)
+		state[r] = GRAID_MEMBER_MISSING;
+	for (unsigned i = 0; i < as->n; i++)
+		if (as->c[i].valid && as->c[i].sb.role < a->nmembers)
+			state[as->c[i].sb.role] = as->c[i].join == JOIN_CURRENT
+							  ? as->fresh->member_state[as->c[i].sb.role]
+							  : GRAID_MEMBER_REBUILDING;
+	while (!array_roles_survivable(a, state)) {
+		struct open_candidate *best = NULL;
+
+		for (unsigned i = 0; i < as->n; i++) {
+			struct open_candidate *c = &as->c[i];
+
+			if (c->forcible && c->sb.role < a->nmembers &&
+			    state[c->sb.role] != GRAID_MEMBER_ACTIVE &&
+			    c->sb.member_state[c->sb.role] == GRAID_MEMBER_ACTIVE &&
+			    (!best || c->sb.events > best->sb.events))
+				best = c;
+		}
+		if (!best)
+			break;
+		/* Whoever held the role before (a replacement being rebuilt) gives it back. */
+		for (unsigned i = 0; i < as->n; i++)
+			if (as->c[i].valid && as->c[i].sb.role == best->sb.role)
+				assemble_leave_out(&as->c[i], "its role is forced to another member");
+		best->valid = true;
+		best->forcible = false;
+		best->join = JOIN_FORCED;
+		state[best->sb.role] = GRAID_MEMBER_ACTIVE;
+		graid__log(GRAID_LOG_WARNING, "open: forcing %s back into role %u from event %llu "
+					      "(the array is at event %llu, and recorded it %s)",
+			   best->m.path, best->sb.role, (unsigned long long)best->sb.events,
+			   (unsigned long long)as->fresh->events,
+			   as->fresh->member_state[best->sb.role] == GRAID_MEMBER_FAILED ? "failed"
+											  : "missing");
+		forced++;
+	}
+	return forced;
+}
+
+void assemble_release(struct assembly *as)
+{
+	if (as->c)
+		for (unsigned i = 0; i < as->n; i++)
+			member_close(&as->c[i].m);
+	array_uuid_lock_release(&as->lock);
+	free(as->c);
+	as->c = NULL;
+}

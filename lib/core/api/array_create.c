@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: MIT */
+/* graid_array_create(): check everything first, then zero the data areas and write superblocks. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "meta/bitmap.h"
+#include "meta/live.h"
+#include "meta/journal.h"
+#include "api/array_life.h"
+#include "jobs/jobs.h"
+#include "member/member.h"
+#include "meta/meta.h"
+
+static unsigned create_flags(const struct graid_array_config *cfg)
+{
+	return cfg->struct_size >= offsetof(struct graid_array_config, flags) + sizeof(cfg->flags)
+		       ? cfg->flags : 0;
+}
+
+static int create_check_config(const struct graid_array_config *cfg, unsigned nmembers,
+			       uint32_t *chunk)
+{
+	if (cfg->struct_size < offsetof(struct graid_array_config, backend) + sizeof(cfg->backend))
+		return -EINVAL;
+	*chunk = cfg->chunk_bytes ? cfg->chunk_bytes : ARRAY_DEFAULT_CHUNK;
+	if (nmembers == 0 || nmembers > GRAID_MAX_MEMBERS) {
+		graid__log(GRAID_LOG_ERR, "create: %u members; 1..%u allowed", nmembers,
+			   GRAID_MAX_MEMBERS);
+		return -EINVAL;
+	}
+	if (cfg->struct_size >= offsetof(struct graid_array_config, flags) + sizeof(cfg->flags) &&
+	    (cfg->flags & ~(GRAID_CREATE_FORCE | GRAID_CREATE_JOURNAL))) {
+		graid__log(GRAID_LOG_ERR, "create: unknown flags 0x%x", cfg->flags);
+		return -EINVAL;
+	}
+	if (create_flags(cfg) & GRAID_CREATE_JOURNAL && cfg->level != 5 && cfg->level != 6) {
+		graid__log(GRAID_LOG_ERR, "create: the write-hole journal is for RAID-5 and RAID-6, "
+					  "not RAID-%d (it has no parity to keep consistent)",
+			   cfg->level);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* An environment switch set to "0". */
+static bool create_env_off(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && strcmp(v, "0") == 0;
+}
+
+/* Where the data area starts: after the bitmap, and after the journal when there is one. */
+static uint64_t create_data_offset(const struct graid_array_config *cfg, uint32_t chunk)
+{
+	if (!(create_flags(cfg) & GRAID_CREATE_JOURNAL))
+		return GRAID_SB_DEFAULT_DATA_OFFSET;
+	return GRAID_SB_DEFAULT_DATA_OFFSET + journal_default_bytes(chunk);
+}
+
+/* Open every member and refuse the set before anything is written. */
+static int create_open_members(struct graid_array *a, const char *const *paths, bool force,
+			       uint64_t data_offset)
+{
+	struct graid_sb sb;
+
+	/* Duplicates first: opening the second copy would only say "busy". */
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		dev_t di, dj;
+		ino_t ii, ij;
+
+		if (!paths[i])
+			return -EINVAL;
+		if (member_identity(paths[i], &di, &ii))
+			continue; /* member_open below names the problem */
+		for (unsigned j = 0; j < i; j++)
+			if (!member_identity(paths[j], &dj, &ij) && di == dj && ii == ij) {
+				graid__log(GRAID_LOG_ERR, "create: member %u (%s) is member %u (%s) "
+							  "again", i, paths[i], j, paths[j]);
+				return -EINVAL;
+			}
+	}
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		struct member *m = &a->members[i];
+		int rc;
+
+		rc = member_open(m, paths[i], true);
+		if (rc) {
+			graid__log(GRAID_LOG_ERR, "create: member %u (%s): %s", i, paths[i],
+				   graid_strerror(rc));
+			return rc;
+		}
+		for (unsigned j = 0; j < i; j++)
+			if (a->members[j].dev == m->dev && a->members[j].ino == m->ino) {
+				graid__log(GRAID_LOG_ERR, "create: member %u (%s) is member %u (%s) "
+							  "again", i, paths[i], j, a->members[j].path);
+				return -EINVAL;
+			}
+		if (m->size <= data_offset) {
+			graid__log(GRAID_LOG_ERR, "create: member %u (%s): %llu bytes is too small",
+				   i, paths[i], (unsigned long long)m->size);
+			return -EINVAL;
+		}
+		rc = member_read_sb(m, &sb);
+		if ((rc == 0 || rc == -EBADMSG || rc == -EPROTO) && !force) {
+			graid__log(GRAID_LOG_ERR, "create: member %u (%s) carries a libgraid "
+						  "superblock%s; use the force flag to overwrite it",
+				   i, paths[i], rc ? " (damaged)" : "");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
+				 const struct graid_array_config *cfg, struct graid_array **out)
+{
+	struct graid_array *a;
+	uint64_t member_bytes = UINT64_MAX;
+	uint64_t data_offset;
+	uint32_t chunk, bs = 512;
+	int rc;
+
+	if (!members || !cfg || !out)
+		return -EINVAL;
+	rc = create_check_config(cfg, nmembers, &chunk);
+	if (rc)
+		return rc;
+	a = array_alloc(nmembers);
+	if (!a)
+		return -ENOMEM;
+	data_offset = create_data_offset(cfg, chunk);
+	rc = create_open_members(a, members, create_flags(cfg) & GRAID_CREATE_FORCE, data_offset);
+	if (rc)
+		goto fail;
+	for (unsigned i = 0; i < nmembers; i++) {
+		uint64_t usable = a->members[i].size - data_offset;
+
+		if (usable < member_bytes)
+			member_bytes = usable;
+		if (a->members[i].lbs > bs)
+			bs = a->members[i].lbs;
+	}
+	rc = graid_layout_init(&a->lay, cfg->level, nmembers, chunk, member_bytes);
+	if (rc) {
+		graid__log(GRAID_LOG_ERR, "create: RAID-%d over %u members with %u-byte chunks of "
+					  "%llu bytes each is not a valid layout", cfg->level, nmembers,
+			   chunk, (unsigned long long)member_bytes);
+		goto fail;
+	}
+	/* The engine is opened before the first byte is written: its failure changes nothing. */
+	rc = array_open_engine(a, cfg->backend);
+	if (rc)
+		goto fail;
+	a->block_size = bs < 4096 ? bs : 4096;
+	a->data_offset = data_offset;
+	if (create_flags(cfg) & GRAID_CREATE_JOURNAL) {
+		rc = journal_init(a, GRAID_SB_DEFAULT_DATA_OFFSET,
+				  data_offset - GRAID_SB_DEFAULT_DATA_OFFSET);
+		if (rc)
+			goto fail;
+	}
+	a->ctime = (uint64_t)time(NULL);
+	a->events = 1;
+	graid_uuid_generate(a->uuid);
+	for (unsigned i = 0; i < nmembers; i++) {
+		graid_uuid_generate(a->members[i].uuid);
+		a->members[i].slot_id = member_slot_id(a->members[i].uuid);
+		atomic_store(&a->members[i].state, GRAID_MEMBER_ACTIVE);
+	}
+	/* A new UUID: nobody else can hold it, but the lock makes later openers wait. */
+	rc = array_uuid_lock_take(&a->uuid_lock, a->uuid, &a->owner);
+	if (rc)
+		goto fail; /* -ENOLCK (an unusable lock directory): nothing written yet */
+	owner_self(&a->owner);
+	/*
+	 * Zeroed data areas make parity consistent from the start: P and Q of zeroes are zero.
+	 * Fast init where every member reads deallocated blocks as zeroes (member.c).
+	 */
+	rc = member_init_data_areas(a);
+	if (rc == 0)
+		rc = bitmap_init(a, BITMAP_DEFAULT_OFFSET, BITMAP_DEFAULT_BYTES, 0);
+	if (rc == 0)
+		rc = bitmap_write_all(a); /* a reused device may hold an old bitmap */
+	/*
+	 * Nothing written yet: every region unused. RAID-0 has nothing to rebuild: no map.
+	 * GRAID_LIVE_MAP=0 makes an array without one (as format 1.1 made them), so a benchmark
+	 * can time the full rebuild beside the one the map allows (docs/ARRAYS.md).
+	 */
+	if (rc == 0 && a->lay.level != 0 && !create_env_off("GRAID_LIVE_MAP") &&
+	    data_offset >= (uint64_t)LIVE_DEFAULT_OFFSET + LIVE_DEFAULT_BYTES)
+		rc = live_init(a, LIVE_DEFAULT_OFFSET, LIVE_DEFAULT_BYTES, 0);
+	if (rc == 0)
+		rc = live_write_all(a);
+	if (rc == 0)
+		rc = journal_reset(a); /* a reused device may hold an old log */
+	if (rc == 0)
+		rc = array_write_superblocks(a, 0);
+	if (rc == 0) {
+		/* The worker: spares, catch-ups, unreachable members' controllers (spare.c). */
+		pthread_mutex_lock(&a->meta_lock);
+		rc = array_spare_thread_start(a);
+		pthread_mutex_unlock(&a->meta_lock);
+	}
+	if (rc)
+		goto fail;
+	graid__log(GRAID_LOG_NOTICE, "created RAID-%d of %u members, %llu bytes, chunk %u",
+		   a->lay.level, nmembers, (unsigned long long)a->lay.array_bytes, chunk);
+	*out = a;
+	return 0;
+fail:
+	array_free(a);
+	return rc;
+}

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * An array handle's life: allocated with its locks, its engine opened, and freed with
+ * everything it holds (worker thread, pooled queues, members, locks, maps, journal). Above
+ * every layer it tears down, so none of them calls back up into it.
+ */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "meta/bitmap.h"
+#include "meta/journal.h"
+#include "meta/live.h"
+#include "api/array_life.h"
+#include "io/queue.h"
+#include "jobs/jobs.h"
+#include "member/member.h"
+#include "meta/array_view.h"
+
+struct graid_array *array_alloc(unsigned nmembers)
+{
+	struct graid_array *a = calloc(1, sizeof(*a) + nmembers * sizeof(struct member));
+
+	if (!a)
+		return NULL;
+	a->stripe_busy = calloc(STRIPE_LOCK_BUCKETS, sizeof(*a->stripe_busy));
+	if (!a->stripe_busy) {
+		free(a);
+		return NULL;
+	}
+	a->nmembers = nmembers;
+	for (unsigned i = 0; i < nmembers; i++) {
+		a->members[i].fd = -1;
+		atomic_init(&a->members[i].state, GRAID_MEMBER_MISSING);
+	}
+	pthread_mutex_init(&a->meta_lock, NULL);
+	pthread_mutex_init(&a->wait_lock, NULL);
+	pthread_cond_init(&a->wait_cond, NULL);
+	pthread_mutex_init(&a->pool_lock, NULL);
+	pthread_mutex_init(&a->rebuild_lock, NULL);
+	pthread_mutex_init(&a->event_lock, NULL);
+	pthread_cond_init(&a->spare_cond, NULL);
+	a->uuid_lock.fd = -1;
+	for (unsigned i = 0; i < GRAID_MAX_SPARES; i++)
+		a->spares[i].fd = -1;
+	return a;
+}
+
+void array_free(struct graid_array *a)
+{
+	if (!a)
+		return;
+	array_spare_stop(a);
+	array_queue_pool_free(a);
+	for (unsigned i = 0; i < a->nmembers; i++)
+		member_close(&a->members[i]);
+	for (unsigned i = 0; i < a->nspares; i++)
+		member_close(&a->spares[i]);
+	for (unsigned i = 0; i < a->nretired; i++) {
+		if (a->retired[i] >= 0)
+			close(a->retired[i]);
+		fault_free(a->retired_fault[i]);
+	}
+	/* Last of the holds: the member locks went with their descriptors above. */
+	array_view_withdraw(a);
+	array_view_free(a);
+	array_uuid_lock_release(&a->uuid_lock);
+	graid_backend_close(a->be);
+	bitmap_free(a);
+	live_free(a);
+	journal_free(a);
+	pthread_mutex_destroy(&a->meta_lock);
+	pthread_mutex_destroy(&a->wait_lock);
+	pthread_cond_destroy(&a->wait_cond);
+	pthread_mutex_destroy(&a->pool_lock);
+	pthread_mutex_destroy(&a->rebuild_lock);
+	pthread_mutex_destroy(&a->event_lock);
+	pthread_cond_destroy(&a->spare_cond);
+	free(a->stripe_busy);
+	free(a);
+}
+
+int array_open_engine(struct graid_array *a, const char *name)
+{
+	if (a->lay.nparity == 0)
+		return 0; /* levels without parity never call an engine */
+	return graid_backend_open(name, &a->be);
+}

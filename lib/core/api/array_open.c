@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: MIT */
+/* graid_array_open(): assemble an array from its members' superblocks, trusting nothing stale. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/array_assemble.h"
+#include "meta/bitmap.h"
+#include "meta/live.h"
+#include "meta/journal.h"
+#include "api/array_life.h"
+#include "jobs/jobs.h"
+#include "meta/array_view.h"
+#include "meta/meta.h"
+
+/* The caller's flags, as far as its struct carries them. */
+static unsigned open_flags(const struct graid_open_options *opts)
+{
+	if (!opts || opts->struct_size < offsetof(struct graid_open_options, flags) +
+						 sizeof(opts->flags))
+		return 0;
+	return opts->flags;
+}
+
+/* Put every member kept into its role (or a spare's slot), in the state it joins with. */
+static void open_install(struct graid_array *a, struct assembly *as)
+{
+	const struct graid_sb *fresh = as->fresh;
+
+	/*
+	 * A role nobody takes stays FAILED if it was (only a replacement ends that), and is
+	 * MISSING otherwise: absent now, and welcome back (assemble_place_behind).
+	 */
+	for (unsigned r = 0; r < a->nmembers; r++) {
+		a->members[r].slot_id = fresh->slot_id[r];
+		a->members[r].left_events = fresh->left_events[r];
+		if (fresh->member_state[r] == GRAID_MEMBER_FAILED)
+			atomic_init(&a->members[r].state, GRAID_MEMBER_FAILED);
+	}
+	for (unsigned i = 0; i < as->n; i++) {
+		struct open_candidate *c = &as->c[i];
+		unsigned role = c->sb.role;
+		struct member *m;
+
+		if (!c->valid)
+			continue;
+		if (role >= a->nmembers) {
+			if (a->nspares == GRAID_MAX_SPARES)
+				continue;
+			m = &a->spares[a->nspares++];
+		} else {
+			m = &a->members[role];
+		}
+		*m = c->m;
+		memcpy(m->uuid, c->sb.member_uuid, 16);
+		m->slot_id = member_slot_id(m->uuid);
+		m->catchup = false;
+		m->left_events = 0;
+		m->forced = c->join == JOIN_FORCED;
+		if (role >= a->nmembers) {
+			atomic_init(&m->state, GRAID_MEMBER_SPARE);
+		} else if (c->join == JOIN_CURRENT &&
+			   fresh->member_state[role] == GRAID_MEMBER_REBUILDING) {
+			/* Resume where the checkpoint says; its own superblock holds it. */
+			atomic_init(&m->state, GRAID_MEMBER_REBUILDING);
+			m->rebuild_offset = c->sb.rebuild_offset;
+			m->catchup = fresh->slot_flags[role] & GRAID_SB_SLOT_CATCHUP;
+		} else if (c->join == JOIN_CATCHUP || c->join == JOIN_FULL) {
+			atomic_init(&m->state, GRAID_MEMBER_REBUILDING);
+			m->rebuild_offset = 0;
+			m->catchup = c->join == JOIN_CATCHUP;
+			m->rejoined = true;
+		} else {
+			atomic_init(&m->state, GRAID_MEMBER_ACTIVE);
+		}
+		c->m.fd = -1; /* now owned by the array */
+		c->m.fault = NULL;
+	}
+}
+
+/* "2, 3" for the roles not active; how many. */
+static unsigned open_roles_out(const struct graid_array *a, char *buf, size_t len)
+{
+	unsigned n = 0;
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (unsigned r = 0; r < a->nmembers; r++) {
+		int st = atomic_load(&a->members[r].state);
+
+		if (st == GRAID_MEMBER_ACTIVE)
+			continue;
+		if (at < len)
+			at += (size_t)snprintf(buf + at, len - at, "%s%u%s", n ? ", " : "", r,
+					       st == GRAID_MEMBER_REBUILDING ? " (rebuilding)" : "");
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Members that came back to catch up, with nothing marked in the bitmap, missed no write:
+ * in sync as they are. The others are copied their marked regions in the background.
+ * @return whether any role is left to rebuild because it came back at this open.
+ */
+static bool open_settle_returns(struct graid_array *a, const struct assembly *as)
+{
+	bool work = false, marked = bitmap_dirty_regions(a) != 0;
+
+	for (unsigned i = 0; i < as->n; i++) {
+		const struct open_candidate *c = &as->c[i];
+		struct member *m;
+
+		if (!c->valid || c->sb.role >= a->nmembers)
+			continue;
+		m = &a->members[c->sb.role];
+		if (m->catchup && !marked) {
+			m->catchup = false;
+			atomic_store(&m->state, GRAID_MEMBER_ACTIVE);
+			graid__log(GRAID_LOG_NOTICE, "open: role %u (%s) is in sync: nothing was "
+						     "written while it was out", c->sb.role, m->path);
+		} else if (m->catchup || c->join == JOIN_FULL) {
+			work = true;
+		}
+	}
+	return work;
+}
+
+static bool open_unreachable_given(const struct assembly *as)
+{
+	for (unsigned i = 0; i < as->n; i++)
+		if (as->c[i].unreachable)
+			return true;
+	return false;
+}
+
+static bool open_any_rejoined(const struct graid_array *a)
+{
+	for (unsigned r = 0; r < a->nmembers; r++)
+		if (a->members[r].rejoined)
+			return true;
+	return false;
+}
+
+/*
+ * Forced members may hold stale data where the array was written after they left: those
+ * regions are resynced. The bitmap names them when it kept its marks since before the
+ * earliest forced member left; otherwise every region is marked.
+ */
+static int open_mark_forced(struct graid_array *a, const struct assembly *as)
+{
+	for (unsigned i = 0; i < as->n; i++) {
+		const struct open_candidate *c = &as->c[i];
+
+		if (!c->valid || c->join != JOIN_FORCED)
+			continue;
+		if (as->fresh->history_events && as->fresh->history_events <= c->sb.events + 1)
+			continue;
+		if (!a->bitmap.enabled) {
+			graid__log(GRAID_LOG_WARNING, "open: no write-intent bitmap: scrub the whole "
+						      "array with repair to make it consistent");
+			return 0;
+		}
+		graid__log(GRAID_LOG_WARNING, "open: the bitmap does not cover what %s missed: "
+					      "every region is resynced", c->m.path);
+		return bitmap_mark_all(a);
+	}
+	return 0;
+}
+
+GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
+			       const struct graid_open_options *opts, struct graid_array **out)
+{
+	struct assembly as = { .lock = { .fd = -1 } };
+	uint8_t state[GRAID_MAX_MEMBERS];
+	const struct graid_sb *fresh;
+	struct graid_array *a = NULL;
+	unsigned flags = open_flags(opts), forced = 0;
+	bool read_only = flags & GRAID_OPEN_READ_ONLY, returns = false;
+	char roles[256];
+	int rc;
+
+	if (!members || !out || nmembers == 0 || nmembers > GRAID_MAX_MEMBERS ||
+	    (opts && opts->struct_size < offsetof(struct graid_open_options, backend) +
+						 sizeof(opts->backend)) ||
+	    (flags & ~(GRAID_OPEN_RESYNC_BACKGROUND | GRAID_OPEN_READ_ONLY | GRAID_OPEN_FORCE)) ||
+	    (read_only && (flags & GRAID_OPEN_FORCE)))
+		return -EINVAL;
+	rc = assemble_gather(&as, members, nmembers, !read_only);
+	if (rc == 0 && as.pick < 0) {
+		graid__log(GRAID_LOG_ERR, "open: no member carries a valid libgraid superblock");
+		rc = -EINVAL;
+	}
+	if (rc)
+		goto out;
+	assemble_filter(&as);
+	fresh = as.fresh;
+	a = array_alloc(fresh->nmembers);
+	rc = a ? graid_layout_init(&a->lay, fresh->level, fresh->nmembers, fresh->chunk_bytes,
+				   fresh->data_bytes)
+	       : -ENOMEM;
+	if (rc)
+		goto out;
+	if (flags & GRAID_OPEN_FORCE)
+		forced = assemble_force(&as, a);
+	open_install(a, &as);
+	for (unsigned r = 0; r < a->nmembers; r++)
+		state[r] = (uint8_t)atomic_load(&a->members[r].state);
+	if (!array_roles_survivable(a, state)) {
+		unsigned out_count = open_roles_out(a, roles, sizeof(roles));
+
+		graid__log(GRAID_LOG_ERR, "open: only %u of %u members usable; RAID-%d cannot be "
+					  "assembled (roles out: %s; nothing was written)%s",
+			   a->nmembers - out_count, a->nmembers, a->lay.level, roles,
+			   read_only ? "" : "; GRAID_OPEN_FORCE (graidctl assemble --force) takes "
+					    "back members the others recorded failed");
+		rc = -EIO;
+		goto out;
+	}
+	rc = array_open_engine(a, opts ? opts->backend : NULL);
+	if (rc)
+		goto out;
+	memcpy(a->uuid, fresh->array_uuid, 16);
+	a->block_size = fresh->block_size;
+	a->data_offset = fresh->data_offset;
+	a->ctime = fresh->ctime;
+	a->history_events = fresh->history_events;
+	a->scrub_offset = fresh->scrub_offset;
+	rc = bitmap_init(a, fresh->bitmap_offset, fresh->bitmap_bytes,
+			 fresh->bitmap_region_stripes);
+	/* Unclean: marks to resync. Kept history (a role was out): marks to catch up from. */
+	if (rc == 0 && (!(fresh->flags & GRAID_SB_F_CLEAN) || fresh->history_events))
+		rc = bitmap_load(a);
+	if (rc == 0 && fresh->log_bytes)
+		rc = journal_init(a, fresh->log_offset, fresh->log_bytes);
+	/* Format 1.0/1.1 arrays have no map: everything counts as used. */
+	if (rc == 0)
+		rc = live_init(a, fresh->live_offset, fresh->live_bytes,
+			       fresh->live_region_stripes);
+	if (rc == 0)
+		rc = live_load(a);
+	/* A member that came back, or a new one, gets the whole map: it may have missed bits. */
+	if (rc == 0 && !read_only)
+		rc = live_write_all(a);
+	if (rc)
+		goto out;
+	a->read_only = read_only;
+	if (read_only && a->journal && !(fresh->flags & GRAID_SB_F_CLEAN))
+		graid__log(GRAID_LOG_WARNING, "open: read-only after an unclean shutdown: the "
+					      "journal is not replayed, degraded reads of stripes being "
+					      "written at the crash may be wrong until a writable open");
+	if (read_only) {
+		/* Look, don't touch: no event, no resync, no spare takeover, no catching up. */
+		a->events = fresh->events;
+		array_recount(a);
+		array_view_load(a);
+		*out = a;
+		a = NULL;
+		goto out;
+	}
+	a->uuid_lock = as.lock; /* held for as long as the array is open */
+	as.lock.fd = -1;
+	array_view_publish(a);
+	owner_self(&a->owner);
+	returns = open_settle_returns(a, &as);
+	if (forced)
+		rc = open_mark_forced(a, &as);
+	if (rc)
+		goto out;
+	/* Open marks the array in use (not clean) with a new event: a crash leaves that mark. */
+	a->events = fresh->events + 1;
+	/* Roles that were in and are not now are recorded out at this event (divergence check). */
+	for (unsigned r = 0; r < a->nmembers; r++) {
+		int st = atomic_load(&a->members[r].state);
+
+		if ((st == GRAID_MEMBER_MISSING || st == GRAID_MEMBER_FAILED) &&
+		    (fresh->member_state[r] == GRAID_MEMBER_ACTIVE ||
+		     fresh->member_state[r] == GRAID_MEMBER_REBUILDING))
+			a->members[r].left_events = a->events;
+	}
+	/*
+	 * The roles out are counted before anything can flush: a flush's sweep clears no mark
+	 * while a role is out, and the journal's replay flushes.
+	 */
+	pthread_mutex_lock(&a->meta_lock);
+	array_recount(a);
+	pthread_mutex_unlock(&a->meta_lock);
+	/* Before anything else writes (a spare's rebuild too): settle what a crash cut short. */
+	if (a->journal)
+		rc = journal_recover(a, fresh->flags & GRAID_SB_F_CLEAN, &a->journal_replayed);
+	if (rc)
+		goto out;
+	pthread_mutex_lock(&a->meta_lock);
+	rc = array_write_superblocks(a, 0);
+	/* The worker: spares, catch-ups, unreachable members' controllers (spare.c). */
+	if (rc == 0)
+		rc = array_spare_thread_start(a);
+	/*
+	 * A member given but unreachable (its superblock unreadable while its controllers
+	 * reconnect) has a role nobody can name yet: no spare takes a missing role until the
+	 * array is opened with it reachable.
+	 */
+	if (open_unreachable_given(&as)) {
+		if (a->nspares)
+			graid__log(GRAID_LOG_WARNING, "open: a member given is unreachable: no spare "
+						      "takes a missing role at this open");
+	} else {
+		if (rc == 0)
+			array_roles_takeover(a);
+	}
+	/* Members that came back are brought up to date in the background, as spares are. */
+	if (rc == 0 && returns)
+		rc = array_rebuild_background(a);
+	pthread_mutex_unlock(&a->meta_lock);
+	if (rc)
+		goto out;
+	if (open_roles_out(a, roles, sizeof(roles)))
+		graid__log(GRAID_LOG_WARNING, "open: RAID-%d running degraded: roles %s missing, "
+					      "failed or not yet in sync", a->lay.level, roles);
+	if ((fresh->flags & GRAID_SB_F_CLEAN && !fresh->history_events && !forced) ||
+	    open_any_rejoined(a)) {
+		/*
+		 * Clean: marks left by lazy clearing mean nothing. A member that came back: its
+		 * stale copy (left out of the load) must not count at a later load.
+		 */
+		rc = bitmap_write_all(a);
+	}
+	if (rc || (fresh->flags & GRAID_SB_F_CLEAN && !fresh->history_events && !forced)) {
+		/* nothing to resync */
+	} else if ((!(fresh->flags & GRAID_SB_F_CLEAN) || forced) && bitmap_dirty_regions(a)) {
+		graid__log(GRAID_LOG_NOTICE, "open: %s; %llu dirty regions to resync",
+			   forced ? "members were forced in" : "not closed cleanly",
+			   (unsigned long long)bitmap_dirty_regions(a));
+		if (flags & GRAID_OPEN_RESYNC_BACKGROUND) {
+			pthread_mutex_lock(&a->meta_lock);
+			a->resync_background = true;
+			rc = array_spare_thread_start(a);
+			pthread_cond_signal(&a->spare_cond);
+			pthread_mutex_unlock(&a->meta_lock);
+		} else {
+			rc = array_resync(a);
+			if (rc == 0)
+				rc = array_flush_members(a, NULL);
+		}
+	}
+	if (rc)
+		goto out;
+	*out = a;
+	a = NULL;
+out:
+	assemble_release(&as);
+	array_free(a);
+	return rc;
+}

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The array's internal shape: its members, bitmap state and handle, and the predicates on
+ * a role's state every layer above asks. Types and inline helpers only; each module's
+ * calls are in its own header.
+ */
+#ifndef LIBGRAID_CORE_ARRAY_H
+#define LIBGRAID_CORE_ARRAY_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include <linux/time_types.h>
+
+#include "array/array_own.h"
+#include "common/internal.h"
+#include "format/layout.h"
+#include "format/nvme_id.h"
+#include "format/superblock.h"
+
+/* Memory alignment and I/O granule for O_DIRECT; also the default array block size. */
+#define ARRAY_ALIGN 4096u
+#define ARRAY_DEFAULT_CHUNK (64u * 1024)
+
+struct member_fault;
+struct journal;
+struct live;
+
+/* What a read-only open learns of the array from its holder (array_view.c). */
+struct array_holder_role {
+	int state;              /* enum graid_member_state, as the holder has it */
+	uint64_t copied, total; /* its catch-up or rebuild, bytes */
+	uint64_t outages;
+	bool passthru;          /* an NVMe generic device */
+	char blk[32], ctrl[32]; /* an NVMe member's block device and controller ("" if not) */
+	char path[256];         /* the path the holder opened it by ("" if none) */
+};
+
+struct array_holder_view {
+	bool valid;             /* loaded from a live holder at this read-only open */
+	uint32_t pid;
+	unsigned nroles;
+	struct array_holder_role *role;
+};
+
+/* One member role. fd is -1 when the role is missing. */
+struct member {
+	int fd;
+	struct member_fault *fault;    /* test-only fault injection ("faulty:" paths), or NULL */
+	atomic_int state;              /* enum graid_member_state */
+	bool direct;                   /* opened with O_DIRECT */
+	bool is_blk;                   /* a block device */
+	uint32_t lbs;                  /* logical block size */
+	uint64_t size;                 /* bytes */
+	dev_t dev;                     /* st_rdev for devices, st_dev for files */
+	ino_t ino;                     /* files: inode, for duplicate detection */
+	uint8_t uuid[16];              /* member UUID from its superblock */
+	/*
+	 * The first 8 bytes of the UUID of the device that holds this role, as the superblocks
+	 * record it (0: unknown): also known while the role is missing, so a device coming back
+	 * can be told from one the role was given away from.
+	 */
+	uint64_t slot_id;
+	/* REBUILDING only to catch up: only the regions the bitmap marks need copying. */
+	bool catchup;
+	/* Came back at this open after missing updates: its copy of the bitmap is stale. */
+	bool rejoined;
+	/* Taken back by GRAID_OPEN_FORCE: its copies are the last to trust (resync). */
+	bool forced;
+	/* Out of the array (MISSING or FAILED): the event that recorded it out; 0 unknown. */
+	uint64_t left_events;
+	_Atomic uint64_t rebuild_offset; /* REBUILDING: data-area bytes already in sync */
+	char path[256];
+	char identity[128];
+	struct member_nvme nvme;       /* NVMe identify data; passthrough when nvme.passthru */
+	atomic_uint_fast64_t reads, writes, read_bytes, write_bytes, errors;
+	/* Catch-up or rebuild of this role: bytes written to it, and bytes to write in all. */
+	atomic_uint_fast64_t copied, copy_total;
+	/* UNREACHABLE (array_reach.c): times it went so, and whether a full rebuild was cut. */
+	atomic_uint_fast64_t outages;
+	bool reach_full;
+	/* Read errors repaired in place (array_readerr.c): a count that halves every hour. */
+	unsigned readerr_count;         /* meta_lock */
+	uint64_t readerr_decay_ns;
+	atomic_uint_fast64_t readerr_repaired;
+};
+
+/* Write-intent bitmap (bitmap.c): per region DIRTY (marked on disk) and HOT (written lately). */
+#define BITMAP_DIRTY 1u
+#define BITMAP_HOT 2u
+
+struct bitmap {
+	bool enabled;
+	uint64_t offset, bytes;        /* on every member, bytes from its start */
+	uint64_t region_stripes;       /* stripes per bit */
+	uint64_t nregions;
+	_Atomic uint8_t *state;        /* per region */
+	atomic_uint *inflight;         /* per region: writes in flight */
+	uint8_t *disk;                 /* the bitmap as on disk */
+	pthread_mutex_t lock;          /* disk image and bitmap writes */
+};
+
+/* Stripe locks: a stripe hashes to one of these; a bucket is held by one stripe op. */
+#define STRIPE_LOCK_BUCKETS 65536u
+
+struct graid_array {
+	struct graid_layout lay;
+	struct graid_backend *be;      /* parity engine; NULL for levels 0, 1, 10 */
+	uint64_t data_offset;          /* bytes from member start to data area */
+	uint32_t block_size;
+	uint8_t uuid[16];
+	uint64_t ctime;
+
+	pthread_mutex_t meta_lock;     /* state changes and superblock writes */
+	uint64_t events;
+	/*
+	 * The event since which the bitmap keeps every mark (no mark is cleared while a role
+	 * is not active, so a member that comes back needs only the marked regions); 0 while
+	 * every role is active. Maintained by array_recount().
+	 */
+	uint64_t history_events;
+	uint64_t scrub_offset;         /* member rows an unfinished scrub has checked */
+	struct graid_sb_owner owner;   /* recorded in the superblocks while open writable */
+	struct array_uuid_lock uuid_lock; /* this host's lock on the array's UUID */
+	atomic_uint nfailed;           /* roles failed or missing */
+	atomic_bool broken;            /* more failed than the level tolerates */
+
+	struct bitmap bitmap;
+	struct live *live;             /* live-data map (live.c), or NULL: everything is used */
+	struct journal *journal;       /* write-hole journal (journal.c), or NULL */
+	struct {
+		uint64_t offset, bytes;  /* the journal's log area on every member; 0 without one */
+	} log_area;
+	uint64_t journal_replayed;     /* updates replayed at open */
+	bool resync_background;        /* resync runs in the background thread */
+	bool read_only;                /* GRAID_OPEN_READ_ONLY: nothing is ever written */
+	atomic_bool *stripe_busy;      /* STRIPE_LOCK_BUCKETS flags */
+	atomic_uint lock_waiters;
+	pthread_mutex_t wait_lock;
+	pthread_cond_t wait_cond;
+	uint64_t wait_seq;
+
+	pthread_mutex_t pool_lock;     /* idle queues used by the synchronous calls */
+	struct graid_queue *pool;
+
+	atomic_uint fg_inflight;       /* foreground requests in flight, for rebuild's yield */
+	atomic_uint fg_started;        /* foreground requests ever started: busy since a look */
+	pthread_mutex_t rebuild_lock;  /* one rebuild at a time */
+	atomic_uint_fast64_t rebuild_rate;   /* bytes/s per member, 0 unlimited */
+	atomic_uint rebuild_yield_us;
+	atomic_uint_fast64_t rebuild_busy_rate; /* the same while foreground I/O is in flight */
+	atomic_bool closing;
+	pthread_t spare_thread;        /* background rebuild after a spare takes over */
+	bool spare_thread_started;
+	pthread_cond_t spare_cond;     /* signalled (under meta_lock) when a spare takes over */
+	bool spare_work;
+	bool takeover_due;             /* a member failed in the I/O path: the worker hands out spares */
+	unsigned nspares;
+	struct member spares[GRAID_MAX_SPARES];
+	pthread_mutex_t event_lock;
+	graid_event_fn event_fn;
+	void *event_arg;
+	unsigned nretired;             /* fds of replaced members: closed at close, never reused */
+	int retired[2 * GRAID_MAX_MEMBERS];
+	struct member_fault *retired_fault[2 * GRAID_MAX_MEMBERS];
+
+	struct array_holder_view view; /* read-only opens: the holder's view (array_view.c) */
+	unsigned nmembers;
+	struct member members[];
+};
+
+/* What the superblocks record of a member UUID in slot_id: its first 8 bytes, little-endian. */
+static inline uint64_t member_slot_id(const uint8_t uuid[16])
+{
+	uint64_t v = 0;
+
+	for (unsigned i = 0; i < 8; i++)
+		v |= (uint64_t)uuid[i] << (8 * i);
+	return v;
+}
+
+static inline bool array_role_alive(const struct graid_array *a, unsigned role)
+{
+	return atomic_load_explicit(&a->members[role].state, memory_order_acquire) ==
+	       GRAID_MEMBER_ACTIVE;
+}
+
+/*
+ * Reads may also use a member being rebuilt, below its checkpoint: the rebuild moves the
+ * checkpoint only past rows whose writes have completed, and foreground writes keep them in
+ * sync from then on (as md reads below its recovery offset). @p end: the data-area offset
+ * just past what would be read from it.
+ */
+static inline bool array_role_readable(const struct graid_array *a, unsigned role, uint64_t end)
+{
+	int st = atomic_load_explicit(&a->members[role].state, memory_order_acquire);
+
+	return st == GRAID_MEMBER_ACTIVE ||
+	       (st == GRAID_MEMBER_REBUILDING &&
+		end <= atomic_load_explicit(&a->members[role].rebuild_offset,
+					    memory_order_acquire));
+}
+
+/*
+ * A read planned while its role was readable must not be served by a device swapped in
+ * since: a member that failed and was replaced between the plan and the issue holds bytes
+ * not yet rebuilt. Called after the read took descriptor @p fd and before it runs: true if
+ * fd is still the role's and the role still readable up to @p end. A takeover stores the
+ * new descriptor before the new state, so a descriptor taken too late meets a role not
+ * readable yet, and one taken too early a descriptor that is no longer the role's.
+ */
+static inline bool array_read_current(const struct graid_array *a, unsigned role, int fd,
+				      uint64_t end)
+{
+	/* The descriptor was loaded before: keep every load below after it. */
+	atomic_thread_fence(memory_order_acquire);
+	return array_role_readable(a, role, end) && a->members[role].fd == fd;
+}
+
+/*
+ * Test seam, NULL in use (queue.c): called just before a read of @p member (foreground or
+ * background) takes its descriptor, so a test can fail and replace the member between the
+ * read's plan and its issue. Only in builds with fault injection (GRAID_FAULT_INJECTION).
+ */
+#if GRAID_FAULT_INJECTION
+extern void (*graid__test_before_read)(struct graid_array *a, unsigned member);
+#endif
+
+/* Call the seam above, where it is compiled in and set, before a read of @p member. */
+static inline void array_test_before_read(struct graid_array *a, unsigned member)
+{
+#if GRAID_FAULT_INJECTION
+	if (graid__test_before_read)
+		graid__test_before_read(a, member);
+#else
+	(void)a, (void)member;
+#endif
+}
+
+/* Writes go to active members and to members being rebuilt (so what is rebuilt stays so). */
+static inline bool array_role_writable(const struct graid_array *a, unsigned role)
+{
+	int st = atomic_load_explicit(&a->members[role].state, memory_order_acquire);
+
+	return st == GRAID_MEMBER_ACTIVE || st == GRAID_MEMBER_REBUILDING;
+}
+
+#endif /* LIBGRAID_CORE_ARRAY_H */

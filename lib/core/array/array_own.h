@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/* Who holds an array: the host-wide lock on its UUID, and the owner record kept in superblocks. */
+#ifndef LIBGRAID_CORE_ARRAY_OWN_H
+#define LIBGRAID_CORE_ARRAY_OWN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/superblock.h"
+
+/*
+ * The host-wide lock on one array UUID: a file named by the UUID in the lock directory
+ * (GRAID_LOCK_DIR, else /run/lock/libgraid for root and /run/lock/libgraid-UID for other
+ * users), flock()ed exclusively by the one writable opener on this host, whichever members
+ * it was given. fd -1: none held.
+ */
+struct array_uuid_lock {
+	int fd;
+	char path[256];
+};
+
+/*
+ * Take the lock on @p uuid without waiting, and record this process in its file (one text
+ * line: docs/ARRAYS.md). 0; -EBUSY another open holds it: @p holder gets the record its
+ * file carries (all zero when none could be read); -ENOLCK the lock directory cannot be
+ * used (logged with the reason).
+ */
+int array_uuid_lock_take(struct array_uuid_lock *l, const uint8_t uuid[16],
+			 struct graid_sb_owner *holder);
+/* Let it go (and remove its file, under the lock, so none accumulate). */
+void array_uuid_lock_release(struct array_uuid_lock *l);
+
+/* The file "UUID" + @p suffix in the lock directory (".lock", ".state"). 0 or -ENAMETOOLONG. */
+int array_uuid_file_path(const uint8_t uuid[16], const char *suffix, char *buf, size_t len);
+
+/* This process as an owner record: pid, start time, boot id, host, now. */
+void owner_self(struct graid_sb_owner *o);
+
+enum owner_liveness {
+	OWNER_ALIVE,   /* that process is running on this host now */
+	OWNER_DEAD,    /* it is not (exited, or another boot, or its pid was reused) */
+	OWNER_UNKNOWN, /* no record, or another host's: nothing can be said */
+};
+
+enum owner_liveness owner_liveness(const struct graid_sb_owner *o);
+
+/* "pid 1234 (graidctl) on host h since 2026-12-01 13:52:16 UTC", or "an unknown holder". */
+void owner_describe(const struct graid_sb_owner *o, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/* Where every array byte lives: pure layout math for RAID 0, 1, 5, 6 and 10. */
+#ifndef LIBGRAID_CORE_LAYOUT_H
+#define LIBGRAID_CORE_LAYOUT_H
+
+#include <limits.h>
+#include <stdint.h>
+
+/* Smallest and largest chunk, and most members, that a layout accepts. */
+#define GRAID_LAYOUT_MIN_CHUNK 4096u
+#define GRAID_LAYOUT_MAX_CHUNK (1u << 20)
+#define GRAID_LAYOUT_MAX_MEMBERS 256u
+
+/* Returned by the member and role look-ups where there is no such member or role. */
+#define GRAID_LAYOUT_NONE UINT_MAX
+
+/*
+ * The geometry of one array. Filled by graid_layout_init(); read-only after.
+ *
+ * A "stripe" is the unit that parity, locking and mapping speak of:
+ * - RAID-0/5/6: one row of chunks, one chunk on every member; stripe s covers member bytes
+ *   [s * chunk, (s + 1) * chunk) on every member.
+ * - RAID-1: one chunk, mirrored on every member at the same offset (stripe = row).
+ * - RAID-10: one array chunk, i.e. the pair of slots that hold its two copies (md near-2).
+ *   Here a stripe is NOT a row: stripe i lives in slots 2i and 2i+1 of the row-major
+ *   sequence of (row, member) slots, so stripes run 0 .. array_bytes / chunk - 1.
+ */
+struct graid_layout {
+	int level;              /* 0, 1, 5, 6, 10 */
+	unsigned nmembers;      /* members in the layout, 2..256 */
+	unsigned ndata;         /* data chunks per stripe: n (0), 1 (1), n-1 (5), n-2 (6), 1 (10) */
+	unsigned nparity;       /* 0, 0, 1, 2, 0 */
+	uint32_t chunk;         /* bytes, power of two in [4 KiB, 1 MiB] */
+	uint64_t member_bytes;  /* usable data bytes per member (a multiple of chunk) */
+	uint64_t array_bytes;   /* usable bytes of the array */
+	uint64_t nstripes;      /* rows of chunks per member: member_bytes / chunk */
+};
+
+/*
+ * Fill a layout.
+ * @return 0; -EINVAL NULL @p l, unknown level, chunk not a power of two in [4 KiB, 1 MiB],
+ *   too few members (0: 2, 1: 2, 5: 3, 6: 4, 10: 2), more than 256, or member_bytes less than
+ *   one chunk; -EOVERFLOW the array's size does not fit in 64 bits. @p l is untouched on
+ *   failure. member_bytes is rounded down to a multiple of chunk.
+ */
+int graid_layout_init(struct graid_layout *l, int level, unsigned nmembers, uint32_t chunk,
+		      uint64_t member_bytes);
+
+/*
+ * RAID-5/6 rotation is md's default, left-symmetric (ALGORITHM_LEFT_SYMMETRIC):
+ *   RAID-5: P on member (n-1) - (stripe % n); data chunk d on (P + 1 + d) % n.
+ *   RAID-6: P as above, Q on (P + 1) % n, data chunk d on (P + 2 + d) % n.
+ * The Q coefficient of data chunk d is g^d (d is the logical index in the stripe).
+ */
+
+/*
+ * The member holding parity @p which (0 = P, 1 = Q) of @p stripe.
+ * @return the member; GRAID_LAYOUT_NONE if the level has no such parity.
+ */
+unsigned graid_layout_parity_member(const struct graid_layout *l, uint64_t stripe,
+				    unsigned which);
+
+/*
+ * The member holding data chunk @p d (0..ndata-1) of @p stripe; for RAID-1 and RAID-10 the
+ * first copy.
+ * @return the member; GRAID_LAYOUT_NONE if @p d >= ndata.
+ */
+unsigned graid_layout_data_member(const struct graid_layout *l, uint64_t stripe, unsigned d);
+
+/*
+ * The inverse of the two above: the role @p member plays in @p stripe: 0..ndata-1 a data
+ * index, ndata = P, ndata + 1 = Q. RAID-1: 0 for every member (each holds a copy);
+ * RAID-10: 0 for the two members holding a copy of the stripe's chunk.
+ * @return the role; GRAID_LAYOUT_NONE if @p member >= nmembers or (RAID-10) holds no copy.
+ */
+unsigned graid_layout_member_role(const struct graid_layout *l, uint64_t stripe,
+				  unsigned member);
+
+/* Where one array byte lives. */
+struct graid_layout_pos {
+	uint64_t stripe;        /* stripe (see struct graid_layout) */
+	unsigned d;             /* data index in the stripe, 0..ndata-1 */
+	uint32_t chunk_off;     /* byte offset inside the chunk */
+	unsigned member;        /* member holding it (RAID-1/10: the first copy) */
+	uint64_t member_off;    /* byte offset inside that member's data area */
+};
+
+/*
+ * Map an array byte offset to where it lives (for RAID-1/10 the first copy).
+ * @pre @p array_off < l->array_bytes (not checked: this is the hot path).
+ */
+void graid_layout_map(const struct graid_layout *l, uint64_t array_off,
+		      struct graid_layout_pos *pos);
+
+/*
+ * Every copy of the byte at @p array_off: RAID-1: nmembers copies, members 0..n-1 at the
+ * same offset; RAID-10: 2 copies, first copy first; RAID-0/5/6: the one data location.
+ * @param members, member_off arrays of at least nmembers (RAID-1) or 2 entries.
+ * @return the number of copies written.
+ * @pre @p array_off < l->array_bytes.
+ */
+unsigned graid_layout_copies(const struct graid_layout *l, uint64_t array_off,
+			     unsigned *members, uint64_t *member_off);
+
+/*
+ * The inverse of graid_layout_map() for rebuild and scrub: which array byte a member byte
+ * holds (any copy, for RAID-1/10).
+ * @return 0 and *array_off set; -ENODATA the byte holds parity, or is a RAID-10 slot that
+ *   no array chunk uses (the last slot when n * nstripes is odd); -EINVAL @p member or
+ *   @p member_off out of range.
+ */
+int graid_layout_unmap(const struct graid_layout *l, unsigned member, uint64_t member_off,
+		       uint64_t *array_off);
+
+/*
+ * The most whole stripes one write covers (a full-stripe run: one vectored write per
+ * member, SOP_RUN_MAX iovecs each). The journal sizes its records by it.
+ */
+#define SOP_RUN_MAX 16
+
+#endif /* LIBGRAID_CORE_LAYOUT_H */

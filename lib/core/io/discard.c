@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/* How a member zeroes a range without sending data (hole punch, Write Zeroes, deallocate). */
+#include <errno.h>
+#include <signal.h>
+#include <time.h>
+
+#include "io/queue.h"
+#include "member/member.h"
+#include "meta/meta.h"
+
+static int discard_member_ring(struct graid_array *a, struct io_uring *ring, unsigned role,
+			       uint64_t off, uint64_t len);
+
+/*
+ * A zero request that writes its zeroes reads them from one buffer per queue; each of its
+ * stripe operations covers at most this much (at least one stripe, or one chunk on 1/10).
+ */
+size_t discard_zbuf_len(const struct graid_array *a)
+{
+	const struct graid_layout *l = &a->lay;
+	size_t unit = (l->level == 1 || l->level == 10) ? l->chunk : (size_t)l->chunk * l->ndata;
+
+	return unit > (1u << 20) ? unit : (1u << 20);
+}
+
+/*
+ * A member may zero by offload when what it then reads is zeroes for sure: a file (a hole)
+ * or a block device (BLKZEROOUT: the kernel sends Write Zeroes, which the drive may serve
+ * by deallocating, or writes zeroes). Not an NVMe generic device: its offload would be a
+ * Dataset Management deallocate, which the NVMe specification makes advisory (a drive may
+ * leave some blocks as they were, even with DLFEAT saying deallocated blocks read as
+ * zeroes), and a region recorded unused over old bytes breaks parity unseen; those get
+ * their zeroes written through the ordinary path. The write-hole journal wants every
+ * in-place change logged first, so a journaled array always writes its zeroes.
+ */
+static bool discard_member_offloads(const struct member *m)
+{
+	return m->fd >= 0 && !m->nvme.passthru;
+}
+
+bool discard_can_offload(const struct graid_array *a)
+{
+	if (a->journal)
+		return false;
+	for (unsigned m = 0; m < a->nmembers; m++)
+		if (array_role_writable(a, m) && !discard_member_offloads(&a->members[m]))
+			return false;
+	return true;
+}
+
+/*
+ * Synchronous, in the queue's thread (deallocation costs a system call, not a transfer).
+ * Injected faults apply as to a write of no bytes, so the fault and crash tests reach here.
+ */
+int discard_member(struct graid_queue *q, unsigned role, uint64_t off, uint64_t len)
+{
+	return discard_member_ring(q->a, &q->ring, role, off, len);
+}
+
+int discard_member_sync(struct graid_array *a, unsigned role, uint64_t off, uint64_t len)
+{
+	return discard_member_ring(a, NULL, role, off, len);
+}
+
+/* @p ring: the caller's io_uring, whose queued entries go out before an injected kill. */
+static int discard_member_ring(struct graid_array *a, struct io_uring *ring, unsigned role,
+			       uint64_t off, uint64_t len)
+{
+	struct member *m = &a->members[role];
+	int fd = m->fd, rc;
+
+	if (m->fault) {
+		uint64_t stall = 0;
+
+		switch (fault_decide(m->fault, true, off, 0, &stall)) {
+		case FAULT_KILL:
+			/* As member_prep_io: what is queued reaches the members, this never does. */
+			if (ring)
+				io_uring_submit(ring);
+			raise(SIGKILL);
+			return -EIO;
+		case FAULT_FAIL:
+		case FAULT_TEAR:
+			rc = -EIO;
+			goto failed;
+		case FAULT_STALL: {
+			struct timespec ts = { (time_t)(stall / 1000000000u),
+					       (long)(stall % 1000000000u) };
+
+			nanosleep(&ts, NULL);
+			break;
+		}
+		default:
+			break;
+		}
+	}
+	/* Hole punch on a file, BLKZEROOUT on a block device; writes zeroes if refused. */
+	rc = member_zero_range(m, a->data_offset + off, len);
+	if (rc == 0)
+		return 0;
+failed:
+	array_member_io_failed(a, role, fd, rc);
+	return rc;
+}

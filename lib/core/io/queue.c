@@ -1,0 +1,650 @@
+/* SPDX-License-Identifier: MIT */
+/* Queues: the asynchronous API, one io_uring each, driving stripe operations to completion. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "meta/journal.h"
+#include "io/queue.h"
+#include "common/signals.h"
+#include "meta/meta.h"
+#include "meta/stripe_lock.h"
+
+/* Member I/Os a queue may have in flight bound its stripe operations (the CQ must not overflow). */
+#define QUEUE_SQ_ENTRIES 1024u
+#define QUEUE_CQ_ENTRIES 8192u
+
+static void queue_sop_free_parts(struct sop *s)
+{
+	free(s->jpos);
+	free(s->jhdr);
+	free(s->jiov);
+	s->jpos = NULL;
+	s->jhdr = NULL;
+	s->jiov = NULL;
+}
+
+/* The journal's per-member storage, for arrays that keep one. */
+static int queue_sop_journal_alloc(struct sop *s, unsigned n)
+{
+	s->jpos = calloc(n, sizeof(*s->jpos));
+	s->jhdr = calloc(n, sizeof(*s->jhdr));
+	s->jiov = malloc((size_t)n * (SOP_RUN_MAX + 1) * sizeof(*s->jiov));
+	if (s->jpos && s->jhdr && s->jiov)
+		return 0;
+	queue_sop_free_parts(s);
+	return -ENOMEM;
+}
+
+static struct sop *queue_sop_alloc(struct graid_queue *q)
+{
+	unsigned n = q->a->nmembers;
+	struct sop *s = q->free_sops;
+	uint8_t *p;
+
+	if (s) {
+		q->free_sops = s->next;
+	} else {
+		/* The per-role arrays share the operation's allocation. */
+		s = calloc(1, sizeof(*s) + n * (2 * sizeof(uint8_t *) + sizeof(uint32_t) +
+						sizeof(bool) + sizeof(struct mio)));
+		if (!s)
+			return NULL;
+		if (q->a->journal && queue_sop_journal_alloc(s, n)) {
+			free(s);
+			return NULL;
+		}
+		if (q->a->lay.nparity) {
+			/* Run storage; without it the operation just never becomes a run. */
+			s->iov = malloc((size_t)n * SOP_RUN_MAX * sizeof(*s->iov));
+			s->buckets = malloc(SOP_RUN_MAX * sizeof(*s->buckets));
+			if (!s->iov || !s->buckets) {
+				free(s->iov);
+				free(s->buckets);
+				s->iov = NULL;
+				s->buckets = NULL;
+			}
+		}
+		p = (uint8_t *)(s + 1);
+		s->mio = (struct mio *)p;
+		p += n * sizeof(struct mio);
+		s->buf = (uint8_t **)p;
+		p += n * sizeof(uint8_t *);
+		s->nbuf = (uint8_t **)p;
+		p += n * sizeof(uint8_t *);
+		s->blen = (uint32_t *)p;
+		p += n * sizeof(uint32_t);
+		s->own = (bool *)p;
+	}
+	memset(s->buf, 0, n * sizeof(uint8_t *));
+	memset(s->nbuf, 0, n * sizeof(uint8_t *));
+	memset(s->own, 0, n * sizeof(bool));
+	return s;
+}
+
+static void queue_io_complete(struct graid_queue *q, struct mio *io, int res)
+{
+	struct member *m = &q->a->members[io->member];
+	struct sop *s = io->sop;
+
+	/* NVMe passthrough: one CQE per command; the last one stands for the whole I/O. */
+	res = member_io_result(q->a, io->member, &io->fault, io->len, res);
+	if (res == MEMBER_IO_MORE)
+		return;
+	q->ios_inflight--;
+	if (io->fault.injected)
+		res = io->fault.injected;
+	if (io->fault.stale)
+		res = -ESTALE;
+	if (res == (int)io->len) {
+		if (io->write) {
+			atomic_fetch_add_explicit(&m->writes, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&m->write_bytes, io->len, memory_order_relaxed);
+		} else {
+			atomic_fetch_add_explicit(&m->reads, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&m->read_bytes, io->len, memory_order_relaxed);
+			if (io->copy_to)
+				memcpy(io->copy_to, io->copy_from, io->len);
+		}
+	} else {
+		/*
+		 * A short transfer inside the member's size is as bad as an error. A stale read
+		 * is nobody's failure: it is only done again, the role's present way.
+		 */
+		int err = res < 0 ? res : -EIO;
+
+		/* A sector it cannot read, on a member otherwise fine: repaired, not failed. */
+		if (!io->fault.stale &&
+		    !(!io->write && array_member_read_error(q->a, io->member, io->fault.fd, err) &&
+		      sop_note_bad(s, io->member)))
+			array_member_io_failed(q->a, io->member, io->fault.fd, err);
+		if (io->write)
+			s->write_fail++;
+		else
+			s->read_failed = true;
+	}
+	if (--s->pending == 0)
+		sop_io_done(q, s);
+}
+
+static void queue_reap_cqes(struct graid_queue *q)
+{
+	struct io_uring_cqe *cqe;
+
+	/* In-place I/O first; completing one may do more in place, appended behind it. */
+	for (unsigned i = 0; i < q->ninl; i++)
+		queue_io_complete(q, q->inl[i].io, q->inl[i].res);
+	q->ninl = 0;
+
+	while (io_uring_peek_cqe(&q->ring, &cqe) == 0) {
+		struct mio *io = io_uring_cqe_get_data(cqe);
+		int res = cqe->res;
+
+		io_uring_cqe_seen(&q->ring, cqe);
+		if (io) /* NULL: the timeout in front of a stalled member's I/O */
+			queue_io_complete(q, io, res);
+	}
+}
+
+static void queue_cut_done(struct graid_queue *q, struct req *r, struct sop *s, uint64_t at,
+			   uint64_t end, size_t req_off)
+{
+	const struct graid_layout *l = &q->a->lay;
+	uint64_t unit = (l->level == 1 || l->level == 10) ? l->chunk
+							   : (uint64_t)l->chunk * l->ndata;
+
+	s->req = r;
+	s->stripe = at / unit;
+	s->arr_off = at;
+	s->req_off = req_off;
+	s->arr_len = (size_t)(end - at);
+	r->cursor += s->arr_len;
+	r->sops_live++;
+	q->nsops++;
+}
+
+/*
+ * A discard or write-zeroes: whole stripes (chunks on RAID-1/10) are deallocated where every
+ * writable member can (discard.c), many at once; the rest, and everything where they cannot,
+ * is written as zeroes from the queue's zero buffer through the ordinary write path, so
+ * parity stays right. Deallocating runs hold their stripe locks (SOP_RUN_MAX of them);
+ * RAID-0 takes none, as its writes take none.
+ */
+static void queue_cut_zero(struct graid_queue *q, struct req *r, struct sop *s, uint64_t unit)
+{
+	const struct graid_layout *l = &q->a->lay;
+	uint64_t at = r->off + r->cursor, left = r->off + r->len - at;
+	uint64_t end = (at / unit + 1) * unit, whole = at % unit ? 0 : left / unit, most;
+	bool mirror = l->level == 1 || l->level == 10;
+
+	if (end > r->off + r->len)
+		end = r->off + r->len;
+	if (whole && discard_can_offload(q->a)) {
+		most = mirror ? 1 : (l->nparity ? (s->buckets ? SOP_RUN_MAX : 1) : 4096);
+		s->dealloc = true;
+	} else if (whole >= 2 && l->nparity && s->iov) {
+		/* Full-stripe runs of zeroes, as many as the zero buffer holds. */
+		most = q->zbuf_len / unit;
+		if (q->a->journal && journal_max_run(q->a) < most)
+			most = journal_max_run(q->a);
+		if (most > SOP_RUN_MAX)
+			most = SOP_RUN_MAX;
+	} else {
+		most = 1;
+	}
+	if (whole && most > 1) {
+		s->nrun = (unsigned)(whole < most ? whole : most);
+		end = at + s->nrun * unit;
+	}
+	queue_cut_done(q, r, s, at, end, 0);
+}
+
+/* Cut the next stripe of a request into a stripe operation. */
+static void queue_cut(struct graid_queue *q, struct req *r, struct sop *s)
+{
+	const struct graid_layout *l = &q->a->lay;
+	uint64_t unit = (l->level == 1 || l->level == 10) ? l->chunk
+							   : (uint64_t)l->chunk * l->ndata;
+	uint64_t at = r->off + r->cursor;
+	uint64_t end = (at / unit + 1) * unit;
+
+	if (end > r->off + r->len)
+		end = r->off + r->len;
+	s->nrun = 1;
+	s->dealloc = false;
+	if (r->zero)
+		return queue_cut_zero(q, r, s, unit);
+	/*
+	 * A write of whole RAID-5/6 stripes takes up to SOP_RUN_MAX of them at once: each
+	 * member then gets one vectored write instead of one per stripe.
+	 */
+	if (r->write && l->nparity && at % unit == 0 && r->off + r->len - at >= 2 * unit &&
+	    s->iov) {
+		uint64_t whole = (r->off + r->len - at) / unit;
+		unsigned most = q->a->journal ? journal_max_run(q->a) : SOP_RUN_MAX;
+
+		s->nrun = (unsigned)(whole < most ? whole : most);
+		end = at + s->nrun * unit;
+	}
+	queue_cut_done(q, r, s, at, end, r->cursor);
+}
+
+static void queue_pump(struct graid_queue *q)
+{
+	for (struct req *r = q->active; r; r = r->next) {
+		while (r->cursor < r->len && q->nsops < q->max_sops) {
+			struct sop *s = queue_sop_alloc(q);
+
+			if (!s)
+				return; /* out of memory: try again when something finishes */
+			queue_cut(q, r, s);
+			sop_start(q, s);
+		}
+		if (q->nsops >= q->max_sops)
+			return;
+	}
+}
+
+/* Move finished requests from the active list to the done list, in order. */
+static void queue_sweep(struct graid_queue *q)
+{
+	struct req **pp = &q->active;
+
+	q->active_tail = NULL;
+	while (*pp) {
+		struct req *r = *pp;
+
+		if (r->cursor == r->len && r->sops_live == 0) {
+			atomic_fetch_sub_explicit(&q->a->fg_inflight, 1, memory_order_relaxed);
+			/* Zeroed whole: its regions may become unused (after the next flush). */
+			if (r->zero && !r->err)
+				live_discard_done(q->a, r->off, r->len, &r->live);
+			*pp = r->next;
+			r->next = NULL;
+			if (q->done_tail)
+				q->done_tail->next = r;
+			else
+				q->done = r;
+			q->done_tail = r;
+		} else {
+			q->active_tail = r;
+			pp = &r->next;
+		}
+	}
+}
+
+static bool queue_unpark(struct graid_queue *q)
+{
+	struct sop **pp = &q->parked;
+	bool any = false;
+
+	while (*pp) {
+		struct sop *s = *pp;
+
+		*pp = s->next;
+		if (sop_try_unpark(q, s)) {
+			any = true;
+		} else {
+			s->next = *pp;
+			*pp = s;
+			pp = &s->next;
+		}
+	}
+	return any;
+}
+
+/*
+ * Move every request as far as it goes and send the member I/O prepared. 0, or the
+ * kernel's errno when it refused the submission: the entries stay in the ring, and the
+ * next submit (or a reap, which waits that refusal out) sends them.
+ */
+static int queue_progress(struct graid_queue *q)
+{
+	struct sigpipe_guard g;
+	int rc;
+
+	queue_pump(q);
+	queue_unpark(q);
+	sop_compute_batch(q);
+	queue_sweep(q);
+	if (!io_uring_sq_ready(&q->ring))
+		return 0;
+	sigpipe_guard_begin(&g);
+	rc = io_uring_submit(&q->ring);
+	sigpipe_guard_end(&g);
+	return rc < 0 ? rc : 0;
+}
+
+GRAID_API int graid_queue_create(struct graid_array *a, unsigned depth,
+				 struct graid_queue **out)
+{
+	struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE,
+				     .cq_entries = QUEUE_CQ_ENTRIES };
+	struct graid_queue *q;
+	int rc;
+
+	if (!a || !out || depth == 0 || depth > 4096)
+		return -EINVAL;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->a = a;
+	q->depth = depth;
+	q->max_sops = QUEUE_CQ_ENTRIES / (a->nmembers + 1);
+	if (q->max_sops > 512)
+		q->max_sops = 512;
+	if (q->max_sops < 4)
+		q->max_sops = 4;
+	if (a->lay.nparity) {
+		if (posix_memalign((void **)&q->zero, ARRAY_ALIGN, a->lay.chunk)) {
+			free(q);
+			return -ENOMEM;
+		}
+		memset(q->zero, 0, a->lay.chunk);
+	}
+	/* Big SQEs and CQEs where a member takes NVMe passthrough commands (member_io.c). */
+	p.flags |= member_ring_flags(a);
+	rc = io_uring_queue_init_params(QUEUE_SQ_ENTRIES, &q->ring, &p);
+	if (rc < 0) {
+		graid__log(GRAID_LOG_ERR, "io_uring setup failed: %s", graid_strerror(rc));
+		free(q->zero);
+		free(q);
+		return rc;
+	}
+	*out = q;
+	return 0;
+}
+
+/* The kernel's "not now": the request stays queued and the next try may send it. */
+static bool queue_err_transient(int rc)
+{
+	return rc == -EAGAIN || rc == -EBUSY || rc == -EINTR || rc == -ENOMEM;
+}
+
+GRAID_API int graid_queue_destroy(struct graid_queue *q)
+{
+	struct graid_completion c[16];
+
+	if (!q)
+		return 0;
+	/* graid.h promises every request in flight is waited for: "not now" is tried again. */
+	while (q->nreq) {
+		int rc = graid_queue_reap(q, c, 16, 1);
+
+		if (rc < 0 && !queue_err_transient(rc)) {
+			graid__log(GRAID_LOG_ERR, "queue: destroyed with %u requests its broken ring "
+						  "(%s) cannot finish; its memory is left to them",
+				   q->nreq, graid_strerror(rc));
+			return rc;
+		}
+		if (rc == 0 && !q->done && q->nreq && !q->ios_inflight && !q->parked &&
+		    !q->ninl)
+			break; /* nothing left that could finish */
+	}
+	io_uring_queue_exit(&q->ring);
+	for (unsigned k = 0; k < QUEUE_BUF_CLASSES; k++)
+		for (unsigned i = 0; i < q->nbufs[k]; i++)
+			free(q->bufs[k][i]);
+	while (q->free_sops) {
+		struct sop *s = q->free_sops;
+
+		q->free_sops = s->next;
+		free(s->iov);
+		free(s->buckets);
+		queue_sop_free_parts(s);
+		free(s);
+	}
+	while (q->free_reqs) {
+		struct req *r = q->free_reqs;
+
+		q->free_reqs = r->next;
+		free(r);
+	}
+	free(q->batch_ptrs);
+	free(q->inl);
+	free(q->zero);
+	free(q->zbuf);
+	free(q);
+	return 0;
+}
+
+/* The zero buffer of discards and write-zeroes, made at the first one. */
+static int queue_zbuf(struct graid_queue *q)
+{
+	size_t len = discard_zbuf_len(q->a);
+
+	if (q->zbuf)
+		return 0;
+	if (posix_memalign((void **)&q->zbuf, ARRAY_ALIGN, len))
+		return -ENOMEM;
+	memset(q->zbuf, 0, len);
+	q->zbuf_len = len;
+	return 0;
+}
+
+static int queue_add(struct graid_queue *q, uint8_t *buf, size_t len, uint64_t offset,
+		     uint64_t user_data, bool write, bool zero)
+{
+	const struct graid_array *a;
+	struct req *r;
+
+	if (!q || (!buf && len && !zero))
+		return -EINVAL;
+	a = q->a;
+	if (offset % a->block_size || len % a->block_size || offset > a->lay.array_bytes ||
+	    len > a->lay.array_bytes - offset)
+		return -EINVAL;
+	if (write && a->read_only)
+		return -EROFS;
+	if (q->nreq >= q->depth)
+		return -EAGAIN;
+	if (zero && queue_zbuf(q))
+		return -ENOMEM;
+	r = q->free_reqs;
+	if (r)
+		q->free_reqs = r->next;
+	else if (!(r = malloc(sizeof(*r))))
+		return -ENOMEM;
+	*r = (struct req){ .user_data = user_data, .buf = zero ? q->zbuf : buf, .len = len,
+			   .off = offset, .write = write, .zero = zero };
+	if (zero)
+		live_discard_begin(q->a, offset, len, &r->live);
+	if (q->active_tail)
+		q->active_tail->next = r;
+	else
+		q->active = r;
+	q->active_tail = r;
+	q->nreq++;
+	atomic_fetch_add_explicit(&q->a->fg_inflight, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&q->a->fg_started, 1, memory_order_relaxed);
+	return 0;
+}
+
+GRAID_API int graid_queue_read(struct graid_queue *q, void *buf, size_t len, uint64_t offset,
+			       uint64_t user_data)
+{
+	return queue_add(q, buf, len, offset, user_data, false, false);
+}
+
+GRAID_API int graid_queue_write(struct graid_queue *q, const void *buf, size_t len,
+				uint64_t offset, uint64_t user_data)
+{
+	/* Never written through: a write's buffer is only read (cast for the shared struct). */
+	return queue_add(q, (uint8_t *)(uintptr_t)buf, len, offset, user_data, true, false);
+}
+
+/* Discard and write-zeroes differ only in what the live-data map records (discard.c). */
+GRAID_API int graid_queue_discard(struct graid_queue *q, uint64_t offset, uint64_t len,
+				  uint64_t user_data)
+{
+	if (len > SIZE_MAX)
+		return -EINVAL;
+	return queue_add(q, NULL, (size_t)len, offset, user_data, true, true);
+}
+
+GRAID_API int graid_queue_write_zeroes(struct graid_queue *q, uint64_t offset, uint64_t len,
+				       uint64_t user_data)
+{
+	if (len > SIZE_MAX)
+		return -EINVAL;
+	return queue_add(q, NULL, (size_t)len, offset, user_data, true, true);
+}
+
+GRAID_API int graid_queue_submit(struct graid_queue *q)
+{
+	int rc;
+
+	if (!q)
+		return -EINVAL;
+	rc = queue_progress(q);
+	return rc ? rc : (int)q->nreq;
+}
+
+GRAID_API int graid_queue_reap(struct graid_queue *q, struct graid_completion *c,
+			       unsigned max, unsigned min_complete)
+{
+	unsigned n = 0;
+
+	if (!q || (!c && max))
+		return -EINVAL;
+	for (;;) {
+		/* What has finished already counts, also for a caller that only polls (min 0). */
+		queue_reap_cqes(q);
+		queue_progress(q);
+		while (n < max && q->done) {
+			struct req *r = q->done;
+
+			q->done = r->next;
+			if (!q->done)
+				q->done_tail = NULL;
+			c[n].user_data = r->user_data;
+			c[n].result = r->err ? r->err : (int64_t)r->len;
+			n++;
+			q->nreq--;
+			r->next = q->free_reqs;
+			q->free_reqs = r;
+		}
+		if (n >= min_complete || n >= max || q->nreq == 0)
+			break;
+		if (q->ninl) {
+			continue; /* done in place, not reaped yet: no waiting for it */
+		} else if (q->ios_inflight) {
+			struct io_uring_cqe *cqe;
+			int rc;
+
+			/* Entries a refused submit left in the ring go first, or nothing completes. */
+			if (io_uring_sq_ready(&q->ring)) {
+				rc = member_ring_submit(&q->ring, 0);
+				if (rc < 0)
+					return n ? (int)n : rc;
+			}
+			if (io_uring_wait_cqe(&q->ring, &cqe) == 0)
+				queue_reap_cqes(q);
+		} else if (q->parked) {
+			uint64_t seq = stripe_release_seq(q->a);
+
+			if (!queue_unpark(q))
+				stripe_wait_release(q->a, seq);
+		} else if (!q->gen_list && !q->rec_list && !q->done && q->nsops == 0 &&
+			   !q->active) {
+			break; /* nothing left that could complete */
+		}
+	}
+	return (int)n;
+}
+
+struct graid_queue *array_queue_get(struct graid_array *a)
+{
+	struct graid_queue *q;
+
+	pthread_mutex_lock(&a->pool_lock);
+	q = a->pool;
+	if (q)
+		a->pool = q->pool_next;
+	pthread_mutex_unlock(&a->pool_lock);
+	if (q && (q->ring.flags & member_ring_flags(a)) != member_ring_flags(a)) {
+		/* An NVMe generic device joined since this queue was made: it needs big SQEs. */
+		graid_queue_destroy(q);
+		q = NULL;
+	}
+	if (!q) {
+		if (graid_queue_create(a, 16, &q))
+			return NULL;
+		/* One caller waiting on one request: nothing to overlap a worker thread with. */
+		queue_inline_setup(q);
+	}
+	return q;
+}
+
+/*
+ * Wait for the one request a synchronous call queued. It never returns while that request
+ * is still queued: the queue goes back to the pool afterwards, and a request left in it
+ * would reach the members later with whatever the caller has put in its buffer since, hand
+ * its completion to the next call, and keep its stripes locked. A ring the kernel refuses
+ * is tried again for as long as it answers "not now". 0 and *c filled, or a negative errno
+ * when the ring itself is broken: the queue is then kept out of the pool for good (its
+ * I/O may still be the kernel's).
+ */
+int array_queue_sync_wait(struct graid_array *a, struct graid_queue *q,
+			  struct graid_completion *c)
+{
+	for (;;) {
+		int rc = graid_queue_reap(q, c, 1, 1);
+
+		if (rc == 1)
+			return 0;
+		if (rc == 0 && q->nreq == 0)
+			return -EIO; /* nothing queued: cannot happen, but never wait for it */
+		if (rc < 0 && !queue_err_transient(rc)) {
+			graid__log(GRAID_LOG_ERR, "array: a queue's ring failed (%s) with a request "
+						  "in it; that queue is retired", graid_strerror(rc));
+			q->retired = true;
+			return rc;
+		}
+		(void)a;
+	}
+}
+
+int64_t array_sync_request(struct graid_array *a, enum array_sync_kind kind, void *buf,
+			   uint64_t len, uint64_t offset)
+{
+	struct graid_completion c;
+	struct graid_queue *q;
+	int rc;
+
+	if (!a)
+		return -EINVAL;
+	q = array_queue_get(a);
+	if (!q)
+		return -ENOMEM;
+	switch (kind) {
+	case SYNC_READ: rc = graid_queue_read(q, buf, (size_t)len, offset, 0); break;
+	case SYNC_WRITE: rc = graid_queue_write(q, buf, (size_t)len, offset, 0); break;
+	case SYNC_DISCARD: rc = graid_queue_discard(q, offset, len, 0); break;
+	default: rc = graid_queue_write_zeroes(q, offset, len, 0); break;
+	}
+	if (rc == 0)
+		rc = array_queue_sync_wait(a, q, &c);
+	array_queue_put(a, q);
+	return rc ? rc : c.result;
+}
+
+void array_queue_put(struct graid_array *a, struct graid_queue *q)
+{
+	if (q->retired)
+		return; /* kept, never reused: the kernel may still own its memory */
+	pthread_mutex_lock(&a->pool_lock);
+	q->pool_next = a->pool;
+	a->pool = q;
+	pthread_mutex_unlock(&a->pool_lock);
+}
+
+void array_queue_pool_free(struct graid_array *a)
+{
+	while (a->pool) {
+		struct graid_queue *q = a->pool;
+
+		a->pool = q->pool_next;
+		graid_queue_destroy(q);
+	}
+}

@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a stripe operation asks of its queue: buffers from the queue's cache, member I/O
+ * prepared on the queue's ring (or done in place for members in memory), and its end
+ * counted on its request. Below sop.c; the completions go up through queue.c.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/queue.h"
+
+static unsigned queue_buf_class(size_t len)
+{
+	unsigned k = 0;
+
+	while (k + 1 < QUEUE_BUF_CLASSES && ((size_t)ARRAY_ALIGN << k) < len)
+		k++;
+	return k;
+}
+
+/* Buffers are recycled per queue: the hot path allocates only while the cache warms up. */
+uint8_t *queue_buf_get(struct graid_queue *q, size_t len)
+{
+	unsigned k = queue_buf_class(len);
+	size_t cap = (size_t)ARRAY_ALIGN << k;
+	void *p;
+
+	if (cap >= len && q->nbufs[k])
+		return q->bufs[k][--q->nbufs[k]];
+	if (posix_memalign(&p, ARRAY_ALIGN, cap >= len ? cap : len))
+		return NULL;
+	return p;
+}
+
+void queue_buf_put(struct graid_queue *q, uint8_t *p, size_t len)
+{
+	unsigned k = queue_buf_class(len);
+
+	if (((size_t)ARRAY_ALIGN << k) >= len && q->nbufs[k] < QUEUE_BUF_KEEP)
+		q->bufs[k][q->nbufs[k]++] = p;
+	else
+		free(p);
+}
+
+/* Fill the slot's in-flight record; the ring entry is prepared by the caller. */
+static struct mio *queue_mio(struct sop *s, unsigned slot, unsigned member, bool write,
+			     size_t len)
+{
+	struct mio *io = &s->mio[slot];
+
+	io->sop = s;
+	io->copy_to = io->copy_from = NULL;
+	io->len = (uint32_t)len;
+	io->member = (uint16_t)member;
+	io->write = write;
+	return io;
+}
+
+static void queue_io_prepared(struct graid_queue *q, struct sop *s)
+{
+	s->pending++;
+	q->ios_inflight++;
+}
+
+void queue_inline_setup(struct graid_queue *q)
+{
+	const char *env = getenv("GRAID_INLINE_IO");
+
+	memset(q->inline_mask, 0, sizeof(q->inline_mask));
+	q->inline_any = false;
+	/* GRAID_INLINE_IO=0: everything through the ring (to measure what this buys). */
+	if (env && strcmp(env, "0") == 0)
+		return;
+	for (unsigned m = 0; m < q->a->nmembers; m++)
+		if (member_io_in_ram(&q->a->members[m])) {
+			q->inline_mask[m / 8] |= (uint8_t)(1u << (m % 8));
+			q->inline_any = true;
+		}
+}
+
+/*
+ * A member whose I/O this queue does in place. Checked again per I/O: a member replaced or
+ * given fault injection since the mask was made goes through the ring.
+ */
+static bool queue_inline(const struct graid_queue *q, unsigned member)
+{
+	const struct member *m = &q->a->members[member];
+
+	return q->inline_any && (q->inline_mask[member / 8] & (1u << (member % 8))) &&
+	       !m->fault && !m->nvme.passthru && m->fd >= 0;
+}
+
+/* array_read_current() for a read of this queue (a window of microseconds in use). */
+static bool queue_read_current(const struct graid_queue *q, const struct mio *io,
+			       uint64_t member_off)
+{
+	return array_read_current(q->a, io->member, io->fault.fd, member_off + io->len);
+}
+
+/*
+ * Do the I/O now and keep its result for the next reap; false (nothing done) when there is
+ * no room to keep it, and the caller goes through the ring instead.
+ */
+static bool queue_io_now(struct graid_queue *q, struct sop *s, struct mio *io, uint8_t *ptr,
+			 const struct iovec *iov, unsigned iovcnt, uint64_t member_off)
+{
+	ssize_t n;
+
+	if (q->ninl == q->inl_cap) {
+		unsigned cap = q->inl_cap ? 2 * q->inl_cap : 64;
+		struct queue_inline_done *p = realloc(q->inl, cap * sizeof(*p));
+
+		if (!p)
+			return false;
+		q->inl = p;
+		q->inl_cap = cap;
+	}
+	io->fault.injected = 0;
+	io->fault.pieces = 0;
+	io->fault.fd = q->a->members[io->member].fd;
+	io->fault.stale = !io->write && !queue_read_current(q, io, member_off);
+	n = io->fault.stale ? -ESTALE
+			    : member_io_now(q->a, io->fault.fd, io->write, ptr, io->len, iov,
+					    iovcnt, member_off);
+	q->inl[q->ninl].io = io;
+	q->inl[q->ninl++].res = n < 0 ? (int)n : (int)(n > (ssize_t)io->len ? -EIO : n);
+	s->pending++;
+	q->ios_inflight++;
+	return true;
+}
+
+int queue_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,
+	     bool write, uint8_t *ptr, size_t len, uint64_t member_off)
+{
+	struct mio *io = queue_mio(s, slot, member, write, len);
+	int rc;
+
+	if (!write)
+		array_test_before_read(q->a, member);
+	if (queue_inline(q, member) && queue_io_now(q, s, io, ptr, NULL, 0, member_off))
+		return 0;
+	rc = member_prep_io(&q->ring, q->a, member, write, ptr, (unsigned)len, member_off, io,
+			    &io->fault);
+	/* Prepared, not yet submitted: a stale read still runs, but its bytes are dropped. */
+	if (rc == 0 && !write)
+		io->fault.stale = !queue_read_current(q, io, member_off);
+	if (rc == 0)
+		queue_io_prepared(q, s);
+	return rc;
+}
+
+int queue_writev(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,
+		 const struct iovec *iov, unsigned iovcnt, size_t len, uint64_t member_off)
+{
+	struct mio *io = queue_mio(s, slot, member, true, len);
+	int rc;
+
+	if (queue_inline(q, member) && queue_io_now(q, s, io, NULL, iov, iovcnt, member_off))
+		return 0;
+	rc = member_prep_writev(&q->ring, q->a, member, iov, iovcnt, member_off, io, &io->fault);
+	if (rc == 0)
+		queue_io_prepared(q, s);
+	return rc;
+}
+
+int queue_log_writev(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,
+		     const struct iovec *iov, unsigned iovcnt, size_t len, uint64_t pos)
+{
+	struct mio *io = queue_mio(s, slot, member, true, len);
+	int rc = member_prep_log_writev(&q->ring, q->a, member, iov, iovcnt, pos, io, &io->fault);
+
+	if (rc == 0)
+		queue_io_prepared(q, s);
+	return rc;
+}
+
+void queue_sop_done(struct graid_queue *q, struct sop *s, int err)
+{
+	struct req *r = s->req;
+
+	if (err && !r->err)
+		r->err = err;
+	r->sops_live--;
+	q->nsops--;
+	s->next = q->free_sops;
+	q->free_sops = s;
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Members that cannot be reached for a while. An NVMe-oF namespace whose every controller
+ * is reconnecting (a network outage, a storage host rebooting) is UNREACHABLE, not failed:
+ * it is out of I/O, the write-intent bitmap keeps every region written meanwhile, and no
+ * spare takes its role. The array's worker looks at its controllers a few times a second:
+ * when one is live again the member comes back and copies only the marked regions (a
+ * catch-up); when the last controller is deleted (ctrl_loss_tmo passed) it fails and a
+ * spare takes over. docs/REMOTE.md describes the model.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "array/array.h"
+#include "meta/bitmap.h"
+#include "meta/journal.h"
+#include "member/member_path.h"
+#include "jobs/jobs.h"
+#include "member/member.h"
+#include "meta/meta.h"
+
+/* How often the worker looks at unreachable members' controllers. */
+#define REACH_POLL_NS (250u * 1000 * 1000)
+
+/* Its controller is live again and its superblock says it is still this role's device. */
+static void reach_return(struct graid_array *a, unsigned role)
+{
+	struct member *m = &a->members[role];
+	bool catchup = a->bitmap.enabled && a->history_events && !m->reach_full;
+
+	m->catchup = catchup;
+	m->rebuild_offset = 0;
+	atomic_store(&m->copied, 0);
+	/* Updates numbered from here on may use it; its journal entries from before may not. */
+	if (journal_reset_member(a, m))
+		graid__log(GRAID_LOG_WARNING, "member %u (%s): journal checkpoint at return failed",
+			   role, m->path);
+	atomic_store_explicit(&m->state, GRAID_MEMBER_REBUILDING, memory_order_release);
+	a->events++;
+	array_recount(a);
+	/* Its copy of the bitmap missed the marks made while it was out. */
+	if (bitmap_write_all(a))
+		graid__log(GRAID_LOG_WARNING, "member %u (%s): bitmap rewrite at return failed",
+			   role, m->path);
+	array_write_superblocks(a, 0);
+	graid__log(GRAID_LOG_NOTICE, "member %u (%s) reachable again: %s", role, m->path,
+		   catchup ? "catching up from the write-intent bitmap" : "rebuilding it whole");
+	array_event(a, GRAID_EVENT_MEMBER_RETURNED, (int)role, 0, 0, 0);
+	a->spare_work = true;
+}
+
+/* Its last controller is gone: the member failed; a spare may take its role. */
+static void reach_give_up(struct graid_array *a, unsigned role, int err, const char *why)
+{
+	struct member *m = &a->members[role];
+
+	atomic_store(&m->state, GRAID_MEMBER_FAILED);
+	a->events++;
+	array_recount(a);
+	array_write_superblocks(a, 0);
+	graid__log(GRAID_LOG_ERR, "member %u (%s) failed: %s; array continues degraded", role,
+		   m->path, why);
+	array_event(a, GRAID_EVENT_MEMBER_FAILED, (int)role, err, 0, 0);
+	array_spare_takeover(a, role);
+}
+
+/*
+ * Look at every unreachable member once. meta_lock held on entry and on return; dropped
+ * while a member's controllers and superblock are read (a reconnecting controller may
+ * take seconds to answer), then each state is checked again before it is changed.
+ */
+void array_reach_poll(struct graid_array *a)
+{
+	for (unsigned r = 0; r < a->nmembers; r++) {
+		struct member *m = &a->members[r];
+		struct graid_sb sb;
+		enum member_reach reach;
+		int fd = m->fd, rc = 0;
+
+		if (atomic_load(&m->state) != GRAID_MEMBER_UNREACHABLE)
+			continue;
+		pthread_mutex_unlock(&a->meta_lock);
+		reach = member_reach(m, NULL);
+		if (reach == REACH_LIVE) {
+			rc = member_read_sb(m, &sb);
+			if (rc == 0 && memcmp(sb.member_uuid, m->uuid, 16))
+				rc = -ESTALE;
+		}
+		pthread_mutex_lock(&a->meta_lock);
+		if (atomic_load(&m->state) != GRAID_MEMBER_UNREACHABLE || m->fd != fd)
+			continue; /* failed or replaced by hand meanwhile */
+		if (reach == REACH_GONE || reach == REACH_LOCAL)
+			reach_give_up(a, r, -ENODEV, "its last controller was deleted");
+		else if (reach == REACH_LIVE && rc == -ESTALE)
+			reach_give_up(a, r, rc, "another namespace answers at its path");
+		else if (reach == REACH_LIVE && rc == 0 && !atomic_load(&a->broken))
+			reach_return(a, r); /* (a broken array has nothing to catch it up from) */
+		/* Live but its superblock unreadable: a flap; look again next time. */
+	}
+}
+
+/* How long the worker may sleep before it looks again (0: no member is unreachable). */
+uint64_t array_reach_interval_ns(const struct graid_array *a)
+{
+	for (unsigned r = 0; r < a->nmembers; r++)
+		if (atomic_load(&a->members[r].state) == GRAID_MEMBER_UNREACHABLE)
+			return REACH_POLL_NS;
+	return 0;
+}

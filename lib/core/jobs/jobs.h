@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* The array's background jobs and its worker: roles, spares, rebuild, resync, journal replay, unreachable members. */
+#ifndef LIBGRAID_CORE_JOBS_H
+#define LIBGRAID_CORE_JOBS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "array/array.h"
+
+/* roles.c: a device into a role. */
+int member_attach(struct graid_array *a, struct member *m, const char *path);
+/* A hot spare takes @p role if it is failed or missing; meta_lock held. */
+void array_spare_takeover(struct graid_array *a, unsigned role);
+/* The same for every role; meta_lock held. */
+void array_roles_takeover(struct graid_array *a);
+
+/* spare.c: the array's worker. */
+void array_spare_stop(struct graid_array *a);
+int array_spare_thread_start(struct graid_array *a);
+/* Have the background thread (started if need be) rebuild what is REBUILDING; meta_lock held. */
+int array_rebuild_background(struct graid_array *a);
+
+
+/* array_reach.c */
+/* The worker's look at unreachable members: back (catch-up) or gone (failed); meta_lock held. */
+void array_reach_poll(struct graid_array *a);
+/* How long the worker may wait before it looks again; 0 when no member is unreachable. */
+uint64_t array_reach_interval_ns(const struct graid_array *a);
+
+/* resync.c */
+/* resync.c: make every dirty region consistent again, then clear the marks. */
+int array_resync(struct graid_array *a);
+
+/* journal_replay.c */
+/*
+ * At open (journal_replay.c). After an unclean shutdown (@p clean false): read the log areas
+ * of the usable members and write back, in sequence order, every update whose entries are
+ * complete on all of its surviving members, flush, and reset the journal; @p replayed (may
+ * be NULL) gets the count. After a clean close only the checkpoint records are read.
+ * @return 0; -ENOMEM; -EIO when member failures during it broke the array.
+ */
+int journal_recover(struct graid_array *a, bool clean, uint64_t *replayed);
+
+#endif /* LIBGRAID_CORE_JOBS_H */

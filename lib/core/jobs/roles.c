@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Installing a device into a role: a new device checked and attached, a hot spare taking a
+ * failed role, a replacement by request, a member failed by request. The I/O path never
+ * calls here: it marks a member failed and wakes the array's worker (member_fail.c), which
+ * gives the role to a spare (array_roles_takeover).
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "array/array.h"
+#include "meta/journal.h"
+#include "jobs/jobs.h"
+#include "member/member.h"
+#include "meta/meta.h"
+
+int member_attach(struct graid_array *a, struct member *m, const char *path)
+{
+	struct graid_sb sb;
+	dev_t dev;
+	ino_t ino;
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	m->fd = -1;
+	if (member_identity(path, &dev, &ino) == 0)
+		for (unsigned i = 0; i < a->nmembers + a->nspares; i++) {
+			const struct member *o = i < a->nmembers ? &a->members[i]
+								 : &a->spares[i - a->nmembers];
+
+			if (o->fd >= 0 && o->dev == dev && o->ino == ino) {
+				graid__log(GRAID_LOG_ERR, "%s is already in this array", path);
+				return -EINVAL;
+			}
+		}
+	rc = member_open(m, path, true);
+	if (rc)
+		return rc;
+	rc = -EINVAL;
+	if (m->size < a->data_offset + a->lay.member_bytes) {
+		graid__log(GRAID_LOG_ERR, "%s: %llu bytes, the array needs %llu", path,
+			   (unsigned long long)m->size,
+			   (unsigned long long)(a->data_offset + a->lay.member_bytes));
+		goto fail;
+	}
+	for (unsigned i = 0; i < a->nmembers + a->nspares; i++) {
+		const struct member *o = i < a->nmembers ? &a->members[i]
+							 : &a->spares[i - a->nmembers];
+
+		if (o->fd >= 0 && o->dev == m->dev && o->ino == m->ino) {
+			graid__log(GRAID_LOG_ERR, "%s is already in this array", path);
+			goto fail;
+		}
+	}
+	if (member_read_sb(m, &sb) == 0 && memcmp(sb.array_uuid, a->uuid, 16)) {
+		graid__log(GRAID_LOG_ERR, "%s belongs to another libgraid array; wipe it first",
+			   path);
+		goto fail;
+	}
+	graid_uuid_generate(m->uuid);
+	/* Entries from its earlier life (in this array or another) must never replay. */
+	rc = journal_reset_member(a, m);
+	if (rc) {
+		graid__log(GRAID_LOG_ERR, "%s: writing its journal checkpoint: %s", path,
+			   graid_strerror(rc));
+		goto fail;
+	}
+	return 0;
+fail:
+	member_close(m);
+	return rc;
+}
+
+/* Move a prepared device into a role as REBUILDING; meta_lock held. */
+static void role_install(struct graid_array *a, unsigned role, struct member *nm)
+{
+	struct member *m = &a->members[role];
+
+	/*
+	 * The old descriptor (and fault schedule) may still be in use by an I/O being prepared:
+	 * retire them until the array closes, so the number is never reused meanwhile.
+	 */
+	if (a->nretired < sizeof(a->retired) / sizeof(a->retired[0])) {
+		a->retired[a->nretired] = m->fd;
+		a->retired_fault[a->nretired++] = m->fault;
+	} else {
+		if (m->fd >= 0)
+			close(m->fd);
+		fault_free(m->fault);
+	}
+	m->fault = nm->fault;
+	nm->fault = NULL;
+	m->fd = nm->fd;
+	m->direct = nm->direct;
+	m->is_blk = nm->is_blk;
+	m->lbs = nm->lbs;
+	m->size = nm->size;
+	m->dev = nm->dev;
+	m->ino = nm->ino;
+	memcpy(m->uuid, nm->uuid, 16);
+	m->slot_id = member_slot_id(m->uuid);
+	m->catchup = false; /* a new device holds nothing of the role: all of it is copied */
+	m->left_events = 0;
+	memcpy(m->path, nm->path, sizeof(m->path));
+	memcpy(m->identity, nm->identity, sizeof(m->identity));
+	m->nvme = nm->nvme; /* NVMe identify data; passthrough or not */
+	m->rebuild_offset = 0;
+	m->outages = 0;
+	m->reach_full = false;
+	atomic_store(&m->copied, 0);
+	/*
+	 * The role's new device joins now: updates numbered from here on may use it, earlier
+	 * ones (even in flight) cannot, and recovery must not wait for its entry of them.
+	 */
+	if (journal_reset_member(a, m))
+		graid__log(GRAID_LOG_WARNING, "member %u (%s): journal checkpoint at takeover failed",
+			   role, m->path);
+	atomic_store(&m->reads, 0);
+	atomic_store(&m->writes, 0);
+	atomic_store(&m->read_bytes, 0);
+	atomic_store(&m->write_bytes, 0);
+	atomic_store(&m->errors, 0);
+	/* Last: a thread that sees REBUILDING then reads fd gets the new one. */
+	atomic_store_explicit(&m->state, GRAID_MEMBER_REBUILDING, memory_order_release);
+	a->events++;
+	array_recount(a);
+	array_write_superblocks(a, 0);
+	graid__log(GRAID_LOG_NOTICE, "member %u is now %s, rebuilding", role, m->path);
+	array_event(a, GRAID_EVENT_REBUILD_STARTED, (int)role, 0, 0, 0);
+}
+
+GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
+					 const char *path)
+{
+	struct member nm;
+	int st, rc;
+
+	if (!a || !path || idx >= a->nmembers)
+		return -EINVAL;
+	if (a->lay.level == 0)
+		return -EOPNOTSUPP;
+	if (a->read_only)
+		return -EROFS;
+	pthread_mutex_lock(&a->meta_lock);
+	st = atomic_load(&a->members[idx].state);
+	if (st != GRAID_MEMBER_FAILED && st != GRAID_MEMBER_MISSING &&
+	    st != GRAID_MEMBER_UNREACHABLE) {
+		pthread_mutex_unlock(&a->meta_lock);
+		graid__log(GRAID_LOG_ERR, "replace: member %u is %s, not failed, missing or "
+					  "unreachable", idx,
+			   st == GRAID_MEMBER_ACTIVE ? "active" : "rebuilding");
+		return -EBUSY;
+	}
+	rc = member_attach(a, &nm, path);
+	if (rc == 0)
+		role_install(a, idx, &nm);
+	pthread_mutex_unlock(&a->meta_lock);
+	return rc;
+}
+
+void array_spare_takeover(struct graid_array *a, unsigned role)
+{
+	int st = atomic_load(&a->members[role].state);
+
+	if (a->nspares == 0 || (st != GRAID_MEMBER_FAILED && st != GRAID_MEMBER_MISSING))
+		return;
+	a->nspares--;
+	role_install(a, role, &a->spares[a->nspares]);
+	a->spares[a->nspares].fd = -1;
+	a->spare_work = true;
+	pthread_cond_signal(&a->spare_cond);
+}
+
+void array_roles_takeover(struct graid_array *a)
+{
+	for (unsigned r = 0; r < a->nmembers && a->nspares; r++)
+		array_spare_takeover(a, r);
+}
+
+GRAID_API int graid_array_fail_member(struct graid_array *a, unsigned idx)
+{
+	uint8_t state[GRAID_MAX_MEMBERS];
+
+	if (!a || idx >= a->nmembers)
+		return -EINVAL;
+	if (a->read_only)
+		return -EROFS;
+	pthread_mutex_lock(&a->meta_lock);
+	for (unsigned i = 0; i < a->nmembers; i++)
+		state[i] = (uint8_t)atomic_load(&a->members[i].state);
+	/*
+	 * A member being rebuilt can be failed too: its rebuild then stops with -EIO. An
+	 * unreachable one is failed for good: no catch-up when its controller is back.
+	 */
+	if (state[idx] == GRAID_MEMBER_UNREACHABLE) {
+		atomic_store(&a->members[idx].state, GRAID_MEMBER_FAILED);
+		graid__log(GRAID_LOG_NOTICE, "member %u (%s), unreachable, marked failed by "
+					     "request", idx, a->members[idx].path);
+		a->events++;
+		array_recount(a);
+		array_write_superblocks(a, 0);
+		array_event(a, GRAID_EVENT_MEMBER_FAILED, (int)idx, 0, 0, 0);
+		array_spare_takeover(a, idx);
+	} else if (state[idx] == GRAID_MEMBER_ACTIVE || state[idx] == GRAID_MEMBER_REBUILDING) {
+		state[idx] = GRAID_MEMBER_FAILED;
+		if (!array_roles_survivable(a, state)) {
+			pthread_mutex_unlock(&a->meta_lock);
+			graid__log(GRAID_LOG_ERR, "refusing to fail member %u: RAID-%d would lose "
+						  "data", idx, a->lay.level);
+			return -EBUSY;
+		}
+		atomic_store(&a->members[idx].state, GRAID_MEMBER_FAILED);
+		graid__log(GRAID_LOG_NOTICE, "member %u (%s) marked failed by request", idx,
+			   a->members[idx].path);
+		a->events++;
+		a->members[idx].left_events = a->events;
+		array_recount(a);
+		array_write_superblocks(a, 0);
+		array_event(a, GRAID_EVENT_MEMBER_FAILED, (int)idx, 0, 0, 0);
+		array_spare_takeover(a, idx);
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+	return 0;
+}

@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: MIT */
+/* Scrub: compare every stripe's parity or copies; on RAID-6 name the one wrong member and heal it. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "meta/bitmap.h"
+#include "meta/live.h"
+#include "io/member_batch.h"
+#include "io/stripe_set.h"
+#include "meta/meta.h"
+
+#define SCRUB_BATCH_BYTES (16u << 20)
+/* The superblocks get the scrub's checkpoint at least this often. */
+#define SCRUB_CHECKPOINT_NS (1000000000ull)
+
+/* Record on the members how far a scrub got (0: no scrub unfinished); not on read-only arrays. */
+static void scrub_checkpoint(struct graid_array *a, uint64_t row)
+{
+	if (a->read_only)
+		return;
+	pthread_mutex_lock(&a->meta_lock);
+	a->scrub_offset = row;
+	array_write_superblocks(a, 0);
+	pthread_mutex_unlock(&a->meta_lock);
+}
+
+/*
+ * A stripe is compared only when every member it uses can be read for it (active, or being
+ * rebuilt and already past it). On parity levels and RAID-1 every stripe uses every member,
+ * so with a role failed or missing there is nothing a scrub could check; with one being
+ * rebuilt, the rows already rebuilt can be (RAID-10 still has the pairs that are whole).
+ */
+static bool scrub_can_check_anything(struct graid_array *a)
+{
+	if (a->lay.level == 10)
+		return true;
+	for (unsigned r = 0; r < a->nmembers; r++) {
+		int st = atomic_load(&a->members[r].state);
+
+		if (st != GRAID_MEMBER_ACTIVE && st != GRAID_MEMBER_REBUILDING)
+			return false;
+	}
+	return true;
+}
+
+struct scrub_ctx {
+	struct graid_array *a;
+	unsigned flags;
+	unsigned rows_max;
+	uint8_t *data;              /* rows_max * nroles chunks */
+	uint8_t **ptrs;
+	int32_t *verdict;
+	struct mbio *ios;
+	struct mbatch mb;           /* one ring for the whole scrub */
+	struct stripe_set locks;
+	struct graid_scrub_report rep;
+};
+
+static void scrub_note(struct scrub_ctx *c, uint64_t row, int32_t member, bool repaired)
+{
+	struct graid_scrub_report *r = &c->rep;
+
+	r->mismatches++;
+	r->repaired += repaired;
+	if (r->named < GRAID_SCRUB_NAMED) {
+		r->stripe[r->named] = row;
+		r->member[r->named] = member;
+		r->named++;
+	}
+	array_event(c->a, GRAID_EVENT_SCRUB_MISMATCH, member, 0, row, 0);
+	if (member >= 0)
+		graid__log(GRAID_LOG_WARNING, "scrub: stripe %llu: member %d (%s) holds wrong "
+					      "data%s", (unsigned long long)row, member,
+			   c->a->members[member].path, repaired ? "; rewritten" : "");
+	else
+		graid__log(GRAID_LOG_WARNING, "scrub: stripe %llu: parity does not match its data, "
+					      "no single member to blame%s", (unsigned long long)row,
+			   repaired ? "; parity rewritten" : "");
+}
+
+static unsigned scrub_role_member(const struct graid_layout *l, uint64_t row, unsigned r)
+{
+	return r < l->ndata ? graid_layout_data_member(l, row, r)
+			    : graid_layout_parity_member(l, row, r - l->ndata);
+}
+
+/* Rewrite one role's chunk of one row from the buffer. */
+static int scrub_write(struct scrub_ctx *c, uint64_t row, unsigned role, uint8_t *buf)
+{
+	const struct graid_layout *l = &c->a->lay;
+	struct mbio io = { .member = scrub_role_member(l, row, role), .write = true, .buf = buf,
+			   .len = l->chunk, .off = row * l->chunk };
+	int rc = mbatch_run_on(&c->mb, &io, 1);
+
+	return rc ? rc : (io.res == (int)l->chunk ? 0 : -EIO);
+}
+
+/* Heal one row given the engine's verdict (parity levels). */
+static int scrub_repair_row(struct scrub_ctx *c, uint64_t row, uint8_t **blk, int32_t v)
+{
+	const struct graid_layout *l = &c->a->lay;
+	unsigned lost[2] = { (unsigned)v, 0 };
+	int rc;
+
+	if (v >= 0) {
+		bitmap_start_write(c->a, row);
+		/* The syndromes name the block: rebuild it from the others, exactly as it was. */
+		rc = graid_parity_recover(c->a->be, l->ndata, l->nparity, l->chunk, 1, blk, 1, lost);
+		rc = rc ? rc : scrub_write(c, row, (unsigned)v, blk[v]);
+		bitmap_end_write(c->a, row);
+		return rc;
+	}
+	/* Nobody to blame (RAID-5, or several blocks on RAID-6): make parity follow the data. */
+	bitmap_start_write(c->a, row);
+	rc = graid_parity_gen(c->a->be, l->ndata, l->nparity, l->chunk, 1, blk);
+	for (unsigned p = 0; rc == 0 && p < l->nparity; p++)
+		rc = scrub_write(c, row, l->ndata + p, blk[l->ndata + p]);
+	bitmap_end_write(c->a, row);
+	return rc;
+}
+
+static int scrub_parity_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
+{
+	const struct graid_layout *l = &c->a->lay;
+	const unsigned nroles = l->ndata + l->nparity;
+	unsigned checkable[256], nc = 0;
+	size_t n = 0;
+	long bad;
+	int rc;
+
+	for (unsigned i = 0; i < rows; i++) {
+		bool all = true;
+
+		for (unsigned r = 0; r < nroles; r++)
+			all &= array_role_readable(c->a, scrub_role_member(l, row0 + i, r),
+						   (row0 + i + 1) * l->chunk);
+		if (!all) {
+			c->rep.skipped++;
+			continue;
+		}
+		for (unsigned r = 0; r < nroles; r++) {
+			uint8_t *buf = c->data + ((size_t)nc * nroles + r) * l->chunk;
+
+			c->ptrs[nc * nroles + r] = buf;
+			c->ios[n++] = (struct mbio){ .member = scrub_role_member(l, row0 + i, r),
+						     .buf = buf, .len = l->chunk,
+						     .off = (row0 + i) * l->chunk };
+		}
+		checkable[nc++] = i;
+	}
+	if (nc == 0)
+		return 0;
+	rc = mbatch_run_on(&c->mb, c->ios, n);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		if (c->ios[i].res != (int)l->chunk)
+			rc = -EIO;
+	if (rc)
+		return rc;
+	bad = graid_parity_check(c->a->be, l->ndata, l->nparity, l->chunk, nc, c->ptrs,
+				 c->verdict);
+	if (bad < 0)
+		return (int)bad;
+	c->rep.stripes_checked += nc;
+	for (unsigned k = 0; k < nc && bad; k++) {
+		uint64_t row = row0 + checkable[k];
+		int32_t v = c->verdict[k];
+		bool repair = c->flags & GRAID_SCRUB_REPAIR;
+
+		if (v == GRAID_CHECK_CLEAN)
+			continue;
+		if (repair) {
+			rc = scrub_repair_row(c, row, c->ptrs + (size_t)k * nroles, v);
+			if (rc)
+				return rc;
+		}
+		scrub_note(c, row, v >= 0 ? (int32_t)scrub_role_member(l, row, (unsigned)v) : -1,
+			   repair);
+	}
+	return 0;
+}
+
+/* RAID-1/10: the copies of every chunk of member rows [row0, row0 + rows) must be equal. */
+static int scrub_mirror_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
+{
+	struct graid_array *a = c->a;
+	const struct graid_layout *l = &a->lay;
+	unsigned members[GRAID_MAX_MEMBERS];
+	uint64_t moff[GRAID_MAX_MEMBERS];
+
+	for (unsigned i = 0; i < rows; i++) {
+		for (unsigned m = 0; m < a->nmembers; m++) {
+			uint64_t arr;
+			unsigned k;
+			size_t n = 0;
+			bool all = true, same = true;
+			int rc;
+
+			/* Visit each chunk once: from the member holding its first copy. */
+			if (graid_layout_unmap(l, m, (row0 + i) * l->chunk, &arr))
+				continue;
+			k = graid_layout_copies(l, arr, members, moff);
+			if (members[0] != m || moff[0] != (row0 + i) * l->chunk)
+				continue;
+			for (unsigned j = 0; j < k; j++) {
+				all &= array_role_readable(a, members[j], moff[j] + l->chunk);
+				c->ios[n] = (struct mbio){ .member = members[j],
+							   .buf = c->data + n * (size_t)l->chunk,
+							   .len = l->chunk, .off = moff[j] };
+				n++;
+			}
+			if (!all) {
+				c->rep.skipped++;
+				continue;
+			}
+			stripe_set_add(&c->locks, arr / l->chunk);
+			stripe_set_lock(a, &c->locks);
+			rc = mbatch_run_on(&c->mb, c->ios, n);
+			for (size_t j = 0; rc == 0 && j < n; j++)
+				if (c->ios[j].res != (int)l->chunk)
+					rc = -EIO;
+			for (size_t j = 1; rc == 0 && j < n; j++)
+				same &= !memcmp(c->ios[0].buf, c->ios[j].buf, l->chunk);
+			if (rc == 0 && !same && (c->flags & GRAID_SCRUB_REPAIR)) {
+				for (size_t j = 1; j < n; j++) {
+					c->ios[j].write = true;
+					c->ios[j].buf = c->ios[0].buf;
+				}
+				rc = mbatch_run_on(&c->mb, c->ios + 1, n - 1);
+			}
+			stripe_set_release(a, &c->locks);
+			if (rc)
+				return rc;
+			c->rep.stripes_checked++;
+			if (!same)
+				scrub_note(c, arr / l->chunk, -1, c->flags & GRAID_SCRUB_REPAIR);
+		}
+	}
+	return 0;
+}
+
+GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
+				struct graid_scrub_report *rep)
+{
+	const size_t v1 = offsetof(struct graid_scrub_report, first_row);
+	struct scrub_ctx c = { .a = a, .flags = flags };
+	uint64_t start = 0, last_cp;
+	const struct graid_layout *l;
+	size_t per_row;
+	int rc = 0;
+
+	/* Callers built before first_row pass the shorter struct: they get what it holds. */
+	if (!a || !rep || rep->struct_size < v1 ||
+	    (flags & ~(GRAID_SCRUB_REPAIR | GRAID_SCRUB_RESUME)))
+		return -EINVAL;
+	l = &a->lay;
+	if (l->level == 0)
+		return -EOPNOTSUPP;
+	if ((flags & GRAID_SCRUB_REPAIR) && a->read_only)
+		return -EROFS;
+	if (!scrub_can_check_anything(a)) {
+		graid__log(GRAID_LOG_ERR, "scrub: RAID-%d is degraded (a member is failed or "
+					  "missing): no stripe has every member to compare; replace "
+					  "and rebuild first", l->level);
+		return -EAGAIN;
+	}
+	if (flags & GRAID_SCRUB_RESUME) {
+		pthread_mutex_lock(&a->meta_lock);
+		start = a->scrub_offset < l->nstripes ? a->scrub_offset : 0;
+		pthread_mutex_unlock(&a->meta_lock);
+		if (start)
+			graid__log(GRAID_LOG_NOTICE, "scrub: resuming at row %llu of %llu",
+				   (unsigned long long)start, (unsigned long long)l->nstripes);
+	}
+	c.rep.progress = rep->progress;
+	c.rep.progress_arg = rep->progress_arg;
+	per_row = (size_t)a->nmembers * l->chunk;
+	c.rows_max = l->nparity ? (unsigned)(SCRUB_BATCH_BYTES / per_row) : 1;
+	if (c.rows_max < 1)
+		c.rows_max = 1;
+	if (c.rows_max > 256)
+		c.rows_max = 256;
+	if (posix_memalign((void **)&c.data, ARRAY_ALIGN, c.rows_max * per_row))
+		return -ENOMEM;
+	c.ptrs = malloc((size_t)c.rows_max * a->nmembers * sizeof(*c.ptrs));
+	c.ios = malloc((size_t)c.rows_max * a->nmembers * sizeof(*c.ios));
+	c.verdict = malloc(c.rows_max * sizeof(*c.verdict));
+	if (!c.ptrs || !c.ios || !c.verdict)
+		rc = -ENOMEM;
+	if (rc == 0)
+		rc = mbatch_open(&c.mb, a);
+	last_cp = graid__now_ns();
+	for (uint64_t row = start, rows = 0; rc == 0 && row < l->nstripes; row += rows) {
+		/* Rows of unused regions (live.h) hold zeroes on every member: nothing to check. */
+		if (live_row_unused(a, row)) {
+			c.rep.unused++;
+			rows = 1;
+			continue;
+		}
+		rows = l->nstripes - row < c.rows_max ? l->nstripes - row : c.rows_max;
+		for (unsigned i = 1; i < rows; i++)
+			if (live_row_unused(a, row + i)) {
+				rows = i; /* a batch is one run of used rows */
+				break;
+			}
+		if (l->nparity) {
+			for (unsigned i = 0; i < rows; i++)
+				stripe_set_add(&c.locks, row + i);
+			stripe_set_lock(a, &c.locks);
+			rc = scrub_parity_rows(&c, row, (unsigned)rows);
+			stripe_set_release(a, &c.locks);
+		} else {
+			rc = scrub_mirror_rows(&c, row, (unsigned)rows);
+		}
+		if (rc == 0 && c.rep.progress)
+			c.rep.progress(c.rep.progress_arg, (row + rows) * l->chunk,
+				       l->nstripes * l->chunk);
+		if (rc == 0 && row + rows < l->nstripes &&
+		    graid__now_ns() - last_cp >= SCRUB_CHECKPOINT_NS) {
+			/* A scrub stopped here (a crash, a kill, a close) resumes from this row. */
+			scrub_checkpoint(a, row + rows);
+			last_cp = graid__now_ns();
+		}
+	}
+	if (rc == 0 && a->scrub_offset)
+		scrub_checkpoint(a, 0); /* done: nothing to resume */
+	mbatch_close(&c.mb);
+	free(c.data);
+	free(c.ptrs);
+	free(c.ios);
+	free(c.verdict);
+	if (rc == 0) {
+		c.rep.first_row = start;
+		c.rep.struct_size = rep->struct_size < sizeof(c.rep) ? rep->struct_size
+								      : sizeof(c.rep);
+		memcpy(rep, &c.rep, c.rep.struct_size);
+		graid__log(GRAID_LOG_NOTICE, "scrub: %llu stripes checked, %llu mismatched, %llu "
+					     "repaired, %llu skipped",
+			   (unsigned long long)c.rep.stripes_checked,
+			   (unsigned long long)c.rep.mismatches, (unsigned long long)c.rep.repaired,
+			   (unsigned long long)c.rep.skipped);
+	}
+	return rc;
+}

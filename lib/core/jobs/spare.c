@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/* Hot spares: registered on the array, take over a failed role, rebuilt by a background thread. */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "meta/bitmap.h"
+#include "common/signals.h"
+#include "jobs/jobs.h"
+#include "member/member.h"
+#include "meta/meta.h"
+
+static void *spare_thread_main(void *arg)
+{
+	struct graid_array *a = arg;
+
+	pthread_mutex_lock(&a->meta_lock);
+	for (;;) {
+		while (!a->spare_work && !a->takeover_due && !a->resync_background &&
+		       !atomic_load(&a->closing)) {
+			uint64_t wait = array_reach_interval_ns(a);
+			struct timespec until;
+
+			if (!wait) {
+				pthread_cond_wait(&a->spare_cond, &a->meta_lock);
+				continue;
+			}
+			/* Unreachable members: look at their controllers now and then. */
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec += (time_t)(wait / 1000000000u);
+			until.tv_nsec += (long)(wait % 1000000000u);
+			if (until.tv_nsec >= 1000000000L) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&a->spare_cond, &a->meta_lock, &until);
+			if (!atomic_load(&a->closing))
+				array_reach_poll(a);
+		}
+		if (atomic_load(&a->closing))
+			break;
+		/* A member failed in the I/O path: a spare takes its role (and is rebuilt below). */
+		if (a->takeover_due) {
+			a->takeover_due = false;
+			array_roles_takeover(a);
+			continue;
+		}
+		if (a->resync_background) {
+			a->resync_background = false;
+			pthread_mutex_unlock(&a->meta_lock);
+			if (array_resync(a) == 0)
+				array_flush_members(a, NULL);
+			pthread_mutex_lock(&a->meta_lock);
+			continue;
+		}
+		a->spare_work = false;
+		pthread_mutex_unlock(&a->meta_lock);
+		/* Errors are logged by the rebuild; the member states say the rest. */
+		graid_array_rebuild(a, NULL, NULL);
+		pthread_mutex_lock(&a->meta_lock);
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+	return NULL;
+}
+
+/* Start the array's worker once (every writable open does); meta_lock held. */
+int array_spare_thread_start(struct graid_array *a)
+{
+	int rc;
+
+	if (a->spare_thread_started)
+		return 0;
+	rc = graid__thread_create(&a->spare_thread, NULL, spare_thread_main, a);
+	if (rc)
+		return -rc;
+	a->spare_thread_started = true;
+	return 0;
+}
+
+void array_spare_stop(struct graid_array *a)
+{
+	pthread_mutex_lock(&a->meta_lock);
+	atomic_store(&a->closing, true);
+	pthread_cond_broadcast(&a->spare_cond);
+	pthread_mutex_unlock(&a->meta_lock);
+	if (a->spare_thread_started) {
+		pthread_join(a->spare_thread, NULL);
+		a->spare_thread_started = false;
+	}
+}
+
+GRAID_API int graid_array_add_spare(struct graid_array *a, const char *path)
+{
+	struct member *sp;
+	int rc;
+
+	if (!a || !path)
+		return -EINVAL;
+	if (a->lay.level == 0)
+		return -EOPNOTSUPP;
+	if (a->read_only)
+		return -EROFS;
+	pthread_mutex_lock(&a->meta_lock);
+	if (a->nspares == GRAID_MAX_SPARES || a->nmembers + a->nspares >= GRAID_SB_MAX_MEMBERS) {
+		pthread_mutex_unlock(&a->meta_lock);
+		return -ENOSPC;
+	}
+	sp = &a->spares[a->nspares];
+	rc = member_attach(a, sp, path);
+	if (rc == 0)
+		rc = array_spare_thread_start(a);
+	if (rc) {
+		member_close(sp);
+		pthread_mutex_unlock(&a->meta_lock);
+		return rc;
+	}
+	atomic_init(&sp->state, GRAID_MEMBER_SPARE);
+	a->nspares++;
+	a->events++;
+	array_write_superblocks(a, 0);
+	graid__log(GRAID_LOG_NOTICE, "%s added as a hot spare", path);
+	/* A role already down takes the spare at once. */
+	array_roles_takeover(a);
+	pthread_mutex_unlock(&a->meta_lock);
+	return 0;
+}
+
+int array_rebuild_background(struct graid_array *a)
+{
+	int rc = array_spare_thread_start(a);
+
+	if (rc == 0) {
+		a->spare_work = true;
+		pthread_cond_signal(&a->spare_cond);
+	}
+	return rc;
+}
+
+GRAID_API int graid_array_rebuild_start(struct graid_array *a)
+{
+	int rc;
+
+	if (!a)
+		return -EINVAL;
+	if (a->read_only)
+		return -EROFS;
+	pthread_mutex_lock(&a->meta_lock);
+	rc = array_rebuild_background(a);
+	pthread_mutex_unlock(&a->meta_lock);
+	return rc;
+}

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fault injection for tests, like md's faulty personality: a member given as
+ * "faulty:OPTIONS:PATH" behaves as PATH until its schedule says otherwise. OPTIONS, comma
+ * separated: read-eio-after=N, write-eio-after=N (I/Os of that kind fail with EIO after N
+ * succeed), tear-after=N (the N+1th write lands only its first half and fails, and every
+ * I/O after it fails: a device dying mid-write), stall-us=N (every I/O waits N
+ * microseconds first), vanish-after=N (after N I/Os of any kind, all fail, flushes too),
+ * flush-eio-after=N (flushes fail with EIO after N succeed), kill-after=N
+ * (at this member's N+1th write the process sends what it has queued and dies by SIGKILL:
+ * power lost between the writes of one stripe, for crash tests).
+ *
+ * Two more options make a member behave like a drive of its own, for benchmarks on a host
+ * whose members all share one RAM: mbps=N (the drive moves N * 10^6 bytes per second) and
+ * iops=N (it starts at most N I/Os per second). Each I/O holds the drive for
+ * max(bytes / rate, 1 / iops), one after another in the order they are issued: the I/O
+ * waits until the drive has served everything issued before it plus its own share, then
+ * runs. See docs/BENCH-REBUILD.md ("Emulated drives") for what this model leaves out.
+ *
+ * bad-block=N models a sector the drive cannot read: reads that touch the 4 KiB block at
+ * data-area byte N fail with EIO until a write covers the whole block (the drive remaps it
+ * then, as a real one does), like a media error with the drive otherwise healthy.
+ *
+ * fabric-state=FILE makes the member behave like an NVMe-oF namespace with one controller
+ * whose state is the first word of FILE ("live", "connecting"; FILE absent: the controller
+ * was deleted): its I/O and flushes fail with EIO while the state is not "live", as the
+ * kernel fails them once fast_io_fail_tmo has passed (docs/REMOTE.md). FILE may contain
+ * neither ',' nor ':'.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "array/array.h"
+#include "member/member.h"
+
+struct member_fault {
+	long read_eio_after, write_eio_after, tear_after, vanish_after, kill_after;
+	long flush_eio_after;
+	uint64_t stall_ns;
+	long mbps, iops;                /* drive model; 0: unlimited */
+	atomic_uint_least64_t busy_until; /* CLOCK_MONOTONIC ns when the drive is next idle */
+	atomic_long reads, writes, ios, flushes;
+	atomic_bool dead;
+	char *fabric_state;             /* fabric-state=FILE, or NULL */
+	atomic_llong bad_block;         /* bad-block=N: data-area offset, -1 none or remapped */
+};
+
+static bool fault_opt(const char *opt, size_t n, const char *name, long *val)
+{
+	size_t k = strlen(name);
+	char *end;
+
+	if (n <= k + 1 || strncmp(opt, name, k) || opt[k] != '=')
+		return false;
+	*val = strtol(opt + k + 1, &end, 10);
+	return end == opt + n && *val >= 0;
+}
+
+int fault_parse(const char *spec, struct member_fault **out, const char **path)
+{
+	const char *p = spec + strlen("faulty:"), *colon = strchr(p, ':');
+	struct member_fault *f;
+
+	if (!colon)
+		return -EINVAL;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->read_eio_after = f->write_eio_after = f->tear_after = f->vanish_after = -1;
+	f->kill_after = -1;
+	f->flush_eio_after = -1;
+	atomic_init(&f->bad_block, -1);
+	while (p < colon) {
+		const char *end = memchr(p, ',', (size_t)(colon - p));
+		size_t n = (size_t)((end ? end : colon) - p);
+		long v;
+
+		if (fault_opt(p, n, "read-eio-after", &v))
+			f->read_eio_after = v;
+		else if (fault_opt(p, n, "write-eio-after", &v))
+			f->write_eio_after = v;
+		else if (fault_opt(p, n, "tear-after", &v))
+			f->tear_after = v;
+		else if (fault_opt(p, n, "vanish-after", &v))
+			f->vanish_after = v;
+		else if (fault_opt(p, n, "kill-after", &v))
+			f->kill_after = v;
+		else if (fault_opt(p, n, "bad-block", &v))
+			atomic_store(&f->bad_block, (long long)v / 4096 * 4096);
+		else if (fault_opt(p, n, "flush-eio-after", &v))
+			f->flush_eio_after = v;
+		else if (fault_opt(p, n, "stall-us", &v))
+			f->stall_ns = (uint64_t)v * 1000;
+		else if (n > 13 && !strncmp(p, "fabric-state=", 13) && !f->fabric_state) {
+			f->fabric_state = strndup(p + 13, n - 13);
+			if (!f->fabric_state) {
+				fault_free(f);
+				return -ENOMEM;
+			}
+		} else if (fault_opt(p, n, "mbps", &v) && v > 0)
+			f->mbps = v;
+		else if (fault_opt(p, n, "iops", &v) && v > 0)
+			f->iops = v;
+		else {
+			graid__log(GRAID_LOG_ERR, "faulty member: unknown option '%.*s'", (int)n, p);
+			fault_free(f);
+			return -EINVAL;
+		}
+		p += n + (end ? 1 : 0);
+	}
+	*out = f;
+	*path = colon + 1;
+	return 0;
+}
+
+void fault_free(struct member_fault *f)
+{
+	if (f)
+		free(f->fabric_state);
+	free(f);
+}
+
+bool fault_fabric_state(struct member_fault *f, char *state, size_t len)
+{
+	char word[16] = "";
+	FILE *fp;
+
+	if (!f->fabric_state)
+		return false;
+	fp = fopen(f->fabric_state, "re");
+	if (fp) {
+		if (fscanf(fp, "%15s", word) != 1)
+			word[0] = '\0';
+		fclose(fp);
+	}
+	if (state && len)
+		snprintf(state, len, "%s", word);
+	return true;
+}
+
+/* The modelled controller is not live: its I/O fails (fast_io_fail_tmo has passed). */
+static bool fault_fabric_down(struct member_fault *f)
+{
+	char state[16];
+
+	return fault_fabric_state(f, state, sizeof(state)) && strcmp(state, "live");
+}
+
+/*
+ * Reserve the drive for one I/O of @p bytes and return how long the I/O must wait before it
+ * runs: until the drive has finished everything reserved before it, plus its own time.
+ */
+static uint64_t fault_drive_wait(struct member_fault *f, uint64_t bytes)
+{
+	uint64_t cost = 0, now, start, end, prev;
+
+	if (f->mbps)
+		cost = bytes * 1000 / (uint64_t)f->mbps; /* bytes / (mbps * 10^6) s, in ns */
+	if (f->iops && 1000000000ull / (uint64_t)f->iops > cost)
+		cost = 1000000000ull / (uint64_t)f->iops;
+	now = graid__now_ns();
+	prev = atomic_load(&f->busy_until);
+	do {
+		start = prev > now ? prev : now;
+		end = start + cost;
+	} while (!atomic_compare_exchange_weak(&f->busy_until, &prev, end));
+	return end - now;
+}
+
+/* bad-block=: a read that touches it fails; a write that covers it remaps it. */
+static bool fault_bad_block(struct member_fault *f, bool write, uint64_t off, uint64_t bytes)
+{
+	long long bb = atomic_load(&f->bad_block);
+
+	if (bb < 0 || off >= (uint64_t)bb + 4096 || off + bytes <= (uint64_t)bb)
+		return false;
+	if (!write)
+		return true;
+	if (off <= (uint64_t)bb && off + bytes >= (uint64_t)bb + 4096)
+		atomic_store(&f->bad_block, -1);
+	return false;
+}
+
+enum fault_action fault_decide(struct member_fault *f, bool write, uint64_t off,
+			       uint64_t bytes, uint64_t *stall_ns)
+{
+	long n = atomic_fetch_add(&f->ios, 1);
+	long k = write ? atomic_fetch_add(&f->writes, 1) : atomic_fetch_add(&f->reads, 1);
+
+	if (atomic_load(&f->dead) || fault_fabric_down(f) ||
+	    fault_bad_block(f, write, off, bytes))
+		return FAULT_FAIL;
+	if (f->vanish_after >= 0 && n >= f->vanish_after) {
+		atomic_store(&f->dead, true);
+		return FAULT_FAIL;
+	}
+	if (write && f->kill_after >= 0 && k >= f->kill_after)
+		return FAULT_KILL;
+	if (write && f->tear_after >= 0 && k >= f->tear_after) {
+		atomic_store(&f->dead, true);
+		return FAULT_TEAR;
+	}
+	if ((write ? f->write_eio_after : f->read_eio_after) >= 0 &&
+	    k >= (write ? f->write_eio_after : f->read_eio_after))
+		return FAULT_FAIL;
+	*stall_ns = f->stall_ns;
+	if (f->mbps || f->iops)
+		*stall_ns += fault_drive_wait(f, bytes);
+	return *stall_ns ? FAULT_STALL : FAULT_NONE;
+}
+
+bool fault_flush_fails(struct member_fault *f)
+{
+	long k = atomic_fetch_add(&f->flushes, 1);
+
+	return atomic_load(&f->dead) || fault_fabric_down(f) ||
+	       (f->flush_eio_after >= 0 && k >= f->flush_eio_after);
+}

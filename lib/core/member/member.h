@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/* One member device (member.c) and its injected faults in test builds (fault.c). */
+#ifndef LIBGRAID_CORE_MEMBER_H
+#define LIBGRAID_CORE_MEMBER_H
+
+#include "array/array.h"
+
+/* member.c */
+/*
+ * Open a member device. @p exclusive: hold it at once (O_EXCL on a block device and an
+ * exclusive flock; -EBUSY when another open holds it), as create and replace do; otherwise
+ * no lock is taken (assembly locks afterwards, in role order, with member_lock()).
+ */
+int member_open(struct member *m, const char *path, bool exclusive);
+/*
+ * Hold an open member exclusively without waiting: reopen a block device with O_EXCL, and
+ * flock(). 0; -EBUSY another libgraid open holds it; -EEXIST a block device held by
+ * something else (mounted, claimed by md or dm); -ESTALE its path names another device
+ * now. Released when the member is closed.
+ */
+int member_lock(struct member *m);
+void member_close(struct member *m);
+/* The identity member_open() would record, without opening: to name duplicates first. */
+int member_identity(const char *path, dev_t *dev, ino_t *ino);
+int member_read_sb(struct member *m, struct graid_sb *sb);
+int member_write_sb(struct member *m, const struct graid_sb *sb);
+int member_zero_range(struct member *m, uint64_t off, uint64_t len);
+/* Make completed writes durable: fdatasync, or the NVMe Flush command. 0 or -errno. */
+int member_flush(struct member *m);
+/* Deallocated blocks of this member are guaranteed to read back as zeroes. */
+bool member_dealloc_zeroes(const struct member *m);
+/* Deallocate [off, off+len) and check that it reads as zeroes; 0 or -errno. */
+int member_deallocate(struct member *m, uint64_t off, uint64_t len);
+/*
+ * Create: make every member's data area read as zeroes. Deallocates them (fast init: no
+ * zeroing, no initial resync) when every member guarantees deallocated blocks read as
+ * zeroes, else zeroes them; logs which. 0 or -errno (the log names the member).
+ */
+int member_init_data_areas(struct graid_array *a);
+/* Synchronous whole transfer at `off` bytes from the member's start (metadata, journal). */
+int member_pio(struct member *m, void *buf, size_t len, uint64_t off, bool write);
+/*
+ * Make the metadata area [off, off+bytes) of the member equal @p img (bitmap, live-data map):
+ * its copy is read into @p scratch and only the 4 KiB blocks that differ are written,
+ * durably (all of them when the copy cannot be read). 0 or -errno.
+ */
+int member_area_match(struct member *m, const uint8_t *img, uint8_t *scratch, uint64_t off,
+		      uint64_t bytes);
+/* Write and make it durable before returning (superblocks, journal records). */
+int member_write_durable(struct member *m, void *buf, size_t len, uint64_t off);
+
+
+/*
+ * fault.c: test-only fault injection for members opened as "faulty:OPTIONS:PATH", compiled
+ * only with -Dfault_injection (GRAID_FAULT_INJECTION, see meson.build). Without it no member
+ * ever has a fault schedule (m->fault stays NULL: "faulty:..." is opened as a plain path,
+ * which does not exist), and the calls below are the no-ops that keep their callers plain.
+ */
+enum fault_action { FAULT_NONE, FAULT_FAIL, FAULT_TEAR, FAULT_STALL, FAULT_KILL };
+#if GRAID_FAULT_INJECTION
+int fault_parse(const char *spec, struct member_fault **out, const char **path);
+void fault_free(struct member_fault *f);
+/* Decide for one I/O of @p bytes; FAULT_STALL fills *stall_ns (the wait before it runs). */
+enum fault_action fault_decide(struct member_fault *f, bool write, uint64_t off,
+			       uint64_t bytes, uint64_t *stall_ns);
+/* Whether this flush of the member fails (flush-eio-after=N, or a vanished device). */
+bool fault_flush_fails(struct member_fault *f);
+/*
+ * "fabric-state=FILE": the member models an NVMe-oF namespace whose one controller's state
+ * is the first word of FILE ("live", "connecting", ...; no FILE: deleted), and whose I/O
+ * fails while it is not live. True for such a member; @p state (may be NULL) gets the word.
+ */
+bool fault_fabric_state(struct member_fault *f, char *state, size_t len);
+#else
+static inline void fault_free(struct member_fault *f)
+{
+	(void)f;
+}
+
+static inline enum fault_action fault_decide(struct member_fault *f, bool write,
+					     uint64_t off, uint64_t bytes, uint64_t *stall_ns)
+{
+	(void)f, (void)write, (void)off, (void)bytes, (void)stall_ns;
+	return FAULT_NONE;
+}
+
+static inline bool fault_flush_fails(struct member_fault *f)
+{
+	(void)f;
+	return false;
+}
+
+static inline bool fault_fabric_state(struct member_fault *f, char *state, size_t len)
+{
+	(void)f, (void)state, (void)len;
+	return false;
+}
+#endif
+
+#endif /* LIBGRAID_CORE_MEMBER_H */

@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: MIT */
+/* Prepare one member read or write on a ring; the one place that knows about injected faults. */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stddef.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/vfs.h>
+#include <liburing.h>
+
+#include "array/array.h"
+#include "member/member_io.h"
+#include "format/nvme_cmd.h"
+#include "common/signals.h"
+#include "member/member.h"
+
+#if GRAID_FAULT_INJECTION
+/* Test seam (array.h), NULL in use: called before a read of a member takes its descriptor. */
+void (*graid__test_before_read)(struct graid_array *a, unsigned member);
+#endif
+
+/*
+ * How long member_ring_submit() keeps asking a kernel that says "try again": the ring being
+ * full, or the kernel short of memory for a moment, is a wait, never a member's failure.
+ */
+#define MIO_SUBMIT_PATIENCE_NS (10ull * 1000000000ull)
+
+/* Errors of io_uring_enter() that say "not now" rather than "this ring is unusable". */
+static bool mio_submit_transient(int rc)
+{
+	return rc == -EINTR || rc == -EAGAIN || rc == -EBUSY || rc == -ENOMEM;
+}
+
+int member_ring_submit(struct io_uring *ring, unsigned wait_nr)
+{
+	uint64_t start = 0, pause_ns = 20000;
+	int rc;
+
+	for (;;) {
+		struct sigpipe_guard g;
+
+		sigpipe_guard_begin(&g);
+		rc = wait_nr ? io_uring_submit_and_wait(ring, wait_nr) : io_uring_submit(ring);
+		sigpipe_guard_end(&g);
+		if (rc >= 0 || !mio_submit_transient(rc))
+			break;
+		if (!start) {
+			start = graid__now_ns();
+		} else if (graid__now_ns() - start > MIO_SUBMIT_PATIENCE_NS) {
+			graid__log(GRAID_LOG_ERR, "io_uring refused member I/O for %llu s: %s",
+				   MIO_SUBMIT_PATIENCE_NS / 1000000000ull, graid_strerror(rc));
+			return rc;
+		}
+		/* Completions the kernel holds back (-EBUSY) or memory come back over time. */
+		nanosleep(&(struct timespec){ .tv_nsec = (long)pause_ns }, NULL);
+		if (pause_ns < 1000000)
+			pause_ns *= 2;
+	}
+	if (rc < 0)
+		graid__log(GRAID_LOG_ERR, "io_uring submit failed: %s", graid_strerror(rc));
+	return rc;
+}
+
+/* A submission entry; with the ring full, what it holds is sent first (waiting if need be). */
+static struct io_uring_sqe *mio_sqe(struct io_uring *ring)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+
+	if (!sqe && member_ring_submit(ring, 0) >= 0)
+		sqe = io_uring_get_sqe(ring);
+	return sqe;
+}
+
+static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned member,
+		       bool write, void *buf, unsigned len, const struct iovec *iov,
+		       unsigned iovcnt, uint64_t off, int rw_flags, void *user_data,
+		       struct member_io_fault *mf);
+
+unsigned member_ring_flags(const struct graid_array *a)
+{
+	for (unsigned i = 0; i < a->nmembers + a->nspares; i++) {
+		const struct member *m = i < a->nmembers ? &a->members[i]
+							 : &a->spares[i - a->nmembers];
+
+		if (m->fd >= 0 && m->nvme.passthru)
+			return IORING_SETUP_SQE128 | IORING_SETUP_CQE32;
+	}
+	return 0;
+}
+
+/* One NVMe command into a big SQE: the command is the SQE's payload. */
+static void mio_nvme_sqe(struct io_uring_sqe *sqe, const struct member *m,
+			 const struct nvme_uring_cmd *cmd, void *user_data)
+{
+	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, m->fd, NULL, 0, 0);
+	sqe->cmd_op = NVME_URING_CMD_IO;
+	memcpy((char *)sqe + offsetof(struct io_uring_sqe, cmd), cmd, sizeof(*cmd));
+	io_uring_sqe_set_data(sqe, user_data);
+}
+
+/*
+ * NVMe passthrough (/dev/ngXnY): one Read or Write command per max_xfer bytes of each
+ * buffer (a vectored write is one buffer per iovec element). Every command's CQE carries
+ * @user_data; member_io_result() counts them down. @sqe is the first entry, already taken.
+ */
+static int mio_nvme(struct io_uring *ring, struct io_uring_sqe *sqe, struct member *m,
+		    bool write, void *buf, unsigned len, const struct iovec *iov, unsigned iovcnt,
+		    uint64_t at, bool fua, void *user_data, struct member_io_fault *mf)
+{
+	const struct member_nvme *n = &m->nvme;
+	struct iovec one = { .iov_base = buf, .iov_len = len };
+	unsigned queued = 0;
+
+	if (!iov) {
+		iov = &one;
+		iovcnt = 1;
+	}
+	if (!(ring->flags & IORING_SETUP_SQE128)) {
+		/* A ring made before this member joined: it cannot carry NVMe commands. */
+		graid__log(GRAID_LOG_ERR, "member %s: NVMe passthrough on a queue created before "
+					  "the member joined; create the queue again", m->path);
+		io_uring_prep_nop(sqe);
+		io_uring_sqe_set_data(sqe, user_data);
+		mf->injected = -EOPNOTSUPP;
+		return 0;
+	}
+	mf->pieces = 0;
+	for (unsigned i = 0; i < iovcnt; i++)
+		mf->pieces += nvme_split_count(iov[i].iov_len, n->max_xfer);
+	mf->err = 0;
+	for (unsigned i = 0; i < iovcnt; i++) {
+		for (size_t done = 0; done < iov[i].iov_len;) {
+			size_t piece = iov[i].iov_len - done;
+			struct nvme_uring_cmd cmd;
+
+			if (piece > n->max_xfer)
+				piece = n->max_xfer;
+			if (!sqe)
+				sqe = mio_sqe(ring);
+			if (!sqe || nvme_cmd_build_rw(&cmd, write, n->nsid, at / n->lba_bytes,
+						(uint32_t)(piece / n->lba_bytes), n->lba_bytes,
+						(char *)iov[i].iov_base + done, fua)) {
+				/* Cannot happen with an aligned I/O on a drained ring: fail it whole. */
+				mf->err = -EIO;
+				mf->pieces = queued;
+				if (queued)
+					return 0;
+				if (sqe) {
+					io_uring_prep_nop(sqe);
+					io_uring_sqe_set_data(sqe, user_data);
+					mf->injected = -EIO;
+					return 0;
+				}
+				return -EAGAIN;
+			}
+			mio_nvme_sqe(sqe, m, &cmd, user_data);
+			sqe = NULL;
+			queued++;
+			done += piece;
+			at += piece;
+		}
+	}
+	return 0;
+}
+
+int member_io_result(struct graid_array *a, unsigned member, struct member_io_fault *mf,
+		     unsigned len, int res)
+{
+	if (mf->pieces == 0)
+		return res; /* plain read or write: bytes or -errno already */
+	if (res != 0) {
+		/* Passthrough: 0 success, > 0 an NVMe status, < 0 the host's errno. */
+		int err = nvme_status_errno(res);
+
+		if (res > 0)
+			graid__log(GRAID_LOG_ERR, "member %u (%s): NVMe status 0x%x (%s, SCT %u SC "
+						  "0x%02x): %s", member, a->members[member].path, res,
+				   nvme_status_name(res), nvme_status_sct(res), nvme_status_sc(res),
+				   graid_strerror(err));
+		if (!mf->err)
+			mf->err = err;
+	}
+	if (--mf->pieces)
+		return MEMBER_IO_MORE;
+	return mf->err ? mf->err : (int)len;
+}
+
+int member_prep_io(struct io_uring *ring, struct graid_array *a, unsigned member, bool write,
+		   void *buf, unsigned len, uint64_t off, void *user_data,
+		   struct member_io_fault *mf)
+{
+	return member_prep(ring, a, member, write, buf, len, NULL, 0, off, 0, user_data, mf);
+}
+
+int member_prep_writev(struct io_uring *ring, struct graid_array *a, unsigned member,
+		       const struct iovec *iov, unsigned iovcnt, uint64_t off, void *user_data,
+		       struct member_io_fault *mf)
+{
+	return member_prep(ring, a, member, true, NULL, 0, iov, iovcnt, off, 0, user_data, mf);
+}
+
+int member_prep_log_writev(struct io_uring *ring, struct graid_array *a, unsigned member,
+			   const struct iovec *iov, unsigned iovcnt, uint64_t member_off,
+			   void *user_data, struct member_io_fault *mf)
+{
+	/* Offsets below are data-area relative; unsigned wrap-around lands on member_off. */
+	return member_prep(ring, a, member, true, NULL, 0, iov, iovcnt,
+			   member_off - a->data_offset, RWF_DSYNC, user_data, mf);
+}
+
+static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned member,
+		       bool write, void *buf, unsigned len, const struct iovec *iov,
+		       unsigned iovcnt, uint64_t off, int rw_flags, void *user_data,
+		       struct member_io_fault *mf)
+{
+	struct member *m = &a->members[member];
+	enum fault_action act = FAULT_NONE;
+	struct io_uring_sqe *sqe;
+	uint64_t stall_ns = 0;
+
+	mf->injected = 0;
+	mf->pieces = 0;
+	mf->stale = false;
+	mf->fd = m->fd;
+	if (m->fault) {
+		uint64_t bytes = len;
+
+		for (unsigned i = 0; iov && i < iovcnt; i++)
+			bytes += iov[i].iov_len;
+		act = fault_decide(m->fault, write, off, bytes, &stall_ns);
+	}
+#if GRAID_FAULT_INJECTION
+	if (act == FAULT_KILL) {
+		/* What is queued reaches the members; this write and all after it never do. */
+		member_ring_submit(ring, 0);
+		raise(SIGKILL);
+	}
+#endif
+	if (act == FAULT_STALL) {
+		sqe = mio_sqe(ring);
+		if (!sqe)
+			return -EAGAIN;
+		mf->ts.tv_sec = (long long)(stall_ns / 1000000000ull);
+		mf->ts.tv_nsec = (long long)(stall_ns % 1000000000ull);
+		/* A hard link: the timeout "fails" with -ETIME, and the I/O still runs after it. */
+		io_uring_prep_timeout(sqe, &mf->ts, 0, 0);
+		io_uring_sqe_set_data(sqe, NULL);
+		sqe->flags |= IOSQE_IO_HARDLINK;
+	}
+	sqe = mio_sqe(ring);
+	if (!sqe)
+		return -EAGAIN;
+	if (act == FAULT_FAIL) {
+		io_uring_prep_nop(sqe);
+		mf->injected = -EIO;
+	} else if (write && iov) {
+		if (act == FAULT_TEAR) {
+			/* The first half of the pieces land, then the device is gone. */
+			iovcnt /= 2;
+			mf->injected = -EIO;
+			if (iovcnt == 0) {
+				io_uring_prep_nop(sqe);
+				io_uring_sqe_set_data(sqe, user_data);
+				return 0;
+			}
+		}
+		if (m->nvme.passthru)
+			return mio_nvme(ring, sqe, m, true, NULL, 0, iov, iovcnt,
+					a->data_offset + off, rw_flags & RWF_DSYNC, user_data, mf);
+		io_uring_prep_writev(sqe, m->fd, iov, iovcnt, a->data_offset + off);
+		sqe->rw_flags = rw_flags;
+	} else if (write) {
+		if (act == FAULT_TEAR) {
+			/* Half of it lands, in whole logical blocks, then the device is gone. */
+			len = len / 2 / m->lbs * m->lbs;
+			mf->injected = -EIO;
+			if (len == 0) {
+				io_uring_prep_nop(sqe);
+				io_uring_sqe_set_data(sqe, user_data);
+				return 0;
+			}
+		}
+		if (m->nvme.passthru)
+			return mio_nvme(ring, sqe, m, true, buf, len, NULL, 0, a->data_offset + off,
+					rw_flags & RWF_DSYNC, user_data, mf);
+		io_uring_prep_write(sqe, m->fd, buf, len, a->data_offset + off);
+	} else if (m->nvme.passthru) {
+		return mio_nvme(ring, sqe, m, false, buf, len, NULL, 0, a->data_offset + off, false,
+				user_data, mf);
+	} else {
+		io_uring_prep_read(sqe, m->fd, buf, len, a->data_offset + off);
+	}
+	io_uring_sqe_set_data(sqe, user_data);
+	return 0;
+}
+
+bool member_io_in_ram(const struct member *m)
+{
+	struct statfs sfs;
+	struct stat st;
+
+	if (m->fd < 0 || m->fault || m->nvme.passthru || fstat(m->fd, &st) || !S_ISREG(st.st_mode))
+		return false;
+	return fstatfs(m->fd, &sfs) == 0 &&
+	       (sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC);
+}
+
+ssize_t member_io_now(struct graid_array *a, int fd, bool write, void *buf, unsigned len,
+		      const struct iovec *iov, unsigned iovcnt, uint64_t off)
+{
+	struct iovec one = { .iov_base = buf, .iov_len = len };
+	size_t want = 0, done = 0;
+
+	if (!iov) {
+		iov = &one;
+		iovcnt = 1;
+	}
+	for (unsigned i = 0; i < iovcnt; i++)
+		want += iov[i].iov_len;
+	/* A file in RAM moves everything at once; the loop is for signals and odd cases. */
+	while (done < want) {
+		struct iovec rest[MEMBER_IOV_MAX];
+		unsigned k = 0;
+		size_t skip = done;
+		ssize_t n;
+
+		for (unsigned i = 0; i < iovcnt && k < MEMBER_IOV_MAX; i++) {
+			if (skip >= iov[i].iov_len) {
+				skip -= iov[i].iov_len;
+				continue;
+			}
+			rest[k].iov_base = (char *)iov[i].iov_base + skip;
+			rest[k++].iov_len = iov[i].iov_len - skip;
+			skip = 0;
+		}
+		n = write ? pwritev(fd, rest, (int)k, (off_t)(a->data_offset + off + done))
+			  : preadv(fd, rest, (int)k, (off_t)(a->data_offset + off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}

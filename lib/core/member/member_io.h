@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/* Prepare one member read or write on a ring; the one place that knows about injected faults. */
+#ifndef LIBGRAID_CORE_MEMBER_IO_H
+#define LIBGRAID_CORE_MEMBER_IO_H
+
+#include <limits.h>
+#include <sys/types.h>
+#include <liburing.h>
+
+#include "array/array.h"
+
+/* Per-I/O state for injected faults; lives until the I/O completes (member_io.c). */
+struct member_io_fault {
+	int injected;                 /* the result to report instead of the real one, or 0 */
+	struct __kernel_timespec ts;  /* a stall's delay, read by the kernel at submission */
+	unsigned pieces;              /* NVMe passthrough: commands still to complete, or 0 */
+	int err;                      /* NVMe passthrough: the first piece's error, or 0 */
+	int fd;                       /* the member's descriptor when issued: its device */
+	/*
+	 * A read whose role stopped being readable, or changed device, between its plan and
+	 * its issue (array_read_current): its bytes are not the role's. It fails without
+	 * blaming anyone.
+	 */
+	bool stale;
+};
+
+/*
+ * Queue the I/O (at `off` inside the member's data area) on `ring` with `user_data`; a
+ * stalled member gets a linked timeout first, whose completion carries NULL user data and
+ * must be ignored. With the ring full, what it holds is submitted first, through
+ * member_ring_submit(). Returns 0, or -EAGAIN when the ring has no room because the kernel
+ * would not take its entries (member_ring_submit() failed: the ring is unusable, no member
+ * is to blame).
+ */
+int member_prep_io(struct io_uring *ring, struct graid_array *a, unsigned member, bool write,
+		   void *buf, unsigned len, uint64_t off, void *user_data,
+		   struct member_io_fault *mf);
+
+/*
+ * The same for a vectored write of iovcnt pieces landing contiguously at `off`; the iovec
+ * array must live until the I/O completes.
+ */
+int member_prep_writev(struct io_uring *ring, struct graid_array *a, unsigned member,
+		       const struct iovec *iov, unsigned iovcnt, uint64_t off, void *user_data,
+		       struct member_io_fault *mf);
+
+/*
+ * A journal write (journal.c): a vectored write at `member_off` bytes from the member's
+ * start (not the data area), complete on stable storage when it completes (RWF_DSYNC).
+ */
+int member_prep_log_writev(struct io_uring *ring, struct graid_array *a, unsigned member,
+			   const struct iovec *iov, unsigned iovcnt, uint64_t member_off,
+			   void *user_data, struct member_io_fault *mf);
+
+/*
+ * Submit what @p ring holds and, with @p wait_nr, wait for that many completions. The
+ * kernel's "not now" answers (-EAGAIN, -EBUSY, -ENOMEM, -EINTR) are waited out, for 10 s at
+ * most; what stays is logged and returned. Returns the entries submitted or -errno; on an
+ * error the entries stay in the ring for the next call.
+ */
+int member_ring_submit(struct io_uring *ring, unsigned wait_nr);
+
+/*
+ * Ring setup flags the array's members need: IORING_SETUP_SQE128 | IORING_SETUP_CQE32 when
+ * any member or spare is an NVMe generic device (passthrough commands), else 0.
+ */
+unsigned member_ring_flags(const struct graid_array *a);
+
+/*
+ * A regular file in RAM (tmpfs, ramfs) without fault injection or passthrough: its I/O is
+ * a memory copy that io_uring hands to a worker thread (tmpfs has no non-blocking path), so
+ * doing it in the calling thread costs less. One fstat and fstatfs: call it at setup.
+ */
+bool member_io_in_ram(const struct member *m);
+
+/* The most iovec pieces member_io_now() takes. */
+#define MEMBER_IOV_MAX 64
+
+/*
+ * The I/O done now in this thread with preadv/pwritev (@iov NULL: @buf and @len), at `off`
+ * inside the data area, on the member's descriptor @fd as the caller took it. Returns the
+ * bytes moved (short only at the end of the file) or -errno. For members
+ * member_io_in_ram() accepted; nothing here knows about faults.
+ */
+ssize_t member_io_now(struct graid_array *a, int fd, bool write, void *buf, unsigned len,
+		      const struct iovec *iov, unsigned iovcnt, uint64_t off);
+
+/* member_io_result(): more pieces of this I/O are still to complete. */
+#define MEMBER_IO_MORE INT_MIN
+
+/*
+ * Translate one CQE of a member I/O prepared by the calls above into what a plain read or
+ * write returns: @len bytes or -errno. An NVMe passthrough I/O completes as several CQEs
+ * (one per command); all but the last return MEMBER_IO_MORE, the last the whole result.
+ * NVMe status codes are logged with their names and become an errno (nvme_cmd.c).
+ */
+int member_io_result(struct graid_array *a, unsigned member, struct member_io_fault *mf,
+		     unsigned len, int res);
+
+#endif

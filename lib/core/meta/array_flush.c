@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Making completed writes durable on every member (fdatasync, or NVMe Flush), failing the
+ * members that cannot, then letting the bitmap and the live-data map record what is now
+ * durable. Below the journal, the worker and the public flush, which all call it.
+ */
+#include <errno.h>
+
+#include "array/array.h"
+#include "meta/bitmap.h"
+#include "meta/live.h"
+#include "member/member.h"
+#include "meta/meta.h"
+
+int array_flush_members(struct graid_array *a, unsigned *failed)
+{
+	unsigned nfailed = 0;
+	/* The discards completed before the members are flushed are the ones it makes durable. */
+	struct live_flush live_f = live_flush_begin(a);
+
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		struct member *m = &a->members[i];
+		int err;
+
+		/* Members being rebuilt too: journal checkpoints void their entries after this. */
+		if (m->fd < 0 || !array_role_writable(a, i))
+			continue;
+		/* fdatasync, or the NVMe Flush command on a generic device (docs/NVME.md). */
+		err = member_flush(m);
+		if (err) {
+			array_member_failed(a, i, err);
+			nfailed++;
+		}
+	}
+	/*
+	 * Every completed write is durable now: quiet regions can lose their marks. Not from a
+	 * read-only handle: it writes nothing, and the marks it loaded may be a live writer's.
+	 */
+	if (!a->read_only) {
+		bitmap_sweep(a);
+		/* Completed discards are durable now: their regions may be recorded unused. */
+		if (!atomic_load(&a->broken))
+			live_sweep(a, live_f);
+	}
+	if (failed)
+		*failed = nfailed;
+	/* A member that failed to flush is out; the survivors hold the data. */
+	return atomic_load(&a->broken) ? -EIO : 0;
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Media errors repaired in place. A drive that cannot read one sector is not a failed drive:
+ * RAID-5 and RAID-6 recompute the sector from the rest of its stripe, hand it to the reader
+ * and write it back, which makes the drive remap it; the member stays. A member whose reads
+ * keep failing is failed all the same: more than READERR_MAX errors, a count that halves
+ * every hour (md's max_corrected_read_errors rule). Path losses are not media errors: a
+ * fabric member without a live controller is judged by array_reach.c.
+ */
+#include <errno.h>
+
+#include "array/array.h"
+#include "member/member_path.h"
+#include "meta/meta.h"
+
+#define READERR_MAX 20u
+#define READERR_HALF_LIFE_NS (3600ull * 1000 * 1000 * 1000)
+
+/* Errors a drive returns for data it cannot read, not for being unreachable. */
+static bool readerr_is_media(int err)
+{
+	return err == -EIO || err == -ENODATA || err == -EILSEQ || err == -EBADMSG;
+}
+
+bool array_member_read_error(struct graid_array *a, unsigned role, int fd, int err)
+{
+	struct member *m = &a->members[role];
+	enum member_reach reach;
+	uint64_t now = graid__now_ns();
+	bool repair = false;
+	int st;
+
+	/* Mirrors read another copy and fail the bad one; parity levels recompute it. */
+	if (a->lay.nparity == 0 || a->read_only || !readerr_is_media(err))
+		return false;
+	reach = member_reach(m, NULL);
+	if (reach != REACH_LOCAL && reach != REACH_LIVE)
+		return false;
+	pthread_mutex_lock(&a->meta_lock);
+	st = atomic_load(&m->state);
+	if (m->fd == fd && (st == GRAID_MEMBER_ACTIVE || st == GRAID_MEMBER_REBUILDING)) {
+		while (m->readerr_count && now - m->readerr_decay_ns >= READERR_HALF_LIFE_NS) {
+			m->readerr_count /= 2;
+			m->readerr_decay_ns += READERR_HALF_LIFE_NS;
+		}
+		if (m->readerr_count == 0)
+			m->readerr_decay_ns = now;
+		repair = ++m->readerr_count <= READERR_MAX;
+		if (repair) {
+			atomic_fetch_add(&m->errors, 1);
+			graid__log(GRAID_LOG_WARNING, "member %u (%s): read error (%s); repairing it "
+						      "from the other members", role, m->path,
+				   graid_strerror(err));
+		} else {
+			graid__log(GRAID_LOG_ERR, "member %u (%s): more than %u read errors within "
+						  "the hour: taking it out", role, m->path,
+				   READERR_MAX);
+		}
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+	return repair;
+}
+
+void array_member_read_repaired(struct graid_array *a, unsigned role)
+{
+	atomic_fetch_add(&a->members[role].readerr_repaired, 1);
+}

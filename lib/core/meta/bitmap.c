@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The write-intent bitmap: a region is marked dirty on every member before the first write to
+ * it, and cleared lazily (a flush after its writes have gone quiet). After an unclean
+ * shutdown only the dirty regions are resynchronised.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "meta/bitmap.h"
+#include "member/member.h"
+
+/* Regions are at least this large, so a stream of small writes rarely pays for a mark. */
+#define BITMAP_MIN_REGION (1u << 20)
+
+/* The stripe numbers that writes lock and mark: rows, or array chunks for RAID-10. */
+uint64_t bitmap_stripes(const struct graid_array *a)
+{
+	return a->lay.level == 10 ? a->lay.array_bytes / a->lay.chunk : a->lay.nstripes;
+}
+
+/*
+ * The region size of an array whose superblocks do not record one (format minor 0): the
+ * rule docs/FORMAT.md states, which must never change, since such arrays rely on it.
+ */
+static uint64_t bitmap_derived_region(const struct graid_array *a, uint64_t bits)
+{
+	uint64_t nst = bitmap_stripes(a), per = (nst + bits - 1) / bits;
+
+	if (per < BITMAP_MIN_REGION / a->lay.chunk)
+		per = BITMAP_MIN_REGION / a->lay.chunk;
+	return per ? per : 1;
+}
+
+int bitmap_init(struct graid_array *a, uint64_t offset, uint64_t bytes, uint64_t region_stripes)
+{
+	struct bitmap *b = &a->bitmap;
+	uint64_t nst = bitmap_stripes(a), bits = bytes * 8, per;
+
+	memset(b, 0, sizeof(*b));
+	if (bytes == 0 || a->lay.level == 0)
+		return 0; /* no redundancy, nothing to resync */
+	per = region_stripes ? region_stripes : bitmap_derived_region(a, bits);
+	/* Divided, not rounded up by adding: a recorded size near 2^64 must not wrap to 0. */
+	if (nst / per + (nst % per != 0) > bits) {
+		graid__log(GRAID_LOG_ERR, "bitmap: %llu stripes per region need more than its %llu "
+					  "bits", (unsigned long long)per, (unsigned long long)bits);
+		return -EPROTO;
+	}
+	b->offset = offset;
+	b->bytes = bytes;
+	b->region_stripes = per;
+	b->nregions = nst / per + (nst % per != 0);
+	b->state = calloc(b->nregions, sizeof(*b->state));
+	b->inflight = calloc(b->nregions, sizeof(*b->inflight));
+	if (posix_memalign((void **)&b->disk, ARRAY_ALIGN, bytes) || !b->state || !b->inflight) {
+		bitmap_free(a);
+		return -ENOMEM;
+	}
+	memset(b->disk, 0, bytes);
+	pthread_mutex_init(&b->lock, NULL);
+	b->enabled = true;
+	return 0;
+}
+
+void bitmap_free(struct graid_array *a)
+{
+	struct bitmap *b = &a->bitmap;
+
+	if (b->enabled)
+		pthread_mutex_destroy(&b->lock);
+	free(b->state);
+	free(b->inflight);
+	free(b->disk);
+	memset(b, 0, sizeof(*b));
+}
+
+/* Write bitmap block `blk` (4 KiB) to every writable member; b->lock held. */
+static int bitmap_write_block(struct graid_array *a, uint64_t blk)
+{
+	struct bitmap *b = &a->bitmap;
+	int rc = 0;
+
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		struct member *m = &a->members[i];
+
+		if (m->fd < 0 || !array_role_writable(a, i))
+			continue;
+		/* member_write_durable: NVMe generic devices take no pwrite or fdatasync. */
+		if (member_write_durable(m, b->disk + blk * ARRAY_ALIGN, ARRAY_ALIGN,
+					 b->offset + blk * ARRAY_ALIGN)) {
+			/* Not failed here: the data write that follows will find out. */
+			graid__log(GRAID_LOG_ERR, "member %u: bitmap write failed", i);
+			rc = -EIO;
+		}
+	}
+	return rc;
+}
+
+static void bitmap_set_disk(struct bitmap *b, uint64_t r, bool on)
+{
+	if (on)
+		b->disk[r / 8] |= (uint8_t)(1u << (r % 8));
+	else
+		b->disk[r / 8] &= (uint8_t)~(1u << (r % 8));
+}
+
+int bitmap_mark_all(struct graid_array *a)
+{
+	struct bitmap *b = &a->bitmap;
+
+	if (!b->enabled)
+		return 0;
+	for (uint64_t r = 0; r < b->nregions; r++) {
+		atomic_fetch_or(&b->state[r], BITMAP_DIRTY);
+		bitmap_set_disk(b, r, true);
+	}
+	return bitmap_write_all(a);
+}
+
+/*
+ * Make every writable member's bitmap equal to the in-memory one. Each member's copy is read
+ * first and only the 4 KiB blocks that differ are written: a clean open, whose bitmaps are
+ * nearly always clear already, then costs one read per member instead of a durable write
+ * (an fdatasync) per block per member. A copy that cannot be read is written whole.
+ */
+int bitmap_write_all(struct graid_array *a)
+{
+	struct bitmap *b = &a->bitmap;
+	uint8_t *cur;
+	int rc = 0;
+
+	if (!b->enabled)
+		return 0;
+	if (posix_memalign((void **)&cur, ARRAY_ALIGN, b->bytes))
+		return -ENOMEM;
+	pthread_mutex_lock(&b->lock);
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		struct member *m = &a->members[i];
+
+		if (m->fd < 0 || !array_role_writable(a, i))
+			continue;
+		if (member_area_match(m, b->disk, cur, b->offset, b->bytes)) {
+			graid__log(GRAID_LOG_ERR, "member %u: bitmap write failed", i);
+			rc = -EIO;
+		}
+	}
+	pthread_mutex_unlock(&b->lock);
+	free(cur);
+	return rc;
+}
+
+
+void bitmap_start_write(struct graid_array *a, uint64_t stripe)
+{
+	struct bitmap *b = &a->bitmap;
+	uint64_t r;
+	uint8_t old;
+
+	if (!b->enabled)
+		return;
+	r = stripe / b->region_stripes;
+	atomic_fetch_add_explicit(&b->inflight[r], 1, memory_order_relaxed);
+	/* HOT first: a flush that sees it will not clear the region under this write. */
+	old = atomic_fetch_or(&b->state[r], BITMAP_HOT);
+	if (old & BITMAP_DIRTY)
+		return;
+	pthread_mutex_lock(&b->lock);
+	if (!(atomic_fetch_or(&b->state[r], BITMAP_DIRTY) & BITMAP_DIRTY)) {
+		bitmap_set_disk(b, r, true);
+		bitmap_write_block(a, r / 8 / ARRAY_ALIGN);
+	}
+	pthread_mutex_unlock(&b->lock);
+}
+
+void bitmap_end_write(struct graid_array *a, uint64_t stripe)
+{
+	struct bitmap *b = &a->bitmap;
+
+	if (b->enabled)
+		atomic_fetch_sub_explicit(&b->inflight[stripe / b->region_stripes], 1,
+					  memory_order_release);
+}
+
+/*
+ * After a flush made every completed write durable: a dirty region with no write in flight
+ * and none since the last sweep is clean. A region written since is kept dirty one more
+ * round, so a busy region is not re-marked on every write.
+ */
+/*
+ * Every layout role active: read from the states themselves, which a failure changes before
+ * anything else (nfailed follows a moment later, under meta_lock), so no sweep between the
+ * two can clear a mark the failed member will need.
+ */
+static bool bitmap_all_active(const struct graid_array *a)
+{
+	for (unsigned r = 0; r < a->nmembers; r++)
+		if (atomic_load(&a->members[r].state) != GRAID_MEMBER_ACTIVE)
+			return false;
+	return true;
+}
+
+void bitmap_sweep(struct graid_array *a)
+{
+	struct bitmap *b = &a->bitmap;
+	uint64_t first = UINT64_MAX, last = 0;
+
+	/*
+	 * While a role is not active every mark is kept: the bitmap is then the history of what
+	 * was written since, which a member that comes back catches up from (array_recount).
+	 */
+	if (!b->enabled || a->read_only || !bitmap_all_active(a))
+		return;
+	pthread_mutex_lock(&b->lock);
+	for (uint64_t r = 0; r < b->nregions; r++) {
+		uint8_t st = atomic_load(&b->state[r]);
+
+		if (!(st & BITMAP_DIRTY))
+			continue;
+		if (st & BITMAP_HOT) {
+			atomic_fetch_and(&b->state[r], (uint8_t)~BITMAP_HOT);
+			continue;
+		}
+		if (atomic_load_explicit(&b->inflight[r], memory_order_acquire))
+			continue;
+		if (atomic_compare_exchange_strong(&b->state[r], &st, 0)) {
+			bitmap_set_disk(b, r, false);
+			if (first == UINT64_MAX)
+				first = r;
+			last = r;
+		}
+	}
+	for (uint64_t blk = first == UINT64_MAX ? 1 : first / 8 / ARRAY_ALIGN;
+	     first != UINT64_MAX && blk <= last / 8 / ARRAY_ALIGN; blk++)
+		bitmap_write_block(a, blk);
+	pthread_mutex_unlock(&b->lock);
+}
+
+/* Read the bitmap of every present member and OR them: a mark on any member counts. */
+int bitmap_load(struct graid_array *a)
+{
+	struct bitmap *b = &a->bitmap;
+	uint8_t *tmp;
+	int got = 0;
+
+	if (!b->enabled)
+		return 0;
+	if (posix_memalign((void **)&tmp, ARRAY_ALIGN, b->bytes))
+		return -ENOMEM;
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		struct member *m = &a->members[i];
+
+		if (m->fd < 0 || !array_role_writable(a, i) || m->rejoined)
+			continue;
+		if (member_pio(m, tmp, b->bytes, b->offset, false))
+			continue;
+		for (uint64_t k = 0; k < b->bytes; k++)
+			b->disk[k] |= tmp[k];
+		got++;
+	}
+	free(tmp);
+	for (uint64_t r = 0; r < b->nregions; r++)
+		if (b->disk[r / 8] & (1u << (r % 8)))
+			atomic_store(&b->state[r], BITMAP_DIRTY);
+	return got ? 0 : -EIO;
+}
+
+uint64_t bitmap_dirty_regions(const struct graid_array *a)
+{
+	const struct bitmap *b = &a->bitmap;
+	uint64_t n = 0;
+
+	for (uint64_t r = 0; b->enabled && r < b->nregions; r++)
+		n += (atomic_load(&b->state[r]) & BITMAP_DIRTY) != 0;
+	return n;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/* The write-intent bitmap and the resync it drives after an unclean shutdown. */
+#ifndef LIBGRAID_CORE_BITMAP_H
+#define LIBGRAID_CORE_BITMAP_H
+
+#include "array/array.h"
+
+/* Where the bitmap lives unless the creator says otherwise: after the superblock. */
+#define BITMAP_DEFAULT_OFFSET 4096u
+#define BITMAP_DEFAULT_BYTES (64u * 1024)
+
+uint64_t bitmap_stripes(const struct graid_array *a);
+/*
+ * Set up the bitmap at @p offset, @p bytes long, with @p region_stripes stripes per bit as
+ * the superblocks record it (0: the derived size of format minor 0). -EPROTO the recorded
+ * size does not fit the bitmap; -ENOMEM.
+ */
+int bitmap_init(struct graid_array *a, uint64_t offset, uint64_t bytes, uint64_t region_stripes);
+/* Whether region @p r is marked (dirty, or kept as history). */
+static inline bool bitmap_region_marked(const struct graid_array *a, uint64_t r)
+{
+	return atomic_load(&a->bitmap.state[r]) & BITMAP_DIRTY;
+}
+void bitmap_free(struct graid_array *a);
+/* Around every redundant write of a stripe: marks its region dirty (durably) first. */
+void bitmap_start_write(struct graid_array *a, uint64_t stripe);
+void bitmap_end_write(struct graid_array *a, uint64_t stripe);
+/* After a flush: clear quiet regions, on disk too. */
+void bitmap_sweep(struct graid_array *a);
+/* Open after an unclean shutdown: read the marks from the members. */
+int bitmap_load(struct graid_array *a);
+int bitmap_write_all(struct graid_array *a);
+/* Mark every region (in memory and on every writable member): all of it is to resync. */
+int bitmap_mark_all(struct graid_array *a);
+uint64_t bitmap_dirty_regions(const struct graid_array *a);
+
+
+#endif

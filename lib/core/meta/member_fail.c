@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A member I/O failed: take the member out (or out for a while, when a fabric member's
+ * path and not the drive is lost), record it on the others, and wake the array's worker,
+ * which gives the role to a spare (md's shape: the I/O path only marks, the worker acts).
+ */
+#include <errno.h>
+
+#include "array/array.h"
+#include "member/member_path.h"
+#include "meta/meta.h"
+
+/*
+ * An I/O of @p role failed and the role was active or being rebuilt: take it out as
+ * unreachable instead of failed when its controllers say the path, not the drive, is lost.
+ * meta_lock held; true when it did.
+ */
+bool array_member_unreachable(struct graid_array *a, unsigned role, int err)
+{
+	struct member *m = &a->members[role];
+	uint8_t state[GRAID_MAX_MEMBERS];
+	struct member_paths p;
+	int st = atomic_load(&m->state);
+
+	if (a->read_only || (st != GRAID_MEMBER_ACTIVE && st != GRAID_MEMBER_REBUILDING))
+		return false;
+	/*
+	 * Only while the others carry the array. One role out too many (RAID-0's first) fails
+	 * as before: the array stops, and those members stay recorded failed with their own
+	 * superblocks in sync, which is what a forced assembly takes back once the path is
+	 * healed (a member recorded missing and marked rebuilding could not be forced).
+	 */
+	for (unsigned r = 0; r < a->nmembers; r++)
+		state[r] = (uint8_t)atomic_load(&a->members[r].state);
+	state[role] = GRAID_MEMBER_UNREACHABLE;
+	if (!array_roles_survivable(a, state))
+		return false;
+	if (member_reach(m, &p) != REACH_RECONNECTING)
+		return false;
+	/* A full rebuild cut short starts again whole; a catch-up only copies marks again. */
+	m->reach_full = st == GRAID_MEMBER_REBUILDING && !m->catchup;
+	atomic_store(&m->state, GRAID_MEMBER_UNREACHABLE);
+	m->outages++;
+	a->events++;
+	m->left_events = a->events;
+	array_recount(a);
+	array_write_superblocks(a, 0);
+	graid__log(GRAID_LOG_WARNING, "member %u (%s) unreachable: %s (controller %s, %s %s, %s); "
+				      "array continues degraded, writes recorded for its catch-up",
+		   role, m->path, graid_strerror(err), p.ctrl, p.transport, p.address, p.state);
+	array_event(a, GRAID_EVENT_MEMBER_UNREACHABLE, (int)role, err, 0, 0);
+	/* The worker watches its controllers. */
+	pthread_cond_signal(&a->spare_cond);
+	return true;
+}
+
+/* A member returned an error: take it out, record that on the others, keep serving. */
+void array_member_failed(struct graid_array *a, unsigned role, int err)
+{
+	array_member_io_failed(a, role, -1, err);
+}
+
+/* @p fd < 0: whichever device the role has. */
+void array_member_io_failed(struct graid_array *a, unsigned role, int fd, int err)
+{
+	struct member *m = &a->members[role];
+	int st;
+	bool changed = false;
+
+	pthread_mutex_lock(&a->meta_lock);
+	if (fd >= 0 && m->fd != fd) {
+		pthread_mutex_unlock(&a->meta_lock);
+		graid__log(GRAID_LOG_INFO, "member %u: a late error of the device it replaced (%s)",
+			   role, graid_strerror(err));
+		return;
+	}
+	atomic_fetch_add(&m->errors, 1);
+	/* A fabric member whose controllers reconnect is out for a while, not failed. */
+	if (array_member_unreachable(a, role, err)) {
+		pthread_mutex_unlock(&a->meta_lock);
+		return;
+	}
+	/* Active or being rebuilt: either way it is out now. */
+	st = atomic_load(&m->state);
+	while ((st == GRAID_MEMBER_ACTIVE || st == GRAID_MEMBER_REBUILDING) && !changed)
+		changed = atomic_compare_exchange_weak(&m->state, &st, GRAID_MEMBER_FAILED);
+	if (changed && a->read_only) {
+		/* Read-only: out of this handle's I/O, but nothing is recorded on the members. */
+		graid__log(GRAID_LOG_ERR, "member %u (%s) failed: %s (read-only: not recorded)",
+			   role, m->path, graid_strerror(err));
+		array_recount(a);
+	} else if (changed) {
+		graid__log(GRAID_LOG_ERR, "member %u (%s) failed: %s; array continues degraded",
+			   role, m->path, graid_strerror(err));
+		a->events++;
+		m->left_events = a->events;
+		array_recount(a);
+		array_write_superblocks(a, 0);
+		array_event(a, GRAID_EVENT_MEMBER_FAILED, (int)role, err, 0, 0);
+		array_worker_takeover(a);
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/* The array's state and its records on the members: superblocks, failures, flushes, events. */
+#ifndef LIBGRAID_CORE_META_H
+#define LIBGRAID_CORE_META_H
+
+#include "array/array.h"
+
+/* array_meta.c */
+bool array_roles_survivable(const struct graid_array *a, const uint8_t *state);
+void array_fill_sb(const struct graid_array *a, unsigned role, struct graid_sb *sb,
+		   uint32_t flags);
+int array_write_superblocks(struct graid_array *a, uint32_t flags);
+/* Recompute nfailed and broken from the member states; meta_lock held. */
+void array_recount(struct graid_array *a);
+/* member_fail.c: a member returned an error: take it out, record it, keep serving. */
+void array_member_failed(struct graid_array *a, unsigned role, int err);
+/*
+ * An I/O issued on descriptor @p fd of a role failed: fail the role only if it still has
+ * that device. A device swapped in since (a spare, a replacement) is not blamed for the
+ * late failures of the one it replaced. Retired descriptors stay open until the array
+ * closes, so their numbers are not reused meanwhile.
+ */
+void array_member_io_failed(struct graid_array *a, unsigned role, int fd, int err);
+/*
+ * member_fail.c: an I/O error of an active or rebuilding fabric member whose controllers
+ * are reconnecting makes it UNREACHABLE instead of failed (true); meta_lock held.
+ */
+bool array_member_unreachable(struct graid_array *a, unsigned role, int err);
+/*
+ * array_readerr.c: a read of @p role on descriptor @p fd failed with @p err. True: a media
+ * error on a member that is otherwise healthy, to be repaired from redundancy (the member
+ * stays); false: the caller fails it as for any error (array_member_io_failed).
+ */
+bool array_member_read_error(struct graid_array *a, unsigned role, int fd, int err);
+/* A read error of @p role was rewritten from redundancy. */
+void array_member_read_repaired(struct graid_array *a, unsigned role);
+
+
+/*
+ * member_fail.c, from the I/O path: a role failed and a spare may take it. Only marks the
+ * work and wakes the worker, which does the takeover (roles.c); meta_lock held.
+ */
+static inline void array_worker_takeover(struct graid_array *a)
+{
+	if (a->nspares) {
+		a->takeover_due = true;
+		pthread_cond_signal(&a->spare_cond);
+	}
+}
+
+
+/*
+ * array_flush.c: make every completed write durable on every writable member, failing those
+ * that cannot, then let the bitmap clear quiet regions. -EIO when the array is broken (too
+ * many failed), else 0; *failed (may be NULL) gets how many members failed to flush. What
+ * graid_array_flush() wraps; internal callers carry on degraded when a member fails.
+ */
+int array_flush_members(struct graid_array *a, unsigned *failed);
+
+
+/* events.c */
+void array_event(struct graid_array *a, int type, int member, int error, uint64_t stripe,
+		 uint64_t count);
+
+#endif /* LIBGRAID_CORE_META_H */
