@@ -109,6 +109,20 @@ Test(raid6_layout, roles_name_p_and_q_after_the_data)
 	cr_assert_eq(graid_layout_member_role(&l, 0, 5), GRAID_LAYOUT_NONE);
 }
 
+/* The role-to-member call every stripe operation and background job uses: P, Q, data. */
+Test(raid6_layout, role_member_names_the_member_of_each_role)
+{
+	struct graid_layout l = layout_make(6, 5, 16);
+
+	for (uint64_t s = 0; s < 6; s++) {
+		cr_assert_eq(graid_layout_role_member(&l, s, 3), raid6_n5_p[s]);
+		cr_assert_eq(graid_layout_role_member(&l, s, 4), raid6_n5_q[s]);
+		for (unsigned d = 0; d < 3; d++)
+			cr_assert_eq(graid_layout_role_member(&l, s, d), raid6_n5_data[s][d]);
+	}
+	cr_assert_eq(graid_layout_role_member(&l, 0, 5), GRAID_LAYOUT_NONE);
+}
+
 Test(raid0_layout, chunks_go_round_robin)
 {
 	struct graid_layout l = layout_make(0, 3, 16);

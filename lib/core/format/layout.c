@@ -143,6 +143,12 @@ unsigned graid_layout_data_member(const struct graid_layout *l, uint64_t stripe,
 	}
 }
 
+unsigned graid_layout_role_member(const struct graid_layout *l, uint64_t stripe, unsigned role)
+{
+	return role < l->ndata ? graid_layout_data_member(l, stripe, role)
+			       : graid_layout_parity_member(l, stripe, role - l->ndata);
+}
+
 unsigned graid_layout_member_role(const struct graid_layout *l, uint64_t stripe,
 				  unsigned member)
 {

@@ -68,7 +68,15 @@ unsigned graid_layout_parity_member(const struct graid_layout *l, uint64_t strip
 unsigned graid_layout_data_member(const struct graid_layout *l, uint64_t stripe, unsigned d);
 
 /*
- * The inverse of the two above: the role @p member plays in @p stripe: 0..ndata-1 a data
+ * The member holding role @p role of @p stripe: 0..ndata-1 a data chunk, ndata = P,
+ * ndata + 1 = Q (the numbering of graid_parity_gen's blocks). RAID-1 and RAID-10: the
+ * first copy.
+ * @return the member; GRAID_LAYOUT_NONE if @p role >= ndata + nparity.
+ */
+unsigned graid_layout_role_member(const struct graid_layout *l, uint64_t stripe, unsigned role);
+
+/*
+ * The inverse of the three above: the role @p member plays in @p stripe: 0..ndata-1 a data
  * index, ndata = P, ndata + 1 = Q. RAID-1: 0 for every member (each holds a copy);
  * RAID-10: 0 for the two members holding a copy of the stripe's chunk.
  * @return the role; GRAID_LAYOUT_NONE if @p member >= nmembers or (RAID-10) holds no copy.

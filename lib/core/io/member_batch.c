@@ -13,22 +13,6 @@
 /* Half the ring: a stalled member's I/O takes two entries. */
 #define MBATCH_INFLIGHT (MBATCH_RING / 2)
 
-static void mbatch_account(struct graid_array *a, struct mbio *io)
-{
-	struct member *m = &a->members[io->member];
-
-	if (io->res == (int)io->len) {
-		atomic_fetch_add(io->write ? &m->writes : &m->reads, 1);
-		atomic_fetch_add(io->write ? &m->write_bytes : &m->read_bytes, io->len);
-		return;
-	}
-	if (io->res >= 0)
-		io->res = -EIO; /* short: the member ended early */
-	/* A stale read is nobody's failure: the caller plans it again without that role. */
-	if (!io->fault.stale)
-		array_member_io_failed(a, io->member, io->fault.fd, io->res);
-}
-
 int mbatch_open(struct mbatch *mb, struct graid_array *a)
 {
 	int rc;
@@ -126,8 +110,10 @@ static bool mbatch_reap(struct mbatch *mb)
 		res = member_io_result(mb->a, io->member, &io->fault, io->len, res);
 		if (res == MEMBER_IO_MORE)
 			continue; /* more NVMe commands of this I/O to come */
-		io->res = io->fault.stale ? -ESTALE : io->fault.injected ? io->fault.injected : res;
-		mbatch_account(mb->a, io);
+		io->res = member_io_done(mb->a, io->member, io->write, io->len, &io->fault, res);
+		/* A stale read is nobody's failure: the caller plans it again without that role. */
+		if (io->res < 0 && !io->fault.stale)
+			array_member_io_failed(mb->a, io->member, io->fault.fd, io->res);
 		mb->inflight -= io->cost;
 		g = mbatch_owner(mb, io);
 		if (g && ++g->done == g->n)

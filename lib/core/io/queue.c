@@ -84,7 +84,6 @@ static struct sop *queue_sop_alloc(struct graid_queue *q)
 
 static void queue_io_complete(struct graid_queue *q, struct mio *io, int res)
 {
-	struct member *m = &q->a->members[io->member];
 	struct sop *s = io->sop;
 
 	/* NVMe passthrough: one CQE per command; the last one stands for the whole I/O. */
@@ -92,32 +91,19 @@ static void queue_io_complete(struct graid_queue *q, struct mio *io, int res)
 	if (res == MEMBER_IO_MORE)
 		return;
 	q->ios_inflight--;
-	if (io->fault.injected)
-		res = io->fault.injected;
-	if (io->fault.stale)
-		res = -ESTALE;
+	res = member_io_done(q->a, io->member, io->write, io->len, &io->fault, res);
 	if (res == (int)io->len) {
-		if (io->write) {
-			atomic_fetch_add_explicit(&m->writes, 1, memory_order_relaxed);
-			atomic_fetch_add_explicit(&m->write_bytes, io->len, memory_order_relaxed);
-		} else {
-			atomic_fetch_add_explicit(&m->reads, 1, memory_order_relaxed);
-			atomic_fetch_add_explicit(&m->read_bytes, io->len, memory_order_relaxed);
-			if (io->copy_to)
-				memcpy(io->copy_to, io->copy_from, io->len);
-		}
+		if (!io->write && io->copy_to)
+			memcpy(io->copy_to, io->copy_from, io->len);
 	} else {
 		/*
-		 * A short transfer inside the member's size is as bad as an error. A stale read
-		 * is nobody's failure: it is only done again, the role's present way.
+		 * A stale read is nobody's failure: it is only done again, the role's present
+		 * way. A sector it cannot read, on a member otherwise fine: repaired, not failed.
 		 */
-		int err = res < 0 ? res : -EIO;
-
-		/* A sector it cannot read, on a member otherwise fine: repaired, not failed. */
 		if (!io->fault.stale &&
-		    !(!io->write && array_member_read_error(q->a, io->member, io->fault.fd, err) &&
+		    !(!io->write && array_member_read_error(q->a, io->member, io->fault.fd, res) &&
 		      sop_note_bad(s, io->member)))
-			array_member_io_failed(q->a, io->member, io->fault.fd, err);
+			array_member_io_failed(q->a, io->member, io->fault.fd, res);
 		if (io->write)
 			s->write_fail++;
 		else

@@ -18,12 +18,6 @@ static unsigned sop_nroles(const struct graid_layout *l)
 	return l->ndata + l->nparity;
 }
 
-static unsigned sop_role_member(const struct graid_layout *l, uint64_t stripe, unsigned role)
-{
-	return role < l->ndata ? graid_layout_data_member(l, stripe, role)
-			       : graid_layout_parity_member(l, stripe, role - l->ndata);
-}
-
 /* Member offset (inside the data area) of byte x of the stripe's chunks: RAID-0/5/6. */
 static uint64_t sop_member_off(const struct graid_layout *l, uint64_t stripe, uint32_t x)
 {
@@ -460,7 +454,7 @@ static bool sop_read_role(struct graid_queue *q, struct sop *s, unsigned r)
 	const struct graid_layout *l = &q->a->lay;
 
 	return sop_own_buf(q, s, r, s->hi - s->lo) &&
-	       sop_io(q, s, r, sop_role_member(l, s->stripe, r), false, s->buf[r],
+	       sop_io(q, s, r, graid_layout_role_member(l, s->stripe, r), false, s->buf[r],
 		      s->hi - s->lo, sop_member_off(l, s->stripe, s->lo));
 }
 
@@ -488,7 +482,7 @@ static void sop_plan_locked(struct graid_queue *q, struct sop *s)
 	if (l->level == 1 || l->level == 10)
 		return sop_mirror_write_locked(q, s);
 	for (unsigned r = 0; r < nroles; r++) {
-		unsigned m = sop_role_member(l, s->stripe, r);
+		unsigned m = graid_layout_role_member(l, s->stripe, r);
 
 		if (array_role_readable(q->a, m, (s->stripe + 1) * l->chunk) && !sop_is_bad(s, m))
 			continue;
@@ -677,7 +671,7 @@ static bool sop_role_write(const struct graid_layout *l, struct sop *s, unsigned
 
 	/* A member that could not read its range gets all of it: the drive remaps it. */
 	if (r >= l->ndata || (s->plan == PLAN_DEGRADED &&
-			      sop_is_bad(s, sop_role_member(l, s->stripe, r)))) {
+			      sop_is_bad(s, graid_layout_role_member(l, s->stripe, r)))) {
 		*at = s->lo;
 		*len = s->hi - s->lo;
 		*src = s->buf[r];
@@ -705,7 +699,7 @@ static void sop_write_in_place(struct graid_queue *q, struct sop *s)
 	s->phase = SOP_WRITING;
 	s->nwrites = 0;
 	for (unsigned r = 0; r < sop_nroles(l); r++) {
-		unsigned m = sop_role_member(l, s->stripe, r);
+		unsigned m = graid_layout_role_member(l, s->stripe, r);
 		uint8_t *src;
 		uint32_t len, at;
 
@@ -882,7 +876,7 @@ static void sop_repair_write(struct graid_queue *q, struct sop *s)
 	s->nwrites = 0;
 	s->write_fail = 0;
 	for (unsigned r = 0; r < sop_nroles(l); r++) {
-		unsigned m = sop_role_member(l, s->stripe, r);
+		unsigned m = graid_layout_role_member(l, s->stripe, r);
 
 		if (!sop_is_bad(s, m) || !array_role_writable(q->a, m))
 			continue;

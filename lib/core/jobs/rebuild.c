@@ -11,6 +11,7 @@
 #include "meta/live.h"
 #include "io/queue.h"
 #include "io/member_batch.h"
+#include "io/row_job.h"
 #include "io/stripe_set.h"
 #include "jobs/jobs.h"
 #include "member/member.h"
@@ -39,8 +40,7 @@ enum rebuild_slot_state { SLOT_FREE, SLOT_READING, SLOT_WRITING };
 struct rebuild_slot {
 	uint64_t row0;
 	unsigned rows;
-	uint8_t *data;            /* member-major: each member's rows are one contiguous run */
-	struct mbio *ios;         /* rows_max * nmembers */
+	struct row_bufs buf;      /* data member-major: each member's rows are one contiguous run */
 	size_t nios;
 	struct mbgroup grp;
 	struct stripe_set locks;
@@ -82,7 +82,7 @@ struct rebuild_ctx {
 static uint8_t *rebuild_chunk(const struct rebuild_ctx *c, const struct rebuild_slot *s,
 			      unsigned who, unsigned i)
 {
-	return s->data + ((size_t)who * c->rows_max + i) * c->a->lay.chunk;
+	return s->buf.data + ((size_t)who * c->rows_max + i) * c->a->lay.chunk;
 }
 
 /*
@@ -141,14 +141,14 @@ static int rebuild_plan_parity_reads(struct rebuild_ctx *c, struct rebuild_slot 
 			continue;
 		}
 		for (unsigned i = 0; i < s->rows; i++)
-			s->ios[s->nios++] = (struct mbio){ .member = m,
+			s->buf.ios[s->nios++] = (struct mbio){ .member = m,
 							   .buf = rebuild_chunk(c, s, m, i),
 							   .len = l->chunk,
 							   .off = (s->row0 + i) * l->chunk };
 	}
 	if (nlost > l->nparity)
 		return -EIO; /* more lost than parity can rebuild */
-	s->nios = rebuild_merge(s->ios, s->nios);
+	s->nios = rebuild_merge(s->buf.ios, s->nios);
 	return 0;
 }
 
@@ -174,11 +174,11 @@ static int rebuild_plan_mirror_reads(struct rebuild_ctx *c, struct rebuild_slot 
 					src = j;
 			if (src == GRAID_LAYOUT_NONE)
 				return -EIO;
-			s->ios[s->nios++] = (struct mbio){ .member = members[src],
+			s->buf.ios[s->nios++] = (struct mbio){ .member = members[src],
 							   .buf = rebuild_chunk(c, s, t, i),
 							   .len = l->chunk, .off = moff[src] };
 		}
-	s->nios = rebuild_merge(s->ios, s->nios);
+	s->nios = rebuild_merge(s->buf.ios, s->nios);
 	return 0;
 }
 
@@ -188,15 +188,13 @@ static int rebuild_recover(struct rebuild_ctx *c, struct rebuild_slot *s)
 	struct graid_array *a = c->a;
 	const struct graid_layout *l = &a->lay;
 	const unsigned nroles = l->ndata + l->nparity;
-	unsigned lost[256][2], nlost[256];
+	unsigned lost[ROW_JOB_ROWS_MAX][2], nlost[ROW_JOB_ROWS_MAX];
 	int rc;
 
 	for (unsigned i = 0; i < s->rows; i++) {
 		nlost[i] = 0;
 		for (unsigned r = 0; r < nroles; r++) {
-			unsigned m = r < l->ndata ? graid_layout_data_member(l, s->row0 + i, r)
-						  : graid_layout_parity_member(l, s->row0 + i,
-									       r - l->ndata);
+			unsigned m = graid_layout_role_member(l, s->row0 + i, r);
 
 			if (!s->have[m])
 				lost[i][nlost[i]++] = r; /* at most nparity: checked when planned */
@@ -212,10 +210,7 @@ static int rebuild_recover(struct rebuild_ctx *c, struct rebuild_slot *s)
 			    (nlost[i] > 1 && lost[j][1] != lost[i][1]))
 				continue;
 			for (unsigned r = 0; r < nroles; r++) {
-				unsigned m = r < l->ndata
-						     ? graid_layout_data_member(l, s->row0 + j, r)
-						     : graid_layout_parity_member(l, s->row0 + j,
-										  r - l->ndata);
+				unsigned m = graid_layout_role_member(l, s->row0 + j, r);
 
 				c->ptrs[ng * nroles + r] = rebuild_chunk(c, s, m, j);
 			}
@@ -238,7 +233,7 @@ static int rebuild_start_reads(struct rebuild_ctx *c, struct rebuild_slot *s)
 				   : rebuild_plan_mirror_reads(c, s);
 
 	if (rc == 0)
-		rc = mbatch_start(&c->mb, &s->grp, s->ios, s->nios);
+		rc = mbatch_start(&c->mb, &s->grp, s->buf.ios, s->nios);
 	if (rc == 0)
 		s->state = SLOT_READING;
 	return rc;
@@ -253,7 +248,7 @@ static int rebuild_finish_reads(struct rebuild_ctx *c, struct rebuild_slot *s)
 	for (;;) {
 		rc = mbatch_wait(&c->mb, &s->grp);
 		for (size_t i = 0; rc == 0 && i < s->nios; i++)
-			if (s->ios[i].res != (int)s->ios[i].len)
+			if (s->buf.ios[i].res != (int)s->buf.ios[i].len)
 				rc = -EAGAIN; /* a survivor failed: plan the batch again without it */
 		if (rc != -EAGAIN || ++tries > (int)a->nmembers)
 			break;
@@ -281,13 +276,13 @@ static int rebuild_write_slot(struct rebuild_ctx *c, struct rebuild_slot *s)
 				who = c->target[t];
 			else if (graid_layout_unmap(l, c->target[t], member_off, &arr))
 				continue;
-			s->ios[s->nios++] = (struct mbio){ .member = c->target[t], .write = true,
+			s->buf.ios[s->nios++] = (struct mbio){ .member = c->target[t], .write = true,
 							   .buf = rebuild_chunk(c, s, who, i),
 							   .len = l->chunk, .off = member_off };
 		}
-	s->nios = rebuild_merge(s->ios, s->nios);
+	s->nios = rebuild_merge(s->buf.ios, s->nios);
 	s->state = SLOT_WRITING;
-	return mbatch_start(&c->mb, &s->grp, s->ios, s->nios);
+	return mbatch_start(&c->mb, &s->grp, s->buf.ios, s->nios);
 }
 
 /*
@@ -420,8 +415,8 @@ static int rebuild_finish(struct rebuild_ctx *c, struct rebuild_slot *s)
 	int rc = mbatch_wait(&c->mb, &s->grp);
 
 	for (size_t i = 0; i < s->nios; i++)
-		if (s->ios[i].res != (int)s->ios[i].len)
-			failed[s->ios[i].member] = true;
+		if (s->buf.ios[i].res != (int)s->buf.ios[i].len)
+			failed[s->buf.ios[i].member] = true;
 	stripe_set_release(a, &s->locks);
 	s->state = SLOT_FREE;
 	pthread_mutex_lock(&a->meta_lock);
@@ -849,10 +844,8 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 
 static void rebuild_free(struct rebuild_ctx *c)
 {
-	for (unsigned i = 0; i < REBUILD_SLOTS; i++) {
-		free(c->slot[i].data);
-		free(c->slot[i].ios);
-	}
+	for (unsigned i = 0; i < REBUILD_SLOTS; i++)
+		row_bufs_free(&c->slot[i].buf);
 	free(c->ptrs);
 	free(c);
 }
@@ -860,7 +853,6 @@ static void rebuild_free(struct rebuild_ctx *c)
 GRAID_API int graid_array_rebuild(struct graid_array *a, graid_progress_fn fn, void *arg)
 {
 	struct rebuild_ctx *c;
-	size_t per_row;
 	int rc = 0;
 
 	if (!a)
@@ -872,23 +864,13 @@ GRAID_API int graid_array_rebuild(struct graid_array *a, graid_progress_fn fn, v
 	if (!c)
 		return -ENOMEM;
 	c->a = a;
-	per_row = (size_t)a->nmembers * a->lay.chunk;
-	c->rows_max = (unsigned)(REBUILD_SLOT_BYTES / per_row);
-	if (c->rows_max < 1)
-		c->rows_max = 1;
-	if (c->rows_max > 256)
-		c->rows_max = 256;
+	c->rows_max = row_job_rows(a, REBUILD_SLOT_BYTES);
 	/* Each RAID-10 row may lock one stripe per target: keep the set within bounds. */
 	if (c->rows_max * a->nmembers > STRIPE_SET_MAX)
 		c->rows_max = STRIPE_SET_MAX / a->nmembers;
 	pthread_mutex_lock(&a->rebuild_lock);
-	for (unsigned i = 0; i < REBUILD_SLOTS; i++) {
-		if (posix_memalign((void **)&c->slot[i].data, ARRAY_ALIGN, c->rows_max * per_row))
-			rc = -ENOMEM;
-		c->slot[i].ios = malloc((size_t)c->rows_max * a->nmembers * sizeof(struct mbio));
-		if (!c->slot[i].ios)
-			rc = -ENOMEM;
-	}
+	for (unsigned i = 0; i < REBUILD_SLOTS && rc == 0; i++)
+		rc = row_bufs_alloc(&c->slot[i].buf, a, c->rows_max, false);
 	c->ptrs = malloc((size_t)c->rows_max * a->nmembers * sizeof(*c->ptrs));
 	if (!c->ptrs)
 		rc = -ENOMEM;

@@ -7,26 +7,21 @@
 #include "meta/bitmap.h"
 #include "meta/live.h"
 #include "io/member_batch.h"
+#include "io/row_job.h"
 #include "io/stripe_set.h"
 #include "jobs/jobs.h"
 #include "meta/meta.h"
 
+/* A batch holds about this much chunk data in memory (all members of its rows). */
+#define RESYNC_BATCH_BYTES (8u << 20)
+
 struct resync_ctx {
 	struct graid_array *a;
-	uint8_t *data;
-	uint8_t **ptrs;
-	struct mbio *ios;
+	struct row_bufs buf;        /* buf.rows_max rows, every member's chunk */
 	struct mbatch mb;           /* one ring for the whole resync */
 	struct stripe_set locks;
-	unsigned rows_max;
 	uint64_t done, skipped;
 };
-
-static unsigned resync_member(const struct graid_layout *l, uint64_t row, unsigned role)
-{
-	return role < l->ndata ? graid_layout_data_member(l, row, role)
-			       : graid_layout_parity_member(l, row, role - l->ndata);
-}
 
 /* RAID-5/6 rows: read the data, regenerate parity, write it where it can go. */
 static int resync_parity_rows(struct resync_ctx *c, uint64_t row0, unsigned rows)
@@ -34,7 +29,7 @@ static int resync_parity_rows(struct resync_ctx *c, uint64_t row0, unsigned rows
 	struct graid_array *a = c->a;
 	const struct graid_layout *l = &a->lay;
 	const unsigned nroles = l->ndata + l->nparity;
-	uint64_t row_of[256];
+	uint64_t row_of[ROW_JOB_ROWS_MAX];
 	unsigned ng = 0;
 	size_t n = 0;
 	int rc;
@@ -44,7 +39,7 @@ static int resync_parity_rows(struct resync_ctx *c, uint64_t row0, unsigned rows
 
 		/* A member being rebuilt counts below its checkpoint: it is in sync there. */
 		for (unsigned d = 0; d < l->ndata; d++)
-			data_ok &= array_role_readable(a, resync_member(l, row0 + i, d),
+			data_ok &= array_role_readable(a, graid_layout_role_member(l, row0 + i, d),
 						       (row0 + i + 1) * l->chunk);
 		if (!data_ok) {
 			/* The write hole: a lost data chunk here can only come from this parity. */
@@ -52,11 +47,11 @@ static int resync_parity_rows(struct resync_ctx *c, uint64_t row0, unsigned rows
 			continue;
 		}
 		for (unsigned r = 0; r < nroles; r++) {
-			uint8_t *buf = c->data + ((size_t)ng * nroles + r) * l->chunk;
+			uint8_t *buf = c->buf.data + ((size_t)ng * nroles + r) * l->chunk;
 
-			c->ptrs[ng * nroles + r] = buf;
+			c->buf.ptrs[ng * nroles + r] = buf;
 			if (r < l->ndata)
-				c->ios[n++] = (struct mbio){ .member = resync_member(l, row0 + i, r),
+				c->buf.ios[n++] = (struct mbio){ .member = graid_layout_role_member(l, row0 + i, r),
 							     .buf = buf, .len = l->chunk,
 							     .off = (row0 + i) * l->chunk };
 		}
@@ -64,27 +59,27 @@ static int resync_parity_rows(struct resync_ctx *c, uint64_t row0, unsigned rows
 	}
 	if (ng == 0)
 		return 0;
-	rc = mbatch_run_on(&c->mb, c->ios, n);
+	rc = mbatch_run_on(&c->mb, c->buf.ios, n);
 	for (size_t i = 0; rc == 0 && i < n; i++)
-		if (c->ios[i].res != (int)l->chunk)
+		if (c->buf.ios[i].res != (int)l->chunk)
 			rc = -EIO;
 	if (rc == 0)
-		rc = graid_parity_gen(a->be, l->ndata, l->nparity, l->chunk, ng, c->ptrs);
+		rc = graid_parity_gen(a->be, l->ndata, l->nparity, l->chunk, ng, c->buf.ptrs);
 	if (rc)
 		return rc;
 	n = 0;
 	for (unsigned g = 0; g < ng; g++)
 		for (unsigned p = l->ndata; p < nroles; p++) {
-			unsigned m = resync_member(l, row_of[g], p);
+			unsigned m = graid_layout_role_member(l, row_of[g], p);
 
 			if (array_role_writable(a, m))
-				c->ios[n++] = (struct mbio){ .member = m, .write = true,
-							     .buf = c->ptrs[g * nroles + p],
+				c->buf.ios[n++] = (struct mbio){ .member = m, .write = true,
+							     .buf = c->buf.ptrs[g * nroles + p],
 							     .len = l->chunk,
 							     .off = row_of[g] * l->chunk };
 		}
 	c->done += ng;
-	return mbatch_run_on(&c->mb, c->ios, n);
+	return mbatch_run_on(&c->mb, c->buf.ios, n);
 }
 
 /* RAID-1/10 stripe (a row, or an array chunk for RAID-10): the first live copy wins. */
@@ -111,26 +106,26 @@ static int resync_mirror_stripe(struct resync_ctx *c, uint64_t stripe)
 		c->skipped++;
 		return 0;
 	}
-	c->ios[0] = (struct mbio){ .member = members[src], .buf = c->data, .len = l->chunk,
+	c->buf.ios[0] = (struct mbio){ .member = members[src], .buf = c->buf.data, .len = l->chunk,
 				   .off = moff[src] };
-	rc = mbatch_run_on(&c->mb, c->ios, 1);
-	if (rc || c->ios[0].res != (int)l->chunk)
+	rc = mbatch_run_on(&c->mb, c->buf.ios, 1);
+	if (rc || c->buf.ios[0].res != (int)l->chunk)
 		return rc ? rc : -EIO;
 	for (unsigned j = 0; j < k; j++)
 		if (j != src && array_role_writable(a, members[j]))
-			c->ios[n++] = (struct mbio){ .member = members[j], .write = true,
-						     .buf = c->data, .len = l->chunk,
+			c->buf.ios[n++] = (struct mbio){ .member = members[j], .write = true,
+						     .buf = c->buf.data, .len = l->chunk,
 						     .off = moff[j] };
 	c->done++;
-	return mbatch_run_on(&c->mb, c->ios, n);
+	return mbatch_run_on(&c->mb, c->buf.ios, n);
 }
 
 static int resync_region(struct resync_ctx *c, uint64_t first, uint64_t end)
 {
 	int rc = 0;
 
-	for (uint64_t st = first; rc == 0 && st < end; st += c->rows_max) {
-		unsigned rows = (unsigned)(end - st < c->rows_max ? end - st : c->rows_max);
+	for (uint64_t st = first; rc == 0 && st < end; st += c->buf.rows_max) {
+		unsigned rows = (unsigned)(end - st < c->buf.rows_max ? end - st : c->buf.rows_max);
 
 		bool unused = true;
 
@@ -157,19 +152,13 @@ int array_resync(struct graid_array *a)
 	struct bitmap *b = &a->bitmap;
 	struct resync_ctx c = { .a = a };
 	uint64_t nst = bitmap_stripes(a), regions = 0;
-	size_t per_row = (size_t)a->nmembers * a->lay.chunk;
 	int rc = 0;
 
 	if (!b->enabled)
 		return 0;
-	c.rows_max = (unsigned)((8u << 20) / per_row);
-	c.rows_max = c.rows_max < 1 ? 1 : (c.rows_max > 256 ? 256 : c.rows_max);
-	if (posix_memalign((void **)&c.data, ARRAY_ALIGN, c.rows_max * per_row))
-		return -ENOMEM;
-	c.ptrs = malloc((size_t)c.rows_max * a->nmembers * sizeof(*c.ptrs));
-	c.ios = malloc((size_t)c.rows_max * a->nmembers * sizeof(*c.ios));
-	if (!c.ptrs || !c.ios)
-		rc = -ENOMEM;
+	rc = row_bufs_alloc(&c.buf, a, row_job_rows(a, RESYNC_BATCH_BYTES), true);
+	if (rc)
+		return rc;
 	/* Most opens find nothing dirty: no ring for them. */
 	if (rc == 0 && bitmap_dirty_regions(a))
 		rc = mbatch_open(&c.mb, a);
@@ -182,9 +171,7 @@ int array_resync(struct graid_array *a)
 		regions++;
 	}
 	mbatch_close(&c.mb);
-	free(c.data);
-	free(c.ptrs);
-	free(c.ios);
+	row_bufs_free(&c.buf);
 	if (rc) {
 		graid__log(GRAID_LOG_ERR, "resync failed: %s", graid_strerror(rc));
 		return rc;

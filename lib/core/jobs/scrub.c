@@ -8,6 +8,7 @@
 #include "meta/bitmap.h"
 #include "meta/live.h"
 #include "io/member_batch.h"
+#include "io/row_job.h"
 #include "io/stripe_set.h"
 #include "meta/meta.h"
 
@@ -48,11 +49,8 @@ static bool scrub_can_check_anything(struct graid_array *a)
 struct scrub_ctx {
 	struct graid_array *a;
 	unsigned flags;
-	unsigned rows_max;
-	uint8_t *data;              /* rows_max * nroles chunks */
-	uint8_t **ptrs;
+	struct row_bufs buf;        /* buf.rows_max rows, every member's chunk */
 	int32_t *verdict;
-	struct mbio *ios;
 	struct mbatch mb;           /* one ring for the whole scrub */
 	struct stripe_set locks;
 	struct graid_scrub_report rep;
@@ -80,17 +78,11 @@ static void scrub_note(struct scrub_ctx *c, uint64_t row, int32_t member, bool r
 			   repaired ? "; parity rewritten" : "");
 }
 
-static unsigned scrub_role_member(const struct graid_layout *l, uint64_t row, unsigned r)
-{
-	return r < l->ndata ? graid_layout_data_member(l, row, r)
-			    : graid_layout_parity_member(l, row, r - l->ndata);
-}
-
 /* Rewrite one role's chunk of one row from the buffer. */
 static int scrub_write(struct scrub_ctx *c, uint64_t row, unsigned role, uint8_t *buf)
 {
 	const struct graid_layout *l = &c->a->lay;
-	struct mbio io = { .member = scrub_role_member(l, row, role), .write = true, .buf = buf,
+	struct mbio io = { .member = graid_layout_role_member(l, row, role), .write = true, .buf = buf,
 			   .len = l->chunk, .off = row * l->chunk };
 	int rc = mbatch_run_on(&c->mb, &io, 1);
 
@@ -125,7 +117,7 @@ static int scrub_parity_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 {
 	const struct graid_layout *l = &c->a->lay;
 	const unsigned nroles = l->ndata + l->nparity;
-	unsigned checkable[256], nc = 0;
+	unsigned checkable[ROW_JOB_ROWS_MAX], nc = 0;
 	size_t n = 0;
 	long bad;
 	int rc;
@@ -134,17 +126,17 @@ static int scrub_parity_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 		bool all = true;
 
 		for (unsigned r = 0; r < nroles; r++)
-			all &= array_role_readable(c->a, scrub_role_member(l, row0 + i, r),
+			all &= array_role_readable(c->a, graid_layout_role_member(l, row0 + i, r),
 						   (row0 + i + 1) * l->chunk);
 		if (!all) {
 			c->rep.skipped++;
 			continue;
 		}
 		for (unsigned r = 0; r < nroles; r++) {
-			uint8_t *buf = c->data + ((size_t)nc * nroles + r) * l->chunk;
+			uint8_t *buf = c->buf.data + ((size_t)nc * nroles + r) * l->chunk;
 
-			c->ptrs[nc * nroles + r] = buf;
-			c->ios[n++] = (struct mbio){ .member = scrub_role_member(l, row0 + i, r),
+			c->buf.ptrs[nc * nroles + r] = buf;
+			c->buf.ios[n++] = (struct mbio){ .member = graid_layout_role_member(l, row0 + i, r),
 						     .buf = buf, .len = l->chunk,
 						     .off = (row0 + i) * l->chunk };
 		}
@@ -152,13 +144,13 @@ static int scrub_parity_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 	}
 	if (nc == 0)
 		return 0;
-	rc = mbatch_run_on(&c->mb, c->ios, n);
+	rc = mbatch_run_on(&c->mb, c->buf.ios, n);
 	for (size_t i = 0; rc == 0 && i < n; i++)
-		if (c->ios[i].res != (int)l->chunk)
+		if (c->buf.ios[i].res != (int)l->chunk)
 			rc = -EIO;
 	if (rc)
 		return rc;
-	bad = graid_parity_check(c->a->be, l->ndata, l->nparity, l->chunk, nc, c->ptrs,
+	bad = graid_parity_check(c->a->be, l->ndata, l->nparity, l->chunk, nc, c->buf.ptrs,
 				 c->verdict);
 	if (bad < 0)
 		return (int)bad;
@@ -171,11 +163,11 @@ static int scrub_parity_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 		if (v == GRAID_CHECK_CLEAN)
 			continue;
 		if (repair) {
-			rc = scrub_repair_row(c, row, c->ptrs + (size_t)k * nroles, v);
+			rc = scrub_repair_row(c, row, c->buf.ptrs + (size_t)k * nroles, v);
 			if (rc)
 				return rc;
 		}
-		scrub_note(c, row, v >= 0 ? (int32_t)scrub_role_member(l, row, (unsigned)v) : -1,
+		scrub_note(c, row, v >= 0 ? (int32_t)graid_layout_role_member(l, row, (unsigned)v) : -1,
 			   repair);
 	}
 	return 0;
@@ -205,8 +197,8 @@ static int scrub_mirror_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 				continue;
 			for (unsigned j = 0; j < k; j++) {
 				all &= array_role_readable(a, members[j], moff[j] + l->chunk);
-				c->ios[n] = (struct mbio){ .member = members[j],
-							   .buf = c->data + n * (size_t)l->chunk,
+				c->buf.ios[n] = (struct mbio){ .member = members[j],
+							   .buf = c->buf.data + n * (size_t)l->chunk,
 							   .len = l->chunk, .off = moff[j] };
 				n++;
 			}
@@ -216,18 +208,18 @@ static int scrub_mirror_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 			}
 			stripe_set_add(&c->locks, arr / l->chunk);
 			stripe_set_lock(a, &c->locks);
-			rc = mbatch_run_on(&c->mb, c->ios, n);
+			rc = mbatch_run_on(&c->mb, c->buf.ios, n);
 			for (size_t j = 0; rc == 0 && j < n; j++)
-				if (c->ios[j].res != (int)l->chunk)
+				if (c->buf.ios[j].res != (int)l->chunk)
 					rc = -EIO;
 			for (size_t j = 1; rc == 0 && j < n; j++)
-				same &= !memcmp(c->ios[0].buf, c->ios[j].buf, l->chunk);
+				same &= !memcmp(c->buf.ios[0].buf, c->buf.ios[j].buf, l->chunk);
 			if (rc == 0 && !same && (c->flags & GRAID_SCRUB_REPAIR)) {
 				for (size_t j = 1; j < n; j++) {
-					c->ios[j].write = true;
-					c->ios[j].buf = c->ios[0].buf;
+					c->buf.ios[j].write = true;
+					c->buf.ios[j].buf = c->buf.ios[0].buf;
 				}
-				rc = mbatch_run_on(&c->mb, c->ios + 1, n - 1);
+				rc = mbatch_run_on(&c->mb, c->buf.ios + 1, n - 1);
 			}
 			stripe_set_release(a, &c->locks);
 			if (rc)
@@ -247,7 +239,6 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 	struct scrub_ctx c = { .a = a, .flags = flags };
 	uint64_t start = 0, last_cp;
 	const struct graid_layout *l;
-	size_t per_row;
 	int rc = 0;
 
 	/* Callers built before first_row pass the shorter struct: they get what it holds. */
@@ -275,18 +266,12 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 	}
 	c.rep.progress = rep->progress;
 	c.rep.progress_arg = rep->progress_arg;
-	per_row = (size_t)a->nmembers * l->chunk;
-	c.rows_max = l->nparity ? (unsigned)(SCRUB_BATCH_BYTES / per_row) : 1;
-	if (c.rows_max < 1)
-		c.rows_max = 1;
-	if (c.rows_max > 256)
-		c.rows_max = 256;
-	if (posix_memalign((void **)&c.data, ARRAY_ALIGN, c.rows_max * per_row))
-		return -ENOMEM;
-	c.ptrs = malloc((size_t)c.rows_max * a->nmembers * sizeof(*c.ptrs));
-	c.ios = malloc((size_t)c.rows_max * a->nmembers * sizeof(*c.ios));
-	c.verdict = malloc(c.rows_max * sizeof(*c.verdict));
-	if (!c.ptrs || !c.ios || !c.verdict)
+	/* Mirrors compare one row at a time. */
+	rc = row_bufs_alloc(&c.buf, a, l->nparity ? row_job_rows(a, SCRUB_BATCH_BYTES) : 1, true);
+	if (rc)
+		return rc;
+	c.verdict = malloc(c.buf.rows_max * sizeof(*c.verdict));
+	if (!c.verdict)
 		rc = -ENOMEM;
 	if (rc == 0)
 		rc = mbatch_open(&c.mb, a);
@@ -298,7 +283,7 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 			rows = 1;
 			continue;
 		}
-		rows = l->nstripes - row < c.rows_max ? l->nstripes - row : c.rows_max;
+		rows = l->nstripes - row < c.buf.rows_max ? l->nstripes - row : c.buf.rows_max;
 		for (unsigned i = 1; i < rows; i++)
 			if (live_row_unused(a, row + i)) {
 				rows = i; /* a batch is one run of used rows */
@@ -326,9 +311,7 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 	if (rc == 0 && a->scrub_offset)
 		scrub_checkpoint(a, 0); /* done: nothing to resume */
 	mbatch_close(&c.mb);
-	free(c.data);
-	free(c.ptrs);
-	free(c.ios);
+	row_bufs_free(&c.buf);
 	free(c.verdict);
 	if (rc == 0) {
 		c.rep.first_row = start;

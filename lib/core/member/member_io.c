@@ -350,3 +350,20 @@ ssize_t member_io_now(struct graid_array *a, int fd, bool write, void *buf, unsi
 	}
 	return (ssize_t)done;
 }
+
+int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t len,
+		   const struct member_io_fault *mf, int res)
+{
+	struct member *m = &a->members[member];
+
+	if (mf->stale)
+		return -ESTALE;
+	if (mf->injected)
+		res = mf->injected;
+	if (res != (int)len)
+		return res < 0 ? res : -EIO; /* short inside the member's size: as bad as an error */
+	atomic_fetch_add_explicit(write ? &m->writes : &m->reads, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(write ? &m->write_bytes : &m->read_bytes, len,
+				  memory_order_relaxed);
+	return res;
+}

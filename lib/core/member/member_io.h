@@ -97,4 +97,14 @@ ssize_t member_io_now(struct graid_array *a, int fd, bool write, void *buf, unsi
 int member_io_result(struct graid_array *a, unsigned member, struct member_io_fault *mf,
 		     unsigned len, int res);
 
+/*
+ * The end of one member I/O of @p len bytes whose member_io_result() was @p res: what the
+ * caller reports. The member's counters take a whole transfer; a stale read (its role
+ * changed device between plan and issue) is -ESTALE, an injected fault its injected error,
+ * a short transfer -EIO. Failing the member, or repairing a read, is the caller's choice.
+ * @return @p len, or -errno.
+ */
+int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t len,
+		   const struct member_io_fault *mf, int res);
+
 #endif
