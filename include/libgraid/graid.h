@@ -409,7 +409,8 @@ struct graid_member_probe {
  *           graid_backend_open()); -EOPNOTSUPP a char device that is not an NVMe
  *           namespace, an NVMe generic device whose LBA format carries metadata, or a
  *           generic device in a libgraid built without libnvme; -EIO a member failed while
- *           being written.
+ *           being written; -ENOMEM out of memory, or the array's worker thread
+ *           (spares, background rebuilds) could not be started.
  *   On any failure before member data is written, no member is modified.
  */
 GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
@@ -456,7 +457,8 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
  *   -EAGAIN the members changed arrays while being assembled (a concurrent create);
  *   -EPROTO the superblocks record a bitmap region size that does not fit the bitmap;
  *   -ENODEV/-ENOEXEC the parity engine; -EOPNOTSUPP as for graid_array_create() (NVMe
- *           generic devices); -ENOMEM.
+ *           generic devices); -ENOMEM out of memory, or (writable opens) the array's
+ *           worker thread could not be started.
  */
 GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 			       const struct graid_open_options *opts, struct graid_array **out);

@@ -176,6 +176,15 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
 		goto fail; /* -ENOLCK (an unusable lock directory): nothing written yet */
 	owner_self(&a->owner);
 	/*
+	 * The worker (spare.c: spares, catch-ups, unreachable members' controllers), before
+	 * anything is written: a create that cannot start it leaves every member as it was.
+	 */
+	pthread_mutex_lock(&a->meta_lock);
+	rc = array_spare_thread_start(a);
+	pthread_mutex_unlock(&a->meta_lock);
+	if (rc)
+		goto fail;
+	/*
 	 * Zeroed data areas make parity consistent from the start: P and Q of zeroes are zero.
 	 * Fast init where every member reads deallocated blocks as zeroes (member.c).
 	 */
@@ -198,12 +207,6 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
 		rc = journal_reset(a); /* a reused device may hold an old log */
 	if (rc == 0)
 		rc = array_write_superblocks(a, 0);
-	if (rc == 0) {
-		/* The worker: spares, catch-ups, unreachable members' controllers (spare.c). */
-		pthread_mutex_lock(&a->meta_lock);
-		rc = array_spare_thread_start(a);
-		pthread_mutex_unlock(&a->meta_lock);
-	}
 	if (rc)
 		goto fail;
 	graid__log(GRAID_LOG_NOTICE, "created RAID-%d of %u members, %llu bytes, chunk %u",

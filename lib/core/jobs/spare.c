@@ -71,8 +71,10 @@ int array_spare_thread_start(struct graid_array *a)
 	if (a->spare_thread_started)
 		return 0;
 	rc = graid__thread_create(&a->spare_thread, NULL, spare_thread_main, a);
-	if (rc)
-		return -rc;
+	if (rc) {
+		graid__log(GRAID_LOG_ERR, "array: cannot start its worker thread: %s", strerror(rc));
+		return -ENOMEM; /* pthread_create's EAGAIN: out of threads or memory */
+	}
 	a->spare_thread_started = true;
 	return 0;
 }
