@@ -128,7 +128,7 @@ static unsigned long long thread_sigblk(const char *tid)
 	return blk;
 }
 
-/* The library's threads (the spare thread, the CPU engine's workers) block every signal. */
+/* The library's threads (the array's worker, the CPU engine's workers) block every signal. */
 Test(signals, library_threads_block_signals)
 {
 	struct au_set s;
@@ -140,7 +140,7 @@ Test(signals, library_threads_block_signals)
 
 	au_make(&s, 4, 8u << 20);
 	cr_assert_eq(au_create(&s, 3, 5, 64 * 1024, &a), 0);
-	cr_assert_eq(graid_array_add_spare(a, s.paths[3]), 0, "a spare starts the spare thread");
+	cr_assert_eq(graid_array_add_spare(a, s.paths[3]), 0);
 	snprintf(self, sizeof(self), "%ld", (long)syscall(SYS_gettid));
 	d = opendir("/proc/self/task");
 	cr_assert_not_null(d);
@@ -157,7 +157,7 @@ Test(signals, library_threads_block_signals)
 			  "thread %s does not block SIGINT (SigBlk %llx)", e->d_name, blk);
 	}
 	closedir(d);
-	cr_assert_geq(others, 1, "the array runs at least its spare thread");
+	cr_assert_geq(others, 1, "a writable array runs at least its worker thread");
 	cr_assert(!pipe_blocked(), "the creating thread's own mask is untouched");
 	graid_array_close(a);
 	au_remove(&s);

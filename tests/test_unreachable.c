@@ -656,3 +656,79 @@ Test(unreachable, raid5_two_out_closed_during_the_outage_come_back_by_a_forced_o
 {
 	ur_too_many_out(5, 2, true);
 }
+
+/*
+ * A member given at open but unreachable leaves its role MISSING, and the open promises
+ * that no spare takes it at this open. A later rebuild call (or another member's failure,
+ * which wakes the worker's takeover) must not hand the spare to it (review finding: the
+ * worker's first takeover took every role down).
+ */
+Test(unreachable, an_unreachable_given_role_keeps_the_spare_away, .timeout = 60)
+{
+	struct ur_bed b;
+	const char *paths[AU_MAX];
+
+	ur_setup(&b, 4, 5, 1, true);
+	cr_assert_eq(graid_array_close(b.a), 0);
+	b.a = NULL;
+	ur_set_state(&b, "connecting");
+	{
+		/* Its superblock cannot be read while the controller reconnects: modelled by a
+		 * superblock that does not decode (the emulation's sync reads ignore the state). */
+		static uint8_t z[4096];
+		FILE *f = fopen(b.s.path[1], "r+");
+
+		cr_assert_not_null(f);
+		cr_assert_eq(fwrite(z, 1, sizeof(z), f), sizeof(z));
+		cr_assert_eq(fclose(f), 0);
+	}
+	memcpy(paths, b.paths, sizeof(paths));
+	paths[4] = b.s.path[4]; /* the spare */
+	cr_assert_eq(graid_array_open(paths, 5, NULL, &b.a), 0);
+	cr_assert_eq(ur_state_of(b.a, 1), GRAID_MEMBER_MISSING, "role 1 at open");
+	usleep(300000);
+	cr_assert_eq(ur_state_of(b.a, 1), GRAID_MEMBER_MISSING, "role 1 after the worker ran");
+	/* Nothing is being rebuilt: this call must find nothing to do. */
+	cr_assert_eq(graid_array_rebuild(b.a, NULL, NULL), 0);
+	cr_expect_eq(ur_state_of(b.a, 1), GRAID_MEMBER_MISSING,
+		     "a rebuild call gave the spare to the role of the unreachable member "
+		     "(state %d)", ur_state_of(b.a, 1));
+	ur_teardown(&b);
+}
+
+/* Another role fails by I/O error: the spare goes to it, not to the unreachable one's. */
+Test(unreachable, the_failed_role_gets_the_spare_not_the_unreachable_one, .timeout = 60)
+{
+	struct ur_bed b;
+	const char *paths[AU_MAX];
+	char bad[400];
+	uint8_t *buf;
+
+	ur_setup(&b, 5, 6, 1, true);
+	cr_assert_eq(graid_array_close(b.a), 0);
+	b.a = NULL;
+	ur_set_state(&b, "connecting");
+	{
+		static uint8_t z[4096];
+		FILE *f = fopen(b.s.path[1], "r+");
+
+		cr_assert_not_null(f);
+		cr_assert_eq(fwrite(z, 1, sizeof(z), f), sizeof(z));
+		cr_assert_eq(fclose(f), 0);
+	}
+	memcpy(paths, b.paths, sizeof(paths));
+	snprintf(bad, sizeof(bad), "faulty:write-eio-after=0:%s", b.s.path[3]);
+	paths[3] = bad;
+	paths[5] = b.s.path[5]; /* the spare */
+	cr_assert_eq(graid_array_open(paths, 6, NULL, &b.a), 0);
+	cr_assert_eq(ur_state_of(b.a, 1), GRAID_MEMBER_MISSING);
+	buf = aligned_alloc(4096, 1u << 20);
+	memset(buf, 7, 1u << 20);
+	cr_assert_eq(graid_array_write(b.a, buf, 1u << 20, 0), (ssize_t)(1u << 20));
+	free(buf);
+	usleep(500000);
+	cr_expect_eq(ur_state_of(b.a, 1), GRAID_MEMBER_MISSING,
+		     "the spare went to the unreachable member's role");
+	cr_expect_neq(ur_state_of(b.a, 3), GRAID_MEMBER_FAILED, "the failed role has no spare");
+	ur_teardown(&b);
+}

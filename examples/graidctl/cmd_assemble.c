@@ -26,9 +26,14 @@ void gctl_help_assemble(FILE *f)
 		"  -n, --no-rebuild     do not wait for catching up or rebuilding; it goes on at the\n"
 		"                       next assembly\n"
 		"  -m, --max-rate SIZE  catch up or rebuild at most SIZE bytes a second per member\n"
-		"      --degraded       go on with roles missing (they catch up when given again)\n\n"
-		"Exit status: 0 the array is whole; 3 it is still degraded; 1 failed; 2 usage\n"
-		"error; 4 the array cannot be assembled (try --force).\n");
+		"      --degraded       go on with roles missing (they catch up when given again)\n"
+		"      --takeover       the array's superblocks name another host as its owner:\n"
+		"                       take it over (its owner epoch goes up by one, and that host\n"
+		"                       stops writing when it sees it). Only when that host is down\n"
+		"                       or has let go: until it notices, both may write.\n\n"
+		"Exit status: 0 the array is whole; 3 it is still degraded; 1 failed (another\n"
+		"host's array without --takeover too); 2 usage error; 4 the array cannot be\n"
+		"assembled (try --force).\n");
 }
 
 int gctl_cmd_assemble(int argc, char **argv)
@@ -37,6 +42,7 @@ int gctl_cmd_assemble(int argc, char **argv)
 		{ "force", no_argument, NULL, 'f' },
 		{ "no-rebuild", no_argument, NULL, 'n' },
 		{ "max-rate", required_argument, NULL, 'm' },
+		{ "takeover", no_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct graid_array_info info = { .struct_size = sizeof(info) };
@@ -51,6 +57,8 @@ int gctl_cmd_assemble(int argc, char **argv)
 			how |= GCTL_OPEN_FORCE;
 		} else if (c == 'n') {
 			rebuild = false;
+		} else if (c == 'T') {
+			how |= GCTL_OPEN_TAKEOVER;
 		} else if (c == 'm') {
 			if (gctl_parse_rate("assemble", optarg, &rate))
 				return GCTL_EXIT_USAGE;

@@ -60,6 +60,7 @@ int gctl_usage_err(const char *cmd, const char *fmt, ...) __attribute__((format(
 /* How gctl_open() assembles: to change the array (the default), to look, forced. */
 #define GCTL_OPEN_LOOK 0x1u  /* read-only: takes no lock, writes nothing on any member */
 #define GCTL_OPEN_FORCE 0x2u /* GRAID_OPEN_FORCE: take back members recorded failed */
+#define GCTL_OPEN_TAKEOVER 0x4u /* GRAID_OPEN_TAKEOVER: another host's array, taken over */
 /* --degraded was given: writable opens may leave roles out (graidctl.c sets it). */
 extern int gctl_degraded_ok;
 int gctl_open(const char *cmd, char **members, int nmembers, const char *backend,

@@ -149,6 +149,8 @@ int gctl_open(const char *cmd, char **members, int nmembers, const char *backend
 		o.flags |= GRAID_OPEN_READ_ONLY;
 	if (how & GCTL_OPEN_FORCE)
 		o.flags |= GRAID_OPEN_FORCE;
+	if (how & GCTL_OPEN_TAKEOVER)
+		o.flags |= GRAID_OPEN_TAKEOVER;
 	rc = graid_array_open((const char *const *)members, (unsigned)nmembers, &o, out);
 	if (rc == 0)
 		return GCTL_EXIT_OK;

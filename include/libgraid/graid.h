@@ -261,6 +261,19 @@ struct graid_array_config {
  */
 #define GRAID_OPEN_FORCE 0x4u
 
+/**
+ * graid_open_options::flags: take the array over from another host. An array whose
+ * superblocks name another host as its last writable owner (by machine id, else host name)
+ * is never opened writable without this flag: the open fails with -EBUSY, names that host
+ * and the owner epoch, and writes nothing. With it the owner epoch goes up by one and this
+ * host is recorded; the old owner sees the higher epoch on the members within about a
+ * second and stops (::GRAID_EVENT_ARRAY_FOREIGN; its calls return -ESTALE). Use it only
+ * when the other host is down or has let go: until the old owner notices, both may write
+ * (docs/REMOTE.md, "A second host"). Not with ::GRAID_OPEN_READ_ONLY (a read-only open of
+ * another host's array needs no flag).
+ */
+#define GRAID_OPEN_TAKEOVER 0x8u
+
 /** @brief How to open an array; NULL options mean all defaults. */
 struct graid_open_options {
 	size_t struct_size;      /**< sizeof(struct graid_open_options) as compiled */
@@ -812,6 +825,9 @@ enum graid_event_type {
 	GRAID_EVENT_MEMBER_RETURNED = 8, /**< an unreachable member's controller is live again:
 					    its catch-up from the bitmap starts (REBUILD_DONE
 					    when it is in sync) */
+	GRAID_EVENT_ARRAY_FOREIGN = 9,   /**< another host took the array over (a higher owner
+					      epoch on its members): this handle writes nothing
+					      more, and its I/O returns -ESTALE */
 };
 
 /** @brief One event. */

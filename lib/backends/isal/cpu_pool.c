@@ -72,6 +72,15 @@ static void cpu_pool_register(void)
 	pthread_atfork(NULL, NULL, cpu_pool_forked);
 }
 
+/*
+ * At load, before any thread can take the lock: a fork racing the first pool's creation
+ * must find the lock registered, or the child could inherit it held.
+ */
+__attribute__((constructor)) static void cpu_pool_at_load(void)
+{
+	pthread_once(&cpu_pool_once, cpu_pool_register);
+}
+
 /* Whether this process started the pool's workers (a forked child did not). */
 static bool cpu_pool_ours(const struct graid_cpu_pool *pool)
 {

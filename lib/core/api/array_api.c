@@ -61,6 +61,8 @@ GRAID_API int graid_array_flush(struct graid_array *a)
 	if (!a)
 		return -EINVAL;
 	rc = array_flush_members(a, &failed);
+	if (atomic_load(&a->foreign))
+		return -ESTALE;
 	/* graid.h promises the caller hears of a member that could not make its writes durable. */
 	return rc ? rc : (failed ? -EIO : 0);
 }
@@ -79,13 +81,16 @@ GRAID_API int graid_array_close(struct graid_array *a)
 	}
 	rc = graid_array_flush(a);
 	/* Records at the next number: a clean open needs to read only these. */
-	if (a->journal && journal_reset(a))
+	if (!atomic_load(&a->foreign) && a->journal && journal_reset(a))
 		rc = -EIO;
 	pthread_mutex_lock(&a->meta_lock);
 	a->events++;
 	if (array_write_superblocks(a, GRAID_SB_F_CLEAN))
 		rc = -EIO;
 	pthread_mutex_unlock(&a->meta_lock);
+	/* Taken over by another host: nothing was written at close; the records are its own. */
+	if (atomic_load(&a->foreign))
+		rc = -ESTALE;
 	array_free(a);
 	return rc;
 }

@@ -175,6 +175,7 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
 	if (rc)
 		goto fail; /* -ENOLCK (an unusable lock directory): nothing written yet */
 	owner_self(&a->owner);
+	a->owner.epoch = 1; /* the first owner; each takeover by another host adds one */
 	/*
 	 * The worker (spare.c: spares, catch-ups, unreachable members' controllers), before
 	 * anything is written: a create that cannot start it leaves every member as it was.

@@ -169,6 +169,41 @@ static int open_mark_forced(struct graid_array *a, const struct assembly *as)
 	return 0;
 }
 
+/*
+ * Whose array it is (docs/REMOTE.md, "A second host"): the freshest superblock's owner
+ * record. Another host's is refused unless @p takeover, which raises the owner epoch; the
+ * old owner sees the higher epoch on the members and stops. *@p epoch: this open's.
+ */
+static int open_owner(const struct graid_sb *fresh, bool takeover, uint64_t *epoch)
+{
+	const struct graid_sb_owner *rec = &fresh->owner;
+	struct graid_sb_owner me;
+	char who[192];
+
+	owner_self(&me);
+	*epoch = rec->epoch ? rec->epoch : 1; /* written before owner epochs: the first */
+	if (!rec->pid || owner_same_host(rec, &me))
+		return 0;
+	owner_describe(rec, who, sizeof(who));
+	if (!takeover) {
+		graid__log(GRAID_LOG_ERR, "open: the array belongs to another host: last opened "
+					  "writable by %s, owner epoch %llu, %s; nothing was written. "
+					  "Take it over (GRAID_OPEN_TAKEOVER, graidctl assemble "
+					  "--takeover) only when that host is down or has let go",
+			   who, (unsigned long long)*epoch,
+			   fresh->flags & GRAID_SB_F_CLEAN ? "closed cleanly there"
+							   : "not closed there (it may still be "
+							     "writing)");
+		return -EBUSY;
+	}
+	graid__log(GRAID_LOG_NOTICE, "open: taking the array over from %s (%s): owner epoch "
+				     "%llu -> %llu", who,
+		   fresh->flags & GRAID_SB_F_CLEAN ? "closed cleanly" : "not closed cleanly",
+		   (unsigned long long)*epoch, (unsigned long long)(*epoch + 1));
+	(*epoch)++;
+	return 0;
+}
+
 GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 			       const struct graid_open_options *opts, struct graid_array **out)
 {
@@ -177,6 +212,7 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 	const struct graid_sb *fresh;
 	struct graid_array *a = NULL;
 	unsigned flags = open_flags(opts), forced = 0;
+	uint64_t epoch = 0;
 	bool read_only = flags & GRAID_OPEN_READ_ONLY, returns = false;
 	char roles[256];
 	int rc;
@@ -184,8 +220,9 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 	if (!members || !out || nmembers == 0 || nmembers > GRAID_MAX_MEMBERS ||
 	    (opts && opts->struct_size < offsetof(struct graid_open_options, backend) +
 						 sizeof(opts->backend)) ||
-	    (flags & ~(GRAID_OPEN_RESYNC_BACKGROUND | GRAID_OPEN_READ_ONLY | GRAID_OPEN_FORCE)) ||
-	    (read_only && (flags & GRAID_OPEN_FORCE)))
+	    (flags & ~(GRAID_OPEN_RESYNC_BACKGROUND | GRAID_OPEN_READ_ONLY | GRAID_OPEN_FORCE |
+		       GRAID_OPEN_TAKEOVER)) ||
+	    (read_only && (flags & (GRAID_OPEN_FORCE | GRAID_OPEN_TAKEOVER))))
 		return -EINVAL;
 	rc = assemble_gather(&as, members, nmembers, !read_only);
 	if (rc == 0 && as.pick < 0) {
@@ -196,6 +233,12 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 		goto out;
 	assemble_filter(&as);
 	fresh = as.fresh;
+	/* Another host's array: not without a takeover, and before anything is written. */
+	if (!read_only) {
+		rc = open_owner(fresh, flags & GRAID_OPEN_TAKEOVER, &epoch);
+		if (rc)
+			goto out;
+	}
 	a = array_alloc(fresh->nmembers);
 	rc = a ? graid_layout_init(&a->lay, fresh->level, fresh->nmembers, fresh->chunk_bytes,
 				   fresh->data_bytes)
@@ -263,6 +306,7 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 	as.lock.fd = -1;
 	array_view_publish(a);
 	owner_self(&a->owner);
+	a->owner.epoch = epoch;
 	returns = open_settle_returns(a, &as);
 	if (forced)
 		rc = open_mark_forced(a, &as);
@@ -307,7 +351,7 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 						      "takes a missing role at this open");
 	} else {
 		if (rc == 0)
-			array_roles_takeover(a);
+			array_roles_takeover_all(a);
 	}
 	/* Members that came back are brought up to date in the background, as spares are. */
 	if (rc == 0 && returns)

@@ -126,6 +126,8 @@ struct graid_array {
 	struct array_uuid_lock uuid_lock; /* this host's lock on the array's UUID */
 	atomic_uint nfailed;           /* roles failed or missing */
 	atomic_bool broken;            /* more failed than the level tolerates */
+	/* Another host took the array over (a higher owner epoch on the members): no more I/O. */
+	atomic_bool foreign;
 
 	struct bitmap bitmap;
 	struct live *live;             /* live-data map (live.c), or NULL: everything is used */
@@ -156,7 +158,9 @@ struct graid_array {
 	bool spare_thread_started;
 	pthread_cond_t spare_cond;     /* signalled (under meta_lock) when a spare takes over */
 	bool spare_work;
-	bool takeover_due;             /* a member failed in the I/O path: the worker hands out spares */
+	/* Roles that failed in the I/O path: the worker gives each a spare (meta_lock). */
+	bool takeover_due;
+	bool takeover_role[GRAID_MAX_MEMBERS];
 	unsigned nspares;
 	struct member spares[GRAID_MAX_SPARES];
 	pthread_mutex_t event_lock;

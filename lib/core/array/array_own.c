@@ -247,6 +247,40 @@ static void own_boot_id(uint8_t id[16])
 	}
 }
 
+/* The first 8 bytes of this host's machine id (32 hex digits in /etc/machine-id); 0: none. */
+static uint64_t own_host_id(void)
+{
+	char buf[64] = "";
+	uint64_t id = 0;
+	ssize_t n;
+	int fd = open("/etc/machine-id", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 16)
+		return 0;
+	for (unsigned i = 0; i < 16; i++) {
+		char c = buf[i];
+		unsigned v = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+			   : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10) : 16;
+
+		if (v == 16)
+			return 0;
+		id = id << 4 | v;
+	}
+	return id;
+}
+
+bool owner_same_host(const struct graid_sb_owner *a, const struct graid_sb_owner *b)
+{
+	/* Machine ids tell hosts apart where both are known; names alone may collide. */
+	if (a->host_id && b->host_id)
+		return a->host_id == b->host_id;
+	return !strcmp(a->host, b->host);
+}
+
 void owner_self(struct graid_sb_owner *o)
 {
 	char state = 0;
@@ -260,6 +294,7 @@ void owner_self(struct graid_sb_owner *o)
 	if (gethostname(o->host, sizeof(o->host) - 1))
 		o->host[0] = '\0';
 	o->host[sizeof(o->host) - 1] = '\0';
+	o->host_id = own_host_id();
 }
 
 enum owner_liveness owner_liveness(const struct graid_sb_owner *o)
@@ -272,8 +307,8 @@ enum owner_liveness owner_liveness(const struct graid_sb_owner *o)
 	if (o->pid == 0)
 		return OWNER_UNKNOWN;
 	owner_self(&me);
-	if (strcmp(o->host, me.host))
-		return OWNER_UNKNOWN; /* another host's lease: not ours to judge (yet) */
+	if (!owner_same_host(o, &me))
+		return OWNER_UNKNOWN; /* another host's: not ours to judge */
 	if (memcmp(o->boot_id, zero, 16) && memcmp(me.boot_id, zero, 16) &&
 	    memcmp(o->boot_id, me.boot_id, 16))
 		return OWNER_DEAD; /* recorded before this host last booted */

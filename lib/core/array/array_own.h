@@ -3,6 +3,7 @@
 #ifndef LIBGRAID_CORE_ARRAY_OWN_H
 #define LIBGRAID_CORE_ARRAY_OWN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,8 +34,11 @@ void array_uuid_lock_release(struct array_uuid_lock *l);
 /* The file "UUID" + @p suffix in the lock directory (".lock", ".state"). 0 or -ENAMETOOLONG. */
 int array_uuid_file_path(const uint8_t uuid[16], const char *suffix, char *buf, size_t len);
 
-/* This process as an owner record: pid, start time, boot id, host, now. */
+/* This process as an owner record: pid, start time, boot id, host name and id, now; epoch 0. */
 void owner_self(struct graid_sb_owner *o);
+
+/* Whether two owner records name the same host: by machine id where both have one, else by name. */
+bool owner_same_host(const struct graid_sb_owner *a, const struct graid_sb_owner *b);
 
 enum owner_liveness {
 	OWNER_ALIVE,   /* that process is running on this host now */

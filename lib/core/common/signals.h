@@ -8,7 +8,8 @@
  * default action ends the process (seen in the nvmeof VM suite: a member that flaps killed
  * the program writing to the array). A library that reaches fabric members must therefore
  * absorb that SIGPIPE around every call that can issue member I/O in a caller's thread, and
- * its own threads block every signal (the application's handlers run on its own threads).
+ * the core library's own threads block every signal (the application's handlers run on its
+ * own threads; the CUDA plugin's copy threads, which do no member I/O, keep their creator's).
  */
 #ifndef LIBGRAID_CORE_SIGNALS_H
 #define LIBGRAID_CORE_SIGNALS_H
@@ -28,7 +29,10 @@ struct sigpipe_guard {
 	sigset_t old; /* the caller's mask */
 };
 
-/* A member reached over a fabric was opened: guard member I/O from now on. */
+/*
+ * A member that may be reached over a network was opened (an NVMe-oF namespace, or a block
+ * device not known to be a local NVMe namespace): guard member I/O from now on.
+ */
 void signals_note_fabric(void);
 
 /*

@@ -28,7 +28,8 @@ _Static_assert(offsetof(struct graid_sb_disk, slot_flags) == 0xa00, "slot_flags 
 _Static_assert(offsetof(struct graid_sb_disk, owner_host) == 0xb00, "owner_host at 0xb00");
 _Static_assert(offsetof(struct graid_sb_disk, left_events) == 0xb40, "left_events at 0xb40");
 _Static_assert(offsetof(struct graid_sb_disk, live_offset) == 0x0d8, "live map at 0x0d8");
-_Static_assert(offsetof(struct graid_sb_disk, reserved1) == 0x0f0, "reserved1 at 0x0f0");
+_Static_assert(offsetof(struct graid_sb_disk, owner_epoch) == 0x0f0, "owner_epoch at 0x0f0");
+_Static_assert(offsetof(struct graid_sb_disk, owner_host_id) == 0x0f8, "owner_host_id at 0x0f8");
 _Static_assert(offsetof(struct graid_sb_disk, nvme_nguid) == 0xf40, "nvme_nguid at 0xf40");
 _Static_assert(offsetof(struct graid_sb_disk, nvme_flags) == 0xf5c, "nvme_flags at 0xf5c");
 _Static_assert(offsetof(struct graid_sb_disk, nvme_subnqn) == 0xf70, "nvme_subnqn at 0xf70");
@@ -114,6 +115,8 @@ void graid_sb_encode(const struct graid_sb *sb, void *buf)
 	memcpy(d.owner_boot_id, sb->owner.boot_id, sizeof(d.owner_boot_id));
 	memcpy(d.owner_host, sb->owner.host, sizeof(d.owner_host));
 	d.owner_host[sizeof(d.owner_host) - 1] = '\0';
+	d.owner_epoch = htole64(sb->owner.epoch);
+	d.owner_host_id = htole64(sb->owner.host_id);
 	for (unsigned i = 0; i < GRAID_SB_MAX_MEMBERS; i++)
 		d.slot_id[i] = htole64(sb->slot_id[i]);
 	memcpy(d.slot_flags, sb->slot_flags, sizeof(d.slot_flags));
@@ -267,6 +270,9 @@ int graid_sb_decode(const void *buf, struct graid_sb *sb)
 	out.live_bytes = le64toh(d.live_bytes);
 	out.live_region_stripes = le64toh(d.live_region_stripes);
 	out.owner.host[sizeof(out.owner.host) - 1] = '\0'; /* trust no terminator */
+	/* Minor 3: zero before, read as "epoch and host id unknown". */
+	out.owner.epoch = le64toh(d.owner_epoch);
+	out.owner.host_id = le64toh(d.owner_host_id);
 	for (unsigned i = 0; i < GRAID_SB_MAX_MEMBERS; i++)
 		out.slot_id[i] = le64toh(d.slot_id[i]);
 	memcpy(out.slot_flags, d.slot_flags, sizeof(out.slot_flags));

@@ -17,7 +17,7 @@
 
 /* Major: a reader refuses any other. Minor: compatible additions, read by every reader. */
 #define GRAID_SB_VERSION_MAJOR 1
-#define GRAID_SB_VERSION_MINOR 2
+#define GRAID_SB_VERSION_MINOR 3
 
 /* flags */
 #define GRAID_SB_F_CLEAN 0x1u  /* the array was closed cleanly: no resync needed */
@@ -55,6 +55,13 @@ struct graid_sb_owner {
 	uint64_t since;             /* when it opened the array, seconds since the epoch */
 	uint8_t boot_id[16];        /* the kernel's boot id then (/proc/sys/kernel/random/boot_id) */
 	char host[GRAID_SB_HOST_BYTES]; /* gethostname(), NUL-terminated */
+	/*
+	 * Minor 3; zero before. host_id: the first 8 bytes of the host's machine id
+	 * (/etc/machine-id), 0 unknown. epoch: the owner epoch, one more at every takeover by
+	 * another host (0: unknown, an array written before minor 3).
+	 */
+	uint64_t host_id;
+	uint64_t epoch;
 };
 
 /* Where the data area starts unless the creator says otherwise: room for bitmap and log. */
@@ -143,7 +150,8 @@ struct graid_sb_disk {
 	uint64_t live_offset;       /* 0x0d8: live-data map, bytes from member start (minor 2) */
 	uint64_t live_bytes;        /* 0x0e0: its length, 0 = none (every region used) */
 	uint64_t live_region_stripes; /* 0x0e8: stripes per map bit; 0 = no map */
-	uint8_t reserved1[16];      /* 0x0f0: zero; for compatible additions (minor bumps) */
+	uint64_t owner_epoch;       /* 0x0f0: minor 3: owner epoch, +1 at each takeover; 0 = unknown */
+	uint64_t owner_host_id;     /* 0x0f8: minor 3: first 8 bytes of the owner's machine id */
 	uint8_t member_state[256];  /* 0x100: state of slot i, enum graid_member_state */
 	uint64_t slot_id[256];      /* 0x200: first 8 bytes of slot i's member UUID; 0 = unknown */
 	uint8_t slot_flags[256];    /* 0xa00: GRAID_SB_SLOT_* of slot i */

@@ -422,6 +422,9 @@ static int queue_add(struct graid_queue *q, uint8_t *buf, size_t len, uint64_t o
 		return -EINVAL;
 	if (write && a->read_only)
 		return -EROFS;
+	/* Another host took the array over: what this handle would read or write is stale. */
+	if (atomic_load_explicit(&a->foreign, memory_order_relaxed))
+		return -ESTALE;
 	if (q->nreq >= q->depth)
 		return -EAGAIN;
 	if (zero && queue_zbuf(q))

@@ -11,8 +11,10 @@
 int member_attach(struct graid_array *a, struct member *m, const char *path);
 /* A hot spare takes @p role if it is failed or missing; meta_lock held. */
 void array_spare_takeover(struct graid_array *a, unsigned role);
-/* The same for every role; meta_lock held. */
-void array_roles_takeover(struct graid_array *a);
+/* Every role the I/O path marked (array_worker_takeover) that is still down; meta_lock held. */
+void array_roles_takeover_due(struct graid_array *a);
+/* Every role failed or missing (an open that placed every member given, a new spare). */
+void array_roles_takeover_all(struct graid_array *a);
 
 /* spare.c: the array's worker. */
 void array_spare_stop(struct graid_array *a);

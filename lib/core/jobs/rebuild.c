@@ -676,6 +676,10 @@ static int rebuild_rows(struct rebuild_ctx *c, uint64_t start)
 				rc = -ECANCELED;
 				break;
 			}
+			if (atomic_load(&a->foreign)) {
+				rc = -ESTALE; /* another host took the array over */
+				break;
+			}
 			if (!c->catchup_only && live_row_unused(a, row)) {
 				rc = rebuild_skip_unused(c, &row);
 				continue;
@@ -749,7 +753,7 @@ static bool rebuild_target_taken_over(struct rebuild_ctx *c)
 	bool any = false;
 
 	pthread_mutex_lock(&c->a->meta_lock);
-	array_roles_takeover(c->a);
+	array_roles_takeover_due(c->a);
 	for (unsigned t = 0; t < c->ntarget; t++) {
 		const struct member *m = &c->a->members[c->target[t]];
 
@@ -767,11 +771,13 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 	uint64_t start = l->nstripes;
 	int rc;
 
+	if (atomic_load(&a->foreign))
+		return -ESTALE; /* another host took the array over */
 	c->ntarget = 0;
 	c->catchup_only = true;
 	pthread_mutex_lock(&a->meta_lock);
 	/* Roles failed since (the worker may not have looked yet) take their spares first. */
-	array_roles_takeover(a);
+	array_roles_takeover_due(a);
 	for (unsigned m = 0; m < a->nmembers; m++)
 		if (atomic_load(&a->members[m].state) == GRAID_MEMBER_REBUILDING) {
 			uint64_t row = a->members[m].rebuild_offset / l->chunk;
@@ -810,6 +816,8 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 		rc = rebuild_rows(c, start);
 	mbatch_close(&c->mb);
 	c->reported += c->done + c->skipped;
+	if (atomic_load(&a->foreign))
+		return -ESTALE; /* another host took the array over: not "start again" */
 	if (rc && rc != -ECANCELED && rc != -ESTALE && rebuild_target_taken_over(c))
 		rc = -ESTALE;
 	if (rc == -ESTALE) {
@@ -859,6 +867,8 @@ GRAID_API int graid_array_rebuild(struct graid_array *a, graid_progress_fn fn, v
 		return -EINVAL;
 	if (a->read_only)
 		return -EROFS;
+	if (atomic_load(&a->foreign))
+		return -ESTALE; /* another host took the array over */
 	/* Heap: two stripe sets and the per-member flags are too large for a thread's stack. */
 	c = calloc(1, sizeof(*c));
 	if (!c)

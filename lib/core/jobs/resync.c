@@ -167,6 +167,10 @@ int array_resync(struct graid_array *a)
 
 		if (!(atomic_load(&b->state[r]) & BITMAP_DIRTY))
 			continue;
+		if (atomic_load(&a->foreign)) {
+			rc = -ESTALE; /* another host took the array over */
+			break;
+		}
 		rc = resync_region(&c, first, end < nst ? end : nst);
 		regions++;
 	}

@@ -3,7 +3,7 @@
  * Installing a device into a role: a new device checked and attached, a hot spare taking a
  * failed role, a replacement by request, a member failed by request. The I/O path never
  * calls here: it marks a member failed and wakes the array's worker (member_fail.c), which
- * gives the role to a spare (array_roles_takeover).
+ * gives the role to a spare (array_roles_takeover_due).
  */
 #include <errno.h>
 #include <string.h>
@@ -142,6 +142,8 @@ GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
 		return -EOPNOTSUPP;
 	if (a->read_only)
 		return -EROFS;
+	if (atomic_load(&a->foreign))
+		return -ESTALE; /* another host took the array over */
 	pthread_mutex_lock(&a->meta_lock);
 	st = atomic_load(&a->members[idx].state);
 	if (st != GRAID_MEMBER_FAILED && st != GRAID_MEMBER_MISSING &&
@@ -172,7 +174,17 @@ void array_spare_takeover(struct graid_array *a, unsigned role)
 	pthread_cond_signal(&a->spare_cond);
 }
 
-void array_roles_takeover(struct graid_array *a)
+void array_roles_takeover_due(struct graid_array *a)
+{
+	a->takeover_due = false;
+	for (unsigned r = 0; r < a->nmembers; r++)
+		if (a->takeover_role[r]) {
+			a->takeover_role[r] = false;
+			array_spare_takeover(a, r);
+		}
+}
+
+void array_roles_takeover_all(struct graid_array *a)
 {
 	for (unsigned r = 0; r < a->nmembers && a->nspares; r++)
 		array_spare_takeover(a, r);
@@ -186,6 +198,8 @@ GRAID_API int graid_array_fail_member(struct graid_array *a, unsigned idx)
 		return -EINVAL;
 	if (a->read_only)
 		return -EROFS;
+	if (atomic_load(&a->foreign))
+		return -ESTALE; /* another host took the array over */
 	pthread_mutex_lock(&a->meta_lock);
 	for (unsigned i = 0; i < a->nmembers; i++)
 		state[i] = (uint8_t)atomic_load(&a->members[i].state);

@@ -277,6 +277,10 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 		rc = mbatch_open(&c.mb, a);
 	last_cp = graid__now_ns();
 	for (uint64_t row = start, rows = 0; rc == 0 && row < l->nstripes; row += rows) {
+		if (atomic_load(&a->foreign)) {
+			rc = -ESTALE; /* another host took the array over */
+			break;
+		}
 		/* Rows of unused regions (live.h) hold zeroes on every member: nothing to check. */
 		if (live_row_unused(a, row)) {
 			c.rep.unused++;

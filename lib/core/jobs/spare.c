@@ -10,22 +10,24 @@
 #include "member/member.h"
 #include "meta/meta.h"
 
+/* How often the worker reads the owner record on the members (another host's takeover). */
+#define OWNER_WATCH_NS (1000u * 1000 * 1000)
+
 static void *spare_thread_main(void *arg)
 {
 	struct graid_array *a = arg;
+	uint64_t next_watch = graid__now_ns() + OWNER_WATCH_NS;
 
 	pthread_mutex_lock(&a->meta_lock);
 	for (;;) {
 		while (!a->spare_work && !a->takeover_due && !a->resync_background &&
 		       !atomic_load(&a->closing)) {
-			uint64_t wait = array_reach_interval_ns(a);
+			uint64_t wait = array_reach_interval_ns(a), now;
 			struct timespec until;
 
-			if (!wait) {
-				pthread_cond_wait(&a->spare_cond, &a->meta_lock);
-				continue;
-			}
-			/* Unreachable members: look at their controllers now and then. */
+			/* Unreachable members' controllers, and the owner record now and then. */
+			if (!wait || wait > OWNER_WATCH_NS)
+				wait = OWNER_WATCH_NS;
 			clock_gettime(CLOCK_REALTIME, &until);
 			until.tv_sec += (time_t)(wait / 1000000000u);
 			until.tv_nsec += (long)(wait % 1000000000u);
@@ -34,15 +36,20 @@ static void *spare_thread_main(void *arg)
 				until.tv_nsec -= 1000000000L;
 			}
 			pthread_cond_timedwait(&a->spare_cond, &a->meta_lock, &until);
-			if (!atomic_load(&a->closing))
-				array_reach_poll(a);
+			if (atomic_load(&a->closing))
+				break;
+			array_reach_poll(a);
+			now = graid__now_ns();
+			if (now >= next_watch) {
+				next_watch = now + OWNER_WATCH_NS;
+				array_owner_watch(a);
+			}
 		}
 		if (atomic_load(&a->closing))
 			break;
 		/* A member failed in the I/O path: a spare takes its role (and is rebuilt below). */
 		if (a->takeover_due) {
-			a->takeover_due = false;
-			array_roles_takeover(a);
+			array_roles_takeover_due(a);
 			continue;
 		}
 		if (a->resync_background) {
@@ -102,6 +109,8 @@ GRAID_API int graid_array_add_spare(struct graid_array *a, const char *path)
 		return -EOPNOTSUPP;
 	if (a->read_only)
 		return -EROFS;
+	if (atomic_load(&a->foreign))
+		return -ESTALE; /* another host took the array over */
 	pthread_mutex_lock(&a->meta_lock);
 	if (a->nspares == GRAID_MAX_SPARES || a->nmembers + a->nspares >= GRAID_SB_MAX_MEMBERS) {
 		pthread_mutex_unlock(&a->meta_lock);
@@ -122,7 +131,7 @@ GRAID_API int graid_array_add_spare(struct graid_array *a, const char *path)
 	array_write_superblocks(a, 0);
 	graid__log(GRAID_LOG_NOTICE, "%s added as a hot spare", path);
 	/* A role already down takes the spare at once. */
-	array_roles_takeover(a);
+	array_roles_takeover_all(a);
 	pthread_mutex_unlock(&a->meta_lock);
 	return 0;
 }
@@ -146,6 +155,8 @@ GRAID_API int graid_array_rebuild_start(struct graid_array *a)
 		return -EINVAL;
 	if (a->read_only)
 		return -EROFS;
+	if (atomic_load(&a->foreign))
+		return -ESTALE; /* another host took the array over */
 	pthread_mutex_lock(&a->meta_lock);
 	rc = array_rebuild_background(a);
 	pthread_mutex_unlock(&a->meta_lock);

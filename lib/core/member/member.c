@@ -102,6 +102,13 @@ int member_open(struct member *m, const char *path, bool exclusive)
 		m->fd = -1;
 		return rc;
 	}
+	/*
+	 * A block device not known to be a local NVMe namespace may sit on a network
+	 * transport the library cannot see from here (nvme-tcp in a build without libnvme, dm
+	 * or md over one): its member I/O is guarded from now on (common/signals.h).
+	 */
+	if (m->is_blk && !(m->nvme.is_nvme && !m->nvme.fabric))
+		signals_note_fabric();
 	if (m->nvme.passthru) {
 		m->size = m->nvme.nsze * m->nvme.lba_bytes;
 		m->lbs = m->nvme.lba_bytes;
@@ -416,8 +423,14 @@ GRAID_API int graid_member_probe(const char *path, struct graid_member_probe *ou
 	rc = S_ISCHR(st.st_mode) ? member_nvme_identify(&m, &st) : 0;
 	if (rc == 0 && posix_memalign(&buf, ARRAY_ALIGN, GRAID_SB_SIZE))
 		rc = -ENOMEM;
-	if (rc == 0)
+	if (rc == 0) {
+		struct sigpipe_guard g;
+
+		/* A probe may be a process's first touch of a fabric namespace: guard it always. */
+		sigpipe_guard_begin_always(&g);
 		rc = member_pio(&m, buf, GRAID_SB_SIZE, 0, false);
+		sigpipe_guard_end(&g);
+	}
 	if (rc == 0)
 		rc = graid_sb_decode(buf, &sb);
 	if (rc == -EINVAL) {

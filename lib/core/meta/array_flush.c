@@ -36,7 +36,7 @@ int array_flush_members(struct graid_array *a, unsigned *failed)
 	 * Every completed write is durable now: quiet regions can lose their marks. Not from a
 	 * read-only handle: it writes nothing, and the marks it loaded may be a live writer's.
 	 */
-	if (!a->read_only) {
+	if (!a->read_only && !atomic_load(&a->foreign)) {
 		bitmap_sweep(a);
 		/* Completed discards are durable now: their regions may be recorded unused. */
 		if (!atomic_load(&a->broken))

@@ -104,10 +104,90 @@ void array_fill_sb(const struct graid_array *a, unsigned role, struct graid_sb *
  * missing ones are not trusted to take writes). Called with meta_lock held, or before the
  * array is shared.
  */
+/*
+ * The owner record on one active member. 0 and *@p on_disk filled, or -errno (no member to
+ * read, or its superblock unreadable).
+ */
+static int meta_owner_on_disk(struct graid_array *a, struct graid_sb_owner *on_disk)
+{
+	struct graid_sb sb;
+
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		struct member *m = &a->members[i];
+
+		if (m->fd < 0 || !array_role_alive(a, i))
+			continue;
+		if (member_read_sb(m, &sb))
+			return -EIO;
+		if (memcmp(sb.array_uuid, a->uuid, 16))
+			return -ENODEV; /* another array's (a create over old members) */
+		*on_disk = sb.owner;
+		return 0;
+	}
+	return -ENODEV;
+}
+
+/* Another host's record won: stop for good (meta_lock held). */
+static void meta_mark_foreign(struct graid_array *a, const struct graid_sb_owner *by)
+{
+	char who[192];
+
+	if (atomic_exchange(&a->foreign, true))
+		return;
+	owner_describe(by, who, sizeof(who));
+	graid__log(GRAID_LOG_ERR, "array: taken over by %s (owner epoch %llu, this handle's "
+				  "%llu): it writes nothing more; its I/O fails with ESTALE",
+		   who, (unsigned long long)by->epoch, (unsigned long long)a->owner.epoch);
+	array_event(a, GRAID_EVENT_ARRAY_FOREIGN, -1, -ESTALE, 0, 0);
+}
+
+int array_owner_check(struct graid_array *a, bool ours_written)
+{
+	struct graid_sb_owner d;
+
+	if (a->read_only || atomic_load(&a->foreign))
+		return atomic_load(&a->foreign) ? -ESTALE : 0;
+	if (meta_owner_on_disk(a, &d))
+		return 0; /* nothing readable to judge by: the next look decides */
+	/*
+	 * A higher epoch: another host took over. The same epoch with another owner, once
+	 * this handle's record was written: another host took over from the same epoch at the
+	 * same time, and wrote last; both stop rather than both write.
+	 */
+	if (d.epoch > a->owner.epoch ||
+	    (ours_written && d.epoch == a->owner.epoch &&
+	     (!owner_same_host(&d, &a->owner) || d.pid != a->owner.pid))) {
+		meta_mark_foreign(a, &d);
+		return -ESTALE;
+	}
+	return 0;
+}
+
+void array_owner_watch(struct graid_array *a)
+{
+	struct graid_sb_owner d;
+	int rc;
+
+	if (a->read_only || atomic_load(&a->foreign))
+		return;
+	pthread_mutex_unlock(&a->meta_lock);
+	rc = meta_owner_on_disk(a, &d);
+	pthread_mutex_lock(&a->meta_lock);
+	if (rc == 0 && (d.epoch > a->owner.epoch ||
+			(d.epoch == a->owner.epoch &&
+			 (!owner_same_host(&d, &a->owner) || d.pid != a->owner.pid))))
+		meta_mark_foreign(a, &d);
+}
+
 int array_write_superblocks(struct graid_array *a, uint32_t flags)
 {
 	struct graid_sb sb;
-	int rc = 0;
+	int rc;
+
+	/* Never over another host's records: it took the array over (a higher epoch). */
+	rc = array_owner_check(a, false);
+	if (rc)
+		return rc;
 
 	for (unsigned i = 0; i < a->nmembers + a->nspares; i++) {
 		struct member *m = i < a->nmembers ? &a->members[i] : &a->spares[i - a->nmembers];

@@ -97,7 +97,7 @@ void array_member_io_failed(struct graid_array *a, unsigned role, int fd, int er
 		array_recount(a);
 		array_write_superblocks(a, 0);
 		array_event(a, GRAID_EVENT_MEMBER_FAILED, (int)role, err, 0, 0);
-		array_worker_takeover(a);
+		array_worker_takeover(a, role);
 	}
 	pthread_mutex_unlock(&a->meta_lock);
 }

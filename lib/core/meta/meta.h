@@ -9,7 +9,20 @@
 bool array_roles_survivable(const struct graid_array *a, const uint8_t *state);
 void array_fill_sb(const struct graid_array *a, unsigned role, struct graid_sb *sb,
 		   uint32_t flags);
+/*
+ * Write every writable member's superblock; -ESTALE (nothing written) when another host
+ * took the array over (array_owner_check).
+ */
 int array_write_superblocks(struct graid_array *a, uint32_t flags);
+/*
+ * Whether the array is still this handle's: reads one active member's owner record. A
+ * higher owner epoch there (or, with @p ours_written, the same epoch and another owner)
+ * marks the array foreign: GRAID_EVENT_ARRAY_FOREIGN, and -ESTALE from here on. 0 while it
+ * is ours (or nothing could be read); meta_lock held.
+ */
+int array_owner_check(struct graid_array *a, bool ours_written);
+/* The worker's look (about once a second): as above, the read without meta_lock; held. */
+void array_owner_watch(struct graid_array *a);
 /* Recompute nfailed and broken from the member states; meta_lock held. */
 void array_recount(struct graid_array *a);
 /* member_fail.c: a member returned an error: take it out, record it, keep serving. */
@@ -37,12 +50,15 @@ void array_member_read_repaired(struct graid_array *a, unsigned role);
 
 
 /*
- * member_fail.c, from the I/O path: a role failed and a spare may take it. Only marks the
- * work and wakes the worker, which does the takeover (roles.c); meta_lock held.
+ * member_fail.c, from the I/O path: @p role failed and a spare may take it. Only marks the
+ * work and wakes the worker, which does the takeover (roles.c); meta_lock held. Only that
+ * role: one left out on purpose (missing at an open that could not place a member) is not
+ * given a spare by someone else's failure.
  */
-static inline void array_worker_takeover(struct graid_array *a)
+static inline void array_worker_takeover(struct graid_array *a, unsigned role)
 {
 	if (a->nspares) {
+		a->takeover_role[role] = true;
 		a->takeover_due = true;
 		pthread_cond_signal(&a->spare_cond);
 	}
