@@ -176,6 +176,16 @@ Test(takeover, another_hosts_clean_array_needs_a_takeover_which_raises_the_epoch
 	after = tk_owner(s.paths[0]);
 	cr_assert_eq(after.epoch, 2, "the takeover raised the owner epoch");
 	cr_assert_str_eq(after.host, "graid-test-host-b");
+	/* A look from here says whose it is now. */
+	{
+		struct graid_array_info info = { .struct_size = sizeof(info) };
+
+		cr_assert_eq(tk_open(&s, GRAID_OPEN_READ_ONLY, &a), 0);
+		cr_assert_eq(graid_array_info(a, &info), 0);
+		cr_assert_eq(info.owner_epoch, 2);
+		cr_assert_str_eq(info.owner_host, "graid-test-host-b");
+		cr_assert_eq(graid_array_close(a), 0);
+	}
 	/* Now this host is the other one: the same rule, the other way. */
 	cr_assert_eq(tk_open(&s, 0, &a), -EBUSY);
 	cr_assert_eq(tk_open(&s, GRAID_OPEN_TAKEOVER, &a), 0);

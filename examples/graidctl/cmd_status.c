@@ -175,6 +175,9 @@ static void status_text(const struct status_view *v)
 	       in->size ? 100.0 * (double)in->used_bytes / (double)in->size : 0.0,
 	       (unsigned long long)in->used_bytes);
 	printf("      events : %llu\n", (unsigned long long)in->events);
+	if (in->owner_epoch)
+		printf("       owner : %s, epoch %llu\n", in->owner_host[0] ? in->owner_host : "?",
+		       (unsigned long long)in->owner_epoch);
 	printf("     members : %u\n\n", in->nmembers);
 	printf("%4s %-10s %-6s %8s %8s %10s %10s %6s  %s\n", "role", "state", "direct",
 	       "reads", "writes", "read", "written", "errors", "path [identity]");
@@ -231,6 +234,8 @@ static void status_json(const struct status_view *v)
 	gctl_json_uint(&j, "journal_bytes", in->journal_bytes);
 	gctl_json_uint(&j, "used_bytes", in->used_bytes);
 	gctl_json_uint(&j, "events", in->events);
+	gctl_json_string(&j, "owner_host", in->owner_host);
+	gctl_json_uint(&j, "owner_epoch", in->owner_epoch);
 	gctl_json_uint(&j, "nmembers", in->nmembers);
 	gctl_json_uint(&j, "nfailed", in->nfailed);
 	gctl_json_array_begin(&j, "members");

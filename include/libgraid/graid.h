@@ -320,6 +320,13 @@ struct graid_array_info {
 	 * skip the rest. @c size on arrays without a map (RAID-0, format 1.0/1.1).
 	 */
 	uint64_t used_bytes;
+	/**
+	 * Appended (issue 19): the owner epoch (one more at each takeover by another host;
+	 * 0 unknown: written before format 1.3) and the owner's host name: this handle's for
+	 * a writable open, the one the superblocks record for a read-only one.
+	 */
+	uint64_t owner_epoch;
+	char owner_host[64];
 };
 
 /** @brief What graid_array_member_info() reports of one member role. */

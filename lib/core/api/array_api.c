@@ -128,6 +128,8 @@ GRAID_API int graid_array_info(struct graid_array *a, struct graid_array_info *i
 	i.journal_bytes = a->journal ? a->log_area.bytes : 0;
 	i.journal_replayed = a->journal_replayed;
 	i.used_bytes = live_used_bytes(a);
+	i.owner_epoch = a->owner.epoch;
+	snprintf(i.owner_host, sizeof(i.owner_host), "%s", a->owner.host);
 	i.struct_size = want;
 	memcpy(info, &i, want);
 	return 0;

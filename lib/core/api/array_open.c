@@ -296,6 +296,7 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 	if (read_only) {
 		/* Look, don't touch: no event, no resync, no spare takeover, no catching up. */
 		a->events = fresh->events;
+		a->owner = fresh->owner; /* whose it is, for graid_array_info */
 		array_recount(a);
 		array_view_load(a);
 		*out = a;
