@@ -658,6 +658,26 @@ Test(unreachable, raid5_two_out_closed_during_the_outage_come_back_by_a_forced_o
 }
 
 /*
+ * Close the bed's array with role 1 unreachable and its superblock unreadable (as while
+ * its controller reconnects; the emulation's synchronous reads ignore the state, so the
+ * superblock is zeroed), and copy the member paths for the next open into @p paths.
+ */
+static void ur_close_role1_unreadable(struct ur_bed *b, const char **paths)
+{
+	static uint8_t z[4096];
+	FILE *f;
+
+	cr_assert_eq(graid_array_close(b->a), 0);
+	b->a = NULL;
+	ur_set_state(b, "connecting");
+	f = fopen(b->s.path[1], "r+");
+	cr_assert_not_null(f);
+	cr_assert_eq(fwrite(z, 1, sizeof(z), f), sizeof(z));
+	cr_assert_eq(fclose(f), 0);
+	memcpy(paths, b->paths, sizeof(b->paths));
+}
+
+/*
  * A member given at open but unreachable leaves its role MISSING, and the open promises
  * that no spare takes it at this open. A later rebuild call (or another member's failure,
  * which wakes the worker's takeover) must not hand the spare to it (review finding: the
@@ -669,20 +689,7 @@ Test(unreachable, an_unreachable_given_role_keeps_the_spare_away, .timeout = 60)
 	const char *paths[AU_MAX];
 
 	ur_setup(&b, 4, 5, 1, true);
-	cr_assert_eq(graid_array_close(b.a), 0);
-	b.a = NULL;
-	ur_set_state(&b, "connecting");
-	{
-		/* Its superblock cannot be read while the controller reconnects: modelled by a
-		 * superblock that does not decode (the emulation's sync reads ignore the state). */
-		static uint8_t z[4096];
-		FILE *f = fopen(b.s.path[1], "r+");
-
-		cr_assert_not_null(f);
-		cr_assert_eq(fwrite(z, 1, sizeof(z), f), sizeof(z));
-		cr_assert_eq(fclose(f), 0);
-	}
-	memcpy(paths, b.paths, sizeof(paths));
+	ur_close_role1_unreadable(&b, paths);
 	paths[4] = b.s.path[4]; /* the spare */
 	cr_assert_eq(graid_array_open(paths, 5, NULL, &b.a), 0);
 	cr_assert_eq(ur_state_of(b.a, 1), GRAID_MEMBER_MISSING, "role 1 at open");
@@ -705,18 +712,7 @@ Test(unreachable, the_failed_role_gets_the_spare_not_the_unreachable_one, .timeo
 	uint8_t *buf;
 
 	ur_setup(&b, 5, 6, 1, true);
-	cr_assert_eq(graid_array_close(b.a), 0);
-	b.a = NULL;
-	ur_set_state(&b, "connecting");
-	{
-		static uint8_t z[4096];
-		FILE *f = fopen(b.s.path[1], "r+");
-
-		cr_assert_not_null(f);
-		cr_assert_eq(fwrite(z, 1, sizeof(z), f), sizeof(z));
-		cr_assert_eq(fclose(f), 0);
-	}
-	memcpy(paths, b.paths, sizeof(paths));
+	ur_close_role1_unreadable(&b, paths);
 	snprintf(bad, sizeof(bad), "faulty:write-eio-after=0:%s", b.s.path[3]);
 	paths[3] = bad;
 	paths[5] = b.s.path[5]; /* the spare */
