@@ -486,7 +486,8 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 /**
  * @brief Flush, mark the array clean on every member, and free it.
  * @param a the array (NULL is ignored); no call on it may be in progress.
- * @return 0; -EIO a member could not be flushed or updated (the array is freed anyway).
+ * @return 0; -EIO a member could not be flushed or updated (the array is freed anyway);
+ *   -ESTALE another host took the array over: nothing was written at close.
  */
 GRAID_API int graid_array_close(struct graid_array *a);
 
@@ -497,7 +498,7 @@ GRAID_API int graid_array_close(struct graid_array *a);
  * @param len bytes, a multiple of the block size.
  * @param offset array offset, a multiple of the block size; offset + len <= size.
  * @return @p len; -EINVAL misaligned or out of range; -EIO the data cannot be read (more
- *   members failed than the level tolerates); -ENOMEM.
+ *   members failed than the level tolerates); -ENOMEM; -ESTALE another host took the array over (::GRAID_EVENT_ARRAY_FOREIGN).
  */
 GRAID_API ssize_t graid_array_read(struct graid_array *a, void *buf, size_t len,
 				   uint64_t offset);
@@ -510,7 +511,7 @@ GRAID_API ssize_t graid_array_read(struct graid_array *a, void *buf, size_t len,
  * @param len bytes, a multiple of the block size.
  * @param offset array offset, a multiple of the block size; offset + len <= size.
  * @return @p len; -EINVAL misaligned or out of range; -EIO too many members failed;
- *   -ENOMEM; -EROFS the array was opened read-only.
+ *   -ENOMEM; -EROFS the array was opened read-only; -ESTALE another host took the array over (::GRAID_EVENT_ARRAY_FOREIGN).
  */
 GRAID_API ssize_t graid_array_write(struct graid_array *a, const void *buf, size_t len,
 				    uint64_t offset);
@@ -530,7 +531,8 @@ GRAID_API ssize_t graid_array_write(struct graid_array *a, const void *buf, size
  * @param len bytes, a multiple of the block size; offset + len <= size (0: nothing).
  * @return 0; -EINVAL @p a NULL, misaligned or out of range (nothing changed); -EROFS the
  *   array was opened read-only; -EIO the array has failed (more members lost than the level
- *   tolerates), or a RAID-0 member failed during the call; -ENOMEM.
+ *   tolerates), or a RAID-0 member failed during the call; -ENOMEM; -ESTALE another host
+ *   took the array over.
  */
 GRAID_API int graid_array_discard(struct graid_array *a, uint64_t offset, uint64_t len);
 
@@ -547,7 +549,8 @@ GRAID_API int graid_array_write_zeroes(struct graid_array *a, uint64_t offset, u
 /**
  * @brief Make every completed write durable on every active member.
  * @param a the array.
- * @return 0; -EINVAL @p a NULL; -EIO a member failed to flush (it is marked failed).
+ * @return 0; -EINVAL @p a NULL; -EIO a member failed to flush (it is marked failed);
+ *   -ESTALE another host took the array over (::GRAID_EVENT_ARRAY_FOREIGN).
  */
 GRAID_API int graid_array_flush(struct graid_array *a);
 
@@ -623,7 +626,8 @@ GRAID_API int graid_member_is_spec(const char *path);
  * @param idx role, 0 .. nmembers-1.
  * @return 0 (also if it was failed already); -EINVAL @p idx out of range; -EBUSY failing
  *   it would leave the array without its data (more failures than the level tolerates);
- *   -EROFS the array was opened read-only.
+ *   -EROFS the array was opened read-only; -ESTALE another host took the array over
+ *   (::GRAID_EVENT_ARRAY_FOREIGN).
  */
 GRAID_API int graid_array_fail_member(struct graid_array *a, unsigned idx);
 
@@ -654,7 +658,8 @@ typedef void (*graid_progress_fn)(void *arg, uint64_t done, uint64_t total);
  *   (data offset + data bytes). A device carrying another array's superblock is refused.
  * @return 0; -EINVAL bad arguments, device too small, already a member, or another array's
  *   member; -EBUSY the role is active or rebuilding; -EOPNOTSUPP RAID-0 (no redundancy to
- *   rebuild from); -ENOENT/-EACCES opening @p path; -EIO writing its superblock.
+ *   rebuild from); -ENOENT/-EACCES opening @p path; -EIO writing its superblock; -ESTALE
+ *   another host took the array over.
  */
 GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
 					 const char *path);
@@ -678,7 +683,7 @@ GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
  * @param arg passed to @p fn.
  * @return 0 (also when nothing needed rebuilding); -EIO the data cannot be rebuilt (too
  *   many members failed) or the new member failed; -ENOMEM; -ECANCELED the array is being
- *   closed.
+ *   closed; -ESTALE another host took the array over (::GRAID_EVENT_ARRAY_FOREIGN).
  */
 GRAID_API int graid_array_rebuild(struct graid_array *a, graid_progress_fn fn, void *arg);
 
@@ -692,7 +697,8 @@ GRAID_API int graid_array_rebuild(struct graid_array *a, graid_progress_fn fn, v
  *   Errors of the rebuild itself are logged and show in the member states.
  * @param a the array.
  * @return 0 (also when nothing needs rebuilding); -EINVAL @p a is NULL; -EROFS the array
- *   was opened read-only; -EAGAIN/-ENOMEM the background thread could not be started.
+ *   was opened read-only; -EAGAIN/-ENOMEM the background thread could not be started;
+ *   -ESTALE another host took the array over.
  */
 GRAID_API int graid_array_rebuild_start(struct graid_array *a);
 
@@ -734,7 +740,7 @@ GRAID_API int graid_array_set_rebuild_options(struct graid_array *a,
  * @param a the array.
  * @param path the spare: as for graid_array_replace_member().
  * @return 0; -EINVAL as for graid_array_replace_member(); -ENOSPC the array has
- *   ::GRAID_MAX_SPARES spares; -EOPNOTSUPP RAID-0.
+ *   ::GRAID_MAX_SPARES spares; -EOPNOTSUPP RAID-0; -ESTALE another host took the array over.
  */
 GRAID_API int graid_array_add_spare(struct graid_array *a, const char *path);
 
@@ -807,7 +813,8 @@ struct graid_scrub_report {
  * @return 0; -EINVAL bad arguments or unknown flags; -EOPNOTSUPP RAID-0; -EAGAIN a RAID-1,
  *   RAID-5 or RAID-6 with a member failed or missing: no stripe has every member to
  *   compare, so nothing could be checked (replace and rebuild first); -EROFS ::GRAID_SCRUB_REPAIR on
- *   an array opened read-only; -EIO a member failed during the scrub; -ENOMEM.
+ *   an array opened read-only; -EIO a member failed during the scrub; -ENOMEM; -ESTALE
+ *   another host took the array over.
  */
 GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 				struct graid_scrub_report *rep);
@@ -913,7 +920,8 @@ GRAID_API int graid_queue_destroy(struct graid_queue *q);
  * @param offset array offset, a multiple of the block size.
  * @param user_data returned in the completion.
  * @return 0; -EINVAL misaligned or out of range (no completion follows); -EAGAIN the queue
- *   holds depth requests already: reap some first.
+ *   holds depth requests already: reap some first; -ESTALE another host took the array
+ *   over (::GRAID_EVENT_ARRAY_FOREIGN; no completion follows).
  */
 GRAID_API int graid_queue_read(struct graid_queue *q, void *buf, size_t len, uint64_t offset,
 			       uint64_t user_data);
@@ -925,7 +933,7 @@ GRAID_API int graid_queue_read(struct graid_queue *q, void *buf, size_t len, uin
  * @param len bytes, a multiple of the block size.
  * @param offset array offset, a multiple of the block size.
  * @param user_data returned in the completion.
- * @return 0; -EINVAL; -EAGAIN.
+ * @return 0; -EINVAL; -EAGAIN; -ESTALE (as graid_queue_read()).
  */
 GRAID_API int graid_queue_write(struct graid_queue *q, const void *buf, size_t len,
 				uint64_t offset, uint64_t user_data);
@@ -938,7 +946,8 @@ GRAID_API int graid_queue_write(struct graid_queue *q, const void *buf, size_t l
  * @param len bytes, a multiple of the block size; offset + len <= size.
  * @param user_data returned in the completion.
  * @return 0; -EINVAL @p q NULL, misaligned or out of range (no completion follows); -EROFS
- *   read-only array; -EAGAIN the queue holds depth requests already; -ENOMEM.
+ *   read-only array; -EAGAIN the queue holds depth requests already; -ENOMEM; -ESTALE (as
+ *   graid_queue_read()).
  */
 GRAID_API int graid_queue_discard(struct graid_queue *q, uint64_t offset, uint64_t len,
 				  uint64_t user_data);
