@@ -498,7 +498,8 @@ GRAID_API int graid_array_close(struct graid_array *a);
  * @param len bytes, a multiple of the block size.
  * @param offset array offset, a multiple of the block size; offset + len <= size.
  * @return @p len; -EINVAL misaligned or out of range; -EIO the data cannot be read (more
- *   members failed than the level tolerates); -ENOMEM; -ESTALE another host took the array over (::GRAID_EVENT_ARRAY_FOREIGN).
+ *   members failed than the level tolerates); -ENOMEM; -ESTALE another host took the
+ *   array over (::GRAID_EVENT_ARRAY_FOREIGN).
  */
 GRAID_API ssize_t graid_array_read(struct graid_array *a, void *buf, size_t len,
 				   uint64_t offset);
@@ -511,7 +512,8 @@ GRAID_API ssize_t graid_array_read(struct graid_array *a, void *buf, size_t len,
  * @param len bytes, a multiple of the block size.
  * @param offset array offset, a multiple of the block size; offset + len <= size.
  * @return @p len; -EINVAL misaligned or out of range; -EIO too many members failed;
- *   -ENOMEM; -EROFS the array was opened read-only; -ESTALE another host took the array over (::GRAID_EVENT_ARRAY_FOREIGN).
+ *   -ENOMEM; -EROFS the array was opened read-only; -ESTALE another host took the array
+ *   over (::GRAID_EVENT_ARRAY_FOREIGN).
  */
 GRAID_API ssize_t graid_array_write(struct graid_array *a, const void *buf, size_t len,
 				    uint64_t offset);
@@ -812,8 +814,8 @@ struct graid_scrub_report {
  *
  * @return 0; -EINVAL bad arguments or unknown flags; -EOPNOTSUPP RAID-0; -EAGAIN a RAID-1,
  *   RAID-5 or RAID-6 with a member failed or missing: no stripe has every member to
- *   compare, so nothing could be checked (replace and rebuild first); -EROFS ::GRAID_SCRUB_REPAIR on
- *   an array opened read-only; -EIO a member failed during the scrub; -ENOMEM; -ESTALE
+ *   compare, so nothing could be checked (replace and rebuild first); -EROFS
+ *   ::GRAID_SCRUB_REPAIR on an array opened read-only; -EIO a member failed during the scrub; -ENOMEM; -ESTALE
  *   another host took the array over.
  */
 GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
