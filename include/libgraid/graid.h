@@ -815,8 +815,8 @@ struct graid_scrub_report {
  * @return 0; -EINVAL bad arguments or unknown flags; -EOPNOTSUPP RAID-0; -EAGAIN a RAID-1,
  *   RAID-5 or RAID-6 with a member failed or missing: no stripe has every member to
  *   compare, so nothing could be checked (replace and rebuild first); -EROFS
- *   ::GRAID_SCRUB_REPAIR on an array opened read-only; -EIO a member failed during the scrub; -ENOMEM; -ESTALE
- *   another host took the array over.
+ *   ::GRAID_SCRUB_REPAIR on an array opened read-only; -EIO a member failed during the
+ *   scrub; -ENOMEM; -ESTALE another host took the array over.
  */
 GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 				struct graid_scrub_report *rep);
