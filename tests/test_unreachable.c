@@ -728,3 +728,20 @@ Test(unreachable, the_failed_role_gets_the_spare_not_the_unreachable_one, .timeo
 	cr_expect_neq(ur_state_of(b.a, 3), GRAID_MEMBER_FAILED, "the failed role has no spare");
 	ur_teardown(&b);
 }
+
+/* A spare added after such an open keeps away from the unreachable member's role too. */
+Test(unreachable, a_spare_added_later_keeps_away_from_the_unreachable_role, .timeout = 60)
+{
+	struct ur_bed b;
+	const char *paths[AU_MAX];
+
+	ur_setup(&b, 4, 5, 1, true);
+	ur_close_role1_unreadable(&b, paths);
+	cr_assert_eq(graid_array_open(paths, 4, NULL, &b.a), 0);
+	cr_assert_eq(ur_state_of(b.a, 1), GRAID_MEMBER_MISSING, "role 1 at open");
+	cr_assert_eq(graid_array_add_spare(b.a, b.s.path[4]), 0);
+	cr_expect_eq(ur_state_of(b.a, 1), GRAID_MEMBER_MISSING,
+		     "add_spare gave the spare to the unreachable member's role (state %d)",
+		     ur_state_of(b.a, 1));
+	ur_teardown(&b);
+}

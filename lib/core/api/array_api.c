@@ -79,6 +79,10 @@ GRAID_API int graid_array_close(struct graid_array *a)
 		array_free(a);
 		return 0;
 	}
+	/* Taken over meanwhile? Then the flush's sweeps and the journal's records are not ours. */
+	pthread_mutex_lock(&a->meta_lock);
+	array_owner_check(a);
+	pthread_mutex_unlock(&a->meta_lock);
 	rc = graid_array_flush(a);
 	/* Records at the next number: a clean open needs to read only these. */
 	if (!atomic_load(&a->foreign) && a->journal && journal_reset(a))

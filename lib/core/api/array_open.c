@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api/array_assemble.h"
 #include "meta/bitmap.h"
@@ -11,6 +12,7 @@
 #include "meta/journal.h"
 #include "api/array_life.h"
 #include "jobs/jobs.h"
+#include "member/member.h"
 #include "meta/array_view.h"
 #include "meta/meta.h"
 
@@ -174,14 +176,25 @@ static int open_mark_forced(struct graid_array *a, const struct assembly *as)
  * record. Another host's is refused unless @p takeover, which raises the owner epoch; the
  * old owner sees the higher epoch on the members and stops. *@p epoch: this open's.
  */
-static int open_owner(const struct graid_sb *fresh, bool takeover, uint64_t *epoch)
+static int open_owner(const struct assembly *as, bool takeover, uint64_t *epoch,
+		      bool *took_over)
 {
+	const struct graid_sb *fresh = as->fresh;
 	const struct graid_sb_owner *rec = &fresh->owner;
 	struct graid_sb_owner me;
+	uint64_t top = 0;
 	char who[192];
 
+	*took_over = false;
 	owner_self(&me);
+	/* The highest epoch any member of the array shows: a takeover goes past all of them. */
+	for (unsigned i = 0; i < as->n; i++)
+		if (as->c[i].valid && !memcmp(as->c[i].sb.array_uuid, fresh->array_uuid, 16) &&
+		    as->c[i].sb.owner.epoch > top)
+			top = as->c[i].sb.owner.epoch;
 	*epoch = rec->epoch ? rec->epoch : 1; /* written before owner epochs: the first */
+	if (top > *epoch)
+		*epoch = top;
 	if (!rec->pid || owner_same_host(rec, &me))
 		return 0;
 	owner_describe(rec, who, sizeof(who));
@@ -201,6 +214,45 @@ static int open_owner(const struct graid_sb *fresh, bool takeover, uint64_t *epo
 		   fresh->flags & GRAID_SB_F_CLEAN ? "closed cleanly" : "not closed cleanly",
 		   (unsigned long long)*epoch, (unsigned long long)(*epoch + 1));
 	(*epoch)++;
+	*took_over = true;
+	return 0;
+}
+
+/* How long a takeover waits after fencing: past two of the old owner's looks (spare.c). */
+#define OPEN_FENCE_WAIT_NS (2500ull * 1000 * 1000)
+
+/*
+ * A takeover's first write: this host's record, at the new epoch, into the superblock of
+ * every member it holds, and nothing else; then a wait in which a live old owner reads it
+ * and stops. Only then does the open replay, resync or rewrite anything of the array's.
+ */
+static int open_fence(struct graid_array *a, uint64_t epoch)
+{
+	struct graid_sb_owner me;
+	unsigned done = 0;
+
+	owner_self(&me);
+	me.epoch = epoch;
+	for (unsigned r = 0; r < a->nmembers; r++) {
+		struct member *m = &a->members[r];
+		struct graid_sb sb;
+
+		if (m->fd < 0 || member_read_sb(m, &sb) || memcmp(sb.array_uuid, a->uuid, 16))
+			continue;
+		sb.owner = me;
+		if (member_write_sb(m, &sb) == 0)
+			done++;
+	}
+	if (!done) {
+		graid__log(GRAID_LOG_ERR, "open: takeover: no member took this host's owner record");
+		return -EIO;
+	}
+	graid__log(GRAID_LOG_NOTICE, "open: takeover: owner record (epoch %llu) on %u members; "
+				     "waiting %llu ms for the old owner to see it",
+		   (unsigned long long)epoch, done, OPEN_FENCE_WAIT_NS / 1000000);
+	nanosleep(&(struct timespec){ .tv_sec = (time_t)(OPEN_FENCE_WAIT_NS / 1000000000ull),
+				      .tv_nsec = (long)(OPEN_FENCE_WAIT_NS % 1000000000ull) },
+		  NULL);
 	return 0;
 }
 
@@ -213,6 +265,7 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 	struct graid_array *a = NULL;
 	unsigned flags = open_flags(opts), forced = 0;
 	uint64_t epoch = 0;
+	bool took_over = false;
 	bool read_only = flags & GRAID_OPEN_READ_ONLY, returns = false;
 	char roles[256];
 	int rc;
@@ -235,7 +288,7 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 	fresh = as.fresh;
 	/* Another host's array: not without a takeover, and before anything is written. */
 	if (!read_only) {
-		rc = open_owner(fresh, flags & GRAID_OPEN_TAKEOVER, &epoch);
+		rc = open_owner(&as, flags & GRAID_OPEN_TAKEOVER, &epoch, &took_over);
 		if (rc)
 			goto out;
 	}
@@ -265,6 +318,12 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 	if (rc)
 		goto out;
 	memcpy(a->uuid, fresh->array_uuid, 16);
+	/* A takeover fences the old owner before anything else of the array is written. */
+	if (took_over) {
+		rc = open_fence(a, epoch);
+		if (rc)
+			goto out;
+	}
 	a->block_size = fresh->block_size;
 	a->data_offset = fresh->data_offset;
 	a->ctime = fresh->ctime;
@@ -347,6 +406,7 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 	 * array is opened with it reachable.
 	 */
 	if (open_unreachable_given(&as)) {
+		a->hold_missing = true; /* a spare added later keeps away too */
 		if (a->nspares)
 			graid__log(GRAID_LOG_WARNING, "open: a member given is unreachable: no spare "
 						      "takes a missing role at this open");

@@ -69,6 +69,8 @@ struct member {
 	bool rejoined;
 	/* Taken back by GRAID_OPEN_FORCE: its copies are the last to trust (resync). */
 	bool forced;
+	/* Its superblock holds this handle's owner record (written since open): see array_meta.c. */
+	bool sb_ours;
 	/* Out of the array (MISSING or FAILED): the event that recorded it out; 0 unknown. */
 	uint64_t left_events;
 	_Atomic uint64_t rebuild_offset; /* REBUILDING: data-area bytes already in sync */
@@ -161,6 +163,8 @@ struct graid_array {
 	/* Roles that failed in the I/O path: the worker gives each a spare (meta_lock). */
 	bool takeover_due;
 	bool takeover_role[GRAID_MAX_MEMBERS];
+	/* An open left a member given out (unreachable): no spare takes a MISSING role. */
+	bool hold_missing;
 	unsigned nspares;
 	struct member spares[GRAID_MAX_SPARES];
 	pthread_mutex_t event_lock;
@@ -183,6 +187,15 @@ static inline uint64_t member_slot_id(const uint8_t uuid[16])
 	for (unsigned i = 0; i < 8; i++)
 		v |= (uint64_t)uuid[i] << (8 * i);
 	return v;
+}
+
+/*
+ * Another host took the array over (a higher owner epoch on the members): nothing more is
+ * written to any member through this handle (meta/array_meta.c array_owner_check).
+ */
+static inline bool array_foreign(const struct graid_array *a)
+{
+	return atomic_load_explicit(&a->foreign, memory_order_acquire);
 }
 
 static inline bool array_role_alive(const struct graid_array *a, unsigned role)

@@ -247,7 +247,10 @@ static void own_boot_id(uint8_t id[16])
 	}
 }
 
-/* The first 8 bytes of this host's machine id (32 hex digits in /etc/machine-id); 0: none. */
+/*
+ * The first 8 bytes of this host's machine id (32 hex digits in /etc/machine-id, or where
+ * D-Bus keeps it); 0: none.
+ */
 static uint64_t own_host_id(void)
 {
 	char buf[64] = "";
@@ -255,6 +258,8 @@ static uint64_t own_host_id(void)
 	ssize_t n;
 	int fd = open("/etc/machine-id", O_RDONLY | O_CLOEXEC);
 
+	if (fd < 0)
+		fd = open("/var/lib/dbus/machine-id", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -275,6 +280,11 @@ static uint64_t own_host_id(void)
 
 bool owner_same_host(const struct graid_sb_owner *a, const struct graid_sb_owner *b)
 {
+	static const uint8_t zero[16];
+
+	/* One boot of one kernel is one host, whatever it is called now. */
+	if (memcmp(a->boot_id, zero, 16) && !memcmp(a->boot_id, b->boot_id, 16))
+		return true;
 	/* Machine ids tell hosts apart where both are known; names alone may collide. */
 	if (a->host_id && b->host_id)
 		return a->host_id == b->host_id;

@@ -37,7 +37,10 @@ int array_uuid_file_path(const uint8_t uuid[16], const char *suffix, char *buf, 
 /* This process as an owner record: pid, start time, boot id, host name and id, now; epoch 0. */
 void owner_self(struct graid_sb_owner *o);
 
-/* Whether two owner records name the same host: by machine id where both have one, else by name. */
+/*
+ * Whether two owner records name the same host: the same boot id, else the same machine id
+ * where both have one, else the same host name.
+ */
 bool owner_same_host(const struct graid_sb_owner *a, const struct graid_sb_owner *b);
 
 enum owner_liveness {

@@ -71,6 +71,8 @@ static void reach_give_up(struct graid_array *a, unsigned role, int err, const c
  */
 void array_reach_poll(struct graid_array *a)
 {
+	if (array_foreign(a))
+		return; /* another host's array now: nothing to bring back */
 	for (unsigned r = 0; r < a->nmembers; r++) {
 		struct member *m = &a->members[r];
 		struct graid_sb sb;

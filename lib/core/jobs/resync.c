@@ -152,6 +152,7 @@ int array_resync(struct graid_array *a)
 	struct bitmap *b = &a->bitmap;
 	struct resync_ctx c = { .a = a };
 	uint64_t nst = bitmap_stripes(a), regions = 0;
+	uint64_t next_look = graid__now_ns() + 1000000000ull;
 	int rc = 0;
 
 	if (!b->enabled)
@@ -167,9 +168,14 @@ int array_resync(struct graid_array *a)
 
 		if (!(atomic_load(&b->state[r]) & BITMAP_DIRTY))
 			continue;
-		if (atomic_load(&a->foreign)) {
-			rc = -ESTALE; /* another host took the array over */
-			break;
+		/* A long resync in the worker: it looks at the owner record as the idle worker does. */
+		if (graid__now_ns() >= next_look) {
+			pthread_mutex_lock(&a->meta_lock);
+			rc = array_owner_check(a);
+			pthread_mutex_unlock(&a->meta_lock);
+			next_look = graid__now_ns() + 1000000000ull;
+			if (rc)
+				break; /* -ESTALE: another host took the array over */
 		}
 		rc = resync_region(&c, first, end < nst ? end : nst);
 		regions++;

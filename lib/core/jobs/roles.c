@@ -89,6 +89,7 @@ static void role_install(struct graid_array *a, unsigned role, struct member *nm
 			close(m->fd);
 		fault_free(m->fault);
 	}
+	m->sb_ours = false; /* a new device: its superblock is not ours until written */
 	m->fault = nm->fault;
 	nm->fault = NULL;
 	m->fd = nm->fd;
@@ -158,13 +159,16 @@ GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
 	if (rc == 0)
 		role_install(a, idx, &nm);
 	pthread_mutex_unlock(&a->meta_lock);
-	return rc;
+	/* Its superblock write found another host's records: not done, for anyone. */
+	return rc ? rc : array_foreign(a) ? -ESTALE : 0;
 }
 
 void array_spare_takeover(struct graid_array *a, unsigned role)
 {
 	int st = atomic_load(&a->members[role].state);
 
+	if (array_foreign(a))
+		return; /* another host's array now: its roles are not ours to fill */
 	if (a->nspares == 0 || (st != GRAID_MEMBER_FAILED && st != GRAID_MEMBER_MISSING))
 		return;
 	a->nspares--;
@@ -187,7 +191,9 @@ void array_roles_takeover_due(struct graid_array *a)
 void array_roles_takeover_all(struct graid_array *a)
 {
 	for (unsigned r = 0; r < a->nmembers && a->nspares; r++)
-		array_spare_takeover(a, r);
+		/* Missing roles wait for their member, which an open could not place yet. */
+		if (!a->hold_missing || atomic_load(&a->members[r].state) != GRAID_MEMBER_MISSING)
+			array_spare_takeover(a, r);
 }
 
 GRAID_API int graid_array_fail_member(struct graid_array *a, unsigned idx)
@@ -235,5 +241,5 @@ GRAID_API int graid_array_fail_member(struct graid_array *a, unsigned idx)
 		array_spare_takeover(a, idx);
 	}
 	pthread_mutex_unlock(&a->meta_lock);
-	return 0;
+	return array_foreign(a) ? -ESTALE : 0;
 }

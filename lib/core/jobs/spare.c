@@ -133,7 +133,7 @@ GRAID_API int graid_array_add_spare(struct graid_array *a, const char *path)
 	/* A role already down takes the spare at once. */
 	array_roles_takeover_all(a);
 	pthread_mutex_unlock(&a->meta_lock);
-	return 0;
+	return array_foreign(a) ? -ESTALE : 0;
 }
 
 int array_rebuild_background(struct graid_array *a)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Array state: which failures a level survives, what the superblocks say, the member counts. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -104,27 +105,57 @@ void array_fill_sb(const struct graid_array *a, unsigned role, struct graid_sb *
  * missing ones are not trusted to take writes). Called with meta_lock held, or before the
  * array is shared.
  */
-/*
- * The owner record on one active member. 0 and *@p on_disk filled, or -errno (no member to
- * read, or its superblock unreadable).
- */
-static int meta_owner_on_disk(struct graid_array *a, struct graid_sb_owner *on_disk)
+/* Whether @p o is exactly this handle's record (epoch, host, process). */
+static bool meta_owner_is_ours(const struct graid_array *a, const struct graid_sb_owner *o)
 {
-	struct graid_sb sb;
+	return o->epoch == a->owner.epoch && o->pid == a->owner.pid &&
+	       o->start == a->owner.start && owner_same_host(o, &a->owner);
+}
 
+/*
+ * What the active members say of the owner. *@p top: the record with the highest epoch;
+ * *@p other: on a member this handle wrote its record on (sb_ours), one that is not that
+ * record: another owner's at any epoch, another array's superblock, or one that no longer
+ * decodes (wiped). A member whose superblock cannot be read is passed over. False when no
+ * member could be read.
+ */
+static bool meta_owner_look(struct graid_array *a, struct graid_sb_owner *top,
+			    struct graid_sb_owner *other, bool *found_other)
+{
+	bool any = false;
+
+	*found_other = false;
+	memset(top, 0, sizeof(*top));
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		struct member *m = &a->members[i];
+		bool strict = m->sb_ours; /* this handle's record was written there */
+		struct graid_sb sb;
+		int rc;
 
 		if (m->fd < 0 || !array_role_alive(a, i))
 			continue;
-		if (member_read_sb(m, &sb))
-			return -EIO;
-		if (memcmp(sb.array_uuid, a->uuid, 16))
-			return -ENODEV; /* another array's (a create over old members) */
-		*on_disk = sb.owner;
-		return 0;
+		rc = member_read_sb(m, &sb);
+		if (rc == -EINVAL || rc == -EBADMSG || rc == -EPROTO ||
+		    (rc == 0 && memcmp(sb.array_uuid, a->uuid, 16))) {
+			/* Wiped or made another array's: after our record, not ours any more. */
+			if (strict && !*found_other) {
+				memset(other, 0, sizeof(*other));
+				snprintf(other->host, sizeof(other->host), "(member %u rewritten)", i);
+				*found_other = true;
+			}
+			continue;
+		}
+		if (rc)
+			continue; /* unreadable now: the next look decides */
+		any = true;
+		if (sb.owner.epoch > top->epoch)
+			*top = sb.owner;
+		if (strict && !*found_other && !meta_owner_is_ours(a, &sb.owner)) {
+			*other = sb.owner;
+			*found_other = true;
+		}
 	}
-	return -ENODEV;
+	return any || *found_other;
 }
 
 /* Another host's record won: stop for good (meta_lock held). */
@@ -141,42 +172,47 @@ static void meta_mark_foreign(struct graid_array *a, const struct graid_sb_owner
 	array_event(a, GRAID_EVENT_ARRAY_FOREIGN, -1, -ESTALE, 0, 0);
 }
 
-int array_owner_check(struct graid_array *a, bool ours_written)
+/* Judge a look: a higher epoch anywhere, or (strict) any record not ours. */
+static int meta_owner_judge(struct graid_array *a, bool looked, const struct graid_sb_owner *top,
+			    const struct graid_sb_owner *other, bool found_other)
 {
-	struct graid_sb_owner d;
-
-	if (a->read_only || atomic_load(&a->foreign))
-		return atomic_load(&a->foreign) ? -ESTALE : 0;
-	if (meta_owner_on_disk(a, &d))
-		return 0; /* nothing readable to judge by: the next look decides */
-	/*
-	 * A higher epoch: another host took over. The same epoch with another owner, once
-	 * this handle's record was written: another host took over from the same epoch at the
-	 * same time, and wrote last; both stop rather than both write.
-	 */
-	if (d.epoch > a->owner.epoch ||
-	    (ours_written && d.epoch == a->owner.epoch &&
-	     (!owner_same_host(&d, &a->owner) || d.pid != a->owner.pid))) {
-		meta_mark_foreign(a, &d);
+	if (!looked)
+		return 0;
+	if (top->epoch > a->owner.epoch) {
+		meta_mark_foreign(a, top);
+		return -ESTALE;
+	}
+	if (found_other) {
+		meta_mark_foreign(a, other);
 		return -ESTALE;
 	}
 	return 0;
 }
 
+int array_owner_check(struct graid_array *a)
+{
+	struct graid_sb_owner top, other;
+	bool found_other, looked;
+
+	if (a->read_only)
+		return 0;
+	if (array_foreign(a))
+		return -ESTALE;
+	looked = meta_owner_look(a, &top, &other, &found_other);
+	return meta_owner_judge(a, looked, &top, &other, found_other);
+}
+
 void array_owner_watch(struct graid_array *a)
 {
-	struct graid_sb_owner d;
-	int rc;
+	struct graid_sb_owner top, other;
+	bool found_other, looked;
 
-	if (a->read_only || atomic_load(&a->foreign))
+	if (a->read_only || array_foreign(a))
 		return;
 	pthread_mutex_unlock(&a->meta_lock);
-	rc = meta_owner_on_disk(a, &d);
+	looked = meta_owner_look(a, &top, &other, &found_other);
 	pthread_mutex_lock(&a->meta_lock);
-	if (rc == 0 && (d.epoch > a->owner.epoch ||
-			(d.epoch == a->owner.epoch &&
-			 (!owner_same_host(&d, &a->owner) || d.pid != a->owner.pid))))
-		meta_mark_foreign(a, &d);
+	meta_owner_judge(a, looked, &top, &other, found_other);
 }
 
 int array_write_superblocks(struct graid_array *a, uint32_t flags)
@@ -185,7 +221,7 @@ int array_write_superblocks(struct graid_array *a, uint32_t flags)
 	int rc;
 
 	/* Never over another host's records: it took the array over (a higher epoch). */
-	rc = array_owner_check(a, false);
+	rc = array_owner_check(a);
 	if (rc)
 		return rc;
 
@@ -197,6 +233,7 @@ int array_write_superblocks(struct graid_array *a, uint32_t flags)
 			continue;
 		array_fill_sb(a, i, &sb, flags);
 		r = member_write_sb(m, &sb);
+		m->sb_ours = r == 0;
 		if (r) {
 			graid__log(GRAID_LOG_ERR, "member %u (%s): superblock write failed: %s", i,
 				   m->path, graid_strerror(r));

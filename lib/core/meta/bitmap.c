@@ -83,6 +83,10 @@ static int bitmap_write_block(struct graid_array *a, uint64_t blk)
 	struct bitmap *b = &a->bitmap;
 	int rc = 0;
 
+	/* Taken over by another host: its records, not ours, from now on. */
+	if (array_foreign(a))
+		return -ESTALE;
+
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		struct member *m = &a->members[i];
 
@@ -131,6 +135,10 @@ int bitmap_write_all(struct graid_array *a)
 	struct bitmap *b = &a->bitmap;
 	uint8_t *cur;
 	int rc = 0;
+
+	/* Taken over by another host: its records, not ours, from now on. */
+	if (array_foreign(a))
+		return -ESTALE;
 
 	if (!b->enabled)
 		return 0;

@@ -161,6 +161,10 @@ static int journal_write_record(struct graid_array *a, struct member *m, uint64_
 	void *buf;
 	int rc;
 
+	/* Taken over by another host: its records, not ours, from now on. */
+	if (array_foreign(a))
+		return -ESTALE;
+
 	if (posix_memalign(&buf, ARRAY_ALIGN, JOURNAL_BLOCK))
 		return -ENOMEM;
 	memset(buf, 0, JOURNAL_BLOCK);

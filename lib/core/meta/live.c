@@ -98,6 +98,10 @@ static int live_write_block(struct graid_array *a, uint64_t blk)
 	struct live *l = a->live;
 	int rc = 0;
 
+	/* Taken over by another host: its records, not ours, from now on. */
+	if (array_foreign(a))
+		return -ESTALE;
+
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		struct member *m = &a->members[i];
 
@@ -153,6 +157,10 @@ int live_write_all(struct graid_array *a)
 	struct live *l = a->live;
 	uint8_t *cur;
 	int rc = 0;
+
+	/* Taken over by another host: its records, not ours, from now on. */
+	if (array_foreign(a))
+		return -ESTALE;
 
 	if (!l || a->read_only)
 		return 0;

@@ -15,12 +15,12 @@ void array_fill_sb(const struct graid_array *a, unsigned role, struct graid_sb *
  */
 int array_write_superblocks(struct graid_array *a, uint32_t flags);
 /*
- * Whether the array is still this handle's: reads one active member's owner record. A
- * higher owner epoch there (or, with @p ours_written, the same epoch and another owner)
- * marks the array foreign: GRAID_EVENT_ARRAY_FOREIGN, and -ESTALE from here on. 0 while it
- * is ours (or nothing could be read); meta_lock held.
+ * Whether the array is still this handle's: reads every active member's owner record. A
+ * higher owner epoch on any, or on a member this handle wrote its record on anything but
+ * that record, marks the array foreign: GRAID_EVENT_ARRAY_FOREIGN, and -ESTALE from here
+ * on. 0 while it is ours (or nothing could be read); meta_lock held.
  */
-int array_owner_check(struct graid_array *a, bool ours_written);
+int array_owner_check(struct graid_array *a);
 /* The worker's look (about once a second): as above, the read without meta_lock; held. */
 void array_owner_watch(struct graid_array *a);
 /* Recompute nfailed and broken from the member states; meta_lock held. */
