@@ -23,7 +23,7 @@
 #include <libgraid/graid.h>
 
 #include "arrayutil.h"
-#include "format/superblock.h"
+#include "takeover_util.h"
 #include "testutil.h"
 
 #define TK_MEMBER_BYTES (16u << 20)
@@ -32,10 +32,22 @@
 
 static char tk_machine_id[300], tk_boot_id[300];
 
+/* Write @p text to @p file and bind it over @p target; 0 or an errno. */
+static int tk_bind_text(const char *file, const char *text, const char *target)
+{
+	size_t len = strlen(text);
+	int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	if (fd < 0 || write(fd, text, len) != (ssize_t)len)
+		return EIO;
+	close(fd);
+	return mount(file, target, NULL, MS_BIND, NULL) ? errno : 0;
+}
+
 /* Become host "graid-test-host-b" in this process; 0, or why not as an errno. */
 static int tk_become_other_host(void)
 {
-	int fd;
+	int rc;
 
 	if (unshare(CLONE_NEWUTS | CLONE_NEWNS))
 		return errno;
@@ -44,21 +56,11 @@ static int tk_become_other_host(void)
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
 		return errno;
 	/* Another kernel boot: one boot id is one host, whatever its name. */
-	fd = open(tk_boot_id, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0 || write(fd, "6c696267-7261-6964-2d68-6f73742d6221\n", 37) != 37)
-		return EIO;
-	close(fd);
-	if (mount(tk_boot_id, "/proc/sys/kernel/random/boot_id", NULL, MS_BIND, NULL))
-		return errno;
-	if (access("/etc/machine-id", F_OK))
-		return 0; /* no machine id: the host name tells hosts apart */
-	fd = open(tk_machine_id, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0 || write(fd, "0123456789abcdef0123456789abcdef\n", 33) != 33)
-		return EIO;
-	close(fd);
-	if (mount(tk_machine_id, "/etc/machine-id", NULL, MS_BIND, NULL))
-		return errno;
-	return 0;
+	rc = tk_bind_text(tk_boot_id, "6c696267-7261-6964-2d68-6f73742d6221\n",
+			  "/proc/sys/kernel/random/boot_id");
+	if (rc || access("/etc/machine-id", F_OK))
+		return rc; /* no machine id: the boot id and the host name tell hosts apart */
+	return tk_bind_text(tk_machine_id, "0123456789abcdef0123456789abcdef\n", "/etc/machine-id");
 }
 
 /* Whether this process may make another host; the reason when not. */
@@ -80,20 +82,6 @@ static void tk_fill(uint8_t *buf, unsigned seed)
 {
 	for (size_t i = 0; i < TK_LEN; i++)
 		buf[i] = (uint8_t)(i * 131 + seed * 7 + (i >> 12));
-}
-
-/* The owner record of member @p path, from its superblock. */
-static struct graid_sb_owner tk_owner(const char *path)
-{
-	uint8_t buf[GRAID_SB_SIZE];
-	struct graid_sb sb;
-	int fd = open(path, O_RDONLY);
-
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(pread(fd, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
-	close(fd);
-	cr_assert_eq(graid_sb_decode(buf, &sb), 0);
-	return sb.owner;
 }
 
 static int tk_open(struct au_set *s, unsigned flags, struct graid_array **a)
@@ -178,10 +166,10 @@ Test(takeover, another_hosts_clean_array_needs_a_takeover_which_raises_the_epoch
 	tk_fill(buf, 1);
 	cr_assert_eq(graid_array_write(a, buf, TK_LEN, 0), TK_LEN);
 	cr_assert_eq(graid_array_close(a), 0);
-	before = tk_owner(s.paths[0]);
+	before = tko_sb(s.paths[0]).owner;
 	cr_assert_eq(before.epoch, 1, "a new array's first owner has epoch 1");
 	tk_run_host_b(&s, 1, false);
-	after = tk_owner(s.paths[0]);
+	after = tko_sb(s.paths[0]).owner;
 	cr_assert_eq(after.epoch, 2, "the takeover raised the owner epoch");
 	cr_assert_str_eq(after.host, "graid-test-host-b");
 	/* A look from here says whose it is now. */
@@ -198,7 +186,7 @@ Test(takeover, another_hosts_clean_array_needs_a_takeover_which_raises_the_epoch
 	cr_assert_eq(tk_open(&s, 0, &a), -EBUSY);
 	cr_assert_eq(tk_open(&s, GRAID_OPEN_TAKEOVER, &a), 0);
 	cr_assert_eq(graid_array_close(a), 0);
-	cr_assert_eq(tk_owner(s.paths[3]).epoch, 3);
+	cr_assert_eq(tko_sb(s.paths[3]).owner.epoch, 3);
 	free(buf);
 	au_remove(&s);
 }
@@ -243,26 +231,6 @@ static void tk_on_event(void *arg, const struct graid_event *ev)
 		__atomic_add_fetch(&tk_events_foreign, 1, __ATOMIC_SEQ_CST);
 }
 
-/* What another host's takeover leaves on the members: a higher epoch, its name. */
-static void tk_write_takeover_record(const char *path)
-{
-	uint8_t buf[GRAID_SB_SIZE];
-	struct graid_sb sb;
-	int fd = open(path, O_RDWR);
-
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(pread(fd, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
-	cr_assert_eq(graid_sb_decode(buf, &sb), 0);
-	sb.owner.epoch++;
-	sb.owner.pid = 4242;
-	sb.owner.host_id = 0x0123456789abcdefull;
-	snprintf(sb.owner.host, sizeof(sb.owner.host), "graid-test-host-b");
-	graid_sb_encode(&sb, buf);
-	cr_assert_eq(pwrite(fd, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
-	cr_assert_eq(fsync(fd), 0);
-	close(fd);
-}
-
 /*
  * The old owner, still open, finds a higher epoch on its members: within a few seconds
  * every call returns -ESTALE, the event says why, and nothing it does afterwards (close
@@ -282,7 +250,7 @@ Test(takeover, the_old_owner_stops_when_it_sees_a_higher_epoch, .timeout = 60)
 	cr_assert_eq(graid_array_write(a, buf, TK_LEN, 0), TK_LEN);
 	cr_assert_eq(graid_array_flush(a), 0);
 	for (unsigned i = 0; i < 4; i++)
-		tk_write_takeover_record(s.paths[i]);
+		tko_write_takeover(s.paths[i]);
 	for (unsigned i = 0; i < 100; i++) {
 		n = graid_array_write(a, buf, TK_LEN, 0);
 		if (n == -ESTALE)
@@ -299,7 +267,7 @@ Test(takeover, the_old_owner_stops_when_it_sees_a_higher_epoch, .timeout = 60)
 	cr_assert_eq(graid_array_fail_member(a, 1), -ESTALE);
 	cr_assert_eq(graid_array_close(a), -ESTALE);
 	for (unsigned i = 0; i < 4; i++) {
-		struct graid_sb_owner o = tk_owner(s.paths[i]);
+		struct graid_sb_owner o = tko_sb(s.paths[i]).owner;
 
 		cr_assert_eq(o.epoch, 2, "member %u: the new owner's epoch was overwritten", i);
 		cr_assert_str_eq(o.host, "graid-test-host-b");
@@ -317,12 +285,12 @@ Test(takeover, a_superblock_write_never_goes_over_a_higher_epoch)
 	tk_setup(&s);
 	cr_assert_eq(au_create(&s, 4, 5, TK_CHUNK, &a), 0);
 	for (unsigned i = 0; i < 4; i++)
-		tk_write_takeover_record(s.paths[i]);
+		tko_write_takeover(s.paths[i]);
 	/* Failing a member writes the superblocks at once: refused, and the array is foreign. */
 	cr_assert_eq(graid_array_fail_member(a, 2), -ESTALE);
 	cr_assert_eq(graid_array_write(a, "x", 0, 0), -ESTALE);
 	graid_array_close(a);
 	for (unsigned i = 0; i < 4; i++)
-		cr_assert_eq(tk_owner(s.paths[i]).epoch, 2, "member %u overwritten", i);
+		cr_assert_eq(tko_sb(s.paths[i]).owner.epoch, 2, "member %u overwritten", i);
 	au_remove(&s);
 }

@@ -20,45 +20,12 @@
 #include <libgraid/graid.h>
 
 #include "arrayutil.h"
-#include "format/superblock.h"
+#include "takeover_util.h"
 #include "testutil.h"
 
 #define RV_BYTES (16u << 20)
 #define RV_CHUNK (64u * 1024)
 #define RV_LEN (1u << 20)
-
-static struct graid_sb rv_sb(const char *path)
-{
-	uint8_t buf[GRAID_SB_SIZE];
-	struct graid_sb sb;
-	int fd = open(path, O_RDONLY);
-
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(pread(fd, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
-	close(fd);
-	cr_assert_eq(graid_sb_decode(buf, &sb), 0);
-	return sb;
-}
-
-static void rv_takeover_record(const char *path)
-{
-	uint8_t buf[GRAID_SB_SIZE];
-	struct graid_sb sb;
-	int fd = open(path, O_RDWR);
-
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(pread(fd, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
-	cr_assert_eq(graid_sb_decode(buf, &sb), 0);
-	sb.owner.epoch++;
-	sb.owner.pid = 4242;
-	sb.owner.host_id = 0x0123456789abcdefull;
-	snprintf(sb.owner.host, sizeof(sb.owner.host), "graid-test-host-b");
-	sb.events += 10;
-	graid_sb_encode(&sb, buf);
-	cr_assert_eq(pwrite(fd, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
-	cr_assert_eq(fsync(fd), 0);
-	close(fd);
-}
 
 /* B took the array over but could not reach member 0: A reads only member 0. */
 Test(takeover_window, a_takeover_that_missed_member_0_is_never_seen, .timeout = 60)
@@ -75,7 +42,7 @@ Test(takeover_window, a_takeover_that_missed_member_0_is_never_seen, .timeout = 
 	cr_assert_eq(graid_array_write(a, buf, RV_LEN, 0), RV_LEN);
 	cr_assert_eq(graid_array_flush(a), 0);
 	for (unsigned i = 1; i < 4; i++)
-		rv_takeover_record(s.paths[i]);
+		tko_write_takeover(s.paths[i]);
 	for (unsigned i = 0; i < 60; i++) {
 		n = graid_array_write(a, buf, RV_LEN, 0);
 		if (n == -ESTALE)
@@ -86,10 +53,10 @@ Test(takeover_window, a_takeover_that_missed_member_0_is_never_seen, .timeout = 
 	rc = graid_array_close(a);
 	cr_expect_eq(rc, -ESTALE, "close returned %d", rc);
 	for (unsigned i = 1; i < 4; i++)
-		cr_expect_eq(rv_sb(s.paths[i]).owner.epoch, 2,
+		cr_expect_eq(tko_sb(s.paths[i]).owner.epoch, 2,
 			     "member %u: the new owner's epoch-2 record was overwritten (now %llu, "
-			     "host %s)", i, (unsigned long long)rv_sb(s.paths[i]).owner.epoch,
-			     rv_sb(s.paths[i]).owner.host);
+			     "host %s)", i, (unsigned long long)tko_sb(s.paths[i]).owner.epoch,
+			     tko_sb(s.paths[i]).owner.host);
 	free(buf);
 	au_remove(&s);
 }
@@ -143,10 +110,10 @@ Test(takeover_window, close_right_after_a_takeover_writes_nothing, .timeout = 60
 	memset(buf, 1, RV_LEN);
 	cr_assert_eq(graid_array_write(a, buf, RV_LEN, 0), RV_LEN);
 	cr_assert_eq(graid_array_flush(a), 0); /* HOT cleared: the next sweep clears DIRTY */
-	sb = rv_sb(s.paths[0]);
+	sb = tko_sb(s.paths[0]);
 	cr_assert(sb.bitmap_bytes && sb.log_bytes);
 	for (unsigned i = 0; i < 4; i++) {
-		rv_takeover_record(s.paths[i]);
+		tko_write_takeover(s.paths[i]);
 		rv_fill_range(s.paths[i], sb.bitmap_offset, sb.bitmap_bytes, 0xff); /* B's marks */
 		bm[i] = rv_hash_range(s.paths[i], sb.bitmap_offset, sb.bitmap_bytes);
 		lg[i] = rv_hash_range(s.paths[i], sb.log_offset, sb.log_bytes);
@@ -231,7 +198,7 @@ Test(takeover_window, a_renamed_host_without_machine_id_reopens_its_array, .time
 	if (rc == 10)
 		cr_skip_test("no namespaces here");
 	cr_assert_eq(rc, 0, "create step %d", rc);
-	cr_assert_eq(rv_sb(s.paths[0]).owner.host_id, 0);
+	cr_assert_eq(tko_sb(s.paths[0]).owner.host_id, 0);
 	rc = rv_run(rv_child_open, &s);
 	cr_expect_eq(rc, 0, "same machine, same boot, renamed: open failed at step %d (20: "
 			    "-EBUSY 'another host')", rc);
@@ -325,7 +292,7 @@ Test(takeover_window, the_worker_looks_during_a_background_resync, .timeout = 12
 	usleep(200000);
 	fprintf(stderr, "[%7.3f] takeover records written\n", rv_now() - rv_t0);
 	for (unsigned i = 0; i < 4; i++)
-		rv_takeover_record(s.paths[i]);
+		tko_write_takeover(s.paths[i]);
 	for (unsigned i = 0; i < 100; i++) {
 		n = graid_array_read(a, buf, 4096, 60u << 20 > (48u << 20) ? 0 : 0);
 		if (n == -ESTALE) {
@@ -438,13 +405,13 @@ Test(takeover_window, a_foreign_array_writes_nothing_when_a_member_returns, .tim
 	cr_assert_eq(graid_array_member_info(a, 1, &mi), 0);
 	cr_assert_eq(mi.state, GRAID_MEMBER_UNREACHABLE);
 	for (unsigned i = 0; i < 4; i++)
-		rv_takeover_record(s.paths[i]);
+		tko_write_takeover(s.paths[i]);
 	for (unsigned i = 0; i < 100 && n != -ESTALE; i++) {
 		n = graid_array_read(a, buf, 4096, 0);
 		usleep(50000);
 	}
 	cr_assert_eq(n, -ESTALE, "not foreign yet");
-	sb = rv_sb(s.paths[0]);
+	sb = tko_sb(s.paths[0]);
 	for (unsigned i = 0; i < 4; i++) {
 		rv_fill_range(s.paths[i], sb.bitmap_offset, sb.bitmap_bytes, 0xff); /* B's marks */
 		h[i] = rv_hash_range(s.paths[i], sb.bitmap_offset, sb.bitmap_bytes);
