@@ -4,6 +4,7 @@
 #define LIBGRAID_TESTS_TAKEOVER_UTIL_H
 
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -25,15 +26,18 @@ static inline struct graid_sb tko_sb(const char *path)
 	return sb;
 }
 
-/* What another host's takeover leaves on member @p path: a higher epoch, its name and ids. */
-static inline void tko_write_takeover(const char *path)
+/*
+ * Another host's record on member @p path, at the epoch above (@p bump) or at the same one:
+ * what its takeover leaves there (or what a second host taking over at the same moment does).
+ */
+static inline void tko_write_owner(const char *path, bool bump)
 {
 	uint8_t buf[GRAID_SB_SIZE];
 	struct graid_sb sb = tko_sb(path);
 	int fd = open(path, O_RDWR);
 
 	cr_assert_geq(fd, 0);
-	sb.owner.epoch++;
+	sb.owner.epoch += bump;
 	sb.owner.pid = 4242;
 	sb.owner.host_id = 0x0123456789abcdefull;
 	for (unsigned i = 0; i < 16; i++)
@@ -44,6 +48,12 @@ static inline void tko_write_takeover(const char *path)
 	cr_assert_eq(pwrite(fd, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
 	cr_assert_eq(fsync(fd), 0);
 	close(fd);
+}
+
+/* What another host's takeover leaves on member @p path: a higher epoch, its name and ids. */
+static inline void tko_write_takeover(const char *path)
+{
+	tko_write_owner(path, true);
 }
 
 #endif

@@ -58,9 +58,14 @@ static int tk_become_other_host(void)
 	/* Another kernel boot: one boot id is one host, whatever its name. */
 	rc = tk_bind_text(tk_boot_id, "6c696267-7261-6964-2d68-6f73742d6221\n",
 			  "/proc/sys/kernel/random/boot_id");
-	if (rc || access("/etc/machine-id", F_OK))
-		return rc; /* no machine id: the boot id and the host name tell hosts apart */
-	return tk_bind_text(tk_machine_id, "0123456789abcdef0123456789abcdef\n", "/etc/machine-id");
+	/* Another machine id wherever one is kept (none: the boot id tells hosts apart). */
+	if (rc == 0 && access("/etc/machine-id", F_OK) == 0)
+		rc = tk_bind_text(tk_machine_id, "0123456789abcdef0123456789abcdef\n",
+				  "/etc/machine-id");
+	if (rc == 0 && access("/var/lib/dbus/machine-id", F_OK) == 0)
+		rc = tk_bind_text(tk_machine_id, "0123456789abcdef0123456789abcdef\n",
+				  "/var/lib/dbus/machine-id");
+	return rc;
 }
 
 /* Whether this process may make another host; the reason when not. */

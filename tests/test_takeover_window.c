@@ -6,6 +6,8 @@
  * member coming back to a foreign handle, a renamed host, and the owner look's side effects.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
@@ -141,8 +143,12 @@ static int rv_as(const char *name)
 		return errno;
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
 		return errno;
+	/* No machine id anywhere it is kept. */
 	if (!access("/etc/machine-id", F_OK) &&
 	    mount(rv_empty, "/etc/machine-id", NULL, MS_BIND, NULL))
+		return errno;
+	if (!access("/var/lib/dbus/machine-id", F_OK) &&
+	    mount(rv_empty, "/var/lib/dbus/machine-id", NULL, MS_BIND, NULL))
 		return errno;
 	return 0;
 }
@@ -294,7 +300,7 @@ Test(takeover_window, the_worker_looks_during_a_background_resync, .timeout = 12
 	for (unsigned i = 0; i < 4; i++)
 		tko_write_takeover(s.paths[i]);
 	for (unsigned i = 0; i < 100; i++) {
-		n = graid_array_read(a, buf, 4096, 60u << 20 > (48u << 20) ? 0 : 0);
+		n = graid_array_read(a, buf, 4096, 0);
 		if (n == -ESTALE) {
 			fprintf(stderr, "[%7.3f] REVIEW: detected after %u polls\n", rv_now() - rv_t0, i);
 			break;
@@ -425,6 +431,147 @@ Test(takeover_window, a_foreign_array_writes_nothing_when_a_member_returns, .tim
 	cr_expect_eq(__atomic_load_n(&rv_returned, __ATOMIC_SEQ_CST), 0,
 		     "RETURNED sent by a foreign handle");
 	graid_array_close(a);
+	free(buf);
+	au_remove(&s);
+}
+
+/* One member's superblock goes bad (a flipped bit): one member's fault, no takeover. */
+Test(takeover_window, one_corrupt_superblock_does_not_stop_the_array, .timeout = 60)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint8_t *buf = aligned_alloc(4096, RV_LEN);
+	uint8_t sb[4096];
+	ssize_t n = 0;
+	int fd;
+
+	au_make(&s, 4, RV_BYTES);
+	cr_assert_eq(au_create(&s, 4, 5, RV_CHUNK, &a), 0);
+	memset(buf, 1, RV_LEN);
+	cr_assert_eq(graid_array_write(a, buf, RV_LEN, 0), RV_LEN);
+	fd = open(s.paths[2], O_RDWR);
+	cr_assert_eq(pread(fd, sb, sizeof(sb), 0), (ssize_t)sizeof(sb));
+	sb[300] ^= 0x01; /* bit rot in member 2's superblock */
+	cr_assert_eq(pwrite(fd, sb, sizeof(sb), 0), (ssize_t)sizeof(sb));
+	fsync(fd);
+	close(fd);
+	for (unsigned i = 0; i < 50; i++) {
+		n = graid_array_write(a, buf, RV_LEN, 0);
+		if (n != RV_LEN)
+			break;
+		usleep(50000);
+	}
+	cr_expect_eq(n, RV_LEN, "array stopped (%zd) after one member's superblock went bad", n);
+	graid_array_close(a);
+	free(buf);
+	au_remove(&s);
+}
+
+static atomic_bool tw_stop;
+static const char *tw_path;
+static uint8_t tw_va[4096], tw_vb[4096];
+
+/*
+ * This handle's own superblock being rewritten (events E, E+1; its record on both), as a
+ * device without atomic 4 KiB writes lands it: a look may read it torn. No takeover.
+ */
+static void *tw_rewriter(void *arg)
+{
+	int fd = open(tw_path, O_RDWR);
+
+	(void)arg;
+	while (!atomic_load(&tw_stop)) {
+		/* A 4 KiB write landing sector by sector (512-byte LBAs): emulated as 8 pieces. */
+		for (unsigned k = 0; k < 8; k++)
+			pwrite(fd, tw_va + k * 512, 512, k * 512);
+		for (unsigned k = 0; k < 8; k++)
+			pwrite(fd, tw_vb + k * 512, 512, k * 512);
+	}
+	close(fd);
+	return NULL;
+}
+
+Test(takeover_window, a_torn_read_of_its_own_superblock_is_no_takeover, .timeout = 60)
+{
+	struct graid_array *a;
+	struct au_set s;
+	struct graid_sb sb;
+	uint8_t *buf = aligned_alloc(4096, RV_LEN);
+	pthread_t t;
+	ssize_t n = RV_LEN;
+	int fd;
+
+	au_make(&s, 4, RV_BYTES);
+	cr_assert_eq(au_create(&s, 4, 5, RV_CHUNK, &a), 0);
+	memset(buf, 1, RV_LEN);
+	cr_assert_eq(graid_array_write(a, buf, RV_LEN, 0), RV_LEN);
+	fd = open(s.paths[1], O_RDONLY);
+	cr_assert_eq(pread(fd, tw_va, 4096, 0), 4096);
+	close(fd);
+	cr_assert_eq(graid_sb_decode(tw_va, &sb), 0);
+	sb.events++;
+	sb.rebuild_offset = 0;
+	memset(sb.nvme.subnqn, 0x5a, sizeof(sb.nvme.subnqn) - 1); /* differ all over the block */
+	graid_sb_encode(&sb, tw_vb);
+	cr_assert_eq(graid_sb_decode(tw_vb, &sb), 0);
+	tw_path = s.paths[1];
+	cr_assert_eq(pthread_create(&t, NULL, tw_rewriter, NULL), 0);
+	for (unsigned i = 0; i < 200 && n == RV_LEN; i++) {
+		n = graid_array_write(a, buf, 4096 * 16, 0) == 4096 * 16 ? (ssize_t)RV_LEN : -ESTALE;
+		usleep(50000);
+	}
+	atomic_store(&tw_stop, true);
+	pthread_join(t, NULL);
+	cr_expect_eq(n, RV_LEN, "foreign although every superblock written was this handle's");
+	graid_array_close(a);
+	free(buf);
+	au_remove(&s);
+}
+
+/* A spare promoted and rebuilt, then looked at as an active member: still ours. */
+Test(takeover_window, a_promoted_spare_does_not_trip_the_look, .timeout = 60)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint8_t *buf = aligned_alloc(4096, RV_LEN);
+
+	au_make(&s, 5, RV_BYTES);
+	cr_assert_eq(au_create(&s, 4, 5, RV_CHUNK, &a), 0);
+	cr_assert_eq(graid_array_add_spare(a, s.paths[4]), 0);
+	memset(buf, 1, RV_LEN);
+	cr_assert_eq(graid_array_write(a, buf, RV_LEN, 0), RV_LEN);
+	cr_assert_eq(graid_array_fail_member(a, 1), 0);
+	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), 0);
+	usleep(2500000);
+	cr_expect_eq(graid_array_write(a, buf, RV_LEN, 0), RV_LEN);
+	cr_expect_eq(graid_array_close(a), 0);
+	free(buf);
+	au_remove(&s);
+}
+
+/*
+ * A second host's record at the same epoch on a member where this handle wrote its own
+ * (two takeovers at once, that one landing last there): this handle stops.
+ */
+Test(takeover_window, another_owner_at_the_same_epoch_stops_this_one, .timeout = 30)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint8_t *buf = aligned_alloc(4096, RV_LEN);
+	ssize_t n = 0;
+
+	au_make(&s, 4, RV_BYTES);
+	cr_assert_eq(au_create(&s, 4, 5, RV_CHUNK, &a), 0);
+	memset(buf, 2, RV_LEN);
+	tko_write_owner(s.paths[2], false);
+	for (unsigned i = 0; i < 60; i++) {
+		n = graid_array_write(a, buf, RV_LEN, 0);
+		if (n == -ESTALE)
+			break;
+		usleep(50000);
+	}
+	cr_assert_eq(n, -ESTALE, "another owner's record at the same epoch went unseen");
+	cr_assert_eq(graid_array_close(a), -ESTALE);
 	free(buf);
 	au_remove(&s);
 }

@@ -223,21 +223,25 @@ static int open_owner(const struct assembly *as, bool takeover, uint64_t *epoch,
 
 /*
  * A takeover's first write: this host's record, at the new epoch, into the superblock of
- * every member it holds, and nothing else; then a wait in which a live old owner reads it
- * and stops. Only then does the open replay, resync or rewrite anything of the array's.
+ * every member of the array the assembly holds, and nothing else; then a wait in which a
+ * live old owner reads it and stops. The open then assembles again from what the members
+ * say after that wait (the old owner may have changed them meanwhile): only then does it
+ * replay, resync or rewrite anything of the array's.
  */
-static int open_fence(struct graid_array *a, uint64_t epoch)
+static int open_fence(const struct assembly *as, uint64_t epoch)
 {
+	const uint8_t *uuid = as->fresh->array_uuid;
 	struct graid_sb_owner me;
 	unsigned done = 0;
 
 	owner_self(&me);
 	me.epoch = epoch;
-	for (unsigned r = 0; r < a->nmembers; r++) {
-		struct member *m = &a->members[r];
+	for (unsigned i = 0; i < as->n; i++) {
+		struct member *m = &as->c[i].m;
 		struct graid_sb sb;
 
-		if (m->fd < 0 || member_read_sb(m, &sb) || memcmp(sb.array_uuid, a->uuid, 16))
+		if (!as->c[i].valid || m->fd < 0 || member_read_sb(m, &sb) ||
+		    memcmp(sb.array_uuid, uuid, 16))
 			continue;
 		sb.owner = me;
 		if (member_write_sb(m, &sb) == 0)
@@ -265,7 +269,7 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 	struct graid_array *a = NULL;
 	unsigned flags = open_flags(opts), forced = 0;
 	uint64_t epoch = 0;
-	bool took_over = false;
+	bool took_over = false, fenced = false;
 	bool read_only = flags & GRAID_OPEN_READ_ONLY, returns = false;
 	char roles[256];
 	int rc;
@@ -277,6 +281,7 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 		       GRAID_OPEN_TAKEOVER)) ||
 	    (read_only && (flags & (GRAID_OPEN_FORCE | GRAID_OPEN_TAKEOVER))))
 		return -EINVAL;
+again:
 	rc = assemble_gather(&as, members, nmembers, !read_only);
 	if (rc == 0 && as.pick < 0) {
 		graid__log(GRAID_LOG_ERR, "open: no member carries a valid libgraid superblock");
@@ -289,8 +294,23 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 	/* Another host's array: not without a takeover, and before anything is written. */
 	if (!read_only) {
 		rc = open_owner(&as, flags & GRAID_OPEN_TAKEOVER, &epoch, &took_over);
+		if (rc == 0 && took_over && fenced) {
+			/* Fenced, waited, assembled again: and another owner's record is back. */
+			graid__log(GRAID_LOG_ERR, "open: takeover: the old owner is still writing (its "
+						  "record came back after this host's); not taken over");
+			rc = -EBUSY;
+		}
 		if (rc)
 			goto out;
+		if (took_over) {
+			rc = open_fence(&as, epoch);
+			if (rc)
+				goto out;
+			fenced = true;
+			assemble_release(&as);
+			as = (struct assembly){ .lock = { .fd = -1 } };
+			goto again;
+		}
 	}
 	a = array_alloc(fresh->nmembers);
 	rc = a ? graid_layout_init(&a->lay, fresh->level, fresh->nmembers, fresh->chunk_bytes,
@@ -318,12 +338,6 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 	if (rc)
 		goto out;
 	memcpy(a->uuid, fresh->array_uuid, 16);
-	/* A takeover fences the old owner before anything else of the array is written. */
-	if (took_over) {
-		rc = open_fence(a, epoch);
-		if (rc)
-			goto out;
-	}
 	a->block_size = fresh->block_size;
 	a->data_offset = fresh->data_offset;
 	a->ctime = fresh->ctime;
@@ -454,6 +468,10 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 	*out = a;
 	a = NULL;
 out:
+	if (rc && fenced)
+		graid__log(GRAID_LOG_WARNING, "open: the takeover's owner record stays on the "
+					      "members: this host owns the array now (owner epoch "
+					      "%llu); open it again here", (unsigned long long)epoch);
 	assemble_release(&as);
 	array_free(a);
 	return rc;

@@ -255,15 +255,21 @@ static uint64_t own_host_id(void)
 {
 	char buf[64] = "";
 	uint64_t id = 0;
-	ssize_t n;
-	int fd = open("/etc/machine-id", O_RDONLY | O_CLOEXEC);
+	ssize_t n = 0;
+	const char *const where[] = { "/etc/machine-id", "/var/lib/dbus/machine-id" };
 
-	if (fd < 0)
-		fd = open("/var/lib/dbus/machine-id", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
+	/* An empty or "uninitialized" /etc/machine-id (first boot) falls through to D-Bus's. */
+	for (unsigned w = 0; w < 2; w++) {
+		int fd = open(where[w], O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n >= 16 && buf[0] != 'u')
+			break;
+		n = 0;
+	}
 	if (n < 16)
 		return 0;
 	for (unsigned i = 0; i < 16; i++) {
@@ -282,12 +288,13 @@ bool owner_same_host(const struct graid_sb_owner *a, const struct graid_sb_owner
 {
 	static const uint8_t zero[16];
 
-	/* One boot of one kernel is one host, whatever it is called now. */
-	if (memcmp(a->boot_id, zero, 16) && !memcmp(a->boot_id, b->boot_id, 16))
-		return true;
-	/* Machine ids tell hosts apart where both are known; names alone may collide. */
+	/* Machine ids tell hosts apart where both are known (containers on one kernel too). */
 	if (a->host_id && b->host_id)
 		return a->host_id == b->host_id;
+	/* Else one boot of one kernel is one host, whatever it is called now. */
+	if (memcmp(a->boot_id, zero, 16) && !memcmp(a->boot_id, b->boot_id, 16))
+		return true;
+	/* Names alone may collide: the last resort. */
 	return !strcmp(a->host, b->host);
 }
 

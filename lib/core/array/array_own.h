@@ -38,8 +38,8 @@ int array_uuid_file_path(const uint8_t uuid[16], const char *suffix, char *buf, 
 void owner_self(struct graid_sb_owner *o);
 
 /*
- * Whether two owner records name the same host: the same boot id, else the same machine id
- * where both have one, else the same host name.
+ * Whether two owner records name the same host: the same machine id where both have one,
+ * else the same boot id, else the same host name.
  */
 bool owner_same_host(const struct graid_sb_owner *a, const struct graid_sb_owner *b);
 

@@ -168,6 +168,10 @@ int array_resync(struct graid_array *a)
 
 		if (!(atomic_load(&b->state[r]) & BITMAP_DIRTY))
 			continue;
+		if (array_foreign(a)) {
+			rc = -ESTALE; /* another host took the array over */
+			break;
+		}
 		/* A long resync in the worker: it looks at the owner record as the idle worker does. */
 		if (graid__now_ns() >= next_look) {
 			pthread_mutex_lock(&a->meta_lock);

@@ -115,9 +115,9 @@ static bool meta_owner_is_ours(const struct graid_array *a, const struct graid_s
 /*
  * What the active members say of the owner. *@p top: the record with the highest epoch;
  * *@p other: on a member this handle wrote its record on (sb_ours), one that is not that
- * record: another owner's at any epoch, another array's superblock, or one that no longer
- * decodes (wiped). A member whose superblock cannot be read is passed over. False when no
- * member could be read.
+ * record: another owner's at any epoch, or another array's superblock. A member whose
+ * superblock cannot be read or does not decode is passed over. False when no member could
+ * be judged.
  */
 static bool meta_owner_look(struct graid_array *a, struct graid_sb_owner *top,
 			    struct graid_sb_owner *other, bool *found_other)
@@ -130,23 +130,27 @@ static bool meta_owner_look(struct graid_array *a, struct graid_sb_owner *top,
 		struct member *m = &a->members[i];
 		bool strict = m->sb_ours; /* this handle's record was written there */
 		struct graid_sb sb;
-		int rc;
 
 		if (m->fd < 0 || !array_role_alive(a, i))
 			continue;
-		rc = member_read_sb(m, &sb);
-		if (rc == -EINVAL || rc == -EBADMSG || rc == -EPROTO ||
-		    (rc == 0 && memcmp(sb.array_uuid, a->uuid, 16))) {
-			/* Wiped or made another array's: after our record, not ours any more. */
+		/*
+		 * Only a record that decodes is evidence: a takeover always writes a valid one.
+		 * A read error, or a block that does not decode (a torn read beside this
+		 * handle's own write, a corrupt block: one member's fault, not a takeover), is
+		 * passed over; the next look decides.
+		 */
+		if (member_read_sb(m, &sb))
+			continue;
+		if (memcmp(sb.array_uuid, a->uuid, 16)) {
+			/* Made another array's after our record: not ours any more. */
 			if (strict && !*found_other) {
 				memset(other, 0, sizeof(*other));
-				snprintf(other->host, sizeof(other->host), "(member %u rewritten)", i);
+				snprintf(other->host, sizeof(other->host), "(member %u now another "
+									 "array's)", i);
 				*found_other = true;
 			}
 			continue;
 		}
-		if (rc)
-			continue; /* unreadable now: the next look decides */
 		any = true;
 		if (sb.owner.epoch > top->epoch)
 			*top = sb.owner;
