@@ -321,12 +321,12 @@ struct graid_array_info {
 	 */
 	uint64_t used_bytes;
 	/**
-	 * Appended (issue 19): the owner epoch (one more at each takeover by another host;
-	 * 0 unknown: written before format 1.3) and the owner's host name: this handle's for
-	 * a writable open, the one the superblocks record for a read-only one.
+	 * Appended (issue 19): the owner epoch, one more at each takeover by another host
+	 * (0 unknown: written before format 1.3); this handle's for a writable open, the one
+	 * the superblocks record for a read-only one.
 	 */
 	uint64_t owner_epoch;
-	char owner_host[64];
+	char owner_host[64];     /**< the owner's host name, as for @c owner_epoch */
 };
 
 /** @brief What graid_array_member_info() reports of one member role. */
