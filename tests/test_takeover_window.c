@@ -269,6 +269,7 @@ Test(takeover_window, the_worker_looks_during_a_background_resync, .timeout = 12
 	pid_t pid;
 	int st;
 
+	tu_need_fault_injection(); /* faulty: members (a release build has none) */
 	au_make(&s, 4, 64u << 20);
 	cr_assert_eq(au_create(&s, 4, 5, RV_CHUNK, &a), 0);
 	cr_assert_eq(graid_array_close(a), 0);
@@ -343,6 +344,7 @@ Test(takeover_window, the_owner_look_leaves_fault_schedules_alone, .timeout = 30
 	uint8_t *buf = aligned_alloc(4096, RV_CHUNK);
 	struct graid_member_info mi = { .struct_size = sizeof(mi) };
 
+	tu_need_fault_injection(); /* faulty: members (a release build has none) */
 	au_make(&s, 4, RV_BYTES);
 	cr_assert_eq(au_create(&s, 4, 5, RV_CHUNK, &a), 0);
 	cr_assert_eq(graid_array_close(a), 0);
@@ -394,6 +396,7 @@ Test(takeover_window, a_foreign_array_writes_nothing_when_a_member_returns, .tim
 	uint64_t h[4];
 	ssize_t n = 0;
 
+	tu_need_fault_injection(); /* faulty: members (a release build has none) */
 	au_make(&s, 4, RV_BYTES);
 	cr_assert_eq(au_create(&s, 4, 5, RV_CHUNK, &a), 0);
 	cr_assert_eq(graid_array_close(a), 0);
