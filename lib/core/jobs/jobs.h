@@ -7,6 +7,17 @@
 #include <stdint.h>
 #include "array/array.h"
 
+/*
+ * What every call that changes the array's roles or runs its jobs asks first: 0, -EROFS a
+ * read-only open, or -ESTALE another host took the array over.
+ */
+static inline int array_may_change(const struct graid_array *a)
+{
+	if (a->read_only)
+		return -EROFS;
+	return array_foreign(a) ? -ESTALE : 0;
+}
+
 /* roles.c: a device into a role. */
 int member_attach(struct graid_array *a, struct member *m, const char *path);
 /* A hot spare takes @p role if it is failed or missing; meta_lock held. */

@@ -676,7 +676,7 @@ static int rebuild_rows(struct rebuild_ctx *c, uint64_t start)
 				rc = -ECANCELED;
 				break;
 			}
-			if (atomic_load(&a->foreign)) {
+			if (array_foreign(a)) {
 				rc = -ESTALE; /* another host took the array over */
 				break;
 			}
@@ -771,7 +771,7 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 	uint64_t start = l->nstripes;
 	int rc;
 
-	if (atomic_load(&a->foreign))
+	if (array_foreign(a))
 		return -ESTALE; /* another host took the array over */
 	c->ntarget = 0;
 	c->catchup_only = true;
@@ -816,7 +816,7 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 		rc = rebuild_rows(c, start);
 	mbatch_close(&c->mb);
 	c->reported += c->done + c->skipped;
-	if (atomic_load(&a->foreign))
+	if (array_foreign(a))
 		return -ESTALE; /* another host took the array over: not "start again" */
 	if (rc && rc != -ECANCELED && rc != -ESTALE && rebuild_target_taken_over(c))
 		rc = -ESTALE;
@@ -865,10 +865,9 @@ GRAID_API int graid_array_rebuild(struct graid_array *a, graid_progress_fn fn, v
 
 	if (!a)
 		return -EINVAL;
-	if (a->read_only)
-		return -EROFS;
-	if (atomic_load(&a->foreign))
-		return -ESTALE; /* another host took the array over */
+	rc = array_may_change(a);
+	if (rc)
+		return rc;
 	/* Heap: two stripe sets and the per-member flags are too large for a thread's stack. */
 	c = calloc(1, sizeof(*c));
 	if (!c)

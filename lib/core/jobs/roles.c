@@ -141,10 +141,9 @@ GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
 		return -EINVAL;
 	if (a->lay.level == 0)
 		return -EOPNOTSUPP;
-	if (a->read_only)
-		return -EROFS;
-	if (atomic_load(&a->foreign))
-		return -ESTALE; /* another host took the array over */
+	rc = array_may_change(a);
+	if (rc)
+		return rc;
 	pthread_mutex_lock(&a->meta_lock);
 	st = atomic_load(&a->members[idx].state);
 	if (st != GRAID_MEMBER_FAILED && st != GRAID_MEMBER_MISSING &&
@@ -199,13 +198,13 @@ void array_roles_takeover_all(struct graid_array *a)
 GRAID_API int graid_array_fail_member(struct graid_array *a, unsigned idx)
 {
 	uint8_t state[GRAID_MAX_MEMBERS];
+	int rc;
 
 	if (!a || idx >= a->nmembers)
 		return -EINVAL;
-	if (a->read_only)
-		return -EROFS;
-	if (atomic_load(&a->foreign))
-		return -ESTALE; /* another host took the array over */
+	rc = array_may_change(a);
+	if (rc)
+		return rc;
 	pthread_mutex_lock(&a->meta_lock);
 	for (unsigned i = 0; i < a->nmembers; i++)
 		state[i] = (uint8_t)atomic_load(&a->members[i].state);

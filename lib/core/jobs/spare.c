@@ -107,10 +107,9 @@ GRAID_API int graid_array_add_spare(struct graid_array *a, const char *path)
 		return -EINVAL;
 	if (a->lay.level == 0)
 		return -EOPNOTSUPP;
-	if (a->read_only)
-		return -EROFS;
-	if (atomic_load(&a->foreign))
-		return -ESTALE; /* another host took the array over */
+	rc = array_may_change(a);
+	if (rc)
+		return rc;
 	pthread_mutex_lock(&a->meta_lock);
 	if (a->nspares == GRAID_MAX_SPARES || a->nmembers + a->nspares >= GRAID_SB_MAX_MEMBERS) {
 		pthread_mutex_unlock(&a->meta_lock);
@@ -153,10 +152,9 @@ GRAID_API int graid_array_rebuild_start(struct graid_array *a)
 
 	if (!a)
 		return -EINVAL;
-	if (a->read_only)
-		return -EROFS;
-	if (atomic_load(&a->foreign))
-		return -ESTALE; /* another host took the array over */
+	rc = array_may_change(a);
+	if (rc)
+		return rc;
 	pthread_mutex_lock(&a->meta_lock);
 	rc = array_rebuild_background(a);
 	pthread_mutex_unlock(&a->meta_lock);
