@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -187,4 +188,40 @@ Test(read_repair, raid10_a_bad_block_still_fails_the_copy, .timeout = 60)
 		     "mirrors read the other copy and fail the bad one (docs/ARRAYS.md)");
 	graid_array_close(b.a);
 	au_remove(&b.s);
+}
+
+/*
+ * A member cut short (its file truncated, a device that shrank) is not a bad sector: a read
+ * past its new end comes back short, and writing the block back would only extend a file
+ * full of holes that then read as zeroes. It is taken out on its first short read.
+ */
+Test(read_repair, a_member_cut_short_is_taken_out_not_repaired, .timeout = 60)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	const size_t row = 3 * RR_CHUNK;
+	struct graid_array *a;
+	struct au_set s;
+	uint8_t *buf;
+
+	au_make(&s, 5, RR_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 5, 6, RR_CHUNK, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	buf = malloc(info.size);
+	rr_pattern(buf, 0, info.size, 1);
+	cr_assert_eq(graid_array_write(a, buf, info.size, 0), (ssize_t)info.size);
+	cr_assert_eq(graid_array_flush(a), 0);
+	cr_assert_eq(truncate(s.path[2], 0), 0);
+	/*
+	 * The last rows first (member 2 holds data in three rows of five): before the mend, its
+	 * block was written back at the far end and the rows below read the holes as zeroes.
+	 */
+	for (size_t k = 1; k <= 5 && rr_info(a, 2).state == GRAID_MEMBER_ACTIVE; k++)
+		cr_assert_eq(graid_array_read(a, buf, row, info.size - k * row), (ssize_t)row);
+	cr_assert_eq(rr_info(a, 2).state, GRAID_MEMBER_FAILED,
+		     "a member that returned short reads stayed in the array");
+	cr_assert_eq(rr_info(a, 2).errors, 1);
+	free(buf);
+	rr_verify(a, info.size, 1, "with the short member out");
+	graid_array_close(a);
+	au_remove(&s);
 }

@@ -360,8 +360,13 @@ int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t 
 		return -ESTALE;
 	if (mf->injected)
 		res = mf->injected;
+	/*
+	 * Short inside the member's size: the member ended early (a truncated file, a device
+	 * that shrank). Not a media error (-EIO would be repaired by writing the block back,
+	 * which only extends a file whose holes then read as zeroes): the member goes out.
+	 */
 	if (res != (int)len)
-		return res < 0 ? res : -EIO; /* short inside the member's size: as bad as an error */
+		return res < 0 ? res : -ENXIO;
 	atomic_fetch_add_explicit(write ? &m->writes : &m->reads, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(write ? &m->write_bytes : &m->read_bytes, len,
 				  memory_order_relaxed);

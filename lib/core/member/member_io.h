@@ -101,7 +101,8 @@ int member_io_result(struct graid_array *a, unsigned member, struct member_io_fa
  * The end of one member I/O of @p len bytes whose member_io_result() was @p res: what the
  * caller reports. The member's counters take a whole transfer; a stale read (its role
  * changed device between plan and issue) is -ESTALE, an injected fault its injected error,
- * a short transfer -EIO. Failing the member, or repairing a read, is the caller's choice.
+ * a short transfer -ENXIO (the member ended early: never a bad sector to repair). Failing
+ * the member, or repairing a read, is the caller's choice.
  * @return @p len, or -errno.
  */
 int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t len,
