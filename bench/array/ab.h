@@ -220,6 +220,7 @@ struct ab_opts {
 	enum { AB_JOURNAL_OFF, AB_JOURNAL_ON, AB_JOURNAL_BOTH } journal;
 	enum { AB_SIDE_BOTH, AB_SIDE_ARRAY, AB_SIDE_JBOD } only; /* --only: to profile one side */
 	unsigned degraded;    /* --degraded: members failed before the profiles run (0..2) */
+	unsigned io_timeout_ms; /* --io-timeout: graid_array_set_io_timeout() (0: off) */
 };
 
 /* Member bytes the write-hole journal takes before the data (the library's default size). */

@@ -98,6 +98,11 @@ static int main_level(const struct ab_opts *o, const struct ab_members *m, int l
 	}
 	graid_array_info(a, &info);
 	graid_array_member_info(a, 0, &mi);
+	if (o->io_timeout_ms) {
+		graid_array_set_io_timeout(a, o->io_timeout_ms);
+		printf("io timeout: %u ms (member reads through the library's buffers)\n",
+		       o->io_timeout_ms);
+	}
 	printf("\n== RAID-%d%s: %u members, chunk %u KiB, %llu MiB usable, engine %s, "
 	       "member I/O %s\n", level, journal ? " with journal" : "", info.nmembers, info.chunk_bytes >> 10, (unsigned long long)(info.size >> 20),
 	       info.engine, mi.direct_io ? "O_DIRECT" : "buffered");

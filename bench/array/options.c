@@ -30,6 +30,8 @@ static void opts_usage(FILE *out)
 		"                   (each parity level plain, then journalled, and the cost)\n"
 		"  --degraded N     fail N members (1, or 2 on RAID-6) after the prefill: the\n"
 		"                   profiles run degraded (ratios still against healthy JBOD)\n"
+		"  --io-timeout MS  set the array's per-I/O timeout (reads then go through the\n"
+		"                   library's buffers: this measures that cost; default off)\n"
 		"  --only SIDE      run only the array or only the jbod side (for a profiler:\n"
 		"                   the other side's figures and the ratios read as 0)\n");
 }
@@ -96,7 +98,7 @@ static int opts_profiles(struct ab_opts *o, const char *s)
 
 enum { OPT_DIR = 256, OPT_LEVELS, OPT_MEMBERS, OPT_MIB, OPT_CHUNK, OPT_BACKEND, OPT_SECONDS,
        OPT_REPEAT, OPT_THREADS, OPT_QD, OPT_PROFILES, OPT_CSV, OPT_SEED, OPT_QUICK, OPT_JOURNAL,
-       OPT_ONLY, OPT_DEGRADED, OPT_HELP };
+       OPT_ONLY, OPT_DEGRADED, OPT_IO_TIMEOUT, OPT_HELP };
 
 int ab_opts_parse(struct ab_opts *o, int argc, char **argv)
 {
@@ -118,6 +120,7 @@ int ab_opts_parse(struct ab_opts *o, int argc, char **argv)
 		{ "journal", required_argument, NULL, OPT_JOURNAL },
 		{ "only", required_argument, NULL, OPT_ONLY },
 		{ "degraded", required_argument, NULL, OPT_DEGRADED },
+		{ "io-timeout", required_argument, NULL, OPT_IO_TIMEOUT },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ 0 },
 	};
@@ -219,6 +222,11 @@ int ab_opts_parse(struct ab_opts *o, int argc, char **argv)
 		case OPT_DEGRADED:
 			o->degraded = (unsigned)strtoul(optarg, NULL, 10);
 			if (o->degraded > 2)
+				goto bad;
+			break;
+		case OPT_IO_TIMEOUT:
+			o->io_timeout_ms = (unsigned)strtoul(optarg, NULL, 10);
+			if (o->io_timeout_ms > GRAID_IO_TIMEOUT_MAX_MS)
 				goto bad;
 			break;
 		case OPT_HELP:

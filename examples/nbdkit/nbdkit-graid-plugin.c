@@ -34,6 +34,7 @@ static struct {
 	/* rebuild-max-rate= and rebuild-busy-rate=: bytes a second per member, 0 none */
 	struct graid_rebuild_options rebuild;
 	bool rebuild_set;
+	unsigned io_timeout_ms;    /* io-timeout=: graid_array_set_io_timeout(), 0 none */
 	struct graid_array *array; /* opened in after_fork, closed in cleanup */
 	struct graid_array_info info;
 	/*
@@ -115,8 +116,22 @@ static int gp_config(const char *key, const char *value)
 		gp.rebuild_set = true;
 		return 0;
 	}
-	nbdkit_error("unknown parameter '%s' (member=PATH, backend=NAME, rebuild-max-rate=SIZE "
-		     "or rebuild-busy-rate=SIZE)", key);
+	if (strcmp(key, "io-timeout") == 0) {
+		char *end;
+		unsigned long ms;
+
+		errno = 0;
+		ms = strtoul(value, &end, 10);
+		if (errno || *end || end == value || ms > GRAID_IO_TIMEOUT_MAX_MS) {
+			nbdkit_error("io-timeout: milliseconds, 0 .. %u, not '%s'",
+				     GRAID_IO_TIMEOUT_MAX_MS, value);
+			return -1;
+		}
+		gp.io_timeout_ms = (unsigned)ms;
+		return 0;
+	}
+	nbdkit_error("unknown parameter '%s' (member=PATH, backend=NAME, rebuild-max-rate=SIZE, "
+		     "rebuild-busy-rate=SIZE or io-timeout=MS)", key);
 	return -1;
 }
 
@@ -192,6 +207,15 @@ static int gp_after_fork(void)
 		nbdkit_debug("rebuild at most %" PRIu64 " B/s per member, %" PRIu64
 			     " B/s while serving requests (0: no limit)",
 			     gp.rebuild.max_bytes_per_sec, gp.rebuild.busy_bytes_per_sec);
+	}
+	if (gp.io_timeout_ms) {
+		rc = graid_array_set_io_timeout(gp.array, gp.io_timeout_ms);
+		if (rc) {
+			nbdkit_error("io-timeout: %s", graid_strerror(rc));
+			return -1;
+		}
+		nbdkit_debug("a member I/O older than %u ms is given up on where the others carry "
+			     "the array", gp.io_timeout_ms);
 	}
 	/* A rebuild left pending (a spare taken at open, a stopped one) goes on while serving. */
 	rc = graid_array_rebuild_start(gp.array);
@@ -484,7 +508,9 @@ static struct nbdkit_plugin plugin = {
 		       "backend=NAME  parity engine: auto, ref, isal, opencl, cuda\n"
 		       "rebuild-max-rate=SIZE   rebuilds (a hot spare taking over) move at most\n"
 		       "                        SIZE bytes a second per member\n"
-		       "rebuild-busy-rate=SIZE  ... and at most SIZE while requests are in flight",
+		       "rebuild-busy-rate=SIZE  ... and at most SIZE while requests are in flight\n"
+		       "io-timeout=MS  give up on a member I/O after MS milliseconds where the\n"
+		       "              other members carry the array (0: never, the default)",
 	.magic_config_key = "member",
 	.get_ready = gp_get_ready,
 	.after_fork = gp_after_fork,

@@ -25,6 +25,7 @@ struct gu_opts {
 	/* --rebuild-max-rate, --rebuild-busy-rate: bytes a second per member; 0 none */
 	struct graid_rebuild_options rebuild;
 	bool rebuild_set;
+	unsigned io_timeout_ms;  /* --io-timeout: graid_array_set_io_timeout(), 0 none */
 	const char *const *members;
 	unsigned nmembers;
 };
@@ -42,7 +43,9 @@ static void gu_usage(FILE *f)
 		"  --rebuild-max-rate SIZE   a rebuild that starts while serving (a hot spare\n"
 		"                  taking over) moves at most SIZE bytes a second per member\n"
 		"                  (K, M, G: powers of 1024)\n"
-		"  --rebuild-busy-rate SIZE  ... and at most SIZE while requests are in flight\n",
+		"  --rebuild-busy-rate SIZE  ... and at most SIZE while requests are in flight\n"
+		"  --io-timeout MS give up on a member I/O after MS milliseconds where the\n"
+		"                  other members carry the array (default 0: never)\n",
 		GU_MAX_QUEUES, UBLK_MAX_QUEUE_DEPTH);
 }
 
@@ -80,7 +83,7 @@ static int gu_size(const char *arg, uint64_t *out)
 	return 0;
 }
 
-enum { GU_OPT_MAX_RATE = 256, GU_OPT_BUSY_RATE };
+enum { GU_OPT_MAX_RATE = 256, GU_OPT_BUSY_RATE, GU_OPT_IO_TIMEOUT };
 
 /* 0, or 2 (usage error, message printed); exits 0 for --help. */
 static int gu_parse(int argc, char **argv, struct gu_opts *o)
@@ -91,6 +94,7 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 		{ "backend", required_argument, NULL, 'b' },
 		{ "rebuild-max-rate", required_argument, NULL, GU_OPT_MAX_RATE },
 		{ "rebuild-busy-rate", required_argument, NULL, GU_OPT_BUSY_RATE },
+		{ "io-timeout", required_argument, NULL, GU_OPT_IO_TIMEOUT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -126,6 +130,14 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 				return 2;
 			}
 			o->rebuild_set = true;
+			break;
+		case GU_OPT_IO_TIMEOUT:
+			if (strcmp(optarg, "0") != 0 &&
+			    gu_number(optarg, GRAID_IO_TIMEOUT_MAX_MS, &o->io_timeout_ms)) {
+				fprintf(stderr, "graid-ublk: --io-timeout: milliseconds, 0 .. %u, not "
+						"'%s'\n", GRAID_IO_TIMEOUT_MAX_MS, optarg);
+				return 2;
+			}
 			break;
 		case 'h':
 			gu_usage(stdout);
@@ -390,6 +402,11 @@ int main(int argc, char **argv)
 	}
 	graid_array_info(a, &info);
 	graid_array_set_event_callback(a, gu_on_event, NULL);
+	if (o.io_timeout_ms && (rc = graid_array_set_io_timeout(a, o.io_timeout_ms))) {
+		fprintf(stderr, "graid-ublk: --io-timeout: %s\n", graid_strerror(rc));
+		graid_array_close(a);
+		return 1;
+	}
 	if (o.rebuild_set) {
 		o.rebuild.struct_size = sizeof(o.rebuild);
 		rc = graid_array_set_rebuild_options(a, &o.rebuild);

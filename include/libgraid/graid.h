@@ -290,7 +290,9 @@ enum graid_member_state {
 	GRAID_MEMBER_SPARE = 4,      /**< a hot spare */
 	GRAID_MEMBER_UNREACHABLE = 5, /**< an NVMe-oF namespace none of whose controllers is live
 					   while one is reconnecting (a path outage, not a failed
-					   drive): out of I/O, writes to it are recorded in the
+					   drive), or one whose I/O timed out (graid_array_set_io_timeout(),
+					   or the kernel's -ETIMEDOUT) while a controller still reads
+					   live: out of I/O, writes to it are recorded in the
 					   write-intent bitmap, and it is caught up from those
 					   regions by itself when a controller is live again; it
 					   fails (and a spare takes over) when the last controller
@@ -383,6 +385,11 @@ struct graid_member_info {
 				      catchup_done once it finished); 0: none ran since the open */
 	uint64_t outages;        /**< times this member became unreachable since the open, or
 				      since the role's last replacement */
+	/* Appended: the I/O timeout (graid_array_set_io_timeout()). */
+	uint64_t timeouts;       /**< I/Os of this role given up on after the array's I/O
+				      timeout since the open */
+	unsigned late_ios;       /**< of those, the ones on its device that the kernel has not
+				      ended yet (while not 0 the role is not caught up) */
 };
 
 /** @brief What graid_member_probe() found on a device. */
@@ -735,6 +742,35 @@ struct graid_rebuild_options {
  */
 GRAID_API int graid_array_set_rebuild_options(struct graid_array *a,
 					      const struct graid_rebuild_options *opts);
+
+/** The longest I/O timeout graid_array_set_io_timeout() takes: one hour. */
+#define GRAID_IO_TIMEOUT_MAX_MS 3600000u
+
+/**
+ * @brief Bound how long one member may hold up a read or write: a member I/O of a queue (or
+ *   of a synchronous call) that has not ended @p ms milliseconds after it was issued is
+ *   given up on, as md's failfast does, when the other members can carry the array without
+ *   that member.
+ *
+ * The member is then taken out as for an I/O error -ETIMEDOUT (an NVMe-oF member whose
+ * controllers reconnect becomes ::GRAID_MEMBER_UNREACHABLE, any other fails and a hot spare
+ * takes its role), and the stripe is served from the others: the caller's request ends
+ * within about @p ms plus the time the others take. Where no redundancy is left for the
+ * member the I/O is waited for, and the kernel's own timeouts bound it. The I/O given up on
+ * is still the kernel's: the memory it reads into stays the library's until it ends (so,
+ * while a timeout is set, member reads go to the library's buffers and are copied out, a
+ * copy per byte read), an unreachable member is not caught up until its late I/O ended,
+ * and graid_queue_destroy() and graid_array_close() wait for them. Expiry is noticed inside
+ * graid_queue_reap(), graid_queue_submit() and the synchronous calls; a caller that only
+ * polls notices it at its next call. Background work (rebuild, resync, scrub, flushes and
+ * metadata writes) is not bounded by it. Takes effect for I/O issued after the call.
+ * docs/ARRAYS.md ("A per-I/O timeout") has the rules.
+ * @param a the array.
+ * @param ms the bound in milliseconds, 1 .. ::GRAID_IO_TIMEOUT_MAX_MS; 0 turns it off (the
+ *   default).
+ * @return 0; -EINVAL @p a is NULL or @p ms is above ::GRAID_IO_TIMEOUT_MAX_MS.
+ */
+GRAID_API int graid_array_set_io_timeout(struct graid_array *a, unsigned ms);
 
 /**
  * @brief Register a hot spare. When a member fails, a spare takes over its role and is

@@ -8,6 +8,7 @@
  *     perf        throughput and CPU per I/O, local null_blk against nvme-tcp members
  *     lost5 lost6 lost10   a storage host lost mid-write (RAID-5, -6, -10) and back; with
  *                 RAID-5, graidctl status --json (another process) while it is unreachable
+ *     iotimeout   the same with an I/O timeout of 1 s: no write waits much longer
  *     outage      shorter than ctrl_loss_tmo: no rebuild; longer: fails, remote spare
  *     media       a bad block on a remote member repaired from parity
  *     multipath   one of two paths lost: no error, not degraded
@@ -697,9 +698,10 @@ static void status_look(unsigned role, int k)
 
 /* The outage lasts @outage_s, longer (up to @extend_s more) until the member has been seen
  * unreachable for 2 s: a slow guest must not turn the test into one of a shorter outage. */
-static void outage_under_load(struct graid_array *a, struct load *ld, int k, unsigned role,
-			      double outage_s, double extend_s, const char *name,
-			      int want_no_rebuild)
+/* Returns the worst write latency of the outage, in ms (0 if the bed failed). */
+static double outage_under_load(struct graid_array *a, struct load *ld, int k, unsigned role,
+				double outage_s, double extend_s, const char *name,
+				int want_no_rebuild)
 {
 	struct watch w = { 0 };
 	load_start(ld);
@@ -707,7 +709,7 @@ static void outage_under_load(struct graid_array *a, struct load *ld, int k, uns
 	double t_out = now(), t_ctrl = 0;
 	if (bed("outage %d", k)) {
 		load_stop(ld);
-		return;
+		return 0;
 	}
 	while (now() - t_out < outage_s ||
 	       (now() - t_out < outage_s + extend_s && (!w.t_unreach || now() - w.t_unreach < 2))) {
@@ -796,6 +798,7 @@ static void outage_under_load(struct graid_array *a, struct load *ld, int k, uns
 	else if (minfo(a, role).outages < 1)
 		bad("member_info.outages is 0 after an outage");
 	fprintf(stderr, "  %s: states seen %s\n", name, seen);
+	return max_out;
 }
 
 static void run_lost(int level)
@@ -837,6 +840,45 @@ static void run_lost(int level)
 			bad("%s", status_why);
 		result("status-shows-unreachable");
 	}
+}
+
+/*
+ * ---- 1b. the array's I/O timeout: the writes in flight when a path goes silent wait for
+ * the bound, not for the keep-alive and fast_io_fail_tmo (about 6 s here) ----------------
+ */
+#define IOT_MS 1000u
+
+static void run_iotimeout(void)
+{
+	const char *name = "io-timeout-outage";
+	const char *m[4];
+	for (unsigned i = 0; i < 4 && !why[0]; i++)
+		m[i] = dev_of((int)i + 1);
+	struct graid_array *a = create(5, m, 4);
+	struct load *ld = NULL;
+	if (a) {
+		struct graid_array_info info = { .struct_size = sizeof(info) };
+		graid_array_info(a, &info);
+		int r = graid_array_set_io_timeout(a, IOT_MS);
+		if (r)
+			bad("set_io_timeout: %s", graid_strerror(r));
+		ld = load_new(a, info.size / 4);
+		double worst = why[0] ? 0 : outage_under_load(a, ld, 2, 1, 10.0, 10.0, name, 1);
+		struct graid_member_info mi = minfo(a, 1);
+		figure("%s: worst write of the outage %.0f ms with an I/O timeout of %u ms "
+		       "(keep_alive_tmo=2 fast_io_fail_tmo=2); %" PRIu64 " I/O given up on",
+		       name, worst, IOT_MS, mi.timeouts);
+		if (!why[0] && mi.timeouts == 0)
+			bad("no I/O was given up on: the outage was noticed by the kernel first");
+		else if (!why[0] && worst > IOT_MS + 2000)
+			bad("a write waited %.0f ms, with an I/O timeout of %u ms", worst, IOT_MS);
+		verify_anyway(ld, name);
+		if (!why[0])
+			scrub_clean(a, name);
+		graid_array_close(a);
+	}
+	load_free(ld);
+	result(name);
 }
 
 /* ---- 2. short outage: no rebuild; long outage: remote spare -------------------------------- */
@@ -1275,8 +1317,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "nvmeof_vm: NVMF_LOCAL names %d devices, want 4\n", nl);
 		return 2;
 	}
-	static const char *all[] = { "perf", "lost5", "lost6", "lost10", "outage", "media",
-				     "multipath", "flap", "rename" };
+	static const char *all[] = { "perf", "lost5", "lost6", "lost10", "iotimeout", "outage",
+				     "media", "multipath", "flap", "rename" };
 	const char *const *sc = argc > 1 ? (const char *const *)argv + 1 : all;
 	int nsc = argc > 1 ? argc - 1 : (int)(sizeof(all) / sizeof(all[0]));
 	for (int i = 0; i < nsc; i++) {
@@ -1291,6 +1333,8 @@ int main(int argc, char **argv)
 			run_lost(6);
 		else if (!strcmp(sc[i], "lost10"))
 			run_lost(10);
+		else if (!strcmp(sc[i], "iotimeout"))
+			run_iotimeout();
 		else if (!strcmp(sc[i], "outage"))
 			run_outage(local);
 		else if (!strcmp(sc[i], "media"))

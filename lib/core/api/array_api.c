@@ -203,10 +203,20 @@ GRAID_API int graid_array_member_info(struct graid_array *a, unsigned idx,
 	i.catchup_done = atomic_load(&m->copied);
 	i.catchup_total = atomic_load(&m->copy_total);
 	i.outages = atomic_load(&m->outages);
+	i.timeouts = atomic_load(&m->timeouts);
+	i.late_ios = atomic_load(&m->late_ios);
 	if (a->view.valid && idx < a->nmembers)
 		member_info_from_view(&i, &a->view.role[idx], m->fd >= 0);
 	/* The struct grows at its end: a caller's older, shorter one gets what it has room for. */
 	i.struct_size = mi->struct_size < sizeof(i) ? mi->struct_size : sizeof(i);
 	memcpy(mi, &i, i.struct_size);
+	return 0;
+}
+
+GRAID_API int graid_array_set_io_timeout(struct graid_array *a, unsigned ms)
+{
+	if (!a || ms > GRAID_IO_TIMEOUT_MAX_MS)
+		return -EINVAL;
+	atomic_store(&a->io_timeout_ns, (uint64_t)ms * 1000000u);
 	return 0;
 }

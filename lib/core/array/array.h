@@ -87,6 +87,14 @@ struct member {
 	unsigned readerr_count;         /* meta_lock */
 	uint64_t readerr_decay_ns;
 	atomic_uint_fast64_t readerr_repaired;
+	/*
+	 * I/O given up on after the array's I/O timeout (io/queue_timeout.c) that the kernel has
+	 * not finished yet, on this role's device, and how many were given up on in all. While
+	 * late_ios is not zero the device may still be written behind the array's back: it is
+	 * not caught up or taken back (array_reach.c).
+	 */
+	atomic_uint late_ios;
+	atomic_uint_fast64_t timeouts;
 };
 
 /* Write-intent bitmap (bitmap.c): per region DIRTY (marked on disk) and HOT (written lately). */
@@ -153,6 +161,8 @@ struct graid_array {
 	atomic_uint fg_started;        /* foreground requests ever started: busy since a look */
 	pthread_mutex_t rebuild_lock;  /* one rebuild at a time */
 	atomic_uint_fast64_t rebuild_rate;   /* bytes/s per member, 0 unlimited */
+	/* graid_array_set_io_timeout(): a member I/O older than this is given up on; 0 never. */
+	atomic_uint_fast64_t io_timeout_ns;
 	atomic_uint rebuild_yield_us;
 	atomic_uint_fast64_t rebuild_busy_rate; /* the same while foreground I/O is in flight */
 	atomic_bool closing;

@@ -90,6 +90,9 @@ static void queue_io_complete(struct graid_queue *q, struct mio *io, int res)
 	res = member_io_result(q->a, io->member, &io->fault, io->len, res);
 	if (res == MEMBER_IO_MORE)
 		return;
+	if (queue_late_done(q, io, res))
+		return; /* given up on after the I/O timeout: its operation went on without it */
+	queue_timeout_untrack(q, io);
 	q->ios_inflight--;
 	res = member_io_done(q->a, io->member, io->write, io->len, &io->fault, res);
 	if (res == (int)io->len) {
@@ -129,6 +132,24 @@ static void queue_reap_cqes(struct graid_queue *q)
 		io_uring_cqe_seen(&q->ring, cqe);
 		if (io) /* NULL: the timeout in front of a stalled member's I/O */
 			queue_io_complete(q, io, res);
+	}
+}
+
+/*
+ * Give up on every I/O past the array's I/O timeout. Completions are reaped before each
+ * look: an I/O whose completion is waiting in the ring ended in time, and giving up on one
+ * (superblock writes) takes a while that the others must not be charged for.
+ */
+static void queue_expire(struct graid_queue *q)
+{
+	struct mio *io;
+
+	while (q->t_head) {
+		queue_reap_cqes(q);
+		io = queue_timeout_due(q);
+		if (!io)
+			break;
+		queue_give_up(q, io);
 	}
 }
 
@@ -367,6 +388,28 @@ GRAID_API int graid_queue_destroy(struct graid_queue *q)
 		    !q->ninl)
 			break; /* nothing left that could finish */
 	}
+	/*
+	 * I/O given up on after the timeout is still the kernel's, and so is the memory it
+	 * reads into: wait for it (the kernel's own timeouts bound that wait).
+	 */
+	if (q->nlate)
+		graid__log(GRAID_LOG_NOTICE, "queue: waiting for %u I/O given up on after the "
+					     "timeout to end", q->nlate);
+	while (q->nlate) {
+		struct io_uring_cqe *cqe;
+		int rc = io_uring_sq_ready(&q->ring) ? member_ring_submit(&q->ring, 0) : 0;
+
+		if (rc >= 0 || queue_err_transient(rc))
+			rc = io_uring_wait_cqe(&q->ring, &cqe);
+
+		if (rc < 0 && !queue_err_transient(rc)) {
+			graid__log(GRAID_LOG_ERR, "queue: destroyed with %u late I/O its broken ring "
+						  "(%s) cannot finish; its memory is left to them",
+				   q->nlate, graid_strerror(rc));
+			return rc;
+		}
+		queue_reap_cqes(q);
+	}
 	io_uring_queue_exit(&q->ring);
 	for (unsigned k = 0; k < QUEUE_BUF_CLASSES; k++)
 		for (unsigned i = 0; i < q->nbufs[k]; i++)
@@ -499,6 +542,7 @@ GRAID_API int graid_queue_reap(struct graid_queue *q, struct graid_completion *c
 	for (;;) {
 		/* What has finished already counts, also for a caller that only polls (min 0). */
 		queue_reap_cqes(q);
+		queue_expire(q);
 		queue_progress(q);
 		while (n < max && q->done) {
 			struct req *r = q->done;
@@ -518,7 +562,6 @@ GRAID_API int graid_queue_reap(struct graid_queue *q, struct graid_completion *c
 		if (q->ninl) {
 			continue; /* done in place, not reaped yet: no waiting for it */
 		} else if (q->ios_inflight) {
-			struct io_uring_cqe *cqe;
 			int rc;
 
 			/* Entries a refused submit left in the ring go first, or nothing completes. */
@@ -527,7 +570,7 @@ GRAID_API int graid_queue_reap(struct graid_queue *q, struct graid_completion *c
 				if (rc < 0)
 					return n ? (int)n : rc;
 			}
-			if (io_uring_wait_cqe(&q->ring, &cqe) == 0)
+			if (queue_timeout_wait(q) == 0)
 				queue_reap_cqes(q);
 		} else if (q->parked) {
 			uint64_t seq = stripe_release_seq(q->a);
@@ -626,6 +669,32 @@ void array_queue_put(struct graid_array *a, struct graid_queue *q)
 	q->pool_next = a->pool;
 	a->pool = q;
 	pthread_mutex_unlock(&a->pool_lock);
+}
+
+void array_queue_pool_reap_late(struct graid_array *a)
+{
+	struct graid_queue *late = NULL, **pp;
+
+	pthread_mutex_lock(&a->pool_lock);
+	for (pp = &a->pool; *pp;) {
+		struct graid_queue *q = *pp;
+
+		if (q->nlate) {
+			*pp = q->pool_next;
+			q->pool_next = late;
+			late = q;
+		} else {
+			pp = &q->pool_next;
+		}
+	}
+	pthread_mutex_unlock(&a->pool_lock);
+	while (late) {
+		struct graid_queue *q = late;
+
+		late = q->pool_next;
+		graid_queue_reap(q, NULL, 0, 0); /* idle: only late completions are there */
+		array_queue_put(a, q);
+	}
 }
 
 void array_queue_pool_free(struct graid_array *a)

@@ -20,6 +20,12 @@ int64_t array_sync_request(struct graid_array *a, enum array_sync_kind kind, voi
 int array_queue_sync_wait(struct graid_array *a, struct graid_queue *q,
 			  struct graid_completion *c);
 void array_queue_pool_free(struct graid_array *a);
+/*
+ * Account for the late I/O (queue_late.c) that idle pooled queues hold: their completions
+ * wait in the rings until someone reaps, and until then the members' late_ios stay up.
+ * For the worker, while a member waits for its late I/O to end.
+ */
+void array_queue_pool_reap_late(struct graid_array *a);
 
 /* A caller's read or write. */
 struct req {
@@ -49,6 +55,14 @@ struct mio {
 	uint32_t len;
 	uint16_t member;
 	bool write;
+	/* The I/O timeout (queue_timeout.c): in the queue's list, or given up on and late. */
+	bool tracked;
+	bool late;
+	bool late_counted;   /* the member's late_ios counts it */
+	uint32_t late_len;
+	uint8_t *late_buf;   /* a late read's buffer: the queue's again when the kernel ends it */
+	struct mio *t_prev, *t_next;
+	uint64_t t_issue;    /* when it was prepared */
 };
 
 enum sop_phase {
@@ -112,6 +126,8 @@ struct sop {
 	uint64_t *jpos;      /* journal: per member, where its entry goes (0: none) */
 	uint8_t **jhdr;      /* journal: per member, its entry header */
 	struct iovec *jiov;  /* journal: per member, header and payload (SOP_RUN_MAX + 1) */
+	unsigned nlate;      /* its I/Os given up on that the kernel has not ended */
+	bool zombie;         /* ended while nlate > 0: back to the free list when they end */
 };
 
 /* A member I/O done in place, waiting to be reaped like a CQE. */
@@ -154,6 +170,9 @@ struct graid_queue {
 	uint8_t inline_mask[GRAID_MAX_MEMBERS / 8];
 	struct queue_inline_done *inl;
 	unsigned ninl, inl_cap;
+	/* I/Os that may be given up on, oldest first, and those given up on (queue_timeout.c). */
+	struct mio *t_head, *t_tail;
+	unsigned nlate;
 	struct graid_queue *pool_next;
 	bool retired;                 /* its ring broke with a request in it: never pooled again */
 };
@@ -181,6 +200,22 @@ bool discard_can_offload(const struct graid_array *a);
 int discard_member(struct graid_queue *q, unsigned role, uint64_t off, uint64_t len);
 /* The same outside a queue (rebuild: the unused rows of a new member). */
 int discard_member_sync(struct graid_array *a, unsigned role, uint64_t off, uint64_t len);
+
+/* queue_timeout.c: the array's I/O timeout, which I/Os and when */
+/* A member I/O just prepared, whose target is @p ptr: keep it in the list if it may be given up on. */
+void queue_timeout_track(struct graid_queue *q, struct mio *io, const uint8_t *ptr);
+/* It ended: out of the list. */
+void queue_timeout_untrack(struct graid_queue *q, struct mio *io);
+/* The oldest I/O when it is past the timeout, taken out of the list; else NULL. */
+struct mio *queue_timeout_due(struct graid_queue *q);
+/* Wait for a completion, or until the oldest I/O is due; io_uring_wait_cqe's result. */
+int queue_timeout_wait(struct graid_queue *q);
+
+/* queue_late.c: giving up on an I/O, and its late end */
+/* Give up on @p io (past the timeout, out of the list) if the others can carry its stripe. */
+void queue_give_up(struct graid_queue *q, struct mio *io);
+/* A completion of @p io: true when it was a late one, now accounted for (nothing else to do). */
+bool queue_late_done(struct graid_queue *q, struct mio *io, int res);
 
 /* sop.c */
 void sop_start(struct graid_queue *q, struct sop *s);

@@ -49,6 +49,13 @@ static struct mio *queue_mio(struct sop *s, unsigned slot, unsigned member, bool
 {
 	struct mio *io = &s->mio[slot];
 
+	/*
+	 * Given up on and not ended: its record is the kernel's still. A plan never uses the
+	 * slot again (its member is out), so this only guards against a change of device.
+	 */
+	if (io->late)
+		return NULL;
+
 	io->sop = s;
 	io->copy_to = io->copy_from = NULL;
 	io->len = (uint32_t)len;
@@ -57,10 +64,12 @@ static struct mio *queue_mio(struct sop *s, unsigned slot, unsigned member, bool
 	return io;
 }
 
-static void queue_io_prepared(struct graid_queue *q, struct sop *s)
+static void queue_io_prepared(struct graid_queue *q, struct sop *s, struct mio *io,
+			      const uint8_t *ptr)
 {
 	s->pending++;
 	q->ios_inflight++;
+	queue_timeout_track(q, io, ptr);
 }
 
 void queue_inline_setup(struct graid_queue *q)
@@ -136,6 +145,9 @@ int queue_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned membe
 	struct mio *io = queue_mio(s, slot, member, write, len);
 	int rc;
 
+	if (!io)
+		return -EBUSY;
+
 	if (!write)
 		array_test_before_read(q->a, member);
 	if (queue_inline(q, member) && queue_io_now(q, s, io, ptr, NULL, 0, member_off))
@@ -146,7 +158,7 @@ int queue_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned membe
 	if (rc == 0 && !write)
 		io->fault.stale = !queue_read_current(q, io, member_off);
 	if (rc == 0)
-		queue_io_prepared(q, s);
+		queue_io_prepared(q, s, io, ptr);
 	return rc;
 }
 
@@ -156,11 +168,14 @@ int queue_writev(struct graid_queue *q, struct sop *s, unsigned slot, unsigned m
 	struct mio *io = queue_mio(s, slot, member, true, len);
 	int rc;
 
+	if (!io)
+		return -EBUSY;
+
 	if (queue_inline(q, member) && queue_io_now(q, s, io, NULL, iov, iovcnt, member_off))
 		return 0;
 	rc = member_prep_writev(&q->ring, q->a, member, iov, iovcnt, member_off, io, &io->fault);
 	if (rc == 0)
-		queue_io_prepared(q, s);
+		queue_io_prepared(q, s, io, NULL);
 	return rc;
 }
 
@@ -168,10 +183,13 @@ int queue_log_writev(struct graid_queue *q, struct sop *s, unsigned slot, unsign
 		     const struct iovec *iov, unsigned iovcnt, size_t len, uint64_t pos)
 {
 	struct mio *io = queue_mio(s, slot, member, true, len);
-	int rc = member_prep_log_writev(&q->ring, q->a, member, iov, iovcnt, pos, io, &io->fault);
+	int rc;
 
+	if (!io)
+		return -EBUSY;
+	rc = member_prep_log_writev(&q->ring, q->a, member, iov, iovcnt, pos, io, &io->fault);
 	if (rc == 0)
-		queue_io_prepared(q, s);
+		queue_io_prepared(q, s, io, NULL);
 	return rc;
 }
 
@@ -183,6 +201,10 @@ void queue_sop_done(struct graid_queue *q, struct sop *s, int err)
 		r->err = err;
 	r->sops_live--;
 	q->nsops--;
+	if (s->nlate) {
+		s->zombie = true; /* the kernel still has I/O of it: freed by queue_late_done() */
+		return;
+	}
 	s->next = q->free_sops;
 	q->free_sops = s;
 }

@@ -147,6 +147,16 @@ bool sop_note_bad(struct sop *s, unsigned m)
 	return true;
 }
 
+/*
+ * With an I/O timeout set, member reads go to the queue's buffers and are copied out: a
+ * read given up on may still be written by the kernel, which must never be the caller's
+ * memory after the call returned (queue_timeout.c).
+ */
+static bool sop_bounce_reads(const struct graid_queue *q)
+{
+	return atomic_load_explicit(&q->a->io_timeout_ns, memory_order_relaxed) != 0;
+}
+
 /* ---- RAID-1 and RAID-10: copies ------------------------------------------------------ */
 
 static void sop_mirror_read(struct graid_queue *q, struct sop *s)
@@ -169,17 +179,18 @@ static void sop_mirror_read(struct graid_queue *q, struct sop *s)
 	s->phase = SOP_READING;
 	/* Spread reads over the copies; the stripe number keeps one request's choice stable. */
 	c = alive[s->stripe % nalive];
-	if (queue_aligned(user)) {
-		if (!sop_io(q, s, 0, members[c], false, user, s->arr_len, moff[c]))
+	/* Slot c: a read of another copy after this one is given up on takes another slot. */
+	if (queue_aligned(user) && !sop_bounce_reads(q)) {
+		if (!sop_io(q, s, c, members[c], false, user, s->arr_len, moff[c]))
 			return sop_finish(q, s, -EAGAIN);
 		return;
 	}
-	if (!sop_own_buf(q, s, 0, s->arr_len))
+	if (!sop_own_buf(q, s, c, s->arr_len))
 		return sop_finish(q, s, -ENOMEM);
-	if (!sop_io(q, s, 0, members[c], false, s->buf[0], s->arr_len, moff[c]))
+	if (!sop_io(q, s, c, members[c], false, s->buf[c], s->arr_len, moff[c]))
 		return sop_finish(q, s, -EAGAIN);
-	s->mio[0].copy_to = user;
-	s->mio[0].copy_from = s->buf[0];
+	s->mio[c].copy_to = user;
+	s->mio[c].copy_from = s->buf[c];
 }
 
 /*
@@ -259,6 +270,7 @@ static void sop_dealloc_locked(struct graid_queue *q, struct sop *s)
 static void sop_direct_read(struct graid_queue *q, struct sop *s)
 {
 	const struct graid_layout *l = &q->a->lay;
+	const bool bounce = sop_bounce_reads(q);
 	uint32_t ws, we;
 
 	s->plan = PLAN_DIRECT_READ;
@@ -271,7 +283,7 @@ static void sop_direct_read(struct graid_queue *q, struct sop *s)
 			continue;
 		dst = sop_user(l, s, d, ws);
 		m = graid_layout_data_member(l, s->stripe, d);
-		if (queue_aligned(dst)) {
+		if (queue_aligned(dst) && !bounce) {
 			if (!sop_io(q, s, d, m, false, dst, we - ws, sop_member_off(l, s->stripe, ws)))
 				s->read_failed = true;
 			continue;

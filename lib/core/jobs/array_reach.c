@@ -18,6 +18,7 @@
 #include "jobs/jobs.h"
 #include "member/member.h"
 #include "meta/meta.h"
+#include "io/queue.h"
 
 /* How often the worker looks at unreachable members' controllers. */
 #define REACH_POLL_NS (250u * 1000 * 1000)
@@ -71,8 +72,18 @@ static void reach_give_up(struct graid_array *a, unsigned role, int err, const c
  */
 void array_reach_poll(struct graid_array *a)
 {
+	bool late = false;
+
 	if (array_foreign(a))
 		return; /* another host's array now: nothing to bring back */
+	for (unsigned r = 0; r < a->nmembers; r++)
+		late = late || atomic_load(&a->members[r].late_ios);
+	if (late) {
+		/* The synchronous calls' idle queues may hold the late ends nobody reaped. */
+		pthread_mutex_unlock(&a->meta_lock);
+		array_queue_pool_reap_late(a);
+		pthread_mutex_lock(&a->meta_lock);
+	}
 	for (unsigned r = 0; r < a->nmembers; r++) {
 		struct member *m = &a->members[r];
 		struct graid_sb sb;
@@ -80,6 +91,12 @@ void array_reach_poll(struct graid_array *a)
 		int fd = m->fd, rc = 0;
 
 		if (atomic_load(&m->state) != GRAID_MEMBER_UNREACHABLE)
+			continue;
+		/*
+		 * I/O given up on after the I/O timeout may still land on it: a catch-up before
+		 * it ended could be overwritten by it. Look again next time.
+		 */
+		if (atomic_load(&m->late_ios))
 			continue;
 		pthread_mutex_unlock(&a->meta_lock);
 		reach = member_reach(m, NULL);

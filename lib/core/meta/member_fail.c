@@ -20,6 +20,7 @@ bool array_member_unreachable(struct graid_array *a, unsigned role, int err)
 	struct member *m = &a->members[role];
 	uint8_t state[GRAID_MAX_MEMBERS];
 	struct member_paths p;
+	enum member_reach reach;
 	int st = atomic_load(&m->state);
 
 	if (a->read_only || (st != GRAID_MEMBER_ACTIVE && st != GRAID_MEMBER_REBUILDING))
@@ -35,7 +36,14 @@ bool array_member_unreachable(struct graid_array *a, unsigned role, int err)
 	state[role] = GRAID_MEMBER_UNREACHABLE;
 	if (!array_roles_survivable(a, state))
 		return false;
-	if (member_reach(m, &p) != REACH_RECONNECTING)
+	/*
+	 * An I/O that timed out (the array's I/O timeout, or the kernel's) on a fabric member
+	 * whose controller still reads live: the path has most likely gone silent and the
+	 * keep-alive has not noticed yet. Out for a while too, not failed: a transient stall
+	 * then costs a catch-up, not a rebuild.
+	 */
+	reach = member_reach(m, &p);
+	if (reach != REACH_RECONNECTING && !(err == -ETIMEDOUT && reach == REACH_LIVE))
 		return false;
 	/* A full rebuild cut short starts again whole; a catch-up only copies marks again. */
 	m->reach_full = st == GRAID_MEMBER_REBUILDING && !m->catchup;
@@ -60,26 +68,17 @@ void array_member_failed(struct graid_array *a, unsigned role, int err)
 	array_member_io_failed(a, role, -1, err);
 }
 
-/* @p fd < 0: whichever device the role has. */
-void array_member_io_failed(struct graid_array *a, unsigned role, int fd, int err)
+/* Take the role out after an error of its present device; meta_lock held. */
+static void member_fail_locked(struct graid_array *a, unsigned role, int err)
 {
 	struct member *m = &a->members[role];
 	int st;
 	bool changed = false;
 
-	pthread_mutex_lock(&a->meta_lock);
-	if (fd >= 0 && m->fd != fd) {
-		pthread_mutex_unlock(&a->meta_lock);
-		graid__log(GRAID_LOG_INFO, "member %u: a late error of the device it replaced (%s)",
-			   role, graid_strerror(err));
-		return;
-	}
 	atomic_fetch_add(&m->errors, 1);
 	/* A fabric member whose controllers reconnect is out for a while, not failed. */
-	if (array_member_unreachable(a, role, err)) {
-		pthread_mutex_unlock(&a->meta_lock);
+	if (array_member_unreachable(a, role, err))
 		return;
-	}
 	/* Active or being rebuilt: either way it is out now. */
 	st = atomic_load(&m->state);
 	while ((st == GRAID_MEMBER_ACTIVE || st == GRAID_MEMBER_REBUILDING) && !changed)
@@ -99,5 +98,56 @@ void array_member_io_failed(struct graid_array *a, unsigned role, int fd, int er
 		array_event(a, GRAID_EVENT_MEMBER_FAILED, (int)role, err, 0, 0);
 		array_worker_takeover(a, role);
 	}
+}
+
+/* @p fd < 0: whichever device the role has. */
+void array_member_io_failed(struct graid_array *a, unsigned role, int fd, int err)
+{
+	struct member *m = &a->members[role];
+
+	pthread_mutex_lock(&a->meta_lock);
+	if (fd >= 0 && m->fd != fd) {
+		pthread_mutex_unlock(&a->meta_lock);
+		graid__log(GRAID_LOG_INFO, "member %u: a late error of the device it replaced (%s)",
+			   role, graid_strerror(err));
+		return;
+	}
+	member_fail_locked(a, role, err);
 	pthread_mutex_unlock(&a->meta_lock);
+}
+
+bool array_member_timed_out(struct graid_array *a, unsigned role, int fd, bool *counted)
+{
+	struct member *m = &a->members[role];
+	uint8_t state[GRAID_MAX_MEMBERS];
+	bool give_up = true;
+	int st;
+
+	*counted = false;
+	pthread_mutex_lock(&a->meta_lock);
+	st = atomic_load(&m->state);
+	if (m->fd != fd) {
+		/* The role has another device now; this one is out of the array already. */
+	} else if (st != GRAID_MEMBER_ACTIVE && st != GRAID_MEMBER_REBUILDING) {
+		atomic_fetch_add(&m->late_ios, 1); /* out already: still its device */
+		*counted = true;
+	} else {
+		for (unsigned r = 0; r < a->nmembers; r++)
+			state[r] = (uint8_t)atomic_load(&a->members[r].state);
+		state[role] = GRAID_MEMBER_FAILED;
+		/* md's failfast rule: never give up on the last copy of anything. */
+		give_up = array_roles_survivable(a, state);
+		if (give_up) {
+			atomic_fetch_add(&m->late_ios, 1);
+			*counted = true;
+			graid__log(GRAID_LOG_ERR, "member %u (%s): an I/O took longer than the array's "
+						  "I/O timeout (%llu ms); giving up on it", role, m->path,
+				   (unsigned long long)(atomic_load(&a->io_timeout_ns) / 1000000));
+			member_fail_locked(a, role, -ETIMEDOUT);
+		}
+	}
+	if (give_up)
+		atomic_fetch_add(&m->timeouts, 1);
+	pthread_mutex_unlock(&a->meta_lock);
+	return give_up;
 }

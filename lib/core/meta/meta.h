@@ -36,9 +36,19 @@ void array_member_failed(struct graid_array *a, unsigned role, int err);
 void array_member_io_failed(struct graid_array *a, unsigned role, int fd, int err);
 /*
  * member_fail.c: an I/O error of an active or rebuilding fabric member whose controllers
- * are reconnecting makes it UNREACHABLE instead of failed (true); meta_lock held.
+ * are reconnecting (or -ETIMEDOUT while one still reads live: a path gone silent, not yet
+ * noticed) makes it UNREACHABLE instead of failed (true); meta_lock held.
  */
 bool array_member_unreachable(struct graid_array *a, unsigned role, int err);
+/*
+ * member_fail.c: an I/O issued on descriptor @p fd of @p role passed the array's I/O
+ * timeout. True: the caller may give up on it (the role is out now, as for an error
+ * -ETIMEDOUT, or was out or on another device already); *counted: the role's late_ios
+ * counts it (it was the role's device), to be taken off when the kernel ends it. False:
+ * the others cannot carry the array without the role, so the I/O is waited for.
+ * meta_lock not held.
+ */
+bool array_member_timed_out(struct graid_array *a, unsigned role, int fd, bool *counted);
 /*
  * array_readerr.c: a read of @p role on descriptor @p fd failed with @p err. True: a media
  * error on a member that is otherwise healthy, to be repaired from redundancy (the member
