@@ -321,8 +321,20 @@ static int uq_loop(struct uq *q)
 		if (q->inflight == 0 && (q->stop || q->lost == q->s->depth))
 			return q->stop || atomic_load(&q->s->stopping) ? 0 : -ENODEV;
 		if (q->inflight == 0) {
-			/* Send the commits, and sleep until the driver has something. */
-			rc = io_uring_submit_and_wait(&q->ring, 1);
+			struct __kernel_timespec second = { .tv_sec = 1 };
+			struct io_uring_cqe *cqe;
+
+			/*
+			 * Send the commits, and sleep until the driver has something, or a second
+			 * passed: then an idle reap accounts for member I/O the array's I/O timeout
+			 * gave up on and the kernel has ended since (graid.h); until then that
+			 * member is not caught up.
+			 */
+			rc = io_uring_submit_and_wait_timeout(&q->ring, &cqe, 1, &second, NULL);
+			if (rc == -ETIME) {
+				rc = 0;
+				graid_queue_reap(q->gq, q->done, q->s->depth, 0);
+			}
 		} else {
 			/* Send the commits; if nothing else moved, wait for graid. */
 			rc = io_uring_submit(&q->ring);

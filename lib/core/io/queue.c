@@ -47,7 +47,8 @@ static struct sop *queue_sop_alloc(struct graid_queue *q)
 	} else {
 		/* The per-role arrays share the operation's allocation. */
 		s = calloc(1, sizeof(*s) + n * (2 * sizeof(uint8_t *) + sizeof(uint32_t) +
-						sizeof(bool) + sizeof(struct mio)));
+						sizeof(bool) + sizeof(struct mio) +
+						sizeof(struct mio *)));
 		if (!s)
 			return NULL;
 		if (q->a->journal && queue_sop_journal_alloc(s, n)) {
@@ -66,8 +67,12 @@ static struct sop *queue_sop_alloc(struct graid_queue *q)
 			}
 		}
 		p = (uint8_t *)(s + 1);
-		s->mio = (struct mio *)p;
+		s->mio_store = (struct mio *)p;
 		p += n * sizeof(struct mio);
+		s->mio = (struct mio **)p;
+		p += n * sizeof(struct mio *);
+		for (unsigned i = 0; i < n; i++)
+			s->mio[i] = &s->mio_store[i];
 		s->buf = (uint8_t **)p;
 		p += n * sizeof(uint8_t *);
 		s->nbuf = (uint8_t **)p;
@@ -418,6 +423,10 @@ GRAID_API int graid_queue_destroy(struct graid_queue *q)
 		struct sop *s = q->free_sops;
 
 		q->free_sops = s->next;
+		/* Records that replaced ones given up on (queue_late.c). */
+		for (unsigned i = 0; i < q->a->nmembers; i++)
+			if (s->mio[i] != &s->mio_store[i])
+				free(s->mio[i]);
 		free(s->iov);
 		free(s->buckets);
 		queue_sop_free_parts(s);

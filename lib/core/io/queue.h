@@ -46,15 +46,21 @@ struct req {
 	int err;             /* first error, 0 if none */
 };
 
-/* One member I/O in flight; its address is the io_uring user_data. */
+/*
+ * One member I/O in flight; its address is the io_uring user_data. A stripe operation has
+ * one per slot; one given up on after the I/O timeout leaves its slot (queue_late.c) and
+ * lives on until the kernel ends it, the slot getting a fresh record.
+ */
 struct mio {
-	struct sop *sop;
+	struct sop *sop;     /* while not late: the operation it is for */
 	struct member_io_fault fault;
 	uint8_t *copy_to;    /* a bounced read: copy here on completion */
 	uint8_t *copy_from;
 	uint32_t len;
 	uint16_t member;
+	uint16_t slot;       /* its index in the operation's mio[] */
 	bool write;
+	bool heap;           /* allocated on its own (a replacement), not in the operation */
 	/* The I/O timeout (queue_timeout.c): in the queue's list, or given up on and late. */
 	bool tracked;
 	bool late;
@@ -121,13 +127,12 @@ struct sop {
 	uint32_t *blen;      /* per role: size of buf when own */
 	bool *own;           /* per role: buf came from the queue's cache */
 	uint8_t **nbuf;      /* RMW: per role, the new data of the range */
-	struct mio *mio;     /* per role */
+	struct mio **mio;    /* per slot (role or member): its record, in mio_store or not */
+	struct mio *mio_store;
 	uint64_t jseq;       /* journal: the update's number while it holds log space, else 0 */
 	uint64_t *jpos;      /* journal: per member, where its entry goes (0: none) */
 	uint8_t **jhdr;      /* journal: per member, its entry header */
 	struct iovec *jiov;  /* journal: per member, header and payload (SOP_RUN_MAX + 1) */
-	unsigned nlate;      /* its I/Os given up on that the kernel has not ended */
-	bool zombie;         /* ended while nlate > 0: back to the free list when they end */
 };
 
 /* A member I/O done in place, waiting to be reaped like a CQE. */

@@ -47,16 +47,10 @@ void queue_buf_put(struct graid_queue *q, uint8_t *p, size_t len)
 static struct mio *queue_mio(struct sop *s, unsigned slot, unsigned member, bool write,
 			     size_t len)
 {
-	struct mio *io = &s->mio[slot];
-
-	/*
-	 * Given up on and not ended: its record is the kernel's still. A plan never uses the
-	 * slot again (its member is out), so this only guards against a change of device.
-	 */
-	if (io->late)
-		return NULL;
+	struct mio *io = s->mio[slot];
 
 	io->sop = s;
+	io->slot = (uint16_t)slot;
 	io->copy_to = io->copy_from = NULL;
 	io->len = (uint32_t)len;
 	io->member = (uint16_t)member;
@@ -145,9 +139,6 @@ int queue_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned membe
 	struct mio *io = queue_mio(s, slot, member, write, len);
 	int rc;
 
-	if (!io)
-		return -EBUSY;
-
 	if (!write)
 		array_test_before_read(q->a, member);
 	if (queue_inline(q, member) && queue_io_now(q, s, io, ptr, NULL, 0, member_off))
@@ -168,9 +159,6 @@ int queue_writev(struct graid_queue *q, struct sop *s, unsigned slot, unsigned m
 	struct mio *io = queue_mio(s, slot, member, true, len);
 	int rc;
 
-	if (!io)
-		return -EBUSY;
-
 	if (queue_inline(q, member) && queue_io_now(q, s, io, NULL, iov, iovcnt, member_off))
 		return 0;
 	rc = member_prep_writev(&q->ring, q->a, member, iov, iovcnt, member_off, io, &io->fault);
@@ -185,8 +173,6 @@ int queue_log_writev(struct graid_queue *q, struct sop *s, unsigned slot, unsign
 	struct mio *io = queue_mio(s, slot, member, true, len);
 	int rc;
 
-	if (!io)
-		return -EBUSY;
 	rc = member_prep_log_writev(&q->ring, q->a, member, iov, iovcnt, pos, io, &io->fault);
 	if (rc == 0)
 		queue_io_prepared(q, s, io, NULL);
@@ -201,10 +187,6 @@ void queue_sop_done(struct graid_queue *q, struct sop *s, int err)
 		r->err = err;
 	r->sops_live--;
 	q->nsops--;
-	if (s->nlate) {
-		s->zombie = true; /* the kernel still has I/O of it: freed by queue_late_done() */
-		return;
-	}
 	s->next = q->free_sops;
 	q->free_sops = s;
 }

@@ -4,10 +4,12 @@
  * io_uring cannot take back block I/O the kernel has begun, so "given up on" means: the
  * member is taken out (as for an error -ETIMEDOUT), the stripe operation goes on as if the
  * I/O had failed, and the I/O itself becomes late. A late read still owns its buffer (the
- * kernel may write it any time), so the buffer leaves the operation with it, and the
- * operation's record (the io_uring user_data) stays off the free list until the kernel
- * ends the I/O. docs/ARRAYS.md ("A per-I/O timeout") has the rules.
+ * kernel may write it any time), so the buffer leaves the operation with it; the I/O's
+ * record (the io_uring user_data) leaves its slot, which gets a fresh one, and lives until
+ * the kernel ends the I/O. docs/ARRAYS.md ("A per-I/O timeout") has the rules.
  */
+#include <stdlib.h>
+
 #include "io/queue.h"
 #include "meta/meta.h"
 
@@ -15,11 +17,23 @@
 void queue_give_up(struct graid_queue *q, struct mio *io)
 {
 	struct sop *s = io->sop;
-	unsigned slot = (unsigned)(io - s->mio);
+	unsigned slot = io->slot;
+	struct mio *fresh = calloc(1, sizeof(*fresh));
 	bool counted;
 
-	if (!array_member_timed_out(q->a, io->member, io->fault.fd, &counted))
+	/*
+	 * The record stays the kernel's (it is the io_uring user_data): the slot gets a fresh
+	 * one, which later phases of the operation, with other meanings of the slot number
+	 * (a role, a member), use as they would have. Without memory for it: waited for.
+	 */
+	if (!fresh)
+		return;
+	if (!array_member_timed_out(q->a, io->member, io->fault.fd, &counted)) {
+		free(fresh);
 		return; /* the last copy of something: waited for, the kernel's timeouts apply */
+	}
+	fresh->heap = true;
+	s->mio[slot] = fresh;
 	io->late = true;
 	io->late_counted = counted;
 	io->late_buf = NULL;
@@ -34,7 +48,7 @@ void queue_give_up(struct graid_queue *q, struct mio *io)
 	} else {
 		s->write_fail++;
 	}
-	s->nlate++;
+	io->sop = NULL; /* the operation goes on, and may be recycled, without it */
 	q->nlate++;
 	q->ios_inflight--;
 	if (--s->pending == 0)
@@ -43,7 +57,6 @@ void queue_give_up(struct graid_queue *q, struct mio *io)
 
 bool queue_late_done(struct graid_queue *q, struct mio *io, int res)
 {
-	struct sop *s = io->sop;
 	struct member *m = &q->a->members[io->member];
 
 	if (!io->late)
@@ -58,11 +71,11 @@ bool queue_late_done(struct graid_queue *q, struct mio *io, int res)
 		atomic_fetch_sub(&m->late_ios, 1);
 	io->late = false;
 	q->nlate--;
-	if (--s->nlate == 0 && s->zombie) {
-		/* Its operation ended long ago: the record may be used again now. */
-		s->zombie = false;
-		s->next = q->free_sops;
-		q->free_sops = s;
-	}
+	/*
+	 * A replacement record is nobody's now; one in an operation's own storage stays there
+	 * unused (the slot has another), freed with the operation.
+	 */
+	if (io->heap)
+		free(io);
 	return true;
 }

@@ -24,7 +24,7 @@ static void tlist_remove(struct graid_queue *q, struct mio *io)
 void queue_timeout_track(struct graid_queue *q, struct mio *io, const uint8_t *ptr)
 {
 	struct sop *s = io->sop;
-	unsigned slot = (unsigned)(io - s->mio);
+	unsigned slot = io->slot;
 
 	io->tracked = false;
 	io->late = false;

@@ -189,8 +189,8 @@ static void sop_mirror_read(struct graid_queue *q, struct sop *s)
 		return sop_finish(q, s, -ENOMEM);
 	if (!sop_io(q, s, c, members[c], false, s->buf[c], s->arr_len, moff[c]))
 		return sop_finish(q, s, -EAGAIN);
-	s->mio[c].copy_to = user;
-	s->mio[c].copy_from = s->buf[c];
+	s->mio[c]->copy_to = user;
+	s->mio[c]->copy_from = s->buf[c];
 }
 
 /*
@@ -294,8 +294,8 @@ static void sop_direct_read(struct graid_queue *q, struct sop *s)
 			s->read_failed = true;
 			continue;
 		}
-		s->mio[d].copy_to = dst;
-		s->mio[d].copy_from = s->buf[d];
+		s->mio[d]->copy_to = dst;
+		s->mio[d]->copy_from = s->buf[d];
 	}
 	sop_wait_or_continue(q, s);
 }

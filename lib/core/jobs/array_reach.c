@@ -92,12 +92,6 @@ void array_reach_poll(struct graid_array *a)
 
 		if (atomic_load(&m->state) != GRAID_MEMBER_UNREACHABLE)
 			continue;
-		/*
-		 * I/O given up on after the I/O timeout may still land on it: a catch-up before
-		 * it ended could be overwritten by it. Look again next time.
-		 */
-		if (atomic_load(&m->late_ios))
-			continue;
 		pthread_mutex_unlock(&a->meta_lock);
 		reach = member_reach(m, NULL);
 		if (reach == REACH_LIVE) {
@@ -112,8 +106,13 @@ void array_reach_poll(struct graid_array *a)
 			reach_give_up(a, r, -ENODEV, "its last controller was deleted");
 		else if (reach == REACH_LIVE && rc == -ESTALE)
 			reach_give_up(a, r, rc, "another namespace answers at its path");
-		else if (reach == REACH_LIVE && rc == 0 && !atomic_load(&a->broken))
+		else if (reach == REACH_LIVE && rc == 0 && !atomic_load(&a->broken) &&
+			 !atomic_load(&m->late_ios))
 			reach_return(a, r); /* (a broken array has nothing to catch it up from) */
+		/*
+		 * With I/O given up on after the I/O timeout not ended yet, it may still land on
+		 * the member: a catch-up before that could be overwritten. Look again next time.
+		 */
 		/* Live but its superblock unreadable: a flap; look again next time. */
 	}
 }

@@ -10,6 +10,9 @@
 #include "member/member_path.h"
 #include "meta/meta.h"
 
+/* Outages a fabric member may have from timeouts with its controller live before it fails. */
+#define REACH_TIMEOUT_OUTAGES 3u
+
 /*
  * An I/O of @p role failed and the role was active or being rebuilt: take it out as
  * unreachable instead of failed when its controllers say the path, not the drive, is lost.
@@ -40,10 +43,14 @@ bool array_member_unreachable(struct graid_array *a, unsigned role, int err)
 	 * An I/O that timed out (the array's I/O timeout, or the kernel's) on a fabric member
 	 * whose controller still reads live: the path has most likely gone silent and the
 	 * keep-alive has not noticed yet. Out for a while too, not failed: a transient stall
-	 * then costs a catch-up, not a rebuild.
+	 * then costs a catch-up, not a rebuild. But a member that keeps timing out with its
+	 * controller live is slow, not cut off: after REACH_TIMEOUT_OUTAGES such outages it
+	 * fails, and a spare takes over, instead of cycling out and back for ever.
 	 */
 	reach = member_reach(m, &p);
-	if (reach != REACH_RECONNECTING && !(err == -ETIMEDOUT && reach == REACH_LIVE))
+	if (reach != REACH_RECONNECTING &&
+	    !(err == -ETIMEDOUT && reach == REACH_LIVE &&
+	      atomic_load(&m->outages) < REACH_TIMEOUT_OUTAGES))
 		return false;
 	/* A full rebuild cut short starts again whole; a catch-up only copies marks again. */
 	m->reach_full = st == GRAID_MEMBER_REBUILDING && !m->catchup;
