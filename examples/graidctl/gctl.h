@@ -34,6 +34,8 @@ int gctl_cmd_status(int argc, char **argv);
 void gctl_help_status(FILE *f);
 int gctl_cmd_fail(int argc, char **argv);
 void gctl_help_fail(FILE *f);
+int gctl_cmd_lease_init(int argc, char **argv);
+void gctl_help_lease_init(FILE *f);
 int gctl_cmd_backends(int argc, char **argv);
 void gctl_help_backends(FILE *f);
 int gctl_cmd_bench(int argc, char **argv);

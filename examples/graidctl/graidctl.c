@@ -27,6 +27,8 @@ static const struct gctl_cmd main_cmds[] = {
 	{ "scrub", "[--repair] MEMBER...", "check parity over the whole array (and repair it)",
 	  gctl_cmd_scrub, gctl_help_scrub },
 	{ "spare", "add PATH MEMBER...", "add a hot spare", gctl_cmd_spare, gctl_help_spare },
+	{ "lease-init", "SPEC MEMBER", "write the lease area an array's opens take their lease "
+	  "from", gctl_cmd_lease_init, gctl_help_lease_init },
 	{ "list", "[--json]", "list the host's NVMe namespaces and the arrays they belong to",
 	  gctl_cmd_list, gctl_help_list },
 	{ "backends", "[--json] [--no-measure]", "list parity engines, with measured speed",
@@ -49,7 +51,7 @@ static void main_help(FILE *f)
 		   "MEMBER... are the array's member paths, in any order.\n\n"
 		   "Commands:\n");
 	for (size_t i = 0; i < MAIN_NCMDS; i++)
-		fprintf(f, "  %-9s %s\n", main_cmds[i].name, main_cmds[i].summary);
+		fprintf(f, "  %-11s %s\n", main_cmds[i].name, main_cmds[i].summary);
 	fprintf(f, "\nOptions:\n"
 		   "  -v, --verbose  more of the library's log (repeat for more)\n"
 		   "  -q, --quiet    only the library's errors\n"
@@ -57,6 +59,8 @@ static void main_help(FILE *f)
 		   "  -V, --version  graidctl's and libgraid's version\n"
 		   "  --degraded     (after any command that changes an array) go on with roles\n"
 		   "                 missing from MEMBER...; without it such a command refuses\n\n"
+		   "Environment: GRAID_LEASE=SPEC makes every command that changes an array take\n"
+		   "the array's lease first (see lease-init).\n\n"
 		   "Sizes take K, M, G or T (powers of 1024). Exit status: 0 ok, 1 the operation\n"
 		   "failed, 2 usage error, 3 done but the array needs attention (degraded,\n"
 		   "parity mismatches left), 4 the array cannot be assembled, 5 not available\n"

@@ -35,6 +35,7 @@ static struct {
 	struct graid_rebuild_options rebuild;
 	bool rebuild_set;
 	unsigned io_timeout_ms;    /* io-timeout=: graid_array_set_io_timeout(), 0 none */
+	char *lease;               /* lease=: graid_open_options::lease, NULL none */
 	struct graid_array *array; /* opened in after_fork, closed in cleanup */
 	struct graid_array_info info;
 	/*
@@ -71,6 +72,7 @@ static void gp_unload(void)
 		free(gp.members[i]);
 	free(gp.members);
 	free(gp.backend);
+	free(gp.lease);
 }
 
 static int gp_config(const char *key, const char *value)
@@ -116,6 +118,15 @@ static int gp_config(const char *key, const char *value)
 		gp.rebuild_set = true;
 		return 0;
 	}
+	if (strcmp(key, "lease") == 0) {
+		free(gp.lease);
+		gp.lease = strdup(value);
+		if (!gp.lease) {
+			nbdkit_error("strdup: %m");
+			return -1;
+		}
+		return 0;
+	}
 	if (strcmp(key, "io-timeout") == 0) {
 		char *end;
 		unsigned long ms;
@@ -131,7 +142,7 @@ static int gp_config(const char *key, const char *value)
 		return 0;
 	}
 	nbdkit_error("unknown parameter '%s' (member=PATH, backend=NAME, rebuild-max-rate=SIZE, "
-		     "rebuild-busy-rate=SIZE or io-timeout=MS)", key);
+		     "rebuild-busy-rate=SIZE, io-timeout=MS or lease=SPEC)", key);
 	return -1;
 }
 
@@ -144,9 +155,14 @@ static int gp_config_complete(void)
 	return 0;
 }
 
-static int gp_open_array(const char *backend, struct graid_array **out)
+/*
+ * @p lease: with the array's lease. The check before the fork goes without it: a lease
+ * taken and given back there would cost its lockspace join twice.
+ */
+static int gp_open_array(const char *backend, bool lease, struct graid_array **out)
 {
-	struct graid_open_options o = { .struct_size = sizeof(o), .backend = backend };
+	struct graid_open_options o = { .struct_size = sizeof(o), .backend = backend,
+					.lease = lease ? gp.lease : NULL };
 	int rc = graid_array_open((const char *const *)gp.members, gp.nmembers, &o, out);
 
 	if (rc)
@@ -175,7 +191,7 @@ static int gp_get_ready(void)
 		return -1;
 	}
 	if (pid == 0) {
-		if (gp_open_array(gp.backend, &a))
+		if (gp_open_array(gp.backend, false, &a))
 			_exit(1);
 		_exit(graid_array_close(a) ? 2 : 0);
 	}
@@ -194,7 +210,7 @@ static int gp_after_fork(void)
 {
 	int rc;
 
-	if (gp_open_array(gp.backend, &gp.array))
+	if (gp_open_array(gp.backend, true, &gp.array))
 		return -1;
 	if (gp.rebuild_set) {
 		/* For rebuilds started here: a hot spare taking over a member that fails. */
@@ -510,7 +526,8 @@ static struct nbdkit_plugin plugin = {
 		       "                        SIZE bytes a second per member\n"
 		       "rebuild-busy-rate=SIZE  ... and at most SIZE while requests are in flight\n"
 		       "io-timeout=MS  give up on a member I/O after MS milliseconds where the\n"
-		       "              other members carry the array (0: never, the default)",
+		       "              other members carry the array (0: never, the default)\n"
+		       "lease=SPEC    hold the array's lease while serving (graidctl lease-init)",
 	.magic_config_key = "member",
 	.get_ready = gp_get_ready,
 	.after_fork = gp_after_fork,

@@ -26,6 +26,7 @@ struct gu_opts {
 	struct graid_rebuild_options rebuild;
 	bool rebuild_set;
 	unsigned io_timeout_ms;  /* --io-timeout: graid_array_set_io_timeout(), 0 none */
+	const char *lease;       /* --lease: graid_open_options::lease, NULL none */
 	const char *const *members;
 	unsigned nmembers;
 };
@@ -45,7 +46,8 @@ static void gu_usage(FILE *f)
 		"                  (K, M, G: powers of 1024)\n"
 		"  --rebuild-busy-rate SIZE  ... and at most SIZE while requests are in flight\n"
 		"  --io-timeout MS give up on a member I/O after MS milliseconds where the\n"
-		"                  other members carry the array (default 0: never)\n",
+		"                  other members carry the array (default 0: never)\n"
+		"  --lease SPEC    hold the array's lease while serving (graidctl lease-init)\n",
 		GU_MAX_QUEUES, UBLK_MAX_QUEUE_DEPTH);
 }
 
@@ -83,7 +85,7 @@ static int gu_size(const char *arg, uint64_t *out)
 	return 0;
 }
 
-enum { GU_OPT_MAX_RATE = 256, GU_OPT_BUSY_RATE, GU_OPT_IO_TIMEOUT };
+enum { GU_OPT_MAX_RATE = 256, GU_OPT_BUSY_RATE, GU_OPT_IO_TIMEOUT, GU_OPT_LEASE };
 
 /* 0, or 2 (usage error, message printed); exits 0 for --help. */
 static int gu_parse(int argc, char **argv, struct gu_opts *o)
@@ -95,6 +97,7 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 		{ "rebuild-max-rate", required_argument, NULL, GU_OPT_MAX_RATE },
 		{ "rebuild-busy-rate", required_argument, NULL, GU_OPT_BUSY_RATE },
 		{ "io-timeout", required_argument, NULL, GU_OPT_IO_TIMEOUT },
+		{ "lease", required_argument, NULL, GU_OPT_LEASE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -130,6 +133,9 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 				return 2;
 			}
 			o->rebuild_set = true;
+			break;
+		case GU_OPT_LEASE:
+			o->lease = optarg;
 			break;
 		case GU_OPT_IO_TIMEOUT:
 			if (strcmp(optarg, "0") != 0 &&
@@ -395,6 +401,7 @@ int main(int argc, char **argv)
 	if (status)
 		return status;
 	oo.backend = o.backend;
+	oo.lease = o.lease;
 	rc = graid_array_open(o.members, o.nmembers, &oo, &a);
 	if (rc) {
 		fprintf(stderr, "graid-ublk: cannot assemble the array: %s\n", graid_strerror(rc));

@@ -279,6 +279,19 @@ struct graid_open_options {
 	size_t struct_size;      /**< sizeof(struct graid_open_options) as compiled */
 	const char *backend;     /**< parity engine name; NULL: GRAID_BACKEND, else auto */
 	unsigned flags;          /**< GRAID_OPEN_* */
+	/**
+	 * Appended: the array's lease from a lock manager, held by a writable open for its
+	 * whole life (ignored by ::GRAID_OPEN_READ_ONLY opens); NULL: none. Today
+	 * "sanlock:host-id=N[,io-timeout=S][,offset=BYTES]:PATH": a sanlock lease area at
+	 * PATH (a small namespace or file every RAID host reaches) written by
+	 * graid_lease_init(), with N this host's id there (1 .. 2000, unique per host). While
+	 * another host holds it the open fails with -EBUSY naming that host, and writes
+	 * nothing. A handle whose lease is lost (the sanlock daemon gone, or the lease not
+	 * renewed within its timeouts) stops at once as a taken-over one does
+	 * (::GRAID_EVENT_ARRAY_FOREIGN with error -ENOLCK, -ESTALE from its calls).
+	 * docs/REMOTE.md ("The lease") has the timeouts and what each costs.
+	 */
+	const char *lease;
 };
 
 /** @brief The state of one member role. */
@@ -482,6 +495,10 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
  *   -ENOLCK the lock directory cannot be used (it must be a directory of this user's or
  *           root's that nobody else can write; `GRAID_LOCK_DIR` names another);
  *   -EAGAIN the members changed arrays while being assembled (a concurrent create);
+ *   -EBUSY also: graid_open_options::lease is held by another host (logged, naming it);
+ *   -ENOLCK also: the lease could not be taken for another reason (no sanlock daemon, the
+ *           area not written by graid_lease_init(); logged); -EOPNOTSUPP also: a lease
+ *           of a lock manager this libgraid was built without;
  *   -EPROTO the superblocks record a bitmap region size that does not fit the bitmap;
  *   -ENODEV/-ENOEXEC the parity engine; -EOPNOTSUPP as for graid_array_create() (NVMe
  *           generic devices); -ENOMEM out of memory, or (writable opens) the array's
@@ -489,6 +506,20 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
  */
 GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 			       const struct graid_open_options *opts, struct graid_array **out);
+
+/**
+ * @brief Write the lease area a lease spec names (graid_open_options::lease) for the array
+ *   @p array_uuid, once, before its first open with that lease: sanlock's lockspace and the
+ *   array's lease, with the spec's io-timeout (which sets how fast a dead host's lease can
+ *   be taken: 8 x io-timeout + 60 s). Needs a running sanlock daemon. Overwrites whatever
+ *   the area held: never while an open holds the lease.
+ * @param spec the lease spec, as for graid_open_options::lease.
+ * @param array_uuid the array's UUID (graid_array_info::uuid, graid_member_probe()).
+ * @return 0; -EINVAL a malformed spec or NULL arguments (logged); -EOPNOTSUPP this libgraid
+ *   was built without sanlock; -ENOENT the path does not exist; -EIO or another -errno the
+ *   sanlock daemon could not write it (logged with sanlock's reason); -ENOMEM.
+ */
+GRAID_API int graid_lease_init(const char *spec, const uint8_t array_uuid[16]);
 
 /**
  * @brief Flush, mark the array clean on every member, and free it.
@@ -759,11 +790,16 @@ GRAID_API int graid_array_set_rebuild_options(struct graid_array *a,
  * member the I/O is waited for, and the kernel's own timeouts bound it. The I/O given up on
  * is still the kernel's: the memory it reads into stays the library's until it ends (so,
  * while a timeout is set, member reads go to the library's buffers and are copied out, a
- * copy per byte read), an unreachable member is not caught up until its late I/O ended,
- * and graid_queue_destroy() and graid_array_close() wait for them. Expiry is noticed inside
- * graid_queue_reap(), graid_queue_submit() and the synchronous calls; a caller that only
- * polls notices it at its next call. Background work (rebuild, resync, scrub, flushes and
- * metadata writes) is not bounded by it. Takes effect for I/O issued after the call.
+ * copy per byte read), an unreachable member is not caught up until its late I/O ended
+ * and was reaped (an idle queue of the caller's keeps a late end until its next
+ * graid_queue_reap(): reap idle queues now and then, say once a second, while a timeout is
+ * set; the synchronous calls' queues are reaped by the library), and
+ * graid_queue_destroy() and graid_array_close() wait for them. Expiry is noticed inside
+ * graid_queue_reap() and the synchronous calls; a caller that only polls notices it at its
+ * next call. A fabric member that times out with its controller live three times fails
+ * instead of becoming unreachable again. Background work (rebuild, resync, scrub, flushes
+ * and metadata writes, also the superblock writes that record the member out) is not
+ * bounded by it. Takes effect for I/O issued after the call.
  * docs/ARRAYS.md ("A per-I/O timeout") has the rules.
  * @param a the array.
  * @param ms the bound in milliseconds, 1 .. ::GRAID_IO_TIMEOUT_MAX_MS; 0 turns it off (the
@@ -878,8 +914,9 @@ enum graid_event_type {
 					    its catch-up from the bitmap starts (REBUILD_DONE
 					    when it is in sync) */
 	GRAID_EVENT_ARRAY_FOREIGN = 9,   /**< another host took the array over (a higher owner
-					      epoch on its members): this handle writes nothing
-					      more, and its I/O returns -ESTALE */
+					      epoch on its members; error -ESTALE), or the
+					      handle's lease was lost (error -ENOLCK): this handle
+					      writes nothing more, and its I/O returns -ESTALE */
 };
 
 /** @brief One event. */

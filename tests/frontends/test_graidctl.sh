@@ -253,5 +253,16 @@ else
 	fi
 fi
 
+# --- the array's lease (docs/REMOTE.md "The lease"): what is refused without a daemon ----
+# (tests/test_lease.c runs sanlock daemons and takes leases; here only graidctl's side.)
+expect 0 "create RAID-5 on l0..l2" -- "$G" create --level 5 -s 17M l0 l1 l2
+expect 2 "lease-init without a member" -- "$G" lease-init "sanlock:host-id=1:$PWD/lease.img"
+expect 1 "lease-init with a malformed spec" -- "$G" lease-init "sanlock:host-id=0:$PWD/x" l0
+has err "host-id=0" "which names what is wrong"
+expect 1 "a command with a malformed GRAID_LEASE is refused" -- \
+	env GRAID_LEASE="sanlock:$PWD/lease.img" "$G" fail 1 l0 l1 l2
+has err "sanlock:OPTIONS:PATH" "saying how a spec reads"
+expect 0 "and nothing was written: the array is clean and whole" -- "$G" status l0 l1 l2
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -11,6 +11,7 @@
 #include "meta/journal.h"
 #include "meta/live.h"
 #include "api/array_life.h"
+#include "array/lease.h"
 #include "io/queue.h"
 #include "jobs/jobs.h"
 #include "member/member.h"
@@ -64,6 +65,8 @@ void array_free(struct graid_array *a)
 	array_view_withdraw(a);
 	array_view_free(a);
 	array_uuid_lock_release(&a->uuid_lock);
+	/* After the last write: another host may take the array from here on. */
+	lease_close(a->lease);
 	graid_backend_close(a->be);
 	bitmap_free(a);
 	live_free(a);

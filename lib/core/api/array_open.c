@@ -11,12 +11,47 @@
 #include "meta/live.h"
 #include "meta/journal.h"
 #include "api/array_life.h"
+#include "array/lease.h"
 #include "jobs/jobs.h"
 #include "member/member.h"
 #include "meta/array_view.h"
 #include "meta/meta.h"
 
 /* The caller's flags, as far as its struct carries them. */
+static const char *open_lease_spec(const struct graid_open_options *opts)
+{
+	if (!opts || opts->struct_size < offsetof(struct graid_open_options, lease) +
+						 sizeof(opts->lease))
+		return NULL;
+	return opts->lease;
+}
+
+/*
+ * The lease, before anything is written (a takeover's fence too): held by this open from
+ * here on, or -EBUSY naming the host that holds it and the superblocks' last owner.
+ */
+static int open_lease(const struct assembly *as, const char *spec, struct array_lease **out)
+{
+	char holder[160] = "", who[192];
+	int rc = lease_open(spec, as->fresh->array_uuid, out);
+
+	if (rc)
+		return rc;
+	rc = lease_acquire(*out, holder, sizeof(holder));
+	if (rc == -EBUSY) {
+		owner_describe(&as->fresh->owner, who, sizeof(who));
+		graid__log(GRAID_LOG_ERR, "open: the array's lease (%s) is held by %s; the "
+					  "superblocks' last writable owner is %s, owner epoch %llu; "
+					  "nothing was written", spec, holder, who,
+			   (unsigned long long)as->fresh->owner.epoch);
+	}
+	if (rc) {
+		lease_close(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
 static unsigned open_flags(const struct graid_open_options *opts)
 {
 	if (!opts || opts->struct_size < offsetof(struct graid_open_options, flags) +
@@ -267,6 +302,8 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 	uint8_t state[GRAID_MAX_MEMBERS];
 	const struct graid_sb *fresh;
 	struct graid_array *a = NULL;
+	struct array_lease *lease = NULL;
+	const char *lease_spec = open_lease_spec(opts);
 	unsigned flags = open_flags(opts), forced = 0;
 	uint64_t epoch = 0;
 	bool took_over = false, fenced = false;
@@ -292,6 +329,11 @@ again:
 	assemble_filter(&as);
 	fresh = as.fresh;
 	/* Another host's array: not without a takeover, and before anything is written. */
+	if (!read_only && lease_spec && !lease) {
+		rc = open_lease(&as, lease_spec, &lease);
+		if (rc)
+			goto out;
+	}
 	if (!read_only) {
 		rc = open_owner(&as, flags & GRAID_OPEN_TAKEOVER, &epoch, &took_over);
 		if (rc == 0 && took_over && fenced) {
@@ -313,6 +355,10 @@ again:
 		}
 	}
 	a = array_alloc(fresh->nmembers);
+	if (a) {
+		a->lease = lease; /* released by array_free, after the last write */
+		lease = NULL;
+	}
 	rc = a ? graid_layout_init(&a->lay, fresh->level, fresh->nmembers, fresh->chunk_bytes,
 				   fresh->data_bytes)
 	       : -ENOMEM;
@@ -474,5 +520,6 @@ out:
 					      "%llu); open it again here", (unsigned long long)epoch);
 	assemble_release(&as);
 	array_free(a);
+	lease_close(lease);
 	return rc;
 }

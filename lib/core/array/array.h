@@ -134,6 +134,7 @@ struct graid_array {
 	uint64_t scrub_offset;         /* member rows an unfinished scrub has checked */
 	struct graid_sb_owner owner;   /* recorded in the superblocks while open writable */
 	struct array_uuid_lock uuid_lock; /* this host's lock on the array's UUID */
+	struct array_lease *lease;     /* graid_open_options::lease, held while open; or NULL */
 	atomic_uint nfailed;           /* roles failed or missing */
 	atomic_bool broken;            /* more failed than the level tolerates */
 	/* Another host took the array over (a higher owner epoch on the members): no more I/O. */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "array/lease.h"
 #include "meta/bitmap.h"
 #include "meta/live.h"
 #include "meta/journal.h"
@@ -176,6 +177,24 @@ static void meta_mark_foreign(struct graid_array *a, const struct graid_sb_owner
 	array_event(a, GRAID_EVENT_ARRAY_FOREIGN, -1, -ESTALE, 0, 0);
 }
 
+/*
+ * The handle's lease, if it has one, is lost: stop for good, as for a takeover, before
+ * sanlock (or whoever) would give the array to another host. meta_lock held.
+ */
+static bool meta_lease_lost(struct graid_array *a)
+{
+	char why[160];
+
+	if (!a->lease || !lease_lost(a->lease, why, sizeof(why)))
+		return false;
+	if (!atomic_exchange(&a->foreign, true)) {
+		graid__log(GRAID_LOG_ERR, "array: its lease (%s) is lost: %s; it writes nothing "
+					  "more; its I/O fails with ESTALE", a->lease->spec, why);
+		array_event(a, GRAID_EVENT_ARRAY_FOREIGN, -1, -ENOLCK, 0, 0);
+	}
+	return true;
+}
+
 /* Judge a look: a higher epoch anywhere, or (strict) any record not ours. */
 static int meta_owner_judge(struct graid_array *a, bool looked, const struct graid_sb_owner *top,
 			    const struct graid_sb_owner *other, bool found_other)
@@ -200,7 +219,7 @@ int array_owner_check(struct graid_array *a)
 
 	if (a->read_only)
 		return 0;
-	if (array_foreign(a))
+	if (array_foreign(a) || meta_lease_lost(a))
 		return -ESTALE;
 	looked = meta_owner_look(a, &top, &other, &found_other);
 	return meta_owner_judge(a, looked, &top, &other, found_other);
@@ -211,7 +230,7 @@ void array_owner_watch(struct graid_array *a)
 	struct graid_sb_owner top, other;
 	bool found_other, looked;
 
-	if (a->read_only || array_foreign(a))
+	if (a->read_only || array_foreign(a) || meta_lease_lost(a))
 		return;
 	pthread_mutex_unlock(&a->meta_lock);
 	looked = meta_owner_look(a, &top, &other, &found_other);
