@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,7 @@
 
 struct ls_bed {
 	struct au_set s;
-	char run_a[300], run_b[300], lease[300], spec_a[400], spec_b[400];
+	char run_a[300], run_b[300], graid_run[300], lease[300], spec_a[400], spec_b[400];
 	pid_t daemon_a, daemon_b;
 	uint8_t uuid[16];
 };
@@ -125,7 +126,9 @@ static void ls_setup(struct ls_bed *b)
 	b->daemon_a = ls_daemons[0] = ls_daemon(b->run_a, "graid-test-host-a");
 	b->daemon_b = ls_daemons[1] = ls_daemon(b->run_b, "graid-test-host-b");
 	setenv("SANLOCK_RUN_DIR", b->run_a, 1);
-	setenv("GRAID_RUN_DIR", b->run_a, 1); /* where the kill path's flag files go */
+	/* Where the kill path's flag files go (made by the library: the daemon's is group-writable). */
+	snprintf(b->graid_run, sizeof(b->graid_run), "%s/graid-run", b->s.dir);
+	setenv("GRAID_RUN_DIR", b->graid_run, 1);
 	cr_assert_eq(au_create(&b->s, 3, 5, LS_CHUNK, &a), 0);
 	cr_assert_eq(graid_array_info(a, &info), 0);
 	memcpy(b->uuid, info.uuid, 16);
@@ -341,5 +344,82 @@ Test(lease, bad_specs_and_no_daemon_are_refused_saying_why, .timeout = 60, .fini
 	ls_daemon_kill(&b.daemon_a);
 	ls_daemons[0] = 0;
 	cr_assert_eq(ls_open(&b, b.spec_a, &a), -ENOLCK, "no daemon answers");
+	ls_teardown(&b);
+}
+
+/*
+ * Open, close, open again at once, as graidctl commands and a server started one after
+ * another do. The host stays in the lockspace after a close: an open while sanlock was
+ * still leaving it joined a lockspace being removed, and the removal then killed the
+ * process (found by review: exit 137 within a second).
+ */
+Test(lease, a_quick_reopen_after_close_keeps_its_lease_and_its_process, .timeout = 60,
+     .fini = ls_fini)
+{
+	struct graid_array *a;
+	struct ls_bed b;
+	uint8_t *buf = calloc(1, 65536);
+
+	ls_setup(&b);
+	cr_assert_eq(ls_open(&b, b.spec_a, &a), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(ls_open(&b, b.spec_a, &a), 0, "a reopen right after the close");
+	atomic_store(&ls_lost_events, 0);
+	graid_array_set_event_callback(a, ls_on_event, NULL);
+	sleep(4); /* past any removal the close could have started */
+	cr_assert_eq(graid_array_write(a, buf, 65536, 0), 65536);
+	cr_assert_eq(atomic_load(&ls_lost_events), 0, "the lease was lost after the reopen");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(buf);
+	ls_teardown(&b);
+}
+
+/* The sockets this process has: inode numbers of /proc/self/fd entries "socket:[N]". */
+static unsigned ls_sockets(int *fds, unsigned max)
+{
+	unsigned n = 0;
+
+	for (int fd = 0; fd < 1024 && n < max; fd++) {
+		char link[64], target[64];
+		ssize_t len;
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		len = readlink(link, target, sizeof(target) - 1);
+		if (len > 0 && !strncmp(target, "socket:", 7))
+			fds[n++] = fd;
+	}
+	return n;
+}
+
+/*
+ * The daemon frees the lease when the holder's connection closes: a child the
+ * application forks and execs must not inherit it, or a killed holder keeps the lease
+ * until the child exits (found by review: host B refused for 16 s).
+ */
+Test(lease, the_lease_connection_is_not_inherited_by_programs_the_application_runs,
+     .timeout = 60, .fini = ls_fini)
+{
+	int before[256], after[256];
+	unsigned nb, na, fresh = 0;
+	struct graid_array *a;
+	struct ls_bed b;
+
+	ls_setup(&b);
+	nb = ls_sockets(before, 256);
+	cr_assert_eq(ls_open(&b, b.spec_a, &a), 0);
+	na = ls_sockets(after, 256);
+	for (unsigned i = 0; i < na; i++) {
+		bool old = false;
+
+		for (unsigned k = 0; k < nb; k++)
+			old = old || before[k] == after[i];
+		if (old)
+			continue;
+		fresh++;
+		cr_assert(fcntl(after[i], F_GETFD) & FD_CLOEXEC,
+			  "socket fd %d of the open is inherited across exec", after[i]);
+	}
+	cr_assert_geq(fresh, 1, "no sanlock connection found");
+	cr_assert_eq(graid_array_close(a), 0);
 	ls_teardown(&b);
 }

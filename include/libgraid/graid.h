@@ -288,8 +288,10 @@ struct graid_open_options {
 	 * another host holds it the open fails with -EBUSY naming that host, and writes
 	 * nothing. A handle whose lease is lost (the sanlock daemon gone, or the lease not
 	 * renewed within its timeouts) stops at once as a taken-over one does
-	 * (::GRAID_EVENT_ARRAY_FOREIGN with error -ENOLCK, -ESTALE from its calls).
-	 * docs/REMOTE.md ("The lease") has the timeouts and what each costs.
+	 * (::GRAID_EVENT_ARRAY_FOREIGN with error -ENOLCK, -ESTALE from its calls). sanlock
+	 * tells of the loss by touching a flag file in `GRAID_RUN_DIR` (default /run/graid, a
+	 * directory nobody but the user or root may write). docs/REMOTE.md ("The lease") has
+	 * the timeouts and what each costs.
 	 */
 	const char *lease;
 };

@@ -64,9 +64,9 @@ void array_free(struct graid_array *a)
 	/* Last of the holds: the member locks went with their descriptors above. */
 	array_view_withdraw(a);
 	array_view_free(a);
-	array_uuid_lock_release(&a->uuid_lock);
 	/* After the last write: another host may take the array from here on. */
 	lease_close(a->lease);
+	array_uuid_lock_release(&a->uuid_lock);
 	graid_backend_close(a->be);
 	bitmap_free(a);
 	live_free(a);

@@ -95,6 +95,8 @@ struct member {
 	 */
 	atomic_uint late_ios;
 	atomic_uint_fast64_t timeouts;
+	/* UNREACHABLE because an I/O timed out with its controller live (member_fail.c). */
+	unsigned timeout_outages;       /* meta_lock */
 };
 
 /* Write-intent bitmap (bitmap.c): per region DIRTY (marked on disk) and HOT (written lately). */

@@ -64,14 +64,18 @@ static inline int lease_acquire(struct array_lease *l, char *holder, size_t len)
 	return rc;
 }
 
-/* A held lease that is lost: released (as far as the lock manager can be told) at once. */
+/* Without blocking: whether a held lease is lost (@p why says how). */
 static inline bool lease_lost(struct array_lease *l, char *why, size_t len)
 {
-	if (!l->held || !l->ops->lost(l, why, len))
-		return false;
-	l->ops->release(l);
+	return l->held && l->ops->lost(l, why, len);
+}
+
+/* Give a lost lease back, as far as the lock manager can be told: after the writes stopped. */
+static inline void lease_drop(struct array_lease *l)
+{
+	if (l->held)
+		l->ops->release(l);
 	l->held = false;
-	return true;
 }
 
 #endif /* LIBGRAID_CORE_LEASE_H */

@@ -225,15 +225,42 @@ static void sl_release(struct array_lease *l)
 	struct sl_lease *s = l->impl;
 	struct sanlk_resource *rp[1] = { &s->res.r };
 
+	/*
+	 * The host stays in the lockspace, as lvmlockd's hosts do: leaving it takes seconds,
+	 * and an open in the meantime would join a lockspace being removed, whose removal
+	 * then kills the holder (found by review). Joined, the next open takes the lease in
+	 * milliseconds; `sanlock client rem_lockspace` leaves it by hand.
+	 */
 	if (s->sock >= 0) {
 		sanlock_release(s->sock, -1, 0, 1, rp);
 		close(s->sock);
 		s->sock = -1;
-		/* Asynchronous: the lockspace's last renewal need not hold up a close. */
-		sanlock_rem_lockspace(&s->ls, SANLK_REM_ASYNC);
 	}
 	if (s->flag[0])
 		unlink(s->flag);
+}
+
+/*
+ * The directory of the kill path's flag files: sanlock's helper, as root, touches a file
+ * there, so nobody but this user (or root) may create files in it. Made 0700 if missing.
+ */
+static int sl_run_dir(struct array_lease *l, const char *dir)
+{
+	struct stat st;
+
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		graid__log(GRAID_LOG_ERR, "lease '%s': cannot make %s (GRAID_RUN_DIR): %s", l->spec,
+			   dir, graid_strerror(-errno));
+		return -ENOLCK;
+	}
+	if (lstat(dir, &st) || !S_ISDIR(st.st_mode) ||
+	    (st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & 022)) {
+		graid__log(GRAID_LOG_ERR, "lease '%s': %s (GRAID_RUN_DIR) must be a directory of "
+					  "this user's or root's that nobody else can write", l->spec,
+			   dir);
+		return -ENOLCK;
+	}
+	return 0;
 }
 
 static int sl_acquire(struct array_lease *l, char *holder, size_t len)
@@ -246,17 +273,15 @@ static int sl_acquire(struct array_lease *l, char *holder, size_t len)
 	if (rc)
 		return rc;
 	dir = dir && *dir ? dir : SL_RUN_DIR;
-	if (mkdir(dir, 0755) && errno != EEXIST) {
-		rc = -errno;
-		graid__log(GRAID_LOG_ERR, "lease '%s': cannot make %s: %s", l->spec, dir,
-			   graid_strerror(rc));
+	rc = sl_run_dir(l, dir);
+	if (rc)
 		return rc;
-	}
 	if ((size_t)snprintf(s->flag, sizeof(s->flag), "%s/lease-lost-%s-%ld", dir, s->ls.name,
 			     (long)getpid()) >= sizeof(s->flag)) {
-		graid__log(GRAID_LOG_ERR, "lease '%s': run directory %s too long", l->spec, dir);
+		graid__log(GRAID_LOG_ERR, "lease '%s': run directory %s too long (GRAID_RUN_DIR)",
+			   l->spec, dir);
 		s->flag[0] = '\0';
-		return -ENAMETOOLONG;
+		return -ENOLCK;
 	}
 	unlink(s->flag);
 	s->sock = sanlock_register();
@@ -267,6 +292,11 @@ static int sl_acquire(struct array_lease *l, char *holder, size_t len)
 					  "(`sanlock daemon`, docs/REMOTE.md)", l->spec, sl_err(rc));
 		return -ENOLCK;
 	}
+	/*
+	 * The daemon frees the lease when this connection closes: a child the application
+	 * forks and execs must not keep it (and the lease) after this process died.
+	 */
+	fcntl(s->sock, F_SETFD, FD_CLOEXEC);
 	rc = sanlock_killpath(s->sock, 0, SL_KILL_PATH, s->flag);
 	if (rc == 0) {
 		rc = sanlock_add_lockspace_timeout(&s->ls, 0, s->io_timeout);
@@ -295,7 +325,7 @@ static int sl_acquire(struct array_lease *l, char *holder, size_t len)
 		close(s->sock);
 		s->sock = -1;
 		unlink(s->flag);
-		return rc < -200 || rc == -EINVAL ? -ENOLCK : rc;
+		return rc == -ENOMEM ? rc : -ENOLCK; /* graid.h: the lease could not be taken */
 	}
 	graid__log(GRAID_LOG_NOTICE, "lease '%s': held (lockspace %s, host id %" PRIu64 ")",
 		   l->spec, s->ls.name, s->host_id);

@@ -108,6 +108,7 @@ static void role_install(struct graid_array *a, unsigned role, struct member *nm
 	m->nvme = nm->nvme; /* NVMe identify data; passthrough or not */
 	m->rebuild_offset = 0;
 	m->outages = 0;
+	m->timeout_outages = 0;
 	m->reach_full = false;
 	atomic_store(&m->copied, 0);
 	/*

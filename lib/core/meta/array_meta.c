@@ -187,11 +187,13 @@ static bool meta_lease_lost(struct graid_array *a)
 
 	if (!a->lease || !lease_lost(a->lease, why, sizeof(why)))
 		return false;
+	/* Stop first, then tell the lock manager. */
 	if (!atomic_exchange(&a->foreign, true)) {
 		graid__log(GRAID_LOG_ERR, "array: its lease (%s) is lost: %s; it writes nothing "
 					  "more; its I/O fails with ESTALE", a->lease->spec, why);
 		array_event(a, GRAID_EVENT_ARRAY_FOREIGN, -1, -ENOLCK, 0, 0);
 	}
+	lease_drop(a->lease);
 	return true;
 }
 

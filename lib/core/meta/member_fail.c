@@ -44,14 +44,17 @@ bool array_member_unreachable(struct graid_array *a, unsigned role, int err)
 	 * whose controller still reads live: the path has most likely gone silent and the
 	 * keep-alive has not noticed yet. Out for a while too, not failed: a transient stall
 	 * then costs a catch-up, not a rebuild. But a member that keeps timing out with its
-	 * controller live is slow, not cut off: after REACH_TIMEOUT_OUTAGES such outages it
+	 * controller live is slow, not cut off: after REACH_TIMEOUT_OUTAGES such outages (since
+	 * the open, or the role's new device; outages the keep-alive noticed do not count) it
 	 * fails, and a spare takes over, instead of cycling out and back for ever.
 	 */
 	reach = member_reach(m, &p);
 	if (reach != REACH_RECONNECTING &&
 	    !(err == -ETIMEDOUT && reach == REACH_LIVE &&
-	      atomic_load(&m->outages) < REACH_TIMEOUT_OUTAGES))
+	      m->timeout_outages < REACH_TIMEOUT_OUTAGES))
 		return false;
+	if (reach == REACH_LIVE)
+		m->timeout_outages++;
 	/* A full rebuild cut short starts again whole; a catch-up only copies marks again. */
 	m->reach_full = st == GRAID_MEMBER_REBUILDING && !m->catchup;
 	atomic_store(&m->state, GRAID_MEMBER_UNREACHABLE);
