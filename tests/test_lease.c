@@ -423,3 +423,39 @@ Test(lease, the_lease_connection_is_not_inherited_by_programs_the_application_ru
 	cr_assert_eq(graid_array_close(a), 0);
 	ls_teardown(&b);
 }
+
+/*
+ * The daemon dies and the application's own thread is the first to notice (its close):
+ * giving the lease back must not send on the dead connection with SIGPIPE's default
+ * action (found by review: the process was killed by SIGPIPE).
+ */
+Test(lease, a_close_right_after_the_daemon_died_does_not_kill_the_application,
+     .timeout = 60, .fini = ls_fini)
+{
+	struct graid_array *a;
+	struct ls_bed b;
+
+	ls_setup(&b);
+	cr_assert_eq(ls_open(&b, b.spec_a, &a), 0);
+	ls_daemon_kill(&b.daemon_a);
+	ls_daemons[0] = 0;
+	usleep(20 * 1000);
+	cr_assert_eq(graid_array_close(a), -ESTALE, "a close without its lease wrote");
+	ls_teardown(&b);
+}
+
+/* Hosts stay in the lockspace after a close: rewriting the area then would end the next lease. */
+Test(lease, the_area_is_not_rewritten_while_this_host_is_in_its_lockspace, .timeout = 60,
+     .fini = ls_fini)
+{
+	struct graid_array *a;
+	struct ls_bed b;
+
+	ls_setup(&b);
+	cr_assert_eq(ls_open(&b, b.spec_a, &a), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_lease_init(b.spec_a, b.uuid), -EBUSY);
+	cr_assert_eq(ls_open(&b, b.spec_a, &a), 0, "the lease after the refused rewrite");
+	cr_assert_eq(graid_array_close(a), 0);
+	ls_teardown(&b);
+}

@@ -289,8 +289,8 @@ struct graid_open_options {
 	 * nothing. A handle whose lease is lost (the sanlock daemon gone, or the lease not
 	 * renewed within its timeouts) stops at once as a taken-over one does
 	 * (::GRAID_EVENT_ARRAY_FOREIGN with error -ENOLCK, -ESTALE from its calls). sanlock
-	 * tells of the loss by touching a flag file in `GRAID_RUN_DIR` (default /run/graid, a
-	 * directory nobody but the user or root may write). docs/REMOTE.md ("The lease") has
+	 * tells of the loss by touching a flag file in `GRAID_RUN_DIR` (default /run/graid: a
+	 * directory of the user's own that nobody else may write; non-root users set one). docs/REMOTE.md ("The lease") has
 	 * the timeouts and what each costs.
 	 */
 	const char *lease;
@@ -518,8 +518,10 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
  * @param spec the lease spec, as for graid_open_options::lease.
  * @param array_uuid the array's UUID (graid_array_info::uuid, graid_member_probe()).
  * @return 0; -EINVAL a malformed spec or NULL arguments (logged); -EOPNOTSUPP this libgraid
- *   was built without sanlock; -ENOENT the path does not exist; -EIO or another -errno the
- *   sanlock daemon could not write it (logged with sanlock's reason); -ENOMEM.
+ *   was built without sanlock; -ENOENT the path does not exist; -EBUSY this host is in the
+ *   area's lockspace (hosts stay in it after a close: leave it first, logged how); -EIO or
+ *   another -errno the sanlock daemon could not write it (logged with sanlock's reason);
+ *   -ENOMEM.
  */
 GRAID_API int graid_lease_init(const char *spec, const uint8_t array_uuid[16]);
 

@@ -18,12 +18,14 @@
 #include <string.h>
 
 #include "common/internal.h"
+#include "common/signals.h"
 #include "array/lease.h"
 
 #if GRAID_HAVE_SANLOCK
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -37,12 +39,15 @@
 #define SL_KILL_PATH "/usr/bin/touch"
 #define SL_RUN_DIR "/run/graid"
 
+static atomic_uint sl_opens; /* makes each open's flag file name its own */
+
 struct sl_lease {
 	uint64_t host_id;
 	uint32_t io_timeout;
 	uint64_t offset;
 	char path[SANLK_PATH_LEN];
 	int sock;                         /* registration with the daemon, -1 none */
+	bool daemon_gone;                 /* the daemon closed that connection */
 	char flag[SANLK_HELPER_ARGS_LEN]; /* the kill path touches this file */
 	struct sanlk_lockspace ls;
 	struct {
@@ -193,6 +198,17 @@ static int sl_init(struct array_lease *l)
 
 	if (rc)
 		return rc;
+	/*
+	 * Hosts stay in the lockspace after a close (sl_release): rewriting the area under
+	 * this host's own delta lease would end the next open's lease seconds later.
+	 */
+	if (sanlock_inq_lockspace(&s->ls, 0) == 0) {
+		graid__log(GRAID_LOG_ERR, "lease '%s': this host is in lockspace %s; leave it first "
+					  "(`sanlock client rem_lockspace -s %s:%" PRIu64 ":%s:%" PRIu64
+					  "`), and never rewrite an area another host is in",
+			   l->spec, s->ls.name, s->ls.name, s->host_id, s->path, s->offset);
+		return -EBUSY;
+	}
 	rc = sanlock_write_lockspace(&s->ls, 0, 0, s->io_timeout);
 	if (rc == 0)
 		rc = sanlock_write_resource(&s->res.r, 0, 0, 0);
@@ -232,7 +248,18 @@ static void sl_release(struct array_lease *l)
 	 * milliseconds; `sanlock client rem_lockspace` leaves it by hand.
 	 */
 	if (s->sock >= 0) {
-		sanlock_release(s->sock, -1, 0, 1, rp);
+		struct sigpipe_guard g;
+
+		/*
+		 * Nobody to tell when the daemon is gone; and libsanlock_client sends without
+		 * MSG_NOSIGNAL, so a send on a connection the daemon just closed must not raise
+		 * SIGPIPE in the caller's thread (found by review: the application was killed).
+		 */
+		if (!s->daemon_gone) {
+			sigpipe_guard_begin_always(&g);
+			sanlock_release(s->sock, -1, 0, 1, rp);
+			sigpipe_guard_end(&g);
+		}
 		close(s->sock);
 		s->sock = -1;
 	}
@@ -253,11 +280,14 @@ static int sl_run_dir(struct array_lease *l, const char *dir)
 			   dir, graid_strerror(-errno));
 		return -ENOLCK;
 	}
-	if (lstat(dir, &st) || !S_ISDIR(st.st_mode) ||
-	    (st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & 022)) {
+	/*
+	 * This user's own: the flag files the helper leaves there (as root) must be this
+	 * user's to delete, or a stale one would end the next open's lease at once.
+	 */
+	if (lstat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022)) {
 		graid__log(GRAID_LOG_ERR, "lease '%s': %s (GRAID_RUN_DIR) must be a directory of "
-					  "this user's or root's that nobody else can write", l->spec,
-			   dir);
+					  "this user's own that nobody else can write", l->spec, dir);
 		return -ENOLCK;
 	}
 	return 0;
@@ -271,19 +301,26 @@ static int sl_acquire(struct array_lease *l, char *holder, size_t len)
 	int rc = sl_describe(l);
 
 	if (rc)
-		return rc;
+		return rc == -EINVAL || rc == -ENOMEM ? rc : -ENOLCK; /* graid.h's open errors */
 	dir = dir && *dir ? dir : SL_RUN_DIR;
 	rc = sl_run_dir(l, dir);
 	if (rc)
 		return rc;
-	if ((size_t)snprintf(s->flag, sizeof(s->flag), "%s/lease-lost-%s-%ld", dir, s->ls.name,
-			     (long)getpid()) >= sizeof(s->flag)) {
+	/* One name per open: a flag left by an earlier one (or another process) is not ours. */
+	if ((size_t)snprintf(s->flag, sizeof(s->flag), "%s/lease-lost-%s-%ld-%u", dir,
+			     s->ls.name, (long)getpid(),
+			     atomic_fetch_add(&sl_opens, 1)) >= sizeof(s->flag)) {
 		graid__log(GRAID_LOG_ERR, "lease '%s': run directory %s too long (GRAID_RUN_DIR)",
 			   l->spec, dir);
 		s->flag[0] = '\0';
 		return -ENOLCK;
 	}
-	unlink(s->flag);
+	if (unlink(s->flag) && errno != ENOENT) {
+		graid__log(GRAID_LOG_ERR, "lease '%s': cannot remove the stale flag file %s: %s",
+			   l->spec, s->flag, graid_strerror(-errno));
+		return -ENOLCK;
+	}
+	s->daemon_gone = false;
 	s->sock = sanlock_register();
 	if (s->sock < 0) {
 		rc = s->sock;
@@ -304,7 +341,10 @@ static int sl_acquire(struct array_lease *l, char *holder, size_t len)
 			rc = 0; /* this host has joined it already */
 		if (rc)
 			graid__log(GRAID_LOG_ERR, "lease '%s': joining lockspace %s as host id %" PRIu64
-						  ": %s (the area is written by graidctl lease-init)",
+						  ": %s (is the area written by graidctl lease-init? or is "
+						  "this host in the lockspace already with another host id, "
+						  "path or offset: `sanlock client status`, then "
+						  "`sanlock client rem_lockspace -s NAME:ID:PATH:OFFSET`)",
 				   l->spec, s->ls.name, s->host_id, sl_err(rc));
 	}
 	if (rc == 0) {
@@ -339,6 +379,7 @@ static bool sl_lost(struct array_lease *l, char *why, size_t len)
 	struct stat st;
 
 	if (s->sock >= 0 && poll(&p, 1, 0) == 1 && p.revents) {
+		s->daemon_gone = true;
 		snprintf(why, len, "the sanlock daemon went away");
 		return true;
 	}

@@ -221,7 +221,8 @@ int array_owner_check(struct graid_array *a)
 
 	if (a->read_only)
 		return 0;
-	if (array_foreign(a) || meta_lease_lost(a))
+	/* The lease first: a handle foreign for another reason still gives a lost one back. */
+	if (meta_lease_lost(a) || array_foreign(a))
 		return -ESTALE;
 	looked = meta_owner_look(a, &top, &other, &found_other);
 	return meta_owner_judge(a, looked, &top, &other, found_other);
@@ -232,7 +233,7 @@ void array_owner_watch(struct graid_array *a)
 	struct graid_sb_owner top, other;
 	bool found_other, looked;
 
-	if (a->read_only || array_foreign(a) || meta_lease_lost(a))
+	if (a->read_only || meta_lease_lost(a) || array_foreign(a))
 		return;
 	pthread_mutex_unlock(&a->meta_lock);
 	looked = meta_owner_look(a, &top, &other, &found_other);
