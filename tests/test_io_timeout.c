@@ -45,19 +45,36 @@ static uint64_t it_now_ms(void)
 
 struct it_bed {
 	struct au_set s;
-	char spec[400];
+	char spec[700];
+	char state[320];     /* fabric beds: the modelled controller's state file */
 	const char *paths[AU_MAX];
 	unsigned n;
 	uint64_t size;
 	struct graid_array *a;
 };
 
+/* The modelled controller's state, replaced whole (the library reads it at any moment). */
+static void it_set_ctrl(const char *state_file, const char *state)
+{
+	char tmp[340];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", state_file);
+	f = fopen(tmp, "w");
+	cr_assert(f);
+	fprintf(f, "%s\n", state);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert_eq(rename(tmp, state_file), 0);
+}
+
 /*
- * Members written with round 1 and closed; member @p victim reopened stalling every I/O;
- * @p flags for the create (GRAID_CREATE_JOURNAL), @p spare: one more file as a hot spare.
+ * Members written with round 1 and closed; member @p victim reopened stalling every I/O for
+ * @p stall_us (and, with @p fabric, as a modelled NVMe-oF namespace whose one controller is
+ * "live": it_set_ctrl(b->state, ...) changes it); @p flags for the create
+ * (GRAID_CREATE_JOURNAL), @p spare: one more file as a hot spare.
  */
-static void it_setup_ex(struct it_bed *b, int level, unsigned n, unsigned victim,
-			unsigned flags, bool spare)
+static void it_setup_any(struct it_bed *b, int level, unsigned n, unsigned victim,
+			 unsigned flags, bool spare, unsigned stall_us, bool fabric)
 {
 	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = level,
 					  .chunk_bytes = IT_CHUNK, .backend = "isal",
@@ -79,12 +96,25 @@ static void it_setup_ex(struct it_bed *b, int level, unsigned n, unsigned victim
 	free(buf);
 	cr_assert_eq(graid_array_close(a), 0);
 	memcpy(b->paths, b->s.paths, sizeof(b->paths));
-	snprintf(b->spec, sizeof(b->spec), "faulty:stall-us=%u:%s", IT_STALL_US,
-		 b->s.path[victim]);
+	if (fabric) {
+		snprintf(b->state, sizeof(b->state), "%s/ctrl-state", b->s.dir);
+		it_set_ctrl(b->state, "live");
+		snprintf(b->spec, sizeof(b->spec), "faulty:fabric-state=%s,stall-us=%u:%s",
+			 b->state, stall_us, b->s.path[victim]);
+	} else {
+		snprintf(b->spec, sizeof(b->spec), "faulty:stall-us=%u:%s", stall_us,
+			 b->s.path[victim]);
+	}
 	b->paths[victim] = b->spec;
 	cr_assert_eq(graid_array_open(b->paths, n, NULL, &b->a), 0);
 	if (spare)
 		cr_assert_eq(graid_array_add_spare(b->a, b->s.path[n]), 0);
+}
+
+static void it_setup_ex(struct it_bed *b, int level, unsigned n, unsigned victim,
+			unsigned flags, bool spare)
+{
+	it_setup_any(b, level, n, victim, flags, spare, IT_STALL_US, false);
 }
 
 static void it_setup(struct it_bed *b, int level, unsigned n, unsigned victim)
@@ -114,18 +144,27 @@ static void it_only_victim_out(struct it_bed *b, unsigned victim)
 }
 
 /* Reopen without the stall and check every byte against round @p round. */
-static void it_verify_reopened(struct it_bed *b, unsigned round, const char *what)
+/* Reopen without the stall and check every byte against round @p round, with
+ * [@p off, @p off + @p len) at round @p round2 (len 0: none). */
+static void it_verify_reopened_rounds(struct it_bed *b, unsigned round, uint64_t off,
+				      size_t len, unsigned round2, const char *what)
 {
 	struct graid_array *a;
 	uint8_t *buf = malloc(b->size), *want = malloc(b->size);
 
 	cr_assert_eq(graid_array_open(b->s.paths, b->n, NULL, &a), 0, "%s: reopen", what);
 	it_pattern(want, 0, b->size, round);
+	it_pattern(want + off, off, len, round2);
 	cr_assert_eq(graid_array_read(a, buf, b->size, 0), (ssize_t)b->size, "%s: read", what);
 	cr_assert_eq(memcmp(buf, want, b->size), 0, "%s: data differ", what);
 	cr_assert_eq(graid_array_close(a), 0);
 	free(buf);
 	free(want);
+}
+
+static void it_verify_reopened(struct it_bed *b, unsigned round, const char *what)
+{
+	it_verify_reopened_rounds(b, round, 0, 0, round, what);
 }
 
 Test(io_timeout, the_bound_is_checked)
@@ -358,62 +397,36 @@ Test(io_timeout, a_queue_of_requests_ends_within_the_bound, .timeout = 60)
  */
 Test(io_timeout, a_fabric_member_that_stalls_is_unreachable_then_caught_up, .timeout = 90)
 {
-	struct graid_array_info info = { .struct_size = sizeof(info) };
 	const uint64_t off = 2 * IT_CHUNK, len = 6 * IT_CHUNK;
-	char state[320], spec[700];
-	const char *paths[AU_MAX];
 	struct graid_member_info mi;
-	struct graid_array *a;
-	struct au_set s;
-	uint8_t *buf, *want;
-	FILE *f;
+	struct it_bed b;
+	uint8_t *buf;
 	int st = -1;
 
-	tu_need_fault_injection();
-	au_make(&s, 5, IT_MEMBER_BYTES);
-	cr_assert_eq(au_create(&s, 4, 5, IT_CHUNK, &a), 0);
-	cr_assert_eq(graid_array_info(a, &info), 0);
-	buf = malloc(info.size);
-	want = malloc(info.size);
-	it_pattern(buf, 0, info.size, 1);
-	cr_assert_eq(graid_array_write(a, buf, info.size, 0), (ssize_t)info.size);
-	cr_assert_eq(graid_array_close(a), 0);
-	snprintf(state, sizeof(state), "%s/ctrl-state", s.dir);
-	f = fopen(state, "w");
-	cr_assert(f);
-	fputs("live\n", f);
-	fclose(f);
-	memcpy(paths, s.paths, sizeof(paths));
-	snprintf(spec, sizeof(spec), "faulty:fabric-state=%s,stall-us=800000:%s", state,
-		 s.path[1]);
-	paths[1] = spec;
-	cr_assert_eq(graid_array_open(paths, 4, NULL, &a), 0);
-	cr_assert_eq(graid_array_add_spare(a, s.path[4]), 0);
-	cr_assert_eq(graid_array_set_io_timeout(a, IT_TIMEOUT_MS), 0);
+	it_setup_any(&b, 5, 4, 1, 0, true, 800000, true);
+	buf = malloc(len);
+	cr_assert_eq(graid_array_set_io_timeout(b.a, IT_TIMEOUT_MS), 0);
 	it_pattern(buf, off, len, 2);
-	cr_assert_eq(graid_array_write(a, buf, len, off), (ssize_t)len);
-	cr_assert_eq(it_info(a, 1).state, GRAID_MEMBER_UNREACHABLE,
+	cr_assert_eq(graid_array_write(b.a, buf, len, off), (ssize_t)len);
+	cr_assert_eq(it_info(b.a, 1).state, GRAID_MEMBER_UNREACHABLE,
 		     "a fabric member whose I/O timed out with its controller live");
-	cr_assert_eq(it_info(a, 4).state, GRAID_MEMBER_SPARE, "a spare took an unreachable role");
+	cr_assert_eq(it_info(b.a, 4).state, GRAID_MEMBER_SPARE, "a spare took an unreachable role");
 	/* The stall is over once the I/O ends; no more timeouts, so the catch-up can finish. */
-	cr_assert_eq(graid_array_set_io_timeout(a, 0), 0);
-	for (int i = 0; i < 300 && (st = it_info(a, 1).state) != GRAID_MEMBER_ACTIVE; i++)
+	cr_assert_eq(graid_array_set_io_timeout(b.a, 0), 0);
+	for (int i = 0; i < 300 && (st = it_info(b.a, 1).state) != GRAID_MEMBER_ACTIVE; i++)
 		usleep(100 * 1000);
 	cr_assert_eq(st, GRAID_MEMBER_ACTIVE, "not caught up (state %d)", st);
-	mi = it_info(a, 1);
+	mi = it_info(b.a, 1);
 	cr_assert_eq(mi.late_ios, 0);
 	cr_assert_gt(mi.catchup_done, 0);
-	cr_assert_lt(mi.catchup_done, info.size / 3, "a full rebuild, not a catch-up");
+	cr_assert_lt(mi.catchup_done, b.size / 3, "a full rebuild, not a catch-up");
 	/* Lean on the member that came back: the catch-up must have given it round 2. */
-	cr_assert_eq(graid_array_fail_member(a, 0), 0);
-	it_pattern(want, 0, info.size, 1);
-	it_pattern(want + off, off, len, 2);
-	cr_assert_eq(graid_array_read(a, buf, info.size, 0), (ssize_t)info.size);
-	cr_assert_eq(memcmp(buf, want, info.size), 0, "data differ through the caught-up member");
-	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_fail_member(b.a, 0), 0);
+	cr_assert_eq(graid_array_close(b.a), 0);
+	b.paths[0] = NULL; /* member 0 is out now: read through the one that came back */
 	free(buf);
-	free(want);
-	au_remove(&s);
+	it_verify_reopened_rounds(&b, 1, off, len, 2, "through the caught-up member");
+	au_remove(&b.s);
 }
 
 /*
@@ -434,20 +447,7 @@ static void it_journal_write(uint64_t off, size_t len)
 	it_only_victim_out(&b, 1);
 	cr_assert_eq(graid_array_close(b.a), 0);
 	free(buf);
-	buf = malloc(b.size);
-	it_pattern(buf, 0, b.size, 1);
-	it_pattern(buf + off, off, len, 2);
-	{
-		struct graid_array *a;
-		uint8_t *got = malloc(b.size);
-
-		cr_assert_eq(graid_array_open(b.s.paths, 4, NULL, &a), 0);
-		cr_assert_eq(graid_array_read(a, got, b.size, 0), (ssize_t)b.size);
-		cr_assert_eq(memcmp(got, buf, b.size), 0, "data differ after the journaled write");
-		cr_assert_eq(graid_array_close(a), 0);
-		free(got);
-	}
-	free(buf);
+	it_verify_reopened_rounds(&b, 1, off, len, 2, "after the journaled write");
 	au_remove(&b.s);
 }
 
@@ -486,20 +486,6 @@ Test(io_timeout, the_spare_that_takes_the_role_is_not_failed, .timeout = 90)
 	au_remove(&b.s);
 }
 
-/* The modelled controller's state, replaced whole (the library reads it at any moment). */
-static void it_set_ctrl(const char *state_file, const char *state)
-{
-	char tmp[340];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", state_file);
-	f = fopen(tmp, "w");
-	cr_assert(f);
-	fprintf(f, "%s\n", state);
-	cr_assert_eq(fclose(f), 0);
-	cr_assert_eq(rename(tmp, state_file), 0);
-}
-
 /*
  * The cap on timeout outages (three with the controller live, then the member fails)
  * counts only those: outages the keep-alive noticed (the controller reconnecting) are the
@@ -508,45 +494,29 @@ static void it_set_ctrl(const char *state_file, const char *state)
  */
 Test(io_timeout, outages_the_keepalive_noticed_do_not_use_up_the_timeout_cap, .timeout = 120)
 {
-	struct graid_array_info info = { .struct_size = sizeof(info) };
-	char state[320], spec[700];
-	const char *paths[AU_MAX];
-	struct graid_array *a;
-	struct au_set s;
-	uint8_t *buf;
+	const size_t len = 3 * IT_CHUNK;
+	struct it_bed b;
+	uint8_t *buf = malloc(len);
 	int st = -1;
 
-	tu_need_fault_injection();
-	au_make(&s, 4, IT_MEMBER_BYTES);
-	cr_assert_eq(au_create(&s, 4, 5, IT_CHUNK, &a), 0);
-	cr_assert_eq(graid_array_info(a, &info), 0);
-	buf = malloc(info.size);
-	it_pattern(buf, 0, info.size, 1);
-	cr_assert_eq(graid_array_write(a, buf, info.size, 0), (ssize_t)info.size);
-	cr_assert_eq(graid_array_close(a), 0);
-	snprintf(state, sizeof(state), "%s/ctrl-state", s.dir);
-	it_set_ctrl(state, "live");
-	memcpy(paths, s.paths, sizeof(paths));
-	snprintf(spec, sizeof(spec), "faulty:fabric-state=%s,stall-us=300000:%s", state,
-		 s.path[1]);
-	paths[1] = spec;
-	cr_assert_eq(graid_array_open(paths, 4, NULL, &a), 0);
+	it_setup_any(&b, 5, 4, 1, 0, false, 300000, true);
+	it_pattern(buf, 0, len, 1); /* the same data again: round 1 stays */
 	for (int k = 0; k < 3; k++) {
-		it_set_ctrl(state, "connecting");
-		cr_assert_eq(graid_array_write(a, buf, 3 * IT_CHUNK, 0), 3 * IT_CHUNK);
-		cr_assert_eq(it_info(a, 1).state, GRAID_MEMBER_UNREACHABLE, "blip %d", k);
-		it_set_ctrl(state, "live");
-		for (int i = 0; i < 300 && (st = it_info(a, 1).state) != GRAID_MEMBER_ACTIVE; i++)
+		it_set_ctrl(b.state, "connecting");
+		cr_assert_eq(graid_array_write(b.a, buf, len, 0), (ssize_t)len);
+		cr_assert_eq(it_info(b.a, 1).state, GRAID_MEMBER_UNREACHABLE, "blip %d", k);
+		it_set_ctrl(b.state, "live");
+		for (int i = 0; i < 300 && (st = it_info(b.a, 1).state) != GRAID_MEMBER_ACTIVE; i++)
 			usleep(50 * 1000);
 		cr_assert_eq(st, GRAID_MEMBER_ACTIVE, "blip %d: not caught up (%d)", k, st);
 	}
-	cr_assert_eq(graid_array_set_io_timeout(a, IT_TIMEOUT_MS), 0);
-	cr_assert_eq(graid_array_write(a, buf, 3 * IT_CHUNK, 0), 3 * IT_CHUNK);
-	cr_assert_eq(it_info(a, 1).state, GRAID_MEMBER_UNREACHABLE,
+	cr_assert_eq(graid_array_set_io_timeout(b.a, IT_TIMEOUT_MS), 0);
+	cr_assert_eq(graid_array_write(b.a, buf, len, 0), (ssize_t)len);
+	cr_assert_eq(it_info(b.a, 1).state, GRAID_MEMBER_UNREACHABLE,
 		     "the first timeout after three keep-alive outages failed the member (%d)",
-		     it_info(a, 1).state);
-	cr_assert_eq(graid_array_set_io_timeout(a, 0), 0);
-	cr_assert_eq(graid_array_close(a), 0);
+		     it_info(b.a, 1).state);
+	cr_assert_eq(graid_array_set_io_timeout(b.a, 0), 0);
+	cr_assert_eq(graid_array_close(b.a), 0);
 	free(buf);
-	au_remove(&s);
+	au_remove(&b.s);
 }

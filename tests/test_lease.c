@@ -162,9 +162,11 @@ static pid_t ls_host_b_holds(struct ls_bed *b, int *go_fd, int *ready_fd)
 	int go[2], ready[2];
 	pid_t pid;
 
+	/* The lockspace name as docs/REMOTE.md gives it: "graid_" and the dashed array UUID. */
 	snprintf(name, sizeof(name), "graid_");
-	for (unsigned i = 0; i < 16; i++)
-		snprintf(name + 6 + 2 * i, 3, "%02x", b->uuid[i]);
+	for (unsigned i = 0, at = 6; i < 16; i++)
+		at += (unsigned)snprintf(name + at, sizeof(name) - at, "%s%02x",
+					 i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "", b->uuid[i]);
 	snprintf(holder, sizeof(holder), "%s/lease_holder", GRAID_TEST_BUILD_DIR);
 	cr_assert_eq(pipe(go), 0);
 	cr_assert_eq(pipe(ready), 0);

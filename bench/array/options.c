@@ -224,11 +224,15 @@ int ab_opts_parse(struct ab_opts *o, int argc, char **argv)
 			if (o->degraded > 2)
 				goto bad;
 			break;
-		case OPT_IO_TIMEOUT:
-			o->io_timeout_ms = (unsigned)strtoul(optarg, NULL, 10);
-			if (o->io_timeout_ms > GRAID_IO_TIMEOUT_MAX_MS)
+		case OPT_IO_TIMEOUT: {
+			char *end;
+			unsigned long ms = strtoul(optarg, &end, 10);
+
+			if (end == optarg || *end || ms > GRAID_IO_TIMEOUT_MAX_MS)
 				goto bad;
+			o->io_timeout_ms = (unsigned)ms;
 			break;
+		}
 		case OPT_HELP:
 			opts_usage(stdout);
 			return 1;

@@ -19,6 +19,7 @@
 
 #include "common/internal.h"
 #include "common/signals.h"
+#include "format/superblock.h"
 #include "array/lease.h"
 
 #if GRAID_HAVE_SANLOCK
@@ -139,6 +140,7 @@ static int sl_describe(struct array_lease *l)
 	uint64_t align = 1u << 20;
 	uint32_t lsf = SANLK_LSF_SECTOR512 | SANLK_LSF_ALIGN1M;
 	uint32_t resf = SANLK_RES_SECTOR512 | SANLK_RES_ALIGN1M;
+	char uuid[37];
 	struct stat st;
 	int lbs = 512;
 
@@ -169,9 +171,8 @@ static int sl_describe(struct array_lease *l)
 		return -EINVAL;
 	}
 	memset(&s->ls, 0, sizeof(s->ls));
-	snprintf(s->ls.name, sizeof(s->ls.name), "graid_");
-	for (unsigned i = 0; i < 16; i++)
-		snprintf(s->ls.name + 6 + 2 * i, 3, "%02x", l->uuid[i]);
+	graid_uuid_format(l->uuid, uuid);
+	snprintf(s->ls.name, sizeof(s->ls.name), "graid_%s", uuid); /* 42 of 48 bytes */
 	s->ls.host_id = s->host_id;
 	s->ls.flags = lsf;
 	snprintf(s->ls.host_id_disk.path, sizeof(s->ls.host_id_disk.path), "%s", s->path);
