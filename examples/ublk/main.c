@@ -27,6 +27,7 @@ struct gu_opts {
 	bool rebuild_set;
 	unsigned io_timeout_ms;  /* --io-timeout: graid_array_set_io_timeout(), 0 none */
 	const char *lease;       /* --lease: graid_open_options::lease, NULL none */
+	bool takeover;           /* --takeover: GRAID_OPEN_TAKEOVER */
 	const char *const *members;
 	unsigned nmembers;
 };
@@ -47,7 +48,9 @@ static void gu_usage(FILE *f)
 		"  --rebuild-busy-rate SIZE  ... and at most SIZE while requests are in flight\n"
 		"  --io-timeout MS give up on a member I/O after MS milliseconds where the\n"
 		"                  other members carry the array (default 0: never)\n"
-		"  --lease SPEC    hold the array's lease while serving (graidctl lease-init)\n",
+		"  --lease SPEC    hold the array's lease while serving (graidctl lease-init)\n"
+		"  --takeover      the array's superblocks name another host as its owner:\n"
+		"                  take it over (that host must be down or hold no lease)\n",
 		GU_MAX_QUEUES, UBLK_MAX_QUEUE_DEPTH);
 }
 
@@ -85,7 +88,8 @@ static int gu_size(const char *arg, uint64_t *out)
 	return 0;
 }
 
-enum { GU_OPT_MAX_RATE = 256, GU_OPT_BUSY_RATE, GU_OPT_IO_TIMEOUT, GU_OPT_LEASE };
+enum { GU_OPT_MAX_RATE = 256, GU_OPT_BUSY_RATE, GU_OPT_IO_TIMEOUT, GU_OPT_LEASE,
+       GU_OPT_TAKEOVER };
 
 /* 0, or 2 (usage error, message printed); exits 0 for --help. */
 static int gu_parse(int argc, char **argv, struct gu_opts *o)
@@ -98,6 +102,7 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 		{ "rebuild-busy-rate", required_argument, NULL, GU_OPT_BUSY_RATE },
 		{ "io-timeout", required_argument, NULL, GU_OPT_IO_TIMEOUT },
 		{ "lease", required_argument, NULL, GU_OPT_LEASE },
+		{ "takeover", no_argument, NULL, GU_OPT_TAKEOVER },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -137,6 +142,9 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 		case GU_OPT_LEASE:
 			o->lease = optarg;
 			break;
+		case GU_OPT_TAKEOVER:
+			o->takeover = true;
+			break;
 		case GU_OPT_IO_TIMEOUT:
 			if (strcmp(optarg, "0") != 0 &&
 			    gu_number(optarg, GRAID_IO_TIMEOUT_MAX_MS, &o->io_timeout_ms)) {
@@ -171,6 +179,10 @@ static void gu_on_event(void *arg, const struct graid_event *ev)
 			ev->member, graid_strerror(ev->error));
 	else if (ev->type == GRAID_EVENT_ARRAY_FAILED)
 		fprintf(stderr, "graid-ublk: too many members failed: I/O now fails\n");
+	else if (ev->type == GRAID_EVENT_ARRAY_FOREIGN)
+		fprintf(stderr, "graid-ublk: the array is no longer ours (%s): I/O now fails, "
+				"nothing more is written\n",
+			ev->error == -ENOLCK ? "its lease was lost" : "another host took it over");
 }
 
 static unsigned gu_log2(uint64_t v)
@@ -402,6 +414,8 @@ int main(int argc, char **argv)
 		return status;
 	oo.backend = o.backend;
 	oo.lease = o.lease;
+	if (o.takeover)
+		oo.flags |= GRAID_OPEN_TAKEOVER;
 	rc = graid_array_open(o.members, o.nmembers, &oo, &a);
 	if (rc) {
 		fprintf(stderr, "graid-ublk: cannot assemble the array: %s\n", graid_strerror(rc));
