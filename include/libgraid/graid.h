@@ -497,7 +497,10 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
  *   -ENOLCK the lock directory cannot be used (it must be a directory of this user's or
  *           root's that nobody else can write; `GRAID_LOCK_DIR` names another);
  *   -EAGAIN the members changed arrays while being assembled (a concurrent create);
- *   -EBUSY also: graid_open_options::lease is held by another host (logged, naming it);
+ *   -EBUSY also: graid_open_options::lease is held by another host (logged, naming it).
+ *           While that host renews its lease the open fails at once; once it has stopped
+ *           (it died), the open waits until sanlock counts it dead, up to 8 x io-timeout +
+ *           60 s after its last renewal (68 s with io-timeout=1), and then takes the lease;
  *   -ENOLCK also: the lease could not be taken for another reason (no sanlock daemon, the
  *           area not written by graid_lease_init(); logged); -EOPNOTSUPP also: a lease
  *           of a lock manager this libgraid was built without;

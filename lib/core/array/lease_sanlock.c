@@ -299,6 +299,7 @@ static int sl_acquire(struct array_lease *l, char *holder, size_t len)
 	struct sl_lease *s = l->impl;
 	struct sanlk_resource *rp[1] = { &s->res.r };
 	const char *dir = getenv("GRAID_RUN_DIR");
+	uint64_t t_acquire = 0;
 	int rc = sl_describe(l);
 
 	if (rc)
@@ -349,7 +350,14 @@ static int sl_acquire(struct array_lease *l, char *holder, size_t len)
 				   l->spec, s->ls.name, s->host_id, sl_err(rc));
 	}
 	if (rc == 0) {
+		/*
+		 * sanlock answers at once while the holder's host renews its delta lease, and
+		 * waits inside this call once that host has stopped renewing, until it is dead
+		 * (8 x io-timeout + 60 s after its last renewal): a takeover's wait is here.
+		 */
+		t_acquire = graid__now_ns();
 		rc = sanlock_acquire(s->sock, -1, 0, 1, rp, NULL);
+		t_acquire = graid__now_ns() - t_acquire;
 		if (rc == SANLK_ACQUIRE_IDLIVE || rc == SANLK_ACQUIRE_OWNED ||
 		    rc == SANLK_ACQUIRE_OTHER || rc == SANLK_ACQUIRE_OWNED_RETRY || rc == -EAGAIN) {
 			sl_holder(s, holder, len);
@@ -368,8 +376,12 @@ static int sl_acquire(struct array_lease *l, char *holder, size_t len)
 		unlink(s->flag);
 		return rc == -ENOMEM ? rc : -ENOLCK; /* graid.h: the lease could not be taken */
 	}
-	graid__log(GRAID_LOG_NOTICE, "lease '%s': held (lockspace %s, host id %" PRIu64 ")",
-		   l->spec, s->ls.name, s->host_id);
+	graid__log(GRAID_LOG_NOTICE, "lease '%s': held (lockspace %s, host id %" PRIu64
+				     "), acquired in %.1f s%s",
+		   l->spec, s->ls.name, s->host_id, (double)t_acquire / 1e9,
+		   t_acquire > UINT64_C(2000000000) ? " (the last holder's host had stopped "
+						      "renewing: sanlock waited until it was dead)"
+						    : "");
 	return 0;
 }
 
