@@ -291,7 +291,8 @@ static unsigned gu_start_queues(struct usrv *s, unsigned nq, struct uq **qs)
 }
 
 /* Serve until a signal; returns the exit status. The device exists when this is called. */
-static int gu_serve(struct uctrl *c, struct usrv *s, unsigned nq, const sigset_t *sigs)
+static int gu_serve(struct uctrl *c, struct usrv *s, unsigned nq, const uint8_t uuid[16],
+		    const sigset_t *sigs)
 {
 	struct uq *qs[GU_MAX_QUEUES];
 	unsigned started = gu_start_queues(s, nq, qs);
@@ -300,9 +301,11 @@ static int gu_serve(struct uctrl *c, struct usrv *s, unsigned nq, const sigset_t
 	if (started == nq && s->nfailed == 0) {
 		rc = uctrl_start_dev(c, s->dev_id);
 		if (rc == 0) {
+			gu_record_write(s->dev_id, uuid);
 			printf("/dev/ublkb%" PRIu32 "\n", s->dev_id);
 			fflush(stdout);
 			sigwait(sigs, &sig);
+			gu_record_remove(s->dev_id);
 			fprintf(stderr, "graid-ublk: %s: stopping /dev/ublkb%" PRIu32 "\n",
 				strsignal(sig), s->dev_id);
 			status = 0;
@@ -384,7 +387,7 @@ static int gu_run(struct graid_array *a, const struct graid_array_info *info,
 		if (s.stop_fd < 0)
 			perror("graid-ublk: eventfd");
 		if (s.cdev_fd >= 0 && s.stop_fd >= 0)
-			status = gu_serve(&c, &s, dev.nr_hw_queues, sigs);
+			status = gu_serve(&c, &s, dev.nr_hw_queues, info->uuid, sigs);
 		if (s.stop_fd >= 0)
 			close(s.stop_fd);
 		if (s.cdev_fd >= 0)

@@ -78,4 +78,8 @@ int uq_start(struct usrv *s, unsigned q_id, struct uq **out);
 /* Wait for the thread (after s->stop_fd was written) and free it; its exit status. */
 int uq_join(struct uq *q);
 
+/* record.c: which array /dev/ublkbN serves ($GRAID_RUN_DIR/ublk/ublkbN), for graid-nvmet. */
+void gu_record_write(uint32_t dev_id, const uint8_t uuid[16]);
+void gu_record_remove(uint32_t dev_id);
+
 #endif /* GRAID_UBLK_SRV_H */

@@ -498,9 +498,12 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
  *           root's that nobody else can write; `GRAID_LOCK_DIR` names another);
  *   -EAGAIN the members changed arrays while being assembled (a concurrent create);
  *   -EBUSY also: graid_open_options::lease is held by another host (logged, naming it).
- *           While that host renews its lease the open fails at once; once it has stopped
- *           (it died), the open waits until sanlock counts it dead, up to 8 x io-timeout +
- *           60 s after its last renewal (68 s with io-timeout=1), and then takes the lease;
+ *           While that host renews its lease the open fails within about 2 x io-timeout.
+ *           Once it has stopped renewing (it died), sanlock waits inside the open until it
+ *           counts that host dead: 8 x io-timeout + 60 s (68 s with io-timeout=1) from
+ *           when this host's daemon first saw the renewals stop, in full for a host that
+ *           joins the lockspace only now; then the open takes the lease, or fails -EBUSY
+ *           if another host took it first;
  *   -ENOLCK also: the lease could not be taken for another reason (no sanlock daemon, the
  *           area not written by graid_lease_init(); logged); -EOPNOTSUPP also: a lease
  *           of a lock manager this libgraid was built without;

@@ -39,16 +39,64 @@ SHIM
 chmod +x "$t/bin/mkdir" "$t/bin/rmdir"
 export PATH=$t/bin:$PATH
 N=$t/cfg/nvmet
+export GRAID_RUN_DIR=$t/run
+mkdir -p "$GRAID_RUN_DIR/ublk"
 fails=0
 ok() { echo "PASS $1"; }
 bad() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
+tree() { (cd "$N" && find . -printf '%p %l\n' | sort; cat "$N"/subsystems/*/namespaces/1/device_path 2>/dev/null); }
 truncate -s 1M "$t/devA" "$t/devB"
 U=6c696267-7261-6964-0000-00000000002a
 NQN=nqn.2026-12.io.libgraid:array:$U
-
-out=$("$tool" export "$U" "$t/devA" 10.0.0.1 2>&1)
 sub=$N/subsystems/$NQN
-if [ "$out" = "$NQN" ] && [ -d "$sub/namespaces/1" ] &&
+
+# An administrator's port, made before graid-nvmet ran (port 1, on 10.0.0.1).
+mkdir "$N/ports/1"
+printf tcp >"$N/ports/1/addr_trtype"
+printf 10.0.0.1 >"$N/ports/1/addr_traddr"
+printf 4420 >"$N/ports/1/addr_trsvcid"
+
+# Refusals first: each names what is wrong, exits 2 (usage) or 1, and changes nothing.
+check_refused() { # NAME WANT_RC WANT_TEXT ARGS...
+	local name=$1 want=$2 text=$3 rc before after msg
+	shift 3
+	before=$(tree)
+	msg=$("$tool" "$@" 2>&1 >/dev/null)
+	rc=$?
+	after=$(tree)
+	if [ $rc -eq "$want" ] && echo "$msg" | grep -q -F -- "$text" && [ "$after" = "$before" ]; then
+		ok "$name"
+	else
+		bad "$name" "rc $rc (want $want), message '$msg'"
+	fi
+}
+check_refused without_a_host_id_export_is_refused 2 "--host-id N is required" export --any-device "$U" "$t/devA" 10.0.0.1
+check_refused a_host_id_out_of_range_is_refused 2 "--host-id: 1..15, not '16'" export --host-id 16 "$U" "$t/devA" 10.0.0.1
+check_refused a_host_id_with_a_leading_zero_is_refused 2 "--host-id: 1..15, not '010'" export --host-id 010 "$U" "$t/devA" 10.0.0.1
+check_refused an_option_without_its_value_is_refused 2 "--host-id needs a value" export --host-id
+check_refused a_bad_uuid_is_refused 2 "'not-a-uuid' is not an array UUID" export --host-id 1 not-a-uuid "$t/devA" 10.0.0.1
+check_refused a_bad_transport_is_refused 2 "--trtype: tcp or rdma, not 'udp'" export --host-id 1 --trtype udp "$U" "$t/devA" 10.0.0.1
+check_refused a_bad_port_number_is_refused 2 "--svcid: a port number, not 'x1'" export --host-id 1 --svcid x1 "$U" "$t/devA" 10.0.0.1
+check_refused a_bad_host_nqn_is_refused 2 "--host: a host NQN (nqn....), not 'bob'" export --host-id 1 --host bob "$U" "$t/devA" 10.0.0.1
+check_refused too_few_arguments_are_refused 2 "export needs UUID DEVICE ADDR" export --host-id 1 "$U" "$t/devA"
+check_refused a_missing_device_is_refused 1 "$t/nothing is neither" export --host-id 1 --any-device "$U" "$t/nothing" 10.0.0.1
+check_refused an_unknown_array_is_not_unexported 1 "no subsystem" unexport 6c696267-7261-6964-0000-000000000000
+# The device must be one graid-ublk serves this array on (its record), unless --any-device.
+check_refused a_device_not_of_graid_ublk_is_refused 1 "is not a graid-ublk device" export --host-id 1 "$U" "$t/devA" 10.0.0.1
+check_refused a_device_without_a_record_is_refused 1 "no record of which array /dev/ublkb7 serves" export --host-id 1 "$U" /dev/ublkb7 10.0.0.1
+printf 'uuid=6c696267-7261-6964-0000-0000000000ff\npid=%s\n' $$ >"$GRAID_RUN_DIR/ublk/ublkb7"
+check_refused another_arrays_device_is_refused 1 "/dev/ublkb7 serves array 6c696267-7261-6964-0000-0000000000ff, not $U" export --host-id 1 "$U" /dev/ublkb7 10.0.0.1
+sleep 0 & dead=$!
+wait $dead
+printf 'uuid=%s\npid=%s\n' "$U" "$dead" >"$GRAID_RUN_DIR/ublk/ublkb7"
+check_refused a_record_of_a_server_that_is_gone_is_refused 1 "(pid $dead) is gone" export --host-id 1 "$U" /dev/ublkb7 10.0.0.1
+printf 'uuid=%s\npid=%s\n' "$U" $$ >"$GRAID_RUN_DIR/ublk/ublkb7"
+# (a record that matches passes the check; /dev/ublkb7 does not exist here, which is next)
+check_refused a_matching_record_still_needs_the_device 1 "/dev/ublkb7 is neither a block device nor a file" export --host-id 1 "$U" /dev/ublkb7 10.0.0.1
+
+out=$("$tool" export --host-id 1 --any-device "$U" "$t/devA" 10.0.0.1 2>&1)
+rc=$?
+if [ $rc -eq 0 ] && [ "$out" = "$NQN" ] && [ -d "$sub/namespaces/1" ] &&
 	[ "$(cat "$sub/namespaces/1/device_nguid")" = "$U" ] &&
 	[ "$(cat "$sub/namespaces/1/device_uuid")" = "$U" ] &&
 	[ "$(cat "$sub/namespaces/1/device_path")" = "$t/devA" ] &&
@@ -56,12 +104,10 @@ if [ "$out" = "$NQN" ] && [ -d "$sub/namespaces/1" ] &&
 	[ "$(cat "$sub/attr_serial")" = 6c696267726169640000 ] &&
 	[ "$(cat "$sub/attr_allow_any_host")" = 1 ] &&
 	[ "$(cat "$sub/attr_cntlid_min")" = 4096 ] && [ "$(cat "$sub/attr_cntlid_max")" = 8191 ] &&
-	[ "$(cat "$N/ports/1/addr_traddr")" = 10.0.0.1 ] && [ "$(cat "$N/ports/1/addr_trsvcid")" = 4420 ] &&
-	[ "$(cat "$N/ports/1/addr_trtype")" = tcp ] && [ "$(cat "$N/ports/1/addr_adrfam")" = ipv4 ] &&
-	[ "$(readlink "$N/ports/1/subsystems/$NQN")" = "$sub" ]; then
-	ok export_names_the_subsystem_and_namespace_after_the_array
+	[ "$(readlink "$N/ports/1/subsystems/$NQN")" = "$sub" ] && [ ! -e "$N/ports/2" ]; then
+	ok export_names_the_subsystem_and_namespace_after_the_array_and_reuses_a_port
 else
-	bad export_names_the_subsystem_and_namespace_after_the_array "out '$out'; $(find "$N" | head -n 20 | tr '\n' ' ')"
+	bad export_names_the_subsystem_and_namespace_after_the_array_and_reuses_a_port "rc $rc out '$out'; $(tree | head -n 30 | tr '\n' ' ')"
 fi
 
 # The same UUID in upper case without dashes is the same array.
@@ -69,60 +115,48 @@ out=$("$tool" nqn "$(echo "$U" | tr -d - | tr a-f A-F)")
 [ "$out" = "$NQN" ] && ok the_uuid_is_read_with_or_without_dashes ||
 	bad the_uuid_is_read_with_or_without_dashes "'$out'"
 
-# Another host serving the array after a takeover: the same namespace, the new device, a second
-# port; the NGUID is untouched.
-out=$("$tool" export --host-id 2 --svcid 4421 "$U" "$t/devB" 10.0.0.2 2>&1)
-if [ "$out" = "$NQN" ] && [ "$(cat "$sub/namespaces/1/device_path")" = "$t/devB" ] &&
+# Another host serving the array after a takeover: the same namespace, the new device, a port
+# of its own (made: port 2); its own controller IDs; the NGUID untouched.
+out=$("$tool" export --host-id 2 --any-device --svcid 4421 "$U" "$t/devB" 10.0.0.2 2>&1)
+rc=$?
+if [ $rc -eq 0 ] && [ "$out" = "$NQN" ] && [ "$(cat "$sub/namespaces/1/device_path")" = "$t/devB" ] &&
 	[ "$(cat "$sub/namespaces/1/enable")" = 1 ] &&
 	[ "$(cat "$sub/namespaces/1/device_nguid")" = "$U" ] &&
 	[ "$(cat "$sub/attr_cntlid_min")" = 8192 ] && [ "$(cat "$sub/attr_cntlid_max")" = 12287 ] &&
 	[ "$(cat "$N/ports/2/addr_traddr")" = 10.0.0.2 ] && [ "$(cat "$N/ports/2/addr_trsvcid")" = 4421 ] &&
-	[ -L "$N/ports/2/subsystems/$NQN" ] && [ -L "$N/ports/1/subsystems/$NQN" ]; then
+	[ "$(cat "$N/ports/2/addr_adrfam")" = ipv4 ] && [ -L "$N/ports/2/subsystems/$NQN" ]; then
 	ok a_second_export_repoints_the_same_namespace
 else
-	bad a_second_export_repoints_the_same_namespace "out '$out'; path $(cat "$sub/namespaces/1/device_path")"
+	bad a_second_export_repoints_the_same_namespace "rc $rc out '$out'; path $(cat "$sub/namespaces/1/device_path")"
 fi
 
-# An existing port on the same address is reused, not duplicated.
-"$tool" export "$U" "$t/devB" 10.0.0.1 >/dev/null 2>&1
-[ ! -e "$N/ports/3" ] && ok an_existing_port_is_reused || bad an_existing_port_is_reused "port 3 made"
-
-# Refusals: each names what is wrong, exits 2 (usage) or 1, and changes nothing.
-before=$(cd "$N" && find . -printf '%p %l\n' | sort; cat "$sub/namespaces/1/device_path")
-check_refused() { # NAME WANT_RC WANT_TEXT ARGS...
-	local name=$1 want=$2 text=$3 rc
-	shift 3
-	msg=$("$tool" "$@" 2>&1 >/dev/null)
-	rc=$?
-	after=$(cd "$N" && find . -printf '%p %l\n' | sort; cat "$sub/namespaces/1/device_path")
-	if [ $rc -eq "$want" ] && echo "$msg" | grep -q -- "$text" && [ "$after" = "$before" ]; then
-		ok "$name"
-	else
-		bad "$name" "rc $rc (want $want), message '$msg'"
-	fi
-}
-check_refused a_bad_uuid_is_refused 2 "'not-a-uuid' is not an array UUID" export not-a-uuid "$t/devA" 10.0.0.1
-check_refused a_missing_device_is_refused 1 "$t/nothing is neither" export "$U" "$t/nothing" 10.0.0.1
-check_refused a_bad_transport_is_refused 2 "--trtype: tcp or rdma, not 'udp'" export --trtype udp "$U" "$t/devA" 10.0.0.1
-check_refused a_bad_port_number_is_refused 2 "--svcid: a port number, not 'x1'" export --svcid x1 "$U" "$t/devA" 10.0.0.1
-check_refused a_host_id_out_of_range_is_refused 2 "--host-id: 1..15, not '16'" export --host-id 16 "$U" "$t/devA" 10.0.0.1
-check_refused too_few_arguments_are_refused 2 "export needs UUID DEVICE ADDR" export "$U" "$t/devA"
-check_refused an_unknown_array_is_not_unexported 1 "no subsystem" unexport 6c696267-7261-6964-0000-000000000000
-
-# Allowed hosts: only those named.
-"$tool" export --host nqn.2014-08.org.example:host-a "$U" "$t/devB" 10.0.0.1 >/dev/null 2>&1
-[ "$(cat "$sub/attr_allow_any_host")" = 0 ] && [ -L "$sub/allowed_hosts/nqn.2014-08.org.example:host-a" ] &&
-	ok host_nqns_restrict_who_connects || bad host_nqns_restrict_who_connects "$(ls "$sub/allowed_hosts")"
-
-# unexport removes the subsystem and the ports it leaves empty; another subsystem's port stays.
-mkdir "$N/subsystems/other" "$N/ports/9"
-ln -s "$N/subsystems/other" "$N/ports/1/subsystems/other"
-"$tool" unexport "$U" 2>&1
-if [ ! -e "$sub" ] && [ -d "$N/ports/1" ] && [ ! -e "$N/ports/1/subsystems/$NQN" ] &&
-	[ ! -e "$N/ports/2" ] && [ -d "$N/ports/9" ]; then
-	ok unexport_removes_the_subsystem_and_its_empty_ports
+# Allowed hosts: exactly those named, and all of them again without --host.
+"$tool" export --host-id 2 --any-device --host nqn.2014-08.org.example:host-a \
+	--host nqn.2014-08.org.example:host-b "$U" "$t/devB" 10.0.0.2 >/dev/null 2>&1 &&
+	"$tool" export --host-id 2 --any-device --host nqn.2014-08.org.example:host-b "$U" "$t/devB" 10.0.0.2 >/dev/null 2>&1
+rc=$?
+if [ $rc -eq 0 ] && [ "$(cat "$sub/attr_allow_any_host")" = 0 ] &&
+	[ "$(ls "$sub/allowed_hosts")" = nqn.2014-08.org.example:host-b ]; then
+	ok host_nqns_become_exactly_the_allowed_list
 else
-	bad unexport_removes_the_subsystem_and_its_empty_ports "$(find "$N" | tr '\n' ' ')"
+	bad host_nqns_become_exactly_the_allowed_list "rc $rc; $(ls "$sub/allowed_hosts")"
+fi
+"$tool" export --host-id 2 --any-device "$U" "$t/devB" 10.0.0.2 >/dev/null 2>&1
+rc=$?
+[ $rc -eq 0 ] && [ "$(cat "$sub/attr_allow_any_host")" = 1 ] && [ -z "$(ls "$sub/allowed_hosts")" ] &&
+	ok without_host_nqns_any_host_again_and_no_list ||
+	bad without_host_nqns_any_host_again_and_no_list "rc $rc; $(ls "$sub/allowed_hosts")"
+
+# unexport: the subsystem goes, the port it made goes, the administrator's port stays (with
+# another subsystem on it or not), hosts/ is left alone.
+"$tool" unexport "$U" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && [ ! -e "$sub" ] && [ -d "$N/ports/1" ] && [ ! -e "$N/ports/1/subsystems/$NQN" ] &&
+	[ "$(cat "$N/ports/1/addr_traddr")" = 10.0.0.1 ] && [ ! -e "$N/ports/2" ] &&
+	[ ! -e "$GRAID_RUN_DIR/nvmet-ports/2" ] && [ -d "$N/hosts/nqn.2014-08.org.example:host-a" ]; then
+	ok unexport_removes_what_it_made_and_only_that
+else
+	bad unexport_removes_what_it_made_and_only_that "rc $rc; $(tree | tr '\n' ' ')"
 fi
 echo "graid-nvmet: $fails failed"
 [ $fails -eq 0 ]

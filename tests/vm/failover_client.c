@@ -8,9 +8,11 @@
  *
  *   failover_client DEVICE BLOCKS STOPFILE STATUSFILE
  *
- * Runs until STOPFILE exists, then flushes and reads every block it wrote: each must hold
- * the last write to it that completed (every completed write was on the members before
- * its completion, and a flush after it covers it whichever host served it). STATUSFILE is
+ * First it writes every block once (sequence 1, in 1 MiB writes), so that every block has
+ * a known last write. Runs until STOPFILE exists, then flushes and reads every block: each
+ * must hold the last write to it that completed (every completed write was on the members
+ * before its completion, and a flush after it covers it whichever host served it), so a
+ * block that a stale replay or resync overwrote is caught wherever it is. STATUSFILE is
  * rewritten about once a second ("writes N flushes N errors N maxpause_ms N") so the
  * scenario can wait for progress. Prints one summary line; exit 0 when nothing failed,
  * 1 on an I/O error or a block that reads back wrong, 2 on usage.
@@ -64,7 +66,7 @@ static void fill(uint64_t *w, uint64_t block, uint64_t seq)
 struct client {
 	int fd;
 	uint64_t nblocks;
-	uint64_t *written;  /* seq of the last completed write of each block, 0 none */
+	uint64_t *written;  /* seq of the last completed write of each block (1: the prefill) */
 	uint64_t *buf, *rbuf;
 	uint64_t writes, flushes, errors, bad;
 	double maxpause, maxpause_at, t0;
@@ -89,7 +91,7 @@ static void pause_seen(struct client *c, double t)
 	}
 }
 
-/* 0 when block @p b reads back as its last completed write (or untouched when none). */
+/* 0 when block @p b reads back as its last completed write. */
 static int check_block(struct client *c, uint64_t b)
 {
 	uint64_t want = c->written[b];
@@ -101,8 +103,6 @@ static int check_block(struct client *c, uint64_t b)
 		io_error(c, "read", b, n < 0 ? errno : EIO);
 		return -1;
 	}
-	if (!want)
-		return 0;
 	fill(c->buf, b, want);
 	if (memcmp(c->buf, c->rbuf, BLK) != 0) {
 		c->bad++;
@@ -110,6 +110,38 @@ static int check_block(struct client *c, uint64_t b)
 		       " (magic %s), its last completed write was seq %" PRIu64 "\n",
 		       b, c->rbuf[1], c->rbuf[2], c->rbuf[0] == MAGIC ? "ok" : "wrong", want);
 		fflush(stdout);
+		return -1;
+	}
+	return 0;
+}
+
+/* Every block at sequence 1, 256 blocks a write, then flushed; 0 or -1 (printed). */
+static int prefill(struct client *c)
+{
+	const uint64_t per = 256;
+	uint64_t *big;
+
+	if (posix_memalign((void **)&big, BLK, per * BLK)) {
+		fprintf(stderr, "failover_client: out of memory\n");
+		return -1;
+	}
+	for (uint64_t b0 = 0; b0 < c->nblocks; b0 += per) {
+		uint64_t n = c->nblocks - b0 < per ? c->nblocks - b0 : per;
+
+		for (uint64_t i = 0; i < n; i++)
+			fill(big + i * (BLK / 8), b0 + i, 1);
+		if (pwrite(c->fd, big, n * BLK, (off_t)(b0 * BLK)) != (ssize_t)(n * BLK)) {
+			fprintf(stderr, "failover_client: prefill at block %" PRIu64 ": %s\n", b0,
+				strerror(errno ? errno : EIO));
+			free(big);
+			return -1;
+		}
+		for (uint64_t i = 0; i < n; i++)
+			c->written[b0 + i] = 1;
+	}
+	free(big);
+	if (fdatasync(c->fd)) {
+		fprintf(stderr, "failover_client: prefill flush: %s\n", strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -159,6 +191,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	c.t0 = now_s();
+	if (prefill(&c))
+		return 1;
+	seq = 1;
 	while (access(argv[3], F_OK) != 0) {
 		uint64_t b = rng() % c.nblocks;
 		double t = now_s();
@@ -188,10 +223,8 @@ int main(int argc, char **argv)
 	if (fdatasync(c.fd))
 		io_error(&c, "final flush", 0, errno);
 	for (uint64_t b = 0; b < c.nblocks; b++) {
-		if (c.written[b]) {
-			checked++;
-			check_block(&c, b);
-		}
+		checked++;
+		check_block(&c, b);
 	}
 	write_status(&c, argv[4]);
 	printf("client: %" PRIu64 " writes, %" PRIu64 " flushes in %.1f s; %" PRIu64

@@ -351,9 +351,10 @@ static int sl_acquire(struct array_lease *l, char *holder, size_t len)
 	}
 	if (rc == 0) {
 		/*
-		 * sanlock answers at once while the holder's host renews its delta lease, and
-		 * waits inside this call once that host has stopped renewing, until it is dead
-		 * (8 x io-timeout + 60 s after its last renewal): a takeover's wait is here.
+		 * sanlock refuses while the holder's host renews its delta lease, and waits
+		 * inside this call once that host has stopped renewing, until it counts it dead
+		 * (8 x io-timeout + 60 s from when this daemon first saw the renewals stop):
+		 * a takeover's wait is here.
 		 */
 		t_acquire = graid__now_ns();
 		rc = sanlock_acquire(s->sock, -1, 0, 1, rp, NULL);
@@ -379,8 +380,9 @@ static int sl_acquire(struct array_lease *l, char *holder, size_t len)
 	graid__log(GRAID_LOG_NOTICE, "lease '%s': held (lockspace %s, host id %" PRIu64
 				     "), acquired in %.1f s%s",
 		   l->spec, s->ls.name, s->host_id, (double)t_acquire / 1e9,
-		   t_acquire > UINT64_C(2000000000) ? " (the last holder's host had stopped "
-						      "renewing: sanlock waited until it was dead)"
+		   t_acquire > UINT64_C(2000000000) ? " (probably a last holder's host that had "
+						      "stopped renewing: sanlock waits until it "
+						      "counts it dead)"
 						    : "");
 	return 0;
 }

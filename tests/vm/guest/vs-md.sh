@@ -1,0 +1,136 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: MIT
+# A benchmark of the test VM (issue 22; tests/vm/suites-bench, never in the test list): md
+# and libgraid through graid-ublk on the same five emulated NVMe drives, alternating in one
+# boot, VSMD_ROUNDS rounds (3) per RAID level (VSMD_LEVELS, "6 5"), the BENCHMARKS.md
+# profiles; medians of IOPS and of the guest's CPU time and context switches per I/O.
+#
+# usage: vs-md.sh MDADM FIO GRAIDCTL GRAID_UBLK      (uses NVME0..NVME4 from /init)
+#
+# CPU per I/O: the guest's busy time (user + nice + system + irq + softirq + steal of
+# /proc/stat, all CPUs) over the profile, divided by the I/Os fio completed (IOPS x
+# runtime). It counts everything the guest did for those I/Os: md's kernel threads, or
+# ublk's round trips, graid-ublk's threads and the library, and the emulated drives'
+# driver. Under TCG the absolute figures mean little; the two targets in one boot compare.
+# Prints FIGURE lines and a table; exit 0 unless a step failed (never on a figure).
+MDADM=${1:?usage: vs-md.sh MDADM FIO GRAIDCTL GRAID_UBLK}
+FIO=${2:?} GCTL=${3:?} UBLK=${4:?}
+. /vm/fio-lib.sh
+ROUNDS=${VSMD_ROUNDS:-3}
+LEVELS=${VSMD_LEVELS:-6 5}
+M="$NVME0 $NVME1 $NVME2 $NVME3 $NVME4"
+ROWS=/tmp/vsmd.rows
+: >"$ROWS"
+export MDADM_NO_UDEV=1
+mkdir -p /run/mdadm
+failed=0
+
+# "busy_jiffies ctxt" of the whole guest
+cpu_snap() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 } /^ctxt / { print $2 }' /proc/stat | tr '\n' ' '; }
+
+# run_profiles TARGET LEVEL ROUND DEV: every profile on DEV's [256 MiB, 512 MiB), a row each
+run_profiles() {
+	local t=$1 l=$2 r=$3 dev=$4 p s1 s2 rt
+	rt=${VM_FIO_RUNTIME:-3}
+	export FIO_RUNTIME=$rt FIO_RAMP=0 FIO_JOBS=${VM_FIO_JOBS:-2}
+	export FIO_IODEPTH=${VM_FIO_IODEPTH:-16} FIO_SEQ_SIZE=$((256 / ${VM_FIO_JOBS:-2}))M
+	for p in $FIO_PROFILES; do
+		s1=$(cpu_snap)
+		if ! fio_run "$t-$l-$p" --ioengine=libaio --filename="$dev" --offset=256M \
+			--size=256M --output-format=json --output="/tmp/vsmd.json" "/vm/$p.fio"; then
+			failed=1
+			continue
+		fi
+		s2=$(cpu_snap)
+		# shellcheck disable=SC2046
+		set -- $(awk -f /vm/summary.awk /tmp/vsmd.json) $s1 $s2
+		# $1 IOPS, $6/$7 busy and ctxt before, $8/$9 after
+		echo "$l $p $t $r $1 $(awk -v i="$1" -v rt="$rt" -v b="$(($8 - $6))" -v c="$(($9 - $7))" \
+			'BEGIN { n = i * rt; if (n < 1) n = 1; printf "%.1f %.2f", b * 10000 / n, c / n }')" >>"$ROWS"
+	done
+}
+
+md_round() { # md_round LEVEL ROUND
+	for d in $M; do dd if=/dev/zero of="$d" bs=1M count=4 conv=notrunc,fsync 2>/dev/null; done
+	if ! "$MDADM" --create /dev/md0 --run --force --metadata=1.2 --level="$1" --raid-devices=5 \
+		--chunk=64 --assume-clean $M >/tmp/vsmd-md.out 2>&1; then
+		echo "FAIL md-create-raid$1: $(tail -n 1 /tmp/vsmd-md.out)"
+		failed=1
+		return
+	fi
+	for _ in $(seq 1 50); do [ -b /dev/md0 ] && break; sleep 0.1; done
+	run_profiles md "$1" "$2" /dev/md0
+	"$MDADM" --stop /dev/md0 >/dev/null 2>&1
+	"$MDADM" --zero-superblock $M >/dev/null 2>&1
+}
+
+graid_round() { # graid_round LEVEL ROUND
+	local srv dev=''
+	if ! "$GCTL" create --force --level "$1" --chunk 64K $M >/tmp/vsmd-g.out 2>&1; then
+		echo "FAIL graid-create-raid$1: $(tail -n 1 /tmp/vsmd-g.out)"
+		failed=1
+		return
+	fi
+	"$UBLK" --queues "${VSMD_QUEUES:-2}" --depth 64 $M >/tmp/vsmd-ublk.dev 2>/tmp/vsmd-ublk.err &
+	srv=$!
+	for _ in $(seq 1 300); do
+		dev=$(head -n 1 /tmp/vsmd-ublk.dev 2>/dev/null)
+		[ -n "$dev" ] && [ -b "$dev" ] && break
+		kill -0 $srv 2>/dev/null || break
+		sleep 0.1
+	done
+	if [ -z "$dev" ] || [ ! -b "$dev" ]; then
+		echo "FAIL graid-serve-raid$1: $(tail -n 1 /tmp/vsmd-ublk.err)"
+		failed=1
+		kill -9 $srv 2>/dev/null
+		return
+	fi
+	run_profiles graid "$1" "$2" "$dev"
+	kill -TERM $srv
+	wait $srv
+}
+
+t0=$(date +%s)
+for l in $LEVELS; do
+	r=1
+	while [ $r -le "$ROUNDS" ]; do
+		# Alternate which goes first, so that a drift of the machine falls on both.
+		if [ $((r % 2)) -eq 1 ]; then md_round "$l" $r; graid_round "$l" $r; else
+			graid_round "$l" $r; md_round "$l" $r; fi
+		r=$((r + 1))
+	done
+done
+
+# Medians over the rounds, per level, profile and target.
+echo "  RAID-L over 5 emulated NVMe drives, chunk 64K, fio libaio $FIO_JOBS jobs x iodepth $FIO_IODEPTH, ${VM_FIO_RUNTIME:-3} s a profile, $ROUNDS rounds alternating (medians)"
+printf '  %-6s %-14s %10s %10s %7s %12s %12s %10s %10s\n' level profile "graid IOPS" "md IOPS" ratio \
+	"graid us/IO" "md us/IO" "graid cs" "md cs"
+awk '
+function med(k,   n, i, j, t, v) {
+	n = cnt[k]
+	for (i = 1; i <= n; i++) v[i] = val[k, i]
+	for (i = 2; i <= n; i++) { t = v[i]; for (j = i - 1; j >= 1 && v[j] > t; j--) v[j + 1] = v[j]; v[j + 1] = t }
+	return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+}
+{
+	for (f = 5; f <= 7; f++) { k = $1 SUBSEP $2 SUBSEP $3 SUBSEP f; cnt[k]++; val[k, cnt[k]] = $f }
+	if (!(($1, $2) in seen)) { seen[$1, $2] = 1; order[++no] = $1 SUBSEP $2 }
+}
+END {
+	for (o = 1; o <= no; o++) {
+		split(order[o], lp, SUBSEP)
+		gi = med(lp[1] SUBSEP lp[2] SUBSEP "graid" SUBSEP 5); mi = med(lp[1] SUBSEP lp[2] SUBSEP "md" SUBSEP 5)
+		gc = med(lp[1] SUBSEP lp[2] SUBSEP "graid" SUBSEP 6); mc = med(lp[1] SUBSEP lp[2] SUBSEP "md" SUBSEP 6)
+		gs = med(lp[1] SUBSEP lp[2] SUBSEP "graid" SUBSEP 7); ms = med(lp[1] SUBSEP lp[2] SUBSEP "md" SUBSEP 7)
+		r = (mi > 0) ? gi / mi : 0
+		printf "  %-6s %-14s %10.0f %10.0f %6.2fx %12.1f %12.1f %10.2f %10.2f\n", "raid" lp[1], lp[2], gi, mi, r, gc, mc, gs, ms
+		fig[o] = sprintf("FIGURE vs-md raid%s %s: graid/md %.2fx IOPS, CPU %.1f vs %.1f us/IO", lp[1], lp[2], r, gc, mc)
+	}
+	for (o = 1; o <= no; o++) print fig[o]
+}' "$ROWS"
+echo "  every round's rows (level profile target round IOPS us/IO cs/IO):"
+sed 's/^/    /' "$ROWS"
+echo "vs-md: $(($(date +%s) - t0)) s"
+[ $failed -eq 0 ] && echo "PASS vs-md: every profile ran on both targets, $ROUNDS rounds" ||
+	echo "FAIL vs-md: a step failed (above)"
+exit $failed
