@@ -145,15 +145,18 @@ uint64_t ab_jbod_size(const struct ab_jbod *j);
 /* ---- members.c: member files in a private folder ---- */
 
 struct ab_members {
-	char dir[4096];
+	char dir[4096];      /* the private folder; "" for --devices */
 	unsigned n;
 	uint64_t file_bytes;
+	bool given;          /* --devices: used as they are, never removed */
 	char (*path)[4200];
 	const char **paths;
 };
 
 /* @return 0, or -1 with the reason printed. */
 int ab_members_create(struct ab_members *m, const char *parent, unsigned n, uint64_t file_bytes);
+/* The members given (--devices), each at least @p need bytes; 0, or -1 with the reason printed. */
+int ab_members_use(struct ab_members *m, const char *const *paths, unsigned n, uint64_t need);
 void ab_members_remove(struct ab_members *m);
 /* Whether @p path accepts O_DIRECT (tmpfs does not). */
 bool ab_path_direct(const char *path);
@@ -221,6 +224,9 @@ struct ab_opts {
 	enum { AB_SIDE_BOTH, AB_SIDE_ARRAY, AB_SIDE_JBOD } only; /* --only: to profile one side */
 	unsigned degraded;    /* --degraded: members failed before the profiles run (0..2) */
 	unsigned io_timeout_ms; /* --io-timeout: graid_array_set_io_timeout() (0: off) */
+	const char *devices[GRAID_MAX_MEMBERS]; /* --devices: members given, not made */
+	unsigned ndevices;
+	bool force;           /* --force: --devices may carry a libgraid array (overwritten) */
 };
 
 /* Member bytes the write-hole journal takes before the data (the library's default size). */

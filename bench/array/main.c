@@ -76,7 +76,8 @@ static int main_level(const struct ab_opts *o, const struct ab_members *m, int l
 {
 	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = level,
 					  .chunk_bytes = o->chunk, .backend = o->backend,
-					  .flags = GRAID_CREATE_FORCE |
+					  /* Given devices: only with --force over a libgraid array. */
+					  .flags = (m->given && !o->force ? 0 : GRAID_CREATE_FORCE) |
 						   (journal ? GRAID_CREATE_JOURNAL : 0) };
 	struct graid_array_info info = { .struct_size = sizeof(info) };
 	struct graid_member_info mi = { .struct_size = sizeof(mi) };
@@ -106,6 +107,22 @@ static int main_level(const struct ab_opts *o, const struct ab_members *m, int l
 	printf("\n== RAID-%d%s: %u members, chunk %u KiB, %llu MiB usable, engine %s, "
 	       "member I/O %s\n", level, journal ? " with journal" : "", info.nmembers, info.chunk_bytes >> 10, (unsigned long long)(info.size >> 20),
 	       info.engine, mi.direct_io ? "O_DIRECT" : "buffered");
+	/*
+	 * Given devices (--devices) are used whole by the array; the runs keep to --member-mib
+	 * of data per member, as on files, so that a large drive is not filled for hours and the
+	 * JBOD side covers the same data.
+	 */
+	if (m->given) {
+		unsigned n = info.nmembers;
+		uint64_t ndata = level == 0 ? n : level == 1 ? 1 : level == 5 ? n - 1
+			       : level == 6 ? n - 2 : n / 2;
+		uint64_t cap = o->data_bytes * ndata;
+
+		if (cap < info.size)
+			info.size = cap / info.chunk_bytes / ndata * info.chunk_bytes * ndata;
+		printf("runs on the first %llu MiB of the array (--member-mib of data per member)\n",
+		       (unsigned long long)(info.size >> 20));
+	}
 	bench_watch("prefill", (double)info.size / 1e8);
 	rc = main_prefill(a, info.size, o->seed);
 	if (rc == -ENOSYS || rc == -EPERM) {
@@ -167,7 +184,8 @@ static int main_level(const struct ab_opts *o, const struct ab_members *m, int l
 			ab_result_finish(&r->jbod, &hist[1]);
 			r->best_iops = ab_best_iops(&g, r->p, r->jbod.iops);
 			if (csv)
-				ab_report_csv_row(csv, r, o->threads, o->seconds * o->repeat, o->dir,
+				ab_report_csv_row(csv, r, o->threads, o->seconds * o->repeat,
+						  m->given ? "(--devices)" : o->dir,
 						  direct);
 		}
 		if (rc == 0) {
@@ -194,6 +212,7 @@ int main(int argc, char **argv)
 	struct ab_members m;
 	struct ab_row *rows;
 	struct statfs sfs;
+	uint64_t member_bytes;
 	unsigned nrows = 0;
 	bool ram, direct;
 	FILE *csv = NULL;
@@ -204,15 +223,16 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	bench_watch_init("array_bench");
 	main_header(argc, argv, &o);
-	if (ab_members_create(&m, o.dir, o.members,
-			      MAIN_META_BYTES + o.data_bytes +
-				      (o.journal ? ab_journal_bytes(o.chunk) : 0)))
+	member_bytes = MAIN_META_BYTES + o.data_bytes + (o.journal ? ab_journal_bytes(o.chunk) : 0);
+	if (o.ndevices ? ab_members_use(&m, o.devices, o.ndevices, member_bytes)
+		       : ab_members_create(&m, o.dir, o.members, member_bytes))
 		return 1;
 	direct = ab_path_direct(m.paths[0]);
-	ram = statfs(m.dir, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC;
-	printf("# members: %u x (1 MiB metadata + %llu MiB data) in %s: %s, %s\n", m.n,
-	       (unsigned long long)(o.data_bytes >> 20), m.dir,
-	       ram ? "RAM-backed (tmpfs)" : "on disk",
+	ram = !m.given && statfs(m.dir, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC;
+	printf("# members: %u x (1 MiB metadata + %llu MiB data) %s %s: %s, %s\n", m.n,
+	       (unsigned long long)(o.data_bytes >> 20), m.given ? "on" : "in",
+	       m.given ? m.paths[0] : m.dir,
+	       m.given ? "the devices given (--devices)" : ram ? "RAM-backed (tmpfs)" : "on disk",
 	       direct ? "O_DIRECT" : "no O_DIRECT there, so the library and the JBOD baseline "
 				     "use buffered I/O");
 	rows = calloc((size_t)o.nlevels * o.nqds * o.nprofiles, sizeof(*rows));

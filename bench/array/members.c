@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* Member files in a private folder under --dir, created before the runs and removed after. */
+/*
+ * Member files in a private folder under --dir, created before the runs and removed after;
+ * or the devices --devices names, used as they are.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <linux/fs.h>
 #include <unistd.h>
 
 #include "ab.h"
@@ -63,9 +69,51 @@ int ab_members_create(struct ab_members *m, const char *parent, unsigned n, uint
 	return 0;
 }
 
+int ab_members_use(struct ab_members *m, const char *const *paths, unsigned n, uint64_t need)
+{
+	memset(m, 0, sizeof(*m));
+	m->given = true;
+	m->path = calloc(n, sizeof(*m->path));
+	m->paths = calloc(n, sizeof(*m->paths));
+	if (!m->path || !m->paths) {
+		ab_members_remove(m);
+		return -1;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t bytes = 0;
+		struct stat st;
+		int fd = open(paths[i], O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0 || fstat(fd, &st)) {
+			perror(paths[i]);
+			if (fd >= 0)
+				close(fd);
+			ab_members_remove(m);
+			return -1;
+		}
+		if (S_ISBLK(st.st_mode))
+			ioctl(fd, BLKGETSIZE64, &bytes);
+		else
+			bytes = (uint64_t)st.st_size;
+		close(fd);
+		if (bytes < need) {
+			fprintf(stderr, "array_bench: %s has %llu MiB, a member needs %llu MiB "
+					"(--member-mib)\n", paths[i], (unsigned long long)(bytes >> 20),
+				(unsigned long long)(need >> 20));
+			ab_members_remove(m);
+			return -1;
+		}
+		snprintf(m->path[i], sizeof(m->path[i]), "%s", paths[i]);
+		m->paths[i] = m->path[i];
+		m->n = i + 1;
+	}
+	m->file_bytes = need;
+	return 0;
+}
+
 void ab_members_remove(struct ab_members *m)
 {
-	for (unsigned i = 0; i < m->n; i++)
+	for (unsigned i = 0; i < m->n && !m->given; i++)
 		unlink(m->path[i]);
 	if (m->dir[0])
 		rmdir(m->dir);

@@ -13,6 +13,11 @@ static void opts_usage(FILE *out)
 		"  --dir DIR        where member files go (default /dev/shm: RAM-backed)\n"
 		"  --levels LIST    RAID levels, e.g. 0,5,6 (default; 1 and 10 work too)\n"
 		"  --members N      member files (default 6)\n"
+		"  --devices LIST   comma-separated block devices (or files) to use as the\n"
+		"                   members instead of files under --dir: their data is\n"
+		"                   overwritten (to compare with md on the same drives); the\n"
+		"                   runs keep to --member-mib of data per member\n"
+		"  --force          with --devices: even over a libgraid array on them\n"
 		"  --member-mib M   data MiB per member, past 1 MiB of metadata (default 256)\n"
 		"  --chunk SIZE     chunk, e.g. 64K (default), 4K .. 1M\n"
 		"  --backend NAME   parity engine (default: GRAID_BACKEND, else auto)\n"
@@ -98,7 +103,7 @@ static int opts_profiles(struct ab_opts *o, const char *s)
 
 enum { OPT_DIR = 256, OPT_LEVELS, OPT_MEMBERS, OPT_MIB, OPT_CHUNK, OPT_BACKEND, OPT_SECONDS,
        OPT_REPEAT, OPT_THREADS, OPT_QD, OPT_PROFILES, OPT_CSV, OPT_SEED, OPT_QUICK, OPT_JOURNAL,
-       OPT_ONLY, OPT_DEGRADED, OPT_IO_TIMEOUT, OPT_HELP };
+       OPT_ONLY, OPT_DEGRADED, OPT_IO_TIMEOUT, OPT_DEVICES, OPT_FORCE, OPT_HELP };
 
 int ab_opts_parse(struct ab_opts *o, int argc, char **argv)
 {
@@ -121,6 +126,8 @@ int ab_opts_parse(struct ab_opts *o, int argc, char **argv)
 		{ "only", required_argument, NULL, OPT_ONLY },
 		{ "degraded", required_argument, NULL, OPT_DEGRADED },
 		{ "io-timeout", required_argument, NULL, OPT_IO_TIMEOUT },
+		{ "devices", required_argument, NULL, OPT_DEVICES },
+		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ 0 },
 	};
@@ -233,6 +240,25 @@ int ab_opts_parse(struct ab_opts *o, int argc, char **argv)
 			o->io_timeout_ms = (unsigned)ms;
 			break;
 		}
+		case OPT_DEVICES: {
+			/* A copy to cut up: argv stays whole for the header's command line. */
+			char *list = strdup(optarg), *save = NULL, *tok;
+
+			if (!list)
+				goto bad;
+			o->ndevices = 0;
+			for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+				if (o->ndevices == GRAID_MAX_MEMBERS)
+					goto bad;
+				o->devices[o->ndevices++] = tok;
+			}
+			if (o->ndevices < 2)
+				goto bad;
+			break;
+		}
+		case OPT_FORCE:
+			o->force = true;
+			break;
 		case OPT_HELP:
 			opts_usage(stdout);
 			return 1;
@@ -242,6 +268,8 @@ int ab_opts_parse(struct ab_opts *o, int argc, char **argv)
 	}
 	if (optind != argc)
 		goto bad;
+	if (o->ndevices)
+		o->members = o->ndevices;
 	/* --quick shrinks what was not set explicitly, so `--quick --seconds 1` still works. */
 	if (o->quick) {
 		if (!have_mib)

@@ -8,7 +8,11 @@
  * up and removed when it stops:
  *     uuid=xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx
  *     pid=PID
- * A record left by a server that was killed names a pid that is gone; readers check it.
+ *     start=START     the process's start time (field 22 of /proc/PID/stat)
+ * A record left by a server that was killed names a process that is gone (pid and start
+ * time together: a pid can be reused); readers check both. Both directories must be this
+ * user's own and writable by nobody else (anyone who could write there could forge a
+ * record, or plant a link for this process to write through).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,53 +25,101 @@
 
 #include "ublk_srv.h"
 
+/* Made 0700/0755 when missing; an existing one must be ours and not group/other-writable. */
+static int gu_record_dir(const char *dir, mode_t mode)
+{
+	struct stat st;
+
+	if (mkdir(dir, mode) && errno != EEXIST)
+		return -errno;
+	if (lstat(dir, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022))
+		return -EPERM;
+	return 0;
+}
+
 static int gu_record_path(uint32_t dev_id, char *path, size_t len, bool make_dir)
 {
 	const char *run = getenv("GRAID_RUN_DIR");
 	char dir[3072];
+	int rc;
 
 	if (!run || !*run)
 		run = "/run/graid";
 	if ((size_t)snprintf(dir, sizeof(dir), "%s/ublk", run) >= sizeof(dir))
 		return -ENAMETOOLONG;
 	if (make_dir) {
-		if (mkdir(run, 0700) && errno != EEXIST)
-			return -errno;
-		if (mkdir(dir, 0755) && errno != EEXIST)
-			return -errno;
+		rc = gu_record_dir(run, 0700);
+		if (rc == 0)
+			rc = gu_record_dir(dir, 0755);
+		if (rc)
+			return rc;
 	}
 	if ((size_t)snprintf(path, len, "%s/ublkb%" PRIu32, dir, dev_id) >= len)
 		return -ENAMETOOLONG;
 	return 0;
 }
 
+/* Field 22 of /proc/self/stat (after the command name, which may hold spaces); 0: unknown. */
+static unsigned long long gu_start_time(void)
+{
+	char buf[1024], *p;
+	unsigned long long start = 0;
+	FILE *f = fopen("/proc/self/stat", "r");
+	size_t n;
+
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	/* ") S ppid ...": the state is field 3, so the start time is the 20th field after ')' */
+	for (unsigned field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		start = strtoull(p + 1, NULL, 10);
+	return start;
+}
+
 void gu_record_write(uint32_t dev_id, const uint8_t uuid[16])
 {
-	char path[4096], tmp[4200];
+	char path[4096], tmp[4200], text[256];
 	const uint8_t *u = uuid;
-	FILE *f;
-	int rc = gu_record_path(dev_id, path, sizeof(path), true);
+	int rc = gu_record_path(dev_id, path, sizeof(path), true), fd, len;
 
 	if (rc == 0) {
+		len = snprintf(text, sizeof(text),
+			       "uuid=%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+			       "%02x%02x%02x%02x%02x%02x\npid=%ld\nstart=%llu\n",
+			       u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10],
+			       u[11], u[12], u[13], u[14], u[15], (long)getpid(), gu_start_time());
 		snprintf(tmp, sizeof(tmp), "%s.%ld", path, (long)getpid());
-		f = fopen(tmp, "w");
-		if (!f) {
+		unlink(tmp);
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0) {
 			rc = -errno;
 		} else {
-			fprintf(f, "uuid=%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-				   "%02x%02x%02x%02x%02x%02x\npid=%ld\n",
-				u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10],
-				u[11], u[12], u[13], u[14], u[15], (long)getpid());
-			if (fclose(f) || rename(tmp, path))
+			if (write(fd, text, (size_t)len) != len)
+				rc = errno ? -errno : -EIO;
+			if (close(fd) && rc == 0)
+				rc = -errno;
+			if (rc == 0 && rename(tmp, path))
 				rc = -errno;
 			if (rc)
 				unlink(tmp);
 		}
 	}
-	if (rc)
+	if (rc) {
+		/* No older record may stand in for this server. */
+		if (gu_record_path(dev_id, path, sizeof(path), false) == 0)
+			unlink(path);
 		fprintf(stderr, "graid-ublk: cannot record which array /dev/ublkb%" PRIu32
-				" serves (%s; GRAID_RUN_DIR): graid-nvmet will refuse to export it\n",
+				" serves (%s; GRAID_RUN_DIR must be this user's own directory): "
+				"graid-nvmet will refuse to export it\n",
 			dev_id, strerror(-rc));
+	}
 }
 
 void gu_record_remove(uint32_t dev_id)

@@ -84,13 +84,18 @@ check_refused an_unknown_array_is_not_unexported 1 "no subsystem" unexport 6c696
 # The device must be one graid-ublk serves this array on (its record), unless --any-device.
 check_refused a_device_not_of_graid_ublk_is_refused 1 "is not a graid-ublk device" export --host-id 1 "$U" "$t/devA" 10.0.0.1
 check_refused a_device_without_a_record_is_refused 1 "no record of which array /dev/ublkb7 serves" export --host-id 1 "$U" /dev/ublkb7 10.0.0.1
-printf 'uuid=6c696267-7261-6964-0000-0000000000ff\npid=%s\n' $$ >"$GRAID_RUN_DIR/ublk/ublkb7"
+me_start=$(sed 's/^.*) //' /proc/$$/stat | cut -d' ' -f20) # this shell stands in for graid-ublk
+printf 'uuid=6c696267-7261-6964-0000-0000000000ff\npid=%s\nstart=%s\n' $$ "$me_start" >"$GRAID_RUN_DIR/ublk/ublkb7"
 check_refused another_arrays_device_is_refused 1 "/dev/ublkb7 serves array 6c696267-7261-6964-0000-0000000000ff, not $U" export --host-id 1 "$U" /dev/ublkb7 10.0.0.1
 sleep 0 & dead=$!
 wait $dead
-printf 'uuid=%s\npid=%s\n' "$U" "$dead" >"$GRAID_RUN_DIR/ublk/ublkb7"
+printf 'uuid=%s\npid=%s\nstart=%s\n' "$U" "$dead" "$me_start" >"$GRAID_RUN_DIR/ublk/ublkb7"
 check_refused a_record_of_a_server_that_is_gone_is_refused 1 "(pid $dead) is gone" export --host-id 1 "$U" /dev/ublkb7 10.0.0.1
-printf 'uuid=%s\npid=%s\n' "$U" $$ >"$GRAID_RUN_DIR/ublk/ublkb7"
+printf 'uuid=%s\npid=%s\nstart=%s\n' "$U" $$ $((me_start + 1)) >"$GRAID_RUN_DIR/ublk/ublkb7"
+check_refused a_record_whose_pid_was_reused_is_refused 1 "(pid $$) is gone" export --host-id 1 "$U" /dev/ublkb7 10.0.0.1
+printf 'uuid=%s\npid=-1\nstart=%s\n' "$U" "$me_start" >"$GRAID_RUN_DIR/ublk/ublkb7"
+check_refused a_damaged_record_is_refused 1 "a damaged record: pid '-1'" export --host-id 1 "$U" /dev/ublkb7 10.0.0.1
+printf 'uuid=%s\npid=%s\nstart=%s\n' "$U" $$ "$me_start" >"$GRAID_RUN_DIR/ublk/ublkb7"
 # (a record that matches passes the check; /dev/ublkb7 does not exist here, which is next)
 check_refused a_matching_record_still_needs_the_device 1 "/dev/ublkb7 is neither a block device nor a file" export --host-id 1 "$U" /dev/ublkb7 10.0.0.1
 
@@ -147,13 +152,28 @@ rc=$?
 	ok without_host_nqns_any_host_again_and_no_list ||
 	bad without_host_nqns_any_host_again_and_no_list "rc $rc; $(ls "$sub/allowed_hosts")"
 
+# A port graid-nvmet made that another subsystem now uses too stays at unexport; so does a
+# port of a number it once made that someone else has made anew since (another address).
+"$tool" export --host-id 2 --any-device --svcid 4422 "$U" "$t/devB" 10.0.0.3 >/dev/null 2>&1 &&
+	"$tool" export --host-id 2 --any-device --svcid 4423 "$U" "$t/devB" 10.0.0.4 >/dev/null 2>&1
+rc=$?
+mkdir "$N/subsystems/other"
+ln -s "$N/subsystems/other" "$N/ports/3/subsystems/other"
+rm "$N/ports/4/subsystems/$NQN" && rmdir "$N/ports/4" && mkdir "$N/ports/4" && printf tcp >"$N/ports/4/addr_trtype" &&
+	printf 10.0.0.44 >"$N/ports/4/addr_traddr" && printf 4420 >"$N/ports/4/addr_trsvcid"
+ln -s "$sub" "$N/ports/4/subsystems/$NQN"
+[ $rc -eq 0 ] && [ -f "$GRAID_RUN_DIR/nvmet-ports/3" ] && [ -f "$GRAID_RUN_DIR/nvmet-ports/4" ] ||
+	bad ports_made_are_noted "rc $rc; $(ls "$GRAID_RUN_DIR/nvmet-ports" 2>&1)"
+
 # unexport: the subsystem goes, the port it made goes, the administrator's port stays (with
 # another subsystem on it or not), hosts/ is left alone.
 "$tool" unexport "$U" 2>&1
 rc=$?
 if [ $rc -eq 0 ] && [ ! -e "$sub" ] && [ -d "$N/ports/1" ] && [ ! -e "$N/ports/1/subsystems/$NQN" ] &&
 	[ "$(cat "$N/ports/1/addr_traddr")" = 10.0.0.1 ] && [ ! -e "$N/ports/2" ] &&
-	[ ! -e "$GRAID_RUN_DIR/nvmet-ports/2" ] && [ -d "$N/hosts/nqn.2014-08.org.example:host-a" ]; then
+	[ ! -e "$GRAID_RUN_DIR/nvmet-ports/2" ] && [ -d "$N/hosts/nqn.2014-08.org.example:host-a" ] &&
+	[ -L "$N/ports/3/subsystems/other" ] && [ ! -e "$N/ports/3/subsystems/$NQN" ] &&
+	[ "$(cat "$N/ports/4/addr_traddr")" = 10.0.0.44 ] && [ ! -e "$N/ports/4/subsystems/$NQN" ]; then
 	ok unexport_removes_what_it_made_and_only_that
 else
 	bad unexport_removes_what_it_made_and_only_that "rc $rc; $(tree | tr '\n' ' ')"

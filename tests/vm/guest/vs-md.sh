@@ -5,7 +5,13 @@
 # boot, VSMD_ROUNDS rounds (3) per RAID level (VSMD_LEVELS, "6 5"), the BENCHMARKS.md
 # profiles; medians of IOPS and of the guest's CPU time and context switches per I/O.
 #
-# usage: vs-md.sh MDADM FIO GRAIDCTL GRAID_UBLK      (uses NVME0..NVME4 from /init)
+# usage: vs-md.sh MDADM FIO GRAIDCTL GRAID_UBLK [ARRAY_BENCH]   (uses NVME0..NVME4 from /init)
+#
+# With ARRAY_BENCH: after the rounds of each level, the library through its own async API
+# (bench/array/array_bench --devices on the same drives, --only array, 2 threads x qd 16 as
+# fio's 2 jobs x iodepth 16), so that the front-end's share and the library's share of a gap
+# are separate figures. Its CPU per I/O is the process's own (CPU s/GB x bytes per I/O),
+# not the guest's: interrupts and kernel threads are not in it.
 #
 # CPU per I/O: the guest's busy time (user + nice + system + irq + softirq + steal of
 # /proc/stat, all CPUs) over the profile, divided by the I/Os fio completed (IOPS x
@@ -14,7 +20,7 @@
 # driver. Under TCG the absolute figures mean little; the two targets in one boot compare.
 # Prints FIGURE lines and a table; exit 0 unless a step failed (never on a figure).
 MDADM=${1:?usage: vs-md.sh MDADM FIO GRAIDCTL GRAID_UBLK}
-FIO=${2:?} GCTL=${3:?} UBLK=${4:?}
+FIO=${2:?} GCTL=${3:?} UBLK=${4:?} AB=${5:-}
 . /vm/fio-lib.sh
 ROUNDS=${VSMD_ROUNDS:-3}
 LEVELS=${VSMD_LEVELS:-6 5}
@@ -99,6 +105,21 @@ for l in $LEVELS; do
 			graid_round "$l" $r; md_round "$l" $r; fi
 		r=$((r + 1))
 	done
+	if [ -n "$AB" ]; then
+		# The async API on the same drives (array_bench prefills and verifies too).
+		if "$AB" --devices "$(echo $M | tr ' ' ,)" --force --levels "$l" --member-mib 200 \
+			--threads "${VM_FIO_JOBS:-2}" --qd "${VM_FIO_IODEPTH:-16}" \
+			--seconds "${VM_FIO_RUNTIME:-3}" --only array --backend "${GRAID_BACKEND:-isal}" \
+			>"/tmp/vsmd-ab-$l.out" 2>&1; then
+			awk -v l="$l" '$1 ~ /^(4k|64k|1m)-/ && $2 ~ /^[0-9]+$/ {
+				b = ($1 ~ /^4k/) ? 4096 : ($1 ~ /^64k/) ? 65536 : 1048576
+				printf "FIGURE vs-md raid%s %s async API: %s IOPS, process CPU %.1f us/IO\n", l, $1, $2, $6 * b / 1000
+			}' "/tmp/vsmd-ab-$l.out"
+		else
+			echo "FAIL array-bench-raid$l: $(tail -n 2 "/tmp/vsmd-ab-$l.out" | tr '\n' ' ')"
+			failed=1
+		fi
+	fi
 done
 
 # Medians over the rounds, per level, profile and target.
