@@ -25,6 +25,17 @@ bool ab_path_direct(const char *path)
 	return true;
 }
 
+/* The path tables for @p n members; 0, or -1 (everything released). */
+static int members_alloc(struct ab_members *m, unsigned n)
+{
+	m->path = calloc(n, sizeof(*m->path));
+	m->paths = calloc(n, sizeof(*m->paths));
+	if (m->path && m->paths)
+		return 0;
+	ab_members_remove(m);
+	return -1;
+}
+
 int ab_members_create(struct ab_members *m, const char *parent, unsigned n, uint64_t file_bytes)
 {
 	struct statvfs vfs;
@@ -43,12 +54,8 @@ int ab_members_create(struct ab_members *m, const char *parent, unsigned n, uint
 		perror(m->dir);
 		return -1;
 	}
-	m->path = calloc(n, sizeof(*m->path));
-	m->paths = calloc(n, sizeof(*m->paths));
-	if (!m->path || !m->paths) {
-		ab_members_remove(m);
+	if (members_alloc(m, n))
 		return -1;
-	}
 	for (unsigned i = 0; i < n; i++) {
 		int fd;
 
@@ -73,12 +80,8 @@ int ab_members_use(struct ab_members *m, const char *const *paths, unsigned n, u
 {
 	memset(m, 0, sizeof(*m));
 	m->given = true;
-	m->path = calloc(n, sizeof(*m->path));
-	m->paths = calloc(n, sizeof(*m->paths));
-	if (!m->path || !m->paths) {
-		ab_members_remove(m);
+	if (members_alloc(m, n))
 		return -1;
-	}
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t bytes = 0;
 		struct stat st;
