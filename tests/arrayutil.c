@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Helpers for the array suites: member files in a scratch folder, snapshots, the in-memory model. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/file.h>
@@ -47,6 +48,22 @@ void au_wait_unlocked(const char *const *paths, unsigned n)
 			usleep(10 * 1000);
 		close(fd); /* and with it the lock, if it was taken */
 	}
+}
+
+int au_ctrl_state(const char *state_file, const char *state)
+{
+	char tmp[4200];
+	FILE *f;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", state_file) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	f = fopen(tmp, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "%s\n", state);
+	if (fclose(f) || rename(tmp, state_file))
+		return -errno;
+	return 0;
 }
 
 uint64_t au_file_hash(const char *path)

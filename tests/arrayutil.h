@@ -27,6 +27,13 @@ void au_remove(struct au_set *s);
  */
 void au_wait_unlocked(const char *const *paths, unsigned n);
 
+/*
+ * The modelled NVMe-oF controller state of a `faulty:` member (its state file): @p state
+ * ("live", "connecting", ...) written whole, through a rename, as the library reads it at
+ * any moment. 0, or -errno.
+ */
+int au_ctrl_state(const char *state_file, const char *state);
+
 /* FNV-1a of a whole file, to prove a refused call wrote nothing. */
 uint64_t au_file_hash(const char *path);
 /* Create with level/chunk and the given engine ("isal" by default when NULL). */

@@ -56,15 +56,7 @@ struct it_bed {
 /* The modelled controller's state, replaced whole (the library reads it at any moment). */
 static void it_set_ctrl(const char *state_file, const char *state)
 {
-	char tmp[340];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", state_file);
-	f = fopen(tmp, "w");
-	cr_assert(f);
-	fprintf(f, "%s\n", state);
-	cr_assert_eq(fclose(f), 0);
-	cr_assert_eq(rename(tmp, state_file), 0);
+	cr_assert_eq(au_ctrl_state(state_file, state), 0, "cannot write %s", state_file);
 }
 
 /*

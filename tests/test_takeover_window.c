@@ -364,15 +364,7 @@ Test(takeover_window, the_owner_look_leaves_fault_schedules_alone, .timeout = 30
 
 static void rv_state(const char *file, const char *st)
 {
-	char tmp[400];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", file);
-	f = fopen(tmp, "w");
-	cr_assert_not_null(f);
-	fprintf(f, "%s\n", st);
-	fclose(f);
-	cr_assert_eq(rename(tmp, file), 0);
+	cr_assert_eq(au_ctrl_state(file, st), 0, "cannot write %s", file);
 }
 
 static int rv_returned;

@@ -56,20 +56,11 @@ struct ur_bed {
 
 static void ur_set_state(struct ur_bed *b, const char *state)
 {
-	char tmp[340];
-	FILE *f;
-
 	if (!state) {
 		cr_assert_eq(unlink(b->state), 0);
 		return;
 	}
-	/* Replaced whole: the library reads it at any moment, never half written. */
-	snprintf(tmp, sizeof(tmp), "%s.tmp", b->state);
-	f = fopen(tmp, "w");
-	cr_assert_not_null(f);
-	fprintf(f, "%s\n", state);
-	cr_assert_eq(fclose(f), 0);
-	cr_assert_eq(rename(tmp, b->state), 0);
+	cr_assert_eq(au_ctrl_state(b->state, state), 0, "cannot write %s", b->state);
 }
 
 /* Every block of [off, off+len) tagged with its offset and @p round. */

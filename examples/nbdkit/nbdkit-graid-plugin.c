@@ -75,6 +75,20 @@ static void gp_unload(void)
 	free(gp.lease);
 }
 
+/* A string option given again replaces the earlier value; 0, or -1 (nbdkit told why). */
+static int gp_set_string(char **dst, const char *value)
+{
+	char *v = strdup(value);
+
+	if (!v) {
+		nbdkit_error("strdup: %m");
+		return -1;
+	}
+	free(*dst);
+	*dst = v;
+	return 0;
+}
+
 static int gp_config(const char *key, const char *value)
 {
 	if (strcmp(key, "member") == 0) {
@@ -97,15 +111,8 @@ static int gp_config(const char *key, const char *value)
 		gp.nmembers++;
 		return 0;
 	}
-	if (strcmp(key, "backend") == 0) {
-		free(gp.backend);
-		gp.backend = strdup(value);
-		if (!gp.backend) {
-			nbdkit_error("strdup: %m");
-			return -1;
-		}
-		return 0;
-	}
+	if (strcmp(key, "backend") == 0)
+		return gp_set_string(&gp.backend, value);
 	if (strcmp(key, "rebuild-max-rate") == 0 || strcmp(key, "rebuild-busy-rate") == 0) {
 		int64_t rate = nbdkit_parse_size(value);
 
@@ -118,15 +125,8 @@ static int gp_config(const char *key, const char *value)
 		gp.rebuild_set = true;
 		return 0;
 	}
-	if (strcmp(key, "lease") == 0) {
-		free(gp.lease);
-		gp.lease = strdup(value);
-		if (!gp.lease) {
-			nbdkit_error("strdup: %m");
-			return -1;
-		}
-		return 0;
-	}
+	if (strcmp(key, "lease") == 0)
+		return gp_set_string(&gp.lease, value);
 	if (strcmp(key, "io-timeout") == 0) {
 		char *end;
 		unsigned long ms;

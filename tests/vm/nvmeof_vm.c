@@ -698,6 +698,15 @@ static void status_look(unsigned role, int k)
 
 /* The outage lasts @outage_s, longer (up to @extend_s more) until the member has been seen
  * unreachable for 2 s: a slow guest must not turn the test into one of a shorter outage. */
+/* A scenario's end: every acknowledged block read back, a clean scrub, the array closed. */
+static void verify_scrub_close(struct graid_array *a, struct load *ld, const char *name)
+{
+	verify_anyway(ld, name);
+	if (!why[0])
+		scrub_clean(a, name);
+	graid_array_close(a);
+}
+
 /* Returns the worst write latency of the outage, in ms (0 if the bed failed). */
 static double outage_under_load(struct graid_array *a, struct load *ld, int k, unsigned role,
 				double outage_s, double extend_s, const char *name,
@@ -828,10 +837,7 @@ static void run_lost(int level)
 			snprintf(status_why, sizeof(status_why),
 				 "not looked at: the member was never unreachable for 1 s");
 		status_members[0] = '\0';
-		verify_anyway(ld, name);
-		if (!why[0])
-			scrub_clean(a, name);
-		graid_array_close(a);
+		verify_scrub_close(a, ld, name);
 	}
 	load_free(ld);
 	result(name);
@@ -872,10 +878,7 @@ static void run_iotimeout(void)
 			bad("no I/O was given up on: the outage was noticed by the kernel first");
 		else if (!why[0] && worst > IOT_MS + 2000)
 			bad("a write waited %.0f ms, with an I/O timeout of %u ms", worst, IOT_MS);
-		verify_anyway(ld, name);
-		if (!why[0])
-			scrub_clean(a, name);
-		graid_array_close(a);
+		verify_scrub_close(a, ld, name);
 	}
 	load_free(ld);
 	result(name);

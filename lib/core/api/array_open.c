@@ -17,7 +17,7 @@
 #include "meta/array_view.h"
 #include "meta/meta.h"
 
-/* The caller's flags, as far as its struct carries them. */
+/* The caller's lease spec, as far as its struct carries one. */
 static const char *open_lease_spec(const struct graid_open_options *opts)
 {
 	if (!opts || opts->struct_size < offsetof(struct graid_open_options, lease) +
@@ -52,6 +52,7 @@ static int open_lease(const struct assembly *as, const char *spec, struct array_
 	return rc;
 }
 
+/* The caller's flags, as far as its struct carries them. */
 static unsigned open_flags(const struct graid_open_options *opts)
 {
 	if (!opts || opts->struct_size < offsetof(struct graid_open_options, flags) +

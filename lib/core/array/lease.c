@@ -54,9 +54,7 @@ void lease_close(struct array_lease *l)
 {
 	if (!l)
 		return;
-	if (l->held)
-		l->ops->release(l);
-	l->held = false;
+	lease_drop(l);
 	l->ops->free(l);
 	free(l);
 }

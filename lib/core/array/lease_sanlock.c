@@ -237,6 +237,16 @@ static void sl_holder(struct sl_lease *s, char *holder, size_t len)
 	free(hosts);
 }
 
+/* The registration closed (the daemon frees what it held) and this open's flag file gone. */
+static void sl_disconnect(struct sl_lease *s)
+{
+	if (s->sock >= 0)
+		close(s->sock);
+	s->sock = -1;
+	if (s->flag[0])
+		unlink(s->flag);
+}
+
 static void sl_release(struct array_lease *l)
 {
 	struct sl_lease *s = l->impl;
@@ -261,11 +271,8 @@ static void sl_release(struct array_lease *l)
 			sanlock_release(s->sock, -1, 0, 1, rp);
 			sigpipe_guard_end(&g);
 		}
-		close(s->sock);
-		s->sock = -1;
 	}
-	if (s->flag[0])
-		unlink(s->flag);
+	sl_disconnect(s);
 }
 
 /*
@@ -362,9 +369,7 @@ static int sl_acquire(struct array_lease *l, char *holder, size_t len)
 		if (rc == SANLK_ACQUIRE_IDLIVE || rc == SANLK_ACQUIRE_OWNED ||
 		    rc == SANLK_ACQUIRE_OTHER || rc == SANLK_ACQUIRE_OWNED_RETRY || rc == -EAGAIN) {
 			sl_holder(s, holder, len);
-			close(s->sock);
-			s->sock = -1;
-			unlink(s->flag);
+			sl_disconnect(s);
 			return -EBUSY;
 		}
 		if (rc)
@@ -372,9 +377,7 @@ static int sl_acquire(struct array_lease *l, char *holder, size_t len)
 				   l->spec, sl_err(rc));
 	}
 	if (rc) {
-		close(s->sock);
-		s->sock = -1;
-		unlink(s->flag);
+		sl_disconnect(s);
 		return rc == -ENOMEM ? rc : -ENOLCK; /* graid.h: the lease could not be taken */
 	}
 	graid__log(GRAID_LOG_NOTICE, "lease '%s': held (lockspace %s, host id %" PRIu64

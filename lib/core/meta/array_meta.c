@@ -43,6 +43,16 @@ bool array_roles_survivable(const struct graid_array *a, const uint8_t *state)
 	}
 }
 
+bool array_survives_without(const struct graid_array *a, unsigned role)
+{
+	uint8_t state[GRAID_MAX_MEMBERS];
+
+	for (unsigned r = 0; r < a->nmembers; r++)
+		state[r] = (uint8_t)atomic_load(&a->members[r].state);
+	state[role] = GRAID_MEMBER_FAILED;
+	return array_roles_survivable(a, state);
+}
+
 void array_fill_sb(const struct graid_array *a, unsigned role, struct graid_sb *sb,
 		   uint32_t flags)
 {

@@ -21,7 +21,6 @@
 bool array_member_unreachable(struct graid_array *a, unsigned role, int err)
 {
 	struct member *m = &a->members[role];
-	uint8_t state[GRAID_MAX_MEMBERS];
 	struct member_paths p;
 	enum member_reach reach;
 	int st = atomic_load(&m->state);
@@ -34,10 +33,7 @@ bool array_member_unreachable(struct graid_array *a, unsigned role, int err)
 	 * superblocks in sync, which is what a forced assembly takes back once the path is
 	 * healed (a member recorded missing and marked rebuilding could not be forced).
 	 */
-	for (unsigned r = 0; r < a->nmembers; r++)
-		state[r] = (uint8_t)atomic_load(&a->members[r].state);
-	state[role] = GRAID_MEMBER_UNREACHABLE;
-	if (!array_roles_survivable(a, state))
+	if (!array_survives_without(a, role))
 		return false;
 	/*
 	 * An I/O that timed out (the array's I/O timeout, or the kernel's) on a fabric member
@@ -129,7 +125,6 @@ void array_member_io_failed(struct graid_array *a, unsigned role, int fd, int er
 bool array_member_timed_out(struct graid_array *a, unsigned role, int fd, bool *counted)
 {
 	struct member *m = &a->members[role];
-	uint8_t state[GRAID_MAX_MEMBERS];
 	bool give_up = true;
 	int st;
 
@@ -142,11 +137,8 @@ bool array_member_timed_out(struct graid_array *a, unsigned role, int fd, bool *
 		atomic_fetch_add(&m->late_ios, 1); /* out already: still its device */
 		*counted = true;
 	} else {
-		for (unsigned r = 0; r < a->nmembers; r++)
-			state[r] = (uint8_t)atomic_load(&a->members[r].state);
-		state[role] = GRAID_MEMBER_FAILED;
 		/* md's failfast rule: never give up on the last copy of anything. */
-		give_up = array_roles_survivable(a, state);
+		give_up = array_survives_without(a, role);
 		if (give_up) {
 			atomic_fetch_add(&m->late_ios, 1);
 			*counted = true;
