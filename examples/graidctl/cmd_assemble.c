@@ -30,7 +30,10 @@ void gctl_help_assemble(FILE *f)
 		"      --takeover       the array's superblocks name another host as its owner:\n"
 		"                       take it over (its owner epoch goes up by one, and that host\n"
 		"                       stops writing when it sees it). Only when that host is down\n"
-		"                       or has let go: until it notices, both may write.\n\n"
+		"                       or has let go: until it notices, both may write.\n"
+		"      --reserve        hold a Write Exclusive persistent reservation on every\n"
+		"                       member while assembling (the drives refuse other hosts'\n"
+		"                       writes); every member must support reservations\n\n"
 		"Exit status: 0 the array is whole; 3 it is still degraded; 1 failed (another\n"
 		"host's array without --takeover too); 2 usage error; 4 the array cannot be\n"
 		"assembled (try --force).\n");
@@ -43,6 +46,7 @@ int gctl_cmd_assemble(int argc, char **argv)
 		{ "no-rebuild", no_argument, NULL, 'n' },
 		{ "max-rate", required_argument, NULL, 'm' },
 		{ "takeover", no_argument, NULL, 'T' },
+		{ "reserve", no_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct graid_array_info info = { .struct_size = sizeof(info) };
@@ -59,6 +63,8 @@ int gctl_cmd_assemble(int argc, char **argv)
 			rebuild = false;
 		} else if (c == 'T') {
 			how |= GCTL_OPEN_TAKEOVER;
+		} else if (c == 'R') {
+			how |= GCTL_OPEN_RESERVE;
 		} else if (c == 'm') {
 			if (gctl_parse_rate("assemble", optarg, &rate))
 				return GCTL_EXIT_USAGE;

@@ -63,6 +63,7 @@ int gctl_usage_err(const char *cmd, const char *fmt, ...) __attribute__((format(
 #define GCTL_OPEN_LOOK 0x1u  /* read-only: takes no lock, writes nothing on any member */
 #define GCTL_OPEN_FORCE 0x2u /* GRAID_OPEN_FORCE: take back members recorded failed */
 #define GCTL_OPEN_TAKEOVER 0x4u /* GRAID_OPEN_TAKEOVER: another host's array, taken over */
+#define GCTL_OPEN_RESERVE 0x8u  /* GRAID_OPEN_RESERVE: the members' persistent reservations */
 /* --degraded was given: writable opens may leave roles out (graidctl.c sets it). */
 extern int gctl_degraded_ok;
 int gctl_open(const char *cmd, char **members, int nmembers, const char *backend,

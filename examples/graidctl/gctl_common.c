@@ -151,6 +151,8 @@ int gctl_open(const char *cmd, char **members, int nmembers, const char *backend
 		o.flags |= GRAID_OPEN_FORCE;
 	if (how & GCTL_OPEN_TAKEOVER)
 		o.flags |= GRAID_OPEN_TAKEOVER;
+	if (how & GCTL_OPEN_RESERVE)
+		o.flags |= GRAID_OPEN_RESERVE;
 	/* The array's lease (graidctl lease-init), for opens that may write. */
 	if (!(how & GCTL_OPEN_LOOK) && getenv("GRAID_LEASE") && *getenv("GRAID_LEASE"))
 		o.lease = getenv("GRAID_LEASE");

@@ -15,7 +15,7 @@ static const struct gctl_cmd main_cmds[] = {
 	{ "status", "[--json] [--backend NAME] MEMBER...",
 	  "describe an array and its members (read-only: works while it is served)",
 	  gctl_cmd_status, gctl_help_status },
-	{ "assemble", "[--force] [--takeover] [--degraded] [--no-rebuild] [--max-rate SIZE] MEMBER...",
+	{ "assemble", "[--force] [--takeover] [--reserve] [--degraded] [--no-rebuild] [--max-rate SIZE] MEMBER...",
 	  "assemble an array; bring back members that were out (--force: recorded failed)",
 	  gctl_cmd_assemble, gctl_help_assemble },
 	{ "fail", "IDX MEMBER...", "mark member role IDX failed", gctl_cmd_fail, gctl_help_fail },

@@ -28,6 +28,7 @@ struct gu_opts {
 	unsigned io_timeout_ms;  /* --io-timeout: graid_array_set_io_timeout(), 0 none */
 	const char *lease;       /* --lease: graid_open_options::lease, NULL none */
 	bool takeover;           /* --takeover: GRAID_OPEN_TAKEOVER */
+	bool reserve;            /* --reserve: GRAID_OPEN_RESERVE */
 	const char *const *members;
 	unsigned nmembers;
 };
@@ -50,7 +51,11 @@ static void gu_usage(FILE *f)
 		"                  other members carry the array (default 0: never)\n"
 		"  --lease SPEC    hold the array's lease while serving (graidctl lease-init)\n"
 		"  --takeover      the array's superblocks name another host as its owner:\n"
-		"                  take it over (that host must be down or hold no lease)\n",
+		"                  take it over (that host must be down or hold no lease)\n"
+		"  --reserve       hold a Write Exclusive persistent reservation on every\n"
+		"                  member while serving: the drives refuse other hosts' writes\n"
+		"                  (every member must support reservations; with --lease or\n"
+		"                  --takeover those that do are reserved anyway)\n",
 		GU_MAX_QUEUES, UBLK_MAX_QUEUE_DEPTH);
 }
 
@@ -89,7 +94,7 @@ static int gu_size(const char *arg, uint64_t *out)
 }
 
 enum { GU_OPT_MAX_RATE = 256, GU_OPT_BUSY_RATE, GU_OPT_IO_TIMEOUT, GU_OPT_LEASE,
-       GU_OPT_TAKEOVER };
+       GU_OPT_TAKEOVER, GU_OPT_RESERVE };
 
 /* 0, or 2 (usage error, message printed); exits 0 for --help. */
 static int gu_parse(int argc, char **argv, struct gu_opts *o)
@@ -103,6 +108,7 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 		{ "io-timeout", required_argument, NULL, GU_OPT_IO_TIMEOUT },
 		{ "lease", required_argument, NULL, GU_OPT_LEASE },
 		{ "takeover", no_argument, NULL, GU_OPT_TAKEOVER },
+		{ "reserve", no_argument, NULL, GU_OPT_RESERVE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -144,6 +150,9 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 			break;
 		case GU_OPT_TAKEOVER:
 			o->takeover = true;
+			break;
+		case GU_OPT_RESERVE:
+			o->reserve = true;
 			break;
 		case GU_OPT_IO_TIMEOUT:
 			if (strcmp(optarg, "0") != 0 &&
@@ -419,6 +428,8 @@ int main(int argc, char **argv)
 	oo.lease = o.lease;
 	if (o.takeover)
 		oo.flags |= GRAID_OPEN_TAKEOVER;
+	if (o.reserve)
+		oo.flags |= GRAID_OPEN_RESERVE;
 	rc = graid_array_open(o.members, o.nmembers, &oo, &a);
 	if (rc) {
 		fprintf(stderr, "graid-ublk: cannot assemble the array: %s\n", graid_strerror(rc));

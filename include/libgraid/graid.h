@@ -274,6 +274,25 @@ struct graid_array_config {
  */
 #define GRAID_OPEN_TAKEOVER 0x8u
 
+/**
+ * graid_open_options::flags: fence with the drives themselves. Before it writes anything the
+ * open registers this host's key (the first 8 bytes of its machine id) on every member and
+ * spare and takes a Write Exclusive persistent reservation through the Linux PR ioctls
+ * (NVMe reservations, SCSI persistent reservations): from then on the drives refuse every
+ * other host's writes. A member whose reservation another host's key holds is preempted
+ * when an owner record of the array names that key (a takeover's old owner), and the
+ * open fails with -EBUSY when none does. The close releases the reservations. With this
+ * flag every member must support them: a file, an NVMe generic device, or a target without
+ * reservations (Debian 6.12's nvmet) fails the open with -EOPNOTSUPP. Without the flag an
+ * open that holds a lease (graid_open_options::lease) or takes the array over
+ * (::GRAID_OPEN_TAKEOVER) reserves the members that support reservations and leaves the
+ * others to the lease and the owner epoch. A handle whose write a drive refuses for a
+ * reservation conflict stops as a taken-over one does (::GRAID_EVENT_ARRAY_FOREIGN with
+ * error -EBADE); the member is not failed. Not with ::GRAID_OPEN_READ_ONLY.
+ * docs/REMOTE.md, "Reservations".
+ */
+#define GRAID_OPEN_RESERVE 0x10u
+
 /** @brief How to open an array; NULL options mean all defaults. */
 struct graid_open_options {
 	size_t struct_size;      /**< sizeof(struct graid_open_options) as compiled */
@@ -488,8 +507,9 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
  * @param opts NULL, or options.
  * @param out the open array; untouched on failure.
  * @return 0;
- *   -EINVAL NULL arguments, unknown flags, ::GRAID_OPEN_FORCE with ::GRAID_OPEN_READ_ONLY,
- *           or no member carries a valid libgraid superblock;
+ *   -EINVAL NULL arguments, unknown flags, ::GRAID_OPEN_FORCE, ::GRAID_OPEN_TAKEOVER or
+ *           ::GRAID_OPEN_RESERVE with ::GRAID_OPEN_READ_ONLY, or no member carries a valid
+ *           libgraid superblock;
  *   -EIO more roles missing or failed than the level tolerates (nothing is written);
  *   -EBUSY the array (any of its members given, or its UUID on this host) is held by
  *           another open, in this process or another, or a member block device is held
@@ -497,6 +517,10 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
  *   -ENOLCK the lock directory cannot be used (it must be a directory of this user's or
  *           root's that nobody else can write; `GRAID_LOCK_DIR` names another);
  *   -EAGAIN the members changed arrays while being assembled (a concurrent create);
+ *   -EBUSY also: a member's persistent reservation is held by a host no owner record of
+ *           the array names (::GRAID_OPEN_RESERVE; logged, naming the member);
+ *   -EOPNOTSUPP also: ::GRAID_OPEN_RESERVE and a member without persistent reservations,
+ *           or this host without a machine id (nothing is written);
  *   -EBUSY also: graid_open_options::lease is held by another host (logged, naming it).
  *           While that host renews its lease the open fails within about 2 x io-timeout.
  *           Once it has stopped renewing (it died), sanlock waits inside the open until it
@@ -924,9 +948,11 @@ enum graid_event_type {
 					    its catch-up from the bitmap starts (REBUILD_DONE
 					    when it is in sync) */
 	GRAID_EVENT_ARRAY_FOREIGN = 9,   /**< another host took the array over (a higher owner
-					      epoch on its members; error -ESTALE), or the
-					      handle's lease was lost (error -ENOLCK): this handle
-					      writes nothing more, and its I/O returns -ESTALE */
+					      epoch on its members; error -ESTALE), a member
+					      refused a write for its reservation (error -EBADE,
+					      member: that role), or the handle's lease was
+					      lost (error -ENOLCK): this handle writes nothing
+					      more, and its I/O returns -ESTALE */
 };
 
 /** @brief One event. */

@@ -11,6 +11,7 @@
 #include "meta/journal.h"
 #include "meta/live.h"
 #include "api/array_life.h"
+#include "api/open_reserve.h"
 #include "array/lease.h"
 #include "io/queue.h"
 #include "jobs/jobs.h"
@@ -52,6 +53,8 @@ void array_free(struct graid_array *a)
 		return;
 	array_spare_stop(a);
 	array_queue_pool_free(a);
+	/* After the last write, through the descriptors that are about to close. */
+	array_unreserve(a);
 	for (unsigned i = 0; i < a->nmembers; i++)
 		member_close(&a->members[i]);
 	for (unsigned i = 0; i < a->nspares; i++)

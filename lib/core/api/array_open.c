@@ -11,6 +11,7 @@
 #include "meta/live.h"
 #include "meta/journal.h"
 #include "api/array_life.h"
+#include "api/open_reserve.h"
 #include "array/lease.h"
 #include "jobs/jobs.h"
 #include "member/member.h"
@@ -306,7 +307,7 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 	struct array_lease *lease = NULL;
 	const char *lease_spec = open_lease_spec(opts);
 	unsigned flags = open_flags(opts), forced = 0;
-	uint64_t epoch = 0;
+	uint64_t epoch = 0, pr_key = 0;
 	bool took_over = false, fenced = false;
 	bool read_only = flags & GRAID_OPEN_READ_ONLY, returns = false;
 	char roles[256];
@@ -316,8 +317,8 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 	    (opts && opts->struct_size < offsetof(struct graid_open_options, backend) +
 						 sizeof(opts->backend)) ||
 	    (flags & ~(GRAID_OPEN_RESYNC_BACKGROUND | GRAID_OPEN_READ_ONLY | GRAID_OPEN_FORCE |
-		       GRAID_OPEN_TAKEOVER)) ||
-	    (read_only && (flags & (GRAID_OPEN_FORCE | GRAID_OPEN_TAKEOVER))))
+		       GRAID_OPEN_TAKEOVER | GRAID_OPEN_RESERVE)) ||
+	    (read_only && (flags & (GRAID_OPEN_FORCE | GRAID_OPEN_TAKEOVER | GRAID_OPEN_RESERVE))))
 		return -EINVAL;
 again:
 	rc = assemble_gather(&as, members, nmembers, !read_only);
@@ -345,6 +346,16 @@ again:
 		}
 		if (rc)
 			goto out;
+		/* The drives' own fence, before the first write (the takeover's record too). */
+		if ((flags & GRAID_OPEN_RESERVE) || lease || took_over || fenced) {
+			struct graid_sb_owner me;
+
+			owner_self(&me);
+			pr_key = me.host_id;
+			rc = open_reserve(&as, pr_key, flags & GRAID_OPEN_RESERVE);
+			if (rc)
+				goto out;
+		}
 		if (took_over) {
 			rc = open_fence(&as, epoch);
 			if (rc)
@@ -512,6 +523,8 @@ again:
 	}
 	if (rc)
 		goto out;
+	a->pr_key = pr_key;
+	a->pr_strict = flags & GRAID_OPEN_RESERVE;
 	*out = a;
 	a = NULL;
 out:
@@ -519,6 +532,9 @@ out:
 		graid__log(GRAID_LOG_WARNING, "open: the takeover's owner record stays on the "
 					      "members: this host owns the array now (owner epoch "
 					      "%llu); open it again here", (unsigned long long)epoch);
+	/* A failed open gives its reservations back, but not a takeover's: the array is ours. */
+	else if (rc && pr_key)
+		open_unreserve(&as, a, pr_key);
 	assemble_release(&as);
 	array_free(a);
 	lease_close(lease);

@@ -137,6 +137,13 @@ struct graid_array {
 	struct graid_sb_owner owner;   /* recorded in the superblocks while open writable */
 	struct array_uuid_lock uuid_lock; /* this host's lock on the array's UUID */
 	struct array_lease *lease;     /* graid_open_options::lease, held while open; or NULL */
+	/*
+	 * This host's key for the Write Exclusive reservations it holds on the members (the
+	 * machine id's first 8 bytes; api/open_reserve.c), or 0: none held. pr_strict:
+	 * GRAID_OPEN_RESERVE, so a device added later must take one too.
+	 */
+	uint64_t pr_key;
+	bool pr_strict;
 	atomic_uint nfailed;           /* roles failed or missing */
 	atomic_bool broken;            /* more failed than the level tolerates */
 	/* Another host took the array over (a higher owner epoch on the members): no more I/O. */

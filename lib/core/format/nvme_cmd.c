@@ -84,7 +84,8 @@ static const struct nvme_status_row nvme_status_rows[] = {
 	{ .sct = 0, .sc = 0x80, .err = -EINVAL, .name = "LBA Out of Range" },
 	{ .sct = 0, .sc = 0x81, .err = -ENOSPC, .name = "Capacity Exceeded" },
 	{ .sct = 0, .sc = 0x82, .err = -EAGAIN, .name = "Namespace Not Ready" },
-	{ .sct = 0, .sc = 0x83, .err = -EBUSY, .name = "Reservation Conflict" },
+	/* As the block layer reports it (BLK_STS_RESV_CONFLICT): another host fenced us. */
+	{ .sct = 0, .sc = 0x83, .err = -EBADE, .name = "Reservation Conflict" },
 	{ .sct = 0, .sc = 0x84, .err = -EAGAIN, .name = "Format In Progress" },
 	/* Command Specific Status (SCT 1), NVM command set */
 	{ .sct = 1, .sc = 0x80, .err = -EINVAL, .name = "Conflicting Attributes" },

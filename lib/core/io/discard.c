@@ -83,6 +83,9 @@ static int discard_member_ring(struct graid_array *a, struct io_uring *ring, uns
 		case FAULT_TEAR:
 			rc = -EIO;
 			goto failed;
+		case FAULT_CONFLICT:
+			rc = -EBADE;
+			goto failed;
 		case FAULT_STALL: {
 			struct timespec ts = { (time_t)(stall / 1000000000u),
 					       (long)(stall % 1000000000u) };

@@ -1086,6 +1086,13 @@ void sop_io_done(struct graid_queue *q, struct sop *s)
 
 	if (s->err)
 		return sop_finish(q, s, s->err);
+	/*
+	 * Another host took the array over while this write was out (a drive refused part of
+	 * it for its reservation, or the owner look saw it): whatever landed is not this
+	 * handle's to acknowledge, and nothing more of it is written.
+	 */
+	if (s->req->write && array_foreign(q->a))
+		return sop_finish(q, s, -ESTALE);
 	switch (s->plan) {
 	case PLAN_DIRECT_READ:
 		if (!s->read_failed)

@@ -13,6 +13,7 @@
 #include "meta/journal.h"
 #include "jobs/jobs.h"
 #include "member/member.h"
+#include "member/member_pr.h"
 #include "meta/meta.h"
 
 int member_attach(struct graid_array *a, struct member *m, const char *path)
@@ -58,6 +59,22 @@ int member_attach(struct graid_array *a, struct member *m, const char *path)
 			   path);
 		goto fail;
 	}
+	/* The array holds its members' reservations: this device too, before its first write. */
+	if (a->pr_key) {
+		rc = member_pr_reserve(m, a->pr_key);
+		if (rc == -EOPNOTSUPP && !a->pr_strict) {
+			graid__log(GRAID_LOG_INFO, "%s: no persistent reservations: fenced by the "
+						   "lease and the owner epoch only", path);
+			rc = 0;
+		} else if (rc) {
+			graid__log(GRAID_LOG_ERR, "%s: %s", path,
+				   rc == -EBUSY ? "another host holds its reservation"
+				   : rc == -EOPNOTSUPP ? "no persistent reservations, and the array "
+							 "was opened with GRAID_OPEN_RESERVE"
+						       : graid_strerror(rc));
+			goto fail;
+		}
+	}
 	graid_uuid_generate(m->uuid);
 	/* Entries from its earlier life (in this array or another) must never replay. */
 	rc = journal_reset_member(a, m);
@@ -68,6 +85,8 @@ int member_attach(struct graid_array *a, struct member *m, const char *path)
 	}
 	return 0;
 fail:
+	if (a->pr_key)
+		member_pr_release(m, a->pr_key);
 	member_close(m);
 	return rc;
 }

@@ -26,6 +26,13 @@
  * was deleted): its I/O and flushes fail with EIO while the state is not "live", as the
  * kernel fails them once fast_io_fail_tmo has passed (docs/REMOTE.md). FILE may contain
  * neither ',' nor ':'.
+ *
+ * pr=FILE makes the member a drive with persistent reservations (member_pr.c), shared by
+ * every handle that names FILE: FILE holds the key that holds Write Exclusive, in hex (empty
+ * or absent: none). The key a handle registers through member_pr.c is its own; while FILE
+ * names another key, the handle's writes (data, superblock, bitmap, journal) fail with
+ * EBADE as a real drive's do (the kernel's reservation conflict). A test that writes FILE
+ * itself models another host taking the drive. FILE may contain neither ',' nor ':'.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -47,6 +54,8 @@ struct member_fault {
 	atomic_bool dead;
 	char *fabric_state;             /* fabric-state=FILE, or NULL */
 	atomic_llong bad_block;         /* bad-block=N: data-area offset, -1 none or remapped */
+	char *pr_file;                  /* pr=FILE, or NULL */
+	atomic_uint_least64_t pr_key;   /* the key this handle registered; 0 none */
 };
 
 static bool fault_opt(const char *opt, size_t n, const char *name, long *val)
@@ -101,6 +110,12 @@ int fault_parse(const char *spec, struct member_fault **out, const char **path)
 				fault_free(f);
 				return -ENOMEM;
 			}
+		} else if (n > 3 && !strncmp(p, "pr=", 3) && !f->pr_file) {
+			f->pr_file = strndup(p + 3, n - 3);
+			if (!f->pr_file) {
+				fault_free(f);
+				return -ENOMEM;
+			}
 		} else if (fault_opt(p, n, "mbps", &v) && v > 0)
 			f->mbps = v;
 		else if (fault_opt(p, n, "iops", &v) && v > 0)
@@ -119,8 +134,10 @@ int fault_parse(const char *spec, struct member_fault **out, const char **path)
 
 void fault_free(struct member_fault *f)
 {
-	if (f)
+	if (f) {
 		free(f->fabric_state);
+		free(f->pr_file);
+	}
 	free(f);
 }
 
@@ -185,11 +202,74 @@ static bool fault_bad_block(struct member_fault *f, bool write, uint64_t off, ui
 	return false;
 }
 
+/* pr=FILE: the key that holds the modelled reservation now; 0 none. */
+static uint64_t fault_pr_holder(const struct member_fault *f)
+{
+	unsigned long long key = 0;
+	FILE *fp = fopen(f->pr_file, "re");
+
+	if (fp) {
+		if (fscanf(fp, "%llx", &key) != 1)
+			key = 0;
+		fclose(fp);
+	}
+	return key;
+}
+
+static int fault_pr_set_holder(const struct member_fault *f, uint64_t key)
+{
+	FILE *fp = fopen(f->pr_file, "we");
+	int rc;
+
+	if (!fp)
+		return -errno;
+	rc = key ? fprintf(fp, "%016llx\n", (unsigned long long)key) : 0;
+	rc = fclose(fp) || rc < 0 ? -EIO : 0;
+	return rc;
+}
+
+bool fault_pr_refuses(struct member_fault *f)
+{
+	uint64_t holder;
+
+	if (!f->pr_file)
+		return false;
+	holder = fault_pr_holder(f);
+	return holder && holder != atomic_load(&f->pr_key);
+}
+
+int fault_pr(struct member_fault *f, enum fault_pr_op op, uint64_t key, uint64_t victim)
+{
+	uint64_t holder;
+
+	if (!f->pr_file)
+		return -EOPNOTSUPP;
+	holder = fault_pr_holder(f);
+	switch (op) {
+	case FAULT_PR_RESERVE:
+		atomic_store(&f->pr_key, key); /* register, ignoring any key it had */
+		if (holder == key)
+			return 0;
+		return holder ? -EBUSY : fault_pr_set_holder(f, key);
+	case FAULT_PR_PREEMPT:
+		if (atomic_load(&f->pr_key) != key || holder != victim)
+			return -EBUSY;
+		return fault_pr_set_holder(f, key);
+	case FAULT_PR_RELEASE:
+		atomic_store(&f->pr_key, 0);
+		return holder == key ? fault_pr_set_holder(f, 0) : 0;
+	}
+	return -EINVAL;
+}
+
 enum fault_action fault_decide(struct member_fault *f, bool write, uint64_t off,
 			       uint64_t bytes, uint64_t *stall_ns)
 {
 	long n = atomic_fetch_add(&f->ios, 1);
 	long k = write ? atomic_fetch_add(&f->writes, 1) : atomic_fetch_add(&f->reads, 1);
+
+	if (write && fault_pr_refuses(f))
+		return FAULT_CONFLICT;
 
 	if (atomic_load(&f->dead) || fault_fabric_down(f) ||
 	    fault_bad_block(f, write, off, bytes))

@@ -211,6 +211,9 @@ int member_pio(struct member *m, void *buf, size_t len, uint64_t off, bool write
 {
 	size_t done = 0;
 
+	/* A modelled reservation held by another key refuses every write, metadata too. */
+	if (write && m->fault && fault_pr_refuses(m->fault))
+		return -EBADE;
 	if (m->nvme.passthru)
 		return member_nvme_rw(m, buf, len, off, write);
 

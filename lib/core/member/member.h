@@ -3,6 +3,8 @@
 #ifndef LIBGRAID_CORE_MEMBER_H
 #define LIBGRAID_CORE_MEMBER_H
 
+#include <errno.h>
+
 #include "array/array.h"
 
 /* member.c */
@@ -56,7 +58,10 @@ int member_write_durable(struct member *m, void *buf, size_t len, uint64_t off);
  * ever has a fault schedule (m->fault stays NULL: "faulty:..." is opened as a plain path,
  * which does not exist), and the calls below are the no-ops that keep their callers plain.
  */
-enum fault_action { FAULT_NONE, FAULT_FAIL, FAULT_TEAR, FAULT_STALL, FAULT_KILL };
+/* FAULT_CONFLICT: a write refused by a modelled reservation (pr=FILE): EBADE. */
+enum fault_action { FAULT_NONE, FAULT_FAIL, FAULT_TEAR, FAULT_STALL, FAULT_KILL, FAULT_CONFLICT };
+/* What member_pr.c asks of a modelled reservation (pr=FILE). */
+enum fault_pr_op { FAULT_PR_RESERVE, FAULT_PR_PREEMPT, FAULT_PR_RELEASE };
 #if GRAID_FAULT_INJECTION
 int fault_parse(const char *spec, struct member_fault **out, const char **path);
 void fault_free(struct member_fault *f);
@@ -71,6 +76,15 @@ bool fault_flush_fails(struct member_fault *f);
  * fails while it is not live. True for such a member; @p state (may be NULL) gets the word.
  */
 bool fault_fabric_state(struct member_fault *f, char *state, size_t len);
+/*
+ * "pr=FILE": the modelled reservation (fault.c). RESERVE registers @p key and takes Write
+ * Exclusive; PREEMPT takes it from @p victim; RELEASE gives it back and unregisters. 0,
+ * -EBUSY a conflict (another key holds it, or @p victim does not), -EOPNOTSUPP the member
+ * models no reservation.
+ */
+int fault_pr(struct member_fault *f, enum fault_pr_op op, uint64_t key, uint64_t victim);
+/* A write through this handle would be refused: another key holds the modelled reservation. */
+bool fault_pr_refuses(struct member_fault *f);
 #else
 static inline void fault_free(struct member_fault *f)
 {
@@ -93,6 +107,19 @@ static inline bool fault_flush_fails(struct member_fault *f)
 static inline bool fault_fabric_state(struct member_fault *f, char *state, size_t len)
 {
 	(void)f, (void)state, (void)len;
+	return false;
+}
+
+static inline int fault_pr(struct member_fault *f, enum fault_pr_op op, uint64_t key,
+			   uint64_t victim)
+{
+	(void)f, (void)op, (void)key, (void)victim;
+	return -EOPNOTSUPP;
+}
+
+static inline bool fault_pr_refuses(struct member_fault *f)
+{
+	(void)f;
 	return false;
 }
 #endif

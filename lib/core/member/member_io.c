@@ -255,9 +255,9 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 	sqe = mio_sqe(ring);
 	if (!sqe)
 		return -EAGAIN;
-	if (act == FAULT_FAIL) {
+	if (act == FAULT_FAIL || act == FAULT_CONFLICT) {
 		io_uring_prep_nop(sqe);
-		mf->injected = -EIO;
+		mf->injected = act == FAULT_CONFLICT ? -EBADE : -EIO;
 	} else if (write && iov) {
 		if (act == FAULT_TEAR) {
 			/* The first half of the pieces land, then the device is gone. */

@@ -187,6 +187,20 @@ static void meta_mark_foreign(struct graid_array *a, const struct graid_sb_owner
 	array_event(a, GRAID_EVENT_ARRAY_FOREIGN, -1, -ESTALE, 0, 0);
 }
 
+void array_owner_fenced(struct graid_array *a, unsigned role)
+{
+	const struct member *m = role < a->nmembers ? &a->members[role]
+						    : &a->spares[role - a->nmembers];
+
+	if (atomic_exchange(&a->foreign, true))
+		return;
+	graid__log(GRAID_LOG_ERR, "array: member %u (%s) refused a write: reservation conflict "
+				  "(another host holds the drive's reservation: it took the array "
+				  "over); this handle writes nothing more; its I/O fails with ESTALE",
+		   role, m->path);
+	array_event(a, GRAID_EVENT_ARRAY_FOREIGN, (int)role, -EBADE, 0, 0);
+}
+
 /*
  * The handle's lease, if it has one, is lost: stop for good, as for a takeover, before
  * sanlock (or whoever) would give the array to another host. meta_lock held.
@@ -270,6 +284,11 @@ int array_write_superblocks(struct graid_array *a, uint32_t flags)
 		array_fill_sb(a, i, &sb, flags);
 		r = member_write_sb(m, &sb);
 		m->sb_ours = r == 0;
+		if (r == -EBADE) {
+			/* Another host's reservation: nothing more of ours goes anywhere. */
+			array_owner_fenced(a, i);
+			return -ESTALE;
+		}
 		if (r) {
 			graid__log(GRAID_LOG_ERR, "member %u (%s): superblock write failed: %s", i,
 				   m->path, graid_strerror(r));

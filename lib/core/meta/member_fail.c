@@ -112,6 +112,12 @@ void array_member_io_failed(struct graid_array *a, unsigned role, int fd, int er
 	struct member *m = &a->members[role];
 
 	pthread_mutex_lock(&a->meta_lock);
+	if (err == -EBADE) {
+		/* The drive says another host holds it: the array is that host's, not failed. */
+		array_owner_fenced(a, role);
+		pthread_mutex_unlock(&a->meta_lock);
+		return;
+	}
 	if (fd >= 0 && m->fd != fd) {
 		pthread_mutex_unlock(&a->meta_lock);
 		graid__log(GRAID_LOG_INFO, "member %u: a late error of the device it replaced (%s)",

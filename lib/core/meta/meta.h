@@ -23,11 +23,21 @@ int array_write_superblocks(struct graid_array *a, uint32_t flags);
  * on. 0 while it is ours (or nothing could be read); meta_lock held.
  */
 int array_owner_check(struct graid_array *a);
+/*
+ * Member @p role (or spare slot nmembers + k) refused a write with a reservation conflict
+ * (EBADE): another host holds its reservation, so it took the array over. Stop as for a
+ * higher epoch (GRAID_EVENT_ARRAY_FOREIGN with -EBADE, -ESTALE from here on); the member
+ * is not failed. meta_lock held.
+ */
+void array_owner_fenced(struct graid_array *a, unsigned role);
 /* The worker's look (about once a second): as above, the read without meta_lock; held. */
 void array_owner_watch(struct graid_array *a);
 /* Recompute nfailed and broken from the member states; meta_lock held. */
 void array_recount(struct graid_array *a);
-/* member_fail.c: a member returned an error: take it out, record it, keep serving. */
+/*
+ * member_fail.c: a member returned an error: take it out, record it, keep serving (a
+ * reservation conflict, -EBADE, is array_owner_fenced() instead).
+ */
 void array_member_failed(struct graid_array *a, unsigned role, int err);
 /*
  * An I/O issued on descriptor @p fd of a role failed: fail the role only if it still has
