@@ -282,3 +282,80 @@ Test(reserve, the_flag_wants_reservations_on_every_device)
 	cr_expect_eq(rs_holder(&r, RS_N), 0, "the spare still reserved after close");
 	au_remove(&r.s);
 }
+
+/* Found by review: a discard on a fenced handle was acknowledged and went on to other members. */
+Test(reserve, a_discard_a_drive_refuses_is_not_acknowledged)
+{
+	uint8_t *buf = aligned_alloc(4096, RS_LEN);
+	struct graid_array *a;
+	struct rs_set r;
+	uint64_t h3;
+	int rc;
+
+	rs_own_key();
+	rs_make(&r);
+	cr_assert_eq(rs_open(&r, GRAID_OPEN_RESERVE, &a), 0);
+	memset(buf, 9, RS_LEN);
+	cr_assert_eq(graid_array_write(a, buf, RS_LEN, 0), RS_LEN);
+	cr_assert_eq(graid_array_flush(a), 0);
+	rs_set_holder(&r, 2, 0x2222);
+	h3 = au_file_hash(r.s.paths[3]);
+	rc = graid_array_discard(a, 0, RS_LEN);
+	cr_expect_eq(rc, -ESTALE, "discard on a drive another host holds returned %d", rc);
+	cr_expect_eq(atomic_load(&rs_foreign_err), -EBADE);
+	cr_expect_eq(au_file_hash(r.s.paths[3]), h3,
+		     "member 3 was discarded after member 2 refused (handle already foreign)");
+	graid_array_close(a);
+	au_remove(&r.s);
+	free(buf);
+}
+
+/* Found by review: a member replaced by a spare kept this host's reservation on its old device. */
+Test(reserve, a_replaced_device_is_released_at_close)
+{
+	uint64_t key = rs_own_key();
+	struct graid_array *a;
+	struct rs_set r;
+
+	rs_make(&r);
+	cr_assert_eq(rs_open(&r, GRAID_OPEN_RESERVE, &a), 0);
+	cr_assert_eq(graid_array_add_spare(a, r.paths[RS_N]), 0);
+	cr_assert_eq(rs_holder(&r, 1), key);
+	cr_assert_eq(graid_array_fail_member(a, 1), 0);
+	for (int i = 0; i < 200 && rs_holder(&r, RS_N) == key; i++) {
+		struct graid_member_info mi = { .struct_size = sizeof(mi) };
+
+		cr_assert_eq(graid_array_member_info(a, 1, &mi), 0);
+		if (mi.state == GRAID_MEMBER_ACTIVE)
+			break;
+		usleep(20000);
+	}
+	graid_array_close(a);
+	for (unsigned i = 0; i <= RS_N; i++)
+		cr_expect_eq(rs_holder(&r, i), 0, "device %u still reserved by this host after "
+			     "close (held by %016llx)", i, (unsigned long long)rs_holder(&r, i));
+	au_remove(&r.s);
+}
+
+/*
+ * Found by review: an open without the flag (here a takeover) leaves a device whose reservation
+ * commands fail to the lease and the owner epoch; a spare whose commands fail the same way
+ * (EPERM: a partition) is refused instead. Modelled: a pr file that cannot be written.
+ */
+Test(reserve, without_the_flag_a_spare_without_working_reservations_is_taken)
+{
+	char bad[900];
+	struct graid_array *a;
+	struct rs_set r;
+
+	rs_own_key();
+	rs_make(&r);
+	for (unsigned i = 0; i < RS_N; i++)
+		tko_write_owner(r.s.paths[i], true);
+	cr_assert_eq(rs_open(&r, GRAID_OPEN_TAKEOVER, &a), 0);
+	snprintf(bad, sizeof(bad), "faulty:pr=%s/nodir/pr:%s", r.s.dir, r.s.paths[RS_N]);
+	cr_expect_eq(graid_array_add_spare(a, bad), 0, "a spare whose PR commands fail was "
+		     "refused by a non-strict array");
+	graid_array_close(a);
+	au_remove(&r.s);
+}

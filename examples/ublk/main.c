@@ -29,6 +29,7 @@ struct gu_opts {
 	const char *lease;       /* --lease: graid_open_options::lease, NULL none */
 	bool takeover;           /* --takeover: GRAID_OPEN_TAKEOVER */
 	bool reserve;            /* --reserve: GRAID_OPEN_RESERVE */
+	const char *on_foreign;  /* --on-foreign CMD: run when the array goes foreign */
 	const char *const *members;
 	unsigned nmembers;
 };
@@ -55,7 +56,13 @@ static void gu_usage(FILE *f)
 		"  --reserve       hold a Write Exclusive persistent reservation on every\n"
 		"                  member while serving: the drives refuse other hosts' writes\n"
 		"                  (every member must support reservations; with --lease or\n"
-		"                  --takeover those that do are reserved anyway)\n",
+		"                  --takeover those that do are reserved anyway)\n"
+		"  --on-foreign CMD  when the array stops being this host's (taken over, lease\n"
+		"                  lost, a drive's reservation taken), hold the requests that\n"
+		"                  would fail, run CMD with /bin/sh (environment: GRAID_ARRAY_UUID,\n"
+		"                  GRAID_UBLK_DEVICE), then fail them: CMD takes this host's\n"
+		"                  export down first (graid-nvmet withdraw \"$GRAID_ARRAY_UUID\"),\n"
+		"                  so clients see a path go away, not an I/O error\n",
 		GU_MAX_QUEUES, UBLK_MAX_QUEUE_DEPTH);
 }
 
@@ -94,7 +101,7 @@ static int gu_size(const char *arg, uint64_t *out)
 }
 
 enum { GU_OPT_MAX_RATE = 256, GU_OPT_BUSY_RATE, GU_OPT_IO_TIMEOUT, GU_OPT_LEASE,
-       GU_OPT_TAKEOVER, GU_OPT_RESERVE };
+       GU_OPT_TAKEOVER, GU_OPT_RESERVE, GU_OPT_ON_FOREIGN };
 
 /* 0, or 2 (usage error, message printed); exits 0 for --help. */
 static int gu_parse(int argc, char **argv, struct gu_opts *o)
@@ -109,6 +116,7 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 		{ "lease", required_argument, NULL, GU_OPT_LEASE },
 		{ "takeover", no_argument, NULL, GU_OPT_TAKEOVER },
 		{ "reserve", no_argument, NULL, GU_OPT_RESERVE },
+		{ "on-foreign", required_argument, NULL, GU_OPT_ON_FOREIGN },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -154,6 +162,9 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 		case GU_OPT_RESERVE:
 			o->reserve = true;
 			break;
+		case GU_OPT_ON_FOREIGN:
+			o->on_foreign = optarg;
+			break;
 		case GU_OPT_IO_TIMEOUT:
 			if (strcmp(optarg, "0") != 0 &&
 			    gu_number(optarg, GRAID_IO_TIMEOUT_MAX_MS, &o->io_timeout_ms)) {
@@ -182,16 +193,23 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 /* Member failures are what an operator must hear about: the array keeps serving degraded. */
 static void gu_on_event(void *arg, const struct graid_event *ev)
 {
-	(void)arg;
+	const char *hook = arg;
+
+	if (ev->type == GRAID_EVENT_ARRAY_FOREIGN && hook)
+		kill(getpid(), SIGUSR1); /* the main thread runs --on-foreign (gu_serve) */
 	if (ev->type == GRAID_EVENT_MEMBER_FAILED)
 		fprintf(stderr, "graid-ublk: member %d failed (%s); serving from the others\n",
 			ev->member, graid_strerror(ev->error));
 	else if (ev->type == GRAID_EVENT_ARRAY_FAILED)
 		fprintf(stderr, "graid-ublk: too many members failed: I/O now fails\n");
 	else if (ev->type == GRAID_EVENT_ARRAY_FOREIGN)
-		fprintf(stderr, "graid-ublk: the array is no longer ours (%s): I/O now fails, "
-				"nothing more is written\n",
-			ev->error == -ENOLCK ? "its lease was lost" : "another host took it over");
+		fprintf(stderr, "graid-ublk: the array is no longer ours (%s): %s, nothing more "
+				"is written\n",
+			ev->error == -ENOLCK ? "its lease was lost"
+			: ev->error == -EBADE ? "a drive's reservation was taken"
+					      : "another host took it over",
+			hook ? "requests are held until --on-foreign has run, then fail"
+			     : "I/O now fails");
 }
 
 static unsigned gu_log2(uint64_t v)
@@ -305,7 +323,7 @@ static int gu_serve(struct uctrl *c, struct usrv *s, unsigned nq, const uint8_t 
 {
 	struct uq *qs[GU_MAX_QUEUES];
 	unsigned started = gu_start_queues(s, nq, qs);
-	int status = 1, rc, sig;
+	int status = 1, rc, sig = 0;
 
 	if (started == nq && s->nfailed == 0) {
 		rc = uctrl_start_dev(c, s->dev_id);
@@ -313,7 +331,9 @@ static int gu_serve(struct uctrl *c, struct usrv *s, unsigned nq, const uint8_t 
 			gu_record_write(s->dev_id, uuid);
 			printf("/dev/ublkb%" PRIu32 "\n", s->dev_id);
 			fflush(stdout);
-			sigwait(sigs, &sig);
+			/* SIGUSR1: the array went foreign (gu_on_event); anything else stops. */
+			while (sigwait(sigs, &sig) == 0 && sig == SIGUSR1)
+				gu_foreign_hook(s, uuid);
 			gu_record_remove(s->dev_id);
 			fprintf(stderr, "graid-ublk: %s: stopping /dev/ublkb%" PRIu32 "\n",
 				strsignal(sig), s->dev_id);
@@ -328,6 +348,10 @@ static int gu_serve(struct uctrl *c, struct usrv *s, unsigned nq, const uint8_t 
 	 * eventfd tells every thread to leave its loop.
 	 */
 	atomic_store(&s->stopping, true);
+	/* STOP_DEV waits for every request handed out: held ones fail now. */
+	if (s->park_foreign && !atomic_exchange(&s->released, true) &&
+	    eventfd_write(s->release_fd, 1))
+		perror("graid-ublk: eventfd_write");
 	rc = uctrl_stop_dev(c, s->dev_id);
 	if (rc) {
 		fprintf(stderr, "graid-ublk: STOP_DEV: %s\n", graid_strerror(rc));
@@ -357,6 +381,9 @@ static int gu_run(struct graid_array *a, const struct graid_array_info *info,
 		.array = a,
 		.lock = PTHREAD_MUTEX_INITIALIZER,
 		.cond = PTHREAD_COND_INITIALIZER,
+		.park_foreign = o->on_foreign != NULL,
+		.hook = o->on_foreign,
+		.release_fd = -1,
 	};
 	struct ublk_params params;
 	struct uctrl c;
@@ -393,12 +420,16 @@ static int gu_run(struct graid_array *a, const struct graid_array_info *info,
 	if (rc == 0) {
 		s.cdev_fd = gu_open_cdev(s.dev_id);
 		s.stop_fd = eventfd(0, EFD_CLOEXEC);
-		if (s.stop_fd < 0)
+		if (s.park_foreign)
+			s.release_fd = eventfd(0, EFD_CLOEXEC);
+		if (s.stop_fd < 0 || (s.park_foreign && s.release_fd < 0))
 			perror("graid-ublk: eventfd");
-		if (s.cdev_fd >= 0 && s.stop_fd >= 0)
+		else if (s.cdev_fd >= 0)
 			status = gu_serve(&c, &s, dev.nr_hw_queues, info->uuid, sigs);
 		if (s.stop_fd >= 0)
 			close(s.stop_fd);
+		if (s.release_fd >= 0)
+			close(s.release_fd);
 		if (s.cdev_fd >= 0)
 			close(s.cdev_fd);
 	}
@@ -424,6 +455,13 @@ int main(int argc, char **argv)
 	status = gu_parse(argc, argv, &o);
 	if (status)
 		return status;
+	/*
+	 * SIGUSR1 (the array went foreign) is taken by sigwait() in gu_serve: blocked before
+	 * the library starts any thread, so that none of them takes it instead.
+	 */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	oo.backend = o.backend;
 	oo.lease = o.lease;
 	if (o.takeover)
@@ -436,7 +474,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	graid_array_info(a, &info);
-	graid_array_set_event_callback(a, gu_on_event, NULL);
+	graid_array_set_event_callback(a, gu_on_event, (void *)o.on_foreign);
 	if (o.io_timeout_ms && (rc = graid_array_set_io_timeout(a, o.io_timeout_ms))) {
 		fprintf(stderr, "graid-ublk: --io-timeout: %s\n", graid_strerror(rc));
 		graid_array_close(a);
@@ -469,6 +507,7 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
 	status = gu_run(a, &info, &o, &sigs);

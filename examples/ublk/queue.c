@@ -14,6 +14,8 @@
 /* user_data of the one SQE that is not a tag's: the poll on the stop eventfd. Tags are
  * below 4096, and liburing keeps UINT64_MAX for itself. */
 #define UQ_STOP_DATA UINT64_C(0x5709)
+/* The poll on the release eventfd (--on-foreign): answer the held requests now. */
+#define UQ_RELEASE_DATA UINT64_C(0x5710)
 
 /*
  * The loop watches two rings: the ublk ring (new requests, and the commits' answers) and
@@ -46,6 +48,8 @@ struct uq {
 	struct graid_completion *done;       /* room for a completion per tag */
 	unsigned inflight;                   /* tags whose graid request is not reaped yet */
 	unsigned lost;                       /* tags the driver ended (abort) or refused */
+	unsigned *held;                      /* tags answered -ESTALE, held (--on-foreign) */
+	unsigned nheld;
 	bool stop;                           /* the stop eventfd fired */
 };
 
@@ -59,7 +63,7 @@ static uint8_t *uq_buf(struct uq *q, unsigned tag)
 	return q->bufs + (size_t)tag * q->s->buf_bytes;
 }
 
-/* An SQE; there is always one, as each tag holds at most one command, plus the poll. */
+/* An SQE; there is always one, as each tag holds at most one command, plus the polls. */
 static struct io_uring_sqe *uq_get_sqe(struct uq *q)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
@@ -95,8 +99,23 @@ static int uq_prep_io(struct uq *q, unsigned op, unsigned tag, int result)
 /* Hand @tag's result back; the same command asks for the tag's next request. */
 static void uq_commit(struct uq *q, unsigned tag, int result)
 {
+	/* The array went foreign: held until the hook has taken the export down. */
+	if (result == -ESTALE && q->s->park_foreign && !atomic_load(&q->s->released)) {
+		q->held[q->nheld++] = tag;
+		return;
+	}
 	if (uq_prep_io(q, q->s->op_commit, tag, result))
 		fprintf(stderr, "graid-ublk: queue %u: no SQE to commit tag %u\n", q->q_id, tag);
+}
+
+/* The hook has run (or the server stops): the held requests fail now. */
+static void uq_release_held(struct uq *q)
+{
+	for (unsigned i = 0; i < q->nheld; i++)
+		if (uq_prep_io(q, q->s->op_commit, q->held[i], -EIO))
+			fprintf(stderr, "graid-ublk: queue %u: no SQE to commit tag %u\n", q->q_id,
+				q->held[i]);
+	q->nheld = 0;
 }
 
 static int uq_setup(struct uq *q)
@@ -123,9 +142,11 @@ static int uq_setup(struct uq *q)
 		return -ENOMEM;
 	q->bufs = p;
 	q->done = calloc(s->depth, sizeof(*q->done));
-	if (!q->done)
+	q->held = calloc(s->depth, sizeof(*q->held));
+	if (!q->done || !q->held)
 		return -ENOMEM;
-	rc = io_uring_queue_init(s->depth + 1, &q->ring, IORING_SETUP_SQE128);
+	/* A command per tag, the stop poll and the release poll. */
+	rc = io_uring_queue_init(s->depth + 2, &q->ring, IORING_SETUP_SQE128);
 	if (rc < 0) {
 		fprintf(stderr, "graid-ublk: queue %u: io_uring setup: %s\n", q->q_id,
 			graid_strerror(rc));
@@ -149,6 +170,7 @@ static void uq_teardown(struct uq *q)
 		munmap((void *)q->iods, q->iods_bytes);
 	free(q->bufs);
 	free(q->done);
+	free(q->held);
 }
 
 /*
@@ -173,11 +195,19 @@ static int uq_fetch_all(struct uq *q)
 		return -EBUSY;
 	io_uring_prep_poll_add(sqe, q->s->stop_fd, POLLIN);
 	io_uring_sqe_set_data64(sqe, UQ_STOP_DATA);
+	if (q->s->park_foreign) {
+		sqe = uq_get_sqe(q);
+		if (!sqe)
+			return -EBUSY;
+		io_uring_prep_poll_add(sqe, q->s->release_fd, POLLIN);
+		io_uring_sqe_set_data64(sqe, UQ_RELEASE_DATA);
+	}
 	rc = io_uring_submit(&q->ring);
 	if (rc < 0)
 		return rc;
 	io_uring_for_each_cqe(&q->ring, head, cqe) {
-		if (cqe->user_data != UQ_STOP_DATA && cqe->res < 0) {
+		if (cqe->user_data != UQ_STOP_DATA && cqe->user_data != UQ_RELEASE_DATA &&
+		    cqe->res < 0) {
 			fprintf(stderr, "graid-ublk: queue %u: FETCH_REQ refused: %s\n", q->q_id,
 				graid_strerror(cqe->res));
 			return cqe->res;
@@ -262,16 +292,21 @@ static unsigned uq_ublk_cqes(struct uq *q)
 {
 	struct io_uring_cqe *cqe;
 	unsigned head, n = 0;
-	bool queued = false;
+	bool queued = false, release = false;
 
 	io_uring_for_each_cqe(&q->ring, head, cqe) {
 		if (cqe->user_data == UQ_STOP_DATA)
 			q->stop = true;
+		else if (cqe->user_data == UQ_RELEASE_DATA)
+			release = true;
 		else if (uq_on_request(q, (unsigned)cqe->user_data, cqe->res))
 			queued = true;
 		n++;
 	}
 	io_uring_cq_advance(&q->ring, n);
+	/* Also at a stop: the driver waits for every request it handed out. */
+	if (release || (q->stop && q->nheld))
+		uq_release_held(q);
 	if (queued)
 		graid_queue_submit(q->gq);
 	return n;
@@ -318,8 +353,10 @@ static int uq_loop(struct uq *q)
 		int rc;
 
 		progress += uq_graid_completions(q, 0);
-		if (q->inflight == 0 && (q->stop || q->lost == q->s->depth))
+		if (q->inflight == 0 && (q->stop || q->lost == q->s->depth)) {
+			io_uring_submit(&q->ring); /* commits of held requests released just now */
 			return q->stop || atomic_load(&q->s->stopping) ? 0 : -ENODEV;
+		}
 		if (q->inflight == 0) {
 			struct __kernel_timespec second = { .tv_sec = 1 };
 			struct io_uring_cqe *cqe;

@@ -83,18 +83,22 @@ static unsigned long long gu_start_time(void)
 	return start;
 }
 
+void gu_uuid_str(const uint8_t u[16], char out[37])
+{
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
+		 u[13], u[14], u[15]);
+}
+
 void gu_record_write(uint32_t dev_id, const uint8_t uuid[16])
 {
-	char path[4096], tmp[4200], text[256];
-	const uint8_t *u = uuid;
+	char path[4096], tmp[4200], text[256], u[37];
 	int rc = gu_record_path(dev_id, path, sizeof(path), true), fd, len;
 
 	if (rc == 0) {
-		len = snprintf(text, sizeof(text),
-			       "uuid=%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-			       "%02x%02x%02x%02x%02x%02x\npid=%ld\nstart=%llu\n",
-			       u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10],
-			       u[11], u[12], u[13], u[14], u[15], (long)getpid(), gu_start_time());
+		gu_uuid_str(uuid, u);
+		len = snprintf(text, sizeof(text), "uuid=%s\npid=%ld\nstart=%llu\n", u,
+			       (long)getpid(), gu_start_time());
 		snprintf(tmp, sizeof(tmp), "%s.%ld", path, (long)getpid());
 		unlink(tmp);
 		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);

@@ -62,6 +62,17 @@ struct usrv {
 	unsigned depth;        /* tags per queue, as the driver granted */
 	size_t buf_bytes;      /* largest request, and each tag's buffer */
 	atomic_bool stopping;  /* the main thread is taking the device down */
+	/*
+	 * --on-foreign: requests that fail because the array went foreign (-ESTALE) are held,
+	 * not answered, until the hook has run and set @released (or the server stops), and
+	 * then answered -EIO: the hook takes this host's export down first, so that a client
+	 * sees its path go away instead of an I/O error (docs/REMOTE.md). release_fd is
+	 * written when @released is set; -1 without a hook.
+	 */
+	bool park_foreign;
+	const char *hook;      /* the --on-foreign command */
+	atomic_bool released;
+	int release_fd;
 
 	/* queue threads report here once their FETCH_REQs are in, or that they failed */
 	pthread_mutex_t lock;
@@ -81,5 +92,16 @@ int uq_join(struct uq *q);
 /* record.c: which array /dev/ublkbN serves ($GRAID_RUN_DIR/ublk/ublkbN), for graid-nvmet. */
 void gu_record_write(uint32_t dev_id, const uint8_t uuid[16]);
 void gu_record_remove(uint32_t dev_id);
+/* The UUID as graidctl prints it: 36 characters and a NUL. */
+void gu_uuid_str(const uint8_t uuid[16], char out[37]);
+
+/* ---- foreign.c: --on-foreign ---- */
+
+/*
+ * Run the hook s->hook with /bin/sh (GRAID_ARRAY_UUID and GRAID_UBLK_DEVICE in its
+ * environment), waiting for it at most a minute, then set s->released and wake the queue
+ * threads to fail the requests they held. Once; later calls do nothing.
+ */
+void gu_foreign_hook(struct usrv *s, const uint8_t uuid[16]);
 
 #endif /* GRAID_UBLK_SRV_H */

@@ -518,9 +518,12 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
  *           root's that nobody else can write; `GRAID_LOCK_DIR` names another);
  *   -EAGAIN the members changed arrays while being assembled (a concurrent create);
  *   -EBUSY also: a member's persistent reservation is held by a host no owner record of
- *           the array names (::GRAID_OPEN_RESERVE; logged, naming the member);
+ *           the array names (an open that reserves: ::GRAID_OPEN_RESERVE, a lease, or a
+ *           takeover; logged, naming the member; nothing is written);
  *   -EOPNOTSUPP also: ::GRAID_OPEN_RESERVE and a member without persistent reservations,
  *           or this host without a machine id (nothing is written);
+ *   -EIO also: ::GRAID_OPEN_RESERVE and a member whose reservation commands failed (logged
+ *           with the device's status; nothing is written);
  *   -EBUSY also: graid_open_options::lease is held by another host (logged, naming it).
  *           While that host renews its lease the open fails within about 2 x io-timeout.
  *           Once it has stopped renewing (it died), sanlock waits inside the open until it
@@ -733,7 +736,10 @@ typedef void (*graid_progress_fn)(void *arg, uint64_t done, uint64_t total);
  * @return 0; -EINVAL bad arguments, device too small, already a member, or another array's
  *   member; -EBUSY the role is active or rebuilding; -EOPNOTSUPP RAID-0 (no redundancy to
  *   rebuild from); -ENOENT/-EACCES opening @p path; -EIO writing its superblock; -ESTALE
- *   another host took the array over.
+ *   another host took the array over. An array that holds persistent reservations
+ *   (::GRAID_OPEN_RESERVE, a lease, a takeover) reserves the device before writing it:
+ *   -EBUSY another host holds its reservation; with ::GRAID_OPEN_RESERVE, -EOPNOTSUPP it
+ *   has none (or another -errno its reservation commands returned).
  */
 GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
 					 const char *path);
@@ -848,7 +854,8 @@ GRAID_API int graid_array_set_io_timeout(struct graid_array *a, unsigned ms);
  * @param a the array.
  * @param path the spare: as for graid_array_replace_member().
  * @return 0; -EINVAL as for graid_array_replace_member(); -ENOSPC the array has
- *   ::GRAID_MAX_SPARES spares; -EOPNOTSUPP RAID-0; -ESTALE another host took the array over.
+ *   ::GRAID_MAX_SPARES spares; -EOPNOTSUPP RAID-0; -ESTALE another host took the array over;
+ *   the reservation errors of graid_array_replace_member().
  */
 GRAID_API int graid_array_add_spare(struct graid_array *a, const char *path);
 

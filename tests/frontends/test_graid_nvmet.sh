@@ -81,6 +81,8 @@ check_refused a_bad_host_nqn_is_refused 2 "--host: a host NQN (nqn....), not 'bo
 check_refused too_few_arguments_are_refused 2 "export needs UUID DEVICE ADDR" export --host-id 1 "$U" "$t/devA"
 check_refused a_missing_device_is_refused 1 "$t/nothing is neither" export --host-id 1 --any-device "$U" "$t/nothing" 10.0.0.1
 check_refused an_unknown_array_is_not_unexported 1 "no subsystem" unexport 6c696267-7261-6964-0000-000000000000
+check_refused an_unknown_array_is_not_withdrawn 1 "no subsystem" withdraw 6c696267-7261-6964-0000-000000000000
+check_refused withdraw_needs_a_uuid 2 "withdraw needs UUID" withdraw
 # The device must be one graid-ublk serves this array on (its record), unless --any-device.
 check_refused a_device_not_of_graid_ublk_is_refused 1 "is not a graid-ublk device" export --host-id 1 "$U" "$t/devA" 10.0.0.1
 check_refused a_device_without_a_record_is_refused 1 "no record of which array /dev/ublkb7 serves" export --host-id 1 "$U" /dev/ublkb7 10.0.0.1
@@ -165,7 +167,19 @@ ln -s "$sub" "$N/ports/4/subsystems/$NQN"
 [ $rc -eq 0 ] && [ -f "$GRAID_RUN_DIR/nvmet-ports/3" ] && [ -f "$GRAID_RUN_DIR/nvmet-ports/4" ] ||
 	bad ports_made_are_noted "rc $rc; $(ls "$GRAID_RUN_DIR/nvmet-ports" 2>&1)"
 
-# unexport: the subsystem goes, the port it made goes, the administrator's port stays (with
+# withdraw (graid-ublk --on-foreign): off every port at once, nothing else touched.
+"$tool" withdraw "$U" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && [ -d "$sub/namespaces/1" ] && [ "$(cat "$sub/namespaces/1/enable")" = 1 ] &&
+	[ "$(cat "$sub/namespaces/1/device_path")" = "$t/devB" ] &&
+	[ -z "$(find "$N/ports" -name "$NQN")" ] && [ -d "$N/ports/1" ] && [ -d "$N/ports/2" ] &&
+	[ -f "$GRAID_RUN_DIR/nvmet-ports/2" ] && [ -L "$N/ports/3/subsystems/other" ]; then
+	ok withdraw_takes_the_array_off_every_port_and_keeps_the_rest
+else
+	bad withdraw_takes_the_array_off_every_port_and_keeps_the_rest "rc $rc; $(tree | tr '\n' ' ')"
+fi
+
+# unexport (after a withdraw): the subsystem goes, the port it made goes, the administrator's port stays (with
 # another subsystem on it or not), hosts/ is left alone.
 "$tool" unexport "$U" 2>&1
 rc=$?

@@ -379,6 +379,9 @@ again:
 	if (flags & GRAID_OPEN_FORCE)
 		forced = assemble_force(&as, a);
 	open_install(a, &as);
+	/* The array's descriptors carry the reservations now: array_free releases them. */
+	a->pr_key = pr_key;
+	a->pr_strict = flags & GRAID_OPEN_RESERVE;
 	for (unsigned r = 0; r < a->nmembers; r++)
 		state[r] = (uint8_t)atomic_load(&a->members[r].state);
 	if (!array_roles_survivable(a, state)) {
@@ -523,8 +526,6 @@ again:
 	}
 	if (rc)
 		goto out;
-	a->pr_key = pr_key;
-	a->pr_strict = flags & GRAID_OPEN_RESERVE;
 	*out = a;
 	a = NULL;
 out:
@@ -532,9 +533,14 @@ out:
 		graid__log(GRAID_LOG_WARNING, "open: the takeover's owner record stays on the "
 					      "members: this host owns the array now (owner epoch "
 					      "%llu); open it again here", (unsigned long long)epoch);
-	/* A failed open gives its reservations back, but not a takeover's: the array is ours. */
+	/*
+	 * A failed open gives its reservations back (the array's through array_free, after its
+	 * worker stopped), but not a takeover's: the array is this host's now.
+	 */
+	if (rc && fenced && a)
+		a->pr_key = 0;
 	else if (rc && pr_key)
-		open_unreserve(&as, a, pr_key);
+		open_unreserve(&as, pr_key);
 	assemble_release(&as);
 	array_free(a);
 	lease_close(lease);

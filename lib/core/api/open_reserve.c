@@ -2,6 +2,7 @@
 /* A writable open's persistent reservations on its members, and their release at close. */
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "api/open_reserve.h"
 #include "member/member_pr.h"
@@ -52,6 +53,12 @@ static int reserve_member(struct member *m, uint64_t key, const uint64_t *victim
 
 	for (unsigned v = 0; rc == -EBUSY && v < nv; v++) {
 		rc = member_pr_preempt(m, key, victims[v]);
+		/*
+		 * A preempt of a key that is registered but does not hold the reservation only
+		 * removes that registration, and succeeds: only a reserve tells who holds now.
+		 */
+		if (rc == 0)
+			rc = member_pr_reserve(m, key);
 		if (rc == 0)
 			graid__log(GRAID_LOG_NOTICE, "open: member %s: reservation taken from the old "
 						     "owner's key 0x%016llx",
@@ -117,22 +124,32 @@ int open_reserve(const struct assembly *as, uint64_t key, bool strict)
 	return 0;
 }
 
-void open_unreserve(const struct assembly *as, struct graid_array *a, uint64_t key)
+void open_unreserve(const struct assembly *as, uint64_t key)
 {
-	for (unsigned i = 0; as && as->fresh && i < as->n; i++)
+	for (unsigned i = 0; as->fresh && i < as->n; i++)
 		if (reserve_candidate(as, i))
 			member_pr_release(&as->c[i].m, key);
-	for (unsigned i = 0; a && i < a->nmembers + a->nspares; i++) {
-		struct member *m = i < a->nmembers ? &a->members[i] : &a->spares[i - a->nmembers];
-
-		if (m->fd >= 0)
-			member_pr_release(m, key);
-	}
 }
 
 void array_unreserve(struct graid_array *a)
 {
-	if (a->pr_key)
-		open_unreserve(NULL, a, a->pr_key);
+	if (!a->pr_key)
+		return;
+	for (unsigned i = 0; i < a->nmembers + a->nspares; i++) {
+		struct member *m = i < a->nmembers ? &a->members[i] : &a->spares[i - a->nmembers];
+
+		if (m->fd >= 0)
+			member_pr_release(m, a->pr_key);
+	}
+	/* Devices replaced in their roles were reserved too: through their kept descriptors. */
+	for (unsigned i = 0; i < a->nretired; i++) {
+		struct member old = { .fd = a->retired[i], .fault = a->retired_fault[i] };
+		struct stat st;
+
+		if (old.fd < 0)
+			continue;
+		old.is_blk = fstat(old.fd, &st) == 0 && S_ISBLK(st.st_mode);
+		member_pr_release(&old, a->pr_key);
+	}
 	a->pr_key = 0;
 }

@@ -24,10 +24,16 @@
  */
 int open_reserve(const struct assembly *as, uint64_t key, bool strict);
 
-/* Give back what open_reserve() took, through the assembly's descriptors and the array's. */
-void open_unreserve(const struct assembly *as, struct graid_array *a, uint64_t key);
+/*
+ * Give back what open_reserve() took through the assembly's descriptors: those the array
+ * did not take (array_unreserve() releases the rest).
+ */
+void open_unreserve(const struct assembly *as, uint64_t key);
 
-/* The array's close: release its reservations on members and spares (a->pr_key). */
+/*
+ * Release the array's reservations (a->pr_key): members, spares, and the devices replaced
+ * in their roles (their kept descriptors). After its last write: array_free().
+ */
 void array_unreserve(struct graid_array *a);
 
 #endif

@@ -69,6 +69,9 @@ static int discard_member_ring(struct graid_array *a, struct io_uring *ring, uns
 	struct member *m = &a->members[role];
 	int fd = m->fd, rc;
 
+	/* Another host's array now (a drive refused a write of this one): nothing more. */
+	if (array_foreign(a))
+		return -ESTALE;
 	if (m->fault) {
 		uint64_t stall = 0;
 

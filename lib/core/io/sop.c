@@ -258,6 +258,9 @@ static void sop_dealloc_locked(struct graid_queue *q, struct sop *s)
 		else
 			nok++;
 	}
+	/* A drive refused it for another host's reservation: not ours to acknowledge. */
+	if (array_foreign(a))
+		return sop_finish(q, s, -ESTALE);
 	if (mirror)
 		return sop_finish(q, s, nok && !atomic_load(&a->broken) ? 0 : -EIO);
 	if (l->nparity == 0)

@@ -62,9 +62,12 @@ int member_attach(struct graid_array *a, struct member *m, const char *path)
 	/* The array holds its members' reservations: this device too, before its first write. */
 	if (a->pr_key) {
 		rc = member_pr_reserve(m, a->pr_key);
-		if (rc == -EOPNOTSUPP && !a->pr_strict) {
-			graid__log(GRAID_LOG_INFO, "%s: no persistent reservations: fenced by the "
-						   "lease and the owner epoch only", path);
+		/* As at open (open_reserve.c): only the flag makes reservations a must. */
+		if (rc && rc != -EBUSY && !a->pr_strict) {
+			member_pr_release(m, a->pr_key); /* registered, perhaps, but not reserved */
+			graid__log(GRAID_LOG_INFO, "%s: no persistent reservations (%s): fenced by the "
+						   "lease and the owner epoch only", path,
+				   graid_strerror(rc));
 			rc = 0;
 		} else if (rc) {
 			graid__log(GRAID_LOG_ERR, "%s: %s", path,
@@ -104,6 +107,8 @@ static void role_install(struct graid_array *a, unsigned role, struct member *nm
 		a->retired[a->nretired] = m->fd;
 		a->retired_fault[a->nretired++] = m->fault;
 	} else {
+		if (m->fd >= 0 && a->pr_key)
+			member_pr_release(m, a->pr_key);
 		if (m->fd >= 0)
 			close(m->fd);
 		fault_free(m->fault);

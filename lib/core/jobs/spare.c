@@ -8,6 +8,7 @@
 #include "common/signals.h"
 #include "jobs/jobs.h"
 #include "member/member.h"
+#include "member/member_pr.h"
 #include "meta/meta.h"
 
 /* How often the worker reads the owner record on the members (another host's takeover). */
@@ -120,6 +121,8 @@ GRAID_API int graid_array_add_spare(struct graid_array *a, const char *path)
 	if (rc == 0)
 		rc = array_spare_thread_start(a);
 	if (rc) {
+		if (sp->fd >= 0 && a->pr_key)
+			member_pr_release(sp, a->pr_key); /* member_attach reserved it */
 		member_close(sp);
 		pthread_mutex_unlock(&a->meta_lock);
 		return rc;

@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "array/array.h"
 #include "member/member.h"
@@ -216,15 +217,26 @@ static uint64_t fault_pr_holder(const struct member_fault *f)
 	return key;
 }
 
+/* Written whole through a rename: another handle's look never sees it half written. */
 static int fault_pr_set_holder(const struct member_fault *f, uint64_t key)
 {
-	FILE *fp = fopen(f->pr_file, "we");
+	static atomic_uint seq;
+	char tmp[4096];
+	FILE *fp;
 	int rc;
 
+	if (snprintf(tmp, sizeof(tmp), "%s.%ld.%u", f->pr_file, (long)getpid(),
+		     atomic_fetch_add(&seq, 1)) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fp = fopen(tmp, "we");
 	if (!fp)
 		return -errno;
 	rc = key ? fprintf(fp, "%016llx\n", (unsigned long long)key) : 0;
 	rc = fclose(fp) || rc < 0 ? -EIO : 0;
+	if (rc == 0 && rename(tmp, f->pr_file))
+		rc = -errno;
+	if (rc)
+		unlink(tmp);
 	return rc;
 }
 
@@ -252,9 +264,13 @@ int fault_pr(struct member_fault *f, enum fault_pr_op op, uint64_t key, uint64_t
 			return 0;
 		return holder ? -EBUSY : fault_pr_set_holder(f, key);
 	case FAULT_PR_PREEMPT:
-		if (atomic_load(&f->pr_key) != key || holder != victim)
+		if (atomic_load(&f->pr_key) != key)
 			return -EBUSY;
-		return fault_pr_set_holder(f, key);
+		/*
+		 * Like a drive where @victim is registered but another key holds: the preempt
+		 * removes only that registration, and succeeds.
+		 */
+		return holder == victim ? fault_pr_set_holder(f, key) : 0;
 	case FAULT_PR_RELEASE:
 		atomic_store(&f->pr_key, 0);
 		return holder == key ? fault_pr_set_holder(f, 0) : 0;

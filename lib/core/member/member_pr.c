@@ -35,6 +35,12 @@ static int pr_result(const struct member *m, const char *what, int rc)
 	 */
 	if (err == ENOTTY || err == EOPNOTSUPP || err == EINVAL)
 		return -EOPNOTSUPP;
+	/* The kernel allows them on whole devices only, and to CAP_SYS_ADMIN before 6.5. */
+	if (err == EPERM) {
+		graid__log(GRAID_LOG_INFO, "member %s: reservation %s not permitted (a partition, "
+					   "or not privileged)", m->path, what);
+		return -EOPNOTSUPP;
+	}
 	graid__log(GRAID_LOG_WARNING, "member %s: reservation %s: %s", m->path, what,
 		   graid_strerror(-err));
 	return -err;

@@ -112,7 +112,7 @@ void array_member_io_failed(struct graid_array *a, unsigned role, int fd, int er
 	struct member *m = &a->members[role];
 
 	pthread_mutex_lock(&a->meta_lock);
-	if (err == -EBADE) {
+	if (err == -EBADE && !a->read_only) {
 		/* The drive says another host holds it: the array is that host's, not failed. */
 		array_owner_fenced(a, role);
 		pthread_mutex_unlock(&a->meta_lock);

@@ -19,8 +19,11 @@
 # it with graid-nvmet; the client writes; B's assemble is refused naming host 1; A is killed
 # (its network cut, then kill -9 of its sanlock daemon and its server); B retries until the
 # lease is its own, takes over (journal replay, resync), serves, exports the same namespace;
-# the client connects the new path and goes on; every completed write verifies; a scrub
-# finds 0 mismatches. FIGURE lines give the takeover's parts and the client's pause.
+# the client connects the new path and goes on; then B's sanlock daemon dies while its server
+# lives (the array goes foreign there): B's --on-foreign hook withdraws its export before its
+# held requests fail, host A (started again) takes the array back, and the client goes on
+# through A without an error; every completed write verifies; a scrub finds 0 mismatches.
+# FIGURE lines give the takeover's parts and the client's pause.
 set -u
 export NVMF_IP=${1:?usage: failover.sh IP TC DMSETUP GRAIDCTL GRAID_UBLK GRAID_NVMET SANLOCK CLIENT}
 export NVMF_TC=${2:?} NVMF_DMSETUP=${3:?}
@@ -71,8 +74,11 @@ host_up() { # host_up A|B NUMBER: the host's namespaces, held by its sanlock dae
 	# The library tells hosts apart by the machine id's first 16 digits (0: none).
 	printf '%016x6c69626772616964\n' "$n" >"$W/machine-id-$h"
 	for k in 1 2 3 4; do
-		# The host's own device nodes for the members (its "path" to each namespace).
-		"$NVMF_DMSETUP" create "$h$k" --table "0 $((96 * 2048)) linear $(nvmf_dev $k 1) 0" || return 1
+		# The host's own device nodes for the members (its "path" to each namespace); a
+		# host started again keeps them.
+		[ -e "/dev/mapper/$h$k" ] ||
+			"$NVMF_DMSETUP" create "$h$k" --table "0 $((96 * 2048)) linear $(nvmf_dev $k 1) 0" ||
+			return 1
 	done
 	unshare -m -u sh -c "hostname raid$h && mount -t tmpfs tmpfs /run/sanlock &&
 		mount -t tmpfs tmpfs /run/lock && mount -t tmpfs -o mode=0700 tmpfs /run/graid &&
@@ -183,7 +189,8 @@ client_dev() { # the client's block device of the array: the namespace whose NGU
 connect() { # connect ADDR: a live path from the client to the array's export at ADDR
 	local c
 	# (busybox's echo can return 0 when the kernel refused the write: look for the path)
-	echo "transport=tcp,traddr=$1,trsvcid=4420,nqn=$NQN,$COPTS" >/dev/nvme-fabrics
+	# (EALREADY when the client still holds a reconnecting controller of that address)
+	echo "transport=tcp,traddr=$1,trsvcid=4420,nqn=$NQN,$COPTS" >/dev/nvme-fabrics 2>/dev/null
 	for _ in $(seq 1 50); do
 		for c in $(ls /sys/class/nvme); do
 			[ "$(cat "/sys/class/nvme/$c/subsysnqn" 2>/dev/null)" = "$NQN" ] &&
@@ -228,7 +235,8 @@ tries=0 t_try=0
 while :; do
 	t_try=$(date +%s)
 	tries=$((tries + 1))
-	serve B 2 --takeover && break
+	# B takes its export down before failing requests once the array is not its own (2b).
+	serve B 2 --takeover --on-foreign "$GNVMET withdraw \"\$GRAID_ARRAY_UUID\"" && break
 	if [ $((t_try - t_kill)) -gt 200 ]; then
 		fail "takeover: host B never got the array ($tries tries)"; log_tail "$W/ublk-B.err"; finish
 	fi
@@ -258,6 +266,50 @@ else
 fi
 echo "FIGURE client: path to B connected $((t_path - t_kill)) s after host A was killed"
 
+# ---- 2b. B lives but loses the array: its clients move on, they see no error ---------------
+# B's sanlock daemon dies (its graid-ublk lives on): the lease is lost, the array foreign on
+# B. Without --on-foreign B's server would fail the client's requests (EIO through nvmet, an
+# error the client's multipath does not retry); with it B holds them, withdraws its export
+# (the client's path to B goes away), then fails them where nobody hears. Host A, started
+# again, takes the array back once B's host counts as dead, and the client goes on through A.
+nvmf_heal 8
+if ! host_up A 1 >"$W/host-a2.out" 2>&1; then
+	fail "a-again: host A cannot be started again: $(tail -n 2 "$W/host-a2.out")"; finish
+fi
+before=$(status_of writes)
+t_loss=$(date +%s)
+kill -9 "$(cat "$W/daemon-B.pid")"
+for _ in $(seq 1 150); do
+	grep -q 'on-foreign: the hook exited' "$W/ublk-B.err" && break
+	sleep 0.2
+done
+if grep -q 'on-foreign: the hook exited with 0' "$W/ublk-B.err"; then
+	pass "b-withdraws: B lost its lease and took its export down $(($(date +%s) - t_loss)) s later: $(grep -m1 'no longer ours' "$W/ublk-B.err" | cut -c1-160)"
+else
+	fail "b-withdraws: no --on-foreign hook run by B"; log_tail "$W/ublk-B.err"
+fi
+tries=0
+while :; do
+	t_try=$(date +%s)
+	tries=$((tries + 1))
+	serve A 1 --takeover && break
+	if [ $((t_try - t_loss)) -gt 200 ]; then
+		fail "takeback: host A never got the array back ($tries tries)"; log_tail "$W/ublk-A.err"; finish
+	fi
+	sleep 1
+done
+pass "takeback: host A serves $(cat "$W/dev-A") again after $tries tries, $(($(date +%s) - t_loss)) s after B lost its lease"
+if ! export_from A 8 1 10.18.8.2 >/dev/null 2>"$W/export-A2.err"; then
+	fail "export-a2: $(cat "$W/export-A2.err")"; finish
+fi
+if ! connect 10.18.8.2; then fail "client-back: no live path to host A's export"; finish; fi
+if wait_writes $((before + 300)) 120; then
+	pass "client-back: $CDEV goes on through host A again: $(cat "$W/client.status")"
+else
+	fail "client-back: the client made no progress through A: $(cat "$W/client.status")"
+	log_tail "$W/client.out"
+fi
+
 # ---- 3. every completed write verifies; the scrub is clean ----------------------------------
 : >"$W/stop"
 wait "$CLIENT_PID"
@@ -274,23 +326,25 @@ for c in $(ls /sys/class/nvme); do
 		echo 1 >"/sys/class/nvme/$c/delete_controller"
 done
 "$GNVMET" unexport "$UUID" || fail "unexport: graid-nvmet unexport failed"
-upid=$(cat "$W/ublk-B.pid")
-kill "$upid"
-for _ in $(seq 1 150); do kill -0 "$upid" 2>/dev/null || break; sleep 0.2; done
-kill -0 "$upid" 2>/dev/null && fail "stop-b: graid-ublk on host B still runs 30 s after SIGTERM"
-rm -f "$W/ublk-B.pid"
-if in_host B env GRAID_LEASE="$(spec B 2)" "$GCTL" scrub $(members B) >"$W/scrub.out" 2>&1 &&
+for h in A B; do
+	upid=$(cat "$W/ublk-$h.pid")
+	kill "$upid"
+	for _ in $(seq 1 150); do kill -0 "$upid" 2>/dev/null || break; sleep 0.2; done
+	kill -0 "$upid" 2>/dev/null && fail "stop-$h: graid-ublk on host $h still runs 30 s after SIGTERM"
+	rm -f "$W/ublk-$h.pid"
+done
+if in_host A env GRAID_LEASE="$(spec A 1)" "$GCTL" scrub $(members A) >"$W/scrub.out" 2>&1 &&
 	grep -q ' 0 mismatches' "$W/scrub.out"; then
 	pass "scrub: $(tail -n 1 "$W/scrub.out")"
 else
 	fail "scrub: $(tail -n 1 "$W/scrub.out")"; log_tail "$W/scrub.out"
 fi
-st=$(in_host B "$GCTL" status --json $(members B))
+st=$(in_host A "$GCTL" status --json $(members A))
 ohost=$(echo "$st" | sed -n 's/.*"owner_host": "\([^"]*\)".*/\1/p')
 oepoch=$(echo "$st" | sed -n 's/.*"owner_epoch": \([0-9]*\).*/\1/p')
-if [ "$ohost" = raidB ] && [ "$oepoch" = 2 ]; then
-	pass "owner: the superblocks name host raidB at owner epoch 2 (A created it at 1)"
+if [ "$ohost" = raidA ] && [ "$oepoch" = 3 ]; then
+	pass "owner: the superblocks name host raidA at owner epoch 3 (A created it at 1, B took it at 2)"
 else
-	fail "owner: host '$ohost' epoch '$oepoch' (want raidB, 2)"
+	fail "owner: host '$ohost' epoch '$oepoch' (want raidA, 3)"
 fi
 finish
