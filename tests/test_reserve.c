@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +105,16 @@ static void rs_make(struct rs_set *r)
 			 r->s.paths[i]);
 		r->paths[i] = r->spec[i];
 	}
+}
+
+/* Another host took the array over and holds every drive: its owner epoch, now recorded. */
+static uint64_t rs_other_host_owns(struct rs_set *r)
+{
+	for (unsigned i = 0; i < RS_N; i++) {
+		tko_write_owner(r->s.paths[i], true);
+		rs_set_holder(r, i, RS_OTHER_KEY);
+	}
+	return tko_sb(r->s.paths[0]).owner.epoch;
 }
 
 static int rs_open(struct rs_set *r, unsigned flags, struct graid_array **a)
@@ -219,11 +230,7 @@ Test(reserve, a_takeover_preempts_the_recorded_owner)
 	uint64_t epoch;
 
 	rs_make(&r);
-	for (unsigned i = 0; i < RS_N; i++) {
-		tko_write_owner(r.s.paths[i], true);
-		rs_set_holder(&r, i, RS_OTHER_KEY);
-	}
-	epoch = tko_sb(r.s.paths[0]).owner.epoch;
+	epoch = rs_other_host_owns(&r);
 	cr_assert_eq(rs_open(&r, GRAID_OPEN_TAKEOVER, &a), 0);
 	for (unsigned i = 0; i < RS_N; i++) {
 		cr_expect_eq(rs_holder(&r, i), key, "member %u still the old owner's", i);
@@ -357,5 +364,52 @@ Test(reserve, without_the_flag_a_spare_without_working_reservations_is_taken)
 	cr_expect_eq(graid_array_add_spare(a, bad), 0, "a spare whose PR commands fail was "
 		     "refused by a non-strict array");
 	graid_array_close(a);
+	au_remove(&r.s);
+}
+
+/*
+ * Found by review: a takeover whose second assembly fails (the old owner's record came back
+ * during the fence wait: -EBUSY before the array is allocated) gave up its reservations,
+ * against the failed-open rule ("but not a takeover's").
+ */
+struct rs_bg {
+	struct rs_set *r;
+	int rc;
+};
+
+static void *rs_bg_open(void *arg)
+{
+	struct rs_bg *b = arg;
+	struct graid_array *a = NULL;
+
+	b->rc = rs_open(b->r, GRAID_OPEN_TAKEOVER, &a);
+	if (b->rc == 0)
+		graid_array_close(a);
+	return NULL;
+}
+
+Test(reserve, a_takeover_whose_second_pass_fails_keeps_its_reservations)
+{
+	uint64_t key = rs_own_key();
+	struct rs_set r;
+	struct rs_bg b = { .r = &r };
+	pthread_t t;
+	uint64_t epoch;
+	int i;
+
+	rs_make(&r);
+	epoch = rs_other_host_owns(&r);
+	cr_assert_eq(pthread_create(&t, NULL, rs_bg_open, &b), 0);
+	/* Wait for the fence record (ours, epoch + 1), then the old owner writes again. */
+	for (i = 0; i < 200 && tko_sb(r.s.paths[RS_N - 1]).owner.epoch != epoch + 1; i++)
+		usleep(10000);
+	cr_assert_lt(i, 200, "no fence record");
+	for (unsigned m = 0; m < RS_N; m++)
+		tko_write_owner(r.s.paths[m], true);
+	pthread_join(t, NULL);
+	cr_assert_eq(b.rc, -EBUSY, "open: %d", b.rc);
+	for (unsigned m = 0; m < RS_N; m++)
+		cr_expect_eq(rs_holder(&r, m), key, "member %u: the failed takeover released its "
+			     "reservation (held by %016llx)", m, (unsigned long long)rs_holder(&r, m));
 	au_remove(&r.s);
 }

@@ -191,12 +191,17 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 }
 
 /* Member failures are what an operator must hear about: the array keeps serving degraded. */
+/* The array went foreign: set before SIGUSR1 is sent, so that no other SIGUSR1 counts. */
+static atomic_bool gu_foreign_seen;
+
 static void gu_on_event(void *arg, const struct graid_event *ev)
 {
 	const char *hook = arg;
 
-	if (ev->type == GRAID_EVENT_ARRAY_FOREIGN && hook)
+	if (ev->type == GRAID_EVENT_ARRAY_FOREIGN && hook) {
+		atomic_store(&gu_foreign_seen, true);
 		kill(getpid(), SIGUSR1); /* the main thread runs --on-foreign (gu_serve) */
+	}
 	if (ev->type == GRAID_EVENT_MEMBER_FAILED)
 		fprintf(stderr, "graid-ublk: member %d failed (%s); serving from the others\n",
 			ev->member, graid_strerror(ev->error));
@@ -333,7 +338,8 @@ static int gu_serve(struct uctrl *c, struct usrv *s, unsigned nq, const uint8_t 
 			fflush(stdout);
 			/* SIGUSR1: the array went foreign (gu_on_event); anything else stops. */
 			while (sigwait(sigs, &sig) == 0 && sig == SIGUSR1)
-				gu_foreign_hook(s, uuid);
+				if (atomic_load(&gu_foreign_seen))
+					gu_foreign_hook(s, uuid);
 			gu_record_remove(s->dev_id);
 			fprintf(stderr, "graid-ublk: %s: stopping /dev/ublkb%" PRIu32 "\n",
 				strsignal(sig), s->dev_id);
@@ -462,6 +468,8 @@ int main(int argc, char **argv)
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	/* The --on-foreign hook is waited for: an ignored SIGCHLD inherited would reap it. */
+	signal(SIGCHLD, SIG_DFL);
 	oo.backend = o.backend;
 	oo.lease = o.lease;
 	if (o.takeover)
@@ -475,6 +483,14 @@ int main(int argc, char **argv)
 	}
 	graid_array_info(a, &info);
 	graid_array_set_event_callback(a, gu_on_event, (void *)o.on_foreign);
+	/*
+	 * An event before the callback was set is lost: an array already foreign now (its
+	 * flush says so) is one whose hook must still run.
+	 */
+	if (o.on_foreign && graid_array_flush(a) == -ESTALE) {
+		atomic_store(&gu_foreign_seen, true);
+		kill(getpid(), SIGUSR1);
+	}
 	if (o.io_timeout_ms && (rc = graid_array_set_io_timeout(a, o.io_timeout_ms))) {
 		fprintf(stderr, "graid-ublk: --io-timeout: %s\n", graid_strerror(rc));
 		graid_array_close(a);

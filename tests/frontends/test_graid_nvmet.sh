@@ -167,6 +167,17 @@ ln -s "$sub" "$N/ports/4/subsystems/$NQN"
 [ $rc -eq 0 ] && [ -f "$GRAID_RUN_DIR/nvmet-ports/3" ] && [ -f "$GRAID_RUN_DIR/nvmet-ports/4" ] ||
 	bad ports_made_are_noted "rc $rc; $(ls "$GRAID_RUN_DIR/nvmet-ports" 2>&1)"
 
+# Another array, exported on a port of its own and withdrawn: this array's unexport must
+# leave that port alone (found by review: it removed every noted port nothing used).
+U2=6c696267-7261-6964-0000-00000000002b
+"$tool" export --host-id 1 --any-device --svcid 4424 "$U2" "$t/devA" 10.0.0.9 >/dev/null 2>&1 &&
+	"$tool" withdraw "$U2" 2>&1
+rc=$?
+p2=$(grep -l '10.0.0.9' "$N"/ports/*/addr_traddr | head -n 1)
+p2=${p2%/addr_traddr}
+[ $rc -eq 0 ] && [ -n "$p2" ] && [ -f "$GRAID_RUN_DIR/nvmet-withdrawn/$(echo "$U2" | tr -d -)" ] ||
+	bad withdraw_notes_the_ports_it_left "rc $rc; port '$p2'; $(ls "$GRAID_RUN_DIR/nvmet-withdrawn" 2>&1)"
+
 # withdraw (graid-ublk --on-foreign): off every port at once, nothing else touched.
 "$tool" withdraw "$U" 2>&1
 rc=$?
@@ -187,7 +198,9 @@ if [ $rc -eq 0 ] && [ ! -e "$sub" ] && [ -d "$N/ports/1" ] && [ ! -e "$N/ports/1
 	[ "$(cat "$N/ports/1/addr_traddr")" = 10.0.0.1 ] && [ ! -e "$N/ports/2" ] &&
 	[ ! -e "$GRAID_RUN_DIR/nvmet-ports/2" ] && [ -d "$N/hosts/nqn.2014-08.org.example:host-a" ] &&
 	[ -L "$N/ports/3/subsystems/other" ] && [ ! -e "$N/ports/3/subsystems/$NQN" ] &&
-	[ "$(cat "$N/ports/4/addr_traddr")" = 10.0.0.44 ] && [ ! -e "$N/ports/4/subsystems/$NQN" ]; then
+	[ "$(cat "$N/ports/4/addr_traddr")" = 10.0.0.44 ] && [ ! -e "$N/ports/4/subsystems/$NQN" ] &&
+	[ -d "$p2" ] && [ -f "$GRAID_RUN_DIR/nvmet-ports/${p2##*/}" ] &&
+	[ ! -e "$GRAID_RUN_DIR/nvmet-withdrawn/$(echo "$U" | tr -d -)" ]; then
 	ok unexport_removes_what_it_made_and_only_that
 else
 	bad unexport_removes_what_it_made_and_only_that "rc $rc; $(tree | tr '\n' ' ')"

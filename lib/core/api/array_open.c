@@ -537,9 +537,10 @@ out:
 	 * A failed open gives its reservations back (the array's through array_free, after its
 	 * worker stopped), but not a takeover's: the array is this host's now.
 	 */
-	if (rc && fenced && a)
-		a->pr_key = 0;
-	else if (rc && pr_key)
+	if (rc && fenced) {
+		if (a)
+			a->pr_key = 0;
+	} else if (rc && pr_key)
 		open_unreserve(&as, pr_key);
 	assemble_release(&as);
 	array_free(a);
