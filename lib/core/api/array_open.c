@@ -540,8 +540,10 @@ out:
 	if (rc && fenced) {
 		if (a)
 			a->pr_key = 0;
-	} else if (rc && pr_key)
+	} else if (pr_key) {
+		/* After success too: what the array did not take (spares past the most it keeps). */
 		open_unreserve(&as, pr_key);
+	}
 	assemble_release(&as);
 	array_free(a);
 	lease_close(lease);
