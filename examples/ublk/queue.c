@@ -111,11 +111,11 @@ static void uq_commit(struct uq *q, unsigned tag, int result)
 /* The hook has run (or the server stops): the held requests fail now. */
 static void uq_release_held(struct uq *q)
 {
-	for (unsigned i = 0; i < q->nheld; i++)
-		if (uq_prep_io(q, q->s->op_commit, q->held[i], -EIO))
-			fprintf(stderr, "graid-ublk: queue %u: no SQE to commit tag %u\n", q->q_id,
-				q->held[i]);
+	unsigned n = q->nheld;
+
 	q->nheld = 0;
+	for (unsigned i = 0; i < n; i++)
+		uq_commit(q, q->held[i], -EIO); /* -EIO is never held */
 }
 
 static int uq_setup(struct uq *q)

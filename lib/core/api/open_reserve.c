@@ -90,31 +90,18 @@ int open_reserve(const struct assembly *as, uint64_t key, bool strict)
 	nv = reserve_victims(as, key, victims, epochs, sizeof(victims) / sizeof(victims[0]));
 	for (unsigned i = 0; i < as->n; i++) {
 		struct member *m = &as->c[i].m;
+		bool got;
 		int rc;
 
 		if (!reserve_candidate(as, i))
 			continue;
-		rc = reserve_member(m, key, victims, nv);
-		if (rc == 0) {
-			held++;
-			continue;
-		}
-		if (rc == -EBUSY)
+		rc = member_pr_settle(m, key, reserve_member(m, key, victims, nv), strict, &got);
+		if (rc == -EBUSY || rc == -EOPNOTSUPP)
 			return rc;
-		if (strict) {
-			graid__log(GRAID_LOG_ERR, "open: member %s: %s; GRAID_OPEN_RESERVE wants every "
-						  "member reserved: not opened, nothing was written",
-				   m->path, rc == -EOPNOTSUPP ? "the device has no persistent "
-								"reservations"
-							      : graid_strerror(rc));
-			return rc == -EOPNOTSUPP ? rc : -EIO;
-		}
-		/* Registered but not reserved (a device that refused the reserve): undo. */
-		member_pr_release(m, key);
-		none++;
-		graid__log(GRAID_LOG_INFO, "open: member %s: no persistent reservations (%s): fenced "
-					   "by the lease and the owner epoch only",
-			   m->path, graid_strerror(rc));
+		if (rc)
+			return -EIO; /* the device's failure, logged: graid.h's -EIO */
+		held += got;
+		none += !got;
 	}
 	if (held)
 		graid__log(GRAID_LOG_NOTICE, "open: Write Exclusive held with key 0x%016llx on %u "

@@ -61,22 +61,14 @@ int member_attach(struct graid_array *a, struct member *m, const char *path)
 	}
 	/* The array holds its members' reservations: this device too, before its first write. */
 	if (a->pr_key) {
-		rc = member_pr_reserve(m, a->pr_key);
-		/* As at open (open_reserve.c): only the flag makes reservations a must. */
-		if (rc && rc != -EBUSY && !a->pr_strict) {
-			member_pr_release(m, a->pr_key); /* registered, perhaps, but not reserved */
-			graid__log(GRAID_LOG_INFO, "%s: no persistent reservations (%s): fenced by the "
-						   "lease and the owner epoch only", path,
-				   graid_strerror(rc));
-			rc = 0;
-		} else if (rc) {
-			graid__log(GRAID_LOG_ERR, "%s: %s", path,
-				   rc == -EBUSY ? "another host holds its reservation"
-				   : rc == -EOPNOTSUPP ? "no persistent reservations, and the array "
-							 "was opened with GRAID_OPEN_RESERVE"
-						       : graid_strerror(rc));
+		bool held;
+
+		rc = member_pr_settle(m, a->pr_key, member_pr_reserve(m, a->pr_key), a->pr_strict,
+				      &held);
+		if (rc == -EBUSY)
+			graid__log(GRAID_LOG_ERR, "%s: another host holds its reservation", path);
+		if (rc)
 			goto fail;
-		}
 	}
 	graid_uuid_generate(m->uuid);
 	/* Entries from its earlier life (in this array or another) must never replay. */

@@ -80,6 +80,25 @@ int member_pr_preempt(struct member *m, uint64_t key, uint64_t victim)
 	return pr_result(m, "preempt", ioctl(m->fd, IOC_PR_PREEMPT, &p));
 }
 
+int member_pr_settle(struct member *m, uint64_t key, int rc, bool strict, bool *held)
+{
+	*held = rc == 0;
+	if (rc == 0 || rc == -EBUSY)
+		return rc;
+	if (strict) {
+		graid__log(GRAID_LOG_ERR, "member %s: %s, and persistent reservations were asked for "
+					  "(GRAID_OPEN_RESERVE)",
+			   m->path, rc == -EOPNOTSUPP ? "no persistent reservations"
+						      : graid_strerror(rc));
+		return rc;
+	}
+	/* Registered, perhaps (a device that refused the reserve): undone. */
+	member_pr_release(m, key);
+	graid__log(GRAID_LOG_INFO, "member %s: no persistent reservations (%s): fenced by the "
+				   "lease and the owner epoch only", m->path, graid_strerror(rc));
+	return 0;
+}
+
 void member_pr_release(struct member *m, uint64_t key)
 {
 	struct pr_reservation res = { .key = key, .type = PR_WRITE_EXCLUSIVE };

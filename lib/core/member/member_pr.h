@@ -8,6 +8,7 @@
 #ifndef LIBGRAID_CORE_MEMBER_PR_H
 #define LIBGRAID_CORE_MEMBER_PR_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "array/array.h"
@@ -27,6 +28,15 @@ int member_pr_reserve(struct member *m, uint64_t key);
  * @p victim does not hold it (another key does); -errno.
  */
 int member_pr_preempt(struct member *m, uint64_t key, uint64_t victim);
+
+/*
+ * What a reserving open or attach makes of @p rc, the outcome of reserving @p m with @p key:
+ * 0 held, or (without @p strict) no usable reservations there: the registration undone and
+ * logged at info level, the member fenced by the lease and the owner epoch only. Returns 0
+ * for both; -EBUSY another key holds it; with @p strict, @p rc itself for any other failure
+ * (logged). *@p held: whether it is reserved.
+ */
+int member_pr_settle(struct member *m, uint64_t key, int rc, bool strict, bool *held);
 
 /* Release @p key's reservation and unregister it; quiet: nothing held is not an error. */
 void member_pr_release(struct member *m, uint64_t key);

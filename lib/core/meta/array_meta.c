@@ -173,32 +173,41 @@ static bool meta_owner_look(struct graid_array *a, struct graid_sb_owner *top,
 	return any || *found_other;
 }
 
+/*
+ * Stop for good, once: the array is another host's (@p why says how). The first caller logs
+ * it and sends GRAID_EVENT_ARRAY_FOREIGN with @p member and @p err; false for the others.
+ */
+static bool meta_go_foreign(struct graid_array *a, int member, int err, const char *why)
+{
+	if (atomic_exchange(&a->foreign, true))
+		return false;
+	graid__log(GRAID_LOG_ERR, "array: %s; it writes nothing more; its I/O fails with ESTALE",
+		   why);
+	array_event(a, GRAID_EVENT_ARRAY_FOREIGN, member, err, 0, 0);
+	return true;
+}
+
 /* Another host's record won: stop for good (meta_lock held). */
 static void meta_mark_foreign(struct graid_array *a, const struct graid_sb_owner *by)
 {
-	char who[192];
+	char who[192], why[320];
 
-	if (atomic_exchange(&a->foreign, true))
-		return;
 	owner_describe(by, who, sizeof(who));
-	graid__log(GRAID_LOG_ERR, "array: taken over by %s (owner epoch %llu, this handle's "
-				  "%llu): it writes nothing more; its I/O fails with ESTALE",
-		   who, (unsigned long long)by->epoch, (unsigned long long)a->owner.epoch);
-	array_event(a, GRAID_EVENT_ARRAY_FOREIGN, -1, -ESTALE, 0, 0);
+	snprintf(why, sizeof(why), "taken over by %s (owner epoch %llu, this handle's %llu)",
+		 who, (unsigned long long)by->epoch, (unsigned long long)a->owner.epoch);
+	meta_go_foreign(a, -1, -ESTALE, why);
 }
 
 void array_owner_fenced(struct graid_array *a, unsigned role)
 {
 	const struct member *m = role < a->nmembers ? &a->members[role]
 						    : &a->spares[role - a->nmembers];
+	char why[400];
 
-	if (atomic_exchange(&a->foreign, true))
-		return;
-	graid__log(GRAID_LOG_ERR, "array: member %u (%s) refused a write: reservation conflict "
-				  "(another host holds the drive's reservation: it took the array "
-				  "over); this handle writes nothing more; its I/O fails with ESTALE",
-		   role, m->path);
-	array_event(a, GRAID_EVENT_ARRAY_FOREIGN, (int)role, -EBADE, 0, 0);
+	snprintf(why, sizeof(why), "member %u (%s) refused a write: reservation conflict "
+				   "(another host holds the drive's reservation: it took the array "
+				   "over)", role, m->path);
+	meta_go_foreign(a, (int)role, -EBADE, why);
 }
 
 /*
@@ -207,16 +216,13 @@ void array_owner_fenced(struct graid_array *a, unsigned role)
  */
 static bool meta_lease_lost(struct graid_array *a)
 {
-	char why[160];
+	char how[160], why[1400];
 
-	if (!a->lease || !lease_lost(a->lease, why, sizeof(why)))
+	if (!a->lease || !lease_lost(a->lease, how, sizeof(how)))
 		return false;
 	/* Stop first, then tell the lock manager. */
-	if (!atomic_exchange(&a->foreign, true)) {
-		graid__log(GRAID_LOG_ERR, "array: its lease (%s) is lost: %s; it writes nothing "
-					  "more; its I/O fails with ESTALE", a->lease->spec, why);
-		array_event(a, GRAID_EVENT_ARRAY_FOREIGN, -1, -ENOLCK, 0, 0);
-	}
+	snprintf(why, sizeof(why), "its lease (%s) is lost: %s", a->lease->spec, how);
+	meta_go_foreign(a, -1, -ENOLCK, why);
 	lease_drop(a->lease);
 	return true;
 }
