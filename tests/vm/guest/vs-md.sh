@@ -3,15 +3,22 @@
 # A benchmark of the test VM (issue 22; tests/vm/suites-bench, never in the test list): md
 # and libgraid through graid-ublk on the same five emulated NVMe drives, alternating in one
 # boot, VSMD_ROUNDS rounds (3) per RAID level (VSMD_LEVELS, "6 5"), the BENCHMARKS.md
-# profiles; medians of IOPS and of the guest's CPU time and context switches per I/O.
+# profiles; medians of IOPS, of the guest's CPU time and context switches per I/O, and of
+# the I/Os and flushes the five drives served per I/O (their /sys/block stat counters).
 #
-# usage: vs-md.sh MDADM FIO GRAIDCTL GRAID_UBLK [ARRAY_BENCH]   (uses NVME0..NVME4 from /init)
+# usage: vs-md.sh MDADM FIO GRAIDCTL GRAID_UBLK [ARRAY_BENCH|-] [PERF]   (NVME0..NVME4 from /init)
 #
 # With ARRAY_BENCH: after the rounds of each level, the library through its own async API
 # (bench/array/array_bench --devices on the same drives, --only array, 2 threads x qd 16 as
 # fio's 2 jobs x iodepth 16), so that the front-end's share and the library's share of a gap
 # are separate figures. Its CPU per I/O is the process's own (CPU s/GB x bytes per I/O),
 # not the guest's: interrupts and kernel threads are not in it.
+#
+# With PERF (a perf binary): where the guest's CPU goes, per target and profile. Each fio run
+# goes under `perf record -a` (cpu-clock, the only clock TCG offers), and the report prints
+# the shares by command and object and the heaviest symbols; for graid-ublk a second run of
+# the profile under `perf trace -s` counts the server's system calls per I/O. perf's own
+# work is in those runs' CPU figures: they profile, they do not measure.
 #
 # CPU per I/O: the guest's busy time (user + nice + system + irq + softirq + steal of
 # /proc/stat, all CPUs) over the profile, divided by the I/Os fio completed (IOPS x
@@ -20,7 +27,8 @@
 # driver. Under TCG the absolute figures mean little; the two targets in one boot compare.
 # Prints FIGURE lines and a table; exit 0 unless a step failed (never on a figure).
 MDADM=${1:?usage: vs-md.sh MDADM FIO GRAIDCTL GRAID_UBLK}
-FIO=${2:?} GCTL=${3:?} UBLK=${4:?} AB=${5:-}
+FIO=${2:?} GCTL=${3:?} UBLK=${4:?} AB=${5:-} PERF=${6:-}
+[ "$AB" = - ] && AB=
 . /vm/fio-lib.sh
 ROUNDS=${VSMD_ROUNDS:-3}
 LEVELS=${VSMD_LEVELS:-6 5}
@@ -33,6 +41,12 @@ failed=0
 
 # "busy_jiffies ctxt" of the whole guest
 cpu_snap() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 } /^ctxt / { print $2 }' /proc/stat | tr '\n' ' '; }
+# "ios flushes" of the five drives together: reads + writes + discards, and flush requests
+# (/sys/block/X/stat fields 1, 5, 12 and 16), what the array sent its members
+dev_snap() {
+	for d in $M; do cat "/sys/block/${d#/dev/}/stat"; done |
+		awk '{ n += $1 + $5 + $12; f += $16 } END { print n, f }'
+}
 
 # run_profiles TARGET LEVEL ROUND DEV: every profile on DEV's [256 MiB, 512 MiB), a row each
 run_profiles() {
@@ -41,19 +55,71 @@ run_profiles() {
 	export FIO_RUNTIME=$rt FIO_RAMP=0 FIO_JOBS=${VM_FIO_JOBS:-2}
 	export FIO_IODEPTH=${VM_FIO_IODEPTH:-16} FIO_SEQ_SIZE=$((256 / ${VM_FIO_JOBS:-2}))M
 	for p in $FIO_PROFILES; do
-		s1=$(cpu_snap)
-		if ! fio_run "$t-$l-$p" --ioengine=libaio --filename="$dev" --offset=256M \
+		s1="$(cpu_snap) $(dev_snap)"
+		if ! $PERF_WRAP fio_run "$t-$l-$p" --ioengine=libaio --filename="$dev" --offset=256M \
 			--size=256M --output-format=json --output="/tmp/vsmd.json" "/vm/$p.fio"; then
 			failed=1
 			continue
 		fi
-		s2=$(cpu_snap)
+		s2="$(cpu_snap) $(dev_snap)"
+		[ -n "$PERF" ] && perf_report "$t-$l-$p" "$dev" "$p"
 		# shellcheck disable=SC2046
 		set -- $(awk -f /vm/summary.awk /tmp/vsmd.json) $s1 $s2
-		# $1 IOPS, $6/$7 busy and ctxt before, $8/$9 after
-		echo "$l $p $t $r $1 $(awk -v i="$1" -v rt="$rt" -v b="$(($8 - $6))" -v c="$(($9 - $7))" \
-			'BEGIN { n = i * rt; if (n < 1) n = 1; printf "%.1f %.2f", b * 10000 / n, c / n }')" >>"$ROWS"
+		# $1 IOPS; $6-$9 busy, ctxt, member I/Os, flushes before; $10-$13 after
+		echo "$l $p $t $r $1 $(awk -v i="$1" -v rt="$rt" -v b="$((${10} - $6))" \
+			-v c="$((${11} - $7))" -v m="$((${12} - $8))" -v f="$((${13} - $9))" \
+			'BEGIN { n = i * rt; if (n < 1) n = 1
+				printf "%.1f %.2f %.2f %.3f", b * 10000 / n, c / n, m / n, f / n }')" >>"$ROWS"
 	done
+}
+
+# With PERF: fio_run under perf record (perf_fio_run), and what it saw.
+PERF_WRAP=''
+if [ -n "$PERF" ]; then
+	PERF_WRAP=perf_fio_run
+	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+	echo 0 >/proc/sys/kernel/kptr_restrict
+	echo -1 >/proc/sys/kernel/perf_event_paranoid
+fi
+perf_fio_run() { # perf_fio_run fio_run NAME OPTION...
+	shift
+	pf_name=$1
+	shift
+	"$PERF" record -a -g -q -F 999 -e cpu-clock -o "/tmp/perf-$pf_name.data" -- \
+		"$FIO" --thread "$@" >"/tmp/fio-$pf_name.out" 2>&1
+}
+# perf_report NAME DEV PROFILE: the recorded run's shares; for graid, a run under perf trace
+perf_report() {
+	local name=$1 dev=$2 prof=$3 d=/tmp/perf-$1.data srv trp
+	echo "  perf $name: CPU samples by command and object (all CPUs, >= 1%)"
+	"$PERF" report -i "$d" --stdio -q --sort comm,dso --percent-limit 1 2>&1 |
+		sed '/^$/d; s/^/    /' | head -n 25
+	echo "  perf $name: heaviest symbols (>= 0.7%)"
+	"$PERF" report -i "$d" --stdio -q --sort comm,dso,sym --percent-limit 0.7 2>&1 |
+		sed '/^$/d; s/^/    /' | head -n 45
+	echo "  perf $name: inclusive shares of the array's own threads (>= 2%)"
+	"$PERF" report -i "$d" --stdio -q --comm "$(case $name in graid-*) echo graid-ublk-q0,graid-ublk-q1 ;;
+		*) echo md0_raid$(echo "$name" | cut -d- -f2) ;; esac)" --children --sort sym -g none \
+		--percent-limit 2 2>&1 | sed '/^$/d; s/^/    /' | head -n 40
+	rm -f "$d"
+	case $name in graid-*) ;; *) return 0 ;; esac
+	srv=$(pidof graid-ublk | cut -d' ' -f1)
+	[ -n "$srv" ] || return 0
+	"$PERF" trace -s -p "$srv" -o "/tmp/trace-$name.out" &
+	trp=$!
+	sleep 1
+	fio_run "trace-$name" --ioengine=libaio --filename="$dev" --offset=256M --size=256M \
+		--output-format=json --output="/tmp/trace-$name.json" "/vm/$prof.fio"
+	kill -INT $trp
+	wait $trp
+	# shellcheck disable=SC2046
+	set -- $(awk -f /vm/summary.awk "/tmp/trace-$name.json")
+	echo "  perf trace $name: graid-ublk's system calls while fio ran ($1 IOPS x ${FIO_RUNTIME} s)"
+	awk -v n="$(($1 * FIO_RUNTIME))" '
+		/ \([0-9]+\), [0-9]+ events/ { print "    " $0; next }
+		$1 ~ /^[a-z_0-9]+$/ && $2 ~ /^[0-9]+$/ && n > 0 {
+			printf "    %-22s %9d calls %7.2f per I/O\n", $1, $2, $2 / n }' "/tmp/trace-$name.out"
+	rm -f "/tmp/trace-$name.out"
 }
 
 md_round() { # md_round LEVEL ROUND
@@ -77,7 +143,9 @@ graid_round() { # graid_round LEVEL ROUND
 		failed=1
 		return
 	fi
-	"$UBLK" --queues "${VSMD_QUEUES:-2}" --depth 64 $M >/tmp/vsmd-ublk.dev 2>/tmp/vsmd-ublk.err &
+	# shellcheck disable=SC2086 # VSMD_UBLK_OPTS: options, split
+	"$UBLK" --queues "${VSMD_QUEUES:-2}" --depth 64 ${VSMD_UBLK_OPTS:-} $M >/tmp/vsmd-ublk.dev \
+		2>/tmp/vsmd-ublk.err &
 	srv=$!
 	for _ in $(seq 1 300); do
 		dev=$(head -n 1 /tmp/vsmd-ublk.dev 2>/dev/null)
@@ -124,8 +192,8 @@ done
 
 # Medians over the rounds, per level, profile and target.
 echo "  RAID-L over 5 emulated NVMe drives, chunk 64K, fio libaio $FIO_JOBS jobs x iodepth $FIO_IODEPTH, ${VM_FIO_RUNTIME:-3} s a profile, $ROUNDS rounds alternating (medians)"
-printf '  %-6s %-14s %10s %10s %7s %12s %12s %10s %10s\n' level profile "graid IOPS" "md IOPS" ratio \
-	"graid us/IO" "md us/IO" "graid cs" "md cs"
+printf '  %-6s %-14s %10s %10s %7s %12s %12s %9s %9s %9s %9s %9s %9s\n' level profile "graid IOPS" \
+	"md IOPS" ratio "graid us/IO" "md us/IO" "graid cs" "md cs" "graid mio" "md mio" "graid fl" "md fl"
 awk '
 function med(k,   n, i, j, t, v) {
 	n = cnt[k]
@@ -134,7 +202,7 @@ function med(k,   n, i, j, t, v) {
 	return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
 }
 {
-	for (f = 5; f <= 7; f++) { k = $1 SUBSEP $2 SUBSEP $3 SUBSEP f; cnt[k]++; val[k, cnt[k]] = $f }
+	for (f = 5; f <= 9; f++) { k = $1 SUBSEP $2 SUBSEP $3 SUBSEP f; cnt[k]++; val[k, cnt[k]] = $f }
 	if (!(($1, $2) in seen)) { seen[$1, $2] = 1; order[++no] = $1 SUBSEP $2 }
 }
 END {
@@ -143,13 +211,15 @@ END {
 		gi = med(lp[1] SUBSEP lp[2] SUBSEP "graid" SUBSEP 5); mi = med(lp[1] SUBSEP lp[2] SUBSEP "md" SUBSEP 5)
 		gc = med(lp[1] SUBSEP lp[2] SUBSEP "graid" SUBSEP 6); mc = med(lp[1] SUBSEP lp[2] SUBSEP "md" SUBSEP 6)
 		gs = med(lp[1] SUBSEP lp[2] SUBSEP "graid" SUBSEP 7); ms = med(lp[1] SUBSEP lp[2] SUBSEP "md" SUBSEP 7)
+		gm = med(lp[1] SUBSEP lp[2] SUBSEP "graid" SUBSEP 8); mm = med(lp[1] SUBSEP lp[2] SUBSEP "md" SUBSEP 8)
+		gf = med(lp[1] SUBSEP lp[2] SUBSEP "graid" SUBSEP 9); mf = med(lp[1] SUBSEP lp[2] SUBSEP "md" SUBSEP 9)
 		r = (mi > 0) ? gi / mi : 0
-		printf "  %-6s %-14s %10.0f %10.0f %6.2fx %12.1f %12.1f %10.2f %10.2f\n", "raid" lp[1], lp[2], gi, mi, r, gc, mc, gs, ms
+		printf "  %-6s %-14s %10.0f %10.0f %6.2fx %12.1f %12.1f %9.2f %9.2f %9.2f %9.2f %9.3f %9.3f\n", "raid" lp[1], lp[2], gi, mi, r, gc, mc, gs, ms, gm, mm, gf, mf
 		fig[o] = sprintf("FIGURE vs-md raid%s %s: graid/md %.2fx IOPS, CPU %.1f vs %.1f us/IO", lp[1], lp[2], r, gc, mc)
 	}
 	for (o = 1; o <= no; o++) print fig[o]
 }' "$ROWS"
-echo "  every round's rows (level profile target round IOPS us/IO cs/IO):"
+echo "  every round's rows (level profile target round IOPS us/IO cs/IO member-I/Os/IO flushes/IO):"
 sed 's/^/    /' "$ROWS"
 echo "vs-md: $(($(date +%s) - t0)) s"
 [ $failed -eq 0 ] && echo "PASS vs-md: every profile ran on both targets, $ROUNDS rounds" ||
