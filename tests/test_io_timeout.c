@@ -512,3 +512,35 @@ Test(io_timeout, outages_the_keepalive_noticed_do_not_use_up_the_timeout_cap, .t
 	free(buf);
 	au_remove(&b.s);
 }
+
+/*
+ * A member that hangs only on the bitmap's mark (the first write to a region after a clean
+ * open; this 4 KiB write's data and parity are on members 0 and 3) is failed once the mark
+ * is given up on: left in, it would lack the mark, and no data write would notice it hang.
+ * Its mark's write is counted late until it ends, then taken off by the worker.
+ */
+Test(io_timeout, a_member_hung_on_a_mark_is_failed_though_the_write_skips_it, .timeout = 60)
+{
+	const uint64_t off = 5 * IT_CHUNK; /* RAID-5 of 5: stripe 1, P on 3, chunk 1 on 0 */
+	uint8_t *buf = aligned_alloc(4096, 4096);
+	struct it_bed b;
+	uint64_t t0, took;
+	unsigned late = 1;
+
+	it_setup(&b, 5, 5, 4);
+	cr_assert_eq(graid_array_set_io_timeout(b.a, IT_TIMEOUT_MS), 0);
+	it_pattern(buf, off, 4096, 2);
+	t0 = it_now_ms();
+	cr_assert_eq(graid_array_write(b.a, buf, 4096, off), 4096);
+	took = it_now_ms() - t0;
+	cr_assert_lt(took, IT_STALL_US / 1000 - 500, "the write waited for the hung member's "
+		     "mark (%llu ms)", (unsigned long long)took);
+	it_only_victim_out(&b, 4);
+	cr_assert_gt(it_info(b.a, 4).late_ios, 0, "the mark's write is counted late");
+	for (int i = 0; i < 100 && (late = it_info(b.a, 4).late_ios) != 0; i++)
+		usleep(100 * 1000);
+	cr_assert_eq(late, 0, "the late mark ended and was taken off");
+	cr_assert_eq(graid_array_close(b.a), 0);
+	free(buf);
+	au_remove(&b.s);
+}

@@ -111,6 +111,21 @@ static void rr_check(struct graid_array *a, const uint8_t *want, size_t len)
 	free(back);
 }
 
+/*
+ * Write another pattern at @p off first, through the array: the first write to a region marks
+ * the write-intent bitmap and the live-data map on a ring of their own (meta_write.c), whose
+ * submit would take the refusal these tests mean for the queue's ring.
+ */
+static void rr_mark_first(struct graid_array *a, uint64_t off)
+{
+	uint8_t *other;
+
+	cr_assert_eq(posix_memalign((void **)&other, 4096, RR_BLOCK), 0);
+	rr_pattern(other, RR_BLOCK, 9);
+	cr_assert_eq(graid_array_write(a, other, RR_BLOCK, off), RR_BLOCK);
+	free(other);
+}
+
 Test(ring_refusal, queue_submit_returns_the_kernels_errno_and_the_next_call_sends_it)
 {
 	struct graid_completion c;
@@ -124,6 +139,7 @@ Test(ring_refusal, queue_submit_returns_the_kernels_errno_and_the_next_call_send
 	cr_assert_eq(graid_queue_create(a, 8, &q), 0);
 	cr_assert_eq(posix_memalign((void **)&buf, 4096, RR_BLOCK), 0);
 	rr_pattern(buf, RR_BLOCK, 1);
+	rr_mark_first(a, 8 * RR_BLOCK);
 	cr_assert_eq(graid_queue_write(q, buf, RR_BLOCK, 8 * RR_BLOCK, 42), 0);
 	rr_refuse_next = 1;
 	/* graid.h: "the number of requests in flight; a negative errno from io_uring". */
@@ -163,6 +179,7 @@ Test(ring_refusal, reap_after_a_refused_submit_sends_and_completes, .timeout = 6
 	cr_assert_eq(graid_queue_create(a, 8, &q), 0);
 	cr_assert_eq(posix_memalign((void **)&buf, 4096, RR_BLOCK), 0);
 	rr_pattern(buf, RR_BLOCK, 2);
+	rr_mark_first(a, 0);
 	cr_assert_eq(graid_queue_write(q, buf, RR_BLOCK, 0, 7), 0);
 	rr_refuse_next = 1;
 	cr_assert_lt(graid_queue_submit(q), 0);

@@ -10,6 +10,7 @@
 #include "meta/bitmap.h"
 #include "meta/journal.h"
 #include "meta/live.h"
+#include "meta/meta_write.h"
 #include "api/array_life.h"
 #include "api/open_reserve.h"
 #include "array/lease.h"
@@ -53,6 +54,11 @@ void array_free(struct graid_array *a)
 		return;
 	array_spare_stop(a);
 	array_queue_pool_free(a);
+	/*
+	 * Metadata writes given up on after the I/O timeout end before anything is released
+	 * (meta_write.c): they still go through the members' descriptors.
+	 */
+	meta_rings_free(a);
 	/* After the last write, through the descriptors that are about to close. */
 	array_unreserve(a);
 	for (unsigned i = 0; i < a->nmembers; i++)

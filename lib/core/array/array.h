@@ -103,6 +103,8 @@ struct member {
 #define BITMAP_DIRTY 1u
 #define BITMAP_HOT 2u
 
+struct meta_ring;
+
 struct bitmap {
 	bool enabled;
 	uint64_t offset, bytes;        /* on every member, bytes from its start */
@@ -112,6 +114,7 @@ struct bitmap {
 	atomic_uint *inflight;         /* per region: writes in flight */
 	uint8_t *disk;                 /* the bitmap as on disk */
 	pthread_mutex_t lock;          /* disk image and bitmap writes */
+	struct meta_ring *ring;        /* its writes to the members (meta_write.c), under lock */
 };
 
 /* Stripe locks: a stripe hashes to one of these; a bucket is held by one stripe op. */

@@ -18,6 +18,7 @@
 #include "jobs/jobs.h"
 #include "member/member.h"
 #include "meta/meta.h"
+#include "meta/meta_write.h"
 #include "io/queue.h"
 
 /* How often the worker looks at unreachable members' controllers. */
@@ -79,9 +80,13 @@ void array_reach_poll(struct graid_array *a)
 	for (unsigned r = 0; r < a->nmembers; r++)
 		late = late || atomic_load(&a->members[r].late_ios);
 	if (late) {
-		/* The synchronous calls' idle queues may hold the late ends nobody reaped. */
+		/*
+		 * The synchronous calls' idle queues may hold the late ends nobody reaped, and
+		 * so may the bitmap's and the map's rings.
+		 */
 		pthread_mutex_unlock(&a->meta_lock);
 		array_queue_pool_reap_late(a);
+		meta_rings_reap_late(a);
 		pthread_mutex_lock(&a->meta_lock);
 	}
 	for (unsigned r = 0; r < a->nmembers; r++) {

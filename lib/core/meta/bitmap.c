@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "meta/bitmap.h"
+#include "meta/meta_write.h"
 #include "member/member.h"
 
 /* Regions are at least this large, so a stream of small writes rarely pays for a mark. */
@@ -69,6 +70,8 @@ void bitmap_free(struct graid_array *a)
 {
 	struct bitmap *b = &a->bitmap;
 
+	/* First: a write given up on may still read the disk image. */
+	meta_ring_free(a, b->ring);
 	if (b->enabled)
 		pthread_mutex_destroy(&b->lock);
 	free(b->state);
@@ -78,29 +81,12 @@ void bitmap_free(struct graid_array *a)
 }
 
 /* Write bitmap block `blk` (4 KiB) to every writable member; b->lock held. */
-static int bitmap_write_block(struct graid_array *a, uint64_t blk)
+static int bitmap_write_block(struct graid_array *a, uint64_t blk, struct meta_timed *timed)
 {
 	struct bitmap *b = &a->bitmap;
-	int rc = 0;
 
-	/* Taken over by another host: its records, not ours, from now on. */
-	if (array_foreign(a))
-		return -ESTALE;
-
-	for (unsigned i = 0; i < a->nmembers; i++) {
-		struct member *m = &a->members[i];
-
-		if (m->fd < 0 || !array_role_writable(a, i))
-			continue;
-		/* member_write_durable: NVMe generic devices take no pwrite or fdatasync. */
-		if (member_write_durable(m, b->disk + blk * ARRAY_ALIGN, ARRAY_ALIGN,
-					 b->offset + blk * ARRAY_ALIGN)) {
-			/* Not failed here: the data write that follows will find out. */
-			graid__log(GRAID_LOG_ERR, "member %u: bitmap write failed", i);
-			rc = -EIO;
-		}
-	}
-	return rc;
+	return meta_write_all(a, &b->ring, b->disk + blk * ARRAY_ALIGN, ARRAY_ALIGN,
+			      b->offset + blk * ARRAY_ALIGN, "bitmap", timed);
 }
 
 static void bitmap_set_disk(struct bitmap *b, uint64_t r, bool on)
@@ -164,6 +150,7 @@ int bitmap_write_all(struct graid_array *a)
 void bitmap_start_write(struct graid_array *a, uint64_t stripe)
 {
 	struct bitmap *b = &a->bitmap;
+	struct meta_timed timed = { .n = 0 };
 	uint64_t r;
 	uint8_t old;
 
@@ -176,11 +163,17 @@ void bitmap_start_write(struct graid_array *a, uint64_t stripe)
 	if (old & BITMAP_DIRTY)
 		return;
 	pthread_mutex_lock(&b->lock);
-	if (!(atomic_fetch_or(&b->state[r], BITMAP_DIRTY) & BITMAP_DIRTY)) {
+	/*
+	 * DIRTY only once the mark is durable: a second writer of the region that saw it
+	 * earlier would issue its data before the mark is on disk.
+	 */
+	if (!(atomic_load(&b->state[r]) & BITMAP_DIRTY)) {
 		bitmap_set_disk(b, r, true);
-		bitmap_write_block(a, r / 8 / ARRAY_ALIGN);
+		bitmap_write_block(a, r / 8 / ARRAY_ALIGN, &timed);
+		atomic_fetch_or(&b->state[r], BITMAP_DIRTY);
 	}
 	pthread_mutex_unlock(&b->lock);
+	meta_timed_settle(a, &timed);
 }
 
 void bitmap_end_write(struct graid_array *a, uint64_t stripe)
@@ -213,6 +206,7 @@ static bool bitmap_all_active(const struct graid_array *a)
 void bitmap_sweep(struct graid_array *a)
 {
 	struct bitmap *b = &a->bitmap;
+	struct meta_timed timed = { .n = 0 };
 	uint64_t first = UINT64_MAX, last = 0;
 
 	/*
@@ -242,8 +236,9 @@ void bitmap_sweep(struct graid_array *a)
 	}
 	for (uint64_t blk = first == UINT64_MAX ? 1 : first / 8 / ARRAY_ALIGN;
 	     first != UINT64_MAX && blk <= last / 8 / ARRAY_ALIGN; blk++)
-		bitmap_write_block(a, blk);
+		bitmap_write_block(a, blk, &timed);
 	pthread_mutex_unlock(&b->lock);
+	meta_timed_settle(a, &timed);
 }
 
 /* Read the bitmap of every present member and OR them: a mark on any member counts. */

@@ -12,6 +12,7 @@
 
 #include "meta/bitmap.h"
 #include "meta/live.h"
+#include "meta/meta_write.h"
 #include "member/member.h"
 
 /* Regions cover at least this many bytes of each member: a few writes rarely pay a mark. */
@@ -33,6 +34,8 @@ void live_free(struct graid_array *a)
 
 	if (!l)
 		return;
+	/* First: a write given up on may still read the disk image. */
+	meta_ring_free(a, l->ring);
 	pthread_mutex_destroy(&l->lock);
 	free(l->used);
 	free(l->cand);
@@ -93,28 +96,12 @@ static void live_set_disk(struct live *l, uint64_t r, bool on)
 }
 
 /* Write map block @p blk (4 KiB) to every writable member, durably; l->lock held. */
-static int live_write_block(struct graid_array *a, uint64_t blk)
+static int live_write_block(struct graid_array *a, uint64_t blk, struct meta_timed *timed)
 {
 	struct live *l = a->live;
-	int rc = 0;
 
-	/* Taken over by another host: its records, not ours, from now on. */
-	if (array_foreign(a))
-		return -ESTALE;
-
-	for (unsigned i = 0; i < a->nmembers; i++) {
-		struct member *m = &a->members[i];
-
-		if (m->fd < 0 || !array_role_writable(a, i))
-			continue;
-		if (member_write_durable(m, l->disk + blk * ARRAY_ALIGN, ARRAY_ALIGN,
-					 l->offset + blk * ARRAY_ALIGN)) {
-			/* Not failed here: the data write that follows will find out. */
-			graid__log(GRAID_LOG_ERR, "member %u: live-data map write failed", i);
-			rc = -EIO;
-		}
-	}
-	return rc;
+	return meta_write_all(a, &l->ring, l->disk + blk * ARRAY_ALIGN, ARRAY_ALIGN,
+			      l->offset + blk * ARRAY_ALIGN, "live-data map", timed);
 }
 
 int live_load(struct graid_array *a)
@@ -185,6 +172,7 @@ int live_write_all(struct graid_array *a)
 void live_start_write(struct graid_array *a, uint64_t stripe)
 {
 	struct live *l = a->live;
+	struct meta_timed timed = { .n = 0 };
 	uint64_t r;
 
 	if (!l)
@@ -203,10 +191,11 @@ void live_start_write(struct graid_array *a, uint64_t stripe)
 	pthread_mutex_lock(&l->lock);
 	if (!atomic_load(&l->used[r])) {
 		live_set_disk(l, r, true);
-		live_write_block(a, r / 8 / ARRAY_ALIGN);
+		live_write_block(a, r / 8 / ARRAY_ALIGN, &timed);
 		atomic_store(&l->used[r], 1);
 	}
 	pthread_mutex_unlock(&l->lock);
+	meta_timed_settle(a, &timed);
 }
 
 void live_end_write(struct graid_array *a, uint64_t stripe)
@@ -311,6 +300,7 @@ struct live_flush live_flush_begin(struct graid_array *a)
 void live_sweep(struct graid_array *a, struct live_flush f)
 {
 	struct live *l = a->live;
+	struct meta_timed timed = { .n = 0 };
 	uint64_t first = UINT64_MAX, last = 0;
 
 	if (!l || a->read_only)
@@ -345,8 +335,9 @@ void live_sweep(struct graid_array *a, struct live_flush f)
 	}
 	for (uint64_t blk = first == UINT64_MAX ? 1 : first / 8 / ARRAY_ALIGN;
 	     first != UINT64_MAX && blk <= last / 8 / ARRAY_ALIGN; blk++)
-		live_write_block(a, blk);
+		live_write_block(a, blk, &timed);
 	pthread_mutex_unlock(&l->lock);
+	meta_timed_settle(a, &timed);
 }
 
 bool live_row_unused(const struct graid_array *a, uint64_t row)

@@ -26,6 +26,7 @@ struct live {
 	_Atomic uint64_t seq;
 	uint8_t *disk;                   /* the map as on disk */
 	pthread_mutex_t lock;            /* disk image and map writes */
+	struct meta_ring *ring;          /* its writes to the members (meta_write.c), under lock */
 };
 
 /*

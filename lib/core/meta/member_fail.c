@@ -128,34 +128,60 @@ void array_member_io_failed(struct graid_array *a, unsigned role, int fd, int er
 	pthread_mutex_unlock(&a->meta_lock);
 }
 
-bool array_member_timed_out(struct graid_array *a, unsigned role, int fd, bool *counted)
+/*
+ * An I/O on @p fd of @p role passed the I/O timeout: give up on it (true) unless the role is
+ * the last copy of something. @p late: count it in the role's late_ios (*counted says if it
+ * was). meta_lock held.
+ */
+static bool member_timed_out_locked(struct graid_array *a, unsigned role, int fd, bool late,
+				    bool *counted)
 {
 	struct member *m = &a->members[role];
 	bool give_up = true;
 	int st;
 
 	*counted = false;
-	pthread_mutex_lock(&a->meta_lock);
 	st = atomic_load(&m->state);
 	if (m->fd != fd) {
 		/* The role has another device now; this one is out of the array already. */
 	} else if (st != GRAID_MEMBER_ACTIVE && st != GRAID_MEMBER_REBUILDING) {
-		atomic_fetch_add(&m->late_ios, 1); /* out already: still its device */
-		*counted = true;
+		*counted = late; /* out already: still its device */
 	} else {
 		/* md's failfast rule: never give up on the last copy of anything. */
 		give_up = array_survives_without(a, role);
 		if (give_up) {
-			atomic_fetch_add(&m->late_ios, 1);
-			*counted = true;
+			*counted = late;
 			graid__log(GRAID_LOG_ERR, "member %u (%s): an I/O took longer than the array's "
 						  "I/O timeout (%llu ms); giving up on it", role, m->path,
 				   (unsigned long long)(atomic_load(&a->io_timeout_ns) / 1000000));
 			member_fail_locked(a, role, -ETIMEDOUT);
 		}
 	}
+	if (*counted)
+		atomic_fetch_add(&m->late_ios, 1);
 	if (give_up)
 		atomic_fetch_add(&m->timeouts, 1);
+	return give_up;
+}
+
+bool array_member_timed_out(struct graid_array *a, unsigned role, int fd, bool *counted)
+{
+	bool give_up;
+
+	pthread_mutex_lock(&a->meta_lock);
+	give_up = member_timed_out_locked(a, role, fd, true, counted);
 	pthread_mutex_unlock(&a->meta_lock);
 	return give_up;
+}
+
+void array_member_mark_timed_out(struct graid_array *a, unsigned role, int fd)
+{
+	bool counted;
+
+	pthread_mutex_lock(&a->meta_lock);
+	if (!member_timed_out_locked(a, role, fd, false, &counted))
+		graid__log(GRAID_LOG_WARNING, "member %u (%s): its metadata write passed the I/O "
+					      "timeout, but the array needs it: kept, without that "
+					      "mark until the write ends", role, a->members[role].path);
+	pthread_mutex_unlock(&a->meta_lock);
 }

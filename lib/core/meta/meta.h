@@ -62,6 +62,13 @@ bool array_member_unreachable(struct graid_array *a, unsigned role, int err);
  */
 bool array_member_timed_out(struct graid_array *a, unsigned role, int fd, bool *counted);
 /*
+ * member_fail.c: a metadata write on @p fd of @p role (meta_write.c) passed the I/O timeout;
+ * the writer counted it in late_ios itself. The role fails as for any I/O past the timeout,
+ * unless the others cannot carry the array without it (then it stays, logged). meta_lock
+ * not held, nor a lock meta_lock is ever taken under.
+ */
+void array_member_mark_timed_out(struct graid_array *a, unsigned role, int fd);
+/*
  * array_readerr.c: a read of @p role on descriptor @p fd failed with @p err. True: a media
  * error on a member that is otherwise healthy, to be repaired from redundancy (the member
  * stays); false: the caller fails it as for any error (array_member_io_failed).
