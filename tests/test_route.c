@@ -137,3 +137,92 @@ Test(route, split_batches_give_the_reference_parity_and_verdicts)
 	cr_assert_eq(st.split, 3, "the big batches were split");
 	graid_backend_close(be);
 }
+
+/*
+ * The split worker is started by whichever thread first splits a batch. A program may have
+ * pinned that thread to one CPU (graid-ublk pins its queue threads): the worker must run on
+ * the process's CPUs all the same, not inherit the pin.
+ */
+#include <dirent.h>
+#include <pthread.h>
+#include <sched.h>
+
+struct rt_split_call {
+	struct graid_backend *be;
+	int cpu;
+	int rc;
+};
+
+static void *rt_pinned_split(void *arg)
+{
+	struct rt_split_call *c = arg;
+	uint64_t rng = 0x5eed;
+	struct tu_stripes s;
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(c->cpu, &one);
+	c->rc = pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+	if (c->rc == 0) {
+		tu_stripes_alloc(&s, 4, 2, 16384, 300, &rng, 0);
+		c->rc = graid_parity_gen(c->be, 4, 2, s.len, s.nstripes, s.ptr);
+		tu_stripes_free(&s);
+	}
+	return NULL;
+}
+
+/* The thread ids of this process, into @p ids (at most @p max); how many. */
+static size_t rt_tasks(long *ids, size_t max)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	size_t n = 0;
+
+	cr_assert_not_null(d);
+	while ((e = readdir(d)) && n < max)
+		if (e->d_name[0] != '.')
+			ids[n++] = strtol(e->d_name, NULL, 10);
+	closedir(d);
+	return n;
+}
+
+Test(route, the_split_worker_runs_on_the_process_cpus_not_on_its_starters)
+{
+	const double cpu[3] = { 10, 10, 10 }, acc[3] = { 1, 20, 30 };
+	const size_t pts[3] = { 64 * 1024, 1u << 20, 4u << 20 };
+	struct graid_backend_stats st = { .struct_size = sizeof(st) };
+	long before[256], after[256];
+	size_t nb, na, checked = 0;
+	struct rt_split_call c = { 0 };
+	cpu_set_t all, got;
+	pthread_t t;
+
+	cr_assert_eq(sched_getaffinity(0, sizeof(all), &all), 0);
+	if (CPU_COUNT(&all) < 2)
+		cr_skip("one CPU: a pinned thread and the process's CPUs are the same set");
+	for (c.cpu = 0; !CPU_ISSET(c.cpu, &all); c.cpu++)
+		;
+	cr_assert_eq(graid_backend_open("testfault", &c.be), 0, "the test plugin must load");
+	cr_assert_eq(route_from_timings(&c.be->route, pts, cpu, acc, 3), 0);
+	nb = rt_tasks(before, 256);
+	cr_assert_eq(pthread_create(&t, NULL, rt_pinned_split, &c), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_eq(c.rc, 0);
+	cr_assert_eq(graid_backend_stats(c.be, &st), 0);
+	cr_assert_eq(st.split, 1, "the batch was split: the worker started");
+	na = rt_tasks(after, 256);
+	for (size_t i = 0; i < na; i++) {
+		bool old = false;
+
+		for (size_t j = 0; j < nb; j++)
+			old = old || before[j] == after[i];
+		if (old)
+			continue;
+		cr_assert_eq(sched_getaffinity((pid_t)after[i], sizeof(got), &got), 0);
+		cr_assert(CPU_EQUAL(&got, &all), "thread %ld started by the split runs on %d CPU(s), "
+			  "not the process's %d", after[i], CPU_COUNT(&got), CPU_COUNT(&all));
+		checked++;
+	}
+	cr_assert_geq(checked, 1, "the split worker is a thread of its own");
+	graid_backend_close(c.be);
+}

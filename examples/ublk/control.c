@@ -102,6 +102,19 @@ int uctrl_set_params(struct uctrl *c, uint32_t dev_id, struct ublk_params *p)
 	return uctrl_send(c, UCTRL_OP(c, SET_PARAMS), &cmd);
 }
 
+int uctrl_queue_affinity(struct uctrl *c, uint32_t dev_id, uint16_t q_id, cpu_set_t *cpus)
+{
+	struct ublksrv_ctrl_cmd cmd = uctrl_cmd_for(dev_id, cpus, sizeof(*cpus));
+
+	/*
+	 * The CPUs whose requests the block layer sends to this queue (its hctx's map). The
+	 * driver reads the queue's number from data[0], not from queue_id.
+	 */
+	CPU_ZERO(cpus);
+	cmd.data[0] = q_id;
+	return uctrl_send(c, UCTRL_OP(c, GET_QUEUE_AFFINITY), &cmd);
+}
+
 int uctrl_start_dev(struct uctrl *c, uint32_t dev_id)
 {
 	struct ublksrv_ctrl_cmd cmd = uctrl_cmd_for(dev_id, NULL, 0);

@@ -30,6 +30,9 @@ struct gu_opts {
 	bool takeover;           /* --takeover: GRAID_OPEN_TAKEOVER */
 	bool reserve;            /* --reserve: GRAID_OPEN_RESERVE */
 	const char *on_foreign;  /* --on-foreign CMD: run when the array goes foreign */
+	/* --queue-cpus: where the queue threads run (the scheduler's choice by default) */
+	enum { GU_CPUS_ANY, GU_CPUS_QUEUE, GU_CPUS_LIST } cpus_mode;
+	cpu_set_t cpus;          /* GU_CPUS_LIST */
 	const char *const *members;
 	unsigned nmembers;
 };
@@ -62,7 +65,11 @@ static void gu_usage(FILE *f)
 		"                  would fail, run CMD with /bin/sh (environment: GRAID_ARRAY_UUID,\n"
 		"                  GRAID_UBLK_DEVICE), then fail them: CMD takes this host's\n"
 		"                  export down first (graid-nvmet withdraw \"$GRAID_ARRAY_UUID\"),\n"
-		"                  so clients see a path go away, not an I/O error\n",
+		"                  so clients see a path go away, not an I/O error\n"
+		"  --queue-cpus WHERE  where the queue threads run: 'queue' (each on the CPUs\n"
+		"                  that submit to its hardware queue, as ublksrv does), or a\n"
+		"                  CPU list such as 0-3,8 (all of them there); default: where\n"
+		"                  the scheduler puts them (docs/PERFORMANCE.md compares)\n",
 		GU_MAX_QUEUES, UBLK_MAX_QUEUE_DEPTH);
 }
 
@@ -100,8 +107,41 @@ static int gu_size(const char *arg, uint64_t *out)
 	return 0;
 }
 
+/* A CPU list ("0-3,8") into @p set; 0 on success, -1 if malformed, empty or too large. */
+static int gu_cpu_list(const char *arg, cpu_set_t *set)
+{
+	const char *p = arg;
+
+	CPU_ZERO(set);
+	while (*p) {
+		char *end;
+		unsigned long lo, hi;
+
+		errno = 0;
+		lo = hi = strtoul(p, &end, 10);
+		if (end == p || errno)
+			return -1;
+		if (*end == '-') {
+			p = end + 1;
+			hi = strtoul(p, &end, 10);
+			if (end == p || errno || hi < lo)
+				return -1;
+		}
+		if (hi >= CPU_SETSIZE)
+			return -1;
+		for (unsigned long c = lo; c <= hi; c++)
+			CPU_SET(c, set);
+		if (*end == ',' && end[1])
+			end++;
+		else if (*end)
+			return -1;
+		p = end;
+	}
+	return CPU_COUNT(set) ? 0 : -1;
+}
+
 enum { GU_OPT_MAX_RATE = 256, GU_OPT_BUSY_RATE, GU_OPT_IO_TIMEOUT, GU_OPT_LEASE,
-       GU_OPT_TAKEOVER, GU_OPT_RESERVE, GU_OPT_ON_FOREIGN };
+       GU_OPT_TAKEOVER, GU_OPT_RESERVE, GU_OPT_ON_FOREIGN, GU_OPT_QUEUE_CPUS };
 
 /* 0, or 2 (usage error, message printed); exits 0 for --help. */
 static int gu_parse(int argc, char **argv, struct gu_opts *o)
@@ -117,6 +157,7 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 		{ "takeover", no_argument, NULL, GU_OPT_TAKEOVER },
 		{ "reserve", no_argument, NULL, GU_OPT_RESERVE },
 		{ "on-foreign", required_argument, NULL, GU_OPT_ON_FOREIGN },
+		{ "queue-cpus", required_argument, NULL, GU_OPT_QUEUE_CPUS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -164,6 +205,17 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 			break;
 		case GU_OPT_ON_FOREIGN:
 			o->on_foreign = optarg;
+			break;
+		case GU_OPT_QUEUE_CPUS:
+			if (strcmp(optarg, "queue") == 0) {
+				o->cpus_mode = GU_CPUS_QUEUE;
+			} else if (gu_cpu_list(optarg, &o->cpus) == 0) {
+				o->cpus_mode = GU_CPUS_LIST;
+			} else {
+				fprintf(stderr, "graid-ublk: --queue-cpus: 'queue' or a CPU list such "
+						"as 0-3,8, not '%s'\n", optarg);
+				return 2;
+			}
 			break;
 		case GU_OPT_IO_TIMEOUT:
 			if (strcmp(optarg, "0") != 0 &&
@@ -303,12 +355,18 @@ static int gu_open_cdev(uint32_t dev_id)
 }
 
 /* Start the queue threads and wait until each has its FETCH_REQs in, or has failed. */
-static unsigned gu_start_queues(struct usrv *s, unsigned nq, struct uq **qs)
+static unsigned gu_start_queues(struct uctrl *c, struct usrv *s, unsigned nq, struct uq **qs,
+				const struct gu_opts *o)
 {
 	unsigned started = 0;
 
 	for (; started < nq; started++) {
-		int rc = uq_start(s, started, &qs[started]);
+		cpu_set_t cpus = o->cpus;
+		bool pin = o->cpus_mode == GU_CPUS_LIST ||
+			   (o->cpus_mode == GU_CPUS_QUEUE &&
+			    uctrl_queue_affinity(c, s->dev_id, (uint16_t)started, &cpus) == 0 &&
+			    CPU_COUNT(&cpus) > 0);
+		int rc = uq_start(s, started, pin ? &cpus : NULL, &qs[started]);
 
 		if (rc) {
 			fprintf(stderr, "graid-ublk: queue thread: %s\n", graid_strerror(rc));
@@ -324,10 +382,10 @@ static unsigned gu_start_queues(struct usrv *s, unsigned nq, struct uq **qs)
 
 /* Serve until a signal; returns the exit status. The device exists when this is called. */
 static int gu_serve(struct uctrl *c, struct usrv *s, unsigned nq, const uint8_t uuid[16],
-		    const sigset_t *sigs)
+		    const sigset_t *sigs, const struct gu_opts *o)
 {
 	struct uq *qs[GU_MAX_QUEUES];
-	unsigned started = gu_start_queues(s, nq, qs);
+	unsigned started = gu_start_queues(c, s, nq, qs, o);
 	int status = 1, rc, sig = 0;
 
 	if (started == nq && s->nfailed == 0) {
@@ -431,7 +489,7 @@ static int gu_run(struct graid_array *a, const struct graid_array_info *info,
 		if (s.stop_fd < 0 || (s.park_foreign && s.release_fd < 0))
 			perror("graid-ublk: eventfd");
 		else if (s.cdev_fd >= 0)
-			status = gu_serve(&c, &s, dev.nr_hw_queues, info->uuid, sigs);
+			status = gu_serve(&c, &s, dev.nr_hw_queues, info->uuid, sigs, o);
 		if (s.stop_fd >= 0)
 			close(s.stop_fd);
 		if (s.release_fd >= 0)

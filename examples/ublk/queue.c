@@ -397,7 +397,13 @@ static void uq_report(struct usrv *s, bool ready)
 static void *uq_thread(void *arg)
 {
 	struct uq *q = arg;
-	int rc = uq_setup(q);
+	char name[16];
+	int rc;
+
+	/* graid-ublk-qN in ps, top and perf (and in the VM bed's affinity check). */
+	snprintf(name, sizeof(name), "graid-ublk-q%u", q->q_id);
+	pthread_setname_np(pthread_self(), name);
+	rc = uq_setup(q);
 
 	/* Every command of a queue must come from one thread: the driver checks. */
 	if (rc == 0)
@@ -417,16 +423,24 @@ static void *uq_thread(void *arg)
 	return NULL;
 }
 
-int uq_start(struct usrv *s, unsigned q_id, struct uq **out)
+int uq_start(struct usrv *s, unsigned q_id, const cpu_set_t *cpus, struct uq **out)
 {
 	struct uq *q = calloc(1, sizeof(*q));
-	int rc;
+	pthread_attr_t attr;
+	int rc = -1;
 
 	if (!q)
 		return -ENOMEM;
 	q->s = s;
 	q->q_id = q_id;
-	rc = -pthread_create(&q->thread, NULL, uq_thread, q);
+	/* On the CPUs --queue-cpus chose; where they are not ours to use (a cpuset), anywhere. */
+	if (cpus && pthread_attr_init(&attr) == 0) {
+		if (pthread_attr_setaffinity_np(&attr, sizeof(*cpus), cpus) == 0)
+			rc = -pthread_create(&q->thread, &attr, uq_thread, q);
+		pthread_attr_destroy(&attr);
+	}
+	if (rc)
+		rc = -pthread_create(&q->thread, NULL, uq_thread, q);
 	if (rc) {
 		free(q);
 		return rc;

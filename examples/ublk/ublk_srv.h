@@ -4,6 +4,7 @@
 #define GRAID_UBLK_SRV_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -46,6 +47,8 @@ void uctrl_close(struct uctrl *c);
 /* info->dev_id is filled in, and the driver's adjustments (queues, buffer size) applied. */
 int uctrl_add_dev(struct uctrl *c, struct ublksrv_ctrl_dev_info *info);
 int uctrl_set_params(struct uctrl *c, uint32_t dev_id, struct ublk_params *p);
+/* The CPUs that submit to queue @q_id (0 or -errno). */
+int uctrl_queue_affinity(struct uctrl *c, uint32_t dev_id, uint16_t q_id, cpu_set_t *cpus);
 int uctrl_start_dev(struct uctrl *c, uint32_t dev_id);
 int uctrl_stop_dev(struct uctrl *c, uint32_t dev_id);
 int uctrl_del_dev(struct uctrl *c, uint32_t dev_id);
@@ -84,8 +87,11 @@ struct usrv {
 
 struct uq;
 
-/* Start queue q_id's thread; it reports to s->nready or s->nfailed. */
-int uq_start(struct usrv *s, unsigned q_id, struct uq **out);
+/*
+ * Start queue q_id's thread, on the CPUs @cpus (NULL: anywhere); it reports to s->nready
+ * or s->nfailed.
+ */
+int uq_start(struct usrv *s, unsigned q_id, const cpu_set_t *cpus, struct uq **out);
 /* Wait for the thread (after s->stop_fd was written) and free it; its exit status. */
 int uq_join(struct uq *q);
 

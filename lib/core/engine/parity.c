@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* The public parity calls: argument checks, dispatch to the engine, failover to the CPU. */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/internal.h"
 #include "common/signals.h"
@@ -140,13 +143,30 @@ static struct split_worker *parity_worker(struct graid_backend *be)
 	pthread_mutex_lock(&be->worker_lock);
 	w = be->worker;
 	if (!w && (w = calloc(1, sizeof(*w)))) {
+		pthread_attr_t attr, *pa = NULL;
+		bool have_attr = false;
+		cpu_set_t cpus;
+
 		pthread_mutex_init(&w->lock, NULL);
 		pthread_cond_init(&w->cond, NULL);
 		w->cpu = be->fallback;
-		if (graid__thread_create(&w->thread, NULL, split_worker_main, w)) {
+		/*
+		 * Started by whichever thread first splits a batch, perhaps one its program pinned
+		 * to a CPU (graid-ublk's queue threads are): on the process's CPUs instead (its
+		 * main thread's), not that thread's.
+		 */
+		if (sched_getaffinity(getpid(), sizeof(cpus), &cpus) == 0 &&
+		    pthread_attr_init(&attr) == 0) {
+			have_attr = true;
+			if (pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus) == 0)
+				pa = &attr;
+		}
+		if (graid__thread_create(&w->thread, pa, split_worker_main, w)) {
 			free(w);
 			w = NULL;
 		}
+		if (have_attr)
+			pthread_attr_destroy(&attr);
 		be->worker = w;
 	}
 	pthread_mutex_unlock(&be->worker_lock);

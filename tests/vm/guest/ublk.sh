@@ -25,7 +25,7 @@ start_server() {
 	log=$1
 	shift
 	rm -f /tmp/ublk.dev
-	"$U" --queues 2 --depth 64 "$@" >/tmp/ublk.dev 2>"$log" &
+	"$U" --queues 2 --depth 64 --queue-cpus queue "$@" >/tmp/ublk.dev 2>"$log" &
 	SRV=$!
 	for _ in $(seq 1 300); do
 		DEV=$(head -n 1 /tmp/ublk.dev 2>/dev/null)
@@ -94,6 +94,25 @@ if start_server /tmp/srv1.log --rebuild-max-rate 1G --rebuild-busy-rate 50M $M; 
 		echo "PASS rebuild-rates: the server applied --rebuild-max-rate/--rebuild-busy-rate"
 	else
 		echo "FAIL rebuild-rates: not reported by the server"
+	fi
+	# Each queue thread (graid-ublk-qN) runs on the CPUs of its hardware queue N.
+	cpus() { # a CPU list ("0-2,5" or "0, 1") as "0,1,2,5"
+		echo "$1" | tr -d ' ' | awk -F, '{ for (i = 1; i <= NF; i++) { n = split($i, r, "-")
+			for (c = r[1]; c <= r[n]; c++) printf "%s%d", (k++ ? "," : ""), c } }'
+	}
+	aff_ok=0 aff=''
+	for t in /proc/"$SRV"/task/*; do
+		qn=$(sed -n 's/^graid-ublk-q//p' "$t/comm")
+		[ -n "$qn" ] || continue
+		got=$(cpus "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$t/status")")
+		want=$(cpus "$(cat "$q/mq/$qn/cpu_list")")
+		aff="$aff q$qn:$got/$want"
+		[ -n "$want" ] && [ "$got" = "$want" ] && aff_ok=$((aff_ok + 1))
+	done
+	if [ "$aff_ok" -eq 2 ]; then
+		echo "PASS queue-affinity: each queue thread on its queue's CPUs (thread/queue:$aff)"
+	else
+		echo "FAIL queue-affinity: thread/queue CPUs:${aff:- no graid-ublk-qN thread}"
 	fi
 	if verify_jobs --do_verify=1; then
 		echo "PASS write-verify: random writes read back with crc32c"
