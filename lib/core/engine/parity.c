@@ -152,8 +152,8 @@ static struct split_worker *parity_worker(struct graid_backend *be)
 		w->cpu = be->fallback;
 		/*
 		 * Started by whichever thread first splits a batch, perhaps one its program pinned
-		 * to a CPU (graid-ublk's queue threads are): on the process's CPUs instead (its
-		 * main thread's), not that thread's.
+		 * to a CPU (graid-ublk's queue threads may be): on the process's CPUs instead (its
+		 * main thread's), not that thread's; where those are refused, as that thread.
 		 */
 		if (sched_getaffinity(getpid(), sizeof(cpus), &cpus) == 0 &&
 		    pthread_attr_init(&attr) == 0) {
@@ -161,7 +161,8 @@ static struct split_worker *parity_worker(struct graid_backend *be)
 			if (pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus) == 0)
 				pa = &attr;
 		}
-		if (graid__thread_create(&w->thread, pa, split_worker_main, w)) {
+		if (graid__thread_create(&w->thread, pa, split_worker_main, w) &&
+		    (!pa || graid__thread_create(&w->thread, NULL, split_worker_main, w))) {
 			free(w);
 			w = NULL;
 		}

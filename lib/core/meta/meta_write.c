@@ -248,8 +248,22 @@ static int meta_ring_run(struct graid_array *a, struct meta_ring *r, struct meta
 		/* A last look at what arrived, the timeout's too: only the unanswered are late. */
 		left -= meta_ring_reap(a, r, s, slot_of, len);
 		if (rc == -ETIME) {
-			meta_ring_give_up(a, r, s, n, -ETIMEDOUT);
-			return 0;
+			/*
+			 * Only once the mark is durable on some member: with none (a degraded
+			 * array's last copy, say), giving up would let the data go out with the
+			 * region marked nowhere. Then wait as long as it takes, as the queues do
+			 * for the last copy of anything.
+			 */
+			bool somewhere = false;
+
+			for (unsigned k = 0; k < n; k++)
+				somewhere = somewhere || s[k].res == (int)len;
+			if (somewhere) {
+				meta_ring_give_up(a, r, s, n, -ETIMEDOUT);
+				return 0;
+			}
+			tmo = 0;
+			rc = 0;
 		}
 	}
 	if (rc < 0) {
@@ -264,12 +278,19 @@ static int meta_ring_run(struct graid_array *a, struct meta_ring *r, struct meta
 	return 0;
 }
 
-/* Add a member given up on to @p t, once. */
-static void meta_timed_add(struct meta_timed *t, unsigned member, int fd)
+static bool meta_timed_has(const struct meta_timed *t, unsigned member)
 {
 	for (unsigned i = 0; i < t->n; i++)
 		if (t->m[i].member == member)
-			return;
+			return true;
+	return false;
+}
+
+/* Add a member given up on to @p t, once. */
+static void meta_timed_add(struct meta_timed *t, unsigned member, int fd)
+{
+	if (meta_timed_has(t, member))
+		return;
 	t->m[t->n].member = member;
 	t->m[t->n++].fd = fd;
 }
@@ -295,8 +316,9 @@ int meta_write_all(struct graid_array *a, struct meta_ring **pr, const void *buf
 	if (array_foreign(a))
 		return -ESTALE;
 	for (unsigned i = 0; i < a->nmembers; i++)
-		if (a->members[i].fd >= 0 && array_role_writable(a, i))
-			s[n++].member = i;
+		if (a->members[i].fd >= 0 && array_role_writable(a, i) &&
+		    !meta_timed_has(timed, i))
+			s[n++].member = i; /* one this caller gave up on already is out soon */
 	if (n == 0)
 		return 0;
 	r = meta_ring_get(a, pr);
@@ -351,17 +373,18 @@ void meta_rings_free(struct graid_array *a)
 /* Late ends already there, on @p r and the rings set aside behind it; those done are freed. */
 static void meta_ring_reap_late(struct graid_array *a, struct meta_ring *r)
 {
-	while (r) {
+	meta_ring_reap(a, r, NULL, NULL, 0);
+	while (r->older) {
 		struct meta_ring *older = r->older;
 
-		meta_ring_reap(a, r, NULL, NULL, 0);
-		if (older && !older->late) {
-			r->older = older->older;
-			older->older = NULL;
-			meta_ring_free(a, older);
-			continue; /* look at the new r->older */
+		meta_ring_reap(a, older, NULL, NULL, 0);
+		if (older->late) {
+			r = older;
+			continue;
 		}
-		r = older;
+		r->older = older->older; /* done: unlinked and freed (nothing to wait for) */
+		older->older = NULL;
+		meta_ring_free(a, older);
 	}
 }
 
