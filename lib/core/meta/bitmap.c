@@ -150,7 +150,7 @@ int bitmap_write_all(struct graid_array *a)
 void bitmap_start_write(struct graid_array *a, uint64_t stripe)
 {
 	struct bitmap *b = &a->bitmap;
-	struct meta_timed timed = { .n = 0 };
+	struct meta_timed timed; /* 2 KiB: filled only on the slow path */
 	uint64_t r;
 	uint8_t old;
 
@@ -162,6 +162,7 @@ void bitmap_start_write(struct graid_array *a, uint64_t stripe)
 	old = atomic_fetch_or(&b->state[r], BITMAP_HOT);
 	if (old & BITMAP_DIRTY)
 		return;
+	timed.n = 0;
 	pthread_mutex_lock(&b->lock);
 	/*
 	 * DIRTY only once the mark is durable: a second writer of the region that saw it
@@ -206,7 +207,7 @@ static bool bitmap_all_active(const struct graid_array *a)
 void bitmap_sweep(struct graid_array *a)
 {
 	struct bitmap *b = &a->bitmap;
-	struct meta_timed timed = { .n = 0 };
+	struct meta_timed timed; /* 2 KiB: filled only on the slow path */
 	uint64_t first = UINT64_MAX, last = 0;
 
 	/*
@@ -215,6 +216,7 @@ void bitmap_sweep(struct graid_array *a)
 	 */
 	if (!b->enabled || a->read_only || !bitmap_all_active(a))
 		return;
+	timed.n = 0;
 	pthread_mutex_lock(&b->lock);
 	for (uint64_t r = 0; r < b->nregions; r++) {
 		uint8_t st = atomic_load(&b->state[r]);

@@ -172,7 +172,7 @@ int live_write_all(struct graid_array *a)
 void live_start_write(struct graid_array *a, uint64_t stripe)
 {
 	struct live *l = a->live;
-	struct meta_timed timed = { .n = 0 };
+	struct meta_timed timed; /* 2 KiB: filled only on the slow path */
 	uint64_t r;
 
 	if (!l)
@@ -188,6 +188,7 @@ void live_start_write(struct graid_array *a, uint64_t stripe)
 	atomic_store(&l->cand[r], 0);
 	if (atomic_load(&l->used[r]))
 		return;
+	timed.n = 0;
 	pthread_mutex_lock(&l->lock);
 	if (!atomic_load(&l->used[r])) {
 		live_set_disk(l, r, true);
@@ -300,11 +301,12 @@ struct live_flush live_flush_begin(struct graid_array *a)
 void live_sweep(struct graid_array *a, struct live_flush f)
 {
 	struct live *l = a->live;
-	struct meta_timed timed = { .n = 0 };
+	struct meta_timed timed; /* 2 KiB: filled only on the slow path */
 	uint64_t first = UINT64_MAX, last = 0;
 
 	if (!l || a->read_only)
 		return;
+	timed.n = 0;
 	pthread_mutex_lock(&l->lock);
 	for (uint64_t r = 0; r < l->nregions; r++) {
 		uint32_t stamp = atomic_load(&l->cand[r]);
