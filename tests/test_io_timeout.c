@@ -61,13 +61,15 @@ static void it_set_ctrl(const char *state_file, const char *state)
 
 /*
  * Members written with round 1 and closed; member @p victim reopened stalling every I/O for
- * @p stall_us (and, with @p fabric, as a modelled NVMe-oF namespace whose one controller is
+ * @p stall_us (negative: only its metadata writes, for -stall_us; and, with @p fabric, as a modelled NVMe-oF namespace whose one controller is
  * "live": it_set_ctrl(b->state, ...) changes it); @p flags for the create
  * (GRAID_CREATE_JOURNAL), @p spare: one more file as a hot spare.
  */
 static void it_setup_any(struct it_bed *b, int level, unsigned n, unsigned victim,
-			 unsigned flags, bool spare, unsigned stall_us, bool fabric)
+			 unsigned flags, bool spare, int stall_us, bool fabric)
 {
+	const char *stall = stall_us < 0 ? "meta-stall-us" : "stall-us";
+
 	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = level,
 					  .chunk_bytes = IT_CHUNK, .backend = "isal",
 					  .flags = flags };
@@ -91,10 +93,10 @@ static void it_setup_any(struct it_bed *b, int level, unsigned n, unsigned victi
 	if (fabric) {
 		snprintf(b->state, sizeof(b->state), "%s/ctrl-state", b->s.dir);
 		it_set_ctrl(b->state, "live");
-		snprintf(b->spec, sizeof(b->spec), "faulty:fabric-state=%s,stall-us=%u:%s",
-			 b->state, stall_us, b->s.path[victim]);
+		snprintf(b->spec, sizeof(b->spec), "faulty:fabric-state=%s,%s=%d:%s",
+			 b->state, stall, abs(stall_us), b->s.path[victim]);
 	} else {
-		snprintf(b->spec, sizeof(b->spec), "faulty:stall-us=%u:%s", stall_us,
+		snprintf(b->spec, sizeof(b->spec), "faulty:%s=%d:%s", stall, abs(stall_us),
 			 b->s.path[victim]);
 	}
 	b->paths[victim] = b->spec;
@@ -542,5 +544,40 @@ Test(io_timeout, a_member_hung_on_a_mark_is_failed_though_the_write_skips_it, .t
 	cr_assert_eq(late, 0, "the late mark ended and was taken off");
 	cr_assert_eq(graid_array_close(b.a), 0);
 	free(buf);
+	au_remove(&b.s);
+}
+
+/*
+ * The last copy's mark is waited for, however long: RAID-1 of 2 with member 1 failed, and
+ * member 0 slow only on metadata writes. Given up on after the timeout, the data would
+ * reach the only member before the mark that says the region changed, and the mark would
+ * be nowhere: a resync after a crash, or a member added back, would not know the region.
+ */
+Test(io_timeout, the_last_copy_of_a_mark_is_waited_for, .timeout = 60)
+{
+	uint8_t *buf = aligned_alloc(4096, 4096), *back = aligned_alloc(4096, 4096);
+	struct it_bed b;
+	uint64_t t0, took;
+
+	it_setup_any(&b, 1, 2, 0, 0, false, -(int)IT_STALL_US, false);
+	cr_assert_eq(graid_array_fail_member(b.a, 1), 0);
+	cr_assert_eq(graid_array_set_io_timeout(b.a, IT_TIMEOUT_MS), 0);
+	it_pattern(buf, 0, 4096, 2);
+	t0 = it_now_ms();
+	cr_assert_eq(graid_array_write(b.a, buf, 4096, 0), 4096);
+	took = it_now_ms() - t0;
+	cr_assert_geq(took, IT_STALL_US / 1000 - 100, "the write went on after %llu ms, before "
+		      "the only copy of its mark was durable", (unsigned long long)took);
+	cr_assert_eq(it_info(b.a, 0).state, GRAID_MEMBER_ACTIVE, "the last copy was given up");
+	cr_assert_eq(it_info(b.a, 0).timeouts, 0);
+	cr_assert_eq(it_info(b.a, 0).late_ios, 0);
+	/* Data I/O is not slowed: the region is marked now, and the read goes straight. */
+	t0 = it_now_ms();
+	cr_assert_eq(graid_array_read(b.a, back, 4096, 0), 4096);
+	cr_assert_lt(it_now_ms() - t0, IT_STALL_US / 1000 / 2, "meta-stall-us held a data read");
+	cr_assert_eq(memcmp(back, buf, 4096), 0);
+	cr_assert_eq(graid_array_close(b.a), 0);
+	free(buf);
+	free(back);
 	au_remove(&b.s);
 }

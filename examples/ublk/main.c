@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* graid-ublk: serves a libgraid array as the block device /dev/ublkbN until SIGINT/SIGTERM. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -117,12 +118,17 @@ static int gu_cpu_list(const char *arg, cpu_set_t *set)
 		char *end;
 		unsigned long lo, hi;
 
+		/* Digits only: strtoul would also take "+2", " 2" and "-2". */
+		if (!isdigit((unsigned char)*p))
+			return -1;
 		errno = 0;
 		lo = hi = strtoul(p, &end, 10);
 		if (end == p || errno)
 			return -1;
 		if (*end == '-') {
 			p = end + 1;
+			if (!isdigit((unsigned char)*p))
+				return -1;
 			hi = strtoul(p, &end, 10);
 			if (end == p || errno || hi < lo)
 				return -1;
@@ -138,6 +144,28 @@ static int gu_cpu_list(const char *arg, cpu_set_t *set)
 		p = end;
 	}
 	return CPU_COUNT(set) ? 0 : -1;
+}
+
+/*
+ * Every CPU of @p set is one this process may run on (online, in its cpuset): 0, or -1
+ * with a message naming the first that is not. A thread pinned to none of them would not
+ * start; to some of them, it would run on fewer than asked, without a word.
+ */
+static int gu_cpus_allowed(const cpu_set_t *set, const char *arg)
+{
+	cpu_set_t mine;
+
+	if (sched_getaffinity(0, sizeof(mine), &mine))
+		return 0; /* cannot tell: the threads fall back to anywhere if refused */
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (CPU_ISSET(c, set) && !CPU_ISSET(c, &mine)) {
+			fprintf(stderr, "graid-ublk: --queue-cpus %s: CPU %d is offline or not "
+					"one this process may use (see taskset -p %ld)\n", arg, c,
+				(long)getpid());
+			return -1;
+		}
+	}
+	return 0;
 }
 
 enum { GU_OPT_MAX_RATE = 256, GU_OPT_BUSY_RATE, GU_OPT_IO_TIMEOUT, GU_OPT_LEASE,
@@ -211,6 +239,8 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 				o->cpus_mode = GU_CPUS_QUEUE;
 			} else if (gu_cpu_list(optarg, &o->cpus) == 0) {
 				o->cpus_mode = GU_CPUS_LIST;
+				if (gu_cpus_allowed(&o->cpus, optarg))
+					return 2;
 			} else {
 				fprintf(stderr, "graid-ublk: --queue-cpus: 'queue' or a CPU list such "
 						"as 0-3,8, not '%s'\n", optarg);

@@ -75,7 +75,7 @@ static int discard_member_ring(struct graid_array *a, struct io_uring *ring, uns
 	if (m->fault) {
 		uint64_t stall = 0;
 
-		switch (fault_decide(m->fault, true, off, 0, &stall)) {
+		switch (fault_decide(m->fault, true, false, off, 0, &stall)) {
 		case FAULT_KILL:
 			/* As member_prep_io: what is queued reaches the members, this never does. */
 			if (ring)

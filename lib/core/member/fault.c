@@ -5,7 +5,9 @@
  * separated: read-eio-after=N, write-eio-after=N (I/Os of that kind fail with EIO after N
  * succeed), tear-after=N (the N+1th write lands only its first half and fails, and every
  * I/O after it fails: a device dying mid-write), stall-us=N (every I/O waits N
- * microseconds first), vanish-after=N (after N I/Os of any kind, all fail, flushes too),
+ * microseconds first), meta-stall-us=N (every durable metadata write, of the write-intent
+ * bitmap, the live-data map or the journal, waits N microseconds first; data I/O does not:
+ * a drive slow only where the library keeps its records), vanish-after=N (after N I/Os of any kind, all fail, flushes too),
  * flush-eio-after=N (flushes fail with EIO after N succeed), kill-after=N
  * (at this member's N+1th write the process sends what it has queued and dies by SIGKILL:
  * power lost between the writes of one stripe, for crash tests).
@@ -49,6 +51,7 @@ struct member_fault {
 	long read_eio_after, write_eio_after, tear_after, vanish_after, kill_after;
 	long flush_eio_after;
 	uint64_t stall_ns;
+	uint64_t meta_stall_ns;         /* meta-stall-us=N: metadata writes only */
 	long mbps, iops;                /* drive model; 0: unlimited */
 	atomic_uint_least64_t busy_until; /* CLOCK_MONOTONIC ns when the drive is next idle */
 	atomic_long reads, writes, ios, flushes;
@@ -105,6 +108,8 @@ int fault_parse(const char *spec, struct member_fault **out, const char **path)
 			f->flush_eio_after = v;
 		else if (fault_opt(p, n, "stall-us", &v))
 			f->stall_ns = (uint64_t)v * 1000;
+		else if (fault_opt(p, n, "meta-stall-us", &v))
+			f->meta_stall_ns = (uint64_t)v * 1000;
 		else if (n > 13 && !strncmp(p, "fabric-state=", 13) && !f->fabric_state) {
 			f->fabric_state = strndup(p + 13, n - 13);
 			if (!f->fabric_state) {
@@ -278,7 +283,7 @@ int fault_pr(struct member_fault *f, enum fault_pr_op op, uint64_t key, uint64_t
 	return -EINVAL;
 }
 
-enum fault_action fault_decide(struct member_fault *f, bool write, uint64_t off,
+enum fault_action fault_decide(struct member_fault *f, bool write, bool meta, uint64_t off,
 			       uint64_t bytes, uint64_t *stall_ns)
 {
 	long n = atomic_fetch_add(&f->ios, 1);
@@ -303,7 +308,7 @@ enum fault_action fault_decide(struct member_fault *f, bool write, uint64_t off,
 	if ((write ? f->write_eio_after : f->read_eio_after) >= 0 &&
 	    k >= (write ? f->write_eio_after : f->read_eio_after))
 		return FAULT_FAIL;
-	*stall_ns = f->stall_ns;
+	*stall_ns = f->stall_ns + (meta ? f->meta_stall_ns : 0);
 	if (f->mbps || f->iops)
 		*stall_ns += fault_drive_wait(f, bytes);
 	return *stall_ns ? FAULT_STALL : FAULT_NONE;

@@ -65,8 +65,11 @@ enum fault_pr_op { FAULT_PR_RESERVE, FAULT_PR_PREEMPT, FAULT_PR_RELEASE };
 #if GRAID_FAULT_INJECTION
 int fault_parse(const char *spec, struct member_fault **out, const char **path);
 void fault_free(struct member_fault *f);
-/* Decide for one I/O of @p bytes; FAULT_STALL fills *stall_ns (the wait before it runs). */
-enum fault_action fault_decide(struct member_fault *f, bool write, uint64_t off,
+/*
+ * Decide for one I/O of @p bytes (@p meta: a durable write of metadata, not data);
+ * FAULT_STALL fills *stall_ns (the wait before it runs).
+ */
+enum fault_action fault_decide(struct member_fault *f, bool write, bool meta, uint64_t off,
 			       uint64_t bytes, uint64_t *stall_ns);
 /* Whether this flush of the member fails (flush-eio-after=N, or a vanished device). */
 bool fault_flush_fails(struct member_fault *f);
@@ -91,10 +94,10 @@ static inline void fault_free(struct member_fault *f)
 	(void)f;
 }
 
-static inline enum fault_action fault_decide(struct member_fault *f, bool write,
+static inline enum fault_action fault_decide(struct member_fault *f, bool write, bool meta,
 					     uint64_t off, uint64_t bytes, uint64_t *stall_ns)
 {
-	(void)f, (void)write, (void)off, (void)bytes, (void)stall_ns;
+	(void)f, (void)write, (void)meta, (void)off, (void)bytes, (void)stall_ns;
 	return FAULT_NONE;
 }
 

@@ -232,7 +232,8 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 
 		for (unsigned i = 0; iov && i < iovcnt; i++)
 			bytes += iov[i].iov_len;
-		act = fault_decide(m->fault, write, off, bytes, &stall_ns);
+		/* RWF_DSYNC: member_prep_log_writev's metadata (bitmap, map, journal) */
+		act = fault_decide(m->fault, write, rw_flags & RWF_DSYNC, off, bytes, &stall_ns);
 	}
 #if GRAID_FAULT_INJECTION
 	if (act == FAULT_KILL) {

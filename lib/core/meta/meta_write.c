@@ -5,6 +5,7 @@
 
 #include <liburing.h>
 
+#include "format/nvme_cmd.h"
 #include "member/member.h"
 #include "member/member_io.h"
 #include "meta/live.h"
@@ -52,15 +53,26 @@ static uint64_t meta_ud(uint32_t gen, unsigned m)
 	return ((uint64_t)gen << 32) | (m + 1);
 }
 
-/* A completion of a write given up on: one fewer due, on the ring and on its member. */
-static void meta_late_done(struct graid_array *a, struct meta_ring *r, uint64_t ud)
+/*
+ * A completion of a write given up on: one fewer due, on the ring and on its member. Its
+ * error is logged: nobody waits for it any more, and the member was already failed (or
+ * kept, as the last copy of something) for its silence, not for this.
+ */
+static void meta_late_done(struct graid_array *a, struct meta_ring *r, uint64_t ud, int res)
 {
 	unsigned m = (unsigned)(ud & UINT32_MAX) - 1;
 
 	if (r->late)
 		r->late--;
-	if (m < a->nmembers)
-		atomic_fetch_sub(&a->members[m].late_ios, 1);
+	if (m >= a->nmembers)
+		return;
+	/* Passthrough: > 0 is an NVMe status; a plain write answers its length. */
+	if (res < 0 || (res > 0 && a->members[m].nvme.passthru))
+		graid__log(GRAID_LOG_WARNING, "member %u (%s): a metadata write given up on after "
+					      "the I/O timeout ended later in error: %s", m,
+			   a->members[m].path,
+			   graid_strerror(res < 0 ? res : nvme_status_errno(res)));
+	atomic_fetch_sub(&a->members[m].late_ios, 1);
 }
 
 void meta_ring_free(struct graid_array *a, struct meta_ring *r)
@@ -88,7 +100,7 @@ void meta_ring_free(struct graid_array *a, struct meta_ring *r)
 			if (rc < 0)
 				break; /* nothing more completes on it */
 			if (cqe->user_data)
-				meta_late_done(a, r, cqe->user_data);
+				meta_late_done(a, r, cqe->user_data, cqe->res);
 			io_uring_cqe_seen(&r->ring, cqe);
 		}
 		io_uring_queue_exit(&r->ring);
@@ -143,7 +155,7 @@ static bool meta_ring_cqe(struct graid_array *a, struct meta_ring *r, struct met
 	if (!ud)
 		return false;
 	if ((uint32_t)(ud >> 32) != r->gen || !slot_of) {
-		meta_late_done(a, r, ud);
+		meta_late_done(a, r, ud, cqe->res);
 		return false;
 	}
 	slot = &s[slot_of[(ud & UINT32_MAX) - 1]];
