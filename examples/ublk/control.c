@@ -71,8 +71,10 @@ int uctrl_open(struct uctrl *c)
 	 * ioctl encoding, which is then the safe choice: a kernel may be built without the
 	 * legacy opcodes.
 	 */
-	c->ioctl_encode = uctrl_send(c, UBLK_U_CMD_GET_FEATURES, &cmd) == 0 &&
-			  (features & UBLK_F_CMD_IOCTL_ENCODE);
+	if (uctrl_send(c, UBLK_U_CMD_GET_FEATURES, &cmd))
+		features = 0;
+	c->features = features;
+	c->ioctl_encode = features & UBLK_F_CMD_IOCTL_ENCODE;
 	return 0;
 }
 

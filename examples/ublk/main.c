@@ -31,6 +31,7 @@ struct gu_opts {
 	bool takeover;           /* --takeover: GRAID_OPEN_TAKEOVER */
 	bool reserve;            /* --reserve: GRAID_OPEN_RESERVE */
 	const char *on_foreign;  /* --on-foreign CMD: run when the array goes foreign */
+	bool no_batch;           /* --batch off: the per-tag protocol even where batches exist */
 	/* --queue-cpus: where the queue threads run (the scheduler's choice by default) */
 	enum { GU_CPUS_ANY, GU_CPUS_QUEUE, GU_CPUS_LIST } cpus_mode;
 	cpu_set_t cpus;          /* GU_CPUS_LIST */
@@ -70,7 +71,10 @@ static void gu_usage(FILE *f)
 		"  --queue-cpus WHERE  where the queue threads run: 'queue' (each on the CPUs\n"
 		"                  that submit to its hardware queue, as ublksrv does), or a\n"
 		"                  CPU list such as 0-3,8 (all of them there); default: where\n"
-		"                  the scheduler puts them (docs/PERFORMANCE.md compares)\n",
+		"                  the scheduler puts them (docs/PERFORMANCE.md compares)\n"
+		"  --batch auto|off  fetch and answer requests in batches where the driver\n"
+		"                  can (UBLK_F_BATCH_IO; default auto), or one command per\n"
+		"                  request as on older kernels (off)\n",
 		GU_MAX_QUEUES, UBLK_MAX_QUEUE_DEPTH);
 }
 
@@ -169,7 +173,8 @@ static int gu_cpus_allowed(const cpu_set_t *set, const char *arg)
 }
 
 enum { GU_OPT_MAX_RATE = 256, GU_OPT_BUSY_RATE, GU_OPT_IO_TIMEOUT, GU_OPT_LEASE,
-       GU_OPT_TAKEOVER, GU_OPT_RESERVE, GU_OPT_ON_FOREIGN, GU_OPT_QUEUE_CPUS };
+       GU_OPT_TAKEOVER, GU_OPT_RESERVE, GU_OPT_ON_FOREIGN, GU_OPT_QUEUE_CPUS,
+       GU_OPT_BATCH };
 
 /* 0, or 2 (usage error, message printed); exits 0 for --help. */
 static int gu_parse(int argc, char **argv, struct gu_opts *o)
@@ -186,6 +191,7 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 		{ "reserve", no_argument, NULL, GU_OPT_RESERVE },
 		{ "on-foreign", required_argument, NULL, GU_OPT_ON_FOREIGN },
 		{ "queue-cpus", required_argument, NULL, GU_OPT_QUEUE_CPUS },
+		{ "batch", required_argument, NULL, GU_OPT_BATCH },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -233,6 +239,14 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 			break;
 		case GU_OPT_ON_FOREIGN:
 			o->on_foreign = optarg;
+			break;
+		case GU_OPT_BATCH:
+			if (strcmp(optarg, "auto") && strcmp(optarg, "off")) {
+				fprintf(stderr, "graid-ublk: --batch: 'auto' or 'off', not '%s'\n",
+					optarg);
+				return 2;
+			}
+			o->no_batch = strcmp(optarg, "off") == 0;
 			break;
 		case GU_OPT_QUEUE_CPUS:
 			if (strcmp(optarg, "queue") == 0) {
@@ -489,7 +503,20 @@ static int gu_run(struct graid_array *a, const struct graid_array_info *info,
 			rc == -ENOENT ? " (load ublk_drv: modprobe ublk_drv; Linux 6.0+)" : "");
 		return 1;
 	}
-	rc = uctrl_add_dev(&c, &dev);
+	if ((c.features & UBLK_F_BATCH_IO) && !o->no_batch) {
+		struct ublksrv_ctrl_dev_info asked = dev;
+
+		dev.flags |= UBLK_F_BATCH_IO;
+		rc = uctrl_add_dev(&c, &dev);
+		if (rc) {
+			/* A driver that lists the feature yet refuses it here: the older way. */
+			fprintf(stderr, "graid-ublk: ADD_DEV with batches: %s; without them\n",
+				graid_strerror(rc));
+			dev = asked;
+		}
+	}
+	if (!(dev.flags & UBLK_F_BATCH_IO) || rc)
+		rc = uctrl_add_dev(&c, &dev);
 	if (rc) {
 		fprintf(stderr, "graid-ublk: ADD_DEV: %s\n", graid_strerror(rc));
 		uctrl_close(&c);
@@ -502,10 +529,12 @@ static int gu_run(struct graid_array *a, const struct graid_array_info *info,
 	s.op_fetch = c.ioctl_encode ? UBLK_U_IO_FETCH_REQ : UBLK_IO_FETCH_REQ;
 	s.op_commit = c.ioctl_encode ? UBLK_U_IO_COMMIT_AND_FETCH_REQ
 				     : UBLK_IO_COMMIT_AND_FETCH_REQ;
+	s.batch = dev.flags & UBLK_F_BATCH_IO;
 	fprintf(stderr, "graid-ublk: RAID-%d, %u members (%u failed), %" PRIu64
-		" bytes, block %u; ublk device %" PRIu32 ", %u queue(s) x %u, %zu KiB max I/O\n",
-		info->level, info->nmembers, info->nfailed, info->size, info->block_size,
-		dev.dev_id, (unsigned)dev.nr_hw_queues, s.depth, s.buf_bytes >> 10);
+		" bytes, block %u; ublk device %" PRIu32 ", %u queue(s) x %u, %zu KiB max I/O, "
+		"%s\n", info->level, info->nmembers, info->nfailed, info->size, info->block_size,
+		dev.dev_id, (unsigned)dev.nr_hw_queues, s.depth, s.buf_bytes >> 10,
+		s.batch ? "batched fetches and commits" : "a command per request");
 
 	gu_params(&params, info, dev.max_io_buf_bytes);
 	rc = uctrl_set_params(&c, s.dev_id, &params);

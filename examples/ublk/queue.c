@@ -9,13 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "ublk_srv.h"
-
-/* user_data of the one SQE that is not a tag's: the poll on the stop eventfd. Tags are
- * below 4096, and liburing keeps UINT64_MAX for itself. */
-#define UQ_STOP_DATA UINT64_C(0x5709)
-/* The poll on the release eventfd (--on-foreign): answer the held requests now. */
-#define UQ_RELEASE_DATA UINT64_C(0x5710)
+#include "queue.h"
 
 /*
  * The loop watches two rings: the ublk ring (new requests, and the commits' answers) and
@@ -34,37 +28,13 @@
  * waited on at once from the ublk ring and the head-of-line wait goes away.
  */
 
-struct uq {
-	struct usrv *s;
-	unsigned q_id;
-	pthread_t thread;
-	int rc;                              /* the thread's exit status */
-	bool have_ring;
-	struct io_uring ring;                /* the ublk commands (SQE128), and the stop poll */
-	const struct ublksrv_io_desc *iods;  /* the driver's request descriptors, by tag */
-	size_t iods_bytes;
-	uint8_t *bufs;                       /* one buffer of s->buf_bytes per tag */
-	struct graid_queue *gq;              /* this thread's queue on the array */
-	struct graid_completion *done;       /* room for a completion per tag */
-	unsigned inflight;                   /* tags whose graid request is not reaped yet */
-	unsigned lost;                       /* tags the driver ended (abort) or refused */
-	unsigned *held;                      /* tags answered -ESTALE, held (--on-foreign) */
-	unsigned nheld;
-	bool stop;                           /* the stop eventfd fired */
-};
-
 static size_t uq_round_up(size_t n, size_t to)
 {
 	return (n + to - 1) / to * to;
 }
 
-static uint8_t *uq_buf(struct uq *q, unsigned tag)
-{
-	return q->bufs + (size_t)tag * q->s->buf_bytes;
-}
-
 /* An SQE; there is always one, as each tag holds at most one command, plus the polls. */
-static struct io_uring_sqe *uq_get_sqe(struct uq *q)
+struct io_uring_sqe *uq_get_sqe(struct uq *q)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
 
@@ -104,7 +74,9 @@ static void uq_commit(struct uq *q, unsigned tag, int result)
 		q->held[q->nheld++] = tag;
 		return;
 	}
-	if (uq_prep_io(q, q->s->op_commit, tag, result))
+	if (q->s->batch)
+		ubat_commit(q, tag, result); /* sent with the others at the next submit */
+	else if (uq_prep_io(q, q->s->op_commit, tag, result))
 		fprintf(stderr, "graid-ublk: queue %u: no SQE to commit tag %u\n", q->q_id, tag);
 }
 
@@ -145,7 +117,7 @@ static int uq_setup(struct uq *q)
 	q->held = calloc(s->depth, sizeof(*q->held));
 	if (!q->done || !q->held)
 		return -ENOMEM;
-	/* A command per tag, the stop poll and the release poll. */
+	/* A command per tag, the stop poll and the release poll; batched: far fewer. */
 	rc = io_uring_queue_init(s->depth + 2, &q->ring, IORING_SETUP_SQE128);
 	if (rc < 0) {
 		fprintf(stderr, "graid-ublk: queue %u: io_uring setup: %s\n", q->q_id,
@@ -153,6 +125,11 @@ static int uq_setup(struct uq *q)
 		return rc;
 	}
 	q->have_ring = true;
+	if (s->batch) {
+		rc = ubat_setup(q);
+		if (rc)
+			return rc;
+	}
 	rc = graid_queue_create(s->array, s->depth, &q->gq);
 	if (rc)
 		fprintf(stderr, "graid-ublk: queue %u: graid_queue_create: %s\n", q->q_id,
@@ -164,8 +141,11 @@ static void uq_teardown(struct uq *q)
 {
 	graid_queue_destroy(q->gq); /* waits for any request still in flight */
 	/* Closing the ring cancels what the driver still holds (none after STOP_DEV). */
-	if (q->have_ring)
+	if (q->have_ring) {
+		if (q->s->batch)
+			ubat_teardown(q);
 		io_uring_queue_exit(&q->ring);
+	}
 	if (q->iods)
 		munmap((void *)q->iods, q->iods_bytes);
 	free(q->bufs);
@@ -185,7 +165,12 @@ static int uq_fetch_all(struct uq *q)
 	unsigned head;
 	int rc;
 
-	for (unsigned tag = 0; tag < q->s->depth; tag++) {
+	if (q->s->batch) {
+		rc = ubat_start(q);
+		if (rc)
+			return rc;
+	}
+	for (unsigned tag = 0; !q->s->batch && tag < q->s->depth; tag++) {
 		rc = uq_prep_io(q, q->s->op_fetch, tag, -1);
 		if (rc)
 			return rc;
@@ -208,7 +193,10 @@ static int uq_fetch_all(struct uq *q)
 	io_uring_for_each_cqe(&q->ring, head, cqe) {
 		if (cqe->user_data != UQ_STOP_DATA && cqe->user_data != UQ_RELEASE_DATA &&
 		    cqe->res < 0) {
-			fprintf(stderr, "graid-ublk: queue %u: FETCH_REQ refused: %s\n", q->q_id,
+			fprintf(stderr, "graid-ublk: queue %u: %s refused: %s\n", q->q_id,
+				cqe->user_data == UQ_PREP_DATA	  ? "PREP_IO_CMDS"
+				: cqe->user_data == UQ_FETCH_DATA ? "FETCH_IO_CMDS"
+								  : "FETCH_REQ",
 				graid_strerror(cqe->res));
 			return cqe->res;
 		}
@@ -216,11 +204,8 @@ static int uq_fetch_all(struct uq *q)
 	return 0; /* the CQEs seen (a stop, at most) are left for the loop */
 }
 
-/*
- * A CQE for @tag: a request to serve, or the end of the slot. Returns true if a graid
- * request was queued (it needs a graid_queue_submit()).
- */
-static bool uq_on_request(struct uq *q, unsigned tag, int res)
+/* A request for @tag to serve, or the end of the slot (queue.h). */
+bool uq_on_request(struct uq *q, unsigned tag, int res)
 {
 	struct usrv *s = q->s;
 	struct ublksrv_io_desc iod;
@@ -299,6 +284,8 @@ static unsigned uq_ublk_cqes(struct uq *q)
 			q->stop = true;
 		else if (cqe->user_data == UQ_RELEASE_DATA)
 			release = true;
+		else if (q->s->batch && ubat_cqe(q, cqe, &queued))
+			; /* new requests (passed to uq_on_request), or a commit's answer */
 		else if (uq_on_request(q, (unsigned)cqe->user_data, cqe->res))
 			queued = true;
 		n++;
@@ -346,6 +333,20 @@ static bool uq_ring_error(struct uq *q, int rc)
 	return true;
 }
 
+/* What the ring holds, sent; batched, the answers gathered since the last go with it. */
+static int uq_submit(struct uq *q)
+{
+	if (q->s->batch)
+		ubat_flush(q);
+	return io_uring_submit(&q->ring);
+}
+
+/* The driver ended every tag (the device is gone): no request will come. */
+static bool uq_ended(const struct uq *q)
+{
+	return q->lost >= q->s->depth || (q->s->batch && q->b.fetch_ended);
+}
+
 static int uq_loop(struct uq *q)
 {
 	for (;;) {
@@ -353,9 +354,11 @@ static int uq_loop(struct uq *q)
 		int rc;
 
 		progress += uq_graid_completions(q, 0);
-		if (q->inflight == 0 && (q->stop || q->lost == q->s->depth)) {
-			io_uring_submit(&q->ring); /* commits of held requests released just now */
-			return q->stop || atomic_load(&q->s->stopping) ? 0 : -ENODEV;
+		if (q->inflight == 0 && (q->stop || uq_ended(q))) {
+			uq_submit(q); /* commits of held requests released just now */
+			/* Batched answers still waiting for a commit buffer: another turn. */
+			if (!q->s->batch || !q->b.commit_n[q->b.cur] || uq_ended(q))
+				return q->stop || atomic_load(&q->s->stopping) ? 0 : -ENODEV;
 		}
 		if (q->inflight == 0) {
 			struct __kernel_timespec second = { .tv_sec = 1 };
@@ -367,6 +370,8 @@ static int uq_loop(struct uq *q)
 			 * gave up on and the kernel has ended since (graid.h); until then that
 			 * member is not caught up.
 			 */
+			if (q->s->batch)
+				ubat_flush(q);
 			rc = io_uring_submit_and_wait_timeout(&q->ring, &cqe, 1, &second, NULL);
 			if (rc == -ETIME) {
 				rc = 0;
@@ -374,7 +379,7 @@ static int uq_loop(struct uq *q)
 			}
 		} else {
 			/* Send the commits; if nothing else moved, wait for graid. */
-			rc = io_uring_submit(&q->ring);
+			rc = uq_submit(q);
 			if (rc >= 0 && !progress && !io_uring_cq_ready(&q->ring))
 				uq_graid_completions(q, 1);
 		}

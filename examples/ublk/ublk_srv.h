@@ -40,6 +40,7 @@ struct uctrl {
 	int fd;
 	struct io_uring ring;
 	bool ioctl_encode; /* the driver takes ioctl-encoded opcodes: send those */
+	uint64_t features; /* UBLK_F_* the driver has (GET_FEATURES; 0 before 6.5) */
 };
 
 int uctrl_open(struct uctrl *c);
@@ -62,6 +63,7 @@ struct usrv {
 	int stop_fd;           /* eventfd, written once at shutdown and never read */
 	unsigned op_fetch;     /* UBLK_IO_FETCH_REQ in the encoding the driver takes */
 	unsigned op_commit;    /* UBLK_IO_COMMIT_AND_FETCH_REQ, likewise */
+	bool batch;            /* UBLK_F_BATCH_IO: batched fetches and commits (queue_batch.c) */
 	unsigned depth;        /* tags per queue, as the driver granted */
 	size_t buf_bytes;      /* largest request, and each tag's buffer */
 	atomic_bool stopping;  /* the main thread is taking the device down */

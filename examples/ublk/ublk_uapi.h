@@ -35,9 +35,49 @@
 #define UBLK_F_CMD_IOCTL_ENCODE (1ULL << 6)
 #endif
 
+/*
+ * Batched fetches and commits (UBLK_F_BATCH_IO; Linux 7.3 has them, 6.12 not): one
+ * PREP_IO_CMDS gives the driver every tag's buffer, one multishot FETCH_IO_CMDS hands out
+ * the tags of new requests (2 bytes each) into a provided buffer, and one COMMIT_IO_CMDS
+ * answers any number of them. The values are those of the 7.3 header.
+ */
+#ifndef UBLK_F_BATCH_IO
+#define UBLK_F_BATCH_IO (1ULL << 15)
+#define UBLK_BATCH_F_HAS_BUF_ADDR (1 << 1)
+struct ublk_batch_io {
+	__u16 q_id;
+	__u16 flags;
+	__u16 nr_elem;
+	__u8 elem_bytes;
+	__u8 reserved;
+	__u64 reserved2;
+};
+#define UBLK_U_IO_PREP_IO_CMDS _IOWR('u', 0x25, struct ublk_batch_io)
+#define UBLK_U_IO_COMMIT_IO_CMDS _IOWR('u', 0x26, struct ublk_batch_io)
+#define UBLK_U_IO_FETCH_IO_CMDS _IOWR('u', 0x27, struct ublk_batch_io)
+#endif
+
+/* One element of PREP_IO_CMDS and COMMIT_IO_CMDS with UBLK_BATCH_F_HAS_BUF_ADDR. */
+struct gu_batch_elem {
+	__u16 tag;
+	__u16 buf_index; /* automatic buffer registration only: unused here */
+	__s32 result;    /* commit: the request's result */
+	__u64 buf_addr;  /* where the driver copies a write's data to, a read's from */
+};
+
+/* io_uring bits newer than some installed headers (values of Linux 6.12 and later). */
+#ifndef IORING_URING_CMD_MULTISHOT
+#define IORING_URING_CMD_MULTISHOT (1U << 1)
+#endif
+#ifndef IOU_PBUF_RING_INC
+#define IOU_PBUF_RING_INC 2 /* io_uring_buf_reg flags: the buffer is used up bit by bit */
+#endif
+
 /* The 6.0 header's ublksrv_ctrl_cmd and ublksrv_io_cmd are the sizes later ones kept. */
 _Static_assert(sizeof(struct ublksrv_ctrl_cmd) == 32, "ublksrv_ctrl_cmd is 32 bytes");
 _Static_assert(sizeof(struct ublksrv_io_cmd) == 16, "ublksrv_io_cmd is 16 bytes");
 _Static_assert(sizeof(struct ublksrv_io_desc) == 24, "ublksrv_io_desc is 24 bytes");
+_Static_assert(sizeof(struct ublk_batch_io) == 16, "ublk_batch_io is 16 bytes");
+_Static_assert(sizeof(struct gu_batch_elem) == 16, "a batch element with its address is 16 bytes");
 
 #endif /* GRAID_UBLK_UAPI_H */

@@ -127,6 +127,34 @@ else
 	exit 1
 fi
 
+# ---- the protocol: batched fetches and commits where the driver has them ----------------
+# VM_UBLK_BATCH (from tests/vm/run): 1 the kernel has UBLK_F_BATCH_IO and graid-ublk must
+# use it, 0 it must not; unset, either is right.
+proto=$(sed -n 's/.* max I\/O, //p' /tmp/srv1.log)
+case ${VM_UBLK_BATCH:-} in
+1) want="batched fetches and commits" ;;
+0) want="a command per request" ;;
+*) want=$proto ;;
+esac
+if [ -n "$proto" ] && [ "$proto" = "$want" ]; then
+	echo "PASS protocol: $proto"
+else
+	echo "FAIL protocol: the server used '${proto:-?}', this kernel should give '$want'"
+fi
+# The per-tag protocol, forced, reads back what the first server wrote.
+if start_server /tmp/srv1b.log --batch off $M; then
+	if ! grep -q "a command per request" /tmp/srv1b.log; then
+		echo "FAIL batch-off: --batch off was not applied"; sed 's/^/    srv: /' /tmp/srv1b.log
+	elif verify_jobs --verify_only=1; then
+		echo "PASS batch-off: a command per request, every block read back right"
+	else
+		echo "FAIL batch-off: fio found a bad block or an error"
+	fi
+	stop_server || echo "FAIL stop-batch-off: not clean"
+else
+	echo "FAIL batch-off: graid-ublk --batch off did not serve $M"
+fi
+
 # ---- a member vanishes while served ------------------------------------------------------
 # The library's fault injection fails every I/O of member 1 after its 200th, in the middle
 # of the read-back below: from there the data comes from P and Q.
