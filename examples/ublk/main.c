@@ -503,19 +503,24 @@ static int gu_run(struct graid_array *a, const struct graid_array_info *info,
 			rc == -ENOENT ? " (load ublk_drv: modprobe ublk_drv; Linux 6.0+)" : "");
 		return 1;
 	}
+	/*
+	 * Batches where the driver lists them; added once either way (a driver that keeps
+	 * the device but drops the flag gets the per-tag protocol: s.batch reads it back).
+	 */
+	rc = -EOPNOTSUPP;
 	if ((c.features & UBLK_F_BATCH_IO) && !o->no_batch) {
 		struct ublksrv_ctrl_dev_info asked = dev;
 
 		dev.flags |= UBLK_F_BATCH_IO;
 		rc = uctrl_add_dev(&c, &dev);
-		if (rc) {
+		if (rc == -EINVAL || rc == -EOPNOTSUPP) {
 			/* A driver that lists the feature yet refuses it here: the older way. */
 			fprintf(stderr, "graid-ublk: ADD_DEV with batches: %s; without them\n",
 				graid_strerror(rc));
 			dev = asked;
 		}
 	}
-	if (!(dev.flags & UBLK_F_BATCH_IO) || rc)
+	if (rc == -EINVAL || rc == -EOPNOTSUPP)
 		rc = uctrl_add_dev(&c, &dev);
 	if (rc) {
 		fprintf(stderr, "graid-ublk: ADD_DEV: %s\n", graid_strerror(rc));

@@ -143,9 +143,11 @@ static void uq_teardown(struct uq *q)
 	/* Closing the ring cancels what the driver still holds (none after STOP_DEV). */
 	if (q->have_ring) {
 		if (q->s->batch)
-			ubat_teardown(q);
+			ubat_unregister(q);
 		io_uring_queue_exit(&q->ring);
 	}
+	if (q->s->batch)
+		ubat_free(q);
 	if (q->iods)
 		munmap((void *)q->iods, q->iods_bytes);
 	free(q->bufs);
@@ -341,7 +343,7 @@ static int uq_submit(struct uq *q)
 	return io_uring_submit(&q->ring);
 }
 
-/* The driver ended every tag (the device is gone): no request will come. */
+/* The driver ended every tag (the device is gone), or no fetch is left: no request comes. */
 static bool uq_ended(const struct uq *q)
 {
 	return q->lost >= q->s->depth || (q->s->batch && q->b.fetch_ended);
@@ -356,8 +358,12 @@ static int uq_loop(struct uq *q)
 		progress += uq_graid_completions(q, 0);
 		if (q->inflight == 0 && (q->stop || uq_ended(q))) {
 			uq_submit(q); /* commits of held requests released just now */
-			/* Batched answers still waiting for a commit buffer: another turn. */
-			if (!q->s->batch || !q->b.commit_n[q->b.cur] || uq_ended(q))
+			/*
+			 * Batched answers still waiting for a commit buffer: another turn, unless
+			 * the device is gone (its requests ended with it). Left unsent, they
+			 * would hold STOP_DEV forever.
+			 */
+			if (!q->s->batch || !q->b.commit_n[q->b.cur] || q->b.gone)
 				return q->stop || atomic_load(&q->s->stopping) ? 0 : -ENODEV;
 		}
 		if (q->inflight == 0) {

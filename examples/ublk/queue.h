@@ -20,8 +20,9 @@ struct uq_batch {
 	uint8_t *fetch_buf;              /* tags the driver hands out, 2 bytes each */
 	unsigned fetch_bytes;            /* its size */
 	unsigned fetch_off;              /* tags before this offset were taken */
-	bool fetch_armed;                /* the multishot fetch is in the driver */
-	bool fetch_ended;                /* it ended in error: no more requests come */
+	unsigned fetch_errors;           /* fetches in a row that ended in error */
+	bool gone;                       /* the fetch ended -ENODEV: the device is going away */
+	bool fetch_ended;                /* no fetch in the driver any more: no request comes */
 	struct gu_batch_elem *commit[UQ_COMMIT_BUFS];
 	unsigned commit_n[UQ_COMMIT_BUFS]; /* elements in each buffer */
 	bool commit_out[UQ_COMMIT_BUFS];   /* sent, its CQE not seen yet */
@@ -65,7 +66,10 @@ bool uq_on_request(struct uq *q, unsigned tag, int res);
 
 /* The fetch buffer, its buffer ring (group 0) and the commit buffers. 0 or -errno. */
 int ubat_setup(struct uq *q);
-void ubat_teardown(struct uq *q);
+/* The fetch buffer's ring taken back from the kernel; before io_uring_queue_exit(). */
+void ubat_unregister(struct uq *q);
+/* Their memory freed; after io_uring_queue_exit(). */
+void ubat_free(struct uq *q);
 /* PREP_IO_CMDS for every tag, then the multishot fetch; not submitted. 0 or -errno. */
 int ubat_start(struct uq *q);
 /* The tag's result, added to the commit buffer; ubat_flush() sends it. */

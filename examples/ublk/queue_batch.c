@@ -28,7 +28,7 @@ int ubat_setup(struct uq *q)
 		__u16 bgid;
 		__u16 flags;
 		__u64 resv[3];
-	} want = { .ring_entries = 1, .bgid = 0, .flags = IOU_PBUF_RING_INC };
+	} want = { .ring_entries = 1, .bgid = 0, .flags = GU_PBUF_RING_INC };
 	struct io_uring_buf_reg reg;
 	void *p;
 	int rc;
@@ -63,14 +63,18 @@ int ubat_setup(struct uq *q)
 	return 0;
 }
 
-void ubat_teardown(struct uq *q)
+void ubat_unregister(struct uq *q)
+{
+	/* A fetch still armed then finds no buffer and ends (-ENOBUFS): it writes nowhere. */
+	if (q->b.br)
+		io_uring_unregister_buf_ring(&q->ring, 0);
+}
+
+void ubat_free(struct uq *q)
 {
 	struct uq_batch *b = &q->b;
 
-	if (b->br) {
-		io_uring_unregister_buf_ring(&q->ring, 0);
-		free(b->br);
-	}
+	free(b->br);
 	free(b->fetch_buf);
 	for (unsigned i = 0; i < UQ_COMMIT_BUFS; i++)
 		free(b->commit[i]);
@@ -109,7 +113,6 @@ static int ubat_arm_fetch(struct uq *q)
 	sqe->buf_group = 0;
 	sqe->uring_cmd_flags = IORING_URING_CMD_MULTISHOT;
 	b->fetch_off = 0;
-	b->fetch_armed = true;
 	return 0;
 }
 
@@ -200,36 +203,51 @@ static void ubat_on_fetch(struct uq *q, const struct io_uring_cqe *cqe, bool *qu
 	}
 	if (cqe->flags & IORING_CQE_F_MORE)
 		return;
-	b->fetch_armed = false;
-	/* The buffer ran full (or the fetch ended on its own): again, from the start. */
-	if (cqe->res >= 0 || cqe->res == -ENOBUFS) {
+	/*
+	 * The fetch ended. -ENODEV: the device is going away, no request comes again. The
+	 * buffer used up (-ENOBUFS, or a last CQE with tags): again, from its start. Any
+	 * other error (the driver short of memory, say): again too, a few times in a row at
+	 * most, or the queue would stop taking requests while the device lives on.
+	 */
+	if (cqe->res == -ENODEV) {
+		b->gone = true;
+	} else if (cqe->res < 0 && cqe->res != -ENOBUFS && ++b->fetch_errors > 3) {
+		fprintf(stderr, "graid-ublk: queue %u: FETCH_IO_CMDS ended: %s, %u times in a "
+				"row; this queue takes no more requests\n", q->q_id,
+			graid_strerror(cqe->res), b->fetch_errors);
+	} else {
+		if (cqe->res >= 0 || cqe->res == -ENOBUFS)
+			b->fetch_errors = 0;
 		if (ubat_arm_fetch(q) == 0)
 			return;
 		fprintf(stderr, "graid-ublk: queue %u: no SQE to fetch again\n", q->q_id);
-	} else if (!atomic_load(&q->s->stopping)) {
-		fprintf(stderr, "graid-ublk: queue %u: FETCH_IO_CMDS ended: %s\n", q->q_id,
-			graid_strerror(cqe->res));
 	}
 	b->fetch_ended = true;
 }
 
-/* A commit answered: all of it taken, a part (the rest is sent again), or refused. */
+/*
+ * A commit answered. The driver takes the elements in order and stops at the first it
+ * refuses: the answer is the bytes taken before it, or an error if it refused the first.
+ * That one is logged and given up (the driver did not take it, nothing we send would
+ * change that), and those after it are sent again: never merged behind it, where they
+ * would be refused with it.
+ */
 static void ubat_on_commit(struct uq *q, unsigned buf, int res)
 {
 	struct uq_batch *b = &q->b;
-	unsigned n = b->commit_n[buf], taken;
+	unsigned n = b->commit_n[buf];
+	unsigned bad = res < 0 ? 0 : (unsigned)res / (unsigned)sizeof(struct gu_batch_elem);
 
 	b->commit_out[buf] = false;
-	if (res < 0) {
-		/* The device is going away (its requests end with it), or a bad command. */
-		if (!atomic_load(&q->s->stopping))
-			fprintf(stderr, "graid-ublk: queue %u: COMMIT_IO_CMDS of %u request(s) "
-					"refused: %s\n", q->q_id, n, graid_strerror(res));
-		q->lost += n;
+	if (bad >= n)
 		return;
-	}
-	taken = (unsigned)res / (unsigned)sizeof(struct gu_batch_elem);
-	for (unsigned i = taken; i < n; i++)
+	if (!b->gone && !atomic_load(&q->s->stopping))
+		fprintf(stderr, "graid-ublk: queue %u: the driver refused the answer to tag %u "
+				"(%d): %s\n", q->q_id, b->commit[buf][bad].tag,
+			b->commit[buf][bad].result,
+			res < 0 ? graid_strerror(res) : "a later element of a batch");
+	q->lost++;
+	for (unsigned i = bad + 1; i < n; i++)
 		ubat_commit(q, b->commit[buf][i].tag, b->commit[buf][i].result);
 }
 

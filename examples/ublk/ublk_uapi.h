@@ -69,9 +69,9 @@ struct gu_batch_elem {
 #ifndef IORING_URING_CMD_MULTISHOT
 #define IORING_URING_CMD_MULTISHOT (1U << 1)
 #endif
-#ifndef IOU_PBUF_RING_INC
-#define IOU_PBUF_RING_INC 2 /* io_uring_buf_reg flags: the buffer is used up bit by bit */
-#endif
+/* io_uring_buf_reg flags' IOU_PBUF_RING_INC (an enum where headers have it): the buffer is
+ * used up bit by bit, what a CQE did not use stays the kernel's to fill. */
+#define GU_PBUF_RING_INC 2
 
 /* The 6.0 header's ublksrv_ctrl_cmd and ublksrv_io_cmd are the sizes later ones kept. */
 _Static_assert(sizeof(struct ublksrv_ctrl_cmd) == 32, "ublksrv_ctrl_cmd is 32 bytes");
