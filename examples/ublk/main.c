@@ -32,6 +32,7 @@ struct gu_opts {
 	bool reserve;            /* --reserve: GRAID_OPEN_RESERVE */
 	const char *on_foreign;  /* --on-foreign CMD: run when the array goes foreign */
 	bool no_batch;           /* --batch off: the per-tag protocol even where batches exist */
+	bool no_fixed;           /* --fixed-buffers off: tag buffers not registered with graid */
 	/* --queue-cpus: where the queue threads run (the scheduler's choice by default) */
 	enum { GU_CPUS_ANY, GU_CPUS_QUEUE, GU_CPUS_LIST } cpus_mode;
 	cpu_set_t cpus;          /* GU_CPUS_LIST */
@@ -74,7 +75,9 @@ static void gu_usage(FILE *f)
 		"                  the scheduler puts them (docs/PERFORMANCE.md compares)\n"
 		"  --batch auto|off  fetch and answer requests in batches where the driver\n"
 		"                  can (UBLK_F_BATCH_IO; default auto), or one command per\n"
-		"                  request as on older kernels (off)\n",
+		"                  request as on older kernels (off)\n"
+		"  --fixed-buffers on|off  register the request buffers with the array's queues\n"
+		"                  so that member I/O pins no pages (default on)\n",
 		GU_MAX_QUEUES, UBLK_MAX_QUEUE_DEPTH);
 }
 
@@ -174,7 +177,7 @@ static int gu_cpus_allowed(const cpu_set_t *set, const char *arg)
 
 enum { GU_OPT_MAX_RATE = 256, GU_OPT_BUSY_RATE, GU_OPT_IO_TIMEOUT, GU_OPT_LEASE,
        GU_OPT_TAKEOVER, GU_OPT_RESERVE, GU_OPT_ON_FOREIGN, GU_OPT_QUEUE_CPUS,
-       GU_OPT_BATCH };
+       GU_OPT_BATCH, GU_OPT_FIXED };
 
 /* 0, or 2 (usage error, message printed); exits 0 for --help. */
 static int gu_parse(int argc, char **argv, struct gu_opts *o)
@@ -192,6 +195,7 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 		{ "on-foreign", required_argument, NULL, GU_OPT_ON_FOREIGN },
 		{ "queue-cpus", required_argument, NULL, GU_OPT_QUEUE_CPUS },
 		{ "batch", required_argument, NULL, GU_OPT_BATCH },
+		{ "fixed-buffers", required_argument, NULL, GU_OPT_FIXED },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -247,6 +251,14 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 				return 2;
 			}
 			o->no_batch = strcmp(optarg, "off") == 0;
+			break;
+		case GU_OPT_FIXED:
+			if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
+				fprintf(stderr, "graid-ublk: --fixed-buffers: 'on' or 'off', not "
+						"'%s'\n", optarg);
+				return 2;
+			}
+			o->no_fixed = strcmp(optarg, "off") == 0;
 			break;
 		case GU_OPT_QUEUE_CPUS:
 			if (strcmp(optarg, "queue") == 0) {
@@ -535,6 +547,7 @@ static int gu_run(struct graid_array *a, const struct graid_array_info *info,
 	s.op_commit = c.ioctl_encode ? UBLK_U_IO_COMMIT_AND_FETCH_REQ
 				     : UBLK_IO_COMMIT_AND_FETCH_REQ;
 	s.batch = dev.flags & UBLK_F_BATCH_IO;
+	s.fixed_buffers = !o->no_fixed;
 	fprintf(stderr, "graid-ublk: RAID-%d, %u members (%u failed), %" PRIu64
 		" bytes, block %u; ublk device %" PRIu32 ", %u queue(s) x %u, %zu KiB max I/O, "
 		"%s\n", info->level, info->nmembers, info->nfailed, info->size, info->block_size,

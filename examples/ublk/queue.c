@@ -90,6 +90,33 @@ static void uq_release_held(struct uq *q)
 		uq_commit(q, q->held[i], -EIO); /* -EIO is never held */
 }
 
+/*
+ * The tag buffers registered with the graid queue (fixed buffers): member I/O in and out
+ * of them then pins no pages. In ranges of at most the kernel's 1 GiB. Without (a
+ * kernel or RLIMIT_MEMLOCK that refuses): as before, said once.
+ */
+static void uq_register_bufs(struct uq *q)
+{
+	size_t total = (size_t)q->s->depth * q->s->buf_bytes, per = GRAID_QUEUE_MAX_BUFFER_BYTES;
+	struct iovec *iov;
+	unsigned n = 0;
+	int rc = -EINVAL;
+
+	per -= per % q->s->buf_bytes; /* whole tags in each range */
+	iov = per ? calloc((total + per - 1) / per, sizeof(*iov)) : NULL;
+	if (iov) {
+		for (size_t at = 0; at < total; at += per, n++)
+			iov[n] = (struct iovec){ .iov_base = q->bufs + at,
+						 .iov_len = total - at < per ? total - at : per };
+		rc = graid_queue_register_buffers(q->gq, iov, n);
+	}
+	free(iov);
+	if (rc)
+		fprintf(stderr, "graid-ublk: queue %u: tag buffers not registered with the array's "
+				"queue (%s): member I/O pins them each time\n", q->q_id,
+			graid_strerror(rc));
+}
+
 static int uq_setup(struct uq *q)
 {
 	struct usrv *s = q->s;
@@ -131,10 +158,14 @@ static int uq_setup(struct uq *q)
 			return rc;
 	}
 	rc = graid_queue_create(s->array, s->depth, &q->gq);
-	if (rc)
+	if (rc) {
 		fprintf(stderr, "graid-ublk: queue %u: graid_queue_create: %s\n", q->q_id,
 			graid_strerror(rc));
-	return rc;
+		return rc;
+	}
+	if (s->fixed_buffers)
+		uq_register_bufs(q);
+	return 0;
 }
 
 static void uq_teardown(struct uq *q)

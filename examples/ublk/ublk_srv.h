@@ -64,6 +64,7 @@ struct usrv {
 	unsigned op_fetch;     /* UBLK_IO_FETCH_REQ in the encoding the driver takes */
 	unsigned op_commit;    /* UBLK_IO_COMMIT_AND_FETCH_REQ, likewise */
 	bool batch;            /* UBLK_F_BATCH_IO: batched fetches and commits (queue_batch.c) */
+	bool fixed_buffers;    /* tag buffers registered with each graid queue */
 	unsigned depth;        /* tags per queue, as the driver granted */
 	size_t buf_bytes;      /* largest request, and each tag's buffer */
 	atomic_bool stopping;  /* the main thread is taking the device down */

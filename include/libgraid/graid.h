@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <libgraid/graid_backend.h>
 
@@ -1029,6 +1030,49 @@ GRAID_API int graid_queue_create(struct graid_array *a, unsigned depth,
  *   it: they cannot finish, and the queue's memory is left to the kernel, not freed.
  */
 GRAID_API int graid_queue_destroy(struct graid_queue *q);
+
+/** Ranges one graid_queue_register_buffers() call takes at most. */
+#define GRAID_QUEUE_MAX_BUFFERS 1024u
+/** The longest range graid_queue_register_buffers() takes (io_uring's limit): 1 GiB. */
+#define GRAID_QUEUE_MAX_BUFFER_BYTES (1ull << 30)
+
+/**
+ * @brief Register long-lived memory with a queue: its member I/O into and out of that
+ *   memory then skips pinning the pages on every I/O (io_uring's fixed buffers).
+ *
+ * A read or write whose buffer lies wholly inside one range uses them for the member I/O
+ * that moves its data straight from or to that buffer: reads, and writes of part of a
+ * stripe or of a mirror. Whole-stripe RAID-5/6 writes (sent as vectored writes), reads
+ * under an I/O timeout (which go through the library's buffers) and the library's own
+ * buffers (parity) work as before. On NVMe passthrough members the commands name the
+ * buffer from Linux 6.1 (earlier kernels refuse the flag: there those members' I/O works
+ * as before). The pages are pinned from this call until graid_queue_unregister_buffers()
+ * or graid_queue_destroy(), and count against RLIMIT_MEMLOCK where the kernel charges it;
+ * the memory must stay mapped as it is until then (no munmap(), mremap() or
+ * MADV_DONTNEED: the I/O would go to the pages pinned here). One set of ranges per queue
+ * at a time.
+ * @param q the queue; no request may be in flight.
+ * @param iov the ranges: each non-NULL, 1 byte .. ::GRAID_QUEUE_MAX_BUFFER_BYTES, none
+ *   overlapping another.
+ * @param n how many, 1 .. ::GRAID_QUEUE_MAX_BUFFERS.
+ * @return 0; -EINVAL a NULL argument, @p n 0 or too large, a range empty, NULL, too long or
+ *   overlapping another; -EBUSY requests in flight, or ranges registered already;
+ *   -ENOMEM the pages cannot be pinned (RLIMIT_MEMLOCK) or no memory; -EFAULT a range is
+ *   not mapped memory, or not writable; another negative errno from io_uring_register_buffers() (a kernel
+ *   without fixed buffers: -EINVAL or -EOPNOTSUPP). On error nothing is registered.
+ */
+GRAID_API int graid_queue_register_buffers(struct graid_queue *q, const struct iovec *iov,
+					   unsigned n);
+
+/**
+ * @brief Undo graid_queue_register_buffers().
+ * @param q the queue; no request may be in flight.
+ * @return 0; -EINVAL @p q NULL or nothing registered; -EBUSY requests in flight, or member
+ *   I/O given up on after the I/O timeout (graid_array_set_io_timeout()) that has not ended
+ *   yet (reap, and try again); another negative errno from io_uring_unregister_buffers()
+ *   (the ranges stay registered).
+ */
+GRAID_API int graid_queue_unregister_buffers(struct graid_queue *q);
 
 /**
  * @brief Queue a read. The buffer must stay valid until its completion is reaped.

@@ -37,6 +37,8 @@ done
 refused --queue-cpus 1023 "CPU 1023 is offline"
 refused --queue-cpus 0,1023 "CPU 1023 is offline"
 refused --rebuild-busy-rate fast "fast"
+refused --batch sometimes "--batch"
+refused --fixed-buffers yes "--fixed-buffers"
 
 if [ "$(cksum <"$T/m0")" = "$sum" ]; then
 	pass=$((pass + 1)); echo "ok   - the member is untouched"

@@ -415,7 +415,8 @@ GRAID_API int graid_queue_destroy(struct graid_queue *q)
 		}
 		queue_reap_cqes(q);
 	}
-	io_uring_queue_exit(&q->ring);
+	io_uring_queue_exit(&q->ring); /* and with it any fixed buffers */
+	queue_fixed_free(q);
 	for (unsigned k = 0; k < QUEUE_BUF_CLASSES; k++)
 		for (unsigned i = 0; i < q->nbufs[k]; i++)
 			free(q->bufs[k][i]);

@@ -180,7 +180,47 @@ struct graid_queue {
 	unsigned nlate;
 	struct graid_queue *pool_next;
 	bool retired;                 /* its ring broke with a request in it: never pooled again */
+	/* graid_queue_register_buffers(): the ranges by start address, and their indices. */
+	struct queue_fixed *fixed;
+	unsigned nfixed;
+	bool fixed_cmd;               /* passthrough commands may name them (Linux 6.1+) */
 };
+
+/* A registered range: [base, end), fixed buffer @index of the queue's ring. */
+struct queue_fixed {
+	uintptr_t base, end;
+	unsigned index;
+};
+
+/*
+ * The fixed buffer holding [ptr, ptr + len) whole, or -1 (none); for @p passthru members
+ * only where the kernel takes IORING_URING_CMD_FIXED.
+ */
+static inline int queue_fixed_index(const struct graid_queue *q, const void *ptr, size_t len,
+				    bool passthru)
+{
+	uintptr_t p = (uintptr_t)ptr;
+	unsigned lo = 0, hi = q->nfixed;
+
+	if (passthru && !q->fixed_cmd)
+		return -1;
+
+	/* The last range starting at or below p, by bisection: they do not overlap. */
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+
+		if (q->fixed[mid].base <= p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || p + len > q->fixed[lo - 1].end || p + len < p)
+		return -1;
+	return (int)q->fixed[lo - 1].index;
+}
+
+/* The ranges forgotten (graid_queue_destroy: the ring's exit unregisters them). */
+void queue_fixed_free(struct graid_queue *q);
 
 /* queue.c */
 uint8_t *queue_buf_get(struct graid_queue *q, size_t len);

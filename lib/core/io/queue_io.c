@@ -143,8 +143,12 @@ int queue_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned membe
 		array_test_before_read(q->a, member);
 	if (queue_inline(q, member) && queue_io_now(q, s, io, ptr, NULL, 0, member_off))
 		return 0;
-	rc = member_prep_io(&q->ring, q->a, member, write, ptr, (unsigned)len, member_off, io,
-			    &io->fault);
+	/* Straight into or out of the caller's registered memory: a fixed buffer. */
+	rc = member_prep_io_fixed(&q->ring, q->a, member, write, ptr, (unsigned)len, member_off,
+				  q->nfixed ? queue_fixed_index(q, ptr, len,
+								q->a->members[member].nvme.passthru)
+					    : -1,
+				  io, &io->fault);
 	/* Prepared, not yet submitted: a stale read still runs, but its bytes are dropped. */
 	if (rc == 0 && !write)
 		io->fault.stale = !queue_read_current(q, io, member_off);

@@ -78,8 +78,8 @@ static struct io_uring_sqe *mio_sqe(struct io_uring *ring)
 
 static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned member,
 		       bool write, void *buf, unsigned len, const struct iovec *iov,
-		       unsigned iovcnt, uint64_t off, int rw_flags, void *user_data,
-		       struct member_io_fault *mf);
+		       unsigned iovcnt, uint64_t off, int rw_flags, int buf_index,
+		       void *user_data, struct member_io_fault *mf);
 
 unsigned member_ring_flags(const struct graid_array *a)
 {
@@ -93,12 +93,22 @@ unsigned member_ring_flags(const struct graid_array *a)
 	return 0;
 }
 
+/* IORING_URING_CMD_FIXED (Linux 6.1 headers and later have it). */
+#ifndef IORING_URING_CMD_FIXED
+#define IORING_URING_CMD_FIXED (1U << 0)
+#endif
+
 /* One NVMe command into a big SQE: the command is the SQE's payload. */
 static void mio_nvme_sqe(struct io_uring_sqe *sqe, const struct member *m,
-			 const struct nvme_uring_cmd *cmd, void *user_data)
+			 const struct nvme_uring_cmd *cmd, int buf_index, void *user_data)
 {
 	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, m->fd, NULL, 0, 0);
 	sqe->cmd_op = NVME_URING_CMD_IO;
+	if (buf_index >= 0) {
+		/* The command's address lies in the fixed buffer: the driver maps no pages. */
+		sqe->uring_cmd_flags = IORING_URING_CMD_FIXED;
+		sqe->buf_index = (__u16)buf_index;
+	}
 	memcpy((char *)sqe + offsetof(struct io_uring_sqe, cmd), cmd, sizeof(*cmd));
 	io_uring_sqe_set_data(sqe, user_data);
 }
@@ -110,7 +120,8 @@ static void mio_nvme_sqe(struct io_uring_sqe *sqe, const struct member *m,
  */
 static int mio_nvme(struct io_uring *ring, struct io_uring_sqe *sqe, struct member *m,
 		    bool write, void *buf, unsigned len, const struct iovec *iov, unsigned iovcnt,
-		    uint64_t at, bool fua, void *user_data, struct member_io_fault *mf)
+		    uint64_t at, bool fua, int buf_index, void *user_data,
+		    struct member_io_fault *mf)
 {
 	const struct member_nvme *n = &m->nvme;
 	struct iovec one = { .iov_base = buf, .iov_len = len };
@@ -158,7 +169,7 @@ static int mio_nvme(struct io_uring *ring, struct io_uring_sqe *sqe, struct memb
 				}
 				return -EAGAIN;
 			}
-			mio_nvme_sqe(sqe, m, &cmd, user_data);
+			mio_nvme_sqe(sqe, m, &cmd, buf_index, user_data);
 			sqe = NULL;
 			queued++;
 			done += piece;
@@ -194,14 +205,22 @@ int member_prep_io(struct io_uring *ring, struct graid_array *a, unsigned member
 		   void *buf, unsigned len, uint64_t off, void *user_data,
 		   struct member_io_fault *mf)
 {
-	return member_prep(ring, a, member, write, buf, len, NULL, 0, off, 0, user_data, mf);
+	return member_prep(ring, a, member, write, buf, len, NULL, 0, off, 0, -1, user_data, mf);
+}
+
+int member_prep_io_fixed(struct io_uring *ring, struct graid_array *a, unsigned member,
+			 bool write, void *buf, unsigned len, uint64_t off, int buf_index,
+			 void *user_data, struct member_io_fault *mf)
+{
+	return member_prep(ring, a, member, write, buf, len, NULL, 0, off, 0, buf_index,
+			   user_data, mf);
 }
 
 int member_prep_writev(struct io_uring *ring, struct graid_array *a, unsigned member,
 		       const struct iovec *iov, unsigned iovcnt, uint64_t off, void *user_data,
 		       struct member_io_fault *mf)
 {
-	return member_prep(ring, a, member, true, NULL, 0, iov, iovcnt, off, 0, user_data, mf);
+	return member_prep(ring, a, member, true, NULL, 0, iov, iovcnt, off, 0, -1, user_data, mf);
 }
 
 int member_prep_log_writev(struct io_uring *ring, struct graid_array *a, unsigned member,
@@ -210,13 +229,13 @@ int member_prep_log_writev(struct io_uring *ring, struct graid_array *a, unsigne
 {
 	/* Offsets below are data-area relative; unsigned wrap-around lands on member_off. */
 	return member_prep(ring, a, member, true, NULL, 0, iov, iovcnt,
-			   member_off - a->data_offset, RWF_DSYNC, user_data, mf);
+			   member_off - a->data_offset, RWF_DSYNC, -1, user_data, mf);
 }
 
 static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned member,
 		       bool write, void *buf, unsigned len, const struct iovec *iov,
-		       unsigned iovcnt, uint64_t off, int rw_flags, void *user_data,
-		       struct member_io_fault *mf)
+		       unsigned iovcnt, uint64_t off, int rw_flags, int buf_index,
+		       void *user_data, struct member_io_fault *mf)
 {
 	struct member *m = &a->members[member];
 	enum fault_action act = FAULT_NONE;
@@ -272,7 +291,8 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 		}
 		if (m->nvme.passthru)
 			return mio_nvme(ring, sqe, m, true, NULL, 0, iov, iovcnt,
-					a->data_offset + off, rw_flags & RWF_DSYNC, user_data, mf);
+					a->data_offset + off, rw_flags & RWF_DSYNC, -1, user_data,
+					mf);
 		io_uring_prep_writev(sqe, m->fd, iov, iovcnt, a->data_offset + off);
 		sqe->rw_flags = rw_flags;
 	} else if (write) {
@@ -288,11 +308,17 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 		}
 		if (m->nvme.passthru)
 			return mio_nvme(ring, sqe, m, true, buf, len, NULL, 0, a->data_offset + off,
-					rw_flags & RWF_DSYNC, user_data, mf);
-		io_uring_prep_write(sqe, m->fd, buf, len, a->data_offset + off);
+					rw_flags & RWF_DSYNC, buf_index, user_data, mf);
+		if (buf_index >= 0)
+			io_uring_prep_write_fixed(sqe, m->fd, buf, len, a->data_offset + off,
+						  buf_index);
+		else
+			io_uring_prep_write(sqe, m->fd, buf, len, a->data_offset + off);
 	} else if (m->nvme.passthru) {
 		return mio_nvme(ring, sqe, m, false, buf, len, NULL, 0, a->data_offset + off, false,
-				user_data, mf);
+				buf_index, user_data, mf);
+	} else if (buf_index >= 0) {
+		io_uring_prep_read_fixed(sqe, m->fd, buf, len, a->data_offset + off, buf_index);
 	} else {
 		io_uring_prep_read(sqe, m->fd, buf, len, a->data_offset + off);
 	}

@@ -37,6 +37,15 @@ int member_prep_io(struct io_uring *ring, struct graid_array *a, unsigned member
 		   struct member_io_fault *mf);
 
 /*
+ * The same with [buf, buf + len) inside fixed buffer @p buf_index of @p ring (-1: none,
+ * as member_prep_io): READ_FIXED or WRITE_FIXED, or a passthrough command with
+ * IORING_URING_CMD_FIXED, and the kernel pins nothing.
+ */
+int member_prep_io_fixed(struct io_uring *ring, struct graid_array *a, unsigned member,
+			 bool write, void *buf, unsigned len, uint64_t off, int buf_index,
+			 void *user_data, struct member_io_fault *mf);
+
+/*
  * The same for a vectored write of iovcnt pieces landing contiguously at `off`; the iovec
  * array must live until the I/O completes.
  */

@@ -141,6 +141,12 @@ if [ -n "$proto" ] && [ "$proto" = "$want" ]; then
 else
 	echo "FAIL protocol: the server used '${proto:-?}', this kernel should give '$want'"
 fi
+# The request buffers registered with the array's queues (graid_queue_register_buffers).
+if grep -q "not registered" /tmp/srv1.log; then
+	echo "FAIL fixed-buffers: $(grep "not registered" /tmp/srv1.log | head -n 1)"
+else
+	echo "PASS fixed-buffers: the request buffers are registered with the array's queues"
+fi
 # The per-tag protocol, forced, reads back what the first server wrote.
 if start_server /tmp/srv1b.log --batch off $M; then
 	if ! grep -q "a command per request" /tmp/srv1b.log; then
