@@ -111,7 +111,10 @@ static void uq_register_bufs(struct uq *q)
 		rc = graid_queue_register_buffers(q->gq, iov, n);
 	}
 	free(iov);
-	if (rc)
+	if (rc == 0)
+		fprintf(stderr, "graid-ublk: queue %u: request buffers registered with the "
+				"array's queue (%zu MiB)\n", q->q_id, total >> 20);
+	else
 		fprintf(stderr, "graid-ublk: queue %u: tag buffers not registered with the array's "
 				"queue (%s): member I/O pins them each time\n", q->q_id,
 			graid_strerror(rc));

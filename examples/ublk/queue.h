@@ -21,6 +21,7 @@ struct uq_batch {
 	unsigned fetch_bytes;            /* its size */
 	unsigned fetch_off;              /* tags before this offset were taken */
 	unsigned fetch_errors;           /* fetches in a row that ended in error */
+	unsigned commit_errors;          /* commits in a row refused whole (not -EBUSY) */
 	bool gone;                       /* the fetch ended -ENODEV: the device is going away */
 	bool fetch_ended;                /* no fetch in the driver any more: no request comes */
 	struct gu_batch_elem *commit[UQ_COMMIT_BUFS];

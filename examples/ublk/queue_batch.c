@@ -206,49 +206,65 @@ static void ubat_on_fetch(struct uq *q, const struct io_uring_cqe *cqe, bool *qu
 	/*
 	 * The fetch ended. -ENODEV: the device is going away, no request comes again. The
 	 * buffer used up (-ENOBUFS, or a last CQE with tags): again, from its start. Any
-	 * other error (the driver short of memory, say): again too, a few times in a row at
-	 * most, or the queue would stop taking requests while the device lives on.
+	 * other error (the driver short of memory, say): again too, always, more slowly after
+	 * a few in a row. Giving up would strand the requests the driver holds for this
+	 * queue, and STOP_DEV would wait for them forever.
 	 */
 	if (cqe->res == -ENODEV) {
 		b->gone = true;
-	} else if (cqe->res < 0 && cqe->res != -ENOBUFS && ++b->fetch_errors > 3) {
-		fprintf(stderr, "graid-ublk: queue %u: FETCH_IO_CMDS ended: %s, %u times in a "
-				"row; this queue takes no more requests\n", q->q_id,
-			graid_strerror(cqe->res), b->fetch_errors);
-	} else {
-		if (cqe->res >= 0 || cqe->res == -ENOBUFS)
-			b->fetch_errors = 0;
-		if (ubat_arm_fetch(q) == 0)
-			return;
-		fprintf(stderr, "graid-ublk: queue %u: no SQE to fetch again\n", q->q_id);
+		b->fetch_ended = true;
+		return;
 	}
-	b->fetch_ended = true;
+	if (cqe->res >= 0 || cqe->res == -ENOBUFS) {
+		b->fetch_errors = 0;
+	} else if (++b->fetch_errors >= 3) {
+		if (b->fetch_errors == 3)
+			fprintf(stderr, "graid-ublk: queue %u: FETCH_IO_CMDS ended: %s, 3 times in "
+					"a row; trying again every 10 ms\n", q->q_id,
+				graid_strerror(cqe->res));
+		usleep(10 * 1000);
+	}
+	if (ubat_arm_fetch(q)) {
+		/* Cannot happen: the ring has room for it (queue.c sizes it). */
+		fprintf(stderr, "graid-ublk: queue %u: no SQE to fetch again\n", q->q_id);
+		b->fetch_ended = true;
+	}
 }
 
 /*
  * A commit answered. The driver takes the elements in order and stops at the first it
- * refuses: the answer is the bytes taken before it, or an error if it refused the first.
- * That one is logged and given up (the driver did not take it, nothing we send would
- * change that), and those after it are sent again: never merged behind it, where they
- * would be refused with it.
+ * refuses: the answer is the bytes taken before it, or -EBUSY if it refused the first
+ * (a tag it does not hold for us). That one is logged and given up (nothing we send
+ * would change it), and those after it are sent again, never behind it, where they would
+ * be refused with it. Any other error refused the command whole (nothing was taken):
+ * all of it again, three times in a row at most. While the device goes away its
+ * requests end with it and nothing is sent again.
  */
 static void ubat_on_commit(struct uq *q, unsigned buf, int res)
 {
 	struct uq_batch *b = &q->b;
-	unsigned n = b->commit_n[buf];
-	unsigned bad = res < 0 ? 0 : (unsigned)res / (unsigned)sizeof(struct gu_batch_elem);
+	const struct gu_batch_elem *e = b->commit[buf];
+	unsigned n = b->commit_n[buf], from;
 
 	b->commit_out[buf] = false;
-	if (bad >= n)
+	if (res >= 0 && (unsigned)res >= n * sizeof(*e)) {
+		b->commit_errors = 0;
 		return;
-	if (!b->gone && !atomic_load(&q->s->stopping))
+	}
+	if (b->gone || atomic_load(&q->s->stopping))
+		return;
+	if (res < 0 && res != -EBUSY && ++b->commit_errors <= 3) {
+		from = 0;
+	} else {
+		unsigned bad = res < 0 ? 0 : (unsigned)res / (unsigned)sizeof(*e);
+
 		fprintf(stderr, "graid-ublk: queue %u: the driver refused the answer to tag %u "
-				"(%d): %s\n", q->q_id, b->commit[buf][bad].tag,
-			b->commit[buf][bad].result,
+				"(%d): %s\n", q->q_id, e[bad].tag, e[bad].result,
 			res < 0 ? graid_strerror(res) : "a later element of a batch");
-	q->lost++;
-	for (unsigned i = bad + 1; i < n; i++)
-		ubat_commit(q, b->commit[buf][i].tag, b->commit[buf][i].result);
+		from = bad + 1;
+	}
+	for (unsigned i = from; i < n; i++)
+		ubat_commit(q, e[i].tag, e[i].result);
 }
 
 bool ubat_cqe(struct uq *q, const struct io_uring_cqe *cqe, bool *queued)
