@@ -1031,8 +1031,8 @@ GRAID_API int graid_queue_create(struct graid_array *a, unsigned depth,
  */
 GRAID_API int graid_queue_destroy(struct graid_queue *q);
 
-/** Ranges one graid_queue_register_buffers() call takes at most. */
-#define GRAID_QUEUE_MAX_BUFFERS 1024u
+/** Slots one graid_queue_register_buffers() call takes at most (io_uring's limit). */
+#define GRAID_QUEUE_MAX_BUFFERS 16384u
 /** The longest range graid_queue_register_buffers() takes (io_uring's limit): 1 GiB. */
 #define GRAID_QUEUE_MAX_BUFFER_BYTES (1ull << 30)
 
@@ -1051,12 +1051,17 @@ GRAID_API int graid_queue_destroy(struct graid_queue *q);
  * the memory must stay mapped as it is until then (no munmap(), mremap() or
  * MADV_DONTNEED: the I/O would go to the pages pinned here). One set of ranges per queue
  * at a time.
+ *
+ * Entry i is the ring's buffer slot i. An entry { NULL, 0 } leaves its slot empty, for a
+ * kernel driver to put its own pages in through an operation sent with graid_queue_sqe()
+ * (a ublk server's UBLK_F_AUTO_BUF_REG or UBLK_U_IO_REGISTER_IO_BUF), and
+ * graid_queue_read_fixed() reads into what the driver put there.
  * @param q the queue; no request may be in flight.
- * @param iov the ranges: each non-NULL, 1 byte .. ::GRAID_QUEUE_MAX_BUFFER_BYTES, none
- *   overlapping another.
+ * @param iov the slots: each a range of 1 byte .. ::GRAID_QUEUE_MAX_BUFFER_BYTES at a
+ *   non-NULL address, none overlapping another, or { NULL, 0 } (empty).
  * @param n how many, 1 .. ::GRAID_QUEUE_MAX_BUFFERS.
- * @return 0; -EINVAL a NULL argument, @p n 0 or too large, a range empty, NULL, too long or
- *   overlapping another; -EBUSY requests in flight, or ranges registered already;
+ * @return 0; -EINVAL a NULL argument, @p n 0 or too large, a range NULL with a length,
+ *   empty with an address, too long or overlapping another; -EBUSY requests in flight, or ranges registered already;
  *   -ENOMEM the pages cannot be pinned (RLIMIT_MEMLOCK) or no memory; -EFAULT a range is
  *   not mapped memory, or not writable; another negative errno from io_uring_register_buffers() (a kernel
  *   without fixed buffers: -EINVAL or -EOPNOTSUPP). On error nothing is registered.
@@ -1067,9 +1072,10 @@ GRAID_API int graid_queue_register_buffers(struct graid_queue *q, const struct i
 /**
  * @brief Undo graid_queue_register_buffers().
  * @param q the queue; no request may be in flight.
- * @return 0; -EINVAL @p q NULL or nothing registered; -EBUSY requests in flight, or member
- *   I/O given up on after the I/O timeout (graid_array_set_io_timeout()) that has not ended
- *   yet (reap, and try again); another negative errno from io_uring_unregister_buffers()
+ * @return 0; -EINVAL @p q NULL or nothing registered; -EBUSY requests in flight, operations
+ *   of graid_queue_sqe() in flight (a kernel that quiesces the ring to unregister would
+ *   wait for them), or member I/O given up on after the I/O timeout
+ *   (graid_array_set_io_timeout()) that has not ended yet (reap, and try again); another negative errno from io_uring_unregister_buffers()
  *   (the ranges stay registered).
  */
 GRAID_API int graid_queue_unregister_buffers(struct graid_queue *q);
@@ -1087,6 +1093,79 @@ GRAID_API int graid_queue_unregister_buffers(struct graid_queue *q);
  */
 GRAID_API int graid_queue_read(struct graid_queue *q, void *buf, size_t len, uint64_t offset,
 			       uint64_t user_data);
+
+/**
+ * @brief Queue a read into slot @p buf_index of the queue's buffer table
+ *   (graid_queue_register_buffers()), at @p buf_offset in it.
+ *
+ * A slot holding the caller's memory: the same as graid_queue_read() into that memory.
+ *
+ * A slot left empty at registration and filled by a kernel driver with pages this process
+ * cannot address (a ublk request's, registered through an operation sent with
+ * graid_queue_sqe()): the library reads the members straight into them, and never touches
+ * the data itself. So only a read that is plain member reads is served: on RAID-0/5/6
+ * every data member of the stripes readable (RAID-1/10: one copy), no I/O timeout
+ * (graid_array_set_io_timeout(), whose reads go through the library's memory), no member
+ * whose I/O is done in place, and NVMe passthrough members only from Linux 6.1. Anything
+ * else (a data member out, a member read that fails or is refused part-way, for whatever
+ * reason) ends the request with -EXDEV, and the failed member read is held against no
+ * member (it may be the pages' doing: -EINVAL, -EFAULT): the caller reads again with
+ * graid_queue_read() into memory of its own, where the library recovers the data from
+ * parity, repairs what a member could not read, and fails members as it always does. The
+ * pages must stay in the slot until the completion is reaped.
+ * @param q the queue.
+ * @param buf_index the slot.
+ * @param buf_offset where in the slot the read starts.
+ * @param len bytes, a multiple of the block size; at most ::GRAID_QUEUE_MAX_BUFFER_BYTES.
+ * @param offset array offset, a multiple of the block size.
+ * @param user_data returned in the completion.
+ * @return 0; -EXDEV a read into a kernel's pages that cannot be served as member reads
+ *   straight into them (see above; no completion follows); -EINVAL @p q NULL, no such slot,
+ *   the range outside the caller's memory of the slot, or as graid_queue_read(); -EAGAIN;
+ *   -ESTALE (as graid_queue_read()); -ENOMEM. The completion's result: @p len, -EXDEV
+ *   (read again into own memory), or a negative errno as graid_queue_read()'s (-EIO: the
+ *   array failed).
+ */
+GRAID_API int graid_queue_read_fixed(struct graid_queue *q, unsigned buf_index,
+				     size_t buf_offset, size_t len, uint64_t offset,
+				     uint64_t user_data);
+
+struct io_uring_sqe;
+
+/**
+ * @brief Send an io_uring operation of the caller's on the queue's ring, beside the array's
+ *   member I/O: graid_queue_reap() then waits for it and the requests at once, and returns
+ *   its completion among theirs.
+ *
+ * For a caller that feeds the array from another kernel interface: a ublk server sends its
+ * fetch and commit commands this way, and a driver that registers its pages in the ring a
+ * command came through puts them where graid_queue_read_fixed() can read into them. The
+ * first 64 bytes of @p sqe are copied (a ring of 128-byte entries gets the rest zeroed);
+ * the operation goes to the kernel at the next graid_queue_submit() or graid_queue_reap(),
+ * in no particular order with the member I/O of requests queued before it. Its buffer
+ * index (READ_FIXED, IORING_URING_CMD_FIXED) names the queue's buffer table. Each of its
+ * CQEs comes back as one ::graid_completion with @p user_data and the CQE's res as result
+ * (nothing else of the CQE: its flags, a big CQE's extra bytes); the caller tells them from
+ * its requests' by @p user_data. A multishot operation counts as in flight until its last
+ * CQE, but its completions do not say which is the last: send single-shot ones.
+ * Operations that act on the ring's other requests or its file table are refused: they
+ * would reach the array's member I/O. Operations still in flight at graid_queue_destroy()
+ * are cancelled where the kernel can cancel them (polls, commands whose driver allows it),
+ * and the completions of any that end while it waits for the requests are dropped; memory
+ * they name must stay valid until they end.
+ * @param q the queue.
+ * @param sqe the operation; its user_data is ignored.
+ * @param user_data returned in its completions.
+ * @return 0; -EINVAL @p q or @p sqe NULL, flags the queue's ring cannot honour
+ *   (IOSQE_FIXED_FILE, IOSQE_IO_LINK, IOSQE_IO_HARDLINK, IOSQE_IO_DRAIN,
+ *   IOSQE_BUFFER_SELECT, IOSQE_CQE_SKIP_SUCCESS), or an opcode that acts on other
+ *   requests or the file table (IORING_OP_ASYNC_CANCEL, POLL_REMOVE, TIMEOUT_REMOVE,
+ *   LINK_TIMEOUT, FILES_UPDATE); -EAGAIN twice the queue's depth plus 16
+ *   operations are in flight, or the ring has no room even after sending what it held
+ *   (reap, and try again); -ENOMEM.
+ */
+GRAID_API int graid_queue_sqe(struct graid_queue *q, const struct io_uring_sqe *sqe,
+			      uint64_t user_data);
 
 /**
  * @brief Queue a write; as graid_queue_read().
@@ -1140,12 +1219,13 @@ GRAID_API int graid_queue_write_zeroes(struct graid_queue *q, uint64_t offset, u
 GRAID_API int graid_queue_submit(struct graid_queue *q);
 
 /**
- * @brief Collect finished requests, waiting until at least @p min_complete have finished
- *   (or no request is left in flight).
+ * @brief Collect finished requests, and the completions of operations sent with
+ *   graid_queue_sqe(), waiting until at least @p min_complete are there (or neither a
+ *   request nor an operation is left in flight).
  * @param q the queue.
  * @param c room for @p max completions.
  * @param max the most to return.
- * @param min_complete how many to wait for (clamped to the requests in flight).
+ * @param min_complete how many to wait for (clamped to what is in flight).
  * @return the number of completions stored; -EINVAL bad arguments; a negative errno from
  *   io_uring when, with nothing completed, the kernel kept refusing the queue's I/O for
  *   10 s or the ring is unusable (the requests stay queued).

@@ -87,6 +87,18 @@ static struct sop *queue_sop_alloc(struct graid_queue *q)
 	return s;
 }
 
+/*
+ * A read into a kernel's buffer: its failure is judged by nobody here. It may be the
+ * buffer's doing (pages not aligned as the member wants them, the slot empty: -EINVAL,
+ * -EFAULT), and a member's error is met again by the read the caller then does through
+ * memory of its own (the request ends -EXDEV), which repairs or fails as ever: counting it
+ * here too would count each media error twice.
+ */
+static bool queue_kslot_read(const struct sop *s, const struct mio *io)
+{
+	return s->req->kslot >= 0 && !io->write;
+}
+
 static void queue_io_complete(struct graid_queue *q, struct mio *io, int res)
 {
 	struct sop *s = io->sop;
@@ -108,7 +120,7 @@ static void queue_io_complete(struct graid_queue *q, struct mio *io, int res)
 		 * A stale read is nobody's failure: it is only done again, the role's present
 		 * way. A sector it cannot read, on a member otherwise fine: repaired, not failed.
 		 */
-		if (!io->fault.stale &&
+		if (!io->fault.stale && !queue_kslot_read(s, io) &&
 		    !(!io->write && array_member_read_error(q->a, io->member, io->fault.fd, res) &&
 		      sop_note_bad(s, io->member)))
 			array_member_io_failed(q->a, io->member, io->fault.fd, res);
@@ -134,6 +146,13 @@ static void queue_reap_cqes(struct graid_queue *q)
 		struct mio *io = io_uring_cqe_get_data(cqe);
 		int res = cqe->res;
 
+		if (cqe->user_data & QUEUE_OP_TAG) {
+			/* The caller's own operation (graid_queue_sqe); no room: the next reap. */
+			if (!queue_op_cqe(q, cqe))
+				break;
+			io_uring_cqe_seen(&q->ring, cqe);
+			continue;
+		}
 		io_uring_cqe_seen(&q->ring, cqe);
 		if (io) /* NULL: the timeout in front of a stalled member's I/O */
 			queue_io_complete(q, io, res);
@@ -330,8 +349,9 @@ static int queue_progress(struct graid_queue *q)
 GRAID_API int graid_queue_create(struct graid_array *a, unsigned depth,
 				 struct graid_queue **out)
 {
+	/* Room for the member I/O in flight, and for the caller's operations (queue_ops.c). */
 	struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE,
-				     .cq_entries = QUEUE_CQ_ENTRIES };
+				     .cq_entries = QUEUE_CQ_ENTRIES + 2 * depth + 16 };
 	struct graid_queue *q;
 	int rc;
 
@@ -414,9 +434,12 @@ GRAID_API int graid_queue_destroy(struct graid_queue *q)
 			return rc;
 		}
 		queue_reap_cqes(q);
+		q->nop_done = 0; /* the caller's operations' completions: nobody reaps them now */
 	}
-	io_uring_queue_exit(&q->ring); /* and with it any fixed buffers */
+	/* And with it any fixed buffers; the caller's operations still out are cancelled. */
+	io_uring_queue_exit(&q->ring);
 	queue_fixed_free(q);
+	queue_ops_free(q);
 	for (unsigned k = 0; k < QUEUE_BUF_CLASSES; k++)
 		for (unsigned i = 0; i < q->nbufs[k]; i++)
 			free(q->bufs[k][i]);
@@ -461,8 +484,9 @@ static int queue_zbuf(struct graid_queue *q)
 	return 0;
 }
 
+/* A request queued (graid_queue_read() and the others); @p kslot as struct req's. */
 static int queue_add(struct graid_queue *q, uint8_t *buf, size_t len, uint64_t offset,
-		     uint64_t user_data, bool write, bool zero)
+		     uint64_t user_data, bool write, bool zero, int kslot)
 {
 	const struct graid_array *a;
 	struct req *r;
@@ -488,7 +512,7 @@ static int queue_add(struct graid_queue *q, uint8_t *buf, size_t len, uint64_t o
 	else if (!(r = malloc(sizeof(*r))))
 		return -ENOMEM;
 	*r = (struct req){ .user_data = user_data, .buf = zero ? q->zbuf : buf, .len = len,
-			   .off = offset, .write = write, .zero = zero };
+			   .off = offset, .write = write, .zero = zero, .kslot = kslot };
 	if (zero)
 		live_discard_begin(q->a, offset, len, &r->live);
 	if (q->active_tail)
@@ -505,14 +529,27 @@ static int queue_add(struct graid_queue *q, uint8_t *buf, size_t len, uint64_t o
 GRAID_API int graid_queue_read(struct graid_queue *q, void *buf, size_t len, uint64_t offset,
 			       uint64_t user_data)
 {
-	return queue_add(q, buf, len, offset, user_data, false, false);
+	return queue_add(q, buf, len, offset, user_data, false, false, -1);
+}
+
+GRAID_API int graid_queue_read_fixed(struct graid_queue *q, unsigned buf_index,
+				     size_t buf_offset, size_t len, uint64_t offset,
+				     uint64_t user_data)
+{
+	uint8_t *buf;
+	int kslot, rc;
+
+	if (!q)
+		return -EINVAL;
+	rc = queue_fixed_target(q, buf_index, buf_offset, len, &buf, &kslot);
+	return rc ? rc : queue_add(q, buf, len, offset, user_data, false, false, kslot);
 }
 
 GRAID_API int graid_queue_write(struct graid_queue *q, const void *buf, size_t len,
 				uint64_t offset, uint64_t user_data)
 {
 	/* Never written through: a write's buffer is only read (cast for the shared struct). */
-	return queue_add(q, (uint8_t *)(uintptr_t)buf, len, offset, user_data, true, false);
+	return queue_add(q, (uint8_t *)(uintptr_t)buf, len, offset, user_data, true, false, -1);
 }
 
 /* Discard and write-zeroes differ only in what the live-data map records (discard.c). */
@@ -521,7 +558,7 @@ GRAID_API int graid_queue_discard(struct graid_queue *q, uint64_t offset, uint64
 {
 	if (len > SIZE_MAX)
 		return -EINVAL;
-	return queue_add(q, NULL, (size_t)len, offset, user_data, true, true);
+	return queue_add(q, NULL, (size_t)len, offset, user_data, true, true, -1);
 }
 
 GRAID_API int graid_queue_write_zeroes(struct graid_queue *q, uint64_t offset, uint64_t len,
@@ -529,7 +566,7 @@ GRAID_API int graid_queue_write_zeroes(struct graid_queue *q, uint64_t offset, u
 {
 	if (len > SIZE_MAX)
 		return -EINVAL;
-	return queue_add(q, NULL, (size_t)len, offset, user_data, true, true);
+	return queue_add(q, NULL, (size_t)len, offset, user_data, true, true, -1);
 }
 
 GRAID_API int graid_queue_submit(struct graid_queue *q)
@@ -540,6 +577,34 @@ GRAID_API int graid_queue_submit(struct graid_queue *q)
 		return -EINVAL;
 	rc = queue_progress(q);
 	return rc ? rc : (int)q->nreq;
+}
+
+/*
+ * Wait for a CQE (or the oldest I/O's timeout), after sending what a refused submit left
+ * in the ring (or nothing completes); 0, or the kernel's errno when it refused again.
+ */
+static int queue_wait_ring(struct graid_queue *q)
+{
+	if (io_uring_sq_ready(&q->ring)) {
+		int rc = member_ring_submit(&q->ring, 0);
+
+		if (rc < 0)
+			return rc;
+	}
+	if (queue_timeout_wait(q) == 0)
+		queue_reap_cqes(q);
+	return 0;
+}
+
+/* The same for a millisecond at most (another wait goes on beside it). */
+static void queue_wait_ring_ms(struct graid_queue *q)
+{
+	struct __kernel_timespec ms = { .tv_nsec = 1000000 };
+	struct io_uring_cqe *cqe;
+
+	if (io_uring_sq_ready(&q->ring))
+		member_ring_submit(&q->ring, 0);
+	io_uring_wait_cqe_timeout(&q->ring, &cqe, &ms);
 }
 
 GRAID_API int graid_queue_reap(struct graid_queue *q, struct graid_completion *c,
@@ -554,6 +619,7 @@ GRAID_API int graid_queue_reap(struct graid_queue *q, struct graid_completion *c
 		queue_reap_cqes(q);
 		queue_expire(q);
 		queue_progress(q);
+		n += queue_op_take(q, c + n, max - n);
 		while (n < max && q->done) {
 			struct req *r = q->done;
 
@@ -567,29 +633,37 @@ GRAID_API int graid_queue_reap(struct graid_queue *q, struct graid_completion *c
 			r->next = q->free_reqs;
 			q->free_reqs = r;
 		}
-		if (n >= min_complete || n >= max || q->nreq == 0)
+		if (n >= min_complete || n >= max || (q->nreq == 0 && q->nops == 0))
 			break;
 		if (q->ninl) {
 			continue; /* done in place, not reaped yet: no waiting for it */
 		} else if (q->ios_inflight) {
-			int rc;
+			int rc = queue_wait_ring(q);
 
-			/* Entries a refused submit left in the ring go first, or nothing completes. */
-			if (io_uring_sq_ready(&q->ring)) {
-				rc = member_ring_submit(&q->ring, 0);
-				if (rc < 0)
-					return n ? (int)n : rc;
-			}
-			if (queue_timeout_wait(q) == 0)
-				queue_reap_cqes(q);
+			if (rc < 0)
+				return n ? (int)n : rc;
 		} else if (q->parked) {
 			uint64_t seq = stripe_release_seq(q->a);
 
-			if (!queue_unpark(q))
+			if (queue_unpark(q))
+				continue;
+			/*
+			 * Waiting for a stripe lock and for the caller's operations at once: look
+			 * at the ring every millisecond (locks are contended only across queues).
+			 */
+			if (q->nops)
+				queue_wait_ring_ms(q);
+			else
 				stripe_wait_release(q->a, seq);
 		} else if (!q->gen_list && !q->rec_list && !q->done && q->nsops == 0 &&
 			   !q->active) {
-			break; /* nothing left that could complete */
+			if (q->nreq || !q->nops)
+				break; /* nothing left that could complete */
+			/* Only the caller's operations are out: wait for one. */
+			int rc = queue_wait_ring(q);
+
+			if (rc < 0)
+				return n ? (int)n : rc;
 		}
 	}
 	return (int)n;

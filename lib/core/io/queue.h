@@ -36,6 +36,13 @@ struct req {
 	uint64_t off;
 	bool write;
 	/*
+	 * graid_queue_read_fixed() into a buffer table slot with no memory in this process (a
+	 * kernel's pages): the slot, else -1. Then buf is QUEUE_KSLOT_BIAS + the offset in the
+	 * slot, an address nothing may dereference: only member reads straight into it are
+	 * allowed, and anything else ends the request with -EXDEV (queue_fixed.c).
+	 */
+	int kslot;
+	/*
 	 * Discard or write-zeroes: buf is the queue's zero buffer (q->zbuf), and every
 	 * stripe operation starts at its beginning (req_off 0) instead of at the cursor.
 	 */
@@ -184,7 +191,42 @@ struct graid_queue {
 	struct queue_fixed *fixed;
 	unsigned nfixed;
 	bool fixed_cmd;               /* passthrough commands may name them (Linux 6.1+) */
+	struct queue_slot *slots;     /* the whole buffer table, by index; empty slots too */
+	unsigned nslots;
+	/* graid_queue_sqe(): the caller's own operations on this ring (queue_ops.c). */
+	struct queue_op *ops;         /* ops_cap records, allocated at the first one */
+	struct queue_op *op_free;
+	unsigned ops_cap;
+	unsigned nops;                /* sent and not ended (a multishot one until its last CQE) */
+	struct graid_completion *op_done; /* their CQEs, waiting to be reaped */
+	unsigned nop_done, op_done_cap;
 };
+
+/* A slot of the buffer table: memory of the caller's (user), or left for a kernel's pages. */
+struct queue_slot {
+	uintptr_t base; /* user: its address; else what the kernel counts offsets from (0) */
+	size_t len;     /* user only */
+	bool user;
+};
+
+/* A caller's operation in flight; its address, with bit 0 set, is the CQE's user_data. */
+struct queue_op {
+	struct queue_op *next;
+	uint64_t user_data;
+};
+
+/* CQE user_data of a caller's operation: mio records are at least 8-byte aligned. */
+#define QUEUE_OP_TAG UINT64_C(1)
+
+/*
+ * Where the fake addresses of a read into a kernel's buffer start (struct req, kslot): far
+ * above any offset in a slot, page-aligned so that alignment checks see the offset's own.
+ */
+#if UINTPTR_MAX > 0xffffffffu
+#define QUEUE_KSLOT_BIAS ((uintptr_t)1 << 40)
+#else
+#define QUEUE_KSLOT_BIAS ((uintptr_t)0) /* no room: a kernel's pages are never read into */
+#endif
 
 /* A registered range: [base, end), fixed buffer @index of the queue's ring. */
 struct queue_fixed {
@@ -221,6 +263,20 @@ static inline int queue_fixed_index(const struct graid_queue *q, const void *ptr
 
 /* The ranges forgotten (graid_queue_destroy: the ring's exit unregisters them). */
 void queue_fixed_free(struct graid_queue *q);
+/*
+ * Where graid_queue_read_fixed() reads to: *@p buf (and *@p kslot -1) for the caller's
+ * memory, or a fake address and the slot for a kernel's pages. 0, -EINVAL (no such slot,
+ * outside the caller's range) or -EXDEV (a kernel's pages this queue cannot read into).
+ */
+int queue_fixed_target(const struct graid_queue *q, unsigned buf_index, size_t buf_offset,
+		       size_t len, uint8_t **buf, int *kslot);
+
+/* queue_ops.c: graid_queue_sqe() */
+/* A CQE of a caller's operation (user_data with QUEUE_OP_TAG); false: no room, keep it. */
+bool queue_op_cqe(struct graid_queue *q, const struct io_uring_cqe *cqe);
+/* Up to @p max finished operations into @p c; how many. */
+unsigned queue_op_take(struct graid_queue *q, struct graid_completion *c, unsigned max);
+void queue_ops_free(struct graid_queue *q);
 
 /* queue.c */
 uint8_t *queue_buf_get(struct graid_queue *q, size_t len);

@@ -6,6 +6,7 @@
  * the pages on every I/O. The ranges are kept sorted by address for queue_fixed_index().
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/utsname.h>
@@ -33,48 +34,110 @@ static bool queue_fixed_cmd_ok(void)
 	return major > 6 || (major == 6 && minor >= 1);
 }
 
+/* The ranges of @p iov, sorted by address, into @p f; how many, or -EINVAL. */
+static int queue_fixed_ranges(const struct iovec *iov, unsigned n, struct queue_fixed *f,
+			      struct queue_slot *slots)
+{
+	unsigned nf = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		uintptr_t base = (uintptr_t)iov[i].iov_base;
+
+		if (!iov[i].iov_base && iov[i].iov_len == 0)
+			continue; /* an empty slot, for a kernel's buffer */
+		if (!iov[i].iov_base || iov[i].iov_len == 0 ||
+		    iov[i].iov_len > GRAID_QUEUE_MAX_BUFFER_BYTES || base + iov[i].iov_len < base)
+			return -EINVAL;
+		f[nf++] = (struct queue_fixed){ .base = base, .end = base + iov[i].iov_len,
+						.index = i };
+		slots[i] = (struct queue_slot){ .base = base, .len = iov[i].iov_len, .user = true };
+	}
+	qsort(f, nf, sizeof(*f), queue_fixed_cmp);
+	for (unsigned i = 1; i < nf; i++)
+		if (f[i].base < f[i - 1].end)
+			return -EINVAL;
+	return (int)nf;
+}
+
 GRAID_API int graid_queue_register_buffers(struct graid_queue *q, const struct iovec *iov,
 					   unsigned n)
 {
 	struct queue_fixed *f;
-	int rc;
+	struct queue_slot *slots;
+	int rc, nf;
 
 	if (!q || !iov || n == 0 || n > GRAID_QUEUE_MAX_BUFFERS)
 		return -EINVAL;
-	if (q->nfixed || q->nreq)
+	if (q->nslots || q->nreq)
 		return -EBUSY;
 	f = calloc(n, sizeof(*f));
-	if (!f)
+	slots = calloc(n, sizeof(*slots));
+	if (!f || !slots) {
+		free(f);
+		free(slots);
 		return -ENOMEM;
-	for (unsigned i = 0; i < n; i++) {
-		uintptr_t base = (uintptr_t)iov[i].iov_base;
-
-		if (!iov[i].iov_base || iov[i].iov_len == 0 ||
-		    iov[i].iov_len > GRAID_QUEUE_MAX_BUFFER_BYTES ||
-		    base + iov[i].iov_len < base) {
-			free(f);
-			return -EINVAL;
-		}
-		f[i] = (struct queue_fixed){ .base = base, .end = base + iov[i].iov_len,
-					     .index = i };
 	}
-	qsort(f, n, sizeof(*f), queue_fixed_cmp);
-	for (unsigned i = 1; i < n; i++) {
-		if (f[i].base < f[i - 1].end) {
-			free(f);
-			return -EINVAL;
-		}
+	nf = queue_fixed_ranges(iov, n, f, slots);
+	if (nf < 0) {
+		free(f);
+		free(slots);
+		return nf;
 	}
 	rc = io_uring_register_buffers(&q->ring, iov, n);
 	if (rc < 0) {
 		graid__log(GRAID_LOG_INFO, "queue: registering %u buffer(s): %s", n,
 			   graid_strerror(rc));
 		free(f);
+		free(slots);
 		return rc;
 	}
 	q->fixed = f;
-	q->nfixed = n;
+	q->nfixed = (unsigned)nf;
+	q->slots = slots;
+	q->nslots = n;
 	q->fixed_cmd = queue_fixed_cmd_ok();
+	return 0;
+}
+
+/*
+ * Whether a read into a kernel's buffer can be served as member reads straight into it,
+ * for every stripe it could touch: what the library would otherwise do needs the data in
+ * its hands (bounce buffers under an I/O timeout, I/O done in place for members in
+ * memory, passthrough members on a kernel that cannot name the buffer).
+ */
+static bool queue_kslot_servable(const struct graid_queue *q)
+{
+	if (!QUEUE_KSLOT_BIAS || q->inline_any ||
+	    atomic_load_explicit(&q->a->io_timeout_ns, memory_order_relaxed))
+		return false;
+	for (unsigned m = 0; m < q->a->nmembers; m++)
+		if (q->a->members[m].nvme.passthru && !q->fixed_cmd)
+			return false;
+	return true;
+}
+
+int queue_fixed_target(const struct graid_queue *q, unsigned buf_index, size_t buf_offset,
+		       size_t len, uint8_t **buf, int *kslot)
+{
+	const struct queue_slot *slot;
+
+	if (buf_index >= q->nslots)
+		return -EINVAL;
+	slot = &q->slots[buf_index];
+	if (slot->user) {
+		/* The caller's memory: an ordinary read into it (which then uses the slot). */
+		if (buf_offset > slot->len || len > slot->len - buf_offset)
+			return -EINVAL;
+		*buf = (uint8_t *)(slot->base + buf_offset);
+		*kslot = -1;
+		return 0;
+	}
+	if (buf_offset > GRAID_QUEUE_MAX_BUFFER_BYTES || len > GRAID_QUEUE_MAX_BUFFER_BYTES)
+		return -EINVAL;
+	if (!queue_kslot_servable(q))
+		return -EXDEV;
+	*buf = (uint8_t *)(QUEUE_KSLOT_BIAS + buf_offset);
+	*kslot = (int)buf_index;
 	return 0;
 }
 
@@ -82,13 +145,13 @@ GRAID_API int graid_queue_unregister_buffers(struct graid_queue *q)
 {
 	int rc;
 
-	if (!q || !q->nfixed)
+	if (!q || !q->nslots)
 		return -EINVAL;
 	/*
 	 * Nor while I/O given up on after the timeout may still use them: kernels that quiesce
 	 * the ring to unregister would wait for it here, as long as the member hangs.
 	 */
-	if (q->nreq || q->nlate)
+	if (q->nreq || q->nlate || q->nops)
 		return -EBUSY;
 	rc = io_uring_unregister_buffers(&q->ring);
 	if (rc < 0)
@@ -100,6 +163,8 @@ GRAID_API int graid_queue_unregister_buffers(struct graid_queue *q)
 void queue_fixed_free(struct graid_queue *q)
 {
 	free(q->fixed);
+	free(q->slots);
 	q->fixed = NULL;
-	q->nfixed = 0;
+	q->slots = NULL;
+	q->nfixed = q->nslots = 0;
 }

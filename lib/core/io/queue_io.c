@@ -137,18 +137,34 @@ int queue_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned membe
 	     bool write, uint8_t *ptr, size_t len, uint64_t member_off)
 {
 	struct mio *io = queue_mio(s, slot, member, write, len);
-	int rc;
+	bool passthru = q->a->members[member].nvme.passthru;
+	int rc, index = -1;
 
 	if (!write)
 		array_test_before_read(q->a, member);
-	if (queue_inline(q, member) && queue_io_now(q, s, io, ptr, NULL, 0, member_off))
+	if (s->req->kslot >= 0 && !write) {
+		/*
+		 * A kernel's buffer (graid_queue_read_fixed): by its slot, at the offset in it,
+		 * or not at all. Only the request's own (fake) addresses: a read into the
+		 * library's memory for such a request would be a plan that needs the data
+		 * (sop.c ends those -EXDEV first), and is refused here too.
+		 */
+		uintptr_t at = (uintptr_t)ptr, from = (uintptr_t)s->req->buf;
+
+		if (queue_inline(q, member) || (passthru && !q->fixed_cmd) || at < from ||
+		    len > s->req->len || at - from > s->req->len - len)
+			return -EXDEV;
+		index = s->req->kslot;
+		ptr = (uint8_t *)((uintptr_t)ptr - QUEUE_KSLOT_BIAS + q->slots[index].base);
+	} else if (queue_inline(q, member) &&
+		   queue_io_now(q, s, io, ptr, NULL, 0, member_off)) {
 		return 0;
-	/* Straight into or out of the caller's registered memory: a fixed buffer. */
+	} else if (q->nfixed) {
+		/* Straight into or out of the caller's registered memory: a fixed buffer. */
+		index = queue_fixed_index(q, ptr, len, passthru);
+	}
 	rc = member_prep_io_fixed(&q->ring, q->a, member, write, ptr, (unsigned)len, member_off,
-				  q->nfixed ? queue_fixed_index(q, ptr, len,
-								q->a->members[member].nvme.passthru)
-					    : -1,
-				  io, &io->fault);
+				  index, io, &io->fault);
 	/* Prepared, not yet submitted: a stale read still runs, but its bytes are dropped. */
 	if (rc == 0 && !write)
 		io->fault.stale = !queue_read_current(q, io, member_off);

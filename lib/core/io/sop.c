@@ -180,9 +180,9 @@ static void sop_mirror_read(struct graid_queue *q, struct sop *s)
 	/* Spread reads over the copies; the stripe number keeps one request's choice stable. */
 	c = alive[s->stripe % nalive];
 	/* Slot c: a read of another copy after this one is given up on takes another slot. */
-	if (queue_aligned(user) && !sop_bounce_reads(q)) {
+	if (s->req->kslot >= 0 || (queue_aligned(user) && !sop_bounce_reads(q))) {
 		if (!sop_io(q, s, c, members[c], false, user, s->arr_len, moff[c]))
-			return sop_finish(q, s, -EAGAIN);
+			return sop_finish(q, s, s->req->kslot >= 0 ? -EXDEV : -EAGAIN);
 		return;
 	}
 	if (!sop_own_buf(q, s, c, s->arr_len))
@@ -286,9 +286,11 @@ static void sop_direct_read(struct graid_queue *q, struct sop *s)
 			continue;
 		dst = sop_user(l, s, d, ws);
 		m = graid_layout_data_member(l, s->stripe, d);
-		if (queue_aligned(dst) && !bounce) {
+		if (s->req->kslot >= 0 || (queue_aligned(dst) && !bounce)) {
 			if (!sop_io(q, s, d, m, false, dst, we - ws, sop_member_off(l, s->stripe, ws)))
 				s->read_failed = true;
+			if (s->read_failed && s->req->kslot >= 0)
+				break; /* it ends -EXDEV: the other chunks would be read for nothing */
 			continue;
 		}
 		if (!sop_own_buf(q, s, d, we - ws) ||
@@ -1068,6 +1070,9 @@ void sop_start(struct graid_queue *q, struct sop *s)
 			all_alive = false;
 	if (!s->req->write && all_alive)
 		return sop_direct_read(q, s);
+	/* A kernel's buffer takes member reads straight, nothing recovered into it. */
+	if (s->req->kslot >= 0)
+		return sop_finish(q, s, -EXDEV);
 	if (l->nparity == 0)
 		return all_alive ? sop_direct_write(q, s) : sop_finish(q, s, -EIO);
 	sop_lock_and_plan(q, s);
@@ -1096,6 +1101,9 @@ void sop_io_done(struct graid_queue *q, struct sop *s)
 	 */
 	if (s->req->write && array_foreign(q->a))
 		return sop_finish(q, s, -ESTALE);
+	/* Nor read again another way: the caller does, through its own memory. */
+	if (s->req->kslot >= 0 && s->read_failed)
+		return sop_finish(q, s, -EXDEV);
 	switch (s->plan) {
 	case PLAN_DIRECT_READ:
 		if (!s->read_failed)
