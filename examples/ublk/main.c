@@ -16,6 +16,8 @@
 #include "ublk_srv.h"
 
 /* The largest request: two full stripes of a 4+2 array with 64 KiB chunks. */
+/* Zero copy takes all three: registration by the driver, and pread/pwrite for the rest. */
+#define GU_ZERO_COPY_FLAGS (UBLK_F_SUPPORT_ZERO_COPY | UBLK_F_AUTO_BUF_REG | UBLK_F_USER_COPY)
 #define GU_MAX_IO_BYTES (512u << 10)
 #define GU_MAX_QUEUES 64u
 
@@ -33,6 +35,8 @@ struct gu_opts {
 	const char *on_foreign;  /* --on-foreign CMD: run when the array goes foreign */
 	bool no_batch;           /* --batch off: the per-tag protocol even where batches exist */
 	bool no_fixed;           /* --fixed-buffers off: tag buffers not registered with graid */
+	bool no_zero_copy;       /* --zero-copy off: the driver copies each request's data */
+	bool no_one_ring;        /* --one-ring off: the ublk commands on a ring of their own */
 	/* --queue-cpus: where the queue threads run (the scheduler's choice by default) */
 	enum { GU_CPUS_ANY, GU_CPUS_QUEUE, GU_CPUS_LIST } cpus_mode;
 	cpu_set_t cpus;          /* GU_CPUS_LIST */
@@ -77,7 +81,13 @@ static void gu_usage(FILE *f)
 		"                  can (UBLK_F_BATCH_IO; default auto), or one command per\n"
 		"                  request as on older kernels (off)\n"
 		"  --fixed-buffers on|off  register the request buffers with the array's queues\n"
-		"                  so that member I/O pins no pages (default on)\n",
+		"                  so that member I/O pins no pages (default on)\n"
+		"  --zero-copy auto|off  where the driver can (Linux 6.15+), member reads land\n"
+		"                  in the client's pages (default auto; takes the place of\n"
+		"                  batches, and needs --one-ring)\n"
+		"  --one-ring auto|off  the ublk commands go through the array queue's ring,\n"
+		"                  one wait for both, wherever batches are not used and the\n"
+		"                  driver is 6.5+ (auto, the default), or a ring of their own\n",
 		GU_MAX_QUEUES, UBLK_MAX_QUEUE_DEPTH);
 }
 
@@ -177,7 +187,7 @@ static int gu_cpus_allowed(const cpu_set_t *set, const char *arg)
 
 enum { GU_OPT_MAX_RATE = 256, GU_OPT_BUSY_RATE, GU_OPT_IO_TIMEOUT, GU_OPT_LEASE,
        GU_OPT_TAKEOVER, GU_OPT_RESERVE, GU_OPT_ON_FOREIGN, GU_OPT_QUEUE_CPUS,
-       GU_OPT_BATCH, GU_OPT_FIXED };
+       GU_OPT_BATCH, GU_OPT_FIXED, GU_OPT_ZERO_COPY, GU_OPT_ONE_RING };
 
 /* 0, or 2 (usage error, message printed); exits 0 for --help. */
 static int gu_parse(int argc, char **argv, struct gu_opts *o)
@@ -196,6 +206,8 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 		{ "queue-cpus", required_argument, NULL, GU_OPT_QUEUE_CPUS },
 		{ "batch", required_argument, NULL, GU_OPT_BATCH },
 		{ "fixed-buffers", required_argument, NULL, GU_OPT_FIXED },
+		{ "zero-copy", required_argument, NULL, GU_OPT_ZERO_COPY },
+		{ "one-ring", required_argument, NULL, GU_OPT_ONE_RING },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -251,6 +263,18 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 				return 2;
 			}
 			o->no_batch = strcmp(optarg, "off") == 0;
+			break;
+		case GU_OPT_ZERO_COPY:
+		case GU_OPT_ONE_RING:
+			if (strcmp(optarg, "auto") && strcmp(optarg, "off")) {
+				fprintf(stderr, "graid-ublk: --%s: 'auto' or 'off', not '%s'\n",
+					c == GU_OPT_ZERO_COPY ? "zero-copy" : "one-ring", optarg);
+				return 2;
+			}
+			if (c == GU_OPT_ZERO_COPY)
+				o->no_zero_copy = strcmp(optarg, "off") == 0;
+			else
+				o->no_one_ring = strcmp(optarg, "off") == 0;
 			break;
 		case GU_OPT_FIXED:
 			if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
@@ -486,6 +510,26 @@ static int gu_serve(struct uctrl *c, struct usrv *s, unsigned nq, const uint8_t 
 	return status;
 }
 
+/*
+ * ADD_DEV with @p flags besides those asked for. A driver that lists a feature yet refuses
+ * it here (-EINVAL, -EOPNOTSUPP) gets @p dev back as it was, for the next way to try.
+ */
+static int gu_add_dev_with(struct uctrl *c, struct ublksrv_ctrl_dev_info *dev,
+			   uint64_t flags, const char *what)
+{
+	struct ublksrv_ctrl_dev_info asked = *dev;
+	int rc;
+
+	dev->flags |= flags;
+	rc = uctrl_add_dev(c, dev);
+	if (rc == -EINVAL || rc == -EOPNOTSUPP) {
+		fprintf(stderr, "graid-ublk: ADD_DEV with %s: %s; without\n", what,
+			graid_strerror(rc));
+		*dev = asked;
+	}
+	return rc;
+}
+
 /* Add the device, serve it, delete it; returns the exit status. */
 static int gu_run(struct graid_array *a, const struct graid_array_info *info,
 		  const struct gu_opts *o, const sigset_t *sigs)
@@ -516,22 +560,17 @@ static int gu_run(struct graid_array *a, const struct graid_array_info *info,
 		return 1;
 	}
 	/*
-	 * Batches where the driver lists them; added once either way (a driver that keeps
-	 * the device but drops the flag gets the per-tag protocol: s.batch reads it back).
+	 * Zero copy, else batches, where the driver lists them; added once either way (a
+	 * driver that keeps the device but drops a flag gets what is left: s.zero_copy and
+	 * s.batch read them back).
 	 */
 	rc = -EOPNOTSUPP;
-	if ((c.features & UBLK_F_BATCH_IO) && !o->no_batch) {
-		struct ublksrv_ctrl_dev_info asked = dev;
-
-		dev.flags |= UBLK_F_BATCH_IO;
-		rc = uctrl_add_dev(&c, &dev);
-		if (rc == -EINVAL || rc == -EOPNOTSUPP) {
-			/* A driver that lists the feature yet refuses it here: the older way. */
-			fprintf(stderr, "graid-ublk: ADD_DEV with batches: %s; without them\n",
-				graid_strerror(rc));
-			dev = asked;
-		}
-	}
+	if ((c.features & GU_ZERO_COPY_FLAGS) == GU_ZERO_COPY_FLAGS && !o->no_zero_copy &&
+	    !o->no_one_ring)
+		rc = gu_add_dev_with(&c, &dev, GU_ZERO_COPY_FLAGS, "zero copy");
+	if ((rc == -EINVAL || rc == -EOPNOTSUPP) && (c.features & UBLK_F_BATCH_IO) &&
+	    !o->no_batch)
+		rc = gu_add_dev_with(&c, &dev, UBLK_F_BATCH_IO, "batches");
 	if (rc == -EINVAL || rc == -EOPNOTSUPP)
 		rc = uctrl_add_dev(&c, &dev);
 	if (rc) {
@@ -547,12 +586,21 @@ static int gu_run(struct graid_array *a, const struct graid_array_info *info,
 	s.op_commit = c.ioctl_encode ? UBLK_U_IO_COMMIT_AND_FETCH_REQ
 				     : UBLK_IO_COMMIT_AND_FETCH_REQ;
 	s.batch = dev.flags & UBLK_F_BATCH_IO;
+	s.zero_copy = (dev.flags & GU_ZERO_COPY_FLAGS) == GU_ZERO_COPY_FLAGS;
+	/*
+	 * One ring wants a driver that takes the commands in 64-byte SQEs (the graid queue's
+	 * ring has those): 6.3 and later, 6.1 from about 6.1.47. GET_FEATURES (6.5) says so.
+	 */
+	s.one_ring = s.zero_copy || (!s.batch && !o->no_one_ring && c.features);
 	s.fixed_buffers = !o->no_fixed;
 	fprintf(stderr, "graid-ublk: RAID-%d, %u members (%u failed), %" PRIu64
 		" bytes, block %u; ublk device %" PRIu32 ", %u queue(s) x %u, %zu KiB max I/O, "
 		"%s\n", info->level, info->nmembers, info->nfailed, info->size, info->block_size,
 		dev.dev_id, (unsigned)dev.nr_hw_queues, s.depth, s.buf_bytes >> 10,
-		s.batch ? "batched fetches and commits" : "a command per request");
+		s.zero_copy  ? "zero copy, one ring"
+		: s.batch    ? "batched fetches and commits"
+		: s.one_ring ? "a command per request, one ring"
+			     : "a command per request");
 
 	gu_params(&params, info, dev.max_io_buf_bytes);
 	rc = uctrl_set_params(&c, s.dev_id, &params);

@@ -67,21 +67,23 @@ static int uq_prep_io(struct uq *q, unsigned op, unsigned tag, int result)
 }
 
 /* Hand @tag's result back; the same command asks for the tag's next request. */
-static void uq_commit(struct uq *q, unsigned tag, int result)
+void uq_commit(struct uq *q, unsigned tag, int result)
 {
 	/* The array went foreign: held until the hook has taken the export down. */
 	if (result == -ESTALE && q->s->park_foreign && !atomic_load(&q->s->released)) {
 		q->held[q->nheld++] = tag;
 		return;
 	}
-	if (q->s->batch)
+	if (q->s->one_ring)
+		uone_commit(q, tag, result);
+	else if (q->s->batch)
 		ubat_commit(q, tag, result); /* sent with the others at the next submit */
 	else if (uq_prep_io(q, q->s->op_commit, tag, result))
 		fprintf(stderr, "graid-ublk: queue %u: no SQE to commit tag %u\n", q->q_id, tag);
 }
 
 /* The hook has run (or the server stops): the held requests fail now. */
-static void uq_release_held(struct uq *q)
+void uq_release_held(struct uq *q)
 {
 	unsigned n = q->nheld;
 
@@ -91,33 +93,38 @@ static void uq_release_held(struct uq *q)
 }
 
 /*
- * The tag buffers registered with the graid queue (fixed buffers): member I/O in and out
- * of them then pins no pages. In ranges of at most the kernel's 1 GiB. Without (a
- * kernel or RLIMIT_MEMLOCK that refuses): as before, said once.
+ * The tag buffers registered with the graid queue (fixed buffers, if @p mine): member I/O
+ * in and out of them then pins no pages. In ranges of at most the kernel's 1 GiB, after
+ * @p empty slots (zero copy: one per tag, where the driver puts a request's pages).
+ * Without (a kernel or RLIMIT_MEMLOCK that refuses): as before, said once.
  */
-static void uq_register_bufs(struct uq *q)
+int uq_register_bufs(struct uq *q, unsigned empty, bool mine)
 {
 	size_t total = (size_t)q->s->depth * q->s->buf_bytes, per = GRAID_QUEUE_MAX_BUFFER_BYTES;
 	struct iovec *iov;
-	unsigned n = 0;
+	unsigned n = empty;
 	int rc = -EINVAL;
 
 	per -= per % q->s->buf_bytes; /* whole tags in each range */
-	iov = per ? calloc((total + per - 1) / per, sizeof(*iov)) : NULL;
+	iov = per ? calloc(empty + (total + per - 1) / per, sizeof(*iov)) : NULL;
 	if (iov) {
-		for (size_t at = 0; at < total; at += per, n++)
+		for (size_t at = 0; mine && at < total; at += per, n++)
 			iov[n] = (struct iovec){ .iov_base = q->bufs + at,
 						 .iov_len = total - at < per ? total - at : per };
-		rc = graid_queue_register_buffers(q->gq, iov, n);
+		rc = n ? graid_queue_register_buffers(q->gq, iov, n) : 0;
 	}
 	free(iov);
-	if (rc == 0)
+	if (rc == 0 && mine)
 		fprintf(stderr, "graid-ublk: queue %u: request buffers registered with the "
 				"array's queue (%zu MiB)\n", q->q_id, total >> 20);
-	else
+	else if (rc && mine)
 		fprintf(stderr, "graid-ublk: queue %u: tag buffers not registered with the array's "
-				"queue (%s): member I/O pins them each time\n", q->q_id,
-			graid_strerror(rc));
+				"queue (%s)%s\n", q->q_id, graid_strerror(rc),
+			empty ? "" : ": member I/O pins them each time");
+	else if (rc)
+		fprintf(stderr, "graid-ublk: queue %u: no buffer slots in the array's queue: %s\n",
+			q->q_id, graid_strerror(rc));
+	return rc;
 }
 
 static int uq_setup(struct uq *q)
@@ -143,18 +150,20 @@ static int uq_setup(struct uq *q)
 	if (posix_memalign(&p, page, s->depth * s->buf_bytes))
 		return -ENOMEM;
 	q->bufs = p;
-	q->done = calloc(s->depth, sizeof(*q->done));
+	/* One ring: the ublk commands' completions come back with the requests'. */
+	q->ndone = s->one_ring ? 3 * s->depth + 16 : s->depth;
+	q->done = calloc(q->ndone, sizeof(*q->done));
 	q->held = calloc(s->depth, sizeof(*q->held));
 	if (!q->done || !q->held)
 		return -ENOMEM;
 	/* A command per tag, the stop poll and the release poll; batched: far fewer. */
-	rc = io_uring_queue_init(s->depth + 2, &q->ring, IORING_SETUP_SQE128);
+	rc = s->one_ring ? 0 : io_uring_queue_init(s->depth + 2, &q->ring, IORING_SETUP_SQE128);
 	if (rc < 0) {
 		fprintf(stderr, "graid-ublk: queue %u: io_uring setup: %s\n", q->q_id,
 			graid_strerror(rc));
 		return rc;
 	}
-	q->have_ring = true;
+	q->have_ring = !s->one_ring;
 	if (s->batch) {
 		rc = ubat_setup(q);
 		if (rc)
@@ -166,8 +175,10 @@ static int uq_setup(struct uq *q)
 			graid_strerror(rc));
 		return rc;
 	}
+	if (s->one_ring)
+		return uone_setup(q);
 	if (s->fixed_buffers)
-		uq_register_bufs(q);
+		uq_register_bufs(q, 0, true);
 	return 0;
 }
 
@@ -187,6 +198,7 @@ static void uq_teardown(struct uq *q)
 	free(q->bufs);
 	free(q->done);
 	free(q->held);
+	free(q->unsent);
 }
 
 /*
@@ -271,7 +283,10 @@ bool uq_on_request(struct uq *q, unsigned tag, int res)
 			rc = -EIO;
 			break;
 		}
-		if (ublksrv_get_op(&iod) == UBLK_IO_OP_READ)
+		if (s->one_ring)
+			rc = uone_serve(q, tag, ublksrv_get_op(&iod) == UBLK_IO_OP_WRITE, offset,
+				       len);
+		else if (ublksrv_get_op(&iod) == UBLK_IO_OP_READ)
 			rc = graid_queue_read(q->gq, uq_buf(q, tag), len, offset, tag);
 		else
 			rc = graid_queue_write(q->gq, uq_buf(q, tag), len, offset, tag);
@@ -378,7 +393,7 @@ static int uq_submit(struct uq *q)
 }
 
 /* The driver ended every tag (the device is gone), or no fetch is left: no request comes. */
-static bool uq_ended(const struct uq *q)
+bool uq_ended(const struct uq *q)
 {
 	return q->lost >= q->s->depth || (q->s->batch && q->b.fetch_ended);
 }
@@ -452,10 +467,10 @@ static void *uq_thread(void *arg)
 
 	/* Every command of a queue must come from one thread: the driver checks. */
 	if (rc == 0)
-		rc = uq_fetch_all(q);
+		rc = q->s->one_ring ? uone_start(q) : uq_fetch_all(q);
 	uq_report(q->s, rc == 0);
 	if (rc == 0)
-		rc = uq_loop(q);
+		rc = q->s->one_ring ? uone_loop(q) : uq_loop(q);
 	uq_teardown(q);
 	q->rc = rc;
 	/* A queue that ends on its own (device deleted elsewhere, ring error) stops the rest. */

@@ -12,6 +12,17 @@
 #define UQ_FETCH_DATA UINT64_C(0x5721)   /* batch: the multishot FETCH_IO_CMDS */
 #define UQ_COMMIT_DATA UINT64_C(0x5800)  /* batch: COMMIT_IO_CMDS from commit buffer N, + N */
 #define UQ_COMMIT_BUFS 8                 /* batch: commit buffers, one filling, the rest out */
+/*
+ * One ring (queue_one.c): the completions graid_queue_reap() hands back are the graid
+ * requests' (user_data: the tag, | UQ_ONE_COPY for a read into the tag's buffer that is
+ * copied out after, zero copy's fallback) and those of the ublk commands sent through the
+ * graid queue's ring (UQ_ONE_OP | tag, or the polls).
+ */
+#define UQ_ONE_OP (UINT64_C(1) << 32)
+#define UQ_ONE_STOP (UQ_ONE_OP | 0x10000)
+#define UQ_ONE_RELEASE (UQ_ONE_OP | 0x10001)
+#define UQ_ONE_COPY (UINT64_C(1) << 33)
+#define UQ_TAG_MASK UINT64_C(0xffff)
 
 /* Batched fetches and commits (UBLK_F_BATCH_IO): queue_batch.c. */
 struct uq_batch {
@@ -41,12 +52,16 @@ struct uq {
 	size_t iods_bytes;
 	uint8_t *bufs;                       /* one buffer of s->buf_bytes per tag */
 	struct graid_queue *gq;              /* this thread's queue on the array */
-	struct graid_completion *done;       /* room for a completion per tag */
+	struct graid_completion *done;       /* room for a completion per tag (one ring: ndone) */
+	unsigned ndone;
 	unsigned inflight;                   /* tags whose graid request is not reaped yet */
 	unsigned lost;                       /* tags the driver ended (abort) or refused */
 	unsigned *held;                      /* tags answered -ESTALE, held (--on-foreign) */
 	unsigned nheld;
 	bool stop;                           /* the stop eventfd fired */
+	uint64_t zc_reads, copied_reads;     /* zero copy: reads straight, reads copied out */
+	struct uq_unsent { unsigned tag; int result; } *unsent; /* one ring: commits the */
+	unsigned nunsent;                    /* graid queue's ring did not take yet */
 	struct uq_batch b;                   /* s->batch only */
 };
 
@@ -62,6 +77,31 @@ struct io_uring_sqe *uq_get_sqe(struct uq *q);
  * a graid request was queued (it needs a graid_queue_submit()).
  */
 bool uq_on_request(struct uq *q, unsigned tag, int res);
+
+/* Send the driver what @p tag's request came to (or hold it: --on-foreign). */
+void uq_commit(struct uq *q, unsigned tag, int result);
+/* The held requests answered -EIO (the hook has run, or the server stops). */
+void uq_release_held(struct uq *q);
+/* The driver ended every tag (the device is gone), or no fetch is left. */
+bool uq_ended(const struct uq *q);
+/*
+ * The tag buffers (if @p mine) registered with the graid queue, after @p empty slots left
+ * for the driver's pages (zero copy); 0 or a negative errno (said on stderr either way).
+ */
+int uq_register_bufs(struct uq *q, unsigned empty, bool mine);
+
+/* ---- queue_one.c: the ublk commands on the graid queue's ring, zero copy there ---- */
+
+/* The buffer table: (zero copy) a slot per tag for the driver's pages, the tag buffers. */
+int uone_setup(struct uq *q);
+/* FETCH_REQ for every tag and the polls, through the graid queue; sent. 0 or -errno. */
+int uone_start(struct uq *q);
+/* A read or write for @p tag: queued on the graid queue (0) or a negative errno. */
+int uone_serve(struct uq *q, unsigned tag, bool write, uint64_t offset, size_t len);
+/* COMMIT_AND_FETCH_REQ with @p result, through the graid queue. */
+void uone_commit(struct uq *q, unsigned tag, int result);
+/* Serve until stopped; the thread's exit status. */
+int uone_loop(struct uq *q);
 
 /* ---- queue_batch.c ---- */
 

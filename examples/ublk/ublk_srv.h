@@ -65,6 +65,18 @@ struct usrv {
 	unsigned op_commit;    /* UBLK_IO_COMMIT_AND_FETCH_REQ, likewise */
 	bool batch;            /* UBLK_F_BATCH_IO: batched fetches and commits (queue_batch.c) */
 	bool fixed_buffers;    /* tag buffers registered with each graid queue */
+	/*
+	 * The ublk commands go through each graid queue's own ring, one wait for both
+	 * (queue_one.c): always with zero copy, and for the per-tag protocol unless
+	 * --one-ring off (or the driver is older than 6.5).
+	 */
+	bool one_ring;
+	/*
+	 * UBLK_F_SUPPORT_ZERO_COPY | UBLK_F_AUTO_BUF_REG | UBLK_F_USER_COPY: the driver
+	 * registers each request's pages in the graid queue's ring and member reads land in
+	 * them.
+	 */
+	bool zero_copy;
 	unsigned depth;        /* tags per queue, as the driver granted */
 	size_t buf_bytes;      /* largest request, and each tag's buffer */
 	atomic_bool stopping;  /* the main thread is taking the device down */

@@ -65,6 +65,38 @@ struct gu_batch_elem {
 	__u64 buf_addr;  /* where the driver copies a write's data to, a read's from */
 };
 
+/*
+ * Zero copy (Linux 6.15+; values of the 7.3 header). AUTO_BUF_REG: the driver registers a
+ * new request's pages in the buffer table of the ring its fetch or commit command came
+ * through, at the index the SQE's addr names, and unregisters them at the commit;
+ * the server never maps them. USER_COPY: the server reads and writes a request's data
+ * with pread()/pwrite() on /dev/ublkcN at gu_user_copy_pos(). With FALLBACK, a
+ * registration that fails delivers the request anyway, marked NEED_REG_BUF.
+ */
+#ifndef UBLK_F_USER_COPY
+#define UBLK_F_USER_COPY (1ULL << 7)
+#endif
+#ifndef UBLK_F_AUTO_BUF_REG
+#define UBLK_F_AUTO_BUF_REG (1ULL << 11)
+#define UBLK_AUTO_BUF_REG_FALLBACK (1 << 0)
+#define UBLK_IO_F_NEED_REG_BUF (1U << 17)
+#endif
+#define GU_IO_BUF_BITS 25 /* UBLK_IO_BUF_BITS: a request's bytes */
+#define GU_TAG_BITS 16    /* UBLK_TAG_BITS */
+
+/* Where request @p tag of queue @p q_id starts in /dev/ublkcN (USER_COPY). */
+static inline __u64 gu_user_copy_pos(unsigned q_id, unsigned tag)
+{
+	return 0x80000000ULL /* UBLKSRV_IO_BUF_OFFSET */ +
+	       ((__u64)q_id << (GU_IO_BUF_BITS + GU_TAG_BITS)) + ((__u64)tag << GU_IO_BUF_BITS);
+}
+
+/* The SQE's addr of a FETCH_REQ or COMMIT_AND_FETCH_REQ with AUTO_BUF_REG: index, flags. */
+static inline __u64 gu_auto_buf_reg(unsigned index, unsigned flags)
+{
+	return (__u64)(__u16)index | (__u64)(__u8)flags << 16;
+}
+
 /* io_uring bits newer than some installed headers (values of Linux 6.12 and later). */
 #ifndef IORING_URING_CMD_MULTISHOT
 #define IORING_URING_CMD_MULTISHOT (1U << 1)

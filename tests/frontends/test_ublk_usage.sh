@@ -39,6 +39,8 @@ refused --queue-cpus 0,1023 "CPU 1023 is offline"
 refused --rebuild-busy-rate fast "fast"
 refused --batch sometimes "--batch"
 refused --fixed-buffers yes "--fixed-buffers"
+refused --zero-copy on "--zero-copy"
+refused --one-ring two "--one-ring"
 
 if [ "$(cksum <"$T/m0")" = "$sum" ]; then
 	pass=$((pass + 1)); echo "ok   - the member is untouched"

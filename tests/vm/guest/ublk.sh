@@ -127,19 +127,34 @@ else
 	exit 1
 fi
 
-# ---- the protocol: batched fetches and commits where the driver has them ----------------
-# VM_UBLK_BATCH (from tests/vm/run): 1 the kernel has UBLK_F_BATCH_IO and graid-ublk must
-# use it, 0 it must not; unset, either is right.
+# ---- the protocol: zero copy or batches where the driver has them ----------------------
+# VM_UBLK_ZC and VM_UBLK_BATCH (from tests/vm/run): 1 the kernel has zero copy (automatic
+# buffer registration, Linux 6.15+) or UBLK_F_BATCH_IO and graid-ublk must use it, 0 it
+# must not; unset, either is right. Zero copy comes first where both are there.
 proto=$(sed -n 's/.* max I\/O, //p' /tmp/srv1.log)
-case ${VM_UBLK_BATCH:-} in
-1) want="batched fetches and commits" ;;
-0) want="a command per request" ;;
+case ${VM_UBLK_ZC:-}/${VM_UBLK_BATCH:-} in
+1/*) want="zero copy, one ring" ;;
+0/) [ "$proto" = "zero copy, one ring" ] && want="no zero copy" || want=$proto ;;
+*/1) want="batched fetches and commits" ;;
+*/0) want="a command per request, one ring" ;;
 *) want=$proto ;;
 esac
 if [ -n "$proto" ] && [ "$proto" = "$want" ]; then
 	echo "PASS protocol: $proto"
 else
 	echo "FAIL protocol: the server used '${proto:-?}', this kernel should give '$want'"
+fi
+# Zero copy: the read-back went straight into the client's pages, none copied out.
+if [ "$proto" = "zero copy, one ring" ]; then
+	zc=$(sed -n 's/.*: \([0-9]*\) reads straight into the client.s pages, \([0-9]*\) copied out/\1 \2/p' /tmp/srv1.log |
+		awk '{ s += $1; c += $2 } END { print s + 0, c + 0 }')
+	set -- $zc
+	if [ "$1" -gt 1000 ] && [ "$2" -eq 0 ]; then
+		echo "PASS zero-copy-reads: $1 reads straight into the client's pages, none copied"
+	else
+		echo "FAIL zero-copy-reads: $1 straight, $2 copied out (want many, and none)"
+		sed 's/^/    srv: /' /tmp/srv1.log
+	fi
 fi
 # The request buffers registered with the array's queues (graid_queue_register_buffers):
 # each of the two queue threads says so.
@@ -149,19 +164,30 @@ if [ "$nreg" -eq 2 ]; then
 else
 	echo "FAIL fixed-buffers: $nreg of 2 queues registered them: $(grep "not registered" /tmp/srv1.log | head -n 1)"
 fi
-# The per-tag protocol, forced, reads back what the first server wrote.
-if start_server /tmp/srv1b.log --batch off $M; then
-	if ! grep -q "a command per request" /tmp/srv1b.log; then
-		echo "FAIL batch-off: --batch off was not applied"; sed 's/^/    srv: /' /tmp/srv1b.log
-	elif verify_jobs --verify_only=1; then
-		echo "PASS batch-off: a command per request, every block read back right"
+# The other protocols, forced, read back what the first server wrote: batches (with zero
+# copy off, where the kernel has both), the per-tag protocol on the array queue's ring
+# (where that is not what the first server used) and on a ring of its own.
+others="--batch off --zero-copy off|a command per request, one ring|batch-off
+--batch off --one-ring off|a command per request|two-rings"
+[ "$proto" = "zero copy, one ring" ] && [ "${VM_UBLK_BATCH:-}" = 1 ] &&
+	others="--zero-copy off|batched fetches and commits|zero-copy-off
+$others"
+echo "$others" | while IFS='|' read -r opts want name; do
+	[ "$want" = "$proto" ] && continue
+	# shellcheck disable=SC2086 # options, split
+	if start_server /tmp/srv1b.log $opts $M; then
+		if ! grep -q "max I/O, $want\$" /tmp/srv1b.log; then
+			echo "FAIL $name: $opts did not give '$want'"; sed 's/^/    srv: /' /tmp/srv1b.log
+		elif verify_jobs --verify_only=1 </dev/null; then
+			echo "PASS $name: $want, every block read back right"
+		else
+			echo "FAIL $name: fio found a bad block or an error"
+		fi
+		stop_server || echo "FAIL stop-$name: not clean"
 	else
-		echo "FAIL batch-off: fio found a bad block or an error"
+		echo "FAIL $name: graid-ublk $opts did not serve $M"
 	fi
-	stop_server || echo "FAIL stop-batch-off: not clean"
-else
-	echo "FAIL batch-off: graid-ublk --batch off did not serve $M"
-fi
+done
 
 # ---- a member vanishes while served ------------------------------------------------------
 # The library's fault injection fails every I/O of member 1 after its 200th, in the middle
@@ -186,6 +212,17 @@ if start_server /tmp/srv2.log $NVME0 "faulty:vanish-after=200:$NVME1" $NVME2 $NV
 	fi
 	if stop_server; then echo "PASS stop-degraded"; else
 		echo "FAIL stop-degraded: not clean"; sed 's/^/    srv: /' /tmp/srv2.log; fi
+	# Zero copy: what member 1 no longer gave was recovered in the server's memory and
+	# copied out (the library refuses to recover into pages it cannot touch).
+	if grep -q "zero copy, one ring" /tmp/srv2.log; then
+		copied=$(sed -n 's/.*, \([0-9]*\) copied out/\1/p' /tmp/srv2.log |
+			awk '{ c += $1 } END { print c + 0 }')
+		if [ "$copied" -gt 0 ]; then
+			echo "PASS zero-copy-degraded: $copied degraded reads recovered and copied out"
+		else
+			echo "FAIL zero-copy-degraded: no read was copied out"
+		fi
+	fi
 	"$G" status $M >/tmp/status.out 2>&1
 	rc=$?
 	if [ "$rc" -eq 3 ]; then echo "PASS status-degraded: graidctl status exits 3"; else
