@@ -15,9 +15,9 @@
 
 #include "ublk_srv.h"
 
-/* The largest request: two full stripes of a 4+2 array with 64 KiB chunks. */
 /* Zero copy takes all three: registration by the driver, and pread/pwrite for the rest. */
 #define GU_ZERO_COPY_FLAGS (UBLK_F_SUPPORT_ZERO_COPY | UBLK_F_AUTO_BUF_REG | UBLK_F_USER_COPY)
+/* The largest request: two full stripes of a 4+2 array with 64 KiB chunks. */
 #define GU_MAX_IO_BYTES (512u << 10)
 #define GU_MAX_QUEUES 64u
 
@@ -82,7 +82,7 @@ static void gu_usage(FILE *f)
 		"                  request as on older kernels (off)\n"
 		"  --fixed-buffers on|off  register the request buffers with the array's queues\n"
 		"                  so that member I/O pins no pages (default on)\n"
-		"  --zero-copy auto|off  where the driver can (Linux 6.15+), member reads land\n"
+		"  --zero-copy auto|off  where the driver can (Linux 6.16+), member reads land\n"
 		"                  in the client's pages (default auto; takes the place of\n"
 		"                  batches, and needs --one-ring)\n"
 		"  --one-ring auto|off  the ublk commands go through the array queue's ring,\n"
@@ -565,8 +565,9 @@ static int gu_run(struct graid_array *a, const struct graid_array_info *info,
 	 * s.batch read them back).
 	 */
 	rc = -EOPNOTSUPP;
+	/* Not under an I/O timeout: the library then reads through its own memory only. */
 	if ((c.features & GU_ZERO_COPY_FLAGS) == GU_ZERO_COPY_FLAGS && !o->no_zero_copy &&
-	    !o->no_one_ring)
+	    !o->no_one_ring && !o->io_timeout_ms)
 		rc = gu_add_dev_with(&c, &dev, GU_ZERO_COPY_FLAGS, "zero copy");
 	if ((rc == -EINVAL || rc == -EOPNOTSUPP) && (c.features & UBLK_F_BATCH_IO) &&
 	    !o->no_batch)

@@ -5,7 +5,7 @@
  * a turn, and no request waits behind another's member I/O (queue.c's two rings do).
  *
  * With zero copy (UBLK_F_SUPPORT_ZERO_COPY | UBLK_F_AUTO_BUF_REG | UBLK_F_USER_COPY, Linux
- * 6.15+; docs/UBLK-ZERO-COPY.md) the driver registers each new request's pages in that
+ * 6.16+; docs/UBLK-ZERO-COPY.md) the driver registers each new request's pages in that
  * ring's buffer table, at the slot its tag names, and member reads land in them
  * (graid_queue_read_fixed): the copy into the client's pages that the driver made on
  * every read is gone. What cannot be read that way (a degraded stripe, a read that failed

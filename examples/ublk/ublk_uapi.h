@@ -66,7 +66,7 @@ struct gu_batch_elem {
 };
 
 /*
- * Zero copy (Linux 6.15+; values of the 7.3 header). AUTO_BUF_REG: the driver registers a
+ * Zero copy (Linux 6.16+; values of the 7.3 header). AUTO_BUF_REG: the driver registers a
  * new request's pages in the buffer table of the ring its fetch or commit command came
  * through, at the index the SQE's addr names, and unregisters them at the commit;
  * the server never maps them. USER_COPY: the server reads and writes a request's data

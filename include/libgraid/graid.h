@@ -1161,8 +1161,8 @@ struct io_uring_sqe;
  *   IOSQE_BUFFER_SELECT, IOSQE_CQE_SKIP_SUCCESS), or an opcode that acts on other
  *   requests or the file table (IORING_OP_ASYNC_CANCEL, POLL_REMOVE, TIMEOUT_REMOVE,
  *   LINK_TIMEOUT, FILES_UPDATE); -EAGAIN twice the queue's depth plus 16
- *   operations are in flight, or the ring has no room even after sending what it held
- *   (reap, and try again); -ENOMEM.
+ *   operations are in flight or have completions not reaped yet, or the ring has no room
+ *   even after sending what it held (reap, and try again); -ENOMEM.
  */
 GRAID_API int graid_queue_sqe(struct graid_queue *q, const struct io_uring_sqe *sqe,
 			      uint64_t user_data);

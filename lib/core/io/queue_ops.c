@@ -76,7 +76,8 @@ GRAID_API int graid_queue_sqe(struct graid_queue *q, const struct io_uring_sqe *
 		return -EINVAL;
 	if (!q->ops && queue_ops_alloc(q))
 		return -ENOMEM;
-	if (!q->op_free)
+	/* Completions not reaped yet count too: their room is kept without a realloc. */
+	if (!q->op_free || q->nops + q->nop_done >= q->ops_cap)
 		return -EAGAIN;
 	dst = io_uring_get_sqe(&q->ring);
 	if (!dst) {
