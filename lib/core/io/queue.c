@@ -596,17 +596,6 @@ static int queue_wait_ring(struct graid_queue *q)
 	return 0;
 }
 
-/* The same for a millisecond at most (another wait goes on beside it). */
-static void queue_wait_ring_ms(struct graid_queue *q)
-{
-	struct __kernel_timespec ms = { .tv_nsec = 1000000 };
-	struct io_uring_cqe *cqe;
-
-	if (io_uring_sq_ready(&q->ring))
-		member_ring_submit(&q->ring, 0);
-	io_uring_wait_cqe_timeout(&q->ring, &cqe, &ms);
-}
-
 GRAID_API int graid_queue_reap(struct graid_queue *q, struct graid_completion *c,
 			       unsigned max, unsigned min_complete)
 {
@@ -648,13 +637,15 @@ GRAID_API int graid_queue_reap(struct graid_queue *q, struct graid_completion *c
 			if (queue_unpark(q))
 				continue;
 			/*
-			 * Waiting for a stripe lock and for the caller's operations at once: look
-			 * at the ring every millisecond (locks are contended only across queues).
+			 * Waiting for a stripe lock and for the caller's operations at once: a
+			 * release wakes this wait, and the ring is looked at again every 200 us
+			 * (the wait's system call lets the kernel post what ended meanwhile;
+			 * locks are contended only across queues).
 			 */
-			if (q->nops)
-				queue_wait_ring_ms(q);
-			else
+			if (!q->nops)
 				stripe_wait_release(q->a, seq);
+			else if (!io_uring_cq_ready(&q->ring))
+				stripe_wait_release_for(q->a, seq, 200 * 1000);
 		} else if (!q->gen_list && !q->rec_list && !q->done && q->nsops == 0 &&
 			   !q->active) {
 			if (q->nreq || !q->nops)

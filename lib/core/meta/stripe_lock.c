@@ -52,10 +52,16 @@ uint64_t stripe_release_seq(struct graid_array *a)
 
 void stripe_wait_release(struct graid_array *a, uint64_t seen_seq)
 {
+	/* A bound, in case a release raced the waiter count. */
+	stripe_wait_release_for(a, seen_seq, 2 * 1000 * 1000);
+}
+
+void stripe_wait_release_for(struct graid_array *a, uint64_t seen_seq, long ns)
+{
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec += 2 * 1000 * 1000; /* a bound, in case a release raced the waiter count */
+	ts.tv_nsec += ns;
 	if (ts.tv_nsec >= 1000000000) {
 		ts.tv_sec++;
 		ts.tv_nsec -= 1000000000;
