@@ -59,7 +59,7 @@ struct uq {
 	unsigned *held;                      /* tags answered -ESTALE, held (--on-foreign) */
 	unsigned nheld;
 	bool stop;                           /* the stop eventfd fired */
-	uint64_t zc_reads, copied_reads;     /* zero copy: reads straight, reads copied out */
+	uint64_t zc_reads, copied_reads;     /* zero copy: reads done straight, and copied out */
 	struct uq_unsent { unsigned tag; int result; } *unsent; /* one ring: commits the */
 	unsigned nunsent;                    /* graid queue's ring did not take yet */
 	struct uq_batch b;                   /* s->batch only */

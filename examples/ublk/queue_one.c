@@ -109,6 +109,15 @@ int uone_start(struct uq *q)
 	return 0;
 }
 
+/* Read @p tag's request into the tag's buffer, to be copied out when it is done. */
+static int uone_read_copy(struct uq *q, unsigned tag)
+{
+	const struct ublksrv_io_desc *iod = &q->iods[tag];
+
+	return graid_queue_read(q->gq, uq_buf(q, tag), (size_t)iod->nr_sectors << 9,
+				iod->start_sector << 9, tag | UQ_ONE_COPY);
+}
+
 int uone_serve(struct uq *q, unsigned tag, bool write, uint64_t offset, size_t len)
 {
 	const struct ublksrv_io_desc *iod = &q->iods[tag];
@@ -123,14 +132,10 @@ int uone_serve(struct uq *q, unsigned tag, bool write, uint64_t offset, size_t l
 		/* Straight into the request's pages, where the driver registered them. */
 		if (!(iod->op_flags & UBLK_IO_F_NEED_REG_BUF)) {
 			rc = graid_queue_read_fixed(q->gq, tag, 0, len, offset, tag);
-			if (rc != -EXDEV) {
-				q->zc_reads += rc == 0;
+			if (rc != -EXDEV)
 				return rc;
-			}
 		}
-		rc = graid_queue_read(q->gq, buf, len, offset, tag | UQ_ONE_COPY);
-		q->copied_reads += rc == 0;
-		return rc;
+		return uone_read_copy(q, tag);
 	}
 	n = pread(q->s->cdev_fd, buf, len, (off_t)gu_user_copy_pos(q->q_id, tag));
 	if (n != (ssize_t)len) {
@@ -174,6 +179,11 @@ static void uone_finished(struct uq *q, const struct graid_completion *c)
 	int64_t res = c->result;
 
 	q->inflight--;
+	if (c->user_data & UQ_ONE_COPY)
+		q->copied_reads++;
+	else if (q->s->zero_copy && res != -EXDEV &&
+		 ublksrv_get_op(&q->iods[tag]) == UBLK_IO_OP_READ)
+		q->zc_reads++;
 	if ((c->user_data & UQ_ONE_COPY) && res > 0) {
 		/* Read into the tag's buffer: out to the request's pages. */
 		ssize_t n = pwrite(q->s->cdev_fd, uq_buf(q, tag), (size_t)res,
@@ -186,13 +196,10 @@ static void uone_finished(struct uq *q, const struct graid_completion *c)
 		}
 	} else if (res == -EXDEV && ublksrv_get_op(&q->iods[tag]) == UBLK_IO_OP_READ) {
 		/* Not readable straight into the pages: the library reads it into ours. */
-		int rc = graid_queue_read(q->gq, uq_buf(q, tag), (size_t)q->iods[tag].nr_sectors << 9,
-					  q->iods[tag].start_sector << 9, tag | UQ_ONE_COPY);
+		int rc = uone_read_copy(q, tag);
 
 		if (rc == 0) {
 			q->inflight++;
-			q->zc_reads--;
-			q->copied_reads++;
 			return;
 		}
 		res = rc;
