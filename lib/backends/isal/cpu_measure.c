@@ -22,9 +22,17 @@
 /* Blocks laid this far apart put each data block 64 bytes below the next in a page. */
 #define MEASURE_ALIAS_STRIDE (MEASURE_BLOCK + 64u)
 #define MEASURE_MAX_BLOCKS 24u
-/* Each candidate runs for this long, this many times; its best rate counts. */
+/*
+ * Each candidate runs for this long, this many times, the candidates of a class taking
+ * turns window by window; its best rate counts. Taking turns matters: a core just woken
+ * from idle ran every routine at 40-70 % of its speed for the first milliseconds of a
+ * process (AMD EPYC VM, 2026-12-04), and one candidate timed whole before the others
+ * lost to them for that alone.
+ */
 #define MEASURE_WINDOW_NS 20000.0
-#define MEASURE_ROUNDS 3
+#define MEASURE_ROUNDS 5
+/* Back-to-back calls before any window is timed, so the core is busy when timing starts. */
+#define MEASURE_WARM_NS 1000000.0
 
 /* The stripe each class is timed on, and the blocks it loses. */
 static const struct {
@@ -123,25 +131,41 @@ static void measure_call(struct measure_run *r)
 	}
 }
 
-/* GB/s of data blocks: the best of a few windows of back-to-back calls. */
-static double measure_rate(struct measure_run *r)
+/* GB/s of data blocks in one window of back-to-back calls. */
+static double measure_window(struct measure_run *r)
 {
 	const double bytes = (double)measure_shape[r->cls].ndata * MEASURE_BLOCK;
+	double t0 = measure_now(), t;
+	unsigned long calls = 0;
+
+	do {
+		measure_call(r);
+		calls++;
+		t = measure_now() - t0;
+	} while (t < MEASURE_WINDOW_NS);
+	return calls * bytes / t;
+}
+
+/* The best of a few windows of one candidate alone (the aliased layout's two). */
+static double measure_rate(struct measure_run *r)
+{
 	double best = 0;
 
 	for (int round = 0; round < MEASURE_ROUNDS; round++) {
-		double t0 = measure_now(), t;
-		unsigned long calls = 0;
+		double v = measure_window(r);
 
-		do {
-			measure_call(r);
-			calls++;
-			t = measure_now() - t0;
-		} while (t < MEASURE_WINDOW_NS);
-		if (calls * bytes / t > best)
-			best = calls * bytes / t;
+		best = v > best ? v : best;
 	}
 	return best;
+}
+
+/* Keep the core busy for MEASURE_WARM_NS on r's calls, timing nothing. */
+static void measure_warm(struct measure_run *r)
+{
+	const double t0 = measure_now();
+
+	while (measure_now() - t0 < MEASURE_WARM_NS)
+		measure_call(r);
 }
 
 /* Consistent stripes (P and Q right), so check runs its whole clean path. */
@@ -181,7 +205,8 @@ void graid__cpu_measure(struct graid_cpu_choice *ch, const struct graid_cpu_vari
 	/* aligned_alloc wants a multiple of the alignment (C11; ASan holds to it). */
 	const size_t size = (MEASURE_MAX_BLOCKS * MEASURE_ALIAS_STRIDE + 4095u) & ~(size_t)4095u;
 	double t0 = measure_now();
-	struct measure_run *r = malloc(sizeof(*r));
+	/* One prepared run per candidate, so that they can take turns. */
+	struct measure_run *r = malloc(GRAID_CPU_MAX_CAND * sizeof(*r));
 	uint8_t *buf = aligned_alloc(4096, size);
 	double best[GRAID_CPU_NCLASS] = { 0 };
 
@@ -197,20 +222,33 @@ void graid__cpu_measure(struct graid_cpu_choice *ch, const struct graid_cpu_vari
 		return;
 	}
 	measure_fill(buf, MEASURE_BLOCK);
+	measure_prepare(&r[0], GRAID_CPU_C_GEN_NARROW, graid__cpu_variant_pick(NULL, NULL), buf,
+			MEASURE_BLOCK);
+	measure_warm(&r[0]);
 	for (unsigned c = 0; c < GRAID_CPU_NCLASS; c++) {
+		bool run[GRAID_CPU_MAX_CAND] = { false };
+
 		for (unsigned k = 0; k < ch->ncand; k++) {
 			const struct graid_cpu_variant *v = k ? graid__cpu_variants[k - 1] : NULL;
 
-			if (k == 0 ? !measure_isal_name[c]
-				   : !v->supported() || (forced && v != forced))
-				continue;
-			measure_prepare(r, (enum graid_cpu_class)c, v, buf, MEASURE_BLOCK);
-			ch->gbps[c][k] = measure_rate(r);
-			if (k && ch->gbps[c][k] > best[c]) {
-				best[c] = ch->gbps[c][k];
-				ch->own[c] = v;
-			}
+			run[k] = k == 0 ? measure_isal_name[c] != NULL
+					: v->supported() && (!forced || v == forced);
+			if (run[k])
+				measure_prepare(&r[k], (enum graid_cpu_class)c, v, buf,
+						MEASURE_BLOCK);
 		}
+		for (int round = 0; round < MEASURE_ROUNDS; round++)
+			for (unsigned k = 0; k < ch->ncand; k++) {
+				double v = run[k] ? measure_window(&r[k]) : 0;
+
+				if (v > ch->gbps[c][k])
+					ch->gbps[c][k] = v;
+			}
+		for (unsigned k = 1; k < ch->ncand; k++)
+			if (ch->gbps[c][k] > best[c]) {
+				best[c] = ch->gbps[c][k];
+				ch->own[c] = graid__cpu_variants[k - 1];
+			}
 		ch->isal[c] = ch->gbps[c][0] > best[c];
 	}
 	/* The layout that stalls pq_gen's streaming stores: does it here? */
