@@ -146,19 +146,6 @@ static double measure_window(struct measure_run *r)
 	return calls * bytes / t;
 }
 
-/* The best of a few windows of one candidate alone (the aliased layout's two). */
-static double measure_rate(struct measure_run *r)
-{
-	double best = 0;
-
-	for (int round = 0; round < MEASURE_ROUNDS; round++) {
-		double v = measure_window(r);
-
-		best = v > best ? v : best;
-	}
-	return best;
-}
-
 /* Keep the core busy for MEASURE_WARM_NS on r's calls, timing nothing. */
 static void measure_warm(struct measure_run *r)
 {
@@ -222,8 +209,8 @@ void graid__cpu_measure(struct graid_cpu_choice *ch, const struct graid_cpu_vari
 		return;
 	}
 	measure_fill(buf, MEASURE_BLOCK);
-	measure_prepare(&r[0], GRAID_CPU_C_GEN_NARROW, graid__cpu_variant_pick(NULL, NULL), buf,
-			MEASURE_BLOCK);
+	measure_prepare(&r[0], GRAID_CPU_C_GEN_NARROW,
+			forced ? forced : graid__cpu_variant_pick(NULL, NULL), buf, MEASURE_BLOCK);
 	measure_warm(&r[0]);
 	for (unsigned c = 0; c < GRAID_CPU_NCLASS; c++) {
 		bool run[GRAID_CPU_MAX_CAND] = { false };
@@ -253,11 +240,15 @@ void graid__cpu_measure(struct graid_cpu_choice *ch, const struct graid_cpu_vari
 	}
 	/* The layout that stalls pq_gen's streaming stores: does it here? */
 	measure_fill(buf, MEASURE_ALIAS_STRIDE);
-	measure_prepare(r, GRAID_CPU_C_GEN_NARROW, NULL, buf, MEASURE_ALIAS_STRIDE);
-	ch->alias_isal = measure_rate(r);
-	measure_prepare(r, GRAID_CPU_C_GEN_NARROW, ch->own[GRAID_CPU_C_GEN_NARROW], buf,
+	measure_prepare(&r[0], GRAID_CPU_C_GEN_NARROW, NULL, buf, MEASURE_ALIAS_STRIDE);
+	measure_prepare(&r[1], GRAID_CPU_C_GEN_NARROW, ch->own[GRAID_CPU_C_GEN_NARROW], buf,
 			MEASURE_ALIAS_STRIDE);
-	ch->alias_own = measure_rate(r);
+	for (int round = 0; round < MEASURE_ROUNDS; round++) {
+		const double vi = measure_window(&r[0]), vo = measure_window(&r[1]);
+
+		ch->alias_isal = vi > ch->alias_isal ? vi : ch->alias_isal;
+		ch->alias_own = vo > ch->alias_own ? vo : ch->alias_own;
+	}
 	ch->alias_rule = ch->alias_own > ch->alias_isal;
 	ch->usec = (measure_now() - t0) / 1e3;
 	free(r);
