@@ -146,6 +146,20 @@ static double measure_window(struct measure_run *r)
 	return calls * bytes / t;
 }
 
+/*
+ * The n prepared runs whose run[k] is set take turns for MEASURE_ROUNDS windows each;
+ * gbps[k] becomes each one's best window (left as it is for the others).
+ */
+static void measure_turns(struct measure_run *r, const bool *run, unsigned n, double *gbps)
+{
+	for (int round = 0; round < MEASURE_ROUNDS; round++)
+		for (unsigned k = 0; k < n; k++) {
+			const double v = run[k] ? measure_window(&r[k]) : 0;
+
+			gbps[k] = v > gbps[k] ? v : gbps[k];
+		}
+}
+
 /* Keep the core busy for MEASURE_WARM_NS on r's calls, timing nothing. */
 static void measure_warm(struct measure_run *r)
 {
@@ -195,7 +209,9 @@ void graid__cpu_measure(struct graid_cpu_choice *ch, const struct graid_cpu_vari
 	/* One prepared run per candidate, so that they can take turns. */
 	struct measure_run *r = malloc(GRAID_CPU_MAX_CAND * sizeof(*r));
 	uint8_t *buf = aligned_alloc(4096, size);
-	double best[GRAID_CPU_NCLASS] = { 0 };
+	/* pq_gen and the narrow own winner on the aliased layout. */
+	const bool both[2] = { true, true };
+	double alias[2] = { 0, 0 };
 
 	memset(ch, 0, sizeof(*ch));
 	ch->forced = forced ? forced->name : NULL;
@@ -214,6 +230,7 @@ void graid__cpu_measure(struct graid_cpu_choice *ch, const struct graid_cpu_vari
 	measure_warm(&r[0]);
 	for (unsigned c = 0; c < GRAID_CPU_NCLASS; c++) {
 		bool run[GRAID_CPU_MAX_CAND] = { false };
+		double own_best = 0;
 
 		for (unsigned k = 0; k < ch->ncand; k++) {
 			const struct graid_cpu_variant *v = k ? graid__cpu_variants[k - 1] : NULL;
@@ -224,31 +241,22 @@ void graid__cpu_measure(struct graid_cpu_choice *ch, const struct graid_cpu_vari
 				measure_prepare(&r[k], (enum graid_cpu_class)c, v, buf,
 						MEASURE_BLOCK);
 		}
-		for (int round = 0; round < MEASURE_ROUNDS; round++)
-			for (unsigned k = 0; k < ch->ncand; k++) {
-				double v = run[k] ? measure_window(&r[k]) : 0;
-
-				if (v > ch->gbps[c][k])
-					ch->gbps[c][k] = v;
-			}
+		measure_turns(r, run, ch->ncand, ch->gbps[c]);
 		for (unsigned k = 1; k < ch->ncand; k++)
-			if (ch->gbps[c][k] > best[c]) {
-				best[c] = ch->gbps[c][k];
+			if (ch->gbps[c][k] > own_best) {
+				own_best = ch->gbps[c][k];
 				ch->own[c] = graid__cpu_variants[k - 1];
 			}
-		ch->isal[c] = ch->gbps[c][0] > best[c];
+		ch->isal[c] = ch->gbps[c][0] > own_best;
 	}
 	/* The layout that stalls pq_gen's streaming stores: does it here? */
 	measure_fill(buf, MEASURE_ALIAS_STRIDE);
 	measure_prepare(&r[0], GRAID_CPU_C_GEN_NARROW, NULL, buf, MEASURE_ALIAS_STRIDE);
 	measure_prepare(&r[1], GRAID_CPU_C_GEN_NARROW, ch->own[GRAID_CPU_C_GEN_NARROW], buf,
 			MEASURE_ALIAS_STRIDE);
-	for (int round = 0; round < MEASURE_ROUNDS; round++) {
-		const double vi = measure_window(&r[0]), vo = measure_window(&r[1]);
-
-		ch->alias_isal = vi > ch->alias_isal ? vi : ch->alias_isal;
-		ch->alias_own = vo > ch->alias_own ? vo : ch->alias_own;
-	}
+	measure_turns(r, both, 2, alias);
+	ch->alias_isal = alias[0];
+	ch->alias_own = alias[1];
 	ch->alias_rule = ch->alias_own > ch->alias_isal;
 	ch->usec = (measure_now() - t0) / 1e3;
 	free(r);
