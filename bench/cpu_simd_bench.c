@@ -72,6 +72,19 @@ struct bench_job {
 	struct graid_backend *be; /* --count ... engine: through the public API instead */
 };
 
+/*
+ * The batch hints of the row being run: GRAID_BATCH_F_STREAM for rows from DRAM (their
+ * stripes stand for a rebuild's or a resync's, which come from and go to the drives), so
+ * the engine and the own routine write by streaming stores there; --no-stream: never.
+ */
+static uint32_t bench_flags;
+static bool bench_no_stream;
+
+static void bench_set_flags(bool dram)
+{
+	bench_flags = dram && !bench_no_stream ? GRAID_BATCH_F_STREAM : 0;
+}
+
 /* --group N: plans with N sources per cache-blocking group instead of the variant's own. */
 static int bench_group = -1;
 /* --block BYTES: the plans' cache-blocking sub-range (0: the variant's own; at most it). */
@@ -242,6 +255,7 @@ static int bench_job_init(struct bench_job *j, enum bench_routine r,
 		else
 			graid__cpu_plan_recover(&j->plan, ndata, 2, j->nlost, j->lost, gs);
 		j->plan.block = bench_block;
+		j->plan.stream = (bench_flags & GRAID_BATCH_F_STREAM) != 0;
 		return 0;
 	}
 	if (r != BR_GEN && r != BR_CHECK && r != BR_GEN_P)
@@ -256,12 +270,12 @@ static bool bench_job_stripe(const struct bench_job *j, const struct bench_set *
 	unsigned char *src[BENCH_MAX_BLK], *dst[2];
 
 	if (j->be && j->r == BR_GEN)
-		return graid_parity_gen(j->be, s->ndata, 2, s->len, 1, blk) == 0;
+		return graid_parity_gen_flags(j->be, s->ndata, 2, s->len, 1, blk, bench_flags) == 0;
 	if (j->be && j->r == BR_CHECK)
 		return graid_parity_check(j->be, s->ndata, 2, s->len, 1, blk, NULL) == 0;
 	if (j->be)
-		return graid_parity_recover(j->be, s->ndata, 2, s->len, 1, blk, j->nlost,
-					    j->lost) == 0;
+		return graid_parity_recover_flags(j->be, s->ndata, 2, s->len, 1, blk, j->nlost,
+						  j->lost, bench_flags) == 0;
 	if (j->v)
 		return j->v->run(&j->plan, blk, s->len);
 	if (j->r == BR_GEN)
@@ -383,6 +397,7 @@ static void bench_shape(unsigned ndata, bool dram, size_t skew)
 		fprintf(stderr, "cpu_simd_bench: out of memory\n");
 		exit(1);
 	}
+	bench_set_flags(dram);
 	for (int r = 0; r < BR_COUNT; r++) {
 		const struct graid_cpu_variant *impl[3] = { NULL, a, c };
 		double g[4] = { 0, 0, 0, 0 };
@@ -426,7 +441,12 @@ static void bench_shape(unsigned ndata, bool dram, size_t skew)
 							   ? GRAID_CPU_C_GEN_NARROW
 							   : GRAID_CPU_C_GEN_WIDE;
 
-			engine_gen = ch->isal[cls] ? g_isal : ch->own[cls] == a ? g_own : 0;
+			/* Streaming narrow P+Q goes to pq_gen (isal_engine.c, isal_gen_serial). */
+			const bool isal = ch->isal[cls] ||
+					  (bench_flags && cls == GRAID_CPU_C_GEN_NARROW &&
+					   !(ch->prefer && !strcmp(ch->prefer, "own")));
+
+			engine_gen = isal ? g_isal : ch->own[cls] == a ? g_own : 0;
 		}
 		if (r == BR_GEN || r == BR_GEN_P || engine_gen <= 0)
 			snprintf(vs_gen, sizeof(vs_gen), "%8s", "-");
@@ -535,8 +555,8 @@ static double bench_engine_gen(struct graid_backend *be, const struct bench_set 
 
 	do {
 		for (size_t st = 0; st < s->nstripes; st++)
-			*ok &= graid_parity_gen(be, s->ndata, 2, s->len, 1, s->ptr + st * s->nblk) ==
-			       0;
+			*ok &= graid_parity_gen_flags(be, s->ndata, 2, s->len, 1,
+						      s->ptr + st * s->nblk, bench_flags) == 0;
 		bytes += s->nstripes * s->ndata * s->len;
 		t = bench_now() - t0;
 	} while (t < 0.1);
@@ -563,8 +583,10 @@ static void bench_sweep(const unsigned *shapes, unsigned nshapes, bool cache, bo
 	       skew, BENCH_ROUNDS);
 	printf("read: every data byte loaded once, nothing written. %s: the own routine (plan as\n"
 	       "given by --block/--group); one group: the same without cache blocking. engine:\n"
-	       "graid_parity_gen on the isal engine, one thread, as this CPU runs it.%s\n\n",
-	       bench_own_name(), bench_sse ? " pq_gen: ISA-L's pq_gen_sse." : "");
+	       "graid_parity_gen on the isal engine, one thread, as this CPU runs it.%s\n%s\n",
+	       bench_own_name(), bench_sse ? " pq_gen: ISA-L's pq_gen_sse." : "",
+	       bench_no_stream ? "" : "DRAM rows: own and engine with GRAID_BATCH_F_STREAM "
+				      "(streaming stores; --no-stream: without).\n");
 	printf("| shape | mem   | read   | pq_gen | %-6s | 1 group | engine | engine/pq_gen | "
 	       "engine/read |\n",
 	       bench_own_name());
@@ -590,11 +612,13 @@ static void bench_sweep(const unsigned *shapes, unsigned nshapes, bool cache, bo
 				fprintf(stderr, "cpu_simd_bench: out of memory\n");
 				exit(1);
 			}
+			bench_set_flags(m == 1);
 			bench_job_init(j, BR_GEN, NULL, ndata);
 			bench_job_init(jl, BR_GEN, a, ndata);
 			/* The same routine without blocking: what the blocking buys. */
 			bench_job_init(jn, BR_GEN, a, ndata);
 			graid__cpu_plan_gen(&jn->plan, ndata, 2, 0);
+			jn->plan.stream = jl->plan.stream;
 			for (int round = 0; round < BENCH_ROUNDS; round++) {
 				double v[5] = { bench_read_rate(&s), bench_time(j, &s, &ok),
 						bench_time(jl, &s, &ok), bench_time(jn, &s, &ok),
@@ -641,10 +665,11 @@ static double bench_engine_rate(struct graid_backend *be, enum bench_routine r,
 			uint8_t **b = s->ptr + st * s->nblk;
 
 			if (r == BR_GEN)
-				*ok &= graid_parity_gen(be, s->ndata, 2, s->len, batch, b) == 0;
+				*ok &= graid_parity_gen_flags(be, s->ndata, 2, s->len, batch, b,
+							      bench_flags) == 0;
 			else if (r == BR_REC_DD)
-				*ok &= graid_parity_recover(be, s->ndata, 2, s->len, batch, b, 2,
-							    lost) == 0;
+				*ok &= graid_parity_recover_flags(be, s->ndata, 2, s->len, batch, b,
+								  2, lost, bench_flags) == 0;
 			else
 				*ok &= graid_parity_check(be, s->ndata, 2, s->len, batch, b, NULL) ==
 				       0;
@@ -724,8 +749,10 @@ static void bench_threads(unsigned nthreads, const unsigned *shapes, unsigned ns
 	printf("The isal engine through graid_parity_*: GB/s of data by wall-clock time, best of "
 	       "%d alternating rounds;\nbatches of %zu KiB of data: DRAM cycles over 512 MiB, "
 	       "cache over one batch.\n\"read\": every data byte loaded once, nothing written, "
-	       "split as the engine splits.\n\n",
-	       BENCH_ROUNDS, batch_bytes >> 10);
+	       "split as the engine splits.\n%s\n",
+	       BENCH_ROUNDS, batch_bytes >> 10,
+	       bench_no_stream ? "" : "DRAM rows: calls hinted GRAID_BATCH_F_STREAM (--no-stream: "
+				      "not).\n");
 	printf("| shape | mem   | batch               | routine     | 1 thread | %2u threads | "
 	       "ratio |\n",
 	       nthreads);
@@ -752,6 +779,7 @@ static void bench_threads(unsigned nthreads, const unsigned *shapes, unsigned ns
 				exit(1);
 			}
 			snprintf(what, sizeof(what), "%zu x %zu KiB", batch, (len + 1023) >> 10);
+			bench_set_flags(kind != 2);
 			for (size_t k = 0; k < sizeof(rs) / sizeof(rs[0]); k++) {
 				double g[2] = { 0, 0 };
 				bool ok = true;
@@ -850,6 +878,8 @@ int main(int argc, char **argv)
 			batch_kib = (size_t)atol(argv[++i]);
 		} else if (!strcmp(argv[i], "--split-cost") && i + 1 < argc) {
 			split_cost = (unsigned)atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--no-stream")) {
+			bench_no_stream = true;
 		} else if (!strcmp(argv[i], "--own") && i + 1 < argc) {
 			bench_own = argv[++i];
 			if (!graid__cpu_variant_find(bench_own)) {
@@ -871,10 +901,12 @@ int main(int argc, char **argv)
 			fprintf(stderr,
 				"usage: cpu_simd_bench [--cache|--dram] [--ndata N]... [--skew BYTES]"
 				" [--group N]\n"
-				"                      [--block BYTES] [--sse] [--own VARIANT]\n"
+				"                      [--block BYTES] [--sse] [--own VARIANT] "
+				"[--no-stream]\n"
 				"       cpu_simd_bench --sweep [--cache|--dram] [--ndata N]... "
-				"[--skew BYTES] [--sse]\n"
-				"       cpu_simd_bench --threads N [--ndata N]... [--batch KiB]\n"
+				"[--skew BYTES] [--sse] [--no-stream]\n"
+				"       cpu_simd_bench --threads N [--ndata N]... [--batch KiB] "
+				"[--no-stream]\n"
 				"       cpu_simd_bench --split-cost N\n"
 				"       cpu_simd_bench --count gen|genp|dd|dp|dq|d|pq|check "
 				"isal|isal-sse|avx2|ssse3|c|engine NDATA\n");
@@ -912,9 +944,13 @@ int main(int argc, char **argv)
 	       "%s/gen: against the engine's P+Q generation of the same shape (ISA-L's pq_gen,\n"
 	       "or %s, as the engine measured at its open). read: a plain read of the blocks the\n"
 	       "routine reads (check: data, P and Q; the others: ndata blocks), nothing written,\n"
-	       "in GB/s of data: the memory's ceiling for that routine.\n\n",
+	       "in GB/s of data: the memory's ceiling for that routine.\n%s\n",
 	       skew, bench_sse ? ", each its _sse entry point" : "", bench_own_name(),
-	       bench_own_name());
+	       bench_own_name(),
+	       bench_no_stream ? "Every routine of the own variants writes by plain stores (--no-stream).\n"
+			       : "DRAM rows: the own variants write by streaming stores, as the engine "
+				 "does for a batch\nhinted GRAID_BATCH_F_STREAM or larger than the "
+				 "last-level cache (--no-stream: never).\n");
 	printf("| shape | mem   | routine     | ISA-L  | %-6s | c      | read   | %s/ISA-L | "
 	       "%s/gen | %s/read |\n",
 	       bench_own_name(), bench_own_name(), bench_own_name(), bench_own_name());

@@ -72,6 +72,20 @@ Test(args, recover_refuses_bad_loss_lists)
 	cr_assert_eq(graid_parity_recover(be, 4, 2, 4096, 2, s.ptr, 0, NULL), 0);
 }
 
+Test(args, flags_calls_refuse_unknown_hints_and_what_the_plain_calls_refuse)
+{
+	unsigned one[1] = { 2 };
+
+	cr_assert_eq(graid_parity_gen_flags(be, 4, 2, 4096, 2, s.ptr, 0x2u), -EINVAL);
+	cr_assert_eq(graid_parity_gen_flags(be, 4, 2, 4096, 2, s.ptr, 1u << 31), -EINVAL);
+	cr_assert_eq(graid_parity_gen_flags(be, 4, 2, 0, 2, s.ptr, GRAID_BATCH_F_STREAM),
+		     -EINVAL);
+	cr_assert_eq(graid_parity_recover_flags(be, 4, 2, 4096, 2, s.ptr, 1, one, 0x2u), -EINVAL);
+	cr_assert_eq(graid_parity_recover_flags(be, 4, 2, 4096, 2, s.ptr, 1, NULL,
+						GRAID_BATCH_F_STREAM),
+		     -EINVAL);
+}
+
 Test(args, check_refuses_what_gen_refuses)
 {
 	cr_assert_eq(graid_parity_check(NULL, 4, 2, 4096, 2, s.ptr, NULL), -EINVAL);

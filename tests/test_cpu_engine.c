@@ -45,16 +45,32 @@ Test(cpu_engine, every_route_matches_the_reference_own, .timeout = 600)
 	cv_engine_prefer("own", 0x72746f32);
 }
 
+/* Spoil blocks lost[] of a stripe, recover them with flags, compare with want. */
+static void cv_skewed_recover(struct graid_backend *be, uint64_t *rng, uint8_t **blk,
+			      uint8_t **wblk, unsigned n, size_t len, unsigned nlost,
+			      const unsigned *lost, uint32_t flags, size_t skew)
+{
+	for (unsigned l = 0; l < nlost; l++)
+		tu_fill(rng, blk[lost[l]], len);
+	cr_assert_eq(graid_parity_recover_flags(be, n, 2, len, 1, blk, nlost, lost, flags), 0);
+	for (unsigned i = 0; i < n + 2; i++)
+		cr_assert(!memcmp(blk[i], wblk[i], len),
+			  "%u+2 skew %zu flags %#x lost {%u,%u}: block %u differs (seed %llu)", n,
+			  skew, flags, lost[0], nlost > 1 ? lost[1] : lost[0], i,
+			  (unsigned long long)tu_seed());
+}
+
 /*
  * Blocks of one buffer, 64 KiB + skew apart: layouts where pq_gen stalls (small skews) go
  * to the own routine, the others stay with ISA-L; both must give the reference's bytes.
+ * With flags GRAID_BATCH_F_STREAM, where streaming stores may go and where they must not.
  */
-Test(cpu_engine, skewed_layouts_match_the_reference)
+static void cv_skewed(uint32_t flags, uint64_t salt)
 {
 	static const size_t skews[] = { 0, 32, 64, 96, 512, 2048, 4096 };
 	static const unsigned widths[] = { 4, 8, 9, 22 };
 	struct graid_backend *be = cv_open_threads("1", "1");
-	uint64_t rng = tu_seed() ^ 0x63767373;
+	uint64_t rng = tu_seed() ^ salt;
 
 	for (size_t k = 0; k < CV_N(skews); k++)
 		for (size_t w = 0; w < CV_N(widths); w++) {
@@ -73,13 +89,61 @@ Test(cpu_engine, skewed_layouts_match_the_reference)
 			}
 			memcpy(want, buf, stride * nblk);
 			graid_gf_ref_gen(n, 2, 0, len, wblk);
-			cr_assert_eq(graid_parity_gen(be, n, 2, len, 1, blk), 0);
+			cr_assert_eq(graid_parity_gen_flags(be, n, 2, len, 1, blk, flags), 0);
 			for (unsigned i = 0; i < nblk; i++)
 				cr_assert(!memcmp(blk[i], wblk[i], len),
-					  "%u+2 skew %zu: block %u differs (seed %llu)", n, skews[k], i,
-					  (unsigned long long)tu_seed());
+					  "%u+2 skew %zu flags %#x: block %u differs (seed %llu)", n,
+					  skews[k], flags, i, (unsigned long long)tu_seed());
+			/* Every op of the pass: one data block (XOR), P+Q, Q, data+P, two data. */
+			const unsigned cases[5][2] = {
+				{ 1, 0 }, { n, n + 1 }, { n + 1, 0 }, { 0, n }, { 0, n - 1 }
+			};
+			const unsigned counts[5] = { 1, 2, 1, 2, 2 };
+
+			for (unsigned c = 0; c < 5; c++)
+				cv_skewed_recover(be, &rng, blk, wblk, n, len, counts[c], cases[c],
+						  flags, skews[k]);
 			free(buf);
 			free(want);
 		}
 	graid_backend_close(be);
+}
+
+Test(cpu_engine, skewed_layouts_match_the_reference)
+{
+	cv_skewed(0, 0x63767373);
+}
+
+Test(cpu_engine, skewed_layouts_match_the_reference_when_streaming)
+{
+	cv_skewed(GRAID_BATCH_F_STREAM, 0x63767374);
+}
+
+/*
+ * Every batch streams (GRAID_CPU_STREAM_MIN=1, as a batch larger than the last-level cache
+ * does), on one thread and split over two, the routes pinned (the choice is made once per
+ * process, and Criterion runs each test in its own): the reference's bytes.
+ */
+static void cv_engine_streaming(const char *prefer, uint64_t salt)
+{
+	uint64_t rng = tu_seed() ^ salt;
+
+	setenv("GRAID_CPU_STREAM_MIN", "1", 1);
+	setenv("GRAID_CPU_PREFER", prefer, 1);
+	for (unsigned t = 1; t <= 2; t++) {
+		struct graid_backend *be = cv_open_threads(t == 1 ? "1" : "2", "1");
+
+		cv_engine_shapes(be, &rng);
+		graid_backend_close(be);
+	}
+}
+
+Test(cpu_engine, every_route_matches_the_reference_when_streaming_isal, .timeout = 600)
+{
+	cv_engine_streaming("isal", 0x72747333);
+}
+
+Test(cpu_engine, every_route_matches_the_reference_when_streaming_own, .timeout = 600)
+{
+	cv_engine_streaming("own", 0x72747334);
 }

@@ -91,13 +91,15 @@ static void cv_gen_case(const struct graid_cpu_variant *v, uint64_t *rng, unsign
 	graid_gf_ref_gen(ndata, nparity, 0, len, eptr);
 	graid__cpu_plan_gen(&plan, ndata, nparity, group);
 	plan.block = cv_block(rng);
+	/* Half the cases by streaming stores, where the layout takes them. */
+	plan.stream = tu_rand(rng) % 2;
 	cr_assert(v->run(&plan, s.ptr, len));
 	bad = tu_stripes_diff(&s, expect);
 	cr_assert_eq(bad, -1,
-		     "%s gen %u+%u len %zu align %d group %u block %u: block %ld of %u differs "
-		     "(seed %llu)",
-		     v->name, ndata, nparity, len, align, group, plan.block, bad, nblk,
-		     (unsigned long long)tu_seed());
+		     "%s gen %u+%u len %zu align %d group %u block %u stream %d: block %ld of %u "
+		     "differs (seed %llu)",
+		     v->name, ndata, nparity, len, align, group, plan.block, plan.stream, bad,
+		     nblk, (unsigned long long)tu_seed());
 	free(eptr);
 	free(expect);
 	tu_stripes_free(&s);
@@ -119,12 +121,13 @@ static void cv_recover_case(const struct graid_cpu_variant *v, uint64_t *rng, un
 		tu_fill(rng, s.ptr[lost[l]], len);
 	graid__cpu_plan_recover(&plan, ndata, nparity, nlost, lost, group);
 	plan.block = cv_block(rng);
+	plan.stream = tu_rand(rng) % 2;
 	cr_assert(v->run(&plan, s.ptr, len));
 	bad = tu_stripes_diff(&s, expect);
 	cr_assert_eq(bad, -1,
-		     "%s recover %u+%u len %zu align %d group %u block %u lost {%u,%u}: block "
-		     "%ld wrong (seed %llu)",
-		     v->name, ndata, nparity, len, align, group, plan.block, lost[0],
+		     "%s recover %u+%u len %zu align %d group %u block %u stream %d lost "
+		     "{%u,%u}: block %ld wrong (seed %llu)",
+		     v->name, ndata, nparity, len, align, group, plan.block, plan.stream, lost[0],
 		     nlost > 1 ? lost[1] : lost[0], bad, (unsigned long long)tu_seed());
 	free(expect);
 	tu_stripes_free(&s);

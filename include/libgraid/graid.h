@@ -116,6 +116,35 @@ GRAID_API int graid_parity_recover(struct graid_backend *be, unsigned ndata,
 				   const unsigned *lost);
 
 /**
+ * @brief graid_parity_gen() with batch hints.
+ *
+ * @param be, ndata, nparity, len, nstripes, blocks as for graid_parity_gen().
+ * @param flags GRAID_BATCH_F_* hints (graid_backend.h), 0 for none: ::GRAID_BATCH_F_STREAM
+ *   when P and Q go to the drives and will not be read back soon. No hint changes the
+ *   bytes written.
+ * @return as graid_parity_gen(); also -EINVAL for a bit of @p flags that is not a
+ *   GRAID_BATCH_F_* hint (nothing is written).
+ */
+GRAID_API int graid_parity_gen_flags(struct graid_backend *be, unsigned ndata,
+				     unsigned nparity, size_t len, size_t nstripes,
+				     uint8_t *const *blocks, uint32_t flags);
+
+/**
+ * @brief graid_parity_recover() with batch hints.
+ *
+ * @param be, ndata, nparity, len, nstripes, blocks, nlost, lost as for
+ *   graid_parity_recover().
+ * @param flags GRAID_BATCH_F_* hints, 0 for none: ::GRAID_BATCH_F_STREAM when the
+ *   recovered blocks go to a drive (a rebuild) and will not be read back soon.
+ * @return as graid_parity_recover(); also -EINVAL for a bit of @p flags that is not a
+ *   GRAID_BATCH_F_* hint (nothing is written).
+ */
+GRAID_API int graid_parity_recover_flags(struct graid_backend *be, unsigned ndata,
+					 unsigned nparity, size_t len, size_t nstripes,
+					 uint8_t *const *blocks, unsigned nlost,
+					 const unsigned *lost, uint32_t flags);
+
+/**
  * @brief Check the parity of a batch of stripes (the scrub primitive), and name the wrong
  * block where the math can.
  *

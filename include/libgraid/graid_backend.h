@@ -71,7 +71,23 @@ struct graid_stripe_batch {
 	uint8_t *const *blocks;
 	unsigned nlost;             /**< recover: how many blocks are lost, 1..nparity */
 	unsigned lost[2];           /**< recover: lost block indices, ascending */
+	/**
+	 * GRAID_BATCH_F_* hints, 0 for none; no hint changes the bytes computed. Added after
+	 * the first release of ABI version 2: an engine reads it only where struct_size
+	 * covers it.
+	 */
+	uint32_t flags;
 };
+
+/**
+ * Batch hint: the results go to the drives and the CPU will not read them soon (a rebuild's
+ * recovered blocks, a resync's parity). A CPU engine may write them by streaming stores,
+ * past its caches, which saves reading each output line in first; engines that have no
+ * use for the hint ignore it.
+ */
+#define GRAID_BATCH_F_STREAM 0x1u
+/** Every batch hint this header defines. */
+#define GRAID_BATCH_F_ALL GRAID_BATCH_F_STREAM
 
 /** Check verdict: the stripe's parity matches its data. */
 #define GRAID_CHECK_CLEAN (-1)

@@ -10,12 +10,12 @@ typedef __m256i simd_vec;
 #define SIMD_BYTES 32
 #define SIMD_LD(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
 /*
- * Plain stores, not streaming ones: streaming would save the read-for-ownership of the
- * results, but measured here it fell to a third of the speed (for ISA-L's pq_gen too) when
- * blocks lie 64 KiB + 32 or + 64 bytes apart, and its gain elsewhere was within the noise.
- * Recovered data is usually read next, so keeping it in cache is no loss.
+ * Plain stores, and streaming ones (to a 32-byte aligned address) for plans that ask for
+ * them: batches whose results go to the drives, not back through the caches (the pass
+ * says when it takes them; docs/CPU-ENGINE.md, "Streaming stores").
  */
 #define SIMD_ST(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), (v))
+#define SIMD_STNT(p, v) _mm256_stream_si256((__m256i *)(void *)(p), (v))
 #define SIMD_XOR(a, b) _mm256_xor_si256((a), (b))
 #define SIMD_OR(a, b) _mm256_or_si256((a), (b))
 #define SIMD_AND(a, b) _mm256_and_si256((a), (b))

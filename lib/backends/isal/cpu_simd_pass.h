@@ -14,6 +14,7 @@
  *   SIMD_TARGET           the target attribute string ("avx2", "ssse3", ...)
  *   simd_vec, SIMD_BYTES  the vector type and its size in bytes
  *   SIMD_LD(p), SIMD_ST(p, v)          unaligned load and (plain) store
+ *   SIMD_STNT(p, v)                    streaming store to a SIMD_BYTES-aligned address
  *   SIMD_XOR, SIMD_OR, SIMD_AND(a, b)  bitwise
  *   SIMD_ZERO(), SIMD_SET1(byte)       constants
  *   SIMD_ADD8(a, b), SIMD_CMPGT8(a, b) per-byte add and signed compare
@@ -63,6 +64,14 @@
 #else
 #define SIMD_LOAD(al, p) SIMD_LD(p)
 #endif
+
+#define SIMD_PUT(nt, p, v)                                                                \
+	do {                                                                               \
+		if (nt)                                                                    \
+			SIMD_STNT((p), (v));                                               \
+		else                                                                       \
+			SIMD_ST((p), (v));                                                 \
+	} while (0)
 
 /* One stripe's pointers, in the order of its plan. */
 struct SIMD_NAME(stripe) {
@@ -149,8 +158,8 @@ SIMD_INLINE simd_vec SIMD_NAME(mulc)(simd_vec v, simd_vec lo, simd_vec hi)
 SIMD_INLINE void SIMD_NAME(step)(const struct graid_cpu_plan *pl,
 				 const struct SIMD_NAME(stripe) *st,
 				 const struct SIMD_NAME(consts) *k, enum graid_cpu_op op,
-				 const bool al, const int W, unsigned g, size_t i, simd_vec *accp,
-				 simd_vec *accq, simd_vec *bad)
+				 const bool al, const bool nt, const int W, unsigned g, size_t i,
+				 simd_vec *accp, simd_vec *accq, simd_vec *bad)
 {
 	const bool wq = op != GRAID_CPU_XOR && op != GRAID_CPU_CHECK_P;
 	/* Only ops with lost data blocks among the sources' indices have extra g's. */
@@ -209,25 +218,25 @@ SIMD_INLINE void SIMD_NAME(step)(const struct graid_cpu_plan *pl,
 
 		switch (op) {
 		case GRAID_CPU_XOR:
-			SIMD_ST(st->dst[0] + o, p[w]);
+			SIMD_PUT(nt, st->dst[0] + o, p[w]);
 			break;
 		case GRAID_CPU_PQ:
-			SIMD_ST(st->dst[0] + o, p[w]);
-			SIMD_ST(st->dst[1] + o, q[w]);
+			SIMD_PUT(nt, st->dst[0] + o, p[w]);
+			SIMD_PUT(nt, st->dst[1] + o, q[w]);
 			break;
 		case GRAID_CPU_Q:
-			SIMD_ST(st->dst[0] + o, q[w]);
+			SIMD_PUT(nt, st->dst[0] + o, q[w]);
 			break;
 		case GRAID_CPU_DP:
 			dx = SIMD_NAME(mulc)(SIMD_XOR(q[w], SIMD_LOAD(al, st->aux[1] + o)), k->c0lo,
 					     k->c0hi);
-			SIMD_ST(st->dst[0] + o, dx);
-			SIMD_ST(st->dst[1] + o, SIMD_XOR(p[w], dx));
+			SIMD_PUT(nt, st->dst[0] + o, dx);
+			SIMD_PUT(nt, st->dst[1] + o, SIMD_XOR(p[w], dx));
 			break;
 		case GRAID_CPU_DQ:
 			dx = SIMD_XOR(p[w], SIMD_LOAD(al, st->aux[0] + o));
-			SIMD_ST(st->dst[0] + o, dx);
-			SIMD_ST(st->dst[1] + o,
+			SIMD_PUT(nt, st->dst[0] + o, dx);
+			SIMD_PUT(nt, st->dst[1] + o,
 				SIMD_XOR(q[w], SIMD_NAME(mulc)(dx, k->c0lo, k->c0hi)));
 			break;
 		case GRAID_CPU_DD:
@@ -235,8 +244,8 @@ SIMD_INLINE void SIMD_NAME(step)(const struct graid_cpu_plan *pl,
 			qxy = SIMD_XOR(q[w], SIMD_LOAD(al, st->aux[1] + o));
 			dx = SIMD_XOR(SIMD_NAME(mulc)(pxy, k->c0lo, k->c0hi),
 				      SIMD_NAME(mulc)(qxy, k->c1lo, k->c1hi));
-			SIMD_ST(st->dst[0] + o, dx);
-			SIMD_ST(st->dst[1] + o, SIMD_XOR(pxy, dx));
+			SIMD_PUT(nt, st->dst[0] + o, dx);
+			SIMD_PUT(nt, st->dst[1] + o, SIMD_XOR(pxy, dx));
 			break;
 		case GRAID_CPU_CHECK_P:
 			*bad = SIMD_OR(*bad, p[w]);
@@ -253,12 +262,13 @@ SIMD_INLINE void SIMD_NAME(step)(const struct graid_cpu_plan *pl,
  * Bytes [i0, i0+n) of a stripe, n a multiple of SIMD_BYTES (and at most SIMD_BLOCK when
  * the plan has several groups): each group sweeps the whole range before the next starts,
  * so only one group's sources stream at a time. Returns false if a check found a mismatch.
+ * nt: the results go by streaming stores (every output vector-aligned at i0).
  */
 SIMD_INLINE bool SIMD_NAME(range)(const struct graid_cpu_plan *pl,
 				  const struct SIMD_NAME(stripe) *st,
 				  const struct SIMD_NAME(consts) *k, enum graid_cpu_op op,
-				  const bool al, size_t i0, size_t n, simd_vec *accp,
-				  simd_vec *accq)
+				  const bool al, const bool nt, size_t i0, size_t n,
+				  simd_vec *accp, simd_vec *accq)
 {
 	simd_vec bad = SIMD_ZERO();
 
@@ -266,11 +276,11 @@ SIMD_INLINE bool SIMD_NAME(range)(const struct graid_cpu_plan *pl,
 		size_t a = 0;
 
 		for (; a + SIMD_STEP <= n; a += SIMD_STEP)
-			SIMD_NAME(step)(pl, st, k, op, al, SIMD_W, g, i0 + a,
+			SIMD_NAME(step)(pl, st, k, op, al, nt, SIMD_W, g, i0 + a,
 					accp + a / SIMD_BYTES, accq + a / SIMD_BYTES, &bad);
 		for (; a < n; a += SIMD_BYTES)
-			SIMD_NAME(step)(pl, st, k, op, al, 1, g, i0 + a, accp + a / SIMD_BYTES,
-					accq + a / SIMD_BYTES, &bad);
+			SIMD_NAME(step)(pl, st, k, op, al, nt, 1, g, i0 + a,
+					accp + a / SIMD_BYTES, accq + a / SIMD_BYTES, &bad);
 	}
 	return SIMD_ALLZERO(bad);
 }
@@ -291,13 +301,38 @@ SIMD_INLINE bool SIMD_NAME(aligned)(const struct SIMD_NAME(stripe) *st, unsigned
 #endif
 }
 
+/*
+ * Whether the plan's results may go by streaming stores on this stripe: the plan asks for
+ * them, every output is vector-aligned, and no block read lies a little below an output
+ * within a page (the stall of graid_cpu_alias()).
+ */
+SIMD_INLINE bool SIMD_NAME(streams)(const struct graid_cpu_plan *pl,
+				    const struct SIMD_NAME(stripe) *st)
+{
+	if (!pl->stream)
+		return false;
+	for (unsigned d = 0; d < 2; d++) {
+		if (!st->dst[d])
+			continue;
+		if ((uintptr_t)st->dst[d] & (SIMD_BYTES - 1))
+			return false;
+		for (unsigned j = 0; j < pl->nsrc; j++)
+			if (graid_cpu_alias(st->dst[d], st->src[j]))
+				return false;
+		for (unsigned a = 0; a < 2; a++)
+			if (st->aux[a] && graid_cpu_alias(st->dst[d], st->aux[a]))
+				return false;
+	}
+	return true;
+}
+
 SIMD_INLINE bool SIMD_NAME(run_op)(const struct graid_cpu_plan *pl, uint8_t *const *blk,
 				   size_t len, enum graid_cpu_op op)
 {
 	simd_vec accp[SIMD_BLOCK / SIMD_BYTES], accq[SIMD_BLOCK / SIMD_BYTES];
 	struct SIMD_NAME(stripe) st;
 	struct SIMD_NAME(consts) k;
-	bool al;
+	bool al, nt;
 	const size_t body = len & ~(size_t)(SIMD_BYTES - 1);
 	const size_t block = pl->block ? (pl->block < SIMD_BLOCK ? pl->block : SIMD_BLOCK) &
 						 ~(size_t)(SIMD_STEP - 1)
@@ -317,20 +352,42 @@ SIMD_INLINE bool SIMD_NAME(run_op)(const struct graid_cpu_plan *pl, uint8_t *con
 	k.c1lo = SIMD_KLO(pl, 1);
 	k.c1hi = SIMD_KHI(pl, 1);
 	al = SIMD_NAME(aligned)(&st, pl->nsrc);
+	/*
+	 * Only the ops whose results come straight out of the accumulators stream: the
+	 * recoveries that multiply at the end (DP, DQ, DD) ran 5-10 % slower from DRAM with
+	 * streaming stores on the AMD VM (docs/CPU-ENGINE.md, "Streaming stores"); a check
+	 * writes nothing.
+	 */
+	nt = (op == GRAID_CPU_XOR || op == GRAID_CPU_PQ || op == GRAID_CPU_Q) &&
+	     SIMD_NAME(streams)(pl, &st);
 	for (size_t i0 = 0; i0 < body; i0 += chunk) {
 		const size_t n = body - i0 < chunk ? body - i0 : chunk;
+		bool ok;
 
-		if (!(al ? SIMD_NAME(range)(pl, &st, &k, op, true, i0, n, accp, accq)
-			 : SIMD_NAME(range)(pl, &st, &k, op, false, i0, n, accp, accq)))
+		if (nt)
+			ok = al ? SIMD_NAME(range)(pl, &st, &k, op, true, true, i0, n, accp, accq)
+				: SIMD_NAME(range)(pl, &st, &k, op, false, true, i0, n, accp, accq);
+		else
+			ok = al ? SIMD_NAME(range)(pl, &st, &k, op, true, false, i0, n, accp, accq)
+				: SIMD_NAME(range)(pl, &st, &k, op, false, false, i0, n, accp,
+						   accq);
+		if (!ok)
 			return false;
 	}
 	/*
-	 * A tail shorter than a vector: redo the last vector's bytes as a range of their own.
-	 * Bytes it shares with the body come out the same, since no op reads what it writes.
+	 * Streaming stores are weakly ordered: fence them, so that whatever the caller does
+	 * next (a completion another thread reads, the buffer handed to the drive) sees them.
+	 */
+	if (nt)
+		_mm_sfence();
+	/*
+	 * A tail shorter than a vector: redo the last vector's bytes as a range of their own,
+	 * by plain stores (it is not aligned). Bytes it shares with the body come out the
+	 * same, since no op reads what it writes.
 	 */
 	if (body != len)
-		return SIMD_NAME(range)(pl, &st, &k, op, false, len - SIMD_BYTES, SIMD_BYTES, accp,
-				       accq);
+		return SIMD_NAME(range)(pl, &st, &k, op, false, false, len - SIMD_BYTES,
+				       SIMD_BYTES, accp, accq);
 	return true;
 }
 

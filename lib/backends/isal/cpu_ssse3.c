@@ -17,6 +17,7 @@ typedef __m128i simd_vec;
 /* Legacy SSE takes only aligned memory operands: aligned stripes get loads that fold. */
 #define SIMD_LDA(p) _mm_load_si128((const __m128i *)(const void *)(p))
 #define SIMD_ST(p, v) _mm_storeu_si128((__m128i *)(void *)(p), (v))
+#define SIMD_STNT(p, v) _mm_stream_si128((__m128i *)(void *)(p), (v))
 #define SIMD_XOR(a, b) _mm_xor_si128((a), (b))
 #define SIMD_OR(a, b) _mm_or_si128((a), (b))
 #define SIMD_AND(a, b) _mm_and_si128((a), (b))

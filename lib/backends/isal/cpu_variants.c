@@ -154,6 +154,7 @@ static void cpu_plan_init(struct graid_cpu_plan *pl, enum graid_cpu_kind kind, u
 {
 	memset(pl, 0, offsetof(struct graid_cpu_plan, src));
 	pl->block = 0;
+	pl->stream = false;
 	pl->kind = kind;
 	pl->ndata = ndata;
 	pl->nparity = nparity;

@@ -60,6 +60,13 @@ struct graid_cpu_plan {
 	 * benchmarks and tests vary it.
 	 */
 	unsigned block;
+	/*
+	 * Write the results by streaming stores, past the caches, where the op and a stripe's
+	 * layout allow (XOR, PQ and Q; outputs vector-aligned; no graid_cpu_alias()): for
+	 * batches whose results go to the drives and are not read back soon. Set after the
+	 * plan is made, like block.
+	 */
+	bool stream;
 	uint16_t dst[2];                    /* blocks written (see enum graid_cpu_op) */
 	uint16_t aux[2];                    /* P and Q read by the finishing step */
 	/*
@@ -82,6 +89,23 @@ static inline uint8_t *graid_cpu_block(const struct graid_cpu_plan *pl, uint8_t 
 				       unsigned idx)
 {
 	return idx < pl->ndata + pl->nparity ? blk[idx] : NULL;
+}
+
+/*
+ * Streaming stores stall when a block read lies a little below a block written within a
+ * 4 KiB page (a load then matches the low 12 bits of a store still in flight): blocks
+ * 64 KiB + 32 or + 64 bytes apart ran at a fifth of the speed, 512 or 2048 bytes apart did
+ * not (docs/CPU-ENGINE.md). ISA-L's pq_gen and the own streaming pass both avoid it.
+ */
+#define GRAID_CPU_ALIAS_PAGE 4096u
+#define GRAID_CPU_ALIAS_WINDOW 1024u
+
+/* Whether reading src while streaming to dst would stall (see GRAID_CPU_ALIAS_PAGE). */
+static inline bool graid_cpu_alias(const void *dst, const void *src)
+{
+	uintptr_t d = ((uintptr_t)dst - (uintptr_t)src) & (GRAID_CPU_ALIAS_PAGE - 1);
+
+	return d && d < GRAID_CPU_ALIAS_WINDOW;
 }
 
 /* A set of routines for one instruction-set level; all compute the same bytes. */

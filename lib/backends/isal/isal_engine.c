@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,14 +34,6 @@
  * holds back (a shared machine) leaves its share to the others instead of to the end.
  */
 #define ISAL_PIECES_PER_THREAD 4u
-/*
- * pq_gen's streaming stores stall when a data block lies a little below P or Q within a
- * 4 KiB page (a load then matches the low 12 bits of a store still in flight): blocks
- * 64 KiB + 32 or + 64 bytes apart ran at a fifth of the speed, 512 or 2048 bytes apart did
- * not (docs/CPU-ENGINE.md). Such stripes go to the own routine, which does not stall.
- */
-#define ISAL_ALIAS_PAGE 4096u
-#define ISAL_ALIAS_WINDOW 1024u
 /* Byte ranges of a split stripe start on cache lines: no line is written by two threads. */
 #define ISAL_RANGE_ALIGN 64u
 
@@ -48,6 +42,8 @@ struct graid_engine {
 	const struct graid_cpu_choice *ch;   /* which routine does what, measured per process */
 	struct graid_cpu_pool *pool;         /* shared; NULL: one thread (GRAID_CPU_THREADS=1) */
 	size_t thread_min;                   /* data bytes from which a batch is split */
+	size_t stream_min;                   /* batch bytes from which results stream */
+	bool stream_isal;                    /* streaming narrow P+Q may go to pq_gen */
 	atomic_bool told_unaligned;
 };
 
@@ -82,6 +78,54 @@ static unsigned long long isal_env_count(struct graid_engine *e, const char *nam
 	return n;
 }
 
+/*
+ * The last-level cache, in bytes, as the OS describes cpu0's caches (the highest level
+ * that holds data); SIZE_MAX where it says nothing: then only the caller's hint streams.
+ * Not sysconf's figure: glibc reads it from cpuid, which in a VM on an AMD EPYC gave the
+ * whole socket's 256 MiB where this vCPU's share is 32 MiB.
+ */
+static size_t isal_llc_bytes(void)
+{
+	unsigned best_level = 0;
+	size_t best = SIZE_MAX;
+
+	for (unsigned i = 0; i < 16; i++) {
+		char path[96], type[32] = "";
+		unsigned level = 0;
+		unsigned long long kib = 0;
+		char unit = 0;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%u/type", i);
+		if (!(f = fopen(path, "re")))
+			break;
+		if (fscanf(f, "%31s", type) != 1)
+			type[0] = 0;
+		fclose(f);
+		if (strcmp(type, "Unified") && strcmp(type, "Data"))
+			continue;
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%u/level", i);
+		if ((f = fopen(path, "re"))) {
+			if (fscanf(f, "%u", &level) != 1)
+				level = 0;
+			fclose(f);
+		}
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%u/size", i);
+		if ((f = fopen(path, "re"))) {
+			if (fscanf(f, "%llu%c", &kib, &unit) < 1)
+				kib = 0;
+			fclose(f);
+		}
+		if (unit == 'M')
+			kib <<= 10;
+		if (level > best_level && kib) {
+			best_level = level;
+			best = (size_t)kib << 10;
+		}
+	}
+	return best;
+}
+
 static int isal_open(struct graid_engine **out, const struct graid_backend_config *cfg)
 {
 	struct graid_engine *e = calloc(1, sizeof(*e));
@@ -99,6 +143,9 @@ static int isal_open(struct graid_engine **out, const struct graid_backend_confi
 	if (nthreads > GRAID_CPU_MAX_THREADS)
 		nthreads = GRAID_CPU_MAX_THREADS;
 	e->thread_min = (size_t)isal_env_count(e, "GRAID_CPU_THREAD_MIN", ISAL_THREAD_MIN_DEFAULT);
+	e->stream_min = (size_t)isal_env_count(e, "GRAID_CPU_STREAM_MIN", isal_llc_bytes());
+	/* Not where GRAID_CPU_PREFER=own keeps ISA-L out. */
+	e->stream_isal = !e->ch->prefer || strcmp(e->ch->prefer, "own") != 0;
 	rc = graid__cpu_pool_get(&e->pool, (unsigned)nthreads, e->log);
 	if (rc) {
 		free(e);
@@ -107,6 +154,13 @@ static int isal_open(struct graid_engine **out, const struct graid_backend_confi
 	if (e->pool)
 		e->log(GRAID_LOG_INFO, "isal: %u threads for batches of %zu data bytes or more",
 		       graid__cpu_pool_threads(e->pool), e->thread_min);
+	if (e->stream_min == SIZE_MAX)
+		e->log(GRAID_LOG_INFO, "isal: results stream past the caches when the caller asks "
+				       "(no last-level cache size known)");
+	else
+		e->log(GRAID_LOG_INFO, "isal: results stream past the caches for batches of %zu "
+				       "bytes or more, or when the caller asks",
+		       e->stream_min);
 	*out = e;
 	return 0;
 }
@@ -145,16 +199,16 @@ static void isal_note_unaligned(struct graid_engine *e)
 				       "ISA-L's");
 }
 
-/* Whether pq_gen would stall on this stripe's layout (see ISAL_ALIAS_WINDOW). */
+/*
+ * Whether pq_gen's streaming stores would stall on this stripe's layout (see
+ * graid_cpu_alias()): such stripes go to the own routine, which then does not stream.
+ */
 static bool isal_pq_aliases(uint8_t *const *blk, unsigned ndata)
 {
 	for (unsigned p = ndata; p < ndata + 2; p++)
-		for (unsigned k = 0; k < ndata; k++) {
-			uintptr_t d = ((uintptr_t)blk[p] - (uintptr_t)blk[k]) & (ISAL_ALIAS_PAGE - 1);
-
-			if (d && d < ISAL_ALIAS_WINDOW)
+		for (unsigned k = 0; k < ndata; k++)
+			if (graid_cpu_alias(blk[p], blk[k]))
 				return true;
-		}
 	return false;
 }
 
@@ -190,13 +244,21 @@ static enum graid_cpu_class isal_gen_class(const struct graid_stripe_batch *b)
 	return b->ndata <= GRAID_CPU_NARROW_MAX ? GRAID_CPU_C_GEN_NARROW : GRAID_CPU_C_GEN_WIDE;
 }
 
-static int isal_gen_serial(struct graid_engine *e, const struct graid_stripe_batch *b)
+/* stream: the batch's results go by streaming stores where the own routine runs. */
+static int isal_gen_serial(struct graid_engine *e, const struct graid_stripe_batch *b,
+			   bool stream)
 {
 	const unsigned nblk = b->ndata + b->nparity;
 	const enum graid_cpu_class cls = isal_gen_class(b);
 	const struct graid_cpu_variant *own = e->ch->own[cls];
-	/* Where the measurement found ISA-L faster; never where the layout stalls pq_gen. */
-	const bool use_isal = e->ch->isal[cls];
+	/*
+	 * Where the measurement found ISA-L faster; never where the layout stalls pq_gen.
+	 * Streaming narrow P+Q goes to pq_gen too: the timing runs in cache, where its own
+	 * streaming stores cost it, but from DRAM it ran 5-12 % ahead of the own streaming
+	 * pass at 8+2 on the AMD VM (docs/CPU-ENGINE.md, "Streaming stores").
+	 */
+	const bool use_isal = e->ch->isal[cls] ||
+			      (stream && cls == GRAID_CPU_C_GEN_NARROW && e->stream_isal);
 	const bool alias_rule = b->nparity == 2 && e->ch->alias_rule;
 	struct graid_cpu_plan plan;
 	bool have_plan = false;
@@ -231,6 +293,7 @@ static int isal_gen_serial(struct graid_engine *e, const struct graid_stripe_bat
 			isal_note_unaligned(e);
 		if (!have_plan)
 			graid__cpu_plan_gen(&plan, b->ndata, b->nparity, own->group_size);
+		plan.stream = stream;
 		have_plan = true;
 		own->run(&plan, blk, b->len);
 	}
@@ -269,8 +332,8 @@ static _Thread_local struct {
 	struct graid_cpu_plan plan;
 } isal_last_recover;
 
-static const struct graid_cpu_plan *isal_recover_plan(const struct graid_stripe_batch *b,
-						      unsigned group_size)
+static struct graid_cpu_plan *isal_recover_plan(const struct graid_stripe_batch *b,
+						unsigned group_size)
 {
 	unsigned lost1 = b->nlost > 1 ? b->lost[1] : ~0u;
 
@@ -295,10 +358,11 @@ static const struct graid_cpu_plan *isal_recover_plan(const struct graid_stripe_
  * Recovery is libgraid's own (ISA-L has only ec_encode_data on an inverted matrix, twice
  * the work of one syndrome pass), but for one lost block, where xor_gen may be faster.
  */
-static int isal_recover_serial(struct graid_engine *e, const struct graid_stripe_batch *b)
+static int isal_recover_serial(struct graid_engine *e, const struct graid_stripe_batch *b,
+			       bool stream)
 {
 	const unsigned nblk = b->ndata + b->nparity;
-	const struct graid_cpu_plan *plan;
+	struct graid_cpu_plan *plan;
 	enum graid_cpu_class cls;
 	const struct graid_cpu_variant *own;
 
@@ -306,6 +370,7 @@ static int isal_recover_serial(struct graid_engine *e, const struct graid_stripe
 	cls = b->nlost == 1 && b->lost[0] != b->ndata + 1u ? GRAID_CPU_C_REC1 : GRAID_CPU_C_REC2;
 	own = e->ch->own[cls];
 	plan = isal_recover_plan(b, own->group_size);
+	plan->stream = stream;
 	for (size_t s = 0; s < b->nstripes; s++) {
 		uint8_t *const *blk = b->blocks + s * nblk;
 
@@ -379,6 +444,7 @@ struct isal_split {
 	struct graid_engine *e;
 	const struct graid_stripe_batch *b;
 	enum isal_op op;
+	bool stream;           /* gen, recover: the whole batch's isal_streams() */
 	int32_t *result;       /* check: verdicts, or NULL */
 	size_t per_piece;      /* stripe runs: stripes per piece */
 	size_t ranges;         /* byte ranges per stripe; 0: pieces are runs of stripes */
@@ -414,9 +480,9 @@ static int isal_piece(void *arg, size_t i)
 	}
 	switch (sp->op) {
 	case ISAL_GEN:
-		return isal_gen_serial(sp->e, &sub);
+		return isal_gen_serial(sp->e, &sub, sp->stream);
 	case ISAL_RECOVER:
-		return isal_recover_serial(sp->e, &sub);
+		return isal_recover_serial(sp->e, &sub, sp->stream);
 	case ISAL_CHECK:
 		break;
 	}
@@ -462,25 +528,42 @@ static size_t isal_split_plan(struct graid_engine *e, const struct graid_stripe_
 	return sp->ranges * b->nstripes;
 }
 
+/*
+ * Whether batch b's results go past the caches: the caller said they go to the drives
+ * (GRAID_BATCH_F_STREAM), or the batch is larger than the last-level cache, so that its
+ * first results are gone from it before the caller could read them.
+ */
+static bool isal_streams(const struct graid_engine *e, const struct graid_stripe_batch *b)
+{
+	if (b->struct_size >= offsetof(struct graid_stripe_batch, flags) + sizeof(b->flags) &&
+	    (b->flags & GRAID_BATCH_F_STREAM))
+		return true;
+	return b->nstripes * (b->ndata + b->nparity) * b->len >= e->stream_min;
+}
+
 static int isal_gen(struct graid_engine *e, const struct graid_stripe_batch *b)
 {
 	struct isal_split sp;
+	const bool stream = isal_streams(e, b);
 	size_t n = isal_split_plan(e, b, &sp);
 
 	if (!n)
-		return isal_gen_serial(e, b);
+		return isal_gen_serial(e, b, stream);
 	sp.op = ISAL_GEN;
+	sp.stream = stream;
 	return graid__cpu_pool_run(e->pool, n, isal_piece, &sp);
 }
 
 static int isal_recover(struct graid_engine *e, const struct graid_stripe_batch *b)
 {
 	struct isal_split sp;
+	const bool stream = isal_streams(e, b);
 	size_t n = isal_split_plan(e, b, &sp);
 
 	if (!n)
-		return isal_recover_serial(e, b);
+		return isal_recover_serial(e, b, stream);
 	sp.op = ISAL_RECOVER;
+	sp.stream = stream;
 	return graid__cpu_pool_run(e->pool, n, isal_piece, &sp);
 }
 

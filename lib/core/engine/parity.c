@@ -246,36 +246,48 @@ static long parity_dispatch(struct graid_backend *be, enum parity_op op,
 	return rc < 0 ? rc : rc + rc_cpu; /* check: mismatch counts add up; else 0 + 0 */
 }
 
-GRAID_API int graid_parity_gen(struct graid_backend *be, unsigned ndata, unsigned nparity,
-			       size_t len, size_t nstripes, uint8_t *const *blocks)
+GRAID_API int graid_parity_gen_flags(struct graid_backend *be, unsigned ndata,
+				     unsigned nparity, size_t len, size_t nstripes,
+				     uint8_t *const *blocks, uint32_t flags)
 {
 	struct graid_stripe_batch b = {
 		.struct_size = sizeof(b), .ndata = ndata, .nparity = nparity,
-		.len = len, .nstripes = nstripes, .blocks = blocks,
+		.len = len, .nstripes = nstripes, .blocks = blocks, .flags = flags,
 	};
 	int rc = parity_check_args(be, ndata, nparity, len, nstripes, blocks);
 
 	if (rc)
 		return rc;
+	if (flags & ~GRAID_BATCH_F_ALL)
+		return -EINVAL;
 	rc = (int)parity_dispatch(be, PARITY_GEN, &b, NULL);
 	if (rc == 0)
 		parity_count(be, &b);
 	return rc;
 }
 
-GRAID_API int graid_parity_recover(struct graid_backend *be, unsigned ndata,
-				   unsigned nparity, size_t len, size_t nstripes,
-				   uint8_t *const *blocks, unsigned nlost,
-				   const unsigned *lost)
+GRAID_API int graid_parity_gen(struct graid_backend *be, unsigned ndata, unsigned nparity,
+			       size_t len, size_t nstripes, uint8_t *const *blocks)
+{
+	return graid_parity_gen_flags(be, ndata, nparity, len, nstripes, blocks, 0);
+}
+
+GRAID_API int graid_parity_recover_flags(struct graid_backend *be, unsigned ndata,
+					 unsigned nparity, size_t len, size_t nstripes,
+					 uint8_t *const *blocks, unsigned nlost,
+					 const unsigned *lost, uint32_t flags)
 {
 	struct graid_stripe_batch b = {
 		.struct_size = sizeof(b), .ndata = ndata, .nparity = nparity,
 		.len = len, .nstripes = nstripes, .blocks = blocks, .nlost = nlost,
+		.flags = flags,
 	};
 	int rc = parity_check_args(be, ndata, nparity, len, nstripes, blocks);
 
 	if (rc)
 		return rc;
+	if (flags & ~GRAID_BATCH_F_ALL)
+		return -EINVAL;
 	if (nlost > nparity || (nlost && !lost))
 		return -EINVAL;
 	for (unsigned i = 0; i < nlost; i++) {
@@ -299,6 +311,15 @@ GRAID_API int graid_parity_recover(struct graid_backend *be, unsigned ndata,
 	if (rc == 0)
 		parity_count(be, &b);
 	return rc;
+}
+
+GRAID_API int graid_parity_recover(struct graid_backend *be, unsigned ndata,
+				   unsigned nparity, size_t len, size_t nstripes,
+				   uint8_t *const *blocks, unsigned nlost,
+				   const unsigned *lost)
+{
+	return graid_parity_recover_flags(be, ndata, nparity, len, nstripes, blocks, nlost, lost,
+					  0);
 }
 
 GRAID_API long graid_parity_check(struct graid_backend *be, unsigned ndata,

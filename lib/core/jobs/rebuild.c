@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <libgraid/graid_backend.h>
+
 #include "meta/bitmap.h"
 #include "meta/journal.h"
 #include "meta/live.h"
@@ -218,8 +220,9 @@ static int rebuild_recover(struct rebuild_ctx *c, struct rebuild_slot *s)
 			if (j != i)
 				nlost[j] = 3; /* done with this group */
 		}
-		rc = graid_parity_recover(a->be, l->ndata, l->nparity, l->chunk, ng, c->ptrs,
-					  nlost[i], lost[i]);
+		/* The rebuilt chunks go to the drives, not back to the CPU: past its caches. */
+		rc = graid_parity_recover_flags(a->be, l->ndata, l->nparity, l->chunk, ng,
+						c->ptrs, nlost[i], lost[i], GRAID_BATCH_F_STREAM);
 		if (rc)
 			return rc;
 	}

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <libgraid/graid_backend.h>
+
 #include "meta/bitmap.h"
 #include "meta/live.h"
 #include "io/member_batch.h"
@@ -64,7 +66,9 @@ static int resync_parity_rows(struct resync_ctx *c, uint64_t row0, unsigned rows
 		if (c->buf.ios[i].res != (int)l->chunk)
 			rc = -EIO;
 	if (rc == 0)
-		rc = graid_parity_gen(a->be, l->ndata, l->nparity, l->chunk, ng, c->buf.ptrs);
+		/* The parity goes to the drives, not back to the CPU: past its caches. */
+		rc = graid_parity_gen_flags(a->be, l->ndata, l->nparity, l->chunk, ng,
+					    c->buf.ptrs, GRAID_BATCH_F_STREAM);
 	if (rc)
 		return rc;
 	n = 0;
