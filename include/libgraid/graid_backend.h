@@ -74,9 +74,11 @@ struct graid_stripe_batch {
 	/**
 	 * GRAID_BATCH_F_* hints, 0 for none; no hint changes the bytes computed. Added after
 	 * the first release of ABI version 2: an engine reads it only where struct_size
-	 * covers it.
+	 * covers it. 64 bits so that the struct grows past the padding that ended batches
+	 * built before it (a 32-bit field would have fitted there, and their struct_size
+	 * would have seemed to cover it).
 	 */
-	uint32_t flags;
+	uint64_t flags;
 };
 
 /**

@@ -303,8 +303,9 @@ SIMD_INLINE bool SIMD_NAME(aligned)(const struct SIMD_NAME(stripe) *st, unsigned
 
 /*
  * Whether the plan's results may go by streaming stores on this stripe: the plan asks for
- * them, every output is vector-aligned, and no block read lies a little below an output
- * within a page (the stall of graid_cpu_alias()).
+ * them, every output is vector-aligned, and no source lies a little below an output
+ * within a page (the stall of graid_cpu_alias()). The ops that stream (XOR, PQ, Q) read
+ * nothing but their sources: aux (P and Q for the others) is not checked.
  */
 SIMD_INLINE bool SIMD_NAME(streams)(const struct graid_cpu_plan *pl,
 				    const struct SIMD_NAME(stripe) *st)
@@ -318,9 +319,6 @@ SIMD_INLINE bool SIMD_NAME(streams)(const struct graid_cpu_plan *pl,
 			return false;
 		for (unsigned j = 0; j < pl->nsrc; j++)
 			if (graid_cpu_alias(st->dst[d], st->src[j]))
-				return false;
-		for (unsigned a = 0; a < 2; a++)
-			if (st->aux[a] && graid_cpu_alias(st->dst[d], st->aux[a]))
 				return false;
 	}
 	return true;

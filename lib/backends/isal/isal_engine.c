@@ -144,8 +144,13 @@ static int isal_open(struct graid_engine **out, const struct graid_backend_confi
 		nthreads = GRAID_CPU_MAX_THREADS;
 	e->thread_min = (size_t)isal_env_count(e, "GRAID_CPU_THREAD_MIN", ISAL_THREAD_MIN_DEFAULT);
 	e->stream_min = (size_t)isal_env_count(e, "GRAID_CPU_STREAM_MIN", isal_llc_bytes());
-	/* Not where GRAID_CPU_PREFER=own keeps ISA-L out. */
-	e->stream_isal = !e->ch->prefer || strcmp(e->ch->prefer, "own") != 0;
+	/*
+	 * Not where GRAID_CPU_PREFER=own keeps ISA-L out, nor on AVX-512: there ISA-L's
+	 * dispatcher picks pq_gen_avx512, which writes by plain stores (ISA-L 2.30; its AVX2
+	 * and SSE routines stream), and the own streaming pass is the one that streams.
+	 */
+	e->stream_isal = (!e->ch->prefer || strcmp(e->ch->prefer, "own") != 0) &&
+			 !graid__cpu_has_avx512bw();
 	rc = graid__cpu_pool_get(&e->pool, (unsigned)nthreads, e->log);
 	if (rc) {
 		free(e);
@@ -289,7 +294,7 @@ static int isal_gen_serial(struct graid_engine *e, const struct graid_stripe_bat
 			continue;
 		}
 		/* ISA-L needs a common alignment; libgraid's routines take any. */
-		if (use_isal && !split)
+		if (e->ch->isal[cls] && !split)
 			isal_note_unaligned(e);
 		if (!have_plan)
 			graid__cpu_plan_gen(&plan, b->ndata, b->nparity, own->group_size);
