@@ -241,6 +241,19 @@ static int isal_body(int (*fn)(int, int, void **), uint8_t *const *v, unsigned n
 	return 0;
 }
 
+/*
+ * ISA-L's pq_gen and xor_gen write by streaming stores on CPUs without AVX-512 and do not
+ * fence them: fence once per call that may have run them, so that what the caller does
+ * next (a completion another thread reads, a buffer handed to a drive) comes after their
+ * results, as the own pass does for its own (cpu_simd_pass.h).
+ */
+static inline void isal_fence(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_sfence();
+#endif
+}
+
 /* The class of a generation batch: how the choice routes it. */
 static enum graid_cpu_class isal_gen_class(const struct graid_stripe_batch *b)
 {
@@ -302,6 +315,8 @@ static int isal_gen_serial(struct graid_engine *e, const struct graid_stripe_bat
 		have_plan = true;
 		own->run(&plan, blk, b->len);
 	}
+	if (use_isal)
+		isal_fence();
 	return 0;
 }
 
@@ -382,6 +397,8 @@ static int isal_recover_serial(struct graid_engine *e, const struct graid_stripe
 		if (!(e->ch->isal[cls] && isal_recover_xor(plan, blk, b->len)))
 			own->run(plan, blk, b->len);
 	}
+	if (e->ch->isal[cls])
+		isal_fence();
 	return 0;
 }
 
