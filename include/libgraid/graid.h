@@ -120,7 +120,7 @@ GRAID_API int graid_parity_recover(struct graid_backend *be, unsigned ndata,
  *
  * @param be, ndata, nparity, len, nstripes, blocks as for graid_parity_gen().
  * @param flags GRAID_BATCH_F_* hints (graid_backend.h), 0 for none: ::GRAID_BATCH_F_STREAM
- *   when P and Q go to the drives and will not be read back soon. No hint changes the
+ *   when P (and Q) go to the drives and will not be read back soon. No hint changes the
  *   bytes written.
  * @return as graid_parity_gen(); also -EINVAL for a bit of @p flags that is not a
  *   GRAID_BATCH_F_* hint (nothing is written).

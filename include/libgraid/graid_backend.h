@@ -87,7 +87,7 @@ struct graid_stripe_batch {
  * past its caches, which saves reading each output line in first; engines that have no
  * use for the hint ignore it.
  */
-#define GRAID_BATCH_F_STREAM 0x1u
+#define GRAID_BATCH_F_STREAM UINT64_C(0x1)
 /** Every batch hint this header defines. */
 #define GRAID_BATCH_F_ALL GRAID_BATCH_F_STREAM
 

@@ -31,8 +31,11 @@
  */
 #define MEASURE_WINDOW_NS 20000.0
 #define MEASURE_ROUNDS 5
-/* An own variant this many times slower than the best in round 1 is not timed again. */
-#define MEASURE_PRUNE 2.0
+/*
+ * An own variant this many times slower than the best in round 1 is not timed again: more
+ * than the 40-70 % a slow stretch costs one window, so only a variant that cannot win.
+ */
+#define MEASURE_PRUNE 4.0
 /* Back-to-back calls before any window is timed, so the core is busy when timing starts. */
 #define MEASURE_WARM_NS 1000000.0
 
@@ -152,8 +155,8 @@ static double measure_window(struct measure_run *r)
  * The n prepared runs whose run[k] is set take turns for MEASURE_ROUNDS windows each;
  * gbps[k] becomes each one's best window (left as it is for the others). An own variant
  * (k > 0) that ran at less than a MEASURE_PRUNE-th of the best in the first round sits
- * out the rest: it cannot win, and the portable `c`, whose one call at 22+2 lasts 90 us,
- * made most of the timing's 7.5 ms. Candidate 0 (ISA-L, whose streaming stores make it
+ * out the rest: it cannot win, and the portable `c` (6x behind on the AMD VM), whose one
+ * call at 22+2 lasts 90 us, made most of the timing's 7.5 ms. Candidate 0 (ISA-L, whose streaming stores make it
  * swing from window to window) always runs every round.
  */
 static void measure_turns(struct measure_run *r, const bool *run, unsigned n, double *gbps)

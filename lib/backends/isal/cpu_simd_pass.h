@@ -305,7 +305,8 @@ SIMD_INLINE bool SIMD_NAME(aligned)(const struct SIMD_NAME(stripe) *st, unsigned
  * Whether the plan's results may go by streaming stores on this stripe: the plan asks for
  * them, every output is vector-aligned, and no source lies a little below an output
  * within a page (the stall of graid_cpu_alias()). The ops that stream (XOR, PQ, Q) read
- * nothing but their sources: aux (P and Q for the others) is not checked.
+ * no aux block (P and Q for the others), so aux is not checked; the stack accumulators
+ * of wide plans are not either (a stall there would cost speed, never bytes).
  */
 SIMD_INLINE bool SIMD_NAME(streams)(const struct graid_cpu_plan *pl,
 				    const struct SIMD_NAME(stripe) *st)
@@ -351,10 +352,10 @@ SIMD_INLINE bool SIMD_NAME(run_op)(const struct graid_cpu_plan *pl, uint8_t *con
 	k.c1hi = SIMD_KHI(pl, 1);
 	al = SIMD_NAME(aligned)(&st, pl->nsrc);
 	/*
-	 * Only the ops whose results come straight out of the accumulators stream: the
-	 * recoveries that multiply at the end (DP, DQ, DD) ran 5-10 % slower from DRAM with
-	 * streaming stores on the AMD VM (docs/CPU-ENGINE.md, "Streaming stores"); a check
-	 * writes nothing.
+	 * Only the ops whose results come straight out of the accumulators stream: two-block
+	 * data recovery (DD) ran 5-10 % slower from DRAM with streaming stores on the AMD VM,
+	 * data+P about even, and DP and DQ multiply at the end as DD does (docs/CPU-ENGINE.md,
+	 * "Streaming stores"); a check writes nothing.
 	 */
 	nt = (op == GRAID_CPU_XOR || op == GRAID_CPU_PQ || op == GRAID_CPU_Q) &&
 	     SIMD_NAME(streams)(pl, &st);

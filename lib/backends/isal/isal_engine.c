@@ -145,12 +145,13 @@ static int isal_open(struct graid_engine **out, const struct graid_backend_confi
 	e->thread_min = (size_t)isal_env_count(e, "GRAID_CPU_THREAD_MIN", ISAL_THREAD_MIN_DEFAULT);
 	e->stream_min = (size_t)isal_env_count(e, "GRAID_CPU_STREAM_MIN", isal_llc_bytes());
 	/*
-	 * Not where GRAID_CPU_PREFER=own keeps ISA-L out, nor on AVX-512: there ISA-L's
-	 * dispatcher picks pq_gen_avx512, which writes by plain stores (ISA-L 2.30; its AVX2
-	 * and SSE routines stream), and the own streaming pass is the one that streams.
+	 * Not where GRAID_CPU_PREFER=own keeps ISA-L out, nor on a CPU with AVX-512 or GFNI:
+	 * there ISA-L's dispatcher picks a routine that writes by plain stores (2.30:
+	 * pq_gen_avx512; 2.32: also pq_gen_avx2_gfni), and the own streaming pass is the one
+	 * that streams. Its AVX2 and SSE routines stream. A later ISA-L may move this line.
 	 */
 	e->stream_isal = (!e->ch->prefer || strcmp(e->ch->prefer, "own") != 0) &&
-			 !graid__cpu_has_avx512bw();
+			 !graid__cpu_has_avx512bw() && !graid__cpu_variant_avx2_gfni.supported();
 	rc = graid__cpu_pool_get(&e->pool, (unsigned)nthreads, e->log);
 	if (rc) {
 		free(e);
@@ -242,14 +243,14 @@ static int isal_body(int (*fn)(int, int, void **), uint8_t *const *v, unsigned n
 }
 
 /*
- * ISA-L's pq_gen and xor_gen write by streaming stores on CPUs without AVX-512 and do not
- * fence them: fence once per call that may have run them, so that what the caller does
- * next (a completion another thread reads, a buffer handed to a drive) comes after their
- * results, as the own pass does for its own (cpu_simd_pass.h).
+ * ISA-L's pq_gen and xor_gen write by streaming stores in their AVX2 and SSE routines and
+ * do not fence them: fence once per call that may have run them, so that what the caller
+ * does next (a completion another thread reads, a buffer handed to a drive) comes after
+ * their results, as the own pass does for its own (cpu_simd_pass.h).
  */
 static inline void isal_fence(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__)
 	__builtin_ia32_sfence();
 #endif
 }
