@@ -441,10 +441,10 @@ static void bench_shape(unsigned ndata, bool dram, size_t skew)
 							   ? GRAID_CPU_C_GEN_NARROW
 							   : GRAID_CPU_C_GEN_WIDE;
 
-			/* Streaming narrow P+Q goes to pq_gen (isal_engine.c, isal_gen_serial). */
+			/* Streaming narrow P+Q may go to pq_gen (the bench's blocks align). */
 			const bool isal = ch->isal[cls] ||
 					  (bench_flags && cls == GRAID_CPU_C_GEN_NARROW &&
-					   !(ch->prefer && !strcmp(ch->prefer, "own")));
+					   graid__cpu_stream_to_isal(ch));
 
 			engine_gen = isal ? g_isal : ch->own[cls] == a ? g_own : 0;
 		}

@@ -22,27 +22,39 @@
 #include "testutil.h"
 #include "cpuvarutil.h"
 
-/* The engine on one thread with its routes pinned (GRAID_CPU_PREFER), whatever it timed. */
-static void cv_engine_prefer(const char *prefer, uint64_t salt)
+/*
+ * The engine on 1 .. max_threads threads with its routes pinned (GRAID_CPU_PREFER),
+ * whatever it timed; stream_min: GRAID_CPU_STREAM_MIN, or NULL for the default. The
+ * choice is made once per process, and Criterion runs each test in its own.
+ */
+static void cv_engine_prefer(const char *prefer, const char *stream_min, unsigned max_threads,
+			     uint64_t salt)
 {
 	uint64_t rng = tu_seed() ^ salt;
-	struct graid_backend *be;
 
 	setenv("GRAID_CPU_PREFER", prefer, 1);
-	be = cv_open_threads("1", "1");
-	cv_engine_shapes(be, &rng);
-	graid_backend_close(be);
+	if (stream_min)
+		setenv("GRAID_CPU_STREAM_MIN", stream_min, 1);
+	for (unsigned t = 1; t <= max_threads; t++) {
+		char n[8];
+		struct graid_backend *be;
+
+		snprintf(n, sizeof(n), "%u", t);
+		be = cv_open_threads(n, "1");
+		cv_engine_shapes(be, &rng);
+		graid_backend_close(be);
+	}
 }
 
 /* ISA-L's routines wherever it has one (pq_gen, xor_gen, pq_check), and then nowhere. */
 Test(cpu_engine, every_route_matches_the_reference_isal, .timeout = 600)
 {
-	cv_engine_prefer("isal", 0x72746931);
+	cv_engine_prefer("isal", NULL, 1, 0x72746931);
 }
 
 Test(cpu_engine, every_route_matches_the_reference_own, .timeout = 600)
 {
-	cv_engine_prefer("own", 0x72746f32);
+	cv_engine_prefer("own", NULL, 1, 0x72746f32);
 }
 
 /* Spoil blocks lost[] of a stripe, recover them with flags, compare with want. */
@@ -121,29 +133,14 @@ Test(cpu_engine, skewed_layouts_match_the_reference_when_streaming)
 
 /*
  * Every batch streams (GRAID_CPU_STREAM_MIN=1, as a batch larger than the last-level cache
- * does), on one thread and split over two, the routes pinned (the choice is made once per
- * process, and Criterion runs each test in its own): the reference's bytes.
+ * does), on one thread and split over two: the reference's bytes.
  */
-static void cv_engine_streaming(const char *prefer, uint64_t salt)
-{
-	uint64_t rng = tu_seed() ^ salt;
-
-	setenv("GRAID_CPU_STREAM_MIN", "1", 1);
-	setenv("GRAID_CPU_PREFER", prefer, 1);
-	for (unsigned t = 1; t <= 2; t++) {
-		struct graid_backend *be = cv_open_threads(t == 1 ? "1" : "2", "1");
-
-		cv_engine_shapes(be, &rng);
-		graid_backend_close(be);
-	}
-}
-
 Test(cpu_engine, every_route_matches_the_reference_when_streaming_isal, .timeout = 600)
 {
-	cv_engine_streaming("isal", 0x72747333);
+	cv_engine_prefer("isal", "1", 2, 0x72747333);
 }
 
 Test(cpu_engine, every_route_matches_the_reference_when_streaming_own, .timeout = 600)
 {
-	cv_engine_streaming("own", 0x72747334);
+	cv_engine_prefer("own", "1", 2, 0x72747334);
 }

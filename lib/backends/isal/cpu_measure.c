@@ -156,8 +156,8 @@ static double measure_window(struct measure_run *r)
  * gbps[k] becomes each one's best window (left as it is for the others). An own variant
  * (k > 0) that ran at less than a MEASURE_PRUNE-th of the best in the first round sits
  * out the rest: it cannot win, and the portable `c` (6x behind on the AMD VM), whose one
- * call at 22+2 lasts 90 us, made most of the timing's 7.5 ms. Candidate 0 (ISA-L, whose streaming stores make it
- * swing from window to window) always runs every round.
+ * call at 22+2 lasts 90 us, made most of the timing's 7.5 ms. Candidate 0 (ISA-L, whose
+ * streaming stores make it swing from window to window) always runs every round.
  */
 static void measure_turns(struct measure_run *r, const bool *run, unsigned n, double *gbps)
 {
@@ -281,6 +281,20 @@ void graid__cpu_measure(struct graid_cpu_choice *ch, const struct graid_cpu_vari
 	ch->usec = (measure_now() - t0) / 1e3;
 	free(r);
 	free(buf);
+}
+
+bool graid__cpu_stream_to_isal(const struct graid_cpu_choice *ch)
+{
+	/*
+	 * From DRAM pq_gen ran 5-12 % ahead of the own streaming pass at 8+2 on the AMD VM
+	 * (docs/CPU-ENGINE.md, "Streaming stores"); the timing runs in cache, where pq_gen's
+	 * streaming stores cost it. Not where GRAID_CPU_PREFER=own keeps ISA-L out, nor on a
+	 * CPU with AVX-512 or GFNI: there ISA-L's dispatcher picks a routine that writes by
+	 * plain stores (2.30: pq_gen_avx512; 2.32: also pq_gen_avx2_gfni), and the own
+	 * streaming pass is the one that streams. A later ISA-L may move this line.
+	 */
+	return (!ch->prefer || strcmp(ch->prefer, "own") != 0) && !graid__cpu_has_avx512bw() &&
+	       !graid__cpu_variant_avx2_gfni.supported();
 }
 
 const char *graid__cpu_choice_name(const struct graid_cpu_choice *ch, enum graid_cpu_class c)

@@ -56,6 +56,13 @@ const struct graid_cpu_choice *graid__cpu_choice(void (*log)(int level, const ch
 /* Make a choice now, into ch (tests and benchmarks; the engine uses graid__cpu_choice). */
 void graid__cpu_measure(struct graid_cpu_choice *ch, const struct graid_cpu_variant *forced);
 
+/*
+ * Whether P+Q generation of up to GRAID_CPU_NARROW_MAX data blocks that streams (a batch
+ * hinted GRAID_BATCH_F_STREAM or larger than the last-level cache) goes to ISA-L's
+ * pq_gen whatever the timing in cache chose: only where pq_gen itself streams.
+ */
+bool graid__cpu_stream_to_isal(const struct graid_cpu_choice *ch);
+
 /* The name of the routine class c runs: ISA-L's entry point, or the own variant's. */
 const char *graid__cpu_choice_name(const struct graid_cpu_choice *ch, enum graid_cpu_class c);
 

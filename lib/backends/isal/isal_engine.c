@@ -43,7 +43,7 @@ struct graid_engine {
 	struct graid_cpu_pool *pool;         /* shared; NULL: one thread (GRAID_CPU_THREADS=1) */
 	size_t thread_min;                   /* data bytes from which a batch is split */
 	size_t stream_min;                   /* batch bytes from which results stream */
-	bool stream_isal;                    /* streaming narrow P+Q may go to pq_gen */
+	bool stream_isal;                    /* graid__cpu_stream_to_isal() */
 	atomic_bool told_unaligned;
 };
 
@@ -78,6 +78,23 @@ static unsigned long long isal_env_count(struct graid_engine *e, const char *nam
 	return n;
 }
 
+/* One attribute of cpu0's cache index i from /sys into buf (""  where it is not there). */
+static void isal_cache_attr(unsigned i, const char *name, char *buf, size_t len)
+{
+	char path[96];
+	FILE *f;
+
+	buf[0] = 0;
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%u/%s", i, name);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (!fgets(buf, (int)len, f))
+		buf[0] = 0;
+	fclose(f);
+	buf[strcspn(buf, "\n")] = 0;
+}
+
 /*
  * The last-level cache, in bytes, as the OS describes cpu0's caches (the highest level
  * that holds data); SIZE_MAX where it says nothing: then only the caller's hint streams.
@@ -86,41 +103,28 @@ static unsigned long long isal_env_count(struct graid_engine *e, const char *nam
  */
 static size_t isal_llc_bytes(void)
 {
-	unsigned best_level = 0;
+	unsigned long best_level = 0;
 	size_t best = SIZE_MAX;
 
 	for (unsigned i = 0; i < 16; i++) {
-		char path[96], type[32] = "";
-		unsigned level = 0;
-		unsigned long long kib = 0;
-		char unit = 0;
-		FILE *f;
+		char type[32], level[16], size[32], *end;
+		unsigned long long n;
+		unsigned long lv;
 
-		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%u/type", i);
-		if (!(f = fopen(path, "re")))
-			break;
-		if (fscanf(f, "%31s", type) != 1)
-			type[0] = 0;
-		fclose(f);
+		isal_cache_attr(i, "type", type, sizeof(type));
+		if (!type[0])
+			break; /* no index i: the list has ended */
 		if (strcmp(type, "Unified") && strcmp(type, "Data"))
 			continue;
-		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%u/level", i);
-		if ((f = fopen(path, "re"))) {
-			if (fscanf(f, "%u", &level) != 1)
-				level = 0;
-			fclose(f);
-		}
-		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%u/size", i);
-		if ((f = fopen(path, "re"))) {
-			if (fscanf(f, "%llu%c", &kib, &unit) < 1)
-				kib = 0;
-			fclose(f);
-		}
-		if (unit == 'M')
-			kib <<= 10;
-		if (level > best_level && kib) {
-			best_level = level;
-			best = (size_t)kib << 10;
+		isal_cache_attr(i, "level", level, sizeof(level));
+		isal_cache_attr(i, "size", size, sizeof(size));
+		lv = strtoul(level, NULL, 10);
+		n = strtoull(size, &end, 10);
+		/* "32768K" (the kernel's form), or "32M". */
+		n <<= *end == 'M' ? 20 : *end == 'K' ? 10 : 0;
+		if (lv > best_level && n) {
+			best_level = lv;
+			best = (size_t)n;
 		}
 	}
 	return best;
@@ -144,14 +148,7 @@ static int isal_open(struct graid_engine **out, const struct graid_backend_confi
 		nthreads = GRAID_CPU_MAX_THREADS;
 	e->thread_min = (size_t)isal_env_count(e, "GRAID_CPU_THREAD_MIN", ISAL_THREAD_MIN_DEFAULT);
 	e->stream_min = (size_t)isal_env_count(e, "GRAID_CPU_STREAM_MIN", isal_llc_bytes());
-	/*
-	 * Not where GRAID_CPU_PREFER=own keeps ISA-L out, nor on a CPU with AVX-512 or GFNI:
-	 * there ISA-L's dispatcher picks a routine that writes by plain stores (2.30:
-	 * pq_gen_avx512; 2.32: also pq_gen_avx2_gfni), and the own streaming pass is the one
-	 * that streams. Its AVX2 and SSE routines stream. A later ISA-L may move this line.
-	 */
-	e->stream_isal = (!e->ch->prefer || strcmp(e->ch->prefer, "own") != 0) &&
-			 !graid__cpu_has_avx512bw() && !graid__cpu_variant_avx2_gfni.supported();
+	e->stream_isal = graid__cpu_stream_to_isal(e->ch);
 	rc = graid__cpu_pool_get(&e->pool, (unsigned)nthreads, e->log);
 	if (rc) {
 		free(e);
@@ -271,10 +268,8 @@ static int isal_gen_serial(struct graid_engine *e, const struct graid_stripe_bat
 	const enum graid_cpu_class cls = isal_gen_class(b);
 	const struct graid_cpu_variant *own = e->ch->own[cls];
 	/*
-	 * Where the measurement found ISA-L faster; never where the layout stalls pq_gen.
-	 * Streaming narrow P+Q goes to pq_gen too: the timing runs in cache, where its own
-	 * streaming stores cost it, but from DRAM it ran 5-12 % ahead of the own streaming
-	 * pass at 8+2 on the AMD VM (docs/CPU-ENGINE.md, "Streaming stores").
+	 * Where the measurement found ISA-L faster, and streaming narrow P+Q where pq_gen
+	 * streams (graid__cpu_stream_to_isal()); never where the layout stalls pq_gen.
 	 */
 	const bool use_isal = e->ch->isal[cls] ||
 			      (stream && cls == GRAID_CPU_C_GEN_NARROW && e->stream_isal);
@@ -310,10 +305,11 @@ static int isal_gen_serial(struct graid_engine *e, const struct graid_stripe_bat
 		/* ISA-L needs a common alignment; libgraid's routines take any. */
 		if (e->ch->isal[cls] && !split)
 			isal_note_unaligned(e);
-		if (!have_plan)
+		if (!have_plan) {
 			graid__cpu_plan_gen(&plan, b->ndata, b->nparity, own->group_size);
-		plan.stream = stream;
-		have_plan = true;
+			plan.stream = stream;
+			have_plan = true;
+		}
 		own->run(&plan, blk, b->len);
 	}
 	if (use_isal)
