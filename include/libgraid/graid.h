@@ -1026,7 +1026,8 @@ GRAID_API int graid_array_set_event_callback(struct graid_array *a, graid_event_
 /* ------------------------------------------------------------------------------------ */
 /** @name Asynchronous I/O
  * A queue keeps many reads and writes in flight on one array. A queue belongs to one thread
- * at a time (as an io_uring ring does); an array may have many queues, one per thread.
+ * at a time (as an io_uring ring does; with ::GRAID_QUEUE_F_ONE_THREAD, to one thread for
+ * its whole life); an array may have many queues, one per thread.
  * Requests are prepared with graid_queue_read()/graid_queue_write(), sent with
  * graid_queue_submit(), and finished with graid_queue_reap().
  * @{
@@ -1042,7 +1043,7 @@ struct graid_completion {
 };
 
 /**
- * @brief Create a queue.
+ * @brief Create a queue; the same as graid_queue_create_flags() with no flags.
  * @param a the array.
  * @param depth the most requests in flight at once, 1 .. 4096.
  * @param out the queue.
@@ -1052,11 +1053,51 @@ GRAID_API int graid_queue_create(struct graid_array *a, unsigned depth,
 				 struct graid_queue **out);
 
 /**
+ * The caller's promise that one thread makes every call on the queue, from its creation to
+ * graid_queue_destroy(). The library then sets up the queue's io_uring with
+ * IORING_SETUP_SINGLE_ISSUER and IORING_SETUP_DEFER_TASKRUN where the kernel has them
+ * (Linux 6.1+): the kernel's completion work for the member I/O (and for the caller's own
+ * operations, graid_queue_sqe()) waits until that thread reaps, and runs there in one batch,
+ * instead of interrupting the thread each time something ends. A kernel without them makes
+ * the queue as without the flag (graid_queue_flags() tells which). On such a queue every
+ * call from another thread (or from a fork()'s child) is refused with -EEXIST before it
+ * changes anything (the kernel would refuse the ring's system calls from there half-way
+ * through), but for graid_queue_destroy() of an idle queue. The owner must destroy the
+ * queue before it exits: a thread that later gets the same pthread_t is not told apart.
+ */
+#define GRAID_QUEUE_F_ONE_THREAD (1u << 0)
+/** Every flag graid_queue_create_flags() knows. */
+#define GRAID_QUEUE_F_ALL GRAID_QUEUE_F_ONE_THREAD
+
+/**
+ * @brief Create a queue with GRAID_QUEUE_F_* flags.
+ * @param a the array.
+ * @param depth the most requests in flight at once, 1 .. 4096.
+ * @param flags ::GRAID_QUEUE_F_ONE_THREAD or 0.
+ * @param out the queue.
+ * @return 0; -EINVAL bad arguments, or a bit of @p flags that is not a GRAID_QUEUE_F_*;
+ *   -ENOMEM; another negative errno from io_uring setup.
+ */
+GRAID_API int graid_queue_create_flags(struct graid_array *a, unsigned depth, uint32_t flags,
+				       struct graid_queue **out);
+
+/**
+ * @brief The GRAID_QUEUE_F_* flags a queue runs with: those asked for that this kernel
+ *   honours (::GRAID_QUEUE_F_ONE_THREAD only where the ring defers its completion work).
+ * @param q the queue.
+ * @return the flags; 0 for @p q NULL.
+ */
+GRAID_API uint32_t graid_queue_flags(const struct graid_queue *q);
+
+/**
  * @brief Wait for every request in flight, then free the queue. A ring the kernel answers
  *   "not now" (-EAGAIN, -EBUSY) is tried again until the requests finish.
  * @param q the queue (NULL is ignored).
  * @return 0; a negative errno when the queue's io_uring failed for good with requests in
- *   it: they cannot finish, and the queue's memory is left to the kernel, not freed.
+ *   it: they cannot finish, and the queue's memory is left to the kernel, not freed;
+ *   -EEXIST a ::GRAID_QUEUE_F_ONE_THREAD queue with requests, operations or late I/O in
+ *   flight, called from a thread other than its owner (only the owner can wait for them;
+ *   nothing is freed). An idle queue may be destroyed from any thread.
  */
 GRAID_API int graid_queue_destroy(struct graid_queue *q);
 
@@ -1093,7 +1134,7 @@ GRAID_API int graid_queue_destroy(struct graid_queue *q);
  *   empty with an address, too long or overlapping another; -EBUSY requests in flight, or ranges registered already;
  *   -ENOMEM the pages cannot be pinned (RLIMIT_MEMLOCK) or no memory; -EFAULT a range is
  *   not mapped memory, or not writable; another negative errno from io_uring_register_buffers() (a kernel
- *   without fixed buffers: -EINVAL or -EOPNOTSUPP). On error nothing is registered.
+ *   without fixed buffers: -EINVAL or -EOPNOTSUPP); -EEXIST a ::GRAID_QUEUE_F_ONE_THREAD queue called from another thread. On error nothing is registered.
  */
 GRAID_API int graid_queue_register_buffers(struct graid_queue *q, const struct iovec *iov,
 					   unsigned n);
@@ -1105,7 +1146,7 @@ GRAID_API int graid_queue_register_buffers(struct graid_queue *q, const struct i
  *   of graid_queue_sqe() in flight (a kernel that quiesces the ring to unregister would
  *   wait for them), or member I/O given up on after the I/O timeout
  *   (graid_array_set_io_timeout()) that has not ended yet (reap, and try again); another negative errno from io_uring_unregister_buffers()
- *   (the ranges stay registered).
+ *   (the ranges stay registered); -EEXIST a ::GRAID_QUEUE_F_ONE_THREAD queue called from another thread.
  */
 GRAID_API int graid_queue_unregister_buffers(struct graid_queue *q);
 
@@ -1118,7 +1159,7 @@ GRAID_API int graid_queue_unregister_buffers(struct graid_queue *q);
  * @param user_data returned in the completion.
  * @return 0; -EINVAL misaligned or out of range (no completion follows); -EAGAIN the queue
  *   holds depth requests already: reap some first; -ESTALE another host took the array
- *   over (::GRAID_EVENT_ARRAY_FOREIGN; no completion follows).
+ *   over (::GRAID_EVENT_ARRAY_FOREIGN; no completion follows); -EEXIST a ::GRAID_QUEUE_F_ONE_THREAD queue called from another thread (nothing queued).
  */
 GRAID_API int graid_queue_read(struct graid_queue *q, void *buf, size_t len, uint64_t offset,
 			       uint64_t user_data);
@@ -1151,7 +1192,7 @@ GRAID_API int graid_queue_read(struct graid_queue *q, void *buf, size_t len, uin
  * @return 0; -EXDEV a read into a kernel's pages that cannot be served as member reads
  *   straight into them (see above; no completion follows); -EINVAL @p q NULL, no such slot,
  *   the range outside the caller's memory of the slot, or as graid_queue_read(); -EAGAIN;
- *   -ESTALE (as graid_queue_read()); -ENOMEM. The completion's result: @p len, -EXDEV
+ *   -ESTALE, -EEXIST (as graid_queue_read()); -ENOMEM. The completion's result: @p len, -EXDEV
  *   (read again into own memory), or a negative errno as graid_queue_read()'s (-EIO: the
  *   array failed).
  */
@@ -1191,7 +1232,7 @@ struct io_uring_sqe;
  *   requests or the file table (IORING_OP_ASYNC_CANCEL, POLL_REMOVE, TIMEOUT_REMOVE,
  *   LINK_TIMEOUT, FILES_UPDATE); -EAGAIN twice the queue's depth plus 16
  *   operations are in flight or have completions not reaped yet, or the ring has no room
- *   even after sending what it held (reap, and try again); -ENOMEM.
+ *   even after sending what it held (reap, and try again); -ENOMEM; -EEXIST a ::GRAID_QUEUE_F_ONE_THREAD queue called from another thread.
  */
 GRAID_API int graid_queue_sqe(struct graid_queue *q, const struct io_uring_sqe *sqe,
 			      uint64_t user_data);
@@ -1203,7 +1244,7 @@ GRAID_API int graid_queue_sqe(struct graid_queue *q, const struct io_uring_sqe *
  * @param len bytes, a multiple of the block size.
  * @param offset array offset, a multiple of the block size.
  * @param user_data returned in the completion.
- * @return 0; -EINVAL; -EAGAIN; -ESTALE (as graid_queue_read()).
+ * @return 0; -EINVAL; -EAGAIN; -ESTALE; -EEXIST (as graid_queue_read()).
  */
 GRAID_API int graid_queue_write(struct graid_queue *q, const void *buf, size_t len,
 				uint64_t offset, uint64_t user_data);
@@ -1216,8 +1257,8 @@ GRAID_API int graid_queue_write(struct graid_queue *q, const void *buf, size_t l
  * @param len bytes, a multiple of the block size; offset + len <= size.
  * @param user_data returned in the completion.
  * @return 0; -EINVAL @p q NULL, misaligned or out of range (no completion follows); -EROFS
- *   read-only array; -EAGAIN the queue holds depth requests already; -ENOMEM; -ESTALE (as
- *   graid_queue_read()).
+ *   read-only array; -EAGAIN the queue holds depth requests already; -ENOMEM; -ESTALE,
+ *   -EEXIST (as graid_queue_read()).
  */
 GRAID_API int graid_queue_discard(struct graid_queue *q, uint64_t offset, uint64_t len,
 				  uint64_t user_data);
@@ -1229,7 +1270,8 @@ GRAID_API int graid_queue_discard(struct graid_queue *q, uint64_t offset, uint64
  * @param offset array offset, a multiple of the block size.
  * @param len bytes, a multiple of the block size; offset + len <= size.
  * @param user_data returned in the completion.
- * @return 0; -EINVAL; -EROFS; -EAGAIN; -ENOMEM (as graid_queue_discard()).
+ * @return 0; -EINVAL; -EROFS; -EAGAIN; -ENOMEM; -ESTALE; -EEXIST (as
+ *   graid_queue_discard()).
  */
 GRAID_API int graid_queue_write_zeroes(struct graid_queue *q, uint64_t offset, uint64_t len,
 				       uint64_t user_data);
@@ -1240,7 +1282,7 @@ GRAID_API int graid_queue_write_zeroes(struct graid_queue *q, uint64_t offset, u
  * @return the number of requests in flight; -EINVAL @p q NULL; a negative errno from
  *   io_uring when the kernel did not take the I/O (-EAGAIN, -EBUSY, -ENOMEM: not now).
  *   Nothing fails for that: the I/O stays queued, and the next graid_queue_submit() or
- *   graid_queue_reap() sends it. Only a kernel that refuses for more than 10 s at a time
+ *   graid_queue_reap() sends it. -EEXIST a ::GRAID_QUEUE_F_ONE_THREAD queue called from another thread. Only a kernel that refuses for more than 10 s at a time
  *   fails something: a request whose member I/O could not be queued completes with
  *   -EAGAIN, and a member whose write could not be issued after its stripe's other writes
  *   went out is failed (parity then covers data it never got: docs/ARRAYS.md).
@@ -1257,7 +1299,7 @@ GRAID_API int graid_queue_submit(struct graid_queue *q);
  * @param min_complete how many to wait for (clamped to what is in flight).
  * @return the number of completions stored; -EINVAL bad arguments; a negative errno from
  *   io_uring when, with nothing completed, the kernel kept refusing the queue's I/O for
- *   10 s or the ring is unusable (the requests stay queued).
+ *   10 s or the ring is unusable (the requests stay queued); -EEXIST a ::GRAID_QUEUE_F_ONE_THREAD queue called from another thread.
  */
 GRAID_API int graid_queue_reap(struct graid_queue *q, struct graid_completion *c,
 			       unsigned max, unsigned min_complete);

@@ -69,8 +69,11 @@ static void fork_parent(void)
 			graid__unlock(atomic_load(&fork_locks[i]));
 }
 
+atomic_uint graid__fork_gen;
+
 static void fork_child(void)
 {
+	atomic_fetch_add_explicit(&graid__fork_gen, 1, memory_order_relaxed);
 	fork_parent();
 }
 

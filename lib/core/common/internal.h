@@ -64,6 +64,12 @@ enum graid_fork_rank {
 	GRAID_FORK_RANKS
 };
 void graid__fork_lock_register(struct graid_lock *l, enum graid_fork_rank rank);
+/*
+ * How many fork()s this process's line has been through as the child (registered by
+ * graid__fork_safe()): a child's thread has its parent's pthread_self(), and this tells them
+ * apart without a system call.
+ */
+extern atomic_uint graid__fork_gen;
 extern struct graid_lock graid__select_lock, graid__registry_lock, graid__log_lock;
 
 #endif /* LIBGRAID_CORE_INTERNAL_H */

@@ -160,6 +160,16 @@ static void queue_reap_cqes(struct graid_queue *q)
 }
 
 /*
+ * Completions to reap, or (a ring that defers its completion work) work the kernel holds
+ * for this thread, which a look at the ring turns into completions.
+ */
+static bool queue_ring_has_news(const struct graid_queue *q)
+{
+	return io_uring_cq_ready(&q->ring) ||
+	       (q->one_thread && (IO_URING_READ_ONCE(*q->ring.sq.kflags) & IORING_SQ_TASKRUN));
+}
+
+/*
  * Give up on every I/O past the array's I/O timeout. Completions are reaped before each
  * look: an I/O whose completion is waiting in the ring ended in time, and giving up on one
  * (superblock writes) takes a while that the others must not be charged for.
@@ -346,16 +356,49 @@ static int queue_progress(struct graid_queue *q)
 	return rc < 0 ? rc : 0;
 }
 
-GRAID_API int graid_queue_create(struct graid_array *a, unsigned depth,
-				 struct graid_queue **out)
+/*
+ * The queue's ring; with GRAID_QUEUE_F_ONE_THREAD, one whose completion work waits for the
+ * owner's next look (DEFER_TASKRUN, which needs SINGLE_ISSUER). TASKRUN_FLAG makes the
+ * kernel say in the ring when such work waits, so a reap that only polls (min_complete 0)
+ * still finds it: liburing's peek enters the kernel for it then, and only then. A kernel
+ * without them (before 6.1) refuses the flags: the ring is made as without.
+ */
+static int queue_ring_init(struct graid_queue *q, unsigned depth, uint32_t flags)
 {
 	/* Room for the member I/O in flight, and for the caller's operations (queue_ops.c). */
 	struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE,
 				     .cq_entries = QUEUE_CQ_ENTRIES + 2 * depth + 16 };
+	int rc;
+
+	/* Big SQEs and CQEs where a member takes NVMe passthrough commands (member_io.c). */
+	p.flags |= member_ring_flags(q->a);
+	if (flags & GRAID_QUEUE_F_ONE_THREAD) {
+		struct io_uring_params d = p;
+
+		d.flags |= IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+			   IORING_SETUP_TASKRUN_FLAG;
+		rc = io_uring_queue_init_params(QUEUE_SQ_ENTRIES, &q->ring, &d);
+		if (rc != -EINVAL) {
+			graid__fork_safe(); /* so that a child's fork_gen differs (fork.c) */
+			q->one_thread = rc == 0;
+			q->owner = pthread_self();
+			q->owner_fork_gen = atomic_load_explicit(&graid__fork_gen,
+								 memory_order_relaxed);
+			return rc;
+		}
+		graid__log(GRAID_LOG_INFO, "queue: this kernel has no deferred completion work "
+					   "(DEFER_TASKRUN): a ring as without GRAID_QUEUE_F_ONE_THREAD");
+	}
+	return io_uring_queue_init_params(QUEUE_SQ_ENTRIES, &q->ring, &p);
+}
+
+GRAID_API int graid_queue_create_flags(struct graid_array *a, unsigned depth, uint32_t flags,
+				       struct graid_queue **out)
+{
 	struct graid_queue *q;
 	int rc;
 
-	if (!a || !out || depth == 0 || depth > 4096)
+	if (!a || !out || depth == 0 || depth > 4096 || (flags & ~GRAID_QUEUE_F_ALL))
 		return -EINVAL;
 	q = calloc(1, sizeof(*q));
 	if (!q)
@@ -374,9 +417,7 @@ GRAID_API int graid_queue_create(struct graid_array *a, unsigned depth,
 		}
 		memset(q->zero, 0, a->lay.chunk);
 	}
-	/* Big SQEs and CQEs where a member takes NVMe passthrough commands (member_io.c). */
-	p.flags |= member_ring_flags(a);
-	rc = io_uring_queue_init_params(QUEUE_SQ_ENTRIES, &q->ring, &p);
+	rc = queue_ring_init(q, depth, flags);
 	if (rc < 0) {
 		graid__log(GRAID_LOG_ERR, "io_uring setup failed: %s", graid_strerror(rc));
 		free(q->zero);
@@ -385,6 +426,17 @@ GRAID_API int graid_queue_create(struct graid_array *a, unsigned depth,
 	}
 	*out = q;
 	return 0;
+}
+
+GRAID_API int graid_queue_create(struct graid_array *a, unsigned depth,
+				 struct graid_queue **out)
+{
+	return graid_queue_create_flags(a, depth, 0, out);
+}
+
+GRAID_API uint32_t graid_queue_flags(const struct graid_queue *q)
+{
+	return q && q->one_thread ? GRAID_QUEUE_F_ONE_THREAD : 0;
 }
 
 /* The kernel's "not now": the request stays queued and the next try may send it. */
@@ -399,6 +451,9 @@ GRAID_API int graid_queue_destroy(struct graid_queue *q)
 
 	if (!q)
 		return 0;
+	/* Only its owner can wait for what is in flight; an idle queue anyone may free. */
+	if (queue_wrong_thread(q) && (q->nreq || q->nlate || q->nops))
+		return -EEXIST;
 	/* graid.h promises every request in flight is waited for: "not now" is tried again. */
 	while (q->nreq) {
 		int rc = graid_queue_reap(q, c, 16, 1);
@@ -493,6 +548,8 @@ static int queue_add(struct graid_queue *q, uint8_t *buf, size_t len, uint64_t o
 
 	if (!q || (!buf && len && !zero))
 		return -EINVAL;
+	if (queue_wrong_thread(q))
+		return -EEXIST;
 	a = q->a;
 	if (offset % a->block_size || len % a->block_size || offset > a->lay.array_bytes ||
 	    len > a->lay.array_bytes - offset)
@@ -541,6 +598,8 @@ GRAID_API int graid_queue_read_fixed(struct graid_queue *q, unsigned buf_index,
 
 	if (!q)
 		return -EINVAL;
+	if (queue_wrong_thread(q))
+		return -EEXIST;
 	rc = queue_fixed_target(q, buf_index, buf_offset, len, &buf, &kslot);
 	return rc ? rc : queue_add(q, buf, len, offset, user_data, false, false, kslot);
 }
@@ -575,6 +634,8 @@ GRAID_API int graid_queue_submit(struct graid_queue *q)
 
 	if (!q)
 		return -EINVAL;
+	if (queue_wrong_thread(q))
+		return -EEXIST;
 	rc = queue_progress(q);
 	return rc ? rc : (int)q->nreq;
 }
@@ -603,6 +664,8 @@ GRAID_API int graid_queue_reap(struct graid_queue *q, struct graid_completion *c
 
 	if (!q || (!c && max))
 		return -EINVAL;
+	if (queue_wrong_thread(q))
+		return -EEXIST;
 	for (;;) {
 		/* What has finished already counts, also for a caller that only polls (min 0). */
 		queue_reap_cqes(q);
@@ -644,7 +707,7 @@ GRAID_API int graid_queue_reap(struct graid_queue *q, struct graid_completion *c
 			 */
 			if (!q->nops)
 				stripe_wait_release(q->a, seq);
-			else if (!io_uring_cq_ready(&q->ring))
+			else if (!queue_ring_has_news(q))
 				stripe_wait_release_for(q->a, seq, 200 * 1000);
 		} else if (!q->gen_list && !q->rec_list && !q->done && q->nsops == 0 &&
 			   !q->active) {

@@ -4,6 +4,8 @@
 #define LIBGRAID_CORE_QUEUE_H
 
 #include <liburing.h>
+#include <pthread.h>
+#include <stdbool.h>
 
 #include "array/array.h"
 #include "meta/live.h"
@@ -155,6 +157,10 @@ struct queue_inline_done {
 struct graid_queue {
 	struct graid_array *a;
 	struct io_uring ring;
+	/* GRAID_QUEUE_F_ONE_THREAD in effect: the ring defers its completion work to owner. */
+	bool one_thread;
+	pthread_t owner;
+	unsigned owner_fork_gen;     /* graid__fork_gen at creation: a fork's child is not owner */
 	unsigned depth;              /* requests the caller may have outstanding */
 	unsigned nreq;               /* requests queued and not reaped */
 	unsigned max_sops;           /* stripe operations in flight at most */
@@ -201,6 +207,20 @@ struct graid_queue {
 	struct graid_completion *op_done; /* their CQEs, waiting to be reaped */
 	unsigned nop_done, op_done_cap;
 };
+
+/*
+ * A call on a GRAID_QUEUE_F_ONE_THREAD queue from a thread other than its creator's (or from
+ * a fork()'s child, whose thread has the same pthread_self()): the kernel would refuse its
+ * ring's system calls (-EEXIST) half-way through the call's work, so each entry point
+ * refuses it first, having changed nothing. A thread that reuses the pthread_t of an owner
+ * that has exited is not told apart (an owner must destroy its queue before it exits).
+ */
+static inline bool queue_wrong_thread(const struct graid_queue *q)
+{
+	return q->one_thread &&
+	       (!pthread_equal(q->owner, pthread_self()) ||
+		atomic_load_explicit(&graid__fork_gen, memory_order_relaxed) != q->owner_fork_gen);
+}
 
 /* A slot of the buffer table: memory of the caller's (user), or left for a kernel's pages. */
 struct queue_slot {

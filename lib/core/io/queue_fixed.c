@@ -68,6 +68,8 @@ GRAID_API int graid_queue_register_buffers(struct graid_queue *q, const struct i
 
 	if (!q || !iov || n == 0 || n > GRAID_QUEUE_MAX_BUFFERS)
 		return -EINVAL;
+	if (queue_wrong_thread(q))
+		return -EEXIST; /* a single-issuer ring takes registrations from its owner only */
 	if (q->nslots || q->nreq)
 		return -EBUSY;
 	f = calloc(n, sizeof(*f));
@@ -147,6 +149,8 @@ GRAID_API int graid_queue_unregister_buffers(struct graid_queue *q)
 
 	if (!q || !q->nslots)
 		return -EINVAL;
+	if (queue_wrong_thread(q))
+		return -EEXIST;
 	/*
 	 * Nor while I/O given up on after the timeout may still use them: kernels that quiesce
 	 * the ring to unregister would wait for it here, as long as the member hangs.

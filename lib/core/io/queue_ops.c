@@ -74,6 +74,8 @@ GRAID_API int graid_queue_sqe(struct graid_queue *q, const struct io_uring_sqe *
 
 	if (!q || !sqe || (sqe->flags & QUEUE_SQE_REFUSED) || queue_sqe_opcode_refused(sqe))
 		return -EINVAL;
+	if (queue_wrong_thread(q))
+		return -EEXIST;
 	if (!q->ops && queue_ops_alloc(q))
 		return -ENOMEM;
 	/* Completions not reaped yet count too: their room is kept without a realloc. */
