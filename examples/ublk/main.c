@@ -37,6 +37,7 @@ struct gu_opts {
 	bool no_fixed;           /* --fixed-buffers off: tag buffers not registered with graid */
 	bool no_zero_copy;       /* --zero-copy off: the driver copies each request's data */
 	bool no_one_ring;        /* --one-ring off: the ublk commands on a ring of their own */
+	bool no_defer;           /* --defer-taskrun off: the queue's ring runs completion work at once */
 	/* --queue-cpus: where the queue threads run (the scheduler's choice by default) */
 	enum { GU_CPUS_ANY, GU_CPUS_QUEUE, GU_CPUS_LIST } cpus_mode;
 	cpu_set_t cpus;          /* GU_CPUS_LIST */
@@ -87,7 +88,11 @@ static void gu_usage(FILE *f)
 		"                  batches, and needs --one-ring)\n"
 		"  --one-ring auto|off  the ublk commands go through the array queue's ring,\n"
 		"                  one wait for both, wherever batches are not used and the\n"
-		"                  driver is 6.5+ (auto, the default), or a ring of their own\n",
+		"                  driver is 6.5+ (auto, the default), or a ring of their own\n"
+		"  --defer-taskrun auto|off  each queue thread's graid queue is made for that\n"
+		"                  one thread (GRAID_QUEUE_F_ONE_THREAD): the kernel keeps its\n"
+		"                  completion work for the thread's next wait instead of\n"
+		"                  interrupting it, where it can (Linux 6.1+; default auto)\n",
 		GU_MAX_QUEUES, UBLK_MAX_QUEUE_DEPTH);
 }
 
@@ -187,7 +192,7 @@ static int gu_cpus_allowed(const cpu_set_t *set, const char *arg)
 
 enum { GU_OPT_MAX_RATE = 256, GU_OPT_BUSY_RATE, GU_OPT_IO_TIMEOUT, GU_OPT_LEASE,
        GU_OPT_TAKEOVER, GU_OPT_RESERVE, GU_OPT_ON_FOREIGN, GU_OPT_QUEUE_CPUS,
-       GU_OPT_BATCH, GU_OPT_FIXED, GU_OPT_ZERO_COPY, GU_OPT_ONE_RING };
+       GU_OPT_BATCH, GU_OPT_FIXED, GU_OPT_ZERO_COPY, GU_OPT_ONE_RING, GU_OPT_DEFER };
 
 /* 0, or 2 (usage error, message printed); exits 0 for --help. */
 static int gu_parse(int argc, char **argv, struct gu_opts *o)
@@ -208,6 +213,7 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 		{ "fixed-buffers", required_argument, NULL, GU_OPT_FIXED },
 		{ "zero-copy", required_argument, NULL, GU_OPT_ZERO_COPY },
 		{ "one-ring", required_argument, NULL, GU_OPT_ONE_RING },
+		{ "defer-taskrun", required_argument, NULL, GU_OPT_DEFER },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -266,15 +272,20 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 			break;
 		case GU_OPT_ZERO_COPY:
 		case GU_OPT_ONE_RING:
+		case GU_OPT_DEFER:
 			if (strcmp(optarg, "auto") && strcmp(optarg, "off")) {
 				fprintf(stderr, "graid-ublk: --%s: 'auto' or 'off', not '%s'\n",
-					c == GU_OPT_ZERO_COPY ? "zero-copy" : "one-ring", optarg);
+					c == GU_OPT_ZERO_COPY ? "zero-copy"
+					: c == GU_OPT_ONE_RING ? "one-ring" : "defer-taskrun",
+					optarg);
 				return 2;
 			}
 			if (c == GU_OPT_ZERO_COPY)
 				o->no_zero_copy = strcmp(optarg, "off") == 0;
-			else
+			else if (c == GU_OPT_ONE_RING)
 				o->no_one_ring = strcmp(optarg, "off") == 0;
+			else
+				o->no_defer = strcmp(optarg, "off") == 0;
 			break;
 		case GU_OPT_FIXED:
 			if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
@@ -594,6 +605,7 @@ static int gu_run(struct graid_array *a, const struct graid_array_info *info,
 	 */
 	s.one_ring = s.zero_copy || (!s.batch && !o->no_one_ring && c.features);
 	s.fixed_buffers = !o->no_fixed;
+	s.queue_flags = o->no_defer ? 0 : GRAID_QUEUE_F_ONE_THREAD;
 	fprintf(stderr, "graid-ublk: RAID-%d, %u members (%u failed), %" PRIu64
 		" bytes, block %u; ublk device %" PRIu32 ", %u queue(s) x %u, %zu KiB max I/O, "
 		"%s\n", info->level, info->nmembers, info->nfailed, info->size, info->block_size,

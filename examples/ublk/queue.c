@@ -169,12 +169,18 @@ static int uq_setup(struct uq *q)
 		if (rc)
 			return rc;
 	}
-	rc = graid_queue_create(s->array, s->depth, &q->gq);
+	/* Made in the queue's thread, which alone uses it until uq_teardown (also here). */
+	rc = graid_queue_create_flags(s->array, s->depth, s->queue_flags, &q->gq);
 	if (rc) {
 		fprintf(stderr, "graid-ublk: queue %u: graid_queue_create: %s\n", q->q_id,
 			graid_strerror(rc));
 		return rc;
 	}
+	if (s->queue_flags)
+		fprintf(stderr, "graid-ublk: queue %u: completion work %s\n", q->q_id,
+			graid_queue_flags(q->gq) & GRAID_QUEUE_F_ONE_THREAD
+				? "deferred to this thread's waits (DEFER_TASKRUN)"
+				: "run at once (this kernel cannot defer it)");
 	if (s->one_ring)
 		return uone_setup(q);
 	if (s->fixed_buffers)

@@ -65,6 +65,7 @@ struct usrv {
 	unsigned op_commit;    /* UBLK_IO_COMMIT_AND_FETCH_REQ, likewise */
 	bool batch;            /* UBLK_F_BATCH_IO: batched fetches and commits (queue_batch.c) */
 	bool fixed_buffers;    /* tag buffers registered with each graid queue */
+	uint32_t queue_flags;  /* graid_queue_create_flags(): ONE_THREAD unless --defer-taskrun off */
 	/*
 	 * The ublk commands go through each graid queue's own ring, one wait for both
 	 * (queue_one.c): always with zero copy, and for the per-tag protocol unless

@@ -171,11 +171,20 @@ if [ "$nreg" -eq 2 ]; then
 else
 	echo "FAIL fixed-buffers: $nreg of 2 queues registered them: $(grep "not registered" /tmp/srv1.log | head -n 1)"
 fi
+# Each queue thread's ring keeps the kernel's completion work for the thread's waits
+# (GRAID_QUEUE_F_ONE_THREAD; the bed's kernels are all 6.1+, which have DEFER_TASKRUN).
+ndefer=$(grep -c "completion work deferred to this thread's waits" /tmp/srv1.log)
+if [ "$ndefer" -eq 2 ]; then
+	echo "PASS defer-taskrun: both queue threads' rings defer their completion work"
+else
+	echo "FAIL defer-taskrun: $ndefer of 2 queues defer it: $(grep "completion work" /tmp/srv1.log | head -n 1)"
+fi
 # The other protocols, forced, read back what the first server wrote: batches (with zero
 # copy off, where the kernel has both), the per-tag protocol on the array queue's ring
-# (where that is not what the first server used) and on a ring of its own.
+# (where that is not what the first server used) and on a ring of its own (that one also
+# with the completion work run at once, --defer-taskrun off).
 others="--batch off --zero-copy off|a command per request, one ring|batch-off
---batch off --one-ring off|a command per request|two-rings"
+--batch off --one-ring off --defer-taskrun off|a command per request|two-rings"
 [ "$proto" = "zero copy, one ring" ] && [ "${VM_UBLK_BATCH:-}" = 1 ] &&
 	others="--zero-copy off|batched fetches and commits|zero-copy-off
 $others"
