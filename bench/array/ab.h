@@ -105,6 +105,8 @@ int ab_run(const struct ab_target_ops *ops, void *target, const struct ab_run_cf
 /* ---- array_io.c: the array as a target, and a simple queue for prefill and verify ---- */
 
 extern const struct ab_target_ops ab_array_ops;   /* target: struct graid_array * */
+/* GRAID_QUEUE_F_* for the queues ab_array_ops makes (each in the thread that uses it). */
+extern uint32_t ab_array_queue_flags;
 
 /* A queue that reaps when full and latches the first failed request. */
 struct ab_aq {
@@ -227,6 +229,7 @@ struct ab_opts {
 	const char *devices[GRAID_MAX_MEMBERS]; /* --devices: members given, not made */
 	unsigned ndevices;
 	bool force;           /* --force: --devices may carry a libgraid array (overwritten) */
+	uint32_t queue_flags; /* --one-thread: the load threads' graid_queue_create_flags() */
 };
 
 /* Member bytes the write-hole journal takes before the data (the library's default size). */

@@ -5,6 +5,8 @@
 
 #include "ab.h"
 
+uint32_t ab_array_queue_flags;
+
 struct aio_q {
 	struct graid_queue *q;
 	struct graid_completion *c;
@@ -20,7 +22,8 @@ static int aio_open(void *target, unsigned depth, void **out)
 		return -ENOMEM;
 	aq->cap = depth;
 	aq->c = calloc(depth, sizeof(*aq->c));
-	rc = aq->c ? graid_queue_create(target, depth, &aq->q) : -ENOMEM;
+	rc = aq->c ? graid_queue_create_flags(target, depth, ab_array_queue_flags, &aq->q)
+		   : -ENOMEM;
 	if (rc) {
 		free(aq->c);
 		free(aq);

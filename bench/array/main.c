@@ -86,6 +86,8 @@ static int main_level(const struct ab_opts *o, const struct ab_members *m, int l
 	struct graid_array *a;
 	struct ab_hist *hist = calloc(2, sizeof(*hist));  /* array, JBOD */
 	struct ab_jbod jbod;
+	const char *queues = o->queue_flags ? "of one thread asked (not made)"
+					    : "plain (--one-thread off)";
 	int rc;
 
 	if (!hist)
@@ -99,14 +101,27 @@ static int main_level(const struct ab_opts *o, const struct ab_members *m, int l
 	}
 	graid_array_info(a, &info);
 	graid_array_member_info(a, 0, &mi);
+	ab_array_queue_flags = o->queue_flags;
+	/* What the load threads' queues will get: the flag holds only where the kernel can. */
+	if (o->queue_flags) {
+		struct graid_queue *probe;
+
+		if (graid_queue_create_flags(a, 1, o->queue_flags, &probe) == 0) {
+			queues = graid_queue_flags(probe) ? "of one thread (deferred completion work)"
+							  : "plain (this kernel cannot defer)";
+			graid_queue_destroy(probe);
+		}
+	}
 	if (o->io_timeout_ms) {
 		graid_array_set_io_timeout(a, o->io_timeout_ms);
 		printf("io timeout: %u ms (member reads through the library's buffers)\n",
 		       o->io_timeout_ms);
 	}
 	printf("\n== RAID-%d%s: %u members, chunk %u KiB, %llu MiB usable, engine %s, "
-	       "member I/O %s\n", level, journal ? " with journal" : "", info.nmembers, info.chunk_bytes >> 10, (unsigned long long)(info.size >> 20),
-	       info.engine, mi.direct_io ? "O_DIRECT" : "buffered");
+	       "member I/O %s, queues %s\n", level, journal ? " with journal" : "", info.nmembers,
+	       info.chunk_bytes >> 10, (unsigned long long)(info.size >> 20), info.engine,
+	       mi.direct_io ? "O_DIRECT" : "buffered",
+	       queues);
 	/*
 	 * Given devices (--devices) are used whole by the array; the runs keep to --member-mib
 	 * of data per member, as on files, so that a large drive is not filled for hours and the

@@ -37,6 +37,9 @@ static void opts_usage(FILE *out)
 		"                   profiles run degraded (ratios still against healthy JBOD)\n"
 		"  --io-timeout MS  set the array's per-I/O timeout (reads then go through the\n"
 		"                   library's buffers: this measures that cost; default off)\n"
+		"  --one-thread on|off  each thread's queue made with GRAID_QUEUE_F_ONE_THREAD\n"
+		"                   (its ring defers completion work to the thread's waits,\n"
+		"                   where the kernel can; default on)\n"
 		"  --only SIDE      run only the array or only the jbod side (for a profiler:\n"
 		"                   the other side's figures and the ratios read as 0)\n");
 }
@@ -103,7 +106,8 @@ static int opts_profiles(struct ab_opts *o, const char *s)
 
 enum { OPT_DIR = 256, OPT_LEVELS, OPT_MEMBERS, OPT_MIB, OPT_CHUNK, OPT_BACKEND, OPT_SECONDS,
        OPT_REPEAT, OPT_THREADS, OPT_QD, OPT_PROFILES, OPT_CSV, OPT_SEED, OPT_QUICK, OPT_JOURNAL,
-       OPT_ONLY, OPT_DEGRADED, OPT_IO_TIMEOUT, OPT_DEVICES, OPT_FORCE, OPT_HELP };
+       OPT_ONLY, OPT_DEGRADED, OPT_IO_TIMEOUT, OPT_DEVICES, OPT_FORCE, OPT_ONE_THREAD,
+       OPT_HELP };
 
 int ab_opts_parse(struct ab_opts *o, int argc, char **argv)
 {
@@ -128,6 +132,7 @@ int ab_opts_parse(struct ab_opts *o, int argc, char **argv)
 		{ "io-timeout", required_argument, NULL, OPT_IO_TIMEOUT },
 		{ "devices", required_argument, NULL, OPT_DEVICES },
 		{ "force", no_argument, NULL, OPT_FORCE },
+		{ "one-thread", required_argument, NULL, OPT_ONE_THREAD },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ 0 },
 	};
@@ -139,7 +144,7 @@ int ab_opts_parse(struct ab_opts *o, int argc, char **argv)
 	*o = (struct ab_opts){ .dir = "/dev/shm", .levels = { 0, 5, 6 }, .nlevels = 3,
 			       .members = 6, .data_bytes = 256ull << 20, .chunk = 64 * 1024,
 			       .seconds = 2.0, .repeat = 1, .threads = 2, .qds = { 32 }, .nqds = 1,
-			       .seed = 1 };
+			       .seed = 1, .queue_flags = GRAID_QUEUE_F_ONE_THREAD };
 	for (unsigned i = 0; i < ab_nprofiles; i++)
 		o->profiles[o->nprofiles++] = &ab_profiles[i];
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -258,6 +263,11 @@ int ab_opts_parse(struct ab_opts *o, int argc, char **argv)
 		}
 		case OPT_FORCE:
 			o->force = true;
+			break;
+		case OPT_ONE_THREAD:
+			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
+				goto bad;
+			o->queue_flags = strcmp(optarg, "on") ? 0 : GRAID_QUEUE_F_ONE_THREAD;
 			break;
 		case OPT_HELP:
 			opts_usage(stdout);
