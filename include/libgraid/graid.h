@@ -1094,7 +1094,9 @@ GRAID_API uint32_t graid_queue_flags(const struct graid_queue *q);
  *   "not now" (-EAGAIN, -EBUSY) is tried again until the requests finish.
  * @param q the queue (NULL is ignored).
  * @return 0; a negative errno when the queue's io_uring failed for good with requests in
- *   it: they cannot finish, and the queue's memory is left to the kernel, not freed;
+ *   it: they cannot finish; the ring is closed (the kernel ends or cancels what it holds,
+ *   the operations sent with graid_queue_sqe() among them) and the queue's memory is left
+ *   to the kernel, not freed; @p q must not be used again;
  *   -EEXIST a ::GRAID_QUEUE_F_ONE_THREAD queue with requests, operations or late I/O in
  *   flight, called from a thread other than its owner (only the owner can wait for them;
  *   nothing is freed). An idle queue may be destroyed from any thread.
@@ -1299,7 +1301,9 @@ GRAID_API int graid_queue_submit(struct graid_queue *q);
  * @param min_complete how many to wait for (clamped to what is in flight).
  * @return the number of completions stored; -EINVAL bad arguments; a negative errno from
  *   io_uring when, with nothing completed, the kernel kept refusing the queue's I/O for
- *   10 s or the ring is unusable (the requests stay queued); -EEXIST a ::GRAID_QUEUE_F_ONE_THREAD queue called from another thread.
+ *   10 s, or refused a wait for completions other than with "not now", or the ring is
+ *   otherwise unusable (the requests stay queued); -EEXIST a ::GRAID_QUEUE_F_ONE_THREAD
+ *   queue called from another thread.
  */
 GRAID_API int graid_queue_reap(struct graid_queue *q, struct graid_completion *c,
 			       unsigned max, unsigned min_complete);

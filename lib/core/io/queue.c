@@ -445,6 +445,21 @@ static bool queue_err_transient(int rc)
 	return rc == -EAGAIN || rc == -EBUSY || rc == -EINTR || rc == -ENOMEM;
 }
 
+/*
+ * A ring that failed for good with @p left of @p what still in it: closed, so that the
+ * kernel ends or cancels what it holds (the caller's operations too: a ublk server's
+ * fetches would otherwise keep its device from being deleted until the process exits);
+ * the queue's memory stays theirs, never freed.
+ */
+static int queue_destroy_broken(struct graid_queue *q, unsigned left, const char *what, int rc)
+{
+	graid__log(GRAID_LOG_ERR, "queue: destroyed with %u %s its broken ring (%s) cannot "
+				  "finish; the ring is closed, its memory left to them",
+		   left, what, graid_strerror(rc));
+	io_uring_queue_exit(&q->ring);
+	return rc;
+}
+
 GRAID_API int graid_queue_destroy(struct graid_queue *q)
 {
 	struct graid_completion c[16];
@@ -458,12 +473,8 @@ GRAID_API int graid_queue_destroy(struct graid_queue *q)
 	while (q->nreq) {
 		int rc = graid_queue_reap(q, c, 16, 1);
 
-		if (rc < 0 && !queue_err_transient(rc)) {
-			graid__log(GRAID_LOG_ERR, "queue: destroyed with %u requests its broken ring "
-						  "(%s) cannot finish; its memory is left to them",
-				   q->nreq, graid_strerror(rc));
-			return rc;
-		}
+		if (rc < 0 && !queue_err_transient(rc))
+			return queue_destroy_broken(q, q->nreq, "requests", rc);
 		if (rc == 0 && !q->done && q->nreq && !q->ios_inflight && !q->parked &&
 		    !q->ninl)
 			break; /* nothing left that could finish */
@@ -482,12 +493,8 @@ GRAID_API int graid_queue_destroy(struct graid_queue *q)
 		if (rc >= 0 || queue_err_transient(rc))
 			rc = io_uring_wait_cqe(&q->ring, &cqe);
 
-		if (rc < 0 && !queue_err_transient(rc)) {
-			graid__log(GRAID_LOG_ERR, "queue: destroyed with %u late I/O its broken ring "
-						  "(%s) cannot finish; its memory is left to them",
-				   q->nlate, graid_strerror(rc));
-			return rc;
-		}
+		if (rc < 0 && !queue_err_transient(rc))
+			return queue_destroy_broken(q, q->nlate, "late I/O", rc);
 		queue_reap_cqes(q);
 		q->nop_done = 0; /* the caller's operations' completions: nobody reaps them now */
 	}
@@ -642,18 +649,24 @@ GRAID_API int graid_queue_submit(struct graid_queue *q)
 
 /*
  * Wait for a CQE (or the oldest I/O's timeout), after sending what a refused submit left
- * in the ring (or nothing completes); 0, or the kernel's errno when it refused again.
+ * in the ring (or nothing completes); 0, or the kernel's errno when it refused again or
+ * refused the wait for good (the caller would otherwise spin on a ring that never
+ * answers).
  */
 static int queue_wait_ring(struct graid_queue *q)
 {
-	if (io_uring_sq_ready(&q->ring)) {
-		int rc = member_ring_submit(&q->ring, 0);
+	int rc;
 
+	if (io_uring_sq_ready(&q->ring)) {
+		rc = member_ring_submit(&q->ring, 0);
 		if (rc < 0)
 			return rc;
 	}
-	if (queue_timeout_wait(q) == 0)
+	rc = queue_timeout_wait(q);
+	if (rc == 0)
 		queue_reap_cqes(q);
+	else if (rc != -ETIME && !queue_err_transient(rc))
+		return rc;
 	return 0;
 }
 

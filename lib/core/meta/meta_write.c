@@ -44,8 +44,13 @@ struct meta_ring {
 struct meta_slot {
 	struct member_io_fault mf;
 	unsigned member;
+	unsigned sq_end;            /* the ring's SQ tail once its entries were prepared */
 	int res;                    /* bytes or -errno; MEMBER_IO_MORE while it is out */
+	bool late;                  /* given up on: what of it the kernel took is late */
 };
+
+/* A slot's result: the kernel never took its write (written the old way, never late). */
+#define META_UNSENT (MEMBER_IO_MORE + 1)
 
 /* user_data of member @p m's write in call @p gen; 0 is the stall timeout's (none). */
 static uint64_t meta_ud(uint32_t gen, unsigned m)
@@ -86,9 +91,9 @@ void meta_ring_free(struct graid_array *a, struct meta_ring *r)
 			graid__log(GRAID_LOG_NOTICE, "metadata: waiting for %u write(s) given up on "
 						     "after the I/O timeout to end", r->late);
 		/*
-		 * Their buffer is freed, and their descriptors closed, after this. A broken ring
-		 * gets a bounded wait: some of its "late" writes may never have reached the
-		 * kernel (and what it never sent is dropped with it).
+		 * Their buffer is freed, and their descriptors closed, after this. Every late
+		 * write was taken by the kernel (meta_ring_drop_unsent), but a broken ring gets
+		 * a bounded wait: a kernel that failed a wait on it may never answer.
 		 */
 		while (r->late) {
 			struct __kernel_timespec ts = { .tv_sec = 1 };
@@ -159,6 +164,11 @@ static bool meta_ring_cqe(struct graid_array *a, struct meta_ring *r, struct met
 		return false;
 	}
 	slot = &s[slot_of[(ud & UINT32_MAX) - 1]];
+	if (slot->late) {
+		/* Given up on in this call (a part of it the kernel did not take). */
+		meta_late_done(a, r, ud, cqe->res);
+		return false;
+	}
 	if (slot->res != MEMBER_IO_MORE)
 		return false;
 	slot->res = member_io_result(a, slot->member, &slot->mf, len, cqe->res);
@@ -196,7 +206,56 @@ static void meta_ring_give_up(struct graid_array *a, struct meta_ring *r, struct
 		r->late += due;
 		atomic_fetch_add(&a->members[s[k].member].late_ios, due);
 		s[k].res = why;
+		s[k].late = true;
 	}
+}
+
+/*
+ * Take back what the kernel did not take from the submission queue, so that nothing sends
+ * it later: a write that was never counted as out must never run (a wait on a kernel
+ * without IORING_FEAT_EXT_ARG submits whatever is queued, and a late end that was never
+ * counted would take another write's count off its member). The SQ's tail is ours to
+ * move (these rings have no SQPOLL): back to the kernel's head, in liburing's counters
+ * too. Returns that head.
+ */
+static unsigned meta_ring_drop_unsent(struct meta_ring *r)
+{
+	struct io_uring_sq *sq = &r->ring.sq;
+	unsigned head = io_uring_smp_load_acquire(sq->khead);
+
+	sq->sqe_head = head;
+	sq->sqe_tail = head;
+	io_uring_smp_store_release(sq->ktail, head);
+	return head;
+}
+
+/*
+ * After a submit the kernel took only the first entries of (up to SQ position @p head):
+ * each slot whose write did not go whole is written the old way; the pieces of it that
+ * went are late from now on. A slot's write is the last of its entries (a modelled stall
+ * puts a timeout in front). How many slots did not go whole.
+ */
+static unsigned meta_ring_settle_partial(struct graid_array *a, struct meta_ring *r,
+					 struct meta_slot *s, unsigned n, unsigned head)
+{
+	unsigned short_slots = 0;
+
+	for (unsigned k = 0; k < n; k++) {
+		unsigned pieces = s[k].mf.pieces ? s[k].mf.pieces : 1, sent;
+		int untaken = (int)(s[k].sq_end - head);
+
+		if (untaken <= 0)
+			continue; /* went whole: waited for as usual */
+		sent = (unsigned)untaken < pieces ? pieces - (unsigned)untaken : 0;
+		if (sent) {
+			r->late += sent;
+			atomic_fetch_add(&a->members[s[k].member].late_ios, sent);
+			s[k].late = true;
+		}
+		s[k].res = META_UNSENT;
+		short_slots++;
+	}
+	return short_slots;
 }
 
 /*
@@ -221,6 +280,7 @@ static int meta_ring_run(struct graid_array *a, struct meta_ring *r, struct meta
 		slot_of[s[k].member] = (uint16_t)k;
 		s[k].res = MEMBER_IO_MORE;
 		s[k].mf.pieces = 0;
+		s[k].late = false;
 	}
 	for (unsigned k = 0; k < n; k++) {
 		rc = member_prep_log_writev(&r->ring, a, s[k].member, &iov, 1, member_off,
@@ -228,23 +288,24 @@ static int meta_ring_run(struct graid_array *a, struct meta_ring *r, struct meta
 					    &s[k].mf);
 		if (rc)
 			break;
+		s[k].sq_end = r->ring.sq.sqe_tail;
 	}
-	if (rc == 0) {
-		/*
-		 * Not member_ring_submit's patience: a mark refused now is written the old way
-		 * at once. All or nothing, or the ring cannot be trusted with what it holds.
-		 */
-		unsigned want = io_uring_sq_ready(&r->ring);
-
+	/*
+	 * Not member_ring_submit's patience: a mark the kernel refuses now is written the old
+	 * way at once; what it took is waited for as usual.
+	 */
+	if (rc == 0)
 		rc = io_uring_submit(&r->ring);
-		if (rc < 0) {
-			/* Nothing went: no slot is late, every one is written the old way. */
-			for (unsigned k = 0; k < n; k++)
-				s[k].res = -EIO;
-			return rc;
-		}
-		rc = (unsigned)rc == want ? 0 : -EAGAIN;
+	if (rc < 0) {
+		/* Nothing went: no slot is late, every one is written the old way. */
+		meta_ring_drop_unsent(r);
+		for (unsigned k = 0; k < n; k++)
+			s[k].res = META_UNSENT;
+		return rc;
 	}
+	rc = 0;
+	if (io_uring_sq_ready(&r->ring))
+		left -= meta_ring_settle_partial(a, r, s, n, meta_ring_drop_unsent(r));
 	while (rc >= 0 && left) {
 		if (tmo) {
 			uint64_t now = graid__now_ns(), wait = deadline > now ? deadline - now : 0;
@@ -280,9 +341,9 @@ static int meta_ring_run(struct graid_array *a, struct meta_ring *r, struct meta
 	}
 	if (rc < 0) {
 		/*
-		 * The kernel took only part of the writes, or stopped answering: what it took
-		 * may still run, and is late; entries never sent count too, as nobody can tell
-		 * them apart (meta_write_all sets the ring aside as broken, its wait bounded).
+		 * The kernel stopped answering: what it took may still run, and is late (and
+		 * only that: it took every write still out). meta_write_all sets the ring aside
+		 * as broken, its wait bounded.
 		 */
 		meta_ring_give_up(a, r, s, n, -EIO);
 		return rc;
@@ -351,6 +412,10 @@ int meta_write_all(struct graid_array *a, struct meta_ring **pr, const void *buf
 			if (s[k].res == -EIO)
 				s[k].res = meta_write_one(a, s[k].member, buf, len, member_off);
 	}
+	/* What the kernel did not take (meta_ring_run): the old way, now. */
+	for (unsigned k = 0; k < n; k++)
+		if (s[k].res == META_UNSENT)
+			s[k].res = meta_write_one(a, s[k].member, buf, len, member_off);
 	for (unsigned k = 0; k < n; k++) {
 		if (s[k].res == (int)len)
 			continue;
