@@ -88,7 +88,10 @@ RR_EXPORT int io_uring_submit(struct io_uring *ring)
 		*(void **)&real = dlsym(RTLD_NEXT, "io_uring_submit");
 	if (rr_partial_small && ring->sq.ring_entries <= RR_SMALL_RING &&
 	    io_uring_sq_ready(ring) > rr_partial_small) {
-		/* liburing sends up to its private tail: hide the rest from it for this call. */
+		/*
+		 * liburing sends up to its private tail: hide the rest from it for this call,
+		 * then publish it as liburing would have, for a kernel that stopped short.
+		 */
 		unsigned tail = ring->sq.sqe_tail;
 		int rc;
 
@@ -96,6 +99,8 @@ RR_EXPORT int io_uring_submit(struct io_uring *ring)
 		rr_partial_small = 0;
 		rc = real(ring);
 		ring->sq.sqe_tail = tail;
+		ring->sq.sqe_head = tail;
+		io_uring_smp_store_release(ring->sq.ktail, tail);
 		return rc;
 	}
 	return rr_refuse(ring) ? -EAGAIN : real(ring);
@@ -410,6 +415,48 @@ Test(ring_refusal, a_mark_the_kernel_takes_part_of_leaves_nothing_late, .timeout
 	/* Reopened, every member is there and in step, and the block reads back. */
 	cr_assert_eq(graid_array_open(s.paths, 4, NULL, &a), 0);
 	cr_assert_eq(rr_failed_members(a), 0);
+	rr_check(a, buf, RR_BLOCK, 16 * RR_BLOCK);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(buf);
+	au_remove(&s);
+}
+
+/*
+ * The same with a member that holds its metadata writes 8 s, and an I/O timeout of
+ * 300 ms: the kernel takes only that member's write (behind its stall), the others are
+ * written member by member, and the stalled one is given up on after the timeout, as
+ * when the kernel takes all. Before, the marks written the old way did not count as
+ * durable anywhere, and the write waited the whole stall.
+ */
+Test(ring_refusal, a_mark_the_kernel_takes_part_of_still_keeps_the_io_timeout, .timeout = 60)
+{
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct graid_array *a;
+	struct au_set s;
+	const char *paths[4];
+	char stalled[400];
+	uint64_t t0;
+	uint8_t *buf;
+
+	au_make(&s, 4, RR_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 4, 5, 65536, &a), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	snprintf(stalled, sizeof(stalled), "faulty:meta-stall-us=8000000:%s", s.paths[0]);
+	for (unsigned i = 0; i < 4; i++)
+		paths[i] = i == 0 ? stalled : s.paths[i];
+	cr_assert_eq(graid_array_open(paths, 4, NULL, &a), 0);
+	cr_assert_eq(graid_array_set_io_timeout(a, 300), 0);
+	cr_assert_eq(posix_memalign((void **)&buf, 4096, RR_BLOCK), 0);
+	rr_pattern(buf, RR_BLOCK, 5);
+	rr_partial_small = 2; /* member 0's stall and its write */
+	t0 = rr_now_ns();
+	cr_assert_eq(graid_array_write(a, buf, RR_BLOCK, 16 * RR_BLOCK), RR_BLOCK);
+	cr_assert_lt(rr_now_ns() - t0, 5000000000ull,
+		     "the write waited out the 8 s stall (%.1f s), not the 300 ms timeout",
+		     (double)(rr_now_ns() - t0) / 1e9);
+	cr_assert_eq(rr_partial_small, 0, "the write marked nothing on a ring of its own");
+	cr_assert_eq(graid_array_member_info(a, 0, &mi), 0);
+	cr_assert_geq(mi.timeouts, 1, "member 0's stalled mark was not given up on");
 	rr_check(a, buf, RR_BLOCK, 16 * RR_BLOCK);
 	cr_assert_eq(graid_array_close(a), 0);
 	free(buf);

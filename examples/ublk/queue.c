@@ -357,18 +357,24 @@ static unsigned uq_ublk_cqes(struct uq *q)
 }
 
 /*
- * Finished graid requests, committed to the driver; returns how many. Waits for
- * @min_complete of them (0: never blocks).
+ * Finished graid requests, committed to the driver; returns how many, or the reap's
+ * error when the array's queue cannot go on (its ring unusable: nothing would ever end).
+ * Waits for @min_complete of them (0: never blocks).
  */
-static unsigned uq_graid_completions(struct uq *q, unsigned min_complete)
+static int uq_graid_completions(struct uq *q, unsigned min_complete)
 {
 	int n;
 
 	if (q->inflight == 0)
 		return 0;
 	n = graid_queue_reap(q->gq, q->done, q->s->depth, min_complete);
-	if (n <= 0)
+	if (n == -EAGAIN || n == -EBUSY || n == -EINTR)
 		return 0;
+	if (n < 0) {
+		fprintf(stderr, "graid-ublk: queue %u: graid_queue_reap: %s\n", q->q_id,
+			graid_strerror(n));
+		return n;
+	}
 	for (int i = 0; i < n; i++) {
 		/*
 		 * result: len or a negative errno. A read or write is at most buf_bytes; a
@@ -379,7 +385,7 @@ static unsigned uq_graid_completions(struct uq *q, unsigned min_complete)
 		uq_commit(q, (unsigned)q->done[i].user_data, res > INT_MAX ? INT_MAX : (int)res);
 	}
 	q->inflight -= (unsigned)n;
-	return (unsigned)n;
+	return n;
 }
 
 static bool uq_ring_error(struct uq *q, int rc)
@@ -408,9 +414,11 @@ static int uq_loop(struct uq *q)
 {
 	for (;;) {
 		unsigned progress = uq_ublk_cqes(q);
-		int rc;
+		int rc = uq_graid_completions(q, 0);
 
-		progress += uq_graid_completions(q, 0);
+		if (rc < 0)
+			return rc;
+		progress += (unsigned)rc;
 		if (q->inflight == 0 && (q->stop || uq_ended(q))) {
 			uq_submit(q); /* commits of held requests released just now */
 			/*
@@ -441,8 +449,12 @@ static int uq_loop(struct uq *q)
 		} else {
 			/* Send the commits; if nothing else moved, wait for graid. */
 			rc = uq_submit(q);
-			if (rc >= 0 && !progress && !io_uring_cq_ready(&q->ring))
-				uq_graid_completions(q, 1);
+			if (rc >= 0 && !progress && !io_uring_cq_ready(&q->ring)) {
+				int got = uq_graid_completions(q, 1);
+
+				if (got < 0)
+					return got;
+			}
 		}
 		if (uq_ring_error(q, rc))
 			return rc;

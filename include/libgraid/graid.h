@@ -1095,8 +1095,10 @@ GRAID_API uint32_t graid_queue_flags(const struct graid_queue *q);
  * @param q the queue (NULL is ignored).
  * @return 0; a negative errno when the queue's io_uring failed for good with requests in
  *   it: they cannot finish; the ring is closed (the kernel ends or cancels what it holds,
- *   the operations sent with graid_queue_sqe() among them) and the queue's memory is left
- *   to the kernel, not freed; @p q must not be used again;
+ *   the operations sent with graid_queue_sqe() among them, after this returns) and the
+ *   queue's memory is left to the kernel, not freed; @p q must not be used again. Keep
+ *   the buffers of those requests allocated (the kernel may still read or write them),
+ *   and expect I/O to the stripes they hold to wait until the array is closed;
  *   -EEXIST a ::GRAID_QUEUE_F_ONE_THREAD queue with requests, operations or late I/O in
  *   flight, called from a thread other than its owner (only the owner can wait for them;
  *   nothing is freed). An idle queue may be destroyed from any thread.

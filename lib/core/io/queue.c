@@ -781,6 +781,8 @@ int array_queue_sync_wait(struct graid_array *a, struct graid_queue *q,
 		if (rc < 0 && !queue_err_transient(rc)) {
 			graid__log(GRAID_LOG_ERR, "array: a queue's ring failed (%s) with a request "
 						  "in it; that queue is retired", graid_strerror(rc));
+			/* Closed, as graid_queue_destroy() closes a broken ring; never freed. */
+			io_uring_queue_exit(&q->ring);
 			q->retired = true;
 			return rc;
 		}

@@ -258,6 +258,28 @@ static unsigned meta_ring_settle_partial(struct graid_array *a, struct meta_ring
 	return short_slots;
 }
 
+/* The old way, one member at a time, pwrite and fdatasync: bytes written, or -errno. */
+static int meta_write_one(struct graid_array *a, unsigned m, const void *buf, size_t len,
+			  uint64_t member_off)
+{
+	int rc = member_write_durable(&a->members[m], (void *)(uintptr_t)buf, len, member_off);
+
+	return rc ? rc : (int)len;
+}
+
+/*
+ * The slots whose write the kernel did not take, the old way now: before any wait for
+ * those it took, so that a mark durable this way counts when a stalled member's write
+ * is given up on after the I/O timeout.
+ */
+static void meta_write_unsent(struct graid_array *a, struct meta_slot *s, unsigned n,
+			      const void *buf, unsigned len, uint64_t member_off)
+{
+	for (unsigned k = 0; k < n; k++)
+		if (s[k].res == META_UNSENT)
+			s[k].res = meta_write_one(a, s[k].member, buf, len, member_off);
+}
+
 /*
  * Every slot's write on the ring, and their completions, waiting at most the array's I/O
  * timeout (none set: as long as it takes). 0; -errno: the ring broke (what it had sent is
@@ -301,11 +323,14 @@ static int meta_ring_run(struct graid_array *a, struct meta_ring *r, struct meta
 		meta_ring_drop_unsent(r);
 		for (unsigned k = 0; k < n; k++)
 			s[k].res = META_UNSENT;
+		meta_write_unsent(a, s, n, buf, len, member_off);
 		return rc;
 	}
 	rc = 0;
-	if (io_uring_sq_ready(&r->ring))
+	if (io_uring_sq_ready(&r->ring)) {
 		left -= meta_ring_settle_partial(a, r, s, n, meta_ring_drop_unsent(r));
+		meta_write_unsent(a, s, n, buf, len, member_off);
+	}
 	while (rc >= 0 && left) {
 		if (tmo) {
 			uint64_t now = graid__now_ns(), wait = deadline > now ? deadline - now : 0;
@@ -368,15 +393,6 @@ static void meta_timed_add(struct meta_timed *t, unsigned member, int fd)
 	t->m[t->n++].fd = fd;
 }
 
-/* The old way, one member at a time, pwrite and fdatasync: bytes written, or -errno. */
-static int meta_write_one(struct graid_array *a, unsigned m, const void *buf, size_t len,
-			  uint64_t member_off)
-{
-	int rc = member_write_durable(&a->members[m], (void *)(uintptr_t)buf, len, member_off);
-
-	return rc ? rc : (int)len;
-}
-
 int meta_write_all(struct graid_array *a, struct meta_ring **pr, const void *buf, size_t len,
 		   uint64_t member_off, const char *what, struct meta_timed *timed)
 {
@@ -409,13 +425,9 @@ int meta_write_all(struct graid_array *a, struct meta_ring **pr, const void *buf
 		 */
 		r->broken = true;
 		for (unsigned k = 0; k < n; k++)
-			if (s[k].res == -EIO)
+			if (s[k].res == -EIO && s[k].late)
 				s[k].res = meta_write_one(a, s[k].member, buf, len, member_off);
 	}
-	/* What the kernel did not take (meta_ring_run): the old way, now. */
-	for (unsigned k = 0; k < n; k++)
-		if (s[k].res == META_UNSENT)
-			s[k].res = meta_write_one(a, s[k].member, buf, len, member_off);
 	for (unsigned k = 0; k < n; k++) {
 		if (s[k].res == (int)len)
 			continue;
