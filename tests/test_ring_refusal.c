@@ -186,6 +186,26 @@ static void rr_check(struct graid_array *a, const uint8_t *want, size_t len, uin
 }
 
 /*
+ * A RAID-5 of four new members in @p s, created, closed and opened again with member
+ * @p m given the `faulty:` options @p opts.
+ */
+static struct graid_array *rr_open_faulty(struct au_set *s, unsigned m, const char *opts)
+{
+	struct graid_array *a;
+	const char *paths[4];
+	char spec[400];
+
+	au_make(s, 4, RR_MEMBER_BYTES);
+	cr_assert_eq(au_create(s, 4, 5, 65536, &a), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	snprintf(spec, sizeof(spec), "faulty:%s:%s", opts, s->paths[m]);
+	for (unsigned i = 0; i < 4; i++)
+		paths[i] = i == m ? spec : s->paths[i];
+	cr_assert_eq(graid_array_open(paths, 4, NULL, &a), 0);
+	return a;
+}
+
+/*
  * Write another pattern at @p off first, through the array: the first write to a region marks
  * the write-intent bitmap and the live-data map on a ring of their own (meta_write.c), whose
  * submit would take the refusal these tests mean for the queue's ring.
@@ -433,18 +453,10 @@ Test(ring_refusal, a_mark_the_kernel_takes_part_of_still_keeps_the_io_timeout, .
 	struct graid_member_info mi = { .struct_size = sizeof(mi) };
 	struct graid_array *a;
 	struct au_set s;
-	const char *paths[4];
-	char stalled[400];
 	uint64_t t0;
 	uint8_t *buf;
 
-	au_make(&s, 4, RR_MEMBER_BYTES);
-	cr_assert_eq(au_create(&s, 4, 5, 65536, &a), 0);
-	cr_assert_eq(graid_array_close(a), 0);
-	snprintf(stalled, sizeof(stalled), "faulty:meta-stall-us=8000000:%s", s.paths[0]);
-	for (unsigned i = 0; i < 4; i++)
-		paths[i] = i == 0 ? stalled : s.paths[i];
-	cr_assert_eq(graid_array_open(paths, 4, NULL, &a), 0);
+	a = rr_open_faulty(&s, 0, "meta-stall-us=8000000");
 	cr_assert_eq(graid_array_set_io_timeout(a, 300), 0);
 	cr_assert_eq(posix_memalign((void **)&buf, 4096, RR_BLOCK), 0);
 	rr_pattern(buf, RR_BLOCK, 5);
@@ -474,19 +486,11 @@ Test(ring_refusal, a_queue_destroyed_with_a_broken_ring_closes_it, .timeout = 60
 	struct graid_queue *q;
 	struct graid_array *a;
 	struct au_set s;
-	const char *paths[4];
-	char stalled[400];
 	unsigned before;
 	uint8_t *buf;
 
-	au_make(&s, 4, RR_MEMBER_BYTES);
-	cr_assert_eq(au_create(&s, 4, 5, 65536, &a), 0);
-	cr_assert_eq(graid_array_close(a), 0);
 	/* Member 1 a drive that holds each I/O 1.5 s: a write is still out at the destroy. */
-	snprintf(stalled, sizeof(stalled), "faulty:stall-us=1500000:%s", s.paths[1]);
-	for (unsigned i = 0; i < 4; i++)
-		paths[i] = i == 1 ? stalled : s.paths[i];
-	cr_assert_eq(graid_array_open(paths, 4, NULL, &a), 0);
+	a = rr_open_faulty(&s, 1, "stall-us=1500000");
 	cr_assert_eq(posix_memalign((void **)&buf, 4096, 65536), 0);
 	rr_pattern(buf, 65536, 4);
 	rr_mark_first(a, 0);
