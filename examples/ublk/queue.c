@@ -190,7 +190,12 @@ static int uq_setup(struct uq *q)
 
 static void uq_teardown(struct uq *q)
 {
-	graid_queue_destroy(q->gq); /* waits for any request still in flight */
+	/*
+	 * Waits for any request still in flight. Those of a broken ring (graid.h) may still
+	 * be the kernel's, and so may the tag buffers they use: those are left, not freed.
+	 */
+	bool bufs_kept = graid_queue_destroy(q->gq) != 0;
+
 	/* Closing the ring cancels what the driver still holds (none after STOP_DEV). */
 	if (q->have_ring) {
 		if (q->s->batch)
@@ -201,7 +206,11 @@ static void uq_teardown(struct uq *q)
 		ubat_free(q);
 	if (q->iods)
 		munmap((void *)q->iods, q->iods_bytes);
-	free(q->bufs);
+	if (bufs_kept)
+		fprintf(stderr, "graid-ublk: queue %u: the array's queue could not finish its "
+				"requests; their buffers are left to the kernel\n", q->q_id);
+	else
+		free(q->bufs);
 	free(q->done);
 	free(q->held);
 	free(q->unsent);
@@ -368,7 +377,8 @@ static int uq_graid_completions(struct uq *q, unsigned min_complete)
 	if (q->inflight == 0)
 		return 0;
 	n = graid_queue_reap(q->gq, q->done, q->s->depth, min_complete);
-	if (n == -EAGAIN || n == -EBUSY || n == -EINTR)
+	/* The library's "not now" (graid.h): tried again at the next turn. */
+	if (n == -EAGAIN || n == -EBUSY || n == -EINTR || n == -ENOMEM)
 		return 0;
 	if (n < 0) {
 		fprintf(stderr, "graid-ublk: queue %u: graid_queue_reap: %s\n", q->q_id,

@@ -230,7 +230,7 @@ int uone_loop(struct uq *q)
 		if (q->nunsent)
 			usleep(1000);
 		n = graid_queue_reap(q->gq, q->done, q->ndone, q->nunsent ? 0 : 1);
-		if (n == -EAGAIN || n == -EBUSY || n == -EINTR)
+		if (n == -EAGAIN || n == -EBUSY || n == -EINTR || n == -ENOMEM)
 			continue;
 		if (n < 0) {
 			fprintf(stderr, "graid-ublk: queue %u: graid_queue_reap: %s\n", q->q_id,
