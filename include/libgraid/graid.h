@@ -1098,7 +1098,8 @@ GRAID_API uint32_t graid_queue_flags(const struct graid_queue *q);
  *   the operations sent with graid_queue_sqe() among them, after this returns) and the
  *   queue's memory is left to the kernel, not freed; @p q must not be used again. Keep
  *   the buffers of those requests allocated (the kernel may still read or write them),
- *   and expect I/O to the stripes they hold to wait until the array is closed;
+ *   and expect I/O to the stripes they hold (and to others sharing their locks) to wait
+ *   for good: close the array once nothing else waits on it, and open it again;
  *   -EEXIST a ::GRAID_QUEUE_F_ONE_THREAD queue with requests, operations or late I/O in
  *   flight, called from a thread other than its owner (only the owner can wait for them;
  *   nothing is freed). An idle queue may be destroyed from any thread.
