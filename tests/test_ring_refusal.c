@@ -23,6 +23,7 @@
 #include <libgraid/graid.h>
 
 #include "arrayutil.h"
+#include "testutil.h"
 
 #define RR_MEMBER_BYTES (24u << 20)
 #define RR_BLOCK 4096u
@@ -195,6 +196,7 @@ static struct graid_array *rr_open_faulty(struct au_set *s, unsigned m, const ch
 	const char *paths[4];
 	char spec[400];
 
+	tu_need_fault_injection(); /* a release build refuses `faulty:` members */
 	au_make(s, 4, RR_MEMBER_BYTES);
 	cr_assert_eq(au_create(s, 4, 5, 65536, &a), 0);
 	cr_assert_eq(graid_array_close(a), 0);
