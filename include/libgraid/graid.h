@@ -1062,8 +1062,9 @@ GRAID_API int graid_queue_create(struct graid_array *a, unsigned depth,
  * the queue as without the flag (graid_queue_flags() tells which). On such a queue every
  * call from another thread (or from a fork()'s child) is refused with -EEXIST before it
  * changes anything (the kernel would refuse the ring's system calls from there half-way
- * through), but for graid_queue_destroy() of an idle queue. The owner must destroy the
- * queue before it exits: a thread that later gets the same pthread_t is not told apart.
+ * through), but for graid_queue_destroy() of an idle queue. That holds for a thread made
+ * after the creator exits too, even one with the creator's pthread_t: once the creator has
+ * exited, such a queue can only be destroyed (idle).
  */
 #define GRAID_QUEUE_F_ONE_THREAD (1u << 0)
 /** Every flag graid_queue_create_flags() knows. */

@@ -70,6 +70,12 @@ void graid__fork_lock_register(struct graid_lock *l, enum graid_fork_rank rank);
  * apart without a system call.
  */
 extern atomic_uint graid__fork_gen;
+/*
+ * thread_token.c: this thread's number, never another thread's in this process, not even
+ * one made after this one exits (pthread_self() is). A fork()'s child keeps its thread's
+ * number: graid__fork_gen tells the two apart.
+ */
+unsigned long graid__thread_token(void);
 extern struct graid_lock graid__select_lock, graid__registry_lock, graid__log_lock;
 
 #endif /* LIBGRAID_CORE_INTERNAL_H */

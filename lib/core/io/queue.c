@@ -381,7 +381,7 @@ static int queue_ring_init(struct graid_queue *q, unsigned depth, uint32_t flags
 		if (rc != -EINVAL) {
 			graid__fork_safe(); /* so that a child's fork_gen differs (fork.c) */
 			q->one_thread = rc == 0;
-			q->owner = pthread_self();
+			q->owner = graid__thread_token();
 			q->owner_fork_gen = atomic_load_explicit(&graid__fork_gen,
 								 memory_order_relaxed);
 			return rc;

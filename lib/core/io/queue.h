@@ -159,7 +159,7 @@ struct graid_queue {
 	struct io_uring ring;
 	/* GRAID_QUEUE_F_ONE_THREAD in effect: the ring defers its completion work to owner. */
 	bool one_thread;
-	pthread_t owner;
+	unsigned long owner;         /* graid__thread_token() of the creating thread */
 	unsigned owner_fork_gen;     /* graid__fork_gen at creation: a fork's child is not owner */
 	unsigned depth;              /* requests the caller may have outstanding */
 	unsigned nreq;               /* requests queued and not reaped */
@@ -209,16 +209,17 @@ struct graid_queue {
 };
 
 /*
- * A call on a GRAID_QUEUE_F_ONE_THREAD queue from a thread other than its creator's (or from
- * a fork()'s child, whose thread has the same pthread_self()): the kernel would refuse its
- * ring's system calls (-EEXIST) half-way through the call's work, so each entry point
- * refuses it first, having changed nothing. A thread that reuses the pthread_t of an owner
- * that has exited is not told apart (an owner must destroy its queue before it exits).
+ * A call on a GRAID_QUEUE_F_ONE_THREAD queue from a thread other than its creator (or from
+ * a fork()'s child, whose thread has its parent's token): the kernel would refuse its ring's
+ * system calls (-EEXIST) half-way through the call's work, so each entry point refuses it
+ * first, having changed nothing. The creator is told by its thread token, not pthread_self():
+ * a thread made after the creator exits often has the creator's pthread_t, and the kernel,
+ * which knows the task, would refuse it all the same.
  */
 static inline bool queue_wrong_thread(const struct graid_queue *q)
 {
 	return q->one_thread &&
-	       (!pthread_equal(q->owner, pthread_self()) ||
+	       (q->owner != graid__thread_token() ||
 		atomic_load_explicit(&graid__fork_gen, memory_order_relaxed) != q->owner_fork_gen);
 }
 
