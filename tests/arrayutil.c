@@ -2,6 +2,7 @@
 /* Helpers for the array suites: member files in a scratch folder, snapshots, the in-memory model. */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <sys/file.h>
 #include <stdlib.h>
@@ -30,11 +31,25 @@ void au_make(struct au_set *s, unsigned n, uint64_t bytes)
 	}
 }
 
+static int au_remove_one(const char *path, const struct stat *st, int type, struct FTW *f)
+{
+	(void)st;
+	(void)f;
+	if (type == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0; /* go on: remove what can be removed */
+}
+
+/*
+ * The member files and whatever else a test made beside them (a second set's files, the
+ * controller state of emulated drives, lease files, a run folder): the scratch folder goes
+ * whole, so passing suites leave nothing in /tmp.
+ */
 void au_remove(struct au_set *s)
 {
-	for (unsigned i = 0; i < s->n; i++)
-		unlink(s->path[i]);
-	rmdir(s->dir);
+	nftw(s->dir, au_remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 void au_wait_unlocked(const char *const *paths, unsigned n)
