@@ -20,6 +20,11 @@
 # the profile under `perf trace -s` counts the server's system calls per I/O. perf's own
 # work is in those runs' CPU figures: they profile, they do not measure.
 #
+# The floor (VSMD_FLOOR, 1; 0 leaves it out): each round also runs the 4 KiB random profiles
+# on one bare drive (NVME0, before either array is made on it), so that what one NVMe read
+# or write costs this guest by itself stands beside what md and libgraid add to it. A 4 KiB
+# read from either array is one such read; a 4 KiB write, two reads and three writes.
+#
 # CPU per I/O: the guest's busy time (user + nice + system + irq + softirq + steal of
 # /proc/stat, all CPUs) over the profile, divided by the I/Os fio completed (IOPS x
 # runtime). It counts everything the guest did for those I/Os: md's kernel threads, or
@@ -35,6 +40,8 @@ LEVELS=${VSMD_LEVELS:-6 5}
 M="$NVME0 $NVME1 $NVME2 $NVME3 $NVME4"
 ROWS=/tmp/vsmd.rows
 : >"$ROWS"
+FLOOR_ROWS=/tmp/vsmd.floor
+: >"$FLOOR_ROWS"
 export MDADM_NO_UDEV=1
 mkdir -p /run/mdadm
 failed=0
@@ -48,13 +55,14 @@ dev_snap() {
 		awk '{ n += $1 + $5 + $12; f += $16 } END { print n, f }'
 }
 
-# run_profiles TARGET LEVEL ROUND DEV: every profile on DEV's [256 MiB, 512 MiB), a row each
+# run_profiles TARGET LEVEL ROUND DEV [PROFILES [ROWS]]: every profile (FIO_PROFILES) on
+# DEV's [256 MiB, 512 MiB), a row each in ROWS (the table's)
 run_profiles() {
-	local t=$1 l=$2 r=$3 dev=$4 p s1 s2 rt
+	local t=$1 l=$2 r=$3 dev=$4 profs="${5:-$FIO_PROFILES}" rows="${6:-$ROWS}" p s1 s2 rt
 	rt=${VM_FIO_RUNTIME:-3}
 	export FIO_RUNTIME=$rt FIO_RAMP=0 FIO_JOBS=${VM_FIO_JOBS:-2}
 	export FIO_IODEPTH=${VM_FIO_IODEPTH:-16} FIO_SEQ_SIZE=$((256 / ${VM_FIO_JOBS:-2}))M
-	for p in $FIO_PROFILES; do
+	for p in $profs; do
 		s1="$(cpu_snap) $(dev_snap)"
 		if ! $PERF_WRAP fio_run "$t-$l-$p" --ioengine=libaio --filename="$dev" --offset=256M \
 			--size=256M --output-format=json --output="/tmp/vsmd.json" "/vm/$p.fio"; then
@@ -69,8 +77,13 @@ run_profiles() {
 		echo "$l $p $t $r $1 $(awk -v i="$1" -v rt="$rt" -v b="$((${10} - $6))" \
 			-v c="$((${11} - $7))" -v m="$((${12} - $8))" -v f="$((${13} - $9))" \
 			'BEGIN { n = i * rt; if (n < 1) n = 1
-				printf "%.1f %.2f %.2f %.3f", b * 10000 / n, c / n, m / n, f / n }')" >>"$ROWS"
+				printf "%.1f %.2f %.2f %.3f", b * 10000 / n, c / n, m / n, f / n }')" >>"$rows"
 	done
+}
+
+floor_round() { # floor_round LEVEL ROUND: the bare drive under the 4 KiB random profiles
+	[ "${VSMD_FLOOR:-1}" = 1 ] || return 0
+	run_profiles drive "$1" "$2" "$NVME0" "4k-randread 4k-randwrite" "$FLOOR_ROWS"
 }
 
 # With PERF: fio_run under perf record (perf_fio_run), and what it saw.
@@ -168,6 +181,7 @@ t0=$(date +%s)
 for l in $LEVELS; do
 	r=1
 	while [ $r -le "$ROUNDS" ]; do
+		floor_round "$l" $r
 		# Alternate which goes first, so that a drift of the machine falls on both.
 		if [ $((r % 2)) -eq 1 ]; then md_round "$l" $r; graid_round "$l" $r; else
 			graid_round "$l" $r; md_round "$l" $r; fi
@@ -219,8 +233,24 @@ END {
 	}
 	for (o = 1; o <= no; o++) print fig[o]
 }' "$ROWS"
+if [ -s "$FLOOR_ROWS" ]; then
+	echo "  one bare drive, the same fio settings (medians of every round of every level):"
+	awk '
+	{ k = $2; n[k]++; i[k, n[k]] = $5; u[k, n[k]] = $6; c[k, n[k]] = $7; if (!(k in seen)) { seen[k] = 1; ord[++no] = k } }
+	function med(a, k, m,   j, l, t, v) {
+		for (j = 1; j <= m; j++) v[j] = a[k, j]
+		for (j = 2; j <= m; j++) { t = v[j]; for (l = j - 1; l >= 1 && v[l] > t; l--) v[l + 1] = v[l]; v[l + 1] = t }
+		return m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
+	}
+	END {
+		for (o = 1; o <= no; o++) {
+			k = ord[o]
+			printf "FIGURE vs-md drive %s: %.0f IOPS, CPU %.1f us/IO, %.2f cs/IO\n", k, med(i, k, n[k]), med(u, k, n[k]), med(c, k, n[k])
+		}
+	}' "$FLOOR_ROWS"
+fi
 echo "  every round's rows (level profile target round IOPS us/IO cs/IO member-I/Os/IO flushes/IO):"
-sed 's/^/    /' "$ROWS"
+sed 's/^/    /' "$ROWS" "$FLOOR_ROWS"
 echo "vs-md: $(($(date +%s) - t0)) s"
 [ $failed -eq 0 ] && echo "PASS vs-md: every profile ran on both targets, $ROUNDS rounds" ||
 	echo "FAIL vs-md: a step failed (above)"
