@@ -284,6 +284,13 @@ struct live_flush live_flush_begin(struct graid_array *a)
 
 	if (!l || a->read_only)
 		return f;
+	/*
+	 * Numbered and stamped under the lock, so that epochs follow the order in which the
+	 * stamps were made: a flush that drew a lower number but stamped after a later one's
+	 * members were already flushing would hand that later flush a discard its member
+	 * flushes may have missed (a later epoch promotes an earlier one's stamps).
+	 */
+	pthread_mutex_lock(&l->lock);
 	/* Epochs 0 and 1 are the other marks: a wrapped counter skips them. */
 	do
 		f.epoch = atomic_fetch_add(&l->flush_epoch, 1) + 1;
@@ -295,6 +302,7 @@ struct live_flush live_flush_begin(struct graid_array *a)
 		atomic_compare_exchange_strong(&l->cand[r], &done, f.epoch);
 	}
 	f.seq = atomic_load(&l->seq);
+	pthread_mutex_unlock(&l->lock);
 	return f;
 }
 
