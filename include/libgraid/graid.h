@@ -269,7 +269,8 @@ struct graid_array_config {
  * graid_open_options::flags: after an unclean shutdown, resynchronise the dirty regions in
  * a background thread instead of before graid_array_open() returns. Until it finishes, a
  * degraded read of a stripe that was being written at the crash may return stale parity's
- * answer (the write hole); the journal mode closes that.
+ * answer (the write hole); the journal mode closes that. Flushes meanwhile keep the marks
+ * of the regions it has not reached.
  */
 #define GRAID_OPEN_RESYNC_BACKGROUND 0x1u
 
@@ -589,7 +590,9 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 GRAID_API int graid_lease_init(const char *spec, const uint8_t array_uuid[16]);
 
 /**
- * @brief Flush, mark the array clean on every member, and free it.
+ * @brief Flush, mark the array clean on every member, and free it. A resync after an
+ *   unclean open that failed (logged) leaves the array marked unclean instead, so that the
+ *   next open resyncs the regions still marked.
  * @param a the array (NULL is ignored); no call on it may be in progress.
  * @return 0; -EIO a member could not be flushed or updated (the array is freed anyway);
  *   -ESTALE another host took the array over: nothing was written at close.

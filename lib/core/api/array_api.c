@@ -89,8 +89,19 @@ GRAID_API int graid_array_close(struct graid_array *a)
 		rc = -EIO;
 	pthread_mutex_lock(&a->meta_lock);
 	a->events++;
-	if (array_write_superblocks(a, GRAID_SB_F_CLEAN))
+	/*
+	 * A resync after an unclean open that did not finish (it failed; its log says why):
+	 * not clean, so that the next open resyncs the regions still marked instead of
+	 * dropping their marks as a clean open does.
+	 */
+	if (a->bitmap.enabled && atomic_load(&a->bitmap.resync_from) != UINT64_MAX) {
+		graid__log(GRAID_LOG_WARNING, "close: the resync did not finish; the array is left "
+					      "marked unclean, and the next open resyncs it");
+		if (array_write_superblocks(a, 0))
+			rc = -EIO;
+	} else if (array_write_superblocks(a, GRAID_SB_F_CLEAN)) {
 		rc = -EIO;
+	}
 	pthread_mutex_unlock(&a->meta_lock);
 	/* Taken over by another host: nothing was written at close; the records are its own. */
 	if (atomic_load(&a->foreign))

@@ -447,6 +447,15 @@ again:
 		rc = open_mark_forced(a, &as);
 	if (rc)
 		goto out;
+	/*
+	 * Unclean or forced: the marks name what the resync must see, and nothing flushed
+	 * before it (the journal's replay flushes, and so may the worker) may clear them. A
+	 * journaled array's unclean open is settled by the replay instead, whose flush clears
+	 * the marks it made moot (a forced one is resynced all the same: its forced member is
+	 * stale beyond what the journal holds).
+	 */
+	if (forced || (!(fresh->flags & GRAID_SB_F_CLEAN) && !a->journal))
+		bitmap_resync_pending(a, 0);
 	/* Open marks the array in use (not clean) with a new event: a crash leaves that mark. */
 	a->events = fresh->events + 1;
 	/* Roles that were in and are not now are recorded out at this event (divergence check). */
@@ -508,11 +517,17 @@ again:
 	}
 	if (rc || (fresh->flags & GRAID_SB_F_CLEAN && !fresh->history_events && !forced)) {
 		/* nothing to resync */
-	} else if ((!(fresh->flags & GRAID_SB_F_CLEAN) || forced) && bitmap_dirty_regions(a)) {
+		bitmap_resync_pending(a, UINT64_MAX);
+	} else if (!((!(fresh->flags & GRAID_SB_F_CLEAN) || forced) && bitmap_dirty_regions(a))) {
+		/* nothing dirty, or only history kept for a member out (no sweep clears that) */
+		bitmap_resync_pending(a, UINT64_MAX);
+	} else {
 		graid__log(GRAID_LOG_NOTICE, "open: %s; %llu dirty regions to resync",
 			   forced ? "members were forced in" : "not closed cleanly",
 			   (unsigned long long)bitmap_dirty_regions(a));
 		if (flags & GRAID_OPEN_RESYNC_BACKGROUND) {
+			/* The caller's flushes must not clear the marks before the resync reads them. */
+			bitmap_resync_pending(a, 0);
 			pthread_mutex_lock(&a->meta_lock);
 			a->resync_background = true;
 			rc = array_spare_thread_start(a);

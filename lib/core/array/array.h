@@ -112,6 +112,14 @@ struct bitmap {
 	uint64_t nregions;
 	_Atomic uint8_t *state;        /* per region */
 	atomic_uint *inflight;         /* per region: writes in flight */
+	/*
+	 * Per region: the epoch of the flush that found it quiet as it began (0: none); only
+	 * that flush or a later one may clear it (bitmap_flush_begin, bitmap_sweep). Under lock.
+	 */
+	uint32_t *quiet_epoch;
+	uint32_t flush_epoch;          /* the last flush's; under lock */
+	/* Regions from this one on await the resync after an unclean open: never cleared. */
+	_Atomic uint64_t resync_from;
 	uint8_t *disk;                 /* the bitmap as on disk */
 	pthread_mutex_t lock;          /* disk image and bitmap writes */
 	struct meta_ring *ring;        /* its writes to the members (meta_write.c), under lock */

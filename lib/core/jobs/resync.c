@@ -161,6 +161,8 @@ int array_resync(struct graid_array *a)
 
 	if (!b->enabled)
 		return 0;
+	/* No flush clears a mark this pass has not reached (graid_array_open may have said so). */
+	bitmap_resync_pending(a, 0);
 	rc = row_bufs_alloc(&c.buf, a, row_job_rows(a, RESYNC_BATCH_BYTES), true);
 	if (rc)
 		return rc;
@@ -170,8 +172,10 @@ int array_resync(struct graid_array *a)
 	for (uint64_t r = 0; rc == 0 && r < b->nregions; r++) {
 		uint64_t first = r * b->region_stripes, end = first + b->region_stripes;
 
-		if (!(atomic_load(&b->state[r]) & BITMAP_DIRTY))
+		if (!(atomic_load(&b->state[r]) & BITMAP_DIRTY)) {
+			bitmap_resync_pending(a, r + 1);
 			continue;
+		}
 		if (array_foreign(a)) {
 			rc = -ESTALE; /* another host took the array over */
 			break;
@@ -187,6 +191,9 @@ int array_resync(struct graid_array *a)
 		}
 		rc = resync_region(&c, first, end < nst ? end : nst);
 		regions++;
+		/* Its writes have ended: the next flush to begin makes them durable. */
+		if (rc == 0)
+			bitmap_resync_pending(a, r + 1);
 	}
 	mbatch_close(&c.mb);
 	row_bufs_free(&c.buf);
@@ -198,9 +205,12 @@ int array_resync(struct graid_array *a)
 		graid__log(GRAID_LOG_WARNING, "resync: %llu stripes could not be made consistent "
 					      "(a member is missing); they may hold the write hole",
 			   (unsigned long long)c.skipped);
-	/* Everything marked is consistent now; the marks can go (the flush sweep clears them). */
-	for (uint64_t r = 0; r < b->nregions; r++)
-		atomic_fetch_and(&b->state[r], (uint8_t)~BITMAP_HOT);
+	/*
+	 * Everything marked is consistent now; the marks go at the flushes that make the
+	 * resync's writes, and the writes since, durable (bitmap_sweep). A resync that failed
+	 * leaves the regions it did not reach marked for the next open (graid_array_close).
+	 */
+	bitmap_resync_pending(a, UINT64_MAX);
 	graid__log(GRAID_LOG_NOTICE, "resync: %llu dirty regions, %llu stripes made consistent",
 		   (unsigned long long)regions, (unsigned long long)c.done);
 	array_event(a, GRAID_EVENT_RESYNC_DONE, -1, 0, 0, c.done);

@@ -15,7 +15,11 @@
 int array_flush_members(struct graid_array *a, unsigned *failed)
 {
 	unsigned nfailed = 0;
-	/* The discards completed before the members are flushed are the ones it makes durable. */
+	/*
+	 * The writes and discards that completed before the members are flushed are the ones
+	 * it makes durable: which regions those are is noted now.
+	 */
+	uint32_t bitmap_epoch = bitmap_flush_begin(a);
 	struct live_flush live_f = live_flush_begin(a);
 
 	for (unsigned i = 0; i < a->nmembers; i++) {
@@ -37,7 +41,7 @@ int array_flush_members(struct graid_array *a, unsigned *failed)
 	 * read-only handle: it writes nothing, and the marks it loaded may be a live writer's.
 	 */
 	if (!a->read_only && !atomic_load(&a->foreign)) {
-		bitmap_sweep(a);
+		bitmap_sweep(a, bitmap_epoch);
 		/* Completed discards are durable now: their regions may be recorded unused. */
 		if (!atomic_load(&a->broken))
 			live_sweep(a, live_f);

@@ -56,7 +56,10 @@ int bitmap_init(struct graid_array *a, uint64_t offset, uint64_t bytes, uint64_t
 	b->nregions = nst / per + (nst % per != 0);
 	b->state = calloc(b->nregions, sizeof(*b->state));
 	b->inflight = calloc(b->nregions, sizeof(*b->inflight));
-	if (posix_memalign((void **)&b->disk, ARRAY_ALIGN, bytes) || !b->state || !b->inflight) {
+	b->quiet_epoch = calloc(b->nregions, sizeof(*b->quiet_epoch));
+	atomic_init(&b->resync_from, UINT64_MAX);
+	if (posix_memalign((void **)&b->disk, ARRAY_ALIGN, bytes) || !b->state || !b->inflight ||
+	    !b->quiet_epoch) {
 		bitmap_free(a);
 		return -ENOMEM;
 	}
@@ -76,6 +79,7 @@ void bitmap_free(struct graid_array *a)
 		pthread_mutex_destroy(&b->lock);
 	free(b->state);
 	free(b->inflight);
+	free(b->quiet_epoch);
 	free(b->disk);
 	memset(b, 0, sizeof(*b));
 }
@@ -187,11 +191,6 @@ void bitmap_end_write(struct graid_array *a, uint64_t stripe)
 }
 
 /*
- * After a flush made every completed write durable: a dirty region with no write in flight
- * and none since the last sweep is clean. A region written since is kept dirty one more
- * round, so a busy region is not re-marked on every write.
- */
-/*
  * Every layout role active: read from the states themselves, which a failure changes before
  * anything else (nfailed follows a moment later, under meta_lock), so no sweep between the
  * two can clear a mark the failed member will need.
@@ -204,32 +203,86 @@ static bool bitmap_all_active(const struct graid_array *a)
 	return true;
 }
 
-void bitmap_sweep(struct graid_array *a)
+/*
+ * Clearing a mark is safe only where every write the mark covered is durable: it ended
+ * before a flush of the members began, and none has started since. A write in flight when
+ * the sweep runs is not the only danger: one that ended a moment after the members'
+ * fdatasync began is not made durable by it, yet finds the region quiet at the sweep. So
+ * the decision is made in two steps around the member flushes. bitmap_flush_begin(), before
+ * them, stamps each marked region that has no write in flight with the flush's epoch;
+ * bitmap_sweep(), after them, clears only regions stamped by this flush or an earlier one
+ * that no write has touched since (a write sets HOT before its first member I/O). A region
+ * written since the last flush (HOT) is kept one more flush: its HOT goes, unstamped, so a
+ * busy region is not re-marked on every write. Both run under the lock, which orders the
+ * epochs as the flushes began. Regions the resync after an unclean open has not reached
+ * are left alone: their marks are all that says they may be inconsistent.
+ */
+uint32_t bitmap_flush_begin(struct graid_array *a)
+{
+	struct bitmap *b = &a->bitmap;
+	uint64_t from;
+	uint32_t e;
+
+	if (!b->enabled || a->read_only)
+		return 0;
+	pthread_mutex_lock(&b->lock);
+	/* Epoch 0 means "not stamped": a wrapped counter skips it. */
+	e = ++b->flush_epoch ? b->flush_epoch : ++b->flush_epoch;
+	from = atomic_load(&b->resync_from);
+	for (uint64_t r = 0; r < b->nregions && r < from; r++) {
+		uint8_t st = atomic_load(&b->state[r]);
+
+		if (!(st & BITMAP_DIRTY))
+			continue;
+		/* Read after the state: a write sets inflight before HOT. */
+		if (atomic_load_explicit(&b->inflight[r], memory_order_acquire))
+			continue;
+		if (st & BITMAP_HOT) {
+			b->quiet_epoch[r] = 0; /* written since an earlier flush's stamp */
+			atomic_fetch_and(&b->state[r], (uint8_t)~BITMAP_HOT);
+		} else if (!b->quiet_epoch[r] || (int32_t)(e - b->quiet_epoch[r]) < 0) {
+			/*
+			 * Unstamped, or a stamp so old (2^31 flushes that swept nothing: a role
+			 * out all along) that it reads as a later one: stamped now.
+			 */
+			b->quiet_epoch[r] = e;
+		}
+	}
+	pthread_mutex_unlock(&b->lock);
+	return e;
+}
+
+void bitmap_sweep(struct graid_array *a, uint32_t epoch)
 {
 	struct bitmap *b = &a->bitmap;
 	struct meta_timed timed; /* 2 KiB: filled only on the slow path */
-	uint64_t first = UINT64_MAX, last = 0;
+	uint64_t first = UINT64_MAX, last = 0, from;
 
 	/*
 	 * While a role is not active every mark is kept: the bitmap is then the history of what
 	 * was written since, which a member that comes back catches up from (array_recount).
 	 */
-	if (!b->enabled || a->read_only || !bitmap_all_active(a))
+	if (!b->enabled || a->read_only || !epoch || !bitmap_all_active(a))
 		return;
 	timed.n = 0;
 	pthread_mutex_lock(&b->lock);
-	for (uint64_t r = 0; r < b->nregions; r++) {
-		uint8_t st = atomic_load(&b->state[r]);
+	from = atomic_load(&b->resync_from);
+	for (uint64_t r = 0; r < b->nregions && r < from; r++) {
+		uint32_t stamp = b->quiet_epoch[r];
+		uint8_t st;
 
-		if (!(st & BITMAP_DIRTY))
+		/* Stamped by this flush or an earlier one (serial-number compare). */
+		if (!stamp || (int32_t)(epoch - stamp) < 0)
 			continue;
-		if (st & BITMAP_HOT) {
-			atomic_fetch_and(&b->state[r], (uint8_t)~BITMAP_HOT);
+		st = atomic_load(&b->state[r]);
+		if (!(st & BITMAP_DIRTY) || (st & BITMAP_HOT) ||
+		    atomic_load_explicit(&b->inflight[r], memory_order_acquire)) {
+			b->quiet_epoch[r] = 0; /* a write came after the stamp */
 			continue;
 		}
-		if (atomic_load_explicit(&b->inflight[r], memory_order_acquire))
-			continue;
+		/* A write that sets HOT meanwhile wins: the exchange then fails. */
 		if (atomic_compare_exchange_strong(&b->state[r], &st, 0)) {
+			b->quiet_epoch[r] = 0;
 			bitmap_set_disk(b, r, false);
 			if (first == UINT64_MAX)
 				first = r;
@@ -241,6 +294,23 @@ void bitmap_sweep(struct graid_array *a)
 		bitmap_write_block(a, blk, &timed);
 	pthread_mutex_unlock(&b->lock);
 	meta_timed_settle(a, &timed);
+}
+
+void bitmap_resync_pending(struct graid_array *a, uint64_t from)
+{
+	struct bitmap *b = &a->bitmap;
+
+	if (!b->enabled)
+		return;
+	pthread_mutex_lock(&b->lock);
+	/*
+	 * Pending again from @p from: stamps made before (a flush while a role was out, which
+	 * swept nothing) predate the resync's writes there, and must not clear those regions.
+	 */
+	for (uint64_t r = from; r < atomic_load(&b->resync_from) && r < b->nregions; r++)
+		b->quiet_epoch[r] = 0;
+	atomic_store(&b->resync_from, from);
+	pthread_mutex_unlock(&b->lock);
 }
 
 /* Read the bitmap of every present member and OR them: a mark on any member counts. */

@@ -25,8 +25,18 @@ void bitmap_free(struct graid_array *a);
 /* Around every redundant write of a stripe: marks its region dirty (durably) first. */
 void bitmap_start_write(struct graid_array *a, uint64_t stripe);
 void bitmap_end_write(struct graid_array *a, uint64_t stripe);
-/* After a flush: clear quiet regions, on disk too. */
-void bitmap_sweep(struct graid_array *a);
+/*
+ * Around a flush of the members: bitmap_flush_begin() before it, bitmap_sweep() with its
+ * epoch after it, which clears the regions whose writes that flush made durable, on disk
+ * too (bitmap.c says how). 0 from begin: nothing to sweep.
+ */
+uint32_t bitmap_flush_begin(struct graid_array *a);
+void bitmap_sweep(struct graid_array *a, uint32_t epoch);
+/*
+ * Regions from @p from on await the resync after an unclean open: no sweep clears them.
+ * The resync moves it on as it goes; UINT64_MAX once it is done.
+ */
+void bitmap_resync_pending(struct graid_array *a, uint64_t from);
 /* Open after an unclean shutdown: read the marks from the members. */
 int bitmap_load(struct graid_array *a);
 int bitmap_write_all(struct graid_array *a);
