@@ -21,7 +21,7 @@
 # work is in those runs' CPU figures: they profile, they do not measure.
 #
 # The floor (VSMD_FLOOR, 1; 0 leaves it out): each round also runs the 4 KiB random profiles
-# on one bare drive (NVME0, before either array is made on it), so that what one NVMe read
+# on one bare drive (NVME0's first 256 MiB, before either array is made on it), so that what one NVMe read
 # or write costs this guest by itself stands beside what md and libgraid add to it. A 4 KiB
 # read from either array is one such read; a 4 KiB write, two reads and three writes.
 #
@@ -55,16 +55,17 @@ dev_snap() {
 		awk '{ n += $1 + $5 + $12; f += $16 } END { print n, f }'
 }
 
-# run_profiles TARGET LEVEL ROUND DEV [PROFILES [ROWS]]: every profile (FIO_PROFILES) on
-# DEV's [256 MiB, 512 MiB), a row each in ROWS (the table's)
+# run_profiles TARGET LEVEL ROUND DEV [PROFILES [ROWS [OFFSET]]]: every profile
+# (FIO_PROFILES) on DEV's [OFFSET, +256 MiB) (OFFSET 256M), a row each in ROWS (the table's)
 run_profiles() {
-	local t=$1 l=$2 r=$3 dev=$4 profs="${5:-$FIO_PROFILES}" rows="${6:-$ROWS}" p s1 s2 rt
+	local t=$1 l=$2 r=$3 dev=$4 profs="${5:-$FIO_PROFILES}" rows="${6:-$ROWS}" off="${7:-256M}"
+	local p s1 s2 rt
 	rt=${VM_FIO_RUNTIME:-3}
 	export FIO_RUNTIME=$rt FIO_RAMP=0 FIO_JOBS=${VM_FIO_JOBS:-2}
 	export FIO_IODEPTH=${VM_FIO_IODEPTH:-16} FIO_SEQ_SIZE=$((256 / ${VM_FIO_JOBS:-2}))M
 	for p in $profs; do
 		s1="$(cpu_snap) $(dev_snap)"
-		if ! $PERF_WRAP fio_run "$t-$l-$p" --ioengine=libaio --filename="$dev" --offset=256M \
+		if ! $PERF_WRAP fio_run "$t-$l-$p" --ioengine=libaio --filename="$dev" --offset="$off" \
 			--size=256M --output-format=json --output="/tmp/vsmd.json" "/vm/$p.fio"; then
 			failed=1
 			continue
@@ -74,6 +75,11 @@ run_profiles() {
 		# shellcheck disable=SC2046
 		set -- $(awk -f /vm/summary.awk /tmp/vsmd.json) $s1 $s2
 		# $1 IOPS; $6-$9 busy, ctxt, member I/Os, flushes before; $10-$13 after
+		if [ "${1:-0}" = 0 ]; then
+			echo "FAIL vs-md $t-$l-$p: fio completed no I/O"
+			failed=1
+			continue
+		fi
 		echo "$l $p $t $r $1 $(awk -v i="$1" -v rt="$rt" -v b="$((${10} - $6))" \
 			-v c="$((${11} - $7))" -v m="$((${12} - $8))" -v f="$((${13} - $9))" \
 			'BEGIN { n = i * rt; if (n < 1) n = 1
@@ -83,7 +89,8 @@ run_profiles() {
 
 floor_round() { # floor_round LEVEL ROUND: the bare drive under the 4 KiB random profiles
 	[ "${VSMD_FLOOR:-1}" = 1 ] || return 0
-	run_profiles drive "$1" "$2" "$NVME0" "4k-randread 4k-randwrite" "$FLOOR_ROWS"
+	# The drives are 256 MiB: the same 256 MiB span from its start.
+	run_profiles drive "$1" "$2" "$NVME0" "4k-randread 4k-randwrite" "$FLOOR_ROWS" 0
 }
 
 # With PERF: fio_run under perf record (perf_fio_run), and what it saw.
