@@ -194,3 +194,81 @@ Test(bitmap_sweep, a_flush_during_the_background_resync_keeps_what_it_has_not_re
 	free(buf);
 }
 
+
+/*
+ * A fresh RAID-5 of 3 members in @p s, opened with "faulty:meta-eio-after=0:" on the members
+ * @p mask names: their metadata writes all fail, their data writes do not.
+ */
+static struct graid_array *bs_open_meta_eio(struct au_set *s, unsigned mask)
+{
+	char fp[3][400];
+	const char *paths[3];
+	struct graid_array *a;
+
+	tu_need_fault_injection(); /* faulty: members (a release build has none) */
+	au_make(s, 3, 16u << 20);
+	cr_assert_eq(au_create(s, 3, 5, BS_CHUNK, &a), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	for (unsigned i = 0; i < 3; i++) {
+		snprintf(fp[i], sizeof(fp[i]), "faulty:meta-eio-after=0:%s", s->paths[i]);
+		paths[i] = mask & (1u << i) ? fp[i] : s->paths[i];
+	}
+	cr_assert_eq(graid_array_open(paths, 3, NULL, &a), 0);
+	return a;
+}
+
+/*
+ * The mark of a region's first write that no member takes: the write fails, having sent
+ * nothing to any member (one member is failed for its failed mark write; the others the
+ * array needs). Before, the data went out with no mark anywhere, and a crash then left a
+ * stripe no resync would look at.
+ */
+Test(bitmap_sweep, a_mark_no_member_takes_fails_its_write, .timeout = 60)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	const unsigned len = 64u * 1024;
+	uint8_t *buf = aligned_alloc(4096, len), *got = aligned_alloc(4096, len);
+	struct graid_array *a;
+	struct au_set s;
+
+	a = bs_open_meta_eio(&s, 7);
+	memset(buf, 0x77, len);
+	cr_assert_eq(graid_array_write(a, buf, len, 0), -EIO, "written with no mark anywhere");
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_eq(info.nfailed, 1, "RAID-5 of 3: one member out for its mark, the rest kept");
+	cr_assert_eq(graid_array_read(a, got, len, 0), len);
+	cr_assert_neq(got[0], 0x77, "the refused write reached a member");
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+	free(buf);
+	free(got);
+}
+
+/*
+ * One member that takes the mark is enough (a reader takes the OR of the copies); a member
+ * whose mark write failed is failed for it, as the array can do without it, so that no
+ * member holds data whose mark it lacks. Before, it stayed in.
+ */
+Test(bitmap_sweep, a_mark_one_member_takes_lets_its_write_through, .timeout = 60)
+{
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	const unsigned len = 64u * 1024;
+	uint8_t *buf = aligned_alloc(4096, len), *got = aligned_alloc(4096, len);
+	struct graid_array *a;
+	struct au_set s;
+
+	a = bs_open_meta_eio(&s, 3);
+	memset(buf, 0x78, len);
+	cr_assert_eq(graid_array_write(a, buf, len, 0), len);
+	cr_assert(bitmap_region_marked(a, 0));
+	cr_assert_eq(graid_array_member_info(a, 0, &mi), 0);
+	cr_assert_eq(mi.state, GRAID_MEMBER_FAILED, "member 0's mark write failed: still in");
+	cr_assert_eq(graid_array_member_info(a, 1, &mi), 0);
+	cr_assert_eq(mi.state, GRAID_MEMBER_ACTIVE, "member 1: the array needs it");
+	cr_assert_eq(graid_array_read(a, got, len, 0), len);
+	cr_assert(memcmp(got, buf, len) == 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+	free(buf);
+	free(got);
+}

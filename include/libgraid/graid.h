@@ -619,7 +619,9 @@ GRAID_API ssize_t graid_array_read(struct graid_array *a, void *buf, size_t len,
  * @param buf source, any alignment.
  * @param len bytes, a multiple of the block size.
  * @param offset array offset, a multiple of the block size; offset + len <= size.
- * @return @p len; -EINVAL misaligned or out of range; -EIO too many members failed;
+ * @return @p len; -EINVAL misaligned or out of range; -EIO too many members failed, or
+ *   the durable mark that a region's first write needs (write-intent bitmap, live-data map)
+ *   reached no member: that part was sent to no member (logged);
  *   -ENOMEM; -EROFS the array was opened read-only; -ESTALE another host took the array
  *   over (::GRAID_EVENT_ARRAY_FOREIGN).
  */
@@ -1247,7 +1249,8 @@ GRAID_API int graid_queue_sqe(struct graid_queue *q, const struct io_uring_sqe *
 			      uint64_t user_data);
 
 /**
- * @brief Queue a write; as graid_queue_read().
+ * @brief Queue a write; as graid_queue_read(). Its completion's result is @p len, or the
+ *   negative errno graid_array_write() documents (-EIO, -ESTALE).
  * @param q the queue.
  * @param buf source; must stay unchanged until the completion is reaped.
  * @param len bytes, a multiple of the block size.

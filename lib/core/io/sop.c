@@ -1036,6 +1036,7 @@ void sop_start(struct graid_queue *q, struct sop *s)
 	const struct graid_layout *l = &q->a->lay;
 	uint32_t ws, we;
 	bool all_alive = true;
+	int mark_err = 0;
 
 	s->pending = 0;
 	s->read_failed = false;
@@ -1048,14 +1049,23 @@ void sop_start(struct graid_queue *q, struct sop *s)
 	s->jseq = 0;
 	/* A recycled operation must not keep its last plan: parking and unparking read it. */
 	s->plan = PLAN_RCW;
-	/* The region is marked dirty on disk before any member sees this write. */
-	for (unsigned j = 0; s->req->write && j < s->nrun; j++)
-		bitmap_start_write(q->a, s->stripe + j);
-	/* And data (not zeroes) marks its region used, durably, before any member sees it. */
-	for (unsigned j = 0; s->req->write && !s->req->zero && j < s->nrun; j++)
-		live_start_write(q->a, s->stripe + j);
-	if (atomic_load(&q->a->broken))
-		return sop_finish(q, s, -EIO);
+	/*
+	 * The region is marked dirty on disk before any member sees this write, and data (not
+	 * zeroes) marks its region used, durably. A mark no member took fails the write before
+	 * any member sees it (each start is ended by sop_finish all the same).
+	 */
+	for (unsigned j = 0; s->req->write && j < s->nrun; j++) {
+		int rc = bitmap_start_write(q->a, s->stripe + j);
+
+		mark_err = mark_err ? mark_err : rc;
+	}
+	for (unsigned j = 0; s->req->write && !s->req->zero && j < s->nrun; j++) {
+		int rc = live_start_write(q->a, s->stripe + j);
+
+		mark_err = mark_err ? mark_err : rc;
+	}
+	if (mark_err || atomic_load(&q->a->broken))
+		return sop_finish(q, s, mark_err ? mark_err : -EIO);
 	if (s->dealloc)
 		return sop_dealloc_start(q, s);
 	if (s->nrun > 1)

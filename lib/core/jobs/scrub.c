@@ -96,17 +96,19 @@ static int scrub_repair_row(struct scrub_ctx *c, uint64_t row, uint8_t **blk, in
 	unsigned lost[2] = { (unsigned)v, 0 };
 	int rc;
 
+	/* Its repair is a write: marked first, and not made where no member took the mark. */
 	if (v >= 0) {
-		bitmap_start_write(c->a, row);
+		rc = bitmap_start_write(c->a, row);
 		/* The syndromes name the block: rebuild it from the others, exactly as it was. */
-		rc = graid_parity_recover(c->a->be, l->ndata, l->nparity, l->chunk, 1, blk, 1, lost);
+		rc = rc ? rc : graid_parity_recover(c->a->be, l->ndata, l->nparity, l->chunk, 1,
+						    blk, 1, lost);
 		rc = rc ? rc : scrub_write(c, row, (unsigned)v, blk[v]);
 		bitmap_end_write(c->a, row);
 		return rc;
 	}
 	/* Nobody to blame (RAID-5, or several blocks on RAID-6): make parity follow the data. */
-	bitmap_start_write(c->a, row);
-	rc = graid_parity_gen(c->a->be, l->ndata, l->nparity, l->chunk, 1, blk);
+	rc = bitmap_start_write(c->a, row);
+	rc = rc ? rc : graid_parity_gen(c->a->be, l->ndata, l->nparity, l->chunk, 1, blk);
 	for (unsigned p = 0; rc == 0 && p < l->nparity; p++)
 		rc = scrub_write(c, row, l->ndata + p, blk[l->ndata + p]);
 	bitmap_end_write(c->a, row);

@@ -7,7 +7,8 @@
  * I/O after it fails: a device dying mid-write), stall-us=N (every I/O waits N
  * microseconds first), meta-stall-us=N (every durable metadata write, of the write-intent
  * bitmap, the live-data map or the journal, waits N microseconds first; data I/O does not:
- * a drive slow only where the library keeps its records), vanish-after=N (after N I/Os of any kind, all fail, flushes too),
+ * a drive slow only where the library keeps its records), meta-eio-after=N (those durable
+ * metadata writes fail with EIO after N succeed; data I/O does not), vanish-after=N (after N I/Os of any kind, all fail, flushes too),
  * flush-eio-after=N (flushes fail with EIO after N succeed), kill-after=N
  * (at this member's N+1th write the process sends what it has queued and dies by SIGKILL:
  * power lost between the writes of one stripe, for crash tests).
@@ -50,11 +51,12 @@
 struct member_fault {
 	long read_eio_after, write_eio_after, tear_after, vanish_after, kill_after;
 	long flush_eio_after;
+	long meta_eio_after;            /* meta-eio-after=N: metadata writes only */
 	uint64_t stall_ns;
 	uint64_t meta_stall_ns;         /* meta-stall-us=N: metadata writes only */
 	long mbps, iops;                /* drive model; 0: unlimited */
 	atomic_uint_least64_t busy_until; /* CLOCK_MONOTONIC ns when the drive is next idle */
-	atomic_long reads, writes, ios, flushes;
+	atomic_long reads, writes, ios, flushes, meta_writes;
 	atomic_bool dead;
 	char *fabric_state;             /* fabric-state=FILE, or NULL */
 	atomic_llong bad_block;         /* bad-block=N: data-area offset, -1 none or remapped */
@@ -86,6 +88,7 @@ int fault_parse(const char *spec, struct member_fault **out, const char **path)
 	f->read_eio_after = f->write_eio_after = f->tear_after = f->vanish_after = -1;
 	f->kill_after = -1;
 	f->flush_eio_after = -1;
+	f->meta_eio_after = -1;
 	atomic_init(&f->bad_block, -1);
 	while (p < colon) {
 		const char *end = memchr(p, ',', (size_t)(colon - p));
@@ -110,6 +113,8 @@ int fault_parse(const char *spec, struct member_fault **out, const char **path)
 			f->stall_ns = (uint64_t)v * 1000;
 		else if (fault_opt(p, n, "meta-stall-us", &v))
 			f->meta_stall_ns = (uint64_t)v * 1000;
+		else if (fault_opt(p, n, "meta-eio-after", &v))
+			f->meta_eio_after = v;
 		else if (n > 13 && !strncmp(p, "fabric-state=", 13) && !f->fabric_state) {
 			f->fabric_state = strndup(p + 13, n - 13);
 			if (!f->fabric_state) {
@@ -307,6 +312,9 @@ enum fault_action fault_decide(struct member_fault *f, bool write, bool meta, ui
 	}
 	if ((write ? f->write_eio_after : f->read_eio_after) >= 0 &&
 	    k >= (write ? f->write_eio_after : f->read_eio_after))
+		return FAULT_FAIL;
+	if (write && meta && f->meta_eio_after >= 0 &&
+	    atomic_fetch_add(&f->meta_writes, 1) >= f->meta_eio_after)
 		return FAULT_FAIL;
 	*stall_ns = f->stall_ns + (meta ? f->meta_stall_ns : 0);
 	if (f->mbps || f->iops)

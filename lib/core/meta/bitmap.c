@@ -151,34 +151,49 @@ int bitmap_write_all(struct graid_array *a)
 }
 
 
-void bitmap_start_write(struct graid_array *a, uint64_t stripe)
+int bitmap_start_write(struct graid_array *a, uint64_t stripe)
 {
 	struct bitmap *b = &a->bitmap;
 	struct meta_timed timed; /* 2 KiB: filled only on the slow path */
 	uint64_t r;
 	uint8_t old;
+	int rc = 0;
 
 	if (!b->enabled)
-		return;
+		return 0;
 	r = stripe / b->region_stripes;
 	atomic_fetch_add_explicit(&b->inflight[r], 1, memory_order_relaxed);
 	/* HOT first: a flush that sees it will not clear the region under this write. */
 	old = atomic_fetch_or(&b->state[r], BITMAP_HOT);
 	if (old & BITMAP_DIRTY)
-		return;
+		return 0;
 	timed.n = 0;
 	pthread_mutex_lock(&b->lock);
 	/*
 	 * DIRTY only once the mark is durable: a second writer of the region that saw it
-	 * earlier would issue its data before the mark is on disk.
+	 * earlier would issue its data before the mark is on disk. A mark that no member
+	 * took leaves the region unmarked (the next writer tries again) and refuses this
+	 * write: its data must not reach a member with nothing on disk to say so.
 	 */
 	if (!(atomic_load(&b->state[r]) & BITMAP_DIRTY)) {
 		bitmap_set_disk(b, r, true);
-		bitmap_write_block(a, r / 8 / ARRAY_ALIGN, &timed);
-		atomic_fetch_or(&b->state[r], BITMAP_DIRTY);
+		rc = bitmap_write_block(a, r / 8 / ARRAY_ALIGN, &timed);
+		if (rc > 0) {
+			atomic_fetch_or(&b->state[r], BITMAP_DIRTY);
+			rc = 0;
+		} else {
+			bitmap_set_disk(b, r, false);
+			/* -ESTALE: taken over by another host, which the write then says. */
+			if (rc != -ESTALE)
+				graid__log(GRAID_LOG_ERR, "bitmap: no member took the mark of region "
+							  "%llu: its write fails",
+					   (unsigned long long)r);
+			rc = rc == -ESTALE ? rc : -EIO;
+		}
 	}
 	pthread_mutex_unlock(&b->lock);
 	meta_timed_settle(a, &timed);
+	return rc;
 }
 
 void bitmap_end_write(struct graid_array *a, uint64_t stripe)

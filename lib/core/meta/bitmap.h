@@ -22,8 +22,12 @@ static inline bool bitmap_region_marked(const struct graid_array *a, uint64_t r)
 	return atomic_load(&a->bitmap.state[r]) & BITMAP_DIRTY;
 }
 void bitmap_free(struct graid_array *a);
-/* Around every redundant write of a stripe: marks its region dirty (durably) first. */
-void bitmap_start_write(struct graid_array *a, uint64_t stripe);
+/*
+ * Around every redundant write of a stripe: marks its region dirty (durably) first. 0; -EIO
+ * no member took the mark, -ESTALE the array was taken over: the write must not go out
+ * (bitmap_end_write() is still due).
+ */
+int bitmap_start_write(struct graid_array *a, uint64_t stripe);
 void bitmap_end_write(struct graid_array *a, uint64_t stripe);
 /*
  * Around a flush of the members: bitmap_flush_begin() before it, bitmap_sweep() with its

@@ -169,14 +169,15 @@ int live_write_all(struct graid_array *a)
 	return rc;
 }
 
-void live_start_write(struct graid_array *a, uint64_t stripe)
+int live_start_write(struct graid_array *a, uint64_t stripe)
 {
 	struct live *l = a->live;
 	struct meta_timed timed; /* 2 KiB: filled only on the slow path */
 	uint64_t r;
+	int rc = 0;
 
 	if (!l)
-		return;
+		return 0;
 	r = stripe / l->region_stripes;
 	/*
 	 * In this order, all sequentially consistent: a sweep that clears the region either
@@ -187,16 +188,28 @@ void live_start_write(struct graid_array *a, uint64_t stripe)
 	atomic_store(&l->last[r], atomic_fetch_add(&l->seq, 1) + 1);
 	atomic_store(&l->cand[r], 0);
 	if (atomic_load(&l->used[r]))
-		return;
+		return 0;
 	timed.n = 0;
 	pthread_mutex_lock(&l->lock);
+	/* As the bitmap's: a mark no member took refuses the write (a rebuild would skip it). */
 	if (!atomic_load(&l->used[r])) {
 		live_set_disk(l, r, true);
-		live_write_block(a, r / 8 / ARRAY_ALIGN, &timed);
-		atomic_store(&l->used[r], 1);
+		rc = live_write_block(a, r / 8 / ARRAY_ALIGN, &timed);
+		if (rc > 0) {
+			atomic_store(&l->used[r], 1);
+			rc = 0;
+		} else {
+			live_set_disk(l, r, false);
+			if (rc != -ESTALE)
+				graid__log(GRAID_LOG_ERR, "live-data map: no member took the mark of "
+							  "region %llu: its write fails",
+					   (unsigned long long)r);
+			rc = rc == -ESTALE ? rc : -EIO;
+		}
 	}
 	pthread_mutex_unlock(&l->lock);
 	meta_timed_settle(a, &timed);
+	return rc;
 }
 
 void live_end_write(struct graid_array *a, uint64_t stripe)

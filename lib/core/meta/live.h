@@ -55,8 +55,12 @@ int live_load(struct graid_array *a);
 /* Make every writable member's copy equal to memory (create, open, a member joining). */
 int live_write_all(struct graid_array *a);
 
-/* Around every data write of a stripe: marks its region used (durably) before any I/O. */
-void live_start_write(struct graid_array *a, uint64_t stripe);
+/*
+ * Around every data write of a stripe: marks its region used (durably) before any I/O. 0;
+ * -EIO no member took the mark, -ESTALE the array was taken over: the write must not go out
+ * (live_end_write() is still due).
+ */
+int live_start_write(struct graid_array *a, uint64_t stripe);
 void live_end_write(struct graid_array *a, uint64_t stripe);
 /* A discard or write-zeroes of [off, off+len) array bytes: queued, then completed whole. */
 void live_discard_begin(struct graid_array *a, uint64_t off, uint64_t len, struct live_token *t);

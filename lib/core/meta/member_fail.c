@@ -185,3 +185,23 @@ void array_member_mark_timed_out(struct graid_array *a, unsigned role, int fd)
 					      "mark until the write ends", role, a->members[role].path);
 	pthread_mutex_unlock(&a->meta_lock);
 }
+
+void array_member_mark_failed(struct graid_array *a, unsigned role, int fd, int err)
+{
+	struct member *m = &a->members[role];
+	int st;
+
+	pthread_mutex_lock(&a->meta_lock);
+	st = atomic_load(&m->state);
+	if (err == -EBADE && !a->read_only) {
+		array_owner_fenced(a, role); /* another host holds the drive */
+	} else if (m->fd != fd || (st != GRAID_MEMBER_ACTIVE && st != GRAID_MEMBER_REBUILDING)) {
+		/* Out already, or the role has another device now. */
+	} else if (!array_survives_without(a, role)) {
+		graid__log(GRAID_LOG_WARNING, "member %u (%s): its metadata write failed, but the "
+					      "array needs it: kept, without that mark", role, m->path);
+	} else {
+		member_fail_locked(a, role, err);
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+}

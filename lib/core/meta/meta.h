@@ -47,6 +47,12 @@ void array_member_failed(struct graid_array *a, unsigned role, int err);
  */
 void array_member_io_failed(struct graid_array *a, unsigned role, int fd, int err);
 /*
+ * member_fail.c: a durable metadata write (a mark) on descriptor @p fd of @p role failed
+ * with @p err: the role is failed as for an I/O error, unless it has another device now or
+ * is the last copy of something (kept, logged); -EBADE fences the array. No lock held.
+ */
+void array_member_mark_failed(struct graid_array *a, unsigned role, int fd, int err);
+/*
  * member_fail.c: an I/O error of an active or rebuilding fabric member whose controllers
  * are reconnecting (or -ETIMEDOUT while one still reads live: a path gone silent, not yet
  * noticed) makes it UNREACHABLE instead of failed (true); meta_lock held.

@@ -44,6 +44,7 @@ struct meta_ring {
 struct meta_slot {
 	struct member_io_fault mf;
 	unsigned member;
+	int fd;                     /* the role's descriptor when the write was issued */
 	unsigned sq_end;            /* the ring's SQ tail once its entries were prepared */
 	int res;                    /* bytes or -errno; MEMBER_IO_MORE while it is out */
 	bool late;                  /* given up on: what of it the kernel took is late */
@@ -384,12 +385,13 @@ static bool meta_timed_has(const struct meta_timed *t, unsigned member)
 	return false;
 }
 
-/* Add a member given up on to @p t, once. */
-static void meta_timed_add(struct meta_timed *t, unsigned member, int fd)
+/* Add a member given up on (@p err 0) or whose write failed (-errno) to @p t, once. */
+static void meta_timed_add(struct meta_timed *t, unsigned member, int fd, int err)
 {
 	if (meta_timed_has(t, member))
 		return;
 	t->m[t->n].member = member;
+	t->m[t->n].err = err;
 	t->m[t->n++].fd = fd;
 }
 
@@ -399,7 +401,7 @@ int meta_write_all(struct graid_array *a, struct meta_ring **pr, const void *buf
 	struct meta_slot s[GRAID_MAX_MEMBERS];
 	struct meta_ring *r;
 	unsigned n = 0;
-	int rc = 0;
+	int took = 0;
 
 	/* Taken over by another host: its records, not ours, from now on. */
 	if (array_foreign(a))
@@ -407,7 +409,8 @@ int meta_write_all(struct graid_array *a, struct meta_ring **pr, const void *buf
 	for (unsigned i = 0; i < a->nmembers; i++)
 		if (a->members[i].fd >= 0 && array_role_writable(a, i) &&
 		    !meta_timed_has(timed, i))
-			s[n++].member = i; /* one this caller gave up on already is out soon */
+			s[n++] = (struct meta_slot){ .member = i, .fd = a->members[i].fd };
+			/* one this caller gave up on already is out soon */
 	if (n == 0)
 		return 0;
 	r = meta_ring_get(a, pr);
@@ -429,24 +432,36 @@ int meta_write_all(struct graid_array *a, struct meta_ring **pr, const void *buf
 				s[k].res = meta_write_one(a, s[k].member, buf, len, member_off);
 	}
 	for (unsigned k = 0; k < n; k++) {
-		if (s[k].res == (int)len)
+		if (s[k].res == (int)len) {
+			took++;
 			continue;
-		rc = -EIO;
+		}
 		if (s[k].res == -ETIMEDOUT) {
-			meta_timed_add(timed, s[k].member, s[k].mf.fd);
+			meta_timed_add(timed, s[k].member, s[k].mf.fd, 0);
 			continue; /* meta_timed_settle() says it */
 		}
-		/* Not failed here: the data write that follows will find out. */
+		/*
+		 * Failed once the caller's lock is released (meta_timed_settle), as md fails a
+		 * device on a write error: its data writes may well succeed (only the metadata
+		 * area is bad), and a member kept in the array without the marks of data it
+		 * holds would be caught up without it, or rebuilt past it, should the members
+		 * that have them fail. The caller refuses the write when no member took it.
+		 */
 		graid__log(GRAID_LOG_ERR, "member %u: %s write failed: %s", s[k].member, what,
 			   graid_strerror(s[k].res < 0 ? s[k].res : -EIO));
+		meta_timed_add(timed, s[k].member, s[k].fd, s[k].res < 0 ? s[k].res : -EIO);
 	}
-	return rc;
+	return took;
 }
 
 void meta_timed_settle(struct graid_array *a, const struct meta_timed *timed)
 {
 	for (unsigned k = 0; k < timed->n; k++)
-		array_member_mark_timed_out(a, timed->m[k].member, timed->m[k].fd);
+		if (timed->m[k].err)
+			array_member_mark_failed(a, timed->m[k].member, timed->m[k].fd,
+						 timed->m[k].err);
+		else
+			array_member_mark_timed_out(a, timed->m[k].member, timed->m[k].fd);
 }
 
 void meta_rings_free(struct graid_array *a)

@@ -9,14 +9,15 @@
 struct meta_ring;
 
 /*
- * The members meta_write_all() stopped waiting for, to be failed once the lock is released;
- * calls add to it (n = 0 to begin).
+ * The members meta_write_all() stopped waiting for, or whose write failed, to be failed
+ * once the lock is released; calls add to it (n = 0 to begin).
  */
 struct meta_timed {
 	unsigned n;
 	struct {
 		unsigned member;
 		int fd;          /* the descriptor the write went to */
+		int err;         /* 0: given up on after the timeout; else the write's -errno */
 	} m[GRAID_MAX_MEMBERS];
 };
 
@@ -27,17 +28,18 @@ struct meta_timed {
  * until every member answered, or the array's I/O timeout passed: the members not answered
  * then are added to @p timed (their writes stay the kernel's, counted in the member's late_ios
  * until they end), and the caller passes it to meta_timed_settle() after releasing its
- * lock. A member whose write failed is logged, not failed (the data write that follows
- * finds out). Uses and keeps *@p ring; without one (io_uring refused) the members are
+ * lock. A member whose write failed is added to it too (with its error): failed then,
+ * unless it is the last copy of something (kept and logged), or fenced for a reservation
+ * conflict. A mark that no member took is the caller's to refuse. Uses and keeps *@p ring; without one (io_uring refused) the members are
  * written one after another with pwrite and fdatasync. @p buf must stay allocated until
  * meta_ring_free(): a write given up on may still read it.
- * @return 0; -EIO some member's write failed or timed out; -ESTALE the array went foreign
- * (nothing written).
+ * @return how many members took the write durably (0: none; a member given up on after
+ * the timeout is not counted); -ESTALE the array went foreign (nothing written).
  */
 int meta_write_all(struct graid_array *a, struct meta_ring **ring, const void *buf, size_t len,
 		   uint64_t member_off, const char *what, struct meta_timed *timed);
 
-/* Fail (as past the I/O timeout) the members in @p timed; no lock of the caller's held. */
+/* Fail the members in @p timed (as past the I/O timeout, or for their error); no lock held. */
 void meta_timed_settle(struct graid_array *a, const struct meta_timed *timed);
 
 /*
