@@ -450,11 +450,11 @@ again:
 	/*
 	 * Unclean or forced: the marks name what the resync must see, and nothing flushed
 	 * before it (the journal's replay flushes, and so may the worker) may clear them. A
-	 * journaled array's unclean open is settled by the replay instead, whose flush clears
-	 * the marks it made moot (a forced one is resynced all the same: its forced member is
-	 * stale beyond what the journal holds).
+	 * journaled array too: its replay settles the updates its log holds, but not what
+	 * the marks may also stand for (a forced member's stale stripes, a resync that an
+	 * earlier open left unfinished), so its marks are resynced all the same.
 	 */
-	if (forced || (!(fresh->flags & GRAID_SB_F_CLEAN) && !a->journal))
+	if (forced || !(fresh->flags & GRAID_SB_F_CLEAN))
 		bitmap_resync_pending(a, 0);
 	/* Open marks the array in use (not clean) with a new event: a crash leaves that mark. */
 	a->events = fresh->events + 1;

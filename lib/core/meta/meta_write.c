@@ -437,7 +437,7 @@ int meta_write_all(struct graid_array *a, struct meta_ring **pr, const void *buf
 			continue;
 		}
 		if (s[k].res == -ETIMEDOUT) {
-			meta_timed_add(timed, s[k].member, s[k].mf.fd, 0);
+			meta_timed_add(timed, s[k].member, s[k].fd, 0);
 			continue; /* meta_timed_settle() says it */
 		}
 		/*
