@@ -515,19 +515,15 @@ again:
 		 */
 		rc = bitmap_write_all(a);
 	}
-	if (rc || (fresh->flags & GRAID_SB_F_CLEAN && !fresh->history_events && !forced)) {
-		/* nothing to resync */
-		bitmap_resync_pending(a, UINT64_MAX);
-	} else if (!((!(fresh->flags & GRAID_SB_F_CLEAN) || forced) && bitmap_dirty_regions(a))) {
-		/* nothing dirty, or only history kept for a member out (no sweep clears that) */
+	if (rc || (fresh->flags & GRAID_SB_F_CLEAN && !forced) || !bitmap_dirty_regions(a)) {
+		/* Nothing to resync (marks kept as history are no sweep's to clear anyway). */
 		bitmap_resync_pending(a, UINT64_MAX);
 	} else {
 		graid__log(GRAID_LOG_NOTICE, "open: %s; %llu dirty regions to resync",
 			   forced ? "members were forced in" : "not closed cleanly",
 			   (unsigned long long)bitmap_dirty_regions(a));
+		/* resync_from is 0 since before the journal's replay: flushes keep the marks. */
 		if (flags & GRAID_OPEN_RESYNC_BACKGROUND) {
-			/* The caller's flushes must not clear the marks before the resync reads them. */
-			bitmap_resync_pending(a, 0);
 			pthread_mutex_lock(&a->meta_lock);
 			a->resync_background = true;
 			rc = array_spare_thread_start(a);

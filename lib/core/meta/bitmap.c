@@ -177,19 +177,12 @@ int bitmap_start_write(struct graid_array *a, uint64_t stripe)
 	 */
 	if (!(atomic_load(&b->state[r]) & BITMAP_DIRTY)) {
 		bitmap_set_disk(b, r, true);
-		rc = bitmap_write_block(a, r / 8 / ARRAY_ALIGN, &timed);
-		if (rc > 0) {
+		rc = meta_mark_verdict(bitmap_write_block(a, r / 8 / ARRAY_ALIGN, &timed),
+				       "bitmap", r);
+		if (rc == 0)
 			atomic_fetch_or(&b->state[r], BITMAP_DIRTY);
-			rc = 0;
-		} else {
+		else
 			bitmap_set_disk(b, r, false);
-			/* -ESTALE: taken over by another host, which the write then says. */
-			if (rc != -ESTALE)
-				graid__log(GRAID_LOG_ERR, "bitmap: no member took the mark of region "
-							  "%llu: its write fails",
-					   (unsigned long long)r);
-			rc = rc == -ESTALE ? rc : -EIO;
-		}
 	}
 	pthread_mutex_unlock(&b->lock);
 	meta_timed_settle(a, &timed);
@@ -238,7 +231,8 @@ uint32_t bitmap_flush_begin(struct graid_array *a)
 	uint64_t from;
 	uint32_t e;
 
-	if (!b->enabled || a->read_only)
+	/* With a role out the sweep clears nothing (the history): nothing to stamp either. */
+	if (!b->enabled || a->read_only || !bitmap_all_active(a))
 		return 0;
 	pthread_mutex_lock(&b->lock);
 	/* Epoch 0 means "not stamped": a wrapped counter skips it. */
@@ -257,8 +251,8 @@ uint32_t bitmap_flush_begin(struct graid_array *a)
 			atomic_fetch_and(&b->state[r], (uint8_t)~BITMAP_HOT);
 		} else if (!b->quiet_epoch[r] || (int32_t)(e - b->quiet_epoch[r]) < 0) {
 			/*
-			 * Unstamped, or a stamp so old (2^31 flushes that swept nothing: a role
-			 * out all along) that it reads as a later one: stamped now.
+			 * Unstamped, or a stamp so old (2^31 flushes whose sweeps stopped early:
+			 * a role went out between stamp and sweep) that it reads as a later one.
 			 */
 			b->quiet_epoch[r] = e;
 		}

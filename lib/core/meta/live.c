@@ -194,18 +194,12 @@ int live_start_write(struct graid_array *a, uint64_t stripe)
 	/* As the bitmap's: a mark no member took refuses the write (a rebuild would skip it). */
 	if (!atomic_load(&l->used[r])) {
 		live_set_disk(l, r, true);
-		rc = live_write_block(a, r / 8 / ARRAY_ALIGN, &timed);
-		if (rc > 0) {
+		rc = meta_mark_verdict(live_write_block(a, r / 8 / ARRAY_ALIGN, &timed),
+				       "live-data map", r);
+		if (rc == 0)
 			atomic_store(&l->used[r], 1);
-			rc = 0;
-		} else {
+		else
 			live_set_disk(l, r, false);
-			if (rc != -ESTALE)
-				graid__log(GRAID_LOG_ERR, "live-data map: no member took the mark of "
-							  "region %llu: its write fails",
-					   (unsigned long long)r);
-			rc = rc == -ESTALE ? rc : -EIO;
-		}
 	}
 	pthread_mutex_unlock(&l->lock);
 	meta_timed_settle(a, &timed);

@@ -454,6 +454,17 @@ int meta_write_all(struct graid_array *a, struct meta_ring **pr, const void *buf
 	return took;
 }
 
+int meta_mark_verdict(int took, const char *what, uint64_t region)
+{
+	if (took > 0)
+		return 0;
+	if (took == -ESTALE)
+		return took; /* taken over by another host, which the write then says */
+	graid__log(GRAID_LOG_ERR, "%s: no member took the mark of region %llu: its write fails",
+		   what, (unsigned long long)region);
+	return -EIO;
+}
+
 void meta_timed_settle(struct graid_array *a, const struct meta_timed *timed)
 {
 	for (unsigned k = 0; k < timed->n; k++)

@@ -39,6 +39,13 @@ struct meta_timed {
 int meta_write_all(struct graid_array *a, struct meta_ring **ring, const void *buf, size_t len,
 		   uint64_t member_off, const char *what, struct meta_timed *timed);
 
+/*
+ * What a region's mark written with meta_write_all() (@p took, its result) means for the
+ * write that needs it: 0 it may go out; -EIO no member took it (logged, naming @p what and
+ * @p region); -ESTALE the array was taken over.
+ */
+int meta_mark_verdict(int took, const char *what, uint64_t region);
+
 /* Fail the members in @p timed (as past the I/O timeout, or for their error); no lock held. */
 void meta_timed_settle(struct graid_array *a, const struct meta_timed *timed);
 
