@@ -406,11 +406,11 @@ int meta_write_all(struct graid_array *a, struct meta_ring **pr, const void *buf
 	/* Taken over by another host: its records, not ours, from now on. */
 	if (array_foreign(a))
 		return -ESTALE;
+	/* A member this caller gave up on already (in @p timed) is out soon: not written. */
 	for (unsigned i = 0; i < a->nmembers; i++)
 		if (a->members[i].fd >= 0 && array_role_writable(a, i) &&
 		    !meta_timed_has(timed, i))
 			s[n++] = (struct meta_slot){ .member = i, .fd = a->members[i].fd };
-			/* one this caller gave up on already is out soon */
 	if (n == 0)
 		return 0;
 	r = meta_ring_get(a, pr);
