@@ -29,6 +29,8 @@
  *   SIMD_KLO(pl, i), SIMD_KHI(pl, i)   (default: the nibble tables of plan constant i and
  *                         two shuffles; GFNI: c's 8x8 bit matrix, one affine, hi unused)
  *   SIMD_XOR3(a, b, c)    a ^ b ^ c in one instruction (AVX-512: vpternlog)
+ *   SIMD_HORNER_PIN       keep each source's XOR off q's chain from one source to the
+ *                         next (see mul2_xor; AVX2 gains, SSE's two-operand form loses)
  *   SIMD_LDA(p)           an aligned load, for an ISA whose ALU instructions take only
  *                         aligned memory operands (SSE): then stripes whose every source is
  *                         vector-aligned run a second copy of the loops whose loads fold
@@ -115,8 +117,23 @@ SIMD_INLINE simd_vec SIMD_NAME(mul2_xor)(simd_vec q, simd_vec d)
 	return SIMD_XOR(SIMD_MUL2(q), d);
 #else
 	const simd_vec top = SIMD_CMPGT8(SIMD_ZERO(), q);
+#ifdef SIMD_HORNER_PIN
+	/*
+	 * d joins q + q, not the reduction: then q's chain from one source to the next is
+	 * compare, and, xor (three instructions, none waiting on a load) instead of four with
+	 * the loaded xor among them. GCC reassociates the XORs as it likes (it put d on the
+	 * chain for P+Q generation and check, not for recovery), so the empty asm pins the
+	 * order. From DRAM, AVX2 P+Q generation at 10+2 to 64+2 and check went from about
+	 * 0.65x to 0.85x of a plain read on the AMD VM; SSSE3 lost 5-8 % at 8+2 with it
+	 * (docs/CPU-ENGINE.md, "Loads before stores, and Horner's chain").
+	 */
+	simd_vec t = SIMD_XOR(SIMD_ADD8(q, q), d);
 
+	__asm__("" : "+v"(t));
+	return SIMD_XOR(t, SIMD_AND(top, SIMD_SET1(GRAID_GF_POLY_LOW)));
+#else
 	return SIMD_XOR3(SIMD_ADD8(q, q), SIMD_AND(top, SIMD_SET1(GRAID_GF_POLY_LOW)), d);
+#endif
 #endif
 }
 
@@ -211,10 +228,26 @@ SIMD_INLINE void SIMD_NAME(step)(const struct graid_cpu_plan *pl,
 		}
 		return;
 	}
+	/*
+	 * Fold in P and Q before the first store. Loaded after it, at the same place in their
+	 * pages (where every block of a page-aligned stripe is), they waited on the stores:
+	 * with streaming stores, from DRAM, that cost data recovery a fifth of its speed on
+	 * the AMD VM, and made streaming it a loss there (docs/CPU-ENGINE.md, "Loads before
+	 * stores, and Horner's chain").
+	 */
 #pragma GCC unroll 4
 	for (int w = 0; w < W; w++) {
 		const size_t o = i + SIMD_BYTES * (size_t)w;
-		simd_vec dx, pxy, qxy;
+
+		if (graid_cpu_reads_aux(op, 0))
+			p[w] = SIMD_XOR(p[w], SIMD_LOAD(al, st->aux[0] + o));
+		if (graid_cpu_reads_aux(op, 1))
+			q[w] = SIMD_XOR(q[w], SIMD_LOAD(al, st->aux[1] + o));
+	}
+#pragma GCC unroll 4
+	for (int w = 0; w < W; w++) {
+		const size_t o = i + SIMD_BYTES * (size_t)w;
+		simd_vec dx;
 
 		switch (op) {
 		case GRAID_CPU_XOR:
@@ -228,31 +261,27 @@ SIMD_INLINE void SIMD_NAME(step)(const struct graid_cpu_plan *pl,
 			SIMD_PUT(nt, st->dst[0] + o, q[w]);
 			break;
 		case GRAID_CPU_DP:
-			dx = SIMD_NAME(mulc)(SIMD_XOR(q[w], SIMD_LOAD(al, st->aux[1] + o)), k->c0lo,
-					     k->c0hi);
+			dx = SIMD_NAME(mulc)(q[w], k->c0lo, k->c0hi);
 			SIMD_PUT(nt, st->dst[0] + o, dx);
 			SIMD_PUT(nt, st->dst[1] + o, SIMD_XOR(p[w], dx));
 			break;
 		case GRAID_CPU_DQ:
-			dx = SIMD_XOR(p[w], SIMD_LOAD(al, st->aux[0] + o));
+			dx = p[w];
 			SIMD_PUT(nt, st->dst[0] + o, dx);
 			SIMD_PUT(nt, st->dst[1] + o,
 				SIMD_XOR(q[w], SIMD_NAME(mulc)(dx, k->c0lo, k->c0hi)));
 			break;
 		case GRAID_CPU_DD:
-			pxy = SIMD_XOR(p[w], SIMD_LOAD(al, st->aux[0] + o));
-			qxy = SIMD_XOR(q[w], SIMD_LOAD(al, st->aux[1] + o));
-			dx = SIMD_XOR(SIMD_NAME(mulc)(pxy, k->c0lo, k->c0hi),
-				      SIMD_NAME(mulc)(qxy, k->c1lo, k->c1hi));
+			dx = SIMD_XOR(SIMD_NAME(mulc)(p[w], k->c0lo, k->c0hi),
+				      SIMD_NAME(mulc)(q[w], k->c1lo, k->c1hi));
 			SIMD_PUT(nt, st->dst[0] + o, dx);
-			SIMD_PUT(nt, st->dst[1] + o, SIMD_XOR(pxy, dx));
+			SIMD_PUT(nt, st->dst[1] + o, SIMD_XOR(p[w], dx));
 			break;
 		case GRAID_CPU_CHECK_P:
 			*bad = SIMD_OR(*bad, p[w]);
 			break;
 		case GRAID_CPU_CHECK_PQ:
-			*bad = SIMD_OR(*bad, SIMD_OR(SIMD_XOR(p[w], SIMD_LOAD(al, st->aux[0] + o)),
-						     SIMD_XOR(q[w], SIMD_LOAD(al, st->aux[1] + o))));
+			*bad = SIMD_OR(*bad, SIMD_OR(p[w], q[w]));
 			break;
 		}
 	}
@@ -303,10 +332,10 @@ SIMD_INLINE bool SIMD_NAME(aligned)(const struct SIMD_NAME(stripe) *st, unsigned
 
 /*
  * Whether the plan's results may go by streaming stores on this stripe: the plan asks for
- * them, every output is vector-aligned, and no source lies a little below an output
- * within a page (the stall of graid_cpu_alias()). The ops that stream (XOR, PQ, Q) read
- * no aux block (P and Q for the others), so aux is not checked; the stack accumulators
- * of wide plans are not either (a stall there would cost speed, never bytes).
+ * them, every output is vector-aligned, and no block the pass reads (sources, and P and Q
+ * for recovery) lies a little below an output within a page (the stall of
+ * graid_cpu_alias()). The stack accumulators of wide plans are not checked (a stall there
+ * would cost speed, never bytes).
  */
 SIMD_INLINE bool SIMD_NAME(streams)(const struct graid_cpu_plan *pl,
 				    const struct SIMD_NAME(stripe) *st)
@@ -320,6 +349,9 @@ SIMD_INLINE bool SIMD_NAME(streams)(const struct graid_cpu_plan *pl,
 			return false;
 		for (unsigned j = 0; j < pl->nsrc; j++)
 			if (graid_cpu_alias(st->dst[d], st->src[j]))
+				return false;
+		for (unsigned a = 0; a < 2; a++)
+			if (graid_cpu_reads_aux(pl->op, a) && graid_cpu_alias(st->dst[d], st->aux[a]))
 				return false;
 	}
 	return true;
@@ -351,14 +383,8 @@ SIMD_INLINE bool SIMD_NAME(run_op)(const struct graid_cpu_plan *pl, uint8_t *con
 	k.c1lo = SIMD_KLO(pl, 1);
 	k.c1hi = SIMD_KHI(pl, 1);
 	al = SIMD_NAME(aligned)(&st, pl->nsrc);
-	/*
-	 * Only the ops whose results come straight out of the accumulators stream: two-block
-	 * data recovery (DD) ran 5-10 % slower from DRAM with streaming stores on the AMD VM,
-	 * data+P about even, and DP and DQ multiply at the end as DD does (docs/CPU-ENGINE.md,
-	 * "Streaming stores"); a check writes nothing.
-	 */
-	nt = (op == GRAID_CPU_XOR || op == GRAID_CPU_PQ || op == GRAID_CPU_Q) &&
-	     SIMD_NAME(streams)(pl, &st);
+	/* A check writes nothing. */
+	nt = op != GRAID_CPU_CHECK_P && op != GRAID_CPU_CHECK_PQ && SIMD_NAME(streams)(pl, &st);
 	for (size_t i0 = 0; i0 < body; i0 += chunk) {
 		const size_t n = body - i0 < chunk ? body - i0 : chunk;
 		bool ok;

@@ -28,6 +28,22 @@ enum graid_cpu_op {
 	GRAID_CPU_CHECK_PQ, /* clean iff p == P and q == Q */
 };
 
+/* Whether op reads P (aux 0) or Q (aux 1) besides its sources, to fold into p or q. */
+static inline bool graid_cpu_reads_aux(enum graid_cpu_op op, unsigned aux)
+{
+	switch (op) {
+	case GRAID_CPU_DD:
+	case GRAID_CPU_CHECK_PQ:
+		return true;
+	case GRAID_CPU_DQ:
+		return aux == 0;
+	case GRAID_CPU_DP:
+		return aux == 1;
+	default:
+		return false;
+	}
+}
+
 /* What a plan was made for: it picks the reference routine that does the short tails. */
 enum graid_cpu_kind {
 	GRAID_CPU_KIND_GEN,
@@ -62,7 +78,7 @@ struct graid_cpu_plan {
 	unsigned block;
 	/*
 	 * Write the results by streaming stores, past the caches, where the op and a stripe's
-	 * layout allow (XOR, PQ and Q; outputs vector-aligned; no graid_cpu_alias()): for
+	 * layout allow (every op but a check; outputs vector-aligned; no graid_cpu_alias()): for
 	 * batches whose results go to the drives and are not read back soon. Set after the
 	 * plan is made, like block.
 	 */
