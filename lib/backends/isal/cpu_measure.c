@@ -38,6 +38,16 @@
 #define MEASURE_PRUNE 4.0
 /* Back-to-back calls before any window is timed, so the core is busy when timing starts. */
 #define MEASURE_WARM_NS 1000000.0
+/*
+ * pq_gen takes wide generation only this far ahead of the own winner. The 22+2 stripe of
+ * the timing (16 KiB blocks, 352 KiB) fits L2, where pq_gen ran 28-29 GB/s against avx2's
+ * 33 on the AMD VM, and 2 processes in 20 routed the class to it; with 64 KiB blocks it ran
+ * 10 against 40, and from DRAM 8-9 against 18-19 (on the Sapphire Rapids VM 44 against 55
+ * and 11 against 12). Timing 64 KiB blocks instead was no better: windows of one call
+ * each, every candidate at about 20 GB/s, and pq_gen or ssse3 won (docs/CPU-ENGINE.md,
+ * "Loads before stores, and Horner's chain").
+ */
+#define MEASURE_WIDE_ISAL_MARGIN 1.25
 
 /* The stripe each class is timed on, and the blocks it loses. */
 static const struct {
@@ -267,7 +277,9 @@ void graid__cpu_measure(struct graid_cpu_choice *ch, const struct graid_cpu_vari
 				own_best = ch->gbps[c][k];
 				ch->own[c] = graid__cpu_variants[k - 1];
 			}
-		ch->isal[c] = ch->gbps[c][0] > own_best;
+		ch->isal[c] = ch->gbps[c][0] > own_best * (c == GRAID_CPU_C_GEN_WIDE
+								   ? MEASURE_WIDE_ISAL_MARGIN
+								   : 1.0);
 	}
 	/* The layout that stalls pq_gen's streaming stores: does it here? */
 	measure_fill(buf, MEASURE_ALIAS_STRIDE);
