@@ -40,10 +40,10 @@
 #define MEASURE_WARM_NS 1000000.0
 /*
  * pq_gen takes wide generation only this far ahead of the own winner. The 22+2 stripe of
- * the timing (16 KiB blocks, 352 KiB) fits L2, where pq_gen ran 28-29 GB/s against avx2's
- * 33 on the AMD VM, and 2 processes in 20 routed the class to it; with 64 KiB blocks it ran
- * 10 against 40, and from DRAM 8-9 against 18-19 (on the Sapphire Rapids VM 44 against 55
- * and 11 against 12). Timing 64 KiB blocks instead was no better: windows of one call
+ * the timing (16 KiB blocks, 384 KiB with P and Q) fits L2, where pq_gen ran 28-29 GB/s
+ * against avx2's 33 on the AMD VM, and 2 processes in 20 routed the class to it; with 64
+ * KiB blocks it ran 10 against 40, and from DRAM 8-9 against 18-19 (on the Sapphire Rapids
+ * VM, in the benchmark: 44 against 55, and 11 against 12). Timing 64 KiB blocks instead was no better: windows of one call
  * each, every candidate at about 20 GB/s, and pq_gen or ssse3 won (docs/CPU-ENGINE.md,
  * "Loads before stores, and Horner's chain").
  */

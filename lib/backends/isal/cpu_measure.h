@@ -10,7 +10,7 @@
 
 #include "cpu_variants.h"
 
-/* The kinds of work timed apart; each goes to its own fastest routine. */
+/* The kinds of work timed apart; each goes to its fastest routine (see cpu_measure.c). */
 enum graid_cpu_class {
 	GRAID_CPU_C_GEN_NARROW, /* P+Q generation, up to GRAID_CPU_NARROW_MAX data blocks */
 	GRAID_CPU_C_GEN_WIDE,   /* P+Q generation, wider */
@@ -29,7 +29,10 @@ enum graid_cpu_class {
 struct graid_cpu_choice {
 	/* The fastest own variant per class: what runs where ISA-L lost or cannot go. */
 	const struct graid_cpu_variant *own[GRAID_CPU_NCLASS];
-	/* ISA-L's routine was the fastest of the class (it has none for two lost blocks). */
+	/*
+	 * ISA-L's routine was the fastest of the class, by MEASURE_WIDE_ISAL_MARGIN for wide
+	 * generation (it has none for two lost blocks).
+	 */
 	bool isal[GRAID_CPU_NCLASS];
 	/*
 	 * Narrow stripes whose data block lies just below P or Q in a page go to the own

@@ -123,8 +123,8 @@ SIMD_INLINE simd_vec SIMD_NAME(mul2_xor)(simd_vec q, simd_vec d)
 	 * compare, and, xor (three instructions, none waiting on a load) instead of four with
 	 * the loaded xor among them. GCC reassociates the XORs as it likes (it put d on the
 	 * chain for P+Q generation and check, not for recovery), so the empty asm pins the
-	 * order. From DRAM, AVX2 P+Q generation at 10+2 to 64+2 and check went from about
-	 * 0.65x to 0.85x of a plain read on the AMD VM; SSSE3 lost 5-8 % at 8+2 with it
+	 * order. From DRAM, AVX2 P+Q generation at 12+2 to 64+2 and check went from 0.60-0.72x
+	 * to 0.81-0.87x of a plain read on the AMD VM; SSSE3 lost 5-8 % at 8+2 with it
 	 * (docs/CPU-ENGINE.md, "Loads before stores, and Horner's chain").
 	 */
 	simd_vec t = SIMD_XOR(SIMD_ADD8(q, q), d);
