@@ -43,9 +43,9 @@
  * the timing (16 KiB blocks, 384 KiB with P and Q) fits L2, where pq_gen ran 28-29 GB/s
  * against avx2's 33 on the AMD VM, and 2 processes in 20 routed the class to it; with 64
  * KiB blocks it ran 10 against 40, and from DRAM 8-9 against 18-19 (on the Sapphire Rapids
- * VM, in the benchmark: 44 against 55, and 11 against 12). Timing 64 KiB blocks instead was no better: windows of one call
- * each, every candidate at about 20 GB/s, and pq_gen or ssse3 won (docs/CPU-ENGINE.md,
- * "Loads before stores, and Horner's chain").
+ * VM, in the benchmark: 44 against 55, and 11 against 12). Timing 64 KiB blocks instead
+ * was no better: windows of one call each, every candidate at about 20 GB/s, and pq_gen
+ * or ssse3 won (docs/CPU-ENGINE.md, "Loads before stores, and Horner's chain").
  */
 #define MEASURE_WIDE_ISAL_MARGIN 1.25
 
