@@ -72,6 +72,9 @@ static struct graid_sb sb_sample(void)
 	for (unsigned i = 0; i < 8; i++)
 		sb.nvme.eui64[i] = (uint8_t)(0x90 + i);
 	strcpy(sb.nvme.subnqn, "nqn.2014-08.org.example:storage-host-7");
+	/* Minor 4: the bad-block log, two 4 KiB copies after the live-data map. */
+	sb.bbl_offset = 655360;
+	sb.bbl_bytes = 8192;
 	return sb;
 }
 
@@ -175,7 +178,7 @@ Test(superblock, fields_sit_at_the_documented_offsets_in_little_endian)
 	cr_assert_eq(get_le32(buf + 0x40), 6);
 	cr_assert_eq(get_le32(buf + 0x44), 4);
 	cr_assert_eq(get_le32(buf + 0x48), 4096);
-	cr_assert_eq(get_le32(buf + 0x4c), 0);
+	cr_assert_eq(get_le32(buf + 0x4c), 655360 / 4096); /* minor 4: the bad-block log's block */
 	cr_assert_eq(get_le64(buf + 0x50), 1u << 20);
 	cr_assert_eq(get_le64(buf + 0x58), 0x123450000ull);
 	cr_assert_eq(get_le64(buf + 0x60), 0x0102030405060708ull);
@@ -191,7 +194,7 @@ Test(superblock, fields_sit_at_the_documented_offsets_in_little_endian)
 	cr_assert_eq(get_le64(buf + 0xa0), 0x1112131415161710ull);
 	cr_assert_eq(get_le64(buf + 0xa8), 0x77);
 	cr_assert_eq(get_le32(buf + 0xb0), 0x31323334);
-	cr_assert_eq(get_le32(buf + 0xb4), 0);
+	cr_assert_eq(get_le32(buf + 0xb4), 2);            /* minor 4: its length in blocks */
 	cr_assert_eq(get_le64(buf + 0xb8), 0x4142434445464748ull);
 	cr_assert_eq(get_le64(buf + 0xc0), 0x5152535455565758ull);
 	cr_assert_eq(memcmp(buf + 0xc8, sb.owner.boot_id, 16), 0);
@@ -326,10 +329,15 @@ static void break_field(struct graid_sb *sb, unsigned which)
 	case 37: sb->live_offset = 49152; break;              /* overlaps the bitmap */
 	case 38: sb->live_offset = (1u << 20) - 4096; break;  /* runs into the data area */
 	case 39: sb->live_bytes = 1000; break;
+	case 40: sb->bbl_bytes = 4096; break;                 /* room for one copy, not two */
+	case 41: sb->bbl_offset = 528384; break;              /* overlaps the live-data map */
+	case 42: sb->bbl_offset = (1u << 20) - 4096; break;   /* runs into the data area */
+	case 43: sb->bbl_bytes = 0; break;                    /* an offset without a length */
+	case 44: sb->bbl_offset = 0; break;                   /* overlaps the superblock */
 	}
 }
 
-#define BAD_FIELD_CASES 40
+#define BAD_FIELD_CASES 45
 
 Test(superblock, nonsensical_fields_are_a_protocol_error)
 {
@@ -402,8 +410,6 @@ Test(superblock, a_newer_minor_version_is_read_and_its_additions_ignored)
 	graid_sb_encode(&sb, buf);
 	buf[0x0a] = 7;
 	buf[0x0b] = 1;           /* minor 263 */
-	buf[0x4c] = 0xaa;        /* fields a later minor added in reserved space */
-	buf[0xb4] = 0xab;
 	buf[GRAID_SB_SIZE - 1] = 0xdd; /* the NQN's terminator, which readers force */
 	reseal(buf);
 	cr_assert_eq(graid_sb_decode(buf, &back), 0);

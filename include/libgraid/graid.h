@@ -455,6 +455,29 @@ struct graid_member_info {
 				      timeout since the open */
 	unsigned late_ios;       /**< of those, the ones on its device that the kernel has not
 				      ended yet (while not 0 the role is not caught up) */
+	/* Appended: bad blocks and repaired read errors (docs/ARRAYS.md, "Bad blocks"). */
+	uint64_t bad_blocks;     /**< 4 KiB blocks of this role's device in its bad-block log
+				      (graid_array_bad_blocks() lists them) */
+	uint64_t read_repaired;  /**< blocks it could not read that were recomputed from
+				      redundancy and written back since the open */
+};
+
+/** @brief Why a block is in a member's bad-block log (flags of struct graid_bad_block). */
+#define GRAID_BAD_BLOCK_LOST 0x1u       /**< a rebuild had no redundancy left to compute it */
+#define GRAID_BAD_BLOCK_UNREADABLE 0x2u /**< the device could not read it, and no redundancy
+					     was left to rewrite it */
+
+/** @brief One range of a member's bad-block log. */
+struct graid_bad_block {
+	uint64_t member_offset;  /**< bytes from the start of the member's data area (4 KiB
+				      aligned) */
+	uint64_t len;            /**< bytes, a multiple of 4096 */
+	unsigned flags;          /**< GRAID_BAD_BLOCK_* */
+	/**
+	 * The array bytes the range's first block holds: its array offset, or UINT64_MAX when
+	 * that block holds parity (RAID-5/6) or no chunk (the unused slot of an odd RAID-10).
+	 */
+	uint64_t array_offset;
 };
 
 /** @brief What graid_member_probe() found on a device. */
@@ -686,6 +709,22 @@ GRAID_API int graid_array_info(struct graid_array *a, struct graid_array_info *i
  */
 GRAID_API int graid_array_member_info(struct graid_array *a, unsigned idx,
 				      struct graid_member_info *mi);
+
+/**
+ * @brief List a member role's bad-block log: the 4 KiB blocks of its device that hold
+ *   nothing valid (docs/ARRAYS.md, "Bad blocks"). A read that needs one of them takes it
+ *   from redundancy where the rest of its stripe allows, and fails with -EIO otherwise; a
+ *   write that rewrites the whole block (or whole stripe) clears it.
+ * @param a the array (a read-only open lists what the devices recorded).
+ * @param idx role, 0 .. nmembers-1.
+ * @param out receives up to @p max ranges, in member order; may be NULL when @p max is 0.
+ * @param max entries @p out has room for.
+ * @return how many ranges the log holds in all (more than @p max: only @p max were copied),
+ *   0 when it holds none or the array keeps no log (RAID-0, or a missing role);
+ *   -EINVAL NULL @p a, @p idx out of range, or NULL @p out with @p max not 0.
+ */
+GRAID_API int graid_array_bad_blocks(struct graid_array *a, unsigned idx,
+				     struct graid_bad_block *out, unsigned max);
 
 /**
  * @brief Look at a device or file, without opening any array: does it carry a libgraid
@@ -995,6 +1034,15 @@ enum graid_event_type {
 					      member: that role), or the handle's lease was
 					      lost (error -ENOLCK): this handle writes nothing
 					      more, and its I/O returns -ESTALE */
+	GRAID_EVENT_BAD_BLOCK = 10,      /**< blocks of a member were recorded in its bad-block
+					      log (graid_array_bad_blocks()): no redundancy was
+					      left to rebuild or rewrite them; reads of the array
+					      bytes they hold fail with -EIO until written. stripe:
+					      the member row; count: 4 KiB blocks; error -EIO */
+	GRAID_EVENT_BLOCK_REPAIRED = 11, /**< a block a member could not read (or had recorded
+					      bad) was recomputed from redundancy and written
+					      back; the member stays. stripe: the member row;
+					      count: 4 KiB blocks rewritten */
 };
 
 /** @brief One event. */
@@ -1003,8 +1051,10 @@ struct graid_event {
 	int type;                /**< enum graid_event_type */
 	int member;              /**< the member role concerned, or -1 */
 	int error;               /**< the negative errno behind it, or 0 */
-	uint64_t stripe;         /**< SCRUB_MISMATCH: the stripe (member row); else 0 */
-	uint64_t count;          /**< RESYNC_DONE: stripes resynchronised; else 0 */
+	uint64_t stripe;         /**< SCRUB_MISMATCH, BAD_BLOCK, BLOCK_REPAIRED: the stripe (member
+				      row); else 0 */
+	uint64_t count;          /**< RESYNC_DONE: stripes resynchronised; BAD_BLOCK,
+				      BLOCK_REPAIRED: 4 KiB blocks; else 0 */
 };
 
 /**

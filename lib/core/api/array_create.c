@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "meta/badblocks.h"
 #include "meta/bitmap.h"
 #include "meta/live.h"
 #include "meta/journal.h"
@@ -204,6 +205,12 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
 		rc = live_init(a, LIVE_DEFAULT_OFFSET, LIVE_DEFAULT_BYTES, 0);
 	if (rc == 0)
 		rc = live_write_all(a);
+	/* Levels that rebuild get a bad-block log per member, empty (docs/FORMAT.md). */
+	if (rc == 0 && a->lay.level != 0 &&
+	    data_offset >= (uint64_t)BBL_DEFAULT_OFFSET + BBL_AREA_BYTES)
+		rc = badblocks_init(a, BBL_DEFAULT_OFFSET, BBL_AREA_BYTES);
+	for (unsigned i = 0; rc == 0 && i < nmembers; i++)
+		rc = badblocks_reset(a, i);
 	if (rc == 0)
 		rc = journal_reset(a); /* a reused device may hold an old log */
 	if (rc == 0)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "meta/badblocks.h"
 #include "meta/bitmap.h"
 #include "meta/journal.h"
 #include "meta/live.h"
@@ -80,6 +81,7 @@ void array_free(struct graid_array *a)
 	bitmap_free(a);
 	live_free(a);
 	journal_free(a);
+	badblocks_free(a);
 	pthread_mutex_destroy(&a->meta_lock);
 	pthread_mutex_destroy(&a->wait_lock);
 	pthread_cond_destroy(&a->wait_cond);

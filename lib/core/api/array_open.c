@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "api/array_assemble.h"
+#include "meta/badblocks.h"
 #include "meta/bitmap.h"
 #include "meta/live.h"
 #include "meta/journal.h"
@@ -255,6 +256,69 @@ static int open_owner(const struct assembly *as, bool takeover, uint64_t *epoch,
 	return 0;
 }
 
+/*
+ * Each member's bad-block log, before the roles are counted: a member whose log cannot be
+ * read cannot be trusted (a block it recorded lost would read as data), so it is failed
+ * and rebuilt whole, as a member that came back shorter is.
+ */
+static int open_bad_blocks(struct graid_array *a, const struct graid_sb *fresh)
+{
+	int rc = badblocks_init(a, fresh->bbl_offset, fresh->bbl_bytes);
+
+	for (unsigned r = 0; rc == 0 && r < a->nmembers; r++) {
+		struct member *m = &a->members[r];
+		int st = atomic_load(&m->state);
+
+		if (st != GRAID_MEMBER_ACTIVE && st != GRAID_MEMBER_REBUILDING)
+			continue;
+		if (badblocks_load(a, r) == 0)
+			continue;
+		graid__log(GRAID_LOG_ERR, "open: role %u (%s) is taken out: its bad-block log "
+					  "cannot be read; it is rebuilt whole when replaced", r,
+			   m->path);
+		atomic_store(&m->state, GRAID_MEMBER_FAILED);
+	}
+	return rc == -ENOMEM ? rc : 0;
+}
+
+/*
+ * An array made before bad-block logs (format 1.3 and older) gets one at a writable open
+ * where the reserved area has room for it: an empty log on every member in the array,
+ * before the superblocks name it. Without room it runs without one (a read error no
+ * redundancy covers then fails its member, as before).
+ */
+static void open_adopt_bad_blocks(struct graid_array *a)
+{
+	const uint64_t off = BBL_DEFAULT_OFFSET, end = off + BBL_AREA_BYTES;
+	const uint64_t areas[3][2] = {
+		{ a->bitmap.offset, a->bitmap.bytes },
+		{ a->live ? a->live->offset : 0, a->live ? a->live->bytes : 0 },
+		{ a->log_area.offset, a->log_area.bytes },
+	};
+	int rc;
+
+	if (a->bbl || a->lay.level == 0 || a->data_offset < end)
+		return;
+	for (unsigned i = 0; i < 3; i++)
+		if (areas[i][1] && areas[i][0] < end && off < areas[i][0] + areas[i][1])
+			return;
+	rc = badblocks_init(a, off, BBL_AREA_BYTES);
+	for (unsigned r = 0; rc == 0 && r < a->nmembers; r++) {
+		int st = atomic_load(&a->members[r].state);
+
+		if (st == GRAID_MEMBER_ACTIVE || st == GRAID_MEMBER_REBUILDING)
+			rc = badblocks_reset(a, r);
+	}
+	if (rc) {
+		graid__log(GRAID_LOG_WARNING, "open: could not set up bad-block logs (%s): the "
+					      "array runs without them", graid_strerror(rc));
+		badblocks_free(a);
+		a->bbl_area.offset = a->bbl_area.bytes = 0;
+		return;
+	}
+	graid__log(GRAID_LOG_NOTICE, "open: bad-block logs set up (format 1.4)");
+}
+
 /* How long a takeover waits after fencing: past two of the old owner's looks (spare.c). */
 #define OPEN_FENCE_WAIT_NS (2500ull * 1000 * 1000)
 
@@ -379,6 +443,10 @@ again:
 	if (flags & GRAID_OPEN_FORCE)
 		forced = assemble_force(&as, a);
 	open_install(a, &as);
+	a->data_offset = fresh->data_offset;
+	rc = open_bad_blocks(a, fresh);
+	if (rc)
+		goto out;
 	/* The array's descriptors carry the reservations now: array_free releases them. */
 	a->pr_key = pr_key;
 	a->pr_strict = flags & GRAID_OPEN_RESERVE;
@@ -479,6 +547,7 @@ again:
 		rc = journal_recover(a, fresh->flags & GRAID_SB_F_CLEAN, &a->journal_replayed);
 	if (rc)
 		goto out;
+	open_adopt_bad_blocks(a);
 	pthread_mutex_lock(&a->meta_lock);
 	rc = array_write_superblocks(a, 0);
 	/* The worker: spares, catch-ups, unreachable members' controllers (spare.c). */

@@ -24,6 +24,7 @@
 #define ARRAY_ALIGN 4096u
 #define ARRAY_DEFAULT_CHUNK (64u * 1024)
 
+struct badblocks;
 struct member_fault;
 struct journal;
 struct live;
@@ -167,6 +168,11 @@ struct graid_array {
 		uint64_t offset, bytes;  /* the journal's log area on every member; 0 without one */
 	} log_area;
 	uint64_t journal_replayed;     /* updates replayed at open */
+	/* Per role: its device's bad-block log (badblocks.c); NULL: the array keeps none. */
+	struct badblocks *bbl;
+	struct {
+		uint64_t offset, bytes;  /* the log's area on every member; 0 without one */
+	} bbl_area;
 	bool resync_background;        /* resync runs in the background thread */
 	bool read_only;                /* GRAID_OPEN_READ_ONLY: nothing is ever written */
 	atomic_bool *stripe_busy;      /* STRIPE_LOCK_BUCKETS flags */

@@ -33,6 +33,8 @@ _Static_assert(offsetof(struct graid_sb_disk, owner_host_id) == 0x0f8, "owner_ho
 _Static_assert(offsetof(struct graid_sb_disk, nvme_nguid) == 0xf40, "nvme_nguid at 0xf40");
 _Static_assert(offsetof(struct graid_sb_disk, nvme_flags) == 0xf5c, "nvme_flags at 0xf5c");
 _Static_assert(offsetof(struct graid_sb_disk, nvme_subnqn) == 0xf70, "nvme_subnqn at 0xf70");
+_Static_assert(offsetof(struct graid_sb_disk, bbl_block) == 0x04c, "bbl_block at 0x04c");
+_Static_assert(offsetof(struct graid_sb_disk, bbl_blocks) == 0x0b4, "bbl_blocks at 0x0b4");
 _Static_assert(sizeof(GRAID_SB_MAGIC) - 1 == GRAID_SB_MAGIC_LEN, "8-byte magic");
 
 /*
@@ -125,6 +127,9 @@ void graid_sb_encode(const struct graid_sb *sb, void *buf)
 	d.live_offset = htole64(sb->live_offset);
 	d.live_bytes = htole64(sb->live_bytes);
 	d.live_region_stripes = htole64(sb->live_region_stripes);
+	/* Valid areas are whole 4 KiB blocks well below 2^32 blocks (sb_validate). */
+	d.bbl_block = htole32((uint32_t)(sb->bbl_offset / GRAID_SB_SIZE));
+	d.bbl_blocks = htole32((uint32_t)(sb->bbl_bytes / GRAID_SB_SIZE));
 	d.nvme_flags = htole32(sb->nvme.flags);
 	d.nvme_nsid = htole32(sb->nvme.nsid);
 	memcpy(d.nvme_nguid, sb->nvme.nguid, sizeof(d.nvme_nguid));
@@ -158,10 +163,14 @@ static bool sb_two_overlap(uint64_t o1, uint64_t l1, uint64_t o2, uint64_t l2)
 
 static bool sb_areas_overlap(const struct graid_sb *sb)
 {
-	return sb_two_overlap(sb->bitmap_offset, sb->bitmap_bytes, sb->log_offset, sb->log_bytes) ||
-	       sb_two_overlap(sb->live_offset, sb->live_bytes, sb->bitmap_offset,
-			      sb->bitmap_bytes) ||
-	       sb_two_overlap(sb->live_offset, sb->live_bytes, sb->log_offset, sb->log_bytes);
+	const uint64_t o[4] = { sb->bitmap_offset, sb->log_offset, sb->live_offset, sb->bbl_offset };
+	const uint64_t l[4] = { sb->bitmap_bytes, sb->log_bytes, sb->live_bytes, sb->bbl_bytes };
+
+	for (unsigned i = 0; i < 4; i++)
+		for (unsigned j = i + 1; j < 4; j++)
+			if (sb_two_overlap(o[i], l[i], o[j], l[j]))
+				return true;
+	return false;
 }
 
 /* Layout slots hold data, so they cannot be spares; slots past the layout hold only spares. */
@@ -203,7 +212,11 @@ static int sb_validate(const struct graid_sb *sb)
 		return -EPROTO;
 	if (!sb_area_ok(sb->bitmap_offset, sb->bitmap_bytes, sb->data_offset) ||
 	    !sb_area_ok(sb->log_offset, sb->log_bytes, sb->data_offset) ||
-	    !sb_area_ok(sb->live_offset, sb->live_bytes, sb->data_offset) || sb_areas_overlap(sb))
+	    !sb_area_ok(sb->live_offset, sb->live_bytes, sb->data_offset) ||
+	    !sb_area_ok(sb->bbl_offset, sb->bbl_bytes, sb->data_offset) || sb_areas_overlap(sb))
+		return -EPROTO;
+	/* The log is two 4 KiB copies (FORMAT.md, "The bad-block log"): no room, no log. */
+	if (sb->bbl_bytes && sb->bbl_bytes < 2 * GRAID_SB_SIZE)
 		return -EPROTO;
 	if ((sb->live_bytes == 0) != (sb->live_region_stripes == 0))
 		return -EPROTO;
@@ -273,6 +286,9 @@ int graid_sb_decode(const void *buf, struct graid_sb *sb)
 	/* Minor 3: zero before, read as "epoch and host id unknown". */
 	out.owner.epoch = le64toh(d.owner_epoch);
 	out.owner.host_id = le64toh(d.owner_host_id);
+	/* Minor 4: zero before, read as "no bad-block log". */
+	out.bbl_offset = (uint64_t)le32toh(d.bbl_block) * GRAID_SB_SIZE;
+	out.bbl_bytes = (uint64_t)le32toh(d.bbl_blocks) * GRAID_SB_SIZE;
 	for (unsigned i = 0; i < GRAID_SB_MAX_MEMBERS; i++)
 		out.slot_id[i] = le64toh(d.slot_id[i]);
 	memcpy(out.slot_flags, d.slot_flags, sizeof(out.slot_flags));

@@ -17,7 +17,7 @@
 
 /* Major: a reader refuses any other. Minor: compatible additions, read by every reader. */
 #define GRAID_SB_VERSION_MAJOR 1
-#define GRAID_SB_VERSION_MINOR 3
+#define GRAID_SB_VERSION_MINOR 4
 
 /* flags */
 #define GRAID_SB_F_CLEAN 0x1u  /* the array was closed cleanly: no resync needed */
@@ -107,6 +107,8 @@ struct graid_sb {
 	uint64_t live_offset, live_bytes; /* live-data map area, 0/0 = none */
 	uint64_t live_region_stripes; /* stripes per map bit; 0 only when there is no map */
 	struct graid_sb_nvme nvme;  /* minor 2; all zero before */
+	/* Minor 4; zero before (no bad-block log: docs/FORMAT.md "The bad-block log"). */
+	uint64_t bbl_offset, bbl_bytes; /* bad-block log area, 0/0 = none; multiples of 4096 */
 };
 
 /*
@@ -129,7 +131,7 @@ struct graid_sb_disk {
 	uint32_t nmembers;          /* 0x040: members in the layout */
 	uint32_t role;              /* 0x044: this member's slot */
 	uint32_t block_size;        /* 0x048: logical block size, 512 or 4096 */
-	uint32_t reserved0;         /* 0x04c: zero; aligns the 64-bit fields */
+	uint32_t bbl_block;         /* 0x04c: minor 4: bad-block log, 4 KiB blocks from member start */
 	uint64_t data_offset;       /* 0x050: data area start, bytes from member start */
 	uint64_t data_bytes;        /* 0x058: data area length in bytes */
 	uint64_t ctime;             /* 0x060: creation time, seconds since the epoch */
@@ -143,7 +145,7 @@ struct graid_sb_disk {
 	uint64_t history_events;    /* 0x0a0: bitmap marks kept since this event; 0 = none kept */
 	uint64_t scrub_offset;      /* 0x0a8: member rows an unfinished scrub checked; 0 = none */
 	uint32_t owner_pid;         /* 0x0b0: last writable opener's process id; 0 = unknown */
-	uint32_t reserved3;         /* 0x0b4: zero */
+	uint32_t bbl_blocks;        /* 0x0b4: minor 4: its length in 4 KiB blocks, 0 = none */
 	uint64_t owner_start;       /* 0x0b8: its start time, clock ticks since boot */
 	uint64_t owner_since;       /* 0x0c0: when it opened, seconds since the epoch */
 	uint8_t owner_boot_id[16];  /* 0x0c8: the kernel boot id of its host then */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "array/array.h"
+#include "meta/badblocks.h"
 #include "meta/journal.h"
 #include "jobs/jobs.h"
 #include "member/member.h"
@@ -134,6 +135,10 @@ static void role_install(struct graid_array *a, unsigned role, struct member *nm
 	if (journal_reset_member(a, m))
 		graid__log(GRAID_LOG_WARNING, "member %u (%s): journal checkpoint at takeover failed",
 			   role, m->path);
+	/* A new device has no bad blocks of the old one's, and none of its own earlier life. */
+	if (badblocks_reset(a, role))
+		graid__log(GRAID_LOG_WARNING, "member %u (%s): writing its empty bad-block log "
+					      "failed", role, m->path);
 	atomic_store(&m->reads, 0);
 	atomic_store(&m->writes, 0);
 	atomic_store(&m->read_bytes, 0);

@@ -81,6 +81,8 @@ void array_fill_sb(const struct graid_array *a, unsigned role, struct graid_sb *
 		sb->live_bytes = a->live->bytes;
 		sb->live_region_stripes = a->live->region_stripes;
 	}
+	sb->bbl_offset = a->bbl_area.offset;
+	sb->bbl_bytes = a->bbl_area.bytes;
 	sb->history_events = a->history_events;
 	sb->scrub_offset = a->scrub_offset;
 	sb->owner = a->owner;
