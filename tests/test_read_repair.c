@@ -178,16 +178,43 @@ Test(read_repair, a_bad_block_with_no_redundancy_left_fails_that_read_only, .tim
 	au_remove(&b.s);
 }
 
-Test(read_repair, raid10_a_bad_block_still_fails_the_copy, .timeout = 60)
+/* Mirrors: the other copy is read, written over the bad one, and the member stays. */
+static void rr_mirror_repaired(int level, unsigned n)
 {
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	struct graid_member_info mi;
 	struct rr_bed b;
 
-	rr_setup(&b, 10, 4, 0, "bad-block=0");
+	/* Member 0, chunk 0: its copy is on member 1 (RAID-1: every member; RAID-10: near-2). */
+	rr_setup(&b, level, n, 0, "bad-block=0");
 	rr_verify(b.a, b.size, 1, "read over the bad block");
-	cr_assert_eq(rr_info(b.a, 0).state, GRAID_MEMBER_FAILED,
-		     "mirrors read the other copy and fail the bad one (docs/ARRAYS.md)");
+	mi = rr_info(b.a, 0);
+	cr_assert_eq(mi.state, GRAID_MEMBER_ACTIVE, "a copy with one bad block was taken out");
+	cr_assert_eq(mi.errors, 1, "%llu errors", (unsigned long long)mi.errors);
+	/* The read's whole range on that copy was rewritten: at least its bad block. */
+	cr_assert_geq(mi.read_repaired, 1, "%llu blocks repaired",
+		      (unsigned long long)mi.read_repaired);
+	for (int i = 0; i < 4; i++) /* the reads spread over the copies: each sees member 0 */
+		rr_verify(b.a, b.size, 1, "read again");
+	cr_assert_eq(rr_info(b.a, 0).errors, 1, "the block was not rewritten: it failed again");
+	cr_assert_eq(graid_array_scrub(b.a, 0, &rep), 0);
+	cr_assert_eq(rep.mismatches, 0);
+	/* The rewritten copy must hold the data, not just be readable. */
+	for (unsigned m = 1; m < (level == 1 ? n : 2); m++)
+		cr_assert_eq(graid_array_fail_member(b.a, m), 0);
+	rr_verify(b.a, b.size, 1, "through the repaired copy");
 	graid_array_close(b.a);
 	au_remove(&b.s);
+}
+
+Test(read_repair, raid10_a_bad_block_is_read_from_the_other_copy_and_rewritten, .timeout = 60)
+{
+	rr_mirror_repaired(10, 4);
+}
+
+Test(read_repair, raid1_a_bad_block_is_read_from_the_other_copy_and_rewritten, .timeout = 60)
+{
+	rr_mirror_repaired(1, 3);
 }
 
 /*

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "meta/badblocks.h"
 #include "meta/bitmap.h"
 #include "meta/journal.h"
 #include "meta/live.h"
@@ -216,6 +217,8 @@ GRAID_API int graid_array_member_info(struct graid_array *a, unsigned idx,
 	i.outages = atomic_load(&m->outages);
 	i.timeouts = atomic_load(&m->timeouts);
 	i.late_ios = atomic_load(&m->late_ios);
+	i.bad_blocks = idx < a->nmembers ? badblocks_units(a, idx) : 0;
+	i.read_repaired = atomic_load(&m->readerr_repaired);
 	if (a->view.valid && idx < a->nmembers)
 		member_info_from_view(&i, &a->view.role[idx], m->fd >= 0);
 	/* The struct grows at its end: a caller's older, shorter one gets what it has room for. */

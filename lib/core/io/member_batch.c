@@ -7,6 +7,7 @@
 #include "io/member_batch.h"
 #include "member/member_io.h"
 #include "common/signals.h"
+#include "meta/badblocks.h"
 #include "meta/meta.h"
 
 #define MBATCH_RING 256u
@@ -111,8 +112,17 @@ static bool mbatch_reap(struct mbatch *mb)
 		if (res == MEMBER_IO_MORE)
 			continue; /* more NVMe commands of this I/O to come */
 		io->res = member_io_done(mb->a, io->member, io->write, io->len, &io->fault, res);
-		/* A stale read is nobody's failure: the caller plans it again without that role. */
-		if (io->res < 0 && !io->fault.stale)
+		io->media = false;
+		if (io->res == (int)io->len && io->write)
+			badblocks_clear(mb->a, io->member, io->fault.fd, io->off, io->len);
+		/*
+		 * A stale read is nobody's failure: the caller plans it again without that role.
+		 * A sector a job can rebuild is not its member's end either (row_heal.c).
+		 */
+		if (io->res < 0 && !io->fault.stale && !io->write && mb->keep_read_errors &&
+		    array_read_error_repairable(mb->a, io->member, io->res))
+			io->media = true;
+		else if (io->res < 0 && !io->fault.stale)
 			array_member_io_failed(mb->a, io->member, io->fault.fd, io->res);
 		mb->inflight -= io->cost;
 		g = mbatch_owner(mb, io);

@@ -18,6 +18,12 @@ struct mbio {
 	uint64_t off;        /* inside the data area */
 	int res;             /* bytes, or -errno; a failed member is marked failed */
 	unsigned cost;       /* ring entries it took: NVMe passthrough splits at the MDTS */
+	/*
+	 * A read that failed with an error its member keeps (a media error on a member
+	 * otherwise fine, with mbatch.keep_read_errors): the member was not failed for it;
+	 * the job narrows it to the blocks at fault (io/row_heal.h).
+	 */
+	bool media;
 };
 
 /* Groups one ring serves at once: a rebuild keeps one batch's writes and the next one's reads. */
@@ -36,6 +42,12 @@ struct mbatch {
 	struct io_uring ring;
 	bool open;
 	bool broken;         /* the ring failed: nothing more completes on it */
+	/*
+	 * Set by a job that repairs what it cannot read (rebuild, scrub, resync): a read that
+	 * fails with a media error leaves its member in and is marked media, for the job to
+	 * narrow; other jobs fail the member for any error.
+	 */
+	bool keep_read_errors;
 	size_t inflight;     /* I/Os on the ring, all groups */
 	struct mbgroup *active[MBATCH_GROUPS];
 	unsigned nactive;

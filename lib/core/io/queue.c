@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "meta/badblocks.h"
 #include "meta/journal.h"
 #include "io/queue.h"
 #include "common/signals.h"
@@ -115,6 +116,9 @@ static void queue_io_complete(struct graid_queue *q, struct mio *io, int res)
 	if (res == (int)io->len) {
 		if (!io->write && io->copy_to)
 			memcpy(io->copy_to, io->copy_from, io->len);
+		/* Every in-place write holds valid data (sop.c plans so): no bad block under it. */
+		if (io->write && io->off != UINT64_MAX)
+			badblocks_clear(q->a, io->member, io->fault.fd, io->off, io->len);
 	} else {
 		/*
 		 * A stale read is nobody's failure: it is only done again, the role's present

@@ -66,6 +66,8 @@ struct mio {
 	uint8_t *copy_to;    /* a bounced read: copy here on completion */
 	uint8_t *copy_from;
 	uint32_t len;
+	/* Data-area offset of an in-place write (its success clears bad blocks); else UINT64_MAX. */
+	uint64_t off;
 	uint16_t member;
 	uint16_t slot;       /* its index in the operation's mio[] */
 	bool write;
@@ -123,8 +125,13 @@ struct sop {
 	bool dealloc;        /* whole stripes of a zero request, deallocated (discard.c) */
 	bool read_failed;    /* a member read failed: plan again with it out */
 	bool repairing;      /* writing back what members could not read (array_readerr.c) */
-	unsigned nbad;       /* members whose read of this stripe failed with a media error: */
-	unsigned bad[2];     /* out of this operation's plan, rewritten from the others */
+	/*
+	 * Members whose read of this stripe failed with a media error, or whose bad-block log
+	 * records part of its range: out of this operation's plan, rewritten from the others.
+	 */
+	unsigned nbad;
+	unsigned bad[4];
+	unsigned mirror_src; /* RAID-1/10 read: the member whose copy is read */
 	unsigned bucket;
 	unsigned pending;    /* member I/Os in flight */
 	unsigned write_fail; /* member writes that failed */

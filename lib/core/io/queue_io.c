@@ -45,11 +45,12 @@ void queue_buf_put(struct graid_queue *q, uint8_t *p, size_t len)
 
 /* Fill the slot's in-flight record; the ring entry is prepared by the caller. */
 static struct mio *queue_mio(struct sop *s, unsigned slot, unsigned member, bool write,
-			     size_t len)
+			     size_t len, uint64_t off)
 {
 	struct mio *io = s->mio[slot];
 
 	io->sop = s;
+	io->off = write ? off : UINT64_MAX;
 	io->slot = (uint16_t)slot;
 	io->copy_to = io->copy_from = NULL;
 	io->len = (uint32_t)len;
@@ -136,7 +137,7 @@ static bool queue_io_now(struct graid_queue *q, struct sop *s, struct mio *io, u
 int queue_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,
 	     bool write, uint8_t *ptr, size_t len, uint64_t member_off)
 {
-	struct mio *io = queue_mio(s, slot, member, write, len);
+	struct mio *io = queue_mio(s, slot, member, write, len, member_off);
 	bool passthru = q->a->members[member].nvme.passthru;
 	int rc, index = -1;
 
@@ -176,7 +177,7 @@ int queue_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned membe
 int queue_writev(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,
 		 const struct iovec *iov, unsigned iovcnt, size_t len, uint64_t member_off)
 {
-	struct mio *io = queue_mio(s, slot, member, true, len);
+	struct mio *io = queue_mio(s, slot, member, true, len, member_off);
 	int rc;
 
 	if (queue_inline(q, member) && queue_io_now(q, s, io, NULL, iov, iovcnt, member_off))
@@ -190,9 +191,11 @@ int queue_writev(struct graid_queue *q, struct sop *s, unsigned slot, unsigned m
 int queue_log_writev(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,
 		     const struct iovec *iov, unsigned iovcnt, size_t len, uint64_t pos)
 {
-	struct mio *io = queue_mio(s, slot, member, true, len);
+	/* The journal's log, not the data area: it clears no bad block. */
+	struct mio *io = queue_mio(s, slot, member, true, len, UINT64_MAX);
 	int rc;
 
+	io->off = UINT64_MAX;
 	rc = member_prep_log_writev(&q->ring, q->a, member, iov, iovcnt, pos, io, &io->fault);
 	if (rc == 0)
 		queue_io_prepared(q, s, io, NULL);

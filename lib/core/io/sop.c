@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Stripe operations: how one stripe of a read or write is planned, computed and written, per level. */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "meta/badblocks.h"
 #include "meta/bitmap.h"
 #include "meta/journal.h"
 #include "meta/live.h"
@@ -159,6 +161,42 @@ static bool sop_bounce_reads(const struct graid_queue *q)
 
 /* ---- RAID-1 and RAID-10: copies ------------------------------------------------------ */
 
+static void sop_lock_and_plan(struct graid_queue *q, struct sop *s);
+static void sop_note_repaired(struct graid_queue *q, struct sop *s);
+
+/* The copy read has it: write it over each copy noted bad, still under the stripe lock. */
+static void sop_mirror_repair(struct graid_queue *q, struct sop *s)
+{
+	const struct graid_layout *l = &q->a->lay;
+	unsigned members[GRAID_MAX_MEMBERS];
+	uint64_t moff[GRAID_MAX_MEMBERS];
+	unsigned n = graid_layout_copies(l, s->arr_off, members, moff);
+	const uint8_t *src = NULL;
+
+	for (unsigned i = 0; i < n; i++)
+		if (members[i] == s->mirror_src)
+			src = s->buf[i];
+	s->phase = SOP_WRITING;
+	s->repairing = true;
+	s->nwrites = 0;
+	s->write_fail = 0;
+	for (unsigned i = 0; src && i < n; i++) {
+		if (!sop_is_bad(s, members[i]) || !array_role_writable(q->a, members[i]))
+			continue;
+		if (sop_io(q, s, i, members[i], true, (uint8_t *)src, s->arr_len, moff[i]))
+			s->nwrites++;
+		else
+			s->write_fail++; /* ring unusable: the sector stays bad; a later read repairs it */
+	}
+	sop_wait_or_continue(q, s);
+}
+
+/*
+ * RAID-1/10 read: one copy, spread over them by stripe. A copy that failed to read it, or
+ * whose log records part of it, is noted bad and left out; the read then runs under the
+ * stripe lock (no write may come between it and the write-back) into the queue's memory,
+ * and the good copy is written over the bad ones (sop_mirror_repair).
+ */
 static void sop_mirror_read(struct graid_queue *q, struct sop *s)
 {
 	const struct graid_layout *l = &q->a->lay;
@@ -168,19 +206,33 @@ static void sop_mirror_read(struct graid_queue *q, struct sop *s)
 	uint8_t *user = s->req->buf + s->req_off;
 	unsigned c;
 
-	for (unsigned i = 0; i < n; i++)
-		if (array_role_readable(q->a, members[i], moff[i] + s->arr_len))
-			alive[nalive++] = i;
+	for (unsigned i = 0; i < n; i++) {
+		if (!array_role_readable(q->a, members[i], moff[i] + s->arr_len) ||
+		    sop_is_bad(s, members[i]))
+			continue;
+		if (badblocks_overlap(q->a, members[i], moff[i], s->arr_len)) {
+			if (!sop_note_bad(s, members[i]))
+				return sop_finish(q, s, -EIO);
+			continue;
+		}
+		alive[nalive++] = i;
+	}
 	if (nalive == 0)
 		return sop_finish(q, s, -EIO);
+	if (s->nbad && !s->locked) {
+		if (s->req->kslot >= 0)
+			return sop_finish(q, s, -EXDEV); /* through the caller's own memory, then */
+		return sop_lock_and_plan(q, s);
+	}
 	s->pending = 0;
 	s->read_failed = false;
 	s->plan = PLAN_MIRROR_READ;
 	s->phase = SOP_READING;
 	/* Spread reads over the copies; the stripe number keeps one request's choice stable. */
 	c = alive[s->stripe % nalive];
+	s->mirror_src = members[c];
 	/* Slot c: a read of another copy after this one is given up on takes another slot. */
-	if (s->req->kslot >= 0 || (queue_aligned(user) && !sop_bounce_reads(q))) {
+	if (!s->nbad && (s->req->kslot >= 0 || (queue_aligned(user) && !sop_bounce_reads(q)))) {
 		if (!sop_io(q, s, c, members[c], false, user, s->arr_len, moff[c]))
 			return sop_finish(q, s, s->req->kslot >= 0 ? -EXDEV : -EAGAIN);
 		return;
@@ -215,10 +267,15 @@ static void sop_mirror_write_locked(struct graid_queue *q, struct sop *s)
 		memcpy(s->buf[0], user, s->arr_len);
 		src = s->buf[0];
 	}
-	for (unsigned c = 0; c < n; c++)
-		if (array_role_writable(q->a, members[c]) &&
-		    sop_io(q, s, c, members[c], true, src, s->arr_len, moff[c]))
+	for (unsigned c = 0; c < n; c++) {
+		if (!array_role_writable(q->a, members[c]))
+			continue;
+		if (sop_io(q, s, c, members[c], true, src, s->arr_len, moff[c]))
 			s->nwrites++;
+		else
+			/* Its copy keeps the old data while the others get the new: it must leave. */
+			array_member_failed(q->a, members[c], -EAGAIN);
+	}
 	if (s->nwrites == 0)
 		return sop_finish(q, s, -EIO);
 }
@@ -251,12 +308,17 @@ static void sop_dealloc_locked(struct graid_queue *q, struct sop *s)
 		}
 	}
 	for (unsigned i = 0; i < n; i++) {
-		if (!array_role_writable(a, members[i]))
+		int fd = a->members[members[i]].fd;
+
+		if (!array_role_writable(a, members[i])) {
 			nfail++;
-		else if (discard_member(q, members[i], moff[i], len))
+		} else if (discard_member(q, members[i], moff[i], len)) {
 			nfail++;
-		else
+		} else {
 			nok++;
+			/* Zeroes on every member: consistent, and valid data again. */
+			badblocks_clear(a, members[i], fd, moff[i], len);
+		}
 	}
 	/* A drive refused it for another host's reservation: not ours to acknowledge. */
 	if (array_foreign(a))
@@ -475,6 +537,46 @@ static bool sop_read_role(struct graid_queue *q, struct sop *s, unsigned r)
 		      s->hi - s->lo, sop_member_off(l, s->stripe, s->lo));
 }
 
+/* Data role @p d is written over all of [lo, hi) by this request. */
+static bool sop_covers(const struct graid_layout *l, const struct sop *s, unsigned d)
+{
+	uint32_t ws, we;
+
+	return sop_span(l, s, d, &ws, &we) && ws == s->lo && we == s->hi;
+}
+
+/*
+ * The roles this operation cannot read over [lo, hi) into s->lost: out of the array, or
+ * noted bad (a media error, or records in the member's bad-block log). False when no plan
+ * can do without them: more than parity covers, unless a write rewrites every lost data
+ * chunk whole (then s->nlost is above nparity and only RCW may run: nothing lost is read,
+ * every lost block is written anew, which clears its records).
+ */
+static bool sop_lost_roles(struct graid_queue *q, struct sop *s)
+{
+	const struct graid_layout *l = &q->a->lay;
+	const uint64_t off = s->stripe * l->chunk + s->lo;
+	unsigned lost[GRAID_MAX_MEMBERS], n = 0;
+	bool covered = s->req->write;
+
+	for (unsigned r = 0; r < sop_nroles(l); r++) {
+		unsigned m = graid_layout_role_member(l, s->stripe, r);
+
+		if (badblocks_overlap(q->a, m, off, s->hi - s->lo) && !sop_note_bad(s, m))
+			return false;
+		if (array_role_readable(q->a, m, (s->stripe + 1) * l->chunk) && !sop_is_bad(s, m))
+			continue;
+		lost[n++] = r;
+		covered = covered && (r >= l->ndata || sop_covers(l, s, r));
+	}
+	if (n > l->nparity && !covered)
+		return false;
+	s->nlost = n > l->nparity ? n : 0;
+	for (unsigned i = 0; n <= l->nparity && i < n; i++)
+		s->lost[s->nlost++] = lost[i];
+	return true;
+}
+
 /*
  * Choose how to update the stripe, and issue its reads. Reconstruct-write reads the data
  * chunks the write does not cover; read-modify-write reads the chunks it covers and the
@@ -497,18 +599,15 @@ static void sop_plan_locked(struct graid_queue *q, struct sop *s)
 	if (s->plan == PLAN_DEALLOC)
 		return sop_dealloc_locked(q, s);
 	if (l->level == 1 || l->level == 10)
-		return sop_mirror_write_locked(q, s);
-	for (unsigned r = 0; r < nroles; r++) {
-		unsigned m = graid_layout_role_member(l, s->stripe, r);
-
-		if (array_role_readable(q->a, m, (s->stripe + 1) * l->chunk) && !sop_is_bad(s, m))
-			continue;
-		if (s->nlost == l->nparity)
-			return sop_finish(q, s, -EIO);
-		s->lost[s->nlost++] = r;
-	}
+		return s->req->write ? sop_mirror_write_locked(q, s) : sop_mirror_read(q, s);
+	if (!sop_lost_roles(q, s))
+		return sop_finish(q, s, -EIO);
 	s->phase = SOP_READING;
-	if (s->nlost || !s->req->write) {
+	if (s->nlost > l->nparity) {
+		/* More lost than parity covers, every lost data chunk rewritten whole: RCW. */
+		s->nlost = 0;
+		rmw_reads = UINT_MAX;
+	} else if (s->nlost || !s->req->write) {
 		s->plan = PLAN_DEGRADED;
 		for (unsigned r = 0; ok && r < nroles; r++) {
 			bool lost = (s->nlost > 0 && s->lost[0] == r) ||
@@ -520,7 +619,7 @@ static void sop_plan_locked(struct graid_queue *q, struct sop *s)
 			s->err = -ENOMEM;
 		return sop_wait_or_continue(q, s);
 	}
-	for (unsigned d = 0; d < l->ndata; d++) {
+	for (unsigned d = 0; rmw_reads != UINT_MAX && d < l->ndata; d++) {
 		bool touched = sop_span(l, s, d, &ws, &we);
 
 		rcw_reads += !(touched && ws == s->lo && we == s->hi);
@@ -1073,11 +1172,17 @@ void sop_start(struct graid_queue *q, struct sop *s)
 	if (l->level == 1 || l->level == 10)
 		return s->req->write ? sop_lock_and_plan(q, s) : sop_mirror_read(q, s);
 	sop_range(l, s);
-	for (unsigned d = 0; d < l->ndata; d++)
-		if (sop_span(l, s, d, &ws, &we) &&
-		    !array_role_readable(q->a, graid_layout_data_member(l, s->stripe, d),
-					 (s->stripe + 1) * l->chunk))
+	for (unsigned d = 0; d < l->ndata; d++) {
+		unsigned m = graid_layout_data_member(l, s->stripe, d);
+
+		if (!sop_span(l, s, d, &ws, &we))
+			continue;
+		/* A read of a block the member's log records bad: from the others, or -EIO. */
+		if (!array_role_readable(q->a, m, (s->stripe + 1) * l->chunk) ||
+		    (!s->req->write && badblocks_overlap(q->a, m, sop_member_off(l, s->stripe, ws),
+							 we - ws)))
 			all_alive = false;
+	}
 	if (!s->req->write && all_alive)
 		return sop_direct_read(q, s);
 	/* A kernel's buffer takes member reads straight, nothing recovered into it. */
@@ -1091,11 +1196,27 @@ void sop_start(struct graid_queue *q, struct sop *s)
 /* The members this operation wrote back what they could not read, and are still in. */
 static void sop_note_repaired(struct graid_queue *q, struct sop *s)
 {
+	const struct graid_layout *l = &q->a->lay;
+	unsigned members[GRAID_MAX_MEMBERS];
+	uint64_t moff[GRAID_MAX_MEMBERS];
+	unsigned n = 0;
+
 	if (!s->nbad || s->write_fail)
 		return;
-	for (unsigned i = 0; i < s->nbad; i++)
-		if (array_role_writable(q->a, s->bad[i]))
-			array_member_read_repaired(q->a, s->bad[i]);
+	if (l->level == 1 || l->level == 10)
+		n = graid_layout_copies(l, s->arr_off, members, moff);
+	for (unsigned i = 0; i < s->nbad; i++) {
+		uint64_t row = s->stripe, units = (s->hi - s->lo + BBL_UNIT - 1) / BBL_UNIT;
+
+		if (!array_role_writable(q->a, s->bad[i]))
+			continue;
+		for (unsigned k = 0; k < n; k++)
+			if (members[k] == s->bad[i]) {
+				row = moff[k] / l->chunk;
+				units = (s->arr_len + BBL_UNIT - 1) / BBL_UNIT;
+			}
+		array_member_read_repaired(q->a, s->bad[i], row, units);
+	}
 }
 
 void sop_io_done(struct graid_queue *q, struct sop *s)
@@ -1126,8 +1247,12 @@ void sop_io_done(struct graid_queue *q, struct sop *s)
 	case PLAN_DIRECT_WRITE:
 		return sop_finish(q, s, s->write_fail ? -EIO : 0);
 	case PLAN_MIRROR_READ:
+		if (s->repairing) {
+			sop_note_repaired(q, s);
+			return sop_finish(q, s, 0); /* the read had it; a failed write-back is out */
+		}
 		if (!s->read_failed)
-			return sop_finish(q, s, 0);
+			return s->nbad ? sop_mirror_repair(q, s) : sop_finish(q, s, 0);
 		sop_release_bufs(q, s);
 		return sop_mirror_read(q, s);
 	case PLAN_MIRROR_WRITE:

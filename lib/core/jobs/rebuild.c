@@ -16,6 +16,7 @@
 #include "io/row_job.h"
 #include "io/stripe_set.h"
 #include "jobs/jobs.h"
+#include "jobs/rebuild_heal.h"
 #include "member/member.h"
 #include "meta/array_view.h"
 #include "meta/meta.h"
@@ -48,6 +49,8 @@ struct rebuild_slot {
 	struct stripe_set locks;
 	enum rebuild_slot_state state; /* not FREE: locks held, the I/O of state on the ring */
 	bool have[GRAID_MAX_MEMBERS]; /* parity levels: this member's rows were read */
+	/* Units of the targets no member could give (zeroed): recorded once written. */
+	struct row_bad lost;
 };
 
 /* What a rebuild needs, allocated once. */
@@ -56,6 +59,7 @@ struct rebuild_ctx {
 	unsigned rows_max;
 	uint8_t **ptrs;           /* rows_max * nroles pointers, for the engine */
 	struct mbatch mb;         /* one ring for the whole rebuild */
+	struct row_bad bad;       /* units the slot being recovered could not read */
 	struct rebuild_slot slot[REBUILD_SLOTS];
 	unsigned head, busy;      /* slot[head .. head + busy) (mod REBUILD_SLOTS), oldest first */
 	unsigned target[GRAID_MAX_MEMBERS];
@@ -195,6 +199,17 @@ static int rebuild_recover(struct rebuild_ctx *c, struct rebuild_slot *s)
 
 	for (unsigned i = 0; i < s->rows; i++) {
 		nlost[i] = 0;
+		/* Bad blocks in the row: recovered column by column instead (rebuild_heal.c). */
+		if (rebuild_heal_parity_needed(a, s->row0 + i, s->have, &c->bad)) {
+			for (unsigned r = 0; r < nroles; r++)
+				c->ptrs[r] = rebuild_chunk(c, s, graid_layout_role_member(l, s->row0 + i, r), i);
+			rc = rebuild_heal_parity_row(a, &c->mb, s->row0 + i, c->ptrs, s->have,
+						     c->target, c->ntarget, &c->bad, &s->lost);
+			if (rc)
+				return rc;
+			nlost[i] = 3; /* done */
+			continue;
+		}
 		for (unsigned r = 0; r < nroles; r++) {
 			unsigned m = graid_layout_role_member(l, s->row0 + i, r);
 
@@ -242,6 +257,34 @@ static int rebuild_start_reads(struct rebuild_ctx *c, struct rebuild_slot *s)
 	return rc;
 }
 
+/*
+ * RAID-1/10: chunks whose source copy could not read some units, or records them bad, get
+ * those units from another copy, or zeroes recorded lost (rebuild_heal.c).
+ */
+static int rebuild_heal_mirror(struct rebuild_ctx *c, struct rebuild_slot *s)
+{
+	const struct graid_layout *l = &c->a->lay;
+	int rc = 0;
+
+	for (size_t k = 0; rc == 0 && k < s->nios; k++) {
+		const struct mbio *io = &s->buf.ios[k];
+
+		if (c->bad.n == 0 && !badblocks_any(c->a, io->member))
+			continue;
+		/* A merged read: one target chunk per chunk of it, in the target's own run. */
+		for (uint32_t at = 0; rc == 0 && at < io->len; at += l->chunk) {
+			uint8_t *buf = io->buf + at;
+			size_t idx = (size_t)(buf - s->buf.data) / l->chunk;
+			unsigned t = (unsigned)(idx / c->rows_max), i = (unsigned)(idx % c->rows_max);
+
+			rc = rebuild_heal_mirror_chunk(c->a, &c->mb, c->target[t],
+						       (s->row0 + i) * l->chunk, buf, io->member,
+						       io->off + at, &c->bad, &s->lost);
+		}
+	}
+	return rc;
+}
+
 /* Wait for a slot's reads and, for parity levels, recover its lost chunks. */
 static int rebuild_finish_reads(struct rebuild_ctx *c, struct rebuild_slot *s)
 {
@@ -250,17 +293,24 @@ static int rebuild_finish_reads(struct rebuild_ctx *c, struct rebuild_slot *s)
 
 	for (;;) {
 		rc = mbatch_wait(&c->mb, &s->grp);
+		/* Sectors a survivor cannot read: found 4 KiB at a time, the member kept. */
+		row_bad_reset(&c->bad);
+		if (rc == 0 && row_heal_any_media(s->buf.ios, s->nios))
+			rc = row_heal_narrow(&c->mb, s->buf.ios, s->nios, &c->bad);
 		for (size_t i = 0; rc == 0 && i < s->nios; i++)
 			if (s->buf.ios[i].res != (int)s->buf.ios[i].len)
 				rc = -EAGAIN; /* a survivor failed: plan the batch again without it */
 		if (rc != -EAGAIN || ++tries > (int)a->nmembers)
 			break;
+		row_bad_reset(&s->lost);
 		rc = rebuild_start_reads(c, s);
 		if (rc)
 			break;
 	}
 	if (rc == 0 && a->lay.nparity)
 		rc = rebuild_recover(c, s);
+	else if (rc == 0)
+		rc = rebuild_heal_mirror(c, s);
 	return rc;
 }
 
@@ -420,6 +470,8 @@ static int rebuild_finish(struct rebuild_ctx *c, struct rebuild_slot *s)
 	for (size_t i = 0; i < s->nios; i++)
 		if (s->buf.ios[i].res != (int)s->buf.ios[i].len)
 			failed[s->buf.ios[i].member] = true;
+	/* Zeroes where nothing was left are written: recorded lost before anyone may read them. */
+	rebuild_heal_record_lost(a, &s->lost, failed);
 	stripe_set_release(a, &s->locks);
 	s->state = SLOT_FREE;
 	pthread_mutex_lock(&a->meta_lock);
@@ -812,6 +864,7 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 		fn(arg, c->reported, c->reported + c->total);
 	/* A ring per pass: a member that joined since may need NVMe passthrough entries. */
 	rc = mbatch_open(&c->mb, a);
+	c->mb.keep_read_errors = true; /* a survivor's bad sector costs a block, not the member */
 	/* The new member gets the whole live-data map before any row is skipped on it. */
 	if (rc == 0)
 		rc = live_write_all(a);
@@ -855,8 +908,11 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 
 static void rebuild_free(struct rebuild_ctx *c)
 {
-	for (unsigned i = 0; i < REBUILD_SLOTS; i++)
+	for (unsigned i = 0; i < REBUILD_SLOTS; i++) {
 		row_bufs_free(&c->slot[i].buf);
+		row_bad_free(&c->slot[i].lost);
+	}
+	row_bad_free(&c->bad);
 	free(c->ptrs);
 	free(c);
 }

@@ -23,6 +23,8 @@
  * bad-block=N models a sector the drive cannot read: reads that touch the 4 KiB block at
  * data-area byte N fail with EIO until a write covers the whole block (the drive remaps it
  * then, as a real one does), like a media error with the drive otherwise healthy.
+ * bad-block-sticky=N is one the drive cannot remap either: writes that touch it fail too.
+ * Up to FAULT_BAD_BLOCKS of them, in any mix, each given as its own option.
  *
  * fabric-state=FILE makes the member behave like an NVMe-oF namespace with one controller
  * whose state is the first word of FILE ("live", "connecting"; FILE absent: the controller
@@ -48,6 +50,8 @@
 #include "array/array.h"
 #include "member/member.h"
 
+#define FAULT_BAD_BLOCKS 8
+
 struct member_fault {
 	long read_eio_after, write_eio_after, tear_after, vanish_after, kill_after;
 	long flush_eio_after;
@@ -59,7 +63,10 @@ struct member_fault {
 	atomic_long reads, writes, ios, flushes, meta_writes;
 	atomic_bool dead;
 	char *fabric_state;             /* fabric-state=FILE, or NULL */
-	atomic_llong bad_block;         /* bad-block=N: data-area offset, -1 none or remapped */
+	/* bad-block=N, bad-block-sticky=N: data-area offsets, -1 none or remapped */
+	atomic_llong bad_block[FAULT_BAD_BLOCKS];
+	bool bad_sticky[FAULT_BAD_BLOCKS];
+	unsigned nbad;
 	char *pr_file;                  /* pr=FILE, or NULL */
 	atomic_uint_least64_t pr_key;   /* the key this handle registered; 0 none */
 };
@@ -89,7 +96,6 @@ int fault_parse(const char *spec, struct member_fault **out, const char **path)
 	f->kill_after = -1;
 	f->flush_eio_after = -1;
 	f->meta_eio_after = -1;
-	atomic_init(&f->bad_block, -1);
 	while (p < colon) {
 		const char *end = memchr(p, ',', (size_t)(colon - p));
 		size_t n = (size_t)((end ? end : colon) - p);
@@ -105,8 +111,11 @@ int fault_parse(const char *spec, struct member_fault **out, const char **path)
 			f->vanish_after = v;
 		else if (fault_opt(p, n, "kill-after", &v))
 			f->kill_after = v;
-		else if (fault_opt(p, n, "bad-block", &v))
-			atomic_store(&f->bad_block, (long long)v / 4096 * 4096);
+		else if ((fault_opt(p, n, "bad-block", &v) ||
+			  fault_opt(p, n, "bad-block-sticky", &v)) && f->nbad < FAULT_BAD_BLOCKS) {
+			f->bad_sticky[f->nbad] = p[9] == '-';
+			atomic_init(&f->bad_block[f->nbad++], (long long)v / 4096 * 4096);
+		}
 		else if (fault_opt(p, n, "flush-eio-after", &v))
 			f->flush_eio_after = v;
 		else if (fault_opt(p, n, "stall-us", &v))
@@ -199,18 +208,26 @@ static uint64_t fault_drive_wait(struct member_fault *f, uint64_t bytes)
 	return end - now;
 }
 
-/* bad-block=: a read that touches it fails; a write that covers it remaps it. */
+/*
+ * bad-block=: a read that touches it fails; a write that covers it remaps it (a sticky one
+ * fails every write that touches it too). A write that remaps one but fails for another
+ * still remaps the first: the drive wrote the sectors it could.
+ */
 static bool fault_bad_block(struct member_fault *f, bool write, uint64_t off, uint64_t bytes)
 {
-	long long bb = atomic_load(&f->bad_block);
+	bool fail = false;
 
-	if (bb < 0 || off >= (uint64_t)bb + 4096 || off + bytes <= (uint64_t)bb)
-		return false;
-	if (!write)
-		return true;
-	if (off <= (uint64_t)bb && off + bytes >= (uint64_t)bb + 4096)
-		atomic_store(&f->bad_block, -1);
-	return false;
+	for (unsigned i = 0; i < f->nbad; i++) {
+		long long bb = atomic_load(&f->bad_block[i]);
+
+		if (bb < 0 || off >= (uint64_t)bb + 4096 || off + bytes <= (uint64_t)bb)
+			continue;
+		if (!write || f->bad_sticky[i])
+			fail = true;
+		else if (off <= (uint64_t)bb && off + bytes >= (uint64_t)bb + 4096)
+			atomic_store(&f->bad_block[i], -1);
+	}
+	return fail;
 }
 
 /* pr=FILE: the key that holds the modelled reservation now; 0 none. */

@@ -7,6 +7,7 @@
 #include <errno.h>
 
 #include "array/array.h"
+#include "meta/badblocks.h"
 #include "meta/bitmap.h"
 #include "meta/live.h"
 #include "member/member.h"
@@ -45,6 +46,10 @@ int array_flush_members(struct graid_array *a, unsigned *failed)
 		/* Completed discards are durable now: their regions may be recorded unused. */
 		if (!atomic_load(&a->broken))
 			live_sweep(a, live_f);
+		/* Bad blocks written over since: their records go from the members' logs too. */
+		if (badblocks_sync(a))
+			graid__log(GRAID_LOG_WARNING, "flush: a member's bad-block log could not be "
+						      "rewritten; it keeps records of blocks written since");
 	}
 	if (failed)
 		*failed = nfailed;

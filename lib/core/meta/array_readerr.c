@@ -22,19 +22,25 @@ static bool readerr_is_media(int err)
 	return err == -EIO || err == -ENODATA || err == -EILSEQ || err == -EBADMSG;
 }
 
+bool array_read_error_repairable(struct graid_array *a, unsigned role, int err)
+{
+	enum member_reach reach;
+
+	if (a->read_only || !readerr_is_media(err) || role >= a->nmembers)
+		return false;
+	reach = member_reach(&a->members[role], NULL);
+	return reach == REACH_LOCAL || reach == REACH_LIVE;
+}
+
 bool array_member_read_error(struct graid_array *a, unsigned role, int fd, int err)
 {
 	struct member *m = &a->members[role];
-	enum member_reach reach;
 	uint64_t now = graid__now_ns();
 	bool repair = false;
 	int st;
 
-	/* Mirrors read another copy and fail the bad one; parity levels recompute it. */
-	if (a->lay.nparity == 0 || a->read_only || !readerr_is_media(err))
-		return false;
-	reach = member_reach(m, NULL);
-	if (reach != REACH_LOCAL && reach != REACH_LIVE)
+	/* Parity levels recompute the block, mirrors read another copy; RAID-0 returns -EIO. */
+	if (!array_read_error_repairable(a, role, err))
 		return false;
 	pthread_mutex_lock(&a->meta_lock);
 	st = atomic_load(&m->state);
@@ -61,7 +67,9 @@ bool array_member_read_error(struct graid_array *a, unsigned role, int fd, int e
 	return repair;
 }
 
-void array_member_read_repaired(struct graid_array *a, unsigned role)
+void array_member_read_repaired(struct graid_array *a, unsigned role, uint64_t row,
+				uint64_t units)
 {
-	atomic_fetch_add(&a->members[role].readerr_repaired, 1);
+	atomic_fetch_add(&a->members[role].readerr_repaired, units);
+	array_event(a, GRAID_EVENT_BLOCK_REPAIRED, (int)role, 0, row, units);
 }

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/* Background jobs' bad blocks: failed reads narrowed to 4 KiB units, rows recovered column by column. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libgraid/graid.h>
+
+#include "io/row_heal.h"
+#include "meta/meta.h"
+
+void row_bad_free(struct row_bad *b)
+{
+	free(b->u);
+	*b = (struct row_bad){ 0 };
+}
+
+int row_bad_add(struct row_bad *b, unsigned member, int fd, uint64_t off)
+{
+	if (b->n == b->cap) {
+		unsigned cap = b->cap ? 2 * b->cap : 16;
+		struct row_bad_unit *u = realloc(b->u, cap * sizeof(*u));
+
+		if (!u)
+			return -ENOMEM;
+		b->u = u;
+		b->cap = cap;
+	}
+	b->u[b->n++] = (struct row_bad_unit){ .member = member, .fd = fd, .off = off };
+	return 0;
+}
+
+bool row_heal_any_media(const struct mbio *ios, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ios[i].media)
+			return true;
+	return false;
+}
+
+/* One read marked media, again unit by unit. 0, -EAGAIN, -ENOMEM or the ring's -errno. */
+static int row_heal_narrow_one(struct mbatch *mb, struct mbio *io, struct row_bad *bad)
+{
+	struct graid_array *a = mb->a;
+	const unsigned units = io->len / BBL_UNIT;
+	struct mbio *piece = calloc(units, sizeof(*piece));
+	int rc = 0;
+
+	if (!piece)
+		return -ENOMEM;
+	for (unsigned k = 0; k < units; k++)
+		piece[k] = (struct mbio){ .member = io->member, .buf = io->buf + k * BBL_UNIT,
+					  .len = BBL_UNIT, .off = io->off + k * BBL_UNIT };
+	rc = mbatch_run_on(mb, piece, units);
+	for (unsigned k = 0; rc == 0 && k < units; k++) {
+		struct mbio *p = &piece[k];
+
+		if (p->res == (int)BBL_UNIT)
+			continue;
+		if (!p->media) {
+			rc = -EAGAIN; /* failed another way (the member is out) or went stale */
+		} else if (!array_member_read_error(a, p->member, p->fault.fd, p->res)) {
+			array_member_io_failed(a, p->member, p->fault.fd, p->res);
+			rc = -EAGAIN; /* one error too many: the member is out now */
+		} else {
+			rc = row_bad_add(bad, p->member, p->fault.fd, p->off);
+		}
+	}
+	free(piece);
+	if (rc == 0) {
+		io->res = (int)io->len;
+		io->media = false;
+	}
+	return rc;
+}
+
+int row_heal_narrow(struct mbatch *mb, struct mbio *ios, size_t n, struct row_bad *bad)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int e;
+
+		if (!ios[i].media)
+			continue;
+		e = row_heal_narrow_one(mb, &ios[i], bad);
+		/* A broken ring ends it; a member out only means "plan again", after the rest. */
+		if (e && e != -EAGAIN)
+			return e;
+		rc = rc ? rc : e;
+	}
+	return rc;
+}
+
+bool row_bad_cols(const struct row_bad *b, unsigned member, uint64_t off, uint32_t len,
+		  struct bbl_cols *cols)
+{
+	bool any = false;
+
+	for (unsigned i = 0; i < b->n; i++) {
+		const struct row_bad_unit *u = &b->u[i];
+
+		if (u->member != member || u->off < off || u->off >= off + len)
+			continue;
+		bbl_cols_set(cols, (unsigned)((u->off - off) / BBL_UNIT));
+		any = true;
+	}
+	return any;
+}
+
+int row_bad_fd(const struct row_bad *b, unsigned member, uint64_t off)
+{
+	for (unsigned i = 0; i < b->n; i++)
+		if (b->u[i].member == member && b->u[i].off == off)
+			return b->u[i].fd;
+	return -1;
+}
+
+int row_heal_parity(struct graid_array *a, uint8_t *const *blk, const struct bbl_cols *era,
+		    struct bbl_cols *lost)
+{
+	const struct graid_layout *l = &a->lay;
+	const unsigned nroles = l->ndata + l->nparity;
+	uint8_t *ptrs[GRAID_MAX_MEMBERS];
+
+	for (unsigned c = 0; c < row_heal_cols(a); c++) {
+		unsigned idx[GRAID_MAX_MEMBERS], k = 0;
+		int rc;
+
+		for (unsigned r = 0; r < nroles; r++)
+			if (bbl_cols_test(&era[r], c))
+				idx[k++] = r; /* in role order: the engine wants them sorted */
+		if (k == 0)
+			continue;
+		if (k > l->nparity) {
+			bbl_cols_set(lost, c);
+			continue;
+		}
+		for (unsigned r = 0; r < nroles; r++)
+			ptrs[r] = blk[r] + (size_t)c * BBL_UNIT;
+		rc = graid_parity_recover(a->be, l->ndata, l->nparity, BBL_UNIT, 1, ptrs, k, idx);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int row_heal_writeback(struct graid_array *a, struct mbatch *mb, uint64_t row,
+		       uint8_t *const *blk, const struct bbl_cols *era, const struct bbl_cols *lost,
+		       const bool *present, const struct row_bad *bad)
+{
+	const struct graid_layout *l = &a->lay;
+	const unsigned nroles = l->ndata + l->nparity, cols = row_heal_cols(a);
+	const uint64_t base = row * l->chunk;
+	struct mbio *ios = calloc((size_t)nroles * cols, sizeof(*ios));
+	unsigned units[GRAID_MAX_MEMBERS] = { 0 };
+	size_t n = 0;
+	int rc;
+
+	if (!ios)
+		return -ENOMEM;
+	for (unsigned r = 0; r < nroles; r++) {
+		unsigned m = graid_layout_role_member(l, row, r);
+
+		if (!present[r])
+			continue;
+		for (unsigned c = 0; c < cols; c++) {
+			uint64_t off = base + (uint64_t)c * BBL_UNIT;
+			int fd;
+
+			if (!bbl_cols_test(&era[r], c))
+				continue;
+			if (!bbl_cols_test(lost, c)) {
+				ios[n++] = (struct mbio){ .member = m, .write = true, .len = BBL_UNIT,
+							  .buf = blk[r] + (size_t)c * BBL_UNIT,
+							  .off = off };
+				continue;
+			}
+			/* Nothing can rewrite it: the device keeps failing it, and its log says so. */
+			fd = row_bad_fd(bad, m, off);
+			if (fd >= 0 && !badblocks_overlap(a, m, off, BBL_UNIT))
+				badblocks_add(a, m, fd, off, BBL_UNIT, BBL_F_UNREADABLE);
+		}
+	}
+	rc = mbatch_run_on(mb, ios, n);
+	/* A rewrite that failed took its member out (mbatch): the others stay repaired. */
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		if (ios[i].res == (int)BBL_UNIT)
+			units[ios[i].member]++;
+	for (unsigned m = 0; m < a->nmembers; m++)
+		if (units[m]) {
+			graid__log(GRAID_LOG_WARNING, "member %u (%s): %u block(s) of row %llu it "
+						      "could not read (or had recorded bad) rebuilt "
+						      "from the others and written back", m,
+				   a->members[m].path, units[m], (unsigned long long)row);
+			array_member_read_repaired(a, m, row, units[m]);
+		}
+	free(ios);
+	return rc;
+}
