@@ -289,3 +289,117 @@ Test(bad_blocks, raid1_rebuild_takes_a_sector_from_the_third_copy, .timeout = 12
 	bb_verify(b.a, b.size, 1, NULL, 0, "from the rebuilt copy alone");
 	bb_close(&b);
 }
+
+/* ---- scrub ----------------------------------------------------------------------------- */
+
+/* A latent sector: the scrub rebuilds it, writes it back, and the member stays. */
+static void bb_scrub_latent(int level, unsigned n, unsigned flags)
+{
+	const int faulty[] = { 1, -1 };
+	/* Member 1's block 4 KiB into row 1: data on every level here, P on none. */
+	const char *opts[] = { "bad-block=69632" };
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct bb_bed b;
+
+	bb_setup(&b, level, n, faulty, opts);
+	cr_assert_eq(graid_array_scrub(b.a, flags, &rep), 0, "a latent sector failed the scrub");
+	cr_assert_eq(rep.rewritten, 1, "%llu blocks rewritten", (unsigned long long)rep.rewritten);
+	cr_assert_eq(rep.unrecoverable, 0);
+	cr_assert_eq(rep.mismatches, 0);
+	cr_assert_eq(graid_array_member_info(b.a, 1, &mi), 0);
+	cr_assert_eq(mi.state, GRAID_MEMBER_ACTIVE, "the scrub took the member out");
+	cr_assert_eq(mi.errors, 1);
+	cr_assert_eq(b.repaired_events, 1);
+	bb_expect_clean_log(b.a, 1);
+	/* Rewritten, so remapped: read and scrubbed again, it fails no more. */
+	bb_verify(b.a, b.size, 1, NULL, 0, "after the scrub");
+	cr_assert_eq(graid_array_scrub(b.a, flags, &rep), 0);
+	cr_assert_eq(rep.rewritten, 0);
+	cr_assert_eq(graid_array_member_info(b.a, 1, &mi), 0);
+	cr_assert_eq(mi.errors, 1, "the sector was not rewritten: it failed again");
+	bb_close(&b);
+}
+
+Test(bad_blocks, raid5_scrub_rewrites_a_latent_sector_and_keeps_the_member, .timeout = 120)
+{
+	bb_scrub_latent(5, 4, 0);
+}
+
+Test(bad_blocks, raid6_scrub_with_repair_rewrites_a_latent_sector, .timeout = 120)
+{
+	bb_scrub_latent(6, 5, GRAID_SCRUB_REPAIR);
+}
+
+Test(bad_blocks, raid1_scrub_rewrites_a_latent_sector_from_the_other_copy, .timeout = 120)
+{
+	bb_scrub_latent(1, 2, 0);
+}
+
+Test(bad_blocks, raid10_scrub_rewrites_a_latent_sector_from_the_other_copy, .timeout = 120)
+{
+	bb_scrub_latent(10, 4, GRAID_SCRUB_REPAIR);
+}
+
+/* A sector the drive cannot remap: the rewrite fails, and that takes the member out. */
+Test(bad_blocks, a_rewrite_that_fails_takes_the_member_out, .timeout = 120)
+{
+	const int faulty[] = { 1, -1 };
+	const char *opts[] = { "bad-block-sticky=69632" };
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct bb_bed b;
+
+	bb_setup(&b, 5, 4, faulty, opts);
+	/* The rows already read are still compared: the scrub itself succeeds. */
+	cr_assert_eq(graid_array_scrub(b.a, 0, &rep), 0);
+	cr_assert_eq(rep.rewritten, 0);
+	cr_assert_eq(rep.mismatches, 0);
+	cr_assert_eq(graid_array_member_info(b.a, 1, &mi), 0);
+	cr_assert_eq(mi.state, GRAID_MEMBER_FAILED);
+	bb_verify(b.a, b.size, 1, NULL, 0, "with the member out");
+	bb_close(&b);
+}
+
+/* Two members that cannot read the same RAID-5 column: recorded, the rest checked. */
+Test(bad_blocks, raid5_scrub_records_a_column_past_redundancy_and_goes_on, .timeout = 120)
+{
+	const int faulty[] = { 1, 3, -1 };
+	const char *opts[] = { "bad-block-sticky=69632", "bad-block-sticky=69632" };
+	/* Row 1: data 2 on member 1, data 0 on member 3. */
+	const uint64_t lost[] = { 3 * BB_CHUNK + 4096, 5 * BB_CHUNK + 4096 };
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct bb_bed b;
+
+	bb_setup(&b, 5, 4, faulty, opts);
+	cr_assert_eq(graid_array_scrub(b.a, GRAID_SCRUB_REPAIR, &rep), 0);
+	cr_assert_eq(rep.unrecoverable, 2);
+	cr_assert_eq(rep.skipped, 1);
+	cr_assert_eq(rep.mismatches, 0);
+	cr_assert_eq(b.bad_events, 2);
+	bb_expect_record(b.a, 1, BB_CHUNK + 4096, GRAID_BAD_BLOCK_UNREADABLE, lost[1]);
+	bb_expect_record(b.a, 3, BB_CHUNK + 4096, GRAID_BAD_BLOCK_UNREADABLE, lost[0]);
+	cr_assert_eq(graid_array_info(b.a, &info), 0);
+	cr_assert_eq(info.nfailed, 0);
+	bb_verify(b.a, b.size, 1, lost, 2, "after the scrub");
+	bb_close(&b);
+}
+
+/* A member every read of which fails is not a bad sector: past the threshold, it is out. */
+Test(bad_blocks, a_scrub_takes_out_a_member_past_the_error_threshold, .timeout = 120)
+{
+	const int faulty[] = { 2, -1 };
+	const char *opts[] = { "read-eio-after=0" };
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct bb_bed b;
+
+	bb_setup(&b, 6, 5, faulty, opts);
+	cr_assert_eq(graid_array_scrub(b.a, 0, &rep), -EIO);
+	cr_assert_eq(graid_array_member_info(b.a, 2, &mi), 0);
+	cr_assert_eq(mi.state, GRAID_MEMBER_FAILED);
+	cr_assert_eq(mi.errors, 21, "%llu errors", (unsigned long long)mi.errors);
+	bb_verify(b.a, b.size, 1, NULL, 0, "with the member out");
+	bb_close(&b);
+}

@@ -974,6 +974,17 @@ struct graid_scrub_report {
 	 * unused (never written, or wholly discarded: zeroes on every member, consistent).
 	 */
 	uint64_t unused;
+	/**
+	 * Appended: 4 KiB blocks a member could not read, or had recorded bad, that the scrub
+	 * rebuilt from the rest of their stripe and wrote back (the member stays; with
+	 * ::GRAID_SCRUB_REPAIR or without: a scrub is what finds latent sectors).
+	 */
+	uint64_t rewritten;
+	/**
+	 * 4 KiB blocks no redundancy was left to rebuild: recorded in their member's bad-block
+	 * log (graid_array_bad_blocks()); the stripes holding them are counted in @c skipped.
+	 */
+	uint64_t unrecoverable;
 };
 
 /**
@@ -989,6 +1000,12 @@ struct graid_scrub_report {
  * Every mismatch is also logged with its stripe and member. Runs online, stripe by stripe
  * under the stripe locks.
  *
+ * A block a member cannot read (a latent bad sector), or one its bad-block log records, is
+ * rebuilt from the rest of its stripe and written back, and the member stays (counted in
+ * @c rewritten; not on a read-only array); one no redundancy covers is recorded in the log
+ * (@c unrecoverable). A member is failed only when the rewrite fails or its read errors
+ * pass the threshold (docs/ARRAYS.md, "Bad blocks").
+ *
  * A scrub records how far it got in the superblocks about once a second (not on a
  * read-only array), so one stopped by a crash or a close resumes with ::GRAID_SCRUB_RESUME;
  * a scrub that completes clears the record.
@@ -1002,8 +1019,10 @@ struct graid_scrub_report {
  * @return 0; -EINVAL bad arguments or unknown flags; -EOPNOTSUPP RAID-0; -EAGAIN a RAID-1,
  *   RAID-5 or RAID-6 with a member failed or missing: no stripe has every member to
  *   compare, so nothing could be checked (replace and rebuild first); -EROFS
- *   ::GRAID_SCRUB_REPAIR on an array opened read-only; -EIO a member failed during the
- *   scrub; -ENOMEM; -ESTALE another host took the array over.
+ *   ::GRAID_SCRUB_REPAIR on an array opened read-only; -EIO a member failed while the
+ *   scrub read it (a device gone, read errors past the threshold); -ENOMEM; -ESTALE
+ *   another host took the array over. A member a failed rewrite took out (an event says
+ *   so) leaves the rows read after it counted in @c skipped, and the scrub returns 0.
  */
 GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 				struct graid_scrub_report *rep);

@@ -7,6 +7,7 @@
 #include <libgraid/graid.h>
 
 #include "io/row_heal.h"
+#include "meta/bitmap.h"
 #include "meta/meta.h"
 
 void row_bad_free(struct row_bad *b)
@@ -147,7 +148,7 @@ int row_heal_parity(struct graid_array *a, uint8_t *const *blk, const struct bbl
 
 int row_heal_writeback(struct graid_array *a, struct mbatch *mb, uint64_t row,
 		       uint8_t *const *blk, const struct bbl_cols *era, const struct bbl_cols *lost,
-		       const bool *present, const struct row_bad *bad)
+		       const bool *present, const struct row_bad *bad, struct row_heal_count *count)
 {
 	const struct graid_layout *l = &a->lay;
 	const unsigned nroles = l->ndata + l->nparity, cols = row_heal_cols(a);
@@ -176,17 +177,35 @@ int row_heal_writeback(struct graid_array *a, struct mbatch *mb, uint64_t row,
 							  .off = off };
 				continue;
 			}
+			if (count)
+				count->unrecoverable++;
 			/* Nothing can rewrite it: the device keeps failing it, and its log says so. */
 			fd = row_bad_fd(bad, m, off);
 			if (fd >= 0 && !badblocks_overlap(a, m, off, BBL_UNIT))
 				badblocks_add(a, m, fd, off, BBL_UNIT, BBL_F_UNREADABLE);
 		}
 	}
-	rc = mbatch_run_on(mb, ios, n);
+	/* A write like any other: its region marked first (a torn one is resynced). */
+	rc = 0;
+	if (n) {
+		int mark = bitmap_start_write(a, row);
+
+		if (mark == 0)
+			rc = mbatch_run_on(mb, ios, n);
+		bitmap_end_write(a, row); /* due after a failed mark too */
+		if (mark) {
+			graid__log(GRAID_LOG_WARNING, "row %llu: its bitmap mark failed (%s): what "
+						      "was rebuilt is not written back now",
+				   (unsigned long long)row, graid_strerror(mark));
+			n = 0;
+		}
+	}
 	/* A rewrite that failed took its member out (mbatch): the others stay repaired. */
 	for (size_t i = 0; rc == 0 && i < n; i++)
 		if (ios[i].res == (int)BBL_UNIT)
 			units[ios[i].member]++;
+	for (unsigned m = 0; count && m < a->nmembers; m++)
+		count->rewritten += units[m];
 	for (unsigned m = 0; m < a->nmembers; m++)
 		if (units[m]) {
 			graid__log(GRAID_LOG_WARNING, "member %u (%s): %u block(s) of row %llu it "

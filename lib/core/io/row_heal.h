@@ -64,17 +64,24 @@ int row_bad_fd(const struct row_bad *b, unsigned member, uint64_t off);
 int row_heal_parity(struct graid_array *a, uint8_t *const *blk, const struct bbl_cols *era,
 		    struct bbl_cols *lost);
 
+/* What a write-back did, in 4 KiB units (added to). */
+struct row_heal_count {
+	uint64_t rewritten;      /* rebuilt and written back */
+	uint64_t unrecoverable;  /* in a lost column: left as they are, recorded */
+};
+
 /*
- * After row_heal_parity(): write back, 4 KiB at a time, the columns it rebuilt for roles
- * read from their member (@p present, per role) that lacked them (a unit that failed to
- * read, or one the member's log records: the write clears the record). A unit that failed
- * to read in a @p lost column cannot be rewritten: it is recorded unreadable in its
- * member's log. A rewrite that fails takes its member out (as any write error does).
- * Sends GRAID_EVENT_BLOCK_REPAIRED per member. 0, -ENOMEM or the ring's -errno.
+ * After row_heal_parity(): write back, 4 KiB at a time and under the row's bitmap mark, the
+ * columns it rebuilt for roles read from their member (@p present, per role) that lacked
+ * them (a unit that failed to read, or one the member's log records: the write clears the
+ * record). A unit that failed to read in a @p lost column cannot be rewritten: it is
+ * recorded unreadable in its member's log. A rewrite that fails takes its member out (as
+ * any write error does). Sends GRAID_EVENT_BLOCK_REPAIRED per member; @p count (may be
+ * NULL) adds up what was done. 0, -ENOMEM or the ring's -errno.
  */
 int row_heal_writeback(struct graid_array *a, struct mbatch *mb, uint64_t row,
 		       uint8_t *const *blk, const struct bbl_cols *era, const struct bbl_cols *lost,
-		       const bool *present, const struct row_bad *bad);
+		       const bool *present, const struct row_bad *bad, struct row_heal_count *count);
 
 /* Columns of one chunk. */
 static inline unsigned row_heal_cols(const struct graid_array *a)

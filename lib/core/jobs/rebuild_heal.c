@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "jobs/rebuild_heal.h"
+#include "meta/bitmap.h"
 #include "meta/meta.h"
 
 bool rebuild_heal_parity_needed(struct graid_array *a, uint64_t row, const bool *have,
@@ -48,7 +49,7 @@ int rebuild_heal_parity_row(struct graid_array *a, struct mbatch *mb, uint64_t r
 	}
 	rc = row_heal_parity(a, blk, era, &gone);
 	if (rc == 0)
-		rc = row_heal_writeback(a, mb, row, blk, era, &gone, present, bad);
+		rc = row_heal_writeback(a, mb, row, blk, era, &gone, present, bad, NULL);
 	for (unsigned c = 0; rc == 0 && c < cols; c++) {
 		if (!bbl_cols_test(&gone, c))
 			continue;
@@ -121,7 +122,9 @@ int rebuild_heal_mirror_chunk(struct graid_array *a, struct mbatch *mb, unsigned
 					   .len = BBL_UNIT, .off = at };
 
 			/* Written back to the copy that lacked it (which clears its record). */
-			rc = mbatch_run_on(mb, &io, 1);
+			if (bitmap_start_write(a, arr / l->chunk) == 0)
+				rc = mbatch_run_on(mb, &io, 1);
+			bitmap_end_write(a, arr / l->chunk);
 			if (rc == 0 && io.res == (int)BBL_UNIT)
 				array_member_read_repaired(a, src, at / l->chunk, 1);
 			continue;

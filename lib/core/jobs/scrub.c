@@ -8,6 +8,8 @@
 #include "meta/bitmap.h"
 #include "meta/live.h"
 #include "io/member_batch.h"
+#include "io/row_heal.h"
+#include "meta/badblocks.h"
 #include "io/row_job.h"
 #include "io/stripe_set.h"
 #include "meta/meta.h"
@@ -53,6 +55,7 @@ struct scrub_ctx {
 	int32_t *verdict;
 	struct mbatch mb;           /* one ring for the whole scrub */
 	struct stripe_set locks;
+	struct row_bad bad;         /* units the batch being checked could not read */
 	struct graid_scrub_report rep;
 };
 
@@ -115,11 +118,61 @@ static int scrub_repair_row(struct scrub_ctx *c, uint64_t row, uint8_t **blk, in
 	return rc;
 }
 
+/*
+ * Read errors of a batch: narrowed to 4 KiB units, the member kept (row_heal.c). A member
+ * that failed meanwhile (a device gone, errors past the threshold) ends the scrub: the
+ * array is degraded, nothing more can be compared.
+ */
+static int scrub_narrow(struct scrub_ctx *c, struct mbio *ios, size_t n)
+{
+	int rc = 0;
+
+	row_bad_reset(&c->bad);
+	if (row_heal_any_media(ios, n))
+		rc = row_heal_narrow(&c->mb, ios, n, &c->bad);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		if (ios[i].res != (int)ios[i].len)
+			rc = -EIO;
+	return rc == -EAGAIN ? -EIO : rc;
+}
+
+/*
+ * A parity row with units some member could not read, or records bad: rebuilt column by
+ * column and written back (not on a read-only array). True when a column had more
+ * erasures than parity: the row cannot be compared.
+ */
+static bool scrub_heal_parity_row(struct scrub_ctx *c, uint64_t row, uint8_t **blk, int *rc)
+{
+	struct graid_array *a = c->a;
+	const struct graid_layout *l = &a->lay;
+	const unsigned nroles = l->ndata + l->nparity;
+	struct bbl_cols era[GRAID_MAX_MEMBERS], lost = { { 0 } };
+	struct row_heal_count count = { 0 };
+	bool present[GRAID_MAX_MEMBERS], any = false;
+
+	for (unsigned r = 0; r < nroles; r++) {
+		unsigned m = graid_layout_role_member(l, row, r);
+
+		memset(&era[r], 0, sizeof(era[r]));
+		present[r] = true;
+		any |= row_bad_cols(&c->bad, m, row * l->chunk, l->chunk, &era[r]);
+		any |= badblocks_cols(a, m, row * l->chunk, l->chunk, &era[r]);
+	}
+	if (!any)
+		return false;
+	*rc = row_heal_parity(a, blk, era, &lost);
+	if (*rc == 0 && !a->read_only)
+		*rc = row_heal_writeback(a, &c->mb, row, blk, era, &lost, present, &c->bad, &count);
+	c->rep.rewritten += count.rewritten;
+	c->rep.unrecoverable += count.unrecoverable;
+	return bbl_cols_any(&lost);
+}
+
 static int scrub_parity_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 {
 	const struct graid_layout *l = &c->a->lay;
 	const unsigned nroles = l->ndata + l->nparity;
-	unsigned checkable[ROW_JOB_ROWS_MAX], nc = 0;
+	unsigned checkable[ROW_JOB_ROWS_MAX], nc = 0, kept = 0;
 	size_t n = 0;
 	long bad;
 	int rc;
@@ -147,11 +200,26 @@ static int scrub_parity_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 	if (nc == 0)
 		return 0;
 	rc = mbatch_run_on(&c->mb, c->buf.ios, n);
-	for (size_t i = 0; rc == 0 && i < n; i++)
-		if (c->buf.ios[i].res != (int)l->chunk)
-			rc = -EIO;
+	if (rc == 0)
+		rc = scrub_narrow(c, c->buf.ios, n);
 	if (rc)
 		return rc;
+	/* Rows that met bad blocks: healed first; those with a column past parity not compared. */
+	for (unsigned k = 0; k < nc; k++) {
+		uint8_t **blk = c->buf.ptrs + (size_t)k * nroles;
+
+		if (scrub_heal_parity_row(c, row0 + checkable[k], blk, &rc)) {
+			c->rep.skipped++;
+		} else {
+			memmove(c->buf.ptrs + (size_t)kept * nroles, blk, nroles * sizeof(*blk));
+			checkable[kept++] = checkable[k];
+		}
+		if (rc)
+			return rc;
+	}
+	nc = kept;
+	if (nc == 0)
+		return 0;
 	bad = graid_parity_check(c->a->be, l->ndata, l->nparity, l->chunk, nc, c->buf.ptrs,
 				 c->verdict);
 	if (bad < 0)
@@ -175,6 +243,81 @@ static int scrub_parity_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 	return 0;
 }
 
+/*
+ * RAID-1/10: units of a chunk some copy could not read, or records bad, are copied from a
+ * copy that has them and written back (not on a read-only array). *lost: a unit no copy
+ * has (recorded unreadable where a read failed): the chunk cannot be compared.
+ */
+static int scrub_mirror_heal(struct scrub_ctx *c, uint64_t stripe, size_t n, bool *lost)
+{
+	struct graid_array *a = c->a;
+	const unsigned cols = row_heal_cols(a);
+	struct mbio *ios = c->buf.ios, *w;
+	struct bbl_cols gone[GRAID_MAX_MEMBERS];
+	unsigned units[GRAID_MAX_MEMBERS] = { 0 };
+	size_t nw = 0;
+	bool any = false;
+	int rc = 0;
+
+	*lost = false;
+	for (size_t j = 0; j < n; j++) {
+		memset(&gone[j], 0, sizeof(gone[j]));
+		any |= row_bad_cols(&c->bad, ios[j].member, ios[j].off, ios[j].len, &gone[j]);
+		any |= badblocks_cols(a, ios[j].member, ios[j].off, ios[j].len, &gone[j]);
+	}
+	if (!any)
+		return 0;
+	w = calloc(n * cols, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	for (unsigned u = 0; u < cols; u++) {
+		const size_t at = (size_t)u * BBL_UNIT;
+		size_t good = n;
+
+		for (size_t j = 0; j < n && good == n; j++)
+			if (!bbl_cols_test(&gone[j], u))
+				good = j;
+		for (size_t j = 0; j < n; j++) {
+			int fd;
+
+			if (!bbl_cols_test(&gone[j], u))
+				continue;
+			if (good < n) {
+				memcpy(ios[j].buf + at, ios[good].buf + at, BBL_UNIT);
+				if (!a->read_only)
+					w[nw++] = (struct mbio){ .member = ios[j].member, .write = true,
+								 .buf = ios[j].buf + at,
+								 .len = BBL_UNIT,
+								 .off = ios[j].off + at };
+				continue;
+			}
+			*lost = true;
+			c->rep.unrecoverable++;
+			fd = row_bad_fd(&c->bad, ios[j].member, ios[j].off + at);
+			if (fd >= 0 && !a->read_only &&
+			    !badblocks_overlap(a, ios[j].member, ios[j].off + at, BBL_UNIT))
+				badblocks_add(a, ios[j].member, fd, ios[j].off + at, BBL_UNIT,
+					      BBL_F_UNREADABLE);
+		}
+	}
+	if (nw) {
+		if (bitmap_start_write(a, stripe) == 0)
+			rc = mbatch_run_on(&c->mb, w, nw);
+		bitmap_end_write(a, stripe);
+	}
+	/* A rewrite that failed took its member out (mbatch): the others stay repaired. */
+	for (size_t i = 0; rc == 0 && i < nw; i++)
+		if (w[i].res == (int)BBL_UNIT)
+			units[w[i].member]++;
+	for (unsigned m = 0; m < a->nmembers; m++)
+		if (units[m]) {
+			c->rep.rewritten += units[m];
+			array_member_read_repaired(a, m, stripe, units[m]);
+		}
+	free(w);
+	return rc;
+}
+
 /* RAID-1/10: the copies of every chunk of member rows [row0, row0 + rows) must be equal. */
 static int scrub_mirror_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 {
@@ -188,7 +331,7 @@ static int scrub_mirror_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 			uint64_t arr;
 			unsigned k;
 			size_t n = 0;
-			bool all = true, same = true;
+			bool all = true, same = true, lost = false;
 			int rc;
 
 			/* Visit each chunk once: from the member holding its first copy. */
@@ -211,21 +354,30 @@ static int scrub_mirror_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 			stripe_set_add(&c->locks, arr / l->chunk);
 			stripe_set_lock(a, &c->locks);
 			rc = mbatch_run_on(&c->mb, c->buf.ios, n);
-			for (size_t j = 0; rc == 0 && j < n; j++)
-				if (c->buf.ios[j].res != (int)l->chunk)
-					rc = -EIO;
-			for (size_t j = 1; rc == 0 && j < n; j++)
+			if (rc == 0)
+				rc = scrub_narrow(c, c->buf.ios, n);
+			if (rc == 0)
+				rc = scrub_mirror_heal(c, arr / l->chunk, n, &lost);
+			for (size_t j = 1; rc == 0 && !lost && j < n; j++)
 				same &= !memcmp(c->buf.ios[0].buf, c->buf.ios[j].buf, l->chunk);
 			if (rc == 0 && !same && (c->flags & GRAID_SCRUB_REPAIR)) {
 				for (size_t j = 1; j < n; j++) {
 					c->buf.ios[j].write = true;
 					c->buf.ios[j].buf = c->buf.ios[0].buf;
 				}
-				rc = mbatch_run_on(&c->mb, c->buf.ios + 1, n - 1);
+				/* Its repair is a write: marked first, as the parity levels' are. */
+				rc = bitmap_start_write(a, arr / l->chunk);
+				if (rc == 0)
+					rc = mbatch_run_on(&c->mb, c->buf.ios + 1, n - 1);
+				bitmap_end_write(a, arr / l->chunk);
 			}
 			stripe_set_release(a, &c->locks);
 			if (rc)
 				return rc;
+			if (lost) {
+				c->rep.skipped++;
+				continue;
+			}
 			c->rep.stripes_checked++;
 			if (!same)
 				scrub_note(c, arr / l->chunk, -1, c->flags & GRAID_SCRUB_REPAIR);
@@ -277,6 +429,8 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 		rc = -ENOMEM;
 	if (rc == 0)
 		rc = mbatch_open(&c.mb, a);
+	/* A latent sector is what a scrub is for: rewritten, its member kept (row_heal.c). */
+	c.mb.keep_read_errors = true;
 	last_cp = graid__now_ns();
 	for (uint64_t row = start, rows = 0; rc == 0 && row < l->nstripes; row += rows) {
 		if (atomic_load(&a->foreign)) {
@@ -318,6 +472,7 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 		scrub_checkpoint(a, 0); /* done: nothing to resume */
 	mbatch_close(&c.mb);
 	row_bufs_free(&c.buf);
+	row_bad_free(&c.bad);
 	free(c.verdict);
 	if (rc == 0) {
 		c.rep.first_row = start;
@@ -325,10 +480,12 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 								      : sizeof(c.rep);
 		memcpy(rep, &c.rep, c.rep.struct_size);
 		graid__log(GRAID_LOG_NOTICE, "scrub: %llu stripes checked, %llu mismatched, %llu "
-					     "repaired, %llu skipped",
+					     "repaired, %llu skipped; %llu unreadable blocks rewritten, "
+					     "%llu past redundancy",
 			   (unsigned long long)c.rep.stripes_checked,
 			   (unsigned long long)c.rep.mismatches, (unsigned long long)c.rep.repaired,
-			   (unsigned long long)c.rep.skipped);
+			   (unsigned long long)c.rep.skipped, (unsigned long long)c.rep.rewritten,
+			   (unsigned long long)c.rep.unrecoverable);
 	}
 	return rc;
 }
