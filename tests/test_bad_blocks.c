@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -402,4 +404,83 @@ Test(bad_blocks, a_scrub_takes_out_a_member_past_the_error_threshold, .timeout =
 	cr_assert_eq(mi.errors, 21, "%llu errors", (unsigned long long)mi.errors);
 	bb_verify(b.a, b.size, 1, NULL, 0, "with the member out");
 	bb_close(&b);
+}
+
+/* ---- resync after a crash ------------------------------------------------------------- */
+
+/*
+ * Round 1 everywhere, then a writer that puts round 2 over the first MiB and dies without
+ * a close: the array is unclean, that region marked. It is opened again with member 1
+ * unable to read one block of that region: the open's resync rebuilds it from the others,
+ * writes it back, and keeps the member.
+ */
+static void bb_resync_past_a_bad_sector(int level, unsigned n)
+{
+	char spec[400];
+	const char *paths[AU_MAX];
+	const unsigned victim = level == 1 ? 0 : 1;
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	uint8_t *got = malloc(4096), *want = malloc(4096);
+	struct graid_array *a;
+	struct au_set s;
+	pid_t pid;
+	int st;
+
+	tu_need_fault_injection();
+	au_make(&s, n, HEAL_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, n, level, BB_CHUNK, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	heal_fill(a, info.size, 1);
+	cr_assert_eq(graid_array_close(a), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		if (graid_array_open(s.paths, n, NULL, &a))
+			_exit(1);
+		heal_fill(a, 1u << 20, 2);
+		_exit(0); /* unclean: the region written stays marked */
+	}
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the writer: %d", st);
+	au_wait_unlocked(s.paths, n);
+	memcpy(paths, s.paths, sizeof(paths));
+	/*
+	 * 8 KiB into row 1 of member 1 (parity levels: data there) or 0 (RAID-1: the copy the
+	 * resync reads and copies to the others).
+	 */
+	snprintf(spec, sizeof(spec), "faulty:bad-block=%u:%s", BB_CHUNK + 8192, s.path[victim]);
+	paths[victim] = spec;
+	cr_assert_eq(graid_array_open(paths, n, NULL, &a), 0, "the resync failed the open");
+	cr_assert_eq(graid_array_member_info(a, victim, &mi), 0);
+	cr_assert_eq(mi.state, GRAID_MEMBER_ACTIVE, "the resync took the member out");
+	cr_assert_eq(mi.errors, 1);
+	cr_assert_geq(mi.read_repaired, 1);
+	cr_assert_eq(graid_array_bad_blocks(a, victim, NULL, 0), 0);
+	for (uint64_t off = 0; off < info.size; off += 4096) {
+		heal_pattern(want, 4096, off, off < (1u << 20) ? 2 : 1);
+		cr_assert_eq(graid_array_read(a, got, 4096, off), 4096);
+		cr_assert_eq(memcmp(got, want, 4096), 0, "block at %llu", (unsigned long long)off);
+	}
+	cr_assert_eq(graid_array_member_info(a, victim, &mi), 0);
+	cr_assert_eq(mi.errors, 1, "the sector was not rewritten: it failed again");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(got);
+	free(want);
+	au_remove(&s);
+}
+
+Test(bad_blocks, raid5_resync_rewrites_a_bad_sector_and_keeps_the_member, .timeout = 120)
+{
+	bb_resync_past_a_bad_sector(5, 4);
+}
+
+Test(bad_blocks, raid6_resync_rewrites_a_bad_sector_and_keeps_the_member, .timeout = 120)
+{
+	bb_resync_past_a_bad_sector(6, 5);
+}
+
+Test(bad_blocks, raid1_resync_takes_a_bad_sector_from_the_other_copy, .timeout = 120)
+{
+	bb_resync_past_a_bad_sector(1, 2);
 }

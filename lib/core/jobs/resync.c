@@ -9,6 +9,8 @@
 #include "meta/bitmap.h"
 #include "meta/live.h"
 #include "io/member_batch.h"
+#include "io/row_heal.h"
+#include "meta/badblocks.h"
 #include "io/row_job.h"
 #include "io/stripe_set.h"
 #include "jobs/jobs.h"
@@ -22,8 +24,90 @@ struct resync_ctx {
 	struct row_bufs buf;        /* buf.rows_max rows, every member's chunk */
 	struct mbatch mb;           /* one ring for the whole resync */
 	struct stripe_set locks;
+	struct row_bad bad;         /* units the batch being resynced could not read */
 	uint64_t done, skipped;
 };
+
+/*
+ * A RAID-5/6 row whose data could not all be read (a unit some member could not read, or
+ * records bad): its parity is read too, what that allows is rebuilt column by column and
+ * written back, parity is made anew from the data and written, except in columns past
+ * redundancy, where nothing is known and nothing is written (their units are recorded).
+ * In a region dirty after a crash the parity a block is rebuilt from may be stale: the
+ * write hole, which the journal closes (docs/JOURNAL.md).
+ */
+static int resync_heal_row(struct resync_ctx *c, uint64_t row, uint8_t **blk)
+{
+	struct graid_array *a = c->a;
+	const struct graid_layout *l = &a->lay;
+	const unsigned nroles = l->ndata + l->nparity, cols = row_heal_cols(a);
+	struct bbl_cols era[GRAID_MAX_MEMBERS], lost = { { 0 } };
+	bool present[GRAID_MAX_MEMBERS];
+	struct mbio pio[2], *w = NULL;
+	size_t np = 0, nw = 0;
+	int rc;
+
+	for (unsigned p = l->ndata; p < nroles; p++) {
+		unsigned m = graid_layout_role_member(l, row, p);
+
+		present[p] = array_role_readable(a, m, (row + 1) * l->chunk);
+		if (present[p])
+			pio[np++] = (struct mbio){ .member = m, .buf = blk[p], .len = l->chunk,
+						   .off = row * l->chunk };
+	}
+	rc = mbatch_run_on(&c->mb, pio, np);
+	if (rc == 0 && row_heal_any_media(pio, np))
+		rc = row_heal_narrow(&c->mb, pio, np, &c->bad);
+	for (size_t i = 0; rc == 0 && i < np; i++)
+		if (pio[i].res != (int)l->chunk)
+			rc = -EIO;
+	for (unsigned r = 0; rc == 0 && r < nroles; r++) {
+		unsigned m = graid_layout_role_member(l, row, r);
+
+		memset(&era[r], 0, sizeof(era[r]));
+		if (r < l->ndata)
+			present[r] = true; /* every data role was read (resync_parity_rows) */
+		if (!present[r]) {
+			for (unsigned k = 0; k < cols; k++)
+				bbl_cols_set(&era[r], k);
+			continue;
+		}
+		row_bad_cols(&c->bad, m, row * l->chunk, l->chunk, &era[r]);
+		badblocks_cols(a, m, row * l->chunk, l->chunk, &era[r]);
+	}
+	if (rc == 0)
+		rc = row_heal_parity(a, blk, era, &lost);
+	if (rc == 0)
+		rc = row_heal_writeback(a, &c->mb, row, blk, era, &lost, present, &c->bad, NULL);
+	if (rc == 0)
+		rc = graid_parity_gen(a->be, l->ndata, l->nparity, l->chunk, 1, blk);
+	/* The parity, in runs of columns that are known: the others are left as they are. */
+	if (rc == 0 && !(w = calloc((size_t)l->nparity * cols, sizeof(*w))))
+		rc = -ENOMEM;
+	for (unsigned p = l->ndata; rc == 0 && p < nroles; p++) {
+		unsigned m = graid_layout_role_member(l, row, p);
+
+		for (unsigned k = 0; array_role_writable(a, m) && k < cols; k++) {
+			struct mbio *prev = nw ? &w[nw - 1] : NULL;
+			uint64_t off = row * l->chunk + (uint64_t)k * BBL_UNIT;
+
+			if (bbl_cols_test(&lost, k))
+				continue;
+			if (prev && prev->member == m && prev->off + prev->len == off) {
+				prev->len += BBL_UNIT;
+				continue;
+			}
+			w[nw++] = (struct mbio){ .member = m, .write = true, .len = BBL_UNIT,
+						 .buf = blk[p] + (size_t)k * BBL_UNIT, .off = off };
+		}
+	}
+	if (rc == 0)
+		rc = mbatch_run_on(&c->mb, w, nw);
+	free(w);
+	if (rc == 0 && bbl_cols_any(&lost))
+		c->skipped++;
+	return rc;
+}
 
 /* RAID-5/6 rows: read the data, regenerate parity, write it where it can go. */
 static int resync_parity_rows(struct resync_ctx *c, uint64_t row0, unsigned rows)
@@ -32,7 +116,7 @@ static int resync_parity_rows(struct resync_ctx *c, uint64_t row0, unsigned rows
 	const struct graid_layout *l = &a->lay;
 	const unsigned nroles = l->ndata + l->nparity;
 	uint64_t row_of[ROW_JOB_ROWS_MAX];
-	unsigned ng = 0;
+	unsigned ng = 0, kept = 0;
 	size_t n = 0;
 	int rc;
 
@@ -62,10 +146,35 @@ static int resync_parity_rows(struct resync_ctx *c, uint64_t row0, unsigned rows
 	if (ng == 0)
 		return 0;
 	rc = mbatch_run_on(&c->mb, c->buf.ios, n);
+	/* Sectors a member cannot read: narrowed, the member kept (row_heal.c). */
+	row_bad_reset(&c->bad);
+	if (rc == 0 && row_heal_any_media(c->buf.ios, n))
+		rc = row_heal_narrow(&c->mb, c->buf.ios, n, &c->bad);
 	for (size_t i = 0; rc == 0 && i < n; i++)
 		if (c->buf.ios[i].res != (int)l->chunk)
 			rc = -EIO;
-	if (rc == 0)
+	/* Rows that met bad blocks go their own way; the others stay one batch. */
+	for (unsigned g = 0; rc == 0 && g < ng; g++) {
+		uint8_t **blk = c->buf.ptrs + (size_t)g * nroles;
+		bool heal = false;
+
+		for (unsigned r = 0; r < l->ndata && !heal; r++) {
+			unsigned m = graid_layout_role_member(l, row_of[g], r);
+			struct bbl_cols cols = { { 0 } };
+
+			heal = row_bad_cols(&c->bad, m, row_of[g] * l->chunk, l->chunk, &cols) ||
+			       badblocks_overlap(a, m, row_of[g] * l->chunk, l->chunk);
+		}
+		if (heal) {
+			rc = resync_heal_row(c, row_of[g], blk);
+			c->done++;
+		} else {
+			memmove(c->buf.ptrs + (size_t)kept * nroles, blk, nroles * sizeof(*blk));
+			row_of[kept++] = row_of[g];
+		}
+	}
+	ng = kept;
+	if (rc == 0 && ng)
 		/* The parity goes to the drives, not back to the CPU: past its caches. */
 		rc = graid_parity_gen_flags(a->be, l->ndata, l->nparity, l->chunk, ng,
 					    c->buf.ptrs, GRAID_BATCH_F_STREAM);
@@ -84,6 +193,81 @@ static int resync_parity_rows(struct resync_ctx *c, uint64_t row0, unsigned rows
 		}
 	c->done += ng;
 	return mbatch_run_on(&c->mb, c->buf.ios, n);
+}
+
+/*
+ * A RAID-1/10 stripe whose source copy (members[src]) could not read some units, or
+ * records them bad: each such unit is taken from another copy that has it and written
+ * back to the source too; a unit no copy has is left as it is on every copy (recorded
+ * unreadable where the read failed). Then every other copy gets the chunk, around those.
+ */
+static int resync_mirror_heal(struct resync_ctx *c, const unsigned *members,
+			      const uint64_t *moff, unsigned k, unsigned src)
+{
+	struct graid_array *a = c->a;
+	const unsigned cols = row_heal_cols(a);
+	struct bbl_cols gone = { { 0 } }, fixed = { { 0 } };
+	struct mbio *w = calloc((size_t)k * cols, sizeof(*w));
+	size_t nw = 0;
+	int rc = 0;
+
+	if (!w)
+		return -ENOMEM;
+	row_bad_cols(&c->bad, members[src], moff[src], a->lay.chunk, &gone);
+	badblocks_cols(a, members[src], moff[src], a->lay.chunk, &gone);
+	for (unsigned u = 0; rc == 0 && u < cols; u++) {
+		uint8_t *unit = c->buf.data + (size_t)u * BBL_UNIT;
+		int fd;
+
+		if (!bbl_cols_test(&gone, u))
+			continue;
+		for (unsigned j = 0; j < k && !bbl_cols_test(&fixed, u); j++) {
+			struct mbio io = { .member = members[j], .buf = unit, .len = BBL_UNIT,
+					   .off = moff[j] + (uint64_t)u * BBL_UNIT };
+
+			if (j == src || !array_role_readable(a, members[j], io.off + BBL_UNIT) ||
+			    badblocks_overlap(a, members[j], io.off, BBL_UNIT))
+				continue;
+			rc = mbatch_run_on(&c->mb, &io, 1);
+			if (rc == 0 && io.res == (int)BBL_UNIT)
+				bbl_cols_set(&fixed, u);
+			else if (io.media && !array_member_read_error(a, io.member, io.fault.fd, io.res))
+				array_member_io_failed(a, io.member, io.fault.fd, io.res);
+		}
+		fd = row_bad_fd(&c->bad, members[src], moff[src] + (uint64_t)u * BBL_UNIT);
+		if (!bbl_cols_test(&fixed, u) && fd >= 0 &&
+		    !badblocks_overlap(a, members[src], moff[src] + (uint64_t)u * BBL_UNIT, BBL_UNIT))
+			badblocks_add(a, members[src], fd, moff[src] + (uint64_t)u * BBL_UNIT, BBL_UNIT,
+				      BBL_F_UNREADABLE);
+	}
+	/* The source gets the units it lacked; the others every unit somebody had. */
+	for (unsigned j = 0; rc == 0 && j < k; j++) {
+		if (!array_role_writable(a, members[j]))
+			continue;
+		for (unsigned u = 0; u < cols; u++) {
+			struct mbio *prev = nw ? &w[nw - 1] : NULL;
+			uint64_t off = moff[j] + (uint64_t)u * BBL_UNIT;
+
+			if (j == src ? !bbl_cols_test(&fixed, u)
+				     : bbl_cols_test(&gone, u) && !bbl_cols_test(&fixed, u))
+				continue;
+			if (prev && prev->member == members[j] && prev->off + prev->len == off) {
+				prev->len += BBL_UNIT;
+				continue;
+			}
+			w[nw++] = (struct mbio){ .member = members[j], .write = true, .len = BBL_UNIT,
+						 .buf = c->buf.data + (size_t)u * BBL_UNIT, .off = off };
+		}
+	}
+	if (rc == 0)
+		rc = mbatch_run_on(&c->mb, w, nw);
+	for (size_t i = 0; rc == 0 && i < nw; i++)
+		if (w[i].member == members[src] && w[i].res == (int)w[i].len)
+			array_member_read_repaired(a, members[src], moff[src] / a->lay.chunk,
+						   w[i].len / BBL_UNIT);
+	free(w);
+	c->done++;
+	return rc;
 }
 
 /* RAID-1/10 stripe (a row, or an array chunk for RAID-10): the first live copy wins. */
@@ -113,8 +297,13 @@ static int resync_mirror_stripe(struct resync_ctx *c, uint64_t stripe)
 	c->buf.ios[0] = (struct mbio){ .member = members[src], .buf = c->buf.data, .len = l->chunk,
 				   .off = moff[src] };
 	rc = mbatch_run_on(&c->mb, c->buf.ios, 1);
+	row_bad_reset(&c->bad);
+	if (rc == 0 && c->buf.ios[0].media)
+		rc = row_heal_narrow(&c->mb, c->buf.ios, 1, &c->bad);
 	if (rc || c->buf.ios[0].res != (int)l->chunk)
-		return rc ? rc : -EIO;
+		return rc ? (rc == -EAGAIN ? -EIO : rc) : -EIO;
+	if (c->bad.n || badblocks_overlap(a, members[src], moff[src], l->chunk))
+		return resync_mirror_heal(c, members, moff, k, src);
 	for (unsigned j = 0; j < k; j++)
 		if (j != src && array_role_writable(a, members[j]))
 			c->buf.ios[n++] = (struct mbio){ .member = members[j], .write = true,
@@ -169,6 +358,7 @@ int array_resync(struct graid_array *a)
 	/* Most opens find nothing dirty: no ring for them. */
 	if (rc == 0 && bitmap_dirty_regions(a))
 		rc = mbatch_open(&c.mb, a);
+	c.mb.keep_read_errors = true; /* a member's bad sector costs a block, not the member */
 	for (uint64_t r = 0; rc == 0 && r < b->nregions; r++) {
 		uint64_t first = r * b->region_stripes, end = first + b->region_stripes;
 
@@ -197,6 +387,7 @@ int array_resync(struct graid_array *a)
 	}
 	mbatch_close(&c.mb);
 	row_bufs_free(&c.buf);
+	row_bad_free(&c.bad);
 	if (rc) {
 		graid__log(GRAID_LOG_ERR, "resync failed: %s", graid_strerror(rc));
 		return rc;
