@@ -72,7 +72,9 @@ int main(int argc, char **argv)
 	}
 	rc = ops->probe(&info);
 	if (rc) {
-		printf("SKIP: no usable CUDA device here (probe returned %d)\n", rc);
+		/* The probe's reason (graid_backend.h): what a run without a GPU has to say. */
+		printf("SKIP: no usable CUDA device here (probe returned %d: %s)\n", rc,
+		       info.device[0] ? info.device : "no reason given");
 		return 77;
 	}
 	printf("cuda plugin on %s, seed %llu (GRAID_TEST_SEED replays)\n", info.device,
