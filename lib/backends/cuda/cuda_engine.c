@@ -12,12 +12,11 @@
 static int cuda_probe(struct graid_backend_info *info)
 {
 	/* Fill only what the caller's (possibly older, smaller) structure has room for. */
-	const bool has_device = info && info->struct_size >= offsetof(struct graid_backend_info,
-								      device) +
-								     sizeof(info->device);
-	const bool has_flags = info && info->struct_size >= offsetof(struct graid_backend_info,
-								     flags) +
-								    sizeof(info->flags);
+	const size_t room = info ? info->struct_size : 0;
+	const bool has_device = room >= offsetof(struct graid_backend_info, device) +
+					sizeof(info->device);
+	const bool has_flags = room >= offsetof(struct graid_backend_info, flags) +
+				       sizeof(info->flags);
 	struct cuda_config cfg;
 	char desc[sizeof(info->device)] = "";
 	int rc;
