@@ -38,7 +38,7 @@ enum cases_level {
 /*
  * Bytes of blocks in one batch of a CASES_TINY shape. On a real device every piece is a
  * launch, two copies and a wait: with pieces of 1 KiB, the fixed shapes above this size are
- * most of the battery's pieces (about 260 thousand of 290).
+ * most of the battery's pieces (about 258 thousand of 285).
  */
 #define CASES_TINY_BYTES (256u << 10)
 
