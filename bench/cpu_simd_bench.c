@@ -95,6 +95,9 @@ static unsigned bench_block;
  */
 static bool bench_sse;
 
+/* --rounds N: alternating rounds of which each figure keeps its best (default BENCH_ROUNDS). */
+static int bench_rounds = BENCH_ROUNDS;
+
 /* --own NAME: the own variant the tables compare with ISA-L. */
 static const char *bench_own;
 
@@ -408,7 +411,7 @@ static void bench_shape(unsigned ndata, bool dram, size_t skew)
 		 * The three take turns, five rounds, and each keeps its best: on a shared machine
 		 * all of them then see the same neighbours, and a quiet moment counts for each.
 		 */
-		for (int round = 0; round < BENCH_ROUNDS; round++)
+		for (int round = 0; round < bench_rounds; round++)
 			for (int m = 0; m < 4; m++) {
 				double v;
 
@@ -580,7 +583,7 @@ static void bench_sweep(const unsigned *shapes, unsigned nshapes, bool cache, bo
 	}
 	printf("P+Q generation, 64 KiB blocks (+%zu bytes per block), one stripe per call, GB/s "
 	       "of data\n(thread CPU time), one thread, best of %d alternating rounds.\n\n",
-	       skew, BENCH_ROUNDS);
+	       skew, bench_rounds);
 	printf("read: every data byte loaded once, nothing written. %s: the own routine (plan as\n"
 	       "given by --block/--group); one group: the same without cache blocking. engine:\n"
 	       "graid_parity_gen on the isal engine, one thread, as this CPU runs it.%s\n%s\n",
@@ -619,7 +622,7 @@ static void bench_sweep(const unsigned *shapes, unsigned nshapes, bool cache, bo
 			bench_job_init(jn, BR_GEN, a, ndata);
 			graid__cpu_plan_gen(&jn->plan, ndata, 2, 0);
 			jn->plan.stream = jl->plan.stream;
-			for (int round = 0; round < BENCH_ROUNDS; round++) {
+			for (int round = 0; round < bench_rounds; round++) {
 				double v[5] = { bench_read_rate(&s), bench_time(j, &s, &ok),
 						bench_time(jl, &s, &ok), bench_time(jn, &s, &ok),
 						bench_engine_gen(be, &s, &ok) };
@@ -728,6 +731,84 @@ static double bench_read_threads(struct graid_cpu_pool *pool, const struct bench
 }
 
 /*
+ * ISA-L called directly on a pool, split as the engine splits: each piece a run of stripes
+ * of the batch, or, for a batch of one stripe, a byte range of it. What a caller who runs
+ * ISA-L on every core gets, beside the engine on as many threads.
+ */
+struct bench_isal_job {
+	const struct bench_job *j;
+	const struct bench_set *s;
+	size_t first, count, per_piece; /* stripes of the batch, and per piece */
+	size_t range;                   /* a batch of one stripe: bytes per piece; else 0 */
+	bool failed;
+};
+
+static int bench_isal_piece(void *arg, size_t i)
+{
+	struct bench_isal_job *r = arg;
+	const struct bench_set *s = r->s;
+	bool ok = true;
+
+	if (r->range) {
+		struct bench_set part = *s;
+		uint8_t *blk[BENCH_MAX_BLK];
+		const size_t off = i * r->range;
+
+		part.len = s->len - off < r->range ? s->len - off : r->range;
+		for (unsigned k = 0; k < s->nblk; k++)
+			blk[k] = s->ptr[r->first * s->nblk + k] + off;
+		ok = bench_job_stripe(r->j, &part, blk);
+	} else {
+		const size_t st0 = r->first + i * r->per_piece;
+		const size_t end = st0 + r->per_piece < r->first + r->count ? st0 + r->per_piece
+									   : r->first + r->count;
+
+		for (size_t st = st0; st < end; st++)
+			ok &= bench_job_stripe(r->j, s, s->ptr + st * s->nblk);
+	}
+	if (!ok)
+		__atomic_store_n(&r->failed, true, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* GB/s of data of ISA-L's routine for r on a pool, batches of `batch` stripes (wall time). */
+static double bench_isal_threads(struct graid_cpu_pool *pool, enum bench_routine r,
+				 const struct bench_set *s, size_t batch, bool *ok)
+{
+	const size_t pieces = 4 * graid__cpu_pool_threads(pool);
+	struct bench_job *j = malloc(sizeof(*j));
+	double t0, t;
+	size_t bytes = 0;
+
+	if (!j || bench_job_init(j, r, NULL, s->ndata)) {
+		fprintf(stderr, "cpu_simd_bench: cannot prepare ISA-L's %s\n", bench_routine_name[r]);
+		exit(1);
+	}
+	t0 = bench_wall();
+	do {
+		for (size_t st = 0; st + batch <= s->nstripes; st += batch) {
+			struct bench_isal_job q = { .j = j, .s = s, .first = st, .count = batch };
+			size_t n;
+
+			if (batch == 1) {
+				/* 64-byte ranges: ISA-L's routines take any multiple of 32. */
+				q.range = ((s->len + pieces - 1) / pieces + 63) & ~(size_t)63;
+				n = (s->len + q.range - 1) / q.range;
+			} else {
+				q.per_piece = (batch + pieces - 1) / pieces;
+				n = (batch + q.per_piece - 1) / q.per_piece;
+			}
+			graid__cpu_pool_run(pool, n, bench_isal_piece, &q);
+			*ok &= !q.failed;
+			bytes += batch * s->ndata * s->len;
+		}
+		t = bench_wall() - t0;
+	} while (t < 0.3);
+	free(j);
+	return (double)bytes / t / 1e9;
+}
+
+/*
  * --threads N: the engine with one thread and with N: batches from DRAM (many stripes per
  * call; one huge stripe per call, split by byte ranges) and batches that stay in the
  * last-level cache; beside a plain read of the same batches on 1 and N threads.
@@ -749,15 +830,17 @@ static void bench_threads(unsigned nthreads, const unsigned *shapes, unsigned ns
 	printf("The isal engine through graid_parity_*: GB/s of data by wall-clock time, best of "
 	       "%d alternating rounds;\nbatches of %zu KiB of data: DRAM cycles over 512 MiB, "
 	       "cache over one batch.\n\"read\": every data byte loaded once, nothing written, "
-	       "split as the engine splits.\n%s\n",
-	       BENCH_ROUNDS, batch_bytes >> 10,
+	       "split as the engine splits.\n\"ISA-L\": pq_gen, ec_encode_data (after inverting "
+	       "the survivors' matrix), pq_check called\ndirectly on %u threads, split as the "
+	       "engine splits; \"vs ISA-L\": the engine on %u threads over it.\n%s\n",
+	       bench_rounds, batch_bytes >> 10, nthreads, nthreads,
 	       bench_no_stream ? "" : "DRAM rows: calls hinted GRAID_BATCH_F_STREAM (--no-stream: "
 				      "not).\n");
 	printf("| shape | mem   | batch               | routine     | 1 thread | %2u threads | "
-	       "ratio |\n",
-	       nthreads);
+	       "ratio | ISA-L %2u thr | vs ISA-L |\n",
+	       nthreads, nthreads);
 	printf("|-------|-------|---------------------|-------------|----------|------------|"
-	       "-------|\n");
+	       "-------|--------------|----------|\n");
 	for (unsigned i = 0; i < nshapes; i++)
 		for (int kind = 0; kind < 3; kind++) {
 			const unsigned ndata = shapes[i];
@@ -781,24 +864,33 @@ static void bench_threads(unsigned nthreads, const unsigned *shapes, unsigned ns
 			snprintf(what, sizeof(what), "%zu x %zu KiB", batch, (len + 1023) >> 10);
 			bench_set_flags(kind != 2);
 			for (size_t k = 0; k < sizeof(rs) / sizeof(rs[0]); k++) {
-				double g[2] = { 0, 0 };
+				const bool read = rs[k] == BR_COUNT;
+				double g[3] = { 0, 0, 0 };
+				char isal[2][16] = { "-", "-" };
 				bool ok = true;
 
-				if (rs[k] == BR_COUNT && big)
+				if (read && big)
 					continue;
-				for (int round = 0; round < BENCH_ROUNDS; round++)
-					for (int t = 0; t < 2; t++) {
-						double v = rs[k] == BR_COUNT
-								   ? bench_read_threads(pool[t], &s, batch)
-								   : bench_engine_rate(be[t], rs[k], &s,
-										       batch, &ok);
+				/* 1 thread, N threads, and (not for the read) ISA-L on N. */
+				for (int round = 0; round < bench_rounds; round++)
+					for (int t = 0; t < (read ? 2 : 3); t++) {
+						double v = read ? bench_read_threads(pool[t], &s, batch)
+							   : t == 2 ? bench_isal_threads(pool[1], rs[k], &s,
+											batch, &ok)
+								    : bench_engine_rate(be[t], rs[k], &s,
+											batch, &ok);
 
 						g[t] = v > g[t] ? v : g[t];
 					}
-				printf("| %3u+2 | %-5s | %-19s | %-11s | %8.1f | %10.1f | %4.2fx |%s\n",
+				if (!read) {
+					snprintf(isal[0], sizeof(isal[0]), "%.1f", g[2]);
+					snprintf(isal[1], sizeof(isal[1]), "%.2fx", g[1] / g[2]);
+				}
+				printf("| %3u+2 | %-5s | %-19s | %-11s | %8.1f | %10.1f | %4.2fx | %12s | "
+				       "%8s |%s\n",
 				       ndata, kind_name[kind], what,
-				       rs[k] == BR_COUNT ? "read" : bench_routine_name[rs[k]], g[0], g[1],
-				       g[1] / g[0], ok ? "" : " FAILED");
+				       read ? "read" : bench_routine_name[rs[k]], g[0], g[1], g[1] / g[0],
+				       isal[0], isal[1], ok ? "" : " FAILED");
 				fflush(stdout);
 			}
 			bench_set_free(&s);
@@ -878,6 +970,12 @@ int main(int argc, char **argv)
 			batch_kib = (size_t)atol(argv[++i]);
 		} else if (!strcmp(argv[i], "--split-cost") && i + 1 < argc) {
 			split_cost = (unsigned)atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
+			bench_rounds = atoi(argv[++i]);
+			if (bench_rounds < 1 || bench_rounds > 100) {
+				fprintf(stderr, "cpu_simd_bench: --rounds must be 1..100\n");
+				return 2;
+			}
 		} else if (!strcmp(argv[i], "--no-stream")) {
 			bench_no_stream = true;
 		} else if (!strcmp(argv[i], "--own") && i + 1 < argc) {
@@ -902,11 +1000,11 @@ int main(int argc, char **argv)
 				"usage: cpu_simd_bench [--cache|--dram] [--ndata N]... [--skew BYTES]"
 				" [--group N]\n"
 				"                      [--block BYTES] [--sse] [--own VARIANT] "
-				"[--no-stream]\n"
+				"[--no-stream] [--rounds N]\n"
 				"       cpu_simd_bench --sweep [--cache|--dram] [--ndata N]... "
 				"[--skew BYTES] [--sse] [--no-stream]\n"
 				"       cpu_simd_bench --threads N [--ndata N]... [--batch KiB] "
-				"[--no-stream]\n"
+				"[--no-stream] [--rounds N]\n"
 				"       cpu_simd_bench --split-cost N\n"
 				"       cpu_simd_bench --count gen|genp|dd|dp|dq|d|pq|check "
 				"isal|isal-sse|avx2|ssse3|c|engine NDATA\n");
@@ -939,13 +1037,13 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	printf("64 KiB blocks, block k of a stripe offset by %zu bytes; GB/s of data (thread CPU "
-	       "time), best of 5 rounds.\nThreads: 1 for every column (ISA-L, own, c, read).\n"
+	       "time), best of %d rounds.\nThreads: 1 for every column (ISA-L, own, c, read).\n"
 	       "ISA-L: pq_gen, ec_encode_data (every recovery), pq_check, xor_gen%s.\n"
 	       "%s/gen: against the engine's P+Q generation of the same shape (ISA-L's pq_gen,\n"
 	       "or %s, as the engine measured at its open). read: a plain read of the blocks the\n"
 	       "routine reads (check: data, P and Q; the others: ndata blocks), nothing written,\n"
 	       "in GB/s of data: the memory's ceiling for that routine.\n%s\n",
-	       skew, bench_sse ? ", each its _sse entry point" : "", bench_own_name(),
+	       skew, bench_rounds, bench_sse ? ", each its _sse entry point" : "", bench_own_name(),
 	       bench_own_name(),
 	       bench_no_stream ? "Every routine of the own variants writes by plain stores (--no-stream).\n"
 			       : "DRAM rows: the own variants write by streaming stores, as the engine "

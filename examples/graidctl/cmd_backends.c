@@ -21,7 +21,9 @@ void gctl_help_backends(FILE *f)
 		"its probe found, and its RAID-6 8+2 parity generation speed in GB/s of data,\n"
 		"timed now as `auto` selection times it (tens of milliseconds per engine).\n"
 		"Then the CPU engine's routine for each kind of work, as it timed them at its\n"
-		"first open in this process (one thread, GB/s of data).\n\n"
+		"first open in this process (one thread, GB/s of data), and, when measuring,\n"
+		"what `auto` decides here: the engine it opens and, for an accelerator, which\n"
+		"batch sizes it sends to the CPU instead (timed as it opens, under a second).\n\n"
 		"  -j, --json        print one JSON document\n"
 		"  -n, --no-measure  probe only, do not time the engines (the CPU engine still\n"
 		"                    times its own routines once, about 5 ms, and they are shown)\n\n"
@@ -56,6 +58,12 @@ static const char *backends_status_word(int status)
 static char backends_lines[BACKENDS_MAX_LINES][256];
 static unsigned backends_nlines;
 
+/* What the core says, at notice level, while it opens "auto": its choice and its routing. */
+#define BACKENDS_MAX_AUTO 8
+static char backends_auto_lines[BACKENDS_MAX_AUTO][256];
+static unsigned backends_nauto;
+static bool backends_in_auto;
+
 static void backends_log(void *arg, int level, const char *msg)
 {
 	static const char prefix[] = "isal: measured ";
@@ -64,7 +72,11 @@ static void backends_log(void *arg, int level, const char *msg)
 	if (!strncmp(msg, prefix, sizeof(prefix) - 1) && backends_nlines < BACKENDS_MAX_LINES)
 		snprintf(backends_lines[backends_nlines++], sizeof(backends_lines[0]), "%s",
 			 msg + sizeof(prefix) - 1);
-	else if (level <= GRAID_LOG_WARNING)
+	else if (backends_in_auto && level <= GRAID_LOG_NOTICE &&
+		 backends_nauto < BACKENDS_MAX_AUTO)
+		snprintf(backends_auto_lines[backends_nauto++], sizeof(backends_auto_lines[0]),
+			 "%s", msg);
+	if (level <= GRAID_LOG_WARNING && strncmp(msg, prefix, sizeof(prefix) - 1))
 		fprintf(stderr, "libgraid: %s\n", msg);
 }
 
@@ -77,6 +89,33 @@ static void backends_cpu_routes(void)
 	if (graid_backend_open("isal", &be) == 0)
 		graid_backend_close(be);
 	graid_log_set(backends_log, NULL, GRAID_LOG_WARNING);
+}
+
+/*
+ * Open "auto" as an application would, after the list measured every engine, and keep what
+ * the core says about it: the engine picked and, for an accelerator, the batch sizes routed
+ * to the CPU. On a GPU machine this is the routing decided on that device.
+ */
+static void backends_auto(void)
+{
+	struct graid_backend *be;
+	int rc;
+
+	backends_in_auto = true;
+	graid_log_set(backends_log, NULL, GRAID_LOG_NOTICE);
+	rc = graid_backend_open("auto", &be);
+	graid_log_set(backends_log, NULL, GRAID_LOG_WARNING);
+	backends_in_auto = false;
+	if (rc == 0) {
+		if (backends_nauto < BACKENDS_MAX_AUTO)
+			snprintf(backends_auto_lines[backends_nauto++],
+				 sizeof(backends_auto_lines[0]), "opened: %s",
+				 graid_backend_name(be));
+		graid_backend_close(be);
+	} else if (backends_nauto < BACKENDS_MAX_AUTO) {
+		snprintf(backends_auto_lines[backends_nauto++], sizeof(backends_auto_lines[0]),
+			 "cannot be opened: %s", graid_strerror(rc));
+	}
 }
 
 static void backends_json(const struct graid_backend_desc *d, int n)
@@ -126,6 +165,10 @@ static void backends_text(const struct graid_backend_desc *d, int n)
 		       "-> the one used):\n");
 	for (unsigned l = 0; l < backends_nlines; l++)
 		printf("  %s\n", backends_lines[l]);
+	if (backends_nauto)
+		printf("\nauto, as graid_backend_open(\"auto\") decides on this machine:\n");
+	for (unsigned l = 0; l < backends_nauto; l++)
+		printf("  %s\n", backends_auto_lines[l]);
 }
 
 int gctl_cmd_backends(int argc, char **argv)
@@ -178,10 +221,13 @@ int gctl_cmd_backends(int argc, char **argv)
 	/* An engine may appear between the two calls (a plugin dropped in); show what fits. */
 	if (got > n)
 		got = n;
-	if (json)
+	if (json) {
 		backends_json(d, got);
-	else
+	} else {
+		if (flags & GRAID_LIST_MEASURE)
+			backends_auto();
 		backends_text(d, got);
+	}
 	free(d);
 	return GCTL_EXIT_OK;
 }

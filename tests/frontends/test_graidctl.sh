@@ -124,6 +124,8 @@ has out "^isal +usable +[0-9.]+ " "backends lists isal as usable, with a speed"
 has out "^ref +usable" "backends lists ref"
 has out "^  gen 22\+2: pq_gen [0-9.]+ .* -> " "backends shows the CPU engine's timed routines"
 has out "^  rec 2 data, 8\+2: .* -> " "backends shows the recovery routine chosen"
+has out "^  auto selected engine [a-z]+ \([0-9.]+ GB/s\)" "backends shows what auto picks"
+has out "^  opened: [a-z]+$" "backends shows the engine auto opened"
 expect 0 "backends --json" -- "$G" backends --json
 json "backends --json lists usable engines with speeds" \
 	"any(e['name'] == 'isal' and e['usable'] and e['gen_gbps'] > 0 for e in d)"

@@ -6,6 +6,7 @@
  * the failover switch and threads. Prints its seed; GRAID_TEST_SEED replays one.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,19 +163,41 @@ static void test_failures(const struct graid_backend_ops *ops, uint64_t seed)
 	unsigned errors;
 	int rc;
 
+	/* A probe that finds nothing says why, in the device field (graid_backend.h). */
 	cuda_emul_reset();
 	cuda_emul_knobs.no_device = true;
+	memset(info.device, 0, sizeof(info.device));
 	EXPECT(ops->probe(&info) == -ENODEV, "no device: probe says -ENODEV");
+	EXPECT(strstr(info.device, "cudaErrorNoDevice") && strstr(info.device, "runtime"),
+	       "no device: the probe's reason is \"%s\", want CUDA's error and the versions",
+	       info.device);
 	EXPECT(cases_open(ops, &e, NULL, NULL, NULL) == -ENODEV, "no device: open says -ENODEV");
 	cuda_emul_reset();
 	cuda_emul_knobs.old_device = true;
+	memset(info.device, 0, sizeof(info.device));
 	EXPECT(ops->probe(&info) == -ENODEV, "compute capability 7.0: probe says -ENODEV");
+	EXPECT(strstr(info.device, "sm_70") != NULL,
+	       "compute capability 7.0: the probe's reason is \"%s\"", info.device);
 	cuda_emul_reset();
 	EXPECT(ops->probe(&info) == 0 && info.device[0] &&
 		       (info.flags & GRAID_BACKEND_F_ACCELERATOR),
 	       "probe: fills the device and flags");
+	setenv("GRAID_CUDA_DEVICE", "3", 1);
+	EXPECT(ops->probe(&info) == -ENODEV && strstr(info.device, "GRAID_CUDA_DEVICE=3"),
+	       "probe: a device that does not exist is -ENODEV, named (\"%s\")", info.device);
 	setenv("GRAID_CUDA_DEVICE", "x", 1);
-	EXPECT(ops->probe(&info) == -ENODEV, "probe: a bad GRAID_CUDA_DEVICE is -ENODEV");
+	EXPECT(ops->probe(&info) == -ENODEV && strstr(info.device, "GRAID_CUDA_"),
+	       "probe: a bad GRAID_CUDA_DEVICE is -ENODEV, said (\"%s\")", info.device);
+	/* A caller's older, smaller structure: nothing written past its end. */
+	{
+		struct graid_backend_info small[2];
+
+		memset(small, 0x5a, sizeof(small));
+		small[0].struct_size = offsetof(struct graid_backend_info, device);
+		EXPECT(ops->probe(&small[0]) == -ENODEV &&
+			       ((unsigned char *)small[0].device)[0] == 0x5a,
+		       "probe: wrote into a structure too small for the device field");
+	}
 	EXPECT(cases_open(ops, &e, NULL, NULL, NULL) == -EINVAL,
 	       "open: a bad GRAID_CUDA_DEVICE is -EINVAL");
 	unsetenv("GRAID_CUDA_DEVICE");

@@ -118,8 +118,22 @@ static bool emul_reg_overlaps(uintptr_t lo, uintptr_t hi)
 
 int cuda_rt_probe(int device, char *desc, size_t desc_len)
 {
-	if (cuda_emul_knobs.no_device || cuda_emul_knobs.old_device || device != 0)
+	/* The reasons in cuda_rt.c's words, so that the engine's passing them on is tested. */
+	if (cuda_emul_knobs.no_device) {
+		snprintf(desc, desc_len, "cudaErrorNoDevice (emulated driver 13.0, runtime 13.0): "
+			 "no CUDA-capable device is detected");
 		return -ENODEV;
+	}
+	if (device != 0) {
+		snprintf(desc, desc_len, "GRAID_CUDA_DEVICE=%d, but the driver lists 1 device",
+			 device);
+		return -ENODEV;
+	}
+	if (cuda_emul_knobs.old_device) {
+		snprintf(desc, desc_len, "emulated CUDA device (device 0) is sm_70; the engine "
+			 "needs sm_80 or newer");
+		return -ENODEV;
+	}
 	snprintf(desc, desc_len, "emulated CUDA device (host memory, deferred streams)");
 	return 0;
 }

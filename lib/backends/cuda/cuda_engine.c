@@ -2,6 +2,7 @@
 /* The CUDA engine's plugin entry: its table of operations, open/close, and the batch calls. */
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,22 +11,31 @@
 
 static int cuda_probe(struct graid_backend_info *info)
 {
+	/* Fill only what the caller's (possibly older, smaller) structure has room for. */
+	const size_t room = info ? info->struct_size : 0;
+	const bool has_device = room >= offsetof(struct graid_backend_info, device) +
+					sizeof(info->device);
+	const bool has_flags = room >= offsetof(struct graid_backend_info, flags) +
+				       sizeof(info->flags);
 	struct cuda_config cfg;
 	char desc[sizeof(info->device)] = "";
 	int rc;
 
-	/* A malformed setting makes the engine unusable here; open() says why. */
-	if (cuda_config_read(&cfg, NULL))
-		return -ENODEV;
-	rc = cuda_rt_probe(cfg.device, desc, sizeof(desc));
+	/* A malformed setting makes the engine unusable here; open() says which. */
+	if (cuda_config_read(&cfg, NULL)) {
+		snprintf(desc, sizeof(desc), "a GRAID_CUDA_* setting is malformed (opening the "
+			 "engine logs which)");
+		rc = -ENODEV;
+	} else {
+		rc = cuda_rt_probe(cfg.device, desc, sizeof(desc));
+	}
+	/* Usable: the device; not: why, as graid_backend.h lets a probe say. */
+	if (has_device)
+		memcpy(info->device, desc, sizeof(info->device));
 	if (rc)
 		return -ENODEV;
-	/* Fill only what the caller's (possibly older, smaller) structure has room for. */
-	if (info && info->struct_size >= offsetof(struct graid_backend_info, flags) +
-						 sizeof(info->flags)) {
-		memcpy(info->device, desc, sizeof(info->device));
+	if (has_flags)
 		info->flags = GRAID_BACKEND_F_ACCELERATOR;
-	}
 	return 0;
 }
 

@@ -105,30 +105,62 @@ const char *cuda_rt_lost(const struct cuda_rt *rt)
 	return rt->lost[0] ? rt->lost : NULL;
 }
 
+/*
+ * Why the probe found no usable device, in the probe's words: CUDA's name for the error,
+ * the versions of the driver that was loaded (none: libcuda.so.1 was not found) and of the
+ * runtime linked in, then CUDA's sentence. Most of what makes a GPU unusable (no driver, a
+ * driver older than the runtime, the toolkit's stub libcuda, a device the driver cannot
+ * open) is told apart by these, and the probe is the only place that sees them.
+ */
+static void rt_probe_why(char *why, size_t len, cudaError_t err)
+{
+	char drv_text[32] = "no driver loaded";
+	int drv = 0, rtv = 0;
+
+	if (cudaDriverGetVersion(&drv) == cudaSuccess && drv > 0)
+		snprintf(drv_text, sizeof(drv_text), "driver %d.%d", drv / 1000, drv % 1000 / 10);
+	(void)cudaRuntimeGetVersion(&rtv);
+	snprintf(why, len, "%s (%s, runtime %d.%d): %s", cudaGetErrorName(err), drv_text,
+		 rtv / 1000, rtv % 1000 / 10, cudaGetErrorString(err));
+}
+
 int cuda_rt_probe(int device, char *desc, size_t desc_len)
 {
 	struct cudaDeviceProp prop;
+	char why[160];
+	cudaError_t err;
 	int count = 0;
 
 	/* Any failure here (no driver, no device, a runtime that cannot load) means "not on
 	 * this machine"; clear the error so that it does not stick to this thread. */
-	if (cudaGetDeviceCount(&count) != cudaSuccess) {
+	err = cudaGetDeviceCount(&count);
+	if (err != cudaSuccess) {
 		(void)cudaGetLastError();
+		rt_probe_why(why, sizeof(why), err);
+		snprintf(desc, desc_len, "%s", why);
 		return -ENODEV;
 	}
-	if (device < 0 || device >= count)
+	if (device < 0 || device >= count) {
+		snprintf(desc, desc_len, "GRAID_CUDA_DEVICE=%d, but the driver lists %d device%s",
+			 device, count, count == 1 ? "" : "s");
 		return -ENODEV;
-	if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+	}
+	err = cudaGetDeviceProperties(&prop, device);
+	if (err != cudaSuccess) {
 		(void)cudaGetLastError();
+		rt_probe_why(why, sizeof(why), err);
+		snprintf(desc, desc_len, "device %d: %s", device, why);
 		return -ENODEV;
 	}
 	/* The kernels are built for sm_80 and sm_90 (and PTX of compute_90): older chips
 	 * have no image to run, and were never a target. */
-	if (prop.major < 8)
+	if (prop.major < 8) {
+		snprintf(desc, desc_len, "%s (device %d) is sm_%d%d; the engine needs sm_80 or newer",
+			 prop.name, device, prop.major, prop.minor);
 		return -ENODEV;
-	if (desc && desc_len)
-		snprintf(desc, desc_len, "%s (device %d, sm_%d%d, %.0f GiB)", prop.name, device,
-			 prop.major, prop.minor, (double)prop.totalGlobalMem / (1u << 30));
+	}
+	snprintf(desc, desc_len, "%s (device %d, sm_%d%d, %.0f GiB)", prop.name, device,
+		 prop.major, prop.minor, (double)prop.totalGlobalMem / (1u << 30));
 	return 0;
 }
 

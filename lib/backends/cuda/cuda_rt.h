@@ -28,7 +28,8 @@ struct cuda_rt_event;    /* a cudaEvent_t */
 
 /*
  * Is device `device` usable (present, compute capability 8.0 or newer)? 0 and a
- * description, or -ENODEV without logging anything.
+ * description in desc, or -ENODEV and the reason in desc (CUDA's name for the error, the
+ * driver's and the runtime's versions); logs nothing either way. desc_len >= 1.
  */
 int cuda_rt_probe(int device, char *desc, size_t desc_len);
 
