@@ -178,6 +178,16 @@ has t.err "degraded=1" "and what to add to serve without it"
 check "and leaves no pidfile or socket" left_nothing t
 sums t0 t1 t2 s0 >after
 check "and writes nothing (the spare is still a spare)" cmp before after
+# A member left out by the library: the reason it gives is named with the role.
+cp --sparse=always t1 t1.saved
+truncate -s 5M t1
+sums t0 t1 t2 s0 >before
+serve t t0 t1 t2 s0
+check "a start with t1 shrunk exits non-zero" test $? -ne 0
+has t.err "role 1 .*t1, given for it, was left out \\(.*smaller" "naming the role, the member and why"
+sums t0 t1 t2 s0 >after
+check "and writes nothing" cmp before after
+mv t1.saved t1
 serve t t0 t1x t2 s0 degraded=1
 check "with degraded=1 it starts" test $? -eq 0
 check "and serves" serving t
