@@ -7,13 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
 #include <libgraid/graid.h>
+
+#include "gp.h"
 
 #ifndef GP_VERSION
 #define GP_VERSION "unknown"
@@ -22,48 +22,16 @@
 /* The array is safe to use from many threads, so nbdkit may run requests in parallel. */
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
 
-/*
- * One array per server, not per connection: every client sees the same bytes, a flush
- * reaches every member whichever connection sends it (so multi-conn is safe), and the
- * members' superblocks have one owner.
- */
-static struct {
-	char **members;            /* absolute paths, from member= (in any order) */
-	unsigned nmembers;
-	char *backend;             /* backend=, NULL: $GRAID_BACKEND, else auto */
-	/* rebuild-max-rate= and rebuild-busy-rate=: bytes a second per member, 0 none */
-	struct graid_rebuild_options rebuild;
-	bool rebuild_set;
-	unsigned io_timeout_ms;    /* io-timeout=: graid_array_set_io_timeout(), 0 none */
-	char *lease;               /* lease=: graid_open_options::lease, NULL none */
-	struct graid_array *array; /* opened in after_fork, closed in cleanup */
-	struct graid_array_info info;
-	/*
-	 * Writes that are not block-aligned read, patch and write back their edge blocks.
-	 * Two such writes to different bytes of one block must not interleave (one would
-	 * write back the other's old bytes), nor may an aligned write to that block land
-	 * between an edge read and its write-back. Unaligned writes therefore take this lock
-	 * exclusively and aligned ones shared: aligned writes still run in parallel, and the
-	 * clients that honour the advertised block size never wait.
-	 */
-	pthread_rwlock_t edge_lock;
-} gp = { .edge_lock = PTHREAD_RWLOCK_INITIALIZER };
+struct gp_state gp = {
+	.edge_lock = PTHREAD_RWLOCK_INITIALIZER,
+	.lock_fd = -1,
+	.report_fd = { -1, -1 },
+};
 
-/* The library's log goes where nbdkit's does: errors and warnings always, the rest with -v. */
-static void gp_log(void *arg, int level, const char *msg)
-{
-	(void)arg;
-	if (level <= GRAID_LOG_ERR)
-		nbdkit_error("%s", msg);
-	else if (level == GRAID_LOG_WARNING)
-		nbdkit_error("warning: %s", msg);
-	else
-		nbdkit_debug("%s", msg);
-}
-
+/* The library's log goes where nbdkit's does (gp_log.c): warnings and errors, once each. */
 static void gp_load(void)
 {
-	graid_log_set(gp_log, NULL, GRAID_LOG_INFO);
+	graid_log_set(gp_log_lib, NULL, GRAID_LOG_INFO);
 }
 
 static void gp_unload(void)
@@ -127,6 +95,14 @@ static int gp_config(const char *key, const char *value)
 	}
 	if (strcmp(key, "lease") == 0)
 		return gp_set_string(&gp.lease, value);
+	if (strcmp(key, "degraded") == 0) {
+		int yes = nbdkit_parse_bool(value);
+
+		if (yes < 0)
+			return -1; /* nbdkit said why */
+		gp.degraded_ok = yes;
+		return 0;
+	}
 	if (strcmp(key, "io-timeout") == 0) {
 		char *end;
 		unsigned long ms;
@@ -141,8 +117,9 @@ static int gp_config(const char *key, const char *value)
 		gp.io_timeout_ms = (unsigned)ms;
 		return 0;
 	}
-	nbdkit_error("unknown parameter '%s' (member=PATH, backend=NAME, rebuild-max-rate=SIZE, "
-		     "rebuild-busy-rate=SIZE, io-timeout=MS or lease=SPEC)", key);
+	nbdkit_error("unknown parameter '%s' (member=PATH, backend=NAME, degraded=1, "
+		     "rebuild-max-rate=SIZE, rebuild-busy-rate=SIZE, io-timeout=MS or lease=SPEC)",
+		     key);
 	return -1;
 }
 
@@ -152,102 +129,6 @@ static int gp_config_complete(void)
 		nbdkit_error("no members: give member=PATH once for every member");
 		return -1;
 	}
-	return 0;
-}
-
-/*
- * @p lease: with the array's lease. The check before the fork goes without it: a lease
- * taken and given back there would cost its lockspace join twice.
- */
-static int gp_open_array(const char *backend, bool lease, struct graid_array **out)
-{
-	struct graid_open_options o = { .struct_size = sizeof(o), .backend = backend,
-					.lease = lease ? gp.lease : NULL };
-	int rc = graid_array_open((const char *const *)gp.members, gp.nmembers, &o, out);
-
-	if (rc)
-		nbdkit_error("cannot assemble the array from %u members: %s", gp.nmembers,
-			     graid_strerror(rc));
-	return rc;
-}
-
-/*
- * Before nbdkit forks into the background or serves: assemble once, exactly as the server
- * will (the real engine, writable, so a holder or a missing engine shows), and fail the
- * start with the reason. In a child process that exits after the check, so that no
- * accelerator is initialised in nbdkit's own process, which is about to fork (CUDA cannot
- * be used in a child forked after its initialisation).
- */
-static int gp_get_ready(void)
-{
-	struct graid_array *a;
-	int status = 0;
-	pid_t pid;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		nbdkit_error("fork: %m");
-		return -1;
-	}
-	if (pid == 0) {
-		if (gp_open_array(gp.backend, false, &a))
-			_exit(1);
-		_exit(graid_array_close(a) ? 2 : 0);
-	}
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status)) {
-		if (WIFEXITED(status) && WEXITSTATUS(status) == 2)
-			nbdkit_error("closing the array after the check failed");
-		else if (!WIFEXITED(status))
-			nbdkit_error("the check of the array died (signal %d)", WTERMSIG(status));
-		return -1; /* the child said why */
-	}
-	return 0;
-}
-
-/* The array proper, in the process that serves, after any fork: its threads live here. */
-static int gp_after_fork(void)
-{
-	int rc;
-
-	if (gp_open_array(gp.backend, true, &gp.array))
-		return -1;
-	if (gp.rebuild_set) {
-		/* For rebuilds started here: a hot spare taking over a member that fails. */
-		gp.rebuild.struct_size = sizeof(gp.rebuild);
-		rc = graid_array_set_rebuild_options(gp.array, &gp.rebuild);
-		if (rc) {
-			nbdkit_error("rebuild rates: %s", graid_strerror(rc));
-			return -1;
-		}
-		nbdkit_debug("rebuild at most %" PRIu64 " B/s per member, %" PRIu64
-			     " B/s while serving requests (0: no limit)",
-			     gp.rebuild.max_bytes_per_sec, gp.rebuild.busy_bytes_per_sec);
-	}
-	if (gp.io_timeout_ms) {
-		rc = graid_array_set_io_timeout(gp.array, gp.io_timeout_ms);
-		if (rc) {
-			nbdkit_error("io-timeout: %s", graid_strerror(rc));
-			return -1;
-		}
-		nbdkit_debug("a member I/O older than %u ms is given up on where the others carry "
-			     "the array", gp.io_timeout_ms);
-	}
-	/* A rebuild left pending (a spare taken at open, a stopped one) goes on while serving. */
-	rc = graid_array_rebuild_start(gp.array);
-	if (rc) {
-		nbdkit_error("starting the pending rebuild: %s", graid_strerror(rc));
-		return -1;
-	}
-	gp.info.struct_size = sizeof(gp.info);
-	rc = graid_array_info(gp.array, &gp.info);
-	if (rc) {
-		nbdkit_error("graid_array_info: %s", graid_strerror(rc));
-		return -1;
-	}
-	nbdkit_debug("RAID-%d, %u members (%u failed), %" PRIu64 " bytes, block %u, engine %s",
-		     gp.info.level, gp.info.nmembers, gp.info.nfailed, gp.info.size,
-		     gp.info.block_size, gp.info.engine);
 	return 0;
 }
 
@@ -265,8 +146,18 @@ static void gp_cleanup(void)
 
 static void *gp_open(int readonly)
 {
-	(void)readonly;
+	/* Never in practice: -r was read from nbdkit's command line (gp_server.c). */
+	if (!readonly && gp.srv.readonly)
+		nbdkit_debug("a writable connection to an array opened read-only: served "
+			     "read-only (can_write 0)");
 	return NBDKIT_HANDLE_NOT_NEEDED;
+}
+
+/* An array opened read-only takes no write: nbdkit refuses them for it. */
+static int gp_can_write(void *handle)
+{
+	(void)handle;
+	return !gp.srv.readonly;
 }
 
 static int64_t gp_get_size(void *handle)
@@ -522,6 +413,8 @@ static struct nbdkit_plugin plugin = {
 	.config_complete = gp_config_complete,
 	.config_help = "member=PATH   a member of the array (once per member, any order)\n"
 		       "backend=NAME  parity engine: auto, ref, isal, opencl, cuda\n"
+		       "degraded=1    serve even with roles that have no member among those\n"
+		       "              given (without it such a start fails, naming them)\n"
 		       "rebuild-max-rate=SIZE   rebuilds (a hot spare taking over) move at most\n"
 		       "                        SIZE bytes a second per member\n"
 		       "rebuild-busy-rate=SIZE  ... and at most SIZE while requests are in flight\n"
@@ -529,12 +422,14 @@ static struct nbdkit_plugin plugin = {
 		       "              other members carry the array (0: never, the default)\n"
 		       "lease=SPEC    hold the array's lease while serving (graidctl lease-init)",
 	.magic_config_key = "member",
-	.get_ready = gp_get_ready,
-	.after_fork = gp_after_fork,
+	/* The check before nbdkit forks; the array, in the process that serves (gp_start.c). */
+	.get_ready = gp_start_check,
+	.after_fork = gp_start_serve,
 	.cleanup = gp_cleanup,
 	.open = gp_open,
 	.get_size = gp_get_size,
 	.block_size = gp_block_size,
+	.can_write = gp_can_write,
 	.can_multi_conn = gp_can_multi_conn,
 	.can_flush = gp_can_flush,
 	.can_trim = gp_can_trim,

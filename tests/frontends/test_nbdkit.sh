@@ -47,7 +47,7 @@ start_server() { # start_server LOG MEMBER...: serve, wait until it answers
 	local log=$1 args=() i
 	shift
 	for m in "$@"; do
-		case $m in rebuild-*=* | io-timeout=*) args+=("$m") ;; *) args+=("member=$m") ;; esac
+		case $m in rebuild-*=* | io-timeout=* | degraded=*) args+=("$m") ;; *) args+=("member=$m") ;; esac
 	done
 	rm -f "$SOCK" pid
 	nbdkit --exit-with-parent -f -v -U "$SOCK" -P pid "$P" "${args[@]}" 2>"$log" &
@@ -203,7 +203,17 @@ stop_server
 # --- a spare taken over at assembly is rebuilt while serving ----------------------------
 truncate -s 17M s0
 check "add a hot spare" "$G" spare add s0 $K
-check "the server starts without k5: the spare takes role 5" start_server srv4.log k0 k1 k2 k3 k4 s0
+args=(); for m in k0 k1 k2 k3 k4 s0; do args+=("member=$m"); done
+rm -f bad.sock
+timeout 10 nbdkit -f -U "$T/bad.sock" "$P" "${args[@]}" >bad.log 2>&1
+rc=$?
+check "without k5 the start is refused (a spare does not make up for a member not given)" \
+	test "$rc" -ne 0 -a "$rc" -ne 124
+check "naming role 5" grep -q "role 5 .*not among the members given" bad.log
+"$G" status k0 k1 k2 k3 k4 s0 >status.out 2>&1
+check "and the spare is still a spare" grep -qE "^ +[0-9]+ spare .* s0 " status.out
+check "with degraded=1 the server starts without k5: the spare takes role 5" \
+	start_server srv4.log k0 k1 k2 k3 k4 s0 degraded=1
 for i in $(seq 100); do
 	"$G" status k0 k1 k2 k3 k4 s0 >status.out 2>&1 && break
 	sleep 0.2
