@@ -152,7 +152,8 @@ check "no byte changed (-r, started and stopped)" cmp before after
 rm -f w.sock
 nbdkit -f -U "$T/w.sock" "$P" q0 q1 q2 2>w.err &
 W=$!
-for i in $(seq 100); do answers w && break; sleep 0.1; done
+# Up to a minute: on a loaded machine the start (auto's timing of every engine) takes seconds.
+for i in $(seq 600); do answers w && break; sleep 0.1; done
 nbdcopy one "$(uri w)" >/dev/null 2>&1
 kill -9 $W
 wait $W 2>/dev/null
@@ -160,7 +161,8 @@ sums q0 q1 q2 >before
 rm -f q.sock
 timeout 60 nbdkit -f --read-only -U "$T/q.sock" "$P" q0 q1 q2 2>q.err &
 Q=$!
-for i in $(seq 100); do answers q && break; sleep 0.1; done
+# Up to a minute: on a loaded machine the start (auto's timing of every engine) takes seconds.
+for i in $(seq 600); do answers q && break; sleep 0.1; done
 check "--read-only after a crash serves (foreground)" answers q
 check "a client reads the whole array" nbdcopy "$(uri q)" q.back
 kill $Q 2>/dev/null
@@ -198,7 +200,8 @@ stop t
 rm -f t.sock
 timeout 60 nbdkit -f -U "$T/t.sock" "$P" t0 t1x t2 s0 degraded=1 2>tf.err &
 F=$!
-for i in $(seq 100); do answers t && break; sleep 0.1; done
+# Up to a minute: on a loaded machine the start (auto's timing of every engine) takes seconds.
+for i in $(seq 600); do answers t && break; sleep 0.1; done
 kill $F 2>/dev/null
 wait $F 2>/dev/null
 check "the mistyped path is warned of once (foreground)" \
