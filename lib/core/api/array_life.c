@@ -5,6 +5,7 @@
  * every layer it tears down, so none of them calls back up into it.
  */
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "meta/badblocks.h"
@@ -23,6 +24,7 @@
 struct graid_array *array_alloc(unsigned nmembers)
 {
 	struct graid_array *a = calloc(1, sizeof(*a) + nmembers * sizeof(struct member));
+	pthread_condattr_t mono;
 
 	if (!a)
 		return NULL;
@@ -36,13 +38,17 @@ struct graid_array *array_alloc(unsigned nmembers)
 		a->members[i].fd = -1;
 		atomic_init(&a->members[i].state, GRAID_MEMBER_MISSING);
 	}
+	/* Timed waits on these count on the monotonic clock: a clock step stretches nothing. */
+	pthread_condattr_init(&mono);
+	pthread_condattr_setclock(&mono, CLOCK_MONOTONIC);
 	pthread_mutex_init(&a->meta_lock, NULL);
 	pthread_mutex_init(&a->wait_lock, NULL);
-	pthread_cond_init(&a->wait_cond, NULL);
+	pthread_cond_init(&a->wait_cond, &mono);
 	pthread_mutex_init(&a->pool_lock, NULL);
 	pthread_mutex_init(&a->rebuild_lock, NULL);
 	pthread_mutex_init(&a->event_lock, NULL);
-	pthread_cond_init(&a->spare_cond, NULL);
+	pthread_cond_init(&a->spare_cond, &mono);
+	pthread_condattr_destroy(&mono);
 	a->uuid_lock.fd = -1;
 	for (unsigned i = 0; i < GRAID_MAX_SPARES; i++)
 		a->spares[i].fd = -1;

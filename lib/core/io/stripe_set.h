@@ -3,12 +3,10 @@
 #ifndef LIBGRAID_CORE_STRIPE_SET_H
 #define LIBGRAID_CORE_STRIPE_SET_H
 
-#include <stdlib.h>
+#include <string.h>
 
 #include "array/array.h"
 #include "meta/stripe_lock.h"
-
-#define STRIPE_SET_MAX 1024
 
 /*
  * Deadlock freedom. Foreground stripe operations hold one bucket and never wait while
@@ -18,43 +16,43 @@
  * - a job that already holds another set (a pipelined rebuild: one batch's writes in flight
  *   while the next batch is locked) only tries (stripe_set_trylock) and, on a busy bucket,
  *   must be able to release what it holds without waiting for anybody before it waits.
+ *
+ * The set is a bitmap over every bucket, so it has no capacity to run out of: a stripe
+ * added is always locked (two stripes in one bucket are one lock), and ascending order is
+ * the order of the bits.
  */
+#define STRIPE_SET_WORDS (STRIPE_LOCK_BUCKETS / 64)
+
 struct stripe_set {
-	unsigned n;          /* buckets added */
-	unsigned held;       /* bucket[0, held) are locked */
-	bool sorted;
-	unsigned bucket[STRIPE_SET_MAX];
+	uint64_t bit[STRIPE_SET_WORDS]; /* the buckets added */
+	unsigned next;                  /* buckets below this one that are in the set are held */
+	unsigned n;                     /* buckets in the set */
 };
 
-/* Add the bucket of `stripe`; call before locking. Duplicates are dropped when locking. */
+/* Add the bucket of `stripe`; call before locking. */
 static inline void stripe_set_add(struct stripe_set *set, uint64_t stripe)
 {
-	if (set->n < STRIPE_SET_MAX) {
-		set->bucket[set->n++] = stripe_bucket(stripe);
-		set->sorted = false;
+	unsigned b = stripe_bucket(stripe);
+	uint64_t m = 1ull << (b % 64);
+
+	if (!(set->bit[b / 64] & m)) {
+		set->bit[b / 64] |= m;
+		set->n++;
 	}
 }
 
-static inline int stripe_set_cmp(const void *x, const void *y)
+/* The first bucket of the set at or after @p from; STRIPE_LOCK_BUCKETS when none. */
+static inline unsigned stripe_set_find(const struct stripe_set *set, unsigned from)
 {
-	unsigned a = *(const unsigned *)x, b = *(const unsigned *)y;
+	for (unsigned w = from / 64; w < STRIPE_SET_WORDS; w++) {
+		uint64_t bits = set->bit[w];
 
-	return (a > b) - (a < b);
-}
-
-/* Sort and drop duplicates (stripes share buckets); only before anything is held. */
-static inline void stripe_set_sort(struct stripe_set *set)
-{
-	unsigned k = 0;
-
-	if (set->sorted)
-		return;
-	qsort(set->bucket, set->n, sizeof(set->bucket[0]), stripe_set_cmp);
-	for (unsigned i = 0; i < set->n; i++)
-		if (k == 0 || set->bucket[k - 1] != set->bucket[i])
-			set->bucket[k++] = set->bucket[i];
-	set->n = k;
-	set->sorted = true;
+		if (w == from / 64)
+			bits &= ~0ull << (from % 64);
+		if (bits)
+			return w * 64 + (unsigned)__builtin_ctzll(bits);
+	}
+	return STRIPE_LOCK_BUCKETS;
 }
 
 static inline bool stripe_set_try_one(struct graid_array *a, unsigned b)
@@ -68,10 +66,12 @@ static inline bool stripe_set_try_one(struct graid_array *a, unsigned b)
 /* Lock what is left of the set without waiting; true when all of it is held. */
 static inline bool stripe_set_trylock(struct graid_array *a, struct stripe_set *set)
 {
-	stripe_set_sort(set);
-	while (set->held < set->n && stripe_set_try_one(a, set->bucket[set->held]))
-		set->held++;
-	return set->held == set->n;
+	unsigned b;
+
+	while ((b = stripe_set_find(set, set->next)) < STRIPE_LOCK_BUCKETS &&
+	       stripe_set_try_one(a, b))
+		set->next = b + 1;
+	return b == STRIPE_LOCK_BUCKETS;
 }
 
 /* Lock what is left of the set, waiting as needed; the caller holds no other set. */
@@ -79,9 +79,10 @@ static inline void stripe_set_lock(struct graid_array *a, struct stripe_set *set
 {
 	while (!stripe_set_trylock(a, set)) {
 		uint64_t seq = stripe_release_seq(a);
+		unsigned b = stripe_set_find(set, set->next);
 
-		if (stripe_set_try_one(a, set->bucket[set->held])) {
-			set->held++;
+		if (stripe_set_try_one(a, b)) {
+			set->next = b + 1;
 			continue;
 		}
 		stripe_wait_release(a, seq);
@@ -91,11 +92,13 @@ static inline void stripe_set_lock(struct graid_array *a, struct stripe_set *set
 /* Unlock everything held and empty the set. */
 static inline void stripe_set_release(struct graid_array *a, struct stripe_set *set)
 {
-	for (unsigned i = 0; i < set->held; i++)
-		stripe_unlock(a, set->bucket[i]);
+	for (unsigned b = stripe_set_find(set, 0); b < set->next;
+	     b = stripe_set_find(set, b + 1))
+		stripe_unlock(a, b);
+	if (set->n)
+		memset(set->bit, 0, sizeof(set->bit));
+	set->next = 0;
 	set->n = 0;
-	set->held = 0;
-	set->sorted = true;
 }
 
 #endif

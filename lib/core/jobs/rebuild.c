@@ -27,6 +27,8 @@
 #define REBUILD_SLOTS 3
 /* The largest member I/O: big enough to be sequential, small enough to keep several queued. */
 #define REBUILD_IO_MAX (1u << 20)
+/* Unused rows deallocated on the targets under one set of stripe locks, at most. */
+#define REBUILD_SKIP_ROWS_MAX 1024u
 /* Superblocks get the checkpoint at least this often. */
 #define REBUILD_CHECKPOINT_NS (1000000000ull)
 
@@ -541,7 +543,7 @@ static int rebuild_skip_unused(struct rebuild_ctx *c, uint64_t *row)
 {
 	struct graid_array *a = c->a;
 	const struct graid_layout *l = &a->lay;
-	const uint64_t most = STRIPE_SET_MAX / (l->level == 10 ? c->ntarget : 1);
+	const uint64_t most = REBUILD_SKIP_ROWS_MAX;
 	struct rebuild_slot tmp;
 	uint64_t k = 0, r0 = *row;
 	int rc;
@@ -933,9 +935,6 @@ GRAID_API int graid_array_rebuild(struct graid_array *a, graid_progress_fn fn, v
 		return -ENOMEM;
 	c->a = a;
 	c->rows_max = row_job_rows(a, REBUILD_SLOT_BYTES);
-	/* Each RAID-10 row may lock one stripe per target: keep the set within bounds. */
-	if (c->rows_max * a->nmembers > STRIPE_SET_MAX)
-		c->rows_max = STRIPE_SET_MAX / a->nmembers;
 	pthread_mutex_lock(&a->rebuild_lock);
 	for (unsigned i = 0; i < REBUILD_SLOTS && rc == 0; i++)
 		rc = row_bufs_alloc(&c->slot[i].buf, a, c->rows_max, false);

@@ -29,7 +29,7 @@ static void *spare_thread_main(void *arg)
 			/* Unreachable members' controllers, and the owner record now and then. */
 			if (!wait || wait > OWNER_WATCH_NS)
 				wait = OWNER_WATCH_NS;
-			clock_gettime(CLOCK_REALTIME, &until);
+			clock_gettime(CLOCK_MONOTONIC, &until);
 			until.tv_sec += (time_t)(wait / 1000000000u);
 			until.tv_nsec += (long)(wait % 1000000000u);
 			if (until.tv_nsec >= 1000000000L) {

@@ -8,7 +8,8 @@
  * microseconds first), meta-stall-us=N (every durable metadata write, of the write-intent
  * bitmap, the live-data map or the journal, waits N microseconds first; data I/O does not:
  * a drive slow only where the library keeps its records), meta-eio-after=N (those durable
- * metadata writes fail with EIO after N succeed; data I/O does not), vanish-after=N (after N I/Os of any kind, all fail, flushes too),
+ * metadata writes fail with EIO after N succeed; data I/O does not), sb-eio-after=N (superblock
+ * writes fail with EIO after N succeed), vanish-after=N (after N I/Os of any kind, all fail, flushes too),
  * flush-eio-after=N (flushes fail with EIO after N succeed), kill-after=N
  * (at this member's N+1th write the process sends what it has queued and dies by SIGKILL:
  * power lost between the writes of one stripe, for crash tests).
@@ -56,6 +57,8 @@ struct member_fault {
 	long read_eio_after, write_eio_after, tear_after, vanish_after, kill_after;
 	long flush_eio_after;
 	long meta_eio_after;            /* meta-eio-after=N: metadata writes only */
+	long sb_eio_after;              /* sb-eio-after=N: superblock writes only */
+	atomic_long sb_writes;
 	uint64_t stall_ns;
 	uint64_t meta_stall_ns;         /* meta-stall-us=N: metadata writes only */
 	long mbps, iops;                /* drive model; 0: unlimited */
@@ -96,6 +99,7 @@ int fault_parse(const char *spec, struct member_fault **out, const char **path)
 	f->kill_after = -1;
 	f->flush_eio_after = -1;
 	f->meta_eio_after = -1;
+	f->sb_eio_after = -1;
 	while (p < colon) {
 		const char *end = memchr(p, ',', (size_t)(colon - p));
 		size_t n = (size_t)((end ? end : colon) - p);
@@ -124,6 +128,8 @@ int fault_parse(const char *spec, struct member_fault **out, const char **path)
 			f->meta_stall_ns = (uint64_t)v * 1000;
 		else if (fault_opt(p, n, "meta-eio-after", &v))
 			f->meta_eio_after = v;
+		else if (fault_opt(p, n, "sb-eio-after", &v))
+			f->sb_eio_after = v;
 		else if (n > 13 && !strncmp(p, "fabric-state=", 13) && !f->fabric_state) {
 			f->fabric_state = strndup(p + 13, n - 13);
 			if (!f->fabric_state) {
@@ -337,6 +343,12 @@ enum fault_action fault_decide(struct member_fault *f, bool write, bool meta, ui
 	if (f->mbps || f->iops)
 		*stall_ns += fault_drive_wait(f, bytes);
 	return *stall_ns ? FAULT_STALL : FAULT_NONE;
+}
+
+bool fault_sb_write_fails(struct member_fault *f)
+{
+	return atomic_load(&f->dead) || fault_fabric_down(f) ||
+	       (f->sb_eio_after >= 0 && atomic_fetch_add(&f->sb_writes, 1) >= f->sb_eio_after);
 }
 
 bool fault_flush_fails(struct member_fault *f)

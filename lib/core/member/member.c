@@ -255,6 +255,8 @@ int member_write_sb(struct member *m, const struct graid_sb *sb)
 	void *buf;
 	int rc;
 
+	if (m->fault && fault_sb_write_fails(m->fault))
+		return -EIO;
 	if (posix_memalign(&buf, ARRAY_ALIGN, GRAID_SB_SIZE))
 		return -ENOMEM;
 	graid_sb_encode(sb, buf);

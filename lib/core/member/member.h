@@ -73,6 +73,8 @@ enum fault_action fault_decide(struct member_fault *f, bool write, bool meta, ui
 			       uint64_t bytes, uint64_t *stall_ns);
 /* Whether this flush of the member fails (flush-eio-after=N, or a vanished device). */
 bool fault_flush_fails(struct member_fault *f);
+/* Whether this superblock write fails (sb-eio-after=N, or a vanished device). */
+bool fault_sb_write_fails(struct member_fault *f);
 /*
  * "fabric-state=FILE": the member models an NVMe-oF namespace whose one controller's state
  * is the first word of FILE ("live", "connecting", ...; no FILE: deleted), and whose I/O
@@ -102,6 +104,12 @@ static inline enum fault_action fault_decide(struct member_fault *f, bool write,
 }
 
 static inline bool fault_flush_fails(struct member_fault *f)
+{
+	(void)f;
+	return false;
+}
+
+static inline bool fault_sb_write_fails(struct member_fault *f)
 {
 	(void)f;
 	return false;

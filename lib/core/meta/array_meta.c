@@ -273,8 +273,39 @@ void array_owner_watch(struct graid_array *a)
 	meta_owner_judge(a, looked, &top, &other, found_other);
 }
 
+/*
+ * Role @p role could not take its superblock: as md fails a device whose superblock write
+ * failed, it is taken out (its record of the array's state would be stale, and a later
+ * assembly could trust it), unless the array needs it to stay whole (kept, logged). True
+ * when it was taken out. meta_lock held.
+ */
+static bool meta_sb_failed(struct graid_array *a, unsigned role, int err)
+{
+	struct member *m = &a->members[role];
+	int st = atomic_load(&m->state);
+
+	if (st != GRAID_MEMBER_ACTIVE && st != GRAID_MEMBER_REBUILDING)
+		return false;
+	if (!array_survives_without(a, role)) {
+		graid__log(GRAID_LOG_ERR, "member %u (%s): its superblock write failed (%s), but "
+					  "RAID-%d needs it: kept, its superblock is stale",
+			   role, m->path, graid_strerror(err), a->lay.level);
+		return false;
+	}
+	atomic_store(&m->state, GRAID_MEMBER_FAILED);
+	graid__log(GRAID_LOG_ERR, "member %u (%s) failed: its superblock write failed (%s)",
+		   role, m->path, graid_strerror(err));
+	a->events++;
+	m->left_events = a->events;
+	array_recount(a);
+	array_event(a, GRAID_EVENT_MEMBER_FAILED, (int)role, err, 0, 0);
+	array_worker_takeover(a, role);
+	return true;
+}
+
 int array_write_superblocks(struct graid_array *a, uint32_t flags)
 {
+	bool failed[GRAID_MAX_MEMBERS] = { false }, again = false;
 	struct graid_sb sb;
 	int rc;
 
@@ -301,8 +332,23 @@ int array_write_superblocks(struct graid_array *a, uint32_t flags)
 			graid__log(GRAID_LOG_ERR, "member %u (%s): superblock write failed: %s", i,
 				   m->path, graid_strerror(r));
 			atomic_fetch_add(&m->errors, 1);
+			if (i < a->nmembers)
+				failed[i] = true;
 			rc = rc ? rc : r;
 		}
+	}
+	/* The members that could not take it go, and the others record that (once more). */
+	for (unsigned i = 0; i < a->nmembers; i++)
+		if (failed[i] && meta_sb_failed(a, i, rc))
+			again = true;
+	if (again) {
+		int r = array_write_superblocks(a, flags);
+
+		/* Written to every member still in: the failed ones are out, not an error. */
+		rc = r == -ESTALE || r == -ENOMEM ? r : 0;
+		for (unsigned i = 0; rc == 0 && i < a->nmembers; i++)
+			if (failed[i] && array_role_writable(a, i))
+				rc = -EIO; /* a member the array needs did not take it */
 	}
 	return rc;
 }

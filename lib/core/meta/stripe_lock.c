@@ -60,7 +60,7 @@ void stripe_wait_release_for(struct graid_array *a, uint64_t seen_seq, long ns)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	ts.tv_nsec += ns;
 	if (ts.tv_nsec >= 1000000000) {
 		ts.tv_sec++;
