@@ -765,11 +765,18 @@ typedef void (*graid_progress_fn)(void *arg, uint64_t done, uint64_t total);
  *   REBUILDING: it takes writes at once, serves reads once graid_array_rebuild() has
  *   brought it into sync.
  * @param a the array.
- * @param idx the role, 0 .. nmembers-1; it must be failed or missing.
+ * @param idx the role, 0 .. nmembers-1; it must be failed, missing or unreachable.
  * @param path the new member: a file or block device at least as large as the others
- *   (data offset + data bytes). A device carrying another array's superblock is refused.
- * @return 0; -EINVAL bad arguments, device too small, already a member, or another array's
- *   member; -EBUSY the role is active or rebuilding; -EOPNOTSUPP RAID-0 (no redundancy to
+ *   (data offset + data bytes). A device carrying another array's superblock is refused,
+ *   and so is a member of this array in another role: one the array has open, or one it
+ *   would take back into its role if it were given (its superblock names that role, the
+ *   role is missing or unreachable and still recorded as this device's, and it has not
+ *   diverged); the log names the role. The role's own device, failed or missing, is
+ *   accepted and rebuilt whole, unless this handle still has it open since it went out
+ *   (its late I/O may still land: open the array again first).
+ * @return 0; -EINVAL bad arguments, device too small, or another array's member; -EEXIST
+ *   the device is a member of this array (the log names its role); -EBUSY the role is
+ *   active or rebuilding; -EOPNOTSUPP RAID-0 (no redundancy to
  *   rebuild from); -ENOENT/-EACCES opening @p path; -EIO writing its superblock; -ESTALE
  *   another host took the array over. An array that holds persistent reservations
  *   (::GRAID_OPEN_RESERVE, a lease, a takeover) reserves the device before writing it:
@@ -887,8 +894,10 @@ GRAID_API int graid_array_set_io_timeout(struct graid_array *a, unsigned ms);
  * @brief Register a hot spare. When a member fails, a spare takes over its role and is
  *   rebuilt in the background without being asked (graid_array_rebuild() waits for it).
  * @param a the array.
- * @param path the spare: as for graid_array_replace_member().
- * @return 0; -EINVAL as for graid_array_replace_member(); -ENOSPC the array has
+ * @param path the spare: as for graid_array_replace_member(); a member of this array, in a
+ *   role or as a spare, is refused.
+ * @return 0; -EINVAL as for graid_array_replace_member(); -EEXIST the device is a member of
+ *   this array (the log names its role); -ENOSPC the array has
  *   ::GRAID_MAX_SPARES spares; -EOPNOTSUPP RAID-0; -ESTALE another host took the array over;
  *   the reservation errors of graid_array_replace_member().
  */
