@@ -69,12 +69,14 @@ static void open_install(struct graid_array *a, struct assembly *as)
 
 	/*
 	 * A role nobody takes stays FAILED if it was (only a replacement ends that), and is
-	 * MISSING otherwise: absent now, and welcome back (assemble_place_behind).
+	 * MISSING otherwise: absent now, and welcome back (assemble_place_behind). Unless its
+	 * device was given and cannot be trusted as a whole (shrunk, a copy): FAILED, so that
+	 * it is never caught up from the bitmap, only rebuilt whole.
 	 */
 	for (unsigned r = 0; r < a->nmembers; r++) {
 		a->members[r].slot_id = fresh->slot_id[r];
 		a->members[r].left_events = fresh->left_events[r];
-		if (fresh->member_state[r] == GRAID_MEMBER_FAILED)
+		if (fresh->member_state[r] == GRAID_MEMBER_FAILED || assemble_role_distrusted(as, r))
 			atomic_init(&a->members[r].state, GRAID_MEMBER_FAILED);
 	}
 	for (unsigned i = 0; i < as->n; i++) {
@@ -85,8 +87,15 @@ static void open_install(struct graid_array *a, struct assembly *as)
 		if (!c->valid)
 			continue;
 		if (role >= a->nmembers) {
-			if (a->nspares == GRAID_MAX_SPARES)
+			if (a->nspares == GRAID_MAX_SPARES) {
+				c->valid = false;
+				c->verdict = GRAID_GIVEN_SPARES_FULL;
+				snprintf(c->why, sizeof(c->why), "the array keeps at most %u spares",
+					 GRAID_MAX_SPARES);
+				graid__log(GRAID_LOG_WARNING, "open: leaving out %s: %s", c->m.path,
+					   c->why);
 				continue;
+			}
 			m = &a->spares[a->nspares++];
 		} else {
 			m = &a->members[role];
@@ -196,6 +205,14 @@ static int open_mark_forced(struct graid_array *a, const struct assembly *as)
 			continue;
 		if (as->fresh->history_events && as->fresh->history_events <= c->sb.events + 1)
 			continue;
+		if (a->lay.level == 0) {
+			/* No redundancy: nothing can disagree, and nothing can be resynced. */
+			graid__log(GRAID_LOG_NOTICE, "open: RAID-0 keeps no redundancy: nothing to "
+						     "resync; writes that failed while %s was out "
+						     "were reported failed to their writers",
+				   c->m.path);
+			return 0;
+		}
 		if (!a->bitmap.enabled) {
 			graid__log(GRAID_LOG_WARNING, "open: no write-intent bitmap: scrub the whole "
 						      "array with repair to make it consistent");
@@ -297,6 +314,22 @@ static int open_fence(const struct assembly *as, uint64_t epoch)
 	return 0;
 }
 
+/*
+ * A look (read-only open): who holds the array writable on this host now, if anyone alive
+ * does, and whether it was left unclean: no clean close recorded, and no live holder here
+ * (one would have cleared the flag on its own open). The next writable open resyncs then.
+ */
+static void open_look_holder(struct graid_array *a, const struct graid_sb *fresh)
+{
+	struct graid_sb_owner h;
+
+	if (array_uuid_holder(a->uuid, &h) == 0 && owner_liveness(&h) == OWNER_ALIVE)
+		a->holder = h;
+	else if (a->view.valid)
+		a->holder.pid = a->view.pid; /* published by a live holder: it holds the array */
+	a->unclean = !(fresh->flags & GRAID_SB_F_CLEAN) && !a->holder.pid;
+}
+
 GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 			       const struct graid_open_options *opts, struct graid_array **out)
 {
@@ -379,6 +412,9 @@ again:
 	if (flags & GRAID_OPEN_FORCE)
 		forced = assemble_force(&as, a);
 	open_install(a, &as);
+	/* What became of each path given, for graid_array_given_info() (NULL: none kept). */
+	a->given = assemble_verdicts(&as, a->nmembers);
+	a->ngiven = a->given ? nmembers : 0;
 	/* The array's descriptors carry the reservations now: array_free releases them. */
 	a->pr_key = pr_key;
 	a->pr_strict = flags & GRAID_OPEN_RESERVE;
@@ -433,6 +469,7 @@ again:
 		a->owner = fresh->owner; /* whose it is, for graid_array_info */
 		array_recount(a);
 		array_view_load(a);
+		open_look_holder(a, fresh);
 		*out = a;
 		a = NULL;
 		goto out;
