@@ -190,6 +190,8 @@ Test(left_out, a_member_on_another_nvme_namespace_is_recorded_failed_not_caught_
 
 	lo_make(&s, 4, 5);
 	cr_assert_eq(assemble_gather(&as, s.paths, 4, false), 0);
+	for (unsigned i = 0; i < 4; i++)
+		cr_assert(as.c[i].writable, "a look at writable member %u says it is not", i);
 	for (unsigned i = 0; i < 4; i++) {
 		struct open_candidate *c = &as.c[i];
 
@@ -330,9 +332,22 @@ static int lo_look(struct au_set *s)
 		return 12;
 	if (graid_array_write(a, buf, 1 << 16, 0) != -EROFS)
 		return 13;
+	/* The look tells, without writing, that this process could not write them. */
+	for (unsigned i = 0; i < s->n; i++) {
+		struct graid_given_info g = { .struct_size = sizeof(g) };
+
+		if (graid_array_given_info(a, i, &g) || g.verdict != GRAID_GIVEN_MEMBER ||
+		    g.writable)
+			return 14;
+	}
 	graid_array_close(a);
 	free(buf);
 	free(want);
+	/* And a writable open says that none could be opened for writing, not "no superblock". */
+	setenv("GRAID_LOCK_DIR", "/nonexistent-lock-dir-not-reached", 1);
+	rc = graid_array_open(s->paths, s->n, NULL, &a);
+	if (rc != -EACCES && rc != -EPERM)
+		return 15;
 	return 0;
 }
 

@@ -543,6 +543,14 @@ struct graid_given_info {
 	int error;               /**< the negative errno that kept it out, or 0 */
 	uint64_t events;         /**< its superblock's event count; 0 when none */
 	char why[160];           /**< the reason in words, as the log gave it; "" when in */
+	/**
+	 * 1 when this process may write the device: a writable open opened it for writing;
+	 * a ::GRAID_OPEN_READ_ONLY look checks without writing (its permissions for this
+	 * process, a read-only mount, a block device set read-only), so that a front-end can
+	 * tell before a writable open would leave it out (::GRAID_GIVEN_NOT_WRITABLE). 0 when
+	 * it may not, or was not opened.
+	 */
+	int writable;
 };
 
 /**
@@ -620,6 +628,8 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
  *   -EINVAL NULL arguments, unknown flags, ::GRAID_OPEN_FORCE, ::GRAID_OPEN_TAKEOVER or
  *           ::GRAID_OPEN_RESERVE with ::GRAID_OPEN_READ_ONLY, or no member carries a valid
  *           libgraid superblock;
+ *   -EACCES/-EPERM/-EROFS a writable open could open no member that carries a superblock
+ *           for writing (logged; ::GRAID_OPEN_READ_ONLY can look at them);
  *   -EIO more roles missing or failed than the level tolerates (nothing is written);
  *   -EBUSY the array (any of its members given, or its UUID on this host) is held by
  *           another open, in this process or another, or a member block device is held

@@ -252,6 +252,7 @@ GRAID_API int graid_array_given_info(struct graid_array *a, unsigned idx,
 	} else if (idx < a->nmembers) {
 		/* Made by graid_array_create(): every path given is the member of its role. */
 		i.role = (int)idx;
+		i.writable = 1;
 		pthread_mutex_lock(&a->meta_lock);
 		i.events = a->events;
 		pthread_mutex_unlock(&a->meta_lock);

@@ -139,6 +139,7 @@ static int assemble_read_all(struct assembly *as, const char *const *paths, bool
 			return -EINVAL;
 		rc = writable ? member_open(&c->m, paths[i], false)
 			      : member_open_read_only(&c->m, paths[i]);
+		c->writable = rc == 0 && (writable || member_may_write(&c->m));
 		if (rc && writable && (rc == -EACCES || rc == -EPERM || rc == -EROFS)) {
 			assemble_not_writable(c, paths[i], rc);
 			continue;
@@ -427,10 +428,10 @@ static void assemble_distrust(struct open_candidate *c, const struct graid_sb *f
 		graid__log(GRAID_LOG_WARNING, "open: leaving out spare %s: %s", c->m.path, c->why);
 		return;
 	}
-	graid__log(GRAID_LOG_WARNING, "open: leaving out %s: %s; role %u is recorded failed, so "
-				      "that it is rebuilt whole once replaced (by this device too, "
-				      "once it is whole again) and never caught up", c->m.path,
-		   c->why, c->sb.role);
+	graid__log(GRAID_LOG_WARNING, "open: leaving out %s: %s; role %u counts as failed (a "
+				      "writable open records it so): it is rebuilt whole once "
+				      "replaced (by this device too, once it is whole again), never "
+				      "caught up", c->m.path, c->why, c->sb.role);
 }
 
 void assemble_filter(struct assembly *as)
@@ -569,6 +570,7 @@ struct graid_given_info *assemble_verdicts(const struct assembly *as, unsigned n
 		v[i].role = c->has_sb ? (int)c->sb.role : -1;
 		v[i].error = c->valid ? 0 : c->error;
 		v[i].events = c->has_sb ? c->sb.events : 0;
+		v[i].writable = c->writable;
 		if (!c->valid)
 			snprintf(v[i].why, sizeof(v[i].why), "%s", c->why);
 	}

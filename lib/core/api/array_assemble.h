@@ -27,6 +27,7 @@ struct open_candidate {
 	 * that it is rebuilt whole once replaced and never caught up from the bitmap.
 	 */
 	bool distrusted;
+	bool writable;      /* opened for writing, or (a look) this process may write it */
 	enum assemble_join join;
 	int verdict;        /* enum graid_given_verdict: what became of it */
 	int error;          /* the -errno that kept it out, or 0 */

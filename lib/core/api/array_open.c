@@ -53,6 +53,23 @@ static int open_lease(const struct assembly *as, const char *spec, struct array_
 	return rc;
 }
 
+/*
+ * No member given is usable: say whether that is for want of a superblock, or because a
+ * writable open could open none of those that have one for writing (a look could).
+ */
+static int open_none_usable(const struct assembly *as)
+{
+	for (unsigned i = 0; i < as->n; i++)
+		if (as->c[i].verdict == GRAID_GIVEN_NOT_WRITABLE && as->c[i].has_sb) {
+			graid__log(GRAID_LOG_ERR, "open: no member could be opened for writing (%s "
+						  "is not writable: %s); a read-only open can look",
+				   as->c[i].m.path, graid_strerror(as->c[i].error));
+			return as->c[i].error;
+		}
+	graid__log(GRAID_LOG_ERR, "open: no member carries a valid libgraid superblock");
+	return -EINVAL;
+}
+
 /* The caller's flags, as far as its struct carries them. */
 static unsigned open_flags(const struct graid_open_options *opts)
 {
@@ -339,7 +356,7 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 	struct graid_array *a = NULL;
 	struct array_lease *lease = NULL;
 	const char *lease_spec = open_lease_spec(opts);
-	unsigned flags = open_flags(opts), forced = 0;
+	unsigned flags = open_flags(opts), forced = 0, n_out;
 	uint64_t epoch = 0, pr_key = 0;
 	bool took_over = false, fenced = false;
 	bool read_only = flags & GRAID_OPEN_READ_ONLY, returns = false;
@@ -355,10 +372,8 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 		return -EINVAL;
 again:
 	rc = assemble_gather(&as, members, nmembers, !read_only);
-	if (rc == 0 && as.pick < 0) {
-		graid__log(GRAID_LOG_ERR, "open: no member carries a valid libgraid superblock");
-		rc = -EINVAL;
-	}
+	if (rc == 0 && as.pick < 0)
+		rc = open_none_usable(&as);
 	if (rc)
 		goto out;
 	assemble_filter(&as);
@@ -541,9 +556,11 @@ again:
 	pthread_mutex_unlock(&a->meta_lock);
 	if (rc)
 		goto out;
-	if (open_roles_out(a, roles, sizeof(roles)))
-		graid__log(GRAID_LOG_WARNING, "open: RAID-%d running degraded: roles %s missing, "
-					      "failed or not yet in sync", a->lay.level, roles);
+	n_out = open_roles_out(a, roles, sizeof(roles));
+	if (n_out)
+		graid__log(GRAID_LOG_WARNING, "open: RAID-%d running degraded: role%s %s missing, "
+					      "failed or not yet in sync", a->lay.level,
+			   n_out > 1 ? "s" : "", roles);
 	if ((fresh->flags & GRAID_SB_F_CLEAN && !fresh->history_events && !forced) ||
 	    open_any_rejoined(a)) {
 		/*

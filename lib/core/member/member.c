@@ -156,6 +156,16 @@ int member_open_read_only(struct member *m, const char *path)
 	return member_open_how(m, path, false, true);
 }
 
+bool member_may_write(const struct member *m)
+{
+	int ro = 0;
+
+	if (faccessat(AT_FDCWD, m->path, W_OK, AT_EACCESS))
+		return false;
+	/* A block device set read-only (BLKROSET, a write-protected drive) refuses writes. */
+	return !(m->is_blk && ioctl(m->fd, BLKROGET, &ro) == 0 && ro);
+}
+
 int member_size_now(struct member *m, uint64_t *size)
 {
 	struct stat st;

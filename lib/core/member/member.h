@@ -21,6 +21,11 @@ int member_open(struct member *m, const char *path, bool exclusive);
  */
 int member_open_read_only(struct member *m, const char *path);
 /*
+ * Whether this process could open the member for writing, told without doing so (a look):
+ * its permissions for the effective ids, a read-only mount, a block device set read-only.
+ */
+bool member_may_write(const struct member *m);
+/*
  * Hold an open member exclusively without waiting: reopen a block device with O_EXCL, and
  * flock(). 0; -EBUSY another libgraid open holds it; -EEXIST a block device held by
  * something else (mounted, claimed by md or dm); -ESTALE its path names another device
