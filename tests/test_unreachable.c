@@ -444,6 +444,9 @@ Test(unreachable, a_member_back_smaller_after_an_outage_is_failed_not_caught_up,
 	cr_assert_eq(truncate(b.s.path[1], UR_MEMBER_BYTES / 2), 0);
 	ur_set_state(&b, "live");
 	ur_wait_state(b.a, 1, GRAID_MEMBER_FAILED);
+	/* The state is stored before the event is sent: wait for the event too. */
+	for (int i = 0; i < 3000 && atomic_load(&b.ev.failed) == 0; i++)
+		usleep(10000);
 	cr_assert_eq(atomic_load(&b.ev.returned), 0, "it came back to catch up");
 	cr_assert_eq(atomic_load(&b.ev.failed), 1);
 	ur_verify(b.a, b.size, off, len, 1, 2, "with the shrunk member out");

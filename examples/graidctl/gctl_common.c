@@ -96,12 +96,6 @@ static int gctl_given_twice(const char *cmd, char **members, int n)
 	return GCTL_EXIT_OK;
 }
 
-/*
- * Would the open leave role @p r out because of what was (or was not) given? A role not
- * given at all, or one whose member was given and left out at this open: for being shrunk
- * or a copy (recorded failed now), or not writable, diverged, stale while recorded missing.
- * A role the others recorded failed before needs no --degraded: it is out already.
- */
 /* The path given for role @p r that the look, or a writable open, leaves out; or -1. */
 static int gctl_role_blocker(const struct gctl_look *l, unsigned r)
 {
@@ -114,6 +108,12 @@ static int gctl_role_blocker(const struct gctl_look *l, unsigned r)
 	return g;
 }
 
+/*
+ * Would the open leave role @p r out because of what was (or was not) given? A role not
+ * given at all, or one whose member was given and left out at this open: for being shrunk
+ * or a copy (recorded failed now), or not writable, diverged, stale while recorded missing.
+ * A role the others recorded failed before needs no --degraded: it is out already.
+ */
 static int gctl_role_left_out(const struct gctl_look *l, unsigned r)
 {
 	int g = gctl_role_blocker(l, r);
