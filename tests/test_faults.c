@@ -271,3 +271,48 @@ Test(faults, without_fault_injection_a_faulty_path_is_a_missing_file)
 	au_remove(&s);
 #endif
 }
+
+/* Every line the library logs, joined, for the test below to search. */
+static char ft_log[1 << 16];
+
+static void ft_log_keep(void *arg, int level, const char *msg)
+{
+	size_t at = strlen(ft_log);
+
+	(void)arg, (void)level;
+	snprintf(ft_log + at, sizeof(ft_log) - at, "%s\n", msg);
+}
+
+/*
+ * RAID-0 cannot run degraded: a member that fails takes the array down, and the log must
+ * not say "array continues degraded"; forced back, it must not advise a scrub with repair
+ * (refused for RAID-0: there is nothing to resync).
+ */
+Test(faults, raid0_a_failed_member_is_not_called_degraded_nor_forced_back_with_scrub_advice)
+{
+	struct graid_open_options force = { .struct_size = sizeof(force),
+					    .flags = GRAID_OPEN_FORCE };
+	struct ft_events ev;
+	struct graid_array *a;
+	struct au_set s;
+	uint8_t *buf = calloc(1, 65536);
+
+	tu_need_fault_injection();
+	a = ft_open_faulty(&s, 3, 0, 1, "write-eio-after=5", &ev);
+	graid_log_set(ft_log_keep, NULL, GRAID_LOG_DEBUG);
+	for (int i = 0; i < 40 && !ev.array_failed; i++)
+		graid_array_write(a, buf, 65536, (uint64_t)i * 65536);
+	cr_assert_eq(ev.array_failed, 1);
+	graid_array_close(a);
+	cr_assert(strstr(ft_log, "member 1 ("), "no failure logged:\n%s", ft_log);
+	cr_assert(strstr(ft_log, "more than RAID-0 tolerates"), "%s", ft_log);
+	cr_assert_null(strstr(ft_log, "continues degraded"), "RAID-0 called degraded:\n%s", ft_log);
+	ft_log[0] = '\0';
+	cr_assert_eq(graid_array_open(s.paths, 3, &force, &a), 0);
+	cr_assert(strstr(ft_log, "forcing "), "%s", ft_log);
+	cr_assert_null(strstr(ft_log, "scrub"), "a forced RAID-0 was told to scrub:\n%s", ft_log);
+	graid_array_close(a);
+	graid_log_set(NULL, NULL, GRAID_LOG_WARNING);
+	free(buf);
+	au_remove(&s);
+}

@@ -426,6 +426,33 @@ Test(unreachable, closed_while_unreachable_it_catches_up_at_the_next_open, .time
 	ur_teardown(&b);
 }
 
+/*
+ * A fabric member whose namespace comes back smaller than before the outage (resized on
+ * its storage host): what it lost is in no bitmap, so it is failed, not caught up. Before,
+ * it caught up the marked regions and was declared in sync over its lost tail.
+ */
+Test(unreachable, a_member_back_smaller_after_an_outage_is_failed_not_caught_up,
+     .timeout = 120)
+{
+	const uint64_t off = 1u << 20, len = 1u << 20;
+	struct ur_bed b;
+
+	ur_setup(&b, 4, 5, 1, false);
+	ur_set_state(&b, "connecting");
+	ur_write(b.a, off, len, 2);
+	cr_assert_eq(ur_state_of(b.a, 1), GRAID_MEMBER_UNREACHABLE);
+	cr_assert_eq(truncate(b.s.path[1], UR_MEMBER_BYTES / 2), 0);
+	ur_set_state(&b, "live");
+	ur_wait_state(b.a, 1, GRAID_MEMBER_FAILED);
+	/* The state is stored before the event is sent: wait for the event too. */
+	for (int i = 0; i < 3000 && atomic_load(&b.ev.failed) == 0; i++)
+		usleep(10000);
+	cr_assert_eq(atomic_load(&b.ev.returned), 0, "it came back to catch up");
+	cr_assert_eq(atomic_load(&b.ev.failed), 1);
+	ur_verify(b.a, b.size, off, len, 1, 2, "with the shrunk member out");
+	ur_teardown(&b);
+}
+
 Test(unreachable, a_local_members_error_still_fails_it)
 {
 	struct au_set s;

@@ -192,7 +192,7 @@ int gctl_cmd_create(int argc, char **argv)
 	rc = graid_array_create((const char *const *)(argv + optind), (unsigned)n, &cfg, &a);
 	if (rc) {
 		if (rc == -ENOENT || rc == -EACCES || rc == -EPERM)
-			gctl_explain_paths("create", argv + optind, n);
+			gctl_explain_paths("create", argv + optind, n, 0);
 		if (rc == -EINVAL || rc == -ENODEV)
 			gctl_explain_backend("create", cfg.backend);
 		gctl_err("create: RAID-%d on %d member%s: %s", cfg.level, n, n == 1 ? "" : "s",

@@ -15,8 +15,12 @@ void gctl_help_replace(FILE *f)
 	gctl_print_cmd_usage(f, "replace");
 	fprintf(f,
 		"\nAssemble the array from MEMBER..., put NEWPATH (a file or block device at least\n"
-		"as large as the others) in role IDX, which must be failed or missing, then\n"
-		"rebuild it with a progress report. Give NEWPATH with the members afterwards.\n\n"
+		"as large as the others) in role IDX, which must be failed, missing or\n"
+		"unreachable, then rebuild it whole with a progress report. Role IDX need not be\n"
+		"among MEMBER... (no --degraded needed for it). NEWPATH may be the role's own\n"
+		"device (a member that failed, or shrank and grew back); a member of this array\n"
+		"in another role is refused, naming the role. Give NEWPATH with the members\n"
+		"afterwards.\n\n"
 		"  -n, --no-rebuild      only put NEWPATH in place; `graidctl rebuild` fills it\n"
 		"  -m, --max-rate SIZE   rebuild at most SIZE bytes a second per member\n\n"
 		"Exit status: 0; 1 failed; 2 usage error; 4 the array cannot be assembled;\n"
@@ -58,7 +62,8 @@ void gctl_help_spare(FILE *f)
 	gctl_print_cmd_usage(f, "spare");
 	fprintf(f,
 		"\nAssemble the array from MEMBER... and add PATH as a hot spare: it takes the place\n"
-		"of the next member that fails. Give it with the members in later commands.\n\n"
+		"of the next member that fails. Give it with the members in later commands. A\n"
+		"member of this array is refused, naming its role.\n\n"
 		"Exit status: 0; 1 failed; 2 usage error; 4 the array cannot be assembled;\n"
 		"5 not available in this libgraid.\n");
 }
@@ -138,7 +143,9 @@ int gctl_cmd_replace(int argc, char **argv)
 	if (gctl_parse_index(argv[optind], &idx))
 		return gctl_usage_err("replace", "bad member index '%s'", argv[optind]);
 	newpath = argv[optind + 1];
-	ex = gctl_open("replace", argv + optind + 2, argc - optind - 2, NULL, 0, &a);
+	/* The role being replaced is out by definition: it never needs --degraded. */
+	ex = gctl_open_for("replace", argv + optind + 2, argc - optind - 2, NULL, 0, (int)idx,
+			   newpath, &a);
 	if (ex != GCTL_EXIT_OK)
 		return ex;
 	if (graid_array_info(a, &info) == 0 && idx >= info.nmembers) {
@@ -152,6 +159,13 @@ int gctl_cmd_replace(int argc, char **argv)
 		gctl_err("replace: member %u with %s: role %u is %s; only a failed or missing role "
 			 "can be replaced (graidctl fail %u first)", idx, newpath, idx,
 			 gctl_state_name(info.member_state[idx]), idx);
+		gctl_close("replace", a);
+		return GCTL_EXIT_FAILED;
+	}
+	if (rc == -EEXIST) {
+		gctl_err("replace: member %u with %s: refused: %s is a member of this array (the "
+			 "line above names its role), not a new device; it was not written", idx,
+			 newpath, newpath);
 		gctl_close("replace", a);
 		return GCTL_EXIT_FAILED;
 	}
@@ -281,10 +295,17 @@ int gctl_cmd_spare(int argc, char **argv)
 		return gctl_usage_err("spare", "the only verb is 'add'");
 	if (argc - optind < 3)
 		return gctl_usage_err("spare", "need PATH and the array's members");
-	ex = gctl_open("spare", argv + optind + 2, argc - optind - 2, NULL, 0, &a);
+	ex = gctl_open_for("spare", argv + optind + 2, argc - optind - 2, NULL, 0, -1,
+			   argv[optind + 1], &a);
 	if (ex != GCTL_EXIT_OK)
 		return ex;
 	rc = graid_array_add_spare(a, argv[optind + 1]);
+	if (rc == -EEXIST) {
+		gctl_err("spare: adding %s: refused: it is a member of this array (the line above "
+			 "names its role); it was not written", argv[optind + 1]);
+		gctl_close("spare", a);
+		return GCTL_EXIT_FAILED;
+	}
 	if (rc) {
 		gctl_err("spare: adding %s: %s%s", argv[optind + 1], graid_strerror(rc),
 			 gctl_level_reason(rc));

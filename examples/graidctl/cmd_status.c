@@ -23,15 +23,21 @@ void gctl_help_status(FILE *f)
 		"said: controller, namespace ID, model, serial, firmware, LBA format (data+metadata\n"
 		"bytes), capacity, MDTS, the largest command libgraid issues, volatile write cache,\n"
 		"whether deallocated blocks read as zeroes, and block or passthrough I/O.\n"
-		"Assembling writes the superblocks (the event count goes up), as any open does:\n"
-		"do not run it on an array that another process has open.\n\n"
+		"It only looks: members are opened read-only, nothing is locked or written, so it\n"
+		"works while the array is served and on members it may not write. A member given\n"
+		"but left out is named with the reason.\n\n"
 		"  -j, --json          print exactly one JSON document on stdout\n"
 		"  -b, --backend NAME  parity engine to assemble with (default: $GRAID_BACKEND,\n"
 		"                      else auto)\n\n"
-		"States: clean (every role active), degraded (roles failed, missing, unreachable or\n"
-		"rebuilding, data still served), failed (too many roles lost to assemble). While\n"
-		"another process on this host holds the array, roles are shown as it sees them.\n"
-		"Exit status: 0 clean; 3 degraded; 4 failed; 1 other failure; 2 usage error.\n");
+		"States: clean (every role active, closed cleanly or held by a live process),\n"
+		"degraded (roles failed, missing, unreachable or rebuilding, data still served),\n"
+		"unclean (not closed cleanly and nobody holds it, as after a crash: the next\n"
+		"writable open resyncs the regions the write-intent bitmap marks), failed (too\n"
+		"many roles lost to assemble), unknown (it could not be looked at; stderr says\n"
+		"why). While another process on this host holds the array, roles are shown as it\n"
+		"sees them, and the holder is named.\n"
+		"Exit status: 0 clean; 3 degraded or unclean; 4 failed; 1 unknown or other\n"
+		"failure; 2 usage error.\n");
 }
 
 struct status_member {
@@ -44,7 +50,18 @@ struct status_view {
 	struct status_member *m;
 	unsigned nroles; /* roles that answered graid_array_member_info, spares included */
 	const char *state;
+	char **paths;    /* the paths given */
+	struct graid_given_info *given; /* what became of each */
+	int ngiven;
 };
+
+/* The path given for a role that has no device in the array, left out: its index, or -1. */
+static int status_given_for(const struct status_view *v, unsigned role)
+{
+	if (role >= v->info.nmembers || v->m[role].mi.path[0])
+		return -1;
+	return gctl_look_left_out(v->given, v->ngiven, role);
+}
 
 /* Roles, then whatever the library numbers after them (hot spares), until it says no more. */
 static int status_collect(struct graid_array *a, struct status_view *v)
@@ -66,8 +83,20 @@ static int status_collect(struct graid_array *a, struct status_view *v)
 			break;
 		m->ok = 1;
 	}
-	/* A role rebuilding is not yet redundant: that is degraded, even with nfailed 0. */
-	v->state = v->info.nfailed ? "degraded" : "clean";
+	v->given = calloc((size_t)v->ngiven, sizeof(*v->given));
+	if (!v->given)
+		return -ENOMEM;
+	for (int i = 0; i < v->ngiven; i++) {
+		v->given[i].struct_size = sizeof(v->given[i]);
+		rc = graid_array_given_info(a, (unsigned)i, &v->given[i]);
+		if (rc)
+			return rc;
+	}
+	/*
+	 * A role rebuilding is not yet redundant: that is degraded, even with nfailed 0. Not
+	 * closed cleanly, with nobody holding it: the next open resyncs (the man page's states).
+	 */
+	v->state = v->info.nfailed ? "degraded" : v->info.unclean ? "unclean" : "clean";
 	for (unsigned i = 0; i < v->info.nmembers && i < v->nroles; i++)
 		if (v->m[i].mi.state == GRAID_MEMBER_REBUILDING)
 			v->state = "degraded";
@@ -145,6 +174,24 @@ static void status_text_paths(const struct status_view *v)
 	}
 }
 
+/* Paths given that are in no role's row: another array's, no superblock, not opened... */
+static void status_text_left_out(const struct status_view *v)
+{
+	bool any = false;
+
+	for (int i = 0; i < v->ngiven; i++) {
+		const struct graid_given_info *g = &v->given[i];
+
+		if (g->verdict == GRAID_GIVEN_MEMBER || g->verdict == GRAID_GIVEN_SPARE ||
+		    (g->role >= 0 && status_given_for(v, (unsigned)g->role) == i))
+			continue;
+		if (!any)
+			printf("\nleft out:\n");
+		any = true;
+		printf("  %s: %s\n", v->paths[i], g->why);
+	}
+}
+
 static void status_text(const struct status_view *v)
 {
 	const struct graid_array_info *in = &v->info;
@@ -158,6 +205,13 @@ static void status_text(const struct status_view *v)
 	printf("       state : %s", v->state);
 	if (in->nfailed)
 		printf(" (%u of %u roles failed or missing)", in->nfailed, in->nmembers);
+	if (in->unclean)
+		printf("%snot closed cleanly: the next writable open resyncs %llu region%s of "
+		       "the write-intent bitmap%s", in->nfailed ? "; " : " (",
+		       (unsigned long long)in->resync_regions, in->resync_regions == 1 ? "" : "s",
+		       in->nfailed ? "" : ")");
+	if (in->holder_pid)
+		printf("\n     held by : %s", in->holder);
 	printf("\n        size : %s (%llu bytes)\n", size, (unsigned long long)in->size);
 	printf("  chunk size : %s\n", chunk);
 	printf("  block size : %u\n", in->block_size);
@@ -183,6 +237,7 @@ static void status_text(const struct status_view *v)
 	       "reads", "writes", "read", "written", "errors", "path [identity]");
 	for (unsigned i = 0; i < v->nroles; i++) {
 		const struct graid_member_info *mi = &v->m[i].mi;
+		int g = status_given_for(v, i);
 		char rb[32], wb[32];
 
 		gctl_size_format(mi->read_bytes, rb, sizeof(rb));
@@ -190,11 +245,16 @@ static void status_text(const struct status_view *v)
 		printf("%4u %-10s %-6s %8llu %8llu %10s %10s %6llu  %s", mi->role,
 		       gctl_state_name(mi->state), mi->path[0] ? (mi->direct_io ? "yes" : "no") : "-",
 		       (unsigned long long)mi->reads, (unsigned long long)mi->writes, rb, wb,
-		       (unsigned long long)mi->errors, mi->path[0] ? mi->path : "-");
+		       (unsigned long long)mi->errors,
+		       mi->path[0] ? mi->path : g >= 0 ? v->paths[g] : "-");
 		if (mi->identity[0])
 			printf(" [%s]", mi->identity);
+		else if (g >= 0)
+			printf(" [left out: %s]", v->given[g].why);
 		putchar('\n');
 	}
+	/* Below the roles' table, a section each, shown only where it has something to say. */
+	status_text_left_out(v);
 	status_text_nvme(v);
 	status_text_paths(v);
 }
@@ -238,17 +298,33 @@ static void status_json(const struct status_view *v)
 	gctl_json_uint(&j, "owner_epoch", in->owner_epoch);
 	gctl_json_uint(&j, "nmembers", in->nmembers);
 	gctl_json_uint(&j, "nfailed", in->nfailed);
+	gctl_json_bool(&j, "unclean", in->unclean);
+	gctl_json_uint(&j, "resync_regions", in->resync_regions);
+	if (in->holder_pid) {
+		gctl_json_uint(&j, "holder_pid", in->holder_pid);
+		gctl_json_string(&j, "holder", in->holder);
+	} else {
+		gctl_json_null(&j, "holder_pid");
+		gctl_json_null(&j, "holder");
+	}
 	gctl_json_array_begin(&j, "members");
 	for (unsigned i = 0; i < v->nroles; i++) {
 		const struct graid_member_info *mi = &v->m[i].mi;
+		int g = status_given_for(v, i);
 
 		gctl_json_object_begin(&j, NULL);
 		gctl_json_uint(&j, "role", mi->role);
 		gctl_json_string(&j, "state", gctl_state_name(mi->state));
 		if (mi->path[0])
 			gctl_json_string(&j, "path", mi->path);
+		else if (g >= 0)
+			gctl_json_string(&j, "path", v->paths[g]);
 		else
 			gctl_json_null(&j, "path");
+		if (g >= 0)
+			gctl_json_string(&j, "left_out", v->given[g].why);
+		else
+			gctl_json_null(&j, "left_out");
 		gctl_json_string(&j, "identity", mi->identity);
 		gctl_json_bool(&j, "direct_io", mi->direct_io);
 		gctl_json_uint(&j, "reads", mi->reads);
@@ -288,6 +364,24 @@ static void status_json(const struct status_view *v)
 		} else {
 			gctl_json_null(&j, "nvme");
 		}
+		gctl_json_object_end(&j);
+	}
+	gctl_json_array_end(&j);
+	gctl_json_array_begin(&j, "given");
+	for (int i = 0; i < v->ngiven; i++) {
+		const struct graid_given_info *g = &v->given[i];
+
+		gctl_json_object_begin(&j, NULL);
+		gctl_json_string(&j, "path", v->paths[i]);
+		gctl_json_string(&j, "verdict", gctl_verdict_name(g->verdict));
+		if (g->role >= 0)
+			gctl_json_uint(&j, "role", (unsigned)g->role);
+		else
+			gctl_json_null(&j, "role");
+		if (g->why[0])
+			gctl_json_string(&j, "why", g->why);
+		else
+			gctl_json_null(&j, "why");
 		gctl_json_object_end(&j);
 	}
 	gctl_json_array_end(&j);
@@ -354,10 +448,13 @@ int gctl_cmd_status(int argc, char **argv)
 			printf("state : failed (too many members failed or missing to assemble)\n");
 		return ex;
 	}
+	v.paths = argv + optind;
+	v.ngiven = n;
 	rc = status_collect(a, &v);
 	if (rc) {
 		gctl_err("status: %s", graid_strerror(rc));
 		free(v.m);
+		free(v.given);
 		gctl_close("status", a);
 		return GCTL_EXIT_FAILED;
 	}
@@ -367,6 +464,7 @@ int gctl_cmd_status(int argc, char **argv)
 		status_text(&v);
 	ex = strcmp(v.state, "clean") == 0 ? GCTL_EXIT_OK : GCTL_EXIT_DEGRADED;
 	free(v.m);
+	free(v.given);
 	if (gctl_close("status", a) != GCTL_EXIT_OK)
 		return GCTL_EXIT_FAILED;
 	return ex;

@@ -68,14 +68,42 @@ int gctl_usage_err(const char *cmd, const char *fmt, ...) __attribute__((format(
 extern int gctl_degraded_ok;
 int gctl_open(const char *cmd, char **members, int nmembers, const char *backend,
 	      unsigned how, struct graid_array **out);
+/*
+ * gctl_open() for a command that puts @p newdev into role @p role (replace; -1: a spare):
+ * that role being out never needs --degraded, and a refusal for a role left out says so
+ * when @p newdev is that role's own member (the new device's path forgotten).
+ */
+int gctl_open_for(const char *cmd, char **members, int nmembers, const char *backend,
+		  unsigned how, int role, const char *newdev, struct graid_array **out);
 int gctl_close(const char *cmd, struct graid_array *a);
-void gctl_explain_paths(const char *cmd, char **paths, int n);
+/* @p look: only reading is needed (status), so a path not writable is not a problem. */
+void gctl_explain_paths(const char *cmd, char **paths, int n, int look);
 void gctl_explain_backend(const char *cmd, const char *name);
 const char *gctl_level_reason(int err);
 int gctl_parse_index(const char *s, unsigned *out);
 const char *gctl_state_name(int state);
 void gctl_uuid_format(const uint8_t uuid[16], char out[37]);
 double gctl_now(void);
+
+/* gctl_log.c: the library's log, forwarded to stderr; held back while a look runs. */
+void gctl_log_forward(void *arg, int level, const char *msg);
+void gctl_log_hold(void);
+/* Stop holding; print what was held when @p print (each line once), else drop it. */
+void gctl_log_release(int print);
+
+/* gctl_look.c: a read-only open before a command writes, and what became of each path. */
+struct gctl_look {
+	struct graid_array_info info;
+	struct graid_given_info *given; /* one per path given */
+	int n;
+};
+/* Open read-only (no lock, nothing written), take what it says, close. 0 or -errno. */
+int gctl_look_open(char **members, int n, struct gctl_look *l);
+void gctl_look_free(struct gctl_look *l);
+/* The path given for @p role that was left out (its index), or -1. */
+int gctl_look_left_out(const struct graid_given_info *given, int n, unsigned role);
+/* enum graid_given_verdict as the word status --json prints. */
+const char *gctl_verdict_name(int verdict);
 
 /* cmd_maint.c: rebuild every role that needs it, with progress; --max-rate's parser. */
 int gctl_rebuild(const char *cmd, struct graid_array *a, uint64_t max_rate);

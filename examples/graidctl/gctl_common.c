@@ -41,12 +41,12 @@ int gctl_usage_err(const char *cmd, const char *fmt, ...)
  * The library reports "a member could not be opened" without saying which (its log may);
  * checking each path ourselves after the fact names the culprit for the user.
  */
-void gctl_explain_paths(const char *cmd, char **paths, int n)
+void gctl_explain_paths(const char *cmd, char **paths, int n, int look)
 {
 	for (int i = 0; i < n; i++) {
 		if (access(paths[i], F_OK) != 0)
 			gctl_err("%s: %s: %s", cmd, paths[i], strerror(errno));
-		else if (access(paths[i], R_OK | W_OK) != 0)
+		else if (access(paths[i], look ? R_OK : R_OK | W_OK) != 0)
 			gctl_err("%s: %s: %s", cmd, paths[i], strerror(errno));
 	}
 }
@@ -96,53 +96,158 @@ static int gctl_given_twice(const char *cmd, char **members, int n)
 	return GCTL_EXIT_OK;
 }
 
-/*
- * Before an open that would write: would it run with roles missing? Such an open records
- * them missing (they catch up when given again, but meanwhile the array is degraded), which
- * mdadm too does only when told (--run). A look (read-only) tells without writing.
- */
-static int gctl_check_complete(const char *cmd, char **members, int n)
+/* The path given for role @p r that the look, or a writable open, leaves out; or -1. */
+static int gctl_role_blocker(const struct gctl_look *l, unsigned r)
 {
-	/*
-	 * The look computes no parity: the reference engine, so that "auto" is not measured and
-	 * no accelerator initialised twice for one command.
-	 */
-	struct graid_open_options o = { .struct_size = sizeof(o), .backend = "ref",
-					.flags = GRAID_OPEN_READ_ONLY };
-	struct graid_array_info info = { .struct_size = sizeof(info) };
-	struct graid_array *a;
-	char roles[512] = "";
-	size_t at = 0;
-	unsigned out = 0;
+	int g = gctl_look_left_out(l->given, l->n, r);
 
-	if (graid_array_open((const char *const *)members, (unsigned)n, &o, &a))
-		return GCTL_EXIT_OK; /* the real open reports why */
-	if (graid_array_info(a, &info) == 0)
-		for (unsigned r = 0; r < info.nmembers; r++)
-			if (info.member_state[r] == GRAID_MEMBER_MISSING) {
-				if (at < sizeof(roles))
-					at += (size_t)snprintf(roles + at, sizeof(roles) - at, "%s%u",
-							       out ? ", " : "", r);
-				out++;
-			}
-	graid_array_close(a);
-	if (!out)
+	for (int i = 0; g < 0 && i < l->n; i++)
+		if (l->given[i].role == (int)r && l->given[i].verdict == GRAID_GIVEN_MEMBER &&
+		    !l->given[i].writable)
+			g = i; /* in the look, but not writable here: a writable open leaves it out */
+	return g;
+}
+
+/*
+ * Would the open leave role @p r out because of what was (or was not) given? A role not
+ * given at all, or one whose member was given and left out at this open: for being shrunk
+ * or a copy (recorded failed now), or not writable, diverged, stale while recorded missing.
+ * A role the others recorded failed before needs no --degraded: it is out already.
+ */
+static int gctl_role_left_out(const struct gctl_look *l, unsigned r)
+{
+	int g = gctl_role_blocker(l, r);
+
+	if (l->info.member_state[r] == GRAID_MEMBER_MISSING ||
+	    (g >= 0 && l->given[g].verdict == GRAID_GIVEN_MEMBER))
+		return 1;
+	return l->info.member_state[r] == GRAID_MEMBER_FAILED && g >= 0 &&
+	       (l->given[g].verdict == GRAID_GIVEN_SHRUNK ||
+		l->given[g].verdict == GRAID_GIVEN_IDENTITY);
+}
+
+/* What --degraded would do with a member given and left out, as a hint after its reason. */
+static const char *gctl_left_out_hint(int verdict)
+{
+	switch (verdict) {
+	case GRAID_GIVEN_SHRUNK:
+	case GRAID_GIVEN_IDENTITY:
+		return "; --degraded records its role failed: it is rebuilt whole once replaced "
+		       "(this device is accepted when it is whole again)";
+	case GRAID_GIVEN_NOT_WRITABLE:
+		return "; make it writable, or --degraded goes on without it (it catches up when "
+		       "given writable)";
+	case GRAID_GIVEN_DIVERGED:
+		return "; it holds writes the others do not (the array was split): replace it, or "
+		       "assemble from it alone to keep its side";
+	default:
+		return "";
+	}
+}
+
+/* Is @p newdev the member of role @p r of the array looked at (its own path forgotten)? */
+static int gctl_is_role_member(const struct gctl_look *l, const char *newdev, unsigned r)
+{
+	struct graid_member_probe p = { .struct_size = sizeof(p) };
+
+	return newdev && graid_member_probe(newdev, &p) == 0 && p.has_superblock &&
+	       !memcmp(p.array_uuid, l->info.uuid, 16) && p.role == r;
+}
+
+/*
+ * Before an open that would write: would it run with roles left out? Such an open records
+ * them out (missing ones catch up when given again, but meanwhile the array is degraded),
+ * which mdadm too does only when told (--run). A look (read-only) tells without writing;
+ * its log is printed only if the command is refused on what it found, so that every line
+ * of the library's log comes once (the open that follows prints its own). Role @p role
+ * (replace's) is exempt; @p newdev is the device the command puts in.
+ */
+static int gctl_check_complete(const char *cmd, char **members, int n, int role,
+			       const char *newdev)
+{
+	struct gctl_look l;
+	unsigned out = 0, forgot = 0, absent = 0;
+
+	gctl_log_hold();
+	if (gctl_look_open(members, n, &l)) {
+		gctl_log_release(0); /* the real open reports why */
 		return GCTL_EXIT_OK;
-	gctl_err("%s: role%s %s of the array %s not among the members given; give %s, or add "
-		 "--degraded to go on without %s (nothing was changed)",
-		 cmd, out > 1 ? "s" : "", roles, out > 1 ? "are" : "is", out > 1 ? "them" : "it",
-		 out > 1 ? "them" : "it");
+	}
+	/* Held by a live process: the real open is refused, naming it. */
+	for (unsigned r = 0; !l.info.holder_pid && r < l.info.nmembers; r++)
+		out += (int)r != role && gctl_role_left_out(&l, r);
+	if (!out) {
+		gctl_log_release(0);
+		gctl_look_free(&l);
+		return GCTL_EXIT_OK;
+	}
+	gctl_log_release(1);
+	for (unsigned r = 0; r < l.info.nmembers; r++) {
+		int g = gctl_role_blocker(&l, r);
+
+		if ((int)r == role || !gctl_role_left_out(&l, r))
+			continue;
+		if (g >= 0 && l.given[g].verdict == GRAID_GIVEN_MEMBER) {
+			gctl_err("%s: role %u: %s was given but cannot be written here (its "
+				 "permissions, a read-only mount or device)%s", cmd, r, members[g],
+				 gctl_left_out_hint(GRAID_GIVEN_NOT_WRITABLE));
+		} else if (g >= 0) {
+			gctl_err("%s: role %u: %s was given but left out: %s%s", cmd, r, members[g],
+				 l.given[g].why, gctl_left_out_hint(l.given[g].verdict));
+		} else if (gctl_is_role_member(&l, newdev, r)) {
+			gctl_err("%s: role %u of the array is not among the members given, and %s, "
+				 "given as the %s, is role %u's own member: was the %s's path left "
+				 "out?", cmd, r, newdev, role >= 0 ? "new device" : "spare", r,
+				 role >= 0 ? "new device" : "spare");
+			forgot++;
+		} else {
+			gctl_err("%s: role %u of the array is not among the members given", cmd, r);
+			absent++;
+		}
+	}
+	if (forgot)
+		gctl_err("%s: nothing was changed", cmd);
+	else if (absent)
+		gctl_err("%s: nothing was changed; give the missing member%s, or add --degraded to "
+			 "go on without %s", cmd, out > 1 ? "s" : "", out > 1 ? "them" : "it");
+	else
+		gctl_err("%s: nothing was changed; add --degraded to go on without %s", cmd,
+			 out > 1 ? "them" : "it");
+	gctl_look_free(&l);
 	return GCTL_EXIT_FAILED;
 }
 
-int gctl_open(const char *cmd, char **members, int nmembers, const char *backend,
-	      unsigned how, struct graid_array **out)
+/*
+ * A writable open refused with -EBUSY: if a live process holds the array, say who and what
+ * to do. Whatever it serves through is the one way to change the array while it runs.
+ */
+static int gctl_refuse_held(const char *cmd, char **members, int n)
+{
+	struct gctl_look l;
+	int told = 0;
+
+	gctl_log_hold();
+	if (gctl_look_open(members, n, &l) == 0) {
+		if (l.info.holder_pid) {
+			gctl_err("%s: refused while %s holds the array: make the change through "
+				 "that program, or stop it and run this command again; nothing was "
+				 "changed", cmd, l.info.holder);
+			told = 1;
+		}
+		gctl_look_free(&l);
+	}
+	gctl_log_release(0);
+	return told;
+}
+
+int gctl_open_for(const char *cmd, char **members, int nmembers, const char *backend,
+		  unsigned how, int role, const char *newdev, struct graid_array **out)
 {
 	struct graid_open_options o = { .struct_size = sizeof(o), .backend = backend };
 	int rc, ex = gctl_given_twice(cmd, members, nmembers);
 
 	if (ex == GCTL_EXIT_OK && !(how & GCTL_OPEN_LOOK) && !gctl_degraded_ok)
-		ex = gctl_check_complete(cmd, members, nmembers);
+		ex = gctl_check_complete(cmd, members, nmembers, role, newdev);
 	if (ex != GCTL_EXIT_OK)
 		return ex;
 	if (how & GCTL_OPEN_LOOK)
@@ -159,14 +264,22 @@ int gctl_open(const char *cmd, char **members, int nmembers, const char *backend
 	rc = graid_array_open((const char *const *)members, (unsigned)nmembers, &o, out);
 	if (rc == 0)
 		return GCTL_EXIT_OK;
+	if (rc == -EBUSY && !(how & GCTL_OPEN_LOOK) && gctl_refuse_held(cmd, members, nmembers))
+		return GCTL_EXIT_FAILED;
 	if (rc == -ENOENT || rc == -EACCES || rc == -EPERM)
-		gctl_explain_paths(cmd, members, nmembers);
+		gctl_explain_paths(cmd, members, nmembers, how & GCTL_OPEN_LOOK);
 	if (rc == -EINVAL || rc == -ENODEV)
 		gctl_explain_backend(cmd, backend);
 	gctl_err("%s: cannot assemble the array from %d member%s: %s", cmd, nmembers,
 		 nmembers == 1 ? "" : "s", graid_strerror(rc));
 	/* -EIO from open means "too many roles lost": the array is broken, not the call. */
 	return rc == -EIO ? GCTL_EXIT_BROKEN : GCTL_EXIT_FAILED;
+}
+
+int gctl_open(const char *cmd, char **members, int nmembers, const char *backend,
+	      unsigned how, struct graid_array **out)
+{
+	return gctl_open_for(cmd, members, nmembers, backend, how, -1, NULL, out);
 }
 
 int gctl_close(const char *cmd, struct graid_array *a)

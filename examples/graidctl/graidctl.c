@@ -58,26 +58,14 @@ static void main_help(FILE *f)
 		   "  -h, --help     this text\n"
 		   "  -V, --version  graidctl's and libgraid's version\n"
 		   "  --degraded     (after any command that changes an array) go on with roles\n"
-		   "                 missing from MEMBER...; without it such a command refuses\n\n"
+		   "                 missing from MEMBER..., or whose member given is left out;\n"
+		   "                 without it such a command refuses, naming each and why\n\n"
 		   "Environment: GRAID_LEASE=SPEC makes every command that changes an array take\n"
 		   "the array's lease first (see lease-init).\n\n"
 		   "Sizes take K, M, G or T (powers of 1024). Exit status: 0 ok, 1 the operation\n"
 		   "failed, 2 usage error, 3 done but the array needs attention (degraded,\n"
 		   "parity mismatches left), 4 the array cannot be assembled, 5 not available\n"
 		   "in this libgraid. See graidctl(1).\n");
-}
-
-/* Forwards the library's log to stderr under our name, so messages read as graidctl's own. */
-static void main_log(void *arg, int level, const char *msg)
-{
-	(void)arg;
-	if (level <= GRAID_LOG_ERR)
-		fprintf(stderr, "graidctl: %s\n", msg);
-	else if (level == GRAID_LOG_WARNING)
-		fprintf(stderr, "graidctl: warning: %s\n", msg);
-	else
-		fprintf(stderr, "graidctl: (%s) %s\n", level == GRAID_LOG_NOTICE ? "notice" :
-			level == GRAID_LOG_INFO ? "info" : "debug", msg);
 }
 
 /* The synopsis line of one command, which each command's help starts with. */
@@ -129,7 +117,8 @@ int main(int argc, char **argv)
 		level = GRAID_LOG_ERR;
 	if (level > GRAID_LOG_DEBUG)
 		level = GRAID_LOG_DEBUG;
-	graid_log_set(main_log, NULL, level);
+	/* The library's log reads as graidctl's own (gctl_log.c). */
+	graid_log_set(gctl_log_forward, NULL, level);
 
 	/*
 	 * --degraded belongs to every command that writes an array: taken out here, wherever

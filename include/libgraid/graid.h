@@ -277,7 +277,9 @@ struct graid_array_config {
 /**
  * graid_open_options::flags: open without writing anything to any member (for status
  * tools): no superblock update, no resync; writes and every call that changes the array
- * return -EROFS.
+ * return -EROFS. The members are opened read-only (O_RDONLY), so a look works on members
+ * the caller may read but not write (a write-protected device, a read-only mount, another
+ * user's files).
  */
 #define GRAID_OPEN_READ_ONLY 0x2u
 
@@ -349,8 +351,16 @@ struct graid_open_options {
 /** @brief The state of one member role. */
 enum graid_member_state {
 	GRAID_MEMBER_ACTIVE = 0,     /**< in sync, serving I/O */
-	GRAID_MEMBER_FAILED = 1,     /**< failed (I/O error or graid_array_fail_member()) */
-	GRAID_MEMBER_MISSING = 2,    /**< not given at open, stale, or not a member */
+	GRAID_MEMBER_FAILED = 1,     /**< failed (I/O error, a short read or write,
+					  graid_array_fail_member()), or found at an open with
+					  contents that cannot be trusted (smaller than its
+					  superblock says, or its superblock on another NVMe
+					  namespace than it was written on): out until replaced
+					  (its own device is accepted) and rebuilt whole, or
+					  forced back (::GRAID_OPEN_FORCE) */
+	GRAID_MEMBER_MISSING = 2,    /**< not given at open (or given and not usable as it is:
+					  graid_array_given_info() says why); a member that
+					  comes back catches up from the write-intent bitmap */
 	GRAID_MEMBER_REBUILDING = 3, /**< replaced, being rebuilt */
 	GRAID_MEMBER_SPARE = 4,      /**< a hot spare */
 	GRAID_MEMBER_UNREACHABLE = 5, /**< an NVMe-oF namespace none of whose controllers is live
@@ -394,6 +404,27 @@ struct graid_array_info {
 	 */
 	uint64_t owner_epoch;
 	char owner_host[64];     /**< the owner's host name, as for @c owner_epoch */
+	/**
+	 * Appended: 1 when the array was not closed cleanly and its resync has not run: for a
+	 * ::GRAID_OPEN_READ_ONLY look, the superblocks lack the clean flag and no live process
+	 * on this host holds the array (a crash, or a holder on another host: @c owner_host);
+	 * the next writable open resyncs (and replays the journal, if any). For a writable
+	 * handle, 1 while the resync of its open (::GRAID_OPEN_RESYNC_BACKGROUND) is under
+	 * way. 0 otherwise.
+	 */
+	int unclean;
+	/**
+	 * Appended, with @c unclean: regions marked in the write-intent bitmap, which a resync
+	 * reads (marks kept while a role is out count too); 0 without a bitmap.
+	 */
+	uint64_t resync_regions;
+	/**
+	 * Appended: for a ::GRAID_OPEN_READ_ONLY look, the process on this host that holds the
+	 * array writable (alive now), 0 when none; for a writable handle, this process.
+	 */
+	uint32_t holder_pid;
+	/** Appended: that holder described: "pid 4242 (nbdkit) on host h since ..."; "" none. */
+	char holder[192];
 };
 
 /** @brief What graid_array_member_info() reports of one member role. */
@@ -495,6 +526,57 @@ struct graid_member_probe {
 };
 
 /**
+ * @brief What became of a device given to graid_array_open() (graid_given_info::verdict).
+ *   docs/ARRAYS.md, "Members left out at open", has what each costs.
+ */
+enum graid_given_verdict {
+	GRAID_GIVEN_MEMBER = 0,       /**< in its role: active, being rebuilt, or catching up */
+	GRAID_GIVEN_SPARE = 1,        /**< a hot spare */
+	GRAID_GIVEN_UNOPENED = 2,     /**< it could not be opened (@c error says why) */
+	GRAID_GIVEN_NOT_WRITABLE = 3, /**< a writable open could not open it for writing
+					   (EACCES, EPERM, EROFS): its role is missing, and it
+					   catches up when given writable */
+	GRAID_GIVEN_TWICE = 4,        /**< the same device as an earlier path given */
+	GRAID_GIVEN_NO_SUPERBLOCK = 5, /**< no libgraid superblock (or too small for one) */
+	GRAID_GIVEN_BAD_SUPERBLOCK = 6, /**< a superblock with a wrong checksum or invalid
+					     fields, or one that could not be read */
+	GRAID_GIVEN_UNREACHABLE = 7,  /**< unreadable while its NVMe-oF controllers reconnect */
+	GRAID_GIVEN_OTHER_ARRAY = 8,  /**< a member of another array */
+	GRAID_GIVEN_GEOMETRY = 9,     /**< its superblock's geometry is not the array's */
+	GRAID_GIVEN_REPLACED = 10,    /**< its role was given to another device */
+	GRAID_GIVEN_SHRUNK = 11,      /**< smaller than its superblock says: its role is
+					   recorded failed, never caught up */
+	GRAID_GIVEN_IDENTITY = 12,    /**< its superblock was written on another NVMe namespace
+					   (a copy): its role is recorded failed */
+	GRAID_GIVEN_STALE = 13,       /**< behind the others, which recorded it failed or out */
+	GRAID_GIVEN_FAILED = 14,      /**< its role is recorded failed */
+	GRAID_GIVEN_DIVERGED = 15,    /**< written after the others recorded it out (a split) */
+	GRAID_GIVEN_ROLE_TAKEN = 16,  /**< another device given holds the same role */
+	GRAID_GIVEN_NOT_HELD = 17,    /**< a writable open could not hold it (its path now
+					   names another device) */
+	GRAID_GIVEN_SPARES_FULL = 18, /**< a spare past the ::GRAID_MAX_SPARES the array keeps */
+};
+
+/** @brief What graid_array_given_info() reports of one device given to the open. */
+struct graid_given_info {
+	size_t struct_size;      /**< set by the caller */
+	int verdict;             /**< enum graid_given_verdict */
+	int role;                /**< the role (or a spare's slot, >= nmembers) its superblock
+				      names; -1 when it has none that could be read */
+	int error;               /**< the negative errno that kept it out, or 0 */
+	uint64_t events;         /**< its superblock's event count; 0 when none */
+	char why[160];           /**< the reason in words, as the log gave it; "" when in */
+	/**
+	 * 1 when this process may write the device: a writable open opened it for writing;
+	 * a ::GRAID_OPEN_READ_ONLY look checks without writing (its permissions for this
+	 * process, a read-only mount, a block device set read-only), so that a front-end can
+	 * tell before a writable open would leave it out (::GRAID_GIVEN_NOT_WRITABLE). 0 when
+	 * it may not, or was not opened.
+	 */
+	int writable;
+};
+
+/**
  * @brief Create an array on members and open it.
  *
  * Every member gets a superblock; the data area is zeroed (hole punch on files, BLKZEROOUT
@@ -554,7 +636,12 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
  * write-intent bitmap keeps every mark, so such a member is copied only the regions written
  * since it left (nothing at all when nothing was written), in the background as a spare is;
  * one whose gap the bitmap does not cover is rebuilt whole. graid_array_rebuild() waits for
- * either.
+ * either. A member whose contents cannot be trusted as a whole never catches up: one found
+ * smaller than its superblock says (data offset + data bytes), or whose superblock was
+ * written on another NVMe namespace than the one it is on now, is left out and its role
+ * recorded failed, so that it is rebuilt whole once replaced (by itself, if it is whole
+ * again). graid_array_given_info() says what became of each device given; docs/ARRAYS.md,
+ * "Members left out at open", lists every case and what it costs.
  *
  * @param members paths (at most 255 bytes each: a longer one is left out, logged).
  * @param nmembers how many, 1 .. ::GRAID_MAX_MEMBERS.
@@ -564,6 +651,8 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
  *   -EINVAL NULL arguments, unknown flags, ::GRAID_OPEN_FORCE, ::GRAID_OPEN_TAKEOVER or
  *           ::GRAID_OPEN_RESERVE with ::GRAID_OPEN_READ_ONLY, or no member carries a valid
  *           libgraid superblock;
+ *   -EACCES/-EPERM/-EROFS a writable open could open no member that carries a superblock
+ *           for writing (logged; ::GRAID_OPEN_READ_ONLY can look at them);
  *   -EIO more roles missing or failed than the level tolerates (nothing is written);
  *   -EBUSY the array (any of its members given, or its UUID on this host) is held by
  *           another open, in this process or another, or a member block device is held
@@ -727,6 +816,20 @@ GRAID_API int graid_array_bad_blocks(struct graid_array *a, unsigned idx,
 				     struct graid_bad_block *out, unsigned max);
 
 /**
+ * @brief Say what became of the @p idx-th path given to graid_array_open(): in its role, a
+ *   spare, or left out and why. A front-end names the reason a member given is not in the
+ *   array with it (the log says the same, once). Arrays from graid_array_create() report
+ *   every member in its role.
+ * @param a the array.
+ * @param idx position in the @c members of graid_array_open(), 0 .. nmembers-1.
+ * @param out filled up to its struct_size.
+ * @return 0; -EINVAL NULL argument, @p idx out of range, or struct_size smaller than the
+ *   struct up to and including @c why.
+ */
+GRAID_API int graid_array_given_info(struct graid_array *a, unsigned idx,
+				     struct graid_given_info *out);
+
+/**
  * @brief Look at a device or file, without opening any array: does it carry a libgraid
  *   superblock, and of which array and role? Reads 4 KiB at its start, read-only and
  *   unlocked (it works while an array has the device open); NVMe generic char devices
@@ -804,11 +907,18 @@ typedef void (*graid_progress_fn)(void *arg, uint64_t done, uint64_t total);
  *   REBUILDING: it takes writes at once, serves reads once graid_array_rebuild() has
  *   brought it into sync.
  * @param a the array.
- * @param idx the role, 0 .. nmembers-1; it must be failed or missing.
+ * @param idx the role, 0 .. nmembers-1; it must be failed, missing or unreachable.
  * @param path the new member: a file or block device at least as large as the others
- *   (data offset + data bytes). A device carrying another array's superblock is refused.
- * @return 0; -EINVAL bad arguments, device too small, already a member, or another array's
- *   member; -EBUSY the role is active or rebuilding; -EOPNOTSUPP RAID-0 (no redundancy to
+ *   (data offset + data bytes). A device carrying another array's superblock is refused,
+ *   and so is a member of this array in another role: one the array has open, or one it
+ *   would take back into its role if it were given (its superblock names that role, the
+ *   role is missing or unreachable and still recorded as this device's, and it has not
+ *   diverged); the log names the role. The role's own device, failed or missing, is
+ *   accepted and rebuilt whole, unless this handle still has it open since it went out
+ *   (its late I/O may still land: open the array again first).
+ * @return 0; -EINVAL bad arguments, device too small, or another array's member; -EEXIST
+ *   the device is a member of this array (the log names its role); -EBUSY the role is
+ *   active or rebuilding; -EOPNOTSUPP RAID-0 (no redundancy to
  *   rebuild from); -ENOENT/-EACCES opening @p path; -EIO writing its superblock; -ESTALE
  *   another host took the array over. An array that holds persistent reservations
  *   (::GRAID_OPEN_RESERVE, a lease, a takeover) reserves the device before writing it:
@@ -926,8 +1036,10 @@ GRAID_API int graid_array_set_io_timeout(struct graid_array *a, unsigned ms);
  * @brief Register a hot spare. When a member fails, a spare takes over its role and is
  *   rebuilt in the background without being asked (graid_array_rebuild() waits for it).
  * @param a the array.
- * @param path the spare: as for graid_array_replace_member().
- * @return 0; -EINVAL as for graid_array_replace_member(); -ENOSPC the array has
+ * @param path the spare: as for graid_array_replace_member(); a member of this array, in a
+ *   role or as a spare, is refused.
+ * @return 0; -EINVAL as for graid_array_replace_member(); -EEXIST the device is a member of
+ *   this array (the log names its role); -ENOSPC the array has
  *   ::GRAID_MAX_SPARES spares; -EOPNOTSUPP RAID-0; -ESTALE another host took the array over;
  *   the reservation errors of graid_array_replace_member().
  */

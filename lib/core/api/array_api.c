@@ -146,6 +146,20 @@ GRAID_API int graid_array_info(struct graid_array *a, struct graid_array_info *i
 	i.used_bytes = live_used_bytes(a);
 	i.owner_epoch = a->owner.epoch;
 	snprintf(i.owner_host, sizeof(i.owner_host), "%s", a->owner.host);
+	if (a->read_only) {
+		i.unclean = a->unclean;
+		if (a->holder.pid) {
+			i.holder_pid = a->holder.pid;
+			owner_describe(&a->holder, i.holder, sizeof(i.holder));
+		}
+	} else {
+		/* Its own resync after an unclean open, still under way (in the background). */
+		i.unclean = a->bitmap.enabled &&
+			    atomic_load(&a->bitmap.resync_from) != UINT64_MAX;
+		i.holder_pid = a->owner.pid;
+		owner_describe(&a->owner, i.holder, sizeof(i.holder));
+	}
+	i.resync_regions = a->bitmap.enabled ? bitmap_dirty_regions(a) : 0;
 	i.struct_size = want;
 	memcpy(info, &i, want);
 	return 0;
@@ -224,6 +238,32 @@ GRAID_API int graid_array_member_info(struct graid_array *a, unsigned idx,
 	/* The struct grows at its end: a caller's older, shorter one gets what it has room for. */
 	i.struct_size = mi->struct_size < sizeof(i) ? mi->struct_size : sizeof(i);
 	memcpy(mi, &i, i.struct_size);
+	return 0;
+}
+
+GRAID_API int graid_array_given_info(struct graid_array *a, unsigned idx,
+				     struct graid_given_info *out)
+{
+	struct graid_given_info i = { .struct_size = sizeof(i), .verdict = GRAID_GIVEN_MEMBER };
+
+	if (!a || !out || out->struct_size < sizeof(i))
+		return -EINVAL;
+	if (a->given) {
+		if (idx >= a->ngiven)
+			return -EINVAL;
+		i = a->given[idx];
+	} else if (idx < a->nmembers) {
+		/* Made by graid_array_create(): every path given is the member of its role. */
+		i.role = (int)idx;
+		i.writable = 1;
+		pthread_mutex_lock(&a->meta_lock);
+		i.events = a->events;
+		pthread_mutex_unlock(&a->meta_lock);
+	} else {
+		return -EINVAL;
+	}
+	i.struct_size = sizeof(i);
+	memcpy(out, &i, sizeof(i));
 	return 0;
 }
 

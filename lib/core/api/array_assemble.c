@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Assembly: read the members' superblocks, hold the array all or none, and place each member. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,10 +16,27 @@
 #define ASSEMBLE_HOLDER_WAIT_NS (10ull * 1000 * 1000 * 1000)
 #define ASSEMBLE_POLL_US 20000
 
-static void assemble_leave_out(struct open_candidate *c, const char *why)
+/* Out of this open, for a reason given in words and as a verdict (graid_array_given_info). */
+__attribute__((format(printf, 3, 4)))
+static void assemble_leave_out(struct open_candidate *c, int verdict, const char *fmt, ...)
 {
-	graid__log(GRAID_LOG_WARNING, "open: leaving out %s: %s", c->m.path, why);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->why, sizeof(c->why), fmt, ap);
+	va_end(ap);
+	c->verdict = verdict;
+	graid__log(GRAID_LOG_WARNING, "open: leaving out %s: %s", c->m.path, c->why);
 	c->valid = false;
+}
+
+/* What assembly knows of a candidate before it has read anything of it. */
+static void assemble_verdict_reset(struct open_candidate *c)
+{
+	c->valid = c->has_sb = c->distrusted = c->forcible = false;
+	c->verdict = GRAID_GIVEN_MEMBER;
+	c->error = 0;
+	c->why[0] = '\0';
 }
 
 /* The array to assemble: the UUID most members carry; among equals, the freshest. */
@@ -47,22 +65,16 @@ static void assemble_read_sb(struct open_candidate *c)
 {
 	int rc;
 
-	c->valid = false;
+	assemble_verdict_reset(c);
 	if (c->m.size < GRAID_SB_SIZE) {
 		snprintf(c->m.identity, sizeof(c->m.identity), "too small to be a member");
-		graid__log(GRAID_LOG_WARNING, "open: leaving out %s: %llu bytes is too small to be "
-					      "a member", c->m.path, (unsigned long long)c->m.size);
+		assemble_leave_out(c, GRAID_GIVEN_NO_SUPERBLOCK, "%llu bytes is too small to be a "
+				   "member", (unsigned long long)c->m.size);
 		return;
 	}
 	rc = member_read_sb(&c->m, &c->sb);
 	if (rc == 0) {
-		c->valid = true;
-		/* Told, not refused: a namespace copied block for block is still a copy of it. */
-		if (!member_identity_matches(&c->m.nvme, &c->sb.nvme))
-			graid__log(GRAID_LOG_WARNING, "open: %s holds the superblock of role %u written "
-						      "on another NVMe namespace (NSID %u of %s): a "
-						      "copy?", c->m.path, c->sb.role, c->sb.nvme.nsid,
-				   c->sb.nvme.subnqn);
+		c->valid = c->has_sb = true;
 	} else {
 		const char *why = rc == -EINVAL	   ? "no libgraid superblock"
 				  : rc == -EBADMSG ? "superblock checksum is wrong (corrupt)"
@@ -70,18 +82,52 @@ static void assemble_read_sb(struct open_candidate *c)
 						   : "superblock could not be read";
 
 		snprintf(c->m.identity, sizeof(c->m.identity), "%s", why);
-		assemble_leave_out(c, why);
+		c->error = rc == -EINVAL ? 0 : rc;
+		assemble_leave_out(c, rc == -EINVAL ? GRAID_GIVEN_NO_SUPERBLOCK
+						    : GRAID_GIVEN_BAD_SUPERBLOCK, "%s", why);
 		if (member_reach(&c->m, NULL) == REACH_RECONNECTING) {
 			graid__log(GRAID_LOG_WARNING, "open: %s is unreachable (its NVMe-oF "
 						      "controllers reconnect); it joins at the next open "
 						      "that reaches it", c->m.path);
 			c->unreachable = true;
+			c->verdict = GRAID_GIVEN_UNREACHABLE;
+			snprintf(c->why, sizeof(c->why), "unreachable (its NVMe-oF controllers "
+				 "reconnect)");
 		}
 	}
 }
 
-/* Open (without holding) every path and read its superblock; nothing is written here. */
-static int assemble_read_all(struct assembly *as, const char *const *paths)
+/*
+ * A writable open could not open @p path for writing: look at it read-only, so that what
+ * is said of it names its role (a member on a read-only mount, write-protected, another
+ * user's). It stays out of this open: its role is missing, and it catches up when given
+ * writable again.
+ */
+static void assemble_not_writable(struct open_candidate *c, const char *path, int err)
+{
+	struct member look = { .fd = -1 };
+
+	if (member_open_read_only(&look, path) == 0) {
+		if (look.size >= GRAID_SB_SIZE && member_read_sb(&look, &c->sb) == 0)
+			c->has_sb = true;
+		member_close(&look);
+	}
+	snprintf(c->m.path, sizeof(c->m.path), "%s", path);
+	c->error = err;
+	if (c->has_sb)
+		assemble_leave_out(c, GRAID_GIVEN_NOT_WRITABLE, "not writable (%s): role %u is "
+				   "left to catch up when it is given writable", graid_strerror(err),
+				   c->sb.role);
+	else
+		assemble_leave_out(c, GRAID_GIVEN_NOT_WRITABLE, "not writable (%s)",
+				   graid_strerror(err));
+}
+
+/*
+ * Open (without holding) every path and read its superblock; nothing is written here.
+ * @p writable: opened for writing; otherwise read-only, for a look.
+ */
+static int assemble_read_all(struct assembly *as, const char *const *paths, bool writable)
 {
 	for (unsigned i = 0; i < as->n; i++) {
 		struct open_candidate *c = &as->c[i];
@@ -91,16 +137,25 @@ static int assemble_read_all(struct assembly *as, const char *const *paths)
 		c->m.fd = -1;
 		if (!paths[i])
 			return -EINVAL;
-		rc = member_open(&c->m, paths[i], false);
+		rc = writable ? member_open(&c->m, paths[i], false)
+			      : member_open_read_only(&c->m, paths[i]);
+		c->writable = rc == 0 && (writable || member_may_write(&c->m));
+		if (rc && writable && (rc == -EACCES || rc == -EPERM || rc == -EROFS)) {
+			assemble_not_writable(c, paths[i], rc);
+			continue;
+		}
 		if (rc) {
 			graid__log(GRAID_LOG_WARNING, "open: %s: %s", paths[i], graid_strerror(rc));
+			c->verdict = GRAID_GIVEN_UNOPENED;
+			c->error = rc;
+			snprintf(c->why, sizeof(c->why), "%s", graid_strerror(rc));
 			continue;
 		}
 		for (unsigned j = 0; j < i; j++)
 			if (as->c[j].m.fd >= 0 && as->c[j].m.dev == c->m.dev &&
 			    as->c[j].m.ino == c->m.ino) {
-				graid__log(GRAID_LOG_WARNING, "open: leaving out %s: given twice (it "
-							      "is %s)", paths[i], paths[j]);
+				assemble_leave_out(c, GRAID_GIVEN_TWICE, "given twice (it is %s)",
+						   paths[j]);
 				member_close(&c->m);
 				break;
 			}
@@ -154,9 +209,9 @@ static int assemble_lock_members(struct assembly *as)
 				   order[i]->m.path);
 		} else if (rc != -EBUSY) {
 			/* Not a holder's doing (its path moved, say): this open goes without it. */
-			graid__log(GRAID_LOG_WARNING, "open: leaving out %s: cannot hold it: %s",
-				   order[i]->m.path, graid_strerror(rc));
-			order[i]->valid = false;
+			order[i]->error = rc;
+			assemble_leave_out(order[i], GRAID_GIVEN_NOT_HELD, "cannot hold it: %s",
+					   graid_strerror(rc));
 			rc = 0;
 		}
 	}
@@ -200,7 +255,7 @@ int assemble_gather(struct assembly *as, const char *const *paths, unsigned n, b
 		enum owner_liveness alive;
 		char who[192];
 
-		rc = assemble_read_all(as, paths);
+		rc = assemble_read_all(as, paths, writable);
 		if (rc || as->pick < 0 || !writable)
 			break;
 		memcpy(uuid, as->c[as->pick].sb.array_uuid, 16);
@@ -224,7 +279,9 @@ int assemble_gather(struct assembly *as, const char *const *paths, unsigned n, b
 		}
 		assemble_close_all(as);
 		if (alive == OWNER_ALIVE) {
-			graid__log(GRAID_LOG_ERR, "open: the array is held by %s", who);
+			graid__log(GRAID_LOG_ERR, "open: the array is held by %s; nothing was "
+						  "written (a change must go through that holder, or "
+						  "the holder be stopped first)", who);
 			return -EBUSY;
 		}
 		if (graid__now_ns() > deadline) {
@@ -247,8 +304,10 @@ int assemble_gather(struct assembly *as, const char *const *paths, unsigned n, b
 	for (unsigned i = 0; i < n; i++)
 		if (as->c[i].locked)
 			assemble_read_sb(&as->c[i]);
-		else
-			as->c[i].valid = false; /* another array's, or nobody's: not ours to use */
+		else if (as->c[i].valid)
+			/* Not held because it is not the array's (the others were held). */
+			assemble_leave_out(&as->c[i], GRAID_GIVEN_OTHER_ARRAY,
+					   "member of another array");
 	as->pick = assemble_pick(as->c, n);
 	if (as->pick >= 0 && memcmp(as->c[as->pick].sb.array_uuid, uuid, 16)) {
 		graid__log(GRAID_LOG_ERR, "open: the members changed arrays while being assembled");
@@ -317,14 +376,20 @@ static void assemble_place_behind(struct open_candidate *c, const struct graid_s
 					  "this member holds writes the others do not; left out (replace "
 					  "it, or assemble from it alone to keep its side)",
 			   c->m.path, c->sb.role, (unsigned long long)c->sb.events);
-		assemble_leave_out(c, "diverged from the array (split)");
+		assemble_leave_out(c, GRAID_GIVEN_DIVERGED, "diverged from the array (split: it "
+				   "was written after the others recorded it out)");
 		return;
 	}
 	if (st != GRAID_MEMBER_MISSING) {
 		c->forcible = true;
-		assemble_leave_out(c, c->sb.events + 1 < fresh->events
-					      ? "stale (older event count)"
-					      : "marked failed by the other members");
+		if (c->sb.events + 1 < fresh->events)
+			assemble_leave_out(c, GRAID_GIVEN_STALE, "stale (event %llu; the array is at "
+					   "%llu and records role %u %s)",
+					   (unsigned long long)c->sb.events,
+					   (unsigned long long)fresh->events, c->sb.role,
+					   st == GRAID_MEMBER_FAILED ? "failed" : "out");
+		else
+			assemble_leave_out(c, GRAID_GIVEN_FAILED, "marked failed by the other members");
 		return;
 	}
 	if (own == GRAID_MEMBER_ACTIVE && fresh->history_events &&
@@ -341,6 +406,34 @@ static void assemble_place_behind(struct open_candidate *c, const struct graid_s
 	}
 }
 
+/*
+ * The role's own device, whose contents cannot be trusted as a whole: out, and its role
+ * recorded failed (open_install), never caught up from the bitmap. A copy of a member
+ * (another NVMe namespace) may be forced back; a shrunk device cannot serve its tail.
+ */
+__attribute__((format(printf, 4, 5)))
+static void assemble_distrust(struct open_candidate *c, const struct graid_sb *fresh,
+			      int verdict, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->why, sizeof(c->why), fmt, ap);
+	va_end(ap);
+	c->verdict = verdict;
+	c->valid = false;
+	c->distrusted = true;
+	c->forcible = verdict == GRAID_GIVEN_IDENTITY;
+	if (c->sb.role >= fresh->nmembers) {
+		graid__log(GRAID_LOG_WARNING, "open: leaving out spare %s: %s", c->m.path, c->why);
+		return;
+	}
+	graid__log(GRAID_LOG_WARNING, "open: leaving out %s: %s; role %u counts as failed (a "
+				      "writable open records it so): it is rebuilt whole once "
+				      "replaced (by this device too, once it is whole again), never "
+				      "caught up", c->m.path, c->why, c->sb.role);
+}
+
 void assemble_filter(struct assembly *as)
 {
 	const struct graid_sb *fresh = assemble_freshest(as);
@@ -355,13 +448,22 @@ void assemble_filter(struct assembly *as)
 			continue;
 		c[i].join = JOIN_CURRENT;
 		if (memcmp(sb->array_uuid, fresh->array_uuid, 16))
-			assemble_leave_out(&c[i], "member of another array");
+			assemble_leave_out(&c[i], GRAID_GIVEN_OTHER_ARRAY, "member of another array");
 		else if (!assemble_geometry_agrees(sb, fresh))
-			assemble_leave_out(&c[i], "superblock disagrees with the array's geometry");
+			assemble_leave_out(&c[i], GRAID_GIVEN_GEOMETRY,
+					   "superblock disagrees with the array's geometry");
 		else if (fresh->slot_id[sb->role] && fresh->slot_id[sb->role] != id)
-			assemble_leave_out(&c[i], "its role was given to another device");
+			assemble_leave_out(&c[i], GRAID_GIVEN_REPLACED,
+					   "its role was given to another device");
 		else if (c[i].m.size < sb->data_offset + sb->data_bytes)
-			assemble_leave_out(&c[i], "smaller than its superblock says");
+			assemble_distrust(&c[i], fresh, GRAID_GIVEN_SHRUNK, "smaller than its "
+					  "superblock says (%llu bytes; its data area ends at %llu)",
+					  (unsigned long long)c[i].m.size,
+					  (unsigned long long)(sb->data_offset + sb->data_bytes));
+		else if (!member_identity_matches(&c[i].m.nvme, &sb->nvme))
+			assemble_distrust(&c[i], fresh, GRAID_GIVEN_IDENTITY, "its superblock was "
+					  "written on another NVMe namespace (NSID %u of %s): a copy",
+					  sb->nvme.nsid, sb->nvme.subnqn);
 		else if (sb->role < fresh->nmembers &&
 			 (sb->events + 1 < fresh->events ||
 			  (fresh->member_state[sb->role] != GRAID_MEMBER_ACTIVE &&
@@ -374,7 +476,9 @@ void assemble_filter(struct assembly *as)
 			 */
 			assemble_place_behind(&c[i], fresh);
 		else if (sb->role >= fresh->nmembers && sb->events + 1 < fresh->events)
-			assemble_leave_out(&c[i], "stale (older event count)");
+			assemble_leave_out(&c[i], GRAID_GIVEN_STALE, "stale spare (event %llu; the "
+					   "array is at %llu)", (unsigned long long)sb->events,
+					   (unsigned long long)fresh->events);
 		for (unsigned j = 0; j < i && c[i].valid; j++)
 			if (c[j].valid && c[j].sb.role == sb->role) {
 				/* The fresher of the two keeps the role. */
@@ -382,7 +486,9 @@ void assemble_filter(struct assembly *as)
 					c[j].join == JOIN_CURRENT || c[i].join != JOIN_CURRENT ? &c[i]
 												: &c[j];
 
-				assemble_leave_out(loser, "its role is taken by another member given");
+				assemble_leave_out(loser, GRAID_GIVEN_ROLE_TAKEN, "its role is taken "
+						   "by another member given (%s)",
+						   loser == &c[i] ? c[j].m.path : c[i].m.path);
 			}
 	}
 }
@@ -416,10 +522,13 @@ unsigned assemble_force(struct assembly *as, const struct graid_array *a)
 		/* Whoever held the role before (a replacement being rebuilt) gives it back. */
 		for (unsigned i = 0; i < as->n; i++)
 			if (as->c[i].valid && as->c[i].sb.role == best->sb.role)
-				assemble_leave_out(&as->c[i], "its role is forced to another member");
+				assemble_leave_out(&as->c[i], GRAID_GIVEN_ROLE_TAKEN, "its role is "
+						   "forced to another member (%s)", best->m.path);
 		best->valid = true;
-		best->forcible = false;
+		best->forcible = best->distrusted = false;
 		best->join = JOIN_FORCED;
+		best->verdict = GRAID_GIVEN_MEMBER;
+		best->why[0] = '\0';
 		state[best->sb.role] = GRAID_MEMBER_ACTIVE;
 		graid__log(GRAID_LOG_WARNING, "open: forcing %s back into role %u from event %llu "
 					      "(the array is at event %llu, and recorded it %s)",
@@ -430,6 +539,42 @@ unsigned assemble_force(struct assembly *as, const struct graid_array *a)
 		forced++;
 	}
 	return forced;
+}
+
+bool assemble_role_distrusted(const struct assembly *as, unsigned role)
+{
+	bool distrusted = false;
+
+	for (unsigned i = 0; i < as->n; i++) {
+		const struct open_candidate *c = &as->c[i];
+
+		if (c->valid && c->sb.role == role)
+			return false; /* another device given holds the role */
+		distrusted |= c->distrusted && c->sb.role == role &&
+			      !memcmp(c->sb.array_uuid, as->fresh->array_uuid, 16);
+	}
+	return distrusted;
+}
+
+struct graid_given_info *assemble_verdicts(const struct assembly *as, unsigned nmembers)
+{
+	struct graid_given_info *v = calloc(as->n, sizeof(*v));
+
+	for (unsigned i = 0; v && i < as->n; i++) {
+		const struct open_candidate *c = &as->c[i];
+
+		v[i].struct_size = sizeof(v[i]);
+		v[i].verdict = c->valid ? (c->sb.role < nmembers ? GRAID_GIVEN_MEMBER
+								 : GRAID_GIVEN_SPARE)
+					: c->verdict;
+		v[i].role = c->has_sb ? (int)c->sb.role : -1;
+		v[i].error = c->valid ? 0 : c->error;
+		v[i].events = c->has_sb ? c->sb.events : 0;
+		v[i].writable = c->writable;
+		if (!c->valid)
+			snprintf(v[i].why, sizeof(v[i].why), "%s", c->why);
+	}
+	return v;
 }
 
 void assemble_release(struct assembly *as)

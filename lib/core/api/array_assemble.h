@@ -17,10 +17,21 @@ struct open_candidate {
 	struct member m;
 	struct graid_sb sb;
 	bool valid;         /* so far, a member of the array being assembled */
+	bool has_sb;        /* sb holds its decoded superblock (valid or not) */
 	bool locked;        /* held by this open (member_lock) */
 	bool forcible;      /* left out only because the others recorded it out */
 	bool unreachable;   /* unreadable while its NVMe-oF controllers reconnect */
+	/*
+	 * Its role's own device, but its contents cannot be trusted as a whole (shrunk, or its
+	 * superblock on another NVMe namespace): left out, and its role recorded FAILED, so
+	 * that it is rebuilt whole once replaced and never caught up from the bitmap.
+	 */
+	bool distrusted;
+	bool writable;      /* opened for writing, or (a look) this process may write it */
 	enum assemble_join join;
+	int verdict;        /* enum graid_given_verdict: what became of it */
+	int error;          /* the -errno that kept it out, or 0 */
+	char why[160];      /* the reason logged when it was left out */
 };
 
 struct assembly {
@@ -34,7 +45,8 @@ struct assembly {
 /*
  * Open every path, read its superblock and choose the array (the UUID most of them carry).
  * @p writable: then hold it, all or none: this host's lock on its UUID, then each of its
- * members in role order, and read the superblocks again under the locks. A live holder
+ * members in role order, and read the superblocks again under the locks. Otherwise every
+ * path is opened read-only (O_RDONLY), for a look that writes nothing. A live holder
  * gets -EBUSY at once (logged with its pid, name, host and since when); one that died is
  * waited for, a bounded while, until the kernel lets go of its members.
  * @return 0; -EINVAL a NULL path, or no member carries a valid superblock; -EBUSY held by
@@ -53,6 +65,19 @@ void assemble_filter(struct assembly *as);
  * nothing installed yet). @return how many were taken back.
  */
 unsigned assemble_force(struct assembly *as, const struct graid_array *a);
+
+/*
+ * Whether role @p role is left to no device by this assembly while a device given for it
+ * was left out as distrusted: the role is then recorded FAILED, not MISSING.
+ */
+bool assemble_role_distrusted(const struct assembly *as, unsigned role);
+
+/*
+ * What became of each path given (graid_array_given_info()): as->n entries, malloc'd, or
+ * NULL without memory. Call after the array took its members (open_install): a candidate
+ * still valid then is in its role or a spare.
+ */
+struct graid_given_info *assemble_verdicts(const struct assembly *as, unsigned nmembers);
 
 /* Close every candidate the array did not take, and the UUID lock if it was not taken. */
 void assemble_release(struct assembly *as);

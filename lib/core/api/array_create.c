@@ -63,7 +63,7 @@ static uint64_t create_data_offset(const struct graid_array_config *cfg, uint32_
 
 /* Open every member and refuse the set before anything is written. */
 static int create_open_members(struct graid_array *a, const char *const *paths, bool force,
-			       uint64_t data_offset)
+			       uint64_t data_offset, uint32_t chunk, bool journal)
 {
 	struct graid_sb sb;
 
@@ -99,9 +99,18 @@ static int create_open_members(struct graid_array *a, const char *const *paths, 
 							  "again", i, paths[i], j, a->members[j].path);
 				return -EINVAL;
 			}
-		if (m->size <= data_offset) {
-			graid__log(GRAID_LOG_ERR, "create: member %u (%s): %llu bytes is too small",
-				   i, paths[i], (unsigned long long)m->size);
+		/* The metadata (and the log) before the data area, and one chunk of data. */
+		if (m->size < data_offset + chunk) {
+			graid__log(GRAID_LOG_ERR, "create: member %u (%s): %llu bytes is too small: "
+						  "each member needs at least %llu bytes (%.1f MiB): "
+						  "%llu KiB of superblock, bitmap%s before the data area, "
+						  "and one %u KiB chunk of data", i, paths[i],
+				   (unsigned long long)m->size,
+				   (unsigned long long)(data_offset + chunk),
+				   (double)(data_offset + chunk) / (1 << 20),
+				   (unsigned long long)(data_offset >> 10),
+				   journal ? ", live-data map and write-hole journal"
+					   : " and live-data map", chunk >> 10);
 			return -EINVAL;
 		}
 		rc = member_read_sb(m, &sb);
@@ -133,7 +142,8 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
 	if (!a)
 		return -ENOMEM;
 	data_offset = create_data_offset(cfg, chunk);
-	rc = create_open_members(a, members, create_flags(cfg) & GRAID_CREATE_FORCE, data_offset);
+	rc = create_open_members(a, members, create_flags(cfg) & GRAID_CREATE_FORCE, data_offset,
+				 chunk, create_flags(cfg) & GRAID_CREATE_JOURNAL);
 	if (rc)
 		goto fail;
 	for (unsigned i = 0; i < nmembers; i++) {

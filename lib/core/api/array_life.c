@@ -96,6 +96,7 @@ void array_free(struct graid_array *a)
 	pthread_mutex_destroy(&a->event_lock);
 	pthread_cond_destroy(&a->spare_cond);
 	free(a->stripe_busy);
+	free(a->given);
 	free(a);
 }
 

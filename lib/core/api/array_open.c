@@ -54,6 +54,23 @@ static int open_lease(const struct assembly *as, const char *spec, struct array_
 	return rc;
 }
 
+/*
+ * No member given is usable: say whether that is for want of a superblock, or because a
+ * writable open could open none of those that have one for writing (a look could).
+ */
+static int open_none_usable(const struct assembly *as)
+{
+	for (unsigned i = 0; i < as->n; i++)
+		if (as->c[i].verdict == GRAID_GIVEN_NOT_WRITABLE && as->c[i].has_sb) {
+			graid__log(GRAID_LOG_ERR, "open: no member could be opened for writing (%s "
+						  "is not writable: %s); a read-only open can look",
+				   as->c[i].m.path, graid_strerror(as->c[i].error));
+			return as->c[i].error;
+		}
+	graid__log(GRAID_LOG_ERR, "open: no member carries a valid libgraid superblock");
+	return -EINVAL;
+}
+
 /* The caller's flags, as far as its struct carries them. */
 static unsigned open_flags(const struct graid_open_options *opts)
 {
@@ -70,12 +87,14 @@ static void open_install(struct graid_array *a, struct assembly *as)
 
 	/*
 	 * A role nobody takes stays FAILED if it was (only a replacement ends that), and is
-	 * MISSING otherwise: absent now, and welcome back (assemble_place_behind).
+	 * MISSING otherwise: absent now, and welcome back (assemble_place_behind). Unless its
+	 * device was given and cannot be trusted as a whole (shrunk, a copy): FAILED, so that
+	 * it is never caught up from the bitmap, only rebuilt whole.
 	 */
 	for (unsigned r = 0; r < a->nmembers; r++) {
 		a->members[r].slot_id = fresh->slot_id[r];
 		a->members[r].left_events = fresh->left_events[r];
-		if (fresh->member_state[r] == GRAID_MEMBER_FAILED)
+		if (fresh->member_state[r] == GRAID_MEMBER_FAILED || assemble_role_distrusted(as, r))
 			atomic_init(&a->members[r].state, GRAID_MEMBER_FAILED);
 	}
 	for (unsigned i = 0; i < as->n; i++) {
@@ -86,8 +105,15 @@ static void open_install(struct graid_array *a, struct assembly *as)
 		if (!c->valid)
 			continue;
 		if (role >= a->nmembers) {
-			if (a->nspares == GRAID_MAX_SPARES)
+			if (a->nspares == GRAID_MAX_SPARES) {
+				c->valid = false;
+				c->verdict = GRAID_GIVEN_SPARES_FULL;
+				snprintf(c->why, sizeof(c->why), "the array keeps at most %u spares",
+					 GRAID_MAX_SPARES);
+				graid__log(GRAID_LOG_WARNING, "open: leaving out %s: %s", c->m.path,
+					   c->why);
 				continue;
+			}
 			m = &a->spares[a->nspares++];
 		} else {
 			m = &a->members[role];
@@ -197,6 +223,14 @@ static int open_mark_forced(struct graid_array *a, const struct assembly *as)
 			continue;
 		if (as->fresh->history_events && as->fresh->history_events <= c->sb.events + 1)
 			continue;
+		if (a->lay.level == 0) {
+			/* No redundancy: nothing can disagree, and nothing can be resynced. */
+			graid__log(GRAID_LOG_NOTICE, "open: RAID-0 keeps no redundancy: nothing to "
+						     "resync; writes that failed while %s was out "
+						     "were reported failed to their writers",
+				   c->m.path);
+			return 0;
+		}
 		if (!a->bitmap.enabled) {
 			graid__log(GRAID_LOG_WARNING, "open: no write-intent bitmap: scrub the whole "
 						      "array with repair to make it consistent");
@@ -361,6 +395,22 @@ static int open_fence(const struct assembly *as, uint64_t epoch)
 	return 0;
 }
 
+/*
+ * A look (read-only open): who holds the array writable on this host now, if anyone alive
+ * does, and whether it was left unclean: no clean close recorded, and no live holder here
+ * (one would have cleared the flag on its own open). The next writable open resyncs then.
+ */
+static void open_look_holder(struct graid_array *a, const struct graid_sb *fresh)
+{
+	struct graid_sb_owner h;
+
+	if (array_uuid_holder(a->uuid, &h) == 0 && owner_liveness(&h) == OWNER_ALIVE)
+		a->holder = h;
+	else if (a->view.valid)
+		a->holder.pid = a->view.pid; /* published by a live holder: it holds the array */
+	a->unclean = !(fresh->flags & GRAID_SB_F_CLEAN) && !a->holder.pid;
+}
+
 GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 			       const struct graid_open_options *opts, struct graid_array **out)
 {
@@ -370,7 +420,7 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 	struct graid_array *a = NULL;
 	struct array_lease *lease = NULL;
 	const char *lease_spec = open_lease_spec(opts);
-	unsigned flags = open_flags(opts), forced = 0;
+	unsigned flags = open_flags(opts), forced = 0, n_out;
 	uint64_t epoch = 0, pr_key = 0;
 	bool took_over = false, fenced = false;
 	bool read_only = flags & GRAID_OPEN_READ_ONLY, returns = false;
@@ -386,10 +436,8 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 		return -EINVAL;
 again:
 	rc = assemble_gather(&as, members, nmembers, !read_only);
-	if (rc == 0 && as.pick < 0) {
-		graid__log(GRAID_LOG_ERR, "open: no member carries a valid libgraid superblock");
-		rc = -EINVAL;
-	}
+	if (rc == 0 && as.pick < 0)
+		rc = open_none_usable(&as);
 	if (rc)
 		goto out;
 	assemble_filter(&as);
@@ -443,6 +491,9 @@ again:
 	if (flags & GRAID_OPEN_FORCE)
 		forced = assemble_force(&as, a);
 	open_install(a, &as);
+	/* What became of each path given, for graid_array_given_info() (NULL: none kept). */
+	a->given = assemble_verdicts(&as, a->nmembers);
+	a->ngiven = a->given ? nmembers : 0;
 	a->data_offset = fresh->data_offset;
 	rc = open_bad_blocks(a, fresh);
 	if (rc)
@@ -501,6 +552,7 @@ again:
 		a->owner = fresh->owner; /* whose it is, for graid_array_info */
 		array_recount(a);
 		array_view_load(a);
+		open_look_holder(a, fresh);
 		*out = a;
 		a = NULL;
 		goto out;
@@ -573,9 +625,11 @@ again:
 	pthread_mutex_unlock(&a->meta_lock);
 	if (rc)
 		goto out;
-	if (open_roles_out(a, roles, sizeof(roles)))
-		graid__log(GRAID_LOG_WARNING, "open: RAID-%d running degraded: roles %s missing, "
-					      "failed or not yet in sync", a->lay.level, roles);
+	n_out = open_roles_out(a, roles, sizeof(roles));
+	if (n_out)
+		graid__log(GRAID_LOG_WARNING, "open: RAID-%d running degraded: role%s %s missing, "
+					      "failed or not yet in sync", a->lay.level,
+			   n_out > 1 ? "s" : "", roles);
 	if ((fresh->flags & GRAID_SB_F_CLEAN && !fresh->history_events && !forced) ||
 	    open_any_rejoined(a)) {
 		/*

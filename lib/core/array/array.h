@@ -212,6 +212,13 @@ struct graid_array {
 	struct member_fault *retired_fault[2 * GRAID_MAX_MEMBERS];
 
 	struct array_holder_view view; /* read-only opens: the holder's view (array_view.c) */
+	/* What became of each device given to the open (graid_array_given_info()); set once. */
+	struct graid_given_info *given;
+	unsigned ngiven;
+	/* Read-only opens: not closed cleanly, and no live process here holds it (set once). */
+	bool unclean;
+	/* Read-only opens: the live writable holder on this host (pid 0: none); set once. */
+	struct graid_sb_owner holder;
 	unsigned nmembers;
 	struct member members[];
 };

@@ -114,6 +114,17 @@ static void own_record_read(const char *path, struct graid_sb_owner *o)
 	snprintf(o->host, sizeof(o->host), "%s", strcmp(host, "-") ? host : "");
 }
 
+int array_uuid_holder(const uint8_t uuid[16], struct graid_sb_owner *holder)
+{
+	char path[256];
+
+	memset(holder, 0, sizeof(*holder));
+	if (array_uuid_file_path(uuid, ".lock", path, sizeof(path)))
+		return -ENAMETOOLONG;
+	own_record_read(path, holder);
+	return holder->pid ? 0 : -ENOENT;
+}
+
 int array_uuid_lock_take(struct array_uuid_lock *l, const uint8_t uuid[16],
 			 struct graid_sb_owner *holder)
 {
@@ -356,7 +367,7 @@ void owner_describe(const struct graid_sb_owner *o, char *buf, size_t len)
 		comm[n > 0 ? n : 0] = '\0';
 		comm[strcspn(comm, "\n")] = '\0';
 	}
-	if (gmtime_r(&t, &tm))
+	if (o->since && gmtime_r(&t, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
 	snprintf(buf, len, "pid %u%s%s%s on host %s since %s", o->pid, *comm ? " (" : "", comm,
 		 *comm ? ")" : "", o->host[0] ? o->host : "?", when);

@@ -28,6 +28,12 @@ struct array_uuid_lock {
  */
 int array_uuid_lock_take(struct array_uuid_lock *l, const uint8_t uuid[16],
 			 struct graid_sb_owner *holder);
+/*
+ * The record in the lock file of @p uuid, read without taking the lock (a look): 0 with
+ * @p holder filled; -ENOENT no file or no record (nobody holds it, or it was let go).
+ * Whether that holder is alive is owner_liveness()'s to say.
+ */
+int array_uuid_holder(const uint8_t uuid[16], struct graid_sb_owner *holder);
 /* Let it go (and remove its file, under the lock, so none accumulate). */
 void array_uuid_lock_release(struct array_uuid_lock *l);
 

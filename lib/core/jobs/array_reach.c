@@ -55,13 +55,14 @@ static void reach_return(struct graid_array *a, unsigned role)
 static void reach_give_up(struct graid_array *a, unsigned role, int err, const char *why)
 {
 	struct member *m = &a->members[role];
+	bool survives = array_survives_without(a, role);
 
 	atomic_store(&m->state, GRAID_MEMBER_FAILED);
 	a->events++;
 	array_recount(a);
 	array_write_superblocks(a, 0);
-	graid__log(GRAID_LOG_ERR, "member %u (%s) failed: %s; array continues degraded", role,
-		   m->path, why);
+	graid__log(GRAID_LOG_ERR, "member %u (%s) failed: %s%s", role, m->path, why,
+		   survives ? "; array continues degraded" : "");
 	array_event(a, GRAID_EVENT_MEMBER_FAILED, (int)role, err, 0, 0);
 	array_spare_takeover(a, role);
 }
@@ -93,6 +94,7 @@ void array_reach_poll(struct graid_array *a)
 		struct member *m = &a->members[r];
 		struct graid_sb sb;
 		enum member_reach reach;
+		uint64_t size = 0;
 		int fd = m->fd, rc = 0;
 
 		if (atomic_load(&m->state) != GRAID_MEMBER_UNREACHABLE)
@@ -103,6 +105,10 @@ void array_reach_poll(struct graid_array *a)
 			rc = member_read_sb(m, &sb);
 			if (rc == 0 && memcmp(sb.member_uuid, m->uuid, 16))
 				rc = -ESTALE;
+			/* Back smaller (its namespace resized): what it lost no bitmap names. */
+			if (rc == 0 && member_size_now(m, &size) == 0 &&
+			    size < a->data_offset + a->lay.member_bytes)
+				rc = -ENXIO;
 		}
 		pthread_mutex_lock(&a->meta_lock);
 		if (atomic_load(&m->state) != GRAID_MEMBER_UNREACHABLE || m->fd != fd)
@@ -111,6 +117,9 @@ void array_reach_poll(struct graid_array *a)
 			reach_give_up(a, r, -ENODEV, "its last controller was deleted");
 		else if (reach == REACH_LIVE && rc == -ESTALE)
 			reach_give_up(a, r, rc, "another namespace answers at its path");
+		else if (reach == REACH_LIVE && rc == -ENXIO)
+			reach_give_up(a, r, rc, "it came back smaller than the array needs: it "
+						"is rebuilt whole once replaced, never caught up");
 		else if (reach == REACH_LIVE && rc == 0 && !atomic_load(&a->broken) &&
 			 !atomic_load(&m->late_ios))
 			reach_return(a, r); /* (a broken array has nothing to catch it up from) */

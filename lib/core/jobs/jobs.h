@@ -18,8 +18,12 @@ static inline int array_may_change(const struct graid_array *a)
 	return array_foreign(a) ? -ESTALE : 0;
 }
 
-/* roles.c: a device into a role. */
-int member_attach(struct graid_array *a, struct member *m, const char *path);
+/*
+ * roles.c: a device into a role. Open, check and prepare @p path as the new device of role
+ * @p role (-1: a hot spare); meta_lock held. -EEXIST it is a member of this array: open in
+ * it, or another role's device that the array would take back (logged, naming the role).
+ */
+int member_attach(struct graid_array *a, struct member *m, const char *path, int role);
 /* A hot spare takes @p role if it is failed or missing; meta_lock held. */
 void array_spare_takeover(struct graid_array *a, unsigned role);
 /* Every role the I/O path marked (array_worker_takeover) that is still down; meta_lock held. */

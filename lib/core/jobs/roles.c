@@ -6,6 +6,7 @@
  * gives the role to a spare (array_roles_takeover_due).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -17,7 +18,105 @@
 #include "member/member_pr.h"
 #include "meta/meta.h"
 
-int member_attach(struct graid_array *a, struct member *m, const char *path)
+static const char *roles_state_name(int st)
+{
+	switch (st) {
+	case GRAID_MEMBER_ACTIVE:
+		return "active";
+	case GRAID_MEMBER_FAILED:
+		return "failed";
+	case GRAID_MEMBER_MISSING:
+		return "missing";
+	case GRAID_MEMBER_REBUILDING:
+		return "rebuilding";
+	case GRAID_MEMBER_UNREACHABLE:
+		return "unreachable";
+	default:
+		return "a spare";
+	}
+}
+
+/* What a device that is open in the array is, for a refusal: "role 2", "a hot spare". */
+static void attach_named(const struct graid_array *a, unsigned i, char *buf, size_t len)
+{
+	if (i < a->nmembers)
+		snprintf(buf, len, "role %u (%s)", i,
+			 roles_state_name(atomic_load(&a->members[i].state)));
+	else
+		snprintf(buf, len, "a hot spare");
+}
+
+/* Is the device @p dev/@p ino open in the array already? Logged, naming what it is there. */
+static bool attach_open_in_array(const struct graid_array *a, const char *path, dev_t dev,
+				 ino_t ino, int role)
+{
+	char what[64];
+
+	for (unsigned i = 0; i < a->nmembers + a->nspares; i++) {
+		const struct member *o = i < a->nmembers ? &a->members[i]
+							 : &a->spares[i - a->nmembers];
+
+		if (o->fd < 0 || o->dev != dev || o->ino != ino)
+			continue;
+		attach_named(a, i, what, sizeof(what));
+		if ((int)i == role)
+			/* Its late I/O may still land: a new descriptor must wait for a new open. */
+			graid__log(GRAID_LOG_ERR, "%s is %s's own device, still open in this array "
+						  "since it went out: close the array and open it again "
+						  "to put it back", path, what);
+		else
+			graid__log(GRAID_LOG_ERR, "%s is already in this array: it is %s", path,
+				   what);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Would the array take the device whose superblock is @p sb back into a role other than
+ * @p role, were it given with the members? Then it is a member, not a new device: the
+ * device of a role that is out only for being absent (missing or unreachable, still
+ * recorded as that device's, not diverged), or one carrying the current superblock of a
+ * role that is active (the same device under another name, or a copy). Logged, naming it.
+ */
+static bool attach_other_role(const struct graid_array *a, const struct graid_sb *sb,
+			      const char *path, int role)
+{
+	const struct member *o;
+	uint64_t id = member_slot_id(sb->member_uuid);
+	int st;
+
+	if (memcmp(sb->array_uuid, a->uuid, 16) || sb->role >= a->nmembers ||
+	    (int)sb->role == role)
+		return false; /* another array's, a spare's slot, or the role's own device */
+	o = &a->members[sb->role];
+	st = atomic_load(&o->state);
+	if (o->slot_id && o->slot_id != id)
+		return false; /* the role was given to another device: this one is free */
+	if (st == GRAID_MEMBER_MISSING || st == GRAID_MEMBER_UNREACHABLE) {
+		/* Written after the others recorded it out: a split's other side, not ours. */
+		if (o->left_events &&
+		    (int32_t)((uint32_t)sb->events - (uint32_t)o->left_events) >= 0)
+			return false;
+		graid__log(GRAID_LOG_ERR, "%s is the device of role %u of this array, which is %s "
+					  "only because it was not given: it rejoins that role when "
+					  "given with the members; not taken as a new device%s",
+			   path, sb->role, roles_state_name(st),
+			   role >= 0 ? " (was the new device's path forgotten?)" : "");
+		return true;
+	}
+	if ((st == GRAID_MEMBER_ACTIVE || st == GRAID_MEMBER_REBUILDING) &&
+	    sb->events + 1 >= a->events) {
+		graid__log(GRAID_LOG_ERR, "%s carries the current superblock of role %u of this "
+					  "array, which is %s: it is that member under another name, "
+					  "or a copy of it; not taken as a new device", path, sb->role,
+			   roles_state_name(st));
+		return true;
+	}
+	return false;
+}
+
+int member_attach(struct graid_array *a, struct member *m, const char *path, int role)
 {
 	struct graid_sb sb;
 	dev_t dev;
@@ -26,16 +125,8 @@ int member_attach(struct graid_array *a, struct member *m, const char *path)
 
 	memset(m, 0, sizeof(*m));
 	m->fd = -1;
-	if (member_identity(path, &dev, &ino) == 0)
-		for (unsigned i = 0; i < a->nmembers + a->nspares; i++) {
-			const struct member *o = i < a->nmembers ? &a->members[i]
-								 : &a->spares[i - a->nmembers];
-
-			if (o->fd >= 0 && o->dev == dev && o->ino == ino) {
-				graid__log(GRAID_LOG_ERR, "%s is already in this array", path);
-				return -EINVAL;
-			}
-		}
+	if (member_identity(path, &dev, &ino) == 0 && attach_open_in_array(a, path, dev, ino, role))
+		return -EEXIST;
 	rc = member_open(m, path, true);
 	if (rc)
 		return rc;
@@ -46,19 +137,20 @@ int member_attach(struct graid_array *a, struct member *m, const char *path)
 			   (unsigned long long)(a->data_offset + a->lay.member_bytes));
 		goto fail;
 	}
-	for (unsigned i = 0; i < a->nmembers + a->nspares; i++) {
-		const struct member *o = i < a->nmembers ? &a->members[i]
-							 : &a->spares[i - a->nmembers];
-
-		if (o->fd >= 0 && o->dev == m->dev && o->ino == m->ino) {
-			graid__log(GRAID_LOG_ERR, "%s is already in this array", path);
+	if (attach_open_in_array(a, path, m->dev, m->ino, role)) {
+		rc = -EEXIST;
+		goto fail;
+	}
+	if (member_read_sb(m, &sb) == 0) {
+		if (memcmp(sb.array_uuid, a->uuid, 16)) {
+			graid__log(GRAID_LOG_ERR, "%s belongs to another libgraid array; wipe it "
+						  "first", path);
 			goto fail;
 		}
-	}
-	if (member_read_sb(m, &sb) == 0 && memcmp(sb.array_uuid, a->uuid, 16)) {
-		graid__log(GRAID_LOG_ERR, "%s belongs to another libgraid array; wipe it first",
-			   path);
-		goto fail;
+		if (attach_other_role(a, &sb, path, role)) {
+			rc = -EEXIST;
+			goto fail;
+		}
 	}
 	/* The array holds its members' reservations: this device too, before its first write. */
 	if (a->pr_key) {
@@ -120,6 +212,16 @@ static void role_install(struct graid_array *a, unsigned role, struct member *nm
 	m->slot_id = member_slot_id(m->uuid);
 	m->catchup = false; /* a new device holds nothing of the role: all of it is copied */
 	m->left_events = 0;
+	/*
+	 * What the role knew of its old device is not the new one's: a forced member's doubt,
+	 * a return, and the read errors counted against the old drive (a replacement would
+	 * otherwise be taken out for the old drive's errors at its first repaired read).
+	 */
+	m->forced = false;
+	m->rejoined = false;
+	m->readerr_count = 0;
+	m->readerr_decay_ns = 0;
+	atomic_store(&m->readerr_repaired, 0);
 	memcpy(m->path, nm->path, sizeof(m->path));
 	memcpy(m->identity, nm->identity, sizeof(m->identity));
 	m->nvme = nm->nvme; /* NVMe identify data; passthrough or not */
@@ -176,7 +278,7 @@ GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
 			   st == GRAID_MEMBER_ACTIVE ? "active" : "rebuilding");
 		return -EBUSY;
 	}
-	rc = member_attach(a, &nm, path);
+	rc = member_attach(a, &nm, path, (int)idx);
 	if (rc == 0)
 		role_install(a, idx, &nm);
 	pthread_mutex_unlock(&a->meta_lock);

@@ -117,7 +117,7 @@ GRAID_API int graid_array_add_spare(struct graid_array *a, const char *path)
 		return -ENOSPC;
 	}
 	sp = &a->spares[a->nspares];
-	rc = member_attach(a, sp, path);
+	rc = member_attach(a, sp, path, -1);
 	if (rc == 0)
 		rc = array_spare_thread_start(a);
 	if (rc) {

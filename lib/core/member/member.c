@@ -20,9 +20,10 @@
 #include "member/member.h"
 #include "member/member_nvme.h"
 
-int member_open(struct member *m, const char *path, bool exclusive)
+/* @p read_only: O_RDONLY, for a look that writes nothing (never with @p exclusive). */
+static int member_open_how(struct member *m, const char *path, bool exclusive, bool read_only)
 {
-	int flags = O_RDWR | O_CLOEXEC;
+	int flags = (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC;
 	struct stat st;
 	int fd, rc;
 
@@ -35,7 +36,7 @@ int member_open(struct member *m, const char *path, bool exclusive)
 		rc = fault_parse(path, &f, &path);
 		if (rc)
 			return rc;
-		rc = member_open(m, path, exclusive);
+		rc = member_open_how(m, path, exclusive, read_only);
 		if (rc)
 			fault_free(f);
 		else
@@ -49,7 +50,7 @@ int member_open(struct member *m, const char *path, bool exclusive)
 		char node[64];
 
 		rc = graid_member_resolve(path, node, sizeof(node));
-		return rc ? rc : member_open(m, node, exclusive);
+		return rc ? rc : member_open_how(m, node, exclusive, read_only);
 	}
 	if (strlen(path) >= sizeof(m->path)) {
 		graid__log(GRAID_LOG_ERR, "member %.64s...: path too long", path);
@@ -142,6 +143,42 @@ int member_open(struct member *m, const char *path, bool exclusive)
 		snprintf(m->identity, sizeof(m->identity), "file dev %u:%u ino %llu",
 			 major(st.st_dev), minor(st.st_dev), (unsigned long long)st.st_ino);
 	}
+	return 0;
+}
+
+int member_open(struct member *m, const char *path, bool exclusive)
+{
+	return member_open_how(m, path, exclusive, false);
+}
+
+int member_open_read_only(struct member *m, const char *path)
+{
+	return member_open_how(m, path, false, true);
+}
+
+bool member_may_write(const struct member *m)
+{
+	int ro = 0;
+
+	if (faccessat(AT_FDCWD, m->path, W_OK, AT_EACCESS))
+		return false;
+	/* A block device set read-only (BLKROSET, a write-protected drive) refuses writes. */
+	return !(m->is_blk && ioctl(m->fd, BLKROGET, &ro) == 0 && ro);
+}
+
+int member_size_now(struct member *m, uint64_t *size)
+{
+	struct stat st;
+
+	if (m->nvme.passthru) {
+		*size = m->size; /* its namespace size came from identify at open */
+		return 0;
+	}
+	if (m->is_blk)
+		return ioctl(m->fd, BLKGETSIZE64, size) ? -errno : 0;
+	if (fstat(m->fd, &st))
+		return -errno;
+	*size = (uint64_t)st.st_size;
 	return 0;
 }
 

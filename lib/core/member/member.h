@@ -15,6 +15,17 @@
  */
 int member_open(struct member *m, const char *path, bool exclusive);
 /*
+ * The same for a look that writes nothing: O_RDONLY, unlocked, so that members the caller
+ * may read but not write (a write-protected device, a read-only mount, another user's
+ * files) can be looked at. Nothing may be written through it.
+ */
+int member_open_read_only(struct member *m, const char *path);
+/*
+ * Whether this process could open the member for writing, told without doing so (a look):
+ * its permissions for the effective ids, a read-only mount, a block device set read-only.
+ */
+bool member_may_write(const struct member *m);
+/*
  * Hold an open member exclusively without waiting: reopen a block device with O_EXCL, and
  * flock(). 0; -EBUSY another libgraid open holds it; -EEXIST a block device held by
  * something else (mounted, claimed by md or dm); -ESTALE its path names another device
@@ -22,6 +33,11 @@ int member_open(struct member *m, const char *path, bool exclusive);
  */
 int member_lock(struct member *m);
 void member_close(struct member *m);
+/*
+ * The member's size now (a file truncated or grown, a device resized since it was opened):
+ * 0 or -errno. An NVMe generic device reports its size at open.
+ */
+int member_size_now(struct member *m, uint64_t *size);
 /* The identity member_open() would record, without opening: to name duplicates first. */
 int member_identity(const char *path, dev_t *dev, ino_t *ino);
 int member_read_sb(struct member *m, struct graid_sb *sb);

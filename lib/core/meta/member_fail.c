@@ -28,6 +28,12 @@ bool array_member_unreachable(struct graid_array *a, unsigned role, int err)
 	if (a->read_only || (st != GRAID_MEMBER_ACTIVE && st != GRAID_MEMBER_REBUILDING))
 		return false;
 	/*
+	 * A short transfer (member_io.c: the device ended early) is no lost path: a member
+	 * that came back smaller cannot be caught up from the bitmap, it has to be rebuilt.
+	 */
+	if (err == -ENXIO)
+		return false;
+	/*
 	 * Only while the others carry the array. One role out too many (RAID-0's first) fails
 	 * as before: the array stops, and those members stay recorded failed with their own
 	 * superblocks in sync, which is what a forced assembly takes back once the path is
@@ -79,12 +85,13 @@ static void member_fail_locked(struct graid_array *a, unsigned role, int err)
 {
 	struct member *m = &a->members[role];
 	int st;
-	bool changed = false;
+	bool changed = false, survives;
 
 	atomic_fetch_add(&m->errors, 1);
 	/* A fabric member whose controllers reconnect is out for a while, not failed. */
 	if (array_member_unreachable(a, role, err))
 		return;
+	survives = array_survives_without(a, role);
 	/* Active or being rebuilt: either way it is out now. */
 	st = atomic_load(&m->state);
 	while ((st == GRAID_MEMBER_ACTIVE || st == GRAID_MEMBER_REBUILDING) && !changed)
@@ -95,8 +102,11 @@ static void member_fail_locked(struct graid_array *a, unsigned role, int err)
 			   role, m->path, graid_strerror(err));
 		array_recount(a);
 	} else if (changed) {
-		graid__log(GRAID_LOG_ERR, "member %u (%s) failed: %s; array continues degraded",
-			   role, m->path, graid_strerror(err));
+		/* Where the level cannot do without it, array_recount() says the array failed. */
+		graid__log(GRAID_LOG_ERR, "member %u (%s) failed: %s%s%s", role, m->path,
+			   graid_strerror(err),
+			   err == -ENOSPC ? " (the filesystem or thin pool under it is full)" : "",
+			   survives ? "; array continues degraded" : "");
 		a->events++;
 		m->left_events = a->events;
 		array_recount(a);

@@ -162,9 +162,10 @@ else
 	log_tail "$W/a1.out"
 	log_tail "$W/a1.err"
 fi
-# The member_fail message ("member N (PATH) failed: ...; array continues degraded").
-grep -q 'array continues degraded' "$W/a1.err" &&
-	fail "a-no-member-failed: $(grep 'array continues degraded' "$W/a1.err" | head -n 1)" ||
+# The member_fail message ("member N (PATH) failed: ...", "; array continues degraded" only
+# where the level does without it).
+grep -Eq 'member [0-9]+ \(.*\) failed: ' "$W/a1.err" &&
+	fail "a-no-member-failed: $(grep -E 'member [0-9]+ \(.*\) failed: ' "$W/a1.err" | head -n 1)" ||
 	pass "a-no-member-failed"
 
 # ---- 3. a drive held by a key no owner record names: the open is refused ------------------
