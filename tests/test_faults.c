@@ -316,3 +316,56 @@ Test(faults, raid0_a_failed_member_is_not_called_degraded_nor_forced_back_with_s
 	free(buf);
 	au_remove(&s);
 }
+
+/*
+ * A member that cannot take its superblock is failed, as md fails a device whose superblock
+ * write failed: its record of the array's state would be stale, and a later assembly could
+ * trust it. Unless the array needs it: then it stays, and the log says why.
+ */
+Test(faults, a_member_whose_superblock_write_fails_is_failed)
+{
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct ft_events ev;
+	struct au_set s;
+	struct graid_array *a;
+
+	tu_need_fault_injection();
+	/* The open's own superblock write succeeds; the next one fails. */
+	a = ft_open_faulty(&s, 5, 6, 1, "sb-eio-after=1", &ev);
+	cr_assert_eq(graid_array_member_info(a, 1, &mi), 0);
+	cr_assert_eq(mi.state, GRAID_MEMBER_ACTIVE, "the open's superblock write already failed");
+	cr_assert_eq(graid_array_fail_member(a, 0), 0);
+	cr_assert_eq(graid_array_member_info(a, 1, &mi), 0);
+	cr_assert_eq(mi.state, GRAID_MEMBER_FAILED, "a member without the new superblock stays in");
+	cr_assert_eq(ev.failed[1], 1);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_eq(info.nfailed, 2);
+	cr_assert_eq(graid_array_close(a), 0);
+	/* The survivors recorded it out: it is not taken back as in sync. */
+	cr_assert_eq(graid_array_open(s.paths, 5, NULL, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_neq(info.member_state[1], GRAID_MEMBER_ACTIVE);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}
+
+Test(faults, a_member_the_array_needs_is_kept_when_its_superblock_write_fails)
+{
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct ft_events ev;
+	struct au_set s;
+	struct graid_array *a;
+	uint8_t buf[4096] = { 7 };
+
+	tu_need_fault_injection();
+	a = ft_open_faulty(&s, 4, 5, 1, "sb-eio-after=1", &ev);
+	cr_assert_eq(graid_array_fail_member(a, 0), 0);
+	cr_assert_eq(graid_array_member_info(a, 1, &mi), 0);
+	cr_assert_eq(mi.state, GRAID_MEMBER_ACTIVE, "RAID-5 lost its last redundancy for it");
+	cr_assert_eq(graid_array_write(a, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	cr_assert_eq(graid_array_read(a, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	cr_assert_eq(buf[0], 7);
+	graid_array_close(a);
+	au_remove(&s);
+}

@@ -76,9 +76,6 @@ void gp_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* In the check's process: every message goes to @p fd as a record, for gp_log_replay(). */
 void gp_log_relay(int fd);
 
-/* In the check's process: the rest of the first warning or error relayed that starts @p prefix. */
-const char *gp_log_find(const char *prefix);
-
 /*
  * Print the records a check wrote (@p len bytes, and one more to spare), each text once;
  * the texts are kept for gp_log_start().

@@ -167,19 +167,6 @@ void gp_log_lib(void *arg, int level, const char *msg)
 	}
 }
 
-const char *gp_log_find(const char *prefix)
-{
-	const char *rest = NULL;
-	size_t n = strlen(prefix);
-
-	pthread_mutex_lock(&gp_log_lock);
-	for (size_t i = 0; !rest && i < gp_start.ntexts; i++)
-		if (strncmp(gp_start.texts[i], prefix, n) == 0)
-			rest = gp_start.texts[i] + n;
-	pthread_mutex_unlock(&gp_log_lock);
-	return rest;
-}
-
 void gp_error(const char *fmt, ...)
 {
 	va_list ap;

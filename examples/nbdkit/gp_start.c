@@ -108,41 +108,55 @@ static int gp_open_array(const char *backend, unsigned flags, bool lease,
 	return rc;
 }
 
-/* A role with no member among those given: which member was given for it, and why it is out. */
-static void gp_explain_role(unsigned role, const uint8_t uuid[16])
+/*
+ * Whether the look says the server would run without role @p r: no member given for it, or
+ * the one given left out at this open (shrunk or a copy: its role is recorded failed now;
+ * stale, diverged, not writable: missing). *@p given: that path's index, or -1.
+ */
+static bool gp_role_left_out(struct graid_array *a, const struct graid_array_info *info,
+			     unsigned r, struct graid_given_info *gi, int *given)
 {
+	*given = -1;
 	for (unsigned i = 0; i < gp.nmembers; i++) {
-		struct graid_member_probe p = { .struct_size = sizeof(p) };
-		char prefix[320];
-		const char *why;
+		struct graid_given_info g = { .struct_size = sizeof(g) };
 
-		if (graid_member_probe(gp.members[i], &p) || !p.has_superblock ||
-		    memcmp(p.array_uuid, uuid, 16) || p.role != role)
+		if (graid_array_given_info(a, i, &g) || g.role != (int)r ||
+		    g.verdict == GRAID_GIVEN_MEMBER || g.verdict == GRAID_GIVEN_SPARE)
 			continue;
-		/* The library says why in its log, as it leaves the member out. */
-		snprintf(prefix, sizeof(prefix), "open: leaving out %s: ", gp.members[i]);
-		why = gp_log_find(prefix);
-		gp_error("role %u of the array has no member: %s, given for it, was left "
-			 "out%s%s%s; give a member in sync for it, or add degraded=1 to serve "
-			 "without it (nothing was written)",
-			 role, gp.members[i], why ? " (" : "", why ? why : "", why ? ")" : "");
-		return;
+		*gi = g;
+		*given = (int)i;
+		break;
 	}
-	gp_error("role %u of the array is not among the members given; give its member, or add "
-		 "degraded=1 to serve without it (nothing was written)", role);
+	if (info->member_state[r] == GRAID_MEMBER_MISSING)
+		return true;
+	/* Recorded failed by the others before: out already, and no --degraded brings it in. */
+	return info->member_state[r] == GRAID_MEMBER_FAILED && *given >= 0 &&
+	       (gi->verdict == GRAID_GIVEN_SHRUNK || gi->verdict == GRAID_GIVEN_IDENTITY);
 }
 
 /* Roles the array would run without; each named, with why, when degraded=1 is not given. */
-static unsigned gp_roles_missing(const struct graid_array_info *info, bool explain)
+static unsigned gp_roles_missing(struct graid_array *a, const struct graid_array_info *info,
+				 bool explain)
 {
 	unsigned out = 0;
 
 	for (unsigned r = 0; r < info->nmembers && r < GRAID_MAX_MEMBERS; r++) {
-		if (info->member_state[r] != GRAID_MEMBER_MISSING)
+		struct graid_given_info g;
+		int i;
+
+		if (!gp_role_left_out(a, info, r, &g, &i))
 			continue;
 		out++;
-		if (explain)
-			gp_explain_role(r, info->uuid);
+		if (!explain)
+			continue;
+		if (i >= 0)
+			gp_error("role %u of the array has no member: %s, given for it, was left "
+				 "out (%s); give a member in sync for it, or add degraded=1 to serve "
+				 "without it (nothing was written)", r, gp.members[i], g.why);
+		else
+			gp_error("role %u of the array is not among the members given; give its "
+				 "member, or add degraded=1 to serve without it (nothing was "
+				 "written)", r);
 	}
 	return out;
 }
@@ -158,7 +172,7 @@ static unsigned gp_roles_missing(const struct graid_array_info *info, bool expla
 static int gp_check(int lock_fd)
 {
 	struct graid_array_info info = { .struct_size = sizeof(info) };
-	unsigned ro = gp.srv.readonly ? GRAID_OPEN_READ_ONLY : 0;
+	unsigned ro = gp.srv.readonly ? GRAID_OPEN_READ_ONLY : 0, missing;
 	struct graid_array *a;
 	uint8_t uuid[16];
 	int rc;
@@ -169,12 +183,14 @@ static int gp_check(int lock_fd)
 	if (gp_open_array("ref", GRAID_OPEN_READ_ONLY, false, &a))
 		return 1;
 	rc = graid_array_info(a, &info);
-	graid_array_close(a);
 	if (rc) {
+		graid_array_close(a);
 		gp_error("graid_array_info: %s", graid_strerror(rc));
 		return 1;
 	}
-	if (!gp.degraded_ok && gp_roles_missing(&info, true))
+	missing = gp.degraded_ok ? 0 : gp_roles_missing(a, &info, true);
+	graid_array_close(a);
+	if (missing)
 		return 1;
 	/* A lease taken and given back here would cost its lockspace join twice. */
 	if (gp_open_array(gp.backend, ro, false, &a))
@@ -341,7 +357,7 @@ static void gp_report(bool ok)
 
 static int gp_configure(void)
 {
-	unsigned out = gp.degraded_ok ? 0 : gp_roles_missing(&gp.info, false);
+	unsigned out = gp.degraded_ok ? 0 : gp_roles_missing(gp.array, &gp.info, false);
 	int rc;
 
 	if (out) {

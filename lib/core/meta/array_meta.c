@@ -286,6 +286,12 @@ static bool meta_sb_failed(struct graid_array *a, unsigned role, int err)
 
 	if (st != GRAID_MEMBER_ACTIVE && st != GRAID_MEMBER_REBUILDING)
 		return false;
+	/*
+	 * A fabric member whose controllers reconnect lost its path, not its contents: its
+	 * next I/O makes it unreachable (member_fail.c), and it catches up when it is back.
+	 */
+	if (member_reach(m, NULL) == REACH_RECONNECTING)
+		return false;
 	if (!array_survives_without(a, role)) {
 		graid__log(GRAID_LOG_ERR, "member %u (%s): its superblock write failed (%s), but "
 					  "RAID-%d needs it: kept, its superblock is stale",
