@@ -21,10 +21,13 @@ void gctl_help_replace(FILE *f)
 		"device (a member that failed, or shrank and grew back); a member of this array\n"
 		"in another role is refused, naming the role. Give NEWPATH with the members\n"
 		"afterwards.\n\n"
+		"A sector a survivor cannot read costs that block, not the rebuild: it is rebuilt\n"
+		"from the others where redundancy is left, and recorded bad where none is.\n\n"
 		"  -n, --no-rebuild      only put NEWPATH in place; `graidctl rebuild` fills it\n"
 		"  -m, --max-rate SIZE   rebuild at most SIZE bytes a second per member\n\n"
-		"Exit status: 0; 1 failed; 2 usage error; 4 the array cannot be assembled;\n"
-		"5 not available in this libgraid.\n");
+		"Exit status: 0; 3 done, but blocks with no redundancy left are recorded bad\n"
+		"(`graidctl status` lists them; reads of them fail); 1 failed; 2 usage error;\n"
+		"4 the array cannot be assembled; 5 not available in this libgraid.\n");
 }
 
 void gctl_help_rebuild(FILE *f)
@@ -33,10 +36,13 @@ void gctl_help_rebuild(FILE *f)
 	fprintf(f,
 		"\nAssemble the array from MEMBER... and rebuild every replaced (rebuilding) member\n"
 		"from the others, resuming from the last checkpoint if an earlier rebuild stopped.\n"
-		"On a terminal a progress bar shows rate and ETA; otherwise a line a second.\n\n"
+		"On a terminal a progress bar shows rate and ETA; otherwise a line a second.\n"
+		"A sector a survivor cannot read costs that block, not the rebuild: it is rebuilt\n"
+		"from the others where redundancy is left, and recorded bad where none is.\n\n"
 		"  -m, --max-rate SIZE   rebuild at most SIZE bytes a second per member\n\n"
-		"Exit status: 0; 1 failed; 2 usage error; 4 the array cannot be assembled;\n"
-		"5 not available in this libgraid.\n");
+		"Exit status: 0; 3 done, but blocks with no redundancy left are recorded bad\n"
+		"(`graidctl status` lists them; reads of them fail); 1 failed; 2 usage error;\n"
+		"4 the array cannot be assembled; 5 not available in this libgraid.\n");
 }
 
 void gctl_help_scrub(FILE *f)
@@ -48,13 +54,16 @@ void gctl_help_scrub(FILE *f)
 		"wrong block names that member. A degraded RAID-1/5/6 has nothing to compare: the\n"
 		"scrub is refused (rebuild first); on RAID-10 stripes with a member out are skipped.\n"
 		"Progress shows as a bar with ETA on a terminal, a line a second otherwise. A scrub\n"
-		"records how far it got about once a second; the next one resumes from there.\n\n"
+		"records how far it got about once a second; the next one resumes from there.\n"
+		"A block a member cannot read (a latent bad sector) is rebuilt from the others and\n"
+		"written back, with or without --repair; the member stays.\n\n"
 		"  -r, --repair   rewrite what is wrong: the named block on RAID-6, parity on\n"
 		"                 RAID-5, the first copy over the others on RAID-1/10\n"
 		"  -s, --restart  start from the first row, not where an earlier scrub stopped\n\n"
-		"Exit status: 0 no mismatch left; 3 mismatches found and not repaired, or stripes\n"
-		"skipped; 1 failed (or refused on a degraded array); 2 usage error; 4 the array\n"
-		"cannot be assembled; 5 not available in this libgraid.\n");
+		"Exit status: 0 no mismatch left; 3 mismatches found and not repaired, stripes\n"
+		"skipped, or blocks recorded bad (no redundancy left for them); 1 failed (or\n"
+		"refused on a degraded array); 2 usage error; 4 the array cannot be assembled;\n"
+		"5 not available in this libgraid.\n");
 }
 
 void gctl_help_spare(FILE *f)
@@ -92,7 +101,29 @@ int gctl_rebuild(const char *cmd, struct graid_array *a, uint64_t max_rate)
 		gctl_err("%s: rebuild: %s%s", cmd, graid_strerror(rc), gctl_level_reason(rc));
 		return GCTL_EXIT_FAILED;
 	}
-	return GCTL_EXIT_OK;
+	return gctl_report_bad_blocks(cmd, a);
+}
+
+int gctl_report_bad_blocks(const char *cmd, struct graid_array *a)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	uint64_t blocks = 0;
+
+	if (graid_array_info(a, &info))
+		return GCTL_EXIT_OK;
+	for (unsigned r = 0; r < info.nmembers; r++) {
+		struct graid_member_info mi = { .struct_size = sizeof(mi) };
+
+		if (graid_array_member_info(a, r, &mi) == 0)
+			blocks += mi.bad_blocks;
+	}
+	if (!blocks)
+		return GCTL_EXIT_OK;
+	gctl_err("%s: %llu block%s of 4 KiB hold nothing valid (no redundancy was left for "
+		 "them: lost on a rebuilt member, or unreadable): reads of them fail with EIO "
+		 "until written; 'graidctl status' lists where", cmd, (unsigned long long)blocks,
+		 blocks == 1 ? "" : "s");
+	return GCTL_EXIT_DEGRADED;
 }
 
 /* Plain commands take no options; this rejects any, and --help was handled by main. */
@@ -264,9 +295,13 @@ int gctl_cmd_scrub(int argc, char **argv)
 	       gctl_now() - t0, (unsigned long long)rep.stripes_checked,
 	       (unsigned long long)rep.skipped, (unsigned long long)rep.mismatches,
 	       (unsigned long long)rep.repaired);
+	if (rep.rewritten)
+		printf("  %llu block%s of 4 KiB a member could not read rebuilt from the others and "
+		       "written back (the member stays)\n", (unsigned long long)rep.rewritten,
+		       rep.rewritten == 1 ? "" : "s");
 	if (rep.skipped)
-		printf("  %llu stripes could not be checked: a member they use is out\n",
-		       (unsigned long long)rep.skipped);
+		printf("  %llu stripes could not be checked: a member they use is out, or a block "
+		       "in them has no redundancy left\n", (unsigned long long)rep.skipped);
 	for (unsigned i = 0; i < rep.named && i < GRAID_SCRUB_NAMED; i++) {
 		if (rep.member[i] >= 0)
 			printf("  stripe %llu: member %d wrong\n",
@@ -279,6 +314,8 @@ int gctl_cmd_scrub(int argc, char **argv)
 		printf("  (%llu more; the library's log names each)\n",
 		       (unsigned long long)(rep.mismatches - rep.named));
 	ex = rep.mismatches > rep.repaired || rep.skipped ? GCTL_EXIT_DEGRADED : GCTL_EXIT_OK;
+	if (gctl_report_bad_blocks("scrub", a) != GCTL_EXIT_OK)
+		ex = GCTL_EXIT_DEGRADED;
 	if (gctl_close("scrub", a) != GCTL_EXIT_OK)
 		return GCTL_EXIT_FAILED;
 	return ex;

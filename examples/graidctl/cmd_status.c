@@ -43,6 +43,8 @@ void gctl_help_status(FILE *f)
 struct status_member {
 	int ok; /* member_info answered */
 	struct graid_member_info mi;
+	struct graid_bad_block *bad; /* its bad-block log (graid_array_bad_blocks) */
+	unsigned nbad;
 };
 
 struct status_view {
@@ -53,6 +55,7 @@ struct status_view {
 	char **paths;    /* the paths given */
 	struct graid_given_info *given; /* what became of each */
 	int ngiven;
+	uint64_t bad_bytes; /* in every role's bad-block log */
 };
 
 /* The path given for a role that has no device in the array, left out: its index, or -1. */
@@ -82,6 +85,15 @@ static int status_collect(struct graid_array *a, struct status_view *v)
 		if (graid_array_member_info(a, v->nroles, &m->mi) != 0)
 			break;
 		m->ok = 1;
+		rc = v->nroles < v->info.nmembers ? graid_array_bad_blocks(a, v->nroles, NULL, 0) : 0;
+		if (rc > 0) {
+			m->bad = calloc((size_t)rc, sizeof(*m->bad));
+			if (!m->bad)
+				return -ENOMEM;
+			rc = graid_array_bad_blocks(a, v->nroles, m->bad, (unsigned)rc);
+			m->nbad = rc > 0 ? (unsigned)rc : 0;
+		}
+		v->bad_bytes += m->mi.bad_blocks * 4096;
 	}
 	v->given = calloc((size_t)v->ngiven, sizeof(*v->given));
 	if (!v->given)
@@ -174,6 +186,44 @@ static void status_text_paths(const struct status_view *v)
 	}
 }
 
+static void status_free(struct status_view *v)
+{
+	for (unsigned r = 0; v->m && r < GRAID_MAX_MEMBERS; r++)
+		free(v->m[r].bad);
+	free(v->m);
+	free(v->given);
+}
+
+/* "lost" and/or "unreadable": why a bad-block range holds nothing valid. */
+static const char *status_bad_why(unsigned flags)
+{
+	if ((flags & GRAID_BAD_BLOCK_LOST) && (flags & GRAID_BAD_BLOCK_UNREADABLE))
+		return "lost, unreadable";
+	return flags & GRAID_BAD_BLOCK_LOST ? "lost" : "unreadable";
+}
+
+/* Each role's bad-block log: what holds nothing valid, and which array bytes that is. */
+static void status_text_bad_blocks(const struct status_view *v)
+{
+	if (!v->bad_bytes)
+		return;
+	printf("\nbad blocks (reads of them fail with EIO where no redundancy is left; a write "
+	       "of their whole stripe, or chunk, clears them):\n");
+	printf("%4s %16s %10s %16s  %s\n", "role", "member offset", "length", "array offset",
+	       "why");
+	for (unsigned r = 0; r < v->nroles; r++)
+		for (unsigned k = 0; k < v->m[r].nbad; k++) {
+			const struct graid_bad_block *b = &v->m[r].bad[k];
+			char len[32], arr[32] = "parity";
+
+			gctl_size_format(b->len, len, sizeof(len));
+			if (b->array_offset != UINT64_MAX)
+				snprintf(arr, sizeof(arr), "%llu", (unsigned long long)b->array_offset);
+			printf("%4u %16llu %10s %16s  %s\n", r, (unsigned long long)b->member_offset,
+			       len, arr, status_bad_why(b->flags));
+		}
+}
+
 /* Paths given that are in no role's row: another array's, no superblock, not opened... */
 static void status_text_left_out(const struct status_view *v)
 {
@@ -228,6 +278,9 @@ static void status_text(const struct status_view *v)
 	printf("        used : %.1f%% (%llu bytes in regions written and not discarded)\n",
 	       in->size ? 100.0 * (double)in->used_bytes / (double)in->size : 0.0,
 	       (unsigned long long)in->used_bytes);
+	if (v->bad_bytes)
+		printf("  bad blocks : %llu bytes recorded (listed below)\n",
+		       (unsigned long long)v->bad_bytes);
 	printf("      events : %llu\n", (unsigned long long)in->events);
 	if (in->owner_epoch)
 		printf("       owner : %s, epoch %llu\n", in->owner_host[0] ? in->owner_host : "?",
@@ -255,6 +308,7 @@ static void status_text(const struct status_view *v)
 	}
 	/* Below the roles' table, a section each, shown only where it has something to say. */
 	status_text_left_out(v);
+	status_text_bad_blocks(v);
 	status_text_nvme(v);
 	status_text_paths(v);
 }
@@ -300,6 +354,7 @@ static void status_json(const struct status_view *v)
 	gctl_json_uint(&j, "nfailed", in->nfailed);
 	gctl_json_bool(&j, "unclean", in->unclean);
 	gctl_json_uint(&j, "resync_regions", in->resync_regions);
+	gctl_json_uint(&j, "bad_block_bytes", v->bad_bytes);
 	if (in->holder_pid) {
 		gctl_json_uint(&j, "holder_pid", in->holder_pid);
 		gctl_json_string(&j, "holder", in->holder);
@@ -335,6 +390,23 @@ static void status_json(const struct status_view *v)
 		gctl_json_uint(&j, "outages", mi->outages);
 		gctl_json_uint(&j, "catchup_done", mi->catchup_done);
 		gctl_json_uint(&j, "catchup_total", mi->catchup_total);
+		gctl_json_uint(&j, "read_repaired", mi->read_repaired);
+		gctl_json_array_begin(&j, "bad_blocks");
+		for (unsigned k = 0; k < v->m[i].nbad; k++) {
+			const struct graid_bad_block *b = &v->m[i].bad[k];
+
+			gctl_json_object_begin(&j, NULL);
+			gctl_json_uint(&j, "member_offset", b->member_offset);
+			gctl_json_uint(&j, "len", b->len);
+			if (b->array_offset != UINT64_MAX)
+				gctl_json_uint(&j, "array_offset", b->array_offset);
+			else
+				gctl_json_null(&j, "array_offset");
+			gctl_json_bool(&j, "lost", b->flags & GRAID_BAD_BLOCK_LOST);
+			gctl_json_bool(&j, "unreadable", b->flags & GRAID_BAD_BLOCK_UNREADABLE);
+			gctl_json_object_end(&j);
+		}
+		gctl_json_array_end(&j);
 		if (mi->nvme) {
 			gctl_json_object_begin(&j, "nvme");
 			gctl_json_string(&j, "controller", mi->nvme_ctrl);
@@ -453,8 +525,7 @@ int gctl_cmd_status(int argc, char **argv)
 	rc = status_collect(a, &v);
 	if (rc) {
 		gctl_err("status: %s", graid_strerror(rc));
-		free(v.m);
-		free(v.given);
+		status_free(&v);
 		gctl_close("status", a);
 		return GCTL_EXIT_FAILED;
 	}
@@ -463,8 +534,7 @@ int gctl_cmd_status(int argc, char **argv)
 	else
 		status_text(&v);
 	ex = strcmp(v.state, "clean") == 0 ? GCTL_EXIT_OK : GCTL_EXIT_DEGRADED;
-	free(v.m);
-	free(v.given);
+	status_free(&v);
 	if (gctl_close("status", a) != GCTL_EXIT_OK)
 		return GCTL_EXIT_FAILED;
 	return ex;

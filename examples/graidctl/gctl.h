@@ -107,6 +107,11 @@ const char *gctl_verdict_name(int verdict);
 
 /* cmd_maint.c: rebuild every role that needs it, with progress; --max-rate's parser. */
 int gctl_rebuild(const char *cmd, struct graid_array *a, uint64_t max_rate);
+/*
+ * After a rebuild or scrub: blocks in the members' bad-block logs are said on stderr, and
+ * GCTL_EXIT_DEGRADED returned (the array needs attention); else GCTL_EXIT_OK.
+ */
+int gctl_report_bad_blocks(const char *cmd, struct graid_array *a);
 int gctl_parse_rate(const char *cmd, const char *s, uint64_t *rate);
 
 /* gctl_size.c: "64K" <-> bytes. */

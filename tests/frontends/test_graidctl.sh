@@ -260,6 +260,25 @@ else
 		expect 0 "the forced array is clean" -- "$G" status a0 a1 a2 a4
 		expect 0 "and its parity is consistent" -- "$G" scrub a0 a1 a2 a4
 		has out " 0 mismatches" "no mismatch after forced assembly"
+
+		# One sector a survivor cannot read (and cannot remap): the rebuild finishes, the
+		# one 4 KiB column with no redundancy left is recorded bad, and status lists it.
+		truncate -s 17M u0 u1 u2 u3 un
+		expect 0 "create RAID-5 u0..u3 (64 KiB chunks)" -- "$G" create --level 5 u0 u1 u2 u3
+		expect 0 "write all of it" -- "$FILL" u0 u1 u2 u3
+		expect 0 "fail role 0" -- "$G" fail 0 u0 u1 u2 u3
+		expect 3 "replace 0; the rebuild meets an unreadable sector on role 1 and finishes" -- \
+			"$G" replace 0 un "faulty:bad-block-sticky=69632:u1" u2 u3
+		has err "2 blocks of 4 KiB hold nothing valid" "it says how many blocks it lost"
+		expect 0 "the array is whole" -- "$G" status un u1 u2 u3
+		has out "bad blocks : 8192 bytes recorded" "status counts the bad blocks"
+		has out "^   0 +69632 +4 KiB +266240  lost$" "and lists role 0's, lost, with its array offset"
+		has out "^   1 +69632 +4 KiB +331776  unreadable$" "and role 1's, unreadable"
+		expect 0 "status --json" -- "$G" status --json un u1 u2 u3
+		json "the JSON lists them per member" \
+			"d['bad_block_bytes'] == 8192 and d['members'][0]['bad_blocks'] == [{'member_offset': 69632, 'len': 4096, 'array_offset': 266240, 'lost': True, 'unreadable': False}] and d['members'][2]['bad_blocks'] == []"
+		expect 3 "a scrub says the array needs attention" -- "$G" scrub un u1 u2 u3
+		has out "1 stripes could not be checked" "it skips the stripe with the lost column"
 	else
 		echo "skip: forced assembly after a read error (fault injection compiled out)"
 		# And there a "faulty:" member is a file that does not exist, never a fault.

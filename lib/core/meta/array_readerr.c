@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Media errors repaired in place. A drive that cannot read one sector is not a failed drive:
- * RAID-5 and RAID-6 recompute the sector from the rest of its stripe, hand it to the reader
- * and write it back, which makes the drive remap it; the member stays. A member whose reads
+ * RAID-5 and RAID-6 recompute the sector from the rest of its stripe, RAID-1 and RAID-10
+ * read another copy, hand it to the reader and write it back, which makes the drive remap
+ * it; the member stays (RAID-0 returns -EIO for that read, and keeps it too). A member whose reads
  * keep failing is failed all the same: more than READERR_MAX errors, a count that halves
  * every hour (md's max_corrected_read_errors rule). Path losses are not media errors: a
  * fabric member without a live controller is judged by array_reach.c.
@@ -54,9 +55,10 @@ bool array_member_read_error(struct graid_array *a, unsigned role, int fd, int e
 		repair = ++m->readerr_count <= READERR_MAX;
 		if (repair) {
 			atomic_fetch_add(&m->errors, 1);
-			graid__log(GRAID_LOG_WARNING, "member %u (%s): read error (%s); repairing it "
-						      "from the other members", role, m->path,
-				   graid_strerror(err));
+			graid__log(GRAID_LOG_WARNING, "member %u (%s): read error (%s); the member "
+						      "stays, and what it could not read is rebuilt "
+						      "from the others where redundancy is left", role,
+				   m->path, graid_strerror(err));
 		} else {
 			graid__log(GRAID_LOG_ERR, "member %u (%s): more than %u read errors within "
 						  "the hour: taking it out", role, m->path,
