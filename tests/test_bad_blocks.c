@@ -484,3 +484,79 @@ Test(bad_blocks, raid1_resync_takes_a_bad_sector_from_the_other_copy, .timeout =
 {
 	bb_resync_past_a_bad_sector(1, 2);
 }
+
+/* ---- catch-up of a member that was out ------------------------------------------------- */
+
+/*
+ * Member 2 is out while round 2 is written over the first MiB; it comes back, and its
+ * catch-up (the regions the bitmap marks) meets an unreadable sector on member 1 in them.
+ * RAID-6 still has redundancy there: rebuilt, written back, nothing lost. RAID-5 has none:
+ * that 4 KiB column is recorded lost on member 2, and the rest of the catch-up finishes.
+ */
+static void bb_catchup_past_a_bad_sector(int level, unsigned n, const uint64_t *lost,
+					 unsigned nlost)
+{
+	char spec[400];
+	const char *paths[AU_MAX];
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	uint8_t *got = malloc(4096), *want = malloc(4096);
+	struct graid_array *a;
+	struct au_set s;
+
+	tu_need_fault_injection();
+	au_make(&s, n, HEAL_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, n, level, BB_CHUNK, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	heal_fill(a, info.size, 1);
+	cr_assert_eq(graid_array_close(a), 0);
+	/* Without member 2: its role is missing, the bitmap keeps what is written meanwhile. */
+	memcpy(paths, s.paths, sizeof(paths));
+	paths[2] = paths[n - 1];
+	cr_assert_eq(graid_array_open(paths, n - 1, NULL, &a), 0);
+	heal_fill(a, 1u << 20, 2);
+	cr_assert_eq(graid_array_close(a), 0);
+	/* Member 2 back; member 1 cannot read 4 KiB into row 1, inside the region written. */
+	memcpy(paths, s.paths, sizeof(paths));
+	snprintf(spec, sizeof(spec), "faulty:bad-block=%u:%s", BB_CHUNK + 4096, s.path[1]);
+	paths[1] = spec;
+	cr_assert_eq(graid_array_open(paths, n, NULL, &a), 0);
+	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), 0, "the catch-up stopped");
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_eq(info.nfailed, 0);
+	for (unsigned r = 0; r < n; r++)
+		cr_assert_eq(info.member_state[r], GRAID_MEMBER_ACTIVE, "role %u: %d", r,
+			     info.member_state[r]);
+	cr_assert_eq(graid_array_bad_blocks(a, 2, NULL, 0), nlost ? 1 : 0);
+	for (uint64_t off = 0; off < info.size; off += 4096) {
+		bool is_lost = false;
+		ssize_t r;
+
+		for (unsigned i = 0; i < nlost; i++)
+			is_lost |= lost[i] == off;
+		r = graid_array_read(a, got, 4096, off);
+		if (is_lost) {
+			cr_assert_eq(r, -EIO, "the lost block at %llu read %zd", (unsigned long long)off, r);
+			continue;
+		}
+		heal_pattern(want, 4096, off, off < (1u << 20) ? 2 : 1);
+		cr_assert_eq(r, 4096, "read at %llu: %zd", (unsigned long long)off, r);
+		cr_assert_eq(memcmp(got, want, 4096), 0, "block at %llu", (unsigned long long)off);
+	}
+	cr_assert_eq(graid_array_close(a), 0);
+	free(got);
+	free(want);
+	au_remove(&s);
+}
+
+Test(bad_blocks, raid6_catchup_rebuilds_a_survivors_bad_sector, .timeout = 120)
+{
+	bb_catchup_past_a_bad_sector(6, 5, NULL, 0);
+}
+
+Test(bad_blocks, raid5_catchup_records_the_one_column_it_cannot_rebuild, .timeout = 120)
+{
+	/* Row 1 of RAID-5 of 4: P on member 2, data 1 on member 0, data 2 on member 1. */
+	const uint64_t lost[] = { 5 * BB_CHUNK + 4096 };
+
+	bb_catchup_past_a_bad_sector(5, 4, lost, 1);
+}
