@@ -753,6 +753,7 @@ static int rebuild_rows(struct rebuild_ctx *c, uint64_t start)
 			}
 			s = &c->slot[(c->head + c->busy) % REBUILD_SLOTS];
 			s->row0 = row;
+			row_bad_reset(&s->lost); /* nothing of an earlier batch, or pass, is recorded */
 			s->rows = (unsigned)(a->lay.nstripes - row < c->rows_max
 						     ? a->lay.nstripes - row
 						     : c->rows_max);
@@ -790,6 +791,7 @@ static int rebuild_rows(struct rebuild_ctx *c, uint64_t start)
 		if (c->slot[i].state != SLOT_FREE)
 			mbatch_wait(&c->mb, &c->slot[i].grp);
 		c->slot[i].state = SLOT_FREE;
+		row_bad_reset(&c->slot[i].lost); /* its rows were not all written: not recorded */
 		stripe_set_release(a, &c->slot[i].locks);
 	}
 	c->busy = 0;
