@@ -31,6 +31,7 @@
 static int rr_refuse_next;     /* refuse this many calls, whatever the ring holds */
 static uint64_t rr_refuse_until; /* refuse every call until this CLOCK_MONOTONIC ns */
 static int rr_refuse_full;     /* refuse this many calls made with a full submission ring */
+static uint64_t rr_refuse_full_until; /* ... and every such call until this CLOCK_MONOTONIC ns */
 static int rr_seen_full;       /* calls made with a full submission ring */
 static int rr_refused;         /* calls refused */
 static unsigned rr_most_ready; /* the most entries a call found waiting */
@@ -67,6 +68,10 @@ static bool rr_refuse(struct io_uring *ring)
 	}
 	if (rr_refuse_next > 0) {
 		rr_refuse_next--;
+		rr_refused++;
+		return true;
+	}
+	if (full && rr_refuse_full_until && rr_now_ns() < rr_refuse_full_until) {
 		rr_refused++;
 		return true;
 	}
@@ -509,5 +514,77 @@ Test(ring_refusal, a_queue_destroyed_with_a_broken_ring_closes_it, .timeout = 60
 	usleep(2000 * 1000);
 	cr_assert_eq(graid_array_close(a), 0);
 	free(buf);
+	au_remove(&s);
+}
+
+/*
+ * A RAID-1 write whose copy cannot be put on the ring (the kernel refused the full ring
+ * past the library's 10 s of patience) while the other copy could: the write succeeds with
+ * the copy that went, and the member that missed it is failed. Before, it stayed in with
+ * the old data of that block, and a read spread onto it returned that.
+ */
+Test(ring_refusal, a_mirror_copy_that_could_not_be_issued_fails_its_member, .timeout = 120)
+{
+	enum { N = 1024, M = 3 };
+	struct graid_completion *c = calloc(N, sizeof(*c));
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct graid_queue *q;
+	struct graid_array *a;
+	struct au_set s;
+	uint8_t *model, *back;
+	size_t len = (size_t)N * RR_BLOCK;
+	unsigned active = 0;
+	int done = 0;
+
+	au_make(&s, M, RR_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, M, 1, RR_BLOCK, &a), 0); /* a chunk, and a stripe lock, a write */
+	cr_assert_eq(posix_memalign((void **)&model, 4096, len), 0);
+	cr_assert_eq(posix_memalign((void **)&back, 4096, len), 0);
+	cr_assert_eq(graid_queue_create(a, N, &q), 0);
+	/*
+	 * Three copies a write: the ring fills two thirds of the way. The first submit that
+	 * finds it full is refused past the patience (that copy is not issued); the next one,
+	 * half a second later, goes through (the others are).
+	 */
+	rr_refuse_full_until = rr_now_ns() + 10500ull * 1000000ull;
+	for (unsigned i = 0; i < N; i++) {
+		rr_pattern(model + (size_t)i * RR_BLOCK, RR_BLOCK, i + 1);
+		cr_assert_eq(graid_queue_write(q, model + (size_t)i * RR_BLOCK, RR_BLOCK,
+					       (uint64_t)i * RR_BLOCK, i), 0);
+	}
+	cr_assert_geq(graid_queue_submit(q), 0);
+	while (done < N) {
+		int n = graid_queue_reap(q, c, N, 1);
+
+		cr_assert_gt(n, 0, "reap: %d", n);
+		for (int k = 0; k < n; k++)
+			cr_assert_eq(c[k].result, RR_BLOCK, "write %llu: %lld",
+				     (unsigned long long)c[k].user_data, (long long)c[k].result);
+		done += n;
+	}
+	rr_refuse_full_until = 0;
+	cr_assert_geq(rr_refused, 1, "no submit was refused: the test did not test anything");
+	cr_assert_eq(graid_queue_destroy(q), 0);
+	/* Every member still in holds every acknowledged write. */
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	for (unsigned m = 0; m < M; m++) {
+		FILE *f;
+
+		if (info.member_state[m] != GRAID_MEMBER_ACTIVE)
+			continue;
+		active++;
+		f = fopen(s.path[m], "rb");
+		cr_assert_not_null(f);
+		cr_assert_eq(fseek(f, 1 << 20, SEEK_SET), 0); /* the data area, RAID-1: as is */
+		cr_assert_eq(fread(back, 1, len, f), len);
+		fclose(f);
+		cr_assert_eq(memcmp(back, model, len), 0,
+			     "member %u is in the array without a write it did not get", m);
+	}
+	cr_assert_geq(active, 1);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	free(back);
+	free(c);
 	au_remove(&s);
 }
