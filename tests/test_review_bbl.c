@@ -5,6 +5,7 @@
  * one is a finding. Linked statically to rewrite superblocks as an older writer would.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -531,4 +532,29 @@ Test(review_bbl, a_returning_member_whose_log_cannot_be_read_does_not_serve_lost
 	au_remove(&b.s);
 	free(got);
 	free(want);
+}
+
+/*
+ * graid.h, graid_array_given_info: "-EINVAL ... struct_size smaller than the struct up to
+ * and including @c why": a caller whose struct ends at @c why (built before @c writable was
+ * appended) is served what it has room for.
+ */
+Test(review_bbl, given_info_serves_a_struct_that_ends_at_why, .timeout = 60)
+{
+	struct graid_given_info gi;
+	struct graid_array *a;
+	struct au_set s;
+
+	au_make(&s, 3, HEAL_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 3, 5, RV_CHUNK, &a), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, 3, NULL, &a), 0);
+	memset(&gi, 0x77, sizeof(gi));
+	gi.struct_size = offsetof(struct graid_given_info, why) + sizeof(gi.why);
+	cr_assert_eq(graid_array_given_info(a, 0, &gi), 0,
+		     "a struct up to and including why was refused");
+	cr_assert_eq(gi.verdict, GRAID_GIVEN_MEMBER);
+	cr_assert_eq(gi.writable, 0x77777777, "written past the caller's struct_size");
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
 }
