@@ -558,3 +558,51 @@ Test(review_bbl, given_info_serves_a_struct_that_ends_at_why, .timeout = 60)
 	cr_assert_eq(graid_array_close(a), 0);
 	au_remove(&s);
 }
+
+/*
+ * graid.h, GRAID_OPEN_READ_ONLY: "open without writing anything to any member"; graidctl(1):
+ * a look "never takes a member out of the array". A RAID-1 whose copy on member 1 is
+ * recorded unreadable while member 0's holds the data (a record too many: its clearing
+ * did not reach the disk before a crash, which badblocks.h accepts) is read through a
+ * look: the read takes member 0's copy, and must neither write member 1 nor take it out.
+ */
+Test(review_bbl, a_read_only_look_reading_a_recorded_copy_writes_nothing, .timeout = 120)
+{
+	struct graid_open_options o = { .struct_size = sizeof(o), .flags = GRAID_OPEN_READ_ONLY };
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	uint8_t *got = malloc(4096), *want = malloc(4096), area[8192];
+	uint64_t h0, h1;
+	struct rv_bed b;
+	int fd;
+
+	/* RAID-1 of 2: role 0 rebuilt past member 1's unreadable block 8 KiB into chunk 0. */
+	rv_rebuild_past(&b, 1, 2, 1, "bad-block=8192", 0);
+	cr_assert_eq(graid_array_bad_blocks(b.a, 1, NULL, 0), 1);
+	/* Member 1's log as it is now (the record), then the block written: records cleared. */
+	fd = open(b.plain[1], O_RDONLY);
+	cr_assert_eq(pread(fd, area, sizeof(area), 256 * 1024), (ssize_t)sizeof(area));
+	close(fd);
+	heal_pattern(want, 4096, 8192, 3);
+	cr_assert_eq(graid_array_write(b.a, want, 4096, 8192), 4096);
+	cr_assert_eq(graid_array_bad_blocks(b.a, 1, NULL, 0), 0);
+	cr_assert_eq(graid_array_close(b.a), 0);
+	/* The clear of member 1's record did not reach its disk (a crash before the sync). */
+	fd = open(b.plain[1], O_WRONLY);
+	cr_assert_eq(pwrite(fd, area, sizeof(area), 256 * 1024), (ssize_t)sizeof(area));
+	close(fd);
+	h0 = au_file_hash(b.plain[0]);
+	h1 = au_file_hash(b.plain[1]);
+	cr_assert_eq(graid_array_open(b.plain, 2, &o, &b.a), 0);
+	cr_assert_eq(graid_array_bad_blocks(b.a, 1, NULL, 0), 1);
+	cr_assert_eq(graid_array_read(b.a, got, 4096, 8192), 4096);
+	cr_assert_eq(memcmp(got, want, 4096), 0);
+	cr_assert_eq(graid_array_member_info(b.a, 1, &mi), 0);
+	cr_assert_eq(mi.state, GRAID_MEMBER_ACTIVE, "the look took member 1 out (state %d)",
+		     mi.state);
+	cr_assert_eq(graid_array_close(b.a), 0);
+	cr_assert_eq(au_file_hash(b.plain[0]), h0);
+	cr_assert_eq(au_file_hash(b.plain[1]), h1);
+	au_remove(&b.s);
+	free(got);
+	free(want);
+}
