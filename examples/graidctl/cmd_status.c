@@ -36,8 +36,8 @@ void gctl_help_status(FILE *f)
 		"many roles lost to assemble), unknown (it could not be looked at; stderr says\n"
 		"why). While another process on this host holds the array, roles are shown as it\n"
 		"sees them, and the holder is named.\n"
-		"Exit status: 0 clean; 3 degraded or unclean; 4 failed; 1 unknown or other\n"
-		"failure; 2 usage error.\n");
+		"Exit status: 0 clean; 3 degraded or unclean, or blocks recorded bad; 4 failed;\n"
+		"1 unknown or other failure; 2 usage error.\n");
 }
 
 struct status_member {
@@ -533,7 +533,8 @@ int gctl_cmd_status(int argc, char **argv)
 		status_json(&v);
 	else
 		status_text(&v);
-	ex = strcmp(v.state, "clean") == 0 ? GCTL_EXIT_OK : GCTL_EXIT_DEGRADED;
+	/* Blocks that hold nothing valid need attention even on an array whose roles are all in. */
+	ex = strcmp(v.state, "clean") == 0 && !v.bad_bytes ? GCTL_EXIT_OK : GCTL_EXIT_DEGRADED;
 	status_free(&v);
 	if (gctl_close("status", a) != GCTL_EXIT_OK)
 		return GCTL_EXIT_FAILED;

@@ -802,8 +802,12 @@ GRAID_API int graid_array_member_info(struct graid_array *a, unsigned idx,
 /**
  * @brief List a member role's bad-block log: the 4 KiB blocks of its device that hold
  *   nothing valid (docs/ARRAYS.md, "Bad blocks"). A read that needs one of them takes it
- *   from redundancy where the rest of its stripe allows, and fails with -EIO otherwise; a
- *   write that rewrites the whole block (or whole stripe) clears it.
+ *   from redundancy where the rest of its stripe allows, and fails with -EIO otherwise. A
+ *   write of valid contents over the whole block clears it: on RAID-1/10 any write that
+ *   covers it; on RAID-5/6 one that can make its stripe whole (where redundancy still
+ *   covers the block, any write of it; where it does not, one that rewrites every lost data
+ *   chunk of the stripe whole — a smaller write into such a stripe's lost chunks fails with
+ *   -EIO, while writes to its intact chunks go through).
  * @param a the array (a read-only open lists what the devices recorded).
  * @param idx role, 0 .. nmembers-1.
  * @param out receives up to @p max ranges, in member order; may be NULL when @p max is 0.

@@ -245,8 +245,10 @@ GRAID_API int graid_array_given_info(struct graid_array *a, unsigned idx,
 				     struct graid_given_info *out)
 {
 	struct graid_given_info i = { .struct_size = sizeof(i), .verdict = GRAID_GIVEN_MEMBER };
+	const size_t min = offsetof(struct graid_given_info, why) + sizeof(i.why);
 
-	if (!a || !out || out->struct_size < sizeof(i))
+	/* A caller built before fields were appended after why gets what it has room for. */
+	if (!a || !out || out->struct_size < min)
 		return -EINVAL;
 	if (a->given) {
 		if (idx >= a->ngiven)
@@ -262,8 +264,8 @@ GRAID_API int graid_array_given_info(struct graid_array *a, unsigned idx,
 	} else {
 		return -EINVAL;
 	}
-	i.struct_size = sizeof(i);
-	memcpy(out, &i, sizeof(i));
+	i.struct_size = out->struct_size < sizeof(i) ? out->struct_size : sizeof(i);
+	memcpy(out, &i, i.struct_size);
 	return 0;
 }
 

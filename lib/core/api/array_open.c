@@ -181,6 +181,9 @@ static bool open_settle_returns(struct graid_array *a, const struct assembly *as
 		if (!c->valid || c->sb.role >= a->nmembers)
 			continue;
 		m = &a->members[c->sb.role];
+		/* Only a member still coming back: one taken out since (its log) stays out. */
+		if (atomic_load(&m->state) != GRAID_MEMBER_REBUILDING)
+			continue;
 		if (m->catchup && !marked) {
 			m->catchup = false;
 			atomic_store(&m->state, GRAID_MEMBER_ACTIVE);
@@ -290,36 +293,61 @@ static int open_owner(const struct assembly *as, bool takeover, uint64_t *epoch,
 	return 0;
 }
 
+/* The superblock the device now in role @p role was assembled with, or NULL. */
+static const struct graid_sb *open_role_sb(const struct assembly *as, unsigned role)
+{
+	for (unsigned i = 0; i < as->n; i++)
+		if (as->c[i].valid && as->c[i].sb.role == role)
+			return &as->c[i].sb;
+	return NULL;
+}
+
 /*
  * Each member's bad-block log, before the roles are counted: a member whose log cannot be
  * read cannot be trusted (a block it recorded lost would read as data), so it is failed
- * and rebuilt whole, as a member that came back shorter is.
+ * and rebuilt whole, as a member that came back shorter is. A member whose own superblock
+ * names no log was out when the array got its logs (an array older than format 1.4): its
+ * area was never written and may hold anything, so it starts with an empty log (written
+ * by a writable open), which is all it can have.
  */
-static int open_bad_blocks(struct graid_array *a, const struct graid_sb *fresh)
+static int open_bad_blocks(struct graid_array *a, const struct assembly *as, bool writable)
 {
+	const struct graid_sb *fresh = as->fresh;
 	int rc = badblocks_init(a, fresh->bbl_offset, fresh->bbl_bytes);
 
 	for (unsigned r = 0; rc == 0 && r < a->nmembers; r++) {
 		struct member *m = &a->members[r];
+		const struct graid_sb *own = open_role_sb(as, r);
 		int st = atomic_load(&m->state);
 
 		if (st != GRAID_MEMBER_ACTIVE && st != GRAID_MEMBER_REBUILDING)
 			continue;
+		if (own && !own->bbl_bytes) {
+			if (writable && badblocks_reset(a, r))
+				graid__log(GRAID_LOG_WARNING, "open: role %u (%s): its first (empty) "
+							      "bad-block log could not be written", r,
+					   m->path);
+			continue;
+		}
 		if (badblocks_load(a, r) == 0)
 			continue;
 		graid__log(GRAID_LOG_ERR, "open: role %u (%s) is taken out: its bad-block log "
 					  "cannot be read; it is rebuilt whole when replaced", r,
 			   m->path);
 		atomic_store(&m->state, GRAID_MEMBER_FAILED);
+		m->catchup = false;
+		m->rejoined = false;
 	}
 	return rc == -ENOMEM ? rc : 0;
 }
 
 /*
  * An array made before bad-block logs (format 1.3 and older) gets one at a writable open
- * where the reserved area has room for it: an empty log on every member in the array,
- * before the superblocks name it. Without room it runs without one (a read error no
- * redundancy covers then fails its member, as before).
+ * where the reserved area has room for it, before the superblocks name it. Superblocks
+ * rewritten by a writer older than 1.4 name no log either, though the members still hold
+ * theirs: a member's valid log for its own UUID at the usual place is taken back as it is;
+ * only a member without one gets an empty log. Without room the array runs without logs
+ * (a read error no redundancy covers then fails its member, as before).
  */
 static void open_adopt_bad_blocks(struct graid_array *a)
 {
@@ -329,6 +357,7 @@ static void open_adopt_bad_blocks(struct graid_array *a)
 		{ a->live ? a->live->offset : 0, a->live ? a->live->bytes : 0 },
 		{ a->log_area.offset, a->log_area.bytes },
 	};
+	unsigned kept = 0;
 	int rc;
 
 	if (a->bbl || a->lay.level == 0 || a->data_offset < end)
@@ -340,8 +369,13 @@ static void open_adopt_bad_blocks(struct graid_array *a)
 	for (unsigned r = 0; rc == 0 && r < a->nmembers; r++) {
 		int st = atomic_load(&a->members[r].state);
 
-		if (st == GRAID_MEMBER_ACTIVE || st == GRAID_MEMBER_REBUILDING)
-			rc = badblocks_reset(a, r);
+		if (st != GRAID_MEMBER_ACTIVE && st != GRAID_MEMBER_REBUILDING)
+			continue;
+		if (badblocks_load(a, r) == 0 && badblocks_any(a, r)) {
+			kept++; /* its records survived a writer that did not know them */
+			continue;
+		}
+		rc = badblocks_reset(a, r);
 	}
 	if (rc) {
 		graid__log(GRAID_LOG_WARNING, "open: could not set up bad-block logs (%s): the "
@@ -350,7 +384,9 @@ static void open_adopt_bad_blocks(struct graid_array *a)
 		a->bbl_area.offset = a->bbl_area.bytes = 0;
 		return;
 	}
-	graid__log(GRAID_LOG_NOTICE, "open: bad-block logs set up (format 1.4)");
+	graid__log(GRAID_LOG_NOTICE, "open: bad-block logs set up (format 1.4)%s",
+		   kept ? "; members' logs that an older writer had dropped from the superblocks "
+			  "are kept" : "");
 }
 
 /* How long a takeover waits after fencing: past two of the old owner's looks (spare.c). */
@@ -495,7 +531,7 @@ again:
 	a->given = assemble_verdicts(&as, a->nmembers);
 	a->ngiven = a->given ? nmembers : 0;
 	a->data_offset = fresh->data_offset;
-	rc = open_bad_blocks(a, fresh);
+	rc = open_bad_blocks(a, &as, !read_only);
 	if (rc)
 		goto out;
 	/* The array's descriptors carry the reservations now: array_free releases them. */

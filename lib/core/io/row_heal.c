@@ -172,16 +172,20 @@ int row_heal_writeback(struct graid_array *a, struct mbatch *mb, uint64_t row,
 			if (!bbl_cols_test(&era[r], c))
 				continue;
 			if (!bbl_cols_test(lost, c)) {
-				ios[n++] = (struct mbio){ .member = m, .write = true, .len = BBL_UNIT,
-							  .buf = blk[r] + (size_t)c * BBL_UNIT,
-							  .off = off };
+				if (!a->read_only)
+					ios[n++] = (struct mbio){ .member = m, .write = true,
+								  .len = BBL_UNIT, .off = off,
+								  .buf = blk[r] + (size_t)c * BBL_UNIT };
 				continue;
 			}
 			if (count)
 				count->unrecoverable++;
-			/* Nothing can rewrite it: the device keeps failing it, and its log says so. */
+			/*
+			 * Nothing can rewrite it: the device keeps failing it, and its log says so
+			 * (unless it cannot take the record: the device still refuses the block).
+			 */
 			fd = row_bad_fd(bad, m, off);
-			if (fd >= 0 && !badblocks_overlap(a, m, off, BBL_UNIT))
+			if (fd >= 0 && !a->read_only && !badblocks_overlap(a, m, off, BBL_UNIT))
 				badblocks_add(a, m, fd, off, BBL_UNIT, BBL_F_UNREADABLE);
 		}
 	}

@@ -545,36 +545,46 @@ static bool sop_covers(const struct graid_layout *l, const struct sop *s, unsign
 	return sop_span(l, s, d, &ws, &we) && ws == s->lo && we == s->hi;
 }
 
+/* How a stripe whose lost roles are more than parity covers may still be written. */
+enum sop_past_parity {
+	SOP_PAST_NONE,     /* not past parity: s->lost holds the lost roles */
+	SOP_PAST_RCW,      /* every lost data chunk is rewritten whole: RCW reads none of them */
+	SOP_PAST_RMW,      /* no lost role is written or parity: RMW reads none of them */
+	SOP_PAST_REFUSED,  /* no plan can do without them: -EIO */
+};
+
 /*
  * The roles this operation cannot read over [lo, hi) into s->lost: out of the array, or
- * noted bad (a media error, or records in the member's bad-block log). False when no plan
- * can do without them: more than parity covers, unless a write rewrites every lost data
- * chunk whole (then s->nlost is above nparity and only RCW may run: nothing lost is read,
- * every lost block is written anew, which clears its records).
+ * noted bad (a media error, or records in the member's bad-block log). Past parity, a
+ * write may still go where it needs none of them: every lost block it writes is written
+ * anew (which clears its records), and parity stays true to the data it cannot see.
  */
-static bool sop_lost_roles(struct graid_queue *q, struct sop *s)
+static enum sop_past_parity sop_lost_roles(struct graid_queue *q, struct sop *s)
 {
 	const struct graid_layout *l = &q->a->lay;
 	const uint64_t off = s->stripe * l->chunk + s->lo;
 	unsigned lost[GRAID_MAX_MEMBERS], n = 0;
-	bool covered = s->req->write;
+	bool covered = s->req->write, untouched = s->req->write;
+	uint32_t ws, we;
 
 	for (unsigned r = 0; r < sop_nroles(l); r++) {
 		unsigned m = graid_layout_role_member(l, s->stripe, r);
 
 		if (badblocks_overlap(q->a, m, off, s->hi - s->lo) && !sop_note_bad(s, m))
-			return false;
+			return SOP_PAST_REFUSED;
 		if (array_role_readable(q->a, m, (s->stripe + 1) * l->chunk) && !sop_is_bad(s, m))
 			continue;
 		lost[n++] = r;
 		covered = covered && (r >= l->ndata || sop_covers(l, s, r));
+		untouched = untouched && r < l->ndata && !sop_span(l, s, r, &ws, &we);
 	}
-	if (n > l->nparity && !covered)
-		return false;
-	s->nlost = n > l->nparity ? n : 0;
-	for (unsigned i = 0; n <= l->nparity && i < n; i++)
-		s->lost[s->nlost++] = lost[i];
-	return true;
+	if (n <= l->nparity) {
+		s->nlost = n;
+		memcpy(s->lost, lost, n * sizeof(*lost));
+		return SOP_PAST_NONE;
+	}
+	s->nlost = 0;
+	return covered ? SOP_PAST_RCW : untouched ? SOP_PAST_RMW : SOP_PAST_REFUSED;
 }
 
 /*
@@ -588,6 +598,7 @@ static void sop_plan_locked(struct graid_queue *q, struct sop *s)
 	const struct graid_layout *l = &q->a->lay;
 	const unsigned nroles = sop_nroles(l);
 	unsigned rcw_reads = 0, rmw_reads = l->nparity;
+	enum sop_past_parity past;
 	uint32_t ws, we;
 	bool ok = true;
 
@@ -600,13 +611,15 @@ static void sop_plan_locked(struct graid_queue *q, struct sop *s)
 		return sop_dealloc_locked(q, s);
 	if (l->level == 1 || l->level == 10)
 		return s->req->write ? sop_mirror_write_locked(q, s) : sop_mirror_read(q, s);
-	if (!sop_lost_roles(q, s))
+	past = sop_lost_roles(q, s);
+	if (past == SOP_PAST_REFUSED)
 		return sop_finish(q, s, -EIO);
 	s->phase = SOP_READING;
-	if (s->nlost > l->nparity) {
-		/* More lost than parity covers, every lost data chunk rewritten whole: RCW. */
-		s->nlost = 0;
+	if (past == SOP_PAST_RCW) {
 		rmw_reads = UINT_MAX;
+	} else if (past == SOP_PAST_RMW) {
+		rmw_reads = 0;
+		rcw_reads = UINT_MAX;
 	} else if (s->nlost || !s->req->write) {
 		s->plan = PLAN_DEGRADED;
 		for (unsigned r = 0; ok && r < nroles; r++) {
@@ -619,7 +632,7 @@ static void sop_plan_locked(struct graid_queue *q, struct sop *s)
 			s->err = -ENOMEM;
 		return sop_wait_or_continue(q, s);
 	}
-	for (unsigned d = 0; rmw_reads != UINT_MAX && d < l->ndata; d++) {
+	for (unsigned d = 0; past == SOP_PAST_NONE && d < l->ndata; d++) {
 		bool touched = sop_span(l, s, d, &ws, &we);
 
 		rcw_reads += !(touched && ws == s->lo && we == s->hi);
@@ -1015,7 +1028,8 @@ static void sop_recovered(struct graid_queue *q, struct sop *s)
 		for (unsigned d = 0; d < l->ndata; d++)
 			if (sop_span(l, s, d, &ws, &we))
 				memcpy(sop_user(l, s, d, ws), s->buf[d] + (ws - s->lo), we - ws);
-		if (s->nbad)
+		/* A read-only handle writes nothing back: the drive keeps the sector for later. */
+		if (s->nbad && !q->a->read_only)
 			return sop_repair_write(q, s);
 		return sop_finish(q, s, 0);
 	}
@@ -1252,7 +1266,8 @@ void sop_io_done(struct graid_queue *q, struct sop *s)
 			return sop_finish(q, s, 0); /* the read had it; a failed write-back is out */
 		}
 		if (!s->read_failed)
-			return s->nbad ? sop_mirror_repair(q, s) : sop_finish(q, s, 0);
+			return s->nbad && !q->a->read_only ? sop_mirror_repair(q, s)
+							   : sop_finish(q, s, 0);
 		sop_release_bufs(q, s);
 		return sop_mirror_read(q, s);
 	case PLAN_MIRROR_WRITE:

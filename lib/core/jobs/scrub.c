@@ -161,7 +161,8 @@ static bool scrub_heal_parity_row(struct scrub_ctx *c, uint64_t row, uint8_t **b
 	if (!any)
 		return false;
 	*rc = row_heal_parity(a, blk, era, &lost);
-	if (*rc == 0 && !a->read_only)
+	/* A read-only array only counts: nothing is written back or recorded. */
+	if (*rc == 0)
 		*rc = row_heal_writeback(a, &c->mb, row, blk, era, &lost, present, &c->bad, &count);
 	c->rep.rewritten += count.rewritten;
 	c->rep.unrecoverable += count.unrecoverable;

@@ -311,7 +311,8 @@ static bool meta_sb_failed(struct graid_array *a, unsigned role, int err)
 
 int array_write_superblocks(struct graid_array *a, uint32_t flags)
 {
-	bool failed[GRAID_MAX_MEMBERS] = { false }, again = false;
+	int failed[GRAID_MAX_MEMBERS] = { 0 }; /* per role: its write's -errno */
+	bool again = false;
 	struct graid_sb sb;
 	int rc;
 
@@ -339,13 +340,13 @@ int array_write_superblocks(struct graid_array *a, uint32_t flags)
 				   m->path, graid_strerror(r));
 			atomic_fetch_add(&m->errors, 1);
 			if (i < a->nmembers)
-				failed[i] = true;
+				failed[i] = r;
 			rc = rc ? rc : r;
 		}
 	}
 	/* The members that could not take it go, and the others record that (once more). */
 	for (unsigned i = 0; i < a->nmembers; i++)
-		if (failed[i] && meta_sb_failed(a, i, rc))
+		if (failed[i] && meta_sb_failed(a, i, failed[i]))
 			again = true;
 	if (again) {
 		int r = array_write_superblocks(a, flags);

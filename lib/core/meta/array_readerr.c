@@ -27,7 +27,8 @@ bool array_read_error_repairable(struct graid_array *a, unsigned role, int err)
 {
 	enum member_reach reach;
 
-	if (a->read_only || !readerr_is_media(err) || role >= a->nmembers)
+	/* Read-only handles too: they rebuild what they read and write nothing back. */
+	if (!readerr_is_media(err) || role >= a->nmembers)
 		return false;
 	reach = member_reach(&a->members[role], NULL);
 	return reach == REACH_LOCAL || reach == REACH_LIVE;

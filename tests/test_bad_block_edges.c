@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Review of the bad-block log (format 1.4): scenarios that break a promise of graid.h,
- * docs/ARRAYS.md or docs/FORMAT.md. Each test asserts the promised behaviour; a failing
- * one is a finding. Linked statically to rewrite superblocks as an older writer would.
+ * The bad-block log at its edges: logs an older writer dropped from the superblocks, a
+ * member away when the logs were set up or whose log cannot be read, read-only handles
+ * (nothing written back), writes beside a column past redundancy, wide chunks, two
+ * targets, a dead survivor, odd RAID-10, and writes racing a rebuild past bad sectors.
+ * Linked statically to rewrite superblocks as an older writer would.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -91,7 +93,7 @@ static void rv_drop_bbl_fields(const char *path)
  * every member. The next 1.4 open must not serve a block recorded lost as data: it finds
  * the logs where they are (or refuses), instead of writing empty ones over them.
  */
-Test(review_bbl, a_log_dropped_by_an_older_writer_is_not_wiped_at_the_next_open,
+Test(bad_block_edges, a_log_dropped_by_an_older_writer_is_not_wiped_at_the_next_open,
      .timeout = 120)
 {
 	/* RAID-5 of 4: member 1 cannot read row 1 + 4 KiB; role 0 rebuilt: that column lost. */
@@ -128,7 +130,7 @@ Test(review_bbl, a_log_dropped_by_an_older_writer_is_not_wiped_at_the_next_open,
  * and 1), member 3's block in that column still holds data and its stripe's parity covers
  * it: writing it must work (read-modify-write needs neither lost block).
  */
-Test(review_bbl, raid5_a_healthy_block_beside_a_lost_column_can_still_be_written,
+Test(bad_block_edges, raid5_a_healthy_block_beside_a_lost_column_can_still_be_written,
      .timeout = 120)
 {
 	/* Row 1: data 0 on member 3 (array chunk 3), data 1 on 0, data 2 on 1, P on 2. */
@@ -180,7 +182,7 @@ static void rv_verify(struct graid_array *a, uint64_t size, uint32_t round, cons
  * read one 4 KiB block: three erasures in that column; 1 MiB chunks and the block in the
  * last column of its chunk (column 255: the last word of a column bitmap).
  */
-Test(review_bbl, raid6_two_targets_1mib_chunks_last_column, .timeout = 300)
+Test(bad_block_edges, raid6_two_targets_1mib_chunks_last_column, .timeout = 300)
 {
 	const uint32_t chunk = 1u << 20;
 	/* Member 1, row 1, last 4 KiB of the chunk. */
@@ -239,7 +241,7 @@ Test(review_bbl, raid6_two_targets_1mib_chunks_last_column, .timeout = 300)
  * A survivor every read of which fails (a dead drive) during a RAID-6 rebuild: it is taken
  * out past the threshold, the rebuild finishes from the others, and nothing is recorded.
  */
-Test(review_bbl, raid6_rebuild_with_a_dead_survivor_fails_it_and_finishes, .timeout = 300)
+Test(bad_block_edges, raid6_rebuild_with_a_dead_survivor_fails_it_and_finishes, .timeout = 300)
 {
 	struct graid_array_info info = { .struct_size = sizeof(info) };
 	struct graid_member_info mi = { .struct_size = sizeof(mi) };
@@ -259,7 +261,7 @@ Test(review_bbl, raid6_rebuild_with_a_dead_survivor_fails_it_and_finishes, .time
 }
 
 /* RAID-10 of 3 members (odd: chunk copies wrap around): a rebuild past a bad sector. */
-Test(review_bbl, raid10_odd_members_rebuild_past_an_unreadable_sector, .timeout = 120)
+Test(bad_block_edges, raid10_odd_members_rebuild_past_an_unreadable_sector, .timeout = 120)
 {
 	struct graid_bad_block bb[4];
 	uint64_t lost[2];
@@ -274,7 +276,7 @@ Test(review_bbl, raid10_odd_members_rebuild_past_an_unreadable_sector, .timeout 
 
 		cr_assert_geq(n, 0);
 		for (int i = 0; i < n; i++) {
-			cr_log_warn("role %u: %llu +%llu flags %u array %llu", r,
+			cr_log_info("role %u: %llu +%llu flags %u array %llu", r,
 				    (unsigned long long)bb[i].member_offset,
 				    (unsigned long long)bb[i].len, bb[i].flags,
 				    (unsigned long long)bb[i].array_offset);
@@ -293,7 +295,7 @@ Test(review_bbl, raid10_odd_members_rebuild_past_an_unreadable_sector, .timeout 
  * allowed on a read-only open. A look that scrubs a RAID-5 with one latent sector keeps
  * the member and completes.
  */
-Test(review_bbl, a_read_only_scrub_keeps_a_member_with_a_latent_sector, .timeout = 120)
+Test(bad_block_edges, a_read_only_scrub_keeps_a_member_with_a_latent_sector, .timeout = 120)
 {
 	struct graid_array_info info = { .struct_size = sizeof(info) };
 	struct graid_open_options o = { .struct_size = sizeof(o), .flags = GRAID_OPEN_READ_ONLY };
@@ -377,7 +379,7 @@ static void *race_writer(void *arg)
  * remaps on write): afterwards every block reads what was last acknowledged there (or a
  * write that failed may have landed), or -EIO where a log records it. Never other bytes.
  */
-Test(review_bbl, raid5_writes_racing_a_rebuild_past_bad_sectors_never_read_wrong,
+Test(bad_block_edges, raid5_writes_racing_a_rebuild_past_bad_sectors_never_read_wrong,
      .timeout = 300)
 {
 	struct graid_rebuild_options ro = { .struct_size = sizeof(ro), .max_bytes_per_sec = 4u << 20 };
@@ -418,7 +420,7 @@ Test(review_bbl, raid5_writes_racing_a_rebuild_past_bad_sectors_never_read_wrong
 	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), 0);
 	atomic_store(&r->stop, true);
 	pthread_join(t, NULL);
-	cr_log_warn("%u writes, %u failed", r->writes, r->write_eio);
+	cr_log_info("%u writes, %u failed", r->writes, r->write_eio);
 	for (unsigned b = 0; b < RACE_BLOCKS; b++) {
 		ssize_t n = graid_array_read(a, got, 4096, (uint64_t)b * 4096);
 
@@ -433,7 +435,7 @@ Test(review_bbl, raid5_writes_racing_a_rebuild_past_bad_sectors_never_read_wrong
 			  "block %u holds neither round %u (acknowledged) nor %u", b, r->acked[b],
 			  r->maybe[b]);
 	}
-	cr_log_warn("%u blocks read -EIO", eio);
+	cr_log_info("%u blocks read -EIO", eio);
 	cr_assert_eq(graid_array_close(a), 0);
 	au_remove(&s);
 	free(r);
@@ -449,7 +451,7 @@ Test(review_bbl, raid5_writes_racing_a_rebuild_past_bad_sectors_never_read_wrong
  * written by libgraid (FORMAT.md: unused, "should be zero"; create never zeroed it): here
  * it holds what a reused disk had there. It must come back, not be failed for a "log".
  */
-Test(review_bbl, a_member_absent_at_the_log_upgrade_catches_up_when_it_returns,
+Test(bad_block_edges, a_member_absent_at_the_log_upgrade_catches_up_when_it_returns,
      .timeout = 120)
 {
 	struct graid_array_info info = { .struct_size = sizeof(info) };
@@ -500,7 +502,7 @@ Test(review_bbl, a_member_absent_at_the_log_upgrade_catches_up_when_it_returns,
  * log cannot be read when it returns (a bad sector there, or both copies torn): it must
  * not serve the lost block's zeroes as data.
  */
-Test(review_bbl, a_returning_member_whose_log_cannot_be_read_does_not_serve_lost_blocks,
+Test(bad_block_edges, a_returning_member_whose_log_cannot_be_read_does_not_serve_lost_blocks,
      .timeout = 120)
 {
 	const uint64_t lost = 4 * RV_CHUNK + 4096; /* role 0's block, recorded lost */
@@ -539,7 +541,7 @@ Test(review_bbl, a_returning_member_whose_log_cannot_be_read_does_not_serve_lost
  * and including @c why": a caller whose struct ends at @c why (built before @c writable was
  * appended) is served what it has room for.
  */
-Test(review_bbl, given_info_serves_a_struct_that_ends_at_why, .timeout = 60)
+Test(bad_block_edges, given_info_serves_a_struct_that_ends_at_why, .timeout = 60)
 {
 	struct graid_given_info gi;
 	struct graid_array *a;
@@ -566,7 +568,7 @@ Test(review_bbl, given_info_serves_a_struct_that_ends_at_why, .timeout = 60)
  * did not reach the disk before a crash, which badblocks.h accepts) is read through a
  * look: the read takes member 0's copy, and must neither write member 1 nor take it out.
  */
-Test(review_bbl, a_read_only_look_reading_a_recorded_copy_writes_nothing, .timeout = 120)
+Test(bad_block_edges, a_read_only_look_reading_a_recorded_copy_writes_nothing, .timeout = 120)
 {
 	struct graid_open_options o = { .struct_size = sizeof(o), .flags = GRAID_OPEN_READ_ONLY };
 	struct graid_member_info mi = { .struct_size = sizeof(mi) };
