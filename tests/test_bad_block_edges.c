@@ -124,6 +124,42 @@ Test(bad_block_edges, a_log_dropped_by_an_older_writer_is_not_wiped_at_the_next_
 }
 
 /*
+ * A member whose own superblock names no log while the others' do (a crash between the
+ * superblock writes of the open that took dropped logs back, or a member that comes back
+ * from before) still holds its log: the open reads it, and only a member without one gets
+ * an empty log.
+ */
+Test(bad_block_edges, a_member_whose_own_superblock_names_no_log_keeps_its_records,
+     .timeout = 120)
+{
+	const uint64_t lost = 4 * RV_CHUNK + 4096; /* role 0's block, recorded lost */
+	uint8_t *got = malloc(4096), *want = malloc(4096);
+	const char *order[4];
+	struct rv_bed b;
+	ssize_t r;
+
+
+	rv_rebuild_past(&b, 5, 4, 1, "bad-block-sticky=69632", 0);
+	cr_assert_eq(graid_array_close(b.a), 0);
+	rv_drop_bbl_fields(b.plain[0]);
+	/* Given last: another member's superblock (which names the log) is the freshest. */
+	for (unsigned i = 0; i < 4; i++)
+		order[i] = b.plain[(i + 1) % 4];
+	for (int round = 0; round < 2; round++) {
+		cr_assert_eq(graid_array_open(order, 4, NULL, &b.a), 0);
+		cr_assert_eq(graid_array_bad_blocks(b.a, 0, NULL, 0), 1,
+			     "open %d: role 0's records were wiped", round);
+		r = graid_array_read(b.a, got, 4096, lost);
+		heal_pattern(want, 4096, lost, 1);
+		cr_assert_eq(r, -EIO, "open %d: a block recorded lost read %zd bytes", round, r);
+		cr_assert_eq(graid_array_close(b.a), 0);
+	}
+	au_remove(&b.s);
+	free(got);
+	free(want);
+}
+
+/*
  * DESIGN.md: "a bad block costs that block ... -EIO for that stripe only when no redundancy
  * is left"; graid.h (graid_array_bad_blocks): "a write that rewrites the whole block ...
  * clears it". After a RAID-5 rebuild lost one 4 KiB column of row 1 (roles on members 0

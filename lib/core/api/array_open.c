@@ -306,9 +306,11 @@ static const struct graid_sb *open_role_sb(const struct assembly *as, unsigned r
  * Each member's bad-block log, before the roles are counted: a member whose log cannot be
  * read cannot be trusted (a block it recorded lost would read as data), so it is failed
  * and rebuilt whole, as a member that came back shorter is. A member whose own superblock
- * names no log was out when the array got its logs (an array older than format 1.4): its
- * area was never written and may hold anything, so it starts with an empty log (written
- * by a writable open), which is all it can have.
+ * names no log may still hold one (its superblock was rewritten by an older writer, or is
+ * one event behind the write that took dropped logs back): a valid log for its own UUID is
+ * read as any other. Only where it holds none that can be read (it was out when the array
+ * got its logs, and its area may hold anything) does it start with an empty log, written by
+ * a writable open.
  */
 static int open_bad_blocks(struct graid_array *a, const struct assembly *as, bool writable)
 {
@@ -322,6 +324,8 @@ static int open_bad_blocks(struct graid_array *a, const struct assembly *as, boo
 
 		if (st != GRAID_MEMBER_ACTIVE && st != GRAID_MEMBER_REBUILDING)
 			continue;
+		if (badblocks_load(a, r) == 0)
+			continue;
 		if (own && !own->bbl_bytes) {
 			if (writable && badblocks_reset(a, r))
 				graid__log(GRAID_LOG_WARNING, "open: role %u (%s): its first (empty) "
@@ -329,11 +333,9 @@ static int open_bad_blocks(struct graid_array *a, const struct assembly *as, boo
 					   m->path);
 			continue;
 		}
-		if (badblocks_load(a, r) == 0)
-			continue;
 		graid__log(GRAID_LOG_ERR, "open: role %u (%s) is taken out: its bad-block log "
-					  "cannot be read; it is rebuilt whole when replaced", r,
-			   m->path);
+					  "cannot be read, so blocks it may record lost cannot be told "
+					  "from data; it is rebuilt whole when replaced", r, m->path);
 		atomic_store(&m->state, GRAID_MEMBER_FAILED);
 		m->catchup = false;
 		m->rejoined = false;

@@ -106,11 +106,7 @@ int badblocks_load(struct graid_array *a, unsigned role)
 	pthread_mutex_unlock(&b->lock);
 	free(buf);
 	free(copy);
-	if (rc)
-		graid__log(GRAID_LOG_ERR, "member %u (%s): its bad-block log cannot be read (%s): "
-					  "blocks it may record lost cannot be told from data",
-			   role, m->path, graid_strerror(rc));
-	else if (b->img.n)
+	if (rc == 0 && b->img.n)
 		graid__log(GRAID_LOG_WARNING, "member %u (%s): %llu bad 4 KiB blocks recorded "
 					      "(graidctl status lists them)", role, m->path,
 			   (unsigned long long)badblocks_units(a, role));
