@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Every symbol libgraid.so exports is declared in a public header, and nothing else leaks.
+# Every symbol libgraid.so exports is declared in a public header, and nothing else leaks;
+# every GRAID_API function of the headers is exported (lib/libgraid.map lists each by name).
 set -eu
 lib=$1
 incdir=$2
@@ -14,6 +15,12 @@ for s in $syms; do
 	esac
 	if ! grep -qw "$s" "$incdir"/*.h; then
 		echo "exported but not declared in a public header: $s"
+		fail=1
+	fi
+done
+for s in $(grep -ho 'GRAID_API[^(]*(' "$incdir"/*.h | grep -o 'graid_[a-z0-9_]*' | sort -u); do
+	if ! echo "$syms" | grep -qx "$s"; then
+		echo "declared GRAID_API but not exported (add it to lib/libgraid.map): $s"
 		fail=1
 	fi
 done

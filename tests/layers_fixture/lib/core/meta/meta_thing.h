@@ -1,0 +1,3 @@
+/* SPDX-License-Identifier: MIT */
+/* A middle layer's header: above engine, below api. */
+int meta_thing(void);
