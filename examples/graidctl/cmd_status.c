@@ -274,7 +274,7 @@ static void status_text(const struct status_view *v)
 	} else {
 		printf("     journal : none\n");
 	}
-	/* The live-data map's count: what a rebuild, resync or scrub would read (issue 21). */
+	/* The live-data map's count: what a rebuild, resync or scrub would read. */
 	printf("        used : %.1f%% (%llu bytes in regions written and not discarded)\n",
 	       in->size ? 100.0 * (double)in->used_bytes / (double)in->size : 0.0,
 	       (unsigned long long)in->used_bytes);

@@ -392,13 +392,13 @@ struct graid_array_info {
 	uint64_t journal_bytes;  /**< write-hole journal per member (::GRAID_CREATE_JOURNAL); 0: none */
 	uint64_t journal_replayed; /**< updates the journal replayed when this handle was opened */
 	/**
-	 * Appended (issue 21): bytes of the array in regions of the live-data map that are in
+	 * Appended: bytes of the array in regions of the live-data map that are in
 	 * use (written since create and not wholly discarded since); rebuild, resync and scrub
 	 * skip the rest. @c size on arrays without a map (RAID-0, format 1.0/1.1).
 	 */
 	uint64_t used_bytes;
 	/**
-	 * Appended (issue 19): the owner epoch, one more at each takeover by another host
+	 * Appended: the owner epoch, one more at each takeover by another host
 	 * (0 unknown: written before format 1.3); this handle's for a writable open, the one
 	 * the superblocks record for a read-only one.
 	 */
@@ -1086,7 +1086,7 @@ struct graid_scrub_report {
 	 */
 	uint64_t first_row;
 	/**
-	 * Appended (issue 21): member rows not read because the live-data map records them
+	 * Appended: member rows not read because the live-data map records them
 	 * unused (never written, or wholly discarded: zeroes on every member, consistent).
 	 */
 	uint64_t unused;
