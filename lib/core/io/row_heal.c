@@ -221,3 +221,24 @@ int row_heal_writeback(struct graid_array *a, struct mbatch *mb, uint64_t row,
 	free(ios);
 	return rc;
 }
+
+bool row_heal_unit_from_copy(struct graid_array *a, struct mbatch *mb, const unsigned *members,
+			     const uint64_t *moff, unsigned k, unsigned skip_a, unsigned skip_b,
+			     unsigned u, uint8_t *dst)
+{
+	for (unsigned j = 0; j < k; j++) {
+		uint64_t at = moff[j] + (uint64_t)u * BBL_UNIT;
+		struct mbio io = { .member = members[j], .buf = dst, .len = BBL_UNIT, .off = at };
+
+		if (members[j] == skip_a || members[j] == skip_b ||
+		    !array_role_readable(a, members[j], at + BBL_UNIT) ||
+		    badblocks_overlap(a, members[j], at, BBL_UNIT))
+			continue;
+		if (mbatch_run_on(mb, &io, 1) == 0 && io.res == (int)BBL_UNIT)
+			return true;
+		/* This copy cannot read it either: counted, and failed past the threshold. */
+		if (io.media && !array_member_read_error(a, io.member, io.fault.fd, io.res))
+			array_member_io_failed(a, io.member, io.fault.fd, io.res);
+	}
+	return false;
+}

@@ -83,6 +83,16 @@ int row_heal_writeback(struct graid_array *a, struct mbatch *mb, uint64_t row,
 		       uint8_t *const *blk, const struct bbl_cols *era, const struct bbl_cols *lost,
 		       const bool *present, const struct row_bad *bad, struct row_heal_count *count);
 
+/*
+ * RAID-1/10: read unit @p u of a chunk (copies @p members at @p moff, @p k of them) into
+ * @p dst from a copy other than members @p skip_a and @p skip_b that is readable there and
+ * records no bad block there. A copy that fails with a media error counts it (and is
+ * failed past the threshold). True if one had it.
+ */
+bool row_heal_unit_from_copy(struct graid_array *a, struct mbatch *mb, const unsigned *members,
+			     const uint64_t *moff, unsigned k, unsigned skip_a, unsigned skip_b,
+			     unsigned u, uint8_t *dst);
+
 /* Columns of one chunk. */
 static inline unsigned row_heal_cols(const struct graid_array *a)
 {

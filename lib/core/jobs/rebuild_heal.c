@@ -70,39 +70,14 @@ int rebuild_heal_parity_row(struct graid_array *a, struct mbatch *mb, uint64_t r
 	return rc;
 }
 
-/* Read unit @p c of the copy @p src lacks from another copy into @p dst; true if one had it. */
-static bool rebuild_heal_other_copy(struct graid_array *a, struct mbatch *mb, unsigned target,
-				    unsigned src, uint64_t arr, unsigned c, uint8_t *dst)
-{
-	const struct graid_layout *l = &a->lay;
-	unsigned members[GRAID_MAX_MEMBERS];
-	uint64_t moff[GRAID_MAX_MEMBERS];
-	unsigned k = graid_layout_copies(l, arr, members, moff);
-
-	for (unsigned j = 0; j < k; j++) {
-		uint64_t at = moff[j] + (uint64_t)c * BBL_UNIT;
-		struct mbio io = { .member = members[j], .buf = dst, .len = BBL_UNIT, .off = at };
-
-		if (members[j] == target || members[j] == src || !array_role_alive(a, members[j]) ||
-		    badblocks_overlap(a, members[j], at, BBL_UNIT))
-			continue;
-		if (mbatch_run_on(mb, &io, 1) == 0 && io.res == (int)BBL_UNIT)
-			return true;
-		/* This copy cannot read it either: counted, and failed past the threshold. */
-		if (io.media && !array_member_read_error(a, io.member, io.fault.fd, io.res))
-			array_member_io_failed(a, io.member, io.fault.fd, io.res);
-	}
-	return false;
-}
-
 int rebuild_heal_mirror_chunk(struct graid_array *a, struct mbatch *mb, unsigned target,
 			      uint64_t target_off, uint8_t *buf, unsigned src, uint64_t src_off,
 			      const struct row_bad *bad, struct row_bad *lost)
 {
 	const struct graid_layout *l = &a->lay;
 	struct bbl_cols cols = { { 0 } };
-	unsigned ngone = 0;
-	uint64_t arr;
+	unsigned members[GRAID_MAX_MEMBERS], ngone = 0, k;
+	uint64_t moff[GRAID_MAX_MEMBERS], arr;
 	int rc = 0;
 
 	row_bad_cols(bad, src, src_off, l->chunk, &cols);
@@ -110,6 +85,7 @@ int rebuild_heal_mirror_chunk(struct graid_array *a, struct mbatch *mb, unsigned
 	if (!bbl_cols_any(&cols) || graid_layout_unmap(l, target, target_off, &arr))
 		return 0;
 	arr -= arr % l->chunk;
+	k = graid_layout_copies(l, arr, members, moff);
 	for (unsigned c = 0; rc == 0 && c < row_heal_cols(a); c++) {
 		uint8_t *unit = buf + (size_t)c * BBL_UNIT;
 		uint64_t at = src_off + (uint64_t)c * BBL_UNIT;
@@ -117,7 +93,7 @@ int rebuild_heal_mirror_chunk(struct graid_array *a, struct mbatch *mb, unsigned
 
 		if (!bbl_cols_test(&cols, c))
 			continue;
-		if (rebuild_heal_other_copy(a, mb, target, src, arr, c, unit)) {
+		if (row_heal_unit_from_copy(a, mb, members, moff, k, target, src, c, unit)) {
 			struct mbio io = { .member = src, .write = true, .buf = unit,
 					   .len = BBL_UNIT, .off = at };
 

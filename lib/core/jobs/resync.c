@@ -221,19 +221,9 @@ static int resync_mirror_heal(struct resync_ctx *c, const unsigned *members,
 
 		if (!bbl_cols_test(&gone, u))
 			continue;
-		for (unsigned j = 0; j < k && !bbl_cols_test(&fixed, u); j++) {
-			struct mbio io = { .member = members[j], .buf = unit, .len = BBL_UNIT,
-					   .off = moff[j] + (uint64_t)u * BBL_UNIT };
-
-			if (j == src || !array_role_readable(a, members[j], io.off + BBL_UNIT) ||
-			    badblocks_overlap(a, members[j], io.off, BBL_UNIT))
-				continue;
-			rc = mbatch_run_on(&c->mb, &io, 1);
-			if (rc == 0 && io.res == (int)BBL_UNIT)
-				bbl_cols_set(&fixed, u);
-			else if (io.media && !array_member_read_error(a, io.member, io.fault.fd, io.res))
-				array_member_io_failed(a, io.member, io.fault.fd, io.res);
-		}
+		if (row_heal_unit_from_copy(a, &c->mb, members, moff, k, members[src], members[src],
+					    u, unit))
+			bbl_cols_set(&fixed, u);
 		fd = row_bad_fd(&c->bad, members[src], moff[src] + (uint64_t)u * BBL_UNIT);
 		if (!bbl_cols_test(&fixed, u) && fd >= 0 &&
 		    !badblocks_overlap(a, members[src], moff[src] + (uint64_t)u * BBL_UNIT, BBL_UNIT))
