@@ -36,7 +36,8 @@ void gctl_help_assemble(FILE *f)
 		"      --reserve        hold a Write Exclusive persistent reservation on every\n"
 		"                       member while assembling (the drives refuse other hosts'\n"
 		"                       writes); every member must support reservations\n\n"
-		"Exit status: 0 the array is whole; 3 it is still degraded; 1 failed (another\n"
+		"Exit status: 0 the array is whole; 3 it is still degraded, or blocks are recorded\n"
+		"bad (no redundancy was left for them); 1 failed (another\n"
 		"host's array without --takeover too); 2 usage error; 4 the array cannot be\n"
 		"assembled (try --force).\n");
 }
@@ -82,10 +83,14 @@ int gctl_cmd_assemble(int argc, char **argv)
 		return ex;
 	if (rebuild)
 		ex = gctl_rebuild("assemble", a, rate);
-	if (ex == GCTL_EXIT_OK && graid_array_info(a, &info) == 0) {
+	if (ex != GCTL_EXIT_FAILED && graid_array_info(a, &info) == 0) {
 		printf("assembled RAID-%d: %u of %u roles in sync\n", info.level,
 		       info.nmembers - info.nfailed, info.nmembers);
-		ex = info.nfailed ? GCTL_EXIT_DEGRADED : GCTL_EXIT_OK;
+		if (info.nfailed)
+			ex = GCTL_EXIT_DEGRADED;
+		/* In sync, but with blocks no redundancy covered: said, and exit 3 (once). */
+		else if (!rebuild && gctl_report_bad_blocks("assemble", a) != GCTL_EXIT_OK)
+			ex = GCTL_EXIT_DEGRADED;
 	}
 	if (gctl_close("assemble", a) != GCTL_EXIT_OK)
 		return GCTL_EXIT_FAILED;

@@ -260,6 +260,9 @@ static void status_text(const struct status_view *v)
 		       "the write-intent bitmap%s", in->nfailed ? "; " : " (",
 		       (unsigned long long)in->resync_regions, in->resync_regions == 1 ? "" : "s",
 		       in->nfailed ? "" : ")");
+	if (v->bad_bytes)
+		printf("%sblocks recorded bad: reads of them fail, listed below%s",
+		       in->nfailed || in->unclean ? "; " : " (", in->nfailed || in->unclean ? "" : ")");
 	if (in->holder_pid)
 		printf("\n     held by : %s", in->holder);
 	printf("\n        size : %s (%llu bytes)\n", size, (unsigned long long)in->size);

@@ -272,11 +272,14 @@ else
 		has err "2 blocks of 4 KiB hold nothing valid" "it says how many blocks it lost"
 		expect 3 "the array is whole, but status says it needs attention" -- "$G" status un u1 u2 u3
 		has out "bad blocks : 8192 bytes recorded" "status counts the bad blocks"
+		has out "state : clean \(blocks recorded bad: reads of them fail" "its state line says so too"
 		has out "^   0 +69632 +4 KiB +266240  lost$" "and lists role 0's, lost, with its array offset"
 		has out "^   1 +69632 +4 KiB +331776  unreadable$" "and role 1's, unreadable"
 		expect 3 "status --json" -- "$G" status --json un u1 u2 u3
 		json "the JSON lists them per member" \
 			"d['bad_block_bytes'] == 8192 and d['members'][0]['bad_blocks'] == [{'member_offset': 69632, 'len': 4096, 'array_offset': 266240, 'lost': True, 'unreadable': False}] and d['members'][2]['bad_blocks'] == []"
+		expect 3 "an assembly says the array needs attention" -- "$G" assemble --no-rebuild un u1 u2 u3
+		has err "2 blocks of 4 KiB hold nothing valid" "naming the blocks"
 		expect 3 "a scrub says the array needs attention" -- "$G" scrub un u1 u2 u3
 		has out "1 stripes could not be checked" "it skips the stripe with the lost column"
 	else
