@@ -108,6 +108,19 @@ static bool sop_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned
 	return queue_io(q, s, slot, member, write, ptr, len, moff) == 0;
 }
 
+/*
+ * A member write of a stripe update put on the ring (@p rc, from a queue_*() call): true.
+ * One that could not be (the kernel refused the ring past member_ring_submit's patience; a
+ * full ring only waits) takes its member out, since the other members get their part of
+ * the update and it would keep the old one: false.
+ */
+static bool sop_write_issued(struct graid_queue *q, unsigned member, int rc)
+{
+	if (rc)
+		array_member_failed(q->a, member, -EAGAIN);
+	return rc == 0;
+}
+
 /* After issuing a phase's I/O: nothing issued means the phase is already complete. */
 static void sop_wait_or_continue(struct graid_queue *q, struct sop *s)
 {
@@ -270,11 +283,9 @@ static void sop_mirror_write_locked(struct graid_queue *q, struct sop *s)
 	for (unsigned c = 0; c < n; c++) {
 		if (!array_role_writable(q->a, members[c]))
 			continue;
-		if (sop_io(q, s, c, members[c], true, src, s->arr_len, moff[c]))
+		if (sop_write_issued(q, members[c],
+				     queue_io(q, s, c, members[c], true, src, s->arr_len, moff[c])))
 			s->nwrites++;
-		else
-			/* Its copy keeps the old data while the others get the new: it must leave. */
-			array_member_failed(q->a, members[c], -EAGAIN);
 	}
 	if (s->nwrites == 0)
 		return sop_finish(q, s, -EIO);
@@ -777,17 +788,12 @@ static void sop_run_write(struct graid_queue *q, struct sop *s)
 		if (!array_role_writable(q->a, m))
 			continue;
 		iov = sop_run_iov(l, s, m);
-		if (queue_writev(q, s, m, m, iov, s->nrun, (size_t)s->nrun * l->chunk,
-				 sop_member_off(l, s->stripe, 0)) == 0) {
+		if (sop_write_issued(q, m, queue_writev(q, s, m, m, iov, s->nrun,
+							(size_t)s->nrun * l->chunk,
+							sop_member_off(l, s->stripe, 0))))
 			s->nwrites++;
-		} else {
-			/*
-			 * The ring is unusable (the kernel refused it for 10 s, member_ring_submit;
-			 * a full ring only waits): the others get this row, so this member must leave.
-			 */
-			array_member_failed(q->a, m, -EAGAIN);
+		else
 			s->write_fail++;
-		}
 	}
 	sop_wait_or_continue(q, s);
 }
@@ -834,16 +840,11 @@ static void sop_write_in_place(struct graid_queue *q, struct sop *s)
 
 		if (!array_role_writable(q->a, m) || !sop_role_write(l, s, r, &src, &len, &at))
 			continue;
-		if (sop_io(q, s, r, m, true, src, len, sop_member_off(l, s->stripe, at))) {
+		if (sop_write_issued(q, m, queue_io(q, s, r, m, true, src, len,
+						    sop_member_off(l, s->stripe, at))))
 			s->nwrites++;
-		} else {
-			/*
-			 * Parity is written for data this member did not get: it must leave. Only
-			 * for an unusable ring (member_ring_submit gave up); a full one waits.
-			 */
-			array_member_failed(q->a, m, -EAGAIN);
+		else
 			s->write_fail++;
-		}
 	}
 	sop_wait_or_continue(q, s);
 }
@@ -937,15 +938,10 @@ static bool sop_journal_try(struct graid_queue *q, struct sop *s)
 				    participants);
 		jiov[0].iov_base = s->jhdr[m];
 		jiov[0].iov_len = JOURNAL_BLOCK;
-		if (queue_log_writev(q, s, m, m, jiov, cnt[m] + 1, JOURNAL_BLOCK + len[m],
-				     s->jpos[m])) {
-			/*
-			 * Its entry will be missing: it must leave before anyone writes in place
-			 * (an unusable ring only: a full one waits in member_ring_submit).
-			 */
-			array_member_failed(a, m, -EAGAIN);
+		/* An entry missing: its member must leave before anyone writes in place. */
+		if (!sop_write_issued(q, m, queue_log_writev(q, s, m, m, jiov, cnt[m] + 1,
+							     JOURNAL_BLOCK + len[m], s->jpos[m])))
 			s->write_fail++;
-		}
 	}
 	sop_wait_or_continue(q, s);
 	return true;
