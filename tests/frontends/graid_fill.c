@@ -2,11 +2,15 @@
 /*
  * Test helper for the front-end scripts: write a pattern over a whole array, so that every
  * region is in use (the live-data map lets rebuild and scrub skip what was never written).
- * usage: graid_fill MEMBER...   exit 0 done, 1 failed.
+ * usage: graid_fill [--hold-after BYTES] MEMBER...   exit 0 done, 1 failed.
+ * --hold-after: once BYTES are written, print "holding" and wait to be killed, the array still
+ * open with writes it never flushed: a writer that dies mid-work, at a known point (a kill at a
+ * guessed moment can land before the open on a loaded machine, leaving nothing to resync).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <libgraid/graid.h>
 
@@ -16,13 +20,20 @@ int main(int argc, char **argv)
 	const size_t piece = 1u << 20;
 	struct graid_array *a;
 	uint8_t *buf = malloc(piece);
+	uint64_t hold_after = UINT64_MAX;
+	int first = 1;
 	int rc;
 
-	if (argc < 2 || !buf) {
-		fprintf(stderr, "usage: graid_fill MEMBER...\n");
+	if (argc > 2 && strcmp(argv[1], "--hold-after") == 0) {
+		hold_after = strtoull(argv[2], NULL, 0);
+		first = 3;
+	}
+	if (argc <= first || !buf) {
+		fprintf(stderr, "usage: graid_fill [--hold-after BYTES] MEMBER...\n");
 		return 1;
 	}
-	rc = graid_array_open((const char *const *)(argv + 1), (unsigned)(argc - 1), NULL, &a);
+	rc = graid_array_open((const char *const *)(argv + first), (unsigned)(argc - first), NULL,
+			      &a);
 	if (rc == 0)
 		rc = graid_array_info(a, &info);
 	for (uint64_t off = 0; rc == 0 && off < info.size; off += piece) {
@@ -32,6 +43,12 @@ int main(int argc, char **argv)
 			buf[i] = (uint8_t)((off + i) * 2654435761u >> 13);
 		if (graid_array_write(a, buf, n, off) != (ssize_t)n)
 			rc = -1;
+		if (rc == 0 && off + n >= hold_after) {
+			printf("holding\n");
+			fflush(stdout);
+			for (;;)
+				pause();
+		}
 	}
 	if (rc == 0)
 		rc = graid_array_close(a);
