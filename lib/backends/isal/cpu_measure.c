@@ -25,9 +25,9 @@
 /*
  * Each candidate runs for this long, this many times, the candidates of a class taking
  * turns window by window; its best rate counts. Taking turns matters: a core just woken
- * from idle ran every routine at 40-70 % of its speed for the first milliseconds of a
- * process (AMD EPYC VM, 2026-12-04), and one candidate timed whole before the others
- * lost to them for that alone.
+ * from idle runs every routine slower for the first milliseconds of a process, and a
+ * candidate timed whole before the others would lose to them for that alone
+ * (docs/CPU-ENGINE.md has the measurements).
  */
 #define MEASURE_WINDOW_NS 20000.0
 #define MEASURE_ROUNDS 5
@@ -40,12 +40,10 @@
 #define MEASURE_WARM_NS 1000000.0
 /*
  * pq_gen takes wide generation only this far ahead of the own winner. The 22+2 stripe of
- * the timing (16 KiB blocks, 384 KiB with P and Q) fits L2, where pq_gen ran 28-29 GB/s
- * against avx2's 33 on the AMD VM, and 2 processes in 20 routed the class to it; with 64
- * KiB blocks it ran 10 against 40, and from DRAM 8-9 against 18-19 (on the Sapphire Rapids
- * VM, in the benchmark: 44 against 55, and 11 against 12). Timing 64 KiB blocks instead
- * was no better: windows of one call each, every candidate at about 20 GB/s, and pq_gen
- * or ssse3 won (docs/CPU-ENGINE.md, "Loads before stores, and Horner's chain").
+ * the timing fits L2, where pq_gen comes close to the own routine, while from DRAM, where
+ * wide stripes are generated in practice, it runs at about half its speed; timing larger
+ * blocks instead did not separate them better (docs/CPU-ENGINE.md, "Loads before stores,
+ * and Horner's chain", has the figures).
  */
 #define MEASURE_WIDE_ISAL_MARGIN 1.25
 
