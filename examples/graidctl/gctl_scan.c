@@ -29,7 +29,7 @@ static int scan_same(const struct stat *a, const struct stat *b)
 static int scan_add(struct gctl_scan *s, const char *path, int named)
 {
 	struct gctl_scan_dev *nv;
-	struct stat st, o;
+	struct stat st;
 
 	if (stat(path, &st)) {
 		if (named)
@@ -37,8 +37,7 @@ static int scan_add(struct gctl_scan *s, const char *path, int named)
 		return 0;
 	}
 	for (int i = 0; i < s->ndev; i++) {
-		if (strcmp(s->dev[i].path, path) == 0 ||
-		    (stat(s->dev[i].path, &o) == 0 && scan_same(&st, &o))) {
+		if (strcmp(s->dev[i].path, path) == 0 || scan_same(&st, &s->dev[i].st)) {
 			s->dev[i].named |= named;
 			return 0;
 		}
@@ -50,6 +49,7 @@ static int scan_add(struct gctl_scan *s, const char *path, int named)
 	memset(&nv[s->ndev], 0, sizeof(nv[s->ndev]));
 	if (!(nv[s->ndev].path = strdup(path)))
 		return -ENOMEM;
+	nv[s->ndev].st = st;
 	nv[s->ndev++].named = named;
 	return 0;
 }

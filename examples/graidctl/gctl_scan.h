@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/stat.h>
+
 #include <libgraid/graid.h>
 
 #include "gctl_conf.h"
@@ -14,6 +16,7 @@ struct gctl_scan_dev {
 	char *path;
 	int named;  /* named in the config (a glob or members=), so a probe error is said */
 	int rc;     /* graid_member_probe()'s */
+	struct stat st; /* when it was found: two names of one device are one candidate */
 	struct graid_member_probe p;
 };
 
