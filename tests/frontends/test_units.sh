@@ -1,14 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# The boot units: graid-ublk@.service passes systemd-analyze verify and starts graid-ublk on
-# the members graidctl finds by UUID; the udev rule calls graidctl incremental.
+# The boot units: graid-ublk@.service (and graid-nbdkit@.service where the plugin is built)
+# pass systemd-analyze verify and start their server on the members graidctl finds by UUID;
+# the udev rule calls graidctl incremental.
 # usage: test_units.sh graid-ublk@.service 64-graid-incremental.rules BINDIR PATH/TO/graidctl
+#        [graid-nbdkit@.service]
 set -u
 
 UNIT=$(readlink -f "${1:?usage: test_units.sh UNIT RULE BINDIR GRAIDCTL}")
 RULE=$(readlink -f "${2:?}")
 BINDIR=${3:?}
 G=$(readlink -f "${4:?}")
+NBD_UNIT=${5:+$(readlink -f "$5")}
 command -v systemd-analyze >/dev/null || { echo "SKIP: no systemd-analyze"; exit 77; }
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/graid-units.XXXXXX") || exit 1
@@ -39,31 +42,59 @@ grep -q "KillMode\|kill mode" out && ok "verify complains about a bad KillMode" 
 	{ bad "verify let a bad KillMode through"; sed 's/^/     /' out; }
 
 # ExecStart as systemd would run it (specifiers and $$ resolved), with the installed
-# programs replaced: graidctl is the one built, graid-ublk prints what it was given.
+# programs replaced: graidctl is the one built, graid-ublk and nbdkit print what they got.
 mkdir bin && ln -s "$G" bin/graidctl
-printf '#!/bin/sh\nprintf "%%s\\n" "$@" >%s/ublk-args\n' "$T" >bin/graid-ublk && chmod +x bin/graid-ublk
+for p in graid-ublk nbdkit; do
+	printf '#!/bin/sh\nprintf "%%s\\n" "$@" >%s/args\n' "$T" >bin/$p && chmod +x bin/$p
+done
 "$G" create -l 1 --file-size 8M m1 m0 >out 2>&1 || { cat out; echo "Bail out! create"; exit 1; }
 UA=$(sed -n 's/^created RAID-1 array \([0-9a-f-]*\):.*/\1/p' out)
 "$G" create -l 1 --file-size 8M o0 o1 >/dev/null 2>&1 || { echo "Bail out! create"; exit 1; }
 printf 'DEVICE %s/m* %s/o*\nARRAY %s serve=ublk\n' "$T" "$T" "$UA" >graid.conf
-cmd=$(sed -n 's/^ExecStart=//p' "$UNIT")
-cmd=${cmd//"$BINDIR"/$T/bin}
-cmd=${cmd//%i/$UA}
-cmd=${cmd//'$$'/'$'}
-[[ "$cmd" == "/bin/sh -c '"*"' graid-ublk $UA" ]] && ok "ExecStart is /bin/sh -c '...' with the UUID" ||
-	bad "ExecStart: $cmd"
-script=${cmd#/bin/sh -c \'}
-script=${script%\' graid-ublk $UA}
-GRAID_CONF=$T/graid.conf /bin/sh -c "$script" graid-ublk "$UA" 2>err
-[ "$(sort ublk-args 2>/dev/null | tr '\n' ' ')" = "$T/m0 $T/m1 " ] &&
-	ok "ExecStart starts graid-ublk on the array's members, found by UUID" ||
-	{ bad "graid-ublk got: $(cat ublk-args 2>/dev/null)"; sed 's/^/     err: /' err; }
-rm -f ublk-args
-if GRAID_CONF=$T/graid.conf /bin/sh -c "$script" graid-ublk 0123abcd-0000-4000-8000-000000000000 2>err; then
-	bad "ExecStart for an array not found succeeded"
+# exec_start UNIT NAME UUID: run the unit's ExecStart for instance UUID; its args in args.
+exec_start() {
+	local cmd script
+	cmd=$(sed -n 's/^ExecStart=//p' "$1")
+	cmd=${cmd//"$BINDIR"/$T/bin}
+	cmd=${cmd//%i/$3}
+	cmd=${cmd//'$$'/'$'}
+	if [[ "$cmd" != "/bin/sh -c '"*"' $2 $3" ]]; then
+		bad "$2: ExecStart is not /bin/sh -c '...' $2 UUID: $cmd"
+		return 1
+	fi
+	script=${cmd#/bin/sh -c \'}
+	script=${script%\' $2 $3}
+	rm -f args
+	PATH=$T/bin:$PATH GRAID_CONF=$T/graid.conf /bin/sh -c "$script" "$2" "$3" 2>err
+}
+exec_start "$UNIT" graid-ublk "$UA"
+[ "$(sort args 2>/dev/null | tr '\n' ' ')" = "$T/m0 $T/m1 " ] &&
+	ok "graid-ublk@: ExecStart starts graid-ublk on the array's members, found by UUID" ||
+	{ bad "graid-ublk got: $(cat args 2>/dev/null)"; sed 's/^/     err: /' err; }
+if exec_start "$UNIT" graid-ublk 0123abcd-0000-4000-8000-000000000000; then
+	bad "graid-ublk@: ExecStart for an array not found succeeded"
 else
-	[ ! -e ublk-args ] && grep -q "no member of array" err && ok "an array not found: the start fails, graid-ublk not run" ||
+	[ ! -e args ] && grep -q "no member of array" err &&
+		ok "graid-ublk@: an array not found fails the start, graid-ublk not run" ||
 		bad "an array not found: $(cat err)"
+fi
+if [ -n "$NBD_UNIT" ]; then
+	verify "$NBD_UNIT"
+	cp "$NBD_UNIT" "$T/graid-nbdkit@$U.service"
+	verify "$T/graid-nbdkit@$U.service"
+	exec_start "$NBD_UNIT" graid-nbdkit "$UA"
+	want="-P /run/graid-nbdkit/$UA/nbdkit.pid -U /run/graid-nbdkit/$UA/nbd.sock "
+	want+="$(sed -n 's/^ExecStart=.* \([^ ]*nbdkit-graid-plugin.so\) .*/\1/p' "$NBD_UNIT") "
+	want+="member=$T/m0 member=$T/m1 "
+	[ "$(tr '\n' ' ' <args 2>/dev/null)" = "$want" ] &&
+		ok "graid-nbdkit@: nbdkit gets its pidfile, socket, the plugin and member=PATH each" ||
+		{ bad "nbdkit got: $(tr '\n' ' ' <args 2>/dev/null), wanted $want"; sed 's/^/     err: /' err; }
+	grep -q "^PIDFile=/run/graid-nbdkit/%i/nbdkit.pid$" "$NBD_UNIT" &&
+		grep -q "^RuntimeDirectory=graid-nbdkit/%i$" "$NBD_UNIT" &&
+		ok "graid-nbdkit@: the pidfile it passes is the unit's PIDFile, in its RuntimeDirectory" ||
+		bad "graid-nbdkit@: PIDFile/RuntimeDirectory"
+else
+	echo "# no nbdkit plugin built: graid-nbdkit@.service not tested"
 fi
 
 # The rule hands block devices blkid does not claim to graidctl incremental.
