@@ -4,7 +4,7 @@
 # pass systemd-analyze verify and start their server on the members graidctl finds by UUID;
 # the udev rule calls graidctl incremental.
 # usage: test_units.sh graid-ublk@.service 64-graid-incremental.rules BINDIR PATH/TO/graidctl
-#        [graid-nbdkit@.service]
+#        [graid-nbdkit@.service PATH/TO/nbdkit-graid-plugin.so]
 set -u
 
 UNIT=$(readlink -f "${1:?usage: test_units.sh UNIT RULE BINDIR GRAIDCTL}")
@@ -12,10 +12,12 @@ RULE=$(readlink -f "${2:?}")
 BINDIR=${3:?}
 G=$(readlink -f "${4:?}")
 NBD_UNIT=${5:+$(readlink -f "$5")}
+PLUGIN=${6:+$(readlink -f "$6")}
 command -v systemd-analyze >/dev/null || { echo "SKIP: no systemd-analyze"; exit 77; }
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/graid-units.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
+pid=
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$T"' EXIT
 cd "$T" || exit 1
 
 pass=0 fail=0
@@ -95,6 +97,38 @@ if [ -n "$NBD_UNIT" ]; then
 		bad "graid-nbdkit@: PIDFile/RuntimeDirectory"
 else
 	echo "# no nbdkit plugin built: graid-nbdkit@.service not tested"
+fi
+
+# The nbdkit unit's ExecStart for real (its run directory moved here, the plugin the one
+# built): ready when it returns, the array held by the server; SIGTERM closes it clean.
+if [ -n "$NBD_UNIT" ] && [ -n "$PLUGIN" ] && command -v nbdkit >/dev/null; then
+	cmd=$(sed -n 's/^ExecStart=//p' "$NBD_UNIT")
+	cmd=${cmd//"$BINDIR"/$T/bin}
+	cmd=${cmd//\/run\/graid-nbdkit/$T/rt}
+	cmd=$(printf '%s' "$cmd" | sed "s|[^ \"]*/nbdkit-graid-plugin.so|$PLUGIN|")
+	cmd=${cmd//%i/$UA}
+	cmd=${cmd//'$$'/'$'}
+	script=${cmd#/bin/sh -c \'}
+	script=${script%\' graid-nbdkit $UA}
+	mkdir -p "$T/rt/$UA"
+	if GRAID_CONF=$T/graid.conf /bin/sh -c "$script" graid-nbdkit "$UA" >out 2>err; then
+		pid=$(cat "$T/rt/$UA/nbdkit.pid" 2>/dev/null)
+		[ -S "$T/rt/$UA/nbd.sock" ] && [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null &&
+			ok "graid-nbdkit@: ExecStart returns with the server up (pidfile, socket)" ||
+			bad "graid-nbdkit@: no server after ExecStart (pid '$pid')"
+		"$G" status m0 m1 >out 2>&1
+		grep -q "nbdkit" out && ok "graid-nbdkit@: the array is held by nbdkit" ||
+			{ bad "graid-nbdkit@: status does not name nbdkit"; sed 's/^/     /' out; }
+		[ -n "$pid" ] && kill -TERM "$pid"
+		for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		"$G" status m0 m1 >out 2>&1 && ! grep -q "nbdkit" out &&
+			ok "graid-nbdkit@: SIGTERM (the unit's stop) leaves the array clean and free" ||
+			{ bad "graid-nbdkit@: after SIGTERM"; sed 's/^/     /' out; }
+	else
+		bad "graid-nbdkit@: ExecStart with nbdkit failed"; sed 's/^/     err: /' err
+	fi
+else
+	echo "# no nbdkit or plugin: graid-nbdkit@.service not run"
 fi
 
 # The rule hands block devices blkid does not claim to graidctl incremental.
