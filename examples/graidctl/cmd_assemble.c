@@ -7,6 +7,7 @@
 #include <libgraid/graid.h>
 
 #include "gctl.h"
+#include "gctl_scan.h"
 
 void gctl_help_assemble(FILE *f)
 {
@@ -39,7 +40,23 @@ void gctl_help_assemble(FILE *f)
 		"Exit status: 0 the array is whole; 3 it is still degraded, or blocks are recorded\n"
 		"bad (no redundancy was left for them); 1 failed (another\n"
 		"host's array without --takeover too); 2 usage error; 4 the array cannot be\n"
-		"assembled (try --force).\n");
+		"assembled (try --force).\n\n"
+		"graidctl assemble --scan [--degraded] [--config FILE] [OPTIONS]\n"
+		"  -s, --scan         find the arrays on this host's devices (the config's DEVICE\n"
+		"                     lines; without any, every block device and partition and\n"
+		"                     every NVMe generic device) and assemble each whose roles\n"
+		"                     are all found; one missing a role is left alone with a line\n"
+		"                     naming the roles, unless --degraded. An array held by a\n"
+		"                     live process is left alone. Arrays without an ARRAY line\n"
+		"                     are assembled too unless the config says AUTO no. After\n"
+		"                     assembling, the service its serve= names is started.\n"
+		"  -c, --config FILE  the config (default $GRAID_CONF, else "
+		GCTL_CONF_DEFAULT ";\n"
+		"                     docs/OPERATIONS.md has its format)\n"
+		"  Exit status with --scan: 0 every array found was assembled whole (or was held\n"
+		"  already; also when none was found); 3 one was left alone for missing roles, was\n"
+		"  assembled degraded, or is listed with no member found; 1 an error (a bad config\n"
+		"  line, an assembly that failed); 2 usage error.\n");
 }
 
 int gctl_cmd_assemble(int argc, char **argv)
@@ -50,17 +67,24 @@ int gctl_cmd_assemble(int argc, char **argv)
 		{ "max-rate", required_argument, NULL, 'm' },
 		{ "takeover", no_argument, NULL, 'T' },
 		{ "reserve", no_argument, NULL, 'R' },
+		{ "scan", no_argument, NULL, 's' },
+		{ "config", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct graid_array_info info = { .struct_size = sizeof(info) };
 	struct graid_array *a;
 	unsigned how = 0;
-	bool rebuild = true;
+	bool rebuild = true, scan = false;
+	const char *config = NULL;
 	uint64_t rate = 0;
 	int c, ex;
 
-	while ((c = getopt_long(argc, argv, "fnm:", opts, NULL)) != -1) {
-		if (c == 'f') {
+	while ((c = getopt_long(argc, argv, "fnm:sc:", opts, NULL)) != -1) {
+		if (c == 's') {
+			scan = true;
+		} else if (c == 'c') {
+			config = optarg;
+		} else if (c == 'f') {
 			how |= GCTL_OPEN_FORCE;
 		} else if (c == 'n') {
 			rebuild = false;
@@ -76,6 +100,13 @@ int gctl_cmd_assemble(int argc, char **argv)
 			return GCTL_EXIT_USAGE;
 		}
 	}
+	if (config && !scan)
+		return gctl_usage_err("assemble", "--config goes with --scan");
+	if (scan && argc > optind)
+		return gctl_usage_err("assemble", "--scan finds the members: '%s' is not wanted",
+				      argv[optind]);
+	if (scan)
+		return gctl_assemble_scan(config, how, rebuild, rate);
 	if (argc - optind < 1)
 		return gctl_usage_err("assemble", "no members given");
 	ex = gctl_open("assemble", argv + optind, argc - optind, NULL, how, &a);

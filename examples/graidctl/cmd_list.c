@@ -16,6 +16,7 @@
 
 #include "gctl.h"
 #include "gctl_json.h"
+#include "gctl_scan.h"
 
 void gctl_help_list(FILE *f)
 {
@@ -28,8 +29,18 @@ void gctl_help_list(FILE *f)
 		"level, and the device's role and state. Nothing is written; superblocks are read\n"
 		"without locking, so it works while arrays are open.\n\n"
 		"  -j, --json  print exactly one JSON document on stdout\n\n"
-		"Exit status: 0 listed (also when there are none); 1 the scan failed; 5 this\n"
-		"graidctl was built without libnvme.\n");
+		"  -s, --scan  list the arrays instead: every device the config names (as\n"
+		"              assemble --scan finds them) probed and grouped by array: UUID, name,\n"
+		"              level, roles found of those needed, spares, serve=, and whether\n"
+		"              it is complete, incomplete (the missing roles) or held; each\n"
+		"              device under it. With --json: one document (\"arrays\", and\n"
+		"              \"not_found\" for ARRAY lines none of whose members was found)\n"
+		"  -c, --config FILE       (with --scan) the config, as for assemble --scan\n"
+		"      --members-of UUID   (with --scan) only the paths of that array's devices\n"
+		"                          found, one a line (for a service to start it with);\n"
+		"                          exit 1 when none was found\n\n"
+		"Exit status: 0 listed (also when there are none); 1 the scan failed (or a bad\n"
+		"config line); 5 this graidctl was built without libnvme (not with --scan).\n");
 }
 
 #ifdef GCTL_HAVE_LIBNVME
@@ -214,15 +225,28 @@ int gctl_cmd_list(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "scan", no_argument, NULL, 's' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "members-of", required_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool json = false;
+	const char *config = NULL, *members_of = NULL;
+	bool json = false, scan = false;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "j", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jsc:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
+			break;
+		case 's':
+			scan = true;
+			break;
+		case 'c':
+			config = optarg;
+			break;
+		case 'M':
+			members_of = optarg;
 			break;
 		default:
 			fprintf(stderr, "Try 'graidctl list --help'.\n");
@@ -231,6 +255,10 @@ int gctl_cmd_list(int argc, char **argv)
 	}
 	if (optind < argc)
 		return gctl_usage_err("list", "unexpected argument '%s'", argv[optind]);
+	if ((config || members_of) && !scan)
+		return gctl_usage_err("list", "--config and --members-of go with --scan");
+	if (scan)
+		return gctl_list_scan(config, json, members_of);
 #ifdef GCTL_HAVE_LIBNVME
 	{
 		struct list_ns *v = NULL;

@@ -52,6 +52,8 @@ int gctl_cmd_list(int argc, char **argv);
 void gctl_help_list(FILE *f);
 int gctl_cmd_assemble(int argc, char **argv);
 void gctl_help_assemble(FILE *f);
+int gctl_cmd_incremental(int argc, char **argv);
+void gctl_help_incremental(FILE *f);
 
 /* graidctl.c: the synopsis line that each command's help opens with. */
 void gctl_print_cmd_usage(FILE *f, const char *name);
