@@ -75,7 +75,7 @@ GRAID_API int graid_array_close(struct graid_array *a)
 	if (!a)
 		return 0;
 	/* A background rebuild stops at its next batch; its checkpoint lets it resume. */
-	array_spare_stop(a);
+	array_worker_stop(a);
 	if (a->read_only) {
 		array_free(a);
 		return 0;

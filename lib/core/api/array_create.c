@@ -244,11 +244,11 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
 	owner_self(&a->owner);
 	a->owner.epoch = 1; /* the first owner; each takeover by another host adds one */
 	/*
-	 * The worker (spare.c: spares, catch-ups, unreachable members' controllers), before
+	 * The worker (worker.c: spares, catch-ups, unreachable members' controllers), before
 	 * anything is written: a create that cannot start it leaves every member as it was.
 	 */
 	pthread_mutex_lock(&a->meta_lock);
-	rc = array_spare_thread_start(a);
+	rc = array_worker_start(a);
 	pthread_mutex_unlock(&a->meta_lock);
 	if (rc == 0)
 		rc = create_write(a, data_offset);

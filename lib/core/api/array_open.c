@@ -536,9 +536,9 @@ static int open_start(struct graid_array *a, const struct assembly *as, bool ret
 	open_adopt_bad_blocks(a);
 	pthread_mutex_lock(&a->meta_lock);
 	rc = array_write_superblocks(a, 0);
-	/* The worker: spares, catch-ups, unreachable members' controllers (spare.c). */
+	/* The worker: spares, catch-ups, unreachable members' controllers (worker.c). */
 	if (rc == 0)
-		rc = array_spare_thread_start(a);
+		rc = array_worker_start(a);
 	/*
 	 * A member given but unreachable (its superblock unreadable while its controllers
 	 * reconnect) has a role nobody can name yet: no spare takes a missing role until the
@@ -596,8 +596,8 @@ static int open_resync(struct graid_array *a, const struct graid_sb *fresh, unsi
 	if (flags & GRAID_OPEN_RESYNC_BACKGROUND) {
 		pthread_mutex_lock(&a->meta_lock);
 		a->resync_background = true;
-		rc = array_spare_thread_start(a);
-		pthread_cond_signal(&a->spare_cond);
+		rc = array_worker_start(a);
+		pthread_cond_signal(&a->worker_cond);
 		pthread_mutex_unlock(&a->meta_lock);
 		return rc;
 	}

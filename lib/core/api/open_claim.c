@@ -9,7 +9,7 @@
 #include "array/array_own.h"
 #include "member/member.h"
 
-/* How long a takeover waits after fencing: past two of the old owner's looks (spare.c). */
+/* How long a takeover waits after fencing: past two of the old owner's looks (worker.c). */
 #define OPEN_FENCE_WAIT_NS (2500ull * 1000 * 1000)
 
 /*

@@ -106,7 +106,7 @@ static inline void array_worker_takeover(struct graid_array *a, unsigned role)
 	if (a->nspares) {
 		a->takeover_role[role] = true;
 		a->takeover_due = true;
-		pthread_cond_signal(&a->spare_cond);
+		pthread_cond_signal(&a->worker_cond);
 	}
 }
 
