@@ -15,7 +15,7 @@
 #include "meta/meta_write.h"
 #include "api/array_life.h"
 #include "api/open_reserve.h"
-#include "array/lease.h"
+#include "ownership/lease.h"
 #include "io/queue.h"
 #include "jobs/jobs.h"
 #include "member/member.h"

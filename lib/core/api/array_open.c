@@ -13,7 +13,7 @@
 #include "api/array_life.h"
 #include "api/open_claim.h"
 #include "api/open_reserve.h"
-#include "array/lease.h"
+#include "ownership/lease.h"
 #include "jobs/jobs.h"
 #include "member/member.h"
 #include "meta/array_view.h"

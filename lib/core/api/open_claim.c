@@ -6,7 +6,7 @@
 
 #include "api/open_claim.h"
 #include "api/open_reserve.h"
-#include "array/array_own.h"
+#include "ownership/array_own.h"
 #include "member/member.h"
 
 /* How long a takeover waits after fencing: past two of the old owner's looks (worker.c). */

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "api/array_assemble.h"
-#include "array/lease.h"
+#include "ownership/lease.h"
 
 /* What a writable open holds of the array before its first write to the array's data. */
 struct open_claim {

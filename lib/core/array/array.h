@@ -14,7 +14,7 @@
 
 #include <linux/time_types.h>
 
-#include "array/array_own.h"
+#include "ownership/array_own.h"
 #include "common/internal.h"
 #include "format/layout.h"
 #include "format/nvme_id.h"

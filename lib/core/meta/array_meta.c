@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "array/lease.h"
+#include "ownership/lease.h"
 #include "meta/bitmap.h"
 #include "meta/live.h"
 #include "meta/journal.h"
