@@ -14,7 +14,8 @@
 #include "api/array_life.h"
 #include "jobs/jobs.h"
 #include "member/member_nvme.h"
-#include "meta/meta.h"
+#include "meta/array_flush.h"
+#include "meta/array_meta.h"
 
 static ssize_t api_sync_io(struct graid_array *a, uint8_t *buf, size_t len, uint64_t offset,
 			   bool write)

@@ -12,7 +12,7 @@
 #include "api/array_life.h"
 #include "jobs/jobs.h"
 #include "member/member.h"
-#include "meta/meta.h"
+#include "meta/array_meta.h"
 
 static unsigned create_flags(const struct graid_array_config *cfg)
 {

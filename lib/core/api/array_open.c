@@ -17,7 +17,8 @@
 #include "jobs/jobs.h"
 #include "member/member.h"
 #include "meta/array_view.h"
-#include "meta/meta.h"
+#include "meta/array_flush.h"
+#include "meta/array_meta.h"
 
 /* The caller's lease spec, as far as its struct carries one. */
 static const char *open_lease_spec(const struct graid_open_options *opts)

@@ -17,7 +17,8 @@
 #include "member/member_path.h"
 #include "jobs/jobs.h"
 #include "member/member.h"
-#include "meta/meta.h"
+#include "meta/array_meta.h"
+#include "meta/events.h"
 #include "meta/meta_write.h"
 #include "io/queue.h"
 

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "jobs/rebuild.h"
+#include "meta/array_meta.h"
+#include "meta/events.h"
 #include "meta/live.h"
 
 /*

@@ -9,7 +9,6 @@
 #include "io/row_job.h"
 #include "io/stripe_set.h"
 #include "jobs/jobs.h"
-#include "meta/meta.h"
 
 /* A batch holds about this much chunk data in memory (all members of its rows). */
 #define REBUILD_SLOT_BYTES (12u << 20)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "jobs/rebuild.h"
+#include "meta/array_meta.h"
 #include "jobs/rebuild_heal.h"
 #include "member/member.h"
 #include "meta/array_view.h"

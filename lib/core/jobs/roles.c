@@ -16,7 +16,8 @@
 #include "jobs/jobs.h"
 #include "member/member.h"
 #include "member/member_pr.h"
-#include "meta/meta.h"
+#include "meta/array_meta.h"
+#include "meta/events.h"
 
 static const char *roles_state_name(int st)
 {

@@ -12,7 +12,9 @@
 #include "meta/badblocks.h"
 #include "io/row_job.h"
 #include "io/stripe_set.h"
-#include "meta/meta.h"
+#include "meta/array_meta.h"
+#include "meta/array_readerr.h"
+#include "meta/events.h"
 
 #define SCRUB_BATCH_BYTES (16u << 20)
 /* The superblocks get the scrub's checkpoint at least this often. */

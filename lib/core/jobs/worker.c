@@ -13,7 +13,8 @@
 #include "jobs/jobs.h"
 #include "member/member.h"
 #include "member/member_pr.h"
-#include "meta/meta.h"
+#include "meta/array_flush.h"
+#include "meta/array_meta.h"
 
 /* How often the worker reads the owner record on the members (another host's takeover). */
 #define OWNER_WATCH_NS (1000u * 1000 * 1000)

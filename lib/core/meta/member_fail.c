@@ -8,7 +8,9 @@
 
 #include "array/array.h"
 #include "member/member_path.h"
-#include "meta/meta.h"
+#include "meta/array_meta.h"
+#include "meta/events.h"
+#include "meta/member_fail.h"
 
 /* Outages a fabric member may have from timeouts with its controller live before it fails. */
 #define REACH_TIMEOUT_OUTAGES 3u
