@@ -28,9 +28,11 @@ struct open_claim {
  * again. Whatever it returns, @p as holds what it gathered (assemble_release() it) and
  * @p cl what it claimed: the caller closes the lease, gives back the reservations unless
  * fenced, and warns that a fence stays (graid_array_open's unwinding).
- * @return 0; -EINVAL no member carries a valid superblock; -EBUSY the lease or the array
- *   is another host's, or a fenced old owner still writes; -EIO no member took the fence;
- *   what assemble_gather(), lease_open() and open_reserve() return.
+ * @return 0; -EINVAL no member carries a valid superblock; a writable open that could
+ *   open none of those that do for writing: the error of the first (-EACCES, -EROFS...);
+ *   -EBUSY the lease or the array is another host's, or a fenced old owner still writes;
+ *   -EIO no member took the fence; what assemble_gather(), lease_open(), lease_acquire()
+ *   and open_reserve() return.
  */
 int open_assemble_claimed(struct assembly *as, const char *const *members, unsigned n,
 			  unsigned flags, const char *lease_spec, struct open_claim *cl);
