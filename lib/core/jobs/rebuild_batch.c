@@ -4,10 +4,6 @@
  * (copied, for mirrors), the writes to the targets.
  */
 #include <errno.h>
-#include <stddef.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #include <libgraid/graid_backend.h>
 

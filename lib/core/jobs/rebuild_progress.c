@@ -4,15 +4,13 @@
  * a rate and foreground I/O.
  */
 #include <errno.h>
-#include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "jobs/rebuild.h"
-#include "meta/array_meta.h"
 #include "jobs/rebuild_heal.h"
 #include "member/member.h"
+#include "meta/array_meta.h"
 #include "meta/array_view.h"
 
 /*

@@ -1,10 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A rebuild pass's rows: which need copying, and the pipeline of batches over them. */
 #include <errno.h>
-#include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "jobs/rebuild.h"
 #include "meta/bitmap.h"
