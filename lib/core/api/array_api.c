@@ -14,7 +14,8 @@
 #include "api/array_life.h"
 #include "jobs/jobs.h"
 #include "member/member_nvme.h"
-#include "meta/meta.h"
+#include "meta/array_flush.h"
+#include "meta/array_meta.h"
 
 static ssize_t api_sync_io(struct graid_array *a, uint8_t *buf, size_t len, uint64_t offset,
 			   bool write)
@@ -75,7 +76,7 @@ GRAID_API int graid_array_close(struct graid_array *a)
 	if (!a)
 		return 0;
 	/* A background rebuild stops at its next batch; its checkpoint lets it resume. */
-	array_spare_stop(a);
+	array_worker_stop(a);
 	if (a->read_only) {
 		array_free(a);
 		return 0;

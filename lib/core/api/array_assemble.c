@@ -10,7 +10,7 @@
 #include "api/array_assemble.h"
 #include "member/member_path.h"
 #include "member/member.h"
-#include "meta/meta.h"
+#include "meta/array_meta.h"
 
 /* How long an open waits for a dead holder's members to be let go (io_uring teardown). */
 #define ASSEMBLE_HOLDER_WAIT_NS (10ull * 1000 * 1000 * 1000)

@@ -12,7 +12,7 @@
 #include "api/array_life.h"
 #include "jobs/jobs.h"
 #include "member/member.h"
-#include "meta/meta.h"
+#include "meta/array_meta.h"
 
 static unsigned create_flags(const struct graid_array_config *cfg)
 {
@@ -124,29 +124,18 @@ static int create_open_members(struct graid_array *a, const char *const *paths, 
 	return 0;
 }
 
-GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
-				 const struct graid_array_config *cfg, struct graid_array **out)
+/*
+ * The layout the members opened allow (the smallest one's room past the metadata) and the
+ * engine, opened before the first byte is written: its failure changes nothing.
+ */
+static int create_layout(struct graid_array *a, const struct graid_array_config *cfg,
+			 uint32_t chunk, uint64_t data_offset)
 {
-	struct graid_array *a;
 	uint64_t member_bytes = UINT64_MAX;
-	uint64_t data_offset;
-	uint32_t chunk, bs = 512;
+	uint32_t bs = 512;
 	int rc;
 
-	if (!members || !cfg || !out)
-		return -EINVAL;
-	rc = create_check_config(cfg, nmembers, &chunk);
-	if (rc)
-		return rc;
-	a = array_alloc(nmembers);
-	if (!a)
-		return -ENOMEM;
-	data_offset = create_data_offset(cfg, chunk);
-	rc = create_open_members(a, members, create_flags(cfg) & GRAID_CREATE_FORCE, data_offset,
-				 chunk, create_flags(cfg) & GRAID_CREATE_JOURNAL);
-	if (rc)
-		goto fail;
-	for (unsigned i = 0; i < nmembers; i++) {
+	for (unsigned i = 0; i < a->nmembers; i++) {
 		uint64_t usable = a->members[i].size - data_offset;
 
 		if (usable < member_bytes)
@@ -154,53 +143,46 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
 		if (a->members[i].lbs > bs)
 			bs = a->members[i].lbs;
 	}
-	rc = graid_layout_init(&a->lay, cfg->level, nmembers, chunk, member_bytes);
+	rc = graid_layout_init(&a->lay, cfg->level, a->nmembers, chunk, member_bytes);
 	if (rc) {
 		graid__log(GRAID_LOG_ERR, "create: RAID-%d over %u members with %u-byte chunks of "
-					  "%llu bytes each is not a valid layout", cfg->level, nmembers,
-			   chunk, (unsigned long long)member_bytes);
-		goto fail;
+					  "%llu bytes each is not a valid layout", cfg->level,
+			   a->nmembers, chunk, (unsigned long long)member_bytes);
+		return rc;
 	}
-	/* The engine is opened before the first byte is written: its failure changes nothing. */
 	rc = array_open_engine(a, cfg->backend);
 	if (rc)
-		goto fail;
+		return rc;
 	a->block_size = bs < 4096 ? bs : 4096;
 	a->data_offset = data_offset;
-	if (create_flags(cfg) & GRAID_CREATE_JOURNAL) {
-		rc = journal_init(a, GRAID_SB_DEFAULT_DATA_OFFSET,
-				  data_offset - GRAID_SB_DEFAULT_DATA_OFFSET);
-		if (rc)
-			goto fail;
-	}
+	return 0;
+}
+
+/* The new array's identity: UUIDs, the first event, every member active. */
+static void create_identity(struct graid_array *a)
+{
 	a->ctime = (uint64_t)time(NULL);
 	a->events = 1;
 	graid_uuid_generate(a->uuid);
-	for (unsigned i = 0; i < nmembers; i++) {
+	for (unsigned i = 0; i < a->nmembers; i++) {
 		graid_uuid_generate(a->members[i].uuid);
 		a->members[i].slot_id = member_slot_id(a->members[i].uuid);
 		atomic_store(&a->members[i].state, GRAID_MEMBER_ACTIVE);
 	}
-	/* A new UUID: nobody else can hold it, but the lock makes later openers wait. */
-	rc = array_uuid_lock_take(&a->uuid_lock, a->uuid, &a->owner);
-	if (rc)
-		goto fail; /* -ENOLCK (an unusable lock directory): nothing written yet */
-	owner_self(&a->owner);
-	a->owner.epoch = 1; /* the first owner; each takeover by another host adds one */
-	/*
-	 * The worker (spare.c: spares, catch-ups, unreachable members' controllers), before
-	 * anything is written: a create that cannot start it leaves every member as it was.
-	 */
-	pthread_mutex_lock(&a->meta_lock);
-	rc = array_spare_thread_start(a);
-	pthread_mutex_unlock(&a->meta_lock);
-	if (rc)
-		goto fail;
+}
+
+/*
+ * Everything written, superblocks last: the data areas zeroed, the bitmap, the live-data
+ * map and the bad-block logs empty, the journal reset.
+ */
+static int create_write(struct graid_array *a, uint64_t data_offset)
+{
 	/*
 	 * Zeroed data areas make parity consistent from the start: P and Q of zeroes are zero.
 	 * Fast init where every member reads deallocated blocks as zeroes (member.c).
 	 */
-	rc = member_init_data_areas(a);
+	int rc = member_init_data_areas(a);
+
 	if (rc == 0)
 		rc = bitmap_init(a, BITMAP_DEFAULT_OFFSET, BITMAP_DEFAULT_BYTES, 0);
 	if (rc == 0)
@@ -219,12 +201,57 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
 	if (rc == 0 && a->lay.level != 0 &&
 	    data_offset >= (uint64_t)BBL_DEFAULT_OFFSET + BBL_AREA_BYTES)
 		rc = badblocks_init(a, BBL_DEFAULT_OFFSET, BBL_AREA_BYTES);
-	for (unsigned i = 0; rc == 0 && i < nmembers; i++)
+	for (unsigned i = 0; rc == 0 && i < a->nmembers; i++)
 		rc = badblocks_reset(a, i);
 	if (rc == 0)
 		rc = journal_reset(a); /* a reused device may hold an old log */
 	if (rc == 0)
 		rc = array_write_superblocks(a, 0);
+	return rc;
+}
+
+GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
+				 const struct graid_array_config *cfg, struct graid_array **out)
+{
+	struct graid_array *a;
+	uint64_t data_offset;
+	uint32_t chunk;
+	int rc;
+
+	if (!members || !cfg || !out)
+		return -EINVAL;
+	rc = create_check_config(cfg, nmembers, &chunk);
+	if (rc)
+		return rc;
+	a = array_alloc(nmembers);
+	if (!a)
+		return -ENOMEM;
+	data_offset = create_data_offset(cfg, chunk);
+	rc = create_open_members(a, members, create_flags(cfg) & GRAID_CREATE_FORCE, data_offset,
+				 chunk, create_flags(cfg) & GRAID_CREATE_JOURNAL);
+	if (rc == 0)
+		rc = create_layout(a, cfg, chunk, data_offset);
+	if (rc == 0 && create_flags(cfg) & GRAID_CREATE_JOURNAL)
+		rc = journal_init(a, GRAID_SB_DEFAULT_DATA_OFFSET,
+				  data_offset - GRAID_SB_DEFAULT_DATA_OFFSET);
+	if (rc)
+		goto fail;
+	create_identity(a);
+	/* A new UUID: nobody else can hold it, but the lock makes later openers wait. */
+	rc = array_uuid_lock_take(&a->uuid_lock, a->uuid, &a->owner);
+	if (rc)
+		goto fail; /* -ENOLCK (an unusable lock directory): nothing written yet */
+	owner_self(&a->owner);
+	a->owner.epoch = 1; /* the first owner; each takeover by another host adds one */
+	/*
+	 * The worker (worker.c: spares, catch-ups, unreachable members' controllers), before
+	 * anything is written: a create that cannot start it leaves every member as it was.
+	 */
+	pthread_mutex_lock(&a->meta_lock);
+	rc = array_worker_start(a);
+	pthread_mutex_unlock(&a->meta_lock);
+	if (rc == 0)
+		rc = create_write(a, data_offset);
 	if (rc)
 		goto fail;
 	graid__log(GRAID_LOG_NOTICE, "created RAID-%d of %u members, %llu bytes, chunk %u",

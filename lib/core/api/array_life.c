@@ -15,7 +15,7 @@
 #include "meta/meta_write.h"
 #include "api/array_life.h"
 #include "api/open_reserve.h"
-#include "array/lease.h"
+#include "ownership/lease.h"
 #include "io/queue.h"
 #include "jobs/jobs.h"
 #include "member/member.h"
@@ -47,7 +47,7 @@ struct graid_array *array_alloc(unsigned nmembers)
 	pthread_mutex_init(&a->pool_lock, NULL);
 	pthread_mutex_init(&a->rebuild_lock, NULL);
 	pthread_mutex_init(&a->event_lock, NULL);
-	pthread_cond_init(&a->spare_cond, &mono);
+	pthread_cond_init(&a->worker_cond, &mono);
 	pthread_condattr_destroy(&mono);
 	a->uuid_lock.fd = -1;
 	for (unsigned i = 0; i < GRAID_MAX_SPARES; i++)
@@ -59,7 +59,7 @@ void array_free(struct graid_array *a)
 {
 	if (!a)
 		return;
-	array_spare_stop(a);
+	array_worker_stop(a);
 	array_queue_pool_free(a);
 	/*
 	 * Metadata writes given up on after the I/O timeout end before anything is released
@@ -94,7 +94,7 @@ void array_free(struct graid_array *a)
 	pthread_mutex_destroy(&a->pool_lock);
 	pthread_mutex_destroy(&a->rebuild_lock);
 	pthread_mutex_destroy(&a->event_lock);
-	pthread_cond_destroy(&a->spare_cond);
+	pthread_cond_destroy(&a->worker_cond);
 	free(a->stripe_busy);
 	free(a->given);
 	free(a);

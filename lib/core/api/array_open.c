@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "api/array_assemble.h"
 #include "meta/badblocks.h"
@@ -12,12 +11,14 @@
 #include "meta/live.h"
 #include "meta/journal.h"
 #include "api/array_life.h"
+#include "api/open_claim.h"
 #include "api/open_reserve.h"
-#include "array/lease.h"
+#include "ownership/lease.h"
 #include "jobs/jobs.h"
 #include "member/member.h"
 #include "meta/array_view.h"
-#include "meta/meta.h"
+#include "meta/array_flush.h"
+#include "meta/array_meta.h"
 
 /* The caller's lease spec, as far as its struct carries one. */
 static const char *open_lease_spec(const struct graid_open_options *opts)
@@ -26,49 +27,6 @@ static const char *open_lease_spec(const struct graid_open_options *opts)
 						 sizeof(opts->lease))
 		return NULL;
 	return opts->lease;
-}
-
-/*
- * The lease, before anything is written (a takeover's fence too): held by this open from
- * here on, or -EBUSY naming the host that holds it and the superblocks' last owner.
- */
-static int open_lease(const struct assembly *as, const char *spec, struct array_lease **out)
-{
-	char holder[160] = "", who[192];
-	int rc = lease_open(spec, as->fresh->array_uuid, out);
-
-	if (rc)
-		return rc;
-	rc = lease_acquire(*out, holder, sizeof(holder));
-	if (rc == -EBUSY) {
-		owner_describe(&as->fresh->owner, who, sizeof(who));
-		graid__log(GRAID_LOG_ERR, "open: the array's lease (%s) is held by %s; the "
-					  "superblocks' last writable owner is %s, owner epoch %llu; "
-					  "nothing was written", spec, holder, who,
-			   (unsigned long long)as->fresh->owner.epoch);
-	}
-	if (rc) {
-		lease_close(*out);
-		*out = NULL;
-	}
-	return rc;
-}
-
-/*
- * No member given is usable: say whether that is for want of a superblock, or because a
- * writable open could open none of those that have one for writing (a look could).
- */
-static int open_none_usable(const struct assembly *as)
-{
-	for (unsigned i = 0; i < as->n; i++)
-		if (as->c[i].verdict == GRAID_GIVEN_NOT_WRITABLE && as->c[i].has_sb) {
-			graid__log(GRAID_LOG_ERR, "open: no member could be opened for writing (%s "
-						  "is not writable: %s); a read-only open can look",
-				   as->c[i].m.path, graid_strerror(as->c[i].error));
-			return as->c[i].error;
-		}
-	graid__log(GRAID_LOG_ERR, "open: no member carries a valid libgraid superblock");
-	return -EINVAL;
 }
 
 /* The caller's flags, as far as its struct carries them. */
@@ -246,53 +204,6 @@ static int open_mark_forced(struct graid_array *a, const struct assembly *as)
 	return 0;
 }
 
-/*
- * Whose array it is (docs/REMOTE.md, "A second host"): the freshest superblock's owner
- * record. Another host's is refused unless @p takeover, which raises the owner epoch; the
- * old owner sees the higher epoch on the members and stops. *@p epoch: this open's.
- */
-static int open_owner(const struct assembly *as, bool takeover, uint64_t *epoch,
-		      bool *took_over)
-{
-	const struct graid_sb *fresh = as->fresh;
-	const struct graid_sb_owner *rec = &fresh->owner;
-	struct graid_sb_owner me;
-	uint64_t top = 0;
-	char who[192];
-
-	*took_over = false;
-	owner_self(&me);
-	/* The highest epoch any member of the array shows: a takeover goes past all of them. */
-	for (unsigned i = 0; i < as->n; i++)
-		if (as->c[i].valid && !memcmp(as->c[i].sb.array_uuid, fresh->array_uuid, 16) &&
-		    as->c[i].sb.owner.epoch > top)
-			top = as->c[i].sb.owner.epoch;
-	*epoch = rec->epoch ? rec->epoch : 1; /* written before owner epochs: the first */
-	if (top > *epoch)
-		*epoch = top;
-	if (!rec->pid || owner_same_host(rec, &me))
-		return 0;
-	owner_describe(rec, who, sizeof(who));
-	if (!takeover) {
-		graid__log(GRAID_LOG_ERR, "open: the array belongs to another host: last opened "
-					  "writable by %s, owner epoch %llu, %s; nothing was written. "
-					  "Take it over (GRAID_OPEN_TAKEOVER, graidctl assemble "
-					  "--takeover) only when that host is down or has let go",
-			   who, (unsigned long long)*epoch,
-			   fresh->flags & GRAID_SB_F_CLEAN ? "closed cleanly there"
-							   : "not closed there (it may still be "
-							     "writing)");
-		return -EBUSY;
-	}
-	graid__log(GRAID_LOG_NOTICE, "open: taking the array over from %s (%s): owner epoch "
-				     "%llu -> %llu", who,
-		   fresh->flags & GRAID_SB_F_CLEAN ? "closed cleanly" : "not closed cleanly",
-		   (unsigned long long)*epoch, (unsigned long long)(*epoch + 1));
-	(*epoch)++;
-	*took_over = true;
-	return 0;
-}
-
 /* The superblock the device now in role @p role was assembled with, or NULL. */
 static const struct graid_sb *open_role_sb(const struct assembly *as, unsigned role)
 {
@@ -391,48 +302,6 @@ static void open_adopt_bad_blocks(struct graid_array *a)
 			  "are kept" : "");
 }
 
-/* How long a takeover waits after fencing: past two of the old owner's looks (spare.c). */
-#define OPEN_FENCE_WAIT_NS (2500ull * 1000 * 1000)
-
-/*
- * A takeover's first write: this host's record, at the new epoch, into the superblock of
- * every member of the array the assembly holds, and nothing else; then a wait in which a
- * live old owner reads it and stops. The open then assembles again from what the members
- * say after that wait (the old owner may have changed them meanwhile): only then does it
- * replay, resync or rewrite anything of the array's.
- */
-static int open_fence(const struct assembly *as, uint64_t epoch)
-{
-	const uint8_t *uuid = as->fresh->array_uuid;
-	struct graid_sb_owner me;
-	unsigned done = 0;
-
-	owner_self(&me);
-	me.epoch = epoch;
-	for (unsigned i = 0; i < as->n; i++) {
-		struct member *m = &as->c[i].m;
-		struct graid_sb sb;
-
-		if (!as->c[i].valid || m->fd < 0 || member_read_sb(m, &sb) ||
-		    memcmp(sb.array_uuid, uuid, 16))
-			continue;
-		sb.owner = me;
-		if (member_write_sb(m, &sb) == 0)
-			done++;
-	}
-	if (!done) {
-		graid__log(GRAID_LOG_ERR, "open: takeover: no member took this host's owner record");
-		return -EIO;
-	}
-	graid__log(GRAID_LOG_NOTICE, "open: takeover: owner record (epoch %llu) on %u members; "
-				     "waiting %llu ms for the old owner to see it",
-		   (unsigned long long)epoch, done, OPEN_FENCE_WAIT_NS / 1000000);
-	nanosleep(&(struct timespec){ .tv_sec = (time_t)(OPEN_FENCE_WAIT_NS / 1000000000ull),
-				      .tv_nsec = (long)(OPEN_FENCE_WAIT_NS % 1000000000ull) },
-		  NULL);
-	return 0;
-}
-
 /*
  * A look (read-only open): who holds the array writable on this host now, if anyone alive
  * does, and whether it was left unclean: no clean close recorded, and no live holder here
@@ -449,120 +318,118 @@ static void open_look_holder(struct graid_array *a, const struct graid_sb *fresh
 	a->unclean = !(fresh->flags & GRAID_SB_F_CLEAN) && !a->holder.pid;
 }
 
-GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
-			       const struct graid_open_options *opts, struct graid_array **out)
+/* One open's state as it goes through its phases: what open_unwind gives back. */
+struct open_ctx {
+	struct assembly as;         /* the devices gathered; their descriptors until installed */
+	struct open_claim cl;       /* lease, owner epoch, reservations, fence */
+	struct graid_array *a;      /* the array being built, freed unless handed out */
+	const struct graid_open_options *opts;
+	unsigned flags;
+	unsigned forced;            /* members taken back by GRAID_OPEN_FORCE */
+	bool read_only;
+	bool returns;               /* a role came back at this open and is to be rebuilt */
+};
+
+/* The arguments graid_array_open() refuses with -EINVAL before it touches any device. */
+static bool open_args_valid(const char *const *members, unsigned nmembers,
+			    const struct graid_open_options *opts, unsigned flags,
+			    struct graid_array **out)
 {
-	struct assembly as = { .lock = { .fd = -1 } };
+	const unsigned all = GRAID_OPEN_RESYNC_BACKGROUND | GRAID_OPEN_READ_ONLY |
+			     GRAID_OPEN_FORCE | GRAID_OPEN_TAKEOVER | GRAID_OPEN_RESERVE;
+
+	if (!members || !out || nmembers == 0 || nmembers > GRAID_MAX_MEMBERS)
+		return false;
+	if (opts && opts->struct_size < offsetof(struct graid_open_options, backend) +
+						sizeof(opts->backend))
+		return false;
+	if (flags & ~all)
+		return false;
+	return !((flags & GRAID_OPEN_READ_ONLY) &&
+		 (flags & (GRAID_OPEN_FORCE | GRAID_OPEN_TAKEOVER | GRAID_OPEN_RESERVE)));
+}
+
+/*
+ * Whether the roles the array has now let its level run; logged with the roles out where
+ * they do not.
+ */
+static bool open_survivable(const struct graid_array *a, bool read_only)
+{
 	uint8_t state[GRAID_MAX_MEMBERS];
-	const struct graid_sb *fresh;
-	struct graid_array *a = NULL;
-	struct array_lease *lease = NULL;
-	const char *lease_spec = open_lease_spec(opts);
-	unsigned flags = open_flags(opts), forced = 0, n_out;
-	uint64_t epoch = 0, pr_key = 0;
-	bool took_over = false, fenced = false;
-	bool read_only = flags & GRAID_OPEN_READ_ONLY, returns = false;
 	char roles[256];
-	int rc;
+	unsigned out_count;
 
-	if (!members || !out || nmembers == 0 || nmembers > GRAID_MAX_MEMBERS ||
-	    (opts && opts->struct_size < offsetof(struct graid_open_options, backend) +
-						 sizeof(opts->backend)) ||
-	    (flags & ~(GRAID_OPEN_RESYNC_BACKGROUND | GRAID_OPEN_READ_ONLY | GRAID_OPEN_FORCE |
-		       GRAID_OPEN_TAKEOVER | GRAID_OPEN_RESERVE)) ||
-	    (read_only && (flags & (GRAID_OPEN_FORCE | GRAID_OPEN_TAKEOVER | GRAID_OPEN_RESERVE))))
-		return -EINVAL;
-again:
-	rc = assemble_gather(&as, members, nmembers, !read_only);
-	if (rc == 0 && as.pick < 0)
-		rc = open_none_usable(&as);
-	if (rc)
-		goto out;
-	assemble_filter(&as);
-	fresh = as.fresh;
-	/* Another host's array: not without a takeover, and before anything is written. */
-	if (!read_only && lease_spec && !lease) {
-		rc = open_lease(&as, lease_spec, &lease);
-		if (rc)
-			goto out;
-	}
-	if (!read_only) {
-		rc = open_owner(&as, flags & GRAID_OPEN_TAKEOVER, &epoch, &took_over);
-		if (rc == 0 && took_over && fenced) {
-			/* Fenced, waited, assembled again: and another owner's record is back. */
-			graid__log(GRAID_LOG_ERR, "open: takeover: the old owner is still writing (its "
-						  "record came back after this host's); not taken over");
-			rc = -EBUSY;
-		}
-		if (rc)
-			goto out;
-		/* The drives' own fence, before the first write (the takeover's record too). */
-		if ((flags & GRAID_OPEN_RESERVE) || lease || took_over || fenced) {
-			struct graid_sb_owner me;
-
-			owner_self(&me);
-			pr_key = me.host_id;
-			rc = open_reserve(&as, pr_key, flags & GRAID_OPEN_RESERVE);
-			if (rc)
-				goto out;
-		}
-		if (took_over) {
-			rc = open_fence(&as, epoch);
-			if (rc)
-				goto out;
-			fenced = true;
-			assemble_release(&as);
-			as = (struct assembly){ .lock = { .fd = -1 } };
-			goto again;
-		}
-	}
-	a = array_alloc(fresh->nmembers);
-	if (a) {
-		a->lease = lease; /* released by array_free, after the last write */
-		lease = NULL;
-	}
-	rc = a ? graid_layout_init(&a->lay, fresh->level, fresh->nmembers, fresh->chunk_bytes,
-				   fresh->data_bytes)
-	       : -ENOMEM;
-	if (rc)
-		goto out;
-	if (flags & GRAID_OPEN_FORCE)
-		forced = assemble_force(&as, a);
-	open_install(a, &as);
-	/* What became of each path given, for graid_array_given_info() (NULL: none kept). */
-	a->given = assemble_verdicts(&as, a->nmembers);
-	a->ngiven = a->given ? nmembers : 0;
-	a->data_offset = fresh->data_offset;
-	rc = open_bad_blocks(a, &as, !read_only);
-	if (rc)
-		goto out;
-	/* The array's descriptors carry the reservations now: array_free releases them. */
-	a->pr_key = pr_key;
-	a->pr_strict = flags & GRAID_OPEN_RESERVE;
 	for (unsigned r = 0; r < a->nmembers; r++)
 		state[r] = (uint8_t)atomic_load(&a->members[r].state);
-	if (!array_roles_survivable(a, state)) {
-		unsigned out_count = open_roles_out(a, roles, sizeof(roles));
+	if (array_roles_survivable(a, state))
+		return true;
+	out_count = open_roles_out(a, roles, sizeof(roles));
+	graid__log(GRAID_LOG_ERR, "open: only %u of %u members usable; RAID-%d cannot be "
+				  "assembled (roles out: %s; nothing was written)%s",
+		   a->nmembers - out_count, a->nmembers, a->lay.level, roles,
+		   read_only ? "" : "; GRAID_OPEN_FORCE (graidctl assemble --force) takes "
+				    "back members the others recorded failed");
+	return false;
+}
 
-		graid__log(GRAID_LOG_ERR, "open: only %u of %u members usable; RAID-%d cannot be "
-					  "assembled (roles out: %s; nothing was written)%s",
-			   a->nmembers - out_count, a->nmembers, a->lay.level, roles,
-			   read_only ? "" : "; GRAID_OPEN_FORCE (graidctl assemble --force) takes "
-					    "back members the others recorded failed");
-		rc = -EIO;
-		goto out;
-	}
-	rc = array_open_engine(a, opts ? opts->backend : NULL);
+/*
+ * Phase 2, the handle: the array allocated with the lease, its layout, every member kept
+ * in its role or a spare's slot (their descriptors the array's now), the bad-block logs
+ * read, the reservations the array's to release, the roles checked to carry the level and
+ * the parity engine open. Nothing is written. A failure leaves o->a for array_free (which
+ * closes what it took) and the rest in o for the unwinding.
+ */
+static int open_build(struct open_ctx *o, unsigned ngiven)
+{
+	const struct graid_sb *fresh = o->as.fresh;
+	struct graid_array *a = array_alloc(fresh->nmembers);
+	int rc;
+
+	o->a = a;
+	if (!a)
+		return -ENOMEM;
+	a->lease = o->cl.lease; /* released by array_free, after the last write */
+	o->cl.lease = NULL;
+	rc = graid_layout_init(&a->lay, fresh->level, fresh->nmembers, fresh->chunk_bytes,
+			       fresh->data_bytes);
 	if (rc)
-		goto out;
+		return rc;
+	if (o->flags & GRAID_OPEN_FORCE)
+		o->forced = assemble_force(&o->as, a);
+	open_install(a, &o->as);
+	/* What became of each path given, for graid_array_given_info() (NULL: none kept). */
+	a->given = assemble_verdicts(&o->as, a->nmembers);
+	a->ngiven = a->given ? ngiven : 0;
+	a->data_offset = fresh->data_offset;
+	rc = open_bad_blocks(a, &o->as, !o->read_only);
+	if (rc)
+		return rc;
+	/* The array's descriptors carry the reservations now: array_free releases them. */
+	a->pr_key = o->cl.pr_key;
+	a->pr_strict = o->flags & GRAID_OPEN_RESERVE;
+	if (!open_survivable(a, o->read_only))
+		return -EIO;
+	rc = array_open_engine(a, o->opts ? o->opts->backend : NULL);
+	if (rc)
+		return rc;
 	memcpy(a->uuid, fresh->array_uuid, 16);
 	a->block_size = fresh->block_size;
-	a->data_offset = fresh->data_offset;
 	a->ctime = fresh->ctime;
 	a->history_events = fresh->history_events;
 	a->scrub_offset = fresh->scrub_offset;
-	rc = bitmap_init(a, fresh->bitmap_offset, fresh->bitmap_bytes,
-			 fresh->bitmap_region_stripes);
+	return 0;
+}
+
+/*
+ * Phase 3, the maps: the write-intent bitmap (its marks loaded where they mean something),
+ * the journal's areas and the live-data map; a writable open writes the whole map to every
+ * member, its first write. A failure leaves what was set up to array_free.
+ */
+static int open_maps(struct graid_array *a, const struct graid_sb *fresh, bool read_only)
+{
+	int rc = bitmap_init(a, fresh->bitmap_offset, fresh->bitmap_bytes,
+			     fresh->bitmap_region_stripes);
+
 	/* Unclean: marks to resync. Kept history (a role was out): marks to catch up from. */
 	if (rc == 0 && (!(fresh->flags & GRAID_SB_F_CLEAN) || fresh->history_events))
 		rc = bitmap_load(a);
@@ -578,33 +445,51 @@ again:
 	if (rc == 0 && !read_only)
 		rc = live_write_all(a);
 	if (rc)
-		goto out;
+		return rc;
 	a->read_only = read_only;
 	if (read_only && a->journal && !(fresh->flags & GRAID_SB_F_CLEAN))
 		graid__log(GRAID_LOG_WARNING, "open: read-only after an unclean shutdown: the "
 					      "journal is not replayed, degraded reads of stripes being "
 					      "written at the crash may be wrong until a writable open");
-	if (read_only) {
-		/* Look, don't touch: no event, no resync, no spare takeover, no catching up. */
-		a->events = fresh->events;
-		a->owner = fresh->owner; /* whose it is, for graid_array_info */
-		array_recount(a);
-		array_view_load(a);
-		open_look_holder(a, fresh);
-		*out = a;
-		a = NULL;
-		goto out;
-	}
-	a->uuid_lock = as.lock; /* held for as long as the array is open */
-	as.lock.fd = -1;
+	return 0;
+}
+
+/*
+ * Phase 4 of a look (read-only open), its last: no event, no resync, no spare takeover,
+ * no catching up; what the superblocks and a live holder say, for graid_array_info. It
+ * cannot fail.
+ */
+static void open_look(struct graid_array *a, const struct graid_sb *fresh)
+{
+	a->events = fresh->events;
+	a->owner = fresh->owner; /* whose it is, for graid_array_info */
+	array_recount(a);
+	array_view_load(a);
+	open_look_holder(a, fresh);
+}
+
+/*
+ * Phase 4 of a writable open, in memory: the UUID lock and the holder's view the array's,
+ * this host the owner at the open's epoch, returning and forced members settled and marked,
+ * the new event, the roles out recorded at it and counted. Its one write is a forced
+ * member's marks (bitmap_mark_all); a failure leaves all of it to array_free.
+ */
+static int open_take(struct open_ctx *o)
+{
+	struct graid_array *a = o->a;
+	const struct graid_sb *fresh = o->as.fresh;
+	int rc = 0;
+
+	a->uuid_lock = o->as.lock; /* held for as long as the array is open */
+	o->as.lock.fd = -1;
 	array_view_publish(a);
 	owner_self(&a->owner);
-	a->owner.epoch = epoch;
-	returns = open_settle_returns(a, &as);
-	if (forced)
-		rc = open_mark_forced(a, &as);
+	a->owner.epoch = o->cl.epoch;
+	o->returns = open_settle_returns(a, &o->as);
+	if (o->forced)
+		rc = open_mark_forced(a, &o->as);
 	if (rc)
-		goto out;
+		return rc;
 	/*
 	 * Unclean or forced: the marks name what the resync must see, and nothing flushed
 	 * before it (the journal's replay flushes, and so may the worker) may clear them. A
@@ -612,7 +497,7 @@ again:
 	 * the marks may also stand for (a forced member's stale stripes, a resync that an
 	 * earlier open left unfinished), so its marks are resynced all the same.
 	 */
-	if (forced || !(fresh->flags & GRAID_SB_F_CLEAN))
+	if (o->forced || !(fresh->flags & GRAID_SB_F_CLEAN))
 		bitmap_resync_pending(a, 0);
 	/* Open marks the array in use (not clean) with a new event: a crash leaves that mark. */
 	a->events = fresh->events + 1;
@@ -632,23 +517,35 @@ again:
 	pthread_mutex_lock(&a->meta_lock);
 	array_recount(a);
 	pthread_mutex_unlock(&a->meta_lock);
-	/* Before anything else writes (a spare's rebuild too): settle what a crash cut short. */
+	return 0;
+}
+
+/*
+ * Phase 5, the first writes: the journal replayed (before anything else writes, a spare's
+ * rebuild too), bad-block logs adopted, the superblocks written at the new event, the
+ * worker started, spares given the missing roles and returning members queued for their
+ * rebuild. A failure leaves the array to array_free, which stops the worker first.
+ */
+static int open_start(struct graid_array *a, const struct assembly *as, bool returns)
+{
+	int rc = 0;
+
 	if (a->journal)
-		rc = journal_recover(a, fresh->flags & GRAID_SB_F_CLEAN, &a->journal_replayed);
+		rc = journal_recover(a, as->fresh->flags & GRAID_SB_F_CLEAN, &a->journal_replayed);
 	if (rc)
-		goto out;
+		return rc;
 	open_adopt_bad_blocks(a);
 	pthread_mutex_lock(&a->meta_lock);
 	rc = array_write_superblocks(a, 0);
-	/* The worker: spares, catch-ups, unreachable members' controllers (spare.c). */
+	/* The worker: spares, catch-ups, unreachable members' controllers (worker.c). */
 	if (rc == 0)
-		rc = array_spare_thread_start(a);
+		rc = array_worker_start(a);
 	/*
 	 * A member given but unreachable (its superblock unreadable while its controllers
 	 * reconnect) has a role nobody can name yet: no spare takes a missing role until the
 	 * array is opened with it reachable.
 	 */
-	if (open_unreachable_given(&as)) {
+	if (open_unreachable_given(as)) {
 		a->hold_missing = true; /* a spare added later keeps away too */
 		if (a->nspares)
 			graid__log(GRAID_LOG_WARNING, "open: a member given is unreachable: no spare "
@@ -661,9 +558,21 @@ again:
 	if (rc == 0 && returns)
 		rc = array_rebuild_background(a);
 	pthread_mutex_unlock(&a->meta_lock);
-	if (rc)
-		goto out;
-	n_out = open_roles_out(a, roles, sizeof(roles));
+	return rc;
+}
+
+/*
+ * Phase 6, the last: the bitmap made to say what is true now, and what an unclean or
+ * forced open left inconsistent resynced, here or (GRAID_OPEN_RESYNC_BACKGROUND) by the
+ * worker. A failure leaves the array to array_free.
+ */
+static int open_resync(struct graid_array *a, const struct graid_sb *fresh, unsigned flags,
+		       bool forced)
+{
+	char roles[256];
+	unsigned n_out = open_roles_out(a, roles, sizeof(roles));
+	int rc = 0;
+
 	if (n_out)
 		graid__log(GRAID_LOG_WARNING, "open: RAID-%d running degraded: role%s %s missing, "
 					      "failed or not yet in sync", a->lay.level,
@@ -679,45 +588,79 @@ again:
 	if (rc || (fresh->flags & GRAID_SB_F_CLEAN && !forced) || !bitmap_dirty_regions(a)) {
 		/* Nothing to resync (marks kept as history are no sweep's to clear anyway). */
 		bitmap_resync_pending(a, UINT64_MAX);
-	} else {
-		graid__log(GRAID_LOG_NOTICE, "open: %s; %llu dirty regions to resync",
-			   forced ? "members were forced in" : "not closed cleanly",
-			   (unsigned long long)bitmap_dirty_regions(a));
-		/* resync_from is 0 since before the journal's replay: flushes keep the marks. */
-		if (flags & GRAID_OPEN_RESYNC_BACKGROUND) {
-			pthread_mutex_lock(&a->meta_lock);
-			a->resync_background = true;
-			rc = array_spare_thread_start(a);
-			pthread_cond_signal(&a->spare_cond);
-			pthread_mutex_unlock(&a->meta_lock);
-		} else {
-			rc = array_resync(a);
-			if (rc == 0)
-				rc = array_flush_members(a, NULL);
-		}
+		return rc;
 	}
-	if (rc)
-		goto out;
-	*out = a;
-	a = NULL;
-out:
-	if (rc && fenced)
+	graid__log(GRAID_LOG_NOTICE, "open: %s; %llu dirty regions to resync",
+		   forced ? "members were forced in" : "not closed cleanly",
+		   (unsigned long long)bitmap_dirty_regions(a));
+	/* resync_from is 0 since before the journal's replay: flushes keep the marks. */
+	if (flags & GRAID_OPEN_RESYNC_BACKGROUND) {
+		pthread_mutex_lock(&a->meta_lock);
+		a->resync_background = true;
+		rc = array_worker_start(a);
+		pthread_cond_signal(&a->worker_cond);
+		pthread_mutex_unlock(&a->meta_lock);
+		return rc;
+	}
+	rc = array_resync(a);
+	if (rc == 0)
+		rc = array_flush_members(a, NULL);
+	return rc;
+}
+
+/*
+ * Every phase's failure, and success too, ends here. A failed open gives its reservations
+ * back (the array's through array_free, after its worker stopped), but not a takeover's:
+ * the array is this host's now, and the log says so. What the array did not take (spares
+ * past the most it keeps) is given back after success too. Then the assembly's remaining
+ * descriptors and locks, the array (NULL once handed out) and a lease it never took.
+ */
+static void open_unwind(struct open_ctx *o, int rc)
+{
+	if (rc && o->cl.fenced) {
 		graid__log(GRAID_LOG_WARNING, "open: the takeover's owner record stays on the "
 					      "members: this host owns the array now (owner epoch "
-					      "%llu); open it again here", (unsigned long long)epoch);
-	/*
-	 * A failed open gives its reservations back (the array's through array_free, after its
-	 * worker stopped), but not a takeover's: the array is this host's now.
-	 */
-	if (rc && fenced) {
-		if (a)
-			a->pr_key = 0;
-	} else if (pr_key) {
-		/* After success too: what the array did not take (spares past the most it keeps). */
-		open_unreserve(&as, pr_key);
+					      "%llu); open it again here",
+			   (unsigned long long)o->cl.epoch);
+		if (o->a)
+			o->a->pr_key = 0;
+	} else if (o->cl.pr_key) {
+		open_unreserve(&o->as, o->cl.pr_key);
 	}
-	assemble_release(&as);
-	array_free(a);
-	lease_close(lease);
+	assemble_release(&o->as);
+	array_free(o->a);
+	lease_close(o->cl.lease);
+}
+
+GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
+			       const struct graid_open_options *opts, struct graid_array **out)
+{
+	struct open_ctx o = { .as = { .lock = { .fd = -1 } }, .opts = opts };
+	int rc;
+
+	o.flags = open_flags(opts);
+	o.read_only = o.flags & GRAID_OPEN_READ_ONLY;
+	if (!open_args_valid(members, nmembers, opts, o.flags, out))
+		return -EINVAL;
+	rc = open_assemble_claimed(&o.as, members, nmembers, o.flags, open_lease_spec(opts),
+				   &o.cl);
+	if (rc == 0)
+		rc = open_build(&o, nmembers);
+	if (rc == 0)
+		rc = open_maps(o.a, o.as.fresh, o.read_only);
+	if (rc == 0 && o.read_only) {
+		open_look(o.a, o.as.fresh);
+	} else if (rc == 0) {
+		rc = open_take(&o);
+		if (rc == 0)
+			rc = open_start(o.a, &o.as, o.returns);
+		if (rc == 0)
+			rc = open_resync(o.a, o.as.fresh, o.flags, o.forced);
+	}
+	if (rc == 0) {
+		*out = o.a;
+		o.a = NULL;
+	}
+	open_unwind(&o, rc);
 	return rc;
 }

@@ -3,7 +3,7 @@
 #include <errno.h>
 
 #include "common/internal.h"
-#include "array/lease.h"
+#include "ownership/lease.h"
 
 GRAID_API int graid_lease_init(const char *spec, const uint8_t array_uuid[16])
 {

@@ -14,7 +14,7 @@
 
 #include <linux/time_types.h>
 
-#include "array/array_own.h"
+#include "ownership/array_own.h"
 #include "common/internal.h"
 #include "format/layout.h"
 #include "format/nvme_id.h"
@@ -193,10 +193,10 @@ struct graid_array {
 	atomic_uint rebuild_yield_us;
 	atomic_uint_fast64_t rebuild_busy_rate; /* the same while foreground I/O is in flight */
 	atomic_bool closing;
-	pthread_t spare_thread;        /* background rebuild after a spare takes over */
-	bool spare_thread_started;
-	pthread_cond_t spare_cond;     /* signalled (under meta_lock) when a spare takes over */
-	bool spare_work;
+	pthread_t worker_thread;       /* the array's worker (jobs/worker.c), once started */
+	bool worker_started;
+	pthread_cond_t worker_cond;    /* signalled (under meta_lock) when the worker has work */
+	bool rebuild_work;             /* a background rebuild is due (meta_lock) */
 	/* Roles that failed in the I/O path: the worker gives each a spare (meta_lock). */
 	bool takeover_due;
 	bool takeover_role[GRAID_MAX_MEMBERS];

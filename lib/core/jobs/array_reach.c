@@ -17,7 +17,8 @@
 #include "member/member_path.h"
 #include "jobs/jobs.h"
 #include "member/member.h"
-#include "meta/meta.h"
+#include "meta/array_meta.h"
+#include "meta/events.h"
 #include "meta/meta_write.h"
 #include "io/queue.h"
 
@@ -48,7 +49,7 @@ static void reach_return(struct graid_array *a, unsigned role)
 	graid__log(GRAID_LOG_NOTICE, "member %u (%s) reachable again: %s", role, m->path,
 		   catchup ? "catching up from the write-intent bitmap" : "rebuilding it whole");
 	array_event(a, GRAID_EVENT_MEMBER_RETURNED, (int)role, 0, 0, 0);
-	a->spare_work = true;
+	a->rebuild_work = true;
 }
 
 /* Its last controller is gone: the member failed; a spare may take its role. */

@@ -31,9 +31,9 @@ void array_roles_takeover_due(struct graid_array *a);
 /* Every role failed or missing (an open that placed every member given, a new spare). */
 void array_roles_takeover_all(struct graid_array *a);
 
-/* spare.c: the array's worker. */
-void array_spare_stop(struct graid_array *a);
-int array_spare_thread_start(struct graid_array *a);
+/* worker.c: the array's worker thread. */
+void array_worker_stop(struct graid_array *a);
+int array_worker_start(struct graid_array *a);
 /* Have the background thread (started if need be) rebuild what is REBUILDING; meta_lock held. */
 int array_rebuild_background(struct graid_array *a);
 

@@ -8,7 +8,8 @@
 #include "meta/journal.h"
 #include "jobs/jobs.h"
 #include "member/member.h"
-#include "meta/meta.h"
+#include "meta/array_flush.h"
+#include "meta/member_fail.h"
 
 /* A valid entry found in a member's log. */
 struct jfound {

@@ -5,7 +5,8 @@
 
 #include "jobs/rebuild_heal.h"
 #include "meta/bitmap.h"
-#include "meta/meta.h"
+#include "meta/array_readerr.h"
+#include "meta/member_fail.h"
 
 bool rebuild_heal_parity_needed(struct graid_array *a, uint64_t row, const bool *have,
 				const struct row_bad *bad)

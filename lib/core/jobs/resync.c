@@ -14,7 +14,9 @@
 #include "io/row_job.h"
 #include "io/stripe_set.h"
 #include "jobs/jobs.h"
-#include "meta/meta.h"
+#include "meta/array_meta.h"
+#include "meta/array_readerr.h"
+#include "meta/events.h"
 
 /* A batch holds about this much chunk data in memory (all members of its rows). */
 #define RESYNC_BATCH_BYTES (8u << 20)

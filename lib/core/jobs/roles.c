@@ -16,7 +16,8 @@
 #include "jobs/jobs.h"
 #include "member/member.h"
 #include "member/member_pr.h"
-#include "meta/meta.h"
+#include "meta/array_meta.h"
+#include "meta/events.h"
 
 static const char *roles_state_name(int st)
 {
@@ -297,8 +298,8 @@ void array_spare_takeover(struct graid_array *a, unsigned role)
 	a->nspares--;
 	role_install(a, role, &a->spares[a->nspares]);
 	a->spares[a->nspares].fd = -1;
-	a->spare_work = true;
-	pthread_cond_signal(&a->spare_cond);
+	a->rebuild_work = true;
+	pthread_cond_signal(&a->worker_cond);
 }
 
 void array_roles_takeover_due(struct graid_array *a)

@@ -12,7 +12,9 @@
 #include "meta/badblocks.h"
 #include "io/row_job.h"
 #include "io/stripe_set.h"
-#include "meta/meta.h"
+#include "meta/array_meta.h"
+#include "meta/array_readerr.h"
+#include "meta/events.h"
 
 #define SCRUB_BATCH_BYTES (16u << 20)
 /* The superblocks get the scrub's checkpoint at least this often. */
@@ -387,12 +389,66 @@ static int scrub_mirror_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 	return 0;
 }
 
+/*
+ * Every row from @p start on, in batches of used rows, each checked under its stripe locks
+ * (mirrors: locked row by row); progress reported, and the checkpoint recorded at least
+ * every SCRUB_CHECKPOINT_NS and cleared at the end. 0, -ESTALE another host took the array
+ * over, or -errno.
+ */
+static int scrub_rows(struct scrub_ctx *c, uint64_t start)
+{
+	struct graid_array *a = c->a;
+	const struct graid_layout *l = &a->lay;
+	uint64_t last_cp = graid__now_ns();
+	int rc = 0;
+
+	for (uint64_t row = start, rows = 0; rc == 0 && row < l->nstripes; row += rows) {
+		if (atomic_load(&a->foreign)) {
+			rc = -ESTALE; /* another host took the array over */
+			break;
+		}
+		/* Rows of unused regions (live.h) hold zeroes on every member: nothing to check. */
+		if (live_row_unused(a, row)) {
+			c->rep.unused++;
+			rows = 1;
+			continue;
+		}
+		rows = l->nstripes - row < c->buf.rows_max ? l->nstripes - row : c->buf.rows_max;
+		for (unsigned i = 1; i < rows; i++)
+			if (live_row_unused(a, row + i)) {
+				rows = i; /* a batch is one run of used rows */
+				break;
+			}
+		if (l->nparity) {
+			for (unsigned i = 0; i < rows; i++)
+				stripe_set_add(&c->locks, row + i);
+			stripe_set_lock(a, &c->locks);
+			rc = scrub_parity_rows(c, row, (unsigned)rows);
+			stripe_set_release(a, &c->locks);
+		} else {
+			rc = scrub_mirror_rows(c, row, (unsigned)rows);
+		}
+		if (rc == 0 && c->rep.progress)
+			c->rep.progress(c->rep.progress_arg, (row + rows) * l->chunk,
+					l->nstripes * l->chunk);
+		if (rc == 0 && row + rows < l->nstripes &&
+		    graid__now_ns() - last_cp >= SCRUB_CHECKPOINT_NS) {
+			/* A scrub stopped here (a crash, a kill, a close) resumes from this row. */
+			scrub_checkpoint(a, row + rows);
+			last_cp = graid__now_ns();
+		}
+	}
+	if (rc == 0 && a->scrub_offset)
+		scrub_checkpoint(a, 0); /* done: nothing to resume */
+	return rc;
+}
+
 GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 				struct graid_scrub_report *rep)
 {
 	const size_t v1 = offsetof(struct graid_scrub_report, first_row);
 	struct scrub_ctx c = { .a = a, .flags = flags };
-	uint64_t start = 0, last_cp;
+	uint64_t start = 0;
 	const struct graid_layout *l;
 	int rc = 0;
 
@@ -432,45 +488,8 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 		rc = mbatch_open(&c.mb, a);
 	/* A latent sector is what a scrub is for: rewritten, its member kept (row_heal.c). */
 	c.mb.keep_read_errors = true;
-	last_cp = graid__now_ns();
-	for (uint64_t row = start, rows = 0; rc == 0 && row < l->nstripes; row += rows) {
-		if (atomic_load(&a->foreign)) {
-			rc = -ESTALE; /* another host took the array over */
-			break;
-		}
-		/* Rows of unused regions (live.h) hold zeroes on every member: nothing to check. */
-		if (live_row_unused(a, row)) {
-			c.rep.unused++;
-			rows = 1;
-			continue;
-		}
-		rows = l->nstripes - row < c.buf.rows_max ? l->nstripes - row : c.buf.rows_max;
-		for (unsigned i = 1; i < rows; i++)
-			if (live_row_unused(a, row + i)) {
-				rows = i; /* a batch is one run of used rows */
-				break;
-			}
-		if (l->nparity) {
-			for (unsigned i = 0; i < rows; i++)
-				stripe_set_add(&c.locks, row + i);
-			stripe_set_lock(a, &c.locks);
-			rc = scrub_parity_rows(&c, row, (unsigned)rows);
-			stripe_set_release(a, &c.locks);
-		} else {
-			rc = scrub_mirror_rows(&c, row, (unsigned)rows);
-		}
-		if (rc == 0 && c.rep.progress)
-			c.rep.progress(c.rep.progress_arg, (row + rows) * l->chunk,
-				       l->nstripes * l->chunk);
-		if (rc == 0 && row + rows < l->nstripes &&
-		    graid__now_ns() - last_cp >= SCRUB_CHECKPOINT_NS) {
-			/* A scrub stopped here (a crash, a kill, a close) resumes from this row. */
-			scrub_checkpoint(a, row + rows);
-			last_cp = graid__now_ns();
-		}
-	}
-	if (rc == 0 && a->scrub_offset)
-		scrub_checkpoint(a, 0); /* done: nothing to resume */
+	if (rc == 0)
+		rc = scrub_rows(&c, start);
 	mbatch_close(&c.mb);
 	row_bufs_free(&c.buf);
 	row_bad_free(&c.bad);

@@ -20,10 +20,92 @@
 #include "member/member.h"
 #include "member/member_nvme.h"
 
+/*
+ * The device's descriptor: O_DIRECT where it takes it (*@p direct), buffered where it
+ * refuses it, and (@p exclusive) held for this open array alone. @p read_only: O_RDONLY.
+ * @return the descriptor, or -EBUSY another open array holds it, or -errno.
+ */
+static int member_open_fd(const char *path, const struct stat *st, bool exclusive,
+			  bool read_only, bool *direct)
+{
+	int flags = (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC;
+	int fd;
+
+	/* O_EXCL on a block device fails if it is mounted or held by another array. */
+	if (S_ISBLK(st->st_mode) && exclusive)
+		flags |= O_EXCL;
+	/*
+	 * An NVMe generic char device takes neither O_DIRECT nor read/write: its I/O is NVMe
+	 * passthrough, which never passes a page cache, so it counts as direct.
+	 */
+	fd = open(path, S_ISCHR(st->st_mode) ? flags : flags | O_DIRECT);
+	*direct = fd >= 0;
+	if (fd < 0 && errno == EINVAL && !S_ISCHR(st->st_mode)) {
+		/* tmpfs and some filesystems refuse O_DIRECT: buffered, with fdatasync on flush. */
+		fd = open(path, flags);
+		if (fd >= 0)
+			graid__log(GRAID_LOG_INFO, "member %s: no O_DIRECT here, using buffered I/O",
+				   path);
+	}
+	if (fd < 0)
+		return -errno;
+	/*
+	 * One open array per member: a second opener (another process, or this one) would
+	 * undo the first's state changes. Assembly opens unlocked, reads the superblocks, and
+	 * locks the array's members in role order afterwards (member_lock); looking (read-only
+	 * opens) takes no lock, so monitoring never stands in an owner's way.
+	 */
+	if (exclusive && flock(fd, LOCK_EX | LOCK_NB)) {
+		int err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+
+		graid__log(GRAID_LOG_ERR, "member %s is in use by another open array", path);
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/*
+ * An open member's size, logical block size and identity (the device number, and inode
+ * for files, that tell one member from another): from NVMe identify for a generic device,
+ * the block layer for a block device, the file's own for a file. 0 or -errno.
+ */
+static int member_measure(struct member *m, const char *path, const struct stat *st)
+{
+	if (m->nvme.passthru) {
+		m->size = m->nvme.nsze * m->nvme.lba_bytes;
+		m->lbs = m->nvme.lba_bytes;
+		/* The block device's number: the same namespace under either name is one member. */
+		if (member_nvme_blockdev(path, &m->dev))
+			m->dev = st->st_rdev;
+		m->ino = 0;
+		snprintf(m->identity, sizeof(m->identity), "nvme-generic %u:%u (block %u:%u)",
+			 major(st->st_rdev), minor(st->st_rdev), major(m->dev), minor(m->dev));
+	} else if (m->is_blk) {
+		int lbs = 512;
+
+		if (ioctl(m->fd, BLKGETSIZE64, &m->size) || ioctl(m->fd, BLKSSZGET, &lbs))
+			return -errno;
+		m->lbs = (uint32_t)lbs;
+		m->dev = st->st_rdev;
+		m->ino = 0;
+		snprintf(m->identity, sizeof(m->identity), "block %u:%u", major(st->st_rdev),
+			 minor(st->st_rdev));
+	} else {
+		/* Files: 4 KiB keeps O_DIRECT legal on every common filesystem. */
+		m->size = (uint64_t)st->st_size;
+		m->lbs = 4096;
+		m->dev = st->st_dev;
+		m->ino = st->st_ino;
+		snprintf(m->identity, sizeof(m->identity), "file dev %u:%u ino %llu",
+			 major(st->st_dev), minor(st->st_dev), (unsigned long long)st->st_ino);
+	}
+	return 0;
+}
+
 /* @p read_only: O_RDONLY, for a look that writes nothing (never with @p exclusive). */
 static int member_open_how(struct member *m, const char *path, bool exclusive, bool read_only)
 {
-	int flags = (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC;
 	struct stat st;
 	int fd, rc;
 
@@ -63,87 +145,27 @@ static int member_open_how(struct member *m, const char *path, bool exclusive, b
 					  "generic device", path);
 		return -EINVAL;
 	}
-	/* O_EXCL on a block device fails if it is mounted or held by another array. */
-	if (S_ISBLK(st.st_mode) && exclusive)
-		flags |= O_EXCL;
-	/*
-	 * An NVMe generic char device takes neither O_DIRECT nor read/write: its I/O is NVMe
-	 * passthrough, which never passes a page cache, so it counts as direct.
-	 */
-	fd = open(path, S_ISCHR(st.st_mode) ? flags : flags | O_DIRECT);
-	m->direct = fd >= 0;
-	if (fd < 0 && errno == EINVAL && !S_ISCHR(st.st_mode)) {
-		/* tmpfs and some filesystems refuse O_DIRECT: buffered, with fdatasync on flush. */
-		fd = open(path, flags);
-		if (fd >= 0)
-			graid__log(GRAID_LOG_INFO, "member %s: no O_DIRECT here, using buffered I/O",
-				   path);
-	}
+	fd = member_open_fd(path, &st, exclusive, read_only, &m->direct);
 	if (fd < 0)
-		return -errno;
-	/*
-	 * One open array per member: a second opener (another process, or this one) would
-	 * undo the first's state changes. Assembly opens unlocked, reads the superblocks, and
-	 * locks the array's members in role order afterwards (member_lock); looking (read-only
-	 * opens) takes no lock, so monitoring never stands in an owner's way.
-	 */
-	if (exclusive && flock(fd, LOCK_EX | LOCK_NB)) {
-		int err = errno == EWOULDBLOCK ? -EBUSY : -errno;
-
-		graid__log(GRAID_LOG_ERR, "member %s is in use by another open array", path);
-		close(fd);
-		return err;
-	}
+		return fd;
 	m->fd = fd;
 	m->is_blk = S_ISBLK(st.st_mode);
 	snprintf(m->path, sizeof(m->path), "%s", path);
 	rc = member_nvme_identify(m, &st);
-	if (rc) {
-		close(fd);
-		m->fd = -1;
-		return rc;
-	}
 	/*
 	 * A block device not known to be a local NVMe namespace may sit on a network
 	 * transport the library cannot see from here (nvme-tcp in a build without libnvme, dm
 	 * or md over one): its member I/O is guarded from now on (common/signals.h).
 	 */
-	if (m->is_blk && !(m->nvme.is_nvme && !m->nvme.fabric))
+	if (rc == 0 && m->is_blk && !(m->nvme.is_nvme && !m->nvme.fabric))
 		signals_note_fabric();
-	if (m->nvme.passthru) {
-		m->size = m->nvme.nsze * m->nvme.lba_bytes;
-		m->lbs = m->nvme.lba_bytes;
-		/* The block device's number: the same namespace under either name is one member. */
-		if (member_nvme_blockdev(path, &m->dev))
-			m->dev = st.st_rdev;
-		m->ino = 0;
-		snprintf(m->identity, sizeof(m->identity), "nvme-generic %u:%u (block %u:%u)",
-			 major(st.st_rdev), minor(st.st_rdev), major(m->dev), minor(m->dev));
-	} else if (m->is_blk) {
-		int lbs = 512;
-
-		if (ioctl(fd, BLKGETSIZE64, &m->size) || ioctl(fd, BLKSSZGET, &lbs)) {
-			int err = -errno;
-
-			close(fd);
-			m->fd = -1;
-			return err;
-		}
-		m->lbs = (uint32_t)lbs;
-		m->dev = st.st_rdev;
-		m->ino = 0;
-		snprintf(m->identity, sizeof(m->identity), "block %u:%u", major(st.st_rdev),
-			 minor(st.st_rdev));
-	} else {
-		/* Files: 4 KiB keeps O_DIRECT legal on every common filesystem. */
-		m->size = (uint64_t)st.st_size;
-		m->lbs = 4096;
-		m->dev = st.st_dev;
-		m->ino = st.st_ino;
-		snprintf(m->identity, sizeof(m->identity), "file dev %u:%u ino %llu",
-			 major(st.st_dev), minor(st.st_dev), (unsigned long long)st.st_ino);
+	if (rc == 0)
+		rc = member_measure(m, path, &st);
+	if (rc) {
+		close(fd);
+		m->fd = -1;
 	}
-	return 0;
+	return rc;
 }
 
 int member_open(struct member *m, const char *path, bool exclusive)

@@ -11,7 +11,8 @@
 #include "meta/bitmap.h"
 #include "meta/live.h"
 #include "member/member.h"
-#include "meta/meta.h"
+#include "meta/array_flush.h"
+#include "meta/member_fail.h"
 
 int array_flush_members(struct graid_array *a, unsigned *failed)
 {

@@ -6,14 +6,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "array/lease.h"
+#include "ownership/lease.h"
 #include "meta/bitmap.h"
 #include "meta/live.h"
 #include "meta/journal.h"
 #include "member/member_path.h"
 #include "member/member.h"
 #include "meta/array_view.h"
-#include "meta/meta.h"
+#include "meta/array_meta.h"
+#include "meta/events.h"
+#include "meta/member_fail.h"
 
 /* Whether every byte is still readable with the roles whose state is not ACTIVE lost. */
 bool array_roles_survivable(const struct graid_array *a, const uint8_t *state)

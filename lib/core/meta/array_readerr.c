@@ -12,7 +12,8 @@
 
 #include "array/array.h"
 #include "member/member_path.h"
-#include "meta/meta.h"
+#include "meta/array_readerr.h"
+#include "meta/events.h"
 
 #define READERR_MAX 20u
 #define READERR_HALF_LIFE_NS (3600ull * 1000 * 1000 * 1000)

@@ -23,7 +23,7 @@
 
 #include "array/array.h"
 #include "meta/array_view.h"
-#include "array/array_own.h"
+#include "ownership/array_own.h"
 
 void array_view_publish(struct graid_array *a)
 {

@@ -11,7 +11,7 @@
 
 #include "member/member.h"
 #include "meta/badblocks.h"
-#include "meta/meta.h"
+#include "meta/events.h"
 
 int badblocks_init(struct graid_array *a, uint64_t offset, uint64_t bytes)
 {

@@ -3,7 +3,7 @@
 #include <errno.h>
 
 #include "array/array.h"
-#include "meta/meta.h"
+#include "meta/events.h"
 
 GRAID_API int graid_array_set_event_callback(struct graid_array *a, graid_event_fn fn,
 					     void *arg)

@@ -8,7 +8,8 @@
 
 #include "meta/journal.h"
 #include "member/member.h"
-#include "meta/meta.h"
+#include "meta/array_flush.h"
+#include "meta/member_fail.h"
 
 /* The run-time state. */
 /* Updates that may be in flight at once (claimed and not done). */

@@ -8,7 +8,9 @@
 
 #include "array/array.h"
 #include "member/member_path.h"
-#include "meta/meta.h"
+#include "meta/array_meta.h"
+#include "meta/events.h"
+#include "meta/member_fail.h"
 
 /* Outages a fabric member may have from timeouts with its controller live before it fails. */
 #define REACH_TIMEOUT_OUTAGES 3u
@@ -70,7 +72,7 @@ bool array_member_unreachable(struct graid_array *a, unsigned role, int err)
 		   role, m->path, graid_strerror(err), p.ctrl, p.transport, p.address, p.state);
 	array_event(a, GRAID_EVENT_MEMBER_UNREACHABLE, (int)role, err, 0, 0);
 	/* The worker watches its controllers. */
-	pthread_cond_signal(&a->spare_cond);
+	pthread_cond_signal(&a->worker_cond);
 	return true;
 }
 

@@ -9,7 +9,7 @@
 #include "member/member.h"
 #include "member/member_io.h"
 #include "meta/live.h"
-#include "meta/meta.h"
+#include "meta/member_fail.h"
 #include "meta/meta_write.h"
 
 /*

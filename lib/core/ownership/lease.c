@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "common/internal.h"
-#include "array/lease.h"
+#include "ownership/lease.h"
 
 static const struct lease_ops *const lease_managers[] = { &lease_sanlock_ops };
 

@@ -11,7 +11,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
-#include "array/array_own.h"
+#include "ownership/array_own.h"
 #include "common/internal.h"
 
 /*

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Hot spares: registered on the array, take over a failed role, rebuilt by a background thread. */
+/*
+ * The array's worker thread (every writable open starts one): hands out spares, runs
+ * background rebuilds and resync, watches unreachable members and the owner record; and
+ * hot spares registered on the array.
+ */
 #include <errno.h>
 #include <string.h>
 #include <time.h>
@@ -9,19 +13,20 @@
 #include "jobs/jobs.h"
 #include "member/member.h"
 #include "member/member_pr.h"
-#include "meta/meta.h"
+#include "meta/array_flush.h"
+#include "meta/array_meta.h"
 
 /* How often the worker reads the owner record on the members (another host's takeover). */
 #define OWNER_WATCH_NS (1000u * 1000 * 1000)
 
-static void *spare_thread_main(void *arg)
+static void *worker_main(void *arg)
 {
 	struct graid_array *a = arg;
 	uint64_t next_watch = graid__now_ns() + OWNER_WATCH_NS;
 
 	pthread_mutex_lock(&a->meta_lock);
 	for (;;) {
-		while (!a->spare_work && !a->takeover_due && !a->resync_background &&
+		while (!a->rebuild_work && !a->takeover_due && !a->resync_background &&
 		       !atomic_load(&a->closing)) {
 			uint64_t wait = array_reach_interval_ns(a), now;
 			struct timespec until;
@@ -36,7 +41,7 @@ static void *spare_thread_main(void *arg)
 				until.tv_sec++;
 				until.tv_nsec -= 1000000000L;
 			}
-			pthread_cond_timedwait(&a->spare_cond, &a->meta_lock, &until);
+			pthread_cond_timedwait(&a->worker_cond, &a->meta_lock, &until);
 			if (atomic_load(&a->closing))
 				break;
 			array_reach_poll(a);
@@ -61,7 +66,7 @@ static void *spare_thread_main(void *arg)
 			pthread_mutex_lock(&a->meta_lock);
 			continue;
 		}
-		a->spare_work = false;
+		a->rebuild_work = false;
 		pthread_mutex_unlock(&a->meta_lock);
 		/* Errors are logged by the rebuild; the member states say the rest. */
 		graid_array_rebuild(a, NULL, NULL);
@@ -72,30 +77,30 @@ static void *spare_thread_main(void *arg)
 }
 
 /* Start the array's worker once (every writable open does); meta_lock held. */
-int array_spare_thread_start(struct graid_array *a)
+int array_worker_start(struct graid_array *a)
 {
 	int rc;
 
-	if (a->spare_thread_started)
+	if (a->worker_started)
 		return 0;
-	rc = graid__thread_create(&a->spare_thread, NULL, spare_thread_main, a);
+	rc = graid__thread_create(&a->worker_thread, NULL, worker_main, a);
 	if (rc) {
 		graid__log(GRAID_LOG_ERR, "array: cannot start its worker thread: %s", strerror(rc));
 		return -ENOMEM; /* pthread_create's EAGAIN: out of threads or memory */
 	}
-	a->spare_thread_started = true;
+	a->worker_started = true;
 	return 0;
 }
 
-void array_spare_stop(struct graid_array *a)
+void array_worker_stop(struct graid_array *a)
 {
 	pthread_mutex_lock(&a->meta_lock);
 	atomic_store(&a->closing, true);
-	pthread_cond_broadcast(&a->spare_cond);
+	pthread_cond_broadcast(&a->worker_cond);
 	pthread_mutex_unlock(&a->meta_lock);
-	if (a->spare_thread_started) {
-		pthread_join(a->spare_thread, NULL);
-		a->spare_thread_started = false;
+	if (a->worker_started) {
+		pthread_join(a->worker_thread, NULL);
+		a->worker_started = false;
 	}
 }
 
@@ -119,7 +124,7 @@ GRAID_API int graid_array_add_spare(struct graid_array *a, const char *path)
 	sp = &a->spares[a->nspares];
 	rc = member_attach(a, sp, path, -1);
 	if (rc == 0)
-		rc = array_spare_thread_start(a);
+		rc = array_worker_start(a);
 	if (rc) {
 		if (sp->fd >= 0 && a->pr_key)
 			member_pr_release(sp, a->pr_key); /* member_attach reserved it */
@@ -140,11 +145,11 @@ GRAID_API int graid_array_add_spare(struct graid_array *a, const char *path)
 
 int array_rebuild_background(struct graid_array *a)
 {
-	int rc = array_spare_thread_start(a);
+	int rc = array_worker_start(a);
 
 	if (rc == 0) {
-		a->spare_work = true;
-		pthread_cond_signal(&a->spare_cond);
+		a->rebuild_work = true;
+		pthread_cond_signal(&a->worker_cond);
 	}
 	return rc;
 }

@@ -20,7 +20,7 @@
 #include "common/internal.h"
 #include "common/signals.h"
 #include "format/superblock.h"
-#include "array/lease.h"
+#include "ownership/lease.h"
 
 #if GRAID_HAVE_SANLOCK
 #include <fcntl.h>

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* The array's records on its members (array_meta.c): superblocks, owner checks, member counts. */
+#ifndef LIBGRAID_CORE_ARRAY_META_H
+#define LIBGRAID_CORE_ARRAY_META_H
+
+#include "array/array.h"
+
+bool array_roles_survivable(const struct graid_array *a, const uint8_t *state);
+/* Whether the array would still be carried with @p role out as well (the others as now). */
+bool array_survives_without(const struct graid_array *a, unsigned role);
+void array_fill_sb(const struct graid_array *a, unsigned role, struct graid_sb *sb,
+		   uint32_t flags);
+/*
+ * Write every writable member's superblock; -ESTALE (nothing written) when another host
+ * took the array over (array_owner_check).
+ */
+int array_write_superblocks(struct graid_array *a, uint32_t flags);
+/*
+ * Whether the array is still this handle's: reads every active member's owner record. A
+ * higher owner epoch on any, or on a member this handle wrote its record on anything but
+ * that record, marks the array foreign: GRAID_EVENT_ARRAY_FOREIGN, and -ESTALE from here
+ * on. 0 while it is ours (or nothing could be read); meta_lock held.
+ */
+int array_owner_check(struct graid_array *a);
+/*
+ * Member @p role (or spare slot nmembers + k) refused a write with a reservation conflict
+ * (EBADE): another host holds its reservation, so it took the array over. Stop as for a
+ * higher epoch (GRAID_EVENT_ARRAY_FOREIGN with -EBADE, -ESTALE from here on); the member
+ * is not failed. meta_lock held.
+ */
+void array_owner_fenced(struct graid_array *a, unsigned role);
+/* The worker's look (about once a second): as above, the read without meta_lock; held. */
+void array_owner_watch(struct graid_array *a);
+/* Recompute nfailed and broken from the member states; meta_lock held. */
+void array_recount(struct graid_array *a);
+
+#endif
