@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The array's internal shape: its members, bitmap state and handle, and the predicates on
+ * The array's internal shape: its members, region maps and handle, and the predicates on
  * a role's state every layer above asks. Types and inline helpers only; each module's
  * calls are in its own header.
  */

@@ -123,7 +123,7 @@ uint32_t bitmap_flush_begin(struct graid_array *a)
 	uint32_t e;
 
 	/* With a role out the sweep clears nothing (the history): nothing to stamp either. */
-	if (!b->enabled || a->read_only || !bitmap_all_active(a))
+	if (!b->enabled || !region_map_may_write(a) || !bitmap_all_active(a))
 		return 0;
 	pthread_mutex_lock(&m->lock);
 	e = region_map_epoch(m);
@@ -162,7 +162,7 @@ void bitmap_sweep(struct graid_array *a, uint32_t epoch)
 	 * While a role is not active every mark is kept: the bitmap is then the history of what
 	 * was written since, which a member that comes back catches up from (array_recount).
 	 */
-	if (!b->enabled || a->read_only || !epoch || !bitmap_all_active(a))
+	if (!b->enabled || !region_map_may_write(a) || !epoch || !bitmap_all_active(a))
 		return;
 	region_map_sweep_begin(m, &s);
 	from = atomic_load(&b->resync_from);

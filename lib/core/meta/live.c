@@ -188,7 +188,7 @@ struct live_flush live_flush_begin(struct graid_array *a)
 	struct live *l = a->live;
 	struct live_flush f = { 0, 0 };
 
-	if (!l || a->read_only)
+	if (!l || !region_map_may_write(a))
 		return f;
 	/*
 	 * Numbered and stamped under the lock, so that epochs follow the order in which the
@@ -214,7 +214,7 @@ void live_sweep(struct graid_array *a, struct live_flush f)
 	struct live *l = a->live;
 	struct region_map_sweep s;
 
-	if (!l || a->read_only)
+	if (!l || !region_map_may_write(a))
 		return;
 	region_map_sweep_begin(&l->map, &s);
 	for (uint64_t r = 0; r < l->map.nregions; r++) {

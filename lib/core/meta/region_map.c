@@ -185,11 +185,8 @@ int region_map_write_all(struct graid_array *a, struct region_map *m)
 	/* Taken over by another host: its records, not ours, from now on. */
 	if (array_foreign(a))
 		return -ESTALE;
-	/*
-	 * A read-only handle writes nothing, whoever asks (docs/ARRAYS.md): its members may be
-	 * another holder's, or opened without write access.
-	 */
-	if (!m || a->read_only)
+	/* Its members may be another holder's, or opened without write access. */
+	if (!m || !region_map_may_write(a))
 		return 0;
 	if (posix_memalign((void **)&cur, ARRAY_ALIGN, m->bytes))
 		return -ENOMEM;

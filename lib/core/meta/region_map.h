@@ -38,6 +38,15 @@ int region_map_init(struct graid_array *a, struct region_map *m, const struct re
 		    uint64_t offset, uint64_t bytes, uint64_t region_stripes);
 void region_map_free(struct graid_array *a, struct region_map *m);
 
+/*
+ * Whether this handle may change a map at all: a read-only handle writes nothing, whoever
+ * asks (docs/ARRAYS.md), and so clears nothing either (its marks may be a live writer's).
+ */
+static inline bool region_map_may_write(const struct graid_array *a)
+{
+	return !a->read_only;
+}
+
 /* Whether region @p r is recorded (in memory: on disk once its mark was written). */
 static inline bool region_map_marked(const struct region_map *m, uint64_t r)
 {
