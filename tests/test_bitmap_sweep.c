@@ -146,7 +146,7 @@ Test(bitmap_sweep, a_flush_during_the_background_resync_keeps_what_it_has_not_re
 	au_make(&s, n, 32u << 20);
 	cr_assert_eq(au_create(&s, n, 5, BS_CHUNK, &a), 0);
 	data_off = a->data_offset;
-	cr_assert_eq(a->bitmap.region_stripes, 16, "the test assumes 1 MiB regions of a member");
+	cr_assert_eq(a->bitmap.map.region_stripes, 16, "the test assumes 1 MiB regions of a member");
 	cr_assert_eq(graid_array_close(a), 0);
 	pid = fork();
 	cr_assert_geq(pid, 0);

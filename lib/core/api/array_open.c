@@ -266,8 +266,8 @@ static void open_adopt_bad_blocks(struct graid_array *a)
 {
 	const uint64_t off = BBL_DEFAULT_OFFSET, end = off + BBL_AREA_BYTES;
 	const uint64_t areas[3][2] = {
-		{ a->bitmap.offset, a->bitmap.bytes },
-		{ a->live ? a->live->offset : 0, a->live ? a->live->bytes : 0 },
+		{ a->bitmap.map.offset, a->bitmap.map.bytes },
+		{ a->live ? a->live->map.offset : 0, a->live ? a->live->map.bytes : 0 },
 		{ a->log_area.offset, a->log_area.bytes },
 	};
 	unsigned kept = 0;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The array's internal shape: its members, bitmap state and handle, and the predicates on
+ * The array's internal shape: its members, region maps and handle, and the predicates on
  * a role's state every layer above asks. Types and inline helpers only; each module's
  * calls are in its own header.
  */
@@ -100,30 +100,44 @@ struct member {
 	unsigned timeout_outages;       /* meta_lock */
 };
 
-/* Write-intent bitmap (bitmap.c): per region DIRTY (marked on disk) and HOT (written lately). */
-#define BITMAP_DIRTY 1u
-#define BITMAP_HOT 2u
-
 struct meta_ring;
+struct region_map_kind;
+
+/*
+ * A map of regions kept on every member (region_map.c): what the write-intent bitmap and the
+ * live-data map share. Bit 0 of a region's state says it is recorded on disk; the instance
+ * may use the bits above it (the bitmap's HOT).
+ */
+#define REGION_MAP_MARKED 1u
+
+struct region_map {
+	const struct region_map_kind *kind; /* the instance's constants (region_map.h) */
+	uint64_t offset, bytes;        /* on every member, bytes from its start */
+	uint64_t region_stripes;       /* stripes (bitmap numbering) per bit */
+	uint64_t nregions;
+	_Atomic uint8_t *state;        /* per region: REGION_MAP_MARKED and the instance's bits */
+	atomic_uint *inflight;         /* per region: writes in flight (the instance counts them) */
+	uint32_t flush_epoch;          /* the last flush's (region_map_epoch); under lock */
+	uint8_t *disk;                 /* the map as on disk; under lock */
+	pthread_mutex_t lock;          /* the disk image and its writes to the members */
+	struct meta_ring *ring;        /* its writes to the members (meta_write.c), under lock */
+};
+
+/* Write-intent bitmap (bitmap.c): per region DIRTY (marked on disk) and HOT (written lately). */
+#define BITMAP_DIRTY REGION_MAP_MARKED
+#define BITMAP_HOT 2u
 
 struct bitmap {
 	bool enabled;
-	uint64_t offset, bytes;        /* on every member, bytes from its start */
-	uint64_t region_stripes;       /* stripes per bit */
-	uint64_t nregions;
-	_Atomic uint8_t *state;        /* per region */
-	atomic_uint *inflight;         /* per region: writes in flight */
+	struct region_map map;
 	/*
 	 * Per region: the epoch of the flush that found it quiet as it began (0: none); only
-	 * that flush or a later one may clear it (bitmap_flush_begin, bitmap_sweep). Under lock.
+	 * that flush or a later one may clear it (bitmap_flush_begin, bitmap_sweep). Under
+	 * map.lock.
 	 */
 	uint32_t *quiet_epoch;
-	uint32_t flush_epoch;          /* the last flush's; under lock */
 	/* Regions from this one on await the resync after an unclean open: never cleared. */
 	_Atomic uint64_t resync_from;
-	uint8_t *disk;                 /* the bitmap as on disk */
-	pthread_mutex_t lock;          /* disk image and bitmap writes */
-	struct meta_ring *ring;        /* its writes to the members (meta_write.c), under lock */
 };
 
 /* Stripe locks: a stripe hashes to one of these; a bucket is held by one stripe op. */

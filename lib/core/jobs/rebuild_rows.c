@@ -19,13 +19,13 @@ static bool rebuild_row_needed(const struct rebuild_ctx *c, uint64_t row)
 	if (!c->catchup_only || !a->bitmap.enabled)
 		return true;
 	if (l->level != 10)
-		return bitmap_region_marked(a, row / a->bitmap.region_stripes);
+		return bitmap_region_marked(a, row / a->bitmap.map.region_stripes);
 	/* RAID-10 marks array chunks: those that land on the target's row. */
 	for (unsigned t = 0; t < c->ntarget; t++) {
 		uint64_t arr;
 
 		if (!graid_layout_unmap(l, c->target[t], row * l->chunk, &arr) &&
-		    bitmap_region_marked(a, arr / l->chunk / a->bitmap.region_stripes))
+		    bitmap_region_marked(a, arr / l->chunk / a->bitmap.map.region_stripes))
 			return true;
 	}
 	return false;
@@ -83,7 +83,7 @@ static uint64_t rebuild_next_needed(struct rebuild_ctx *c, uint64_t row)
 		uint64_t next = row + 1;
 
 		if (a->lay.level != 10) /* a whole unmarked region at once */
-			next = (row / a->bitmap.region_stripes + 1) * a->bitmap.region_stripes;
+			next = (row / a->bitmap.map.region_stripes + 1) * a->bitmap.map.region_stripes;
 		if (next > n)
 			next = n;
 		c->skipped += (next - row) * a->lay.chunk * c->ntarget;

@@ -351,10 +351,10 @@ int array_resync(struct graid_array *a)
 	if (rc == 0 && bitmap_dirty_regions(a))
 		rc = mbatch_open(&c.mb, a);
 	c.mb.keep_read_errors = true; /* a member's bad sector costs a block, not the member */
-	for (uint64_t r = 0; rc == 0 && r < b->nregions; r++) {
-		uint64_t first = r * b->region_stripes, end = first + b->region_stripes;
+	for (uint64_t r = 0; rc == 0 && r < b->map.nregions; r++) {
+		uint64_t first = r * b->map.region_stripes, end = first + b->map.region_stripes;
 
-		if (!(atomic_load(&b->state[r]) & BITMAP_DIRTY)) {
+		if (!bitmap_region_marked(a, r)) {
 			bitmap_resync_pending(a, r + 1);
 			continue;
 		}

@@ -71,17 +71,17 @@ void array_fill_sb(const struct graid_array *a, unsigned role, struct graid_sb *
 	sb->ctime = a->ctime;
 	sb->events = a->events;
 	sb->flags = flags;
-	sb->bitmap_offset = a->bitmap.offset;
-	sb->bitmap_bytes = a->bitmap.bytes;
+	sb->bitmap_offset = a->bitmap.map.offset;
+	sb->bitmap_bytes = a->bitmap.map.bytes;
 	if (a->journal) {
 		sb->log_offset = a->log_area.offset;
 		sb->log_bytes = a->log_area.bytes;
 	}
-	sb->bitmap_region_stripes = a->bitmap.enabled ? a->bitmap.region_stripes : 0;
+	sb->bitmap_region_stripes = a->bitmap.enabled ? a->bitmap.map.region_stripes : 0;
 	if (a->live) {
-		sb->live_offset = a->live->offset;
-		sb->live_bytes = a->live->bytes;
-		sb->live_region_stripes = a->live->region_stripes;
+		sb->live_offset = a->live->map.offset;
+		sb->live_bytes = a->live->map.bytes;
+		sb->live_region_stripes = a->live->map.region_stripes;
 	}
 	sb->bbl_offset = a->bbl_area.offset;
 	sb->bbl_bytes = a->bbl_area.bytes;

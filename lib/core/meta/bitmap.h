@@ -4,12 +4,12 @@
 #define LIBGRAID_CORE_BITMAP_H
 
 #include "array/array.h"
+#include "meta/region_map.h"
 
 /* Where the bitmap lives unless the creator says otherwise: after the superblock. */
 #define BITMAP_DEFAULT_OFFSET 4096u
 #define BITMAP_DEFAULT_BYTES (64u * 1024)
 
-uint64_t bitmap_stripes(const struct graid_array *a);
 /*
  * Set up the bitmap at @p offset, @p bytes long, with @p region_stripes stripes per bit as
  * the superblocks record it (0: the derived size of format minor 0). -EPROTO the recorded
@@ -19,7 +19,7 @@ int bitmap_init(struct graid_array *a, uint64_t offset, uint64_t bytes, uint64_t
 /* Whether region @p r is marked (dirty, or kept as history). */
 static inline bool bitmap_region_marked(const struct graid_array *a, uint64_t r)
 {
-	return atomic_load(&a->bitmap.state[r]) & BITMAP_DIRTY;
+	return region_map_marked(&a->bitmap.map, r);
 }
 void bitmap_free(struct graid_array *a);
 /*
@@ -41,8 +41,12 @@ void bitmap_sweep(struct graid_array *a, uint32_t epoch);
  * The resync moves it on as it goes; UINT64_MAX once it is done.
  */
 void bitmap_resync_pending(struct graid_array *a, uint64_t from);
-/* Open after an unclean shutdown: read the marks from the members. */
+/*
+ * Open after an unclean shutdown, or with marks kept as history: read the marks from the
+ * members (region_map_load says whose). -EIO no copy could be read; -ENOMEM.
+ */
 int bitmap_load(struct graid_array *a);
+/* Make every writable member's copy equal to memory (region_map_write_all). */
 int bitmap_write_all(struct graid_array *a);
 /* Mark every region (in memory and on every writable member): all of it is to resync. */
 int bitmap_mark_all(struct graid_array *a);

@@ -5,28 +5,21 @@
  * only after a discard of all of it completed and a flush made that durable, and only if no
  * data write to it started since the discard was queued. A crash can therefore leave a region
  * marked used that holds only zeroes (harmless: it is copied), never the other way round.
+ * An instance of region_map.c: what is its own is when a region may be recorded unused.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "meta/bitmap.h"
 #include "meta/live.h"
-#include "meta/meta_write.h"
-#include "member/member.h"
 
-/* Regions cover at least this many bytes of each member: a few writes rarely pay a mark. */
-#define LIVE_MIN_REGION (256u * 1024)
-
-uint64_t live_default_region(const struct graid_array *a, uint64_t bytes)
-{
-	uint64_t nst = bitmap_stripes(a), bits = bytes * 8, per = (nst + bits - 1) / bits;
-	uint64_t least = LIVE_MIN_REGION / a->lay.chunk;
-
-	if (per < least)
-		per = least;
-	return per ? per : 1;
-}
+static const struct region_map_kind live_kind = {
+	.name = "live-data map",
+	/* Regions of at least 256 KiB of a member: a few writes rarely pay for a mark. */
+	.min_region_bytes = 256u * 1024,
+	/* Epochs 0 and 1 are a region's other discard marks (none, LIVE_CAND_DONE). */
+	.first_epoch = 2,
+};
 
 void live_free(struct graid_array *a)
 {
@@ -34,176 +27,82 @@ void live_free(struct graid_array *a)
 
 	if (!l)
 		return;
-	/* First: a write given up on may still read the disk image. */
-	meta_ring_free(a, l->ring);
-	pthread_mutex_destroy(&l->lock);
-	free(l->used);
+	region_map_free(a, &l->map);
 	free(l->cand);
 	free(l->cand_seq);
-	free(l->inflight);
 	free(l->last);
-	free(l->disk);
 	free(l);
 	a->live = NULL;
 }
 
 int live_init(struct graid_array *a, uint64_t offset, uint64_t bytes, uint64_t region_stripes)
 {
-	uint64_t nst = bitmap_stripes(a), per;
 	struct live *l;
+	int rc;
 
 	a->live = NULL;
 	if (bytes == 0)
 		return 0;
-	per = region_stripes ? region_stripes : live_default_region(a, bytes);
-	if (nst / per + (nst % per != 0) > bytes * 8) {
-		graid__log(GRAID_LOG_ERR, "live-data map: %llu stripes per region need more than its "
-					  "%llu bits", (unsigned long long)per,
-			   (unsigned long long)(bytes * 8));
-		return -EPROTO;
-	}
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
+	rc = region_map_init(a, &l->map, &live_kind, offset, bytes, region_stripes);
+	if (rc) {
+		free(l);
+		return rc;
+	}
 	a->live = l;
-	l->offset = offset;
-	l->bytes = bytes;
-	l->region_stripes = per;
-	l->nregions = nst / per + (nst % per != 0);
-	pthread_mutex_init(&l->lock, NULL);
-	l->used = calloc(l->nregions, sizeof(*l->used));
-	l->cand = calloc(l->nregions, sizeof(*l->cand));
-	l->cand_seq = calloc(l->nregions, sizeof(*l->cand_seq));
-	atomic_init(&l->flush_epoch, 1);
-	l->inflight = calloc(l->nregions, sizeof(*l->inflight));
-	l->last = calloc(l->nregions, sizeof(*l->last));
-	if (!l->used || !l->cand || !l->cand_seq || !l->inflight || !l->last ||
-	    posix_memalign((void **)&l->disk, ARRAY_ALIGN, bytes)) {
-		l->disk = NULL;
+	l->cand = calloc(l->map.nregions, sizeof(*l->cand));
+	l->cand_seq = calloc(l->map.nregions, sizeof(*l->cand_seq));
+	l->last = calloc(l->map.nregions, sizeof(*l->last));
+	if (!l->cand || !l->cand_seq || !l->last) {
 		live_free(a);
 		return -ENOMEM;
 	}
-	memset(l->disk, 0, bytes);
 	return 0;
-}
-
-static void live_set_disk(struct live *l, uint64_t r, bool on)
-{
-	if (on)
-		l->disk[r / 8] |= (uint8_t)(1u << (r % 8));
-	else
-		l->disk[r / 8] &= (uint8_t)~(1u << (r % 8));
-}
-
-/* Write map block @p blk (4 KiB) to every writable member, durably; l->lock held. */
-static int live_write_block(struct graid_array *a, uint64_t blk, struct meta_timed *timed)
-{
-	struct live *l = a->live;
-
-	return meta_write_all(a, &l->ring, l->disk + blk * ARRAY_ALIGN, ARRAY_ALIGN,
-			      l->offset + blk * ARRAY_ALIGN, "live-data map", timed);
 }
 
 int live_load(struct graid_array *a)
 {
 	struct live *l = a->live;
-	uint8_t *tmp;
-	int got = 0;
+	int got;
 
 	if (!l)
 		return 0;
-	if (posix_memalign((void **)&tmp, ARRAY_ALIGN, l->bytes))
-		return -ENOMEM;
-	/* A bit set on any member counts: a stale copy can only hold fewer. */
-	for (unsigned i = 0; i < a->nmembers; i++) {
-		struct member *m = &a->members[i];
-
-		if (m->fd < 0 || !array_role_writable(a, i))
-			continue;
-		if (member_pio(m, tmp, l->bytes, l->offset, false))
-			continue;
-		for (uint64_t k = 0; k < l->bytes; k++)
-			l->disk[k] |= tmp[k];
-		got++;
-	}
-	free(tmp);
-	for (uint64_t r = 0; r < l->nregions; r++)
-		atomic_store(&l->used[r], (l->disk[r / 8] >> (r % 8)) & 1);
-	if (!got) {
-		/* Unreadable everywhere: everything counts as used, which is always safe. */
-		for (uint64_t r = 0; r < l->nregions; r++) {
-			atomic_store(&l->used[r], 1);
-			live_set_disk(l, r, true);
-		}
-	}
+	got = region_map_load(a, &l->map);
+	if (got < 0)
+		return got;
+	/* Unreadable everywhere: everything counts as used, which is always safe. */
+	if (!got)
+		region_map_mark_all(&l->map);
 	return 0;
 }
 
 int live_write_all(struct graid_array *a)
 {
-	struct live *l = a->live;
-	uint8_t *cur;
-	int rc = 0;
-
-	/* Taken over by another host: its records, not ours, from now on. */
-	if (array_foreign(a))
-		return -ESTALE;
-
-	if (!l || a->read_only)
-		return 0;
-	if (posix_memalign((void **)&cur, ARRAY_ALIGN, l->bytes))
-		return -ENOMEM;
-	pthread_mutex_lock(&l->lock);
-	for (unsigned i = 0; i < a->nmembers; i++) {
-		struct member *m = &a->members[i];
-
-		if (m->fd < 0 || !array_role_writable(a, i))
-			continue;
-		if (member_area_match(m, l->disk, cur, l->offset, l->bytes)) {
-			graid__log(GRAID_LOG_ERR, "member %u: live-data map write failed", i);
-			rc = -EIO;
-		}
-	}
-	pthread_mutex_unlock(&l->lock);
-	free(cur);
-	return rc;
+	return region_map_write_all(a, a->live ? &a->live->map : NULL);
 }
 
 int live_start_write(struct graid_array *a, uint64_t stripe)
 {
 	struct live *l = a->live;
-	struct meta_timed timed; /* 2 KiB: filled only on the slow path */
 	uint64_t r;
-	int rc = 0;
 
 	if (!l)
 		return 0;
-	r = stripe / l->region_stripes;
+	r = stripe / l->map.region_stripes;
 	/*
 	 * In this order, all sequentially consistent: a sweep that clears the region either
 	 * sees this write in flight (and puts the mark back), or is seen below (and the
 	 * region is marked again, under the lock, before the write is issued).
 	 */
-	atomic_fetch_add(&l->inflight[r], 1);
+	atomic_fetch_add(&l->map.inflight[r], 1);
 	atomic_store(&l->last[r], atomic_fetch_add(&l->seq, 1) + 1);
 	atomic_store(&l->cand[r], 0);
-	if (atomic_load(&l->used[r]))
+	if (region_map_marked(&l->map, r))
 		return 0;
-	timed.n = 0;
-	pthread_mutex_lock(&l->lock);
 	/* As the bitmap's: a mark no member took refuses the write (a rebuild would skip it). */
-	if (!atomic_load(&l->used[r])) {
-		live_set_disk(l, r, true);
-		rc = meta_mark_verdict(live_write_block(a, r / 8 / ARRAY_ALIGN, &timed),
-				       "live-data map", r);
-		if (rc == 0)
-			atomic_store(&l->used[r], 1);
-		else
-			live_set_disk(l, r, false);
-	}
-	pthread_mutex_unlock(&l->lock);
-	meta_timed_settle(a, &timed);
-	return rc;
+	return region_map_mark(a, &l->map, r);
 }
 
 void live_end_write(struct graid_array *a, uint64_t stripe)
@@ -211,7 +110,7 @@ void live_end_write(struct graid_array *a, uint64_t stripe)
 	struct live *l = a->live;
 
 	if (l)
-		atomic_fetch_sub(&l->inflight[stripe / l->region_stripes], 1);
+		atomic_fetch_sub(&l->map.inflight[stripe / l->map.region_stripes], 1);
 }
 
 /* Array bytes per stripe number (bitmap numbering): a row of data, or one chunk on 1/10. */
@@ -227,11 +126,11 @@ static void live_covered(const struct graid_array *a, uint64_t off, uint64_t len
 			 uint64_t *r0, uint64_t *r1)
 {
 	const struct live *l = a->live;
-	uint64_t rb = l->region_stripes * live_unit(a), end = off + len;
+	uint64_t rb = l->map.region_stripes * live_unit(a), end = off + len;
 
 	*r0 = (off + rb - 1) / rb;
 	/* The last region may be short: covered when the range runs to the array's end. */
-	*r1 = end >= a->lay.array_bytes ? l->nregions : end / rb;
+	*r1 = end >= a->lay.array_bytes ? l->map.nregions : end / rb;
 	if (*r1 < *r0)
 		*r1 = *r0;
 }
@@ -248,7 +147,7 @@ void live_discard_begin(struct graid_array *a, uint64_t off, uint64_t len, struc
 	live_covered(a, off, len, &r0, &r1);
 	/* A write in flight now may land after this discard's zeroes: keep such regions used. */
 	for (uint64_t r = r0; r < r1 && !t->tainted; r++)
-		t->tainted = atomic_load(&l->inflight[r]) != 0;
+		t->tainted = atomic_load(&l->map.inflight[r]) != 0;
 }
 
 void live_discard_done(struct graid_array *a, uint64_t off, uint64_t len,
@@ -261,7 +160,7 @@ void live_discard_done(struct graid_array *a, uint64_t off, uint64_t len,
 		return;
 	live_covered(a, off, len, &r0, &r1);
 	for (uint64_t r = r0; r < r1; r++) {
-		if (!atomic_load(&l->used[r]) || atomic_load(&l->inflight[r]) ||
+		if (!region_map_marked(&l->map, r) || atomic_load(&l->map.inflight[r]) ||
 		    atomic_load(&l->last[r]) > t->seq)
 			continue;
 #if GRAID_FAULT_INJECTION
@@ -275,7 +174,7 @@ void live_discard_done(struct graid_array *a, uint64_t off, uint64_t len,
 		 * between the look above and the mark cleared nothing, but it has counted itself
 		 * in flight and numbered itself after t->seq first, so it is seen here.
 		 */
-		if (atomic_load(&l->inflight[r]) || atomic_load(&l->last[r]) > t->seq)
+		if (atomic_load(&l->map.inflight[r]) || atomic_load(&l->last[r]) > t->seq)
 			atomic_store(&l->cand[r], 0);
 	}
 }
@@ -289,7 +188,7 @@ struct live_flush live_flush_begin(struct graid_array *a)
 	struct live *l = a->live;
 	struct live_flush f = { 0, 0 };
 
-	if (!l || a->read_only)
+	if (!l || !region_map_may_write(a))
 		return f;
 	/*
 	 * Numbered and stamped under the lock, so that epochs follow the order in which the
@@ -297,33 +196,28 @@ struct live_flush live_flush_begin(struct graid_array *a)
 	 * members were already flushing would hand that later flush a discard its member
 	 * flushes may have missed (a later epoch promotes an earlier one's stamps).
 	 */
-	pthread_mutex_lock(&l->lock);
-	/* Epochs 0 and 1 are the other marks: a wrapped counter skips them. */
-	do
-		f.epoch = atomic_fetch_add(&l->flush_epoch, 1) + 1;
-	while (f.epoch < 2);
-	for (uint64_t r = 0; r < l->nregions; r++) {
+	pthread_mutex_lock(&l->map.lock);
+	f.epoch = region_map_epoch(&l->map);
+	for (uint64_t r = 0; r < l->map.nregions; r++) {
 		uint32_t done = LIVE_CAND_DONE;
 
 		/* A write that clears the mark meanwhile wins: the exchange then fails. */
 		atomic_compare_exchange_strong(&l->cand[r], &done, f.epoch);
 	}
 	f.seq = atomic_load(&l->seq);
-	pthread_mutex_unlock(&l->lock);
+	pthread_mutex_unlock(&l->map.lock);
 	return f;
 }
 
 void live_sweep(struct graid_array *a, struct live_flush f)
 {
 	struct live *l = a->live;
-	struct meta_timed timed; /* 2 KiB: filled only on the slow path */
-	uint64_t first = UINT64_MAX, last = 0;
+	struct region_map_sweep s;
 
-	if (!l || a->read_only)
+	if (!l || !region_map_may_write(a))
 		return;
-	timed.n = 0;
-	pthread_mutex_lock(&l->lock);
-	for (uint64_t r = 0; r < l->nregions; r++) {
+	region_map_sweep_begin(&l->map, &s);
+	for (uint64_t r = 0; r < l->map.nregions; r++) {
 		uint32_t stamp = atomic_load(&l->cand[r]);
 
 		/*
@@ -334,27 +228,20 @@ void live_sweep(struct graid_array *a, struct live_flush f)
 		if (stamp < 2 || (int32_t)(f.epoch - stamp) < 0 ||
 		    !atomic_compare_exchange_strong(&l->cand[r], &stamp, 0))
 			continue;
-		atomic_store(&l->used[r], 0);
+		atomic_store(&l->map.state[r], 0);
 		/*
 		 * A write numbered after the discard looked keeps it, finished or not: it counted
 		 * itself in flight and numbered itself before it looked at used (see
 		 * live_start_write), so one that saw used still 1 is seen here.
 		 */
-		if (atomic_load(&l->inflight[r]) || atomic_load(&l->last[r]) > f.seq ||
+		if (atomic_load(&l->map.inflight[r]) || atomic_load(&l->last[r]) > f.seq ||
 		    atomic_load(&l->last[r]) > atomic_load(&l->cand_seq[r])) {
-			atomic_store(&l->used[r], 1);
+			atomic_store(&l->map.state[r], REGION_MAP_MARKED);
 			continue;
 		}
-		live_set_disk(l, r, false);
-		if (first == UINT64_MAX)
-			first = r;
-		last = r;
+		region_map_sweep_clear(&l->map, &s, r);
 	}
-	for (uint64_t blk = first == UINT64_MAX ? 1 : first / 8 / ARRAY_ALIGN;
-	     first != UINT64_MAX && blk <= last / 8 / ARRAY_ALIGN; blk++)
-		live_write_block(a, blk, &timed);
-	pthread_mutex_unlock(&l->lock);
-	meta_timed_settle(a, &timed);
+	region_map_sweep_end(a, &l->map, &s);
 }
 
 bool live_row_unused(const struct graid_array *a, uint64_t row)
@@ -365,13 +252,13 @@ bool live_row_unused(const struct graid_array *a, uint64_t row)
 	if (!l)
 		return false;
 	if (g->level != 10)
-		return !atomic_load(&l->used[row / l->region_stripes]);
+		return !region_map_marked(&l->map, row / l->map.region_stripes);
 	/* RAID-10 numbers array chunks: every chunk any member holds in this row. */
 	for (unsigned m = 0; m < a->nmembers; m++) {
 		uint64_t arr;
 
 		if (!graid_layout_unmap(g, m, row * g->chunk, &arr) &&
-		    atomic_load(&l->used[arr / g->chunk / l->region_stripes]))
+		    region_map_marked(&l->map, arr / g->chunk / l->map.region_stripes))
 			return false;
 	}
 	return true;
@@ -384,9 +271,9 @@ uint64_t live_used_bytes(const struct graid_array *a)
 
 	if (!l)
 		return a->lay.array_bytes;
-	rb = l->region_stripes * live_unit(a);
-	for (uint64_t r = 0; r < l->nregions; r++)
-		if (atomic_load(&l->used[r]))
-			used += r + 1 == l->nregions ? a->lay.array_bytes - r * rb : rb;
+	rb = l->map.region_stripes * live_unit(a);
+	for (uint64_t r = 0; r < l->map.nregions; r++)
+		if (region_map_marked(&l->map, r))
+			used += r + 1 == l->map.nregions ? a->lay.array_bytes - r * rb : rb;
 	return used;
 }

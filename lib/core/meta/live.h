@@ -8,25 +8,19 @@
 #define LIBGRAID_CORE_LIVE_H
 
 #include "array/array.h"
+#include "meta/region_map.h"
 
 /* Where the map lives unless the creator says otherwise: after the write-intent bitmap. */
 #define LIVE_DEFAULT_OFFSET (128u * 1024)
 #define LIVE_DEFAULT_BYTES (64u * 1024)
 
+/* The map: region_map.c's mechanics; a region's REGION_MAP_MARKED is "used". */
 struct live {
-	uint64_t offset, bytes;          /* on every member, bytes from its start */
-	uint64_t region_stripes;         /* stripes (bitmap numbering) per bit */
-	uint64_t nregions;
-	_Atomic uint8_t *used;           /* per region: 1 used (and on disk), 0 unused */
+	struct region_map map;
 	_Atomic uint32_t *cand;          /* per region: 0 none, LIVE_CAND_DONE, or a flush epoch */
 	_Atomic uint64_t *cand_seq;      /* per region: the write sequence its discard saw */
-	_Atomic uint32_t flush_epoch;    /* the last epoch a flush took (live_flush_begin) */
-	atomic_uint *inflight;           /* per region: data writes in flight */
 	_Atomic uint64_t *last;          /* per region: seq of the last data write started */
 	_Atomic uint64_t seq;
-	uint8_t *disk;                   /* the map as on disk */
-	pthread_mutex_t lock;            /* disk image and map writes */
-	struct meta_ring *ring;          /* its writes to the members (meta_write.c), under lock */
 };
 
 /*
@@ -45,12 +39,13 @@ struct live_token {
 	bool tainted;                    /* a data write was in flight in a covered region */
 };
 
-/* The region size an array gets when none is recorded: FORMAT.md states the rule. */
-uint64_t live_default_region(const struct graid_array *a, uint64_t bytes);
 /* Set up the map (NULL a->live when bytes is 0: no map, everything counts as used). */
 int live_init(struct graid_array *a, uint64_t offset, uint64_t bytes, uint64_t region_stripes);
 void live_free(struct graid_array *a);
-/* OR every writable member's copy into memory (open). */
+/*
+ * OR the members' copies into memory (open; region_map_load says whose); none readable:
+ * every region counts as used. 0 or -ENOMEM.
+ */
 int live_load(struct graid_array *a);
 /* Make every writable member's copy equal to memory (create, open, a member joining). */
 int live_write_all(struct graid_array *a);
@@ -92,7 +87,7 @@ void live_sweep(struct graid_array *a, struct live_flush f);
 /* Whether stripe @p stripe (bitmap numbering: array chunks on RAID-10) is in an unused region. */
 static inline bool live_stripe_unused(const struct graid_array *a, uint64_t stripe)
 {
-	return a->live && !atomic_load(&a->live->used[stripe / a->live->region_stripes]);
+	return a->live && !region_map_marked(&a->live->map, stripe / a->live->map.region_stripes);
 }
 /* Whether member row @p row holds only unused regions (every level; RAID-10 by its chunks). */
 bool live_row_unused(const struct graid_array *a, uint64_t row);

@@ -475,13 +475,25 @@ void meta_timed_settle(struct graid_array *a, const struct meta_timed *timed)
 			array_member_mark_timed_out(a, timed->m[k].member, timed->m[k].fd);
 }
 
+/* The array's region maps (bitmap.c, live.c): NULL where it keeps none. */
+static struct region_map *meta_map(struct graid_array *a, unsigned i)
+{
+	if (i == 0)
+		return a->bitmap.enabled ? &a->bitmap.map : NULL;
+	return a->live ? &a->live->map : NULL;
+}
+
+#define META_MAPS 2u
+
 void meta_rings_free(struct graid_array *a)
 {
-	meta_ring_free(a, a->bitmap.ring);
-	a->bitmap.ring = NULL;
-	if (a->live) {
-		meta_ring_free(a, a->live->ring);
-		a->live->ring = NULL;
+	for (unsigned i = 0; i < META_MAPS; i++) {
+		struct region_map *m = meta_map(a, i);
+
+		if (m) {
+			meta_ring_free(a, m->ring);
+			m->ring = NULL;
+		}
 	}
 }
 
@@ -505,15 +517,13 @@ static void meta_ring_reap_late(struct graid_array *a, struct meta_ring *r)
 
 void meta_rings_reap_late(struct graid_array *a)
 {
-	struct live *l = a->live;
+	for (unsigned i = 0; i < META_MAPS; i++) {
+		struct region_map *m = meta_map(a, i);
 
-	/* Busy: whoever holds the lock uses the ring, and reaps it first. */
-	if (a->bitmap.enabled && a->bitmap.ring && pthread_mutex_trylock(&a->bitmap.lock) == 0) {
-		meta_ring_reap_late(a, a->bitmap.ring);
-		pthread_mutex_unlock(&a->bitmap.lock);
-	}
-	if (l && l->ring && pthread_mutex_trylock(&l->lock) == 0) {
-		meta_ring_reap_late(a, l->ring);
-		pthread_mutex_unlock(&l->lock);
+		/* Busy: whoever holds the lock uses the ring, and reaps it first. */
+		if (m && m->ring && pthread_mutex_trylock(&m->lock) == 0) {
+			meta_ring_reap_late(a, m->ring);
+			pthread_mutex_unlock(&m->lock);
+		}
 	}
 }

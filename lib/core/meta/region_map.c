@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A map of regions kept on every member, one bit a region, the copies kept equal: the
+ * mechanics the write-intent bitmap (bitmap.c) and the live-data map (live.c) share. A region
+ * is recorded on every writable member, durably, before the write that needs the record may
+ * go out; it is cleared by a sweep the instance decides on; an open reads the copies back.
+ * What a record means, and when it may be cleared, is the instance's.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "meta/region_map.h"
+#include "member/member.h"
+
+/* The stripe numbers that writes lock and mark: rows, or array chunks for RAID-10. */
+uint64_t bitmap_stripes(const struct graid_array *a)
+{
+	return a->lay.level == 10 ? a->lay.array_bytes / a->lay.chunk : a->lay.nstripes;
+}
+
+uint64_t region_map_default_region(const struct graid_array *a, const struct region_map_kind *k,
+				   uint64_t bytes)
+{
+	uint64_t nst = bitmap_stripes(a), bits = bytes * 8, per = (nst + bits - 1) / bits;
+	uint64_t least = k->min_region_bytes / a->lay.chunk;
+
+	if (per < least)
+		per = least;
+	return per ? per : 1;
+}
+
+int region_map_init(struct graid_array *a, struct region_map *m, const struct region_map_kind *k,
+		    uint64_t offset, uint64_t bytes, uint64_t region_stripes)
+{
+	uint64_t nst = bitmap_stripes(a), bits = bytes * 8, per;
+
+	memset(m, 0, sizeof(*m));
+	per = region_stripes ? region_stripes : region_map_default_region(a, k, bytes);
+	/* Divided, not rounded up by adding: a recorded size near 2^64 must not wrap to 0. */
+	if (nst / per + (nst % per != 0) > bits) {
+		graid__log(GRAID_LOG_ERR, "%s: %llu stripes per region need more than its %llu bits",
+			   k->name, (unsigned long long)per, (unsigned long long)bits);
+		return -EPROTO;
+	}
+	m->kind = k;
+	m->offset = offset;
+	m->bytes = bytes;
+	m->region_stripes = per;
+	m->nregions = nst / per + (nst % per != 0);
+	m->state = calloc(m->nregions, sizeof(*m->state));
+	m->inflight = calloc(m->nregions, sizeof(*m->inflight));
+	if (posix_memalign((void **)&m->disk, ARRAY_ALIGN, bytes))
+		m->disk = NULL;
+	if (!m->state || !m->inflight || !m->disk) {
+		free(m->state);
+		free(m->inflight);
+		free(m->disk);
+		memset(m, 0, sizeof(*m));
+		return -ENOMEM;
+	}
+	memset(m->disk, 0, bytes);
+	pthread_mutex_init(&m->lock, NULL);
+	return 0;
+}
+
+void region_map_free(struct graid_array *a, struct region_map *m)
+{
+	if (!m->kind)
+		return; /* never set up */
+	/* First: a write given up on may still read the disk image. */
+	meta_ring_free(a, m->ring);
+	pthread_mutex_destroy(&m->lock);
+	free(m->state);
+	free(m->inflight);
+	free(m->disk);
+	memset(m, 0, sizeof(*m));
+}
+
+static void region_map_set_disk(struct region_map *m, uint64_t r, bool on)
+{
+	if (on)
+		m->disk[r / 8] |= (uint8_t)(1u << (r % 8));
+	else
+		m->disk[r / 8] &= (uint8_t)~(1u << (r % 8));
+}
+
+/* Write block @p blk (4 KiB) of the image to every writable member, durably; lock held. */
+static int region_map_write_block(struct graid_array *a, struct region_map *m, uint64_t blk,
+				  struct meta_timed *timed)
+{
+	return meta_write_all(a, &m->ring, m->disk + blk * ARRAY_ALIGN, ARRAY_ALIGN,
+			      m->offset + blk * ARRAY_ALIGN, m->kind->name, timed);
+}
+
+int region_map_mark(struct graid_array *a, struct region_map *m, uint64_t r)
+{
+	struct meta_timed timed; /* 2 KiB: filled only on the slow path */
+	int rc = 0;
+
+	timed.n = 0;
+	pthread_mutex_lock(&m->lock);
+	/*
+	 * Marked in memory only once the mark is durable: a second writer of the region that
+	 * saw it earlier would issue its data before the mark is on disk. A mark that no member
+	 * took leaves the region unmarked (the next writer tries again) and refuses this write:
+	 * its data must not reach a member with nothing on disk to say so.
+	 */
+	if (!region_map_marked(m, r)) {
+		region_map_set_disk(m, r, true);
+		rc = meta_mark_verdict(region_map_write_block(a, m, r / 8 / ARRAY_ALIGN, &timed),
+				       m->kind->name, r);
+		if (rc == 0)
+			atomic_fetch_or(&m->state[r], REGION_MAP_MARKED);
+		else
+			region_map_set_disk(m, r, false);
+	}
+	pthread_mutex_unlock(&m->lock);
+	meta_timed_settle(a, &timed);
+	return rc;
+}
+
+void region_map_mark_all(struct region_map *m)
+{
+	pthread_mutex_lock(&m->lock);
+	for (uint64_t r = 0; r < m->nregions; r++) {
+		atomic_fetch_or(&m->state[r], REGION_MAP_MARKED);
+		region_map_set_disk(m, r, true);
+	}
+	pthread_mutex_unlock(&m->lock);
+}
+
+/*
+ * Whose copies an open reads: the members assembly keeps as current (a role ACTIVE or
+ * REBUILDING, as the freshest superblock records it), never one that came back at this open
+ * (rejoined), for every instance. A member that came back missed what was done while it was
+ * out, marks and clears alike: its copy can lack a mark the others hold, and can hold one
+ * they have since cleared (a region resynced, or wholly discarded). OR-ing it in would be
+ * harmless for either map (a mark too many costs a resync or a copy, never data), but it is
+ * never needed: every mark goes to every writable member, so the current members hold each
+ * mark made while it was out, and each one it holds from before it left that still stands.
+ * So its copy would only bring back what was rightly cleared; the open then rewrites it
+ * (region_map_write_all). docs/FORMAT.md states the rule for both maps.
+ */
+static bool region_map_copy_counts(const struct graid_array *a, unsigned role)
+{
+	const struct member *m = &a->members[role];
+
+	return m->fd >= 0 && array_role_writable(a, role) && !m->rejoined;
+}
+
+int region_map_load(struct graid_array *a, struct region_map *m)
+{
+	uint8_t *tmp;
+	int got = 0;
+
+	if (posix_memalign((void **)&tmp, ARRAY_ALIGN, m->bytes))
+		return -ENOMEM;
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		if (!region_map_copy_counts(a, i) ||
+		    member_pio(&a->members[i], tmp, m->bytes, m->offset, false))
+			continue;
+		for (uint64_t k = 0; k < m->bytes; k++)
+			m->disk[k] |= tmp[k];
+		got++;
+	}
+	free(tmp);
+	for (uint64_t r = 0; r < m->nregions; r++)
+		if (m->disk[r / 8] & (1u << (r % 8)))
+			atomic_fetch_or(&m->state[r], REGION_MAP_MARKED);
+	return got;
+}
+
+/*
+ * Each member's copy is read first and only the 4 KiB blocks that differ are written: a
+ * clean open, whose copies nearly always match already, then costs one read per member
+ * instead of a durable write (an fdatasync) per block per member. A copy that cannot be read
+ * is written whole.
+ */
+int region_map_write_all(struct graid_array *a, struct region_map *m)
+{
+	uint8_t *cur;
+	int rc = 0;
+
+	/* Taken over by another host: its records, not ours, from now on. */
+	if (array_foreign(a))
+		return -ESTALE;
+	/* Its members may be another holder's, or opened without write access. */
+	if (!m || !region_map_may_write(a))
+		return 0;
+	if (posix_memalign((void **)&cur, ARRAY_ALIGN, m->bytes))
+		return -ENOMEM;
+	pthread_mutex_lock(&m->lock);
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		struct member *mb = &a->members[i];
+
+		if (mb->fd < 0 || !array_role_writable(a, i))
+			continue;
+		if (member_area_match(mb, m->disk, cur, m->offset, m->bytes)) {
+			graid__log(GRAID_LOG_ERR, "member %u: %s write failed", i, m->kind->name);
+			rc = -EIO;
+		}
+	}
+	pthread_mutex_unlock(&m->lock);
+	free(cur);
+	return rc;
+}
+
+uint32_t region_map_epoch(struct region_map *m)
+{
+	uint32_t e;
+
+	/* A wrapped counter skips the values the instance gives other meanings. */
+	do
+		e = ++m->flush_epoch;
+	while (e < m->kind->first_epoch);
+	return e;
+}
+
+void region_map_sweep_begin(struct region_map *m, struct region_map_sweep *s)
+{
+	s->first = UINT64_MAX;
+	s->last = 0;
+	s->timed.n = 0;
+	pthread_mutex_lock(&m->lock);
+}
+
+void region_map_sweep_clear(struct region_map *m, struct region_map_sweep *s, uint64_t r)
+{
+	region_map_set_disk(m, r, false);
+	if (s->first == UINT64_MAX)
+		s->first = r;
+	s->last = r;
+}
+
+void region_map_sweep_end(struct graid_array *a, struct region_map *m, struct region_map_sweep *s)
+{
+	/* A failed clear is harmless (the mark stays on disk): nothing waits for it. */
+	for (uint64_t blk = s->first / 8 / ARRAY_ALIGN;
+	     s->first != UINT64_MAX && blk <= s->last / 8 / ARRAY_ALIGN; blk++)
+		region_map_write_block(a, m, blk, &s->timed);
+	pthread_mutex_unlock(&m->lock);
+	meta_timed_settle(a, &s->timed);
+}
