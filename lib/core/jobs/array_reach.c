@@ -19,7 +19,7 @@
 #include "member/member.h"
 #include "meta/meta.h"
 #include "meta/meta_write.h"
-#include "io/queue.h"
+#include "io/queue_pool.h"
 
 /* How often the worker looks at unreachable members' controllers. */
 #define REACH_POLL_NS (250u * 1000 * 1000)

@@ -11,7 +11,7 @@
 #include "meta/bitmap.h"
 #include "meta/journal.h"
 #include "meta/live.h"
-#include "io/queue.h"
+#include "io/discard.h"
 #include "io/member_batch.h"
 #include "io/row_job.h"
 #include "io/stripe_set.h"
