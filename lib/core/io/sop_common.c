@@ -48,12 +48,6 @@ void sop_finish(struct graid_queue *q, struct sop *s, int err)
 	queue_sop_done(q, s, err);
 }
 
-bool sop_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member, bool write,
-	    uint8_t *ptr, size_t len, uint64_t moff)
-{
-	return queue_io(q, s, slot, member, write, ptr, len, moff) == 0;
-}
-
 void sop_xor(uint8_t *dst, const uint8_t *src, size_t n)
 {
 	size_t i = 0;
@@ -70,14 +64,6 @@ void sop_xor(uint8_t *dst, const uint8_t *src, size_t n)
 		dst[i] ^= src[i];
 }
 
-bool sop_is_bad(const struct sop *s, unsigned m)
-{
-	for (unsigned i = 0; i < s->nbad; i++)
-		if (s->bad[i] == m)
-			return true;
-	return false;
-}
-
 bool sop_note_bad(struct sop *s, unsigned m)
 {
 	if (sop_is_bad(s, m))
@@ -86,14 +72,4 @@ bool sop_note_bad(struct sop *s, unsigned m)
 		return false;
 	s->bad[s->nbad++] = m;
 	return true;
-}
-
-/*
- * With an I/O timeout set, member reads go to the queue's buffers and are copied out: a
- * read given up on may still be written by the kernel, which must never be the caller's
- * memory after the call returned (queue_timeout.c).
- */
-bool sop_bounce_reads(const struct graid_queue *q)
-{
-	return atomic_load_explicit(&q->a->io_timeout_ns, memory_order_relaxed) != 0;
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "io/queue.h"
+#include "io/queue_io.h"
 
 /*
  * The engine's files form a stack (docs/ARCHITECTURE.md): sop.c drives an operation from
@@ -74,13 +75,34 @@ static inline enum sop_step sop_end(struct graid_queue *q, struct sop *s, int er
 	sop_finish(q, s, err);
 	return SOP_STEP_NONE;
 }
-/* Issue one member I/O; a full submission ring is reported as a failure of the operation. */
-bool sop_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member, bool write,
-	    uint8_t *ptr, size_t len, uint64_t moff);
 void sop_xor(uint8_t *dst, const uint8_t *src, size_t n);
-bool sop_is_bad(const struct sop *s, unsigned m);
-/* Member reads go through the queue's buffers (an I/O timeout is set): queue_timeout.c. */
-bool sop_bounce_reads(const struct graid_queue *q);
+
+/* Inline, as they were when the engine was one file: each runs per member I/O. */
+
+/* Issue one member I/O; a full submission ring is reported as a failure of the operation. */
+static inline bool sop_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,
+			  bool write, uint8_t *ptr, size_t len, uint64_t moff)
+{
+	return queue_io(q, s, slot, member, write, ptr, len, moff) == 0;
+}
+
+static inline bool sop_is_bad(const struct sop *s, unsigned m)
+{
+	for (unsigned i = 0; i < s->nbad; i++)
+		if (s->bad[i] == m)
+			return true;
+	return false;
+}
+
+/*
+ * With an I/O timeout set, member reads go to the queue's buffers and are copied out: a
+ * read given up on may still be written by the kernel, which must never be the caller's
+ * memory after the call returned (queue_timeout.c).
+ */
+static inline bool sop_bounce_reads(const struct graid_queue *q)
+{
+	return atomic_load_explicit(&q->a->io_timeout_ns, memory_order_relaxed) != 0;
+}
 
 /* ---- sop_mirror.c: RAID-1 and RAID-10 ------------------------------------------------- */
 
