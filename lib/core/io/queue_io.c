@@ -2,7 +2,8 @@
 /*
  * What a stripe operation asks of its queue: buffers from the queue's cache, member I/O
  * prepared on the queue's ring (or done in place for members in memory), and its end
- * counted on its request. Below sop.c; the completions go up through queue.c.
+ * counted on its request. Below the stripe engine (sop*.c, stripe_log.c); the completions go
+ * up through queue.c.
  */
 #include <errno.h>
 #include <stdlib.h>
