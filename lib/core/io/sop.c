@@ -47,8 +47,10 @@ static void sop_plan_locked(struct graid_queue *q, struct sop *s)
 	s->nlost = 0;
 	if (s->plan == PLAN_DEALLOC)
 		sop_dealloc_locked(q, s);
+	else if ((l->level == 1 || l->level == 10) && s->req->write)
+		sop_step(q, s, sop_mirror_write_locked(q, s));
 	else if (l->level == 1 || l->level == 10)
-		sop_step(q, s, s->req->write ? sop_mirror_write_locked(q, s) : sop_mirror_read(q, s));
+		sop_step(q, s, sop_mirror_read(q, s));
 	else
 		sop_step(q, s, sop_parity_plan(q, s));
 }

@@ -77,7 +77,7 @@ static inline enum sop_step sop_end(struct graid_queue *q, struct sop *s, int er
 }
 void sop_xor(uint8_t *dst, const uint8_t *src, size_t n);
 
-/* Inline, as they were when the engine was one file: each runs per member I/O. */
+/* Inline: each runs per member I/O, from every plan file. */
 
 /* Issue one member I/O; a full submission ring is reported as a failure of the operation. */
 static inline bool sop_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,

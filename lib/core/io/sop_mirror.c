@@ -115,8 +115,8 @@ enum sop_step sop_mirror_write_locked(struct graid_queue *q, struct sop *s)
 	for (unsigned c = 0; c < n; c++) {
 		if (!array_role_writable(q->a, members[c]))
 			continue;
-		if (queue_write_issued(q, members[c],
-				       queue_io(q, s, c, members[c], true, src, s->arr_len, moff[c])))
+		if (queue_write_issued(q, members[c], queue_io(q, s, c, members[c], true, src,
+							       s->arr_len, moff[c])))
 			s->nwrites++;
 	}
 	if (s->nwrites == 0)
