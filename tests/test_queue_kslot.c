@@ -22,6 +22,7 @@
 
 #include "arrayutil.h"
 #include "io/queue.h"
+#include "io/queue_fixed.h"
 #include "testutil.h"
 
 #define KS_CHUNK (64u * 1024)

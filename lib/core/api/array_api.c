@@ -10,7 +10,7 @@
 #include "meta/journal.h"
 #include "meta/live.h"
 #include "member/member_path.h"
-#include "io/queue.h"
+#include "io/queue_pool.h"
 #include "api/array_life.h"
 #include "jobs/jobs.h"
 #include "member/member_nvme.h"

@@ -16,7 +16,7 @@
 #include "api/array_life.h"
 #include "api/open_reserve.h"
 #include "ownership/lease.h"
-#include "io/queue.h"
+#include "io/queue_pool.h"
 #include "jobs/jobs.h"
 #include "member/member.h"
 #include "meta/array_view.h"

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <time.h>
 
+#include "io/discard.h"
 #include "io/queue.h"
 #include "member/member.h"
 #include "meta/meta.h"

@@ -6,7 +6,15 @@
 
 #include "meta/badblocks.h"
 #include "meta/journal.h"
+#include "io/discard.h"
 #include "io/queue.h"
+#include "io/queue_fixed.h"
+#include "io/queue_io.h"
+#include "io/queue_late.h"
+#include "io/queue_ops.h"
+#include "io/queue_sop.h"
+#include "io/queue_timeout.h"
+#include "io/sop.h"
 #include "common/signals.h"
 #include "meta/meta.h"
 #include "meta/stripe_lock.h"
@@ -14,79 +22,6 @@
 /* Member I/Os a queue may have in flight bound its stripe operations (the CQ must not overflow). */
 #define QUEUE_SQ_ENTRIES 1024u
 #define QUEUE_CQ_ENTRIES 8192u
-
-static void queue_sop_free_parts(struct sop *s)
-{
-	free(s->jpos);
-	free(s->jhdr);
-	free(s->jiov);
-	s->jpos = NULL;
-	s->jhdr = NULL;
-	s->jiov = NULL;
-}
-
-/* The journal's per-member storage, for arrays that keep one. */
-static int queue_sop_journal_alloc(struct sop *s, unsigned n)
-{
-	s->jpos = calloc(n, sizeof(*s->jpos));
-	s->jhdr = calloc(n, sizeof(*s->jhdr));
-	s->jiov = malloc((size_t)n * (SOP_RUN_MAX + 1) * sizeof(*s->jiov));
-	if (s->jpos && s->jhdr && s->jiov)
-		return 0;
-	queue_sop_free_parts(s);
-	return -ENOMEM;
-}
-
-static struct sop *queue_sop_alloc(struct graid_queue *q)
-{
-	unsigned n = q->a->nmembers;
-	struct sop *s = q->free_sops;
-	uint8_t *p;
-
-	if (s) {
-		q->free_sops = s->next;
-	} else {
-		/* The per-role arrays share the operation's allocation. */
-		s = calloc(1, sizeof(*s) + n * (2 * sizeof(uint8_t *) + sizeof(uint32_t) +
-						sizeof(bool) + sizeof(struct mio) +
-						sizeof(struct mio *)));
-		if (!s)
-			return NULL;
-		if (q->a->journal && queue_sop_journal_alloc(s, n)) {
-			free(s);
-			return NULL;
-		}
-		if (q->a->lay.nparity) {
-			/* Run storage; without it the operation just never becomes a run. */
-			s->iov = malloc((size_t)n * SOP_RUN_MAX * sizeof(*s->iov));
-			s->buckets = malloc(SOP_RUN_MAX * sizeof(*s->buckets));
-			if (!s->iov || !s->buckets) {
-				free(s->iov);
-				free(s->buckets);
-				s->iov = NULL;
-				s->buckets = NULL;
-			}
-		}
-		p = (uint8_t *)(s + 1);
-		s->mio_store = (struct mio *)p;
-		p += n * sizeof(struct mio);
-		s->mio = (struct mio **)p;
-		p += n * sizeof(struct mio *);
-		for (unsigned i = 0; i < n; i++)
-			s->mio[i] = &s->mio_store[i];
-		s->buf = (uint8_t **)p;
-		p += n * sizeof(uint8_t *);
-		s->nbuf = (uint8_t **)p;
-		p += n * sizeof(uint8_t *);
-		s->blen = (uint32_t *)p;
-		p += n * sizeof(uint32_t);
-		s->own = (bool *)p;
-	}
-	memset(s->buf, 0, n * sizeof(uint8_t *));
-	memset(s->nbuf, 0, n * sizeof(uint8_t *));
-	memset(s->own, 0, n * sizeof(bool));
-	return s;
-}
 
 /*
  * A read into a kernel's buffer: its failure is judged by nobody here. It may be the
@@ -257,8 +192,10 @@ static void queue_cut(struct graid_queue *q, struct req *r, struct sop *s)
 		end = r->off + r->len;
 	s->nrun = 1;
 	s->dealloc = false;
-	if (r->zero)
-		return queue_cut_zero(q, r, s, unit);
+	if (r->zero) {
+		queue_cut_zero(q, r, s, unit);
+		return;
+	}
 	/*
 	 * A write of whole RAID-5/6 stripes takes up to SOP_RUN_MAX of them at once: each
 	 * member then gets one vectored write instead of one per stripe.
@@ -443,12 +380,6 @@ GRAID_API uint32_t graid_queue_flags(const struct graid_queue *q)
 	return q && q->one_thread ? GRAID_QUEUE_F_ONE_THREAD : 0;
 }
 
-/* The kernel's "not now": the request stays queued and the next try may send it. */
-static bool queue_err_transient(int rc)
-{
-	return rc == -EAGAIN || rc == -EBUSY || rc == -EINTR || rc == -ENOMEM;
-}
-
 /*
  * A ring that failed for good with @p left of @p what still in it: closed, so that the
  * kernel ends or cancels what it holds (the caller's operations too: a ublk server's
@@ -513,14 +444,7 @@ GRAID_API int graid_queue_destroy(struct graid_queue *q)
 		struct sop *s = q->free_sops;
 
 		q->free_sops = s->next;
-		/* Records that replaced ones given up on (queue_late.c). */
-		for (unsigned i = 0; i < q->a->nmembers; i++)
-			if (s->mio[i] != &s->mio_store[i])
-				free(s->mio[i]);
-		free(s->iov);
-		free(s->buckets);
-		queue_sop_free_parts(s);
-		free(s);
+		queue_sop_free(q, s);
 	}
 	while (q->free_reqs) {
 		struct req *r = q->free_reqs;
@@ -738,128 +662,4 @@ GRAID_API int graid_queue_reap(struct graid_queue *q, struct graid_completion *c
 		}
 	}
 	return (int)n;
-}
-
-struct graid_queue *array_queue_get(struct graid_array *a)
-{
-	struct graid_queue *q;
-
-	pthread_mutex_lock(&a->pool_lock);
-	q = a->pool;
-	if (q)
-		a->pool = q->pool_next;
-	pthread_mutex_unlock(&a->pool_lock);
-	if (q && (q->ring.flags & member_ring_flags(a)) != member_ring_flags(a)) {
-		/* An NVMe generic device joined since this queue was made: it needs big SQEs. */
-		graid_queue_destroy(q);
-		q = NULL;
-	}
-	if (!q) {
-		if (graid_queue_create(a, 16, &q))
-			return NULL;
-		/* One caller waiting on one request: nothing to overlap a worker thread with. */
-		queue_inline_setup(q);
-	}
-	return q;
-}
-
-/*
- * Wait for the one request a synchronous call queued. It never returns while that request
- * is still queued: the queue goes back to the pool afterwards, and a request left in it
- * would reach the members later with whatever the caller has put in its buffer since, hand
- * its completion to the next call, and keep its stripes locked. A ring the kernel refuses
- * is tried again for as long as it answers "not now". 0 and *c filled, or a negative errno
- * when the ring itself is broken: the queue is then kept out of the pool for good (its
- * I/O may still be the kernel's).
- */
-int array_queue_sync_wait(struct graid_array *a, struct graid_queue *q,
-			  struct graid_completion *c)
-{
-	for (;;) {
-		int rc = graid_queue_reap(q, c, 1, 1);
-
-		if (rc == 1)
-			return 0;
-		if (rc == 0 && q->nreq == 0)
-			return -EIO; /* nothing queued: cannot happen, but never wait for it */
-		if (rc < 0 && !queue_err_transient(rc)) {
-			graid__log(GRAID_LOG_ERR, "array: a queue's ring failed (%s) with a request "
-						  "in it; that queue is retired", graid_strerror(rc));
-			/* Closed, as graid_queue_destroy() closes a broken ring; never freed. */
-			io_uring_queue_exit(&q->ring);
-			q->retired = true;
-			return rc;
-		}
-		(void)a;
-	}
-}
-
-int64_t array_sync_request(struct graid_array *a, enum array_sync_kind kind, void *buf,
-			   uint64_t len, uint64_t offset)
-{
-	struct graid_completion c;
-	struct graid_queue *q;
-	int rc;
-
-	if (!a)
-		return -EINVAL;
-	q = array_queue_get(a);
-	if (!q)
-		return -ENOMEM;
-	switch (kind) {
-	case SYNC_READ: rc = graid_queue_read(q, buf, (size_t)len, offset, 0); break;
-	case SYNC_WRITE: rc = graid_queue_write(q, buf, (size_t)len, offset, 0); break;
-	case SYNC_DISCARD: rc = graid_queue_discard(q, offset, len, 0); break;
-	default: rc = graid_queue_write_zeroes(q, offset, len, 0); break;
-	}
-	if (rc == 0)
-		rc = array_queue_sync_wait(a, q, &c);
-	array_queue_put(a, q);
-	return rc ? rc : c.result;
-}
-
-void array_queue_put(struct graid_array *a, struct graid_queue *q)
-{
-	if (q->retired)
-		return; /* kept, never reused: the kernel may still own its memory */
-	pthread_mutex_lock(&a->pool_lock);
-	q->pool_next = a->pool;
-	a->pool = q;
-	pthread_mutex_unlock(&a->pool_lock);
-}
-
-void array_queue_pool_reap_late(struct graid_array *a)
-{
-	struct graid_queue *late = NULL, **pp;
-
-	pthread_mutex_lock(&a->pool_lock);
-	for (pp = &a->pool; *pp;) {
-		struct graid_queue *q = *pp;
-
-		if (q->nlate) {
-			*pp = q->pool_next;
-			q->pool_next = late;
-			late = q;
-		} else {
-			pp = &q->pool_next;
-		}
-	}
-	pthread_mutex_unlock(&a->pool_lock);
-	while (late) {
-		struct graid_queue *q = late;
-
-		late = q->pool_next;
-		graid_queue_reap(q, NULL, 0, 0); /* idle: only late completions are there */
-		array_queue_put(a, q);
-	}
-}
-
-void array_queue_pool_free(struct graid_array *a)
-{
-	while (a->pool) {
-		struct graid_queue *q = a->pool;
-
-		a->pool = q->pool_next;
-		graid_queue_destroy(q);
-	}
 }

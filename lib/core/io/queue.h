@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* A queue's internals: requests, stripe operations, buffers, and the io_uring they run on. */
+/*
+ * A queue's internals: its requests, stripe operations, member I/O records and the io_uring
+ * they run on. Types only; each module's functions are in its own header (queue_io.h,
+ * sop.h, queue_pool.h...).
+ */
 #ifndef LIBGRAID_CORE_QUEUE_H
 #define LIBGRAID_CORE_QUEUE_H
 
+#include <errno.h>
 #include <liburing.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -10,24 +15,6 @@
 #include "array/array.h"
 #include "meta/live.h"
 #include "member/member_io.h"
-
-/* queue.c: used by the synchronous calls. */
-struct graid_queue *array_queue_get(struct graid_array *a);
-void array_queue_put(struct graid_array *a, struct graid_queue *q);
-/* The synchronous calls: one request on a pooled queue, waited for. Its result or -errno. */
-enum array_sync_kind { SYNC_READ, SYNC_WRITE, SYNC_DISCARD, SYNC_ZEROES };
-int64_t array_sync_request(struct graid_array *a, enum array_sync_kind kind, void *buf,
-			   uint64_t len, uint64_t offset);
-/* Wait for the one request of a synchronous call; never returns while it is queued. */
-int array_queue_sync_wait(struct graid_array *a, struct graid_queue *q,
-			  struct graid_completion *c);
-void array_queue_pool_free(struct graid_array *a);
-/*
- * Account for the late I/O (queue_late.c) that idle pooled queues hold: their completions
- * wait in the rings until someone reaps, and until then the members' late_ios stay up.
- * For the worker, while a member waits for its late I/O to end.
- */
-void array_queue_pool_reap_late(struct graid_array *a);
 
 /* A caller's read or write. */
 struct req {
@@ -230,132 +217,11 @@ static inline bool queue_wrong_thread(const struct graid_queue *q)
 		atomic_load_explicit(&graid__fork_gen, memory_order_relaxed) != q->owner_fork_gen);
 }
 
-/* A slot of the buffer table: memory of the caller's (user), or left for a kernel's pages. */
-struct queue_slot {
-	uintptr_t base; /* user: its address; else what the kernel counts offsets from (0) */
-	size_t len;     /* user only */
-	bool user;
-};
-
-/* A caller's operation in flight; its address, with bit 0 set, is the CQE's user_data. */
-struct queue_op {
-	struct queue_op *next;
-	uint64_t user_data;
-};
-
-/* CQE user_data of a caller's operation: mio records are at least 8-byte aligned. */
-#define QUEUE_OP_TAG UINT64_C(1)
-
-/*
- * Where the fake addresses of a read into a kernel's buffer start (struct req, kslot): far
- * above any offset in a slot, page-aligned so that alignment checks see the offset's own.
- */
-#if UINTPTR_MAX > 0xffffffffu
-#define QUEUE_KSLOT_BIAS ((uintptr_t)1 << 40)
-#else
-#define QUEUE_KSLOT_BIAS ((uintptr_t)0) /* no room: a kernel's pages are never read into */
-#endif
-
-/* A registered range: [base, end), fixed buffer @index of the queue's ring. */
-struct queue_fixed {
-	uintptr_t base, end;
-	unsigned index;
-};
-
-/*
- * The fixed buffer holding [ptr, ptr + len) whole, or -1 (none); for @p passthru members
- * only where the kernel takes IORING_URING_CMD_FIXED.
- */
-static inline int queue_fixed_index(const struct graid_queue *q, const void *ptr, size_t len,
-				    bool passthru)
+/* The kernel's "not now": the request stays queued and the next try may send it. */
+static inline bool queue_err_transient(int rc)
 {
-	uintptr_t p = (uintptr_t)ptr;
-	unsigned lo = 0, hi = q->nfixed;
-
-	if (passthru && !q->fixed_cmd)
-		return -1;
-
-	/* The last range starting at or below p, by bisection: they do not overlap. */
-	while (lo < hi) {
-		unsigned mid = (lo + hi) / 2;
-
-		if (q->fixed[mid].base <= p)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0 || p + len > q->fixed[lo - 1].end || p + len < p)
-		return -1;
-	return (int)q->fixed[lo - 1].index;
+	return rc == -EAGAIN || rc == -EBUSY || rc == -EINTR || rc == -ENOMEM;
 }
-
-/* The ranges forgotten (graid_queue_destroy: the ring's exit unregisters them). */
-void queue_fixed_free(struct graid_queue *q);
-/*
- * Where graid_queue_read_fixed() reads to: *@p buf (and *@p kslot -1) for the caller's
- * memory, or a fake address and the slot for a kernel's pages. 0, -EINVAL (no such slot,
- * outside the caller's range) or -EXDEV (a kernel's pages this queue cannot read into).
- */
-int queue_fixed_target(const struct graid_queue *q, unsigned buf_index, size_t buf_offset,
-		       size_t len, uint8_t **buf, int *kslot);
-
-/* queue_ops.c: graid_queue_sqe() */
-/* A CQE of a caller's operation (user_data with QUEUE_OP_TAG); false: no room, keep it. */
-bool queue_op_cqe(struct graid_queue *q, const struct io_uring_cqe *cqe);
-/* Up to @p max finished operations into @p c; how many. */
-unsigned queue_op_take(struct graid_queue *q, struct graid_completion *c, unsigned max);
-void queue_ops_free(struct graid_queue *q);
-
-/* queue.c */
-uint8_t *queue_buf_get(struct graid_queue *q, size_t len);
-void queue_buf_put(struct graid_queue *q, uint8_t *p, size_t len);
-int queue_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,
-	     bool write, uint8_t *ptr, size_t len, uint64_t member_off);
-int queue_writev(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,
-		 const struct iovec *iov, unsigned iovcnt, size_t len, uint64_t member_off);
-/* A journal entry: at `pos` bytes from the member's start, durable when it completes. */
-int queue_log_writev(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,
-		     const struct iovec *iov, unsigned iovcnt, size_t len, uint64_t pos);
-void queue_sop_done(struct graid_queue *q, struct sop *s, int err);
-/* Do RAM-backed members' I/O in the calling thread from now on (array_queue_get). */
-void queue_inline_setup(struct graid_queue *q);
-
-/* discard.c */
-/* Bytes of zeroes a zero request's stripe operation may cover when it writes them. */
-size_t discard_zbuf_len(const struct graid_array *a);
-/* Every writable member can zero a range without a data transfer (hole, discard, deallocate). */
-bool discard_can_offload(const struct graid_array *a);
-/* Zero [off, off+len) of role's data area by offload; 0 or -errno (then the role is failed). */
-int discard_member(struct graid_queue *q, unsigned role, uint64_t off, uint64_t len);
-/* The same outside a queue (rebuild: the unused rows of a new member). */
-int discard_member_sync(struct graid_array *a, unsigned role, uint64_t off, uint64_t len);
-
-/* queue_timeout.c: the array's I/O timeout, which I/Os and when */
-/* A member I/O just prepared, whose target is @p ptr: keep it in the list if it may be given up on. */
-void queue_timeout_track(struct graid_queue *q, struct mio *io, const uint8_t *ptr);
-/* It ended: out of the list. */
-void queue_timeout_untrack(struct graid_queue *q, struct mio *io);
-/* The oldest I/O when it is past the timeout, taken out of the list; else NULL. */
-struct mio *queue_timeout_due(struct graid_queue *q);
-/* Wait for a completion, or until the oldest I/O is due; io_uring_wait_cqe's result. */
-int queue_timeout_wait(struct graid_queue *q);
-
-/* queue_late.c: giving up on an I/O, and its late end */
-/* Give up on @p io (past the timeout, out of the list) if the others can carry its stripe. */
-void queue_give_up(struct graid_queue *q, struct mio *io);
-/* A completion of @p io: true when it was a late one, now accounted for (nothing else to do). */
-bool queue_late_done(struct graid_queue *q, struct mio *io, int res);
-
-/* sop.c */
-void sop_start(struct graid_queue *q, struct sop *s);
-void sop_io_done(struct graid_queue *q, struct sop *s);
-/*
- * A read of member @p m for @p s met a media error to repair: plan the stripe again with m
- * out and write back what it could not read. False: no room (the caller fails the member).
- */
-bool sop_note_bad(struct sop *s, unsigned m);
-void sop_compute_batch(struct graid_queue *q);
-bool sop_try_unpark(struct graid_queue *q, struct sop *s);
 
 static inline bool queue_aligned(const void *p)
 {

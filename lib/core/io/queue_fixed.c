@@ -12,6 +12,7 @@
 #include <sys/utsname.h>
 
 #include "io/queue.h"
+#include "io/queue_fixed.h"
 
 static int queue_fixed_cmp(const void *x, const void *y)
 {

@@ -2,13 +2,18 @@
 /*
  * What a stripe operation asks of its queue: buffers from the queue's cache, member I/O
  * prepared on the queue's ring (or done in place for members in memory), and its end
- * counted on its request. Below sop.c; the completions go up through queue.c.
+ * counted on its request. Below the stripe engine (sop*.c, stripe_log.c); the completions go
+ * up through queue.c.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "io/queue.h"
+#include "io/queue_fixed.h"
+#include "io/queue_io.h"
+#include "io/queue_timeout.h"
+#include "meta/meta.h"
 
 static unsigned queue_buf_class(size_t len)
 {
@@ -200,6 +205,17 @@ int queue_log_writev(struct graid_queue *q, struct sop *s, unsigned slot, unsign
 	if (rc == 0)
 		queue_io_prepared(q, s, io, NULL);
 	return rc;
+}
+
+/*
+ * A member that keeps the old bytes while the other members get their part of the update
+ * would be wrong beside them (a full ring only waits: member_ring_submit's patience ran out).
+ */
+bool queue_write_issued(struct graid_queue *q, unsigned member, int rc)
+{
+	if (rc)
+		array_member_failed(q->a, member, -EAGAIN);
+	return rc == 0;
 }
 
 void queue_sop_done(struct graid_queue *q, struct sop *s, int err)

@@ -11,6 +11,10 @@
 #include <stdlib.h>
 
 #include "io/queue.h"
+#include "io/queue_io.h"
+#include "io/queue_late.h"
+#include "io/queue_timeout.h"
+#include "io/sop.h"
 #include "meta/meta.h"
 
 /* Give up on @p io (already out of the list) if the others can carry its stripe. */

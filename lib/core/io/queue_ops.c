@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "io/queue.h"
+#include "io/queue_ops.h"
 
 /* Operations in flight at most: twice the depth, and a few polls (graid.h). */
 static unsigned queue_ops_cap(const struct graid_queue *q)

@@ -6,6 +6,8 @@
  * up on, are queue_late.c.
  */
 #include "io/queue.h"
+#include "io/queue_late.h"
+#include "io/queue_timeout.h"
 
 static void tlist_remove(struct graid_queue *q, struct mio *io)
 {

@@ -20,7 +20,7 @@
 #include "meta/array_meta.h"
 #include "meta/events.h"
 #include "meta/meta_write.h"
-#include "io/queue.h"
+#include "io/queue_pool.h"
 
 /* How often the worker looks at unreachable members' controllers. */
 #define REACH_POLL_NS (250u * 1000 * 1000)

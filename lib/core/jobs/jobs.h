@@ -3,6 +3,7 @@
 #ifndef LIBGRAID_CORE_JOBS_H
 #define LIBGRAID_CORE_JOBS_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include "array/array.h"

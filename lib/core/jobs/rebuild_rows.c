@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "io/discard.h"
 #include "jobs/rebuild.h"
 #include "meta/bitmap.h"
 #include "meta/live.h"

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/* What every stripe-operation plan uses: its buffers, its member I/O, its bad members, its end. */
+#include <string.h>
+
+#include "io/queue_io.h"
+#include "io/sop.h"
+#include "io/sop_internal.h"
+#include "io/stripe_log.h"
+#include "meta/bitmap.h"
+#include "meta/live.h"
+#include "meta/stripe_lock.h"
+
+bool sop_own_buf(struct graid_queue *q, struct sop *s, unsigned r, size_t len)
+{
+	s->buf[r] = queue_buf_get(q, len);
+	s->own[r] = s->buf[r] != NULL;
+	s->blen[r] = (uint32_t)len;
+	return s->own[r];
+}
+
+void sop_release_bufs(struct graid_queue *q, struct sop *s)
+{
+	for (unsigned r = 0; r < q->a->nmembers; r++) {
+		if (s->own[r])
+			queue_buf_put(q, s->buf[r], s->blen[r]);
+		if (s->nbuf[r])
+			queue_buf_put(q, s->nbuf[r], s->hi - s->lo);
+		s->buf[r] = s->nbuf[r] = NULL;
+		s->own[r] = false;
+	}
+}
+
+void sop_finish(struct graid_queue *q, struct sop *s, int err)
+{
+	for (unsigned j = 0; s->req->write && j < s->nrun; j++)
+		bitmap_end_write(q->a, s->stripe + j);
+	for (unsigned j = 0; s->req->write && !s->req->zero && j < s->nrun; j++)
+		live_end_write(q->a, s->stripe + j);
+	stripe_log_done(q, s);
+	sop_release_bufs(q, s);
+	if (s->locked) {
+		stripe_unlock(q->a, s->bucket);
+		s->locked = false;
+	}
+	for (unsigned j = 0; j < s->nlocked; j++)
+		stripe_unlock(q->a, s->buckets[j]);
+	s->nlocked = 0;
+	queue_sop_done(q, s, err);
+}
+
+void sop_xor(uint8_t *dst, const uint8_t *src, size_t n)
+{
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x, y;
+
+		memcpy(&x, dst + i, 8);
+		memcpy(&y, src + i, 8);
+		x ^= y;
+		memcpy(dst + i, &x, 8);
+	}
+	for (; i < n; i++)
+		dst[i] ^= src[i];
+}
+
+bool sop_note_bad(struct sop *s, unsigned m)
+{
+	if (sop_is_bad(s, m))
+		return true;
+	if (s->nbad == sizeof(s->bad) / sizeof(s->bad[0]))
+		return false;
+	s->bad[s->nbad++] = m;
+	return true;
+}

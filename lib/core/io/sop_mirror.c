@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/* RAID-1 and RAID-10 stripe operations: a read from one copy, a write to every copy, repair. */
+#include <errno.h>
+#include <string.h>
+
+#include "io/queue_io.h"
+#include "io/sop.h"
+#include "io/sop_internal.h"
+#include "meta/badblocks.h"
+
+/* The copy read has it: write it over each copy noted bad, still under the stripe lock. */
+enum sop_step sop_mirror_repair(struct graid_queue *q, struct sop *s)
+{
+	const struct graid_layout *l = &q->a->lay;
+	unsigned members[GRAID_MAX_MEMBERS];
+	uint64_t moff[GRAID_MAX_MEMBERS];
+	unsigned n = graid_layout_copies(l, s->arr_off, members, moff);
+	const uint8_t *src = NULL;
+
+	for (unsigned i = 0; i < n; i++)
+		if (members[i] == s->mirror_src)
+			src = s->buf[i];
+	s->phase = SOP_WRITING;
+	s->repairing = true;
+	s->nwrites = 0;
+	s->write_fail = 0;
+	for (unsigned i = 0; src && i < n; i++) {
+		if (!sop_is_bad(s, members[i]) || !array_role_writable(q->a, members[i]))
+			continue;
+		if (sop_io(q, s, i, members[i], true, (uint8_t *)src, s->arr_len, moff[i]))
+			s->nwrites++;
+		else
+			s->write_fail++; /* ring unusable: the sector stays bad; a later read repairs it */
+	}
+	return sop_drained(s);
+}
+
+/*
+ * RAID-1/10 read: one copy, spread over them by stripe. A copy that failed to read it, or
+ * whose log records part of it, is noted bad and left out; the read then runs under the
+ * stripe lock (no write may come between it and the write-back) into the queue's memory,
+ * and the good copy is written over the bad ones (sop_mirror_repair).
+ */
+enum sop_step sop_mirror_read(struct graid_queue *q, struct sop *s)
+{
+	const struct graid_layout *l = &q->a->lay;
+	unsigned members[GRAID_MAX_MEMBERS], alive[GRAID_MAX_MEMBERS], nalive = 0;
+	uint64_t moff[GRAID_MAX_MEMBERS];
+	unsigned n = graid_layout_copies(l, s->arr_off, members, moff);
+	uint8_t *user = s->req->buf + s->req_off;
+	unsigned c;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (!array_role_readable(q->a, members[i], moff[i] + s->arr_len) ||
+		    sop_is_bad(s, members[i]))
+			continue;
+		if (badblocks_overlap(q->a, members[i], moff[i], s->arr_len)) {
+			if (!sop_note_bad(s, members[i]))
+				return sop_end(q, s, -EIO);
+			continue;
+		}
+		alive[nalive++] = i;
+	}
+	if (nalive == 0)
+		return sop_end(q, s, -EIO);
+	if (s->nbad && !s->locked) {
+		if (s->req->kslot >= 0)
+			return sop_end(q, s, -EXDEV); /* through the caller's own memory, then */
+		return SOP_STEP_LOCK;
+	}
+	s->pending = 0;
+	s->read_failed = false;
+	s->plan = PLAN_MIRROR_READ;
+	s->phase = SOP_READING;
+	/* Spread reads over the copies; the stripe number keeps one request's choice stable. */
+	c = alive[s->stripe % nalive];
+	s->mirror_src = members[c];
+	/* Slot c: a read of another copy after this one is given up on takes another slot. */
+	if (!s->nbad && (s->req->kslot >= 0 || (queue_aligned(user) && !sop_bounce_reads(q)))) {
+		if (!sop_io(q, s, c, members[c], false, user, s->arr_len, moff[c]))
+			return sop_end(q, s, s->req->kslot >= 0 ? -EXDEV : -EAGAIN);
+		return SOP_STEP_NONE;
+	}
+	if (!sop_own_buf(q, s, c, s->arr_len))
+		return sop_end(q, s, -ENOMEM);
+	if (!sop_io(q, s, c, members[c], false, s->buf[c], s->arr_len, moff[c]))
+		return sop_end(q, s, -EAGAIN);
+	s->mio[c]->copy_to = user;
+	s->mio[c]->copy_from = s->buf[c];
+	return SOP_STEP_NONE;
+}
+
+/*
+ * Under the stripe lock: a rebuild copying this chunk to a new member must not interleave
+ * with the write, or the new member could keep the old data.
+ */
+enum sop_step sop_mirror_write_locked(struct graid_queue *q, struct sop *s)
+{
+	const struct graid_layout *l = &q->a->lay;
+	unsigned members[GRAID_MAX_MEMBERS];
+	uint64_t moff[GRAID_MAX_MEMBERS];
+	unsigned n = graid_layout_copies(l, s->arr_off, members, moff);
+	uint8_t *user = s->req->buf + s->req_off, *src = user;
+
+	s->plan = PLAN_MIRROR_WRITE;
+	s->phase = SOP_WRITING;
+	s->nwrites = 0;
+	s->write_fail = 0;
+	if (!queue_aligned(user)) {
+		if (!sop_own_buf(q, s, 0, s->arr_len))
+			return sop_end(q, s, -ENOMEM);
+		memcpy(s->buf[0], user, s->arr_len);
+		src = s->buf[0];
+	}
+	for (unsigned c = 0; c < n; c++) {
+		if (!array_role_writable(q->a, members[c]))
+			continue;
+		if (queue_write_issued(q, members[c], queue_io(q, s, c, members[c], true, src,
+							       s->arr_len, moff[c])))
+			s->nwrites++;
+	}
+	if (s->nwrites == 0)
+		return sop_end(q, s, -EIO);
+	return SOP_STEP_NONE;
+}
