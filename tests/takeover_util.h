@@ -13,16 +13,16 @@
 #include "format/superblock.h"
 
 /* The superblock of member @p path, decoded. */
-static inline struct graid_sb tko_sb(const char *path)
+static inline struct superblock tko_sb(const char *path)
 {
 	uint8_t buf[GRAID_SB_SIZE];
-	struct graid_sb sb;
+	struct superblock sb;
 	int fd = open(path, O_RDONLY);
 
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(pread(fd, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
 	close(fd);
-	cr_assert_eq(graid_sb_decode(buf, &sb), 0);
+	cr_assert_eq(sb_decode(buf, &sb), 0);
 	return sb;
 }
 
@@ -33,7 +33,7 @@ static inline struct graid_sb tko_sb(const char *path)
 static inline void tko_write_owner(const char *path, bool bump)
 {
 	uint8_t buf[GRAID_SB_SIZE];
-	struct graid_sb sb = tko_sb(path);
+	struct superblock sb = tko_sb(path);
 	int fd = open(path, O_RDWR);
 
 	cr_assert_geq(fd, 0);
@@ -44,7 +44,7 @@ static inline void tko_write_owner(const char *path, bool bump)
 		sb.owner.boot_id[i] = (uint8_t)(0xb0 + i);
 	snprintf(sb.owner.host, sizeof(sb.owner.host), "graid-test-host-b");
 	sb.events += 10;
-	graid_sb_encode(&sb, buf);
+	sb_encode(&sb, buf);
 	cr_assert_eq(pwrite(fd, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
 	cr_assert_eq(fsync(fd), 0);
 	close(fd);

@@ -72,15 +72,15 @@ static void rv_rebuild_past(struct rv_bed *b, int level, unsigned n, unsigned fa
 static void rv_drop_bbl_fields(const char *path)
 {
 	uint8_t *buf = aligned_alloc(4096, 4096);
-	struct graid_sb sb;
+	struct superblock sb;
 	int fd = open(path, O_RDWR);
 
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(pread(fd, buf, 4096, 0), 4096);
-	cr_assert_eq(graid_sb_decode(buf, &sb), 0);
+	cr_assert_eq(sb_decode(buf, &sb), 0);
 	cr_assert_neq(sb.bbl_bytes, 0, "%s: no log recorded to drop", path);
 	sb.bbl_offset = sb.bbl_bytes = 0;
-	graid_sb_encode(&sb, buf);
+	sb_encode(&sb, buf);
 	cr_assert_eq(pwrite(fd, buf, 4096, 0), 4096);
 	close(fd);
 	free(buf);

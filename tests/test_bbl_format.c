@@ -42,7 +42,7 @@ static void reseal(uint8_t *buf)
 	uint32_t crc;
 
 	memset(buf + 8, 0, 4);
-	crc = graid_crc32c(buf, BBL_COPY_BYTES);
+	crc = crc32c(buf, BBL_COPY_BYTES);
 	for (unsigned i = 0; i < 4; i++)
 		buf[8 + i] = (uint8_t)(crc >> (8 * i));
 }
@@ -56,7 +56,7 @@ Test(bbl_format, fields_sit_at_the_documented_offsets)
 	cr_assert_eq(memcmp(buf, "GRAIDBBL", 8), 0);
 	memcpy(copy, buf, sizeof(copy));
 	memset(copy + 8, 0, 4);
-	cr_assert_eq(le32_at(buf + 0x08), graid_crc32c(copy, sizeof(copy)));
+	cr_assert_eq(le32_at(buf + 0x08), crc32c(copy, sizeof(copy)));
 	cr_assert_eq(le32_at(buf + 0x0c), 3);
 	cr_assert_eq(le64_at(buf + 0x10), 0x0102030405060708ull);
 	cr_assert_eq(memcmp(buf + 0x18, img.member_uuid, 16), 0);

@@ -106,7 +106,7 @@ static unsigned jt_kill_once(int level, unsigned n, unsigned flags, unsigned nwr
 			     bool *killed, uint64_t *replayed)
 {
 	struct graid_array_info info = { .struct_size = sizeof(info) };
-	struct graid_layout lay;
+	struct layout lay;
 	struct au_set s;
 	struct graid_array *a;
 	const char *paths[AU_MAX];
@@ -118,7 +118,7 @@ static unsigned jt_kill_once(int level, unsigned n, unsigned flags, unsigned nwr
 
 	au_make(&s, n, JT_MEMBER_BYTES);
 	cr_assert_eq(jt_create(&s, n, level, JT_CHUNK, flags, &a), 0);
-	cr_assert_eq(graid_layout_init(&lay, level, n, JT_CHUNK, 1u << 20), 0);
+	cr_assert_eq(layout_init(&lay, level, n, JT_CHUNK, 1u << 20), 0);
 	stripe_bytes = (size_t)lay.ndata * JT_CHUNK;
 	cr_assert_eq(posix_memalign((void **)&buf, 4096, stripe_bytes), 0);
 	jt_pattern(buf, stripe_bytes, 0, 1);
@@ -170,15 +170,15 @@ static unsigned jt_kill_once(int level, unsigned n, unsigned flags, unsigned nwr
  */
 static unsigned jt_kill_matrix(int level, unsigned n, unsigned flags, unsigned *kills)
 {
-	struct graid_layout lay;
+	struct layout lay;
 	unsigned bad = 0;
 	uint64_t replayed = 0;
 
-	cr_assert_eq(graid_layout_init(&lay, level, n, JT_CHUNK, 1u << 20), 0);
+	cr_assert_eq(layout_init(&lay, level, n, JT_CHUNK, 1u << 20), 0);
 	*kills = 0;
 	for (unsigned nwrite = 1; nwrite < lay.ndata; nwrite += lay.ndata - 2) {
-		unsigned missing[2] = { graid_layout_data_member(&lay, 0, lay.ndata - 1),
-					graid_layout_parity_member(&lay, 0, 0) };
+		unsigned missing[2] = { layout_data_member(&lay, 0, lay.ndata - 1),
+					layout_parity_member(&lay, 0, 0) };
 
 		for (unsigned victim = 0; victim < n; victim++)
 			for (unsigned k = 0; k < 4; k++) {
@@ -406,7 +406,7 @@ static void jr_write_record(const char *path, uint64_t log_off, const uint8_t uu
 	memcpy(blk + 0x20, &gen, 8);
 	memcpy(blk + 0x28, &tail, 8);
 	memcpy(blk + 0x30, &tail, 8);
-	crc = graid_crc32c(blk, 4096);
+	crc = crc32c(blk, 4096);
 	memcpy(blk + 0x08, &crc, 4);
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(pwrite(fd, blk, 4096, (off_t)(log_off + (gen % 2) * 4096)), 4096);

@@ -11,9 +11,9 @@
 #include "format/superblock.h"
 
 /* A valid superblock with a distinct value in every field, so a swapped field shows. */
-static struct graid_sb sb_sample(void)
+static struct superblock sb_sample(void)
 {
-	struct graid_sb sb;
+	struct superblock sb;
 
 	memset(&sb, 0, sizeof(sb));
 	sb.version = GRAID_SB_VERSION_MAJOR;
@@ -97,7 +97,7 @@ static void put_le32(uint8_t *p, uint32_t v)
 /* Recompute the stored CRC after a test edits the raw bytes, the way FORMAT.md says. */
 static void reseal(uint8_t *buf)
 {
-	put_le32(buf + 0x0c, graid_sb_checksum(buf));
+	put_le32(buf + 0x0c, sb_checksum(buf));
 }
 
 /* Bitwise CRC32C straight from the definition: reflected polynomial 0x82F63B78. */
@@ -115,9 +115,9 @@ static uint32_t crc32c_bitwise(const uint8_t *p, size_t len)
 
 Test(crc32c, matches_the_standard_check_value)
 {
-	cr_assert_eq(graid_crc32c("123456789", 9), 0xE3069283u);
+	cr_assert_eq(crc32c("123456789", 9), 0xE3069283u);
 	cr_assert_eq(crc32c_bitwise((const uint8_t *)"123456789", 9), 0xE3069283u);
-	cr_assert_eq(graid_crc32c("", 0), 0);
+	cr_assert_eq(crc32c("", 0), 0);
 }
 
 Test(crc32c, is_isal_crc32_iscsi_seeded_and_inverted_with_all_ones)
@@ -138,19 +138,19 @@ Test(superblock, checksum_is_crc32c_of_the_block_with_the_crc_field_zeroed)
 			buf[i] = (uint8_t)rand();
 		memcpy(copy, buf, sizeof(buf));
 		memset(copy + 0x0c, 0, 4);
-		cr_assert_eq(graid_sb_checksum(buf), crc32c_bitwise(copy, sizeof(copy)));
-		cr_assert_eq(graid_sb_checksum(buf), graid_crc32c(copy, sizeof(copy)));
+		cr_assert_eq(sb_checksum(buf), crc32c_bitwise(copy, sizeof(copy)));
+		cr_assert_eq(sb_checksum(buf), crc32c(copy, sizeof(copy)));
 	}
 }
 
 Test(superblock, every_field_survives_a_round_trip)
 {
-	struct graid_sb sb = sb_sample(), back;
+	struct superblock sb = sb_sample(), back;
 	uint8_t buf[GRAID_SB_SIZE];
 
-	graid_sb_encode(&sb, buf);
+	sb_encode(&sb, buf);
 	memset(&back, 0x5a, sizeof(back));
-	cr_assert_eq(graid_sb_decode(buf, &back), 0);
+	cr_assert_eq(sb_decode(buf, &back), 0);
 	cr_assert_eq(memcmp(&sb, &back, sizeof(sb)), 0);
 	cr_assert_eq(back.version, 1);
 	cr_assert_eq(back.level, 6);
@@ -160,15 +160,15 @@ Test(superblock, every_field_survives_a_round_trip)
 
 Test(superblock, fields_sit_at_the_documented_offsets_in_little_endian)
 {
-	struct graid_sb sb = sb_sample();
+	struct superblock sb = sb_sample();
 	uint8_t buf[GRAID_SB_SIZE];
 
-	graid_sb_encode(&sb, buf);
+	sb_encode(&sb, buf);
 	cr_assert_eq(memcmp(buf, "GRAID-SB", 8), 0);
 	cr_assert_eq(buf[0x08], 1);
 	cr_assert_eq(buf[0x09], 0);
 	cr_assert_eq(buf[0x0a] | buf[0x0b] << 8, GRAID_SB_VERSION_MINOR);
-	cr_assert_eq(get_le32(buf + 0x0c), graid_sb_checksum(buf));
+	cr_assert_eq(get_le32(buf + 0x0c), sb_checksum(buf));
 	cr_assert_eq(get_le32(buf + 0x10), 4096);
 	cr_assert_eq(get_le32(buf + 0x14), GRAID_SB_F_CLEAN);
 	cr_assert_eq(memcmp(buf + 0x18, sb.array_uuid, 16), 0);
@@ -224,69 +224,69 @@ Test(superblock, fields_sit_at_the_documented_offsets_in_little_endian)
 
 Test(superblock, every_single_bit_flip_is_detected)
 {
-	struct graid_sb sb = sb_sample(), back;
+	struct superblock sb = sb_sample(), back;
 	uint8_t buf[GRAID_SB_SIZE];
 
-	graid_sb_encode(&sb, buf);
+	sb_encode(&sb, buf);
 	for (unsigned bit = 0; bit < GRAID_SB_SIZE * 8; bit++) {
 		int err;
 
 		buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-		err = graid_sb_decode(buf, &back);
+		err = sb_decode(buf, &back);
 		buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
 		/* A flip in the magic makes it "not ours"; anywhere else the CRC catches it. */
 		cr_assert_eq(err, bit < 64 ? -EINVAL : -EBADMSG, "bit %u: %d", bit, err);
 	}
-	cr_assert_eq(graid_sb_decode(buf, &back), 0);
+	cr_assert_eq(sb_decode(buf, &back), 0);
 }
 
 Test(superblock, a_block_without_the_magic_is_not_a_member)
 {
-	struct graid_sb sb = sb_sample(), back;
+	struct superblock sb = sb_sample(), back;
 	uint8_t buf[GRAID_SB_SIZE];
 
 	memset(buf, 0, sizeof(buf));
-	cr_assert_eq(graid_sb_decode(buf, &back), -EINVAL);
+	cr_assert_eq(sb_decode(buf, &back), -EINVAL);
 	memset(buf, 0xff, sizeof(buf));
-	cr_assert_eq(graid_sb_decode(buf, &back), -EINVAL);
-	graid_sb_encode(&sb, buf);
+	cr_assert_eq(sb_decode(buf, &back), -EINVAL);
+	sb_encode(&sb, buf);
 	memcpy(buf, "GRAID-SC", 8);
 	reseal(buf);
-	cr_assert_eq(graid_sb_decode(buf, &back), -EINVAL);
-	cr_assert_eq(graid_sb_decode(NULL, &back), -EINVAL);
-	cr_assert_eq(graid_sb_decode(buf, NULL), -EINVAL);
+	cr_assert_eq(sb_decode(buf, &back), -EINVAL);
+	cr_assert_eq(sb_decode(NULL, &back), -EINVAL);
+	cr_assert_eq(sb_decode(buf, NULL), -EINVAL);
 }
 
 Test(superblock, a_wrong_crc_is_corruption)
 {
-	struct graid_sb sb = sb_sample(), back;
+	struct superblock sb = sb_sample(), back;
 	uint8_t buf[GRAID_SB_SIZE];
 
-	graid_sb_encode(&sb, buf);
+	sb_encode(&sb, buf);
 	put_le32(buf + 0x0c, get_le32(buf + 0x0c) + 1);
-	cr_assert_eq(graid_sb_decode(buf, &back), -EBADMSG);
+	cr_assert_eq(sb_decode(buf, &back), -EBADMSG);
 	put_le32(buf + 0x0c, 0);
-	cr_assert_eq(graid_sb_decode(buf, &back), -EBADMSG);
+	cr_assert_eq(sb_decode(buf, &back), -EBADMSG);
 }
 
 Test(superblock, decode_reads_unaligned_buffers_and_leaves_sb_alone_on_failure)
 {
-	struct graid_sb sb = sb_sample(), back, before;
+	struct superblock sb = sb_sample(), back, before;
 	static uint8_t raw[GRAID_SB_SIZE + 3];
 
-	graid_sb_encode(&sb, raw + 3);
-	cr_assert_eq(graid_sb_decode(raw + 3, &back), 0);
+	sb_encode(&sb, raw + 3);
+	cr_assert_eq(sb_decode(raw + 3, &back), 0);
 	cr_assert_eq(memcmp(&sb, &back, sizeof(sb)), 0);
 
 	memset(&back, 0x77, sizeof(back));
 	before = back;
 	raw[3 + 100] ^= 1;
-	cr_assert_eq(graid_sb_decode(raw + 3, &back), -EBADMSG);
+	cr_assert_eq(sb_decode(raw + 3, &back), -EBADMSG);
 	cr_assert_eq(memcmp(&back, &before, sizeof(back)), 0);
 }
 
 /* One field made nonsensical per case; the CRC is right, so only validation can refuse. */
-static void break_field(struct graid_sb *sb, unsigned which)
+static void break_field(struct superblock *sb, unsigned which)
 {
 	switch (which) {
 	case 0: sb->level = 4; break;
@@ -344,11 +344,11 @@ Test(superblock, nonsensical_fields_are_a_protocol_error)
 	uint8_t buf[GRAID_SB_SIZE];
 
 	for (unsigned i = 0; i < BAD_FIELD_CASES; i++) {
-		struct graid_sb sb = sb_sample(), back;
+		struct superblock sb = sb_sample(), back;
 
 		break_field(&sb, i);
-		graid_sb_encode(&sb, buf);
-		cr_assert_eq(graid_sb_decode(buf, &back), -EPROTO, "case %u", i);
+		sb_encode(&sb, buf);
+		cr_assert_eq(sb_decode(buf, &back), -EPROTO, "case %u", i);
 	}
 }
 
@@ -361,15 +361,15 @@ Test(superblock, every_level_and_both_block_sizes_are_accepted)
 
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		for (uint32_t bs = 512; bs <= 4096; bs *= 8) {
-			struct graid_sb sb = sb_sample(), back;
+			struct superblock sb = sb_sample(), back;
 
 			sb.level = ok[i].level;
 			sb.nmembers = ok[i].n;
 			sb.role = ok[i].n - 1;
 			sb.block_size = bs;
 			memset(sb.member_state, 0, sizeof(sb.member_state));
-			graid_sb_encode(&sb, buf);
-			cr_assert_eq(graid_sb_decode(buf, &back), 0, "level %d n %u", sb.level,
+			sb_encode(&sb, buf);
+			cr_assert_eq(sb_decode(buf, &back), 0, "level %d n %u", sb.level,
 				     sb.nmembers);
 			cr_assert_eq(memcmp(&sb, &back, sizeof(sb)), 0);
 		}
@@ -378,41 +378,41 @@ Test(superblock, every_level_and_both_block_sizes_are_accepted)
 
 Test(superblock, a_hot_spare_takes_a_slot_past_the_layout)
 {
-	struct graid_sb sb = sb_sample(), back;
+	struct superblock sb = sb_sample(), back;
 	uint8_t buf[GRAID_SB_SIZE];
 
 	sb.role = 7;  /* member_state[7] is SPARE in the sample */
-	graid_sb_encode(&sb, buf);
-	cr_assert_eq(graid_sb_decode(buf, &back), 0);
+	sb_encode(&sb, buf);
+	cr_assert_eq(sb_decode(buf, &back), 0);
 	cr_assert_eq(back.role, 7);
 }
 
 Test(superblock, optional_areas_may_be_absent_and_unknown_flags_are_kept)
 {
-	struct graid_sb sb = sb_sample(), back;
+	struct superblock sb = sb_sample(), back;
 	uint8_t buf[GRAID_SB_SIZE];
 
 	sb.bitmap_offset = sb.bitmap_bytes = sb.bitmap_region_stripes = 0;
 	sb.log_offset = sb.log_bytes = 0;
 	sb.rebuild_offset = 0;
 	sb.flags = 0x80000001u;
-	graid_sb_encode(&sb, buf);
-	cr_assert_eq(graid_sb_decode(buf, &back), 0);
+	sb_encode(&sb, buf);
+	cr_assert_eq(sb_decode(buf, &back), 0);
 	cr_assert_eq(back.flags, 0x80000001u);
 	cr_assert_eq(back.bitmap_bytes, 0);
 }
 
 Test(superblock, a_newer_minor_version_is_read_and_its_additions_ignored)
 {
-	struct graid_sb sb = sb_sample(), back;
+	struct superblock sb = sb_sample(), back;
 	uint8_t buf[GRAID_SB_SIZE];
 
-	graid_sb_encode(&sb, buf);
+	sb_encode(&sb, buf);
 	buf[0x0a] = 7;
 	buf[0x0b] = 1;           /* minor 263 */
 	buf[GRAID_SB_SIZE - 1] = 0xdd; /* the NQN's terminator, which readers force */
 	reseal(buf);
-	cr_assert_eq(graid_sb_decode(buf, &back), 0);
+	cr_assert_eq(sb_decode(buf, &back), 0);
 	cr_assert_eq(back.minor, 263);
 	sb.minor = 263;
 	cr_assert_eq(memcmp(&sb, &back, sizeof(sb)), 0);
@@ -420,32 +420,32 @@ Test(superblock, a_newer_minor_version_is_read_and_its_additions_ignored)
 
 Test(superblock, an_unknown_major_version_or_size_is_refused)
 {
-	struct graid_sb sb = sb_sample(), back;
+	struct superblock sb = sb_sample(), back;
 	uint8_t buf[GRAID_SB_SIZE];
 
-	graid_sb_encode(&sb, buf);
+	sb_encode(&sb, buf);
 	buf[0x08] = 2;
 	reseal(buf);
-	cr_assert_eq(graid_sb_decode(buf, &back), -EPROTO);
+	cr_assert_eq(sb_decode(buf, &back), -EPROTO);
 	buf[0x08] = 1;
 	buf[0x09] = 1;           /* major 257 */
 	reseal(buf);
-	cr_assert_eq(graid_sb_decode(buf, &back), -EPROTO);
+	cr_assert_eq(sb_decode(buf, &back), -EPROTO);
 	buf[0x09] = 0;
 	put_le32(buf + 0x10, 8192);  /* never trusted as a length */
 	reseal(buf);
-	cr_assert_eq(graid_sb_decode(buf, &back), -EPROTO);
+	cr_assert_eq(sb_decode(buf, &back), -EPROTO);
 	put_le32(buf + 0x10, 4096);  /* restored: valid again */
 	reseal(buf);
-	cr_assert_eq(graid_sb_decode(buf, &back), 0);
+	cr_assert_eq(sb_decode(buf, &back), 0);
 }
 
 Test(uuid, generated_uuids_are_version_4_and_differ)
 {
 	uint8_t a[16], b[16];
 
-	graid_uuid_generate(a);
-	graid_uuid_generate(b);
+	sb_uuid_generate(a);
+	sb_uuid_generate(b);
 	cr_assert_neq(memcmp(a, b, 16), 0);
 	cr_assert_eq(a[6] >> 4, 4);
 	cr_assert_eq(a[8] >> 6, 2);
@@ -460,11 +460,11 @@ Test(uuid, format_and_parse_are_inverses)
 	char s[37];
 	uint8_t back[16];
 
-	graid_uuid_format(u, s);
+	sb_uuid_format(u, s);
 	cr_assert_str_eq(s, "123e4567-e89b-12d3-a456-426614174000");
-	cr_assert_eq(graid_uuid_parse(s, back), 0);
+	cr_assert_eq(sb_uuid_parse(s, back), 0);
 	cr_assert_eq(memcmp(u, back, 16), 0);
-	cr_assert_eq(graid_uuid_parse("123E4567-E89B-12D3-A456-426614174000", back), 0);
+	cr_assert_eq(sb_uuid_parse("123E4567-E89B-12D3-A456-426614174000", back), 0);
 	cr_assert_eq(memcmp(u, back, 16), 0);
 }
 
@@ -480,7 +480,7 @@ Test(uuid, parse_rejects_anything_else)
 
 	memset(u, 0x11, sizeof(u));
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		cr_assert_eq(graid_uuid_parse(bad[i], u), -EINVAL, "\"%s\"", bad[i]);
+		cr_assert_eq(sb_uuid_parse(bad[i], u), -EINVAL, "\"%s\"", bad[i]);
 	cr_assert_eq(u[0], 0x11);
-	cr_assert_eq(graid_uuid_parse(NULL, u), -EINVAL);
+	cr_assert_eq(sb_uuid_parse(NULL, u), -EINVAL);
 }

@@ -163,7 +163,7 @@ Test(takeover, another_hosts_clean_array_needs_a_takeover_which_raises_the_epoch
 	struct graid_array *a;
 	struct au_set s;
 	uint8_t *buf = malloc(TK_LEN);
-	struct graid_sb_owner before, after;
+	struct sb_owner before, after;
 
 	tk_setup(&s);
 	tk_need_namespaces();
@@ -272,7 +272,7 @@ Test(takeover, the_old_owner_stops_when_it_sees_a_higher_epoch, .timeout = 60)
 	cr_assert_eq(graid_array_fail_member(a, 1), -ESTALE);
 	cr_assert_eq(graid_array_close(a), -ESTALE);
 	for (unsigned i = 0; i < 4; i++) {
-		struct graid_sb_owner o = tko_sb(s.paths[i]).owner;
+		struct sb_owner o = tko_sb(s.paths[i]).owner;
 
 		cr_assert_eq(o.epoch, 2, "member %u: the new owner's epoch was overwritten", i);
 		cr_assert_str_eq(o.host, "graid-test-host-b");

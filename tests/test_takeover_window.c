@@ -104,7 +104,7 @@ Test(takeover_window, close_right_after_a_takeover_writes_nothing, .timeout = 60
 					  .flags = GRAID_CREATE_JOURNAL };
 	uint8_t *buf = aligned_alloc(4096, RV_LEN);
 	uint64_t bm[4], lg[4];
-	struct graid_sb sb;
+	struct superblock sb;
 	int rc;
 
 	au_make(&s, 4, 128u << 20);
@@ -383,7 +383,7 @@ Test(takeover_window, a_foreign_array_writes_nothing_when_a_member_returns, .tim
 	char state[400], spec[800];
 	const char *paths[4];
 	uint8_t *buf = aligned_alloc(4096, RV_LEN);
-	struct graid_sb sb;
+	struct superblock sb;
 	struct graid_member_info mi = { .struct_size = sizeof(mi) };
 	uint64_t h[4];
 	ssize_t n = 0;
@@ -490,7 +490,7 @@ Test(takeover_window, a_torn_read_of_its_own_superblock_is_no_takeover, .timeout
 {
 	struct graid_array *a;
 	struct au_set s;
-	struct graid_sb sb;
+	struct superblock sb;
 	uint8_t *buf = aligned_alloc(4096, RV_LEN);
 	pthread_t t;
 	ssize_t n = RV_LEN;
@@ -503,12 +503,12 @@ Test(takeover_window, a_torn_read_of_its_own_superblock_is_no_takeover, .timeout
 	fd = open(s.paths[1], O_RDONLY);
 	cr_assert_eq(pread(fd, tw_va, 4096, 0), 4096);
 	close(fd);
-	cr_assert_eq(graid_sb_decode(tw_va, &sb), 0);
+	cr_assert_eq(sb_decode(tw_va, &sb), 0);
 	sb.events++;
 	sb.rebuild_offset = 0;
 	memset(sb.nvme.subnqn, 0x5a, sizeof(sb.nvme.subnqn) - 1); /* differ all over the block */
-	graid_sb_encode(&sb, tw_vb);
-	cr_assert_eq(graid_sb_decode(tw_vb, &sb), 0);
+	sb_encode(&sb, tw_vb);
+	cr_assert_eq(sb_decode(tw_vb, &sb), 0);
 	tw_path = s.paths[1];
 	cr_assert_eq(pthread_create(&t, NULL, tw_rewriter, NULL), 0);
 	for (unsigned i = 0; i < 200 && n == RV_LEN; i++) {

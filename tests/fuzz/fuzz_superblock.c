@@ -29,16 +29,16 @@ static int fuzz_byte_is_free(size_t i)
 
 static void fuzz_one(const uint8_t *buf)
 {
-	struct graid_sb sb, again;
+	struct superblock sb, again;
 	uint8_t out[GRAID_SB_SIZE];
-	int err = graid_sb_decode(buf, &sb);
+	int err = sb_decode(buf, &sb);
 
 	if (err != 0 && err != -EINVAL && err != -EBADMSG && err != -EPROTO)
 		fuzz_fail("decode returned an undocumented error");
 	if (err)
 		return;
-	graid_sb_encode(&sb, out);
-	if (graid_sb_decode(out, &again) != 0)
+	sb_encode(&sb, out);
+	if (sb_decode(out, &again) != 0)
 		fuzz_fail("a decoded superblock does not decode after re-encoding");
 	again.minor = sb.minor; /* the encoder writes its own minor */
 	if (memcmp(&sb, &again, sizeof(sb)) != 0)
@@ -63,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * run the same bytes again with the magic and CRC made right.
 	 */
 	memcpy(buf, GRAID_SB_MAGIC, GRAID_SB_MAGIC_LEN);
-	crc = graid_sb_checksum(buf);
+	crc = sb_checksum(buf);
 	for (unsigned i = 0; i < 4; i++)
 		buf[0x0c + i] = (uint8_t)(crc >> (8 * i));
 	fuzz_one(buf);

@@ -13,9 +13,9 @@
 
 static const char *gen_dir;
 
-static struct graid_sb gen_valid(void)
+static struct superblock gen_valid(void)
 {
-	struct graid_sb sb;
+	struct superblock sb;
 
 	memset(&sb, 0, sizeof(sb));
 	sb.version = GRAID_SB_VERSION_MAJOR;
@@ -58,24 +58,24 @@ static int gen_write(const char *name, const void *buf, size_t len)
 	return 0;
 }
 
-static int gen_sb(const char *name, const struct graid_sb *sb)
+static int gen_sb(const char *name, const struct superblock *sb)
 {
 	uint8_t buf[GRAID_SB_SIZE];
 
-	graid_sb_encode(sb, buf);
+	sb_encode(sb, buf);
 	return gen_write(name, buf, sizeof(buf));
 }
 
 /* Patch raw bytes of a valid superblock, then make the CRC right again (or not). */
 static int gen_raw(const char *name, size_t at, const void *bytes, size_t n, int reseal)
 {
-	struct graid_sb sb = gen_valid();
+	struct superblock sb = gen_valid();
 	uint8_t buf[GRAID_SB_SIZE];
 
-	graid_sb_encode(&sb, buf);
+	sb_encode(&sb, buf);
 	memcpy(buf + at, bytes, n);
 	if (reseal) {
-		uint32_t crc = graid_sb_checksum(buf);
+		uint32_t crc = sb_checksum(buf);
 
 		for (unsigned i = 0; i < 4; i++)
 			buf[0x0c + i] = (uint8_t)(crc >> (8 * i));
@@ -85,7 +85,7 @@ static int gen_raw(const char *name, size_t at, const void *bytes, size_t n, int
 
 int main(int argc, char **argv)
 {
-	struct graid_sb sb;
+	struct superblock sb;
 	uint8_t buf[GRAID_SB_SIZE];
 	int err = 0;
 
@@ -135,10 +135,10 @@ int main(int argc, char **argv)
 
 	memset(buf, 0xff, sizeof(buf));
 	err |= gen_write("all_ff.bin", buf, sizeof(buf));
-	graid_sb_encode(&(struct graid_sb){ 0 }, buf);
+	sb_encode(&(struct superblock){ 0 }, buf);
 	err |= gen_write("zero_fields.bin", buf, sizeof(buf));
 	sb = gen_valid();
-	graid_sb_encode(&sb, buf);
+	sb_encode(&sb, buf);
 	err |= gen_write("truncated_100.bin", buf, 100);
 	return err;
 }

@@ -222,7 +222,7 @@ static int assemble_lock_members(struct assembly *as)
 /* Who holds the array, by the freshest record among its members; and a description. */
 static enum owner_liveness assemble_holder(const struct assembly *as, char *who, size_t len)
 {
-	const struct graid_sb *f = NULL;
+	const struct superblock *f = NULL;
 
 	for (unsigned i = 0; i < as->n; i++)
 		if (as->c[i].valid &&
@@ -251,7 +251,7 @@ int assemble_gather(struct assembly *as, const char *const *paths, unsigned n, b
 	if (!as->c)
 		return -ENOMEM;
 	for (;;) {
-		struct graid_sb_owner holder;
+		struct sb_owner holder;
 		enum owner_liveness alive;
 		char who[192];
 
@@ -317,9 +317,9 @@ int assemble_gather(struct assembly *as, const char *const *paths, unsigned n, b
 }
 
 /* The freshest superblock of the chosen array. */
-static const struct graid_sb *assemble_freshest(const struct assembly *as)
+static const struct superblock *assemble_freshest(const struct assembly *as)
 {
-	const struct graid_sb *fresh = &as->c[as->pick].sb;
+	const struct superblock *fresh = &as->c[as->pick].sb;
 
 	for (unsigned i = 0; i < as->n; i++)
 		if (as->c[i].valid && !memcmp(as->c[i].sb.array_uuid, fresh->array_uuid, 16) &&
@@ -328,7 +328,7 @@ static const struct graid_sb *assemble_freshest(const struct assembly *as)
 	return fresh;
 }
 
-static bool assemble_geometry_agrees(const struct graid_sb *sb, const struct graid_sb *fresh)
+static bool assemble_geometry_agrees(const struct superblock *sb, const struct superblock *fresh)
 {
 	return sb->level == fresh->level && sb->chunk_bytes == fresh->chunk_bytes &&
 	       sb->nmembers == fresh->nmembers && sb->data_offset == fresh->data_offset &&
@@ -350,7 +350,7 @@ static bool assemble_geometry_agrees(const struct graid_sb *sb, const struct gra
  * event at which each slot went out; where it does not (format 1.0), the member's own
  * superblock recording out a role that the freshest has in tells the same.
  */
-static bool assemble_diverged(const struct open_candidate *c, const struct graid_sb *fresh)
+static bool assemble_diverged(const struct open_candidate *c, const struct superblock *fresh)
 {
 	uint32_t left = fresh->left_events[c->sb.role];
 
@@ -364,7 +364,7 @@ static bool assemble_diverged(const struct open_candidate *c, const struct graid
 	return false;
 }
 
-static void assemble_place_behind(struct open_candidate *c, const struct graid_sb *fresh)
+static void assemble_place_behind(struct open_candidate *c, const struct superblock *fresh)
 {
 	uint8_t st = fresh->member_state[c->sb.role];
 	uint8_t own = c->sb.member_state[c->sb.role];
@@ -412,7 +412,7 @@ static void assemble_place_behind(struct open_candidate *c, const struct graid_s
  * (another NVMe namespace) may be forced back; a shrunk device cannot serve its tail.
  */
 __attribute__((format(printf, 4, 5)))
-static void assemble_distrust(struct open_candidate *c, const struct graid_sb *fresh,
+static void assemble_distrust(struct open_candidate *c, const struct superblock *fresh,
 			      int verdict, const char *fmt, ...)
 {
 	va_list ap;
@@ -436,12 +436,12 @@ static void assemble_distrust(struct open_candidate *c, const struct graid_sb *f
 
 void assemble_filter(struct assembly *as)
 {
-	const struct graid_sb *fresh = assemble_freshest(as);
+	const struct superblock *fresh = assemble_freshest(as);
 	struct open_candidate *c = as->c;
 
 	as->fresh = fresh;
 	for (unsigned i = 0; i < as->n; i++) {
-		const struct graid_sb *sb = &c[i].sb;
+		const struct superblock *sb = &c[i].sb;
 		uint64_t id = member_slot_id(sb->member_uuid);
 
 		if (!c[i].valid)

@@ -15,7 +15,7 @@ enum assemble_join {
 
 struct open_candidate {
 	struct member m;
-	struct graid_sb sb;
+	struct superblock sb;
 	bool valid;         /* so far, a member of the array being assembled */
 	bool has_sb;        /* sb holds its decoded superblock (valid or not) */
 	bool locked;        /* held by this open (member_lock) */
@@ -38,7 +38,7 @@ struct assembly {
 	struct open_candidate *c;
 	unsigned n;
 	int pick;                      /* the candidate whose array is assembled */
-	const struct graid_sb *fresh;  /* the freshest superblock of that array */
+	const struct superblock *fresh;  /* the freshest superblock of that array */
 	struct array_uuid_lock lock;   /* writable: this host's lock on the array's UUID */
 };
 

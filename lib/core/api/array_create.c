@@ -65,7 +65,7 @@ static uint64_t create_data_offset(const struct graid_array_config *cfg, uint32_
 static int create_open_members(struct graid_array *a, const char *const *paths, bool force,
 			       uint64_t data_offset, uint32_t chunk, bool journal)
 {
-	struct graid_sb sb;
+	struct superblock sb;
 
 	/* Duplicates first: opening the second copy would only say "busy". */
 	for (unsigned i = 0; i < a->nmembers; i++) {
@@ -143,7 +143,7 @@ static int create_layout(struct graid_array *a, const struct graid_array_config 
 		if (a->members[i].lbs > bs)
 			bs = a->members[i].lbs;
 	}
-	rc = graid_layout_init(&a->lay, cfg->level, a->nmembers, chunk, member_bytes);
+	rc = layout_init(&a->lay, cfg->level, a->nmembers, chunk, member_bytes);
 	if (rc) {
 		graid__log(GRAID_LOG_ERR, "create: RAID-%d over %u members with %u-byte chunks of "
 					  "%llu bytes each is not a valid layout", cfg->level,
@@ -163,9 +163,9 @@ static void create_identity(struct graid_array *a)
 {
 	a->ctime = (uint64_t)time(NULL);
 	a->events = 1;
-	graid_uuid_generate(a->uuid);
+	sb_uuid_generate(a->uuid);
 	for (unsigned i = 0; i < a->nmembers; i++) {
-		graid_uuid_generate(a->members[i].uuid);
+		sb_uuid_generate(a->members[i].uuid);
 		a->members[i].slot_id = member_slot_id(a->members[i].uuid);
 		atomic_store(&a->members[i].state, GRAID_MEMBER_ACTIVE);
 	}

@@ -41,7 +41,7 @@ static unsigned open_flags(const struct graid_open_options *opts)
 /* Put every member kept into its role (or a spare's slot), in the state it joins with. */
 static void open_install(struct graid_array *a, struct assembly *as)
 {
-	const struct graid_sb *fresh = as->fresh;
+	const struct superblock *fresh = as->fresh;
 
 	/*
 	 * A role nobody takes stays FAILED if it was (only a replacement ends that), and is
@@ -205,7 +205,7 @@ static int open_mark_forced(struct graid_array *a, const struct assembly *as)
 }
 
 /* The superblock the device now in role @p role was assembled with, or NULL. */
-static const struct graid_sb *open_role_sb(const struct assembly *as, unsigned role)
+static const struct superblock *open_role_sb(const struct assembly *as, unsigned role)
 {
 	for (unsigned i = 0; i < as->n; i++)
 		if (as->c[i].valid && as->c[i].sb.role == role)
@@ -225,12 +225,12 @@ static const struct graid_sb *open_role_sb(const struct assembly *as, unsigned r
  */
 static int open_bad_blocks(struct graid_array *a, const struct assembly *as, bool writable)
 {
-	const struct graid_sb *fresh = as->fresh;
+	const struct superblock *fresh = as->fresh;
 	int rc = badblocks_init(a, fresh->bbl_offset, fresh->bbl_bytes);
 
 	for (unsigned r = 0; rc == 0 && r < a->nmembers; r++) {
 		struct member *m = &a->members[r];
-		const struct graid_sb *own = open_role_sb(as, r);
+		const struct superblock *own = open_role_sb(as, r);
 		int st = atomic_load(&m->state);
 
 		if (st != GRAID_MEMBER_ACTIVE && st != GRAID_MEMBER_REBUILDING)
@@ -307,9 +307,9 @@ static void open_adopt_bad_blocks(struct graid_array *a)
  * does, and whether it was left unclean: no clean close recorded, and no live holder here
  * (one would have cleared the flag on its own open). The next writable open resyncs then.
  */
-static void open_look_holder(struct graid_array *a, const struct graid_sb *fresh)
+static void open_look_holder(struct graid_array *a, const struct superblock *fresh)
 {
-	struct graid_sb_owner h;
+	struct sb_owner h;
 
 	if (array_uuid_holder(a->uuid, &h) == 0 && owner_liveness(&h) == OWNER_ALIVE)
 		a->holder = h;
@@ -381,7 +381,7 @@ static bool open_survivable(const struct graid_array *a, bool read_only)
  */
 static int open_build(struct open_ctx *o, unsigned ngiven)
 {
-	const struct graid_sb *fresh = o->as.fresh;
+	const struct superblock *fresh = o->as.fresh;
 	struct graid_array *a = array_alloc(fresh->nmembers);
 	int rc;
 
@@ -390,7 +390,7 @@ static int open_build(struct open_ctx *o, unsigned ngiven)
 		return -ENOMEM;
 	a->lease = o->cl.lease; /* released by array_free, after the last write */
 	o->cl.lease = NULL;
-	rc = graid_layout_init(&a->lay, fresh->level, fresh->nmembers, fresh->chunk_bytes,
+	rc = layout_init(&a->lay, fresh->level, fresh->nmembers, fresh->chunk_bytes,
 			       fresh->data_bytes);
 	if (rc)
 		return rc;
@@ -425,7 +425,7 @@ static int open_build(struct open_ctx *o, unsigned ngiven)
  * the journal's areas and the live-data map; a writable open writes the whole map to every
  * member, its first write. A failure leaves what was set up to array_free.
  */
-static int open_maps(struct graid_array *a, const struct graid_sb *fresh, bool read_only)
+static int open_maps(struct graid_array *a, const struct superblock *fresh, bool read_only)
 {
 	int rc = bitmap_init(a, fresh->bitmap_offset, fresh->bitmap_bytes,
 			     fresh->bitmap_region_stripes);
@@ -459,7 +459,7 @@ static int open_maps(struct graid_array *a, const struct graid_sb *fresh, bool r
  * no catching up; what the superblocks and a live holder say, for graid_array_info. It
  * cannot fail.
  */
-static void open_look(struct graid_array *a, const struct graid_sb *fresh)
+static void open_look(struct graid_array *a, const struct superblock *fresh)
 {
 	a->events = fresh->events;
 	a->owner = fresh->owner; /* whose it is, for graid_array_info */
@@ -477,7 +477,7 @@ static void open_look(struct graid_array *a, const struct graid_sb *fresh)
 static int open_take(struct open_ctx *o)
 {
 	struct graid_array *a = o->a;
-	const struct graid_sb *fresh = o->as.fresh;
+	const struct superblock *fresh = o->as.fresh;
 	int rc = 0;
 
 	a->uuid_lock = o->as.lock; /* held for as long as the array is open */
@@ -566,7 +566,7 @@ static int open_start(struct graid_array *a, const struct assembly *as, bool ret
  * forced open left inconsistent resynced, here or (GRAID_OPEN_RESYNC_BACKGROUND) by the
  * worker. A failure leaves the array to array_free.
  */
-static int open_resync(struct graid_array *a, const struct graid_sb *fresh, unsigned flags,
+static int open_resync(struct graid_array *a, const struct superblock *fresh, unsigned flags,
 		       bool forced)
 {
 	char roles[256];

@@ -63,9 +63,9 @@ static int open_lease(const struct assembly *as, const char *spec, struct array_
 static int open_owner(const struct assembly *as, bool takeover, uint64_t *epoch,
 		      bool *took_over)
 {
-	const struct graid_sb *fresh = as->fresh;
-	const struct graid_sb_owner *rec = &fresh->owner;
-	struct graid_sb_owner me;
+	const struct superblock *fresh = as->fresh;
+	const struct sb_owner *rec = &fresh->owner;
+	struct sb_owner me;
 	uint64_t top = 0;
 	char who[192];
 
@@ -112,14 +112,14 @@ static int open_owner(const struct assembly *as, bool takeover, uint64_t *epoch,
 static int open_fence(const struct assembly *as, uint64_t epoch)
 {
 	const uint8_t *uuid = as->fresh->array_uuid;
-	struct graid_sb_owner me;
+	struct sb_owner me;
 	unsigned done = 0;
 
 	owner_self(&me);
 	me.epoch = epoch;
 	for (unsigned i = 0; i < as->n; i++) {
 		struct member *m = &as->c[i].m;
-		struct graid_sb sb;
+		struct superblock sb;
 
 		if (!as->c[i].valid || m->fd < 0 || member_read_sb(m, &sb) ||
 		    memcmp(sb.array_uuid, uuid, 16))
@@ -169,7 +169,7 @@ static int open_claim_owner(const struct assembly *as, unsigned flags, const cha
 		return rc;
 	/* The drives' own fence, before the first write (the takeover's record too). */
 	if ((flags & GRAID_OPEN_RESERVE) || cl->lease || *took_over || cl->fenced) {
-		struct graid_sb_owner me;
+		struct sb_owner me;
 
 		owner_self(&me);
 		cl->pr_key = me.host_id;

@@ -25,7 +25,7 @@ static unsigned reserve_victims(const struct assembly *as, uint64_t key, uint64_
 	unsigned n = 0;
 
 	for (unsigned i = 0; i < as->n; i++) {
-		const struct graid_sb_owner *o = &as->c[i].sb.owner;
+		const struct sb_owner *o = &as->c[i].sb.owner;
 		unsigned at = 0;
 		bool seen = false;
 

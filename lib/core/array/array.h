@@ -144,7 +144,7 @@ struct bitmap {
 #define STRIPE_LOCK_BUCKETS 65536u
 
 struct graid_array {
-	struct graid_layout lay;
+	struct layout lay;
 	struct graid_backend *be;      /* parity engine; NULL for levels 0, 1, 10 */
 	uint64_t data_offset;          /* bytes from member start to data area */
 	uint32_t block_size;
@@ -160,7 +160,7 @@ struct graid_array {
 	 */
 	uint64_t history_events;
 	uint64_t scrub_offset;         /* member rows an unfinished scrub has checked */
-	struct graid_sb_owner owner;   /* recorded in the superblocks while open writable */
+	struct sb_owner owner;   /* recorded in the superblocks while open writable */
 	struct array_uuid_lock uuid_lock; /* this host's lock on the array's UUID */
 	struct array_lease *lease;     /* graid_open_options::lease, held while open; or NULL */
 	/*
@@ -232,7 +232,7 @@ struct graid_array {
 	/* Read-only opens: not closed cleanly, and no live process here holds it (set once). */
 	bool unclean;
 	/* Read-only opens: the live writable holder on this host (pid 0: none); set once. */
-	struct graid_sb_owner holder;
+	struct sb_owner holder;
 	unsigned nmembers;
 	struct member members[];
 };

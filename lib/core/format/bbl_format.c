@@ -23,7 +23,7 @@ static uint32_t bbl_checksum(const struct bbl_disk *d)
 
 	memcpy(&tmp, d, sizeof(tmp));
 	tmp.crc = 0;
-	return graid_crc32c(&tmp, sizeof(tmp));
+	return crc32c(&tmp, sizeof(tmp));
 }
 
 void bbl_encode(const struct bbl_image *img, void *buf)

@@ -6,12 +6,12 @@
 #include "format/layout.h"
 
 /* The chunk is a power of two, so byte <-> chunk conversions are shifts, not divisions. */
-static inline unsigned layout_chunk_shift(const struct graid_layout *l)
+static inline unsigned layout_chunk_shift(const struct layout *l)
 {
 	return (unsigned)__builtin_ctz(l->chunk);
 }
 
-static inline uint32_t layout_chunk_off(const struct graid_layout *l, uint64_t off)
+static inline uint32_t layout_chunk_off(const struct layout *l, uint64_t off)
 {
 	return (uint32_t)(off & (l->chunk - 1));
 }
@@ -41,12 +41,12 @@ static inline uint64_t raid10_slot(uint64_t chunk_index, unsigned copy)
 	return 2 * chunk_index + copy;
 }
 
-static inline unsigned raid10_slot_member(const struct graid_layout *l, uint64_t slot)
+static inline unsigned raid10_slot_member(const struct layout *l, uint64_t slot)
 {
 	return (unsigned)(slot % l->nmembers);
 }
 
-static inline uint64_t raid10_slot_row(const struct graid_layout *l, uint64_t slot)
+static inline uint64_t raid10_slot_row(const struct layout *l, uint64_t slot)
 {
 	return slot / l->nmembers;
 }
@@ -67,10 +67,10 @@ static unsigned layout_min_members(int level)
 	}
 }
 
-int graid_layout_init(struct graid_layout *l, int level, unsigned nmembers, uint32_t chunk,
+int layout_init(struct layout *l, int level, unsigned nmembers, uint32_t chunk,
 		      uint64_t member_bytes)
 {
-	struct graid_layout g = { .level = level, .nmembers = nmembers, .chunk = chunk };
+	struct layout g = { .level = level, .nmembers = nmembers, .chunk = chunk };
 	unsigned min = layout_min_members(level);
 
 	if (!l || min == 0)
@@ -117,7 +117,7 @@ int graid_layout_init(struct graid_layout *l, int level, unsigned nmembers, uint
 	return 0;
 }
 
-unsigned graid_layout_parity_member(const struct graid_layout *l, uint64_t stripe,
+unsigned layout_parity_member(const struct layout *l, uint64_t stripe,
 				    unsigned which)
 {
 	if (which >= l->nparity)
@@ -126,7 +126,7 @@ unsigned graid_layout_parity_member(const struct graid_layout *l, uint64_t strip
 			  : raid6_q_member(l->nmembers, stripe);
 }
 
-unsigned graid_layout_data_member(const struct graid_layout *l, uint64_t stripe, unsigned d)
+unsigned layout_data_member(const struct layout *l, uint64_t stripe, unsigned d)
 {
 	if (d >= l->ndata)
 		return GRAID_LAYOUT_NONE;
@@ -143,13 +143,13 @@ unsigned graid_layout_data_member(const struct graid_layout *l, uint64_t stripe,
 	}
 }
 
-unsigned graid_layout_role_member(const struct graid_layout *l, uint64_t stripe, unsigned role)
+unsigned layout_role_member(const struct layout *l, uint64_t stripe, unsigned role)
 {
-	return role < l->ndata ? graid_layout_data_member(l, stripe, role)
-			       : graid_layout_parity_member(l, stripe, role - l->ndata);
+	return role < l->ndata ? layout_data_member(l, stripe, role)
+			       : layout_parity_member(l, stripe, role - l->ndata);
 }
 
-unsigned graid_layout_member_role(const struct graid_layout *l, uint64_t stripe,
+unsigned layout_member_role(const struct layout *l, uint64_t stripe,
 				  unsigned member)
 {
 	unsigned n = l->nmembers, p;
@@ -177,8 +177,8 @@ unsigned graid_layout_member_role(const struct graid_layout *l, uint64_t stripe,
 	}
 }
 
-void graid_layout_map(const struct graid_layout *l, uint64_t array_off,
-		      struct graid_layout_pos *pos)
+void layout_map(const struct layout *l, uint64_t array_off,
+		      struct layout_pos *pos)
 {
 	unsigned shift = layout_chunk_shift(l);
 	uint64_t c = array_off >> shift;
@@ -195,15 +195,15 @@ void graid_layout_map(const struct graid_layout *l, uint64_t array_off,
 	}
 	pos->stripe = c / l->ndata;
 	pos->d = (unsigned)(c % l->ndata);
-	pos->member = graid_layout_data_member(l, pos->stripe, pos->d);
+	pos->member = layout_data_member(l, pos->stripe, pos->d);
 	pos->member_off = (pos->stripe << shift) + pos->chunk_off;
 }
 
-unsigned graid_layout_copies(const struct graid_layout *l, uint64_t array_off,
+unsigned layout_copies(const struct layout *l, uint64_t array_off,
 			     unsigned *members, uint64_t *member_off)
 {
 	unsigned shift = layout_chunk_shift(l);
-	struct graid_layout_pos pos;
+	struct layout_pos pos;
 
 	switch (l->level) {
 	case 1:
@@ -226,14 +226,14 @@ unsigned graid_layout_copies(const struct graid_layout *l, uint64_t array_off,
 		return 2;
 	}
 	default:
-		graid_layout_map(l, array_off, &pos);
+		layout_map(l, array_off, &pos);
 		members[0] = pos.member;
 		member_off[0] = pos.member_off;
 		return 1;
 	}
 }
 
-int graid_layout_unmap(const struct graid_layout *l, unsigned member, uint64_t member_off,
+int layout_unmap(const struct layout *l, unsigned member, uint64_t member_off,
 		       uint64_t *array_off)
 {
 	unsigned shift = layout_chunk_shift(l);
@@ -256,7 +256,7 @@ int graid_layout_unmap(const struct graid_layout *l, unsigned member, uint64_t m
 		return 0;
 	}
 	default:
-		role = graid_layout_member_role(l, row, member);
+		role = layout_member_role(l, row, member);
 		if (role >= l->ndata)
 			return -ENODATA;
 		*array_off = ((row * l->ndata + role) << shift) + chunk_off;

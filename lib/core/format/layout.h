@@ -15,7 +15,7 @@
 #define GRAID_LAYOUT_NONE UINT_MAX
 
 /*
- * The geometry of one array. Filled by graid_layout_init(); read-only after.
+ * The geometry of one array. Filled by layout_init(); read-only after.
  *
  * A "stripe" is the unit that parity, locking and mapping speak of:
  * - RAID-0/5/6: one row of chunks, one chunk on every member; stripe s covers member bytes
@@ -25,7 +25,7 @@
  *   Here a stripe is NOT a row: stripe i lives in slots 2i and 2i+1 of the row-major
  *   sequence of (row, member) slots, so stripes run 0 .. array_bytes / chunk - 1.
  */
-struct graid_layout {
+struct layout {
 	int level;              /* 0, 1, 5, 6, 10 */
 	unsigned nmembers;      /* members in the layout, 2..256 */
 	unsigned ndata;         /* data chunks per stripe: n (0), 1 (1), n-1 (5), n-2 (6), 1 (10) */
@@ -43,7 +43,7 @@ struct graid_layout {
  *   one chunk; -EOVERFLOW the array's size does not fit in 64 bits. @p l is untouched on
  *   failure. member_bytes is rounded down to a multiple of chunk.
  */
-int graid_layout_init(struct graid_layout *l, int level, unsigned nmembers, uint32_t chunk,
+int layout_init(struct layout *l, int level, unsigned nmembers, uint32_t chunk,
 		      uint64_t member_bytes);
 
 /*
@@ -57,7 +57,7 @@ int graid_layout_init(struct graid_layout *l, int level, unsigned nmembers, uint
  * The member holding parity @p which (0 = P, 1 = Q) of @p stripe.
  * @return the member; GRAID_LAYOUT_NONE if the level has no such parity.
  */
-unsigned graid_layout_parity_member(const struct graid_layout *l, uint64_t stripe,
+unsigned layout_parity_member(const struct layout *l, uint64_t stripe,
 				    unsigned which);
 
 /*
@@ -65,7 +65,7 @@ unsigned graid_layout_parity_member(const struct graid_layout *l, uint64_t strip
  * first copy.
  * @return the member; GRAID_LAYOUT_NONE if @p d >= ndata.
  */
-unsigned graid_layout_data_member(const struct graid_layout *l, uint64_t stripe, unsigned d);
+unsigned layout_data_member(const struct layout *l, uint64_t stripe, unsigned d);
 
 /*
  * The member holding role @p role of @p stripe: 0..ndata-1 a data chunk, ndata = P,
@@ -73,7 +73,7 @@ unsigned graid_layout_data_member(const struct graid_layout *l, uint64_t stripe,
  * first copy.
  * @return the member; GRAID_LAYOUT_NONE if @p role >= ndata + nparity.
  */
-unsigned graid_layout_role_member(const struct graid_layout *l, uint64_t stripe, unsigned role);
+unsigned layout_role_member(const struct layout *l, uint64_t stripe, unsigned role);
 
 /*
  * The inverse of the three above: the role @p member plays in @p stripe: 0..ndata-1 a data
@@ -81,12 +81,12 @@ unsigned graid_layout_role_member(const struct graid_layout *l, uint64_t stripe,
  * RAID-10: 0 for the two members holding a copy of the stripe's chunk.
  * @return the role; GRAID_LAYOUT_NONE if @p member >= nmembers or (RAID-10) holds no copy.
  */
-unsigned graid_layout_member_role(const struct graid_layout *l, uint64_t stripe,
+unsigned layout_member_role(const struct layout *l, uint64_t stripe,
 				  unsigned member);
 
 /* Where one array byte lives. */
-struct graid_layout_pos {
-	uint64_t stripe;        /* stripe (see struct graid_layout) */
+struct layout_pos {
+	uint64_t stripe;        /* stripe (see struct layout) */
 	unsigned d;             /* data index in the stripe, 0..ndata-1 */
 	uint32_t chunk_off;     /* byte offset inside the chunk */
 	unsigned member;        /* member holding it (RAID-1/10: the first copy) */
@@ -97,8 +97,8 @@ struct graid_layout_pos {
  * Map an array byte offset to where it lives (for RAID-1/10 the first copy).
  * @pre @p array_off < l->array_bytes (not checked: this is the hot path).
  */
-void graid_layout_map(const struct graid_layout *l, uint64_t array_off,
-		      struct graid_layout_pos *pos);
+void layout_map(const struct layout *l, uint64_t array_off,
+		      struct layout_pos *pos);
 
 /*
  * Every copy of the byte at @p array_off: RAID-1: nmembers copies, members 0..n-1 at the
@@ -107,17 +107,17 @@ void graid_layout_map(const struct graid_layout *l, uint64_t array_off,
  * @return the number of copies written.
  * @pre @p array_off < l->array_bytes.
  */
-unsigned graid_layout_copies(const struct graid_layout *l, uint64_t array_off,
+unsigned layout_copies(const struct layout *l, uint64_t array_off,
 			     unsigned *members, uint64_t *member_off);
 
 /*
- * The inverse of graid_layout_map() for rebuild and scrub: which array byte a member byte
+ * The inverse of layout_map() for rebuild and scrub: which array byte a member byte
  * holds (any copy, for RAID-1/10).
  * @return 0 and *array_off set; -ENODATA the byte holds parity, or is a RAID-10 slot that
  *   no array chunk uses (the last slot when n * nstripes is odd); -EINVAL @p member or
  *   @p member_off out of range.
  */
-int graid_layout_unmap(const struct graid_layout *l, unsigned member, uint64_t member_off,
+int layout_unmap(const struct layout *l, unsigned member, uint64_t member_off,
 		       uint64_t *array_off);
 
 /*

@@ -15,26 +15,26 @@
 #include "format/superblock.h"
 
 /* The layout docs/FORMAT.md promises; a compiler that pads differently fails to build. */
-_Static_assert(sizeof(struct graid_sb_disk) == GRAID_SB_SIZE, "superblock is 4096 bytes");
-_Static_assert(offsetof(struct graid_sb_disk, crc) == 0x00c, "crc at 0x00c");
-_Static_assert(offsetof(struct graid_sb_disk, array_uuid) == 0x018, "array_uuid at 0x018");
-_Static_assert(offsetof(struct graid_sb_disk, data_offset) == 0x050, "data_offset at 0x050");
-_Static_assert(offsetof(struct graid_sb_disk, log_bytes) == 0x090, "log_bytes at 0x090");
-_Static_assert(offsetof(struct graid_sb_disk, member_state) == 0x100, "member_state at 0x100");
-_Static_assert(offsetof(struct graid_sb_disk, history_events) == 0x0a0, "history at 0x0a0");
-_Static_assert(offsetof(struct graid_sb_disk, owner_boot_id) == 0x0c8, "boot id at 0x0c8");
-_Static_assert(offsetof(struct graid_sb_disk, slot_id) == 0x200, "slot_id at 0x200");
-_Static_assert(offsetof(struct graid_sb_disk, slot_flags) == 0xa00, "slot_flags at 0xa00");
-_Static_assert(offsetof(struct graid_sb_disk, owner_host) == 0xb00, "owner_host at 0xb00");
-_Static_assert(offsetof(struct graid_sb_disk, left_events) == 0xb40, "left_events at 0xb40");
-_Static_assert(offsetof(struct graid_sb_disk, live_offset) == 0x0d8, "live map at 0x0d8");
-_Static_assert(offsetof(struct graid_sb_disk, owner_epoch) == 0x0f0, "owner_epoch at 0x0f0");
-_Static_assert(offsetof(struct graid_sb_disk, owner_host_id) == 0x0f8, "owner_host_id at 0x0f8");
-_Static_assert(offsetof(struct graid_sb_disk, nvme_nguid) == 0xf40, "nvme_nguid at 0xf40");
-_Static_assert(offsetof(struct graid_sb_disk, nvme_flags) == 0xf5c, "nvme_flags at 0xf5c");
-_Static_assert(offsetof(struct graid_sb_disk, nvme_subnqn) == 0xf70, "nvme_subnqn at 0xf70");
-_Static_assert(offsetof(struct graid_sb_disk, bbl_block) == 0x04c, "bbl_block at 0x04c");
-_Static_assert(offsetof(struct graid_sb_disk, bbl_blocks) == 0x0b4, "bbl_blocks at 0x0b4");
+_Static_assert(sizeof(struct sb_disk) == GRAID_SB_SIZE, "superblock is 4096 bytes");
+_Static_assert(offsetof(struct sb_disk, crc) == 0x00c, "crc at 0x00c");
+_Static_assert(offsetof(struct sb_disk, array_uuid) == 0x018, "array_uuid at 0x018");
+_Static_assert(offsetof(struct sb_disk, data_offset) == 0x050, "data_offset at 0x050");
+_Static_assert(offsetof(struct sb_disk, log_bytes) == 0x090, "log_bytes at 0x090");
+_Static_assert(offsetof(struct sb_disk, member_state) == 0x100, "member_state at 0x100");
+_Static_assert(offsetof(struct sb_disk, history_events) == 0x0a0, "history at 0x0a0");
+_Static_assert(offsetof(struct sb_disk, owner_boot_id) == 0x0c8, "boot id at 0x0c8");
+_Static_assert(offsetof(struct sb_disk, slot_id) == 0x200, "slot_id at 0x200");
+_Static_assert(offsetof(struct sb_disk, slot_flags) == 0xa00, "slot_flags at 0xa00");
+_Static_assert(offsetof(struct sb_disk, owner_host) == 0xb00, "owner_host at 0xb00");
+_Static_assert(offsetof(struct sb_disk, left_events) == 0xb40, "left_events at 0xb40");
+_Static_assert(offsetof(struct sb_disk, live_offset) == 0x0d8, "live map at 0x0d8");
+_Static_assert(offsetof(struct sb_disk, owner_epoch) == 0x0f0, "owner_epoch at 0x0f0");
+_Static_assert(offsetof(struct sb_disk, owner_host_id) == 0x0f8, "owner_host_id at 0x0f8");
+_Static_assert(offsetof(struct sb_disk, nvme_nguid) == 0xf40, "nvme_nguid at 0xf40");
+_Static_assert(offsetof(struct sb_disk, nvme_flags) == 0xf5c, "nvme_flags at 0xf5c");
+_Static_assert(offsetof(struct sb_disk, nvme_subnqn) == 0xf70, "nvme_subnqn at 0xf70");
+_Static_assert(offsetof(struct sb_disk, bbl_block) == 0x04c, "bbl_block at 0x04c");
+_Static_assert(offsetof(struct sb_disk, bbl_blocks) == 0x0b4, "bbl_blocks at 0x0b4");
 _Static_assert(sizeof(GRAID_SB_MAGIC) - 1 == GRAID_SB_MAGIC_LEN, "8-byte magic");
 
 /*
@@ -57,21 +57,21 @@ static uint32_t sb_crc_update(uint32_t reg, const void *buf, size_t len)
 	return reg;
 }
 
-uint32_t graid_crc32c_update(uint32_t reg, const void *buf, size_t len)
+uint32_t crc32c_update(uint32_t reg, const void *buf, size_t len)
 {
 	return sb_crc_update(reg, buf, len);
 }
 
-uint32_t graid_crc32c(const void *buf, size_t len)
+uint32_t crc32c(const void *buf, size_t len)
 {
 	return sb_crc_update(0xFFFFFFFFu, buf, len) ^ 0xFFFFFFFFu;
 }
 
-uint32_t graid_sb_checksum(const void *buf)
+uint32_t sb_checksum(const void *buf)
 {
 	static const unsigned char zero[sizeof(uint32_t)];
 	const unsigned char *p = buf;
-	const size_t at = offsetof(struct graid_sb_disk, crc);
+	const size_t at = offsetof(struct sb_disk, crc);
 	uint32_t reg = 0xFFFFFFFFu;
 
 	/* Same as CRC32C over a copy with the crc field zeroed, without the copy. */
@@ -81,9 +81,9 @@ uint32_t graid_sb_checksum(const void *buf)
 	return reg ^ 0xFFFFFFFFu;
 }
 
-void graid_sb_encode(const struct graid_sb *sb, void *buf)
+void sb_encode(const struct superblock *sb, void *buf)
 {
-	struct graid_sb_disk d;
+	struct sb_disk d;
 
 	memset(&d, 0, sizeof(d));
 	memcpy(d.magic, GRAID_SB_MAGIC, GRAID_SB_MAGIC_LEN);
@@ -137,7 +137,7 @@ void graid_sb_encode(const struct graid_sb *sb, void *buf)
 	memcpy(d.nvme_uuid, sb->nvme.uuid, sizeof(d.nvme_uuid));
 	memcpy(d.nvme_subnqn, sb->nvme.subnqn, sizeof(d.nvme_subnqn));
 	d.nvme_subnqn[sizeof(d.nvme_subnqn) - 1] = '\0';
-	d.crc = htole32(graid_sb_checksum(&d));
+	d.crc = htole32(sb_checksum(&d));
 	memcpy(buf, &d, sizeof(d));
 }
 
@@ -161,7 +161,7 @@ static bool sb_two_overlap(uint64_t o1, uint64_t l1, uint64_t o2, uint64_t l2)
 	return o1 < o2 + l2 && o2 < o1 + l1;
 }
 
-static bool sb_areas_overlap(const struct graid_sb *sb)
+static bool sb_areas_overlap(const struct superblock *sb)
 {
 	const uint64_t o[4] = { sb->bitmap_offset, sb->log_offset, sb->live_offset, sb->bbl_offset };
 	const uint64_t l[4] = { sb->bitmap_bytes, sb->log_bytes, sb->live_bytes, sb->bbl_bytes };
@@ -174,7 +174,7 @@ static bool sb_areas_overlap(const struct graid_sb *sb)
 }
 
 /* Layout slots hold data, so they cannot be spares; slots past the layout hold only spares. */
-static bool sb_states_ok(const struct graid_sb *sb)
+static bool sb_states_ok(const struct superblock *sb)
 {
 	for (unsigned i = 0; i < GRAID_SB_MAX_MEMBERS; i++) {
 		uint8_t s = sb->member_state[i];
@@ -191,13 +191,13 @@ static bool sb_states_ok(const struct graid_sb *sb)
 }
 
 /* Everything an assembler relies on without checking again; see FORMAT.md "Validity". */
-static int sb_validate(const struct graid_sb *sb)
+static int sb_validate(const struct superblock *sb)
 {
-	struct graid_layout l;
+	struct layout l;
 
 	if (sb->nmembers == 0 || sb->nmembers > GRAID_SB_MAX_MEMBERS)
 		return -EPROTO;
-	if (graid_layout_init(&l, sb->level, sb->nmembers, sb->chunk_bytes, sb->data_bytes))
+	if (layout_init(&l, sb->level, sb->nmembers, sb->chunk_bytes, sb->data_bytes))
 		return -EPROTO;
 	if (l.member_bytes != sb->data_bytes)
 		return -EPROTO;
@@ -228,10 +228,10 @@ static int sb_validate(const struct graid_sb *sb)
 	return 0;
 }
 
-int graid_sb_decode(const void *buf, struct graid_sb *sb)
+int sb_decode(const void *buf, struct superblock *sb)
 {
-	struct graid_sb_disk d;
-	struct graid_sb out;
+	struct sb_disk d;
+	struct superblock out;
 	uint32_t level;
 	int err;
 
@@ -240,7 +240,7 @@ int graid_sb_decode(const void *buf, struct graid_sb *sb)
 	memcpy(&d, buf, sizeof(d));
 	if (memcmp(d.magic, GRAID_SB_MAGIC, GRAID_SB_MAGIC_LEN) != 0)
 		return -EINVAL;
-	if (le32toh(d.crc) != graid_sb_checksum(&d))
+	if (le32toh(d.crc) != sb_checksum(&d))
 		return -EBADMSG;
 	/* sb_bytes is checked, never used as a length: a larger future superblock is a major. */
 	if (le16toh(d.major) != GRAID_SB_VERSION_MAJOR || le32toh(d.sb_bytes) != GRAID_SB_SIZE)
@@ -351,7 +351,7 @@ static uint64_t uuid_mix(uint64_t *state)
 	return z ^ (z >> 31);
 }
 
-void graid_uuid_generate(uint8_t uuid[16])
+void sb_uuid_generate(uint8_t uuid[16])
 {
 	if (!uuid_random_bytes(uuid, 16)) {
 		/*
@@ -374,7 +374,7 @@ void graid_uuid_generate(uint8_t uuid[16])
 	uuid[8] = (uint8_t)((uuid[8] & 0x3f) | 0x80);  /* variant 10: RFC 9562 */
 }
 
-void graid_uuid_format(const uint8_t uuid[16], char out[37])
+void sb_uuid_format(const uint8_t uuid[16], char out[37])
 {
 	static const char hex[] = "0123456789abcdef";
 	char *p = out;
@@ -399,7 +399,7 @@ static int uuid_hex_digit(char c)
 	return -1;
 }
 
-int graid_uuid_parse(const char *s, uint8_t uuid[16])
+int sb_uuid_parse(const char *s, uint8_t uuid[16])
 {
 	uint8_t out[16];
 	unsigned j = 0;

@@ -36,7 +36,7 @@
  * that is no NVMe namespace), so a device found under another name can be told from
  * another namespace that holds a copy of it.
  */
-struct graid_sb_nvme {
+struct sb_nvme {
 	uint32_t flags;             /* GRAID_SB_NVME_ID */
 	uint32_t nsid;
 	uint8_t nguid[16];
@@ -49,7 +49,7 @@ struct graid_sb_nvme {
  * Who last opened the array writable (minor 1): so an opener that finds the members locked
  * can tell a live holder from a dead one. All zero: never recorded.
  */
-struct graid_sb_owner {
+struct sb_owner {
 	uint32_t pid;               /* process id */
 	uint64_t start;             /* its start time, clock ticks since boot (/proc/PID/stat) */
 	uint64_t since;             /* when it opened the array, seconds since the epoch */
@@ -75,7 +75,7 @@ struct graid_sb_owner {
 #define GRAID_MEMBER_STATE_MAX GRAID_MEMBER_SPARE
 
 /* The superblock in host order, as decode returns it and encode takes it. */
-struct graid_sb {
+struct superblock {
 	uint32_t version;           /* major version, GRAID_SB_VERSION_MAJOR */
 	uint32_t minor;             /* decode: the writer's minor version; encode ignores it */
 	uint8_t array_uuid[16];     /* the same on every member of one array */
@@ -98,7 +98,7 @@ struct graid_sb {
 	uint64_t bitmap_region_stripes; /* stripes per bitmap bit; 0: derived (FORMAT.md) */
 	uint64_t history_events;    /* bitmap marks kept since this event; 0: cleared as usual */
 	uint64_t scrub_offset;      /* member rows an unfinished scrub has checked; 0: none */
-	struct graid_sb_owner owner;
+	struct sb_owner owner;
 	uint64_t slot_id[GRAID_SB_MAX_MEMBERS]; /* first 8 bytes of each slot's member UUID; 0: unknown */
 	uint8_t slot_flags[GRAID_SB_MAX_MEMBERS]; /* GRAID_SB_SLOT_* per slot */
 	/* Per slot: low 32 bits of the event that recorded it out (MISSING/FAILED); 0: unknown. */
@@ -106,7 +106,7 @@ struct graid_sb {
 	/* Minor 2; all zero before (no live-data map: every region counts as used). */
 	uint64_t live_offset, live_bytes; /* live-data map area, 0/0 = none */
 	uint64_t live_region_stripes; /* stripes per map bit; 0 only when there is no map */
-	struct graid_sb_nvme nvme;  /* minor 2; all zero before */
+	struct sb_nvme nvme;  /* minor 2; all zero before */
 	/* Minor 4; zero before (no bad-block log: docs/FORMAT.md "The bad-block log"). */
 	uint64_t bbl_offset, bbl_bytes; /* bad-block log area, 0/0 = none; multiples of 4096 */
 };
@@ -117,7 +117,7 @@ struct graid_sb {
  * offset asserts in superblock.c pin the layout that docs/FORMAT.md describes. Never read or
  * write it through a cast of an I/O buffer: copy it (alignment, strict aliasing).
  */
-struct graid_sb_disk {
+struct sb_disk {
 	uint8_t magic[8];           /* 0x000: "GRAID-SB" */
 	uint16_t major;             /* 0x008: GRAID_SB_VERSION_MAJOR; any other is refused */
 	uint16_t minor;             /* 0x00a: GRAID_SB_VERSION_MINOR of the writer */
@@ -173,7 +173,7 @@ struct graid_sb_disk {
  * (version is written as the 16-bit major); the minor written is GRAID_SB_VERSION_MINOR and
  * reserved bytes are zero. Decode what you encode to check it.
  */
-void graid_sb_encode(const struct graid_sb *sb, void *buf);
+void sb_encode(const struct superblock *sb, void *buf);
 
 /*
  * Decode and validate the GRAID_SB_SIZE bytes at @p buf (any alignment); reads nothing
@@ -184,33 +184,33 @@ void graid_sb_encode(const struct graid_sb *sb, void *buf);
  *   -EPROTO an unknown major version or a field that makes no sense (see FORMAT.md).
  *   @p sb is untouched on failure.
  */
-int graid_sb_decode(const void *buf, struct graid_sb *sb);
+int sb_decode(const void *buf, struct superblock *sb);
 
 /* The CRC a superblock in @p buf should carry: CRC32C of the 4096 bytes, crc field zeroed. */
-uint32_t graid_sb_checksum(const void *buf);
+uint32_t sb_checksum(const void *buf);
 
 /*
  * Standard CRC32C (Castagnoli, reflected, init and final XOR 0xFFFFFFFF; the iSCSI/ext4/
- * NVMe one): graid_crc32c("123456789", 9) == 0xE3069283. @p len may be 0.
+ * NVMe one): crc32c("123456789", 9) == 0xE3069283. @p len may be 0.
  */
-uint32_t graid_crc32c(const void *buf, size_t len);
+uint32_t crc32c(const void *buf, size_t len);
 
 /*
  * A running CRC32C: start with reg 0xFFFFFFFF, feed pieces, XOR the end with 0xFFFFFFFF:
- * the same as graid_crc32c() over the pieces joined.
+ * the same as crc32c() over the pieces joined.
  */
-uint32_t graid_crc32c_update(uint32_t reg, const void *buf, size_t len);
+uint32_t crc32c_update(uint32_t reg, const void *buf, size_t len);
 
 /* A random (version 4, RFC 9562) UUID from getrandom(). */
-void graid_uuid_generate(uint8_t uuid[16]);
+void sb_uuid_generate(uint8_t uuid[16]);
 
 /* Format as 36 lowercase characters, "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", plus NUL. */
-void graid_uuid_format(const uint8_t uuid[16], char out[37]);
+void sb_uuid_format(const uint8_t uuid[16], char out[37]);
 
 /*
  * Parse the 36-character form (either case; nothing may follow it).
  * @return 0; -EINVAL @p s is not a UUID (@p uuid untouched).
  */
-int graid_uuid_parse(const char *s, uint8_t uuid[16]);
+int sb_uuid_parse(const char *s, uint8_t uuid[16]);
 
 #endif /* LIBGRAID_CORE_SUPERBLOCK_H */

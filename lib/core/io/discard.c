@@ -18,7 +18,7 @@ static int discard_member_ring(struct graid_array *a, struct io_uring *ring, uns
  */
 size_t discard_zbuf_len(const struct graid_array *a)
 {
-	const struct graid_layout *l = &a->lay;
+	const struct layout *l = &a->lay;
 	size_t unit = (l->level == 1 || l->level == 10) ? l->chunk : (size_t)l->chunk * l->ndata;
 
 	return unit > (1u << 20) ? unit : (1u << 20);

@@ -129,7 +129,7 @@ static void queue_expire(struct graid_queue *q)
 static void queue_cut_done(struct graid_queue *q, struct req *r, struct sop *s, uint64_t at,
 			   uint64_t end, size_t req_off)
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 	uint64_t unit = (l->level == 1 || l->level == 10) ? l->chunk
 							   : (uint64_t)l->chunk * l->ndata;
 
@@ -152,7 +152,7 @@ static void queue_cut_done(struct graid_queue *q, struct req *r, struct sop *s, 
  */
 static void queue_cut_zero(struct graid_queue *q, struct req *r, struct sop *s, uint64_t unit)
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 	uint64_t at = r->off + r->cursor, left = r->off + r->len - at;
 	uint64_t end = (at / unit + 1) * unit, whole = at % unit ? 0 : left / unit, most;
 	bool mirror = l->level == 1 || l->level == 10;
@@ -182,7 +182,7 @@ static void queue_cut_zero(struct graid_queue *q, struct req *r, struct sop *s, 
 /* Cut the next stripe of a request into a stripe operation. */
 static void queue_cut(struct graid_queue *q, struct req *r, struct sop *s)
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 	uint64_t unit = (l->level == 1 || l->level == 10) ? l->chunk
 							   : (uint64_t)l->chunk * l->ndata;
 	uint64_t at = r->off + r->cursor;

@@ -120,7 +120,7 @@ int row_bad_fd(const struct row_bad *b, unsigned member, uint64_t off)
 int row_heal_parity(struct graid_array *a, uint8_t *const *blk, const struct bbl_cols *era,
 		    struct bbl_cols *lost)
 {
-	const struct graid_layout *l = &a->lay;
+	const struct layout *l = &a->lay;
 	const unsigned nroles = l->ndata + l->nparity;
 	uint8_t *ptrs[GRAID_MAX_MEMBERS];
 
@@ -150,7 +150,7 @@ int row_heal_writeback(struct graid_array *a, struct mbatch *mb, uint64_t row,
 		       uint8_t *const *blk, const struct bbl_cols *era, const struct bbl_cols *lost,
 		       const bool *present, const struct row_bad *bad, struct row_heal_count *count)
 {
-	const struct graid_layout *l = &a->lay;
+	const struct layout *l = &a->lay;
 	const unsigned nroles = l->ndata + l->nparity, cols = row_heal_cols(a);
 	const uint64_t base = row * l->chunk;
 	struct mbio *ios = calloc((size_t)nroles * cols, sizeof(*ios));
@@ -161,7 +161,7 @@ int row_heal_writeback(struct graid_array *a, struct mbatch *mb, uint64_t row,
 	if (!ios)
 		return -ENOMEM;
 	for (unsigned r = 0; r < nroles; r++) {
-		unsigned m = graid_layout_role_member(l, row, r);
+		unsigned m = layout_role_member(l, row, r);
 
 		if (!present[r])
 			continue;

@@ -38,7 +38,7 @@ static void sop_step(struct graid_queue *q, struct sop *s, enum sop_step step)
 /* Under the stripe lock (none for a RAID-0 discard): plan the stripe and issue its I/O. */
 static void sop_plan_locked(struct graid_queue *q, struct sop *s)
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 
 	s->pending = 0;
 	s->read_failed = false;
@@ -111,7 +111,7 @@ static void sop_run_start(struct graid_queue *q, struct sop *s)
 /* Whole stripes of a discard: RAID-0 goes at once, the others under their stripe locks. */
 static void sop_dealloc_start(struct graid_queue *q, struct sop *s)
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 
 	s->plan = PLAN_DEALLOC;
 	if (l->nparity == 0 && l->level != 1 && l->level != 10)
@@ -163,12 +163,12 @@ static int sop_mark_write(struct graid_queue *q, struct sop *s)
 /* RAID-0/5/6, one stripe: every data chunk it touches can be read where it lies. */
 static bool sop_data_alive(struct graid_queue *q, struct sop *s)
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 	uint32_t ws, we;
 	bool all_alive = true;
 
 	for (unsigned d = 0; d < l->ndata; d++) {
-		unsigned m = graid_layout_data_member(l, s->stripe, d);
+		unsigned m = layout_data_member(l, s->stripe, d);
 
 		if (!sop_span(l, s, d, &ws, &we))
 			continue;
@@ -183,7 +183,7 @@ static bool sop_data_alive(struct graid_queue *q, struct sop *s)
 
 void sop_start(struct graid_queue *q, struct sop *s)
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 	bool all_alive;
 	int mark_err;
 
@@ -229,7 +229,7 @@ void sop_start(struct graid_queue *q, struct sop *s)
 /* The members this operation wrote back what they could not read, and are still in. */
 static void sop_note_repaired(struct graid_queue *q, struct sop *s)
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 	unsigned members[GRAID_MAX_MEMBERS];
 	uint64_t moff[GRAID_MAX_MEMBERS];
 	unsigned n = 0;
@@ -237,7 +237,7 @@ static void sop_note_repaired(struct graid_queue *q, struct sop *s)
 	if (!s->nbad || s->write_fail)
 		return;
 	if (l->level == 1 || l->level == 10)
-		n = graid_layout_copies(l, s->arr_off, members, moff);
+		n = layout_copies(l, s->arr_off, members, moff);
 	for (unsigned i = 0; i < s->nbad; i++) {
 		uint64_t row = s->stripe, units = (s->hi - s->lo + BBL_UNIT - 1) / BBL_UNIT;
 

@@ -80,7 +80,7 @@ static void sop_group_done(struct graid_queue *q, struct sop *group, int rc,
 
 void sop_batch_recover(struct graid_queue *q, void (*next)(struct graid_queue *, struct sop *))
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 	const unsigned nroles = sop_nroles(l);
 
 	while (q->rec_list) {
@@ -105,7 +105,7 @@ void sop_batch_recover(struct graid_queue *q, void (*next)(struct graid_queue *,
 }
 
 /* The blocks generation runs over: the stripe itself, or (RMW) the differences. */
-static void sop_gen_ptrs(const struct graid_layout *l, struct sop *s, uint8_t **out)
+static void sop_gen_ptrs(const struct layout *l, struct sop *s, uint8_t **out)
 {
 	if (s->plan == PLAN_RUN) {
 		for (unsigned j = 0; j < s->nrun; j++)
@@ -120,7 +120,7 @@ static void sop_gen_ptrs(const struct graid_layout *l, struct sop *s, uint8_t **
 /* One engine call for every stripe waiting with the same range length. */
 void sop_batch_gen(struct graid_queue *q, void (*next)(struct graid_queue *, struct sop *))
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 	const unsigned nroles = sop_nroles(l);
 
 	while (q->gen_list) {

@@ -16,7 +16,7 @@
  */
 void sop_dealloc_locked(struct graid_queue *q, struct sop *s)
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 	const bool mirror = l->level == 1 || l->level == 10;
 	struct graid_array *a = q->a;
 	unsigned members[GRAID_MAX_MEMBERS], n = a->nmembers, nok = 0, nfail = 0;
@@ -24,7 +24,7 @@ void sop_dealloc_locked(struct graid_queue *q, struct sop *s)
 
 	s->phase = SOP_WRITING;
 	if (mirror) {
-		n = graid_layout_copies(l, s->arr_off, members, moff);
+		n = layout_copies(l, s->arr_off, members, moff);
 		len = s->arr_len;
 	} else {
 		for (unsigned m = 0; m < n; m++) {

@@ -6,7 +6,7 @@
 
 enum sop_step sop_direct_read(struct graid_queue *q, struct sop *s)
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 	const bool bounce = sop_bounce_reads(q);
 	uint32_t ws, we;
 
@@ -19,7 +19,7 @@ enum sop_step sop_direct_read(struct graid_queue *q, struct sop *s)
 		if (!sop_span(l, s, d, &ws, &we))
 			continue;
 		dst = sop_user(l, s, d, ws);
-		m = graid_layout_data_member(l, s->stripe, d);
+		m = layout_data_member(l, s->stripe, d);
 		if (s->req->kslot >= 0 || (queue_aligned(dst) && !bounce)) {
 			if (!sop_io(q, s, d, m, false, dst, we - ws, sop_member_off(l, s->stripe, ws)))
 				s->read_failed = true;
@@ -45,7 +45,7 @@ enum sop_step sop_direct_read(struct graid_queue *q, struct sop *s)
  */
 enum sop_step sop_direct_write(struct graid_queue *q, struct sop *s)
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 	uint32_t ws, we;
 
 	s->plan = PLAN_DIRECT_WRITE;
@@ -64,7 +64,7 @@ enum sop_step sop_direct_write(struct graid_queue *q, struct sop *s)
 			memcpy(s->buf[d], src, we - ws);
 			src = s->buf[d];
 		}
-		if (!sop_io(q, s, d, graid_layout_data_member(l, s->stripe, d), true, src,
+		if (!sop_io(q, s, d, layout_data_member(l, s->stripe, d), true, src,
 			    we - ws, sop_member_off(l, s->stripe, ws)))
 			s->write_fail++;
 	}

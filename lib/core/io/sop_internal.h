@@ -23,19 +23,19 @@ enum sop_step {
 
 /* ---- geometry of one stripe operation ------------------------------------------------ */
 
-static inline unsigned sop_nroles(const struct graid_layout *l)
+static inline unsigned sop_nroles(const struct layout *l)
 {
 	return l->ndata + l->nparity;
 }
 
 /* Member offset (inside the data area) of byte x of the stripe's chunks: RAID-0/5/6. */
-static inline uint64_t sop_member_off(const struct graid_layout *l, uint64_t stripe, uint32_t x)
+static inline uint64_t sop_member_off(const struct layout *l, uint64_t stripe, uint32_t x)
 {
 	return stripe * l->chunk + x;
 }
 
 /* The request's part in data chunk d of the stripe: [*ws, *we) inside the chunk. */
-static inline bool sop_span(const struct graid_layout *l, const struct sop *s, unsigned d,
+static inline bool sop_span(const struct layout *l, const struct sop *s, unsigned d,
 			    uint32_t *ws, uint32_t *we)
 {
 	uint64_t cs = (s->stripe * l->ndata + d) * (uint64_t)l->chunk;
@@ -49,7 +49,7 @@ static inline bool sop_span(const struct graid_layout *l, const struct sop *s, u
 }
 
 /* The caller's memory for byte x of data chunk d. */
-static inline uint8_t *sop_user(const struct graid_layout *l, const struct sop *s, unsigned d,
+static inline uint8_t *sop_user(const struct layout *l, const struct sop *s, unsigned d,
 				uint32_t x)
 {
 	uint64_t cs = (s->stripe * l->ndata + d) * (uint64_t)l->chunk;
@@ -124,14 +124,14 @@ void sop_dealloc_locked(struct graid_queue *q, struct sop *s);
 bool sop_run_trylock(struct graid_queue *q, struct sop *s);
 void sop_run_plan(struct graid_queue *q, struct sop *s);
 /* Stripe j's block of @p role: the caller's data (or its bounce copy), or a parity slice. */
-uint8_t *sop_run_chunk(const struct graid_layout *l, const struct sop *s, unsigned j,
+uint8_t *sop_run_chunk(const struct layout *l, const struct sop *s, unsigned j,
 		       unsigned role);
-struct iovec *sop_run_iov(const struct graid_layout *l, struct sop *s, unsigned m);
+struct iovec *sop_run_iov(const struct layout *l, struct sop *s, unsigned m);
 enum sop_step sop_run_write(struct graid_queue *q, struct sop *s);
 
 /* ---- sop_parity.c: RAID-5/6 under the stripe lock: RCW, RMW, degraded ---------------- */
 
-void sop_range(const struct graid_layout *l, struct sop *s);
+void sop_range(const struct layout *l, struct sop *s);
 enum sop_step sop_parity_plan(struct graid_queue *q, struct sop *s);
 void sop_compute(struct graid_queue *q, struct sop *s);
 enum sop_step sop_recovered(struct graid_queue *q, struct sop *s);

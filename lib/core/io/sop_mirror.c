@@ -11,10 +11,10 @@
 /* The copy read has it: write it over each copy noted bad, still under the stripe lock. */
 enum sop_step sop_mirror_repair(struct graid_queue *q, struct sop *s)
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 	unsigned members[GRAID_MAX_MEMBERS];
 	uint64_t moff[GRAID_MAX_MEMBERS];
-	unsigned n = graid_layout_copies(l, s->arr_off, members, moff);
+	unsigned n = layout_copies(l, s->arr_off, members, moff);
 	const uint8_t *src = NULL;
 
 	for (unsigned i = 0; i < n; i++)
@@ -43,10 +43,10 @@ enum sop_step sop_mirror_repair(struct graid_queue *q, struct sop *s)
  */
 enum sop_step sop_mirror_read(struct graid_queue *q, struct sop *s)
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 	unsigned members[GRAID_MAX_MEMBERS], alive[GRAID_MAX_MEMBERS], nalive = 0;
 	uint64_t moff[GRAID_MAX_MEMBERS];
-	unsigned n = graid_layout_copies(l, s->arr_off, members, moff);
+	unsigned n = layout_copies(l, s->arr_off, members, moff);
 	uint8_t *user = s->req->buf + s->req_off;
 	unsigned c;
 
@@ -96,10 +96,10 @@ enum sop_step sop_mirror_read(struct graid_queue *q, struct sop *s)
  */
 enum sop_step sop_mirror_write_locked(struct graid_queue *q, struct sop *s)
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 	unsigned members[GRAID_MAX_MEMBERS];
 	uint64_t moff[GRAID_MAX_MEMBERS];
-	unsigned n = graid_layout_copies(l, s->arr_off, members, moff);
+	unsigned n = layout_copies(l, s->arr_off, members, moff);
 	uint8_t *user = s->req->buf + s->req_off, *src = user;
 
 	s->plan = PLAN_MIRROR_WRITE;

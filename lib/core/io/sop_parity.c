@@ -14,7 +14,7 @@
 #include "meta/badblocks.h"
 
 /* The chunk range [lo, hi) the stripe work covers: the union of the request's parts. */
-void sop_range(const struct graid_layout *l, struct sop *s)
+void sop_range(const struct layout *l, struct sop *s)
 {
 	uint32_t ws, we;
 
@@ -31,15 +31,15 @@ void sop_range(const struct graid_layout *l, struct sop *s)
 
 static bool sop_read_role(struct graid_queue *q, struct sop *s, unsigned r)
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 
 	return sop_own_buf(q, s, r, s->hi - s->lo) &&
-	       sop_io(q, s, r, graid_layout_role_member(l, s->stripe, r), false, s->buf[r],
+	       sop_io(q, s, r, layout_role_member(l, s->stripe, r), false, s->buf[r],
 		      s->hi - s->lo, sop_member_off(l, s->stripe, s->lo));
 }
 
 /* Data role @p d is written over all of [lo, hi) by this request. */
-static bool sop_covers(const struct graid_layout *l, const struct sop *s, unsigned d)
+static bool sop_covers(const struct layout *l, const struct sop *s, unsigned d)
 {
 	uint32_t ws, we;
 
@@ -62,14 +62,14 @@ enum sop_past_parity {
  */
 static enum sop_past_parity sop_lost_roles(struct graid_queue *q, struct sop *s)
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 	const uint64_t off = s->stripe * l->chunk + s->lo;
 	unsigned lost[GRAID_MAX_MEMBERS], n = 0;
 	bool covered = s->req->write, untouched = s->req->write;
 	uint32_t ws, we;
 
 	for (unsigned r = 0; r < sop_nroles(l); r++) {
-		unsigned m = graid_layout_role_member(l, s->stripe, r);
+		unsigned m = layout_role_member(l, s->stripe, r);
 
 		if (badblocks_overlap(q->a, m, off, s->hi - s->lo) && !sop_note_bad(s, m))
 			return SOP_PAST_REFUSED;
@@ -105,7 +105,7 @@ static bool sop_plan_degraded(struct graid_queue *q, struct sop *s)
 /* Read-modify-write: the chunks written and the parity are read. */
 static bool sop_plan_rmw(struct graid_queue *q, struct sop *s)
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 	uint32_t ws, we;
 	bool ok = true;
 
@@ -125,7 +125,7 @@ static bool sop_plan_rmw(struct graid_queue *q, struct sop *s)
 /* Reconstruct-write: the data chunks not rewritten whole are read. */
 static bool sop_plan_rcw(struct graid_queue *q, struct sop *s)
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 	uint32_t ws, we;
 	bool ok = true;
 
@@ -154,7 +154,7 @@ static bool sop_plan_rcw(struct graid_queue *q, struct sop *s)
  */
 enum sop_step sop_parity_plan(struct graid_queue *q, struct sop *s)
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 	unsigned rcw_reads = 0, rmw_reads = l->nparity;
 	enum sop_past_parity past;
 	uint32_t ws, we;
@@ -189,7 +189,7 @@ enum sop_step sop_parity_plan(struct graid_queue *q, struct sop *s)
 /* Put the caller's new data of every written chunk over the chunk's range buffer. */
 static void sop_overlay(struct graid_queue *q, struct sop *s)
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 	uint32_t ws, we;
 
 	for (unsigned d = 0; d < l->ndata; d++)
@@ -200,7 +200,7 @@ static void sop_overlay(struct graid_queue *q, struct sop *s)
 /* RMW: turn old data into old ^ new over the written part, zero elsewhere. */
 static bool sop_make_deltas(struct graid_queue *q, struct sop *s)
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 	uint32_t ws, we;
 
 	for (unsigned d = 0; d < l->ndata; d++) {
@@ -253,14 +253,14 @@ void sop_compute(struct graid_queue *q, struct sop *s)
  */
 static enum sop_step sop_repair_write(struct graid_queue *q, struct sop *s)
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 
 	s->phase = SOP_WRITING;
 	s->repairing = true;
 	s->nwrites = 0;
 	s->write_fail = 0;
 	for (unsigned r = 0; r < sop_nroles(l); r++) {
-		unsigned m = graid_layout_role_member(l, s->stripe, r);
+		unsigned m = layout_role_member(l, s->stripe, r);
 
 		if (!sop_is_bad(s, m) || !array_role_writable(q->a, m))
 			continue;
@@ -276,7 +276,7 @@ static enum sop_step sop_repair_write(struct graid_queue *q, struct sop *s)
 /* Recovered: a read copies its part out and is done; a write goes on to generation. */
 enum sop_step sop_recovered(struct graid_queue *q, struct sop *s)
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 	uint32_t ws, we;
 
 	if (!s->req->write) {

@@ -36,7 +36,7 @@ bool sop_run_trylock(struct graid_queue *q, struct sop *s)
 /* Whole stripes need no reads: parity from the caller's data, straight to the batch. */
 void sop_run_plan(struct graid_queue *q, struct sop *s)
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 	uint8_t *user = s->req->buf + s->req_off;
 	size_t data = (size_t)s->nrun * l->ndata * l->chunk;
 
@@ -59,7 +59,7 @@ void sop_run_plan(struct graid_queue *q, struct sop *s)
 	q->gen_list = s;
 }
 
-uint8_t *sop_run_chunk(const struct graid_layout *l, const struct sop *s, unsigned j,
+uint8_t *sop_run_chunk(const struct layout *l, const struct sop *s, unsigned j,
 		       unsigned role)
 {
 	if (role >= l->ndata)
@@ -70,12 +70,12 @@ uint8_t *sop_run_chunk(const struct graid_layout *l, const struct sop *s, unsign
 }
 
 /* Member m's part of every row of the run, in member order: s->nrun chunks. */
-struct iovec *sop_run_iov(const struct graid_layout *l, struct sop *s, unsigned m)
+struct iovec *sop_run_iov(const struct layout *l, struct sop *s, unsigned m)
 {
 	struct iovec *iov = s->iov + (size_t)m * SOP_RUN_MAX;
 
 	for (unsigned j = 0; j < s->nrun; j++) {
-		iov[j].iov_base = sop_run_chunk(l, s, j, graid_layout_member_role(l, s->stripe + j, m));
+		iov[j].iov_base = sop_run_chunk(l, s, j, layout_member_role(l, s->stripe + j, m));
 		iov[j].iov_len = l->chunk;
 	}
 	return iov;
@@ -84,7 +84,7 @@ struct iovec *sop_run_iov(const struct graid_layout *l, struct sop *s, unsigned 
 /* One vectored write per live member covering all the run's rows. */
 enum sop_step sop_run_write(struct graid_queue *q, struct sop *s)
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 
 	s->phase = SOP_WRITING;
 	s->nwrites = 0;

@@ -11,14 +11,14 @@
 #include "io/stripe_log.h"
 
 /* What role r of a single-stripe update writes, and where in its chunk; false: nothing. */
-static bool sop_role_write(const struct graid_layout *l, struct sop *s, unsigned r,
+static bool sop_role_write(const struct layout *l, struct sop *s, unsigned r,
 			   uint8_t **src, uint32_t *len, uint32_t *at)
 {
 	uint32_t ws, we;
 
 	/* A member that could not read its range gets all of it: the drive remaps it. */
 	if (r >= l->ndata || (s->plan == PLAN_DEGRADED &&
-			      sop_is_bad(s, graid_layout_role_member(l, s->stripe, r)))) {
+			      sop_is_bad(s, layout_role_member(l, s->stripe, r)))) {
 		*at = s->lo;
 		*len = s->hi - s->lo;
 		*src = s->buf[r];
@@ -39,14 +39,14 @@ static bool sop_role_write(const struct graid_layout *l, struct sop *s, unsigned
 
 enum sop_step sop_write_in_place(struct graid_queue *q, struct sop *s)
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 
 	if (s->plan == PLAN_RUN)
 		return sop_run_write(q, s);
 	s->phase = SOP_WRITING;
 	s->nwrites = 0;
 	for (unsigned r = 0; r < sop_nroles(l); r++) {
-		unsigned m = graid_layout_role_member(l, s->stripe, r);
+		unsigned m = layout_role_member(l, s->stripe, r);
 		uint8_t *src;
 		uint32_t len, at;
 
@@ -65,7 +65,7 @@ enum sop_step sop_write_in_place(struct graid_queue *q, struct sop *s)
 static unsigned sop_log_payload(struct graid_queue *q, struct sop *s, unsigned m,
 				uint64_t *member_off)
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 	struct iovec *jiov = s->jiov + (size_t)m * (SOP_RUN_MAX + 1);
 	uint8_t *src;
 	uint32_t len, at;
@@ -78,7 +78,7 @@ static unsigned sop_log_payload(struct graid_queue *q, struct sop *s, unsigned m
 		*member_off = sop_member_off(l, s->stripe, 0);
 		return s->nrun;
 	}
-	r = graid_layout_member_role(l, s->stripe, m);
+	r = layout_member_role(l, s->stripe, m);
 	if (r >= sop_nroles(l) || !sop_role_write(l, s, r, &src, &len, &at))
 		return 0;
 	jiov[1].iov_base = src;
@@ -107,7 +107,7 @@ enum sop_step sop_write_logged(struct graid_queue *q, struct sop *s)
 /* Parity is computed: RMW applies its difference, then the members are written. */
 enum sop_step sop_write_phase(struct graid_queue *q, struct sop *s)
 {
-	const struct graid_layout *l = &q->a->lay;
+	const struct layout *l = &q->a->lay;
 
 	if (s->plan == PLAN_RMW)
 		for (unsigned p = l->ndata; p < sop_nroles(l); p++)

@@ -93,7 +93,7 @@ void array_reach_poll(struct graid_array *a)
 	}
 	for (unsigned r = 0; r < a->nmembers; r++) {
 		struct member *m = &a->members[r];
-		struct graid_sb sb;
+		struct superblock sb;
 		enum member_reach reach;
 		uint64_t size = 0;
 		int fd = m->fd, rc = 0;

@@ -109,7 +109,7 @@ static int jscan_member(struct graid_array *a, unsigned r, const uint8_t *area, 
 		    len % a->block_size || le64toh(e.member_off) % a->block_size ||
 		    len > a->lay.member_bytes ||
 		    le64toh(e.member_off) > a->lay.member_bytes - len ||
-		    graid_crc32c(b + JOURNAL_BLOCK, len) != le32toh(e.payload_crc)) {
+		    crc32c(b + JOURNAL_BLOCK, len) != le32toh(e.payload_crc)) {
 			at += JOURNAL_BLOCK;
 			continue;
 		}

@@ -38,7 +38,7 @@ static bool rebuild_target_taken_over(struct rebuild_ctx *c)
 static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_progress_fn fn,
 			void *arg, bool *again)
 {
-	const struct graid_layout *l = &a->lay;
+	const struct layout *l = &a->lay;
 	uint64_t start = l->nstripes;
 	int rc;
 

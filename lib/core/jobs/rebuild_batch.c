@@ -41,7 +41,7 @@ static size_t rebuild_merge(struct mbio *ios, size_t n)
 
 void rebuild_add_locks(struct rebuild_ctx *c, struct rebuild_slot *s)
 {
-	const struct graid_layout *l = &c->a->lay;
+	const struct layout *l = &c->a->lay;
 
 	for (unsigned i = 0; i < s->rows; i++) {
 		if (l->level != 10) {
@@ -52,7 +52,7 @@ void rebuild_add_locks(struct rebuild_ctx *c, struct rebuild_slot *s)
 		for (unsigned t = 0; t < c->ntarget; t++) {
 			uint64_t arr;
 
-			if (!graid_layout_unmap(l, c->target[t], (s->row0 + i) * l->chunk, &arr))
+			if (!layout_unmap(l, c->target[t], (s->row0 + i) * l->chunk, &arr))
 				stripe_set_add(&s->locks, arr / l->chunk);
 		}
 	}
@@ -62,7 +62,7 @@ void rebuild_add_locks(struct rebuild_ctx *c, struct rebuild_slot *s)
 static int rebuild_plan_parity_reads(struct rebuild_ctx *c, struct rebuild_slot *s)
 {
 	struct graid_array *a = c->a;
-	const struct graid_layout *l = &a->lay;
+	const struct layout *l = &a->lay;
 	unsigned nlost = 0;
 
 	s->nios = 0;
@@ -88,7 +88,7 @@ static int rebuild_plan_parity_reads(struct rebuild_ctx *c, struct rebuild_slot 
 static int rebuild_plan_mirror_reads(struct rebuild_ctx *c, struct rebuild_slot *s)
 {
 	struct graid_array *a = c->a;
-	const struct graid_layout *l = &a->lay;
+	const struct layout *l = &a->lay;
 	unsigned members[GRAID_MAX_MEMBERS];
 	uint64_t moff[GRAID_MAX_MEMBERS];
 
@@ -98,9 +98,9 @@ static int rebuild_plan_mirror_reads(struct rebuild_ctx *c, struct rebuild_slot 
 			unsigned k, src = GRAID_LAYOUT_NONE;
 			uint64_t arr;
 
-			if (graid_layout_unmap(l, c->target[t], (s->row0 + i) * l->chunk, &arr))
+			if (layout_unmap(l, c->target[t], (s->row0 + i) * l->chunk, &arr))
 				continue; /* a RAID-10 slot no chunk uses */
-			k = graid_layout_copies(l, arr, members, moff);
+			k = layout_copies(l, arr, members, moff);
 			for (unsigned j = 0; j < k && src == GRAID_LAYOUT_NONE; j++)
 				if (array_role_alive(a, members[j]))
 					src = j;
@@ -118,7 +118,7 @@ static int rebuild_plan_mirror_reads(struct rebuild_ctx *c, struct rebuild_slot 
 static int rebuild_recover(struct rebuild_ctx *c, struct rebuild_slot *s)
 {
 	struct graid_array *a = c->a;
-	const struct graid_layout *l = &a->lay;
+	const struct layout *l = &a->lay;
 	const unsigned nroles = l->ndata + l->nparity;
 	unsigned lost[ROW_JOB_ROWS_MAX][2], nlost[ROW_JOB_ROWS_MAX];
 	int rc;
@@ -128,7 +128,7 @@ static int rebuild_recover(struct rebuild_ctx *c, struct rebuild_slot *s)
 		/* Bad blocks in the row: recovered column by column instead (rebuild_heal.c). */
 		if (rebuild_heal_parity_needed(a, s->row0 + i, s->have, &c->bad)) {
 			for (unsigned r = 0; r < nroles; r++)
-				c->ptrs[r] = rebuild_chunk(c, s, graid_layout_role_member(l, s->row0 + i, r), i);
+				c->ptrs[r] = rebuild_chunk(c, s, layout_role_member(l, s->row0 + i, r), i);
 			rc = rebuild_heal_parity_row(a, &c->mb, s->row0 + i, c->ptrs, s->have,
 						     c->target, c->ntarget, &c->bad, &s->lost);
 			if (rc)
@@ -137,7 +137,7 @@ static int rebuild_recover(struct rebuild_ctx *c, struct rebuild_slot *s)
 			continue;
 		}
 		for (unsigned r = 0; r < nroles; r++) {
-			unsigned m = graid_layout_role_member(l, s->row0 + i, r);
+			unsigned m = layout_role_member(l, s->row0 + i, r);
 
 			if (!s->have[m])
 				lost[i][nlost[i]++] = r; /* at most nparity: checked when planned */
@@ -153,7 +153,7 @@ static int rebuild_recover(struct rebuild_ctx *c, struct rebuild_slot *s)
 			    (nlost[i] > 1 && lost[j][1] != lost[i][1]))
 				continue;
 			for (unsigned r = 0; r < nroles; r++) {
-				unsigned m = graid_layout_role_member(l, s->row0 + j, r);
+				unsigned m = layout_role_member(l, s->row0 + j, r);
 
 				c->ptrs[ng * nroles + r] = rebuild_chunk(c, s, m, j);
 			}
@@ -189,7 +189,7 @@ int rebuild_start_reads(struct rebuild_ctx *c, struct rebuild_slot *s)
  */
 static int rebuild_heal_mirror(struct rebuild_ctx *c, struct rebuild_slot *s)
 {
-	const struct graid_layout *l = &c->a->lay;
+	const struct layout *l = &c->a->lay;
 	int rc = 0;
 
 	for (size_t k = 0; rc == 0 && k < s->nios; k++) {
@@ -243,7 +243,7 @@ int rebuild_finish_reads(struct rebuild_ctx *c, struct rebuild_slot *s)
 /* Queue the slot's writes to the targets: one run per target. */
 int rebuild_write_slot(struct rebuild_ctx *c, struct rebuild_slot *s)
 {
-	const struct graid_layout *l = &c->a->lay;
+	const struct layout *l = &c->a->lay;
 
 	s->nios = 0;
 	for (unsigned t = 0; t < c->ntarget; t++)
@@ -253,7 +253,7 @@ int rebuild_write_slot(struct rebuild_ctx *c, struct rebuild_slot *s)
 
 			if (l->nparity)
 				who = c->target[t];
-			else if (graid_layout_unmap(l, c->target[t], member_off, &arr))
+			else if (layout_unmap(l, c->target[t], member_off, &arr))
 				continue;
 			s->buf.ios[s->nios++] = (struct mbio){ .member = c->target[t], .write = true,
 							   .buf = rebuild_chunk(c, s, who, i),

@@ -27,7 +27,7 @@ int rebuild_heal_parity_row(struct graid_array *a, struct mbatch *mb, uint64_t r
 			    uint8_t *const *blk, const bool *have, const unsigned *target,
 			    unsigned ntarget, const struct row_bad *bad, struct row_bad *lost)
 {
-	const struct graid_layout *l = &a->lay;
+	const struct layout *l = &a->lay;
 	const unsigned nroles = l->ndata + l->nparity, cols = row_heal_cols(a);
 	const uint64_t off = row * l->chunk;
 	struct bbl_cols era[GRAID_MAX_MEMBERS], gone = { { 0 } };
@@ -36,7 +36,7 @@ int rebuild_heal_parity_row(struct graid_array *a, struct mbatch *mb, uint64_t r
 	int rc;
 
 	for (unsigned r = 0; r < nroles; r++) {
-		unsigned m = graid_layout_role_member(l, row, r);
+		unsigned m = layout_role_member(l, row, r);
 
 		memset(&era[r], 0, sizeof(era[r]));
 		present[r] = have[m];
@@ -56,7 +56,7 @@ int rebuild_heal_parity_row(struct graid_array *a, struct mbatch *mb, uint64_t r
 			continue;
 		ngone++;
 		for (unsigned t = 0; rc == 0 && t < ntarget; t++) {
-			unsigned r = graid_layout_member_role(l, row, target[t]);
+			unsigned r = layout_member_role(l, row, target[t]);
 
 			memset(blk[r] + (size_t)c * BBL_UNIT, 0, BBL_UNIT);
 			rc = row_bad_add(lost, target[t], a->members[target[t]].fd,
@@ -75,7 +75,7 @@ int rebuild_heal_mirror_chunk(struct graid_array *a, struct mbatch *mb, unsigned
 			      uint64_t target_off, uint8_t *buf, unsigned src, uint64_t src_off,
 			      const struct row_bad *bad, struct row_bad *lost)
 {
-	const struct graid_layout *l = &a->lay;
+	const struct layout *l = &a->lay;
 	struct bbl_cols cols = { { 0 } };
 	unsigned members[GRAID_MAX_MEMBERS], ngone = 0, k;
 	uint64_t moff[GRAID_MAX_MEMBERS], arr;
@@ -83,10 +83,10 @@ int rebuild_heal_mirror_chunk(struct graid_array *a, struct mbatch *mb, unsigned
 
 	row_bad_cols(bad, src, src_off, l->chunk, &cols);
 	badblocks_cols(a, src, src_off, l->chunk, &cols);
-	if (!bbl_cols_any(&cols) || graid_layout_unmap(l, target, target_off, &arr))
+	if (!bbl_cols_any(&cols) || layout_unmap(l, target, target_off, &arr))
 		return 0;
 	arr -= arr % l->chunk;
-	k = graid_layout_copies(l, arr, members, moff);
+	k = layout_copies(l, arr, members, moff);
 	for (unsigned c = 0; rc == 0 && c < row_heal_cols(a); c++) {
 		uint8_t *unit = buf + (size_t)c * BBL_UNIT;
 		uint64_t at = src_off + (uint64_t)c * BBL_UNIT;

@@ -138,7 +138,7 @@ bool rebuild_pause_due(struct rebuild_ctx *c, unsigned rows)
 int rebuild_finish(struct rebuild_ctx *c, struct rebuild_slot *s)
 {
 	struct graid_array *a = c->a;
-	const struct graid_layout *l = &a->lay;
+	const struct layout *l = &a->lay;
 	bool failed[GRAID_MAX_MEMBERS] = { false };
 	int rc = mbatch_wait(&c->mb, &s->grp);
 

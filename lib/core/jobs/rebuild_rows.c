@@ -15,7 +15,7 @@
 static bool rebuild_row_needed(const struct rebuild_ctx *c, uint64_t row)
 {
 	const struct graid_array *a = c->a;
-	const struct graid_layout *l = &a->lay;
+	const struct layout *l = &a->lay;
 
 	if (!c->catchup_only || !a->bitmap.enabled)
 		return true;
@@ -25,7 +25,7 @@ static bool rebuild_row_needed(const struct rebuild_ctx *c, uint64_t row)
 	for (unsigned t = 0; t < c->ntarget; t++) {
 		uint64_t arr;
 
-		if (!graid_layout_unmap(l, c->target[t], row * l->chunk, &arr) &&
+		if (!layout_unmap(l, c->target[t], row * l->chunk, &arr) &&
 		    bitmap_region_marked(a, arr / l->chunk / a->bitmap.map.region_stripes))
 			return true;
 	}
@@ -43,7 +43,7 @@ static int rebuild_lock_slot(struct rebuild_ctx *c, struct rebuild_slot *s);
 static int rebuild_skip_unused(struct rebuild_ctx *c, uint64_t *row)
 {
 	struct graid_array *a = c->a;
-	const struct graid_layout *l = &a->lay;
+	const struct layout *l = &a->lay;
 	const uint64_t most = REBUILD_SKIP_ROWS_MAX;
 	struct rebuild_slot tmp;
 	uint64_t k = 0, r0 = *row;

@@ -41,7 +41,7 @@ struct resync_ctx {
 static int resync_heal_row(struct resync_ctx *c, uint64_t row, uint8_t **blk)
 {
 	struct graid_array *a = c->a;
-	const struct graid_layout *l = &a->lay;
+	const struct layout *l = &a->lay;
 	const unsigned nroles = l->ndata + l->nparity, cols = row_heal_cols(a);
 	struct bbl_cols era[GRAID_MAX_MEMBERS], lost = { { 0 } };
 	bool present[GRAID_MAX_MEMBERS];
@@ -50,7 +50,7 @@ static int resync_heal_row(struct resync_ctx *c, uint64_t row, uint8_t **blk)
 	int rc;
 
 	for (unsigned p = l->ndata; p < nroles; p++) {
-		unsigned m = graid_layout_role_member(l, row, p);
+		unsigned m = layout_role_member(l, row, p);
 
 		present[p] = array_role_readable(a, m, (row + 1) * l->chunk);
 		if (present[p])
@@ -64,7 +64,7 @@ static int resync_heal_row(struct resync_ctx *c, uint64_t row, uint8_t **blk)
 		if (pio[i].res != (int)l->chunk)
 			rc = -EIO;
 	for (unsigned r = 0; rc == 0 && r < nroles; r++) {
-		unsigned m = graid_layout_role_member(l, row, r);
+		unsigned m = layout_role_member(l, row, r);
 
 		memset(&era[r], 0, sizeof(era[r]));
 		if (r < l->ndata)
@@ -87,7 +87,7 @@ static int resync_heal_row(struct resync_ctx *c, uint64_t row, uint8_t **blk)
 	if (rc == 0 && !(w = calloc((size_t)l->nparity * cols, sizeof(*w))))
 		rc = -ENOMEM;
 	for (unsigned p = l->ndata; rc == 0 && p < nroles; p++) {
-		unsigned m = graid_layout_role_member(l, row, p);
+		unsigned m = layout_role_member(l, row, p);
 
 		for (unsigned k = 0; array_role_writable(a, m) && k < cols; k++) {
 			struct mbio *prev = nw ? &w[nw - 1] : NULL;
@@ -115,7 +115,7 @@ static int resync_heal_row(struct resync_ctx *c, uint64_t row, uint8_t **blk)
 static int resync_parity_rows(struct resync_ctx *c, uint64_t row0, unsigned rows)
 {
 	struct graid_array *a = c->a;
-	const struct graid_layout *l = &a->lay;
+	const struct layout *l = &a->lay;
 	const unsigned nroles = l->ndata + l->nparity;
 	uint64_t row_of[ROW_JOB_ROWS_MAX];
 	unsigned ng = 0, kept = 0;
@@ -127,7 +127,7 @@ static int resync_parity_rows(struct resync_ctx *c, uint64_t row0, unsigned rows
 
 		/* A member being rebuilt counts below its checkpoint: it is in sync there. */
 		for (unsigned d = 0; d < l->ndata; d++)
-			data_ok &= array_role_readable(a, graid_layout_role_member(l, row0 + i, d),
+			data_ok &= array_role_readable(a, layout_role_member(l, row0 + i, d),
 						       (row0 + i + 1) * l->chunk);
 		if (!data_ok) {
 			/* The write hole: a lost data chunk here can only come from this parity. */
@@ -139,7 +139,7 @@ static int resync_parity_rows(struct resync_ctx *c, uint64_t row0, unsigned rows
 
 			c->buf.ptrs[ng * nroles + r] = buf;
 			if (r < l->ndata)
-				c->buf.ios[n++] = (struct mbio){ .member = graid_layout_role_member(l, row0 + i, r),
+				c->buf.ios[n++] = (struct mbio){ .member = layout_role_member(l, row0 + i, r),
 							     .buf = buf, .len = l->chunk,
 							     .off = (row0 + i) * l->chunk };
 		}
@@ -161,7 +161,7 @@ static int resync_parity_rows(struct resync_ctx *c, uint64_t row0, unsigned rows
 		bool heal = false;
 
 		for (unsigned r = 0; r < l->ndata && !heal; r++) {
-			unsigned m = graid_layout_role_member(l, row_of[g], r);
+			unsigned m = layout_role_member(l, row_of[g], r);
 			struct bbl_cols cols = { { 0 } };
 
 			heal = row_bad_cols(&c->bad, m, row_of[g] * l->chunk, l->chunk, &cols) ||
@@ -185,7 +185,7 @@ static int resync_parity_rows(struct resync_ctx *c, uint64_t row0, unsigned rows
 	n = 0;
 	for (unsigned g = 0; g < ng; g++)
 		for (unsigned p = l->ndata; p < nroles; p++) {
-			unsigned m = graid_layout_role_member(l, row_of[g], p);
+			unsigned m = layout_role_member(l, row_of[g], p);
 
 			if (array_role_writable(a, m))
 				c->buf.ios[n++] = (struct mbio){ .member = m, .write = true,
@@ -266,10 +266,10 @@ static int resync_mirror_heal(struct resync_ctx *c, const unsigned *members,
 static int resync_mirror_stripe(struct resync_ctx *c, uint64_t stripe)
 {
 	struct graid_array *a = c->a;
-	const struct graid_layout *l = &a->lay;
+	const struct layout *l = &a->lay;
 	unsigned members[GRAID_MAX_MEMBERS], src = GRAID_LAYOUT_NONE;
 	uint64_t moff[GRAID_MAX_MEMBERS];
-	unsigned k = graid_layout_copies(l, stripe * l->chunk, members, moff);
+	unsigned k = layout_copies(l, stripe * l->chunk, members, moff);
 	size_t n = 0;
 	int rc;
 

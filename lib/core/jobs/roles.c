@@ -80,7 +80,7 @@ static bool attach_open_in_array(const struct graid_array *a, const char *path, 
  * recorded as that device's, not diverged), or one carrying the current superblock of a
  * role that is active (the same device under another name, or a copy). Logged, naming it.
  */
-static bool attach_other_role(const struct graid_array *a, const struct graid_sb *sb,
+static bool attach_other_role(const struct graid_array *a, const struct superblock *sb,
 			      const char *path, int role)
 {
 	const struct member *o;
@@ -119,7 +119,7 @@ static bool attach_other_role(const struct graid_array *a, const struct graid_sb
 
 int member_attach(struct graid_array *a, struct member *m, const char *path, int role)
 {
-	struct graid_sb sb;
+	struct superblock sb;
 	dev_t dev;
 	ino_t ino;
 	int rc;
@@ -164,7 +164,7 @@ int member_attach(struct graid_array *a, struct member *m, const char *path, int
 		if (rc)
 			goto fail;
 	}
-	graid_uuid_generate(m->uuid);
+	sb_uuid_generate(m->uuid);
 	/* Entries from its earlier life (in this array or another) must never replay. */
 	rc = journal_reset_member(a, m);
 	if (rc) {

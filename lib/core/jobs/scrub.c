@@ -86,8 +86,8 @@ static void scrub_note(struct scrub_ctx *c, uint64_t row, int32_t member, bool r
 /* Rewrite one role's chunk of one row from the buffer. */
 static int scrub_write(struct scrub_ctx *c, uint64_t row, unsigned role, uint8_t *buf)
 {
-	const struct graid_layout *l = &c->a->lay;
-	struct mbio io = { .member = graid_layout_role_member(l, row, role), .write = true, .buf = buf,
+	const struct layout *l = &c->a->lay;
+	struct mbio io = { .member = layout_role_member(l, row, role), .write = true, .buf = buf,
 			   .len = l->chunk, .off = row * l->chunk };
 	int rc = mbatch_run_on(&c->mb, &io, 1);
 
@@ -97,7 +97,7 @@ static int scrub_write(struct scrub_ctx *c, uint64_t row, unsigned role, uint8_t
 /* Heal one row given the engine's verdict (parity levels). */
 static int scrub_repair_row(struct scrub_ctx *c, uint64_t row, uint8_t **blk, int32_t v)
 {
-	const struct graid_layout *l = &c->a->lay;
+	const struct layout *l = &c->a->lay;
 	unsigned lost[2] = { (unsigned)v, 0 };
 	int rc;
 
@@ -146,14 +146,14 @@ static int scrub_narrow(struct scrub_ctx *c, struct mbio *ios, size_t n)
 static bool scrub_heal_parity_row(struct scrub_ctx *c, uint64_t row, uint8_t **blk, int *rc)
 {
 	struct graid_array *a = c->a;
-	const struct graid_layout *l = &a->lay;
+	const struct layout *l = &a->lay;
 	const unsigned nroles = l->ndata + l->nparity;
 	struct bbl_cols era[GRAID_MAX_MEMBERS], lost = { { 0 } };
 	struct row_heal_count count = { 0 };
 	bool present[GRAID_MAX_MEMBERS], any = false;
 
 	for (unsigned r = 0; r < nroles; r++) {
-		unsigned m = graid_layout_role_member(l, row, r);
+		unsigned m = layout_role_member(l, row, r);
 
 		memset(&era[r], 0, sizeof(era[r]));
 		present[r] = true;
@@ -173,7 +173,7 @@ static bool scrub_heal_parity_row(struct scrub_ctx *c, uint64_t row, uint8_t **b
 
 static int scrub_parity_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 {
-	const struct graid_layout *l = &c->a->lay;
+	const struct layout *l = &c->a->lay;
 	const unsigned nroles = l->ndata + l->nparity;
 	unsigned checkable[ROW_JOB_ROWS_MAX], nc = 0, kept = 0;
 	size_t n = 0;
@@ -184,7 +184,7 @@ static int scrub_parity_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 		bool all = true;
 
 		for (unsigned r = 0; r < nroles; r++)
-			all &= array_role_readable(c->a, graid_layout_role_member(l, row0 + i, r),
+			all &= array_role_readable(c->a, layout_role_member(l, row0 + i, r),
 						   (row0 + i + 1) * l->chunk);
 		if (!all) {
 			c->rep.skipped++;
@@ -194,7 +194,7 @@ static int scrub_parity_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 			uint8_t *buf = c->buf.data + ((size_t)nc * nroles + r) * l->chunk;
 
 			c->buf.ptrs[nc * nroles + r] = buf;
-			c->buf.ios[n++] = (struct mbio){ .member = graid_layout_role_member(l, row0 + i, r),
+			c->buf.ios[n++] = (struct mbio){ .member = layout_role_member(l, row0 + i, r),
 						     .buf = buf, .len = l->chunk,
 						     .off = (row0 + i) * l->chunk };
 		}
@@ -240,7 +240,7 @@ static int scrub_parity_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 			if (rc)
 				return rc;
 		}
-		scrub_note(c, row, v >= 0 ? (int32_t)graid_layout_role_member(l, row, (unsigned)v) : -1,
+		scrub_note(c, row, v >= 0 ? (int32_t)layout_role_member(l, row, (unsigned)v) : -1,
 			   repair);
 	}
 	return 0;
@@ -325,7 +325,7 @@ static int scrub_mirror_heal(struct scrub_ctx *c, uint64_t stripe, size_t n, boo
 static int scrub_mirror_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 {
 	struct graid_array *a = c->a;
-	const struct graid_layout *l = &a->lay;
+	const struct layout *l = &a->lay;
 	unsigned members[GRAID_MAX_MEMBERS];
 	uint64_t moff[GRAID_MAX_MEMBERS];
 
@@ -338,9 +338,9 @@ static int scrub_mirror_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 			int rc;
 
 			/* Visit each chunk once: from the member holding its first copy. */
-			if (graid_layout_unmap(l, m, (row0 + i) * l->chunk, &arr))
+			if (layout_unmap(l, m, (row0 + i) * l->chunk, &arr))
 				continue;
-			k = graid_layout_copies(l, arr, members, moff);
+			k = layout_copies(l, arr, members, moff);
 			if (members[0] != m || moff[0] != (row0 + i) * l->chunk)
 				continue;
 			for (unsigned j = 0; j < k; j++) {
@@ -398,7 +398,7 @@ static int scrub_mirror_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 static int scrub_rows(struct scrub_ctx *c, uint64_t start)
 {
 	struct graid_array *a = c->a;
-	const struct graid_layout *l = &a->lay;
+	const struct layout *l = &a->lay;
 	uint64_t last_cp = graid__now_ns();
 	int rc = 0;
 
@@ -449,7 +449,7 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 	const size_t v1 = offsetof(struct graid_scrub_report, first_row);
 	struct scrub_ctx c = { .a = a, .flags = flags };
 	uint64_t start = 0;
-	const struct graid_layout *l;
+	const struct layout *l;
 	int rc = 0;
 
 	/* Callers built before first_row pass the shorter struct: they get what it holds. */

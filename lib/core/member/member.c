@@ -295,7 +295,7 @@ int member_pio(struct member *m, void *buf, size_t len, uint64_t off, bool write
 	return 0;
 }
 
-int member_read_sb(struct member *m, struct graid_sb *sb)
+int member_read_sb(struct member *m, struct superblock *sb)
 {
 	void *buf;
 	int rc;
@@ -304,12 +304,12 @@ int member_read_sb(struct member *m, struct graid_sb *sb)
 		return -ENOMEM;
 	rc = member_pio(m, buf, GRAID_SB_SIZE, 0, false);
 	if (rc == 0)
-		rc = graid_sb_decode(buf, sb);
+		rc = sb_decode(buf, sb);
 	free(buf);
 	return rc;
 }
 
-int member_write_sb(struct member *m, const struct graid_sb *sb)
+int member_write_sb(struct member *m, const struct superblock *sb)
 {
 	void *buf;
 	int rc;
@@ -318,7 +318,7 @@ int member_write_sb(struct member *m, const struct graid_sb *sb)
 		return -EIO;
 	if (posix_memalign(&buf, ARRAY_ALIGN, GRAID_SB_SIZE))
 		return -ENOMEM;
-	graid_sb_encode(sb, buf);
+	sb_encode(sb, buf);
 	rc = member_write_durable(m, buf, GRAID_SB_SIZE, 0);
 	free(buf);
 	return rc;
@@ -461,7 +461,7 @@ GRAID_API int graid_member_probe(const char *path, struct graid_member_probe *ou
 {
 	struct graid_member_probe p = { .struct_size = sizeof(p) };
 	struct member m = { .fd = -1 };
-	struct graid_sb sb;
+	struct superblock sb;
 	struct stat st;
 	void *buf = NULL;
 	int rc;
@@ -496,7 +496,7 @@ GRAID_API int graid_member_probe(const char *path, struct graid_member_probe *ou
 		sigpipe_guard_end(&g);
 	}
 	if (rc == 0)
-		rc = graid_sb_decode(buf, &sb);
+		rc = sb_decode(buf, &sb);
 	if (rc == -EINVAL) {
 		rc = 0; /* no libgraid magic: not a member */
 	} else if (rc == 0) {

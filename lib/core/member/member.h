@@ -40,8 +40,8 @@ void member_close(struct member *m);
 int member_size_now(struct member *m, uint64_t *size);
 /* The identity member_open() would record, without opening: to name duplicates first. */
 int member_identity(const char *path, dev_t *dev, ino_t *ino);
-int member_read_sb(struct member *m, struct graid_sb *sb);
-int member_write_sb(struct member *m, const struct graid_sb *sb);
+int member_read_sb(struct member *m, struct superblock *sb);
+int member_write_sb(struct member *m, const struct superblock *sb);
 int member_zero_range(struct member *m, uint64_t off, uint64_t len);
 /* Make completed writes durable: fdatasync, or the NVMe Flush command. 0 or -errno. */
 int member_flush(struct member *m);

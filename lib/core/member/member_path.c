@@ -172,7 +172,7 @@ enum member_reach member_reach(const struct member *m, struct member_paths *out)
 	return p.reconnecting ? REACH_RECONNECTING : REACH_GONE;
 }
 
-void member_identity_record(const struct member_nvme *n, struct graid_sb_nvme *out)
+void member_identity_record(const struct member_nvme *n, struct sb_nvme *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (!n->is_nvme)
@@ -200,9 +200,9 @@ static bool id_differs(const uint8_t *a, const uint8_t *b, size_t len)
 	return !id_zero(a, len) && !id_zero(b, len) && memcmp(a, b, len);
 }
 
-bool member_identity_matches(const struct member_nvme *n, const struct graid_sb_nvme *rec)
+bool member_identity_matches(const struct member_nvme *n, const struct sb_nvme *rec)
 {
-	struct graid_sb_nvme now;
+	struct sb_nvme now;
 
 	if (!(rec->flags & GRAID_SB_NVME_ID) || !n->is_nvme)
 		return true;

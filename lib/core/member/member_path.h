@@ -48,14 +48,14 @@ void member_paths_read_names(const char *blk, const char *ctrl, bool passthru,
 enum member_reach member_reach(const struct member *m, struct member_paths *p);
 
 struct member_nvme;
-struct graid_sb_nvme;
+struct sb_nvme;
 /* The NVMe identity a superblock written on this member records (all zero: not NVMe). */
-void member_identity_record(const struct member_nvme *n, struct graid_sb_nvme *out);
+void member_identity_record(const struct member_nvme *n, struct sb_nvme *out);
 /*
  * Does the member's namespace carry the identity its superblock recorded (or did it record
  * none)? False names a namespace holding a copy of another's superblock.
  */
-bool member_identity_matches(const struct member_nvme *n, const struct graid_sb_nvme *rec);
+bool member_identity_matches(const struct member_nvme *n, const struct sb_nvme *rec);
 
 /* "nqn=", "nguid=", "eui64=" or "uuid=": a member named by identity (graid_member_resolve). */
 bool member_path_is_spec(const char *path);

@@ -55,7 +55,7 @@ bool array_survives_without(const struct graid_array *a, unsigned role)
 	return array_roles_survivable(a, state);
 }
 
-void array_fill_sb(const struct graid_array *a, unsigned role, struct graid_sb *sb,
+void array_fill_sb(const struct graid_array *a, unsigned role, struct superblock *sb,
 		   uint32_t flags)
 {
 	memset(sb, 0, sizeof(*sb));
@@ -121,7 +121,7 @@ void array_fill_sb(const struct graid_array *a, unsigned role, struct graid_sb *
  * array is shared.
  */
 /* Whether @p o is exactly this handle's record (epoch, host, process). */
-static bool meta_owner_is_ours(const struct graid_array *a, const struct graid_sb_owner *o)
+static bool meta_owner_is_ours(const struct graid_array *a, const struct sb_owner *o)
 {
 	return o->epoch == a->owner.epoch && o->pid == a->owner.pid &&
 	       o->start == a->owner.start && owner_same_host(o, &a->owner);
@@ -134,8 +134,8 @@ static bool meta_owner_is_ours(const struct graid_array *a, const struct graid_s
  * superblock cannot be read or does not decode is passed over. False when no member could
  * be judged.
  */
-static bool meta_owner_look(struct graid_array *a, struct graid_sb_owner *top,
-			    struct graid_sb_owner *other, bool *found_other)
+static bool meta_owner_look(struct graid_array *a, struct sb_owner *top,
+			    struct sb_owner *other, bool *found_other)
 {
 	bool any = false;
 
@@ -144,7 +144,7 @@ static bool meta_owner_look(struct graid_array *a, struct graid_sb_owner *top,
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		struct member *m = &a->members[i];
 		bool strict = m->sb_ours; /* this handle's record was written there */
-		struct graid_sb sb;
+		struct superblock sb;
 
 		if (m->fd < 0 || !array_role_alive(a, i))
 			continue;
@@ -192,7 +192,7 @@ static bool meta_go_foreign(struct graid_array *a, int member, int err, const ch
 }
 
 /* Another host's record won: stop for good (meta_lock held). */
-static void meta_mark_foreign(struct graid_array *a, const struct graid_sb_owner *by)
+static void meta_mark_foreign(struct graid_array *a, const struct sb_owner *by)
 {
 	char who[192], why[320];
 
@@ -232,8 +232,8 @@ static bool meta_lease_lost(struct graid_array *a)
 }
 
 /* Judge a look: a higher epoch anywhere, or (strict) any record not ours. */
-static int meta_owner_judge(struct graid_array *a, bool looked, const struct graid_sb_owner *top,
-			    const struct graid_sb_owner *other, bool found_other)
+static int meta_owner_judge(struct graid_array *a, bool looked, const struct sb_owner *top,
+			    const struct sb_owner *other, bool found_other)
 {
 	if (!looked)
 		return 0;
@@ -250,7 +250,7 @@ static int meta_owner_judge(struct graid_array *a, bool looked, const struct gra
 
 int array_owner_check(struct graid_array *a)
 {
-	struct graid_sb_owner top, other;
+	struct sb_owner top, other;
 	bool found_other, looked;
 
 	if (a->read_only)
@@ -264,7 +264,7 @@ int array_owner_check(struct graid_array *a)
 
 void array_owner_watch(struct graid_array *a)
 {
-	struct graid_sb_owner top, other;
+	struct sb_owner top, other;
 	bool found_other, looked;
 
 	if (a->read_only || meta_lease_lost(a) || array_foreign(a))
@@ -315,7 +315,7 @@ int array_write_superblocks(struct graid_array *a, uint32_t flags)
 {
 	int failed[GRAID_MAX_MEMBERS] = { 0 }; /* per role: its write's -errno */
 	bool again = false;
-	struct graid_sb sb;
+	struct superblock sb;
 	int rc;
 
 	/* Never over another host's records: it took the array over (a higher epoch). */

@@ -8,7 +8,7 @@
 bool array_roles_survivable(const struct graid_array *a, const uint8_t *state);
 /* Whether the array would still be carried with @p role out as well (the others as now). */
 bool array_survives_without(const struct graid_array *a, unsigned role);
-void array_fill_sb(const struct graid_array *a, unsigned role, struct graid_sb *sb,
+void array_fill_sb(const struct graid_array *a, unsigned role, struct superblock *sb,
 		   uint32_t flags);
 /*
  * Write every writable member's superblock; -ESTALE (nothing written) when another host

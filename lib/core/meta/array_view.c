@@ -28,7 +28,7 @@
 void array_view_publish(struct graid_array *a)
 {
 	char path[300], tmp[310], uuid[37], boot[37];
-	struct graid_sb_owner me;
+	struct sb_owner me;
 	FILE *f;
 
 	if (a->read_only || a->uuid_lock.fd < 0 ||
@@ -39,8 +39,8 @@ void array_view_publish(struct graid_array *a)
 	if (!f)
 		return; /* best effort: status then reports the superblocks */
 	owner_self(&me);
-	graid_uuid_format(a->uuid, uuid);
-	graid_uuid_format(me.boot_id, boot);
+	sb_uuid_format(a->uuid, uuid);
+	sb_uuid_format(me.boot_id, boot);
 	fprintf(f, "libgraid-state 2\nuuid %s\nowner %u %llu %s %s\n", uuid, me.pid,
 		(unsigned long long)me.start, boot, me.host[0] ? me.host : "-");
 	for (unsigned r = 0; r < a->nmembers; r++) {
@@ -68,7 +68,7 @@ void array_view_withdraw(struct graid_array *a)
 }
 
 /* The header; false when it is not a live holder's view of this array. */
-static bool live_header(FILE *f, const struct graid_array *a, struct graid_sb_owner *o)
+static bool live_header(FILE *f, const struct graid_array *a, struct sb_owner *o)
 {
 	char line[256], uuid[64], boot[64], host[GRAID_SB_HOST_BYTES];
 	uint8_t id[16];
@@ -79,11 +79,11 @@ static bool live_header(FILE *f, const struct graid_array *a, struct graid_sb_ow
 	    version != 2)
 		return false;
 	if (!fgets(line, sizeof(line), f) || sscanf(line, "uuid %63s", uuid) != 1 ||
-	    graid_uuid_parse(uuid, id) || memcmp(id, a->uuid, 16))
+	    sb_uuid_parse(uuid, id) || memcmp(id, a->uuid, 16))
 		return false;
 	if (!fgets(line, sizeof(line), f) ||
 	    sscanf(line, "owner %u %llu %63s %63s", &pid, &start, boot, host) != 4 ||
-	    graid_uuid_parse(boot, o->boot_id))
+	    sb_uuid_parse(boot, o->boot_id))
 		return false;
 	o->pid = pid;
 	o->start = start;
@@ -94,7 +94,7 @@ static bool live_header(FILE *f, const struct graid_array *a, struct graid_sb_ow
 void array_view_load(struct graid_array *a)
 {
 	struct array_holder_view *v = &a->view;
-	struct graid_sb_owner o = { 0 };
+	struct sb_owner o = { 0 };
 	char path[300], line[512];
 	FILE *f;
 

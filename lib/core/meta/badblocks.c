@@ -405,7 +405,7 @@ GRAID_API int graid_array_bad_blocks(struct graid_array *a, unsigned idx,
 						   .array_offset = UINT64_MAX };
 		out[i].flags = (r[i].flags & BBL_F_LOST ? GRAID_BAD_BLOCK_LOST : 0) |
 			       (r[i].flags & BBL_F_UNREADABLE ? GRAID_BAD_BLOCK_UNREADABLE : 0);
-		if (graid_layout_unmap(&a->lay, idx, out[i].member_offset, &arr) == 0)
+		if (layout_unmap(&a->lay, idx, out[i].member_offset, &arr) == 0)
 			out[i].array_offset = arr;
 	}
 	return (int)n;

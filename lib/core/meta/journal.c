@@ -63,9 +63,9 @@ uint32_t journal_block_crc(const void *block)
 	const uint8_t *b = block;
 	uint32_t reg = 0xFFFFFFFFu;
 
-	reg = graid_crc32c_update(reg, b, JOURNAL_CRC_AT);
-	reg = graid_crc32c_update(reg, zero, sizeof(zero));
-	reg = graid_crc32c_update(reg, b + JOURNAL_CRC_AT + 4, JOURNAL_BLOCK - JOURNAL_CRC_AT - 4);
+	reg = crc32c_update(reg, b, JOURNAL_CRC_AT);
+	reg = crc32c_update(reg, zero, sizeof(zero));
+	reg = crc32c_update(reg, b + JOURNAL_CRC_AT + 4, JOURNAL_BLOCK - JOURNAL_CRC_AT - 4);
 	return reg ^ 0xFFFFFFFFu;
 }
 
@@ -383,7 +383,7 @@ void journal_fill_header(const struct graid_array *a, void *hdr, uint64_t seq, u
 	unsigned np = 0;
 
 	for (unsigned i = 0; i < iovcnt; i++) {
-		crc = graid_crc32c_update(crc, iov[i].iov_base, iov[i].iov_len);
+		crc = crc32c_update(crc, iov[i].iov_base, iov[i].iov_len);
 		len += (uint32_t)iov[i].iov_len;
 	}
 	for (unsigned b = 0; b < 32; b++)

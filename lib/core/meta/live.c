@@ -116,7 +116,7 @@ void live_end_write(struct graid_array *a, uint64_t stripe)
 /* Array bytes per stripe number (bitmap numbering): a row of data, or one chunk on 1/10. */
 static uint64_t live_unit(const struct graid_array *a)
 {
-	const struct graid_layout *g = &a->lay;
+	const struct layout *g = &a->lay;
 
 	return (g->level == 1 || g->level == 10) ? g->chunk : (uint64_t)g->chunk * g->ndata;
 }
@@ -246,7 +246,7 @@ void live_sweep(struct graid_array *a, struct live_flush f)
 
 bool live_row_unused(const struct graid_array *a, uint64_t row)
 {
-	const struct graid_layout *g = &a->lay;
+	const struct layout *g = &a->lay;
 	const struct live *l = a->live;
 
 	if (!l)
@@ -257,7 +257,7 @@ bool live_row_unused(const struct graid_array *a, uint64_t row)
 	for (unsigned m = 0; m < a->nmembers; m++) {
 		uint64_t arr;
 
-		if (!graid_layout_unmap(g, m, row * g->chunk, &arr) &&
+		if (!layout_unmap(g, m, row * g->chunk, &arr) &&
 		    region_map_marked(&l->map, arr / g->chunk / l->map.region_stripes))
 			return false;
 	}

@@ -38,7 +38,7 @@ int array_uuid_file_path(const uint8_t uuid[16], const char *suffix, char *buf, 
 	char text[37], dirbuf[64];
 	const char *dir = own_lock_dir(dirbuf, sizeof(dirbuf));
 
-	graid_uuid_format(uuid, text);
+	sb_uuid_format(uuid, text);
 	return snprintf(buf, len, "%s/%s%s", dir, text, suffix) >= (int)len ? -ENAMETOOLONG : 0;
 }
 
@@ -75,12 +75,12 @@ static int own_make_dir(const char *dir)
 /* The record in a lock file: one line, "pid START SINCE BOOT-ID HOST". */
 static void own_record_write(int fd)
 {
-	struct graid_sb_owner me;
+	struct sb_owner me;
 	char line[200], boot[37];
 	int n;
 
 	owner_self(&me);
-	graid_uuid_format(me.boot_id, boot);
+	sb_uuid_format(me.boot_id, boot);
 	n = snprintf(line, sizeof(line), "%u %llu %llu %s %s\n", me.pid,
 		     (unsigned long long)me.start, (unsigned long long)me.since, boot,
 		     me.host[0] ? me.host : "-");
@@ -89,7 +89,7 @@ static void own_record_write(int fd)
 		return;
 }
 
-static void own_record_read(const char *path, struct graid_sb_owner *o)
+static void own_record_read(const char *path, struct sb_owner *o)
 {
 	char line[200] = "", boot[64] = "", host[GRAID_SB_HOST_BYTES] = "";
 	unsigned long long start, since;
@@ -106,7 +106,7 @@ static void own_record_read(const char *path, struct graid_sb_owner *o)
 		return;
 	line[n] = '\0';
 	if (sscanf(line, "%u %llu %llu %63s %63s", &pid, &start, &since, boot, host) != 5 ||
-	    graid_uuid_parse(boot, o->boot_id))
+	    sb_uuid_parse(boot, o->boot_id))
 		return;
 	o->pid = pid;
 	o->start = start;
@@ -114,7 +114,7 @@ static void own_record_read(const char *path, struct graid_sb_owner *o)
 	snprintf(o->host, sizeof(o->host), "%s", strcmp(host, "-") ? host : "");
 }
 
-int array_uuid_holder(const uint8_t uuid[16], struct graid_sb_owner *holder)
+int array_uuid_holder(const uint8_t uuid[16], struct sb_owner *holder)
 {
 	char path[256];
 
@@ -126,7 +126,7 @@ int array_uuid_holder(const uint8_t uuid[16], struct graid_sb_owner *holder)
 }
 
 int array_uuid_lock_take(struct array_uuid_lock *l, const uint8_t uuid[16],
-			 struct graid_sb_owner *holder)
+			 struct sb_owner *holder)
 {
 	char text[37], dirbuf[64];
 	const char *dir = own_lock_dir(dirbuf, sizeof(dirbuf));
@@ -134,7 +134,7 @@ int array_uuid_lock_take(struct array_uuid_lock *l, const uint8_t uuid[16],
 
 	l->fd = -1;
 	memset(holder, 0, sizeof(*holder));
-	graid_uuid_format(uuid, text);
+	sb_uuid_format(uuid, text);
 	if (snprintf(l->path, sizeof(l->path), "%s/%s.lock", dir, text) >= (int)sizeof(l->path))
 		rc = -ENAMETOOLONG;
 	else
@@ -254,7 +254,7 @@ static void own_boot_id(uint8_t id[16])
 	close(fd);
 	if (n >= 36) {
 		buf[36] = '\0';
-		graid_uuid_parse(buf, id);
+		sb_uuid_parse(buf, id);
 	}
 }
 
@@ -295,7 +295,7 @@ static uint64_t own_host_id(void)
 	return id;
 }
 
-bool owner_same_host(const struct graid_sb_owner *a, const struct graid_sb_owner *b)
+bool owner_same_host(const struct sb_owner *a, const struct sb_owner *b)
 {
 	static const uint8_t zero[16];
 
@@ -309,7 +309,7 @@ bool owner_same_host(const struct graid_sb_owner *a, const struct graid_sb_owner
 	return !strcmp(a->host, b->host);
 }
 
-void owner_self(struct graid_sb_owner *o)
+void owner_self(struct sb_owner *o)
 {
 	char state = 0;
 
@@ -325,10 +325,10 @@ void owner_self(struct graid_sb_owner *o)
 	o->host_id = own_host_id();
 }
 
-enum owner_liveness owner_liveness(const struct graid_sb_owner *o)
+enum owner_liveness owner_liveness(const struct sb_owner *o)
 {
 	static const uint8_t zero[16];
-	struct graid_sb_owner me;
+	struct sb_owner me;
 	uint64_t start = 0;
 	char state = 0;
 
@@ -347,7 +347,7 @@ enum owner_liveness owner_liveness(const struct graid_sb_owner *o)
 	return state == 'Z' || state == 'X' ? OWNER_DEAD : OWNER_ALIVE;
 }
 
-void owner_describe(const struct graid_sb_owner *o, char *buf, size_t len)
+void owner_describe(const struct sb_owner *o, char *buf, size_t len)
 {
 	char comm[64] = "", path[64], when[32] = "?";
 	time_t t = (time_t)o->since;

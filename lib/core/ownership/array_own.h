@@ -27,13 +27,13 @@ struct array_uuid_lock {
  * used (logged with the reason).
  */
 int array_uuid_lock_take(struct array_uuid_lock *l, const uint8_t uuid[16],
-			 struct graid_sb_owner *holder);
+			 struct sb_owner *holder);
 /*
  * The record in the lock file of @p uuid, read without taking the lock (a look): 0 with
  * @p holder filled; -ENOENT no file or no record (nobody holds it, or it was let go).
  * Whether that holder is alive is owner_liveness()'s to say.
  */
-int array_uuid_holder(const uint8_t uuid[16], struct graid_sb_owner *holder);
+int array_uuid_holder(const uint8_t uuid[16], struct sb_owner *holder);
 /* Let it go (and remove its file, under the lock, so none accumulate). */
 void array_uuid_lock_release(struct array_uuid_lock *l);
 
@@ -41,13 +41,13 @@ void array_uuid_lock_release(struct array_uuid_lock *l);
 int array_uuid_file_path(const uint8_t uuid[16], const char *suffix, char *buf, size_t len);
 
 /* This process as an owner record: pid, start time, boot id, host name and id, now; epoch 0. */
-void owner_self(struct graid_sb_owner *o);
+void owner_self(struct sb_owner *o);
 
 /*
  * Whether two owner records name the same host: the same machine id where both have one,
  * else the same boot id, else the same host name.
  */
-bool owner_same_host(const struct graid_sb_owner *a, const struct graid_sb_owner *b);
+bool owner_same_host(const struct sb_owner *a, const struct sb_owner *b);
 
 enum owner_liveness {
 	OWNER_ALIVE,   /* that process is running on this host now */
@@ -55,9 +55,9 @@ enum owner_liveness {
 	OWNER_UNKNOWN, /* no record, or another host's: nothing can be said */
 };
 
-enum owner_liveness owner_liveness(const struct graid_sb_owner *o);
+enum owner_liveness owner_liveness(const struct sb_owner *o);
 
 /* "pid 1234 (graidctl) on host h since 2026-12-01 13:52:16 UTC", or "an unknown holder". */
-void owner_describe(const struct graid_sb_owner *o, char *buf, size_t len);
+void owner_describe(const struct sb_owner *o, char *buf, size_t len);
 
 #endif

@@ -171,7 +171,7 @@ static int sl_describe(struct array_lease *l)
 		return -EINVAL;
 	}
 	memset(&s->ls, 0, sizeof(s->ls));
-	graid_uuid_format(l->uuid, uuid);
+	sb_uuid_format(l->uuid, uuid);
 	snprintf(s->ls.name, sizeof(s->ls.name), "graid_%s", uuid); /* 42 of 48 bytes */
 	s->ls.host_id = s->host_id;
 	s->ls.flags = lsf;
