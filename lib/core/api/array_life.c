@@ -28,8 +28,8 @@ struct graid_array *array_alloc(unsigned nmembers)
 
 	if (!a)
 		return NULL;
-	a->stripe_busy = calloc(STRIPE_LOCK_BUCKETS, sizeof(*a->stripe_busy));
-	if (!a->stripe_busy) {
+	a->stripes.busy = calloc(STRIPE_LOCK_BUCKETS, sizeof(*a->stripes.busy));
+	if (!a->stripes.busy) {
 		free(a);
 		return NULL;
 	}
@@ -42,11 +42,11 @@ struct graid_array *array_alloc(unsigned nmembers)
 	pthread_condattr_init(&mono);
 	pthread_condattr_setclock(&mono, CLOCK_MONOTONIC);
 	pthread_mutex_init(&a->meta_lock, NULL);
-	pthread_mutex_init(&a->wait_lock, NULL);
-	pthread_cond_init(&a->wait_cond, &mono);
-	pthread_mutex_init(&a->pool_lock, NULL);
+	pthread_mutex_init(&a->stripes.lock, NULL);
+	pthread_cond_init(&a->stripes.cond, &mono);
+	pthread_mutex_init(&a->pool.lock, NULL);
 	pthread_mutex_init(&a->rebuild_lock, NULL);
-	pthread_mutex_init(&a->event_lock, NULL);
+	pthread_mutex_init(&a->event.lock, NULL);
 	pthread_cond_init(&a->worker_cond, &mono);
 	pthread_condattr_destroy(&mono);
 	a->uuid_lock.fd = -1;
@@ -72,10 +72,10 @@ void array_free(struct graid_array *a)
 		member_close(&a->members[i]);
 	for (unsigned i = 0; i < a->nspares; i++)
 		member_close(&a->spares[i]);
-	for (unsigned i = 0; i < a->nretired; i++) {
-		if (a->retired[i] >= 0)
-			close(a->retired[i]);
-		fault_free(a->retired_fault[i]);
+	for (unsigned i = 0; i < a->retired.n; i++) {
+		if (a->retired.fd[i] >= 0)
+			close(a->retired.fd[i]);
+		fault_free(a->retired.fault[i]);
 	}
 	/* Last of the holds: the member locks went with their descriptors above. */
 	array_view_withdraw(a);
@@ -89,13 +89,13 @@ void array_free(struct graid_array *a)
 	journal_free(a);
 	badblocks_free(a);
 	pthread_mutex_destroy(&a->meta_lock);
-	pthread_mutex_destroy(&a->wait_lock);
-	pthread_cond_destroy(&a->wait_cond);
-	pthread_mutex_destroy(&a->pool_lock);
+	pthread_mutex_destroy(&a->stripes.lock);
+	pthread_cond_destroy(&a->stripes.cond);
+	pthread_mutex_destroy(&a->pool.lock);
 	pthread_mutex_destroy(&a->rebuild_lock);
-	pthread_mutex_destroy(&a->event_lock);
+	pthread_mutex_destroy(&a->event.lock);
 	pthread_cond_destroy(&a->worker_cond);
-	free(a->stripe_busy);
+	free(a->stripes.busy);
 	free(a->given);
 	free(a);
 }

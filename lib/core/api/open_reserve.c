@@ -129,8 +129,8 @@ void array_unreserve(struct graid_array *a)
 			member_pr_release(m, a->pr_key);
 	}
 	/* Devices replaced in their roles were reserved too: through their kept descriptors. */
-	for (unsigned i = 0; i < a->nretired; i++) {
-		struct member old = { .fd = a->retired[i], .fault = a->retired_fault[i] };
+	for (unsigned i = 0; i < a->retired.n; i++) {
+		struct member old = { .fd = a->retired.fd[i], .fault = a->retired.fault[i] };
 		struct stat st;
 
 		if (old.fd < 0)

@@ -143,24 +143,23 @@ struct bitmap {
 /* Stripe locks: a stripe hashes to one of these; a bucket is held by one stripe op. */
 #define STRIPE_LOCK_BUCKETS 65536u
 
+/*
+ * The array handle. Fields are grouped by who may change them and under which lock; a group
+ * names its lock in its comment. "Set at open" fields are written before the handle is
+ * returned to the caller (or a worker thread starts) and only read afterwards.
+ */
 struct graid_array {
+	/* Identity and geometry: set at open. */
 	struct layout lay;
 	struct graid_backend *be;      /* parity engine; NULL for levels 0, 1, 10 */
 	uint64_t data_offset;          /* bytes from member start to data area */
 	uint32_t block_size;
 	uint8_t uuid[16];
 	uint64_t ctime;
+	bool read_only;                /* GRAID_OPEN_READ_ONLY: nothing is ever written */
+	bool resync_background;        /* resync runs in the background thread */
 
-	pthread_mutex_t meta_lock;     /* state changes and superblock writes */
-	uint64_t events;
-	/*
-	 * The event since which the bitmap keeps every mark (no mark is cleared while a role
-	 * is not active, so a member that comes back needs only the marked regions); 0 while
-	 * every role is active. Maintained by array_recount().
-	 */
-	uint64_t history_events;
-	uint64_t scrub_offset;         /* member rows an unfinished scrub has checked */
-	struct sb_owner owner;   /* recorded in the superblocks while open writable */
+	/* Ownership of the array: set at open, released at close (ownership/). */
 	struct array_uuid_lock uuid_lock; /* this host's lock on the array's UUID */
 	struct array_lease *lease;     /* graid_open_options::lease, held while open; or NULL */
 	/*
@@ -170,11 +169,45 @@ struct graid_array {
 	 */
 	uint64_t pr_key;
 	bool pr_strict;
+
+	/*
+	 * The roles' recorded state, under meta_lock: what the superblocks say (events, owner,
+	 * scrub checkpoint), who is out, and what the worker is asked to do. The atomics are
+	 * written under it and read without it by the I/O path.
+	 */
+	pthread_mutex_t meta_lock;
+	uint64_t events;
+	/*
+	 * The event since which the bitmap keeps every mark (no mark is cleared while a role
+	 * is not active, so a member that comes back needs only the marked regions); 0 while
+	 * every role is active. Maintained by array_recount().
+	 */
+	uint64_t history_events;
+	uint64_t scrub_offset;         /* member rows an unfinished scrub has checked */
+	struct sb_owner owner;         /* recorded in the superblocks while open writable */
 	atomic_uint nfailed;           /* roles failed or missing */
 	atomic_bool broken;            /* more failed than the level tolerates */
 	/* Another host took the array over (a higher owner epoch on the members): no more I/O. */
 	atomic_bool foreign;
+	bool rebuild_work;             /* a background rebuild is due */
+	/* Roles that failed in the I/O path: the worker gives each a spare. */
+	bool takeover_due;
+	bool takeover_role[GRAID_MAX_MEMBERS];
+	/* An open left a member given out (unreachable): no spare takes a MISSING role. */
+	bool hold_missing;
+	unsigned nspares;
+	struct member spares[GRAID_MAX_SPARES];
+	/* Devices of replaced members: closed at close, never reused while I/O may be on them. */
+	struct {
+		unsigned n;
+		int fd[2 * GRAID_MAX_MEMBERS];
+		struct member_fault *fault[2 * GRAID_MAX_MEMBERS];
+	} retired;
 
+	/*
+	 * Per-member metadata, each with its own lock (docs/ARCHITECTURE.md, "Lock order"): the
+	 * region maps (bitmap.map.lock, live->map.lock), the journal, each role's bad-block log.
+	 */
 	struct bitmap bitmap;
 	struct live *live;             /* live-data map (live.c), or NULL: everything is used */
 	struct journal *journal;       /* write-hole journal (journal.c), or NULL */
@@ -187,52 +220,55 @@ struct graid_array {
 	struct {
 		uint64_t offset, bytes;  /* the log's area on every member; 0 without one */
 	} bbl_area;
-	bool resync_background;        /* resync runs in the background thread */
-	bool read_only;                /* GRAID_OPEN_READ_ONLY: nothing is ever written */
-	atomic_bool *stripe_busy;      /* STRIPE_LOCK_BUCKETS flags */
-	atomic_uint lock_waiters;
-	pthread_mutex_t wait_lock;
-	pthread_cond_t wait_cond;
-	uint64_t wait_seq;
 
-	pthread_mutex_t pool_lock;     /* idle queues used by the synchronous calls */
-	struct graid_queue *pool;
+	/* Stripe locks (meta/stripe_lock.c): busy flags taken atomically; lock guards seq, cond. */
+	struct {
+		atomic_bool *busy;       /* STRIPE_LOCK_BUCKETS flags */
+		atomic_uint waiters;
+		pthread_mutex_t lock;
+		pthread_cond_t cond;
+		uint64_t seq;
+	} stripes;
 
+	/* Idle queues the synchronous calls borrow (io/queue_pool.c), under lock. */
+	struct {
+		pthread_mutex_t lock;
+		struct graid_queue *idle;
+	} pool;
+
+	/* Background work and its tuning: atomics, read by the jobs, set by the public calls. */
 	atomic_uint fg_inflight;       /* foreground requests in flight, for rebuild's yield */
 	atomic_uint fg_started;        /* foreground requests ever started: busy since a look */
-	pthread_mutex_t rebuild_lock;  /* one rebuild at a time */
+	pthread_mutex_t rebuild_lock;  /* one rebuild at a time, held for all of it */
 	atomic_uint_fast64_t rebuild_rate;   /* bytes/s per member, 0 unlimited */
+	atomic_uint_fast64_t rebuild_busy_rate; /* the same while foreground I/O is in flight */
+	atomic_uint rebuild_yield_us;
 	/* graid_array_set_io_timeout(): a member I/O older than this is given up on; 0 never. */
 	atomic_uint_fast64_t io_timeout_ns;
-	atomic_uint rebuild_yield_us;
-	atomic_uint_fast64_t rebuild_busy_rate; /* the same while foreground I/O is in flight */
 	atomic_bool closing;
-	pthread_t worker_thread;       /* the array's worker (jobs/worker.c), once started */
+	/* The array's worker (jobs/worker.c): started once; worker_cond signalled under meta_lock. */
+	pthread_t worker_thread;
 	bool worker_started;
-	pthread_cond_t worker_cond;    /* signalled (under meta_lock) when the worker has work */
-	bool rebuild_work;             /* a background rebuild is due (meta_lock) */
-	/* Roles that failed in the I/O path: the worker gives each a spare (meta_lock). */
-	bool takeover_due;
-	bool takeover_role[GRAID_MAX_MEMBERS];
-	/* An open left a member given out (unreachable): no spare takes a MISSING role. */
-	bool hold_missing;
-	unsigned nspares;
-	struct member spares[GRAID_MAX_SPARES];
-	pthread_mutex_t event_lock;
-	graid_event_fn event_fn;
-	void *event_arg;
-	unsigned nretired;             /* fds of replaced members: closed at close, never reused */
-	int retired[2 * GRAID_MAX_MEMBERS];
-	struct member_fault *retired_fault[2 * GRAID_MAX_MEMBERS];
+	pthread_cond_t worker_cond;
 
+	/* The application's event callback (meta/events.c), called and changed under lock. */
+	struct {
+		pthread_mutex_t lock;
+		graid_event_fn fn;
+		void *arg;
+	} event;
+
+	/* What an open learnt for graid_array_given_info() and read-only looks: set at open. */
 	struct array_holder_view view; /* read-only opens: the holder's view (array_view.c) */
-	/* What became of each device given to the open (graid_array_given_info()); set once. */
+	/* What became of each device given to the open (graid_array_given_info()). */
 	struct graid_given_info *given;
 	unsigned ngiven;
-	/* Read-only opens: not closed cleanly, and no live process here holds it (set once). */
+	/* Read-only opens: not closed cleanly, and no live process here holds it. */
 	bool unclean;
-	/* Read-only opens: the live writable holder on this host (pid 0: none); set once. */
+	/* Read-only opens: the live writable holder on this host (pid 0: none). */
 	struct sb_owner holder;
+
+	/* The roles: a role's state is changed under meta_lock and read atomically. */
 	unsigned nmembers;
 	struct member members[];
 };

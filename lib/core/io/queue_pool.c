@@ -10,11 +10,11 @@ struct graid_queue *array_queue_get(struct graid_array *a)
 {
 	struct graid_queue *q;
 
-	pthread_mutex_lock(&a->pool_lock);
-	q = a->pool;
+	pthread_mutex_lock(&a->pool.lock);
+	q = a->pool.idle;
 	if (q)
-		a->pool = q->pool_next;
-	pthread_mutex_unlock(&a->pool_lock);
+		a->pool.idle = q->pool_next;
+	pthread_mutex_unlock(&a->pool.lock);
 	if (q && (q->ring.flags & member_ring_flags(a)) != member_ring_flags(a)) {
 		/* An NVMe generic device joined since this queue was made: it needs big SQEs. */
 		graid_queue_destroy(q);
@@ -88,18 +88,18 @@ void array_queue_put(struct graid_array *a, struct graid_queue *q)
 {
 	if (q->retired)
 		return; /* kept, never reused: the kernel may still own its memory */
-	pthread_mutex_lock(&a->pool_lock);
-	q->pool_next = a->pool;
-	a->pool = q;
-	pthread_mutex_unlock(&a->pool_lock);
+	pthread_mutex_lock(&a->pool.lock);
+	q->pool_next = a->pool.idle;
+	a->pool.idle = q;
+	pthread_mutex_unlock(&a->pool.lock);
 }
 
 void array_queue_pool_reap_late(struct graid_array *a)
 {
 	struct graid_queue *late = NULL, **pp;
 
-	pthread_mutex_lock(&a->pool_lock);
-	for (pp = &a->pool; *pp;) {
+	pthread_mutex_lock(&a->pool.lock);
+	for (pp = &a->pool.idle; *pp;) {
 		struct graid_queue *q = *pp;
 
 		if (q->nlate) {
@@ -110,7 +110,7 @@ void array_queue_pool_reap_late(struct graid_array *a)
 			pp = &q->pool_next;
 		}
 	}
-	pthread_mutex_unlock(&a->pool_lock);
+	pthread_mutex_unlock(&a->pool.lock);
 	while (late) {
 		struct graid_queue *q = late;
 
@@ -122,10 +122,10 @@ void array_queue_pool_reap_late(struct graid_array *a)
 
 void array_queue_pool_free(struct graid_array *a)
 {
-	while (a->pool) {
-		struct graid_queue *q = a->pool;
+	while (a->pool.idle) {
+		struct graid_queue *q = a->pool.idle;
 
-		a->pool = q->pool_next;
+		a->pool.idle = q->pool_next;
 		graid_queue_destroy(q);
 	}
 }

@@ -59,7 +59,7 @@ static inline bool stripe_set_try_one(struct graid_array *a, unsigned b)
 {
 	bool expect = false;
 
-	return atomic_compare_exchange_strong_explicit(&a->stripe_busy[b], &expect, true,
+	return atomic_compare_exchange_strong_explicit(&a->stripes.busy[b], &expect, true,
 						       memory_order_acquire, memory_order_relaxed);
 }
 

@@ -189,9 +189,9 @@ static void role_install(struct graid_array *a, unsigned role, struct member *nm
 	 * The old descriptor (and fault schedule) may still be in use by an I/O being prepared:
 	 * retire them until the array closes, so the number is never reused meanwhile.
 	 */
-	if (a->nretired < sizeof(a->retired) / sizeof(a->retired[0])) {
-		a->retired[a->nretired] = m->fd;
-		a->retired_fault[a->nretired++] = m->fault;
+	if (a->retired.n < sizeof(a->retired.fd) / sizeof(a->retired.fd[0])) {
+		a->retired.fd[a->retired.n] = m->fd;
+		a->retired.fault[a->retired.n++] = m->fault;
 	} else {
 		if (m->fd >= 0 && a->pr_key)
 			member_pr_release(m, a->pr_key);

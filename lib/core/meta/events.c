@@ -10,10 +10,10 @@ GRAID_API int graid_array_set_event_callback(struct graid_array *a, graid_event_
 {
 	if (!a)
 		return -EINVAL;
-	pthread_mutex_lock(&a->event_lock);
-	a->event_fn = fn;
-	a->event_arg = arg;
-	pthread_mutex_unlock(&a->event_lock);
+	pthread_mutex_lock(&a->event.lock);
+	a->event.fn = fn;
+	a->event.arg = arg;
+	pthread_mutex_unlock(&a->event.lock);
 	return 0;
 }
 
@@ -23,8 +23,8 @@ void array_event(struct graid_array *a, int type, int member, int error, uint64_
 	struct graid_event ev = { .struct_size = sizeof(ev), .type = type, .member = member,
 				  .error = error, .stripe = stripe, .count = count };
 
-	pthread_mutex_lock(&a->event_lock);
-	if (a->event_fn)
-		a->event_fn(a->event_arg, &ev);
-	pthread_mutex_unlock(&a->event_lock);
+	pthread_mutex_lock(&a->event.lock);
+	if (a->event.fn)
+		a->event.fn(a->event.arg, &ev);
+	pthread_mutex_unlock(&a->event.lock);
 }

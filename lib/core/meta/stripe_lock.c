@@ -22,7 +22,7 @@ bool stripe_trylock(struct graid_array *a, uint64_t stripe, unsigned *bucket)
 	unsigned b = stripe_bucket(stripe);
 	bool expect = false;
 
-	if (!atomic_compare_exchange_strong_explicit(&a->stripe_busy[b], &expect, true,
+	if (!atomic_compare_exchange_strong_explicit(&a->stripes.busy[b], &expect, true,
 						     memory_order_acquire, memory_order_relaxed))
 		return false;
 	*bucket = b;
@@ -31,12 +31,12 @@ bool stripe_trylock(struct graid_array *a, uint64_t stripe, unsigned *bucket)
 
 void stripe_unlock(struct graid_array *a, unsigned bucket)
 {
-	atomic_store_explicit(&a->stripe_busy[bucket], false, memory_order_release);
-	if (atomic_load(&a->lock_waiters)) {
-		pthread_mutex_lock(&a->wait_lock);
-		a->wait_seq++;
-		pthread_cond_broadcast(&a->wait_cond);
-		pthread_mutex_unlock(&a->wait_lock);
+	atomic_store_explicit(&a->stripes.busy[bucket], false, memory_order_release);
+	if (atomic_load(&a->stripes.waiters)) {
+		pthread_mutex_lock(&a->stripes.lock);
+		a->stripes.seq++;
+		pthread_cond_broadcast(&a->stripes.cond);
+		pthread_mutex_unlock(&a->stripes.lock);
 	}
 }
 
@@ -44,9 +44,9 @@ uint64_t stripe_release_seq(struct graid_array *a)
 {
 	uint64_t seq;
 
-	pthread_mutex_lock(&a->wait_lock);
-	seq = a->wait_seq;
-	pthread_mutex_unlock(&a->wait_lock);
+	pthread_mutex_lock(&a->stripes.lock);
+	seq = a->stripes.seq;
+	pthread_mutex_unlock(&a->stripes.lock);
 	return seq;
 }
 
@@ -66,12 +66,12 @@ void stripe_wait_release_for(struct graid_array *a, uint64_t seen_seq, long ns)
 		ts.tv_sec++;
 		ts.tv_nsec -= 1000000000;
 	}
-	atomic_fetch_add(&a->lock_waiters, 1);
-	pthread_mutex_lock(&a->wait_lock);
-	while (a->wait_seq == seen_seq)
-		if (pthread_cond_timedwait(&a->wait_cond, &a->wait_lock, &ts))
+	atomic_fetch_add(&a->stripes.waiters, 1);
+	pthread_mutex_lock(&a->stripes.lock);
+	while (a->stripes.seq == seen_seq)
+		if (pthread_cond_timedwait(&a->stripes.cond, &a->stripes.lock, &ts))
 			break;
-	pthread_mutex_unlock(&a->wait_lock);
-	atomic_fetch_sub(&a->lock_waiters, 1);
+	pthread_mutex_unlock(&a->stripes.lock);
+	atomic_fetch_sub(&a->stripes.waiters, 1);
 }
 
