@@ -225,6 +225,12 @@ struct graid_array {
 	int retired[2 * GRAID_MAX_MEMBERS];
 	struct member_fault *retired_fault[2 * GRAID_MAX_MEMBERS];
 
+	/*
+	 * The control endpoint (control/), when served. Close ends it through the pointer: the
+	 * control layer sits above the api layer's close, which calls nothing above it.
+	 */
+	struct array_control *control;
+	void (*control_stop)(struct graid_array *a);
 	struct array_holder_view view; /* read-only opens: the holder's view (array_view.c) */
 	/* What became of each device given to the open (graid_array_given_info()); set once. */
 	struct graid_given_info *given;
