@@ -208,6 +208,8 @@ Test(control, status_over_the_socket_is_what_the_library_reports, .timeout = 120
 	cr_assert_eq(json_object_get_uint64(field(r, "size")), info.size);
 	cr_assert_eq(json_object_get_uint64(field(r, "nfailed")), 1);
 	cr_assert_str_eq(json_object_get_string(field(r, "state")), "degraded");
+	cr_assert_eq(json_object_get_int(field(r, "holder_pid")), (int)getpid());
+	cr_assert_eq(json_object_get_uint64(field(r, "bad_block_bytes")), 0);
 	members = field(r, "members");
 	cr_assert_eq(json_object_array_length(members), 5);
 	for (unsigned i = 0; i < 5; i++) {
@@ -225,7 +227,8 @@ Test(control, status_over_the_socket_is_what_the_library_reports, .timeout = 120
 		cr_assert_eq(json_object_get_uint64(field(m, "reads")), mi.reads);
 		cr_assert_eq(json_object_get_uint64(field(m, "errors")), mi.errors);
 		cr_assert_eq(json_object_get_uint64(field(m, "bad_block_units")), mi.bad_blocks);
-		cr_assert(json_object_is_type(field(m, "bad_blocks"), json_type_array));
+		cr_assert_eq(json_object_array_length(field(m, "bad_blocks")), mi.bad_blocks);
+		cr_assert(json_object_is_type(field(m, "left_out"), json_type_null));
 		if (i != 3)
 			cr_assert_gt(mi.writes, 0, "the fill wrote to role %u", i);
 	}
@@ -273,7 +276,7 @@ Test(control, fail_over_the_socket_fails_the_member, .timeout = 120)
 Test(control, replace_and_spare_add_over_the_socket, .timeout = 120)
 {
 	struct graid_member_info mi = { .struct_size = sizeof(mi) };
-	struct json_object *r;
+	struct json_object *r, *m;
 	char line[1024];
 	struct ctl_env e;
 	char *fresh, *spare;
@@ -306,10 +309,13 @@ Test(control, replace_and_spare_add_over_the_socket, .timeout = 120)
 	cr_assert_eq(graid_array_member_info(e.a, 5, &mi), 0, "the spare is listed after the roles");
 	cr_assert_eq(mi.state, GRAID_MEMBER_SPARE);
 	cr_assert_str_eq(mi.path, spare);
+	/* Listed after the roles, as graidctl status --json lists it. */
 	r = ask(fd, "{\"id\": 3, \"op\": \"status\"}\n");
-	cr_assert_eq(json_object_array_length(field(r, "spares")), 1);
-	cr_assert_str_eq(json_object_get_string(field(json_object_array_get_idx(
-				 field(r, "spares"), 0), "path")), spare);
+	cr_assert_eq(json_object_array_length(field(r, "members")), 6);
+	m = json_object_array_get_idx(field(r, "members"), 5);
+	cr_assert_str_eq(json_object_get_string(field(m, "path")), spare);
+	cr_assert_str_eq(json_object_get_string(field(m, "state")), "spare");
+	cr_assert_eq(json_object_get_int(field(m, "role")), 5);
 	json_object_put(r);
 	r = ask(fd, line);
 	assert_error(r, EEXIST, "spare-add");

@@ -11,9 +11,6 @@
 #include "common/internal.h"
 #include "control/control.h"
 
-/* The bad-block ranges a status reply lists per role; the count (bad_block_units) is whole. */
-#define STATUS_BAD_BLOCKS 64
-
 struct op {
 	const char *name;
 	const char *fields[3];   /* the request's fields besides "id" and "op" */
@@ -51,13 +48,16 @@ static void put_str(struct json_object *o, const char *key, const char *v)
 	json_object_object_add(o, key, json_object_new_string(v));
 }
 
-static struct json_object *status_bad_blocks(struct graid_array *a, unsigned role)
+/* A role's bad-block log, every range (graidctl lists them all too); [] for a spare. */
+static struct json_object *status_bad_blocks(struct graid_array *a, unsigned idx, bool role)
 {
-	struct graid_bad_block b[STATUS_BAD_BLOCKS];
 	struct json_object *list = json_object_new_array();
-	int n = graid_array_bad_blocks(a, role, b, STATUS_BAD_BLOCKS);
+	struct graid_bad_block *b = NULL;
+	int n = role ? graid_array_bad_blocks(a, idx, NULL, 0) : 0;
 
-	for (int i = 0; i < n && i < STATUS_BAD_BLOCKS; i++) {
+	if (n > 0 && (b = calloc((size_t)n, sizeof(*b))))
+		n = graid_array_bad_blocks(a, idx, b, (unsigned)n);
+	for (int i = 0; b && i < n; i++) {
 		struct json_object *o = json_object_new_object();
 
 		put_u64(o, "member_offset", b[i].member_offset);
@@ -72,6 +72,7 @@ static struct json_object *status_bad_blocks(struct graid_array *a, unsigned rol
 							b[i].flags & GRAID_BAD_BLOCK_UNREADABLE));
 		json_object_array_add(list, o);
 	}
+	free(b);
 	return list;
 }
 
@@ -87,6 +88,8 @@ static struct json_object *status_member(struct graid_array *a, bool role,
 		put_str(o, "path", mi->path);
 	else
 		json_object_object_add(o, "path", NULL);
+	/* graidctl's devices given to its own open and left out: the holder's open is not one. */
+	json_object_object_add(o, "left_out", NULL);
 	put_str(o, "identity", mi->identity);
 	json_object_object_add(o, "direct_io", json_object_new_boolean(mi->direct_io));
 	put_u64(o, "reads", mi->reads);
@@ -101,8 +104,7 @@ static struct json_object *status_member(struct graid_array *a, bool role,
 	put_u64(o, "read_repaired", mi->read_repaired);
 	put_u64(o, "bad_block_units", mi->bad_blocks);
 	*bad += mi->bad_blocks * 4096;
-	if (role)
-		json_object_object_add(o, "bad_blocks", status_bad_blocks(a, mi->role));
+	json_object_object_add(o, "bad_blocks", status_bad_blocks(a, mi->role, role));
 	return o;
 }
 
@@ -129,15 +131,20 @@ static void status_array(struct json_object *r, const struct graid_array_info *i
 	put_u64(r, "nfailed", in->nfailed);
 	json_object_object_add(r, "unclean", json_object_new_boolean(in->unclean));
 	put_u64(r, "resync_regions", in->resync_regions);
-	put_u64(r, "holder_pid", in->holder_pid);
-	put_str(r, "holder", in->holder);
+	if (in->holder_pid) {
+		put_u64(r, "holder_pid", in->holder_pid);
+		put_str(r, "holder", in->holder);
+	} else {
+		json_object_object_add(r, "holder_pid", NULL);
+		json_object_object_add(r, "holder", NULL);
+	}
 }
 
 static int op_status(struct graid_array *a, struct json_object *req, struct json_object *r,
 		     char *why, size_t size)
 {
 	struct graid_array_info in = { .struct_size = sizeof(in) };
-	struct json_object *members, *spares;
+	struct json_object *members;
 	const char *state;
 	uint64_t bad = 0;
 	int rc = graid_array_info(a, &in);
@@ -150,7 +157,7 @@ static int op_status(struct graid_array *a, struct json_object *req, struct json
 	status_array(r, &in);
 	state = in.nfailed ? "degraded" : in.unclean ? "unclean" : "clean";
 	members = json_object_new_array();
-	spares = json_object_new_array();
+	/* Roles, then the hot spares, in one list: graidctl's order. */
 	for (unsigned i = 0;; i++) {
 		struct graid_member_info mi = { .struct_size = sizeof(mi) };
 
@@ -158,13 +165,11 @@ static int op_status(struct graid_array *a, struct json_object *req, struct json
 			break;
 		if (mi.state == GRAID_MEMBER_REBUILDING)
 			state = "degraded";
-		json_object_array_add(i < in.nmembers ? members : spares,
-				      status_member(a, i < in.nmembers, &mi, &bad));
+		json_object_array_add(members, status_member(a, i < in.nmembers, &mi, &bad));
 	}
 	put_str(r, "state", state);
 	put_u64(r, "bad_block_bytes", bad);
 	json_object_object_add(r, "members", members);
-	json_object_object_add(r, "spares", spares);
 	return 0;
 }
 
