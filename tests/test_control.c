@@ -667,5 +667,12 @@ Test(control, the_socket_path_stale_live_and_read_only, .timeout = 120)
 	cr_assert_eq(access(e.sock, F_OK), 0, "the live socket is still there");
 	close(l);
 	unlink(e.sock);
+	/* Not a socket at all: not ours to replace. */
+	l = open(e.sock, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	cr_assert_geq(l, 0);
+	close(l);
+	cr_assert_eq(graid_array_control_start(e.a, &o), -EEXIST);
+	cr_assert_eq(access(e.sock, F_OK), 0, "the file is still there");
+	unlink(e.sock);
 	env_down(&e);
 }

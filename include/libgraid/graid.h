@@ -1592,7 +1592,8 @@ struct graid_control_options {
  * @param opts NULL for the defaults, or the options.
  * @return 0; -EINVAL @p a NULL, or @p opts with struct_size smaller than the struct;
  *   -EROFS the array was opened read-only (a look has nothing to manage); -EALREADY the
- *   endpoint is served already; -EBUSY a live process serves the socket's path; -ENAMETOOLONG
+ *   endpoint is served already; -EBUSY a live process serves the socket's path; -EEXIST
+ *   something other than a socket is at that path (left alone); -ENAMETOOLONG
  *   the socket's path does not fit a socket address; -ENOTDIR the run directory is not a
  *   directory of this user's own that nobody else can write (logged); another -errno
  *   making the run directory, the socket or the thread (logged).

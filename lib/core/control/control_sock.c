@@ -126,10 +126,15 @@ static int sock_bind_private(int fd, const char *path, char *tmpdir, char *tmp, 
 /* Move the bound socket to @p path: beside none, or over a stale one; never over a live one. */
 static int sock_place(const char *tmp, const char *path)
 {
+	struct stat st;
+
 	if (link(tmp, path) == 0)
 		return 0;
 	if (errno != EEXIST)
 		return -errno;
+	/* Only a socket is ever ours to replace: anything else there was put by someone else. */
+	if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode))
+		return -EEXIST;
 	if (sock_live(path))
 		return -EBUSY;
 	graid__log(GRAID_LOG_NOTICE, "control: replacing the stale socket %s of a holder that is "
@@ -161,7 +166,9 @@ int control_sock_open(struct control_sock *s, const char *path)
 	}
 	if (rc) {
 		graid__log(GRAID_LOG_ERR, "control: cannot serve %s: %s", path,
-			   rc == -EBUSY ? "a live process serves it" : graid_strerror(rc));
+			   rc == -EBUSY ? "a live process serves it" :
+			   rc == -EEXIST ? "something that is not a socket is there" :
+			   graid_strerror(rc));
 		if (s->fd >= 0)
 			close(s->fd);
 		s->fd = -1;
