@@ -1549,6 +1549,81 @@ typedef void (*graid_log_fn)(void *arg, int level, const char *msg);
  */
 GRAID_API void graid_log_set(graid_log_fn fn, void *arg, int max_level);
 
+/* ------------------------------------------------------------------------------------ */
+/** @name The control endpoint: an array managed while it is served (docs/CONTROL.md)
+ * @{
+ */
+
+/** Longest request line the control endpoint reads, newline included; longer closes the client. */
+#define GRAID_CONTROL_REQUEST_MAX 65536u
+/**
+ * Bytes of replies the endpoint keeps queued for one client that does not read them: past
+ * it, the client is dropped (a single reply is queued whole, however long).
+ */
+#define GRAID_CONTROL_REPLY_MAX (256u * 1024u)
+/** The control protocol's version, as the "hello" reply gives it. */
+#define GRAID_CONTROL_PROTOCOL 1
+
+/** @brief How graid_array_control_start() serves the endpoint. */
+struct graid_control_options {
+	size_t struct_size;      /**< sizeof(struct graid_control_options) as compiled */
+	/**
+	 * the run directory the socket goes in; NULL or "": $GRAID_RUN_DIR, else /run/graid.
+	 * Made (mode 0700) if missing; it must be a directory of this user's own that nobody
+	 * else can write.
+	 */
+	const char *run_dir;
+	unsigned max_clients;    /**< clients served at once; 0: 16. More are refused */
+	unsigned idle_timeout_ms; /**< a client silent this long is closed; 0: 60000 */
+};
+
+/**
+ * @brief Serve the array's control endpoint: the UNIX stream socket
+ *   RUN_DIR/UUID.ctl (the array UUID in its 36-character form), mode 0600, where root and
+ *   this process's user manage the array with the requests of docs/CONTROL.md (status,
+ *   fail, spare-add, replace, rebuild-rate) while the caller keeps serving I/O.
+ *
+ * Requests are served by a thread of the endpoint's own, never in the caller's I/O calls
+ * nor in the array's worker; a client that is slow, silent or hostile is dropped without
+ * holding up either. A socket left by a process that died is replaced; one that a live
+ * process serves is not. graid_array_control_stop() ends it, and so does
+ * graid_array_close(), first. Not to be called concurrently with graid_array_close().
+ * @param a the array, opened writable.
+ * @param opts NULL for the defaults, or the options.
+ * @return 0; -EINVAL @p a NULL, or @p opts with struct_size smaller than the struct;
+ *   -EROFS the array was opened read-only (a look has nothing to manage); -EALREADY the
+ *   endpoint is served already; -EBUSY a live process serves the socket's path; -EEXIST
+ *   something other than a socket is at that path (left alone); -ENAMETOOLONG
+ *   the socket's path does not fit a socket address; -ENOTDIR the run directory is not a
+ *   directory of this user's own that nobody else can write (logged); another -errno
+ *   making the run directory, the socket or the thread (logged).
+ */
+GRAID_API int graid_array_control_start(struct graid_array *a,
+					const struct graid_control_options *opts);
+
+/**
+ * @brief Stop serving the control endpoint: the request under way finishes, every client
+ *   is closed, the socket is removed, and the thread has ended when this returns.
+ * @param a the array.
+ * @return 0 (also when no endpoint was served); -EINVAL @p a is NULL.
+ */
+GRAID_API int graid_array_control_stop(struct graid_array *a);
+
+/**
+ * @brief The path of the array's control socket in a run directory: where
+ *   graid_array_control_start() would serve it and where a client connects.
+ * @param a the array (any open, read-only too: it only needs the UUID).
+ * @param run_dir the run directory; NULL or "": $GRAID_RUN_DIR, else /run/graid.
+ * @param buf receives the path.
+ * @param size bytes at @p buf.
+ * @return 0; -EINVAL NULL @p a or @p buf; -ENAMETOOLONG it does not fit @p size or a socket
+ *   address.
+ */
+GRAID_API int graid_array_control_path(struct graid_array *a, const char *run_dir, char *buf,
+				       size_t size);
+
+/** @} */
+
 /**
  * @brief Name an error returned by this library.
  * @param err a negative errno (a positive one is accepted too).

@@ -258,6 +258,14 @@ struct graid_array {
 		void *arg;
 	} event;
 
+	/*
+	 * The control endpoint (control/), when served: started and stopped by the control
+	 * layer's calls, set before its thread starts. Close ends it through the pointer: the
+	 * control layer sits above the api layer's close, which calls nothing above it.
+	 */
+	struct array_control *control;
+	void (*control_stop)(struct graid_array *a);
+
 	/* What an open learnt for graid_array_given_info() and read-only looks: set at open. */
 	struct array_holder_view view; /* read-only opens: the holder's view (array_view.c) */
 	/* What became of each device given to the open (graid_array_given_info()). */

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* What the control endpoint's files share: its socket, and the requests it serves. */
+#ifndef GRAID_CONTROL_H
+#define GRAID_CONTROL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "array/array.h"
+
+/* The socket bound and listening, and what removing it later must check. */
+struct control_sock {
+	int fd;
+	char path[108];          /* sizeof(struct sockaddr_un::sun_path) */
+	dev_t dev;               /* the socket file's identity: remove it only if still ours */
+	ino_t ino;
+};
+
+/*
+ * The socket's path, RUN_DIR/UUID.ctl, to @p path; RUN_DIR is @p dir, else $GRAID_RUN_DIR,
+ * else /run/graid. 0 or -ENAMETOOLONG (also when it does not fit a socket address).
+ */
+int control_sock_path(const uint8_t uuid[16], const char *dir, char *path, size_t size);
+
+/* Make the run directory (0700) if missing; it must be this user's, writable by nobody else. */
+int control_run_dir(const char *dir);
+/*
+ * Bind and listen at @p path (non-blocking, close-on-exec), mode 0600, race-free: bound in
+ * a private directory and renamed into place. A stale socket is replaced, a live one is
+ * not (-EBUSY). 0 or -errno, logged.
+ */
+int control_sock_open(struct control_sock *s, const char *path);
+/* Close it, and remove its path if the file there is still this socket. */
+void control_sock_close(struct control_sock *s);
+
+/*
+ * Serve one request line (no newline, NUL-terminated) on the array: the reply, one JSON
+ * object and its newline, malloc'd; NULL when out of memory.
+ */
+char *control_request(struct graid_array *a, const char *line);
+/* A reply with no id: @p err (a positive errno) and @p why. As control_request(). */
+char *control_refusal(int err, const char *why);
+
+#endif

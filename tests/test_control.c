@@ -1,0 +1,678 @@
+/* SPDX-License-Identifier: MIT */
+/* The control endpoint (docs/CONTROL.md): its requests over the socket, its peers, its limits. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+#include <json-c/json.h>
+
+#include <libgraid/graid.h>
+
+#include "arrayutil.h"
+#include "healutil.h"
+
+struct ctl_env {
+	struct au_set s;
+	struct graid_array *a;
+	char run[300];
+	char sock[108];
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* RAID-6 of 5 members, its endpoint served from a run directory of the test's own. */
+static void env_up(struct ctl_env *e, const struct graid_control_options *o)
+{
+	struct graid_control_options d = { .struct_size = sizeof(d) };
+
+	au_make(&e->s, 5, HEAL_MEMBER_BYTES);
+	cr_assert_eq(au_create(&e->s, 5, 6, 8192, &e->a), 0);
+	snprintf(e->run, sizeof(e->run), "%s/run", e->s.dir);
+	d = o ? *o : d;
+	d.run_dir = e->run;
+	cr_assert_eq(graid_array_control_start(e->a, &d), 0);
+	cr_assert_eq(graid_array_control_path(e->a, e->run, e->sock, sizeof(e->sock)), 0);
+}
+
+static void env_down(struct ctl_env *e)
+{
+	if (e->a)
+		cr_assert_eq(graid_array_close(e->a), 0);
+	e->a = NULL;
+	rmdir(e->run);
+	au_remove(&e->s);
+}
+
+static int ctl_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	cr_assert_geq(fd, 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		int err = errno;
+
+		close(fd);
+		return -err;
+	}
+	return fd;
+}
+
+static void send_all(int fd, const char *s, size_t n)
+{
+	while (n) {
+		ssize_t k = send(fd, s, n, MSG_NOSIGNAL);
+
+		cr_assert_gt(k, 0, "send: %s", strerror(errno));
+		s += k;
+		n -= (size_t)k;
+	}
+}
+
+/* One reply line within 10 s, parsed; NULL at EOF or a reset. */
+static struct json_object *read_reply(int fd)
+{
+	static char buf[1 << 20];
+	size_t len = 0;
+	uint64_t until = now_ms() + 10000;
+
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+		char *nl;
+
+		cr_assert_gt(poll(&p, 1, (int)(until - now_ms())), 0, "no reply within 10 s");
+		n = recv(fd, buf + len, 1, 0); /* byte by byte: nothing past the line is taken */
+		if (n <= 0)
+			return NULL;
+		len += (size_t)n;
+		cr_assert_lt(len, sizeof(buf));
+		nl = memchr(buf, '\n', len);
+		if (nl) {
+			struct json_object *r;
+
+			*nl = '\0';
+			r = json_tokener_parse(buf);
+			cr_assert_not_null(r, "a reply that is not JSON: %s", buf);
+			return r;
+		}
+	}
+}
+
+static struct json_object *ask(int fd, const char *line)
+{
+	struct json_object *r;
+
+	send_all(fd, line, strlen(line));
+	r = read_reply(fd);
+	cr_assert_not_null(r, "no reply to %s", line);
+	return r;
+}
+
+static struct json_object *field(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+
+	cr_assert(json_object_object_get_ex(o, key, &v), "no field '%s' in %s", key,
+		  json_object_to_json_string(o));
+	return v;
+}
+
+static bool ok_of(struct json_object *r)
+{
+	return json_object_get_boolean(field(r, "ok"));
+}
+
+static void assert_error(struct json_object *r, int err, const char *words)
+{
+	cr_assert(!ok_of(r), "expected a refusal: %s", json_object_to_json_string(r));
+	cr_assert_eq(json_object_get_int(field(r, "errno")), err, "%s",
+		     json_object_to_json_string(r));
+	cr_assert(strstr(json_object_get_string(field(r, "error")), words), "'%s' not in %s",
+		  words, json_object_to_json_string(r));
+}
+
+/* After the server closed: EOF (or a reset) within 10 s, whatever it had sent read first. */
+static bool closed_by_peer(int fd)
+{
+	uint64_t until = now_ms() + 10000;
+	char buf[4096];
+
+	while (now_ms() < until) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
+			return true;
+	}
+	return false;
+}
+
+static const char *state_name(int st)
+{
+	static const char *const names[] = {
+		[GRAID_MEMBER_ACTIVE] = "active", [GRAID_MEMBER_FAILED] = "failed",
+		[GRAID_MEMBER_MISSING] = "missing", [GRAID_MEMBER_REBUILDING] = "rebuilding",
+		[GRAID_MEMBER_SPARE] = "spare", [GRAID_MEMBER_UNREACHABLE] = "unreachable",
+	};
+
+	return names[st];
+}
+
+Test(control, status_over_the_socket_is_what_the_library_reports, .timeout = 120)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct json_object *r, *members;
+	struct ctl_env e;
+	int fd;
+
+	env_up(&e, NULL);
+	cr_assert_eq(graid_array_info(e.a, &info), 0);
+	heal_fill(e.a, info.size / 4, 1);
+	cr_assert_eq(graid_array_fail_member(e.a, 3), 0);
+	fd = ctl_connect(e.sock);
+	cr_assert_geq(fd, 0, "connect: %s", strerror(-fd));
+	r = ask(fd, "{\"id\": 1, \"op\": \"hello\"}\n");
+	cr_assert(ok_of(r));
+	cr_assert_eq(json_object_get_int(field(r, "id")), 1);
+	cr_assert_eq(json_object_get_int(field(r, "protocol")), GRAID_CONTROL_PROTOCOL);
+	json_object_put(r);
+
+	r = ask(fd, "{\"id\": 7, \"op\": \"status\"}\n");
+	cr_assert(ok_of(r), "%s", json_object_to_json_string(r));
+	cr_assert_eq(json_object_get_int(field(r, "id")), 7);
+	cr_assert_eq(json_object_get_int(field(r, "level")), 6);
+	cr_assert_eq(json_object_get_uint64(field(r, "size")), info.size);
+	cr_assert_eq(json_object_get_uint64(field(r, "nfailed")), 1);
+	cr_assert_str_eq(json_object_get_string(field(r, "state")), "degraded");
+	cr_assert_eq(json_object_get_int(field(r, "holder_pid")), (int)getpid());
+	cr_assert_eq(json_object_get_uint64(field(r, "bad_block_bytes")), 0);
+	members = field(r, "members");
+	cr_assert_eq(json_object_array_length(members), 5);
+	for (unsigned i = 0; i < 5; i++) {
+		struct graid_member_info mi = { .struct_size = sizeof(mi) };
+		struct json_object *m = json_object_array_get_idx(members, i);
+
+		/* Nothing ran on the array since the reply: the counters are the same. */
+		cr_assert_eq(graid_array_member_info(e.a, i, &mi), 0);
+		cr_assert_eq(json_object_get_int(field(m, "role")), (int)i);
+		cr_assert_str_eq(json_object_get_string(field(m, "state")), state_name(mi.state));
+		cr_assert_str_eq(json_object_get_string(field(m, "path")), mi.path);
+		cr_assert_str_eq(json_object_get_string(field(m, "identity")), mi.identity);
+		cr_assert_eq(json_object_get_uint64(field(m, "writes")), mi.writes);
+		cr_assert_eq(json_object_get_uint64(field(m, "write_bytes")), mi.write_bytes);
+		cr_assert_eq(json_object_get_uint64(field(m, "reads")), mi.reads);
+		cr_assert_eq(json_object_get_uint64(field(m, "errors")), mi.errors);
+		cr_assert_eq(json_object_get_uint64(field(m, "bad_block_units")), mi.bad_blocks);
+		cr_assert_eq(json_object_array_length(field(m, "bad_blocks")), mi.bad_blocks);
+		cr_assert(json_object_is_type(field(m, "left_out"), json_type_null));
+		if (i != 3)
+			cr_assert_gt(mi.writes, 0, "the fill wrote to role %u", i);
+	}
+	json_object_put(r);
+	close(fd);
+	env_down(&e);
+}
+
+Test(control, fail_over_the_socket_fails_the_member, .timeout = 120)
+{
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct json_object *r;
+	struct ctl_env e;
+	int fd;
+
+	env_up(&e, NULL);
+	fd = ctl_connect(e.sock);
+	cr_assert_geq(fd, 0);
+	r = ask(fd, "{\"id\": 2, \"op\": \"fail\", \"role\": 2}\n");
+	cr_assert(ok_of(r), "%s", json_object_to_json_string(r));
+	json_object_put(r);
+	cr_assert_eq(graid_array_member_info(e.a, 2, &mi), 0);
+	cr_assert_eq(mi.state, GRAID_MEMBER_FAILED);
+	cr_assert_eq(graid_array_info(e.a, &info), 0);
+	cr_assert_eq(info.nfailed, 1);
+	/* RAID-6 carries two out; a third is refused, and the array says why. */
+	json_object_put(ask(fd, "{\"id\": 3, \"op\": \"fail\", \"role\": 0}\n"));
+	r = ask(fd, "{\"id\": 4, \"op\": \"fail\", \"role\": 1}\n");
+	assert_error(r, EBUSY, "fail role 1");
+	cr_assert_eq(json_object_get_int(field(r, "id")), 4);
+	json_object_put(r);
+	cr_assert_eq(graid_array_member_info(e.a, 1, &mi), 0);
+	cr_assert_eq(mi.state, GRAID_MEMBER_ACTIVE);
+	r = ask(fd, "{\"id\": 5, \"op\": \"fail\", \"role\": 9}\n");
+	assert_error(r, EINVAL, "fail role 9");
+	json_object_put(r);
+	r = ask(fd, "{\"id\": 6, \"op\": \"fail\", \"role\": -1}\n");
+	assert_error(r, EINVAL, "'role'");
+	json_object_put(r);
+	close(fd);
+	env_down(&e);
+}
+
+Test(control, replace_and_spare_add_over_the_socket, .timeout = 120)
+{
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct json_object *r, *m;
+	char line[1024];
+	struct ctl_env e;
+	char *fresh, *spare;
+	int fd;
+
+	env_up(&e, NULL);
+	fd = ctl_connect(e.sock);
+	cr_assert_geq(fd, 0);
+	fresh = heal_new_member(&e.s, "fresh");
+	snprintf(line, sizeof(line), "{\"id\": 1, \"op\": \"replace\", \"role\": 1, \"path\": "
+		 "\"%s\"}\n", fresh);
+	r = ask(fd, line);
+	assert_error(r, EBUSY, "replace role 1");
+	json_object_put(r);
+	cr_assert_eq(graid_array_fail_member(e.a, 1), 0);
+	r = ask(fd, line);
+	cr_assert(ok_of(r), "%s", json_object_to_json_string(r));
+	json_object_put(r);
+	cr_assert_eq(graid_array_member_info(e.a, 1, &mi), 0);
+	cr_assert_eq(mi.state, GRAID_MEMBER_REBUILDING);
+	cr_assert_str_eq(mi.path, fresh);
+	cr_assert_eq(graid_array_rebuild(e.a, NULL, NULL), 0);
+
+	spare = heal_new_member(&e.s, "spare");
+	snprintf(line, sizeof(line), "{\"id\": 2, \"op\": \"spare-add\", \"path\": \"%s\"}\n",
+		 spare);
+	r = ask(fd, line);
+	cr_assert(ok_of(r), "%s", json_object_to_json_string(r));
+	json_object_put(r);
+	cr_assert_eq(graid_array_member_info(e.a, 5, &mi), 0, "the spare is listed after the roles");
+	cr_assert_eq(mi.state, GRAID_MEMBER_SPARE);
+	cr_assert_str_eq(mi.path, spare);
+	/* Listed after the roles, as graidctl status --json lists it. */
+	r = ask(fd, "{\"id\": 3, \"op\": \"status\"}\n");
+	cr_assert_eq(json_object_array_length(field(r, "members")), 6);
+	m = json_object_array_get_idx(field(r, "members"), 5);
+	cr_assert_str_eq(json_object_get_string(field(m, "path")), spare);
+	cr_assert_str_eq(json_object_get_string(field(m, "state")), "spare");
+	cr_assert_eq(json_object_get_int(field(m, "role")), 5);
+	json_object_put(r);
+	r = ask(fd, line);
+	assert_error(r, EEXIST, "spare-add");
+	json_object_put(r);
+	r = ask(fd, "{\"id\": 4, \"op\": \"spare-add\", \"path\": \"/nonexistent/x\"}\n");
+	assert_error(r, ENOENT, "spare-add");
+	json_object_put(r);
+	r = ask(fd, "{\"id\": 5, \"op\": \"rebuild-rate\", \"bytes_per_s\": 1048576}\n");
+	cr_assert(ok_of(r), "%s", json_object_to_json_string(r));
+	cr_assert_eq(json_object_get_uint64(field(r, "bytes_per_s")), 1048576);
+	json_object_put(r);
+	close(fd);
+	env_down(&e);
+}
+
+/* In a child: connect as uid 65534, send hello; 0 refused as expected, else a failure code. */
+static int other_user_child(const char *sock)
+{
+	char buf[4096];
+	ssize_t n;
+	size_t len = 0;
+	int fd;
+
+	if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		return 10;
+	fd = ctl_connect(sock);
+	if (fd < 0)
+		return 11;
+	if (send(fd, "{\"id\":1,\"op\":\"fail\",\"role\":0}\n", 30, MSG_NOSIGNAL) != 30 &&
+	    errno != EPIPE && errno != ECONNRESET)
+		return 12;
+	/* The refusal, then EOF: the server closed the connection. */
+	while ((n = recv(fd, buf + len, sizeof(buf) - 1 - len, 0)) > 0)
+		len += (size_t)n;
+	buf[len] = '\0';
+	if (!strstr(buf, "\"ok\":false") || !strstr(buf, "\"errno\":13"))
+		return 13;
+	return n == 0 || errno == ECONNRESET ? 0 : 14;
+}
+
+static int run_as_other_user(const char *sock)
+{
+	int status;
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0)
+		_exit(other_user_child(sock));
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+Test(control, a_peer_of_another_user_is_refused, .timeout = 120)
+{
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct stat st;
+	struct ctl_env e;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root: the peer of another user is a child that setresuid()s "
+			     "to 65534");
+	env_up(&e, NULL);
+	cr_assert_eq(stat(e.sock, &st), 0);
+	cr_assert_eq(st.st_mode & 0777, 0600, "the socket is 0600: %o", st.st_mode & 0777);
+	cr_assert(S_ISSOCK(st.st_mode));
+	/*
+	 * The file's mode keeps others out already; opened up here as a mistake would, the
+	 * peer's credentials still do.
+	 */
+	cr_assert_eq(chmod(e.s.dir, 0755), 0);
+	cr_assert_eq(chmod(e.run, 0755), 0);
+	cr_assert_eq(chmod(e.sock, 0666), 0);
+	cr_assert_eq(run_as_other_user(e.sock), 0, "the other user's request was not refused");
+	cr_assert_eq(graid_array_member_info(e.a, 0, &mi), 0);
+	cr_assert_eq(mi.state, GRAID_MEMBER_ACTIVE, "the refused request changed nothing");
+	env_down(&e);
+}
+
+Test(control, garbage_gets_an_error_and_the_connection_still_answers, .timeout = 120)
+{
+	static const struct {
+		const char *line;
+		int err;
+		const char *words;
+	} bad[] = {
+		{ "this is not json\n", EINVAL, "bad JSON" },
+		{ "{\"id\": 1, \"op\": \n", EINVAL, "bad JSON" },
+		{ "[1, 2, 3]\n", EINVAL, "JSON object" },
+		{ "{\"id\": 1} {\"id\": 2}\n", EINVAL, "text after" },
+		{ "{\"id\": 1}\n", EINVAL, "'op'" },
+		{ "{\"id\": 1, \"op\": 5}\n", EINVAL, "'op'" },
+		{ "{\"id\": 1, \"op\": \"format-everything\"}\n", EOPNOTSUPP, "format-everything" },
+		{ "{\"id\": 1, \"op\": \"fail\"}\n", EINVAL, "'role'" },
+		{ "{\"id\": 1, \"op\": \"fail\", \"role\": \"two\"}\n", EINVAL, "'role'" },
+		{ "{\"id\": 1, \"op\": \"fail\", \"role\": 1, \"force\": true}\n", EINVAL, "'force'" },
+		{ "{\"id\": 1, \"op\": \"spare-add\", \"path\": 3}\n", EINVAL, "'path'" },
+		{ "{\"id\": 1, \"op\": \"replace\", \"role\": 1}\n", EINVAL, "'path'" },
+		{ "{\"id\": 1, \"op\": \"rebuild-rate\", \"bytes_per_s\": -5}\n", EINVAL,
+		  "'bytes_per_s'" },
+	};
+	struct json_object *r;
+	struct ctl_env e;
+	int fd;
+
+	env_up(&e, NULL);
+	fd = ctl_connect(e.sock);
+	cr_assert_geq(fd, 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		r = ask(fd, bad[i].line);
+		assert_error(r, bad[i].err, bad[i].words);
+		json_object_put(r);
+	}
+	r = ask(fd, "{\"id\": \"after\", \"op\": \"hello\"}\n");
+	cr_assert(ok_of(r), "%s", json_object_to_json_string(r));
+	cr_assert_str_eq(json_object_get_string(field(r, "id")), "after");
+	json_object_put(r);
+	for (unsigned i = 0; i < 5; i++) {
+		struct graid_member_info mi = { .struct_size = sizeof(mi) };
+
+		cr_assert_eq(graid_array_member_info(e.a, i, &mi), 0);
+		cr_assert_eq(mi.state, GRAID_MEMBER_ACTIVE, "garbage changed role %u", i);
+	}
+	close(fd);
+	env_down(&e);
+}
+
+Test(control, a_request_longer_than_the_limit_closes_the_client, .timeout = 120)
+{
+	size_t n = GRAID_CONTROL_REQUEST_MAX + 4096;
+	char *big = malloc(n);
+	struct json_object *r;
+	struct ctl_env e;
+	int fd, other;
+
+	env_up(&e, NULL);
+	fd = ctl_connect(e.sock);
+	other = ctl_connect(e.sock);
+	cr_assert_geq(fd, 0);
+	cr_assert_geq(other, 0);
+	/* A line just at the limit (newline included) is read whole and answered. */
+	memset(big, ' ', GRAID_CONTROL_REQUEST_MAX);
+	memcpy(big, "{\"id\":1,\"op\":\"hello\"}", 21);
+	big[GRAID_CONTROL_REQUEST_MAX - 1] = '\n';
+	send_all(fd, big, GRAID_CONTROL_REQUEST_MAX);
+	r = read_reply(fd);
+	cr_assert_not_null(r, "a request of the limit's length is served");
+	cr_assert(ok_of(r));
+	json_object_put(r);
+	/* One byte more: closed. */
+	memset(big, 'x', n);
+	big[n - 1] = '\n';
+	send(fd, big, n, MSG_NOSIGNAL);
+	cr_assert(closed_by_peer(fd), "the client of an overlong request was not closed");
+	r = ask(other, "{\"id\": 2, \"op\": \"hello\"}\n");
+	cr_assert(ok_of(r), "another client is still served");
+	json_object_put(r);
+	close(fd);
+	close(other);
+	free(big);
+	env_down(&e);
+}
+
+struct flood {
+	const char *sock;
+	int fd;
+	bool dropped;
+	size_t sent;
+};
+
+/* Send status requests and never read a reply, until the server drops the connection. */
+static void *flood_main(void *arg)
+{
+	static const char req[] = "{\"op\":\"status\"}\n";
+	struct flood *f = arg;
+	uint64_t until = now_ms() + 60000;
+
+	while (now_ms() < until) {
+		ssize_t k = send(f->fd, req, sizeof(req) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (k < 0 && (errno == EPIPE || errno == ECONNRESET)) {
+			f->dropped = true;
+			break;
+		}
+		if (k < 0) {
+			struct pollfd p = { .fd = f->fd, .events = POLLOUT };
+
+			poll(&p, 1, 50);
+			continue;
+		}
+		f->sent += (size_t)k;
+	}
+	return NULL;
+}
+
+Test(control, a_client_that_never_reads_stalls_no_io_and_is_dropped, .timeout = 180)
+{
+	/* Idle past this test's own bounds: what drops the client is its full reply buffer. */
+	struct graid_control_options o = { .struct_size = sizeof(o), .idle_timeout_ms = 600000 };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct flood f = { 0 };
+	uint64_t worst = 0, start;
+	struct json_object *r;
+	struct ctl_env e;
+	pthread_t t;
+	uint8_t *buf = malloc(65536);
+	unsigned writes = 0;
+	int fd;
+
+	env_up(&e, &o);
+	cr_assert_eq(graid_array_info(e.a, &info), 0);
+	memset(buf, 0x5a, 65536);
+	f.fd = ctl_connect(e.sock);
+	cr_assert_geq(f.fd, 0);
+	cr_assert_eq(pthread_create(&t, NULL, flood_main, &f), 0);
+	start = now_ms();
+	/* I/O keeps completing, each write within a bound, while the endpoint is flooded. */
+	while (now_ms() - start < 3000 || !__atomic_load_n(&f.dropped, __ATOMIC_SEQ_CST)) {
+		uint64_t t0 = now_ms(), took;
+
+		cr_assert_eq(graid_array_write(e.a, buf, 65536,
+					       (writes * 65536ull) % (info.size - 65536)), 65536);
+		took = now_ms() - t0;
+		worst = took > worst ? took : worst;
+		writes++;
+		if (now_ms() - start > 60000)
+			break;
+	}
+	pthread_join(t, NULL);
+	cr_assert(f.dropped, "the client that never read was not dropped (%zu bytes sent)",
+		  f.sent);
+	/* A stall would last as long as the client: the bound leaves room for a busy machine. */
+	cr_assert_lt(worst, 5000, "a write took %" PRIu64 " ms while the endpoint was flooded",
+		     worst);
+	cr_assert_gt(writes, 10);
+	close(f.fd);
+	fd = ctl_connect(e.sock);
+	cr_assert_geq(fd, 0);
+	r = ask(fd, "{\"id\": 1, \"op\": \"status\"}\n");
+	cr_assert(ok_of(r), "the endpoint still serves others");
+	json_object_put(r);
+	close(fd);
+	free(buf);
+	env_down(&e);
+}
+
+Test(control, an_idle_client_is_closed_and_a_talking_one_is_not, .timeout = 120)
+{
+	struct graid_control_options o = { .struct_size = sizeof(o), .idle_timeout_ms = 300 };
+	struct json_object *r;
+	struct ctl_env e;
+	uint64_t t0;
+	int idle, busy;
+
+	env_up(&e, &o);
+	idle = ctl_connect(e.sock);
+	busy = ctl_connect(e.sock);
+	cr_assert_geq(idle, 0);
+	cr_assert_geq(busy, 0);
+	/* The silent one half-way through a request: a partial line is no activity later on. */
+	send_all(idle, "{\"id\": 1,", 10);
+	t0 = now_ms();
+	while (now_ms() - t0 < 1500) {
+		r = ask(busy, "{\"id\": 2, \"op\": \"hello\"}\n");
+		cr_assert(ok_of(r), "the client that keeps talking is served");
+		json_object_put(r);
+		usleep(100000);
+	}
+	cr_assert(closed_by_peer(idle), "the idle client was not closed");
+	r = ask(busy, "{\"id\": 3, \"op\": \"hello\"}\n");
+	cr_assert(ok_of(r));
+	json_object_put(r);
+	close(idle);
+	close(busy);
+	env_down(&e);
+}
+
+Test(control, close_with_clients_connected_returns_promptly, .timeout = 120)
+{
+	struct graid_control_options o = { .struct_size = sizeof(o), .max_clients = 3 };
+	struct json_object *r;
+	struct ctl_env e;
+	uint64_t t0;
+	struct stat st;
+	int fd[4];
+
+	env_up(&e, &o);
+	for (unsigned i = 0; i < 4; i++)
+		fd[i] = ctl_connect(e.sock);
+	/* The fourth is over max_clients: refused, with the reason. */
+	r = read_reply(fd[3]);
+	cr_assert_not_null(r);
+	assert_error(r, EUSERS, "too many clients");
+	json_object_put(r);
+	cr_assert(closed_by_peer(fd[3]));
+	/* One mid-request, one with a reply it does not read. */
+	send_all(fd[0], "{\"id\": 1, \"op\": \"sta", 20);
+	send_all(fd[1], "{\"id\": 1, \"op\": \"status\"}\n", 26);
+	usleep(100000);
+	t0 = now_ms();
+	cr_assert_eq(graid_array_close(e.a), 0);
+	e.a = NULL;
+	cr_assert_lt(now_ms() - t0, 3000, "close took %" PRIu64 " ms", now_ms() - t0);
+	for (unsigned i = 0; i < 3; i++) {
+		cr_assert(closed_by_peer(fd[i]), "client %u still connected after close", i);
+		close(fd[i]);
+	}
+	close(fd[3]);
+	cr_assert_eq(stat(e.sock, &st), -1, "the socket is removed at close");
+	env_down(&e);
+}
+
+Test(control, the_socket_path_stale_live_and_read_only, .timeout = 120)
+{
+	struct graid_open_options ro = { .struct_size = sizeof(ro), .flags = GRAID_OPEN_READ_ONLY };
+	struct graid_control_options o = { .struct_size = sizeof(o) };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct graid_array *b = NULL;
+	struct json_object *r;
+	struct ctl_env e;
+	int fd, l;
+
+	env_up(&e, NULL);
+	o.run_dir = e.run;
+	cr_assert_eq(graid_array_control_start(e.a, &o), -EALREADY);
+	cr_assert_eq(graid_array_open(e.s.paths, 5, &ro, &b), 0);
+	cr_assert_eq(graid_array_control_start(b, &o), -EROFS);
+	cr_assert_eq(graid_array_close(b), 0);
+	cr_assert_eq(graid_array_control_stop(e.a), 0);
+	cr_assert_eq(access(e.sock, F_OK), -1, "stop removes the socket");
+	/* A socket left by a holder that died (bound, never unlinked): replaced. */
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", e.sock);
+	l = socket(AF_UNIX, SOCK_STREAM, 0);
+	cr_assert_eq(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	close(l);
+	cr_assert_eq(graid_array_control_start(e.a, &o), 0);
+	fd = ctl_connect(e.sock);
+	cr_assert_geq(fd, 0);
+	r = ask(fd, "{\"id\": 1, \"op\": \"hello\"}\n");
+	cr_assert(ok_of(r));
+	json_object_put(r);
+	close(fd);
+	cr_assert_eq(graid_array_control_stop(e.a), 0);
+	/* One a live process serves: left alone. */
+	l = socket(AF_UNIX, SOCK_STREAM, 0);
+	cr_assert_eq(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	cr_assert_eq(listen(l, 4), 0);
+	cr_assert_eq(graid_array_control_start(e.a, &o), -EBUSY);
+	cr_assert_eq(access(e.sock, F_OK), 0, "the live socket is still there");
+	close(l);
+	unlink(e.sock);
+	/* Not a socket at all: not ours to replace. */
+	l = open(e.sock, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	cr_assert_geq(l, 0);
+	close(l);
+	cr_assert_eq(graid_array_control_start(e.a, &o), -EEXIST);
+	cr_assert_eq(access(e.sock, F_OK), 0, "the file is still there");
+	unlink(e.sock);
+	env_down(&e);
+}
