@@ -28,12 +28,17 @@ void gctl_help_incremental(FILE *f)
 		"ARRAY line's serve= names. Each array is assembled once: later calls for it only\n"
 		"record the device. Calls for one array wait for each other (flock on its state\n"
 		"file). A device without a superblock is ignored. The run directory is meant to be\n"
-		"emptied at boot (a tmpfs).\n\n"
+		"emptied at boot (a tmpfs). After a crash the resync is not waited for either\n"
+		"(udev stops what it runs after a while): the regions stay marked, and whoever\n"
+		"opens the array next resyncs them. An assembly that failed is not tried again\n"
+		"for the same devices with the same superblocks: each open would make udev send\n"
+		"another event for every member; a new or changed member tries again, and\n"
+		"`graidctl assemble --scan` tries by hand.\n\n"
 		"  -c, --config FILE  the config (default $GRAID_CONF, else " GCTL_CONF_DEFAULT ")\n\n"
 		"Exit status: 0 recorded (and assembled, or waiting for more members, or\n"
 		"assembled already, or no superblock); 3 assembled degraded; 1 failed (DEVICE\n"
-		"cannot be read, a bad config, the assembly failed: the next device's call tries\n"
-		"again); 2 usage error.\n");
+		"cannot be read, a bad config, the assembly failed now or failed before for the\n"
+		"same devices); 2 usage error.\n");
 }
 
 /*
@@ -53,11 +58,15 @@ static int inc_dir(const char *dir)
 	return 0;
 }
 
-/* The state: "device PATH" per device seen, "assembled N" once the array was assembled. */
+/*
+ * The state: "device PATH" per device seen, "assembled N" once the array was assembled,
+ * "failed HEX" with the fingerprint of the devices a failed assembly was tried on.
+ */
 struct inc_state {
 	char **dev;
 	int ndev;
 	unsigned assembled;
+	uint64_t failed;
 };
 
 static int inc_read(int fd, struct inc_state *st)
@@ -88,6 +97,8 @@ static int inc_read(int fd, struct inc_state *st)
 				st->ndev++;
 		} else if (!strncmp(line, "assembled ", 10)) {
 			st->assembled = (unsigned)strtoul(line + 10, NULL, 10);
+		} else if (!strncmp(line, "failed ", 7)) {
+			st->failed = strtoull(line + 7, NULL, 16);
 		}
 	}
 	free(line);
@@ -109,6 +120,8 @@ static int inc_write(int fd, const struct inc_state *st)
 		fprintf(m, "device %s\n", st->dev[i]);
 	if (st->assembled)
 		fprintf(m, "assembled %u\n", st->assembled);
+	if (st->failed)
+		fprintf(m, "failed %016llx\n", (unsigned long long)st->failed);
 	if (fclose(m))
 		return -ENOMEM;
 	if (ftruncate(fd, 0) || pwrite(fd, buf, len, 0) != (ssize_t)len)
@@ -144,6 +157,30 @@ static int inc_prune(struct inc_state *st, const struct gctl_scan *s,
 	return 0;
 }
 
+/*
+ * What an assembly is tried on: each device found for the array, by name, device number,
+ * inode and the event count of its superblock (FNV-1a over them, in the scan's order, which
+ * is sorted). Never 0, which the state reads as "no failure".
+ */
+static uint64_t inc_fingerprint(const struct gctl_scan *s, const struct gctl_scan_array *a)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (int d = 0; d < a->ndev; d++) {
+		const struct gctl_scan_dev *v = &s->dev[a->dev[d]];
+		char buf[64];
+		int n = snprintf(buf, sizeof(buf), "|%llx:%llx:%llx|",
+				 (unsigned long long)v->st.st_rdev, (unsigned long long)v->st.st_ino,
+				 (unsigned long long)v->p.events);
+
+		for (const char *p = v->path; *p; p++)
+			h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+		for (int i = 0; i < n && i < (int)sizeof(buf); i++)
+			h = (h ^ (uint8_t)buf[i]) * 0x100000001b3ull;
+	}
+	return h ? h : 1;
+}
+
 static int inc_run(const char *config, const char *path)
 {
 	struct graid_member_probe p = { .struct_size = sizeof(p) };
@@ -155,6 +192,7 @@ static int inc_run(const char *config, const char *path)
 	const char *run = getenv("GRAID_RUN_DIR");
 	char dir[4096], file[4200], uuid[37], label[128], missing[1024];
 	int rc, fd = -1, ex = GCTL_EXIT_FAILED, known = 0;
+	uint64_t fp;
 
 	if (!run || !*run)
 		run = "/run/graid";
@@ -233,9 +271,22 @@ static int inc_run(const char *config, const char *path)
 		rc = inc_write(fd, &st);
 		goto done;
 	}
-	ex = gctl_scan_start("incremental", &s, a, 0, 0, 0);
-	if (ex == GCTL_EXIT_OK || ex == GCTL_EXIT_DEGRADED)
+	fp = inc_fingerprint(&s, a);
+	if (st.failed == fp) {
+		printf("%s: %s recorded; its assembly failed before on these same devices: not "
+		       "tried again until one changes (graidctl assemble --scan tries by hand)\n",
+		       label, path);
+		ex = GCTL_EXIT_FAILED;
+		rc = inc_write(fd, &st);
+		goto done;
+	}
+	ex = gctl_scan_start("incremental", &s, a, GCTL_OPEN_RESYNC_LATER, 0, 0);
+	if (ex == GCTL_EXIT_OK || ex == GCTL_EXIT_DEGRADED) {
 		st.assembled++;
+		st.failed = 0;
+	} else {
+		st.failed = fp;
+	}
 	rc = inc_write(fd, &st);
 done:
 	if (rc == 0)

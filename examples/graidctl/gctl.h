@@ -66,6 +66,7 @@ int gctl_usage_err(const char *cmd, const char *fmt, ...) __attribute__((format(
 #define GCTL_OPEN_FORCE 0x2u /* GRAID_OPEN_FORCE: take back members recorded failed */
 #define GCTL_OPEN_TAKEOVER 0x4u /* GRAID_OPEN_TAKEOVER: another host's array, taken over */
 #define GCTL_OPEN_RESERVE 0x8u  /* GRAID_OPEN_RESERVE: the members' persistent reservations */
+#define GCTL_OPEN_RESYNC_LATER 0x10u /* GRAID_OPEN_RESYNC_BACKGROUND: a crash's resync is not waited for */
 /* --degraded was given: writable opens may leave roles out (graidctl.c sets it). */
 extern int gctl_degraded_ok;
 int gctl_open(const char *cmd, char **members, int nmembers, const char *backend,

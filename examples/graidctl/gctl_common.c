@@ -258,6 +258,8 @@ int gctl_open_for(const char *cmd, char **members, int nmembers, const char *bac
 		o.flags |= GRAID_OPEN_TAKEOVER;
 	if (how & GCTL_OPEN_RESERVE)
 		o.flags |= GRAID_OPEN_RESERVE;
+	if (how & GCTL_OPEN_RESYNC_LATER)
+		o.flags |= GRAID_OPEN_RESYNC_BACKGROUND;
 	/* The array's lease (graidctl lease-init), for opens that may write. */
 	if (!(how & GCTL_OPEN_LOOK) && getenv("GRAID_LEASE") && *getenv("GRAID_LEASE"))
 		o.lease = getenv("GRAID_LEASE");

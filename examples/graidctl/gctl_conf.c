@@ -197,14 +197,14 @@ static int conf_device(struct gctl_conf *c, int line, char **w, int nw)
 
 static int conf_line(struct gctl_conf *c, int line, char *s, int *seen_auto)
 {
-	char *w[64], *save = NULL, *hash = strchr(s, '#');
+	char *w[64], *save = NULL;
 	int nw = 0;
 
-	if (hash)
-		*hash = '\0';
-	for (char *t = strtok_r(s, " \t\r\n", &save); t; t = strtok_r(NULL, " \t\r\n", &save)) {
+	/* A word that starts with '#' starts a comment: a '#' inside a path is part of it. */
+	for (char *t = strtok_r(s, " \t\r\n", &save); t && *t != '#';
+	     t = strtok_r(NULL, " \t\r\n", &save)) {
 		if (nw == 64) {
-			conf_bad(c, line, "more than 63 words on one line");
+			conf_bad(c, line, "more than 64 words on one line");
 			return -EINVAL;
 		}
 		w[nw++] = t;

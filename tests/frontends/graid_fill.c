@@ -2,7 +2,7 @@
 /*
  * Test helper for the front-end scripts: write a pattern over a whole array, so that every
  * region is in use (the live-data map lets rebuild and scrub skip what was never written).
- * usage: graid_fill [--hold-after BYTES] MEMBER...   exit 0 done, 1 failed.
+ * usage: graid_fill [--hold-after BYTES[K|M|G]] MEMBER...   exit 0 done, 1 failed.
  * --hold-after: once BYTES are written, print "holding" and wait to be killed, the array still
  * open with writes it never flushed: a writer that dies mid-work, at a known point (a kill at a
  * guessed moment can land before the open on a loaded machine, leaving nothing to resync).
@@ -25,11 +25,17 @@ int main(int argc, char **argv)
 	int rc;
 
 	if (argc > 2 && strcmp(argv[1], "--hold-after") == 0) {
-		hold_after = strtoull(argv[2], NULL, 0);
-		first = 3;
+		char *end;
+
+		hold_after = strtoull(argv[2], &end, 0);
+		if (*end == 'K' || *end == 'M' || *end == 'G')
+			hold_after <<= *end == 'K' ? 10 : *end == 'M' ? 20 : 30;
+		else if (*end)
+			hold_after = 0; /* refused below */
+		first = hold_after ? 3 : argc;
 	}
 	if (argc <= first || !buf) {
-		fprintf(stderr, "usage: graid_fill [--hold-after BYTES] MEMBER...\n");
+		fprintf(stderr, "usage: graid_fill [--hold-after BYTES[K|M|G]] MEMBER...\n");
 		return 1;
 	}
 	rc = graid_array_open((const char *const *)(argv + first), (unsigned)(argc - first), NULL,

@@ -39,10 +39,10 @@ json() {
 	if "$PY" -c "import json,sys; d=json.load(open('out')); sys.exit(0 if ($2) else 1)"; then
 		ok "$1"; else bad "$1"; sed 's/^/     out: /' out; fi
 }
-# events FILE: the event count of a member's superblock (bytes 0x50.. per docs/FORMAT.md
-# are not needed: list --scan prints it).
+# events FILE [CONF]: the event count of a member's superblock, as list --scan prints it
+# (CONF: the config whose DEVICE lines find it; probe.conf's by default).
 events() {
-	"$G" list --scan --config "$T/probe.conf" --json 2>/dev/null | "$PY" -c "
+	"$G" list --scan --config "${2:-$T/probe.conf}" --json 2>/dev/null | "$PY" -c "
 import json,sys
 for a in json.load(sys.stdin)['arrays']:
     for d in a['devices']:
@@ -195,6 +195,40 @@ ec=$(events c0)
 expect 3 "assemble --scan --degraded: C too, degraded (exit 3)" -- "$G" assemble --scan --degraded --config graid.conf
 has out "^$UC \(third\): assembled RAID-5: 2 of 3 roles in sync" "C assembled without role 1"
 [ "$(events c0)" -gt "$ec" ] && ok "C was opened (events up)" || bad "C's events did not move"
+
+# --- an assembly that fails is not retried on the same devices ------------------------------
+# Each failed writable open closes every member written-to in udev's eyes (IN_CLOSE_WRITE), so
+# udev's watch sends a change event per member, and the rule runs incremental again: tried on
+# and on, it would loop. The array here belongs to another host (made under another machine
+# id), so its open fails with EBUSY every time. Needs root (a mount namespace).
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null &&
+   echo 0123456789abcdef0123456789abcdef >other-mid &&
+   unshare -m sh -c "mount --bind '$T/other-mid' /etc/machine-id &&
+	'$G' create -l 1 -s 17M '$T/h0' '$T/h1' >/dev/null 2>&1 &&
+	'$G' assemble '$T/h0' '$T/h1' >/dev/null 2>&1"; then
+	printf 'DEVICE %s/h0 %s/h1\n' "$T" "$T" >other.conf
+	rm -rf run
+	expect 0 "incremental h0 (another host's array)" -- "$G" incremental --config other.conf "$T/h0"
+	expect 1 "incremental h1: the assembly fails (another host's)" -- \
+		"$G" incremental --config other.conf "$T/h1"
+	grep -q '^failed [0-9a-f]\{16\}$' run/incremental/* && ok "the state records the failed attempt" ||
+		bad "no failed attempt recorded: $(cat run/incremental/*)"
+	ev=$(events h0 other.conf)
+	[ -n "$ev" ] || bad "h0's event count not read"
+	expect 1 "incremental h0 again, as udev's change event would" -- \
+		"$G" incremental --config other.conf "$T/h0"
+	has out "failed before on these same devices: not tried again" "it is not tried again"
+	hasnt err "belongs to another host" "and no open was tried (no refusal this time)"
+	[ "$(events h0 other.conf)" = "$ev" ] && ok "h0's superblock untouched" || bad "h0's events moved"
+	# A changed member (here: the superblocks rewritten by the other host) is tried again.
+	unshare -m sh -c "mount --bind '$T/other-mid' /etc/machine-id &&
+		'$G' assemble '$T/h0' '$T/h1' >/dev/null 2>&1"
+	expect 1 "after the other host wrote them: tried again, and refused again" -- \
+		"$G" incremental --config other.conf "$T/h0"
+	has err "another host" "this time the open ran and was refused"
+else
+	echo "# not root, or no unshare: a failed incremental assembly not tested"
+fi
 
 # --- block devices: loop devices where this host lets us make them (root, loop driver) ----
 LOOPS=
