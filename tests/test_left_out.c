@@ -195,9 +195,9 @@ Test(left_out, a_member_on_another_nvme_namespace_is_recorded_failed_not_caught_
 	for (unsigned i = 0; i < 4; i++) {
 		struct open_candidate *c = &as.c[i];
 
-		c->m.nvme.is_nvme = true;
-		c->m.nvme.nsid = 1;
-		memset(c->m.nvme.nguid, 0x10 + (int)i, sizeof(c->m.nvme.nguid));
+		c->m.dev.nvme.is_nvme = true;
+		c->m.dev.nvme.nsid = 1;
+		memset(c->m.dev.nvme.nguid, 0x10 + (int)i, sizeof(c->m.dev.nvme.nguid));
 		c->sb.nvme.flags = GRAID_SB_NVME_ID;
 		c->sb.nvme.nsid = 1;
 		/* Role 2's superblock was written on namespace 0x77.., it is on 0x12.. now. */

@@ -168,7 +168,7 @@ Test(nvme_pieces, a_split_io_completes_once_with_the_first_error)
 	struct member_io_fault mf = { .pieces = 3 };
 
 	cr_assert_not_null(a);
-	snprintf(a->members[0].path, sizeof(a->members[0].path), "/dev/ng9n1");
+	snprintf(a->members[0].dev.path, sizeof(a->members[0].dev.path), "/dev/ng9n1");
 	cr_assert_eq(member_io_result(a, 0, &mf, 12288, 0), MEMBER_IO_MORE);
 	cr_assert_eq(member_io_result(a, 0, &mf, 12288, status(2, 0x81, 1)), MEMBER_IO_MORE);
 	cr_assert_eq(member_io_result(a, 0, &mf, 12288, -EIO), -EIO, "the first error wins");

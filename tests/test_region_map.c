@@ -98,7 +98,7 @@ Test(region_map, a_member_coming_back_does_not_bring_back_what_was_discarded, .t
 	cr_assert_eq(graid_array_close(a), 0);
 
 	cr_assert_eq(graid_array_open(s.paths, 4, NULL, &a), 0);
-	cr_assert(a->members[3].rejoined, "member 3 came back");
+	cr_assert(a->members[3].role.rejoined, "member 3 came back");
 	cr_assert_eq(rm_used(a), 0, "%llu bytes used again: the returning member's stale copy "
 				    "was read", (unsigned long long)rm_used(a));
 	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), 0);

@@ -211,15 +211,15 @@ GRAID_API int graid_array_member_info(struct graid_array *a, unsigned idx,
 	m = idx < a->nmembers ? &a->members[idx] : &a->spares[idx - a->nmembers];
 	i.role = idx;
 	i.state = atomic_load(&m->state);
-	snprintf(i.path, sizeof(i.path), "%s", m->path);
-	snprintf(i.identity, sizeof(i.identity), "%s", m->identity);
-	i.direct_io = m->direct;
-	i.reads = atomic_load(&m->reads);
-	i.writes = atomic_load(&m->writes);
-	i.read_bytes = atomic_load(&m->read_bytes);
-	i.write_bytes = atomic_load(&m->write_bytes);
-	i.errors = atomic_load(&m->errors);
-	member_nvme_info(&m->nvme, &i);
+	snprintf(i.path, sizeof(i.path), "%s", m->dev.path);
+	snprintf(i.identity, sizeof(i.identity), "%s", m->dev.identity);
+	i.direct_io = m->dev.direct;
+	i.reads = atomic_load(&m->role.reads);
+	i.writes = atomic_load(&m->role.writes);
+	i.read_bytes = atomic_load(&m->role.read_bytes);
+	i.write_bytes = atomic_load(&m->role.write_bytes);
+	i.errors = atomic_load(&m->role.errors);
+	member_nvme_info(&m->dev.nvme, &i);
 	if (i.state != GRAID_MEMBER_MISSING && i.state != GRAID_MEMBER_SPARE) {
 		struct member_paths p;
 
@@ -230,15 +230,15 @@ GRAID_API int graid_array_member_info(struct graid_array *a, unsigned idx,
 		i.nvme_paths = p.paths;
 		i.nvme_paths_live = p.live;
 	}
-	i.catchup_done = atomic_load(&m->copied);
-	i.catchup_total = atomic_load(&m->copy_total);
-	i.outages = atomic_load(&m->outages);
+	i.catchup_done = atomic_load(&m->role.copied);
+	i.catchup_total = atomic_load(&m->role.copy_total);
+	i.outages = atomic_load(&m->role.outages);
 	i.timeouts = atomic_load(&m->timeouts);
 	i.late_ios = atomic_load(&m->late_ios);
 	i.bad_blocks = idx < a->nmembers ? badblocks_units(a, idx) : 0;
-	i.read_repaired = atomic_load(&m->readerr_repaired);
+	i.read_repaired = atomic_load(&m->role.readerr_repaired);
 	if (a->view.valid && idx < a->nmembers)
-		member_info_from_view(&i, &a->view.role[idx], m->fd >= 0);
+		member_info_from_view(&i, &a->view.role[idx], m->dev.fd >= 0);
 	/* The struct grows at its end: a caller's older, shorter one gets what it has room for. */
 	i.struct_size = mi->struct_size < sizeof(i) ? mi->struct_size : sizeof(i);
 	memcpy(mi, &i, i.struct_size);

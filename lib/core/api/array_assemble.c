@@ -26,7 +26,7 @@ static void assemble_leave_out(struct open_candidate *c, int verdict, const char
 	vsnprintf(c->why, sizeof(c->why), fmt, ap);
 	va_end(ap);
 	c->verdict = verdict;
-	graid__log(GRAID_LOG_WARNING, "open: leaving out %s: %s", c->m.path, c->why);
+	graid__log(GRAID_LOG_WARNING, "open: leaving out %s: %s", c->m.dev.path, c->why);
 	c->valid = false;
 }
 
@@ -66,10 +66,10 @@ static void assemble_read_sb(struct open_candidate *c)
 	int rc;
 
 	assemble_verdict_reset(c);
-	if (c->m.size < GRAID_SB_SIZE) {
-		snprintf(c->m.identity, sizeof(c->m.identity), "too small to be a member");
+	if (c->m.dev.size < GRAID_SB_SIZE) {
+		snprintf(c->m.dev.identity, sizeof(c->m.dev.identity), "too small to be a member");
 		assemble_leave_out(c, GRAID_GIVEN_NO_SUPERBLOCK, "%llu bytes is too small to be a "
-				   "member", (unsigned long long)c->m.size);
+				   "member", (unsigned long long)c->m.dev.size);
 		return;
 	}
 	rc = member_read_sb(&c->m, &c->sb);
@@ -81,14 +81,14 @@ static void assemble_read_sb(struct open_candidate *c)
 				  : rc == -EPROTO  ? "superblock fields are invalid"
 						   : "superblock could not be read";
 
-		snprintf(c->m.identity, sizeof(c->m.identity), "%s", why);
+		snprintf(c->m.dev.identity, sizeof(c->m.dev.identity), "%s", why);
 		c->error = rc == -EINVAL ? 0 : rc;
 		assemble_leave_out(c, rc == -EINVAL ? GRAID_GIVEN_NO_SUPERBLOCK
 						    : GRAID_GIVEN_BAD_SUPERBLOCK, "%s", why);
 		if (member_reach(&c->m, NULL) == REACH_RECONNECTING) {
 			graid__log(GRAID_LOG_WARNING, "open: %s is unreachable (its NVMe-oF "
 						      "controllers reconnect); it joins at the next open "
-						      "that reaches it", c->m.path);
+						      "that reaches it", c->m.dev.path);
 			c->unreachable = true;
 			c->verdict = GRAID_GIVEN_UNREACHABLE;
 			snprintf(c->why, sizeof(c->why), "unreachable (its NVMe-oF controllers "
@@ -105,14 +105,14 @@ static void assemble_read_sb(struct open_candidate *c)
  */
 static void assemble_not_writable(struct open_candidate *c, const char *path, int err)
 {
-	struct member look = { .fd = -1 };
+	struct member look = { .dev.fd = -1 };
 
 	if (member_open_read_only(&look, path) == 0) {
-		if (look.size >= GRAID_SB_SIZE && member_read_sb(&look, &c->sb) == 0)
+		if (look.dev.size >= GRAID_SB_SIZE && member_read_sb(&look, &c->sb) == 0)
 			c->has_sb = true;
 		member_close(&look);
 	}
-	snprintf(c->m.path, sizeof(c->m.path), "%s", path);
+	snprintf(c->m.dev.path, sizeof(c->m.dev.path), "%s", path);
 	c->error = err;
 	if (c->has_sb)
 		assemble_leave_out(c, GRAID_GIVEN_NOT_WRITABLE, "not writable (%s): role %u is "
@@ -134,7 +134,7 @@ static int assemble_read_all(struct assembly *as, const char *const *paths, bool
 		int rc;
 
 		memset(c, 0, sizeof(*c));
-		c->m.fd = -1;
+		c->m.dev.fd = -1;
 		if (!paths[i])
 			return -EINVAL;
 		rc = writable ? member_open(&c->m, paths[i], false)
@@ -152,14 +152,14 @@ static int assemble_read_all(struct assembly *as, const char *const *paths, bool
 			continue;
 		}
 		for (unsigned j = 0; j < i; j++)
-			if (as->c[j].m.fd >= 0 && as->c[j].m.dev == c->m.dev &&
-			    as->c[j].m.ino == c->m.ino) {
+			if (as->c[j].m.dev.fd >= 0 && as->c[j].m.dev.devno == c->m.dev.devno &&
+			    as->c[j].m.dev.ino == c->m.dev.ino) {
 				assemble_leave_out(c, GRAID_GIVEN_TWICE, "given twice (it is %s)",
 						   paths[j]);
 				member_close(&c->m);
 				break;
 			}
-		if (c->m.fd >= 0)
+		if (c->m.dev.fd >= 0)
 			assemble_read_sb(c);
 	}
 	as->pick = assemble_pick(as->c, as->n);
@@ -206,7 +206,7 @@ static int assemble_lock_members(struct assembly *as)
 		} else if (rc == -EEXIST) {
 			graid__log(GRAID_LOG_ERR, "open: %s is held by something outside libgraid "
 						  "(mounted, or claimed by md, dm or another program)",
-				   order[i]->m.path);
+				   order[i]->m.dev.path);
 		} else if (rc != -EBUSY) {
 			/* Not a holder's doing (its path moved, say): this open goes without it. */
 			order[i]->error = rc;
@@ -375,7 +375,7 @@ static void assemble_place_behind(struct open_candidate *c, const struct superbl
 					  "recorded it out (event %llu): the array was split and "
 					  "this member holds writes the others do not; left out (replace "
 					  "it, or assemble from it alone to keep its side)",
-			   c->m.path, c->sb.role, (unsigned long long)c->sb.events);
+			   c->m.dev.path, c->sb.role, (unsigned long long)c->sb.events);
 		assemble_leave_out(c, GRAID_GIVEN_DIVERGED, "diverged from the array (split: it "
 				   "was written after the others recorded it out)");
 		return;
@@ -397,12 +397,12 @@ static void assemble_place_behind(struct open_candidate *c, const struct superbl
 		c->join = JOIN_CATCHUP;
 		graid__log(GRAID_LOG_NOTICE, "open: %s (role %u) comes back from event %llu; it "
 					     "catches up from the write-intent bitmap",
-			   c->m.path, c->sb.role, (unsigned long long)c->sb.events);
+			   c->m.dev.path, c->sb.role, (unsigned long long)c->sb.events);
 	} else {
 		c->join = JOIN_FULL;
 		graid__log(GRAID_LOG_NOTICE, "open: %s (role %u) comes back from event %llu; what "
 					     "it missed is not known, so it is rebuilt whole",
-			   c->m.path, c->sb.role, (unsigned long long)c->sb.events);
+			   c->m.dev.path, c->sb.role, (unsigned long long)c->sb.events);
 	}
 }
 
@@ -425,13 +425,13 @@ static void assemble_distrust(struct open_candidate *c, const struct superblock 
 	c->distrusted = true;
 	c->forcible = verdict == GRAID_GIVEN_IDENTITY;
 	if (c->sb.role >= fresh->nmembers) {
-		graid__log(GRAID_LOG_WARNING, "open: leaving out spare %s: %s", c->m.path, c->why);
+		graid__log(GRAID_LOG_WARNING, "open: leaving out spare %s: %s", c->m.dev.path, c->why);
 		return;
 	}
 	graid__log(GRAID_LOG_WARNING, "open: leaving out %s: %s; role %u counts as failed (a "
 				      "writable open records it so): it is rebuilt whole once "
 				      "replaced (by this device too, once it is whole again), never "
-				      "caught up", c->m.path, c->why, c->sb.role);
+				      "caught up", c->m.dev.path, c->why, c->sb.role);
 }
 
 void assemble_filter(struct assembly *as)
@@ -455,12 +455,12 @@ void assemble_filter(struct assembly *as)
 		else if (fresh->slot_id[sb->role] && fresh->slot_id[sb->role] != id)
 			assemble_leave_out(&c[i], GRAID_GIVEN_REPLACED,
 					   "its role was given to another device");
-		else if (c[i].m.size < sb->data_offset + sb->data_bytes)
+		else if (c[i].m.dev.size < sb->data_offset + sb->data_bytes)
 			assemble_distrust(&c[i], fresh, GRAID_GIVEN_SHRUNK, "smaller than its "
 					  "superblock says (%llu bytes; its data area ends at %llu)",
-					  (unsigned long long)c[i].m.size,
+					  (unsigned long long)c[i].m.dev.size,
 					  (unsigned long long)(sb->data_offset + sb->data_bytes));
-		else if (!member_identity_matches(&c[i].m.nvme, &sb->nvme))
+		else if (!member_identity_matches(&c[i].m.dev.nvme, &sb->nvme))
 			assemble_distrust(&c[i], fresh, GRAID_GIVEN_IDENTITY, "its superblock was "
 					  "written on another NVMe namespace (NSID %u of %s): a copy",
 					  sb->nvme.nsid, sb->nvme.subnqn);
@@ -488,7 +488,7 @@ void assemble_filter(struct assembly *as)
 
 				assemble_leave_out(loser, GRAID_GIVEN_ROLE_TAKEN, "its role is taken "
 						   "by another member given (%s)",
-						   loser == &c[i] ? c[j].m.path : c[i].m.path);
+						   loser == &c[i] ? c[j].m.dev.path : c[i].m.dev.path);
 			}
 	}
 }
@@ -523,7 +523,7 @@ unsigned assemble_force(struct assembly *as, const struct graid_array *a)
 		for (unsigned i = 0; i < as->n; i++)
 			if (as->c[i].valid && as->c[i].sb.role == best->sb.role)
 				assemble_leave_out(&as->c[i], GRAID_GIVEN_ROLE_TAKEN, "its role is "
-						   "forced to another member (%s)", best->m.path);
+						   "forced to another member (%s)", best->m.dev.path);
 		best->valid = true;
 		best->forcible = best->distrusted = false;
 		best->join = JOIN_FORCED;
@@ -532,7 +532,7 @@ unsigned assemble_force(struct assembly *as, const struct graid_array *a)
 		state[best->sb.role] = GRAID_MEMBER_ACTIVE;
 		graid__log(GRAID_LOG_WARNING, "open: forcing %s back into role %u from event %llu "
 					      "(the array is at event %llu, and recorded it %s)",
-			   best->m.path, best->sb.role, (unsigned long long)best->sb.events,
+			   best->m.dev.path, best->sb.role, (unsigned long long)best->sb.events,
 			   (unsigned long long)as->fresh->events,
 			   as->fresh->member_state[best->sb.role] == GRAID_MEMBER_FAILED ? "failed"
 											  : "missing");

@@ -94,18 +94,18 @@ static int create_open_members(struct graid_array *a, const char *const *paths, 
 			return rc;
 		}
 		for (unsigned j = 0; j < i; j++)
-			if (a->members[j].dev == m->dev && a->members[j].ino == m->ino) {
+			if (a->members[j].dev.devno == m->dev.devno && a->members[j].dev.ino == m->dev.ino) {
 				graid__log(GRAID_LOG_ERR, "create: member %u (%s) is member %u (%s) "
-							  "again", i, paths[i], j, a->members[j].path);
+							  "again", i, paths[i], j, a->members[j].dev.path);
 				return -EINVAL;
 			}
 		/* The metadata (and the log) before the data area, and one chunk of data. */
-		if (m->size < data_offset + chunk) {
+		if (m->dev.size < data_offset + chunk) {
 			graid__log(GRAID_LOG_ERR, "create: member %u (%s): %llu bytes is too small: "
 						  "each member needs at least %llu bytes (%.1f MiB): "
 						  "%llu KiB of superblock, bitmap%s before the data area, "
 						  "and one %u KiB chunk of data", i, paths[i],
-				   (unsigned long long)m->size,
+				   (unsigned long long)m->dev.size,
 				   (unsigned long long)(data_offset + chunk),
 				   (double)(data_offset + chunk) / (1 << 20),
 				   (unsigned long long)(data_offset >> 10),
@@ -136,12 +136,12 @@ static int create_layout(struct graid_array *a, const struct graid_array_config 
 	int rc;
 
 	for (unsigned i = 0; i < a->nmembers; i++) {
-		uint64_t usable = a->members[i].size - data_offset;
+		uint64_t usable = a->members[i].dev.size - data_offset;
 
 		if (usable < member_bytes)
 			member_bytes = usable;
-		if (a->members[i].lbs > bs)
-			bs = a->members[i].lbs;
+		if (a->members[i].dev.lbs > bs)
+			bs = a->members[i].dev.lbs;
 	}
 	rc = layout_init(&a->lay, cfg->level, a->nmembers, chunk, member_bytes);
 	if (rc) {
@@ -165,8 +165,8 @@ static void create_identity(struct graid_array *a)
 	a->events = 1;
 	sb_uuid_generate(a->uuid);
 	for (unsigned i = 0; i < a->nmembers; i++) {
-		sb_uuid_generate(a->members[i].uuid);
-		a->members[i].slot_id = member_slot_id(a->members[i].uuid);
+		sb_uuid_generate(a->members[i].dev.uuid);
+		a->members[i].role.slot_id = member_slot_id(a->members[i].dev.uuid);
 		atomic_store(&a->members[i].state, GRAID_MEMBER_ACTIVE);
 	}
 }

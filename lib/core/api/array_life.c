@@ -35,7 +35,7 @@ struct graid_array *array_alloc(unsigned nmembers)
 	}
 	a->nmembers = nmembers;
 	for (unsigned i = 0; i < nmembers; i++) {
-		a->members[i].fd = -1;
+		a->members[i].dev.fd = -1;
 		atomic_init(&a->members[i].state, GRAID_MEMBER_MISSING);
 	}
 	/* Timed waits on these count on the monotonic clock: a clock step stretches nothing. */
@@ -51,7 +51,7 @@ struct graid_array *array_alloc(unsigned nmembers)
 	pthread_condattr_destroy(&mono);
 	a->uuid_lock.fd = -1;
 	for (unsigned i = 0; i < GRAID_MAX_SPARES; i++)
-		a->spares[i].fd = -1;
+		a->spares[i].dev.fd = -1;
 	return a;
 }
 

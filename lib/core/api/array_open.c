@@ -50,8 +50,8 @@ static void open_install(struct graid_array *a, struct assembly *as)
 	 * it is never caught up from the bitmap, only rebuilt whole.
 	 */
 	for (unsigned r = 0; r < a->nmembers; r++) {
-		a->members[r].slot_id = fresh->slot_id[r];
-		a->members[r].left_events = fresh->left_events[r];
+		a->members[r].role.slot_id = fresh->slot_id[r];
+		a->members[r].role.left_events = fresh->left_events[r];
 		if (fresh->member_state[r] == GRAID_MEMBER_FAILED || assemble_role_distrusted(as, r))
 			atomic_init(&a->members[r].state, GRAID_MEMBER_FAILED);
 	}
@@ -68,7 +68,7 @@ static void open_install(struct graid_array *a, struct assembly *as)
 				c->verdict = GRAID_GIVEN_SPARES_FULL;
 				snprintf(c->why, sizeof(c->why), "the array keeps at most %u spares",
 					 GRAID_MAX_SPARES);
-				graid__log(GRAID_LOG_WARNING, "open: leaving out %s: %s", c->m.path,
+				graid__log(GRAID_LOG_WARNING, "open: leaving out %s: %s", c->m.dev.path,
 					   c->why);
 				continue;
 			}
@@ -77,29 +77,29 @@ static void open_install(struct graid_array *a, struct assembly *as)
 			m = &a->members[role];
 		}
 		*m = c->m;
-		memcpy(m->uuid, c->sb.member_uuid, 16);
-		m->slot_id = member_slot_id(m->uuid);
-		m->catchup = false;
-		m->left_events = 0;
-		m->forced = c->join == JOIN_FORCED;
+		memcpy(m->dev.uuid, c->sb.member_uuid, 16);
+		m->role.slot_id = member_slot_id(m->dev.uuid);
+		m->role.catchup = false;
+		m->role.left_events = 0;
+		m->role.forced = c->join == JOIN_FORCED;
 		if (role >= a->nmembers) {
 			atomic_init(&m->state, GRAID_MEMBER_SPARE);
 		} else if (c->join == JOIN_CURRENT &&
 			   fresh->member_state[role] == GRAID_MEMBER_REBUILDING) {
 			/* Resume where the checkpoint says; its own superblock holds it. */
 			atomic_init(&m->state, GRAID_MEMBER_REBUILDING);
-			m->rebuild_offset = c->sb.rebuild_offset;
-			m->catchup = fresh->slot_flags[role] & GRAID_SB_SLOT_CATCHUP;
+			m->role.rebuild_offset = c->sb.rebuild_offset;
+			m->role.catchup = fresh->slot_flags[role] & GRAID_SB_SLOT_CATCHUP;
 		} else if (c->join == JOIN_CATCHUP || c->join == JOIN_FULL) {
 			atomic_init(&m->state, GRAID_MEMBER_REBUILDING);
-			m->rebuild_offset = 0;
-			m->catchup = c->join == JOIN_CATCHUP;
-			m->rejoined = true;
+			m->role.rebuild_offset = 0;
+			m->role.catchup = c->join == JOIN_CATCHUP;
+			m->role.rejoined = true;
 		} else {
 			atomic_init(&m->state, GRAID_MEMBER_ACTIVE);
 		}
-		c->m.fd = -1; /* now owned by the array */
-		c->m.fault = NULL;
+		c->m.dev.fd = -1; /* now owned by the array */
+		c->m.dev.fault = NULL;
 	}
 }
 
@@ -142,12 +142,12 @@ static bool open_settle_returns(struct graid_array *a, const struct assembly *as
 		/* Only a member still coming back: one taken out since (its log) stays out. */
 		if (atomic_load(&m->state) != GRAID_MEMBER_REBUILDING)
 			continue;
-		if (m->catchup && !marked) {
-			m->catchup = false;
+		if (m->role.catchup && !marked) {
+			m->role.catchup = false;
 			atomic_store(&m->state, GRAID_MEMBER_ACTIVE);
 			graid__log(GRAID_LOG_NOTICE, "open: role %u (%s) is in sync: nothing was "
-						     "written while it was out", c->sb.role, m->path);
-		} else if (m->catchup || c->join == JOIN_FULL) {
+						     "written while it was out", c->sb.role, m->dev.path);
+		} else if (m->role.catchup || c->join == JOIN_FULL) {
 			work = true;
 		}
 	}
@@ -165,7 +165,7 @@ static bool open_unreachable_given(const struct assembly *as)
 static bool open_any_rejoined(const struct graid_array *a)
 {
 	for (unsigned r = 0; r < a->nmembers; r++)
-		if (a->members[r].rejoined)
+		if (a->members[r].role.rejoined)
 			return true;
 	return false;
 }
@@ -189,7 +189,7 @@ static int open_mark_forced(struct graid_array *a, const struct assembly *as)
 			graid__log(GRAID_LOG_NOTICE, "open: RAID-0 keeps no redundancy: nothing to "
 						     "resync; writes that failed while %s was out "
 						     "were reported failed to their writers",
-				   c->m.path);
+				   c->m.dev.path);
 			return 0;
 		}
 		if (!a->bitmap.enabled) {
@@ -198,7 +198,7 @@ static int open_mark_forced(struct graid_array *a, const struct assembly *as)
 			return 0;
 		}
 		graid__log(GRAID_LOG_WARNING, "open: the bitmap does not cover what %s missed: "
-					      "every region is resynced", c->m.path);
+					      "every region is resynced", c->m.dev.path);
 		return bitmap_mark_all(a);
 	}
 	return 0;
@@ -241,15 +241,15 @@ static int open_bad_blocks(struct graid_array *a, const struct assembly *as, boo
 			if (writable && badblocks_reset(a, r))
 				graid__log(GRAID_LOG_WARNING, "open: role %u (%s): its first (empty) "
 							      "bad-block log could not be written", r,
-					   m->path);
+					   m->dev.path);
 			continue;
 		}
 		graid__log(GRAID_LOG_ERR, "open: role %u (%s) is taken out: its bad-block log "
 					  "cannot be read, so blocks it may record lost cannot be told "
-					  "from data; it is rebuilt whole when replaced", r, m->path);
+					  "from data; it is rebuilt whole when replaced", r, m->dev.path);
 		atomic_store(&m->state, GRAID_MEMBER_FAILED);
-		m->catchup = false;
-		m->rejoined = false;
+		m->role.catchup = false;
+		m->role.rejoined = false;
 	}
 	return rc == -ENOMEM ? rc : 0;
 }
@@ -508,7 +508,7 @@ static int open_take(struct open_ctx *o)
 		if ((st == GRAID_MEMBER_MISSING || st == GRAID_MEMBER_FAILED) &&
 		    (fresh->member_state[r] == GRAID_MEMBER_ACTIVE ||
 		     fresh->member_state[r] == GRAID_MEMBER_REBUILDING))
-			a->members[r].left_events = a->events;
+			a->members[r].role.left_events = a->events;
 	}
 	/*
 	 * The roles out are counted before anything can flush: a flush's sweep clears no mark

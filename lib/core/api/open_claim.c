@@ -22,7 +22,7 @@ static int open_none_usable(const struct assembly *as)
 		if (as->c[i].verdict == GRAID_GIVEN_NOT_WRITABLE && as->c[i].has_sb) {
 			graid__log(GRAID_LOG_ERR, "open: no member could be opened for writing (%s "
 						  "is not writable: %s); a read-only open can look",
-				   as->c[i].m.path, graid_strerror(as->c[i].error));
+				   as->c[i].m.dev.path, graid_strerror(as->c[i].error));
 			return as->c[i].error;
 		}
 	graid__log(GRAID_LOG_ERR, "open: no member carries a valid libgraid superblock");
@@ -121,7 +121,7 @@ static int open_fence(const struct assembly *as, uint64_t epoch)
 		struct member *m = &as->c[i].m;
 		struct superblock sb;
 
-		if (!as->c[i].valid || m->fd < 0 || member_read_sb(m, &sb) ||
+		if (!as->c[i].valid || m->dev.fd < 0 || member_read_sb(m, &sb) ||
 		    memcmp(sb.array_uuid, uuid, 16))
 			continue;
 		sb.owner = me;

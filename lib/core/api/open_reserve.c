@@ -12,7 +12,7 @@ static bool reserve_candidate(const struct assembly *as, unsigned i)
 {
 	const struct open_candidate *c = &as->c[i];
 
-	return c->valid && c->m.fd >= 0 && !memcmp(c->sb.array_uuid, as->fresh->array_uuid, 16);
+	return c->valid && c->m.dev.fd >= 0 && !memcmp(c->sb.array_uuid, as->fresh->array_uuid, 16);
 }
 
 /*
@@ -62,14 +62,14 @@ static int reserve_member(struct member *m, uint64_t key, const uint64_t *victim
 		if (rc == 0)
 			graid__log(GRAID_LOG_NOTICE, "open: member %s: reservation taken from the old "
 						     "owner's key 0x%016llx",
-				   m->path, (unsigned long long)victims[v]);
+				   m->dev.path, (unsigned long long)victims[v]);
 	}
 	if (rc == -EBUSY)
 		graid__log(GRAID_LOG_ERR, "open: member %s is reserved by a host whose key is none of "
 					  "the array's owner records (%u looked at): not opened, nothing "
 					  "was written. Clear the reservation (sg_persist --clear, nvme "
 					  "resv-release) only when that host is known to be down",
-			   m->path, nv);
+			   m->dev.path, nv);
 	return rc;
 }
 
@@ -125,17 +125,17 @@ void array_unreserve(struct graid_array *a)
 	for (unsigned i = 0; i < a->nmembers + a->nspares; i++) {
 		struct member *m = i < a->nmembers ? &a->members[i] : &a->spares[i - a->nmembers];
 
-		if (m->fd >= 0)
+		if (m->dev.fd >= 0)
 			member_pr_release(m, a->pr_key);
 	}
 	/* Devices replaced in their roles were reserved too: through their kept descriptors. */
 	for (unsigned i = 0; i < a->retired.n; i++) {
-		struct member old = { .fd = a->retired.fd[i], .fault = a->retired.fault[i] };
+		struct member old = { .dev.fd = a->retired.fd[i], .dev.fault = a->retired.fault[i] };
 		struct stat st;
 
-		if (old.fd < 0)
+		if (old.dev.fd < 0)
 			continue;
-		old.is_blk = fstat(old.fd, &st) == 0 && S_ISBLK(st.st_mode);
+		old.dev.is_blk = fstat(old.dev.fd, &st) == 0 && S_ISBLK(st.st_mode);
 		member_pr_release(&old, a->pr_key);
 	}
 	a->pr_key = 0;

@@ -46,18 +46,35 @@ struct array_holder_view {
 	struct array_holder_role *role;
 };
 
-/* One member role. fd is -1 when the role is missing. */
-struct member {
-	int fd;
+/*
+ * The device that holds a role: what was opened, and how. Replaced whole (role_install)
+ * when the role gets another device, under meta_lock while the role is out of every I/O
+ * path (its state is neither ACTIVE nor REBUILDING, which readers check first).
+ */
+struct member_device {
+	int fd;                        /* -1 when the role has no device */
 	struct member_fault *fault;    /* test-only fault injection ("faulty:" paths), or NULL */
-	atomic_int state;              /* enum graid_member_state */
 	bool direct;                   /* opened with O_DIRECT */
 	bool is_blk;                   /* a block device */
 	uint32_t lbs;                  /* logical block size */
 	uint64_t size;                 /* bytes */
-	dev_t dev;                     /* st_rdev for devices, st_dev for files */
+	dev_t devno;                   /* st_rdev for devices, st_dev for files */
 	ino_t ino;                     /* files: inode, for duplicate detection */
 	uint8_t uuid[16];              /* member UUID from its superblock */
+	/* Its superblock holds this handle's owner record (written since open): see array_meta.c. */
+	bool sb_ours;
+	char path[256];
+	char identity[128];
+	struct member_nvme nvme;       /* NVMe identify data; passthrough when nvme.passthru */
+};
+
+/*
+ * What the array knows of a role apart from its device: its place in the superblocks, its
+ * catch-up or rebuild, its outages and the errors counted against it. A role that gets a
+ * new device starts afresh (member_role_reset): nothing the old device earned carries over.
+ * Fields without a note are changed under meta_lock.
+ */
+struct member_role {
 	/*
 	 * The first 8 bytes of the UUID of the device that holds this role, as the superblocks
 	 * record it (0: unknown): also known while the role is missing, so a device coming back
@@ -70,34 +87,65 @@ struct member {
 	bool rejoined;
 	/* Taken back by GRAID_OPEN_FORCE: its copies are the last to trust (resync). */
 	bool forced;
-	/* Its superblock holds this handle's owner record (written since open): see array_meta.c. */
-	bool sb_ours;
 	/* Out of the array (MISSING or FAILED): the event that recorded it out; 0 unknown. */
 	uint64_t left_events;
 	_Atomic uint64_t rebuild_offset; /* REBUILDING: data-area bytes already in sync */
-	char path[256];
-	char identity[128];
-	struct member_nvme nvme;       /* NVMe identify data; passthrough when nvme.passthru */
-	atomic_uint_fast64_t reads, writes, read_bytes, write_bytes, errors;
 	/* Catch-up or rebuild of this role: bytes written to it, and bytes to write in all. */
 	atomic_uint_fast64_t copied, copy_total;
 	/* UNREACHABLE (array_reach.c): times it went so, and whether a full rebuild was cut. */
 	atomic_uint_fast64_t outages;
 	bool reach_full;
+	/* UNREACHABLE because an I/O timed out with its controller live (member_fail.c). */
+	unsigned timeout_outages;
 	/* Read errors repaired in place (array_readerr.c): a count that halves every hour. */
-	unsigned readerr_count;         /* meta_lock */
+	unsigned readerr_count;
 	uint64_t readerr_decay_ns;
 	atomic_uint_fast64_t readerr_repaired;
+	/* I/O counters since the device joined the role (graid_member_info). */
+	atomic_uint_fast64_t reads, writes, read_bytes, write_bytes, errors;
+};
+
+/*
+ * A role given a new device starts with this: every field zero but the slot's identity.
+ * Atomics are stored one by one: readers that look without meta_lock see each field whole.
+ */
+static inline void member_role_reset(struct member_role *r, uint64_t slot_id)
+{
+	r->slot_id = slot_id;
+	r->catchup = false;
+	r->rejoined = false;
+	r->forced = false;
+	r->left_events = 0;
+	atomic_store(&r->rebuild_offset, 0);
+	atomic_store(&r->copied, 0);
+	atomic_store(&r->copy_total, 0);
+	atomic_store(&r->outages, 0);
+	r->reach_full = false;
+	r->timeout_outages = 0;
+	r->readerr_count = 0;
+	r->readerr_decay_ns = 0;
+	atomic_store(&r->readerr_repaired, 0);
+	atomic_store(&r->reads, 0);
+	atomic_store(&r->writes, 0);
+	atomic_store(&r->read_bytes, 0);
+	atomic_store(&r->write_bytes, 0);
+	atomic_store(&r->errors, 0);
+}
+
+/* One member role: its state, its device, and the rest of what the array knows of it. */
+struct member {
+	atomic_int state;              /* enum graid_member_state; changed under meta_lock */
+	struct member_device dev;
+	struct member_role role;
 	/*
 	 * I/O given up on after the array's I/O timeout (io/queue_timeout.c) that the kernel has
-	 * not finished yet, on this role's device, and how many were given up on in all. While
-	 * late_ios is not zero the device may still be written behind the array's back: it is
-	 * not caught up or taken back (array_reach.c).
+	 * not finished yet, on this role's devices, and how many were given up on in all. Not
+	 * reset with the role: a replaced device's late I/O still ends and is counted down here.
+	 * While late_ios is not zero a device may still be written behind the array's back: it
+	 * is not caught up or taken back (array_reach.c).
 	 */
 	atomic_uint late_ios;
 	atomic_uint_fast64_t timeouts;
-	/* UNREACHABLE because an I/O timed out with its controller live (member_fail.c). */
-	unsigned timeout_outages;       /* meta_lock */
 };
 
 struct meta_ring;
@@ -318,7 +366,7 @@ static inline bool array_role_readable(const struct graid_array *a, unsigned rol
 
 	return st == GRAID_MEMBER_ACTIVE ||
 	       (st == GRAID_MEMBER_REBUILDING &&
-		end <= atomic_load_explicit(&a->members[role].rebuild_offset,
+		end <= atomic_load_explicit(&a->members[role].role.rebuild_offset,
 					    memory_order_acquire));
 }
 
@@ -335,7 +383,7 @@ static inline bool array_read_current(const struct graid_array *a, unsigned role
 {
 	/* The descriptor was loaded before: keep every load below after it. */
 	atomic_thread_fence(memory_order_acquire);
-	return array_role_readable(a, role, end) && a->members[role].fd == fd;
+	return array_role_readable(a, role, end) && a->members[role].dev.fd == fd;
 }
 
 /*

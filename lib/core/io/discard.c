@@ -36,7 +36,7 @@ size_t discard_zbuf_len(const struct graid_array *a)
  */
 static bool discard_member_offloads(const struct member *m)
 {
-	return m->fd >= 0 && !m->nvme.passthru;
+	return m->dev.fd >= 0 && !m->dev.nvme.passthru;
 }
 
 bool discard_can_offload(const struct graid_array *a)
@@ -68,15 +68,15 @@ static int discard_member_ring(struct graid_array *a, struct io_uring *ring, uns
 			       uint64_t off, uint64_t len)
 {
 	struct member *m = &a->members[role];
-	int fd = m->fd, rc;
+	int fd = m->dev.fd, rc;
 
 	/* Another host's array now (a drive refused a write of this one): nothing more. */
 	if (array_foreign(a))
 		return -ESTALE;
-	if (m->fault) {
+	if (m->dev.fault) {
 		uint64_t stall = 0;
 
-		switch (fault_decide(m->fault, true, false, off, 0, &stall)) {
+		switch (fault_decide(m->dev.fault, true, false, off, 0, &stall)) {
 		case FAULT_KILL:
 			/* As member_prep_io: what is queued reaches the members, this never does. */
 			if (ring)

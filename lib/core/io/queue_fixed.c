@@ -114,7 +114,7 @@ static bool queue_kslot_servable(const struct graid_queue *q)
 	    atomic_load_explicit(&q->a->io_timeout_ns, memory_order_relaxed))
 		return false;
 	for (unsigned m = 0; m < q->a->nmembers; m++)
-		if (q->a->members[m].nvme.passthru && !q->fixed_cmd)
+		if (q->a->members[m].dev.nvme.passthru && !q->fixed_cmd)
 			return false;
 	return true;
 }

@@ -97,7 +97,7 @@ static bool queue_inline(const struct graid_queue *q, unsigned member)
 	const struct member *m = &q->a->members[member];
 
 	return q->inline_any && (q->inline_mask[member / 8] & (1u << (member % 8))) &&
-	       !m->fault && !m->nvme.passthru && m->fd >= 0;
+	       !m->dev.fault && !m->dev.nvme.passthru && m->dev.fd >= 0;
 }
 
 /* array_read_current() for a read of this queue (a window of microseconds in use). */
@@ -127,7 +127,7 @@ static bool queue_io_now(struct graid_queue *q, struct sop *s, struct mio *io, u
 	}
 	io->fault.injected = 0;
 	io->fault.pieces = 0;
-	io->fault.fd = q->a->members[io->member].fd;
+	io->fault.fd = q->a->members[io->member].dev.fd;
 	io->fault.stale = !io->write && !queue_read_current(q, io, member_off);
 	n = io->fault.stale ? -ESTALE
 			    : member_io_now(q->a, io->fault.fd, io->write, ptr, io->len, iov,
@@ -143,7 +143,7 @@ int queue_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned membe
 	     bool write, uint8_t *ptr, size_t len, uint64_t member_off)
 {
 	struct mio *io = queue_mio(s, slot, member, write, len, member_off);
-	bool passthru = q->a->members[member].nvme.passthru;
+	bool passthru = q->a->members[member].dev.nvme.passthru;
 	int rc, index = -1;
 
 	if (!write)

@@ -66,7 +66,7 @@ bool queue_late_done(struct graid_queue *q, struct mio *io, int res)
 	if (!io->late)
 		return false;
 	graid__log(GRAID_LOG_INFO, "member %u (%s): an I/O given up on after the timeout ended "
-				   "(%s)", io->member, m->path,
+				   "(%s)", io->member, m->dev.path,
 		   res < 0 ? graid_strerror(res) : "done");
 	if (io->late_buf)
 		queue_buf_put(q, io->late_buf, io->late_len);

@@ -215,7 +215,7 @@ int row_heal_writeback(struct graid_array *a, struct mbatch *mb, uint64_t row,
 			graid__log(GRAID_LOG_WARNING, "member %u (%s): %u block(s) of row %llu it "
 						      "could not read (or had recorded bad) rebuilt "
 						      "from the others and written back", m,
-				   a->members[m].path, units[m], (unsigned long long)row);
+				   a->members[m].dev.path, units[m], (unsigned long long)row);
 			array_member_read_repaired(a, m, row, units[m]);
 		}
 	free(ios);

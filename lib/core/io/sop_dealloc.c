@@ -33,7 +33,7 @@ void sop_dealloc_locked(struct graid_queue *q, struct sop *s)
 		}
 	}
 	for (unsigned i = 0; i < n; i++) {
-		int fd = a->members[members[i]].fd;
+		int fd = a->members[members[i]].dev.fd;
 
 		if (!array_role_writable(a, members[i])) {
 			nfail++;

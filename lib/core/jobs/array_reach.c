@@ -29,24 +29,24 @@
 static void reach_return(struct graid_array *a, unsigned role)
 {
 	struct member *m = &a->members[role];
-	bool catchup = a->bitmap.enabled && a->history_events && !m->reach_full;
+	bool catchup = a->bitmap.enabled && a->history_events && !m->role.reach_full;
 
-	m->catchup = catchup;
-	m->rebuild_offset = 0;
-	atomic_store(&m->copied, 0);
+	m->role.catchup = catchup;
+	m->role.rebuild_offset = 0;
+	atomic_store(&m->role.copied, 0);
 	/* Updates numbered from here on may use it; its journal entries from before may not. */
 	if (journal_reset_member(a, m))
 		graid__log(GRAID_LOG_WARNING, "member %u (%s): journal checkpoint at return failed",
-			   role, m->path);
+			   role, m->dev.path);
 	atomic_store_explicit(&m->state, GRAID_MEMBER_REBUILDING, memory_order_release);
 	a->events++;
 	array_recount(a);
 	/* Its copy of the bitmap missed the marks made while it was out. */
 	if (bitmap_write_all(a))
 		graid__log(GRAID_LOG_WARNING, "member %u (%s): bitmap rewrite at return failed",
-			   role, m->path);
+			   role, m->dev.path);
 	array_write_superblocks(a, 0);
-	graid__log(GRAID_LOG_NOTICE, "member %u (%s) reachable again: %s", role, m->path,
+	graid__log(GRAID_LOG_NOTICE, "member %u (%s) reachable again: %s", role, m->dev.path,
 		   catchup ? "catching up from the write-intent bitmap" : "rebuilding it whole");
 	array_event(a, GRAID_EVENT_MEMBER_RETURNED, (int)role, 0, 0, 0);
 	a->rebuild_work = true;
@@ -62,7 +62,7 @@ static void reach_give_up(struct graid_array *a, unsigned role, int err, const c
 	a->events++;
 	array_recount(a);
 	array_write_superblocks(a, 0);
-	graid__log(GRAID_LOG_ERR, "member %u (%s) failed: %s%s", role, m->path, why,
+	graid__log(GRAID_LOG_ERR, "member %u (%s) failed: %s%s", role, m->dev.path, why,
 		   survives ? "; array continues degraded" : "");
 	array_event(a, GRAID_EVENT_MEMBER_FAILED, (int)role, err, 0, 0);
 	array_spare_takeover(a, role);
@@ -96,7 +96,7 @@ void array_reach_poll(struct graid_array *a)
 		struct superblock sb;
 		enum member_reach reach;
 		uint64_t size = 0;
-		int fd = m->fd, rc = 0;
+		int fd = m->dev.fd, rc = 0;
 
 		if (atomic_load(&m->state) != GRAID_MEMBER_UNREACHABLE)
 			continue;
@@ -104,7 +104,7 @@ void array_reach_poll(struct graid_array *a)
 		reach = member_reach(m, NULL);
 		if (reach == REACH_LIVE) {
 			rc = member_read_sb(m, &sb);
-			if (rc == 0 && memcmp(sb.member_uuid, m->uuid, 16))
+			if (rc == 0 && memcmp(sb.member_uuid, m->dev.uuid, 16))
 				rc = -ESTALE;
 			/* Back smaller (its namespace resized): what it lost no bitmap names. */
 			if (rc == 0 && member_size_now(m, &size) == 0 &&
@@ -112,7 +112,7 @@ void array_reach_poll(struct graid_array *a)
 				rc = -ENXIO;
 		}
 		pthread_mutex_lock(&a->meta_lock);
-		if (atomic_load(&m->state) != GRAID_MEMBER_UNREACHABLE || m->fd != fd)
+		if (atomic_load(&m->state) != GRAID_MEMBER_UNREACHABLE || m->dev.fd != fd)
 			continue; /* failed or replaced by hand meanwhile */
 		if (reach == REACH_GONE || reach == REACH_LOCAL)
 			reach_give_up(a, r, -ENODEV, "its last controller was deleted");

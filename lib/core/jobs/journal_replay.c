@@ -29,7 +29,7 @@ struct jscan {
 
 static bool jusable(const struct graid_array *a, unsigned r)
 {
-	return a->members[r].fd >= 0 && array_role_writable(a, r);
+	return a->members[r].dev.fd >= 0 && array_role_writable(a, r);
 }
 
 static bool jcrc_ok(const void *block)
@@ -68,7 +68,7 @@ static uint64_t jread_tail(struct graid_array *a, unsigned r, const uint8_t *are
 	if (best_gen == 0)
 		graid__log(GRAID_LOG_WARNING, "journal: member %u (%s) has no valid checkpoint "
 					      "record; all of its entries are considered", r,
-			   a->members[r].path);
+			   a->members[r].dev.path);
 	if (best_gen > *max_gen)
 		*max_gen = best_gen;
 	return tail;
@@ -176,7 +176,7 @@ static int jreplay_entry(struct graid_array *a, const struct jfound *f, uint8_t 
 		rc = member_pio(m, buf, len, a->data_offset + f->member_off, true);
 	if (rc) {
 		graid__log(GRAID_LOG_ERR, "journal: member %u (%s): replay failed: %s", f->role,
-			   m->path, graid_strerror(rc));
+			   m->dev.path, graid_strerror(rc));
 		array_member_failed(a, f->role, rc);
 	}
 	return rc;
@@ -242,7 +242,7 @@ int journal_recover(struct graid_array *a, bool clean, uint64_t *replayed)
 				a->log_area.offset, false);
 		if (rc) {
 			graid__log(GRAID_LOG_ERR, "journal: member %u (%s): log read failed: %s", r,
-				   a->members[r].path, graid_strerror(rc));
+				   a->members[r].dev.path, graid_strerror(rc));
 			array_member_failed(a, r, rc);
 			rc = atomic_load(&a->broken) ? -EIO : 0;
 			continue;

@@ -24,7 +24,7 @@ static bool rebuild_target_taken_over(struct rebuild_ctx *c)
 		const struct member *m = &c->a->members[c->target[t]];
 
 		any = any || (atomic_load(&m->state) == GRAID_MEMBER_REBUILDING &&
-			      memcmp(m->uuid, c->target_uuid[t], 16));
+			      memcmp(m->dev.uuid, c->target_uuid[t], 16));
 	}
 	pthread_mutex_unlock(&c->a->meta_lock);
 	return any;
@@ -51,11 +51,11 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 	array_roles_takeover_due(a);
 	for (unsigned m = 0; m < a->nmembers; m++)
 		if (atomic_load(&a->members[m].state) == GRAID_MEMBER_REBUILDING) {
-			uint64_t row = a->members[m].rebuild_offset / l->chunk;
+			uint64_t row = a->members[m].role.rebuild_offset / l->chunk;
 
-			c->catchup_only = c->catchup_only && a->members[m].catchup;
-			memcpy(c->target_uuid[c->ntarget], a->members[m].uuid, 16);
-			c->target_outages[c->ntarget] = atomic_load(&a->members[m].outages);
+			c->catchup_only = c->catchup_only && a->members[m].role.catchup;
+			memcpy(c->target_uuid[c->ntarget], a->members[m].dev.uuid, 16);
+			c->target_outages[c->ntarget] = atomic_load(&a->members[m].role.outages);
 			c->target[c->ntarget++] = m;
 			if (row < start)
 				start = row;
@@ -109,8 +109,8 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 
 		if (!rebuild_target_same(c, t))
 			continue; /* swapped for a new device at the very end: the next pass */
-		m->rebuild_offset = 0;
-		m->catchup = false;
+		m->role.rebuild_offset = 0;
+		m->role.catchup = false;
 		if (atomic_compare_exchange_strong(&m->state, &expect, GRAID_MEMBER_ACTIVE))
 			array_event(a, GRAID_EVENT_REBUILD_DONE, (int)c->target[t], 0, 0, 0);
 	}

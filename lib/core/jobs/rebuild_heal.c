@@ -59,7 +59,7 @@ int rebuild_heal_parity_row(struct graid_array *a, struct mbatch *mb, uint64_t r
 			unsigned r = layout_member_role(l, row, target[t]);
 
 			memset(blk[r] + (size_t)c * BBL_UNIT, 0, BBL_UNIT);
-			rc = row_bad_add(lost, target[t], a->members[target[t]].fd,
+			rc = row_bad_add(lost, target[t], a->members[target[t]].dev.fd,
 					 off + (uint64_t)c * BBL_UNIT);
 		}
 	}
@@ -108,7 +108,7 @@ int rebuild_heal_mirror_chunk(struct graid_array *a, struct mbatch *mb, unsigned
 		}
 		ngone++;
 		memset(unit, 0, BBL_UNIT);
-		rc = row_bad_add(lost, target, a->members[target].fd,
+		rc = row_bad_add(lost, target, a->members[target].dev.fd,
 				 target_off + (uint64_t)c * BBL_UNIT);
 		fd = row_bad_fd(bad, src, at);
 		if (rc == 0 && fd >= 0 && !badblocks_overlap(a, src, at, BBL_UNIT))

@@ -23,8 +23,8 @@ bool rebuild_target_started_over(const struct rebuild_ctx *c, unsigned t)
 {
 	const struct member *m = &c->a->members[c->target[t]];
 
-	return memcmp(m->uuid, c->target_uuid[t], 16) ||
-	       atomic_load(&m->outages) != c->target_outages[t];
+	return memcmp(m->dev.uuid, c->target_uuid[t], 16) ||
+	       atomic_load(&m->role.outages) != c->target_outages[t];
 }
 
 /* ... and still being rebuilt. meta_lock held. */
@@ -44,7 +44,7 @@ static void rebuild_checkpoint(struct graid_array *a, struct rebuild_ctx *c, uin
 			continue;
 		/* The rows below the checkpoint are read from it once it is recorded: durable first. */
 		if (member_flush(m) == 0)
-			m->rebuild_offset = bytes;
+			m->role.rebuild_offset = bytes;
 	}
 	array_write_superblocks(a, 0);
 	array_view_publish(a); /* progress, for a status look from outside */
@@ -170,7 +170,7 @@ int rebuild_finish(struct rebuild_ctx *c, struct rebuild_slot *s)
 		return rc;
 	c->done += (uint64_t)s->rows * l->chunk * c->ntarget;
 	for (unsigned t = 0; t < c->ntarget; t++)
-		atomic_fetch_add(&a->members[c->target[t]].copied, (uint64_t)s->rows * l->chunk);
+		atomic_fetch_add(&a->members[c->target[t]].role.copied, (uint64_t)s->rows * l->chunk);
 	if (graid__now_ns() - c->last_cp >= REBUILD_CHECKPOINT_NS) {
 		rebuild_checkpoint(a, c, (s->row0 + s->rows) * l->chunk);
 		c->last_cp = graid__now_ns();

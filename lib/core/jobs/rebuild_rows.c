@@ -117,7 +117,7 @@ void rebuild_note_totals(struct rebuild_ctx *c, uint64_t start)
 	for (unsigned t = 0; t < c->ntarget; t++) {
 		struct member *m = &a->members[c->target[t]];
 
-		atomic_store(&m->copy_total, atomic_load(&m->copied) + rows * a->lay.chunk);
+		atomic_store(&m->role.copy_total, atomic_load(&m->role.copied) + rows * a->lay.chunk);
 	}
 }
 

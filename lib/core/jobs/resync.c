@@ -280,7 +280,7 @@ static int resync_mirror_stripe(struct resync_ctx *c, uint64_t stripe)
 	for (unsigned pass = 0; pass < 2 && src == GRAID_LAYOUT_NONE; pass++)
 		for (unsigned j = 0; j < k && src == GRAID_LAYOUT_NONE; j++)
 			if (array_role_readable(a, members[j], moff[j] + l->chunk) &&
-			    (pass || !a->members[members[j]].forced))
+			    (pass || !a->members[members[j]].role.forced))
 				src = j;
 	if (src == GRAID_LAYOUT_NONE) {
 		c->skipped++;

@@ -57,7 +57,7 @@ static bool attach_open_in_array(const struct graid_array *a, const char *path, 
 		const struct member *o = i < a->nmembers ? &a->members[i]
 							 : &a->spares[i - a->nmembers];
 
-		if (o->fd < 0 || o->dev != dev || o->ino != ino)
+		if (o->dev.fd < 0 || o->dev.devno != dev || o->dev.ino != ino)
 			continue;
 		attach_named(a, i, what, sizeof(what));
 		if ((int)i == role)
@@ -92,12 +92,12 @@ static bool attach_other_role(const struct graid_array *a, const struct superblo
 		return false; /* another array's, a spare's slot, or the role's own device */
 	o = &a->members[sb->role];
 	st = atomic_load(&o->state);
-	if (o->slot_id && o->slot_id != id)
+	if (o->role.slot_id && o->role.slot_id != id)
 		return false; /* the role was given to another device: this one is free */
 	if (st == GRAID_MEMBER_MISSING || st == GRAID_MEMBER_UNREACHABLE) {
 		/* Written after the others recorded it out: a split's other side, not ours. */
-		if (o->left_events &&
-		    (int32_t)((uint32_t)sb->events - (uint32_t)o->left_events) >= 0)
+		if (o->role.left_events &&
+		    (int32_t)((uint32_t)sb->events - (uint32_t)o->role.left_events) >= 0)
 			return false;
 		graid__log(GRAID_LOG_ERR, "%s is the device of role %u of this array, which is %s "
 					  "only because it was not given: it rejoins that role when "
@@ -125,20 +125,20 @@ int member_attach(struct graid_array *a, struct member *m, const char *path, int
 	int rc;
 
 	memset(m, 0, sizeof(*m));
-	m->fd = -1;
+	m->dev.fd = -1;
 	if (member_identity(path, &dev, &ino) == 0 && attach_open_in_array(a, path, dev, ino, role))
 		return -EEXIST;
 	rc = member_open(m, path, true);
 	if (rc)
 		return rc;
 	rc = -EINVAL;
-	if (m->size < a->data_offset + a->lay.member_bytes) {
+	if (m->dev.size < a->data_offset + a->lay.member_bytes) {
 		graid__log(GRAID_LOG_ERR, "%s: %llu bytes, the array needs %llu", path,
-			   (unsigned long long)m->size,
+			   (unsigned long long)m->dev.size,
 			   (unsigned long long)(a->data_offset + a->lay.member_bytes));
 		goto fail;
 	}
-	if (attach_open_in_array(a, path, m->dev, m->ino, role)) {
+	if (attach_open_in_array(a, path, m->dev.devno, m->dev.ino, role)) {
 		rc = -EEXIST;
 		goto fail;
 	}
@@ -164,7 +164,7 @@ int member_attach(struct graid_array *a, struct member *m, const char *path, int
 		if (rc)
 			goto fail;
 	}
-	sb_uuid_generate(m->uuid);
+	sb_uuid_generate(m->dev.uuid);
 	/* Entries from its earlier life (in this array or another) must never replay. */
 	rc = journal_reset_member(a, m);
 	if (rc) {
@@ -190,69 +190,43 @@ static void role_install(struct graid_array *a, unsigned role, struct member *nm
 	 * retire them until the array closes, so the number is never reused meanwhile.
 	 */
 	if (a->retired.n < sizeof(a->retired.fd) / sizeof(a->retired.fd[0])) {
-		a->retired.fd[a->retired.n] = m->fd;
-		a->retired.fault[a->retired.n++] = m->fault;
+		a->retired.fd[a->retired.n] = m->dev.fd;
+		a->retired.fault[a->retired.n++] = m->dev.fault;
 	} else {
-		if (m->fd >= 0 && a->pr_key)
+		if (m->dev.fd >= 0 && a->pr_key)
 			member_pr_release(m, a->pr_key);
-		if (m->fd >= 0)
-			close(m->fd);
-		fault_free(m->fault);
+		if (m->dev.fd >= 0)
+			close(m->dev.fd);
+		fault_free(m->dev.fault);
 	}
-	m->sb_ours = false; /* a new device: its superblock is not ours until written */
-	m->fault = nm->fault;
-	nm->fault = NULL;
-	m->fd = nm->fd;
-	m->direct = nm->direct;
-	m->is_blk = nm->is_blk;
-	m->lbs = nm->lbs;
-	m->size = nm->size;
+	/* The new device whole; the prepared one gives up its fault schedule to it. */
 	m->dev = nm->dev;
-	m->ino = nm->ino;
-	memcpy(m->uuid, nm->uuid, 16);
-	m->slot_id = member_slot_id(m->uuid);
-	m->catchup = false; /* a new device holds nothing of the role: all of it is copied */
-	m->left_events = 0;
+	nm->dev.fault = NULL;
+	m->dev.sb_ours = false; /* a new device: its superblock is not ours until written */
 	/*
-	 * What the role knew of its old device is not the new one's: a forced member's doubt,
-	 * a return, and the read errors counted against the old drive (a replacement would
-	 * otherwise be taken out for the old drive's errors at its first repaired read).
+	 * And the role starts afresh: nothing it knew of its old device is the new one's (a
+	 * forced member's doubt, a return, outages, the read errors counted against the old
+	 * drive: a replacement would otherwise be taken out for those at its first repaired
+	 * read). A new device holds nothing of the role, so all of it is copied: no catch-up.
 	 */
-	m->forced = false;
-	m->rejoined = false;
-	m->readerr_count = 0;
-	m->readerr_decay_ns = 0;
-	atomic_store(&m->readerr_repaired, 0);
-	memcpy(m->path, nm->path, sizeof(m->path));
-	memcpy(m->identity, nm->identity, sizeof(m->identity));
-	m->nvme = nm->nvme; /* NVMe identify data; passthrough or not */
-	m->rebuild_offset = 0;
-	m->outages = 0;
-	m->timeout_outages = 0;
-	m->reach_full = false;
-	atomic_store(&m->copied, 0);
+	member_role_reset(&m->role, member_slot_id(m->dev.uuid));
 	/*
 	 * The role's new device joins now: updates numbered from here on may use it, earlier
 	 * ones (even in flight) cannot, and recovery must not wait for its entry of them.
 	 */
 	if (journal_reset_member(a, m))
 		graid__log(GRAID_LOG_WARNING, "member %u (%s): journal checkpoint at takeover failed",
-			   role, m->path);
+			   role, m->dev.path);
 	/* A new device has no bad blocks of the old one's, and none of its own earlier life. */
 	if (badblocks_reset(a, role))
 		graid__log(GRAID_LOG_WARNING, "member %u (%s): writing its empty bad-block log "
-					      "failed", role, m->path);
-	atomic_store(&m->reads, 0);
-	atomic_store(&m->writes, 0);
-	atomic_store(&m->read_bytes, 0);
-	atomic_store(&m->write_bytes, 0);
-	atomic_store(&m->errors, 0);
+					      "failed", role, m->dev.path);
 	/* Last: a thread that sees REBUILDING then reads fd gets the new one. */
 	atomic_store_explicit(&m->state, GRAID_MEMBER_REBUILDING, memory_order_release);
 	a->events++;
 	array_recount(a);
 	array_write_superblocks(a, 0);
-	graid__log(GRAID_LOG_NOTICE, "member %u is now %s, rebuilding", role, m->path);
+	graid__log(GRAID_LOG_NOTICE, "member %u is now %s, rebuilding", role, m->dev.path);
 	array_event(a, GRAID_EVENT_REBUILD_STARTED, (int)role, 0, 0, 0);
 }
 
@@ -297,7 +271,7 @@ void array_spare_takeover(struct graid_array *a, unsigned role)
 		return;
 	a->nspares--;
 	role_install(a, role, &a->spares[a->nspares]);
-	a->spares[a->nspares].fd = -1;
+	a->spares[a->nspares].dev.fd = -1;
 	a->rebuild_work = true;
 	pthread_cond_signal(&a->worker_cond);
 }
@@ -340,7 +314,7 @@ GRAID_API int graid_array_fail_member(struct graid_array *a, unsigned idx)
 	if (state[idx] == GRAID_MEMBER_UNREACHABLE) {
 		atomic_store(&a->members[idx].state, GRAID_MEMBER_FAILED);
 		graid__log(GRAID_LOG_NOTICE, "member %u (%s), unreachable, marked failed by "
-					     "request", idx, a->members[idx].path);
+					     "request", idx, a->members[idx].dev.path);
 		a->events++;
 		array_recount(a);
 		array_write_superblocks(a, 0);
@@ -356,9 +330,9 @@ GRAID_API int graid_array_fail_member(struct graid_array *a, unsigned idx)
 		}
 		atomic_store(&a->members[idx].state, GRAID_MEMBER_FAILED);
 		graid__log(GRAID_LOG_NOTICE, "member %u (%s) marked failed by request", idx,
-			   a->members[idx].path);
+			   a->members[idx].dev.path);
 		a->events++;
-		a->members[idx].left_events = a->events;
+		a->members[idx].role.left_events = a->events;
 		array_recount(a);
 		array_write_superblocks(a, 0);
 		array_event(a, GRAID_EVENT_MEMBER_FAILED, (int)idx, 0, 0, 0);

@@ -76,7 +76,7 @@ static void scrub_note(struct scrub_ctx *c, uint64_t row, int32_t member, bool r
 	if (member >= 0)
 		graid__log(GRAID_LOG_WARNING, "scrub: stripe %llu: member %d (%s) holds wrong "
 					      "data%s", (unsigned long long)row, member,
-			   c->a->members[member].path, repaired ? "; rewritten" : "");
+			   c->a->members[member].dev.path, repaired ? "; rewritten" : "");
 	else
 		graid__log(GRAID_LOG_WARNING, "scrub: stripe %llu: parity does not match its data, "
 					      "no single member to blame%s", (unsigned long long)row,

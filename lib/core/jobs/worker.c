@@ -126,7 +126,7 @@ GRAID_API int graid_array_add_spare(struct graid_array *a, const char *path)
 	if (rc == 0)
 		rc = array_worker_start(a);
 	if (rc) {
-		if (sp->fd >= 0 && a->pr_key)
+		if (sp->dev.fd >= 0 && a->pr_key)
 			member_pr_release(sp, a->pr_key); /* member_attach reserved it */
 		member_close(sp);
 		pthread_mutex_unlock(&a->meta_lock);

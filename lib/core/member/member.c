@@ -72,32 +72,32 @@ static int member_open_fd(const char *path, const struct stat *st, bool exclusiv
  */
 static int member_measure(struct member *m, const char *path, const struct stat *st)
 {
-	if (m->nvme.passthru) {
-		m->size = m->nvme.nsze * m->nvme.lba_bytes;
-		m->lbs = m->nvme.lba_bytes;
+	if (m->dev.nvme.passthru) {
+		m->dev.size = m->dev.nvme.nsze * m->dev.nvme.lba_bytes;
+		m->dev.lbs = m->dev.nvme.lba_bytes;
 		/* The block device's number: the same namespace under either name is one member. */
-		if (member_nvme_blockdev(path, &m->dev))
-			m->dev = st->st_rdev;
-		m->ino = 0;
-		snprintf(m->identity, sizeof(m->identity), "nvme-generic %u:%u (block %u:%u)",
-			 major(st->st_rdev), minor(st->st_rdev), major(m->dev), minor(m->dev));
-	} else if (m->is_blk) {
+		if (member_nvme_blockdev(path, &m->dev.devno))
+			m->dev.devno = st->st_rdev;
+		m->dev.ino = 0;
+		snprintf(m->dev.identity, sizeof(m->dev.identity), "nvme-generic %u:%u (block %u:%u)",
+			 major(st->st_rdev), minor(st->st_rdev), major(m->dev.devno), minor(m->dev.devno));
+	} else if (m->dev.is_blk) {
 		int lbs = 512;
 
-		if (ioctl(m->fd, BLKGETSIZE64, &m->size) || ioctl(m->fd, BLKSSZGET, &lbs))
+		if (ioctl(m->dev.fd, BLKGETSIZE64, &m->dev.size) || ioctl(m->dev.fd, BLKSSZGET, &lbs))
 			return -errno;
-		m->lbs = (uint32_t)lbs;
-		m->dev = st->st_rdev;
-		m->ino = 0;
-		snprintf(m->identity, sizeof(m->identity), "block %u:%u", major(st->st_rdev),
+		m->dev.lbs = (uint32_t)lbs;
+		m->dev.devno = st->st_rdev;
+		m->dev.ino = 0;
+		snprintf(m->dev.identity, sizeof(m->dev.identity), "block %u:%u", major(st->st_rdev),
 			 minor(st->st_rdev));
 	} else {
 		/* Files: 4 KiB keeps O_DIRECT legal on every common filesystem. */
-		m->size = (uint64_t)st->st_size;
-		m->lbs = 4096;
-		m->dev = st->st_dev;
-		m->ino = st->st_ino;
-		snprintf(m->identity, sizeof(m->identity), "file dev %u:%u ino %llu",
+		m->dev.size = (uint64_t)st->st_size;
+		m->dev.lbs = 4096;
+		m->dev.devno = st->st_dev;
+		m->dev.ino = st->st_ino;
+		snprintf(m->dev.identity, sizeof(m->dev.identity), "file dev %u:%u ino %llu",
 			 major(st->st_dev), minor(st->st_dev), (unsigned long long)st->st_ino);
 	}
 	return 0;
@@ -109,7 +109,7 @@ static int member_open_how(struct member *m, const char *path, bool exclusive, b
 	struct stat st;
 	int fd, rc;
 
-	m->fault = NULL;
+	m->dev.fault = NULL;
 #if GRAID_FAULT_INJECTION
 	if (!strncmp(path, "faulty:", 7)) {
 		/* Test-only: the path after the options is the real member. */
@@ -122,7 +122,7 @@ static int member_open_how(struct member *m, const char *path, bool exclusive, b
 		if (rc)
 			fault_free(f);
 		else
-			m->fault = f;
+			m->dev.fault = f;
 		return rc;
 	}
 #endif
@@ -134,7 +134,7 @@ static int member_open_how(struct member *m, const char *path, bool exclusive, b
 		rc = graid_member_resolve(path, node, sizeof(node));
 		return rc ? rc : member_open_how(m, node, exclusive, read_only);
 	}
-	if (strlen(path) >= sizeof(m->path)) {
+	if (strlen(path) >= sizeof(m->dev.path)) {
 		graid__log(GRAID_LOG_ERR, "member %.64s...: path too long", path);
 		return -EINVAL;
 	}
@@ -145,25 +145,25 @@ static int member_open_how(struct member *m, const char *path, bool exclusive, b
 					  "generic device", path);
 		return -EINVAL;
 	}
-	fd = member_open_fd(path, &st, exclusive, read_only, &m->direct);
+	fd = member_open_fd(path, &st, exclusive, read_only, &m->dev.direct);
 	if (fd < 0)
 		return fd;
-	m->fd = fd;
-	m->is_blk = S_ISBLK(st.st_mode);
-	snprintf(m->path, sizeof(m->path), "%s", path);
+	m->dev.fd = fd;
+	m->dev.is_blk = S_ISBLK(st.st_mode);
+	snprintf(m->dev.path, sizeof(m->dev.path), "%s", path);
 	rc = member_nvme_identify(m, &st);
 	/*
 	 * A block device not known to be a local NVMe namespace may sit on a network
 	 * transport the library cannot see from here (nvme-tcp in a build without libnvme, dm
 	 * or md over one): its member I/O is guarded from now on (common/signals.h).
 	 */
-	if (rc == 0 && m->is_blk && !(m->nvme.is_nvme && !m->nvme.fabric))
+	if (rc == 0 && m->dev.is_blk && !(m->dev.nvme.is_nvme && !m->dev.nvme.fabric))
 		signals_note_fabric();
 	if (rc == 0)
 		rc = member_measure(m, path, &st);
 	if (rc) {
 		close(fd);
-		m->fd = -1;
+		m->dev.fd = -1;
 	}
 	return rc;
 }
@@ -182,23 +182,23 @@ bool member_may_write(const struct member *m)
 {
 	int ro = 0;
 
-	if (faccessat(AT_FDCWD, m->path, W_OK, AT_EACCESS))
+	if (faccessat(AT_FDCWD, m->dev.path, W_OK, AT_EACCESS))
 		return false;
 	/* A block device set read-only (BLKROSET, a write-protected drive) refuses writes. */
-	return !(m->is_blk && ioctl(m->fd, BLKROGET, &ro) == 0 && ro);
+	return !(m->dev.is_blk && ioctl(m->dev.fd, BLKROGET, &ro) == 0 && ro);
 }
 
 int member_size_now(struct member *m, uint64_t *size)
 {
 	struct stat st;
 
-	if (m->nvme.passthru) {
-		*size = m->size; /* its namespace size came from identify at open */
+	if (m->dev.nvme.passthru) {
+		*size = m->dev.size; /* its namespace size came from identify at open */
 		return 0;
 	}
-	if (m->is_blk)
-		return ioctl(m->fd, BLKGETSIZE64, size) ? -errno : 0;
-	if (fstat(m->fd, &st))
+	if (m->dev.is_blk)
+		return ioctl(m->dev.fd, BLKGETSIZE64, size) ? -errno : 0;
+	if (fstat(m->dev.fd, &st))
 		return -errno;
 	*size = (uint64_t)st.st_size;
 	return 0;
@@ -206,30 +206,30 @@ int member_size_now(struct member *m, uint64_t *size)
 
 int member_lock(struct member *m)
 {
-	if (m->is_blk) {
+	if (m->dev.is_blk) {
 		/* O_EXCL is a block device's own hold (also against mounts and md): a new open. */
-		int flags = O_RDWR | O_CLOEXEC | O_EXCL | (m->direct ? O_DIRECT : 0);
+		int flags = O_RDWR | O_CLOEXEC | O_EXCL | (m->dev.direct ? O_DIRECT : 0);
 		struct stat st;
-		int fd = open(m->path, flags);
+		int fd = open(m->dev.path, flags);
 
 		if (fd < 0 && errno == EBUSY) {
 			/* A libgraid holder holds the flock too; without it, the holder is not ours. */
-			if (flock(m->fd, LOCK_SH | LOCK_NB) == 0) {
-				flock(m->fd, LOCK_UN);
+			if (flock(m->dev.fd, LOCK_SH | LOCK_NB) == 0) {
+				flock(m->dev.fd, LOCK_UN);
 				return -EEXIST;
 			}
 			return -EBUSY;
 		}
 		if (fd < 0)
 			return -errno;
-		if (fstat(fd, &st) || !S_ISBLK(st.st_mode) || st.st_rdev != m->dev) {
+		if (fstat(fd, &st) || !S_ISBLK(st.st_mode) || st.st_rdev != m->dev.devno) {
 			close(fd);
 			return -ESTALE; /* the path names another device now */
 		}
-		close(m->fd);
-		m->fd = fd;
+		close(m->dev.fd);
+		m->dev.fd = fd;
 	}
-	if (flock(m->fd, LOCK_EX | LOCK_NB))
+	if (flock(m->dev.fd, LOCK_EX | LOCK_NB))
 		return errno == EWOULDBLOCK ? -EBUSY : -errno;
 	return 0;
 }
@@ -259,11 +259,11 @@ int member_identity(const char *path, dev_t *dev, ino_t *ino)
 
 void member_close(struct member *m)
 {
-	if (m->fd >= 0)
-		close(m->fd);
-	m->fd = -1;
-	fault_free(m->fault);
-	m->fault = NULL;
+	if (m->dev.fd >= 0)
+		close(m->dev.fd);
+	m->dev.fd = -1;
+	fault_free(m->dev.fault);
+	m->dev.fault = NULL;
 }
 
 int member_pio(struct member *m, void *buf, size_t len, uint64_t off, bool write)
@@ -271,9 +271,9 @@ int member_pio(struct member *m, void *buf, size_t len, uint64_t off, bool write
 	size_t done = 0;
 
 	/* A modelled reservation held by another key refuses every write, metadata too. */
-	if (write && m->fault && fault_pr_refuses(m->fault))
+	if (write && m->dev.fault && fault_pr_refuses(m->dev.fault))
 		return -EBADE;
-	if (m->nvme.passthru)
+	if (m->dev.nvme.passthru)
 		return member_nvme_rw(m, buf, len, off, write);
 
 	while (done < len) {
@@ -281,8 +281,8 @@ int member_pio(struct member *m, void *buf, size_t len, uint64_t off, bool write
 		ssize_t n;
 
 		sigpipe_guard_begin(&g);
-		n = write ? pwrite(m->fd, (char *)buf + done, len - done, (off_t)(off + done))
-			  : pread(m->fd, (char *)buf + done, len - done, (off_t)(off + done));
+		n = write ? pwrite(m->dev.fd, (char *)buf + done, len - done, (off_t)(off + done))
+			  : pread(m->dev.fd, (char *)buf + done, len - done, (off_t)(off + done));
 		sigpipe_guard_end(&g);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -314,7 +314,7 @@ int member_write_sb(struct member *m, const struct superblock *sb)
 	void *buf;
 	int rc;
 
-	if (m->fault && fault_sb_write_fails(m->fault))
+	if (m->dev.fault && fault_sb_write_fails(m->dev.fault))
 		return -EIO;
 	if (posix_memalign(&buf, ARRAY_ALIGN, GRAID_SB_SIZE))
 		return -ENOMEM;
@@ -357,19 +357,19 @@ int member_zero_range(struct member *m, uint64_t off, uint64_t len)
 	void *zero;
 	int rc = 0;
 
-	if (m->nvme.passthru) {
+	if (m->dev.nvme.passthru) {
 		/* No Write Zeroes command here: zeroes are written below, in MDTS-sized pieces. */
-	} else if (m->is_blk) {
+	} else if (m->dev.is_blk) {
 		uint64_t range[2] = { off, len };
 		struct sigpipe_guard g;
 
 		sigpipe_guard_begin(&g);
-		rc = ioctl(m->fd, BLKZEROOUT, range);
+		rc = ioctl(m->dev.fd, BLKZEROOUT, range);
 		sigpipe_guard_end(&g);
 		if (rc == 0)
 			return 0;
 		rc = 0;
-	} else if (fallocate(m->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off,
+	} else if (fallocate(m->dev.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off,
 			     (off_t)len) == 0) {
 		return 0;
 	}
@@ -388,23 +388,23 @@ int member_flush(struct member *m)
 	struct sigpipe_guard g;
 	int rc;
 
-	if (m->fault && fault_flush_fails(m->fault))
+	if (m->dev.fault && fault_flush_fails(m->dev.fault))
 		return -EIO;
-	if (m->nvme.passthru)
+	if (m->dev.nvme.passthru)
 		return member_nvme_flush(m);
 	sigpipe_guard_begin(&g);
-	rc = fdatasync(m->fd) ? -errno : 0;
+	rc = fdatasync(m->dev.fd) ? -errno : 0;
 	sigpipe_guard_end(&g);
 	return rc;
 }
 
 bool member_dealloc_zeroes(const struct member *m)
 {
-	const struct member_nvme *n = &m->nvme;
+	const struct member_nvme *n = &m->dev.nvme;
 
-	if (!n->is_nvme || !n->dealloc_zeroes || m->fault)
+	if (!n->is_nvme || !n->dealloc_zeroes || m->dev.fault)
 		return false;
-	return n->passthru || (m->is_blk && n->blk_discard);
+	return n->passthru || (m->dev.is_blk && n->blk_discard);
 }
 
 /* Deallocation is advisory in NVMe (DSM): check a spread of blocks before trusting it. */
@@ -426,7 +426,7 @@ static int member_check_zeroes(struct member *m, uint64_t off, uint64_t len)
 		for (unsigned k = 0; rc == 0 && k < ARRAY_ALIGN; k++)
 			if (buf[k]) {
 				graid__log(GRAID_LOG_WARNING, "member %s: byte %llu is not zero after "
-							      "deallocation", m->path,
+							      "deallocation", m->dev.path,
 					   (unsigned long long)(at + k));
 				rc = -EIO;
 			}
@@ -439,17 +439,17 @@ int member_deallocate(struct member *m, uint64_t off, uint64_t len)
 {
 	int rc;
 
-	if (m->nvme.passthru) {
+	if (m->dev.nvme.passthru) {
 		rc = member_nvme_deallocate(m, off, len);
-	} else if (m->is_blk) {
+	} else if (m->dev.is_blk) {
 		uint64_t range[2] = { off, len };
 		struct sigpipe_guard g;
 
 		sigpipe_guard_begin(&g);
-		rc = ioctl(m->fd, BLKDISCARD, range) ? -errno : 0;
+		rc = ioctl(m->dev.fd, BLKDISCARD, range) ? -errno : 0;
 		sigpipe_guard_end(&g);
 	} else {
-		rc = fallocate(m->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off,
+		rc = fallocate(m->dev.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off,
 			       (off_t)len) ? -errno : 0;
 	}
 	if (rc == 0)
@@ -460,7 +460,7 @@ int member_deallocate(struct member *m, uint64_t off, uint64_t len)
 GRAID_API int graid_member_probe(const char *path, struct graid_member_probe *out)
 {
 	struct graid_member_probe p = { .struct_size = sizeof(p) };
-	struct member m = { .fd = -1 };
+	struct member m = { .dev.fd = -1 };
 	struct superblock sb;
 	struct stat st;
 	void *buf = NULL;
@@ -470,20 +470,20 @@ GRAID_API int graid_member_probe(const char *path, struct graid_member_probe *ou
 		return -EINVAL;
 	if (!strncmp(path, "faulty:", 7))
 		return -EINVAL;
-	if (strlen(path) >= sizeof(m.path))
+	if (strlen(path) >= sizeof(m.dev.path))
 		return -EINVAL;
 	if (stat(path, &st))
 		return -errno;
 	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode) && !S_ISCHR(st.st_mode))
 		return -EINVAL;
-	snprintf(m.path, sizeof(m.path), "%s", path);
+	snprintf(m.dev.path, sizeof(m.dev.path), "%s", path);
 	/* Read-only and unlocked: looking must work while an array has the device open. */
-	m.fd = open(path, O_RDONLY | O_CLOEXEC | (S_ISCHR(st.st_mode) ? 0 : O_DIRECT));
-	if (m.fd < 0 && errno == EINVAL && !S_ISCHR(st.st_mode))
-		m.fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (m.fd < 0)
+	m.dev.fd = open(path, O_RDONLY | O_CLOEXEC | (S_ISCHR(st.st_mode) ? 0 : O_DIRECT));
+	if (m.dev.fd < 0 && errno == EINVAL && !S_ISCHR(st.st_mode))
+		m.dev.fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (m.dev.fd < 0)
 		return -errno;
-	m.is_blk = S_ISBLK(st.st_mode);
+	m.dev.is_blk = S_ISBLK(st.st_mode);
 	rc = S_ISCHR(st.st_mode) ? member_nvme_identify(&m, &st) : 0;
 	if (rc == 0 && posix_memalign(&buf, ARRAY_ALIGN, GRAID_SB_SIZE))
 		rc = -ENOMEM;
@@ -511,7 +511,7 @@ GRAID_API int graid_member_probe(const char *path, struct graid_member_probe *ou
 							  : GRAID_MEMBER_ACTIVE;
 	}
 	free(buf);
-	close(m.fd);
+	close(m.dev.fd);
 	if (rc == 0)
 		memcpy(out, &p, sizeof(p));
 	return rc;
@@ -531,7 +531,7 @@ int member_init_data_areas(struct graid_array *a)
 			if (rc) {
 				graid__log(GRAID_LOG_WARNING, "create: deallocating member %u (%s): "
 							      "%s; zeroing instead", i,
-					   a->members[i].path, graid_strerror(rc));
+					   a->members[i].dev.path, graid_strerror(rc));
 				slow = &a->members[i];
 			}
 		}
@@ -546,13 +546,13 @@ int member_init_data_areas(struct graid_array *a)
 	} else {
 		graid__log(GRAID_LOG_NOTICE, "create: zeroing the data areas (member %s does not "
 					     "guarantee that deallocated blocks read as zeroes)",
-			   slow->path);
+			   slow->dev.path);
 	}
 	for (unsigned i = 0; i < a->nmembers && rc == 0; i++) {
 		rc = member_zero_range(&a->members[i], a->data_offset, a->lay.member_bytes);
 		if (rc)
 			graid__log(GRAID_LOG_ERR, "create: zeroing member %u (%s): %s", i,
-				   a->members[i].path, graid_strerror(rc));
+				   a->members[i].dev.path, graid_strerror(rc));
 	}
 	return rc;
 }

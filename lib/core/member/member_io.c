@@ -87,7 +87,7 @@ unsigned member_ring_flags(const struct graid_array *a)
 		const struct member *m = i < a->nmembers ? &a->members[i]
 							 : &a->spares[i - a->nmembers];
 
-		if (m->fd >= 0 && m->nvme.passthru)
+		if (m->dev.fd >= 0 && m->dev.nvme.passthru)
 			return IORING_SETUP_SQE128 | IORING_SETUP_CQE32;
 	}
 	return 0;
@@ -102,7 +102,7 @@ unsigned member_ring_flags(const struct graid_array *a)
 static void mio_nvme_sqe(struct io_uring_sqe *sqe, const struct member *m,
 			 const struct nvme_uring_cmd *cmd, int buf_index, void *user_data)
 {
-	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, m->fd, NULL, 0, 0);
+	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, m->dev.fd, NULL, 0, 0);
 	sqe->cmd_op = NVME_URING_CMD_IO;
 	if (buf_index >= 0) {
 		/* The command's address lies in the fixed buffer: the driver maps no pages. */
@@ -123,7 +123,7 @@ static int mio_nvme(struct io_uring *ring, struct io_uring_sqe *sqe, struct memb
 		    uint64_t at, bool fua, int buf_index, void *user_data,
 		    struct member_io_fault *mf)
 {
-	const struct member_nvme *n = &m->nvme;
+	const struct member_nvme *n = &m->dev.nvme;
 	struct iovec one = { .iov_base = buf, .iov_len = len };
 	unsigned queued = 0;
 
@@ -134,7 +134,7 @@ static int mio_nvme(struct io_uring *ring, struct io_uring_sqe *sqe, struct memb
 	if (!(ring->flags & IORING_SETUP_SQE128)) {
 		/* A ring made before this member joined: it cannot carry NVMe commands. */
 		graid__log(GRAID_LOG_ERR, "member %s: NVMe passthrough on a queue created before "
-					  "the member joined; create the queue again", m->path);
+					  "the member joined; create the queue again", m->dev.path);
 		io_uring_prep_nop(sqe);
 		io_uring_sqe_set_data(sqe, user_data);
 		mf->injected = -EOPNOTSUPP;
@@ -190,7 +190,7 @@ int member_io_result(struct graid_array *a, unsigned member, struct member_io_fa
 
 		if (res > 0)
 			graid__log(GRAID_LOG_ERR, "member %u (%s): NVMe status 0x%x (%s, SCT %u SC "
-						  "0x%02x): %s", member, a->members[member].path, res,
+						  "0x%02x): %s", member, a->members[member].dev.path, res,
 				   nvme_status_name(res), nvme_status_sct(res), nvme_status_sc(res),
 				   graid_strerror(err));
 		if (!mf->err)
@@ -245,14 +245,14 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 	mf->injected = 0;
 	mf->pieces = 0;
 	mf->stale = false;
-	mf->fd = m->fd;
-	if (m->fault) {
+	mf->fd = m->dev.fd;
+	if (m->dev.fault) {
 		uint64_t bytes = len;
 
 		for (unsigned i = 0; iov && i < iovcnt; i++)
 			bytes += iov[i].iov_len;
 		/* RWF_DSYNC: member_prep_log_writev's metadata (bitmap, map, journal) */
-		act = fault_decide(m->fault, write, rw_flags & RWF_DSYNC, off, bytes, &stall_ns);
+		act = fault_decide(m->dev.fault, write, rw_flags & RWF_DSYNC, off, bytes, &stall_ns);
 	}
 #if GRAID_FAULT_INJECTION
 	if (act == FAULT_KILL) {
@@ -289,16 +289,16 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 				return 0;
 			}
 		}
-		if (m->nvme.passthru)
+		if (m->dev.nvme.passthru)
 			return mio_nvme(ring, sqe, m, true, NULL, 0, iov, iovcnt,
 					a->data_offset + off, rw_flags & RWF_DSYNC, -1, user_data,
 					mf);
-		io_uring_prep_writev(sqe, m->fd, iov, iovcnt, a->data_offset + off);
+		io_uring_prep_writev(sqe, m->dev.fd, iov, iovcnt, a->data_offset + off);
 		sqe->rw_flags = rw_flags;
 	} else if (write) {
 		if (act == FAULT_TEAR) {
 			/* Half of it lands, in whole logical blocks, then the device is gone. */
-			len = len / 2 / m->lbs * m->lbs;
+			len = len / 2 / m->dev.lbs * m->dev.lbs;
 			mf->injected = -EIO;
 			if (len == 0) {
 				io_uring_prep_nop(sqe);
@@ -306,21 +306,21 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 				return 0;
 			}
 		}
-		if (m->nvme.passthru)
+		if (m->dev.nvme.passthru)
 			return mio_nvme(ring, sqe, m, true, buf, len, NULL, 0, a->data_offset + off,
 					rw_flags & RWF_DSYNC, buf_index, user_data, mf);
 		if (buf_index >= 0)
-			io_uring_prep_write_fixed(sqe, m->fd, buf, len, a->data_offset + off,
+			io_uring_prep_write_fixed(sqe, m->dev.fd, buf, len, a->data_offset + off,
 						  buf_index);
 		else
-			io_uring_prep_write(sqe, m->fd, buf, len, a->data_offset + off);
-	} else if (m->nvme.passthru) {
+			io_uring_prep_write(sqe, m->dev.fd, buf, len, a->data_offset + off);
+	} else if (m->dev.nvme.passthru) {
 		return mio_nvme(ring, sqe, m, false, buf, len, NULL, 0, a->data_offset + off, false,
 				buf_index, user_data, mf);
 	} else if (buf_index >= 0) {
-		io_uring_prep_read_fixed(sqe, m->fd, buf, len, a->data_offset + off, buf_index);
+		io_uring_prep_read_fixed(sqe, m->dev.fd, buf, len, a->data_offset + off, buf_index);
 	} else {
-		io_uring_prep_read(sqe, m->fd, buf, len, a->data_offset + off);
+		io_uring_prep_read(sqe, m->dev.fd, buf, len, a->data_offset + off);
 	}
 	io_uring_sqe_set_data(sqe, user_data);
 	return 0;
@@ -331,9 +331,9 @@ bool member_io_in_ram(const struct member *m)
 	struct statfs sfs;
 	struct stat st;
 
-	if (m->fd < 0 || m->fault || m->nvme.passthru || fstat(m->fd, &st) || !S_ISREG(st.st_mode))
+	if (m->dev.fd < 0 || m->dev.fault || m->dev.nvme.passthru || fstat(m->dev.fd, &st) || !S_ISREG(st.st_mode))
 		return false;
-	return fstatfs(m->fd, &sfs) == 0 &&
+	return fstatfs(m->dev.fd, &sfs) == 0 &&
 	       (sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC);
 }
 
@@ -394,8 +394,8 @@ int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t 
 	 */
 	if (res != (int)len)
 		return res < 0 ? res : -ENXIO;
-	atomic_fetch_add_explicit(write ? &m->writes : &m->reads, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(write ? &m->write_bytes : &m->read_bytes, len,
+	atomic_fetch_add_explicit(write ? &m->role.writes : &m->role.reads, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(write ? &m->role.write_bytes : &m->role.read_bytes, len,
 				  memory_order_relaxed);
 	return res;
 }

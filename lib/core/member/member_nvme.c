@@ -156,11 +156,11 @@ static void nvme_paths_note(struct member *m)
 	struct member_paths p;
 
 	member_paths_read(m, &p);
-	m->nvme.fabric = p.fabric;
+	m->dev.nvme.fabric = p.fabric;
 	if (p.fabric)
 		signals_note_fabric();
-	if (p.ctrl[0] && !strncmp(m->nvme.ctrl, "nvme-subsys", 11))
-		snprintf(m->nvme.ctrl, sizeof(m->nvme.ctrl), "%s", p.ctrl);
+	if (p.ctrl[0] && !strncmp(m->dev.nvme.ctrl, "nvme-subsys", 11))
+		snprintf(m->dev.nvme.ctrl, sizeof(m->dev.nvme.ctrl), "%s", p.ctrl);
 }
 #endif
 
@@ -208,7 +208,7 @@ static int nvme_lib_err(int rc, const char *what, const char *path)
 
 static int nvme_identify_fd(struct member *m, int fd, bool is_char, const char *blk)
 {
-	struct member_nvme *n = &m->nvme;
+	struct member_nvme *n = &m->dev.nvme;
 	struct nvme_id_ctrl *ctrl;
 	struct nvme_id_ns *ns;
 	unsigned fmt;
@@ -220,7 +220,7 @@ static int nvme_identify_fd(struct member *m, int fd, bool is_char, const char *
 		if (!is_char)
 			return 0;
 		graid__log(GRAID_LOG_ERR, "member %s: a character device that is not an NVMe "
-					  "namespace", m->path);
+					  "namespace", m->dev.path);
 		return -EOPNOTSUPP;
 	}
 	/* Identify data are 4 KiB each; aligned for the controller's DMA. */
@@ -230,9 +230,9 @@ static int nvme_identify_fd(struct member *m, int fd, bool is_char, const char *
 		free(ctrl);
 		return -ENOMEM;
 	}
-	rc = nvme_lib_err(nvme_identify_ctrl(fd, ctrl), "Identify Controller", m->path);
+	rc = nvme_lib_err(nvme_identify_ctrl(fd, ctrl), "Identify Controller", m->dev.path);
 	if (rc == 0)
-		rc = nvme_lib_err(nvme_identify_ns(fd, nsid, ns), "Identify Namespace", m->path);
+		rc = nvme_lib_err(nvme_identify_ns(fd, nsid, ns), "Identify Namespace", m->dev.path);
 	if (rc) {
 		free(ctrl);
 		free(ns);
@@ -254,7 +254,7 @@ static int nvme_identify_fd(struct member *m, int fd, bool is_char, const char *
 	fmt = (ns->flbas & NVME_NS_FLBAS_LOWER_MASK) |
 	      (((unsigned)ns->flbas & NVME_NS_FLBAS_HIGHER_MASK) >> 1);
 	if (fmt >= 64 || ns->lbaf[fmt].ds < 9 || ns->lbaf[fmt].ds > 16) {
-		graid__log(GRAID_LOG_ERR, "member %s: LBA format %u has data size 2^%u", m->path,
+		graid__log(GRAID_LOG_ERR, "member %s: LBA format %u has data size 2^%u", m->dev.path,
 			   fmt, fmt < 64 ? ns->lbaf[fmt].ds : 0);
 		free(ctrl);
 		free(ns);
@@ -283,7 +283,7 @@ static int nvme_identify_fd(struct member *m, int fd, bool is_char, const char *
 	if (is_char && n->meta_bytes) {
 		/* Passthrough would have to carry the metadata itself; the block device does. */
 		graid__log(GRAID_LOG_ERR, "member %s: LBA format with %u metadata bytes; use the "
-					  "block device", m->path, n->meta_bytes);
+					  "block device", m->dev.path, n->meta_bytes);
 		return -EOPNOTSUPP;
 	}
 	return 0;
@@ -292,7 +292,7 @@ static int nvme_identify_fd(struct member *m, int fd, bool is_char, const char *
 
 int member_nvme_identify(struct member *m, const struct stat *st)
 {
-	memset(&m->nvme, 0, sizeof(m->nvme));
+	memset(&m->dev.nvme, 0, sizeof(m->dev.nvme));
 	if (!S_ISBLK(st->st_mode) && !S_ISCHR(st->st_mode))
 		return 0;
 #ifdef GRAID_HAVE_LIBNVME
@@ -314,20 +314,20 @@ int member_nvme_identify(struct member *m, const struct stat *st)
 
 		/* Admin commands go over the same connection; the transport is not known yet. */
 		sigpipe_guard_begin_always(&g);
-		rc = nvme_identify_fd(m, m->fd, S_ISCHR(st->st_mode), blk);
+		rc = nvme_identify_fd(m, m->dev.fd, S_ISCHR(st->st_mode), blk);
 		sigpipe_guard_end(&g);
 		if (ctrl[0])
-			snprintf(m->nvme.ctrl, sizeof(m->nvme.ctrl), "%s", ctrl);
+			snprintf(m->dev.nvme.ctrl, sizeof(m->dev.nvme.ctrl), "%s", ctrl);
 
-		if (rc || !m->nvme.is_nvme)
+		if (rc || !m->dev.nvme.is_nvme)
 			return rc;
 		graid__log(GRAID_LOG_INFO, "member %s: NVMe %s, %u-byte LBAs (+%u metadata), "
 					   "%llu LBAs, MDTS %u, %u bytes per command, write cache %s, "
-					   "deallocated blocks read %s", m->path, m->nvme.model,
-			   m->nvme.lba_bytes, m->nvme.meta_bytes,
-			   (unsigned long long)m->nvme.nsze, m->nvme.mdts_bytes, m->nvme.max_xfer,
-			   m->nvme.vwc ? "yes" : "no",
-			   m->nvme.dealloc_zeroes ? "zeroes" : "unspecified");
+					   "deallocated blocks read %s", m->dev.path, m->dev.nvme.model,
+			   m->dev.nvme.lba_bytes, m->dev.nvme.meta_bytes,
+			   (unsigned long long)m->dev.nvme.nsze, m->dev.nvme.mdts_bytes, m->dev.nvme.max_xfer,
+			   m->dev.nvme.vwc ? "yes" : "no",
+			   m->dev.nvme.dealloc_zeroes ? "zeroes" : "unspecified");
 		return 0;
 	}
 #else
@@ -366,7 +366,7 @@ static int nvme_sync_cmd(struct member *m, const struct nvme_uring_cmd *uc, cons
 
 	sigpipe_guard_begin(&g);
 	do
-		rc = ioctl(m->fd, NVME_IOCTL_IO_CMD, &pc);
+		rc = ioctl(m->dev.fd, NVME_IOCTL_IO_CMD, &pc);
 	while (rc < 0 && errno == EINTR);
 	if (rc < 0)
 		rc = -errno;
@@ -377,7 +377,7 @@ static int nvme_sync_cmd(struct member *m, const struct nvme_uring_cmd *uc, cons
 		int err = nvme_status_errno(rc);
 
 		graid__log(GRAID_LOG_ERR, "member %s: NVMe %s at byte %llu: status 0x%x (%s, "
-					  "SCT %u SC 0x%02x): %s", m->path, what,
+					  "SCT %u SC 0x%02x): %s", m->dev.path, what,
 			   (unsigned long long)off, rc, nvme_status_name(rc), nvme_status_sct(rc),
 			   nvme_status_sc(rc), graid_strerror(err));
 		return err;
@@ -387,7 +387,7 @@ static int nvme_sync_cmd(struct member *m, const struct nvme_uring_cmd *uc, cons
 
 int member_nvme_rw(struct member *m, void *buf, size_t len, uint64_t off, bool write)
 {
-	const struct member_nvme *n = &m->nvme;
+	const struct member_nvme *n = &m->dev.nvme;
 	size_t done = 0;
 
 	if (!n->passthru || off % n->lba_bytes || len % n->lba_bytes)
@@ -414,15 +414,15 @@ int member_nvme_flush(struct member *m)
 	struct nvme_uring_cmd c;
 
 	/* Without a volatile write cache every completed write is durable already. */
-	if (!m->nvme.vwc)
+	if (!m->dev.nvme.vwc)
 		return 0;
-	nvme_cmd_build_flush(&c, m->nvme.nsid);
+	nvme_cmd_build_flush(&c, m->dev.nvme.nsid);
 	return nvme_sync_cmd(m, &c, "Flush", 0);
 }
 
 int member_nvme_deallocate(struct member *m, uint64_t off, uint64_t len)
 {
-	const struct member_nvme *n = &m->nvme;
+	const struct member_nvme *n = &m->dev.nvme;
 	/* Per range: a count that fits 32 bits and keeps each range aligned to 1 GiB of LBAs. */
 	const uint64_t per_range = 1u << 30;
 	struct nvme_cmd_dsm_range *r;

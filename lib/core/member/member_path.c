@@ -118,7 +118,7 @@ void member_paths_read(const struct member *m, struct member_paths *p)
 	char state[16];
 
 	memset(p, 0, sizeof(*p));
-	if (m->fault && fault_fabric_state(m->fault, state, sizeof(state))) {
+	if (m->dev.fault && fault_fabric_state(m->dev.fault, state, sizeof(state))) {
 		/* Test builds: one emulated controller whose state a file holds ("" deleted). */
 		if (!state[0])
 			return;
@@ -132,8 +132,8 @@ void member_paths_read(const struct member *m, struct member_paths *p)
 		snprintf(p->state, sizeof(p->state), "%s", state);
 		return;
 	}
-	if (m->nvme.is_nvme)
-		member_paths_read_names(m->nvme.blk, m->nvme.ctrl, m->nvme.passthru, p);
+	if (m->dev.nvme.is_nvme)
+		member_paths_read_names(m->dev.nvme.blk, m->dev.nvme.ctrl, m->dev.nvme.passthru, p);
 }
 
 void member_paths_read_names(const char *blk, const char *ctrl, bool passthru,
@@ -160,7 +160,7 @@ void member_paths_read_names(const char *blk, const char *ctrl, bool passthru,
 enum member_reach member_reach(const struct member *m, struct member_paths *out)
 {
 	struct member_paths p;
-	bool fabric = m->nvme.fabric || (m->fault && fault_fabric_state(m->fault, NULL, 0));
+	bool fabric = m->dev.nvme.fabric || (m->dev.fault && fault_fabric_state(m->dev.fault, NULL, 0));
 
 	member_paths_read(m, &p);
 	if (out)

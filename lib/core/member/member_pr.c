@@ -25,7 +25,7 @@ static int pr_result(const struct member *m, const char *what, int rc)
 		return -EBUSY;
 	if (rc > 0) {
 		graid__log(GRAID_LOG_WARNING, "member %s: reservation %s: device status 0x%x",
-			   m->path, what, (unsigned)rc);
+			   m->dev.path, what, (unsigned)rc);
 		return -EIO;
 	}
 	err = errno;
@@ -38,10 +38,10 @@ static int pr_result(const struct member *m, const char *what, int rc)
 	/* The kernel allows them on whole devices only, and to CAP_SYS_ADMIN before 6.5. */
 	if (err == EPERM) {
 		graid__log(GRAID_LOG_INFO, "member %s: reservation %s not permitted (a partition, "
-					   "or not privileged)", m->path, what);
+					   "or not privileged)", m->dev.path, what);
 		return -EOPNOTSUPP;
 	}
-	graid__log(GRAID_LOG_WARNING, "member %s: reservation %s: %s", m->path, what,
+	graid__log(GRAID_LOG_WARNING, "member %s: reservation %s: %s", m->dev.path, what,
 		   graid_strerror(-err));
 	return -err;
 }
@@ -52,14 +52,14 @@ int member_pr_reserve(struct member *m, uint64_t key)
 	struct pr_reservation res = { .key = key, .type = PR_WRITE_EXCLUSIVE };
 	int rc;
 
-	if (m->fault)
-		return fault_pr(m->fault, FAULT_PR_RESERVE, key, 0);
-	if (!m->is_blk || m->nvme.passthru)
+	if (m->dev.fault)
+		return fault_pr(m->dev.fault, FAULT_PR_RESERVE, key, 0);
+	if (!m->dev.is_blk || m->dev.nvme.passthru)
 		return -EOPNOTSUPP;
-	rc = pr_result(m, "register", ioctl(m->fd, IOC_PR_REGISTER, &reg));
+	rc = pr_result(m, "register", ioctl(m->dev.fd, IOC_PR_REGISTER, &reg));
 	if (rc)
 		return rc;
-	return pr_result(m, "reserve", ioctl(m->fd, IOC_PR_RESERVE, &res));
+	return pr_result(m, "reserve", ioctl(m->dev.fd, IOC_PR_RESERVE, &res));
 }
 
 int member_pr_preempt(struct member *m, uint64_t key, uint64_t victim)
@@ -67,9 +67,9 @@ int member_pr_preempt(struct member *m, uint64_t key, uint64_t victim)
 	/* Linux's names: old_key is this host's own registered key, new_key the victim's. */
 	struct pr_preempt p = { .old_key = key, .new_key = victim, .type = PR_WRITE_EXCLUSIVE };
 
-	if (m->fault)
-		return fault_pr(m->fault, FAULT_PR_PREEMPT, key, victim);
-	if (!m->is_blk || m->nvme.passthru)
+	if (m->dev.fault)
+		return fault_pr(m->dev.fault, FAULT_PR_PREEMPT, key, victim);
+	if (!m->dev.is_blk || m->dev.nvme.passthru)
 		return -EOPNOTSUPP;
 	/*
 	 * Plain preempt, not preempt-and-abort: LIO's abort of the victim's commands stalled
@@ -77,7 +77,7 @@ int member_pr_preempt(struct member *m, uint64_t key, uint64_t victim)
 	 * had already started at the device completes; the takeover's fence wait (2.5 s)
 	 * covers it before this host writes data.
 	 */
-	return pr_result(m, "preempt", ioctl(m->fd, IOC_PR_PREEMPT, &p));
+	return pr_result(m, "preempt", ioctl(m->dev.fd, IOC_PR_PREEMPT, &p));
 }
 
 int member_pr_settle(struct member *m, uint64_t key, int rc, bool strict, bool *held)
@@ -88,14 +88,14 @@ int member_pr_settle(struct member *m, uint64_t key, int rc, bool strict, bool *
 	if (strict) {
 		graid__log(GRAID_LOG_ERR, "member %s: %s, and persistent reservations were asked for "
 					  "(GRAID_OPEN_RESERVE)",
-			   m->path, rc == -EOPNOTSUPP ? "no persistent reservations"
+			   m->dev.path, rc == -EOPNOTSUPP ? "no persistent reservations"
 						      : graid_strerror(rc));
 		return rc;
 	}
 	/* Registered, perhaps (a device that refused the reserve): undone. */
 	member_pr_release(m, key);
 	graid__log(GRAID_LOG_INFO, "member %s: no persistent reservations (%s): fenced by the "
-				   "lease and the owner epoch only", m->path, graid_strerror(rc));
+				   "lease and the owner epoch only", m->dev.path, graid_strerror(rc));
 	return 0;
 }
 
@@ -104,13 +104,13 @@ void member_pr_release(struct member *m, uint64_t key)
 	struct pr_reservation res = { .key = key, .type = PR_WRITE_EXCLUSIVE };
 	struct pr_registration reg = { .old_key = key, .new_key = 0 };
 
-	if (m->fault) {
-		fault_pr(m->fault, FAULT_PR_RELEASE, key, 0);
+	if (m->dev.fault) {
+		fault_pr(m->dev.fault, FAULT_PR_RELEASE, key, 0);
 		return;
 	}
-	if (!m->is_blk || m->nvme.passthru || m->fd < 0)
+	if (!m->dev.is_blk || m->dev.nvme.passthru || m->dev.fd < 0)
 		return;
 	/* Either may find nothing of ours (preempted, or never taken): that is fine. */
-	(void)ioctl(m->fd, IOC_PR_RELEASE, &res);
-	(void)ioctl(m->fd, IOC_PR_REGISTER, &reg);
+	(void)ioctl(m->dev.fd, IOC_PR_RELEASE, &res);
+	(void)ioctl(m->dev.fd, IOC_PR_REGISTER, &reg);
 }

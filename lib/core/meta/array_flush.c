@@ -29,7 +29,7 @@ int array_flush_members(struct graid_array *a, unsigned *failed)
 		int err;
 
 		/* Members being rebuilt too: journal checkpoints void their entries after this. */
-		if (m->fd < 0 || !array_role_writable(a, i))
+		if (m->dev.fd < 0 || !array_role_writable(a, i))
 			continue;
 		/* fdatasync, or the NVMe Flush command on a generic device (docs/NVME.md). */
 		err = member_flush(m);

@@ -95,23 +95,23 @@ void array_fill_sb(const struct graid_array *a, unsigned role, struct superblock
 		/* On disk an unreachable member is missing: it comes back as one (FORMAT.md). */
 		if (sb->member_state[i] == GRAID_MEMBER_UNREACHABLE)
 			sb->member_state[i] = GRAID_MEMBER_MISSING;
-		sb->slot_id[i] = m->slot_id;
-		sb->left_events[i] = (uint32_t)m->left_events;
-		if (m->catchup && sb->member_state[i] == GRAID_MEMBER_REBUILDING)
+		sb->slot_id[i] = m->role.slot_id;
+		sb->left_events[i] = (uint32_t)m->role.left_events;
+		if (m->role.catchup && sb->member_state[i] == GRAID_MEMBER_REBUILDING)
 			sb->slot_flags[i] = GRAID_SB_SLOT_CATCHUP;
 	}
 	for (unsigned i = 0; i < a->nspares; i++) {
 		sb->member_state[a->nmembers + i] = GRAID_MEMBER_SPARE;
-		sb->slot_id[a->nmembers + i] = member_slot_id(a->spares[i].uuid);
+		sb->slot_id[a->nmembers + i] = member_slot_id(a->spares[i].dev.uuid);
 	}
 	if (role < a->nmembers) {
-		memcpy(sb->member_uuid, a->members[role].uuid, 16);
-		member_identity_record(&a->members[role].nvme, &sb->nvme);
+		memcpy(sb->member_uuid, a->members[role].dev.uuid, 16);
+		member_identity_record(&a->members[role].dev.nvme, &sb->nvme);
 		if (atomic_load(&a->members[role].state) == GRAID_MEMBER_REBUILDING)
-			sb->rebuild_offset = a->members[role].rebuild_offset;
+			sb->rebuild_offset = a->members[role].role.rebuild_offset;
 	} else {
-		memcpy(sb->member_uuid, a->spares[role - a->nmembers].uuid, 16);
-		member_identity_record(&a->spares[role - a->nmembers].nvme, &sb->nvme);
+		memcpy(sb->member_uuid, a->spares[role - a->nmembers].dev.uuid, 16);
+		member_identity_record(&a->spares[role - a->nmembers].dev.nvme, &sb->nvme);
 	}
 }
 
@@ -143,10 +143,10 @@ static bool meta_owner_look(struct graid_array *a, struct sb_owner *top,
 	memset(top, 0, sizeof(*top));
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		struct member *m = &a->members[i];
-		bool strict = m->sb_ours; /* this handle's record was written there */
+		bool strict = m->dev.sb_ours; /* this handle's record was written there */
 		struct superblock sb;
 
-		if (m->fd < 0 || !array_role_alive(a, i))
+		if (m->dev.fd < 0 || !array_role_alive(a, i))
 			continue;
 		/*
 		 * Only a record that decodes is evidence: a takeover always writes a valid one.
@@ -210,7 +210,7 @@ void array_owner_fenced(struct graid_array *a, unsigned role)
 
 	snprintf(why, sizeof(why), "member %u (%s) refused a write: reservation conflict "
 				   "(another host holds the drive's reservation: it took the array "
-				   "over)", role, m->path);
+				   "over)", role, m->dev.path);
 	meta_go_foreign(a, (int)role, -EBADE, why);
 }
 
@@ -297,14 +297,14 @@ static bool meta_sb_failed(struct graid_array *a, unsigned role, int err)
 	if (!array_survives_without(a, role)) {
 		graid__log(GRAID_LOG_ERR, "member %u (%s): its superblock write failed (%s), but "
 					  "RAID-%d needs it: kept, its superblock is stale",
-			   role, m->path, graid_strerror(err), a->lay.level);
+			   role, m->dev.path, graid_strerror(err), a->lay.level);
 		return false;
 	}
 	atomic_store(&m->state, GRAID_MEMBER_FAILED);
 	graid__log(GRAID_LOG_ERR, "member %u (%s) failed: its superblock write failed (%s)",
-		   role, m->path, graid_strerror(err));
+		   role, m->dev.path, graid_strerror(err));
 	a->events++;
-	m->left_events = a->events;
+	m->role.left_events = a->events;
 	array_recount(a);
 	array_event(a, GRAID_EVENT_MEMBER_FAILED, (int)role, err, 0, 0);
 	array_worker_takeover(a, role);
@@ -327,11 +327,11 @@ int array_write_superblocks(struct graid_array *a, uint32_t flags)
 		struct member *m = i < a->nmembers ? &a->members[i] : &a->spares[i - a->nmembers];
 		int r;
 
-		if (m->fd < 0 || (i < a->nmembers && !array_role_writable(a, i)))
+		if (m->dev.fd < 0 || (i < a->nmembers && !array_role_writable(a, i)))
 			continue;
 		array_fill_sb(a, i, &sb, flags);
 		r = member_write_sb(m, &sb);
-		m->sb_ours = r == 0;
+		m->dev.sb_ours = r == 0;
 		if (r == -EBADE) {
 			/* Another host's reservation: nothing more of ours goes anywhere. */
 			array_owner_fenced(a, i);
@@ -339,8 +339,8 @@ int array_write_superblocks(struct graid_array *a, uint32_t flags)
 		}
 		if (r) {
 			graid__log(GRAID_LOG_ERR, "member %u (%s): superblock write failed: %s", i,
-				   m->path, graid_strerror(r));
-			atomic_fetch_add(&m->errors, 1);
+				   m->dev.path, graid_strerror(r));
+			atomic_fetch_add(&m->role.errors, 1);
 			if (i < a->nmembers)
 				failed[i] = r;
 			rc = rc ? rc : r;

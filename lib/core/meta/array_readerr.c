@@ -47,23 +47,23 @@ bool array_member_read_error(struct graid_array *a, unsigned role, int fd, int e
 		return false;
 	pthread_mutex_lock(&a->meta_lock);
 	st = atomic_load(&m->state);
-	if (m->fd == fd && (st == GRAID_MEMBER_ACTIVE || st == GRAID_MEMBER_REBUILDING)) {
-		while (m->readerr_count && now - m->readerr_decay_ns >= READERR_HALF_LIFE_NS) {
-			m->readerr_count /= 2;
-			m->readerr_decay_ns += READERR_HALF_LIFE_NS;
+	if (m->dev.fd == fd && (st == GRAID_MEMBER_ACTIVE || st == GRAID_MEMBER_REBUILDING)) {
+		while (m->role.readerr_count && now - m->role.readerr_decay_ns >= READERR_HALF_LIFE_NS) {
+			m->role.readerr_count /= 2;
+			m->role.readerr_decay_ns += READERR_HALF_LIFE_NS;
 		}
-		if (m->readerr_count == 0)
-			m->readerr_decay_ns = now;
-		repair = ++m->readerr_count <= READERR_MAX;
+		if (m->role.readerr_count == 0)
+			m->role.readerr_decay_ns = now;
+		repair = ++m->role.readerr_count <= READERR_MAX;
 		if (repair) {
-			atomic_fetch_add(&m->errors, 1);
+			atomic_fetch_add(&m->role.errors, 1);
 			graid__log(GRAID_LOG_WARNING, "member %u (%s): read error (%s); the member "
 						      "stays, and what it could not read is rebuilt "
 						      "from the others where redundancy is left", role,
-				   m->path, graid_strerror(err));
+				   m->dev.path, graid_strerror(err));
 		} else {
 			graid__log(GRAID_LOG_ERR, "member %u (%s): more than %u read errors within "
-						  "the hour: taking it out", role, m->path,
+						  "the hour: taking it out", role, m->dev.path,
 				   READERR_MAX);
 		}
 	}
@@ -74,6 +74,6 @@ bool array_member_read_error(struct graid_array *a, unsigned role, int fd, int e
 void array_member_read_repaired(struct graid_array *a, unsigned role, uint64_t row,
 				uint64_t units)
 {
-	atomic_fetch_add(&a->members[role].readerr_repaired, units);
+	atomic_fetch_add(&a->members[role].role.readerr_repaired, units);
 	array_event(a, GRAID_EVENT_BLOCK_REPAIRED, (int)role, 0, row, units);
 }

@@ -47,12 +47,12 @@ void array_view_publish(struct graid_array *a)
 		const struct member *m = &a->members[r];
 
 		fprintf(f, "role %u %d %llu %llu %llu %s %s %d %s\n", r, atomic_load(&m->state),
-			(unsigned long long)atomic_load(&m->copied),
-			(unsigned long long)atomic_load(&m->copy_total),
-			(unsigned long long)atomic_load(&m->outages),
-			m->nvme.is_nvme && m->nvme.blk[0] ? m->nvme.blk : "-",
-			m->nvme.is_nvme && m->nvme.ctrl[0] ? m->nvme.ctrl : "-",
-			m->nvme.is_nvme && m->nvme.passthru, m->path);
+			(unsigned long long)atomic_load(&m->role.copied),
+			(unsigned long long)atomic_load(&m->role.copy_total),
+			(unsigned long long)atomic_load(&m->role.outages),
+			m->dev.nvme.is_nvme && m->dev.nvme.blk[0] ? m->dev.nvme.blk : "-",
+			m->dev.nvme.is_nvme && m->dev.nvme.ctrl[0] ? m->dev.nvme.ctrl : "-",
+			m->dev.nvme.is_nvme && m->dev.nvme.passthru, m->dev.path);
 	}
 	if (fclose(f) || rename(tmp, path))
 		unlink(tmp);

@@ -46,7 +46,7 @@ static int bbl_write(struct graid_array *a, struct member *m, struct badblocks *
 	void *buf;
 	int rc;
 
-	if (m->fd < 0)
+	if (m->dev.fd < 0)
 		return -ENODEV;
 	if (posix_memalign(&buf, ARRAY_ALIGN, BBL_COPY_BYTES))
 		return -ENOMEM;
@@ -69,7 +69,7 @@ int badblocks_load(struct graid_array *a, unsigned role)
 	bool any_valid = false;
 	int rc;
 
-	if (!a->bbl || m->fd < 0)
+	if (!a->bbl || m->dev.fd < 0)
 		return 0;
 	b = &a->bbl[role];
 	copy = malloc(2 * sizeof(*copy));
@@ -80,7 +80,7 @@ int badblocks_load(struct graid_array *a, unsigned role)
 	rc = member_pio(m, buf, BBL_AREA_BYTES, a->bbl_area.offset, false);
 	pthread_mutex_lock(&b->lock);
 	memset(&b->img, 0, sizeof(b->img));
-	memcpy(b->img.member_uuid, m->uuid, 16);
+	memcpy(b->img.member_uuid, m->dev.uuid, 16);
 	for (unsigned k = 0; rc == 0 && k < 2; k++) {
 		const uint8_t *p = buf + k * BBL_COPY_BYTES;
 
@@ -96,7 +96,7 @@ int badblocks_load(struct graid_array *a, unsigned role)
 			continue;
 		any_valid = true;
 		/* Another device's log (a role given a new device that never wrote its own). */
-		if (memcmp(copy[k].member_uuid, m->uuid, 16) || copy[k].seq <= b->img.seq)
+		if (memcmp(copy[k].member_uuid, m->dev.uuid, 16) || copy[k].seq <= b->img.seq)
 			continue;
 		b->img = copy[k];
 	}
@@ -108,7 +108,7 @@ int badblocks_load(struct graid_array *a, unsigned role)
 	free(copy);
 	if (rc == 0 && b->img.n)
 		graid__log(GRAID_LOG_WARNING, "member %u (%s): %llu bad 4 KiB blocks recorded "
-					      "(graidctl status lists them)", role, m->path,
+					      "(graidctl status lists them)", role, m->dev.path,
 			   (unsigned long long)badblocks_units(a, role));
 	return rc;
 }
@@ -125,7 +125,7 @@ int badblocks_reset(struct graid_array *a, unsigned role)
 	pthread_mutex_lock(&b->lock);
 	b->img.n = 0;
 	atomic_store(&b->n, 0);
-	memcpy(b->img.member_uuid, m->uuid, 16);
+	memcpy(b->img.member_uuid, m->dev.uuid, 16);
 	/* Both copies: nothing of an earlier life on this device may ever be read back. */
 	for (unsigned k = 0; rc == 0 && k < 2; k++)
 		rc = bbl_write(a, m, b);
@@ -228,7 +228,7 @@ int badblocks_add(struct graid_array *a, unsigned role, int fd, uint64_t off, ui
 	b = &a->bbl[role];
 	/* Under meta_lock: the role keeps this device until the record is on it. */
 	pthread_mutex_lock(&a->meta_lock);
-	if (m->fd != fd || m->fd < 0) {
+	if (m->dev.fd != fd || m->dev.fd < 0) {
 		pthread_mutex_unlock(&a->meta_lock);
 		return -ESTALE;
 	}
@@ -243,14 +243,14 @@ int badblocks_add(struct graid_array *a, unsigned role, int fd, uint64_t off, ui
 	if (rc == -ENOSPC)
 		graid__log(GRAID_LOG_ERR, "member %u (%s): its bad-block log is full (%u ranges): "
 					  "blocks at data-area byte %llu cannot be recorded",
-			   role, m->path, BBL_MAX_RANGES, (unsigned long long)off);
+			   role, m->dev.path, BBL_MAX_RANGES, (unsigned long long)off);
 	else if (rc)
 		graid__log(GRAID_LOG_ERR, "member %u (%s): writing its bad-block log: %s", role,
-			   m->path, graid_strerror(rc));
+			   m->dev.path, graid_strerror(rc));
 	else
 		graid__log(GRAID_LOG_ERR, "member %u (%s): %llu bytes at data-area byte %llu "
 					  "recorded bad (%s): reads there fail with EIO until written",
-			   role, m->path, (unsigned long long)((end - start) * BBL_UNIT),
+			   role, m->dev.path, (unsigned long long)((end - start) * BBL_UNIT),
 			   (unsigned long long)(start * BBL_UNIT),
 			   flags & BBL_F_LOST ? "lost: no redundancy was left to rebuild them"
 					      : "unreadable, and no redundancy left to rewrite them");
@@ -267,7 +267,7 @@ void badblocks_clear(struct graid_array *a, unsigned role, int fd, uint64_t off,
 	uint64_t start = (off + BBL_UNIT - 1) / BBL_UNIT, end = (off + len) / BBL_UNIT;
 	struct badblocks *b;
 
-	if (!badblocks_any(a, role) || start >= end || a->members[role].fd != fd)
+	if (!badblocks_any(a, role) || start >= end || a->members[role].dev.fd != fd)
 		return;
 	b = &a->bbl[role];
 	pthread_mutex_lock(&b->lock);

@@ -205,7 +205,7 @@ static void journal_write_records(struct graid_array *a, uint64_t tail)
 		rc = journal_write_record(a, &a->members[r], gen, tail, tail);
 		if (rc) {
 			graid__log(GRAID_LOG_ERR, "journal: member %u (%s): checkpoint write failed: %s",
-				   r, a->members[r].path, graid_strerror(rc));
+				   r, a->members[r].dev.path, graid_strerror(rc));
 			array_member_failed(a, r, rc);
 		}
 	}

@@ -55,21 +55,21 @@ bool array_member_unreachable(struct graid_array *a, unsigned role, int err)
 	reach = member_reach(m, &p);
 	if (reach != REACH_RECONNECTING &&
 	    !(err == -ETIMEDOUT && reach == REACH_LIVE &&
-	      m->timeout_outages < REACH_TIMEOUT_OUTAGES))
+	      m->role.timeout_outages < REACH_TIMEOUT_OUTAGES))
 		return false;
 	if (reach == REACH_LIVE)
-		m->timeout_outages++;
+		m->role.timeout_outages++;
 	/* A full rebuild cut short starts again whole; a catch-up only copies marks again. */
-	m->reach_full = st == GRAID_MEMBER_REBUILDING && !m->catchup;
+	m->role.reach_full = st == GRAID_MEMBER_REBUILDING && !m->role.catchup;
 	atomic_store(&m->state, GRAID_MEMBER_UNREACHABLE);
-	m->outages++;
+	m->role.outages++;
 	a->events++;
-	m->left_events = a->events;
+	m->role.left_events = a->events;
 	array_recount(a);
 	array_write_superblocks(a, 0);
 	graid__log(GRAID_LOG_WARNING, "member %u (%s) unreachable: %s (controller %s, %s %s, %s); "
 				      "array continues degraded, writes recorded for its catch-up",
-		   role, m->path, graid_strerror(err), p.ctrl, p.transport, p.address, p.state);
+		   role, m->dev.path, graid_strerror(err), p.ctrl, p.transport, p.address, p.state);
 	array_event(a, GRAID_EVENT_MEMBER_UNREACHABLE, (int)role, err, 0, 0);
 	/* The worker watches its controllers. */
 	pthread_cond_signal(&a->worker_cond);
@@ -89,7 +89,7 @@ static void member_fail_locked(struct graid_array *a, unsigned role, int err)
 	int st;
 	bool changed = false, survives;
 
-	atomic_fetch_add(&m->errors, 1);
+	atomic_fetch_add(&m->role.errors, 1);
 	/* A fabric member whose controllers reconnect is out for a while, not failed. */
 	if (array_member_unreachable(a, role, err))
 		return;
@@ -101,16 +101,16 @@ static void member_fail_locked(struct graid_array *a, unsigned role, int err)
 	if (changed && a->read_only) {
 		/* Read-only: out of this handle's I/O, but nothing is recorded on the members. */
 		graid__log(GRAID_LOG_ERR, "member %u (%s) failed: %s (read-only: not recorded)",
-			   role, m->path, graid_strerror(err));
+			   role, m->dev.path, graid_strerror(err));
 		array_recount(a);
 	} else if (changed) {
 		/* Where the level cannot do without it, array_recount() says the array failed. */
-		graid__log(GRAID_LOG_ERR, "member %u (%s) failed: %s%s%s", role, m->path,
+		graid__log(GRAID_LOG_ERR, "member %u (%s) failed: %s%s%s", role, m->dev.path,
 			   graid_strerror(err),
 			   err == -ENOSPC ? " (the filesystem or thin pool under it is full)" : "",
 			   survives ? "; array continues degraded" : "");
 		a->events++;
-		m->left_events = a->events;
+		m->role.left_events = a->events;
 		array_recount(a);
 		array_write_superblocks(a, 0);
 		array_event(a, GRAID_EVENT_MEMBER_FAILED, (int)role, err, 0, 0);
@@ -130,7 +130,7 @@ void array_member_io_failed(struct graid_array *a, unsigned role, int fd, int er
 		pthread_mutex_unlock(&a->meta_lock);
 		return;
 	}
-	if (fd >= 0 && m->fd != fd) {
+	if (fd >= 0 && m->dev.fd != fd) {
 		pthread_mutex_unlock(&a->meta_lock);
 		graid__log(GRAID_LOG_INFO, "member %u: a late error of the device it replaced (%s)",
 			   role, graid_strerror(err));
@@ -154,7 +154,7 @@ static bool member_timed_out_locked(struct graid_array *a, unsigned role, int fd
 
 	*counted = false;
 	st = atomic_load(&m->state);
-	if (m->fd != fd) {
+	if (m->dev.fd != fd) {
 		/* The role has another device now; this one is out of the array already. */
 	} else if (st != GRAID_MEMBER_ACTIVE && st != GRAID_MEMBER_REBUILDING) {
 		*counted = late; /* out already: still its device */
@@ -164,7 +164,7 @@ static bool member_timed_out_locked(struct graid_array *a, unsigned role, int fd
 		if (give_up) {
 			*counted = late;
 			graid__log(GRAID_LOG_ERR, "member %u (%s): an I/O took longer than the array's "
-						  "I/O timeout (%llu ms); giving up on it", role, m->path,
+						  "I/O timeout (%llu ms); giving up on it", role, m->dev.path,
 				   (unsigned long long)(atomic_load(&a->io_timeout_ns) / 1000000));
 			member_fail_locked(a, role, -ETIMEDOUT);
 		}
@@ -194,7 +194,7 @@ void array_member_mark_timed_out(struct graid_array *a, unsigned role, int fd)
 	if (!member_timed_out_locked(a, role, fd, false, &counted))
 		graid__log(GRAID_LOG_WARNING, "member %u (%s): its metadata write passed the I/O "
 					      "timeout, but the array needs it: kept, without that "
-					      "mark until the write ends", role, a->members[role].path);
+					      "mark until the write ends", role, a->members[role].dev.path);
 	pthread_mutex_unlock(&a->meta_lock);
 }
 
@@ -207,11 +207,11 @@ void array_member_mark_failed(struct graid_array *a, unsigned role, int fd, int 
 	st = atomic_load(&m->state);
 	if (err == -EBADE && !a->read_only) {
 		array_owner_fenced(a, role); /* another host holds the drive */
-	} else if (m->fd != fd || (st != GRAID_MEMBER_ACTIVE && st != GRAID_MEMBER_REBUILDING)) {
+	} else if (m->dev.fd != fd || (st != GRAID_MEMBER_ACTIVE && st != GRAID_MEMBER_REBUILDING)) {
 		/* Out already, or the role has another device now. */
 	} else if (!array_survives_without(a, role)) {
 		graid__log(GRAID_LOG_WARNING, "member %u (%s): its metadata write failed, but the "
-					      "array needs it: kept, without that mark", role, m->path);
+					      "array needs it: kept, without that mark", role, m->dev.path);
 	} else {
 		member_fail_locked(a, role, err);
 	}

@@ -73,10 +73,10 @@ static void meta_late_done(struct graid_array *a, struct meta_ring *r, uint64_t 
 	if (m >= a->nmembers)
 		return;
 	/* Passthrough: > 0 is an NVMe status; a plain write answers its length. */
-	if (res < 0 || (res > 0 && a->members[m].nvme.passthru))
+	if (res < 0 || (res > 0 && a->members[m].dev.nvme.passthru))
 		graid__log(GRAID_LOG_WARNING, "member %u (%s): a metadata write given up on after "
 					      "the I/O timeout ended later in error: %s", m,
-			   a->members[m].path,
+			   a->members[m].dev.path,
 			   graid_strerror(res < 0 ? res : nvme_status_errno(res)));
 	atomic_fetch_sub(&a->members[m].late_ios, 1);
 }
@@ -408,9 +408,9 @@ int meta_write_all(struct graid_array *a, struct meta_ring **pr, const void *buf
 		return -ESTALE;
 	/* A member this caller gave up on already (in @p timed) is out soon: not written. */
 	for (unsigned i = 0; i < a->nmembers; i++)
-		if (a->members[i].fd >= 0 && array_role_writable(a, i) &&
+		if (a->members[i].dev.fd >= 0 && array_role_writable(a, i) &&
 		    !meta_timed_has(timed, i))
-			s[n++] = (struct meta_slot){ .member = i, .fd = a->members[i].fd };
+			s[n++] = (struct meta_slot){ .member = i, .fd = a->members[i].dev.fd };
 	if (n == 0)
 		return 0;
 	r = meta_ring_get(a, pr);

@@ -146,7 +146,7 @@ static bool region_map_copy_counts(const struct graid_array *a, unsigned role)
 {
 	const struct member *m = &a->members[role];
 
-	return m->fd >= 0 && array_role_writable(a, role) && !m->rejoined;
+	return m->dev.fd >= 0 && array_role_writable(a, role) && !m->role.rejoined;
 }
 
 int region_map_load(struct graid_array *a, struct region_map *m)
@@ -194,7 +194,7 @@ int region_map_write_all(struct graid_array *a, struct region_map *m)
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		struct member *mb = &a->members[i];
 
-		if (mb->fd < 0 || !array_role_writable(a, i))
+		if (mb->dev.fd < 0 || !array_role_writable(a, i))
 			continue;
 		if (member_area_match(mb, m->disk, cur, m->offset, m->bytes)) {
 			graid__log(GRAID_LOG_ERR, "member %u: %s write failed", i, m->kind->name);
