@@ -106,7 +106,9 @@ fi
 
 # The nbdkit unit's ExecStart for real (its run directory moved here, the plugin the one
 # built): ready when it returns, the array held by the server; SIGTERM closes it clean.
-if [ -n "$NBD_UNIT" ] && [ -n "$PLUGIN" ] && command -v nbdkit >/dev/null; then
+if [ -n "${GRAID_SANITIZED:-}" ]; then
+	echo "# sanitizer build: nbdkit cannot load an ASan-instrumented plugin: graid-nbdkit@ not run"
+elif [ -n "$NBD_UNIT" ] && [ -n "$PLUGIN" ] && command -v nbdkit >/dev/null; then
 	cmd=$(sed -n 's/^ExecStart=//p' "$NBD_UNIT")
 	cmd=${cmd//"$BINDIR"/$T/bin}
 	cmd=${cmd//\/run\/graid-nbdkit/$T/rt}

@@ -329,6 +329,27 @@ struct graid_array {
 	struct member members[];
 };
 
+/* A role's state as logs and the control endpoint name it (graidctl uses the same words). */
+static inline const char *member_state_name(int state)
+{
+	switch (state) {
+	case GRAID_MEMBER_ACTIVE:
+		return "active";
+	case GRAID_MEMBER_FAILED:
+		return "failed";
+	case GRAID_MEMBER_MISSING:
+		return "missing";
+	case GRAID_MEMBER_REBUILDING:
+		return "rebuilding";
+	case GRAID_MEMBER_SPARE:
+		return "spare";
+	case GRAID_MEMBER_UNREACHABLE:
+		return "unreachable";
+	default:
+		return "unknown";
+	}
+}
+
 /* What the superblocks record of a member UUID in slot_id: its first 8 bytes, little-endian. */
 static inline uint64_t member_slot_id(const uint8_t uuid[16])
 {

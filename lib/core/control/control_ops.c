@@ -18,26 +18,6 @@ struct op {
 		  char *why, size_t size);
 };
 
-static const char *state_name(int state)
-{
-	switch (state) {
-	case GRAID_MEMBER_ACTIVE:
-		return "active";
-	case GRAID_MEMBER_FAILED:
-		return "failed";
-	case GRAID_MEMBER_MISSING:
-		return "missing";
-	case GRAID_MEMBER_REBUILDING:
-		return "rebuilding";
-	case GRAID_MEMBER_SPARE:
-		return "spare";
-	case GRAID_MEMBER_UNREACHABLE:
-		return "unreachable";
-	default:
-		return "unknown";
-	}
-}
-
 static void put_u64(struct json_object *o, const char *key, uint64_t v)
 {
 	json_object_object_add(o, key, json_object_new_uint64(v));
@@ -83,7 +63,7 @@ static struct json_object *status_member(struct graid_array *a, bool role,
 	struct json_object *o = json_object_new_object();
 
 	put_u64(o, "role", mi->role);
-	put_str(o, "state", state_name(mi->state));
+	put_str(o, "state", member_state_name(mi->state));
 	if (mi->path[0])
 		put_str(o, "path", mi->path);
 	else

@@ -19,30 +19,12 @@
 #include "meta/array_meta.h"
 #include "meta/events.h"
 
-static const char *roles_state_name(int st)
-{
-	switch (st) {
-	case GRAID_MEMBER_ACTIVE:
-		return "active";
-	case GRAID_MEMBER_FAILED:
-		return "failed";
-	case GRAID_MEMBER_MISSING:
-		return "missing";
-	case GRAID_MEMBER_REBUILDING:
-		return "rebuilding";
-	case GRAID_MEMBER_UNREACHABLE:
-		return "unreachable";
-	default:
-		return "a spare";
-	}
-}
-
 /* What a device that is open in the array is, for a refusal: "role 2", "a hot spare". */
 static void attach_named(const struct graid_array *a, unsigned i, char *buf, size_t len)
 {
 	if (i < a->nmembers)
 		snprintf(buf, len, "role %u (%s)", i,
-			 roles_state_name(atomic_load(&a->members[i].state)));
+			 member_state_name(atomic_load(&a->members[i].state)));
 	else
 		snprintf(buf, len, "a hot spare");
 }
@@ -102,7 +84,7 @@ static bool attach_other_role(const struct graid_array *a, const struct superblo
 		graid__log(GRAID_LOG_ERR, "%s is the device of role %u of this array, which is %s "
 					  "only because it was not given: it rejoins that role when "
 					  "given with the members; not taken as a new device%s",
-			   path, sb->role, roles_state_name(st),
+			   path, sb->role, member_state_name(st),
 			   role >= 0 ? " (was the new device's path forgotten?)" : "");
 		return true;
 	}
@@ -111,7 +93,7 @@ static bool attach_other_role(const struct graid_array *a, const struct superblo
 		graid__log(GRAID_LOG_ERR, "%s carries the current superblock of role %u of this "
 					  "array, which is %s: it is that member under another name, "
 					  "or a copy of it; not taken as a new device", path, sb->role,
-			   roles_state_name(st));
+			   member_state_name(st));
 		return true;
 	}
 	return false;
