@@ -230,6 +230,22 @@ else
 	echo "# not root, or no unshare: a failed incremental assembly not tested"
 fi
 
+# --- an assembly whose service fails to start is not retried either ------------------------
+# The open and close ran (events up), then serve= failed: the same devices, changed only by
+# that attempt, must not make udev's next change event assemble it again, and again.
+expect 0 "create S, RAID-1 on s0 s1" -- "$G" create -l 1 --file-size 8M s0 s1
+US=$(sed -n 's/^created RAID-1 array \([0-9a-f-]*\):.*/\1/p' out)
+printf 'DEVICE %s/s0 %s/s1\nARRAY %s serve=ublk\n' "$T" "$T" "$US" >serve.conf
+rm -rf run
+expect 0 "incremental s0" -- "$G" incremental --config serve.conf "$T/s0"
+expect 1 "incremental s1: assembled, its service fails to start" -- \
+	env GRAID_SERVE_CMD="exit 5" "$G" incremental --config serve.conf "$T/s1"
+ev=$(events s0 serve.conf)
+expect 1 "incremental s0 again, as the close's change event would" -- \
+	env GRAID_SERVE_CMD="exit 5" "$G" incremental --config serve.conf "$T/s0"
+[ "$(events s0 serve.conf)" = "$ev" ] && ok "not assembled again (s0's events stay)" ||
+	bad "assembled again on the devices only its own attempt changed: a loop with udev"
+
 # --- block devices: loop devices where this host lets us make them (root, loop driver) ----
 LOOPS=
 trap 'for l in $LOOPS; do losetup -d "$l"; done; rm -rf "$T"' EXIT
