@@ -158,9 +158,11 @@ static int inc_prune(struct inc_state *st, const struct gctl_scan *s,
 }
 
 /*
- * What an assembly is tried on: each device found for the array, by name, device number,
- * inode and the event count of its superblock (FNV-1a over them, in the scan's order, which
- * is sorted). Never 0, which the state reads as "no failure".
+ * What an assembly is tried on: each device found for the array, by name, the filesystem
+ * and device numbers, inode, and what its superblock says of it (member UUID, role, state,
+ * event count): FNV-1a over them in the record's order. A device swapped under the same
+ * name, or a superblock anyone rewrote, changes it. Never 0, which the state reads as "no
+ * failure".
  */
 static uint64_t inc_fingerprint(const struct gctl_scan *s, const struct gctl_scan_array *a)
 {
@@ -168,10 +170,14 @@ static uint64_t inc_fingerprint(const struct gctl_scan *s, const struct gctl_sca
 
 	for (int d = 0; d < a->ndev; d++) {
 		const struct gctl_scan_dev *v = &s->dev[a->dev[d]];
-		char buf[64];
-		int n = snprintf(buf, sizeof(buf), "|%llx:%llx:%llx|",
-				 (unsigned long long)v->st.st_rdev, (unsigned long long)v->st.st_ino,
-				 (unsigned long long)v->p.events);
+		char buf[160];
+		int n = snprintf(buf, sizeof(buf), "|%llx:%llx:%llx:%llx:%u:%d:",
+				 (unsigned long long)v->st.st_dev, (unsigned long long)v->st.st_rdev,
+				 (unsigned long long)v->st.st_ino, (unsigned long long)v->p.events,
+				 v->p.role, v->p.state);
+
+		for (int i = 0; i < 16; i++)
+			h = (h ^ v->p.member_uuid[i]) * 0x100000001b3ull;
 
 		for (const char *p = v->path; *p; p++)
 			h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
@@ -179,6 +185,20 @@ static uint64_t inc_fingerprint(const struct gctl_scan *s, const struct gctl_sca
 			h = (h ^ (uint8_t)buf[i]) * 0x100000001b3ull;
 	}
 	return h ? h : 1;
+}
+
+/* The fingerprint of the recorded devices probed again now (@p before if they cannot be). */
+static uint64_t inc_fingerprint_now(const struct gctl_conf *c, const struct inc_state *st,
+				    const uint8_t uuid[16], uint64_t before)
+{
+	struct gctl_scan s = { 0 };
+	const struct gctl_scan_array *a;
+	uint64_t fp = before;
+
+	if (gctl_scan_paths(c, st->dev, st->ndev, &s) == 0 && (a = gctl_scan_find(&s, uuid)))
+		fp = inc_fingerprint(&s, a);
+	gctl_scan_free(&s);
+	return fp;
 }
 
 static int inc_run(const char *config, const char *path)
@@ -285,7 +305,13 @@ static int inc_run(const char *config, const char *path)
 		st.assembled++;
 		st.failed = 0;
 	} else {
-		st.failed = fp;
+		/*
+		 * The devices as the attempt left them: an open that got as far as writing
+		 * superblocks, or a service that failed after the array was assembled and
+		 * closed, moved their events, and udev's event for that close must not count
+		 * as a change that deserves another try.
+		 */
+		st.failed = inc_fingerprint_now(&c, &st, p.array_uuid, fp);
 	}
 	rc = inc_write(fd, &st);
 done:
