@@ -237,6 +237,13 @@ struct graid_array {
 	atomic_bool broken;            /* more failed than the level tolerates */
 	/* Another host took the array over (a higher owner epoch on the members): no more I/O. */
 	atomic_bool foreign;
+	/*
+	 * A role left the writable states (sb_out_gen, bumped before its state changes) and
+	 * the superblocks that record it (sb_out_written, set as each superblock round ends)
+	 * may not be on disk yet: a write that completes then waits (array_sb_fence).
+	 */
+	_Atomic uint64_t sb_out_gen;
+	_Atomic uint64_t sb_out_written;
 	bool rebuild_work;             /* a background rebuild is due */
 	/* Roles that failed in the I/O path: the worker gives each a spare. */
 	bool takeover_due;

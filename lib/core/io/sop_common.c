@@ -6,6 +6,7 @@
 #include "io/sop.h"
 #include "io/sop_internal.h"
 #include "io/stripe_log.h"
+#include "meta/array_meta.h"
 #include "meta/bitmap.h"
 #include "meta/live.h"
 #include "meta/stripe_lock.h"
@@ -32,6 +33,9 @@ void sop_release_bufs(struct graid_queue *q, struct sop *s)
 
 void sop_finish(struct graid_queue *q, struct sop *s, int err)
 {
+	/* Before its marks end: a crash until the round is done must find them still set. */
+	if (s->req->write && !err)
+		array_sb_fence(q->a);
 	for (unsigned j = 0; s->req->write && j < s->nrun; j++)
 		bitmap_end_write(q->a, s->stripe + j);
 	for (unsigned j = 0; s->req->write && !s->req->zero && j < s->nrun; j++)

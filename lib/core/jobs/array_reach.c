@@ -58,6 +58,7 @@ static void reach_give_up(struct graid_array *a, unsigned role, int err, const c
 	struct member *m = &a->members[role];
 	bool survives = array_survives_without(a, role);
 
+	array_sb_role_out(a);
 	atomic_store(&m->state, GRAID_MEMBER_FAILED);
 	a->events++;
 	array_recount(a);

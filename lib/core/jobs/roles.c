@@ -310,6 +310,7 @@ GRAID_API int graid_array_fail_member(struct graid_array *a, unsigned idx)
 						  "data", idx, a->lay.level);
 			return -EBUSY;
 		}
+		array_sb_role_out(a);
 		atomic_store(&a->members[idx].state, GRAID_MEMBER_FAILED);
 		graid__log(GRAID_LOG_NOTICE, "member %u (%s) marked failed by request", idx,
 			   a->members[idx].dev.path);

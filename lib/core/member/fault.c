@@ -9,7 +9,9 @@
  * bitmap, the live-data map or the journal, waits N microseconds first; data I/O does not:
  * a drive slow only where the library keeps its records), meta-eio-after=N (those durable
  * metadata writes fail with EIO after N succeed; data I/O does not), sb-eio-after=N (superblock
- * writes fail with EIO after N succeed), vanish-after=N (after N I/Os of any kind, all fail, flushes too),
+ * writes fail with EIO after N succeed), sb-stall-us=N (every superblock write waits N
+ * microseconds first: a slow superblock round), vanish-after=N (after N I/Os of any kind,
+ * all fail, flushes too),
  * flush-eio-after=N (flushes fail with EIO after N succeed), kill-after=N
  * (at this member's N+1th write the process sends what it has queued and dies by SIGKILL:
  * power lost between the writes of one stripe, for crash tests).
@@ -58,6 +60,7 @@ struct member_fault {
 	long flush_eio_after;
 	long meta_eio_after;            /* meta-eio-after=N: metadata writes only */
 	long sb_eio_after;              /* sb-eio-after=N: superblock writes only */
+	uint64_t sb_stall_ns;           /* sb-stall-us=N: superblock writes only */
 	atomic_long sb_writes;
 	uint64_t stall_ns;
 	uint64_t meta_stall_ns;         /* meta-stall-us=N: metadata writes only */
@@ -130,6 +133,8 @@ int fault_parse(const char *spec, struct member_fault **out, const char **path)
 			f->meta_eio_after = v;
 		else if (fault_opt(p, n, "sb-eio-after", &v))
 			f->sb_eio_after = v;
+		else if (fault_opt(p, n, "sb-stall-us", &v))
+			f->sb_stall_ns = (uint64_t)v * 1000;
 		else if (n > 13 && !strncmp(p, "fabric-state=", 13) && !f->fabric_state) {
 			f->fabric_state = strndup(p + 13, n - 13);
 			if (!f->fabric_state) {
@@ -347,6 +352,13 @@ enum fault_action fault_decide(struct member_fault *f, bool write, bool meta, ui
 
 bool fault_sb_write_fails(struct member_fault *f)
 {
+	if (f->sb_stall_ns) {
+		struct timespec ts = { .tv_sec = (time_t)(f->sb_stall_ns / 1000000000u),
+				       .tv_nsec = (long)(f->sb_stall_ns % 1000000000u) };
+
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+	}
 	return atomic_load(&f->dead) || fault_fabric_down(f) ||
 	       (f->sb_eio_after >= 0 && atomic_fetch_add(&f->sb_writes, 1) >= f->sb_eio_after);
 }

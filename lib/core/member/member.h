@@ -89,7 +89,10 @@ enum fault_action fault_decide(struct member_fault *f, bool write, bool meta, ui
 			       uint64_t bytes, uint64_t *stall_ns);
 /* Whether this flush of the member fails (flush-eio-after=N, or a vanished device). */
 bool fault_flush_fails(struct member_fault *f);
-/* Whether this superblock write fails (sb-eio-after=N, or a vanished device). */
+/*
+ * Whether this superblock write fails (sb-eio-after=N, or a vanished device); with
+ * sb-stall-us=N it waits first.
+ */
 bool fault_sb_write_fails(struct member_fault *f);
 /*
  * "fabric-state=FILE": the member models an NVMe-oF namespace whose one controller's state

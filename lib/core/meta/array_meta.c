@@ -300,6 +300,7 @@ static bool meta_sb_failed(struct graid_array *a, unsigned role, int err)
 			   role, m->dev.path, graid_strerror(err), a->lay.level);
 		return false;
 	}
+	array_sb_role_out(a);
 	atomic_store(&m->state, GRAID_MEMBER_FAILED);
 	graid__log(GRAID_LOG_ERR, "member %u (%s) failed: its superblock write failed (%s)",
 		   role, m->dev.path, graid_strerror(err));
@@ -311,7 +312,42 @@ static bool meta_sb_failed(struct graid_array *a, unsigned role, int err)
 	return true;
 }
 
+static int meta_write_sbs(struct graid_array *a, uint32_t flags);
+
+void array_sb_role_out(struct graid_array *a)
+{
+	atomic_fetch_add(&a->sb_out_gen, 1);
+}
+
+void array_sb_fence(struct graid_array *a)
+{
+	/*
+	 * The generation is bumped before the role's state changes, so a write that planned
+	 * around the role sees it here; the round runs under the meta_lock hold that bumped it.
+	 */
+	if (atomic_load(&a->sb_out_gen) == atomic_load(&a->sb_out_written))
+		return;
+	pthread_mutex_lock(&a->meta_lock);
+	pthread_mutex_unlock(&a->meta_lock);
+}
+
+/*
+ * Each round, whatever its result, ends the wait for the role changes made before it: its
+ * failures are judged where they happen (meta_sb_failed, array_owner_check), and a wait
+ * that outlived them would only hold every later write on meta_lock.
+ */
 int array_write_superblocks(struct graid_array *a, uint32_t flags)
+{
+	uint64_t gen = atomic_load(&a->sb_out_gen);
+	int rc = meta_write_sbs(a, flags);
+
+	/* A nested round (a member that could not take its superblock) may have ended later. */
+	if (gen > atomic_load(&a->sb_out_written))
+		atomic_store(&a->sb_out_written, gen);
+	return rc;
+}
+
+static int meta_write_sbs(struct graid_array *a, uint32_t flags)
 {
 	int failed[GRAID_MAX_MEMBERS] = { 0 }; /* per role: its write's -errno */
 	bool again = false;

@@ -16,6 +16,19 @@ void array_fill_sb(const struct graid_array *a, unsigned role, struct superblock
  */
 int array_write_superblocks(struct graid_array *a, uint32_t flags);
 /*
+ * A role is about to leave the writable states (failed, unreachable) and a superblock round
+ * under the same hold of meta_lock will record it: until that round ends, a write that
+ * completes waits for it in array_sb_fence(). meta_lock held; before the state changes.
+ */
+void array_sb_role_out(struct graid_array *a);
+/*
+ * A write is about to be acknowledged: if a role has gone out and the superblock round that
+ * records it has not ended, wait for it (meta_lock taken and let go; stripe locks may be
+ * held, meta_lock must not be). Otherwise a write that skipped that role could be
+ * acknowledged while its superblock still says active, and a crash would bring it back.
+ */
+void array_sb_fence(struct graid_array *a);
+/*
  * Whether the array is still this handle's: reads every active member's owner record. A
  * higher owner epoch on any, or on a member this handle wrote its record on anything but
  * that record, marks the array foreign: GRAID_EVENT_ARRAY_FOREIGN, and -ESTALE from here

@@ -61,6 +61,7 @@ bool array_member_unreachable(struct graid_array *a, unsigned role, int err)
 		m->role.timeout_outages++;
 	/* A full rebuild cut short starts again whole; a catch-up only copies marks again. */
 	m->role.reach_full = st == GRAID_MEMBER_REBUILDING && !m->role.catchup;
+	array_sb_role_out(a);
 	atomic_store(&m->state, GRAID_MEMBER_UNREACHABLE);
 	m->role.outages++;
 	a->events++;
@@ -96,6 +97,8 @@ static void member_fail_locked(struct graid_array *a, unsigned role, int err)
 	survives = array_survives_without(a, role);
 	/* Active or being rebuilt: either way it is out now. */
 	st = atomic_load(&m->state);
+	if (!a->read_only && (st == GRAID_MEMBER_ACTIVE || st == GRAID_MEMBER_REBUILDING))
+		array_sb_role_out(a);
 	while ((st == GRAID_MEMBER_ACTIVE || st == GRAID_MEMBER_REBUILDING) && !changed)
 		changed = atomic_compare_exchange_weak(&m->state, &st, GRAID_MEMBER_FAILED);
 	if (changed && a->read_only) {
