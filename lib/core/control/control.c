@@ -33,6 +33,7 @@ struct array_control {
 	struct control_sock sock;
 	int wake;                /* eventfd: stop */
 	pthread_t thread;
+	pid_t pid;               /* the process whose thread serves it */
 	unsigned max_clients;
 	uint64_t idle_ns;
 	struct client **clients; /* max_clients slots, NULL free */
@@ -364,6 +365,7 @@ static int control_start_locked(struct graid_array *a, const struct graid_contro
 		control_free(c);
 		return rc;
 	}
+	c->pid = getpid();
 	a->control = c;
 	a->control_stop = control_stop_hook;
 	graid__log(GRAID_LOG_NOTICE, "control: serving %s", path);
@@ -391,6 +393,19 @@ static int control_stop_locked(struct graid_array *a)
 	c = a->control;
 	if (!c)
 		return 0;
+	/*
+	 * A forked child's copy: its thread and its socket are the parent's, who still serves
+	 * them (the eventfd would wake the parent's thread, the unlink remove its socket). The
+	 * client list was copied while that thread may have been changing it, so it is left,
+	 * not freed; the descriptors that never change after the start are closed.
+	 */
+	if (c->pid != getpid()) {
+		close(c->sock.fd);
+		close(c->wake);
+		a->control = NULL;
+		a->control_stop = NULL;
+		return 0;
+	}
 	if (write(c->wake, &one, sizeof(one)) != sizeof(one))
 		graid__log(GRAID_LOG_ERR, "control: cannot wake the endpoint's thread: %s",
 			   graid_strerror(-errno));
