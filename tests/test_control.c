@@ -418,6 +418,15 @@ Test(control, garbage_gets_an_error_and_the_connection_still_answers, .timeout =
 		{ "{\"id\": 1, \"op\": \"replace\", \"role\": 1}\n", EINVAL, "'path'" },
 		{ "{\"id\": 1, \"op\": \"rebuild-rate\", \"bytes_per_s\": -5}\n", EINVAL,
 		  "'bytes_per_s'" },
+		/* json-c saturates these to UINT64_MAX: never taken as that. */
+		{ "{\"id\": 1, \"op\": \"rebuild-rate\", \"bytes_per_s\": "
+		  "100000000000000000000000}\n", EINVAL, "'bytes_per_s'" },
+		{ "{\"id\": 1, \"op\": \"rebuild-rate\", \"bytes_per_s\": "
+		  "18446744073709551616}\n", EINVAL, "'bytes_per_s'" },
+		/* A string json-c would give cut at its \u0000. */
+		{ "{\"id\": 1, \"op\": \"hello\\u0000junk\"}\n", EINVAL, "'op'" },
+		{ "{\"id\": 1, \"op\": \"spare-add\", \"path\": \"/dev/null\\u0000junk\"}\n",
+		  EINVAL, "'path'" },
 	};
 	struct json_object *r;
 	struct ctl_env e;

@@ -18,7 +18,8 @@
 static const char *run_dir_of(const char *dir)
 {
 	if (!dir || !*dir)
-		dir = getenv("GRAID_RUN_DIR");
+		/* Not from a set-user-ID caller's environment: the socket is made there. */
+		dir = secure_getenv("GRAID_RUN_DIR");
 	return dir && *dir ? dir : CONTROL_RUN_DIR;
 }
 
