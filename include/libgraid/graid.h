@@ -1558,7 +1558,8 @@ GRAID_API void graid_log_set(graid_log_fn fn, void *arg, int max_level);
 #define GRAID_CONTROL_REQUEST_MAX 65536u
 /**
  * Bytes of replies the endpoint keeps queued for one client that does not read them: past
- * it, the client is dropped (a single reply is queued whole, however long).
+ * it, the client is dropped (a single reply is queued whole, however long). A client that
+ * does not read is dropped at this limit or at the idle timeout, whichever comes first.
  */
 #define GRAID_CONTROL_REPLY_MAX (256u * 1024u)
 /** The control protocol's version, as the "hello" reply gives it. */
