@@ -825,3 +825,208 @@ Test(control, a_start_does_not_wait_on_a_listener_that_does_not_accept, .timeout
 	unlink(e.sock);
 	env_down(&e);
 }
+
+/* A log callback that stops the endpoint from the endpoint's own thread, while a request runs. */
+struct self_stop {
+	struct graid_array *a;
+	pthread_t main;
+	int rc;
+	bool called;
+};
+
+static void self_stop_log(void *arg, int level, const char *msg)
+{
+	struct self_stop *s = arg;
+
+	(void)level;
+	if (s->called || pthread_equal(pthread_self(), s->main) ||
+	    !strstr(msg, "marked failed by request"))
+		return;
+	s->called = true;
+	s->rc = graid_array_control_stop(s->a);
+}
+
+Test(control, a_stop_from_the_endpoints_own_thread_is_refused, .timeout = 120)
+{
+	struct self_stop s = { .main = pthread_self(), .rc = 1 };
+	struct json_object *r;
+	struct ctl_env e;
+	int fd;
+
+	env_up(&e, NULL);
+	s.a = e.a;
+	graid_log_set(self_stop_log, &s, GRAID_LOG_DEBUG);
+	fd = ctl_connect(e.sock);
+	cr_assert_geq(fd, 0);
+	r = ask(fd, "{\"id\": 1, \"op\": \"fail\", \"role\": 1}\n");
+	cr_assert(ok_of(r), "%s", json_object_to_json_string(r));
+	json_object_put(r);
+	graid_log_set(NULL, NULL, 0);
+	cr_assert(s.called, "the request logged nothing the callback knew");
+	cr_assert_eq(s.rc, -EDEADLK);
+	/* Still served, and stopped by the array's close as ever. */
+	r = ask(fd, "{\"id\": 2, \"op\": \"hello\"}\n");
+	cr_assert(ok_of(r));
+	json_object_put(r);
+	close(fd);
+	env_down(&e);
+}
+
+/* An event callback that holds the endpoint's request until the test lets it go. */
+struct slow_event {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool entered, release;
+};
+
+static void slow_event_fn(void *arg, const struct graid_event *ev)
+{
+	struct slow_event *s = arg;
+	struct timespec until;
+
+	(void)ev;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 15;
+	pthread_mutex_lock(&s->lock);
+	if (!s->entered) {
+		s->entered = true;
+		pthread_cond_broadcast(&s->cond);
+		while (!s->release && pthread_cond_timedwait(&s->cond, &s->lock, &until) == 0)
+			;
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void *stop_main(void *arg)
+{
+	graid_array_control_stop(arg);
+	return NULL;
+}
+
+Test(control, a_slow_request_holds_up_neither_another_arrays_close_nor_a_fork, .timeout = 120)
+{
+	struct slow_event s = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, false };
+	struct ctl_env e, other;
+	uint64_t t0, took;
+	int fd, status = -1;
+	pthread_t stopper;
+	pid_t pid;
+
+	env_up(&e, NULL);
+	env_up(&other, NULL);
+	cr_assert_eq(graid_array_set_event_callback(e.a, slow_event_fn, &s), 0);
+	fd = ctl_connect(e.sock);
+	cr_assert_geq(fd, 0);
+	send_all(fd, "{\"id\": 1, \"op\": \"fail\", \"role\": 1}\n", 35);
+	pthread_mutex_lock(&s.lock);
+	while (!s.entered)
+		pthread_cond_wait(&s.cond, &s.lock);
+	pthread_mutex_unlock(&s.lock);
+	/* A stop of this array waits for its request; give it time to be in that wait. */
+	cr_assert_eq(pthread_create(&stopper, NULL, stop_main, e.a), 0);
+	usleep(300000);
+	t0 = now_ms();
+	cr_assert_eq(graid_array_close(other.a), 0);
+	other.a = NULL;
+	took = now_ms() - t0;
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		alarm(20);
+		graid_array_control_stop(e.a);
+		_exit(0);
+	}
+	for (t0 = now_ms(); now_ms() - t0 < 10000 && waitpid(pid, &status, WNOHANG) != pid;)
+		usleep(10000);
+	if (status == -1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	pthread_mutex_lock(&s.lock);
+	s.release = true;
+	pthread_cond_broadcast(&s.cond);
+	pthread_mutex_unlock(&s.lock);
+	pthread_join(stopper, NULL);
+	cr_assert_lt(took, 5000, "another array's close waited %" PRIu64 " ms for this one's "
+				 "request", took);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "a fork's child hung stopping its copy while the parent's stop waited");
+	close(fd);
+	env_down(&other);
+	env_down(&e);
+}
+
+static atomic_uint accept_logs;
+
+static void accept_log(void *arg, int level, const char *msg)
+{
+	(void)arg, (void)level;
+	if (strstr(msg, "cannot accept"))
+		atomic_fetch_add(&accept_logs, 1);
+}
+
+static uint64_t cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+Test(control, out_of_descriptors_the_endpoint_does_not_spin, .timeout = 120)
+{
+	struct rlimit old, low;
+	struct json_object *r;
+	struct ctl_env e;
+	static int fds[4096];
+	unsigned n = 0;
+	uint64_t cpu;
+	int fd;
+
+	env_up(&e, NULL);
+	graid_log_set(accept_log, NULL, GRAID_LOG_DEBUG);
+	cr_assert_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = old.rlim_cur < 1024 ? old.rlim_cur : 1024;
+	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+	while (n < sizeof(fds) / sizeof(fds[0]) && (fds[n] = open("/dev/null", O_RDONLY)) >= 0)
+		n++;
+	/* One free: the client's; the endpoint's accept then has none. */
+	close(fds[--n]);
+	fd = ctl_connect(e.sock);
+	usleep(200000);
+	cpu = cpu_ms();
+	usleep(1000000);
+	cpu = cpu_ms() - cpu;
+	while (n)
+		close(fds[--n]);
+	setrlimit(RLIMIT_NOFILE, &old);
+	cr_assert_geq(fd, 0);
+	cr_assert_lt(cpu, 300, "%" PRIu64 " ms of CPU in 1 s with a client it cannot accept", cpu);
+	/* Once there are descriptors again, the client that waited is served. */
+	r = ask(fd, "{\"id\": 1, \"op\": \"hello\"}\n");
+	cr_assert(ok_of(r));
+	json_object_put(r);
+	graid_log_set(NULL, NULL, 0);
+	cr_assert_eq(atomic_load(&accept_logs), 1, "the accept failure was logged %u times",
+		     atomic_load(&accept_logs));
+	close(fd);
+	env_down(&e);
+}
+
+Test(control, max_clients_past_the_cap_is_refused, .timeout = 120)
+{
+	struct graid_control_options o = { .struct_size = sizeof(o), .max_clients = 1025 };
+	struct ctl_env e;
+
+	env_up(&e, NULL);
+	o.run_dir = e.run;
+	cr_assert_eq(graid_array_control_stop(e.a), 0);
+	cr_assert_eq(graid_array_control_start(e.a, &o), -EINVAL);
+	o.max_clients = 1024;
+	cr_assert_eq(graid_array_control_start(e.a, &o), 0);
+	o.struct_size = offsetof(struct graid_control_options, idle_timeout_ms);
+	cr_assert_eq(graid_array_control_stop(e.a), 0);
+	cr_assert_eq(graid_array_control_start(e.a, &o), -EINVAL);
+	env_down(&e);
+}
