@@ -6,15 +6,20 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <dirent.h>
 
 #include <criterion/criterion.h>
 #include <json-c/json.h>
@@ -416,6 +421,15 @@ Test(control, garbage_gets_an_error_and_the_connection_still_answers, .timeout =
 		{ "{\"id\": 1, \"op\": \"replace\", \"role\": 1}\n", EINVAL, "'path'" },
 		{ "{\"id\": 1, \"op\": \"rebuild-rate\", \"bytes_per_s\": -5}\n", EINVAL,
 		  "'bytes_per_s'" },
+		/* json-c saturates these to UINT64_MAX: never taken as that. */
+		{ "{\"id\": 1, \"op\": \"rebuild-rate\", \"bytes_per_s\": "
+		  "100000000000000000000000}\n", EINVAL, "'bytes_per_s'" },
+		{ "{\"id\": 1, \"op\": \"rebuild-rate\", \"bytes_per_s\": "
+		  "18446744073709551616}\n", EINVAL, "'bytes_per_s'" },
+		/* A string json-c would give cut at its \u0000. */
+		{ "{\"id\": 1, \"op\": \"hello\\u0000junk\"}\n", EINVAL, "'op'" },
+		{ "{\"id\": 1, \"op\": \"spare-add\", \"path\": \"/dev/null\\u0000junk\"}\n",
+		  EINVAL, "'path'" },
 	};
 	struct json_object *r;
 	struct ctl_env e;
@@ -482,7 +496,7 @@ Test(control, a_request_longer_than_the_limit_closes_the_client, .timeout = 120)
 struct flood {
 	const char *sock;
 	int fd;
-	bool dropped;
+	atomic_bool dropped;
 	size_t sent;
 };
 
@@ -497,7 +511,7 @@ static void *flood_main(void *arg)
 		ssize_t k = send(f->fd, req, sizeof(req) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 
 		if (k < 0 && (errno == EPIPE || errno == ECONNRESET)) {
-			f->dropped = true;
+			atomic_store(&f->dropped, true);
 			break;
 		}
 		if (k < 0) {
@@ -511,13 +525,18 @@ static void *flood_main(void *arg)
 	return NULL;
 }
 
+/*
+ * Dropped by whichever comes first, as docs/CONTROL.md says: its queued replies passing the
+ * limit (a fast server reads a burst of requests at once), or the idle timeout once its
+ * socket is full and nothing moves (a server that keeps up, reply by reply). Which one
+ * depends on the machine's speed; the bound holds for both.
+ */
 Test(control, a_client_that_never_reads_stalls_no_io_and_is_dropped, .timeout = 180)
 {
-	/* Idle past this test's own bounds: what drops the client is its full reply buffer. */
-	struct graid_control_options o = { .struct_size = sizeof(o), .idle_timeout_ms = 600000 };
+	struct graid_control_options o = { .struct_size = sizeof(o), .idle_timeout_ms = 1000 };
 	struct graid_array_info info = { .struct_size = sizeof(info) };
 	struct flood f = { 0 };
-	uint64_t worst = 0, start;
+	uint64_t worst = 0, start, took;
 	struct json_object *r;
 	struct ctl_env e;
 	pthread_t t;
@@ -532,25 +551,26 @@ Test(control, a_client_that_never_reads_stalls_no_io_and_is_dropped, .timeout = 
 	cr_assert_geq(f.fd, 0);
 	cr_assert_eq(pthread_create(&t, NULL, flood_main, &f), 0);
 	start = now_ms();
-	/* I/O keeps completing, each write within a bound, while the endpoint is flooded. */
-	while (now_ms() - start < 3000 || !__atomic_load_n(&f.dropped, __ATOMIC_SEQ_CST)) {
-		uint64_t t0 = now_ms(), took;
+	/* I/O keeps completing while the endpoint is flooded, each write within a bound. */
+	while (!atomic_load(&f.dropped) && now_ms() - start < 60000) {
+		uint64_t t0 = now_ms();
 
 		cr_assert_eq(graid_array_write(e.a, buf, 65536,
 					       (writes * 65536ull) % (info.size - 65536)), 65536);
 		took = now_ms() - t0;
 		worst = took > worst ? took : worst;
 		writes++;
-		if (now_ms() - start > 60000)
-			break;
 	}
+	took = now_ms() - start;
 	pthread_join(t, NULL);
-	cr_assert(f.dropped, "the client that never read was not dropped (%zu bytes sent)",
-		  f.sent);
+	/* The socket fills within a few hundred replies: seconds even on a loaded ASan build. */
+	cr_assert(f.dropped, "the client that never read was not dropped in %" PRIu64 " ms (%zu "
+			     "bytes sent)", took, f.sent);
+	cr_assert_lt(took, 30000, "dropped only after %" PRIu64 " ms", took);
 	/* A stall would last as long as the client: the bound leaves room for a busy machine. */
 	cr_assert_lt(worst, 5000, "a write took %" PRIu64 " ms while the endpoint was flooded",
 		     worst);
-	cr_assert_gt(writes, 10);
+	cr_assert_gt(writes, 0);
 	close(f.fd);
 	fd = ctl_connect(e.sock);
 	cr_assert_geq(fd, 0);
@@ -674,5 +694,339 @@ Test(control, the_socket_path_stale_live_and_read_only, .timeout = 120)
 	cr_assert_eq(graid_array_control_start(e.a, &o), -EEXIST);
 	cr_assert_eq(access(e.sock, F_OK), 0, "the file is still there");
 	unlink(e.sock);
+	env_down(&e);
+}
+
+/* Review: the names in the run directory besides the array's socket. */
+static unsigned run_dir_leftovers(const char *run, const char *sock)
+{
+	const char *base = strrchr(sock, '/') + 1;
+	unsigned n = 0;
+	struct dirent *d;
+	DIR *dir = opendir(run);
+
+	cr_assert_not_null(dir);
+	while ((d = readdir(dir)))
+		if (strcmp(d->d_name, ".") && strcmp(d->d_name, "..") && strcmp(d->d_name, base))
+			n++;
+	closedir(dir);
+	return n;
+}
+
+Test(control, a_refused_start_leaves_nothing_in_the_run_dir, .timeout = 120)
+{
+	struct graid_control_options o = { .struct_size = sizeof(o) };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct ctl_env e;
+	int l;
+
+	env_up(&e, NULL);
+	o.run_dir = e.run;
+	cr_assert_eq(graid_array_control_stop(e.a), 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", e.sock);
+	l = socket(AF_UNIX, SOCK_STREAM, 0);
+	cr_assert_eq(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	cr_assert_eq(listen(l, 4), 0);
+	cr_assert_eq(graid_array_control_start(e.a, &o), -EBUSY);
+	close(l);
+	unlink(e.sock);
+	l = open(e.sock, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	close(l);
+	cr_assert_eq(graid_array_control_start(e.a, &o), -EEXIST);
+	cr_assert_eq(run_dir_leftovers(e.run, e.sock), 0,
+		     "a refused start left its private directory behind in %s", e.run);
+	unlink(e.sock);
+	env_down(&e);
+}
+
+Test(control, a_forked_child_stopping_its_copy_leaves_the_parents_endpoint, .timeout = 120)
+{
+	struct json_object *r;
+	struct ctl_env e;
+	int status, fd;
+	pid_t pid;
+
+	env_up(&e, NULL);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		alarm(20);
+		graid_array_control_stop(e.a);
+		_exit(0);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	fd = ctl_connect(e.sock);
+	cr_assert_geq(fd, 0, "the parent's socket is gone after its child stopped its copy: %s",
+		      strerror(-fd));
+	r = ask(fd, "{\"id\": 1, \"op\": \"hello\"}\n");
+	cr_assert(ok_of(r));
+	json_object_put(r);
+	close(fd);
+	env_down(&e);
+}
+
+struct start_arg {
+	struct graid_array *a;
+	const struct graid_control_options *o;
+	int rc;
+};
+
+static void *start_main(void *arg)
+{
+	struct start_arg *s = arg;
+
+	s->rc = graid_array_control_start(s->a, s->o);
+	return NULL;
+}
+
+Test(control, a_start_does_not_wait_on_a_listener_that_does_not_accept, .timeout = 120)
+{
+	struct graid_control_options o = { .struct_size = sizeof(o) };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct start_arg s = { .o = &o, .rc = 1 };
+	struct timespec until;
+	struct ctl_env e;
+	pthread_t t;
+	int l, joined;
+
+	env_up(&e, NULL);
+	o.run_dir = e.run;
+	s.a = e.a;
+	cr_assert_eq(graid_array_control_stop(e.a), 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", e.sock);
+	l = socket(AF_UNIX, SOCK_STREAM, 0);
+	cr_assert_eq(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	cr_assert_eq(listen(l, 0), 0);
+	/* Its backlog full: a stopped or stuck process's socket. */
+	for (int i = 0; i < 4; i++) {
+		int c = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+
+		connect(c, (struct sockaddr *)&sa, sizeof(sa));
+	}
+	cr_assert_eq(pthread_create(&t, NULL, start_main, &s), 0);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 5;
+	joined = pthread_timedjoin_np(t, NULL, &until);
+	/* Let it go either way, so that the test can end: accept what waits until it returns. */
+	if (joined) {
+		fcntl(l, F_SETFL, O_NONBLOCK);
+		for (int k = 0; k < 1000 && pthread_tryjoin_np(t, NULL); k++) {
+			int fd = accept(l, NULL, NULL);
+
+			if (fd >= 0)
+				close(fd);
+			usleep(10000);
+		}
+	}
+	cr_assert_eq(joined, 0, "graid_array_control_start waited 5 s on a listener that does "
+				"not accept (and held every array's start/stop lock meanwhile)");
+	cr_assert_eq(s.rc, -EBUSY);
+	close(l);
+	unlink(e.sock);
+	env_down(&e);
+}
+
+/* A log callback that stops the endpoint from the endpoint's own thread, while a request runs. */
+struct self_stop {
+	struct graid_array *a;
+	pthread_t main;
+	int rc;
+	bool called;
+};
+
+static void self_stop_log(void *arg, int level, const char *msg)
+{
+	struct self_stop *s = arg;
+
+	(void)level;
+	if (s->called || pthread_equal(pthread_self(), s->main) ||
+	    !strstr(msg, "marked failed by request"))
+		return;
+	s->called = true;
+	s->rc = graid_array_control_stop(s->a);
+}
+
+Test(control, a_stop_from_the_endpoints_own_thread_is_refused, .timeout = 120)
+{
+	struct self_stop s = { .main = pthread_self(), .rc = 1 };
+	struct json_object *r;
+	struct ctl_env e;
+	int fd;
+
+	env_up(&e, NULL);
+	s.a = e.a;
+	graid_log_set(self_stop_log, &s, GRAID_LOG_DEBUG);
+	fd = ctl_connect(e.sock);
+	cr_assert_geq(fd, 0);
+	r = ask(fd, "{\"id\": 1, \"op\": \"fail\", \"role\": 1}\n");
+	cr_assert(ok_of(r), "%s", json_object_to_json_string(r));
+	json_object_put(r);
+	graid_log_set(NULL, NULL, 0);
+	cr_assert(s.called, "the request logged nothing the callback knew");
+	cr_assert_eq(s.rc, -EDEADLK);
+	/* Still served, and stopped by the array's close as ever. */
+	r = ask(fd, "{\"id\": 2, \"op\": \"hello\"}\n");
+	cr_assert(ok_of(r));
+	json_object_put(r);
+	close(fd);
+	env_down(&e);
+}
+
+/* An event callback that holds the endpoint's request until the test lets it go. */
+struct slow_event {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool entered, release;
+};
+
+static void slow_event_fn(void *arg, const struct graid_event *ev)
+{
+	struct slow_event *s = arg;
+	struct timespec until;
+
+	(void)ev;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 15;
+	pthread_mutex_lock(&s->lock);
+	if (!s->entered) {
+		s->entered = true;
+		pthread_cond_broadcast(&s->cond);
+		while (!s->release && pthread_cond_timedwait(&s->cond, &s->lock, &until) == 0)
+			;
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void *stop_main(void *arg)
+{
+	graid_array_control_stop(arg);
+	return NULL;
+}
+
+Test(control, a_slow_request_holds_up_neither_another_arrays_close_nor_a_fork, .timeout = 120)
+{
+	struct slow_event s = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, false };
+	struct ctl_env e, other;
+	uint64_t t0, took;
+	int fd, status = -1;
+	pthread_t stopper;
+	pid_t pid;
+
+	env_up(&e, NULL);
+	env_up(&other, NULL);
+	cr_assert_eq(graid_array_set_event_callback(e.a, slow_event_fn, &s), 0);
+	fd = ctl_connect(e.sock);
+	cr_assert_geq(fd, 0);
+	send_all(fd, "{\"id\": 1, \"op\": \"fail\", \"role\": 1}\n", 35);
+	pthread_mutex_lock(&s.lock);
+	while (!s.entered)
+		pthread_cond_wait(&s.cond, &s.lock);
+	pthread_mutex_unlock(&s.lock);
+	/* A stop of this array waits for its request; give it time to be in that wait. */
+	cr_assert_eq(pthread_create(&stopper, NULL, stop_main, e.a), 0);
+	usleep(300000);
+	t0 = now_ms();
+	cr_assert_eq(graid_array_close(other.a), 0);
+	other.a = NULL;
+	took = now_ms() - t0;
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		alarm(20);
+		graid_array_control_stop(e.a);
+		_exit(0);
+	}
+	for (t0 = now_ms(); now_ms() - t0 < 10000 && waitpid(pid, &status, WNOHANG) != pid;)
+		usleep(10000);
+	if (status == -1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	pthread_mutex_lock(&s.lock);
+	s.release = true;
+	pthread_cond_broadcast(&s.cond);
+	pthread_mutex_unlock(&s.lock);
+	pthread_join(stopper, NULL);
+	cr_assert_lt(took, 5000, "another array's close waited %" PRIu64 " ms for this one's "
+				 "request", took);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "a fork's child hung stopping its copy while the parent's stop waited");
+	close(fd);
+	env_down(&other);
+	env_down(&e);
+}
+
+static atomic_uint accept_logs;
+
+static void accept_log(void *arg, int level, const char *msg)
+{
+	(void)arg, (void)level;
+	if (strstr(msg, "cannot accept"))
+		atomic_fetch_add(&accept_logs, 1);
+}
+
+static uint64_t cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+Test(control, out_of_descriptors_the_endpoint_does_not_spin, .timeout = 120)
+{
+	struct rlimit old, low;
+	struct json_object *r;
+	struct ctl_env e;
+	static int fds[4096];
+	unsigned n = 0;
+	uint64_t cpu;
+	int fd;
+
+	env_up(&e, NULL);
+	graid_log_set(accept_log, NULL, GRAID_LOG_DEBUG);
+	cr_assert_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = old.rlim_cur < 1024 ? old.rlim_cur : 1024;
+	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+	while (n < sizeof(fds) / sizeof(fds[0]) && (fds[n] = open("/dev/null", O_RDONLY)) >= 0)
+		n++;
+	/* One free: the client's; the endpoint's accept then has none. */
+	close(fds[--n]);
+	fd = ctl_connect(e.sock);
+	usleep(200000);
+	cpu = cpu_ms();
+	usleep(1000000);
+	cpu = cpu_ms() - cpu;
+	while (n)
+		close(fds[--n]);
+	setrlimit(RLIMIT_NOFILE, &old);
+	cr_assert_geq(fd, 0);
+	cr_assert_lt(cpu, 300, "%" PRIu64 " ms of CPU in 1 s with a client it cannot accept", cpu);
+	/* Once there are descriptors again, the client that waited is served. */
+	r = ask(fd, "{\"id\": 1, \"op\": \"hello\"}\n");
+	cr_assert(ok_of(r));
+	json_object_put(r);
+	graid_log_set(NULL, NULL, 0);
+	cr_assert_eq(atomic_load(&accept_logs), 1, "the accept failure was logged %u times",
+		     atomic_load(&accept_logs));
+	close(fd);
+	env_down(&e);
+}
+
+Test(control, max_clients_past_the_cap_is_refused, .timeout = 120)
+{
+	struct graid_control_options o = { .struct_size = sizeof(o), .max_clients = 1025 };
+	struct ctl_env e;
+
+	env_up(&e, NULL);
+	o.run_dir = e.run;
+	cr_assert_eq(graid_array_control_stop(e.a), 0);
+	cr_assert_eq(graid_array_control_start(e.a, &o), -EINVAL);
+	o.max_clients = 1024;
+	cr_assert_eq(graid_array_control_start(e.a, &o), 0);
+	o.struct_size = offsetof(struct graid_control_options, idle_timeout_ms);
+	cr_assert_eq(graid_array_control_stop(e.a), 0);
+	cr_assert_eq(graid_array_control_start(e.a, &o), -EINVAL);
 	env_down(&e);
 }

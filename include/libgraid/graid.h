@@ -707,7 +707,9 @@ GRAID_API int graid_lease_init(const char *spec, const uint8_t array_uuid[16]);
  *   next open resyncs the regions still marked.
  * @param a the array (NULL is ignored); no call on it may be in progress.
  * @return 0; -EIO a member could not be flushed or updated (the array is freed anyway);
- *   -ESTALE another host took the array over: nothing was written at close.
+ *   -ESTALE another host took the array over: nothing was written at close; -EDEADLK
+ *   called on the array's control endpoint's own thread (an event or log callback run by a
+ *   request): nothing was done, the array stays open.
  */
 GRAID_API int graid_array_close(struct graid_array *a);
 
@@ -1558,7 +1560,8 @@ GRAID_API void graid_log_set(graid_log_fn fn, void *arg, int max_level);
 #define GRAID_CONTROL_REQUEST_MAX 65536u
 /**
  * Bytes of replies the endpoint keeps queued for one client that does not read them: past
- * it, the client is dropped (a single reply is queued whole, however long).
+ * it, the client is dropped (a single reply is queued whole, however long). A client that
+ * does not read is dropped at this limit or at the idle timeout, whichever comes first.
  */
 #define GRAID_CONTROL_REPLY_MAX (256u * 1024u)
 /** The control protocol's version, as the "hello" reply gives it. */
@@ -1573,7 +1576,8 @@ struct graid_control_options {
 	 * else can write.
 	 */
 	const char *run_dir;
-	unsigned max_clients;    /**< clients served at once; 0: 16. More are refused */
+	/** clients served at once, at most 1024; 0: 16. More are refused */
+	unsigned max_clients;
 	unsigned idle_timeout_ms; /**< a client silent this long is closed; 0: 60000 */
 };
 
@@ -1590,7 +1594,8 @@ struct graid_control_options {
  * graid_array_close(), first. Not to be called concurrently with graid_array_close().
  * @param a the array, opened writable.
  * @param opts NULL for the defaults, or the options.
- * @return 0; -EINVAL @p a NULL, or @p opts with struct_size smaller than the struct;
+ * @return 0; -EINVAL @p a NULL, @p opts with struct_size too small to hold idle_timeout_ms
+ *   (a larger one, of a later version, is taken), or max_clients above 1024 (logged);
  *   -EROFS the array was opened read-only (a look has nothing to manage); -EALREADY the
  *   endpoint is served already; -EBUSY a live process serves the socket's path; -EEXIST
  *   something other than a socket is at that path (left alone); -ENAMETOOLONG
@@ -1603,9 +1608,13 @@ GRAID_API int graid_array_control_start(struct graid_array *a,
 
 /**
  * @brief Stop serving the control endpoint: the request under way finishes, every client
- *   is closed, the socket is removed, and the thread has ended when this returns.
+ *   is closed, the socket is removed, and the thread has ended when this returns. Another
+ *   array's endpoint is not held up meanwhile. In a fork()'s child, only the child's copies
+ *   are let go: the parent's endpoint and socket stay.
  * @param a the array.
- * @return 0 (also when no endpoint was served); -EINVAL @p a is NULL.
+ * @return 0 (also when no endpoint was served); -EINVAL @p a is NULL; -EDEADLK called on
+ *   the endpoint's own thread (an event or log callback run by a request): it goes on
+ *   serving.
  */
 GRAID_API int graid_array_control_stop(struct graid_array *a);
 

@@ -75,9 +75,12 @@ GRAID_API int graid_array_close(struct graid_array *a)
 
 	if (!a)
 		return 0;
-	/* First: a request served meanwhile would change the array under the close. */
-	if (a->control_stop)
-		a->control_stop(a);
+	/*
+	 * First: a request served meanwhile would change the array under the close. Refused on
+	 * the endpoint's own thread (a callback a request ran): the array is in use under it.
+	 */
+	if (a->control_stop && (rc = a->control_stop(a)) == -EDEADLK)
+		return rc;
 	/* A background rebuild stops at its next batch; its checkpoint lets it resume. */
 	array_worker_stop(a);
 	if (a->read_only) {

@@ -316,10 +316,11 @@ struct graid_array {
 	/*
 	 * The control endpoint (control/), when served: started and stopped by the control
 	 * layer's calls, set before its thread starts. Close ends it through the pointer: the
-	 * control layer sits above the api layer's close, which calls nothing above it.
+	 * control layer sits above the api layer's close, which calls nothing above it. It
+	 * returns as graid_array_control_stop() does (-EDEADLK: called on the endpoint's thread).
 	 */
 	struct array_control *control;
-	void (*control_stop)(struct graid_array *a);
+	int (*control_stop)(struct graid_array *a);
 
 	/* What an open learnt for graid_array_given_info() and read-only looks: set at open. */
 	struct array_holder_view view; /* read-only opens: the holder's view (array_view.c) */

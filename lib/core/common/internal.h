@@ -51,12 +51,14 @@ void graid__lock(struct graid_lock *l);
 void graid__unlock(struct graid_lock *l);
 void graid__fork_safe(void);
 /*
- * The locks fork() takes, outermost first, in the order they nest: auto's measurement
- * (select) opens engines, which look at the plugin registry and start an engine's worker
- * pool, and all of them log. A lock of a layer above (an engine's pool) is registered by
- * its owner before its first use; a rank holds one lock.
+ * The locks fork() takes, outermost first, in the order they nest: the control endpoint's
+ * start and stop (control/) log; auto's measurement (select) opens engines, which look at
+ * the plugin registry and start an engine's worker pool, and all of them log. A lock of a
+ * layer above (an engine's pool, the control endpoint's) is registered by its owner before
+ * its first use; a rank holds one lock.
  */
 enum graid_fork_rank {
+	GRAID_FORK_CONTROL,
 	GRAID_FORK_SELECT,
 	GRAID_FORK_REGISTRY,
 	GRAID_FORK_POOL,

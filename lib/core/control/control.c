@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -16,7 +17,10 @@
 #include "control/control.h"
 
 #define CONTROL_MAX_CLIENTS 16
+#define CONTROL_CLIENTS_MAX 1024u /* graid.h promises it */
 #define CONTROL_IDLE_MS 60000u
+/* Out of descriptors: the listener is left alone this long (a pending client keeps it readable). */
+#define CONTROL_ACCEPT_PAUSE_NS 100000000u
 
 struct client {
 	int fd;
@@ -33,8 +37,12 @@ struct array_control {
 	struct control_sock sock;
 	int wake;                /* eventfd: stop */
 	pthread_t thread;
+	pid_t pid;               /* the process whose thread serves it */
 	unsigned max_clients;
 	uint64_t idle_ns;
+	uint64_t accept_after_ns; /* not polled for clients before this (out of descriptors) */
+	bool accept_logged;      /* the out-of-descriptors pause was logged: once per run of them */
+	bool stopping;           /* a stop is joining the thread: other stops wait for it */
 	struct client **clients; /* max_clients slots, NULL free */
 };
 
@@ -80,8 +88,6 @@ static int client_queue(struct client *cl, char *reply)
 {
 	size_t n, left;
 
-	if (!reply)
-		return -1;
 	n = strlen(reply);
 	left = cl->out_len - cl->out_off;
 	if (left && left + n > GRAID_CONTROL_REPLY_MAX) {
@@ -116,13 +122,16 @@ static int client_queue(struct client *cl, char *reply)
 /* Serve every whole line read. 0, or the reason the client is dropped. */
 static const char *client_lines(struct array_control *c, struct client *cl)
 {
-	char *start = cl->in, *nl;
+	char *start = cl->in, *nl, *reply;
 
 	while ((nl = memchr(start, '\n', cl->in_len - (size_t)(start - cl->in)))) {
 		*nl = '\0';
 		if (memchr(start, '\0', (size_t)(nl - start)))
 			return "a request holds a NUL byte";
-		if (client_queue(cl, control_request(c->a, start)))
+		reply = control_request(c->a, start);
+		if (!reply)
+			return "out of memory for a reply";
+		if (client_queue(cl, reply))
 			return "its replies were not read (reply buffer full)";
 		start = nl + 1;
 	}
@@ -187,8 +196,21 @@ static void accept_one(struct array_control *c)
 	unsigned i;
 	int fd = accept4(c->sock.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
-	if (fd < 0)
+	if (fd < 0) {
+		/*
+		 * The client stays pending and the listener readable: polled again at once, it
+		 * would spin. Paused instead; the clients served meanwhile may free descriptors.
+		 */
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+			if (!c->accept_logged)
+				graid__log(GRAID_LOG_WARNING, "control: cannot accept a client: "
+					   "%s; new clients wait", graid_strerror(-errno));
+			c->accept_logged = true;
+			c->accept_after_ns = graid__now_ns() + CONTROL_ACCEPT_PAUSE_NS;
+		}
 		return;
+	}
+	c->accept_logged = false;
 	if (!peer_allowed(fd)) {
 		graid__log(GRAID_LOG_WARNING, "control: refused a peer that is neither root nor "
 					      "this process's user");
@@ -217,6 +239,10 @@ static nfds_t poll_set(struct array_control *c, struct pollfd *pfd, unsigned *ma
 
 	pfd[0] = (struct pollfd){ .fd = c->wake, .events = POLLIN };
 	pfd[1] = (struct pollfd){ .fd = c->sock.fd, .events = POLLIN };
+	if (now < c->accept_after_ns) {
+		pfd[1].fd = -1; /* skipped by poll() */
+		next = c->accept_after_ns - now;
+	}
 	for (unsigned i = 0; i < c->max_clients; i++) {
 		struct client *cl = c->clients[i];
 
@@ -248,8 +274,11 @@ static void *control_main(void *arg)
 		int timeout;
 		nfds_t n = poll_set(c, pfd, map, &timeout);
 
-		if (poll(pfd, n, timeout) < 0 && errno != EINTR)
+		if (poll(pfd, n, timeout) < 0 && errno != EINTR) {
+			graid__log(GRAID_LOG_ERR, "control: poll failed: %s; the endpoint stopped "
+				   "serving", graid_strerror(-errno));
 			break;
+		}
 		if (pfd[0].revents)
 			break;
 		for (nfds_t k = 2; k < n; k++) {
@@ -289,9 +318,9 @@ static void control_free(struct array_control *c)
 	free(c);
 }
 
-static void control_stop_hook(struct graid_array *a)
+static int control_stop_hook(struct graid_array *a)
 {
-	graid_array_control_stop(a);
+	return graid_array_control_stop(a);
 }
 
 GRAID_API int graid_array_control_path(struct graid_array *a, const char *run_dir, char *buf,
@@ -315,8 +344,8 @@ static int control_new(struct graid_array *a, const struct graid_control_options
 		return -ENOMEM;
 	c->a = a;
 	c->sock.fd = -1;
-	c->max_clients = o && o->max_clients ? o->max_clients : CONTROL_MAX_CLIENTS;
-	c->idle_ns = (uint64_t)(o && o->idle_timeout_ms ? o->idle_timeout_ms : CONTROL_IDLE_MS) *
+	c->max_clients = o->max_clients ? o->max_clients : CONTROL_MAX_CLIENTS;
+	c->idle_ns = (uint64_t)(o->idle_timeout_ms ? o->idle_timeout_ms : CONTROL_IDLE_MS) *
 		     1000000u;
 	c->clients = calloc(c->max_clients, sizeof(*c->clients));
 	c->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -332,20 +361,52 @@ static int control_new(struct graid_array *a, const struct graid_control_options
 
 /*
  * Start and stop of any array's endpoint, so that two threads starting (or one starting, one
- * stopping) one handle's endpoint cannot both install or both free it. Never taken by an
- * endpoint's thread, so a stop may join one under it.
+ * stopping) one handle's endpoint cannot both install or both free it. Held for short steps
+ * only, never across a join: one array's long request must not hold up another's close.
+ * control_stopped is signalled (under it) when a stop has joined and freed an endpoint.
  */
-static pthread_mutex_t control_start_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct graid_lock control_start_lock = GRAID_LOCK_INIT;
+static pthread_cond_t control_stopped = PTHREAD_COND_INITIALIZER;
 
-static int control_start_locked(struct graid_array *a, const struct graid_control_options *opts)
+static void control_lock(void)
 {
-	const char *dir = opts ? opts->run_dir : NULL;
+	/* Taken by fork(): a child must not inherit it held by a thread it does not have. */
+	graid__fork_lock_register(&control_start_lock, GRAID_FORK_CONTROL);
+	graid__lock(&control_start_lock);
+}
+
+/* The options a caller of any version gave: the fields past its struct_size are 0. */
+static int control_options(const struct graid_control_options *opts,
+			   struct graid_control_options *o)
+{
+	const size_t min = offsetof(struct graid_control_options, idle_timeout_ms) +
+			   sizeof(opts->idle_timeout_ms);
+
+	memset(o, 0, sizeof(*o));
+	if (!opts)
+		return 0;
+	if (opts->struct_size < min)
+		return -EINVAL;
+	memcpy(o, opts, opts->struct_size < sizeof(*o) ? opts->struct_size : sizeof(*o));
+	if (o->max_clients > CONTROL_CLIENTS_MAX) {
+		graid__log(GRAID_LOG_ERR, "control: max_clients %u is more than %u",
+			   o->max_clients, CONTROL_CLIENTS_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int control_start_locked(struct graid_array *a, const struct graid_control_options *given)
+{
+	struct graid_control_options opts_copy, *opts = &opts_copy;
+	const char *dir;
 	struct array_control *c;
 	char path[108];
 	int rc;
 
-	if (!a || (opts && opts->struct_size < sizeof(*opts)))
+	if (!a || control_options(given, opts))
 		return -EINVAL;
+	dir = opts->run_dir;
 	if (a->read_only)
 		return -EROFS;
 	if (a->control)
@@ -364,6 +425,7 @@ static int control_start_locked(struct graid_array *a, const struct graid_contro
 		control_free(c);
 		return rc;
 	}
+	c->pid = getpid();
 	a->control = c;
 	a->control_stop = control_stop_hook;
 	graid__log(GRAID_LOG_NOTICE, "control: serving %s", path);
@@ -375,38 +437,67 @@ GRAID_API int graid_array_control_start(struct graid_array *a,
 {
 	int rc;
 
-	pthread_mutex_lock(&control_start_lock);
+	control_lock();
 	rc = control_start_locked(a, opts);
-	pthread_mutex_unlock(&control_start_lock);
+	graid__unlock(&control_start_lock);
 	return rc;
 }
 
-static int control_stop_locked(struct graid_array *a)
+GRAID_API int graid_array_control_stop(struct graid_array *a)
 {
 	struct array_control *c;
 	uint64_t one = 1;
 
 	if (!a)
 		return -EINVAL;
+	control_lock();
 	c = a->control;
-	if (!c)
+	/*
+	 * A forked child's copy: its thread and its socket are the parent's, who still serves
+	 * them (the eventfd would wake the parent's thread, the unlink remove its socket). The
+	 * client list was copied while that thread may have been changing it, so it is left,
+	 * not freed; the descriptors that never change after the start are closed.
+	 */
+	if (c && c->pid != getpid()) {
+		close(c->sock.fd);
+		close(c->wake);
+		a->control = NULL;
+		a->control_stop = NULL;
+		c = NULL;
+	}
+	/*
+	 * A callback run by a request: joining itself would fail, freeing would pull its stack.
+	 * Not logged: a log callback holds the log's lock.
+	 */
+	if (c && pthread_equal(pthread_self(), c->thread)) {
+		graid__unlock(&control_start_lock);
+		return -EDEADLK;
+	}
+	/* Another thread stops it: this one returns when it is gone, as that one does. */
+	while (c && c->stopping && a->control == c) {
+		/* The owner, as graid__lock() keeps it: nobody's while the wait lets go of it. */
+		atomic_store_explicit(&control_start_lock.owner, 0, memory_order_relaxed);
+		pthread_cond_wait(&control_stopped, &control_start_lock.mutex);
+		atomic_store_explicit(&control_start_lock.owner, (unsigned long)pthread_self(),
+				      memory_order_relaxed);
+	}
+	if (!c || a->control != c) {
+		graid__unlock(&control_start_lock);
 		return 0;
+	}
+	c->stopping = true;
+	graid__unlock(&control_start_lock);
+
 	if (write(c->wake, &one, sizeof(one)) != sizeof(one))
 		graid__log(GRAID_LOG_ERR, "control: cannot wake the endpoint's thread: %s",
 			   graid_strerror(-errno));
 	pthread_join(c->thread, NULL);
+
+	control_lock();
 	a->control = NULL;
 	a->control_stop = NULL;
+	pthread_cond_broadcast(&control_stopped);
+	graid__unlock(&control_start_lock);
 	control_free(c);
 	return 0;
-}
-
-GRAID_API int graid_array_control_stop(struct graid_array *a)
-{
-	int rc;
-
-	pthread_mutex_lock(&control_start_lock);
-	rc = control_stop_locked(a);
-	pthread_mutex_unlock(&control_start_lock);
-	return rc;
 }

@@ -18,14 +18,32 @@ struct op {
 		  char *why, size_t size);
 };
 
+/*
+ * json-c asserts on a NULL object, and its constructors return NULL when out of memory: a
+ * reply or a part of one that could not be made is skipped (the library never aborts).
+ */
+static void add(struct json_object *o, const char *key, struct json_object *v)
+{
+	if (o)
+		json_object_object_add(o, key, v);
+	else
+		json_object_put(v);
+}
+
+static void push(struct json_object *list, struct json_object *v)
+{
+	if (!list || json_object_array_add(list, v))
+		json_object_put(v);
+}
+
 static void put_u64(struct json_object *o, const char *key, uint64_t v)
 {
-	json_object_object_add(o, key, json_object_new_uint64(v));
+	add(o, key, json_object_new_uint64(v));
 }
 
 static void put_str(struct json_object *o, const char *key, const char *v)
 {
-	json_object_object_add(o, key, json_object_new_string(v));
+	add(o, key, json_object_new_string(v));
 }
 
 /* A role's bad-block log, every range (graidctl lists them all too); [] for a spare. */
@@ -35,9 +53,13 @@ static struct json_object *status_bad_blocks(struct graid_array *a, unsigned idx
 	struct graid_bad_block *b = NULL;
 	int n = role ? graid_array_bad_blocks(a, idx, NULL, 0) : 0;
 
+	int got = 0;
+
+	/* The total, not what was copied: the log may have grown since it was counted. */
 	if (n > 0 && (b = calloc((size_t)n, sizeof(*b))))
-		n = graid_array_bad_blocks(a, idx, b, (unsigned)n);
-	for (int i = 0; b && i < n; i++) {
+		got = graid_array_bad_blocks(a, idx, b, (unsigned)n);
+	got = got < n ? got : n;
+	for (int i = 0; b && i < got; i++) {
 		struct json_object *o = json_object_new_object();
 
 		put_u64(o, "member_offset", b[i].member_offset);
@@ -45,12 +67,12 @@ static struct json_object *status_bad_blocks(struct graid_array *a, unsigned idx
 		if (b[i].array_offset != UINT64_MAX)
 			put_u64(o, "array_offset", b[i].array_offset);
 		else
-			json_object_object_add(o, "array_offset", NULL);
-		json_object_object_add(o, "lost",
+			add(o, "array_offset", NULL);
+		add(o, "lost",
 				       json_object_new_boolean(b[i].flags & GRAID_BAD_BLOCK_LOST));
-		json_object_object_add(o, "unreadable", json_object_new_boolean(
+		add(o, "unreadable", json_object_new_boolean(
 							b[i].flags & GRAID_BAD_BLOCK_UNREADABLE));
-		json_object_array_add(list, o);
+		push(list, o);
 	}
 	free(b);
 	return list;
@@ -67,11 +89,11 @@ static struct json_object *status_member(struct graid_array *a, bool role,
 	if (mi->path[0])
 		put_str(o, "path", mi->path);
 	else
-		json_object_object_add(o, "path", NULL);
+		add(o, "path", NULL);
 	/* graidctl's devices given to its own open and left out: the holder's open is not one. */
-	json_object_object_add(o, "left_out", NULL);
+	add(o, "left_out", NULL);
 	put_str(o, "identity", mi->identity);
-	json_object_object_add(o, "direct_io", json_object_new_boolean(mi->direct_io));
+	add(o, "direct_io", json_object_new_boolean(mi->direct_io));
 	put_u64(o, "reads", mi->reads);
 	put_u64(o, "writes", mi->writes);
 	put_u64(o, "read_bytes", mi->read_bytes);
@@ -84,7 +106,7 @@ static struct json_object *status_member(struct graid_array *a, bool role,
 	put_u64(o, "read_repaired", mi->read_repaired);
 	put_u64(o, "bad_block_units", mi->bad_blocks);
 	*bad += mi->bad_blocks * 4096;
-	json_object_object_add(o, "bad_blocks", status_bad_blocks(a, mi->role, role));
+	add(o, "bad_blocks", status_bad_blocks(a, mi->role, role));
 	return o;
 }
 
@@ -97,7 +119,7 @@ static void status_array(struct json_object *r, const struct graid_array_info *i
 		 "%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8],
 		 u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
 	put_str(r, "uuid", uuid);
-	json_object_object_add(r, "level", json_object_new_int(in->level));
+	add(r, "level", json_object_new_int(in->level));
 	put_u64(r, "size", in->size);
 	put_u64(r, "chunk_bytes", in->chunk_bytes);
 	put_u64(r, "block_size", in->block_size);
@@ -109,14 +131,14 @@ static void status_array(struct json_object *r, const struct graid_array_info *i
 	put_u64(r, "owner_epoch", in->owner_epoch);
 	put_u64(r, "nmembers", in->nmembers);
 	put_u64(r, "nfailed", in->nfailed);
-	json_object_object_add(r, "unclean", json_object_new_boolean(in->unclean));
+	add(r, "unclean", json_object_new_boolean(in->unclean));
 	put_u64(r, "resync_regions", in->resync_regions);
 	if (in->holder_pid) {
 		put_u64(r, "holder_pid", in->holder_pid);
 		put_str(r, "holder", in->holder);
 	} else {
-		json_object_object_add(r, "holder_pid", NULL);
-		json_object_object_add(r, "holder", NULL);
+		add(r, "holder_pid", NULL);
+		add(r, "holder", NULL);
 	}
 }
 
@@ -145,11 +167,11 @@ static int op_status(struct graid_array *a, struct json_object *req, struct json
 			break;
 		if (mi.state == GRAID_MEMBER_REBUILDING)
 			state = "degraded";
-		json_object_array_add(members, status_member(a, i < in.nmembers, &mi, &bad));
+		push(members, status_member(a, i < in.nmembers, &mi, &bad));
 	}
 	put_str(r, "state", state);
 	put_u64(r, "bad_block_bytes", bad);
-	json_object_object_add(r, "members", members);
+	add(r, "members", members);
 	return 0;
 }
 
@@ -157,7 +179,7 @@ static int op_hello(struct graid_array *a, struct json_object *req, struct json_
 		    char *why, size_t size)
 {
 	(void)a, (void)req, (void)why, (void)size;
-	json_object_object_add(r, "protocol", json_object_new_int(GRAID_CONTROL_PROTOCOL));
+	add(r, "protocol", json_object_new_int(GRAID_CONTROL_PROTOCOL));
 	put_str(r, "version", graid_version());
 	return 0;
 }
@@ -168,7 +190,11 @@ static int get_uint(struct json_object *req, const char *key, uint64_t max, uint
 {
 	struct json_object *o;
 
-	/* json-c gives INT64_MAX, not a negative number, for an integer above it. */
+	/*
+	 * json-c saturates an integer past 64 bits to UINT64_MAX (INT64_MIN below): that value
+	 * cannot be told from one too large, so it is never taken.
+	 */
+	max = max < UINT64_MAX ? max : UINT64_MAX - 1;
 	if (!json_object_object_get_ex(req, key, &o) || !json_object_is_type(o, json_type_int) ||
 	    json_object_get_int64(o) < 0 || (*v = json_object_get_uint64(o)) > max) {
 		snprintf(why, size, "field '%s' must be an integer from 0 to %" PRIu64, key, max);
@@ -177,13 +203,19 @@ static int get_uint(struct json_object *req, const char *key, uint64_t max, uint
 	return 0;
 }
 
+/* A string with no NUL in it: json-c's C string of one with \u0000 ends there. */
+static bool string_whole(struct json_object *o)
+{
+	return strlen(json_object_get_string(o)) == (size_t)json_object_get_string_len(o);
+}
+
 static int get_path(struct json_object *req, const char **path, char *why, size_t size)
 {
 	struct json_object *o;
 
 	if (!json_object_object_get_ex(req, "path", &o) || !json_object_is_type(o, json_type_string) ||
-	    !*(*path = json_object_get_string(o))) {
-		snprintf(why, size, "field 'path' must be a non-empty string");
+	    !*(*path = json_object_get_string(o)) || !string_whole(o)) {
+		snprintf(why, size, "field 'path' must be a non-empty string without a NUL");
 		return -EINVAL;
 	}
 	return 0;
@@ -196,7 +228,7 @@ static int lib_result(int rc, struct json_object *r, char *why, size_t size, con
 		snprintf(why, size, "%s: %s (the holder's log has the details)", what,
 			 graid_strerror(rc));
 	else
-		json_object_object_add(r, "done", json_object_new_string(what));
+		add(r, "done", json_object_new_string(what));
 	return rc;
 }
 
@@ -243,20 +275,21 @@ static int op_replace(struct graid_array *a, struct json_object *req, struct jso
 static int op_rebuild_rate(struct graid_array *a, struct json_object *req, struct json_object *r,
 			   char *why, size_t size)
 {
-	struct graid_rebuild_options o = { .struct_size = sizeof(o) };
 	uint64_t rate;
 	int rc = get_uint(req, "bytes_per_s", UINT64_MAX, &rate, why, size);
 
 	if (rc)
 		return rc;
-	/* Only the rate: the yield and the busy rate the holder set stay. */
-	o.max_bytes_per_sec = rate;
-	o.foreground_yield_us = atomic_load(&a->rebuild_yield_us);
-	o.busy_bytes_per_sec = atomic_load(&a->rebuild_busy_rate);
-	rc = lib_result(graid_array_set_rebuild_options(a, &o), r, why, size, "rebuild-rate");
-	if (!rc)
-		put_u64(r, "bytes_per_s", rate);
-	return rc;
+	/*
+	 * Only the rate, stored alone as graid_array_set_rebuild_options() stores it: reading
+	 * the yield and the busy rate to pass them back would undo a change the holder made
+	 * between the read and the write.
+	 */
+	atomic_store(&a->rebuild_rate, rate);
+	(void)why, (void)size;
+	add(r, "done", json_object_new_string("rebuild-rate"));
+	put_u64(r, "bytes_per_s", rate);
+	return 0;
 }
 
 static const struct op ops[] = {
@@ -285,7 +318,8 @@ static const struct op *request_op(struct json_object *req, int *err, char *why,
 	const struct op *op = NULL;
 	const char *name;
 
-	if (!json_object_object_get_ex(req, "op", &o) || !json_object_is_type(o, json_type_string)) {
+	if (!json_object_object_get_ex(req, "op", &o) ||
+	    !json_object_is_type(o, json_type_string) || !string_whole(o)) {
 		snprintf(why, size, "field 'op' must be a string naming the request");
 		return NULL;
 	}
@@ -309,11 +343,12 @@ static const struct op *request_op(struct json_object *req, int *err, char *why,
 	return op;
 }
 
+/* The reply's line, malloc'd; NULL when out of memory (@p r NULL, or no text made). */
 static char *reply_text(struct json_object *r)
 {
-	const char *s = json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN);
-	size_t n = strlen(s);
-	char *out = malloc(n + 2);
+	const char *s = r ? json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN) : NULL;
+	size_t n = s ? strlen(s) : 0;
+	char *out = s ? malloc(n + 2) : NULL;
 
 	if (out) {
 		memcpy(out, s, n);
@@ -328,9 +363,9 @@ static struct json_object *reply_error(struct json_object *id, int err, const ch
 {
 	struct json_object *r = json_object_new_object();
 
-	json_object_object_add(r, "id", id);
-	json_object_object_add(r, "ok", json_object_new_boolean(0));
-	json_object_object_add(r, "errno", json_object_new_int(err));
+	add(r, "id", id);
+	add(r, "ok", json_object_new_boolean(0));
+	add(r, "errno", json_object_new_int(err));
 	put_str(r, "error", why);
 	return r;
 }
@@ -389,8 +424,14 @@ char *control_request(struct graid_array *a, const char *line)
 		return reply_text(reply_error(id, err, why));
 	}
 	r = json_object_new_object();
-	json_object_object_add(r, "id", id ? json_object_get(id) : NULL);
-	json_object_object_add(r, "ok", json_object_new_boolean(1));
+	if (!r) {
+		/* Not served: its outcome could not be told. */
+		json_object_put(req);
+		json_object_put(id);
+		return NULL;
+	}
+	add(r, "id", id ? json_object_get(id) : NULL);
+	add(r, "ok", json_object_new_boolean(1));
 	rc = op->fn(a, req, r, why, sizeof(why));
 	json_object_put(req);
 	if (rc) {

@@ -18,7 +18,8 @@
 static const char *run_dir_of(const char *dir)
 {
 	if (!dir || !*dir)
-		dir = getenv("GRAID_RUN_DIR");
+		/* Not from a set-user-ID caller's environment: the socket is made there. */
+		dir = secure_getenv("GRAID_RUN_DIR");
 	return dir && *dir ? dir : CONTROL_RUN_DIR;
 }
 
@@ -78,7 +79,8 @@ static int sock_live(const char *path)
 
 	if (sock_address(&sa, path))
 		return 0;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* Non-blocking: a listener whose backlog is full (a stopped process) is not waited on. */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return 1; /* cannot tell: leave it */
 	live = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 ||
@@ -155,7 +157,8 @@ int control_sock_open(struct control_sock *s, const char *path)
 		rc = sock_bind_private(s->fd, path, tmpdir, tmp, sizeof(tmpdir));
 	if (rc == 0) {
 		rc = sock_place(tmp, path);
-		if (rc == 0)
+		/* Linked, or refused: the private name goes (renamed: it is gone already). */
+		if (rc <= 0)
 			unlink(tmp);
 		rmdir(tmpdir);
 		rc = rc > 0 ? 0 : rc;
