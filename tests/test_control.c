@@ -826,7 +826,7 @@ Test(control, a_start_does_not_wait_on_a_listener_that_does_not_accept, .timeout
 	env_down(&e);
 }
 
-/* A log callback that stops the endpoint from the endpoint's own thread, while a request runs. */
+/* An event callback that stops the endpoint from the endpoint's own thread, while a request runs. */
 struct self_stop {
 	struct graid_array *a;
 	pthread_t main;
@@ -834,13 +834,12 @@ struct self_stop {
 	bool called;
 };
 
-static void self_stop_log(void *arg, int level, const char *msg)
+static void self_stop_event(void *arg, const struct graid_event *ev)
 {
 	struct self_stop *s = arg;
 
-	(void)level;
 	if (s->called || pthread_equal(pthread_self(), s->main) ||
-	    !strstr(msg, "marked failed by request"))
+	    ev->type != GRAID_EVENT_MEMBER_FAILED)
 		return;
 	s->called = true;
 	s->rc = graid_array_control_stop(s->a);
@@ -855,14 +854,14 @@ Test(control, a_stop_from_the_endpoints_own_thread_is_refused, .timeout = 120)
 
 	env_up(&e, NULL);
 	s.a = e.a;
-	graid_log_set(self_stop_log, &s, GRAID_LOG_DEBUG);
+	cr_assert_eq(graid_array_set_event_callback(e.a, self_stop_event, &s), 0);
 	fd = ctl_connect(e.sock);
 	cr_assert_geq(fd, 0);
 	r = ask(fd, "{\"id\": 1, \"op\": \"fail\", \"role\": 1}\n");
 	cr_assert(ok_of(r), "%s", json_object_to_json_string(r));
 	json_object_put(r);
-	graid_log_set(NULL, NULL, 0);
-	cr_assert(s.called, "the request logged nothing the callback knew");
+	cr_assert_eq(graid_array_set_event_callback(e.a, NULL, NULL), 0);
+	cr_assert(s.called, "the request sent no MEMBER_FAILED event");
 	cr_assert_eq(s.rc, -EDEADLK);
 	/* Still served, and stopped by the array's close as ever. */
 	r = ask(fd, "{\"id\": 2, \"op\": \"hello\"}\n");

@@ -708,7 +708,7 @@ GRAID_API int graid_lease_init(const char *spec, const uint8_t array_uuid[16]);
  * @param a the array (NULL is ignored); no call on it may be in progress.
  * @return 0; -EIO a member could not be flushed or updated (the array is freed anyway);
  *   -ESTALE another host took the array over: nothing was written at close; -EDEADLK
- *   called on the array's control endpoint's own thread (an event or log callback run by a
+ *   called on the array's control endpoint's own thread (an event callback run by a
  *   request): nothing was done, the array stays open.
  */
 GRAID_API int graid_array_close(struct graid_array *a);
@@ -1197,7 +1197,8 @@ struct graid_event {
 /**
  * @brief Receives events; called from whichever thread noticed (an I/O thread, a rebuild),
  *   possibly with the array's metadata lock held: it must return quickly and must not call
- *   functions that change the array (fail, replace, rebuild, add_spare, close).
+ *   the array's I/O functions (read, write, discard, flush, its queues) nor functions that
+ *   change it (fail, replace, rebuild, add_spare, close).
  * @param arg the value given to graid_array_set_event_callback().
  * @param ev the event; valid during the call only.
  */
@@ -1544,8 +1545,8 @@ typedef void (*graid_log_fn)(void *arg, int level, const char *msg);
  * level can be set with the GRAID_LOG_LEVEL environment variable, 3..7). Passing NULL
  * for @p fn silences the log. Process-wide; safe to call at any time.
  *
- * @param fn the sink, called with a lock held (it must not call back into the log);
- *   NULL for silence.
+ * @param fn the sink, called with a lock held: it must not call any libgraid function
+ *   (nearly every one may log); NULL for silence.
  * @param arg passed to @p fn unchanged.
  * @param max_level the least severe ::graid_log_level delivered.
  */
@@ -1613,8 +1614,7 @@ GRAID_API int graid_array_control_start(struct graid_array *a,
  *   are let go: the parent's endpoint and socket stay.
  * @param a the array.
  * @return 0 (also when no endpoint was served); -EINVAL @p a is NULL; -EDEADLK called on
- *   the endpoint's own thread (an event or log callback run by a request): it goes on
- *   serving.
+ *   the endpoint's own thread (an event callback run by a request): it goes on serving.
  */
 GRAID_API int graid_array_control_stop(struct graid_array *a);
 

@@ -474,7 +474,7 @@ GRAID_API int graid_array_control_stop(struct graid_array *a)
 		return -EDEADLK;
 	}
 	/* Another thread stops it: this one returns when it is gone, as that one does. */
-	while (c && c->stopping && a->control == c) {
+	while (c && a->control == c && c->stopping) { /* c is freed once a->control moves on */
 		/* The owner, as graid__lock() keeps it: nobody's while the wait lets go of it. */
 		atomic_store_explicit(&control_start_lock.owner, 0, memory_order_relaxed);
 		pthread_cond_wait(&control_stopped, &control_start_lock.mutex);

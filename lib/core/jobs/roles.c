@@ -181,8 +181,18 @@ static void role_install(struct graid_array *a, unsigned role, struct member *nm
 			close(m->dev.fd);
 		fault_free(m->dev.fault);
 	}
-	/* The new device whole; the prepared one gives up its fault schedule to it. */
-	m->dev = nm->dev;
+	/*
+	 * The new device whole; the prepared one gives up its fault schedule to it. fd and
+	 * fault are read without the lock by an I/O being prepared (above): the copy rewrites
+	 * them with the values they have, and each then changes in one store of its own.
+	 */
+	struct member_device d = nm->dev;
+
+	d.fd = m->dev.fd;
+	d.fault = m->dev.fault;
+	m->dev = d;
+	m->dev.fault = nm->dev.fault;
+	m->dev.fd = nm->dev.fd;
 	nm->dev.fault = NULL;
 	m->dev.sb_ours = false; /* a new device: its superblock is not ours until written */
 	/*
