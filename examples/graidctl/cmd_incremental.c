@@ -36,7 +36,8 @@ void gctl_help_incremental(FILE *f)
 		"`graidctl assemble --scan` tries by hand.\n\n"
 		"  -c, --config FILE  the config (default $GRAID_CONF, else " GCTL_CONF_DEFAULT ")\n\n"
 		"Exit status: 0 recorded (and assembled, or waiting for more members, or\n"
-		"assembled already, or no superblock); 3 assembled degraded; 1 failed (DEVICE\n"
+		"assembled already, or no superblock); 3 assembled degraded, or with a crash's\n"
+		"resync still under way when it closed; 1 failed (DEVICE\n"
 		"cannot be read, a bad config, the assembly failed now or failed before for the\n"
 		"same devices); 2 usage error.\n");
 }

@@ -80,6 +80,13 @@ int gctl_scan_start(const char *cmd, const struct gctl_scan *s, const struct gct
 		       info.nmembers - info.nfailed, info.nmembers);
 		if (info.nfailed)
 			ex = GCTL_EXIT_DEGRADED;
+		/* Opened with the crash's resync in the background, closed before it ended. */
+		if (info.unclean) {
+			printf("%s: not closed cleanly before: its resync (%llu regions) was under "
+			       "way at close; what it did not reach, whoever opens it next resyncs\n",
+			       label, (unsigned long long)info.resync_regions);
+			ex = GCTL_EXIT_DEGRADED;
+		}
 	}
 	if (gctl_close(cmd, arr) != GCTL_EXIT_OK)
 		return GCTL_EXIT_FAILED;
