@@ -10,6 +10,7 @@
 
 #include "common/internal.h"
 #include "control/control.h"
+#include "format/superblock.h"
 
 struct op {
 	const char *name;
@@ -113,11 +114,8 @@ static struct json_object *status_member(struct graid_array *a, bool role,
 static void status_array(struct json_object *r, const struct graid_array_info *in)
 {
 	char uuid[37];
-	const uint8_t *u = in->uuid;
 
-	snprintf(uuid, sizeof(uuid), "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-		 "%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8],
-		 u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+	sb_uuid_format(in->uuid, uuid);
 	put_str(r, "uuid", uuid);
 	add(r, "level", json_object_new_int(in->level));
 	put_u64(r, "size", in->size);

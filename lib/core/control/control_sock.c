@@ -12,6 +12,7 @@
 
 #include "common/internal.h"
 #include "control/control.h"
+#include "format/superblock.h"
 
 #define CONTROL_RUN_DIR "/run/graid"
 
@@ -29,10 +30,7 @@ int control_sock_path(const uint8_t uuid[16], const char *dir, char *path, size_
 	char u[37];
 	int n;
 
-	snprintf(u, sizeof(u), "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-		     "%02x%02x%02x%02x%02x%02x", uuid[0], uuid[1], uuid[2], uuid[3], uuid[4],
-		     uuid[5], uuid[6], uuid[7], uuid[8], uuid[9], uuid[10], uuid[11], uuid[12],
-		     uuid[13], uuid[14], uuid[15]);
+	sb_uuid_format(uuid, u);
 	n = snprintf(path, size, "%s/%s.ctl", run_dir_of(dir), u);
 	if (n < 0 || (size_t)n >= size || (size_t)n >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
