@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* graidctl incremental: udev's one device at a time; the array is assembled once its last member is seen. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -34,7 +35,11 @@ void gctl_help_incremental(FILE *f)
 		"for the same devices with the same superblocks: each open would make udev send\n"
 		"another event for every member; a new or changed member tries again, and\n"
 		"`graidctl assemble --scan` tries by hand.\n\n"
-		"  -c, --config FILE  the config (default $GRAID_CONF, else " GCTL_CONF_DEFAULT ")\n\n"
+		"With --remove (udev's remove event, md's `mdadm --incremental --fail`), DEVICE\n"
+		"has gone: it is taken out of every array's state file that records it, so a\n"
+		"device that appears later under its name is judged afresh.\n\n"
+		"  -c, --config FILE  the config (default $GRAID_CONF, else " GCTL_CONF_DEFAULT ")\n"
+		"  -r, --remove       DEVICE was removed (see above)\n\n"
 		"Exit status: 0 recorded (and assembled, or waiting for more members, or\n"
 		"assembled already, or no superblock); 3 assembled degraded, or with a crash's\n"
 		"resync still under way when it closed; 1 failed (DEVICE\n"
@@ -330,19 +335,98 @@ out:
 	return ex;
 }
 
+/*
+ * Take @p path out of the state file @p file (under its lock); 1 when it was recorded there,
+ * 0 when not, -errno.
+ */
+static int inc_forget_in(const char *file, const char *path)
+{
+	struct inc_state st = { 0 };
+	int fd = open(file, O_RDWR | O_NOFOLLOW | O_CLOEXEC), rc, k = 0;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (flock(fd, LOCK_EX)) {
+		rc = -errno;
+		goto out;
+	}
+	if ((rc = inc_read(fd, &st)))
+		goto out;
+	for (int i = 0; i < st.ndev; i++) {
+		if (strcmp(st.dev[i], path))
+			st.dev[k++] = st.dev[i];
+		else
+			free(st.dev[i]);
+	}
+	rc = k == st.ndev ? 0 : 1;
+	st.ndev = k;
+	if (rc == 1 && (rc = inc_write(fd, &st)) == 0)
+		rc = 1;
+out:
+	close(fd);
+	inc_free(&st);
+	return rc;
+}
+
+/* udev's remove event: DEVICE is gone; forget it in every array's state file. */
+static int inc_remove(const char *path)
+{
+	const char *run = getenv("GRAID_RUN_DIR");
+	char dir[4096], file[4400];
+	struct dirent *d;
+	DIR *dp;
+	int found = 0, ex = GCTL_EXIT_OK;
+
+	if (!run || !*run)
+		run = "/run/graid";
+	snprintf(dir, sizeof(dir), "%s/incremental", run);
+	dp = opendir(dir);
+	if (!dp) {
+		if (errno == ENOENT) {
+			printf("%s: not recorded (no array was recorded on this host): nothing to do\n",
+			       path);
+			return GCTL_EXIT_OK;
+		}
+		gctl_err("incremental: %s: %s", dir, strerror(errno));
+		return GCTL_EXIT_FAILED;
+	}
+	while ((d = readdir(dp))) {
+		int rc;
+
+		if (d->d_name[0] == '.' || strlen(d->d_name) != 36)
+			continue;
+		snprintf(file, sizeof(file), "%s/%s", dir, d->d_name);
+		rc = inc_forget_in(file, path);
+		if (rc < 0) {
+			gctl_err("incremental: %s: %s", file, strerror(-rc));
+			ex = GCTL_EXIT_FAILED;
+		} else if (rc) {
+			printf("%s: %s removed from its record\n", d->d_name, path);
+			found = 1;
+		}
+	}
+	closedir(dp);
+	if (!found && ex == GCTL_EXIT_OK)
+		printf("%s: not recorded: nothing to do\n", path);
+	return ex;
+}
+
 int gctl_cmd_incremental(int argc, char **argv)
 {
 	char abs[4096];
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
+		{ "remove", no_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *config = NULL;
-	int c;
+	int c, remove = 0;
 
-	while ((c = getopt_long(argc, argv, "c:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:r", opts, NULL)) != -1) {
 		if (c == 'c') {
 			config = optarg;
+		} else if (c == 'r') {
+			remove = 1;
 		} else {
 			fprintf(stderr, "Try 'graidctl incremental --help'.\n");
 			return GCTL_EXIT_USAGE;
@@ -351,6 +435,9 @@ int gctl_cmd_incremental(int argc, char **argv)
 	if (argc - optind != 1)
 		return gctl_usage_err("incremental", argc - optind ? "one DEVICE at a time" :
 				      "no DEVICE given");
+	/* A removed device's name cannot be resolved: it is matched as udev gives it. */
+	if (remove)
+		return inc_remove(argv[optind]);
 	/* The record must name the device the same way from any directory a later call runs in. */
 	if (argv[optind][0] != '/') {
 		if (!realpath(argv[optind], abs)) {

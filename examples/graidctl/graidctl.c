@@ -19,7 +19,7 @@ static const struct gctl_cmd main_cmds[] = {
 	  "       graidctl assemble --scan [--degraded] [--config FILE] [--no-rebuild] [--max-rate SIZE]",
 	  "assemble an array; bring back members that were out (--force: recorded failed)",
 	  gctl_cmd_assemble, gctl_help_assemble },
-	{ "incremental", "[--config FILE] DEVICE",
+	{ "incremental", "[--config FILE] [--remove] DEVICE",
 	  "for udev: record DEVICE; assemble its array once all its members were seen",
 	  gctl_cmd_incremental, gctl_help_incremental },
 	{ "fail", "IDX MEMBER...", "mark member role IDX failed", gctl_cmd_fail, gctl_help_fail },

@@ -173,6 +173,17 @@ expect 0 "incremental again for a member of A" -- "$G" incremental --config grai
 has out "^$UA: $T/d3 recorded; the array was assembled already" "a later call says A is assembled"
 [ "$(events d3)" = "$ea" ] && [ "$(wc -l <served)" = 1 ] && ok "and opens nothing, starts nothing" ||
 	bad "a later call for A changed it: events $ea -> $(events d3), served $(wc -l <served)"
+# udev's remove event: the device leaves C's record, and is judged afresh when it comes back.
+grep -qx "device $T/c2" "run/incremental/$UC" || bad "c2 not in C's record before --remove"
+expect 0 "incremental --remove c2" -- "$G" incremental --remove "$T/c2"
+has out "^$UC: $T/c2 removed from its record$" "--remove says which record it left"
+grep -qx "device $T/c2" "run/incremental/$UC" && bad "c2 still in C's record" ||
+	ok "c2 no longer in C's record"
+grep -qx "device $T/c0" "run/incremental/$UC" && ok "c0 still in it" || bad "c0 lost from C's record"
+expect 0 "incremental --remove of a device nobody recorded" -- "$G" incremental --remove "$T/none"
+has out "not recorded: nothing to do" "it says there was nothing to do"
+expect 0 "incremental c2 again (it came back)" -- "$G" incremental --config graid.conf "$T/c2"
+has out "^$UC \(third\): .* recorded \(role [02]\); waiting for role 1$" "C recorded it again, waits for role 1"
 mv away/c1 c1
 expect 0 "incremental c1: C's last member" -- "$G" incremental --config graid.conf "$T/c1"
 has out "^$UC \(third\): assembled RAID-5: 3 of 3 roles in sync" "C assembled when c1 came"
