@@ -835,6 +835,64 @@ GRAID_API int graid_array_bad_blocks(struct graid_array *a, unsigned idx,
 GRAID_API int graid_array_given_info(struct graid_array *a, unsigned idx,
 				     struct graid_given_info *out);
 
+/** @name Drive health
+ * @{
+ */
+
+/** Critical warning bits (struct graid_member_health::critical_warning), as NVMe defines
+ *  them in byte 0 of its SMART / Health Information log page. */
+#define GRAID_HEALTH_CRIT_SPARE 0x01u       /**< available spare below its threshold */
+#define GRAID_HEALTH_CRIT_TEMPERATURE 0x02u /**< a temperature past a threshold */
+#define GRAID_HEALTH_CRIT_RELIABILITY 0x04u /**< reliability degraded by media or internal
+					         errors */
+#define GRAID_HEALTH_CRIT_READ_ONLY 0x08u   /**< the media was made read-only */
+#define GRAID_HEALTH_CRIT_BACKUP 0x10u      /**< a volatile memory backup device failed */
+#define GRAID_HEALTH_CRIT_PMR 0x20u         /**< the persistent memory region went read-only */
+
+/**
+ * @brief A drive's health, as its SMART / Health Information log says it now
+ *   (graid_array_member_health()). Counters are the drive's own, over its life.
+ */
+struct graid_member_health {
+	size_t struct_size;          /**< set by the caller */
+	uint64_t sampled_ns;         /**< CLOCK_MONOTONIC when it was read */
+	char source[16];             /**< "nvme": the drive's log page; "scripted": a test's */
+	uint8_t critical_warning;    /**< GRAID_HEALTH_CRIT_* bits */
+	uint8_t available_spare;     /**< spare capacity left, percent */
+	uint8_t spare_threshold;     /**< the drive's threshold for it, percent */
+	uint8_t percent_used;        /**< life used, percent (may pass 100; at most 255) */
+	int temperature_c;           /**< composite temperature, degrees Celsius */
+	uint64_t media_errors;       /**< unrecovered data integrity errors */
+	uint64_t error_log_entries;  /**< error information log entries */
+	uint64_t power_on_hours;     /**< hours powered on */
+	uint64_t power_cycles;       /**< power cycles */
+	uint64_t unsafe_shutdowns;   /**< shutdowns without notice */
+	uint64_t data_units_read;    /**< units of 512,000 bytes read by hosts */
+	uint64_t data_units_written; /**< units of 512,000 bytes written by hosts */
+	uint32_t warning_temp_minutes;  /**< minutes above the warning temperature */
+	uint32_t critical_temp_minutes; /**< minutes above the critical temperature */
+};
+
+/**
+ * @brief Read a member's (or hot spare's) health from the drive now: the NVMe SMART /
+ *   Health Information log page (controller-wide), for NVMe namespaces local or over a
+ *   fabric, through libnvme. One admin command: it may take milliseconds, more on a fabric
+ *   whose controller is reconnecting; call it from a thread that may wait. Counters above
+ *   2^64 - 1 read as 2^64 - 1.
+ * @param a the array.
+ * @param idx the role (0 .. nmembers - 1), or a spare (nmembers ..), as for
+ *   graid_array_member_info().
+ * @param out filled up to its struct_size when 0 is returned.
+ * @return 0; -EINVAL NULL arguments, @p idx out of range or struct_size smaller than up to
+ *   @c media_errors; -ENODEV the role has no device (missing); -EOPNOTSUPP the member is
+ *   no NVMe namespace (a file, another block device) or libgraid was built without
+ *   libnvme; -EIO or another negative errno from the command (an NVMe status is logged).
+ */
+GRAID_API int graid_array_member_health(struct graid_array *a, unsigned idx,
+					struct graid_member_health *out);
+
+/** @} */
+
 /**
  * @brief Look at a device or file, without opening any array: does it carry a libgraid
  *   superblock, and of which array and role? Reads 4 KiB at its start, read-only and

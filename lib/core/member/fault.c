@@ -41,8 +41,16 @@
  * names another key, the handle's writes (data, superblock, bitmap, journal) fail with
  * EBADE as a real drive's do (the kernel's reservation conflict). A test that writes FILE
  * itself models another host taking the drive. FILE may contain neither ',' nor ':'.
+ *
+ * health=FILE scripts the drive's health (graid_array_member_health(), the health watch):
+ * FILE's lines "KEY VALUE" name fields of struct graid_member_health (critical_warning,
+ * available_spare, spare_threshold, percent_used, temperature_c, media_errors,
+ * error_log_entries, power_on_hours, power_cycles, unsafe_shutdowns); the others read 0.
+ * Read at each call, so a test rewrites FILE (whole, by rename) to make the drive go bad.
+ * FILE may contain neither ',' nor ':'.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +77,7 @@ struct member_fault {
 	atomic_long reads, writes, ios, flushes, meta_writes;
 	atomic_bool dead;
 	char *fabric_state;             /* fabric-state=FILE, or NULL */
+	char *health_file;              /* health=FILE, or NULL */
 	/* bad-block=N, bad-block-sticky=N: data-area offsets, -1 none or remapped */
 	atomic_llong bad_block[FAULT_BAD_BLOCKS];
 	bool bad_sticky[FAULT_BAD_BLOCKS];
@@ -141,6 +150,12 @@ int fault_parse(const char *spec, struct member_fault **out, const char **path)
 				fault_free(f);
 				return -ENOMEM;
 			}
+		} else if (n > 7 && !strncmp(p, "health=", 7) && !f->health_file) {
+			f->health_file = strndup(p + 7, n - 7);
+			if (!f->health_file) {
+				fault_free(f);
+				return -ENOMEM;
+			}
 		} else if (n > 3 && !strncmp(p, "pr=", 3) && !f->pr_file) {
 			f->pr_file = strndup(p + 3, n - 3);
 			if (!f->pr_file) {
@@ -167,9 +182,67 @@ void fault_free(struct member_fault *f)
 {
 	if (f) {
 		free(f->fabric_state);
+		free(f->health_file);
 		free(f->pr_file);
 	}
 	free(f);
+}
+
+/* One "KEY VALUE" line of a health=FILE into @p h; false: an unknown key or a bad value. */
+static bool fault_health_line(const char *key, long long v, struct graid_member_health *h)
+{
+	static const struct {
+		const char *key;
+		size_t off, size;
+	} fields[] = {
+#define HF(name) { #name, offsetof(struct graid_member_health, name), \
+		   sizeof(((struct graid_member_health *)0)->name) }
+		HF(critical_warning), HF(available_spare), HF(spare_threshold), HF(percent_used),
+		HF(temperature_c), HF(media_errors), HF(error_log_entries), HF(power_on_hours),
+		HF(power_cycles), HF(unsafe_shutdowns),
+#undef HF
+	};
+
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		uint8_t *at = (uint8_t *)h + fields[i].off;
+
+		if (strcmp(key, fields[i].key))
+			continue;
+		if (fields[i].size == 1 && v >= 0 && v <= 255)
+			*at = (uint8_t)v;
+		else if (fields[i].size == sizeof(int) && v >= INT32_MIN && v <= INT32_MAX)
+			*(int *)(void *)at = (int)v;
+		else if (fields[i].size == 8 && v >= 0)
+			*(uint64_t *)(void *)at = (uint64_t)v;
+		else
+			return false;
+		return true;
+	}
+	return false;
+}
+
+int fault_health(struct member_fault *f, struct graid_member_health *h)
+{
+	char key[40];
+	long long v;
+	int rc = 0, n;
+	FILE *fp;
+
+	if (!f || !f->health_file)
+		return -EOPNOTSUPP;
+	fp = fopen(f->health_file, "re");
+	if (!fp)
+		return -EIO;
+	snprintf(h->source, sizeof(h->source), "scripted");
+	while (rc == 0 && (n = fscanf(fp, "%39s %lld", key, &v)) != EOF) {
+		if (n != 2 || !fault_health_line(key, v, h)) {
+			graid__log(GRAID_LOG_ERR, "faulty member: %s: bad health line at '%s'",
+				   f->health_file, n >= 1 ? key : "?");
+			rc = -EINVAL;
+		}
+	}
+	fclose(fp);
+	return rc;
 }
 
 bool fault_fabric_state(struct member_fault *f, char *state, size_t len)

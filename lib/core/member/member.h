@@ -109,6 +109,12 @@ bool fault_fabric_state(struct member_fault *f, char *state, size_t len);
 int fault_pr(struct member_fault *f, enum fault_pr_op op, uint64_t key, uint64_t victim);
 /* A write through this handle would be refused: another key holds the modelled reservation. */
 bool fault_pr_refuses(struct member_fault *f);
+/*
+ * "health=FILE": the member's drive health is FILE's "KEY VALUE" lines (the fields of struct
+ * graid_member_health, by name), read at each call, so that a test scripts a drive going bad.
+ * 0 filled; -EOPNOTSUPP the member scripts none; -EIO FILE unreadable; -EINVAL a bad line.
+ */
+int fault_health(struct member_fault *f, struct graid_member_health *h);
 #else
 static inline void fault_free(struct member_fault *f)
 {
@@ -151,6 +157,13 @@ static inline bool fault_pr_refuses(struct member_fault *f)
 {
 	(void)f;
 	return false;
+}
+
+static inline int fault_health(struct member_fault *f, struct graid_member_health *h)
+{
+	(void)f;
+	(void)h;
+	return -EOPNOTSUPP;
 }
 #endif
 

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The drive health policy: from a member's successive health samples, which rules a sample
+ * newly crosses. Pure (no array, no clock, no I/O): the health watch feeds it and sends the
+ * events; tests feed it scripted samples.
+ */
+#ifndef LIBGRAID_CORE_JOBS_HEALTH_POLICY_H
+#define LIBGRAID_CORE_JOBS_HEALTH_POLICY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <libgraid/graid.h>
+
+/* The rules (bits of a verdict). docs/HEALTH.md has each one's reason and default. */
+enum health_rule {
+	HEALTH_RULE_CRITICAL_BIT = 1u << 0, /* a critical warning bit the drive had not set */
+	HEALTH_RULE_SPARE_LOW = 1u << 1,    /* available spare at or below its threshold */
+	HEALTH_RULE_WEAR = 1u << 2,         /* percent used at or past the wear limit */
+	HEALTH_RULE_MEDIA_RISING = 1u << 3, /* media errors rose in consecutive periods */
+	HEALTH_RULE_MEDIA_BURST = 1u << 4,  /* many media errors within the window */
+};
+
+/* The rules whose crossing predicts a failure soon (critical); the others warn. */
+#define HEALTH_RULES_CRITICAL (HEALTH_RULE_CRITICAL_BIT | HEALTH_RULE_SPARE_LOW)
+
+struct health_policy {
+	uint8_t wear_percent;         /* HEALTH_RULE_WEAR at this percent used (0: off) */
+	unsigned media_rising_periods; /* HEALTH_RULE_MEDIA_RISING after this many (0: off) */
+	uint64_t media_burst;         /* HEALTH_RULE_MEDIA_BURST at this many... (0: off) */
+	uint64_t media_window_ns;     /* ...within this long */
+};
+
+/* The defaults: wear 90 %, media errors rising in 2 periods, or 25 within 10 minutes. */
+extern const struct health_policy health_policy_default;
+
+/* Samples kept for the media-error window: a minute apart, ten minutes and one more. */
+#define HEALTH_HISTORY 16
+
+/* What the policy remembers of one drive between samples. Zeroed: nothing seen yet. */
+struct health_track {
+	bool have_prev;
+	uint8_t prev_critical;   /* the critical warning bits of the last sample */
+	uint64_t prev_media;     /* its media error count */
+	unsigned rising;         /* consecutive samples in which media errors rose */
+	uint32_t crossed;        /* the rules that hold now (each fired when it began to) */
+	struct {
+		uint64_t ns, media;
+	} hist[HEALTH_HISTORY];  /* recent samples, oldest first */
+	unsigned nhist;
+};
+
+/*
+ * Judge sample @p h (its sampled_ns the time) against @p p: returns the rules that begin to
+ * hold with it (each fires once per crossing: again only after it stopped holding). A drive
+ * whose counters went back (another drive behind the device, a reset) starts afresh.
+ */
+uint32_t health_judge(struct health_track *t, const struct health_policy *p,
+		      const struct graid_member_health *h);
+
+/* A rule's name for logs and events ("critical-warning", "spare-low", ...). */
+const char *health_rule_name(uint32_t rule);
+
+#endif /* LIBGRAID_CORE_JOBS_HEALTH_POLICY_H */

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/* The drive health policy: each rule fires once when it begins to hold, again only after it stopped. */
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "jobs/health_policy.h"
+
+#define MIN_NS (60ull * 1000 * 1000 * 1000)
+
+/* A healthy drive's sample at minute @p minute. */
+static struct graid_member_health sample(unsigned minute)
+{
+	struct graid_member_health h;
+
+	memset(&h, 0, sizeof(h));
+	h.struct_size = sizeof(h);
+	h.sampled_ns = MIN_NS * (minute + 1);
+	h.available_spare = 100;
+	h.spare_threshold = 10;
+	return h;
+}
+
+Test(health_policy, a_healthy_drive_fires_nothing)
+{
+	struct health_track t = { 0 };
+
+	for (unsigned m = 0; m < 40; m++) {
+		struct graid_member_health h = sample(m);
+
+		h.percent_used = (uint8_t)m;
+		h.error_log_entries = m; /* the error log alone is no verdict */
+		cr_assert_eq(health_judge(&t, &health_policy_default, &h), 0, "minute %u", m);
+	}
+}
+
+Test(health_policy, each_new_critical_bit_fires_once)
+{
+	struct health_track t = { 0 };
+	struct graid_member_health h = sample(0);
+	const struct health_policy *p = &health_policy_default;
+
+	h.critical_warning = GRAID_HEALTH_CRIT_RELIABILITY;
+	cr_assert_eq(health_judge(&t, p, &h), HEALTH_RULE_CRITICAL_BIT, "a drive already warning");
+	h = sample(1);
+	h.critical_warning = GRAID_HEALTH_CRIT_RELIABILITY;
+	cr_assert_eq(health_judge(&t, p, &h), 0, "the same bit again is no new event");
+	h = sample(2);
+	h.critical_warning = GRAID_HEALTH_CRIT_RELIABILITY | GRAID_HEALTH_CRIT_TEMPERATURE;
+	cr_assert_eq(health_judge(&t, p, &h), HEALTH_RULE_CRITICAL_BIT, "a second bit");
+	h = sample(3);
+	cr_assert_eq(health_judge(&t, p, &h), 0, "cleared");
+	h = sample(4);
+	h.critical_warning = GRAID_HEALTH_CRIT_TEMPERATURE;
+	cr_assert_eq(health_judge(&t, p, &h), HEALTH_RULE_CRITICAL_BIT, "set again after clearing");
+	cr_assert(HEALTH_RULES_CRITICAL & HEALTH_RULE_CRITICAL_BIT);
+}
+
+Test(health_policy, spare_at_its_threshold_and_wear_fire_once_per_crossing)
+{
+	static const struct {
+		uint8_t spare, used;
+		uint32_t fired;
+	} seq[] = {
+		{ 50, 80, 0 },
+		{ 11, 89, 0 },
+		{ 10, 89, HEALTH_RULE_SPARE_LOW },
+		{ 9, 90, HEALTH_RULE_WEAR },
+		{ 8, 95, 0 },
+		{ 60, 95, 0 },   /* spare back above (a drive whose spare recovers: reformatted) */
+		{ 5, 100, HEALTH_RULE_SPARE_LOW },
+	};
+	struct health_track t = { 0 };
+
+	for (unsigned i = 0; i < sizeof(seq) / sizeof(seq[0]); i++) {
+		struct graid_member_health h = sample(i);
+
+		h.available_spare = seq[i].spare;
+		h.percent_used = seq[i].used;
+		cr_assert_eq(health_judge(&t, &health_policy_default, &h), seq[i].fired,
+			     "step %u", i);
+	}
+}
+
+Test(health_policy, media_errors_rising_in_two_periods_fires_once_until_they_stop)
+{
+	static const uint64_t media[] = { 0, 1, 2, 3, 3, 4, 5, 5 };
+	static const uint32_t fired[] = { 0, 0, HEALTH_RULE_MEDIA_RISING, 0, 0, 0,
+					   HEALTH_RULE_MEDIA_RISING, 0 };
+	struct health_track t = { 0 };
+
+	for (unsigned i = 0; i < sizeof(media) / sizeof(media[0]); i++) {
+		struct graid_member_health h = sample(i);
+
+		h.media_errors = media[i];
+		cr_assert_eq(health_judge(&t, &health_policy_default, &h), fired[i], "minute %u", i);
+	}
+}
+
+Test(health_policy, twenty_five_media_errors_in_ten_minutes_fire_once)
+{
+	struct health_policy p = health_policy_default;
+	struct health_track t = { 0 };
+	uint64_t media = 0;
+	unsigned m, first = 0;
+
+	p.media_rising_periods = 0; /* this rule alone */
+	/* 5 a minute: the fifth minute's sample has 25 within the window. */
+	for (m = 0; m < 8; m++) {
+		struct graid_member_health h = sample(m);
+		uint32_t f;
+
+		media += m ? 5 : 0;
+		h.media_errors = media;
+		f = health_judge(&t, &p, &h);
+		cr_assert(f == 0 || f == HEALTH_RULE_MEDIA_BURST);
+		if (f) {
+			cr_assert_eq(first, 0, "fired twice while it held (minute %u)", m);
+			first = m;
+		}
+	}
+	cr_assert_eq(first, 5, "fired at minute %u", first);
+	/* Quiet for longer than the window: the rule stops holding, a new burst fires again. */
+	for (; m < 25; m++) {
+		struct graid_member_health h = sample(m);
+
+		h.media_errors = media;
+		cr_assert_eq(health_judge(&t, &p, &h), 0, "minute %u", m);
+	}
+	{
+		struct graid_member_health h = sample(m);
+
+		h.media_errors = media + 30;
+		cr_assert_eq(health_judge(&t, &p, &h), HEALTH_RULE_MEDIA_BURST);
+	}
+}
+
+Test(health_policy, fewer_than_the_burst_spread_past_the_window_fire_nothing)
+{
+	struct health_policy p = health_policy_default;
+	struct health_track t = { 0 };
+
+	p.media_rising_periods = 0;
+	/* 2 errors every minute for an hour: 20 within any ten minutes, never 25. */
+	for (unsigned m = 0; m < 60; m++) {
+		struct graid_member_health h = sample(m);
+
+		h.media_errors = 2ull * m;
+		cr_assert_eq(health_judge(&t, &p, &h), 0, "minute %u", m);
+	}
+}
+
+Test(health_policy, counters_that_go_back_start_afresh)
+{
+	struct health_track t = { 0 };
+	struct graid_member_health h = sample(0);
+
+	h.media_errors = 100;
+	h.critical_warning = GRAID_HEALTH_CRIT_SPARE;
+	cr_assert_eq(health_judge(&t, &health_policy_default, &h), HEALTH_RULE_CRITICAL_BIT);
+	/* Another drive behind the device: its own warning is news. */
+	h = sample(1);
+	h.media_errors = 3;
+	h.critical_warning = GRAID_HEALTH_CRIT_SPARE;
+	cr_assert_eq(health_judge(&t, &health_policy_default, &h), HEALTH_RULE_CRITICAL_BIT);
+}
+
+Test(health_policy, rule_names)
+{
+	cr_assert_str_eq(health_rule_name(HEALTH_RULE_SPARE_LOW), "spare-low");
+	cr_assert_str_eq(health_rule_name(HEALTH_RULE_MEDIA_BURST), "media-errors-burst");
+	cr_assert_str_eq(health_rule_name(0), "unknown");
+}
