@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Events a consumer cannot miss: numbered and timed for the callback, streamed and replayed by the control endpoint's subscribe. */
+/* Events a consumer cannot miss: numbered and timed, streamed and replayed by subscribe. */
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -190,8 +190,8 @@ static uint64_t subscribe(struct conn *c, int64_t since)
 	uint64_t seq;
 
 	if (since >= 0)
-		snprintf(line, sizeof(line), "{\"id\": 7, \"op\": \"subscribe\", \"since\": %" PRId64
-			 "}\n", since);
+		snprintf(line, sizeof(line),
+			 "{\"id\": 7, \"op\": \"subscribe\", \"since\": %" PRId64 "}\n", since);
 	else
 		snprintf(line, sizeof(line), "{\"id\": 7, \"op\": \"subscribe\"}\n");
 	r = conn_ask(c, line);

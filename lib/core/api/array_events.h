@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The handle's ring of recent events, read by those above the api layer that catch up (the control endpoint). */
+/* The handle's ring of recent events, read from above the api layer (the control endpoint). */
 #ifndef LIBGRAID_CORE_ARRAY_EVENTS_H
 #define LIBGRAID_CORE_ARRAY_EVENTS_H
 

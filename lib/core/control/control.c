@@ -127,19 +127,24 @@ static int client_queue(struct client *cl, char *reply)
 static const char *client_lines(struct array_control *c, struct client *cl)
 {
 	char *start = cl->in, *nl, *reply;
+	uint64_t after;
+	bool sub;
 
 	while ((nl = memchr(start, '\n', cl->in_len - (size_t)(start - cl->in)))) {
 		*nl = '\0';
 		if (memchr(start, '\0', (size_t)(nl - start)))
 			return "a request holds a NUL byte";
 		reply = control_request(c->a, start);
+		/* Taken at once: a subscribe whose reply is lost is no other client's. */
+		sub = control_subscribed(&after);
 		if (!reply)
 			return "out of memory for a reply";
 		if (client_queue(cl, reply))
 			return "its replies were not read (reply buffer full)";
 		start = nl + 1;
-		if (control_subscribed(&cl->sent)) {
+		if (sub) {
 			cl->subscriber = true;
+			cl->sent = after;
 			/* Its reply goes first, as far as the socket takes it now. */
 			if (start != cl->in + cl->in_len) {
 				(void)client_flush(cl);

@@ -59,7 +59,7 @@ int op_subscribe(struct graid_array *a, struct json_object *req, struct json_obj
 		snprintf(why, size, "out of memory");
 		return -ENOMEM;
 	}
-	/* A since past the newest: another handle's numbers (the holder reopened); none replayed. */
+	/* Past the newest: another handle's numbers (the holder reopened); nothing replayed. */
 	subscribed.asked = true;
 	subscribed.after = since < last ? since : last;
 	return 0;

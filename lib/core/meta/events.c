@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The array's events: numbered, kept in the handle's ring, and sent to the application's callback. */
+/* The array's events: numbered, kept in the handle's ring, sent to the application's callback. */
 #include <errno.h>
 #include <unistd.h>
 
