@@ -54,11 +54,11 @@ int op_subscribe(struct graid_array *a, struct json_object *req, struct json_obj
 	}
 	array_events_read(a, 0, &none, 0, &last);
 	v = json_object_new_uint64(last);
-	if (!v || json_object_object_add(r, "seq", v)) {
-		json_object_put(v);
+	if (!v) {
 		snprintf(why, size, "out of memory");
 		return -ENOMEM;
 	}
+	json_object_object_add(r, "seq", v);
 	/* Past the newest: another handle's numbers (the holder reopened); nothing replayed. */
 	subscribed.asked = true;
 	subscribed.after = since < last ? since : last;
