@@ -1240,7 +1240,15 @@ enum graid_event_type {
 					      count: 4 KiB blocks rewritten */
 };
 
-/** @brief One event. */
+/**
+ * @brief One event.
+ *
+ * The library fills it and passes it to the callback; fields are only ever appended. A
+ * program built against an older header reads the fields it knows and is not disturbed by
+ * the new ones; one that reads @c seq and @c time_ns checks first that @c struct_size
+ * reaches them (a library older than these fields does not fill them):
+ * `ev->struct_size >= offsetof(struct graid_event, time_ns) + sizeof(ev->time_ns)`.
+ */
 struct graid_event {
 	size_t struct_size;      /**< sizeof(struct graid_event) as the library was built */
 	int type;                /**< enum graid_event_type */
@@ -1250,6 +1258,11 @@ struct graid_event {
 				      row); else 0 */
 	uint64_t count;          /**< RESYNC_DONE: stripes resynchronised; BAD_BLOCK,
 				      BLOCK_REPAIRED: 4 KiB blocks; else 0 */
+	uint64_t seq;            /**< this array handle's event number: 1, 2, 3, ... with no
+				      gap, in the order the callback is called (events are
+				      numbered whether or not a callback is set; a new handle
+				      of the same array counts from 1 again) */
+	uint64_t time_ns;        /**< when it was sent: CLOCK_MONOTONIC, nanoseconds */
 };
 
 /**
@@ -1264,6 +1277,10 @@ typedef void (*graid_event_fn)(void *arg, const struct graid_event *ev);
 
 /**
  * @brief Send the array's events to @p fn (NULL: stop).
+ *
+ * Every event is also kept in a ring of the handle's last 256 events, which the control
+ * endpoint's `subscribe` replays (docs/CONTROL.md); the callback sees each event once, as
+ * it happens, and none sent before it was set.
  * @param a the array.
  * @param fn the callback, or NULL.
  * @param arg passed to @p fn.

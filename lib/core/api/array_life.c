@@ -47,6 +47,8 @@ struct graid_array *array_alloc(unsigned nmembers)
 	pthread_mutex_init(&a->pool.lock, NULL);
 	pthread_mutex_init(&a->rebuild_lock, NULL);
 	pthread_mutex_init(&a->event.lock, NULL);
+	pthread_mutex_init(&a->event_ring.lock, NULL);
+	a->event_ring.watch_fd = -1;
 	pthread_cond_init(&a->worker_cond, &mono);
 	pthread_condattr_destroy(&mono);
 	a->uuid_lock.fd = -1;
@@ -94,6 +96,7 @@ void array_free(struct graid_array *a)
 	pthread_mutex_destroy(&a->pool.lock);
 	pthread_mutex_destroy(&a->rebuild_lock);
 	pthread_mutex_destroy(&a->event.lock);
+	pthread_mutex_destroy(&a->event_ring.lock);
 	pthread_cond_destroy(&a->worker_cond);
 	free(a->stripes.busy);
 	free(a->given);

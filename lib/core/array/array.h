@@ -23,6 +23,8 @@
 /* Memory alignment and I/O granule for O_DIRECT; also the default array block size. */
 #define ARRAY_ALIGN 4096u
 #define ARRAY_DEFAULT_CHUNK (64u * 1024)
+/* Events a handle keeps for readers that catch up (docs/CONTROL.md, subscribe). */
+#define ARRAY_EVENT_RING 256u
 
 struct badblocks;
 struct member_fault;
@@ -306,12 +308,28 @@ struct graid_array {
 	bool worker_started;
 	pthread_cond_t worker_cond;
 
-	/* The application's event callback (meta/events.c), called and changed under lock. */
+	/*
+	 * The application's event callback (meta/events.c), called and changed under lock;
+	 * the events are numbered under it too (seq: the last number given), so the numbers
+	 * follow the callback's order.
+	 */
 	struct {
 		pthread_mutex_t lock;
 		graid_event_fn fn;
 		void *arg;
+		uint64_t seq;
 	} event;
+	/*
+	 * The last ARRAY_EVENT_RING events, event n at ring[n % ARRAY_EVENT_RING], for readers
+	 * that catch up (api/array_events.h). Its lock is a leaf taken inside event.lock: a
+	 * push copies one event and writes the watcher's eventfd, never blocks nor allocates.
+	 */
+	struct {
+		pthread_mutex_t lock;
+		uint64_t last;           /* the newest event's seq; 0: none yet */
+		int watch_fd;            /* an eventfd told of each push; -1 none */
+		struct graid_event ring[ARRAY_EVENT_RING];
+	} event_ring;
 
 	/*
 	 * The control endpoint (control/), when served: started and stopped by the control

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api/array_events.h"
 #include "common/internal.h"
 #include "common/signals.h"
 #include "control/control.h"
@@ -30,12 +31,15 @@ struct client {
 	size_t out_off, out_len; /* bytes sent, bytes queued, of out */
 	size_t out_cap;
 	char *out;               /* grown to what is queued: about GRAID_CONTROL_REPLY_MAX */
+	bool subscriber;         /* sent subscribe: reads nothing more, is sent events */
+	uint64_t sent;           /* a subscriber's last event queued (or said missed) */
 };
 
 struct array_control {
 	struct graid_array *a;
 	struct control_sock sock;
 	int wake;                /* eventfd: stop */
+	int events;              /* eventfd: the array sent an event (array_events_watch) */
 	pthread_t thread;
 	pid_t pid;               /* the process whose thread serves it */
 	unsigned max_clients;
@@ -123,17 +127,32 @@ static int client_queue(struct client *cl, char *reply)
 static const char *client_lines(struct array_control *c, struct client *cl)
 {
 	char *start = cl->in, *nl, *reply;
+	uint64_t after;
+	bool sub;
 
 	while ((nl = memchr(start, '\n', cl->in_len - (size_t)(start - cl->in)))) {
 		*nl = '\0';
 		if (memchr(start, '\0', (size_t)(nl - start)))
 			return "a request holds a NUL byte";
 		reply = control_request(c->a, start);
+		/* Taken at once: a subscribe whose reply is lost is no other client's. */
+		sub = control_subscribed(&after);
 		if (!reply)
 			return "out of memory for a reply";
 		if (client_queue(cl, reply))
 			return "its replies were not read (reply buffer full)";
 		start = nl + 1;
+		if (sub) {
+			cl->subscriber = true;
+			cl->sent = after;
+			/* Its reply goes first, as far as the socket takes it now. */
+			if (start != cl->in + cl->in_len) {
+				(void)client_flush(cl);
+				return "it sent a request after subscribe";
+			}
+			cl->in_len = 0;
+			return NULL;
+		}
 	}
 	cl->in_len -= (size_t)(start - cl->in);
 	memmove(cl->in, start, cl->in_len);
@@ -157,6 +176,8 @@ static const char *client_read(struct array_control *c, struct client *cl)
 	if (n < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? NULL :
 		       "a receive error";
+	if (cl->subscriber)
+		return "it sent a request after subscribe";
 	cl->last_ns = graid__now_ns();
 	cl->in_len += (size_t)n;
 	why = client_lines(c, cl);
@@ -231,14 +252,18 @@ static void accept_one(struct array_control *c)
 	c->clients[i] = cl;
 }
 
-/* The poll set: wake, listener, then clients; map[k] the client of pfd[k + 2]. */
+/* The poll set's first entries: wake, listener, events; the clients follow. */
+#define POLL_FIXED 3u
+
+/* The poll set; map[k] the client of pfd[k + POLL_FIXED]. */
 static nfds_t poll_set(struct array_control *c, struct pollfd *pfd, unsigned *map, int *timeout)
 {
 	uint64_t now = graid__now_ns(), next = UINT64_MAX;
-	nfds_t n = 2;
+	nfds_t n = POLL_FIXED;
 
 	pfd[0] = (struct pollfd){ .fd = c->wake, .events = POLLIN };
 	pfd[1] = (struct pollfd){ .fd = c->sock.fd, .events = POLLIN };
+	pfd[2] = (struct pollfd){ .fd = c->events, .events = POLLIN };
 	if (now < c->accept_after_ns) {
 		pfd[1].fd = -1; /* skipped by poll() */
 		next = c->accept_after_ns - now;
@@ -248,15 +273,16 @@ static nfds_t poll_set(struct array_control *c, struct pollfd *pfd, unsigned *ma
 
 		if (!cl)
 			continue;
-		if (now - cl->last_ns >= c->idle_ns) {
+		/* A subscriber waits for events as long as it likes: no idle time. */
+		if (!cl->subscriber && now - cl->last_ns >= c->idle_ns) {
 			client_drop(c, i, "idle past the timeout");
 			continue;
 		}
-		if (cl->last_ns + c->idle_ns - now < next)
+		if (!cl->subscriber && cl->last_ns + c->idle_ns - now < next)
 			next = cl->last_ns + c->idle_ns - now;
 		/* A client with replies waiting is not read: it must read them first. */
 		pfd[n] = (struct pollfd){ .fd = cl->fd, .events = cl->out_len ? POLLOUT : POLLIN };
-		map[n - 2] = i;
+		map[n - POLL_FIXED] = i;
 		n++;
 	}
 	*timeout = next == UINT64_MAX ? -1 : next / 1000000 >= INT_MAX ? INT_MAX :
@@ -264,10 +290,55 @@ static nfds_t poll_set(struct array_control *c, struct pollfd *pfd, unsigned *ma
 	return n;
 }
 
+/*
+ * A subscriber's queue topped up with the events it has not had, up to the reply limit,
+ * and sent. Whatever it leaves unread stays in the array's ring, which is what bounds it:
+ * the events the ring lets go of meanwhile become one "missed" line. NULL, or the reason
+ * it is dropped.
+ */
+static const char *subscriber_fill(struct array_control *c, struct client *cl)
+{
+	if (cl->out_off) {
+		memmove(cl->out, cl->out + cl->out_off, cl->out_len - cl->out_off);
+		cl->out_len -= cl->out_off;
+		cl->out_off = 0;
+	}
+	if (cl->out_cap < GRAID_CONTROL_REPLY_MAX) {
+		char *p = realloc(cl->out, GRAID_CONTROL_REPLY_MAX);
+
+		if (!p)
+			return "out of memory for its events";
+		cl->out = p;
+		cl->out_cap = GRAID_CONTROL_REPLY_MAX;
+	}
+	if (cl->out_len < cl->out_cap)
+		cl->out_len += control_event_lines(c->a, &cl->sent, cl->out + cl->out_len,
+						   cl->out_cap - cl->out_len);
+	return client_flush(cl) ? "a send error" : NULL;
+}
+
+/* Every subscriber given what it has room for (after an event, or after it read some). */
+static void subscribers_fill(struct array_control *c)
+{
+	uint64_t count;
+
+	/* Emptied first: an event pushed after this read wakes the next poll. */
+	if (read(c->events, &count, sizeof(count)) < 0 && errno != EAGAIN)
+		graid__log(GRAID_LOG_WARNING, "control: cannot read the event counter: %s",
+			   graid_strerror(-errno));
+	for (unsigned i = 0; i < c->max_clients; i++) {
+		struct client *cl = c->clients[i];
+		const char *why;
+
+		if (cl && cl->subscriber && (why = subscriber_fill(c, cl)))
+			client_drop(c, i, why);
+	}
+}
+
 static void *control_main(void *arg)
 {
 	struct array_control *c = arg;
-	struct pollfd *pfd = calloc(c->max_clients + 2, sizeof(*pfd));
+	struct pollfd *pfd = calloc(c->max_clients + POLL_FIXED, sizeof(*pfd));
 	unsigned *map = calloc(c->max_clients, sizeof(*map));
 
 	while (pfd && map) {
@@ -281,8 +352,8 @@ static void *control_main(void *arg)
 		}
 		if (pfd[0].revents)
 			break;
-		for (nfds_t k = 2; k < n; k++) {
-			struct client *cl = c->clients[map[k - 2]];
+		for (nfds_t k = POLL_FIXED; k < n; k++) {
+			struct client *cl = c->clients[map[k - POLL_FIXED]];
 			const char *why = NULL;
 
 			if (!pfd[k].revents)
@@ -294,8 +365,9 @@ static void *control_main(void *arg)
 			else if (!cl->out_len && (pfd[k].revents & (POLLIN | POLLHUP)))
 				why = client_read(c, cl);
 			if (why)
-				client_drop(c, map[k - 2], why);
+				client_drop(c, map[k - POLL_FIXED], why);
 		}
+		subscribers_fill(c);
 		if (pfd[1].revents & POLLIN)
 			accept_one(c);
 	}
@@ -309,11 +381,13 @@ static void *control_main(void *arg)
 static void control_free(struct array_control *c)
 {
 	for (unsigned i = 0; i < c->max_clients; i++)
-		if (c->clients[i])
+		if (c->clients && c->clients[i])
 			client_drop(c, i, "the endpoint stopped");
 	control_sock_close(&c->sock);
 	if (c->wake >= 0)
 		close(c->wake);
+	if (c->events >= 0)
+		close(c->events);
 	free(c->clients);
 	free(c);
 }
@@ -349,9 +423,10 @@ static int control_new(struct graid_array *a, const struct graid_control_options
 		     1000000u;
 	c->clients = calloc(c->max_clients, sizeof(*c->clients));
 	c->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	c->events = c->wake < 0 ? -1 : eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	*out = c;
-	if (!c->clients || c->wake < 0) {
-		int rc = c->wake < 0 ? -errno : -ENOMEM;
+	if (!c->clients || c->events < 0) {
+		int rc = c->events < 0 ? -errno : -ENOMEM;
 
 		control_free(c);
 		return rc;
@@ -428,6 +503,8 @@ static int control_start_locked(struct graid_array *a, const struct graid_contro
 	c->pid = getpid();
 	a->control = c;
 	a->control_stop = control_stop_hook;
+	/* After the thread started: it has no subscriber yet to tell. */
+	array_events_watch(a, c->events);
 	graid__log(GRAID_LOG_NOTICE, "control: serving %s", path);
 	return 0;
 }
@@ -459,8 +536,10 @@ GRAID_API int graid_array_control_stop(struct graid_array *a)
 	 * not freed; the descriptors that never change after the start are closed.
 	 */
 	if (c && c->pid != getpid()) {
+		array_events_watch(a, -1);
 		close(c->sock.fd);
 		close(c->wake);
+		close(c->events);
 		a->control = NULL;
 		a->control_stop = NULL;
 		c = NULL;
@@ -492,6 +571,7 @@ GRAID_API int graid_array_control_stop(struct graid_array *a)
 		graid__log(GRAID_LOG_ERR, "control: cannot wake the endpoint's thread: %s",
 			   graid_strerror(-errno));
 	pthread_join(c->thread, NULL);
+	array_events_watch(a, -1); /* before its eventfd is closed */
 
 	control_lock();
 	a->control = NULL;

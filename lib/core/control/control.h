@@ -3,7 +3,9 @@
 #ifndef GRAID_CONTROL_H
 #define GRAID_CONTROL_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "array/array.h"
@@ -40,5 +42,26 @@ void control_sock_close(struct control_sock *s);
 char *control_request(struct graid_array *a, const char *line);
 /* A reply with no id: @p err (a positive errno) and @p why. As control_request(). */
 char *control_refusal(int err, const char *why);
+
+struct json_object;
+
+/*
+ * The subscribe op (control_events.c), as the other ops of control_ops.c: the reply's
+ * "seq", the newest event's number. On success it leaves the subscription for
+ * control_subscribed(), which the connection calls after each control_request().
+ */
+int op_subscribe(struct graid_array *a, struct json_object *req, struct json_object *reply,
+		 char *why, size_t size);
+/*
+ * Whether the request control_request() just served on this thread was a subscribe that
+ * succeeded; if so, *@p after: the number after which its events are sent. Clears it.
+ */
+bool control_subscribed(uint64_t *after);
+/*
+ * The event lines (docs/CONTROL.md) after *@p after that fit in @p room bytes of @p buf,
+ * whole lines only, a "missed" line first where the ring no longer holds the next ones;
+ * *@p after advanced to the last one written. Returns the bytes written.
+ */
+size_t control_event_lines(struct graid_array *a, uint64_t *after, char *buf, size_t room);
 
 #endif

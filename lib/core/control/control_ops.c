@@ -297,6 +297,7 @@ static const struct op ops[] = {
 	{ "spare-add", { "path", NULL }, op_spare_add },
 	{ "replace", { "role", "path", NULL }, op_replace },
 	{ "rebuild-rate", { "bytes_per_s", NULL }, op_rebuild_rate },
+	{ "subscribe", { "since", NULL }, op_subscribe },
 };
 
 static bool op_has_field(const struct op *op, const char *key)
