@@ -891,6 +891,51 @@ struct graid_member_health {
 GRAID_API int graid_array_member_health(struct graid_array *a, unsigned idx,
 					struct graid_member_health *out);
 
+/** The health policy's rules: bits of struct graid_event::count of the health events
+ *  (docs/HEALTH.md has each one's reason). */
+#define GRAID_HEALTH_RULE_CRITICAL_BIT 0x01u /**< a critical warning bit newly set (critical) */
+#define GRAID_HEALTH_RULE_SPARE_LOW 0x02u    /**< available spare at or below its threshold
+					          (critical) */
+#define GRAID_HEALTH_RULE_WEAR 0x04u         /**< percent used at the wear limit (warning) */
+#define GRAID_HEALTH_RULE_MEDIA_RISING 0x08u /**< media errors rising in consecutive samples
+					          (warning) */
+#define GRAID_HEALTH_RULE_MEDIA_BURST 0x10u  /**< many media errors within the window
+					          (warning) */
+
+/**
+ * @brief How the array's worker watches its members' drive health
+ *   (graid_array_set_health_options()). Zero in a field of a policy setting turns that
+ *   rule off; the defaults are what a writable open starts with.
+ */
+struct graid_health_options {
+	size_t struct_size;          /**< sizeof(struct graid_health_options) as compiled */
+	uint32_t interval_ms;        /**< sample every member this often; 0: no watch
+				          (default 60000) */
+	uint32_t wear_percent;       /**< ::GRAID_HEALTH_RULE_WEAR at this percent used, at
+				          most 255 (default 90) */
+	uint32_t media_rising;       /**< ::GRAID_HEALTH_RULE_MEDIA_RISING after media errors
+				          rose in this many samples in a row (default 2) */
+	uint32_t media_burst;        /**< ::GRAID_HEALTH_RULE_MEDIA_BURST at this many media
+				          errors... (default 25) */
+	uint32_t media_window_s;     /**< ...within this many seconds (default 600) */
+};
+
+/**
+ * @brief Set how the array's worker watches its members' health. A writable open watches
+ *   with the defaults of struct graid_health_options: every minute, the array's worker
+ *   reads each NVMe member's and spare's health (graid_array_member_health()), judges it
+ *   against the policy, and sends ::GRAID_EVENT_HEALTH_CRITICAL or
+ *   ::GRAID_EVENT_HEALTH_WARNING when a rule begins to hold (once per crossing). Members
+ *   that are no NVMe namespace are not watched. The options take effect at once: a round
+ *   of samples is taken now, then one every interval.
+ * @param a the array, opened writable.
+ * @param opts the options.
+ * @return 0; -EINVAL NULL arguments, struct_size too small, or wear_percent above 255;
+ *   -EROFS the array was opened read-only (it has no worker).
+ */
+GRAID_API int graid_array_set_health_options(struct graid_array *a,
+					     const struct graid_health_options *opts);
+
 /** @} */
 
 /**
@@ -1238,6 +1283,11 @@ enum graid_event_type {
 					      bad) was recomputed from redundancy and written
 					      back; the member stays. stripe: the member row;
 					      count: 4 KiB blocks rewritten */
+	GRAID_EVENT_HEALTH_CRITICAL = 12, /**< the member's drive predicts its failure: count
+					       holds the GRAID_HEALTH_RULE_* bits that began to
+					       hold (graid_array_set_health_options()) */
+	GRAID_EVENT_HEALTH_WARNING = 13, /**< the member's drive wears or reports media errors:
+					      count holds the rules, as above */
 };
 
 /**

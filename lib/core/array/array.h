@@ -198,6 +198,8 @@ struct bitmap {
  * names its lock in its comment. "Set at open" fields are written before the handle is
  * returned to the caller (or a worker thread starts) and only read afterwards.
  */
+struct health_watch;
+
 struct graid_array {
 	/* Identity and geometry: set at open. */
 	struct layout lay;
@@ -307,6 +309,8 @@ struct graid_array {
 	pthread_t worker_thread;
 	bool worker_started;
 	pthread_cond_t worker_cond;
+	/* Its watch over drive health (jobs/health_watch.c): made with it; under meta_lock. */
+	struct health_watch *health;
 
 	/*
 	 * The application's event callback (meta/events.c), called and changed under lock;

@@ -35,6 +35,8 @@ static const char *const event_names[] = {
 	[GRAID_EVENT_ARRAY_FOREIGN] = "array-foreign",
 	[GRAID_EVENT_BAD_BLOCK] = "bad-block",
 	[GRAID_EVENT_BLOCK_REPAIRED] = "block-repaired",
+	[GRAID_EVENT_HEALTH_CRITICAL] = "health-critical",
+	[GRAID_EVENT_HEALTH_WARNING] = "health-warning",
 };
 
 int op_subscribe(struct graid_array *a, struct json_object *req, struct json_object *r,

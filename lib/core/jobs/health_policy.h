@@ -12,13 +12,13 @@
 
 #include <libgraid/graid.h>
 
-/* The rules (bits of a verdict). docs/HEALTH.md has each one's reason and default. */
+/* The rules (bits of a verdict): the public GRAID_HEALTH_RULE_* bits. docs/HEALTH.md. */
 enum health_rule {
-	HEALTH_RULE_CRITICAL_BIT = 1u << 0, /* a critical warning bit the drive had not set */
-	HEALTH_RULE_SPARE_LOW = 1u << 1,    /* available spare at or below its threshold */
-	HEALTH_RULE_WEAR = 1u << 2,         /* percent used at or past the wear limit */
-	HEALTH_RULE_MEDIA_RISING = 1u << 3, /* media errors rose in consecutive periods */
-	HEALTH_RULE_MEDIA_BURST = 1u << 4,  /* many media errors within the window */
+	HEALTH_RULE_CRITICAL_BIT = GRAID_HEALTH_RULE_CRITICAL_BIT,
+	HEALTH_RULE_SPARE_LOW = GRAID_HEALTH_RULE_SPARE_LOW,
+	HEALTH_RULE_WEAR = GRAID_HEALTH_RULE_WEAR,
+	HEALTH_RULE_MEDIA_RISING = GRAID_HEALTH_RULE_MEDIA_RISING,
+	HEALTH_RULE_MEDIA_BURST = GRAID_HEALTH_RULE_MEDIA_BURST,
 };
 
 /* The rules whose crossing predicts a failure soon (critical); the others warn. */

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The worker's watch over its members' drive health: every interval, each NVMe member's and
+ * spare's health log is read and judged (health_policy.c), and a rule that begins to hold is
+ * an event. Also the one way a sample is taken: without meta_lock during the command.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jobs/health_policy.h"
+#include "jobs/health_watch.h"
+#include "member/member_health.h"
+#include "meta/events.h"
+
+#define HEALTH_SLOTS (GRAID_MAX_MEMBERS + GRAID_MAX_SPARES)
+
+/* What the watch remembers; under meta_lock. */
+struct health_watch {
+	struct health_policy policy;
+	uint64_t interval_ns;  /* 0: not watching */
+	uint64_t next_ns;      /* when the next round of samples is due */
+	struct {
+		dev_t devno;   /* the device the track is of: another one starts afresh */
+		ino_t ino;
+		struct health_track track;
+	} slot[HEALTH_SLOTS];
+};
+
+#define HEALTH_DEFAULT_INTERVAL_NS (60ull * 1000 * 1000 * 1000)
+
+static struct member *health_member(struct graid_array *a, unsigned idx)
+{
+	if (idx < a->nmembers)
+		return &a->members[idx];
+	return idx < a->nmembers + a->nspares ? &a->spares[idx - a->nmembers] : NULL;
+}
+
+int array_health_sample(struct graid_array *a, unsigned idx, struct graid_member_health *h,
+			dev_t *devno, ino_t *ino)
+{
+	struct member *m = health_member(a, idx);
+	struct member_device d;
+	int rc;
+
+	if (!m)
+		return -EINVAL;
+	d = m->dev;
+	*devno = d.devno;
+	*ino = d.ino;
+	/* A scripted drive (its state lives with the device) and no device at all: now. */
+	if (d.fd < 0 || d.fault)
+		return member_health_read(&d, h);
+	if (!d.nvme.is_nvme)
+		return -EOPNOTSUPP;
+	/* A duplicate: a replace meanwhile cannot hand the command another device. */
+	d.fd = fcntl(m->dev.fd, F_DUPFD_CLOEXEC, 0);
+	if (d.fd < 0)
+		return -errno;
+	pthread_mutex_unlock(&a->meta_lock);
+	rc = member_health_read(&d, h);
+	close(d.fd);
+	pthread_mutex_lock(&a->meta_lock);
+	return rc;
+}
+
+int array_health_init(struct graid_array *a)
+{
+	struct health_watch *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return -ENOMEM;
+	w->policy = health_policy_default;
+	w->interval_ns = HEALTH_DEFAULT_INTERVAL_NS;
+	w->next_ns = graid__now_ns() + w->interval_ns;
+	a->health = w;
+	return 0;
+}
+
+void array_health_free(struct graid_array *a)
+{
+	free(a->health);
+	a->health = NULL;
+}
+
+uint64_t array_health_wait_ns(const struct graid_array *a)
+{
+	const struct health_watch *w = a->health;
+	uint64_t now = graid__now_ns();
+
+	if (!w || !w->interval_ns)
+		return UINT64_MAX;
+	return w->next_ns > now ? w->next_ns - now : 0;
+}
+
+/* Judge one sample of slot @p idx and send what began to hold. meta_lock held. */
+static void health_judge_slot(struct graid_array *a, unsigned idx,
+			      const struct graid_member_health *h, dev_t devno, ino_t ino)
+{
+	struct health_watch *w = a->health;
+	uint32_t fired, critical;
+
+	if (w->slot[idx].devno != devno || w->slot[idx].ino != ino) {
+		memset(&w->slot[idx], 0, sizeof(w->slot[idx]));
+		w->slot[idx].devno = devno;
+		w->slot[idx].ino = ino;
+	}
+	fired = health_judge(&w->slot[idx].track, &w->policy, h);
+	if (!fired)
+		return;
+	critical = fired & HEALTH_RULES_CRITICAL;
+	for (uint32_t bit = 1; bit <= fired; bit <<= 1)
+		if (fired & bit)
+			graid__log(critical ? GRAID_LOG_ERR : GRAID_LOG_WARNING,
+				   "member %u (%s): drive health: %s (critical warning 0x%02x, spare "
+				   "%u%% of threshold %u%%, %u%% used, %llu media errors)", idx,
+				   health_member(a, idx)->dev.path, health_rule_name(bit),
+				   h->critical_warning, h->available_spare, h->spare_threshold,
+				   h->percent_used, (unsigned long long)h->media_errors);
+	if (critical)
+		array_event(a, GRAID_EVENT_HEALTH_CRITICAL, (int)idx, 0, 0, critical);
+	if (fired & ~critical)
+		array_event(a, GRAID_EVENT_HEALTH_WARNING, (int)idx, 0, 0, fired & ~critical);
+}
+
+void array_health_watch(struct graid_array *a)
+{
+	struct health_watch *w = a->health;
+
+	if (!w || !w->interval_ns)
+		return;
+	for (unsigned idx = 0; idx < HEALTH_SLOTS; idx++) {
+		struct graid_member_health h;
+		struct member *m = health_member(a, idx);
+		dev_t devno;
+		ino_t ino;
+
+		if (!m)
+			break;
+		if (m->dev.fd < 0 || (!m->dev.fault && !m->dev.nvme.is_nvme))
+			continue;
+		/* The lock was let go: judge only if the slot still has the device read. */
+		m = NULL;
+		if (array_health_sample(a, idx, &h, &devno, &ino) == 0)
+			m = health_member(a, idx);
+		if (m && m->dev.devno == devno && m->dev.ino == ino)
+			health_judge_slot(a, idx, &h, devno, ino);
+		if (atomic_load(&a->closing))
+			break;
+	}
+	w->next_ns = graid__now_ns() + w->interval_ns;
+}
+
+GRAID_API int graid_array_set_health_options(struct graid_array *a,
+					     const struct graid_health_options *o)
+{
+	struct health_watch *w;
+
+	if (!a || !o || o->struct_size < sizeof(*o) || o->wear_percent > 255)
+		return -EINVAL;
+	if (a->read_only)
+		return -EROFS;
+	pthread_mutex_lock(&a->meta_lock);
+	w = a->health;
+	if (!w) {
+		pthread_mutex_unlock(&a->meta_lock);
+		return -EROFS; /* no worker: nothing watches */
+	}
+	w->policy.wear_percent = (uint8_t)o->wear_percent;
+	w->policy.media_rising_periods = o->media_rising;
+	w->policy.media_burst = o->media_burst;
+	w->policy.media_window_ns = (uint64_t)o->media_window_s * 1000000000ull;
+	w->interval_ns = (uint64_t)o->interval_ms * 1000000ull;
+	w->next_ns = graid__now_ns(); /* a sample at once, then one every interval */
+	pthread_cond_signal(&a->worker_cond);
+	pthread_mutex_unlock(&a->meta_lock);
+	return 0;
+}
