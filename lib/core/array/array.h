@@ -301,6 +301,8 @@ struct graid_array {
 	/* graid_array_set_io_timeout(): a member I/O older than this is given up on; 0 never. */
 	atomic_uint_fast64_t io_timeout_ns;
 	atomic_bool closing;
+	/* graid_array_scrub_stop() bumps it; a scrub that sees it move stops at its next batch. */
+	atomic_uint scrub_stop_gen;
 	/* The array's worker (jobs/worker.c): started once; worker_cond signalled under meta_lock. */
 	pthread_t worker_thread;
 	bool worker_started;
