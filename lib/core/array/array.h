@@ -323,6 +323,8 @@ struct graid_array {
 	 */
 	struct array_control *control;
 	int (*control_stop)(struct graid_array *a);
+	/* Its scrub (control/control_scrub.c), for the ops its thread serves: set before it starts. */
+	struct control_scrub *control_scrub;
 
 	/* What an open learnt for graid_array_given_info() and read-only looks: set at open. */
 	struct array_holder_view view; /* read-only opens: the holder's view (array_view.c) */
