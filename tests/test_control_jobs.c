@@ -184,6 +184,26 @@ static struct json_object *cj_scrub_wait(struct cj_env *e)
 	}
 }
 
+/* scrub-status until the running scrub has ended a batch (its progress past 0). */
+static void cj_scrub_underway(struct cj_env *e)
+{
+	uint64_t until = now_ms() + 20000;
+
+	for (;;) {
+		struct json_object *r = cj_ok(e, "{\"op\": \"scrub-status\"}\n");
+		struct json_object *s = field(r, "scrub");
+
+		cr_assert_str_eq(str(s, "state"), "running", "%s", json_object_to_json_string(r));
+		if (num(s, "done") > 0) {
+			json_object_put(r);
+			return;
+		}
+		json_object_put(r);
+		cr_assert_lt(now_ms(), until, "no batch of the scrub ended in 20 s");
+		usleep(20 * 1000);
+	}
+}
+
 /* Flip a byte of member 2's chunk of row 77, behind the array's back. */
 static void cj_rot(struct cj_env *e)
 {
@@ -266,6 +286,8 @@ Test(control_jobs, a_second_scrub_start_is_busy_and_scrub_stop_ends_it_for_resum
 	json_object_put(r);
 	json_object_put(cj_ok(&e, "{\"op\": \"scrub-start\"}\n"));
 	cj_refused(&e, "{\"op\": \"scrub-start\"}\n", EBUSY, "still running");
+	/* Past its first batch, so that where it stops is past row 0. */
+	cj_scrub_underway(&e);
 	r = cj_ok(&e, "{\"op\": \"scrub-stop\"}\n");
 	cr_assert_eq(json_object_get_boolean(field(r, "stopped")), 1, "%s",
 		     json_object_to_json_string(r));
@@ -301,19 +323,14 @@ static uint64_t cj_reads(struct graid_array *a)
 Test(control_jobs, control_stop_ends_a_running_scrub_before_it_returns, .timeout = 120)
 {
 	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
-	struct json_object *r;
 	struct cj_env e;
 	uint64_t t0, reads;
 
 	cj_up(&e, "mbps=1", NULL);
 	reads = cj_reads(e.a);
 	json_object_put(cj_ok(&e, "{\"op\": \"scrub-start\"}\n"));
-	/* Under way: reading its first batch. */
-	usleep(300 * 1000);
+	cj_scrub_underway(&e);
 	cr_assert_gt(cj_reads(e.a), reads, "the scrub's reads are not counted: nothing to watch");
-	r = cj_ok(&e, "{\"op\": \"scrub-status\"}\n");
-	cr_assert_str_eq(str(field(r, "scrub"), "state"), "running");
-	json_object_put(r);
 	t0 = now_ms();
 	cr_assert_eq(graid_array_control_stop(e.a), 0);
 	cr_assert_lt(now_ms() - t0, 3000, "the stop waited for the whole scrub");
@@ -409,5 +426,35 @@ Test(control_jobs, spare_remove_takes_a_spare_off_and_refuses_what_is_none, .tim
 	cj_refused(&e, rm, ENOENT, "fail or replace");
 	cj_refused(&e, "{\"op\": \"spare-remove\", \"path\": \"\"}\n", EINVAL, "'path'");
 	cj_refused(&e, "{\"op\": \"spare-remove\"}\n", EINVAL, "'path'");
+	cj_down(&e);
+}
+
+static struct graid_array *cj_self_stop_array;
+static int cj_self_stop_rc = 1;
+
+/* A scrub's mismatch event, run on the endpoint's scrub thread: it cannot stop that endpoint. */
+static void cj_self_stop(void *arg, const struct graid_event *ev)
+{
+	(void)arg;
+	if (ev->type == GRAID_EVENT_SCRUB_MISMATCH)
+		cj_self_stop_rc = graid_array_control_stop(cj_self_stop_array);
+}
+
+Test(control_jobs, a_stop_from_the_scrubs_own_thread_is_refused, .timeout = 120)
+{
+	struct json_object *s;
+	struct cj_env e;
+
+	cj_up(&e, NULL, cj_rot);
+	cj_self_stop_array = e.a;
+	cr_assert_eq(graid_array_set_event_callback(e.a, cj_self_stop, NULL), 0);
+	json_object_put(cj_ok(&e, "{\"op\": \"scrub-start\"}\n"));
+	s = cj_scrub_wait(&e);
+	cr_assert_str_eq(str(s, "state"), "done");
+	json_object_put(s);
+	cr_assert_eq(cj_self_stop_rc, -EDEADLK);
+	/* Still served. */
+	json_object_put(cj_ok(&e, "{\"op\": \"hello\"}\n"));
+	cr_assert_eq(graid_array_set_event_callback(e.a, NULL, NULL), 0);
 	cj_down(&e);
 }

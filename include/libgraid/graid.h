@@ -709,7 +709,8 @@ GRAID_API int graid_lease_init(const char *spec, const uint8_t array_uuid[16]);
  * @return 0; -EIO a member could not be flushed or updated (the array is freed anyway);
  *   -ESTALE another host took the array over: nothing was written at close; -EDEADLK
  *   called on the array's control endpoint's own thread (an event callback run by a
- *   request): nothing was done, the array stays open.
+ *   request) or on the thread of a scrub the endpoint started: nothing was done, the array
+ *   stays open.
  */
 GRAID_API int graid_array_close(struct graid_array *a);
 
@@ -1647,12 +1648,15 @@ GRAID_API int graid_array_control_start(struct graid_array *a,
 
 /**
  * @brief Stop serving the control endpoint: the request under way finishes, every client
- *   is closed, the socket is removed, and the thread has ended when this returns. Another
+ *   is closed, the socket is removed, and the thread has ended when this returns. A scrub
+ *   the endpoint started (its scrub-start op) is stopped as graid_array_scrub_stop() stops
+ *   it, at its next batch with its checkpoint recorded, and its thread has ended too. Another
  *   array's endpoint is not held up meanwhile. In a fork()'s child, only the child's copies
  *   are let go: the parent's endpoint and socket stay.
  * @param a the array.
  * @return 0 (also when no endpoint was served); -EINVAL @p a is NULL; -EDEADLK called on
- *   the endpoint's own thread (an event callback run by a request): it goes on serving.
+ *   the endpoint's own thread (an event callback run by a request) or on the thread of the
+ *   scrub it started (an event callback run by that scrub): it goes on serving.
  */
 GRAID_API int graid_array_control_stop(struct graid_array *a);
 
