@@ -166,8 +166,20 @@ Test(heal_spare, a_removed_spare_takes_no_role_and_is_not_a_spare_at_the_next_op
 	cr_assert_eq(graid_array_info(a, &info), 0);
 	cr_assert_eq(info.member_state[3], GRAID_MEMBER_FAILED);
 	heal_verify(a, info.size, NULL, 3, "after the spares were removed and a member failed");
-	/* Free again: it can be added back. */
-	cr_assert_eq(graid_array_add_spare(a, spare), 0);
-	graid_array_close(a);
+	/* Free again: it can be added back (and takes failed role 3 at once). */
+	cr_assert_eq(graid_array_add_spare(a, keep), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	/* A look is refused before anything is looked up, and writes nothing. */
+	{
+		struct graid_open_options ro = { .struct_size = sizeof(ro),
+						 .flags = GRAID_OPEN_READ_ONLY };
+
+		paths[5] = keep;
+		cr_assert_eq(graid_array_open(paths, 6, &ro, &a), 0);
+		hash[5] = au_file_hash(keep);
+		cr_assert_eq(graid_array_remove_spare(a, keep), -EROFS);
+		cr_assert_eq(au_file_hash(keep), hash[5]);
+		cr_assert_eq(graid_array_close(a), 0);
+	}
 	au_remove(&s);
 }
