@@ -320,7 +320,6 @@ static void control_free(struct array_control *c)
 	free(c);
 }
 
-
 static int control_stop_hook(struct graid_array *a)
 {
 	return graid_array_control_stop(a);
