@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Hot spares: one takes over a failed member by itself, and is not blamed for the old device's errors. */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -74,5 +75,111 @@ Test(heal_spare, a_spare_is_not_blamed_for_late_errors_of_the_member_it_replaced
 	cr_assert_eq(graid_array_fail_member(a, 0), 0);
 	heal_verify(a, info.size, NULL, 9, "with the spare standing in for another");
 	graid_array_close(a);
+	au_remove(&s);
+}
+
+/* The first 4096 bytes of @p path are all zero: no superblock left. */
+static bool hs_sb_cleared(const char *path)
+{
+	uint8_t b[4096];
+	int fd = open(path, O_RDONLY);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pread(fd, b, sizeof(b), 0), (ssize_t)sizeof(b));
+	close(fd);
+	for (size_t i = 0; i < sizeof(b); i++)
+		if (b[i])
+			return false;
+	return true;
+}
+
+Test(heal_spare, a_removed_spare_takes_no_role_and_is_not_a_spare_at_the_next_open,
+     .timeout = 300)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct graid_given_info gi = { .struct_size = sizeof(gi) };
+	const char *paths[AU_MAX];
+	uint64_t hash[6];
+	struct graid_array *a;
+	struct au_set s;
+	char *spare, *keep, *stranger;
+
+	au_make(&s, 5, HEAL_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 5, 6, 8192, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	heal_fill(a, info.size, 3);
+	spare = heal_new_member(&s, "spare");
+	keep = heal_new_member(&s, "keep");
+	stranger = heal_new_member(&s, "stranger");
+	cr_assert_eq(graid_array_add_spare(a, spare), 0);
+	cr_assert_eq(graid_array_add_spare(a, keep), 0);
+
+	/* Refusals change nothing: not a spare, a member in a role, bad arguments. */
+	for (unsigned i = 0; i < 5; i++)
+		hash[i] = au_file_hash(s.paths[i]);
+	hash[5] = au_file_hash(spare);
+	cr_assert_eq(graid_array_remove_spare(a, stranger), -ENOENT);
+	cr_assert_eq(graid_array_remove_spare(a, "/nonexistent/device"), -ENOENT);
+	cr_assert_eq(graid_array_remove_spare(a, s.paths[2]), -ENOENT, "role 2 is no spare");
+	cr_assert_eq(graid_array_remove_spare(a, ""), -EINVAL);
+	cr_assert_eq(graid_array_remove_spare(a, NULL), -EINVAL);
+	cr_assert_eq(graid_array_remove_spare(NULL, spare), -EINVAL);
+	for (unsigned i = 0; i < 5; i++)
+		cr_assert_eq(au_file_hash(s.paths[i]), hash[i], "member %u changed", i);
+	cr_assert_eq(au_file_hash(spare), hash[5], "the spare changed");
+	cr_assert_eq(graid_array_member_info(a, 6, &mi), 0, "both spares still listed");
+
+	/* Named by another path to the same device: matched by identity. */
+	{
+		char other[600];
+
+		snprintf(other, sizeof(other), "%s/./%s", s.dir, strrchr(spare, '/') + 1);
+		cr_assert_eq(graid_array_remove_spare(a, other), 0);
+	}
+	cr_assert_eq(graid_array_remove_spare(a, spare), -ENOENT, "removed twice");
+	cr_assert(hs_sb_cleared(spare), "the removed spare still has a superblock");
+	cr_assert_eq(graid_array_member_info(a, 5, &mi), 0);
+	cr_assert_str_eq(mi.path, keep, "the other spare moved up");
+	cr_assert_eq(graid_array_member_info(a, 6, &mi), -EINVAL, "one spare left");
+	cr_assert_eq(graid_array_remove_spare(a, keep), 0);
+	cr_assert_eq(graid_array_member_info(a, 5, &mi), -EINVAL, "no spare left");
+
+	/* A member fails: no spare takes its role. */
+	cr_assert_eq(graid_array_fail_member(a, 3), 0);
+	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_eq(info.member_state[3], GRAID_MEMBER_FAILED, "a removed spare took role 3");
+	cr_assert_eq(graid_array_close(a), 0);
+
+	/* Given with the members at the next open, neither is taken as a spare. */
+	memcpy(paths, s.paths, sizeof(paths));
+	paths[5] = spare;
+	paths[6] = keep;
+	cr_assert_eq(graid_array_open(paths, 7, NULL, &a), 0);
+	cr_assert_eq(graid_array_member_info(a, 5, &mi), -EINVAL, "a removed spare is back");
+	for (unsigned i = 5; i < 7; i++) {
+		cr_assert_eq(graid_array_given_info(a, i, &gi), 0);
+		cr_assert_neq(gi.verdict, GRAID_GIVEN_SPARE, "%s taken as a spare", paths[i]);
+		cr_assert_neq(gi.verdict, GRAID_GIVEN_MEMBER, "%s taken as a member", paths[i]);
+	}
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_eq(info.member_state[3], GRAID_MEMBER_FAILED);
+	heal_verify(a, info.size, NULL, 3, "after the spares were removed and a member failed");
+	/* Free again: it can be added back (and takes failed role 3 at once). */
+	cr_assert_eq(graid_array_add_spare(a, keep), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	/* A look is refused before anything is looked up, and writes nothing. */
+	{
+		struct graid_open_options ro = { .struct_size = sizeof(ro),
+						 .flags = GRAID_OPEN_READ_ONLY };
+
+		paths[5] = keep;
+		cr_assert_eq(graid_array_open(paths, 6, &ro, &a), 0);
+		hash[5] = au_file_hash(keep);
+		cr_assert_eq(graid_array_remove_spare(a, keep), -EROFS);
+		cr_assert_eq(au_file_hash(keep), hash[5]);
+		cr_assert_eq(graid_array_close(a), 0);
+	}
 	au_remove(&s);
 }

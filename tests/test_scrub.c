@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Flip bytes in member files: scrub finds them, names the member, and RAID-6 repair restores them exactly. */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,6 +289,70 @@ Test(scrub, a_scrub_stopped_midway_resumes_from_its_checkpoint, .timeout = 120)
 	/* Finished: the next scrub asked to resume starts at the beginning. */
 	cr_assert_eq(graid_array_scrub(a, GRAID_SCRUB_RESUME, &rep), 0);
 	cr_assert_eq(rep.first_row, 0);
+	graid_array_close(a);
+	au_remove(&s);
+}
+
+/* Each batch slowed down, so that a stop asked after the first one finds the scrub running. */
+static atomic_int sc_batches;
+
+static void sc_slow(void *arg, uint64_t done, uint64_t total)
+{
+	(void)arg, (void)done, (void)total;
+	atomic_fetch_add(&sc_batches, 1);
+	usleep(100 * 1000);
+}
+
+static void *sc_stopper(void *arg)
+{
+	while (atomic_load(&sc_batches) < 2)
+		usleep(1000);
+	cr_assert_eq(graid_array_scrub_stop(arg), 0);
+	return NULL;
+}
+
+Test(scrub, a_scrub_stopped_from_another_thread_is_cancelled_and_resumes_where_it_stopped,
+     .timeout = 120)
+{
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep), .progress = sc_slow };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t checked;
+	pthread_t t;
+	uint8_t *all;
+
+	/* 4 KiB chunks: 2048 rows in batches of a few hundred, every row written. */
+	au_make(&s, 4, (1u << 20) + (8u << 20));
+	cr_assert_eq(au_create(&s, 4, 6, 4096, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	all = malloc(info.size);
+	memset(all, 0x5a, info.size);
+	cr_assert_eq(graid_array_write(a, all, info.size, 0), (ssize_t)info.size);
+	free(all);
+	/* A stop asked while no scrub runs is not kept for the next one. */
+	cr_assert_eq(graid_array_scrub_stop(a), 0);
+	cr_assert_eq(graid_array_scrub_stop(NULL), -EINVAL);
+	atomic_store(&sc_batches, 0);
+	cr_assert_eq(pthread_create(&t, NULL, sc_stopper, a), 0);
+	cr_assert_eq(graid_array_scrub(a, 0, &rep), -ECANCELED);
+	pthread_join(t, NULL);
+	cr_assert_gt(rep.stripes_checked, 0, "the report has what was checked before the stop");
+	cr_assert_lt(rep.stripes_checked, 2048);
+	cr_assert_eq(rep.first_row, 0);
+	checked = rep.stripes_checked;
+	/* Closed and opened again: the checkpoint is on the members, at the row it stopped at. */
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, 4, NULL, &a), 0);
+	memset(&rep, 0, sizeof(rep));
+	rep.struct_size = sizeof(rep);
+	cr_assert_eq(graid_array_scrub(a, GRAID_SCRUB_RESUME, &rep), 0);
+	cr_assert_gt(rep.first_row, 0, "the resumed scrub started at row 0");
+	cr_assert_eq(rep.first_row, checked, "stopped after %llu rows, resumed at %llu",
+		     (unsigned long long)checked, (unsigned long long)rep.first_row);
+	cr_assert_eq(rep.first_row + rep.stripes_checked, 2048, "resumed at %llu, checked %llu",
+		     (unsigned long long)rep.first_row, (unsigned long long)rep.stripes_checked);
+	cr_assert_eq(rep.mismatches, 0);
 	graid_array_close(a);
 	au_remove(&s);
 }

@@ -709,7 +709,8 @@ GRAID_API int graid_lease_init(const char *spec, const uint8_t array_uuid[16]);
  * @return 0; -EIO a member could not be flushed or updated (the array is freed anyway);
  *   -ESTALE another host took the array over: nothing was written at close; -EDEADLK
  *   called on the array's control endpoint's own thread (an event callback run by a
- *   request): nothing was done, the array stays open.
+ *   request) or on the thread of a scrub the endpoint started: nothing was done, the array
+ *   stays open.
  */
 GRAID_API int graid_array_close(struct graid_array *a);
 
@@ -1154,6 +1155,27 @@ GRAID_API int graid_array_set_io_timeout(struct graid_array *a, unsigned ms);
  */
 GRAID_API int graid_array_add_spare(struct graid_array *a, const char *path);
 
+/**
+ * @brief Take a registered hot spare off the array: it no longer takes a failed role.
+ *
+ * The members' superblocks are written without it, and its own superblock is cleared
+ * (zeroed), so that no later open takes it for this array's spare: given among the members,
+ * it is left out as a device without a superblock, free to be used again. Clearing is best
+ * effort: if it fails (logged), the members' superblocks no longer list it and an open
+ * leaves it out all the same. A spare that already took a role is a member, not a spare:
+ * fail or replace it instead.
+ * @param a the array.
+ * @param path the spare as it was given to graid_array_add_spare() (or at open), or another
+ *   path or identity spec (graid_member_is_spec()) naming the same device: matched by the
+ *   device's identity, as graid_array_add_spare() refuses a device twice; the path it was
+ *   registered under also matches a device gone from it.
+ * @return 0; -EINVAL @p a or @p path NULL, or @p path empty; -ENOENT no hot spare of this
+ *   array is that device (the log says when it holds a role); -EROFS the array was opened
+ *   read-only; -ESTALE another host took the array over (nothing changed, or, when it was
+ *   noticed while the spare was taken off, the spare is off).
+ */
+GRAID_API int graid_array_remove_spare(struct graid_array *a, const char *path);
+
 /** The most hot spares an array keeps. */
 #define GRAID_MAX_SPARES 8
 
@@ -1229,7 +1251,8 @@ struct graid_scrub_report {
  *
  * A scrub records how far it got in the superblocks about once a second (not on a
  * read-only array), so one stopped by a crash or a close resumes with ::GRAID_SCRUB_RESUME;
- * a scrub that completes clears the record.
+ * a scrub that completes clears the record. graid_array_scrub_stop() (from another thread,
+ * or from @c progress) ends it at its next batch, its checkpoint recorded first.
  *
  * @param a the array.
  * @param flags 0, or ::GRAID_SCRUB_REPAIR and/or ::GRAID_SCRUB_RESUME.
@@ -1242,11 +1265,27 @@ struct graid_scrub_report {
  *   compare, so nothing could be checked (replace and rebuild first); -EROFS
  *   ::GRAID_SCRUB_REPAIR on an array opened read-only; -EIO a member failed while the
  *   scrub read it (a device gone, read errors past the threshold); -ENOMEM; -ESTALE
- *   another host took the array over. A member a failed rewrite took out (an event says
- *   so) leaves the rows read after it counted in @c skipped, and the scrub returns 0.
+ *   another host took the array over; -ECANCELED graid_array_scrub_stop() stopped it: @p rep
+ *   holds what it checked until then (and @c first_row), and the row it stopped at is
+ *   recorded (not on a read-only array), so ::GRAID_SCRUB_RESUME continues from there. A
+ *   member a failed rewrite took out (an event says so) leaves the rows read after it
+ *   counted in @c skipped, and the scrub returns 0.
  */
 GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 				struct graid_scrub_report *rep);
+
+/**
+ * @brief Stop the scrubs running on this handle: each graid_array_scrub() under way (in any
+ *   thread) records its checkpoint and returns -ECANCELED at its next batch, so that a
+ *   later scrub with ::GRAID_SCRUB_RESUME continues where it stopped.
+ *
+ * Returns at once, without waiting for them to end. Only the scrubs under way are asked: a
+ * scrub started after this call runs to its end (a stop asked while none runs is not kept
+ * for the next one). A scrub that was at its last batch completes instead (returns 0).
+ * @param a the array (a read-only handle too: its scrub stops, with no checkpoint recorded).
+ * @return 0, also when no scrub is running; -EINVAL @p a is NULL.
+ */
+GRAID_API int graid_array_scrub_stop(struct graid_array *a);
 
 /** @} */
 
@@ -1734,12 +1773,15 @@ GRAID_API int graid_array_control_start(struct graid_array *a,
 
 /**
  * @brief Stop serving the control endpoint: the request under way finishes, every client
- *   is closed, the socket is removed, and the thread has ended when this returns. Another
+ *   is closed, the socket is removed, and the thread has ended when this returns. A scrub
+ *   the endpoint started (its scrub-start op) is stopped as graid_array_scrub_stop() stops
+ *   it, at its next batch with its checkpoint recorded, and its thread has ended too. Another
  *   array's endpoint is not held up meanwhile. In a fork()'s child, only the child's copies
  *   are let go: the parent's endpoint and socket stay.
  * @param a the array.
  * @return 0 (also when no endpoint was served); -EINVAL @p a is NULL; -EDEADLK called on
- *   the endpoint's own thread (an event callback run by a request): it goes on serving.
+ *   the endpoint's own thread (an event callback run by a request) or on the thread of the
+ *   scrub it started (an event callback run by that scrub): it goes on serving.
  */
 GRAID_API int graid_array_control_stop(struct graid_array *a);
 

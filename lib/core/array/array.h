@@ -305,6 +305,8 @@ struct graid_array {
 	/* graid_array_set_io_timeout(): a member I/O older than this is given up on; 0 never. */
 	atomic_uint_fast64_t io_timeout_ns;
 	atomic_bool closing;
+	/* graid_array_scrub_stop() bumps it; a scrub that sees it move stops at its next batch. */
+	atomic_uint scrub_stop_gen;
 	/* The array's worker (jobs/worker.c): started once; worker_cond signalled under meta_lock. */
 	pthread_t worker_thread;
 	bool worker_started;
@@ -343,6 +345,8 @@ struct graid_array {
 	 */
 	struct array_control *control;
 	int (*control_stop)(struct graid_array *a);
+	/* Its scrub (control/control_scrub.c), for the ops its thread serves: set before it starts. */
+	struct control_scrub *control_scrub;
 
 	/* What an open learnt for graid_array_given_info() and read-only looks: set at open. */
 	struct array_holder_view view; /* read-only opens: the holder's view (array_view.c) */

@@ -48,6 +48,7 @@ struct array_control {
 	bool accept_logged;      /* the out-of-descriptors pause was logged: once per run of them */
 	bool stopping;           /* a stop is joining the thread: other stops wait for it */
 	struct client **clients; /* max_clients slots, NULL free */
+	struct control_scrub *scrub; /* scrub-start's (control_scrub.c) */
 };
 
 static void client_drop(struct array_control *c, unsigned i, const char *why)
@@ -388,6 +389,7 @@ static void control_free(struct array_control *c)
 		close(c->wake);
 	if (c->events >= 0)
 		close(c->events);
+	control_scrub_free(c->scrub);
 	free(c->clients);
 	free(c);
 }
@@ -425,7 +427,7 @@ static int control_new(struct graid_array *a, const struct graid_control_options
 	c->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	c->events = c->wake < 0 ? -1 : eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	*out = c;
-	if (!c->clients || c->events < 0) {
+	if (!c->clients || c->events < 0 || control_scrub_new(a, &c->scrub)) {
 		int rc = c->events < 0 ? -errno : -ENOMEM;
 
 		control_free(c);
@@ -494,9 +496,11 @@ static int control_start_locked(struct graid_array *a, const struct graid_contro
 	if (rc)
 		return rc;
 	rc = control_sock_open(&c->sock, path);
+	a->control_scrub = c->scrub; /* the ops the thread serves find it there */
 	if (!rc)
 		rc = -graid__thread_create(&c->thread, NULL, control_main, c);
 	if (rc) {
+		a->control_scrub = NULL;
 		control_free(c);
 		return rc;
 	}
@@ -542,13 +546,14 @@ GRAID_API int graid_array_control_stop(struct graid_array *a)
 		close(c->events);
 		a->control = NULL;
 		a->control_stop = NULL;
+		a->control_scrub = NULL;
 		c = NULL;
 	}
 	/*
 	 * A callback run by a request: joining itself would fail, freeing would pull its stack.
 	 * Not logged: a log callback holds the log's lock.
 	 */
-	if (c && pthread_equal(pthread_self(), c->thread)) {
+	if (c && (pthread_equal(pthread_self(), c->thread) || control_scrub_is_thread(c->scrub))) {
 		graid__unlock(&control_start_lock);
 		return -EDEADLK;
 	}
@@ -567,6 +572,8 @@ GRAID_API int graid_array_control_stop(struct graid_array *a)
 	c->stopping = true;
 	graid__unlock(&control_start_lock);
 
+	/* Its scrub ends at its next batch meanwhile; joined at the free, before the array goes. */
+	control_scrub_ask_stop(c->scrub);
 	if (write(c->wake, &one, sizeof(one)) != sizeof(one))
 		graid__log(GRAID_LOG_ERR, "control: cannot wake the endpoint's thread: %s",
 			   graid_strerror(-errno));
@@ -576,6 +583,7 @@ GRAID_API int graid_array_control_stop(struct graid_array *a)
 	control_lock();
 	a->control = NULL;
 	a->control_stop = NULL;
+	a->control_scrub = NULL;
 	pthread_cond_broadcast(&control_stopped);
 	graid__unlock(&control_start_lock);
 	control_free(c);

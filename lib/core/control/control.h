@@ -64,4 +64,34 @@ bool control_subscribed(uint64_t *after);
  */
 size_t control_event_lines(struct graid_array *a, uint64_t *after, char *buf, size_t room);
 
+/* control_scrub.c: the scrub an endpoint runs in a thread of its own (one at a time). */
+struct control_scrub;
+/* 0, or -errno. */
+int control_scrub_new(struct graid_array *a, struct control_scrub **out);
+/* Stop and join a scrub still running, then free it (NULL: nothing). Not on its thread. */
+void control_scrub_free(struct control_scrub *s);
+/* Start graid_array_scrub(@p flags) in its thread: 0, -EBUSY one runs, or -errno. */
+int control_scrub_start(struct control_scrub *s, unsigned flags);
+/*
+ * Ask a running scrub to stop and wait (boundedly) for it to end: *stopped false when none
+ * was running. 0.
+ */
+int control_scrub_stop(struct control_scrub *s, bool *stopped);
+/* Ask a running scrub to stop, without waiting (the endpoint is being stopped). */
+void control_scrub_ask_stop(struct control_scrub *s);
+/* Whether the calling thread is the scrub's (a callback it ran). */
+bool control_scrub_is_thread(struct control_scrub *s);
+/* SCRUBOBJ (docs/CONTROL.md), or NULL (JSON null) when no scrub was started. */
+struct json_object *control_scrub_json(struct control_scrub *s);
+
+/* control_jobs.c: the ops that start, follow and stop long-running work (control_ops.c's table). */
+int control_op_rebuild(struct graid_array *a, struct json_object *req, struct json_object *r,
+		       char *why, size_t size);
+int control_op_scrub_start(struct graid_array *a, struct json_object *req,
+			   struct json_object *r, char *why, size_t size);
+int control_op_scrub_stop(struct graid_array *a, struct json_object *req,
+			  struct json_object *r, char *why, size_t size);
+int control_op_scrub_status(struct graid_array *a, struct json_object *req,
+			    struct json_object *r, char *why, size_t size);
+
 #endif

@@ -8,6 +8,7 @@
 
 #include <json-c/json.h>
 
+#include "api/rebuild_rate.h"
 #include "common/internal.h"
 #include "control/control.h"
 #include "format/superblock.h"
@@ -170,6 +171,7 @@ static int op_status(struct graid_array *a, struct json_object *req, struct json
 	put_str(r, "state", state);
 	put_u64(r, "bad_block_bytes", bad);
 	add(r, "members", members);
+	add(r, "scrub", control_scrub_json(a->control_scrub));
 	return 0;
 }
 
@@ -254,6 +256,23 @@ static int op_spare_add(struct graid_array *a, struct json_object *req, struct j
 	return lib_result(graid_array_add_spare(a, path), r, why, size, "spare-add");
 }
 
+static int op_spare_remove(struct graid_array *a, struct json_object *req, struct json_object *r,
+			   char *why, size_t size)
+{
+	const char *path;
+	int rc = get_path(req, &path, why, size);
+
+	if (rc)
+		return rc;
+	rc = graid_array_remove_spare(a, path);
+	if (rc == -ENOENT) {
+		snprintf(why, size, "graid_array_remove_spare: no hot spare of this array is %.128s "
+			 "(one that took a role is a member: fail or replace it)", path);
+		return rc;
+	}
+	return lib_result(rc, r, why, size, "spare-remove");
+}
+
 static int op_replace(struct graid_array *a, struct json_object *req, struct json_object *r,
 		      char *why, size_t size)
 {
@@ -279,13 +298,13 @@ static int op_rebuild_rate(struct graid_array *a, struct json_object *req, struc
 	if (rc)
 		return rc;
 	/*
-	 * Only the rate, stored alone as graid_array_set_rebuild_options() stores it: reading
-	 * the yield and the busy rate to pass them back would undo a change the holder made
-	 * between the read and the write.
+	 * Only the rate: reading the yield and the busy rate to pass them back through
+	 * graid_array_set_rebuild_options() would undo a change the holder made between the
+	 * read and the write.
 	 */
-	atomic_store(&a->rebuild_rate, rate);
-	(void)why, (void)size;
-	add(r, "done", json_object_new_string("rebuild-rate"));
+	rc = lib_result(array_set_rebuild_rate(a, rate), r, why, size, "rebuild-rate");
+	if (rc)
+		return rc;
 	put_u64(r, "bytes_per_s", rate);
 	return 0;
 }
@@ -298,6 +317,11 @@ static const struct op ops[] = {
 	{ "replace", { "role", "path", NULL }, op_replace },
 	{ "rebuild-rate", { "bytes_per_s", NULL }, op_rebuild_rate },
 	{ "subscribe", { "since", NULL }, op_subscribe },
+	{ "rebuild", { NULL }, control_op_rebuild },
+	{ "scrub-start", { "repair", "resume", NULL }, control_op_scrub_start },
+	{ "scrub-stop", { NULL }, control_op_scrub_stop },
+	{ "scrub-status", { NULL }, control_op_scrub_status },
+	{ "spare-remove", { "path", NULL }, op_spare_remove },
 };
 
 static bool op_has_field(const struct op *op, const char *key)

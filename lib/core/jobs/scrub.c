@@ -53,6 +53,7 @@ static bool scrub_can_check_anything(struct graid_array *a)
 struct scrub_ctx {
 	struct graid_array *a;
 	unsigned flags;
+	unsigned stop_gen;          /* scrub_stop_gen when it began: a stop moves it on */
 	struct row_bufs buf;        /* buf.rows_max rows, every member's chunk */
 	int32_t *verdict;
 	struct mbatch mb;           /* one ring for the whole scrub */
@@ -393,7 +394,7 @@ static int scrub_mirror_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
  * Every row from @p start on, in batches of used rows, each checked under its stripe locks
  * (mirrors: locked row by row); progress reported, and the checkpoint recorded at least
  * every SCRUB_CHECKPOINT_NS and cleared at the end. 0, -ESTALE another host took the array
- * over, or -errno.
+ * over, -ECANCELED graid_array_scrub_stop() (the checkpoint recorded first), or -errno.
  */
 static int scrub_rows(struct scrub_ctx *c, uint64_t start)
 {
@@ -406,6 +407,13 @@ static int scrub_rows(struct scrub_ctx *c, uint64_t start)
 		if (atomic_load(&a->foreign)) {
 			rc = -ESTALE; /* another host took the array over */
 			break;
+		}
+		if (atomic_load(&a->scrub_stop_gen) != c->stop_gen) {
+			/* Asked to stop: a later GRAID_SCRUB_RESUME starts at this row. */
+			scrub_checkpoint(a, row);
+			graid__log(GRAID_LOG_NOTICE, "scrub: stopped at row %llu of %llu on request",
+				   (unsigned long long)row, (unsigned long long)l->nstripes);
+			return -ECANCELED;
 		}
 		/* Rows of unused regions (live.h) hold zeroes on every member: nothing to check. */
 		if (live_row_unused(a, row)) {
@@ -456,6 +464,8 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 	if (!a || !rep || rep->struct_size < v1 ||
 	    (flags & ~(GRAID_SCRUB_REPAIR | GRAID_SCRUB_RESUME)))
 		return -EINVAL;
+	/* A stop asked from here on is this scrub's. */
+	c.stop_gen = atomic_load(&a->scrub_stop_gen);
 	l = &a->lay;
 	if (l->level == 0)
 		return -EOPNOTSUPP;
@@ -494,11 +504,14 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 	row_bufs_free(&c.buf);
 	row_bad_free(&c.bad);
 	free(c.verdict);
-	if (rc == 0) {
+	/* A stopped scrub reports what it checked before it stopped, as a finished one does. */
+	if (rc == 0 || rc == -ECANCELED) {
 		c.rep.first_row = start;
 		c.rep.struct_size = rep->struct_size < sizeof(c.rep) ? rep->struct_size
 								      : sizeof(c.rep);
 		memcpy(rep, &c.rep, c.rep.struct_size);
+	}
+	if (rc == 0) {
 		graid__log(GRAID_LOG_NOTICE, "scrub: %llu stripes checked, %llu mismatched, %llu "
 					     "repaired, %llu skipped; %llu unreadable blocks rewritten, "
 					     "%llu past redundancy",
@@ -508,4 +521,12 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 			   (unsigned long long)c.rep.unrecoverable);
 	}
 	return rc;
+}
+
+GRAID_API int graid_array_scrub_stop(struct graid_array *a)
+{
+	if (!a)
+		return -EINVAL;
+	atomic_fetch_add(&a->scrub_stop_gen, 1);
+	return 0;
 }
