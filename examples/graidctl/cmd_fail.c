@@ -7,6 +7,7 @@
 #include <libgraid/graid.h>
 
 #include "gctl.h"
+#include "gctl_ctl.h"
 
 void gctl_help_fail(FILE *f)
 {
@@ -25,6 +26,7 @@ int gctl_cmd_fail(int argc, char **argv)
 	struct graid_array_info info = { .struct_size = sizeof(info) };
 	struct graid_member_info mi = { .struct_size = sizeof(mi) };
 	struct graid_array *a;
+	struct gctl_ctl ctl;
 	unsigned idx;
 	int c, rc, ex;
 
@@ -36,9 +38,14 @@ int gctl_cmd_fail(int argc, char **argv)
 		return gctl_usage_err("fail", "need a member index and the array's members");
 	if (gctl_parse_index(argv[optind], &idx))
 		return gctl_usage_err("fail", "bad member index '%s'", argv[optind]);
-	ex = gctl_open("fail", argv + optind + 1, argc - optind - 1, NULL, 0, &a);
+	ex = gctl_open_served("fail", argv + optind + 1, argc - optind - 1, -1, NULL, &a, &ctl);
 	if (ex != GCTL_EXIT_OK)
 		return ex;
+	if (!a) {
+		ex = gctl_served_fail(&ctl, idx);
+		gctl_ctl_close(&ctl);
+		return ex;
+	}
 	rc = graid_array_info(a, &info);
 	if (rc == 0 && idx >= info.nmembers) {
 		gctl_err("fail: member index %u is out of range: the array has roles 0..%u", idx,

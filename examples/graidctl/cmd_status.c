@@ -9,7 +9,10 @@
 
 #include <libgraid/graid.h>
 
+#include <json-c/json.h>
+
 #include "gctl.h"
+#include "gctl_ctl.h"
 #include "gctl_json.h"
 
 void gctl_help_status(FILE *f)
@@ -56,6 +59,7 @@ struct status_view {
 	struct graid_given_info *given; /* what became of each */
 	int ngiven;
 	uint64_t bad_bytes; /* in every role's bad-block log */
+	int live;           /* roles and counters are the holder's, from its control endpoint */
 };
 
 /* The path given for a role that has no device in the array, left out: its index, or -1. */
@@ -264,7 +268,8 @@ static void status_text(const struct status_view *v)
 		printf("%sblocks recorded bad: reads of them fail, listed below%s",
 		       in->nfailed || in->unclean ? "; " : " (", in->nfailed || in->unclean ? "" : ")");
 	if (in->holder_pid)
-		printf("\n     held by : %s", in->holder);
+		printf("\n     held by : %s%s", in->holder,
+		       v->live ? " (live state, from its control endpoint)" : "");
 	printf("\n        size : %s (%llu bytes)\n", size, (unsigned long long)in->size);
 	printf("  chunk size : %s\n", chunk);
 	printf("  block size : %u\n", in->block_size);
@@ -483,6 +488,173 @@ static void status_json_error(char **paths, int n, int exit_code)
 	gctl_json_finish(&j);
 }
 
+static int status_state_value(const char *name)
+{
+	static const char *const names[] = { "active", "failed", "missing", "rebuilding",
+					     "spare", "unreachable" };
+	static const int values[] = { GRAID_MEMBER_ACTIVE, GRAID_MEMBER_FAILED,
+				      GRAID_MEMBER_MISSING, GRAID_MEMBER_REBUILDING,
+				      GRAID_MEMBER_SPARE, GRAID_MEMBER_UNREACHABLE };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return values[i];
+	return -1;
+}
+
+/* A role's bad-block ranges from a holder's status, in place of the look's. */
+static int status_live_bad(struct status_member *m, struct json_object *o)
+{
+	struct json_object *list;
+	size_t n;
+
+	free(m->bad);
+	m->bad = NULL;
+	m->nbad = 0;
+	if (!json_object_object_get_ex(o, "bad_blocks", &list) ||
+	    !json_object_is_type(list, json_type_array) || !(n = json_object_array_length(list)))
+		return 0;
+	m->bad = calloc(n, sizeof(*m->bad));
+	if (!m->bad)
+		return -ENOMEM;
+	for (size_t k = 0; k < n; k++) {
+		struct json_object *b = json_object_array_get_idx(list, k), *off;
+		struct graid_bad_block *d = &m->bad[m->nbad++];
+
+		d->member_offset = gctl_ctl_u64(b, "member_offset");
+		d->len = gctl_ctl_u64(b, "len");
+		d->array_offset = json_object_object_get_ex(b, "array_offset", &off) &&
+				  json_object_is_type(off, json_type_int) ?
+				  json_object_get_uint64(off) : UINT64_MAX;
+		d->flags = (gctl_ctl_bool(b, "lost") ? GRAID_BAD_BLOCK_LOST : 0) |
+			   (gctl_ctl_bool(b, "unreadable") ? GRAID_BAD_BLOCK_UNREADABLE : 0);
+	}
+	return 0;
+}
+
+/* One role's (or spare's) live state from the holder over what the look saw of it. */
+static int status_live_member(struct status_view *v, struct json_object *o)
+{
+	unsigned r = (unsigned)gctl_ctl_u64(o, "role");
+	struct graid_member_info *mi;
+	const char *path = gctl_ctl_str(o, "path");
+	int state = status_state_value(gctl_ctl_str(o, "state"));
+
+	if (r >= GRAID_MAX_MEMBERS || state < 0)
+		return -EPROTO;
+	mi = &v->m[r].mi;
+	/* Another device in the role than the look found: nothing the look said of it holds. */
+	if (!v->m[r].ok || strcmp(mi->path, path)) {
+		memset(mi, 0, sizeof(*mi));
+		mi->struct_size = sizeof(*mi);
+		v->m[r].ok = 1;
+	}
+	mi->role = r;
+	mi->state = state;
+	snprintf(mi->path, sizeof(mi->path), "%s", path);
+	snprintf(mi->identity, sizeof(mi->identity), "%s", gctl_ctl_str(o, "identity"));
+	mi->direct_io = gctl_ctl_bool(o, "direct_io");
+	mi->reads = gctl_ctl_u64(o, "reads");
+	mi->writes = gctl_ctl_u64(o, "writes");
+	mi->read_bytes = gctl_ctl_u64(o, "read_bytes");
+	mi->write_bytes = gctl_ctl_u64(o, "write_bytes");
+	mi->errors = gctl_ctl_u64(o, "errors");
+	mi->outages = gctl_ctl_u64(o, "outages");
+	mi->catchup_done = gctl_ctl_u64(o, "catchup_done");
+	mi->catchup_total = gctl_ctl_u64(o, "catchup_total");
+	mi->read_repaired = gctl_ctl_u64(o, "read_repaired");
+	mi->bad_blocks = gctl_ctl_u64(o, "bad_block_units");
+	if (r < v->info.nmembers)
+		v->info.member_state[r] = (uint8_t)state;
+	if (r >= v->nroles)
+		v->nroles = r + 1;
+	return status_live_bad(&v->m[r], o);
+}
+
+/* The holder's status reply over the look: the array as the process serving it has it. */
+static int status_live(struct status_view *v, struct json_object *st)
+{
+	struct graid_array_info *in = &v->info;
+	struct json_object *members;
+	const char *state = gctl_ctl_str(st, "state");
+	size_t n;
+	int rc;
+
+	if (!json_object_object_get_ex(st, "members", &members) ||
+	    !json_object_is_type(members, json_type_array))
+		return -EPROTO;
+	in->level = (int)gctl_ctl_u64(st, "level");
+	in->size = gctl_ctl_u64(st, "size");
+	in->chunk_bytes = (uint32_t)gctl_ctl_u64(st, "chunk_bytes");
+	in->block_size = (uint32_t)gctl_ctl_u64(st, "block_size");
+	snprintf(in->engine, sizeof(in->engine), "%s", gctl_ctl_str(st, "engine"));
+	in->journal_bytes = gctl_ctl_u64(st, "journal_bytes");
+	in->used_bytes = gctl_ctl_u64(st, "used_bytes");
+	in->events = gctl_ctl_u64(st, "events");
+	snprintf(in->owner_host, sizeof(in->owner_host), "%s", gctl_ctl_str(st, "owner_host"));
+	in->owner_epoch = gctl_ctl_u64(st, "owner_epoch");
+	in->nmembers = (unsigned)gctl_ctl_u64(st, "nmembers");
+	in->nfailed = (unsigned)gctl_ctl_u64(st, "nfailed");
+	in->unclean = gctl_ctl_bool(st, "unclean");
+	in->resync_regions = gctl_ctl_u64(st, "resync_regions");
+	if (gctl_ctl_u64(st, "holder_pid")) {
+		in->holder_pid = (uint32_t)gctl_ctl_u64(st, "holder_pid");
+		snprintf(in->holder, sizeof(in->holder), "%s", gctl_ctl_str(st, "holder"));
+	}
+	if (in->nmembers > GRAID_MAX_MEMBERS)
+		return -EPROTO;
+	/* Spares the holder no longer has go; those it added since come with the reply. */
+	n = json_object_array_length(members);
+	for (unsigned r = in->nmembers; r < v->nroles; r++)
+		v->m[r].ok = 0;
+	v->nroles = in->nmembers < v->nroles ? in->nmembers : v->nroles;
+	for (size_t i = 0; i < n; i++) {
+		rc = status_live_member(v, json_object_array_get_idx(members, i));
+		if (rc)
+			return rc;
+	}
+	v->bad_bytes = gctl_ctl_u64(st, "bad_block_bytes");
+	v->state = !strcmp(state, "degraded") ? "degraded" : !strcmp(state, "unclean") ?
+		   "unclean" : "clean";
+	v->live = 1;
+	return 0;
+}
+
+/*
+ * The array is held by a live process: ask it (its endpoint) for the live state. Without
+ * an endpoint the look stands, as it always did; one that is there and fails is said.
+ */
+static void status_ask_holder(struct graid_array *a, struct status_view *v)
+{
+	struct json_object *req, *st;
+	struct gctl_ctl c;
+	char path[108], why[256];
+	int rc;
+
+	if (graid_array_control_path(a, NULL, path, sizeof(path)))
+		return;
+	gctl_ctl_init(&c);
+	rc = gctl_ctl_connect(&c, path, why, sizeof(why));
+	if (rc == -ENOENT || rc == -ECONNREFUSED)
+		return;
+	if (rc == 0) {
+		req = json_object_new_object();
+		json_object_object_add(req, "op", json_object_new_string("status"));
+		rc = gctl_ctl_call(&c, req, &st, why, sizeof(why));
+		json_object_put(req);
+		if (rc == 0) {
+			rc = status_live(v, st);
+			if (rc)
+				snprintf(why, sizeof(why), "its status reply is not one graidctl reads");
+			json_object_put(st);
+		}
+		gctl_ctl_close(&c);
+	}
+	if (rc)
+		gctl_err("status: the holder's control endpoint %s: %s; shown as the members' "
+			 "superblocks and the holder's lock record it", path, why);
+}
+
 int gctl_cmd_status(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -532,6 +704,8 @@ int gctl_cmd_status(int argc, char **argv)
 		gctl_close("status", a);
 		return GCTL_EXIT_FAILED;
 	}
+	if (v.info.holder_pid)
+		status_ask_holder(a, &v);
 	if (json)
 		status_json(&v);
 	else

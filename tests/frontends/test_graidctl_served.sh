@@ -1,0 +1,242 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# graidctl on a served array: its commands go through the holder's control endpoint.
+# usage: test_graidctl_served.sh PATH/TO/graidctl PATH/TO/graid_fill
+set -u
+
+G=${1:?usage: test_graidctl_served.sh PATH/TO/graidctl PATH/TO/graid_fill}
+[ -x "$G" ] || { echo "SKIP: $G is not an executable"; exit 77; }
+G=$(readlink -f "$G") # meson passes it relative to the build folder; we work elsewhere
+FILL=$(readlink -f "${2:?usage: test_graidctl_served.sh PATH/TO/graidctl PATH/TO/graid_fill}")
+PY=$(command -v python3) || { echo "SKIP: python3 is needed to check the JSON"; exit 77; }
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/graidctl-served.XXXXXX") || exit 1
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+cd "$T" || exit 1
+# The holders serve their endpoints here, and graidctl looks for them here.
+export GRAID_RUN_DIR=$T/run
+
+pass=0 fail=0 skip=0
+ok() { pass=$((pass + 1)); echo "ok   - $*"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
+
+# expect CODE DESCRIPTION -- COMMAND...: runs it with stdout in out, stderr in err.
+expect() {
+	local want=$1 what=$2 rc
+	shift 3
+	"$@" >out 2>err
+	rc=$?
+	if [ "$rc" -eq "$want" ]; then ok "$what (exit $rc)"; else
+		bad "$what: exit $rc, wanted $want"; sed 's/^/     out: /' out; sed 's/^/     err: /' err
+	fi
+}
+# has FILE PATTERN DESCRIPTION: grep -E in the last command's out or err.
+has() {
+	if grep -Eq -- "$2" "$1"; then ok "$3"; else bad "$3: no /$2/ in $1"; sed "s/^/     $1: /" "$1"; fi
+}
+json() { # json DESCRIPTION PYTHON-EXPRESSION-ON-d: the last out must be one JSON document
+	if "$PY" -c "import json,sys; d=json.load(open('out')); sys.exit(0 if ($2) else 1)"; then
+		ok "$1"; else bad "$1"; sed 's/^/     out: /' out; fi
+}
+# lacking OP: the holder's library has no OP yet (graidctl said so, exit 5): the checks that
+# need it are skipped, said on a SKIP line. True when that is so.
+lacking() {
+	if [ "$rc_last" -eq 5 ] && grep -q "which has no '$1' operation" err; then
+		skip=$((skip + 1))
+		echo "SKIP - the holder's libgraid has no '$1' op yet: its checks skipped"
+		return 0
+	fi
+	return 1
+}
+# run CODE... like expect, but keeps the exit code in rc_last and does not judge it.
+run() { "$@" >out 2>err; rc_last=$?; }
+# hold WHERE ARGS...: start graid_fill holding an array, wait until it has written.
+hold() {
+	local where=$1
+	shift
+	"$FILL" "$@" >"$where" 2>&1 &
+	pids+=($!)
+	holder=$!
+	for i in $(seq 600); do grep -q holding "$where" && break; sleep 0.1; done
+	grep -q holding "$where" && ok "graid_fill $* holds the array" ||
+		bad "graid_fill $* never held the array: $(cat "$where")"
+}
+
+truncate -s 17M c0 c1 c2 c3 s0 s1 n2 d0 d1 d2
+expect 0 "create RAID-5 on c0..c3" -- "$G" create -l 5 -s 16M c0 c1 c2 c3
+expect 0 "create RAID-5 on d0..d2" -- "$G" create -l 5 -s 16M d0 d1 d2
+C="c0 c1 c2 c3"
+
+# --- a holder serving its endpoint: status is its live state -----------------------------
+hold fill.out --control --hold-after 4M $C
+served=$holder
+expect 0 "status of the served array" -- "$G" status $C
+has out "held by : pid $served \(graid_fill\).*\(live state, from its control endpoint\)" \
+	"status names the holder and says the state is its live one"
+has out "state : clean" "the served array is clean"
+expect 0 "status --json of the served array" -- "$G" status --json $C
+# A look writes nothing: only the holder's counters show graid_fill's 4 MiB of writes.
+json "status --json has the holder's live counters (its writes), holder named" \
+	"d['holder_pid'] == $served and d['state'] == 'clean' and \
+	 sum(m['write_bytes'] for m in d['members']) >= 4 << 20 and \
+	 all(m['writes'] > 0 for m in d['members'][:4]) and len(d['given']) == 4"
+
+# --- spare add, fail: through the holder, printed and exit codes as unserved -------------
+expect 0 "spare add through the holder" -- "$G" spare add s0 $C
+has out "^s0 added as a hot spare$" "spare add prints as unserved"
+expect 0 "status --json shows the holder's new spare" -- "$G" status --json $C
+json "the holder lists s0 as a spare" \
+	"any(m['state'] == 'spare' and m['path'].endswith('/s0') for m in d['members'])"
+expect 1 "spare add of a member through the holder" -- "$G" spare add c2 $C
+has err "spare: adding c2: refused: it is a member of this array" "the refusal is the unserved one's"
+expect 2 "fail of a role past the array's" -- "$G" fail 7 $C
+has err "fail: member index 7 is out of range: the array has roles 0..3" "the usage error is the unserved one's"
+expect 0 "fail role 1 through the holder" -- "$G" fail 1 $C
+has out "^member 1 \(c1\) marked failed$" "fail prints as unserved"
+has out "hot spare .*s0 took role 1; it rebuilds in the holder \(pid $served\)" \
+	"and says the spare rebuilds in the holder"
+# s0 is role 1 now: the members given from here on are the array's as it is.
+C="c0 s0 c2 c3"
+run "$G" status --json $C
+json "the holder's role 1 is s0, rebuilding or done" \
+	"d['members'][1]['path'].endswith('/s0') and \
+	 d['members'][1]['state'] in ('rebuilding', 'active')"
+for i in $(seq 300); do
+	"$G" status --json $C >out 2>/dev/null && break
+	sleep 0.2
+done
+json "the spare's rebuild in the holder finishes: role 1 active, its catch-up complete" \
+	"d['state'] == 'clean' and d['members'][1]['state'] == 'active' and \
+	 d['members'][1]['catchup_total'] > 0 and \
+	 d['members'][1]['catchup_done'] == d['members'][1]['catchup_total']"
+expect 0 "fail role 2 through the holder" -- "$G" fail 2 $C
+expect 1 "fail role 0 as well: refused" -- "$G" fail 0 $C
+has err "fail: member 0 \(c0\): refused: the array cannot lose it without losing data" \
+	"the refusal is the unserved one's"
+expect 3 "status --json: role 2 failed in the holder" -- "$G" status --json $C
+json "the holder's role 2 is failed" "d['members'][2]['state'] == 'failed' and d['nfailed'] == 1"
+expect 3 "status (text) through the holder" -- "$G" status $C
+has out "^ +2 failed " "the text shows the holder's role 2 failed"
+
+# --- replace, rebuild through the holder (their progress comes from the holder's status) ---
+expect 1 "replace of an active role" -- "$G" replace 0 n2 $C
+has err "replace: member 0 with n2: role 0 is active; only a failed or missing role can be replaced" \
+	"the refusal is the unserved one's"
+run "$G" replace 2 n2 $C
+C="c0 s0 n2 c3"
+if ! lacking rebuild; then
+	[ "$rc_last" -eq 0 ] && ok "replace 2 through the holder (exit 0)" ||
+		{ bad "replace 2 through the holder: exit $rc_last"; cat out err; }
+	has out "^n2 is member 2, rebuilding$" "replace prints as unserved"
+	has out "^rebuild finished in" "and follows the rebuild to its end"
+	expect 0 "status after the replace" -- "$G" status --json $C
+	json "the holder's role 2 is n2, active" \
+		"d['members'][2]['path'].endswith('/n2') and d['members'][2]['state'] == 'active'"
+	run "$G" rebuild $C
+	[ "$rc_last" -eq 0 ] && ok "rebuild through the holder, nothing to do (exit 0)" ||
+		{ bad "rebuild through the holder: exit $rc_last"; cat out err; }
+	has out "^rebuild finished in" "rebuild prints as unserved"
+else
+	has out "^n2 is member 2, rebuilding$" "the replace itself was done before the rebuild op"
+	expect 3 "status after the replace" -- "$G" status --json $C
+	json "the holder's role 2 is n2, rebuilding" \
+		"d['members'][2]['path'].endswith('/n2') and d['members'][2]['state'] == 'rebuilding'"
+fi
+
+# --- scrub, scrub --stop, spare remove through the holder --------------------------------
+run "$G" scrub $C
+if ! lacking scrub-start; then
+	[ "$rc_last" -eq 0 ] && ok "scrub through the holder (exit 0)" ||
+		{ bad "scrub through the holder: exit $rc_last"; cat out err; }
+	has out "^scrub \(check only\) in [0-9.]+ s: [1-9][0-9]* stripes checked, 0 skipped, 0 mismatches, 0 repaired$" \
+		"scrub prints the unserved scrub's report"
+	expect 0 "scrub --stop with none running" -- "$G" scrub --stop $C
+	has out "no scrub is running in the holder \(pid $served\)" "says none runs"
+fi
+run "$G" spare remove s1 $C
+if ! lacking spare-remove; then
+	[ "$rc_last" -eq 1 ] && ok "spare remove of a device that is no spare (exit 1)" ||
+		{ bad "spare remove s1: exit $rc_last"; cat out err; }
+	has err "spare: removing s1: no hot spare of this array has that path" "which it says"
+	expect 0 "spare add s1 through the holder" -- "$G" spare add s1 $C
+	expect 0 "spare remove s1 through the holder" -- "$G" spare remove s1 $C
+	has out "^s1 removed from the hot spares$" "spare remove says so"
+	"$G" status --json $C >out 2>/dev/null
+	json "the holder lists no spare s1" \
+		"not any(m['path'] and m['path'].endswith('/s1') for m in d['members'])"
+fi
+
+# --- a holder without an endpoint: refused, naming it and how to get one ------------------
+hold fill-d.out --hold-after 1M d0 d1 d2
+plain=$holder
+expect 1 "fail on an array held without an endpoint" -- "$G" fail 1 d0 d1 d2
+has err "fail: refused while pid $plain \(graid_fill\) on host .* holds the array: make the change through that program" \
+	"the refusal names the holder"
+has err "serves no control endpoint .*graid-ublk and the nbdkit plugin serve one by default.*graid_array_control_start\(\); nothing was changed" \
+	"and says how to get an endpoint"
+expect 1 "scrub --stop on it" -- "$G" scrub --stop d0 d1 d2
+has err "pid $plain \(graid_fill\).* serves no control endpoint" "scrub --stop names the holder"
+expect 0 "status on it: the members' view, as before" -- "$G" status d0 d1 d2
+has out "held by : pid $plain \(graid_fill\)" "status names the holder"
+! grep -q "live state" out && ok "and does not claim a live state" || bad "live state claimed"
+
+# --- an endpoint whose holder lacks an op: exit 5, saying so (a fake endpoint) -----------
+"$G" status --json d0 d1 d2 >out.json 2>/dev/null
+uuid=$("$PY" -c "import json; print(json.load(open('out.json'))['uuid'])")
+cat >fake.py <<'PYEOF'
+import json, os, socket, sys
+path = sys.argv[1]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(path)
+s.listen(4)
+print("listening", flush=True)
+while True:
+    c, _ = s.accept()
+    f = c.makefile("rwb")
+    for line in f:
+        req = json.loads(line)
+        if req["op"] == "hello":
+            rep = {"id": req.get("id"), "ok": True, "protocol": 1, "version": "0.0.1-fake"}
+        else:
+            rep = {"id": req.get("id"), "ok": False, "errno": 95,
+                   "error": "unknown op '%s'" % req["op"]}
+        f.write((json.dumps(rep) + "\n").encode())
+        f.flush()
+    c.close()
+PYEOF
+mkdir -p -m 0700 "$GRAID_RUN_DIR"
+"$PY" fake.py "$GRAID_RUN_DIR/$uuid.ctl" >fake.out 2>&1 &
+pids+=($!)
+for i in $(seq 100); do grep -q listening fake.out && break; sleep 0.1; done
+expect 5 "rebuild through an endpoint that lacks the op" -- "$G" rebuild d0 d1 d2
+has err "rebuild: the holder, pid $plain \(graid_fill\).*, runs libgraid 0.0.1-fake, which has no 'rebuild' operation" \
+	"says the holder's libgraid is too old for it"
+expect 5 "spare add through it" -- "$G" spare add s1 d0 d1 d2
+has err "which has no 'spare-add' operation" "names the op"
+expect 0 "status --json through it: the members' view, the endpoint's problem said" -- \
+	"$G" status --json d0 d1 d2
+json "still one JSON document, of the members' view" "d['holder_pid'] == $plain"
+has err "unknown op 'status'" "the endpoint's answer is said"
+
+# --- unserved again: scrub --stop says no scrub runs there ------------------------------
+kill -9 "$plain"
+wait "$plain" 2>/dev/null
+expect 1 "scrub --stop on an array nobody holds" -- "$G" scrub --stop d0 d1 d2
+has err "no scrub is running on this array: no process holds it" "says so, and why"
+run "$G" spare remove s1 d0 d1 d2
+if [ "$rc_last" -eq 5 ] && grep -q "spare: remove: not available in this libgraid" err; then
+	skip=$((skip + 1))
+	echo "SKIP - this libgraid has no graid_array_remove_spare(): unserved spare remove skipped"
+else
+	[ "$rc_last" -eq 1 ] && ok "unserved spare remove of no spare (exit 1)" ||
+		{ bad "unserved spare remove: exit $rc_last"; cat out err; }
+	has err "spare: removing s1: no hot spare of this array has that path" "says so"
+fi
+
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
