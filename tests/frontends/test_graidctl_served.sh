@@ -1,13 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # graidctl on a served array: its commands go through the holder's control endpoint.
-# usage: test_graidctl_served.sh PATH/TO/graidctl PATH/TO/graid_fill
+# usage: test_graidctl_served.sh PATH/TO/graidctl PATH/TO/graid_fill PATH/TO/fake_control.py
 set -u
 
 G=${1:?usage: test_graidctl_served.sh PATH/TO/graidctl PATH/TO/graid_fill}
 [ -x "$G" ] || { echo "SKIP: $G is not an executable"; exit 77; }
 G=$(readlink -f "$G") # meson passes it relative to the build folder; we work elsewhere
 FILL=$(readlink -f "${2:?usage: test_graidctl_served.sh PATH/TO/graidctl PATH/TO/graid_fill}")
+# A scripted endpoint: graidctl's side of ops the holder's library may not have yet.
+FAKE=$(readlink -f "${3:?usage: test_graidctl_served.sh ... PATH/TO/fake_control.py}")
 PY=$(command -v python3) || { echo "SKIP: python3 is needed to check the JSON"; exit 77; }
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/graidctl-served.XXXXXX") || exit 1
@@ -188,29 +190,9 @@ has out "held by : pid $plain \(graid_fill\)" "status names the holder"
 # --- an endpoint whose holder lacks an op: exit 5, saying so (a fake endpoint) -----------
 "$G" status --json d0 d1 d2 >out.json 2>/dev/null
 uuid=$("$PY" -c "import json; print(json.load(open('out.json'))['uuid'])")
-cat >fake.py <<'PYEOF'
-import json, os, socket, sys
-path = sys.argv[1]
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.bind(path)
-s.listen(4)
-print("listening", flush=True)
-while True:
-    c, _ = s.accept()
-    f = c.makefile("rwb")
-    for line in f:
-        req = json.loads(line)
-        if req["op"] == "hello":
-            rep = {"id": req.get("id"), "ok": True, "protocol": 1, "version": "0.0.1-fake"}
-        else:
-            rep = {"id": req.get("id"), "ok": False, "errno": 95,
-                   "error": "unknown op '%s'" % req["op"]}
-        f.write((json.dumps(rep) + "\n").encode())
-        f.flush()
-    c.close()
-PYEOF
 mkdir -p -m 0700 "$GRAID_RUN_DIR"
-"$PY" fake.py "$GRAID_RUN_DIR/$uuid.ctl" >fake.out 2>&1 &
+echo old >mode
+"$PY" "$FAKE" "$GRAID_RUN_DIR/$uuid.ctl" mode requests >fake.out 2>&1 &
 pids+=($!)
 for i in $(seq 100); do grep -q listening fake.out && break; sleep 0.1; done
 expect 5 "rebuild through an endpoint that lacks the op" -- "$G" rebuild d0 d1 d2
@@ -222,6 +204,64 @@ expect 0 "status --json through it: the members' view, the endpoint's problem sa
 	"$G" status --json d0 d1 d2
 json "still one JSON document, of the members' view" "d['holder_pid'] == $plain"
 has err "unknown op 'status'" "the endpoint's answer is said"
+
+# --- the client's following of long work, against the scripted endpoint ------------------
+echo new >mode
+expect 0 "rebuild through the scripted endpoint" -- "$G" rebuild d0 d1 d2
+has out "^rebuild: [0-9.]+% \(" "shows the rebuild's progress from the holder's status"
+has out "^rebuild: 100.0% \(64 MiB of 64 MiB\)" "up to its end"
+has out "^rebuild finished in" "and ends as the unserved rebuild does"
+: >requests
+expect 0 "replace --max-rate through it" -- "$G" replace --max-rate 1M 1 s1 d0 d1 d2
+has out "^s1 is member 1, rebuilding$" "replace prints as unserved"
+has out "^rebuild finished in" "and follows the rebuild"
+has requests '"bytes_per_s": 1048576, "op": "rebuild-rate"' "the rate went to the holder"
+has requests "\"op\": \"replace\", \"path\": \"$T/s1\", \"role\": 1" \
+	"the new device's path went absolute (the holder's cwd is not ours)"
+echo lose >mode
+expect 1 "a rebuild whose role fails in the holder" -- "$G" rebuild d0 d1 d2
+has err "rebuild: rebuild: role 1 failed in the holder \(pid $plain\)" "says which role, where"
+echo stuck >mode
+"$G" rebuild d0 d1 d2 >out 2>err &
+follower=$!
+sleep 1.5
+kill -INT "$follower"
+wait "$follower"
+rc=$?
+[ "$rc" -eq 0 ] && ok "Ctrl-C detaches from a rebuild (exit 0)" || bad "Ctrl-C: exit $rc"
+has out "detached: the rebuild goes on in the holder \(pid $plain\); 'graidctl status' shows it" \
+	"and says where it goes on"
+echo new >mode
+: >requests
+expect 3 "scrub through it: two mismatches" -- "$G" scrub d0 d1 d2
+has requests '"op": "scrub-start", "repair": false, "resume": true' "a resumed check, as unserved"
+has out "^scrub: 100.0% " "shows the scrub's progress"
+has out "^scrub \(check only\) in [0-9.]+ s: 100 stripes checked, 0 skipped, 2 mismatches, 0 repaired$" \
+	"prints the unserved scrub's report"
+has out "^  stripe 5: member 1 wrong$" "names the member found wrong"
+has out "^  stripe 9: inconsistent" "and the stripe with none to blame"
+expect 3 "scrub --repair --restart through it" -- "$G" scrub --repair --restart d0 d1 d2
+has requests '"op": "scrub-start", "repair": true, "resume": false' "sends repair, not resume"
+echo busy >mode
+expect 1 "scrub while one runs in the holder" -- "$G" scrub d0 d1 d2
+has err "scrub: a scrub is already running in the holder \(pid $plain\)" "says so"
+echo stuck >mode
+"$G" scrub d0 d1 d2 >out 2>err &
+follower=$!
+sleep 1.5
+kill -INT "$follower"
+wait "$follower"
+rc=$?
+[ "$rc" -eq 0 ] && ok "Ctrl-C detaches from a scrub (exit 0)" || bad "Ctrl-C: exit $rc"
+has out "detached: the scrub goes on in the holder \(pid $plain\).*'graidctl scrub --stop' stops it" \
+	"and says how to stop it"
+expect 0 "scrub --stop through it" -- "$G" scrub --stop d0 d1 d2
+has out "scrub stopped in the holder \(pid $plain\) at 50.0% \(32 MiB of 64 MiB\)" \
+	"prints where the stopped scrub got"
+expect 0 "spare remove through it" -- "$G" spare remove s1 d0 d1 d2
+has out "^s1 removed from the hot spares$" "prints as unserved"
+expect 1 "spare remove of no spare through it" -- "$G" spare remove nosuch d0 d1 d2
+has err "spare: removing nosuch: no hot spare of this array has that path" "says so"
 
 # --- unserved again: scrub --stop says no scrub runs there ------------------------------
 kill -9 "$plain"
