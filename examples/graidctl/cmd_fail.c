@@ -16,7 +16,8 @@ void gctl_help_fail(FILE *f)
 		"\nAssemble the array from MEMBER..., mark role IDX (0-based, as `status` shows\n"
 		"it) failed, and close the array: the other members' superblocks record it, so\n"
 		"the failed member is left out of later assemblies until it is replaced.\n"
-		"Refused if the array could not serve its data without that member.\n\n"
+		"Refused if the array could not serve its data without that member. On a served\n"
+		"array the holder does it (its control endpoint).\n\n"
 		"Exit status: 0 failed (or already failed); 1 refused or error; 2 usage error;\n"
 		"4 the array cannot be assembled.\n");
 }

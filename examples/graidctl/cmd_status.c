@@ -38,7 +38,8 @@ void gctl_help_status(FILE *f)
 		"writable open resyncs the regions the write-intent bitmap marks), failed (too\n"
 		"many roles lost to assemble), unknown (it could not be looked at; stderr says\n"
 		"why). While another process on this host holds the array, roles are shown as it\n"
-		"sees them, and the holder is named.\n"
+		"sees them, and the holder is named; when it serves a control endpoint, the whole\n"
+		"array is its live state (its counters, spares, catch-up progress).\n"
 		"Exit status: 0 clean; 3 degraded or unclean, or blocks recorded bad; 4 failed;\n"
 		"1 unknown or other failure; 2 usage error.\n");
 }
