@@ -61,6 +61,7 @@ struct status_view {
 	int ngiven;
 	uint64_t bad_bytes; /* in every role's bad-block log */
 	int live;           /* roles and counters are the holder's, from its control endpoint */
+	struct json_object *scrub; /* the holder's scrub (its status reply's), or NULL */
 };
 
 /* The path given for a role that has no device in the array, left out: its index, or -1. */
@@ -197,6 +198,7 @@ static void status_free(struct status_view *v)
 		free(v->m[r].bad);
 	free(v->m);
 	free(v->given);
+	json_object_put(v->scrub);
 }
 
 /* "lost" and/or "unreadable": why a bad-block range holds nothing valid. */
@@ -247,6 +249,28 @@ static void status_text_left_out(const struct status_view *v)
 	}
 }
 
+/* The scrub the holder runs or ran (since its endpoint started): state and how far. */
+static void status_text_scrub(struct json_object *sc)
+{
+	uint64_t done = gctl_ctl_u64(sc, "done"), total = gctl_ctl_u64(sc, "total");
+	const char *state = gctl_ctl_str(sc, "state");
+	char sdone[32], stotal[32];
+
+	gctl_size_format(done, sdone, sizeof(sdone));
+	gctl_size_format(total, stotal, sizeof(stotal));
+	printf("       scrub : %s in the holder, %.1f%% (%s of %s), %s", state,
+	       total ? 100.0 * (double)done / (double)total : 0.0, sdone, stotal,
+	       gctl_ctl_bool(sc, "repair") ? "with repair" : "check only");
+	if (!strcmp(state, "done"))
+		printf(": %llu mismatches, %llu repaired, %llu skipped",
+		       (unsigned long long)gctl_ctl_u64(sc, "mismatches"),
+		       (unsigned long long)gctl_ctl_u64(sc, "repaired"),
+		       (unsigned long long)gctl_ctl_u64(sc, "skipped"));
+	else if (!strcmp(state, "failed"))
+		printf(": %s", gctl_ctl_str(sc, "error"));
+	putchar('\n');
+}
+
 static void status_text(const struct status_view *v)
 {
 	const struct graid_array_info *in = &v->info;
@@ -291,6 +315,8 @@ static void status_text(const struct status_view *v)
 		printf("  bad blocks : %llu bytes recorded (listed below)\n",
 		       (unsigned long long)v->bad_bytes);
 	printf("      events : %llu\n", (unsigned long long)in->events);
+	if (v->scrub)
+		status_text_scrub(v->scrub);
 	if (in->owner_epoch)
 		printf("       owner : %s, epoch %llu\n", in->owner_host[0] ? in->owner_host : "?",
 		       (unsigned long long)in->owner_epoch);
@@ -371,6 +397,8 @@ static void status_json(const struct status_view *v)
 		gctl_json_null(&j, "holder_pid");
 		gctl_json_null(&j, "holder");
 	}
+	/* The holder's scrub, as its endpoint gives it (docs/CONTROL.md); null unserved. */
+	gctl_json_value(&j, "scrub", v->scrub);
 	gctl_json_array_begin(&j, "members");
 	for (unsigned i = 0; i < v->nroles; i++) {
 		const struct graid_member_info *mi = &v->m[i].mi;
@@ -615,6 +643,9 @@ static int status_live(struct status_view *v, struct json_object *st)
 			return rc;
 	}
 	v->bad_bytes = gctl_ctl_u64(st, "bad_block_bytes");
+	if (json_object_object_get_ex(st, "scrub", &members) &&
+	    json_object_is_type(members, json_type_object))
+		v->scrub = json_object_get(members);
 	v->state = !strcmp(state, "degraded") ? "degraded" : !strcmp(state, "unclean") ?
 		   "unclean" : "clean";
 	v->live = 1;

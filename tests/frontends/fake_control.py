@@ -14,7 +14,7 @@ import socket
 import sys
 
 path, modefile, logfile = sys.argv[1:4]
-polls = {"status": 0, "scrub": 0}
+polls = {"status": 0, "scrub": 0, "scrubbing": 0}
 TOTAL = 64 << 20
 
 
@@ -50,6 +50,7 @@ def reply(mode, req):
         else:
             role1 = member(1, "active", TOTAL, TOTAL)
         return {"nmembers": 3, "state": "degraded",
+                "scrub": scrub_obj("running", polls["scrub"]) if polls["scrubbing"] else None,
                 "members": [member(0, "active"), role1, member(2, "active")]}
     if op == "rebuild":
         polls["status"] = 0
@@ -64,6 +65,7 @@ def reply(mode, req):
         if mode == "busy":
             return {"errno": 16, "error": "scrub-start: a scrub is running"}
         polls["scrub"] = 0
+        polls["scrubbing"] = 1
         return {"scrub": scrub_obj("running", 0)}
     if op == "scrub-status":
         polls["scrub"] += 1

@@ -157,6 +157,8 @@ if ! lacking scrub-start; then
 		{ bad "scrub through the holder: exit $rc_last"; cat out err; }
 	has out "^scrub \(check only\) in [0-9.]+ s: [1-9][0-9]* stripes checked, 0 skipped, 0 mismatches, 0 repaired$" \
 		"scrub prints the unserved scrub's report"
+	expect 0 "status --json after it" -- "$G" status --json $C
+	json "shows the holder's scrub, done" "d['scrub']['state'] == 'done' and d['scrub']['mismatches'] == 0"
 	expect 0 "scrub --stop with none running" -- "$G" scrub --stop $C
 	has out "no scrub is running in the holder \(pid $served\)" "says none runs"
 fi
@@ -202,7 +204,7 @@ expect 5 "spare add through it" -- "$G" spare add s1 d0 d1 d2
 has err "which has no 'spare-add' operation" "names the op"
 expect 0 "status --json through it: the members' view, the endpoint's problem said" -- \
 	"$G" status --json d0 d1 d2
-json "still one JSON document, of the members' view" "d['holder_pid'] == $plain"
+json "still one JSON document, of the members' view" "d['holder_pid'] == $plain and d['scrub'] is None"
 has err "unknown op 'status'" "the endpoint's answer is said"
 
 # --- the client's following of long work, against the scripted endpoint ------------------
@@ -255,6 +257,12 @@ rc=$?
 [ "$rc" -eq 0 ] && ok "Ctrl-C detaches from a scrub (exit 0)" || bad "Ctrl-C: exit $rc"
 has out "detached: the scrub goes on in the holder \(pid $plain\).*'graidctl scrub --stop' stops it" \
 	"and says how to stop it"
+expect 3 "status while the holder scrubs" -- "$G" status d0 d1 d2
+has out "scrub : running in the holder, [0-9.]+% \([0-9.]+ [KMG]?i?B of 64 MiB\), check only" \
+	"status shows the holder's scrub"
+expect 3 "status --json while the holder scrubs" -- "$G" status --json d0 d1 d2
+json "status --json has the holder's scrub" \
+	"d['scrub']['state'] == 'running' and d['scrub']['total'] == 64 << 20"
 expect 0 "scrub --stop through it" -- "$G" scrub --stop d0 d1 d2
 has out "scrub stopped in the holder \(pid $plain\) at 50.0% \(32 MiB of 64 MiB\)" \
 	"prints where the stopped scrub got"
