@@ -610,8 +610,18 @@ static int status_live(struct status_view *v, struct json_object *st)
 	int rc;
 
 	if (!json_object_object_get_ex(st, "members", &members) ||
-	    !json_object_is_type(members, json_type_array))
+	    !json_object_is_type(members, json_type_array) ||
+	    gctl_ctl_u64(st, "nmembers") > GRAID_MAX_MEMBERS)
 		return -EPROTO;
+	/* All checked before any is taken: a reply refused leaves the look's view whole. */
+	n = json_object_array_length(members);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(members, i);
+
+		if (gctl_ctl_u64(o, "role") >= GRAID_MAX_MEMBERS ||
+		    status_state_value(gctl_ctl_str(o, "state")) < 0)
+			return -EPROTO;
+	}
 	in->level = (int)gctl_ctl_u64(st, "level");
 	in->size = gctl_ctl_u64(st, "size");
 	in->chunk_bytes = (uint32_t)gctl_ctl_u64(st, "chunk_bytes");
@@ -630,10 +640,7 @@ static int status_live(struct status_view *v, struct json_object *st)
 		in->holder_pid = (uint32_t)gctl_ctl_u64(st, "holder_pid");
 		snprintf(in->holder, sizeof(in->holder), "%s", gctl_ctl_str(st, "holder"));
 	}
-	if (in->nmembers > GRAID_MAX_MEMBERS)
-		return -EPROTO;
 	/* Spares the holder no longer has go; those it added since come with the reply. */
-	n = json_object_array_length(members);
 	for (unsigned r = in->nmembers; r < v->nroles; r++)
 		v->m[r].ok = 0;
 	v->nroles = in->nmembers < v->nroles ? in->nmembers : v->nroles;

@@ -179,13 +179,20 @@ int gctl_served_fail(struct gctl_ctl *c, unsigned idx)
 	return GCTL_EXIT_OK;
 }
 
-/* The progress bar's line ended, and where the work goes on said. */
-static int served_detach(struct gctl_progress *p, struct gctl_ctl *c, const char *what,
-			 const char *how_to_stop)
+/* The bar's line ended: the holder could not be followed further (the reason is said next). */
+static void served_bar_end(struct gctl_progress *p)
 {
 	if (p->printed)
 		putchar('\n');
 	p->printed = 0;
+	fflush(stdout);
+}
+
+/* The progress bar's line ended, and where the work goes on said. */
+static int served_detach(struct gctl_progress *p, struct gctl_ctl *c, const char *what,
+			 const char *how_to_stop)
+{
+	served_bar_end(p);
 	printf("detached: the %s goes on in the holder (pid %u); 'graidctl status' shows it%s\n",
 	       what, c->holder_pid, how_to_stop);
 	fflush(stdout);
@@ -215,7 +222,7 @@ static int served_follow_rebuild(struct gctl_ctl *c, const char *cmd, const unsi
 			if (gctl_ctl_interrupted)
 				ex = served_detach(&p, c, "rebuild", "");
 			else
-				gctl_progress_finish(&p, 0);
+				served_bar_end(&p);
 			break;
 		}
 		for (unsigned i = 0; i < n; i++) {
@@ -455,11 +462,11 @@ int gctl_served_scrub(struct gctl_ctl *c, int repair, int resume)
 			break;
 		}
 		if (rc) {
+			served_bar_end(&p);
 			if (ex == GCTL_EXIT_OK) {
 				gctl_err("scrub: the holder's scrub-status: %s", why);
 				ex = GCTL_EXIT_FAILED;
 			}
-			gctl_progress_finish(&p, 0);
 			break;
 		}
 		sc = served_scrub_obj(reply);
@@ -469,9 +476,9 @@ int gctl_served_scrub(struct gctl_ctl *c, int repair, int resume)
 			if (sc) {
 				ex = served_scrub_end(c, sc, repair, t0, &p);
 			} else {
-				gctl_progress_finish(&p, 0);
-				gctl_err("scrub: the holder (pid %u) knows of no scrub: it was restarted?",
-					 c->holder_pid);
+				served_bar_end(&p);
+				gctl_err("scrub: the holder (pid %u) has no scrub to report: was its "
+					 "endpoint restarted?", c->holder_pid);
 				ex = GCTL_EXIT_FAILED;
 			}
 			json_object_put(reply);
