@@ -14,6 +14,7 @@
 #include "gctl.h"
 #include "gctl_ctl.h"
 #include "gctl_json.h"
+#include "gctl_status.h"
 
 void gctl_help_status(FILE *f)
 {
@@ -44,25 +45,6 @@ void gctl_help_status(FILE *f)
 		"1 unknown or other failure; 2 usage error.\n");
 }
 
-struct status_member {
-	int ok; /* member_info answered */
-	struct graid_member_info mi;
-	struct graid_bad_block *bad; /* its bad-block log (graid_array_bad_blocks) */
-	unsigned nbad;
-};
-
-struct status_view {
-	struct graid_array_info info;
-	struct status_member *m;
-	unsigned nroles; /* roles that answered graid_array_member_info, spares included */
-	const char *state;
-	char **paths;    /* the paths given */
-	struct graid_given_info *given; /* what became of each */
-	int ngiven;
-	uint64_t bad_bytes; /* in every role's bad-block log */
-	int live;           /* roles and counters are the holder's, from its control endpoint */
-	struct json_object *scrub; /* the holder's scrub (its status reply's), or NULL */
-};
 
 /* The path given for a role that has no device in the array, left out: its index, or -1. */
 static int status_given_for(const struct status_view *v, unsigned role)
@@ -192,7 +174,7 @@ static void status_text_paths(const struct status_view *v)
 	}
 }
 
-static void status_free(struct status_view *v)
+void gctl_status_free(struct status_view *v)
 {
 	for (unsigned r = 0; v->m && r < GRAID_MAX_MEMBERS; r++)
 		free(v->m[r].bad);
@@ -517,182 +499,6 @@ static void status_json_error(char **paths, int n, int exit_code)
 	gctl_json_finish(&j);
 }
 
-static int status_state_value(const char *name)
-{
-	static const char *const names[] = { "active", "failed", "missing", "rebuilding",
-					     "spare", "unreachable" };
-	static const int values[] = { GRAID_MEMBER_ACTIVE, GRAID_MEMBER_FAILED,
-				      GRAID_MEMBER_MISSING, GRAID_MEMBER_REBUILDING,
-				      GRAID_MEMBER_SPARE, GRAID_MEMBER_UNREACHABLE };
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(name, names[i]))
-			return values[i];
-	return -1;
-}
-
-/* A role's bad-block ranges from a holder's status, in place of the look's. */
-static int status_live_bad(struct status_member *m, struct json_object *o)
-{
-	struct json_object *list;
-	size_t n;
-
-	free(m->bad);
-	m->bad = NULL;
-	m->nbad = 0;
-	if (!json_object_object_get_ex(o, "bad_blocks", &list) ||
-	    !json_object_is_type(list, json_type_array) || !(n = json_object_array_length(list)))
-		return 0;
-	m->bad = calloc(n, sizeof(*m->bad));
-	if (!m->bad)
-		return -ENOMEM;
-	for (size_t k = 0; k < n; k++) {
-		struct json_object *b = json_object_array_get_idx(list, k), *off;
-		struct graid_bad_block *d = &m->bad[m->nbad++];
-
-		d->member_offset = gctl_ctl_u64(b, "member_offset");
-		d->len = gctl_ctl_u64(b, "len");
-		d->array_offset = json_object_object_get_ex(b, "array_offset", &off) &&
-				  json_object_is_type(off, json_type_int) ?
-				  json_object_get_uint64(off) : UINT64_MAX;
-		d->flags = (gctl_ctl_bool(b, "lost") ? GRAID_BAD_BLOCK_LOST : 0) |
-			   (gctl_ctl_bool(b, "unreadable") ? GRAID_BAD_BLOCK_UNREADABLE : 0);
-	}
-	return 0;
-}
-
-/* One role's (or spare's) live state from the holder over what the look saw of it. */
-static int status_live_member(struct status_view *v, struct json_object *o)
-{
-	unsigned r = (unsigned)gctl_ctl_u64(o, "role");
-	struct graid_member_info *mi;
-	const char *path = gctl_ctl_str(o, "path");
-	int state = status_state_value(gctl_ctl_str(o, "state"));
-
-	if (r >= GRAID_MAX_MEMBERS || state < 0)
-		return -EPROTO;
-	mi = &v->m[r].mi;
-	/* Another device in the role than the look found: nothing the look said of it holds. */
-	if (!v->m[r].ok || strcmp(mi->path, path)) {
-		memset(mi, 0, sizeof(*mi));
-		mi->struct_size = sizeof(*mi);
-		v->m[r].ok = 1;
-	}
-	mi->role = r;
-	mi->state = state;
-	snprintf(mi->path, sizeof(mi->path), "%s", path);
-	snprintf(mi->identity, sizeof(mi->identity), "%s", gctl_ctl_str(o, "identity"));
-	mi->direct_io = gctl_ctl_bool(o, "direct_io");
-	mi->reads = gctl_ctl_u64(o, "reads");
-	mi->writes = gctl_ctl_u64(o, "writes");
-	mi->read_bytes = gctl_ctl_u64(o, "read_bytes");
-	mi->write_bytes = gctl_ctl_u64(o, "write_bytes");
-	mi->errors = gctl_ctl_u64(o, "errors");
-	mi->outages = gctl_ctl_u64(o, "outages");
-	mi->catchup_done = gctl_ctl_u64(o, "catchup_done");
-	mi->catchup_total = gctl_ctl_u64(o, "catchup_total");
-	mi->read_repaired = gctl_ctl_u64(o, "read_repaired");
-	mi->bad_blocks = gctl_ctl_u64(o, "bad_block_units");
-	if (r < v->info.nmembers)
-		v->info.member_state[r] = (uint8_t)state;
-	if (r >= v->nroles)
-		v->nroles = r + 1;
-	return status_live_bad(&v->m[r], o);
-}
-
-/* The holder's status reply over the look: the array as the process serving it has it. */
-static int status_live(struct status_view *v, struct json_object *st)
-{
-	struct graid_array_info *in = &v->info;
-	struct json_object *members;
-	const char *state = gctl_ctl_str(st, "state");
-	size_t n;
-	int rc;
-
-	if (!json_object_object_get_ex(st, "members", &members) ||
-	    !json_object_is_type(members, json_type_array) ||
-	    gctl_ctl_u64(st, "nmembers") > GRAID_MAX_MEMBERS)
-		return -EPROTO;
-	/* All checked before any is taken: a reply refused leaves the look's view whole. */
-	n = json_object_array_length(members);
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *o = json_object_array_get_idx(members, i);
-
-		if (gctl_ctl_u64(o, "role") >= GRAID_MAX_MEMBERS ||
-		    status_state_value(gctl_ctl_str(o, "state")) < 0)
-			return -EPROTO;
-	}
-	in->level = (int)gctl_ctl_u64(st, "level");
-	in->size = gctl_ctl_u64(st, "size");
-	in->chunk_bytes = (uint32_t)gctl_ctl_u64(st, "chunk_bytes");
-	in->block_size = (uint32_t)gctl_ctl_u64(st, "block_size");
-	snprintf(in->engine, sizeof(in->engine), "%s", gctl_ctl_str(st, "engine"));
-	in->journal_bytes = gctl_ctl_u64(st, "journal_bytes");
-	in->used_bytes = gctl_ctl_u64(st, "used_bytes");
-	in->events = gctl_ctl_u64(st, "events");
-	snprintf(in->owner_host, sizeof(in->owner_host), "%s", gctl_ctl_str(st, "owner_host"));
-	in->owner_epoch = gctl_ctl_u64(st, "owner_epoch");
-	in->nmembers = (unsigned)gctl_ctl_u64(st, "nmembers");
-	in->nfailed = (unsigned)gctl_ctl_u64(st, "nfailed");
-	in->unclean = gctl_ctl_bool(st, "unclean");
-	in->resync_regions = gctl_ctl_u64(st, "resync_regions");
-	if (gctl_ctl_u64(st, "holder_pid")) {
-		in->holder_pid = (uint32_t)gctl_ctl_u64(st, "holder_pid");
-		snprintf(in->holder, sizeof(in->holder), "%s", gctl_ctl_str(st, "holder"));
-	}
-	/* Spares the holder no longer has go; those it added since come with the reply. */
-	for (unsigned r = in->nmembers; r < v->nroles; r++)
-		v->m[r].ok = 0;
-	v->nroles = in->nmembers < v->nroles ? in->nmembers : v->nroles;
-	for (size_t i = 0; i < n; i++) {
-		rc = status_live_member(v, json_object_array_get_idx(members, i));
-		if (rc)
-			return rc;
-	}
-	v->bad_bytes = gctl_ctl_u64(st, "bad_block_bytes");
-	if (json_object_object_get_ex(st, "scrub", &members) &&
-	    json_object_is_type(members, json_type_object))
-		v->scrub = json_object_get(members);
-	v->state = !strcmp(state, "degraded") ? "degraded" : !strcmp(state, "unclean") ?
-		   "unclean" : "clean";
-	v->live = 1;
-	return 0;
-}
-
-/*
- * The array is held by a live process: ask it (its endpoint) for the live state. Without
- * an endpoint the look stands, as it always did; one that is there and fails is said.
- */
-static void status_ask_holder(struct graid_array *a, struct status_view *v)
-{
-	struct json_object *req, *st;
-	struct gctl_ctl c;
-	char path[108], why[256];
-	int rc;
-
-	if (graid_array_control_path(a, NULL, path, sizeof(path)))
-		return;
-	gctl_ctl_init(&c);
-	rc = gctl_ctl_connect(&c, path, why, sizeof(why));
-	if (rc == -ENOENT || rc == -ECONNREFUSED)
-		return;
-	if (rc == 0) {
-		req = json_object_new_object();
-		json_object_object_add(req, "op", json_object_new_string("status"));
-		rc = gctl_ctl_call(&c, req, &st, why, sizeof(why));
-		json_object_put(req);
-		if (rc == 0) {
-			rc = status_live(v, st);
-			if (rc)
-				snprintf(why, sizeof(why), "its status reply is not one graidctl reads");
-			json_object_put(st);
-		}
-		gctl_ctl_close(&c);
-	}
-	if (rc)
-		gctl_err("status: the holder's control endpoint %s: %s; shown as the members' "
-			 "superblocks and the holder's lock record it", path, why);
-}
 
 int gctl_cmd_status(int argc, char **argv)
 {
@@ -739,19 +545,19 @@ int gctl_cmd_status(int argc, char **argv)
 	rc = status_collect(a, &v);
 	if (rc) {
 		gctl_err("status: %s", graid_strerror(rc));
-		status_free(&v);
+		gctl_status_free(&v);
 		gctl_close("status", a);
 		return GCTL_EXIT_FAILED;
 	}
 	if (v.info.holder_pid)
-		status_ask_holder(a, &v);
+		gctl_status_ask_holder(a, &v);
 	if (json)
 		status_json(&v);
 	else
 		status_text(&v);
 	/* Blocks that hold nothing valid need attention even on an array whose roles are all in. */
 	ex = strcmp(v.state, "clean") == 0 && !v.bad_bytes ? GCTL_EXIT_OK : GCTL_EXIT_DEGRADED;
-	status_free(&v);
+	gctl_status_free(&v);
 	if (gctl_close("status", a) != GCTL_EXIT_OK)
 		return GCTL_EXIT_FAILED;
 	return ex;
