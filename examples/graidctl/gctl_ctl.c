@@ -41,11 +41,16 @@ static void ctl_on_sigint(int sig)
 
 void gctl_ctl_catch_sigint(int on)
 {
-	struct sigaction sa = { .sa_handler = on ? ctl_on_sigint : SIG_DFL };
+	static struct sigaction before;
+	struct sigaction sa = { .sa_handler = ctl_on_sigint };
 
+	if (!on) {
+		sigaction(SIGINT, &before, NULL);
+		return;
+	}
 	/* No SA_RESTART: the poll or sleep under way returns EINTR and sees the flag. */
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGINT, &sa, &before);
 }
 
 int gctl_ctl_sleep(double s)

@@ -42,7 +42,7 @@ int gctl_ctl_call(struct gctl_ctl *c, struct json_object *req, struct json_objec
 /* An "ok": false reply that says the holder does not know the op (its libgraid is older). */
 int gctl_ctl_unknown_op(int rc, const char *why);
 void gctl_ctl_close(struct gctl_ctl *c);
-/* SIGINT sets gctl_ctl_interrupted and interrupts the wait (on: 1), or the default (0). */
+/* SIGINT sets gctl_ctl_interrupted and interrupts the wait (on: 1), or as before (0). */
 void gctl_ctl_catch_sigint(int on);
 /* Sleep @p s seconds, cut short by SIGINT; 0, or -EINTR when gctl_ctl_interrupted. */
 int gctl_ctl_sleep(double s);
