@@ -7,6 +7,7 @@
 #include <libgraid/graid.h>
 
 #include "gctl.h"
+#include "gctl_ctl.h"
 
 void gctl_help_fail(FILE *f)
 {
@@ -15,7 +16,8 @@ void gctl_help_fail(FILE *f)
 		"\nAssemble the array from MEMBER..., mark role IDX (0-based, as `status` shows\n"
 		"it) failed, and close the array: the other members' superblocks record it, so\n"
 		"the failed member is left out of later assemblies until it is replaced.\n"
-		"Refused if the array could not serve its data without that member.\n\n"
+		"Refused if the array could not serve its data without that member. On a served\n"
+		"array the holder does it (its control endpoint).\n\n"
 		"Exit status: 0 failed (or already failed); 1 refused or error; 2 usage error;\n"
 		"4 the array cannot be assembled.\n");
 }
@@ -25,6 +27,7 @@ int gctl_cmd_fail(int argc, char **argv)
 	struct graid_array_info info = { .struct_size = sizeof(info) };
 	struct graid_member_info mi = { .struct_size = sizeof(mi) };
 	struct graid_array *a;
+	struct gctl_ctl ctl;
 	unsigned idx;
 	int c, rc, ex;
 
@@ -36,9 +39,14 @@ int gctl_cmd_fail(int argc, char **argv)
 		return gctl_usage_err("fail", "need a member index and the array's members");
 	if (gctl_parse_index(argv[optind], &idx))
 		return gctl_usage_err("fail", "bad member index '%s'", argv[optind]);
-	ex = gctl_open("fail", argv + optind + 1, argc - optind - 1, NULL, 0, &a);
+	ex = gctl_open_served("fail", argv + optind + 1, argc - optind - 1, -1, NULL, &a, &ctl);
 	if (ex != GCTL_EXIT_OK)
 		return ex;
+	if (!a) {
+		ex = gctl_served_fail(&ctl, idx);
+		gctl_ctl_close(&ctl);
+		return ex;
+	}
 	rc = graid_array_info(a, &info);
 	if (rc == 0 && idx >= info.nmembers) {
 		gctl_err("fail: member index %u is out of range: the array has roles 0..%u", idx,

@@ -9,8 +9,12 @@
 
 #include <libgraid/graid.h>
 
+#include <json-c/json.h>
+
 #include "gctl.h"
+#include "gctl_ctl.h"
 #include "gctl_json.h"
+#include "gctl_status.h"
 
 void gctl_help_status(FILE *f)
 {
@@ -35,28 +39,12 @@ void gctl_help_status(FILE *f)
 		"writable open resyncs the regions the write-intent bitmap marks), failed (too\n"
 		"many roles lost to assemble), unknown (it could not be looked at; stderr says\n"
 		"why). While another process on this host holds the array, roles are shown as it\n"
-		"sees them, and the holder is named.\n"
+		"sees them, and the holder is named; when it serves a control endpoint, the whole\n"
+		"array is its live state (its counters, spares, catch-up progress).\n"
 		"Exit status: 0 clean; 3 degraded or unclean, or blocks recorded bad; 4 failed;\n"
 		"1 unknown or other failure; 2 usage error.\n");
 }
 
-struct status_member {
-	int ok; /* member_info answered */
-	struct graid_member_info mi;
-	struct graid_bad_block *bad; /* its bad-block log (graid_array_bad_blocks) */
-	unsigned nbad;
-};
-
-struct status_view {
-	struct graid_array_info info;
-	struct status_member *m;
-	unsigned nroles; /* roles that answered graid_array_member_info, spares included */
-	const char *state;
-	char **paths;    /* the paths given */
-	struct graid_given_info *given; /* what became of each */
-	int ngiven;
-	uint64_t bad_bytes; /* in every role's bad-block log */
-};
 
 /* The path given for a role that has no device in the array, left out: its index, or -1. */
 static int status_given_for(const struct status_view *v, unsigned role)
@@ -186,12 +174,13 @@ static void status_text_paths(const struct status_view *v)
 	}
 }
 
-static void status_free(struct status_view *v)
+void gctl_status_free(struct status_view *v)
 {
 	for (unsigned r = 0; v->m && r < GRAID_MAX_MEMBERS; r++)
 		free(v->m[r].bad);
 	free(v->m);
 	free(v->given);
+	json_object_put(v->scrub);
 }
 
 /* "lost" and/or "unreadable": why a bad-block range holds nothing valid. */
@@ -242,6 +231,28 @@ static void status_text_left_out(const struct status_view *v)
 	}
 }
 
+/* The scrub the holder runs or ran (since its endpoint started): state and how far. */
+static void status_text_scrub(struct json_object *sc)
+{
+	uint64_t done = gctl_ctl_u64(sc, "done"), total = gctl_ctl_u64(sc, "total");
+	const char *state = gctl_ctl_str(sc, "state");
+	char sdone[32], stotal[32];
+
+	gctl_size_format(done, sdone, sizeof(sdone));
+	gctl_size_format(total, stotal, sizeof(stotal));
+	printf("       scrub : %s in the holder, %.1f%% (%s of %s), %s", state,
+	       total ? 100.0 * (double)done / (double)total : 0.0, sdone, stotal,
+	       gctl_ctl_bool(sc, "repair") ? "with repair" : "check only");
+	if (!strcmp(state, "done"))
+		printf(": %llu mismatches, %llu repaired, %llu skipped",
+		       (unsigned long long)gctl_ctl_u64(sc, "mismatches"),
+		       (unsigned long long)gctl_ctl_u64(sc, "repaired"),
+		       (unsigned long long)gctl_ctl_u64(sc, "skipped"));
+	else if (!strcmp(state, "failed"))
+		printf(": %s", gctl_ctl_str(sc, "error"));
+	putchar('\n');
+}
+
 static void status_text(const struct status_view *v)
 {
 	const struct graid_array_info *in = &v->info;
@@ -264,7 +275,8 @@ static void status_text(const struct status_view *v)
 		printf("%sblocks recorded bad: reads of them fail, listed below%s",
 		       in->nfailed || in->unclean ? "; " : " (", in->nfailed || in->unclean ? "" : ")");
 	if (in->holder_pid)
-		printf("\n     held by : %s", in->holder);
+		printf("\n     held by : %s%s", in->holder,
+		       v->live ? " (live state, from its control endpoint)" : "");
 	printf("\n        size : %s (%llu bytes)\n", size, (unsigned long long)in->size);
 	printf("  chunk size : %s\n", chunk);
 	printf("  block size : %u\n", in->block_size);
@@ -285,6 +297,8 @@ static void status_text(const struct status_view *v)
 		printf("  bad blocks : %llu bytes recorded (listed below)\n",
 		       (unsigned long long)v->bad_bytes);
 	printf("      events : %llu\n", (unsigned long long)in->events);
+	if (v->scrub)
+		status_text_scrub(v->scrub);
 	if (in->owner_epoch)
 		printf("       owner : %s, epoch %llu\n", in->owner_host[0] ? in->owner_host : "?",
 		       (unsigned long long)in->owner_epoch);
@@ -365,6 +379,8 @@ static void status_json(const struct status_view *v)
 		gctl_json_null(&j, "holder_pid");
 		gctl_json_null(&j, "holder");
 	}
+	/* The holder's scrub, as its endpoint gives it (docs/CONTROL.md); null unserved. */
+	gctl_json_value(&j, "scrub", v->scrub);
 	gctl_json_array_begin(&j, "members");
 	for (unsigned i = 0; i < v->nroles; i++) {
 		const struct graid_member_info *mi = &v->m[i].mi;
@@ -483,6 +499,7 @@ static void status_json_error(char **paths, int n, int exit_code)
 	gctl_json_finish(&j);
 }
 
+
 int gctl_cmd_status(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -528,17 +545,19 @@ int gctl_cmd_status(int argc, char **argv)
 	rc = status_collect(a, &v);
 	if (rc) {
 		gctl_err("status: %s", graid_strerror(rc));
-		status_free(&v);
+		gctl_status_free(&v);
 		gctl_close("status", a);
 		return GCTL_EXIT_FAILED;
 	}
+	if (v.info.holder_pid)
+		gctl_status_ask_holder(a, &v);
 	if (json)
 		status_json(&v);
 	else
 		status_text(&v);
 	/* Blocks that hold nothing valid need attention even on an array whose roles are all in. */
 	ex = strcmp(v.state, "clean") == 0 && !v.bad_bytes ? GCTL_EXIT_OK : GCTL_EXIT_DEGRADED;
-	status_free(&v);
+	gctl_status_free(&v);
 	if (gctl_close("status", a) != GCTL_EXIT_OK)
 		return GCTL_EXIT_FAILED;
 	return ex;

@@ -78,6 +78,15 @@ int gctl_open(const char *cmd, char **members, int nmembers, const char *backend
  */
 int gctl_open_for(const char *cmd, char **members, int nmembers, const char *backend,
 		  unsigned how, int role, const char *newdev, struct graid_array **out);
+/*
+ * gctl_open_for() for a command the holder's control endpoint can do (fail, replace,
+ * rebuild, scrub, spare): an array a live process holds with an endpoint gives
+ * GCTL_EXIT_OK with *@p out NULL and @p ctl connected (its hello done); one held without
+ * an endpoint is refused naming the holder and how to get one. Unserved: as gctl_open_for.
+ */
+struct gctl_ctl;
+int gctl_open_served(const char *cmd, char **members, int nmembers, int role,
+		     const char *newdev, struct graid_array **out, struct gctl_ctl *ctl);
 int gctl_close(const char *cmd, struct graid_array *a);
 /* @p look: only reading is needed (status), so a path not writable is not a problem. */
 void gctl_explain_paths(const char *cmd, char **paths, int n, int look);
@@ -99,6 +108,7 @@ struct gctl_look {
 	struct graid_array_info info;
 	struct graid_given_info *given; /* one per path given */
 	int n;
+	char ctl_path[108]; /* where a holder serves its control endpoint ("" unknown) */
 };
 /* Open read-only (no lock, nothing written), take what it says, close. 0 or -errno. */
 int gctl_look_open(char **members, int n, struct gctl_look *l);
@@ -115,6 +125,15 @@ int gctl_rebuild(const char *cmd, struct graid_array *a, uint64_t max_rate);
  * GCTL_EXIT_DEGRADED returned (the array needs attention); else GCTL_EXIT_OK.
  */
 int gctl_report_bad_blocks(const char *cmd, struct graid_array *a);
+/* The same, from the count of 4 KiB blocks in the bad-block logs (a holder's status). */
+int gctl_report_bad_block_count(const char *cmd, uint64_t blocks);
+/* A finished scrub's report on stdout, as `graidctl scrub` prints it; its exit code. */
+void gctl_scrub_print(const struct graid_scrub_report *rep, int repair, double secs);
+int gctl_scrub_exit(const struct graid_scrub_report *rep);
+/* The scrub's refusal of a degraded array (-EAGAIN), in words. */
+void gctl_scrub_degraded(void);
+/* Why `spare remove` of @p path failed (-errno @p rc), on stderr. */
+void gctl_spare_remove_err(const char *path, int rc);
 int gctl_parse_rate(const char *cmd, const char *s, uint64_t *rate);
 
 /* gctl_size.c: "64K" <-> bytes. */

@@ -13,6 +13,7 @@
 #include <libgraid/graid.h>
 
 #include "gctl.h"
+#include "gctl_ctl.h"
 
 void gctl_err(const char *fmt, ...)
 {
@@ -217,35 +218,73 @@ static int gctl_check_complete(const char *cmd, char **members, int n, int role,
 	return GCTL_EXIT_FAILED;
 }
 
+/* gctl_open_impl()'s answer for an array reached through its holder's endpoint. */
+#define GCTL_SERVED (-1)
+
 /*
- * A writable open refused with -EBUSY: if a live process holds the array, say who and what
- * to do. Whatever it serves through is the one way to change the array while it runs.
+ * The holder's endpoint, or why there is none to go through. Connection refused or no
+ * socket: nobody serves one; anything else (another user's socket, a holder that does not
+ * answer, another protocol) is a problem with the one that is there, said as such.
  */
-static int gctl_refuse_held(const char *cmd, char **members, int n)
+static int gctl_reach_holder(const char *cmd, const struct gctl_look *l, struct gctl_ctl *ctl)
+{
+	char why[256];
+	int rc;
+
+	rc = l->ctl_path[0] ? gctl_ctl_connect(ctl, l->ctl_path, why, sizeof(why)) : -ENOENT;
+	if (rc == 0) {
+		ctl->holder_pid = l->info.holder_pid;
+		snprintf(ctl->holder, sizeof(ctl->holder), "%s", l->info.holder);
+		return GCTL_SERVED;
+	}
+	if (rc == -ENOENT || rc == -ECONNREFUSED) {
+		gctl_err("%s: refused while %s holds the array: make the change through that "
+			 "program, or stop it and run this command again; it serves no control "
+			 "endpoint (nothing listens at %s) through which graidctl could ask it: "
+			 "graid-ublk and the nbdkit plugin serve one by default, and a program "
+			 "embedding libgraid calls graid_array_control_start(); nothing was changed",
+			 cmd, l->info.holder, l->ctl_path[0] ? l->ctl_path : "its socket");
+		return GCTL_EXIT_FAILED;
+	}
+	gctl_err("%s: %s holds the array, and its control endpoint %s cannot be used: %s; "
+		 "nothing was changed", cmd, l->info.holder, l->ctl_path, why);
+	return rc == -EPROTO ? GCTL_EXIT_UNSUPPORTED : GCTL_EXIT_FAILED;
+}
+
+/*
+ * A writable open refused with -EBUSY: if a live process holds the array, go through its
+ * control endpoint (@p ctl given), or say who holds it and what to do. GCTL_EXIT_OK: not
+ * held by a live process (the caller says why the open failed).
+ */
+static int gctl_refuse_held(const char *cmd, char **members, int n, struct gctl_ctl *ctl)
 {
 	struct gctl_look l;
-	int told = 0;
+	int ex = GCTL_EXIT_OK;
 
 	gctl_log_hold();
 	if (gctl_look_open(members, n, &l) == 0) {
-		if (l.info.holder_pid) {
+		if (l.info.holder_pid && ctl) {
+			ex = gctl_reach_holder(cmd, &l, ctl);
+		} else if (l.info.holder_pid) {
 			gctl_err("%s: refused while %s holds the array: make the change through "
 				 "that program, or stop it and run this command again; nothing was "
 				 "changed", cmd, l.info.holder);
-			told = 1;
+			ex = GCTL_EXIT_FAILED;
 		}
 		gctl_look_free(&l);
 	}
 	gctl_log_release(0);
-	return told;
+	return ex;
 }
 
-int gctl_open_for(const char *cmd, char **members, int nmembers, const char *backend,
-		  unsigned how, int role, const char *newdev, struct graid_array **out)
+static int gctl_open_impl(const char *cmd, char **members, int nmembers, const char *backend,
+			  unsigned how, int role, const char *newdev, struct graid_array **out,
+			  struct gctl_ctl *ctl)
 {
 	struct graid_open_options o = { .struct_size = sizeof(o), .backend = backend };
 	int rc, ex = gctl_given_twice(cmd, members, nmembers);
 
+	*out = NULL;
 	if (ex == GCTL_EXIT_OK && !(how & GCTL_OPEN_LOOK) && !gctl_degraded_ok)
 		ex = gctl_check_complete(cmd, members, nmembers, role, newdev);
 	if (ex != GCTL_EXIT_OK)
@@ -266,8 +305,12 @@ int gctl_open_for(const char *cmd, char **members, int nmembers, const char *bac
 	rc = graid_array_open((const char *const *)members, (unsigned)nmembers, &o, out);
 	if (rc == 0)
 		return GCTL_EXIT_OK;
-	if (rc == -EBUSY && !(how & GCTL_OPEN_LOOK) && gctl_refuse_held(cmd, members, nmembers))
-		return GCTL_EXIT_FAILED;
+	*out = NULL;
+	if (rc == -EBUSY && !(how & GCTL_OPEN_LOOK)) {
+		ex = gctl_refuse_held(cmd, members, nmembers, ctl);
+		if (ex != GCTL_EXIT_OK)
+			return ex;
+	}
 	if (rc == -ENOENT || rc == -EACCES || rc == -EPERM)
 		gctl_explain_paths(cmd, members, nmembers, how & GCTL_OPEN_LOOK);
 	if (rc == -EINVAL || rc == -ENODEV)
@@ -276,6 +319,22 @@ int gctl_open_for(const char *cmd, char **members, int nmembers, const char *bac
 		 nmembers == 1 ? "" : "s", graid_strerror(rc));
 	/* -EIO from open means "too many roles lost": the array is broken, not the call. */
 	return rc == -EIO ? GCTL_EXIT_BROKEN : GCTL_EXIT_FAILED;
+}
+
+int gctl_open_for(const char *cmd, char **members, int nmembers, const char *backend,
+		  unsigned how, int role, const char *newdev, struct graid_array **out)
+{
+	return gctl_open_impl(cmd, members, nmembers, backend, how, role, newdev, out, NULL);
+}
+
+int gctl_open_served(const char *cmd, char **members, int nmembers, int role,
+		     const char *newdev, struct graid_array **out, struct gctl_ctl *ctl)
+{
+	int ex;
+
+	gctl_ctl_init(ctl);
+	ex = gctl_open_impl(cmd, members, nmembers, NULL, 0, role, newdev, out, ctl);
+	return ex == GCTL_SERVED ? GCTL_EXIT_OK : ex;
 }
 
 int gctl_open(const char *cmd, char **members, int nmembers, const char *backend,

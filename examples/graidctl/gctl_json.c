@@ -197,6 +197,14 @@ void gctl_json_null(struct gctl_json *j, const char *key)
 		j->bad = 1;
 }
 
+void gctl_json_value(struct gctl_json *j, const char *key, struct json_object *v)
+{
+	if (!v)
+		gctl_json_null(j, key);
+	else
+		json_put(j, key, json_object_get(v));
+}
+
 int gctl_json_finish(struct gctl_json *j)
 {
 	const char *text;

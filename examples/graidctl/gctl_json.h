@@ -34,6 +34,8 @@ void gctl_json_int(struct gctl_json *j, const char *key, int64_t value);
 void gctl_json_double(struct gctl_json *j, const char *key, double value);
 void gctl_json_bool(struct gctl_json *j, const char *key, int value);
 void gctl_json_null(struct gctl_json *j, const char *key);
+/* A value parsed elsewhere (a holder's reply), shared, not copied; NULL: null. */
+void gctl_json_value(struct gctl_json *j, const char *key, struct json_object *v);
 /*
  * Prints the document and a newline, and frees it; 0 if it was well formed, -EINVAL
  * otherwise (nothing printed), -ENOMEM.

@@ -31,6 +31,8 @@ int gctl_look_open(char **members, int n, struct gctl_look *l)
 		l->given[i].struct_size = sizeof(l->given[i]);
 		rc = graid_array_given_info(a, (unsigned)i, &l->given[i]);
 	}
+	if (rc == 0 && graid_array_control_path(a, NULL, l->ctl_path, sizeof(l->ctl_path)))
+		l->ctl_path[0] = '\0';
 	graid_array_close(a);
 	if (rc) {
 		gctl_look_free(l);

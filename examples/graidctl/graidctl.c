@@ -28,9 +28,10 @@ static const struct gctl_cmd main_cmds[] = {
 	{ "rebuild", "[--max-rate SIZE] MEMBER...",
 	  "rebuild replaced members (resumes a stopped rebuild)",
 	  gctl_cmd_rebuild, gctl_help_rebuild },
-	{ "scrub", "[--repair] MEMBER...", "check parity over the whole array (and repair it)",
-	  gctl_cmd_scrub, gctl_help_scrub },
-	{ "spare", "add PATH MEMBER...", "add a hot spare", gctl_cmd_spare, gctl_help_spare },
+	{ "scrub", "[--repair] [--restart] MEMBER...\n       graidctl scrub --stop MEMBER...",
+	  "check parity over the whole array (and repair it)", gctl_cmd_scrub, gctl_help_scrub },
+	{ "spare", "add PATH MEMBER...\n       graidctl spare remove PATH MEMBER...",
+	  "add or remove a hot spare", gctl_cmd_spare, gctl_help_spare },
 	{ "lease-init", "SPEC MEMBER", "write the lease area an array's opens take their lease "
 	  "from", gctl_cmd_lease_init, gctl_help_lease_init },
 	{ "list", "[--json]\n       graidctl list --scan [--json] [--config FILE] [--members-of UUID]",

@@ -2,10 +2,12 @@
 /*
  * Test helper for the front-end scripts: write a pattern over a whole array, so that every
  * region is in use (the live-data map lets rebuild and scrub skip what was never written).
- * usage: graid_fill [--hold-after BYTES[K|M|G]] MEMBER...   exit 0 done, 1 failed.
+ * usage: graid_fill [--control] [--hold-after BYTES[K|M|G]] MEMBER...   exit 0 done, 1 failed.
  * --hold-after: once BYTES are written, print "holding" and wait to be killed, the array still
  * open with writes it never flushed: a writer that dies mid-work, at a known point (a kill at a
  * guessed moment can land before the open on a loaded machine, leaving nothing to resync).
+ * --control: serve the array's control endpoint ($GRAID_RUN_DIR) from the open on: a holder
+ * that graidctl's commands go through.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,9 +23,14 @@ int main(int argc, char **argv)
 	struct graid_array *a;
 	uint8_t *buf = malloc(piece);
 	uint64_t hold_after = UINT64_MAX;
-	int first = 1;
+	int first = 1, control = 0;
 	int rc;
 
+	if (argc > 1 && strcmp(argv[1], "--control") == 0) {
+		control = 1;
+		argv++;
+		argc--;
+	}
 	if (argc > 2 && strcmp(argv[1], "--hold-after") == 0) {
 		char *end;
 
@@ -35,11 +42,14 @@ int main(int argc, char **argv)
 		first = hold_after ? 3 : argc;
 	}
 	if (argc <= first || !buf) {
-		fprintf(stderr, "usage: graid_fill [--hold-after BYTES[K|M|G]] MEMBER...\n");
+		fprintf(stderr, "usage: graid_fill [--control] [--hold-after BYTES[K|M|G]] "
+			"MEMBER...\n");
 		return 1;
 	}
 	rc = graid_array_open((const char *const *)(argv + first), (unsigned)(argc - first), NULL,
 			      &a);
+	if (rc == 0 && control)
+		rc = graid_array_control_start(a, NULL);
 	if (rc == 0)
 		rc = graid_array_info(a, &info);
 	for (uint64_t off = 0; rc == 0 && off < info.size; off += piece) {

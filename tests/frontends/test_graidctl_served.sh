@@ -1,0 +1,290 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# graidctl on a served array: its commands go through the holder's control endpoint.
+# usage: test_graidctl_served.sh PATH/TO/graidctl PATH/TO/graid_fill PATH/TO/fake_control.py
+set -u
+
+G=${1:?usage: test_graidctl_served.sh PATH/TO/graidctl PATH/TO/graid_fill}
+[ -x "$G" ] || { echo "SKIP: $G is not an executable"; exit 77; }
+G=$(readlink -f "$G") # meson passes it relative to the build folder; we work elsewhere
+FILL=$(readlink -f "${2:?usage: test_graidctl_served.sh PATH/TO/graidctl PATH/TO/graid_fill}")
+# A scripted endpoint: graidctl's side of ops the holder's library may not have yet.
+FAKE=$(readlink -f "${3:?usage: test_graidctl_served.sh ... PATH/TO/fake_control.py}")
+PY=$(command -v python3) || { echo "SKIP: python3 is needed to check the JSON"; exit 77; }
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/graidctl-served.XXXXXX") || exit 1
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+cd "$T" || exit 1
+# The holders serve their endpoints here, and graidctl looks for them here.
+export GRAID_RUN_DIR=$T/run
+
+pass=0 fail=0 skip=0
+ok() { pass=$((pass + 1)); echo "ok   - $*"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
+
+# expect CODE DESCRIPTION -- COMMAND...: runs it with stdout in out, stderr in err.
+expect() {
+	local want=$1 what=$2 rc
+	shift 3
+	"$@" >out 2>err
+	rc=$?
+	if [ "$rc" -eq "$want" ]; then ok "$what (exit $rc)"; else
+		bad "$what: exit $rc, wanted $want"; sed 's/^/     out: /' out; sed 's/^/     err: /' err
+	fi
+}
+# has FILE PATTERN DESCRIPTION: grep -E in the last command's out or err.
+has() {
+	if grep -Eq -- "$2" "$1"; then ok "$3"; else bad "$3: no /$2/ in $1"; sed "s/^/     $1: /" "$1"; fi
+}
+json() { # json DESCRIPTION PYTHON-EXPRESSION-ON-d: the last out must be one JSON document
+	if "$PY" -c "import json,sys; d=json.load(open('out')); sys.exit(0 if ($2) else 1)"; then
+		ok "$1"; else bad "$1"; sed 's/^/     out: /' out; fi
+}
+# lacking OP: the holder's library has no OP yet (graidctl said so, exit 5): the checks that
+# need it are skipped, said on a SKIP line. True when that is so.
+lacking() {
+	if [ "$rc_last" -eq 5 ] && grep -q "which has no '$1' operation" err; then
+		skip=$((skip + 1))
+		echo "SKIP - the holder's libgraid has no '$1' op yet: its checks skipped"
+		return 0
+	fi
+	return 1
+}
+# run CODE... like expect, but keeps the exit code in rc_last and does not judge it.
+run() { "$@" >out 2>err; rc_last=$?; }
+# hold WHERE ARGS...: start graid_fill holding an array, wait until it has written.
+hold() {
+	local where=$1
+	shift
+	"$FILL" "$@" >"$where" 2>&1 &
+	pids+=($!)
+	holder=$!
+	for i in $(seq 600); do grep -q holding "$where" && break; sleep 0.1; done
+	grep -q holding "$where" && ok "graid_fill $* holds the array" ||
+		bad "graid_fill $* never held the array: $(cat "$where")"
+}
+
+truncate -s 17M c0 c1 c2 c3 s0 s1 n2 d0 d1 d2
+expect 0 "create RAID-5 on c0..c3" -- "$G" create -l 5 -s 16M c0 c1 c2 c3
+expect 0 "create RAID-5 on d0..d2" -- "$G" create -l 5 -s 16M d0 d1 d2
+C="c0 c1 c2 c3"
+
+# --- a holder serving its endpoint: status is its live state -----------------------------
+hold fill.out --control --hold-after 4M $C
+served=$holder
+expect 0 "status of the served array" -- "$G" status $C
+has out "held by : pid $served \(graid_fill\).*\(live state, from its control endpoint\)" \
+	"status names the holder and says the state is its live one"
+has out "state : clean" "the served array is clean"
+expect 0 "status --json of the served array" -- "$G" status --json $C
+# A look writes nothing: only the holder's counters show graid_fill's 4 MiB of writes.
+json "status --json has the holder's live counters (its writes), holder named" \
+	"d['holder_pid'] == $served and d['state'] == 'clean' and \
+	 sum(m['write_bytes'] for m in d['members']) >= 4 << 20 and \
+	 all(m['writes'] > 0 for m in d['members'][:4]) and len(d['given']) == 4"
+
+# --- spare add, fail: through the holder, printed and exit codes as unserved -------------
+expect 0 "spare add through the holder" -- "$G" spare add s0 $C
+has out "^s0 added as a hot spare$" "spare add prints as unserved"
+expect 0 "status --json shows the holder's new spare" -- "$G" status --json $C
+json "the holder lists s0 as a spare" \
+	"any(m['state'] == 'spare' and m['path'].endswith('/s0') for m in d['members'])"
+expect 1 "spare add of a member through the holder" -- "$G" spare add c2 $C
+has err "spare: adding c2: refused: it is a member of this array" "the refusal is the unserved one's"
+expect 2 "fail of a role past the array's" -- "$G" fail 7 $C
+has err "fail: member index 7 is out of range: the array has roles 0..3" "the usage error is the unserved one's"
+expect 0 "fail role 1 through the holder" -- "$G" fail 1 $C
+has out "^member 1 \(c1\) marked failed$" "fail prints as unserved"
+has out "hot spare .*s0 took role 1; it rebuilds in the holder \(pid $served\)" \
+	"and says the spare rebuilds in the holder"
+# s0 is role 1 now: the members given from here on are the array's as it is.
+C="c0 s0 c2 c3"
+run "$G" status --json $C
+json "the holder's role 1 is s0, rebuilding or done" \
+	"d['members'][1]['path'].endswith('/s0') and \
+	 d['members'][1]['state'] in ('rebuilding', 'active')"
+for i in $(seq 300); do
+	"$G" status --json $C >out 2>/dev/null && break
+	sleep 0.2
+done
+json "the spare's rebuild in the holder finishes: role 1 active, its catch-up complete" \
+	"d['state'] == 'clean' and d['members'][1]['state'] == 'active' and \
+	 d['members'][1]['catchup_total'] > 0 and \
+	 d['members'][1]['catchup_done'] == d['members'][1]['catchup_total']"
+expect 0 "fail role 2 through the holder" -- "$G" fail 2 $C
+expect 1 "fail role 0 as well: refused" -- "$G" fail 0 $C
+has err "fail: member 0 \(c0\): refused: the array cannot lose it without losing data" \
+	"the refusal is the unserved one's"
+expect 3 "status --json: role 2 failed in the holder" -- "$G" status --json $C
+json "the holder's role 2 is failed" "d['members'][2]['state'] == 'failed' and d['nfailed'] == 1"
+expect 3 "status (text) through the holder" -- "$G" status $C
+has out "^ +2 failed " "the text shows the holder's role 2 failed"
+
+# --- replace, rebuild through the holder (their progress comes from the holder's status) ---
+expect 1 "replace of an active role" -- "$G" replace 0 n2 $C
+has err "replace: member 0 with n2: role 0 is active; only a failed or missing role can be replaced" \
+	"the refusal is the unserved one's"
+run "$G" replace 2 n2 $C
+C="c0 s0 n2 c3"
+if ! lacking rebuild; then
+	[ "$rc_last" -eq 0 ] && ok "replace 2 through the holder (exit 0)" ||
+		{ bad "replace 2 through the holder: exit $rc_last"; cat out err; }
+	has out "^n2 is member 2, rebuilding$" "replace prints as unserved"
+	has out "^rebuild finished in" "and follows the rebuild to its end"
+	expect 0 "status after the replace" -- "$G" status --json $C
+	json "the holder's role 2 is n2, active" \
+		"d['members'][2]['path'].endswith('/n2') and d['members'][2]['state'] == 'active'"
+	run "$G" rebuild $C
+	[ "$rc_last" -eq 0 ] && ok "rebuild through the holder, nothing to do (exit 0)" ||
+		{ bad "rebuild through the holder: exit $rc_last"; cat out err; }
+	has out "^rebuild finished in" "rebuild prints as unserved"
+else
+	has out "^n2 is member 2, rebuilding$" "the replace itself was done before the rebuild op"
+	expect 3 "status after the replace" -- "$G" status --json $C
+	json "the holder's role 2 is n2, rebuilding" \
+		"d['members'][2]['path'].endswith('/n2') and d['members'][2]['state'] == 'rebuilding'"
+fi
+
+# --- scrub, scrub --stop, spare remove through the holder --------------------------------
+run "$G" scrub $C
+if ! lacking scrub-start; then
+	[ "$rc_last" -eq 0 ] && ok "scrub through the holder (exit 0)" ||
+		{ bad "scrub through the holder: exit $rc_last"; cat out err; }
+	has out "^scrub \(check only\) in [0-9.]+ s: [1-9][0-9]* stripes checked, 0 skipped, 0 mismatches, 0 repaired$" \
+		"scrub prints the unserved scrub's report"
+	expect 0 "status --json after it" -- "$G" status --json $C
+	json "shows the holder's scrub, done" "d['scrub']['state'] == 'done' and d['scrub']['mismatches'] == 0"
+	expect 0 "scrub --stop with none running" -- "$G" scrub --stop $C
+	has out "no scrub is running in the holder \(pid $served\)" "says none runs"
+fi
+run "$G" spare remove s1 $C
+if ! lacking spare-remove; then
+	[ "$rc_last" -eq 1 ] && ok "spare remove of a device that is no spare (exit 1)" ||
+		{ bad "spare remove s1: exit $rc_last"; cat out err; }
+	has err "spare: removing s1: no hot spare of this array has that path" "which it says"
+	expect 0 "spare add s1 through the holder" -- "$G" spare add s1 $C
+	expect 0 "spare remove s1 through the holder" -- "$G" spare remove s1 $C
+	has out "^s1 removed from the hot spares$" "spare remove says so"
+	"$G" status --json $C >out 2>/dev/null
+	json "the holder lists no spare s1" \
+		"not any(m['path'] and m['path'].endswith('/s1') for m in d['members'])"
+fi
+
+# --- a holder without an endpoint: refused, naming it and how to get one ------------------
+hold fill-d.out --hold-after 1M d0 d1 d2
+plain=$holder
+expect 1 "fail on an array held without an endpoint" -- "$G" fail 1 d0 d1 d2
+has err "fail: refused while pid $plain \(graid_fill\) on host .* holds the array: make the change through that program" \
+	"the refusal names the holder"
+has err "serves no control endpoint .*graid-ublk and the nbdkit plugin serve one by default.*graid_array_control_start\(\); nothing was changed" \
+	"and says how to get an endpoint"
+expect 1 "scrub --stop on it" -- "$G" scrub --stop d0 d1 d2
+has err "pid $plain \(graid_fill\).* serves no control endpoint" "scrub --stop names the holder"
+expect 0 "status on it: the members' view, as before" -- "$G" status d0 d1 d2
+has out "held by : pid $plain \(graid_fill\)" "status names the holder"
+! grep -q "live state" out && ok "and does not claim a live state" || bad "live state claimed"
+
+# --- an endpoint whose holder lacks an op: exit 5, saying so (a fake endpoint) -----------
+"$G" status --json d0 d1 d2 >out.json 2>/dev/null
+uuid=$("$PY" -c "import json; print(json.load(open('out.json'))['uuid'])")
+mkdir -p -m 0700 "$GRAID_RUN_DIR"
+echo old >mode
+"$PY" "$FAKE" "$GRAID_RUN_DIR/$uuid.ctl" mode requests >fake.out 2>&1 &
+pids+=($!)
+for i in $(seq 100); do grep -q listening fake.out && break; sleep 0.1; done
+expect 5 "rebuild through an endpoint that lacks the op" -- "$G" rebuild d0 d1 d2
+has err "rebuild: the holder, pid $plain \(graid_fill\).*, runs libgraid 0.0.1-fake, which has no 'rebuild' operation" \
+	"says the holder's libgraid is too old for it"
+expect 5 "spare add through it" -- "$G" spare add s1 d0 d1 d2
+has err "which has no 'spare-add' operation" "names the op"
+expect 0 "status --json through it: the members' view, the endpoint's problem said" -- \
+	"$G" status --json d0 d1 d2
+json "still one JSON document, of the members' view" "d['holder_pid'] == $plain and d['scrub'] is None"
+has err "unknown op 'status'" "the endpoint's answer is said"
+
+# --- the client's following of long work, against the scripted endpoint ------------------
+echo new >mode
+expect 0 "rebuild through the scripted endpoint" -- "$G" rebuild d0 d1 d2
+has out "^rebuild: [0-9.]+% \(" "shows the rebuild's progress from the holder's status"
+has out "^rebuild: 100.0% \(64 MiB of 64 MiB\)" "up to its end"
+has out "^rebuild finished in" "and ends as the unserved rebuild does"
+: >requests
+expect 0 "replace --max-rate through it" -- "$G" replace --max-rate 1M 1 s1 d0 d1 d2
+has out "^s1 is member 1, rebuilding$" "replace prints as unserved"
+has out "^rebuild finished in" "and follows the rebuild"
+has requests '"bytes_per_s": 1048576, "op": "rebuild-rate"' "the rate went to the holder"
+has requests "\"op\": \"replace\", \"path\": \"$T/s1\", \"role\": 1" \
+	"the new device's path went absolute (the holder's cwd is not ours)"
+echo lose >mode
+expect 1 "a rebuild whose role fails in the holder" -- "$G" rebuild d0 d1 d2
+has err "rebuild: rebuild: role 1 failed in the holder \(pid $plain\)" "says which role, where"
+echo stuck >mode
+"$G" rebuild d0 d1 d2 >out 2>err &
+follower=$!
+sleep 1.5
+kill -INT "$follower"
+wait "$follower"
+rc=$?
+[ "$rc" -eq 0 ] && ok "Ctrl-C detaches from a rebuild (exit 0)" || bad "Ctrl-C: exit $rc"
+has out "detached: the rebuild goes on in the holder \(pid $plain\); 'graidctl status' shows it" \
+	"and says where it goes on"
+echo new >mode
+: >requests
+expect 3 "scrub through it: two mismatches" -- "$G" scrub d0 d1 d2
+has requests '"op": "scrub-start", "repair": false, "resume": true' "a resumed check, as unserved"
+has out "^scrub: 100.0% " "shows the scrub's progress"
+has out "^scrub \(check only\) in [0-9.]+ s: 100 stripes checked, 0 skipped, 2 mismatches, 0 repaired$" \
+	"prints the unserved scrub's report"
+has out "^  stripe 5: member 1 wrong$" "names the member found wrong"
+has out "^  stripe 9: inconsistent" "and the stripe with none to blame"
+expect 3 "scrub --repair --restart through it" -- "$G" scrub --repair --restart d0 d1 d2
+has requests '"op": "scrub-start", "repair": true, "resume": false' "sends repair, not resume"
+echo busy >mode
+expect 1 "scrub while one runs in the holder" -- "$G" scrub d0 d1 d2
+has err "scrub: a scrub is already running in the holder \(pid $plain\)" "says so"
+echo stuck >mode
+"$G" scrub d0 d1 d2 >out 2>err &
+follower=$!
+sleep 1.5
+kill -INT "$follower"
+wait "$follower"
+rc=$?
+[ "$rc" -eq 0 ] && ok "Ctrl-C detaches from a scrub (exit 0)" || bad "Ctrl-C: exit $rc"
+has out "detached: the scrub goes on in the holder \(pid $plain\).*'graidctl scrub --stop' stops it" \
+	"and says how to stop it"
+expect 3 "status while the holder scrubs" -- "$G" status d0 d1 d2
+has out "scrub : running in the holder, [0-9.]+% \([0-9.]+ [KMG]?i?B of 64 MiB\), check only" \
+	"status shows the holder's scrub"
+expect 3 "status --json while the holder scrubs" -- "$G" status --json d0 d1 d2
+json "status --json has the holder's scrub" \
+	"d['scrub']['state'] == 'running' and d['scrub']['total'] == 64 << 20"
+expect 0 "scrub --stop through it" -- "$G" scrub --stop d0 d1 d2
+has out "scrub stopped in the holder \(pid $plain\) at 50.0% \(32 MiB of 64 MiB\)" \
+	"prints where the stopped scrub got"
+expect 0 "spare remove through it" -- "$G" spare remove s1 d0 d1 d2
+has out "^s1 removed from the hot spares$" "prints as unserved"
+expect 1 "spare remove of no spare through it" -- "$G" spare remove nosuch d0 d1 d2
+has err "spare: removing nosuch: no hot spare of this array has that path" "says so"
+
+# --- unserved again: scrub --stop says no scrub runs there ------------------------------
+kill -9 "$plain"
+wait "$plain" 2>/dev/null
+expect 1 "scrub --stop on an array nobody holds" -- "$G" scrub --stop d0 d1 d2
+has err "no scrub is running on this array: no process holds it" "says so, and why"
+run "$G" spare remove s1 d0 d1 d2
+if [ "$rc_last" -eq 5 ] && grep -q "spare: remove: not available in this libgraid" err; then
+	skip=$((skip + 1))
+	echo "SKIP - this libgraid has no graid_array_remove_spare(): unserved spare remove skipped"
+else
+	[ "$rc_last" -eq 1 ] && ok "unserved spare remove of no spare (exit 1)" ||
+		{ bad "unserved spare remove: exit $rc_last"; cat out err; }
+	has err "spare: removing s1: no hot spare of this array has that path" "says so"
+fi
+
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
