@@ -437,7 +437,6 @@ void gctl_spare_remove_err(const char *path, int rc)
 static int spare_remove(struct graid_array *a, const char *path)
 {
 	/* Until graid_array_remove_spare() is in this tree; the guard goes at the merge. */
-#ifdef GRAID_HAVE_REMOVE_SPARE
 	int rc = graid_array_remove_spare(a, path);
 
 	if (rc) {
@@ -446,11 +445,6 @@ static int spare_remove(struct graid_array *a, const char *path)
 	}
 	printf("%s removed from the hot spares\n", path);
 	return GCTL_EXIT_OK;
-#else
-	(void)a, (void)path;
-	gctl_err("spare: remove: not available in this libgraid (%s)", graid_version());
-	return GCTL_EXIT_UNSUPPORTED;
-#endif
 }
 
 int gctl_cmd_spare(int argc, char **argv)

@@ -45,16 +45,6 @@ json() { # json DESCRIPTION PYTHON-EXPRESSION-ON-d: the last out must be one JSO
 	if "$PY" -c "import json,sys; d=json.load(open('out')); sys.exit(0 if ($2) else 1)"; then
 		ok "$1"; else bad "$1"; sed 's/^/     out: /' out; fi
 }
-# lacking OP: the holder's library has no OP yet (graidctl said so, exit 5): the checks that
-# need it are skipped, said on a SKIP line. True when that is so.
-lacking() {
-	if [ "$rc_last" -eq 5 ] && grep -q "which has no '$1' operation" err; then
-		skip=$((skip + 1))
-		echo "SKIP - the holder's libgraid has no '$1' op yet: its checks skipped"
-		return 0
-	fi
-	return 1
-}
 # run CODE... like expect, but keeps the exit code in rc_last and does not judge it.
 run() { "$@" >out 2>err; rc_last=$?; }
 # hold WHERE ARGS...: start graid_fill holding an array, wait until it has written.
@@ -131,49 +121,38 @@ has err "replace: member 0 with n2: role 0 is active; only a failed or missing r
 	"the refusal is the unserved one's"
 run "$G" replace 2 n2 $C
 C="c0 s0 n2 c3"
-if ! lacking rebuild; then
-	[ "$rc_last" -eq 0 ] && ok "replace 2 through the holder (exit 0)" ||
-		{ bad "replace 2 through the holder: exit $rc_last"; cat out err; }
-	has out "^n2 is member 2, rebuilding$" "replace prints as unserved"
-	has out "^rebuild finished in" "and follows the rebuild to its end"
-	expect 0 "status after the replace" -- "$G" status --json $C
-	json "the holder's role 2 is n2, active" \
-		"d['members'][2]['path'].endswith('/n2') and d['members'][2]['state'] == 'active'"
-	run "$G" rebuild $C
-	[ "$rc_last" -eq 0 ] && ok "rebuild through the holder, nothing to do (exit 0)" ||
-		{ bad "rebuild through the holder: exit $rc_last"; cat out err; }
-	has out "^rebuild finished in" "rebuild prints as unserved"
-else
-	has out "^n2 is member 2, rebuilding$" "the replace itself was done before the rebuild op"
-	expect 3 "status after the replace" -- "$G" status --json $C
-	json "the holder's role 2 is n2, rebuilding" \
-		"d['members'][2]['path'].endswith('/n2') and d['members'][2]['state'] == 'rebuilding'"
-fi
+[ "$rc_last" -eq 0 ] && ok "replace 2 through the holder (exit 0)" ||
+	{ bad "replace 2 through the holder: exit $rc_last"; cat out err; }
+has out "^n2 is member 2, rebuilding$" "replace prints as unserved"
+has out "^rebuild finished in" "and follows the rebuild to its end"
+expect 0 "status after the replace" -- "$G" status --json $C
+json "the holder's role 2 is n2, active" \
+	"d['members'][2]['path'].endswith('/n2') and d['members'][2]['state'] == 'active'"
+run "$G" rebuild $C
+[ "$rc_last" -eq 0 ] && ok "rebuild through the holder, nothing to do (exit 0)" ||
+	{ bad "rebuild through the holder: exit $rc_last"; cat out err; }
+has out "^rebuild finished in" "rebuild prints as unserved"
 
 # --- scrub, scrub --stop, spare remove through the holder --------------------------------
 run "$G" scrub $C
-if ! lacking scrub-start; then
-	[ "$rc_last" -eq 0 ] && ok "scrub through the holder (exit 0)" ||
-		{ bad "scrub through the holder: exit $rc_last"; cat out err; }
-	has out "^scrub \(check only\) in [0-9.]+ s: [1-9][0-9]* stripes checked, 0 skipped, 0 mismatches, 0 repaired$" \
-		"scrub prints the unserved scrub's report"
-	expect 0 "status --json after it" -- "$G" status --json $C
-	json "shows the holder's scrub, done" "d['scrub']['state'] == 'done' and d['scrub']['mismatches'] == 0"
-	expect 0 "scrub --stop with none running" -- "$G" scrub --stop $C
-	has out "no scrub is running in the holder \(pid $served\)" "says none runs"
-fi
+[ "$rc_last" -eq 0 ] && ok "scrub through the holder (exit 0)" ||
+	{ bad "scrub through the holder: exit $rc_last"; cat out err; }
+has out "^scrub \(check only\) in [0-9.]+ s: [1-9][0-9]* stripes checked, 0 skipped, 0 mismatches, 0 repaired$" \
+	"scrub prints the unserved scrub's report"
+expect 0 "status --json after it" -- "$G" status --json $C
+json "shows the holder's scrub, done" "d['scrub']['state'] == 'done' and d['scrub']['mismatches'] == 0"
+expect 0 "scrub --stop with none running" -- "$G" scrub --stop $C
+has out "no scrub is running in the holder \(pid $served\)" "says none runs"
 run "$G" spare remove s1 $C
-if ! lacking spare-remove; then
-	[ "$rc_last" -eq 1 ] && ok "spare remove of a device that is no spare (exit 1)" ||
-		{ bad "spare remove s1: exit $rc_last"; cat out err; }
-	has err "spare: removing s1: no hot spare of this array has that path" "which it says"
-	expect 0 "spare add s1 through the holder" -- "$G" spare add s1 $C
-	expect 0 "spare remove s1 through the holder" -- "$G" spare remove s1 $C
-	has out "^s1 removed from the hot spares$" "spare remove says so"
-	"$G" status --json $C >out 2>/dev/null
-	json "the holder lists no spare s1" \
-		"not any(m['path'] and m['path'].endswith('/s1') for m in d['members'])"
-fi
+[ "$rc_last" -eq 1 ] && ok "spare remove of a device that is no spare (exit 1)" ||
+	{ bad "spare remove s1: exit $rc_last"; cat out err; }
+has err "spare: removing s1: no hot spare of this array has that path" "which it says"
+expect 0 "spare add s1 through the holder" -- "$G" spare add s1 $C
+expect 0 "spare remove s1 through the holder" -- "$G" spare remove s1 $C
+has out "^s1 removed from the hot spares$" "spare remove says so"
+"$G" status --json $C >out 2>/dev/null
+json "the holder lists no spare s1" \
+	"not any(m['path'] and m['path'].endswith('/s1') for m in d['members'])"
 
 # --- a holder without an endpoint: refused, naming it and how to get one ------------------
 hold fill-d.out --hold-after 1M d0 d1 d2
@@ -277,14 +256,9 @@ wait "$plain" 2>/dev/null
 expect 1 "scrub --stop on an array nobody holds" -- "$G" scrub --stop d0 d1 d2
 has err "no scrub is running on this array: no process holds it" "says so, and why"
 run "$G" spare remove s1 d0 d1 d2
-if [ "$rc_last" -eq 5 ] && grep -q "spare: remove: not available in this libgraid" err; then
-	skip=$((skip + 1))
-	echo "SKIP - this libgraid has no graid_array_remove_spare(): unserved spare remove skipped"
-else
-	[ "$rc_last" -eq 1 ] && ok "unserved spare remove of no spare (exit 1)" ||
-		{ bad "unserved spare remove: exit $rc_last"; cat out err; }
-	has err "spare: removing s1: no hot spare of this array has that path" "says so"
-fi
+[ "$rc_last" -eq 1 ] && ok "unserved spare remove of no spare (exit 1)" ||
+	{ bad "unserved spare remove: exit $rc_last"; cat out err; }
+has err "spare: removing s1: no hot spare of this array has that path" "says so"
 
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
