@@ -21,6 +21,8 @@ ROUNDS=${GRAID_NBDKIT_RACE_ROUNDS:-40}
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/nbdkit-start.XXXXXX") || exit 1
 cd "$T" || exit 1
+# The servers' control endpoints go here, not in the host's /run/graid.
+export GRAID_RUN_DIR=$T/run
 
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok   - $*"; }
