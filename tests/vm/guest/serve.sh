@@ -72,6 +72,14 @@ ctl() {
 	sed "s/^/    $c_name: /" "/tmp/ctl-$c_name.out" | tail -n 15
 	return $c_rc
 }
+# role_is FILE ROLE: "STATE PATH" of role ROLE in the members of a status --json in FILE.
+role_is() {
+	awk -v r="$2" '/"given"/ { exit }
+		/"role": / { gsub(/[",]/, ""); cur = $2 }
+		cur == r && /"state": / { gsub(/[",]/, ""); st = $2 }
+		cur == r && /"path": / { gsub(/[",]/, ""); p = $2 }
+		END { print st, p }' "$1"
+}
 # result NAME RC WANT TEXT: PASS when RC is WANT; FAIL naming what came instead.
 result() {
 	if [ "$2" -eq "$3" ]; then echo "PASS $1: $4"; else
@@ -142,10 +150,11 @@ ctl fail "$G" fail 1 $M
 result fail $? 0 "graidctl fail 1 through the holder"
 ctl degraded "$G" status --json $M
 rc=$?
-if [ "$rc" -eq 3 ] && grep -q '"nfailed": 1' /tmp/ctl-degraded.out; then
-	echo "PASS fail-seen: status says one member failed (exit 3)"
+r1=$(role_is /tmp/ctl-degraded.out 1)
+if [ "$rc" -eq 3 ] && grep -q '"nfailed": 1' /tmp/ctl-degraded.out && [ "${r1%% *}" = failed ]; then
+	echo "PASS fail-seen: status says role 1 failed (exit 3)"
 else
-	echo "FAIL fail-seen: status exit $rc, wanted 3 with nfailed 1"
+	echo "FAIL fail-seen: status exit $rc, role 1 '$r1'; wanted exit 3, role 1 failed"
 fi
 ctl replace "$G" replace 1 "$NVME5" $M
 result replace $? 0 "graidctl replace 1 with the sixth drive, rebuilt through the holder"
@@ -157,17 +166,18 @@ else
 fi
 ctl clean "$G" status --json $M2
 rc=$?
-if [ "$rc" -eq 0 ] && grep -q '"state": "clean"' /tmp/ctl-clean.out; then
-	echo "PASS rebuilt: the array is clean again, role 1 on the sixth drive"
+r1=$(role_is /tmp/ctl-clean.out 1)
+if [ "$rc" -eq 0 ] && grep -q '"nfailed": 0' /tmp/ctl-clean.out && [ "$r1" = "active $NVME5" ]; then
+	echo "PASS rebuilt: the array is clean again, role 1 active on the sixth drive"
 else
-	echo "FAIL rebuilt: status exit $rc, not clean"
+	echo "FAIL rebuilt: status exit $rc, role 1 '$r1'; wanted exit 0, role 1 'active $NVME5'"
 fi
 # The failed drive, out of the array since the replace, wiped and given back as a spare.
 dd if=/dev/zero of="$NVME1" bs=4096 count=1 conv=notrunc,fsync 2>/dev/null
 ctl spare "$G" spare add "$NVME1" $M2
 result spare $? 0 "graidctl spare add (the failed drive, wiped) through the holder"
 ctl spares "$G" status --json $M2 "$NVME1"
-if grep -q '"state": "spare"' /tmp/ctl-spares.out; then
+if [ "$(role_is /tmp/ctl-spares.out 5)" = "spare $NVME1" ]; then
 	echo "PASS spare-seen: status lists the hot spare"
 else
 	echo "FAIL spare-seen: no member in state spare"
@@ -200,7 +210,12 @@ fi
 # graidctl follows a scrub it started in the holder; the holder dies under it.
 "$G" scrub --restart $M2 >/tmp/ctl-killed.out 2>&1 &
 CP=$!
-sleep 3
+# Killed once graidctl shows the scrub under way (its first progress line).
+for _ in $(seq 1 150); do
+	grep -qE '[0-9]\.[0-9]%' /tmp/ctl-killed.out && break
+	kill -0 "$CP" 2>/dev/null || break
+	sleep 0.1
+done
 if ! kill -0 "$CP" 2>/dev/null; then
 	wait "$CP"
 	echo "SKIP kill-mid-request: graidctl scrub ended (exit $?) before the holder could be killed"
@@ -241,6 +256,12 @@ else
 		stop_server >/dev/null 2>&1
 	fi
 fi
-ctl final "$G" status $M2 "$NVME1"
-result final $? 0 "after the server stopped the array is clean, its spare kept"
+ctl final "$G" status --json $M2 "$NVME1"
+rc=$?
+if [ "$rc" -eq 0 ] && [ "$(role_is /tmp/ctl-final.out 1)" = "active $NVME5" ] &&
+	[ "$(role_is /tmp/ctl-final.out 5)" = "spare $NVME1" ]; then
+	echo "PASS final: after the server stopped the array is clean, role 1 on the sixth drive, the spare kept"
+else
+	echo "FAIL final: status exit $rc, role 1 '$(role_is /tmp/ctl-final.out 1)', role 5 '$(role_is /tmp/ctl-final.out 5)'"
+fi
 exit 0
