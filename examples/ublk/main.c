@@ -389,7 +389,7 @@ static void gu_on_event(void *arg, const struct graid_event *ev)
  * does not wait for the device. A failure is told and serving goes on: the endpoint is how
  * the array is managed, not how its data is reached, and a server that refused to start
  * over a run directory would take the data away to keep a management socket
- * (README.md, "The control endpoint").
+ * (README.md, `--control`).
  */
 static void gu_control_start(struct graid_array *a, const char *run_dir)
 {
