@@ -39,6 +39,8 @@ struct gp_state {
 	unsigned io_timeout_ms;    /* io-timeout=: graid_array_set_io_timeout(), 0 none */
 	char *lease;               /* lease=: graid_open_options::lease, NULL none */
 	bool degraded_ok;          /* degraded=1: serve with roles that have no member */
+	bool no_control;           /* control=off: no control endpoint (docs/CONTROL.md) */
+	char *run_dir;             /* run-dir=: the endpoint's run directory, NULL the library's */
 	struct gp_server srv;      /* read in get_ready */
 	struct graid_array *array; /* opened in after_fork, closed in cleanup */
 	struct graid_array_info info;
@@ -72,6 +74,9 @@ void gp_log_lib(void *arg, int level, const char *msg);
 
 /* The plugin's own errors at the start: nbdkit_error(), or the check's relay. */
 void gp_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A warning of the plugin's own, where the library's warnings go. */
+void gp_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* In the check's process: every message goes to @p fd as a record, for gp_log_replay(). */
 void gp_log_relay(int fd);

@@ -184,6 +184,23 @@ void gp_error(const char *fmt, ...)
 	free(msg);
 }
 
+void gp_warning(const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		gp_warning_out(fmt);
+		return;
+	}
+	gp_log_lib(NULL, GRAID_LOG_WARNING, msg);
+	free(msg);
+}
+
 void gp_log_relay(int fd)
 {
 	gp_relay_fd = fd;

@@ -404,6 +404,30 @@ static int gp_configure(void)
 	return 0;
 }
 
+/*
+ * The control endpoint, in the process that serves (its thread would not survive nbdkit's
+ * fork), once the array is open writable; graid_array_close() in cleanup stops it. A
+ * failure is told and the server goes on: the endpoint manages the array, the clients
+ * reach its data without it (README.md, "The control endpoint").
+ */
+static void gp_control_start(void)
+{
+	struct graid_control_options co = { .struct_size = sizeof(co), .run_dir = gp.run_dir };
+	char path[128];
+	int rc;
+
+	if (gp.no_control || gp.srv.readonly)
+		return;
+	if (graid_array_control_path(gp.array, gp.run_dir, path, sizeof(path)))
+		snprintf(path, sizeof(path), "(a path too long for a socket)");
+	rc = graid_array_control_start(gp.array, &co);
+	if (rc == 0)
+		nbdkit_debug("control endpoint %s (graidctl manages the array through it)", path);
+	else
+		gp_warning("no control endpoint at %s: %s; serving without one (graidctl cannot "
+			   "change the array while it is served)", path, graid_strerror(rc));
+}
+
 int gp_start_serve(void)
 {
 	int rc;
@@ -425,6 +449,8 @@ int gp_start_serve(void)
 	}
 	if (rc == 0)
 		rc = gp_configure();
+	if (rc == 0)
+		gp_control_start();
 	if (rc && gp.array) {
 		graid_array_close(gp.array);
 		gp.array = NULL;

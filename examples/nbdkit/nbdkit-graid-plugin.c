@@ -41,6 +41,7 @@ static void gp_unload(void)
 	free(gp.members);
 	free(gp.backend);
 	free(gp.lease);
+	free(gp.run_dir);
 }
 
 /* A string option given again replaces the earlier value; 0, or -1 (nbdkit told why). */
@@ -103,6 +104,29 @@ static int gp_config(const char *key, const char *value)
 		gp.degraded_ok = yes;
 		return 0;
 	}
+	if (strcmp(key, "control") == 0) {
+		int yes = nbdkit_parse_bool(value);
+
+		if (yes < 0)
+			return -1; /* nbdkit said why */
+		gp.no_control = !yes;
+		return 0;
+	}
+	if (strcmp(key, "run-dir") == 0) {
+		char *dir;
+
+		if (!*value) {
+			nbdkit_error("run-dir: a directory, not ''");
+			return -1;
+		}
+		/* Absolute, as the members: a server in the background runs in /. */
+		dir = nbdkit_absolute_path(value);
+		if (!dir)
+			return -1;
+		free(gp.run_dir);
+		gp.run_dir = dir;
+		return 0;
+	}
 	if (strcmp(key, "io-timeout") == 0) {
 		char *end;
 		unsigned long ms;
@@ -118,8 +142,8 @@ static int gp_config(const char *key, const char *value)
 		return 0;
 	}
 	nbdkit_error("unknown parameter '%s' (member=PATH, backend=NAME, degraded=1, "
-		     "rebuild-max-rate=SIZE, rebuild-busy-rate=SIZE, io-timeout=MS or lease=SPEC)",
-		     key);
+		     "rebuild-max-rate=SIZE, rebuild-busy-rate=SIZE, io-timeout=MS, lease=SPEC, "
+		     "control=off or run-dir=DIR)", key);
 	return -1;
 }
 
@@ -420,7 +444,11 @@ static struct nbdkit_plugin plugin = {
 		       "rebuild-busy-rate=SIZE  ... and at most SIZE while requests are in flight\n"
 		       "io-timeout=MS  give up on a member I/O after MS milliseconds where the\n"
 		       "              other members carry the array (0: never, the default)\n"
-		       "lease=SPEC    hold the array's lease while serving (graidctl lease-init)",
+		       "lease=SPEC    hold the array's lease while serving (graidctl lease-init)\n"
+		       "control=off   no control endpoint (default on: graidctl manages the\n"
+		       "              array through RUN_DIR/UUID.ctl while it is served)\n"
+		       "run-dir=DIR   the endpoint's run directory (default $GRAID_RUN_DIR,\n"
+		       "              else /run/graid)",
 	.magic_config_key = "member",
 	/* The check before nbdkit forks; the array, in the process that serves (gp_start.c). */
 	.get_ready = gp_start_check,

@@ -33,6 +33,8 @@ struct gu_opts {
 	bool takeover;           /* --takeover: GRAID_OPEN_TAKEOVER */
 	bool reserve;            /* --reserve: GRAID_OPEN_RESERVE */
 	const char *on_foreign;  /* --on-foreign CMD: run when the array goes foreign */
+	bool no_control;         /* --control off: no control endpoint (docs/CONTROL.md) */
+	const char *run_dir;     /* --run-dir: the endpoint's run directory, NULL the library's */
 	bool no_batch;           /* --batch off: the per-tag protocol even where batches exist */
 	bool no_fixed;           /* --fixed-buffers off: tag buffers not registered with graid */
 	bool no_zero_copy;       /* --zero-copy off: the driver copies each request's data */
@@ -92,7 +94,11 @@ static void gu_usage(FILE *f)
 		"  --defer-taskrun auto|off  each queue thread's graid queue is made for that\n"
 		"                  one thread (GRAID_QUEUE_F_ONE_THREAD): the kernel keeps its\n"
 		"                  completion work for the thread's next wait instead of\n"
-		"                  interrupting it, where it can (Linux 6.1+; default auto)\n",
+		"                  interrupting it, where it can (Linux 6.1+; default auto)\n"
+		"  --control on|off  serve the array's control endpoint, through which graidctl\n"
+		"                  manages the array while it is served (default on)\n"
+		"  --run-dir DIR   the endpoint's socket is DIR/UUID.ctl (default\n"
+		"                  $GRAID_RUN_DIR, else /run/graid)\n",
 		GU_MAX_QUEUES, UBLK_MAX_QUEUE_DEPTH);
 }
 
@@ -192,7 +198,8 @@ static int gu_cpus_allowed(const cpu_set_t *set, const char *arg)
 
 enum { GU_OPT_MAX_RATE = 256, GU_OPT_BUSY_RATE, GU_OPT_IO_TIMEOUT, GU_OPT_LEASE,
        GU_OPT_TAKEOVER, GU_OPT_RESERVE, GU_OPT_ON_FOREIGN, GU_OPT_QUEUE_CPUS,
-       GU_OPT_BATCH, GU_OPT_FIXED, GU_OPT_ZERO_COPY, GU_OPT_ONE_RING, GU_OPT_DEFER };
+       GU_OPT_BATCH, GU_OPT_FIXED, GU_OPT_ZERO_COPY, GU_OPT_ONE_RING, GU_OPT_DEFER,
+       GU_OPT_CONTROL, GU_OPT_RUN_DIR };
 
 /* 0, or 2 (usage error, message printed); exits 0 for --help. */
 static int gu_parse(int argc, char **argv, struct gu_opts *o)
@@ -214,6 +221,8 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 		{ "zero-copy", required_argument, NULL, GU_OPT_ZERO_COPY },
 		{ "one-ring", required_argument, NULL, GU_OPT_ONE_RING },
 		{ "defer-taskrun", required_argument, NULL, GU_OPT_DEFER },
+		{ "control", required_argument, NULL, GU_OPT_CONTROL },
+		{ "run-dir", required_argument, NULL, GU_OPT_RUN_DIR },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -287,6 +296,21 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 			else
 				o->no_defer = strcmp(optarg, "off") == 0;
 			break;
+		case GU_OPT_CONTROL:
+			if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
+				fprintf(stderr, "graid-ublk: --control: 'on' or 'off', not '%s'\n",
+					optarg);
+				return 2;
+			}
+			o->no_control = strcmp(optarg, "off") == 0;
+			break;
+		case GU_OPT_RUN_DIR:
+			if (!*optarg) {
+				fprintf(stderr, "graid-ublk: --run-dir: a directory, not ''\n");
+				return 2;
+			}
+			o->run_dir = optarg;
+			break;
 		case GU_OPT_FIXED:
 			if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
 				fprintf(stderr, "graid-ublk: --fixed-buffers: 'on' or 'off', not "
@@ -358,6 +382,31 @@ static void gu_on_event(void *arg, const struct graid_event *ev)
 					      : "another host took it over",
 			hook ? "requests are held until --on-foreign has run, then fail"
 			     : "I/O now fails");
+}
+
+/*
+ * The control endpoint, before the device: the array is open writable, and managing it
+ * does not wait for the device. A failure is told and serving goes on: the endpoint is how
+ * the array is managed, not how its data is reached, and a server that refused to start
+ * over a run directory would take the data away to keep a management socket
+ * (README.md, `--control`).
+ */
+static void gu_control_start(struct graid_array *a, const char *run_dir)
+{
+	struct graid_control_options co = { .struct_size = sizeof(co), .run_dir = run_dir };
+	char path[128];
+	int rc;
+
+	if (graid_array_control_path(a, run_dir, path, sizeof(path)))
+		snprintf(path, sizeof(path), "(a path too long for a socket)");
+	rc = graid_array_control_start(a, &co);
+	if (rc == 0)
+		fprintf(stderr, "graid-ublk: control endpoint %s (graidctl manages the array "
+				"through it)\n", path);
+	else
+		fprintf(stderr, "graid-ublk: no control endpoint at %s: %s; serving without one "
+				"(graidctl cannot change the array while it is served)\n",
+			path, graid_strerror(rc));
 }
 
 static unsigned gu_log2(uint64_t v)
@@ -709,6 +758,8 @@ int main(int argc, char **argv)
 	rc = graid_array_rebuild_start(a);
 	if (rc)
 		fprintf(stderr, "graid-ublk: starting the pending rebuild: %s\n", graid_strerror(rc));
+	if (!o.no_control)
+		gu_control_start(a, o.run_dir);
 
 	/*
 	 * The signals that stop the server are blocked in every thread (the queue threads

@@ -19,7 +19,8 @@ done
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/fio-bench-test.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
-"$RUN" --smoke --graidctl "$G" --plugin "$P" --dir "$T" --out "$T/out" >"$T/run.log" 2>&1
+# The servers' control endpoints in the test's folder, not in the host's /run/graid.
+GRAID_RUN_DIR=$T/run "$RUN" --smoke --graidctl "$G" --plugin "$P" --dir "$T" --out "$T/out" >"$T/run.log" 2>&1
 rc=$?
 cat "$T/run.log"
 [ "$rc" -ne 77 ] || exit 77

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # The nbdkit plugin end to end: RAID-6 served over NBD, data written and read back, aligned
-# and not, a member lost while served, then replaced and rebuilt and read back through it.
+# and not, a member lost while served, then replaced and rebuilt and read back through it;
+# the control endpoint it serves by default (its socket, a status through it, control=off).
 # usage: test_nbdkit.sh PATH/TO/graidctl PATH/TO/nbdkit-graid-plugin.so
 set -u
 
@@ -31,6 +32,8 @@ stop_server() {
 }
 trap 'stop_server; rm -rf "$T"' EXIT
 cd "$T" || exit 1
+# The servers' control endpoints go here, not in the host's /run/graid.
+export GRAID_RUN_DIR=$T/run
 
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok   - $*"; }
@@ -47,7 +50,10 @@ start_server() { # start_server LOG MEMBER...: serve, wait until it answers
 	local log=$1 args=() i
 	shift
 	for m in "$@"; do
-		case $m in rebuild-*=* | io-timeout=* | degraded=*) args+=("$m") ;; *) args+=("member=$m") ;; esac
+		case $m in
+		rebuild-*=* | io-timeout=* | degraded=* | control=* | run-dir=*) args+=("$m") ;;
+		*) args+=("member=$m") ;;
+		esac
 	done
 	rm -f "$SOCK" pid
 	nbdkit --exit-with-parent -f -v -U "$SOCK" -P pid "$P" "${args[@]}" 2>"$log" &
@@ -60,8 +66,35 @@ start_server() { # start_server LOG MEMBER...: serve, wait until it answers
 	return 1
 }
 
+# ctl_request SOCKET OP...: each op sent as one request line, each reply line printed.
+ctl_request() {
+	python3 - "$@" <<'PY'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(10)
+s.connect(sys.argv[1])
+f = s.makefile("rw")
+for i, op in enumerate(sys.argv[2:]):
+    f.write(json.dumps({"id": i, "op": op}) + "\n")
+    f.flush()
+    print(f.readline(), end="")
+PY
+}
+# status_is_array REPLYFILE UUID NMEMBERS: the status reply describes that array.
+status_is_array() {
+	python3 - "$@" <<'PY'
+import json, sys
+r = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+assert r["ok"] is True and r["id"] == 1, r
+assert r["uuid"] == sys.argv[2] and r["level"] == 6, (r["uuid"], r["level"])
+assert r["nmembers"] == int(sys.argv[3]) and len(r["members"]) == int(sys.argv[3]), r["members"]
+assert all(m["state"] == "active" for m in r["members"]), r["members"]
+PY
+}
+
 M="m0 m1 m2 m3 m4 m5"
 check "create RAID-6 on six 33M files" "$G" create --level 6 --chunk 64K --file-size 33M $M
+UM=$(sed -n 's/^created RAID-6 array \([0-9a-f-]*\):.*/\1/p' cmd.out)
 # With an I/O timeout: member reads go through the library's buffers (graid.h), all of
 # what follows runs that way.
 check "the server starts" start_server srv1.log $M io-timeout=2000
@@ -70,6 +103,15 @@ check "it serves 128 MiB" test "$(nbdinfo --size "$URI")" -eq $((128 << 20))
 check "it advertises 4096-byte blocks" grep -q "block_size_minimum: 4096" \
 	<(nbdinfo "$URI")
 check "and multi-conn" grep -q "can_multi_conn: true" <(nbdinfo "$URI")
+
+# The control endpoint, served by default at $GRAID_RUN_DIR/UUID.ctl.
+CTL=$GRAID_RUN_DIR/$UM.ctl
+check "it serves the control endpoint at \$GRAID_RUN_DIR/UUID.ctl" test -S "$CTL"
+check "mode 0600" test "$(stat -c %a "$CTL")" = 600
+check "and says where (-v)" grep -qF "control endpoint $CTL" srv1.log
+ctl_request "$CTL" hello status >ctl.out 2>&1
+check "hello over it names protocol 1" grep -q '"protocol": *1' ctl.out
+check "status over it returns the array, live" status_is_array ctl.out "$UM" 6
 
 head -c 96M /dev/urandom >data
 check "nbdcopy writes 96 MiB of random data" nbdcopy data "$URI"
@@ -152,6 +194,7 @@ check "and read back" nbdcopy "$URI" back3
 check "right" cmp -n 96M data back3
 stop_server
 check "the server had no other errors" bash -c "! grep -v -iE 'member 2|m2|degraded|warning|: debug: ' srv1.log | grep -qiE 'error'"
+check "its close removed the control socket" test ! -e "$CTL"
 
 "$G" status m0 m1 m3 m4 m5 >status.out 2>&1
 check "graidctl status: degraded (exit 3)" test $? -eq 3
@@ -179,6 +222,7 @@ fi
 # --- an engine that cannot open fails the start, before any fork or client --------------
 K="k0 k1 k2 k3 k4 k5"
 check "create RAID-6 on k0..k5" "$G" create --level 6 --file-size 17M $K
+UK=$(sed -n 's/^created RAID-6 array \([0-9a-f-]*\):.*/\1/p' cmd.out)
 args=(); for m in $K; do args+=("member=$m"); done
 rm -f bad.pid
 SECONDS=0
@@ -191,13 +235,31 @@ timeout 10 nbdkit -U - "$P" "${args[@]}" backend=bogus --run 'nbdinfo --size "$u
 rc=$?
 check "--run with backend=bogus exits non-zero instead of hanging the client" test "$rc" -ne 0 -a "$rc" -ne 124
 
-# --- while served: looking works, a second writer is refused naming the server ----------
-check "the server starts on k0..k5" start_server srv3.log $K
+# --- run-dir=: the endpoint in another directory -----------------------------------------
+check "the server starts on k0..k5 with run-dir=" start_server srv5.log $K run-dir=rd
+check "the endpoint is at run-dir/UUID.ctl (run-dir made absolute)" test -S "$T/rd/$UK.ctl"
+check "and not in \$GRAID_RUN_DIR" test ! -e "$GRAID_RUN_DIR/$UK.ctl"
+ctl_request "$T/rd/$UK.ctl" hello status >ctl.out 2>&1
+check "status over it returns the array" status_is_array ctl.out "$UK" 6
+stop_server
+
+# --- control=off, and a run directory the endpoint cannot use ----------------------------
+# (graidctl without an endpoint: a second writer is refused, naming the server.)
+check "the server starts on k0..k5 with control=off" start_server srv3.log $K control=off
+check "control=off: no socket" test ! -e "$GRAID_RUN_DIR/$UK.ctl"
+check "and no endpoint line" bash -c "! grep -q 'control endpoint' srv3.log"
 "$G" status $K >status.out 2>&1
 check "graidctl status works while the array is served (exit 0)" test $? -eq 0
 "$G" fail 0 $K >fail.out 2>&1
-check "graidctl fail while served is refused (exit 1)" test $? -eq 1
+check "graidctl fail while served without an endpoint is refused (exit 1)" test $? -eq 1
 check "naming the server as the holder" grep -q "held by pid [0-9]* (nbdkit)" fail.out
+stop_server
+mkdir -m 0777 open-dir
+check "with a run directory others can write, the server still starts" \
+	start_server srv6.log $K run-dir=open-dir
+check "and serves" test "$(nbdinfo --size "$URI")" -gt 0
+check "saying why it has no endpoint" grep -q "warning: no control endpoint at $T/open-dir/$UK.ctl" srv6.log
+check "no socket there" test ! -e "$T/open-dir/$UK.ctl"
 stop_server
 
 # --- a spare taken over at assembly is rebuilt while serving ----------------------------
@@ -218,7 +280,8 @@ for i in $(seq 100); do
 	"$G" status k0 k1 k2 k3 k4 s0 >status.out 2>&1 && break
 	sleep 0.2
 done
-check "the spare's rebuild finished while serving (status clean)" grep -qE "^ +5 active .* s0 " status.out
+# Through the server's endpoint: its live state, with the paths as it opened them (absolute).
+check "the spare's rebuild finished while serving (status clean)" grep -qE "^ +5 active .*[ /]s0 " status.out
 stop_server
 
 if timeout 10 nbdkit -f -U "$T/bad.sock" "$P" member=m0 rebuild-busy-rate=fast >bad.log 2>&1; then

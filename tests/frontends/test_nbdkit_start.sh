@@ -21,6 +21,8 @@ ROUNDS=${GRAID_NBDKIT_RACE_ROUNDS:-40}
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/nbdkit-start.XXXXXX") || exit 1
 cd "$T" || exit 1
+# The servers' control endpoints go here, not in the host's /run/graid.
+export GRAID_RUN_DIR=$T/run
 
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok   - $*"; }
@@ -138,6 +140,8 @@ sums q0 q1 q2 >before
 serve q -r q0 q1 q2
 check "nbdkit -r starts" test $? -eq 0
 check "and serves read-only" bash -c "nbdinfo '$(uri q)' | grep -q 'is_read_only: true'"
+check "and serves no control endpoint (nothing to change)" \
+	bash -c "! ls '$GRAID_RUN_DIR'/*.ctl >/dev/null 2>&1"
 check "a client reads the whole array" nbdcopy "$(uri q)" q.back
 head -c 1M /dev/urandom >one
 if nbdcopy one "$(uri q)" >/dev/null 2>&1; then bad "a client write is refused"; else ok "a client write is refused"; fi

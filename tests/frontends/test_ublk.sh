@@ -42,6 +42,8 @@ stop_server() {
 }
 trap 'stop_server; rm -rf "$T"' EXIT
 cd "$T" || exit 1
+# The server's control endpoint (and device record) here, not in the host's /run/graid.
+export GRAID_RUN_DIR=$T/run
 
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok   - $*"; }

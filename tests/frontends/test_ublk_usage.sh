@@ -2,10 +2,13 @@
 # SPDX-License-Identifier: MIT
 # graid-ublk's options, checked before anything is opened, so on any machine (no ublk
 # driver, no root): a bad value exits 2 with a message that names it, and nothing is touched.
-# usage: test_ublk_usage.sh [PATH/TO/graid-ublk]
+# Where there is no ublk driver, also the control endpoint's options, which act before the
+# driver is needed: the endpoint it starts by default, --run-dir and --control off.
+# usage: test_ublk_usage.sh [PATH/TO/graid-ublk PATH/TO/graidctl]
 set -u
 
 U=${1:-}
+G=${2:-}
 if [ -z "$U" ] || [ ! -f "$U" ]; then
 	echo "SKIP: graid-ublk was not built (no <linux/ublk_cmd.h>)"
 	exit 77
@@ -41,6 +44,56 @@ refused --batch sometimes "--batch"
 refused --fixed-buffers yes "--fixed-buffers"
 refused --zero-copy on "--zero-copy"
 refused --one-ring two "--one-ring"
+refused --control maybe "--control"
+refused --run-dir '' "--run-dir"
+
+# ctl_run NAME ARGS...: graid-ublk on the array c0..c3; exit status in NAME.rc, stderr NAME.err.
+# With no ublk driver it opens the array, starts the endpoint, fails at /dev/ublk-control
+# and closes the array (which stops the endpoint): exit 1.
+ctl_run() {
+	local name=$1
+	shift
+	GRAID_RUN_DIR=$T/run "$U" "$@" "$T/c0" "$T/c1" "$T/c2" "$T/c3" >"$T/$name.out" 2>"$T/$name.err"
+	echo $? >"$T/$name.rc"
+}
+# ctl_check WHAT CONDITION...: one result.
+ctl_check() {
+	local what=$1
+	shift
+	if "$@"; then
+		pass=$((pass + 1)); echo "ok   - $what"
+	else
+		fail=$((fail + 1)); echo "FAIL - $what"
+		sed 's/^/     /' "$T"/*.err
+	fi
+}
+if [ -e /dev/ublk-control ]; then
+	echo "# the control endpoint's options: not here, where a ublk driver would serve the array"
+elif [ -z "$G" ] || ! "$G" create --level 5 --file-size 8M "$T/c0" "$T/c1" "$T/c2" "$T/c3" \
+	>"$T/create.out" 2>&1; then
+	fail=$((fail + 1)); echo "FAIL - graidctl create for the endpoint's checks"
+	cat "$T/create.out"
+else
+	CU=$(sed -n 's/^created RAID-5 array \([0-9a-f-]*\):.*/\1/p' "$T/create.out")
+	ctl_run default
+	ctl_check "by default the endpoint is served at \$GRAID_RUN_DIR/UUID.ctl, and said so" \
+		grep -qF "control endpoint $T/run/$CU.ctl" "$T/default.err"
+	ctl_check "(then exit 1 for want of a ublk driver)" test "$(cat "$T/default.rc")" = 1
+	ctl_check "the close removed the socket" test ! -e "$T/run/$CU.ctl"
+	ctl_run rundir --run-dir "$T/rd"
+	ctl_check "--run-dir DIR: the endpoint is DIR/UUID.ctl" \
+		grep -qF "control endpoint $T/rd/$CU.ctl" "$T/rundir.err"
+	ctl_check "(the directory was made, 0700)" test "$(stat -c %a "$T/rd")" = 700
+	ctl_run off --control off
+	ctl_check "--control off: no endpoint" bash -c "! grep -q 'control endpoint' '$T/off.err'"
+	ctl_check "(and the option was taken: exit 1, not 2)" test "$(cat "$T/off.rc")" = 1
+	mkdir -m 0777 "$T/open"
+	ctl_run open --run-dir "$T/open"
+	ctl_check "a run directory it cannot use: said, and it goes on (exit 1 from the driver only)" \
+		grep -q "no control endpoint at $T/open/$CU.ctl.*serving without one" "$T/open.err"
+	ctl_check "(the driver was reached: it did not give up at the endpoint)" \
+		grep -q "/dev/ublk-control" "$T/open.err"
+fi
 
 if [ "$(cksum <"$T/m0")" = "$sum" ]; then
 	pass=$((pass + 1)); echo "ok   - the member is untouched"

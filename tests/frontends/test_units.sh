@@ -2,17 +2,18 @@
 # SPDX-License-Identifier: MIT
 # The boot units: graid-ublk@.service (and graid-nbdkit@.service where the plugin is built)
 # pass systemd-analyze verify and start their server on the members graidctl finds by UUID;
-# the udev rule calls graidctl incremental.
+# the udev rule calls graidctl incremental; the tmpfiles.d line makes their run directory.
 # usage: test_units.sh graid-ublk@.service 64-graid-incremental.rules BINDIR PATH/TO/graidctl
-#        [graid-nbdkit@.service PATH/TO/nbdkit-graid-plugin.so]
+#        libgraid-tmpfiles.conf [graid-nbdkit@.service PATH/TO/nbdkit-graid-plugin.so]
 set -u
 
-UNIT=$(readlink -f "${1:?usage: test_units.sh UNIT RULE BINDIR GRAIDCTL}")
+UNIT=$(readlink -f "${1:?usage: test_units.sh UNIT RULE BINDIR GRAIDCTL TMPFILES}")
 RULE=$(readlink -f "${2:?}")
 BINDIR=${3:?}
 G=$(readlink -f "${4:?}")
-NBD_UNIT=${5:+$(readlink -f "$5")}
-PLUGIN=${6:+$(readlink -f "$6")}
+TMPFILES=$(readlink -f "${5:?}")
+NBD_UNIT=${6:+$(readlink -f "$6")}
+PLUGIN=${7:+$(readlink -f "$7")}
 if ! command -v systemd-analyze >/dev/null; then
 	# tools/bootstrap installs systemd and sets GRAID_TEST_REQUIRE_SYSTEMD=1: a fail there.
 	echo "no systemd-analyze (Debian package systemd): the units cannot be verified"
@@ -85,6 +86,27 @@ else
 		ok "graid-ublk@: an array not found fails the start, graid-ublk not run" ||
 		bad "an array not found: $(cat err)"
 fi
+
+# The run directory the servers' control sockets go in: /run/graid, 0700, root's, made
+# (or put right) by systemd-tmpfiles at boot.
+if [ "$(id -u)" -ne 0 ]; then
+	echo "# not root: systemd-tmpfiles cannot make root's directory; the tmpfiles line not run"
+else
+	mkdir -p "$T/root/run"
+	if systemd-tmpfiles --create --root="$T/root" "$TMPFILES" >out 2>&1 &&
+		[ "$(stat -c '%F %a %U' "$T/root/run/graid")" = "directory 700 root" ]; then
+		ok "tmpfiles: /run/graid made, 0700, root's"
+	else
+		bad "tmpfiles: /run/graid: $(stat -c '%F %a %U' "$T/root/run/graid" 2>&1)"
+		sed 's/^/     /' out
+	fi
+	chmod 0777 "$T/root/run/graid"
+	systemd-tmpfiles --create --root="$T/root" "$TMPFILES" >out 2>&1
+	[ "$(stat -c %a "$T/root/run/graid")" = 700 ] &&
+		ok "tmpfiles: a /run/graid others could write is closed again (0700)" ||
+		{ bad "tmpfiles: left $(stat -c %a "$T/root/run/graid")"; sed 's/^/     /' out; }
+fi
+
 if [ -n "$NBD_UNIT" ]; then
 	verify "$NBD_UNIT"
 	cp "$NBD_UNIT" "$T/graid-nbdkit@$U.service"
@@ -118,11 +140,15 @@ elif [ -n "$NBD_UNIT" ] && [ -n "$PLUGIN" ] && command -v nbdkit >/dev/null; the
 	script=${cmd#/bin/sh -c \'}
 	script=${script%\' graid-nbdkit $UA}
 	mkdir -p "$T/rt/$UA"
-	if GRAID_CONF=$T/graid.conf /bin/sh -c "$script" graid-nbdkit "$UA" >out 2>err; then
+	if GRAID_CONF=$T/graid.conf GRAID_RUN_DIR=$T/run /bin/sh -c "$script" graid-nbdkit "$UA" \
+		>out 2>err; then
 		pid=$(cat "$T/rt/$UA/nbdkit.pid" 2>/dev/null)
 		[ -S "$T/rt/$UA/nbd.sock" ] && [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null &&
 			ok "graid-nbdkit@: ExecStart returns with the server up (pidfile, socket)" ||
 			bad "graid-nbdkit@: no server after ExecStart (pid '$pid')"
+		[ -S "$T/run/$UA.ctl" ] &&
+			ok "graid-nbdkit@: the server serves the array's control endpoint" ||
+			bad "graid-nbdkit@: no control socket $T/run/$UA.ctl"
 		"$G" status m0 m1 >out 2>&1
 		grep -q "nbdkit" out && ok "graid-nbdkit@: the array is held by nbdkit" ||
 			{ bad "graid-nbdkit@: status does not name nbdkit"; sed 's/^/     /' out; }
