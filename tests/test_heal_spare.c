@@ -183,3 +183,62 @@ Test(heal_spare, a_removed_spare_takes_no_role_and_is_not_a_spare_at_the_next_op
 	}
 	au_remove(&s);
 }
+
+/* Make @p path an empty device of the size the tests use: no superblock on it. */
+static void wipe(const char *path)
+{
+	int fd = open(path, O_WRONLY);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, 0), 0);
+	cr_assert_eq(ftruncate(fd, HEAL_MEMBER_BYTES), 0);
+	close(fd);
+}
+
+/*
+ * A device replaced in its role is let go at once, not when the array closes: the operator
+ * can wipe it and add it back as a hot spare while the array stays open (served), and
+ * another process can take it.
+ */
+Test(heal_spare, a_replaced_device_is_let_go_and_can_come_back_as_a_spare, .timeout = 300)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	const char *old_paths[AU_MAX];
+	struct graid_array *a, *other;
+	struct au_set s;
+	char *fresh, *old;
+
+	au_make(&s, 4, HEAL_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 4, 5, 8192, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	heal_fill(a, info.size, 5);
+	cr_assert_eq(graid_array_fail_member(a, 1), 0);
+	fresh = heal_new_member(&s, "fresh");
+	cr_assert_eq(graid_array_replace_member(a, 1, fresh), 0);
+	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), 0);
+
+	/* The old device is free: wiped, another array can be made on it while this one is open. */
+	old = s.path[1];
+	memcpy(old_paths, s.paths, sizeof(old_paths));
+	old_paths[0] = old;
+	old_paths[1] = heal_new_member(&s, "x1");
+	old_paths[2] = heal_new_member(&s, "x2");
+	wipe(old);
+	{
+		struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = 5,
+						  .chunk_bytes = 8192, .backend = "isal" };
+
+		cr_assert_eq(graid_array_create(old_paths, 3, &cfg, &other), 0,
+			     "the replaced device is still held by the array it left");
+		cr_assert_eq(graid_array_close(other), 0);
+	}
+	/* Wiped again, it comes back to its first array as a hot spare. */
+	wipe(old);
+	cr_assert_eq(graid_array_add_spare(a, old), 0);
+	cr_assert_eq(graid_array_member_info(a, 4, &mi), 0);
+	cr_assert_eq(mi.state, GRAID_MEMBER_SPARE);
+	heal_verify(a, info.size, NULL, 5, "with the old device back as a spare");
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}

@@ -102,6 +102,17 @@ void gctl_log_forward(void *arg, int level, const char *msg);
 void gctl_log_hold(void);
 /* Stop holding; print what was held when @p print (each line once), else drop it. */
 void gctl_log_release(int print);
+/*
+ * Lines held so far, taken out of the hold (which goes on) to be given back later with
+ * gctl_log_restore(): a look run meanwhile holds and drops only its own.
+ */
+struct gctl_log_saved {
+	size_t n;
+	void *v;
+};
+void gctl_log_take(struct gctl_log_saved *s);
+/* Print (@p print) or drop lines taken with gctl_log_take(). */
+void gctl_log_restore(struct gctl_log_saved *s, int print);
 
 /* gctl_look.c: a read-only open before a command writes, and what became of each path. */
 struct gctl_look {

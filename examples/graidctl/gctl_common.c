@@ -302,12 +302,31 @@ static int gctl_open_impl(const char *cmd, char **members, int nmembers, const c
 	/* The array's lease (graidctl lease-init), for opens that may write. */
 	if (!(how & GCTL_OPEN_LOOK) && getenv("GRAID_LEASE") && *getenv("GRAID_LEASE"))
 		o.lease = getenv("GRAID_LEASE");
+	/*
+	 * A command the holder can do: the library's refusal of a held array ("held by pid
+	 * ...") is no news if the holder takes the change, and the refusal below says it
+	 * better if it cannot. Held back until it is known which.
+	 */
+	if (ctl)
+		gctl_log_hold();
 	rc = graid_array_open((const char *const *)members, (unsigned)nmembers, &o, out);
+	if (rc == 0 || rc != -EBUSY || (how & GCTL_OPEN_LOOK) || !ctl) {
+		if (ctl)
+			gctl_log_release(1);
+	}
 	if (rc == 0)
 		return GCTL_EXIT_OK;
 	*out = NULL;
 	if (rc == -EBUSY && !(how & GCTL_OPEN_LOOK)) {
+		struct gctl_log_saved open_log = { 0 };
+
+		if (ctl) {
+			gctl_log_take(&open_log);
+			gctl_log_release(0);
+		}
 		ex = gctl_refuse_held(cmd, members, nmembers, ctl);
+		/* Not held by a live process: the open's own lines say why it was refused. */
+		gctl_log_restore(&open_log, ex == GCTL_EXIT_OK);
 		if (ex != GCTL_EXIT_OK)
 			return ex;
 	}

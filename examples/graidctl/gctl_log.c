@@ -70,3 +70,25 @@ void gctl_log_release(int print)
 	free(log_held.v);
 	memset(&log_held, 0, sizeof(log_held));
 }
+
+void gctl_log_take(struct gctl_log_saved *s)
+{
+	s->n = log_held.n;
+	s->v = log_held.v;
+	log_held.n = log_held.cap = 0;
+	log_held.v = NULL;
+}
+
+void gctl_log_restore(struct gctl_log_saved *s, int print)
+{
+	struct gctl_held_line *v = s->v;
+
+	for (size_t i = 0; i < s->n; i++) {
+		if (print)
+			log_print(v[i].level, v[i].msg);
+		free(v[i].msg);
+	}
+	free(v);
+	s->n = 0;
+	s->v = NULL;
+}

@@ -1025,7 +1025,10 @@ typedef void (*graid_progress_fn)(void *arg, uint64_t done, uint64_t total);
  *   role is missing or unreachable and still recorded as this device's, and it has not
  *   diverged); the log names the role. The role's own device, failed or missing, is
  *   accepted and rebuilt whole, unless this handle still has it open since it went out
- *   (its late I/O may still land: open the array again first).
+ *   (its late I/O may still land: open the array again first). The device the role had
+ *   is let go at once (its lock, reservation and the device itself: it can be wiped,
+ *   pulled, or added back as a spare while the array stays open), unless I/O given up on
+ *   after the I/O timeout may still land on it: then it is held until the array closes.
  * @return 0; -EINVAL bad arguments, device too small, or another array's member; -EEXIST
  *   the device is a member of this array (the log names its role); -EBUSY the role is
  *   active or rebuilding; -EOPNOTSUPP RAID-0 (no redundancy to

@@ -252,7 +252,7 @@ check "and no endpoint line" bash -c "! grep -q 'control endpoint' srv3.log"
 check "graidctl status works while the array is served (exit 0)" test $? -eq 0
 "$G" fail 0 $K >fail.out 2>&1
 check "graidctl fail while served without an endpoint is refused (exit 1)" test $? -eq 1
-check "naming the server as the holder" grep -q "held by pid [0-9]* (nbdkit)" fail.out
+check "naming the server as the holder" grep -q "refused while pid [0-9]* (nbdkit)" fail.out
 stop_server
 mkdir -m 0777 open-dir
 check "with a run directory others can write, the server still starts" \

@@ -128,15 +128,6 @@ void array_unreserve(struct graid_array *a)
 		if (m->dev.fd >= 0)
 			member_pr_release(m, a->pr_key);
 	}
-	/* Devices replaced in their roles were reserved too: through their kept descriptors. */
-	for (unsigned i = 0; i < a->retired.n; i++) {
-		struct member old = { .dev.fd = a->retired.fd[i], .dev.fault = a->retired.fault[i] };
-		struct stat st;
-
-		if (old.dev.fd < 0)
-			continue;
-		old.dev.is_blk = fstat(old.dev.fd, &st) == 0 && S_ISBLK(st.st_mode);
-		member_pr_release(&old, a->pr_key);
-	}
+	/* Devices replaced in their roles gave theirs back when they were replaced (roles.c). */
 	a->pr_key = 0;
 }

@@ -256,7 +256,10 @@ struct graid_array {
 	bool hold_missing;
 	unsigned nspares;
 	struct member spares[GRAID_MAX_SPARES];
-	/* Devices of replaced members: closed at close, never reused while I/O may be on them. */
+	/*
+	 * Descriptor numbers of replaced members' devices: /dev/null since the replacement (the
+	 * device let go), closed at close, never reused while an I/O may still name them.
+	 */
 	struct {
 		unsigned n;
 		int fd[2 * GRAID_MAX_MEMBERS];

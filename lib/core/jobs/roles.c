@@ -6,6 +6,7 @@
  * gives the role to a spare (array_roles_takeover_due).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -162,25 +163,58 @@ fail:
 	return rc;
 }
 
+/*
+ * Let go of the device a role had: its reservation, its lock (flock, O_EXCL) and the device
+ * itself, so that it can be wiped, pulled or added again (as a spare, say) while the array
+ * is served. The descriptor's number stays taken until the array closes: an I/O being
+ * prepared may still have read it without the lock, and a number closed and reused by
+ * another open would send that I/O to another file. So /dev/null is put in its place (an
+ * I/O that still comes reads nothing, as from a dead device, or writes nowhere, on a role
+ * that no longer has this device), and the number is closed at close. meta_lock held.
+ */
+static void role_retire_device(struct graid_array *a, struct member *m)
+{
+	int null_fd;
+
+	if (m->dev.fd >= 0 && a->pr_key)
+		member_pr_release(m, a->pr_key);
+	if (a->retired.n == sizeof(a->retired.fd) / sizeof(a->retired.fd[0])) {
+		/* Out of room to keep numbers (more replacements than roles, twice): close. */
+		if (m->dev.fd >= 0)
+			close(m->dev.fd);
+		fault_free(m->dev.fault);
+		return;
+	}
+	/*
+	 * An I/O given up on after the I/O timeout may still be the kernel's, and land on the
+	 * device later: such a device stays held until the array closes, so that it cannot be
+	 * given to this array again (a spare) and take a stale write after its rebuild.
+	 */
+	null_fd = m->dev.fd >= 0 && !atomic_load(&m->late_ios) ?
+			  open("/dev/null", O_RDWR | O_CLOEXEC) : -1;
+	if (m->dev.fd >= 0 && atomic_load(&m->late_ios))
+		graid__log(GRAID_LOG_WARNING, "%s: replaced with %u of its I/Os still in the "
+			   "kernel's hands: it stays open until the array closes", m->dev.path,
+			   atomic_load(&m->late_ios));
+	if (null_fd >= 0) {
+		if (dup3(null_fd, m->dev.fd, O_CLOEXEC) < 0)
+			graid__log(GRAID_LOG_WARNING, "%s: replaced, but its descriptor cannot be "
+				   "let go before the array closes: %s", m->dev.path, strerror(errno));
+		close(null_fd);
+	} else if (m->dev.fd >= 0 && !atomic_load(&m->late_ios)) {
+		graid__log(GRAID_LOG_WARNING, "%s: replaced; it stays open until the array closes "
+			   "(/dev/null: %s)", m->dev.path, strerror(errno));
+	}
+	a->retired.fd[a->retired.n] = m->dev.fd;
+	a->retired.fault[a->retired.n++] = m->dev.fault;
+}
+
 /* Move a prepared device into a role as REBUILDING; meta_lock held. */
 static void role_install(struct graid_array *a, unsigned role, struct member *nm)
 {
 	struct member *m = &a->members[role];
 
-	/*
-	 * The old descriptor (and fault schedule) may still be in use by an I/O being prepared:
-	 * retire them until the array closes, so the number is never reused meanwhile.
-	 */
-	if (a->retired.n < sizeof(a->retired.fd) / sizeof(a->retired.fd[0])) {
-		a->retired.fd[a->retired.n] = m->dev.fd;
-		a->retired.fault[a->retired.n++] = m->dev.fault;
-	} else {
-		if (m->dev.fd >= 0 && a->pr_key)
-			member_pr_release(m, a->pr_key);
-		if (m->dev.fd >= 0)
-			close(m->dev.fd);
-		fault_free(m->dev.fault);
-	}
+	role_retire_device(a, m);
 	/*
 	 * The new device whole; the prepared one gives up its fault schedule to it. fd and
 	 * fault are read without the lock by an I/O being prepared (above): the copy rewrites
