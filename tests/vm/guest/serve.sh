@@ -8,8 +8,9 @@
 # spare (the failed drive, wiped, as an operator re-adds a drive found good), scrub. Every
 # fio round must end without an I/O error and verify; data written before the failure reads
 # back after the rebuild. Then the holder is killed (kill -9) in the middle of a request
-# (a scrub graidctl follows): graidctl must end with an error, not hang, and a new server
-# replaces the dead one's socket and serves again.
+# (a rebuild onto the spare, slowed to 1 MiB/s, that graidctl follows): graidctl must end
+# with an error, not hang; a new server replaces the dead one's socket and serves again; the
+# rebuild left resumes and ends, and a scrub finds nothing wrong.
 # usage: serve.sh GRAID_UBLK GRAIDCTL FIO   (uses NVME0..NVME5 from /init)
 U=${1:?usage: serve.sh GRAID_UBLK GRAIDCTL FIO}
 G=${2:?usage: serve.sh GRAID_UBLK GRAIDCTL FIO}
@@ -207,61 +208,74 @@ else
 fi
 
 # ---- the holder killed in the middle of a request ---------------------------------------
-# graidctl follows a scrub it started in the holder; the holder dies under it.
-"$G" scrub --restart $M2 >/tmp/ctl-killed.out 2>&1 &
-CP=$!
-# Killed once graidctl shows the scrub under way (its first progress line).
-for _ in $(seq 1 150); do
-	grep -qE '[0-9]\.[0-9]%' /tmp/ctl-killed.out && break
-	kill -0 "$CP" 2>/dev/null || break
-	sleep 0.1
-done
-if ! kill -0 "$CP" 2>/dev/null; then
-	wait "$CP"
-	echo "SKIP kill-mid-request: graidctl scrub ended (exit $?) before the holder could be killed"
-	sed 's/^/    killed: /' /tmp/ctl-killed.out | tail -n 5
-	stop_server || echo "FAIL stop: the server did not stop cleanly"
+# A rebuild slow enough to be followed for minutes: the server again, its rebuilds limited
+# to 1 MiB/s; role 2 failed, the hot spare takes it and rebuilds in the holder; graidctl
+# rebuild follows it, and the holder dies under it (kill -9).
+M3="$NVME0 $NVME5 $NVME1 $NVME3 $NVME4"
+stop_server || echo "FAIL stop: the server did not stop cleanly"
+if ! start_server /tmp/serve-slow.log --rebuild-max-rate 1M $M2 "$NVME1"; then
+	echo "FAIL kill-mid-request: the server did not start again"
 else
-	kill -KILL "$SRV"
-	wait "$SRV" 2>/dev/null
-	SRV=''
-	for _ in $(seq 1 300); do kill -0 "$CP" 2>/dev/null || break; sleep 0.1; done
-	if kill -0 "$CP" 2>/dev/null; then
-		echo "FAIL kill-mid-request: graidctl still runs 30 s after the holder died"
-		kill -KILL "$CP"
-		wait "$CP" 2>/dev/null
-	else
+	ctl fail2 "$G" fail 2 $M2 "$NVME1"
+	result fail2 $? 0 "graidctl fail 2: the hot spare takes role 2 in the holder"
+	"$G" rebuild $M3 >/tmp/ctl-killed.out 2>&1 &
+	CP=$!
+	# Killed once graidctl shows the rebuild under way (its first progress line).
+	for _ in $(seq 1 300); do
+		grep -qE '[0-9]\.[0-9]%' /tmp/ctl-killed.out && break
+		kill -0 "$CP" 2>/dev/null || break
+		sleep 0.1
+	done
+	if ! kill -0 "$CP" 2>/dev/null; then
 		wait "$CP"
-		rc=$?
-		if [ "$rc" -ne 0 ] && [ -s /tmp/ctl-killed.out ]; then
-			echo "PASS kill-mid-request: graidctl ended with exit $rc when the holder died: $(tail -n 1 /tmp/ctl-killed.out)"
+		echo "FAIL kill-mid-request: graidctl rebuild ended (exit $?) before the holder was killed"
+	else
+		kill -KILL "$SRV"
+		wait "$SRV" 2>/dev/null
+		SRV=''
+		for _ in $(seq 1 300); do kill -0 "$CP" 2>/dev/null || break; sleep 0.1; done
+		if kill -0 "$CP" 2>/dev/null; then
+			echo "FAIL kill-mid-request: graidctl still runs 30 s after the holder died"
+			kill -KILL "$CP"
+			wait "$CP" 2>/dev/null
 		else
-			echo "FAIL kill-mid-request: graidctl exited $rc"
+			wait "$CP"
+			rc=$?
+			if [ "$rc" -ne 0 ] && [ -s /tmp/ctl-killed.out ]; then
+				echo "PASS kill-mid-request: graidctl ended with exit $rc when the holder died: $(tail -n 1 /tmp/ctl-killed.out)"
+			else
+				echo "FAIL kill-mid-request: graidctl exited $rc"
+			fi
 		fi
 	fi
 	sed 's/^/    killed: /' /tmp/ctl-killed.out | tail -n 5
-	# The dead holder's socket is still there; a new server replaces it.
-	if start_server /tmp/serve2.log $M2 "$NVME1" && grep -qF "control endpoint $CTL" /tmp/serve2.log; then
-		ctl restarted "$G" status --json $M2 "$NVME1"
-		rc=$?
-		if [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ]; then
-			echo "PASS restart: a new server replaced the dead one's socket and answers (status exit $rc)"
-		else
-			echo "FAIL restart: status through the new server exited $rc"
-		fi
-		stop_server || echo "FAIL stop-restarted: the server did not stop cleanly"
-	else
-		echo "FAIL restart: no server with an endpoint after the kill"
-		sed 's/^/    srv: /' /tmp/serve2.log
-		stop_server >/dev/null 2>&1
-	fi
 fi
-ctl final "$G" status --json $M2 "$NVME1"
+# The dead holder's socket is still there; a new server replaces it.
+if start_server /tmp/serve2.log $M3 && grep -qF "control endpoint $CTL" /tmp/serve2.log; then
+	ctl restarted "$G" status --json $M3
+	rc=$?
+	if [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ]; then
+		echo "PASS restart: a new server replaced the dead one's socket and answers (status exit $rc)"
+	else
+		echo "FAIL restart: status through the new server exited $rc"
+	fi
+	stop_server || echo "FAIL stop-restarted: the server did not stop cleanly"
+else
+	echo "FAIL restart: no server with an endpoint after the kill"
+	sed 's/^/    srv: /' /tmp/serve2.log
+	stop_server >/dev/null 2>&1
+fi
+# As after any crash: the rebuild the dead holder left resumes and ends, nothing is wrong.
+ctl finish "$G" assemble $M3
+result finish $? 0 "graidctl assemble finishes the rebuild the dead holder left"
+ctl final-scrub "$G" scrub $M3
+result final-scrub $? 0 "a scrub after it finds nothing wrong"
+ctl final "$G" status --json $M3
 rc=$?
 if [ "$rc" -eq 0 ] && [ "$(role_is /tmp/ctl-final.out 1)" = "active $NVME5" ] &&
-	[ "$(role_is /tmp/ctl-final.out 5)" = "spare $NVME1" ]; then
-	echo "PASS final: after the server stopped the array is clean, role 1 on the sixth drive, the spare kept"
+	[ "$(role_is /tmp/ctl-final.out 2)" = "active $NVME1" ]; then
+	echo "PASS final: the array is clean, role 1 on the sixth drive, role 2 on the spare that took it"
 else
-	echo "FAIL final: status exit $rc, role 1 '$(role_is /tmp/ctl-final.out 1)', role 5 '$(role_is /tmp/ctl-final.out 5)'"
+	echo "FAIL final: status exit $rc, role 1 '$(role_is /tmp/ctl-final.out 1)', role 2 '$(role_is /tmp/ctl-final.out 2)'"
 fi
 exit 0
