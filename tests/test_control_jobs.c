@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The control endpoint's long-running work over its socket: rebuild, scrub start/stop/status, spare-remove. */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -456,5 +457,51 @@ Test(control_jobs, a_stop_from_the_scrubs_own_thread_is_refused, .timeout = 120)
 	/* Still served. */
 	json_object_put(cj_ok(&e, "{\"op\": \"hello\"}\n"));
 	cr_assert_eq(graid_array_set_event_callback(e.a, NULL, NULL), 0);
+	cj_down(&e);
+}
+
+static void *cj_stopper(void *arg)
+{
+	cr_assert_eq(graid_array_control_stop(arg), 0);
+	return NULL;
+}
+
+/*
+ * Two stops at once: the second waits for the first, and neither returns before the
+ * endpoint's scrub has ended (its reads stop), since a close that follows frees the array.
+ */
+Test(control_jobs, a_second_stop_returns_only_once_the_scrub_has_ended, .timeout = 120)
+{
+	struct cj_env e;
+	pthread_t t;
+	uint64_t reads;
+
+	cj_up(&e, "mbps=1", NULL);
+	json_object_put(cj_ok(&e, "{\"op\": \"scrub-start\"}\n"));
+	cj_scrub_underway(&e);
+	cr_assert_eq(pthread_create(&t, NULL, cj_stopper, e.a), 0);
+	usleep(30 * 1000); /* the first stop is joining by now */
+	cr_assert_eq(graid_array_control_stop(e.a), 0);
+	reads = cj_reads(e.a);
+	usleep(200 * 1000);
+	cr_assert_eq(cj_reads(e.a), reads, "the scrub still read after a stop returned");
+	pthread_join(t, NULL);
+	cj_down(&e);
+}
+
+/* A close while another thread stops the endpoint: returns once the scrub is gone too. */
+Test(control_jobs, a_close_during_another_threads_stop_waits_for_the_scrub, .timeout = 120)
+{
+	struct cj_env e;
+	pthread_t t;
+
+	cj_up(&e, "mbps=1", NULL);
+	json_object_put(cj_ok(&e, "{\"op\": \"scrub-start\"}\n"));
+	cj_scrub_underway(&e);
+	cr_assert_eq(pthread_create(&t, NULL, cj_stopper, e.a), 0);
+	usleep(30 * 1000);
+	cr_assert_eq(graid_array_close(e.a), 0);
+	e.a = NULL;
+	pthread_join(t, NULL);
 	cj_down(&e);
 }

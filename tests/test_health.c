@@ -183,6 +183,9 @@ Test(health, the_worker_reports_each_rule_once_when_it_begins_to_hold, .timeout 
 	usleep(300000);
 	cr_assert_eq(hw_wait(&seen, 3, 0), 2, "reported with the watch off");
 
+	o.interval_ms = GRAID_HEALTH_INTERVAL_MIN_MS - 1;
+	cr_assert_eq(graid_array_set_health_options(a, &o), -EINVAL, "an interval too short");
+	o.interval_ms = 0;
 	o.wear_percent = 256;
 	cr_assert_eq(graid_array_set_health_options(a, &o), -EINVAL);
 	o.wear_percent = 90;

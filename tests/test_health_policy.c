@@ -171,3 +171,40 @@ Test(health_policy, rule_names)
 	cr_assert_str_eq(health_rule_name(HEALTH_RULE_MEDIA_BURST), "media-errors-burst");
 	cr_assert_str_eq(health_rule_name(0), "unknown");
 }
+
+/* The window is the window whatever the sampling interval: 10 s samples, 600 s window. */
+Test(health_policy, the_burst_window_holds_at_any_sampling_interval)
+{
+	struct health_policy p = health_policy_default;
+	struct health_track t = { 0 };
+	uint64_t fired_at = 0;
+
+	p.media_rising_periods = 0;
+	/* One error every 10 s: 25 within 600 s at the 250th second, not before. */
+	for (unsigned k = 0; k <= 60; k++) {
+		struct graid_member_health h = sample(0);
+
+		h.sampled_ns = MIN_NS + k * 10ull * 1000 * 1000 * 1000;
+		h.media_errors = k;
+		if (health_judge(&t, &p, &h) & HEALTH_RULE_MEDIA_BURST) {
+			cr_assert_eq(fired_at, 0, "fired twice");
+			fired_at = k * 10;
+		}
+	}
+	cr_assert(fired_at >= 250 && fired_at <= 300, "fired at %lu s", (unsigned long)fired_at);
+}
+
+/* Samples further apart than the window: the rise since the last one counts. */
+Test(health_policy, samples_further_apart_than_the_window_still_see_a_burst)
+{
+	struct health_policy p = health_policy_default;
+	struct health_track t = { 0 };
+	struct graid_member_health h = sample(0);
+
+	p.media_rising_periods = 0;
+	p.media_window_ns = 30ull * 1000 * 1000 * 1000; /* 30 s window, samples a minute apart */
+	cr_assert_eq(health_judge(&t, &p, &h), 0);
+	h = sample(1);
+	h.media_errors = 30;
+	cr_assert_eq(health_judge(&t, &p, &h), HEALTH_RULE_MEDIA_BURST);
+}

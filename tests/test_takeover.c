@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,5 +299,44 @@ Test(takeover, a_superblock_write_never_goes_over_a_higher_epoch)
 	graid_array_close(a);
 	for (unsigned i = 0; i < 4; i++)
 		cr_assert_eq(tko_sb(s.paths[i]).owner.epoch, 2, "member %u overwritten", i);
+	au_remove(&s);
+}
+
+/* Whether the first 4 KiB of @p path are all zero (no superblock left). */
+static bool sb_zeroed(const char *path)
+{
+	uint8_t b[4096];
+	int fd = open(path, O_RDONLY);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pread(fd, b, sizeof(b), 0), (ssize_t)sizeof(b));
+	close(fd);
+	for (size_t i = 0; i < sizeof(b); i++)
+		if (b[i])
+			return false;
+	return true;
+}
+
+/*
+ * Another host took the array over (its records on every member and the spare) before
+ * this handle noticed: removing the spare is refused with -ESTALE and writes nothing, not
+ * even the wipe of the spare, which may be the new owner's now.
+ */
+Test(takeover, remove_spare_after_a_takeover_writes_nothing, .timeout = 120)
+{
+	struct graid_array *a;
+	struct au_set s;
+	const char *spare;
+
+	au_make(&s, 5, 8u << 20);
+	cr_assert_eq(au_create(&s, 4, 5, 8192, &a), 0);
+	spare = s.path[4];
+	cr_assert_eq(graid_array_add_spare(a, spare), 0);
+	for (unsigned i = 0; i < 4; i++)
+		tko_write_takeover(s.paths[i]);
+	tko_write_takeover(spare);
+	cr_assert_eq(graid_array_remove_spare(a, spare), -ESTALE);
+	cr_assert(!sb_zeroed(spare), "a foreign handle wiped the new owner's spare");
+	graid_array_close(a);
 	au_remove(&s);
 }

@@ -908,10 +908,14 @@ GRAID_API int graid_array_member_health(struct graid_array *a, unsigned idx,
  *   (graid_array_set_health_options()). Zero in a field of a policy setting turns that
  *   rule off; the defaults are what a writable open starts with.
  */
+/** The shortest interval graid_array_set_health_options() takes. */
+#define GRAID_HEALTH_INTERVAL_MIN_MS 100u
+
 struct graid_health_options {
 	size_t struct_size;          /**< sizeof(struct graid_health_options) as compiled */
-	uint32_t interval_ms;        /**< sample every member this often; 0: no watch
-				          (default 60000) */
+	uint32_t interval_ms;        /**< sample every member this often, at least
+				          ::GRAID_HEALTH_INTERVAL_MIN_MS; 0: no watch (default
+				          60000) */
 	uint32_t wear_percent;       /**< ::GRAID_HEALTH_RULE_WEAR at this percent used, at
 				          most 255 (default 90) */
 	uint32_t media_rising;       /**< ::GRAID_HEALTH_RULE_MEDIA_RISING after media errors
@@ -931,8 +935,14 @@ struct graid_health_options {
  *   of samples is taken now, then one every interval.
  * @param a the array, opened writable.
  * @param opts the options.
- * @return 0; -EINVAL NULL arguments, struct_size too small, or wear_percent above 255;
- *   -EROFS the array was opened read-only (it has no worker).
+ * Roles failed, missing or unreachable are not sampled. The worker samples between its
+ *   other jobs: a round gives way to a spare to hand out or a rebuild to start, and none
+ *   is taken while the worker rebuilds or resyncs (docs/HEALTH.md). One log read is given
+ *   up on after 5 s.
+ * @return 0; -EINVAL NULL arguments, struct_size smaller than the struct's first version,
+ *   wear_percent above 255, or interval_ms below ::GRAID_HEALTH_INTERVAL_MIN_MS (and not
+ *   0); -EROFS the array was opened read-only (it has no worker); -ENOMEM the open could
+ *   not get the watch's memory (logged then): nothing is watched.
  */
 GRAID_API int graid_array_set_health_options(struct graid_array *a,
 					     const struct graid_health_options *opts);
@@ -1327,7 +1337,10 @@ enum graid_event_type {
 					      count: 4 KiB blocks rewritten */
 	GRAID_EVENT_HEALTH_CRITICAL = 12, /**< the member's drive predicts its failure: count
 					       holds the GRAID_HEALTH_RULE_* bits that began to
-					       hold (graid_array_set_health_options()) */
+					       hold (graid_array_set_health_options()); member
+					       is the role, or nmembers + k for the k-th hot
+					       spare (as graid_array_member_info() numbers
+					       them) */
 	GRAID_EVENT_HEALTH_WARNING = 13, /**< the member's drive wears or reports media errors:
 					      count holds the rules, as above */
 };
@@ -1360,8 +1373,10 @@ struct graid_event {
 /**
  * @brief Receives events; called from whichever thread noticed (an I/O thread, a rebuild),
  *   possibly with the array's metadata lock held: it must return quickly and must not call
- *   the array's I/O functions (read, write, discard, flush, its queues) nor functions that
- *   change it (fail, replace, rebuild, add_spare, close).
+ *   the array's I/O functions (read, write, discard, flush, its queues), functions that
+ *   change it (fail, replace, rebuild, add_spare, remove_spare, scrub_stop, close,
+ *   control_stop), nor graid_array_info() and graid_array_member_health(), which take
+ *   that lock: hand such work to another thread.
  * @param arg the value given to graid_array_set_event_callback().
  * @param ev the event; valid during the call only.
  */

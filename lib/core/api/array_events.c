@@ -25,3 +25,8 @@ void array_events_watch(struct graid_array *a, int fd)
 	a->event_ring.watch_fd = fd;
 	pthread_mutex_unlock(&a->event_ring.lock);
 }
+
+void array_events_forget_watch(struct graid_array *a)
+{
+	a->event_ring.watch_fd = -1;
+}

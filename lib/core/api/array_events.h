@@ -24,5 +24,10 @@ unsigned array_events_read(struct graid_array *a, uint64_t since, struct graid_e
  * the earlier descriptor any more: the caller may close it.
  */
 void array_events_watch(struct graid_array *a, int fd);
+/*
+ * In a fork()'s child, which has one thread: forget the parent's watcher without the ring's
+ * lock (the fork may have copied it held by a thread the child does not have).
+ */
+void array_events_forget_watch(struct graid_array *a);
 
 #endif /* LIBGRAID_CORE_ARRAY_EVENTS_H */

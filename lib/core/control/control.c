@@ -540,7 +540,7 @@ GRAID_API int graid_array_control_stop(struct graid_array *a)
 	 * not freed; the descriptors that never change after the start are closed.
 	 */
 	if (c && c->pid != getpid()) {
-		array_events_watch(a, -1);
+		array_events_forget_watch(a);
 		close(c->sock.fd);
 		close(c->wake);
 		close(c->events);
@@ -579,6 +579,13 @@ GRAID_API int graid_array_control_stop(struct graid_array *a)
 			   graid_strerror(-errno));
 	pthread_join(c->thread, NULL);
 	array_events_watch(a, -1); /* before its eventfd is closed */
+	/*
+	 * Its scrub too, before the stop is published: a stop or close waiting on this one
+	 * returns when it is published, and a close then frees the array under a scrub still
+	 * running. The struct stays until the free below (another stopper asks
+	 * control_scrub_is_thread() of it under the lock while a->control is c).
+	 */
+	control_scrub_join(c->scrub);
 
 	control_lock();
 	a->control = NULL;

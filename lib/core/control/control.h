@@ -68,7 +68,12 @@ size_t control_event_lines(struct graid_array *a, uint64_t *after, char *buf, si
 struct control_scrub;
 /* 0, or -errno. */
 int control_scrub_new(struct graid_array *a, struct control_scrub **out);
-/* Stop and join a scrub still running, then free it (NULL: nothing). Not on its thread. */
+/*
+ * Stop and join a scrub still running (NULL: nothing); the struct stays, for another
+ * thread's control_scrub_is_thread(). Not on its thread.
+ */
+void control_scrub_join(struct control_scrub *s);
+/* control_scrub_join(), then free it (NULL: nothing). Not on its thread. */
 void control_scrub_free(struct control_scrub *s);
 /* Start graid_array_scrub(@p flags) in its thread: 0, -EBUSY one runs, or -errno. */
 int control_scrub_start(struct control_scrub *s, unsigned flags);

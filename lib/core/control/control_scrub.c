@@ -193,7 +193,7 @@ bool control_scrub_is_thread(struct control_scrub *s)
 	return self;
 }
 
-void control_scrub_free(struct control_scrub *s)
+void control_scrub_join(struct control_scrub *s)
 {
 	bool join;
 
@@ -208,6 +208,13 @@ void control_scrub_free(struct control_scrub *s)
 	/* Not under the lock: the scrub's last step takes it. */
 	if (join)
 		pthread_join(s->thread, NULL);
+}
+
+void control_scrub_free(struct control_scrub *s)
+{
+	if (!s)
+		return;
+	control_scrub_join(s);
 	pthread_cond_destroy(&s->ended);
 	pthread_mutex_destroy(&s->lock);
 	free(s);

@@ -11,9 +11,18 @@ const struct health_policy health_policy_default = {
 	.media_window_ns = 600ull * 1000 * 1000 * 1000,
 };
 
-/* Keep the sample in the window's history; the oldest goes when it is full. */
-static void health_remember(struct health_track *t, const struct graid_member_health *h)
+/*
+ * Keep the sample in the window's history, at most one per 1/15 of the window, so that the
+ * 16 kept reach back over the whole window whatever the sampling interval; the oldest goes
+ * when it is full.
+ */
+static void health_remember(struct health_track *t, const struct health_policy *p,
+			    const struct graid_member_health *h)
 {
+	uint64_t step = p->media_window_ns / (HEALTH_HISTORY - 1);
+
+	if (t->nhist && h->sampled_ns - t->hist[t->nhist - 1].ns < step)
+		return;
 	if (t->nhist == HEALTH_HISTORY) {
 		memmove(&t->hist[0], &t->hist[1], (HEALTH_HISTORY - 1) * sizeof(t->hist[0]));
 		t->nhist--;
@@ -24,8 +33,9 @@ static void health_remember(struct health_track *t, const struct graid_member_he
 }
 
 /*
- * Media errors within the window ending now: the rise since the oldest sample still inside
- * it (or, when the history does not reach back that far, since the oldest kept).
+ * Media errors within the window ending now: the rise since the oldest kept sample inside
+ * it. With none inside (samples further apart than the window), the rise since the last
+ * kept: over more than the window, which errs towards firing.
  */
 static uint64_t health_media_in_window(const struct health_track *t,
 				       const struct health_policy *p,
@@ -34,7 +44,7 @@ static uint64_t health_media_in_window(const struct health_track *t,
 	for (unsigned i = 0; i < t->nhist; i++)
 		if (h->sampled_ns - t->hist[i].ns <= p->media_window_ns)
 			return h->media_errors - t->hist[i].media;
-	return 0;
+	return t->nhist ? h->media_errors - t->hist[t->nhist - 1].media : 0;
 }
 
 /* The rules that hold for this sample (the media ones from the history before it). */
@@ -79,7 +89,7 @@ uint32_t health_judge(struct health_track *t, const struct health_policy *p,
 	t->have_prev = true;
 	t->prev_critical = h->critical_warning;
 	t->prev_media = h->media_errors;
-	health_remember(t, h);
+	health_remember(t, p, h);
 	return fired;
 }
 

@@ -34,7 +34,7 @@ struct health_policy {
 /* The defaults: wear 90 %, media errors rising in 2 periods, or 25 within 10 minutes. */
 extern const struct health_policy health_policy_default;
 
-/* Samples kept for the media-error window: a minute apart, ten minutes and one more. */
+/* Samples kept for the media-error window: at least 1/15 of the window apart. */
 #define HEALTH_HISTORY 16
 
 /* What the policy remembers of one drive between samples. Zeroed: nothing seen yet. */

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@ struct health_watch {
 	struct health_policy policy;
 	uint64_t interval_ns;  /* 0: not watching */
 	uint64_t next_ns;      /* when the next round of samples is due */
+	unsigned cursor;       /* the slot a round that gave way to other work goes on from */
 	struct {
 		dev_t devno;   /* the device the track is of: another one starts afresh */
 		ino_t ino;
@@ -125,13 +127,33 @@ static void health_judge_slot(struct graid_array *a, unsigned idx,
 		array_event(a, GRAID_EVENT_HEALTH_WARNING, (int)idx, 0, 0, fired & ~critical);
 }
 
+/* Whether the worker has more pressing work than the rest of a health round. */
+static bool health_give_way(const struct graid_array *a)
+{
+	return a->takeover_due || a->rebuild_work || a->resync_background ||
+	       atomic_load(&a->closing);
+}
+
+/* Whether slot @p idx's drive is one to sample: a role in use or a spare, NVMe or scripted. */
+static bool health_watched(const struct member *m)
+{
+	int st = atomic_load(&m->state);
+
+	if (m->dev.fd < 0 || (!m->dev.fault && !m->dev.nvme.is_nvme))
+		return false;
+	/* Out of the array: its verdict changes nothing, and its controller may hang. */
+	return st != GRAID_MEMBER_FAILED && st != GRAID_MEMBER_MISSING &&
+	       st != GRAID_MEMBER_UNREACHABLE;
+}
+
 void array_health_watch(struct graid_array *a)
 {
 	struct health_watch *w = a->health;
+	unsigned idx;
 
 	if (!w || !w->interval_ns)
 		return;
-	for (unsigned idx = 0; idx < HEALTH_SLOTS; idx++) {
+	for (idx = w->cursor; idx < HEALTH_SLOTS; idx++) {
 		struct graid_member_health h;
 		struct member *m = health_member(a, idx);
 		dev_t devno;
@@ -139,7 +161,12 @@ void array_health_watch(struct graid_array *a)
 
 		if (!m)
 			break;
-		if (m->dev.fd < 0 || (!m->dev.fault && !m->dev.nvme.is_nvme))
+		/* A spare to hand out, a rebuild to start: they go first, the round after. */
+		if (idx > w->cursor && health_give_way(a)) {
+			w->cursor = idx;
+			return;
+		}
+		if (!health_watched(m))
 			continue;
 		/* The lock was let go: judge only if the slot still has the device read. */
 		m = NULL;
@@ -147,9 +174,8 @@ void array_health_watch(struct graid_array *a)
 			m = health_member(a, idx);
 		if (m && m->dev.devno == devno && m->dev.ino == ino)
 			health_judge_slot(a, idx, &h, devno, ino);
-		if (atomic_load(&a->closing))
-			break;
 	}
+	w->cursor = 0;
 	w->next_ns = graid__now_ns() + w->interval_ns;
 }
 
@@ -158,7 +184,12 @@ GRAID_API int graid_array_set_health_options(struct graid_array *a,
 {
 	struct health_watch *w;
 
-	if (!a || !o || o->struct_size < sizeof(*o) || o->wear_percent > 255)
+	const size_t min = offsetof(struct graid_health_options, media_window_s) +
+			   sizeof(o->media_window_s);
+
+	/* The first version's fields are all required; later ones keep their defaults. */
+	if (!a || !o || o->struct_size < min || o->wear_percent > 255 ||
+	    (o->interval_ms && o->interval_ms < GRAID_HEALTH_INTERVAL_MIN_MS))
 		return -EINVAL;
 	if (a->read_only)
 		return -EROFS;
@@ -166,7 +197,7 @@ GRAID_API int graid_array_set_health_options(struct graid_array *a,
 	w = a->health;
 	if (!w) {
 		pthread_mutex_unlock(&a->meta_lock);
-		return -EROFS; /* no worker: nothing watches */
+		return -ENOMEM; /* the worker runs without a watch: its memory was refused */
 	}
 	w->policy.wear_percent = (uint8_t)o->wear_percent;
 	w->policy.media_rising_periods = o->media_rising;
@@ -174,6 +205,7 @@ GRAID_API int graid_array_set_health_options(struct graid_array *a,
 	w->policy.media_window_ns = (uint64_t)o->media_window_s * 1000000000ull;
 	w->interval_ns = (uint64_t)o->interval_ms * 1000000ull;
 	w->next_ns = graid__now_ns(); /* a sample at once, then one every interval */
+	w->cursor = 0;
 	pthread_cond_signal(&a->worker_cond);
 	pthread_mutex_unlock(&a->meta_lock);
 	return 0;

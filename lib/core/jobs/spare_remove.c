@@ -100,8 +100,12 @@ GRAID_API int graid_array_remove_spare(struct graid_array *a, const char *path)
 	a->spares[a->nspares].dev.fd = -1;
 	a->spares[a->nspares].dev.fault = NULL;
 	a->events++;
-	array_write_superblocks(a, 0);
-	spare_wipe(a, &gone);
+	/*
+	 * Wiped only while the array is still ours: after another host's takeover (the round
+	 * finds it and writes nothing) the device may be that host's spare, or its member now.
+	 */
+	if (array_write_superblocks(a, 0) != -ESTALE && !array_foreign(a))
+		spare_wipe(a, &gone);
 	pthread_mutex_unlock(&a->meta_lock);
 	graid__log(GRAID_LOG_NOTICE, "%s is no longer a hot spare of this array", gone.dev.path);
 	member_close(&gone);

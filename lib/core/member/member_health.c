@@ -17,6 +17,9 @@
 #include "member/member_health.h"
 
 #ifdef GRAID_HAVE_LIBNVME
+/* How long one health log read may take before it is given up on. */
+#define HEALTH_CMD_TIMEOUT_MS 5000
+
 /* A 128-bit little-endian counter of the log page, saturated to 64 bits. */
 static uint64_t health_u128(const uint8_t v[16])
 {
@@ -60,8 +63,18 @@ static int health_nvme(const struct member_device *d, struct graid_member_health
 	if (posix_memalign((void **)&l, 4096, sizeof(*l)))
 		return -ENOMEM;
 	memset(l, 0, sizeof(*l));
-	/* The controller's log (all namespaces); RAE kept: a monitor's events stay its own. */
-	rc = nvme_get_log_smart(d->fd, NVME_NSID_ALL, true, l);
+	/*
+	 * The controller's log (all namespaces); RAE kept: a monitor's events stay its own. A
+	 * timeout of our own: the kernel's admin default is a minute, and the worker that
+	 * samples also hands out spares and watches the owner record.
+	 */
+	struct nvme_get_log_args args = {
+		.args_size = sizeof(args), .fd = d->fd, .timeout = HEALTH_CMD_TIMEOUT_MS,
+		.lid = NVME_LOG_LID_SMART, .len = sizeof(*l), .log = l, .nsid = NVME_NSID_ALL,
+		.csi = NVME_CSI_NVM, .rae = true,
+	};
+
+	rc = nvme_get_log(&args);
 	if (rc > 0) {
 		graid__log(GRAID_LOG_ERR, "member %s: SMART log: NVMe status 0x%x (%s)",
 			   d->path, rc, nvme_status_name(rc));
