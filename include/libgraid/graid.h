@@ -1780,7 +1780,8 @@ struct graid_control_options {
  * @return 0; -EINVAL @p a NULL, @p opts with struct_size too small to hold idle_timeout_ms
  *   (a larger one, of a later version, is taken), or max_clients above 1024 (logged);
  *   -EROFS the array was opened read-only (a look has nothing to manage); -EALREADY the
- *   endpoint is served already; -EBUSY a live process serves the socket's path; -EEXIST
+ *   endpoint is served already, or another thread is stopping it (start again once that
+ *   stop has returned); -EBUSY a live process serves the socket's path; -EEXIST
  *   something other than a socket is at that path (left alone); -ENAMETOOLONG
  *   the socket's path does not fit a socket address; -ENOTDIR the run directory is not a
  *   directory of this user's own that nobody else can write (logged); another -errno
