@@ -266,3 +266,45 @@ Test(heal_rebuild, a_replaced_role_starts_with_fresh_read_error_counts, .timeout
 	free(buf);
 	au_remove(&s);
 }
+
+/*
+ * The library's background rebuild says how it ended (graid_array_info): running while it
+ * runs, and the error it stopped with when a second member fails under it, with the
+ * replaced role left rebuilding; a graidctl following a served rebuild relies on it.
+ */
+Test(heal_rebuild, a_background_rebuild_that_stops_says_why_in_info, .timeout = 120)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	const char *paths[AU_MAX];
+	char spec[600];
+	struct graid_array *a;
+	struct au_set s;
+
+	tu_need_fault_injection();
+	au_make(&s, 4, HEAL_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 4, 5, 8192, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	heal_fill(a, info.size, 7);
+	cr_assert_eq(graid_array_close(a), 0);
+	/* Member 2 cannot be read: the rebuild of role 1 reads it, fails it, and stops. */
+	snprintf(spec, sizeof(spec), "faulty:read-eio-after=0:%s", s.path[2]);
+	memcpy(paths, s.paths, sizeof(paths));
+	paths[2] = spec;
+	cr_assert_eq(graid_array_open(paths, 4, NULL, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_eq(info.rebuild_running, 0);
+	cr_assert_eq(info.rebuild_error, 0, "no rebuild ran yet");
+	cr_assert_eq(graid_array_fail_member(a, 1), 0);
+	cr_assert_eq(graid_array_replace_member(a, 1, heal_new_member(&s, "new")), 0);
+	cr_assert_eq(graid_array_rebuild_start(a), 0);
+	for (int i = 0; i < 1000; i++) {
+		cr_assert_eq(graid_array_info(a, &info), 0);
+		if (!info.rebuild_running && info.rebuild_error)
+			break;
+		usleep(10000);
+	}
+	cr_assert_eq(info.rebuild_error, -EIO, "the background rebuild's end: %d", info.rebuild_error);
+	cr_assert_eq(info.member_state[1], GRAID_MEMBER_REBUILDING, "role 1 left rebuilding");
+	graid_array_close(a);
+	au_remove(&s);
+}

@@ -360,6 +360,14 @@ static int inc_forget_in(const char *file, const char *path)
 	}
 	rc = k == st.ndev ? 0 : 1;
 	st.ndev = k;
+	/*
+	 * Every device of the array gone: its next appearance is a new start (a rewrite, not
+	 * an unlink: a call waiting on this file's lock must find it still the record).
+	 */
+	if (k == 0) {
+		st.assembled = 0;
+		st.failed = 0;
+	}
 	if (rc == 1 && (rc = inc_write(fd, &st)) == 0)
 		rc = 1;
 out:
@@ -380,6 +388,19 @@ static int inc_remove(const char *path)
 	if (!run || !*run)
 		run = "/run/graid";
 	snprintf(dir, sizeof(dir), "%s/incremental", run);
+	/* The records name paths this (root) process rewrites: the same checks as for adding. */
+	if (access(dir, F_OK) == 0) {
+		int rc = inc_dir(run);
+
+		if (rc == 0)
+			rc = inc_dir(dir);
+		if (rc) {
+			gctl_err("incremental: %s: %s%s", rc == -EPERM ? dir : run, strerror(-rc),
+				 rc == -EPERM ? " (it must be this user's own directory, writable by "
+				 "no one else)" : "");
+			return GCTL_EXIT_FAILED;
+		}
+	}
 	dp = opendir(dir);
 	if (!dp) {
 		if (errno == ENOENT) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 
 #include <json-c/json.h>
@@ -68,6 +69,7 @@ void gctl_ctl_init(struct gctl_ctl *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
+	c->timeout_ms = CTL_TIMEOUT_MS;
 }
 
 void gctl_ctl_close(struct gctl_ctl *c)
@@ -173,7 +175,7 @@ static const char *ctl_transport_why(int rc)
 {
 	switch (rc) {
 	case -ETIMEDOUT:
-		return "no reply within a minute";
+		return "no reply in time (a minute; 5 s for status)";
 	case -ECONNRESET:
 		return "the holder closed the connection";
 	case -EMSGSIZE:
@@ -189,7 +191,7 @@ int gctl_ctl_call(struct gctl_ctl *c, struct json_object *req, struct json_objec
 		  char *why, size_t size)
 {
 	const char *text = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
-	double deadline = gctl_now() + CTL_TIMEOUT_MS / 1000.0;
+	double deadline = gctl_now() + c->timeout_ms / 1000.0;
 	struct json_object *r, *ok, *err;
 	size_t used = 0;
 	char *line = NULL;
@@ -248,9 +250,28 @@ int gctl_ctl_connect(struct gctl_ctl *c, const char *path, char *why, size_t siz
 	snprintf(c->path, sizeof(c->path), "%s", path);
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+	if (c->fd < 0) {
 		rc = -errno;
 		snprintf(why, size, "%s", strerror(-rc));
+		return rc;
+	}
+	/*
+	 * A UNIX socket's connect waits for room in the listener's backlog without end (a
+	 * holder whose endpoint is stuck in a long request, with others queued before us): the
+	 * send timeout bounds it (EAGAIN when it runs out).
+	 */
+	{
+		struct timeval tv = { .tv_sec = c->timeout_ms / 1000,
+				      .tv_usec = (c->timeout_ms % 1000) * 1000 };
+
+		setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	}
+	if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		rc = errno == EAGAIN || errno == EINPROGRESS ? -ETIMEDOUT : -errno;
+		if (rc == -ETIMEDOUT)
+			snprintf(why, size, "it accepted no connection within %u s", c->timeout_ms / 1000);
+		else
+			snprintf(why, size, "%s", strerror(-rc));
 		gctl_ctl_close(c);
 		return rc;
 	}

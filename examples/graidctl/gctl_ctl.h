@@ -19,6 +19,7 @@ struct gctl_ctl {
 	char version[64];    /* the holder's libgraid, from its hello */
 	char path[108];      /* the socket */
 	int broken;          /* the last call failed in transport, not with an error reply */
+	unsigned timeout_ms; /* how long a connect, or a request and its reply, may take */
 };
 
 /* Set by the SIGINT handler gctl_ctl_catch_sigint() installs: the user asked to detach. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* graidctl's commands sent to the process that holds the array, through its control endpoint. */
 #include <errno.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,6 +201,26 @@ static int served_detach(struct gctl_progress *p, struct gctl_ctl *c, const char
 }
 
 /*
+ * Whether the holder's status says no background rebuild is running; *@p err: the negative
+ * errno the last one stopped with (0: none). False when the reply does not say (a holder
+ * whose library predates the "rebuild" object).
+ */
+static bool served_rebuild_idle(struct json_object *st, int *err)
+{
+	struct json_object *rb, *running, *e;
+
+	*err = 0;
+	if (!json_object_object_get_ex(st, "rebuild", &rb) ||
+	    !json_object_is_type(rb, json_type_object) ||
+	    !json_object_object_get_ex(rb, "running", &running))
+		return false;
+	if (json_object_object_get_ex(rb, "errno", &e) && json_object_get_int(e) > 0 &&
+	    json_object_get_int(e) < 4096)
+		*err = -json_object_get_int(e);
+	return !json_object_get_boolean(running);
+}
+
+/*
  * Follow the rebuild of @p roles in the holder's status until each is active, with the
  * progress bar; Ctrl-C detaches. The exit code of `graidctl rebuild`.
  */
@@ -208,6 +229,7 @@ static int served_follow_rebuild(struct gctl_ctl *c, const char *cmd, const unsi
 {
 	struct gctl_progress p;
 	int ex = GCTL_EXIT_OK;
+	unsigned idle = 0; /* polls in a row that found no rebuild running in the holder */
 
 	gctl_progress_init(&p, "rebuild");
 	gctl_ctl_interrupted = 0;
@@ -216,7 +238,7 @@ static int served_follow_rebuild(struct gctl_ctl *c, const char *cmd, const unsi
 		struct json_object *st = served_status(c, cmd, &ex);
 		uint64_t done = 0, total = 0;
 		unsigned active = 0;
-		int lost = -1;
+		int lost = -1, stopped = 0;
 
 		if (!st) {
 			if (gctl_ctl_interrupted)
@@ -237,12 +259,29 @@ static int served_follow_rebuild(struct gctl_ctl *c, const char *cmd, const unsi
 		}
 		if (total)
 			gctl_progress_update(&p, done, total);
-		if (lost >= 0 || active == n) {
+		/*
+		 * Roles still rebuilding and no rebuild running for three polls in a row: the
+		 * holder's rebuild stopped (its errno, or -ESRCH when it gave none) and nothing
+		 * will finish them. A holder that does not say (an older library) is waited for.
+		 */
+		if (active < n && lost < 0 && served_rebuild_idle(st, &stopped))
+			idle++;
+		else
+			idle = 0;
+		if (idle >= 3)
+			lost = -2;
+		if (lost >= 0 || lost == -2 || active == n) {
 			uint64_t bad = served_bad_blocks(st);
 
 			json_object_put(st);
-			gctl_progress_finish(&p, lost < 0);
-			if (lost >= 0) {
+			gctl_progress_finish(&p, lost == -1);
+			if (lost == -2) {
+				gctl_err("%s: rebuild: the holder (pid %u) stopped rebuilding before "
+					 "it finished: %s; 'graidctl status' shows the roles left, the "
+					 "holder's log says why, 'graidctl rebuild' starts it again", cmd,
+					 c->holder_pid, graid_strerror(stopped ? stopped : -ESRCH));
+				ex = GCTL_EXIT_FAILED;
+			} else if (lost >= 0) {
 				gctl_err("%s: rebuild: role %d failed in the holder (pid %u) before its "
 					 "rebuild finished: 'graidctl status' shows it; the holder's log "
 					 "says why", cmd, lost, c->holder_pid);
@@ -519,9 +558,17 @@ int gctl_served_scrub_stop(struct gctl_ctl *c)
 	t = gctl_ctl_u64(sc, "total");
 	gctl_size_format(d, done, sizeof(done));
 	gctl_size_format(t, total, sizeof(total));
-	printf("scrub stopped in the holder (pid %u) at %.1f%% (%s of %s); 'graidctl scrub' "
-	       "resumes it there\n", c->holder_pid, t ? 100.0 * (double)d / (double)t : 0.0, done,
-	       total);
+	/* The stop is bounded: the scrub may still be on its batch, or have just ended. */
+	if (!strcmp(gctl_ctl_str(sc, "state"), "done"))
+		printf("the holder's scrub (pid %u) finished before it could stop\n", c->holder_pid);
+	else if (!strcmp(gctl_ctl_str(sc, "state"), "running"))
+		printf("the holder's scrub (pid %u) was asked to stop at %.1f%% (%s of %s): it ends "
+		       "after its current batch; 'graidctl scrub' resumes it there\n", c->holder_pid,
+		       t ? 100.0 * (double)d / (double)t : 0.0, done, total);
+	else
+		printf("scrub stopped in the holder (pid %u) at %.1f%% (%s of %s); 'graidctl scrub' "
+		       "resumes it there\n", c->holder_pid, t ? 100.0 * (double)d / (double)t : 0.0,
+		       done, total);
 	json_object_put(reply);
 	return GCTL_EXIT_OK;
 }

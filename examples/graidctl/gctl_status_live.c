@@ -166,6 +166,8 @@ void gctl_status_ask_holder(struct graid_array *a, struct status_view *v)
 	if (graid_array_control_path(a, NULL, path, sizeof(path)))
 		return;
 	gctl_ctl_init(&c);
+	/* A status falls back to the look: a holder that does not answer soon is not waited for. */
+	c.timeout_ms = 5000;
 	rc = gctl_ctl_connect(&c, path, why, sizeof(why));
 	if (rc == -ENOENT || rc == -ECONNREFUSED)
 		return;

@@ -425,6 +425,18 @@ struct graid_array_info {
 	uint32_t holder_pid;
 	/** Appended: that holder described: "pid 4242 (nbdkit) on host h since ..."; "" none. */
 	char holder[192];
+	/**
+	 * Appended, for a writable handle (0 for a look): 1 while the library's background
+	 * thread rebuilds (graid_array_rebuild_start(), a spare that took a role).
+	 */
+	int rebuild_running;
+	/**
+	 * Appended, with @c rebuild_running: the negative errno the last background rebuild
+	 * stopped with (-EIO: too many members lost, or the new member failed; -ENOMEM), 0 when
+	 * it ended well or none ran; a rebuild that starts again clears it. Roles it left
+	 * REBUILDING stay so until a rebuild finishes them.
+	 */
+	int rebuild_error;
 };
 
 /** @brief What graid_array_member_info() reports of one member role. */

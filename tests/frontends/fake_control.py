@@ -8,6 +8,7 @@
 #          ends with two mismatches; scrub-stop stops it; spare-remove of ".../nosuch": ENOENT
 #   stuck  as new, but the rebuild and the scrub never end (for Ctrl-C)
 #   lose   as new, but role 1 fails during its rebuild
+#   halt   as new, but the holder's rebuild stops (EIO) with role 1 still rebuilding
 #   busy   as new, but scrub-start says a scrub runs already (EBUSY)
 import json
 import socket
@@ -49,9 +50,16 @@ def reply(mode, req):
             role1 = member(1, "rebuilding", min(n, 3) * TOTAL // 4, TOTAL)
         else:
             role1 = member(1, "active", TOTAL, TOTAL)
-        return {"nmembers": 3, "state": "degraded",
-                "scrub": scrub_obj("running", polls["scrub"]) if polls["scrubbing"] else None,
-                "members": [member(0, "active"), role1, member(2, "active")]}
+        if mode == "halt":
+            role1 = member(1, "rebuilding", TOTAL // 4, TOTAL)
+        st = {"nmembers": 3, "state": "degraded",
+              "scrub": scrub_obj("running", polls["scrub"]) if polls["scrubbing"] else None,
+              "members": [member(0, "active"), role1, member(2, "active")]}
+        if mode == "halt":
+            st["rebuild"] = {"running": False, "errno": 5}
+        elif mode in ("new", "stuck", "lose"):
+            st["rebuild"] = {"running": True, "errno": 0}
+        return st
     if op == "rebuild":
         polls["status"] = 0
         return {"rebuilding": [1]}

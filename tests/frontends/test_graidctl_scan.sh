@@ -188,6 +188,17 @@ mv away/c1 c1
 expect 0 "incremental c1: C's last member" -- "$G" incremental --config graid.conf "$T/c1"
 has out "^$UC \(third\): assembled RAID-5: 3 of 3 roles in sync" "C assembled when c1 came"
 mv c1 away/
+# Every device of B gone (udev's remove events): its record starts afresh, and B is
+# assembled again when its devices come back.
+expect 0 "incremental --remove d4 (B)" -- "$G" incremental --remove "$T/d4"
+grep -qx "assembled 1" "run/incremental/$UB" && ok "B's record still says assembled (d2 is there)" ||
+	bad "B's record: $(cat "run/incremental/$UB")"
+expect 0 "incremental --remove d2 (B's last)" -- "$G" incremental --remove "$T/d2"
+grep -q "assembled" "run/incremental/$UB" && bad "B's empty record still says assembled" ||
+	ok "B's record, empty, starts afresh"
+expect 0 "incremental d4 (back)" -- "$G" incremental --config graid.conf "$T/d4"
+expect 0 "incremental d2 (back): B assembled again" -- "$G" incremental --config graid.conf "$T/d2"
+has out "^$UB: assembled RAID-1: 2 of 2 roles in sync" "B assembled again once its devices came back"
 
 for round in 1 2 3 4 5; do
 	rm -rf run inc.* served

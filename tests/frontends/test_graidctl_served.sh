@@ -45,6 +45,20 @@ json() { # json DESCRIPTION PYTHON-EXPRESSION-ON-d: the last out must be one JSO
 	if "$PY" -c "import json,sys; d=json.load(open('out')); sys.exit(0 if ($2) else 1)"; then
 		ok "$1"; else bad "$1"; sed 's/^/     out: /' out; fi
 }
+# interrupt_when_following PID START POLL: once the graidctl PID has sent a POLL request
+# after its START request (it follows the holder's work: its SIGINT handler is in place),
+# Ctrl-C it; its exit status, or 124 when it did not follow within 60 s or did not end 30 s
+# after the SIGINT (then killed).
+following() { sed -n "/$1/,\$p" requests | grep -qF "$2"; }
+interrupt_when_following() {
+	local pid=$1 i
+	for i in $(seq 600); do following "$2" "$3" && break; sleep 0.1; done
+	if ! following "$2" "$3"; then kill -KILL "$pid"; wait "$pid"; return 124; fi
+	kill -INT "$pid"
+	for i in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; wait "$pid"; return 124; fi
+	wait "$pid"
+}
 # run CODE... like expect, but keeps the exit code in rc_last and does not judge it.
 run() { "$@" >out 2>err; rc_last=$?; }
 # hold WHERE ARGS...: start graid_fill holding an array, wait until it has written.
@@ -172,6 +186,30 @@ has out "held by : pid $plain \(graid_fill\)" "status names the holder"
 "$G" status --json d0 d1 d2 >out.json 2>/dev/null
 uuid=$("$PY" -c "import json; print(json.load(open('out.json'))['uuid'])")
 mkdir -p -m 0700 "$GRAID_RUN_DIR"
+# An endpoint that accepts nothing, its backlog full (a holder stuck in a long request with
+# others queued): status gives up on it after 5 s and shows the members' view.
+"$PY" -c "
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1]); s.listen(0)
+held = []
+for i in range(4):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); c.setblocking(False)
+    try: c.connect(sys.argv[1])
+    except OSError: pass
+    held.append(c)
+print('deaf', flush=True)
+time.sleep(120)" "$GRAID_RUN_DIR/$uuid.ctl" >deaf.out 2>&1 &
+deaf=$!
+for i in $(seq 100); do grep -q deaf deaf.out && break; sleep 0.1; done
+start=$(date +%s)
+timeout 50 "$G" status d0 d1 d2 >out 2>err
+rc=$? took=$(( $(date +%s) - start ))
+[ "$rc" -eq 0 ] && [ "$took" -lt 30 ] && ok "status past an endpoint that accepts nothing: the look, in ${took} s" ||
+	{ bad "status past a deaf endpoint: exit $rc after ${took} s"; sed 's/^/     err: /' err; }
+has err "accepted no connection within 5 s" "and says why it did not use the endpoint"
+kill "$deaf" 2>/dev/null; wait "$deaf" 2>/dev/null
+rm -f "$GRAID_RUN_DIR/$uuid.ctl"
 echo old >mode
 "$PY" "$FAKE" "$GRAID_RUN_DIR/$uuid.ctl" mode requests >fake.out 2>&1 &
 pids+=($!)
@@ -202,12 +240,15 @@ has requests "\"op\": \"replace\", \"path\": \"$T/s1\", \"role\": 1" \
 echo lose >mode
 expect 1 "a rebuild whose role fails in the holder" -- "$G" rebuild d0 d1 d2
 has err "rebuild: rebuild: role 1 failed in the holder \(pid $plain\)" "says which role, where"
+echo halt >mode
+expect 1 "a rebuild the holder stopped with roles left" -- "$G" rebuild d0 d1 d2
+has err "rebuild: rebuild: the holder \(pid $plain\) stopped rebuilding before it finished" \
+	"says the holder's rebuild stopped, not a role failed"
 echo stuck >mode
+: >requests
 "$G" rebuild d0 d1 d2 >out 2>err &
 follower=$!
-sleep 1.5
-kill -INT "$follower"
-wait "$follower"
+interrupt_when_following "$follower" '"op": "rebuild"' '"op": "status"'
 rc=$?
 [ "$rc" -eq 0 ] && ok "Ctrl-C detaches from a rebuild (exit 0)" || bad "Ctrl-C: exit $rc"
 has out "detached: the rebuild goes on in the holder \(pid $plain\); 'graidctl status' shows it" \
@@ -227,11 +268,10 @@ echo busy >mode
 expect 1 "scrub while one runs in the holder" -- "$G" scrub d0 d1 d2
 has err "scrub: a scrub is already running in the holder \(pid $plain\)" "says so"
 echo stuck >mode
+: >requests
 "$G" scrub d0 d1 d2 >out 2>err &
 follower=$!
-sleep 1.5
-kill -INT "$follower"
-wait "$follower"
+interrupt_when_following "$follower" '"op": "scrub-start"' '"op": "scrub-status"'
 rc=$?
 [ "$rc" -eq 0 ] && ok "Ctrl-C detaches from a scrub (exit 0)" || bad "Ctrl-C: exit $rc"
 has out "detached: the scrub goes on in the holder \(pid $plain\).*'graidctl scrub --stop' stops it" \

@@ -165,6 +165,8 @@ GRAID_API int graid_array_info(struct graid_array *a, struct graid_array_info *i
 			    atomic_load(&a->bitmap.resync_from) != UINT64_MAX;
 		i.holder_pid = a->owner.pid;
 		owner_describe(&a->owner, i.holder, sizeof(i.holder));
+		i.rebuild_running = atomic_load(&a->rebuild_bg_running);
+		i.rebuild_error = atomic_load(&a->rebuild_bg_error);
 	}
 	i.resync_regions = a->bitmap.enabled ? bitmap_dirty_regions(a) : 0;
 	i.struct_size = want;

@@ -249,6 +249,9 @@ struct graid_array {
 	_Atomic uint64_t sb_out_gen;
 	_Atomic uint64_t sb_out_written;
 	bool rebuild_work;             /* a background rebuild is due */
+	/* The worker's rebuild: running, and how the last one ended (graid_array_info). */
+	atomic_bool rebuild_bg_running;
+	atomic_int rebuild_bg_error;
 	/* Roles that failed in the I/O path: the worker gives each a spare. */
 	bool takeover_due;
 	bool takeover_role[GRAID_MAX_MEMBERS];

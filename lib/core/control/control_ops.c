@@ -132,6 +132,17 @@ static void status_array(struct json_object *r, const struct graid_array_info *i
 	put_u64(r, "nfailed", in->nfailed);
 	add(r, "unclean", json_object_new_boolean(in->unclean));
 	put_u64(r, "resync_regions", in->resync_regions);
+	{
+		struct json_object *rb = json_object_new_object();
+
+		if (rb) {
+			json_object_object_add(rb, "running",
+					       json_object_new_boolean(in->rebuild_running));
+			json_object_object_add(rb, "errno",
+					       json_object_new_int(-in->rebuild_error));
+		}
+		add(r, "rebuild", rb);
+	}
 	if (in->holder_pid) {
 		put_u64(r, "holder_pid", in->holder_pid);
 		put_str(r, "holder", in->holder);

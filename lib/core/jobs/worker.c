@@ -24,6 +24,7 @@ static void *worker_main(void *arg)
 {
 	struct graid_array *a = arg;
 	uint64_t next_watch = graid__now_ns() + OWNER_WATCH_NS;
+	int rc;
 
 	pthread_mutex_lock(&a->meta_lock);
 	for (;;) {
@@ -74,8 +75,13 @@ static void *worker_main(void *arg)
 		}
 		a->rebuild_work = false;
 		pthread_mutex_unlock(&a->meta_lock);
-		/* Errors are logged by the rebuild; the member states say the rest. */
-		graid_array_rebuild(a, NULL, NULL);
+		/* Errors are logged by the rebuild; its result is kept for graid_array_info. */
+		atomic_store(&a->rebuild_bg_error, 0);
+		atomic_store(&a->rebuild_bg_running, true);
+		rc = graid_array_rebuild(a, NULL, NULL);
+		/* A close stopping it is no failure of the rebuild's. */
+		atomic_store(&a->rebuild_bg_error, rc == -ECANCELED ? 0 : rc);
+		atomic_store(&a->rebuild_bg_running, false);
 		pthread_mutex_lock(&a->meta_lock);
 	}
 	pthread_mutex_unlock(&a->meta_lock);
