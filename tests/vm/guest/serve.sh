@@ -157,9 +157,9 @@ if [ "$rc" -eq 3 ] && grep -q '"nfailed": 1' /tmp/ctl-degraded.out && [ "${r1%% 
 else
 	echo "FAIL fail-seen: status exit $rc, role 1 '$r1'; wanted exit 3, role 1 failed"
 fi
-ctl replace "$G" replace --max-rate 8M 1 "$NVME5" $M
+ctl replace "$G" replace --max-rate 4M 1 "$NVME5" $M
 result replace $? 0 "graidctl replace 1 with the sixth drive, rebuilt through the holder"
-# At 8 MiB/s (the holder's limit from then on) it takes some seconds; lines below 100 %:
+# At 4 MiB/s (the holder's limit from then on) it takes some seconds; lines below 100 %:
 # the rebuild was followed as it went, not only seen to have ended.
 np=$(grep -cE '^rebuild: ([0-9]|[1-9][0-9])\.[0-9]%' /tmp/ctl-replace.out)
 if [ "$np" -ge 2 ]; then
