@@ -242,3 +242,28 @@ Test(heal_spare, a_replaced_device_is_let_go_and_can_come_back_as_a_spare, .time
 	cr_assert_eq(graid_array_close(a), 0);
 	au_remove(&s);
 }
+
+/* A spare whose own superblock cannot be written is not added: the next open could not find it. */
+Test(heal_spare, a_spare_whose_superblock_fails_is_not_added, .timeout = 120)
+{
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct graid_array *a;
+	struct au_set s;
+	char spec[600];
+
+	tu_need_fault_injection();
+	au_make(&s, 4, HEAL_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 4, 5, 8192, &a), 0);
+	snprintf(spec, sizeof(spec), "faulty:sb-eio-after=0:%s", heal_new_member(&s, "spare"));
+	cr_assert_eq(graid_array_add_spare(a, spec), -EIO);
+	cr_assert_eq(graid_array_member_info(a, 4, &mi), -EINVAL, "it is listed as a spare");
+	/* The array goes on: a good spare is taken, and takes a failed role. */
+	cr_assert_eq(graid_array_add_spare(a, heal_new_member(&s, "good")), 0);
+	cr_assert_eq(graid_array_fail_member(a, 2), 0);
+	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), 0);
+	cr_assert_eq(graid_array_member_info(a, 2, &mi), 0);
+	cr_assert_eq(mi.state, GRAID_MEMBER_ACTIVE);
+	cr_assert(strstr(mi.path, "good"), "role 2 is %s", mi.path);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}

@@ -1175,7 +1175,8 @@ GRAID_API int graid_array_set_io_timeout(struct graid_array *a, unsigned ms);
  *   role or as a spare, is refused.
  * @return 0; -EINVAL as for graid_array_replace_member(); -EEXIST the device is a member of
  *   this array (the log names its role); -ENOSPC the array has
- *   ::GRAID_MAX_SPARES spares; -EOPNOTSUPP RAID-0; -ESTALE another host took the array over;
+ *   ::GRAID_MAX_SPARES spares; -EIO its superblock could not be written (it is not added:
+ *   the next open could not find it); -EOPNOTSUPP RAID-0; -ESTALE another host took the array over;
  *   the reservation errors of graid_array_replace_member().
  */
 GRAID_API int graid_array_add_spare(struct graid_array *a, const char *path);

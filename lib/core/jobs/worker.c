@@ -152,7 +152,23 @@ GRAID_API int graid_array_add_spare(struct graid_array *a, const char *path)
 	atomic_init(&sp->state, GRAID_MEMBER_SPARE);
 	a->nspares++;
 	a->events++;
-	array_write_superblocks(a, 0);
+	rc = array_write_superblocks(a, 0);
+	if (rc != -ESTALE && !sp->dev.sb_ours) {
+		/*
+		 * Its own superblock did not take: a spare the next open could not find (the
+		 * others list it, it says nothing). Taken off again, the others told so.
+		 */
+		graid__log(GRAID_LOG_ERR, "%s: its superblock could not be written: not added "
+					  "as a hot spare", path);
+		a->nspares--;
+		a->events++;
+		array_write_superblocks(a, 0);
+		if (a->pr_key)
+			member_pr_release(sp, a->pr_key);
+		member_close(sp);
+		pthread_mutex_unlock(&a->meta_lock);
+		return array_foreign(a) ? -ESTALE : -EIO;
+	}
 	graid__log(GRAID_LOG_NOTICE, "%s added as a hot spare", path);
 	/* A role already down takes the spare at once. */
 	array_roles_takeover_all(a);
