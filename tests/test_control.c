@@ -27,6 +27,7 @@
 #include <libgraid/graid.h>
 
 #include "arrayutil.h"
+#include "ctlutil.h"
 #include "healutil.h"
 
 struct ctl_env {
@@ -35,14 +36,6 @@ struct ctl_env {
 	char run[300];
 	char sock[108];
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* RAID-6 of 5 members, its endpoint served from a run directory of the test's own. */
 static void env_up(struct ctl_env *e, const struct graid_control_options *o)
@@ -67,103 +60,27 @@ static void env_down(struct ctl_env *e)
 	au_remove(&e->s);
 }
 
-static int ctl_connect(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	cr_assert_geq(fd, 0);
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		int err = errno;
-
-		close(fd);
-		return -err;
-	}
-	return fd;
-}
-
-static void send_all(int fd, const char *s, size_t n)
-{
-	while (n) {
-		ssize_t k = send(fd, s, n, MSG_NOSIGNAL);
-
-		cr_assert_gt(k, 0, "send: %s", strerror(errno));
-		s += k;
-		n -= (size_t)k;
-	}
-}
-
-/* One reply line within 10 s, parsed; NULL at EOF or a reset. */
-static struct json_object *read_reply(int fd)
-{
-	static char buf[1 << 20];
-	size_t len = 0;
-	uint64_t until = now_ms() + 10000;
-
-	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		ssize_t n;
-		char *nl;
-
-		cr_assert_gt(poll(&p, 1, (int)(until - now_ms())), 0, "no reply within 10 s");
-		n = recv(fd, buf + len, 1, 0); /* byte by byte: nothing past the line is taken */
-		if (n <= 0)
-			return NULL;
-		len += (size_t)n;
-		cr_assert_lt(len, sizeof(buf));
-		nl = memchr(buf, '\n', len);
-		if (nl) {
-			struct json_object *r;
-
-			*nl = '\0';
-			r = json_tokener_parse(buf);
-			cr_assert_not_null(r, "a reply that is not JSON: %s", buf);
-			return r;
-		}
-	}
-}
-
-static struct json_object *ask(int fd, const char *line)
-{
-	struct json_object *r;
-
-	send_all(fd, line, strlen(line));
-	r = read_reply(fd);
-	cr_assert_not_null(r, "no reply to %s", line);
-	return r;
-}
-
-static struct json_object *field(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-
-	cr_assert(json_object_object_get_ex(o, key, &v), "no field '%s' in %s", key,
-		  json_object_to_json_string(o));
-	return v;
-}
-
 static bool ok_of(struct json_object *r)
 {
-	return json_object_get_boolean(field(r, "ok"));
+	return json_object_get_boolean(cu_field(r, "ok"));
 }
 
 static void assert_error(struct json_object *r, int err, const char *words)
 {
 	cr_assert(!ok_of(r), "expected a refusal: %s", json_object_to_json_string(r));
-	cr_assert_eq(json_object_get_int(field(r, "errno")), err, "%s",
+	cr_assert_eq(json_object_get_int(cu_field(r, "errno")), err, "%s",
 		     json_object_to_json_string(r));
-	cr_assert(strstr(json_object_get_string(field(r, "error")), words), "'%s' not in %s",
+	cr_assert(strstr(json_object_get_string(cu_field(r, "error")), words), "'%s' not in %s",
 		  words, json_object_to_json_string(r));
 }
 
 /* After the server closed: EOF (or a reset) within 10 s, whatever it had sent read first. */
 static bool closed_by_peer(int fd)
 {
-	uint64_t until = now_ms() + 10000;
+	uint64_t until = cu_now_ms() + 10000;
 	char buf[4096];
 
-	while (now_ms() < until) {
+	while (cu_now_ms() < until) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		ssize_t n;
 
@@ -198,24 +115,24 @@ Test(control, status_over_the_socket_is_what_the_library_reports, .timeout = 120
 	cr_assert_eq(graid_array_info(e.a, &info), 0);
 	heal_fill(e.a, info.size / 4, 1);
 	cr_assert_eq(graid_array_fail_member(e.a, 3), 0);
-	fd = ctl_connect(e.sock);
+	fd = cu_connect(e.sock);
 	cr_assert_geq(fd, 0, "connect: %s", strerror(-fd));
-	r = ask(fd, "{\"id\": 1, \"op\": \"hello\"}\n");
+	r = cu_ask(fd, "{\"id\": 1, \"op\": \"hello\"}\n");
 	cr_assert(ok_of(r));
-	cr_assert_eq(json_object_get_int(field(r, "id")), 1);
-	cr_assert_eq(json_object_get_int(field(r, "protocol")), GRAID_CONTROL_PROTOCOL);
+	cr_assert_eq(json_object_get_int(cu_field(r, "id")), 1);
+	cr_assert_eq(json_object_get_int(cu_field(r, "protocol")), GRAID_CONTROL_PROTOCOL);
 	json_object_put(r);
 
-	r = ask(fd, "{\"id\": 7, \"op\": \"status\"}\n");
+	r = cu_ask(fd, "{\"id\": 7, \"op\": \"status\"}\n");
 	cr_assert(ok_of(r), "%s", json_object_to_json_string(r));
-	cr_assert_eq(json_object_get_int(field(r, "id")), 7);
-	cr_assert_eq(json_object_get_int(field(r, "level")), 6);
-	cr_assert_eq(json_object_get_uint64(field(r, "size")), info.size);
-	cr_assert_eq(json_object_get_uint64(field(r, "nfailed")), 1);
-	cr_assert_str_eq(json_object_get_string(field(r, "state")), "degraded");
-	cr_assert_eq(json_object_get_int(field(r, "holder_pid")), (int)getpid());
-	cr_assert_eq(json_object_get_uint64(field(r, "bad_block_bytes")), 0);
-	members = field(r, "members");
+	cr_assert_eq(json_object_get_int(cu_field(r, "id")), 7);
+	cr_assert_eq(json_object_get_int(cu_field(r, "level")), 6);
+	cr_assert_eq(json_object_get_uint64(cu_field(r, "size")), info.size);
+	cr_assert_eq(json_object_get_uint64(cu_field(r, "nfailed")), 1);
+	cr_assert_str_eq(json_object_get_string(cu_field(r, "state")), "degraded");
+	cr_assert_eq(json_object_get_int(cu_field(r, "holder_pid")), (int)getpid());
+	cr_assert_eq(json_object_get_uint64(cu_field(r, "bad_block_bytes")), 0);
+	members = cu_field(r, "members");
 	cr_assert_eq(json_object_array_length(members), 5);
 	for (unsigned i = 0; i < 5; i++) {
 		struct graid_member_info mi = { .struct_size = sizeof(mi) };
@@ -223,17 +140,17 @@ Test(control, status_over_the_socket_is_what_the_library_reports, .timeout = 120
 
 		/* Nothing ran on the array since the reply: the counters are the same. */
 		cr_assert_eq(graid_array_member_info(e.a, i, &mi), 0);
-		cr_assert_eq(json_object_get_int(field(m, "role")), (int)i);
-		cr_assert_str_eq(json_object_get_string(field(m, "state")), state_name(mi.state));
-		cr_assert_str_eq(json_object_get_string(field(m, "path")), mi.path);
-		cr_assert_str_eq(json_object_get_string(field(m, "identity")), mi.identity);
-		cr_assert_eq(json_object_get_uint64(field(m, "writes")), mi.writes);
-		cr_assert_eq(json_object_get_uint64(field(m, "write_bytes")), mi.write_bytes);
-		cr_assert_eq(json_object_get_uint64(field(m, "reads")), mi.reads);
-		cr_assert_eq(json_object_get_uint64(field(m, "errors")), mi.errors);
-		cr_assert_eq(json_object_get_uint64(field(m, "bad_block_units")), mi.bad_blocks);
-		cr_assert_eq(json_object_array_length(field(m, "bad_blocks")), mi.bad_blocks);
-		cr_assert(json_object_is_type(field(m, "left_out"), json_type_null));
+		cr_assert_eq(json_object_get_int(cu_field(m, "role")), (int)i);
+		cr_assert_str_eq(json_object_get_string(cu_field(m, "state")), state_name(mi.state));
+		cr_assert_str_eq(json_object_get_string(cu_field(m, "path")), mi.path);
+		cr_assert_str_eq(json_object_get_string(cu_field(m, "identity")), mi.identity);
+		cr_assert_eq(json_object_get_uint64(cu_field(m, "writes")), mi.writes);
+		cr_assert_eq(json_object_get_uint64(cu_field(m, "write_bytes")), mi.write_bytes);
+		cr_assert_eq(json_object_get_uint64(cu_field(m, "reads")), mi.reads);
+		cr_assert_eq(json_object_get_uint64(cu_field(m, "errors")), mi.errors);
+		cr_assert_eq(json_object_get_uint64(cu_field(m, "bad_block_units")), mi.bad_blocks);
+		cr_assert_eq(json_object_array_length(cu_field(m, "bad_blocks")), mi.bad_blocks);
+		cr_assert(json_object_is_type(cu_field(m, "left_out"), json_type_null));
 		if (i != 3)
 			cr_assert_gt(mi.writes, 0, "the fill wrote to role %u", i);
 	}
@@ -251,9 +168,9 @@ Test(control, fail_over_the_socket_fails_the_member, .timeout = 120)
 	int fd;
 
 	env_up(&e, NULL);
-	fd = ctl_connect(e.sock);
+	fd = cu_connect(e.sock);
 	cr_assert_geq(fd, 0);
-	r = ask(fd, "{\"id\": 2, \"op\": \"fail\", \"role\": 2}\n");
+	r = cu_ask(fd, "{\"id\": 2, \"op\": \"fail\", \"role\": 2}\n");
 	cr_assert(ok_of(r), "%s", json_object_to_json_string(r));
 	json_object_put(r);
 	cr_assert_eq(graid_array_member_info(e.a, 2, &mi), 0);
@@ -261,17 +178,17 @@ Test(control, fail_over_the_socket_fails_the_member, .timeout = 120)
 	cr_assert_eq(graid_array_info(e.a, &info), 0);
 	cr_assert_eq(info.nfailed, 1);
 	/* RAID-6 carries two out; a third is refused, and the array says why. */
-	json_object_put(ask(fd, "{\"id\": 3, \"op\": \"fail\", \"role\": 0}\n"));
-	r = ask(fd, "{\"id\": 4, \"op\": \"fail\", \"role\": 1}\n");
+	json_object_put(cu_ask(fd, "{\"id\": 3, \"op\": \"fail\", \"role\": 0}\n"));
+	r = cu_ask(fd, "{\"id\": 4, \"op\": \"fail\", \"role\": 1}\n");
 	assert_error(r, EBUSY, "fail role 1");
-	cr_assert_eq(json_object_get_int(field(r, "id")), 4);
+	cr_assert_eq(json_object_get_int(cu_field(r, "id")), 4);
 	json_object_put(r);
 	cr_assert_eq(graid_array_member_info(e.a, 1, &mi), 0);
 	cr_assert_eq(mi.state, GRAID_MEMBER_ACTIVE);
-	r = ask(fd, "{\"id\": 5, \"op\": \"fail\", \"role\": 9}\n");
+	r = cu_ask(fd, "{\"id\": 5, \"op\": \"fail\", \"role\": 9}\n");
 	assert_error(r, EINVAL, "fail role 9");
 	json_object_put(r);
-	r = ask(fd, "{\"id\": 6, \"op\": \"fail\", \"role\": -1}\n");
+	r = cu_ask(fd, "{\"id\": 6, \"op\": \"fail\", \"role\": -1}\n");
 	assert_error(r, EINVAL, "'role'");
 	json_object_put(r);
 	close(fd);
@@ -288,16 +205,16 @@ Test(control, replace_and_spare_add_over_the_socket, .timeout = 120)
 	int fd;
 
 	env_up(&e, NULL);
-	fd = ctl_connect(e.sock);
+	fd = cu_connect(e.sock);
 	cr_assert_geq(fd, 0);
 	fresh = heal_new_member(&e.s, "fresh");
 	snprintf(line, sizeof(line), "{\"id\": 1, \"op\": \"replace\", \"role\": 1, \"path\": "
 		 "\"%s\"}\n", fresh);
-	r = ask(fd, line);
+	r = cu_ask(fd, line);
 	assert_error(r, EBUSY, "replace role 1");
 	json_object_put(r);
 	cr_assert_eq(graid_array_fail_member(e.a, 1), 0);
-	r = ask(fd, line);
+	r = cu_ask(fd, line);
 	cr_assert(ok_of(r), "%s", json_object_to_json_string(r));
 	json_object_put(r);
 	cr_assert_eq(graid_array_member_info(e.a, 1, &mi), 0);
@@ -308,29 +225,29 @@ Test(control, replace_and_spare_add_over_the_socket, .timeout = 120)
 	spare = heal_new_member(&e.s, "spare");
 	snprintf(line, sizeof(line), "{\"id\": 2, \"op\": \"spare-add\", \"path\": \"%s\"}\n",
 		 spare);
-	r = ask(fd, line);
+	r = cu_ask(fd, line);
 	cr_assert(ok_of(r), "%s", json_object_to_json_string(r));
 	json_object_put(r);
 	cr_assert_eq(graid_array_member_info(e.a, 5, &mi), 0, "the spare is listed after the roles");
 	cr_assert_eq(mi.state, GRAID_MEMBER_SPARE);
 	cr_assert_str_eq(mi.path, spare);
 	/* Listed after the roles, as graidctl status --json lists it. */
-	r = ask(fd, "{\"id\": 3, \"op\": \"status\"}\n");
-	cr_assert_eq(json_object_array_length(field(r, "members")), 6);
-	m = json_object_array_get_idx(field(r, "members"), 5);
-	cr_assert_str_eq(json_object_get_string(field(m, "path")), spare);
-	cr_assert_str_eq(json_object_get_string(field(m, "state")), "spare");
-	cr_assert_eq(json_object_get_int(field(m, "role")), 5);
+	r = cu_ask(fd, "{\"id\": 3, \"op\": \"status\"}\n");
+	cr_assert_eq(json_object_array_length(cu_field(r, "members")), 6);
+	m = json_object_array_get_idx(cu_field(r, "members"), 5);
+	cr_assert_str_eq(json_object_get_string(cu_field(m, "path")), spare);
+	cr_assert_str_eq(json_object_get_string(cu_field(m, "state")), "spare");
+	cr_assert_eq(json_object_get_int(cu_field(m, "role")), 5);
 	json_object_put(r);
-	r = ask(fd, line);
+	r = cu_ask(fd, line);
 	assert_error(r, EEXIST, "spare-add");
 	json_object_put(r);
-	r = ask(fd, "{\"id\": 4, \"op\": \"spare-add\", \"path\": \"/nonexistent/x\"}\n");
+	r = cu_ask(fd, "{\"id\": 4, \"op\": \"spare-add\", \"path\": \"/nonexistent/x\"}\n");
 	assert_error(r, ENOENT, "spare-add");
 	json_object_put(r);
-	r = ask(fd, "{\"id\": 5, \"op\": \"rebuild-rate\", \"bytes_per_s\": 1048576}\n");
+	r = cu_ask(fd, "{\"id\": 5, \"op\": \"rebuild-rate\", \"bytes_per_s\": 1048576}\n");
 	cr_assert(ok_of(r), "%s", json_object_to_json_string(r));
-	cr_assert_eq(json_object_get_uint64(field(r, "bytes_per_s")), 1048576);
+	cr_assert_eq(json_object_get_uint64(cu_field(r, "bytes_per_s")), 1048576);
 	json_object_put(r);
 	close(fd);
 	env_down(&e);
@@ -346,7 +263,7 @@ static int other_user_child(const char *sock)
 
 	if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
 		return 10;
-	fd = ctl_connect(sock);
+	fd = cu_connect(sock);
 	if (fd < 0)
 		return 11;
 	if (send(fd, "{\"id\":1,\"op\":\"fail\",\"role\":0}\n", 30, MSG_NOSIGNAL) != 30 &&
@@ -436,16 +353,16 @@ Test(control, garbage_gets_an_error_and_the_connection_still_answers, .timeout =
 	int fd;
 
 	env_up(&e, NULL);
-	fd = ctl_connect(e.sock);
+	fd = cu_connect(e.sock);
 	cr_assert_geq(fd, 0);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		r = ask(fd, bad[i].line);
+		r = cu_ask(fd, bad[i].line);
 		assert_error(r, bad[i].err, bad[i].words);
 		json_object_put(r);
 	}
-	r = ask(fd, "{\"id\": \"after\", \"op\": \"hello\"}\n");
+	r = cu_ask(fd, "{\"id\": \"after\", \"op\": \"hello\"}\n");
 	cr_assert(ok_of(r), "%s", json_object_to_json_string(r));
-	cr_assert_str_eq(json_object_get_string(field(r, "id")), "after");
+	cr_assert_str_eq(json_object_get_string(cu_field(r, "id")), "after");
 	json_object_put(r);
 	for (unsigned i = 0; i < 5; i++) {
 		struct graid_member_info mi = { .struct_size = sizeof(mi) };
@@ -466,16 +383,16 @@ Test(control, a_request_longer_than_the_limit_closes_the_client, .timeout = 120)
 	int fd, other;
 
 	env_up(&e, NULL);
-	fd = ctl_connect(e.sock);
-	other = ctl_connect(e.sock);
+	fd = cu_connect(e.sock);
+	other = cu_connect(e.sock);
 	cr_assert_geq(fd, 0);
 	cr_assert_geq(other, 0);
 	/* A line just at the limit (newline included) is read whole and answered. */
 	memset(big, ' ', GRAID_CONTROL_REQUEST_MAX);
 	memcpy(big, "{\"id\":1,\"op\":\"hello\"}", 21);
 	big[GRAID_CONTROL_REQUEST_MAX - 1] = '\n';
-	send_all(fd, big, GRAID_CONTROL_REQUEST_MAX);
-	r = read_reply(fd);
+	cu_send_all(fd, big, GRAID_CONTROL_REQUEST_MAX);
+	r = cu_read_reply(fd);
 	cr_assert_not_null(r, "a request of the limit's length is served");
 	cr_assert(ok_of(r));
 	json_object_put(r);
@@ -484,7 +401,7 @@ Test(control, a_request_longer_than_the_limit_closes_the_client, .timeout = 120)
 	big[n - 1] = '\n';
 	send(fd, big, n, MSG_NOSIGNAL);
 	cr_assert(closed_by_peer(fd), "the client of an overlong request was not closed");
-	r = ask(other, "{\"id\": 2, \"op\": \"hello\"}\n");
+	r = cu_ask(other, "{\"id\": 2, \"op\": \"hello\"}\n");
 	cr_assert(ok_of(r), "another client is still served");
 	json_object_put(r);
 	close(fd);
@@ -505,9 +422,9 @@ static void *flood_main(void *arg)
 {
 	static const char req[] = "{\"op\":\"status\"}\n";
 	struct flood *f = arg;
-	uint64_t until = now_ms() + 60000;
+	uint64_t until = cu_now_ms() + 60000;
 
-	while (now_ms() < until) {
+	while (cu_now_ms() < until) {
 		ssize_t k = send(f->fd, req, sizeof(req) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 
 		if (k < 0 && (errno == EPIPE || errno == ECONNRESET)) {
@@ -547,21 +464,21 @@ Test(control, a_client_that_never_reads_stalls_no_io_and_is_dropped, .timeout = 
 	env_up(&e, &o);
 	cr_assert_eq(graid_array_info(e.a, &info), 0);
 	memset(buf, 0x5a, 65536);
-	f.fd = ctl_connect(e.sock);
+	f.fd = cu_connect(e.sock);
 	cr_assert_geq(f.fd, 0);
 	cr_assert_eq(pthread_create(&t, NULL, flood_main, &f), 0);
-	start = now_ms();
+	start = cu_now_ms();
 	/* I/O keeps completing while the endpoint is flooded, each write within a bound. */
-	while (!atomic_load(&f.dropped) && now_ms() - start < 60000) {
-		uint64_t t0 = now_ms();
+	while (!atomic_load(&f.dropped) && cu_now_ms() - start < 60000) {
+		uint64_t t0 = cu_now_ms();
 
 		cr_assert_eq(graid_array_write(e.a, buf, 65536,
 					       (writes * 65536ull) % (info.size - 65536)), 65536);
-		took = now_ms() - t0;
+		took = cu_now_ms() - t0;
 		worst = took > worst ? took : worst;
 		writes++;
 	}
-	took = now_ms() - start;
+	took = cu_now_ms() - start;
 	pthread_join(t, NULL);
 	/* The socket fills within a few hundred replies: seconds even on a loaded ASan build. */
 	cr_assert(f.dropped, "the client that never read was not dropped in %" PRIu64 " ms (%zu "
@@ -572,9 +489,9 @@ Test(control, a_client_that_never_reads_stalls_no_io_and_is_dropped, .timeout = 
 		     worst);
 	cr_assert_gt(writes, 0);
 	close(f.fd);
-	fd = ctl_connect(e.sock);
+	fd = cu_connect(e.sock);
 	cr_assert_geq(fd, 0);
-	r = ask(fd, "{\"id\": 1, \"op\": \"status\"}\n");
+	r = cu_ask(fd, "{\"id\": 1, \"op\": \"status\"}\n");
 	cr_assert(ok_of(r), "the endpoint still serves others");
 	json_object_put(r);
 	close(fd);
@@ -591,21 +508,21 @@ Test(control, an_idle_client_is_closed_and_a_talking_one_is_not, .timeout = 120)
 	int idle, busy;
 
 	env_up(&e, &o);
-	idle = ctl_connect(e.sock);
-	busy = ctl_connect(e.sock);
+	idle = cu_connect(e.sock);
+	busy = cu_connect(e.sock);
 	cr_assert_geq(idle, 0);
 	cr_assert_geq(busy, 0);
 	/* The silent one half-way through a request: a partial line is no activity later on. */
-	send_all(idle, "{\"id\": 1,", 10);
-	t0 = now_ms();
-	while (now_ms() - t0 < 1500) {
-		r = ask(busy, "{\"id\": 2, \"op\": \"hello\"}\n");
+	cu_send_all(idle, "{\"id\": 1,", 10);
+	t0 = cu_now_ms();
+	while (cu_now_ms() - t0 < 1500) {
+		r = cu_ask(busy, "{\"id\": 2, \"op\": \"hello\"}\n");
 		cr_assert(ok_of(r), "the client that keeps talking is served");
 		json_object_put(r);
 		usleep(100000);
 	}
 	cr_assert(closed_by_peer(idle), "the idle client was not closed");
-	r = ask(busy, "{\"id\": 3, \"op\": \"hello\"}\n");
+	r = cu_ask(busy, "{\"id\": 3, \"op\": \"hello\"}\n");
 	cr_assert(ok_of(r));
 	json_object_put(r);
 	close(idle);
@@ -624,21 +541,21 @@ Test(control, close_with_clients_connected_returns_promptly, .timeout = 120)
 
 	env_up(&e, &o);
 	for (unsigned i = 0; i < 4; i++)
-		fd[i] = ctl_connect(e.sock);
+		fd[i] = cu_connect(e.sock);
 	/* The fourth is over max_clients: refused, with the reason. */
-	r = read_reply(fd[3]);
+	r = cu_read_reply(fd[3]);
 	cr_assert_not_null(r);
 	assert_error(r, EUSERS, "too many clients");
 	json_object_put(r);
 	cr_assert(closed_by_peer(fd[3]));
 	/* One mid-request, one with a reply it does not read. */
-	send_all(fd[0], "{\"id\": 1, \"op\": \"sta", 20);
-	send_all(fd[1], "{\"id\": 1, \"op\": \"status\"}\n", 26);
+	cu_send_all(fd[0], "{\"id\": 1, \"op\": \"sta", 20);
+	cu_send_all(fd[1], "{\"id\": 1, \"op\": \"status\"}\n", 26);
 	usleep(100000);
-	t0 = now_ms();
+	t0 = cu_now_ms();
 	cr_assert_eq(graid_array_close(e.a), 0);
 	e.a = NULL;
-	cr_assert_lt(now_ms() - t0, 3000, "close took %" PRIu64 " ms", now_ms() - t0);
+	cr_assert_lt(cu_now_ms() - t0, 3000, "close took %" PRIu64 " ms", cu_now_ms() - t0);
 	for (unsigned i = 0; i < 3; i++) {
 		cr_assert(closed_by_peer(fd[i]), "client %u still connected after close", i);
 		close(fd[i]);
@@ -672,9 +589,9 @@ Test(control, the_socket_path_stale_live_and_read_only, .timeout = 120)
 	cr_assert_eq(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	close(l);
 	cr_assert_eq(graid_array_control_start(e.a, &o), 0);
-	fd = ctl_connect(e.sock);
+	fd = cu_connect(e.sock);
 	cr_assert_geq(fd, 0);
-	r = ask(fd, "{\"id\": 1, \"op\": \"hello\"}\n");
+	r = cu_ask(fd, "{\"id\": 1, \"op\": \"hello\"}\n");
 	cr_assert(ok_of(r));
 	json_object_put(r);
 	close(fd);
@@ -755,10 +672,10 @@ Test(control, a_forked_child_stopping_its_copy_leaves_the_parents_endpoint, .tim
 		_exit(0);
 	}
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	fd = ctl_connect(e.sock);
+	fd = cu_connect(e.sock);
 	cr_assert_geq(fd, 0, "the parent's socket is gone after its child stopped its copy: %s",
 		      strerror(-fd));
-	r = ask(fd, "{\"id\": 1, \"op\": \"hello\"}\n");
+	r = cu_ask(fd, "{\"id\": 1, \"op\": \"hello\"}\n");
 	cr_assert(ok_of(r));
 	json_object_put(r);
 	close(fd);
@@ -855,16 +772,16 @@ Test(control, a_stop_from_the_endpoints_own_thread_is_refused, .timeout = 120)
 	env_up(&e, NULL);
 	s.a = e.a;
 	cr_assert_eq(graid_array_set_event_callback(e.a, self_stop_event, &s), 0);
-	fd = ctl_connect(e.sock);
+	fd = cu_connect(e.sock);
 	cr_assert_geq(fd, 0);
-	r = ask(fd, "{\"id\": 1, \"op\": \"fail\", \"role\": 1}\n");
+	r = cu_ask(fd, "{\"id\": 1, \"op\": \"fail\", \"role\": 1}\n");
 	cr_assert(ok_of(r), "%s", json_object_to_json_string(r));
 	json_object_put(r);
 	cr_assert_eq(graid_array_set_event_callback(e.a, NULL, NULL), 0);
 	cr_assert(s.called, "the request sent no MEMBER_FAILED event");
 	cr_assert_eq(s.rc, -EDEADLK);
 	/* Still served, and stopped by the array's close as ever. */
-	r = ask(fd, "{\"id\": 2, \"op\": \"hello\"}\n");
+	r = cu_ask(fd, "{\"id\": 2, \"op\": \"hello\"}\n");
 	cr_assert(ok_of(r));
 	json_object_put(r);
 	close(fd);
@@ -914,9 +831,9 @@ Test(control, a_slow_request_holds_up_neither_another_arrays_close_nor_a_fork, .
 	env_up(&e, NULL);
 	env_up(&other, NULL);
 	cr_assert_eq(graid_array_set_event_callback(e.a, slow_event_fn, &s), 0);
-	fd = ctl_connect(e.sock);
+	fd = cu_connect(e.sock);
 	cr_assert_geq(fd, 0);
-	send_all(fd, "{\"id\": 1, \"op\": \"fail\", \"role\": 1}\n", 35);
+	cu_send_all(fd, "{\"id\": 1, \"op\": \"fail\", \"role\": 1}\n", 35);
 	pthread_mutex_lock(&s.lock);
 	while (!s.entered)
 		pthread_cond_wait(&s.cond, &s.lock);
@@ -924,10 +841,10 @@ Test(control, a_slow_request_holds_up_neither_another_arrays_close_nor_a_fork, .
 	/* A stop of this array waits for its request; give it time to be in that wait. */
 	cr_assert_eq(pthread_create(&stopper, NULL, stop_main, e.a), 0);
 	usleep(300000);
-	t0 = now_ms();
+	t0 = cu_now_ms();
 	cr_assert_eq(graid_array_close(other.a), 0);
 	other.a = NULL;
-	took = now_ms() - t0;
+	took = cu_now_ms() - t0;
 	pid = fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
@@ -935,7 +852,7 @@ Test(control, a_slow_request_holds_up_neither_another_arrays_close_nor_a_fork, .
 		graid_array_control_stop(e.a);
 		_exit(0);
 	}
-	for (t0 = now_ms(); now_ms() - t0 < 10000 && waitpid(pid, &status, WNOHANG) != pid;)
+	for (t0 = cu_now_ms(); cu_now_ms() - t0 < 10000 && waitpid(pid, &status, WNOHANG) != pid;)
 		usleep(10000);
 	if (status == -1) {
 		kill(pid, SIGKILL);
@@ -992,7 +909,7 @@ Test(control, out_of_descriptors_the_endpoint_does_not_spin, .timeout = 120)
 		n++;
 	/* One free: the client's; the endpoint's accept then has none. */
 	close(fds[--n]);
-	fd = ctl_connect(e.sock);
+	fd = cu_connect(e.sock);
 	usleep(200000);
 	cpu = cpu_ms();
 	usleep(1000000);
@@ -1003,7 +920,7 @@ Test(control, out_of_descriptors_the_endpoint_does_not_spin, .timeout = 120)
 	cr_assert_geq(fd, 0);
 	cr_assert_lt(cpu, 300, "%" PRIu64 " ms of CPU in 1 s with a client it cannot accept", cpu);
 	/* Once there are descriptors again, the client that waited is served. */
-	r = ask(fd, "{\"id\": 1, \"op\": \"hello\"}\n");
+	r = cu_ask(fd, "{\"id\": 1, \"op\": \"hello\"}\n");
 	cr_assert(ok_of(r));
 	json_object_put(r);
 	graid_log_set(NULL, NULL, 0);

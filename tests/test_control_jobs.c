@@ -18,6 +18,7 @@
 #include <libgraid/graid.h>
 
 #include "arrayutil.h"
+#include "ctlutil.h"
 #include "healutil.h"
 #include "testutil.h"
 
@@ -35,25 +36,14 @@ struct cj_env {
 	int fd;
 };
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static void cj_serve(struct cj_env *e)
 {
 	struct graid_control_options o = { .struct_size = sizeof(o), .run_dir = e->run };
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 
 	cr_assert_eq(graid_array_control_start(e->a, &o), 0);
 	cr_assert_eq(graid_array_control_path(e->a, e->run, e->sock, sizeof(e->sock)), 0);
-	e->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	cr_assert_geq(e->fd, 0);
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", e->sock);
-	cr_assert_eq(connect(e->fd, (struct sockaddr *)&sa, sizeof(sa)), 0, "%s", strerror(errno));
+	e->fd = cu_connect(e->sock);
+	cr_assert_geq(e->fd, 0, "%s", strerror(-e->fd));
 }
 
 /*
@@ -99,48 +89,17 @@ static void cj_down(struct cj_env *e)
 /* One reply line within 10 s, parsed. */
 static struct json_object *cj_ask(struct cj_env *e, const char *line)
 {
-	static char buf[1 << 20];
-	size_t len = 0;
-	uint64_t until = now_ms() + 10000;
-
-	cr_assert_eq(send(e->fd, line, strlen(line), MSG_NOSIGNAL), (ssize_t)strlen(line));
-	for (;;) {
-		struct pollfd p = { .fd = e->fd, .events = POLLIN };
-		char *nl;
-
-		cr_assert_gt(poll(&p, 1, (int)(until - now_ms())), 0, "no reply to %s", line);
-		cr_assert_eq(recv(e->fd, buf + len, 1, 0), 1, "no reply to %s", line);
-		len++;
-		cr_assert_lt(len, sizeof(buf));
-		nl = memchr(buf, '\n', len);
-		if (nl) {
-			struct json_object *r;
-
-			*nl = '\0';
-			r = json_tokener_parse(buf);
-			cr_assert_not_null(r, "a reply that is not JSON: %s", buf);
-			return r;
-		}
-	}
-}
-
-static struct json_object *field(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-
-	cr_assert(json_object_object_get_ex(o, key, &v), "no field '%s' in %s", key,
-		  json_object_to_json_string(o));
-	return v;
+	return cu_ask(e->fd, line);
 }
 
 static uint64_t num(struct json_object *o, const char *key)
 {
-	return json_object_get_uint64(field(o, key));
+	return json_object_get_uint64(cu_field(o, key));
 }
 
 static const char *str(struct json_object *o, const char *key)
 {
-	return json_object_get_string(field(o, key));
+	return json_object_get_string(cu_field(o, key));
 }
 
 /* A reply that must be ok, kept. */
@@ -148,7 +107,7 @@ static struct json_object *cj_ok(struct cj_env *e, const char *line)
 {
 	struct json_object *r = cj_ask(e, line);
 
-	cr_assert(json_object_get_boolean(field(r, "ok")), "%s -> %s", line,
+	cr_assert(json_object_get_boolean(cu_field(r, "ok")), "%s -> %s", line,
 		  json_object_to_json_string(r));
 	return r;
 }
@@ -157,9 +116,9 @@ static void cj_refused(struct cj_env *e, const char *line, int err, const char *
 {
 	struct json_object *r = cj_ask(e, line);
 
-	cr_assert(!json_object_get_boolean(field(r, "ok")), "%s was not refused: %s", line,
+	cr_assert(!json_object_get_boolean(cu_field(r, "ok")), "%s was not refused: %s", line,
 		  json_object_to_json_string(r));
-	cr_assert_eq(json_object_get_int(field(r, "errno")), err, "%s -> %s", line,
+	cr_assert_eq(json_object_get_int(cu_field(r, "errno")), err, "%s -> %s", line,
 		     json_object_to_json_string(r));
 	cr_assert(strstr(str(r, "error"), words), "'%s' not in %s", words,
 		  json_object_to_json_string(r));
@@ -169,18 +128,18 @@ static void cj_refused(struct cj_env *e, const char *line, int err, const char *
 /* scrub-status until its state is no longer "running" (60 s at most): the last SCRUBOBJ. */
 static struct json_object *cj_scrub_wait(struct cj_env *e)
 {
-	uint64_t until = now_ms() + 60000;
+	uint64_t until = cu_now_ms() + 60000;
 
 	for (;;) {
 		struct json_object *r = cj_ok(e, "{\"op\": \"scrub-status\"}\n");
-		struct json_object *s = json_object_get(field(r, "scrub"));
+		struct json_object *s = json_object_get(cu_field(r, "scrub"));
 
 		json_object_put(r);
 		cr_assert(json_object_is_type(s, json_type_object), "no scrub reported");
 		if (strcmp(str(s, "state"), "running"))
 			return s;
 		json_object_put(s);
-		cr_assert_lt(now_ms(), until, "the scrub still runs after 60 s");
+		cr_assert_lt(cu_now_ms(), until, "the scrub still runs after 60 s");
 		usleep(20 * 1000);
 	}
 }
@@ -188,11 +147,11 @@ static struct json_object *cj_scrub_wait(struct cj_env *e)
 /* scrub-status until the running scrub has ended a batch (its progress past 0). */
 static void cj_scrub_underway(struct cj_env *e)
 {
-	uint64_t until = now_ms() + 20000;
+	uint64_t until = cu_now_ms() + 20000;
 
 	for (;;) {
 		struct json_object *r = cj_ok(e, "{\"op\": \"scrub-status\"}\n");
-		struct json_object *s = field(r, "scrub");
+		struct json_object *s = cu_field(r, "scrub");
 
 		cr_assert_str_eq(str(s, "state"), "running", "%s", json_object_to_json_string(r));
 		if (num(s, "done") > 0) {
@@ -200,7 +159,7 @@ static void cj_scrub_underway(struct cj_env *e)
 			return;
 		}
 		json_object_put(r);
-		cr_assert_lt(now_ms(), until, "no batch of the scrub ended in 20 s");
+		cr_assert_lt(cu_now_ms(), until, "no batch of the scrub ended in 20 s");
 		usleep(20 * 1000);
 	}
 }
@@ -227,18 +186,18 @@ Test(control_jobs, scrub_start_runs_in_the_holder_and_scrub_status_reports_what_
 
 	cj_up(&e, NULL, cj_rot);
 	r = cj_ok(&e, "{\"op\": \"status\"}\n");
-	cr_assert(json_object_is_type(field(r, "scrub"), json_type_null), "%s",
+	cr_assert(json_object_is_type(cu_field(r, "scrub"), json_type_null), "%s",
 		  json_object_to_json_string(r));
 	json_object_put(r);
 	r = cj_ok(&e, "{\"op\": \"scrub-status\"}\n");
-	cr_assert(json_object_is_type(field(r, "scrub"), json_type_null));
+	cr_assert(json_object_is_type(cu_field(r, "scrub"), json_type_null));
 	json_object_put(r);
 	cj_refused(&e, "{\"op\": \"scrub-start\", \"repair\": 1}\n", EINVAL, "'repair'");
 	cj_refused(&e, "{\"op\": \"scrub-start\", \"fast\": true}\n", EINVAL, "'fast'");
 
 	r = cj_ok(&e, "{\"op\": \"scrub-start\"}\n");
-	cr_assert_str_eq(str(field(r, "scrub"), "state"), "running");
-	cr_assert_eq(json_object_get_boolean(field(field(r, "scrub"), "repair")), 0);
+	cr_assert_str_eq(str(cu_field(r, "scrub"), "state"), "running");
+	cr_assert_eq(json_object_get_boolean(cu_field(cu_field(r, "scrub"), "repair")), 0);
 	json_object_put(r);
 	s = cj_scrub_wait(&e);
 	cr_assert_str_eq(str(s, "state"), "done", "%s", json_object_to_json_string(s));
@@ -247,25 +206,25 @@ Test(control_jobs, scrub_start_runs_in_the_holder_and_scrub_status_reports_what_
 	cr_assert_eq(num(s, "repaired"), 0);
 	cr_assert_eq(num(s, "first_row"), 0);
 	cr_assert_eq(num(s, "errno"), 0);
-	cr_assert(json_object_is_type(field(s, "error"), json_type_null));
+	cr_assert(json_object_is_type(cu_field(s, "error"), json_type_null));
 	cr_assert_gt(num(s, "total"), 0);
 	cr_assert_eq(num(s, "done"), num(s, "total"));
-	named = field(s, "named");
+	named = cu_field(s, "named");
 	cr_assert_eq(json_object_array_length(named), 1);
 	cr_assert_eq(num(json_object_array_get_idx(named, 0), "stripe"), 77);
-	cr_assert_eq(json_object_get_int(field(json_object_array_get_idx(named, 0), "member")), 2);
+	cr_assert_eq(json_object_get_int(cu_field(json_object_array_get_idx(named, 0), "member")), 2);
 	json_object_put(s);
 	/* status carries the same object. */
 	r = cj_ok(&e, "{\"op\": \"status\"}\n");
-	cr_assert_str_eq(str(field(r, "scrub"), "state"), "done");
-	cr_assert_eq(num(field(r, "scrub"), "mismatches"), 1);
+	cr_assert_str_eq(str(cu_field(r, "scrub"), "state"), "done");
+	cr_assert_eq(num(cu_field(r, "scrub"), "mismatches"), 1);
 	json_object_put(r);
 
 	/* Repaired through the endpoint, then found clean. */
 	json_object_put(cj_ok(&e, "{\"op\": \"scrub-start\", \"repair\": true}\n"));
 	s = cj_scrub_wait(&e);
 	cr_assert_eq(num(s, "repaired"), 1, "%s", json_object_to_json_string(s));
-	cr_assert_eq(json_object_get_boolean(field(s, "repair")), 1);
+	cr_assert_eq(json_object_get_boolean(cu_field(s, "repair")), 1);
 	json_object_put(s);
 	json_object_put(cj_ok(&e, "{\"op\": \"scrub-start\"}\n"));
 	s = cj_scrub_wait(&e);
@@ -283,16 +242,16 @@ Test(control_jobs, a_second_scrub_start_is_busy_and_scrub_stop_ends_it_for_resum
 	/* 1 MB/s drives: 4 MiB a member, about four seconds of scrub, a second a batch. */
 	cj_up(&e, "mbps=1", NULL);
 	r = cj_ok(&e, "{\"op\": \"scrub-stop\"}\n");
-	cr_assert_eq(json_object_get_boolean(field(r, "stopped")), 0, "nothing was running");
+	cr_assert_eq(json_object_get_boolean(cu_field(r, "stopped")), 0, "nothing was running");
 	json_object_put(r);
 	json_object_put(cj_ok(&e, "{\"op\": \"scrub-start\"}\n"));
 	cj_refused(&e, "{\"op\": \"scrub-start\"}\n", EBUSY, "still running");
 	/* Past its first batch, so that where it stops is past row 0. */
 	cj_scrub_underway(&e);
 	r = cj_ok(&e, "{\"op\": \"scrub-stop\"}\n");
-	cr_assert_eq(json_object_get_boolean(field(r, "stopped")), 1, "%s",
+	cr_assert_eq(json_object_get_boolean(cu_field(r, "stopped")), 1, "%s",
 		     json_object_to_json_string(r));
-	s = field(r, "scrub");
+	s = cu_field(r, "scrub");
 	cr_assert_str_eq(str(s, "state"), "stopped", "%s", json_object_to_json_string(r));
 	cr_assert_lt(num(s, "stripes_checked"), CJ_ROWS, "it ran to its end");
 	cr_assert_eq(num(s, "errno"), 0);
@@ -332,9 +291,9 @@ Test(control_jobs, control_stop_ends_a_running_scrub_before_it_returns, .timeout
 	json_object_put(cj_ok(&e, "{\"op\": \"scrub-start\"}\n"));
 	cj_scrub_underway(&e);
 	cr_assert_gt(cj_reads(e.a), reads, "the scrub's reads are not counted: nothing to watch");
-	t0 = now_ms();
+	t0 = cu_now_ms();
 	cr_assert_eq(graid_array_control_stop(e.a), 0);
-	cr_assert_lt(now_ms() - t0, 3000, "the stop waited for the whole scrub");
+	cr_assert_lt(cu_now_ms() - t0, 3000, "the stop waited for the whole scrub");
 	/* Nothing reads the members any more: the scrub's thread is gone. */
 	reads = cj_reads(e.a);
 	usleep(500 * 1000);
@@ -366,7 +325,7 @@ Test(control_jobs, rebuild_after_replace_brings_the_role_active, .timeout = 120)
 
 	cj_up(&e, NULL, NULL);
 	r = cj_ok(&e, "{\"op\": \"rebuild\"}\n");
-	cr_assert_eq(json_object_array_length(field(r, "rebuilding")), 0, "nothing to rebuild");
+	cr_assert_eq(json_object_array_length(cu_field(r, "rebuilding")), 0, "nothing to rebuild");
 	json_object_put(r);
 	json_object_put(cj_ok(&e, "{\"op\": \"fail\", \"role\": 1}\n"));
 	/* Slow enough that the reply finds it still rebuilding. */
@@ -375,24 +334,24 @@ Test(control_jobs, rebuild_after_replace_brings_the_role_active, .timeout = 120)
 		 heal_new_member(&e.s, "fresh"));
 	json_object_put(cj_ok(&e, line));
 	r = cj_ok(&e, "{\"op\": \"rebuild\"}\n");
-	list = field(r, "rebuilding");
+	list = cu_field(r, "rebuilding");
 	cr_assert_eq(json_object_array_length(list), 1, "%s", json_object_to_json_string(r));
 	cr_assert_eq(json_object_get_int(json_object_array_get_idx(list, 0)), 1);
 	json_object_put(r);
 	json_object_put(cj_ok(&e, "{\"op\": \"rebuild-rate\", \"bytes_per_s\": 0}\n"));
-	until = now_ms() + 60000;
+	until = cu_now_ms() + 60000;
 	for (;;) {
 		struct json_object *m;
 
 		r = cj_ok(&e, "{\"op\": \"status\"}\n");
-		m = json_object_array_get_idx(field(r, "members"), 1);
+		m = json_object_array_get_idx(cu_field(r, "members"), 1);
 		if (!strcmp(str(m, "state"), "active")) {
 			cr_assert_eq(num(m, "catchup_done"), num(m, "catchup_total"));
 			json_object_put(r);
 			break;
 		}
 		json_object_put(r);
-		cr_assert_lt(now_ms(), until, "role 1 not active after 60 s");
+		cr_assert_lt(cu_now_ms(), until, "role 1 not active after 60 s");
 		usleep(50 * 1000);
 	}
 	cr_assert_eq(graid_array_info(e.a, &info), 0);
@@ -420,7 +379,7 @@ Test(control_jobs, spare_remove_takes_a_spare_off_and_refuses_what_is_none, .tim
 	json_object_put(r);
 	cr_assert_eq(graid_array_member_info(e.a, CJ_MEMBERS, &mi), -EINVAL, "still a spare");
 	r = cj_ok(&e, "{\"op\": \"status\"}\n");
-	cr_assert_eq(json_object_array_length(field(r, "members")), CJ_MEMBERS);
+	cr_assert_eq(json_object_array_length(cu_field(r, "members")), CJ_MEMBERS);
 	json_object_put(r);
 	cj_refused(&e, rm, ENOENT, "no hot spare");
 	snprintf(rm, sizeof(rm), "{\"op\": \"spare-remove\", \"path\": \"%s\"}\n", e.s.paths[0]);

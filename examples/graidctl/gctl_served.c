@@ -573,47 +573,52 @@ int gctl_served_scrub_stop(struct gctl_ctl *c)
 	return GCTL_EXIT_OK;
 }
 
-int gctl_served_spare_add(struct gctl_ctl *c, const char *path)
+/*
+ * Send @p op with the device @p path (made absolute: the holder's working directory is not
+ * ours). 0, or the library's negative errno in the holder; *@p ex: an exit code when the
+ * endpoint itself failed (said already), else GCTL_EXIT_OK.
+ */
+static int served_device_op(struct gctl_ctl *c, const char *op, const char *path, int *ex)
 {
-	struct json_object *req = served_req("spare-add"), *reply;
+	struct json_object *req = served_req(op), *reply;
 	char why[256], abs[PATH_MAX];
-	int rc, ex;
+	int rc;
 
 	json_object_object_add(req, "path",
 			       json_object_new_string(served_path(path, abs, sizeof(abs))));
-	rc = served_call(c, "spare", req, &reply, why, sizeof(why), &ex);
-	if (rc) {
-		if (ex != GCTL_EXIT_OK)
-			return ex;
-		if (rc == -EEXIST)
-			gctl_err("spare: adding %s: refused: it is a member of this array (the "
-				 "holder's log names its role); it was not written", path);
-		else
-			gctl_err("spare: adding %s: %s%s", path, graid_strerror(rc),
-				 gctl_level_reason(rc));
+	rc = served_call(c, "spare", req, &reply, why, sizeof(why), ex);
+	if (rc == 0)
+		json_object_put(reply);
+	return rc;
+}
+
+int gctl_served_spare_add(struct gctl_ctl *c, const char *path)
+{
+	int ex, rc = served_device_op(c, "spare-add", path, &ex);
+
+	if (rc && ex != GCTL_EXIT_OK)
+		return ex;
+	if (rc == -EEXIST)
+		gctl_err("spare: adding %s: refused: it is a member of this array (the holder's "
+			 "log names its role); it was not written", path);
+	else if (rc)
+		gctl_err("spare: adding %s: %s%s", path, graid_strerror(rc), gctl_level_reason(rc));
+	if (rc)
 		return GCTL_EXIT_FAILED;
-	}
-	json_object_put(reply);
 	printf("%s added as a hot spare\n", path);
 	return GCTL_EXIT_OK;
 }
 
 int gctl_served_spare_remove(struct gctl_ctl *c, const char *path)
 {
-	struct json_object *req = served_req("spare-remove"), *reply;
-	char why[256], abs[PATH_MAX];
-	int rc, ex;
+	int ex, rc = served_device_op(c, "spare-remove", path, &ex);
 
-	json_object_object_add(req, "path",
-			       json_object_new_string(served_path(path, abs, sizeof(abs))));
-	rc = served_call(c, "spare", req, &reply, why, sizeof(why), &ex);
+	if (rc && ex != GCTL_EXIT_OK)
+		return ex;
 	if (rc) {
-		if (ex != GCTL_EXIT_OK)
-			return ex;
 		gctl_spare_remove_err(path, rc);
 		return GCTL_EXIT_FAILED;
 	}
-	json_object_put(reply);
 	printf("%s removed from the hot spares\n", path);
 	return GCTL_EXIT_OK;
 }
