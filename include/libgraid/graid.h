@@ -426,14 +426,15 @@ struct graid_array_info {
 	/** Appended: that holder described: "pid 4242 (nbdkit) on host h since ..."; "" none. */
 	char holder[192];
 	/**
-	 * Appended, for a writable handle (0 for a look): 1 while the library's background
-	 * thread rebuilds (graid_array_rebuild_start(), a spare that took a role).
+	 * Appended, for a writable handle (0 for a look): 1 while a rebuild by the library's
+	 * background thread is due or runs (graid_array_rebuild_start(), a spare that took a
+	 * role); it may wait for a resync of that thread's to end first.
 	 */
 	int rebuild_running;
 	/**
 	 * Appended, with @c rebuild_running: the negative errno the last background rebuild
 	 * stopped with (-EIO: too many members lost, or the new member failed; -ENOMEM), 0 when
-	 * it ended well or none ran; a rebuild that starts again clears it. Roles it left
+	 * it ended well or none ran; a rebuild made due again clears it. Roles it left
 	 * REBUILDING stay so until a rebuild finishes them.
 	 */
 	int rebuild_error;
@@ -949,8 +950,8 @@ struct graid_health_options {
  * @param opts the options.
  * Roles failed, missing or unreachable are not sampled. The worker samples between its
  *   other jobs: a round gives way to a spare to hand out or a rebuild to start, and none
- *   is taken while the worker rebuilds or resyncs (docs/HEALTH.md). One log read is given
- *   up on after 5 s.
+ *   is taken while the worker rebuilds or resyncs (docs/HEALTH.md). A log read waits for
+ *   the kernel's admin timeout, during which the worker does nothing else.
  * @return 0; -EINVAL NULL arguments, struct_size smaller than the struct's first version,
  *   wear_percent above 255, or interval_ms below ::GRAID_HEALTH_INTERVAL_MIN_MS (and not
  *   0); -EROFS the array was opened read-only (it has no worker); -ENOMEM the open could
@@ -1048,9 +1049,10 @@ typedef void (*graid_progress_fn)(void *arg, uint64_t done, uint64_t total);
  *   diverged); the log names the role. The role's own device, failed or missing, is
  *   accepted and rebuilt whole, unless this handle still has it open since it went out
  *   (its late I/O may still land: open the array again first). The device the role had
- *   is let go at once (its lock, reservation and the device itself: it can be wiped,
- *   pulled, or added back as a spare while the array stays open), unless I/O given up on
- *   after the I/O timeout may still land on it: then it is held until the array closes.
+ *   is let go at once (its lock and the device itself: it can be wiped, pulled, or added
+ *   back as a spare while the array stays open), except where I/O given up on after the
+ *   I/O timeout may still land on it, and on an array that holds persistent reservations
+ *   (they are given back at close): then it is held until the array closes.
  * @return 0; -EINVAL bad arguments, device too small, or another array's member; -EEXIST
  *   the device is a member of this array (the log names its role); -EBUSY the role is
  *   active or rebuilding; -EOPNOTSUPP RAID-0 (no redundancy to

@@ -128,6 +128,18 @@ void array_unreserve(struct graid_array *a)
 		if (m->dev.fd >= 0)
 			member_pr_release(m, a->pr_key);
 	}
-	/* Devices replaced in their roles gave theirs back when they were replaced (roles.c). */
+	/*
+	 * Devices replaced in their roles were reserved too: given back here, outside
+	 * meta_lock, through their kept descriptors (an array with reservations keeps them).
+	 */
+	for (unsigned i = 0; i < a->retired.n; i++) {
+		struct member old = { .dev.fd = a->retired.fd[i], .dev.fault = a->retired.fault[i] };
+		struct stat st;
+
+		if (old.dev.fd < 0 || a->retired.let_go[i])
+			continue;
+		old.dev.is_blk = fstat(old.dev.fd, &st) == 0 && S_ISBLK(st.st_mode);
+		member_pr_release(&old, a->pr_key);
+	}
 	a->pr_key = 0;
 }

@@ -260,13 +260,15 @@ struct graid_array {
 	unsigned nspares;
 	struct member spares[GRAID_MAX_SPARES];
 	/*
-	 * Descriptor numbers of replaced members' devices: /dev/null since the replacement (the
-	 * device let go), closed at close, never reused while an I/O may still name them.
+	 * Descriptor numbers of replaced members' devices, closed at close, never reused while
+	 * an I/O may still name them: /dev/null since the replacement where the device was let
+	 * go (roles.c), else the device, whose reservation close gives back.
 	 */
 	struct {
 		unsigned n;
 		int fd[2 * GRAID_MAX_MEMBERS];
 		struct member_fault *fault[2 * GRAID_MAX_MEMBERS];
+		bool let_go[2 * GRAID_MAX_MEMBERS]; /* /dev/null now: nothing to give back */
 	} retired;
 
 	/*

@@ -34,6 +34,7 @@ struct control_scrub {
 	pthread_cond_t ended;        /* state left SCRUB_RUNNING (on CLOCK_MONOTONIC) */
 	pthread_t thread;
 	bool joinable;               /* a thread started and not joined yet */
+	bool joining;                /* a stop is joining it: still its thread until that ends */
 	bool started;                /* a scrub was started since the endpoint was */
 	enum scrub_state state;
 	unsigned flags;
@@ -188,7 +189,7 @@ bool control_scrub_is_thread(struct control_scrub *s)
 	if (!s)
 		return false;
 	pthread_mutex_lock(&s->lock);
-	self = s->joinable && pthread_equal(pthread_self(), s->thread);
+	self = (s->joinable || s->joining) && pthread_equal(pthread_self(), s->thread);
 	pthread_mutex_unlock(&s->lock);
 	return self;
 }
@@ -204,10 +205,16 @@ void control_scrub_join(struct control_scrub *s)
 	if (join && s->state == SCRUB_RUNNING)
 		scrub_ask_stop(s);
 	s->joinable = false;
+	/* A callback the scrub runs meanwhile is still on its thread (-EDEADLK, not a wait). */
+	s->joining = join;
 	pthread_mutex_unlock(&s->lock);
 	/* Not under the lock: the scrub's last step takes it. */
-	if (join)
+	if (join) {
 		pthread_join(s->thread, NULL);
+		pthread_mutex_lock(&s->lock);
+		s->joining = false;
+		pthread_mutex_unlock(&s->lock);
+	}
 }
 
 void control_scrub_free(struct control_scrub *s)

@@ -49,7 +49,7 @@ static void reach_return(struct graid_array *a, unsigned role)
 	graid__log(GRAID_LOG_NOTICE, "member %u (%s) reachable again: %s", role, m->dev.path,
 		   catchup ? "catching up from the write-intent bitmap" : "rebuilding it whole");
 	array_event(a, GRAID_EVENT_MEMBER_RETURNED, (int)role, 0, 0, 0);
-	a->rebuild_work = true;
+	array_rebuild_due(a);
 }
 
 /* Its last controller is gone: the member failed; a spare may take its role. */

@@ -37,6 +37,16 @@ void array_worker_stop(struct graid_array *a);
 int array_worker_start(struct graid_array *a);
 /* Have the background thread (started if need be) rebuild what is REBUILDING; meta_lock held. */
 int array_rebuild_background(struct graid_array *a);
+/*
+ * A rebuild is due in the worker (started already): due counts as running for
+ * graid_array_info, since the worker may first finish a resync or a look. meta_lock held.
+ */
+static inline void array_rebuild_due(struct graid_array *a)
+{
+	a->rebuild_work = true;
+	atomic_store(&a->rebuild_bg_error, 0);
+	atomic_store(&a->rebuild_bg_running, true);
+}
 
 
 /* array_reach.c */

@@ -164,46 +164,50 @@ fail:
 }
 
 /*
- * Let go of the device a role had: its reservation, its lock (flock, O_EXCL) and the device
- * itself, so that it can be wiped, pulled or added again (as a spare, say) while the array
- * is served. The descriptor's number stays taken until the array closes: an I/O being
- * prepared may still have read it without the lock, and a number closed and reused by
- * another open would send that I/O to another file. So /dev/null is put in its place (an
- * I/O that still comes reads nothing, as from a dead device, or writes nowhere, on a role
- * that no longer has this device), and the number is closed at close. meta_lock held.
+ * Let go of the device a role had, its lock (flock, O_EXCL) and the device itself, so that
+ * it can be wiped, pulled or added again (as a spare, say) while the array is served. The
+ * descriptor's number stays taken until the array closes: an I/O being prepared may still
+ * have read it without the lock, and a number closed and reused by another open would send
+ * that I/O to another file. So /dev/null is put in its place (an I/O that still comes reads
+ * nothing, as from a dead device, or writes nowhere, on a role that no longer has this
+ * device), and the number is closed at close.
+ *
+ * Held until close instead, as before: a device that I/O given up on after the I/O timeout
+ * may still reach (it must not come back to this array, as a spare, and take a stale write
+ * after its rebuild), and every device of an array that holds reservations (they are given
+ * back at close, outside meta_lock: a reservation command to a drive that hangs would hold
+ * the lock for the kernel's timeouts, and a conflict reported by a late I/O on a device
+ * given back could pass for another host's takeover). meta_lock held.
  */
 static void role_retire_device(struct graid_array *a, struct member *m)
 {
-	int null_fd;
+	unsigned late = atomic_load(&m->late_ios);
+	int null_fd = -1;
 
-	if (m->dev.fd >= 0 && a->pr_key)
-		member_pr_release(m, a->pr_key);
+	if (m->dev.fd < 0 && !m->dev.fault)
+		return; /* nothing to keep */
 	if (a->retired.n == sizeof(a->retired.fd) / sizeof(a->retired.fd[0])) {
-		/* Out of room to keep numbers (more replacements than roles, twice): close. */
-		if (m->dev.fd >= 0)
-			close(m->dev.fd);
-		fault_free(m->dev.fault);
+		/*
+		 * Out of room to keep numbers: the descriptor and the fault schedule are kept
+		 * for ever (leaked until the process ends) rather than freed under an I/O.
+		 */
+		graid__log(GRAID_LOG_WARNING, "%s: replaced; more replacements than this open "
+			   "keeps track of: its descriptor stays open until the process ends",
+			   m->dev.path);
 		return;
 	}
-	/*
-	 * An I/O given up on after the I/O timeout may still be the kernel's, and land on the
-	 * device later: such a device stays held until the array closes, so that it cannot be
-	 * given to this array again (a spare) and take a stale write after its rebuild.
-	 */
-	null_fd = m->dev.fd >= 0 && !atomic_load(&m->late_ios) ?
-			  open("/dev/null", O_RDWR | O_CLOEXEC) : -1;
-	if (m->dev.fd >= 0 && atomic_load(&m->late_ios))
+	if (m->dev.fd >= 0 && late)
 		graid__log(GRAID_LOG_WARNING, "%s: replaced with %u of its I/Os still in the "
-			   "kernel's hands: it stays open until the array closes", m->dev.path,
-			   atomic_load(&m->late_ios));
+			   "kernel's hands: it stays open until the array closes", m->dev.path, late);
+	else if (m->dev.fd >= 0 && !a->pr_key)
+		null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null_fd >= 0) {
 		if (dup3(null_fd, m->dev.fd, O_CLOEXEC) < 0)
 			graid__log(GRAID_LOG_WARNING, "%s: replaced, but its descriptor cannot be "
 				   "let go before the array closes: %s", m->dev.path, strerror(errno));
+		else
+			a->retired.let_go[a->retired.n] = true;
 		close(null_fd);
-	} else if (m->dev.fd >= 0 && !atomic_load(&m->late_ios)) {
-		graid__log(GRAID_LOG_WARNING, "%s: replaced; it stays open until the array closes "
-			   "(/dev/null: %s)", m->dev.path, strerror(errno));
 	}
 	a->retired.fd[a->retired.n] = m->dev.fd;
 	a->retired.fault[a->retired.n++] = m->dev.fault;
@@ -298,7 +302,7 @@ void array_spare_takeover(struct graid_array *a, unsigned role)
 	a->nspares--;
 	role_install(a, role, &a->spares[a->nspares]);
 	a->spares[a->nspares].dev.fd = -1;
-	a->rebuild_work = true;
+	array_rebuild_due(a);
 	pthread_cond_signal(&a->worker_cond);
 }
 

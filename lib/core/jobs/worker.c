@@ -76,13 +76,12 @@ static void *worker_main(void *arg)
 		a->rebuild_work = false;
 		pthread_mutex_unlock(&a->meta_lock);
 		/* Errors are logged by the rebuild; its result is kept for graid_array_info. */
-		atomic_store(&a->rebuild_bg_error, 0);
 		atomic_store(&a->rebuild_bg_running, true);
 		rc = graid_array_rebuild(a, NULL, NULL);
-		/* A close stopping it is no failure of the rebuild's. */
-		atomic_store(&a->rebuild_bg_error, rc == -ECANCELED ? 0 : rc);
-		atomic_store(&a->rebuild_bg_running, false);
 		pthread_mutex_lock(&a->meta_lock);
+		/* A close stopping it is no failure of the rebuild's; one due again still runs. */
+		atomic_store(&a->rebuild_bg_error, rc == -ECANCELED ? 0 : rc);
+		atomic_store(&a->rebuild_bg_running, a->rebuild_work);
 	}
 	pthread_mutex_unlock(&a->meta_lock);
 	return NULL;
@@ -181,7 +180,7 @@ int array_rebuild_background(struct graid_array *a)
 	int rc = array_worker_start(a);
 
 	if (rc == 0) {
-		a->rebuild_work = true;
+		array_rebuild_due(a);
 		pthread_cond_signal(&a->worker_cond);
 	}
 	return rc;

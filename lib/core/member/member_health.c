@@ -17,9 +17,6 @@
 #include "member/member_health.h"
 
 #ifdef GRAID_HAVE_LIBNVME
-/* How long one health log read may take before it is given up on. */
-#define HEALTH_CMD_TIMEOUT_MS 5000
-
 /* A 128-bit little-endian counter of the log page, saturated to 64 bits. */
 static uint64_t health_u128(const uint8_t v[16])
 {
@@ -64,12 +61,12 @@ static int health_nvme(const struct member_device *d, struct graid_member_health
 		return -ENOMEM;
 	memset(l, 0, sizeof(*l));
 	/*
-	 * The controller's log (all namespaces); RAE kept: a monitor's events stay its own. A
-	 * timeout of our own: the kernel's admin default is a minute, and the worker that
-	 * samples also hands out spares and watches the owner record.
+	 * The controller's log (all namespaces); RAE kept: a monitor's events stay its own.
+	 * The kernel's own admin timeout (0): a shorter one of ours would not abort a slow
+	 * command but reset the whole controller, in-flight data I/O and all.
 	 */
 	struct nvme_get_log_args args = {
-		.args_size = sizeof(args), .fd = d->fd, .timeout = HEALTH_CMD_TIMEOUT_MS,
+		.args_size = sizeof(args), .fd = d->fd, .timeout = 0,
 		.lid = NVME_LOG_LID_SMART, .len = sizeof(*l), .log = l, .nsid = NVME_NSID_ALL,
 		.csi = NVME_CSI_NVM, .rae = true,
 	};
