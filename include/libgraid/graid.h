@@ -916,14 +916,14 @@ GRAID_API int graid_array_member_health(struct graid_array *a, unsigned idx,
 #define GRAID_HEALTH_RULE_MEDIA_BURST 0x10u  /**< many media errors within the window
 					          (warning) */
 
+/** The shortest interval graid_array_set_health_options() takes. */
+#define GRAID_HEALTH_INTERVAL_MIN_MS 100u
+
 /**
  * @brief How the array's worker watches its members' drive health
  *   (graid_array_set_health_options()). Zero in a field of a policy setting turns that
  *   rule off; the defaults are what a writable open starts with.
  */
-/** The shortest interval graid_array_set_health_options() takes. */
-#define GRAID_HEALTH_INTERVAL_MIN_MS 100u
-
 struct graid_health_options {
 	size_t struct_size;          /**< sizeof(struct graid_health_options) as compiled */
 	uint32_t interval_ms;        /**< sample every member this often, at least
