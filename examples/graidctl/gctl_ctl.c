@@ -241,14 +241,15 @@ int gctl_ctl_connect(struct gctl_ctl *c, const char *path, char *why, size_t siz
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct json_object *req, *reply;
 	uint64_t protocol;
+	size_t len = strlen(path);
 	int rc;
 
-	if (strlen(path) >= sizeof(sa.sun_path)) {
+	if (len >= sizeof(sa.sun_path) || len >= sizeof(c->path)) {
 		snprintf(why, size, "%s", strerror(ENAMETOOLONG));
 		return -ENAMETOOLONG;
 	}
-	snprintf(c->path, sizeof(c->path), "%s", path);
-	memcpy(sa.sun_path, path, strlen(path) + 1);
+	memcpy(c->path, path, len + 1);
+	memcpy(sa.sun_path, path, len + 1);
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (c->fd < 0) {
 		rc = -errno;
