@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <criterion/criterion.h>
+
 #include "arrayutil.h"
 
 void au_make(struct au_set *s, unsigned n, uint64_t bytes)
@@ -79,6 +81,20 @@ int au_ctrl_state(const char *state_file, const char *state)
 	if (fclose(f) || rename(tmp, state_file))
 		return -errno;
 	return 0;
+}
+
+bool au_sb_cleared(const char *path)
+{
+	uint8_t b[4096];
+	int fd = open(path, O_RDONLY);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pread(fd, b, sizeof(b), 0), (ssize_t)sizeof(b));
+	close(fd);
+	for (size_t i = 0; i < sizeof(b); i++)
+		if (b[i])
+			return false;
+	return true;
 }
 
 uint64_t au_file_hash(const char *path)

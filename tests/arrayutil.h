@@ -3,6 +3,7 @@
 #ifndef LIBGRAID_ARRAYUTIL_H
 #define LIBGRAID_ARRAYUTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,8 @@ void au_wait_unlocked(const char *const *paths, unsigned n);
  */
 int au_ctrl_state(const char *state_file, const char *state);
 
+/* Whether the first 4 KiB of @p path are all zero: no superblock left there. */
+bool au_sb_cleared(const char *path);
 /* FNV-1a of a whole file, to prove a refused call wrote nothing. */
 uint64_t au_file_hash(const char *path);
 /* Create with level/chunk and the given engine ("isal" by default when NULL). */

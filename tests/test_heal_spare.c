@@ -78,21 +78,6 @@ Test(heal_spare, a_spare_is_not_blamed_for_late_errors_of_the_member_it_replaced
 	au_remove(&s);
 }
 
-/* The first 4096 bytes of @p path are all zero: no superblock left. */
-static bool hs_sb_cleared(const char *path)
-{
-	uint8_t b[4096];
-	int fd = open(path, O_RDONLY);
-
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(pread(fd, b, sizeof(b), 0), (ssize_t)sizeof(b));
-	close(fd);
-	for (size_t i = 0; i < sizeof(b); i++)
-		if (b[i])
-			return false;
-	return true;
-}
-
 Test(heal_spare, a_removed_spare_takes_no_role_and_is_not_a_spare_at_the_next_open,
      .timeout = 300)
 {
@@ -138,7 +123,7 @@ Test(heal_spare, a_removed_spare_takes_no_role_and_is_not_a_spare_at_the_next_op
 		cr_assert_eq(graid_array_remove_spare(a, other), 0);
 	}
 	cr_assert_eq(graid_array_remove_spare(a, spare), -ENOENT, "removed twice");
-	cr_assert(hs_sb_cleared(spare), "the removed spare still has a superblock");
+	cr_assert(au_sb_cleared(spare), "the removed spare still has a superblock");
 	cr_assert_eq(graid_array_member_info(a, 5, &mi), 0);
 	cr_assert_str_eq(mi.path, keep, "the other spare moved up");
 	cr_assert_eq(graid_array_member_info(a, 6, &mi), -EINVAL, "one spare left");

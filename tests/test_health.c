@@ -27,6 +27,30 @@ static void put_file(const char *path, const char *text)
 	cr_assert_eq(rename(tmp, path), 0);
 }
 
+/*
+ * A RAID-5 of four member files, opened again with role @p role's drive scripted by the
+ * file @p name in the set's folder, first holding @p log. @p health (320 bytes) gets that
+ * file's path, @p spec (700) the faulty: path, @p paths the open's member list.
+ */
+static struct graid_array *scripted_open(struct au_set *s, unsigned role, const char *name,
+					 const char *log, char *health, char *spec,
+					 const char **paths)
+{
+	struct graid_array *a;
+
+	tu_need_fault_injection();
+	au_make(s, 4, 8u << 20);
+	cr_assert_eq(au_create(s, 4, 5, 65536, &a), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	snprintf(health, 320, "%s/%s", s->dir, name);
+	put_file(health, log);
+	snprintf(spec, 700, "faulty:health=%s:%s", health, s->path[role]);
+	memcpy(paths, s->paths, sizeof(s->paths));
+	paths[role] = spec;
+	cr_assert_eq(graid_array_open(paths, 4, NULL, &a), 0);
+	return a;
+}
+
 Test(health, a_scripted_drive_reports_what_its_log_says, .timeout = 60)
 {
 	struct graid_member_health h = { .struct_size = sizeof(h) };
@@ -35,17 +59,9 @@ Test(health, a_scripted_drive_reports_what_its_log_says, .timeout = 60)
 	struct graid_array *a;
 	struct au_set s;
 
-	tu_need_fault_injection();
-	au_make(&s, 4, 8u << 20);
-	cr_assert_eq(au_create(&s, 4, 5, 65536, &a), 0);
-	cr_assert_eq(graid_array_close(a), 0);
-	snprintf(health, sizeof(health), "%s/health1", s.dir);
-	put_file(health, "critical_warning 0\navailable_spare 100\nspare_threshold 10\n"
-			 "percent_used 3\ntemperature_c 41\nmedia_errors 0\n");
-	snprintf(spec, sizeof(spec), "faulty:health=%s:%s", health, s.path[1]);
-	memcpy(paths, s.paths, sizeof(paths));
-	paths[1] = spec;
-	cr_assert_eq(graid_array_open(paths, 4, NULL, &a), 0);
+	a = scripted_open(&s, 1, "health1", "critical_warning 0\navailable_spare 100\n"
+			  "spare_threshold 10\npercent_used 3\ntemperature_c 41\nmedia_errors 0\n",
+			  health, spec, paths);
 
 	cr_assert_eq(graid_array_member_health(a, 1, &h), 0);
 	cr_assert_str_eq(h.source, "scripted");
@@ -143,16 +159,8 @@ Test(health, the_worker_reports_each_rule_once_when_it_begins_to_hold, .timeout 
 	struct graid_array *a;
 	struct au_set s;
 
-	tu_need_fault_injection();
-	au_make(&s, 4, 8u << 20);
-	cr_assert_eq(au_create(&s, 4, 5, 65536, &a), 0);
-	cr_assert_eq(graid_array_close(a), 0);
-	snprintf(health, sizeof(health), "%s/health2", s.dir);
-	put_file(health, "available_spare 100\nspare_threshold 10\n");
-	snprintf(spec, sizeof(spec), "faulty:health=%s:%s", health, s.path[2]);
-	memcpy(paths, s.paths, sizeof(paths));
-	paths[2] = spec;
-	cr_assert_eq(graid_array_open(paths, 4, NULL, &a), 0);
+	a = scripted_open(&s, 2, "health2", "available_spare 100\nspare_threshold 10\n", health,
+			  spec, paths);
 	cr_assert_eq(graid_array_set_event_callback(a, hw_event, &seen), 0);
 	cr_assert_eq(graid_array_set_health_options(a, &o), 0);
 	usleep(300000);

@@ -302,21 +302,6 @@ Test(takeover, a_superblock_write_never_goes_over_a_higher_epoch)
 	au_remove(&s);
 }
 
-/* Whether the first 4 KiB of @p path are all zero (no superblock left). */
-static bool sb_zeroed(const char *path)
-{
-	uint8_t b[4096];
-	int fd = open(path, O_RDONLY);
-
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(pread(fd, b, sizeof(b), 0), (ssize_t)sizeof(b));
-	close(fd);
-	for (size_t i = 0; i < sizeof(b); i++)
-		if (b[i])
-			return false;
-	return true;
-}
-
 /*
  * Another host took the array over (its records on every member and the spare) before
  * this handle noticed: removing the spare is refused with -ESTALE and writes nothing, not
@@ -336,7 +321,7 @@ Test(takeover, remove_spare_after_a_takeover_writes_nothing, .timeout = 120)
 		tko_write_takeover(s.paths[i]);
 	tko_write_takeover(spare);
 	cr_assert_eq(graid_array_remove_spare(a, spare), -ESTALE);
-	cr_assert(!sb_zeroed(spare), "a foreign handle wiped the new owner's spare");
+	cr_assert(!au_sb_cleared(spare), "a foreign handle wiped the new owner's spare");
 	graid_array_close(a);
 	au_remove(&s);
 }
