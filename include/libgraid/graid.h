@@ -1358,6 +1358,33 @@ enum graid_event_type {
 					       them) */
 	GRAID_EVENT_HEALTH_WARNING = 13, /**< the member's drive wears or reports media errors:
 					      count holds the rules, as above */
+	GRAID_EVENT_DEGRADED = 14,       /**< the array runs with fewer roles in sync than it
+					      has: sent when the number of roles out (failed,
+					      missing, unreachable, rebuilding) rises, and at open
+					      when it opens so; member: the role that went out, or
+					      -1 at open; count: roles out now */
+	GRAID_EVENT_OPTIMAL = 15,        /**< every role is in sync again (after DEGRADED) */
+	GRAID_EVENT_REBUILD_PROGRESS = 16, /**< a rebuild or catch-up passed another step
+					      (graid_event_options); member: its first role;
+					      count: percent done */
+	GRAID_EVENT_REBUILD_STOPPED = 17, /**< a rebuild ended before its roles were in sync:
+					       error says why (-EIO, -ECANCELED at close, ...);
+					       member: its first role */
+	GRAID_EVENT_SCRUB_STARTED = 18,  /**< a scrub began (or resumed) */
+	GRAID_EVENT_SCRUB_PROGRESS = 19, /**< a scrub passed another step; count: percent */
+	GRAID_EVENT_SCRUB_DONE = 20,     /**< a scrub ended; error: 0, -ECANCELED (stopped),
+					      or why it failed; count: stripes found inconsistent */
+	GRAID_EVENT_RESYNC_STARTED = 21, /**< a resync of dirty regions after an unclean close
+					      began; count: regions to resynchronise */
+	GRAID_EVENT_SPARE_ACTIVATED = 22, /**< a hot spare took a failed role and is rebuilt
+					       into it; member: the role */
+	GRAID_EVENT_SPARES_MISSING = 23, /**< the array has fewer hot spares than it recorded:
+					      count: spares missing */
+	GRAID_EVENT_JOURNAL_REPLAYED = 24, /**< the write-hole journal was replayed at open;
+					       count: updates replayed */
+	GRAID_EVENT_MEMBER_SLOW = 25,    /**< a member's I/O took longer than the slow limit;
+					      member: the role; count: its latency in
+					      milliseconds (at most one a member a minute) */
 };
 
 /**
