@@ -8,6 +8,10 @@
  *                                      a member without the guarantee falls back to zeroing
  *   nvme_vm pull NG0..5                a member pulled out mid-I/O (injected errors, then the
  *                                      controller removed through sysfs), replaced, rebuilt
+ *   nvme_vm health NVME0..2            a drive's critical warning raised from outside the
+ *                                      guest (QEMU's smart_critical_warning, asked of the
+ *                                      host by a "VM: HOST" line: tests/vm/run) reaches the
+ *                                      array's health watch as one event per crossing
  * Prints PASS/FAIL/SKIP lines; exit 0 when nothing failed.
  */
 #include <dirent.h>
@@ -593,10 +597,147 @@ static void run_pull(const char *const *ng)
 	free(want);
 }
 
+/* ---- drive health ------------------------------------------------------------------------ */
+
+static struct {
+	atomic_uint critical[3];	/* HEALTH_CRITICAL events per role (2: the spare) */
+	atomic_uint rules;		/* the rules of the last one */
+	atomic_uint other;		/* HEALTH_* events for anyone else */
+} health_seen;
+
+static void health_event(void *arg, const struct graid_event *ev)
+{
+	(void)arg;
+	if (ev->type != GRAID_EVENT_HEALTH_CRITICAL && ev->type != GRAID_EVENT_HEALTH_WARNING)
+		return;
+	if (ev->type == GRAID_EVENT_HEALTH_CRITICAL && ev->member >= 0 && ev->member < 3) {
+		atomic_fetch_add(&health_seen.critical[ev->member], 1);
+		atomic_store(&health_seen.rules, (unsigned)ev->count);
+	} else {
+		atomic_fetch_add(&health_seen.other, 1);
+	}
+}
+
+/*
+ * Ask the host to set controller k's smart_critical_warning (tests/vm/run reads the line
+ * off the console and sets the property through QEMU's monitor; QEMU then reports it in
+ * the SMART log page and by an asynchronous event). Straight to the console: the suite's
+ * output reaches it through /init's pipes, which hold lines back.
+ */
+static void host_set_critical(unsigned k, unsigned bits)
+{
+	FILE *con = fopen("/dev/console", "w");
+
+	fprintf(con ? con : stdout, "VM: HOST qom-set nvmectl%u smart_critical_warning %u\n",
+		k, bits);
+	if (con)
+		fclose(con);
+	else
+		fflush(stdout);
+}
+
+/* Wait up to @p s seconds for role @p role's critical events to reach @p want. */
+static int wait_critical(unsigned role, unsigned want, double s)
+{
+	double end = now() + s;
+	while (atomic_load(&health_seen.critical[role]) < want && now() < end)
+		usleep(20000);
+	return atomic_load(&health_seen.critical[role]) >= want;
+}
+
+/* Wait up to @p s seconds for the drive of role @p role to report @p bits in its log. */
+static int wait_log(struct graid_array *a, unsigned role, unsigned bits, double s)
+{
+	struct graid_member_health h = { .struct_size = sizeof(h) };
+	double end = now() + s;
+	int r;
+	do {
+		r = graid_array_member_health(a, role, &h);
+		if (!r && h.critical_warning == bits)
+			return 1;
+		usleep(50000);
+	} while (now() < end);
+	fprintf(stderr, "  role %u's log: %s, critical warning 0x%x (waited for 0x%x)\n", role,
+		r ? graid_strerror(r) : "read", h.critical_warning, bits);
+	return 0;
+}
+
+static void run_health(const char *const *dev)
+{
+	struct graid_member_health h = { .struct_size = sizeof(h) };
+	struct graid_health_options ho = { .struct_size = sizeof(ho), .interval_ms = 200,
+					   .wear_percent = 90, .media_rising = 2,
+					   .media_burst = 25, .media_window_s = 600 };
+	struct graid_array *a = create(1, dev, 2);
+	int r;
+
+	if (!a) {
+		result("health-critical-event");
+		return;
+	}
+	if ((r = graid_array_add_spare(a, dev[2])))
+		bad("add spare %s: %s", dev[2], graid_strerror(r));
+	graid_array_set_event_callback(a, health_event, NULL);
+	if (!why[0] && (r = graid_array_member_health(a, 1, &h)))
+		bad("health of %s: %s", dev[1], graid_strerror(r));
+	else if (!why[0] && (strcmp(h.source, "nvme") || h.critical_warning))
+		bad("health of %s before: source '%s', critical warning 0x%x (expected nvme, 0)",
+		    dev[1], h.source, h.critical_warning);
+	if (!why[0] && (r = graid_array_set_health_options(a, &ho)))
+		bad("health options: %s", graid_strerror(r));
+	/* A few rounds of samples with nothing to report first. */
+	usleep(600000);
+	if (!why[0] && atomic_load(&health_seen.critical[1]))
+		bad("a critical event before any warning was raised");
+
+	if (!why[0]) {
+		host_set_critical(1, GRAID_HEALTH_CRIT_RELIABILITY);
+		if (!wait_log(a, 1, GRAID_HEALTH_CRIT_RELIABILITY, 20))
+			bad("%s's log never showed the critical warning the host set (is the "
+			    "host's monitor hook working?)", dev[1]);
+		else if (!wait_critical(1, 1, 10))
+			bad("no HEALTH_CRITICAL event for role 1 within 10 s of its drive's "
+			    "warning");
+		else if (!(atomic_load(&health_seen.rules) & GRAID_HEALTH_RULE_CRITICAL_BIT))
+			bad("the event's rules 0x%x lack CRITICAL_BIT",
+			    atomic_load(&health_seen.rules));
+	}
+	/* The bit stays set: samples go on, and no second event comes for the same crossing. */
+	if (!why[0]) {
+		usleep(1500000);
+		if (atomic_load(&health_seen.critical[1]) != 1)
+			bad("%u critical events for one crossing",
+			    atomic_load(&health_seen.critical[1]));
+	}
+	/* Cleared, then raised again: a second crossing, a second event. */
+	if (!why[0]) {
+		host_set_critical(1, 0);
+		if (!wait_log(a, 1, 0, 20))
+			bad("%s's warning never cleared", dev[1]);
+		usleep(1000000);
+		host_set_critical(1, GRAID_HEALTH_CRIT_SPARE);
+		if (!wait_critical(1, 2, 20))
+			bad("no second HEALTH_CRITICAL event after the warning was cleared and "
+			    "raised again (%u seen)", atomic_load(&health_seen.critical[1]));
+	}
+	if (!why[0] && (atomic_load(&health_seen.critical[0]) ||
+			atomic_load(&health_seen.critical[2]) || atomic_load(&health_seen.other)))
+		bad("health events for drives whose health did not change (role 0: %u, spare: "
+		    "%u, other: %u)", atomic_load(&health_seen.critical[0]),
+		    atomic_load(&health_seen.critical[2]), atomic_load(&health_seen.other));
+	host_set_critical(1, 0);
+	wait_log(a, 1, 0, 20);
+	graid_array_set_event_callback(a, NULL, NULL);
+	if ((r = graid_array_close(a)))
+		bad("close: %s", graid_strerror(r));
+	result("health-critical-event");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: nvme_vm identify|fastinit NVME0..5 NG0..5 | pull NG0..5\n");
+		fprintf(stderr, "usage: nvme_vm identify|fastinit NVME0..5 NG0..5 | pull NG0..5 | "
+				"health NVME0..2\n");
 		return 2;
 	}
 	graid_log_set(log_sink, NULL, GRAID_LOG_NOTICE);
@@ -608,6 +749,8 @@ int main(int argc, char **argv)
 		run_fastinit(dev, dev + 6);
 	else if (!strcmp(argv[1], "pull") && n == 6)
 		run_pull(dev);
+	else if (!strcmp(argv[1], "health") && n == 3)
+		run_health(dev);
 	else {
 		fprintf(stderr, "nvme_vm: bad arguments\n");
 		return 2;
