@@ -76,6 +76,8 @@ Test(metrics, two_arrays_one_family_each_and_a_failed_member, .timeout = 60)
 	uuid_of(a[1], u1);
 	cr_assert_eq(graid_array_fail_member(a[0], 2), 0);
 
+	/* Asked to look for a rebuild with nothing to copy: still active, not recovering. */
+	cr_assert_eq(graid_array_rebuild_start(a[1]), 0);
 	t = render(a, names, 2, 0, &rc);
 	cr_assert_eq(rc, 0);
 	/* Each family once, though two arrays have samples in it. */

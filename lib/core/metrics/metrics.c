@@ -113,7 +113,12 @@ static void f_disks_required(FILE *o, const char *name, const struct metrics_sna
 
 static const char *array_state(const struct metrics_snap *s)
 {
-	bool copy = s->info.rebuild_running, out = false;
+	/*
+	 * A role being copied, not rebuild_running: the background thread is "due" for a moment
+	 * at every writable open that asks it to look (graid_array_rebuild_start()), with
+	 * nothing to copy.
+	 */
+	bool copy = false, out = false;
 
 	for (unsigned i = 0; i < s->info.nmembers; i++) {
 		copy = copy || copying(s, i);
