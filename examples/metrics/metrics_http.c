@@ -23,6 +23,7 @@ struct metrics_http {
 	struct MHD_Daemon *d;
 #endif
 	struct graid_array *a;
+	char where[80];          /* "127.0.0.1:9750", "[::1]:9750": what is served */
 };
 
 static int mh_addr(const char *spec, struct sockaddr_storage *ss, char *why, size_t size)
@@ -71,6 +72,24 @@ static int mh_addr(const char *spec, struct sockaddr_storage *ss, char *why, siz
 	snprintf(why, size, "metrics address '%s': '%s' is no IPv4 address nor [IPv6] address",
 		 spec, host);
 	return -EINVAL;
+}
+
+/* @p ss as "ADDR:PORT" (IPv6 in brackets). */
+static void mh_where(const struct sockaddr_storage *ss, char *out, size_t size)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+
+	if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+
+		inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
+		snprintf(out, size, "[%s]:%u", host, ntohs(s6->sin6_port));
+	} else {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+
+		inet_ntop(AF_INET, &s4->sin_addr, host, sizeof(host));
+		snprintf(out, size, "%s:%u", host, ntohs(s4->sin_port));
+	}
 }
 
 int metrics_http_parse(const char *spec, char *why, size_t size)
@@ -145,7 +164,8 @@ int metrics_http_start(struct metrics_http **out, const char *spec, struct graid
 {
 	struct sockaddr_storage ss;
 	struct metrics_http *h;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	/* No MHD_USE_ERROR_LOG: its bind message names port 0 (the address is given whole). */
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD;
 	int rc = mh_addr(spec, &ss, why, size);
 
 	if (rc)
@@ -156,6 +176,7 @@ int metrics_http_start(struct metrics_http **out, const char *spec, struct graid
 		return -ENOMEM;
 	}
 	h->a = a;
+	mh_where(&ss, h->where, sizeof(h->where));
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	errno = 0;
@@ -167,13 +188,18 @@ int metrics_http_start(struct metrics_http **out, const char *spec, struct graid
 	if (!h->d) {
 		/* libmicrohttpd leaves bind's errno behind; say something when it did not. */
 		rc = errno ? -errno : -EADDRNOTAVAIL;
-		snprintf(why, size, "metrics: cannot serve http://%s/metrics: %s", spec,
+		snprintf(why, size, "metrics: cannot serve http://%s/metrics: %s", h->where,
 			 strerror(-rc));
 		free(h);
 		return rc;
 	}
 	*out = h;
 	return 0;
+}
+
+const char *metrics_http_where(const struct metrics_http *h)
+{
+	return h->where;
 }
 
 void metrics_http_stop(struct metrics_http *h)
@@ -194,6 +220,12 @@ int metrics_http_start(struct metrics_http **out, const char *spec, struct graid
 	snprintf(why, size, "metrics address '%s': this build has no HTTP server (libgraid was "
 		 "built without libmicrohttpd)", spec);
 	return -EOPNOTSUPP;
+}
+
+const char *metrics_http_where(const struct metrics_http *h)
+{
+	(void)h;
+	return "";
 }
 
 void metrics_http_stop(struct metrics_http *h)

@@ -23,6 +23,9 @@ int metrics_http_parse(const char *spec, char *why, size_t size);
 int metrics_http_start(struct metrics_http **out, const char *spec, struct graid_array *a,
 		       char *why, size_t size);
 
+/* The address served, as "127.0.0.1:9750" or "[::1]:9750". */
+const char *metrics_http_where(const struct metrics_http *h);
+
 /* Stop serving (before the array is closed); NULL is a no-op. */
 void metrics_http_stop(struct metrics_http *h);
 

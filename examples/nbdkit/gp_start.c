@@ -446,7 +446,7 @@ static int gp_metrics_start(void)
 		gp_error("%s", why);
 		return rc;
 	}
-	nbdkit_debug("metrics at http://%s/metrics", gp.metrics);
+	nbdkit_debug("metrics at http://%s/metrics", metrics_http_where(gp.metrics_http));
 	return 0;
 }
 

@@ -799,7 +799,8 @@ int main(int argc, char **argv)
 			graid_array_close(a);
 			return 1;
 		}
-		fprintf(stderr, "graid-ublk: metrics at http://%s/metrics\n", o.metrics);
+		fprintf(stderr, "graid-ublk: metrics at http://%s/metrics\n",
+			metrics_http_where(mh));
 	}
 	status = gu_run(a, &info, &o, &sigs);
 	metrics_http_stop(mh);

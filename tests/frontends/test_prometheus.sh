@@ -72,6 +72,15 @@ grep -q '^graid_state{array="[0-9a-f-]*",state="active"} 1$' m.txt && ok "the ar
 get "http://127.0.0.1:$MP/other" >/dev/null && bad "a path other than /metrics is served" ||
 	ok "only /metrics is served"
 
+# An address asked for that cannot be served stops the start, naming it.
+nbdkit -f -U "$T/nbd2.sock" "$P" member=$T/u0 member=$T/u1 metrics=70000 >out 2>&1 &&
+	bad "metrics=70000 was taken" || { grep -q "70000" out && ok "metrics=70000 refused, named" ||
+	{ bad "metrics=70000: no message naming it"; sed 's/^/     /' out; }; }
+timeout 20 nbdkit -f -U "$T/nbd2.sock" "$P" member=$T/u0 member=$T/u1 metrics=$MP >out 2>&1 &&
+	bad "a second server started on the port in use" ||
+	{ grep -q "127.0.0.1:\?$MP\|$MP" out && ok "a port in use stops the start, named" ||
+	{ bad "port in use: no message naming it"; sed 's/^/     /' out; }; }
+
 # graidctl metrics: the served array through its holder, the RAID-1 read-only, one file.
 printf 'DEVICE %s/k* %s/u*\n' "$T" "$T" >graid.conf
 "$G" metrics --config graid.conf --output "$T/graid.prom" >out 2>&1 &&
