@@ -12,6 +12,7 @@
 #include <libgraid/graid.h>
 
 #include "arrayutil.h"
+#include "healutil.h"
 #include "testutil.h"
 
 /* The exposition of @p n arrays, malloc'd; *@p rc gets graid_metrics_write()'s result. */
@@ -275,6 +276,51 @@ Test(metrics, a_rebuild_shows_its_progress_and_time_left, .timeout = 120)
 		     total);
 	cr_assert_lt(value(t, "graid_blocks_synced{array=\"r\"}"),
 		     value(t, "graid_blocks{array=\"r\"}"));
+	free(t);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}
+
+/*
+ * A RAID-5 rebuild past a sector another member cannot read (as test_bad_blocks' first
+ * case): both roles' bad-block logs get a block, and the metrics count it per role.
+ */
+Test(metrics, bad_blocks_per_role, .timeout = 120)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	const char *paths[AU_MAX], *names[1] = { "bb" };
+	char spec[400], series[900], *newpath, *t;
+	struct graid_array *a;
+	struct au_set s;
+	int rc;
+
+	tu_need_fault_injection();
+	au_make(&s, 4, HEAL_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 4, 5, 65536, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	heal_fill(a, info.size, 1);
+	cr_assert_eq(graid_array_close(a), 0);
+	memcpy(paths, s.paths, sizeof(s.paths));
+	snprintf(spec, sizeof(spec), "faulty:bad-block-sticky=69632:%s", s.path[1]);
+	paths[1] = spec;
+	cr_assert_eq(graid_array_open(paths, 4, NULL, &a), 0);
+	cr_assert_eq(graid_array_fail_member(a, 0), 0);
+	newpath = heal_new_member(&s, "new");
+	cr_assert_eq(graid_array_replace_member(a, 0, newpath), 0);
+	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), 0);
+
+	t = render(&a, names, 1, 0, &rc);
+	cr_assert_eq(rc, 0);
+	snprintf(series, sizeof(series), "graid_member_bad_blocks{array=\"bb\",member=\"0\","
+		 "device=\"%s\"}", newpath);
+	cr_assert_eq(value(t, series), 1, "%s", t);
+	snprintf(series, sizeof(series), "graid_member_bad_blocks{array=\"bb\",member=\"1\","
+		 "device=\"%s\"}", s.path[1]);
+	cr_assert_eq(value(t, series), 1, "%s", t);
+	snprintf(series, sizeof(series), "graid_member_bad_blocks{array=\"bb\",member=\"2\","
+		 "device=\"%s\"}", s.path[2]);
+	cr_assert_eq(value(t, series), 0, "%s", t);
+	cr_assert_eq(value(t, "graid_state{array=\"bb\",state=\"active\"}"), 1, "%s", t);
 	free(t);
 	cr_assert_eq(graid_array_close(a), 0);
 	au_remove(&s);
