@@ -11,6 +11,8 @@
 
 #include <libgraid/graid.h>
 
+struct metrics_http;
+
 /* nbdkit's --log, as its command line gave it. */
 enum gp_log_to { GP_LOG_DEFAULT, GP_LOG_STDERR, GP_LOG_SYSLOG, GP_LOG_NULL };
 
@@ -41,6 +43,8 @@ struct gp_state {
 	bool degraded_ok;          /* degraded=1: serve with roles that have no member */
 	bool no_control;           /* control=off: no control endpoint (docs/CONTROL.md) */
 	char *run_dir;             /* run-dir=: the endpoint's run directory, NULL the library's */
+	char *metrics;             /* metrics=ADDR:PORT: GET /metrics served there, NULL none */
+	struct metrics_http *metrics_http; /* serving it, from after_fork to cleanup */
 	struct gp_server srv;      /* read in get_ready */
 	struct graid_array *array; /* opened in after_fork, closed in cleanup */
 	struct graid_array_info info;

@@ -15,6 +15,7 @@
 #include <nbdkit-plugin.h>
 
 #include "gp.h"
+#include "metrics_http.h"
 
 /*
  * Why the start is built this way (README.md, "Starting"): nbdkit calls get_ready before it
@@ -428,6 +429,27 @@ static void gp_control_start(void)
 			   "change the array while it is served)", path, graid_strerror(rc));
 }
 
+/*
+ * The metrics endpoint, in the process that serves (as the control endpoint). Asked for by
+ * address, so a failure to serve it fails the start: a scrape that finds nothing there
+ * would otherwise be the only sign.
+ */
+static int gp_metrics_start(void)
+{
+	char why[256];
+	int rc;
+
+	if (!gp.metrics)
+		return 0;
+	rc = metrics_http_start(&gp.metrics_http, gp.metrics, gp.array, why, sizeof(why));
+	if (rc) {
+		gp_error("%s", why);
+		return rc;
+	}
+	nbdkit_debug("metrics at http://%s/metrics", metrics_http_where(gp.metrics_http));
+	return 0;
+}
+
 int gp_start_serve(void)
 {
 	int rc;
@@ -451,6 +473,8 @@ int gp_start_serve(void)
 		rc = gp_configure();
 	if (rc == 0)
 		gp_control_start();
+	if (rc == 0)
+		rc = gp_metrics_start();
 	if (rc && gp.array) {
 		graid_array_close(gp.array);
 		gp.array = NULL;

@@ -14,6 +14,7 @@
 #include <libgraid/graid.h>
 
 #include "gp.h"
+#include "metrics_http.h"
 
 #ifndef GP_VERSION
 #define GP_VERSION "unknown"
@@ -42,6 +43,7 @@ static void gp_unload(void)
 	free(gp.backend);
 	free(gp.lease);
 	free(gp.run_dir);
+	free(gp.metrics);
 }
 
 /* A string option given again replaces the earlier value; 0, or -1 (nbdkit told why). */
@@ -127,6 +129,15 @@ static int gp_config(const char *key, const char *value)
 		gp.run_dir = dir;
 		return 0;
 	}
+	if (strcmp(key, "metrics") == 0) {
+		char why[160];
+
+		if (metrics_http_parse(value, why, sizeof(why))) {
+			nbdkit_error("%s", why);
+			return -1;
+		}
+		return gp_set_string(&gp.metrics, value);
+	}
 	if (strcmp(key, "io-timeout") == 0) {
 		char *end;
 		unsigned long ms;
@@ -143,7 +154,7 @@ static int gp_config(const char *key, const char *value)
 	}
 	nbdkit_error("unknown parameter '%s' (member=PATH, backend=NAME, degraded=1, "
 		     "rebuild-max-rate=SIZE, rebuild-busy-rate=SIZE, io-timeout=MS, lease=SPEC, "
-		     "control=off or run-dir=DIR)", key);
+		     "control=off, run-dir=DIR or metrics=ADDR:PORT)", key);
 	return -1;
 }
 
@@ -159,6 +170,9 @@ static int gp_config_complete(void)
 /* After the last connection: flush, mark clean, release the members. */
 static void gp_cleanup(void)
 {
+	/* A scrape reads the array: the endpoint goes first. */
+	metrics_http_stop(gp.metrics_http);
+	gp.metrics_http = NULL;
 	if (gp.array) {
 		int rc = graid_array_close(gp.array);
 
@@ -448,7 +462,9 @@ static struct nbdkit_plugin plugin = {
 		       "control=off   no control endpoint (default on: graidctl manages the\n"
 		       "              array through RUN_DIR/UUID.ctl while it is served)\n"
 		       "run-dir=DIR   the endpoint's run directory (default $GRAID_RUN_DIR,\n"
-		       "              else /run/graid)",
+		       "              else /run/graid)\n"
+		       "metrics=ADDR:PORT  serve Prometheus metrics at http://ADDR:PORT/metrics\n"
+		       "              (PORT alone: 127.0.0.1; [IPV6]:PORT)",
 	.magic_config_key = "member",
 	/* The check before nbdkit forks; the array, in the process that serves (gp_start.c). */
 	.get_ready = gp_start_check,

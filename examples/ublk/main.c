@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "metrics_http.h"
 #include "ublk_srv.h"
 
 /* Zero copy takes all three: registration by the driver, and pread/pwrite for the rest. */
@@ -35,6 +36,7 @@ struct gu_opts {
 	const char *on_foreign;  /* --on-foreign CMD: run when the array goes foreign */
 	bool no_control;         /* --control off: no control endpoint (docs/CONTROL.md) */
 	const char *run_dir;     /* --run-dir: the endpoint's run directory, NULL the library's */
+	const char *metrics;     /* --metrics ADDR:PORT: GET /metrics served there, NULL none */
 	bool no_batch;           /* --batch off: the per-tag protocol even where batches exist */
 	bool no_fixed;           /* --fixed-buffers off: tag buffers not registered with graid */
 	bool no_zero_copy;       /* --zero-copy off: the driver copies each request's data */
@@ -98,7 +100,9 @@ static void gu_usage(FILE *f)
 		"  --control on|off  serve the array's control endpoint, through which graidctl\n"
 		"                  manages the array while it is served (default on)\n"
 		"  --run-dir DIR   the endpoint's socket is DIR/UUID.ctl (default\n"
-		"                  $GRAID_RUN_DIR, else /run/graid)\n",
+		"                  $GRAID_RUN_DIR, else /run/graid)\n"
+		"  --metrics ADDR:PORT  serve Prometheus metrics at http://ADDR:PORT/metrics\n"
+		"                  (PORT alone: 127.0.0.1; [IPV6]:PORT; docs/METRICS.md)\n",
 		GU_MAX_QUEUES, UBLK_MAX_QUEUE_DEPTH);
 }
 
@@ -199,7 +203,7 @@ static int gu_cpus_allowed(const cpu_set_t *set, const char *arg)
 enum { GU_OPT_MAX_RATE = 256, GU_OPT_BUSY_RATE, GU_OPT_IO_TIMEOUT, GU_OPT_LEASE,
        GU_OPT_TAKEOVER, GU_OPT_RESERVE, GU_OPT_ON_FOREIGN, GU_OPT_QUEUE_CPUS,
        GU_OPT_BATCH, GU_OPT_FIXED, GU_OPT_ZERO_COPY, GU_OPT_ONE_RING, GU_OPT_DEFER,
-       GU_OPT_CONTROL, GU_OPT_RUN_DIR };
+       GU_OPT_CONTROL, GU_OPT_RUN_DIR, GU_OPT_METRICS };
 
 /* 0, or 2 (usage error, message printed); exits 0 for --help. */
 static int gu_parse(int argc, char **argv, struct gu_opts *o)
@@ -223,6 +227,7 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 		{ "defer-taskrun", required_argument, NULL, GU_OPT_DEFER },
 		{ "control", required_argument, NULL, GU_OPT_CONTROL },
 		{ "run-dir", required_argument, NULL, GU_OPT_RUN_DIR },
+		{ "metrics", required_argument, NULL, GU_OPT_METRICS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -304,6 +309,16 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 			}
 			o->no_control = strcmp(optarg, "off") == 0;
 			break;
+		case GU_OPT_METRICS: {
+			char why[160];
+
+			if (metrics_http_parse(optarg, why, sizeof(why))) {
+				fprintf(stderr, "graid-ublk: --metrics: %s\n", why);
+				return 2;
+			}
+			o->metrics = optarg;
+			break;
+		}
 		case GU_OPT_RUN_DIR:
 			if (!*optarg) {
 				fprintf(stderr, "graid-ublk: --run-dir: a directory, not ''\n");
@@ -701,6 +716,7 @@ int main(int argc, char **argv)
 	struct graid_array *a;
 	struct gu_opts o;
 	sigset_t sigs;
+	struct metrics_http *mh = NULL;
 	int rc, status;
 
 	status = gu_parse(argc, argv, &o);
@@ -773,7 +789,21 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
+	/* After the mask: the HTTP thread inherits it, and the stop signals stay this thread's. */
+	if (o.metrics) {
+		char why[256];
+
+		rc = metrics_http_start(&mh, o.metrics, a, why, sizeof(why));
+		if (rc) {
+			fprintf(stderr, "graid-ublk: --metrics: %s\n", why);
+			graid_array_close(a);
+			return 1;
+		}
+		fprintf(stderr, "graid-ublk: metrics at http://%s/metrics\n",
+			metrics_http_where(mh));
+	}
 	status = gu_run(a, &info, &o, &sigs);
+	metrics_http_stop(mh);
 	rc = graid_array_close(a);
 	if (rc) {
 		fprintf(stderr, "graid-ublk: closing the array: %s\n", graid_strerror(rc));

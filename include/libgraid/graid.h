@@ -21,6 +21,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
@@ -1858,6 +1859,41 @@ GRAID_API int graid_array_control_stop(struct graid_array *a);
  */
 GRAID_API int graid_array_control_path(struct graid_array *a, const char *run_dir, char *buf,
 				       size_t size);
+
+/** @} */
+
+/** @name Metrics: Prometheus's text exposition format (docs/METRICS.md)
+ * @{
+ */
+
+/** graid_metrics_write() flag: do not read the members' drive health (no admin command is
+ *  sent; the graid_member_health_* and graid_member_critical_warning families are left out). */
+#define GRAID_METRICS_NO_HEALTH 0x1u
+
+/**
+ * @brief Write the metrics of a set of arrays in Prometheus's text exposition format
+ *   (version 0.0.4): each metric family once, its HELP and TYPE lines first, then its
+ *   samples for every array in the order given. docs/METRICS.md lists every family, its
+ *   type, labels and meaning. What is read: graid_array_info(), graid_array_member_info() of
+ *   every role and spare, graid_array_member_health() of each member that is an NVMe
+ *   namespace (one admin command per drive, unless ::GRAID_METRICS_NO_HEALTH), and the
+ *   array's last event number and scrub state. The estimate of a rebuild's seconds remaining
+ *   compares successive calls (any caller's, in this process): the first call that sees a
+ *   rebuild or catch-up gives none.
+ * @param out where the text goes (open_memstream() makes a buffer of it); nothing is
+ *   written when an error other than -EIO is returned.
+ * @param arrays the arrays (read-only opens too); the same handle twice is an error.
+ * @param names the value of each array's @c array label, or NULL (the whole list or one
+ *   entry): the array's UUID. A name holds no control character.
+ * @param n entries in @p arrays (and @p names); 0 writes nothing and returns 0.
+ * @param flags GRAID_METRICS_*.
+ * @return 0; -EINVAL NULL @p out, NULL @p arrays with @p n not 0, a NULL handle, the same
+ *   handle or array label twice, a name that is empty or holds a control character, or an
+ *   unknown flag; -ENOMEM; -EIO writing to @p out failed (part of the text may be written);
+ *   another negative errno from graid_array_info() or graid_array_member_info().
+ */
+GRAID_API int graid_metrics_write(FILE *out, struct graid_array *const *arrays,
+				  const char *const *names, unsigned n, unsigned flags);
 
 /** @} */
 

@@ -315,6 +315,8 @@ struct graid_array {
 	atomic_bool closing;
 	/* graid_array_scrub_stop() bumps it; a scrub that sees it move stops at its next batch. */
 	atomic_uint scrub_stop_gen;
+	/* graid_array_scrub() calls under way (the metrics' scrub state). */
+	atomic_uint scrubs_running;
 	/* The array's worker (jobs/worker.c): started once; worker_cond signalled under meta_lock. */
 	pthread_t worker_thread;
 	bool worker_started;

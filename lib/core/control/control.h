@@ -98,5 +98,8 @@ int control_op_scrub_stop(struct graid_array *a, struct json_object *req,
 			  struct json_object *r, char *why, size_t size);
 int control_op_scrub_status(struct graid_array *a, struct json_object *req,
 			    struct json_object *r, char *why, size_t size);
+/* control_metrics.c: the metrics op (graid_metrics_write() of the endpoint's array). */
+int control_op_metrics(struct graid_array *a, struct json_object *req, struct json_object *r,
+		       char *why, size_t size);
 
 #endif

@@ -332,6 +332,7 @@ static const struct op ops[] = {
 	{ "scrub-start", { "repair", "resume", NULL }, control_op_scrub_start },
 	{ "scrub-stop", { NULL }, control_op_scrub_stop },
 	{ "scrub-status", { NULL }, control_op_scrub_status },
+	{ "metrics", { "name", "health", NULL }, control_op_metrics },
 	{ "spare-remove", { "path", NULL }, op_spare_remove },
 };
 

@@ -491,6 +491,7 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 	rc = row_bufs_alloc(&c.buf, a, l->nparity ? row_job_rows(a, SCRUB_BATCH_BYTES) : 1, true);
 	if (rc)
 		return rc;
+	atomic_fetch_add(&a->scrubs_running, 1);
 	c.verdict = malloc(c.buf.rows_max * sizeof(*c.verdict));
 	if (!c.verdict)
 		rc = -ENOMEM;
@@ -504,6 +505,7 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 	row_bufs_free(&c.buf);
 	row_bad_free(&c.bad);
 	free(c.verdict);
+	atomic_fetch_sub(&a->scrubs_running, 1);
 	/* A stopped scrub reports what it checked before it stopped, as a finished one does. */
 	if (rc == 0 || rc == -ECANCELED) {
 		c.rep.first_row = start;

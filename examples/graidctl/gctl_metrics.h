@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/* graidctl metrics: exposition texts merged family by family (gctl_metrics_merge.c). */
+#ifndef GCTL_METRICS_H
+#define GCTL_METRICS_H
+
+#include <stdio.h>
+
+struct gctl_metrics_merge;
+
+struct gctl_metrics_merge *gctl_metrics_merge_new(void);
+/* Take one exposition text's families and samples; 0, -ENOMEM, or -EINVAL a line of no metric. */
+int gctl_metrics_merge_add(struct gctl_metrics_merge *m, const char *text);
+/* Every family once, in the order first seen: HELP, TYPE, then its samples; 0 or -EIO. */
+int gctl_metrics_merge_write(const struct gctl_metrics_merge *m, FILE *out);
+void gctl_metrics_merge_free(struct gctl_metrics_merge *m);
+
+#endif /* GCTL_METRICS_H */

@@ -1,0 +1,140 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# The metrics as Prometheus takes them: promtool checks the alerting rules, the nbdkit
+# plugin's /metrics and graidctl metrics' file; then a real Prometheus server on loopback
+# scrapes a served RAID-5 every second, a member is failed through the holder's control
+# endpoint, and the degraded alert must fire (its HTTP API, /api/v1/alerts).
+# usage: test_prometheus.sh GRAIDCTL RULES [PLUGIN]
+# Without promtool or prometheus it skips (77), or fails where GRAID_TEST_REQUIRE_PROMETHEUS=1
+# (tools/bootstrap installs them).
+set -u
+
+G=${1:?usage: test_prometheus.sh GRAIDCTL RULES [PLUGIN]}
+RULES=${2:?usage: test_prometheus.sh GRAIDCTL RULES [PLUGIN]}
+P=${3:-}
+need() { # need WHAT: skip, or fail when required
+	if [ "${GRAID_TEST_REQUIRE_PROMETHEUS:-0}" = 1 ]; then
+		echo "FAIL: $1 (GRAID_TEST_REQUIRE_PROMETHEUS=1)"; exit 1
+	fi
+	echo "SKIP: $1"; exit 77
+}
+for t in promtool prometheus python3; do
+	command -v $t >/dev/null || need "$t is not installed (Debian: prometheus)"
+done
+G=$(readlink -f "$G") RULES=$(readlink -f "$RULES")
+[ -z "$P" ] || P=$(readlink -f "$P")
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/prometheus.XXXXXX") || exit 1
+SRV= PROM=
+stop_all() {
+	[ -n "$PROM" ] && { kill "$PROM" 2>/dev/null; wait "$PROM" 2>/dev/null; }
+	[ -n "$SRV" ] && { kill "$SRV" 2>/dev/null; wait "$SRV" 2>/dev/null; }
+	PROM= SRV=
+}
+trap 'stop_all; rm -rf "$T"' EXIT
+cd "$T" || exit 1
+export GRAID_RUN_DIR=$T/run
+
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok   - $*"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
+finish() { echo "$pass passed, $fail failed"; [ $fail -eq 0 ]; exit $?; }
+# get URL: the body on stdout; non-zero when it cannot be fetched.
+get() { python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "$1" 2>/dev/null; }
+# A free loopback port (the kernel's choice; a race with another binder is unlikely here).
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+promtool check rules "$RULES" >out 2>&1 && ok "promtool check rules: the example rules" ||
+	{ bad "promtool check rules"; sed 's/^/     /' out; }
+
+[ -n "$P" ] && [ -f "$P" ] || need "the nbdkit plugin was not built (no nbdkit-plugin-dev)"
+[ -z "${GRAID_SANITIZED:-}" ] || { echo "SKIP: sanitizer build: nbdkit cannot load an ASan-instrumented plugin"; exit 77; }
+command -v nbdkit >/dev/null || need "nbdkit is not installed"
+
+for f in k0 k1 k2 k3 u0 u1; do truncate -s 40M $f; done
+"$G" create -l 5 -c 64K k0 k1 k2 k3 >out 2>&1 || { bad "create"; cat out; finish; }
+"$G" create -l 1 u0 u1 >out 2>&1 || { bad "create RAID-1"; cat out; finish; }
+uuid=$(sed -n 's/.*UUID[: ]*\([0-9a-f-]\{36\}\).*/\1/p' out | head -n1)
+MP=$(port)
+nbdkit --exit-with-parent -f -U "$T/nbd.sock" -P pid "$P" member=$T/k0 member=$T/k1 \
+	member=$T/k2 member=$T/k3 metrics=$MP 2>srv.log &
+SRV=$!
+for i in $(seq 150); do get "http://127.0.0.1:$MP/metrics" >m.txt && break; sleep 0.1; done
+if [ -s m.txt ]; then ok "the plugin serves /metrics on 127.0.0.1:$MP"; else
+	bad "no /metrics from the plugin"; sed 's/^/     /' srv.log
+	if grep -q "no HTTP server" srv.log; then need "the plugin was built without libmicrohttpd"; fi
+	finish
+fi
+promtool check metrics <m.txt >out 2>&1 && ok "promtool check metrics: the endpoint's text" ||
+	{ bad "promtool check metrics (endpoint)"; sed 's/^/     /' out; }
+grep -q '^graid_state{array="[0-9a-f-]*",state="active"} 1$' m.txt && ok "the array is active" ||
+	{ bad "graid_state active"; grep graid_state m.txt; }
+get "http://127.0.0.1:$MP/other" >/dev/null && bad "a path other than /metrics is served" ||
+	ok "only /metrics is served"
+
+# An address asked for that cannot be served stops the start, naming it.
+nbdkit -f -U "$T/nbd2.sock" "$P" member=$T/u0 member=$T/u1 metrics=70000 >out 2>&1 &&
+	bad "metrics=70000 was taken" || { grep -q "70000" out && ok "metrics=70000 refused, named" ||
+	{ bad "metrics=70000: no message naming it"; sed 's/^/     /' out; }; }
+timeout 20 nbdkit -f -U "$T/nbd2.sock" "$P" member=$T/u0 member=$T/u1 metrics=$MP >out 2>&1 &&
+	bad "a second server started on the port in use" ||
+	{ grep -q "127.0.0.1:\?$MP\|$MP" out && ok "a port in use stops the start, named" ||
+	{ bad "port in use: no message naming it"; sed 's/^/     /' out; }; }
+
+# graidctl metrics: the served array through its holder, the RAID-1 read-only, one file.
+printf 'DEVICE %s/k* %s/u*\n' "$T" "$T" >graid.conf
+"$G" metrics --config graid.conf --output "$T/graid.prom" >out 2>&1 &&
+	ok "graidctl metrics --output" || { bad "graidctl metrics"; sed 's/^/     /' out; }
+promtool check metrics <graid.prom >out 2>&1 && ok "promtool check metrics: graidctl's file" ||
+	{ bad "promtool check metrics (graidctl)"; sed 's/^/     /' out; }
+[ "$(grep -c '^graid_array_info{' graid.prom)" = 2 ] && ok "both arrays in the file" ||
+	{ bad "graid_array_info lines"; grep graid_array_info graid.prom; }
+[ "$(grep -c '^# TYPE graid_state ' graid.prom)" = 1 ] && ok "each family once" ||
+	bad "graid_state's TYPE line more than once"
+grep -q 'level="5",engine="isal"\|level="5",engine="[a-z]*"' graid.prom &&
+	! grep -q 'level="5",engine="ref"' graid.prom &&
+	ok "the served array came from its holder (its engine, not the look's)" ||
+	{ bad "the served array was not asked through its holder"; grep graid_array_info graid.prom; }
+ls -a | grep -q '^\.graid\.prom\.' && bad "a temporary file was left" || ok "no temporary file left"
+
+# A real Prometheus: scrape every second, evaluate the example rules every second.
+PP=$(port)
+cat >prometheus.yml <<EOC
+global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+rule_files:
+  - $RULES
+scrape_configs:
+  - job_name: graid
+    static_configs:
+      - targets: ['127.0.0.1:$MP']
+EOC
+prometheus --config.file=prometheus.yml --storage.tsdb.path="$T/data" \
+	--web.listen-address=127.0.0.1:$PP >prom.log 2>&1 &
+PROM=$!
+API=http://127.0.0.1:$PP/api/v1
+# query EXPR: the result vector's length, as Prometheus answers now.
+query() { get "$API/query?query=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$1")" |
+	python3 -c 'import json, sys; print(len(json.load(sys.stdin)["data"]["result"]))' 2>/dev/null; }
+# firing NAME: whether alert NAME is firing.
+firing() { get "$API/alerts" | python3 -c '
+import json, sys
+a = json.load(sys.stdin)["data"]["alerts"]
+sys.exit(0 if any(x["labels"]["alertname"] == sys.argv[1] and x["state"] == "firing" for x in a) else 1)' "$1"; }
+for i in $(seq 300); do [ "$(query 'graid_degraded == 0')" = 1 ] && break; sleep 0.1; done
+[ "$(query 'graid_degraded == 0')" = 1 ] && ok "Prometheus scrapes the endpoint" ||
+	{ bad "Prometheus has no graid_degraded sample"; tail -n 20 prom.log | sed 's/^/     /'; finish; }
+sleep 2 # two evaluations over a whole array
+firing GraidArrayDegraded && bad "GraidArrayDegraded fires for a whole array" ||
+	ok "no alert while the array is whole"
+
+"$G" fail 2 k0 k1 k2 k3 >out 2>&1 && ok "fail role 2 through the holder" ||
+	{ bad "graidctl fail"; sed 's/^/     /' out; }
+for i in $(seq 200); do firing GraidArrayDegraded && break; sleep 0.1; done
+firing GraidArrayDegraded && ok "GraidArrayDegraded fires (/api/v1/alerts)" ||
+	{ bad "GraidArrayDegraded does not fire"; get "$API/alerts"; echo; grep graid_degraded m.txt; }
+firing GraidArrayFailed && bad "GraidArrayFailed fires for a degraded RAID-5" ||
+	ok "GraidArrayFailed does not"
+stop_all
+finish
