@@ -111,6 +111,9 @@ GRAID_API int graid_array_stats(struct graid_array *a, int member, struct graid_
 								  memory_order_relaxed);
 	}
 	s.since_ns = atomic_load_explicit(&st->since_ns, memory_order_relaxed);
+	/* The open sets up its members after the handle's counting began: none counted before. */
+	if (s.since_ns < atomic_load_explicit(&a->stats.since_ns, memory_order_relaxed))
+		s.since_ns = atomic_load_explicit(&a->stats.since_ns, memory_order_relaxed);
 	memcpy(out, &s, out->struct_size < sizeof(s) ? out->struct_size : sizeof(s));
 	out->struct_size = out->struct_size < sizeof(s) ? out->struct_size : sizeof(s);
 	return 0;
