@@ -307,3 +307,24 @@ Test(stats, member_slow_once_a_minute)
 	cr_assert_eq(graid_array_close(a), 0);
 	au_remove(&s);
 }
+
+/* A hot spare is numbered after the roles; it does no data I/O while it is a spare. */
+Test(stats, hot_spare_numbered_after_the_roles)
+{
+	struct au_set s;
+	struct graid_array *a;
+	struct graid_io_stats st;
+
+	au_make(&s, 4, ST_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 3, 5, ST_CHUNK, &a), 0);
+	cr_assert_eq(graid_array_add_spare(a, s.path[3]), 0);
+	st_pattern(a, 2, 3);
+	st = st_get(a, 3);
+	for (unsigned k = 0; k < GRAID_IO_KINDS; k++)
+		cr_expect_eq(st.io[k].ops, 0, "the spare, kind %u", k);
+	cr_expect_gt(st.since_ns, 0);
+	cr_expect_gt(st_get(a, 2).io[GRAID_IO_WRITE].ops, 0, "role 2 wrote");
+	cr_expect_eq(graid_array_stats(a, 4, &st), -EINVAL, "one spare only");
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}
