@@ -149,8 +149,15 @@ static void iostat_hist(const char *name, struct json_object *now, struct json_o
 		printf("%-10s %10llu %10llu %10llu %10llu\n", label, (unsigned long long)c[0],
 		       (unsigned long long)c[1], (unsigned long long)c[2], (unsigned long long)c[3]);
 	}
-	if (!any)
-		printf("(no I/O)\n");
+	if (!any) {
+		uint64_t ops = 0;
+
+		for (unsigned k = 0; k < GRAID_IO_KINDS; k++)
+			ops += iostat_delta(now, was, k, "ops");
+		/* Counted while the holder kept no histograms: in the rates, not here. */
+		printf(ops ? "(%llu I/Os, none timed into the histograms: they were off)\n"
+			   : "(no I/O)\n", (unsigned long long)ops);
+	}
 	printf("\n");
 }
 
