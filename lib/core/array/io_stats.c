@@ -9,6 +9,19 @@
 /* MEMBER_SLOW: at most one event a member in this long. */
 #define STATS_SLOW_EVERY_NS (60ull * 1000000000ull)
 
+#if GRAID_FAULT_INJECTION
+uint64_t graid__test_slow_every_ns;
+#endif
+
+static uint64_t stats_slow_every(void)
+{
+#if GRAID_FAULT_INJECTION
+	if (graid__test_slow_every_ns)
+		return graid__test_slow_every_ns;
+#endif
+	return STATS_SLOW_EVERY_NS;
+}
+
 void io_stats_reset(struct io_stats *st, uint64_t now_ns)
 {
 	for (unsigned k = 0; k < GRAID_IO_KINDS; k++) {
@@ -55,7 +68,7 @@ static bool stats_slow_due(struct graid_array *a, unsigned member, uint64_t late
 	struct member_role *r = &a->members[member].role;
 	uint64_t last = atomic_load_explicit(&r->slow_sent_ns, memory_order_relaxed);
 
-	if (last && now - last < STATS_SLOW_EVERY_NS)
+	if (last && now - last < stats_slow_every())
 		return false;
 	if (!atomic_compare_exchange_strong(&r->slow_sent_ns, &last, now))
 		return false;

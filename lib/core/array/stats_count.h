@@ -18,4 +18,9 @@ void stats_request(struct graid_array *a, unsigned kind, uint64_t bytes, bool fa
 uint64_t stats_member(struct graid_array *a, unsigned member, unsigned kind, uint64_t bytes,
 		      bool failed, uint64_t start_ns);
 
+#if GRAID_FAULT_INJECTION
+/* Test seam, 0 in use: the shortest time between two MEMBER_SLOW of a member, ns (a minute). */
+extern uint64_t graid__test_slow_every_ns;
+#endif
+
 #endif
