@@ -64,12 +64,12 @@ int ab_hist_ab(struct graid_array *a, const struct ab_opts *o, uint64_t size)
 	ab_result_finish(&res[0], &hist[0]);
 	ab_result_finish(&res[1], &hist[1]);
 	printf("\n4k-randread, %u threads x qd %u, %u rounds of %.1f s each side, alternating:\n"
-	       "  histograms off: %10.0f IOPS  avg %7.2f us  p99 %7.2f us\n"
-	       "  histograms on:  %10.0f IOPS  avg %7.2f us  p99 %7.2f us\n"
+	       "  histograms off: %10.0f IOPS  avg %7.2f us  p99 %7.2f us  CPU %.3f s/GB\n"
+	       "  histograms on:  %10.0f IOPS  avg %7.2f us  p99 %7.2f us  CPU %.3f s/GB\n"
 	       "  on / off: %.1f %% (all rounds' IOPS), %.1f %% (median of the %u rounds' "
 	       "ratios)\n", o->threads, o->qds[0], o->repeat, o->seconds,
-	       res[0].iops, res[0].avg_us, res[0].p99_us, res[1].iops, res[1].avg_us,
-	       res[1].p99_us, res[0].iops > 0 ? 100.0 * res[1].iops / res[0].iops : 0.0,
+	       res[0].iops, res[0].avg_us, res[0].p99_us, res[0].cpu_s_per_gb, res[1].iops,
+	       res[1].avg_us, res[1].p99_us, res[1].cpu_s_per_gb, res[0].iops > 0 ? 100.0 * res[1].iops / res[0].iops : 0.0,
 	       100.0 * (o->repeat % 2 ? ratio[o->repeat / 2]
 				      : (ratio[o->repeat / 2 - 1] + ratio[o->repeat / 2]) / 2),
 	       o->repeat);
