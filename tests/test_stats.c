@@ -378,3 +378,17 @@ Test(stats, member_slow_again_after_the_interval)
 	cr_skip_test("the interval's seam is in fault-injection builds only");
 #endif
 }
+
+/* The buckets' edges: [2^(i+9), 2^(i+10)) ns, the first and last open-ended. */
+Test(stats, bucket_of_a_latency)
+{
+	cr_expect_eq(io_stats_bucket(0), 0);
+	cr_expect_eq(io_stats_bucket(1023), 0);
+	cr_expect_eq(io_stats_bucket(1024), 1);
+	cr_expect_eq(io_stats_bucket(2047), 1);
+	cr_expect_eq(io_stats_bucket(2048), 2);
+	cr_expect_eq(io_stats_bucket(1000000), 10, "1 ms in [2^19, 2^20) ns");
+	cr_expect_eq(io_stats_bucket((1ull << 40) - 1), 30);
+	cr_expect_eq(io_stats_bucket(1ull << 40), 31);
+	cr_expect_eq(io_stats_bucket(UINT64_MAX), 31);
+}
