@@ -988,7 +988,11 @@ Test(control, stats_is_what_the_library_counts, .timeout = 120)
 	for (int i = 0; i < 5; i++) {
 		struct json_object *m = json_object_array_get_idx(members, (size_t)i);
 
+		struct graid_member_info mi = { .struct_size = sizeof(mi) };
+
 		cr_assert_eq(graid_array_stats(e.a, i, &s), 0);
+		cr_assert_eq(graid_array_member_info(e.a, (unsigned)i, &mi), 0);
+		cr_assert_str_eq(json_object_get_string(cu_field(m, "path")), mi.path);
 		cr_assert_eq(json_object_get_int(cu_field(m, "role")), i);
 		cr_assert_not(json_object_get_boolean(cu_field(m, "spare")));
 		stats_kind_is(m, "write", &s.io[GRAID_IO_WRITE]);

@@ -189,9 +189,13 @@ static void iostat_report(struct json_object *now, struct json_object *was, bool
 		iostat_row("array", arr, warr, secs);
 	for (size_t i = 0; iostat_member_of(now, i); i++) {
 		struct json_object *m = iostat_member_of(now, i), *w = iostat_member_of(was, i);
+		const char *path = gctl_ctl_str(m, "path"), *base = strrchr(path, '/');
 
-		snprintf(name, sizeof(name), "  %s %llu", gctl_ctl_bool(m, "spare") ? "spare" : "role",
-			 (unsigned long long)gctl_ctl_u64(m, "role"));
+		/* The device's last path component: names stay in the column, as zpool's do. */
+		snprintf(name, sizeof(name), "  %s %llu %.16s",
+			 gctl_ctl_bool(m, "spare") ? "spare" : "role",
+			 (unsigned long long)gctl_ctl_u64(m, "role"), *path ? (base ? base + 1 : path)
+									 : "(missing)");
 		if (hist)
 			iostat_hist(name, m, w);
 		else

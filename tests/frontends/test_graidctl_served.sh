@@ -99,7 +99,7 @@ json "status --json has the holder's I/O statistics: its writes, per role" \
 expect 0 "iostat of the served array" -- "$G" iostat $C
 has out "^ +read/s +write/s +flush/s +disc/s +rd B/s +wr B/s +errors$" "iostat prints its header"
 has out "^array +[0-9.]+[KMG]? +[1-9][0-9.]*[KMG]? " "the array's row shows its writes"
-has out "^  role 3 +[0-9.]+[KMG]? +[0-9.]+[KMG]? +[0-9.]+[KMG]? +[0-9.]+[KMG]? +[0-9.]+[KMG]? +[1-9][0-9.]*[KMG]? " "a row per role, with its write bandwidth"
+has out "^  role 3 c3 +[0-9.]+[KMG]? +[0-9.]+[KMG]? +[0-9.]+[KMG]? +[0-9.]+[KMG]? +[0-9.]+[KMG]? +[1-9][0-9.]*[KMG]? " "a row per role, its device named, with its write bandwidth"
 expect 0 "iostat --json, 2 reports 0.2 s apart" -- "$G" iostat --json $C 0.2 2
 [ "$(wc -l <out)" -eq 2 ] && ok "two reports" || bad "$(wc -l <out) reports, wanted 2"
 expect 0 "iostat -w turns the holder's histograms on" -- "$G" iostat -w $C 0.2 1

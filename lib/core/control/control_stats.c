@@ -67,6 +67,7 @@ struct json_object *control_stats_json(struct graid_array *a)
 	/* Roles, then the hot spares: the numbers graid_array_stats() takes. */
 	for (int i = 0;; i++) {
 		struct graid_io_stats ms = { .struct_size = sizeof(ms) };
+		struct graid_member_info mi = { .struct_size = sizeof(mi) };
 		struct json_object *m;
 
 		if (graid_array_stats(a, i, &ms))
@@ -74,6 +75,11 @@ struct json_object *control_stats_json(struct graid_array *a)
 		m = stats_obj(&ms, hist);
 		add(m, "role", json_object_new_int(i));
 		add(m, "spare", json_object_new_boolean((unsigned)i >= a->nmembers));
+		/* The device counted, as status names it; null for a role without one. */
+		if (graid_array_member_info(a, (unsigned)i, &mi) == 0 && mi.path[0])
+			add(m, "path", json_object_new_string(mi.path));
+		else
+			add(m, "path", NULL);
 		push(members, m);
 	}
 	add(o, "members", members);
