@@ -115,11 +115,10 @@ failed:
 static int discard_member_ring(struct graid_array *a, struct io_uring *ring, unsigned role,
 			       uint64_t off, uint64_t len)
 {
-	uint64_t start = graid__now_ns();
+	uint64_t start = graid__now_ns(), slow_ms;
 	int rc = discard_member_do(a, ring, role, off, len);
 
-	uint64_t slow_ms = stats_member(a, role, GRAID_IO_DISCARD, len, rc != 0, start);
-
+	slow_ms = stats_member(a, role, GRAID_IO_DISCARD, len, rc != 0, start);
 	if (slow_ms)
 		array_event(a, GRAID_EVENT_MEMBER_SLOW, (int)role, 0, 0, slow_ms);
 	return rc;
