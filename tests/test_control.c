@@ -946,3 +946,84 @@ Test(control, max_clients_past_the_cap_is_refused, .timeout = 120)
 	cr_assert_eq(graid_array_control_start(e.a, &o), -EINVAL);
 	env_down(&e);
 }
+
+/* One kind's counters in a stats reply against graid_array_stats()'s. */
+static void stats_kind_is(struct json_object *o, const char *kind, const struct graid_io_counts *c)
+{
+	struct json_object *k = cu_field(o, kind);
+
+	cr_assert_eq(json_object_get_uint64(cu_field(k, "ops")), c->ops, "%s ops", kind);
+	cr_assert_eq(json_object_get_uint64(cu_field(k, "bytes")), c->bytes, "%s bytes", kind);
+	cr_assert_eq(json_object_get_uint64(cu_field(k, "errors")), c->errors, "%s errors", kind);
+	cr_assert_eq(json_object_get_uint64(cu_field(k, "latency_ns_sum")), c->latency_ns_sum,
+		     "%s latency", kind);
+}
+
+Test(control, stats_is_what_the_library_counts, .timeout = 120)
+{
+	struct graid_io_stats s = { .struct_size = sizeof(s) };
+	struct json_object *r, *members, *read, *h;
+	uint8_t *buf = aligned_alloc(4096, 8192);
+	uint64_t sum = 0;
+	struct ctl_env e;
+	int fd;
+
+	env_up(&e, NULL);
+	heal_fill(e.a, 1 << 20, 1);
+	fd = cu_connect(e.sock);
+	cr_assert_geq(fd, 0, "connect: %s", strerror(-fd));
+	r = cu_ask(fd, "{\"id\": 3, \"op\": \"stats\"}\n");
+	cr_assert(ok_of(r), "%s", json_object_to_json_string(r));
+	cr_assert_not(json_object_get_boolean(cu_field(r, "histograms")));
+	cr_assert_eq(json_object_get_uint64(cu_field(r, "slow_ms")), GRAID_STATS_SLOW_MS_DEFAULT);
+	/* Nothing ran on the array since the reply: the counters are the same. */
+	cr_assert_eq(graid_array_stats(e.a, -1, &s), 0);
+	cr_assert_gt(s.io[GRAID_IO_WRITE].bytes, 0, "the fill wrote");
+	stats_kind_is(cu_field(r, "array"), "write", &s.io[GRAID_IO_WRITE]);
+	stats_kind_is(cu_field(r, "array"), "read", &s.io[GRAID_IO_READ]);
+	cr_assert_not(json_object_object_get_ex(cu_field(cu_field(r, "array"), "write"), "latency",
+						NULL), "no buckets while histograms are off");
+	members = cu_field(r, "members");
+	cr_assert_eq(json_object_array_length(members), 5);
+	for (int i = 0; i < 5; i++) {
+		struct json_object *m = json_object_array_get_idx(members, (size_t)i);
+
+		struct graid_member_info mi = { .struct_size = sizeof(mi) };
+
+		cr_assert_eq(graid_array_stats(e.a, i, &s), 0);
+		cr_assert_eq(graid_array_member_info(e.a, (unsigned)i, &mi), 0);
+		cr_assert_str_eq(json_object_get_string(cu_field(m, "path")), mi.path);
+		cr_assert_eq(json_object_get_int(cu_field(m, "role")), i);
+		cr_assert_not(json_object_get_boolean(cu_field(m, "spare")));
+		stats_kind_is(m, "write", &s.io[GRAID_IO_WRITE]);
+		stats_kind_is(m, "flush", &s.io[GRAID_IO_FLUSH]);
+	}
+	json_object_put(r);
+
+	/* "histograms": true turns them on; a read after it lands in the buckets. */
+	r = cu_ask(fd, "{\"id\": 4, \"op\": \"stats\", \"histograms\": true}\n");
+	cr_assert(ok_of(r), "%s", json_object_to_json_string(r));
+	cr_assert(json_object_get_boolean(cu_field(r, "histograms")));
+	json_object_put(r);
+	cr_assert_eq(graid_array_read(e.a, buf, 8192, 0), 8192);
+	r = cu_ask(fd, "{\"id\": 5, \"op\": \"stats\"}\n");
+	read = cu_field(cu_field(r, "array"), "read");
+	h = cu_field(read, "latency");
+	cr_assert_eq(json_object_array_length(h), GRAID_LATENCY_BUCKETS);
+	for (unsigned b = 0; b < GRAID_LATENCY_BUCKETS; b++)
+		sum += json_object_get_uint64(json_object_array_get_idx(h, b));
+	cr_assert_eq(sum, 1, "the one read since they were turned on");
+	json_object_put(r);
+
+	r = cu_ask(fd, "{\"id\": 6, \"op\": \"stats\", \"histograms\": 1}\n");
+	assert_error(r, EINVAL, "histograms");
+	json_object_put(r);
+	/* The status carries the same object. */
+	r = cu_ask(fd, "{\"id\": 7, \"op\": \"status\"}\n");
+	cr_assert(ok_of(r));
+	cr_assert(json_object_get_boolean(cu_field(cu_field(r, "stats"), "histograms")));
+	json_object_put(r);
+	close(fd);
+	free(buf);
+	env_down(&e);
+}

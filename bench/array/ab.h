@@ -230,6 +230,7 @@ struct ab_opts {
 	unsigned ndevices;
 	bool force;           /* --force: --devices may carry a libgraid array (overwritten) */
 	uint32_t queue_flags; /* --one-thread: the load threads' graid_queue_create_flags() */
+	bool hist_ab;         /* --histograms-ab: histograms off against on (hist_ab.c) */
 };
 
 /* Member bytes the write-hole journal takes before the data (the library's default size). */
@@ -242,5 +243,10 @@ static inline uint64_t ab_journal_bytes(uint32_t chunk)
 
 /* @return 0, 1 after --help, -1 on a bad option (printed). */
 int ab_opts_parse(struct ab_opts *o, int argc, char **argv);
+
+/* ---- hist_ab.c: what the array's latency histograms cost, in one run ---- */
+
+/* 4k-randread, histograms off and on in alternating rounds; 0 or -errno (printed). */
+int ab_hist_ab(struct graid_array *a, const struct ab_opts *o, uint64_t size);
 
 #endif /* GRAID_BENCH_ARRAY_AB_H */

@@ -158,6 +158,12 @@ static int main_level(const struct ab_opts *o, const struct ab_members *m, int l
 		else
 			printf("degraded: member %u failed before the profiles\n", idx);
 	}
+	if (rc == 0 && o->hist_ab) {
+		rc = ab_hist_ab(a, o, info.size);
+		graid_array_close(a);
+		free(hist);
+		return rc;
+	}
 	if (rc == 0)
 		rc = ab_jbod_open(&jbod, m->paths, m->n, MAIN_META_BYTES, o->data_bytes);
 	if (rc) {

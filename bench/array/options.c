@@ -41,7 +41,10 @@ static void opts_usage(FILE *out)
 		"                   (its ring defers completion work to the thread's waits,\n"
 		"                   where the kernel can; default on)\n"
 		"  --only SIDE      run only the array or only the jbod side (for a profiler:\n"
-		"                   the other side's figures and the ratios read as 0)\n");
+		"                   the other side's figures and the ratios read as 0)\n"
+		"  --histograms-ab  instead of the profiles: 4k-randread with the array's latency\n"
+		"                   histograms off, then on (GRAID_STATS_HISTOGRAMS), --repeat\n"
+		"                   rounds alternating, same threads and qd; both IOPS and on/off\n");
 }
 
 static int opts_size(const char *s, uint64_t *out)
@@ -107,7 +110,7 @@ static int opts_profiles(struct ab_opts *o, const char *s)
 enum { OPT_DIR = 256, OPT_LEVELS, OPT_MEMBERS, OPT_MIB, OPT_CHUNK, OPT_BACKEND, OPT_SECONDS,
        OPT_REPEAT, OPT_THREADS, OPT_QD, OPT_PROFILES, OPT_CSV, OPT_SEED, OPT_QUICK, OPT_JOURNAL,
        OPT_ONLY, OPT_DEGRADED, OPT_IO_TIMEOUT, OPT_DEVICES, OPT_FORCE, OPT_ONE_THREAD,
-       OPT_HELP };
+       OPT_HIST_AB, OPT_HELP };
 
 int ab_opts_parse(struct ab_opts *o, int argc, char **argv)
 {
@@ -133,6 +136,7 @@ int ab_opts_parse(struct ab_opts *o, int argc, char **argv)
 		{ "devices", required_argument, NULL, OPT_DEVICES },
 		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "one-thread", required_argument, NULL, OPT_ONE_THREAD },
+		{ "histograms-ab", no_argument, NULL, OPT_HIST_AB },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ 0 },
 	};
@@ -268,6 +272,9 @@ int ab_opts_parse(struct ab_opts *o, int argc, char **argv)
 			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
 				goto bad;
 			o->queue_flags = strcmp(optarg, "on") ? 0 : GRAID_QUEUE_F_ONE_THREAD;
+			break;
+		case OPT_HIST_AB:
+			o->hist_ab = true;
 			break;
 		case OPT_HELP:
 			opts_usage(stdout);

@@ -181,6 +181,7 @@ void gctl_status_free(struct status_view *v)
 	free(v->m);
 	free(v->given);
 	json_object_put(v->scrub);
+	json_object_put(v->stats);
 }
 
 /* "lost" and/or "unreadable": why a bad-block range holds nothing valid. */
@@ -381,6 +382,8 @@ static void status_json(const struct status_view *v)
 	}
 	/* The holder's scrub, as its endpoint gives it (docs/CONTROL.md); null unserved. */
 	gctl_json_value(&j, "scrub", v->scrub);
+	/* The holder's I/O statistics (docs/CONTROL.md, STATSOBJ); null unserved: no I/O. */
+	gctl_json_value(&j, "stats", v->stats);
 	gctl_json_array_begin(&j, "members");
 	for (unsigned i = 0; i < v->nroles; i++) {
 		const struct graid_member_info *mi = &v->m[i].mi;

@@ -32,6 +32,8 @@ int gctl_cmd_create(int argc, char **argv);
 void gctl_help_create(FILE *f);
 int gctl_cmd_status(int argc, char **argv);
 void gctl_help_status(FILE *f);
+int gctl_cmd_iostat(int argc, char **argv);
+void gctl_help_iostat(FILE *f);
 int gctl_cmd_fail(int argc, char **argv);
 void gctl_help_fail(FILE *f);
 int gctl_cmd_lease_init(int argc, char **argv);

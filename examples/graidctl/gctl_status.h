@@ -27,6 +27,7 @@ struct status_view {
 	uint64_t bad_bytes; /* in every role's bad-block log */
 	int live;           /* roles and counters are the holder's, from its control endpoint */
 	struct json_object *scrub; /* the holder's scrub (its status reply's), or NULL */
+	struct json_object *stats; /* the holder's I/O statistics (its status reply's), or NULL */
 };
 
 void gctl_status_free(struct status_view *v);

@@ -150,6 +150,9 @@ static int status_live(struct status_view *v, struct json_object *st)
 	if (json_object_object_get_ex(st, "scrub", &members) &&
 	    json_object_is_type(members, json_type_object))
 		v->scrub = json_object_get(members);
+	if (json_object_object_get_ex(st, "stats", &members) &&
+	    json_object_is_type(members, json_type_object))
+		v->stats = json_object_get(members);
 	v->state = !strcmp(state, "degraded") ? "degraded" : !strcmp(state, "unclean") ?
 		   "unclean" : "clean";
 	v->live = 1;

@@ -34,6 +34,9 @@ static const struct gctl_cmd main_cmds[] = {
 	  "add or remove a hot spare", gctl_cmd_spare, gctl_help_spare },
 	{ "lease-init", "SPEC MEMBER", "write the lease area an array's opens take their lease "
 	  "from", gctl_cmd_lease_init, gctl_help_lease_init },
+	{ "iostat", "[-w] [--json] MEMBER... [INTERVAL [COUNT]]",
+	  "a served array's I/O: ops/s, bandwidth, errors, latency histograms (-w)",
+	  gctl_cmd_iostat, gctl_help_iostat },
 	{ "list", "[--json]\n       graidctl list --scan [--json] [--config FILE] [--members-of UUID]",
 	  "list the host's NVMe namespaces (--scan: the arrays found on its devices)",
 	  gctl_cmd_list, gctl_help_list },

@@ -964,6 +964,91 @@ GRAID_API int graid_array_set_health_options(struct graid_array *a,
 /** @} */
 
 /**
+ * @name I/O statistics
+ * Counts of the I/O an array was asked for and of what its members did (docs/STATS.md).
+ * @{
+ */
+
+/** @brief The kinds of I/O counted (struct graid_io_stats::io's index). */
+enum graid_io_kind {
+	GRAID_IO_READ = 0,    /**< reads */
+	GRAID_IO_WRITE = 1,   /**< writes */
+	GRAID_IO_FLUSH = 2,   /**< flushes (the array's; a member's fdatasync or NVMe Flush) */
+	GRAID_IO_DISCARD = 3, /**< discards and writes of zeroes (the array's); a member's
+				   deallocation (hole, BLKDISCARD, NVMe deallocate) */
+};
+
+/** The number of kinds in enum graid_io_kind. */
+#define GRAID_IO_KINDS 4
+/** The number of buckets of struct graid_io_counts::latency. */
+#define GRAID_LATENCY_BUCKETS 32
+
+/** @brief The counts of one kind of I/O. */
+struct graid_io_counts {
+	uint64_t ops;            /**< I/Os completed, failed ones too */
+	uint64_t bytes;          /**< bytes of the I/Os that succeeded (0 for flushes) */
+	uint64_t errors;         /**< I/Os that failed */
+	uint64_t latency_ns_sum; /**< the sum of every I/O's latency, nanoseconds */
+	/**
+	 * With ::GRAID_STATS_HISTOGRAMS on: I/Os that completed in [2^(i+9), 2^(i+10)) ns;
+	 * latency[0] also everything faster, latency[31] everything slower. Counted only while
+	 * histograms are on, so they sum to @c ops only if they were on all along.
+	 */
+	uint64_t latency[GRAID_LATENCY_BUCKETS];
+};
+
+/** @brief What graid_array_stats() reports. */
+struct graid_io_stats {
+	size_t struct_size;      /**< set by the caller */
+	struct graid_io_counts io[GRAID_IO_KINDS]; /**< by enum graid_io_kind */
+	uint64_t since_ns;       /**< when counting began: CLOCK_MONOTONIC, nanoseconds (the
+				      open, or for a member the day its device joined the role) */
+};
+
+/**
+ * @brief Read the array's I/O counters. Counting is always on; the counters are read
+ *   without a lock, each one whole, while I/O goes on (two counters of one call may be an
+ *   I/O apart). A call's counts never go down until the device of a role changes.
+ * @param a the array.
+ * @param member -1: the array's own I/O, as its callers asked it (synchronous calls and
+ *   queues; a request that was refused before it started is not counted); 0 ..
+ *   nmembers - 1: the device in that role (its share of the callers' I/O and the jobs':
+ *   rebuild, scrub, resync; not superblocks and logs); nmembers + k: the k-th hot spare.
+ *   A role that gets another device counts from zero again.
+ * @param out filled up to its struct_size when 0 is returned.
+ * @return 0; -EINVAL NULL arguments, struct_size smaller than up to @c io, or @p member
+ *   out of range.
+ */
+GRAID_API int graid_array_stats(struct graid_array *a, int member, struct graid_io_stats *out);
+
+/** graid_stats_options::flags: keep log2 latency histograms (struct graid_io_counts). */
+#define GRAID_STATS_HISTOGRAMS 0x1u
+/** The slow limit of ::GRAID_EVENT_MEMBER_SLOW when graid_stats_options::slow_ms is 0. */
+#define GRAID_STATS_SLOW_MS_DEFAULT 5000u
+
+/** @brief How an array counts its I/O (graid_array_set_stats_options()). */
+struct graid_stats_options {
+	size_t struct_size;      /**< set by the caller */
+	unsigned flags;          /**< ::GRAID_STATS_HISTOGRAMS, or 0 (the default: off) */
+	unsigned slow_ms;        /**< a member I/O that takes longer sends
+				      ::GRAID_EVENT_MEMBER_SLOW (one a member a minute at most);
+				      0: ::GRAID_STATS_SLOW_MS_DEFAULT */
+};
+
+/**
+ * @brief Turn latency histograms on or off and set the slow limit; takes effect for I/O that
+ *   completes afterwards. Counts already made stay.
+ * @param a the array.
+ * @param opts the options.
+ * @return 0; -EINVAL NULL arguments, struct_size smaller than the struct, or a flag this
+ *   library does not know.
+ */
+GRAID_API int graid_array_set_stats_options(struct graid_array *a,
+					    const struct graid_stats_options *opts);
+
+/** @} */
+
+/**
  * @brief Look at a device or file, without opening any array: does it carry a libgraid
  *   superblock, and of which array and role? Reads 4 KiB at its start, read-only and
  *   unlocked (it works while an array has the device open); NVMe generic char devices

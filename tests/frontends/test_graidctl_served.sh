@@ -91,6 +91,21 @@ json "status --json has the holder's live counters (its writes), holder named" \
 	"d['holder_pid'] == $served and d['state'] == 'clean' and \
 	 sum(m['write_bytes'] for m in d['members']) >= 4 << 20 and \
 	 all(m['writes'] > 0 for m in d['members'][:4]) and len(d['given']) == 4"
+json "status --json has the holder's I/O statistics: its writes, per role" \
+	"d['stats']['array']['write']['bytes'] >= 4 << 20 and len(d['stats']['members']) == 4 and \
+	 all(m['write']['ops'] > 0 for m in d['stats']['members'])"
+
+# --- iostat: the holder's counters, as rates -----------------------------------------------
+expect 0 "iostat of the served array" -- "$G" iostat $C
+has out "^ +read/s +write/s +flush/s +disc/s +rd B/s +wr B/s +errors$" "iostat prints its header"
+has out "^array +[0-9.]+[KMG]? +[1-9][0-9.]*[KMG]? " "the array's row shows its writes"
+has out "^  role 3 c3 +[0-9.]+[KMG]? +[0-9.]+[KMG]? +[0-9.]+[KMG]? +[0-9.]+[KMG]? +[0-9.]+[KMG]? +[1-9][0-9.]*[KMG]? " "a row per role, its device named, with its write bandwidth"
+expect 0 "iostat --json, 2 reports 0.2 s apart" -- "$G" iostat --json $C 0.2 2
+[ "$(wc -l <out)" -eq 2 ] && ok "two reports" || bad "$(wc -l <out) reports, wanted 2"
+expect 0 "iostat -w turns the holder's histograms on" -- "$G" iostat -w $C 0.2 1
+has out "^latency +read +write +flush +discard$" "-w prints latency histograms"
+run "$G" status --json $C
+json "the holder keeps histograms now" "d['stats']['histograms'] is True"
 
 # --- spare add, fail: through the holder, printed and exit codes as unserved -------------
 expect 0 "spare add through the holder" -- "$G" spare add s0 $C
@@ -293,6 +308,8 @@ has err "spare: removing nosuch: no hot spare of this array has that path" "says
 # --- unserved again: scrub --stop says no scrub runs there ------------------------------
 kill -9 "$plain"
 wait "$plain" 2>/dev/null
+expect 1 "iostat on an array nobody holds" -- "$G" iostat d0 d1 d2
+has err "no process holds this array: it is not served, so it does no I/O" "says there is no I/O to show"
 expect 1 "scrub --stop on an array nobody holds" -- "$G" scrub --stop d0 d1 d2
 has err "no scrub is running on this array: no process holds it" "says so, and why"
 run "$G" spare remove s1 d0 d1 d2

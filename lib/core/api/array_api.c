@@ -16,6 +16,7 @@
 #include "member/member_nvme.h"
 #include "meta/array_flush.h"
 #include "meta/array_meta.h"
+#include "array/stats_count.h"
 
 static ssize_t api_sync_io(struct graid_array *a, uint8_t *buf, size_t len, uint64_t offset,
 			   bool write)
@@ -58,15 +59,20 @@ GRAID_API int graid_array_write_zeroes(struct graid_array *a, uint64_t offset, u
 GRAID_API int graid_array_flush(struct graid_array *a)
 {
 	unsigned failed;
+	uint64_t start;
 	int rc;
 
 	if (!a)
 		return -EINVAL;
+	start = graid__now_ns();
 	rc = array_flush_members(a, &failed);
 	if (atomic_load(&a->foreign))
-		return -ESTALE;
+		rc = -ESTALE;
 	/* graid.h promises the caller hears of a member that could not make its writes durable. */
-	return rc ? rc : (failed ? -EIO : 0);
+	else if (!rc && failed)
+		rc = -EIO;
+	stats_request(a, GRAID_IO_FLUSH, 0, rc != 0, start);
+	return rc;
 }
 
 GRAID_API int graid_array_close(struct graid_array *a)

@@ -20,6 +20,7 @@
 #include "jobs/jobs.h"
 #include "member/member.h"
 #include "meta/array_view.h"
+#include "array/stats_count.h"
 
 struct graid_array *array_alloc(unsigned nmembers)
 {
@@ -54,6 +55,7 @@ struct graid_array *array_alloc(unsigned nmembers)
 	a->uuid_lock.fd = -1;
 	for (unsigned i = 0; i < GRAID_MAX_SPARES; i++)
 		a->spares[i].dev.fd = -1;
+	stats_init(a);
 	return a;
 }
 

@@ -14,6 +14,7 @@
 
 #include <linux/time_types.h>
 
+#include "array/io_stats.h"
 #include "ownership/array_own.h"
 #include "common/internal.h"
 #include "format/layout.h"
@@ -105,6 +106,9 @@ struct member_role {
 	atomic_uint_fast64_t readerr_repaired;
 	/* I/O counters since the device joined the role (graid_member_info). */
 	atomic_uint_fast64_t reads, writes, read_bytes, write_bytes, errors;
+	/* graid_array_stats() of the device since it joined, and its last MEMBER_SLOW event. */
+	struct io_stats stats;
+	_Atomic uint64_t slow_sent_ns;
 };
 
 /*
@@ -132,6 +136,8 @@ static inline void member_role_reset(struct member_role *r, uint64_t slot_id)
 	atomic_store(&r->read_bytes, 0);
 	atomic_store(&r->write_bytes, 0);
 	atomic_store(&r->errors, 0);
+	io_stats_reset(&r->stats, graid__now_ns());
+	atomic_store(&r->slow_sent_ns, 0);
 }
 
 /* One member role: its state, its device, and the rest of what the array knows of it. */
@@ -317,6 +323,13 @@ struct graid_array {
 	atomic_uint scrub_stop_gen;
 	/* graid_array_scrub() calls under way (the metrics' scrub state). */
 	atomic_uint scrubs_running;
+	/*
+	 * I/O statistics (array/io_stats.c): the callers' requests, counted as they complete;
+	 * GRAID_STATS_HISTOGRAMS and the MEMBER_SLOW limit, set by graid_array_set_stats_options.
+	 */
+	struct io_stats stats;
+	atomic_uint stats_flags;
+	atomic_uint_fast64_t slow_ns;
 	/* The array's worker (jobs/worker.c): started once; worker_cond signalled under meta_lock. */
 	pthread_t worker_thread;
 	bool worker_started;

@@ -102,4 +102,9 @@ int control_op_scrub_status(struct graid_array *a, struct json_object *req,
 int control_op_metrics(struct graid_array *a, struct json_object *req, struct json_object *r,
 		       char *why, size_t size);
 
+/* control_stats.c: STATSOBJ (docs/CONTROL.md), the `stats` op's reply and status's "stats". */
+struct json_object *control_stats_json(struct graid_array *a);
+int control_op_stats(struct graid_array *a, struct json_object *req, struct json_object *r,
+		     char *why, size_t size);
+
 #endif

@@ -183,6 +183,7 @@ static int op_status(struct graid_array *a, struct json_object *req, struct json
 	put_u64(r, "bad_block_bytes", bad);
 	add(r, "members", members);
 	add(r, "scrub", control_scrub_json(a->control_scrub));
+	add(r, "stats", control_stats_json(a));
 	return 0;
 }
 
@@ -334,6 +335,7 @@ static const struct op ops[] = {
 	{ "scrub-status", { NULL }, control_op_scrub_status },
 	{ "metrics", { "name", "health", NULL }, control_op_metrics },
 	{ "spare-remove", { "path", NULL }, op_spare_remove },
+	{ "stats", { "histograms", NULL }, control_op_stats },
 };
 
 static bool op_has_field(const struct op *op, const char *key)

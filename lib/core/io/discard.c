@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "io/discard.h"
+#include "array/stats_count.h"
 #include "io/queue.h"
 #include "member/member.h"
 #include "meta/meta.h"
@@ -64,8 +65,8 @@ int discard_member_sync(struct graid_array *a, unsigned role, uint64_t off, uint
 }
 
 /* @p ring: the caller's io_uring, whose queued entries go out before an injected kill. */
-static int discard_member_ring(struct graid_array *a, struct io_uring *ring, unsigned role,
-			       uint64_t off, uint64_t len)
+static int discard_member_do(struct graid_array *a, struct io_uring *ring, unsigned role,
+			     uint64_t off, uint64_t len)
 {
 	struct member *m = &a->members[role];
 	int fd = m->dev.fd, rc;
@@ -107,5 +108,18 @@ static int discard_member_ring(struct graid_array *a, struct io_uring *ring, uns
 		return 0;
 failed:
 	array_member_io_failed(a, role, fd, rc);
+	return rc;
+}
+
+/* Counted as the member's discard, whichever way the member zeroed the range. */
+static int discard_member_ring(struct graid_array *a, struct io_uring *ring, unsigned role,
+			       uint64_t off, uint64_t len)
+{
+	uint64_t start = graid__now_ns(), slow_ms;
+	int rc = discard_member_do(a, ring, role, off, len);
+
+	slow_ms = stats_member(a, role, GRAID_IO_DISCARD, len, rc != 0, start);
+	if (slow_ms)
+		array_event(a, GRAID_EVENT_MEMBER_SLOW, (int)role, 0, 0, slow_ms);
 	return rc;
 }

@@ -112,6 +112,9 @@ static bool mbatch_reap(struct mbatch *mb)
 		if (res == MEMBER_IO_MORE)
 			continue; /* more NVMe commands of this I/O to come */
 		io->res = member_io_done(mb->a, io->member, io->write, io->len, &io->fault, res);
+		if (io->fault.slow_ms)
+			array_event(mb->a, GRAID_EVENT_MEMBER_SLOW, io->member, 0, 0,
+				    io->fault.slow_ms);
 		io->media = false;
 		if (io->res == (int)io->len && io->write)
 			badblocks_clear(mb->a, io->member, io->fault.fd, io->off, io->len);

@@ -7,6 +7,7 @@
 #include "meta/badblocks.h"
 #include "meta/journal.h"
 #include "io/discard.h"
+#include "array/stats_count.h"
 #include "io/queue.h"
 #include "io/queue_fixed.h"
 #include "io/queue_io.h"
@@ -48,6 +49,8 @@ static void queue_io_complete(struct graid_queue *q, struct mio *io, int res)
 	queue_timeout_untrack(q, io);
 	q->ios_inflight--;
 	res = member_io_done(q->a, io->member, io->write, io->len, &io->fault, res);
+	if (io->fault.slow_ms)
+		array_event(q->a, GRAID_EVENT_MEMBER_SLOW, io->member, 0, 0, io->fault.slow_ms);
 	if (res == (int)io->len) {
 		if (!io->write && io->copy_to)
 			memcpy(io->copy_to, io->copy_from, io->len);
@@ -241,6 +244,10 @@ static void queue_sweep(struct graid_queue *q)
 			/* Zeroed whole: its regions may become unused (after the next flush). */
 			if (r->zero && !r->err)
 				live_discard_done(q->a, r->off, r->len, &r->live);
+			/* Write-zeroes is a discard here: the same path, no data from the caller. */
+			stats_request(q->a, r->zero ? GRAID_IO_DISCARD
+						    : r->write ? GRAID_IO_WRITE : GRAID_IO_READ,
+				      r->len, r->err != 0, r->start_ns);
 			*pp = r->next;
 			r->next = NULL;
 			if (q->done_tail)
@@ -504,7 +511,8 @@ static int queue_add(struct graid_queue *q, uint8_t *buf, size_t len, uint64_t o
 	else if (!(r = malloc(sizeof(*r))))
 		return -ENOMEM;
 	*r = (struct req){ .user_data = user_data, .buf = zero ? q->zbuf : buf, .len = len,
-			   .off = offset, .write = write, .zero = zero, .kslot = kslot };
+			   .off = offset, .write = write, .zero = zero, .kslot = kslot,
+			   .start_ns = graid__now_ns() };
 	if (zero)
 		live_discard_begin(q->a, offset, len, &r->live);
 	if (q->active_tail)

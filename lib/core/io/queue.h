@@ -40,6 +40,7 @@ struct req {
 	size_t cursor;       /* bytes already cut into stripe operations */
 	unsigned sops_live;  /* stripe operations started and not finished */
 	int err;             /* first error, 0 if none */
+	uint64_t start_ns;   /* when it was queued: its latency's start (io_stats.c) */
 };
 
 /*

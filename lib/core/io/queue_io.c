@@ -128,6 +128,7 @@ static bool queue_io_now(struct graid_queue *q, struct sop *s, struct mio *io, u
 	io->fault.injected = 0;
 	io->fault.pieces = 0;
 	io->fault.fd = q->a->members[io->member].dev.fd;
+	io->fault.start_ns = graid__now_ns();
 	io->fault.stale = !io->write && !queue_read_current(q, io, member_off);
 	n = io->fault.stale ? -ESTALE
 			    : member_io_now(q->a, io->fault.fd, io->write, ptr, io->len, iov,

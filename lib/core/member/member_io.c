@@ -18,6 +18,7 @@
 #include "format/nvme_cmd.h"
 #include "common/signals.h"
 #include "member/member.h"
+#include "array/stats_count.h"
 
 #if GRAID_FAULT_INJECTION
 /* Test seam (array.h), NULL in use: called before a read of a member takes its descriptor. */
@@ -246,6 +247,7 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 	mf->pieces = 0;
 	mf->stale = false;
 	mf->fd = m->dev.fd;
+	mf->start_ns = graid__now_ns();
 	if (m->dev.fault) {
 		uint64_t bytes = len;
 
@@ -379,10 +381,11 @@ ssize_t member_io_now(struct graid_array *a, int fd, bool write, void *buf, unsi
 }
 
 int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t len,
-		   const struct member_io_fault *mf, int res)
+		   struct member_io_fault *mf, int res)
 {
 	struct member *m = &a->members[member];
 
+	mf->slow_ms = 0;
 	if (mf->stale)
 		return -ESTALE;
 	if (mf->injected)
@@ -392,8 +395,13 @@ int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t 
 	 * that shrank). Not a media error (-EIO would be repaired by writing the block back,
 	 * which only extends a file whose holes then read as zeroes): the member goes out.
 	 */
-	if (res != (int)len)
+	if (res != (int)len) {
+		mf->slow_ms = stats_member(a, member, write ? GRAID_IO_WRITE : GRAID_IO_READ, 0,
+					   true, mf->start_ns);
 		return res < 0 ? res : -ENXIO;
+	}
+	mf->slow_ms = stats_member(a, member, write ? GRAID_IO_WRITE : GRAID_IO_READ, len, false,
+				   mf->start_ns);
 	atomic_fetch_add_explicit(write ? &m->role.writes : &m->role.reads, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(write ? &m->role.write_bytes : &m->role.read_bytes, len,
 				  memory_order_relaxed);

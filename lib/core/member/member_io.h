@@ -22,6 +22,9 @@ struct member_io_fault {
 	 * blaming anyone.
 	 */
 	bool stale;
+	uint64_t start_ns;            /* when it was prepared: its latency's start (io_stats.c) */
+	/* Set by member_io_done(): a MEMBER_SLOW event for the caller to send, ms; or 0. */
+	uint64_t slow_ms;
 };
 
 /*
@@ -111,10 +114,11 @@ int member_io_result(struct graid_array *a, unsigned member, struct member_io_fa
  * caller reports. The member's counters take a whole transfer; a stale read (its role
  * changed device between plan and issue) is -ESTALE, an injected fault its injected error,
  * a short transfer -ENXIO (the member ended early: never a bad sector to repair). Failing
- * the member, or repairing a read, is the caller's choice.
+ * the member, or repairing a read, is the caller's choice; so is sending the MEMBER_SLOW
+ * event @p mf->slow_ms asks for (its I/O statistics are counted here).
  * @return @p len, or -errno.
  */
 int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t len,
-		   const struct member_io_fault *mf, int res);
+		   struct member_io_fault *mf, int res);
 
 #endif

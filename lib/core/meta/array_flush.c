@@ -12,6 +12,8 @@
 #include "meta/live.h"
 #include "member/member.h"
 #include "meta/array_flush.h"
+#include "array/stats_count.h"
+#include "meta/events.h"
 #include "meta/member_fail.h"
 
 int array_flush_members(struct graid_array *a, unsigned *failed)
@@ -26,13 +28,18 @@ int array_flush_members(struct graid_array *a, unsigned *failed)
 
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		struct member *m = &a->members[i];
+		uint64_t start, slow_ms;
 		int err;
 
 		/* Members being rebuilt too: journal checkpoints void their entries after this. */
 		if (m->dev.fd < 0 || !array_role_writable(a, i))
 			continue;
 		/* fdatasync, or the NVMe Flush command on a generic device (docs/NVME.md). */
+		start = graid__now_ns();
 		err = member_flush(m);
+		slow_ms = stats_member(a, i, GRAID_IO_FLUSH, 0, err != 0, start);
+		if (slow_ms)
+			array_event(a, GRAID_EVENT_MEMBER_SLOW, (int)i, 0, 0, slow_ms);
 		if (err) {
 			array_member_failed(a, i, err);
 			nfailed++;
