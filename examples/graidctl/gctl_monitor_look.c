@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: MIT */
+/* graidctl monitor on arrays nobody serves: their superblocks looked at, differences as events. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gctl.h"
+#include "gctl_conf.h"
+#include "gctl_monitor.h"
+#include "gctl_scan.h"
+
+const char *mon_state_word(int state)
+{
+	return state == MON_STATE_UNKNOWN ? "unknown" : gctl_state_name(state);
+}
+
+int mon_array_degraded(const struct mon_array *a)
+{
+	for (unsigned r = 0; r < a->nmembers; r++)
+		if (a->state[r] != GRAID_MEMBER_ACTIVE && a->state[r] != MON_STATE_UNKNOWN)
+			return 1;
+	return 0;
+}
+
+/* What one look found: each role's state and device, and the spares. */
+struct look_now {
+	unsigned nmembers;
+	uint8_t state[GRAID_MAX_MEMBERS];
+	char path[GRAID_MAX_MEMBERS][256];
+	unsigned nspares;
+};
+
+static int look_take(char **members, int n, struct look_now *now)
+{
+	struct gctl_look l;
+	int rc;
+
+	/* A look's own log (a member left out, say) is what the events say; not repeated. */
+	gctl_log_hold();
+	rc = gctl_look_open(members, n, &l);
+	gctl_log_release(0);
+	if (rc)
+		return rc;
+	memset(now, 0, sizeof(*now));
+	now->nmembers = l.info.nmembers > GRAID_MAX_MEMBERS ? GRAID_MAX_MEMBERS : l.info.nmembers;
+	memcpy(now->state, l.info.member_state, sizeof(now->state));
+	for (int k = 0; k < l.n; k++) {
+		const struct graid_given_info *g = &l.given[k];
+
+		if (g->verdict == GRAID_GIVEN_SPARE)
+			now->nspares++;
+		else if (g->verdict == GRAID_GIVEN_MEMBER && g->role >= 0 &&
+			 (unsigned)g->role < now->nmembers)
+			snprintf(now->path[g->role], sizeof(now->path[g->role]), "%s", members[k]);
+	}
+	/* A role out of the array is named by the device it had, where one was given. */
+	for (int k = 0; k < l.n; k++) {
+		const struct graid_given_info *g = &l.given[k];
+
+		if (g->verdict != GRAID_GIVEN_SPARE && g->role >= 0 &&
+		    (unsigned)g->role < now->nmembers && !now->path[g->role][0] &&
+		    now->state[g->role] != GRAID_MEMBER_ACTIVE)
+			snprintf(now->path[g->role], sizeof(now->path[g->role]), "%s", members[k]);
+	}
+	gctl_look_free(&l);
+	return 0;
+}
+
+static void look_event(struct mon *m, struct mon_array *a, const char *name, int role,
+		       const char *detail)
+{
+	struct mon_event e = { .name = name, .a = a, .role = role };
+
+	snprintf(e.detail, sizeof(e.detail), "%s%ssource=look", detail, detail[0] ? " " : "");
+	mon_report(m, &e);
+}
+
+static const char *look_role_event(int was, int now)
+{
+	switch (now) {
+	case GRAID_MEMBER_FAILED:
+		return "member-failed";
+	case GRAID_MEMBER_MISSING:
+		return "member-missing";
+	case GRAID_MEMBER_UNREACHABLE:
+		return "member-unreachable";
+	case GRAID_MEMBER_REBUILDING:
+		return "rebuild-started";
+	case GRAID_MEMBER_ACTIVE:
+		return was == GRAID_MEMBER_REBUILDING ? "rebuild-done" : "member-returned";
+	default:
+		return NULL;
+	}
+}
+
+/* The events between the last look at @p a and @p now, then @p now kept for the next. */
+static void look_diff(struct mon *m, struct mon_array *a, const struct look_now *now)
+{
+	int was_degraded = mon_array_degraded(a), activated = -1;
+	unsigned was_spares = a->nspares;
+	char detail[128];
+
+	for (unsigned r = 0; r < now->nmembers; r++) {
+		int was = a->state[r], is = now->state[r];
+		const char *name = look_role_event(was, is);
+
+		if (was == is || was == MON_STATE_UNKNOWN || !name)
+			continue;
+		/* Replaced and rebuilt between two looks: its start was not seen, its end is. */
+		if (is == GRAID_MEMBER_ACTIVE && now->path[r][0] && a->path[r][0] &&
+		    strcmp(now->path[r], a->path[r]))
+			name = "rebuild-done";
+		/* A new device in the role (replaced, a spare took it) is the one named. */
+		if (is == GRAID_MEMBER_REBUILDING || is == GRAID_MEMBER_ACTIVE)
+			if (now->path[r][0])
+				snprintf(a->path[r], sizeof(a->path[r]), "%s", now->path[r]);
+		if (is == GRAID_MEMBER_REBUILDING && activated < 0 && now->nspares < was_spares)
+			activated = (int)r;
+		if (!a->path[r][0])
+			snprintf(a->path[r], sizeof(a->path[r]), "%s", now->path[r]);
+		snprintf(detail, sizeof(detail), "was=%s", mon_state_word(was));
+		a->state[r] = (uint8_t)is;
+		look_event(m, a, name, (int)r, detail);
+	}
+	a->nmembers = now->nmembers;
+	memcpy(a->state, now->state, sizeof(a->state));
+	if (!was_degraded && mon_array_degraded(a))
+		look_event(m, a, "degraded", -1, "");
+	else if (was_degraded && !mon_array_degraded(a))
+		look_event(m, a, "optimal", -1, "");
+	if (now->nspares < was_spares) {
+		snprintf(detail, sizeof(detail), "spares=%u was=%u", now->nspares, was_spares);
+		look_event(m, a, activated >= 0 ? "spare-activated" : "spares-missing", activated,
+			   detail);
+	}
+}
+
+static void look_keep(struct mon_array *a, const struct look_now *now)
+{
+	a->nmembers = now->nmembers;
+	memcpy(a->state, now->state, sizeof(a->state));
+	for (unsigned r = 0; r < now->nmembers; r++)
+		if (now->path[r][0] || a->state[r] == GRAID_MEMBER_ACTIVE)
+			snprintf(a->path[r], sizeof(a->path[r]), "%s", now->path[r]);
+	a->nspares = now->nspares;
+	a->have_base = 1;
+}
+
+static void look_one(struct mon *m, const struct gctl_scan *s, const struct gctl_scan_array *sa,
+		     struct mon_array *a)
+{
+	struct look_now now;
+	char **members = gctl_scan_members(s, sa), detail[96];
+	int rc = members ? look_take(members, sa->ndev, &now) : -ENOMEM;
+
+	/* Read while a writer rewrites the superblocks: once more before it is an event. */
+	if (rc && rc != -ENOMEM) {
+		usleep(200000);
+		rc = look_take(members, sa->ndev, &now);
+	}
+	if (rc) {
+		if (!a->look_failed && (a->have_base || m->oneshot)) {
+			snprintf(detail, sizeof(detail), "error=%s", graid_strerror(rc));
+			for (char *p = detail; *p; p++)
+				if (*p == ' ')
+					*p = '_';
+			look_event(m, a, "array-failed", -1, detail);
+		}
+		a->look_failed = 1;
+		a->have_base = 0;
+		free(members);
+		return;
+	}
+	a->look_failed = 0;
+	if (a->have_base) {
+		look_diff(m, a, &now);
+		for (unsigned r = 0; r < now.nmembers; r++)
+			if (now.path[r][0])
+				snprintf(a->path[r], sizeof(a->path[r]), "%s", now.path[r]);
+		a->nspares = now.nspares;
+	} else {
+		look_keep(a, &now);
+		/* Found after the start: an array assembled, or its members plugged in. */
+		if (m->started && !a->known)
+			look_event(m, a, "new-array", -1, "");
+		a->known = 1;
+		if (mon_array_degraded(a))
+			look_event(m, a, "degraded", -1, "");
+	}
+	free(members);
+}
+
+void mon_look_round(struct mon *m)
+{
+	struct gctl_conf c;
+	struct gctl_scan s;
+
+	if (gctl_conf_load(m->config, &c))
+		return;
+	if (gctl_scan_config(&c, &s)) {
+		fprintf(stderr, "graidctl monitor: scan: %s\n", strerror(ENOMEM));
+		gctl_conf_free(&c);
+		return;
+	}
+	for (int i = 0; i < m->narr; i++)
+		m->arr[i]->found = 0;
+	for (int i = 0; i < s.narr; i++) {
+		struct mon_array *a = mon_array_get(m, s.arr[i].uuid);
+
+		if (!a)
+			continue;
+		a->found = 1;
+		if (s.arr[i].conf && s.arr[i].conf->name)
+			snprintf(a->name, sizeof(a->name), "%s", s.arr[i].conf->name);
+		if (a->subscribed || a->served_now)
+			continue;
+		look_one(m, &s, &s.arr[i], a);
+	}
+	for (int i = 0; i < m->narr; i++) {
+		struct mon_array *a = m->arr[i];
+
+		if (a->found || a->subscribed || a->served_now || !a->have_base)
+			continue;
+		look_event(m, a, "array-disappeared", -1, "");
+		a->have_base = 0;
+	}
+	gctl_scan_free(&s);
+	gctl_conf_free(&c);
+}
