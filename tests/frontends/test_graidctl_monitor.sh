@@ -3,13 +3,14 @@
 # graidctl monitor: a served array's events through its holder's endpoint (within 1 s, with
 # --program run), an unserved array's changes found in its superblocks, --oneshot, --test,
 # a monitor restarted mid-way (nothing missed), a holder's missed line, a holder going away.
-# usage: test_graidctl_monitor.sh PATH/TO/graidctl PATH/TO/graid_fill
+# usage: test_graidctl_monitor.sh PATH/TO/graidctl PATH/TO/graid_fill [graid-monitor.service]
 set -u
 
 G=${1:?usage: test_graidctl_monitor.sh PATH/TO/graidctl PATH/TO/graid_fill}
 [ -x "$G" ] || { echo "SKIP: $G is not an executable"; exit 77; }
 G=$(readlink -f "$G")
 FILL=$(readlink -f "${2:?usage: test_graidctl_monitor.sh PATH/TO/graidctl PATH/TO/graid_fill}")
+UNIT=${3:+$(readlink -f "$3")}
 PY=$(command -v python3) || { echo "SKIP: python3 is needed for the scripted endpoint"; exit 77; }
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/graidctl-monitor.XXXXXX") || exit 1
@@ -228,6 +229,20 @@ has m4.out " bad-block $FU /x1 error=EIO count=1 stripe=291 source=holder role=1
 	"an event's fields are on its line"
 stop_monitor
 has m4.state "^$FU [0-9]+ 300$" "the state file keeps the last number"
+
+# --- the unit: systemd-analyze verify, and its ExecStart's options are graidctl's ----------
+if [ -n "$UNIT" ] && command -v systemd-analyze >/dev/null; then
+	# The installed graidctl is not where the tests run: the built one in its place.
+	sed "s|^ExecStart=[^ ]*/graidctl |ExecStart=$G |" "$UNIT" >graid-monitor.service
+	if systemd-analyze verify --man=no "$T/graid-monitor.service" >out 2>&1 && [ ! -s out ]; then
+		ok "systemd-analyze verify graid-monitor.service: no complaint"
+	else
+		bad "systemd-analyze verify graid-monitor.service"; sed 's/^/     /' out
+	fi
+	opts=$(sed -n 's/^ExecStart=[^ ]*graidctl monitor//p' "$UNIT")
+	expect 3 "the unit's options ($opts) with --oneshot (the c array is degraded)" -- "$G" monitor $opts --oneshot \
+		--run-dir "$T/run2"
+fi
 
 echo "# $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
