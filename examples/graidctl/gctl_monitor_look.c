@@ -223,7 +223,7 @@ void mon_look_round(struct mon *m)
 
 		if (a->found || a->subscribed || a->served_now || !a->have_base)
 			continue;
-		look_event(m, a, "array-disappeared", -1, "");
+		look_event(m, a, "array-disappeared", -1, "found=0");
 		a->have_base = 0;
 	}
 	gctl_scan_free(&s);

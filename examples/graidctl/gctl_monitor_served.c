@@ -166,8 +166,10 @@ static int served_member_state(const char *name)
 		return GRAID_MEMBER_FAILED;
 	if (!strcmp(name, "member-unreachable"))
 		return GRAID_MEMBER_UNREACHABLE;
-	if (!strcmp(name, "rebuild-done"))
+	if (!strcmp(name, "rebuild-done") || !strcmp(name, "member-returned"))
 		return GRAID_MEMBER_ACTIVE;
+	if (!strcmp(name, "rebuild-started") || !strcmp(name, "spare-activated"))
+		return GRAID_MEMBER_REBUILDING;
 	return -1;
 }
 
