@@ -87,7 +87,20 @@ void mon_served_once(struct mon *m);
 void mon_state_load(struct mon *m);
 void mon_state_save(const struct mon *m);
 
+/* What one look (or a holder's status) says: each role's state and device, and the spares. */
+struct mon_snap {
+	unsigned nmembers;
+	uint8_t state[GRAID_MAX_MEMBERS];
+	char path[GRAID_MAX_MEMBERS][256];
+	unsigned nspares;
+};
+
 /* gctl_monitor_look.c: every array on the host's devices that is not subscribed. */
+/*
+ * The events between what @p a last knew and @p now (source= @p source on their lines);
+ * @p a then knows @p now's states (its paths: the caller's to take).
+ */
+void mon_diff(struct mon *m, struct mon_array *a, const struct mon_snap *now, const char *source);
 void mon_look_round(struct mon *m);
 /* "degraded" when a role of @p a is not active (from its last known states). */
 int mon_array_degraded(const struct mon_array *a);

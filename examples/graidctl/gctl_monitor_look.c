@@ -24,15 +24,7 @@ int mon_array_degraded(const struct mon_array *a)
 	return 0;
 }
 
-/* What one look found: each role's state and device, and the spares. */
-struct look_now {
-	unsigned nmembers;
-	uint8_t state[GRAID_MAX_MEMBERS];
-	char path[GRAID_MAX_MEMBERS][256];
-	unsigned nspares;
-};
-
-static int look_take(char **members, int n, struct look_now *now)
+static int look_take(char **members, int n, struct mon_snap *now)
 {
 	struct gctl_look l;
 	int rc;
@@ -68,13 +60,19 @@ static int look_take(char **members, int n, struct look_now *now)
 	return 0;
 }
 
-static void look_event(struct mon *m, struct mon_array *a, const char *name, int role,
-		       const char *detail)
+static void snap_event(struct mon *m, struct mon_array *a, const char *name, int role,
+		       const char *detail, const char *source)
 {
 	struct mon_event e = { .name = name, .a = a, .role = role };
 
-	snprintf(e.detail, sizeof(e.detail), "%s%ssource=look", detail, detail[0] ? " " : "");
+	snprintf(e.detail, sizeof(e.detail), "%s%ssource=%s", detail, detail[0] ? " " : "", source);
 	mon_report(m, &e);
+}
+
+static void look_event(struct mon *m, struct mon_array *a, const char *name, int role,
+		       const char *detail)
+{
+	snap_event(m, a, name, role, detail, "look");
 }
 
 static const char *look_role_event(int was, int now)
@@ -95,8 +93,7 @@ static const char *look_role_event(int was, int now)
 	}
 }
 
-/* The events between the last look at @p a and @p now, then @p now kept for the next. */
-static void look_diff(struct mon *m, struct mon_array *a, const struct look_now *now)
+void mon_diff(struct mon *m, struct mon_array *a, const struct mon_snap *now, const char *source)
 {
 	int was_degraded = mon_array_degraded(a), activated = -1;
 	unsigned was_spares = a->nspares;
@@ -122,22 +119,23 @@ static void look_diff(struct mon *m, struct mon_array *a, const struct look_now 
 			snprintf(a->path[r], sizeof(a->path[r]), "%s", now->path[r]);
 		snprintf(detail, sizeof(detail), "was=%s", mon_state_word(was));
 		a->state[r] = (uint8_t)is;
-		look_event(m, a, name, (int)r, detail);
+		snap_event(m, a, name, (int)r, detail, source);
 	}
 	a->nmembers = now->nmembers;
 	memcpy(a->state, now->state, sizeof(a->state));
 	if (!was_degraded && mon_array_degraded(a))
-		look_event(m, a, "degraded", -1, "");
+		snap_event(m, a, "degraded", -1, "", source);
 	else if (was_degraded && !mon_array_degraded(a))
-		look_event(m, a, "optimal", -1, "");
+		snap_event(m, a, "optimal", -1, "", source);
 	if (now->nspares < was_spares) {
 		snprintf(detail, sizeof(detail), "spares=%u was=%u", now->nspares, was_spares);
-		look_event(m, a, activated >= 0 ? "spare-activated" : "spares-missing", activated,
-			   detail);
+		snap_event(m, a, activated >= 0 ? "spare-activated" : "spares-missing", activated,
+			   detail, source);
 	}
+	a->nspares = now->nspares;
 }
 
-static void look_keep(struct mon_array *a, const struct look_now *now)
+static void look_keep(struct mon_array *a, const struct mon_snap *now)
 {
 	a->nmembers = now->nmembers;
 	memcpy(a->state, now->state, sizeof(a->state));
@@ -151,7 +149,7 @@ static void look_keep(struct mon_array *a, const struct look_now *now)
 static void look_one(struct mon *m, const struct gctl_scan *s, const struct gctl_scan_array *sa,
 		     struct mon_array *a)
 {
-	struct look_now now;
+	struct mon_snap now;
 	char **members = gctl_scan_members(s, sa), detail[96];
 	int rc = members ? look_take(members, sa->ndev, &now) : -ENOMEM;
 
@@ -175,7 +173,7 @@ static void look_one(struct mon *m, const struct gctl_scan *s, const struct gctl
 	}
 	a->look_failed = 0;
 	if (a->have_base) {
-		look_diff(m, a, &now);
+		mon_diff(m, a, &now, "look");
 		for (unsigned r = 0; r < now.nmembers; r++)
 			if (now.path[r][0])
 				snprintf(a->path[r], sizeof(a->path[r]), "%s", now.path[r]);

@@ -66,6 +66,7 @@ cat >prog.sh <<EOF
 #!/bin/sh
 echo "\$# \$*" >>$T/prog.log
 [ -e $T/prog.hang ] && exec sleep 100
+[ -e $T/prog.fail ] && exit 7
 exit 0
 EOF
 chmod +x prog.sh
@@ -105,6 +106,11 @@ has err "still running after 1 s: killed" "the killed run is said on stderr"
 [ "$(grep -c test-message prog.log)" -eq 2 ] && ok "the second run came after the first was killed" ||
 	{ bad "runs: $(cat prog.log)"; }
 rm -f prog.hang prog.log
+touch prog.fail
+expect 0 "--test with a --program that fails" -- "$G" monitor --oneshot --test --program "$T/prog.sh"
+has err "--program $T/prog.sh test-message $CU: exit 7" "its failure is said on stderr, with its arguments"
+[ "$(grep -c test-message prog.log)" -eq 2 ] && ok "and the next run happened" || bad "runs: $(cat prog.log)"
+rm -f prog.fail prog.log
 
 # --- a served array: the monitor runs first, the endpoint appears later --------------------
 monitor m1.out --delay 1 --program "$T/prog.sh"
