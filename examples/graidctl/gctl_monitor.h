@@ -25,6 +25,7 @@ struct mon_array {
 	uint64_t last_seq;      /* the last event number reported from this holder */
 	int seq_known;          /* last_seq belongs to holder_pid (saved or seen) */
 	double retry_at;        /* no connect before this (gctl_now()) */
+	int ctl_error;          /* the last subscription's failure, said once */
 	int endpoint_seen;      /* its socket was in the run directory at the last look there */
 	/* Role paths and states as last known (a holder's status, or a look). */
 	unsigned nmembers;

@@ -313,8 +313,11 @@ static int served_subscribe(struct mon *m, struct mon_array *a, int again)
 		json_object_put(req);
 	}
 	if (rc) {
-		fprintf(stderr, "graidctl monitor: %s: its holder's endpoint %s: %s\n",
-			a->uuid_text, path, why);
+		/* Said once per cause, not at every retry. */
+		if (rc != a->ctl_error)
+			fprintf(stderr, "graidctl monitor: %s: its holder's endpoint %s: %s\n",
+				a->uuid_text, path, why);
+		a->ctl_error = rc;
 		gctl_ctl_close(&a->ctl);
 		a->retry_at = gctl_now() + 10;
 		return rc;
@@ -333,6 +336,14 @@ static int served_subscribe(struct mon *m, struct mon_array *a, int again)
 		a->seq_known = 1;
 	}
 	a->subscribed = 1;
+	a->ctl_error = 0;
+	/* Served, and never seen before: assembled and served since the monitor started. */
+	if (m->started && !a->known) {
+		struct mon_event e = { .name = "new-array", .a = a, .role = -1 };
+
+		snprintf(e.detail, sizeof(e.detail), "source=holder");
+		mon_report(m, &e);
+	}
 	a->known = 1;
 	a->look_failed = 0;
 	served_lines(m, a);
@@ -354,9 +365,17 @@ static int served_entry(const char *name, uint8_t uuid[16])
 
 void mon_endpoints_scan(struct mon *m)
 {
+	static int said;
 	DIR *d = opendir(m->run_dir);
 	struct dirent *e;
 	double now = gctl_now();
+
+	/* No run directory yet is no served array yet; one that cannot be read is said once. */
+	if (!d && errno != ENOENT && !said) {
+		fprintf(stderr, "graidctl monitor: %s: %s: served arrays are followed by their "
+			"superblocks only\n", m->run_dir, strerror(errno));
+		said = 1;
+	}
 
 	for (int i = 0; i < m->narr; i++)
 		m->arr[i]->endpoint_seen = 0;

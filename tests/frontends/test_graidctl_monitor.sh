@@ -74,7 +74,7 @@ chmod +x prog.sh
 truncate -s 17M c0 c1 c2 c3 n1 d0 d1 d2 n2
 expect 0 "create RAID-5 on c0..c3" -- "$G" create -l 5 -s 16M c0 c1 c2 c3
 expect 0 "create RAID-5 on d0..d2" -- "$G" create -l 5 -s 16M d0 d1 d2
-echo "DEVICE $T/c? $T/d? $T/n?" >graid.conf
+echo "DEVICE $T/c? $T/d? $T/n? $T/e?" >graid.conf
 CU=$("$G" list --scan --json | "$PY" -c "import json,sys; d=json.load(sys.stdin)
 print([a['uuid'] for a in d['arrays'] if any(m['path'].endswith('/c0') for m in a['devices'])][0])")
 DU=$("$G" list --scan --json | "$PY" -c "import json,sys; d=json.load(sys.stdin)
@@ -177,6 +177,12 @@ wait_for m3.out " degraded $DU - source=look$" 5 && ok "then degraded" || bad "n
 wait_for prog.log "^3 member-failed $DU $T/d1$" 5 && ok "--program ran for the derived event" ||
 	bad "--program: $(cat prog.log 2>&1)"
 has m3.out " degraded $CU " "the c array, degraded when found at the start, is reported so"
+
+"$G" create -l 1 --file-size 8M e0 e1 >out 2>&1
+EU=$(sed -n 's/^created RAID-1 array \([0-9a-f-]*\):.*/\1/p' out)
+[ -n "$EU" ] && ok "a RAID-1 on e0, e1 created while the monitor runs" || { bad "create e"; cat out; }
+wait_for m3.out " new-array $EU - source=look$" 10 && ok "it is reported as new-array" ||
+	{ bad "no new-array for $EU"; cat m3.out; }
 
 # --- --oneshot on a degraded array -----------------------------------------------------------
 expect 3 "--oneshot with a degraded array: exit 3" -- "$G" monitor --oneshot
