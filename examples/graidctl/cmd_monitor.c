@@ -52,9 +52,9 @@ void gctl_help_monitor(FILE *f)
 		"  --config FILE    graid.conf (default $GRAID_CONF, else /etc/graid/graid.conf)\n"
 		"  --run-dir DIR    the endpoints' directory (default $GRAID_RUN_DIR, else\n"
 		"                   /run/graid)\n"
-		"  --state-file F   the last event number seen per holder, so that a monitor\n"
-		"                   started again misses nothing (default RUN_DIR/monitor.state;\n"
-		"                   \"none\": not kept)\n\n"
+		"  --state-file F   the last event number seen per holder and each unserved\n"
+		"                   array's last look, so that a monitor started again misses\n"
+		"                   nothing (default RUN_DIR/monitor.state; \"none\": not kept)\n\n"
 		"Exit status: 0 stopped by SIGTERM or SIGINT, or --oneshot found nothing to\n"
 		"report; 3 --oneshot reported an array degraded, failed or gone; 1 the monitor\n"
 		"could not start; 2 usage error.\n");
@@ -240,6 +240,12 @@ int gctl_cmd_monitor(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * A following monitor goes on from where the last one stopped (its numbers, its looks);
+	 * --oneshot says how the arrays are now, and leaves the saved state alone.
+	 */
+	if (!m.oneshot)
+		mon_state_load(&m);
 	if (m.oneshot || m.test)
 		ex = mon_once(&m);
 	if (m.oneshot) {
@@ -250,7 +256,6 @@ int gctl_cmd_monitor(int argc, char **argv)
 		m.started = m.test;
 		for (int i = 0; i < m.narr; i++)
 			m.arr[i]->served_now = 0;
-		mon_state_load(&m);
 		ex = mon_follow(&m);
 		mon_program_drain(&m);
 		mon_state_save(&m);

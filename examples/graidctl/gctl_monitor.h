@@ -44,6 +44,7 @@ struct mon {
 	const char *config;     /* --config, or NULL: graidctl's default */
 	char run_dir[4000];
 	char state_file[4096];  /* "" none */
+	int state_loaded;       /* read (or found absent): only then is it written */
 	const char *program;    /* --program, or NULL */
 	double program_timeout;
 	double delay;           /* seconds between looks at unserved arrays */

@@ -224,6 +224,7 @@ void mon_look_round(struct mon *m)
 		look_event(m, a, "array-disappeared", -1, "found=0");
 		a->have_base = 0;
 	}
+	mon_state_save(m);
 	gctl_scan_free(&s);
 	gctl_conf_free(&c);
 }

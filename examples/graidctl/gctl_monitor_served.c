@@ -444,46 +444,83 @@ void mon_served_once(struct mon *m)
 		closedir(d);
 }
 
+/* A look line's roles: one character per role, its state's digit ('u': unknown). */
+static void state_take_look(struct mon_array *a, const char *roles, unsigned nspares)
+{
+	size_t n = strlen(roles);
+
+	if (n > GRAID_MAX_MEMBERS)
+		return;
+	for (size_t r = 0; r < n; r++) {
+		if (roles[r] != 'u' && (roles[r] < '0' || roles[r] > '5'))
+			return;
+		a->state[r] = roles[r] == 'u' ? MON_STATE_UNKNOWN : (uint8_t)(roles[r] - '0');
+	}
+	a->nmembers = (unsigned)n;
+	a->nspares = nspares;
+	a->have_base = 1;
+	a->known = 1;
+}
+
 void mon_state_load(struct mon *m)
 {
 	FILE *f = m->state_file[0] ? fopen(m->state_file, "r") : NULL;
-	char text[64];
+	char line[512], text[64], roles[GRAID_MAX_MEMBERS + 2];
 	unsigned long pid;
 	unsigned long long seq;
+	unsigned nspares;
 
-	while (f && fscanf(f, "%63s %lu %llu", text, &pid, &seq) == 3) {
+	while (f && fgets(line, sizeof(line), f)) {
 		uint8_t uuid[16];
 		struct mon_array *a;
 
-		if (gctl_uuid_parse(text, uuid) || !(a = mon_array_get(m, uuid)))
+		if (sscanf(line, "%63s", text) != 1 || gctl_uuid_parse(text, uuid) ||
+		    !(a = mon_array_get(m, uuid)))
 			continue;
-		a->holder_pid = (uint32_t)pid;
-		a->last_seq = seq;
-		a->seq_known = 1;
+		if (sscanf(line, "%*s look %257s %u", roles, &nspares) == 2) {
+			state_take_look(a, roles, nspares);
+		} else if (sscanf(line, "%*s %lu %llu", &pid, &seq) == 2) {
+			a->holder_pid = (uint32_t)pid;
+			a->last_seq = seq;
+			a->seq_known = 1;
+			a->known = 1;
+		}
 	}
 	if (f)
 		fclose(f);
+	m->state_loaded = 1;
 }
 
 /*
  * The last number reported per holder, so that a monitor started again asks for what came
- * after it. Written whole to a new file renamed over the old: a crash leaves one or the other.
+ * after it, and each unserved array's last look, so that it compares with that. Written whole
+ * to a new file renamed over the old: a crash leaves one or the other.
  */
 void mon_state_save(const struct mon *m)
 {
 	char tmp[4200];
 	FILE *f;
 
-	if (!m->state_file[0])
+	if (!m->state_file[0] || !m->state_loaded)
 		return;
 	snprintf(tmp, sizeof(tmp), "%s.new", m->state_file);
 	f = fopen(tmp, "w");
 	if (!f)
 		return;
-	for (int i = 0; i < m->narr; i++)
-		if (m->arr[i]->seq_known && m->arr[i]->holder_pid)
-			fprintf(f, "%s %u %llu\n", m->arr[i]->uuid_text, m->arr[i]->holder_pid,
-				(unsigned long long)m->arr[i]->last_seq);
+	for (int i = 0; i < m->narr; i++) {
+		const struct mon_array *a = m->arr[i];
+
+		if (a->seq_known && a->holder_pid)
+			fprintf(f, "%s %u %llu\n", a->uuid_text, a->holder_pid,
+				(unsigned long long)a->last_seq);
+		/* An unserved array's last look: a monitor started again reports what changed. */
+		if (!a->subscribed && a->have_base && a->nmembers) {
+			fprintf(f, "%s look ", a->uuid_text);
+			for (unsigned r = 0; r < a->nmembers; r++)
+				fputc(a->state[r] == MON_STATE_UNKNOWN ? 'u' : '0' + a->state[r], f);
+			fprintf(f, " %u\n", a->nspares);
+		}
+	}
 	if (fclose(f) == 0)
 		rename(tmp, m->state_file);
 	else
