@@ -200,6 +200,9 @@ static void served_line(struct mon *m, struct mon_array *a, const char *line)
 		json_object_put(o);
 		return;
 	}
+	/* The name is a word of the line and an argument of --program: nothing else passes. */
+	if (name[strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-")] || strlen(name) > 64)
+		name = "event-unknown";
 	if (!name[0] || (a->seq_known && seq <= a->last_seq)) {
 		json_object_put(o);
 		return;
