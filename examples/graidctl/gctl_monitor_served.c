@@ -508,8 +508,16 @@ void mon_state_save(const struct mon *m)
 		return;
 	snprintf(tmp, sizeof(tmp), "%s.new", m->state_file);
 	f = fopen(tmp, "w");
-	if (!f)
+	if (!f) {
+		static int said;
+
+		/* Followed all the same; only a restart would report again what it reported. */
+		if (!said)
+			fprintf(stderr, "graidctl monitor: %s: %s: what was reported is not kept "
+				"across a restart\n", tmp, strerror(errno));
+		said = 1;
 		return;
+	}
 	for (int i = 0; i < m->narr; i++) {
 		const struct mon_array *a = m->arr[i];
 

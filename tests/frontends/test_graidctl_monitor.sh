@@ -83,6 +83,7 @@ print([a['uuid'] for a in d['arrays'] if any(m['path'].endswith('/d0') for m in 
 
 # --- usage, --oneshot and --test on clean arrays ------------------------------------------
 expect 0 "monitor --help" -- "$G" monitor --help
+has out "^usage: graidctl monitor" "monitor --help starts with its usage line"
 has out "--oneshot" "the help names --oneshot"
 expect 2 "monitor with an argument" -- "$G" monitor c0
 expect 2 "monitor --delay 0" -- "$G" monitor --delay 0
