@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* graidctl monitor: follow every array on the host and report each event (mdadm --monitor's job). */
+/* graidctl monitor: follow every array on the host, report each event (mdadm --monitor's job). */
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* graidctl monitor on served arrays: their holders' endpoints, subscribed, and the saved numbers. */
+/* graidctl monitor on served arrays: subscribed on their holders' endpoints; the saved state. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
