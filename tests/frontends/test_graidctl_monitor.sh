@@ -3,7 +3,8 @@
 # graidctl monitor: a served array's events through its holder's endpoint (within 1 s, with
 # --program run), an unserved array's changes found in its superblocks, --oneshot, --test,
 # a monitor restarted mid-way (nothing missed), a holder's missed line, a holder going away.
-# usage: test_graidctl_monitor.sh PATH/TO/graidctl PATH/TO/graid_fill [graid-monitor.service]
+# usage: test_graidctl_monitor.sh PATH/TO/graidctl PATH/TO/graid_fill [graid-monitor.service
+#        [syslog_shim.so]]
 set -u
 
 G=${1:?usage: test_graidctl_monitor.sh PATH/TO/graidctl PATH/TO/graid_fill}
@@ -11,6 +12,7 @@ G=${1:?usage: test_graidctl_monitor.sh PATH/TO/graidctl PATH/TO/graid_fill}
 G=$(readlink -f "$G")
 FILL=$(readlink -f "${2:?usage: test_graidctl_monitor.sh PATH/TO/graidctl PATH/TO/graid_fill}")
 UNIT=${3:+$(readlink -f "$3")}
+SHIM=${4:+$(readlink -f "$4")}
 PY=$(command -v python3) || { echo "SKIP: python3 is needed for the scripted endpoint"; exit 77; }
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/graidctl-monitor.XXXXXX") || exit 1
@@ -190,6 +192,16 @@ EU=$(sed -n 's/^created RAID-1 array \([0-9a-f-]*\):.*/\1/p' out)
 [ -n "$EU" ] && ok "a RAID-1 on e0, e1 created while the monitor runs" || { bad "create e"; cat out; }
 wait_for m3.out " new-array $EU - source=look$" 10 && ok "it is reported as new-array" ||
 	{ bad "no new-array for $EU"; cat m3.out; }
+
+# --- --syslog: facility daemon, priority by the event (syslog(3) caught by the shim) --------
+if [ -n "$SHIM" ] && [ -z "${GRAID_SANITIZED:-}" ]; then
+	# LOG_DAEMON is 24 (3 << 3); crit 2, info 6.
+	GRAID_TEST_SYSLOG=$T/syslog LD_PRELOAD=$SHIM "$G" monitor --oneshot --test --syslog >out 2>err
+	has syslog "^2 24 .* degraded $DU - source=look$" "--syslog: degraded at priority crit, facility daemon"
+	has syslog "^6 24 .* test-message $DU - source=look$" "--syslog: test-message at priority info"
+	[ "$(grep -c . syslog)" -eq "$(grep -c . out)" ] && ok "--syslog: every line of stdout is logged" ||
+		{ bad "syslog has $(grep -c . syslog) lines, stdout $(grep -c . out)"; cat syslog out; }
+fi
 
 # --- --oneshot on a degraded array -----------------------------------------------------------
 expect 3 "--oneshot with a degraded array: exit 3" -- "$G" monitor --oneshot
