@@ -31,6 +31,7 @@ struct mon_array {
 	unsigned nmembers;
 	uint8_t state[GRAID_MAX_MEMBERS];
 	char path[GRAID_MAX_MEMBERS][256];
+	uint8_t id[GRAID_MAX_MEMBERS][16]; /* the role's device's member UUID (a look's); 0 unknown */
 	unsigned nspares;
 	/* Unserved: the last look, which the next one is compared with. */
 	int have_base;
@@ -94,6 +95,7 @@ struct mon_snap {
 	unsigned nmembers;
 	uint8_t state[GRAID_MAX_MEMBERS];
 	char path[GRAID_MAX_MEMBERS][256];
+	uint8_t id[GRAID_MAX_MEMBERS][16]; /* member UUIDs from the probe; 0: unknown */
 	unsigned nspares;
 };
 

@@ -24,7 +24,7 @@ int mon_array_degraded(const struct mon_array *a)
 	return 0;
 }
 
-static int look_take(char **members, int n, struct mon_snap *now)
+static int look_take(char **members, uint8_t (*ids)[16], int n, struct mon_snap *now)
 {
 	struct gctl_look l;
 	int rc;
@@ -44,8 +44,10 @@ static int look_take(char **members, int n, struct mon_snap *now)
 		if (g->verdict == GRAID_GIVEN_SPARE)
 			now->nspares++;
 		else if (g->verdict == GRAID_GIVEN_MEMBER && g->role >= 0 &&
-			 (unsigned)g->role < now->nmembers)
+			 (unsigned)g->role < now->nmembers) {
 			snprintf(now->path[g->role], sizeof(now->path[g->role]), "%s", members[k]);
+			memcpy(now->id[g->role], ids[k], 16);
+		}
 	}
 	/* A role out of the array is named by the device it had, where one was given. */
 	for (int k = 0; k < l.n; k++) {
@@ -95,7 +97,8 @@ static const char *look_role_event(int was, int now)
 
 void mon_diff(struct mon *m, struct mon_array *a, const struct mon_snap *now, const char *source)
 {
-	int was_degraded = mon_array_degraded(a), activated = -1;
+	static const uint8_t zero[16];
+	int was_degraded = mon_array_degraded(a), activated = -1, moved;
 	unsigned was_spares = a->nspares;
 	char detail[128];
 
@@ -103,17 +106,30 @@ void mon_diff(struct mon *m, struct mon_array *a, const struct mon_snap *now, co
 		int was = a->state[r], is = now->state[r];
 		const char *name = look_role_event(was, is);
 
-		if (was == is || was == MON_STATE_UNKNOWN || !name)
+		if ((was == is && !(memcmp(now->id[r], zero, 16) && memcmp(a->id[r], zero, 16) &&
+				     memcmp(now->id[r], a->id[r], 16))) ||
+		    was == MON_STATE_UNKNOWN || !name)
 			continue;
-		/* Replaced and rebuilt between two looks: its start was not seen, its end is. */
-		if (is == GRAID_MEMBER_ACTIVE && now->path[r][0] && a->path[r][0] &&
-		    strcmp(now->path[r], a->path[r]))
+		/*
+		 * Another device in the role (its member UUID, not its name, which a re-plug can
+		 * change): the one it had failed (a spare took the role, or it was replaced)
+		 * between two looks, its failure not seen by itself; and a role active on the
+		 * new one was rebuilt whole.
+		 */
+		moved = memcmp(now->id[r], zero, 16) && memcmp(a->id[r], zero, 16) &&
+			memcmp(now->id[r], a->id[r], 16) &&
+			(is == GRAID_MEMBER_REBUILDING || is == GRAID_MEMBER_ACTIVE);
+		if (moved && was == GRAID_MEMBER_ACTIVE)
+			snap_event(m, a, "member-failed", (int)r, "was=active", source);
+		if (moved && is == GRAID_MEMBER_ACTIVE)
 			name = "rebuild-done";
 		/* A new device in the role (replaced, a spare took it) is the one named. */
 		if (is == GRAID_MEMBER_REBUILDING || is == GRAID_MEMBER_ACTIVE)
 			if (now->path[r][0])
 				snprintf(a->path[r], sizeof(a->path[r]), "%s", now->path[r]);
-		if (is == GRAID_MEMBER_REBUILDING && activated < 0 && now->nspares < was_spares)
+		/* A spare gone as a role got a new device: the spare took it. */
+		if ((is == GRAID_MEMBER_REBUILDING || !strcmp(name, "rebuild-done")) &&
+		    activated < 0 && now->nspares < was_spares)
 			activated = (int)r;
 		if (!a->path[r][0])
 			snprintf(a->path[r], sizeof(a->path[r]), "%s", now->path[r]);
@@ -142,6 +158,7 @@ static void look_keep(struct mon_array *a, const struct mon_snap *now)
 	for (unsigned r = 0; r < now->nmembers; r++)
 		if (now->path[r][0] || a->state[r] == GRAID_MEMBER_ACTIVE)
 			snprintf(a->path[r], sizeof(a->path[r]), "%s", now->path[r]);
+	memcpy(a->id, now->id, sizeof(a->id));
 	a->nspares = now->nspares;
 	a->have_base = 1;
 }
@@ -151,12 +168,17 @@ static void look_one(struct mon *m, const struct gctl_scan *s, const struct gctl
 {
 	struct mon_snap now;
 	char **members = gctl_scan_members(s, sa), detail[96];
-	int rc = members ? look_take(members, sa->ndev, &now) : -ENOMEM;
+	uint8_t (*ids)[16] = calloc((size_t)sa->ndev + 1, 16);
+	int rc;
+
+	for (int k = 0; ids && k < sa->ndev; k++)
+		memcpy(ids[k], s->dev[sa->dev[k]].p.member_uuid, 16);
+	rc = members && ids ? look_take(members, ids, sa->ndev, &now) : -ENOMEM;
 
 	/* Read while a writer rewrites the superblocks: once more before it is an event. */
 	if (rc && rc != -ENOMEM) {
 		usleep(200000);
-		rc = look_take(members, sa->ndev, &now);
+		rc = look_take(members, ids, sa->ndev, &now);
 	}
 	if (rc) {
 		if (!a->look_failed && (a->have_base || m->oneshot)) {
@@ -169,14 +191,18 @@ static void look_one(struct mon *m, const struct gctl_scan *s, const struct gctl
 		a->look_failed = 1;
 		a->have_base = 0;
 		free(members);
+		free(ids);
 		return;
 	}
 	a->look_failed = 0;
 	if (a->have_base) {
 		mon_diff(m, a, &now, "look");
-		for (unsigned r = 0; r < now.nmembers; r++)
+		for (unsigned r = 0; r < now.nmembers; r++) {
 			if (now.path[r][0])
 				snprintf(a->path[r], sizeof(a->path[r]), "%s", now.path[r]);
+			if (now.state[r] == GRAID_MEMBER_ACTIVE || now.state[r] == GRAID_MEMBER_REBUILDING)
+				memcpy(a->id[r], now.id[r], 16);
+		}
 		a->nspares = now.nspares;
 	} else {
 		look_keep(a, &now);
@@ -188,6 +214,7 @@ static void look_one(struct mon *m, const struct gctl_scan *s, const struct gctl
 			look_event(m, a, "degraded", -1, "");
 	}
 	free(members);
+	free(ids);
 }
 
 void mon_look_round(struct mon *m)

@@ -149,6 +149,7 @@ static void served_end(struct mon *m, struct mon_array *a, const char *why)
 	 */
 	a->have_base = a->nmembers > 0;
 	memset(a->path, 0, sizeof(a->path));
+	memset(a->id, 0, sizeof(a->id));
 	a->retry_at = gctl_now() + 1;
 	m->look_soon = 1;
 }

@@ -192,6 +192,15 @@ EU=$(sed -n 's/^created RAID-1 array \([0-9a-f-]*\):.*/\1/p' out)
 [ -n "$EU" ] && ok "a RAID-1 on e0, e1 created while the monitor runs" || { bad "create e"; cat out; }
 wait_for m3.out " new-array $EU - source=look$" 10 && ok "it is reported as new-array" ||
 	{ bad "no new-array for $EU"; cat m3.out; }
+# A hot spare that takes a role between two looks: the failure and the spare both reported.
+truncate -s 8M e2
+expect 0 "spare add e2 to the RAID-1" -- "$G" spare add e2 e0 e1
+sleep 1.5 # a look with the spare
+expect 0 "fail role 0 of the RAID-1: the spare takes it" -- "$G" fail 0 e0 e1 e2
+wait_for m3.out " member-failed $EU $T/e0 was=active source=look role=0$" 10 &&
+	ok "member-failed for the device the spare replaced" || { bad "no member-failed e0"; cat m3.out; }
+wait_for m3.out " spare-activated $EU $T/e2 spares=0 was=1 source=look role=0$" 5 &&
+	ok "spare-activated names the spare and its role" || { bad "no spare-activated e2"; cat m3.out; }
 
 # --- --syslog: facility daemon, priority by the event (syslog(3) caught by the shim) --------
 if [ -n "$SHIM" ] && [ -z "${GRAID_SANITIZED:-}" ]; then
