@@ -174,6 +174,32 @@ static int served_member_state(const char *name)
 	return -1;
 }
 
+/* An event's fields after its member, as key=value words. */
+static void served_detail(struct json_object *o, const char *name, char *buf, size_t len)
+{
+	uint64_t err = gctl_ctl_u64(o, "error"), count = gctl_ctl_u64(o, "count");
+	size_t off = 0;
+
+	if (err) {
+		const char *en = err < 4096 ? strerrorname_np((int)err) : NULL;
+
+		if (en)
+			off += (size_t)snprintf(buf + off, len - off, "error=%s ", en);
+		else
+			off += (size_t)snprintf(buf + off, len - off, "error=%llu ",
+						(unsigned long long)err);
+	}
+	if (count)
+		off += (size_t)snprintf(buf + off, len - off, "count=%llu ",
+					(unsigned long long)count);
+	if (!strcmp(name, "scrub-mismatch") || !strcmp(name, "bad-block") ||
+	    !strcmp(name, "block-repaired"))
+		off += (size_t)snprintf(buf + off, len - off, "stripe=%llu ",
+					(unsigned long long)gctl_ctl_u64(o, "stripe"));
+	if (off < len)
+		snprintf(buf + off, len - off, "source=holder");
+}
+
 /* One line of the stream: an event, or a missed line. */
 static void served_line(struct mon *m, struct mon_array *a, const char *line)
 {
@@ -233,29 +259,7 @@ static void served_line(struct mon *m, struct mon_array *a, const char *line)
 	st = served_member_state(name);
 	if (e.role >= 0 && st >= 0)
 		a->state[e.role] = (uint8_t)st;
-	{
-		size_t off = 0;
-		uint64_t err = gctl_ctl_u64(o, "error"), count = gctl_ctl_u64(o, "count");
-
-		if (err) {
-			const char *en = err < 4096 ? strerrorname_np((int)err) : NULL;
-
-			if (en)
-				off += (size_t)snprintf(e.detail + off, sizeof(e.detail) - off,
-							"error=%s ", en);
-			else
-				off += (size_t)snprintf(e.detail + off, sizeof(e.detail) - off,
-							"error=%llu ", (unsigned long long)err);
-		}
-		if (count)
-			off += (size_t)snprintf(e.detail + off, sizeof(e.detail) - off, "count=%llu ",
-						(unsigned long long)count);
-		if (!strcmp(name, "scrub-mismatch") || !strcmp(name, "bad-block") ||
-		    !strcmp(name, "block-repaired"))
-			off += (size_t)snprintf(e.detail + off, sizeof(e.detail) - off, "stripe=%llu ",
-						(unsigned long long)gctl_ctl_u64(o, "stripe"));
-		snprintf(e.detail + off, sizeof(e.detail) - off, "source=holder");
-	}
+	served_detail(o, name, e.detail, sizeof(e.detail));
 	/* The event's line is built before the object (which owns @p name) goes. */
 	mon_report(m, &e);
 	a->last_seq = seq;
