@@ -58,6 +58,8 @@ int gctl_cmd_incremental(int argc, char **argv);
 void gctl_help_incremental(FILE *f);
 int gctl_cmd_metrics(int argc, char **argv);
 void gctl_help_metrics(FILE *f);
+int gctl_cmd_monitor(int argc, char **argv);
+void gctl_help_monitor(FILE *f);
 
 /* graidctl.c: the synopsis line that each command's help opens with. */
 void gctl_print_cmd_usage(FILE *f, const char *name);

@@ -22,6 +22,10 @@ static const struct gctl_cmd main_cmds[] = {
 	{ "incremental", "[--config FILE] [--remove] DEVICE",
 	  "for udev: record DEVICE; assemble its array once all its members were seen",
 	  gctl_cmd_incremental, gctl_help_incremental },
+	{ "monitor", "[--program PATH] [--syslog] [--delay S] [--oneshot] [--test] [--config FILE]\n"
+	  "       [--run-dir DIR] [--state-file FILE]",
+	  "follow every array on this host and report each event (mdadm --monitor)",
+	  gctl_cmd_monitor, gctl_help_monitor },
 	{ "fail", "IDX MEMBER...", "mark member role IDX failed", gctl_cmd_fail, gctl_help_fail },
 	{ "replace", "[--no-rebuild] [--max-rate SIZE] IDX NEWPATH MEMBER...",
 	  "put a new member in role IDX and rebuild it", gctl_cmd_replace, gctl_help_replace },

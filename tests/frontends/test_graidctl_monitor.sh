@@ -1,0 +1,302 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# graidctl monitor: a served array's events through its holder's endpoint (within 1 s, with
+# --program run), an unserved array's changes found in its superblocks, --oneshot, --test,
+# a monitor restarted mid-way (nothing missed), a holder's missed line, a holder going away.
+# usage: test_graidctl_monitor.sh PATH/TO/graidctl PATH/TO/graid_fill [graid-monitor.service
+#        [syslog_shim.so]]
+set -u
+
+G=${1:?usage: test_graidctl_monitor.sh PATH/TO/graidctl PATH/TO/graid_fill}
+[ -x "$G" ] || { echo "SKIP: $G is not an executable"; exit 77; }
+G=$(readlink -f "$G")
+FILL=$(readlink -f "${2:?usage: test_graidctl_monitor.sh PATH/TO/graidctl PATH/TO/graid_fill}")
+UNIT=${3:+$(readlink -f "$3")}
+SHIM=${4:+$(readlink -f "$4")}
+PY=$(command -v python3) || { echo "SKIP: python3 is needed for the scripted endpoint"; exit 77; }
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/graidctl-monitor.XXXXXX") || exit 1
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+cd "$T" || exit 1
+export GRAID_RUN_DIR=$T/run GRAID_CONF=$T/graid.conf
+mkdir -m 700 run
+
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok   - $*"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
+expect() {
+	local want=$1 what=$2 rc
+	shift 3
+	"$@" >out 2>err
+	rc=$?
+	if [ "$rc" -eq "$want" ]; then ok "$what (exit $rc)"; else
+		bad "$what: exit $rc, wanted $want"; sed 's/^/     out: /' out; sed 's/^/     err: /' err
+	fi
+}
+has() {
+	if grep -Eq -- "$2" "$1"; then ok "$3"; else bad "$3: no /$2/ in $1"; sed "s/^/     $1: /" "$1"; fi
+}
+hasnt() {
+	if ! grep -Eq -- "$2" "$1"; then ok "$3"; else bad "$3: /$2/ in $1"; sed "s/^/     $1: /" "$1"; fi
+}
+# wait_for FILE PATTERN SECONDS: until a line of FILE matches; 0 found, 1 not in time.
+wait_for() {
+	local i n=$(($3 * 20))
+	for ((i = 0; i < n; i++)); do grep -Eq -- "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done
+	grep -Eq -- "$2" "$1" 2>/dev/null
+}
+# monitor OUT ARGS...: a following monitor in the background, its pid in mon.
+monitor() {
+	local o=$1
+	shift
+	"$G" monitor "$@" >"$o" 2>"$o.err" &
+	mon=$!
+	pids+=($mon)
+}
+stop_monitor() {
+	kill -TERM "$mon"
+	wait "$mon"
+	mon_rc=$?
+}
+
+cat >prog.sh <<EOF
+#!/bin/sh
+echo "\$# \$*" >>$T/prog.log
+[ -e $T/prog.hang ] && exec sleep 100
+[ -e $T/prog.fail ] && exit 7
+exit 0
+EOF
+chmod +x prog.sh
+
+truncate -s 17M c0 c1 c2 c3 n1 d0 d1 d2 n2
+expect 0 "create RAID-5 on c0..c3" -- "$G" create -l 5 -s 16M c0 c1 c2 c3
+expect 0 "create RAID-5 on d0..d2" -- "$G" create -l 5 -s 16M d0 d1 d2
+echo "DEVICE $T/c? $T/d? $T/n? $T/e?" >graid.conf
+CU=$("$G" list --scan --json | "$PY" -c "import json,sys; d=json.load(sys.stdin)
+print([a['uuid'] for a in d['arrays'] if any(m['path'].endswith('/c0') for m in a['devices'])][0])")
+DU=$("$G" list --scan --json | "$PY" -c "import json,sys; d=json.load(sys.stdin)
+print([a['uuid'] for a in d['arrays'] if any(m['path'].endswith('/d0') for m in a['devices'])][0])")
+[ -n "$CU" ] && [ -n "$DU" ] && ok "both arrays found by list --scan" || bad "list --scan: '$CU' '$DU'"
+
+# --- usage, --oneshot and --test on clean arrays ------------------------------------------
+expect 0 "monitor --help" -- "$G" monitor --help
+has out "^usage: graidctl monitor" "monitor --help starts with its usage line"
+has out "--oneshot" "the help names --oneshot"
+expect 2 "monitor with an argument" -- "$G" monitor c0
+expect 2 "monitor --delay 0" -- "$G" monitor --delay 0
+expect 2 "monitor --program relative" -- "$G" monitor --program prog.sh
+expect 0 "--oneshot, both arrays clean: nothing to report" -- "$G" monitor --oneshot
+[ ! -s out ] && ok "--oneshot printed nothing" || { bad "--oneshot printed"; cat out; }
+expect 0 "--oneshot --test --program" -- "$G" monitor --oneshot --test --program "$T/prog.sh"
+has out "^[0-9T:.+-]+ test-message $CU - " "a test-message line for the RAID-5 on c"
+has out "^[0-9T:.+-]+ test-message $DU - " "a test-message line for the RAID-5 on d"
+has prog.log "^2 test-message $CU$" "--program ran as PATH test-message UUID (no member)"
+has prog.log "^2 test-message $DU$" "--program ran for the other array too"
+# A program that hangs is killed at its timeout; the next run still happens.
+rm -f prog.log
+touch prog.hang
+t0=$(date +%s)
+expect 0 "--test with a --program that hangs (--program-timeout 1)" -- \
+	"$G" monitor --oneshot --test --program "$T/prog.sh" --program-timeout 1
+[ $(($(date +%s) - t0)) -lt 10 ] && ok "each hanging run was killed after its timeout" ||
+	bad "the monitor waited $(($(date +%s) - t0)) s"
+has err "still running after 1 s: killed" "the killed run is said on stderr"
+[ "$(grep -c test-message prog.log)" -eq 2 ] && ok "the second run came after the first was killed" ||
+	{ bad "runs: $(cat prog.log)"; }
+rm -f prog.hang prog.log
+touch prog.fail
+expect 0 "--test with a --program that fails" -- "$G" monitor --oneshot --test --program "$T/prog.sh"
+has err "--program $T/prog.sh test-message $CU: exit 7" "its failure is said on stderr, with its arguments"
+[ "$(grep -c test-message prog.log)" -eq 2 ] && ok "and the next run happened" || bad "runs: $(cat prog.log)"
+rm -f prog.fail prog.log
+
+# --- a served array: the monitor runs first, the endpoint appears later --------------------
+monitor m1.out --delay 1 --program "$T/prog.sh"
+"$FILL" --control --hold-after 4M "$T/c0" "$T/c1" "$T/c2" "$T/c3" >fill.out 2>&1 &
+holder=$!
+pids+=($holder)
+wait_for fill.out holding 60 && ok "graid_fill holds the c array with its endpoint" ||
+	bad "graid_fill never held the array: $(cat fill.out)"
+wait_for run/monitor.state "^$CU $holder " 10 && ok "the monitor subscribed to the endpoint that appeared" ||
+	{ bad "no subscription in the state file"; cat run/monitor.state m1.out.err; }
+expect 0 "fail role 1 through the holder" -- "$G" fail 1 c0 c1 c2 c3
+# Timed by the clock from the moment fail returned (the event was sent before), not by
+# counting polls, which a loaded machine would stretch.
+t0=$(date +%s%N)
+until grep -Eq " member-failed $CU $T/c1 .*role=1 seq=1$" m1.out ||
+	[ $(($(date +%s%N) - t0)) -gt 5000000000 ]; do sleep 0.02; done
+t1=$(date +%s%N)
+if grep -Eq " member-failed $CU $T/c1 .*role=1 seq=1$" m1.out && [ $((t1 - t0)) -lt 1000000000 ]; then
+	ok "member-failed (role 1, its device, seq 1) printed within 1 s ($(((t1 - t0) / 1000000)) ms)"
+else
+	bad "no member-failed line within 1 s ($(((t1 - t0) / 1000000)) ms)"; cat m1.out m1.out.err
+fi
+has m1.out "source=holder" "the line says it came from the holder"
+wait_for prog.log "^3 member-failed $CU $T/c1$" 5 && ok "--program ran: member-failed UUID DEVICE" ||
+	{ bad "--program: $(cat prog.log 2>&1)"; }
+
+# --- restarted mid-way: the events while it was down are reported once, in order ----------
+stop_monitor
+[ "$mon_rc" -eq 0 ] && ok "SIGTERM stops the monitor with exit 0" || bad "monitor exit $mon_rc"
+expect 0 "replace role 1 with n1 through the holder, rebuilt, while no monitor runs" -- \
+	"$G" replace 1 n1 c0 c1 c2 c3
+monitor m2.out --delay 1
+wait_for m2.out " rebuild-done $CU " 10 && ok "the restarted monitor reports the rebuild done meanwhile" ||
+	{ bad "no rebuild-done after the restart"; cat m2.out m2.out.err; }
+"$PY" - "$CU" <<'EOF' && ok "seq 2, 3 ... with no gap, seq 1 not again, rebuild-started on n1 first" || { bad "the restarted monitor's lines"; cat m2.out; }
+import sys
+lines = [l.split() for l in open("m2.out") if " " + sys.argv[1] + " " in l]
+seqs = [int(w[4:]) for l in lines for w in l if w.startswith("seq=")]
+names = [l[1] for l in lines]
+ok = seqs and seqs[0] == 2 and seqs == list(range(2, 2 + len(seqs)))
+ok = ok and names[0] == "rebuild-started" and lines[0][3].endswith("/n1")
+ok = ok and "rebuild-done" in names and "member-failed" not in names
+sys.exit(0 if ok else 1)
+EOF
+
+# --- the holder goes away: the array is followed through its superblocks ------------------
+kill -9 "$holder"
+wait "$holder" 2>/dev/null
+wait_for m2.out.err "$CU: its holder closed its endpoint" 5 && ok "the monitor saw the holder go" ||
+	{ bad "the holder's end unseen"; cat m2.out.err; }
+sleep 1.5 # its first look, the base the next is compared with
+expect 0 "fail role 2 of the c array, now unserved, by graidctl" -- "$G" fail 2 c0 n1 c2 c3
+wait_for m2.out " member-failed $CU $T/c2 .*source=look role=2$" 10 &&
+	ok "member-failed found in the superblocks once the holder was gone" ||
+	{ bad "no derived member-failed for c2"; cat m2.out m2.out.err; }
+has m2.out " degraded $CU - .*source=look" "and degraded"
+hasnt m2.out " new-array $CU " "the array is not new to the monitor"
+stop_monitor
+
+# --- an unserved array: a member failed by another process ---------------------------------
+monitor m3.out --delay 1 --test --program "$T/prog.sh"
+wait_for m3.out " test-message $DU " 20 && ok "--test goes on following after its test-messages" ||
+	{ bad "no test-message"; cat m3.out m3.out.err; }
+hasnt m3.out " degraded $DU " "the clean d array is not reported degraded"
+rm -f prog.log
+expect 0 "fail role 1 of the d array by graidctl (another process)" -- "$G" fail 1 d0 d1 d2
+wait_for m3.out " member-failed $DU $T/d1 was=active source=look role=1$" 10 &&
+	ok "the derived member-failed appears" || { bad "no derived member-failed"; cat m3.out m3.out.err; }
+wait_for m3.out " degraded $DU - source=look$" 5 && ok "then degraded" || bad "no degraded"
+wait_for prog.log "^3 member-failed $DU $T/d1$" 5 && ok "--program ran for the derived event" ||
+	bad "--program: $(cat prog.log 2>&1)"
+hasnt m3.out " degraded $CU " "the c array, degraded when the last monitor stopped (its saved look), is not again"
+
+"$G" create -l 1 --file-size 8M e0 e1 >out 2>&1
+EU=$(sed -n 's/^created RAID-1 array \([0-9a-f-]*\):.*/\1/p' out)
+[ -n "$EU" ] && ok "a RAID-1 on e0, e1 created while the monitor runs" || { bad "create e"; cat out; }
+wait_for m3.out " new-array $EU - source=look$" 10 && ok "it is reported as new-array" ||
+	{ bad "no new-array for $EU"; cat m3.out; }
+# A hot spare that takes a role between two looks: the failure and the spare both reported.
+truncate -s 8M e2
+expect 0 "spare add e2 to the RAID-1" -- "$G" spare add e2 e0 e1
+sleep 1.5 # a look with the spare
+expect 0 "fail role 0 of the RAID-1: the spare takes it" -- "$G" fail 0 e0 e1 e2
+wait_for m3.out " member-failed $EU $T/e0 was=active source=look role=0$" 10 &&
+	ok "member-failed for the device the spare replaced" || { bad "no member-failed e0"; cat m3.out; }
+wait_for m3.out " spare-activated $EU $T/e2 spares=0 was=1 source=look role=0$" 5 &&
+	ok "spare-activated names the spare and its role" || { bad "no spare-activated e2"; cat m3.out; }
+
+# --- --syslog: facility daemon, priority by the event (syslog(3) caught by the shim) --------
+if [ -n "$SHIM" ] && [ -z "${GRAID_SANITIZED:-}" ]; then
+	# LOG_DAEMON is 24 (3 << 3); crit 2, info 6.
+	GRAID_TEST_SYSLOG=$T/syslog LD_PRELOAD=$SHIM "$G" monitor --oneshot --test --syslog >out 2>err
+	has syslog "^2 24 .* degraded $DU - source=look$" "--syslog: degraded at priority crit, facility daemon"
+	has syslog "^6 24 .* test-message $DU - source=look$" "--syslog: test-message at priority info"
+	[ "$(grep -c . syslog)" -eq "$(grep -c . out)" ] && ok "--syslog: every line of stdout is logged" ||
+		{ bad "syslog has $(grep -c . syslog) lines, stdout $(grep -c . out)"; cat syslog out; }
+fi
+
+# --- --oneshot on a degraded array -----------------------------------------------------------
+expect 3 "--oneshot with a degraded array: exit 3" -- "$G" monitor --oneshot
+has out " degraded $DU - source=look$" "--oneshot names the degraded array"
+has out " degraded $CU - source=look$" "and the other (--oneshot reports how they are, saved state or not)"
+
+expect 0 "replace role 1 of the d array with n2 (rebuilt)" -- "$G" replace 1 n2 d0 d1 d2
+wait_for m3.out " rebuild-done $DU $T/n2 " 10 && ok "the derived rebuild-done names the new device" ||
+	{ bad "no derived rebuild-done"; cat m3.out; }
+wait_for m3.out " optimal $DU - " 5 && ok "then optimal" || bad "no optimal"
+stop_monitor
+
+# --- an unserved array changed while no monitor ran: compared with the saved look -----------
+expect 0 "fail role 0 of the d array while no monitor runs" -- "$G" fail 0 d0 n2 d2
+monitor m5.out --delay 1
+wait_for m5.out " member-failed $DU $T/d0 was=active source=look role=0$" 10 &&
+	ok "the restarted monitor reports the member failed meanwhile" ||
+	{ bad "no member-failed after the restart"; cat m5.out m5.out.err; }
+wait_for m5.out " degraded $DU " 5 && ok "and degraded" || bad "no degraded after the restart"
+sleep 1.5
+[ "$(grep -c " degraded $DU " m5.out)" -eq 1 ] && ok "degraded reported once" ||
+	{ bad "degraded lines: $(grep -c " degraded $DU " m5.out)"; cat m5.out; }
+hasnt m5.out " degraded $CU " "the c array, degraded when the last monitor stopped, is not again"
+stop_monitor
+
+# --- a holder's missed line: scripted endpoint, since from the saved number ----------------
+mkdir -m 700 run2
+FU=0f0f0f0f-0000-4000-8000-000000000001
+"$PY" - "$T/run2/$FU.ctl" "$T/fake.log" <<'EOF' &
+import json, os, socket, sys
+path, log = sys.argv[1:3]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(path)
+s.listen(4)
+open(path + ".pid", "w").write(str(os.getpid()))
+status = {"nmembers": 2, "members": [{"role": 0, "state": "active", "path": "/x0"},
+                                     {"role": 1, "state": "active", "path": "/x1"}]}
+while True:
+    c, _ = s.accept()
+    f = c.makefile("rwb", buffering=0)
+    for line in f:
+        req = json.loads(line)
+        open(log, "a").write(json.dumps(req) + "\n")
+        op = req.get("op")
+        if op == "subscribe":
+            f.write(b'{"ok": true, "seq": 300}\n')
+            f.write(b'{"event": "missed", "seq": 290, "missed": 10}\n')
+            for n in range(291, 301):
+                f.write(json.dumps({"event": "member-failed" if n == 300 else "bad-block",
+                                    "seq": n, "time_ns": 0, "member": 1, "error": 5,
+                                    "stripe": n, "count": 1}).encode() + b"\n")
+            continue
+        r = {"id": req.get("id"), "ok": True}
+        if op == "hello":
+            r.update(protocol=1, version="0.0.1-fake")
+        else:
+            r.update(status)
+        f.write(json.dumps(r).encode() + b"\n")
+EOF
+pids+=($!)
+wait_for run2/$FU.ctl.pid . 10
+echo "$FU $(cat run2/$FU.ctl.pid) 280" >m4.state
+monitor m4.out --run-dir "$T/run2" --state-file "$T/m4.state" --delay 60
+wait_for m4.out " member-failed $FU /x1 .*seq=300$" 10 && ok "the scripted holder's events reported" ||
+	{ bad "scripted events"; cat m4.out m4.out.err; }
+has fake.log '"op": "subscribe", "since": 280' "subscribe asked since the saved number"
+has m4.out " missed $FU - missed=10 first=281 last=290 source=holder$" \
+	"the missed line is reported as such, with the numbers lost"
+has m4.out " bad-block $FU /x1 error=EIO count=1 stripe=291 source=holder role=1 seq=291$" \
+	"an event's fields are on its line"
+stop_monitor
+has m4.state "^$FU [0-9]+ 300$" "the state file keeps the last number"
+
+# --- the unit: systemd-analyze verify, and its ExecStart's options are graidctl's ----------
+if [ -n "$UNIT" ] && command -v systemd-analyze >/dev/null; then
+	# The installed graidctl is not where the tests run: the built one in its place.
+	sed "s|^ExecStart=[^ ]*/graidctl |ExecStart=$G |" "$UNIT" >graid-monitor.service
+	if systemd-analyze verify --man=no "$T/graid-monitor.service" >out 2>&1 && [ ! -s out ]; then
+		ok "systemd-analyze verify graid-monitor.service: no complaint"
+	else
+		bad "systemd-analyze verify graid-monitor.service"; sed 's/^/     /' out
+	fi
+	opts=$(sed -n 's/^ExecStart=[^ ]*graidctl monitor//p' "$UNIT")
+	expect 3 "the unit's options ($opts) with --oneshot (the c array is degraded)" -- "$G" monitor $opts --oneshot \
+		--run-dir "$T/run2"
+fi
+
+echo "# $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
