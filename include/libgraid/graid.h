@@ -1438,6 +1438,61 @@ typedef void (*graid_event_fn)(void *arg, const struct graid_event *ev);
 GRAID_API int graid_array_set_event_callback(struct graid_array *a, graid_event_fn fn,
 					     void *arg);
 
+/**
+ * @brief Copy the events the handle's ring still holds after number @p since.
+ *
+ * Every event is kept in the handle's ring of its last 256, also those sent before a
+ * callback was set (during graid_array_open(): ::GRAID_EVENT_DEGRADED,
+ * ::GRAID_EVENT_JOURNAL_REPLAYED, ::GRAID_EVENT_SPARES_MISSING, a spare's rebuild...): a
+ * consumer that starts late, or missed some, reads them here, and reads the state itself
+ * from graid_array_info() and graid_array_member_info(). Events numbered after @p since
+ * that the ring no longer holds are those between @p since and out[0].seq (missed). Takes
+ * only the ring's lock: any thread, also from the event callback.
+ * @param a the array.
+ * @param since the last event number already seen (0: from the oldest kept).
+ * @param out where the events go, oldest first.
+ * @param max room in @p out; at most 256 are copied.
+ * @param last NULL, or set to the newest event's number (0: none yet).
+ * @return how many were copied (0 when none is newer than @p since); -EINVAL @p a NULL,
+ *   or @p out NULL with @p max not 0.
+ */
+GRAID_API int graid_array_events(struct graid_array *a, uint64_t since,
+				 struct graid_event *out, unsigned max, uint64_t *last);
+
+/**
+ * @brief The event type's name, as the control endpoint's `subscribe` and `graidctl
+ *   monitor` write it ("member-failed", "degraded", "rebuild-progress", ...).
+ * @param type an enum graid_event_type.
+ * @return a static string; NULL for a type this library does not know.
+ */
+GRAID_API const char *graid_event_name(int type);
+
+/** The percent between progress events until graid_array_set_event_options() says. */
+#define GRAID_EVENT_PROGRESS_DEFAULT 10u
+
+/** @brief What the array's events report (graid_array_set_event_options()). */
+struct graid_event_options {
+	size_t struct_size;        /**< sizeof(struct graid_event_options) */
+	/**
+	 * percent of a rebuild, catch-up or scrub between its ::GRAID_EVENT_REBUILD_PROGRESS
+	 * or ::GRAID_EVENT_SCRUB_PROGRESS events, 1 to 100 (each step sent once, count the
+	 * step's percent: 10, 20, ... 100); 0: no progress events. Default
+	 * ::GRAID_EVENT_PROGRESS_DEFAULT.
+	 */
+	unsigned progress_percent;
+};
+
+/**
+ * @brief Set what the array's events report; rebuilds and scrubs that begin afterwards
+ *   follow it (one running keeps the step it began with).
+ * @param a the array (a read-only handle too).
+ * @param opts the options.
+ * @return 0; -EINVAL @p a or @p opts NULL, @c struct_size too small, or
+ *   @c progress_percent over 100.
+ */
+GRAID_API int graid_array_set_event_options(struct graid_array *a,
+					    const struct graid_event_options *opts);
+
 /** @} */
 
 /* ------------------------------------------------------------------------------------ */
