@@ -1404,7 +1404,8 @@ struct graid_event {
 	uint64_t stripe;         /**< SCRUB_MISMATCH, BAD_BLOCK, BLOCK_REPAIRED: the stripe (member
 				      row); else 0 */
 	uint64_t count;          /**< RESYNC_DONE: stripes resynchronised; BAD_BLOCK,
-				      BLOCK_REPAIRED: 4 KiB blocks; else 0 */
+				      BLOCK_REPAIRED: 4 KiB blocks; the other types as
+				      enum graid_event_type says; else 0 */
 	uint64_t seq;            /**< this array handle's event number: 1, 2, 3, ... with no
 				      gap, in the order the callback is called (events are
 				      numbered whether or not a callback is set; a new handle
@@ -1429,7 +1430,8 @@ typedef void (*graid_event_fn)(void *arg, const struct graid_event *ev);
  *
  * Every event is also kept in a ring of the handle's last 256 events, which the control
  * endpoint's `subscribe` replays (docs/CONTROL.md); the callback sees each event once, as
- * it happens, and none sent before it was set.
+ * it happens, and none sent before it was set: those (the open's own among them) are read
+ * with graid_array_events().
  * @param a the array.
  * @param fn the callback, or NULL.
  * @param arg passed to @p fn.
