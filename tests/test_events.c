@@ -451,6 +451,7 @@ Test(events, rebuild_stopped, .timeout = 60)
 	cr_assert_eq(graid_array_fail_member(a, 1), 0);
 	snprintf(spec, sizeof(spec), "faulty:write-eio-after=1:%s", s.path[3]);
 	cr_assert_eq(graid_array_replace_member(a, 1, spec), 0);
+	rec_wait(&r, GRAID_EVENT_REBUILD_STARTED, 1, s0 - 1, 1000); /* replaced */
 	/* Ours, or the worker's that the replacement queued and ours waited for. */
 	rc = graid_array_rebuild(a, NULL, NULL);
 	cr_assert(rc == -EIO || rc == 0, "rebuild: %d", rc);

@@ -1453,7 +1453,7 @@ GRAID_API int graid_array_set_event_callback(struct graid_array *a, graid_event_
  * @param a the array.
  * @param since the last event number already seen (0: from the oldest kept).
  * @param out where the events go, oldest first.
- * @param max room in @p out; at most 256 are copied.
+ * @param max room in @p out; at most 256 are copied (0: only *@p last is set).
  * @param last NULL, or set to the newest event's number (0: none yet).
  * @return how many were copied (0 when none is newer than @p since); -EINVAL @p a NULL,
  *   or @p out NULL with @p max not 0.

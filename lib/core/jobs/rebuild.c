@@ -157,8 +157,9 @@ GRAID_API int graid_array_rebuild(struct graid_array *a, graid_progress_fn fn, v
 	c->ptrs = malloc((size_t)c->rows_max * a->nmembers * sizeof(*c->ptrs));
 	if (!c->ptrs)
 		rc = -ENOMEM;
-	/* Spares may take over while a pass runs: pass again until nothing is left. */
+	/* Each step's event once over all passes, the caller's callback called as before. */
 	job_progress_init(&prog, a, GRAID_EVENT_REBUILD_PROGRESS, fn, arg);
+	/* Spares may take over while a pass runs: pass again until nothing is left. */
 	for (bool again = true; rc == 0 && again;)
 		rc = rebuild_pass(a, c, job_progress_fn, &prog, &again);
 	pthread_mutex_unlock(&a->rebuild_lock);
