@@ -920,7 +920,7 @@ GRAID_API int graid_array_member_health(struct graid_array *a, unsigned idx,
 #define GRAID_HEALTH_INTERVAL_MIN_MS 100u
 
 /**
- * @brief How the array's worker watches its members' drive health
+ * @brief How the array's health watch samples its members' drive health
  *   (graid_array_set_health_options()). Zero in a field of a policy setting turns that
  *   rule off; the defaults are what a writable open starts with.
  */
@@ -939,23 +939,23 @@ struct graid_health_options {
 };
 
 /**
- * @brief Set how the array's worker watches its members' health. A writable open watches
- *   with the defaults of struct graid_health_options: every minute, the array's worker
- *   reads each NVMe member's and spare's health (graid_array_member_health()), judges it
+ * @brief Set how the array watches its members' health. A writable open watches with the
+ *   defaults of struct graid_health_options: every minute, the array's health watch (a
+ *   thread beside its worker) reads each NVMe member's and spare's health (graid_array_member_health()), judges it
  *   against the policy, and sends ::GRAID_EVENT_HEALTH_CRITICAL or
  *   ::GRAID_EVENT_HEALTH_WARNING when a rule begins to hold (once per crossing). Members
  *   that are no NVMe namespace are not watched. The options take effect at once: a round
  *   of samples is taken now, then one every interval.
  * @param a the array, opened writable.
  * @param opts the options.
- * Roles failed, missing or unreachable are not sampled. The worker samples between its
- *   other jobs: a round gives way to a spare to hand out or a rebuild to start, and none
- *   is taken while the worker rebuilds or resyncs (docs/HEALTH.md). A log read waits for
- *   the kernel's admin timeout, during which the worker does nothing else.
+ * Roles failed, missing or unreachable are not sampled. The watch samples also while the
+ *   worker rebuilds or resyncs (docs/HEALTH.md). A log read waits for the kernel's admin
+ *   timeout, during which only the watch waits: the worker's spares, rebuilds and resync
+ *   go on, and a close waits for the read to end.
  * @return 0; -EINVAL NULL arguments, struct_size smaller than the struct's first version,
  *   wear_percent above 255, or interval_ms below ::GRAID_HEALTH_INTERVAL_MIN_MS (and not
  *   0); -EROFS the array was opened read-only (it has no worker); -ENOMEM the open could
- *   not get the watch's memory (logged then): nothing is watched.
+ *   not get the watch's memory or thread (logged then): nothing is watched.
  */
 GRAID_API int graid_array_set_health_options(struct graid_array *a,
 					     const struct graid_health_options *opts);
