@@ -262,7 +262,9 @@ Test(control_events, callback_events_are_numbered_one_by_one_with_monotonic_time
 	}
 	cr_assert_eq(s.ev[0].type, GRAID_EVENT_MEMBER_FAILED);
 	cr_assert_eq(s.ev[0].member, 3);
-	cr_assert_eq(s.ev[1].member, 1);
+	cr_assert_eq(s.ev[1].type, GRAID_EVENT_DEGRADED);
+	cr_assert_eq(s.ev[2].type, GRAID_EVENT_MEMBER_FAILED);
+	cr_assert_eq(s.ev[2].member, 1);
 	env_down(&e);
 }
 
@@ -312,15 +314,21 @@ Test(control_events, since_replays_the_events_the_ring_holds, .timeout = 120)
 	cr_assert_eq(graid_array_fail_member(e.a, 0), 0);
 	array_event(e.a, GRAID_EVENT_SCRUB_MISMATCH, 1, 0, 77, 0);
 
+	/* 1 member-failed, 2 degraded, 3 member-failed, 4 degraded, 5 scrub-mismatch. */
 	sub = conn_open(e.sock);
-	cr_assert_eq(subscribe(sub, 1), 3);
+	cr_assert_eq(subscribe(sub, 2), 5);
 	ev = next_event(sub);
-	cr_assert_eq(u64_of(ev, "seq"), 2, "%s", json_object_to_json_string(ev));
+	cr_assert_eq(u64_of(ev, "seq"), 3, "%s", json_object_to_json_string(ev));
 	cr_assert_str_eq(str_of(ev, "event"), "member-failed");
 	cr_assert_eq(json_object_get_int(field(ev, "member")), 0);
 	json_object_put(ev);
 	ev = next_event(sub);
-	cr_assert_eq(u64_of(ev, "seq"), 3);
+	cr_assert_eq(u64_of(ev, "seq"), 4, "%s", json_object_to_json_string(ev));
+	cr_assert_str_eq(str_of(ev, "event"), "degraded");
+	cr_assert_eq(u64_of(ev, "count"), 2);
+	json_object_put(ev);
+	ev = next_event(sub);
+	cr_assert_eq(u64_of(ev, "seq"), 5);
 	cr_assert_str_eq(str_of(ev, "event"), "scrub-mismatch");
 	cr_assert_eq(u64_of(ev, "stripe"), 77);
 	json_object_put(ev);
@@ -328,7 +336,7 @@ Test(control_events, since_replays_the_events_the_ring_holds, .timeout = 120)
 	cr_assert_null(conn_line(sub, 200));
 	array_event(e.a, 99, -1, -5, 0, 0);
 	ev = next_event(sub);
-	cr_assert_eq(u64_of(ev, "seq"), 4);
+	cr_assert_eq(u64_of(ev, "seq"), 6);
 	cr_assert_str_eq(str_of(ev, "event"), "event-99", "an unknown type by its number");
 	cr_assert_eq(json_object_get_int(field(ev, "member")), -1);
 	cr_assert_eq(json_object_get_int(field(ev, "error")), 5, "a positive errno");
@@ -337,8 +345,8 @@ Test(control_events, since_replays_the_events_the_ring_holds, .timeout = 120)
 
 	/* since 0: everything from the first. */
 	sub = conn_open(e.sock);
-	cr_assert_eq(subscribe(sub, 0), 4);
-	for (uint64_t i = 1; i <= 4; i++) {
+	cr_assert_eq(subscribe(sub, 0), 6);
+	for (uint64_t i = 1; i <= 6; i++) {
 		ev = next_event(sub);
 		cr_assert_eq(u64_of(ev, "seq"), i);
 		json_object_put(ev);

@@ -921,7 +921,7 @@ GRAID_API int graid_array_member_health(struct graid_array *a, unsigned idx,
 #define GRAID_HEALTH_INTERVAL_MIN_MS 100u
 
 /**
- * @brief How the array's worker watches its members' drive health
+ * @brief How the array's health watch samples its members' drive health
  *   (graid_array_set_health_options()). Zero in a field of a policy setting turns that
  *   rule off; the defaults are what a writable open starts with.
  */
@@ -940,23 +940,23 @@ struct graid_health_options {
 };
 
 /**
- * @brief Set how the array's worker watches its members' health. A writable open watches
- *   with the defaults of struct graid_health_options: every minute, the array's worker
- *   reads each NVMe member's and spare's health (graid_array_member_health()), judges it
+ * @brief Set how the array watches its members' health. A writable open watches with the
+ *   defaults of struct graid_health_options: every minute, the array's health watch (a
+ *   thread beside its worker) reads each NVMe member's and spare's health (graid_array_member_health()), judges it
  *   against the policy, and sends ::GRAID_EVENT_HEALTH_CRITICAL or
  *   ::GRAID_EVENT_HEALTH_WARNING when a rule begins to hold (once per crossing). Members
  *   that are no NVMe namespace are not watched. The options take effect at once: a round
  *   of samples is taken now, then one every interval.
  * @param a the array, opened writable.
  * @param opts the options.
- * Roles failed, missing or unreachable are not sampled. The worker samples between its
- *   other jobs: a round gives way to a spare to hand out or a rebuild to start, and none
- *   is taken while the worker rebuilds or resyncs (docs/HEALTH.md). A log read waits for
- *   the kernel's admin timeout, during which the worker does nothing else.
+ * Roles failed, missing or unreachable are not sampled. The watch samples also while the
+ *   worker rebuilds or resyncs (docs/HEALTH.md). A log read waits for the kernel's admin
+ *   timeout, during which only the watch waits: the worker's spares, rebuilds and resync
+ *   go on, and a close waits for the read to end.
  * @return 0; -EINVAL NULL arguments, struct_size smaller than the struct's first version,
  *   wear_percent above 255, or interval_ms below ::GRAID_HEALTH_INTERVAL_MIN_MS (and not
  *   0); -EROFS the array was opened read-only (it has no worker); -ENOMEM the open could
- *   not get the watch's memory (logged then): nothing is watched.
+ *   not get the watch's memory or thread (logged then): nothing is watched.
  */
 GRAID_API int graid_array_set_health_options(struct graid_array *a,
 					     const struct graid_health_options *opts);
@@ -1490,7 +1490,8 @@ struct graid_event {
 	uint64_t stripe;         /**< SCRUB_MISMATCH, BAD_BLOCK, BLOCK_REPAIRED: the stripe (member
 				      row); else 0 */
 	uint64_t count;          /**< RESYNC_DONE: stripes resynchronised; BAD_BLOCK,
-				      BLOCK_REPAIRED: 4 KiB blocks; else 0 */
+				      BLOCK_REPAIRED: 4 KiB blocks; the other types as
+				      enum graid_event_type says; else 0 */
 	uint64_t seq;            /**< this array handle's event number: 1, 2, 3, ... with no
 				      gap, in the order the callback is called (events are
 				      numbered whether or not a callback is set; a new handle
@@ -1515,7 +1516,8 @@ typedef void (*graid_event_fn)(void *arg, const struct graid_event *ev);
  *
  * Every event is also kept in a ring of the handle's last 256 events, which the control
  * endpoint's `subscribe` replays (docs/CONTROL.md); the callback sees each event once, as
- * it happens, and none sent before it was set.
+ * it happens, and none sent before it was set: those (the open's own among them) are read
+ * with graid_array_events().
  * @param a the array.
  * @param fn the callback, or NULL.
  * @param arg passed to @p fn.
@@ -1523,6 +1525,61 @@ typedef void (*graid_event_fn)(void *arg, const struct graid_event *ev);
  */
 GRAID_API int graid_array_set_event_callback(struct graid_array *a, graid_event_fn fn,
 					     void *arg);
+
+/**
+ * @brief Copy the events the handle's ring still holds after number @p since.
+ *
+ * Every event is kept in the handle's ring of its last 256, also those sent before a
+ * callback was set (during graid_array_open(): ::GRAID_EVENT_DEGRADED,
+ * ::GRAID_EVENT_JOURNAL_REPLAYED, ::GRAID_EVENT_SPARES_MISSING, a spare's rebuild...): a
+ * consumer that starts late, or missed some, reads them here, and reads the state itself
+ * from graid_array_info() and graid_array_member_info(). Events numbered after @p since
+ * that the ring no longer holds are those between @p since and out[0].seq (missed). Takes
+ * only the ring's lock: any thread, also from the event callback.
+ * @param a the array.
+ * @param since the last event number already seen (0: from the oldest kept).
+ * @param out where the events go, oldest first.
+ * @param max room in @p out; at most 256 are copied (0: only *@p last is set).
+ * @param last NULL, or set to the newest event's number (0: none yet).
+ * @return how many were copied (0 when none is newer than @p since); -EINVAL @p a NULL,
+ *   or @p out NULL with @p max not 0.
+ */
+GRAID_API int graid_array_events(struct graid_array *a, uint64_t since,
+				 struct graid_event *out, unsigned max, uint64_t *last);
+
+/**
+ * @brief The event type's name, as the control endpoint's `subscribe` and `graidctl
+ *   monitor` write it ("member-failed", "degraded", "rebuild-progress", ...).
+ * @param type an enum graid_event_type.
+ * @return a static string; NULL for a type this library does not know.
+ */
+GRAID_API const char *graid_event_name(int type);
+
+/** The percent between progress events until graid_array_set_event_options() says. */
+#define GRAID_EVENT_PROGRESS_DEFAULT 10u
+
+/** @brief What the array's events report (graid_array_set_event_options()). */
+struct graid_event_options {
+	size_t struct_size;        /**< sizeof(struct graid_event_options) */
+	/**
+	 * percent of a rebuild, catch-up or scrub between its ::GRAID_EVENT_REBUILD_PROGRESS
+	 * or ::GRAID_EVENT_SCRUB_PROGRESS events, 1 to 100 (each step sent once, count the
+	 * step's percent: 10, 20, ... 100); 0: no progress events. Default
+	 * ::GRAID_EVENT_PROGRESS_DEFAULT.
+	 */
+	unsigned progress_percent;
+};
+
+/**
+ * @brief Set what the array's events report; rebuilds and scrubs that begin afterwards
+ *   follow it (one running keeps the step it began with).
+ * @param a the array (a read-only handle too).
+ * @param opts the options.
+ * @return 0; -EINVAL @p a or @p opts NULL, @c struct_size too small, or
+ *   @c progress_percent over 100.
+ */
+GRAID_API int graid_array_set_event_options(struct graid_array *a,
+					    const struct graid_event_options *opts);
 
 /** @} */
 

@@ -50,6 +50,7 @@ struct graid_array *array_alloc(unsigned nmembers)
 	pthread_mutex_init(&a->event.lock, NULL);
 	pthread_mutex_init(&a->event_ring.lock, NULL);
 	a->event_ring.watch_fd = -1;
+	atomic_init(&a->event.progress_step, GRAID_EVENT_PROGRESS_DEFAULT);
 	pthread_cond_init(&a->worker_cond, &mono);
 	pthread_condattr_destroy(&mono);
 	a->uuid_lock.fd = -1;

@@ -19,6 +19,7 @@
 #include "meta/array_view.h"
 #include "meta/array_flush.h"
 #include "meta/array_meta.h"
+#include "meta/events.h"
 
 /* The caller's lease spec, as far as its struct carries one. */
 static const char *open_lease_spec(const struct graid_open_options *opts)
@@ -469,6 +470,24 @@ static void open_look(struct graid_array *a, const struct superblock *fresh)
 }
 
 /*
+ * Spares the freshest superblock records that this open did not find (left out, or not
+ * given): SPARES_MISSING. Its superblock writes record only the spares found, so a spare
+ * lost is reported by the one open that first went without it.
+ */
+static void open_spares_missing(struct graid_array *a, const struct superblock *fresh)
+{
+	unsigned recorded = 0;
+
+	for (unsigned s = fresh->nmembers; s < GRAID_SB_MAX_MEMBERS; s++)
+		recorded += fresh->member_state[s] == GRAID_MEMBER_SPARE;
+	if (recorded > a->nspares) {
+		graid__log(GRAID_LOG_WARNING, "open: %u of the %u hot spares recorded not found",
+			   recorded - a->nspares, recorded);
+		array_event(a, GRAID_EVENT_SPARES_MISSING, -1, 0, 0, recorded - a->nspares);
+	}
+}
+
+/*
  * Phase 4 of a writable open, in memory: the UUID lock and the holder's view the array's,
  * this host the owner at the open's epoch, returning and forced members settled and marked,
  * the new event, the roles out recorded at it and counted. Its one write is a forced
@@ -517,6 +536,8 @@ static int open_take(struct open_ctx *o)
 	pthread_mutex_lock(&a->meta_lock);
 	array_recount(a);
 	pthread_mutex_unlock(&a->meta_lock);
+	array_event_opened(a);
+	open_spares_missing(a, fresh);
 	return 0;
 }
 
@@ -534,6 +555,8 @@ static int open_start(struct graid_array *a, const struct assembly *as, bool ret
 		rc = journal_recover(a, as->fresh->flags & GRAID_SB_F_CLEAN, &a->journal_replayed);
 	if (rc)
 		return rc;
+	if (a->journal_replayed)
+		array_event(a, GRAID_EVENT_JOURNAL_REPLAYED, -1, 0, 0, a->journal_replayed);
 	open_adopt_bad_blocks(a);
 	pthread_mutex_lock(&a->meta_lock);
 	rc = array_write_superblocks(a, 0);

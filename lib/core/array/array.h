@@ -347,6 +347,13 @@ struct graid_array {
 		graid_event_fn fn;
 		void *arg;
 		uint64_t seq;
+		/*
+		 * Roles out (not ACTIVE) when DEGRADED or OPTIMAL was last reckoned: a role's
+		 * event that leaves more out sends DEGRADED, one that leaves none OPTIMAL.
+		 */
+		unsigned out;
+		/* graid_array_set_event_options(): percent between progress events, 0 none. */
+		atomic_uint progress_step;
 	} event;
 	/*
 	 * The last ARRAY_EVENT_RING events, event n at ring[n % ARRAY_EVENT_RING], for readers

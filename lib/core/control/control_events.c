@@ -23,22 +23,6 @@ static _Thread_local struct {
 	uint64_t after;
 } subscribed;
 
-static const char *const event_names[] = {
-	[GRAID_EVENT_MEMBER_FAILED] = "member-failed",
-	[GRAID_EVENT_ARRAY_FAILED] = "array-failed",
-	[GRAID_EVENT_REBUILD_STARTED] = "rebuild-started",
-	[GRAID_EVENT_REBUILD_DONE] = "rebuild-done",
-	[GRAID_EVENT_SCRUB_MISMATCH] = "scrub-mismatch",
-	[GRAID_EVENT_RESYNC_DONE] = "resync-done",
-	[GRAID_EVENT_MEMBER_UNREACHABLE] = "member-unreachable",
-	[GRAID_EVENT_MEMBER_RETURNED] = "member-returned",
-	[GRAID_EVENT_ARRAY_FOREIGN] = "array-foreign",
-	[GRAID_EVENT_BAD_BLOCK] = "bad-block",
-	[GRAID_EVENT_BLOCK_REPAIRED] = "block-repaired",
-	[GRAID_EVENT_HEALTH_CRITICAL] = "health-critical",
-	[GRAID_EVENT_HEALTH_WARNING] = "health-warning",
-};
-
 int op_subscribe(struct graid_array *a, struct json_object *req, struct json_object *r,
 		 char *why, size_t size)
 {
@@ -80,9 +64,7 @@ bool control_subscribed(uint64_t *after)
 static int event_line(const struct graid_event *ev, char *buf, size_t room)
 {
 	char unknown[32];
-	const char *name = ev->type > 0 &&
-			   (size_t)ev->type < sizeof(event_names) / sizeof(event_names[0]) ?
-			   event_names[ev->type] : NULL;
+	const char *name = graid_event_name(ev->type);
 
 	if (!name) {
 		snprintf(unknown, sizeof(unknown), "event-%d", ev->type);

@@ -1,25 +1,36 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The worker's watch over its members' drive health: every interval, each NVMe member's and
- * spare's health log is read and judged (health_policy.c), and a rule that begins to hold is
- * an event. Also the one way a sample is taken: without meta_lock during the command.
+ * The watch over the members' drive health, in a thread of its own beside the worker: every
+ * interval, each NVMe member's and spare's health log is read and judged (health_policy.c),
+ * and a rule that begins to hold is an event. Also the one way a sample is taken: without
+ * meta_lock during the command.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "common/signals.h"
 #include "jobs/health_policy.h"
 #include "jobs/health_watch.h"
+#include "member/member.h"
 #include "member/member_health.h"
 #include "meta/events.h"
 
 #define HEALTH_SLOTS (GRAID_MAX_MEMBERS + GRAID_MAX_SPARES)
 
-/* What the watch remembers; under meta_lock. */
+/*
+ * What the watch remembers; under meta_lock. Its own thread: a drive whose admin command
+ * hangs holds the watch, never the worker's spares, rebuilds and resync, and the watch
+ * samples on while they run.
+ */
 struct health_watch {
+	pthread_t thread;
+	pthread_cond_t cond;   /* on meta_lock: an interval changed, or stop */
+	bool started, stop;
 	struct health_policy policy;
 	uint64_t interval_ns;  /* 0: not watching */
 	uint64_t next_ns;      /* when the next round of samples is due */
@@ -45,6 +56,7 @@ int array_health_sample(struct graid_array *a, unsigned idx, struct graid_member
 {
 	struct member *m = health_member(a, idx);
 	struct member_device d;
+	char *file;
 	int rc;
 
 	if (!m)
@@ -52,12 +64,21 @@ int array_health_sample(struct graid_array *a, unsigned idx, struct graid_member
 	d = m->dev;
 	*devno = d.devno;
 	*ino = d.ino;
-	/* A scripted drive (its state lives with the device) and no device at all: now. */
-	if (d.fd < 0 || d.fault)
+	if (d.fd < 0)
 		return member_health_read(&d, h);
+	/* A scripted drive: its file read without the lock too, as a drive's command is. */
+	file = fault_health_file(d.fault);
+	if (file) {
+		pthread_mutex_unlock(&a->meta_lock);
+		rc = member_health_read_scripted(file, h);
+		free(file);
+		pthread_mutex_lock(&a->meta_lock);
+		return rc;
+	}
 	if (!d.nvme.is_nvme)
 		return -EOPNOTSUPP;
 	/* A duplicate: a replace meanwhile cannot hand the command another device. */
+	d.fault = NULL; /* freed with its device by a replace meanwhile: not read unlocked */
 	d.fd = fcntl(m->dev.fd, F_DUPFD_CLOEXEC, 0);
 	if (d.fd < 0)
 		return -errno;
@@ -68,22 +89,80 @@ int array_health_sample(struct graid_array *a, unsigned idx, struct graid_member
 	return rc;
 }
 
+static void *health_main(void *arg)
+{
+	struct graid_array *a = arg;
+	struct health_watch *w = a->health;
+
+	pthread_mutex_lock(&a->meta_lock);
+	while (!w->stop) {
+		uint64_t wait = array_health_wait_ns(a);
+		struct timespec until;
+
+		if (wait == 0) {
+			array_health_watch(a);
+			continue;
+		}
+		if (wait == UINT64_MAX) {
+			pthread_cond_wait(&w->cond, &a->meta_lock);
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += (time_t)(wait / 1000000000u);
+		until.tv_nsec += (long)(wait % 1000000000u);
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&w->cond, &a->meta_lock, &until);
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+	return NULL;
+}
+
 int array_health_init(struct graid_array *a)
 {
 	struct health_watch *w = calloc(1, sizeof(*w));
+	pthread_condattr_t mono;
+	int rc;
 
 	if (!w)
 		return -ENOMEM;
 	w->policy = health_policy_default;
 	w->interval_ns = HEALTH_DEFAULT_INTERVAL_NS;
 	w->next_ns = graid__now_ns() + w->interval_ns;
+	pthread_condattr_init(&mono);
+	pthread_condattr_setclock(&mono, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->cond, &mono);
+	pthread_condattr_destroy(&mono);
 	a->health = w;
+	/* It waits for meta_lock, which the caller holds, before it looks at anything. */
+	rc = graid__thread_create(&w->thread, NULL, health_main, a);
+	if (rc) {
+		pthread_cond_destroy(&w->cond);
+		free(w);
+		a->health = NULL;
+		return -ENOMEM;
+	}
+	w->started = true;
 	return 0;
 }
 
 void array_health_free(struct graid_array *a)
 {
-	free(a->health);
+	struct health_watch *w = a->health;
+
+	if (!w)
+		return;
+	pthread_mutex_lock(&a->meta_lock);
+	w->stop = true;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&a->meta_lock);
+	/* A sample in progress ends first: a hung drive's command holds the close here. */
+	if (w->started)
+		pthread_join(w->thread, NULL);
+	pthread_cond_destroy(&w->cond);
+	free(w);
 	a->health = NULL;
 }
 
@@ -127,11 +206,10 @@ static void health_judge_slot(struct graid_array *a, unsigned idx,
 		array_event(a, GRAID_EVENT_HEALTH_WARNING, (int)idx, 0, 0, fired & ~critical);
 }
 
-/* Whether the worker has more pressing work than the rest of a health round. */
+/* Whether the rest of a health round waits: the array closes. */
 static bool health_give_way(const struct graid_array *a)
 {
-	return a->takeover_due || a->rebuild_work || a->resync_background ||
-	       atomic_load(&a->closing);
+	return a->health->stop || atomic_load(&a->closing);
 }
 
 /* Whether slot @p idx's drive is one to sample: a role in use or a spare, NVMe or scripted. */
@@ -161,7 +239,6 @@ void array_health_watch(struct graid_array *a)
 
 		if (!m)
 			break;
-		/* A spare to hand out, a rebuild to start: they go first, the round after. */
 		if (idx > w->cursor && health_give_way(a)) {
 			w->cursor = idx;
 			return;
@@ -206,7 +283,7 @@ GRAID_API int graid_array_set_health_options(struct graid_array *a,
 	w->interval_ns = (uint64_t)o->interval_ms * 1000000ull;
 	w->next_ns = graid__now_ns(); /* a sample at once, then one every interval */
 	w->cursor = 0;
-	pthread_cond_signal(&a->worker_cond);
+	pthread_cond_signal(&w->cond);
 	pthread_mutex_unlock(&a->meta_lock);
 	return 0;
 }

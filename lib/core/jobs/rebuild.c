@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobs/job_progress.h"
 #include "jobs/rebuild.h"
 #include "meta/array_meta.h"
 #include "meta/events.h"
@@ -136,6 +137,7 @@ static void rebuild_free(struct rebuild_ctx *c)
 GRAID_API int graid_array_rebuild(struct graid_array *a, graid_progress_fn fn, void *arg)
 {
 	struct rebuild_ctx *c;
+	struct job_progress prog;
 	int rc = 0;
 
 	if (!a)
@@ -155,11 +157,15 @@ GRAID_API int graid_array_rebuild(struct graid_array *a, graid_progress_fn fn, v
 	c->ptrs = malloc((size_t)c->rows_max * a->nmembers * sizeof(*c->ptrs));
 	if (!c->ptrs)
 		rc = -ENOMEM;
+	/* Each step's event once over all passes, the caller's callback called as before. */
+	job_progress_init(&prog, a, GRAID_EVENT_REBUILD_PROGRESS, fn, arg);
 	/* Spares may take over while a pass runs: pass again until nothing is left. */
 	for (bool again = true; rc == 0 && again;)
-		rc = rebuild_pass(a, c, fn, arg, &again);
+		rc = rebuild_pass(a, c, job_progress_fn, &prog, &again);
 	pthread_mutex_unlock(&a->rebuild_lock);
 	rebuild_free(c);
+	if (rc)
+		array_event_rebuild_stopped(a, rc);
 	return rc;
 }
 

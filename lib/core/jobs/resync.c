@@ -344,6 +344,7 @@ int array_resync(struct graid_array *a)
 		return 0;
 	/* No flush clears a mark this pass has not reached (graid_array_open may have said so). */
 	bitmap_resync_pending(a, 0);
+	array_event(a, GRAID_EVENT_RESYNC_STARTED, -1, 0, 0, bitmap_dirty_regions(a));
 	rc = row_bufs_alloc(&c.buf, a, row_job_rows(a, RESYNC_BATCH_BYTES), true);
 	if (rc)
 		return rc;

@@ -300,6 +300,7 @@ void array_spare_takeover(struct graid_array *a, unsigned role)
 	if (a->nspares == 0 || (st != GRAID_MEMBER_FAILED && st != GRAID_MEMBER_MISSING))
 		return;
 	a->nspares--;
+	array_event(a, GRAID_EVENT_SPARE_ACTIVATED, (int)role, 0, 0, 0);
 	role_install(a, role, &a->spares[a->nspares]);
 	a->spares[a->nspares].dev.fd = -1;
 	array_rebuild_due(a);

@@ -36,9 +36,6 @@ static void *worker_main(void *arg)
 			/* Unreachable members' controllers, and the owner record now and then. */
 			if (!wait || wait > OWNER_WATCH_NS)
 				wait = OWNER_WATCH_NS;
-			/* And the members' drive health when its round is due. */
-			if (array_health_wait_ns(a) < wait)
-				wait = array_health_wait_ns(a);
 			clock_gettime(CLOCK_MONOTONIC, &until);
 			until.tv_sec += (time_t)(wait / 1000000000u);
 			until.tv_nsec += (long)(wait % 1000000000u);
@@ -50,8 +47,6 @@ static void *worker_main(void *arg)
 			if (atomic_load(&a->closing))
 				break;
 			array_reach_poll(a);
-			if (array_health_wait_ns(a) == 0)
-				array_health_watch(a);
 			now = graid__now_ns();
 			if (now >= next_watch) {
 				next_watch = now + OWNER_WATCH_NS;
@@ -94,9 +89,9 @@ int array_worker_start(struct graid_array *a)
 
 	if (a->worker_started)
 		return 0;
-	/* Without memory for the health watch the worker still runs: nothing is watched. */
+	/* Without memory or a thread for the health watch the worker still runs. */
 	if (!a->health && array_health_init(a))
-		graid__log(GRAID_LOG_WARNING, "array: no memory for the drive health watch: "
+		graid__log(GRAID_LOG_WARNING, "array: cannot start the drive health watch: "
 					      "drive health is not watched");
 	rc = graid__thread_create(&a->worker_thread, NULL, worker_main, a);
 	if (rc) {

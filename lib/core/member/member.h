@@ -115,6 +115,9 @@ bool fault_pr_refuses(struct member_fault *f);
  * 0 filled; -EOPNOTSUPP the member scripts none; -EIO FILE unreadable; -EINVAL a bad line.
  */
 int fault_health(struct member_fault *f, struct graid_member_health *h);
+/* The same from FILE itself, and a copy of the member's FILE (NULL: none, or no memory). */
+int fault_health_at(const char *file, struct graid_member_health *h);
+char *fault_health_file(const struct member_fault *f);
 #else
 static inline void fault_free(struct member_fault *f)
 {
@@ -164,6 +167,19 @@ static inline int fault_health(struct member_fault *f, struct graid_member_healt
 	(void)f;
 	(void)h;
 	return -EOPNOTSUPP;
+}
+
+static inline int fault_health_at(const char *file, struct graid_member_health *h)
+{
+	(void)file;
+	(void)h;
+	return -EOPNOTSUPP;
+}
+
+static inline char *fault_health_file(const struct member_fault *f)
+{
+	(void)f;
+	return NULL;
 }
 #endif
 

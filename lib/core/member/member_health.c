@@ -88,6 +88,14 @@ static int health_nvme(const struct member_device *d, struct graid_member_health
 }
 #endif
 
+int member_health_read_scripted(const char *file, struct graid_member_health *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->struct_size = sizeof(*h);
+	h->sampled_ns = graid__now_ns();
+	return fault_health_at(file, h);
+}
+
 int member_health_read(const struct member_device *d, struct graid_member_health *h)
 {
 	int rc;

@@ -13,5 +13,7 @@ struct member_device;
  * -ENODEV no device; -EOPNOTSUPP not an NVMe namespace, or no libnvme; -errno.
  */
 int member_health_read(const struct member_device *d, struct graid_member_health *h);
+/* The same from a scripted drive's FILE (fault_health_file()), no device needed. */
+int member_health_read_scripted(const char *file, struct graid_member_health *h);
 
 #endif /* LIBGRAID_CORE_MEMBER_HEALTH_H */
