@@ -398,3 +398,64 @@ Test(metrics, a_scrub_under_way_and_its_checkpoint, .timeout = 120)
 	cr_assert_eq(graid_array_close(l.a), 0);
 	au_remove(&s);
 }
+
+/* The reads of the three members of array "io" that @p t shows, added up. */
+static double member_reads(const char *t, const struct au_set *s)
+{
+	char series[512];
+	double sum = 0;
+
+	for (int m = 0; m < 3; m++) {
+		snprintf(series, sizeof(series), "graid_member_io_ops_total{array=\"io\","
+			 "member=\"%d\",device=\"%s\",kind=\"read\"}", m, s->path[m]);
+		double v = value(t, series);
+		cr_assert_geq(v, 0, "%s missing", series);
+		sum += v;
+	}
+	return sum;
+}
+
+Test(metrics, io_counts_and_latency_histograms, .timeout = 60)
+{
+	const char *names[1] = { "io" };
+	struct graid_stats_options so = { .struct_size = sizeof(so),
+					  .flags = GRAID_STATS_HISTOGRAMS };
+	struct graid_array *a;
+	struct au_set s;
+	char *t, *buf;
+	int rc;
+
+	au_make(&s, 3, 8u << 20);
+	cr_assert_eq(au_create(&s, 3, 5, 65536, &a), 0);
+	/* Histograms off: counted, but no histogram series (it would read as no I/O). */
+	buf = calloc(1, 65536);
+	cr_assert_not_null(buf);
+	cr_assert_eq(graid_array_write(a, buf, 65536, 0), 65536);
+	t = render(&a, names, 1, 0, &rc);
+	cr_assert_eq(rc, 0);
+	cr_assert_eq(value(t, "graid_io_ops_total{array=\"io\",kind=\"write\"}"), 1, "%s", t);
+	cr_assert_eq(value(t, "graid_io_bytes_total{array=\"io\",kind=\"write\"}"), 65536);
+	cr_assert_null(strstr(t, "graid_io_latency_seconds_count{"), "%s", t);
+	double reads_before = member_reads(t, &s);
+	free(t);
+	/* On: 8 reads land in the buckets; the cumulative +Inf bucket is their count. */
+	cr_assert_eq(graid_array_set_stats_options(a, &so), 0);
+	for (int i = 0; i < 8; i++)
+		cr_assert_eq(graid_array_read(a, buf, 4096, (uint64_t)i * 4096), 4096);
+	t = render(&a, names, 1, 0, &rc);
+	cr_assert_eq(rc, 0);
+	cr_assert_eq(lines(t, "# TYPE graid_io_latency_seconds histogram"), 1);
+	cr_assert_eq(value(t, "graid_io_ops_total{array=\"io\",kind=\"read\"}"), 8, "%s", t);
+	cr_assert_eq(value(t, "graid_io_latency_seconds_count{array=\"io\",kind=\"read\"}"), 8);
+	cr_assert_eq(value(t, "graid_io_latency_seconds_bucket{array=\"io\",kind=\"read\","
+			      "le=\"+Inf\"}"), 8);
+	cr_assert_gt(value(t, "graid_io_latency_seconds_sum{array=\"io\",kind=\"read\"}"), 0);
+	/* The write before the histograms: counted, in no bucket. */
+	cr_assert_null(strstr(t, "graid_io_latency_seconds_count{array=\"io\",kind=\"write\"}"));
+	/* Each read is one 4 KiB read of one member: the members' reads grew by 8. */
+	cr_assert_eq(member_reads(t, &s) - reads_before, 8, "%s", t);
+	free(t);
+	free(buf);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}

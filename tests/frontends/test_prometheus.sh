@@ -72,6 +72,33 @@ grep -q '^graid_state{array="[0-9a-f-]*",state="active"} 1$' m.txt && ok "the ar
 get "http://127.0.0.1:$MP/other" >/dev/null && bad "a path other than /metrics is served" ||
 	ok "only /metrics is served"
 
+# I/O statistics: histograms turned on through the holder (iostat -w), 4 MiB written over
+# NBD; the latency histograms are then in the text, valid, and count what was written.
+command -v nbdcopy >/dev/null || need "nbdcopy is not installed (libnbd-bin)"
+"$G" iostat -w k0 k1 k2 k3 >out 2>&1 || { bad "iostat -w through the holder"; sed 's/^/     /' out; }
+head -c 4M /dev/urandom >d4
+nbdcopy d4 "nbd+unix:///?socket=$T/nbd.sock" >out 2>&1 || { bad "nbdcopy"; sed 's/^/     /' out; }
+get "http://127.0.0.1:$MP/metrics" >m2.txt
+promtool check metrics <m2.txt >out 2>&1 && ok "promtool check metrics: with latency histograms" ||
+	{ bad "promtool check metrics (histograms)"; sed 's/^/     /' out; }
+python3 - m2.txt <<'EOF2' && ok "the array's write histogram counts the writes, +Inf bucket = count, 4 MiB counted" ||
+import re, sys
+t = open(sys.argv[1]).read()
+def v(series):
+    m = re.search("^" + re.escape(series) + r" (\S+)$", t, re.M)
+    return float(m.group(1)) if m else None
+lab = re.search(r'^graid_io_ops_total\{array="([^"]+)",kind="write"\}', t, re.M).group(1)
+sel = 'array="%s",kind="write"' % lab
+count = v("graid_io_latency_seconds_count{%s}" % sel)
+inf = v('graid_io_latency_seconds_bucket{%s,le="+Inf"}' % sel)
+ops = v("graid_io_ops_total{%s}" % sel)
+nbytes = v("graid_io_bytes_total{%s}" % sel)
+members = re.findall(r'^graid_member_io_latency_seconds_count\{array="%s",member="\d",device="[^"]*",kind="write"\} (\d+)$' % re.escape(lab), t, re.M)
+ok = count and count == inf and count == ops and nbytes >= 4 << 20 and len(members) == 4
+sys.exit(0 if ok else 1)
+EOF2
+	{ bad "the histogram families"; grep -E '^graid_(member_)?io_' m2.txt | head -40 | sed 's/^/     /'; }
+
 # An address asked for that cannot be served stops the start, naming it.
 nbdkit -f -U "$T/nbd2.sock" "$P" member=$T/u0 member=$T/u1 metrics=70000 >out 2>&1 &&
 	bad "metrics=70000 was taken" || { grep -q "70000" out && ok "metrics=70000 refused, named" ||

@@ -9,18 +9,6 @@
 #include "common/internal.h"
 #include "metrics/metrics.h"
 
-void metrics_label(FILE *out, const char *v)
-{
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			fputc('\\', out);
-		if (*v == '\n')
-			fputs("\\n", out);
-		else
-			fputc(*v, out);
-	}
-}
-
 static void start(FILE *o, const char *name, const struct metrics_snap *s)
 {
 	fprintf(o, "%s{array=\"", name);

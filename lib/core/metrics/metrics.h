@@ -14,6 +14,7 @@ struct metrics_member {
 	struct graid_member_info mi;
 	struct graid_member_health h;
 	bool health;             /* h was read */
+	struct graid_io_stats io; /* the device's I/O as the handle counted it */
 	double eta_s;            /* rebuild or catch-up seconds remaining; < 0: no estimate */
 };
 
@@ -29,6 +30,7 @@ struct metrics_snap {
 	uint64_t event_seq;      /* the handle's last event number; 0 none yet */
 	unsigned scrubs;         /* graid_array_scrub() calls under way on the handle */
 	double scrub_ratio;      /* how far an unfinished scrub's checkpoint is, 0 .. 1 */
+	struct graid_io_stats io; /* the callers' I/O (graid_array_stats(), member -1) */
 };
 
 /* Fill @p s for @p a (label already set); 0 or a negative errno. metrics_snap_free() after. */

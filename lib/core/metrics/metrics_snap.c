@@ -42,6 +42,10 @@ static int snap_members(struct metrics_snap *s, unsigned flags)
 		if (rc)
 			return rc;
 		s->nall = i + 1;
+		m->io.struct_size = sizeof(m->io);
+		rc = graid_array_stats(s->a, (int)i, &m->io);
+		if (rc)
+			return rc;
 		m->eta_s = -1;
 		if (m->mi.catchup_total && m->mi.catchup_done < m->mi.catchup_total &&
 		    i < s->info.nmembers)
@@ -69,6 +73,10 @@ int metrics_snap_take(struct metrics_snap *s, struct graid_array *a, unsigned fl
 	snap_uuid(s->uuid, s->info.uuid);
 	if (!s->label[0])
 		snprintf(s->label, sizeof(s->label), "%s", s->uuid);
+	s->io.struct_size = sizeof(s->io);
+	rc = graid_array_stats(a, -1, &s->io);
+	if (rc)
+		return rc;
 	rc = snap_members(s, flags);
 	if (rc)
 		return rc;
