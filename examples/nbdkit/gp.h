@@ -13,6 +13,9 @@
 
 struct metrics_http;
 
+/* health-interval='s largest: a day (a longer one is as good as none). */
+#define GP_HEALTH_INTERVAL_MAX_MS 86400000u
+
 /* nbdkit's --log, as its command line gave it. */
 enum gp_log_to { GP_LOG_DEFAULT, GP_LOG_STDERR, GP_LOG_SYSLOG, GP_LOG_NULL };
 
@@ -39,6 +42,8 @@ struct gp_state {
 	struct graid_rebuild_options rebuild;
 	bool rebuild_set;
 	unsigned io_timeout_ms;    /* io-timeout=: graid_array_set_io_timeout(), 0 none */
+	unsigned health_interval_ms; /* health-interval=: graid_health_options::interval_ms */
+	bool health_set;
 	char *lease;               /* lease=: graid_open_options::lease, NULL none */
 	bool degraded_ok;          /* degraded=1: serve with roles that have no member */
 	bool no_control;           /* control=off: no control endpoint (docs/CONTROL.md) */

@@ -390,6 +390,27 @@ static int gp_configure(void)
 		nbdkit_debug("a member I/O older than %u ms is given up on where the others carry "
 			     "the array", gp.io_timeout_ms);
 	}
+	if (gp.health_set && !gp.srv.readonly) {
+		/* The interval asked for, the policy at graid.h's documented defaults. */
+		struct graid_health_options ho = {
+			.struct_size = sizeof(ho),
+			.interval_ms = gp.health_interval_ms,
+			.wear_percent = 90,
+			.media_rising = 2,
+			.media_burst = 25,
+			.media_window_s = 600,
+		};
+
+		rc = graid_array_set_health_options(gp.array, &ho);
+		if (rc) {
+			gp_error("health-interval: %s", graid_strerror(rc));
+			return -1;
+		}
+		nbdkit_debug("drive health sampled every %u ms (0: not watched)",
+			     gp.health_interval_ms);
+	} else if (gp.health_set) {
+		nbdkit_debug("health-interval: a read-only array is not watched");
+	}
 	/* A rebuild left pending (a spare taken at open, a stopped one) goes on while serving. */
 	if (!gp.srv.readonly) {
 		rc = graid_array_rebuild_start(gp.array);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* nbdkit plugin "graid": serves one libgraid array over NBD, to every client of the server. */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -152,9 +153,29 @@ static int gp_config(const char *key, const char *value)
 		gp.io_timeout_ms = (unsigned)ms;
 		return 0;
 	}
+	if (strcmp(key, "health-interval") == 0) {
+		char *end;
+		unsigned long ms;
+
+		/* The library's bounds, checked before nbdkit forks: a bad value opens nothing. */
+		errno = 0;
+		ms = strtoul(value, &end, 10);
+		/* Digits only: strtoul would also take "+500", " 500" and "-1". */
+		if (errno || *end || !isdigit((unsigned char)*value) ||
+		    (ms != 0 && ms < GRAID_HEALTH_INTERVAL_MIN_MS) ||
+		    ms > GP_HEALTH_INTERVAL_MAX_MS) {
+			nbdkit_error("health-interval: milliseconds, 0 or %u .. %u, not '%s'",
+				     GRAID_HEALTH_INTERVAL_MIN_MS, GP_HEALTH_INTERVAL_MAX_MS, value);
+			return -1;
+		}
+		gp.health_interval_ms = (unsigned)ms;
+		gp.health_set = true;
+		return 0;
+	}
 	nbdkit_error("unknown parameter '%s' (member=PATH, backend=NAME, degraded=1, "
-		     "rebuild-max-rate=SIZE, rebuild-busy-rate=SIZE, io-timeout=MS, lease=SPEC, "
-		     "control=off, run-dir=DIR or metrics=ADDR:PORT)", key);
+		     "rebuild-max-rate=SIZE, rebuild-busy-rate=SIZE, io-timeout=MS, "
+		     "health-interval=MS, lease=SPEC, control=off, run-dir=DIR or "
+		     "metrics=ADDR:PORT)", key);
 	return -1;
 }
 
@@ -458,6 +479,8 @@ static struct nbdkit_plugin plugin = {
 		       "rebuild-busy-rate=SIZE  ... and at most SIZE while requests are in flight\n"
 		       "io-timeout=MS  give up on a member I/O after MS milliseconds where the\n"
 		       "              other members carry the array (0: never, the default)\n"
+		       "health-interval=MS  sample the NVMe members' health every MS ms (at\n"
+		       "              least 100; 0: never; default 60000)\n"
 		       "lease=SPEC    hold the array's lease while serving (graidctl lease-init)\n"
 		       "control=off   no control endpoint (default on: graidctl manages the\n"
 		       "              array through RUN_DIR/UUID.ctl while it is served)\n"

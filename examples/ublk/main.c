@@ -21,6 +21,8 @@
 /* The largest request: two full stripes of a 4+2 array with 64 KiB chunks. */
 #define GU_MAX_IO_BYTES (512u << 10)
 #define GU_MAX_QUEUES 64u
+/* --health-interval's largest: a day (a longer one is as good as none). */
+#define GU_HEALTH_INTERVAL_MAX_MS 86400000u
 
 struct gu_opts {
 	unsigned queues;
@@ -30,6 +32,9 @@ struct gu_opts {
 	struct graid_rebuild_options rebuild;
 	bool rebuild_set;
 	unsigned io_timeout_ms;  /* --io-timeout: graid_array_set_io_timeout(), 0 none */
+	/* --health-interval: graid_health_options::interval_ms (0: no watch) */
+	unsigned health_interval_ms;
+	bool health_set;
 	const char *lease;       /* --lease: graid_open_options::lease, NULL none */
 	bool takeover;           /* --takeover: GRAID_OPEN_TAKEOVER */
 	bool reserve;            /* --reserve: GRAID_OPEN_RESERVE */
@@ -65,6 +70,9 @@ static void gu_usage(FILE *f)
 		"  --rebuild-busy-rate SIZE  ... and at most SIZE while requests are in flight\n"
 		"  --io-timeout MS give up on a member I/O after MS milliseconds where the\n"
 		"                  other members carry the array (default 0: never)\n"
+		"  --health-interval MS  sample every NVMe member's health (SMART log) every\n"
+		"                  MS milliseconds, at least %u, or 0: never (default 60000;\n"
+		"                  the other health settings keep their defaults)\n"
 		"  --lease SPEC    hold the array's lease while serving (graidctl lease-init)\n"
 		"  --takeover      the array's superblocks name another host as its owner:\n"
 		"                  take it over (that host must be down or hold no lease)\n"
@@ -103,7 +111,7 @@ static void gu_usage(FILE *f)
 		"                  $GRAID_RUN_DIR, else /run/graid)\n"
 		"  --metrics ADDR:PORT  serve Prometheus metrics at http://ADDR:PORT/metrics\n"
 		"                  (PORT alone: 127.0.0.1; [IPV6]:PORT; docs/METRICS.md)\n",
-		GU_MAX_QUEUES, UBLK_MAX_QUEUE_DEPTH);
+		GU_MAX_QUEUES, UBLK_MAX_QUEUE_DEPTH, GRAID_HEALTH_INTERVAL_MIN_MS);
 }
 
 static int gu_number(const char *arg, unsigned max, unsigned *out)
@@ -203,7 +211,7 @@ static int gu_cpus_allowed(const cpu_set_t *set, const char *arg)
 enum { GU_OPT_MAX_RATE = 256, GU_OPT_BUSY_RATE, GU_OPT_IO_TIMEOUT, GU_OPT_LEASE,
        GU_OPT_TAKEOVER, GU_OPT_RESERVE, GU_OPT_ON_FOREIGN, GU_OPT_QUEUE_CPUS,
        GU_OPT_BATCH, GU_OPT_FIXED, GU_OPT_ZERO_COPY, GU_OPT_ONE_RING, GU_OPT_DEFER,
-       GU_OPT_CONTROL, GU_OPT_RUN_DIR, GU_OPT_METRICS };
+       GU_OPT_CONTROL, GU_OPT_RUN_DIR, GU_OPT_METRICS, GU_OPT_HEALTH_INTERVAL };
 
 /* 0, or 2 (usage error, message printed); exits 0 for --help. */
 static int gu_parse(int argc, char **argv, struct gu_opts *o)
@@ -215,6 +223,7 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 		{ "rebuild-max-rate", required_argument, NULL, GU_OPT_MAX_RATE },
 		{ "rebuild-busy-rate", required_argument, NULL, GU_OPT_BUSY_RATE },
 		{ "io-timeout", required_argument, NULL, GU_OPT_IO_TIMEOUT },
+		{ "health-interval", required_argument, NULL, GU_OPT_HEALTH_INTERVAL },
 		{ "lease", required_argument, NULL, GU_OPT_LEASE },
 		{ "takeover", no_argument, NULL, GU_OPT_TAKEOVER },
 		{ "reserve", no_argument, NULL, GU_OPT_RESERVE },
@@ -355,6 +364,22 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 				return 2;
 			}
 			break;
+		case GU_OPT_HEALTH_INTERVAL:
+			/* The library's own bounds, checked here so that a bad value opens nothing. */
+			/* Digits only: strtoul would also take "+500" and " 500". */
+			if (!isdigit((unsigned char)optarg[0]) ||
+			    (strcmp(optarg, "0") != 0 &&
+			     (gu_number(optarg, GU_HEALTH_INTERVAL_MAX_MS, &o->health_interval_ms) ||
+			      o->health_interval_ms < GRAID_HEALTH_INTERVAL_MIN_MS))) {
+				fprintf(stderr, "graid-ublk: --health-interval: milliseconds, 0 or "
+						"%u .. %u, not '%s'\n", GRAID_HEALTH_INTERVAL_MIN_MS,
+					GU_HEALTH_INTERVAL_MAX_MS, optarg);
+				return 2;
+			}
+			if (strcmp(optarg, "0") == 0)
+				o->health_interval_ms = 0;
+			o->health_set = true;
+			break;
 		case 'h':
 			gu_usage(stdout);
 			exit(0);
@@ -397,6 +422,34 @@ static void gu_on_event(void *arg, const struct graid_event *ev)
 					      : "another host took it over",
 			hook ? "requests are held until --on-foreign has run, then fail"
 			     : "I/O now fails");
+}
+
+/*
+ * --health-interval: the interval asked for, every other setting at the default that
+ * include/libgraid/graid.h documents for struct graid_health_options (the library has no
+ * call that changes one field alone). 0, or -1 with a message.
+ */
+static int gu_health_interval(struct graid_array *a, unsigned ms)
+{
+	struct graid_health_options ho = {
+		.struct_size = sizeof(ho),
+		.interval_ms = ms,
+		.wear_percent = 90,
+		.media_rising = 2,
+		.media_burst = 25,
+		.media_window_s = 600,
+	};
+	int rc = graid_array_set_health_options(a, &ho);
+
+	if (rc) {
+		fprintf(stderr, "graid-ublk: --health-interval: %s\n", graid_strerror(rc));
+		return -1;
+	}
+	if (ms)
+		fprintf(stderr, "graid-ublk: drive health sampled every %u ms\n", ms);
+	else
+		fprintf(stderr, "graid-ublk: drive health not watched (--health-interval 0)\n");
+	return 0;
 }
 
 /*
@@ -754,6 +807,10 @@ int main(int argc, char **argv)
 	}
 	if (o.io_timeout_ms && (rc = graid_array_set_io_timeout(a, o.io_timeout_ms))) {
 		fprintf(stderr, "graid-ublk: --io-timeout: %s\n", graid_strerror(rc));
+		graid_array_close(a);
+		return 1;
+	}
+	if (o.health_set && gu_health_interval(a, o.health_interval_ms)) {
 		graid_array_close(a);
 		return 1;
 	}

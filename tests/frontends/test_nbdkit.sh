@@ -51,7 +51,7 @@ start_server() { # start_server LOG MEMBER...: serve, wait until it answers
 	shift
 	for m in "$@"; do
 		case $m in
-		rebuild-*=* | io-timeout=* | degraded=* | control=* | run-dir=*) args+=("$m") ;;
+		rebuild-*=* | io-timeout=* | health-interval=* | degraded=* | control=* | run-dir=*) args+=("$m") ;;
 		*) args+=("member=$m") ;;
 		esac
 	done
@@ -97,8 +97,9 @@ check "create RAID-6 on six 33M files" "$G" create --level 6 --chunk 64K --file-
 UM=$(sed -n 's/^created RAID-6 array \([0-9a-f-]*\):.*/\1/p' cmd.out)
 # With an I/O timeout: member reads go through the library's buffers (graid.h), all of
 # what follows runs that way.
-check "the server starts" start_server srv1.log $M io-timeout=2000
+check "the server starts" start_server srv1.log $M io-timeout=2000 health-interval=500
 check "with the I/O timeout set" grep -q "older than 2000 ms" srv1.log
+check "and the health watch's interval" grep -q "drive health sampled every 500 ms" srv1.log
 check "it serves 128 MiB" test "$(nbdinfo --size "$URI")" -eq $((128 << 20))
 check "it advertises 4096-byte blocks" grep -q "block_size_minimum: 4096" \
 	<(nbdinfo "$URI")
@@ -295,5 +296,12 @@ else
 	check "a bad io-timeout is refused, saying why" grep -q "io-timeout.*soon" bad.log
 fi
 
+for v in 99 -1 +500 ' 500' 500ms '' 86400001; do
+	if timeout 10 nbdkit -f -U "$T/bad.sock" "$P" member=m0 "health-interval=$v" >bad.log 2>&1; then
+		bad "a bad health-interval '$v' is refused"
+	else
+		check "a bad health-interval '$v' is refused, saying why" grep -q "health-interval.*'$v'" bad.log
+	fi
+done
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # graid-ublk's options, checked before anything is opened, so on any machine (no ublk
 # driver, no root): a bad value exits 2 with a message that names it, and nothing is touched.
-# Where there is no ublk driver, also the control endpoint's options, which act before the
-# driver is needed: the endpoint it starts by default, --run-dir and --control off.
+# Where there is no ublk driver, also the options that act on the open array before the
+# driver is needed: the control endpoint it starts by default, --run-dir and --control off,
+# and --health-interval.
 # usage: test_ublk_usage.sh [PATH/TO/graid-ublk PATH/TO/graidctl]
 set -u
 
@@ -46,6 +47,10 @@ refused --zero-copy on "--zero-copy"
 refused --one-ring two "--one-ring"
 refused --control maybe "--control"
 refused --run-dir '' "--run-dir"
+# The health watch's interval: 0 (none) or the library's 100 ms up to a day.
+for v in 99 1 -1 +500 ' 500' 500ms 1.5 '' 86400001 99999999999999999999; do
+	refused --health-interval "$v" "--health-interval"
+done
 
 # ctl_run NAME ARGS...: graid-ublk on the array c0..c3; exit status in NAME.rc, stderr NAME.err.
 # With no ublk driver it opens the array, starts the endpoint, fails at /dev/ublk-control
@@ -84,6 +89,15 @@ else
 	ctl_check "--run-dir DIR: the endpoint is DIR/UUID.ctl" \
 		grep -qF "control endpoint $T/rd/$CU.ctl" "$T/rundir.err"
 	ctl_check "(the directory was made, 0700)" test "$(stat -c %a "$T/rd")" = 700
+	# Set after the open (the library's own call): taken, said, and the driver reached.
+	ctl_run health --health-interval 500
+	ctl_check "--health-interval 500: the watch set after the open, said" \
+		grep -qF "drive health sampled every 500 ms" "$T/health.err"
+	ctl_check "(and the option was taken: exit 1 from the driver, not 2)" \
+		test "$(cat "$T/health.rc")" = 1
+	ctl_run health0 --health-interval 0
+	ctl_check "--health-interval 0: no watch, said" \
+		grep -qF "drive health not watched" "$T/health0.err"
 	ctl_run off --control off
 	ctl_check "--control off: no endpoint" bash -c "! grep -q 'control endpoint' '$T/off.err'"
 	ctl_check "(and the option was taken: exit 1, not 2)" test "$(cat "$T/off.rc")" = 1
