@@ -6,6 +6,7 @@
 
 #include "io/discard.h"
 #include "io/queue.h"
+#include "jobs/replace.h"
 #include "member/member.h"
 #include "meta/meta.h"
 
@@ -103,6 +104,8 @@ static int discard_member_ring(struct graid_array *a, struct io_uring *ring, uns
 	}
 	/* Hole punch on a file, BLKZEROOUT on a block device; writes zeroes if refused. */
 	rc = member_zero_range(m, a->data_offset + off, len);
+	if (rc == 0 && replace_covers(a, role))
+		replace_dup_zero(a, role, off, len); /* a copy of the role under way: it too */
 	if (rc == 0)
 		return 0;
 failed:

@@ -25,7 +25,15 @@ static inline int array_may_change(const struct graid_array *a)
  * it, or another role's device that the array would take back (logged, naming the role).
  */
 int member_attach(struct graid_array *a, struct member *m, const char *path, int role);
-/* A hot spare takes @p role if it is failed or missing; meta_lock held. */
+/*
+ * A prepared device (member_attach, or a replace's: replace.c) into @p role, REBUILDING,
+ * the role's device let go; meta_lock held.
+ */
+void array_role_install(struct graid_array *a, unsigned role, struct member *nm);
+/*
+ * A hot spare takes @p role if it is failed or missing (or the device a replace of the
+ * role was copying to: replace.c); meta_lock held.
+ */
 void array_spare_takeover(struct graid_array *a, unsigned role);
 /* Every role the I/O path marked (array_worker_takeover) that is still down; meta_lock held. */
 void array_roles_takeover_due(struct graid_array *a);

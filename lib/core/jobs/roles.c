@@ -15,6 +15,7 @@
 #include "meta/badblocks.h"
 #include "meta/journal.h"
 #include "jobs/jobs.h"
+#include "jobs/replace.h"
 #include "member/member.h"
 #include "member/member_pr.h"
 #include "meta/array_meta.h"
@@ -213,6 +214,13 @@ static void role_retire_device(struct graid_array *a, struct member *m)
 	a->retired.fault[a->retired.n++] = m->dev.fault;
 }
 
+static void role_install(struct graid_array *a, unsigned role, struct member *nm);
+
+void array_role_install(struct graid_array *a, unsigned role, struct member *nm)
+{
+	role_install(a, role, nm);
+}
+
 /* Move a prepared device into a role as REBUILDING; meta_lock held. */
 static void role_install(struct graid_array *a, unsigned role, struct member *nm)
 {
@@ -297,6 +305,9 @@ void array_spare_takeover(struct graid_array *a, unsigned role)
 
 	if (array_foreign(a))
 		return; /* another host's array now: its roles are not ours to fill */
+	/* A copy of the role under way: its device is nearer to the role than any spare. */
+	if (replace_takeover(a, role))
+		return;
 	if (a->nspares == 0 || (st != GRAID_MEMBER_FAILED && st != GRAID_MEMBER_MISSING))
 		return;
 	a->nspares--;
