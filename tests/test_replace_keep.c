@@ -481,3 +481,108 @@ Test(replace_keep, a_crash_mid_copy_keeps_the_member_in_its_role, .timeout = 120
 	graid_array_close(a);
 	au_remove(&s);
 }
+
+/* @p text into @p path whole, through a rename, as the scripted drive is read at any time. */
+static void rk_put(const char *path, const char *text)
+{
+	char tmp[400];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	f = fopen(tmp, "w");
+	cr_assert_not_null(f);
+	fputs(text, f);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert_eq(rename(tmp, path), 0);
+}
+
+/*
+ * The RAID-6 above with role 1's drive health scripted (healthy at first), a hot spare,
+ * the events recorded and the watch every 100 ms; @p off: auto_replace_off.
+ */
+static struct graid_array *rk_scripted(struct au_set *s, struct rk_events *ev, char *health,
+				       char **spare, uint64_t *size, uint32_t off)
+{
+	struct graid_health_options o = { .struct_size = sizeof(o), .interval_ms = 100,
+					  .wear_percent = 90, .media_rising = 2,
+					  .media_burst = 25, .media_window_s = 600,
+					  .auto_replace_off = off };
+	static char spec[700];
+	const char *paths[5];
+	struct graid_array *a;
+
+	tu_need_fault_injection();
+	a = rk_raid6(s, NULL, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	snprintf(health, 320, "%s/health1", s->dir);
+	rk_put(health, "available_spare 100\nspare_threshold 10\n");
+	snprintf(spec, sizeof(spec), "faulty:health=%s:%s", health, s->paths[1]);
+	for (unsigned i = 0; i < 5; i++)
+		paths[i] = i == 1 ? spec : s->paths[i];
+	cr_assert_eq(graid_array_open(paths, 5, NULL, &a), 0);
+	memset(ev, 0, sizeof(*ev));
+	pthread_mutex_init(&ev->lock, NULL);
+	cr_assert_eq(graid_array_set_event_callback(a, rk_event_cb, ev), 0);
+	*spare = heal_new_member(s, "spare");
+	cr_assert_eq(graid_array_add_spare(a, *spare), 0);
+	cr_assert_eq(graid_array_set_health_options(a, &o), 0);
+	return a;
+}
+
+Test(replace_keep, a_critical_drive_is_replaced_onto_the_hot_spare_in_service, .timeout = 120)
+{
+	struct rk_sampler smp = { 0 };
+	struct rk_events ev;
+	struct graid_array *a;
+	struct au_set s;
+	char health[320], *spare;
+	uint64_t size;
+	pthread_t ts;
+
+	a = rk_scripted(&s, &ev, health, &spare, &size, 0);
+	usleep(300000);
+	cr_assert_eq(rk_count(&ev, GRAID_EVENT_SPARE_ACTIVATED), 0, "a healthy drive replaced");
+	smp.a = a;
+	cr_assert_eq(pthread_create(&ts, NULL, rk_sample, &smp), 0);
+	rk_put(health, "critical_warning 4\navailable_spare 100\nspare_threshold 10\n");
+	for (int i = 0; i < 200 && !rk_count(&ev, GRAID_EVENT_SPARE_ACTIVATED); i++)
+		usleep(10000);
+	cr_assert_eq(rk_count(&ev, GRAID_EVENT_HEALTH_CRITICAL), 1);
+	cr_assert_eq(rk_count(&ev, GRAID_EVENT_SPARE_ACTIVATED), 1,
+		     "no replace within 2 s of the critical verdict");
+	cr_assert_eq(ev.member[GRAID_EVENT_SPARE_ACTIVATED], 1);
+	rk_wait_done(a, 1);
+	atomic_store(&smp.stop, true);
+	pthread_join(ts, NULL);
+	cr_assert_eq(smp.bad_nfailed, 0);
+	cr_assert_eq(smp.bad_state, 0);
+	cr_assert_str_eq(rk_member(a, 1).path, spare, "the spare has the role");
+	cr_assert_eq(rk_count(&ev, GRAID_EVENT_REBUILD_DONE), 1);
+	cr_assert_eq(rk_nspares(a), 0);
+	cr_assert_eq(graid_array_fail_member(a, 0), 0);
+	cr_assert_eq(graid_array_fail_member(a, 2), 0);
+	heal_verify(a, size, NULL, 3, "after the critical drive was replaced");
+	graid_array_close(a);
+	au_remove(&s);
+}
+
+Test(replace_keep, auto_replace_off_leaves_a_critical_drive_in_its_role, .timeout = 60)
+{
+	struct rk_events ev;
+	struct graid_array *a;
+	struct au_set s;
+	char health[320], *spare;
+	uint64_t size;
+
+	a = rk_scripted(&s, &ev, health, &spare, &size, 1);
+	rk_put(health, "critical_warning 4\navailable_spare 100\nspare_threshold 10\n");
+	for (int i = 0; i < 200 && !rk_count(&ev, GRAID_EVENT_HEALTH_CRITICAL); i++)
+		usleep(10000);
+	cr_assert_eq(rk_count(&ev, GRAID_EVENT_HEALTH_CRITICAL), 1);
+	usleep(500000);
+	cr_assert_eq(rk_count(&ev, GRAID_EVENT_SPARE_ACTIVATED), 0);
+	cr_assert_eq(rk_member(a, 1).replacing, 0);
+	cr_assert_eq(rk_nspares(a), 1);
+	graid_array_close(a);
+	au_remove(&s);
+}

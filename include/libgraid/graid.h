@@ -942,6 +942,11 @@ struct graid_health_options {
 	uint32_t media_burst;        /**< ::GRAID_HEALTH_RULE_MEDIA_BURST at this many media
 				          errors... (default 25) */
 	uint32_t media_window_s;     /**< ...within this many seconds (default 600) */
+	/* Appended: what a critical verdict does (graid_array_replace_start()). */
+	uint32_t auto_replace_off;   /**< 1: a ::GRAID_EVENT_HEALTH_CRITICAL verdict on an active
+				          role starts nothing; 0 (default): it starts a replace of
+				          the role onto the array's last hot spare, in service,
+				          where there is a spare and no other replace runs */
 };
 
 /**
@@ -956,7 +961,11 @@ struct graid_health_options {
  * @param opts the options.
  * Roles failed, missing or unreachable are not sampled. The worker samples between its
  *   other jobs: a round gives way to a spare to hand out or a rebuild to start, and none
- *   is taken while the worker rebuilds or resyncs (docs/HEALTH.md). A log read waits for
+ *   is taken while the worker rebuilds or resyncs (docs/HEALTH.md).
+ * A critical verdict on an active role starts graid_array_replace_start(a, role, NULL, 0)
+ *   (the last hot spare takes a copy of the role while the member stays in service; its
+ *   events follow the HEALTH_CRITICAL one), unless auto_replace_off is set or the array has
+ *   no spare or a replace under way (logged). A log read waits for
  *   the kernel's admin timeout, during which the worker does nothing else.
  * @return 0; -EINVAL NULL arguments, struct_size smaller than the struct's first version,
  *   wear_percent above 255, or interval_ms below ::GRAID_HEALTH_INTERVAL_MIN_MS (and not

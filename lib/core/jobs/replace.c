@@ -316,6 +316,7 @@ static void *replace_thread(void *arg)
 	struct array_replace *r = arg;
 
 	replace_end(r->a, r, replace_copy(r->a, r));
+	atomic_store(&r->thread_exited, true); /* joined under meta_lock from here on */
 	return NULL;
 }
 
@@ -335,13 +336,35 @@ static int replace_take_device(struct graid_array *a, struct array_replace *r, c
 	return 0;
 }
 
-/* Take the role's copy onto the device; the copy runs on its own thread unless @p wait. */
-static int replace_begin(struct graid_array *a, unsigned idx, const char *path, bool wait,
-			 struct array_replace **out)
+/*
+ * Take the role's copy onto the device; the copy runs on its own thread unless @p wait.
+ * meta_lock held; an ended replace's thread, which only returns once it set finished, is
+ * joined first.
+ */
+static int replace_begin_locked(struct graid_array *a, unsigned idx, const char *path,
+				bool wait, struct array_replace **out)
 {
-	struct array_replace *r = calloc(1, sizeof(*r));
-	int st, rc;
+	struct array_replace *r, *prev = a->replace;
+	int st = atomic_load(&a->members[idx].state), rc;
 
+	/* Its thread may still be on its way out after a takeover ended it. */
+	if (prev && (!prev->finished ||
+		     (prev->thread_started && !atomic_load(&prev->thread_exited)))) {
+		graid__log(GRAID_LOG_ERR, "replace: member %u is being replaced already; one "
+			   "replace at a time", prev->role);
+		return -EALREADY;
+	}
+	if (st != GRAID_MEMBER_ACTIVE) {
+		graid__log(GRAID_LOG_ERR, "replace: member %u is %s, not active (a failed or "
+			   "missing role takes graid_array_replace_member())", idx,
+			   member_state_name(st));
+		return -EBUSY;
+	}
+	if (prev && prev->thread_started) {
+		pthread_join(prev->thread, NULL);
+		prev->thread_started = false;
+	}
+	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
 	r->a = a;
@@ -349,28 +372,14 @@ static int replace_begin(struct graid_array *a, unsigned idx, const char *path, 
 	r->dev.dev.fd = -1;
 	r->total = a->lay.member_bytes;
 	pthread_rwlock_init(&r->io_lock, NULL);
-	pthread_mutex_lock(&a->meta_lock);
-	st = atomic_load(&a->members[idx].state);
-	if (a->replace && !a->replace->finished) {
-		graid__log(GRAID_LOG_ERR, "replace: member %u is being replaced already; one "
-			   "replace at a time", a->replace->role);
-		rc = -EALREADY;
-	} else if (st != GRAID_MEMBER_ACTIVE) {
-		graid__log(GRAID_LOG_ERR, "replace: member %u is %s, not active (a failed or "
-			   "missing role takes graid_array_replace_member())", idx,
-			   member_state_name(st));
-		rc = -EBUSY;
-	} else {
-		rc = replace_take_device(a, r, path);
-	}
+	rc = replace_take_device(a, r, path);
 	if (rc) {
-		pthread_mutex_unlock(&a->meta_lock);
 		pthread_rwlock_destroy(&r->io_lock);
 		free(r);
 		return rc;
 	}
 	/* Kept until close: a writer may still hold the pointer it loaded (replace_io.c). */
-	r->prev = a->replace;
+	r->prev = prev;
 	a->replace = r;
 	atomic_store(&a->replace_role, idx + 1);
 	graid__log(GRAID_LOG_NOTICE, "member %u (%s): copying onto %s while it stays in service",
@@ -378,28 +387,40 @@ static int replace_begin(struct graid_array *a, unsigned idx, const char *path, 
 	if (r->from_spare)
 		array_event(a, GRAID_EVENT_SPARE_ACTIVATED, (int)idx, 0, 0, 0);
 	array_event(a, GRAID_EVENT_REBUILD_STARTED, (int)idx, 0, 0, 0);
-	if (!wait) {
-		rc = pthread_create(&r->thread, NULL, replace_thread, r);
-		if (rc == 0) {
-			r->thread_started = true;
-		} else {
-			replace_detach(a, r);
-			replace_release(a, r, -ECANCELED);
-			r->finished = true;
-			r->error = -rc;
-			array_event(a, GRAID_EVENT_REBUILD_STOPPED, (int)idx, -rc, 0, 0);
-			rc = -rc;
-		}
-	}
-	pthread_mutex_unlock(&a->meta_lock);
 	*out = r;
-	return rc;
+	if (wait)
+		return 0;
+	rc = pthread_create(&r->thread, NULL, replace_thread, r);
+	if (rc == 0) {
+		r->thread_started = true;
+		return 0;
+	}
+	replace_detach(a, r);
+	replace_release(a, r, -ECANCELED);
+	r->finished = true;
+	r->error = -rc;
+	array_event(a, GRAID_EVENT_REBUILD_STOPPED, (int)idx, -rc, 0, 0);
+	return -rc;
+}
+
+void replace_auto(struct graid_array *a, unsigned role)
+{
+	struct array_replace *r;
+
+	if (a->nspares == 0 || array_foreign(a) ||
+	    atomic_load(&a->members[role].state) != GRAID_MEMBER_ACTIVE)
+		return;
+	graid__log(GRAID_LOG_NOTICE, "member %u: drive health critical: replacing it with a hot "
+		   "spare while it stays in service", role);
+	if (replace_begin_locked(a, role, NULL, false, &r))
+		graid__log(GRAID_LOG_WARNING, "member %u: drive health critical, but no replace "
+			   "could start (see above)", role);
 }
 
 GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, const char *path,
 				       unsigned flags)
 {
-	struct array_replace *r, *prev = NULL;
+	struct array_replace *r;
 	int rc;
 
 	if (!a || idx >= a->nmembers || (flags & ~GRAID_REPLACE_WAIT))
@@ -409,16 +430,9 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
 	rc = array_may_change(a);
 	if (rc)
 		return rc;
-	/* An ended copy's thread is joined first (it has returned, or is about to). */
 	pthread_mutex_lock(&a->meta_lock);
-	if (a->replace && a->replace->finished && a->replace->thread_started) {
-		prev = a->replace;
-		prev->thread_started = false;
-	}
+	rc = replace_begin_locked(a, idx, path, flags & GRAID_REPLACE_WAIT, &r);
 	pthread_mutex_unlock(&a->meta_lock);
-	if (prev)
-		pthread_join(prev->thread, NULL);
-	rc = replace_begin(a, idx, path, flags & GRAID_REPLACE_WAIT, &r);
 	if (rc || !(flags & GRAID_REPLACE_WAIT))
 		return rc;
 	rc = replace_end(a, r, replace_copy(a, r));

@@ -35,7 +35,8 @@ struct array_replace {
 	int error;                     /* how it ended (0 swapped) */
 	bool finished;                 /* under meta_lock: ended; the thread may still return */
 	pthread_t thread;
-	bool thread_started;
+	bool thread_started;           /* under meta_lock: to be joined */
+	atomic_bool thread_exited;     /* it has returned (or is about to, holding no lock) */
 	/* Units no device could give (RAID-5/6 beyond parity, or every copy gone). */
 	unsigned nlost;
 	uint64_t lost[REPLACE_LOST_MAX];
@@ -79,6 +80,11 @@ int replace_from_redundancy(struct graid_array *a, struct array_replace *r, uint
  * meta_lock held.
  */
 bool replace_takeover(struct graid_array *a, unsigned role);
+/*
+ * The health watch judged role @p role's drive critical: a replace onto the last hot spare
+ * starts, where there is one and no other replace runs (logged). meta_lock held.
+ */
+void replace_auto(struct graid_array *a, unsigned role);
 /* Stop the copy (close): the role keeps its member, the new device is let go. */
 void replace_stop(struct graid_array *a);
 /* The end of the handle: stop, and free every replace it made (array_free). */
