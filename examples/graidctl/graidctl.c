@@ -23,7 +23,7 @@ static const struct gctl_cmd main_cmds[] = {
 	  "for udev: record DEVICE; assemble its array once all its members were seen",
 	  gctl_cmd_incremental, gctl_help_incremental },
 	{ "fail", "IDX MEMBER...", "mark member role IDX failed", gctl_cmd_fail, gctl_help_fail },
-	{ "replace", "[--no-rebuild] [--max-rate SIZE] IDX NEWPATH MEMBER...",
+	{ "replace", "[--keep-in-service] [--no-rebuild] [--max-rate SIZE] IDX NEWPATH MEMBER...",
 	  "put a new member in role IDX and rebuild it", gctl_cmd_replace, gctl_help_replace },
 	{ "rebuild", "[--max-rate SIZE] MEMBER...",
 	  "rebuild replaced members (resumes a stopped rebuild)",
