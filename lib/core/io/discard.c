@@ -6,7 +6,7 @@
 
 #include "io/discard.h"
 #include "io/queue.h"
-#include "jobs/replace.h"
+#include "member/member_replace.h"
 #include "member/member.h"
 #include "meta/meta.h"
 

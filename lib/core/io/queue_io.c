@@ -13,7 +13,7 @@
 #include "io/queue_fixed.h"
 #include "io/queue_io.h"
 #include "io/queue_timeout.h"
-#include "jobs/replace.h"
+#include "member/member_replace.h"
 #include "meta/meta.h"
 
 static unsigned queue_buf_class(size_t len)

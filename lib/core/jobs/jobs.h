@@ -26,10 +26,11 @@ static inline int array_may_change(const struct graid_array *a)
  */
 int member_attach(struct graid_array *a, struct member *m, const char *path, int role);
 /*
- * A prepared device (member_attach, or a replace's: replace.c) into @p role, REBUILDING,
- * the role's device let go; meta_lock held.
+ * A role whose member failed while a replace in service copied it (replace.c): the copy's
+ * device takes the role, REBUILDING (as md's replacement does), instead of a spare, and
+ * the worker rebuilds it. True if it did. meta_lock held.
  */
-void array_role_install(struct graid_array *a, unsigned role, struct member *nm);
+bool replace_takeover(struct graid_array *a, unsigned role);
 /*
  * A hot spare takes @p role if it is failed or missing (or the device a replace of the
  * role was copying to: replace.c); meta_lock held.

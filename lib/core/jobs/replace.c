@@ -162,15 +162,6 @@ static int replace_copy(struct graid_array *a, struct array_replace *r)
 	return rc;
 }
 
-/* No write reaches the new device from here on; meta_lock held. */
-static void replace_detach(struct graid_array *a, struct array_replace *r)
-{
-	pthread_rwlock_wrlock(&r->io_lock);
-	r->gone = true;
-	atomic_store(&a->replace_role, 0);
-	pthread_rwlock_unlock(&r->io_lock);
-}
-
 /*
  * The new device takes the role: its superblock first, naming it the role's device at the
  * next event (a crash after this write leaves the role to it: the others' older
@@ -255,27 +246,6 @@ static void replace_release(struct graid_array *a, struct array_replace *r, int 
 	if (a->pr_key)
 		member_pr_release(&r->dev, a->pr_key);
 	member_close(&r->dev);
-}
-
-bool replace_takeover(struct graid_array *a, unsigned role)
-{
-	struct array_replace *r = a->replace;
-	int st = atomic_load(&a->members[role].state);
-
-	if (!r || r->finished || r->role != role || atomic_load(&r->failed) ||
-	    (st != GRAID_MEMBER_FAILED && st != GRAID_MEMBER_MISSING))
-		return false;
-	replace_detach(a, r);
-	graid__log(GRAID_LOG_NOTICE, "member %u failed during its replace: %s takes the role "
-		   "and is rebuilt", role, r->dev.dev.path);
-	array_role_install(a, role, &r->dev);
-	r->dev.dev.fd = -1;
-	r->finished = true;
-	r->error = -ENODEV;
-	if (array_rebuild_background(a))
-		graid__log(GRAID_LOG_WARNING, "member %u: no worker to rebuild it; "
-			   "graid_array_rebuild() does", role);
-	return true;
 }
 
 /* The copy is over (@p rc): swap, hand over to a rebuild, or stop. */
@@ -378,7 +348,7 @@ static int replace_begin_locked(struct graid_array *a, unsigned idx, const char 
 		free(r);
 		return rc;
 	}
-	/* Kept until close: a writer may still hold the pointer it loaded (replace_io.c). */
+	/* Kept until close: a writer may still hold the pointer it loaded (member_replace.c). */
 	r->prev = prev;
 	a->replace = r;
 	atomic_store(&a->replace_role, idx + 1);

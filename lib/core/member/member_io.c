@@ -14,7 +14,7 @@
 #include <liburing.h>
 
 #include "array/array.h"
-#include "jobs/replace.h"
+#include "member/member_replace.h"
 #include "member/member_io.h"
 #include "format/nvme_cmd.h"
 #include "common/signals.h"
