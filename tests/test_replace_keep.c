@@ -394,7 +394,7 @@ Test(replace_keep, a_block_the_member_cannot_read_comes_from_parity, .timeout = 
 	a = rk_raid6(&s, NULL, &size);
 	graid_array_close(a);
 	/* Two bad sectors on role 1: one in the first row, one further on. */
-	snprintf(spec, sizeof(spec), "faulty:bad-block=4096,bad-block=1114112:%s", s.paths[1]);
+	snprintf(spec, sizeof(spec), "faulty:bad-block=4096,bad-block=1118208:%s", s.paths[1]);
 	for (unsigned i = 0; i < 5; i++)
 		paths[i] = i == 1 ? spec : s.paths[i];
 	cr_assert_eq(graid_array_open(paths, 5, NULL, &a), 0);
@@ -585,4 +585,46 @@ Test(replace_keep, auto_replace_off_leaves_a_critical_drive_in_its_role, .timeou
 	cr_assert_eq(rk_nspares(a), 1);
 	graid_array_close(a);
 	au_remove(&s);
+}
+
+/*
+ * Each level with redundancy: role 1 replaced while its device has two sectors it cannot
+ * read; afterwards the array is read with the new device standing alone for the role (the
+ * copies or the parity it would have been read from taken out).
+ */
+Test(replace_keep, every_level_copies_the_role_and_its_unreadable_blocks, .timeout = 300)
+{
+	static const struct {
+		int level;
+		unsigned n, out;  /* members, and one to fail after the swap */
+	} lv[] = { { 1, 2, 0 }, { 10, 4, 0 }, { 5, 4, 3 } };
+
+	tu_need_fault_injection();
+	for (unsigned k = 0; k < sizeof(lv) / sizeof(lv[0]); k++) {
+		struct graid_array_info info = { .struct_size = sizeof(info) };
+		const char *paths[AU_MAX];
+		struct graid_array *a;
+		struct au_set s;
+		char spec[400], *newp;
+
+		au_make(&s, lv[k].n, HEAL_MEMBER_BYTES);
+		cr_assert_eq(au_create(&s, lv[k].n, lv[k].level, 65536, &a), 0);
+		cr_assert_eq(graid_array_info(a, &info), 0);
+		heal_fill(a, info.size, 4);
+		cr_assert_eq(graid_array_close(a), 0);
+		snprintf(spec, sizeof(spec), "faulty:bad-block=8192,bad-block=2162688:%s",
+			 s.paths[1]);
+		for (unsigned i = 0; i < lv[k].n; i++)
+			paths[i] = i == 1 ? spec : s.paths[i];
+		cr_assert_eq(graid_array_open(paths, lv[k].n, NULL, &a), 0);
+		newp = heal_new_member(&s, "new");
+		cr_assert_eq(graid_array_replace_start(a, 1, newp, GRAID_REPLACE_WAIT), 0,
+			     "RAID-%d", lv[k].level);
+		cr_assert_str_eq(rk_member(a, 1).path, newp);
+		cr_assert_eq(rk_member(a, 1).bad_blocks, 0, "RAID-%d lost blocks", lv[k].level);
+		cr_assert_eq(graid_array_fail_member(a, lv[k].out), 0, "RAID-%d", lv[k].level);
+		heal_verify(a, info.size, NULL, 4, "with the new device standing alone");
+		graid_array_close(a);
+		au_remove(&s);
+	}
 }

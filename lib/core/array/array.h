@@ -327,7 +327,7 @@ struct graid_array {
 	 * copy, set and cleared under meta_lock; replace_role, the role + 1 (0: none), is what
 	 * the write path looks at without the lock (replace_io.c) before it writes a role.
 	 */
-	struct array_replace *replace;
+	struct array_replace *_Atomic replace;
 	atomic_uint replace_role;
 
 	/*
