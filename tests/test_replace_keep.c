@@ -628,3 +628,73 @@ Test(replace_keep, every_level_copies_the_role_and_its_unreadable_blocks, .timeo
 		au_remove(&s);
 	}
 }
+
+/*
+ * A crash in the swap, after the new device's superblock and before the others': role 0's
+ * superblock writes stall 3 s in the child, which is killed once the new device's own
+ * superblock names it role 2. The next open, given every device, old and new, puts the new
+ * device in role 2 (its superblock is the freshest) and leaves the old one out: the role
+ * has one device, never none.
+ */
+Test(replace_keep, a_crash_between_the_swaps_superblocks_leaves_the_new_device, .timeout = 120)
+{
+	struct graid_member_probe pr = { .struct_size = sizeof(pr) };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	const char *paths[6];
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	char spec[400], *newp;
+	int status, i;
+	pid_t pid;
+
+	tu_need_fault_injection();
+	a = rk_raid6(&s, NULL, &size);
+	graid_array_close(a);
+	newp = heal_new_member(&s, "new");
+	snprintf(spec, sizeof(spec), "faulty:sb-stall-us=3000000:%s", s.paths[0]);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		const char *cp[5] = { spec, s.paths[1], s.paths[2], s.paths[3], s.paths[4] };
+
+		if (graid_array_open(cp, 5, NULL, &a))
+			_exit(2);
+		graid_array_replace_start(a, 2, newp, GRAID_REPLACE_WAIT);
+		_exit(3);
+	}
+	for (i = 0; i < 3000; i++) {
+		if (graid_member_probe(newp, &pr) == 0 && pr.has_superblock && pr.role == 2)
+			break;
+		usleep(5000);
+	}
+	cr_assert_lt(i, 3000, "the new device never got its superblock");
+	kill(pid, SIGKILL);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFSIGNALED(status), "the child ended by itself (status %d): no crash", status);
+	au_wait_unlocked(s.paths, 5);
+	au_wait_unlocked((const char *const *)&newp, 1);
+	/* Caught between the two: the new device's superblock is the only one at the swap's event. */
+	{
+		uint64_t swap_events;
+
+		cr_assert_eq(graid_member_probe(newp, &pr), 0);
+		swap_events = pr.events;
+		for (unsigned k = 1; k < 5; k++) {
+			cr_assert_eq(graid_member_probe(s.paths[k], &pr), 0);
+			cr_assert_lt(pr.events, swap_events, "member %u was written too", k);
+		}
+	}
+	for (unsigned k = 0; k < 5; k++)
+		paths[k] = s.paths[k];
+	paths[5] = newp;
+	cr_assert_eq(graid_array_open(paths, 6, NULL, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_eq(info.nfailed, 0, "a role out after the crash");
+	cr_assert_str_eq(rk_member(a, 2).path, newp, "the new device has the role");
+	cr_assert_eq(graid_array_fail_member(a, 0), 0);
+	cr_assert_eq(graid_array_fail_member(a, 1), 0);
+	heal_verify(a, size, NULL, 3, "after a crash in the swap");
+	graid_array_close(a);
+	au_remove(&s);
+}
