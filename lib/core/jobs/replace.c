@@ -168,7 +168,7 @@ static int replace_copy(struct graid_array *a, struct array_replace *r)
  * superblocks lose), then the move in memory and every other superblock. The old device
  * is kept open until close, never reused: reads planned on it before the move may still
  * be in the kernel's hands, and they must find its bytes, which are still the role's.
- * 0; -errno its superblock write (nothing changed). meta_lock held.
+ * 0; -errno its superblock write (the member keeps its role). meta_lock held.
  */
 static int replace_swap(struct graid_array *a, struct array_replace *r)
 {
@@ -188,6 +188,12 @@ static int replace_swap(struct graid_array *a, struct array_replace *r)
 		graid__log(GRAID_LOG_ERR, "replace of member %u: %s did not take its superblock: "
 			   "%s; the member keeps its role", r->role, r->dev.dev.path,
 			   graid_strerror(rc));
+		/*
+		 * The write may have landed all the same: the others go one event past it, so
+		 * that no crash from here on takes that superblock for the freshest.
+		 */
+		a->events++;
+		array_write_superblocks(a, 0);
 		return rc;
 	}
 	pthread_rwlock_wrlock(&r->io_lock);
