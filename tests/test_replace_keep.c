@@ -698,3 +698,58 @@ Test(replace_keep, a_crash_between_the_swaps_superblocks_leaves_the_new_device, 
 	graid_array_close(a);
 	au_remove(&s);
 }
+
+/*
+ * A block nothing can give (RAID-5 already degraded, the member unable to read it) costs
+ * that block, not the replace: it is recorded lost on the new device, reads of it fail,
+ * and the rest of the array reads back.
+ */
+Test(replace_keep, a_block_no_device_can_give_costs_only_that_block, .timeout = 120)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct graid_bad_block bb[4];
+	const char *paths[4];
+	struct graid_array *a;
+	struct au_set s;
+	char spec[400], *newp;
+	uint8_t *buf = aligned_alloc(BLK, BLK);
+
+	tu_need_fault_injection();
+	au_make(&s, 4, HEAL_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 4, 5, 65536, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	heal_fill(a, info.size, 7);
+	cr_assert_eq(graid_array_close(a), 0);
+	snprintf(spec, sizeof(spec), "faulty:bad-block=8192:%s", s.paths[1]);
+	for (unsigned i = 0; i < 4; i++)
+		paths[i] = i == 1 ? spec : s.paths[i];
+	cr_assert_eq(graid_array_open(paths, 4, NULL, &a), 0);
+	cr_assert_eq(graid_array_fail_member(a, 3), 0);
+	newp = heal_new_member(&s, "new");
+	cr_assert_eq(graid_array_replace_start(a, 1, newp, GRAID_REPLACE_WAIT), 0);
+	cr_assert_str_eq(rk_member(a, 1).path, newp);
+	cr_assert_eq(rk_member(a, 1).bad_blocks, 1, "the one block is recorded on the new device");
+	cr_assert_eq(graid_array_bad_blocks(a, 1, bb, 4), 1);
+	cr_assert_eq(bb[0].member_offset, 8192);
+	cr_assert(bb[0].flags & GRAID_BAD_BLOCK_LOST);
+	if (bb[0].array_offset != UINT64_MAX)
+		cr_assert_lt(graid_array_read(a, buf, BLK, bb[0].array_offset), 0,
+			     "a lost block read as data");
+	{
+		uint8_t *want = aligned_alloc(BLK, BLK);
+
+		for (uint64_t off = 0; off < info.size; off += BLK) {
+			if (off == bb[0].array_offset)
+				continue;
+			cr_assert_eq(graid_array_read(a, buf, BLK, off), BLK, "block at %llu",
+				     (unsigned long long)off);
+			heal_pattern(want, BLK, off, 7);
+			cr_assert(!memcmp(buf, want, BLK), "block at %llu wrong",
+				  (unsigned long long)off);
+		}
+		free(want);
+	}
+	graid_array_close(a);
+	free(buf);
+	au_remove(&s);
+}

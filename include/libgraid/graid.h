@@ -1105,7 +1105,7 @@ GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
  * or close before the swap forgets the copy: the member keeps its role, a hot spare that
  * was taken is a hot spare again (docs/REPLACE.md). 4 KiB blocks that neither the member
  * nor the redundancy can give are zeroes on the new device and recorded lost in its
- * bad-block log. One replace at a time per array.
+ * bad-block log (more than 64 of them: no swap). One replace at a time per array.
  * @param a the array, opened writable.
  * @param idx the role, 0 .. nmembers-1; it must be active.
  * @param path the new device, checked as graid_array_replace_member() checks it; NULL:
@@ -1122,7 +1122,8 @@ GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
  *   -EROFS a read-only open; -ESTALE another host took the array over; another -errno
  *   from starting its thread. With ::GRAID_REPLACE_WAIT also: -EIO the new device failed
  *   (or did not take its superblock); -ECANCELED the array was closing; -ENODEV the member
- *   became unreachable during the copy (it keeps its role).
+ *   became unreachable during the copy (it keeps its role); -ENOSPC more than 64 blocks
+ *   could be read from no device (the member keeps its role).
  */
 GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, const char *path,
 				       unsigned flags);

@@ -229,7 +229,7 @@ static int replace_swap(struct graid_array *a, struct array_replace *r)
 		graid__log(GRAID_LOG_WARNING, "member %u (%s): writing its empty bad-block log "
 			   "failed", r->role, m->dev.path);
 	for (unsigned i = 0; i < r->nlost && i < REPLACE_LOST_MAX; i++)
-		badblocks_add(a, r->role, m->dev.fd, r->lost[i], BBL_UNIT, BBL_F_LOST);
+		badblocks_add_held(a, r->role, r->lost[i], BBL_UNIT, BBL_F_LOST);
 	if (bitmap_write_all(a) || live_write_all(a))
 		graid__log(GRAID_LOG_WARNING, "member %u (%s): writing its copy of the maps failed",
 			   r->role, m->dev.path);
@@ -268,6 +268,13 @@ static int replace_end(struct graid_array *a, struct array_replace *r, int rc)
 	if (rc == -ENODEV && replace_takeover(a, r->role)) {
 		pthread_mutex_unlock(&a->meta_lock);
 		return 0;
+	}
+	if (rc == 0 && r->nlost > REPLACE_LOST_MAX) {
+		graid__log(GRAID_LOG_ERR, "replace of member %u: %u blocks could be read from no "
+			   "device, more than a replace records (%u): the member keeps its role "
+			   "(a scrub or a rebuild records them all)", r->role, r->nlost,
+			   REPLACE_LOST_MAX);
+		rc = -ENOSPC;
 	}
 	if (rc == 0)
 		rc = replace_swap(a, r);

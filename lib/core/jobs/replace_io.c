@@ -17,7 +17,7 @@ static void replace_lost(struct array_replace *r, uint64_t off)
 {
 	if (r->nlost < REPLACE_LOST_MAX)
 		r->lost[r->nlost] = off;
-	/* Past the list the swap refuses: counted so that it knows. */
+	/* Past the list the swap is refused: counted so that it knows. */
 	r->nlost++;
 }
 

@@ -11,7 +11,7 @@
 
 #include "array/array.h"
 
-/* Units the copy could read from no device, recorded on the new device at the swap. */
+/* Units the copy could read from no device, recorded on the new device at the swap; past it, no swap. */
 #define REPLACE_LOST_MAX 64u
 
 /*
