@@ -75,7 +75,8 @@ static int replace_read_chunk(struct graid_array *a, struct array_replace *r, ui
 }
 
 /* Sleep until the bytes done are due at the array's rebuild rate. */
-static void replace_pace(struct graid_array *a, uint64_t t0, uint64_t done)
+static void replace_pace(struct graid_array *a, struct array_replace *r, uint64_t t0,
+			 uint64_t done)
 {
 	uint64_t rate = atomic_load(&a->rebuild_rate), due, now;
 
@@ -83,7 +84,7 @@ static void replace_pace(struct graid_array *a, uint64_t t0, uint64_t done)
 		return;
 	due = t0 + (uint64_t)((double)done / (double)rate * 1e9);
 	now = graid__now_ns();
-	while (now < due && !atomic_load(&a->closing)) {
+	while (now < due && !atomic_load(&a->closing) && !atomic_load(&r->stop)) {
 		uint64_t ns = due - now < 100000000ull ? due - now : 100000000ull;
 		struct timespec ts = { 0, (long)ns };
 
@@ -155,7 +156,7 @@ static int replace_copy(struct graid_array *a, struct array_replace *r)
 				array_event(a, GRAID_EVENT_REBUILD_PROGRESS, (int)r->role, 0, 0,
 					    step * 10);
 		}
-		replace_pace(a, t0, (row + n) * l->chunk);
+		replace_pace(a, r, t0, (row + n) * l->chunk);
 	}
 	free(buf);
 	free(set);
