@@ -464,3 +464,49 @@ Test(control_jobs, a_close_during_another_threads_stop_waits_for_the_scrub, .tim
 	pthread_join(t, NULL);
 	cj_down(&e);
 }
+
+/*
+ * replace-in-service: the role stays active while status shows its copy; then the new
+ * device has the role, and the data is whole with two other members out.
+ */
+Test(control_jobs, replace_in_service_keeps_the_role_active_until_the_swap, .timeout = 120)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct json_object *r, *m;
+	char line[1024], *fresh;
+	bool seen = false;
+	uint64_t until;
+	struct cj_env e;
+
+	cj_up(&e, NULL, NULL);
+	cj_refused(&e, "{\"op\": \"replace-in-service\", \"role\": 1}\n", ENOENT, "no hot spare");
+	json_object_put(cj_ok(&e, "{\"op\": \"rebuild-rate\", \"bytes_per_s\": 2000000}\n"));
+	fresh = heal_new_member(&e.s, "fresh");
+	snprintf(line, sizeof(line),
+		 "{\"op\": \"replace-in-service\", \"role\": 1, \"path\": \"%s\"}\n", fresh);
+	json_object_put(cj_ok(&e, line));
+	cj_refused(&e, line, EALREADY, "");
+	until = cu_now_ms() + 60000;
+	for (;;) {
+		r = cj_ok(&e, "{\"op\": \"status\"}\n");
+		m = json_object_array_get_idx(cu_field(r, "members"), 1);
+		cr_assert_str_eq(str(m, "state"), "active");
+		if (!json_object_get_boolean(cu_field(m, "replacing"))) {
+			cr_assert_str_eq(str(m, "path"), fresh);
+			json_object_put(r);
+			break;
+		}
+		seen = true;
+		cr_assert_str_eq(str(m, "replace_path"), fresh);
+		cr_assert_leq(num(m, "replace_done"), num(m, "replace_total"));
+		json_object_put(r);
+		cr_assert_lt(cu_now_ms(), until, "the replace did not end in 60 s");
+		usleep(50 * 1000);
+	}
+	cr_assert(seen, "status never showed the copy");
+	cr_assert_eq(graid_array_fail_member(e.a, 0), 0);
+	cr_assert_eq(graid_array_fail_member(e.a, 2), 0);
+	cr_assert_eq(graid_array_info(e.a, &info), 0);
+	heal_verify(e.a, info.size, NULL, 5, "after replace-in-service");
+	cj_down(&e);
+}

@@ -459,3 +459,53 @@ Test(metrics, io_counts_and_latency_histograms, .timeout = 60)
 	cr_assert_eq(graid_array_close(a), 0);
 	au_remove(&s);
 }
+
+Test(metrics, a_replace_in_service_shows_its_copy, .timeout = 120)
+{
+	const char *names[1] = { "k" };
+	struct graid_rebuild_options ro = { .struct_size = sizeof(ro),
+					    .max_bytes_per_sec = 2u << 20,
+					    .busy_bytes_per_sec = 2u << 20 };
+	struct graid_array *a;
+	struct au_set s;
+	char newpath[300], series[512], *t = NULL, *buf;
+	int rc;
+
+	au_make(&s, 3, 16u << 20);
+	cr_assert_eq(au_create(&s, 3, 5, 65536, &a), 0);
+	buf = calloc(1, 1u << 20);
+	cr_assert_not_null(buf);
+	for (uint64_t off = 0; graid_array_write(a, buf, 1u << 20, off) == (ssize_t)(1u << 20);
+	     off += 1u << 20)
+		;
+	free(buf);
+	snprintf(newpath, sizeof(newpath), "%s/new2", s.dir);
+	put_file(newpath, "");
+	cr_assert_eq(truncate(newpath, 16u << 20), 0);
+	cr_assert_eq(graid_array_set_rebuild_options(a, &ro), 0);
+	cr_assert_eq(graid_array_replace_start(a, 2, newpath, 0), 0);
+	snprintf(series, sizeof(series), "graid_member_replacing{array=\"k\",member=\"2\","
+		 "device=\"%s\"}", s.path[2]);
+	for (int i = 0; i < 100; i++) {
+		t = render(&a, names, 1, 0, &rc);
+		cr_assert_eq(rc, 0);
+		if (value(t, series) == 1)
+			break;
+		free(t);
+		t = NULL;
+		sleep_ms(20);
+	}
+	cr_assert_not_null(t, "no replace under way in the metrics");
+	/* The role stays active: not degraded, not recovering. */
+	cr_assert_eq(value(t, "graid_degraded{array=\"k\"}"), 0, "%s", t);
+	cr_assert_eq(value(t, "graid_state{array=\"k\",state=\"active\"}"), 1, "%s", t);
+	snprintf(series, sizeof(series), "graid_member_replace_total_bytes{array=\"k\","
+		 "member=\"2\",device=\"%s\"}", s.path[2]);
+	cr_assert_gt(value(t, series), 0, "%s", t);
+	snprintf(series, sizeof(series), "graid_member_replacing{array=\"k\",member=\"0\","
+		 "device=\"%s\"}", s.path[0]);
+	cr_assert_eq(value(t, series), 0, "%s", t);
+	free(t);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}

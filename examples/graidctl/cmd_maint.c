@@ -2,9 +2,11 @@
 /* graidctl replace, rebuild, scrub and spare: the maintenance of a degraded or ageing array. */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <libgraid/graid.h>
 
@@ -27,7 +29,12 @@ void gctl_help_replace(FILE *f)
 		"On a served array the holder does it (its control endpoint), rebuilding in\n"
 		"the background: graidctl follows its progress; Ctrl-C leaves it running there.\n\n"
 		"  -n, --no-rebuild      only put NEWPATH in place; `graidctl rebuild` fills it\n"
-		"  -m, --max-rate SIZE   rebuild at most SIZE bytes a second per member\n\n"
+		"  -m, --max-rate SIZE   rebuild at most SIZE bytes a second per member\n"
+		"  -k, --keep-in-service replace role IDX while it is active, without losing\n"
+		"                        redundancy (md's --replace): its member keeps serving it\n"
+		"                        while NEWPATH (or, given as 'spare', the array's hot spare)\n"
+		"                        takes a copy of it and every write, then takes the role;\n"
+		"                        the old member is let go at the array's close\n\n"
 		"Exit status: 0; 3 done, but blocks with no redundancy left are recorded bad\n"
 		"(`graidctl status` lists them; reads of them fail); 1 failed; 2 usage error;\n"
 		"4 the array cannot be assembled; 5 not available in this libgraid.\n");
@@ -160,14 +167,82 @@ int gctl_parse_rate(const char *cmd, const char *s, uint64_t *rate)
 	return GCTL_EXIT_OK;
 }
 
+/* Follows a replace in service of role @p idx (graidctl replace -k) until it ends. */
+struct keep_follow {
+	struct graid_array *a;
+	unsigned idx;
+	volatile int stop;
+	struct gctl_progress p;
+};
+
+static void *keep_follow_thread(void *arg)
+{
+	struct keep_follow *f = arg;
+
+	while (!f->stop) {
+		struct graid_member_info mi = { .struct_size = sizeof(mi) };
+
+		if (graid_array_member_info(f->a, f->idx, &mi) == 0 && mi.replacing &&
+		    mi.replace_total)
+			gctl_progress_update(&f->p, mi.replace_done, mi.replace_total);
+		usleep(200000);
+	}
+	return NULL;
+}
+
+/* graidctl replace --keep-in-service on an array this process opened. */
+static int replace_keep(struct graid_array *a, unsigned idx, const char *newpath, uint64_t rate)
+{
+	struct graid_rebuild_options ro = { .struct_size = sizeof(ro),
+					    .max_bytes_per_sec = rate };
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct keep_follow f = { .a = a, .idx = idx };
+	const char *path = strcmp(newpath, "spare") ? newpath : NULL;
+	pthread_t t;
+	int rc, started;
+
+	if (rate && (rc = graid_array_set_rebuild_options(a, &ro))) {
+		gctl_err("replace: rate limit: %s", graid_strerror(rc));
+		return GCTL_EXIT_FAILED;
+	}
+	gctl_progress_init(&f.p, "replace");
+	started = pthread_create(&t, NULL, keep_follow_thread, &f) == 0;
+	rc = graid_array_replace_start(a, idx, path, GRAID_REPLACE_WAIT);
+	f.stop = 1;
+	if (started)
+		pthread_join(t, NULL);
+	gctl_progress_finish(&f.p, rc == 0);
+	if (rc == -EBUSY) {
+		gctl_err("replace: member %u is not active; a failed or missing role is replaced "
+			 "without --keep-in-service", idx);
+		return GCTL_EXIT_FAILED;
+	}
+	if (rc) {
+		gctl_err("replace: member %u with %s, in service: %s%s", idx, newpath,
+			 graid_strerror(rc), rc == -ENOENT && !path ? " (the array has no hot spare)"
+								   : gctl_level_reason(rc));
+		return GCTL_EXIT_FAILED;
+	}
+	if (graid_array_member_info(a, idx, &mi) == 0 && mi.state == GRAID_MEMBER_REBUILDING) {
+		/* Its member failed during the copy: the new device is rebuilt into the role. */
+		printf("member %u failed during the copy: %s takes the role, rebuilding\n", idx,
+		       mi.path);
+		return gctl_rebuild("replace", a, rate);
+	}
+	printf("%s is member %u; the old member is let go\n", mi.path, idx);
+	return gctl_report_bad_blocks("replace", a);
+}
+
 int gctl_cmd_replace(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "no-rebuild", no_argument, NULL, 'n' },
 		{ "max-rate", required_argument, NULL, 'm' },
+		{ "keep-in-service", no_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct graid_array_info info = { .struct_size = sizeof(info) };
+	bool keep = false;
 	struct graid_array *a;
 	struct gctl_ctl ctl;
 	bool rebuild = true;
@@ -176,8 +251,10 @@ int gctl_cmd_replace(int argc, char **argv)
 	unsigned idx;
 	int c, rc, ex;
 
-	while ((c = getopt_long(argc, argv, "nm:", opts, NULL)) != -1) {
-		if (c == 'n') {
+	while ((c = getopt_long(argc, argv, "nm:k", opts, NULL)) != -1) {
+		if (c == 'k') {
+			keep = true;
+		} else if (c == 'n') {
 			rebuild = false;
 		} else if (c == 'm') {
 			if (gctl_parse_rate("replace", optarg, &rate))
@@ -192,11 +269,19 @@ int gctl_cmd_replace(int argc, char **argv)
 	if (gctl_parse_index(argv[optind], &idx))
 		return gctl_usage_err("replace", "bad member index '%s'", argv[optind]);
 	newpath = argv[optind + 1];
-	/* The role being replaced is out by definition: it never needs --degraded. */
-	ex = gctl_open_served("replace", argv + optind + 2, argc - optind - 2, (int)idx, newpath,
-			      &a, &ctl);
+	/*
+	 * The role being replaced is out by definition: it never needs --degraded. Kept in
+	 * service, it is in, and is opened as any member.
+	 */
+	ex = gctl_open_served("replace", argv + optind + 2, argc - optind - 2,
+			      keep ? -1 : (int)idx, keep ? NULL : newpath, &a, &ctl);
 	if (ex != GCTL_EXIT_OK)
 		return ex;
+	if (!a && keep) {
+		ex = gctl_served_replace_keep(&ctl, idx, newpath, rate);
+		gctl_ctl_close(&ctl);
+		return ex;
+	}
 	if (!a) {
 		ex = gctl_served_replace(&ctl, idx, newpath, rebuild, rate);
 		gctl_ctl_close(&ctl);
@@ -207,6 +292,12 @@ int gctl_cmd_replace(int argc, char **argv)
 			 idx, info.nmembers - 1);
 		gctl_close("replace", a);
 		return GCTL_EXIT_USAGE;
+	}
+	if (keep) {
+		ex = replace_keep(a, idx, newpath, rate);
+		if (gctl_close("replace", a) != GCTL_EXIT_OK)
+			return GCTL_EXIT_FAILED;
+		return ex;
 	}
 	rc = graid_array_replace_member(a, idx, newpath);
 	if (rc == -EBUSY) {

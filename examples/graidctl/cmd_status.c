@@ -413,6 +413,14 @@ static void status_json(const struct status_view *v)
 		gctl_json_uint(&j, "catchup_done", mi->catchup_done);
 		gctl_json_uint(&j, "catchup_total", mi->catchup_total);
 		gctl_json_uint(&j, "read_repaired", mi->read_repaired);
+		/* A replace in service of the role (only a holder's live status knows one). */
+		gctl_json_bool(&j, "replacing", mi->replacing);
+		if (mi->replacing)
+			gctl_json_string(&j, "replace_path", mi->replace_path);
+		else
+			gctl_json_null(&j, "replace_path");
+		gctl_json_uint(&j, "replace_done", mi->replace_done);
+		gctl_json_uint(&j, "replace_total", mi->replace_total);
 		gctl_json_array_begin(&j, "bad_blocks");
 		for (unsigned k = 0; k < v->m[i].nbad; k++) {
 			const struct graid_bad_block *b = &v->m[i].bad[k];

@@ -63,6 +63,9 @@ int gctl_ctl_bool(struct json_object *o, const char *key);
 int gctl_served_fail(struct gctl_ctl *c, unsigned idx);
 int gctl_served_replace(struct gctl_ctl *c, unsigned idx, const char *newpath, int rebuild,
 			uint64_t rate);
+/* graidctl replace --keep-in-service: @p newpath "spare" takes the array's hot spare. */
+int gctl_served_replace_keep(struct gctl_ctl *c, unsigned idx, const char *newpath,
+			     uint64_t rate);
 int gctl_served_rebuild(struct gctl_ctl *c, const char *cmd, uint64_t rate);
 int gctl_served_scrub(struct gctl_ctl *c, int repair, int resume);
 int gctl_served_scrub_stop(struct gctl_ctl *c);

@@ -389,6 +389,104 @@ int gctl_served_replace(struct gctl_ctl *c, unsigned idx, const char *newpath, i
 	return rebuild ? gctl_served_rebuild(c, "replace", rate) : GCTL_EXIT_OK;
 }
 
+/* Follows a replace in service of role @p idx in the holder until its copy ends. */
+static int served_follow_keep(struct gctl_ctl *c, unsigned idx, const char *newabs,
+			      const char *old, uint64_t rate)
+{
+	struct gctl_progress p;
+	int ex = GCTL_EXIT_OK;
+
+	gctl_progress_init(&p, "replace");
+	gctl_ctl_interrupted = 0;
+	gctl_ctl_catch_sigint(1);
+	for (;;) {
+		struct json_object *st = served_status(c, "replace", &ex), *m;
+		const char *state, *path;
+
+		if (!st) {
+			if (gctl_ctl_interrupted)
+				ex = served_detach(&p, c, "replace", "");
+			else
+				served_bar_end(&p);
+			break;
+		}
+		m = served_member(st, idx);
+		if (gctl_ctl_bool(m, "replacing")) {
+			if (gctl_ctl_u64(m, "replace_total"))
+				gctl_progress_update(&p, gctl_ctl_u64(m, "replace_done"),
+						     gctl_ctl_u64(m, "replace_total"));
+			json_object_put(st);
+			if (gctl_ctl_sleep(SERVED_POLL_S)) {
+				ex = served_detach(&p, c, "replace", "");
+				break;
+			}
+			continue;
+		}
+		state = gctl_ctl_str(m, "state");
+		path = gctl_ctl_str(m, "path");
+		/* A spare (no path given): done when the role has another device. */
+		if (newabs ? !strcmp(path, newabs) : strcmp(path, old) != 0) {
+			gctl_progress_finish(&p, !strcmp(state, "active"));
+			if (!strcmp(state, "rebuilding")) {
+				printf("member %u failed during the copy: %s takes the role, "
+				       "rebuilding\n", idx, path);
+				json_object_put(st);
+				gctl_ctl_catch_sigint(0);
+				return gctl_served_rebuild(c, "replace", rate);
+			}
+			printf("%s is member %u; the old member is let go at the holder's close\n",
+			       path, idx);
+		} else {
+			gctl_progress_finish(&p, 0);
+			gctl_err("replace: the copy of role %u stopped before it finished; the "
+				 "member keeps its role ('graidctl status' shows it; the holder's log "
+				 "says why)", idx);
+			ex = GCTL_EXIT_FAILED;
+		}
+		json_object_put(st);
+		break;
+	}
+	gctl_ctl_catch_sigint(0);
+	return ex;
+}
+
+int gctl_served_replace_keep(struct gctl_ctl *c, unsigned idx, const char *newpath,
+			     uint64_t rate)
+{
+	struct json_object *st, *reply, *req;
+	char why[256], abs[PATH_MAX], old[256];
+	const char *newabs = NULL;
+	int rc, ex;
+
+	st = served_status(c, "replace", &ex);
+	if (!st)
+		return ex;
+	ex = served_role_ok("replace", st, idx);
+	snprintf(old, sizeof(old), "%s", gctl_ctl_str(served_member(st, idx), "path"));
+	json_object_put(st);
+	if (ex != GCTL_EXIT_OK)
+		return ex;
+	if (rate && (ex = served_rate(c, "replace", rate)) != GCTL_EXIT_OK)
+		return ex;
+	req = served_req("replace-in-service");
+	json_object_object_add(req, "role", json_object_new_int64(idx));
+	if (strcmp(newpath, "spare")) {
+		newabs = served_path(newpath, abs, sizeof(abs));
+		json_object_object_add(req, "path", json_object_new_string(newabs));
+	}
+	rc = served_call(c, "replace", req, &reply, why, sizeof(why), &ex);
+	if (rc) {
+		if (ex != GCTL_EXIT_OK)
+			return ex;
+		gctl_err("replace: member %u with %s, in service: %s", idx, newpath, why);
+		return GCTL_EXIT_FAILED;
+	}
+	json_object_put(reply);
+	printf("copying member %u (%s) onto %s while it stays in service\n", idx, old, newpath);
+	fflush(stdout);
+	return served_follow_keep(c, idx, newabs, old, rate);
+}
+
 /* A SCRUBOBJ as the library's report. */
 static void served_scrub_report(struct json_object *sc, struct graid_scrub_report *rep)
 {

@@ -90,6 +90,10 @@ static int status_live_member(struct status_view *v, struct json_object *o)
 	mi->catchup_total = gctl_ctl_u64(o, "catchup_total");
 	mi->read_repaired = gctl_ctl_u64(o, "read_repaired");
 	mi->bad_blocks = gctl_ctl_u64(o, "bad_block_units");
+	mi->replacing = gctl_ctl_bool(o, "replacing");
+	snprintf(mi->replace_path, sizeof(mi->replace_path), "%s", gctl_ctl_str(o, "replace_path"));
+	mi->replace_done = gctl_ctl_u64(o, "replace_done");
+	mi->replace_total = gctl_ctl_u64(o, "replace_total");
 	if (r < v->info.nmembers)
 		v->info.member_state[r] = (uint8_t)state;
 	if (r >= v->nroles)

@@ -27,7 +27,7 @@ static const struct gctl_cmd main_cmds[] = {
 	  "follow every array on this host and report each event (mdadm --monitor)",
 	  gctl_cmd_monitor, gctl_help_monitor },
 	{ "fail", "IDX MEMBER...", "mark member role IDX failed", gctl_cmd_fail, gctl_help_fail },
-	{ "replace", "[--no-rebuild] [--max-rate SIZE] IDX NEWPATH MEMBER...",
+	{ "replace", "[--keep-in-service] [--no-rebuild] [--max-rate SIZE] IDX NEWPATH MEMBER...",
 	  "put a new member in role IDX and rebuild it", gctl_cmd_replace, gctl_help_replace },
 	{ "rebuild", "[--max-rate SIZE] MEMBER...",
 	  "rebuild replaced members (resumes a stopped rebuild)",

@@ -505,6 +505,12 @@ struct graid_member_info {
 				      (graid_array_bad_blocks() lists them) */
 	uint64_t read_repaired;  /**< blocks it could not read that were recomputed from
 				      redundancy and written back since the open */
+	/* Appended: a replace in service (graid_array_replace_start()). */
+	int replacing;           /**< 1: the role is being copied onto replace_path while it
+				      stays ACTIVE on this member; 0 none */
+	char replace_path[256];  /**< the device the copy writes to ("" when none) */
+	uint64_t replace_done;   /**< bytes of the role's data area in sync on it so far */
+	uint64_t replace_total;  /**< bytes of the role's data area in all */
 };
 
 /** @brief Why a block is in a member's bad-block log (flags of struct graid_bad_block). */
@@ -937,6 +943,11 @@ struct graid_health_options {
 	uint32_t media_burst;        /**< ::GRAID_HEALTH_RULE_MEDIA_BURST at this many media
 				          errors... (default 25) */
 	uint32_t media_window_s;     /**< ...within this many seconds (default 600) */
+	/* Appended: what a critical verdict does (graid_array_replace_start()). */
+	uint32_t auto_replace_off;   /**< 1: a ::GRAID_EVENT_HEALTH_CRITICAL verdict on an active
+				          role starts nothing; 0 (default): it starts a replace of
+				          the role onto the array's last hot spare, in service,
+				          where there is a spare and no other replace runs */
 };
 
 /**
@@ -953,6 +964,10 @@ struct graid_health_options {
  *   worker rebuilds or resyncs (docs/HEALTH.md). A log read waits for the kernel's admin
  *   timeout, during which only the watch waits: the worker's spares, rebuilds and resync
  *   go on, and a close waits for the read to end.
+ * A critical verdict on an active role starts graid_array_replace_start(a, role, NULL, 0)
+ *   (the last hot spare takes a copy of the role while the member stays in service; its
+ *   events follow the HEALTH_CRITICAL one), unless auto_replace_off is set or the array has
+ *   no spare or a replace under way (logged).
  * @return 0; -EINVAL NULL arguments, struct_size smaller than the struct's first version,
  *   wear_percent above 255, or interval_ms below ::GRAID_HEALTH_INTERVAL_MIN_MS (and not
  *   0); -EROFS the array was opened read-only (it has no worker); -ENOMEM the open could
@@ -1150,6 +1165,54 @@ typedef void (*graid_progress_fn)(void *arg, uint64_t done, uint64_t total);
  */
 GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
 					 const char *path);
+
+/** @brief graid_array_replace_start(): return when the replace has ended, with its result. */
+#define GRAID_REPLACE_WAIT 0x1u
+
+/**
+ * @brief Replace an active member without losing redundancy (md's --replace): copy its role
+ *   onto a new device or a hot spare while it stays in service, then retire it.
+ *
+ * The role stays ::GRAID_MEMBER_ACTIVE on its member throughout: reads come from it (a
+ * block it cannot read, or records bad, from the redundancy, as always), and every write
+ * of the role goes to the new device too. A copy of the role's rows, each batch under its
+ * stripe locks, at the rebuild rate (graid_array_set_rebuild_options()), zeroing rows the
+ * live-data map records unused, brings the new device into sync; then the new device takes
+ * the role in one superblock round (its own superblock first) and the old one is held,
+ * unused, until the array closes (reads planned on it may still be in the kernel's hands).
+ * graid_array_member_info() shows the copy (replacing, replace_path, replace_done,
+ * replace_total). Events, member = the role: ::GRAID_EVENT_SPARE_ACTIVATED (a hot spare
+ * was taken), ::GRAID_EVENT_REBUILD_STARTED, ::GRAID_EVENT_REBUILD_PROGRESS every 10 %,
+ * then ::GRAID_EVENT_REBUILD_DONE (swapped) or ::GRAID_EVENT_REBUILD_STOPPED (error: why).
+ *
+ * Faults: the new device failing a write ends the copy (-EIO, REBUILD_STOPPED): the member
+ * keeps its role. The member failing during the copy: the new device takes the role,
+ * REBUILDING, and the background rebuild brings it into sync (no spare is taken). A crash
+ * or close before the swap forgets the copy: the member keeps its role, a hot spare that
+ * was taken is a hot spare again (docs/REPLACE.md). 4 KiB blocks that neither the member
+ * nor the redundancy can give are zeroes on the new device and recorded lost in its
+ * bad-block log (more than 64 of them: no swap). One replace at a time per array.
+ * @param a the array, opened writable.
+ * @param idx the role, 0 .. nmembers-1; it must be active.
+ * @param path the new device, checked as graid_array_replace_member() checks it; NULL:
+ *   the array's last hot spare.
+ * @param flags 0 (the copy runs on a thread of its own; this returns once it started) or
+ *   ::GRAID_REPLACE_WAIT (it runs in the caller, which gets its result).
+ * @return 0 started (with ::GRAID_REPLACE_WAIT: the new device has the role, or the member
+ *   failed during the copy and the new device is being rebuilt into the role); -EINVAL
+ *   NULL @p a, @p idx out of range, unknown @p flags, or @p path too small or another
+ *   array's member; -EOPNOTSUPP RAID-0; -EBUSY the role is not active (a failed, missing
+ *   or unreachable one takes graid_array_replace_member()); -EALREADY a replace of this
+ *   array is under way; -ENOENT @p path NULL and no hot spare (or opening @p path);
+ *   -EEXIST @p path is a member of this array; -EACCES opening @p path; -ENOMEM;
+ *   -EROFS a read-only open; -ESTALE another host took the array over; another -errno
+ *   from starting its thread. With ::GRAID_REPLACE_WAIT also: -EIO the new device failed
+ *   (or did not take its superblock); -ECANCELED the array was closing; -ENODEV the member
+ *   became unreachable during the copy (it keeps its role); -ENOSPC more than 64 blocks
+ *   could be read from no device (the member keeps its role).
+ */
+GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, const char *path,
+				       unsigned flags);
 
 /**
  * @brief Bring every rebuilding member into sync, and return when they all are.

@@ -73,7 +73,7 @@ hold() {
 		bad "graid_fill $* never held the array: $(cat "$where")"
 }
 
-truncate -s 17M c0 c1 c2 c3 s0 s1 n2 d0 d1 d2
+truncate -s 17M c0 c1 c2 c3 s0 s1 n2 n3 d0 d1 d2
 expect 0 "create RAID-5 on c0..c3" -- "$G" create -l 5 -s 16M c0 c1 c2 c3
 expect 0 "create RAID-5 on d0..d2" -- "$G" create -l 5 -s 16M d0 d1 d2
 C="c0 c1 c2 c3"
@@ -161,6 +161,18 @@ run "$G" rebuild $C
 [ "$rc_last" -eq 0 ] && ok "rebuild through the holder, nothing to do (exit 0)" ||
 	{ bad "rebuild through the holder: exit $rc_last"; cat out err; }
 has out "^rebuild finished in" "rebuild prints as unserved"
+
+# --- replace --keep-in-service through the holder: the role stays active until the swap ---
+run "$G" replace --keep-in-service 3 n3 $C
+[ "$rc_last" -eq 0 ] && ok "replace --keep-in-service 3 through the holder (exit 0)" ||
+	{ bad "replace --keep-in-service 3 through the holder: exit $rc_last"; cat out err; }
+has out "^copying member 3 \(.*c3\) onto n3 while it stays in service$" "says what it copies"
+has out "n3 is member 3; the old member is let go" "and that n3 took the role"
+C="c0 s0 n2 n3"
+expect 0 "status after the replace in service" -- "$G" status --json $C
+json "the holder's role 3 is n3, active, no copy left" \
+	"d['members'][3]['path'].endswith('/n3') and d['members'][3]['state'] == 'active' and \
+	 not d['members'][3]['replacing'] and d['nfailed'] == 0"
 
 # --- scrub, scrub --stop, spare remove through the holder --------------------------------
 run "$G" scrub $C

@@ -13,6 +13,7 @@
 #include "io/queue_pool.h"
 #include "api/array_life.h"
 #include "jobs/jobs.h"
+#include "jobs/replace.h"
 #include "member/member_nvme.h"
 #include "meta/array_flush.h"
 #include "meta/array_meta.h"
@@ -89,6 +90,8 @@ GRAID_API int graid_array_close(struct graid_array *a)
 		return rc;
 	/* A background rebuild stops at its next batch; its checkpoint lets it resume. */
 	array_worker_stop(a);
+	/* A replace in service stops: the member keeps its role (docs/REPLACE.md). */
+	replace_stop(a);
 	if (a->read_only) {
 		array_free(a);
 		return 0;
@@ -248,6 +251,8 @@ GRAID_API int graid_array_member_info(struct graid_array *a, unsigned idx,
 	i.late_ios = atomic_load(&m->late_ios);
 	i.bad_blocks = idx < a->nmembers ? badblocks_units(a, idx) : 0;
 	i.read_repaired = atomic_load(&m->role.readerr_repaired);
+	if (idx < a->nmembers && !a->read_only)
+		replace_progress(a, idx, &i);
 	if (a->view.valid && idx < a->nmembers)
 		member_info_from_view(&i, &a->view.role[idx], m->dev.fd >= 0);
 	/* The struct grows at its end: a caller's older, shorter one gets what it has room for. */

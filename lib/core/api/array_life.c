@@ -18,6 +18,7 @@
 #include "ownership/lease.h"
 #include "io/queue_pool.h"
 #include "jobs/jobs.h"
+#include "jobs/replace.h"
 #include "member/member.h"
 #include "meta/array_view.h"
 #include "array/stats_count.h"
@@ -71,6 +72,8 @@ void array_free(struct graid_array *a)
 	 * (meta_write.c): they still go through the members' descriptors.
 	 */
 	meta_rings_free(a);
+	/* After the last write that could go to a replace's device too. */
+	replace_free(a);
 	/* After the last write, through the descriptors that are about to close. */
 	array_unreserve(a);
 	for (unsigned i = 0; i < a->nmembers; i++)

@@ -205,6 +205,7 @@ struct bitmap {
  * returned to the caller (or a worker thread starts) and only read afterwards.
  */
 struct health_watch;
+struct array_replace;
 
 struct graid_array {
 	/* Identity and geometry: set at open. */
@@ -336,6 +337,13 @@ struct graid_array {
 	pthread_cond_t worker_cond;
 	/* Its watch over drive health (jobs/health_watch.c): made with it; under meta_lock. */
 	struct health_watch *health;
+	/*
+	 * A role copied onto a new device while it stays in service (jobs/replace.c): the
+	 * copy, set and cleared under meta_lock; replace_role, the role + 1 (0: none), is what
+	 * the write path looks at without the lock (replace_io.c) before it writes a role.
+	 */
+	struct array_replace *_Atomic replace;
+	atomic_uint replace_role;
 
 	/*
 	 * The application's event callback (meta/events.c), called and changed under lock;

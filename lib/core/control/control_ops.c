@@ -106,6 +106,14 @@ static struct json_object *status_member(struct graid_array *a, bool role,
 	put_u64(o, "catchup_done", mi->catchup_done);
 	put_u64(o, "catchup_total", mi->catchup_total);
 	put_u64(o, "read_repaired", mi->read_repaired);
+	/* A replace in service of this role (graid_array_replace_start). */
+	add(o, "replacing", json_object_new_boolean(mi->replacing));
+	if (mi->replacing)
+		put_str(o, "replace_path", mi->replace_path);
+	else
+		add(o, "replace_path", NULL);
+	put_u64(o, "replace_done", mi->replace_done);
+	put_u64(o, "replace_total", mi->replace_total);
 	put_u64(o, "bad_block_units", mi->bad_blocks);
 	*bad += mi->bad_blocks * 4096;
 	add(o, "bad_blocks", status_bad_blocks(a, mi->role, role));
@@ -301,6 +309,35 @@ static int op_replace(struct graid_array *a, struct json_object *req, struct jso
 	return lib_result(graid_array_replace_member(a, (unsigned)role, path), r, why, size, what);
 }
 
+/* A replace in service: the role stays active while a copy of it fills the device. */
+static int op_replace_in_service(struct graid_array *a, struct json_object *req,
+				 struct json_object *r, char *why, size_t size)
+{
+	struct json_object *o;
+	const char *path = NULL;
+	char what[64];
+	uint64_t role;
+	int rc = get_uint(req, "role", GRAID_MAX_MEMBERS - 1, &role, why, size);
+
+	/* No path: the array's last hot spare. */
+	if (!rc && json_object_object_get_ex(req, "path", &o))
+		rc = get_path(req, &path, why, size);
+	if (rc)
+		return rc;
+	rc = graid_array_replace_start(a, (unsigned)role, path, 0);
+	if (rc == -EBUSY) {
+		snprintf(why, size, "graid_array_replace_start: role %" PRIu64 " is not active (a "
+			 "failed, missing or unreachable role takes op replace)", role);
+		return rc;
+	}
+	if (rc == -ENOENT && !path) {
+		snprintf(why, size, "graid_array_replace_start: the array has no hot spare");
+		return rc;
+	}
+	snprintf(what, sizeof(what), "replace-in-service role %" PRIu64, role);
+	return lib_result(rc, r, why, size, what);
+}
+
 static int op_rebuild_rate(struct graid_array *a, struct json_object *req, struct json_object *r,
 			   char *why, size_t size)
 {
@@ -327,6 +364,7 @@ static const struct op ops[] = {
 	{ "fail", { "role", NULL }, op_fail },
 	{ "spare-add", { "path", NULL }, op_spare_add },
 	{ "replace", { "role", "path", NULL }, op_replace },
+	{ "replace-in-service", { "role", "path", NULL }, op_replace_in_service },
 	{ "rebuild-rate", { "bytes_per_s", NULL }, op_rebuild_rate },
 	{ "subscribe", { "since", NULL }, op_subscribe },
 	{ "rebuild", { NULL }, control_op_rebuild },

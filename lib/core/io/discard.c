@@ -7,6 +7,7 @@
 #include "io/discard.h"
 #include "array/stats_count.h"
 #include "io/queue.h"
+#include "member/member_replace.h"
 #include "member/member.h"
 #include "meta/meta.h"
 
@@ -104,6 +105,8 @@ static int discard_member_do(struct graid_array *a, struct io_uring *ring, unsig
 	}
 	/* Hole punch on a file, BLKZEROOUT on a block device; writes zeroes if refused. */
 	rc = member_zero_range(m, a->data_offset + off, len);
+	if (rc == 0 && replace_covers(a, role))
+		replace_dup_zero(a, role, off, len); /* a copy of the role under way: it too */
 	if (rc == 0)
 		return 0;
 failed:

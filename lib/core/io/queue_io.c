@@ -13,6 +13,7 @@
 #include "io/queue_fixed.h"
 #include "io/queue_io.h"
 #include "io/queue_timeout.h"
+#include "member/member_replace.h"
 #include "meta/meta.h"
 
 static unsigned queue_buf_class(size_t len)
@@ -125,6 +126,9 @@ static bool queue_io_now(struct graid_queue *q, struct sop *s, struct mio *io, u
 		q->inl = p;
 		q->inl_cap = cap;
 	}
+	/* As member_prep: a copy of the role under way gets the write first. */
+	if (io->write && replace_covers(q->a, io->member))
+		replace_dup_write(q->a, io->member, ptr, io->len, iov, iovcnt, member_off, false);
 	io->fault.injected = 0;
 	io->fault.pieces = 0;
 	io->fault.fd = q->a->members[io->member].dev.fd;

@@ -16,6 +16,7 @@
 #include "common/signals.h"
 #include "jobs/health_policy.h"
 #include "jobs/health_watch.h"
+#include "jobs/replace.h"
 #include "member/member.h"
 #include "member/member_health.h"
 #include "meta/events.h"
@@ -34,6 +35,7 @@ struct health_watch {
 	struct health_policy policy;
 	uint64_t interval_ns;  /* 0: not watching */
 	uint64_t next_ns;      /* when the next round of samples is due */
+	bool auto_replace_off; /* a critical role is not replaced onto a spare (replace.c) */
 	unsigned cursor;       /* the slot a round that gave way to other work goes on from */
 	struct {
 		dev_t devno;   /* the device the track is of: another one starts afresh */
@@ -202,6 +204,9 @@ static void health_judge_slot(struct graid_array *a, unsigned idx,
 				   h->percent_used, (unsigned long long)h->media_errors);
 	if (critical)
 		array_event(a, GRAID_EVENT_HEALTH_CRITICAL, (int)idx, 0, 0, critical);
+	/* A role whose drive is about to fail moves to a spare while it still reads. */
+	if (critical && idx < a->nmembers && !w->auto_replace_off)
+		replace_auto(a, idx);
 	if (fired & ~critical)
 		array_event(a, GRAID_EVENT_HEALTH_WARNING, (int)idx, 0, 0, fired & ~critical);
 }
@@ -281,6 +286,10 @@ GRAID_API int graid_array_set_health_options(struct graid_array *a,
 	w->policy.media_burst = o->media_burst;
 	w->policy.media_window_ns = (uint64_t)o->media_window_s * 1000000000ull;
 	w->interval_ns = (uint64_t)o->interval_ms * 1000000ull;
+	w->auto_replace_off = o->struct_size >= offsetof(struct graid_health_options,
+							 auto_replace_off) +
+						 sizeof(o->auto_replace_off) &&
+			      o->auto_replace_off;
 	w->next_ns = graid__now_ns(); /* a sample at once, then one every interval */
 	w->cursor = 0;
 	pthread_cond_signal(&w->cond);

@@ -25,7 +25,16 @@ static inline int array_may_change(const struct graid_array *a)
  * it, or another role's device that the array would take back (logged, naming the role).
  */
 int member_attach(struct graid_array *a, struct member *m, const char *path, int role);
-/* A hot spare takes @p role if it is failed or missing; meta_lock held. */
+/*
+ * A role whose member failed while a replace in service copied it (replace.c): the copy's
+ * device takes the role, REBUILDING (as md's replacement does), instead of a spare, and
+ * the worker rebuilds it. True if it did. meta_lock held.
+ */
+bool replace_takeover(struct graid_array *a, unsigned role);
+/*
+ * A hot spare takes @p role if it is failed or missing (or the device a replace of the
+ * role was copying to: replace.c); meta_lock held.
+ */
 void array_spare_takeover(struct graid_array *a, unsigned role);
 /* Every role the I/O path marked (array_worker_takeover) that is still down; meta_lock held. */
 void array_roles_takeover_due(struct graid_array *a);

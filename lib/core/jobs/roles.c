@@ -15,6 +15,7 @@
 #include "meta/badblocks.h"
 #include "meta/journal.h"
 #include "jobs/jobs.h"
+#include "member/member_replace.h"
 #include "member/member.h"
 #include "member/member_pr.h"
 #include "meta/array_meta.h"
@@ -291,12 +292,36 @@ GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
 	return rc ? rc : array_foreign(a) ? -ESTALE : 0;
 }
 
+bool replace_takeover(struct graid_array *a, unsigned role)
+{
+	struct array_replace *r = a->replace;
+	int st = atomic_load(&a->members[role].state);
+
+	if (!r || r->finished || r->role != role || atomic_load(&r->failed) ||
+	    (st != GRAID_MEMBER_FAILED && st != GRAID_MEMBER_MISSING))
+		return false;
+	replace_detach(a, r);
+	graid__log(GRAID_LOG_NOTICE, "member %u failed during its replace: %s takes the role "
+		   "and is rebuilt", role, r->dev.dev.path);
+	role_install(a, role, &r->dev);
+	r->dev.dev.fd = -1;
+	r->finished = true;
+	r->error = -ENODEV;
+	/* The copy's thread sees the role out and ends; the worker rebuilds the role. */
+	array_rebuild_due(a);
+	pthread_cond_signal(&a->worker_cond);
+	return true;
+}
+
 void array_spare_takeover(struct graid_array *a, unsigned role)
 {
 	int st = atomic_load(&a->members[role].state);
 
 	if (array_foreign(a))
 		return; /* another host's array now: its roles are not ours to fill */
+	/* A copy of the role under way: its device is nearer to the role than any spare. */
+	if (replace_takeover(a, role))
+		return;
 	if (a->nspares == 0 || (st != GRAID_MEMBER_FAILED && st != GRAID_MEMBER_MISSING))
 		return;
 	a->nspares--;

@@ -14,6 +14,7 @@
 #include <liburing.h>
 
 #include "array/array.h"
+#include "member/member_replace.h"
 #include "member/member_io.h"
 #include "format/nvme_cmd.h"
 #include "common/signals.h"
@@ -243,6 +244,9 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 	struct io_uring_sqe *sqe;
 	uint64_t stall_ns = 0;
 
+	/* A copy of the role under way gets the write too, before the role's device does. */
+	if (write && replace_covers(a, member))
+		replace_dup_write(a, member, buf, len, iov, iovcnt, off, rw_flags & RWF_DSYNC);
 	mf->injected = 0;
 	mf->pieces = 0;
 	mf->stale = false;

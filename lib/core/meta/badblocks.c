@@ -213,8 +213,8 @@ static bool bbl_remove(struct bbl_image *img, uint64_t start, uint64_t end)
 	return true;
 }
 
-int badblocks_add(struct graid_array *a, unsigned role, int fd, uint64_t off, uint64_t len,
-		  unsigned flags)
+int badblocks_add_held(struct graid_array *a, unsigned role, uint64_t off, uint64_t len,
+		       unsigned flags)
 {
 	struct member *m = &a->members[role];
 	uint64_t start = off / BBL_UNIT, end = (off + len + BBL_UNIT - 1) / BBL_UNIT;
@@ -226,12 +226,6 @@ int badblocks_add(struct graid_array *a, unsigned role, int fd, uint64_t off, ui
 	if (len == 0)
 		return 0;
 	b = &a->bbl[role];
-	/* Under meta_lock: the role keeps this device until the record is on it. */
-	pthread_mutex_lock(&a->meta_lock);
-	if (m->dev.fd != fd || m->dev.fd < 0) {
-		pthread_mutex_unlock(&a->meta_lock);
-		return -ESTALE;
-	}
 	pthread_mutex_lock(&b->lock);
 	if (!bbl_insert(&b->img, start, end, flags & BBL_F_KNOWN)) {
 		rc = -ENOSPC;
@@ -257,6 +251,26 @@ int badblocks_add(struct graid_array *a, unsigned role, int fd, uint64_t off, ui
 	if (rc == 0)
 		array_event(a, GRAID_EVENT_BAD_BLOCK, (int)role, -EIO, off / a->lay.chunk,
 			    end - start);
+	return rc;
+}
+
+int badblocks_add(struct graid_array *a, unsigned role, int fd, uint64_t off, uint64_t len,
+		  unsigned flags)
+{
+	struct member *m = &a->members[role];
+	int rc;
+
+	if (!a->bbl)
+		return -EOPNOTSUPP;
+	if (len == 0)
+		return 0;
+	/* Under meta_lock: the role keeps this device until the record is on it. */
+	pthread_mutex_lock(&a->meta_lock);
+	if (m->dev.fd != fd || m->dev.fd < 0) {
+		pthread_mutex_unlock(&a->meta_lock);
+		return -ESTALE;
+	}
+	rc = badblocks_add_held(a, role, off, len, flags);
 	pthread_mutex_unlock(&a->meta_lock);
 	return rc;
 }

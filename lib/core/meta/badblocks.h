@@ -78,6 +78,9 @@ int badblocks_reset(struct graid_array *a, unsigned role);
  */
 int badblocks_add(struct graid_array *a, unsigned role, int fd, uint64_t off, uint64_t len,
 		  unsigned flags);
+/* The same with meta_lock held, on the role's device as it is (a replace's swap). */
+int badblocks_add_held(struct graid_array *a, unsigned role, uint64_t off, uint64_t len,
+		       unsigned flags);
 
 /*
  * A write of valid contents over [off, off + len) of role @p role's data area completed on

@@ -53,7 +53,8 @@ void array_member_mark_timed_out(struct graid_array *a, unsigned role, int fd);
  */
 static inline void array_worker_takeover(struct graid_array *a, unsigned role)
 {
-	if (a->nspares) {
+	/* a->replace: a copy of the role under way takes it over (jobs/replace.c). */
+	if (a->nspares || a->replace) {
 		a->takeover_role[role] = true;
 		a->takeover_due = true;
 		pthread_cond_signal(&a->worker_cond);

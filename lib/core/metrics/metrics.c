@@ -278,6 +278,35 @@ static void f_copy_total(FILE *o, const char *name, const struct metrics_snap *s
 	f_copy(o, name, s, true);
 }
 
+/* A replace in service: only roles being copied now (the copy has no history once swapped). */
+static void f_replace(FILE *o, const char *name, const struct metrics_snap *s, int what)
+{
+	for (unsigned i = 0; i < s->info.nmembers; i++) {
+		const struct graid_member_info *mi = &s->m[i].mi;
+
+		if (what && !mi->replacing)
+			continue;
+		start_member(o, name, s, i);
+		end_u(o, what == 0 ? (uint64_t)mi->replacing :
+			 what == 1 ? mi->replace_done : mi->replace_total);
+	}
+}
+
+static void f_replacing(FILE *o, const char *name, const struct metrics_snap *s)
+{
+	f_replace(o, name, s, 0);
+}
+
+static void f_replace_done(FILE *o, const char *name, const struct metrics_snap *s)
+{
+	f_replace(o, name, s, 1);
+}
+
+static void f_replace_total(FILE *o, const char *name, const struct metrics_snap *s)
+{
+	f_replace(o, name, s, 2);
+}
+
 static void f_copy_eta(FILE *o, const char *name, const struct metrics_snap *s)
 {
 	for (unsigned i = 0; i < s->info.nmembers; i++) {
@@ -392,6 +421,12 @@ static const struct family families[] = {
 	  "or catch-up copies in all.", f_copy_total, false },
 	{ "graid_member_rebuild_remaining_seconds", "gauge", "Estimated seconds the role's rebuild "
 	  "or catch-up has left, at the rate of the last minutes.", f_copy_eta, false },
+	{ "graid_member_replacing", "gauge", "1 while the role is copied onto a new device with "
+	  "its member in service (replace in service).", f_replacing, false },
+	{ "graid_member_replace_done_bytes", "gauge", "Bytes of the role a replace in service "
+	  "copied so far.", f_replace_done, false },
+	{ "graid_member_replace_total_bytes", "gauge", "Bytes of the role a replace in service "
+	  "copies in all.", f_replace_total, false },
 	{ "graid_member_critical_warning", "gauge", "The drive's NVMe critical warning bits.",
 	  f_critical, true },
 	{ "graid_member_available_spare_ratio", "gauge", "The drive's available spare capacity.",

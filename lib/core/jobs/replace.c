@@ -1,0 +1,475 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Replacing a member that stays in service (md's --replace): the new device takes every
+ * write of the role while a copy brings it into sync row by row, then takes the role in
+ * one superblock round; the role stays ACTIVE all along (docs/REPLACE.md).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "io/stripe_set.h"
+#include "jobs/jobs.h"
+#include "jobs/replace.h"
+#include "member/member.h"
+#include "member/member_path.h"
+#include "member/member_pr.h"
+#include "meta/array_meta.h"
+#include "meta/badblocks.h"
+#include "meta/bitmap.h"
+#include "meta/events.h"
+#include "meta/journal.h"
+#include "meta/live.h"
+
+/* Rows the copy holds locked at once, about this many bytes of the role. */
+#define REPLACE_BATCH_BYTES (1u << 20)
+
+
+/* The stripe locks of rows [row0, row0 + n) of role @p role, into @p set. */
+static void replace_add_locks(const struct graid_array *a, unsigned role, uint64_t row0,
+			      unsigned n, struct stripe_set *set)
+{
+	const struct layout *l = &a->lay;
+
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t arr;
+
+		if (l->level != 10)
+			stripe_set_add(set, row0 + i);
+		else if (!layout_unmap(l, role, (row0 + i) * l->chunk, &arr))
+			stripe_set_add(set, arr / l->chunk); /* RAID-10 writes lock array chunks */
+	}
+}
+
+/*
+ * One chunk of the role from its member into @p buf: what the member cannot read, or
+ * records bad, from the redundancy. 0; -ENODEV the member left its role; -errno.
+ */
+static int replace_read_chunk(struct graid_array *a, struct array_replace *r, uint64_t off,
+			      uint8_t *buf)
+{
+	const uint32_t chunk = a->lay.chunk;
+	struct member *old = &a->members[r->role];
+	struct bbl_cols want = { { 0 } };
+	int rc = replace_pio(a, old, false, buf, chunk, off);
+
+	if (!array_role_alive(a, r->role))
+		return -ENODEV; /* what was read may be /dev/null's, or nothing */
+	if (rc) {
+		/* Narrowed to 4 KiB: a bad sector costs its block, not the chunk. */
+		for (unsigned u = 0; u < chunk / BBL_UNIT; u++)
+			if (replace_pio(a, old, false, buf + (size_t)u * BBL_UNIT, BBL_UNIT,
+					off + (uint64_t)u * BBL_UNIT))
+				bbl_cols_set(&want, u);
+		graid__log(GRAID_LOG_WARNING, "replace of member %u: %s could not read part of "
+			   "data-area bytes %llu..%llu: taken from the redundancy", r->role,
+			   old->dev.path, (unsigned long long)off,
+			   (unsigned long long)(off + chunk));
+	}
+	badblocks_cols(a, r->role, off, chunk, &want);
+	if (!bbl_cols_any(&want))
+		return 0;
+	return replace_from_redundancy(a, r, off, chunk, &want, buf);
+}
+
+/* Sleep until the bytes done are due at the array's rebuild rate. */
+static void replace_pace(struct graid_array *a, struct array_replace *r, uint64_t t0,
+			 uint64_t done)
+{
+	uint64_t rate = atomic_load(&a->rebuild_rate), due, now;
+
+	if (!rate)
+		return;
+	due = t0 + (uint64_t)((double)done / (double)rate * 1e9);
+	now = graid__now_ns();
+	while (now < due && !atomic_load(&a->closing) && !atomic_load(&r->stop)) {
+		uint64_t ns = due - now < 100000000ull ? due - now : 100000000ull;
+		struct timespec ts = { 0, (long)ns };
+
+		nanosleep(&ts, NULL);
+		now = graid__now_ns();
+	}
+}
+
+/* Why the copy must stop now, or 0. */
+static int replace_why_stop(struct graid_array *a, struct array_replace *r)
+{
+	if (atomic_load(&r->stop) || atomic_load(&a->closing))
+		return -ECANCELED;
+	if (atomic_load(&r->failed))
+		return -EIO;
+	if (array_foreign(a))
+		return -ESTALE;
+	if (!array_role_alive(a, r->role))
+		return -ENODEV;
+	return 0;
+}
+
+/* Every row of the role, in order, each batch under its stripe locks. 0 or -errno. */
+static int replace_copy(struct graid_array *a, struct array_replace *r)
+{
+	const struct layout *l = &a->lay;
+	const unsigned per = REPLACE_BATCH_BYTES / l->chunk ? REPLACE_BATCH_BYTES / l->chunk : 1;
+	const uint64_t t0 = graid__now_ns();
+	struct stripe_set *set = malloc(sizeof(*set));
+	unsigned step = 0;
+	uint8_t *buf = NULL;
+	int rc = 0;
+
+	if (!set || posix_memalign((void **)&buf, ARRAY_ALIGN, l->chunk)) {
+		free(set);
+		return -ENOMEM;
+	}
+	for (uint64_t row = 0; row < l->nstripes && rc == 0; row += per) {
+		unsigned n = l->nstripes - row < per ? (unsigned)(l->nstripes - row) : per;
+
+		rc = replace_why_stop(a, r);
+		if (rc)
+			break;
+		memset(set, 0, sizeof(*set));
+		replace_add_locks(a, r->role, row, n, set);
+		stripe_set_lock(a, set);
+		for (unsigned i = 0; i < n && rc == 0; i++) {
+			uint64_t off = (row + i) * l->chunk;
+
+			if (live_row_unused(a, row + i)) {
+				/* As a rebuild leaves them: zeroes, which parity agrees with. */
+				if (member_zero_range(&r->dev, a->data_offset + off, l->chunk))
+					atomic_store(&r->failed, true);
+				continue;
+			}
+			rc = replace_read_chunk(a, r, off, buf);
+			if (rc == 0 && replace_pio(a, &r->dev, true, buf, l->chunk, off))
+				atomic_store(&r->failed, true);
+		}
+		stripe_set_release(a, set);
+		if (rc == 0)
+			rc = atomic_load(&r->failed) ? -EIO : 0;
+		if (rc)
+			break;
+		atomic_store(&r->done, (row + n) * l->chunk);
+		if ((row + n) * 10 / l->nstripes > step) {
+			step = (unsigned)((row + n) * 10 / l->nstripes);
+			if (step < 10)
+				array_event(a, GRAID_EVENT_REBUILD_PROGRESS, (int)r->role, 0, 0,
+					    step * 10);
+		}
+		replace_pace(a, r, t0, (row + n) * l->chunk);
+	}
+	free(buf);
+	free(set);
+	return rc;
+}
+
+/*
+ * The new device takes the role: its superblock first, naming it the role's device at the
+ * next event (a crash after this write leaves the role to it: the others' older
+ * superblocks lose), then the move in memory and every other superblock. The old device
+ * is kept open until close, never reused: reads planned on it before the move may still
+ * be in the kernel's hands, and they must find its bytes, which are still the role's.
+ * 0; -errno its superblock write (the member keeps its role). meta_lock held.
+ */
+static int replace_swap(struct graid_array *a, struct array_replace *r)
+{
+	struct member *m = &a->members[r->role];
+	struct superblock sb;
+	int rc;
+
+	a->events++;
+	array_fill_sb(a, r->role, &sb, 0);
+	memcpy(sb.member_uuid, r->dev.dev.uuid, 16);
+	sb.slot_id[r->role] = member_slot_id(r->dev.dev.uuid);
+	member_identity_record(&r->dev.dev.nvme, &sb.nvme);
+	rc = member_write_sb(&r->dev, &sb);
+	if (rc == 0)
+		rc = member_flush(&r->dev);
+	if (rc) {
+		graid__log(GRAID_LOG_ERR, "replace of member %u: %s did not take its superblock: "
+			   "%s; the member keeps its role", r->role, r->dev.dev.path,
+			   graid_strerror(rc));
+		/*
+		 * The write may have landed all the same: the others go one event past it, so
+		 * that no crash from here on takes that superblock for the freshest.
+		 */
+		a->events++;
+		array_write_superblocks(a, 0);
+		return rc;
+	}
+	pthread_rwlock_wrlock(&r->io_lock);
+	if (a->retired.n < sizeof(a->retired.fd) / sizeof(a->retired.fd[0])) {
+		a->retired.fd[a->retired.n] = m->dev.fd;
+		a->retired.fault[a->retired.n] = m->dev.fault;
+		a->retired.let_go[a->retired.n++] = false;
+	} else {
+		graid__log(GRAID_LOG_WARNING, "%s: replaced; more replacements than this open "
+			   "keeps track of: its descriptor stays open until the process ends",
+			   m->dev.path);
+	}
+	/* As role_install: fd and fault are read without the lock, each changes in one store. */
+	struct member_device d = r->dev.dev;
+
+	d.fd = m->dev.fd;
+	d.fault = m->dev.fault;
+	m->dev = d;
+	m->dev.fault = r->dev.dev.fault;
+	atomic_thread_fence(memory_order_release);
+	m->dev.fd = r->dev.dev.fd;
+	m->dev.sb_ours = false;
+	r->dev.dev.fd = -1;
+	r->dev.dev.fault = NULL;
+	r->gone = true;
+	atomic_store(&a->replace_role, 0);
+	pthread_rwlock_unlock(&r->io_lock);
+	member_role_reset(&m->role, member_slot_id(m->dev.uuid));
+	if (journal_reset_member(a, m))
+		graid__log(GRAID_LOG_WARNING, "member %u (%s): journal checkpoint at the replace "
+			   "failed", r->role, m->dev.path);
+	if (badblocks_reset(a, r->role))
+		graid__log(GRAID_LOG_WARNING, "member %u (%s): writing its empty bad-block log "
+			   "failed", r->role, m->dev.path);
+	for (unsigned i = 0; i < r->nlost && i < REPLACE_LOST_MAX; i++)
+		badblocks_add_held(a, r->role, r->lost[i], BBL_UNIT, BBL_F_LOST);
+	if (bitmap_write_all(a) || live_write_all(a))
+		graid__log(GRAID_LOG_WARNING, "member %u (%s): writing its copy of the maps failed",
+			   r->role, m->dev.path);
+	array_recount(a);
+	array_write_superblocks(a, 0);
+	graid__log(GRAID_LOG_NOTICE, "member %u is now %s: replaced in service", r->role,
+		   m->dev.path);
+	return 0;
+}
+
+/* The new device goes: back to the spares where it was one and nothing failed on it. */
+static void replace_release(struct graid_array *a, struct array_replace *r, int why)
+{
+	if (r->from_spare && why == -ECANCELED && a->nspares < GRAID_MAX_SPARES) {
+		a->spares[a->nspares++] = r->dev;
+		r->dev.dev.fd = -1;
+		r->dev.dev.fault = NULL;
+		return;
+	}
+	if (a->pr_key)
+		member_pr_release(&r->dev, a->pr_key);
+	member_close(&r->dev);
+}
+
+/* The copy is over (@p rc): swap, hand over to a rebuild, or stop. */
+static int replace_end(struct graid_array *a, struct array_replace *r, int rc)
+{
+	pthread_mutex_lock(&a->meta_lock);
+	if (r->finished) {
+		rc = r->error == -ENODEV ? 0 : r->error; /* taken over as a rebuild */
+		pthread_mutex_unlock(&a->meta_lock);
+		return rc;
+	}
+	if (rc == 0 && !array_role_alive(a, r->role))
+		rc = -ENODEV; /* out between the last batch and here */
+	if (rc == -ENODEV && replace_takeover(a, r->role)) {
+		pthread_mutex_unlock(&a->meta_lock);
+		return 0;
+	}
+	if (rc == 0 && r->nlost > REPLACE_LOST_MAX) {
+		graid__log(GRAID_LOG_ERR, "replace of member %u: %u blocks could be read from no "
+			   "device, more than a replace records (%u): the member keeps its role "
+			   "(a scrub or a rebuild records them all)", r->role, r->nlost,
+			   REPLACE_LOST_MAX);
+		rc = -ENOSPC;
+	}
+	if (rc == 0)
+		rc = replace_swap(a, r);
+	if (rc == 0) {
+		array_event(a, GRAID_EVENT_REBUILD_DONE, (int)r->role, 0, 0, 0);
+	} else {
+		replace_detach(a, r);
+		if (rc != -ECANCELED)
+			graid__log(GRAID_LOG_ERR, "replace of member %u stopped: %s; the member "
+				   "keeps its role", r->role, graid_strerror(rc));
+		replace_release(a, r, rc);
+		array_event(a, GRAID_EVENT_REBUILD_STOPPED, (int)r->role, rc, 0, 0);
+	}
+	r->finished = true;
+	r->error = rc;
+	pthread_mutex_unlock(&a->meta_lock);
+	return rc;
+}
+
+static void *replace_thread(void *arg)
+{
+	struct array_replace *r = arg;
+
+	replace_end(r->a, r, replace_copy(r->a, r));
+	atomic_store(&r->thread_exited, true); /* joined under meta_lock from here on */
+	return NULL;
+}
+
+/* The device for the copy: @p path prepared, or the last hot spare. meta_lock held. */
+static int replace_take_device(struct graid_array *a, struct array_replace *r, const char *path)
+{
+	if (path)
+		return member_attach(a, &r->dev, path, (int)r->role);
+	if (a->nspares == 0) {
+		graid__log(GRAID_LOG_ERR, "replace of member %u: the array has no hot spare", r->role);
+		return -ENOENT;
+	}
+	r->from_spare = true;
+	r->dev = a->spares[--a->nspares];
+	a->spares[a->nspares].dev.fd = -1;
+	a->spares[a->nspares].dev.fault = NULL;
+	return 0;
+}
+
+/*
+ * Take the role's copy onto the device; the copy runs on its own thread unless @p wait.
+ * meta_lock held; an ended replace's thread, which only returns once it set finished, is
+ * joined first.
+ */
+static int replace_begin_locked(struct graid_array *a, unsigned idx, const char *path,
+				bool wait, struct array_replace **out)
+{
+	struct array_replace *r, *prev = a->replace;
+	int st = atomic_load(&a->members[idx].state), rc;
+
+	/* Its thread may still be on its way out after a takeover ended it. */
+	if (prev && (!prev->finished ||
+		     (prev->thread_started && !atomic_load(&prev->thread_exited)))) {
+		graid__log(GRAID_LOG_ERR, "replace: member %u is being replaced already; one "
+			   "replace at a time", prev->role);
+		return -EALREADY;
+	}
+	if (st != GRAID_MEMBER_ACTIVE) {
+		graid__log(GRAID_LOG_ERR, "replace: member %u is %s, not active (a failed or "
+			   "missing role takes graid_array_replace_member())", idx,
+			   member_state_name(st));
+		return -EBUSY;
+	}
+	if (prev && prev->thread_started) {
+		pthread_join(prev->thread, NULL);
+		prev->thread_started = false;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->a = a;
+	r->role = idx;
+	r->dev.dev.fd = -1;
+	r->total = a->lay.member_bytes;
+	pthread_rwlock_init(&r->io_lock, NULL);
+	rc = replace_take_device(a, r, path);
+	if (rc) {
+		pthread_rwlock_destroy(&r->io_lock);
+		free(r);
+		return rc;
+	}
+	/* Kept until close: a writer may still hold the pointer it loaded (member_replace.c). */
+	r->prev = prev;
+	a->replace = r;
+	atomic_store(&a->replace_role, idx + 1);
+	graid__log(GRAID_LOG_NOTICE, "member %u (%s): copying onto %s while it stays in service",
+		   idx, a->members[idx].dev.path, r->dev.dev.path);
+	if (r->from_spare)
+		array_event(a, GRAID_EVENT_SPARE_ACTIVATED, (int)idx, 0, 0, 0);
+	array_event(a, GRAID_EVENT_REBUILD_STARTED, (int)idx, 0, 0, 0);
+	*out = r;
+	if (wait)
+		return 0;
+	rc = pthread_create(&r->thread, NULL, replace_thread, r);
+	if (rc == 0) {
+		r->thread_started = true;
+		return 0;
+	}
+	replace_detach(a, r);
+	replace_release(a, r, -ECANCELED);
+	r->finished = true;
+	r->error = -rc;
+	array_event(a, GRAID_EVENT_REBUILD_STOPPED, (int)idx, -rc, 0, 0);
+	return -rc;
+}
+
+void replace_auto(struct graid_array *a, unsigned role)
+{
+	struct array_replace *r;
+
+	if (a->nspares == 0 || array_foreign(a) ||
+	    atomic_load(&a->members[role].state) != GRAID_MEMBER_ACTIVE)
+		return;
+	graid__log(GRAID_LOG_NOTICE, "member %u: drive health critical: replacing it with a hot "
+		   "spare while it stays in service", role);
+	if (replace_begin_locked(a, role, NULL, false, &r))
+		graid__log(GRAID_LOG_WARNING, "member %u: drive health critical, but no replace "
+			   "could start (see above)", role);
+}
+
+GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, const char *path,
+				       unsigned flags)
+{
+	struct array_replace *r;
+	int rc;
+
+	if (!a || idx >= a->nmembers || (flags & ~GRAID_REPLACE_WAIT))
+		return -EINVAL;
+	if (a->lay.level == 0)
+		return -EOPNOTSUPP;
+	rc = array_may_change(a);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&a->meta_lock);
+	rc = replace_begin_locked(a, idx, path, flags & GRAID_REPLACE_WAIT, &r);
+	pthread_mutex_unlock(&a->meta_lock);
+	if (rc || !(flags & GRAID_REPLACE_WAIT))
+		return rc;
+	rc = replace_end(a, r, replace_copy(a, r));
+	return rc ? rc : array_foreign(a) ? -ESTALE : 0;
+}
+
+void replace_stop(struct graid_array *a)
+{
+	struct array_replace *r;
+	bool join = false;
+
+	pthread_mutex_lock(&a->meta_lock);
+	r = a->replace;
+	if (r && r->thread_started) {
+		atomic_store(&r->stop, true);
+		r->thread_started = false;
+		join = true;
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+	if (join)
+		pthread_join(r->thread, NULL);
+}
+
+void replace_free(struct graid_array *a)
+{
+	struct array_replace *r = a->replace;
+
+	replace_stop(a);
+	atomic_store(&a->replace_role, 0);
+	a->replace = NULL;
+	while (r) {
+		struct array_replace *prev = r->prev;
+
+		if (r->dev.dev.fd >= 0 || r->dev.dev.fault)
+			member_close(&r->dev);
+		pthread_rwlock_destroy(&r->io_lock);
+		free(r);
+		r = prev;
+	}
+}
+
+int replace_progress(struct graid_array *a, unsigned role, struct graid_member_info *i)
+{
+	struct array_replace *r;
+
+	pthread_mutex_lock(&a->meta_lock);
+	r = a->replace;
+	if (r && !r->finished && r->role == role) {
+		i->replacing = 1;
+		snprintf(i->replace_path, sizeof(i->replace_path), "%s", r->dev.dev.path);
+		i->replace_done = atomic_load(&r->done);
+		i->replace_total = r->total;
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+	return 0;
+}

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/* A replace in service's reads the member cannot serve: the role's blocks from the redundancy. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobs/replace.h"
+#include "member/member.h"
+#include "meta/badblocks.h"
+#include "format/layout.h"
+
+#include <libgraid/graid_backend.h>
+#include "io/row_heal.h"
+
+/* A unit lost to every device: zeroed in @p buf, remembered for the new device's log. */
+static void replace_lost(struct array_replace *r, uint64_t off)
+{
+	if (r->nlost < REPLACE_LOST_MAX)
+		r->lost[r->nlost] = off;
+	/* Past the list the swap is refused: counted so that it knows. */
+	r->nlost++;
+}
+
+/* RAID-1/10: each wanted unit from another copy that reads and records no bad block there. */
+static int replace_from_copies(struct graid_array *a, struct array_replace *r, uint64_t off,
+			       uint32_t len, const struct bbl_cols *want, uint8_t *buf)
+{
+	const struct layout *l = &a->lay;
+	unsigned members[GRAID_MAX_MEMBERS], n;
+	uint64_t moff[GRAID_MAX_MEMBERS], arr;
+
+	if (layout_unmap(l, r->role, off, &arr)) {
+		memset(buf, 0, len); /* an odd RAID-10's unused slot: nothing to copy */
+		return 0;
+	}
+	n = layout_copies(l, arr, members, moff);
+	for (unsigned u = 0; u < len / BBL_UNIT; u++) {
+		bool got = false;
+
+		if (!bbl_cols_test(want, u))
+			continue;
+		for (unsigned k = 0; k < n && !got; k++) {
+			unsigned m = members[k];
+			uint64_t at = moff[k] + (uint64_t)u * BBL_UNIT;
+
+			if (m == r->role || !array_role_readable(a, m, at + BBL_UNIT) ||
+			    badblocks_overlap(a, m, at, BBL_UNIT))
+				continue;
+			got = replace_pio(a, &a->members[m], false, buf + (size_t)u * BBL_UNIT,
+					  BBL_UNIT, at) == 0;
+		}
+		if (!got) {
+			memset(buf + (size_t)u * BBL_UNIT, 0, BBL_UNIT);
+			replace_lost(r, off + (uint64_t)u * BBL_UNIT);
+		}
+	}
+	return 0;
+}
+
+/* RAID-5/6: the row's other chunks read whole, the wanted columns recovered. */
+static int replace_from_parity(struct graid_array *a, struct array_replace *r, uint64_t off,
+			       uint32_t len, const struct bbl_cols *want, uint8_t *buf)
+{
+	const struct layout *l = &a->lay;
+	const unsigned nroles = l->ndata + l->nparity;
+	const uint64_t row = off / l->chunk, base = row * l->chunk;
+	const unsigned first = (unsigned)((off - base) / BBL_UNIT);
+	struct bbl_cols era[GRAID_MAX_MEMBERS], lost = { { 0 } };
+	uint8_t *blk[GRAID_MAX_MEMBERS], *mem;
+	unsigned mine = layout_member_role(l, row, r->role);
+	int rc;
+
+	if (posix_memalign((void **)&mem, ARRAY_ALIGN, (size_t)nroles * l->chunk))
+		return -ENOMEM;
+	memset(era, 0, sizeof(era));
+	for (unsigned k = 0; k < nroles; k++) {
+		unsigned m = layout_role_member(l, row, k);
+
+		blk[k] = mem + (size_t)k * l->chunk;
+		if (k == mine) {
+			for (unsigned u = 0; u < len / BBL_UNIT; u++)
+				if (bbl_cols_test(want, u))
+					bbl_cols_set(&era[k], first + u);
+			continue;
+		}
+		if (!array_role_readable(a, m, base + l->chunk) ||
+		    replace_pio(a, &a->members[m], false, blk[k], l->chunk, base)) {
+			memset(era[k].w, 0xff, sizeof(era[k].w));
+			continue;
+		}
+		badblocks_cols(a, m, base, l->chunk, &era[k]);
+	}
+	rc = row_heal_parity(a, blk, era, &lost);
+	if (rc == 0)
+		for (unsigned u = 0; u < len / BBL_UNIT; u++) {
+			if (!bbl_cols_test(want, u))
+				continue;
+			if (bbl_cols_test(&lost, first + u)) {
+				memset(buf + (size_t)u * BBL_UNIT, 0, BBL_UNIT);
+				replace_lost(r, off + (uint64_t)u * BBL_UNIT);
+			} else {
+				memcpy(buf + (size_t)u * BBL_UNIT,
+				       blk[mine] + (size_t)(first + u) * BBL_UNIT, BBL_UNIT);
+			}
+		}
+	free(mem);
+	return rc;
+}
+
+int replace_from_redundancy(struct graid_array *a, struct array_replace *r, uint64_t off,
+			    uint32_t len, const struct bbl_cols *want, uint8_t *buf)
+{
+	if (a->lay.level == 1 || a->lay.level == 10)
+		return replace_from_copies(a, r, off, len, want, buf);
+	return replace_from_parity(a, r, off, len, want, buf);
+}
