@@ -8,6 +8,7 @@
 #define LIBGRAID_CORE_ARRAY_H
 
 #include <pthread.h>
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/types.h>
@@ -324,13 +325,16 @@ struct graid_array {
 	atomic_uint scrub_stop_gen;
 	/* graid_array_scrub() calls under way (the metrics' scrub state). */
 	atomic_uint scrubs_running;
-	/*
-	 * I/O statistics (array/io_stats.c): the callers' requests, counted as they complete;
-	 * GRAID_STATS_HISTOGRAMS and the MEMBER_SLOW limit, set by graid_array_set_stats_options.
-	 */
-	struct io_stats stats;
+	/* GRAID_STATS_HISTOGRAMS and the MEMBER_SLOW limit, set by graid_array_set_stats_options. */
 	atomic_uint stats_flags;
 	atomic_uint_fast64_t slow_ns;
+	/*
+	 * I/O statistics (array/io_stats.c): the callers' requests, counted as they complete,
+	 * by every thread. Lines of their own: the fields read on each I/O (closing, the I/O
+	 * timeout, the rebuild's rates) would otherwise share a line with these adds and be
+	 * fetched again after every request of another thread.
+	 */
+	alignas(64) struct io_stats stats;
 	/* The array's worker (jobs/worker.c): started once; worker_cond signalled under meta_lock. */
 	pthread_t worker_thread;
 	bool worker_started;
