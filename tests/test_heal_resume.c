@@ -79,6 +79,29 @@ Test(heal_resume, a_killed_rebuild_resumes_from_its_checkpoint, .timeout = 300)
 	cr_assert_eq(graid_array_rebuild(a, heal_progress_cb, &prog), 0);
 	cr_assert_lt(prog.total, 4u << 20, "resumed rebuild redid %llu bytes of 4 MiB",
 		     (unsigned long long)prog.total);
+	{
+		/*
+		 * Its progress events count percent of the whole role, as a resumed scrub's:
+		 * the first step past the checkpoint, not 10 % of what was left; 100 last.
+		 */
+		static struct graid_event ev[256];
+		uint64_t last;
+		int n = graid_array_events(a, 0, ev, 256, &last);
+		unsigned first = 0, prev = 0;
+
+		cr_assert_geq(n, 0);
+		for (int i = 0; i < n; i++) {
+			if (ev[i].type != GRAID_EVENT_REBUILD_PROGRESS)
+				continue;
+			if (!first)
+				first = (unsigned)ev[i].count;
+			cr_assert_gt(ev[i].count, prev, "progress went back to %llu%%",
+				     (unsigned long long)ev[i].count);
+			prev = (unsigned)ev[i].count;
+		}
+		cr_assert_gt(first, 10, "a resumed rebuild's first step is %u%%", first);
+		cr_assert_eq(prev, 100);
+	}
 	cr_assert_eq(graid_array_fail_member(a, 0), 0);
 	heal_verify(a, info.size, NULL, 9, "after a resumed rebuild");
 	graid_array_close(a);

@@ -753,3 +753,51 @@ Test(replace_keep, a_block_no_device_can_give_costs_only_that_block, .timeout = 
 	free(buf);
 	au_remove(&s);
 }
+
+/* The percents of the REBUILD_PROGRESS events of one role, in order. */
+struct rk_progress {
+	unsigned pct[128];
+	unsigned n;
+	int member;
+};
+
+static void rk_progress_cb(void *arg, const struct graid_event *ev)
+{
+	struct rk_progress *p = arg;
+
+	if (ev->type != GRAID_EVENT_REBUILD_PROGRESS || p->n >= 128)
+		return;
+	p->member = ev->member;
+	p->pct[p->n++] = (unsigned)ev->count;
+}
+
+/* Its progress events at the step graid_event_options set, ending at 100; none at 0. */
+Test(replace_keep, progress_follows_the_event_options, .timeout = 120)
+{
+	struct graid_event_options eo = { .struct_size = sizeof(eo), .progress_percent = 30 };
+	static struct rk_progress p;
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+
+	a = rk_raid6(&s, NULL, &size);
+	cr_assert_eq(graid_array_set_event_options(a, &eo), 0);
+	cr_assert_eq(graid_array_set_event_callback(a, rk_progress_cb, &p), 0);
+	cr_assert_eq(graid_array_replace_start(a, 2, heal_new_member(&s, "new"),
+					       GRAID_REPLACE_WAIT), 0);
+	cr_assert_eq(p.n, 4, "%u progress events", p.n);
+	cr_expect_eq(p.pct[0], 30);
+	cr_expect_eq(p.pct[1], 60);
+	cr_expect_eq(p.pct[2], 90);
+	cr_expect_eq(p.pct[3], 100);
+	cr_expect_eq(p.member, 2);
+	/* No progress events at all. */
+	eo.progress_percent = 0;
+	cr_assert_eq(graid_array_set_event_options(a, &eo), 0);
+	p.n = 0;
+	cr_assert_eq(graid_array_replace_start(a, 3, heal_new_member(&s, "newer"),
+					       GRAID_REPLACE_WAIT), 0);
+	cr_expect_eq(p.n, 0, "%u progress events with progress_percent 0", p.n);
+	graid_array_close(a);
+	au_remove(&s);
+}

@@ -13,6 +13,8 @@
 #include "arrayutil.h"
 #include "testutil.h"
 #include "array/stats_count.h"
+#include "common/internal.h"
+#include "member/member_io.h"
 
 #define ST_CHUNK 4096u
 #define ST_MEMBER_BYTES (4u << 20)
@@ -391,4 +393,55 @@ Test(stats, bucket_of_a_latency)
 	cr_expect_eq(io_stats_bucket((1ull << 40) - 1), 30);
 	cr_expect_eq(io_stats_bucket(1ull << 40), 31);
 	cr_expect_eq(io_stats_bucket(UINT64_MAX), 31);
+}
+
+/*
+ * Two threads past the limit at once: the one whose clock reading is older than the
+ * winner's (stored in slow_sent_ns) is inside the interval, sends nothing and leaves the
+ * winner's time as it was.
+ */
+Test(stats, member_slow_older_clock_than_the_sender)
+{
+	struct au_set s;
+	struct graid_array *a = st_open(&s, 3, 5, NULL, 0);
+	_Atomic uint64_t *sent = &a->members[1].role.slow_sent_ns;
+	uint64_t slow = atomic_load(&a->slow_ns), winner;
+
+	/* The winner read its clock after ours will: a second from now. */
+	winner = graid__now_ns() + 1000000000ull;
+	atomic_store(sent, winner);
+	cr_expect_eq(stats_member(a, 1, GRAID_IO_READ, 4096, false, graid__now_ns() - 2 * slow), 0,
+		     "a second MEMBER_SLOW inside the interval");
+	cr_expect_eq(atomic_load(sent), winner, "the last sender's time moved back");
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}
+
+/*
+ * An I/O of the device a role had before a takeover ends after it: it is not the new
+ * device's I/O to count, nor its MEMBER_SLOW (member_io_done, as the completion calls it).
+ */
+Test(stats, late_io_of_a_replaced_device_is_not_counted)
+{
+	struct au_set s;
+	struct graid_array *a = st_open(&s, 3, 5, NULL, 0);
+	struct member_io_fault mf = { 0 };
+	uint64_t slow = atomic_load(&a->slow_ns);
+	struct graid_io_stats before = st_get(a, 1), after;
+
+	mf.start_ns = graid__now_ns() - 2 * slow;
+	mf.fd = a->members[1].dev.fd + 1000; /* a descriptor the role no longer has */
+	cr_assert_eq(member_io_done(a, 1, false, 4096, &mf, 4096), 4096);
+	cr_expect_eq(mf.slow_ms, 0, "MEMBER_SLOW blames the new device");
+	after = st_get(a, 1);
+	cr_expect_eq(after.io[GRAID_IO_READ].ops, before.io[GRAID_IO_READ].ops,
+		     "the old device's read counted as the new one's");
+	/* The role's own device: counted, and slow. */
+	mf.fd = a->members[1].dev.fd;
+	cr_assert_eq(member_io_done(a, 1, false, 4096, &mf, 4096), 4096);
+	cr_expect_gt(mf.slow_ms, 0);
+	after = st_get(a, 1);
+	cr_expect_eq(after.io[GRAID_IO_READ].ops, before.io[GRAID_IO_READ].ops + 1);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
 }

@@ -1028,7 +1028,9 @@ struct graid_io_stats {
  * @param member -1: the array's own I/O, as its callers asked it (synchronous calls and
  *   queues; a request that was refused before it started is not counted); 0 ..
  *   nmembers - 1: the device in that role (its share of the callers' I/O and the jobs':
- *   rebuild, scrub, resync; not superblocks and logs); nmembers + k: the k-th hot spare.
+ *   rebuild, scrub, resync; the write-hole journal's records the I/O path writes; not
+ *   superblocks, the write-intent bitmap, the live-data map nor the bad-block log: see
+ *   docs/STATS.md); nmembers + k: the k-th hot spare.
  *   A role that gets another device counts from zero again.
  * @param out filled up to its struct_size when 0 is returned.
  * @return 0; -EINVAL NULL arguments, struct_size smaller than up to @c io, or @p member
@@ -1478,7 +1480,11 @@ enum graid_event_type {
 	GRAID_EVENT_REBUILD_STARTED = 3, /**< a member is being rebuilt (replaced or a spare) */
 	GRAID_EVENT_REBUILD_DONE = 4,    /**< a rebuilt member is in sync and serving reads */
 	GRAID_EVENT_SCRUB_MISMATCH = 5,  /**< a scrub found a stripe inconsistent */
-	GRAID_EVENT_RESYNC_DONE = 6,     /**< dirty regions were resynchronised after a crash */
+	GRAID_EVENT_RESYNC_DONE = 6,     /**< a resync of dirty regions ended (every
+					      RESYNC_STARTED gets one): error 0, or why it
+					      failed (-ENOMEM, -EIO, -ESTALE, ...: the regions
+					      not reached stay marked for the next open); count:
+					      stripes resynchronised */
 	GRAID_EVENT_MEMBER_UNREACHABLE = 7, /**< a fabric member lost every live controller
 					       while one reconnects: out of I/O, not failed */
 	GRAID_EVENT_MEMBER_RETURNED = 8, /**< an unreachable member's controller is live again:
@@ -1511,16 +1517,25 @@ enum graid_event_type {
 					      has: sent when the number of roles out (failed,
 					      missing, unreachable, rebuilding) rises, and at open
 					      when it opens so; member: the role that went out, or
-					      -1 at open; count: roles out now */
+					      -1 at open; count: roles out now. Not sent once the
+					      array failed (ARRAY_FAILED is its state), nor by a
+					      read-only handle, which records no role out */
 	GRAID_EVENT_OPTIMAL = 15,        /**< every role is in sync again (after DEGRADED) */
-	GRAID_EVENT_REBUILD_PROGRESS = 16, /**< a rebuild or catch-up passed another step
-					      (graid_event_options); member: its first role;
-					      count: percent done */
+	GRAID_EVENT_REBUILD_PROGRESS = 16, /**< a rebuild, catch-up or replace in service
+					      passed another step (graid_event_options), 100
+					      last even where the step does not divide 100;
+					      member: its first role (a replace: its role);
+					      count: percent done of the pass (a role taken
+					      during a pass is rebuilt in another, which counts
+					      from its first step again; a resumed rebuild counts
+					      the rows done before the resume) */
 	GRAID_EVENT_REBUILD_STOPPED = 17, /**< a rebuild ended before its roles were in sync:
 					       error says why (-EIO, -ECANCELED at close, ...);
 					       member: its first role */
 	GRAID_EVENT_SCRUB_STARTED = 18,  /**< a scrub began (or resumed) */
-	GRAID_EVENT_SCRUB_PROGRESS = 19, /**< a scrub passed another step; count: percent */
+	GRAID_EVENT_SCRUB_PROGRESS = 19, /**< a scrub passed another step, 100 last; count:
+					      percent (of the whole array: a resumed scrub starts
+					      past 0) */
 	GRAID_EVENT_SCRUB_DONE = 20,     /**< a scrub ended; error: 0, -ECANCELED (stopped),
 					      or why it failed; count: stripes found inconsistent */
 	GRAID_EVENT_RESYNC_STARTED = 21, /**< a resync of dirty regions after an unclean close

@@ -68,10 +68,15 @@ static bool stats_slow_due(struct graid_array *a, unsigned member, uint64_t late
 	struct member_role *r = &a->members[member].role;
 	uint64_t last = atomic_load_explicit(&r->slow_sent_ns, memory_order_relaxed);
 
-	if (last && now - last < stats_slow_every())
-		return false;
-	if (!atomic_compare_exchange_strong(&r->slow_sent_ns, &last, now))
-		return false;
+	/*
+	 * Signed: a thread whose clock reading is older than the last sender's is inside the
+	 * interval (unsigned, now - last would wrap and send again). A lost exchange looks again
+	 * at what the winner stored.
+	 */
+	do {
+		if (last && (int64_t)(now - last) < (int64_t)stats_slow_every())
+			return false;
+	} while (!atomic_compare_exchange_weak(&r->slow_sent_ns, &last, now));
 	graid__log(GRAID_LOG_WARNING, "member %u (%s): an I/O took %llu ms (slow limit %llu ms)",
 		   member, a->members[member].dev.path,
 		   (unsigned long long)(latency_ns / 1000000u),

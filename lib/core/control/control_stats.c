@@ -93,15 +93,15 @@ int control_op_stats(struct graid_array *a, struct json_object *req, struct json
 
 	/* "histograms": turn them on or off first (graidctl iostat -w), the slow limit kept. */
 	if (json_object_object_get_ex(req, "histograms", &h)) {
-		unsigned flags = atomic_load(&a->stats_flags);
-
 		if (!json_object_is_type(h, json_type_boolean)) {
 			snprintf(why, size, "stats: \"histograms\" must be true or false");
 			return -EINVAL;
 		}
-		flags = json_object_get_boolean(h) ? flags | GRAID_STATS_HISTOGRAMS
-						   : flags & ~GRAID_STATS_HISTOGRAMS;
-		atomic_store(&a->stats_flags, flags);
+		/* One atomic step: graid_array_set_stats_options() may set the flags meanwhile. */
+		if (json_object_get_boolean(h))
+			atomic_fetch_or(&a->stats_flags, GRAID_STATS_HISTOGRAMS);
+		else
+			atomic_fetch_and(&a->stats_flags, ~(unsigned)GRAID_STATS_HISTOGRAMS);
 	}
 	o = control_stats_json(a);
 	if (!o) {

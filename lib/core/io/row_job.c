@@ -14,12 +14,20 @@ unsigned row_job_rows(const struct graid_array *a, size_t budget)
 	return rows < 1 ? 1 : rows > ROW_JOB_ROWS_MAX ? ROW_JOB_ROWS_MAX : (unsigned)rows;
 }
 
+#if GRAID_FAULT_INJECTION
+bool graid__test_row_bufs_fail;
+#endif
+
 int row_bufs_alloc(struct row_bufs *b, const struct graid_array *a, unsigned rows,
 		   bool with_ptrs)
 {
 	size_t n = (size_t)rows * a->nmembers;
 
 	memset(b, 0, sizeof(*b));
+#if GRAID_FAULT_INJECTION
+	if (graid__test_row_bufs_fail)
+		return -ENOMEM;
+#endif
 	if (rows < 1 || rows > ROW_JOB_ROWS_MAX)
 		return -EINVAL;
 	b->rows_max = rows;

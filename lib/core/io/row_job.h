@@ -34,4 +34,9 @@ int row_bufs_alloc(struct row_bufs *b, const struct graid_array *a, unsigned row
 		   bool with_ptrs);
 void row_bufs_free(struct row_bufs *b);
 
+#if GRAID_FAULT_INJECTION
+/* Test seam, false in use: row_bufs_alloc() answers -ENOMEM, as with no memory left. */
+extern bool graid__test_row_bufs_fail;
+#endif
+
 #endif /* LIBGRAID_CORE_ROW_JOB_H */

@@ -36,8 +36,8 @@ static bool rebuild_target_taken_over(struct rebuild_ctx *c)
  * whether another pass is due: false only when the pass found nothing to rebuild (spares
  * may take over, or a target be swapped, while a pass runs).
  */
-static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_progress_fn fn,
-			void *arg, bool *again)
+static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, struct job_progress *prog,
+			bool *again)
 {
 	const struct layout *l = &a->lay;
 	uint64_t start = l->nstripes;
@@ -65,8 +65,8 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 	*again = c->ntarget > 0;
 	if (!*again)
 		return 0;
-	c->fn = fn;
-	c->arg = arg;
+	c->fn = job_progress_fn;
+	c->arg = prog;
 	c->done = c->skipped = 0;
 	rebuild_note_totals(c, start);
 	c->total = (l->nstripes - start) * l->chunk * c->ntarget;
@@ -77,8 +77,9 @@ static int rebuild_pass(struct graid_array *a, struct rebuild_ctx *c, graid_prog
 	graid__log(GRAID_LOG_NOTICE, "%s of %u member(s) from row %llu of %llu",
 		   c->catchup_only ? "catch-up (regions the bitmap marks)" : "rebuild", c->ntarget,
 		   (unsigned long long)start, (unsigned long long)l->nstripes);
-	if (fn)
-		fn(arg, c->reported, c->reported + c->total);
+	/* Events count this pass's roles from 0 %, rows done before a resume included. */
+	job_progress_pass(prog, c->reported, start * l->chunk * c->ntarget);
+	job_progress_fn(prog, c->reported, c->reported + c->total);
 	/* A ring per pass: a member that joined since may need NVMe passthrough entries. */
 	rc = mbatch_open(&c->mb, a);
 	c->mb.keep_read_errors = true; /* a survivor's bad sector costs a block, not the member */
@@ -138,6 +139,7 @@ GRAID_API int graid_array_rebuild(struct graid_array *a, graid_progress_fn fn, v
 {
 	struct rebuild_ctx *c;
 	struct job_progress prog;
+	bool ran;
 	int rc = 0;
 
 	if (!a)
@@ -157,14 +159,15 @@ GRAID_API int graid_array_rebuild(struct graid_array *a, graid_progress_fn fn, v
 	c->ptrs = malloc((size_t)c->rows_max * a->nmembers * sizeof(*c->ptrs));
 	if (!c->ptrs)
 		rc = -ENOMEM;
-	/* Each step's event once over all passes, the caller's callback called as before. */
+	/* Each pass's steps once (docs/OPERATIONS.md), the caller's callback over them all. */
 	job_progress_init(&prog, a, GRAID_EVENT_REBUILD_PROGRESS, fn, arg);
 	/* Spares may take over while a pass runs: pass again until nothing is left. */
 	for (bool again = true; rc == 0 && again;)
-		rc = rebuild_pass(a, c, job_progress_fn, &prog, &again);
+		rc = rebuild_pass(a, c, &prog, &again);
 	pthread_mutex_unlock(&a->rebuild_lock);
+	ran = c->ntarget > 0; /* a pass began on some role: its STOPPED is due */
 	rebuild_free(c);
-	if (rc)
+	if (rc && ran)
 		array_event_rebuild_stopped(a, rc);
 	return rc;
 }

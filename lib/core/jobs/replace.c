@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "io/stripe_set.h"
+#include "jobs/job_progress.h"
 #include "jobs/jobs.h"
 #include "jobs/replace.h"
 #include "member/member.h"
@@ -113,8 +114,9 @@ static int replace_copy(struct graid_array *a, struct array_replace *r)
 	const struct layout *l = &a->lay;
 	const unsigned per = REPLACE_BATCH_BYTES / l->chunk ? REPLACE_BATCH_BYTES / l->chunk : 1;
 	const uint64_t t0 = graid__now_ns();
+	const uint64_t total = l->nstripes * l->chunk;
 	struct stripe_set *set = malloc(sizeof(*set));
-	unsigned step = 0;
+	struct job_progress prog;
 	uint8_t *buf = NULL;
 	int rc = 0;
 
@@ -122,6 +124,9 @@ static int replace_copy(struct graid_array *a, struct array_replace *r)
 		free(set);
 		return -ENOMEM;
 	}
+	/* The role stays ACTIVE: the events name it, not the first role REBUILDING. */
+	job_progress_init(&prog, a, GRAID_EVENT_REBUILD_PROGRESS, NULL, NULL);
+	prog.member = (int)r->role;
 	for (uint64_t row = 0; row < l->nstripes && rc == 0; row += per) {
 		unsigned n = l->nstripes - row < per ? (unsigned)(l->nstripes - row) : per;
 
@@ -150,12 +155,7 @@ static int replace_copy(struct graid_array *a, struct array_replace *r)
 		if (rc)
 			break;
 		atomic_store(&r->done, (row + n) * l->chunk);
-		if ((row + n) * 10 / l->nstripes > step) {
-			step = (unsigned)((row + n) * 10 / l->nstripes);
-			if (step < 10)
-				array_event(a, GRAID_EVENT_REBUILD_PROGRESS, (int)r->role, 0, 0,
-					    step * 10);
-		}
+		job_progress_note(&prog, (row + n) * l->chunk, total);
 		replace_pace(a, r, t0, (row + n) * l->chunk);
 	}
 	free(buf);
@@ -391,7 +391,8 @@ void replace_auto(struct graid_array *a, unsigned role)
 {
 	struct array_replace *r;
 
-	if (a->nspares == 0 || array_foreign(a) ||
+	/* Closing: replace_stop() may have passed already, and nothing would join the copy. */
+	if (a->nspares == 0 || array_foreign(a) || atomic_load(&a->closing) ||
 	    atomic_load(&a->members[role].state) != GRAID_MEMBER_ACTIVE)
 		return;
 	graid__log(GRAID_LOG_NOTICE, "member %u: drive health critical: replacing it with a hot "
@@ -460,16 +461,18 @@ void replace_free(struct graid_array *a)
 
 int replace_progress(struct graid_array *a, unsigned role, struct graid_member_info *i)
 {
-	struct array_replace *r;
+	/*
+	 * No meta_lock: event callbacks, sent with it held, may call graid_array_member_info().
+	 * A replace is freed only at close; role, total and the path are set before it is
+	 * published and never change; done and finished are atomics.
+	 */
+	struct array_replace *r = atomic_load(&a->replace);
 
-	pthread_mutex_lock(&a->meta_lock);
-	r = a->replace;
-	if (r && !r->finished && r->role == role) {
+	if (r && !atomic_load(&r->finished) && r->role == role) {
 		i->replacing = 1;
 		snprintf(i->replace_path, sizeof(i->replace_path), "%s", r->dev.dev.path);
 		i->replace_done = atomic_load(&r->done);
 		i->replace_total = r->total;
 	}
-	pthread_mutex_unlock(&a->meta_lock);
 	return 0;
 }

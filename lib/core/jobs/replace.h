@@ -30,7 +30,7 @@ void replace_auto(struct graid_array *a, unsigned role);
 void replace_stop(struct graid_array *a);
 /* The end of the handle: stop, and free every replace it made (array_free). */
 void replace_free(struct graid_array *a);
-/* The replace fields of graid_array_member_info() for role @p role. 0. */
+/* The replace fields of graid_array_member_info() for role @p role, without a lock. 0. */
 int replace_progress(struct graid_array *a, unsigned role, struct graid_member_info *i);
 
 #endif

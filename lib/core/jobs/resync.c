@@ -346,8 +346,10 @@ int array_resync(struct graid_array *a)
 	bitmap_resync_pending(a, 0);
 	array_event(a, GRAID_EVENT_RESYNC_STARTED, -1, 0, 0, bitmap_dirty_regions(a));
 	rc = row_bufs_alloc(&c.buf, a, row_job_rows(a, RESYNC_BATCH_BYTES), true);
-	if (rc)
+	if (rc) {
+		array_event(a, GRAID_EVENT_RESYNC_DONE, -1, rc, 0, 0); /* every STARTED ends */
 		return rc;
+	}
 	/* Most opens find nothing dirty: no ring for them. */
 	if (rc == 0 && bitmap_dirty_regions(a))
 		rc = mbatch_open(&c.mb, a);
@@ -383,6 +385,7 @@ int array_resync(struct graid_array *a)
 	row_bad_free(&c.bad);
 	if (rc) {
 		graid__log(GRAID_LOG_ERR, "resync failed: %s", graid_strerror(rc));
+		array_event(a, GRAID_EVENT_RESYNC_DONE, -1, rc, 0, c.done);
 		return rc;
 	}
 	if (c.skipped)

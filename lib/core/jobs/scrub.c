@@ -494,8 +494,10 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 	array_event(a, GRAID_EVENT_SCRUB_STARTED, -1, 0, 0, 0);
 	/* Mirrors compare one row at a time. */
 	rc = row_bufs_alloc(&c.buf, a, l->nparity ? row_job_rows(a, SCRUB_BATCH_BYTES) : 1, true);
-	if (rc)
+	if (rc) {
+		array_event(a, GRAID_EVENT_SCRUB_DONE, -1, rc, 0, 0); /* every STARTED ends */
 		return rc;
+	}
 	atomic_fetch_add(&a->scrubs_running, 1);
 	c.verdict = malloc(c.buf.rows_max * sizeof(*c.verdict));
 	if (!c.verdict)

@@ -388,6 +388,12 @@ int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t 
 		   struct member_io_fault *mf, int res)
 {
 	struct member *m = &a->members[member];
+	/*
+	 * Issued on the device the role has now: an I/O of a device replaced since (a spare or
+	 * a replacement took the role and its counters started afresh) is not the new one's to
+	 * count, nor its MEMBER_SLOW. fd changes in one store (role_install).
+	 */
+	const bool ours = mf->fd == m->dev.fd;
 
 	mf->slow_ms = 0;
 	if (mf->stale)
@@ -400,10 +406,13 @@ int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t 
 	 * which only extends a file whose holes then read as zeroes): the member goes out.
 	 */
 	if (res != (int)len) {
-		mf->slow_ms = stats_member(a, member, write ? GRAID_IO_WRITE : GRAID_IO_READ, 0,
-					   true, mf->start_ns);
+		if (ours)
+			mf->slow_ms = stats_member(a, member, write ? GRAID_IO_WRITE : GRAID_IO_READ,
+						   0, true, mf->start_ns);
 		return res < 0 ? res : -ENXIO;
 	}
+	if (!ours)
+		return res;
 	mf->slow_ms = stats_member(a, member, write ? GRAID_IO_WRITE : GRAID_IO_READ, len, false,
 				   mf->start_ns);
 	atomic_fetch_add_explicit(write ? &m->role.writes : &m->role.reads, 1, memory_order_relaxed);

@@ -31,9 +31,14 @@ struct array_replace {
 	atomic_bool failed;            /* a write to the new device failed */
 	atomic_bool stop;              /* close, or a cancel: stop at the next batch */
 	atomic_uint_fast64_t done;     /* data-area bytes of the role in sync on the new device */
-	uint64_t total;
+	uint64_t total;                /* set before the replace is published, never changed */
 	int error;                     /* how it ended (0 swapped) */
-	bool finished;                 /* under meta_lock: ended; the thread may still return */
+	/*
+	 * Ended; the thread may still return. Set under meta_lock; atomic so that
+	 * graid_array_member_info() reads it without the lock (an event callback may call it
+	 * from a thread that holds meta_lock).
+	 */
+	atomic_bool finished;
 	pthread_t thread;
 	bool thread_started;           /* under meta_lock: to be joined */
 	atomic_bool thread_exited;     /* it has returned (or is about to, holding no lock) */

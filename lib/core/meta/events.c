@@ -77,12 +77,16 @@ static bool event_moves_roles(int type)
 	       type == GRAID_EVENT_REBUILD_DONE;
 }
 
-/* DEGRADED when more roles are out than at the last reckoning, OPTIMAL when none is. */
+/*
+ * DEGRADED when more roles are out than at the last reckoning (the array not failed),
+ * OPTIMAL when none is.
+ */
 static void event_reckon(struct graid_array *a, int member)
 {
 	unsigned out = event_roles_out(a);
 
-	if (out > a->event.out)
+	/* A failed array is not degraded: ARRAY_FAILED stays the last state a consumer saw. */
+	if (out > a->event.out && !atomic_load(&a->broken))
 		event_send(a, GRAID_EVENT_DEGRADED, member, 0, 0, out);
 	else if (out == 0 && a->event.out)
 		event_send(a, GRAID_EVENT_OPTIMAL, -1, 0, 0, 0);
