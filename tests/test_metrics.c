@@ -454,6 +454,22 @@ Test(metrics, io_counts_and_latency_histograms, .timeout = 60)
 	cr_assert_null(strstr(t, "graid_io_latency_seconds_count{array=\"io\",kind=\"write\"}"));
 	/* Each read is one 4 KiB read of one member: the members' reads grew by 8. */
 	cr_assert_eq(member_reads(t, &s) - reads_before, 8, "%s", t);
+	double sum = value(t, "graid_io_latency_seconds_sum{array=\"io\",kind=\"read\"}");
+	free(t);
+	/*
+	 * Off again, more reads: the histogram is what it was, _sum included (a counter never
+	 * goes down, and it is the sum of the 8 reads the buckets hold, not of all reads).
+	 */
+	so.flags = 0;
+	cr_assert_eq(graid_array_set_stats_options(a, &so), 0);
+	for (int i = 0; i < 8; i++)
+		cr_assert_eq(graid_array_read(a, buf, 4096, (uint64_t)i * 4096), 4096);
+	t = render(&a, names, 1, 0, &rc);
+	cr_assert_eq(rc, 0);
+	cr_assert_eq(value(t, "graid_io_ops_total{array=\"io\",kind=\"read\"}"), 16);
+	cr_assert_eq(value(t, "graid_io_latency_seconds_count{array=\"io\",kind=\"read\"}"), 8);
+	cr_assert_eq(value(t, "graid_io_latency_seconds_sum{array=\"io\",kind=\"read\"}"), sum,
+		     "%s", t);
 	free(t);
 	free(buf);
 	cr_assert_eq(graid_array_close(a), 0);
@@ -505,6 +521,53 @@ Test(metrics, a_replace_in_service_shows_its_copy, .timeout = 120)
 	snprintf(series, sizeof(series), "graid_member_replacing{array=\"k\",member=\"0\","
 		 "device=\"%s\"}", s.path[0]);
 	cr_assert_eq(value(t, series), 0, "%s", t);
+	free(t);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}
+
+/* Whether @p t is well-formed UTF-8 throughout (what a Prometheus parser asks of the text). */
+static bool utf8_valid(const char *t)
+{
+	const unsigned char *p = (const unsigned char *)t;
+
+	while (*p) {
+		unsigned n = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 :
+			     (*p & 0xf8) == 0xf0 ? 4 : 0;
+
+		if (!n || (n == 2 && *p < 0xc2))
+			return false;
+		for (unsigned i = 1; i < n; i++)
+			if ((p[i] & 0xc0) != 0x80)
+				return false;
+		p += n;
+	}
+	return true;
+}
+
+Test(metrics, a_device_path_of_invalid_utf8_keeps_the_text_valid, .timeout = 60)
+{
+	const char *names[1] = { "odd" };
+	struct graid_array *a;
+	struct au_set s;
+	char odd[320], series[768], *t;
+	int rc;
+
+	au_make(&s, 2, 8u << 20);
+	/* A Latin-1 'e-acute' (not UTF-8), a lone continuation byte, and a real UTF-8 one. */
+	snprintf(odd, sizeof(odd), "%s-caf\xe9-\x80-\xc3\xa9", s.path[1]);
+	cr_assert_lt(strlen(odd), sizeof(s.path[1]));
+	cr_assert_eq(rename(s.path[1], odd), 0);
+	snprintf(series, sizeof(series), "graid_member_state{array=\"odd\",member=\"1\","
+		 "device=\"%s-caf\xef\xbf\xbd-\xef\xbf\xbd-\xc3\xa9\",state=\"active\"}",
+		 s.path[1]);
+	memcpy(s.path[1], odd, strlen(odd) + 1);
+	cr_assert_eq(au_create(&s, 2, 1, 65536, &a), 0);
+	t = render(&a, names, 1, 0, &rc);
+	cr_assert_eq(rc, 0);
+	cr_assert(utf8_valid(t), "the exposition holds bytes that are not UTF-8");
+	/* Each bad byte is U+FFFD; the well-formed sequence stays as it was. */
+	cr_assert_eq(value(t, series), 1, "%s in:\n%s", series, t);
 	free(t);
 	cr_assert_eq(graid_array_close(a), 0);
 	au_remove(&s);

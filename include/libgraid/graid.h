@@ -1005,6 +1005,13 @@ struct graid_io_counts {
 	uint64_t errors;         /**< I/Os that failed */
 	uint64_t latency_ns_sum; /**< the sum of every I/O's latency, nanoseconds */
 	/**
+	 * The sum of the latencies, nanoseconds, of the I/Os counted in @c latency (those that
+	 * completed while ::GRAID_STATS_HISTOGRAMS was on): with their count, the mean of the
+	 * histogram's I/Os. Like every counter here it never goes down while the role keeps
+	 * its device, histograms on or off.
+	 */
+	uint64_t latency_hist_ns_sum;
+	/**
 	 * With ::GRAID_STATS_HISTOGRAMS on: I/Os that completed in [2^(i+9), 2^(i+10)) ns;
 	 * latency[0] also everything faster, latency[31] everything slower. Counted only while
 	 * histograms are on, so they sum to @c ops only if they were on all along.
