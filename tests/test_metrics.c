@@ -91,6 +91,7 @@ Test(metrics, two_arrays_one_family_each_and_a_failed_member, .timeout = 60)
 	cr_assert_eq(value(t, "graid_state{array=\"first\",state=\"degraded\"}"), 1);
 	cr_assert_eq(value(t, "graid_state{array=\"first\",state=\"active\"}"), 0);
 	cr_assert_eq(value(t, "graid_degraded{array=\"first\"}"), 1);
+	cr_assert_eq(value(t, "graid_served{array=\"first\"}"), 1, "a handle that may write");
 	snprintf(series, sizeof(series), "graid_member_state{array=\"first\",member=\"2\","
 		 "device=\"%s\",state=\"failed\"}", s0.path[2]);
 	cr_assert_eq(value(t, series), 1, "%s in:\n%s", series, t);
@@ -568,6 +569,28 @@ Test(metrics, a_device_path_of_invalid_utf8_keeps_the_text_valid, .timeout = 60)
 	cr_assert(utf8_valid(t), "the exposition holds bytes that are not UTF-8");
 	/* Each bad byte is U+FFFD; the well-formed sequence stays as it was. */
 	cr_assert_eq(value(t, series), 1, "%s in:\n%s", series, t);
+	free(t);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}
+
+Test(metrics, a_read_only_look_is_not_served, .timeout = 60)
+{
+	struct graid_open_options ro = { .struct_size = sizeof(ro),
+					 .flags = GRAID_OPEN_READ_ONLY };
+	const char *names[1] = { "look" };
+	struct graid_array *a;
+	struct au_set s;
+	char *t;
+	int rc;
+
+	au_make(&s, 3, 8u << 20);
+	cr_assert_eq(au_create(&s, 3, 5, 65536, &a), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, 3, &ro, &a), 0);
+	t = render(&a, names, 1, 0, &rc);
+	cr_assert_eq(rc, 0);
+	cr_assert_eq(value(t, "graid_served{array=\"look\"}"), 0, "%s", t);
 	free(t);
 	cr_assert_eq(graid_array_close(a), 0);
 	au_remove(&s);

@@ -46,6 +46,10 @@ port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0));
 
 promtool check rules "$RULES" >out 2>&1 && ok "promtool check rules: the example rules" ||
 	{ bad "promtool check rules"; sed 's/^/     /' out; }
+# Their unit tests, beside them: the stall alerts on series of a stalled rebuild and replace.
+promtool test rules "${RULES%.yml}.test.yml" >out 2>&1 &&
+	ok "promtool test rules: the example rules' tests" ||
+	{ bad "promtool test rules"; sed 's/^/     /' out; }
 
 [ -n "$P" ] && [ -f "$P" ] || need "the nbdkit plugin was not built (no nbdkit-plugin-dev)"
 [ -z "${GRAID_SANITIZED:-}" ] || { echo "SKIP: sanitizer build: nbdkit cannot load an ASan-instrumented plugin"; exit 77; }
@@ -122,6 +126,10 @@ grep -q 'level="5",engine="isal"\|level="5",engine="[a-z]*"' graid.prom &&
 	! grep -q 'level="5",engine="ref"' graid.prom &&
 	ok "the served array came from its holder (its engine, not the look's)" ||
 	{ bad "the served array was not asked through its holder"; grep graid_array_info graid.prom; }
+[ "$(grep -c '^graid_served{.*} 1$' graid.prom)" = 1 ] &&
+	[ "$(grep -c '^graid_served{.*} 0$' graid.prom)" = 1 ] &&
+	ok "graid_served: 1 for the held array, 0 for the look" ||
+	{ bad "graid_served"; grep '^graid_served' graid.prom; }
 ls -a | grep -q '^\.graid\.prom\.' && bad "a temporary file was left" || ok "no temporary file left"
 
 # A real Prometheus: scrape every second, evaluate the example rules every second.

@@ -174,6 +174,11 @@ static void f_used(FILE *o, const char *name, const struct metrics_snap *s)
 	array_u(o, name, s, s->info.used_bytes);
 }
 
+static void f_served(FILE *o, const char *name, const struct metrics_snap *s)
+{
+	array_u(o, name, s, s->served);
+}
+
 static void f_unclean(FILE *o, const char *name, const struct metrics_snap *s)
 {
 	array_u(o, name, s, s->info.unclean != 0);
@@ -385,6 +390,8 @@ static const struct family families[] = {
 	{ "graid_size_bytes", "gauge", "Usable bytes of the array.", f_size, false },
 	{ "graid_used_bytes", "gauge", "Bytes of the array in regions written since create.",
 	  f_used, false },
+	{ "graid_served", "gauge", "1 when a holder that may write rendered the array (its jobs "
+	  "can run), 0 for a read-only look (what the superblocks record).", f_served, false },
 	{ "graid_unclean", "gauge", "1 while the array was not closed cleanly and its resync has "
 	  "not run (or runs).", f_unclean, false },
 	{ "graid_resync_regions", "gauge", "Write-intent bitmap regions a resync reads.",

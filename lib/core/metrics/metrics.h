@@ -27,6 +27,7 @@ struct metrics_snap {
 	unsigned nall;           /* roles and spares in m */
 	struct metrics_member *m;
 	bool broken;             /* more roles out than the level survives */
+	bool served;             /* a handle that may write (a holder), not a read-only look */
 	uint64_t event_seq;      /* the handle's last event number; 0 none yet */
 	unsigned scrubs;         /* graid_array_scrub() calls under way on the handle */
 	double scrub_ratio;      /* how far an unfinished scrub's checkpoint is, 0 .. 1 */

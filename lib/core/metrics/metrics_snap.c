@@ -81,6 +81,7 @@ int metrics_snap_take(struct metrics_snap *s, struct graid_array *a, unsigned fl
 	if (rc)
 		return rc;
 	s->broken = atomic_load(&h->broken);
+	s->served = !h->read_only;
 	pthread_mutex_lock(&h->event_ring.lock);
 	s->event_seq = h->event_ring.last;
 	pthread_mutex_unlock(&h->event_ring.lock);
