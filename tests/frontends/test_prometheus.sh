@@ -132,6 +132,36 @@ grep -q 'level="5",engine="isal"\|level="5",engine="[a-z]*"' graid.prom &&
 	{ bad "graid_served"; grep '^graid_served' graid.prom; }
 ls -a | grep -q '^\.graid\.prom\.' && bad "a temporary file was left" || ok "no temporary file left"
 
+# A RAID-5 that lost two of its three members: no look opens it, yet the file says it failed
+# (GraidArrayFailed and GraidArrayDegraded go on firing through the textfile route).
+for f in x0 x1 x2; do truncate -s 40M $f; done
+"$G" create -l 5 -c 64K x0 x1 x2 >out 2>&1 || { bad "create the RAID-5 to lose"; cat out; }
+rm -f x1 x2
+# check_failed HOW FILE: the failed array's series in FILE.
+check_failed() {
+	promtool check metrics <"$2" >out 2>&1 && ok "$1: promtool check metrics" ||
+		{ bad "$1: promtool check metrics"; sed 's/^/     /' out; }
+	grep -q '^graid_state{array="[^"]*",state="failed"} 1$' "$2" &&
+		grep -q '^graid_degraded{array="[^"]*"} 2$' "$2" &&
+		grep -q '^graid_disks_required{array="[^"]*"} 3$' "$2" &&
+		grep -q '^graid_disks{array="[^"]*",state="down"} 2$' "$2" &&
+		grep -q '^graid_up{array="[^"]*"} 0$' "$2" &&
+		ok "$1: failed, 2 roles down, graid_up 0" ||
+		{ bad "$1: the failed array's series"; grep -v '^#' "$2" | sed 's/^/     /'; }
+}
+"$G" metrics x0 >x.prom 2>out && bad "metrics of the failed array exited 0" ||
+	{ [ $? = 1 ] && grep -q 'writing what its superblocks say' out &&
+	ok "metrics of the failed array: exit 1, said on stderr" ||
+	{ bad "metrics of the failed array: exit status or message"; sed 's/^/     /' out; }; }
+check_failed "MEMBER" x.prom
+printf 'DEVICE %s/x* %s/u*\n' "$T" "$T" >x.conf
+"$G" metrics --config x.conf --output "$T/x2.prom" >out 2>&1 && bad "the scan exited 0" ||
+	{ [ $? = 1 ] && ok "the scan with a failed array: exit 1" || bad "the scan's exit status"; }
+check_failed "scan" x2.prom
+grep -q '^graid_up{array="[^"]*"} 1$' x2.prom && grep -q '^graid_array_info{' x2.prom &&
+	ok "the scan still writes the readable RAID-1, graid_up 1" ||
+	{ bad "the RAID-1 beside the failed array"; grep -v '^#' x2.prom | head -20; }
+
 # A real Prometheus: scrape every second, evaluate the example rules every second.
 PP=$(port)
 cat >prometheus.yml <<EOC
