@@ -151,6 +151,13 @@ Test(metrics, bad_arguments_write_nothing, .timeout = 60)
 	au_remove(&s1);
 }
 
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
 static void put_file(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");
@@ -162,6 +169,9 @@ static void put_file(const char *path, const char *text)
 
 Test(metrics, a_drives_health_as_its_log_says, .timeout = 60)
 {
+	struct graid_health_options ho = { .struct_size = sizeof(ho), .interval_ms = 3600000,
+					   .wear_percent = 90, .media_rising = 2,
+					   .media_burst = 25, .media_window_s = 600 };
 	const char *paths[AU_MAX], *names[1] = { "h" };
 	char health[320], spec[700], series[900], *t;
 	struct graid_array *a;
@@ -179,9 +189,18 @@ Test(metrics, a_drives_health_as_its_log_says, .timeout = 60)
 	memcpy(paths, s.paths, sizeof(s.paths));
 	paths[1] = spec;
 	cr_assert_eq(graid_array_open(paths, 4, NULL, &a), 0);
-
-	t = render(&a, names, 1, 0, &rc);
-	cr_assert_eq(rc, 0);
+	/* A holder shows its health watch's samples: one at once, the next in an hour. */
+	cr_assert_eq(graid_array_set_health_options(a, &ho), 0);
+	for (int i = 0; i < 500; i++) {
+		t = render(&a, names, 1, 0, &rc);
+		cr_assert_eq(rc, 0);
+		if (strstr(t, "graid_member_media_errors_total{"))
+			break;
+		free(t);
+		t = NULL;
+		sleep_ms(10);
+	}
+	cr_assert_not_null(t, "the watch's first sample never showed");
 #define M1(name, extra) (snprintf(series, sizeof(series), "%s{array=\"h\",member=\"1\"," \
 				  "device=\"%s\"%s}", name, s.path[1], extra), series)
 	cr_assert_eq(value(t, M1("graid_member_critical_warning", ",bit=\"spare\"")), 1, "%s", t);
@@ -194,21 +213,27 @@ Test(metrics, a_drives_health_as_its_log_says, .timeout = 60)
 	cr_assert_eq(value(t, M1("graid_member_media_errors_total", "")), 31);
 	cr_assert_eq(value(t, M1("graid_member_error_log_entries_total", "")), 40);
 	cr_assert_eq(value(t, M1("graid_member_temperature_celsius", "")), 44);
-#undef M1
+	cr_assert_geq(value(t, M1("graid_member_health_age_seconds", "")), 0, "%s", t);
 	/* The other members are files: their health is not read, so not reported. */
 	snprintf(series, sizeof(series), "graid_member_media_errors_total{array=\"h\","
 		 "member=\"0\",device=\"%s\"}", s.path[0]);
 	cr_assert_eq(value(t, series), -1);
 	free(t);
+	/*
+	 * The drive's log changes: the metrics do not read it (no admin command on the caller's
+	 * thread), they show the watch's sample, older now, until its next round.
+	 */
+	put_file(health, "critical_warning 5\navailable_spare 9\nspare_threshold 10\n"
+			 "percent_used 91\ntemperature_c 44\nmedia_errors 50\nerror_log_entries 40\n");
+	sleep_ms(50);
+	t = render(&a, names, 1, 0, &rc);
+	cr_assert_eq(rc, 0);
+	cr_assert_eq(value(t, M1("graid_member_media_errors_total", "")), 31, "%s", t);
+	cr_assert_geq(value(t, M1("graid_member_health_age_seconds", "")), 0.05, "%s", t);
+	free(t);
+#undef M1
 	cr_assert_eq(graid_array_close(a), 0);
 	au_remove(&s);
-}
-
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
 }
 
 /* A rebuild paced at 2 MiB/s: its progress, and a remaining time from two renders apart. */

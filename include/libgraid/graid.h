@@ -2078,8 +2078,8 @@ GRAID_API int graid_array_control_path(struct graid_array *a, const char *run_di
  * @{
  */
 
-/** graid_metrics_write() flag: do not read the members' drive health (no admin command is
- *  sent; the graid_member_health_* and graid_member_critical_warning families are left out). */
+/** graid_metrics_write() flag: leave out the members' drive health (the
+ *  graid_member_health_*, graid_member_critical_warning and the drive's other families). */
 #define GRAID_METRICS_NO_HEALTH 0x1u
 
 /**
@@ -2087,9 +2087,12 @@ GRAID_API int graid_array_control_path(struct graid_array *a, const char *run_di
  *   (version 0.0.4): each metric family once, its HELP and TYPE lines first, then its
  *   samples for every array in the order given. docs/METRICS.md lists every family, its
  *   type, labels and meaning. What is read: graid_array_info(), graid_array_member_info() of
- *   every role and spare, graid_array_member_health() of each member that is an NVMe
- *   namespace (one admin command per drive, unless ::GRAID_METRICS_NO_HEALTH), and the
- *   array's last event number and scrub state. The estimate of a rebuild's seconds remaining
+ *   every role and spare, the drive health of each member that is an NVMe namespace (unless
+ *   ::GRAID_METRICS_NO_HEALTH), and the array's last event number and scrub state. The
+ *   health of a writable handle is its health watch's last sample, with its age: no admin
+ *   command is sent, so a hung drive never holds the caller (none while the watch is off or
+ *   before its first sample); a read-only handle has no watch and reads
+ *   graid_array_member_health() of each drive, one admin command each. The estimate of a rebuild's seconds remaining
  *   compares successive calls (any caller's, in this process): the first call that sees a
  *   rebuild or catch-up gives none.
  * @param out where the text goes (open_memstream() makes a buffer of it); nothing is

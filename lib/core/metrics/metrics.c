@@ -367,6 +367,19 @@ HEALTH_FAMILY(f_media_errors, end_u, h->media_errors)
 HEALTH_FAMILY(f_error_log, end_u, h->error_log_entries)
 HEALTH_FAMILY(f_temperature, end_d, (double)h->temperature_c)
 
+/* A holder shows its watch's last sample: how old it is says whether the watch keeps up. */
+static void f_health_age(FILE *o, const char *name, const struct metrics_snap *s)
+{
+	for (unsigned i = 0; i < s->nall; i++) {
+		uint64_t at = s->m[i].health_ns;
+
+		if (!s->m[i].health)
+			continue;
+		start_member(o, name, s, i);
+		end_d(o, s->now_ns > at ? (double)(s->now_ns - at) / 1e9 : 0.0);
+	}
+}
+
 struct family {
 	const char *name, *type, *help;
 	void (*emit)(FILE *o, const char *name, const struct metrics_snap *s);
@@ -448,6 +461,9 @@ static const struct family families[] = {
 	  "its life.", f_error_log, true },
 	{ "graid_member_temperature_celsius", "gauge", "The drive's composite temperature.",
 	  f_temperature, true },
+	{ "graid_member_health_age_seconds", "gauge", "How old the drive health sample above is "
+	  "(a holder's: its health watch's last; a read-only look's: 0, read now).",
+	  f_health_age, true },
 };
 
 static void metrics_render(FILE *out, const struct metrics_snap *s, unsigned n, unsigned flags)
