@@ -136,7 +136,9 @@ Test(control_metrics, a_hung_drive_holds_not_the_op, .timeout = 60)
 	fd = cu_connect(sock);
 	cr_assert_geq(fd, 0);
 	/* The watch's first sample shows. */
-	for (int i = 0; i < 200 && !(text && strstr(text, "graid_member_media_errors_total{")); i++) {
+	for (int i = 0; i < 200; i++) {
+		if (text && strstr(text, "graid_member_media_errors_total{"))
+			break;
 		if (r)
 			json_object_put(r);
 		usleep(10000);

@@ -224,7 +224,8 @@ Test(metrics, a_drives_health_as_its_log_says, .timeout = 60)
 	 * thread), they show the watch's sample, older now, until its next round.
 	 */
 	put_file(health, "critical_warning 5\navailable_spare 9\nspare_threshold 10\n"
-			 "percent_used 91\ntemperature_c 44\nmedia_errors 50\nerror_log_entries 40\n");
+			 "percent_used 91\ntemperature_c 44\nmedia_errors 50\n"
+			 "error_log_entries 40\n");
 	sleep_ms(50);
 	t = render(&a, names, 1, 0, &rc);
 	cr_assert_eq(rc, 0);

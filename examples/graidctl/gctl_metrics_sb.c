@@ -34,8 +34,9 @@ int gctl_metrics_superblocks(struct gctl_metrics_merge *m, const struct gctl_sca
 			failed++;
 	}
 	down = a->nmembers - active - failed;
-	fprintf(f, "# HELP graid_disks_required Member roles of the array (as node_md_disks_required).\n"
-		"# TYPE graid_disks_required gauge\ngraid_disks_required{array=\"%s\"} %u\n",
+	fprintf(f, "# HELP graid_disks_required Member roles of the array (as "
+		"node_md_disks_required).\n# TYPE graid_disks_required gauge\n"
+		"graid_disks_required{array=\"%s\"} %u\n",
 		a->uuid_text, a->nmembers);
 	fprintf(f, "# HELP graid_disks Member roles by state (as node_md_disks): active, failed, "
 		"spare, down.\n# TYPE graid_disks gauge\n");

@@ -2092,9 +2092,9 @@ GRAID_API int graid_array_control_path(struct graid_array *a, const char *run_di
  *   health of a writable handle is its health watch's last sample, with its age: no admin
  *   command is sent, so a hung drive never holds the caller (none while the watch is off or
  *   before its first sample); a read-only handle has no watch and reads
- *   graid_array_member_health() of each drive, one admin command each. The estimate of a rebuild's seconds remaining
- *   compares successive calls (any caller's, in this process): the first call that sees a
- *   rebuild or catch-up gives none.
+ *   graid_array_member_health() of each drive, one admin command each. The estimate of a
+ *   rebuild's seconds remaining compares successive calls (any caller's, in this process):
+ *   the first call that sees a rebuild or catch-up gives none.
  * @param out where the text goes (open_memstream() makes a buffer of it); nothing is
  *   written when an error other than -EIO is returned.
  * @param arrays the arrays (read-only opens too); the same handle twice is an error.
