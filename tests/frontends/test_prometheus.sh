@@ -1,9 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# The metrics as Prometheus takes them: promtool checks the alerting rules, the nbdkit
-# plugin's /metrics and graidctl metrics' file; then a real Prometheus server on loopback
-# scrapes a served RAID-5 every second, a member is failed through the holder's control
-# endpoint, and the degraded alert must fire (its HTTP API, /api/v1/alerts).
+# The metrics as Prometheus takes them: promtool checks the alerting rules and runs their
+# unit tests, checks the nbdkit plugin's /metrics and graidctl metrics' file (with an array
+# that lost too many members to be opened, written from its superblocks); then a real
+# Prometheus server on loopback scrapes a served RAID-5 every second, a member is failed
+# through the holder's control endpoint, and the degraded alert must fire (its HTTP API,
+# /api/v1/alerts).
 # usage: test_prometheus.sh GRAIDCTL RULES [PLUGIN]
 # Without promtool or prometheus it skips (77), or fails where GRAID_TEST_REQUIRE_PROMETHEUS=1
 # (tools/bootstrap installs them).
