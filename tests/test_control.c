@@ -1013,6 +1013,11 @@ Test(control, stats_is_what_the_library_counts, .timeout = 120)
 	for (unsigned b = 0; b < GRAID_LATENCY_BUCKETS; b++)
 		sum += json_object_get_uint64(json_object_array_get_idx(h, b));
 	cr_assert_eq(sum, 1, "the one read since they were turned on");
+	/* Their latency sum is that read's alone, the library's number. */
+	cr_assert_eq(graid_array_stats(e.a, -1, &s), 0);
+	cr_assert_gt(s.io[GRAID_IO_READ].latency_hist_ns_sum, 0);
+	cr_assert_eq(json_object_get_uint64(cu_field(read, "latency_hist_ns_sum")),
+		     s.io[GRAID_IO_READ].latency_hist_ns_sum);
 	json_object_put(r);
 
 	r = cu_ask(fd, "{\"id\": 6, \"op\": \"stats\", \"histograms\": 1}\n");

@@ -91,6 +91,7 @@ Test(metrics, two_arrays_one_family_each_and_a_failed_member, .timeout = 60)
 	cr_assert_eq(value(t, "graid_state{array=\"first\",state=\"degraded\"}"), 1);
 	cr_assert_eq(value(t, "graid_state{array=\"first\",state=\"active\"}"), 0);
 	cr_assert_eq(value(t, "graid_degraded{array=\"first\"}"), 1);
+	cr_assert_eq(value(t, "graid_served{array=\"first\"}"), 1, "a handle that may write");
 	snprintf(series, sizeof(series), "graid_member_state{array=\"first\",member=\"2\","
 		 "device=\"%s\",state=\"failed\"}", s0.path[2]);
 	cr_assert_eq(value(t, series), 1, "%s in:\n%s", series, t);
@@ -150,6 +151,13 @@ Test(metrics, bad_arguments_write_nothing, .timeout = 60)
 	au_remove(&s1);
 }
 
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
 static void put_file(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");
@@ -161,6 +169,9 @@ static void put_file(const char *path, const char *text)
 
 Test(metrics, a_drives_health_as_its_log_says, .timeout = 60)
 {
+	struct graid_health_options ho = { .struct_size = sizeof(ho), .interval_ms = 3600000,
+					   .wear_percent = 90, .media_rising = 2,
+					   .media_burst = 25, .media_window_s = 600 };
 	const char *paths[AU_MAX], *names[1] = { "h" };
 	char health[320], spec[700], series[900], *t;
 	struct graid_array *a;
@@ -178,9 +189,18 @@ Test(metrics, a_drives_health_as_its_log_says, .timeout = 60)
 	memcpy(paths, s.paths, sizeof(s.paths));
 	paths[1] = spec;
 	cr_assert_eq(graid_array_open(paths, 4, NULL, &a), 0);
-
-	t = render(&a, names, 1, 0, &rc);
-	cr_assert_eq(rc, 0);
+	/* A holder shows its health watch's samples: one at once, the next in an hour. */
+	cr_assert_eq(graid_array_set_health_options(a, &ho), 0);
+	for (int i = 0; i < 500; i++) {
+		t = render(&a, names, 1, 0, &rc);
+		cr_assert_eq(rc, 0);
+		if (strstr(t, "graid_member_media_errors_total{"))
+			break;
+		free(t);
+		t = NULL;
+		sleep_ms(10);
+	}
+	cr_assert_not_null(t, "the watch's first sample never showed");
 #define M1(name, extra) (snprintf(series, sizeof(series), "%s{array=\"h\",member=\"1\"," \
 				  "device=\"%s\"%s}", name, s.path[1], extra), series)
 	cr_assert_eq(value(t, M1("graid_member_critical_warning", ",bit=\"spare\"")), 1, "%s", t);
@@ -193,21 +213,28 @@ Test(metrics, a_drives_health_as_its_log_says, .timeout = 60)
 	cr_assert_eq(value(t, M1("graid_member_media_errors_total", "")), 31);
 	cr_assert_eq(value(t, M1("graid_member_error_log_entries_total", "")), 40);
 	cr_assert_eq(value(t, M1("graid_member_temperature_celsius", "")), 44);
-#undef M1
+	cr_assert_geq(value(t, M1("graid_member_health_age_seconds", "")), 0, "%s", t);
 	/* The other members are files: their health is not read, so not reported. */
 	snprintf(series, sizeof(series), "graid_member_media_errors_total{array=\"h\","
 		 "member=\"0\",device=\"%s\"}", s.path[0]);
 	cr_assert_eq(value(t, series), -1);
 	free(t);
+	/*
+	 * The drive's log changes: the metrics do not read it (no admin command on the caller's
+	 * thread), they show the watch's sample, older now, until its next round.
+	 */
+	put_file(health, "critical_warning 5\navailable_spare 9\nspare_threshold 10\n"
+			 "percent_used 91\ntemperature_c 44\nmedia_errors 50\n"
+			 "error_log_entries 40\n");
+	sleep_ms(50);
+	t = render(&a, names, 1, 0, &rc);
+	cr_assert_eq(rc, 0);
+	cr_assert_eq(value(t, M1("graid_member_media_errors_total", "")), 31, "%s", t);
+	cr_assert_geq(value(t, M1("graid_member_health_age_seconds", "")), 0.05, "%s", t);
+	free(t);
+#undef M1
 	cr_assert_eq(graid_array_close(a), 0);
 	au_remove(&s);
-}
-
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
 }
 
 /* A rebuild paced at 2 MiB/s: its progress, and a remaining time from two renders apart. */
@@ -454,6 +481,22 @@ Test(metrics, io_counts_and_latency_histograms, .timeout = 60)
 	cr_assert_null(strstr(t, "graid_io_latency_seconds_count{array=\"io\",kind=\"write\"}"));
 	/* Each read is one 4 KiB read of one member: the members' reads grew by 8. */
 	cr_assert_eq(member_reads(t, &s) - reads_before, 8, "%s", t);
+	double sum = value(t, "graid_io_latency_seconds_sum{array=\"io\",kind=\"read\"}");
+	free(t);
+	/*
+	 * Off again, more reads: the histogram is what it was, _sum included (a counter never
+	 * goes down, and it is the sum of the 8 reads the buckets hold, not of all reads).
+	 */
+	so.flags = 0;
+	cr_assert_eq(graid_array_set_stats_options(a, &so), 0);
+	for (int i = 0; i < 8; i++)
+		cr_assert_eq(graid_array_read(a, buf, 4096, (uint64_t)i * 4096), 4096);
+	t = render(&a, names, 1, 0, &rc);
+	cr_assert_eq(rc, 0);
+	cr_assert_eq(value(t, "graid_io_ops_total{array=\"io\",kind=\"read\"}"), 16);
+	cr_assert_eq(value(t, "graid_io_latency_seconds_count{array=\"io\",kind=\"read\"}"), 8);
+	cr_assert_eq(value(t, "graid_io_latency_seconds_sum{array=\"io\",kind=\"read\"}"), sum,
+		     "%s", t);
 	free(t);
 	free(buf);
 	cr_assert_eq(graid_array_close(a), 0);
@@ -505,6 +548,75 @@ Test(metrics, a_replace_in_service_shows_its_copy, .timeout = 120)
 	snprintf(series, sizeof(series), "graid_member_replacing{array=\"k\",member=\"0\","
 		 "device=\"%s\"}", s.path[0]);
 	cr_assert_eq(value(t, series), 0, "%s", t);
+	free(t);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}
+
+/* Whether @p t is well-formed UTF-8 throughout (what a Prometheus parser asks of the text). */
+static bool utf8_valid(const char *t)
+{
+	const unsigned char *p = (const unsigned char *)t;
+
+	while (*p) {
+		unsigned n = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 :
+			     (*p & 0xf8) == 0xf0 ? 4 : 0;
+
+		if (!n || (n == 2 && *p < 0xc2))
+			return false;
+		for (unsigned i = 1; i < n; i++)
+			if ((p[i] & 0xc0) != 0x80)
+				return false;
+		p += n;
+	}
+	return true;
+}
+
+Test(metrics, a_device_path_of_invalid_utf8_keeps_the_text_valid, .timeout = 60)
+{
+	const char *names[1] = { "odd" };
+	struct graid_array *a;
+	struct au_set s;
+	char odd[320], series[768], *t;
+	int rc;
+
+	au_make(&s, 2, 8u << 20);
+	/* A Latin-1 'e-acute' (not UTF-8), a lone continuation byte, and a real UTF-8 one. */
+	snprintf(odd, sizeof(odd), "%s-caf\xe9-\x80-\xc3\xa9", s.path[1]);
+	cr_assert_lt(strlen(odd), sizeof(s.path[1]));
+	cr_assert_eq(rename(s.path[1], odd), 0);
+	snprintf(series, sizeof(series), "graid_member_state{array=\"odd\",member=\"1\","
+		 "device=\"%s-caf\xef\xbf\xbd-\xef\xbf\xbd-\xc3\xa9\",state=\"active\"}",
+		 s.path[1]);
+	memcpy(s.path[1], odd, strlen(odd) + 1);
+	cr_assert_eq(au_create(&s, 2, 1, 65536, &a), 0);
+	t = render(&a, names, 1, 0, &rc);
+	cr_assert_eq(rc, 0);
+	cr_assert(utf8_valid(t), "the exposition holds bytes that are not UTF-8");
+	/* Each bad byte is U+FFFD; the well-formed sequence stays as it was. */
+	cr_assert_eq(value(t, series), 1, "%s in:\n%s", series, t);
+	free(t);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}
+
+Test(metrics, a_read_only_look_is_not_served, .timeout = 60)
+{
+	struct graid_open_options ro = { .struct_size = sizeof(ro),
+					 .flags = GRAID_OPEN_READ_ONLY };
+	const char *names[1] = { "look" };
+	struct graid_array *a;
+	struct au_set s;
+	char *t;
+	int rc;
+
+	au_make(&s, 3, 8u << 20);
+	cr_assert_eq(au_create(&s, 3, 5, 65536, &a), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, 3, &ro, &a), 0);
+	t = render(&a, names, 1, 0, &rc);
+	cr_assert_eq(rc, 0);
+	cr_assert_eq(value(t, "graid_served{array=\"look\"}"), 0, "%s", t);
 	free(t);
 	cr_assert_eq(graid_array_close(a), 0);
 	au_remove(&s);

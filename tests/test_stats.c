@@ -230,15 +230,24 @@ Test(stats, histograms_sum_to_ops)
 		for (unsigned k = 0; k < GRAID_IO_KINDS; k++) {
 			cr_expect_gt(st.io[k].ops, 0, "member %d kind %u", m, k);
 			cr_expect_eq(st_hist_sum(&st.io[k]), st.io[k].ops, "member %d kind %u", m, k);
+			/* On all along: the histogram's I/Os are all of them, so are their sums. */
+			cr_expect_eq(st.io[k].latency_hist_ns_sum, st.io[k].latency_ns_sum,
+				     "member %d kind %u", m, k);
 		}
 	}
-	/* Off again: counting goes on, the buckets do not move. */
+	uint64_t hist_ns = st_get(a, -1).io[GRAID_IO_READ].latency_hist_ns_sum;
+	uint64_t all_ns = st_get(a, -1).io[GRAID_IO_READ].latency_ns_sum;
+
+	cr_expect_gt(hist_ns, 0);
+	/* Off again: counting goes on, the buckets and their latency sum do not move. */
 	o.flags = 0;
 	cr_assert_eq(graid_array_set_stats_options(a, &o), 0);
 	st_pattern(a, 2, 3);
 	st = st_get(a, -1);
 	cr_expect_eq(st.io[GRAID_IO_READ].ops, 12);
 	cr_expect_eq(st_hist_sum(&st.io[GRAID_IO_READ]), 6);
+	cr_expect_eq(st.io[GRAID_IO_READ].latency_hist_ns_sum, hist_ns);
+	cr_expect_gt(st.io[GRAID_IO_READ].latency_ns_sum, all_ns);
 	cr_assert_eq(graid_array_close(a), 0);
 	au_remove(&s);
 }

@@ -26,14 +26,17 @@ void gctl_help_metrics(FILE *f)
 		"config's devices carry, as `list --scan` finds them, or the one on MEMBER...\n"
 		"An array a live process serves is asked through its control endpoint (the\n"
 		"holder's own view: rebuild progress, scrubs, events); the others are looked at\n"
-		"read-only, which writes nothing on any member.\n\n"
+		"read-only, which writes nothing on any member. An array no look can open (too\n"
+		"many members gone) is written from its superblocks: graid_state failed,\n"
+		"graid_degraded, graid_disks, graid_up 0.\n\n"
 		"  -o, --output FILE  write FILE atomically (a temporary file in its directory,\n"
 		"                     renamed over it), e.g. /var/lib/prometheus/node-exporter/\n"
 		"                     graid.prom; default: stdout\n"
 		"  -c, --config FILE  the config the scan reads (as assemble --scan)\n"
 		"      --no-health    do not read the drives' health (no NVMe admin command)\n\n"
 		"Exit status: 0 written; 1 an array could not be read (the others are written,\n"
-		"and the message names it) or the file could not be written; 2 bad usage.\n");
+		"so is its superblocks' view, and the message names it) or the file could not\n"
+		"be written; 2 bad usage.\n");
 }
 
 /* The holder's render of its array; NULL (said why on stderr) when it cannot give one. */
@@ -65,77 +68,103 @@ static char *metrics_served(const char *ctl_path, const char *label, int health)
 	return text;
 }
 
+/* Where the holder of the array @p uuid serves its control endpoint (docs/CONTROL.md). */
+static int metrics_ctl_path(const char *uuid, char *buf, size_t size)
+{
+	const char *run = getenv("GRAID_RUN_DIR");
+	int n;
+
+	if (!run || !*run)
+		run = "/run/graid";
+	n = snprintf(buf, size, "%s/%s.ctl", run, uuid);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
 /*
- * One array: through its holder, into @p m; or its look kept in @p looks for the render of
- * the unserved ones. 0, or 1 when it could not be read (said why).
+ * One array the scan found: through its holder when the superblocks name a live one (asked
+ * first: a look can be refused where the holder still answers), else a read-only look kept
+ * in @p looks for the render of the unserved ones, else what the superblocks say. 0, or 1
+ * when it could not be read (said why).
  */
-static int metrics_one(char **members, int n, const char *label, int health,
+static int metrics_one(const struct gctl_scan *s, const struct gctl_scan_array *sa, int health,
 		       struct gctl_metrics_merge *m, struct graid_array **looks, unsigned *nlooks)
 {
 	struct graid_open_options o = { .struct_size = sizeof(o), .backend = "ref",
 					.flags = GRAID_OPEN_READ_ONLY };
-	struct graid_array_info info = { .struct_size = sizeof(info) };
 	struct graid_array *a;
-	char ctl[108] = "", *text;
+	char ctl[108], **members, *text;
 	int rc;
 
-	gctl_log_hold();
-	rc = graid_array_open((const char *const *)members, (unsigned)n, &o, &a);
-	gctl_log_release(rc != 0);
-	if (rc) {
-		gctl_err("metrics: array %s: %s", label, graid_strerror(rc));
-		return 1;
-	}
-	rc = graid_array_info(a, &info);
-	if (rc == 0 && info.holder_pid &&
-	    graid_array_control_path(a, NULL, ctl, sizeof(ctl)) == 0) {
-		text = metrics_served(ctl, label, health);
+	if (sa->holder_pid && metrics_ctl_path(sa->uuid_text, ctl, sizeof(ctl)) == 0) {
+		text = metrics_served(ctl, sa->uuid_text, health);
 		if (text) {
 			rc = gctl_metrics_merge_add(m, text);
 			free(text);
-			graid_array_close(a);
+			if (rc == 0)
+				rc = gctl_metrics_up(m, sa->uuid_text, 1);
 			if (rc)
-				gctl_err("metrics: array %s: the holder's text: %s", label,
+				gctl_err("metrics: array %s: the holder's text: %s", sa->uuid_text,
 					 graid_strerror(rc));
 			return rc ? 1 : 0;
 		}
 	}
+	members = gctl_scan_members(s, sa);
+	if (!members) {
+		gctl_err("metrics: array %s: %s", sa->uuid_text, strerror(ENOMEM));
+		return 1;
+	}
+	gctl_log_hold();
+	rc = graid_array_open((const char *const *)members, (unsigned)sa->ndev, &o, &a);
+	gctl_log_release(rc != 0);
+	free(members);
+	if (rc) {
+		gctl_err("metrics: array %s: %s; writing what its superblocks say", sa->uuid_text,
+			 graid_strerror(rc));
+		if (gctl_metrics_superblocks(m, sa, rc) || gctl_metrics_up(m, sa->uuid_text, 0))
+			gctl_err("metrics: array %s: %s", sa->uuid_text, strerror(ENOMEM));
+		return 1;
+	}
 	looks[(*nlooks)++] = a;
+	if (gctl_metrics_up(m, sa->uuid_text, 1)) {
+		gctl_err("metrics: array %s: %s", sa->uuid_text, strerror(ENOMEM));
+		return 1;
+	}
 	return 0;
 }
 
-static int metrics_scan(const char *config, int health, struct gctl_metrics_merge *m,
-			struct graid_array ***looks, unsigned *nlooks)
+/* The arrays the config's devices carry, or those on @p paths (@p npaths > 0). */
+static int metrics_scan(const char *config, char **paths, int npaths, int health,
+			struct gctl_metrics_merge *m, struct graid_array ***looks,
+			unsigned *nlooks)
 {
 	struct gctl_conf c;
 	struct gctl_scan s;
-	int bad = 0;
+	int bad = 0, rc;
 
-	if (gctl_conf_load(config, &c))
+	if (npaths == 0 && gctl_conf_load(config, &c))
 		return 1;
-	if (gctl_scan_config(&c, &s)) {
+	rc = npaths ? gctl_scan_paths(NULL, paths, npaths, &s) : gctl_scan_config(&c, &s);
+	if (rc) {
 		gctl_err("metrics: scan: %s", strerror(ENOMEM));
-		gctl_conf_free(&c);
+		if (!npaths)
+			gctl_conf_free(&c);
 		return 1;
+	}
+	if (npaths && s.narr == 0) {
+		gctl_err("metrics: no libgraid superblock on %s%s", paths[0],
+			 npaths > 1 ? " and the others named" : "");
+		bad = 1;
 	}
 	*looks = calloc((size_t)s.narr + 1, sizeof(**looks));
-	for (int i = 0; *looks && i < s.narr; i++) {
-		char **mem = gctl_scan_members(&s, &s.arr[i]);
-
-		if (!mem) {
-			bad = 1;
-			continue;
-		}
-		bad |= metrics_one(mem, s.arr[i].ndev, s.arr[i].uuid_text, health, m, *looks,
-				   nlooks);
-		free(mem);
-	}
+	for (int i = 0; *looks && i < s.narr; i++)
+		bad |= metrics_one(&s, &s.arr[i], health, m, *looks, nlooks);
 	if (!*looks) {
 		gctl_err("metrics: %s", strerror(ENOMEM));
 		bad = 1;
 	}
 	gctl_scan_free(&s);
-	gctl_conf_free(&c);
+	if (!npaths)
+		gctl_conf_free(&c);
 	return bad;
 }
 
@@ -220,13 +249,7 @@ int gctl_cmd_metrics(int argc, char **argv)
 		gctl_err("metrics: %s", strerror(ENOMEM));
 		return GCTL_EXIT_FAILED;
 	}
-	if (optind < argc) {
-		looks = calloc(1, sizeof(*looks));
-		bad = looks ? metrics_one(argv + optind, argc - optind, argv[optind], health, m,
-					  looks, &nlooks) : 1;
-	} else {
-		bad = metrics_scan(config, health, m, &looks, &nlooks);
-	}
+	bad = metrics_scan(config, argv + optind, argc - optind, health, m, &looks, &nlooks);
 	if (nlooks) {
 		char *text = NULL;
 		size_t len = 0;

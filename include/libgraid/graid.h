@@ -1005,6 +1005,13 @@ struct graid_io_counts {
 	uint64_t errors;         /**< I/Os that failed */
 	uint64_t latency_ns_sum; /**< the sum of every I/O's latency, nanoseconds */
 	/**
+	 * The sum of the latencies, nanoseconds, of the I/Os counted in @c latency (those that
+	 * completed while ::GRAID_STATS_HISTOGRAMS was on): with their count, the mean of the
+	 * histogram's I/Os. Like every counter here it never goes down while the role keeps
+	 * its device, histograms on or off.
+	 */
+	uint64_t latency_hist_ns_sum;
+	/**
 	 * With ::GRAID_STATS_HISTOGRAMS on: I/Os that completed in [2^(i+9), 2^(i+10)) ns;
 	 * latency[0] also everything faster, latency[31] everything slower. Counted only while
 	 * histograms are on, so they sum to @c ops only if they were on all along.
@@ -2086,8 +2093,8 @@ GRAID_API int graid_array_control_path(struct graid_array *a, const char *run_di
  * @{
  */
 
-/** graid_metrics_write() flag: do not read the members' drive health (no admin command is
- *  sent; the graid_member_health_* and graid_member_critical_warning families are left out). */
+/** graid_metrics_write() flag: leave out the members' drive health (the
+ *  graid_member_health_*, graid_member_critical_warning and the drive's other families). */
 #define GRAID_METRICS_NO_HEALTH 0x1u
 
 /**
@@ -2095,11 +2102,14 @@ GRAID_API int graid_array_control_path(struct graid_array *a, const char *run_di
  *   (version 0.0.4): each metric family once, its HELP and TYPE lines first, then its
  *   samples for every array in the order given. docs/METRICS.md lists every family, its
  *   type, labels and meaning. What is read: graid_array_info(), graid_array_member_info() of
- *   every role and spare, graid_array_member_health() of each member that is an NVMe
- *   namespace (one admin command per drive, unless ::GRAID_METRICS_NO_HEALTH), and the
- *   array's last event number and scrub state. The estimate of a rebuild's seconds remaining
- *   compares successive calls (any caller's, in this process): the first call that sees a
- *   rebuild or catch-up gives none.
+ *   every role and spare, the drive health of each member that is an NVMe namespace (unless
+ *   ::GRAID_METRICS_NO_HEALTH), and the array's last event number and scrub state. The
+ *   health of a writable handle is its health watch's last sample, with its age: no admin
+ *   command is sent, so a hung drive never holds the caller (none while the watch is off or
+ *   before its first sample); a read-only handle has no watch and reads
+ *   graid_array_member_health() of each drive, one admin command each. The estimate of a
+ *   rebuild's seconds remaining compares successive calls (any caller's, in this process):
+ *   the first call that sees a rebuild or catch-up gives none.
  * @param out where the text goes (open_memstream() makes a buffer of it); nothing is
  *   written when an error other than -EIO is returned.
  * @param arrays the arrays (read-only opens too); the same handle twice is an error.

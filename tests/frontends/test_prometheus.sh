@@ -1,9 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# The metrics as Prometheus takes them: promtool checks the alerting rules, the nbdkit
-# plugin's /metrics and graidctl metrics' file; then a real Prometheus server on loopback
-# scrapes a served RAID-5 every second, a member is failed through the holder's control
-# endpoint, and the degraded alert must fire (its HTTP API, /api/v1/alerts).
+# The metrics as Prometheus takes them: promtool checks the alerting rules and runs their
+# unit tests, checks the nbdkit plugin's /metrics and graidctl metrics' file (with an array
+# that lost too many members to be opened, written from its superblocks); then a real
+# Prometheus server on loopback scrapes a served RAID-5 every second, a member is failed
+# through the holder's control endpoint, and the degraded alert must fire (its HTTP API,
+# /api/v1/alerts).
 # usage: test_prometheus.sh GRAIDCTL RULES [PLUGIN]
 # Without promtool or prometheus it skips (77), or fails where GRAID_TEST_REQUIRE_PROMETHEUS=1
 # (tools/bootstrap installs them).
@@ -46,6 +48,10 @@ port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0));
 
 promtool check rules "$RULES" >out 2>&1 && ok "promtool check rules: the example rules" ||
 	{ bad "promtool check rules"; sed 's/^/     /' out; }
+# Their unit tests, beside them: the stall alerts on series of a stalled rebuild and replace.
+promtool test rules "${RULES%.yml}.test.yml" >out 2>&1 &&
+	ok "promtool test rules: the example rules' tests" ||
+	{ bad "promtool test rules"; sed 's/^/     /' out; }
 
 [ -n "$P" ] && [ -f "$P" ] || need "the nbdkit plugin was not built (no nbdkit-plugin-dev)"
 [ -z "${GRAID_SANITIZED:-}" ] || { echo "SKIP: sanitizer build: nbdkit cannot load an ASan-instrumented plugin"; exit 77; }
@@ -122,7 +128,41 @@ grep -q 'level="5",engine="isal"\|level="5",engine="[a-z]*"' graid.prom &&
 	! grep -q 'level="5",engine="ref"' graid.prom &&
 	ok "the served array came from its holder (its engine, not the look's)" ||
 	{ bad "the served array was not asked through its holder"; grep graid_array_info graid.prom; }
+[ "$(grep -c '^graid_served{.*} 1$' graid.prom)" = 1 ] &&
+	[ "$(grep -c '^graid_served{.*} 0$' graid.prom)" = 1 ] &&
+	ok "graid_served: 1 for the held array, 0 for the look" ||
+	{ bad "graid_served"; grep '^graid_served' graid.prom; }
 ls -a | grep -q '^\.graid\.prom\.' && bad "a temporary file was left" || ok "no temporary file left"
+
+# A RAID-5 that lost two of its three members: no look opens it, yet the file says it failed
+# (GraidArrayFailed and GraidArrayDegraded go on firing through the textfile route).
+for f in x0 x1 x2; do truncate -s 40M $f; done
+"$G" create -l 5 -c 64K x0 x1 x2 >out 2>&1 || { bad "create the RAID-5 to lose"; cat out; }
+rm -f x1 x2
+# check_failed HOW FILE: the failed array's series in FILE.
+check_failed() {
+	promtool check metrics <"$2" >out 2>&1 && ok "$1: promtool check metrics" ||
+		{ bad "$1: promtool check metrics"; sed 's/^/     /' out; }
+	grep -q '^graid_state{array="[^"]*",state="failed"} 1$' "$2" &&
+		grep -q '^graid_degraded{array="[^"]*"} 2$' "$2" &&
+		grep -q '^graid_disks_required{array="[^"]*"} 3$' "$2" &&
+		grep -q '^graid_disks{array="[^"]*",state="down"} 2$' "$2" &&
+		grep -q '^graid_up{array="[^"]*"} 0$' "$2" &&
+		ok "$1: failed, 2 roles down, graid_up 0" ||
+		{ bad "$1: the failed array's series"; grep -v '^#' "$2" | sed 's/^/     /'; }
+}
+"$G" metrics x0 >x.prom 2>out && bad "metrics of the failed array exited 0" ||
+	{ [ $? = 1 ] && grep -q 'writing what its superblocks say' out &&
+	ok "metrics of the failed array: exit 1, said on stderr" ||
+	{ bad "metrics of the failed array: exit status or message"; sed 's/^/     /' out; }; }
+check_failed "MEMBER" x.prom
+printf 'DEVICE %s/x* %s/u*\n' "$T" "$T" >x.conf
+"$G" metrics --config x.conf --output "$T/x2.prom" >out 2>&1 && bad "the scan exited 0" ||
+	{ [ $? = 1 ] && ok "the scan with a failed array: exit 1" || bad "the scan's exit status"; }
+check_failed "scan" x2.prom
+grep -q '^graid_up{array="[^"]*"} 1$' x2.prom && grep -q '^graid_array_info{' x2.prom &&
+	ok "the scan still writes the readable RAID-1, graid_up 1" ||
+	{ bad "the RAID-1 beside the failed array"; grep -v '^#' x2.prom | head -20; }
 
 # A real Prometheus: scrape every second, evaluate the example rules every second.
 PP=$(port)

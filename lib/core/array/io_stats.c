@@ -31,6 +31,7 @@ void io_stats_reset(struct io_stats *st, uint64_t now_ns)
 		atomic_store_explicit(&c->bytes, 0, memory_order_relaxed);
 		atomic_store_explicit(&c->errors, 0, memory_order_relaxed);
 		atomic_store_explicit(&c->latency_ns_sum, 0, memory_order_relaxed);
+		atomic_store_explicit(&c->latency_hist_ns_sum, 0, memory_order_relaxed);
 		for (unsigned b = 0; b < GRAID_LATENCY_BUCKETS; b++)
 			atomic_store_explicit(&c->latency[b], 0, memory_order_relaxed);
 	}
@@ -124,6 +125,8 @@ GRAID_API int graid_array_stats(struct graid_array *a, int member, struct graid_
 		s.io[k].errors = atomic_load_explicit(&c->errors, memory_order_relaxed);
 		s.io[k].latency_ns_sum = atomic_load_explicit(&c->latency_ns_sum,
 							      memory_order_relaxed);
+		s.io[k].latency_hist_ns_sum = atomic_load_explicit(&c->latency_hist_ns_sum,
+								   memory_order_relaxed);
 		for (unsigned b = 0; b < GRAID_LATENCY_BUCKETS; b++)
 			s.io[k].latency[b] = atomic_load_explicit(&c->latency[b],
 								  memory_order_relaxed);

@@ -14,7 +14,7 @@
  * counter whole (docs/STATS.md has the measurement behind the choice).
  */
 struct io_stat_kind {
-	atomic_uint_fast64_t ops, bytes, errors, latency_ns_sum;
+	atomic_uint_fast64_t ops, bytes, errors, latency_ns_sum, latency_hist_ns_sum;
 	atomic_uint_fast64_t latency[GRAID_LATENCY_BUCKETS];
 };
 
@@ -46,9 +46,12 @@ static inline void io_stats_add(struct io_stats *st, unsigned kind, uint64_t byt
 	else if (bytes)
 		atomic_fetch_add_explicit(&k->bytes, bytes, memory_order_relaxed);
 	atomic_fetch_add_explicit(&k->latency_ns_sum, latency_ns, memory_order_relaxed);
-	if (histogram)
+	if (histogram) {
 		atomic_fetch_add_explicit(&k->latency[io_stats_bucket(latency_ns)], 1,
 					  memory_order_relaxed);
+		atomic_fetch_add_explicit(&k->latency_hist_ns_sum, latency_ns,
+					  memory_order_relaxed);
+	}
 }
 
 /* Every counter zero, counting from @p now_ns (a role's new device, an open). */

@@ -45,6 +45,9 @@ static struct json_object *stats_obj(const struct graid_io_stats *s, bool hist)
 		if (hist) {
 			struct json_object *h = json_object_new_array();
 
+			add(ko, "latency_hist_ns_sum",
+			    json_object_new_uint64(c->latency_hist_ns_sum));
+
 			for (unsigned b = 0; b < GRAID_LATENCY_BUCKETS; b++)
 				push(h, json_object_new_uint64(c->latency[b]));
 			add(ko, "latency", h);

@@ -41,6 +41,8 @@ struct health_watch {
 		dev_t devno;   /* the device the track is of: another one starts afresh */
 		ino_t ino;
 		struct health_track track;
+		struct graid_member_health last; /* its last sample, for the metrics */
+		uint64_t last_ns;                /* when it was taken; 0: none yet */
 	} slot[HEALTH_SLOTS];
 };
 
@@ -190,6 +192,8 @@ static void health_judge_slot(struct graid_array *a, unsigned idx,
 		w->slot[idx].devno = devno;
 		w->slot[idx].ino = ino;
 	}
+	w->slot[idx].last = *h;
+	w->slot[idx].last_ns = graid__now_ns();
 	fired = health_judge(&w->slot[idx].track, &w->policy, h);
 	if (!fired)
 		return;
@@ -259,6 +263,20 @@ void array_health_watch(struct graid_array *a)
 	}
 	w->cursor = 0;
 	w->next_ns = graid__now_ns() + w->interval_ns;
+}
+
+bool array_health_cached(struct graid_array *a, unsigned idx, struct graid_member_health *h,
+			 uint64_t *at_ns)
+{
+	struct health_watch *w = a->health;
+	struct member *m = health_member(a, idx);
+
+	if (!w || !m || idx >= HEALTH_SLOTS || !w->slot[idx].last_ns ||
+	    w->slot[idx].devno != m->dev.devno || w->slot[idx].ino != m->dev.ino)
+		return false;
+	*h = w->slot[idx].last;
+	*at_ns = w->slot[idx].last_ns;
+	return true;
 }
 
 GRAID_API int graid_array_set_health_options(struct graid_array *a,

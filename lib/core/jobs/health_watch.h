@@ -29,6 +29,13 @@ void array_health_free(struct graid_array *a);
  */
 uint64_t array_health_wait_ns(const struct graid_array *a);
 /*
+ * The watch's last sample of slot @p idx's present device and its CLOCK_MONOTONIC time;
+ * false when it has none (not watched, not sampled yet, another device since). meta_lock
+ * held; sends no command, so a hung drive never holds the caller.
+ */
+bool array_health_cached(struct graid_array *a, unsigned idx, struct graid_member_health *h,
+			 uint64_t *at_ns);
+/*
  * Sample every watched member and send the events of the rules that begin to hold; the
  * watch's thread, meta_lock held (let go during each command).
  */

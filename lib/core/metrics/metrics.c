@@ -174,6 +174,11 @@ static void f_used(FILE *o, const char *name, const struct metrics_snap *s)
 	array_u(o, name, s, s->info.used_bytes);
 }
 
+static void f_served(FILE *o, const char *name, const struct metrics_snap *s)
+{
+	array_u(o, name, s, s->served);
+}
+
 static void f_unclean(FILE *o, const char *name, const struct metrics_snap *s)
 {
 	array_u(o, name, s, s->info.unclean != 0);
@@ -362,6 +367,19 @@ HEALTH_FAMILY(f_media_errors, end_u, h->media_errors)
 HEALTH_FAMILY(f_error_log, end_u, h->error_log_entries)
 HEALTH_FAMILY(f_temperature, end_d, (double)h->temperature_c)
 
+/* A holder shows its watch's last sample: how old it is says whether the watch keeps up. */
+static void f_health_age(FILE *o, const char *name, const struct metrics_snap *s)
+{
+	for (unsigned i = 0; i < s->nall; i++) {
+		uint64_t at = s->m[i].health_ns;
+
+		if (!s->m[i].health)
+			continue;
+		start_member(o, name, s, i);
+		end_d(o, s->now_ns > at ? (double)(s->now_ns - at) / 1e9 : 0.0);
+	}
+}
+
 struct family {
 	const char *name, *type, *help;
 	void (*emit)(FILE *o, const char *name, const struct metrics_snap *s);
@@ -385,6 +403,8 @@ static const struct family families[] = {
 	{ "graid_size_bytes", "gauge", "Usable bytes of the array.", f_size, false },
 	{ "graid_used_bytes", "gauge", "Bytes of the array in regions written since create.",
 	  f_used, false },
+	{ "graid_served", "gauge", "1 when a holder that may write rendered the array (its jobs "
+	  "can run), 0 for a read-only look (what the superblocks record).", f_served, false },
 	{ "graid_unclean", "gauge", "1 while the array was not closed cleanly and its resync has "
 	  "not run (or runs).", f_unclean, false },
 	{ "graid_resync_regions", "gauge", "Write-intent bitmap regions a resync reads.",
@@ -441,6 +461,9 @@ static const struct family families[] = {
 	  "its life.", f_error_log, true },
 	{ "graid_member_temperature_celsius", "gauge", "The drive's composite temperature.",
 	  f_temperature, true },
+	{ "graid_member_health_age_seconds", "gauge", "How old the drive health sample above is "
+	  "(a holder's: its health watch's last; a read-only look's: 0, read now).",
+	  f_health_age, true },
 };
 
 static void metrics_render(FILE *out, const struct metrics_snap *s, unsigned n, unsigned flags)

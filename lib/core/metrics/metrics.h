@@ -14,6 +14,7 @@ struct metrics_member {
 	struct graid_member_info mi;
 	struct graid_member_health h;
 	bool health;             /* h was read */
+	uint64_t health_ns;      /* when h was sampled (CLOCK_MONOTONIC) */
 	struct graid_io_stats io; /* the device's I/O as the handle counted it */
 	double eta_s;            /* rebuild or catch-up seconds remaining; < 0: no estimate */
 };
@@ -27,6 +28,8 @@ struct metrics_snap {
 	unsigned nall;           /* roles and spares in m */
 	struct metrics_member *m;
 	bool broken;             /* more roles out than the level survives */
+	bool served;             /* a handle that may write (a holder), not a read-only look */
+	uint64_t now_ns;         /* when the snapshot was taken */
 	uint64_t event_seq;      /* the handle's last event number; 0 none yet */
 	unsigned scrubs;         /* graid_array_scrub() calls under way on the handle */
 	double scrub_ratio;      /* how far an unfinished scrub's checkpoint is, 0 .. 1 */

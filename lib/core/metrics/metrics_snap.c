@@ -6,6 +6,7 @@
 
 #include "array/array.h"
 #include "common/internal.h"
+#include "jobs/health_watch.h"
 #include "metrics/metrics.h"
 
 static void snap_uuid(char out[37], const uint8_t u[16])
@@ -20,6 +21,30 @@ static void snap_uuid(char out[37], const uint8_t u[16])
 		*p++ = hex[u[i] & 15];
 	}
 	*p = '\0';
+}
+
+/*
+ * A holder's metrics take the health watch's last sample: an admin command here would run
+ * on the caller's thread (the control endpoint's only one, the HTTP endpoint's), and a hung
+ * drive would stall every client. A read-only look has no watch and nobody else to stall:
+ * it reads the drive (files and other block devices answer -EOPNOTSUPP at once).
+ */
+static void snap_health(struct metrics_snap *s, unsigned i, uint64_t now)
+{
+	struct metrics_member *m = &s->m[i];
+	struct graid_array *a = s->a;
+
+	m->h.struct_size = sizeof(m->h);
+	if (!a->read_only) {
+		pthread_mutex_lock(&a->meta_lock);
+		m->health = array_health_cached(a, i, &m->h, &m->health_ns);
+		pthread_mutex_unlock(&a->meta_lock);
+		return;
+	}
+	if (m->mi.state == GRAID_MEMBER_MISSING)
+		return;
+	m->health = graid_array_member_health(a, i, &m->h) == 0;
+	m->health_ns = now;
 }
 
 /* Roles first, then the spares: graid_array_member_info() says where the list ends. */
@@ -51,11 +76,8 @@ static int snap_members(struct metrics_snap *s, unsigned flags)
 		    i < s->info.nmembers)
 			m->eta_s = metrics_eta(s->info.uuid, i, m->mi.catchup_done,
 					       m->mi.catchup_total, now);
-		/* Files and other block devices answer -EOPNOTSUPP at once: no health for them. */
-		if (!(flags & GRAID_METRICS_NO_HEALTH) && m->mi.state != GRAID_MEMBER_MISSING) {
-			m->h.struct_size = sizeof(m->h);
-			m->health = graid_array_member_health(s->a, i, &m->h) == 0;
-		}
+		if (!(flags & GRAID_METRICS_NO_HEALTH))
+			snap_health(s, i, now);
 	}
 	return 0;
 }
@@ -66,6 +88,7 @@ int metrics_snap_take(struct metrics_snap *s, struct graid_array *a, unsigned fl
 	int rc;
 
 	s->a = a;
+	s->now_ns = graid__now_ns();
 	s->info.struct_size = sizeof(s->info);
 	rc = graid_array_info(a, &s->info);
 	if (rc)
@@ -81,6 +104,7 @@ int metrics_snap_take(struct metrics_snap *s, struct graid_array *a, unsigned fl
 	if (rc)
 		return rc;
 	s->broken = atomic_load(&h->broken);
+	s->served = !h->read_only;
 	pthread_mutex_lock(&h->event_ring.lock);
 	s->event_seq = h->event_ring.last;
 	pthread_mutex_unlock(&h->event_ring.lock);

@@ -55,8 +55,8 @@ static void counter_series(FILE *o, const char *name, const struct metrics_snap 
  * One histogram series: bucket b holds completions under 2^(b+10) ns (the last one: all
  * slower), so `le` is that bound in seconds, cumulative as Prometheus wants. Left out while
  * no bucket counted anything (histograms off): an empty histogram would read as no I/O.
- * The buckets count only while histograms are on, the latency sum always: _sum is the sum
- * scaled to the completions the buckets hold, so that _sum / _count is the mean latency.
+ * _sum is the latency sum of the very I/Os the buckets counted (the library keeps it apart
+ * from the sum of all I/Os), so it is a counter and _sum / _count their mean over any window.
  */
 static void histogram_series(FILE *o, const char *name, const struct metrics_snap *s, int i)
 {
@@ -81,13 +81,9 @@ static void histogram_series(FILE *o, const char *name, const struct metrics_sna
 			else
 				fprintf(o, ",le=\"+Inf\"} %" PRIu64 "\n", cum);
 		}
-		double sum = (double)c->latency_ns_sum / 1e9;
-
-		if (c->ops > cum)
-			sum = sum * (double)cum / (double)c->ops;
 		fprintf(o, "%s_sum", name);
 		labels(o, s, i, k);
-		fprintf(o, "} %.9g\n", sum);
+		fprintf(o, "} %.9g\n", (double)c->latency_hist_ns_sum / 1e9);
 		fprintf(o, "%s_count", name);
 		labels(o, s, i, k);
 		fprintf(o, "} %" PRIu64 "\n", cum);
