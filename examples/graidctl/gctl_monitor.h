@@ -28,6 +28,7 @@ struct mon_array {
 	int ctl_error;          /* the last subscription's failure, said once */
 	int endpoint_seen;      /* its socket was in the run directory at the last look there */
 	/* Role paths and states as last known (a holder's status, or a look). */
+	int level;              /* RAID level (a holder's status, or a look); -1 unknown */
 	unsigned nmembers;
 	uint8_t state[GRAID_MAX_MEMBERS];
 	char path[GRAID_MAX_MEMBERS][256];
@@ -57,6 +58,8 @@ struct mon {
 	int narr;
 	int look_soon;          /* a holder went away: look at its array now */
 	int attention;          /* --oneshot: an array needs attention */
+	int out_gone;           /* stdout's reader went away: the monitor stops */
+	int lock_fd;            /* the state file's lock, held while following; -1 none */
 };
 
 /* One event to report. */
@@ -108,6 +111,8 @@ void mon_diff(struct mon *m, struct mon_array *a, const struct mon_snap *now, co
 void mon_look_round(struct mon *m);
 /* "degraded" when a role of @p a is not active (from its last known states). */
 int mon_array_degraded(const struct mon_array *a);
+/* More roles out than @p a's level tolerates (its last known states); 0 when not known. */
+int mon_array_lost(const struct mon_array *a);
 const char *mon_state_word(int state);
 
 #endif /* GCTL_MONITOR_H */

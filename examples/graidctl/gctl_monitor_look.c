@@ -24,6 +24,36 @@ int mon_array_degraded(const struct mon_array *a)
 	return 0;
 }
 
+int mon_array_lost(const struct mon_array *a)
+{
+	unsigned n = a->nmembers, lost = 0;
+
+	for (unsigned r = 0; r < n; r++)
+		lost += a->state[r] != GRAID_MEMBER_ACTIVE && a->state[r] != MON_STATE_UNKNOWN;
+	switch (a->level) {
+	case 0:
+		return lost > 0;
+	case 1:
+		return n && lost == n;
+	case 5:
+		return lost > 1;
+	case 6:
+		return lost > 2;
+	case 10:
+		/* Near-2 mirrors: roles 2i and 2i+1 (mod n) hold the same chunks (the library's layout). */
+		for (unsigned i = 0; i < n; i++) {
+			unsigned p = (2 * i) % n, q = (2 * i + 1) % n;
+
+			if (a->state[p] != GRAID_MEMBER_ACTIVE && a->state[p] != MON_STATE_UNKNOWN &&
+			    a->state[q] != GRAID_MEMBER_ACTIVE && a->state[q] != MON_STATE_UNKNOWN)
+				return 1;
+		}
+		return 0;
+	default:
+		return 0;
+	}
+}
+
 static int look_take(char **members, uint8_t (*ids)[16], int n, struct mon_snap *now)
 {
 	struct gctl_look l;
@@ -237,6 +267,7 @@ void mon_look_round(struct mon *m)
 		if (!a)
 			continue;
 		a->found = 1;
+		a->level = s.arr[i].level;
 		if (s.arr[i].conf && s.arr[i].conf->name)
 			snprintf(a->name, sizeof(a->name), "%s", s.arr[i].conf->name);
 		if (a->subscribed || a->served_now)

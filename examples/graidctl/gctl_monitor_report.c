@@ -143,7 +143,9 @@ void mon_report(struct mon *m, const struct mon_event *e)
 		snprintf(line + strlen(line), sizeof(line) - strlen(line), " seq=%llu",
 			 (unsigned long long)e->seq);
 	printf("%s\n", line);
-	fflush(stdout);
+	/* SIGPIPE is ignored (the holders' sockets): a reader gone is EPIPE here. */
+	if (fflush(stdout) && errno == EPIPE)
+		m->out_gone = 1;
 	if (m->use_syslog)
 		syslog(mon_event_priority(e->name), "%s", line);
 	if (!strcmp(e->name, "degraded") || !strcmp(e->name, "array-failed") ||

@@ -40,6 +40,7 @@ struct mon_array *mon_array_get(struct mon *m, const uint8_t uuid[16])
 	gctl_uuid_format(uuid, a->uuid_text);
 	gctl_ctl_init(&a->ctl);
 	memset(a->state, MON_STATE_UNKNOWN, sizeof(a->state));
+	a->level = -1;
 	m->arr[m->narr++] = a;
 	return a;
 }
@@ -66,6 +67,7 @@ static void served_take_status(struct mon_array *a, struct json_object *r)
 		return;
 	a->nmembers = n;
 	a->nspares = 0;
+	a->level = (int)gctl_ctl_u64(r, "level");
 	for (size_t i = 0; i < json_object_array_length(members); i++) {
 		struct json_object *o = json_object_array_get_idx(members, i);
 		unsigned role = (unsigned)gctl_ctl_u64(o, "role");
@@ -262,6 +264,11 @@ static void served_line(struct mon *m, struct mon_array *a, const char *line)
 	served_detail(o, name, e.detail, sizeof(e.detail));
 	/* The event's line is built before the object (which owns @p name) goes. */
 	mon_report(m, &e);
+	/* Not printed (stdout gone): a monitor started again reports it. */
+	if (m->out_gone) {
+		json_object_put(o);
+		return;
+	}
 	a->last_seq = seq;
 	a->seq_known = 1;
 	json_object_put(o);
@@ -445,8 +452,9 @@ void mon_served_once(struct mon *m)
 
 		if (served_entry(e->d_name, uuid) || !(a = mon_array_get(m, uuid)))
 			continue;
+		/* Reported by --test now: not new-array when the following monitor subscribes. */
 		if (served_status(m, a) == 0)
-			a->served_now = 1;
+			a->served_now = a->known = 1;
 	}
 	if (d)
 		closedir(d);
@@ -537,7 +545,8 @@ void mon_state_save(const struct mon *m)
 			fprintf(f, " %u\n", a->nspares);
 		}
 	}
-	if (fclose(f) == 0)
+	/* On disk before the rename: else a crash can leave the new name on an empty file. */
+	if ((fflush(f) | fsync(fileno(f)) | fclose(f)) == 0)
 		rename(tmp, m->state_file);
 	else
 		unlink(tmp);

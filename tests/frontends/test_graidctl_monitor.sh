@@ -288,6 +288,96 @@ has m4.out " bad-block $FU /x1 error=EIO count=1 stripe=291 source=holder role=1
 stop_monitor
 has m4.state "^$FU [0-9]+ 300$" "the state file keeps the last number"
 
+# --- three endpoints that appear in one pass, a monitor with no state ------------------------
+# Followed all three (under valgrind where there is one: its poll set was sized before the
+# pass added them); --test while following reports them, but not as new-array.
+mkdir -m 700 run3
+truncate -s 8M g0 g1 h0 h1 k0 k1
+for x in g h k; do
+	expect 0 "create RAID-1 on ${x}0 ${x}1" -- "$G" create -l 1 -s 4M ${x}0 ${x}1
+done
+echo "DEVICE $T/g? $T/h? $T/k?" >conf3
+for x in g h k; do
+	GRAID_RUN_DIR=$T/run3 "$FILL" --control --hold-after 1M "$T/${x}0" "$T/${x}1" >fill.$x 2>&1 &
+	pids+=($!)
+done
+for x in g h k; do
+	wait_for fill.$x holding 60 || bad "graid_fill never held ${x}0 ${x}1: $(cat fill.$x)"
+done
+[ "$(ls run3/*.ctl 2>/dev/null | wc -l)" -eq 3 ] && ok "three served arrays in run3" || bad "run3: $(ls run3)"
+VG=()
+if command -v valgrind >/dev/null && [ -z "${GRAID_SANITIZED:-}" ]; then
+	VG=(valgrind -q --error-exitcode=99)
+fi
+"${VG[@]}" "$G" monitor --run-dir "$T/run3" --config "$T/conf3" --state-file "$T/m6.state" \
+	--delay 60 >m6.out 2>m6.out.err &
+mon=$!
+pids+=($mon)
+for u in $(cd run3 && ls *.ctl | sed 's/\.ctl$//'); do
+	wait_for m6.state "^$u [0-9]+ " 30 && ok "the monitor with no state follows $u" ||
+		{ bad "$u not followed"; cat m6.state m6.out.err; }
+done
+stop_monitor
+[ "$mon_rc" -eq 0 ] && ok "and stopped clean (exit 0${VG:+, valgrind had nothing})" ||
+	{ bad "monitor exit $mon_rc"; cat m6.out.err; }
+monitor m7.out --run-dir "$T/run3" --config "$T/conf3" --state-file none --delay 60 --test
+wait_for m7.out "test-message" 10
+sleep 2 # its subscriptions
+stop_monitor
+[ "$(grep -c ' test-message .* source=holder$' m7.out)" -eq 3 ] &&
+	ok "--test (following): a test-message per served array" || { bad "--test lines"; cat m7.out; }
+hasnt m7.out " new-array " "--test (following): the arrays it reported are not new-array"
+
+# --- one following monitor per state file -------------------------------------------------
+monitor m8.out --run-dir "$T/run3" --config "$T/conf3" --state-file "$T/m8.state" --delay 60
+sleep 1
+expect 2 "a second monitor on the same state file exits 2" -- timeout 5 "$G" monitor \
+	--run-dir "$T/run3" --config "$T/conf3" --state-file "$T/m8.state" --delay 60
+has err "another monitor \(pid $mon\)" "its message names the one that follows"
+stop_monitor
+
+# --- SIGCHLD ignored by the parent; stdout's reader gone ----------------------------------
+touch prog.fail
+expect 0 "--program's exit seen with SIGCHLD ignored at start" -- "$PY" -c '
+import os, signal, sys
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+os.execv(sys.argv[1], sys.argv[1:])' "$G" monitor --oneshot --test --run-dir "$T/run3" \
+	--config "$T/conf3" --program "$T/prog.sh" --program-timeout 5
+has err "--program $T/prog.sh test-message .*: exit 7" "the run's exit 7 is said"
+hasnt err "still running" "no run taken for hung"
+rm -f prog.fail prog.log
+expect 0 "graidctl monitor | head -n 1 ends" -- timeout 20 bash -c \
+	"'$G' monitor --run-dir '$T/run3' --config '$T/conf3' --state-file none --test | head -n 1"
+
+# --- --oneshot on a served array that failed: array-failed -------------------------------
+mkdir -m 700 run4
+XU=0f0f0f0f-0000-4000-8000-000000000002
+"$PY" - "$T/run4/$XU.ctl" <<'EOF2' &
+import json, os, socket, sys
+path = sys.argv[1]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(path)
+s.listen(4)
+open(path + ".pid", "w").write(str(os.getpid()))
+st = {"level": 5, "nmembers": 3, "members": [{"role": 0, "state": "active", "path": "/y0"},
+      {"role": 1, "state": "failed", "path": "/y1"}, {"role": 2, "state": "failed", "path": "/y2"}]}
+while True:
+    c, _ = s.accept()
+    f = c.makefile("rwb", buffering=0)
+    for line in f:
+        req = json.loads(line)
+        r = {"id": req.get("id"), "ok": True}
+        r.update(protocol=1, version="0.0.1-fake") if req.get("op") == "hello" else r.update(st)
+        f.write(json.dumps(r).encode() + b"\n")
+EOF2
+pids+=($!)
+wait_for run4/$XU.ctl.pid . 10
+echo "DEVICE $T/none-at-all" >conf4
+expect 3 "--oneshot on a served RAID-5 with two roles failed: exit 3" -- "$G" monitor --oneshot \
+	--run-dir "$T/run4" --config "$T/conf4"
+has out " array-failed $XU - source=holder$" "reported array-failed"
+hasnt out " degraded $XU " "not merely degraded"
+
 # --- the unit: systemd-analyze verify, and its ExecStart's options are graidctl's ----------
 if [ -n "$UNIT" ] && command -v systemd-analyze >/dev/null; then
 	# The installed graidctl is not where the tests run: the built one in its place.
