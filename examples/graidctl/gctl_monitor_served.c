@@ -156,23 +156,26 @@ static void served_end(struct mon *m, struct mon_array *a, const char *why)
 	m->look_soon = 1;
 }
 
-/* Events whose member's device may have changed (a replace, a spare taking the role). */
+/*
+ * Events after which the role's device and state are taken from a new status, not guessed:
+ * a device may have changed (a replace, a spare taking the role, a replace in service's swap
+ * at its rebuild-done), and a rebuild's start or end says nothing sure of the role's state
+ * (a replace in service keeps it active throughout; a stopped one leaves it as it was).
+ */
 static int served_moves(const char *name)
 {
 	return !strcmp(name, "rebuild-started") || !strcmp(name, "spare-activated") ||
-	       !strcmp(name, "member-returned");
+	       !strcmp(name, "member-returned") || !strcmp(name, "rebuild-done") ||
+	       !strcmp(name, "rebuild-stopped");
 }
 
+/* The role's state an event says for sure. */
 static int served_member_state(const char *name)
 {
 	if (!strcmp(name, "member-failed"))
 		return GRAID_MEMBER_FAILED;
 	if (!strcmp(name, "member-unreachable"))
 		return GRAID_MEMBER_UNREACHABLE;
-	if (!strcmp(name, "rebuild-done") || !strcmp(name, "member-returned"))
-		return GRAID_MEMBER_ACTIVE;
-	if (!strcmp(name, "rebuild-started") || !strcmp(name, "spare-activated"))
-		return GRAID_MEMBER_REBUILDING;
 	return -1;
 }
 
@@ -256,11 +259,16 @@ static void served_line(struct mon *m, struct mon_array *a, const char *line)
 	}
 	if (e.role >= GRAID_MAX_MEMBERS)
 		e.role = -1;
-	if (e.role >= 0 && served_moves(name))
-		served_status(m, a);
 	st = served_member_state(name);
-	if (e.role >= 0 && st >= 0)
+	if (e.role >= 0 && served_moves(name)) {
+		/* No status (the holder went): the role's state is not known, nor its device. */
+		if (served_status(m, a)) {
+			a->state[e.role] = MON_STATE_UNKNOWN;
+			a->path[e.role][0] = '\0';
+		}
+	} else if (e.role >= 0 && st >= 0) {
 		a->state[e.role] = (uint8_t)st;
+	}
 	served_detail(o, name, e.detail, sizeof(e.detail));
 	/* The event's line is built before the object (which owns @p name) goes. */
 	mon_report(m, &e);

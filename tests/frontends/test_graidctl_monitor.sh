@@ -378,6 +378,50 @@ expect 3 "--oneshot on a served RAID-5 with two roles failed: exit 3" -- "$G" mo
 has out " array-failed $XU - source=holder$" "reported array-failed"
 hasnt out " degraded $XU " "not merely degraded"
 
+# --- a replace in service on a served array: its device and states from the holder --------
+# (docs/REPLACE.md: the role stays active; the swap at the end sends rebuild-done.)
+mkdir -m 700 run5
+truncate -s 17M p0 p1 p2 q1 r0 r1 r2 s0
+expect 0 "create RAID-5 on p0..p2" -- "$G" create -l 5 -s 16M p0 p1 p2
+expect 0 "create RAID-5 on r0..r2" -- "$G" create -l 5 -s 16M r0 r1 r2
+echo "DEVICE $T/p? $T/q? $T/r? $T/s?" >conf5
+uuid_of() {
+	"$G" list --scan --json --config "$T/conf5" | "$PY" -c "import json,sys; d=json.load(sys.stdin)
+print([a['uuid'] for a in d['arrays'] if any(m['path'].endswith('/$1') for m in a['devices'])][0])"
+}
+PU=$(uuid_of p0) RU=$(uuid_of r0)
+GRAID_RUN_DIR=$T/run5 "$FILL" --control --hold-after 4M "$T/p0" "$T/p1" "$T/p2" >fill.p 2>&1 &
+pids+=($!)
+GRAID_RUN_DIR=$T/run5 "$FILL" --control --hold-after 4M "$T/r0" "$T/r1" "$T/r2" >fill.r 2>&1 &
+rholder=$!
+pids+=($rholder)
+wait_for fill.p holding 60 && wait_for fill.r holding 60 && ok "the p and r arrays are held" ||
+	bad "graid_fill: $(cat fill.p fill.r)"
+monitor m9.out --run-dir "$T/run5" --config "$T/conf5" --state-file none --delay 1
+sleep 2 # subscribed, and its first look
+expect 0 "replace role 1 of the p array in service with q1" -- env GRAID_RUN_DIR="$T/run5" \
+	"$G" replace --keep-in-service 1 q1 p0 p1 p2
+wait_for m9.out " rebuild-done $PU " 10 && ok "rebuild-done of the replace in service" ||
+	{ bad "no rebuild-done"; cat m9.out m9.out.err; }
+expect 0 "fail role 1 of the p array (now q1) through its holder" -- env GRAID_RUN_DIR="$T/run5" \
+	"$G" fail 1 p0 q1 p2
+wait_for m9.out " member-failed $PU .*role=1 " 10
+has m9.out " member-failed $PU $T/q1 .*role=1 " "member-failed names q1, the role's device since the swap"
+# A replace in service whose holder dies mid-copy: the role was active all along.
+GRAID_RUN_DIR=$T/run5 "$G" replace --keep-in-service --max-rate 512K 0 s0 r0 r1 r2 >rep.out 2>&1 &
+rep=$!
+pids+=($rep)
+wait_for m9.out " rebuild-started $RU " 10 && ok "rebuild-started of the slow replace in service" ||
+	{ bad "no rebuild-started for r"; cat m9.out rep.out; }
+sleep 0.5
+kill -9 "$rholder" "$rep"
+wait "$rholder" "$rep" 2>/dev/null
+wait_for m9.out.err "$RU: its holder closed" 5 || bad "the r holder's end unseen"
+sleep 3 # looks at the r array, unserved now
+stop_monitor
+hasnt m9.out " rebuild-done $RU " "no false rebuild-done once the holder died mid-replace"
+hasnt m9.out " optimal $RU " "no false optimal either"
+
 # --- the unit: systemd-analyze verify, and its ExecStart's options are graidctl's ----------
 if [ -n "$UNIT" ] && command -v systemd-analyze >/dev/null; then
 	# The installed graidctl is not where the tests run: the built one in its place.
