@@ -328,6 +328,7 @@ int gctl_cmd_monitor(int argc, char **argv)
 	}
 	for (int i = 0; i < m.narr; i++) {
 		gctl_ctl_close(&m.arr[i]->ctl);
+		free(m.arr[i]->pend);
 		free(m.arr[i]);
 	}
 	free(m.arr);

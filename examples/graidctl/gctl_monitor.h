@@ -13,6 +13,8 @@
 /* The member states of a role the monitor tracks; enum graid_member_state's values. */
 #define MON_STATE_UNKNOWN 255
 
+struct mon_pending;
+
 /* One array the monitor knows, served or not, by UUID. */
 struct mon_array {
 	uint8_t uuid[16];
@@ -21,9 +23,18 @@ struct mon_array {
 	/* Served: a subscription on its holder's endpoint. */
 	struct gctl_ctl ctl;    /* fd -1: not subscribed */
 	int subscribed;
-	uint32_t holder_pid;    /* the endpoint's process (SO_PEERCRED); 0 unknown */
+	uint32_t holder_pid;    /* the endpoint's process (SO_PEERCRED, or its status); 0 unknown */
+	char holder_since[48];  /* its status's holder "since" (no spaces), "" unknown */
 	uint64_t last_seq;      /* the last event number reported from this holder */
-	int seq_known;          /* last_seq belongs to holder_pid (saved or seen) */
+	int seq_known;          /* last_seq belongs to that holder (saved or seen) */
+	/*
+	 * A subscribe's replay (the events numbered up to replay_to, which the status taken after
+	 * it has seen): held until whole, then each named only where sure (gctl_monitor_served.c).
+	 */
+	uint64_t replay_to;
+	struct mon_pending *pend;
+	int npend;
+	uint8_t replay_state[GRAID_MAX_MEMBERS]; /* the roles' states at the replay's start */
 	double retry_at;        /* no connect before this (gctl_now()) */
 	int ctl_error;          /* the last subscription's failure, said once */
 	int endpoint_seen;      /* its socket was in the run directory at the last look there */
@@ -69,6 +80,7 @@ struct mon_event {
 	int role;               /* -1: none */
 	uint64_t seq;           /* the holder's number; 0: derived by the monitor */
 	int64_t time_ns;        /* CLOCK_REALTIME; 0: now */
+	int unsure;             /* the role's device then is not known: named role:N */
 	char detail[256];       /* "key=value ..." after the member */
 };
 

@@ -126,7 +126,7 @@ void mon_report(struct mon *m, const struct mon_event *e)
 	int has_member = 0;
 
 	report_time(e->time_ns, when, sizeof(when));
-	if (e->role >= 0 && e->role < GRAID_MAX_MEMBERS && e->a->path[e->role][0]) {
+	if (e->role >= 0 && e->role < GRAID_MAX_MEMBERS && !e->unsure && e->a->path[e->role][0]) {
 		snprintf(member, sizeof(member), "%s", e->a->path[e->role]);
 		has_member = 1;
 	} else if (e->role >= 0) {

@@ -244,7 +244,7 @@ stop_monitor
 mkdir -m 700 run2
 FU=0f0f0f0f-0000-4000-8000-000000000001
 "$PY" - "$T/run2/$FU.ctl" "$T/fake.log" <<'EOF' &
-import json, os, socket, sys
+import json, os, socket, sys, threading
 path, log = sys.argv[1:3]
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.bind(path)
@@ -252,8 +252,9 @@ s.listen(4)
 open(path + ".pid", "w").write(str(os.getpid()))
 status = {"nmembers": 2, "members": [{"role": 0, "state": "active", "path": "/x0"},
                                      {"role": 1, "state": "active", "path": "/x1"}]}
-while True:
-    c, _ = s.accept()
+# A connection each in a thread of its own, as a holder serves them: a status while
+# another connection is subscribed.
+def serve(c):
     f = c.makefile("rwb", buffering=0)
     for line in f:
         req = json.loads(line)
@@ -273,6 +274,8 @@ while True:
         else:
             r.update(status)
         f.write(json.dumps(r).encode() + b"\n")
+while True:
+    threading.Thread(target=serve, args=(s.accept()[0],), daemon=True).start()
 EOF
 pids+=($!)
 wait_for run2/$FU.ctl.pid . 10
@@ -286,7 +289,7 @@ has m4.out " missed $FU - missed=10 first=281 last=290 source=holder$" \
 has m4.out " bad-block $FU /x1 error=EIO count=1 stripe=291 source=holder role=1 seq=291$" \
 	"an event's fields are on its line"
 stop_monitor
-has m4.state "^$FU [0-9]+ 300$" "the state file keeps the last number"
+has m4.state "^$FU [0-9]+ 300 " "the state file keeps the last number"
 
 # --- three endpoints that appear in one pass, a monitor with no state ------------------------
 # Followed all three (under valgrind where there is one: its poll set was sized before the
@@ -421,6 +424,75 @@ sleep 3 # looks at the r array, unserved now
 stop_monitor
 hasnt m9.out " rebuild-done $RU " "no false rebuild-done once the holder died mid-replace"
 hasnt m9.out " optimal $RU " "no false optimal either"
+
+# --- a replay named only where sure; a holder known by its pid and its start -------------
+# A scripted holder whose role 1 was replaced (failed, rebuilt onto /z3) and whose role 2 was
+# replaced in service (the swap at its rebuild-done), all before the monitor subscribed: its
+# status names the devices now, which were not those of the earlier events.
+cat >fake2.py <<'EOF2'
+import json, os, socket, sys, threading
+path, log = sys.argv[1:3]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(path)
+s.listen(4)
+open(path + ".pid", "w").write(str(os.getpid()))
+status = {"level": 5, "nmembers": 3, "holder_pid": os.getpid(),
+          "holder": "pid %d (python3) on host h since 2026-12-06 10:00:00 UTC" % os.getpid(),
+          "members": [{"role": 0, "state": "active", "path": "/z0"},
+                      {"role": 1, "state": "active", "path": "/z3"},
+                      {"role": 2, "state": "active", "path": "/z4"}]}
+events = [("member-failed", 1), ("rebuild-started", 1), ("rebuild-done", 1),
+          ("bad-block", 2), ("rebuild-started", 2), ("rebuild-done", 2)]
+def serve(c):
+    f = c.makefile("rwb", buffering=0)
+    for line in f:
+        req = json.loads(line)
+        open(log, "a").write(json.dumps(req) + "\n")
+        if req.get("op") == "subscribe":
+            f.write(json.dumps({"ok": True, "seq": len(events)}).encode() + b"\n")
+            for n, (name, role) in enumerate(events, 1):
+                if n > req["since"]:
+                    f.write(json.dumps({"event": name, "seq": n, "time_ns": 0, "member": role,
+                                        "stripe": 7}).encode() + b"\n")
+            continue
+        r = {"id": req.get("id"), "ok": True}
+        r.update(protocol=1, version="0.0.1-fake") if req.get("op") == "hello" else r.update(status)
+        f.write(json.dumps(r).encode() + b"\n")
+while True:
+    threading.Thread(target=serve, args=(s.accept()[0],), daemon=True).start()
+EOF2
+mkdir -m 700 run6
+ZU=0f0f0f0f-0000-4000-8000-000000000003
+"$PY" fake2.py "$T/run6/$ZU.ctl" "$T/fake2.log" &
+pids+=($!)
+wait_for run6/$ZU.ctl.pid . 10
+zpid=$(cat run6/$ZU.ctl.pid)
+monitor m10.out --run-dir "$T/run6" --config "$T/conf4" --state-file "$T/m10.state" --delay 60
+wait_for m10.out " rebuild-done $ZU .*seq=6$" 10 || { bad "the replay"; cat m10.out m10.out.err; }
+stop_monitor
+has m10.out " member-failed $ZU role:1 .*seq=1$" "a replayed member-failed before the role's rebuild names role:1, not the device that replaced it"
+has m10.out " rebuild-started $ZU /z3 .*seq=2$" "its rebuild-started (a plain rebuild: no swap after it) names the role's device"
+has m10.out " rebuild-done $ZU /z3 .*seq=3$" "and its rebuild-done"
+has m10.out " bad-block $ZU role:2 .*seq=4$" "an event before a replace in service's end names role:2"
+has m10.out " rebuild-started $ZU role:2 .*seq=5$" "and that replace's rebuild-started (the swap after it)"
+has m10.out " rebuild-done $ZU /z4 .*seq=6$" "its rebuild-done names the device after the swap"
+has m10.state "^$ZU $zpid 6 2026-12-06_10:00:00_UTC 000$" "the state file keeps the holder's pid, its start and the roles"
+# The same pid, another start: another holder (the pid reused); its events from the first.
+rm -f fake2.log
+echo "$ZU $zpid 6 2026-12-06_09:00:00_UTC 000" >m10.state
+monitor m11.out --run-dir "$T/run6" --config "$T/conf4" --state-file "$T/m10.state" --delay 60
+wait_for fake2.log subscribe 10
+sleep 0.5
+stop_monitor
+has fake2.log '"op": "subscribe", "since": 0}' "a holder with the saved pid but another start: subscribed from its first event"
+has m11.out " member-failed $ZU role:1 .*seq=1$" "and its first event reported"
+rm -f fake2.log
+echo "$ZU $zpid 4 2026-12-06_10:00:00_UTC 000" >m10.state
+monitor m12.out --run-dir "$T/run6" --config "$T/conf4" --state-file "$T/m10.state" --delay 60
+wait_for m12.out " rebuild-done $ZU .*seq=6$" 10
+stop_monitor
+has fake2.log '"op": "subscribe", "since": 4}' "the same pid and start: subscribed from the saved number"
+hasnt m12.out "seq=[1-4]$" "and nothing reported again"
 
 # --- the unit: systemd-analyze verify, and its ExecStart's options are graidctl's ----------
 if [ -n "$UNIT" ] && command -v systemd-analyze >/dev/null; then
