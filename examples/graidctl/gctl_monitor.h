@@ -15,6 +15,9 @@
 
 struct mon_pending;
 
+/* Hot spares' devices a holder's status is remembered for. */
+#define MON_SPARE_PATHS 16
+
 /* One array the monitor knows, served or not, by UUID. */
 struct mon_array {
 	uint8_t uuid[16];
@@ -45,6 +48,9 @@ struct mon_array {
 	char path[GRAID_MAX_MEMBERS][256];
 	uint8_t id[GRAID_MAX_MEMBERS][16]; /* the role's device's member UUID (a look's); 0 unknown */
 	unsigned nspares;
+	/* Its holder's spares' devices (a status's): with its roles', not read by a look. */
+	char spare_path[MON_SPARE_PATHS][256];
+	unsigned nspare_paths;
 	/* Unserved: the last look, which the next one is compared with. */
 	int have_base;
 	int known;              /* followed before: not new when found again */

@@ -67,13 +67,18 @@ static void served_take_status(struct mon_array *a, struct json_object *r)
 		return;
 	a->nmembers = n;
 	a->nspares = 0;
+	a->nspare_paths = 0;
 	a->level = (int)gctl_ctl_u64(r, "level");
 	for (size_t i = 0; i < json_object_array_length(members); i++) {
 		struct json_object *o = json_object_array_get_idx(members, i);
 		unsigned role = (unsigned)gctl_ctl_u64(o, "role");
 
 		if (i >= n) {
+			if (a->nspares < MON_SPARE_PATHS)
+				snprintf(a->spare_path[a->nspares], sizeof(a->spare_path[0]), "%s",
+					 gctl_ctl_str(o, "path"));
 			a->nspares++;
+			a->nspare_paths = a->nspares < MON_SPARE_PATHS ? a->nspares : MON_SPARE_PATHS;
 			continue;
 		}
 		if (role >= n)

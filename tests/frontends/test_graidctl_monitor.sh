@@ -331,6 +331,24 @@ stop_monitor
 	ok "--test (following): a test-message per served array" || { bad "--test lines"; cat m7.out; }
 hasnt m7.out " new-array " "--test (following): the arrays it reported are not new-array"
 
+# The devices of served arrays are not read by the look (their holders say how they are).
+if command -v strace >/dev/null && strace -f -o /dev/null true 2>/dev/null; then
+	strace -f -e trace=open,openat -o strace.out "$G" monitor --oneshot --run-dir "$T/run3" \
+		--config "$T/conf3" >out 2>err
+	hasnt strace.out "\"$T/[ghk][01]\"" "--oneshot: no device of a served array opened by the look"
+	has strace.out "/proc/|\.ctl|graid" "(strace saw the monitor's opens)"
+	monitor m7b.out --run-dir "$T/run3" --config "$T/conf3" --state-file none --delay 1
+	sleep 2 # subscribed
+	strace -f -e trace=open,openat -o strace2.out -p "$mon" 2>/dev/null &
+	st=$!
+	sleep 3 # two looks at least
+	kill "$st"
+	wait "$st" 2>/dev/null
+	stop_monitor
+	hasnt strace2.out "\"$T/[ghk][01]\"" "following: no device of a followed array opened by the looks"
+	has strace2.out "conf3" "(strace saw the looks: graid.conf read)"
+fi
+
 # --- one following monitor per state file -------------------------------------------------
 monitor m8.out --run-dir "$T/run3" --config "$T/conf3" --state-file "$T/m8.state" --delay 60
 sleep 1
