@@ -162,7 +162,7 @@ static int mon_follow(struct mon *m)
 			pfd[n].revents = 0;
 			who[n++] = m->arr[i];
 		}
-		/* A pipe's reader gone (graidctl monitor | head) wakes the poll: nothing to print to. */
+		/* A pipe's reader gone (graidctl monitor | head) wakes the poll. */
 		if (out_pipe) {
 			pfd[n].fd = STDOUT_FILENO;
 			pfd[n].events = 0;
@@ -180,7 +180,8 @@ static int mon_follow(struct mon *m)
 				m->out_gone = 1;
 		}
 		if (m->out_gone) {
-			fprintf(stderr, "graidctl monitor: its standard output was closed: stopped\n");
+			fprintf(stderr, "graidctl monitor: its standard output was closed: "
+				"stopped\n");
 			break;
 		}
 	}
@@ -210,9 +211,9 @@ static int mon_lock(struct mon *m)
 		n = pread(fd, who, sizeof(who) - 1, 0);
 		who[n > 0 ? n : 0] = '\0';
 		who[strcspn(who, "\n")] = '\0';
-		gctl_err("monitor: another monitor (pid %s) follows the arrays with the state file %s; "
-			 "one per state file (--state-file names another)", who[0] ? who : "unknown",
-			 m->state_file);
+		gctl_err("monitor: another monitor (pid %s) follows the arrays with the state "
+			 "file %s; one per state file (--state-file names another)",
+			 who[0] ? who : "unknown", m->state_file);
 		close(fd);
 		return GCTL_EXIT_USAGE;
 	}

@@ -24,12 +24,18 @@ int mon_array_degraded(const struct mon_array *a)
 	return 0;
 }
 
+/* A role known to be out of the array. */
+static int look_out(int state)
+{
+	return state != GRAID_MEMBER_ACTIVE && state != MON_STATE_UNKNOWN;
+}
+
 int mon_array_lost(const struct mon_array *a)
 {
 	unsigned n = a->nmembers, lost = 0;
 
 	for (unsigned r = 0; r < n; r++)
-		lost += a->state[r] != GRAID_MEMBER_ACTIVE && a->state[r] != MON_STATE_UNKNOWN;
+		lost += look_out(a->state[r]);
 	switch (a->level) {
 	case 0:
 		return lost > 0;
@@ -40,12 +46,11 @@ int mon_array_lost(const struct mon_array *a)
 	case 6:
 		return lost > 2;
 	case 10:
-		/* Near-2 mirrors: roles 2i and 2i+1 (mod n) hold the same chunks (the library's layout). */
+		/* Near-2 mirrors (the library's layout): roles 2i, 2i+1 (mod n) hold one chunk. */
 		for (unsigned i = 0; i < n; i++) {
 			unsigned p = (2 * i) % n, q = (2 * i + 1) % n;
 
-			if (a->state[p] != GRAID_MEMBER_ACTIVE && a->state[p] != MON_STATE_UNKNOWN &&
-			    a->state[q] != GRAID_MEMBER_ACTIVE && a->state[q] != MON_STATE_UNKNOWN)
+			if (look_out(a->state[p]) && look_out(a->state[q]))
 				return 1;
 		}
 		return 0;

@@ -78,7 +78,8 @@ static void served_take_status(struct mon_array *a, struct json_object *r)
 				snprintf(a->spare_path[a->nspares], sizeof(a->spare_path[0]), "%s",
 					 gctl_ctl_str(o, "path"));
 			a->nspares++;
-			a->nspare_paths = a->nspares < MON_SPARE_PATHS ? a->nspares : MON_SPARE_PATHS;
+			if (a->nspare_paths < MON_SPARE_PATHS)
+				a->nspare_paths++;
 			continue;
 		}
 		if (role >= n)
