@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* graidctl monitor: follow every array on the host, report each event (mdadm --monitor's job). */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
@@ -8,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <sys/file.h>
+#include <sys/stat.h>
 
 #include "gctl.h"
 #include "gctl_monitor.h"
@@ -57,7 +61,8 @@ void gctl_help_monitor(FILE *f)
 		"                   nothing (default RUN_DIR/monitor.state; \"none\": not kept)\n\n"
 		"Exit status: 0 stopped by SIGTERM or SIGINT, or --oneshot found nothing to\n"
 		"report; 3 --oneshot reported an array degraded, failed or gone; 1 the monitor\n"
-		"could not start; 2 usage error.\n");
+		"could not start, or its stdout was closed; 2 usage error, or another monitor\n"
+		"follows with the same state file.\n");
 }
 
 static int mon_parse_seconds(const char *cmd, const char *opt, const char *s, double *out)
@@ -89,7 +94,11 @@ static int mon_once(struct mon *m)
 			mon_report(m, &e);
 		}
 		/* The look reported its own arrays' degraded state; a holder's is reported here. */
-		if (m->oneshot && a->served_now && mon_array_degraded(a)) {
+		if (m->oneshot && a->served_now && mon_array_lost(a)) {
+			e.name = "array-failed";
+			snprintf(e.detail, sizeof(e.detail), "source=holder");
+			mon_report(m, &e);
+		} else if (m->oneshot && a->served_now && mon_array_degraded(a)) {
 			e.name = "degraded";
 			snprintf(e.detail, sizeof(e.detail), "source=holder");
 			mon_report(m, &e);
@@ -103,10 +112,12 @@ static int mon_follow(struct mon *m)
 	double next_look = 0, next_endpoints = 0;
 	struct pollfd *pfd = NULL;
 	struct mon_array **who = NULL;
+	struct stat st;
+	int out_pipe = !fstat(STDOUT_FILENO, &st) && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
 
-	while (!mon_stop) {
+	while (!mon_stop && !m->out_gone) {
 		double now = gctl_now(), wait;
-		int n = 0, cap = m->narr;
+		int n = 0, cap;
 
 		if (now >= next_endpoints) {
 			mon_endpoints_scan(m);
@@ -130,9 +141,11 @@ static int mon_follow(struct mon *m)
 			wait = next_look - now;
 		if (wait < 0)
 			wait = 0;
+		/* Taken after the scans and looks above, which add the arrays they find. */
+		cap = m->narr;
 		{
-			struct pollfd *p = realloc(pfd, (size_t)(cap + 1) * sizeof(*p));
-			struct mon_array **w = realloc(who, (size_t)(cap + 1) * sizeof(*w));
+			struct pollfd *p = realloc(pfd, (size_t)(cap + 2) * sizeof(*p));
+			struct mon_array **w = realloc(who, (size_t)(cap + 2) * sizeof(*w));
 
 			if (p)
 				pfd = p;
@@ -149,15 +162,65 @@ static int mon_follow(struct mon *m)
 			pfd[n].revents = 0;
 			who[n++] = m->arr[i];
 		}
+		/* A pipe's reader gone (graidctl monitor | head) wakes the poll. */
+		if (out_pipe) {
+			pfd[n].fd = STDOUT_FILENO;
+			pfd[n].events = 0;
+			pfd[n].revents = 0;
+			who[n++] = NULL;
+		}
 		if (poll(pfd, (nfds_t)n, (int)(wait * 1000) + 1) < 0 && errno != EINTR)
 			break;
-		for (int i = 0; i < n; i++)
-			if (pfd[i].revents)
+		for (int i = 0; i < n; i++) {
+			if (!pfd[i].revents)
+				continue;
+			if (who[i])
 				mon_served_read(m, who[i]);
+			else
+				m->out_gone = 1;
+		}
+		if (m->out_gone) {
+			fprintf(stderr, "graidctl monitor: its standard output was closed: "
+				"stopped\n");
+			break;
+		}
 	}
 	free(pfd);
 	free(who);
 	return mon_stop ? GCTL_EXIT_OK : GCTL_EXIT_FAILED;
+}
+
+/*
+ * One following monitor per state file: two would each write the numbers they reported over
+ * the other's. The lock is on a file beside it (the state file itself is replaced by rename);
+ * held until exit.
+ */
+static int mon_lock(struct mon *m)
+{
+	char path[4200], who[64] = "";
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s.lock", m->state_file);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		gctl_err("monitor: %s: %s", path, strerror(errno));
+		return GCTL_EXIT_FAILED;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		n = pread(fd, who, sizeof(who) - 1, 0);
+		who[n > 0 ? n : 0] = '\0';
+		who[strcspn(who, "\n")] = '\0';
+		gctl_err("monitor: another monitor (pid %s) follows the arrays with the state "
+			 "file %s; one per state file (--state-file names another)",
+			 who[0] ? who : "unknown", m->state_file);
+		close(fd);
+		return GCTL_EXIT_USAGE;
+	}
+	if (ftruncate(fd, 0) == 0)
+		dprintf(fd, "%ld\n", (long)getpid());
+	m->lock_fd = fd;
+	return GCTL_EXIT_OK;
 }
 
 int gctl_cmd_monitor(int argc, char **argv)
@@ -177,7 +240,7 @@ int gctl_cmd_monitor(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct mon m = { .delay = MON_DELAY_DEFAULT,
-			 .program_timeout = MON_PROGRAM_TIMEOUT_DEFAULT };
+			 .program_timeout = MON_PROGRAM_TIMEOUT_DEFAULT, .lock_fd = -1 };
 	const char *run_dir = getenv("GRAID_RUN_DIR"), *state = NULL;
 	struct sigaction sa = { .sa_handler = mon_on_signal };
 	int c, ex;
@@ -235,7 +298,11 @@ int gctl_cmd_monitor(int argc, char **argv)
 		snprintf(m.state_file, sizeof(m.state_file), "%s/monitor.state", m.run_dir);
 	else if (strcmp(state, "none"))
 		snprintf(m.state_file, sizeof(m.state_file), "%s", state);
+	if (!m.oneshot && m.state_file[0] && (ex = mon_lock(&m)))
+		return ex;
 	mon_report_open(&m);
+	/* An inherited "ignore" would have the --program children reaped unseen (waitpid fails). */
+	signal(SIGCHLD, SIG_DFL);
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
@@ -262,8 +329,11 @@ int gctl_cmd_monitor(int argc, char **argv)
 	}
 	for (int i = 0; i < m.narr; i++) {
 		gctl_ctl_close(&m.arr[i]->ctl);
+		free(m.arr[i]->pend);
 		free(m.arr[i]);
 	}
 	free(m.arr);
+	if (m.lock_fd >= 0)
+		close(m.lock_fd);
 	return ex;
 }

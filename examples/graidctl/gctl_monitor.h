@@ -13,6 +13,11 @@
 /* The member states of a role the monitor tracks; enum graid_member_state's values. */
 #define MON_STATE_UNKNOWN 255
 
+struct mon_pending;
+
+/* Hot spares' devices a holder's status is remembered for. */
+#define MON_SPARE_PATHS 16
+
 /* One array the monitor knows, served or not, by UUID. */
 struct mon_array {
 	uint8_t uuid[16];
@@ -21,18 +26,31 @@ struct mon_array {
 	/* Served: a subscription on its holder's endpoint. */
 	struct gctl_ctl ctl;    /* fd -1: not subscribed */
 	int subscribed;
-	uint32_t holder_pid;    /* the endpoint's process (SO_PEERCRED); 0 unknown */
+	uint32_t holder_pid;    /* the endpoint's process (SO_PEERCRED, or its status); 0 unknown */
+	char holder_since[48];  /* its status's holder "since" (no spaces), "" unknown */
 	uint64_t last_seq;      /* the last event number reported from this holder */
-	int seq_known;          /* last_seq belongs to holder_pid (saved or seen) */
+	int seq_known;          /* last_seq belongs to that holder (saved or seen) */
+	/*
+	 * A subscribe's replay (the events numbered up to replay_to, which the status taken after
+	 * it has seen): held until whole, then each named only where sure (gctl_monitor_served.c).
+	 */
+	uint64_t replay_to;
+	struct mon_pending *pend;
+	int npend;
+	uint8_t replay_state[GRAID_MAX_MEMBERS]; /* the roles' states at the replay's start */
 	double retry_at;        /* no connect before this (gctl_now()) */
 	int ctl_error;          /* the last subscription's failure, said once */
 	int endpoint_seen;      /* its socket was in the run directory at the last look there */
 	/* Role paths and states as last known (a holder's status, or a look). */
+	int level;              /* RAID level (a holder's status, or a look); -1 unknown */
 	unsigned nmembers;
 	uint8_t state[GRAID_MAX_MEMBERS];
 	char path[GRAID_MAX_MEMBERS][256];
 	uint8_t id[GRAID_MAX_MEMBERS][16]; /* the role's device's member UUID (a look's); 0 unknown */
 	unsigned nspares;
+	/* Its holder's spares' devices (a status's): with its roles', not read by a look. */
+	char spare_path[MON_SPARE_PATHS][256];
+	unsigned nspare_paths;
 	/* Unserved: the last look, which the next one is compared with. */
 	int have_base;
 	int known;              /* followed before: not new when found again */
@@ -57,6 +75,8 @@ struct mon {
 	int narr;
 	int look_soon;          /* a holder went away: look at its array now */
 	int attention;          /* --oneshot: an array needs attention */
+	int out_gone;           /* stdout's reader went away: the monitor stops */
+	int lock_fd;            /* the state file's lock, held while following; -1 none */
 };
 
 /* One event to report. */
@@ -66,6 +86,7 @@ struct mon_event {
 	int role;               /* -1: none */
 	uint64_t seq;           /* the holder's number; 0: derived by the monitor */
 	int64_t time_ns;        /* CLOCK_REALTIME; 0: now */
+	int unsure;             /* the role's device then is not known: named role:N */
 	char detail[256];       /* "key=value ..." after the member */
 };
 
@@ -108,6 +129,8 @@ void mon_diff(struct mon *m, struct mon_array *a, const struct mon_snap *now, co
 void mon_look_round(struct mon *m);
 /* "degraded" when a role of @p a is not active (from its last known states). */
 int mon_array_degraded(const struct mon_array *a);
+/* More roles out than @p a's level tolerates (its last known states); 0 when not known. */
+int mon_array_lost(const struct mon_array *a);
 const char *mon_state_word(int state);
 
 #endif /* GCTL_MONITOR_H */

@@ -24,6 +24,41 @@ int mon_array_degraded(const struct mon_array *a)
 	return 0;
 }
 
+/* A role known to be out of the array. */
+static int look_out(int state)
+{
+	return state != GRAID_MEMBER_ACTIVE && state != MON_STATE_UNKNOWN;
+}
+
+int mon_array_lost(const struct mon_array *a)
+{
+	unsigned n = a->nmembers, lost = 0;
+
+	for (unsigned r = 0; r < n; r++)
+		lost += look_out(a->state[r]);
+	switch (a->level) {
+	case 0:
+		return lost > 0;
+	case 1:
+		return n && lost == n;
+	case 5:
+		return lost > 1;
+	case 6:
+		return lost > 2;
+	case 10:
+		/* Near-2 mirrors (the library's layout): roles 2i, 2i+1 (mod n) hold one chunk. */
+		for (unsigned i = 0; i < n; i++) {
+			unsigned p = (2 * i) % n, q = (2 * i + 1) % n;
+
+			if (look_out(a->state[p]) && look_out(a->state[q]))
+				return 1;
+		}
+		return 0;
+	default:
+		return 0;
+	}
+}
+
 static int look_take(char **members, uint8_t (*ids)[16], int n, struct mon_snap *now)
 {
 	struct gctl_look l;
@@ -217,14 +252,62 @@ static void look_one(struct mon *m, const struct gctl_scan *s, const struct gctl
 	free(ids);
 }
 
+/* The devices of the arrays a holder reports on: their files' or devices' stat()s. */
+struct look_skip {
+	struct stat *st;
+	int n;
+};
+
+static void skip_add(struct look_skip *k, const char *path)
+{
+	struct stat st, *v;
+
+	/* A holder's relative path is relative to its directory, not ours: not known here. */
+	if (path[0] != '/' || stat(path, &st))
+		return;
+	v = realloc(k->st, (size_t)(k->n + 1) * sizeof(*v));
+	if (!v)
+		return;
+	k->st = v;
+	k->st[k->n++] = st;
+}
+
+static int skip_has(const struct stat *st, void *arg)
+{
+	const struct look_skip *k = arg;
+
+	for (int i = 0; i < k->n; i++)
+		if (gctl_scan_same(st, &k->st[i]))
+			return 1;
+	return 0;
+}
+
 void mon_look_round(struct mon *m)
 {
 	struct gctl_conf c;
 	struct gctl_scan s;
+	struct look_skip k = { 0 };
+	int rc;
 
 	if (gctl_conf_load(m->config, &c))
 		return;
-	if (gctl_scan_config(&c, &s)) {
+	/*
+	 * A served array's state comes from its holder: its devices are not read, so that a
+	 * look of the others is not held up by them (a device that hangs, a busy one).
+	 */
+	for (int i = 0; i < m->narr; i++) {
+		struct mon_array *a = m->arr[i];
+
+		if (!a->subscribed && !a->served_now)
+			continue;
+		for (unsigned r = 0; r < a->nmembers; r++)
+			skip_add(&k, a->path[r]);
+		for (unsigned r = 0; r < a->nspare_paths; r++)
+			skip_add(&k, a->spare_path[r]);
+	}
+	rc = gctl_scan_config_skip(&c, &s, k.n ? skip_has : NULL, &k);
+	free(k.st);
+	if (rc) {
 		fprintf(stderr, "graidctl monitor: scan: %s\n", strerror(ENOMEM));
 		gctl_conf_free(&c);
 		return;
@@ -237,6 +320,7 @@ void mon_look_round(struct mon *m)
 		if (!a)
 			continue;
 		a->found = 1;
+		a->level = s.arr[i].level;
 		if (s.arr[i].conf && s.arr[i].conf->name)
 			snprintf(a->name, sizeof(a->name), "%s", s.arr[i].conf->name);
 		if (a->subscribed || a->served_now)

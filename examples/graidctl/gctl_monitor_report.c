@@ -126,7 +126,7 @@ void mon_report(struct mon *m, const struct mon_event *e)
 	int has_member = 0;
 
 	report_time(e->time_ns, when, sizeof(when));
-	if (e->role >= 0 && e->role < GRAID_MAX_MEMBERS && e->a->path[e->role][0]) {
+	if (e->role >= 0 && e->role < GRAID_MAX_MEMBERS && !e->unsure && e->a->path[e->role][0]) {
 		snprintf(member, sizeof(member), "%s", e->a->path[e->role]);
 		has_member = 1;
 	} else if (e->role >= 0) {
@@ -143,7 +143,9 @@ void mon_report(struct mon *m, const struct mon_event *e)
 		snprintf(line + strlen(line), sizeof(line) - strlen(line), " seq=%llu",
 			 (unsigned long long)e->seq);
 	printf("%s\n", line);
-	fflush(stdout);
+	/* SIGPIPE is ignored (the holders' sockets): a reader gone is EPIPE here. */
+	if (fflush(stdout) && errno == EPIPE)
+		m->out_gone = 1;
 	if (m->use_syslog)
 		syslog(mon_event_priority(e->name), "%s", line);
 	if (!strcmp(e->name, "degraded") || !strcmp(e->name, "array-failed") ||

@@ -40,6 +40,7 @@ struct mon_array *mon_array_get(struct mon *m, const uint8_t uuid[16])
 	gctl_uuid_format(uuid, a->uuid_text);
 	gctl_ctl_init(&a->ctl);
 	memset(a->state, MON_STATE_UNKNOWN, sizeof(a->state));
+	a->level = -1;
 	m->arr[m->narr++] = a;
 	return a;
 }
@@ -66,12 +67,19 @@ static void served_take_status(struct mon_array *a, struct json_object *r)
 		return;
 	a->nmembers = n;
 	a->nspares = 0;
+	a->nspare_paths = 0;
+	a->level = (int)gctl_ctl_u64(r, "level");
 	for (size_t i = 0; i < json_object_array_length(members); i++) {
 		struct json_object *o = json_object_array_get_idx(members, i);
 		unsigned role = (unsigned)gctl_ctl_u64(o, "role");
 
 		if (i >= n) {
+			if (a->nspares < MON_SPARE_PATHS)
+				snprintf(a->spare_path[a->nspares], sizeof(a->spare_path[0]), "%s",
+					 gctl_ctl_str(o, "path"));
 			a->nspares++;
+			if (a->nspare_paths < MON_SPARE_PATHS)
+				a->nspare_paths++;
 			continue;
 		}
 		if (role >= n)
@@ -137,8 +145,14 @@ static int64_t served_wall(uint64_t mono_ns)
 	return now_r - (now_m - (int64_t)mono_ns);
 }
 
+static void served_flush(struct mon *m, struct mon_array *a);
+
 static void served_end(struct mon *m, struct mon_array *a, const char *why)
 {
+	/* A replay cut short: what came of it is reported (the status after it still holds). */
+	if (a->npend)
+		served_flush(m, a);
+	a->replay_to = 0;
 	fprintf(stderr, "graidctl monitor: %s: %s; following its superblocks\n", a->uuid_text, why);
 	gctl_ctl_close(&a->ctl);
 	a->subscribed = 0;
@@ -154,23 +168,26 @@ static void served_end(struct mon *m, struct mon_array *a, const char *why)
 	m->look_soon = 1;
 }
 
-/* Events whose member's device may have changed (a replace, a spare taking the role). */
+/*
+ * Events after which the role's device and state are taken from a new status, not guessed:
+ * a device may have changed (a replace, a spare taking the role, a replace in service's swap
+ * at its rebuild-done), and a rebuild's start or end says nothing sure of the role's state
+ * (a replace in service keeps it active throughout; a stopped one leaves it as it was).
+ */
 static int served_moves(const char *name)
 {
 	return !strcmp(name, "rebuild-started") || !strcmp(name, "spare-activated") ||
-	       !strcmp(name, "member-returned");
+	       !strcmp(name, "member-returned") || !strcmp(name, "rebuild-done") ||
+	       !strcmp(name, "rebuild-stopped");
 }
 
+/* The role's state an event says for sure. */
 static int served_member_state(const char *name)
 {
 	if (!strcmp(name, "member-failed"))
 		return GRAID_MEMBER_FAILED;
 	if (!strcmp(name, "member-unreachable"))
 		return GRAID_MEMBER_UNREACHABLE;
-	if (!strcmp(name, "rebuild-done") || !strcmp(name, "member-returned"))
-		return GRAID_MEMBER_ACTIVE;
-	if (!strcmp(name, "rebuild-started") || !strcmp(name, "spare-activated"))
-		return GRAID_MEMBER_REBUILDING;
 	return -1;
 }
 
@@ -200,14 +217,129 @@ static void served_detail(struct json_object *o, const char *name, char *buf, si
 		snprintf(buf + off, len - off, "source=holder");
 }
 
+/* An event of a replay, held until the replay is whole. */
+struct mon_pending {
+	struct mon_event e;
+	char name[72];
+	uint64_t seq;
+	int moves;              /* the role's device may have changed at it */
+};
+
+static void served_pend(struct mon_array *a, const struct mon_event *e, uint64_t seq)
+{
+	struct mon_pending *p = realloc(a->pend, (size_t)(a->npend + 1) * sizeof(*p));
+
+	if (!p)
+		return;
+	a->pend = p;
+	p += a->npend++;
+	p->e = *e;
+	snprintf(p->name, sizeof(p->name), "%s", e->name);
+	p->seq = seq;
+	p->moves = 0;
+}
+
+enum { KIND_NONE, KIND_REGULAR, KIND_IN_SERVICE, KIND_UNKNOWN };
+
+/*
+ * A replay reported. The roles' devices known are the status's, taken after the replay's
+ * last event: an event names its role's device only where no event after it (up to that
+ * status) may have changed the device. Those are rebuild-started, spare-activated and
+ * member-returned, and the rebuild-done of a replace in service (its swap): a rebuild that
+ * started on a role out of the array is a plain one, whose rebuild-done changes nothing; one
+ * that started on an active role is a replace in service; one whose role's state then is not
+ * known is taken for one.
+ */
+static void served_flush(struct mon *m, struct mon_array *a)
+{
+	uint8_t st[GRAID_MAX_MEMBERS], kind[GRAID_MAX_MEMBERS] = { 0 }, known[GRAID_MAX_MEMBERS];
+
+	memcpy(st, a->replay_state, sizeof(st));
+	for (int i = 0; i < a->npend; i++) {
+		struct mon_pending *p = &a->pend[i];
+		int r = p->e.role;
+		const char *n = p->name;
+
+		if (r < 0)
+			continue;
+		if (!strcmp(n, "member-failed") || !strcmp(n, "member-unreachable")) {
+			st[r] = GRAID_MEMBER_FAILED;
+		} else if (!strcmp(n, "member-returned")) {
+			p->moves = 1;
+			st[r] = GRAID_MEMBER_ACTIVE;
+		} else if (!strcmp(n, "spare-activated")) {
+			p->moves = 1;
+			st[r] = GRAID_MEMBER_REBUILDING;
+			kind[r] = KIND_REGULAR;
+		} else if (!strcmp(n, "rebuild-started")) {
+			p->moves = 1;
+			kind[r] = st[r] == MON_STATE_UNKNOWN ? KIND_UNKNOWN :
+				  st[r] == GRAID_MEMBER_ACTIVE ? KIND_IN_SERVICE : KIND_REGULAR;
+		} else if (!strcmp(n, "rebuild-done")) {
+			p->moves = kind[r] != KIND_REGULAR;
+			st[r] = GRAID_MEMBER_ACTIVE;
+			kind[r] = KIND_NONE;
+		} else if (!strcmp(n, "rebuild-stopped")) {
+			kind[r] = KIND_NONE;
+		}
+	}
+	memset(known, 1, sizeof(known));
+	for (int i = a->npend - 1; i >= 0; i--) {
+		struct mon_pending *p = &a->pend[i];
+
+		if (p->e.role < 0)
+			continue;
+		p->e.unsure = !known[p->e.role];
+		if (p->moves)
+			known[p->e.role] = 0;
+	}
+	for (int i = 0; i < a->npend && !m->out_gone; i++) {
+		struct mon_pending *p = &a->pend[i];
+
+		p->e.name = p->name;
+		p->e.a = a;
+		mon_report(m, &p->e);
+		if (m->out_gone)
+			break;
+		a->last_seq = p->seq;
+		a->seq_known = 1;
+	}
+	free(a->pend);
+	a->pend = NULL;
+	a->npend = 0;
+	a->replay_to = 0;
+}
+
+/* An event after the replay: its role's device is the latest status's. */
+static void served_live(struct mon *m, struct mon_array *a, struct mon_event *e, uint64_t seq)
+{
+	int st = served_member_state(e->name);
+
+	if (e->role >= 0 && served_moves(e->name)) {
+		/* No status (the holder went): the role's state is not known, nor its device. */
+		if (served_status(m, a)) {
+			a->state[e->role] = MON_STATE_UNKNOWN;
+			a->path[e->role][0] = '\0';
+		}
+	} else if (e->role >= 0 && st >= 0) {
+		a->state[e->role] = (uint8_t)st;
+	}
+	mon_report(m, e);
+	/* Not printed (stdout gone): a monitor started again reports it. */
+	if (m->out_gone)
+		return;
+	a->last_seq = seq;
+	a->seq_known = 1;
+}
+
 /* One line of the stream: an event, or a missed line. */
 static void served_line(struct mon *m, struct mon_array *a, const char *line)
 {
 	struct json_object *o = json_tokener_parse(line);
 	struct mon_event e = { .a = a, .role = -1 };
 	const char *name;
-	uint64_t seq;
-	int st;
+	uint64_t seq, prev;
+	int replayed;
 
 	if (!o || !json_object_is_type(o, json_type_object)) {
 		json_object_put(o);
@@ -215,6 +347,10 @@ static void served_line(struct mon *m, struct mon_array *a, const char *line)
 	}
 	name = gctl_ctl_str(o, "event");
 	seq = gctl_ctl_u64(o, "seq");
+	replayed = a->replay_to && seq <= a->replay_to;
+	if (!replayed && a->npend)
+		served_flush(m, a);
+	prev = a->npend ? a->pend[a->npend - 1].seq : a->last_seq;
 	if (!strcmp(name, "missed")) {
 		uint64_t n = gctl_ctl_u64(o, "missed");
 
@@ -222,26 +358,31 @@ static void served_line(struct mon *m, struct mon_array *a, const char *line)
 		snprintf(e.detail, sizeof(e.detail), "missed=%llu first=%llu last=%llu "
 			 "source=holder", (unsigned long long)n, (unsigned long long)(seq - n + 1),
 			 (unsigned long long)seq);
-		mon_report(m, &e);
-		a->last_seq = seq;
-		json_object_put(o);
-		return;
+		if (replayed) {
+			served_pend(a, &e, seq);
+		} else {
+			mon_report(m, &e);
+			if (!m->out_gone)
+				a->last_seq = seq;
+		}
+		goto out;
 	}
 	/* The name is a word of the line and an argument of --program: nothing else passes. */
 	if (name[strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-")] || strlen(name) > 64)
 		name = "event-unknown";
-	if (!name[0] || (a->seq_known && seq <= a->last_seq)) {
-		json_object_put(o);
-		return;
-	}
-	if (a->seq_known && seq > a->last_seq + 1) {
+	if (!name[0] || (a->seq_known && seq <= prev))
+		goto out;
+	if (a->seq_known && seq > prev + 1) {
 		/* Not the protocol's promise (it sends a missed line), but said if it happens. */
 		struct mon_event g = { .name = "missed", .a = a, .role = -1 };
 
 		snprintf(g.detail, sizeof(g.detail), "missed=%llu first=%llu last=%llu source=holder",
-			 (unsigned long long)(seq - a->last_seq - 1),
-			 (unsigned long long)(a->last_seq + 1), (unsigned long long)(seq - 1));
-		mon_report(m, &g);
+			 (unsigned long long)(seq - prev - 1),
+			 (unsigned long long)(prev + 1), (unsigned long long)(seq - 1));
+		if (replayed)
+			served_pend(a, &g, seq - 1);
+		else
+			mon_report(m, &g);
 	}
 	e.name = name;
 	e.seq = seq;
@@ -254,16 +395,15 @@ static void served_line(struct mon *m, struct mon_array *a, const char *line)
 	}
 	if (e.role >= GRAID_MAX_MEMBERS)
 		e.role = -1;
-	if (e.role >= 0 && served_moves(name))
-		served_status(m, a);
-	st = served_member_state(name);
-	if (e.role >= 0 && st >= 0)
-		a->state[e.role] = (uint8_t)st;
 	served_detail(o, name, e.detail, sizeof(e.detail));
 	/* The event's line is built before the object (which owns @p name) goes. */
-	mon_report(m, &e);
-	a->last_seq = seq;
-	a->seq_known = 1;
+	if (replayed)
+		served_pend(a, &e, seq);
+	else
+		served_live(m, a, &e, seq);
+out:
+	if (replayed && seq >= a->replay_to)
+		served_flush(m, a);
 	json_object_put(o);
 }
 
@@ -286,10 +426,47 @@ static void served_lines(struct mon *m, struct mon_array *a)
 		mon_state_save(m);
 }
 
+/*
+ * Its holder's start from a status: the "since ..." of its holder text, spaces made '_' (a
+ * word of the state file); "" when the status has none.
+ */
+static void served_since(struct json_object *r, char *buf, size_t len)
+{
+	const char *h = gctl_ctl_str(r, "holder"), *s = strstr(h, " since ");
+
+	buf[0] = '\0';
+	if (!s || !s[7] || !strcmp(s + 7, "?"))
+		return;
+	snprintf(buf, len, "%s", s + 7);
+	for (char *p = buf; *p; p++)
+		if (*p == ' ')
+			*p = '_';
+}
+
+/*
+ * The holder behind the endpoint is the one the saved number belongs to: the same process
+ * (its pid) started at the same time (a pid can be reused, by a holder whose numbers start
+ * from 1 again). Where neither is known on either side, the number is kept: asking from 0
+ * at each reconnect would report the holder's ring again each time.
+ */
+static int served_same_holder(const struct mon_array *a, uint32_t pid, const char *since)
+{
+	if (!a->seq_known)
+		return 0;
+	if (pid && a->holder_pid && pid != a->holder_pid)
+		return 0;
+	if (since[0] && a->holder_since[0] && strcmp(since, a->holder_since))
+		return 0;
+	/* Known now but not before (or the other way): which one it was cannot be told. */
+	if ((pid != 0) != (a->holder_pid != 0) || (since[0] != 0) != (a->holder_since[0] != 0))
+		return 0;
+	return 1;
+}
+
 static int served_subscribe(struct mon *m, struct mon_array *a, int again)
 {
 	struct json_object *req, *reply;
-	char path[4200], why[256];
+	char path[4200], why[256], since_text[sizeof(a->holder_since)] = "";
 	uint64_t last, since;
 	uint32_t pid;
 	int rc;
@@ -304,13 +481,21 @@ static int served_subscribe(struct mon *m, struct mon_array *a, int again)
 		return rc;
 	}
 	pid = served_peer_pid(a->ctl.fd);
-	if (!pid || pid != a->holder_pid)
-		a->seq_known = 0;
 	req = json_object_new_object();
 	json_object_object_add(req, "op", json_object_new_string("status"));
 	rc = gctl_ctl_call(&a->ctl, req, &reply, why, sizeof(why));
 	json_object_put(req);
 	if (rc == 0) {
+		if (!pid)
+			pid = (uint32_t)gctl_ctl_u64(reply, "holder_pid");
+		served_since(reply, since_text, sizeof(since_text));
+		if (!served_same_holder(a, pid, since_text))
+			a->seq_known = 0;
+		/* The roles' states where the replay starts: known only for the same holder. */
+		if (a->seq_known)
+			memcpy(a->replay_state, a->state, sizeof(a->replay_state));
+		else
+			memset(a->replay_state, MON_STATE_UNKNOWN, sizeof(a->replay_state));
 		served_take_status(a, reply);
 		json_object_put(reply);
 		since = a->seq_known ? a->last_seq : 0;
@@ -339,10 +524,18 @@ static int served_subscribe(struct mon *m, struct mon_array *a, int again)
 		return served_subscribe(m, a, 1);
 	}
 	a->holder_pid = pid;
+	snprintf(a->holder_since, sizeof(a->holder_since), "%s", since_text);
 	if (!a->seq_known) {
 		a->last_seq = 0;
 		a->seq_known = 1;
 	}
+	/*
+	 * The replay (the events after since, up to last) is named from a status taken after
+	 * it: the one above may predate some of them. Without it no role's device is sure.
+	 */
+	a->replay_to = last > a->last_seq ? last : 0;
+	if (a->replay_to && served_status(m, a))
+		memset(a->path, 0, sizeof(a->path));
 	a->subscribed = 1;
 	a->ctl_error = 0;
 	/* Served, and never seen before: assembled and served since the monitor started. */
@@ -445,26 +638,38 @@ void mon_served_once(struct mon *m)
 
 		if (served_entry(e->d_name, uuid) || !(a = mon_array_get(m, uuid)))
 			continue;
+		/* Reported by --test now: not new-array when the following monitor subscribes. */
 		if (served_status(m, a) == 0)
-			a->served_now = 1;
+			a->served_now = a->known = 1;
 	}
 	if (d)
 		closedir(d);
 }
 
-/* A look line's roles: one character per role, its state's digit ('u': unknown). */
-static void state_take_look(struct mon_array *a, const char *roles, unsigned nspares)
+/* Roles saved as one character per role, its state's digit ('u': unknown); 0 taken. */
+static int state_take_roles(struct mon_array *a, const char *roles)
 {
 	size_t n = strlen(roles);
 
-	if (n > GRAID_MAX_MEMBERS)
-		return;
-	for (size_t r = 0; r < n; r++) {
-		if (roles[r] != 'u' && (roles[r] < '0' || roles[r] > '5'))
-			return;
+	if (n > GRAID_MAX_MEMBERS || strspn(roles, "u012345") != n)
+		return -1;
+	for (size_t r = 0; r < n; r++)
 		a->state[r] = roles[r] == 'u' ? MON_STATE_UNKNOWN : (uint8_t)(roles[r] - '0');
-	}
 	a->nmembers = (unsigned)n;
+	return 0;
+}
+
+static void state_put_roles(FILE *f, const struct mon_array *a)
+{
+	for (unsigned r = 0; r < a->nmembers; r++)
+		fputc(a->state[r] == MON_STATE_UNKNOWN ? 'u' : '0' + a->state[r], f);
+}
+
+/* A look line's roles and spares. */
+static void state_take_look(struct mon_array *a, const char *roles, unsigned nspares)
+{
+	if (state_take_roles(a, roles))
+		return;
 	a->nspares = nspares;
 	a->have_base = 1;
 	a->known = 1;
@@ -474,9 +679,11 @@ void mon_state_load(struct mon *m)
 {
 	FILE *f = m->state_file[0] ? fopen(m->state_file, "r") : NULL;
 	char line[512], text[64], roles[GRAID_MAX_MEMBERS + 2];
+	char since[48];
 	unsigned long pid;
 	unsigned long long seq;
 	unsigned nspares;
+	int k;
 
 	while (f && fgets(line, sizeof(line), f)) {
 		uint8_t uuid[16];
@@ -487,11 +694,17 @@ void mon_state_load(struct mon *m)
 			continue;
 		if (sscanf(line, "%*s look %257s %u", roles, &nspares) == 2) {
 			state_take_look(a, roles, nspares);
-		} else if (sscanf(line, "%*s %lu %llu", &pid, &seq) == 2) {
+		} else if ((k = sscanf(line, "%*s %lu %llu %47s %257s", &pid, &seq, since,
+				      roles)) >= 2) {
 			a->holder_pid = (uint32_t)pid;
 			a->last_seq = seq;
 			a->seq_known = 1;
 			a->known = 1;
+			snprintf(a->holder_since, sizeof(a->holder_since), "%s",
+				 k >= 3 && strcmp(since, "-") ? since : "");
+			/* The roles' states as of that number: where its replay starts. */
+			if (k == 4 && strcmp(roles, "-"))
+				state_take_roles(a, roles);
 		}
 	}
 	if (f)
@@ -526,18 +739,26 @@ void mon_state_save(const struct mon *m)
 	for (int i = 0; i < m->narr; i++) {
 		const struct mon_array *a = m->arr[i];
 
-		if (a->seq_known && a->holder_pid)
-			fprintf(f, "%s %u %llu\n", a->uuid_text, a->holder_pid,
-				(unsigned long long)a->last_seq);
+		/* The holder (pid, start) the number belongs to, its roles' states as of it. */
+		if (a->seq_known && (a->holder_pid || a->holder_since[0])) {
+			fprintf(f, "%s %u %llu %s ", a->uuid_text, a->holder_pid,
+				(unsigned long long)a->last_seq,
+				a->holder_since[0] ? a->holder_since : "-");
+			if (a->nmembers)
+				state_put_roles(f, a);
+			else
+				fputc('-', f);
+			fputc('\n', f);
+		}
 		/* An unserved array's last look: a monitor started again reports what changed. */
 		if (!a->subscribed && a->have_base && a->nmembers) {
 			fprintf(f, "%s look ", a->uuid_text);
-			for (unsigned r = 0; r < a->nmembers; r++)
-				fputc(a->state[r] == MON_STATE_UNKNOWN ? 'u' : '0' + a->state[r], f);
+			state_put_roles(f, a);
 			fprintf(f, " %u\n", a->nspares);
 		}
 	}
-	if (fclose(f) == 0)
+	/* On disk before the rename: else a crash can leave the new name on an empty file. */
+	if ((fflush(f) | fsync(fileno(f)) | fclose(f)) == 0)
 		rename(tmp, m->state_file);
 	else
 		unlink(tmp);

@@ -26,6 +26,11 @@ static int scan_same(const struct stat *a, const struct stat *b)
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
+int gctl_scan_same(const struct stat *a, const struct stat *b)
+{
+	return scan_same(a, b);
+}
+
 static int scan_add(struct gctl_scan *s, const char *path, int named)
 {
 	struct gctl_scan_dev *nv;
@@ -245,6 +250,8 @@ static int scan_probe(const struct gctl_conf *c, struct gctl_scan *s)
 	gctl_log_hold();
 	for (int i = 0; i < s->ndev; i++) {
 		s->dev[i].p.struct_size = sizeof(s->dev[i].p);
+		if (s->skip && s->skip(&s->dev[i].st, s->skip_arg))
+			continue;
 		s->dev[i].rc = gctl_scan_probe_one(s->dev[i].path, &s->dev[i].p);
 		if (s->dev[i].rc == 0 && s->dev[i].p.has_superblock && rc == 0)
 			rc = scan_group(c, s, i);
@@ -272,9 +279,17 @@ int gctl_scan_paths(const struct gctl_conf *c, char **paths, int n, struct gctl_
 
 int gctl_scan_config(const struct gctl_conf *c, struct gctl_scan *s)
 {
+	return gctl_scan_config_skip(c, s, NULL, NULL);
+}
+
+int gctl_scan_config_skip(const struct gctl_conf *c, struct gctl_scan *s,
+			  int (*skip)(const struct stat *st, void *arg), void *arg)
+{
 	int rc = 0;
 
 	memset(s, 0, sizeof(*s));
+	s->skip = skip;
+	s->skip_arg = arg;
 	for (int i = 0; rc == 0 && i < c->narrays; i++)
 		for (int k = 0; rc == 0 && k < c->arrays[i].nmembers; k++)
 			rc = scan_add(s, c->arrays[i].members[k], 1);

@@ -44,6 +44,9 @@ struct gctl_scan {
 	int ndev;
 	struct gctl_scan_array *arr; /* sorted by UUID */
 	int narr;
+	/* A candidate this says yes to is not read (gctl_scan_config_skip()). */
+	int (*skip)(const struct stat *st, void *arg);
+	void *skip_arg;
 };
 
 /*
@@ -53,6 +56,14 @@ struct gctl_scan {
  * stderr when the config named it).
  */
 int gctl_scan_config(const struct gctl_conf *c, struct gctl_scan *s);
+/*
+ * gctl_scan_config(), but the candidates @p skip says yes to are left unread, as if they
+ * carried no superblock (graidctl monitor: the devices of arrays a holder reports on).
+ */
+int gctl_scan_config_skip(const struct gctl_conf *c, struct gctl_scan *s,
+			  int (*skip)(const struct stat *st, void *arg), void *arg);
+/* One device or file under two names (stat()s compared). */
+int gctl_scan_same(const struct stat *a, const struct stat *b);
 /* The same over exactly @p paths (incremental's record); @p c may be NULL. */
 int gctl_scan_paths(const struct gctl_conf *c, char **paths, int n, struct gctl_scan *s);
 void gctl_scan_free(struct gctl_scan *s);

@@ -244,7 +244,7 @@ stop_monitor
 mkdir -m 700 run2
 FU=0f0f0f0f-0000-4000-8000-000000000001
 "$PY" - "$T/run2/$FU.ctl" "$T/fake.log" <<'EOF' &
-import json, os, socket, sys
+import json, os, socket, sys, threading
 path, log = sys.argv[1:3]
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.bind(path)
@@ -252,8 +252,9 @@ s.listen(4)
 open(path + ".pid", "w").write(str(os.getpid()))
 status = {"nmembers": 2, "members": [{"role": 0, "state": "active", "path": "/x0"},
                                      {"role": 1, "state": "active", "path": "/x1"}]}
-while True:
-    c, _ = s.accept()
+# A connection each in a thread of its own, as a holder serves them: a status while
+# another connection is subscribed.
+def serve(c):
     f = c.makefile("rwb", buffering=0)
     for line in f:
         req = json.loads(line)
@@ -273,6 +274,8 @@ while True:
         else:
             r.update(status)
         f.write(json.dumps(r).encode() + b"\n")
+while True:
+    threading.Thread(target=serve, args=(s.accept()[0],), daemon=True).start()
 EOF
 pids+=($!)
 wait_for run2/$FU.ctl.pid . 10
@@ -286,7 +289,228 @@ has m4.out " missed $FU - missed=10 first=281 last=290 source=holder$" \
 has m4.out " bad-block $FU /x1 error=EIO count=1 stripe=291 source=holder role=1 seq=291$" \
 	"an event's fields are on its line"
 stop_monitor
-has m4.state "^$FU [0-9]+ 300$" "the state file keeps the last number"
+has m4.state "^$FU [0-9]+ 300 " "the state file keeps the last number"
+
+# --- three endpoints that appear in one pass, a monitor with no state ------------------------
+# Followed all three (under valgrind where there is one: its poll set was sized before the
+# pass added them); --test while following reports them, but not as new-array.
+mkdir -m 700 run3
+truncate -s 8M g0 g1 h0 h1 k0 k1
+for x in g h k; do
+	expect 0 "create RAID-1 on ${x}0 ${x}1" -- "$G" create -l 1 -s 4M ${x}0 ${x}1
+done
+echo "DEVICE $T/g? $T/h? $T/k?" >conf3
+for x in g h k; do
+	GRAID_RUN_DIR=$T/run3 "$FILL" --control --hold-after 1M "$T/${x}0" "$T/${x}1" >fill.$x 2>&1 &
+	pids+=($!)
+done
+for x in g h k; do
+	wait_for fill.$x holding 60 || bad "graid_fill never held ${x}0 ${x}1: $(cat fill.$x)"
+done
+[ "$(ls run3/*.ctl 2>/dev/null | wc -l)" -eq 3 ] && ok "three served arrays in run3" || bad "run3: $(ls run3)"
+VG=()
+if command -v valgrind >/dev/null && [ -z "${GRAID_SANITIZED:-}" ]; then
+	VG=(valgrind -q --error-exitcode=99)
+fi
+"${VG[@]}" "$G" monitor --run-dir "$T/run3" --config "$T/conf3" --state-file "$T/m6.state" \
+	--delay 60 >m6.out 2>m6.out.err &
+mon=$!
+pids+=($mon)
+for u in $(cd run3 && ls *.ctl | sed 's/\.ctl$//'); do
+	wait_for m6.state "^$u [0-9]+ " 30 && ok "the monitor with no state follows $u" ||
+		{ bad "$u not followed"; cat m6.state m6.out.err; }
+done
+stop_monitor
+[ "$mon_rc" -eq 0 ] && ok "and stopped clean (exit 0${VG:+, valgrind had nothing})" ||
+	{ bad "monitor exit $mon_rc"; cat m6.out.err; }
+monitor m7.out --run-dir "$T/run3" --config "$T/conf3" --state-file none --delay 60 --test
+wait_for m7.out "test-message" 10
+sleep 2 # its subscriptions
+stop_monitor
+[ "$(grep -c ' test-message .* source=holder$' m7.out)" -eq 3 ] &&
+	ok "--test (following): a test-message per served array" || { bad "--test lines"; cat m7.out; }
+hasnt m7.out " new-array " "--test (following): the arrays it reported are not new-array"
+
+# The devices of served arrays are not read by the look (their holders say how they are).
+if command -v strace >/dev/null && strace -f -o /dev/null true 2>/dev/null; then
+	strace -f -e trace=open,openat -o strace.out "$G" monitor --oneshot --run-dir "$T/run3" \
+		--config "$T/conf3" >out 2>err
+	hasnt strace.out "\"$T/[ghk][01]\"" "--oneshot: no device of a served array opened by the look"
+	has strace.out "/proc/|\.ctl|graid" "(strace saw the monitor's opens)"
+	monitor m7b.out --run-dir "$T/run3" --config "$T/conf3" --state-file none --delay 1
+	sleep 2 # subscribed
+	strace -f -e trace=open,openat -o strace2.out -p "$mon" 2>/dev/null &
+	st=$!
+	sleep 3 # two looks at least
+	kill "$st"
+	wait "$st" 2>/dev/null
+	stop_monitor
+	hasnt strace2.out "\"$T/[ghk][01]\"" "following: no device of a followed array opened by the looks"
+	has strace2.out "conf3" "(strace saw the looks: graid.conf read)"
+fi
+
+# --- one following monitor per state file -------------------------------------------------
+monitor m8.out --run-dir "$T/run3" --config "$T/conf3" --state-file "$T/m8.state" --delay 60
+sleep 1
+expect 2 "a second monitor on the same state file exits 2" -- timeout 5 "$G" monitor \
+	--run-dir "$T/run3" --config "$T/conf3" --state-file "$T/m8.state" --delay 60
+has err "another monitor \(pid $mon\)" "its message names the one that follows"
+stop_monitor
+
+# --- SIGCHLD ignored by the parent; stdout's reader gone ----------------------------------
+touch prog.fail
+expect 0 "--program's exit seen with SIGCHLD ignored at start" -- "$PY" -c '
+import os, signal, sys
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+os.execv(sys.argv[1], sys.argv[1:])' "$G" monitor --oneshot --test --run-dir "$T/run3" \
+	--config "$T/conf3" --program "$T/prog.sh" --program-timeout 5
+has err "--program $T/prog.sh test-message .*: exit 7" "the run's exit 7 is said"
+hasnt err "still running" "no run taken for hung"
+rm -f prog.fail prog.log
+expect 0 "graidctl monitor | head -n 1 ends" -- timeout 20 bash -c \
+	"'$G' monitor --run-dir '$T/run3' --config '$T/conf3' --state-file none --test | head -n 1"
+
+# --- --oneshot on a served array that failed: array-failed -------------------------------
+mkdir -m 700 run4
+XU=0f0f0f0f-0000-4000-8000-000000000002
+"$PY" - "$T/run4/$XU.ctl" <<'EOF2' &
+import json, os, socket, sys
+path = sys.argv[1]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(path)
+s.listen(4)
+open(path + ".pid", "w").write(str(os.getpid()))
+st = {"level": 5, "nmembers": 3, "members": [{"role": 0, "state": "active", "path": "/y0"},
+      {"role": 1, "state": "failed", "path": "/y1"}, {"role": 2, "state": "failed", "path": "/y2"}]}
+while True:
+    c, _ = s.accept()
+    f = c.makefile("rwb", buffering=0)
+    for line in f:
+        req = json.loads(line)
+        r = {"id": req.get("id"), "ok": True}
+        r.update(protocol=1, version="0.0.1-fake") if req.get("op") == "hello" else r.update(st)
+        f.write(json.dumps(r).encode() + b"\n")
+EOF2
+pids+=($!)
+wait_for run4/$XU.ctl.pid . 10
+echo "DEVICE $T/none-at-all" >conf4
+expect 3 "--oneshot on a served RAID-5 with two roles failed: exit 3" -- "$G" monitor --oneshot \
+	--run-dir "$T/run4" --config "$T/conf4"
+has out " array-failed $XU - source=holder$" "reported array-failed"
+hasnt out " degraded $XU " "not merely degraded"
+
+# --- a replace in service on a served array: its device and states from the holder --------
+# (docs/REPLACE.md: the role stays active; the swap at the end sends rebuild-done.)
+mkdir -m 700 run5
+truncate -s 17M p0 p1 p2 q1 r0 r1 r2 s0
+expect 0 "create RAID-5 on p0..p2" -- "$G" create -l 5 -s 16M p0 p1 p2
+expect 0 "create RAID-5 on r0..r2" -- "$G" create -l 5 -s 16M r0 r1 r2
+echo "DEVICE $T/p? $T/q? $T/r? $T/s?" >conf5
+uuid_of() {
+	"$G" list --scan --json --config "$T/conf5" | "$PY" -c "import json,sys; d=json.load(sys.stdin)
+print([a['uuid'] for a in d['arrays'] if any(m['path'].endswith('/$1') for m in a['devices'])][0])"
+}
+PU=$(uuid_of p0) RU=$(uuid_of r0)
+GRAID_RUN_DIR=$T/run5 "$FILL" --control --hold-after 4M "$T/p0" "$T/p1" "$T/p2" >fill.p 2>&1 &
+pids+=($!)
+GRAID_RUN_DIR=$T/run5 "$FILL" --control --hold-after 4M "$T/r0" "$T/r1" "$T/r2" >fill.r 2>&1 &
+rholder=$!
+pids+=($rholder)
+wait_for fill.p holding 60 && wait_for fill.r holding 60 && ok "the p and r arrays are held" ||
+	bad "graid_fill: $(cat fill.p fill.r)"
+monitor m9.out --run-dir "$T/run5" --config "$T/conf5" --state-file none --delay 1
+sleep 2 # subscribed, and its first look
+expect 0 "replace role 1 of the p array in service with q1" -- env GRAID_RUN_DIR="$T/run5" \
+	"$G" replace --keep-in-service 1 q1 p0 p1 p2
+wait_for m9.out " rebuild-done $PU " 10 && ok "rebuild-done of the replace in service" ||
+	{ bad "no rebuild-done"; cat m9.out m9.out.err; }
+expect 0 "fail role 1 of the p array (now q1) through its holder" -- env GRAID_RUN_DIR="$T/run5" \
+	"$G" fail 1 p0 q1 p2
+wait_for m9.out " member-failed $PU .*role=1 " 10
+has m9.out " member-failed $PU $T/q1 .*role=1 " "member-failed names q1, the role's device since the swap"
+# A replace in service whose holder dies mid-copy: the role was active all along.
+GRAID_RUN_DIR=$T/run5 "$G" replace --keep-in-service --max-rate 512K 0 s0 r0 r1 r2 >rep.out 2>&1 &
+rep=$!
+pids+=($rep)
+wait_for m9.out " rebuild-started $RU " 10 && ok "rebuild-started of the slow replace in service" ||
+	{ bad "no rebuild-started for r"; cat m9.out rep.out; }
+sleep 0.5
+kill -9 "$rholder" "$rep"
+wait "$rholder" "$rep" 2>/dev/null
+wait_for m9.out.err "$RU: its holder closed" 5 || bad "the r holder's end unseen"
+sleep 3 # looks at the r array, unserved now
+stop_monitor
+hasnt m9.out " rebuild-done $RU " "no false rebuild-done once the holder died mid-replace"
+hasnt m9.out " optimal $RU " "no false optimal either"
+
+# --- a replay named only where sure; a holder known by its pid and its start -------------
+# A scripted holder whose role 1 was replaced (failed, rebuilt onto /z3) and whose role 2 was
+# replaced in service (the swap at its rebuild-done), all before the monitor subscribed: its
+# status names the devices now, which were not those of the earlier events.
+cat >fake2.py <<'EOF2'
+import json, os, socket, sys, threading
+path, log = sys.argv[1:3]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(path)
+s.listen(4)
+open(path + ".pid", "w").write(str(os.getpid()))
+status = {"level": 5, "nmembers": 3, "holder_pid": os.getpid(),
+          "holder": "pid %d (python3) on host h since 2026-12-06 10:00:00 UTC" % os.getpid(),
+          "members": [{"role": 0, "state": "active", "path": "/z0"},
+                      {"role": 1, "state": "active", "path": "/z3"},
+                      {"role": 2, "state": "active", "path": "/z4"}]}
+events = [("member-failed", 1), ("rebuild-started", 1), ("rebuild-done", 1),
+          ("bad-block", 2), ("rebuild-started", 2), ("rebuild-done", 2)]
+def serve(c):
+    f = c.makefile("rwb", buffering=0)
+    for line in f:
+        req = json.loads(line)
+        open(log, "a").write(json.dumps(req) + "\n")
+        if req.get("op") == "subscribe":
+            f.write(json.dumps({"ok": True, "seq": len(events)}).encode() + b"\n")
+            for n, (name, role) in enumerate(events, 1):
+                if n > req["since"]:
+                    f.write(json.dumps({"event": name, "seq": n, "time_ns": 0, "member": role,
+                                        "stripe": 7}).encode() + b"\n")
+            continue
+        r = {"id": req.get("id"), "ok": True}
+        r.update(protocol=1, version="0.0.1-fake") if req.get("op") == "hello" else r.update(status)
+        f.write(json.dumps(r).encode() + b"\n")
+while True:
+    threading.Thread(target=serve, args=(s.accept()[0],), daemon=True).start()
+EOF2
+mkdir -m 700 run6
+ZU=0f0f0f0f-0000-4000-8000-000000000003
+"$PY" fake2.py "$T/run6/$ZU.ctl" "$T/fake2.log" &
+pids+=($!)
+wait_for run6/$ZU.ctl.pid . 10
+zpid=$(cat run6/$ZU.ctl.pid)
+monitor m10.out --run-dir "$T/run6" --config "$T/conf4" --state-file "$T/m10.state" --delay 60
+wait_for m10.out " rebuild-done $ZU .*seq=6$" 10 || { bad "the replay"; cat m10.out m10.out.err; }
+stop_monitor
+has m10.out " member-failed $ZU role:1 .*seq=1$" "a replayed member-failed before the role's rebuild names role:1, not the device that replaced it"
+has m10.out " rebuild-started $ZU /z3 .*seq=2$" "its rebuild-started (a plain rebuild: no swap after it) names the role's device"
+has m10.out " rebuild-done $ZU /z3 .*seq=3$" "and its rebuild-done"
+has m10.out " bad-block $ZU role:2 .*seq=4$" "an event before a replace in service's end names role:2"
+has m10.out " rebuild-started $ZU role:2 .*seq=5$" "and that replace's rebuild-started (the swap after it)"
+has m10.out " rebuild-done $ZU /z4 .*seq=6$" "its rebuild-done names the device after the swap"
+has m10.state "^$ZU $zpid 6 2026-12-06_10:00:00_UTC 000$" "the state file keeps the holder's pid, its start and the roles"
+# The same pid, another start: another holder (the pid reused); its events from the first.
+rm -f fake2.log
+echo "$ZU $zpid 6 2026-12-06_09:00:00_UTC 000" >m10.state
+monitor m11.out --run-dir "$T/run6" --config "$T/conf4" --state-file "$T/m10.state" --delay 60
+wait_for fake2.log subscribe 10
+sleep 0.5
+stop_monitor
+has fake2.log '"op": "subscribe", "since": 0}' "a holder with the saved pid but another start: subscribed from its first event"
+has m11.out " member-failed $ZU role:1 .*seq=1$" "and its first event reported"
+rm -f fake2.log
+echo "$ZU $zpid 4 2026-12-06_10:00:00_UTC 000" >m10.state
+monitor m12.out --run-dir "$T/run6" --config "$T/conf4" --state-file "$T/m10.state" --delay 60
+wait_for m12.out " rebuild-done $ZU .*seq=6$" 10
+stop_monitor
+has fake2.log '"op": "subscribe", "since": 4}' "the same pid and start: subscribed from the saved number"
+hasnt m12.out "seq=[1-4]$" "and nothing reported again"
 
 # --- the unit: systemd-analyze verify, and its ExecStart's options are graidctl's ----------
 if [ -n "$UNIT" ] && command -v systemd-analyze >/dev/null; then
