@@ -78,19 +78,6 @@ Test(control_metrics, the_op_returns_the_holders_render, .timeout = 60)
 	au_remove(&s);
 }
 
-static void put_file(const char *path, const char *text)
-{
-	char tmp[400];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s.new", path);
-	f = fopen(tmp, "w");
-	cr_assert_not_null(f);
-	fputs(text, f);
-	cr_assert_eq(fclose(f), 0);
-	cr_assert_eq(rename(tmp, path), 0);
-}
-
 static uint64_t ms_now(void)
 {
 	struct timespec ts;
@@ -123,7 +110,7 @@ Test(control_metrics, a_hung_drive_holds_not_the_op, .timeout = 60)
 	cr_assert_eq(au_create(&s, 3, 5, 65536, &a), 0);
 	cr_assert_eq(graid_array_close(a), 0);
 	snprintf(health, sizeof(health), "%s/health0", s.dir);
-	put_file(health, "available_spare 100\nspare_threshold 10\nmedia_errors 7\n");
+	tu_put_file(health, "available_spare 100\nspare_threshold 10\nmedia_errors 7\n");
 	snprintf(spec, sizeof(spec), "faulty:health=%s:%s", health, s.path[0]);
 	memcpy(paths, s.paths, sizeof(s.paths));
 	paths[0] = spec;
@@ -167,7 +154,7 @@ Test(control_metrics, a_hung_drive_holds_not_the_op, .timeout = 60)
 	/* The command answers: a writer for the FIFO, and a plain file for the samples after. */
 	wfd = open(health, O_WRONLY);
 	cr_assert_geq(wfd, 0);
-	put_file(health, "available_spare 100\nspare_threshold 10\n");
+	tu_put_file(health, "available_spare 100\nspare_threshold 10\n");
 	cr_assert_eq(write(wfd, "available_spare 100\n", 20), 20);
 	close(wfd);
 	close(fd);

@@ -13,20 +13,6 @@
 #include "arrayutil.h"
 #include "testutil.h"
 
-/* Write @p text to @p path whole, through a rename, as a drive's log changes at once. */
-static void put_file(const char *path, const char *text)
-{
-	char tmp[400];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s.new", path);
-	f = fopen(tmp, "w");
-	cr_assert_not_null(f);
-	fputs(text, f);
-	cr_assert_eq(fclose(f), 0);
-	cr_assert_eq(rename(tmp, path), 0);
-}
-
 /*
  * A RAID-5 of four member files, opened again with role @p role's drive scripted by the
  * file @p name in the set's folder, first holding @p log. @p health (320 bytes) gets that
@@ -43,7 +29,7 @@ static struct graid_array *scripted_open(struct au_set *s, unsigned role, const 
 	cr_assert_eq(au_create(s, 4, 5, 65536, &a), 0);
 	cr_assert_eq(graid_array_close(a), 0);
 	snprintf(health, 320, "%s/%s", s->dir, name);
-	put_file(health, log);
+	tu_put_file(health, log);
 	snprintf(spec, 700, "faulty:health=%s:%s", health, s->path[role]);
 	memcpy(paths, s->paths, sizeof(s->paths));
 	paths[role] = spec;
@@ -73,7 +59,7 @@ Test(health, a_scripted_drive_reports_what_its_log_says, .timeout = 60)
 	cr_assert_neq(h.sampled_ns, 0);
 
 	/* The drive goes bad: the next read says so. */
-	put_file(health, "critical_warning 4\navailable_spare 9\nspare_threshold 10\n"
+	tu_put_file(health, "critical_warning 4\navailable_spare 9\nspare_threshold 10\n"
 			 "media_errors 31\nerror_log_entries 40\n");
 	cr_assert_eq(graid_array_member_health(a, 1, &h), 0);
 	cr_assert_eq(h.critical_warning, GRAID_HEALTH_CRIT_RELIABILITY);
@@ -90,9 +76,9 @@ Test(health, a_scripted_drive_reports_what_its_log_says, .timeout = 60)
 	cr_assert_eq(graid_array_member_health(a, 1, &h), -EINVAL, "struct_size too small");
 	h.struct_size = sizeof(h);
 
-	put_file(health, "media_errors many\n");
+	tu_put_file(health, "media_errors many\n");
 	cr_assert_eq(graid_array_member_health(a, 1, &h), -EINVAL, "a bad line");
-	put_file(health, "no_such_field 1\n");
+	tu_put_file(health, "no_such_field 1\n");
 	cr_assert_eq(graid_array_member_health(a, 1, &h), -EINVAL, "an unknown field");
 	cr_assert_eq(graid_array_close(a), 0);
 
@@ -166,7 +152,7 @@ Test(health, the_worker_reports_each_rule_once_when_it_begins_to_hold, .timeout 
 	usleep(300000);
 	cr_assert_eq(hw_wait(&seen, 1, 0), 0, "a healthy drive gave an event");
 
-	put_file(health, "critical_warning 4\navailable_spare 100\nspare_threshold 10\n");
+	tu_put_file(health, "critical_warning 4\navailable_spare 100\nspare_threshold 10\n");
 	cr_assert_eq(hw_wait(&seen, 1, 1000), 1, "no event within a second of the warning");
 	cr_assert_eq(seen.ev[0].type, GRAID_EVENT_HEALTH_CRITICAL);
 	cr_assert_eq(seen.ev[0].member, 2);
@@ -174,7 +160,7 @@ Test(health, the_worker_reports_each_rule_once_when_it_begins_to_hold, .timeout 
 	usleep(500000);
 	cr_assert_eq(hw_wait(&seen, 2, 0), 1, "the warning that stays was reported again");
 
-	put_file(health, "critical_warning 4\navailable_spare 100\nspare_threshold 10\n"
+	tu_put_file(health, "critical_warning 4\navailable_spare 100\nspare_threshold 10\n"
 			 "media_errors 40\n");
 	cr_assert_eq(hw_wait(&seen, 2, 1000), 2, "no event for 40 media errors at once");
 	cr_assert_eq(seen.ev[1].type, GRAID_EVENT_HEALTH_WARNING);
@@ -186,7 +172,7 @@ Test(health, the_worker_reports_each_rule_once_when_it_begins_to_hold, .timeout 
 	/* Watching off: a new warning goes unreported. */
 	o.interval_ms = 0;
 	cr_assert_eq(graid_array_set_health_options(a, &o), 0);
-	put_file(health, "critical_warning 5\navailable_spare 100\nspare_threshold 10\n"
+	tu_put_file(health, "critical_warning 5\navailable_spare 100\nspare_threshold 10\n"
 			 "media_errors 40\n");
 	usleep(300000);
 	cr_assert_eq(hw_wait(&seen, 3, 0), 2, "reported with the watch off");

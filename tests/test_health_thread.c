@@ -42,19 +42,6 @@ static void ht_event(void *arg, const struct graid_event *ev)
 	atomic_fetch_add(&s->optimal, ev->type == GRAID_EVENT_OPTIMAL);
 }
 
-static void put_file(const char *path, const char *text)
-{
-	char tmp[400];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s.new", path);
-	f = fopen(tmp, "w");
-	cr_assert_not_null(f);
-	fputs(text, f);
-	cr_assert_eq(fclose(f), 0);
-	cr_assert_eq(rename(tmp, path), 0);
-}
-
 /* Wait up to @p ms for *@p v to reach @p want. */
 static bool ht_wait(atomic_int *v, int want, unsigned ms)
 {
@@ -115,7 +102,7 @@ Test(health_thread, a_hung_health_command_holds_neither_the_worker_nor_the_array
 	tu_need_fault_injection();
 	au_make(&s, 4, HT_MEMBER_BYTES);
 	snprintf(health, sizeof(health), "%s/health-fifo", s.dir);
-	put_file(health, "available_spare 100\nspare_threshold 10\n");
+	tu_put_file(health, "available_spare 100\nspare_threshold 10\n");
 	a = ht_open(&s, health, spec, &seen);
 	/* From now on the drive's command hangs: the next sample waits in the FIFO's open. */
 	cr_assert_eq(unlink(health), 0);
@@ -127,7 +114,7 @@ Test(health_thread, a_hung_health_command_holds_neither_the_worker_nor_the_array
 	/* The command answers: a writer for the FIFO, and a plain file for the samples after. */
 	fd = open(health, O_WRONLY);
 	cr_assert_geq(fd, 0);
-	put_file(health, "available_spare 100\nspare_threshold 10\n");
+	tu_put_file(health, "available_spare 100\nspare_threshold 10\n");
 	cr_assert_eq(write(fd, "available_spare 100\n", 20), 20);
 	close(fd);
 	cr_assert_eq(graid_array_close(a), 0);
@@ -151,14 +138,14 @@ Test(health_thread, the_watch_samples_during_a_rebuild, .timeout = 60)
 	tu_need_fault_injection();
 	au_make(&s, 4, HT_MEMBER_BYTES);
 	snprintf(health, sizeof(health), "%s/health", s.dir);
-	put_file(health, "available_spare 100\nspare_threshold 10\n");
+	tu_put_file(health, "available_spare 100\nspare_threshold 10\n");
 	a = ht_open(&s, health, spec, &seen);
 	cr_assert_eq(graid_array_set_rebuild_options(a, &ro), 0);
 	cr_assert_eq(graid_array_fail_member(a, 1), 0);
 	usleep(300 * 1000);
 	cr_assert_eq(graid_array_info(a, &info), 0);
 	cr_assert(info.rebuild_running, "the rebuild ended too soon to test anything");
-	put_file(health, "critical_warning 4\navailable_spare 100\nspare_threshold 10\n");
+	tu_put_file(health, "critical_warning 4\navailable_spare 100\nspare_threshold 10\n");
 	cr_assert(ht_wait(&seen.critical, 1, 1000), "no health event within a second while the "
 						    "worker rebuilds");
 	cr_assert(atomic_load(&seen.critical_before_done));

@@ -158,15 +158,6 @@ static void sleep_ms(unsigned ms)
 	nanosleep(&ts, NULL);
 }
 
-static void put_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	cr_assert_not_null(f);
-	fputs(text, f);
-	cr_assert_eq(fclose(f), 0);
-}
-
 Test(metrics, a_drives_health_as_its_log_says, .timeout = 60)
 {
 	struct graid_health_options ho = { .struct_size = sizeof(ho), .interval_ms = 3600000,
@@ -183,7 +174,7 @@ Test(metrics, a_drives_health_as_its_log_says, .timeout = 60)
 	cr_assert_eq(au_create(&s, 4, 5, 65536, &a), 0);
 	cr_assert_eq(graid_array_close(a), 0);
 	snprintf(health, sizeof(health), "%s/health1", s.dir);
-	put_file(health, "critical_warning 5\navailable_spare 9\nspare_threshold 10\n"
+	tu_put_file(health, "critical_warning 5\navailable_spare 9\nspare_threshold 10\n"
 			 "percent_used 91\ntemperature_c 44\nmedia_errors 31\nerror_log_entries 40\n");
 	snprintf(spec, sizeof(spec), "faulty:health=%s:%s", health, s.path[1]);
 	memcpy(paths, s.paths, sizeof(s.paths));
@@ -223,7 +214,7 @@ Test(metrics, a_drives_health_as_its_log_says, .timeout = 60)
 	 * The drive's log changes: the metrics do not read it (no admin command on the caller's
 	 * thread), they show the watch's sample, older now, until its next round.
 	 */
-	put_file(health, "critical_warning 5\navailable_spare 9\nspare_threshold 10\n"
+	tu_put_file(health, "critical_warning 5\navailable_spare 9\nspare_threshold 10\n"
 			 "percent_used 91\ntemperature_c 44\nmedia_errors 50\n"
 			 "error_log_entries 40\n");
 	sleep_ms(50);
@@ -261,7 +252,7 @@ Test(metrics, a_rebuild_shows_its_progress_and_time_left, .timeout = 120)
 	free(buf);
 	cr_assert_eq(graid_array_fail_member(a, 1), 0);
 	snprintf(newpath, sizeof(newpath), "%s/new1", s.dir);
-	put_file(newpath, "");
+	tu_put_file(newpath, "");
 	cr_assert_eq(truncate(newpath, 16u << 20), 0);
 	cr_assert_eq(graid_array_set_rebuild_options(a, &ro), 0);
 	cr_assert_eq(graid_array_replace_member(a, 1, newpath), 0);
@@ -523,7 +514,7 @@ Test(metrics, a_replace_in_service_shows_its_copy, .timeout = 120)
 		;
 	free(buf);
 	snprintf(newpath, sizeof(newpath), "%s/new2", s.dir);
-	put_file(newpath, "");
+	tu_put_file(newpath, "");
 	cr_assert_eq(truncate(newpath, 16u << 20), 0);
 	cr_assert_eq(graid_array_set_rebuild_options(a, &ro), 0);
 	cr_assert_eq(graid_array_replace_start(a, 2, newpath, 0), 0);

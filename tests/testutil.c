@@ -239,3 +239,16 @@ void tu_need_fault_injection(void)
 		     "the default of -Dbuildtype=release): no \"faulty:\" members, no read seam");
 #endif
 }
+
+void tu_put_file(const char *path, const char *text)
+{
+	char tmp[400];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	f = fopen(tmp, "w");
+	cr_assert_not_null(f);
+	fputs(text, f);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert_eq(rename(tmp, path), 0);
+}

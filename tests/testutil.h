@@ -67,5 +67,10 @@ void tu_engine_need(const char *name);
  * the default of a release build, where "faulty:..." is a path that does not exist).
  */
 void tu_need_fault_injection(void);
+/*
+ * Write @p text to @p path whole, through a rename, as a drive's log changes at once (the
+ * scripted health source, "faulty:health=FILE", reads it at any moment).
+ */
+void tu_put_file(const char *path, const char *text);
 
 #endif
