@@ -794,9 +794,11 @@ GRAID_API int graid_array_discard(struct graid_array *a, uint64_t offset, uint64
 GRAID_API int graid_array_write_zeroes(struct graid_array *a, uint64_t offset, uint64_t len);
 
 /**
- * @brief Make every completed write durable on every active member.
+ * @brief Make every completed write durable on every active member, and on the device a
+ *   replace in service copies a role onto (graid_array_replace_start()).
  * @param a the array.
- * @return 0; -EINVAL @p a NULL; -EIO a member failed to flush (it is marked failed);
+ * @return 0; -EINVAL @p a NULL; -EIO a member failed to flush (it is marked failed; the
+ *   new device of a replace failing its flush ends that copy instead, not this call);
  *   -ESTALE another host took the array over (::GRAID_EVENT_ARRAY_FOREIGN).
  */
 GRAID_API int graid_array_flush(struct graid_array *a);
@@ -1185,13 +1187,20 @@ GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
  * was taken), ::GRAID_EVENT_REBUILD_STARTED, ::GRAID_EVENT_REBUILD_PROGRESS every 10 %,
  * then ::GRAID_EVENT_REBUILD_DONE (swapped) or ::GRAID_EVENT_REBUILD_STOPPED (error: why).
  *
- * Faults: the new device failing a write ends the copy (-EIO, REBUILD_STOPPED): the member
- * keeps its role. The member failing during the copy: the new device takes the role,
- * REBUILDING, and the background rebuild brings it into sync (no spare is taken). A crash
- * or close before the swap forgets the copy: the member keeps its role, a hot spare that
- * was taken is a hot spare again (docs/REPLACE.md). 4 KiB blocks that neither the member
- * nor the redundancy can give are zeroes on the new device and recorded lost in its
- * bad-block log (more than 64 of them: no swap). One replace at a time per array.
+ * graid_array_flush() makes the writes the new device took durable on it too, and the swap
+ * flushes it before its superblock names it the role's device, after its bad-block log and
+ * the maps are on it.
+ *
+ * Faults: the new device failing a write or a flush, at any time up to the swap, ends the
+ * copy with no swap (-EIO, REBUILD_STOPPED): the member keeps its role. The member failing
+ * during the copy: the new device takes the role, REBUILDING, and the background rebuild
+ * brings it into sync (no spare is taken). A crash or close before the swap forgets the
+ * copy: the member keeps its role; a hot spare that was taken stays recorded as a hot spare
+ * on disk until the swap, and is one again after a crash or whenever the copy ends without
+ * a swap, unless the spare itself failed (docs/REPLACE.md). 4 KiB blocks that neither the
+ * member nor the redundancy can give are zeroes on the new device and recorded lost in its
+ * bad-block log, unless a write of the role covered them since (more than 64 of them, or
+ * an array that keeps no bad-block log: no swap). One replace at a time per array.
  * @param a the array, opened writable.
  * @param idx the role, 0 .. nmembers-1; it must be active.
  * @param path the new device, checked as graid_array_replace_member() checks it; NULL:
@@ -1207,9 +1216,12 @@ GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
  *   -EEXIST @p path is a member of this array; -EACCES opening @p path; -ENOMEM;
  *   -EROFS a read-only open; -ESTALE another host took the array over; another -errno
  *   from starting its thread. With ::GRAID_REPLACE_WAIT also: -EIO the new device failed
- *   (or did not take its superblock); -ECANCELED the array was closing; -ENODEV the member
- *   became unreachable during the copy (it keeps its role); -ENOSPC more than 64 blocks
- *   could be read from no device (the member keeps its role).
+ *   a write or a flush (or did not take its superblock or its bad-block log); -ECANCELED
+ *   the array was closing; -ENODEV the member became unreachable during the copy (it keeps
+ *   its role); -ENOSPC more than 64 blocks could be read from no device, or too many
+ *   ranges of them for a bad-block log (the member keeps its role); -EOPNOTSUPP blocks
+ *   could be read from no device and the array keeps no bad-block log to record them in
+ *   (the member keeps its role).
  */
 GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, const char *path,
 				       unsigned flags);
