@@ -1072,3 +1072,50 @@ Test(replace_keep, a_spare_taking_the_role_mid_copy_is_no_spare_on_disk, .timeou
 	graid_array_close(a);
 	au_remove(&s);
 }
+
+/* A critical verdict on a role does not move it onto a hot spare whose own drive is critical. */
+Test(replace_keep, a_critical_spare_is_not_taken_for_a_critical_role, .timeout = 60)
+{
+	struct graid_health_options o = { .struct_size = sizeof(o), .interval_ms = 100,
+					  .wear_percent = 90, .media_rising = 2,
+					  .media_burst = 25, .media_window_s = 600 };
+	char health[2][320], spec[2][700], *spare;
+	const char *paths[5];
+	struct rk_events ev;
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+
+	tu_need_fault_injection();
+	a = rk_raid6(&s, NULL, &size);
+	cr_assert_eq(graid_array_close(a), 0);
+	snprintf(health[0], sizeof(health[0]), "%s/health1", s.dir);
+	snprintf(health[1], sizeof(health[1]), "%s/health-spare", s.dir);
+	rk_put(health[0], "available_spare 100\nspare_threshold 10\n");
+	rk_put(health[1], "critical_warning 4\navailable_spare 100\nspare_threshold 10\n");
+	snprintf(spec[0], sizeof(spec[0]), "faulty:health=%s:%s", health[0], s.paths[1]);
+	for (unsigned i = 0; i < 5; i++)
+		paths[i] = i == 1 ? spec[0] : s.paths[i];
+	cr_assert_eq(graid_array_open(paths, 5, NULL, &a), 0);
+	memset(&ev, 0, sizeof(ev));
+	pthread_mutex_init(&ev.lock, NULL);
+	cr_assert_eq(graid_array_set_event_callback(a, rk_event_cb, &ev), 0);
+	spare = heal_new_member(&s, "spare");
+	snprintf(spec[1], sizeof(spec[1]), "faulty:health=%s:%s", health[1], spare);
+	cr_assert_eq(graid_array_add_spare(a, spec[1]), 0);
+	cr_assert_eq(graid_array_set_health_options(a, &o), 0);
+	for (int i = 0; i < 200 && !rk_count(&ev, GRAID_EVENT_HEALTH_CRITICAL); i++)
+		usleep(10000);
+	cr_assert_eq(rk_count(&ev, GRAID_EVENT_HEALTH_CRITICAL), 1, "the spare was not judged");
+	cr_assert_eq(ev.member[GRAID_EVENT_HEALTH_CRITICAL], 5);
+	rk_put(health[0], "critical_warning 4\navailable_spare 100\nspare_threshold 10\n");
+	for (int i = 0; i < 200 && rk_count(&ev, GRAID_EVENT_HEALTH_CRITICAL) < 2; i++)
+		usleep(10000);
+	cr_assert_eq(rk_count(&ev, GRAID_EVENT_HEALTH_CRITICAL), 2, "role 1 was not judged");
+	usleep(500000);
+	cr_assert_eq(rk_count(&ev, GRAID_EVENT_SPARE_ACTIVATED), 0, "the critical spare was taken");
+	cr_assert_eq(rk_member(a, 1).replacing, 0);
+	cr_assert_eq(rk_nspares(a), 1);
+	graid_array_close(a);
+	au_remove(&s);
+}

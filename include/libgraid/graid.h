@@ -948,8 +948,9 @@ struct graid_health_options {
 	/* Appended: what a critical verdict does (graid_array_replace_start()). */
 	uint32_t auto_replace_off;   /**< 1: a ::GRAID_EVENT_HEALTH_CRITICAL verdict on an active
 				          role starts nothing; 0 (default): it starts a replace of
-				          the role onto the array's last hot spare, in service,
-				          where there is a spare and no other replace runs */
+				          the role onto the array's last hot spare whose own drive
+				          is not in critical health, in service, where there is one
+				          and no other replace runs */
 };
 
 /**
@@ -967,9 +968,9 @@ struct graid_health_options {
  *   timeout, during which only the watch waits: the worker's spares, rebuilds and resync
  *   go on, and a close waits for the read to end.
  * A critical verdict on an active role starts graid_array_replace_start(a, role, NULL, 0)
- *   (the last hot spare takes a copy of the role while the member stays in service; its
- *   events follow the HEALTH_CRITICAL one), unless auto_replace_off is set or the array has
- *   no spare or a replace under way (logged).
+ *   (the last hot spare not itself in critical health takes a copy of the role while the
+ *   member stays in service; its events follow the HEALTH_CRITICAL one), unless
+ *   auto_replace_off is set or the array has no such spare or a replace under way (logged).
  * @return 0; -EINVAL NULL arguments, struct_size smaller than the struct's first version,
  *   wear_percent above 255, or interval_ms below ::GRAID_HEALTH_INTERVAL_MIN_MS (and not
  *   0); -EROFS the array was opened read-only (it has no worker); -ENOMEM the open could
@@ -1204,7 +1205,7 @@ GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
  * @param a the array, opened writable.
  * @param idx the role, 0 .. nmembers-1; it must be active.
  * @param path the new device, checked as graid_array_replace_member() checks it; NULL:
- *   the array's last hot spare.
+ *   the array's last hot spare whose drive the health watch does not judge critical.
  * @param flags 0 (the copy runs on a thread of its own; this returns once it started) or
  *   ::GRAID_REPLACE_WAIT (it runs in the caller, which gets its result).
  * @return 0 started (with ::GRAID_REPLACE_WAIT: the new device has the role, or the member
@@ -1212,7 +1213,8 @@ GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
  *   NULL @p a, @p idx out of range, unknown @p flags, or @p path too small or another
  *   array's member; -EOPNOTSUPP RAID-0; -EBUSY the role is not active (a failed, missing
  *   or unreachable one takes graid_array_replace_member()); -EALREADY a replace of this
- *   array is under way; -ENOENT @p path NULL and no hot spare (or opening @p path);
+ *   array is under way; -ENOENT @p path NULL and no hot spare, or none but in critical
+ *   health (or opening @p path);
  *   -EEXIST @p path is a member of this array; -EACCES opening @p path; -ENOMEM;
  *   -EROFS a read-only open; -ESTALE another host took the array over; another -errno
  *   from starting its thread. With ::GRAID_REPLACE_WAIT also: -EIO the new device failed

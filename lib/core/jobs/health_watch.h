@@ -3,6 +3,7 @@
 #ifndef LIBGRAID_CORE_JOBS_HEALTH_WATCH_H
 #define LIBGRAID_CORE_JOBS_HEALTH_WATCH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "array/array.h"
@@ -33,5 +34,11 @@ uint64_t array_health_wait_ns(const struct graid_array *a);
  * watch's thread, meta_lock held (let go during each command).
  */
 void array_health_watch(struct graid_array *a);
+/*
+ * Whether a critical rule holds for role or spare @p idx's drive at its last sample (a
+ * slot's track of another device says nothing of this one); false when none is watched.
+ * meta_lock held.
+ */
+bool array_health_critical(const struct graid_array *a, unsigned idx);
 
 #endif /* LIBGRAID_CORE_JOBS_HEALTH_WATCH_H */

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "io/stripe_set.h"
+#include "jobs/health_watch.h"
 #include "jobs/jobs.h"
 #include "jobs/replace.h"
 #include "member/member.h"
@@ -377,30 +378,45 @@ static void *replace_thread(void *arg)
 	return NULL;
 }
 
-/* The device for the copy: @p path prepared, or the last hot spare. meta_lock held. */
+/*
+ * The device for the copy: @p path prepared, or the last hot spare not in critical health.
+ * meta_lock held.
+ */
 static int replace_take_device(struct graid_array *a, struct array_replace *r, const char *path)
 {
 	int rc;
 
 	if (path)
 		return member_attach(a, &r->dev, path, (int)r->role);
+	unsigned k = a->nspares;
+
 	if (a->nspares == 0) {
 		graid__log(GRAID_LOG_ERR, "replace of member %u: the array has no hot spare", r->role);
 		return -ENOENT;
 	}
+	/* The last spare whose own drive the health watch does not judge critical. */
+	while (k > 0 && array_health_critical(a, a->nmembers + k - 1))
+		k--;
+	if (k == 0) {
+		graid__log(GRAID_LOG_ERR, "replace of member %u: every hot spare's drive is in "
+			   "critical health", r->role);
+		return -ENOENT;
+	}
+	k--;
 	/*
 	 * As member_attach gives a device taken by path: a journal checkpoint at the next
 	 * number, every entry after it then reaching the spare as a write of the role.
 	 */
-	rc = journal_reset_member(a, &a->spares[a->nspares - 1]);
+	rc = journal_reset_member(a, &a->spares[k]);
 	if (rc) {
 		graid__log(GRAID_LOG_ERR, "replace of member %u: writing the journal checkpoint "
-			   "of the hot spare %s: %s", r->role, a->spares[a->nspares - 1].dev.path,
+			   "of the hot spare %s: %s", r->role, a->spares[k].dev.path,
 			   graid_strerror(rc));
 		return rc;
 	}
 	r->from_spare = true;
-	r->dev = a->spares[--a->nspares];
+	r->dev = a->spares[k];
+	a->spares[k] = a->spares[--a->nspares];
 	a->spares[a->nspares].dev.fd = -1;
 	a->spares[a->nspares].dev.fault = NULL;
 	return 0;
