@@ -1119,3 +1119,59 @@ Test(replace_keep, a_critical_spare_is_not_taken_for_a_critical_role, .timeout =
 	graid_array_close(a);
 	au_remove(&s);
 }
+
+/*
+ * A journalled array: the new device's journal is the role's after the swap (the checkpoint
+ * it took when the copy began, every entry since), so an unclean end after the swap replays
+ * with it in the role and every byte reads back with it standing alone for the role.
+ */
+Test(replace_keep, a_journalled_role_replaced_then_an_unclean_end_replays, .timeout = 300)
+{
+	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = 6,
+					  .chunk_bytes = 65536, .backend = "isal",
+					  .flags = GRAID_CREATE_JOURNAL | GRAID_CREATE_FORCE };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	const char *paths[6];
+	struct graid_array *a;
+	struct au_set s;
+	uint32_t *round;
+	int status;
+	pid_t pid;
+
+	au_make(&s, 6, 40u << 20);
+	cr_assert_eq(graid_array_create(s.paths, 5, &cfg, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	heal_fill(a, info.size, 3);
+	cr_assert_eq(graid_array_close(a), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		if (graid_array_open(s.paths, 5, NULL, &a))
+			_exit(2);
+		if (graid_array_replace_start(a, 2, s.paths[5], GRAID_REPLACE_WAIT))
+			_exit(4);
+		heal_fill(a, info.size / 2, 8);
+		if (graid_array_flush(a))
+			_exit(5);
+		raise(SIGKILL);
+		_exit(3);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFSIGNALED(status), "child status %d", status);
+	au_wait_unlocked(s.paths, 6);
+	for (unsigned k = 0; k < 6; k++)
+		paths[k] = s.paths[k];
+	cr_assert_eq(graid_array_open(paths, 6, NULL, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_eq(info.nfailed, 0);
+	cr_assert_str_eq(rk_member(a, 2).path, s.paths[5]);
+	round = calloc(info.size / BLK, sizeof(*round));
+	for (uint64_t b = 0; b < info.size / BLK; b++)
+		round[b] = b < info.size / 2 / BLK ? 8 : 3;
+	cr_assert_eq(graid_array_fail_member(a, 0), 0);
+	cr_assert_eq(graid_array_fail_member(a, 1), 0);
+	heal_verify(a, info.size, round, 0, "role 2 on its new device, after the replay");
+	free(round);
+	graid_array_close(a);
+	au_remove(&s);
+}
