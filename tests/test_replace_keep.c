@@ -1175,3 +1175,42 @@ Test(replace_keep, a_journalled_role_replaced_then_an_unclean_end_replays, .time
 	graid_array_close(a);
 	au_remove(&s);
 }
+
+struct rk_waiter {
+	struct graid_array *a;
+	char *path;
+	int rc;
+	atomic_bool returned;
+};
+
+static void *rk_replace_waiting(void *arg)
+{
+	struct rk_waiter *w = arg;
+
+	w->rc = graid_array_replace_start(w->a, 2, w->path, GRAID_REPLACE_WAIT);
+	atomic_store(&w->returned, true);
+	return NULL;
+}
+
+/* A close while another thread's GRAID_REPLACE_WAIT copy runs stops it and waits for that call. */
+Test(replace_keep, a_close_waits_for_a_waiting_replace_on_another_thread, .timeout = 120)
+{
+	struct rk_waiter w = { 0 };
+	struct au_set s;
+	uint64_t size;
+	pthread_t t;
+	int i;
+
+	w.a = rk_raid6(&s, NULL, &size);
+	rk_rate(w.a, 1u << 20);
+	w.path = heal_new_member(&s, "new");
+	cr_assert_eq(pthread_create(&t, NULL, rk_replace_waiting, &w), 0);
+	for (i = 0; i < 3000 && rk_member(w.a, 2).replace_done == 0; i++)
+		usleep(2000);
+	cr_assert(rk_member(w.a, 2).replacing, "the copy did not start");
+	graid_array_close(w.a);
+	cr_assert(atomic_load(&w.returned), "the close returned before the waiting replace did");
+	pthread_join(t, NULL);
+	cr_assert_eq(w.rc, -ECANCELED);
+	au_remove(&s);
+}

@@ -725,7 +725,9 @@ GRAID_API int graid_lease_init(const char *spec, const uint8_t array_uuid[16]);
  * @brief Flush, mark the array clean on every member, and free it. A resync after an
  *   unclean open that failed (logged) leaves the array marked unclean instead, so that the
  *   next open resyncs the regions still marked.
- * @param a the array (NULL is ignored); no call on it may be in progress.
+ * @param a the array (NULL is ignored); no call on it may be in progress, but for
+ *   graid_array_replace_start() with ::GRAID_REPLACE_WAIT on another thread: its copy is
+ *   stopped (that call returns -ECANCELED) and the close waits until that call returned.
  * @return 0; -EIO a member could not be flushed or updated (the array is freed anyway);
  *   -ESTALE another host took the array over: nothing was written at close; -EDEADLK
  *   called on the array's control endpoint's own thread (an event callback run by a
@@ -1217,7 +1219,9 @@ GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
  *   health (or opening @p path);
  *   -EEXIST @p path is a member of this array; -EACCES opening @p path; -ENOMEM;
  *   -EROFS a read-only open; -ESTALE another host took the array over; another -errno
- *   from starting its thread. With ::GRAID_REPLACE_WAIT also: -EIO the new device failed
+ *   from starting its thread. With ::GRAID_REPLACE_WAIT (graid_array_close() from another
+ *   thread meanwhile stops the copy and waits for this call to return) also: -EIO the new
+ *   device failed
  *   a write or a flush (or did not take its superblock or its bad-block log); -ECANCELED
  *   the array was closing; -ENODEV the member became unreachable during the copy (it keeps
  *   its role); -ENOSPC more than 64 blocks could be read from no device, or too many

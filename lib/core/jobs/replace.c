@@ -436,6 +436,7 @@ static void replace_locks_init(struct array_replace *r)
 	pthread_rwlock_init(&r->io_lock, &at);
 	pthread_rwlockattr_destroy(&at);
 	pthread_mutex_init(&r->lost_lock, NULL);
+	pthread_cond_init(&r->waited, NULL);
 }
 
 /*
@@ -478,6 +479,7 @@ static int replace_begin_locked(struct graid_array *a, unsigned idx, const char 
 	if (rc) {
 		pthread_rwlock_destroy(&r->io_lock);
 		pthread_mutex_destroy(&r->lost_lock);
+		pthread_cond_destroy(&r->waited);
 		free(r);
 		return rc;
 	}
@@ -535,11 +537,20 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
 		return rc;
 	pthread_mutex_lock(&a->meta_lock);
 	rc = replace_begin_locked(a, idx, path, flags & GRAID_REPLACE_WAIT, &r);
+	if (rc == 0 && (flags & GRAID_REPLACE_WAIT))
+		r->waiting = true;
 	pthread_mutex_unlock(&a->meta_lock);
 	if (rc || !(flags & GRAID_REPLACE_WAIT))
 		return rc;
 	rc = replace_end(a, r, replace_copy(a, r));
-	return rc ? rc : array_foreign(a) ? -ESTALE : 0;
+	if (rc == 0 && array_foreign(a))
+		rc = -ESTALE;
+	/* The last touch of the handle: a close waiting for this call may free it now. */
+	pthread_mutex_lock(&a->meta_lock);
+	r->waiting = false;
+	pthread_cond_broadcast(&r->waited);
+	pthread_mutex_unlock(&a->meta_lock);
+	return rc;
 }
 
 void replace_stop(struct graid_array *a)
@@ -553,6 +564,16 @@ void replace_stop(struct graid_array *a)
 		atomic_store(&r->stop, true);
 		r->thread_started = false;
 		join = true;
+	}
+	/*
+	 * A copy run by a GRAID_REPLACE_WAIT caller on another thread (any replace of the
+	 * handle, an ended one's caller may still be on its way out): stopped, and waited for
+	 * until that call no longer touches the handle, which the close is about to free.
+	 */
+	for (struct array_replace *w = a->replace; w; w = w->prev) {
+		atomic_store(&w->stop, true);
+		while (w->waiting)
+			pthread_cond_wait(&w->waited, &a->meta_lock);
 	}
 	pthread_mutex_unlock(&a->meta_lock);
 	if (join)
@@ -573,6 +594,7 @@ void replace_free(struct graid_array *a)
 			member_close(&r->dev);
 		pthread_rwlock_destroy(&r->io_lock);
 		pthread_mutex_destroy(&r->lost_lock);
+		pthread_cond_destroy(&r->waited);
 		free(r);
 		r = prev;
 	}

@@ -39,6 +39,8 @@ struct array_replace {
 	pthread_t thread;
 	bool thread_started;           /* under meta_lock: to be joined */
 	atomic_bool thread_exited;     /* it has returned (or is about to, holding no lock) */
+	bool waiting;                  /* under meta_lock: a GRAID_REPLACE_WAIT caller runs it */
+	pthread_cond_t waited;         /* with meta_lock: that caller no longer uses the handle */
 	/*
 	 * Units no device could give (RAID-5/6 beyond parity, or every copy gone), under
 	 * lost_lock: the copy adds them, a write of the role that covers one on the new device
