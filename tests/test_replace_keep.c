@@ -755,7 +755,7 @@ Test(replace_keep, a_block_no_device_can_give_costs_only_that_block, .timeout = 
 	au_remove(&s);
 }
 
-/* REVIEW: a dup write failing after the copy's last batch: the swap must not happen. */
+/* A write of the role failing on the new device after the copy's last batch: no swap. */
 Test(replace_keep, review_dup_failure_after_last_batch, .timeout = 120)
 {
 	struct graid_array *a;
@@ -803,7 +803,7 @@ Test(replace_keep, review_dup_failure_after_last_batch, .timeout = 120)
 	au_remove(&s);
 }
 
-/* REVIEW: a block recorded lost by the copy, then written after the copy passed it. */
+/* A block the copy recorded lost, then written after the copy passed it: valid data, not EIO. */
 Test(replace_keep, review_lost_block_written_after_the_copy_passed, .timeout = 120)
 {
 	struct graid_array_info info = { .struct_size = sizeof(info) };
@@ -847,7 +847,7 @@ Test(replace_keep, review_lost_block_written_after_the_copy_passed, .timeout = 1
 }
 
 /*
- * REVIEW: the crash right after the new device's superblock landed, on a reused disk whose
+ * The crash right after the new device's superblock landed, on a reused disk whose
  * bad-block log area held old bytes: the device owns the role now, so its log (and the rest
  * of what the role needs) must have been written before that superblock.
  */
@@ -907,7 +907,7 @@ Test(replace_keep, review_crash_after_new_sb_with_old_bytes_in_log_area, .timeou
 	au_remove(&s);
 }
 
-/* REVIEW: a crash mid-copy from the hot spare after any superblock round: is the spare a spare again? */
+/* A crash mid-copy from the hot spare after any superblock round: the spare is a spare again. */
 Test(replace_keep, review_crash_mid_copy_from_spare_after_a_sb_round, .timeout = 120)
 {
 	const char *paths[6];

@@ -89,7 +89,7 @@ static inline struct member *replace_spare_held(const struct graid_array *a)
 {
 	struct array_replace *r = a->replace;
 
-	/* gone: detached (a takeover installs it in the role, an end gives it back or closes it). */
+	/* gone: detached (a takeover installs it in the role, an end returns or closes it). */
 	if (!r || r->finished || !r->from_spare || r->swapping || r->gone || r->dev.dev.fd < 0)
 		return NULL;
 	return &r->dev;

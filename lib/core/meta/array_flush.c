@@ -46,7 +46,7 @@ int array_flush_members(struct graid_array *a, unsigned *failed)
 			nfailed++;
 		}
 	}
-	/* A replace in service's new device took these writes too: durable there before it swaps. */
+	/* A replace in service's new device took these writes too: durable there as well. */
 	replace_flush(a);
 	/*
 	 * Every completed write is durable now: quiet regions can lose their marks. Not from a

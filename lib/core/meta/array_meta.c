@@ -119,9 +119,11 @@ void array_fill_sb(const struct graid_array *a, unsigned role, struct superblock
 		if (m->role.catchup && sb->member_state[i] == GRAID_MEMBER_REBUILDING)
 			sb->slot_flags[i] = GRAID_SB_SLOT_CATCHUP;
 	}
-	for (unsigned i = 0; i < a->nspares + (replace_spare_held(a) != NULL); i++) {
-		sb->member_state[a->nmembers + i] = GRAID_MEMBER_SPARE;
-		sb->slot_id[a->nmembers + i] = member_slot_id(meta_slot_c(a, a->nmembers + i)->dev.uuid);
+	const unsigned nslots = a->nmembers + a->nspares + (replace_spare_held(a) != NULL);
+
+	for (unsigned i = a->nmembers; i < nslots; i++) {
+		sb->member_state[i] = GRAID_MEMBER_SPARE;
+		sb->slot_id[i] = member_slot_id(meta_slot_c(a, i)->dev.uuid);
 	}
 	if (role < a->nmembers) {
 		memcpy(sb->member_uuid, a->members[role].dev.uuid, 16);

@@ -294,7 +294,8 @@ void badblocks_adopt(struct graid_array *a, unsigned role, const struct bbl_imag
 		graid__log(GRAID_LOG_ERR, "member %u (%s): %llu bytes at data-area byte %llu "
 					  "recorded bad (lost: no device could give them to the "
 					  "replace): reads there fail with EIO until written", role,
-			   a->members[role].dev.path, (unsigned long long)((end - start) * BBL_UNIT),
+			   a->members[role].dev.path,
+			   (unsigned long long)((end - start) * BBL_UNIT),
 			   (unsigned long long)(start * BBL_UNIT));
 		array_event(a, GRAID_EVENT_BAD_BLOCK, (int)role, -EIO,
 			    start * BBL_UNIT / a->lay.chunk, end - start);
