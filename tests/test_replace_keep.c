@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Replacing a member that stays in service (graid_array_replace_start): redundancy kept, faults, crashes. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -751,6 +752,466 @@ Test(replace_keep, a_block_no_device_can_give_costs_only_that_block, .timeout = 
 	}
 	graid_array_close(a);
 	free(buf);
+	au_remove(&s);
+}
+
+/* A write of the role failing on the new device after the copy's last batch: no swap. */
+Test(replace_keep, review_dup_failure_after_last_batch, .timeout = 120)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	char spec[400];
+	struct rk_events ev;
+	uint32_t *round;
+	uint8_t *buf;
+	struct graid_member_info mi;
+	int i;
+
+	tu_need_fault_injection();
+	a = rk_raid6(&s, &ev, &size);
+	rk_rate(a, 1u << 20);
+	mi = rk_member(a, 3);
+	(void)mi;
+	snprintf(spec, sizeof(spec), "faulty:write-eio-after=64:%s", heal_new_member(&s, "new"));
+	cr_assert_eq(graid_array_replace_start(a, 3, spec, 0), 0);
+	for (i = 0; i < 6000; i++) {
+		mi = rk_member(a, 3);
+		if (!mi.replacing || (mi.replace_total && mi.replace_done == mi.replace_total))
+			break;
+		usleep(2000);
+	}
+	cr_log_info("done %llu total %llu replacing %d", (unsigned long long)mi.replace_done,
+		    (unsigned long long)mi.replace_total, mi.replacing);
+	cr_assert(mi.replacing, "the copy ended before its last batch");
+	/* A full stripe at 0: every member written, role 3 too (its dup fails). */
+	buf = aligned_alloc(BLK, 3 * 65536);
+	heal_pattern(buf, 3 * 65536, 0, 9);
+	cr_assert_eq(graid_array_write(a, buf, 3 * 65536, 0), 3 * 65536);
+	rk_wait_done(a, 3);
+	cr_log_info("path now %s; done=%u stopped=%u err=%d", rk_member(a, 3).path,
+		    rk_count(&ev, GRAID_EVENT_REBUILD_DONE), rk_count(&ev, GRAID_EVENT_REBUILD_STOPPED),
+		    ev.error[GRAID_EVENT_REBUILD_STOPPED]);
+	round = calloc(size / BLK, sizeof(*round));
+	for (uint64_t b = 0; b < size / BLK; b++)
+		round[b] = b < 3 * 65536 / BLK ? 9 : 3;
+	heal_verify(a, size, round, 0, "before failing");
+	cr_assert_eq(graid_array_fail_member(a, 0), 0);
+	cr_assert_eq(graid_array_fail_member(a, 1), 0);
+	heal_verify(a, size, round, 0, "with roles 0 and 1 failed");
+	graid_array_close(a);
+	au_remove(&s);
+}
+
+/* A block the copy recorded lost, then written after the copy passed it: valid data, not EIO. */
+Test(replace_keep, review_lost_block_written_after_the_copy_passed, .timeout = 120)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	const char *paths[4];
+	struct graid_array *a;
+	struct au_set s;
+	char spec[400], *newp;
+	uint8_t *buf = aligned_alloc(BLK, 3 * 65536);
+	uint32_t *round;
+	int i;
+
+	tu_need_fault_injection();
+	au_make(&s, 4, HEAL_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 4, 5, 65536, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	heal_fill(a, info.size, 7);
+	cr_assert_eq(graid_array_close(a), 0);
+	snprintf(spec, sizeof(spec), "faulty:bad-block=8192:%s", s.paths[1]);
+	for (unsigned k = 0; k < 4; k++)
+		paths[k] = k == 1 ? spec : s.paths[k];
+	cr_assert_eq(graid_array_open(paths, 4, NULL, &a), 0);
+	cr_assert_eq(graid_array_fail_member(a, 3), 0);
+	rk_rate(a, 1u << 20);
+	newp = heal_new_member(&s, "new");
+	cr_assert_eq(graid_array_replace_start(a, 1, newp, 0), 0);
+	for (i = 0; i < 3000 && rk_member(a, 1).replace_done == 0; i++)
+		usleep(2000);
+	cr_assert(rk_member(a, 1).replacing);
+	/* Stripe 0 whole, after the copy passed it: every block valid again. */
+	heal_pattern(buf, 3 * 65536, 0, 11);
+	cr_assert_eq(graid_array_write(a, buf, 3 * 65536, 0), 3 * 65536);
+	rk_wait_done(a, 1);
+	cr_log_info("path now %s bad_blocks %llu", rk_member(a, 1).path,
+		    (unsigned long long)rk_member(a, 1).bad_blocks);
+	round = calloc(info.size / BLK, sizeof(*round));
+	for (uint64_t b = 0; b < info.size / BLK; b++)
+		round[b] = b < 3 * 65536 / BLK ? 11 : 7;
+	heal_verify(a, info.size, round, 0, "after the swap");
+	graid_array_close(a);
+	au_remove(&s);
+}
+
+/*
+ * The crash right after the new device's superblock landed, on a reused disk whose
+ * bad-block log area held old bytes: the device owns the role now, so its log (and the rest
+ * of what the role needs) must have been written before that superblock.
+ */
+Test(replace_keep, review_crash_after_new_sb_with_old_bytes_in_log_area, .timeout = 120)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	const char *paths[6];
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	char spec[400], *newp;
+	uint32_t *round;
+	int status, fd;
+	pid_t pid;
+	uint8_t junk[8192];
+
+	tu_need_fault_injection();
+	a = rk_raid6(&s, NULL, &size);
+	graid_array_close(a);
+	newp = heal_new_member(&s, "new");
+	memset(junk, 0xa5, sizeof(junk));
+	fd = open(newp, O_RDWR);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pwrite(fd, junk, sizeof(junk), 256 * 1024), (ssize_t)sizeof(junk));
+	close(fd);
+	/* Its first superblock is the swap's: the process dies the moment it is durable. */
+	snprintf(spec, sizeof(spec), "faulty:sb-kill-after=1:%s", newp);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		if (graid_array_open((const char *const *)s.paths, 5, NULL, &a))
+			_exit(2);
+		graid_array_replace_start(a, 2, spec, GRAID_REPLACE_WAIT);
+		_exit(3);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFSIGNALED(status), "child status %d", status);
+	au_wait_unlocked(s.paths, 5);
+	au_wait_unlocked((const char *const *)&newp, 1);
+	for (unsigned k = 0; k < 5; k++)
+		paths[k] = s.paths[k];
+	paths[5] = newp;
+	cr_assert_eq(graid_array_open(paths, 6, NULL, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_log_info("nfailed %u, role 2 state %d path %s", info.nfailed, rk_member(a, 2).state,
+		    rk_member(a, 2).path);
+	cr_assert_str_eq(rk_member(a, 2).path, newp, "the new device does not hold the role");
+	cr_assert_eq(info.nfailed, 0, "a role out after the crash");
+	round = calloc(size / BLK, sizeof(*round));
+	for (uint64_t b = 0; b < size / BLK; b++)
+		round[b] = 3;
+	cr_assert_eq(graid_array_fail_member(a, 0), 0);
+	cr_assert_eq(graid_array_fail_member(a, 1), 0);
+	heal_verify(a, size, round, 0, "role 2 from its new device, roles 0 and 1 failed");
+	free(round);
+	graid_array_close(a);
+	au_remove(&s);
+}
+
+/* A crash mid-copy from the hot spare after any superblock round: the spare is a spare again. */
+Test(replace_keep, review_crash_mid_copy_from_spare_after_a_sb_round, .timeout = 120)
+{
+	const char *paths[6];
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	char *sp;
+	int status;
+	pid_t pid;
+
+	tu_need_fault_injection();
+	a = rk_raid6(&s, NULL, &size);
+	sp = heal_new_member(&s, "spare");
+	cr_assert_eq(graid_array_add_spare(a, sp), 0);
+	graid_array_close(a);
+	for (unsigned k = 0; k < 5; k++)
+		paths[k] = s.paths[k];
+	paths[5] = sp;
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		if (graid_array_open(paths, 6, NULL, &a))
+			_exit(2);
+		{
+			struct graid_rebuild_options o = { .struct_size = sizeof(o),
+							   .max_bytes_per_sec = 1u << 20 };
+			graid_array_set_rebuild_options(a, &o);
+		}
+		if (graid_array_replace_start(a, 3, NULL, 0))
+			_exit(4);
+		usleep(300000);
+		graid_array_fail_member(a, 0); /* any superblock round */
+		usleep(300000);
+		raise(SIGKILL);
+		_exit(3);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFSIGNALED(status), "child status %d", status);
+	au_wait_unlocked(s.paths, 5);
+	au_wait_unlocked((const char *const *)&sp, 1);
+	cr_assert_eq(graid_array_open(paths, 6, NULL, &a), 0);
+	cr_log_info("spares after the crash: %u; role 0 on %s", rk_nspares(a), rk_member(a, 0).path);
+	/* A spare again: the open may give it role 0 at once, the role failed by that round. */
+	cr_assert(rk_nspares(a) == 1 || strcmp(rk_member(a, 0).path, sp) == 0,
+		  "the hot spare is not a spare again");
+	graid_array_close(a);
+	au_remove(&s);
+}
+
+/*
+ * A hot spare taken by a copy that stops for another reason than a cancel (here: more blocks
+ * lost than a replace records) is healthy: it goes back to the spares, in memory and on disk.
+ */
+Test(replace_keep, a_spare_whose_copy_stopped_is_a_spare_again, .timeout = 120)
+{
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	const char *paths[5];
+	struct graid_array *a;
+	struct au_set s;
+	char spec[2][400], *sp;
+
+	tu_need_fault_injection();
+	au_make(&s, 4, HEAL_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 4, 5, 65536, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	heal_fill(a, info.size, 7);
+	sp = heal_new_member(&s, "spare");
+	cr_assert_eq(graid_array_add_spare(a, sp), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	/* Members 1 and 3 read nothing: the copy can give no block of role 1. */
+	for (unsigned k = 0; k < 4; k++) {
+		paths[k] = s.paths[k];
+		if (k == 1 || k == 3) {
+			snprintf(spec[k / 2], sizeof(spec[0]), "faulty:read-eio-after=0:%s",
+				 s.paths[k]);
+			paths[k] = spec[k / 2];
+		}
+	}
+	paths[4] = sp;
+	cr_assert_eq(graid_array_open(paths, 5, NULL, &a), 0);
+	cr_assert_eq(graid_array_member_info(a, 4, &mi), 0, "the spare is not a spare at open");
+	cr_assert_eq(graid_array_replace_start(a, 1, NULL, GRAID_REPLACE_WAIT), -ENOSPC);
+	cr_assert_eq(graid_array_member_info(a, 4, &mi), 0, "the spare was let go");
+	cr_assert_str_eq(mi.path, sp);
+	cr_assert_str_neq(rk_member(a, 1).path, sp, "member 1 lost its role");
+	cr_assert_eq(graid_array_close(a), 0);
+	for (unsigned k = 0; k < 4; k++)
+		paths[k] = s.paths[k];
+	cr_assert_eq(graid_array_open(paths, 5, NULL, &a), 0);
+	cr_assert_eq(graid_array_member_info(a, 4, &mi), 0, "not a spare on disk");
+	cr_assert_str_eq(mi.path, sp);
+	graid_array_close(a);
+	au_remove(&s);
+}
+
+/*
+ * graid_array_flush() during a copy reaches the new device too: a flush the new device
+ * fails ends the copy there and then (its writes may not be durable), not at the swap.
+ */
+Test(replace_keep, a_flush_reaches_the_new_device, .timeout = 120)
+{
+	struct graid_array *a;
+	struct au_set s;
+	struct rk_events ev;
+	uint64_t size;
+	char spec[400], *newp;
+	int i;
+
+	tu_need_fault_injection();
+	a = rk_raid6(&s, &ev, &size);
+	rk_rate(a, 1u << 20);
+	newp = heal_new_member(&s, "new");
+	snprintf(spec, sizeof(spec), "faulty:flush-eio-after=0:%s", newp);
+	cr_assert_eq(graid_array_replace_start(a, 2, spec, 0), 0);
+	rk_wait_some(a, 2);
+	cr_assert_eq(graid_array_flush(a), 0, "the caller's flush failed for the new device");
+	/* The copy of 4 MiB at 1 MiB/s has seconds to go: it must stop at its next batch. */
+	for (i = 0; i < 1500 && rk_member(a, 2).replacing; i++)
+		usleep(1000);
+	cr_assert(!rk_member(a, 2).replacing, "the copy went on after its device failed a flush");
+	cr_assert_eq(rk_count(&ev, GRAID_EVENT_REBUILD_STOPPED), 1);
+	cr_assert_eq(ev.error[GRAID_EVENT_REBUILD_STOPPED], -EIO);
+	cr_assert_str_neq(rk_member(a, 2).path, spec);
+	cr_assert_str_neq(rk_member(a, 2).path, newp);
+	graid_array_close(a);
+	au_remove(&s);
+}
+
+/*
+ * The member failing mid-copy from the hot spare: the spare takes the role, and the
+ * superblocks record it in the role only, no longer in a spare's slot too (after a reopen).
+ */
+Test(replace_keep, a_spare_taking_the_role_mid_copy_is_no_spare_on_disk, .timeout = 120)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	const char *paths[6];
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	char *sp;
+
+	a = rk_raid6(&s, NULL, &size);
+	sp = heal_new_member(&s, "spare");
+	cr_assert_eq(graid_array_add_spare(a, sp), 0);
+	rk_rate(a, 1u << 20);
+	cr_assert_eq(graid_array_replace_start(a, 2, NULL, 0), 0);
+	rk_wait_some(a, 2);
+	cr_assert_eq(graid_array_fail_member(a, 2), 0);
+	rk_rate(a, 0);
+	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), 0);
+	cr_assert_str_eq(rk_member(a, 2).path, sp, "the spare took the role");
+	cr_assert_eq(graid_array_close(a), 0);
+	for (unsigned k = 0; k < 5; k++)
+		paths[k] = s.paths[k];
+	paths[5] = sp;
+	cr_assert_eq(graid_array_open(paths, 6, NULL, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_str_eq(rk_member(a, 2).path, sp, "the role is not the spare's on disk");
+	cr_assert_eq(info.nfailed, 0);
+	cr_assert_eq(rk_nspares(a), 0, "the device is a spare too");
+	graid_array_close(a);
+	au_remove(&s);
+}
+
+/* A critical verdict on a role does not move it onto a hot spare whose own drive is critical. */
+Test(replace_keep, a_critical_spare_is_not_taken_for_a_critical_role, .timeout = 60)
+{
+	struct graid_health_options o = { .struct_size = sizeof(o), .interval_ms = 100,
+					  .wear_percent = 90, .media_rising = 2,
+					  .media_burst = 25, .media_window_s = 600 };
+	char health[2][320], spec[2][700], *spare;
+	const char *paths[5];
+	struct rk_events ev;
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+
+	tu_need_fault_injection();
+	a = rk_raid6(&s, NULL, &size);
+	cr_assert_eq(graid_array_close(a), 0);
+	snprintf(health[0], sizeof(health[0]), "%s/health1", s.dir);
+	snprintf(health[1], sizeof(health[1]), "%s/health-spare", s.dir);
+	rk_put(health[0], "available_spare 100\nspare_threshold 10\n");
+	rk_put(health[1], "critical_warning 4\navailable_spare 100\nspare_threshold 10\n");
+	snprintf(spec[0], sizeof(spec[0]), "faulty:health=%s:%s", health[0], s.paths[1]);
+	for (unsigned i = 0; i < 5; i++)
+		paths[i] = i == 1 ? spec[0] : s.paths[i];
+	cr_assert_eq(graid_array_open(paths, 5, NULL, &a), 0);
+	memset(&ev, 0, sizeof(ev));
+	pthread_mutex_init(&ev.lock, NULL);
+	cr_assert_eq(graid_array_set_event_callback(a, rk_event_cb, &ev), 0);
+	spare = heal_new_member(&s, "spare");
+	snprintf(spec[1], sizeof(spec[1]), "faulty:health=%s:%s", health[1], spare);
+	cr_assert_eq(graid_array_add_spare(a, spec[1]), 0);
+	cr_assert_eq(graid_array_set_health_options(a, &o), 0);
+	for (int i = 0; i < 200 && !rk_count(&ev, GRAID_EVENT_HEALTH_CRITICAL); i++)
+		usleep(10000);
+	cr_assert_eq(rk_count(&ev, GRAID_EVENT_HEALTH_CRITICAL), 1, "the spare was not judged");
+	cr_assert_eq(ev.member[GRAID_EVENT_HEALTH_CRITICAL], 5);
+	rk_put(health[0], "critical_warning 4\navailable_spare 100\nspare_threshold 10\n");
+	for (int i = 0; i < 200 && rk_count(&ev, GRAID_EVENT_HEALTH_CRITICAL) < 2; i++)
+		usleep(10000);
+	cr_assert_eq(rk_count(&ev, GRAID_EVENT_HEALTH_CRITICAL), 2, "role 1 was not judged");
+	usleep(500000);
+	cr_assert_eq(rk_count(&ev, GRAID_EVENT_SPARE_ACTIVATED), 0, "the critical spare was taken");
+	cr_assert_eq(rk_member(a, 1).replacing, 0);
+	cr_assert_eq(rk_nspares(a), 1);
+	graid_array_close(a);
+	au_remove(&s);
+}
+
+/*
+ * A journalled array: the new device's journal is the role's after the swap (the checkpoint
+ * it took when the copy began, every entry since), so an unclean end after the swap replays
+ * with it in the role and every byte reads back with it standing alone for the role.
+ */
+Test(replace_keep, a_journalled_role_replaced_then_an_unclean_end_replays, .timeout = 300)
+{
+	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = 6,
+					  .chunk_bytes = 65536, .backend = "isal",
+					  .flags = GRAID_CREATE_JOURNAL | GRAID_CREATE_FORCE };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	const char *paths[6];
+	struct graid_array *a;
+	struct au_set s;
+	uint32_t *round;
+	int status;
+	pid_t pid;
+
+	au_make(&s, 6, 40u << 20);
+	cr_assert_eq(graid_array_create(s.paths, 5, &cfg, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	heal_fill(a, info.size, 3);
+	cr_assert_eq(graid_array_close(a), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		if (graid_array_open(s.paths, 5, NULL, &a))
+			_exit(2);
+		if (graid_array_replace_start(a, 2, s.paths[5], GRAID_REPLACE_WAIT))
+			_exit(4);
+		heal_fill(a, info.size / 2, 8);
+		if (graid_array_flush(a))
+			_exit(5);
+		raise(SIGKILL);
+		_exit(3);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFSIGNALED(status), "child status %d", status);
+	au_wait_unlocked(s.paths, 6);
+	for (unsigned k = 0; k < 6; k++)
+		paths[k] = s.paths[k];
+	cr_assert_eq(graid_array_open(paths, 6, NULL, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_eq(info.nfailed, 0);
+	cr_assert_str_eq(rk_member(a, 2).path, s.paths[5]);
+	round = calloc(info.size / BLK, sizeof(*round));
+	for (uint64_t b = 0; b < info.size / BLK; b++)
+		round[b] = b < info.size / 2 / BLK ? 8 : 3;
+	cr_assert_eq(graid_array_fail_member(a, 0), 0);
+	cr_assert_eq(graid_array_fail_member(a, 1), 0);
+	heal_verify(a, info.size, round, 0, "role 2 on its new device, after the replay");
+	free(round);
+	graid_array_close(a);
+	au_remove(&s);
+}
+
+struct rk_waiter {
+	struct graid_array *a;
+	char *path;
+	int rc;
+	atomic_bool returned;
+};
+
+static void *rk_replace_waiting(void *arg)
+{
+	struct rk_waiter *w = arg;
+
+	w->rc = graid_array_replace_start(w->a, 2, w->path, GRAID_REPLACE_WAIT);
+	atomic_store(&w->returned, true);
+	return NULL;
+}
+
+/* A close while another thread's GRAID_REPLACE_WAIT copy runs stops it and waits for that call. */
+Test(replace_keep, a_close_waits_for_a_waiting_replace_on_another_thread, .timeout = 120)
+{
+	struct rk_waiter w = { 0 };
+	struct au_set s;
+	uint64_t size;
+	pthread_t t;
+	int i;
+
+	w.a = rk_raid6(&s, NULL, &size);
+	rk_rate(w.a, 1u << 20);
+	w.path = heal_new_member(&s, "new");
+	cr_assert_eq(pthread_create(&t, NULL, rk_replace_waiting, &w), 0);
+	for (i = 0; i < 3000 && rk_member(w.a, 2).replace_done == 0; i++)
+		usleep(2000);
+	cr_assert(rk_member(w.a, 2).replacing, "the copy did not start");
+	graid_array_close(w.a);
+	cr_assert(atomic_load(&w.returned), "the close returned before the waiting replace did");
+	pthread_join(t, NULL);
+	cr_assert_eq(w.rc, -ECANCELED);
 	au_remove(&s);
 }
 

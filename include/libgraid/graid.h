@@ -725,7 +725,9 @@ GRAID_API int graid_lease_init(const char *spec, const uint8_t array_uuid[16]);
  * @brief Flush, mark the array clean on every member, and free it. A resync after an
  *   unclean open that failed (logged) leaves the array marked unclean instead, so that the
  *   next open resyncs the regions still marked.
- * @param a the array (NULL is ignored); no call on it may be in progress.
+ * @param a the array (NULL is ignored); no call on it may be in progress, but for
+ *   graid_array_replace_start() with ::GRAID_REPLACE_WAIT on another thread: its copy is
+ *   stopped (that call returns -ECANCELED) and the close waits until that call returned.
  * @return 0; -EIO a member could not be flushed or updated (the array is freed anyway);
  *   -ESTALE another host took the array over: nothing was written at close; -EDEADLK
  *   called on the array's control endpoint's own thread (an event callback run by a
@@ -794,9 +796,11 @@ GRAID_API int graid_array_discard(struct graid_array *a, uint64_t offset, uint64
 GRAID_API int graid_array_write_zeroes(struct graid_array *a, uint64_t offset, uint64_t len);
 
 /**
- * @brief Make every completed write durable on every active member.
+ * @brief Make every completed write durable on every active member, and on the device a
+ *   replace in service copies a role onto (graid_array_replace_start()).
  * @param a the array.
- * @return 0; -EINVAL @p a NULL; -EIO a member failed to flush (it is marked failed);
+ * @return 0; -EINVAL @p a NULL; -EIO a member failed to flush (it is marked failed; the
+ *   new device of a replace failing its flush ends that copy instead, not this call);
  *   -ESTALE another host took the array over (::GRAID_EVENT_ARRAY_FOREIGN).
  */
 GRAID_API int graid_array_flush(struct graid_array *a);
@@ -946,8 +950,9 @@ struct graid_health_options {
 	/* Appended: what a critical verdict does (graid_array_replace_start()). */
 	uint32_t auto_replace_off;   /**< 1: a ::GRAID_EVENT_HEALTH_CRITICAL verdict on an active
 				          role starts nothing; 0 (default): it starts a replace of
-				          the role onto the array's last hot spare, in service,
-				          where there is a spare and no other replace runs */
+				          the role onto the array's last hot spare whose own drive
+				          is not in critical health, in service, where there is one
+				          and no other replace runs */
 };
 
 /**
@@ -965,9 +970,9 @@ struct graid_health_options {
  *   timeout, during which only the watch waits: the worker's spares, rebuilds and resync
  *   go on, and a close waits for the read to end.
  * A critical verdict on an active role starts graid_array_replace_start(a, role, NULL, 0)
- *   (the last hot spare takes a copy of the role while the member stays in service; its
- *   events follow the HEALTH_CRITICAL one), unless auto_replace_off is set or the array has
- *   no spare or a replace under way (logged).
+ *   (the last hot spare not itself in critical health takes a copy of the role while the
+ *   member stays in service; its events follow the HEALTH_CRITICAL one), unless
+ *   auto_replace_off is set or the array has no such spare or a replace under way (logged).
  * @return 0; -EINVAL NULL arguments, struct_size smaller than the struct's first version,
  *   wear_percent above 255, or interval_ms below ::GRAID_HEALTH_INTERVAL_MIN_MS (and not
  *   0); -EROFS the array was opened read-only (it has no worker); -ENOMEM the open could
@@ -1194,17 +1199,24 @@ GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
  * was taken), ::GRAID_EVENT_REBUILD_STARTED, ::GRAID_EVENT_REBUILD_PROGRESS every 10 %,
  * then ::GRAID_EVENT_REBUILD_DONE (swapped) or ::GRAID_EVENT_REBUILD_STOPPED (error: why).
  *
- * Faults: the new device failing a write ends the copy (-EIO, REBUILD_STOPPED): the member
- * keeps its role. The member failing during the copy: the new device takes the role,
- * REBUILDING, and the background rebuild brings it into sync (no spare is taken). A crash
- * or close before the swap forgets the copy: the member keeps its role, a hot spare that
- * was taken is a hot spare again (docs/REPLACE.md). 4 KiB blocks that neither the member
- * nor the redundancy can give are zeroes on the new device and recorded lost in its
- * bad-block log (more than 64 of them: no swap). One replace at a time per array.
+ * graid_array_flush() makes the writes the new device took durable on it too, and the swap
+ * flushes it before its superblock names it the role's device, after its bad-block log and
+ * the maps are on it.
+ *
+ * Faults: the new device failing a write or a flush, at any time up to the swap, ends the
+ * copy with no swap (-EIO, REBUILD_STOPPED): the member keeps its role. The member failing
+ * during the copy: the new device takes the role, REBUILDING, and the background rebuild
+ * brings it into sync (no spare is taken). A crash or close before the swap forgets the
+ * copy: the member keeps its role; a hot spare that was taken stays recorded as a hot spare
+ * on disk until the swap, and is one again after a crash or whenever the copy ends without
+ * a swap, unless the spare itself failed (docs/REPLACE.md). 4 KiB blocks that neither the
+ * member nor the redundancy can give are zeroes on the new device and recorded lost in its
+ * bad-block log, unless a write of the role covered them since (more than 64 of them, or
+ * an array that keeps no bad-block log: no swap). One replace at a time per array.
  * @param a the array, opened writable.
  * @param idx the role, 0 .. nmembers-1; it must be active.
  * @param path the new device, checked as graid_array_replace_member() checks it; NULL:
- *   the array's last hot spare.
+ *   the array's last hot spare whose drive the health watch does not judge critical.
  * @param flags 0 (the copy runs on a thread of its own; this returns once it started) or
  *   ::GRAID_REPLACE_WAIT (it runs in the caller, which gets its result).
  * @return 0 started (with ::GRAID_REPLACE_WAIT: the new device has the role, or the member
@@ -1212,13 +1224,19 @@ GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
  *   NULL @p a, @p idx out of range, unknown @p flags, or @p path too small or another
  *   array's member; -EOPNOTSUPP RAID-0; -EBUSY the role is not active (a failed, missing
  *   or unreachable one takes graid_array_replace_member()); -EALREADY a replace of this
- *   array is under way; -ENOENT @p path NULL and no hot spare (or opening @p path);
+ *   array is under way; -ENOENT @p path NULL and no hot spare, or none but in critical
+ *   health (or opening @p path);
  *   -EEXIST @p path is a member of this array; -EACCES opening @p path; -ENOMEM;
  *   -EROFS a read-only open; -ESTALE another host took the array over; another -errno
- *   from starting its thread. With ::GRAID_REPLACE_WAIT also: -EIO the new device failed
- *   (or did not take its superblock); -ECANCELED the array was closing; -ENODEV the member
- *   became unreachable during the copy (it keeps its role); -ENOSPC more than 64 blocks
- *   could be read from no device (the member keeps its role).
+ *   from starting its thread. With ::GRAID_REPLACE_WAIT (graid_array_close() from another
+ *   thread meanwhile stops the copy and waits for this call to return) also: -EIO the new
+ *   device failed
+ *   a write or a flush (or did not take its superblock or its bad-block log); -ECANCELED
+ *   the array was closing; -ENODEV the member became unreachable during the copy (it keeps
+ *   its role); -ENOSPC more than 64 blocks could be read from no device, or too many
+ *   ranges of them for a bad-block log (the member keeps its role); -EOPNOTSUPP blocks
+ *   could be read from no device and the array keeps no bad-block log to record them in
+ *   (the member keeps its role).
  */
 GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, const char *path,
 				       unsigned flags);

@@ -215,6 +215,19 @@ static void health_judge_slot(struct graid_array *a, unsigned idx,
 		array_event(a, GRAID_EVENT_HEALTH_WARNING, (int)idx, 0, 0, fired & ~critical);
 }
 
+bool array_health_critical(const struct graid_array *a, unsigned idx)
+{
+	const struct health_watch *w = a->health;
+	const struct member *m;
+
+	if (!w || idx >= HEALTH_SLOTS)
+		return false;
+	m = health_member((struct graid_array *)a, idx);
+	if (!m || w->slot[idx].devno != m->dev.devno || w->slot[idx].ino != m->dev.ino)
+		return false;
+	return (w->slot[idx].track.crossed & HEALTH_RULES_CRITICAL) != 0;
+}
+
 /* Whether the rest of a health round waits: the array closes. */
 static bool health_give_way(const struct graid_array *a)
 {

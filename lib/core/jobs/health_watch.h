@@ -3,6 +3,7 @@
 #ifndef LIBGRAID_CORE_JOBS_HEALTH_WATCH_H
 #define LIBGRAID_CORE_JOBS_HEALTH_WATCH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "array/array.h"
@@ -40,5 +41,11 @@ bool array_health_cached(struct graid_array *a, unsigned idx, struct graid_membe
  * watch's thread, meta_lock held (let go during each command).
  */
 void array_health_watch(struct graid_array *a);
+/*
+ * Whether a critical rule holds for role or spare @p idx's drive at its last sample (a
+ * slot's track of another device says nothing of this one); false when none is watched.
+ * meta_lock held.
+ */
+bool array_health_critical(const struct graid_array *a, unsigned idx);
 
 #endif /* LIBGRAID_CORE_JOBS_HEALTH_WATCH_H */

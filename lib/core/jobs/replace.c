@@ -12,6 +12,7 @@
 
 #include "io/stripe_set.h"
 #include "jobs/job_progress.h"
+#include "jobs/health_watch.h"
 #include "jobs/jobs.h"
 #include "jobs/replace.h"
 #include "member/member.h"
@@ -23,6 +24,7 @@
 #include "meta/events.h"
 #include "meta/journal.h"
 #include "meta/live.h"
+#include "meta/region_map.h"
 
 /* Rows the copy holds locked at once, about this many bytes of the role. */
 #define REPLACE_BATCH_BYTES (1u << 20)
@@ -164,19 +166,93 @@ static int replace_copy(struct graid_array *a, struct array_replace *r)
 }
 
 /*
- * The new device takes the role: its superblock first, naming it the role's device at the
- * next event (a crash after this write leaves the role to it: the others' older
- * superblocks lose), then the move in memory and every other superblock. The old device
- * is kept open until close, never reused: reads planned on it before the move may still
- * be in the kernel's hands, and they must find its bytes, which are still the role's.
- * 0; -errno its superblock write (the member keeps its role). meta_lock held.
+ * The maps whole on the new device: of them it took only the marks and sweeps written since
+ * the copy began, and every later one reaches it as a write of the role.
+ */
+static int replace_swap_maps(struct graid_array *a, struct array_replace *r)
+{
+	int rc = region_map_write_member(a, a->bitmap.enabled ? &a->bitmap.map : NULL, &r->dev);
+
+	if (rc == 0)
+		rc = region_map_write_member(a, a->live ? &a->live->map : NULL, &r->dev);
+	return rc;
+}
+
+/*
+ * All but the superblock, io_lock held exclusive (no write of the role in flight, none to
+ * come before the move): no write to the new device failed, every one it took is durable,
+ * and its bad-block log records the units no device could give it. -errno: no swap.
+ */
+static int replace_swap_ready(struct graid_array *a, struct array_replace *r,
+			      struct bbl_image *img)
+{
+	int rc;
+
+	if (atomic_load(&r->failed)) {
+		graid__log(GRAID_LOG_ERR, "replace of member %u: a write to %s failed: it holds "
+			   "not every write of the role", r->role, r->dev.dev.path);
+		return -EIO;
+	}
+	rc = member_flush(&r->dev);
+	if (rc) {
+		graid__log(GRAID_LOG_ERR, "replace of member %u: %s could not make its writes "
+			   "durable: %s", r->role, r->dev.dev.path, graid_strerror(rc));
+		atomic_store(&r->failed, true);
+		return rc;
+	}
+	rc = badblocks_prepare(a, r->role, &r->dev, r->lost, r->nlost, img);
+	if (rc == -EOPNOTSUPP)
+		graid__log(GRAID_LOG_ERR, "replace of member %u: %u blocks could be read from no "
+			   "device, and the array keeps no bad-block log to record them in (they "
+			   "would read as zeroes)", r->role, r->nlost);
+	else if (rc == -ENOSPC)
+		graid__log(GRAID_LOG_ERR, "replace of member %u: the %u blocks no device could "
+			   "give do not fit in a bad-block log", r->role, r->nlost);
+	else if (rc) {
+		graid__log(GRAID_LOG_ERR, "replace of member %u: writing the bad-block log of %s: "
+			   "%s", r->role, r->dev.dev.path, graid_strerror(rc));
+		atomic_store(&r->failed, true);
+	}
+	return rc;
+}
+
+/*
+ * The new device takes the role. Everything the role needs is on it before its superblock
+ * (as for a device installed by role_install, whose log and maps are written before the
+ * superblock round that names it): the maps, then, under io_lock held exclusive until the
+ * move, its writes flushed and its bad-block log. Its superblock then names it the role's
+ * device at the next event (a crash after this write leaves the role to it: the others'
+ * older superblocks lose), then the move in memory and every other superblock. Its journal
+ * needs no checkpoint here: it took one when the copy began, and every entry since as a
+ * write of the role (a checkpoint now would hide the entries of updates in flight). The old
+ * device is kept open until close, never reused: reads planned on it before the move may
+ * still be in the kernel's hands, and they must find its bytes, which are still the
+ * role's. 0; -errno (the member keeps its role). meta_lock held.
  */
 static int replace_swap(struct graid_array *a, struct array_replace *r)
 {
 	struct member *m = &a->members[r->role];
+	struct bbl_image *img = calloc(1, sizeof(*img));
 	struct superblock sb;
 	int rc;
 
+	if (!img)
+		return -ENOMEM;
+	rc = replace_swap_maps(a, r);
+	if (rc) {
+		if (rc != -ESTALE && rc != -ENOMEM)
+			atomic_store(&r->failed, true);
+		free(img);
+		return rc;
+	}
+	pthread_rwlock_wrlock(&r->io_lock);
+	rc = replace_swap_ready(a, r, img);
+	if (rc) {
+		pthread_rwlock_unlock(&r->io_lock);
+		free(img);
+		return rc;
+	}
+	r->swapping = true; /* no longer a spare in the superblocks from here on */
 	a->events++;
 	array_fill_sb(a, r->role, &sb, 0);
 	memcpy(sb.member_uuid, r->dev.dev.uuid, 16);
@@ -186,6 +262,9 @@ static int replace_swap(struct graid_array *a, struct array_replace *r)
 	if (rc == 0)
 		rc = member_flush(&r->dev);
 	if (rc) {
+		atomic_store(&r->failed, true);
+		pthread_rwlock_unlock(&r->io_lock);
+		free(img);
 		graid__log(GRAID_LOG_ERR, "replace of member %u: %s did not take its superblock: "
 			   "%s; the member keeps its role", r->role, r->dev.dev.path,
 			   graid_strerror(rc));
@@ -197,7 +276,6 @@ static int replace_swap(struct graid_array *a, struct array_replace *r)
 		array_write_superblocks(a, 0);
 		return rc;
 	}
-	pthread_rwlock_wrlock(&r->io_lock);
 	if (a->retired.n < sizeof(a->retired.fd) / sizeof(a->retired.fd[0])) {
 		a->retired.fd[a->retired.n] = m->dev.fd;
 		a->retired.fault[a->retired.n] = m->dev.fault;
@@ -223,17 +301,8 @@ static int replace_swap(struct graid_array *a, struct array_replace *r)
 	atomic_store(&a->replace_role, 0);
 	pthread_rwlock_unlock(&r->io_lock);
 	member_role_reset(&m->role, member_slot_id(m->dev.uuid));
-	if (journal_reset_member(a, m))
-		graid__log(GRAID_LOG_WARNING, "member %u (%s): journal checkpoint at the replace "
-			   "failed", r->role, m->dev.path);
-	if (badblocks_reset(a, r->role))
-		graid__log(GRAID_LOG_WARNING, "member %u (%s): writing its empty bad-block log "
-			   "failed", r->role, m->dev.path);
-	for (unsigned i = 0; i < r->nlost && i < REPLACE_LOST_MAX; i++)
-		badblocks_add_held(a, r->role, r->lost[i], BBL_UNIT, BBL_F_LOST);
-	if (bitmap_write_all(a) || live_write_all(a))
-		graid__log(GRAID_LOG_WARNING, "member %u (%s): writing its copy of the maps failed",
-			   r->role, m->dev.path);
+	badblocks_adopt(a, r->role, img);
+	free(img);
 	array_recount(a);
 	array_write_superblocks(a, 0);
 	graid__log(GRAID_LOG_NOTICE, "member %u is now %s: replaced in service", r->role,
@@ -241,10 +310,13 @@ static int replace_swap(struct graid_array *a, struct array_replace *r)
 	return 0;
 }
 
-/* The new device goes: back to the spares where it was one and nothing failed on it. */
-static void replace_release(struct graid_array *a, struct array_replace *r, int why)
+/*
+ * The new device goes: back to the spares where it was one and nothing failed on it, however
+ * the copy ended (it stayed recorded as a spare meanwhile).
+ */
+static void replace_release(struct graid_array *a, struct array_replace *r)
 {
-	if (r->from_spare && why == -ECANCELED && a->nspares < GRAID_MAX_SPARES) {
+	if (r->from_spare && !atomic_load(&r->failed) && a->nspares < GRAID_MAX_SPARES) {
 		a->spares[a->nspares++] = r->dev;
 		r->dev.dev.fd = -1;
 		r->dev.dev.fault = NULL;
@@ -270,6 +342,7 @@ static int replace_end(struct graid_array *a, struct array_replace *r, int rc)
 		pthread_mutex_unlock(&a->meta_lock);
 		return 0;
 	}
+	pthread_mutex_lock(&r->lost_lock);
 	if (rc == 0 && r->nlost > REPLACE_LOST_MAX) {
 		graid__log(GRAID_LOG_ERR, "replace of member %u: %u blocks could be read from no "
 			   "device, more than a replace records (%u): the member keeps its role "
@@ -277,6 +350,7 @@ static int replace_end(struct graid_array *a, struct array_replace *r, int rc)
 			   REPLACE_LOST_MAX);
 		rc = -ENOSPC;
 	}
+	pthread_mutex_unlock(&r->lost_lock);
 	if (rc == 0)
 		rc = replace_swap(a, r);
 	if (rc == 0) {
@@ -286,7 +360,7 @@ static int replace_end(struct graid_array *a, struct array_replace *r, int rc)
 		if (rc != -ECANCELED)
 			graid__log(GRAID_LOG_ERR, "replace of member %u stopped: %s; the member "
 				   "keeps its role", r->role, graid_strerror(rc));
-		replace_release(a, r, rc);
+		replace_release(a, r);
 		array_event(a, GRAID_EVENT_REBUILD_STOPPED, (int)r->role, rc, 0, 0);
 	}
 	r->finished = true;
@@ -304,20 +378,65 @@ static void *replace_thread(void *arg)
 	return NULL;
 }
 
-/* The device for the copy: @p path prepared, or the last hot spare. meta_lock held. */
+/*
+ * The device for the copy: @p path prepared, or the last hot spare not in critical health.
+ * meta_lock held.
+ */
 static int replace_take_device(struct graid_array *a, struct array_replace *r, const char *path)
 {
+	int rc;
+
 	if (path)
 		return member_attach(a, &r->dev, path, (int)r->role);
+	unsigned k = a->nspares;
+
 	if (a->nspares == 0) {
 		graid__log(GRAID_LOG_ERR, "replace of member %u: the array has no hot spare", r->role);
 		return -ENOENT;
 	}
+	/* The last spare whose own drive the health watch does not judge critical. */
+	while (k > 0 && array_health_critical(a, a->nmembers + k - 1))
+		k--;
+	if (k == 0) {
+		graid__log(GRAID_LOG_ERR, "replace of member %u: every hot spare's drive is in "
+			   "critical health", r->role);
+		return -ENOENT;
+	}
+	k--;
+	/*
+	 * As member_attach gives a device taken by path: a journal checkpoint at the next
+	 * number, every entry after it then reaching the spare as a write of the role.
+	 */
+	rc = journal_reset_member(a, &a->spares[k]);
+	if (rc) {
+		graid__log(GRAID_LOG_ERR, "replace of member %u: writing the journal checkpoint "
+			   "of the hot spare %s: %s", r->role, a->spares[k].dev.path,
+			   graid_strerror(rc));
+		return rc;
+	}
 	r->from_spare = true;
-	r->dev = a->spares[--a->nspares];
+	r->dev = a->spares[k];
+	a->spares[k] = a->spares[--a->nspares];
 	a->spares[a->nspares].dev.fd = -1;
 	a->spares[a->nspares].dev.fault = NULL;
 	return 0;
+}
+
+/*
+ * Writers of the role take io_lock shared at each write, without pause: the swap, which
+ * takes it exclusive, is to get it at once, not when they happen to be none (glibc's
+ * default lets readers pass a waiting writer). No reader takes it twice.
+ */
+static void replace_locks_init(struct array_replace *r)
+{
+	pthread_rwlockattr_t at;
+
+	pthread_rwlockattr_init(&at);
+	pthread_rwlockattr_setkind_np(&at, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&r->io_lock, &at);
+	pthread_rwlockattr_destroy(&at);
+	pthread_mutex_init(&r->lost_lock, NULL);
+	pthread_cond_init(&r->waited, NULL);
 }
 
 /*
@@ -355,10 +474,12 @@ static int replace_begin_locked(struct graid_array *a, unsigned idx, const char 
 	r->role = idx;
 	r->dev.dev.fd = -1;
 	r->total = a->lay.member_bytes;
-	pthread_rwlock_init(&r->io_lock, NULL);
+	replace_locks_init(r);
 	rc = replace_take_device(a, r, path);
 	if (rc) {
 		pthread_rwlock_destroy(&r->io_lock);
+		pthread_mutex_destroy(&r->lost_lock);
+		pthread_cond_destroy(&r->waited);
 		free(r);
 		return rc;
 	}
@@ -380,7 +501,7 @@ static int replace_begin_locked(struct graid_array *a, unsigned idx, const char 
 		return 0;
 	}
 	replace_detach(a, r);
-	replace_release(a, r, -ECANCELED);
+	replace_release(a, r);
 	r->finished = true;
 	r->error = -rc;
 	array_event(a, GRAID_EVENT_REBUILD_STOPPED, (int)idx, -rc, 0, 0);
@@ -417,11 +538,20 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
 		return rc;
 	pthread_mutex_lock(&a->meta_lock);
 	rc = replace_begin_locked(a, idx, path, flags & GRAID_REPLACE_WAIT, &r);
+	if (rc == 0 && (flags & GRAID_REPLACE_WAIT))
+		r->waiting = true;
 	pthread_mutex_unlock(&a->meta_lock);
 	if (rc || !(flags & GRAID_REPLACE_WAIT))
 		return rc;
 	rc = replace_end(a, r, replace_copy(a, r));
-	return rc ? rc : array_foreign(a) ? -ESTALE : 0;
+	if (rc == 0 && array_foreign(a))
+		rc = -ESTALE;
+	/* The last touch of the handle: a close waiting for this call may free it now. */
+	pthread_mutex_lock(&a->meta_lock);
+	r->waiting = false;
+	pthread_cond_broadcast(&r->waited);
+	pthread_mutex_unlock(&a->meta_lock);
+	return rc;
 }
 
 void replace_stop(struct graid_array *a)
@@ -435,6 +565,16 @@ void replace_stop(struct graid_array *a)
 		atomic_store(&r->stop, true);
 		r->thread_started = false;
 		join = true;
+	}
+	/*
+	 * A copy run by a GRAID_REPLACE_WAIT caller on another thread (any replace of the
+	 * handle, an ended one's caller may still be on its way out): stopped, and waited for
+	 * until that call no longer touches the handle, which the close is about to free.
+	 */
+	for (struct array_replace *w = a->replace; w; w = w->prev) {
+		atomic_store(&w->stop, true);
+		while (w->waiting)
+			pthread_cond_wait(&w->waited, &a->meta_lock);
 	}
 	pthread_mutex_unlock(&a->meta_lock);
 	if (join)
@@ -454,6 +594,8 @@ void replace_free(struct graid_array *a)
 		if (r->dev.dev.fd >= 0 || r->dev.dev.fault)
 			member_close(&r->dev);
 		pthread_rwlock_destroy(&r->io_lock);
+		pthread_mutex_destroy(&r->lost_lock);
+		pthread_cond_destroy(&r->waited);
 		free(r);
 		r = prev;
 	}

@@ -15,10 +15,12 @@
 /* A unit lost to every device: zeroed in @p buf, remembered for the new device's log. */
 static void replace_lost(struct array_replace *r, uint64_t off)
 {
+	pthread_mutex_lock(&r->lost_lock);
 	if (r->nlost < REPLACE_LOST_MAX)
 		r->lost[r->nlost] = off;
 	/* Past the list the swap is refused: counted so that it knows. */
 	r->nlost++;
+	pthread_mutex_unlock(&r->lost_lock);
 }
 
 /* RAID-1/10: each wanted unit from another copy that reads and records no bad block there. */

@@ -14,6 +14,7 @@
 #include "jobs/jobs.h"
 #include "member/member.h"
 #include "member/member_pr.h"
+#include "member/member_replace.h"
 #include "meta/array_flush.h"
 #include "meta/array_meta.h"
 
@@ -118,6 +119,7 @@ void array_worker_stop(struct graid_array *a)
 GRAID_API int graid_array_add_spare(struct graid_array *a, const char *path)
 {
 	struct member *sp;
+	unsigned held;
 	int rc;
 
 	if (!a || !path)
@@ -128,7 +130,10 @@ GRAID_API int graid_array_add_spare(struct graid_array *a, const char *path)
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&a->meta_lock);
-	if (a->nspares == GRAID_MAX_SPARES || a->nmembers + a->nspares >= GRAID_SB_MAX_MEMBERS) {
+	/* A spare a replace copies onto still holds its place (it comes back if the copy stops). */
+	held = replace_spare_held(a) != NULL;
+	if (a->nspares + held >= GRAID_MAX_SPARES ||
+	    a->nmembers + a->nspares + held >= GRAID_SB_MAX_MEMBERS) {
 		pthread_mutex_unlock(&a->meta_lock);
 		return -ENOSPC;
 	}

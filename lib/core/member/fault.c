@@ -50,6 +50,7 @@
  * FILE may contain neither ',' nor ':'.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -69,7 +70,8 @@ struct member_fault {
 	long meta_eio_after;            /* meta-eio-after=N: metadata writes only */
 	long sb_eio_after;              /* sb-eio-after=N: superblock writes only */
 	uint64_t sb_stall_ns;           /* sb-stall-us=N: superblock writes only */
-	atomic_long sb_writes;
+	long sb_kill_after;             /* sb-kill-after=N: SIGKILL once N superblocks landed */
+	atomic_long sb_writes, sb_landed;
 	uint64_t stall_ns;
 	uint64_t meta_stall_ns;         /* meta-stall-us=N: metadata writes only */
 	long mbps, iops;                /* drive model; 0: unlimited */
@@ -112,6 +114,7 @@ int fault_parse(const char *spec, struct member_fault **out, const char **path)
 	f->flush_eio_after = -1;
 	f->meta_eio_after = -1;
 	f->sb_eio_after = -1;
+	f->sb_kill_after = -1;
 	while (p < colon) {
 		const char *end = memchr(p, ',', (size_t)(colon - p));
 		size_t n = (size_t)((end ? end : colon) - p);
@@ -142,6 +145,8 @@ int fault_parse(const char *spec, struct member_fault **out, const char **path)
 			f->meta_eio_after = v;
 		else if (fault_opt(p, n, "sb-eio-after", &v))
 			f->sb_eio_after = v;
+		else if (fault_opt(p, n, "sb-kill-after", &v))
+			f->sb_kill_after = v;
 		else if (fault_opt(p, n, "sb-stall-us", &v))
 			f->sb_stall_ns = (uint64_t)v * 1000;
 		else if (n > 13 && !strncmp(p, "fabric-state=", 13) && !f->fabric_state) {
@@ -445,6 +450,12 @@ bool fault_sb_write_fails(struct member_fault *f)
 	}
 	return atomic_load(&f->dead) || fault_fabric_down(f) ||
 	       (f->sb_eio_after >= 0 && atomic_fetch_add(&f->sb_writes, 1) >= f->sb_eio_after);
+}
+
+void fault_sb_landed(struct member_fault *f)
+{
+	if (f->sb_kill_after >= 0 && atomic_fetch_add(&f->sb_landed, 1) + 1 >= f->sb_kill_after)
+		raise(SIGKILL);
 }
 
 bool fault_flush_fails(struct member_fault *f)

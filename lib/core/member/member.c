@@ -321,6 +321,8 @@ int member_write_sb(struct member *m, const struct superblock *sb)
 	sb_encode(sb, buf);
 	rc = member_write_durable(m, buf, GRAID_SB_SIZE, 0);
 	free(buf);
+	if (rc == 0 && m->dev.fault)
+		fault_sb_landed(m->dev.fault);
 	return rc;
 }
 

@@ -94,6 +94,8 @@ bool fault_flush_fails(struct member_fault *f);
  * sb-stall-us=N it waits first.
  */
 bool fault_sb_write_fails(struct member_fault *f);
+/* A superblock write landed, durably: with sb-kill-after=N the Nth ends the process (SIGKILL). */
+void fault_sb_landed(struct member_fault *f);
 /*
  * "fabric-state=FILE": the member models an NVMe-oF namespace whose one controller's state
  * is the first word of FILE ("live", "connecting", ...; no FILE: deleted), and whose I/O
@@ -135,6 +137,11 @@ static inline bool fault_flush_fails(struct member_fault *f)
 {
 	(void)f;
 	return false;
+}
+
+static inline void fault_sb_landed(struct member_fault *f)
+{
+	(void)f;
 }
 
 static inline bool fault_sb_write_fails(struct member_fault *f)

@@ -11,6 +11,7 @@
 
 #include "member/member.h"
 #include "member/member_replace.h"
+#include "format/bbl_format.h"
 
 /* @p meta: a durable metadata write (the journal, the maps), as the fault model tells apart. */
 static int replace_io(struct graid_array *a, struct member *m, bool write, bool meta, void *buf,
@@ -56,6 +57,25 @@ static void replace_dev_failed(struct array_replace *r, int rc)
 			   r->dev.dev.path, graid_strerror(rc));
 }
 
+/*
+ * [off, off + len) of the data area holds valid contents on the new device now: the lost
+ * units it covers whole are lost no more. Past the list's room the count alone is kept,
+ * and the swap is refused whatever is written.
+ */
+static void replace_unlose(struct array_replace *r, uint64_t off, uint64_t len)
+{
+	if (off >= r->total || len > r->total - off)
+		return; /* a metadata write (its offset wraps around), or none of the data area */
+	pthread_mutex_lock(&r->lost_lock);
+	for (unsigned i = 0; r->nlost <= REPLACE_LOST_MAX && i < r->nlost;) {
+		if (r->lost[i] >= off && r->lost[i] + BBL_UNIT <= off + len)
+			r->lost[i] = r->lost[--r->nlost];
+		else
+			i++;
+	}
+	pthread_mutex_unlock(&r->lost_lock);
+}
+
 void replace_dup_write(struct graid_array *a, unsigned role, const void *buf, size_t len,
 		       const struct iovec *iov, unsigned iovcnt, uint64_t off, bool meta)
 {
@@ -82,6 +102,11 @@ void replace_dup_write(struct graid_array *a, unsigned role, const void *buf, si
 		buf = flat;
 	}
 	rc = replace_io(a, &r->dev, true, meta, (void *)buf, len, off);
+	/* A durable write (the journal, the maps) is durable on the new device too. */
+	if (rc == 0 && meta)
+		rc = member_flush(&r->dev);
+	if (rc == 0)
+		replace_unlose(r, off, len);
 out:
 	if (rc)
 		replace_dev_failed(r, rc);
@@ -97,10 +122,29 @@ void replace_dup_zero(struct graid_array *a, unsigned role, uint64_t off, uint64
 	if (!r || r->role != role)
 		return;
 	pthread_rwlock_rdlock(&r->io_lock);
-	if (!r->gone && !atomic_load(&r->failed))
+	if (!r->gone && !atomic_load(&r->failed)) {
 		rc = member_zero_range(&r->dev, a->data_offset + off, len);
+		if (rc == 0)
+			replace_unlose(r, off, len);
+	}
 	if (rc)
 		replace_dev_failed(r, rc);
 	pthread_rwlock_unlock(&r->io_lock);
 }
 
+
+void replace_flush(struct graid_array *a)
+{
+	struct array_replace *r = a->replace;
+	int rc = 0;
+
+	if (!r || atomic_load(&a->replace_role) == 0)
+		return;
+	pthread_rwlock_rdlock(&r->io_lock);
+	/* Gone: moved into its role (the swap flushed it first) or let go. */
+	if (!r->gone && !atomic_load(&r->failed))
+		rc = member_flush(&r->dev);
+	if (rc)
+		replace_dev_failed(r, rc);
+	pthread_rwlock_unlock(&r->io_lock);
+}

@@ -25,9 +25,11 @@ struct array_replace {
 	struct array_replace *prev;    /* the replace before this one, kept until close */
 	unsigned role;
 	struct member dev;             /* the new device */
-	bool from_spare;               /* it was a hot spare */
+	bool from_spare;               /* it was a hot spare (recorded as one until the swap) */
+	bool swapping;                 /* under meta_lock: its superblock names the role now */
 	pthread_rwlock_t io_lock;
-	bool gone;                     /* under io_lock: the device moved or went; write nothing */
+	bool gone;                     /* set under io_lock and meta_lock: the device moved or
+					  went; write nothing */
 	atomic_bool failed;            /* a write to the new device failed */
 	atomic_bool stop;              /* close, or a cancel: stop at the next batch */
 	atomic_uint_fast64_t done;     /* data-area bytes of the role in sync on the new device */
@@ -42,7 +44,14 @@ struct array_replace {
 	pthread_t thread;
 	bool thread_started;           /* under meta_lock: to be joined */
 	atomic_bool thread_exited;     /* it has returned (or is about to, holding no lock) */
-	/* Units no device could give (RAID-5/6 beyond parity, or every copy gone). */
+	bool waiting;                  /* under meta_lock: a GRAID_REPLACE_WAIT caller runs it */
+	pthread_cond_t waited;         /* with meta_lock: that caller no longer uses the handle */
+	/*
+	 * Units no device could give (RAID-5/6 beyond parity, or every copy gone), under
+	 * lost_lock: the copy adds them, a write of the role that covers one on the new device
+	 * takes it off (it holds data again).
+	 */
+	pthread_mutex_t lost_lock;
 	unsigned nlost;
 	uint64_t lost[REPLACE_LOST_MAX];
 };
@@ -70,6 +79,26 @@ static inline bool replace_covers(const struct graid_array *a, unsigned role)
  */
 int replace_pio(struct graid_array *a, struct member *m, bool write, void *buf, size_t len,
 		uint64_t off);
+
+/*
+ * Make the writes the new device took so far durable (graid_array_flush): those a caller
+ * flushes are on it when it takes the role. A failure marks the copy failed. No lock.
+ */
+void replace_flush(struct graid_array *a);
+
+/*
+ * The hot spare a copy runs on, still recorded as a spare in every superblock round until
+ * the swap (so that a crash leaves it a spare); NULL if none. meta_lock held.
+ */
+static inline struct member *replace_spare_held(const struct graid_array *a)
+{
+	struct array_replace *r = a->replace;
+
+	/* gone: detached (a takeover installs it in the role, an end returns or closes it). */
+	if (!r || r->finished || !r->from_spare || r->swapping || r->gone || r->dev.dev.fd < 0)
+		return NULL;
+	return &r->dev;
+}
 
 /* No write reaches the new device from here on; meta_lock held. */
 static inline void replace_detach(struct graid_array *a, struct array_replace *r)

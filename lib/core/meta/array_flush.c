@@ -15,6 +15,7 @@
 #include "array/stats_count.h"
 #include "meta/events.h"
 #include "meta/member_fail.h"
+#include "member/member_replace.h"
 
 int array_flush_members(struct graid_array *a, unsigned *failed)
 {
@@ -45,6 +46,8 @@ int array_flush_members(struct graid_array *a, unsigned *failed)
 			nfailed++;
 		}
 	}
+	/* A replace in service's new device took these writes too: durable there as well. */
+	replace_flush(a);
 	/*
 	 * Every completed write is durable now: quiet regions can lose their marks. Not from a
 	 * read-only handle: it writes nothing, and the marks it loaded may be a live writer's.

@@ -16,6 +16,7 @@
 #include "meta/array_meta.h"
 #include "meta/events.h"
 #include "meta/member_fail.h"
+#include "member/member_replace.h"
 
 /* Whether every byte is still readable with the roles whose state is not ACTIVE lost. */
 bool array_roles_survivable(const struct graid_array *a, const uint8_t *state)
@@ -53,6 +54,24 @@ bool array_survives_without(const struct graid_array *a, unsigned role)
 		state[r] = (uint8_t)atomic_load(&a->members[r].state);
 	state[role] = GRAID_MEMBER_FAILED;
 	return array_roles_survivable(a, state);
+}
+
+/*
+ * Superblock slot @p i's device: a role's, a spare's, or after the spares the hot spare a
+ * replace in service copies onto, which stays a spare on disk until its swap.
+ */
+static const struct member *meta_slot_c(const struct graid_array *a, unsigned i)
+{
+	if (i < a->nmembers)
+		return &a->members[i];
+	if (i - a->nmembers < a->nspares)
+		return &a->spares[i - a->nmembers];
+	return replace_spare_held(a);
+}
+
+static struct member *meta_slot(struct graid_array *a, unsigned i)
+{
+	return (struct member *)meta_slot_c(a, i);
 }
 
 void array_fill_sb(const struct graid_array *a, unsigned role, struct superblock *sb,
@@ -100,9 +119,11 @@ void array_fill_sb(const struct graid_array *a, unsigned role, struct superblock
 		if (m->role.catchup && sb->member_state[i] == GRAID_MEMBER_REBUILDING)
 			sb->slot_flags[i] = GRAID_SB_SLOT_CATCHUP;
 	}
-	for (unsigned i = 0; i < a->nspares; i++) {
-		sb->member_state[a->nmembers + i] = GRAID_MEMBER_SPARE;
-		sb->slot_id[a->nmembers + i] = member_slot_id(a->spares[i].dev.uuid);
+	const unsigned nslots = a->nmembers + a->nspares + (replace_spare_held(a) != NULL);
+
+	for (unsigned i = a->nmembers; i < nslots; i++) {
+		sb->member_state[i] = GRAID_MEMBER_SPARE;
+		sb->slot_id[i] = member_slot_id(meta_slot_c(a, i)->dev.uuid);
 	}
 	if (role < a->nmembers) {
 		memcpy(sb->member_uuid, a->members[role].dev.uuid, 16);
@@ -110,8 +131,8 @@ void array_fill_sb(const struct graid_array *a, unsigned role, struct superblock
 		if (atomic_load(&a->members[role].state) == GRAID_MEMBER_REBUILDING)
 			sb->rebuild_offset = a->members[role].role.rebuild_offset;
 	} else {
-		memcpy(sb->member_uuid, a->spares[role - a->nmembers].dev.uuid, 16);
-		member_identity_record(&a->spares[role - a->nmembers].dev.nvme, &sb->nvme);
+		memcpy(sb->member_uuid, meta_slot_c(a, role)->dev.uuid, 16);
+		member_identity_record(&meta_slot_c(a, role)->dev.nvme, &sb->nvme);
 	}
 }
 
@@ -359,8 +380,8 @@ static int meta_write_sbs(struct graid_array *a, uint32_t flags)
 	if (rc)
 		return rc;
 
-	for (unsigned i = 0; i < a->nmembers + a->nspares; i++) {
-		struct member *m = i < a->nmembers ? &a->members[i] : &a->spares[i - a->nmembers];
+	for (unsigned i = 0; i < a->nmembers + a->nspares + (replace_spare_held(a) != NULL); i++) {
+		struct member *m = meta_slot(a, i);
 		int r;
 
 		if (m->dev.fd < 0 || (i < a->nmembers && !array_role_writable(a, i)))

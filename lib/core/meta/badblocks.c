@@ -254,6 +254,54 @@ int badblocks_add_held(struct graid_array *a, unsigned role, uint64_t off, uint6
 	return rc;
 }
 
+int badblocks_prepare(struct graid_array *a, unsigned role, struct member *dev,
+		      const uint64_t *lost, unsigned n, struct bbl_image *img)
+{
+	struct badblocks b;
+	int rc = 0;
+
+	if (!a->bbl)
+		return n ? -EOPNOTSUPP : 0;
+	(void)role;
+	memset(&b, 0, sizeof(b));
+	/* Both copies written with its UUID: nothing of its earlier life is read back. */
+	memcpy(b.img.member_uuid, dev->dev.uuid, 16);
+	for (unsigned i = 0; i < n; i++)
+		if (!bbl_insert(&b.img, lost[i] / BBL_UNIT, lost[i] / BBL_UNIT + 1, BBL_F_LOST))
+			return -ENOSPC;
+	for (unsigned k = 0; rc == 0 && k < 2; k++)
+		rc = bbl_write(a, dev, &b);
+	if (rc == 0)
+		*img = b.img;
+	return rc;
+}
+
+void badblocks_adopt(struct graid_array *a, unsigned role, const struct bbl_image *img)
+{
+	struct badblocks *b;
+
+	if (!a->bbl)
+		return;
+	b = &a->bbl[role];
+	pthread_mutex_lock(&b->lock);
+	b->img = *img;
+	b->dirty = false;
+	atomic_store_explicit(&b->n, b->img.n, memory_order_release);
+	pthread_mutex_unlock(&b->lock);
+	for (unsigned i = 0; i < img->n; i++) {
+		uint64_t start = img->r[i].start, end = start + img->r[i].count;
+
+		graid__log(GRAID_LOG_ERR, "member %u (%s): %llu bytes at data-area byte %llu "
+					  "recorded bad (lost: no device could give them to the "
+					  "replace): reads there fail with EIO until written", role,
+			   a->members[role].dev.path,
+			   (unsigned long long)((end - start) * BBL_UNIT),
+			   (unsigned long long)(start * BBL_UNIT));
+		array_event(a, GRAID_EVENT_BAD_BLOCK, (int)role, -EIO,
+			    start * BBL_UNIT / a->lay.chunk, end - start);
+	}
+}
+
 int badblocks_add(struct graid_array *a, unsigned role, int fd, uint64_t off, uint64_t len,
 		  unsigned flags)
 {

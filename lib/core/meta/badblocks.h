@@ -70,6 +70,18 @@ int badblocks_load(struct graid_array *a, unsigned role);
 int badblocks_reset(struct graid_array *a, unsigned role);
 
 /*
+ * The log of @p dev, a device about to take role @p role by a replace in service, written
+ * to both its copies before it takes the role: empty but for the @p n units at data-area
+ * offsets @p lost, recorded lost. The image is left in @p img for badblocks_adopt(). 0;
+ * -EOPNOTSUPP units to record and the array keeps no log; -ENOSPC too many ranges; -errno
+ * writing it.
+ */
+int badblocks_prepare(struct graid_array *a, unsigned role, struct member *dev,
+		      const uint64_t *lost, unsigned n, struct bbl_image *img);
+/* @p dev now holds role @p role: @p img, which it carries, is the role's log (meta_lock held). */
+void badblocks_adopt(struct graid_array *a, unsigned role, const struct bbl_image *img);
+
+/*
  * Record [off, off + len) of role @p role's data area (whole BBL_UNIT blocks) as bad, with
  * BBL_F_* @p flags, durably, on the device with descriptor @p fd. Sends
  * GRAID_EVENT_BAD_BLOCK. 0; -ESTALE the role has another device now (nothing recorded);

@@ -206,6 +206,27 @@ int region_map_write_all(struct graid_array *a, struct region_map *m)
 	return rc;
 }
 
+int region_map_write_member(struct graid_array *a, struct region_map *m, struct member *mb)
+{
+	uint8_t *cur;
+	int rc;
+
+	if (array_foreign(a))
+		return -ESTALE;
+	if (!m || !region_map_may_write(a))
+		return 0;
+	if (posix_memalign((void **)&cur, ARRAY_ALIGN, m->bytes))
+		return -ENOMEM;
+	pthread_mutex_lock(&m->lock);
+	rc = member_area_match(mb, m->disk, cur, m->offset, m->bytes);
+	pthread_mutex_unlock(&m->lock);
+	free(cur);
+	if (rc)
+		graid__log(GRAID_LOG_ERR, "%s: %s write failed: %s", mb->dev.path, m->kind->name,
+			   graid_strerror(rc));
+	return rc;
+}
+
 uint32_t region_map_epoch(struct region_map *m)
 {
 	uint32_t e;

@@ -73,6 +73,11 @@ int region_map_load(struct graid_array *a, struct region_map *m);
  * read-only handle writes nothing and returns 0.
  */
 int region_map_write_all(struct graid_array *a, struct region_map *m);
+/*
+ * The same on @p mb alone, a device outside the roles about to take one (a replace in
+ * service): its later marks reach it as writes of its role. @p m NULL: none. 0 or -errno.
+ */
+int region_map_write_member(struct graid_array *a, struct region_map *m, struct member *mb);
 
 /* The next flush epoch, at least kind->first_epoch; the lock held. */
 uint32_t region_map_epoch(struct region_map *m);
