@@ -15,45 +15,14 @@
 
 #include "common/signals.h"
 #include "jobs/health_policy.h"
+#include "jobs/health_state.h"
 #include "jobs/health_watch.h"
 #include "jobs/replace.h"
 #include "member/member.h"
 #include "member/member_health.h"
 #include "meta/events.h"
 
-#define HEALTH_SLOTS (GRAID_MAX_MEMBERS + GRAID_MAX_SPARES)
-
-/*
- * What the watch remembers; under meta_lock. Its own thread: a drive whose admin command
- * hangs holds the watch, never the worker's spares, rebuilds and resync, and the watch
- * samples on while they run.
- */
-struct health_watch {
-	pthread_t thread;
-	pthread_cond_t cond;   /* on meta_lock: an interval changed, or stop */
-	bool started, stop;
-	struct health_policy policy;
-	uint64_t interval_ns;  /* 0: not watching */
-	uint64_t next_ns;      /* when the next round of samples is due */
-	bool auto_replace_off; /* a critical role is not replaced onto a spare (replace.c) */
-	unsigned cursor;       /* the slot a round that gave way to other work goes on from */
-	struct {
-		dev_t devno;   /* the device the track is of: another one starts afresh */
-		ino_t ino;
-		struct health_track track;
-		struct graid_member_health last; /* its last sample, for the metrics */
-		uint64_t last_ns;                /* when it was taken; 0: none yet */
-	} slot[HEALTH_SLOTS];
-};
-
 #define HEALTH_DEFAULT_INTERVAL_NS (60ull * 1000 * 1000 * 1000)
-
-static struct member *health_member(struct graid_array *a, unsigned idx)
-{
-	if (idx < a->nmembers)
-		return &a->members[idx];
-	return idx < a->nmembers + a->nspares ? &a->spares[idx - a->nmembers] : NULL;
-}
 
 int array_health_sample(struct graid_array *a, unsigned idx, struct graid_member_health *h,
 			dev_t *devno, ino_t *ino)
@@ -215,19 +184,6 @@ static void health_judge_slot(struct graid_array *a, unsigned idx,
 		array_event(a, GRAID_EVENT_HEALTH_WARNING, (int)idx, 0, 0, fired & ~critical);
 }
 
-bool array_health_critical(const struct graid_array *a, unsigned idx)
-{
-	const struct health_watch *w = a->health;
-	const struct member *m;
-
-	if (!w || idx >= HEALTH_SLOTS)
-		return false;
-	m = health_member((struct graid_array *)a, idx);
-	if (!m || w->slot[idx].devno != m->dev.devno || w->slot[idx].ino != m->dev.ino)
-		return false;
-	return (w->slot[idx].track.crossed & HEALTH_RULES_CRITICAL) != 0;
-}
-
 /* Whether the rest of a health round waits: the array closes. */
 static bool health_give_way(const struct graid_array *a)
 {
@@ -276,20 +232,6 @@ void array_health_watch(struct graid_array *a)
 	}
 	w->cursor = 0;
 	w->next_ns = graid__now_ns() + w->interval_ns;
-}
-
-bool array_health_cached(struct graid_array *a, unsigned idx, struct graid_member_health *h,
-			 uint64_t *at_ns)
-{
-	struct health_watch *w = a->health;
-	struct member *m = health_member(a, idx);
-
-	if (!w || !m || idx >= HEALTH_SLOTS || !w->slot[idx].last_ns ||
-	    w->slot[idx].devno != m->dev.devno || w->slot[idx].ino != m->dev.ino)
-		return false;
-	*h = w->slot[idx].last;
-	*at_ns = w->slot[idx].last_ns;
-	return true;
 }
 
 GRAID_API int graid_array_set_health_options(struct graid_array *a,

@@ -30,22 +30,8 @@ void array_health_free(struct graid_array *a);
  */
 uint64_t array_health_wait_ns(const struct graid_array *a);
 /*
- * The watch's last sample of slot @p idx's present device and its CLOCK_MONOTONIC time;
- * false when it has none (not watched, not sampled yet, another device since). meta_lock
- * held; sends no command, so a hung drive never holds the caller.
- */
-bool array_health_cached(struct graid_array *a, unsigned idx, struct graid_member_health *h,
-			 uint64_t *at_ns);
-/*
  * Sample every watched member and send the events of the rules that begin to hold; the
  * watch's thread, meta_lock held (let go during each command).
  */
 void array_health_watch(struct graid_array *a);
-/*
- * Whether a critical rule holds for role or spare @p idx's drive at its last sample (a
- * slot's track of another device says nothing of this one); false when none is watched.
- * meta_lock held.
- */
-bool array_health_critical(const struct graid_array *a, unsigned idx);
-
 #endif /* LIBGRAID_CORE_JOBS_HEALTH_WATCH_H */

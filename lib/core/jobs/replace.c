@@ -12,7 +12,7 @@
 
 #include "io/stripe_set.h"
 #include "jobs/job_progress.h"
-#include "jobs/health_watch.h"
+#include "jobs/health_state.h"
 #include "jobs/jobs.h"
 #include "jobs/replace.h"
 #include "member/member.h"

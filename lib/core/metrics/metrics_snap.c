@@ -6,7 +6,7 @@
 
 #include "array/array.h"
 #include "common/internal.h"
-#include "jobs/health_watch.h"
+#include "jobs/health_state.h"
 #include "metrics/metrics.h"
 
 static void snap_uuid(char out[37], const uint8_t u[16])
