@@ -46,6 +46,14 @@ char *control_refusal(int err, const char *why);
 struct json_object;
 
 /*
+ * json-c asserts on a NULL object, and its constructors return NULL when out of memory: a
+ * reply, or a part of one, that could not be made is skipped (the library never aborts).
+ * Add @p v to object @p o under @p key, or to array @p list; @p v is freed where it cannot go.
+ */
+void control_json_add(struct json_object *o, const char *key, struct json_object *v);
+void control_json_push(struct json_object *list, struct json_object *v);
+
+/*
  * The subscribe op (control_events.c), as the other ops of control_ops.c: the reply's
  * "seq", the newest event's number. On success it leaves the subscription for
  * control_subscribed(), which the connection calls after each control_request().

@@ -20,32 +20,14 @@ struct op {
 		  char *why, size_t size);
 };
 
-/*
- * json-c asserts on a NULL object, and its constructors return NULL when out of memory: a
- * reply or a part of one that could not be made is skipped (the library never aborts).
- */
-static void add(struct json_object *o, const char *key, struct json_object *v)
-{
-	if (o)
-		json_object_object_add(o, key, v);
-	else
-		json_object_put(v);
-}
-
-static void push(struct json_object *list, struct json_object *v)
-{
-	if (!list || json_object_array_add(list, v))
-		json_object_put(v);
-}
-
 static void put_u64(struct json_object *o, const char *key, uint64_t v)
 {
-	add(o, key, json_object_new_uint64(v));
+	control_json_add(o, key, json_object_new_uint64(v));
 }
 
 static void put_str(struct json_object *o, const char *key, const char *v)
 {
-	add(o, key, json_object_new_string(v));
+	control_json_add(o, key, json_object_new_string(v));
 }
 
 /* A role's bad-block log, every range (graidctl lists them all too); [] for a spare. */
@@ -69,12 +51,12 @@ static struct json_object *status_bad_blocks(struct graid_array *a, unsigned idx
 		if (b[i].array_offset != UINT64_MAX)
 			put_u64(o, "array_offset", b[i].array_offset);
 		else
-			add(o, "array_offset", NULL);
-		add(o, "lost",
+			control_json_add(o, "array_offset", NULL);
+		control_json_add(o, "lost",
 				       json_object_new_boolean(b[i].flags & GRAID_BAD_BLOCK_LOST));
-		add(o, "unreadable", json_object_new_boolean(
+		control_json_add(o, "unreadable", json_object_new_boolean(
 							b[i].flags & GRAID_BAD_BLOCK_UNREADABLE));
-		push(list, o);
+		control_json_push(list, o);
 	}
 	free(b);
 	return list;
@@ -91,11 +73,11 @@ static struct json_object *status_member(struct graid_array *a, bool role,
 	if (mi->path[0])
 		put_str(o, "path", mi->path);
 	else
-		add(o, "path", NULL);
+		control_json_add(o, "path", NULL);
 	/* graidctl's devices given to its own open and left out: the holder's open is not one. */
-	add(o, "left_out", NULL);
+	control_json_add(o, "left_out", NULL);
 	put_str(o, "identity", mi->identity);
-	add(o, "direct_io", json_object_new_boolean(mi->direct_io));
+	control_json_add(o, "direct_io", json_object_new_boolean(mi->direct_io));
 	put_u64(o, "reads", mi->reads);
 	put_u64(o, "writes", mi->writes);
 	put_u64(o, "read_bytes", mi->read_bytes);
@@ -107,16 +89,16 @@ static struct json_object *status_member(struct graid_array *a, bool role,
 	put_u64(o, "catchup_total", mi->catchup_total);
 	put_u64(o, "read_repaired", mi->read_repaired);
 	/* A replace in service of this role (graid_array_replace_start). */
-	add(o, "replacing", json_object_new_boolean(mi->replacing));
+	control_json_add(o, "replacing", json_object_new_boolean(mi->replacing));
 	if (mi->replacing)
 		put_str(o, "replace_path", mi->replace_path);
 	else
-		add(o, "replace_path", NULL);
+		control_json_add(o, "replace_path", NULL);
 	put_u64(o, "replace_done", mi->replace_done);
 	put_u64(o, "replace_total", mi->replace_total);
 	put_u64(o, "bad_block_units", mi->bad_blocks);
 	*bad += mi->bad_blocks * 4096;
-	add(o, "bad_blocks", status_bad_blocks(a, mi->role, role));
+	control_json_add(o, "bad_blocks", status_bad_blocks(a, mi->role, role));
 	return o;
 }
 
@@ -126,7 +108,7 @@ static void status_array(struct json_object *r, const struct graid_array_info *i
 
 	sb_uuid_format(in->uuid, uuid);
 	put_str(r, "uuid", uuid);
-	add(r, "level", json_object_new_int(in->level));
+	control_json_add(r, "level", json_object_new_int(in->level));
 	put_u64(r, "size", in->size);
 	put_u64(r, "chunk_bytes", in->chunk_bytes);
 	put_u64(r, "block_size", in->block_size);
@@ -138,7 +120,7 @@ static void status_array(struct json_object *r, const struct graid_array_info *i
 	put_u64(r, "owner_epoch", in->owner_epoch);
 	put_u64(r, "nmembers", in->nmembers);
 	put_u64(r, "nfailed", in->nfailed);
-	add(r, "unclean", json_object_new_boolean(in->unclean));
+	control_json_add(r, "unclean", json_object_new_boolean(in->unclean));
 	put_u64(r, "resync_regions", in->resync_regions);
 	{
 		struct json_object *rb = json_object_new_object();
@@ -149,14 +131,14 @@ static void status_array(struct json_object *r, const struct graid_array_info *i
 			json_object_object_add(rb, "errno",
 					       json_object_new_int(-in->rebuild_error));
 		}
-		add(r, "rebuild", rb);
+		control_json_add(r, "rebuild", rb);
 	}
 	if (in->holder_pid) {
 		put_u64(r, "holder_pid", in->holder_pid);
 		put_str(r, "holder", in->holder);
 	} else {
-		add(r, "holder_pid", NULL);
-		add(r, "holder", NULL);
+		control_json_add(r, "holder_pid", NULL);
+		control_json_add(r, "holder", NULL);
 	}
 }
 
@@ -185,13 +167,13 @@ static int op_status(struct graid_array *a, struct json_object *req, struct json
 			break;
 		if (mi.state == GRAID_MEMBER_REBUILDING)
 			state = "degraded";
-		push(members, status_member(a, i < in.nmembers, &mi, &bad));
+		control_json_push(members, status_member(a, i < in.nmembers, &mi, &bad));
 	}
 	put_str(r, "state", state);
 	put_u64(r, "bad_block_bytes", bad);
-	add(r, "members", members);
-	add(r, "scrub", control_scrub_json(a->control_scrub));
-	add(r, "stats", control_stats_json(a));
+	control_json_add(r, "members", members);
+	control_json_add(r, "scrub", control_scrub_json(a->control_scrub));
+	control_json_add(r, "stats", control_stats_json(a));
 	return 0;
 }
 
@@ -199,7 +181,7 @@ static int op_hello(struct graid_array *a, struct json_object *req, struct json_
 		    char *why, size_t size)
 {
 	(void)a, (void)req, (void)why, (void)size;
-	add(r, "protocol", json_object_new_int(GRAID_CONTROL_PROTOCOL));
+	control_json_add(r, "protocol", json_object_new_int(GRAID_CONTROL_PROTOCOL));
 	put_str(r, "version", graid_version());
 	return 0;
 }
@@ -248,7 +230,7 @@ static int lib_result(int rc, struct json_object *r, char *why, size_t size, con
 		snprintf(why, size, "%s: %s (the holder's log has the details)", what,
 			 graid_strerror(rc));
 	else
-		add(r, "done", json_object_new_string(what));
+		control_json_add(r, "done", json_object_new_string(what));
 	return rc;
 }
 
@@ -438,9 +420,9 @@ static struct json_object *reply_error(struct json_object *id, int err, const ch
 {
 	struct json_object *r = json_object_new_object();
 
-	add(r, "id", id);
-	add(r, "ok", json_object_new_boolean(0));
-	add(r, "errno", json_object_new_int(err));
+	control_json_add(r, "id", id);
+	control_json_add(r, "ok", json_object_new_boolean(0));
+	control_json_add(r, "errno", json_object_new_int(err));
 	put_str(r, "error", why);
 	return r;
 }
@@ -505,8 +487,8 @@ char *control_request(struct graid_array *a, const char *line)
 		json_object_put(id);
 		return NULL;
 	}
-	add(r, "id", id ? json_object_get(id) : NULL);
-	add(r, "ok", json_object_new_boolean(1));
+	control_json_add(r, "id", id ? json_object_get(id) : NULL);
+	control_json_add(r, "ok", json_object_new_boolean(1));
 	rc = op->fn(a, req, r, why, sizeof(why));
 	json_object_put(req);
 	if (rc) {

@@ -13,46 +13,31 @@ static const char *const kind_names[GRAID_IO_KINDS] = {
 	[GRAID_IO_DISCARD] = "discard",
 };
 
-/* A json-c constructor out of memory gives NULL: that part is skipped, never asserted on. */
-static void add(struct json_object *o, const char *key, struct json_object *v)
-{
-	if (o)
-		json_object_object_add(o, key, v);
-	else
-		json_object_put(v);
-}
-
-static void push(struct json_object *list, struct json_object *v)
-{
-	if (!list || json_object_array_add(list, v))
-		json_object_put(v);
-}
-
 /* STATSOBJ (docs/CONTROL.md); latency buckets only while histograms are kept. */
 static struct json_object *stats_obj(const struct graid_io_stats *s, bool hist)
 {
 	struct json_object *o = json_object_new_object();
 
-	add(o, "since_ns", json_object_new_uint64(s->since_ns));
+	control_json_add(o, "since_ns", json_object_new_uint64(s->since_ns));
 	for (unsigned k = 0; k < GRAID_IO_KINDS; k++) {
 		const struct graid_io_counts *c = &s->io[k];
 		struct json_object *ko = json_object_new_object();
 
-		add(ko, "ops", json_object_new_uint64(c->ops));
-		add(ko, "bytes", json_object_new_uint64(c->bytes));
-		add(ko, "errors", json_object_new_uint64(c->errors));
-		add(ko, "latency_ns_sum", json_object_new_uint64(c->latency_ns_sum));
+		control_json_add(ko, "ops", json_object_new_uint64(c->ops));
+		control_json_add(ko, "bytes", json_object_new_uint64(c->bytes));
+		control_json_add(ko, "errors", json_object_new_uint64(c->errors));
+		control_json_add(ko, "latency_ns_sum", json_object_new_uint64(c->latency_ns_sum));
 		if (hist) {
 			struct json_object *h = json_object_new_array();
 
-			add(ko, "latency_hist_ns_sum",
+			control_json_add(ko, "latency_hist_ns_sum",
 			    json_object_new_uint64(c->latency_hist_ns_sum));
 
 			for (unsigned b = 0; b < GRAID_LATENCY_BUCKETS; b++)
-				push(h, json_object_new_uint64(c->latency[b]));
-			add(ko, "latency", h);
+				control_json_push(h, json_object_new_uint64(c->latency[b]));
+			control_json_add(ko, "latency", h);
 		}
-		add(o, kind_names[k], ko);
+		control_json_add(o, kind_names[k], ko);
 	}
 	return o;
 }
@@ -63,10 +48,10 @@ struct json_object *control_stats_json(struct graid_array *a)
 	struct json_object *o = json_object_new_object(), *members = json_object_new_array();
 	struct graid_io_stats s = { .struct_size = sizeof(s) };
 
-	add(o, "histograms", json_object_new_boolean(hist));
-	add(o, "slow_ms", json_object_new_uint64(atomic_load(&a->slow_ns) / 1000000u));
+	control_json_add(o, "histograms", json_object_new_boolean(hist));
+	control_json_add(o, "slow_ms", json_object_new_uint64(atomic_load(&a->slow_ns) / 1000000u));
 	if (graid_array_stats(a, -1, &s) == 0)
-		add(o, "array", stats_obj(&s, hist));
+		control_json_add(o, "array", stats_obj(&s, hist));
 	/* Roles, then the hot spares: the numbers graid_array_stats() takes. */
 	for (int i = 0;; i++) {
 		struct graid_io_stats ms = { .struct_size = sizeof(ms) };
@@ -76,16 +61,16 @@ struct json_object *control_stats_json(struct graid_array *a)
 		if (graid_array_stats(a, i, &ms))
 			break;
 		m = stats_obj(&ms, hist);
-		add(m, "role", json_object_new_int(i));
-		add(m, "spare", json_object_new_boolean((unsigned)i >= a->nmembers));
+		control_json_add(m, "role", json_object_new_int(i));
+		control_json_add(m, "spare", json_object_new_boolean((unsigned)i >= a->nmembers));
 		/* The device counted, as status names it; null for a role without one. */
 		if (graid_array_member_info(a, (unsigned)i, &mi) == 0 && mi.path[0])
-			add(m, "path", json_object_new_string(mi.path));
+			control_json_add(m, "path", json_object_new_string(mi.path));
 		else
-			add(m, "path", NULL);
-		push(members, m);
+			control_json_add(m, "path", NULL);
+		control_json_push(members, m);
 	}
-	add(o, "members", members);
+	control_json_add(o, "members", members);
 	return o;
 }
 
@@ -113,7 +98,7 @@ int control_op_stats(struct graid_array *a, struct json_object *req, struct json
 	}
 	/* The reply carries the object's fields at its top level, as status does. */
 	json_object_object_foreach(o, key, val)
-		add(r, key, json_object_get(val));
+		control_json_add(r, key, json_object_get(val));
 	json_object_put(o);
 	return 0;
 }
