@@ -2,6 +2,7 @@
 /* Replacing a member that stays in service (graid_array_replace_start): redundancy kept, faults, crashes. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -1259,6 +1260,102 @@ Test(replace_keep, progress_follows_the_event_options, .timeout = 120)
 	cr_assert_eq(graid_array_replace_start(a, 3, heal_new_member(&s, "newer"),
 					       GRAID_REPLACE_WAIT), 0);
 	cr_expect_eq(p.n, 0, "%u progress events with progress_percent 0", p.n);
+	graid_array_close(a);
+	au_remove(&s);
+}
+
+static atomic_ullong rk_dropped = ULLONG_MAX;
+
+/* Keeps the count of updates the journal replay dropped, from its summary line. */
+static void rk_replay_log(void *arg, int level, const char *msg)
+{
+	const char *p = strstr(msg, "updates replayed, ");
+	unsigned long long n;
+
+	(void)arg;
+	(void)level;
+	if (p && sscanf(p, "updates replayed, %llu dropped", &n) == 1)
+		atomic_store(&rk_dropped, n);
+}
+
+struct rk_jwriter {
+	struct graid_array *a;
+	atomic_bool stop;
+};
+
+/* Small writes across the stripes, one journal entry each, until told to stop. */
+static void *rk_jwrite_on(void *arg)
+{
+	struct rk_jwriter *w = arg;
+	uint8_t *b = aligned_alloc(4096, 4096);
+
+	memset(b, 0x5a, 4096);
+	while (!atomic_load(&w->stop))
+		for (uint64_t off = 0; off < (8u << 20) && !atomic_load(&w->stop);
+		     off += 65536 * 3 + 4096)
+			if (graid_array_write(w->a, b, 4096, off) != 4096)
+				break;
+	free(b);
+	return NULL;
+}
+
+/*
+ * Journal entries logged while the new device's flushes stall (its journal checkpoint among
+ * them) reach it as well: after a crash past the swap, the replay drops no finished update.
+ */
+Test(replace_keep, journal_entries_around_the_new_devices_checkpoint_reach_it, .timeout = 300)
+{
+	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = 6,
+					  .chunk_bytes = 65536, .backend = "isal",
+					  .flags = GRAID_CREATE_JOURNAL | GRAID_CREATE_FORCE };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	const char *paths[6];
+	struct graid_array *a;
+	struct au_set s;
+	char spec[PATH_MAX + 64];
+	int status;
+	pid_t pid;
+
+	tu_need_fault_injection();
+	au_make(&s, 6, 40u << 20);
+	cr_assert_eq(graid_array_create(s.paths, 5, &cfg, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	heal_fill(a, info.size, 3);
+	cr_assert_eq(graid_array_close(a), 0);
+	snprintf(spec, sizeof(spec), "faulty:flush-stall-us=300000:%s", s.paths[5]);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		struct rk_jwriter w = { 0 };
+		pthread_t t;
+		int rc;
+
+		if (graid_array_open(s.paths, 5, NULL, &w.a))
+			_exit(2);
+		if (pthread_create(&t, NULL, rk_jwrite_on, &w))
+			_exit(3);
+		usleep(20000);
+		rc = graid_array_replace_start(w.a, 2, spec, GRAID_REPLACE_WAIT);
+		atomic_store(&w.stop, true);
+		pthread_join(t, NULL);
+		if (rc)
+			_exit(4);
+		raise(SIGKILL);
+		_exit(5);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFSIGNALED(status), "child status %d", status);
+	au_wait_unlocked(s.paths, 6);
+	for (unsigned k = 0; k < 6; k++)
+		paths[k] = s.paths[k];
+	graid_log_set(rk_replay_log, NULL, GRAID_LOG_DEBUG);
+	cr_assert_eq(graid_array_open(paths, 6, NULL, &a), 0);
+	graid_log_set(NULL, NULL, 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_str_eq(rk_member(a, 2).path, s.paths[5]);
+	cr_assert_gt(info.journal_replayed, 0);
+	cr_assert_eq(atomic_load(&rk_dropped), 0, "the replay dropped %llu updates",
+		     atomic_load(&rk_dropped));
 	graid_array_close(a);
 	au_remove(&s);
 }

@@ -87,7 +87,10 @@ void fault_free(struct member_fault *f);
  */
 enum fault_action fault_decide(struct member_fault *f, bool write, bool meta, uint64_t off,
 			       uint64_t bytes, uint64_t *stall_ns);
-/* Whether this flush of the member fails (flush-eio-after=N, or a vanished device). */
+/*
+ * Whether this flush of the member fails (flush-eio-after=N, or a vanished device); with
+ * flush-stall-us=N it waits first.
+ */
 bool fault_flush_fails(struct member_fault *f);
 /*
  * Whether this superblock write fails (sb-eio-after=N, or a vanished device); with
