@@ -1359,3 +1359,65 @@ Test(replace_keep, journal_entries_around_the_new_devices_checkpoint_reach_it, .
 	graid_array_close(a);
 	au_remove(&s);
 }
+
+struct rk_replacer {
+	struct graid_array *a;
+	unsigned role;
+	const char *path;
+	int rc;
+};
+
+static void *rk_replace_on(void *arg)
+{
+	struct rk_replacer *r = arg;
+
+	r->rc = graid_array_replace_start(r->a, r->role, r->path, GRAID_REPLACE_WAIT);
+	return NULL;
+}
+
+/*
+ * A write-zeroes whose zeroing of the old device is held past the swap still reaches the
+ * new device: read from the new device alone, the range is zeroes.
+ */
+Test(replace_keep, write_zeroes_straddling_the_swap_reach_the_new_device, .timeout = 120)
+{
+	struct graid_rebuild_options o = { .struct_size = sizeof(o),
+					   .max_bytes_per_sec = 4u << 20 };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct rk_replacer rp = { 0 };
+	const char *paths[2];
+	uint8_t *buf, *zero;
+	struct graid_array *a;
+	char spec[PATH_MAX + 64];
+	struct au_set s;
+	pthread_t t;
+
+	tu_need_fault_injection();
+	au_make(&s, 2, HEAL_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 2, 1, 65536, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	heal_fill(a, info.size, 3);
+	cr_assert_eq(graid_array_close(a), 0);
+	snprintf(spec, sizeof(spec), "faulty:zero-stall-us=3000000:%s", s.paths[0]);
+	paths[0] = spec;
+	paths[1] = s.paths[1];
+	cr_assert_eq(graid_array_open(paths, 2, NULL, &a), 0);
+	cr_assert_eq(graid_array_set_rebuild_options(a, &o), 0);
+	rp.a = a;
+	rp.path = heal_new_member(&s, "new");
+	cr_assert_eq(pthread_create(&t, NULL, rk_replace_on, &rp), 0);
+	usleep(400000); /* the copy is past the range, not yet at its end */
+	cr_assert_eq(graid_array_write_zeroes(a, 0, 65536), 0);
+	pthread_join(t, NULL);
+	cr_assert_eq(rp.rc, 0);
+	cr_assert_str_eq(rk_member(a, 0).path, rp.path);
+	cr_assert_eq(graid_array_fail_member(a, 1), 0);
+	buf = aligned_alloc(4096, 65536);
+	zero = calloc(1, 65536);
+	cr_assert_eq(graid_array_read(a, buf, 65536, 0), 65536);
+	cr_assert(!memcmp(buf, zero, 65536), "the new device missed the zeroes");
+	free(buf);
+	free(zero);
+	graid_array_close(a);
+	au_remove(&s);
+}

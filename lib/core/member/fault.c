@@ -13,7 +13,8 @@
  * microseconds first: a slow superblock round), vanish-after=N (after N I/Os of any kind,
  * all fail, flushes too),
  * flush-eio-after=N (flushes fail with EIO after N succeed), flush-stall-us=N (every flush
- * waits N microseconds first: a slow cache flush), kill-after=N
+ * waits N microseconds first: a slow cache flush), zero-stall-us=N (a discard or
+ * write-zeroes waits N microseconds once the descriptor it goes through is chosen), kill-after=N
  * (at this member's N+1th write the process sends what it has queued and dies by SIGKILL:
  * power lost between the writes of one stripe, for crash tests).
  *
@@ -72,6 +73,7 @@ struct member_fault {
 	long sb_eio_after;              /* sb-eio-after=N: superblock writes only */
 	uint64_t sb_stall_ns;           /* sb-stall-us=N: superblock writes only */
 	uint64_t flush_stall_ns;        /* flush-stall-us=N: flushes only */
+	uint64_t zero_stall_ns;         /* zero-stall-us=N: discards and write-zeroes only */
 	long sb_kill_after;             /* sb-kill-after=N: SIGKILL once N superblocks landed */
 	atomic_long sb_writes, sb_landed;
 	uint64_t stall_ns;
@@ -141,6 +143,8 @@ int fault_parse(const char *spec, struct member_fault **out, const char **path)
 			f->flush_eio_after = v;
 		else if (fault_opt(p, n, "flush-stall-us", &v))
 			f->flush_stall_ns = (uint64_t)v * 1000;
+		else if (fault_opt(p, n, "zero-stall-us", &v))
+			f->zero_stall_ns = (uint64_t)v * 1000;
 		else if (fault_opt(p, n, "stall-us", &v))
 			f->stall_ns = (uint64_t)v * 1000;
 		else if (fault_opt(p, n, "meta-stall-us", &v))
@@ -463,6 +467,11 @@ void fault_sb_landed(struct member_fault *f)
 {
 	if (f->sb_kill_after >= 0 && atomic_fetch_add(&f->sb_landed, 1) + 1 >= f->sb_kill_after)
 		raise(SIGKILL);
+}
+
+void fault_zero_stall(struct member_fault *f)
+{
+	fault_sleep(f->zero_stall_ns);
 }
 
 bool fault_flush_fails(struct member_fault *f)
