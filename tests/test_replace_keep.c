@@ -1421,3 +1421,66 @@ Test(replace_keep, write_zeroes_straddling_the_swap_reach_the_new_device, .timeo
 	graid_array_close(a);
 	au_remove(&s);
 }
+
+/* Flushes of each member from graid_array_open() to its return (an unclean end flushes more). */
+#define RK_OPEN_FLUSHES 2
+
+static atomic_int rk_late_errors;
+
+static void rk_late_log(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	(void)level;
+	if (strstr(msg, "a late error of the device it replaced"))
+		atomic_fetch_add(&rk_late_errors, 1);
+}
+
+/*
+ * A flush that began on the old device before the swap and fails after it is that device's
+ * late error: the role, on its new device now, stays active.
+ */
+Test(replace_keep, a_late_flush_error_of_the_old_device_spares_the_new_one, .timeout = 120)
+{
+	struct graid_rebuild_options o = { .struct_size = sizeof(o),
+					   .max_bytes_per_sec = 4u << 20 };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct rk_replacer rp = { 0 };
+	const char *paths[2];
+	struct graid_array *a;
+	char spec[PATH_MAX + 64];
+	struct au_set s;
+	pthread_t t;
+
+	tu_need_fault_injection();
+	au_make(&s, 2, HEAL_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 2, 1, 65536, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	heal_fill(a, info.size, 3);
+	cr_assert_eq(graid_array_close(a), 0);
+	/*
+	 * The open's flushes pass; the next, the one below, takes 2 s and fails: it outlasts
+	 * the copy and the swap.
+	 */
+	snprintf(spec, sizeof(spec), "faulty:flush-eio-stall-us=2000000,flush-eio-after=%d:%s",
+		 RK_OPEN_FLUSHES, s.paths[0]);
+	paths[0] = spec;
+	paths[1] = s.paths[1];
+	cr_assert_eq(graid_array_open(paths, 2, NULL, &a), 0);
+	cr_assert_eq(graid_array_set_rebuild_options(a, &o), 0);
+	rp.a = a;
+	rp.path = heal_new_member(&s, "new");
+	graid_log_set(rk_late_log, NULL, GRAID_LOG_DEBUG);
+	cr_assert_eq(pthread_create(&t, NULL, rk_replace_on, &rp), 0);
+	usleep(300000);
+	(void)graid_array_flush(a);
+	pthread_join(t, NULL);
+	cr_assert_eq(rp.rc, 0);
+	cr_assert_str_eq(rk_member(a, 0).path, rp.path);
+	cr_assert_eq(rk_member(a, 0).state, GRAID_MEMBER_ACTIVE, "the new device was failed");
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_eq(info.nfailed, 0);
+	graid_log_set(NULL, NULL, 0);
+	cr_assert_geq(atomic_load(&rk_late_errors), 1, "the old device's flush did not fail late");
+	graid_array_close(a);
+	au_remove(&s);
+}

@@ -13,7 +13,8 @@
  * microseconds first: a slow superblock round), vanish-after=N (after N I/Os of any kind,
  * all fail, flushes too),
  * flush-eio-after=N (flushes fail with EIO after N succeed), flush-stall-us=N (every flush
- * waits N microseconds first: a slow cache flush), zero-stall-us=N (a discard or
+ * waits N microseconds first: a slow cache flush), flush-eio-stall-us=N (a flush that is to
+ * fail waits N microseconds first: a device that hangs, then errors), zero-stall-us=N (a discard or
  * write-zeroes waits N microseconds once the descriptor it goes through is chosen), kill-after=N
  * (at this member's N+1th write the process sends what it has queued and dies by SIGKILL:
  * power lost between the writes of one stripe, for crash tests).
@@ -73,6 +74,7 @@ struct member_fault {
 	long sb_eio_after;              /* sb-eio-after=N: superblock writes only */
 	uint64_t sb_stall_ns;           /* sb-stall-us=N: superblock writes only */
 	uint64_t flush_stall_ns;        /* flush-stall-us=N: flushes only */
+	uint64_t flush_eio_stall_ns;    /* flush-eio-stall-us=N: failing flushes only */
 	uint64_t zero_stall_ns;         /* zero-stall-us=N: discards and write-zeroes only */
 	long sb_kill_after;             /* sb-kill-after=N: SIGKILL once N superblocks landed */
 	atomic_long sb_writes, sb_landed;
@@ -141,6 +143,8 @@ int fault_parse(const char *spec, struct member_fault **out, const char **path)
 		}
 		else if (fault_opt(p, n, "flush-eio-after", &v))
 			f->flush_eio_after = v;
+		else if (fault_opt(p, n, "flush-eio-stall-us", &v))
+			f->flush_eio_stall_ns = (uint64_t)v * 1000;
 		else if (fault_opt(p, n, "flush-stall-us", &v))
 			f->flush_stall_ns = (uint64_t)v * 1000;
 		else if (fault_opt(p, n, "zero-stall-us", &v))
@@ -478,8 +482,12 @@ bool fault_flush_fails(struct member_fault *f)
 {
 	long k = atomic_fetch_add(&f->flushes, 1);
 
-	fault_sleep(f->flush_stall_ns);
+	bool fails;
 
-	return atomic_load(&f->dead) || fault_fabric_down(f) ||
-	       (f->flush_eio_after >= 0 && k >= f->flush_eio_after);
+	fault_sleep(f->flush_stall_ns);
+	fails = atomic_load(&f->dead) || fault_fabric_down(f) ||
+		(f->flush_eio_after >= 0 && k >= f->flush_eio_after);
+	if (fails)
+		fault_sleep(f->flush_eio_stall_ns);
+	return fails;
 }

@@ -397,6 +397,11 @@ int member_zero_range_fd(struct member *m, int fd, uint64_t off, uint64_t len)
 
 int member_flush(struct member *m)
 {
+	return member_flush_fd(m, m->dev.fd);
+}
+
+int member_flush_fd(struct member *m, int fd)
+{
 	struct sigpipe_guard g;
 	int rc;
 
@@ -405,7 +410,7 @@ int member_flush(struct member *m)
 	if (m->dev.nvme.passthru)
 		return member_nvme_flush(m);
 	sigpipe_guard_begin(&g);
-	rc = fdatasync(m->dev.fd) ? -errno : 0;
+	rc = fdatasync(fd) ? -errno : 0;
 	sigpipe_guard_end(&g);
 	return rc;
 }

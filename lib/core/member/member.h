@@ -50,6 +50,8 @@ int member_zero_range(struct member *m, uint64_t off, uint64_t len);
 int member_zero_range_fd(struct member *m, int fd, uint64_t off, uint64_t len);
 /* Make completed writes durable: fdatasync, or the NVMe Flush command. 0 or -errno. */
 int member_flush(struct member *m);
+/* The same through @p fd, loaded once by the caller (NVMe passthrough aside). */
+int member_flush_fd(struct member *m, int fd);
 /* Deallocated blocks of this member are guaranteed to read back as zeroes. */
 bool member_dealloc_zeroes(const struct member *m);
 /* Deallocate [off, off+len) and check that it reads as zeroes; 0 or -errno. */
