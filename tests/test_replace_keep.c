@@ -2,6 +2,7 @@
 /* Replacing a member that stays in service (graid_array_replace_start): redundancy kept, faults, crashes. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -1259,6 +1260,227 @@ Test(replace_keep, progress_follows_the_event_options, .timeout = 120)
 	cr_assert_eq(graid_array_replace_start(a, 3, heal_new_member(&s, "newer"),
 					       GRAID_REPLACE_WAIT), 0);
 	cr_expect_eq(p.n, 0, "%u progress events with progress_percent 0", p.n);
+	graid_array_close(a);
+	au_remove(&s);
+}
+
+static atomic_ullong rk_dropped = ULLONG_MAX;
+
+/* Keeps the count of updates the journal replay dropped, from its summary line. */
+static void rk_replay_log(void *arg, int level, const char *msg)
+{
+	const char *p = strstr(msg, "updates replayed, ");
+	unsigned long long n;
+
+	(void)arg;
+	(void)level;
+	if (p && sscanf(p, "updates replayed, %llu dropped", &n) == 1)
+		atomic_store(&rk_dropped, n);
+}
+
+struct rk_jwriter {
+	struct graid_array *a;
+	atomic_bool stop;
+};
+
+/* Small writes across the stripes, one journal entry each, until told to stop. */
+static void *rk_jwrite_on(void *arg)
+{
+	struct rk_jwriter *w = arg;
+	uint8_t *b = aligned_alloc(4096, 4096);
+
+	memset(b, 0x5a, 4096);
+	while (!atomic_load(&w->stop))
+		for (uint64_t off = 0; off < (8u << 20) && !atomic_load(&w->stop);
+		     off += 65536 * 3 + 4096)
+			if (graid_array_write(w->a, b, 4096, off) != 4096)
+				break;
+	free(b);
+	return NULL;
+}
+
+/*
+ * Journal entries logged while the new device's flushes stall (its journal checkpoint among
+ * them) reach it as well: after a crash past the swap, the replay drops no finished update.
+ */
+Test(replace_keep, journal_entries_around_the_new_devices_checkpoint_reach_it, .timeout = 300)
+{
+	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = 6,
+					  .chunk_bytes = 65536, .backend = "isal",
+					  .flags = GRAID_CREATE_JOURNAL | GRAID_CREATE_FORCE };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	const char *paths[6];
+	struct graid_array *a;
+	struct au_set s;
+	char spec[PATH_MAX + 64];
+	int status;
+	pid_t pid;
+
+	tu_need_fault_injection();
+	au_make(&s, 6, 40u << 20);
+	cr_assert_eq(graid_array_create(s.paths, 5, &cfg, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	heal_fill(a, info.size, 3);
+	cr_assert_eq(graid_array_close(a), 0);
+	snprintf(spec, sizeof(spec), "faulty:flush-stall-us=300000:%s", s.paths[5]);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		struct rk_jwriter w = { 0 };
+		pthread_t t;
+		int rc;
+
+		if (graid_array_open(s.paths, 5, NULL, &w.a))
+			_exit(2);
+		if (pthread_create(&t, NULL, rk_jwrite_on, &w))
+			_exit(3);
+		usleep(20000);
+		rc = graid_array_replace_start(w.a, 2, spec, GRAID_REPLACE_WAIT);
+		atomic_store(&w.stop, true);
+		pthread_join(t, NULL);
+		if (rc)
+			_exit(4);
+		raise(SIGKILL);
+		_exit(5);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFSIGNALED(status), "child status %d", status);
+	au_wait_unlocked(s.paths, 6);
+	for (unsigned k = 0; k < 6; k++)
+		paths[k] = s.paths[k];
+	graid_log_set(rk_replay_log, NULL, GRAID_LOG_DEBUG);
+	cr_assert_eq(graid_array_open(paths, 6, NULL, &a), 0);
+	graid_log_set(NULL, NULL, 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_str_eq(rk_member(a, 2).path, s.paths[5]);
+	cr_assert_gt(info.journal_replayed, 0);
+	cr_assert_eq(atomic_load(&rk_dropped), 0, "the replay dropped %llu updates",
+		     atomic_load(&rk_dropped));
+	graid_array_close(a);
+	au_remove(&s);
+}
+
+struct rk_replacer {
+	struct graid_array *a;
+	unsigned role;
+	const char *path;
+	int rc;
+};
+
+static void *rk_replace_on(void *arg)
+{
+	struct rk_replacer *r = arg;
+
+	r->rc = graid_array_replace_start(r->a, r->role, r->path, GRAID_REPLACE_WAIT);
+	return NULL;
+}
+
+/*
+ * A write-zeroes whose zeroing of the old device is held past the swap still reaches the
+ * new device: read from the new device alone, the range is zeroes.
+ */
+Test(replace_keep, write_zeroes_straddling_the_swap_reach_the_new_device, .timeout = 120)
+{
+	struct graid_rebuild_options o = { .struct_size = sizeof(o),
+					   .max_bytes_per_sec = 4u << 20 };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct rk_replacer rp = { 0 };
+	const char *paths[2];
+	uint8_t *buf, *zero;
+	struct graid_array *a;
+	char spec[PATH_MAX + 64];
+	struct au_set s;
+	pthread_t t;
+
+	tu_need_fault_injection();
+	au_make(&s, 2, HEAL_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 2, 1, 65536, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	heal_fill(a, info.size, 3);
+	cr_assert_eq(graid_array_close(a), 0);
+	snprintf(spec, sizeof(spec), "faulty:zero-stall-us=3000000:%s", s.paths[0]);
+	paths[0] = spec;
+	paths[1] = s.paths[1];
+	cr_assert_eq(graid_array_open(paths, 2, NULL, &a), 0);
+	cr_assert_eq(graid_array_set_rebuild_options(a, &o), 0);
+	rp.a = a;
+	rp.path = heal_new_member(&s, "new");
+	cr_assert_eq(pthread_create(&t, NULL, rk_replace_on, &rp), 0);
+	usleep(400000); /* the copy is past the range, not yet at its end */
+	cr_assert_eq(graid_array_write_zeroes(a, 0, 65536), 0);
+	pthread_join(t, NULL);
+	cr_assert_eq(rp.rc, 0);
+	cr_assert_str_eq(rk_member(a, 0).path, rp.path);
+	cr_assert_eq(graid_array_fail_member(a, 1), 0);
+	buf = aligned_alloc(4096, 65536);
+	zero = calloc(1, 65536);
+	cr_assert_eq(graid_array_read(a, buf, 65536, 0), 65536);
+	cr_assert(!memcmp(buf, zero, 65536), "the new device missed the zeroes");
+	free(buf);
+	free(zero);
+	graid_array_close(a);
+	au_remove(&s);
+}
+
+/* Flushes of each member from graid_array_open() to its return (an unclean end flushes more). */
+#define RK_OPEN_FLUSHES 2
+
+static atomic_int rk_late_errors;
+
+static void rk_late_log(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	(void)level;
+	if (strstr(msg, "a late error of the device it replaced"))
+		atomic_fetch_add(&rk_late_errors, 1);
+}
+
+/*
+ * A flush that began on the old device before the swap and fails after it is that device's
+ * late error: the role, on its new device now, stays active.
+ */
+Test(replace_keep, a_late_flush_error_of_the_old_device_spares_the_new_one, .timeout = 120)
+{
+	struct graid_rebuild_options o = { .struct_size = sizeof(o),
+					   .max_bytes_per_sec = 4u << 20 };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct rk_replacer rp = { 0 };
+	const char *paths[2];
+	struct graid_array *a;
+	char spec[PATH_MAX + 64];
+	struct au_set s;
+	pthread_t t;
+
+	tu_need_fault_injection();
+	au_make(&s, 2, HEAL_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 2, 1, 65536, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	heal_fill(a, info.size, 3);
+	cr_assert_eq(graid_array_close(a), 0);
+	/*
+	 * The open's flushes pass; the next, the one below, takes 2 s and fails: it outlasts
+	 * the copy and the swap.
+	 */
+	snprintf(spec, sizeof(spec), "faulty:flush-eio-stall-us=2000000,flush-eio-after=%d:%s",
+		 RK_OPEN_FLUSHES, s.paths[0]);
+	paths[0] = spec;
+	paths[1] = s.paths[1];
+	cr_assert_eq(graid_array_open(paths, 2, NULL, &a), 0);
+	cr_assert_eq(graid_array_set_rebuild_options(a, &o), 0);
+	rp.a = a;
+	rp.path = heal_new_member(&s, "new");
+	graid_log_set(rk_late_log, NULL, GRAID_LOG_DEBUG);
+	cr_assert_eq(pthread_create(&t, NULL, rk_replace_on, &rp), 0);
+	usleep(300000);
+	(void)graid_array_flush(a);
+	pthread_join(t, NULL);
+	cr_assert_eq(rp.rc, 0);
+	cr_assert_str_eq(rk_member(a, 0).path, rp.path);
+	cr_assert_eq(rk_member(a, 0).state, GRAID_MEMBER_ACTIVE, "the new device was failed");
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_eq(info.nfailed, 0);
+	graid_log_set(NULL, NULL, 0);
+	cr_assert_geq(atomic_load(&rk_late_errors), 1, "the old device's flush did not fail late");
 	graid_array_close(a);
 	au_remove(&s);
 }

@@ -103,10 +103,18 @@ static int discard_member_do(struct graid_array *a, struct io_uring *ring, unsig
 			break;
 		}
 	}
+	/*
+	 * A copy of the role under way: the new device first, as member_prep does, so that a
+	 * swap after it leaves the zeroes there; the member then through one descriptor, the
+	 * old device's or, once the swap passed, the new one's, never some pieces of each.
+	 */
+	if (replace_covers(a, role))
+		replace_dup_zero(a, role, off, len);
+	fd = m->dev.fd;
+	if (m->dev.fault)
+		fault_zero_stall(m->dev.fault);
 	/* Hole punch on a file, BLKZEROOUT on a block device; writes zeroes if refused. */
-	rc = member_zero_range(m, a->data_offset + off, len);
-	if (rc == 0 && replace_covers(a, role))
-		replace_dup_zero(a, role, off, len); /* a copy of the role under way: it too */
+	rc = member_zero_range_fd(m, fd, a->data_offset + off, len);
 	if (rc == 0)
 		return 0;
 failed:

@@ -384,8 +384,6 @@ static void *replace_thread(void *arg)
  */
 static int replace_take_device(struct graid_array *a, struct array_replace *r, const char *path)
 {
-	int rc;
-
 	if (path)
 		return member_attach(a, &r->dev, path, (int)r->role);
 	unsigned k = a->nspares;
@@ -403,17 +401,6 @@ static int replace_take_device(struct graid_array *a, struct array_replace *r, c
 		return -ENOENT;
 	}
 	k--;
-	/*
-	 * As member_attach gives a device taken by path: a journal checkpoint at the next
-	 * number, every entry after it then reaching the spare as a write of the role.
-	 */
-	rc = journal_reset_member(a, &a->spares[k]);
-	if (rc) {
-		graid__log(GRAID_LOG_ERR, "replace of member %u: writing the journal checkpoint "
-			   "of the hot spare %s: %s", r->role, a->spares[k].dev.path,
-			   graid_strerror(rc));
-		return rc;
-	}
 	r->from_spare = true;
 	r->dev = a->spares[k];
 	a->spares[k] = a->spares[--a->nspares];
@@ -487,6 +474,21 @@ static int replace_begin_locked(struct graid_array *a, unsigned idx, const char 
 	r->prev = prev;
 	a->replace = r;
 	atomic_store(&a->replace_role, idx + 1);
+	/*
+	 * Its journal checkpoint only now that every write of the role reaches it: an entry
+	 * logged between an earlier checkpoint and the publication, at or above its tail, would
+	 * have no part on it, and a replay after the swap would drop that update.
+	 */
+	rc = journal_reset_member(a, &r->dev);
+	if (rc) {
+		graid__log(GRAID_LOG_ERR, "replace of member %u: writing the journal checkpoint "
+			   "of %s: %s", idx, r->dev.dev.path, graid_strerror(rc));
+		replace_detach(a, r);
+		replace_release(a, r);
+		r->finished = true;
+		r->error = rc;
+		return rc;
+	}
 	graid__log(GRAID_LOG_NOTICE, "member %u (%s): copying onto %s while it stays in service",
 		   idx, a->members[idx].dev.path, r->dev.dev.path);
 	if (r->from_spare)

@@ -12,7 +12,10 @@
  * writes fail with EIO after N succeed), sb-stall-us=N (every superblock write waits N
  * microseconds first: a slow superblock round), vanish-after=N (after N I/Os of any kind,
  * all fail, flushes too),
- * flush-eio-after=N (flushes fail with EIO after N succeed), kill-after=N
+ * flush-eio-after=N (flushes fail with EIO after N succeed), flush-stall-us=N (every flush
+ * waits N microseconds first: a slow cache flush), flush-eio-stall-us=N (a flush that is to
+ * fail waits N microseconds first: a device that hangs, then errors), zero-stall-us=N (a discard or
+ * write-zeroes waits N microseconds once the descriptor it goes through is chosen), kill-after=N
  * (at this member's N+1th write the process sends what it has queued and dies by SIGKILL:
  * power lost between the writes of one stripe, for crash tests).
  *
@@ -70,6 +73,9 @@ struct member_fault {
 	long meta_eio_after;            /* meta-eio-after=N: metadata writes only */
 	long sb_eio_after;              /* sb-eio-after=N: superblock writes only */
 	uint64_t sb_stall_ns;           /* sb-stall-us=N: superblock writes only */
+	uint64_t flush_stall_ns;        /* flush-stall-us=N: flushes only */
+	uint64_t flush_eio_stall_ns;    /* flush-eio-stall-us=N: failing flushes only */
+	uint64_t zero_stall_ns;         /* zero-stall-us=N: discards and write-zeroes only */
 	long sb_kill_after;             /* sb-kill-after=N: SIGKILL once N superblocks landed */
 	atomic_long sb_writes, sb_landed;
 	uint64_t stall_ns;
@@ -137,6 +143,12 @@ int fault_parse(const char *spec, struct member_fault **out, const char **path)
 		}
 		else if (fault_opt(p, n, "flush-eio-after", &v))
 			f->flush_eio_after = v;
+		else if (fault_opt(p, n, "flush-eio-stall-us", &v))
+			f->flush_eio_stall_ns = (uint64_t)v * 1000;
+		else if (fault_opt(p, n, "flush-stall-us", &v))
+			f->flush_stall_ns = (uint64_t)v * 1000;
+		else if (fault_opt(p, n, "zero-stall-us", &v))
+			f->zero_stall_ns = (uint64_t)v * 1000;
 		else if (fault_opt(p, n, "stall-us", &v))
 			f->stall_ns = (uint64_t)v * 1000;
 		else if (fault_opt(p, n, "meta-stall-us", &v))
@@ -439,15 +451,18 @@ enum fault_action fault_decide(struct member_fault *f, bool write, bool meta, ui
 	return *stall_ns ? FAULT_STALL : FAULT_NONE;
 }
 
+static void fault_sleep(uint64_t ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000u),
+			       .tv_nsec = (long)(ns % 1000000000u) };
+
+	while (ns && nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
 bool fault_sb_write_fails(struct member_fault *f)
 {
-	if (f->sb_stall_ns) {
-		struct timespec ts = { .tv_sec = (time_t)(f->sb_stall_ns / 1000000000u),
-				       .tv_nsec = (long)(f->sb_stall_ns % 1000000000u) };
-
-		while (nanosleep(&ts, &ts) && errno == EINTR)
-			;
-	}
+	fault_sleep(f->sb_stall_ns);
 	return atomic_load(&f->dead) || fault_fabric_down(f) ||
 	       (f->sb_eio_after >= 0 && atomic_fetch_add(&f->sb_writes, 1) >= f->sb_eio_after);
 }
@@ -458,10 +473,21 @@ void fault_sb_landed(struct member_fault *f)
 		raise(SIGKILL);
 }
 
+void fault_zero_stall(struct member_fault *f)
+{
+	fault_sleep(f->zero_stall_ns);
+}
+
 bool fault_flush_fails(struct member_fault *f)
 {
 	long k = atomic_fetch_add(&f->flushes, 1);
 
-	return atomic_load(&f->dead) || fault_fabric_down(f) ||
-	       (f->flush_eio_after >= 0 && k >= f->flush_eio_after);
+	bool fails;
+
+	fault_sleep(f->flush_stall_ns);
+	fails = atomic_load(&f->dead) || fault_fabric_down(f) ||
+		(f->flush_eio_after >= 0 && k >= f->flush_eio_after);
+	if (fails)
+		fault_sleep(f->flush_eio_stall_ns);
+	return fails;
 }

@@ -268,6 +268,11 @@ void member_close(struct member *m)
 
 int member_pio(struct member *m, void *buf, size_t len, uint64_t off, bool write)
 {
+	return member_pio_fd(m, m->dev.fd, buf, len, off, write);
+}
+
+int member_pio_fd(struct member *m, int fd, void *buf, size_t len, uint64_t off, bool write)
+{
 	size_t done = 0;
 
 	/* A modelled reservation held by another key refuses every write, metadata too. */
@@ -281,8 +286,8 @@ int member_pio(struct member *m, void *buf, size_t len, uint64_t off, bool write
 		ssize_t n;
 
 		sigpipe_guard_begin(&g);
-		n = write ? pwrite(m->dev.fd, (char *)buf + done, len - done, (off_t)(off + done))
-			  : pread(m->dev.fd, (char *)buf + done, len - done, (off_t)(off + done));
+		n = write ? pwrite(fd, (char *)buf + done, len - done, (off_t)(off + done))
+			  : pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
 		sigpipe_guard_end(&g);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -355,6 +360,11 @@ int member_area_match(struct member *m, const uint8_t *img, uint8_t *scratch, ui
 
 int member_zero_range(struct member *m, uint64_t off, uint64_t len)
 {
+	return member_zero_range_fd(m, m->dev.fd, off, len);
+}
+
+int member_zero_range_fd(struct member *m, int fd, uint64_t off, uint64_t len)
+{
 	const size_t piece = 1u << 20;
 	void *zero;
 	int rc = 0;
@@ -366,12 +376,12 @@ int member_zero_range(struct member *m, uint64_t off, uint64_t len)
 		struct sigpipe_guard g;
 
 		sigpipe_guard_begin(&g);
-		rc = ioctl(m->dev.fd, BLKZEROOUT, range);
+		rc = ioctl(fd, BLKZEROOUT, range);
 		sigpipe_guard_end(&g);
 		if (rc == 0)
 			return 0;
 		rc = 0;
-	} else if (fallocate(m->dev.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off,
+	} else if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off,
 			     (off_t)len) == 0) {
 		return 0;
 	}
@@ -379,13 +389,18 @@ int member_zero_range(struct member *m, uint64_t off, uint64_t len)
 		return -ENOMEM;
 	memset(zero, 0, piece);
 	for (uint64_t done = 0; rc == 0 && done < len; done += piece)
-		rc = member_pio(m, zero, len - done < piece ? (size_t)(len - done) : piece,
+		rc = member_pio_fd(m, fd, zero, len - done < piece ? (size_t)(len - done) : piece,
 				off + done, true);
 	free(zero);
 	return rc;
 }
 
 int member_flush(struct member *m)
+{
+	return member_flush_fd(m, m->dev.fd);
+}
+
+int member_flush_fd(struct member *m, int fd)
 {
 	struct sigpipe_guard g;
 	int rc;
@@ -395,7 +410,7 @@ int member_flush(struct member *m)
 	if (m->dev.nvme.passthru)
 		return member_nvme_flush(m);
 	sigpipe_guard_begin(&g);
-	rc = fdatasync(m->dev.fd) ? -errno : 0;
+	rc = fdatasync(fd) ? -errno : 0;
 	sigpipe_guard_end(&g);
 	return rc;
 }

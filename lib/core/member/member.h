@@ -43,8 +43,15 @@ int member_identity(const char *path, dev_t *dev, ino_t *ino);
 int member_read_sb(struct member *m, struct superblock *sb);
 int member_write_sb(struct member *m, const struct superblock *sb);
 int member_zero_range(struct member *m, uint64_t off, uint64_t len);
+/*
+ * The same through @p fd, loaded once by the caller: a role's descriptor may change under
+ * it (a replace's swap), and every piece of one zeroing is to reach the same device.
+ */
+int member_zero_range_fd(struct member *m, int fd, uint64_t off, uint64_t len);
 /* Make completed writes durable: fdatasync, or the NVMe Flush command. 0 or -errno. */
 int member_flush(struct member *m);
+/* The same through @p fd, loaded once by the caller (NVMe passthrough aside). */
+int member_flush_fd(struct member *m, int fd);
 /* Deallocated blocks of this member are guaranteed to read back as zeroes. */
 bool member_dealloc_zeroes(const struct member *m);
 /* Deallocate [off, off+len) and check that it reads as zeroes; 0 or -errno. */
@@ -57,6 +64,8 @@ int member_deallocate(struct member *m, uint64_t off, uint64_t len);
 int member_init_data_areas(struct graid_array *a);
 /* Synchronous whole transfer at `off` bytes from the member's start (metadata, journal). */
 int member_pio(struct member *m, void *buf, size_t len, uint64_t off, bool write);
+/* The same through @p fd rather than the member's current one (NVMe passthrough aside). */
+int member_pio_fd(struct member *m, int fd, void *buf, size_t len, uint64_t off, bool write);
 /*
  * Make the metadata area [off, off+bytes) of the member equal @p img (bitmap, live-data map):
  * its copy is read into @p scratch and only the 4 KiB blocks that differ are written,
@@ -87,8 +96,13 @@ void fault_free(struct member_fault *f);
  */
 enum fault_action fault_decide(struct member_fault *f, bool write, bool meta, uint64_t off,
 			       uint64_t bytes, uint64_t *stall_ns);
-/* Whether this flush of the member fails (flush-eio-after=N, or a vanished device). */
+/*
+ * Whether this flush of the member fails (flush-eio-after=N, or a vanished device); with
+ * flush-stall-us=N it waits first.
+ */
 bool fault_flush_fails(struct member_fault *f);
+/* zero-stall-us=N: a discard or write-zeroes waits N microseconds once its device is chosen. */
+void fault_zero_stall(struct member_fault *f);
 /*
  * Whether this superblock write fails (sb-eio-after=N, or a vanished device); with
  * sb-stall-us=N it waits first.
@@ -131,6 +145,11 @@ static inline enum fault_action fault_decide(struct member_fault *f, bool write,
 {
 	(void)f, (void)write, (void)meta, (void)off, (void)bytes, (void)stall_ns;
 	return FAULT_NONE;
+}
+
+static inline void fault_zero_stall(struct member_fault *f)
+{
+	(void)f;
 }
 
 static inline bool fault_flush_fails(struct member_fault *f)

@@ -30,19 +30,24 @@ int array_flush_members(struct graid_array *a, unsigned *failed)
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		struct member *m = &a->members[i];
 		uint64_t start, slow_ms;
-		int err;
+		/*
+		 * One descriptor for the flush and its verdict: a replace's swap may give the
+		 * role another device meanwhile, and a late error of the old one is not the new
+		 * one's.
+		 */
+		int fd = m->dev.fd, err;
 
 		/* Members being rebuilt too: journal checkpoints void their entries after this. */
-		if (m->dev.fd < 0 || !array_role_writable(a, i))
+		if (fd < 0 || !array_role_writable(a, i))
 			continue;
 		/* fdatasync, or the NVMe Flush command on a generic device (docs/NVME.md). */
 		start = graid__now_ns();
-		err = member_flush(m);
+		err = member_flush_fd(m, fd);
 		slow_ms = stats_member(a, i, GRAID_IO_FLUSH, 0, err != 0, start);
 		if (slow_ms)
 			array_event(a, GRAID_EVENT_MEMBER_SLOW, (int)i, 0, 0, slow_ms);
 		if (err) {
-			array_member_failed(a, i, err);
+			array_member_io_failed(a, i, fd, err);
 			nfailed++;
 		}
 	}

@@ -154,7 +154,8 @@ unsigned journal_max_run(const struct graid_array *a)
 
 /* ---- checkpoint records ------------------------------------------------------------- */
 
-static int journal_write_record(struct graid_array *a, struct member *m, uint64_t gen,
+/* Through @p fd, loaded once by the caller, so that a failure is the device's it names. */
+static int journal_write_record(struct graid_array *a, struct member *m, int fd, uint64_t gen,
 				uint64_t tail, uint64_t durable)
 {
 	struct journal *j = a->journal;
@@ -178,8 +179,10 @@ static int journal_write_record(struct graid_array *a, struct member *m, uint64_
 	r.durable = htole64(durable);
 	memcpy(buf, &r, sizeof(r));
 	journal_seal(buf);
-	rc = member_write_durable(m, buf, JOURNAL_BLOCK,
-				  j->offset + (gen % JOURNAL_RECORDS) * JOURNAL_BLOCK);
+	rc = member_pio_fd(m, fd, buf, JOURNAL_BLOCK,
+			   j->offset + (gen % JOURNAL_RECORDS) * JOURNAL_BLOCK, true);
+	if (rc == 0)
+		rc = member_flush_fd(m, fd);
 	free(buf);
 	return rc;
 }
@@ -198,15 +201,16 @@ static void journal_write_records(struct graid_array *a, uint64_t tail)
 	gen = ++j->generation;
 	pthread_mutex_unlock(&j->lock);
 	for (unsigned r = 0; r < a->nmembers; r++) {
-		int rc;
+		/* A late error of a device a replace took the role from is not its new one's. */
+		int fd = a->members[r].dev.fd, rc;
 
 		if (!array_role_writable(a, r))
 			continue;
-		rc = journal_write_record(a, &a->members[r], gen, tail, tail);
+		rc = journal_write_record(a, &a->members[r], fd, gen, tail, tail);
 		if (rc) {
 			graid__log(GRAID_LOG_ERR, "journal: member %u (%s): checkpoint write failed: %s",
 				   r, a->members[r].dev.path, graid_strerror(rc));
-			array_member_failed(a, r, rc);
+			array_member_io_failed(a, r, fd, rc);
 		}
 	}
 }
@@ -248,9 +252,9 @@ int journal_reset_member(struct graid_array *a, struct member *m)
 	j->generation += 2;
 	pthread_mutex_unlock(&j->lock);
 	/* Both slots, so that no older record with a lower tail is left to win. */
-	rc = journal_write_record(a, m, gen, tail, durable);
+	rc = journal_write_record(a, m, m->dev.fd, gen, tail, durable);
 	if (rc == 0)
-		rc = journal_write_record(a, m, gen + 1, tail, durable);
+		rc = journal_write_record(a, m, m->dev.fd, gen + 1, tail, durable);
 	return rc;
 }
 
