@@ -285,6 +285,7 @@ static int replace_swap(struct graid_array *a, struct array_replace *r)
 			   "keeps track of: its descriptor stays open until the process ends",
 			   m->dev.path);
 	}
+	badblocks_adopt(a, r->role, img);
 	/* As role_install: fd and fault are read without the lock, each changes in one store. */
 	struct member_device d = r->dev.dev;
 
@@ -301,7 +302,7 @@ static int replace_swap(struct graid_array *a, struct array_replace *r)
 	atomic_store(&a->replace_role, 0);
 	pthread_rwlock_unlock(&r->io_lock);
 	member_role_reset(&m->role, member_slot_id(m->dev.uuid));
-	badblocks_adopt(a, r->role, img);
+	badblocks_adopt_report(a, r->role, img);
 	free(img);
 	array_recount(a);
 	array_write_superblocks(a, 0);

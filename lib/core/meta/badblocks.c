@@ -288,6 +288,12 @@ void badblocks_adopt(struct graid_array *a, unsigned role, const struct bbl_imag
 	b->dirty = false;
 	atomic_store_explicit(&b->n, b->img.n, memory_order_release);
 	pthread_mutex_unlock(&b->lock);
+}
+
+void badblocks_adopt_report(struct graid_array *a, unsigned role, const struct bbl_image *img)
+{
+	if (!a->bbl)
+		return;
 	for (unsigned i = 0; i < img->n; i++) {
 		uint64_t start = img->r[i].start, end = start + img->r[i].count;
 

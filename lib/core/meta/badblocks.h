@@ -78,8 +78,14 @@ int badblocks_reset(struct graid_array *a, unsigned role);
  */
 int badblocks_prepare(struct graid_array *a, unsigned role, struct member *dev,
 		      const uint64_t *lost, unsigned n, struct bbl_image *img);
-/* @p dev now holds role @p role: @p img, which it carries, is the role's log (meta_lock held). */
+/*
+ * @p dev is taking role @p role: @p img, which it carries, is the role's log from now on.
+ * Under the replace's io_lock held exclusive, before the role's descriptor moves, so that no
+ * write or read of the role sees the new device with the old log (meta_lock held).
+ */
 void badblocks_adopt(struct graid_array *a, unsigned role, const struct bbl_image *img);
+/* Log and send an event for each range of @p img, once the role is the device's. */
+void badblocks_adopt_report(struct graid_array *a, unsigned role, const struct bbl_image *img);
 
 /*
  * Record [off, off + len) of role @p role's data area (whole BBL_UNIT blocks) as bad, with
