@@ -132,3 +132,22 @@ Test(job_ends, rebuild_that_never_began_sends_no_stopped)
 	cr_skip_test("the buffers' seam is in fault-injection builds only");
 #endif
 }
+
+/*
+ * A replace asked while a close on another thread has begun (closing set, the replaces
+ * already stopped): refused, since a copy begun now would outlive the handle.
+ */
+Test(job_ends, a_replace_asked_during_a_close_is_refused)
+{
+	struct au_set s;
+	struct graid_array *a;
+
+	au_make(&s, 3, JE_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 3, 5, 65536, &a), 0);
+	atomic_store(&a->closing, true);
+	cr_expect_eq(graid_array_replace_start(a, 1, NULL, 0), -ECANCELED);
+	cr_expect_eq(graid_array_replace_start(a, 1, NULL, GRAID_REPLACE_WAIT), -ECANCELED);
+	atomic_store(&a->closing, false);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}

@@ -1227,8 +1227,9 @@ GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
  *   array is under way; -ENOENT @p path NULL and no hot spare, or none but in critical
  *   health (or opening @p path);
  *   -EEXIST @p path is a member of this array; -EACCES opening @p path; -ENOMEM;
- *   -EROFS a read-only open; -ESTALE another host took the array over; another -errno
- *   from starting its thread. With ::GRAID_REPLACE_WAIT (graid_array_close() from another
+ *   -EROFS a read-only open; -ESTALE another host took the array over; -ECANCELED a
+ *   graid_array_close() of the handle has begun on another thread (nothing started);
+ *   another -errno from starting its thread. With ::GRAID_REPLACE_WAIT (graid_array_close() from another
  *   thread meanwhile stops the copy and waits for this call to return) also: -EIO the new
  *   device failed
  *   a write or a flush (or did not take its superblock or its bad-block log); -ECANCELED

@@ -540,7 +540,14 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&a->meta_lock);
-	rc = replace_begin_locked(a, idx, path, flags & GRAID_REPLACE_WAIT, &r);
+	/*
+	 * A close on another thread set closing before it stopped the replaces (replace_stop,
+	 * under this lock): one begun after that would outlive the handle.
+	 */
+	if (atomic_load(&a->closing))
+		rc = -ECANCELED;
+	else
+		rc = replace_begin_locked(a, idx, path, flags & GRAID_REPLACE_WAIT, &r);
 	if (rc == 0 && (flags & GRAID_REPLACE_WAIT))
 		r->waiting = true;
 	pthread_mutex_unlock(&a->meta_lock);
