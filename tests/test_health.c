@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* graid_array_member_health(): a member's drive health, here from a scripted source. */
+/*
+ * graid_array_member_health(): a member's drive health, here from a scripted source; and the
+ * health watch's verdicts, on scripted drives and on failed I/Os of plain member files.
+ */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -197,5 +201,167 @@ Test(health, the_worker_reports_each_rule_once_when_it_begins_to_hold, .timeout 
 		cr_assert_eq(graid_array_set_health_options(a, &o), -EROFS);
 		cr_assert_eq(graid_array_close(a), 0);
 	}
+	au_remove(&s);
+}
+
+/*
+ * A RAID-5 of four member files (64 KiB chunks), opened again with role @p role given as
+ * "faulty:@p fault:" its file, its health events counted in @p seen, watched every 100 ms
+ * with @p o (the I/O-error fields the caller's).
+ */
+static struct graid_array *ioerr_open(struct au_set *s, unsigned role, const char *fault,
+				      struct hw_seen *seen, struct graid_health_options *o)
+{
+	static char spec[700];
+	const char *paths[AU_MAX];
+	struct graid_array *a;
+
+	tu_need_fault_injection();
+	au_make(s, 4, 8u << 20);
+	cr_assert_eq(au_create(s, 4, 5, 65536, &a), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	snprintf(spec, sizeof(spec), "faulty:%s:%s", fault, s->path[role]);
+	memcpy(paths, s->paths, sizeof(s->paths));
+	paths[role] = spec;
+	cr_assert_eq(graid_array_open(paths, 4, NULL, &a), 0);
+	cr_assert_eq(graid_array_set_event_callback(a, hw_event, seen), 0);
+	o->struct_size = sizeof(*o);
+	o->interval_ms = 100;
+	o->wear_percent = 90;
+	o->media_rising = 2;
+	o->media_burst = 25;
+	o->media_window_s = 600;
+	cr_assert_eq(graid_array_set_health_options(a, o), 0);
+	return a;
+}
+
+static struct graid_member_info ioerr_info(struct graid_array *a, unsigned idx)
+{
+	struct graid_member_info i = { .struct_size = sizeof(i) };
+
+	cr_assert_eq(graid_array_member_info(a, idx, &i), 0);
+	return i;
+}
+
+/*
+ * Read the array a stripe at a time from its start until role 1 (whose reads all fail) has
+ * @p n errors: every read served whole. A stripe whose parity role 1 holds reads nothing of it.
+ */
+static void ioerr_fail_reads(struct graid_array *a, unsigned n)
+{
+	static uint8_t buf[3 * 65536];
+
+	for (unsigned i = 0; i < 64 && ioerr_info(a, 1).errors < n; i++)
+		cr_assert_eq(graid_array_read(a, buf, sizeof(buf), (uint64_t)i * sizeof(buf)),
+			     (ssize_t)sizeof(buf), "read %u", i);
+	cr_assert_eq(ioerr_info(a, 1).errors, n);
+}
+
+/*
+ * A member file whose reads all fail: three in a row are one HEALTH_CRITICAL for that role
+ * with the I/O-error bit (no health log needed), while the array serves every read from
+ * parity and keeps the member; further errors while the rule holds send nothing more.
+ */
+Test(health, three_failed_reads_in_a_row_are_one_critical_verdict, .timeout = 60)
+{
+	struct graid_health_options o = { .auto_replace_off = 1 };
+	struct hw_seen seen = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct graid_array *a;
+	struct au_set s;
+
+	a = ioerr_open(&s, 1, "read-eio-after=0", &seen, &o);
+	usleep(300000);
+	cr_assert_eq(hw_wait(&seen, 1, 0), 0, "an event before any error");
+	ioerr_fail_reads(a, 3);
+	cr_assert_eq(hw_wait(&seen, 1, 1000), 1, "no event within a second of 3 errors");
+	cr_assert_eq(seen.ev[0].type, GRAID_EVENT_HEALTH_CRITICAL);
+	cr_assert_eq(seen.ev[0].member, 1);
+	cr_assert_eq(seen.ev[0].count, GRAID_HEALTH_RULE_IO_ERRORS);
+	cr_assert_eq(ioerr_info(a, 1).state, GRAID_MEMBER_ACTIVE, "the member was taken out");
+	ioerr_fail_reads(a, 6);
+	usleep(400000);
+	cr_assert_eq(hw_wait(&seen, 2, 0), 1, "the rule that stays was reported again");
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}
+
+/*
+ * Bad blocks on a member file, each read error followed by good reads of that member: never
+ * two in a row. Below the burst nothing is sent; the burst-th error within the window is one
+ * HEALTH_CRITICAL. The burst here is 5 (the fault model keeps 8 bad blocks at most).
+ */
+Test(health, failed_reads_between_successes_count_only_as_a_burst, .timeout = 60)
+{
+	struct graid_health_options o = { .auto_replace_off = 1, .io_errors_burst = 5 };
+	struct hw_seen seen = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	static uint8_t buf[65536];
+	char fault[200];
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	unsigned n = 0;
+
+	/* Bad 4 KiB blocks of role 1 four chunks apart: its chunks between them read well. */
+	snprintf(fault, sizeof(fault), "bad-block=%u,bad-block=%u,bad-block=%u,bad-block=%u,"
+		 "bad-block=%u", 0u, 4u * 65536, 8u * 65536, 12u * 65536, 16u * 65536);
+	a = ioerr_open(&s, 1, fault, &seen, &o);
+	size = 64ull * 65536;
+	for (uint64_t off = 0; off < size; off += sizeof(buf)) {
+		cr_assert_eq(graid_array_read(a, buf, sizeof(buf), off), (ssize_t)sizeof(buf));
+		n = (unsigned)ioerr_info(a, 1).errors;
+		if (n == 4)
+			break;
+	}
+	cr_assert_eq(n, 4, "%u read errors", n);
+	usleep(400000);
+	cr_assert_eq(hw_wait(&seen, 1, 0), 0, "4 errors between successes gave an event");
+	for (uint64_t off = 0; off < 2 * size && n < 5; off += sizeof(buf)) {
+		cr_assert_eq(graid_array_read(a, buf, sizeof(buf), off), (ssize_t)sizeof(buf));
+		n = (unsigned)ioerr_info(a, 1).errors;
+	}
+	cr_assert_eq(n, 5, "%u read errors", n);
+	cr_assert_eq(hw_wait(&seen, 1, 1000), 1, "no event within a second of the burst");
+	cr_assert_eq(seen.ev[0].type, GRAID_EVENT_HEALTH_CRITICAL);
+	cr_assert_eq(seen.ev[0].member, 1);
+	cr_assert_eq(seen.ev[0].count, GRAID_HEALTH_RULE_IO_ERRORS);
+	cr_assert_eq(ioerr_info(a, 1).state, GRAID_MEMBER_ACTIVE);
+
+	o.io_errors_burst = GRAID_HEALTH_IO_BURST_MAX + 1;
+	cr_assert_eq(graid_array_set_health_options(a, &o), -EINVAL, "a burst past the ring");
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}
+
+/* The I/O-error verdict, as any critical one, starts a replace of the role onto a hot spare. */
+Test(health, failed_reads_in_a_row_start_a_replace_onto_the_spare, .timeout = 120)
+{
+	struct graid_health_options o = { 0 };
+	struct hw_seen seen = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct graid_array *a;
+	struct au_set s;
+	char spare[300];
+	bool started = false;
+	int fd;
+
+	a = ioerr_open(&s, 1, "read-eio-after=0", &seen, &o);
+	snprintf(spare, sizeof(spare), "%s/spare", s.dir);
+	fd = open(spare, O_CREAT | O_RDWR, 0600);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, 8 << 20), 0);
+	close(fd);
+	cr_assert_eq(graid_array_add_spare(a, spare), 0);
+	ioerr_fail_reads(a, 3);
+	cr_assert_eq(hw_wait(&seen, 1, 1000), 1, "no event within a second of 3 errors");
+	cr_assert_eq(seen.ev[0].count, GRAID_HEALTH_RULE_IO_ERRORS);
+	/* The replace copies while the member serves; it started, or already ended. */
+	for (unsigned t = 0; t < 200 && !started; t++) {
+		struct graid_member_info i = ioerr_info(a, 1);
+
+		started = i.replacing || strcmp(i.path, spare) == 0;
+		if (!started)
+			usleep(10000);
+	}
+	cr_assert(started, "no replace of role 1 onto the spare started");
+	cr_assert_eq(graid_array_close(a), 0);
 	au_remove(&s);
 }

@@ -208,3 +208,49 @@ Test(health_policy, samples_further_apart_than_the_window_still_see_a_burst)
 	h.media_errors = 30;
 	cr_assert_eq(health_judge(&t, &p, &h), HEALTH_RULE_MEDIA_BURST);
 }
+
+/*
+ * Failed I/Os: 3 in a row, or 10 within 10 minutes, fire once (critical); errors spread past
+ * the window, or the rule off, fire nothing.
+ */
+Test(health_policy, failed_ios_in_a_row_or_in_a_burst_fire_once_per_crossing)
+{
+	const struct health_policy *p = &health_policy_default;
+	struct health_policy off = health_policy_default;
+	struct health_track t = { 0 };
+	uint64_t when[GRAID_HEALTH_IO_BURST_MAX] = { 0 };
+
+	cr_assert(HEALTH_RULES_CRITICAL & HEALTH_RULE_IO_ERRORS);
+	cr_assert_eq(health_judge_io(&t, p, 2, when, 32, MIN_NS), 0, "2 in a row");
+	cr_assert_eq(health_judge_io(&t, p, 3, when, 32, MIN_NS), HEALTH_RULE_IO_ERRORS);
+	cr_assert_eq(health_judge_io(&t, p, 4, when, 32, MIN_NS), 0, "fired twice");
+	cr_assert_eq(health_judge_io(&t, p, 0, when, 32, MIN_NS), 0);
+	cr_assert_eq(health_judge_io(&t, p, 3, when, 32, MIN_NS), HEALTH_RULE_IO_ERRORS,
+		     "a new crossing");
+
+	/* 9 errors each a minute apart, one in a row at a time: nothing; the 10th fires. */
+	memset(&t, 0, sizeof(t));
+	for (unsigned i = 0; i < 9; i++) {
+		when[i] = MIN_NS * (i + 1);
+		cr_assert_eq(health_judge_io(&t, p, 1, when, 32, when[i]), 0, "error %u", i);
+	}
+	when[9] = MIN_NS * 10;
+	cr_assert_eq(health_judge_io(&t, p, 1, when, 32, when[9]), HEALTH_RULE_IO_ERRORS);
+	/* Ten minutes on, the oldest is out of the window: the rule stops holding. */
+	cr_assert_eq(health_judge_io(&t, p, 0, when, 32, MIN_NS * 11 + 1), 0);
+	cr_assert(!t.io_crossed);
+
+	/* Spread wider than the window: never ten within it. */
+	memset(&t, 0, sizeof(t));
+	memset(when, 0, sizeof(when));
+	for (unsigned i = 0; i < 32; i++) {
+		when[i] = MIN_NS * 2 * (i + 1);
+		cr_assert_eq(health_judge_io(&t, p, 1, when, 32, when[i]), 0, "error %u", i);
+	}
+
+	off.io_in_row = 0;
+	off.io_burst = 0;
+	memset(&t, 0, sizeof(t));
+	cr_assert_eq(health_judge_io(&t, &off, 100, when, 32, when[31]), 0, "the rule off");
+	cr_assert_str_eq(health_rule_name(HEALTH_RULE_IO_ERRORS), "io-errors");
+}

@@ -926,6 +926,12 @@ GRAID_API int graid_array_member_health(struct graid_array *a, unsigned idx,
 					          (warning) */
 #define GRAID_HEALTH_RULE_MEDIA_BURST 0x10u  /**< many media errors within the window
 					          (warning) */
+#define GRAID_HEALTH_RULE_IO_ERRORS 0x20u    /**< failed I/Os of the member's device, many in
+					          a row or many within the window, on any
+					          kind of member (critical) */
+
+/** The most graid_health_options::io_errors_burst may be. */
+#define GRAID_HEALTH_IO_BURST_MAX 32u
 
 /** The shortest interval graid_array_set_health_options() takes. */
 #define GRAID_HEALTH_INTERVAL_MIN_MS 100u
@@ -953,6 +959,14 @@ struct graid_health_options {
 				          the role onto the array's last hot spare whose own drive
 				          is not in critical health, in service, where there is one
 				          and no other replace runs */
+	/* Appended: the I/O-error rule, judged for every active role whatever its kind. */
+	uint32_t io_errors_in_row;   /**< ::GRAID_HEALTH_RULE_IO_ERRORS after this many failed
+				          I/Os of a role's device with no success between them;
+				          UINT32_MAX: never; 0: the default (3) */
+	uint32_t io_errors_burst;    /**< ::GRAID_HEALTH_RULE_IO_ERRORS at this many failed
+				          I/Os... at most ::GRAID_HEALTH_IO_BURST_MAX; UINT32_MAX:
+				          never; 0: the default (10) */
+	uint32_t io_errors_window_s; /**< ...within this many seconds; 0: the default (600) */
 };
 
 /**
@@ -961,8 +975,10 @@ struct graid_health_options {
  *   thread beside its worker) reads each NVMe member's and spare's health (graid_array_member_health()), judges it
  *   against the policy, and sends ::GRAID_EVENT_HEALTH_CRITICAL or
  *   ::GRAID_EVENT_HEALTH_WARNING when a rule begins to hold (once per crossing). Members
- *   that are no NVMe namespace are not watched. The options take effect at once: a round
- *   of samples is taken now, then one every interval.
+ *   that are no NVMe namespace have no health log to read; every active role, whatever its
+ *   kind, is judged at each round on its failed I/Os (::GRAID_HEALTH_RULE_IO_ERRORS, off
+ *   with UINT32_MAX in both io_errors_in_row and io_errors_burst). The options take
+ *   effect at once: a round of samples is taken now, then one every interval.
  * @param a the array, opened writable.
  * @param opts the options.
  * Roles failed, missing or unreachable are not sampled. The watch samples also while the
@@ -974,8 +990,9 @@ struct graid_health_options {
  *   member stays in service; its events follow the HEALTH_CRITICAL one), unless
  *   auto_replace_off is set or the array has no such spare or a replace under way (logged).
  * @return 0; -EINVAL NULL arguments, struct_size smaller than the struct's first version,
- *   wear_percent above 255, or interval_ms below ::GRAID_HEALTH_INTERVAL_MIN_MS (and not
- *   0); -EROFS the array was opened read-only (it has no worker); -ENOMEM the open could
+ *   wear_percent above 255, interval_ms below ::GRAID_HEALTH_INTERVAL_MIN_MS (and not
+ *   0), or io_errors_burst above ::GRAID_HEALTH_IO_BURST_MAX (and not UINT32_MAX);
+ *   -EROFS the array was opened read-only (it has no worker); -ENOMEM the open could
  *   not get the watch's memory or thread (logged then): nothing is watched.
  */
 GRAID_API int graid_array_set_health_options(struct graid_array *a,

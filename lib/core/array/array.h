@@ -78,6 +78,9 @@ struct member_device {
  * new device starts afresh (member_role_reset): nothing the old device earned carries over.
  * Fields without a note are changed under meta_lock.
  */
+/* Failed I/Os whose times a role keeps: the most io_errors_burst may ask for. */
+#define IOERR_RING GRAID_HEALTH_IO_BURST_MAX
+
 struct member_role {
 	/*
 	 * The first 8 bytes of the UUID of the device that holds this role, as the superblocks
@@ -110,6 +113,17 @@ struct member_role {
 	/* graid_array_stats() of the device since it joined, and its last MEMBER_SLOW event. */
 	struct io_stats stats;
 	_Atomic uint64_t slow_sent_ns;
+	/*
+	 * Failed I/Os for the health policy's I/O-error rule (member_io_done): how many reads
+	 * ([0]) and writes ([1]) failed in a row (a success of that kind sets it back to 0: the
+	 * write that repairs a read error does not hide a drive that no longer reads), and the
+	 * times of the last IOERR_RING failures in a ring (io_err_next counts every one, so it
+	 * modulo IOERR_RING is the next slot). Relaxed: the watch reads them each round, and an
+	 * error more or less at the edge changes nothing.
+	 */
+	atomic_uint io_err_row[2];
+	atomic_uint io_err_next;
+	_Atomic uint64_t io_err_ns[IOERR_RING];
 };
 
 /*
@@ -139,6 +153,11 @@ static inline void member_role_reset(struct member_role *r, uint64_t slot_id)
 	atomic_store(&r->errors, 0);
 	io_stats_reset(&r->stats, graid__now_ns());
 	atomic_store(&r->slow_sent_ns, 0);
+	atomic_store(&r->io_err_row[0], 0);
+	atomic_store(&r->io_err_row[1], 0);
+	atomic_store(&r->io_err_next, 0);
+	for (unsigned i = 0; i < IOERR_RING; i++)
+		atomic_store(&r->io_err_ns[i], 0);
 }
 
 /* One member role: its state, its device, and the rest of what the array knows of it. */

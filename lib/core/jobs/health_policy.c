@@ -9,6 +9,9 @@ const struct health_policy health_policy_default = {
 	.media_rising_periods = 2,
 	.media_burst = 25,
 	.media_window_ns = 600ull * 1000 * 1000 * 1000,
+	.io_in_row = 3,
+	.io_burst = 10,
+	.io_window_ns = 600ull * 1000 * 1000 * 1000,
 };
 
 /*
@@ -93,6 +96,22 @@ uint32_t health_judge(struct health_track *t, const struct health_policy *p,
 	return fired;
 }
 
+uint32_t health_judge_io(struct health_track *t, const struct health_policy *p,
+			 unsigned in_row, const uint64_t *err_ns, unsigned nerr, uint64_t now_ns)
+{
+	unsigned recent = 0;
+	bool hold;
+
+	for (unsigned i = 0; i < nerr; i++)
+		if (err_ns[i] && err_ns[i] <= now_ns && now_ns - err_ns[i] <= p->io_window_ns)
+			recent++;
+	hold = (p->io_in_row && in_row >= p->io_in_row) || (p->io_burst && recent >= p->io_burst);
+	if (hold == t->io_crossed)
+		return 0;
+	t->io_crossed = hold;
+	return hold ? HEALTH_RULE_IO_ERRORS : 0;
+}
+
 const char *health_rule_name(uint32_t rule)
 {
 	switch (rule) {
@@ -101,6 +120,7 @@ const char *health_rule_name(uint32_t rule)
 	case HEALTH_RULE_WEAR: return "wear";
 	case HEALTH_RULE_MEDIA_RISING: return "media-errors-rising";
 	case HEALTH_RULE_MEDIA_BURST: return "media-errors-burst";
+	case HEALTH_RULE_IO_ERRORS: return "io-errors";
 	}
 	return "unknown";
 }

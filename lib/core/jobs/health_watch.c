@@ -2,7 +2,8 @@
 /*
  * The watch over the members' drive health, in a thread of its own beside the worker: every
  * interval, each NVMe member's and spare's health log is read and judged (health_policy.c),
- * and a rule that begins to hold is an event. Also the one way a sample is taken: without
+ * and a rule that begins to hold is an event; every active role's failed I/Os are judged
+ * too, whatever its device. Also the one way a sample is taken: without
  * meta_lock during the command.
  */
 #include <errno.h>
@@ -149,32 +150,24 @@ uint64_t array_health_wait_ns(const struct graid_array *a)
 	return w->next_ns > now ? w->next_ns - now : 0;
 }
 
-/* Judge one sample of slot @p idx and send what began to hold. meta_lock held. */
-static void health_judge_slot(struct graid_array *a, unsigned idx,
-			      const struct graid_member_health *h, dev_t devno, ino_t ino)
+/* Slot @p idx's track, started afresh when it was of another device. meta_lock held. */
+static struct health_track *health_track_of(struct health_watch *w, unsigned idx, dev_t devno,
+					    ino_t ino)
 {
-	struct health_watch *w = a->health;
-	uint32_t fired, critical;
-
 	if (w->slot[idx].devno != devno || w->slot[idx].ino != ino) {
 		memset(&w->slot[idx], 0, sizeof(w->slot[idx]));
 		w->slot[idx].devno = devno;
 		w->slot[idx].ino = ino;
 	}
-	w->slot[idx].last = *h;
-	w->slot[idx].last_ns = graid__now_ns();
-	fired = health_judge(&w->slot[idx].track, &w->policy, h);
-	if (!fired)
-		return;
-	critical = fired & HEALTH_RULES_CRITICAL;
-	for (uint32_t bit = 1; bit <= fired; bit <<= 1)
-		if (fired & bit)
-			graid__log(critical ? GRAID_LOG_ERR : GRAID_LOG_WARNING,
-				   "member %u (%s): drive health: %s (critical warning 0x%02x, spare "
-				   "%u%% of threshold %u%%, %u%% used, %llu media errors)", idx,
-				   health_member(a, idx)->dev.path, health_rule_name(bit),
-				   h->critical_warning, h->available_spare, h->spare_threshold,
-				   h->percent_used, (unsigned long long)h->media_errors);
+	return &w->slot[idx].track;
+}
+
+/* Send the rules that began to hold for slot @p idx, and act on a critical one. */
+static void health_send(struct graid_array *a, unsigned idx, uint32_t fired)
+{
+	struct health_watch *w = a->health;
+	uint32_t critical = fired & HEALTH_RULES_CRITICAL;
+
 	if (critical)
 		array_event(a, GRAID_EVENT_HEALTH_CRITICAL, (int)idx, 0, 0, critical);
 	/* A role whose drive is about to fail moves to a spare while it still reads. */
@@ -182,6 +175,60 @@ static void health_judge_slot(struct graid_array *a, unsigned idx,
 		replace_auto(a, idx);
 	if (fired & ~critical)
 		array_event(a, GRAID_EVENT_HEALTH_WARNING, (int)idx, 0, 0, fired & ~critical);
+}
+
+/* Judge one sample of slot @p idx and send what began to hold. meta_lock held. */
+static void health_judge_slot(struct graid_array *a, unsigned idx,
+			      const struct graid_member_health *h, dev_t devno, ino_t ino)
+{
+	struct health_watch *w = a->health;
+	struct health_track *t = health_track_of(w, idx, devno, ino);
+	uint32_t fired;
+
+	w->slot[idx].last = *h;
+	w->slot[idx].last_ns = graid__now_ns();
+	fired = health_judge(t, &w->policy, h);
+	if (!fired)
+		return;
+	for (uint32_t bit = 1; bit <= fired; bit <<= 1)
+		if (fired & bit)
+			graid__log(bit & HEALTH_RULES_CRITICAL ? GRAID_LOG_ERR : GRAID_LOG_WARNING,
+				   "member %u (%s): drive health: %s (critical warning 0x%02x, spare "
+				   "%u%% of threshold %u%%, %u%% used, %llu media errors)", idx,
+				   health_member(a, idx)->dev.path, health_rule_name(bit),
+				   h->critical_warning, h->available_spare, h->spare_threshold,
+				   h->percent_used, (unsigned long long)h->media_errors);
+	health_send(a, idx, fired);
+}
+
+/*
+ * Judge role @p idx's failed I/Os, counted as they complete (member_io_done), whatever the
+ * kind of its device: a file or a block device has no health log, but its errors count.
+ * meta_lock held; no command is sent.
+ */
+static void health_judge_io_slot(struct graid_array *a, unsigned idx)
+{
+	struct health_watch *w = a->health;
+	struct member *m = &a->members[idx];
+	int st = atomic_load(&m->state);
+	uint64_t when[IOERR_RING];
+	unsigned row;
+	uint32_t fired;
+
+	if (m->dev.fd < 0 || (st != GRAID_MEMBER_ACTIVE && st != GRAID_MEMBER_REBUILDING))
+		return;
+	row = atomic_load_explicit(&m->role.io_err_row[0], memory_order_relaxed);
+	if (atomic_load_explicit(&m->role.io_err_row[1], memory_order_relaxed) > row)
+		row = atomic_load_explicit(&m->role.io_err_row[1], memory_order_relaxed);
+	for (unsigned i = 0; i < IOERR_RING; i++)
+		when[i] = atomic_load_explicit(&m->role.io_err_ns[i], memory_order_relaxed);
+	fired = health_judge_io(health_track_of(w, idx, m->dev.devno, m->dev.ino), &w->policy,
+				row, when, IOERR_RING, graid__now_ns());
+	if (!fired)
+		return;
+	graid__log(GRAID_LOG_ERR, "member %u (%s): drive health: %s (%u failed I/Os in a row)",
+		   idx, m->dev.path, health_rule_name(fired), row);
+	health_send(a, idx, fired);
 }
 
 /* Whether the rest of a health round waits: the array closes. */
@@ -221,6 +268,8 @@ void array_health_watch(struct graid_array *a)
 			w->cursor = idx;
 			return;
 		}
+		if (idx < a->nmembers)
+			health_judge_io_slot(a, idx);
 		if (!health_watched(m))
 			continue;
 		/* The lock was let go: judge only if the slot still has the device read. */
@@ -244,6 +293,9 @@ GRAID_API int graid_array_set_health_options(struct graid_array *a,
 
 	/* The first version's fields are all required; later ones keep their defaults. */
 	if (!a || !o || o->struct_size < min || o->wear_percent > 255 ||
+	    (o->struct_size >= offsetof(struct graid_health_options, io_errors_burst) +
+				       sizeof(o->io_errors_burst) &&
+	     o->io_errors_burst > GRAID_HEALTH_IO_BURST_MAX && o->io_errors_burst != UINT32_MAX) ||
 	    (o->interval_ms && o->interval_ms < GRAID_HEALTH_INTERVAL_MIN_MS))
 		return -EINVAL;
 	if (a->read_only)
@@ -263,6 +315,22 @@ GRAID_API int graid_array_set_health_options(struct graid_array *a,
 							 auto_replace_off) +
 						 sizeof(o->auto_replace_off) &&
 			      o->auto_replace_off;
+	if (o->struct_size >= offsetof(struct graid_health_options, io_errors_window_s) +
+				      sizeof(o->io_errors_window_s)) {
+		w->policy.io_in_row = o->io_errors_in_row == UINT32_MAX ? 0
+				      : o->io_errors_in_row ? o->io_errors_in_row
+				      : health_policy_default.io_in_row;
+		w->policy.io_burst = o->io_errors_burst == UINT32_MAX ? 0
+				     : o->io_errors_burst ? o->io_errors_burst
+				     : health_policy_default.io_burst;
+		w->policy.io_window_ns = o->io_errors_window_s
+						 ? (uint64_t)o->io_errors_window_s * 1000000000ull
+						 : health_policy_default.io_window_ns;
+	} else {
+		w->policy.io_in_row = health_policy_default.io_in_row;
+		w->policy.io_burst = health_policy_default.io_burst;
+		w->policy.io_window_ns = health_policy_default.io_window_ns;
+	}
 	w->next_ns = graid__now_ns(); /* a sample at once, then one every interval */
 	w->cursor = 0;
 	pthread_cond_signal(&w->cond);

@@ -384,6 +384,16 @@ ssize_t member_io_now(struct graid_array *a, int fd, bool write, void *buf, unsi
 	return (ssize_t)done;
 }
 
+/* One more failed I/O of the role's device, for the health policy's I/O-error rule. */
+static void member_io_error_note(struct member *m, bool write)
+{
+	unsigned slot = atomic_fetch_add_explicit(&m->role.io_err_next, 1, memory_order_relaxed);
+
+	atomic_fetch_add_explicit(&m->role.io_err_row[write], 1, memory_order_relaxed);
+	atomic_store_explicit(&m->role.io_err_ns[slot % IOERR_RING], graid__now_ns(),
+			      memory_order_relaxed);
+}
+
 int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t len,
 		   struct member_io_fault *mf, int res)
 {
@@ -406,13 +416,18 @@ int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t 
 	 * which only extends a file whose holes then read as zeroes): the member goes out.
 	 */
 	if (res != (int)len) {
-		if (ours)
+		if (ours) {
+			member_io_error_note(m, write);
 			mf->slow_ms = stats_member(a, member, write ? GRAID_IO_WRITE : GRAID_IO_READ,
 						   0, true, mf->start_ns);
+		}
 		return res < 0 ? res : -ENXIO;
 	}
 	if (!ours)
 		return res;
+	/* The success path's one cost: a load, and a store only after an error. */
+	if (atomic_load_explicit(&m->role.io_err_row[write], memory_order_relaxed))
+		atomic_store_explicit(&m->role.io_err_row[write], 0, memory_order_relaxed);
 	mf->slow_ms = stats_member(a, member, write ? GRAID_IO_WRITE : GRAID_IO_READ, len, false,
 				   mf->start_ns);
 	atomic_fetch_add_explicit(write ? &m->role.writes : &m->role.reads, 1, memory_order_relaxed);
