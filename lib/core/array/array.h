@@ -225,6 +225,7 @@ struct bitmap {
  * returned to the caller (or a worker thread starts) and only read afterwards.
  */
 struct health_watch;
+struct tag_store;
 struct array_replace;
 
 struct graid_array {
@@ -232,6 +233,10 @@ struct graid_array {
 	struct layout lay;
 	struct graid_backend *be;      /* parity engine; NULL for levels 0, 1, 10 */
 	uint64_t data_offset;          /* bytes from member start to data area */
+	/* Checksums (docs/INTEGRITY.md): a tag per 4 KiB block of every member, or csum false. */
+	bool csum;
+	uint64_t tag_offset, tag_bytes; /* each member's tag area, bytes from its start */
+	struct tag_store *tags;        /* the cached tags (member/tag_store.h); NULL without */
 	uint32_t block_size;
 	uint8_t uuid[16];
 	uint64_t ctime;

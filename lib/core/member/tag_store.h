@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/* The tags of a checksummed array's members: cached tag blocks, verify, update, write-back. */
+#ifndef LIBGRAID_CORE_TAG_STORE_H
+#define LIBGRAID_CORE_TAG_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct graid_array;
+struct iovec;
+
+/* One 4 KiB block whose data failed its tag. */
+struct tag_bad {
+	uint64_t block;     /* 4 KiB block number in the role's data area */
+};
+
+/*
+ * Open the store of every role of @p a (a->csum, a->tag_offset and a->tag_bytes set from the
+ * superblock), into a->tags. 0 or -errno.
+ */
+int tag_store_open(struct graid_array *a);
+
+/* Free it (dirty tag blocks are NOT written: tag_store_flush() first). NULL-safe. */
+void tag_store_close(struct graid_array *a);
+
+/*
+ * Verify [off, off + len) of @p role's data area (4 KiB multiples) held in @p iov. Returns 0
+ * (every block's tag holds, or is absent), -EBADMSG (the first @p max bad blocks in @p bad,
+ * their count in *@p nbad), or -errno when a tag block could not be read (the caller fails
+ * the read with it: the tag area is part of the member).
+ */
+int tag_store_verify(struct graid_array *a, unsigned role, uint64_t off,
+		     const struct iovec *iov, unsigned iovcnt, struct tag_bad *bad,
+		     unsigned max, unsigned *nbad);
+
+/*
+ * A write of [off, off + len) of @p role about to be issued with the data in @p iov: the new
+ * tags are computed and held as pending (verify accepts the old tag or the new one) until
+ * tag_store_write_end(). 0 or -errno (-ENOMEM, or a tag block unreadable).
+ */
+int tag_store_write_begin(struct graid_array *a, unsigned role, uint64_t off,
+			  const struct iovec *iov, unsigned iovcnt);
+
+/* Its end: @p ok true, the new tags become the tags (dirty); false, the old ones stay. */
+void tag_store_write_end(struct graid_array *a, unsigned role, uint64_t off, uint64_t len,
+			 bool ok);
+
+/* [off, off + len) deallocated or of unknown content: its tags become absent (dirty). */
+int tag_store_forget(struct graid_array *a, unsigned role, uint64_t off, uint64_t len);
+
+/* Set the tags of [off, off + len) from @p iov now (resync, a write done outside the ring). */
+int tag_store_set(struct graid_array *a, unsigned role, uint64_t off,
+		  const struct iovec *iov, unsigned iovcnt);
+
+/* Every dirty tag block written to its member and the member flushed; 0 or the first -errno. */
+int tag_store_flush(struct graid_array *a);
+
+/*
+ * A new device took @p role (role_install): that role's cache dropped, the tag area zeroed on
+ * the new device (every tag absent until a rebuild writes them). 0 or -errno.
+ */
+int tag_store_role_reset(struct graid_array *a, unsigned role);
+
+#endif
