@@ -72,15 +72,15 @@ struct member_device {
 	struct member_nvme nvme;       /* NVMe identify data; passthrough when nvme.passthru */
 };
 
+/* Failed I/Os whose times a role keeps: the most io_errors_burst may ask for. */
+#define IOERR_RING GRAID_HEALTH_IO_BURST_MAX
+
 /*
  * What the array knows of a role apart from its device: its place in the superblocks, its
  * catch-up or rebuild, its outages and the errors counted against it. A role that gets a
  * new device starts afresh (member_role_reset): nothing the old device earned carries over.
  * Fields without a note are changed under meta_lock.
  */
-/* Failed I/Os whose times a role keeps: the most io_errors_burst may ask for. */
-#define IOERR_RING GRAID_HEALTH_IO_BURST_MAX
-
 struct member_role {
 	/*
 	 * The first 8 bytes of the UUID of the device that holds this role, as the superblocks
