@@ -329,5 +329,48 @@ run "$G" spare remove s1 d0 d1 d2
 	{ bad "unserved spare remove: exit $rc_last"; cat out err; }
 has err "spare: removing s1: no hot spare of this array has that path" "says so"
 
+# --- drive health: the holder's watch's last sample and rules; a look reads the drive ----
+# A scripted drive (the fault model's health=FILE): only in builds with fault injection.
+if [ "${GRAID_TEST_FAULT_INJECTION:-1}" = 1 ]; then
+	truncate -s 17M h0 h1 h2
+	expect 0 "create RAID-5 on h0..h2" -- "$G" create -l 5 -s 16M h0 h1 h2
+	printf 'critical_warning 4\navailable_spare 50\nspare_threshold 10\npercent_used 7\ntemperature_c 41\nmedia_errors 3\n' >hdrive
+	expect 0 "status of the unserved array: health read from the scripted drive" -- \
+		"$G" status "faulty:health=$T/hdrive:h0" h1 h2
+	has out "^health \(read from each drive now\):" "status has a health table, read now"
+	has out "^   0 scripted  0x04   50%/10%    7%  41 C          3 +[0-9]+ ms  - \(not judged: no watch\)$" \
+		"role 0's sample, not judged"
+	! grep -Eq "^   1 scripted" out && ok "a file has no health row" || bad "role 1 has a health row"
+	expect 0 "status --json of it" -- "$G" status --json "faulty:health=$T/hdrive:h0" h1 h2
+	json "its JSON: role 0's sample, rules null; role 1 null" \
+		"d['members'][0]['health']['sample']['critical_warning'] == 4 and \
+		 d['members'][0]['health']['sample']['media_errors'] == 3 and \
+		 d['members'][0]['health']['rules'] is None and d['members'][1]['health'] is None"
+	GRAID_FILL_HEALTH_MS=100 hold hfill.out --control --hold-after 1M "faulty:health=$T/hdrive:h0" h1 h2
+	hholder=$holder
+	for i in $(seq 100); do
+		"$G" status --json h0 h1 h2 >out 2>/dev/null
+		grep -q '"verdict"' out && break
+		sleep 0.1
+	done
+	expect 0 "status --json of the served array" -- "$G" status --json h0 h1 h2
+	json "the holder's sample of role 0, with its age, and the rule that holds" \
+		"d['members'][0]['health']['sample']['critical_warning'] == 4 and \
+		 d['members'][0]['health']['sample']['available_spare'] == 50 and \
+		 d['members'][0]['health']['sample']['spare_threshold'] == 10 and \
+		 d['members'][0]['health']['sample']['percent_used'] == 7 and \
+		 d['members'][0]['health']['sample']['temperature_c'] == 41 and \
+		 d['members'][0]['health']['sample']['age_ms'] < 10000 and \
+		 d['members'][0]['health']['rules'] == ['critical-warning'] and \
+		 d['members'][0]['health']['verdict'] == 'critical' and \
+		 d['members'][1]['health'] is None"
+	expect 0 "status of the served array" -- "$G" status h0 h1 h2
+	has out "^health \(the holder's watch, its last sample\):" "status has the holder's health table"
+	has out "^   0 scripted  0x04   50%/10%    7%  41 C          3 +[0-9]+ (ms|s)  critical: critical-warning$" \
+		"role 0's sample, its age and the rule holding"
+	kill -9 "$hholder"
+	wait "$hholder" 2>/dev/null
+fi
+
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
