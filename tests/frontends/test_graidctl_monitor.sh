@@ -115,6 +115,27 @@ has err "--program $T/prog.sh test-message $CU: exit 7" "its failure is said on 
 [ "$(grep -c test-message prog.log)" -eq 2 ] && ok "and the next run happened" || bad "runs: $(cat prog.log)"
 rm -f prog.fail prog.log
 
+# --- --oneshot on an array that needs a resync (its writer killed mid-work) -----------------
+truncate -s 17M u0 u1 u2
+expect 0 "create RAID-5 on u0..u2" -- "$G" create -l 5 -s 16M u0 u1 u2
+echo "DEVICE $T/u?" >unclean.conf
+UU=$("$G" list --scan --config "$T/unclean.conf" --json | "$PY" -c "import json,sys
+print(json.load(sys.stdin)['arrays'][0]['uuid'])")
+"$FILL" --hold-after 2M "$T/u0" "$T/u1" "$T/u2" >ufill.out 2>&1 &
+ufill=$!
+pids+=($ufill)
+wait_for ufill.out holding 60 || bad "graid_fill never held the u array: $(cat ufill.out)"
+kill -9 "$ufill"
+wait "$ufill" 2>/dev/null
+expect 3 "--oneshot with an array not closed cleanly: exit 3" -- \
+	"$G" monitor --oneshot --config "$T/unclean.conf"
+has out "^[0-9T:.+-]+ resync-needed $UU - regions=[1-9][0-9]* source=look$" \
+	"--oneshot names it, with the regions to resync"
+expect 0 "assemble resyncs it" -- "$G" assemble u0 u1 u2
+expect 0 "--oneshot after the resync: nothing to report" -- \
+	"$G" monitor --oneshot --config "$T/unclean.conf"
+[ ! -s out ] && ok "--oneshot printed nothing" || { bad "--oneshot printed"; cat out; }
+
 # --- a served array: the monitor runs first, the endpoint appears later --------------------
 monitor m1.out --delay 1 --program "$T/prog.sh"
 "$FILL" --control --hold-after 4M "$T/c0" "$T/c1" "$T/c2" "$T/c3" >fill.out 2>&1 &
