@@ -6,6 +6,8 @@
 # usage: test_graidctl_monitor.sh PATH/TO/graidctl PATH/TO/graid_fill [graid-monitor.service
 #        [syslog_shim.so]]
 set -u
+# The shared helpers: counts, ok, bad, expect, has, hasnt, json, check, workdir (lib.sh).
+. "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 
 G=${1:?usage: test_graidctl_monitor.sh PATH/TO/graidctl PATH/TO/graid_fill}
 [ -x "$G" ] || { echo "SKIP: $G is not an executable"; exit 77; }
@@ -15,35 +17,10 @@ UNIT=${3:+$(readlink -f "$3")}
 SHIM=${4:+$(readlink -f "$4")}
 PY=$(command -v python3) || { echo "SKIP: python3 is needed for the scripted endpoint"; exit 77; }
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/graidctl-monitor.XXXXXX") || exit 1
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-cd "$T" || exit 1
+workdir graidctl-monitor
 export GRAID_RUN_DIR=$T/run GRAID_CONF=$T/graid.conf
 mkdir -m 700 run
 
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
-expect() {
-	local want=$1 what=$2 rc
-	shift 3
-	"$@" >out 2>err
-	rc=$?
-	if [ "$rc" -eq "$want" ]; then ok "$what (exit $rc)"; else
-		bad "$what: exit $rc, wanted $want"; sed 's/^/     out: /' out; sed 's/^/     err: /' err
-	fi
-}
-has() {
-	if grep -Eq -- "$2" "$1"; then ok "$3"; else bad "$3: no /$2/ in $1"; sed "s/^/     $1: /" "$1"; fi
-}
-hasnt() {
-	if ! grep -Eq -- "$2" "$1"; then ok "$3"; else bad "$3: /$2/ in $1"; sed "s/^/     $1: /" "$1"; fi
-}
 # wait_for FILE PATTERN SECONDS: until a line of FILE matches; 0 found, 1 not in time.
 wait_for() {
 	local i n=$(($3 * 20))

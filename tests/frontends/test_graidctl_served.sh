@@ -3,6 +3,8 @@
 # graidctl on a served array: its commands go through the holder's control endpoint.
 # usage: test_graidctl_served.sh PATH/TO/graidctl PATH/TO/graid_fill PATH/TO/fake_control.py
 set -u
+# The shared helpers: counts, ok, bad, expect, has, hasnt, json, check, workdir (lib.sh).
+. "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 
 G=${1:?usage: test_graidctl_served.sh PATH/TO/graidctl PATH/TO/graid_fill}
 [ -x "$G" ] || { echo "SKIP: $G is not an executable"; exit 77; }
@@ -12,39 +14,12 @@ FILL=$(readlink -f "${2:?usage: test_graidctl_served.sh PATH/TO/graidctl PATH/TO
 FAKE=$(readlink -f "${3:?usage: test_graidctl_served.sh ... PATH/TO/fake_control.py}")
 PY=$(command -v python3) || { echo "SKIP: python3 is needed to check the JSON"; exit 77; }
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/graidctl-served.XXXXXX") || exit 1
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-cd "$T" || exit 1
+workdir graidctl-served
 # The holders serve their endpoints here, and graidctl looks for them here.
 export GRAID_RUN_DIR=$T/run
 
-pass=0 fail=0 skip=0
-ok() { pass=$((pass + 1)); echo "ok   - $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
+skip=0
 
-# expect CODE DESCRIPTION -- COMMAND...: runs it with stdout in out, stderr in err.
-expect() {
-	local want=$1 what=$2 rc
-	shift 3
-	"$@" >out 2>err
-	rc=$?
-	if [ "$rc" -eq "$want" ]; then ok "$what (exit $rc)"; else
-		bad "$what: exit $rc, wanted $want"; sed 's/^/     out: /' out; sed 's/^/     err: /' err
-	fi
-}
-# has FILE PATTERN DESCRIPTION: grep -E in the last command's out or err.
-has() {
-	if grep -Eq -- "$2" "$1"; then ok "$3"; else bad "$3: no /$2/ in $1"; sed "s/^/     $1: /" "$1"; fi
-}
-json() { # json DESCRIPTION PYTHON-EXPRESSION-ON-d: the last out must be one JSON document
-	if "$PY" -c "import json,sys; d=json.load(open('out')); sys.exit(0 if ($2) else 1)"; then
-		ok "$1"; else bad "$1"; sed 's/^/     out: /' out; fi
-}
 # interrupt_when_following PID START POLL: once the graidctl PID has sent a POLL request
 # after its START request (it follows the holder's work: its SIGINT handler is in place),
 # Ctrl-C it; its exit status, or 124 when it did not follow within 60 s or did not end 30 s
