@@ -332,6 +332,51 @@ Test(health, failed_reads_between_successes_count_only_as_a_burst, .timeout = 60
 	au_remove(&s);
 }
 
+/*
+ * Role 1's reads all fail. One stripe read five times fails on one area of role 1 five
+ * times: retries of one bad area, counted once, so no verdict. Two more stripes are two
+ * more areas: three in a row, one verdict.
+ */
+Test(health, one_bad_area_read_again_counts_once, .timeout = 60)
+{
+	struct graid_health_options o = { .auto_replace_off = 1 };
+	struct hw_seen seen = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	static uint8_t buf[3 * 65536];
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t row = 0;
+	unsigned n;
+
+	a = ioerr_open(&s, 1, "read-eio-after=0", &seen, &o);
+	/* The first stripe with a chunk of role 1's in it (not its parity). */
+	while (ioerr_info(a, 1).errors == 0) {
+		cr_assert_lt(row, 8);
+		cr_assert_eq(graid_array_read(a, buf, sizeof(buf), row * sizeof(buf)),
+			     (ssize_t)sizeof(buf));
+		row++;
+	}
+	row--;
+	for (unsigned i = 1; i < 5; i++)
+		cr_assert_eq(graid_array_read(a, buf, sizeof(buf), row * sizeof(buf)),
+			     (ssize_t)sizeof(buf));
+	cr_assert_eq(ioerr_info(a, 1).errors, 5, "the stripe's reads did not all fail on role 1");
+	usleep(400000);
+	cr_assert_eq(hw_wait(&seen, 1, 0), 0, "5 failed reads of one area gave a verdict");
+	for (row++, n = 5; n < 7; row++) {
+		cr_assert_lt(row, 16);
+		cr_assert_eq(graid_array_read(a, buf, sizeof(buf), row * sizeof(buf)),
+			     (ssize_t)sizeof(buf));
+		n = (unsigned)ioerr_info(a, 1).errors;
+	}
+	cr_assert_eq(n, 7);
+	cr_assert_eq(hw_wait(&seen, 1, 1000), 1, "no verdict within a second of 3 areas");
+	cr_assert_eq(seen.ev[0].type, GRAID_EVENT_HEALTH_CRITICAL);
+	cr_assert_eq(seen.ev[0].member, 1);
+	cr_assert_eq(seen.ev[0].count, GRAID_HEALTH_RULE_IO_ERRORS);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}
+
 /* The I/O-error verdict, as any critical one, starts a replace of the role onto a hot spare. */
 Test(health, failed_reads_in_a_row_start_a_replace_onto_the_spare, .timeout = 120)
 {

@@ -60,9 +60,9 @@ void gctl_help_monitor(FILE *f)
 		"                   array's last look, so that a monitor started again misses\n"
 		"                   nothing (default RUN_DIR/monitor.state; \"none\": not kept)\n\n"
 		"Exit status: 0 stopped by SIGTERM or SIGINT, or --oneshot found nothing to\n"
-		"report; 3 --oneshot reported an array degraded, failed or gone; 1 the monitor\n"
-		"could not start, or its stdout was closed; 2 usage error, or another monitor\n"
-		"follows with the same state file.\n");
+		"report; 3 --oneshot reported an array degraded, failed, gone or needing a\n"
+		"resync (not closed cleanly); 1 the monitor could not start, or its stdout was\n"
+		"closed; 2 usage error, or another monitor follows with the same state file.\n");
 }
 
 static int mon_parse_seconds(const char *cmd, const char *opt, const char *s, double *out)

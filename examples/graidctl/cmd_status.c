@@ -27,6 +27,10 @@ void gctl_help_status(FILE *f)
 		"said: controller, namespace ID, model, serial, firmware, LBA format (data+metadata\n"
 		"bytes), capacity, MDTS, the largest command libgraid issues, volatile write cache,\n"
 		"whether deallocated blocks read as zeroes, and block or passthrough I/O.\n"
+		"Drive health, where a member has a health log (NVMe): critical warning bits,\n"
+		"available spare / threshold, percent used, temperature, media errors; of a\n"
+		"served array the holder's watch's last sample (its age) and the policy's rules\n"
+		"holding (warning or critical), else read from each drive now, not judged.\n"
 		"It only looks: members are opened read-only, nothing is locked or written, so it\n"
 		"works while the array is served and on members it may not write. A member given\n"
 		"but left out is named with the reason.\n\n"
@@ -176,8 +180,10 @@ static void status_text_paths(const struct status_view *v)
 
 void gctl_status_free(struct status_view *v)
 {
-	for (unsigned r = 0; v->m && r < GRAID_MAX_MEMBERS; r++)
+	for (unsigned r = 0; v->m && r < GRAID_MAX_MEMBERS; r++) {
 		free(v->m[r].bad);
+		json_object_put(v->m[r].health);
+	}
 	free(v->m);
 	free(v->given);
 	json_object_put(v->scrub);
@@ -329,6 +335,7 @@ static void status_text(const struct status_view *v)
 	status_text_bad_blocks(v);
 	status_text_nvme(v);
 	status_text_paths(v);
+	gctl_status_health_text(v);
 }
 
 /* An identifier as hex digits, or null when it is all zero (the namespace has none). */
@@ -421,6 +428,8 @@ static void status_json(const struct status_view *v)
 			gctl_json_null(&j, "replace_path");
 		gctl_json_uint(&j, "replace_done", mi->replace_done);
 		gctl_json_uint(&j, "replace_total", mi->replace_total);
+		/* HEALTHOBJ: the holder's watch's, or this look's own read of the drive. */
+		gctl_json_value(&j, "health", v->m[i].health);
 		gctl_json_array_begin(&j, "bad_blocks");
 		for (unsigned k = 0; k < v->m[i].nbad; k++) {
 			const struct graid_bad_block *b = &v->m[i].bad[k];
@@ -562,6 +571,9 @@ int gctl_cmd_status(int argc, char **argv)
 	}
 	if (v.info.holder_pid)
 		gctl_status_ask_holder(a, &v);
+	/* A holder's drives are asked by its watch: a look reads them only where none is. */
+	if (!v.live)
+		gctl_status_health_look(a, &v);
 	if (json)
 		status_json(&v);
 	else

@@ -118,6 +118,8 @@ struct mon_snap {
 	char path[GRAID_MAX_MEMBERS][256];
 	uint8_t id[GRAID_MAX_MEMBERS][16]; /* member UUIDs from the probe; 0: unknown */
 	unsigned nspares;
+	int unclean;             /* not closed cleanly, no holder: the next open resyncs */
+	uint64_t resync_regions; /* the write-intent bitmap's regions it will resync */
 };
 
 /* gctl_monitor_look.c: every array on the host's devices that is not subscribed. */

@@ -73,6 +73,8 @@ static int look_take(char **members, uint8_t (*ids)[16], int n, struct mon_snap 
 	memset(now, 0, sizeof(*now));
 	now->nmembers = l.info.nmembers > GRAID_MAX_MEMBERS ? GRAID_MAX_MEMBERS : l.info.nmembers;
 	memcpy(now->state, l.info.member_state, sizeof(now->state));
+	now->unclean = l.info.unclean;
+	now->resync_regions = l.info.resync_regions;
 	for (int k = 0; k < l.n; k++) {
 		const struct graid_given_info *g = &l.given[k];
 
@@ -247,6 +249,16 @@ static void look_one(struct mon *m, const struct gctl_scan *s, const struct gctl
 		a->known = 1;
 		if (mon_array_degraded(a))
 			look_event(m, a, "degraded", -1, "");
+		/*
+		 * Its writer died (a crash, a kill): no event of a holder says so, and the parity
+		 * of the regions it was writing is not to be trusted until a writable open
+		 * resyncs them. Said where an array is first seen, as degraded is.
+		 */
+		if (now.unclean) {
+			snprintf(detail, sizeof(detail), "regions=%llu",
+				 (unsigned long long)now.resync_regions);
+			look_event(m, a, "resync-needed", -1, detail);
+		}
 	}
 	free(members);
 	free(ids);

@@ -50,7 +50,7 @@ int mon_event_priority(const char *name)
 		{ "health-warning", LOG_WARNING },  { "spares-missing", LOG_WARNING },
 		{ "rebuild-stopped", LOG_WARNING }, { "scrub-mismatch", LOG_WARNING },
 		{ "bad-block", LOG_WARNING },       { "member-slow", LOG_WARNING },
-		{ "array-foreign", LOG_WARNING },
+		{ "array-foreign", LOG_WARNING },   { "resync-needed", LOG_WARNING },
 	};
 
 	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
@@ -149,7 +149,7 @@ void mon_report(struct mon *m, const struct mon_event *e)
 	if (m->use_syslog)
 		syslog(mon_event_priority(e->name), "%s", line);
 	if (!strcmp(e->name, "degraded") || !strcmp(e->name, "array-failed") ||
-	    !strcmp(e->name, "array-disappeared"))
+	    !strcmp(e->name, "array-disappeared") || !strcmp(e->name, "resync-needed"))
 		m->attention = 1;
 	if (m->program)
 		report_queue(m, e, has_member ? member : NULL, line);

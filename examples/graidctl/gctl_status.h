@@ -14,6 +14,8 @@ struct status_member {
 	struct graid_member_info mi;
 	struct graid_bad_block *bad; /* its bad-block log (graid_array_bad_blocks) */
 	unsigned nbad;
+	/* HEALTHOBJ (docs/CONTROL.md): the holder's, or a look's own read; NULL: none */
+	struct json_object *health;
 };
 
 struct status_view {
@@ -37,5 +39,13 @@ void gctl_status_free(struct status_view *v);
  * and fails is said on stderr, and the look stands whole.
  */
 void gctl_status_ask_holder(struct graid_array *a, struct status_view *v);
+/*
+ * gctl_status_health.c. A look (no holder answered): each role's and spare's drive health
+ * read from the drive now (graid_array_member_health(), one command each; files and other
+ * block devices have none), not judged.
+ */
+void gctl_status_health_look(struct graid_array *a, struct status_view *v);
+/* The health table below the roles' one, where any role or spare has health to show. */
+void gctl_status_health_text(const struct status_view *v);
 
 #endif /* GCTL_STATUS_H */

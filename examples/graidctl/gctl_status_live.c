@@ -62,6 +62,7 @@ static int status_live_bad(struct status_member *m, struct json_object *o)
 static int status_live_member(struct status_view *v, struct json_object *o)
 {
 	unsigned r = (unsigned)gctl_ctl_u64(o, "role");
+	struct json_object *h;
 	struct graid_member_info *mi;
 	const char *path = gctl_ctl_str(o, "path");
 	int state = status_state_value(gctl_ctl_str(o, "state"));
@@ -94,6 +95,9 @@ static int status_live_member(struct status_view *v, struct json_object *o)
 	snprintf(mi->replace_path, sizeof(mi->replace_path), "%s", gctl_ctl_str(o, "replace_path"));
 	mi->replace_done = gctl_ctl_u64(o, "replace_done");
 	mi->replace_total = gctl_ctl_u64(o, "replace_total");
+	json_object_put(v->m[r].health);
+	v->m[r].health = json_object_object_get_ex(o, "health", &h) &&
+			 json_object_is_type(h, json_type_object) ? json_object_get(h) : NULL;
 	if (r < v->info.nmembers)
 		v->info.member_state[r] = (uint8_t)state;
 	if (r >= v->nroles)

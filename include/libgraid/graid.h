@@ -916,6 +916,30 @@ struct graid_member_health {
 GRAID_API int graid_array_member_health(struct graid_array *a, unsigned idx,
 					struct graid_member_health *out);
 
+/**
+ * @brief What the array's health watch last read of a member's (or hot spare's) drive,
+ *   and the policy's rules that hold for it: no command is sent and nothing waits on the
+ *   drive, so a holder may call it from any thread (a control endpoint's, an HTTP
+ *   endpoint's) while a drive hangs. Takes the array's metadata lock for a copy.
+ * @param a the array, opened writable (a read-only open has no watch: use
+ *   graid_array_member_health()).
+ * @param idx the role (0 .. nmembers - 1), or a spare (nmembers ..), as for
+ *   graid_array_member_info().
+ * @param out filled up to its struct_size when 0 is returned; @c sampled_ns is when the
+ *   watch took the sample (CLOCK_MONOTONIC).
+ * @param rules NULL, or set on 0 and on -ENODATA to the GRAID_HEALTH_RULE_* bits that hold
+ *   for the device the role (or spare) has now: those whose crossing was reported and that
+ *   have not stopped holding since (::GRAID_HEALTH_RULE_IO_ERRORS also for a member with no
+ *   health log); 0 when none holds.
+ * @return 0; -EINVAL NULL @p a or @p out, @p idx out of range or struct_size smaller than
+ *   up to @c media_errors; -EROFS the array was opened read-only; -ENODATA the watch has
+ *   no sample of the device the slot has now (the watch is off, its first round has not
+ *   reached it, the device was replaced since, or it has no health log: a file, another
+ *   block device; @p rules is still set).
+ */
+GRAID_API int graid_array_member_health_last(struct graid_array *a, unsigned idx,
+					     struct graid_member_health *out, uint32_t *rules);
+
 /** The health policy's rules: bits of struct graid_event::count of the health events
  *  (docs/HEALTH.md has each one's reason). */
 #define GRAID_HEALTH_RULE_CRITICAL_BIT 0x01u /**< a critical warning bit newly set (critical) */

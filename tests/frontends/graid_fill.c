@@ -8,6 +8,8 @@
  * guessed moment can land before the open on a loaded machine, leaving nothing to resync).
  * --control: serve the array's control endpoint ($GRAID_RUN_DIR) from the open on: a holder
  * that graidctl's commands go through.
+ * $GRAID_FILL_HEALTH_MS: the health watch's interval (graid_array_set_health_options), so a
+ * holder's watch samples a scripted drive at once and often, not after a minute.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +50,14 @@ int main(int argc, char **argv)
 	}
 	rc = graid_array_open((const char *const *)(argv + first), (unsigned)(argc - first), NULL,
 			      &a);
+	if (rc == 0 && getenv("GRAID_FILL_HEALTH_MS")) {
+		struct graid_health_options ho = {
+			.struct_size = sizeof(ho), .wear_percent = 90, .media_rising = 2,
+			.media_burst = 25, .media_window_s = 600, .auto_replace_off = 1,
+			.interval_ms = (uint32_t)strtoul(getenv("GRAID_FILL_HEALTH_MS"), NULL, 10) };
+
+		rc = graid_array_set_health_options(a, &ho);
+	}
 	if (rc == 0 && control)
 		rc = graid_array_control_start(a, NULL);
 	if (rc == 0)

@@ -3,6 +3,8 @@
 # graidctl end to end on member files: every subcommand, its exit codes, JSON and messages.
 # usage: test_graidctl.sh PATH/TO/graidctl PATH/TO/graid_fill
 set -u
+# The shared helpers: counts, ok, bad, expect, has, hasnt, json, check, workdir (lib.sh).
+. "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 
 G=${1:?usage: test_graidctl.sh PATH/TO/graidctl PATH/TO/graid_fill}
 [ -x "$G" ] || { echo "SKIP: $G is not an executable"; exit 77; }
@@ -15,28 +17,7 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/graidctl-test.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
 cd "$T" || exit 1
 
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
 
-# expect CODE DESCRIPTION -- COMMAND...: runs it with stdout in out, stderr in err.
-expect() {
-	local want=$1 what=$2 rc
-	shift 3
-	"$@" >out 2>err
-	rc=$?
-	if [ "$rc" -eq "$want" ]; then ok "$what (exit $rc)"; else
-		bad "$what: exit $rc, wanted $want"; sed 's/^/     out: /' out; sed 's/^/     err: /' err
-	fi
-}
-# has FILE PATTERN DESCRIPTION: grep -E in the last command's out or err.
-has() {
-	if grep -Eq -- "$2" "$1"; then ok "$3"; else bad "$3: no /$2/ in $1"; sed "s/^/     $1: /" "$1"; fi
-}
-json() { # json DESCRIPTION PYTHON-EXPRESSION-ON-d: the last out must be one JSON document
-	if "$PY" -c "import json,sys; d=json.load(open('out')); sys.exit(0 if ($2) else 1)"; then
-		ok "$1"; else bad "$1"; sed 's/^/     out: /' out; fi
-}
 
 M="m0 m1 m2 m3 m4 m5"
 

@@ -6,6 +6,8 @@
 # usage: test_graidctl_monitor.sh PATH/TO/graidctl PATH/TO/graid_fill [graid-monitor.service
 #        [syslog_shim.so]]
 set -u
+# The shared helpers: counts, ok, bad, expect, has, hasnt, json, check, workdir (lib.sh).
+. "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 
 G=${1:?usage: test_graidctl_monitor.sh PATH/TO/graidctl PATH/TO/graid_fill}
 [ -x "$G" ] || { echo "SKIP: $G is not an executable"; exit 77; }
@@ -15,35 +17,10 @@ UNIT=${3:+$(readlink -f "$3")}
 SHIM=${4:+$(readlink -f "$4")}
 PY=$(command -v python3) || { echo "SKIP: python3 is needed for the scripted endpoint"; exit 77; }
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/graidctl-monitor.XXXXXX") || exit 1
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-cd "$T" || exit 1
+workdir graidctl-monitor
 export GRAID_RUN_DIR=$T/run GRAID_CONF=$T/graid.conf
 mkdir -m 700 run
 
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
-expect() {
-	local want=$1 what=$2 rc
-	shift 3
-	"$@" >out 2>err
-	rc=$?
-	if [ "$rc" -eq "$want" ]; then ok "$what (exit $rc)"; else
-		bad "$what: exit $rc, wanted $want"; sed 's/^/     out: /' out; sed 's/^/     err: /' err
-	fi
-}
-has() {
-	if grep -Eq -- "$2" "$1"; then ok "$3"; else bad "$3: no /$2/ in $1"; sed "s/^/     $1: /" "$1"; fi
-}
-hasnt() {
-	if ! grep -Eq -- "$2" "$1"; then ok "$3"; else bad "$3: /$2/ in $1"; sed "s/^/     $1: /" "$1"; fi
-}
 # wait_for FILE PATTERN SECONDS: until a line of FILE matches; 0 found, 1 not in time.
 wait_for() {
 	local i n=$(($3 * 20))
@@ -114,6 +91,27 @@ expect 0 "--test with a --program that fails" -- "$G" monitor --oneshot --test -
 has err "--program $T/prog.sh test-message $CU: exit 7" "its failure is said on stderr, with its arguments"
 [ "$(grep -c test-message prog.log)" -eq 2 ] && ok "and the next run happened" || bad "runs: $(cat prog.log)"
 rm -f prog.fail prog.log
+
+# --- --oneshot on an array that needs a resync (its writer killed mid-work) -----------------
+truncate -s 17M u0 u1 u2
+expect 0 "create RAID-5 on u0..u2" -- "$G" create -l 5 -s 16M u0 u1 u2
+echo "DEVICE $T/u?" >unclean.conf
+UU=$("$G" list --scan --config "$T/unclean.conf" --json | "$PY" -c "import json,sys
+print(json.load(sys.stdin)['arrays'][0]['uuid'])")
+"$FILL" --hold-after 2M "$T/u0" "$T/u1" "$T/u2" >ufill.out 2>&1 &
+ufill=$!
+pids+=($ufill)
+wait_for ufill.out holding 60 || bad "graid_fill never held the u array: $(cat ufill.out)"
+kill -9 "$ufill"
+wait "$ufill" 2>/dev/null
+expect 3 "--oneshot with an array not closed cleanly: exit 3" -- \
+	"$G" monitor --oneshot --config "$T/unclean.conf"
+has out "^[0-9T:.+-]+ resync-needed $UU - regions=[1-9][0-9]* source=look$" \
+	"--oneshot names it, with the regions to resync"
+expect 0 "assemble resyncs it" -- "$G" assemble u0 u1 u2
+expect 0 "--oneshot after the resync: nothing to report" -- \
+	"$G" monitor --oneshot --config "$T/unclean.conf"
+[ ! -s out ] && ok "--oneshot printed nothing" || { bad "--oneshot printed"; cat out; }
 
 # --- a served array: the monitor runs first, the endpoint appears later --------------------
 monitor m1.out --delay 1 --program "$T/prog.sh"

@@ -3,6 +3,8 @@
 # Finding and starting arrays: graid.conf, assemble --scan, list --scan, incremental, on files.
 # usage: test_graidctl_scan.sh PATH/TO/graidctl
 set -u
+# The shared helpers: counts, ok, bad, expect, has, hasnt, json, check, workdir (lib.sh).
+. "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 
 G=${1:?usage: test_graidctl_scan.sh PATH/TO/graidctl}
 [ -x "$G" ] || { echo "SKIP: $G is not an executable"; exit 77; }
@@ -17,28 +19,6 @@ export GRAID_CONF=$T/none.conf GRAID_RUN_DIR=$T/run
 # serve= starts a service through this instead of systemctl: one line per start.
 export GRAID_SERVE_CMD="echo \"\$GRAID_ARRAY_UUID \$GRAID_SERVE\" >>$T/served"
 
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
-expect() {
-	local want=$1 what=$2 rc
-	shift 3
-	"$@" >out 2>err
-	rc=$?
-	if [ "$rc" -eq "$want" ]; then ok "$what (exit $rc)"; else
-		bad "$what: exit $rc, wanted $want"; sed 's/^/     out: /' out; sed 's/^/     err: /' err
-	fi
-}
-has() {
-	if grep -Eq -- "$2" "$1"; then ok "$3"; else bad "$3: no /$2/ in $1"; sed "s/^/     $1: /" "$1"; fi
-}
-hasnt() {
-	if ! grep -Eq -- "$2" "$1"; then ok "$3"; else bad "$3: /$2/ in $1"; sed "s/^/     $1: /" "$1"; fi
-}
-json() {
-	if "$PY" -c "import json,sys; d=json.load(open('out')); sys.exit(0 if ($2) else 1)"; then
-		ok "$1"; else bad "$1"; sed 's/^/     out: /' out; fi
-}
 # events FILE [CONF]: the event count of a member's superblock, as list --scan prints it
 # (CONF: the config whose DEVICE lines find it; probe.conf's by default).
 events() {

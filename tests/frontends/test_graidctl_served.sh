@@ -3,6 +3,8 @@
 # graidctl on a served array: its commands go through the holder's control endpoint.
 # usage: test_graidctl_served.sh PATH/TO/graidctl PATH/TO/graid_fill PATH/TO/fake_control.py
 set -u
+# The shared helpers: counts, ok, bad, expect, has, hasnt, json, check, workdir (lib.sh).
+. "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 
 G=${1:?usage: test_graidctl_served.sh PATH/TO/graidctl PATH/TO/graid_fill}
 [ -x "$G" ] || { echo "SKIP: $G is not an executable"; exit 77; }
@@ -12,39 +14,12 @@ FILL=$(readlink -f "${2:?usage: test_graidctl_served.sh PATH/TO/graidctl PATH/TO
 FAKE=$(readlink -f "${3:?usage: test_graidctl_served.sh ... PATH/TO/fake_control.py}")
 PY=$(command -v python3) || { echo "SKIP: python3 is needed to check the JSON"; exit 77; }
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/graidctl-served.XXXXXX") || exit 1
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-cd "$T" || exit 1
+workdir graidctl-served
 # The holders serve their endpoints here, and graidctl looks for them here.
 export GRAID_RUN_DIR=$T/run
 
-pass=0 fail=0 skip=0
-ok() { pass=$((pass + 1)); echo "ok   - $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
+skip=0
 
-# expect CODE DESCRIPTION -- COMMAND...: runs it with stdout in out, stderr in err.
-expect() {
-	local want=$1 what=$2 rc
-	shift 3
-	"$@" >out 2>err
-	rc=$?
-	if [ "$rc" -eq "$want" ]; then ok "$what (exit $rc)"; else
-		bad "$what: exit $rc, wanted $want"; sed 's/^/     out: /' out; sed 's/^/     err: /' err
-	fi
-}
-# has FILE PATTERN DESCRIPTION: grep -E in the last command's out or err.
-has() {
-	if grep -Eq -- "$2" "$1"; then ok "$3"; else bad "$3: no /$2/ in $1"; sed "s/^/     $1: /" "$1"; fi
-}
-json() { # json DESCRIPTION PYTHON-EXPRESSION-ON-d: the last out must be one JSON document
-	if "$PY" -c "import json,sys; d=json.load(open('out')); sys.exit(0 if ($2) else 1)"; then
-		ok "$1"; else bad "$1"; sed 's/^/     out: /' out; fi
-}
 # interrupt_when_following PID START POLL: once the graidctl PID has sent a POLL request
 # after its START request (it follows the holder's work: its SIGINT handler is in place),
 # Ctrl-C it; its exit status, or 124 when it did not follow within 60 s or did not end 30 s
@@ -328,6 +303,49 @@ run "$G" spare remove s1 d0 d1 d2
 [ "$rc_last" -eq 1 ] && ok "unserved spare remove of no spare (exit 1)" ||
 	{ bad "unserved spare remove: exit $rc_last"; cat out err; }
 has err "spare: removing s1: no hot spare of this array has that path" "says so"
+
+# --- drive health: the holder's watch's last sample and rules; a look reads the drive ----
+# A scripted drive (the fault model's health=FILE): only in builds with fault injection.
+if [ "${GRAID_TEST_FAULT_INJECTION:-1}" = 1 ]; then
+	truncate -s 17M h0 h1 h2
+	expect 0 "create RAID-5 on h0..h2" -- "$G" create -l 5 -s 16M h0 h1 h2
+	printf 'critical_warning 4\navailable_spare 50\nspare_threshold 10\npercent_used 7\ntemperature_c 41\nmedia_errors 3\n' >hdrive
+	expect 0 "status of the unserved array: health read from the scripted drive" -- \
+		"$G" status "faulty:health=$T/hdrive:h0" h1 h2
+	has out "^health \(read from each drive now\):" "status has a health table, read now"
+	has out "^   0 scripted  0x04   50%/10%    7%  41 C          3 +[0-9]+ ms  - \(not judged: no watch\)$" \
+		"role 0's sample, not judged"
+	! grep -Eq "^   1 scripted" out && ok "a file has no health row" || bad "role 1 has a health row"
+	expect 0 "status --json of it" -- "$G" status --json "faulty:health=$T/hdrive:h0" h1 h2
+	json "its JSON: role 0's sample, rules null; role 1 null" \
+		"d['members'][0]['health']['sample']['critical_warning'] == 4 and \
+		 d['members'][0]['health']['sample']['media_errors'] == 3 and \
+		 d['members'][0]['health']['rules'] is None and d['members'][1]['health'] is None"
+	GRAID_FILL_HEALTH_MS=100 hold hfill.out --control --hold-after 1M "faulty:health=$T/hdrive:h0" h1 h2
+	hholder=$holder
+	for i in $(seq 100); do
+		"$G" status --json h0 h1 h2 >out 2>/dev/null
+		grep -q '"verdict"' out && break
+		sleep 0.1
+	done
+	expect 0 "status --json of the served array" -- "$G" status --json h0 h1 h2
+	json "the holder's sample of role 0, with its age, and the rule that holds" \
+		"d['members'][0]['health']['sample']['critical_warning'] == 4 and \
+		 d['members'][0]['health']['sample']['available_spare'] == 50 and \
+		 d['members'][0]['health']['sample']['spare_threshold'] == 10 and \
+		 d['members'][0]['health']['sample']['percent_used'] == 7 and \
+		 d['members'][0]['health']['sample']['temperature_c'] == 41 and \
+		 d['members'][0]['health']['sample']['age_ms'] < 10000 and \
+		 d['members'][0]['health']['rules'] == ['critical-warning'] and \
+		 d['members'][0]['health']['verdict'] == 'critical' and \
+		 d['members'][1]['health'] is None"
+	expect 0 "status of the served array" -- "$G" status h0 h1 h2
+	has out "^health \(the holder's watch, its last sample\):" "status has the holder's health table"
+	has out "^   0 scripted  0x04   50%/10%    7%  41 C          3 +[0-9]+ (ms|s)  critical: critical-warning$" \
+		"role 0's sample, its age and the rule holding"
+	kill -9 "$hholder"
+	wait "$hholder" 2>/dev/null
+fi
 
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

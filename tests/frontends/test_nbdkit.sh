@@ -5,6 +5,8 @@
 # the control endpoint it serves by default (its socket, a status through it, control=off).
 # usage: test_nbdkit.sh PATH/TO/graidctl PATH/TO/nbdkit-graid-plugin.so
 set -u
+# The shared helpers: counts, ok, bad, expect, has, hasnt, json, check, workdir (lib.sh).
+. "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 
 G=${1:?usage: test_nbdkit.sh GRAIDCTL PLUGIN}
 P=${2:-}
@@ -35,14 +37,6 @@ cd "$T" || exit 1
 # The servers' control endpoints go here, not in the host's /run/graid.
 export GRAID_RUN_DIR=$T/run
 
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
-check() { # check DESCRIPTION COMMAND...
-	local what=$1
-	shift
-	if "$@" >cmd.out 2>&1; then ok "$what"; else bad "$what"; sed 's/^/     /' cmd.out; fi
-}
 
 SOCK=$T/nbd.sock
 URI="nbd+unix:///?socket=$SOCK"

@@ -6,6 +6,8 @@
 # engine, verify=crc32c) must end every round without an I/O error and verify everything.
 # usage: test_nbdkit_served.sh PATH/TO/graidctl PATH/TO/nbdkit-graid-plugin.so
 set -u
+# The shared helpers: counts, ok, bad, expect, has, hasnt, json, check, workdir (lib.sh).
+. "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 
 G=${1:?usage: test_nbdkit_served.sh GRAIDCTL PLUGIN}
 P=${2:-}
@@ -28,9 +30,6 @@ trap 'stop_all; rm -rf "$T"' EXIT
 cd "$T" || exit 1
 export GRAID_RUN_DIR=$T/run
 
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
 # expect CODE DESCRIPTION -- COMMAND...: its exit status must be CODE; output in out / err.
 expect() {
 	local want=$1 what=$2

@@ -4,6 +4,8 @@
 # path mistyped, a split RAID-1, an open that fails after the fork, and each warning once.
 # usage: test_nbdkit_start.sh PATH/TO/graidctl PATH/TO/graid_fill PATH/TO/nbdkit-graid-plugin.so
 set -u
+# The shared helpers: counts, ok, bad, expect, has, hasnt, json, check, workdir (lib.sh).
+. "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 
 G=${1:?usage: test_nbdkit_start.sh GRAIDCTL GRAID_FILL PLUGIN}
 FILL=${2:?usage: test_nbdkit_start.sh GRAIDCTL GRAID_FILL PLUGIN}
@@ -24,14 +26,6 @@ cd "$T" || exit 1
 # The servers' control endpoints go here, not in the host's /run/graid.
 export GRAID_RUN_DIR=$T/run
 
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
-check() { # check DESCRIPTION COMMAND...
-	local what=$1
-	shift
-	if "$@" >cmd.out 2>&1; then ok "$what"; else bad "$what"; sed 's/^/     /' cmd.out; fi
-}
 has() { # has FILE PATTERN DESCRIPTION
 	if grep -Eq -- "$2" "$1"; then ok "$3"; else bad "$3: no /$2/ in $1"; sed "s/^/     $1: /" "$1"; fi
 }

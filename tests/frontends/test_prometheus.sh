@@ -10,6 +10,8 @@
 # Without promtool or prometheus it skips (77), or fails where GRAID_TEST_REQUIRE_PROMETHEUS=1
 # (tools/bootstrap installs them).
 set -u
+# The shared helpers: counts, ok, bad, expect, has, hasnt, json, check, workdir (lib.sh).
+. "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 
 G=${1:?usage: test_prometheus.sh GRAIDCTL RULES [PLUGIN]}
 RULES=${2:?usage: test_prometheus.sh GRAIDCTL RULES [PLUGIN]}
@@ -37,9 +39,6 @@ trap 'stop_all; rm -rf "$T"' EXIT
 cd "$T" || exit 1
 export GRAID_RUN_DIR=$T/run
 
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
 finish() { echo "$pass passed, $fail failed"; [ $fail -eq 0 ]; exit $?; }
 # get URL: the body on stdout; non-zero when it cannot be fetched.
 get() { python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "$1" 2>/dev/null; }

@@ -7,6 +7,8 @@
 # holder it must exit 2 (it proves nothing either way).
 # usage: test_redundancy_probe.sh GRAIDCTL PROBE [PLUGIN]
 set -u
+# The shared helpers: counts, ok, bad, expect, has, hasnt, json, check, workdir (lib.sh).
+. "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 
 G=${1:?usage: test_redundancy_probe.sh GRAIDCTL PROBE [PLUGIN]}
 PR=${2:?usage: test_redundancy_probe.sh GRAIDCTL PROBE [PLUGIN]}
@@ -22,9 +24,6 @@ trap '[ -n "$PRB" ] && kill "$PRB" 2>/dev/null; [ -n "$SRV" ] && kill "$SRV" 2>/
 cd "$T" || exit 1
 export GRAID_RUN_DIR=$T/run
 
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
 check() { # check DESCRIPTION COMMAND...
 	local what=$1
 	shift

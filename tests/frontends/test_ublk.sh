@@ -4,6 +4,8 @@
 # with O_DIRECT, a member lost while served (fault injection), clean stops on SIGTERM.
 # usage: test_ublk.sh PATH/TO/graidctl [PATH/TO/graid-ublk]
 set -u
+# The shared helpers: counts, ok, bad, expect, has, hasnt, json, check, workdir (lib.sh).
+. "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 
 [ -e /dev/ublk-control ] || {
 	echo "SKIP: no /dev/ublk-control: the ublk_drv kernel module is not available here (the emulated-NVMe VM of the NVMe issue has it)"
@@ -45,14 +47,6 @@ cd "$T" || exit 1
 # The server's control endpoint (and device record) here, not in the host's /run/graid.
 export GRAID_RUN_DIR=$T/run
 
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
-check() { # check DESCRIPTION COMMAND...
-	local what=$1
-	shift
-	if "$@" >cmd.out 2>&1; then ok "$what"; else bad "$what"; sed 's/^/     /' cmd.out; fi
-}
 
 # start_server LOG MEMBER...: serve; DEV is the /dev/ublkbN it prints, once it exists.
 start_server() {

@@ -72,15 +72,18 @@ struct member_device {
 	struct member_nvme nvme;       /* NVMe identify data; passthrough when nvme.passthru */
 };
 
+/* Failed I/Os whose times a role keeps: the most io_errors_burst may ask for. */
+#define IOERR_RING GRAID_HEALTH_IO_BURST_MAX
+/* Bad areas a role remembers, and how long, so a retry of one is not counted again. */
+#define IOERR_AREAS 8
+#define IOERR_AREA_WINDOW_NS (600ull * 1000000000ull)
+
 /*
  * What the array knows of a role apart from its device: its place in the superblocks, its
  * catch-up or rebuild, its outages and the errors counted against it. A role that gets a
  * new device starts afresh (member_role_reset): nothing the old device earned carries over.
  * Fields without a note are changed under meta_lock.
  */
-/* Failed I/Os whose times a role keeps: the most io_errors_burst may ask for. */
-#define IOERR_RING GRAID_HEALTH_IO_BURST_MAX
-
 struct member_role {
 	/*
 	 * The first 8 bytes of the UUID of the device that holds this role, as the superblocks
@@ -124,6 +127,14 @@ struct member_role {
 	atomic_uint io_err_row[2];
 	atomic_uint io_err_next;
 	_Atomic uint64_t io_err_ns[IOERR_RING];
+	/*
+	 * The last IOERR_AREAS failures counted above, by data-area range (bit 0 of off: a
+	 * write) and time: a failure overlapping one of them is not counted (member_ioerr.c).
+	 */
+	struct {
+		_Atomic uint64_t off, end, ns;
+	} io_err_area[IOERR_AREAS];
+	atomic_uint io_err_area_next;
 };
 
 /*
@@ -158,6 +169,9 @@ static inline void member_role_reset(struct member_role *r, uint64_t slot_id)
 	atomic_store(&r->io_err_next, 0);
 	for (unsigned i = 0; i < IOERR_RING; i++)
 		atomic_store(&r->io_err_ns[i], 0);
+	atomic_store(&r->io_err_area_next, 0);
+	for (unsigned i = 0; i < IOERR_AREAS; i++)
+		atomic_store(&r->io_err_area[i].ns, 0);
 }
 
 /* One member role: its state, its device, and the rest of what the array knows of it. */

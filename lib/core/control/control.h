@@ -110,6 +110,12 @@ int control_op_scrub_status(struct graid_array *a, struct json_object *req,
 int control_op_metrics(struct graid_array *a, struct json_object *req, struct json_object *r,
 		       char *why, size_t size);
 
+/*
+ * control_health.c: HEALTHOBJ (docs/CONTROL.md) of role or spare @p idx for status, or NULL
+ * (JSON null) when the watch has neither a sample of its device nor a rule holding.
+ */
+struct json_object *control_health_json(struct graid_array *a, unsigned idx);
+
 /* control_stats.c: STATSOBJ (docs/CONTROL.md), the `stats` op's reply and status's "stats". */
 struct json_object *control_stats_json(struct graid_array *a);
 int control_op_stats(struct graid_array *a, struct json_object *req, struct json_object *r,

@@ -99,6 +99,7 @@ static struct json_object *status_member(struct graid_array *a, bool role,
 	put_u64(o, "bad_block_units", mi->bad_blocks);
 	*bad += mi->bad_blocks * 4096;
 	control_json_add(o, "bad_blocks", status_bad_blocks(a, mi->role, role));
+	control_json_add(o, "health", control_health_json(a, mi->role));
 	return o;
 }
 

@@ -36,3 +36,17 @@ bool array_health_critical(const struct graid_array *a, unsigned idx)
 		return false;
 	return (w->slot[idx].track.crossed & HEALTH_RULES_CRITICAL) != 0;
 }
+
+uint32_t array_health_rules(const struct graid_array *a, unsigned idx)
+{
+	const struct health_watch *w = a->health;
+	const struct member *m;
+
+	if (!w || idx >= HEALTH_SLOTS)
+		return 0;
+	m = health_member((struct graid_array *)a, idx);
+	if (!m || w->slot[idx].devno != m->dev.devno || w->slot[idx].ino != m->dev.ino)
+		return 0;
+	return w->slot[idx].track.crossed |
+	       (w->slot[idx].track.io_crossed ? HEALTH_RULE_IO_ERRORS : 0u);
+}

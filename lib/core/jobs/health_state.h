@@ -56,5 +56,10 @@ bool array_health_cached(struct graid_array *a, unsigned idx, struct graid_membe
  * meta_lock held.
  */
 bool array_health_critical(const struct graid_array *a, unsigned idx);
+/*
+ * The rules that hold for role or spare @p idx's present device (GRAID_HEALTH_RULE_* bits,
+ * the I/O-error rule's included); 0 when none or nothing is watched. meta_lock held.
+ */
+uint32_t array_health_rules(const struct graid_array *a, unsigned idx);
 
 #endif /* LIBGRAID_CORE_JOBS_HEALTH_STATE_H */

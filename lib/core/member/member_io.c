@@ -16,6 +16,7 @@
 #include "array/array.h"
 #include "member/member_replace.h"
 #include "member/member_io.h"
+#include "member/member_ioerr.h"
 #include "format/nvme_cmd.h"
 #include "common/signals.h"
 #include "member/member.h"
@@ -251,6 +252,7 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 	mf->pieces = 0;
 	mf->stale = false;
 	mf->fd = m->dev.fd;
+	mf->off = off;
 	mf->start_ns = graid__now_ns();
 	if (m->dev.fault) {
 		uint64_t bytes = len;
@@ -384,16 +386,6 @@ ssize_t member_io_now(struct graid_array *a, int fd, bool write, void *buf, unsi
 	return (ssize_t)done;
 }
 
-/* One more failed I/O of the role's device, for the health policy's I/O-error rule. */
-static void member_io_error_note(struct member *m, bool write)
-{
-	unsigned slot = atomic_fetch_add_explicit(&m->role.io_err_next, 1, memory_order_relaxed);
-
-	atomic_fetch_add_explicit(&m->role.io_err_row[write], 1, memory_order_relaxed);
-	atomic_store_explicit(&m->role.io_err_ns[slot % IOERR_RING], graid__now_ns(),
-			      memory_order_relaxed);
-}
-
 int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t len,
 		   struct member_io_fault *mf, int res)
 {
@@ -417,7 +409,7 @@ int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t 
 	 */
 	if (res != (int)len) {
 		if (ours) {
-			member_io_error_note(m, write);
+			member_ioerr_note(&m->role, write, mf->off, len, graid__now_ns());
 			mf->slow_ms = stats_member(a, member, write ? GRAID_IO_WRITE : GRAID_IO_READ,
 						   0, true, mf->start_ns);
 		}

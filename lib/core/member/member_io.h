@@ -16,6 +16,7 @@ struct member_io_fault {
 	unsigned pieces;              /* NVMe passthrough: commands still to complete, or 0 */
 	int err;                      /* NVMe passthrough: the first piece's error, or 0 */
 	int fd;                       /* the member's descriptor when issued: its device */
+	uint64_t off;                 /* the data-area offset it was issued at */
 	/*
 	 * A read whose role stopped being readable, or changed device, between its plan and
 	 * its issue (array_read_current): its bytes are not the role's. It fails without
