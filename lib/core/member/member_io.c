@@ -270,11 +270,11 @@ static int mio_keep(struct graid_array *a, unsigned member, bool write, void *bu
 	return 0;
 }
 
-/* member_prep() once the transfer is kept; @p keep: mio_keep()'s verdict. */
+/* member_prep() once the transfer is kept and its tags made ready. */
 static int mio_issue(struct io_uring *ring, struct graid_array *a, unsigned member,
 		     bool write, void *buf, unsigned len, const struct iovec *iov,
 		     unsigned iovcnt, uint64_t off, int rw_flags, int buf_index,
-		     void *user_data, struct member_io_fault *mf, int keep)
+		     void *user_data, struct member_io_fault *mf)
 {
 	struct member *m = &a->members[member];
 	enum fault_action act = FAULT_NONE;
@@ -282,23 +282,13 @@ static int mio_issue(struct io_uring *ring, struct graid_array *a, unsigned memb
 	uint64_t stall_ns = 0;
 
 	/* A copy of the role under way gets the write too, before the role's device does. */
-	if (write && keep == 0 && replace_covers(a, member))
+	if (write && replace_covers(a, member))
 		replace_dup_write(a, member, buf, len, iov, iovcnt, off, rw_flags & RWF_DSYNC);
 	mf->injected = 0;
 	mf->pieces = 0;
 	mf->stale = false;
 	mf->fd = m->dev.fd;
 	mf->start_ns = graid__now_ns();
-	if (keep) {
-		/* As an injected error: the write ends with it, never issued. */
-		sqe = mio_sqe(ring);
-		if (!sqe)
-			return -EAGAIN;
-		io_uring_prep_nop(sqe);
-		io_uring_sqe_set_data(sqe, user_data);
-		mf->injected = keep;
-		return 0;
-	}
 	if (m->dev.fault) {
 		uint64_t bytes = len;
 
@@ -386,8 +376,25 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 {
 	int keep = mio_keep(a, member, write, buf, len, iov, iovcnt, off, rw_flags & RWF_DSYNC,
 			    mf);
-	int rc = mio_issue(ring, a, member, write, buf, len, iov, iovcnt, off, rw_flags,
-			   buf_index, user_data, mf, keep);
+	struct io_uring_sqe *sqe;
+	int rc;
+
+	if (keep) {
+		/* As an injected error: the write ends with it, never issued. */
+		mf->injected = keep;
+		mf->pieces = 0;
+		mf->stale = false;
+		mf->fd = a->members[member].dev.fd;
+		mf->start_ns = graid__now_ns();
+		sqe = mio_sqe(ring);
+		if (sqe) {
+			io_uring_prep_nop(sqe);
+			io_uring_sqe_set_data(sqe, user_data);
+		}
+		return sqe ? 0 : -EAGAIN; /* not tagged: nothing to end */
+	}
+	rc = mio_issue(ring, a, member, write, buf, len, iov, iovcnt, off, rw_flags, buf_index,
+		       user_data, mf);
 
 	/* Not on the ring: no member_io_done() will end its tags. */
 	if (rc)
