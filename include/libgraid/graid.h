@@ -257,6 +257,21 @@ struct graid_array;
  */
 #define GRAID_CREATE_JOURNAL 0x2u
 
+/**
+ * graid_array_config::flags: RAID-1, 5, 6 and 10 only — per-block checksums. Every 4 KiB
+ * block of every member (data and parity alike) gets a tag, a CRC-32C seeded with the
+ * array, the role and the block's place, kept in a tag area after each member's data area
+ * (docs/FORMAT.md, "Checksums"). Reads are verified; a block that fails its tag is treated
+ * as a media error: rebuilt from the other members, returned and written back, never
+ * returned wrong (docs/INTEGRITY.md). The array's block size is 4096. Costs: the tag area
+ * (8 bytes per 4 KiB block: about 0.2 % of each member, taken from the data area), a
+ * CRC-32C of every block read and written, and the tags' own I/O (cached, at most
+ * 64 MiB per array; a tag block not cached is read before the I/O that needs it). RAID-0
+ * has nothing to heal from: -EINVAL. An array with checksums cannot be opened by a
+ * libgraid older than the version that made it (its superblocks are format major 2).
+ */
+#define GRAID_CREATE_CHECKSUMS 0x4u
+
 /** @brief How to create an array. */
 struct graid_array_config {
 	size_t struct_size;      /**< sizeof(struct graid_array_config) as compiled */
@@ -439,6 +454,8 @@ struct graid_array_info {
 	 * REBUILDING stay so until a rebuild finishes them.
 	 */
 	int rebuild_error;
+	/** Appended: 1 when the array keeps per-block checksums (::GRAID_CREATE_CHECKSUMS), else 0. */
+	uint32_t checksums;
 };
 
 /** @brief What graid_array_member_info() reports of one member role. */
@@ -618,7 +635,8 @@ struct graid_given_info {
  *   -EINVAL NULL arguments, bad level or chunk size, too few or too many members, a member
  *           given twice, a member too small, or a member that carries a libgraid
  *           superblock without ::GRAID_CREATE_FORCE (the log names the member and reason),
- *           an unknown flag, or ::GRAID_CREATE_JOURNAL for a level without parity;
+ *           an unknown flag, ::GRAID_CREATE_JOURNAL for a level without parity, or
+ *           ::GRAID_CREATE_CHECKSUMS for RAID-0 (the log names the level);
  *   -ENOENT a member path does not exist; -EACCES/-EPERM no permission; -EBUSY a member
  *           is in use (a block device held or mounted, or a member file locked by another
  *           open array, in this process or another); -ENOLCK the lock directory cannot be

@@ -15,6 +15,7 @@
 #include "jobs/jobs.h"
 #include "jobs/replace.h"
 #include "member/member_nvme.h"
+#include "member/tag_store.h"
 #include "meta/array_flush.h"
 #include "meta/array_meta.h"
 #include "array/stats_count.h"
@@ -78,7 +79,7 @@ GRAID_API int graid_array_flush(struct graid_array *a)
 
 GRAID_API int graid_array_close(struct graid_array *a)
 {
-	int rc;
+	int rc, tags_err;
 
 	if (!a)
 		return 0;
@@ -104,6 +105,17 @@ GRAID_API int graid_array_close(struct graid_array *a)
 	/* Records at the next number: a clean open needs to read only these. */
 	if (!atomic_load(&a->foreign) && a->journal && journal_reset(a))
 		rc = -EIO;
+	/*
+	 * Every tag on its member before CLEAN says so: a clean open trusts every tag. Tags that
+	 * could not be written leave the array unclean, so the next open resyncs (and the
+	 * resync recomputes the tags of the regions the bitmap marks).
+	 */
+	tags_err = atomic_load(&a->foreign) ? 0 : tag_store_flush(a);
+	if (tags_err) {
+		graid__log(GRAID_LOG_ERR, "close: writing the checksums' tags: %s; the array is "
+					  "left marked unclean", graid_strerror(tags_err));
+		rc = -EIO;
+	}
 	pthread_mutex_lock(&a->meta_lock);
 	a->events++;
 	/*
@@ -111,7 +123,10 @@ GRAID_API int graid_array_close(struct graid_array *a)
 	 * not clean, so that the next open resyncs the regions still marked instead of
 	 * dropping their marks as a clean open does.
 	 */
-	if (a->bitmap.enabled && atomic_load(&a->bitmap.resync_from) != UINT64_MAX) {
+	if (tags_err) {
+		if (array_write_superblocks(a, 0))
+			rc = -EIO;
+	} else if (a->bitmap.enabled && atomic_load(&a->bitmap.resync_from) != UINT64_MAX) {
 		graid__log(GRAID_LOG_WARNING, "close: the resync did not finish; the array is left "
 					      "marked unclean, and the next open resyncs it");
 		if (array_write_superblocks(a, 0))
@@ -178,6 +193,7 @@ GRAID_API int graid_array_info(struct graid_array *a, struct graid_array_info *i
 		i.rebuild_error = atomic_load(&a->rebuild_bg_error);
 	}
 	i.resync_regions = a->bitmap.enabled ? bitmap_dirty_regions(a) : 0;
+	i.checksums = a->csum;
 	i.struct_size = want;
 	memcpy(info, &i, want);
 	return 0;

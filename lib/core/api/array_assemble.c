@@ -333,6 +333,7 @@ static bool assemble_geometry_agrees(const struct superblock *sb, const struct s
 	return sb->level == fresh->level && sb->chunk_bytes == fresh->chunk_bytes &&
 	       sb->nmembers == fresh->nmembers && sb->data_offset == fresh->data_offset &&
 	       sb->data_bytes == fresh->data_bytes &&
+	       (sb->flags & GRAID_SB_F_CHECKSUMS) == (fresh->flags & GRAID_SB_F_CHECKSUMS) &&
 	       (sb->role < fresh->nmembers ||
 		fresh->member_state[sb->role] == GRAID_MEMBER_SPARE);
 }
@@ -455,11 +456,12 @@ void assemble_filter(struct assembly *as)
 		else if (fresh->slot_id[sb->role] && fresh->slot_id[sb->role] != id)
 			assemble_leave_out(&c[i], GRAID_GIVEN_REPLACED,
 					   "its role was given to another device");
-		else if (c[i].m.dev.size < sb->data_offset + sb->data_bytes)
+		else if (c[i].m.dev.size < sb_member_end(sb))
 			assemble_distrust(&c[i], fresh, GRAID_GIVEN_SHRUNK, "smaller than its "
-					  "superblock says (%llu bytes; its data area ends at %llu)",
+					  "superblock says (%llu bytes; its %s area ends at %llu)",
 					  (unsigned long long)c[i].m.dev.size,
-					  (unsigned long long)(sb->data_offset + sb->data_bytes));
+					  sb->tag_bytes ? "tag" : "data",
+					  (unsigned long long)sb_member_end(sb));
 		else if (!member_identity_matches(&c[i].m.dev.nvme, &sb->nvme))
 			assemble_distrust(&c[i], fresh, GRAID_GIVEN_IDENTITY, "its superblock was "
 					  "written on another NVMe namespace (NSID %u of %s): a copy",

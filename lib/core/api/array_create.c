@@ -12,6 +12,8 @@
 #include "api/array_life.h"
 #include "jobs/jobs.h"
 #include "member/member.h"
+#include "member/tag_store.h"
+#include "format/tag_format.h"
 #include "meta/array_meta.h"
 
 static unsigned create_flags(const struct graid_array_config *cfg)
@@ -32,13 +34,20 @@ static int create_check_config(const struct graid_array_config *cfg, unsigned nm
 		return -EINVAL;
 	}
 	if (cfg->struct_size >= offsetof(struct graid_array_config, flags) + sizeof(cfg->flags) &&
-	    (cfg->flags & ~(GRAID_CREATE_FORCE | GRAID_CREATE_JOURNAL))) {
+	    (cfg->flags & ~(GRAID_CREATE_FORCE | GRAID_CREATE_JOURNAL | GRAID_CREATE_CHECKSUMS))) {
 		graid__log(GRAID_LOG_ERR, "create: unknown flags 0x%x", cfg->flags);
 		return -EINVAL;
 	}
 	if (create_flags(cfg) & GRAID_CREATE_JOURNAL && cfg->level != 5 && cfg->level != 6) {
 		graid__log(GRAID_LOG_ERR, "create: the write-hole journal is for RAID-5 and RAID-6, "
 					  "not RAID-%d (it has no parity to keep consistent)",
+			   cfg->level);
+		return -EINVAL;
+	}
+	if (create_flags(cfg) & GRAID_CREATE_CHECKSUMS && cfg->level != 1 && cfg->level != 5 &&
+	    cfg->level != 6 && cfg->level != 10) {
+		graid__log(GRAID_LOG_ERR, "create: checksums are for RAID-1, 5, 6 and 10, not "
+					  "RAID-%d (it has no other copy to heal a bad block from)",
 			   cfg->level);
 		return -EINVAL;
 	}
@@ -143,6 +152,17 @@ static int create_layout(struct graid_array *a, const struct graid_array_config 
 		if (a->members[i].dev.lbs > bs)
 			bs = a->members[i].dev.lbs;
 	}
+	/*
+	 * Checksums: the tag area follows the data area. Room for the tags of the whole space
+	 * first; the data area then rounds down to chunks, which only shrinks its tags.
+	 */
+	if (create_flags(cfg) & GRAID_CREATE_CHECKSUMS) {
+		uint64_t tags = tag_area_bytes(member_bytes);
+
+		member_bytes = member_bytes > tags ? member_bytes - tags : 0;
+		a->csum = true;
+		bs = 4096;
+	}
 	rc = layout_init(&a->lay, cfg->level, a->nmembers, chunk, member_bytes);
 	if (rc) {
 		graid__log(GRAID_LOG_ERR, "create: RAID-%d over %u members with %u-byte chunks of "
@@ -155,6 +175,8 @@ static int create_layout(struct graid_array *a, const struct graid_array_config 
 		return rc;
 	a->block_size = bs < 4096 ? bs : 4096;
 	a->data_offset = data_offset;
+	sb_tag_area(a->csum ? GRAID_SB_F_CHECKSUMS : 0, data_offset, a->lay.member_bytes,
+		    &a->tag_offset, &a->tag_bytes);
 	return 0;
 }
 
@@ -205,6 +227,15 @@ static int create_write(struct graid_array *a, uint64_t data_offset)
 		rc = badblocks_reset(a, i);
 	if (rc == 0)
 		rc = journal_reset(a); /* a reused device may hold an old log */
+	/* Every tag absent: nothing is verified until written (docs/FORMAT.md "Checksums"). */
+	for (unsigned i = 0; rc == 0 && a->csum && i < a->nmembers; i++) {
+		rc = member_zero_range(&a->members[i], a->tag_offset, a->tag_bytes);
+		if (rc)
+			graid__log(GRAID_LOG_ERR, "create: zeroing the tag area of member %u (%s): %s",
+				   i, a->members[i].dev.path, graid_strerror(rc));
+	}
+	if (rc == 0)
+		rc = tag_store_open(a);
 	if (rc == 0)
 		rc = array_write_superblocks(a, 0);
 	return rc;

@@ -22,6 +22,7 @@
 #include "jobs/jobs.h"
 #include "jobs/replace.h"
 #include "member/member.h"
+#include "member/tag_store.h"
 #include "meta/array_view.h"
 #include "array/stats_count.h"
 
@@ -101,6 +102,7 @@ void array_free(struct graid_array *a)
 	live_free(a);
 	journal_free(a);
 	badblocks_free(a);
+	tag_store_close(a); /* written back before this, at close or flush: not here */
 	pthread_mutex_destroy(&a->meta_lock);
 	pthread_mutex_destroy(&a->stripes.lock);
 	pthread_cond_destroy(&a->stripes.cond);

@@ -16,6 +16,7 @@
 #include "ownership/lease.h"
 #include "jobs/jobs.h"
 #include "member/member.h"
+#include "member/tag_store.h"
 #include "meta/array_view.h"
 #include "meta/array_flush.h"
 #include "meta/array_meta.h"
@@ -418,7 +419,11 @@ static int open_build(struct open_ctx *o, unsigned ngiven)
 	a->ctime = fresh->ctime;
 	a->history_events = fresh->history_events;
 	a->scrub_offset = fresh->scrub_offset;
-	return 0;
+	/* Checksums: the tags of every role, read as they are needed (tag_store.h). */
+	a->csum = fresh->flags & GRAID_SB_F_CHECKSUMS;
+	a->tag_offset = fresh->tag_offset;
+	a->tag_bytes = fresh->tag_bytes;
+	return tag_store_open(a);
 }
 
 /*

@@ -13,6 +13,7 @@
 
 #include "format/layout.h"
 #include "format/superblock.h"
+#include "format/tag_format.h"
 
 /* The layout docs/FORMAT.md promises; a compiler that pads differently fails to build. */
 _Static_assert(sizeof(struct sb_disk) == GRAID_SB_SIZE, "superblock is 4096 bytes");
@@ -190,6 +191,47 @@ static bool sb_states_ok(const struct superblock *sb)
 	return true;
 }
 
+void sb_tag_area(uint32_t flags, uint64_t data_offset, uint64_t data_bytes, uint64_t *offset,
+		 uint64_t *bytes)
+{
+	*offset = *bytes = 0;
+	if (!(flags & GRAID_SB_F_CHECKSUMS))
+		return;
+	*offset = data_offset + data_bytes;
+	*bytes = tag_area_bytes(data_bytes);
+}
+
+uint64_t sb_member_end(const struct superblock *sb)
+{
+	if (sb->tag_bytes)
+		return sb->tag_offset + sb->tag_bytes;
+	return sb->data_offset + sb->data_bytes;
+}
+
+/*
+ * Major 1 knows no incompatible feature; major 2 is major 1 with one at least, every one
+ * known here. A checksummed array protects levels that have redundancy, in whole 4 KiB
+ * blocks, and its tag area must end inside a 64-bit member.
+ */
+static int sb_validate_features(const struct superblock *sb)
+{
+	uint32_t incompat = sb->flags & GRAID_SB_F_INCOMPAT;
+
+	if (sb->version == GRAID_SB_VERSION_MAJOR)
+		return incompat ? -EPROTO : 0;
+	if (!incompat)
+		return -EPROTO;
+	if (sb->flags & GRAID_SB_F_CHECKSUMS) {
+		if (sb->level != 1 && sb->level != 5 && sb->level != 6 && sb->level != 10)
+			return -EPROTO;
+		if (sb->block_size != TAG_DATA_BLOCK)
+			return -EPROTO;
+		if (sb->data_offset + sb->data_bytes > UINT64_MAX - sb->tag_bytes)
+			return -EPROTO;
+	}
+	return 0;
+}
+
 /* Everything an assembler relies on without checking again; see FORMAT.md "Validity". */
 static int sb_validate(const struct superblock *sb)
 {
@@ -225,7 +267,7 @@ static int sb_validate(const struct superblock *sb)
 	if (sb->role >= sb->nmembers &&
 	    (sb->role >= GRAID_SB_MAX_MEMBERS || sb->member_state[sb->role] != GRAID_MEMBER_SPARE))
 		return -EPROTO;
-	return 0;
+	return sb_validate_features(sb);
 }
 
 int sb_decode(const void *buf, struct superblock *sb)
@@ -243,7 +285,9 @@ int sb_decode(const void *buf, struct superblock *sb)
 	if (le32toh(d.crc) != sb_checksum(&d))
 		return -EBADMSG;
 	/* sb_bytes is checked, never used as a length: a larger future superblock is a major. */
-	if (le16toh(d.major) != GRAID_SB_VERSION_MAJOR || le32toh(d.sb_bytes) != GRAID_SB_SIZE)
+	if ((le16toh(d.major) != GRAID_SB_VERSION_MAJOR &&
+	     le16toh(d.major) != GRAID_SB_VERSION_MAJOR_INCOMPAT) ||
+	    le32toh(d.sb_bytes) != GRAID_SB_SIZE)
 		return -EPROTO;
 
 	memset(&out, 0, sizeof(out));
@@ -302,6 +346,8 @@ int sb_decode(const void *buf, struct superblock *sb)
 	memcpy(out.nvme.uuid, d.nvme_uuid, sizeof(out.nvme.uuid));
 	memcpy(out.nvme.subnqn, d.nvme_subnqn, sizeof(out.nvme.subnqn));
 	out.nvme.subnqn[sizeof(out.nvme.subnqn) - 1] = '\0'; /* trust no terminator */
+	/* Minor 5: the tag area's place follows from the data area's. */
+	sb_tag_area(out.flags, out.data_offset, out.data_bytes, &out.tag_offset, &out.tag_bytes);
 
 	err = sb_validate(&out);
 	if (err)

@@ -15,12 +15,22 @@
 #define GRAID_SB_MAGIC "GRAID-SB"
 #define GRAID_SB_MAGIC_LEN 8
 
-/* Major: a reader refuses any other. Minor: compatible additions, read by every reader. */
+/*
+ * Major: a reader refuses any other. Minor: compatible additions, read by every reader.
+ * A superblock whose array uses a feature an older reader must not write around (an
+ * incompatible feature: GRAID_SB_F_INCOMPAT) is written with GRAID_SB_VERSION_MAJOR_INCOMPAT,
+ * which every reader before minor 5 refuses; its layout is major 1's (docs/FORMAT.md).
+ */
 #define GRAID_SB_VERSION_MAJOR 1
-#define GRAID_SB_VERSION_MINOR 4
+#define GRAID_SB_VERSION_MAJOR_INCOMPAT 2
+#define GRAID_SB_VERSION_MINOR 5
 
 /* flags */
 #define GRAID_SB_F_CLEAN 0x1u  /* the array was closed cleanly: no resync needed */
+/* Minor 5: a tag per 4 KiB data block after the data area (docs/FORMAT.md, "Checksums"). */
+#define GRAID_SB_F_CHECKSUMS 0x2u
+/* The flags only a reader that knows them may open: they come with the major 2. */
+#define GRAID_SB_F_INCOMPAT GRAID_SB_F_CHECKSUMS
 
 /* slot_flags bits (minor 1) */
 #define GRAID_SB_SLOT_CATCHUP 0x1u /* a REBUILDING slot needs only the bitmap's marked regions */
@@ -109,6 +119,12 @@ struct superblock {
 	struct sb_nvme nvme;  /* minor 2; all zero before */
 	/* Minor 4; zero before (no bad-block log: docs/FORMAT.md "The bad-block log"). */
 	uint64_t bbl_offset, bbl_bytes; /* bad-block log area, 0/0 = none; multiples of 4096 */
+	/*
+	 * Minor 5, with GRAID_SB_F_CHECKSUMS: the tag area, bytes from member start; 0/0 without.
+	 * Not stored: decode derives them from the data area (FORMAT.md "Checksums"), encode
+	 * ignores them.
+	 */
+	uint64_t tag_offset, tag_bytes;
 };
 
 /*
@@ -185,6 +201,17 @@ void sb_encode(const struct superblock *sb, void *buf);
  *   @p sb is untouched on failure.
  */
 int sb_decode(const void *buf, struct superblock *sb);
+
+/*
+ * The tag area of a checksummed array's member (FORMAT.md "Checksums"): right after the data
+ * area, one 4 KiB tag block per 512 data blocks. Without GRAID_SB_F_CHECKSUMS in @p flags
+ * both are 0.
+ */
+void sb_tag_area(uint32_t flags, uint64_t data_offset, uint64_t data_bytes, uint64_t *offset,
+		 uint64_t *bytes);
+
+/* The member bytes the superblock's array needs: data area, and tag area when there is one. */
+uint64_t sb_member_end(const struct superblock *sb);
 
 /* The CRC a superblock in @p buf should carry: CRC32C of the 4096 bytes, crc field zeroed. */
 uint32_t sb_checksum(const void *buf);

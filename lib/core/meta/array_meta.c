@@ -78,7 +78,8 @@ void array_fill_sb(const struct graid_array *a, unsigned role, struct superblock
 		   uint32_t flags)
 {
 	memset(sb, 0, sizeof(*sb));
-	sb->version = GRAID_SB_VERSION_MAJOR;
+	/* A checksummed array is major 2, which older readers refuse: they would not keep tags. */
+	sb->version = a->csum ? GRAID_SB_VERSION_MAJOR_INCOMPAT : GRAID_SB_VERSION_MAJOR;
 	memcpy(sb->array_uuid, a->uuid, 16);
 	sb->level = a->lay.level;
 	sb->chunk_bytes = a->lay.chunk;
@@ -89,7 +90,8 @@ void array_fill_sb(const struct graid_array *a, unsigned role, struct superblock
 	sb->data_bytes = a->lay.member_bytes;
 	sb->ctime = a->ctime;
 	sb->events = a->events;
-	sb->flags = flags;
+	sb->flags = flags | (a->csum ? GRAID_SB_F_CHECKSUMS : 0);
+	sb_tag_area(sb->flags, sb->data_offset, sb->data_bytes, &sb->tag_offset, &sb->tag_bytes);
 	sb->bitmap_offset = a->bitmap.map.offset;
 	sb->bitmap_bytes = a->bitmap.map.bytes;
 	if (a->journal) {

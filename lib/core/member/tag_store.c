@@ -1,0 +1,645 @@
+/* SPDX-License-Identifier: MIT */
+/* A checksummed array's tags: per role, a cache of tag blocks read and written through member.c. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "array/array.h"
+#include "format/tag_format.h"
+#include "member/member.h"
+#include "member/tag_store.h"
+
+#define TAG_STORE_BUDGET_DEFAULT (64ull << 20)
+/* Blocks whose CRCs are computed before the role's lock is taken, at most. */
+#define TAG_STORE_BATCH 64u
+/* Distinct new tags held for one block under overlapping writes; past that, any is accepted. */
+#define TAG_PEND_TAGS 3u
+
+/* The writes in flight over one data block. */
+struct tag_pend {
+	uint32_t n;             /* begun, not ended */
+	uint32_t nok;           /* ended well since the block was last idle */
+	uint32_t ntags;         /* distinct new tags in tag[] */
+	bool many;              /* more than TAG_PEND_TAGS: every CRC accepted until idle */
+	tag_t tag[TAG_PEND_TAGS];
+};
+
+/* One cached tag block: 512 tags as on disk. */
+struct tag_cblock {
+	uint64_t index;             /* tag block number in the role's tag area */
+	uint8_t *img;               /* its 4096 bytes, aligned for O_DIRECT */
+	struct tag_pend *pend;      /* per slot, allocated while npend > 0 */
+	unsigned npend;             /* slots with writes in flight: pinned while > 0 */
+	bool dirty;                 /* img differs from the member's copy */
+	struct tag_cblock *hnext;   /* hash chain */
+	struct tag_cblock *prev, *next; /* LRU, most recent at head */
+};
+
+/* One role's cache. Everything below is guarded by lock. */
+struct tag_role {
+	pthread_mutex_t lock;
+	struct tag_cblock **bucket;
+	unsigned nbuckets;          /* a power of two */
+	struct tag_cblock *head, *tail;
+	size_t nblocks, max_blocks; /* cached, and the budget's share (pins may exceed it) */
+};
+
+struct tag_store {
+	unsigned nroles;
+	struct tag_role role[];
+};
+
+/* The budget: GRAID_TAG_CACHE_BYTES (docs/ARRAYS.md) or 64 MiB, per array. */
+static uint64_t tag_store_budget(void)
+{
+	const char *v = getenv("GRAID_TAG_CACHE_BYTES");
+	char *end;
+	unsigned long long n;
+
+	if (!v || !*v)
+		return TAG_STORE_BUDGET_DEFAULT;
+	n = strtoull(v, &end, 0);
+	return *end || n == 0 ? TAG_STORE_BUDGET_DEFAULT : n;
+}
+
+int tag_store_open(struct graid_array *a)
+{
+	struct tag_store *s;
+	uint64_t per_role;
+	unsigned nb = 16;
+
+	a->tags = NULL;
+	if (!a->csum)
+		return 0;
+	s = calloc(1, sizeof(*s) + a->nmembers * sizeof(s->role[0]));
+	if (!s)
+		return -ENOMEM;
+	per_role = tag_store_budget() / TAG_BLOCK_BYTES / a->nmembers;
+	if (per_role == 0)
+		per_role = 1;
+	while (nb < per_role && nb < (1u << 16))
+		nb <<= 1;
+	s->nroles = a->nmembers;
+	for (unsigned r = 0; r < s->nroles; r++) {
+		struct tag_role *tr = &s->role[r];
+
+		pthread_mutex_init(&tr->lock, NULL);
+		tr->max_blocks = (size_t)per_role;
+		tr->nbuckets = nb;
+		tr->bucket = calloc(nb, sizeof(*tr->bucket));
+		if (!tr->bucket) {
+			a->tags = s;
+			tag_store_close(a);
+			return -ENOMEM;
+		}
+	}
+	a->tags = s;
+	return 0;
+}
+
+static void tag_cblock_free(struct tag_cblock *cb)
+{
+	free(cb->img);
+	free(cb->pend);
+	free(cb);
+}
+
+/* Drop every cached block of @p tr, written or not. Lock held (or no other user). */
+static void tag_role_drop(struct tag_role *tr)
+{
+	struct tag_cblock *cb = tr->head;
+
+	while (cb) {
+		struct tag_cblock *next = cb->next;
+
+		tag_cblock_free(cb);
+		cb = next;
+	}
+	tr->head = tr->tail = NULL;
+	tr->nblocks = 0;
+	if (tr->bucket)
+		memset(tr->bucket, 0, tr->nbuckets * sizeof(*tr->bucket));
+}
+
+void tag_store_close(struct graid_array *a)
+{
+	struct tag_store *s = a ? a->tags : NULL;
+
+	if (!s)
+		return;
+	for (unsigned r = 0; r < s->nroles; r++) {
+		tag_role_drop(&s->role[r]);
+		free(s->role[r].bucket);
+		pthread_mutex_destroy(&s->role[r].lock);
+	}
+	free(s);
+	a->tags = NULL;
+}
+
+static struct tag_cblock **tag_bucket(struct tag_role *tr, uint64_t index)
+{
+	uint64_t h = index * 0x9E3779B97F4A7C15ull;
+
+	return &tr->bucket[(h >> 40) & (tr->nbuckets - 1)];
+}
+
+static void tag_lru_unlink(struct tag_role *tr, struct tag_cblock *cb)
+{
+	if (cb->prev)
+		cb->prev->next = cb->next;
+	else
+		tr->head = cb->next;
+	if (cb->next)
+		cb->next->prev = cb->prev;
+	else
+		tr->tail = cb->prev;
+	cb->prev = cb->next = NULL;
+}
+
+static void tag_lru_push(struct tag_role *tr, struct tag_cblock *cb)
+{
+	cb->next = tr->head;
+	cb->prev = NULL;
+	if (tr->head)
+		tr->head->prev = cb;
+	tr->head = cb;
+	if (!tr->tail)
+		tr->tail = cb;
+}
+
+static struct tag_cblock *tag_find(struct tag_role *tr, uint64_t index)
+{
+	for (struct tag_cblock *cb = *tag_bucket(tr, index); cb; cb = cb->hnext)
+		if (cb->index == index)
+			return cb;
+	return NULL;
+}
+
+static uint64_t tag_block_off(const struct graid_array *a, uint64_t index)
+{
+	return a->tag_offset + index * TAG_BLOCK_BYTES;
+}
+
+static int tag_block_write(struct graid_array *a, unsigned role, struct tag_cblock *cb)
+{
+	int rc = member_pio(&a->members[role], cb->img, TAG_BLOCK_BYTES,
+			    tag_block_off(a, cb->index), true);
+
+	if (rc)
+		graid__log(GRAID_LOG_WARNING, "checksums: writing tag block %llu of role %u (%s): %s",
+			   (unsigned long long)cb->index, role, a->members[role].dev.path,
+			   graid_strerror(rc));
+	else
+		cb->dirty = false;
+	return rc;
+}
+
+/*
+ * Make room for one more block: the least recently used blocks with no write in flight go,
+ * dirty ones written first. One that cannot be written stays (the cache runs over budget).
+ */
+static void tag_evict(struct graid_array *a, unsigned role, struct tag_role *tr)
+{
+	struct tag_cblock *cb = tr->tail;
+
+	while (cb && tr->nblocks >= tr->max_blocks) {
+		struct tag_cblock *prev = cb->prev;
+
+		if (cb->npend == 0 && (!cb->dirty || tag_block_write(a, role, cb) == 0)) {
+			struct tag_cblock **pp = tag_bucket(tr, cb->index);
+
+			while (*pp != cb)
+				pp = &(*pp)->hnext;
+			*pp = cb->hnext;
+			tag_lru_unlink(tr, cb);
+			tag_cblock_free(cb);
+			tr->nblocks--;
+		}
+		cb = prev;
+	}
+}
+
+/*
+ * Tag block @p index of @p role, cached (a miss reads it from the member, synchronously,
+ * under the role's lock; @p fresh: the caller overwrites every tag, so none is read).
+ */
+static int tag_get(struct graid_array *a, unsigned role, uint64_t index, bool fresh,
+		   struct tag_cblock **out)
+{
+	struct tag_role *tr = &a->tags->role[role];
+	struct tag_cblock *cb = tag_find(tr, index);
+	int rc;
+
+	if (cb) {
+		if (tr->head != cb) {
+			tag_lru_unlink(tr, cb);
+			tag_lru_push(tr, cb);
+		}
+		*out = cb;
+		return 0;
+	}
+	if (tr->nblocks >= tr->max_blocks)
+		tag_evict(a, role, tr);
+	cb = calloc(1, sizeof(*cb));
+	if (!cb)
+		return -ENOMEM;
+	if (posix_memalign((void **)&cb->img, ARRAY_ALIGN, TAG_BLOCK_BYTES)) {
+		free(cb);
+		return -ENOMEM;
+	}
+	cb->index = index;
+	if (fresh) {
+		memset(cb->img, 0, TAG_BLOCK_BYTES);
+	} else {
+		rc = member_pio(&a->members[role], cb->img, TAG_BLOCK_BYTES,
+				tag_block_off(a, index), false);
+		if (rc) {
+			graid__log(GRAID_LOG_ERR, "checksums: reading tag block %llu of role %u "
+						  "(%s): %s", (unsigned long long)index, role,
+				   a->members[role].dev.path, graid_strerror(rc));
+			tag_cblock_free(cb);
+			return rc;
+		}
+	}
+	cb->hnext = *tag_bucket(tr, index);
+	*tag_bucket(tr, index) = cb;
+	tag_lru_push(tr, cb);
+	tr->nblocks++;
+	*out = cb;
+	return 0;
+}
+
+static tag_t tag_at(const struct tag_cblock *cb, unsigned slot)
+{
+	return tag_decode(cb->img + (size_t)slot * TAG_BYTES);
+}
+
+static void tag_put(struct tag_cblock *cb, unsigned slot, tag_t t)
+{
+	tag_encode(t, cb->img + (size_t)slot * TAG_BYTES);
+	cb->dirty = true;
+}
+
+/* Whether a write in flight over the block in @p slot would leave data of CRC @p crc. */
+static bool tag_pend_accepts(const struct tag_cblock *cb, unsigned slot, uint32_t crc)
+{
+	const struct tag_pend *p = cb->pend ? &cb->pend[slot] : NULL;
+
+	if (!p || p->n == 0)
+		return false;
+	if (p->many)
+		return true;
+	for (unsigned k = 0; k < p->ntags; k++)
+		if (tag_crc_of(p->tag[k]) == crc)
+			return true;
+	return false;
+}
+
+/* A byte range of the data area as a run of whole blocks, or -EINVAL. */
+static int tag_range(const struct graid_array *a, unsigned role, uint64_t off, uint64_t len)
+{
+	if (!a->tags || role >= a->tags->nroles || off % TAG_DATA_BLOCK || len % TAG_DATA_BLOCK ||
+	    off > a->lay.member_bytes || len > a->lay.member_bytes - off)
+		return -EINVAL;
+	return 0;
+}
+
+static uint64_t tag_iov_bytes(const struct iovec *iov, unsigned iovcnt)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < iovcnt; i++)
+		n += iov[i].iov_len;
+	return n;
+}
+
+/* A walk over an iovec, 4096 bytes at a time, whatever its pieces' lengths. */
+struct tag_cursor {
+	const struct iovec *iov;
+	unsigned cnt, i;
+	size_t at;
+};
+
+static uint32_t tag_cursor_crc(struct tag_cursor *c, uint32_t reg)
+{
+	size_t need = TAG_DATA_BLOCK;
+
+	while (need && c->i < c->cnt) {
+		size_t avail = c->iov[c->i].iov_len - c->at;
+		size_t n = avail < need ? avail : need;
+
+		reg = tag_crc_feed(reg, (const uint8_t *)c->iov[c->i].iov_base + c->at, n);
+		c->at += n;
+		need -= n;
+		if (c->at == c->iov[c->i].iov_len) {
+			c->i++;
+			c->at = 0;
+		}
+	}
+	return tag_crc_end(reg);
+}
+
+/* The CRCs of the next @p n blocks under the cursor, the first block number @p block. */
+static void tag_crcs(const struct graid_array *a, unsigned role, uint64_t block, unsigned n,
+		     struct tag_cursor *c, uint32_t *crc)
+{
+	for (unsigned j = 0; j < n; j++)
+		crc[j] = tag_cursor_crc(c, tag_crc_begin(a->uuid, role, block + j));
+}
+
+int tag_store_verify(struct graid_array *a, unsigned role, uint64_t off,
+		     const struct iovec *iov, unsigned iovcnt, struct tag_bad *bad,
+		     unsigned max, unsigned *nbad)
+{
+	uint64_t len = tag_iov_bytes(iov, iovcnt);
+	struct tag_cursor c = { .iov = iov, .cnt = iovcnt };
+	uint64_t first = off / TAG_DATA_BLOCK, n = len / TAG_DATA_BLOCK;
+	unsigned found = 0;
+	int rc = tag_range(a, role, off, len);
+
+	if (nbad)
+		*nbad = 0;
+	if (rc)
+		return rc;
+	for (uint64_t done = 0; done < n && rc == 0;) {
+		struct tag_role *tr = &a->tags->role[role];
+		unsigned b = n - done < TAG_STORE_BATCH ? (unsigned)(n - done) : TAG_STORE_BATCH;
+		uint32_t crc[TAG_STORE_BATCH];
+		struct tag_cblock *cb = NULL;
+
+		tag_crcs(a, role, first + done, b, &c, crc);
+		pthread_mutex_lock(&tr->lock);
+		for (unsigned j = 0; j < b && rc == 0; j++) {
+			uint64_t blk = first + done + j;
+
+			if (!cb || cb->index != tag_block_index(blk))
+				rc = tag_get(a, role, tag_block_index(blk), false, &cb);
+			if (rc || tag_holds(tag_at(cb, tag_slot(blk)), crc[j]) ||
+			    tag_pend_accepts(cb, tag_slot(blk), crc[j]))
+				continue;
+			if (found < max && bad)
+				bad[found].block = blk;
+			found++;
+		}
+		pthread_mutex_unlock(&tr->lock);
+		done += b;
+	}
+	if (rc)
+		return rc;
+	if (!found)
+		return 0;
+	if (nbad)
+		*nbad = found < max ? found : max;
+	return -EBADMSG;
+}
+
+/* One write over the block in @p slot ended; the tag it leaves once no write is in flight. */
+static void tag_pend_end(struct tag_cblock *cb, unsigned slot, bool ok)
+{
+	struct tag_pend *p = cb->pend ? &cb->pend[slot] : NULL;
+
+	if (!p || p->n == 0)
+		return;
+	p->n--;
+	p->nok += ok;
+	if (p->n)
+		return;
+	/*
+	 * Idle again. One new tag that ended well is the block's; several different ones raced
+	 * and which landed last is unknown: the block is left unverified (absent) until its next
+	 * write rather than ever failing right data.
+	 */
+	if (p->nok)
+		tag_put(cb, slot, p->ntags == 1 && !p->many ? p->tag[0] : 0);
+	memset(p, 0, sizeof(*p));
+	if (--cb->npend == 0) {
+		free(cb->pend);
+		cb->pend = NULL;
+	}
+}
+
+static int tag_pend_begin(struct tag_cblock *cb, unsigned slot, tag_t t)
+{
+	struct tag_pend *p;
+
+	if (!cb->pend) {
+		cb->pend = calloc(TAGS_PER_BLOCK, sizeof(*cb->pend));
+		if (!cb->pend)
+			return -ENOMEM;
+	}
+	p = &cb->pend[slot];
+	if (p->n++ == 0)
+		cb->npend++;
+	for (unsigned k = 0; k < p->ntags; k++)
+		if (p->tag[k] == t)
+			return 0;
+	if (p->ntags < TAG_PEND_TAGS)
+		p->tag[p->ntags++] = t;
+	else
+		p->many = true;
+	return 0;
+}
+
+/* End the pending state of blocks [first, first + n) of @p role. Lock held. */
+static void tag_end_locked(struct tag_role *tr, uint64_t first, uint64_t n, bool ok)
+{
+	struct tag_cblock *cb = NULL;
+
+	for (uint64_t blk = first; blk < first + n; blk++) {
+		if (!cb || cb->index != tag_block_index(blk))
+			cb = tag_find(tr, tag_block_index(blk));
+		if (cb)
+			tag_pend_end(cb, tag_slot(blk), ok);
+	}
+}
+
+int tag_store_write_begin(struct graid_array *a, unsigned role, uint64_t off,
+			  const struct iovec *iov, unsigned iovcnt)
+{
+	uint64_t len = tag_iov_bytes(iov, iovcnt);
+	struct tag_cursor c = { .iov = iov, .cnt = iovcnt };
+	uint64_t first = off / TAG_DATA_BLOCK, n = len / TAG_DATA_BLOCK, done = 0;
+	int rc = tag_range(a, role, off, len);
+
+	while (rc == 0 && done < n) {
+		struct tag_role *tr = &a->tags->role[role];
+		unsigned b = n - done < TAG_STORE_BATCH ? (unsigned)(n - done) : TAG_STORE_BATCH;
+		uint32_t crc[TAG_STORE_BATCH];
+		struct tag_cblock *cb = NULL;
+		unsigned j = 0;
+
+		tag_crcs(a, role, first + done, b, &c, crc);
+		pthread_mutex_lock(&tr->lock);
+		for (; j < b && rc == 0; j++) {
+			uint64_t blk = first + done + j;
+
+			if (!cb || cb->index != tag_block_index(blk))
+				rc = tag_get(a, role, tag_block_index(blk), false, &cb);
+			if (rc == 0)
+				rc = tag_pend_begin(cb, tag_slot(blk), tag_make(crc[j]));
+		}
+		/* A failure takes back what this call began: the write is not issued. */
+		if (rc)
+			tag_end_locked(tr, first, done + j - 1, false);
+		pthread_mutex_unlock(&tr->lock);
+		done += b;
+	}
+	return rc;
+}
+
+void tag_store_write_end(struct graid_array *a, unsigned role, uint64_t off, uint64_t len,
+			 bool ok)
+{
+	struct tag_role *tr;
+
+	if (tag_range(a, role, off, len))
+		return;
+	tr = &a->tags->role[role];
+	pthread_mutex_lock(&tr->lock);
+	tag_end_locked(tr, off / TAG_DATA_BLOCK, len / TAG_DATA_BLOCK, ok);
+	pthread_mutex_unlock(&tr->lock);
+}
+
+int tag_store_set(struct graid_array *a, unsigned role, uint64_t off,
+		  const struct iovec *iov, unsigned iovcnt)
+{
+	uint64_t len = tag_iov_bytes(iov, iovcnt);
+	struct tag_cursor c = { .iov = iov, .cnt = iovcnt };
+	uint64_t first = off / TAG_DATA_BLOCK, n = len / TAG_DATA_BLOCK;
+	int rc = tag_range(a, role, off, len);
+
+	for (uint64_t done = 0; rc == 0 && done < n;) {
+		struct tag_role *tr = &a->tags->role[role];
+		unsigned b = n - done < TAG_STORE_BATCH ? (unsigned)(n - done) : TAG_STORE_BATCH;
+		uint32_t crc[TAG_STORE_BATCH];
+		struct tag_cblock *cb = NULL;
+
+		tag_crcs(a, role, first + done, b, &c, crc);
+		pthread_mutex_lock(&tr->lock);
+		for (unsigned j = 0; j < b && rc == 0; j++) {
+			uint64_t blk = first + done + j;
+
+			if (!cb || cb->index != tag_block_index(blk))
+				rc = tag_get(a, role, tag_block_index(blk), false, &cb);
+			if (rc == 0)
+				tag_put(cb, tag_slot(blk), tag_make(crc[j]));
+		}
+		pthread_mutex_unlock(&tr->lock);
+		done += b;
+	}
+	return rc;
+}
+
+/*
+ * Whole tag blocks nobody has cached are zeroed on the member at once (an absent tag is
+ * never wrong, so this needs no ordering with the data); the rest change in the cache.
+ */
+int tag_store_forget(struct graid_array *a, unsigned role, uint64_t off, uint64_t len)
+{
+	uint64_t first = off / TAG_DATA_BLOCK, end = first + len / TAG_DATA_BLOCK;
+	uint64_t run = 0, nrun = 0; /* uncached whole tag blocks waiting to be zeroed */
+	struct tag_role *tr;
+	int rc = tag_range(a, role, off, len);
+
+	if (rc || len == 0)
+		return rc;
+	tr = &a->tags->role[role];
+	pthread_mutex_lock(&tr->lock);
+	for (uint64_t blk = first; rc == 0 && blk < end;) {
+		uint64_t index = tag_block_index(blk);
+		uint64_t stop = (index + 1) * TAGS_PER_BLOCK < end ? (index + 1) * TAGS_PER_BLOCK
+								  : end;
+		bool whole = tag_slot(blk) == 0 && stop - blk == TAGS_PER_BLOCK;
+		struct tag_cblock *cb = tag_find(tr, index);
+
+		if (whole && !cb) {
+			if (nrun && run + nrun != index) {
+				rc = member_zero_range(&a->members[role], tag_block_off(a, run),
+						       nrun * TAG_BLOCK_BYTES);
+				nrun = 0;
+			}
+			if (nrun++ == 0)
+				run = index;
+			blk = stop;
+			continue;
+		}
+		if (!cb)
+			rc = tag_get(a, role, index, false, &cb);
+		for (; rc == 0 && blk < stop; blk++)
+			tag_put(cb, tag_slot(blk), 0);
+	}
+	if (rc == 0 && nrun)
+		rc = member_zero_range(&a->members[role], tag_block_off(a, run),
+				       nrun * TAG_BLOCK_BYTES);
+	pthread_mutex_unlock(&tr->lock);
+	return rc;
+}
+
+/* Write @p role's dirty blocks; whether any was written in *@p wrote. 0 or the first -errno. */
+static int tag_role_flush(struct graid_array *a, unsigned role, bool *wrote)
+{
+	struct tag_role *tr = &a->tags->role[role];
+	int rc = 0;
+
+	pthread_mutex_lock(&tr->lock);
+	for (struct tag_cblock *cb = tr->head; cb; cb = cb->next) {
+		int err;
+
+		if (!cb->dirty)
+			continue;
+		err = tag_block_write(a, role, cb);
+		if (err && !rc)
+			rc = err;
+		*wrote |= !err;
+	}
+	pthread_mutex_unlock(&tr->lock);
+	return rc;
+}
+
+int tag_store_flush(struct graid_array *a)
+{
+	int rc = 0;
+
+	if (!a->tags)
+		return 0;
+	for (unsigned r = 0; r < a->tags->nroles; r++) {
+		bool wrote = false;
+		int err;
+
+		/* A role out has no device to write to; its tags are reset when it gets one. */
+		if (!array_role_writable(a, r))
+			continue;
+		err = tag_role_flush(a, r, &wrote);
+		if (wrote) {
+			int ferr = member_flush(&a->members[r]);
+
+			if (!err)
+				err = ferr;
+		}
+		if (err && !rc)
+			rc = err;
+	}
+	return rc;
+}
+
+int tag_store_role_reset(struct graid_array *a, unsigned role)
+{
+	struct tag_role *tr;
+	int rc;
+
+	if (!a->tags)
+		return 0;
+	if (role >= a->tags->nroles)
+		return -EINVAL;
+	tr = &a->tags->role[role];
+	pthread_mutex_lock(&tr->lock);
+	tag_role_drop(tr);
+	rc = member_zero_range(&a->members[role], a->tag_offset, a->tag_bytes);
+	pthread_mutex_unlock(&tr->lock);
+	if (rc)
+		graid__log(GRAID_LOG_ERR, "checksums: zeroing the tag area of role %u (%s): %s",
+			   role, a->members[role].dev.path, graid_strerror(rc));
+	return rc;
+}

@@ -1,0 +1,552 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The checksums' tag store over a created array's member files: verify, writes in flight,
+ * write-back and its place on disk, eviction under a small budget, reset; and create's
+ * and info's side of the CHECKSUMS flag.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include <libgraid/graid.h>
+
+#include "array/array.h"
+#include "arrayutil.h"
+#include "format/superblock.h"
+#include "format/tag_format.h"
+#include "member/tag_store.h"
+
+/* 1 MiB of metadata, 16 MiB of data (8 tag blocks' worth) and its tags, per member. */
+#define TS_MEMBER_BYTES ((1u << 20) + (16u << 20) + (64u << 10))
+#define TS_BLK 4096u
+
+static struct au_set ts_set;
+
+static void ts_setup(void)
+{
+	au_make(&ts_set, 3, TS_MEMBER_BYTES);
+}
+
+static void ts_teardown(void)
+{
+	au_remove(&ts_set);
+}
+
+static int ts_create(int level, unsigned flags, struct graid_array **out)
+{
+	struct graid_array_config cfg = {
+		.struct_size = sizeof(cfg), .level = level, .chunk_bytes = 65536,
+		.backend = "isal", .flags = flags,
+	};
+
+	return graid_array_create(ts_set.paths, 3, &cfg, out);
+}
+
+static struct graid_array *ts_open(void)
+{
+	struct graid_array *a = NULL;
+
+	cr_assert_eq(graid_array_open(ts_set.paths, 3, NULL, &a), 0);
+	return a;
+}
+
+static struct graid_array *ts_created(void)
+{
+	struct graid_array *a = NULL;
+
+	cr_assert_eq(ts_create(5, GRAID_CREATE_CHECKSUMS, &a), 0);
+	cr_assert(a->csum);
+	cr_assert_not_null(a->tags);
+	return a;
+}
+
+/* Data for block @p blk, different for every block and @p seed. */
+static void ts_fill(uint8_t *buf, uint64_t blk, unsigned n, unsigned seed)
+{
+	for (unsigned b = 0; b < n; b++)
+		for (unsigned i = 0; i < TS_BLK; i++)
+			buf[(size_t)b * TS_BLK + i] = (uint8_t)((blk + b) * 131 + i * 7 + seed * 29);
+}
+
+static int ts_verify(struct graid_array *a, unsigned role, uint64_t blk, const void *buf,
+		     unsigned n, struct tag_bad *bad, unsigned max, unsigned *nbad)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = (size_t)n * TS_BLK };
+
+	return tag_store_verify(a, role, blk * TS_BLK, &iov, 1, bad, max, nbad);
+}
+
+static int ts_set_tags(struct graid_array *a, unsigned role, uint64_t blk, const void *buf,
+		       unsigned n)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = (size_t)n * TS_BLK };
+
+	return tag_store_set(a, role, blk * TS_BLK, &iov, 1);
+}
+
+static int ts_begin(struct graid_array *a, unsigned role, uint64_t blk, const void *buf)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = TS_BLK };
+
+	return tag_store_write_begin(a, role, blk * TS_BLK, &iov, 1);
+}
+
+/* The tag of @p role's block @p blk as its member file holds it now. */
+static tag_t ts_disk_tag(struct graid_array *a, unsigned role, uint64_t blk)
+{
+	uint8_t b[TAG_BYTES];
+	int fd = open(ts_set.paths[role], O_RDONLY);
+	off_t at = (off_t)(a->tag_offset + tag_block_index(blk) * TAG_BLOCK_BYTES +
+			   tag_slot(blk) * TAG_BYTES);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pread(fd, b, sizeof(b), at), (ssize_t)sizeof(b));
+	close(fd);
+	return tag_decode(b);
+}
+
+static bool ts_disk_zero(const char *path, uint64_t off, uint64_t len)
+{
+	uint8_t *b = malloc(len);
+	int fd = open(path, O_RDONLY);
+	bool zero = true;
+
+	cr_assert(b && fd >= 0);
+	cr_assert_eq(pread(fd, b, len, (off_t)off), (ssize_t)len);
+	for (uint64_t i = 0; i < len; i++)
+		zero &= b[i] == 0;
+	close(fd);
+	free(b);
+	return zero;
+}
+
+TestSuite(tag_store, .init = ts_setup, .fini = ts_teardown, .timeout = 120);
+
+Test(tag_store, a_created_array_has_its_tag_area_after_the_data_area_all_absent)
+{
+	struct graid_array *a = ts_created();
+	struct superblock sb;
+	uint8_t buf[GRAID_SB_SIZE];
+	int fd = open(ts_set.paths[1], O_RDONLY);
+
+	cr_assert_eq(a->block_size, 4096);
+	cr_assert_eq(a->tag_offset, a->data_offset + a->lay.member_bytes);
+	cr_assert_eq(a->tag_bytes, tag_area_bytes(a->lay.member_bytes));
+	cr_assert_leq(a->tag_offset + a->tag_bytes, TS_MEMBER_BYTES);
+	cr_assert_eq(a->lay.member_bytes % a->lay.chunk, 0);
+	cr_assert(ts_disk_zero(ts_set.paths[1], a->tag_offset, a->tag_bytes));
+	cr_assert_eq(pread(fd, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	close(fd);
+	cr_assert_eq(buf[0x08], GRAID_SB_VERSION_MAJOR_INCOMPAT, "older readers refuse major 2");
+	cr_assert_eq(sb_decode(buf, &sb), 0);
+	cr_assert(sb.flags & GRAID_SB_F_CHECKSUMS);
+	cr_assert_eq(sb.tag_offset, a->tag_offset);
+	cr_assert_eq(sb.tag_bytes, a->tag_bytes);
+	cr_assert_eq(graid_array_close(a), 0);
+}
+
+Test(tag_store, verify_accepts_right_data_and_names_the_block_with_a_flipped_bit)
+{
+	struct graid_array *a = ts_created();
+	static uint8_t buf[8 * TS_BLK];
+	struct tag_bad bad[4];
+	unsigned nbad = 99;
+
+	ts_fill(buf, 100, 8, 1);
+	cr_assert_eq(ts_set_tags(a, 1, 100, buf, 8), 0);
+	cr_assert_eq(ts_verify(a, 1, 100, buf, 8, bad, 4, &nbad), 0);
+	cr_assert_eq(nbad, 0);
+	buf[5 * TS_BLK + 17] ^= 0x10;
+	cr_assert_eq(ts_verify(a, 1, 100, buf, 8, bad, 4, &nbad), -EBADMSG);
+	cr_assert_eq(nbad, 1);
+	cr_assert_eq(bad[0].block, 105);
+	/* The same bytes under another role or place are not the same block. */
+	buf[5 * TS_BLK + 17] ^= 0x10;
+	cr_assert_eq(ts_set_tags(a, 2, 100, buf, 8), 0);
+	cr_assert_eq(ts_verify(a, 2, 101, buf, 1, bad, 4, &nbad), -EBADMSG);
+	cr_assert_eq(ts_verify(a, 0, 100, buf, 8, bad, 4, &nbad), 0, "role 0: absent tags");
+	cr_assert_eq(graid_array_close(a), 0);
+}
+
+Test(tag_store, verify_walks_blocks_split_across_iovec_pieces)
+{
+	struct graid_array *a = ts_created();
+	static uint8_t buf[3 * TS_BLK];
+	struct iovec iov[3];
+	struct tag_bad bad[4];
+	unsigned nbad;
+
+	ts_fill(buf, 7, 3, 2);
+	cr_assert_eq(ts_set_tags(a, 0, 7, buf, 3), 0);
+	iov[0] = (struct iovec){ .iov_base = buf, .iov_len = 1000 };
+	iov[1] = (struct iovec){ .iov_base = buf + 1000, .iov_len = 2 * TS_BLK };
+	iov[2] = (struct iovec){ .iov_base = buf + 1000 + 2 * TS_BLK, .iov_len = TS_BLK - 1000 };
+	cr_assert_eq(tag_store_verify(a, 0, 7 * TS_BLK, iov, 3, bad, 4, &nbad), 0);
+	buf[2 * TS_BLK + 3000] ^= 1;
+	cr_assert_eq(tag_store_verify(a, 0, 7 * TS_BLK, iov, 3, bad, 4, &nbad), -EBADMSG);
+	cr_assert_eq(nbad, 1);
+	cr_assert_eq(bad[0].block, 9);
+	cr_assert_eq(graid_array_close(a), 0);
+}
+
+Test(tag_store, more_bad_blocks_than_room_fill_the_room_and_say_so)
+{
+	struct graid_array *a = ts_created();
+	static uint8_t buf[6 * TS_BLK];
+	struct tag_bad bad[2];
+	unsigned nbad;
+
+	ts_fill(buf, 0, 6, 3);
+	cr_assert_eq(ts_set_tags(a, 0, 0, buf, 6), 0);
+	for (unsigned b = 1; b < 6; b++)
+		buf[b * TS_BLK] ^= 1;
+	cr_assert_eq(ts_verify(a, 0, 0, buf, 6, bad, 2, &nbad), -EBADMSG);
+	cr_assert_eq(nbad, 2);
+	cr_assert_eq(bad[0].block, 1);
+	cr_assert_eq(bad[1].block, 2);
+	cr_assert_eq(graid_array_close(a), 0);
+}
+
+Test(tag_store, absent_tags_accept_any_data)
+{
+	struct graid_array *a = ts_created();
+	static uint8_t buf[4 * TS_BLK];
+
+	ts_fill(buf, 0, 4, 9);
+	for (unsigned r = 0; r < 3; r++)
+		cr_assert_eq(ts_verify(a, r, 2000, buf, 4, NULL, 0, NULL), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+}
+
+Test(tag_store, ranges_outside_the_data_area_or_not_whole_blocks_are_refused)
+{
+	struct graid_array *a = ts_created();
+	static uint8_t buf[TS_BLK];
+	struct iovec iov = { .iov_base = buf, .iov_len = TS_BLK };
+	uint64_t blocks = a->lay.member_bytes / TS_BLK;
+
+	cr_assert_eq(ts_verify(a, 0, blocks, buf, 1, NULL, 0, NULL), -EINVAL);
+	cr_assert_eq(ts_verify(a, 3, 0, buf, 1, NULL, 0, NULL), -EINVAL);
+	cr_assert_eq(tag_store_verify(a, 0, 512, &iov, 1, NULL, 0, NULL), -EINVAL);
+	iov.iov_len = 512;
+	cr_assert_eq(tag_store_set(a, 0, 0, &iov, 1), -EINVAL);
+	cr_assert_eq(tag_store_forget(a, 0, blocks * TS_BLK, TS_BLK), -EINVAL);
+	cr_assert_eq(ts_verify(a, 0, blocks - 1, buf, 1, NULL, 0, NULL), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+}
+
+Test(tag_store, during_a_write_old_and_new_data_both_verify_and_the_end_decides)
+{
+	struct graid_array *a = ts_created();
+	static uint8_t old[TS_BLK], new[TS_BLK], other[TS_BLK];
+
+	ts_fill(old, 40, 1, 1);
+	ts_fill(new, 40, 1, 2);
+	ts_fill(other, 40, 1, 3);
+	cr_assert_eq(ts_set_tags(a, 2, 40, old, 1), 0);
+	cr_assert_eq(ts_begin(a, 2, 40, new), 0);
+	cr_assert_eq(ts_verify(a, 2, 40, old, 1, NULL, 0, NULL), 0);
+	cr_assert_eq(ts_verify(a, 2, 40, new, 1, NULL, 0, NULL), 0);
+	cr_assert_eq(ts_verify(a, 2, 40, other, 1, NULL, 0, NULL), -EBADMSG);
+	tag_store_write_end(a, 2, 40 * TS_BLK, TS_BLK, true);
+	cr_assert_eq(ts_verify(a, 2, 40, new, 1, NULL, 0, NULL), 0);
+	cr_assert_eq(ts_verify(a, 2, 40, old, 1, NULL, 0, NULL), -EBADMSG);
+
+	/* A failed write leaves the tag it found. */
+	cr_assert_eq(ts_begin(a, 2, 40, other), 0);
+	tag_store_write_end(a, 2, 40 * TS_BLK, TS_BLK, false);
+	cr_assert_eq(ts_verify(a, 2, 40, new, 1, NULL, 0, NULL), 0);
+	cr_assert_eq(ts_verify(a, 2, 40, other, 1, NULL, 0, NULL), -EBADMSG);
+	cr_assert_eq(graid_array_close(a), 0);
+}
+
+Test(tag_store, two_overlapping_writes_keep_every_candidate_until_both_end)
+{
+	struct graid_array *a = ts_created();
+	static uint8_t old[TS_BLK], n1[TS_BLK], n2[TS_BLK], other[TS_BLK];
+
+	ts_fill(old, 3, 1, 1);
+	ts_fill(n1, 3, 1, 2);
+	ts_fill(n2, 3, 1, 3);
+	ts_fill(other, 3, 1, 4);
+	cr_assert_eq(ts_set_tags(a, 0, 3, old, 1), 0);
+	cr_assert_eq(ts_begin(a, 0, 3, n1), 0);
+	cr_assert_eq(ts_begin(a, 0, 3, n2), 0);
+	tag_store_write_end(a, 0, 3 * TS_BLK, TS_BLK, true);
+	/* One ended, which one is unknown: the disk may hold old, n1 or n2. */
+	cr_assert_eq(ts_verify(a, 0, 3, old, 1, NULL, 0, NULL), 0);
+	cr_assert_eq(ts_verify(a, 0, 3, n1, 1, NULL, 0, NULL), 0);
+	cr_assert_eq(ts_verify(a, 0, 3, n2, 1, NULL, 0, NULL), 0);
+	cr_assert_eq(ts_verify(a, 0, 3, other, 1, NULL, 0, NULL), -EBADMSG);
+	tag_store_write_end(a, 0, 3 * TS_BLK, TS_BLK, true);
+	/* Which landed last is unknown: the block is left unverified, never failed. */
+	cr_assert_eq(ts_verify(a, 0, 3, n1, 1, NULL, 0, NULL), 0);
+	cr_assert_eq(ts_verify(a, 0, 3, n2, 1, NULL, 0, NULL), 0);
+
+	/* Two writes of the same bytes: that is the tag once both end. */
+	cr_assert_eq(ts_set_tags(a, 0, 3, old, 1), 0);
+	cr_assert_eq(ts_begin(a, 0, 3, n1), 0);
+	cr_assert_eq(ts_begin(a, 0, 3, n1), 0);
+	tag_store_write_end(a, 0, 3 * TS_BLK, TS_BLK, true);
+	tag_store_write_end(a, 0, 3 * TS_BLK, TS_BLK, false);
+	cr_assert_eq(ts_verify(a, 0, 3, n1, 1, NULL, 0, NULL), 0);
+	cr_assert_eq(ts_verify(a, 0, 3, old, 1, NULL, 0, NULL), -EBADMSG);
+	cr_assert_eq(graid_array_close(a), 0);
+}
+
+Test(tag_store, flush_writes_the_tags_where_the_format_says_and_a_reopen_reads_them)
+{
+	struct graid_array *a = ts_created();
+	static uint8_t buf[4 * TS_BLK];
+	uint8_t uuid[16];
+	uint64_t blk = 2 * TAGS_PER_BLOCK + 510; /* across tag blocks 2 and 3 */
+
+	memcpy(uuid, a->uuid, 16);
+	ts_fill(buf, blk, 4, 5);
+	cr_assert_eq(ts_set_tags(a, 1, blk, buf, 4), 0);
+	cr_assert_eq(ts_disk_tag(a, 1, blk), 0, "cached, not written yet");
+	cr_assert_eq(tag_store_flush(a), 0);
+	for (unsigned b = 0; b < 4; b++) {
+		tag_t t = ts_disk_tag(a, 1, blk + b);
+
+		cr_assert(tag_valid(t));
+		cr_assert_eq(tag_crc_of(t), tag_crc(uuid, 1, blk + b, buf + b * TS_BLK));
+	}
+	cr_assert_eq(graid_array_close(a), 0);
+	a = ts_open();
+	cr_assert(a->csum);
+	cr_assert_eq(ts_verify(a, 1, blk, buf, 4, NULL, 0, NULL), 0);
+	buf[3 * TS_BLK] ^= 4;
+	cr_assert_eq(ts_verify(a, 1, blk, buf, 4, NULL, 0, NULL), -EBADMSG);
+	cr_assert_eq(graid_array_close(a), 0);
+}
+
+Test(tag_store, a_clean_close_writes_the_tags_before_it_says_clean)
+{
+	struct graid_array *a = ts_created();
+	static uint8_t buf[TS_BLK];
+	uint8_t uuid[16];
+	struct superblock sb;
+	uint8_t sbuf[GRAID_SB_SIZE];
+	int fd;
+
+	memcpy(uuid, a->uuid, 16);
+	ts_fill(buf, 77, 1, 6);
+	cr_assert_eq(ts_set_tags(a, 0, 77, buf, 1), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	fd = open(ts_set.paths[0], O_RDONLY);
+	cr_assert_eq(pread(fd, sbuf, sizeof(sbuf), 0), (ssize_t)sizeof(sbuf));
+	close(fd);
+	cr_assert_eq(sb_decode(sbuf, &sb), 0);
+	cr_assert(sb.flags & GRAID_SB_F_CLEAN);
+	{
+		uint8_t b[TAG_BYTES];
+		tag_t t;
+
+		fd = open(ts_set.paths[0], O_RDONLY);
+		cr_assert_eq(pread(fd, b, sizeof(b), (off_t)(sb.tag_offset + 77 * TAG_BYTES)), 8);
+		close(fd);
+		t = tag_decode(b);
+		cr_assert(tag_valid(t));
+		cr_assert_eq(tag_crc_of(t), tag_crc(uuid, 0, 77, buf));
+	}
+}
+
+Test(tag_store, a_budget_of_one_block_per_role_evicts_and_stays_right)
+{
+	struct graid_array *a;
+	static uint8_t buf[TS_BLK], pend[TS_BLK];
+	uint8_t uuid[16];
+
+	setenv("GRAID_TAG_CACHE_BYTES", "4096", 1); /* below one block per role: one each */
+	a = ts_created();
+	memcpy(uuid, a->uuid, 16);
+	/* A write in flight pins its tag block through the evictions below. */
+	ts_fill(pend, 1, 1, 8);
+	cr_assert_eq(ts_begin(a, 2, 1, pend), 0);
+	for (unsigned k = 0; k < 8; k++) {
+		ts_fill(buf, k * TAGS_PER_BLOCK + 5, 1, 7);
+		cr_assert_eq(ts_set_tags(a, 2, k * TAGS_PER_BLOCK + 5, buf, 1), 0);
+	}
+	/* Evicted blocks were written on the way out, with no flush; the pinned one was kept. */
+	ts_fill(buf, TAGS_PER_BLOCK + 5, 1, 7);
+	cr_assert_eq(tag_crc_of(ts_disk_tag(a, 2, TAGS_PER_BLOCK + 5)),
+		     tag_crc(uuid, 2, TAGS_PER_BLOCK + 5, buf));
+	cr_assert_eq(ts_disk_tag(a, 2, 5), 0);
+	for (unsigned k = 0; k < 8; k++) {
+		ts_fill(buf, k * TAGS_PER_BLOCK + 5, 1, 7);
+		cr_assert_eq(ts_verify(a, 2, k * TAGS_PER_BLOCK + 5, buf, 1, NULL, 0, NULL), 0);
+		buf[100] ^= 2;
+		cr_assert_eq(ts_verify(a, 2, k * TAGS_PER_BLOCK + 5, buf, 1, NULL, 0, NULL),
+			     -EBADMSG, "tag block %u", k);
+	}
+	tag_store_write_end(a, 2, TS_BLK, TS_BLK, true);
+	cr_assert_eq(ts_verify(a, 2, 1, pend, 1, NULL, 0, NULL), 0);
+	pend[0] ^= 1;
+	cr_assert_eq(ts_verify(a, 2, 1, pend, 1, NULL, 0, NULL), -EBADMSG);
+	cr_assert_eq(graid_array_close(a), 0);
+}
+
+Test(tag_store, forget_makes_tags_absent_and_whole_tag_blocks_zero_on_the_member)
+{
+	struct graid_array *a = ts_created();
+	static uint8_t buf[3 * TAGS_PER_BLOCK * TS_BLK];
+	uint64_t n = 3 * TAGS_PER_BLOCK;
+
+	ts_fill(buf, 0, (unsigned)n, 4);
+	cr_assert_eq(ts_set_tags(a, 1, 0, buf, (unsigned)n), 0);
+	cr_assert_eq(tag_store_flush(a), 0);
+	tag_store_close(a);  /* nothing cached: the whole block in the middle goes on disk */
+	a->tags = NULL;
+	cr_assert_eq(tag_store_open(a), 0);
+	/* Blocks 10 .. 2 tag blocks + 20: part of tag block 0, all of 1, part of 2. */
+	cr_assert_eq(tag_store_forget(a, 1, 10 * TS_BLK, (2 * TAGS_PER_BLOCK + 10) * TS_BLK), 0);
+	cr_assert(ts_disk_zero(ts_set.paths[1], a->tag_offset + TAG_BLOCK_BYTES, TAG_BLOCK_BYTES));
+	buf[0] ^= 1;
+	for (uint64_t b = 0; b < n; b++)
+		buf[b * TS_BLK + 1] ^= 1;
+	for (uint64_t b = 0; b < n; b++) {
+		bool forgotten = b >= 10 && b < 2 * TAGS_PER_BLOCK + 20;
+
+		cr_assert_eq(ts_verify(a, 1, b, buf + b * TS_BLK, 1, NULL, 0, NULL),
+			     forgotten ? 0 : -EBADMSG, "block %llu", (unsigned long long)b);
+	}
+	cr_assert_eq(tag_store_flush(a), 0);
+	cr_assert_not(tag_valid(ts_disk_tag(a, 1, 10)));
+	cr_assert(tag_valid(ts_disk_tag(a, 1, 9)));
+	cr_assert_eq(graid_array_close(a), 0);
+}
+
+Test(tag_store, role_reset_zeroes_the_role_tag_area_and_drops_its_cache)
+{
+	struct graid_array *a = ts_created();
+	static uint8_t buf[TS_BLK];
+
+	ts_fill(buf, 600, 1, 5);
+	cr_assert_eq(ts_set_tags(a, 1, 600, buf, 1), 0);
+	cr_assert_eq(ts_set_tags(a, 0, 600, buf, 1), 0);
+	cr_assert_eq(tag_store_flush(a), 0);
+	cr_assert_eq(ts_set_tags(a, 1, 601, buf, 1), 0); /* dirty, dropped */
+	cr_assert_eq(tag_store_role_reset(a, 1), 0);
+	cr_assert(ts_disk_zero(ts_set.paths[1], a->tag_offset, a->tag_bytes));
+	buf[9] ^= 1;
+	cr_assert_eq(ts_verify(a, 1, 600, buf, 1, NULL, 0, NULL), 0);
+	cr_assert_eq(ts_verify(a, 0, 600, buf, 1, NULL, 0, NULL), -EBADMSG, "other roles kept");
+	cr_assert_eq(tag_store_flush(a), 0);
+	cr_assert(ts_disk_zero(ts_set.paths[1], a->tag_offset, a->tag_bytes));
+	cr_assert_eq(graid_array_close(a), 0);
+}
+
+TestSuite(checksums_create, .init = ts_setup, .fini = ts_teardown, .timeout = 120);
+
+Test(checksums_create, raid0_with_checksums_is_refused_and_nothing_is_written)
+{
+	struct graid_array *a = NULL;
+	uint64_t h[3];
+
+	for (unsigned i = 0; i < 3; i++)
+		h[i] = au_file_hash(ts_set.paths[i]);
+	cr_assert_eq(ts_create(0, GRAID_CREATE_CHECKSUMS, &a), -EINVAL);
+	cr_assert_null(a);
+	for (unsigned i = 0; i < 3; i++)
+		cr_assert_eq(au_file_hash(ts_set.paths[i]), h[i], "member %u changed", i);
+}
+
+static uint32_t ts_info_checksums(struct graid_array *a)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info), .checksums = 7 };
+
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	return info.checksums;
+}
+
+Test(checksums_create, info_says_checksums_on_a_checksummed_array_only)
+{
+	struct graid_array *a = NULL;
+	struct graid_array_info old = { .struct_size = offsetof(struct graid_array_info,
+								 checksums) };
+
+	cr_assert_eq(ts_create(5, GRAID_CREATE_CHECKSUMS, &a), 0);
+	cr_assert_eq(ts_info_checksums(a), 1);
+	/* A caller built before the field gets no byte past its struct. */
+	cr_assert_eq(graid_array_info(a, &old), 0);
+	cr_assert_eq(old.struct_size, offsetof(struct graid_array_info, checksums));
+	cr_assert_eq(graid_array_close(a), 0);
+	a = ts_open();
+	cr_assert_eq(ts_info_checksums(a), 1);
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(ts_create(5, GRAID_CREATE_FORCE, &a), 0);
+	cr_assert_eq(ts_info_checksums(a), 0);
+	cr_assert_null(a->tags);
+	cr_assert_eq(graid_array_close(a), 0);
+}
+
+/* Member @p i's superblock, its major and minor rewritten and the CRC made right again. */
+static void ts_patch_version(unsigned i, uint16_t major, uint16_t minor, uint32_t clear_flags)
+{
+	uint8_t buf[GRAID_SB_SIZE];
+	uint32_t flags, crc;
+	int fd = open(ts_set.paths[i], O_RDWR);
+
+	cr_assert_eq(pread(fd, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	buf[0x08] = (uint8_t)major;
+	buf[0x09] = (uint8_t)(major >> 8);
+	buf[0x0a] = (uint8_t)minor;
+	buf[0x0b] = (uint8_t)(minor >> 8);
+	memcpy(&flags, buf + 0x14, 4);
+	flags &= ~clear_flags;
+	memcpy(buf + 0x14, &flags, 4);
+	crc = sb_checksum(buf);
+	memcpy(buf + 0x0c, &crc, 4);
+	cr_assert_eq(pwrite(fd, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	close(fd);
+}
+
+Test(checksums_create, an_array_without_checksums_stays_major_1_and_a_minor_4_one_opens)
+{
+	struct graid_array *a = NULL;
+	uint8_t buf[16];
+	int fd;
+
+	cr_assert_eq(ts_create(5, 0, &a), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	fd = open(ts_set.paths[0], O_RDONLY);
+	cr_assert_eq(pread(fd, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	close(fd);
+	cr_assert_eq(buf[0x08] | buf[0x09] << 8, 1);
+	cr_assert_eq(buf[0x0a] | buf[0x0b] << 8, GRAID_SB_VERSION_MINOR);
+	/* As a writer of format 1.4 left them. */
+	for (unsigned i = 0; i < 3; i++)
+		ts_patch_version(i, 1, 4, 0);
+	a = ts_open();
+	cr_assert_eq(ts_info_checksums(a), 0);
+	cr_assert_null(a->tags);
+	cr_assert_eq(graid_array_close(a), 0);
+}
+
+Test(checksums_create, a_checksummed_superblock_claiming_major_1_is_refused)
+{
+	struct graid_array *a = NULL;
+	struct superblock sb;
+	uint8_t buf[GRAID_SB_SIZE];
+	int fd;
+
+	cr_assert_eq(ts_create(5, GRAID_CREATE_CHECKSUMS, &a), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	ts_patch_version(0, 1, 5, 0);
+	fd = open(ts_set.paths[0], O_RDONLY);
+	cr_assert_eq(pread(fd, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	close(fd);
+	cr_assert_eq(sb_decode(buf, &sb), -EPROTO);
+	/* Major 2 without the flag that needs it: nonsense too. */
+	ts_patch_version(1, 2, 5, GRAID_SB_F_CHECKSUMS);
+	fd = open(ts_set.paths[1], O_RDONLY);
+	cr_assert_eq(pread(fd, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	close(fd);
+	cr_assert_eq(sb_decode(buf, &sb), -EPROTO);
+}
