@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,6 +296,108 @@ Test(csum_read, raid0_create_refused)
 	cr_assert_eq(graid_array_create(s.paths, 2, &cfg, &a), -EINVAL);
 	au_remove(&s);
 }
+
+/* A scrub reads every block: a corrupted one is found, rebuilt and written back. */
+Test(csum_read, scrub_heals_a_corrupted_block)
+{
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	struct cr_bed b;
+	uint8_t good[4096], now[4096];
+	unsigned m;
+	uint64_t k;
+
+	cr_setup(&b, 5, 3);
+	cr_find(&b, 77, &m, &k);
+	cr_corrupt(&b, m, k, good);
+	cr_open(&b);
+	cr_assert_eq(graid_array_scrub(b.a, 0, &rep), 0);
+	cr_member_rw(&b, m, CR_DATA_OFF + k * 4096, now, 4096, false);
+	cr_assert_eq(memcmp(now, good, 4096), 0, "the scrub did not write the block back");
+	cr_assert_eq(cr_count(GRAID_EVENT_CSUM_ERROR, (int)m, k, 0), 1, "%u events", cr_nev);
+	cr_read_all(&b, false);
+	cr_assert_eq(cr_nev, 1, "%u checksum events", cr_nev);
+	cr_done(&b);
+}
+
+/* A rebuild onto a spare reads a survivor's corrupted block: healed, not copied. */
+Test(csum_read, rebuild_onto_a_spare_heals_a_survivor)
+{
+	struct cr_bed b;
+	struct au_set sp;
+	uint8_t good[4096], now[4096];
+	unsigned m;
+	uint64_t k;
+
+	cr_setup(&b, 6, 5);
+	cr_find(&b, 3, &m, &k);
+	cr_corrupt(&b, m, k, good);
+	cr_open(&b);
+	au_make(&sp, 1, CR_MEMBER_BYTES);
+	cr_assert_eq(graid_array_fail_member(b.a, (m + 1) % b.n), 0);
+	cr_assert_eq(graid_array_add_spare(b.a, sp.path[0]), 0);
+	cr_assert_eq(graid_array_rebuild(b.a, NULL, NULL), 0);
+	cr_member_rw(&b, m, CR_DATA_OFF + k * 4096, now, 4096, false);
+	cr_assert_eq(memcmp(now, good, 4096), 0, "the survivor's block was not written back");
+	cr_assert_eq(cr_count(GRAID_EVENT_CSUM_ERROR, (int)m, k, 0), 1, "%u events", cr_nev);
+	cr_read_all(&b, false);
+	cr_assert_eq(graid_array_close(b.a), 0);
+	b.a = NULL;
+	au_remove(&sp);
+	cr_done(&b);
+}
+
+struct cr_race {
+	struct graid_array *a;
+	uint64_t off;
+	atomic_bool stop;
+};
+
+static void *cr_race_writer(void *arg)
+{
+	struct cr_race *r = arg;
+	uint8_t *buf = aligned_alloc(4096, 4096);
+
+	for (unsigned i = 0; !atomic_load(&r->stop); i++) {
+		cr_pattern(buf, r->off, 4096, 1 + i % 2);
+		if (graid_array_write(r->a, buf, 4096, r->off) != 4096)
+			break;
+	}
+	free(buf);
+	return NULL;
+}
+
+/* A read racing writes of the same block: old or new bytes, never a checksum failure. */
+static void cr_race(int level, unsigned n)
+{
+	struct cr_bed b;
+	struct cr_race r;
+	pthread_t t;
+	uint8_t *buf = aligned_alloc(4096, 4096), one[4096], two[4096];
+
+	cr_setup(&b, level, n);
+	cr_open(&b);
+	r.a = b.a;
+	r.off = 12 * 4096;
+	atomic_init(&r.stop, false);
+	cr_pattern(one, r.off, 4096, 1);
+	cr_pattern(two, r.off, 4096, 2);
+	cr_assert_eq(pthread_create(&t, NULL, cr_race_writer, &r), 0);
+	for (unsigned i = 0; i < 20000; i++) {
+		ssize_t got = graid_array_read(b.a, buf, 4096, r.off);
+
+		cr_assert_eq(got, 4096, "read %u: %zd", i, got);
+		cr_assert(memcmp(buf, one, 4096) == 0 || memcmp(buf, two, 4096) == 0,
+			  "read %u: neither the old nor the new bytes", i);
+	}
+	atomic_store(&r.stop, true);
+	pthread_join(t, NULL);
+	free(buf);
+	cr_assert_eq(cr_nev, 0, "%u checksum events", cr_nev);
+	cr_done(&b);
+}
+
+Test(csum_read, raid5_read_racing_a_write_sees_old_or_new) { cr_race(5, 3); }
+Test(csum_read, raid1_read_racing_a_write_sees_old_or_new) { cr_race(1, 2); }
 
 /* Random writes and reads over RAID-5 with checksums: no mismatch ever reported. */
 Test(csum_read, no_false_positives_under_random_io)

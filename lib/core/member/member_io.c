@@ -256,8 +256,12 @@ static int mio_keep(struct graid_array *a, unsigned member, bool write, void *bu
 	mf->csum = false;
 	/* The journal's log lies outside (its offsets wrap around below the data area). */
 	mf->off = meta || off >= a->lay.member_bytes ? UINT64_MAX : off;
-	if (!write || !a->tags || mf->off == UINT64_MAX)
+	if (!a->tags || mf->off == UINT64_MAX)
 		return 0;
+	if (!write) {
+		mf->wgen = atomic_load(&a->members[member].role.csum_wgen);
+		return 0;
+	}
 	rc = tag_store_write_begin(a, member, off, iov ? iov : &one, iov ? iovcnt : 1);
 	if (rc) {
 		graid__log(GRAID_LOG_ERR, "member %u (%s): the tags of a write at data-area byte "
@@ -518,6 +522,10 @@ static int mio_verify(struct graid_array *a, unsigned member, struct member_io_f
 	rc = tag_store_verify(a, member, mf->off, iov, iovcnt, bad, MIO_CSUM_BAD_MAX, &nbad);
 	if (rc == 0)
 		return (int)len;
+	if (rc == -EBADMSG && mf->racy && atomic_load(&m->role.csum_wgen) != mf->wgen) {
+		mf->stale = true;
+		return -ESTALE;
+	}
 	if (rc != -EBADMSG) {
 		graid__log(GRAID_LOG_ERR, "member %u (%s): the tags of data-area bytes %llu..%llu "
 					  "could not be read: %s", member, m->dev.path,
@@ -560,6 +568,9 @@ int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t 
 	 * for the error, and a rebuild writes them all again.
 	 */
 	if (mf->tagged) {
+		/* Counted first: a read that then finds the new tag over old bytes knows why. */
+		if (res == (int)len)
+			atomic_fetch_add(&m->role.csum_wgen, 1);
 		tag_store_write_end(a, member, mf->off, len, res == (int)len);
 		mf->tagged = false;
 	}
