@@ -346,6 +346,36 @@ Test(csum_read, rebuild_onto_a_spare_heals_a_survivor)
 	cr_done(&b);
 }
 
+/*
+ * A replace in service copies a member whose block is corrupted: the new device gets the
+ * right bytes and the right tags (read back after a close and open: no checksum events).
+ */
+Test(csum_read, replace_in_service_copies_right_bytes_and_tags)
+{
+	struct cr_bed b;
+	struct au_set sp;
+	unsigned m;
+	uint64_t k;
+
+	cr_setup(&b, 5, 3);
+	cr_find(&b, 50, &m, &k);
+	cr_corrupt(&b, m, k, NULL);
+	cr_open(&b);
+	au_make(&sp, 1, CR_MEMBER_BYTES);
+	cr_assert_eq(graid_array_replace_start(b.a, m, sp.path[0], GRAID_REPLACE_WAIT), 0);
+	cr_assert_eq(cr_count(GRAID_EVENT_CSUM_ERROR, (int)m, k, 0), 1, "%u events", cr_nev);
+	cr_assert_eq(graid_array_close(b.a), 0);
+	/* The role's device is the new file now. */
+	strcpy(b.s.path[m], sp.path[0]);
+	b.s.paths[m] = b.s.path[m];
+	cr_nev = 0;
+	cr_open(&b);
+	cr_read_all(&b, false);
+	cr_assert_eq(cr_nev, 0, "%u checksum events on the new device", cr_nev);
+	cr_done(&b);
+	au_remove(&sp);
+}
+
 struct cr_race {
 	struct graid_array *a;
 	uint64_t off;
