@@ -60,19 +60,20 @@ struct cr_bed {
 	struct graid_array *a;
 };
 
-/* Created with checksums, filled with round 1, closed (tags on the members). */
-static void cr_setup(struct cr_bed *b, int level, unsigned n)
+/* Created with checksums (and @p flags), filled with round 1, closed (tags on the members). */
+static void cr_setup_flags(struct cr_bed *b, int level, unsigned n, unsigned flags)
 {
 	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = level,
 					  .chunk_bytes = CR_CHUNK, .backend = "isal",
-					  .flags = GRAID_CREATE_CHECKSUMS };
+					  .flags = GRAID_CREATE_CHECKSUMS | flags };
 	struct graid_array_info info = { .struct_size = sizeof(info) };
 	uint8_t *buf;
 
 	memset(b, 0, sizeof(*b));
 	b->n = n;
 	b->level = level;
-	au_make(&b->s, n, CR_MEMBER_BYTES);
+	/* The journal's log comes before the data area (33 MiB with the defaults). */
+	au_make(&b->s, n, CR_MEMBER_BYTES + (flags & GRAID_CREATE_JOURNAL ? 40u << 20 : 0));
 	cr_assert_eq(graid_array_create(b->s.paths, n, &cfg, &b->a), 0);
 	cr_assert_eq(graid_array_info(b->a, &info), 0);
 	b->size = info.size;
@@ -83,6 +84,11 @@ static void cr_setup(struct cr_bed *b, int level, unsigned n)
 	cr_assert_eq(graid_array_close(b->a), 0);
 	b->a = NULL;
 	cr_nev = 0;
+}
+
+static void cr_setup(struct cr_bed *b, int level, unsigned n)
+{
+	cr_setup_flags(b, level, n, 0);
 }
 
 static void cr_open(struct cr_bed *b)
@@ -429,37 +435,64 @@ static void cr_race(int level, unsigned n)
 Test(csum_read, raid5_read_racing_a_write_sees_old_or_new) { cr_race(5, 3); }
 Test(csum_read, raid1_read_racing_a_write_sees_old_or_new) { cr_race(1, 2); }
 
-/* Random writes and reads over RAID-5 with checksums: no mismatch ever reported. */
-Test(csum_read, no_false_positives_under_random_io)
+/*
+ * Random writes, discards, write-zeroes and reads (a model of the contents beside them):
+ * right bytes always, and no checksum event, before and after a close.
+ */
+static void cr_random(int level, unsigned n, unsigned flags)
 {
 	struct cr_bed b;
-	uint8_t *buf;
-	unsigned seed = 12345;
+	uint8_t *buf, *want;
+	unsigned seed = 12345 + (unsigned)level;
 
-	cr_setup(&b, 5, 3);
+	cr_setup_flags(&b, level, n, flags);
 	cr_open(&b);
 	buf = aligned_alloc(4096, 256 * 1024);
+	want = malloc(b.size);
+	cr_pattern(want, 0, b.size, 1);
 	for (unsigned i = 0; i < 2000; i++) {
 		size_t len = (size_t)(1 + rand_r(&seed) % 64) * 4096;
 		uint64_t off = (uint64_t)(rand_r(&seed) % ((b.size - len) / 4096 + 1)) * 4096;
+		unsigned op = (unsigned)rand_r(&seed) % 10;
 
-		if (rand_r(&seed) % 2) {
-			cr_pattern(buf, off, len, 1);
+		if (op < 4) {
+			cr_pattern(buf, off, len, 2 + i);
 			cr_assert_eq(graid_array_write(b.a, buf, len, off), (ssize_t)len);
+			memcpy(want + off, buf, len);
+		} else if (op == 4) {
+			cr_assert_eq(graid_array_discard(b.a, off, len), 0);
+			memset(want + off, 0, len);
+		} else if (op == 5) {
+			cr_assert_eq(graid_array_write_zeroes(b.a, off, len), 0);
+			memset(want + off, 0, len);
 		} else {
 			cr_assert_eq(graid_array_read(b.a, buf, len, off), (ssize_t)len);
+			cr_assert_eq(memcmp(buf, want + off, len), 0, "op %u: wrong bytes", i);
 		}
 		if (i % 500 == 0)
 			cr_assert_eq(graid_array_flush(b.a), 0);
 	}
-	free(buf);
 	cr_assert_eq(graid_array_close(b.a), 0);
 	b.a = NULL;
 	cr_open(&b);
-	cr_read_all(&b, false);
+	for (uint64_t off = 0; off < b.size; off += 256 * 1024) {
+		size_t len = b.size - off < 256 * 1024 ? (size_t)(b.size - off) : 256 * 1024;
+
+		cr_assert_eq(graid_array_read(b.a, buf, len, off), (ssize_t)len);
+		cr_assert_eq(memcmp(buf, want + off, len), 0, "after reopen: wrong bytes");
+	}
+	free(buf);
+	free(want);
 	cr_assert_eq(cr_nev, 0, "%u checksum events", cr_nev);
 	cr_done(&b);
 }
+
+Test(csum_read, raid5_no_false_positives_under_random_io) { cr_random(5, 3, 0); }
+Test(csum_read, raid6_journal_no_false_positives_under_random_io)
+{
+	cr_random(6, 4, GRAID_CREATE_JOURNAL);
+}
+Test(csum_read, raid10_no_false_positives_under_random_io) { cr_random(10, 4, 0); }
 
 #else
 
