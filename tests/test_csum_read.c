@@ -382,6 +382,38 @@ Test(csum_read, replace_in_service_copies_right_bytes_and_tags)
 	au_remove(&sp);
 }
 
+/*
+ * More mismatches on one member than the read errors that take a member out (READERR_MAX,
+ * 20): each costs its block, the member stays in, and none counts as an I/O error.
+ */
+Test(csum_read, mismatches_do_not_count_as_read_errors)
+{
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct cr_bed b;
+	unsigned m0 = 0, m;
+	uint64_t k;
+	unsigned n = 0;
+
+	cr_setup(&b, 5, 3);
+	/* Blocks of one member in 30 different rows: 30 reads that each meet one. */
+	for (uint64_t blk = 0; n < 30; blk += CR_CHUNK / 4096) {
+		cr_find(&b, blk, &m, &k);
+		if (n == 0)
+			m0 = m;
+		if (m != m0)
+			continue;
+		cr_corrupt(&b, m, k, NULL);
+		n++;
+	}
+	cr_open(&b);
+	cr_read_all(&b, false);
+	cr_assert_eq(graid_array_member_info(b.a, m0, &mi), 0);
+	cr_assert_eq(mi.state, GRAID_MEMBER_ACTIVE, "the member was taken out");
+	cr_assert_eq(mi.errors, 0, "%llu errors counted", (unsigned long long)mi.errors);
+	cr_assert_eq(cr_nev, 30, "%u checksum events", cr_nev);
+	cr_done(&b);
+}
+
 struct cr_race {
 	struct graid_array *a;
 	uint64_t off;
