@@ -45,6 +45,9 @@ static void ks_pattern(uint8_t *p, size_t len, unsigned seed)
 		p[i] = (uint8_t)(i * 7 + seed + (i >> 11));
 }
 
+/* GRAID_CREATE_* flags of the arrays ks_setup() makes (a test sets them first). */
+static unsigned ks_create_flags;
+
 /* An array of @p level written with a pattern, reopened with member @p faulty given
  * @p opts (NULL: none), and a queue with slot 0 empty and slot 1 the caller's memory. */
 static void ks_setup(struct ks_bed *b, int level, unsigned n, int faulty, const char *opts)
@@ -57,7 +60,15 @@ static void ks_setup(struct ks_bed *b, int level, unsigned n, int faulty, const 
 	if (opts)
 		tu_need_fault_injection();
 	au_make(&b->s, n, KS_MEMBER_BYTES);
-	cr_assert_eq(au_create(&b->s, n, level, KS_CHUNK, &a), 0);
+	if (ks_create_flags) {
+		struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = level,
+						  .chunk_bytes = KS_CHUNK, .backend = "isal",
+						  .flags = ks_create_flags };
+
+		cr_assert_eq(graid_array_create(b->s.paths, n, &cfg, &a), 0);
+	} else {
+		cr_assert_eq(au_create(&b->s, n, level, KS_CHUNK, &a), 0);
+	}
 	b->want = malloc(KS_SPAN);
 	ks_pattern(b->want, KS_SPAN, (unsigned)level);
 	cr_assert_eq(graid_array_write(a, b->want, KS_SPAN, 0), (ssize_t)KS_SPAN);
@@ -283,4 +294,24 @@ Test(queue_kslot, bad_arguments_are_refused)
 		cr_assert_eq(graid_array_close(c.a), 0);
 		au_remove(&c.s);
 	}
+}
+
+/*
+ * Checksums are checked on the bytes read, which pages out of the process's sight do not
+ * allow: every read into a kernel's slot is refused up front (the caller reads into its
+ * own memory), and such a read is checked there.
+ */
+Test(queue_kslot, a_checksummed_array_refuses_exdev)
+{
+	struct ks_bed b;
+	uint8_t *own = aligned_alloc(4096, KS_SPAN);
+
+	ks_create_flags = GRAID_CREATE_CHECKSUMS;
+	ks_setup(&b, 5, 4, -1, NULL);
+	ks_fill_slot(&b);
+	cr_assert_eq(graid_queue_read_fixed(b.q, 0, 0, KS_SPAN, 0, 1), -EXDEV);
+	cr_assert_eq(graid_array_read(b.a, own, KS_SPAN, 0), (ssize_t)KS_SPAN);
+	cr_assert_eq(memcmp(own, b.want, KS_SPAN), 0);
+	free(own);
+	ks_teardown(&b);
 }

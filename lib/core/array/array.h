@@ -79,6 +79,22 @@ struct member_device {
 #define IOERR_AREA_WINDOW_NS (600ull * 1000000000ull)
 
 /*
+ * A role's checksum mismatches that a read found and its repair has not yet settled
+ * (member/csum_pend.h): which 4 KiB blocks, and a CRC-32C of the bytes the member gave, so
+ * the write-back can tell a wrong tag (the repair writes those same bytes) from wrong data.
+ * A spin lock: a scan of a few entries, taken only where a mismatch is or was.
+ */
+#define CSUM_PEND_MAX 32u
+struct csum_pend {
+	atomic_uint lock;
+	atomic_uint n;                 /* entries used; read without the lock as "any?" */
+	struct {
+		uint64_t block;        /* 4 KiB block number in the role's data area */
+		uint32_t fp;           /* CRC-32C of the bytes read */
+	} e[CSUM_PEND_MAX];
+};
+
+/*
  * What the array knows of a role apart from its device: its place in the superblocks, its
  * catch-up or rebuild, its outages and the errors counted against it. A role that gets a
  * new device starts afresh (member_role_reset): nothing the old device earned carries over.
@@ -135,6 +151,14 @@ struct member_role {
 		_Atomic uint64_t off, end, ns;
 	} io_err_area[IOERR_AREAS];
 	atomic_uint io_err_area_next;
+	/*
+	 * Checksums: 4 KiB blocks of the device whose data failed its tag (not read errors:
+	 * neither READERR_MAX nor the I/O-error rule counts them), and those awaiting repair.
+	 */
+	atomic_uint_fast64_t csum_errors;
+	struct csum_pend csum_pend;
+	/* Tagged writes of the role that ended (member_io_done): a racing read's witness. */
+	atomic_uint_fast64_t csum_wgen;
 };
 
 /*
@@ -172,6 +196,8 @@ static inline void member_role_reset(struct member_role *r, uint64_t slot_id)
 	atomic_store(&r->io_err_area_next, 0);
 	for (unsigned i = 0; i < IOERR_AREAS; i++)
 		atomic_store(&r->io_err_area[i].ns, 0);
+	atomic_store(&r->csum_errors, 0);
+	atomic_store(&r->csum_pend.n, 0);
 }
 
 /* One member role: its state, its device, and the rest of what the array knows of it. */
