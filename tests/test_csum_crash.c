@@ -26,6 +26,7 @@
 #define CC_CHUNK (64u * 1024)
 #define CC_OFF (40u * 4096)
 
+#if GRAID_FAULT_INJECTION
 static pthread_t cc_main;
 static atomic_bool cc_hold;
 static atomic_uint cc_unverified, cc_error;
@@ -59,6 +60,7 @@ static void cc_on_event(void *arg, const struct graid_event *ev)
 	if (ev->type == GRAID_EVENT_CSUM_ERROR || ev->type == GRAID_EVENT_CSUM_TAG_ERROR)
 		atomic_fetch_add(&cc_error, 1);
 }
+#endif
 
 Test(csum_crash, new_bytes_under_an_old_tag_are_unverified_not_healed)
 {
