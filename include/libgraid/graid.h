@@ -1610,6 +1610,19 @@ enum graid_event_type {
 	GRAID_EVENT_MEMBER_SLOW = 25,    /**< a member's I/O took longer than the slow limit;
 					      member: the role; count: its latency in
 					      milliseconds (at most one a member a minute) */
+	GRAID_EVENT_CSUM_ERROR = 26,     /**< a checksummed array's block failed its tag (the
+					      member returned wrong data without an error);
+					      member: the role; stripe: the 4 KiB block number
+					      in the member's data area; count: blocks; error: 0
+					      healed (rebuilt from the others and written back),
+					      -EIO not healed (the read returned -EIO) */
+	GRAID_EVENT_CSUM_TAG_ERROR = 27, /**< a block's data was right and its tag wrong: the
+					      tag was rewritten; fields as ::GRAID_EVENT_CSUM_ERROR */
+	GRAID_EVENT_CSUM_UNVERIFIED = 28, /**< a block failed its tag inside a region still to
+					       be resynchronised after an unclean shutdown: its
+					       data was kept (as the resync keeps it) and its tag
+					       made from it; not a sign of corruption; fields as
+					       ::GRAID_EVENT_CSUM_ERROR */
 };
 
 /**
@@ -1881,7 +1894,9 @@ GRAID_API int graid_queue_read(struct graid_queue *q, void *buf, size_t len, uin
  * the data itself. So only a read that is plain member reads is served: on RAID-0/5/6
  * every data member of the stripes readable (RAID-1/10: one copy), no I/O timeout
  * (graid_array_set_io_timeout(), whose reads go through the library's memory), no member
- * whose I/O is done in place, and NVMe passthrough members only from Linux 6.1. Anything
+ * whose I/O is done in place, NVMe passthrough members only from Linux 6.1, and no
+ * checksums (an array created with ::GRAID_CREATE_CHECKSUMS checks every block it reads,
+ * which it cannot do in pages it cannot see: every such read is -EXDEV). Anything
  * else (a data member out, a member read that fails or is refused part-way, for whatever
  * reason) ends the request with -EXDEV, and the failed member read is held against no
  * member (it may be the pages' doing: -EINVAL, -EFAULT): the caller reads again with

@@ -89,6 +89,9 @@ static const char *const event_names[] = {
 	[GRAID_EVENT_SPARES_MISSING] = "spares-missing",
 	[GRAID_EVENT_JOURNAL_REPLAYED] = "journal-replayed",
 	[GRAID_EVENT_MEMBER_SLOW] = "member-slow",
+	[GRAID_EVENT_CSUM_ERROR] = "checksum-error",
+	[GRAID_EVENT_CSUM_TAG_ERROR] = "checksum-tag-error",
+	[GRAID_EVENT_CSUM_UNVERIFIED] = "checksum-unverified",
 };
 
 GRAID_API const char *graid_event_name(int type)

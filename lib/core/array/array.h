@@ -81,6 +81,22 @@ struct member_device {
 /* Failed I/Os whose times a role keeps: the most io_errors_burst may ask for. */
 #define IOERR_RING GRAID_HEALTH_IO_BURST_MAX
 
+/*
+ * A role's checksum mismatches that a read found and its repair has not yet settled
+ * (member/csum_pend.h): which 4 KiB blocks, and a CRC-32C of the bytes the member gave, so
+ * the write-back can tell a wrong tag (the repair writes those same bytes) from wrong data.
+ * A spin lock: a scan of a few entries, taken only where a mismatch is or was.
+ */
+#define CSUM_PEND_MAX 32u
+struct csum_pend {
+	atomic_uint lock;
+	atomic_uint n;                 /* entries used; read without the lock as "any?" */
+	struct {
+		uint64_t block;        /* 4 KiB block number in the role's data area */
+		uint32_t fp;           /* CRC-32C of the bytes read */
+	} e[CSUM_PEND_MAX];
+};
+
 struct member_role {
 	/*
 	 * The first 8 bytes of the UUID of the device that holds this role, as the superblocks
@@ -124,6 +140,12 @@ struct member_role {
 	atomic_uint io_err_row[2];
 	atomic_uint io_err_next;
 	_Atomic uint64_t io_err_ns[IOERR_RING];
+	/*
+	 * Checksums: 4 KiB blocks of the device whose data failed its tag (not read errors:
+	 * neither READERR_MAX nor the I/O-error rule counts them), and those awaiting repair.
+	 */
+	atomic_uint_fast64_t csum_errors;
+	struct csum_pend csum_pend;
 };
 
 /*
@@ -158,6 +180,8 @@ static inline void member_role_reset(struct member_role *r, uint64_t slot_id)
 	atomic_store(&r->io_err_next, 0);
 	for (unsigned i = 0; i < IOERR_RING; i++)
 		atomic_store(&r->io_err_ns[i], 0);
+	atomic_store(&r->csum_errors, 0);
+	atomic_store(&r->csum_pend.n, 0);
 }
 
 /* One member role: its state, its device, and the rest of what the array knows of it. */

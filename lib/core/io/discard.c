@@ -9,6 +9,7 @@
 #include "io/queue.h"
 #include "member/member_replace.h"
 #include "member/member.h"
+#include "member/tag_store.h"
 #include "meta/meta.h"
 
 static int discard_member_ring(struct graid_array *a, struct io_uring *ring, unsigned role,
@@ -114,7 +115,13 @@ static int discard_member_do(struct graid_array *a, struct io_uring *ring, unsig
 	if (m->dev.fault)
 		fault_zero_stall(m->dev.fault);
 	/* Hole punch on a file, BLKZEROOUT on a block device; writes zeroes if refused. */
-	rc = member_zero_range_fd(m, fd, a->data_offset + off, len);
+	/*
+	 * Zeroes or unknown bytes: nothing for a tag to hold against (tags are the role's).
+	 * Forgotten first: a read racing the zeroing finds no tag, never a stale one.
+	 */
+	rc = a->tags ? tag_store_forget(a, role, off, len) : 0;
+	if (rc == 0)
+		rc = member_zero_range_fd(m, fd, a->data_offset + off, len);
 	if (rc == 0)
 		return 0;
 failed:

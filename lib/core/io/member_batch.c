@@ -8,6 +8,7 @@
 #include "member/member_io.h"
 #include "common/signals.h"
 #include "meta/badblocks.h"
+#include "meta/csum_report.h"
 #include "meta/meta.h"
 
 #define MBATCH_RING 256u
@@ -71,6 +72,8 @@ static void mbatch_fill(struct mbatch *mb)
 
 			if (!io->write)
 				array_test_before_read(mb->a, io->member);
+			/* Resync takes what it reads as the truth: its tags follow the bytes. */
+			io->fault.unverified = mb->unverified && !io->write;
 			if (member_prep_io(&mb->ring, mb->a, io->member, io->write, io->buf,
 					   io->len, io->off, io, &io->fault))
 				break;
@@ -112,12 +115,17 @@ static bool mbatch_reap(struct mbatch *mb)
 		if (res == MEMBER_IO_MORE)
 			continue; /* more NVMe commands of this I/O to come */
 		io->res = member_io_done(mb->a, io->member, io->write, io->len, &io->fault, res);
+		if (io->res == -EBADMSG &&
+		    csum_report_unresynced(mb->a, io->member, &io->fault, io->len))
+			io->res = (int)io->len;
 		if (io->fault.slow_ms)
 			array_event(mb->a, GRAID_EVENT_MEMBER_SLOW, io->member, 0, 0,
 				    io->fault.slow_ms);
 		io->media = false;
-		if (io->res == (int)io->len && io->write)
+		if (io->res == (int)io->len && io->write) {
 			badblocks_clear(mb->a, io->member, io->fault.fd, io->off, io->len);
+			csum_report_written(mb->a, io->member, &io->fault, io->len);
+		}
 		/*
 		 * A stale read is nobody's failure: the caller plans it again without that role.
 		 * A sector a job can rebuild is not its member's end either (row_heal.c).

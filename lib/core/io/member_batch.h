@@ -48,6 +48,11 @@ struct mbatch {
 	 * narrow; other jobs fail the member for any error.
 	 */
 	bool keep_read_errors;
+	/*
+	 * Set by resync: its reads are not checked against their tags; the tags are made from
+	 * the bytes read (the data is the truth in a region a crash left dirty).
+	 */
+	bool unverified;
 	size_t inflight;     /* I/Os on the ring, all groups */
 	struct mbgroup *active[MBATCH_GROUPS];
 	unsigned nactive;

@@ -17,6 +17,7 @@
 #include "io/queue_timeout.h"
 #include "io/sop.h"
 #include "common/signals.h"
+#include "meta/csum_report.h"
 #include "meta/meta.h"
 #include "meta/stripe_lock.h"
 
@@ -49,21 +50,26 @@ static void queue_io_complete(struct graid_queue *q, struct mio *io, int res)
 	queue_timeout_untrack(q, io);
 	q->ios_inflight--;
 	res = member_io_done(q->a, io->member, io->write, io->len, &io->fault, res);
+	/* After a crash, inside a region still to resync: the data is kept (csum_report.h). */
+	if (res == -EBADMSG && csum_report_unresynced(q->a, io->member, &io->fault, io->len))
+		res = (int)io->len;
 	if (io->fault.slow_ms)
 		array_event(q->a, GRAID_EVENT_MEMBER_SLOW, io->member, 0, 0, io->fault.slow_ms);
 	if (res == (int)io->len) {
 		if (!io->write && io->copy_to)
 			memcpy(io->copy_to, io->copy_from, io->len);
 		/* Every in-place write holds valid data (sop.c plans so): no bad block under it. */
-		if (io->write && io->off != UINT64_MAX)
+		if (io->write && io->off != UINT64_MAX) {
 			badblocks_clear(q->a, io->member, io->fault.fd, io->off, io->len);
+			csum_report_written(q->a, io->member, &io->fault, io->len);
+		}
 	} else {
 		/*
 		 * A stale read is nobody's failure: it is only done again, the role's present
 		 * way. A sector it cannot read, on a member otherwise fine: repaired, not failed.
 		 */
 		if (!io->fault.stale && !queue_kslot_read(s, io) &&
-		    !(!io->write && array_member_read_error(q->a, io->member, io->fault.fd, res) &&
+		    !(!io->write && array_member_read_error(q->a, io->member, &io->fault, res) &&
 		      sop_note_bad(s, io->member)))
 			array_member_io_failed(q->a, io->member, io->fault.fd, res);
 		if (io->write)

@@ -110,6 +110,16 @@ GRAID_API int graid_queue_register_buffers(struct graid_queue *q, const struct i
  */
 static bool queue_kslot_servable(const struct graid_queue *q)
 {
+	static atomic_bool told;
+
+	/* Checksums are checked on the bytes read: pages out of this process's sight are not. */
+	if (q->a->csum) {
+		if (!atomic_exchange(&told, true))
+			graid__log(GRAID_LOG_INFO, "reads into a kernel's pages are refused (-EXDEV) "
+						   "on an array with checksums: the data must be "
+						   "read into memory the library can check");
+		return false;
+	}
 	if (!QUEUE_KSLOT_BIAS || q->inline_any ||
 	    atomic_load_explicit(&q->a->io_timeout_ns, memory_order_relaxed))
 		return false;

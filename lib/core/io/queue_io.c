@@ -62,6 +62,7 @@ static struct mio *queue_mio(struct sop *s, unsigned slot, unsigned member, bool
 	io->len = (uint32_t)len;
 	io->member = (uint16_t)member;
 	io->write = write;
+	io->fault.unverified = false;
 	return io;
 }
 
@@ -126,17 +127,16 @@ static bool queue_io_now(struct graid_queue *q, struct sop *s, struct mio *io, u
 		q->inl = p;
 		q->inl_cap = cap;
 	}
-	/* As member_prep: a copy of the role under way gets the write first. */
-	if (io->write && replace_covers(q->a, io->member))
+	/* As member_prep: the tags first, then a copy of the role under way gets the write. */
+	n = member_io_now_begin(q->a, io->member, io->write, ptr, io->len, iov, iovcnt,
+				member_off, &io->fault);
+	if (n == 0 && io->write && replace_covers(q->a, io->member))
 		replace_dup_write(q->a, io->member, ptr, io->len, iov, iovcnt, member_off, false);
-	io->fault.injected = 0;
-	io->fault.pieces = 0;
-	io->fault.fd = q->a->members[io->member].dev.fd;
-	io->fault.start_ns = graid__now_ns();
-	io->fault.stale = !io->write && !queue_read_current(q, io, member_off);
-	n = io->fault.stale ? -ESTALE
-			    : member_io_now(q->a, io->fault.fd, io->write, ptr, io->len, iov,
-					    iovcnt, member_off);
+	io->fault.stale = n == 0 && !io->write && !queue_read_current(q, io, member_off);
+	if (n == 0)
+		n = io->fault.stale ? -ESTALE
+				    : member_io_now(q->a, io->fault.fd, io->write, ptr, io->len,
+						    iov, iovcnt, member_off);
 	q->inl[q->ninl].io = io;
 	q->inl[q->ninl++].res = n < 0 ? (int)n : (int)(n > (ssize_t)io->len ? -EIO : n);
 	s->pending++;
@@ -162,6 +162,9 @@ int queue_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned membe
 		 */
 		uintptr_t at = (uintptr_t)ptr, from = (uintptr_t)s->req->buf;
 
+		/* Pages this process cannot see cannot be checked against their tags. */
+		if (q->a->tags)
+			return -EXDEV;
 		if (queue_inline(q, member) || (passthru && !q->fixed_cmd) || at < from ||
 		    len > s->req->len || at - from > s->req->len - len)
 			return -EXDEV;

@@ -68,6 +68,8 @@ bool queue_late_done(struct graid_queue *q, struct mio *io, int res)
 	graid__log(GRAID_LOG_INFO, "member %u (%s): an I/O given up on after the timeout ended "
 				   "(%s)", io->member, m->dev.path,
 		   res < 0 ? graid_strerror(res) : "done");
+	/* Its member is out: a write's new tags never take effect. */
+	member_io_abandon(q->a, io->member, io->len, &io->fault);
 	if (io->late_buf)
 		queue_buf_put(q, io->late_buf, io->late_len);
 	io->late_buf = NULL;

@@ -8,6 +8,7 @@
 
 #include "io/row_heal.h"
 #include "meta/bitmap.h"
+#include "meta/csum_report.h"
 #include "meta/meta.h"
 
 void row_bad_free(struct row_bad *b)
@@ -60,7 +61,7 @@ static int row_heal_narrow_one(struct mbatch *mb, struct mbio *io, struct row_ba
 			continue;
 		if (!p->media) {
 			rc = -EAGAIN; /* failed another way (the member is out) or went stale */
-		} else if (!array_member_read_error(a, p->member, p->fault.fd, p->res)) {
+		} else if (!array_member_read_error(a, p->member, &p->fault, p->res)) {
 			array_member_io_failed(a, p->member, p->fault.fd, p->res);
 			rc = -EAGAIN; /* one error too many: the member is out now */
 		} else {
@@ -180,6 +181,7 @@ int row_heal_writeback(struct graid_array *a, struct mbatch *mb, uint64_t row,
 			}
 			if (count)
 				count->unrecoverable++;
+			csum_report_lost(a, m, off, BBL_UNIT);
 			/*
 			 * Nothing can rewrite it: the device keeps failing it, and its log says so
 			 * (unless it cannot take the record: the device still refuses the block).
@@ -237,7 +239,7 @@ bool row_heal_unit_from_copy(struct graid_array *a, struct mbatch *mb, const uns
 		if (mbatch_run_on(mb, &io, 1) == 0 && io.res == (int)BBL_UNIT)
 			return true;
 		/* This copy cannot read it either: counted, and failed past the threshold. */
-		if (io.media && !array_member_read_error(a, io.member, io.fault.fd, io.res))
+		if (io.media && !array_member_read_error(a, io.member, &io.fault, io.res))
 			array_member_io_failed(a, io.member, io.fault.fd, io.res);
 	}
 	return false;

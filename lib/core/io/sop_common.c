@@ -8,6 +8,7 @@
 #include "io/stripe_log.h"
 #include "meta/array_meta.h"
 #include "meta/bitmap.h"
+#include "meta/csum_report.h"
 #include "meta/live.h"
 #include "meta/stripe_lock.h"
 
@@ -31,8 +32,32 @@ void sop_release_bufs(struct graid_queue *q, struct sop *s)
 	}
 }
 
+/* An operation that failed: the checksum mismatches its bad members met stay unhealed. */
+static void sop_csum_lost(struct graid_queue *q, struct sop *s)
+{
+	const struct layout *l = &q->a->lay;
+	unsigned members[GRAID_MAX_MEMBERS];
+	uint64_t moff[GRAID_MAX_MEMBERS];
+	unsigned n = 0;
+
+	if (l->level == 1 || l->level == 10)
+		n = layout_copies(l, s->arr_off, members, moff);
+	for (unsigned i = 0; i < s->nbad; i++) {
+		uint64_t off = s->stripe * l->chunk, len = (uint64_t)s->nrun * l->chunk;
+
+		for (unsigned k = 0; k < n; k++)
+			if (members[k] == s->bad[i]) {
+				off = moff[k];
+				len = s->arr_len;
+			}
+		csum_report_lost(q->a, s->bad[i], off, len);
+	}
+}
+
 void sop_finish(struct graid_queue *q, struct sop *s, int err)
 {
+	if (err && s->nbad && q->a->tags)
+		sop_csum_lost(q, s);
 	/* Before its marks end: a crash until the round is done must find them still set. */
 	if (s->req->write && !err)
 		array_sb_fence(q->a);

@@ -4,10 +4,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "meta/journal.h"
 #include "jobs/jobs.h"
 #include "member/member.h"
+#include "member/tag_store.h"
 #include "meta/array_flush.h"
 #include "meta/member_fail.h"
 
@@ -174,6 +176,12 @@ static int jreplay_entry(struct graid_array *a, const struct jfound *f, uint8_t 
 
 	if (rc == 0)
 		rc = member_pio(m, buf, len, a->data_offset + f->member_off, true);
+	/* The blocks now hold the logged bytes: their tags follow (the log holds none). */
+	if (rc == 0 && a->tags) {
+		struct iovec iov = { .iov_base = buf, .iov_len = len };
+
+		rc = tag_store_set(a, f->role, f->member_off, &iov, 1);
+	}
 	if (rc) {
 		graid__log(GRAID_LOG_ERR, "journal: member %u (%s): replay failed: %s", f->role,
 			   m->dev.path, graid_strerror(rc));

@@ -18,6 +18,7 @@
 #include "member/member.h"
 #include "member/member_path.h"
 #include "member/member_pr.h"
+#include "member/tag_store.h"
 #include "meta/array_meta.h"
 #include "meta/badblocks.h"
 #include "meta/bitmap.h"
@@ -179,6 +180,38 @@ static int replace_swap_maps(struct graid_array *a, struct array_replace *r)
 }
 
 /*
+ * The role's tags onto the new device: the copy wrote its data, not its tag area (tags are
+ * the role's, kept by the store against the role's device). The dirty ones written to the
+ * old device first, then the area copied whole. With io_lock held exclusive no new write of
+ * the role begins; tags of writes still in flight stay dirty in the store and reach the new
+ * device at its next flush, once it holds the role.
+ */
+static int replace_copy_tags(struct graid_array *a, struct array_replace *r)
+{
+	struct member *old = &a->members[r->role];
+	const size_t piece = 1u << 20;
+	uint8_t *buf = NULL;
+	int rc = tag_store_flush(a);
+
+	if (rc == 0 && posix_memalign((void **)&buf, ARRAY_ALIGN, piece)) {
+		buf = NULL;
+		rc = -ENOMEM;
+	}
+	for (uint64_t at = 0; rc == 0 && at < a->tag_bytes; at += piece) {
+		size_t n = a->tag_bytes - at < piece ? (size_t)(a->tag_bytes - at) : piece;
+
+		rc = member_pio(old, buf, n, a->tag_offset + at, false);
+		if (rc == 0)
+			rc = member_pio(&r->dev, buf, n, a->tag_offset + at, true);
+	}
+	free(buf);
+	if (rc)
+		graid__log(GRAID_LOG_ERR, "replace of member %u: its checksum tags could not be "
+			   "copied to %s: %s", r->role, r->dev.dev.path, graid_strerror(rc));
+	return rc;
+}
+
+/*
  * All but the superblock, io_lock held exclusive (no write of the role in flight, none to
  * come before the move): no write to the new device failed, every one it took is durable,
  * and its bad-block log records the units no device could give it. -errno: no swap.
@@ -186,14 +219,17 @@ static int replace_swap_maps(struct graid_array *a, struct array_replace *r)
 static int replace_swap_ready(struct graid_array *a, struct array_replace *r,
 			      struct bbl_image *img)
 {
-	int rc;
+	int rc = 0;
 
 	if (atomic_load(&r->failed)) {
 		graid__log(GRAID_LOG_ERR, "replace of member %u: a write to %s failed: it holds "
 			   "not every write of the role", r->role, r->dev.dev.path);
 		return -EIO;
 	}
-	rc = member_flush(&r->dev);
+	if (a->tags)
+		rc = replace_copy_tags(a, r);
+	if (rc == 0)
+		rc = member_flush(&r->dev);
 	if (rc) {
 		graid__log(GRAID_LOG_ERR, "replace of member %u: %s could not make its writes "
 			   "durable: %s", r->role, r->dev.dev.path, graid_strerror(rc));

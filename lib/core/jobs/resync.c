@@ -354,6 +354,12 @@ int array_resync(struct graid_array *a)
 	if (rc == 0 && bitmap_dirty_regions(a))
 		rc = mbatch_open(&c.mb, a);
 	c.mb.keep_read_errors = true; /* a member's bad sector costs a block, not the member */
+	/*
+	 * Data is the truth in a dirty region (its tags may be older or newer than it after a
+	 * crash): every block read has its tag made from it, and the parity and copies written
+	 * get theirs from their writes.
+	 */
+	c.mb.unverified = true;
 	for (uint64_t r = 0; rc == 0 && r < b->map.nregions; r++) {
 		uint64_t first = r * b->map.region_stripes, end = first + b->map.region_stripes;
 

@@ -18,6 +18,7 @@
 #include "member/member_replace.h"
 #include "member/member.h"
 #include "member/member_pr.h"
+#include "member/tag_store.h"
 #include "meta/array_meta.h"
 #include "meta/events.h"
 
@@ -248,6 +249,13 @@ static void role_install(struct graid_array *a, unsigned role, struct member *nm
 	if (journal_reset_member(a, m))
 		graid__log(GRAID_LOG_WARNING, "member %u (%s): journal checkpoint at takeover failed",
 			   role, m->dev.path);
+	/*
+	 * Its tag area holds whatever it held: every tag absent until the rebuild writes the
+	 * blocks (tags are the role's; the cache of the old device's tag blocks goes too).
+	 */
+	if (a->tags && tag_store_role_reset(a, role))
+		graid__log(GRAID_LOG_WARNING, "member %u (%s): clearing its checksum tags failed; "
+					      "the rebuild writes them", role, m->dev.path);
 	/* A new device has no bad blocks of the old one's, and none of its own earlier life. */
 	if (badblocks_reset(a, role))
 		graid__log(GRAID_LOG_WARNING, "member %u (%s): writing its empty bad-block log "

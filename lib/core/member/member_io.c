@@ -20,6 +20,8 @@
 #include "common/signals.h"
 #include "member/member.h"
 #include "array/stats_count.h"
+#include "member/csum_pend.h"
+#include "member/tag_store.h"
 
 #if GRAID_FAULT_INJECTION
 /* Test seam (array.h), NULL in use: called before a read of a member takes its descriptor. */
@@ -234,10 +236,45 @@ int member_prep_log_writev(struct io_uring *ring, struct graid_array *a, unsigne
 			   member_off - a->data_offset, RWF_DSYNC, -1, user_data, mf);
 }
 
-static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned member,
-		       bool write, void *buf, unsigned len, const struct iovec *iov,
-		       unsigned iovcnt, uint64_t off, int rw_flags, int buf_index,
-		       void *user_data, struct member_io_fault *mf)
+/*
+ * Keep the transfer in @p mf and, for a write of a checksummed array's data area, make its
+ * new tags pending. @p meta: a write outside the data area (member_prep_log_writev). 0 or
+ * the -errno the write is to end with, not issued.
+ */
+static int mio_keep(struct graid_array *a, unsigned member, bool write, void *buf,
+		    unsigned len, const struct iovec *iov, unsigned iovcnt, uint64_t off,
+		    bool meta, struct member_io_fault *mf)
+{
+	struct iovec one = { .iov_base = buf, .iov_len = len };
+	int rc;
+
+	mf->buf = buf;
+	mf->iov = iov;
+	mf->iovcnt = iov ? iovcnt : 1;
+	mf->write = write;
+	mf->tagged = false;
+	mf->csum = false;
+	/* The journal's log lies outside (its offsets wrap around below the data area). */
+	mf->off = meta || off >= a->lay.member_bytes ? UINT64_MAX : off;
+	if (!write || !a->tags || mf->off == UINT64_MAX)
+		return 0;
+	rc = tag_store_write_begin(a, member, off, iov ? iov : &one, iov ? iovcnt : 1);
+	if (rc) {
+		graid__log(GRAID_LOG_ERR, "member %u (%s): the tags of a write at data-area byte "
+					  "%llu could not be made ready: %s; the write fails",
+			   member, a->members[member].dev.path, (unsigned long long)off,
+			   graid_strerror(rc));
+		return rc;
+	}
+	mf->tagged = true;
+	return 0;
+}
+
+/* member_prep() once the transfer is kept; @p keep: mio_keep()'s verdict. */
+static int mio_issue(struct io_uring *ring, struct graid_array *a, unsigned member,
+		     bool write, void *buf, unsigned len, const struct iovec *iov,
+		     unsigned iovcnt, uint64_t off, int rw_flags, int buf_index,
+		     void *user_data, struct member_io_fault *mf, int keep)
 {
 	struct member *m = &a->members[member];
 	enum fault_action act = FAULT_NONE;
@@ -245,13 +282,23 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 	uint64_t stall_ns = 0;
 
 	/* A copy of the role under way gets the write too, before the role's device does. */
-	if (write && replace_covers(a, member))
+	if (write && keep == 0 && replace_covers(a, member))
 		replace_dup_write(a, member, buf, len, iov, iovcnt, off, rw_flags & RWF_DSYNC);
 	mf->injected = 0;
 	mf->pieces = 0;
 	mf->stale = false;
 	mf->fd = m->dev.fd;
 	mf->start_ns = graid__now_ns();
+	if (keep) {
+		/* As an injected error: the write ends with it, never issued. */
+		sqe = mio_sqe(ring);
+		if (!sqe)
+			return -EAGAIN;
+		io_uring_prep_nop(sqe);
+		io_uring_sqe_set_data(sqe, user_data);
+		mf->injected = keep;
+		return 0;
+	}
 	if (m->dev.fault) {
 		uint64_t bytes = len;
 
@@ -332,6 +379,50 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 	return 0;
 }
 
+static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned member,
+		       bool write, void *buf, unsigned len, const struct iovec *iov,
+		       unsigned iovcnt, uint64_t off, int rw_flags, int buf_index,
+		       void *user_data, struct member_io_fault *mf)
+{
+	int keep = mio_keep(a, member, write, buf, len, iov, iovcnt, off, rw_flags & RWF_DSYNC,
+			    mf);
+	int rc = mio_issue(ring, a, member, write, buf, len, iov, iovcnt, off, rw_flags,
+			   buf_index, user_data, mf, keep);
+
+	/* Not on the ring: no member_io_done() will end its tags. */
+	if (rc)
+		member_io_abandon(a, member, len, mf);
+	return rc;
+}
+
+int member_io_now_begin(struct graid_array *a, unsigned member, bool write, void *buf,
+			unsigned len, const struct iovec *iov, unsigned iovcnt, uint64_t off,
+			struct member_io_fault *mf)
+{
+	mf->injected = 0;
+	mf->pieces = 0;
+	mf->stale = false;
+	mf->fd = a->members[member].dev.fd;
+	mf->start_ns = graid__now_ns();
+	return mio_keep(a, member, write, buf, len, iov, iovcnt, off, false, mf);
+}
+
+void member_io_abandon(struct graid_array *a, unsigned member, uint32_t len,
+		       struct member_io_fault *mf)
+{
+	uint64_t bytes = len;
+
+	if (!mf->tagged)
+		return;
+	if (mf->iov) {
+		bytes = 0;
+		for (unsigned i = 0; i < mf->iovcnt; i++)
+			bytes += mf->iov[i].iov_len;
+	}
+	tag_store_write_end(a, member, mf->off, bytes, false);
+	mf->tagged = false;
+}
+
 bool member_io_in_ram(const struct member *m)
 {
 	struct statfs sfs;
@@ -394,6 +485,52 @@ static void member_io_error_note(struct member *m, bool write)
 			      memory_order_relaxed);
 }
 
+/* The most bad blocks of one read that are told apart (the rest are counted as one more). */
+#define MIO_CSUM_BAD_MAX 16u
+
+/*
+ * A whole read of a checksummed array's data area against its tags: @p len, -EBADMSG (the
+ * bad blocks into the role's csum_pend, mf->csum set), or the tag store's -errno. An
+ * unverified read (resync) sets the tags from its bytes instead.
+ */
+static int mio_verify(struct graid_array *a, unsigned member, struct member_io_fault *mf,
+		      uint32_t len)
+{
+	struct member *m = &a->members[member];
+	struct iovec one = { .iov_base = mf->buf, .iov_len = len };
+	const struct iovec *iov = mf->iov ? mf->iov : &one;
+	const unsigned iovcnt = mf->iov ? mf->iovcnt : 1;
+	struct tag_bad bad[MIO_CSUM_BAD_MAX];
+	unsigned nbad = 0, fresh = 0;
+	int rc;
+
+	if (mf->unverified) {
+		rc = tag_store_set(a, member, mf->off, iov, iovcnt);
+		return rc ? rc : (int)len;
+	}
+	rc = tag_store_verify(a, member, mf->off, iov, iovcnt, bad, MIO_CSUM_BAD_MAX, &nbad);
+	if (rc == 0)
+		return (int)len;
+	if (rc != -EBADMSG) {
+		graid__log(GRAID_LOG_ERR, "member %u (%s): the tags of data-area bytes %llu..%llu "
+					  "could not be read: %s", member, m->dev.path,
+			   (unsigned long long)mf->off, (unsigned long long)(mf->off + len),
+			   graid_strerror(rc));
+		return rc;
+	}
+	for (unsigned i = 0; i < nbad && i < MIO_CSUM_BAD_MAX; i++)
+		fresh += csum_pend_add(&m->role.csum_pend, bad[i].block,
+				       csum_pend_fp(iov, iovcnt, bad[i].block * 4096u - mf->off));
+	atomic_fetch_add_explicit(&m->role.csum_errors, fresh, memory_order_relaxed);
+	if (nbad)
+		graid__log(GRAID_LOG_WARNING, "member %u (%s): %u block(s) of data-area bytes "
+					      "%llu..%llu failed their checksums (first: block %llu)",
+			   member, m->dev.path, nbad, (unsigned long long)mf->off,
+			   (unsigned long long)(mf->off + len), (unsigned long long)bad[0].block);
+	mf->csum = true;
+	return -EBADMSG;
+}
+
 int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t len,
 		   struct member_io_fault *mf, int res)
 {
@@ -411,6 +548,15 @@ int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t 
 	if (mf->injected)
 		res = mf->injected;
 	/*
+	 * Tags are the role's, whichever device took the write. A write that failed part-way
+	 * (torn) keeps the old tags over blocks that may hold new bytes: its member is failed
+	 * for the error, and a rebuild writes them all again.
+	 */
+	if (mf->tagged) {
+		tag_store_write_end(a, member, mf->off, len, res == (int)len);
+		mf->tagged = false;
+	}
+	/*
 	 * Short inside the member's size: the member ended early (a truncated file, a device
 	 * that shrank). Not a media error (-EIO would be repaired by writing the block back,
 	 * which only extends a file whose holes then read as zeroes): the member goes out.
@@ -423,6 +569,9 @@ int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t 
 		}
 		return res < 0 ? res : -ENXIO;
 	}
+	/* A mismatch is a transfer done, and counted apart from failed I/O (csum_errors). */
+	if (!write && a->tags && mf->off != UINT64_MAX)
+		res = mio_verify(a, member, mf, len);
 	if (!ours)
 		return res;
 	/* The success path's one cost: a load, and a store only after an error. */

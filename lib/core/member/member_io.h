@@ -25,6 +25,27 @@ struct member_io_fault {
 	uint64_t start_ns;            /* when it was prepared: its latency's start (io_stats.c) */
 	/* Set by member_io_done(): a MEMBER_SLOW event for the caller to send, ms; or 0. */
 	uint64_t slow_ms;
+	/*
+	 * Kept at prep for a checksummed array (member/tag_store.h): the transfer (@c iov, or
+	 * @c buf alone) and where it lands in the data area (UINT64_MAX: outside it, the
+	 * journal's log, never tagged); they must live until the I/O ends, as the ring wants.
+	 */
+	void *buf;
+	const struct iovec *iov;
+	unsigned iovcnt;
+	uint64_t off;
+	bool write;
+	bool tagged;                  /* a write whose new tags are pending until its end */
+	/*
+	 * Set by the caller before prep (prep keeps it): a read taken as it is, its tags made
+	 * from its bytes instead of checked (resync: the data is the truth there).
+	 */
+	bool unverified;
+	/*
+	 * Set by member_io_done(): the read ended -EBADMSG because its bytes failed their tags
+	 * (not the drive's own -EBADMSG); the blocks are the role's csum_pend entries.
+	 */
+	bool csum;
 };
 
 /*
@@ -97,6 +118,23 @@ bool member_io_in_ram(const struct member *m);
 ssize_t member_io_now(struct graid_array *a, int fd, bool write, void *buf, unsigned len,
 		      const struct iovec *iov, unsigned iovcnt, uint64_t off);
 
+/*
+ * member_io_now()'s setup, before it: @p mf filled as a prep fills it (descriptor, start,
+ * the transfer kept) and, for a write of a checksummed array's data area, its new tags
+ * pending (tag_store_write_begin). 0, or the -errno the I/O is to end with, not done.
+ * Its end is member_io_done(), as for an I/O on a ring.
+ */
+int member_io_now_begin(struct graid_array *a, unsigned member, bool write, void *buf,
+			unsigned len, const struct iovec *iov, unsigned iovcnt, uint64_t off,
+			struct member_io_fault *mf);
+
+/*
+ * An I/O given up on (the I/O timeout) that will never reach member_io_done(): a write's
+ * pending tags are dropped (the old ones stay; its member is out of the array).
+ */
+void member_io_abandon(struct graid_array *a, unsigned member, uint32_t len,
+		       struct member_io_fault *mf);
+
 /* member_io_result(): more pieces of this I/O are still to complete. */
 #define MEMBER_IO_MORE INT_MIN
 
@@ -116,6 +154,11 @@ int member_io_result(struct graid_array *a, unsigned member, struct member_io_fa
  * a short transfer -ENXIO (the member ended early: never a bad sector to repair). Failing
  * the member, or repairing a read, is the caller's choice; so is sending the MEMBER_SLOW
  * event @p mf->slow_ms asks for (its I/O statistics are counted here).
+ * On a checksummed array a write's new tags take effect (or, failed, the old ones stay),
+ * and a whole read of the data area is checked against its tags: a mismatch ends it
+ * -EBADMSG with @p mf->csum set, the bad blocks counted (the role's csum_errors) and kept
+ * in the role's csum_pend; it counts as a completed transfer, not as a failed I/O (the
+ * I/O-error rule). A tag block that cannot be read ends the read with that error.
  * @return @p len, or -errno.
  */
 int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t len,

@@ -11,6 +11,7 @@
 #include "meta/bitmap.h"
 #include "meta/live.h"
 #include "member/member.h"
+#include "member/tag_store.h"
 #include "meta/array_flush.h"
 #include "array/stats_count.h"
 #include "meta/events.h"
@@ -26,6 +27,11 @@ int array_flush_members(struct graid_array *a, unsigned *failed)
 	 */
 	uint32_t bitmap_epoch = bitmap_flush_begin(a);
 	struct live_flush live_f = live_flush_begin(a);
+	/*
+	 * The tags of those writes before anything records them done: a region the sweep
+	 * clears is never resynced, so its tags must be on the members first.
+	 */
+	int tag_rc = a->tags && !a->read_only ? tag_store_flush(a) : 0;
 
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		struct member *m = &a->members[i];
@@ -57,7 +63,10 @@ int array_flush_members(struct graid_array *a, unsigned *failed)
 	 * Every completed write is durable now: quiet regions can lose their marks. Not from a
 	 * read-only handle: it writes nothing, and the marks it loaded may be a live writer's.
 	 */
-	if (!a->read_only && !atomic_load(&a->foreign)) {
+	if (tag_rc)
+		graid__log(GRAID_LOG_ERR, "flush: checksum tags could not be written (%s): the "
+					  "bitmap keeps its marks", graid_strerror(tag_rc));
+	if (!a->read_only && !atomic_load(&a->foreign) && !tag_rc) {
 		bitmap_sweep(a, bitmap_epoch);
 		/* Completed discards are durable now: their regions may be recorded unused. */
 		if (!atomic_load(&a->broken))
@@ -70,5 +79,5 @@ int array_flush_members(struct graid_array *a, unsigned *failed)
 	if (failed)
 		*failed = nfailed;
 	/* A member that failed to flush is out; the survivors hold the data. */
-	return atomic_load(&a->broken) ? -EIO : 0;
+	return atomic_load(&a->broken) ? -EIO : tag_rc;
 }

@@ -35,7 +35,8 @@ bool array_read_error_repairable(struct graid_array *a, unsigned role, int err)
 	return reach == REACH_LOCAL || reach == REACH_LIVE;
 }
 
-bool array_member_read_error(struct graid_array *a, unsigned role, int fd, int err)
+bool array_member_read_error(struct graid_array *a, unsigned role,
+			     const struct member_io_fault *mf, int err)
 {
 	struct member *m = &a->members[role];
 	uint64_t now = graid__now_ns();
@@ -47,7 +48,17 @@ bool array_member_read_error(struct graid_array *a, unsigned role, int fd, int e
 		return false;
 	pthread_mutex_lock(&a->meta_lock);
 	st = atomic_load(&m->state);
-	if (m->dev.fd == fd && (st == GRAID_MEMBER_ACTIVE || st == GRAID_MEMBER_REBUILDING)) {
+	/*
+	 * A block that failed its checksum costs that block, not the member's standing: the
+	 * drive read it without complaint (csum_errors counts them, member_io_done).
+	 */
+	if (mf->csum && err == -EBADMSG) {
+		repair = m->dev.fd == mf->fd &&
+			 (st == GRAID_MEMBER_ACTIVE || st == GRAID_MEMBER_REBUILDING);
+		pthread_mutex_unlock(&a->meta_lock);
+		return repair;
+	}
+	if (m->dev.fd == mf->fd && (st == GRAID_MEMBER_ACTIVE || st == GRAID_MEMBER_REBUILDING)) {
 		while (m->role.readerr_count && now - m->role.readerr_decay_ns >= READERR_HALF_LIFE_NS) {
 			m->role.readerr_count /= 2;
 			m->role.readerr_decay_ns += READERR_HALF_LIFE_NS;

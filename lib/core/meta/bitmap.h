@@ -21,6 +21,22 @@ static inline bool bitmap_region_marked(const struct graid_array *a, uint64_t r)
 {
 	return region_map_marked(&a->bitmap.map, r);
 }
+/*
+ * Whether stripe @p stripe lies in a region that the resync after an unclean open has still
+ * to make consistent (bitmap_resync_pending): its data is the truth there, not its parity
+ * nor its tags.
+ */
+static inline bool bitmap_unresynced(const struct graid_array *a, uint64_t stripe)
+{
+	const struct region_map *m = &a->bitmap.map;
+	uint64_t r;
+
+	if (!a->bitmap.enabled || atomic_load(&a->bitmap.resync_from) == UINT64_MAX)
+		return false;
+	r = stripe / m->region_stripes;
+	return r < m->nregions && r >= atomic_load(&a->bitmap.resync_from) &&
+	       region_map_marked(m, r);
+}
 void bitmap_free(struct graid_array *a);
 /*
  * Around every redundant write of a stripe: marks its region dirty (durably) first. 0; -EIO

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/* Checksum mismatches settled: healed (data or tag wrong), given up on, or unverified after a crash. */
+#include <errno.h>
+#include <sys/uio.h>
+
+#include "format/layout.h"
+#include "member/csum_pend.h"
+#include "member/tag_store.h"
+#include "meta/bitmap.h"
+#include "meta/csum_report.h"
+#include "meta/events.h"
+
+/* Entries one call settles at most; more in one range wait for the next write over them. */
+#define CSUM_REPORT_MAX 64u
+
+void csum_report_written(struct graid_array *a, unsigned role, const struct member_io_fault *mf,
+			 uint32_t len)
+{
+	struct csum_pend_entry e[CSUM_REPORT_MAX];
+	struct iovec one = { .iov_base = mf->buf, .iov_len = len };
+	const struct iovec *iov = mf->iov ? mf->iov : &one;
+	const unsigned iovcnt = mf->iov ? mf->iovcnt : 1;
+	unsigned n;
+
+	if (!a->tags || mf->off == UINT64_MAX)
+		return;
+	n = csum_pend_take(&a->members[role].role.csum_pend, mf->off, len, e, CSUM_REPORT_MAX);
+	for (unsigned i = 0; i < n; i++) {
+		/*
+		 * The repair wrote what the redundancy holds: the same bytes as the member
+		 * returned mean they were right all along, and only their tag was not.
+		 */
+		bool tag = csum_pend_fp(iov, iovcnt, e[i].block * 4096u - mf->off) == e[i].fp;
+
+		graid__log(GRAID_LOG_WARNING, "member %u (%s): block %llu of its data area %s; "
+					      "rewritten", role, a->members[role].dev.path,
+			   (unsigned long long)e[i].block,
+			   tag ? "held the right data under a wrong tag"
+			       : "held wrong data (its checksum caught it), rebuilt from the others");
+		array_event(a, tag ? GRAID_EVENT_CSUM_TAG_ERROR : GRAID_EVENT_CSUM_ERROR, (int)role,
+			    0, e[i].block, 1);
+	}
+}
+
+void csum_report_lost(struct graid_array *a, unsigned role, uint64_t off, uint64_t len)
+{
+	struct csum_pend_entry e[CSUM_REPORT_MAX];
+	unsigned n;
+
+	if (!a->tags || role >= a->nmembers)
+		return;
+	n = csum_pend_take(&a->members[role].role.csum_pend, off, len, e, CSUM_REPORT_MAX);
+	for (unsigned i = 0; i < n; i++) {
+		graid__log(GRAID_LOG_ERR, "member %u (%s): block %llu of its data area failed its "
+					  "checksum and could not be rebuilt from the others",
+			   role, a->members[role].dev.path, (unsigned long long)e[i].block);
+		array_event(a, GRAID_EVENT_CSUM_ERROR, (int)role, -EIO, e[i].block, 1);
+	}
+}
+
+/* The bitmap's stripe of byte @p off of @p role's data area; false: none (unused slot). */
+static bool csum_report_stripe(const struct graid_array *a, unsigned role, uint64_t off,
+			       uint64_t *stripe)
+{
+	const struct layout *l = &a->lay;
+	uint64_t at;
+
+	/* RAID-10 marks array chunks; the other levels rows of the members. */
+	if (l->level != 10) {
+		*stripe = off / l->chunk;
+		return true;
+	}
+	if (layout_unmap(l, role, off, &at))
+		return false;
+	*stripe = at / l->chunk;
+	return true;
+}
+
+bool csum_report_unresynced(struct graid_array *a, unsigned role, struct member_io_fault *mf,
+			    uint32_t len)
+{
+	struct csum_pend_entry e[CSUM_REPORT_MAX];
+	struct iovec one = { .iov_base = mf->buf, .iov_len = len };
+	const uint64_t chunk = a->lay.chunk;
+	unsigned n;
+
+	if (!mf->csum || mf->off == UINT64_MAX)
+		return false;
+	/* Chunk by chunk: on RAID-10 the next chunk of a member is another array chunk. */
+	for (uint64_t o = mf->off, st; o < mf->off + len; o = (o / chunk + 1) * chunk)
+		if (!csum_report_stripe(a, role, o, &st) || !bitmap_unresynced(a, st))
+			return false;
+	if (tag_store_set(a, role, mf->off, mf->iov ? mf->iov : &one, mf->iov ? mf->iovcnt : 1))
+		return false; /* the tags stay as they are: healed the ordinary way */
+	n = csum_pend_take(&a->members[role].role.csum_pend, mf->off, len, e, CSUM_REPORT_MAX);
+	atomic_fetch_sub(&a->members[role].role.csum_errors, n);
+	for (unsigned i = 0; i < n; i++)
+		array_event(a, GRAID_EVENT_CSUM_UNVERIFIED, (int)role, 0, e[i].block, 1);
+	if (n)
+		graid__log(GRAID_LOG_NOTICE, "member %u (%s): %u block(s) whose checksums a crash "
+					     "left behind their data, inside a region still to "
+					     "resync: kept as they are, their tags made anew", role,
+			   a->members[role].dev.path, n);
+	mf->csum = false;
+	return true;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* Checksum mismatches settled: healed (data or tag wrong), given up on, or unverified after a crash. */
+#ifndef LIBGRAID_CORE_CSUM_REPORT_H
+#define LIBGRAID_CORE_CSUM_REPORT_H
+
+#include "array/array.h"
+#include "member/member_io.h"
+
+/*
+ * A write of @p len bytes of @p role's data area completed (@p mf as member_io_done() left
+ * it): the mismatches it covers are healed. Each is a GRAID_EVENT_CSUM_TAG_ERROR when the
+ * bytes written are those the member had returned (its tag was wrong), else a
+ * GRAID_EVENT_CSUM_ERROR with error 0. Cheap when no mismatch is pending.
+ */
+void csum_report_written(struct graid_array *a, unsigned role, const struct member_io_fault *mf,
+			 uint32_t len);
+
+/*
+ * [off, off + len) of @p role's data area could not be rebuilt: its pending mismatches end
+ * as GRAID_EVENT_CSUM_ERROR with error -EIO.
+ */
+void csum_report_lost(struct graid_array *a, unsigned role, uint64_t off, uint64_t len);
+
+/*
+ * A read of @p len bytes ended -EBADMSG from its tags (@p mf->csum). True when it lies in a
+ * region still to be resynced after an unclean open: its bytes are taken as they are, their
+ * tags made from them, and each mismatch a GRAID_EVENT_CSUM_UNVERIFIED (not counted as an
+ * error); the caller then treats the read as done. False: a mismatch to heal.
+ */
+bool csum_report_unresynced(struct graid_array *a, unsigned role, struct member_io_fault *mf,
+			    uint32_t len);
+
+#endif
