@@ -36,7 +36,7 @@ static struct bf_sb bf_read_sb(const char *path, uint8_t **bitmap)
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(pread(fd, sb, sizeof(sb), 0), (ssize_t)sizeof(sb));
 	cr_assert_eq(memcmp(sb, "GRAID-SB", 8), 0);
-	cr_assert_eq(bf_le(sb + 0x0a, 2), 4, "format minor 4 written");
+	cr_assert_eq(bf_le(sb + 0x0a, 2), 5, "format minor 5 written");
 	s.level = bf_le(sb + 0x38, 4);
 	s.chunk = bf_le(sb + 0x3c, 4);
 	s.nmembers = bf_le(sb + 0x40, 4);

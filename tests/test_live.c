@@ -216,7 +216,7 @@ Test(live, the_map_decodes_from_the_documented_layout_alone)
 	fd = open(s.paths[3], O_RDONLY);
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(pread(fd, sb, sizeof(sb), 0), (ssize_t)sizeof(sb));
-	cr_assert_eq(lv_le(sb + 0x0a, 2), 4, "format minor 4");
+	cr_assert_eq(lv_le(sb + 0x0a, 2), 5, "format minor 5");
 	chunk = lv_le(sb + 0x3c, 4);
 	ndata = lv_le(sb + 0x40, 4) - 1; /* RAID-5 */
 	nstripes = lv_le(sb + 0x58, 8) / chunk;

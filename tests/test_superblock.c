@@ -484,3 +484,49 @@ Test(uuid, parse_rejects_anything_else)
 	cr_assert_eq(u[0], 0x11);
 	cr_assert_eq(sb_uuid_parse(NULL, u), -EINVAL);
 }
+
+/* Format 1.5: CHECKSUMS comes with major 2 and its own rules; the tag area is derived. */
+Test(superblock, checksums_round_trip_as_major_2_with_the_tag_area_derived)
+{
+	struct superblock sb = sb_sample(), back;
+	uint8_t buf[GRAID_SB_SIZE];
+
+	sb.version = GRAID_SB_VERSION_MAJOR_INCOMPAT;
+	sb.flags |= GRAID_SB_F_CHECKSUMS;
+	sb.tag_offset = sb.data_offset + sb.data_bytes;
+	sb.tag_bytes = (sb.data_bytes / 4096 + 511) / 512 * 4096;
+	sb_encode(&sb, buf);
+	cr_assert_eq(get_le32(buf + 0x08) & 0xffff, 2);
+	cr_assert_eq(get_le32(buf + 0x14), GRAID_SB_F_CLEAN | GRAID_SB_F_CHECKSUMS);
+	cr_assert_eq(sb_decode(buf, &back), 0);
+	cr_assert_eq(memcmp(&sb, &back, sizeof(sb)), 0);
+	cr_assert_eq(sb_member_end(&back), back.tag_offset + back.tag_bytes);
+}
+
+Test(superblock, checksums_with_a_wrong_major_level_or_block_size_are_refused)
+{
+	struct superblock good = sb_sample(), sb, back;
+	uint8_t buf[GRAID_SB_SIZE];
+
+	good.version = GRAID_SB_VERSION_MAJOR_INCOMPAT;
+	good.flags |= GRAID_SB_F_CHECKSUMS;
+	for (unsigned c = 0; c < 5; c++) {
+		sb = good;
+		switch (c) {
+		case 0: sb.version = GRAID_SB_VERSION_MAJOR; break;     /* an old major claims it */
+		case 1: sb.flags &= ~GRAID_SB_F_CHECKSUMS; break;       /* major 2 for nothing */
+		case 2: sb.level = 0; sb.nmembers = 6; sb.role = 4; break; /* nothing to heal from */
+		case 3: sb.block_size = 512; break;
+		case 4: sb.data_offset = UINT64_MAX - sb.data_bytes - 4095; break; /* tags past 2^64 */
+		}
+		sb_encode(&sb, buf);
+		cr_assert_eq(sb_decode(buf, &back), -EPROTO, "case %u", c);
+	}
+	/* Without the flag nothing is derived: a 1.x superblock as before. */
+	sb = sb_sample();
+	sb_encode(&sb, buf);
+	cr_assert_eq(sb_decode(buf, &back), 0);
+	cr_assert_eq(back.tag_offset, 0);
+	cr_assert_eq(back.tag_bytes, 0);
+	cr_assert_eq(sb_member_end(&back), back.data_offset + back.data_bytes);
+}

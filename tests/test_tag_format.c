@@ -105,3 +105,21 @@ Test(tag_format, the_tag_area_holds_512_tags_per_block_rounded_up)
 	cr_assert_eq(tag_block_index(512), 1);
 	cr_assert_eq(tag_slot(513), 1);
 }
+
+/* docs/FORMAT.md's worked example, byte for byte. */
+Test(tag_format, the_worked_example_of_format_md_holds)
+{
+	static const uint8_t zero[TAG_DATA_BLOCK];
+	const uint8_t want[TAG_BYTES] = { 0x36, 0xe4, 0xca, 0x4b, 0x00, 0x00, 0x00, 0x80 };
+	uint8_t b[TAG_BYTES];
+	uint64_t tag_offset, tag_bytes;
+
+	cr_assert_eq(tag_crc(uuid_a, 2, 1000, zero), 0x4BCAE436u);
+	tag_encode(tag_make(tag_crc(uuid_a, 2, 1000, zero)), b);
+	cr_assert_eq(memcmp(b, want, sizeof(b)), 0);
+	sb_tag_area(GRAID_SB_F_CHECKSUMS, 1u << 20, 16u << 20, &tag_offset, &tag_bytes);
+	cr_assert_eq(tag_offset, 17u << 20);
+	cr_assert_eq(tag_bytes, 32768);
+	cr_assert_eq(tag_offset + tag_block_index(1000) * TAG_BLOCK_BYTES + tag_slot(1000) * TAG_BYTES,
+		     0x1101f40);
+}

@@ -290,6 +290,7 @@ static void status_text(const struct status_view *v)
 	} else {
 		printf("     journal : none\n");
 	}
+	printf("   checksums : %s\n", in->checksums ? "on (a CRC-32C tag per 4 KiB block)" : "off");
 	/* The live-data map's count: what a rebuild, resync or scrub would read. */
 	printf("        used : %.1f%% (%llu bytes in regions written and not discarded)\n",
 	       in->size ? 100.0 * (double)in->used_bytes / (double)in->size : 0.0,
@@ -364,6 +365,7 @@ static void status_json(const struct status_view *v)
 	gctl_json_uint(&j, "block_size", in->block_size);
 	gctl_json_string(&j, "engine", in->engine);
 	gctl_json_uint(&j, "journal_bytes", in->journal_bytes);
+	gctl_json_bool(&j, "checksums", in->checksums);
 	gctl_json_uint(&j, "used_bytes", in->used_bytes);
 	gctl_json_uint(&j, "events", in->events);
 	gctl_json_string(&j, "owner_host", in->owner_host);

@@ -129,6 +129,7 @@ static int status_live(struct status_view *v, struct json_object *st)
 	in->block_size = (uint32_t)gctl_ctl_u64(st, "block_size");
 	snprintf(in->engine, sizeof(in->engine), "%s", gctl_ctl_str(st, "engine"));
 	in->journal_bytes = gctl_ctl_u64(st, "journal_bytes");
+	in->checksums = gctl_ctl_bool(st, "checksums");
 	in->used_bytes = gctl_ctl_u64(st, "used_bytes");
 	in->events = gctl_ctl_u64(st, "events");
 	snprintf(in->owner_host, sizeof(in->owner_host), "%s", gctl_ctl_str(st, "owner_host"));

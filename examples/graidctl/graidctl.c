@@ -10,7 +10,7 @@
 #include "gctl.h"
 
 static const struct gctl_cmd main_cmds[] = {
-	{ "create", "--level N [--chunk SIZE] [--backend NAME] [--force] [--journal] [--file-size SIZE] MEMBER...",
+	{ "create", "--level N [--chunk SIZE] [--backend NAME] [--force] [--journal] [--checksums] [--file-size SIZE] MEMBER...",
 	  "create an array on members", gctl_cmd_create, gctl_help_create },
 	{ "status", "[--json] [--backend NAME] MEMBER...",
 	  "describe an array and its members (read-only: works while it is served)",

@@ -122,6 +122,19 @@ expect 0 "status --json of it" -- "$G" status --json j0 j1 j2 j3
 json "status --json has the journal size" "d['journal_bytes'] == 32 << 20"
 rm -f j0 j1 j2 j3
 
+# --- per-block checksums -----------------------------------------------------------------
+expect 1 "create RAID-0 --checksums is refused" -- "$G" create -l 0 --checksums -s 8M k0 k1
+has err "checksums are for RAID-1, 5, 6 and 10, not RAID-0" "the refusal names the level"
+expect 0 "create RAID-5 --checksums" -- "$G" create -l 5 --checksums -s 8M k0 k1 k2
+expect 0 "status of the checksummed array" -- "$G" status k0 k1 k2
+has out "checksums : on" "status shows checksums on"
+has out "block size : 4096" "a checksummed array has 4 KiB blocks"
+expect 0 "status --json of it" -- "$G" status --json k0 k1 k2
+json "status --json says checksums" "d['checksums'] is True"
+expect 0 "status --json of an array without" -- "$G" status --json "$q1" "$q2"
+json "status --json says no checksums there" "d['checksums'] is False"
+rm -f k0 k1 k2
+
 # --- backends and bench ------------------------------------------------------------------
 expect 0 "backends" -- "$G" backends
 has out "^isal +usable +[0-9.]+ " "backends lists isal as usable, with a speed"

@@ -114,6 +114,7 @@ static void status_array(struct json_object *r, const struct graid_array_info *i
 	put_u64(r, "block_size", in->block_size);
 	put_str(r, "engine", in->engine);
 	put_u64(r, "journal_bytes", in->journal_bytes);
+	control_json_add(r, "checksums", json_object_new_boolean(in->checksums != 0));
 	put_u64(r, "used_bytes", in->used_bytes);
 	put_u64(r, "events", in->events);
 	put_str(r, "owner_host", in->owner_host);

@@ -109,7 +109,8 @@ void array_reach_poll(struct graid_array *a)
 				rc = -ESTALE;
 			/* Back smaller (its namespace resized): what it lost no bitmap names. */
 			if (rc == 0 && member_size_now(m, &size) == 0 &&
-			    size < a->data_offset + a->lay.member_bytes)
+			    size < (a->csum ? a->tag_offset + a->tag_bytes
+					    : a->data_offset + a->lay.member_bytes))
 				rc = -ENXIO;
 		}
 		pthread_mutex_lock(&a->meta_lock);

@@ -107,6 +107,7 @@ int member_attach(struct graid_array *a, struct member *m, const char *path, int
 	struct superblock sb;
 	dev_t dev;
 	ino_t ino;
+	uint64_t need;
 	int rc;
 
 	memset(m, 0, sizeof(*m));
@@ -117,10 +118,11 @@ int member_attach(struct graid_array *a, struct member *m, const char *path, int
 	if (rc)
 		return rc;
 	rc = -EINVAL;
-	if (m->dev.size < a->data_offset + a->lay.member_bytes) {
+	/* With checksums the tag area follows the data area: the device holds both. */
+	need = a->csum ? a->tag_offset + a->tag_bytes : a->data_offset + a->lay.member_bytes;
+	if (m->dev.size < need) {
 		graid__log(GRAID_LOG_ERR, "%s: %llu bytes, the array needs %llu", path,
-			   (unsigned long long)m->dev.size,
-			   (unsigned long long)(a->data_offset + a->lay.member_bytes));
+			   (unsigned long long)m->dev.size, (unsigned long long)need);
 		goto fail;
 	}
 	if (attach_open_in_array(a, path, m->dev.devno, m->dev.ino, role)) {
