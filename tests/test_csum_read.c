@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,19 +60,20 @@ struct cr_bed {
 	struct graid_array *a;
 };
 
-/* Created with checksums, filled with round 1, closed (tags on the members). */
-static void cr_setup(struct cr_bed *b, int level, unsigned n)
+/* Created with checksums (and @p flags), filled with round 1, closed (tags on the members). */
+static void cr_setup_flags(struct cr_bed *b, int level, unsigned n, unsigned flags)
 {
 	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = level,
 					  .chunk_bytes = CR_CHUNK, .backend = "isal",
-					  .flags = GRAID_CREATE_CHECKSUMS };
+					  .flags = GRAID_CREATE_CHECKSUMS | flags };
 	struct graid_array_info info = { .struct_size = sizeof(info) };
 	uint8_t *buf;
 
 	memset(b, 0, sizeof(*b));
 	b->n = n;
 	b->level = level;
-	au_make(&b->s, n, CR_MEMBER_BYTES);
+	/* The journal's log comes before the data area (33 MiB with the defaults). */
+	au_make(&b->s, n, CR_MEMBER_BYTES + (flags & GRAID_CREATE_JOURNAL ? 40u << 20 : 0));
 	cr_assert_eq(graid_array_create(b->s.paths, n, &cfg, &b->a), 0);
 	cr_assert_eq(graid_array_info(b->a, &info), 0);
 	b->size = info.size;
@@ -82,6 +84,11 @@ static void cr_setup(struct cr_bed *b, int level, unsigned n)
 	cr_assert_eq(graid_array_close(b->a), 0);
 	b->a = NULL;
 	cr_nev = 0;
+}
+
+static void cr_setup(struct cr_bed *b, int level, unsigned n)
+{
+	cr_setup_flags(b, level, n, 0);
 }
 
 static void cr_open(struct cr_bed *b)
@@ -296,37 +303,196 @@ Test(csum_read, raid0_create_refused)
 	au_remove(&s);
 }
 
-/* Random writes and reads over RAID-5 with checksums: no mismatch ever reported. */
-Test(csum_read, no_false_positives_under_random_io)
+/* A scrub reads every block: a corrupted one is found, rebuilt and written back. */
+Test(csum_read, scrub_heals_a_corrupted_block)
 {
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
 	struct cr_bed b;
-	uint8_t *buf;
-	unsigned seed = 12345;
+	uint8_t good[4096], now[4096];
+	unsigned m;
+	uint64_t k;
 
 	cr_setup(&b, 5, 3);
+	cr_find(&b, 77, &m, &k);
+	cr_corrupt(&b, m, k, good);
+	cr_open(&b);
+	cr_assert_eq(graid_array_scrub(b.a, 0, &rep), 0);
+	cr_member_rw(&b, m, CR_DATA_OFF + k * 4096, now, 4096, false);
+	cr_assert_eq(memcmp(now, good, 4096), 0, "the scrub did not write the block back");
+	cr_assert_eq(cr_count(GRAID_EVENT_CSUM_ERROR, (int)m, k, 0), 1, "%u events", cr_nev);
+	cr_read_all(&b, false);
+	cr_assert_eq(cr_nev, 1, "%u checksum events", cr_nev);
+	cr_done(&b);
+}
+
+/* A rebuild onto a spare reads a survivor's corrupted block: healed, not copied. */
+Test(csum_read, rebuild_onto_a_spare_heals_a_survivor)
+{
+	struct cr_bed b;
+	struct au_set sp;
+	uint8_t good[4096], now[4096];
+	unsigned m;
+	uint64_t k;
+
+	cr_setup(&b, 6, 5);
+	cr_find(&b, 3, &m, &k);
+	cr_corrupt(&b, m, k, good);
+	cr_open(&b);
+	au_make(&sp, 1, CR_MEMBER_BYTES);
+	cr_assert_eq(graid_array_fail_member(b.a, (m + 1) % b.n), 0);
+	cr_assert_eq(graid_array_add_spare(b.a, sp.path[0]), 0);
+	cr_assert_eq(graid_array_rebuild(b.a, NULL, NULL), 0);
+	cr_member_rw(&b, m, CR_DATA_OFF + k * 4096, now, 4096, false);
+	cr_assert_eq(memcmp(now, good, 4096), 0, "the survivor's block was not written back");
+	cr_assert_eq(cr_count(GRAID_EVENT_CSUM_ERROR, (int)m, k, 0), 1, "%u events", cr_nev);
+	cr_read_all(&b, false);
+	cr_assert_eq(graid_array_close(b.a), 0);
+	b.a = NULL;
+	au_remove(&sp);
+	cr_done(&b);
+}
+
+/*
+ * A replace in service copies a member whose block is corrupted: the new device gets the
+ * right bytes and the right tags (read back after a close and open: no checksum events).
+ */
+Test(csum_read, replace_in_service_copies_right_bytes_and_tags)
+{
+	struct cr_bed b;
+	struct au_set sp;
+	unsigned m;
+	uint64_t k;
+
+	cr_setup(&b, 5, 3);
+	cr_find(&b, 50, &m, &k);
+	cr_corrupt(&b, m, k, NULL);
+	cr_open(&b);
+	au_make(&sp, 1, CR_MEMBER_BYTES);
+	cr_assert_eq(graid_array_replace_start(b.a, m, sp.path[0], GRAID_REPLACE_WAIT), 0);
+	cr_assert_eq(cr_count(GRAID_EVENT_CSUM_ERROR, (int)m, k, 0), 1, "%u events", cr_nev);
+	cr_assert_eq(graid_array_close(b.a), 0);
+	/* The role's device is the new file now. */
+	strcpy(b.s.path[m], sp.path[0]);
+	b.s.paths[m] = b.s.path[m];
+	cr_nev = 0;
+	cr_open(&b);
+	cr_read_all(&b, false);
+	cr_assert_eq(cr_nev, 0, "%u checksum events on the new device", cr_nev);
+	cr_done(&b);
+	au_remove(&sp);
+}
+
+struct cr_race {
+	struct graid_array *a;
+	uint64_t off;
+	atomic_bool stop;
+};
+
+static void *cr_race_writer(void *arg)
+{
+	struct cr_race *r = arg;
+	uint8_t *buf = aligned_alloc(4096, 4096);
+
+	for (unsigned i = 0; !atomic_load(&r->stop); i++) {
+		cr_pattern(buf, r->off, 4096, 1 + i % 2);
+		if (graid_array_write(r->a, buf, 4096, r->off) != 4096)
+			break;
+	}
+	free(buf);
+	return NULL;
+}
+
+/* A read racing writes of the same block: old or new bytes, never a checksum failure. */
+static void cr_race(int level, unsigned n)
+{
+	struct cr_bed b;
+	struct cr_race r;
+	pthread_t t;
+	uint8_t *buf = aligned_alloc(4096, 4096), one[4096], two[4096];
+
+	cr_setup(&b, level, n);
+	cr_open(&b);
+	r.a = b.a;
+	r.off = 12 * 4096;
+	atomic_init(&r.stop, false);
+	cr_pattern(one, r.off, 4096, 1);
+	cr_pattern(two, r.off, 4096, 2);
+	cr_assert_eq(pthread_create(&t, NULL, cr_race_writer, &r), 0);
+	for (unsigned i = 0; i < 20000; i++) {
+		ssize_t got = graid_array_read(b.a, buf, 4096, r.off);
+
+		cr_assert_eq(got, 4096, "read %u: %zd", i, got);
+		cr_assert(memcmp(buf, one, 4096) == 0 || memcmp(buf, two, 4096) == 0,
+			  "read %u: neither the old nor the new bytes", i);
+	}
+	atomic_store(&r.stop, true);
+	pthread_join(t, NULL);
+	free(buf);
+	cr_assert_eq(cr_nev, 0, "%u checksum events", cr_nev);
+	cr_done(&b);
+}
+
+Test(csum_read, raid5_read_racing_a_write_sees_old_or_new) { cr_race(5, 3); }
+Test(csum_read, raid1_read_racing_a_write_sees_old_or_new) { cr_race(1, 2); }
+
+/*
+ * Random writes, discards, write-zeroes and reads (a model of the contents beside them):
+ * right bytes always, and no checksum event, before and after a close.
+ */
+static void cr_random(int level, unsigned n, unsigned flags)
+{
+	struct cr_bed b;
+	uint8_t *buf, *want;
+	unsigned seed = 12345 + (unsigned)level;
+
+	cr_setup_flags(&b, level, n, flags);
 	cr_open(&b);
 	buf = aligned_alloc(4096, 256 * 1024);
+	want = malloc(b.size);
+	cr_pattern(want, 0, b.size, 1);
 	for (unsigned i = 0; i < 2000; i++) {
 		size_t len = (size_t)(1 + rand_r(&seed) % 64) * 4096;
 		uint64_t off = (uint64_t)(rand_r(&seed) % ((b.size - len) / 4096 + 1)) * 4096;
+		unsigned op = (unsigned)rand_r(&seed) % 10;
 
-		if (rand_r(&seed) % 2) {
-			cr_pattern(buf, off, len, 1);
+		if (op < 4) {
+			cr_pattern(buf, off, len, 2 + i);
 			cr_assert_eq(graid_array_write(b.a, buf, len, off), (ssize_t)len);
+			memcpy(want + off, buf, len);
+		} else if (op == 4) {
+			cr_assert_eq(graid_array_discard(b.a, off, len), 0);
+			memset(want + off, 0, len);
+		} else if (op == 5) {
+			cr_assert_eq(graid_array_write_zeroes(b.a, off, len), 0);
+			memset(want + off, 0, len);
 		} else {
 			cr_assert_eq(graid_array_read(b.a, buf, len, off), (ssize_t)len);
+			cr_assert_eq(memcmp(buf, want + off, len), 0, "op %u: wrong bytes", i);
 		}
 		if (i % 500 == 0)
 			cr_assert_eq(graid_array_flush(b.a), 0);
 	}
-	free(buf);
 	cr_assert_eq(graid_array_close(b.a), 0);
 	b.a = NULL;
 	cr_open(&b);
-	cr_read_all(&b, false);
+	for (uint64_t off = 0; off < b.size; off += 256 * 1024) {
+		size_t len = b.size - off < 256 * 1024 ? (size_t)(b.size - off) : 256 * 1024;
+
+		cr_assert_eq(graid_array_read(b.a, buf, len, off), (ssize_t)len);
+		cr_assert_eq(memcmp(buf, want + off, len), 0, "after reopen: wrong bytes");
+	}
+	free(buf);
+	free(want);
 	cr_assert_eq(cr_nev, 0, "%u checksum events", cr_nev);
 	cr_done(&b);
 }
+
+Test(csum_read, raid5_no_false_positives_under_random_io) { cr_random(5, 3, 0); }
+Test(csum_read, raid6_journal_no_false_positives_under_random_io)
+{
+	cr_random(6, 4, GRAID_CREATE_JOURNAL);
+}
+Test(csum_read, raid10_no_false_positives_under_random_io) { cr_random(10, 4, 0); }
 
 #else
 

@@ -146,6 +146,8 @@ struct member_role {
 	 */
 	atomic_uint_fast64_t csum_errors;
 	struct csum_pend csum_pend;
+	/* Tagged writes of the role that ended (member_io_done): a racing read's witness. */
+	atomic_uint_fast64_t csum_wgen;
 };
 
 /*

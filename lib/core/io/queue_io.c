@@ -63,6 +63,8 @@ static struct mio *queue_mio(struct sop *s, unsigned slot, unsigned member, bool
 	io->member = (uint16_t)member;
 	io->write = write;
 	io->fault.unverified = false;
+	/* Unlocked reads (direct, mirror) may be overtaken by a write of the same blocks. */
+	io->fault.racy = !write && !s->locked;
 	return io;
 }
 

@@ -6,6 +6,7 @@
 #include "jobs/rebuild_heal.h"
 #include "meta/bitmap.h"
 #include "meta/array_readerr.h"
+#include "meta/csum_report.h"
 #include "meta/member_fail.h"
 
 bool rebuild_heal_parity_needed(struct graid_array *a, uint64_t row, const bool *have,
@@ -107,6 +108,7 @@ int rebuild_heal_mirror_chunk(struct graid_array *a, struct mbatch *mb, unsigned
 			continue;
 		}
 		ngone++;
+		csum_report_lost(a, src, at, BBL_UNIT);
 		memset(unit, 0, BBL_UNIT);
 		rc = row_bad_add(lost, target, a->members[target].dev.fd,
 				 target_off + (uint64_t)c * BBL_UNIT);

@@ -56,7 +56,8 @@ static int replace_read_chunk(struct graid_array *a, struct array_replace *r, ui
 {
 	const uint32_t chunk = a->lay.chunk;
 	struct member *old = &a->members[r->role];
-	struct bbl_cols want = { { 0 } };
+	struct bbl_cols want = { { 0 } }, bad = { { 0 } };
+	uint32_t fp[REPLACE_CSUM_UNITS];
 	int rc = replace_pio(a, old, false, buf, chunk, off);
 
 	if (!array_role_alive(a, r->role))
@@ -72,10 +73,17 @@ static int replace_read_chunk(struct graid_array *a, struct array_replace *r, ui
 			   old->dev.path, (unsigned long long)off,
 			   (unsigned long long)(off + chunk));
 	}
+	/* Bytes the drive gave without complaint may still be wrong: their tags say. */
+	if (rc == 0 && a->tags && replace_csum_check(a, r, off, chunk, buf, &want, &bad, fp))
+		for (unsigned u = 0; u < chunk / BBL_UNIT; u++)
+			bbl_cols_set(&want, u); /* tags unreadable: all of it from the others */
 	badblocks_cols(a, r->role, off, chunk, &want);
 	if (!bbl_cols_any(&want))
 		return 0;
-	return replace_from_redundancy(a, r, off, chunk, &want, buf);
+	rc = replace_from_redundancy(a, r, off, chunk, &want, buf);
+	if (rc == 0 && bbl_cols_any(&bad))
+		replace_csum_settle(a, r, off, buf, &bad, fp);
+	return rc;
 }
 
 /* Sleep until the bytes done are due at the array's rebuild rate. */

@@ -18,6 +18,24 @@
  * i: the unit at off + i * 4 KiB). Units none can give are zeroed and their offsets added
  * to @p r's lost list. 0 or -ENOMEM.
  */
+/* 4 KiB units of one chunk at most (chunks are at most 1 MiB). */
+#define REPLACE_CSUM_UNITS (BBL_COLS_WORDS * 64u)
+
+/*
+ * A checksummed array: the chunk [off, off + len) of the role read into @p buf checked
+ * against its tags; units that fail are added to @p want and @p bad, the CRC-32C of what
+ * was read into @p fp (by unit). 0, or the tag store's -errno.
+ */
+int replace_csum_check(struct graid_array *a, struct array_replace *r, uint64_t off,
+		       uint32_t len, const uint8_t *buf, struct bbl_cols *want,
+		       struct bbl_cols *bad, uint32_t *fp);
+/*
+ * The units of @p bad once taken from the redundancy into @p buf: their tags set from it
+ * (the new device gets them with the tag area at the swap), each an event: CSUM_TAG_ERROR
+ * (the same bytes as read), CSUM_ERROR healed, or CSUM_ERROR -EIO (lost to every device).
+ */
+void replace_csum_settle(struct graid_array *a, struct array_replace *r, uint64_t off,
+			 const uint8_t *buf, const struct bbl_cols *bad, const uint32_t *fp);
 int replace_from_redundancy(struct graid_array *a, struct array_replace *r, uint64_t off,
 			    uint32_t len, const struct bbl_cols *want, uint8_t *buf);
 

@@ -8,6 +8,10 @@
 #include "member/member.h"
 #include "meta/badblocks.h"
 #include "format/layout.h"
+#include "format/superblock.h"
+#include "member/tag_store.h"
+#include "meta/events.h"
+#include <sys/uio.h>
 
 #include <libgraid/graid_backend.h>
 #include "io/row_heal.h"
@@ -115,4 +119,67 @@ int replace_from_redundancy(struct graid_array *a, struct array_replace *r, uint
 	if (a->lay.level == 1 || a->lay.level == 10)
 		return replace_from_copies(a, r, off, len, want, buf);
 	return replace_from_parity(a, r, off, len, want, buf);
+}
+
+int replace_csum_check(struct graid_array *a, struct array_replace *r, uint64_t off,
+		       uint32_t len, const uint8_t *buf, struct bbl_cols *want,
+		       struct bbl_cols *bad, uint32_t *fp)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct tag_bad tb[REPLACE_CSUM_UNITS];
+	unsigned nbad = 0;
+	int rc = tag_store_verify(a, r->role, off, &iov, 1, tb, REPLACE_CSUM_UNITS, &nbad);
+
+	if (rc != -EBADMSG)
+		return rc;
+	for (unsigned i = 0; i < nbad && i < REPLACE_CSUM_UNITS; i++) {
+		unsigned u = (unsigned)(tb[i].block - off / BBL_UNIT);
+
+		bbl_cols_set(want, u);
+		bbl_cols_set(bad, u);
+		fp[u] = crc32c(buf + (size_t)u * BBL_UNIT, BBL_UNIT);
+	}
+	atomic_fetch_add(&a->members[r->role].role.csum_errors, nbad);
+	graid__log(GRAID_LOG_WARNING, "replace of member %u: %u block(s) of data-area bytes "
+		   "%llu..%llu failed their checksums: taken from the redundancy", r->role, nbad,
+		   (unsigned long long)off, (unsigned long long)(off + len));
+	return 0;
+}
+
+static bool replace_is_lost(struct array_replace *r, uint64_t at)
+{
+	bool lost = false;
+
+	pthread_mutex_lock(&r->lost_lock);
+	for (unsigned i = 0; i < r->nlost && i < REPLACE_LOST_MAX && !lost; i++)
+		lost = r->lost[i] == at;
+	pthread_mutex_unlock(&r->lost_lock);
+	return lost;
+}
+
+void replace_csum_settle(struct graid_array *a, struct array_replace *r, uint64_t off,
+			 const uint8_t *buf, const struct bbl_cols *bad, const uint32_t *fp)
+{
+	for (unsigned u = 0; u < a->lay.chunk / BBL_UNIT; u++) {
+		const uint8_t *unit = buf + (size_t)u * BBL_UNIT;
+		struct iovec iov = { .iov_base = (void *)unit, .iov_len = BBL_UNIT };
+		const uint64_t at = off + (uint64_t)u * BBL_UNIT;
+		bool tag;
+
+		if (!bbl_cols_test(bad, u))
+			continue;
+		if (replace_is_lost(r, at)) {
+			/* Zeroes on the new device, recorded bad there: its tag is left absent. */
+			tag_store_forget(a, r->role, at, BBL_UNIT);
+			array_event(a, GRAID_EVENT_CSUM_ERROR, (int)r->role, -EIO, at / BBL_UNIT, 1);
+			continue;
+		}
+		tag = crc32c(unit, BBL_UNIT) == fp[u];
+		if (tag_store_set(a, r->role, at, &iov, 1))
+			graid__log(GRAID_LOG_WARNING, "replace of member %u: the tag of block %llu "
+				   "could not be set; a read of it will heal it", r->role,
+				   (unsigned long long)(at / BBL_UNIT));
+		array_event(a, tag ? GRAID_EVENT_CSUM_TAG_ERROR : GRAID_EVENT_CSUM_ERROR,
+			    (int)r->role, 0, at / BBL_UNIT, 1);
+	}
 }

@@ -15,6 +15,7 @@
 #include "io/stripe_set.h"
 #include "meta/array_meta.h"
 #include "meta/array_readerr.h"
+#include "meta/csum_report.h"
 #include "meta/events.h"
 
 #define SCRUB_BATCH_BYTES (16u << 20)
@@ -298,6 +299,7 @@ static int scrub_mirror_heal(struct scrub_ctx *c, uint64_t stripe, size_t n, boo
 			}
 			*lost = true;
 			c->rep.unrecoverable++;
+			csum_report_lost(a, ios[j].member, ios[j].off + at, BBL_UNIT);
 			fd = row_bad_fd(&c->bad, ios[j].member, ios[j].off + at);
 			if (fd >= 0 && !a->read_only &&
 			    !badblocks_overlap(a, ios[j].member, ios[j].off + at, BBL_UNIT))

@@ -256,8 +256,12 @@ static int mio_keep(struct graid_array *a, unsigned member, bool write, void *bu
 	mf->csum = false;
 	/* The journal's log lies outside (its offsets wrap around below the data area). */
 	mf->off = meta || off >= a->lay.member_bytes ? UINT64_MAX : off;
-	if (!write || !a->tags || mf->off == UINT64_MAX)
+	if (!a->tags || mf->off == UINT64_MAX)
 		return 0;
+	if (!write) {
+		mf->wgen = atomic_load(&a->members[member].role.csum_wgen);
+		return 0;
+	}
 	rc = tag_store_write_begin(a, member, off, iov ? iov : &one, iov ? iovcnt : 1);
 	if (rc) {
 		graid__log(GRAID_LOG_ERR, "member %u (%s): the tags of a write at data-area byte "
@@ -270,11 +274,11 @@ static int mio_keep(struct graid_array *a, unsigned member, bool write, void *bu
 	return 0;
 }
 
-/* member_prep() once the transfer is kept; @p keep: mio_keep()'s verdict. */
+/* member_prep() once the transfer is kept and its tags made ready. */
 static int mio_issue(struct io_uring *ring, struct graid_array *a, unsigned member,
 		     bool write, void *buf, unsigned len, const struct iovec *iov,
 		     unsigned iovcnt, uint64_t off, int rw_flags, int buf_index,
-		     void *user_data, struct member_io_fault *mf, int keep)
+		     void *user_data, struct member_io_fault *mf)
 {
 	struct member *m = &a->members[member];
 	enum fault_action act = FAULT_NONE;
@@ -282,23 +286,13 @@ static int mio_issue(struct io_uring *ring, struct graid_array *a, unsigned memb
 	uint64_t stall_ns = 0;
 
 	/* A copy of the role under way gets the write too, before the role's device does. */
-	if (write && keep == 0 && replace_covers(a, member))
+	if (write && replace_covers(a, member))
 		replace_dup_write(a, member, buf, len, iov, iovcnt, off, rw_flags & RWF_DSYNC);
 	mf->injected = 0;
 	mf->pieces = 0;
 	mf->stale = false;
 	mf->fd = m->dev.fd;
 	mf->start_ns = graid__now_ns();
-	if (keep) {
-		/* As an injected error: the write ends with it, never issued. */
-		sqe = mio_sqe(ring);
-		if (!sqe)
-			return -EAGAIN;
-		io_uring_prep_nop(sqe);
-		io_uring_sqe_set_data(sqe, user_data);
-		mf->injected = keep;
-		return 0;
-	}
 	if (m->dev.fault) {
 		uint64_t bytes = len;
 
@@ -386,8 +380,25 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 {
 	int keep = mio_keep(a, member, write, buf, len, iov, iovcnt, off, rw_flags & RWF_DSYNC,
 			    mf);
-	int rc = mio_issue(ring, a, member, write, buf, len, iov, iovcnt, off, rw_flags,
-			   buf_index, user_data, mf, keep);
+	struct io_uring_sqe *sqe;
+	int rc;
+
+	if (keep) {
+		/* As an injected error: the write ends with it, never issued. */
+		mf->injected = keep;
+		mf->pieces = 0;
+		mf->stale = false;
+		mf->fd = a->members[member].dev.fd;
+		mf->start_ns = graid__now_ns();
+		sqe = mio_sqe(ring);
+		if (sqe) {
+			io_uring_prep_nop(sqe);
+			io_uring_sqe_set_data(sqe, user_data);
+		}
+		return sqe ? 0 : -EAGAIN; /* not tagged: nothing to end */
+	}
+	rc = mio_issue(ring, a, member, write, buf, len, iov, iovcnt, off, rw_flags, buf_index,
+		       user_data, mf);
 
 	/* Not on the ring: no member_io_done() will end its tags. */
 	if (rc)
@@ -511,6 +522,10 @@ static int mio_verify(struct graid_array *a, unsigned member, struct member_io_f
 	rc = tag_store_verify(a, member, mf->off, iov, iovcnt, bad, MIO_CSUM_BAD_MAX, &nbad);
 	if (rc == 0)
 		return (int)len;
+	if (rc == -EBADMSG && mf->racy && atomic_load(&m->role.csum_wgen) != mf->wgen) {
+		mf->stale = true;
+		return -ESTALE;
+	}
 	if (rc != -EBADMSG) {
 		graid__log(GRAID_LOG_ERR, "member %u (%s): the tags of data-area bytes %llu..%llu "
 					  "could not be read: %s", member, m->dev.path,
@@ -553,6 +568,9 @@ int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t 
 	 * for the error, and a rebuild writes them all again.
 	 */
 	if (mf->tagged) {
+		/* Counted first: a read that then finds the new tag over old bytes knows why. */
+		if (res == (int)len)
+			atomic_fetch_add(&m->role.csum_wgen, 1);
 		tag_store_write_end(a, member, mf->off, len, res == (int)len);
 		mf->tagged = false;
 	}

@@ -42,6 +42,14 @@ struct member_io_fault {
 	 */
 	bool unverified;
 	/*
+	 * Set by the caller before prep (prep keeps it): a read not under its stripe lock, which
+	 * a write of the same blocks may overtake. A mismatch after a write of the role ended
+	 * since its prep (@c wgen) may be that write's new tag over the old bytes read: the read
+	 * ends stale (-ESTALE, done again under the lock), not as a checksum failure.
+	 */
+	bool racy;
+	uint64_t wgen;
+	/*
 	 * Set by member_io_done(): the read ended -EBADMSG because its bytes failed their tags
 	 * (not the drive's own -EBADMSG); the blocks are the role's csum_pend entries.
 	 */
