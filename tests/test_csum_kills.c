@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Crashes of a checksummed array (docs/INTEGRITY.md, "Crashes"): a child writes, discards
- * and zeroes known patterns through a deep queue and dies by SIGKILL — at a random moment, or
+ * and zeroes known patterns through a deep queue (half the children flushing now and then,
+ * so that the bitmap clears regions) and dies by SIGKILL — at a random moment, or
  * (a "faulty:kill-after=N" member) between a stripe's member writes — with and without the
  * write-hole journal. After each reopen (resync in the foreground, or in the background
  * while the test already reads): no checksum error or tag error is reported (nothing was
@@ -88,6 +89,11 @@ static void kc_child(const struct au_set *s, struct kc_log *log, uint64_t nblock
 	uint32_t sround[KC_DEPTH];
 	volatile uint32_t *ctr = &log[nblocks].done; /* rounds never repeat across children */
 	bool busy[KC_DEPTH] = { false };
+	/*
+	 * Half the writers flush every few dozen completions, as a file system does: the
+	 * flushes let the bitmap clear quiet regions, whose tags must then be on the members.
+	 */
+	unsigned flush_every = seed & 2 ? 8 + (unsigned)(tu_rand(&rng) % 56) : 0, since = 0;
 
 	graid_log_set(NULL, NULL, 0);
 	memcpy(paths, s->paths, s->n * sizeof(*paths));
@@ -144,6 +150,12 @@ static void kc_child(const struct au_set *s, struct kc_log *log, uint64_t nblock
 				log[soff[sl] + k].done = sround[sl];
 			__sync_synchronize();
 			busy[sl] = false;
+		}
+		since += got > 0 ? (unsigned)got : 0;
+		if (flush_every && since >= flush_every) {
+			if (graid_array_flush(a))
+				_exit(6);
+			since = 0;
 		}
 	}
 }
