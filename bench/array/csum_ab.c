@@ -7,37 +7,51 @@
 #include "../bench_util.h"
 #include "ab.h"
 
-/* The CPU's vector extensions the CRC-32C and parity routines can use, as /proc/cpuinfo says. */
+/*
+ * The CPU's vector extensions as docs/PERFORMANCE.md lists them (every avx512*, gfni, avx2:
+ * `grep -o 'avx512[a-z_]*\|gfni\|avx2' /proc/cpuinfo | sort -u`, whole names), and those the
+ * CRC-32C routines use (sse4_2, pclmulqdq, vpclmulqdq).
+ */
+static int csum_ab_strcmp(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
 static void csum_ab_cpu_flags(char *out, size_t len)
 {
-	static const char *const want[] = { "avx2", "avx512f", "avx512bw", "avx512vl", "avx512dq",
-					    "avx512cd", "avx512vbmi", "avx512vbmi2", "avx512_vbmi2",
-					    "avx512vnni", "avx512_vnni", "avx512ifma", "gfni",
-					    "vpclmulqdq", "pclmulqdq", "sse4_2" };
-	char line[8192];
+	static const char *const crc[] = { "sse4_2", "pclmulqdq", "vpclmulqdq" };
+	char line[8192], *save = NULL, *tok[256];
+	bool has_crc[3];
+	unsigned nt = 0;
+	size_t used = 0;
 	FILE *f = fopen("/proc/cpuinfo", "r");
 
 	snprintf(out, len, "unknown");
 	if (!f)
 		return;
-	while (fgets(line, sizeof(line), f)) {
-		size_t used = 0;
-
-		if (strncmp(line, "flags", 5))
-			continue;
-		out[0] = '\0';
-		for (unsigned i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-			char pat[40];
-
-			snprintf(pat, sizeof(pat), " %s ", want[i]);
-			line[strcspn(line, "\n")] = ' ';
-			if (strstr(line, pat) && used + strlen(want[i]) + 2 < len)
-				used += (size_t)snprintf(out + used, len - used, "%s%s",
-							 used ? " " : "", want[i]);
-		}
-		break;
-	}
+	while (fgets(line, sizeof(line), f) && strncmp(line, "flags", 5))
+		;
 	fclose(f);
+	if (strncmp(line, "flags", 5) || !strchr(line, ':'))
+		return;
+	for (unsigned i = 0; i < 3; i++) {
+		char pat[32];
+
+		snprintf(pat, sizeof(pat), " %s", crc[i]);
+		has_crc[i] = strstr(line, pat) != NULL;
+	}
+	for (char *t = strtok_r(strchr(line, ':') + 1, " \n", &save); t && nt < 256;
+	     t = strtok_r(NULL, " \n", &save))
+		if (!strncmp(t, "avx512", 6) || !strcmp(t, "gfni") || !strcmp(t, "avx2"))
+			tok[nt++] = t;
+	qsort(tok, nt, sizeof(tok[0]), csum_ab_strcmp);
+	out[0] = '\0';
+	for (unsigned i = 0; i < nt && used + strlen(tok[i]) + 2 < len; i++)
+		used += (size_t)snprintf(out + used, len - used, "%s%s", used ? " " : "", tok[i]);
+	for (unsigned i = 0; i < 3; i++)
+		if (has_crc[i] && used + strlen(crc[i]) + 20 < len)
+			used += (size_t)snprintf(out + used, len - used, "%s%s", i == 0 ?
+						 "; for CRC-32C: " : " ", crc[i]);
 }
 
 static int csum_ab_prefill(struct graid_array *a, uint64_t size, uint64_t seed)
