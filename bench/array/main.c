@@ -30,7 +30,8 @@ static void main_header(int argc, char **argv, const struct ab_opts *o)
 		printf("%s%u", i ? "," : " ", o->qds[i]);
 	printf(", %.2f s per profile and target", o->seconds);
 	if (o->repeat > 1)
-		printf(" per round, %u rounds alternating array and JBOD", o->repeat);
+		printf(" per round, %u rounds alternating %s", o->repeat,
+		       o->csum_ab ? "checksums off and on" : "array and JBOD");
 	printf(", chunk %u KiB\n", o->chunk >> 10);
 	bench_print_loadavg("at start (1 min)");
 }
