@@ -231,6 +231,7 @@ struct ab_opts {
 	bool force;           /* --force: --devices may carry a libgraid array (overwritten) */
 	uint32_t queue_flags; /* --one-thread: the load threads' graid_queue_create_flags() */
 	bool hist_ab;         /* --histograms-ab: histograms off against on (hist_ab.c) */
+	bool csum_ab;         /* --checksums-ab: checksums off against on (csum_ab.c) */
 };
 
 /* Member bytes the write-hole journal takes before the data (the library's default size). */
@@ -248,5 +249,14 @@ int ab_opts_parse(struct ab_opts *o, int argc, char **argv);
 
 /* 4k-randread, histograms off and on in alternating rounds; 0 or -errno (printed). */
 int ab_hist_ab(struct graid_array *a, const struct ab_opts *o, uint64_t size);
+
+/* ---- csum_ab.c: what per-block checksums cost, in one run ---- */
+
+/*
+ * For each level of --levels: an array without and one with GRAID_CREATE_CHECKSUMS, on @p m
+ * and on a second set of files like them; 4k-randread, 128 KiB sequential writes and (RAID-5/6)
+ * full-stripe writes, off and on in alternating rounds. 0 or -errno (printed).
+ */
+int ab_csum_ab(const struct ab_opts *o, const struct ab_members *m);
 
 #endif /* GRAID_BENCH_ARRAY_AB_H */

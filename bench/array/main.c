@@ -30,7 +30,8 @@ static void main_header(int argc, char **argv, const struct ab_opts *o)
 		printf("%s%u", i ? "," : " ", o->qds[i]);
 	printf(", %.2f s per profile and target", o->seconds);
 	if (o->repeat > 1)
-		printf(" per round, %u rounds alternating array and JBOD", o->repeat);
+		printf(" per round, %u rounds alternating %s", o->repeat,
+		       o->csum_ab ? "checksums off and on" : "array and JBOD");
 	printf(", chunk %u KiB\n", o->chunk >> 10);
 	bench_print_loadavg("at start (1 min)");
 }
@@ -262,6 +263,11 @@ int main(int argc, char **argv)
 	if (csv)
 		ab_report_csv_header(csv);
 	rc = rows ? 0 : -ENOMEM;
+	if (rc == 0 && o.csum_ab) {
+		rc = ab_csum_ab(&o, &m);
+		o.nlevels = 0;
+		nrows = 0;
+	}
 	for (unsigned li = 0; li < o.nlevels && rc == 0; li++) {
 		bool parity = o.levels[li] == 5 || o.levels[li] == 6;
 
@@ -272,7 +278,8 @@ int main(int argc, char **argv)
 	}
 	alarm(0);
 	if (rc == 0) {
-		ab_report_targets(stdout, rows, nrows, ram);
+		if (!o.csum_ab)
+			ab_report_targets(stdout, rows, nrows, ram);
 		if (o.journal == AB_JOURNAL_BOTH)
 			ab_report_journal(stdout, rows, nrows);
 		bench_print_loadavg("at end (1 min)");

@@ -44,7 +44,11 @@ static void opts_usage(FILE *out)
 		"                   the other side's figures and the ratios read as 0)\n"
 		"  --histograms-ab  instead of the profiles: 4k-randread with the array's latency\n"
 		"                   histograms off, then on (GRAID_STATS_HISTOGRAMS), --repeat\n"
-		"                   rounds alternating, same threads and qd; both IOPS and on/off\n");
+		"                   rounds alternating, same threads and qd; both IOPS and on/off\n"
+		"  --checksums-ab   instead of the profiles: per level, an array without and one\n"
+		"                   with per-block checksums (GRAID_CREATE_CHECKSUMS) on two sets\n"
+		"                   of files; 4k-randread, 128 KiB sequential writes and RAID-5/6\n"
+		"                   full-stripe writes, --repeat rounds alternating; on/off\n");
 }
 
 static int opts_size(const char *s, uint64_t *out)
@@ -110,7 +114,7 @@ static int opts_profiles(struct ab_opts *o, const char *s)
 enum { OPT_DIR = 256, OPT_LEVELS, OPT_MEMBERS, OPT_MIB, OPT_CHUNK, OPT_BACKEND, OPT_SECONDS,
        OPT_REPEAT, OPT_THREADS, OPT_QD, OPT_PROFILES, OPT_CSV, OPT_SEED, OPT_QUICK, OPT_JOURNAL,
        OPT_ONLY, OPT_DEGRADED, OPT_IO_TIMEOUT, OPT_DEVICES, OPT_FORCE, OPT_ONE_THREAD,
-       OPT_HIST_AB, OPT_HELP };
+       OPT_HIST_AB, OPT_CSUM_AB, OPT_HELP };
 
 int ab_opts_parse(struct ab_opts *o, int argc, char **argv)
 {
@@ -137,6 +141,7 @@ int ab_opts_parse(struct ab_opts *o, int argc, char **argv)
 		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "one-thread", required_argument, NULL, OPT_ONE_THREAD },
 		{ "histograms-ab", no_argument, NULL, OPT_HIST_AB },
+		{ "checksums-ab", no_argument, NULL, OPT_CSUM_AB },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ 0 },
 	};
@@ -272,6 +277,9 @@ int ab_opts_parse(struct ab_opts *o, int argc, char **argv)
 			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
 				goto bad;
 			o->queue_flags = strcmp(optarg, "on") ? 0 : GRAID_QUEUE_F_ONE_THREAD;
+			break;
+		case OPT_CSUM_AB:
+			o->csum_ab = true;
 			break;
 		case OPT_HIST_AB:
 			o->hist_ab = true;
