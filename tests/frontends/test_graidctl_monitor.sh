@@ -262,7 +262,8 @@ def serve(c):
             f.write(b'{"ok": true, "seq": 300}\n')
             f.write(b'{"event": "missed", "seq": 290, "missed": 10}\n')
             for n in range(291, 301):
-                f.write(json.dumps({"event": "member-failed" if n == 300 else "bad-block",
+                f.write(json.dumps({"event": "member-failed" if n == 300 else
+                                    "checksum-error" if n == 299 else "bad-block",
                                     "seq": n, "time_ns": 0, "member": 1, "error": 5,
                                     "stripe": n, "count": 1}).encode() + b"\n")
             continue
@@ -288,6 +289,18 @@ has m4.out " bad-block $FU /x1 error=EIO count=1 stripe=291 source=holder role=1
 	"an event's fields are on its line"
 stop_monitor
 has m4.state "^$FU [0-9]+ 300 " "the state file keeps the last number"
+# A block lost to silent corruption (checksum-error, error=EIO) is no info-level line.
+if [ -n "$SHIM" ] && [ -z "${GRAID_SANITIZED:-}" ]; then
+	GRAID_TEST_SYSLOG=$T/syslog4 LD_PRELOAD=$SHIM "$G" monitor --run-dir "$T/run2" \
+		--state-file none --delay 60 --syslog >m5.out 2>m5.out.err &
+	mon=$!
+	pids+=($mon)
+	wait_for m5.out " member-failed $FU /x1 .*seq=300$" 10 || { bad "m5: no events"; cat m5.out.err; }
+	stop_monitor
+	# LOG_DAEMON 24; warning 4.
+	has syslog4 "^4 24 .* checksum-error $FU /x1 error=EIO count=1 stripe=299 " \
+		"--syslog: checksum-error at priority warning"
+fi
 
 # --- three endpoints that appear in one pass, a monitor with no state ------------------------
 # Followed all three (under valgrind where there is one: its poll set was sized before the
