@@ -277,3 +277,44 @@ Test(csum_format, a_clean_member_verifies_by_the_documented_rule)
 	cr_assert_gt(absent, 0);
 	free(w);
 }
+
+static char cf_log[8][512];
+static unsigned cf_nlog;
+
+static void cf_log_fn(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	if (level <= GRAID_LOG_ERR && cf_nlog < 8)
+		snprintf(cf_log[cf_nlog++], sizeof(cf_log[0]), "%s", msg);
+}
+
+/*
+ * A member with room for the metadata and one chunk but not the chunk's tags: refused by
+ * the size check, whose message gives the size a checksummed member needs (the chunk's tag
+ * block included); with that size the create succeeds.
+ */
+Test(csum_format, a_member_too_small_for_one_chunk_and_its_tags_is_named_with_the_size_needed)
+{
+	const uint64_t data_offset = 1u << 20, need = data_offset + CF_CHUNK + CF_BLK;
+	struct graid_array *a = NULL;
+	char want[64];
+	bool named = false;
+
+	au_make(&cf_set, 2, need - CF_BLK);
+	cf_nlog = 0;
+	graid_log_set(cf_log_fn, NULL, GRAID_LOG_ERR);
+	cr_assert_eq(cf_create(2, 1, CF_CHUNK, &a), -EINVAL);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	cr_assert_null(a);
+	snprintf(want, sizeof(want), "at least %llu bytes", (unsigned long long)need);
+	for (unsigned i = 0; i < cf_nlog; i++)
+		named |= strstr(cf_log[i], want) && strstr(cf_log[i], "too small") &&
+			 strstr(cf_log[i], "tag");
+	cr_assert(named, "no log line says the member is too small, needing %s with tags "
+		  "(first: %s)", want, cf_nlog ? cf_log[0] : "none");
+	for (unsigned i = 0; i < 2; i++)
+		cr_assert_eq(truncate(cf_set.path[i], (off_t)need), 0);
+	cr_assert_eq(cf_create(2, 1, CF_CHUNK, &a), 0);
+	cr_assert_eq(a->lay.member_bytes, CF_CHUNK);
+	cr_assert_eq(graid_array_close(a), 0);
+}
