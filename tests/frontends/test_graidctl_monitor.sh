@@ -108,6 +108,33 @@ expect 3 "--oneshot with an array not closed cleanly: exit 3" -- \
 	"$G" monitor --oneshot --config "$T/unclean.conf"
 has out "^[0-9T:.+-]+ resync-needed $UU - regions=[1-9][0-9]* source=look$" \
 	"--oneshot names it, with the regions to resync"
+# The same superblocks naming another host as their writer: that host may be using the
+# array now (shared storage), and this host cannot tell; not this monitor's to report.
+for u in u0 u1 u2; do cp "$u" "$u.keep"; done
+"$PY" - u0 u1 u2 <<'PYEOF'
+import struct, sys
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1
+    return crc ^ 0xFFFFFFFF
+for path in sys.argv[1:]:
+    with open(path, "r+b") as f:
+        sb = bytearray(f.read(4096))
+        sb[0xb00:0xb40] = b"another-host".ljust(64, b"\0")
+        sb[0xc8:0xd8] = b"\x5a" * 16  # its boot id, not this host's
+        sb[0xf8:0x100] = b"\0" * 8    # no machine id: hosts are told apart by boot id, name
+        sb[0x0c:0x10] = b"\0" * 4
+        sb[0x0c:0x10] = struct.pack("<I", crc32c(bytes(sb)))
+        f.seek(0)
+        f.write(sb)
+PYEOF
+expect 0 "--oneshot, the unclean array's owner record naming another host: exit 0" -- \
+	"$G" monitor --oneshot --config "$T/unclean.conf"
+hasnt out "resync-needed" "no resync-needed for an array another host may hold"
+for u in u0 u1 u2; do mv "$u.keep" "$u"; done
 expect 0 "assemble resyncs it" -- "$G" assemble u0 u1 u2
 expect 0 "--oneshot after the resync: nothing to report" -- \
 	"$G" monitor --oneshot --config "$T/unclean.conf"
