@@ -119,6 +119,7 @@ struct mon_snap {
 	uint8_t id[GRAID_MAX_MEMBERS][16]; /* member UUIDs from the probe; 0: unknown */
 	unsigned nspares;
 	int unclean;             /* not closed cleanly, no holder: the next open resyncs */
+	int elsewhere;           /* its owner record names another host, which may hold it */
 	uint64_t resync_regions; /* the write-intent bitmap's regions it will resync */
 };
 

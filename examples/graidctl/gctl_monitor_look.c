@@ -61,6 +61,7 @@ int mon_array_lost(const struct mon_array *a)
 
 static int look_take(char **members, uint8_t (*ids)[16], int n, struct mon_snap *now)
 {
+	char host[256] = "";
 	struct gctl_look l;
 	int rc;
 
@@ -74,6 +75,13 @@ static int look_take(char **members, uint8_t (*ids)[16], int n, struct mon_snap 
 	now->nmembers = l.info.nmembers > GRAID_MAX_MEMBERS ? GRAID_MAX_MEMBERS : l.info.nmembers;
 	memcpy(now->state, l.info.member_state, sizeof(now->state));
 	now->unclean = l.info.unclean;
+	/*
+	 * A holder on another host looks the same to a look here: unclean, nobody alive here.
+	 * The record keeps the name cut to its field, less its NUL.
+	 */
+	now->elsewhere = l.info.owner_host[0] &&
+			 (gethostname(host, sizeof(host) - 1) != 0 ||
+			  strncmp(l.info.owner_host, host, sizeof(l.info.owner_host) - 1) != 0);
 	now->resync_regions = l.info.resync_regions;
 	for (int k = 0; k < l.n; k++) {
 		const struct graid_given_info *g = &l.given[k];
@@ -252,9 +260,11 @@ static void look_one(struct mon *m, const struct gctl_scan *s, const struct gctl
 		/*
 		 * Its writer died (a crash, a kill): no event of a holder says so, and the parity
 		 * of the regions it was writing is not to be trusted until a writable open
-		 * resyncs them. Said where an array is first seen, as degraded is.
+		 * resyncs them. Said where an array is first seen, as degraded is. Not for one
+		 * whose owner record names another host: it may hold the array now (shared
+		 * storage), which cannot be told from here; that host's monitor says it.
 		 */
-		if (now.unclean) {
+		if (now.unclean && !now.elsewhere) {
 			snprintf(detail, sizeof(detail), "regions=%llu",
 				 (unsigned long long)now.resync_regions);
 			look_event(m, a, "resync-needed", -1, detail);

@@ -209,8 +209,9 @@ static void served_detail(struct json_object *o, const char *name, char *buf, si
 	if (count)
 		off += (size_t)snprintf(buf + off, len - off, "count=%llu ",
 					(unsigned long long)count);
+	/* The events that name a place: a stripe, or a checksum's 4 KiB block of the role. */
 	if (!strcmp(name, "scrub-mismatch") || !strcmp(name, "bad-block") ||
-	    !strcmp(name, "block-repaired"))
+	    !strcmp(name, "block-repaired") || !strncmp(name, "checksum-", 9))
 		off += (size_t)snprintf(buf + off, len - off, "stripe=%llu ",
 					(unsigned long long)gctl_ctl_u64(o, "stripe"));
 	if (off < len)

@@ -72,8 +72,10 @@ static uint64_t create_data_offset(const struct graid_array_config *cfg, uint32_
 
 /* Open every member and refuse the set before anything is written. */
 static int create_open_members(struct graid_array *a, const char *const *paths, bool force,
-			       uint64_t data_offset, uint32_t chunk, bool journal)
+			       uint64_t data_offset, uint32_t chunk, bool journal, bool tags)
 {
+	/* With checksums one chunk needs one tag block after it (a chunk is at most 256 blocks). */
+	const uint64_t need = data_offset + chunk + (tags ? tag_area_bytes(chunk) : 0);
 	struct superblock sb;
 
 	/* Duplicates first: opening the second copy would only say "busy". */
@@ -109,17 +111,17 @@ static int create_open_members(struct graid_array *a, const char *const *paths, 
 				return -EINVAL;
 			}
 		/* The metadata (and the log) before the data area, and one chunk of data. */
-		if (m->dev.size < data_offset + chunk) {
+		if (m->dev.size < need) {
 			graid__log(GRAID_LOG_ERR, "create: member %u (%s): %llu bytes is too small: "
 						  "each member needs at least %llu bytes (%.1f MiB): "
 						  "%llu KiB of superblock, bitmap%s before the data area, "
-						  "and one %u KiB chunk of data", i, paths[i],
-				   (unsigned long long)m->dev.size,
-				   (unsigned long long)(data_offset + chunk),
-				   (double)(data_offset + chunk) / (1 << 20),
+						  "and one %u KiB chunk of data%s", i, paths[i],
+				   (unsigned long long)m->dev.size, (unsigned long long)need,
+				   (double)need / (1 << 20),
 				   (unsigned long long)(data_offset >> 10),
 				   journal ? ", live-data map and write-hole journal"
-					   : " and live-data map", chunk >> 10);
+					   : " and live-data map", chunk >> 10,
+				   tags ? " with its 4 KiB block of checksum tags" : "");
 			return -EINVAL;
 		}
 		rc = member_read_sb(m, &sb);
@@ -259,7 +261,8 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
 		return -ENOMEM;
 	data_offset = create_data_offset(cfg, chunk);
 	rc = create_open_members(a, members, create_flags(cfg) & GRAID_CREATE_FORCE, data_offset,
-				 chunk, create_flags(cfg) & GRAID_CREATE_JOURNAL);
+				 chunk, create_flags(cfg) & GRAID_CREATE_JOURNAL,
+				 create_flags(cfg) & GRAID_CREATE_CHECKSUMS);
 	if (rc == 0)
 		rc = create_layout(a, cfg, chunk, data_offset);
 	if (rc == 0 && create_flags(cfg) & GRAID_CREATE_JOURNAL)
