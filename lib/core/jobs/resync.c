@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* After an unclean shutdown: make the dirty regions consistent again (parity from data, copies from the first). */
+/* After an unclean shutdown: make the dirty regions consistent again (parity from data, copies from their source). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
