@@ -283,10 +283,15 @@ struct graid_array_config {
 
 /**
  * graid_open_options::flags: after an unclean shutdown, resynchronise the dirty regions in
- * a background thread instead of before graid_array_open() returns. Until it finishes, a
- * degraded read of a stripe that was being written at the crash may return stale parity's
- * answer (the write hole); the journal mode closes that. Flushes meanwhile keep the marks
- * of the regions it has not reached.
+ * a background thread instead of before graid_array_open() returns. Meanwhile a block
+ * being written at the crash reads as its old or its new contents, and keeps reading so
+ * once the resync has passed it: on RAID-1/10, reads of a region not yet resynced go only
+ * to the copy the resync copies from. Until it finishes, a degraded read may still return
+ * another value than before: on RAID-5/6, a stripe being written at the crash read through
+ * stale parity (the write hole; the journal mode closes that); on RAID-1/10, a chunk whose
+ * copy the reads went to failed, so that the next copy (which may hold the block's other
+ * value) is read and resynced from instead. Flushes meanwhile keep the marks of the
+ * regions it has not reached.
  */
 #define GRAID_OPEN_RESYNC_BACKGROUND 0x1u
 

@@ -6,7 +6,9 @@
 #include "io/queue_io.h"
 #include "io/sop.h"
 #include "io/sop_internal.h"
+#include "io/mirror_source.h"
 #include "meta/badblocks.h"
+#include "meta/bitmap.h"
 
 /* The copy read has it: write it over each copy noted bad, still under the stripe lock. */
 enum sop_step sop_mirror_repair(struct graid_queue *q, struct sop *s)
@@ -36,7 +38,35 @@ enum sop_step sop_mirror_repair(struct graid_queue *q, struct sop *s)
 }
 
 /*
- * RAID-1/10 read: one copy, spread over them by stripe. A copy that failed to read it, or
+ * The copy a read takes, of the @p nalive in @p alive (indices into members[]). Spread over
+ * them by stripe (one request's choice stays stable), except in a region the resync after an
+ * unclean open has still to reach: there the copies of a chunk written at the crash may
+ * differ, and the resync will make them all its source's, so that copy alone is read, and
+ * what a read returns then is what every copy holds after. A source left out (its read
+ * failed, or it records bad blocks there) gives way to the next in mirror_source_order();
+ * the repair writes that copy's data over it (sop_mirror_repair), or where the repair does
+ * not hold the resync, finding the source unreadable there, takes that next copy too.
+ */
+static unsigned sop_mirror_pick(const struct graid_array *a, const struct sop *s,
+				const unsigned *members, const uint64_t *moff, unsigned n,
+				const unsigned *alive, unsigned nalive)
+{
+	bool out[GRAID_MAX_MEMBERS];
+	unsigned src;
+
+	if (!bitmap_unresynced(a, s->stripe))
+		return alive[s->stripe % nalive];
+	for (unsigned i = 0; i < n; i++)
+		out[i] = true;
+	for (unsigned i = 0; i < nalive; i++)
+		out[alive[i]] = false;
+	src = mirror_source(a, members, moff, n, s->arr_off % a->lay.chunk, out);
+	/* No copy readable over the whole chunk: the resync skips it, any copy will do. */
+	return src == GRAID_LAYOUT_NONE ? alive[s->stripe % nalive] : src;
+}
+
+/*
+ * RAID-1/10 read: one copy (sop_mirror_pick). A copy that failed to read it, or
  * whose log records part of it, is noted bad and left out; the read then runs under the
  * stripe lock (no write may come between it and the write-back) into the queue's memory,
  * and the good copy is written over the bad ones (sop_mirror_repair).
@@ -72,8 +102,7 @@ enum sop_step sop_mirror_read(struct graid_queue *q, struct sop *s)
 	s->read_failed = false;
 	s->plan = PLAN_MIRROR_READ;
 	s->phase = SOP_READING;
-	/* Spread reads over the copies; the stripe number keeps one request's choice stable. */
-	c = alive[s->stripe % nalive];
+	c = sop_mirror_pick(q->a, s, members, moff, n, alive, nalive);
 	s->mirror_src = members[c];
 	/* Slot c: a read of another copy after this one is given up on takes another slot. */
 	if (!s->nbad && (s->req->kslot >= 0 || (queue_aligned(user) && !sop_bounce_reads(q)))) {

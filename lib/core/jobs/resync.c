@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* After an unclean shutdown: make the dirty regions consistent again (parity from data, copies from the first). */
+/* After an unclean shutdown: make the dirty regions consistent again (parity from data, copies from their source). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +9,7 @@
 #include "meta/bitmap.h"
 #include "meta/live.h"
 #include "io/member_batch.h"
+#include "io/mirror_source.h"
 #include "io/row_heal.h"
 #include "meta/badblocks.h"
 #include "io/row_job.h"
@@ -210,11 +211,22 @@ static int resync_mirror_heal(struct resync_ctx *c, const unsigned *members,
 	const unsigned cols = row_heal_cols(a);
 	struct bbl_cols gone = { { 0 } }, fixed = { { 0 } };
 	struct mbio *w = calloc((size_t)k * cols, sizeof(*w));
+	unsigned order[GRAID_MAX_MEMBERS], om[GRAID_MAX_MEMBERS];
+	uint64_t oo[GRAID_MAX_MEMBERS];
 	size_t nw = 0;
 	int rc = 0;
 
 	if (!w)
 		return -ENOMEM;
+	/*
+	 * A unit the source lacks comes from the copy a read of it took instead (the next in
+	 * mirror_source_order), so what that read returned is what every copy gets.
+	 */
+	mirror_source_order(a, members, k, order);
+	for (unsigned i = 0; i < k; i++) {
+		om[i] = members[order[i]];
+		oo[i] = moff[order[i]];
+	}
 	row_bad_cols(&c->bad, members[src], moff[src], a->lay.chunk, &gone);
 	badblocks_cols(a, members[src], moff[src], a->lay.chunk, &gone);
 	for (unsigned u = 0; rc == 0 && u < cols; u++) {
@@ -223,8 +235,8 @@ static int resync_mirror_heal(struct resync_ctx *c, const unsigned *members,
 
 		if (!bbl_cols_test(&gone, u))
 			continue;
-		if (row_heal_unit_from_copy(a, &c->mb, members, moff, k, members[src], members[src],
-					    u, unit))
+		if (row_heal_unit_from_copy(a, &c->mb, om, oo, k, members[src], members[src], u,
+					    unit))
 			bbl_cols_set(&fixed, u);
 		fd = row_bad_fd(&c->bad, members[src], moff[src] + (uint64_t)u * BBL_UNIT);
 		if (!bbl_cols_test(&fixed, u) && fd >= 0 &&
@@ -262,26 +274,25 @@ static int resync_mirror_heal(struct resync_ctx *c, const unsigned *members,
 	return rc;
 }
 
-/* RAID-1/10 stripe (a row, or an array chunk for RAID-10): the first live copy wins. */
+/*
+ * RAID-1/10 stripe (a row, or an array chunk for RAID-10): every copy made equal to the one
+ * mirror_source() names, which reads in a region still to resync were served from. If it
+ * cannot be read at all the resync fails (the region stays marked, for the next open);
+ * a member that failed meanwhile is no longer readable, and the next copy is the source for
+ * the resync and the reads alike.
+ */
 static int resync_mirror_stripe(struct resync_ctx *c, uint64_t stripe)
 {
 	struct graid_array *a = c->a;
 	const struct layout *l = &a->lay;
-	unsigned members[GRAID_MAX_MEMBERS], src = GRAID_LAYOUT_NONE;
+	unsigned members[GRAID_MAX_MEMBERS], src;
 	uint64_t moff[GRAID_MAX_MEMBERS];
 	unsigned k = layout_copies(l, stripe * l->chunk, members, moff);
 	size_t n = 0;
 	int rc;
 
-	/*
-	 * A member forced back in (GRAID_OPEN_FORCE) may hold stale copies: any other readable
-	 * copy is taken first, and it is the source only where it holds the only one.
-	 */
-	for (unsigned pass = 0; pass < 2 && src == GRAID_LAYOUT_NONE; pass++)
-		for (unsigned j = 0; j < k && src == GRAID_LAYOUT_NONE; j++)
-			if (array_role_readable(a, members[j], moff[j] + l->chunk) &&
-			    (pass || !a->members[members[j]].role.forced))
-				src = j;
+	/* The copy reads have been served from since the open (sop_mirror_read): one choice. */
+	src = mirror_source(a, members, moff, k, 0, NULL);
 	if (src == GRAID_LAYOUT_NONE) {
 		c->skipped++;
 		return 0;
