@@ -151,3 +151,146 @@ Test(csum_review, mirror_mismatch_overtaken_by_writes_heals_in_bounded_tries)
 	au_remove(&s);
 #endif
 }
+
+/* Flip a byte of data-area block @p mblk of the member file @p path. */
+static void cv_corrupt(const char *path, uint64_t mblk, uint8_t flip)
+{
+	uint8_t blk[4096];
+	int fd = open(path, O_RDWR);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pread(fd, blk, 4096, (off_t)(CV_DATA_OFF + mblk * 4096)), 4096);
+	blk[100] ^= flip;
+	cr_assert_eq(pwrite(fd, blk, 4096, (off_t)(CV_DATA_OFF + mblk * 4096)), 4096);
+	close(fd);
+}
+
+/* Created with checksums over @p s, filled with round 1 and closed; its size. */
+static uint64_t cv_make(struct au_set *s, int level, unsigned n)
+{
+	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = level,
+					  .chunk_bytes = CV_CHUNK, .backend = "isal",
+					  .flags = GRAID_CREATE_CHECKSUMS };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct graid_array *a;
+	uint8_t *buf;
+
+	au_make(s, n, CV_MEMBER_BYTES);
+	cr_assert_eq(graid_array_create(s->paths, n, &cfg, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	buf = aligned_alloc(4096, info.size);
+	cv_pattern(buf, 0, info.size, 1);
+	cr_assert_eq(graid_array_write(a, buf, info.size, 0), (ssize_t)info.size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(buf);
+	return info.size;
+}
+
+/* Array block @p blk reads right, or fails -EIO (@p lost); never other bytes. */
+static void cv_read_block(struct graid_array *a, uint64_t blk, bool lost)
+{
+	uint8_t *buf = aligned_alloc(4096, 4096), want[4096];
+	ssize_t got = graid_array_read(a, buf, 4096, blk * 4096);
+
+	cv_pattern(want, blk * 4096, 4096, 1);
+	if (lost)
+		cr_assert_eq(got, -EIO, "block %llu: %zd%s", (unsigned long long)blk, got,
+			     got == 4096 && memcmp(buf, want, 4096) ? " (wrong bytes)" : "");
+	else
+		cr_assert(got == 4096 && memcmp(buf, want, 4096) == 0, "block %llu: %zd",
+			  (unsigned long long)blk, got);
+	free(buf);
+}
+
+/*
+ * RAID-1, block 5 bad on both copies: unrecoverable. A replace in service of the first
+ * copy must not take the second copy's bytes for it unchecked (and make them its tag):
+ * after the swap the block still fails -EIO, never reads back the second copy's bytes.
+ */
+Test(csum_review, replace_does_not_copy_a_bad_mirror_copy)
+{
+	struct graid_array *a;
+	struct au_set s, sp;
+
+	cv_make(&s, 1, 2);
+	cv_corrupt(s.path[0], 5, 0x5a);
+	cv_corrupt(s.path[1], 5, 0xa5);
+	cr_assert_eq(graid_array_open(s.paths, 2, NULL, &a), 0);
+	cv_read_block(a, 5, true);
+	au_make(&sp, 1, CV_MEMBER_BYTES);
+	cr_assert_eq(graid_array_replace_start(a, 0, sp.path[0], GRAID_REPLACE_WAIT), 0);
+	cv_read_block(a, 5, true);
+	cv_read_block(a, 6, false);
+	cr_assert_eq(graid_array_close(a), 0);
+	strcpy(s.path[0], sp.path[0]);
+	s.paths[0] = s.path[0];
+	cr_assert_eq(graid_array_open(s.paths, 2, NULL, &a), 0);
+	cv_read_block(a, 5, true);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&sp);
+	au_remove(&s);
+}
+
+/*
+ * RAID-5, one row with two bad blocks (the replaced member's and another's at the same
+ * place): unrecoverable. The replace must not rebuild the first from the second's wrong
+ * bytes and tag the result as right.
+ */
+Test(csum_review, replace_does_not_rebuild_from_a_bad_block)
+{
+	struct graid_array *a;
+	struct au_set s, sp;
+
+	cv_make(&s, 5, 3);
+	/* Row 0: each member's first block; member 0 holds data in row 0. */
+	cv_corrupt(s.path[0], 2, 0x5a);
+	cv_corrupt(s.path[1], 2, 0xa5);
+	cr_assert_eq(graid_array_open(s.paths, 3, NULL, &a), 0);
+	au_make(&sp, 1, CV_MEMBER_BYTES);
+	cr_assert_eq(graid_array_replace_start(a, 0, sp.path[0], GRAID_REPLACE_WAIT), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	strcpy(s.path[0], sp.path[0]);
+	s.paths[0] = s.path[0];
+	cr_assert_eq(graid_array_open(s.paths, 3, NULL, &a), 0);
+	/* Whichever of the two holds data in row 0: its array block fails, never reads wrong. */
+	for (uint64_t blk = 0; blk < 2 * CV_CHUNK / 4096; blk++) {
+		uint8_t *buf = aligned_alloc(4096, 4096), want[4096];
+		ssize_t got = graid_array_read(a, buf, 4096, blk * 4096);
+
+		cv_pattern(want, blk * 4096, 4096, 1);
+		cr_assert(got == -EIO || (got == 4096 && memcmp(buf, want, 4096) == 0),
+			  "block %llu: %zd%s", (unsigned long long)blk, got,
+			  got == 4096 ? " (wrong bytes)" : "");
+		free(buf);
+	}
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&sp);
+	au_remove(&s);
+}
+
+/*
+ * RAID-1, 70 blocks bad on both copies: more than a bad-block log takes, so the replace
+ * ends with no swap (-ENOSPC) and the member keeps its role. Its bad blocks must still fail
+ * their tags: a tag the copy forgot would let the first copy's wrong bytes through.
+ */
+Test(csum_review, replace_without_swap_keeps_lost_blocks_unreadable)
+{
+	struct graid_array *a;
+	struct au_set s, sp;
+	int rc;
+
+	cv_make(&s, 1, 2);
+	for (uint64_t k = 0; k < 70; k++) {
+		cv_corrupt(s.path[0], k, 0x5a);
+		cv_corrupt(s.path[1], k, 0xa5);
+	}
+	cr_assert_eq(graid_array_open(s.paths, 2, NULL, &a), 0);
+	au_make(&sp, 1, CV_MEMBER_BYTES);
+	rc = graid_array_replace_start(a, 0, sp.path[0], GRAID_REPLACE_WAIT);
+	cr_assert_eq(rc, -ENOSPC, "replace: %d", rc);
+	for (uint64_t k = 0; k < 70; k++)
+		cv_read_block(a, k, true);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&sp);
+	au_remove(&s);
+}
