@@ -294,3 +294,48 @@ Test(csum_review, replace_without_swap_keeps_lost_blocks_unreadable)
 	au_remove(&sp);
 	au_remove(&s);
 }
+
+static atomic_uint cv_events;
+
+static void cv_count_event(void *arg, const struct graid_event *ev)
+{
+	(void)arg;
+	if (ev->type == GRAID_EVENT_CSUM_ERROR && ev->error == 0)
+		atomic_fetch_add(&cv_events, 1);
+}
+
+/*
+ * RAID-1 with 256 KiB chunks: one member read of a chunk meets 40 bad blocks. Every one is
+ * healed and each is an event of its own (the done-when's "every case an event").
+ */
+Test(csum_review, many_bad_blocks_in_one_read_each_an_event)
+{
+	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = 1,
+					  .chunk_bytes = 256u * 1024, .backend = "isal",
+					  .flags = GRAID_CREATE_CHECKSUMS };
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct graid_array *a;
+	struct au_set s;
+	uint8_t *buf, *want;
+
+	au_make(&s, 2, CV_MEMBER_BYTES);
+	cr_assert_eq(graid_array_create(s.paths, 2, &cfg, &a), 0);
+	buf = aligned_alloc(4096, 256u * 1024);
+	want = malloc(256u * 1024);
+	cv_pattern(want, 0, 256u * 1024, 1);
+	cr_assert_eq(graid_array_write(a, want, 256u * 1024, 0), 256 * 1024);
+	cr_assert_eq(graid_array_close(a), 0);
+	for (uint64_t k = 0; k < 40; k++)
+		cv_corrupt(s.path[0], k, 0x5a);
+	cr_assert_eq(graid_array_open(s.paths, 2, NULL, &a), 0);
+	graid_array_set_event_callback(a, cv_count_event, NULL);
+	cr_assert_eq(graid_array_read(a, buf, 256u * 1024, 0), 256 * 1024);
+	cr_assert_eq(memcmp(buf, want, 256u * 1024), 0, "wrong bytes");
+	cr_assert_eq(atomic_load(&cv_events), 40, "%u events for 40 healed blocks",
+		     atomic_load(&cv_events));
+	cr_assert_eq(graid_array_member_info(a, 0, &mi), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(buf);
+	free(want);
+	au_remove(&s);
+}

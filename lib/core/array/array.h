@@ -84,7 +84,7 @@ struct member_device {
  * the write-back can tell a wrong tag (the repair writes those same bytes) from wrong data.
  * A spin lock: a scan of a few entries, taken only where a mismatch is or was.
  */
-#define CSUM_PEND_MAX 32u
+#define CSUM_PEND_MAX 256u
 struct csum_pend {
 	atomic_uint lock;
 	atomic_uint n;                 /* entries used; read without the lock as "any?" */

@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -502,8 +503,8 @@ static int mio_verify(struct graid_array *a, unsigned member, struct member_io_f
 	struct iovec one = { .iov_base = mf->buf, .iov_len = len };
 	const struct iovec *iov = mf->iov ? mf->iov : &one;
 	const unsigned iovcnt = mf->iov ? mf->iovcnt : 1;
-	struct tag_bad bad[MIO_CSUM_BAD_MAX];
-	unsigned nbad = 0, fresh = 0;
+	struct tag_bad stack_bad[MIO_CSUM_BAD_MAX], *bad = stack_bad, *all = NULL;
+	unsigned nbad = 0, max = MIO_CSUM_BAD_MAX, fresh = 0;
 	int rc;
 
 	if (mf->unverified) {
@@ -517,14 +518,26 @@ static int mio_verify(struct graid_array *a, unsigned member, struct member_io_f
 		mf->stale = true;
 		return -ESTALE;
 	}
+	/* More than the stack holds: every one is told apart (each is healed and reported). */
+	if (rc == -EBADMSG && nbad == MIO_CSUM_BAD_MAX && len / 4096u > MIO_CSUM_BAD_MAX) {
+		all = malloc(len / 4096u * sizeof(*all));
+		if (all) {
+			bad = all;
+			max = len / 4096u;
+			rc = tag_store_verify(a, member, mf->off, iov, iovcnt, bad, max, &nbad);
+		}
+	}
 	if (rc != -EBADMSG) {
+		free(all);
+		if (rc == 0)
+			return (int)len; /* a write that ended meanwhile made it right */
 		graid__log(GRAID_LOG_ERR, "member %u (%s): the tags of data-area bytes %llu..%llu "
 					  "could not be read: %s", member, m->dev.path,
 			   (unsigned long long)mf->off, (unsigned long long)(mf->off + len),
 			   graid_strerror(rc));
 		return rc;
 	}
-	for (unsigned i = 0; i < nbad && i < MIO_CSUM_BAD_MAX; i++)
+	for (unsigned i = 0; i < nbad && i < max; i++)
 		fresh += csum_pend_add(&m->role.csum_pend, bad[i].block,
 				       csum_pend_fp(iov, iovcnt, bad[i].block * 4096u - mf->off));
 	atomic_fetch_add_explicit(&m->role.csum_errors, fresh, memory_order_relaxed);
@@ -533,6 +546,7 @@ static int mio_verify(struct graid_array *a, unsigned member, struct member_io_f
 					      "%llu..%llu failed their checksums (first: block %llu)",
 			   member, m->dev.path, nbad, (unsigned long long)mf->off,
 			   (unsigned long long)(mf->off + len), (unsigned long long)bad[0].block);
+	free(all);
 	mf->csum = true;
 	return -EBADMSG;
 }
