@@ -339,3 +339,42 @@ Test(csum_review, many_bad_blocks_in_one_read_each_an_event)
 	free(want);
 	au_remove(&s);
 }
+
+/*
+ * RAID-5, member 0's tag area cut short under the open array (its last tag blocks read as
+ * I/O errors, as bad sectors there would): the whole array still reads right, the member
+ * stays in with no error counted; the tags' loss costs their protection, not the member.
+ */
+Test(csum_review, unreadable_tag_block_costs_no_member)
+{
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size = cv_make(&s, 5, 3);
+	uint8_t *buf = aligned_alloc(4096, size), *want = malloc(size);
+	int fd;
+
+	cr_assert_eq(graid_array_open(s.paths, 3, NULL, &a), 0);
+	/* The data area is size / 2 per member; its first tag block is kept, the rest cut. */
+	fd = open(s.path[0], O_RDWR);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, (off_t)(CV_DATA_OFF + size / 2 + 4096)), 0);
+	close(fd);
+	cv_pattern(want, 0, size, 1);
+	cr_assert_eq(graid_array_read(a, buf, size, 0), (ssize_t)size);
+	cr_assert_eq(memcmp(buf, want, size), 0, "wrong bytes");
+	cr_assert_eq(graid_array_member_info(a, 0, &mi), 0);
+	cr_assert_eq(mi.state, GRAID_MEMBER_ACTIVE, "the member was taken out");
+	cr_assert_eq(mi.errors, 0, "%llu errors counted", (unsigned long long)mi.errors);
+	/* Writes over the lost tags work, and make them anew (read back after a reopen). */
+	cv_pattern(buf, 0, size, 1);
+	cr_assert_eq(graid_array_write(a, buf, size, 0), (ssize_t)size);
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, 3, NULL, &a), 0);
+	cr_assert_eq(graid_array_read(a, buf, size, 0), (ssize_t)size);
+	cr_assert_eq(memcmp(buf, want, size), 0, "wrong bytes after the reopen");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(buf);
+	free(want);
+	au_remove(&s);
+}

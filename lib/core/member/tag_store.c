@@ -221,6 +221,12 @@ static void tag_evict(struct graid_array *a, unsigned role, struct tag_role *tr)
 	}
 }
 
+/* A read error of the medium (the device still answers), not of the device or of memory. */
+static bool tag_media_error(int rc)
+{
+	return rc == -EIO || rc == -EBADMSG || rc == -ENODATA || rc == -EILSEQ;
+}
+
 /*
  * Tag block @p index of @p role, cached (a miss reads it from the member, synchronously,
  * under the role's lock; @p fresh: the caller overwrites every tag, so none is read).
@@ -255,6 +261,22 @@ static int tag_get(struct graid_array *a, unsigned role, uint64_t index, bool fr
 	} else {
 		rc = member_pio(&a->members[role], cb->img, TAG_BLOCK_BYTES,
 				tag_block_off(a, index), false);
+		if (rc && tag_media_error(rc)) {
+			/*
+			 * A bad sector under the tags costs their protection, not the member:
+			 * every tag of the block absent, and the block rewritten (a drive remaps
+			 * the sector then) at the next write-back.
+			 */
+			graid__log(GRAID_LOG_ERR, "checksums: reading tag block %llu of role %u "
+						  "(%s): %s; data-area blocks %llu..%llu go unverified "
+						  "until written again", (unsigned long long)index, role,
+				   a->members[role].dev.path, graid_strerror(rc),
+				   (unsigned long long)index * TAGS_PER_BLOCK,
+				   (unsigned long long)(index + 1) * TAGS_PER_BLOCK - 1);
+			memset(cb->img, 0, TAG_BLOCK_BYTES);
+			cb->dirty = true;
+			rc = 0;
+		}
 		if (rc) {
 			graid__log(GRAID_LOG_ERR, "checksums: reading tag block %llu of role %u "
 						  "(%s): %s", (unsigned long long)index, role,
