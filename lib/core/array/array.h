@@ -159,6 +159,12 @@ struct member_role {
 	struct csum_pend csum_pend;
 	/* Tagged writes of the role that ended (member_io_done): a racing read's witness. */
 	atomic_uint_fast64_t csum_wgen;
+	/*
+	 * Tagged writes of the role begun, and those begun and not yet ended: a read that any
+	 * of them overlapped may hold bytes torn between a block's old and new contents.
+	 */
+	atomic_uint_fast64_t csum_wbegun;
+	atomic_uint_fast64_t csum_winflight;
 };
 
 /*

@@ -261,7 +261,11 @@ static int mio_keep(struct graid_array *a, unsigned member, bool write, void *bu
 	if (!a->tags || mf->off == UINT64_MAX)
 		return 0;
 	if (!write) {
-		mf->wgen = atomic_load(&a->members[member].role.csum_wgen);
+		struct member_role *r = &a->members[member].role;
+
+		mf->wgen = atomic_load(&r->csum_wgen);
+		mf->wbegun = atomic_load(&r->csum_wbegun);
+		mf->wbusy = atomic_load(&r->csum_winflight) != 0;
 		return 0;
 	}
 	rc = tag_store_write_begin(a, member, off, iov ? iov : &one, iov ? iovcnt : 1);
@@ -273,6 +277,8 @@ static int mio_keep(struct graid_array *a, unsigned member, bool write, void *bu
 		return rc;
 	}
 	mf->tagged = true;
+	atomic_fetch_add(&a->members[member].role.csum_winflight, 1);
+	atomic_fetch_add(&a->members[member].role.csum_wbegun, 1);
 	return 0;
 }
 
@@ -433,6 +439,7 @@ void member_io_abandon(struct graid_array *a, unsigned member, uint32_t len,
 			bytes += mf->iov[i].iov_len;
 	}
 	tag_store_write_end(a, member, mf->off, bytes, false);
+	atomic_fetch_sub(&a->members[member].role.csum_winflight, 1);
 	mf->tagged = false;
 }
 
@@ -514,7 +521,9 @@ static int mio_verify(struct graid_array *a, unsigned member, struct member_io_f
 	rc = tag_store_verify(a, member, mf->off, iov, iovcnt, bad, MIO_CSUM_BAD_MAX, &nbad);
 	if (rc == 0)
 		return (int)len;
-	if (rc == -EBADMSG && mf->racy && atomic_load(&m->role.csum_wgen) != mf->wgen) {
+	if (rc == -EBADMSG && mf->racy &&
+	    (atomic_load(&m->role.csum_wgen) != mf->wgen || mf->wbusy ||
+	     atomic_load(&m->role.csum_wbegun) != mf->wbegun)) {
 		mf->stale = true;
 		return -ESTALE;
 	}
@@ -577,6 +586,7 @@ int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t 
 		if (res == (int)len)
 			atomic_fetch_add(&m->role.csum_wgen, 1);
 		tag_store_write_end(a, member, mf->off, len, res == (int)len);
+		atomic_fetch_sub(&m->role.csum_winflight, 1);
 		mf->tagged = false;
 	}
 	/*
