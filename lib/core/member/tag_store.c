@@ -199,6 +199,8 @@ static int tag_block_write(struct graid_array *a, unsigned role, struct tag_cblo
 /*
  * Make room for one more block: the least recently used blocks with no write in flight go,
  * dirty ones written first. One that cannot be written stays (the cache runs over budget).
+ * A read-only handle writes nothing: what it changed (tags made from data after a crash)
+ * is its own view, dropped.
  */
 static void tag_evict(struct graid_array *a, unsigned role, struct tag_role *tr)
 {
@@ -207,7 +209,8 @@ static void tag_evict(struct graid_array *a, unsigned role, struct tag_role *tr)
 	while (cb && tr->nblocks >= tr->max_blocks) {
 		struct tag_cblock *prev = cb->prev;
 
-		if (cb->npend == 0 && (!cb->dirty || tag_block_write(a, role, cb) == 0)) {
+		if (cb->npend == 0 &&
+		    (!cb->dirty || a->read_only || tag_block_write(a, role, cb) == 0)) {
 			struct tag_cblock **pp = tag_bucket(tr, cb->index);
 
 			while (*pp != cb)
