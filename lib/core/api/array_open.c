@@ -469,6 +469,14 @@ static void open_look(struct graid_array *a, const struct superblock *fresh)
 {
 	a->events = fresh->events;
 	a->owner = fresh->owner; /* whose it is, for graid_array_info */
+	/*
+	 * Not closed cleanly (a crash, or a holder writing now): the marked regions may hold
+	 * data newer than its tags, which no resync of this look makes right. A mismatch there
+	 * is answered from the data (csum_report_unresynced), as before a writable open's
+	 * resync reaches it, not taken for corruption (and failed where no copy verifies).
+	 */
+	if (!(fresh->flags & GRAID_SB_F_CLEAN) && bitmap_dirty_regions(a))
+		bitmap_resync_pending(a, 0);
 	array_recount(a);
 	array_view_load(a);
 	open_look_holder(a, fresh);

@@ -84,7 +84,7 @@ struct member_device {
  * the write-back can tell a wrong tag (the repair writes those same bytes) from wrong data.
  * A spin lock: a scan of a few entries, taken only where a mismatch is or was.
  */
-#define CSUM_PEND_MAX 32u
+#define CSUM_PEND_MAX 256u
 struct csum_pend {
 	atomic_uint lock;
 	atomic_uint n;                 /* entries used; read without the lock as "any?" */
@@ -159,6 +159,12 @@ struct member_role {
 	struct csum_pend csum_pend;
 	/* Tagged writes of the role that ended (member_io_done): a racing read's witness. */
 	atomic_uint_fast64_t csum_wgen;
+	/*
+	 * Tagged writes of the role begun, and those begun and not yet ended: a read that any
+	 * of them overlapped may hold bytes torn between a block's old and new contents.
+	 */
+	atomic_uint_fast64_t csum_wbegun;
+	atomic_uint_fast64_t csum_winflight;
 };
 
 /*

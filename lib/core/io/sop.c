@@ -282,7 +282,15 @@ static void sop_simple_done(struct graid_queue *q, struct sop *s, bool broken)
 				sop_finish(q, s, 0);
 		} else {
 			sop_release_bufs(q, s);
-			sop_step(q, s, sop_mirror_read(q, s));
+			/*
+			 * Again under the stripe lock: a read that went stale because a write
+			 * overtook it (a checksum's witness) would, unlocked, go stale again
+			 * for as long as writes of the member go on.
+			 */
+			if (s->locked)
+				sop_step(q, s, sop_mirror_read(q, s));
+			else
+				sop_lock_and_plan(q, s);
 		}
 		return;
 	default: /* PLAN_MIRROR_WRITE */

@@ -27,6 +27,33 @@ static void replace_lost(struct array_replace *r, uint64_t off)
 	pthread_mutex_unlock(&r->lost_lock);
 }
 
+/*
+ * Of @p len bytes of role @p m's data area at @p off, read into @p buf, the 4 KiB units
+ * that fail their tags (into @p bad, unit 0 at @p off): a source of the redundancy is only
+ * as good as its tags say. false: its tags could not be read (none of it is to be used).
+ */
+static bool replace_source_check(struct graid_array *a, unsigned m, uint64_t off,
+				 uint32_t len, uint8_t *buf, struct bbl_cols *bad)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct tag_bad tb[REPLACE_CSUM_UNITS];
+	unsigned nbad = 0;
+	int rc;
+
+	if (!a->tags)
+		return true;
+	rc = tag_store_verify(a, m, off, &iov, 1, tb, REPLACE_CSUM_UNITS, &nbad);
+	if (rc && rc != -EBADMSG)
+		return false;
+	for (unsigned i = 0; i < nbad && i < REPLACE_CSUM_UNITS; i++)
+		bbl_cols_set(bad, (unsigned)(tb[i].block - off / BBL_UNIT));
+	if (nbad)
+		graid__log(GRAID_LOG_WARNING, "replace of member %u's copy: %u block(s) of member "
+			   "%u's data-area bytes %llu..%llu failed their checksums: not used", m,
+			   nbad, m, (unsigned long long)off, (unsigned long long)(off + len));
+	return true;
+}
+
 /* RAID-1/10: each wanted unit from another copy that reads and records no bad block there. */
 static int replace_from_copies(struct graid_array *a, struct array_replace *r, uint64_t off,
 			       uint32_t len, const struct bbl_cols *want, uint8_t *buf)
@@ -54,6 +81,13 @@ static int replace_from_copies(struct graid_array *a, struct array_replace *r, u
 				continue;
 			got = replace_pio(a, &a->members[m], false, buf + (size_t)u * BBL_UNIT,
 					  BBL_UNIT, at) == 0;
+			if (got) {
+				struct bbl_cols bad = { { 0 } };
+
+				got = replace_source_check(a, m, at, BBL_UNIT,
+							   buf + (size_t)u * BBL_UNIT, &bad) &&
+				      !bbl_cols_any(&bad);
+			}
 		}
 		if (!got) {
 			memset(buf + (size_t)u * BBL_UNIT, 0, BBL_UNIT);
@@ -95,6 +129,9 @@ static int replace_from_parity(struct graid_array *a, struct array_replace *r, u
 			continue;
 		}
 		badblocks_cols(a, m, base, l->chunk, &era[k]);
+		/* Blocks failing their tags are erasures too, or the rebuild takes their bytes. */
+		if (!replace_source_check(a, m, base, l->chunk, blk[k], &era[k]))
+			memset(era[k].w, 0xff, sizeof(era[k].w));
 	}
 	rc = row_heal_parity(a, blk, era, &lost);
 	if (rc == 0)
@@ -169,8 +206,11 @@ void replace_csum_settle(struct graid_array *a, struct array_replace *r, uint64_
 		if (!bbl_cols_test(bad, u))
 			continue;
 		if (replace_is_lost(r, at)) {
-			/* Zeroes on the new device, recorded bad there: its tag is left absent. */
-			tag_store_forget(a, r->role, at, BBL_UNIT);
+			/*
+			 * Zeroes on the new device, recorded bad there. Its tag stays: until the
+			 * swap (or with none) the member's wrong bytes are still read, and only
+			 * the tag stops them.
+			 */
 			array_event(a, GRAID_EVENT_CSUM_ERROR, (int)r->role, -EIO, at / BBL_UNIT, 1);
 			continue;
 		}

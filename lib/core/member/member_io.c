@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -260,7 +261,11 @@ static int mio_keep(struct graid_array *a, unsigned member, bool write, void *bu
 	if (!a->tags || mf->off == UINT64_MAX)
 		return 0;
 	if (!write) {
-		mf->wgen = atomic_load(&a->members[member].role.csum_wgen);
+		struct member_role *r = &a->members[member].role;
+
+		mf->wgen = atomic_load(&r->csum_wgen);
+		mf->wbegun = atomic_load(&r->csum_wbegun);
+		mf->wbusy = atomic_load(&r->csum_winflight) != 0;
 		return 0;
 	}
 	rc = tag_store_write_begin(a, member, off, iov ? iov : &one, iov ? iovcnt : 1);
@@ -272,6 +277,8 @@ static int mio_keep(struct graid_array *a, unsigned member, bool write, void *bu
 		return rc;
 	}
 	mf->tagged = true;
+	atomic_fetch_add(&a->members[member].role.csum_winflight, 1);
+	atomic_fetch_add(&a->members[member].role.csum_wbegun, 1);
 	return 0;
 }
 
@@ -432,6 +439,7 @@ void member_io_abandon(struct graid_array *a, unsigned member, uint32_t len,
 			bytes += mf->iov[i].iov_len;
 	}
 	tag_store_write_end(a, member, mf->off, bytes, false);
+	atomic_fetch_sub(&a->members[member].role.csum_winflight, 1);
 	mf->tagged = false;
 }
 
@@ -502,8 +510,8 @@ static int mio_verify(struct graid_array *a, unsigned member, struct member_io_f
 	struct iovec one = { .iov_base = mf->buf, .iov_len = len };
 	const struct iovec *iov = mf->iov ? mf->iov : &one;
 	const unsigned iovcnt = mf->iov ? mf->iovcnt : 1;
-	struct tag_bad bad[MIO_CSUM_BAD_MAX];
-	unsigned nbad = 0, fresh = 0;
+	struct tag_bad stack_bad[MIO_CSUM_BAD_MAX], *bad = stack_bad, *all = NULL;
+	unsigned nbad = 0, max = MIO_CSUM_BAD_MAX, fresh = 0;
 	int rc;
 
 	if (mf->unverified) {
@@ -513,18 +521,32 @@ static int mio_verify(struct graid_array *a, unsigned member, struct member_io_f
 	rc = tag_store_verify(a, member, mf->off, iov, iovcnt, bad, MIO_CSUM_BAD_MAX, &nbad);
 	if (rc == 0)
 		return (int)len;
-	if (rc == -EBADMSG && mf->racy && atomic_load(&m->role.csum_wgen) != mf->wgen) {
+	if (rc == -EBADMSG && mf->racy &&
+	    (atomic_load(&m->role.csum_wgen) != mf->wgen || mf->wbusy ||
+	     atomic_load(&m->role.csum_wbegun) != mf->wbegun)) {
 		mf->stale = true;
 		return -ESTALE;
 	}
+	/* More than the stack holds: every one is told apart (each is healed and reported). */
+	if (rc == -EBADMSG && nbad == MIO_CSUM_BAD_MAX && len / 4096u > MIO_CSUM_BAD_MAX) {
+		all = malloc(len / 4096u * sizeof(*all));
+		if (all) {
+			bad = all;
+			max = len / 4096u;
+			rc = tag_store_verify(a, member, mf->off, iov, iovcnt, bad, max, &nbad);
+		}
+	}
 	if (rc != -EBADMSG) {
+		free(all);
+		if (rc == 0)
+			return (int)len; /* a write that ended meanwhile made it right */
 		graid__log(GRAID_LOG_ERR, "member %u (%s): the tags of data-area bytes %llu..%llu "
 					  "could not be read: %s", member, m->dev.path,
 			   (unsigned long long)mf->off, (unsigned long long)(mf->off + len),
 			   graid_strerror(rc));
 		return rc;
 	}
-	for (unsigned i = 0; i < nbad && i < MIO_CSUM_BAD_MAX; i++)
+	for (unsigned i = 0; i < nbad && i < max; i++)
 		fresh += csum_pend_add(&m->role.csum_pend, bad[i].block,
 				       csum_pend_fp(iov, iovcnt, bad[i].block * 4096u - mf->off));
 	atomic_fetch_add_explicit(&m->role.csum_errors, fresh, memory_order_relaxed);
@@ -533,6 +555,7 @@ static int mio_verify(struct graid_array *a, unsigned member, struct member_io_f
 					      "%llu..%llu failed their checksums (first: block %llu)",
 			   member, m->dev.path, nbad, (unsigned long long)mf->off,
 			   (unsigned long long)(mf->off + len), (unsigned long long)bad[0].block);
+	free(all);
 	mf->csum = true;
 	return -EBADMSG;
 }
@@ -563,6 +586,7 @@ int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t 
 		if (res == (int)len)
 			atomic_fetch_add(&m->role.csum_wgen, 1);
 		tag_store_write_end(a, member, mf->off, len, res == (int)len);
+		atomic_fetch_sub(&m->role.csum_winflight, 1);
 		mf->tagged = false;
 	}
 	/*

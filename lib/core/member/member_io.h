@@ -50,6 +50,13 @@ struct member_io_fault {
 	bool racy;
 	uint64_t wgen;
 	/*
+	 * A tagged write of the role was in flight at the read's prep, or @c wbegun (the role's
+	 * count of begun ones then) moved since: the bytes of a block it wrote may be torn
+	 * between old and new, matching neither tag. A racy read's mismatch then ends stale too.
+	 */
+	bool wbusy;
+	uint64_t wbegun;
+	/*
 	 * Set by member_io_done(): the read ended -EBADMSG because its bytes failed their tags
 	 * (not the drive's own -EBADMSG); the blocks are the role's csum_pend entries.
 	 */

@@ -199,6 +199,8 @@ static int tag_block_write(struct graid_array *a, unsigned role, struct tag_cblo
 /*
  * Make room for one more block: the least recently used blocks with no write in flight go,
  * dirty ones written first. One that cannot be written stays (the cache runs over budget).
+ * A read-only handle writes nothing: what it changed (tags made from data after a crash)
+ * is its own view, dropped.
  */
 static void tag_evict(struct graid_array *a, unsigned role, struct tag_role *tr)
 {
@@ -207,7 +209,8 @@ static void tag_evict(struct graid_array *a, unsigned role, struct tag_role *tr)
 	while (cb && tr->nblocks >= tr->max_blocks) {
 		struct tag_cblock *prev = cb->prev;
 
-		if (cb->npend == 0 && (!cb->dirty || tag_block_write(a, role, cb) == 0)) {
+		if (cb->npend == 0 &&
+		    (!cb->dirty || a->read_only || tag_block_write(a, role, cb) == 0)) {
 			struct tag_cblock **pp = tag_bucket(tr, cb->index);
 
 			while (*pp != cb)
@@ -219,6 +222,12 @@ static void tag_evict(struct graid_array *a, unsigned role, struct tag_role *tr)
 		}
 		cb = prev;
 	}
+}
+
+/* A read error of the medium (the device still answers), not of the device or of memory. */
+static bool tag_media_error(int rc)
+{
+	return rc == -EIO || rc == -EBADMSG || rc == -ENODATA || rc == -EILSEQ;
 }
 
 /*
@@ -255,6 +264,22 @@ static int tag_get(struct graid_array *a, unsigned role, uint64_t index, bool fr
 	} else {
 		rc = member_pio(&a->members[role], cb->img, TAG_BLOCK_BYTES,
 				tag_block_off(a, index), false);
+		if (rc && tag_media_error(rc)) {
+			/*
+			 * A bad sector under the tags costs their protection, not the member:
+			 * every tag of the block absent, and the block rewritten (a drive remaps
+			 * the sector then) at the next write-back.
+			 */
+			graid__log(GRAID_LOG_ERR, "checksums: reading tag block %llu of role %u "
+						  "(%s): %s; data-area blocks %llu..%llu go unverified "
+						  "until written again", (unsigned long long)index, role,
+				   a->members[role].dev.path, graid_strerror(rc),
+				   (unsigned long long)index * TAGS_PER_BLOCK,
+				   (unsigned long long)(index + 1) * TAGS_PER_BLOCK - 1);
+			memset(cb->img, 0, TAG_BLOCK_BYTES);
+			cb->dirty = true;
+			rc = 0;
+		}
 		if (rc) {
 			graid__log(GRAID_LOG_ERR, "checksums: reading tag block %llu of role %u "
 						  "(%s): %s", (unsigned long long)index, role,

@@ -26,8 +26,12 @@ void tag_store_close(struct graid_array *a);
 /*
  * Verify [off, off + len) of @p role's data area (4 KiB multiples) held in @p iov. Returns 0
  * (every block's tag holds, or is absent), -EBADMSG (the first @p max bad blocks in @p bad,
- * their count in *@p nbad), or -errno when a tag block could not be read (the caller fails
- * the read with it: the tag area is part of the member).
+ * their count in *@p nbad), or -errno when a tag block could not be read for a reason other
+ * than its medium (the caller fails the read with it: the tag area is part of the member).
+ * A tag block the member fails with a media error (-EIO, -EBADMSG, -ENODATA, -EILSEQ) reads
+ * as all absent and is rewritten at the next write-back: a bad sector there costs the
+ * protection of its 512 blocks until they are written again, not the member. The same holds
+ * for every call below that reads a tag block.
  */
 int tag_store_verify(struct graid_array *a, unsigned role, uint64_t off,
 		     const struct iovec *iov, unsigned iovcnt, struct tag_bad *bad,

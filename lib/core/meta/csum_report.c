@@ -10,8 +10,30 @@
 #include "meta/csum_report.h"
 #include "meta/events.h"
 
-/* Entries one call settles at most; more in one range wait for the next write over them. */
+/* Entries taken out of the table at once (a call takes them all, this many at a time). */
 #define CSUM_REPORT_MAX 64u
+
+/* Repairs that wrote @p n pending blocks over @p off: each an event, tag or data wrong. */
+static void csum_report_healed(struct graid_array *a, unsigned role, uint64_t off,
+			       const struct iovec *iov, unsigned iovcnt,
+			       const struct csum_pend_entry *e, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		/*
+		 * The repair wrote what the redundancy holds: the same bytes as the member
+		 * returned mean they were right all along, and only their tag was not.
+		 */
+		bool tag = csum_pend_fp(iov, iovcnt, e[i].block * 4096u - off) == e[i].fp;
+
+		graid__log(GRAID_LOG_WARNING, "member %u (%s): block %llu of its data area %s; "
+					      "rewritten", role, a->members[role].dev.path,
+			   (unsigned long long)e[i].block,
+			   tag ? "held the right data under a wrong tag"
+			       : "held wrong data (its checksum caught it), rebuilt from the others");
+		array_event(a, tag ? GRAID_EVENT_CSUM_TAG_ERROR : GRAID_EVENT_CSUM_ERROR, (int)role,
+			    0, e[i].block, 1);
+	}
+}
 
 void csum_report_written(struct graid_array *a, unsigned role, const struct member_io_fault *mf,
 			 uint32_t len)
@@ -24,22 +46,11 @@ void csum_report_written(struct graid_array *a, unsigned role, const struct memb
 
 	if (!a->tags || mf->off == UINT64_MAX)
 		return;
-	n = csum_pend_take(&a->members[role].role.csum_pend, mf->off, len, e, CSUM_REPORT_MAX);
-	for (unsigned i = 0; i < n; i++) {
-		/*
-		 * The repair wrote what the redundancy holds: the same bytes as the member
-		 * returned mean they were right all along, and only their tag was not.
-		 */
-		bool tag = csum_pend_fp(iov, iovcnt, e[i].block * 4096u - mf->off) == e[i].fp;
-
-		graid__log(GRAID_LOG_WARNING, "member %u (%s): block %llu of its data area %s; "
-					      "rewritten", role, a->members[role].dev.path,
-			   (unsigned long long)e[i].block,
-			   tag ? "held the right data under a wrong tag"
-			       : "held wrong data (its checksum caught it), rebuilt from the others");
-		array_event(a, tag ? GRAID_EVENT_CSUM_TAG_ERROR : GRAID_EVENT_CSUM_ERROR, (int)role,
-			    0, e[i].block, 1);
-	}
+	do {
+		n = csum_pend_take(&a->members[role].role.csum_pend, mf->off, len, e,
+				   CSUM_REPORT_MAX);
+		csum_report_healed(a, role, mf->off, iov, iovcnt, e, n);
+	} while (n == CSUM_REPORT_MAX);
 }
 
 void csum_report_lost(struct graid_array *a, unsigned role, uint64_t off, uint64_t len)
@@ -49,13 +60,16 @@ void csum_report_lost(struct graid_array *a, unsigned role, uint64_t off, uint64
 
 	if (!a->tags || role >= a->nmembers)
 		return;
-	n = csum_pend_take(&a->members[role].role.csum_pend, off, len, e, CSUM_REPORT_MAX);
-	for (unsigned i = 0; i < n; i++) {
-		graid__log(GRAID_LOG_ERR, "member %u (%s): block %llu of its data area failed its "
-					  "checksum and could not be rebuilt from the others",
-			   role, a->members[role].dev.path, (unsigned long long)e[i].block);
-		array_event(a, GRAID_EVENT_CSUM_ERROR, (int)role, -EIO, e[i].block, 1);
-	}
+	do {
+		n = csum_pend_take(&a->members[role].role.csum_pend, off, len, e, CSUM_REPORT_MAX);
+		for (unsigned i = 0; i < n; i++) {
+			graid__log(GRAID_LOG_ERR, "member %u (%s): block %llu of its data area "
+						  "failed its checksum and could not be rebuilt from "
+						  "the others", role, a->members[role].dev.path,
+				   (unsigned long long)e[i].block);
+			array_event(a, GRAID_EVENT_CSUM_ERROR, (int)role, -EIO, e[i].block, 1);
+		}
+	} while (n == CSUM_REPORT_MAX);
 }
 
 /* The bitmap's stripe of byte @p off of @p role's data area; false: none (unused slot). */
@@ -82,7 +96,7 @@ bool csum_report_unresynced(struct graid_array *a, unsigned role, struct member_
 	struct csum_pend_entry e[CSUM_REPORT_MAX];
 	struct iovec one = { .iov_base = mf->buf, .iov_len = len };
 	const uint64_t chunk = a->lay.chunk;
-	unsigned n;
+	unsigned n, total = 0;
 
 	if (!mf->csum || mf->off == UINT64_MAX)
 		return false;
@@ -92,15 +106,19 @@ bool csum_report_unresynced(struct graid_array *a, unsigned role, struct member_
 			return false;
 	if (tag_store_set(a, role, mf->off, mf->iov ? mf->iov : &one, mf->iov ? mf->iovcnt : 1))
 		return false; /* the tags stay as they are: healed the ordinary way */
-	n = csum_pend_take(&a->members[role].role.csum_pend, mf->off, len, e, CSUM_REPORT_MAX);
-	atomic_fetch_sub(&a->members[role].role.csum_errors, n);
-	for (unsigned i = 0; i < n; i++)
-		array_event(a, GRAID_EVENT_CSUM_UNVERIFIED, (int)role, 0, e[i].block, 1);
-	if (n)
+	do {
+		n = csum_pend_take(&a->members[role].role.csum_pend, mf->off, len, e,
+				   CSUM_REPORT_MAX);
+		atomic_fetch_sub(&a->members[role].role.csum_errors, n);
+		for (unsigned i = 0; i < n; i++)
+			array_event(a, GRAID_EVENT_CSUM_UNVERIFIED, (int)role, 0, e[i].block, 1);
+		total += n;
+	} while (n == CSUM_REPORT_MAX);
+	if (total)
 		graid__log(GRAID_LOG_NOTICE, "member %u (%s): %u block(s) whose checksums a crash "
 					     "left behind their data, inside a region still to "
 					     "resync: kept as they are, their tags made anew", role,
-			   a->members[role].dev.path, n);
+			   a->members[role].dev.path, total);
 	mf->csum = false;
 	return true;
 }
