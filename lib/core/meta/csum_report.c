@@ -76,20 +76,29 @@ static bool csum_report_stripe(const struct graid_array *a, unsigned role, uint6
 	return true;
 }
 
+bool csum_report_in_unresynced(const struct graid_array *a, unsigned role, uint64_t off,
+			       uint64_t len)
+{
+	const uint64_t chunk = a->lay.chunk;
+
+	if (off == UINT64_MAX)
+		return false;
+	/* Chunk by chunk: on RAID-10 the next chunk of a member is another array chunk. */
+	for (uint64_t o = off, st; o < off + len; o = (o / chunk + 1) * chunk)
+		if (!csum_report_stripe(a, role, o, &st) || !bitmap_unresynced(a, st))
+			return false;
+	return true;
+}
+
 bool csum_report_unresynced(struct graid_array *a, unsigned role, struct member_io_fault *mf,
 			    uint32_t len)
 {
 	struct csum_pend_entry e[CSUM_REPORT_MAX];
 	struct iovec one = { .iov_base = mf->buf, .iov_len = len };
-	const uint64_t chunk = a->lay.chunk;
 	unsigned n;
 
-	if (!mf->csum || mf->off == UINT64_MAX)
+	if (!mf->csum || !csum_report_in_unresynced(a, role, mf->off, len))
 		return false;
-	/* Chunk by chunk: on RAID-10 the next chunk of a member is another array chunk. */
-	for (uint64_t o = mf->off, st; o < mf->off + len; o = (o / chunk + 1) * chunk)
-		if (!csum_report_stripe(a, role, o, &st) || !bitmap_unresynced(a, st))
-			return false;
 	if (tag_store_set(a, role, mf->off, mf->iov ? mf->iov : &one, mf->iov ? mf->iovcnt : 1))
 		return false; /* the tags stay as they are: healed the ordinary way */
 	n = csum_pend_take(&a->members[role].role.csum_pend, mf->off, len, e, CSUM_REPORT_MAX);
