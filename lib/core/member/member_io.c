@@ -23,7 +23,6 @@
 #include "array/stats_count.h"
 #include "member/csum_pend.h"
 #include "member/tag_store.h"
-#include "meta/csum_report.h"
 
 #if GRAID_FAULT_INJECTION
 /* Test seam (array.h), NULL in use: called before a read of a member takes its descriptor. */
@@ -529,17 +528,7 @@ static int mio_verify(struct graid_array *a, unsigned member, struct member_io_f
 		fresh += csum_pend_add(&m->role.csum_pend, bad[i].block,
 				       csum_pend_fp(iov, iovcnt, bad[i].block * 4096u - mf->off));
 	atomic_fetch_add_explicit(&m->role.csum_errors, fresh, memory_order_relaxed);
-	/* In a region still to resync, a crash left it so: csum_report_unresynced() settles it. */
-	if (nbad && csum_report_in_unresynced(a, member, mf->off, len))
-		graid__log(GRAID_LOG_INFO, "member %u (%s): %u block(s) of data-area bytes "
-					   "%llu..%llu unverified after crash (first: block %llu)",
-			   member, m->dev.path, nbad, (unsigned long long)mf->off,
-			   (unsigned long long)(mf->off + len), (unsigned long long)bad[0].block);
-	else if (nbad)
-		graid__log(GRAID_LOG_WARNING, "member %u (%s): %u block(s) of data-area bytes "
-					      "%llu..%llu failed their checksums (first: block %llu)",
-			   member, m->dev.path, nbad, (unsigned long long)mf->off,
-			   (unsigned long long)(mf->off + len), (unsigned long long)bad[0].block);
+	/* Logged by csum_report_unresynced(), which knows whether a crash left it so. */
 	mf->csum = true;
 	return -EBADMSG;
 }

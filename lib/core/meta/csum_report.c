@@ -76,8 +76,9 @@ static bool csum_report_stripe(const struct graid_array *a, unsigned role, uint6
 	return true;
 }
 
-bool csum_report_in_unresynced(const struct graid_array *a, unsigned role, uint64_t off,
-			       uint64_t len)
+/* Whether [off, off + len) of @p role's data area lies wholly in regions still to resync. */
+static bool csum_report_in_unresynced(const struct graid_array *a, unsigned role, uint64_t off,
+				      uint64_t len)
 {
 	const uint64_t chunk = a->lay.chunk;
 
@@ -97,19 +98,28 @@ bool csum_report_unresynced(struct graid_array *a, unsigned role, struct member_
 	struct iovec one = { .iov_base = mf->buf, .iov_len = len };
 	unsigned n;
 
-	if (!mf->csum || !csum_report_in_unresynced(a, role, mf->off, len))
+	if (!mf->csum)
 		return false;
-	if (tag_store_set(a, role, mf->off, mf->iov ? mf->iov : &one, mf->iov ? mf->iovcnt : 1))
-		return false; /* the tags stay as they are: healed the ordinary way */
+	/* Else the tags stay as they are (a tag block unreadable): healed the ordinary way. */
+	if (!csum_report_in_unresynced(a, role, mf->off, len) ||
+	    tag_store_set(a, role, mf->off, mf->iov ? mf->iov : &one, mf->iov ? mf->iovcnt : 1)) {
+		graid__log(GRAID_LOG_WARNING, "member %u (%s): data-area bytes %llu..%llu failed "
+					      "their checksums", role, a->members[role].dev.path,
+			   (unsigned long long)mf->off, (unsigned long long)(mf->off + len));
+		return false;
+	}
 	n = csum_pend_take(&a->members[role].role.csum_pend, mf->off, len, e, CSUM_REPORT_MAX);
 	atomic_fetch_sub(&a->members[role].role.csum_errors, n);
 	for (unsigned i = 0; i < n; i++)
 		array_event(a, GRAID_EVENT_CSUM_UNVERIFIED, (int)role, 0, e[i].block, 1);
+	/* Not corruption: the resync would have made these tags from the same bytes. */
 	if (n)
-		graid__log(GRAID_LOG_NOTICE, "member %u (%s): %u block(s) whose checksums a crash "
-					     "left behind their data, inside a region still to "
-					     "resync: kept as they are, their tags made anew", role,
-			   a->members[role].dev.path, n);
+		graid__log(GRAID_LOG_INFO, "member %u (%s): %u block(s) of data-area bytes "
+					   "%llu..%llu unverified after crash (first: block %llu), "
+					   "inside a region still to resync: kept as they are, "
+					   "their tags made anew", role, a->members[role].dev.path, n,
+			   (unsigned long long)mf->off, (unsigned long long)(mf->off + len),
+			   (unsigned long long)e[0].block);
 	mf->csum = false;
 	return true;
 }
