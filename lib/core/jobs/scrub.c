@@ -139,9 +139,9 @@ static int scrub_write_col(struct scrub_ctx *c, uint64_t row, unsigned role, uns
 
 /*
  * A RAID-6 row of a checksummed array whose parity disagrees with its data although every
- * block read held its tag or had none (docs/INTEGRITY.md, "Scrub"). Column by column, the
- * syndrome vote is followed only where it names a block without a tag: a block whose tag
- * holds is kept, and P and Q of that column are made from the data. With @p repair the
+ * block read held its tag or had none. Column by column, the syndrome vote is followed only
+ * where it names a block without a tag: a block whose tag holds is kept, and P and Q of that
+ * column are made from the data (docs/INTEGRITY.md, "What is healed, per level", says why). With @p repair the
  * columns are rewritten so. The member a followed vote named, or -1, in *@p named.
  */
 static int scrub_csum_row(struct scrub_ctx *c, uint64_t row, uint8_t **blk, bool repair,
