@@ -1466,7 +1466,11 @@ struct graid_scrub_report {
 	uint64_t stripes_checked;    /**< stripes whose parity (or copies) were compared */
 	uint64_t mismatches;         /**< stripes found inconsistent */
 	uint64_t repaired;           /**< of those, rewritten (with GRAID_SCRUB_REPAIR) */
-	uint64_t skipped;            /**< stripes not checkable (a role missing or rebuilding) */
+	/**
+	 * stripes not checkable (a role missing or rebuilding), or left to the resync after an
+	 * unclean open that has not reached them yet
+	 */
+	uint64_t skipped;
 	unsigned named;              /**< entries filled below, <= GRAID_SCRUB_NAMED */
 	/** the first mismatching stripes (member rows) */
 	uint64_t stripe[GRAID_SCRUB_NAMED];
@@ -1503,11 +1507,18 @@ struct graid_scrub_report {
  * @brief Check every stripe's parity (RAID-5/6) or copies (RAID-1/10).
  *
  * Rows of regions the live-data map records unused hold zeroes on every member and are not
- * read (counted in @c unused of the report).
+ * read (counted in @c unused of the report). Rows the write-intent bitmap marks that the
+ * resync after an unclean open (::GRAID_OPEN_RESYNC_BACKGROUND) has not reached yet are not
+ * read either: a write torn by the crash may lie there, which is the resync's to settle, not
+ * corruption (counted in @c skipped).
  *
  * RAID-6 names the one member whose block is wrong from the P and Q syndromes and, with
  * ::GRAID_SCRUB_REPAIR, rewrites that block — data or parity — so silent corruption on one
- * member is healed, not spread. RAID-5 cannot tell which block is wrong: repair rewrites
+ * member is healed, not spread. On an array with checksums (::GRAID_CREATE_CHECKSUMS) every
+ * block read is verified against its tag first and healed as a read is; the vote is then
+ * followed only for a block without a tag: where it names a block whose tag holds, that block
+ * is kept and P and Q are made from the data, and the mismatch is reported with no member
+ * named (docs/INTEGRITY.md). RAID-5 cannot tell which block is wrong: repair rewrites
  * parity, as md does. RAID-1/10 repair copies the first copy over the others, as md does.
  * Every mismatch is also logged with its stripe and member. Runs online, stripe by stripe
  * under the stripe locks.

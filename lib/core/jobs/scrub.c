@@ -17,6 +17,7 @@
 #include "meta/array_readerr.h"
 #include "meta/csum_report.h"
 #include "meta/events.h"
+#include "member/tag_store.h"
 
 #define SCRUB_BATCH_BYTES (16u << 20)
 /* The superblocks get the scrub's checkpoint at least this often. */
@@ -62,6 +63,7 @@ struct scrub_ctx {
 	struct stripe_set locks;
 	struct row_bad bad;         /* units the batch being checked could not read */
 	struct graid_scrub_report rep;
+	uint64_t unresynced;        /* stripes left to the resync after an unclean open */
 };
 
 static void scrub_note(struct scrub_ctx *c, uint64_t row, int32_t member, bool repaired)
@@ -120,6 +122,84 @@ static int scrub_repair_row(struct scrub_ctx *c, uint64_t row, uint8_t **blk, in
 	for (unsigned p = 0; rc == 0 && p < l->nparity; p++)
 		rc = scrub_write(c, row, l->ndata + p, blk[l->ndata + p]);
 	bitmap_end_write(c->a, row);
+	return rc;
+}
+
+/* Rewrite 4 KiB column @p col of one role's chunk of one row from @p buf. */
+static int scrub_write_col(struct scrub_ctx *c, uint64_t row, unsigned role, unsigned col,
+			   uint8_t *buf)
+{
+	const struct layout *l = &c->a->lay;
+	struct mbio io = { .member = layout_role_member(l, row, role), .write = true, .buf = buf,
+			   .len = BBL_UNIT, .off = row * l->chunk + (uint64_t)col * BBL_UNIT };
+	int rc = mbatch_run_on(&c->mb, &io, 1);
+
+	return rc ? rc : (io.res == (int)BBL_UNIT ? 0 : -EIO);
+}
+
+/*
+ * A RAID-6 row of a checksummed array whose parity disagrees with its data although every
+ * block read held its tag or had none. Column by column, the syndrome vote is followed only
+ * where it names a block without a tag: a block whose tag holds is kept, and P and Q of that
+ * column are made from the data (docs/INTEGRITY.md, "What is healed, per level", says why). With @p repair the
+ * columns are rewritten so. The member a followed vote named, or -1, in *@p named.
+ */
+static int scrub_csum_row(struct scrub_ctx *c, uint64_t row, uint8_t **blk, bool repair,
+			  int32_t *named)
+{
+	struct graid_array *a = c->a;
+	const struct layout *l = &a->lay;
+	const unsigned nroles = l->ndata + l->nparity;
+	uint8_t *ptrs[GRAID_MAX_MEMBERS];
+	int rc = 0;
+
+	*named = -1;
+	for (unsigned col = 0; rc == 0 && col < row_heal_cols(a); col++) {
+		const uint64_t off = row * l->chunk + (uint64_t)col * BBL_UNIT;
+		int32_t v = GRAID_CHECK_CLEAN;
+		uint64_t absent = 0;
+		unsigned m = 0;
+		long bad;
+
+		for (unsigned r = 0; r < nroles; r++)
+			ptrs[r] = blk[r] + (size_t)col * BBL_UNIT;
+		bad = graid_parity_check(a->be, l->ndata, l->nparity, BBL_UNIT, 1, ptrs, &v);
+		if (bad < 0)
+			return (int)bad;
+		if (v == GRAID_CHECK_CLEAN)
+			continue;
+		if (v >= 0) {
+			m = layout_role_member(l, row, (unsigned)v);
+			rc = tag_store_absent(a, m, off, 1, &absent);
+			if (rc)
+				return rc;
+		}
+		if (absent) {
+			/* No tag to contradict the syndromes: the block they name is rebuilt. */
+			unsigned lost = (unsigned)v;
+
+			if (*named < 0)
+				*named = (int32_t)m;
+			if (repair)
+				rc = graid_parity_recover(a->be, l->ndata, l->nparity, BBL_UNIT, 1,
+							  ptrs, 1, &lost);
+			if (repair && rc == 0)
+				rc = scrub_write_col(c, row, (unsigned)v, col, ptrs[v]);
+			continue;
+		}
+		if (v >= 0)
+			graid__log(GRAID_LOG_WARNING, "scrub: stripe %llu: the syndromes name "
+						      "member %u (%s) at data-area byte %llu, but "
+						      "its checksum holds: its block is kept%s",
+				   (unsigned long long)row, m, a->members[m].dev.path,
+				   (unsigned long long)off,
+				   repair ? ", parity made from the data" : "");
+		if (!repair)
+			continue;
+		rc = graid_parity_gen(a->be, l->ndata, l->nparity, BBL_UNIT, 1, ptrs);
+		for (unsigned p = 0; rc == 0 && p < l->nparity; p++)
+			rc = scrub_write_col(c, row, l->ndata + p, col, ptrs[l->ndata + p]);
+	}
 	return rc;
 }
 
@@ -193,6 +273,12 @@ static int scrub_parity_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 			c->rep.skipped++;
 			continue;
 		}
+		/* Still to resync after a crash: a torn write there is the resync's, not ours. */
+		if (bitmap_unresynced(c->a, row0 + i)) {
+			c->rep.skipped++;
+			c->unresynced++;
+			continue;
+		}
 		for (unsigned r = 0; r < nroles; r++) {
 			uint8_t *buf = c->buf.data + ((size_t)nc * nroles + r) * l->chunk;
 
@@ -238,6 +324,20 @@ static int scrub_parity_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 
 		if (v == GRAID_CHECK_CLEAN)
 			continue;
+		if (c->a->tags && l->nparity == 2) {
+			int32_t named;
+
+			/* Its rewrites are writes: marked first, as scrub_repair_row()'s. */
+			rc = repair ? bitmap_start_write(c->a, row) : 0;
+			rc = rc ? rc : scrub_csum_row(c, row, c->buf.ptrs + (size_t)k * nroles,
+						      repair, &named);
+			if (repair)
+				bitmap_end_write(c->a, row);
+			if (rc)
+				return rc;
+			scrub_note(c, row, named, repair);
+			continue;
+		}
 		if (repair) {
 			rc = scrub_repair_row(c, row, c->buf.ptrs + (size_t)k * nroles, v);
 			if (rc)
@@ -356,6 +456,11 @@ static int scrub_mirror_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 			}
 			if (!all) {
 				c->rep.skipped++;
+				continue;
+			}
+			if (bitmap_unresynced(a, arr / l->chunk)) {
+				c->rep.skipped++;
+				c->unresynced++;
 				continue;
 			}
 			stripe_set_add(&c->locks, arr / l->chunk);
@@ -536,6 +641,11 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 			   (unsigned long long)c.rep.mismatches, (unsigned long long)c.rep.repaired,
 			   (unsigned long long)c.rep.skipped, (unsigned long long)c.rep.rewritten,
 			   (unsigned long long)c.rep.unrecoverable);
+		if (c.unresynced)
+			graid__log(GRAID_LOG_NOTICE, "scrub: %llu of the skipped stripes lie in "
+						     "regions still to resync after an unclean "
+						     "shutdown: left to the resync, not compared",
+				   (unsigned long long)c.unresynced);
 	}
 	return rc;
 }

@@ -550,11 +550,7 @@ static int mio_verify(struct graid_array *a, unsigned member, struct member_io_f
 		fresh += csum_pend_add(&m->role.csum_pend, bad[i].block,
 				       csum_pend_fp(iov, iovcnt, bad[i].block * 4096u - mf->off));
 	atomic_fetch_add_explicit(&m->role.csum_errors, fresh, memory_order_relaxed);
-	if (nbad)
-		graid__log(GRAID_LOG_WARNING, "member %u (%s): %u block(s) of data-area bytes "
-					      "%llu..%llu failed their checksums (first: block %llu)",
-			   member, m->dev.path, nbad, (unsigned long long)mf->off,
-			   (unsigned long long)(mf->off + len), (unsigned long long)bad[0].block);
+	/* Logged by csum_report_unresynced(), which knows whether a crash left it so. */
 	free(all);
 	mf->csum = true;
 	return -EBADMSG;

@@ -668,3 +668,28 @@ int tag_store_role_reset(struct graid_array *a, unsigned role)
 			   role, a->members[role].dev.path, graid_strerror(rc));
 	return rc;
 }
+
+int tag_store_absent(struct graid_array *a, unsigned role, uint64_t off, unsigned nblocks,
+		     uint64_t *absent)
+{
+	const uint64_t first = off / TAG_DATA_BLOCK;
+	struct tag_cblock *cb = NULL;
+	struct tag_role *tr;
+	int rc = tag_range(a, role, off, (uint64_t)nblocks * TAG_DATA_BLOCK);
+
+	if (rc)
+		return rc;
+	memset(absent, 0, (nblocks + 63u) / 64u * sizeof(*absent));
+	tr = &a->tags->role[role];
+	pthread_mutex_lock(&tr->lock);
+	for (unsigned i = 0; rc == 0 && i < nblocks; i++) {
+		uint64_t blk = first + i;
+
+		if (!cb || cb->index != tag_block_index(blk))
+			rc = tag_get(a, role, tag_block_index(blk), false, &cb);
+		if (rc == 0 && !tag_valid(tag_at(cb, tag_slot(blk))))
+			absent[i / 64] |= 1ull << (i % 64);
+	}
+	pthread_mutex_unlock(&tr->lock);
+	return rc;
+}

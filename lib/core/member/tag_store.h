@@ -56,6 +56,16 @@ int tag_store_forget(struct graid_array *a, unsigned role, uint64_t off, uint64_
 int tag_store_set(struct graid_array *a, unsigned role, uint64_t off,
 		  const struct iovec *iov, unsigned iovcnt);
 
+/*
+ * Which of the @p nblocks 4 KiB blocks from @p off of @p role's data area have an absent tag
+ * (not verified: a read of them passes whatever it returns). Bit i of @p absent (an array of
+ * (nblocks + 63) / 64 words, cleared first) is set for block i. A block under a write in
+ * flight is answered from the tag it had before the write. 0, -EINVAL a range outside the
+ * data area, or -errno when a tag block could not be read.
+ */
+int tag_store_absent(struct graid_array *a, unsigned role, uint64_t off, unsigned nblocks,
+		     uint64_t *absent);
+
 /* Every dirty tag block written to its member and the member flushed; 0 or the first -errno. */
 int tag_store_flush(struct graid_array *a);
 

@@ -90,22 +90,38 @@ static bool csum_report_stripe(const struct graid_array *a, unsigned role, uint6
 	return true;
 }
 
+/* Whether [off, off + len) of @p role's data area lies wholly in regions still to resync. */
+static bool csum_report_in_unresynced(const struct graid_array *a, unsigned role, uint64_t off,
+				      uint64_t len)
+{
+	const uint64_t chunk = a->lay.chunk;
+
+	if (off == UINT64_MAX)
+		return false;
+	/* Chunk by chunk: on RAID-10 the next chunk of a member is another array chunk. */
+	for (uint64_t o = off, st; o < off + len; o = (o / chunk + 1) * chunk)
+		if (!csum_report_stripe(a, role, o, &st) || !bitmap_unresynced(a, st))
+			return false;
+	return true;
+}
+
 bool csum_report_unresynced(struct graid_array *a, unsigned role, struct member_io_fault *mf,
 			    uint32_t len)
 {
 	struct csum_pend_entry e[CSUM_REPORT_MAX];
 	struct iovec one = { .iov_base = mf->buf, .iov_len = len };
-	const uint64_t chunk = a->lay.chunk;
 	unsigned n, total = 0;
 
-	if (!mf->csum || mf->off == UINT64_MAX)
+	if (!mf->csum)
 		return false;
-	/* Chunk by chunk: on RAID-10 the next chunk of a member is another array chunk. */
-	for (uint64_t o = mf->off, st; o < mf->off + len; o = (o / chunk + 1) * chunk)
-		if (!csum_report_stripe(a, role, o, &st) || !bitmap_unresynced(a, st))
-			return false;
-	if (tag_store_set(a, role, mf->off, mf->iov ? mf->iov : &one, mf->iov ? mf->iovcnt : 1))
-		return false; /* the tags stay as they are: healed the ordinary way */
+	/* Else the tags stay as they are (a tag block unreadable): healed the ordinary way. */
+	if (!csum_report_in_unresynced(a, role, mf->off, len) ||
+	    tag_store_set(a, role, mf->off, mf->iov ? mf->iov : &one, mf->iov ? mf->iovcnt : 1)) {
+		graid__log(GRAID_LOG_WARNING, "member %u (%s): data-area bytes %llu..%llu failed "
+					      "their checksums", role, a->members[role].dev.path,
+			   (unsigned long long)mf->off, (unsigned long long)(mf->off + len));
+		return false;
+	}
 	do {
 		n = csum_pend_take(&a->members[role].role.csum_pend, mf->off, len, e,
 				   CSUM_REPORT_MAX);
@@ -114,11 +130,13 @@ bool csum_report_unresynced(struct graid_array *a, unsigned role, struct member_
 			array_event(a, GRAID_EVENT_CSUM_UNVERIFIED, (int)role, 0, e[i].block, 1);
 		total += n;
 	} while (n == CSUM_REPORT_MAX);
+	/* Not corruption: the resync would have made these tags from the same bytes. */
 	if (total)
-		graid__log(GRAID_LOG_NOTICE, "member %u (%s): %u block(s) whose checksums a crash "
-					     "left behind their data, inside a region still to "
-					     "resync: kept as they are, their tags made anew", role,
-			   a->members[role].dev.path, total);
+		graid__log(GRAID_LOG_INFO, "member %u (%s): %u block(s) of data-area bytes "
+					   "%llu..%llu unverified after crash, inside a region still "
+					   "to resync: kept as they are, their tags made anew", role,
+			   a->members[role].dev.path, total, (unsigned long long)mf->off,
+			   (unsigned long long)(mf->off + len));
 	mf->csum = false;
 	return true;
 }

@@ -25,7 +25,9 @@ void csum_report_lost(struct graid_array *a, unsigned role, uint64_t off, uint64
  * A read of @p len bytes ended -EBADMSG from its tags (@p mf->csum). True when it lies in a
  * region still to be resynced after an unclean open: its bytes are taken as they are, their
  * tags made from them, and each mismatch a GRAID_EVENT_CSUM_UNVERIFIED (not counted as an
- * error); the caller then treats the read as done. False: a mismatch to heal.
+ * error, logged at info as "unverified after crash"); the caller then treats the read as
+ * done. False: a mismatch to heal, logged at warning as failing its checksums. Every reader
+ * of member_io_done() calls it on -EBADMSG: it is where such a read is logged.
  */
 bool csum_report_unresynced(struct graid_array *a, unsigned role, struct member_io_fault *mf,
 			    uint32_t len);
