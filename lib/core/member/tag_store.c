@@ -36,6 +36,7 @@ struct tag_cblock {
 	struct tag_pend *pend;      /* per slot, allocated while npend > 0 */
 	unsigned npend;             /* slots with writes in flight: pinned while > 0 */
 	bool dirty;                 /* img differs from the member's copy */
+	bool ref;                   /* used since eviction last passed it (second chance) */
 	struct tag_cblock *hnext;   /* hash chain */
 	struct tag_cblock *prev, *next; /* LRU, most recent at head */
 };
@@ -230,6 +231,9 @@ static int tag_block_write(struct graid_array *a, unsigned role, struct tag_cblo
 /*
  * Make room for one more block: the least recently used blocks with no write in flight go,
  * dirty ones written first. One that cannot be written stays (the cache runs over budget).
+ * "Least recently used" is approximated by a second chance: a hit only sets the block's ref
+ * (a hit that relinked the list wrote three or four other blocks' lines, every I/O), and
+ * eviction moves a block with ref set to the head instead, clearing it.
  */
 static void tag_evict(struct graid_array *a, unsigned role, struct tag_role *tr)
 {
@@ -238,6 +242,14 @@ static void tag_evict(struct graid_array *a, unsigned role, struct tag_role *tr)
 	while (cb && tr->nblocks >= tr->max_blocks) {
 		struct tag_cblock *prev = cb->prev;
 
+		if (cb->ref) {
+			cb->ref = false;
+			tag_lru_unlink(tr, cb);
+			tag_lru_push(tr, cb);
+			/* The head itself: seen again, now without its second chance. */
+			cb = prev ? prev : cb;
+			continue;
+		}
 		if (cb->npend == 0 && (!cb->dirty || tag_block_write(a, role, cb) == 0)) {
 			struct tag_cblock **pp = tag_bucket(tr, cb->index);
 
@@ -264,10 +276,8 @@ static int tag_get(struct graid_array *a, unsigned role, uint64_t index, bool fr
 	int rc;
 
 	if (cb) {
-		if (tr->head != cb) {
-			tag_lru_unlink(tr, cb);
-			tag_lru_push(tr, cb);
-		}
+		if (!cb->ref)
+			cb->ref = true;
 		*out = cb;
 		return 0;
 	}
