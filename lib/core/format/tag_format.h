@@ -32,6 +32,15 @@ uint32_t tag_crc_begin(const uint8_t uuid[16], uint32_t role, uint64_t block);
 uint32_t tag_crc_feed(uint32_t reg, const void *buf, size_t len);
 uint32_t tag_crc_end(uint32_t reg);
 
+/*
+ * tag_crc_begin() in two steps, for many blocks of one role: tag_crc_prefix() is the
+ * register after the key's first 24 bytes (uuid, role, zero), the same for every block of the
+ * role; tag_crc_begin_at() continues it over the 8-byte block number without a call into
+ * ISA-L. tag_crc_begin_at(tag_crc_prefix(u, r), b) == tag_crc_begin(u, r, b).
+ */
+uint32_t tag_crc_prefix(const uint8_t uuid[16], uint32_t role);
+uint32_t tag_crc_begin_at(uint32_t prefix, uint64_t block);
+
 /* The CRC of one whole block of 4096 bytes at @p data. */
 uint32_t tag_crc(const uint8_t uuid[16], uint32_t role, uint64_t block, const void *data);
 

@@ -2,6 +2,7 @@
 /* A checksummed array's tags: per role, a cache of tag blocks read and written through member.c. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -16,6 +17,8 @@
 #define TAG_STORE_BATCH 64u
 /* Distinct new tags held for one block under overlapping writes; past that, any is accepted. */
 #define TAG_PEND_TAGS 3u
+/* Idle pending arrays a role keeps for reuse (each TAGS_PER_BLOCK slots, 20 KiB). */
+#define TAG_PEND_SPARES 4u
 
 /* The writes in flight over one data block. */
 struct tag_pend {
@@ -33,21 +36,37 @@ struct tag_cblock {
 	struct tag_pend *pend;      /* per slot, allocated while npend > 0 */
 	unsigned npend;             /* slots with writes in flight: pinned while > 0 */
 	bool dirty;                 /* img differs from the member's copy */
+	bool ref;                   /* used since eviction last passed it (second chance) */
 	struct tag_cblock *hnext;   /* hash chain */
 	struct tag_cblock *prev, *next; /* LRU, most recent at head */
 };
 
-/* One role's cache. Everything below is guarded by lock. */
+/*
+ * One role's cache. Everything below is guarded by lock. Each role on lines of its own: two
+ * threads working on two roles do not pass one line back and forth.
+ */
 struct tag_role {
-	pthread_mutex_t lock;
+	alignas(64) pthread_mutex_t lock;
 	struct tag_cblock **bucket;
 	unsigned nbuckets;          /* a power of two */
 	struct tag_cblock *head, *tail;
 	size_t nblocks, max_blocks; /* cached, and the budget's share (pins may exceed it) */
+	/*
+	 * Per-slot pending arrays of blocks whose writes all ended, kept for the next block that
+	 * gets a write (all zero, as tag_pend_end leaves them): sequential writes move from tag
+	 * block to tag block, and would otherwise allocate and clear one at every step.
+	 */
+	struct tag_pend *spare[TAG_PEND_SPARES];
+	unsigned nspare;
 };
 
 struct tag_store {
 	unsigned nroles;
+	/*
+	 * Per role, tag_crc_prefix() of the array's uuid and the role: set at open, read only
+	 * after, apart from the roles' locks and lists that every I/O writes.
+	 */
+	uint32_t *prefix;
 	struct tag_role role[];
 };
 
@@ -73,9 +92,19 @@ int tag_store_open(struct graid_array *a)
 	a->tags = NULL;
 	if (!a->csum)
 		return 0;
-	s = calloc(1, sizeof(*s) + a->nmembers * sizeof(s->role[0]));
+	s = aligned_alloc(alignof(struct tag_store),
+			  (sizeof(*s) + a->nmembers * sizeof(s->role[0]) + alignof(struct tag_store) - 1) /
+				  alignof(struct tag_store) * alignof(struct tag_store));
 	if (!s)
 		return -ENOMEM;
+	memset(s, 0, sizeof(*s) + a->nmembers * sizeof(s->role[0]));
+	s->prefix = calloc(a->nmembers, sizeof(*s->prefix));
+	if (!s->prefix) {
+		free(s);
+		return -ENOMEM;
+	}
+	for (unsigned r = 0; r < a->nmembers; r++)
+		s->prefix[r] = tag_crc_prefix(a->uuid, r);
 	per_role = tag_store_budget() / TAG_BLOCK_BYTES / a->nmembers;
 	if (per_role == 0)
 		per_role = 1;
@@ -119,6 +148,8 @@ static void tag_role_drop(struct tag_role *tr)
 	}
 	tr->head = tr->tail = NULL;
 	tr->nblocks = 0;
+	while (tr->nspare)
+		free(tr->spare[--tr->nspare]);
 	if (tr->bucket)
 		memset(tr->bucket, 0, tr->nbuckets * sizeof(*tr->bucket));
 }
@@ -134,6 +165,7 @@ void tag_store_close(struct graid_array *a)
 		free(s->role[r].bucket);
 		pthread_mutex_destroy(&s->role[r].lock);
 	}
+	free(s->prefix);
 	free(s);
 	a->tags = NULL;
 }
@@ -199,6 +231,9 @@ static int tag_block_write(struct graid_array *a, unsigned role, struct tag_cblo
 /*
  * Make room for one more block: the least recently used blocks with no write in flight go,
  * dirty ones written first. One that cannot be written stays (the cache runs over budget).
+ * "Least recently used" is approximated by a second chance: a hit only sets the block's ref
+ * (a hit that relinked the list wrote three or four other blocks' lines, every I/O), and
+ * eviction moves a block with ref set to the head instead, clearing it.
  * A read-only handle writes nothing: what it changed (tags made from data after a crash)
  * is its own view, dropped.
  */
@@ -209,6 +244,14 @@ static void tag_evict(struct graid_array *a, unsigned role, struct tag_role *tr)
 	while (cb && tr->nblocks >= tr->max_blocks) {
 		struct tag_cblock *prev = cb->prev;
 
+		if (cb->ref) {
+			cb->ref = false;
+			tag_lru_unlink(tr, cb);
+			tag_lru_push(tr, cb);
+			/* The head itself: seen again, now without its second chance. */
+			cb = prev ? prev : cb;
+			continue;
+		}
 		if (cb->npend == 0 &&
 		    (!cb->dirty || a->read_only || tag_block_write(a, role, cb) == 0)) {
 			struct tag_cblock **pp = tag_bucket(tr, cb->index);
@@ -242,10 +285,8 @@ static int tag_get(struct graid_array *a, unsigned role, uint64_t index, bool fr
 	int rc;
 
 	if (cb) {
-		if (tr->head != cb) {
-			tag_lru_unlink(tr, cb);
-			tag_lru_push(tr, cb);
-		}
+		if (!cb->ref)
+			cb->ref = true;
 		*out = cb;
 		return 0;
 	}
@@ -370,8 +411,10 @@ static uint32_t tag_cursor_crc(struct tag_cursor *c, uint32_t reg)
 static void tag_crcs(const struct graid_array *a, unsigned role, uint64_t block, unsigned n,
 		     struct tag_cursor *c, uint32_t *crc)
 {
+	const uint32_t prefix = a->tags->prefix[role];
+
 	for (unsigned j = 0; j < n; j++)
-		crc[j] = tag_cursor_crc(c, tag_crc_begin(a->uuid, role, block + j));
+		crc[j] = tag_cursor_crc(c, tag_crc_begin_at(prefix, block + j));
 }
 
 int tag_store_verify(struct graid_array *a, unsigned role, uint64_t off,
@@ -421,7 +464,7 @@ int tag_store_verify(struct graid_array *a, unsigned role, uint64_t off,
 }
 
 /* One write over the block in @p slot ended; the tag it leaves once no write is in flight. */
-static void tag_pend_end(struct tag_cblock *cb, unsigned slot, bool ok)
+static void tag_pend_end(struct tag_role *tr, struct tag_cblock *cb, unsigned slot, bool ok)
 {
 	struct tag_pend *p = cb->pend ? &cb->pend[slot] : NULL;
 
@@ -440,17 +483,21 @@ static void tag_pend_end(struct tag_cblock *cb, unsigned slot, bool ok)
 		tag_put(cb, slot, p->ntags == 1 && !p->many ? p->tag[0] : 0);
 	memset(p, 0, sizeof(*p));
 	if (--cb->npend == 0) {
-		free(cb->pend);
+		if (tr->nspare < TAG_PEND_SPARES)
+			tr->spare[tr->nspare++] = cb->pend;
+		else
+			free(cb->pend);
 		cb->pend = NULL;
 	}
 }
 
-static int tag_pend_begin(struct tag_cblock *cb, unsigned slot, tag_t t)
+static int tag_pend_begin(struct tag_role *tr, struct tag_cblock *cb, unsigned slot, tag_t t)
 {
 	struct tag_pend *p;
 
 	if (!cb->pend) {
-		cb->pend = calloc(TAGS_PER_BLOCK, sizeof(*cb->pend));
+		cb->pend = tr->nspare ? tr->spare[--tr->nspare]
+				      : calloc(TAGS_PER_BLOCK, sizeof(*cb->pend));
 		if (!cb->pend)
 			return -ENOMEM;
 	}
@@ -476,7 +523,7 @@ static void tag_end_locked(struct tag_role *tr, uint64_t first, uint64_t n, bool
 		if (!cb || cb->index != tag_block_index(blk))
 			cb = tag_find(tr, tag_block_index(blk));
 		if (cb)
-			tag_pend_end(cb, tag_slot(blk), ok);
+			tag_pend_end(tr, cb, tag_slot(blk), ok);
 	}
 }
 
@@ -503,7 +550,7 @@ int tag_store_write_begin(struct graid_array *a, unsigned role, uint64_t off,
 			if (!cb || cb->index != tag_block_index(blk))
 				rc = tag_get(a, role, tag_block_index(blk), false, &cb);
 			if (rc == 0)
-				rc = tag_pend_begin(cb, tag_slot(blk), tag_make(crc[j]));
+				rc = tag_pend_begin(tr, cb, tag_slot(blk), tag_make(crc[j]));
 		}
 		/* A failure takes back what this call began: the write is not issued. */
 		if (rc)
