@@ -36,6 +36,7 @@ static void cv_pattern(uint8_t *buf, uint64_t off, size_t len, unsigned round)
 	}
 }
 
+#if GRAID_FAULT_INJECTION
 static atomic_uint cv_csum_error;
 
 static void cv_on_event(void *arg, const struct graid_event *ev)
@@ -91,6 +92,8 @@ static void *cv_writer(void *arg)
  * lock), find the mismatch and heal from the other copy: three member reads. Retried
  * unlocked, every try ends stale for as long as the writes go on.
  */
+#endif
+
 Test(csum_review, mirror_mismatch_overtaken_by_writes_heals_in_bounded_tries)
 {
 #if !GRAID_FAULT_INJECTION
