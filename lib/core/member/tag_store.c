@@ -670,7 +670,8 @@ static int tag_role_flush(struct graid_array *a, unsigned role, bool *wrote)
 	return rc;
 }
 
-int tag_store_flush(struct graid_array *a)
+/* Every writable role's dirty tag blocks written; with @p flush, each role written to flushed. */
+static int tag_store_write(struct graid_array *a, bool flush)
 {
 	int rc = 0;
 
@@ -684,7 +685,7 @@ int tag_store_flush(struct graid_array *a)
 		if (!array_role_writable(a, r))
 			continue;
 		err = tag_role_flush(a, r, &wrote);
-		if (wrote) {
+		if (wrote && flush) {
 			int ferr = member_flush(&a->members[r]);
 
 			if (!err)
@@ -694,6 +695,16 @@ int tag_store_flush(struct graid_array *a)
 			rc = err;
 	}
 	return rc;
+}
+
+int tag_store_flush(struct graid_array *a)
+{
+	return tag_store_write(a, true);
+}
+
+int tag_store_write_back(struct graid_array *a)
+{
+	return tag_store_write(a, false);
 }
 
 int tag_store_role_reset(struct graid_array *a, unsigned role)

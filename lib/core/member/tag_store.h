@@ -70,6 +70,12 @@ int tag_store_absent(struct graid_array *a, unsigned role, uint64_t off, unsigne
 int tag_store_flush(struct graid_array *a);
 
 /*
+ * The same without the members' flush, for a caller that flushes every writable member
+ * right after (array_flush_members): one flush per member, not two.
+ */
+int tag_store_write_back(struct graid_array *a);
+
+/*
  * A new device took @p role (role_install): that role's cache dropped, the tag area zeroed on
  * the new device (every tag absent until a rebuild writes them). 0 or -errno.
  */

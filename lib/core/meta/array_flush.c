@@ -29,9 +29,10 @@ int array_flush_members(struct graid_array *a, unsigned *failed)
 	struct live_flush live_f = live_flush_begin(a);
 	/*
 	 * The tags of those writes before anything records them done: a region the sweep
-	 * clears is never resynced, so its tags must be on the members first.
+	 * clears is never resynced, so its tags must be on the members first. Written only:
+	 * the loop below flushes every writable member, tags and data in one flush.
 	 */
-	int tag_rc = a->tags && !a->read_only ? tag_store_flush(a) : 0;
+	int tag_rc = a->tags && !a->read_only ? tag_store_write_back(a) : 0;
 
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		struct member *m = &a->members[i];
