@@ -533,6 +533,24 @@ struct graid_member_info {
 	char replace_path[256];  /**< the device the copy writes to ("" when none) */
 	uint64_t replace_done;   /**< bytes of the role's data area in sync on it so far */
 	uint64_t replace_total;  /**< bytes of the role's data area in all */
+	/* Appended: per-block checksums (docs/INTEGRITY.md, "What an operator sees"). */
+	/**
+	 * 4 KiB blocks of this role that failed their checksum when read since the open, or
+	 * since the role's last replacement (a spare, replace or replace in service starts it
+	 * at 0); not kept across a close. Each mismatch counts once, healed (data or tag wrong)
+	 * or not (the read failed -EIO), though read again before its repair; a block that fails
+	 * again after its repair counts again. Not counted: mismatches in regions still to resync
+	 * after a crash (::GRAID_EVENT_CSUM_UNVERIFIED). Never an I/O error (@c errors), nor a
+	 * read error against the member. 0 on arrays without checksums, for spares, and for a
+	 * read-only look (its own reads only: a holder's count is its control endpoint's).
+	 */
+	uint64_t checksum_errors;
+	/**
+	 * Of @c checksum_errors, the blocks whose repair found their data right and only their
+	 * tag wrong (::GRAID_EVENT_CSUM_TAG_ERROR); the rest held wrong data, or could not be
+	 * repaired. Counted when the repair is written, so briefly behind @c checksum_errors.
+	 */
+	uint64_t checksum_tag_errors;
 };
 
 /** @brief Why a block is in a member's bad-block log (flags of struct graid_bad_block). */

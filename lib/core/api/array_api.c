@@ -267,6 +267,8 @@ GRAID_API int graid_array_member_info(struct graid_array *a, unsigned idx,
 	i.late_ios = atomic_load(&m->late_ios);
 	i.bad_blocks = idx < a->nmembers ? badblocks_units(a, idx) : 0;
 	i.read_repaired = atomic_load(&m->role.readerr_repaired);
+	i.checksum_errors = atomic_load(&m->role.csum_errors);
+	i.checksum_tag_errors = atomic_load(&m->role.csum_tag_errors);
 	if (idx < a->nmembers && !a->read_only)
 		replace_progress(a, idx, &i);
 	if (a->view.valid && idx < a->nmembers)

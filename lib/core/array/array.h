@@ -153,9 +153,11 @@ struct member_role {
 	atomic_uint io_err_area_next;
 	/*
 	 * Checksums: 4 KiB blocks of the device whose data failed its tag (not read errors:
-	 * neither READERR_MAX nor the I/O-error rule counts them), and those awaiting repair.
+	 * neither READERR_MAX nor the I/O-error rule counts them), of those the ones whose
+	 * repair found only the tag wrong (csum_report.c), and those awaiting repair.
 	 */
 	atomic_uint_fast64_t csum_errors;
+	atomic_uint_fast64_t csum_tag_errors;
 	struct csum_pend csum_pend;
 	/* Tagged writes of the role that ended (member_io_done): a racing read's witness. */
 	atomic_uint_fast64_t csum_wgen;
@@ -203,6 +205,7 @@ static inline void member_role_reset(struct member_role *r, uint64_t slot_id)
 	for (unsigned i = 0; i < IOERR_AREAS; i++)
 		atomic_store(&r->io_err_area[i].ns, 0);
 	atomic_store(&r->csum_errors, 0);
+	atomic_store(&r->csum_tag_errors, 0);
 	atomic_store(&r->csum_pend.n, 0);
 }
 

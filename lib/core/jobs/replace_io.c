@@ -219,6 +219,8 @@ void replace_csum_settle(struct graid_array *a, struct array_replace *r, uint64_
 			graid__log(GRAID_LOG_WARNING, "replace of member %u: the tag of block %llu "
 				   "could not be set; a read of it will heal it", r->role,
 				   (unsigned long long)(at / BBL_UNIT));
+		if (tag)
+			atomic_fetch_add(&a->members[r->role].role.csum_tag_errors, 1);
 		array_event(a, tag ? GRAID_EVENT_CSUM_TAG_ERROR : GRAID_EVENT_CSUM_ERROR,
 			    (int)r->role, 0, at / BBL_UNIT, 1);
 	}

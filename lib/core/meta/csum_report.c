@@ -30,6 +30,8 @@ static void csum_report_healed(struct graid_array *a, unsigned role, uint64_t of
 			   (unsigned long long)e[i].block,
 			   tag ? "held the right data under a wrong tag"
 			       : "held wrong data (its checksum caught it), rebuilt from the others");
+		if (tag)
+			atomic_fetch_add(&a->members[role].role.csum_tag_errors, 1);
 		array_event(a, tag ? GRAID_EVENT_CSUM_TAG_ERROR : GRAID_EVENT_CSUM_ERROR, (int)role,
 			    0, e[i].block, 1);
 	}
