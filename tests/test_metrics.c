@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* graid_metrics_write(): the exposition of arrays' state, health and rebuild progress. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -611,4 +612,83 @@ Test(metrics, a_read_only_look_is_not_served, .timeout = 60)
 	free(t);
 	cr_assert_eq(graid_array_close(a), 0);
 	au_remove(&s);
+}
+
+/* Bytes of @p path at @p at, 8 of them little-endian (a superblock field). */
+static uint64_t le64_at(const char *path, off_t at)
+{
+	uint8_t b[8];
+	uint64_t v = 0;
+	int fd = open(path, O_RDONLY);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pread(fd, b, 8, at), 8);
+	close(fd);
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | b[i];
+	return v;
+}
+
+/*
+ * A checksummed RAID-1 whose block 5 is wrong on both copies: each role counts one mismatch,
+ * no tag error; an array without checksums has no such series.
+ */
+Test(metrics, checksum_errors_per_role, .timeout = 60)
+{
+	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = 1,
+					  .chunk_bytes = 65536, .backend = "isal",
+					  .flags = GRAID_CREATE_CHECKSUMS };
+	const char *names[2] = { "csum", "plain" };
+	struct graid_array *a[2];
+	struct au_set s, p;
+	char series[900], *t;
+	uint8_t *buf = malloc(1u << 20), blk[4096];
+	int rc;
+
+	cr_assert_not_null(buf);
+	au_make(&s, 2, 8u << 20);
+	au_make(&p, 2, 8u << 20);
+	cr_assert_eq(graid_array_create(s.paths, 2, &cfg, &a[0]), 0);
+	memset(buf, 0x3c, 1u << 20);
+	cr_assert_eq(graid_array_write(a[0], buf, 1u << 20, 0), 1 << 20);
+	cr_assert_eq(graid_array_close(a[0]), 0);
+	for (unsigned m = 0; m < 2; m++) {
+		/* Block 5 of the data area (its offset at 0x50 of the superblock), a byte changed. */
+		uint64_t at = le64_at(s.path[m], 0x50) + 5 * 4096;
+		int fd = open(s.path[m], O_RDWR);
+
+		cr_assert_geq(fd, 0);
+		cr_assert_eq(pread(fd, blk, 4096, (off_t)at), 4096);
+		blk[7] ^= 0x81;
+		cr_assert_eq(pwrite(fd, blk, 4096, (off_t)at), 4096);
+		close(fd);
+	}
+	cr_assert_eq(graid_array_open(s.paths, 2, NULL, &a[0]), 0);
+	cr_assert_eq(au_create(&p, 2, 1, 65536, &a[1]), 0);
+	cr_assert_eq(graid_array_read(a[0], buf, 1u << 20, 0), -EIO);
+	cr_assert_eq(graid_array_read(a[1], buf, 1u << 20, 0), 1 << 20);
+
+	t = render(a, names, 2, 0, &rc);
+	cr_assert_eq(rc, 0);
+	cr_assert_eq(lines(t, "# TYPE graid_member_checksum_errors_total counter"), 1, "%s", t);
+	cr_assert_eq(lines(t, "# TYPE graid_member_checksum_tag_errors_total counter"), 1, "%s", t);
+	for (unsigned m = 0; m < 2; m++) {
+		snprintf(series, sizeof(series), "graid_member_checksum_errors_total{array=\"csum\","
+			 "member=\"%u\",device=\"%s\"}", m, s.path[m]);
+		cr_assert_eq(value(t, series), 1, "%s in:\n%s", series, t);
+		snprintf(series, sizeof(series), "graid_member_checksum_tag_errors_total{array="
+			 "\"csum\",member=\"%u\",device=\"%s\"}", m, s.path[m]);
+		cr_assert_eq(value(t, series), 0, "%s in:\n%s", series, t);
+	}
+	snprintf(series, sizeof(series), "graid_member_errors_total{array=\"csum\",member=\"0\","
+		 "device=\"%s\"}", s.path[0]);
+	cr_assert_eq(value(t, series), 0, "a mismatch is no I/O error:\n%s", t);
+	cr_assert_null(strstr(t, "graid_member_checksum_errors_total{array=\"plain\""), "%s", t);
+	cr_assert_null(strstr(t, "graid_member_checksum_tag_errors_total{array=\"plain\""), "%s", t);
+	free(t);
+	free(buf);
+	cr_assert_eq(graid_array_close(a[0]), 0);
+	cr_assert_eq(graid_array_close(a[1]), 0);
+	au_remove(&s);
+	au_remove(&p);
 }

@@ -260,6 +260,32 @@ MEMBER_FAMILY(f_timeouts, true, mi->timeouts)
 MEMBER_FAMILY(f_outages, false, mi->outages)
 MEMBER_FAMILY(f_read_repaired, false, mi->read_repaired)
 
+/*
+ * Roles of checksummed arrays only: a 0 for an array that checks nothing would read as
+ * "no mismatch found" where none could be.
+ */
+static void f_csum(FILE *o, const char *name, const struct metrics_snap *s, bool tag)
+{
+	if (!s->info.checksums)
+		return;
+	for (unsigned i = 0; i < s->info.nmembers && i < s->nall; i++) {
+		const struct graid_member_info *mi = &s->m[i].mi;
+
+		start_member(o, name, s, i);
+		end_u(o, tag ? mi->checksum_tag_errors : mi->checksum_errors);
+	}
+}
+
+static void f_csum_errors(FILE *o, const char *name, const struct metrics_snap *s)
+{
+	f_csum(o, name, s, false);
+}
+
+static void f_csum_tag_errors(FILE *o, const char *name, const struct metrics_snap *s)
+{
+	f_csum(o, name, s, true);
+}
+
 /* The copy families: only roles a rebuild or catch-up ran on since the open. */
 static void f_copy(FILE *o, const char *name, const struct metrics_snap *s, bool total)
 {
@@ -435,6 +461,11 @@ static const struct family families[] = {
 	  f_outages, false },
 	{ "graid_member_read_repaired_total", "counter", "Blocks the role could not read that were "
 	  "recomputed from redundancy and written back.", f_read_repaired, false },
+	{ "graid_member_checksum_errors_total", "counter", "4 KiB blocks of the role that failed "
+	  "their checksum when read (healed or not), since the open (checksummed arrays only).",
+	  f_csum_errors, false },
+	{ "graid_member_checksum_tag_errors_total", "counter", "Of those, the blocks whose repair "
+	  "found the data right and only the tag wrong.", f_csum_tag_errors, false },
 	{ "graid_member_rebuild_done_bytes", "gauge", "Bytes the role's current or last rebuild or "
 	  "catch-up copied.", f_copy_done, false },
 	{ "graid_member_rebuild_total_bytes", "gauge", "Bytes the role's current or last rebuild "
