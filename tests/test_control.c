@@ -149,6 +149,10 @@ Test(control, status_over_the_socket_is_what_the_library_reports, .timeout = 120
 		cr_assert_eq(json_object_get_uint64(cu_field(m, "reads")), mi.reads);
 		cr_assert_eq(json_object_get_uint64(cu_field(m, "errors")), mi.errors);
 		cr_assert_eq(json_object_get_uint64(cu_field(m, "bad_block_units")), mi.bad_blocks);
+		cr_assert_eq(json_object_get_uint64(cu_field(m, "checksum_errors")),
+			     mi.checksum_errors);
+		cr_assert_eq(json_object_get_uint64(cu_field(m, "checksum_tag_errors")),
+			     mi.checksum_tag_errors);
 		cr_assert_eq(json_object_array_length(cu_field(m, "bad_blocks")), mi.bad_blocks);
 		cr_assert(json_object_is_type(cu_field(m, "left_out"), json_type_null));
 		if (i != 3)

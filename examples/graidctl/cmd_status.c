@@ -22,7 +22,8 @@ void gctl_help_status(FILE *f)
 	fprintf(f,
 		"\nAssemble the array from MEMBER... and describe it: level, size, state, parity\n"
 		"engine, UUID, event count, and each member role's state, path, device identity\n"
-		"and I/O counters (counted since this assembly, so mostly the assembly's own I/O).\n"
+		"and I/O counters (counted since this assembly, so mostly the assembly's own I/O),\n"
+		"with checksums the blocks that failed them (csum).\n"
 		"Members that are NVMe namespaces get a second table of what libnvme's identify\n"
 		"said: controller, namespace ID, model, serial, firmware, LBA format (data+metadata\n"
 		"bytes), capacity, MDTS, the largest command libgraid issues, volatile write cache,\n"
@@ -220,6 +221,22 @@ static void status_text_bad_blocks(const struct status_view *v)
 		}
 }
 
+/* After "checksums : on": the roles' blocks that failed their checksum, where any did. */
+static void status_text_csum(const struct status_view *v)
+{
+	uint64_t all = 0, tag = 0;
+
+	for (unsigned i = 0; i < v->info.nmembers && i < v->nroles; i++) {
+		all += v->m[i].mi.checksum_errors;
+		tag += v->m[i].mi.checksum_tag_errors;
+	}
+	if (!all)
+		return;
+	printf("; %llu block%s failed the check since %s open (%llu of them a wrong tag over "
+	       "right data; csum below)", (unsigned long long)all, all == 1 ? "" : "s",
+	       v->live ? "the holder's" : "this", (unsigned long long)tag);
+}
+
 /* Paths given that are in no role's row: another array's, no superblock, not opened... */
 static void status_text_left_out(const struct status_view *v)
 {
@@ -296,7 +313,9 @@ static void status_text(const struct status_view *v)
 	} else {
 		printf("     journal : none\n");
 	}
-	printf("   checksums : %s\n", in->checksums ? "on (a CRC-32C tag per 4 KiB block)" : "off");
+	printf("   checksums : %s", in->checksums ? "on (a CRC-32C tag per 4 KiB block)" : "off");
+	status_text_csum(v);
+	putchar('\n');
 	/* The live-data map's count: what a rebuild, resync or scrub would read. */
 	printf("        used : %.1f%% (%llu bytes in regions written and not discarded)\n",
 	       in->size ? 100.0 * (double)in->used_bytes / (double)in->size : 0.0,
@@ -311,8 +330,12 @@ static void status_text(const struct status_view *v)
 		printf("       owner : %s, epoch %llu\n", in->owner_host[0] ? in->owner_host : "?",
 		       (unsigned long long)in->owner_epoch);
 	printf("     members : %u\n\n", in->nmembers);
-	printf("%4s %-10s %-6s %8s %8s %10s %10s %6s  %s\n", "role", "state", "direct",
-	       "reads", "writes", "read", "written", "errors", "path [identity]");
+	printf("%4s %-10s %-6s %8s %8s %10s %10s %6s ", "role", "state", "direct",
+	       "reads", "writes", "read", "written", "errors");
+	/* Blocks that failed their checksum: a column only where there are checksums. */
+	if (in->checksums)
+		printf("%6s ", "csum");
+	printf(" %s\n", "path [identity]");
 	for (unsigned i = 0; i < v->nroles; i++) {
 		const struct graid_member_info *mi = &v->m[i].mi;
 		int g = status_given_for(v, i);
@@ -320,11 +343,13 @@ static void status_text(const struct status_view *v)
 
 		gctl_size_format(mi->read_bytes, rb, sizeof(rb));
 		gctl_size_format(mi->write_bytes, wb, sizeof(wb));
-		printf("%4u %-10s %-6s %8llu %8llu %10s %10s %6llu  %s", mi->role,
+		printf("%4u %-10s %-6s %8llu %8llu %10s %10s %6llu ", mi->role,
 		       gctl_state_name(mi->state), mi->path[0] ? (mi->direct_io ? "yes" : "no") : "-",
 		       (unsigned long long)mi->reads, (unsigned long long)mi->writes, rb, wb,
-		       (unsigned long long)mi->errors,
-		       mi->path[0] ? mi->path : g >= 0 ? v->paths[g] : "-");
+		       (unsigned long long)mi->errors);
+		if (in->checksums)
+			printf("%6llu ", (unsigned long long)mi->checksum_errors);
+		printf(" %s", mi->path[0] ? mi->path : g >= 0 ? v->paths[g] : "-");
 		if (mi->identity[0])
 			printf(" [%s]", mi->identity);
 		else if (g >= 0)
@@ -422,6 +447,8 @@ static void status_json(const struct status_view *v)
 		gctl_json_uint(&j, "catchup_done", mi->catchup_done);
 		gctl_json_uint(&j, "catchup_total", mi->catchup_total);
 		gctl_json_uint(&j, "read_repaired", mi->read_repaired);
+		gctl_json_uint(&j, "checksum_errors", mi->checksum_errors);
+		gctl_json_uint(&j, "checksum_tag_errors", mi->checksum_tag_errors);
 		/* A replace in service of the role (only a holder's live status knows one). */
 		gctl_json_bool(&j, "replacing", mi->replacing);
 		if (mi->replacing)

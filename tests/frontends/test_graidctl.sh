@@ -110,10 +110,20 @@ expect 0 "create RAID-5 --checksums" -- "$G" create -l 5 --checksums -s 8M k0 k1
 expect 0 "status of the checksummed array" -- "$G" status k0 k1 k2
 has out "checksums : on" "status shows checksums on"
 has out "block size : 4096" "a checksummed array has 4 KiB blocks"
+has out "^role state +direct +reads +writes +read +written +errors +csum +path \[identity\]$" \
+	"its roles' table has a csum column"
+has out "^ +2 active .* 0 +0  (.*/)?k2 \[" "a look's own count: none"
+hasnt out "failed the check" "and says no block failed its checksum"
 expect 0 "status --json of it" -- "$G" status --json k0 k1 k2
 json "status --json says checksums" "d['checksums'] is True"
+json "status --json counts each role's checksum errors: none in a look" \
+	"[(m['checksum_errors'], m['checksum_tag_errors']) for m in d['members']] == [(0, 0)] * 3"
 expect 0 "status --json of an array without" -- "$G" status --json "$q1" "$q2"
 json "status --json says no checksums there" "d['checksums'] is False"
+json "and counts none" "all(m['checksum_errors'] == 0 for m in d['members'])"
+expect 0 "status of an array without" -- "$G" status "$q1" "$q2"
+has out "^role state +direct +reads +writes +read +written +errors +path \[identity\]$" \
+	"has no csum column"
 rm -f k0 k1 k2
 
 # --- backends and bench ------------------------------------------------------------------

@@ -170,6 +170,37 @@ has out "^s1 removed from the hot spares$" "spare remove says so"
 json "the holder lists no spare s1" \
 	"not any(m['path'] and m['path'].endswith('/s1') for m in d['members'])"
 
+# --- checksum mismatches: counted in the holder, shown by status --------------------------
+truncate -s 17M k0 k1 k2
+expect 0 "create RAID-5 --checksums on k0..k2" -- "$G" create -l 5 --checksums -s 16M k0 k1 k2
+hold fill-k.out --control --hold-after 4M k0 k1 k2
+kheld=$holder
+expect 0 "status --json of the served checksummed array" -- "$G" status --json k0 k1 k2
+json "no role has a checksum error yet" \
+	"all(m['checksum_errors'] == 0 and m['checksum_tag_errors'] == 0 for m in d['members'])"
+# A byte of role 1's first data-area block (written by the holder, so tagged) changed behind it.
+"$PY" -c "
+import struct, sys
+with open(sys.argv[1], 'r+b') as f:
+    f.seek(0x50); at = struct.unpack('<Q', f.read(8))[0] + 100
+    f.seek(at); b = f.read(1); f.seek(at); f.write(bytes([b[0] ^ 0xa5]))" k1
+run "$G" scrub k0 k1 k2
+[ "$rc_last" -eq 0 ] && ok "scrub through the holder heals the block (exit 0)" ||
+	{ bad "scrub of the checksummed array: exit $rc_last"; cat out err; }
+expect 0 "status --json after it" -- "$G" status --json k0 k1 k2
+json "the holder counted the block on role 1, data wrong, not an I/O error" \
+	"[m['checksum_errors'] for m in d['members']] == [0, 1, 0] and \
+	 all(m['checksum_tag_errors'] == 0 and m['errors'] == 0 for m in d['members'])"
+expect 0 "status (text) after it" -- "$G" status k0 k1 k2
+has out "checksums : on \(a CRC-32C tag per 4 KiB block\); 1 block failed the check since the holder's open \(0 of them a wrong tag over right data; csum below\)$" \
+	"the checksums line says how many blocks failed, since the holder's open"
+has out "^role state +direct +reads +writes +read +written +errors +csum +path \[identity\]$" \
+	"the roles' table has a csum column"
+has out "^ +1 active .* 0 +1  (.*/)?k1 \[" "role 1's row counts its block"
+has out "^ +0 active .* 0 +0  (.*/)?k0 \[" "role 0's row counts none"
+kill -9 "$kheld"
+wait "$kheld" 2>/dev/null
+
 # --- a holder without an endpoint: refused, naming it and how to get one ------------------
 hold fill-d.out --hold-after 1M d0 d1 d2
 plain=$holder

@@ -88,6 +88,8 @@ static struct json_object *status_member(struct graid_array *a, bool role,
 	put_u64(o, "catchup_done", mi->catchup_done);
 	put_u64(o, "catchup_total", mi->catchup_total);
 	put_u64(o, "read_repaired", mi->read_repaired);
+	put_u64(o, "checksum_errors", mi->checksum_errors);
+	put_u64(o, "checksum_tag_errors", mi->checksum_tag_errors);
 	/* A replace in service of this role (graid_array_replace_start). */
 	control_json_add(o, "replacing", json_object_new_boolean(mi->replacing));
 	if (mi->replacing)
