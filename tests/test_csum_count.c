@@ -150,7 +150,8 @@ static void cc_expect(const struct cc_bed *b, const uint64_t *data, const uint64
 		cr_assert_eq(mi.checksum_tag_errors, tag[m], "%s: role %u counts %llu tag errors, "
 			     "wanted %llu", when, m, (unsigned long long)mi.checksum_tag_errors,
 			     (unsigned long long)tag[m]);
-		cr_assert_eq(mi.errors, 0, "%s: role %u: a mismatch counted as an I/O error", when, m);
+		cr_assert_eq(mi.errors, 0, "%s: role %u: a mismatch counted as an I/O error", when,
+			     m);
 		cr_assert_eq(mi.state, GRAID_MEMBER_ACTIVE, "%s: role %u taken out", when, m);
 	}
 }

@@ -653,7 +653,7 @@ Test(metrics, checksum_errors_per_role, .timeout = 60)
 	cr_assert_eq(graid_array_write(a[0], buf, 1u << 20, 0), 1 << 20);
 	cr_assert_eq(graid_array_close(a[0]), 0);
 	for (unsigned m = 0; m < 2; m++) {
-		/* Block 5 of the data area (its offset at 0x50 of the superblock), a byte changed. */
+		/* Block 5 of the data area (its offset at 0x50 of the superblock) changed. */
 		uint64_t at = le64_at(s.path[m], 0x50) + 5 * 4096;
 		int fd = open(s.path[m], O_RDWR);
 
@@ -673,8 +673,8 @@ Test(metrics, checksum_errors_per_role, .timeout = 60)
 	cr_assert_eq(lines(t, "# TYPE graid_member_checksum_errors_total counter"), 1, "%s", t);
 	cr_assert_eq(lines(t, "# TYPE graid_member_checksum_tag_errors_total counter"), 1, "%s", t);
 	for (unsigned m = 0; m < 2; m++) {
-		snprintf(series, sizeof(series), "graid_member_checksum_errors_total{array=\"csum\","
-			 "member=\"%u\",device=\"%s\"}", m, s.path[m]);
+		snprintf(series, sizeof(series), "graid_member_checksum_errors_total{array="
+			 "\"csum\",member=\"%u\",device=\"%s\"}", m, s.path[m]);
 		cr_assert_eq(value(t, series), 1, "%s in:\n%s", series, t);
 		snprintf(series, sizeof(series), "graid_member_checksum_tag_errors_total{array="
 			 "\"csum\",member=\"%u\",device=\"%s\"}", m, s.path[m]);
@@ -684,7 +684,8 @@ Test(metrics, checksum_errors_per_role, .timeout = 60)
 		 "device=\"%s\"}", s.path[0]);
 	cr_assert_eq(value(t, series), 0, "a mismatch is no I/O error:\n%s", t);
 	cr_assert_null(strstr(t, "graid_member_checksum_errors_total{array=\"plain\""), "%s", t);
-	cr_assert_null(strstr(t, "graid_member_checksum_tag_errors_total{array=\"plain\""), "%s", t);
+	cr_assert_null(strstr(t, "graid_member_checksum_tag_errors_total{array=\"plain\""), "%s",
+		       t);
 	free(t);
 	free(buf);
 	cr_assert_eq(graid_array_close(a[0]), 0);

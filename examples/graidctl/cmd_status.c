@@ -22,8 +22,8 @@ void gctl_help_status(FILE *f)
 	fprintf(f,
 		"\nAssemble the array from MEMBER... and describe it: level, size, state, parity\n"
 		"engine, UUID, event count, and each member role's state, path, device identity\n"
-		"and I/O counters (counted since this assembly, so mostly the assembly's own I/O),\n"
-		"with checksums the blocks that failed them (csum).\n"
+		"and I/O counters (counted since this assembly, so mostly the assembly's own\n"
+		"I/O), with checksums the blocks that failed them (csum).\n"
 		"Members that are NVMe namespaces get a second table of what libnvme's identify\n"
 		"said: controller, namespace ID, model, serial, firmware, LBA format (data+metadata\n"
 		"bytes), capacity, MDTS, the largest command libgraid issues, volatile write cache,\n"
