@@ -273,7 +273,11 @@ int reshape_stage_need(const struct reshape_map *m, uint64_t want, uint64_t *byt
 			*bytes = s;
 			return 0;
 		}
-		s = p - p % unit; /* nothing below the failing position can do better */
+		/*
+		 * Not s + safe: a window's safe length is not monotonic in its position (early
+		 * ones gain from chunks that stay where they are), so every candidate is walked.
+		 * A candidate that fails does so early, where windows are small.
+		 */
 	}
 	return -ENOSPC;
 }

@@ -103,7 +103,8 @@ uint64_t reshape_safe_bytes(const struct reshape_map *m, uint64_t array_off, uin
 /*
  * How many bytes from the start to stage so that, once they are moved from the staged
  * copy, a window of @p want bytes (whole units) is safe at every later position, and the
- * last window may end at the end. 0: no staging needed (no window overlaps).
+ * last window may end at the end. 0: no staging needed (no window overlaps). Walks the
+ * whole reshape in windows of at most @p want (once, when a reshape starts).
  * @return 0 and *@p bytes; -ENOSPC not possible within the moved bytes.
  */
 int reshape_stage_need(const struct reshape_map *m, uint64_t want, uint64_t *bytes);
