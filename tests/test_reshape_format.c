@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The reshape record's block and the superblock's RESHAPE feature: layout, round trip, every refusal. */
+/* The reshape record and the superblock's RESHAPE feature: layout, round trip, every refusal. */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -384,12 +384,13 @@ Test(reshape_superblock, major_3_is_refused_without_a_known_feature_or_room_for_
 		sb = good;
 		switch (c) {
 		case 0: sb.flags = GRAID_SB_F_CLEAN; break;              /* major 3 for nothing */
-		case 1: sb.flags |= 0x20000; break;                      /* a feature unknown here */
-		case 2: sb.data_offset = 516 * 1024; break;              /* the record ends past it */
-		case 3: sb.bitmap_bytes = 512 * 1024; sb.live_offset = sb.live_bytes = 0; /* a bitmap over it */
+		case 1: sb.flags |= 0x20000; break;              /* a feature unknown here */
+		case 2: sb.data_offset = 516 * 1024; break;      /* the record ends past it */
+		case 3: sb.bitmap_bytes = 512 * 1024;            /* a bitmap over it */
+			sb.live_offset = sb.live_bytes = 0;
 			sb.live_region_stripes = sb.bbl_offset = sb.bbl_bytes = 0; break;
 		case 4: sb.log_offset = 512 * 1024; sb.log_bytes = 4096; break;
-		case 5: sb.bbl_offset = 516 * 1024; break;               /* the log over its copy 1 */
+		case 5: sb.bbl_offset = 516 * 1024; break;       /* the log over its copy 1 */
 		case 6: sb.live_offset = 384 * 1024; sb.live_bytes = 132 * 1024; break;
 		}
 		cr_assert_eq(sb_try(&sb, &back), -EPROTO, "case %u", c);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Two-geometry placement and the window math against a brute-force model of FORMAT.md's placement. */
+/* Two-geometry placement and window math against a brute-force model of FORMAT.md. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -157,9 +157,10 @@ static void check_locate(const struct pair *p, const struct reshape_map *m, uint
 			cr_assert_eq(loc.in, is_new ? RESHAPE_IN_NEW : RESHAPE_IN_OLD,
 				     "%s pos %llu chunk %llu", p->name, (unsigned long long)pos,
 				     (unsigned long long)c);
-			cr_assert_eq(loc.member, member, "%s pos %llu chunk %llu: member %u, model %u",
-				     p->name, (unsigned long long)pos, (unsigned long long)c,
-				     loc.member, member);
+			cr_assert_eq(loc.member, member,
+				     "%s pos %llu chunk %llu: member %u, model %u", p->name,
+				     (unsigned long long)pos, (unsigned long long)c, loc.member,
+				     member);
 			cr_assert_eq(loc.member_off, row * C + in_chunk[k], "%s chunk %llu",
 				     p->name, (unsigned long long)c);
 		}
@@ -170,7 +171,8 @@ Test(reshape_map, every_byte_in_the_old_new_and_mixed_states_is_where_the_model_
 {
 	for (unsigned i = 0; i < NPAIRS; i++) {
 		const struct pair *p = &pairs[i];
-		uint64_t end_c = m_chunks(&p->o) < m_chunks(&p->w) ? m_chunks(&p->o) : m_chunks(&p->w);
+		uint64_t end_c = m_chunks(&p->o) < m_chunks(&p->w) ? m_chunks(&p->o)
+								   : m_chunks(&p->w);
 
 		for (uint64_t pc = 0; pc <= end_c; pc++) {
 			struct reshape_record r = p_record(p, pc * C, RESHAPE_PHASE_COPY);
@@ -329,9 +331,10 @@ Test(reshape_map, the_overlap_of_every_window_is_the_models)
 				bool want = m_overlap(p, c0, c0 + len);
 
 				cr_assert_eq(reshape_window(&m, c0 * C, len * C, &w), 0);
-				cr_assert_eq(w.overlap, want, "%s window [%llu, %llu): %d, model %d",
-					     p->name, (unsigned long long)c0,
-					     (unsigned long long)(c0 + len), w.overlap, want);
+				cr_assert_eq(w.overlap, want,
+					     "%s window [%llu, %llu): %d, model %d", p->name,
+					     (unsigned long long)c0, (unsigned long long)(c0 + len),
+					     w.overlap, want);
 				seen[want]++;
 			}
 		/* Growth by rows with parity overlaps at the start; the others never do. */
@@ -424,8 +427,9 @@ static void simulate(const struct pair *p)
 				int64_t o = m_cell(&p->o, ro, k);
 
 				if (o == M_P || o == M_Q)
-					cr_assert_eq(cell[ro * p->w.n + k], o, "%s: old row %llu's "
-						     "parity lost", p->name, (unsigned long long)ro);
+					cr_assert_eq(cell[ro * p->w.n + k], o,
+						     "%s: old row %llu's parity lost", p->name,
+						     (unsigned long long)ro);
 			}
 		}
 		pos += len;
@@ -461,7 +465,7 @@ Test(reshape_map, staging_is_needed_exactly_where_rows_with_parity_grow)
 		unit = reshape_window_unit(&m);
 		cr_assert_eq(reshape_stage_need(&m, unit, &stage), 0);
 		if (m_has_parity(&p->w) && !p->w.qlast) {
-			/* k old data chunks a row, k + 1 new: k new rows staged, k (k + 1) chunks. */
+			/* k data chunks a row before, k + 1 after: k new rows, k (k + 1) chunks. */
 			uint64_t k = p->o.n - (p->o.level == 5 ? 1 : 2);
 
 			cr_assert_eq(stage, k * (k + 1) * C, "%s: %llu", p->name,
@@ -494,7 +498,8 @@ Test(reshape_map, q_last_places_data_and_p_as_raid5_and_q_on_the_last_member)
 
 	p_map(&pairs[5], &r, &m);
 	for (uint64_t s = 0; s < 24; s++) {
-		unsigned pm = reshape_geo_parity(&m.new_g, s, 0), qm = reshape_geo_parity(&m.new_g, s, 1);
+		unsigned pm = reshape_geo_parity(&m.new_g, s, 0);
+		unsigned qm = reshape_geo_parity(&m.new_g, s, 1);
 
 		cr_assert_eq(m_cell(&pairs[5].w, s, pm), M_P);
 		cr_assert_eq(qm, 4);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Encode, decode and validate one copy of the reshape record (docs/FORMAT.md, "The reshape record"). */
+/* Encode, decode and validate one copy of the reshape record (docs/FORMAT.md). */
 #include <endian.h>
 #include <errno.h>
 #include <stddef.h>
@@ -209,7 +209,8 @@ static int stage_check(const struct reshape_record *r, uint64_t end, uint64_t un
 			return bad(why, "both staging copies are on one role");
 		if (off % r->new_geo.chunk_bytes || off < floor_off ||
 		    off > r->new_geo.data_bytes || r->stage_bytes > r->new_geo.data_bytes - off)
-			return bad(why, "a staging copy lies outside the added member's unused rows");
+			return bad(why,
+				   "a staging copy lies outside the added member's unused rows");
 	}
 	if (copies == 0)
 		return bad(why, "a staged range with no staging copy");

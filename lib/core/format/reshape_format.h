@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The reshape record's on-disk block (docs/FORMAT.md, "The reshape record"): encode, decode, pure. */
+/* The reshape record's on-disk block (docs/FORMAT.md): encode, decode, validate; pure. */
 #ifndef LIBGRAID_CORE_RESHAPE_FORMAT_H
 #define LIBGRAID_CORE_RESHAPE_FORMAT_H
 

@@ -45,7 +45,8 @@ void reshape_geo_map(const struct reshape_geo *g, uint64_t array_off, struct lay
 unsigned reshape_geo_parity(const struct reshape_geo *g, uint64_t stripe, unsigned which)
 {
 	if (g->layout_id == RESHAPE_LAYOUT_Q_LAST)
-		return which == 1 ? g->lay.nmembers - 1 : layout_parity_member(&g->data, stripe, which);
+		return which == 1 ? g->lay.nmembers - 1
+				  : layout_parity_member(&g->data, stripe, which);
 	return layout_parity_member(&g->lay, stripe, which);
 }
 

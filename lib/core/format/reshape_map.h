@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Two geometries at once during a reshape: where an array byte lives, and the job's window math, pure. */
+/* A reshape's two geometries: where an array byte lives, and the job's window math; pure. */
 #ifndef LIBGRAID_CORE_RESHAPE_MAP_H
 #define LIBGRAID_CORE_RESHAPE_MAP_H
 
@@ -109,7 +109,7 @@ uint64_t reshape_safe_bytes(const struct reshape_map *m, uint64_t array_off, uin
  */
 int reshape_stage_need(const struct reshape_map *m, uint64_t want, uint64_t *bytes);
 
-/* Bytes of an added member's data area above the rows the new geometry fills with the moved bytes. */
+/* Bytes of an added member's data area above the rows the moved bytes fill in the new geometry. */
 uint64_t reshape_stage_room(const struct reshape_map *m);
 
 #endif /* LIBGRAID_CORE_RESHAPE_MAP_H */
