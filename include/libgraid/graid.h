@@ -739,6 +739,9 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
  *           area not written by graid_lease_init(); logged); -EOPNOTSUPP also: a lease
  *           of a lock manager this libgraid was built without;
  *   -EPROTO the superblocks record a bitmap region size that does not fit the bitmap;
+ *   -EOPNOTSUPP also: the freshest superblock records a reshape in progress (written by a
+ *           libgraid that grows arrays), which this build cannot resume (logged, naming
+ *           the array; nothing is written, read-only opens included);
  *   -ENODEV/-ENOEXEC the parity engine; -EOPNOTSUPP as for graid_array_create() (NVMe
  *           generic devices); -ENOMEM out of memory, or (writable opens) the array's
  *           worker thread could not be started.

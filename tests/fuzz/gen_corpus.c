@@ -112,10 +112,18 @@ int main(int argc, char **argv)
 	sb.member_state[5] = 0;
 	sb.bitmap_offset = sb.bitmap_bytes = sb.log_offset = sb.log_bytes = 0;
 	err |= gen_sb("valid_raid10_odd.bin", &sb);
+	/* Major 3: a reshape recorded; its record's area at 512 KiB must stay free. */
+	sb = gen_valid();
+	sb.version = GRAID_SB_VERSION_MAJOR_FEATURES;
+	sb.flags |= GRAID_SB_F_RESHAPE;
+	err |= gen_sb("valid_reshape.bin", &sb);
+	sb.log_bytes = 524288;
+	err |= gen_sb("reshape_area_taken.bin", &sb);
 
 	err |= gen_raw("bad_crc.bin", 0x0c, "\x00\x00\x00\x00", 4, 0);
 	err |= gen_raw("bad_magic.bin", 0, "GRAIDSB1", 8, 1);
 	err |= gen_raw("major_2.bin", 0x08, "\x02\x00", 2, 1);
+	err |= gen_raw("major_3_no_feature.bin", 0x08, "\x03\x00", 2, 1);
 	err |= gen_raw("minor_future.bin", 0x0a, "\x09\x00", 2, 1);  /* valid */
 	err |= gen_raw("sb_bytes_8192.bin", 0x10, "\x00\x20\x00\x00", 4, 1);
 	err |= gen_raw("level_minus1.bin", 0x38, "\xff\xff\xff\xff", 4, 1);

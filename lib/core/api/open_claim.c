@@ -30,6 +30,25 @@ static int open_none_usable(const struct assembly *as)
 }
 
 /*
+ * A reshape recorded by a newer libgraid: its position and both geometries are in the
+ * reshape record, and reading either geometry alone would return wrong bytes, so every
+ * open, a look included, is refused before anything is written (docs/RESHAPE.md).
+ */
+static int open_refuse_reshape(const struct assembly *as)
+{
+	char uuid[37];
+
+	if (!as->fresh || !sb_reshape_recorded(as->fresh))
+		return 0;
+	sb_uuid_format(as->fresh->array_uuid, uuid);
+	graid__log(GRAID_LOG_ERR, "open: array %s: reshape in progress, this build cannot resume "
+				  "it (its superblocks record a reshape to RAID-%d of %u members); "
+				  "open it with a libgraid that can; nothing was written",
+		   uuid, as->fresh->level, as->fresh->nmembers);
+	return -EOPNOTSUPP;
+}
+
+/*
  * The lease, before anything is written (a takeover's fence too): held by this open from
  * here on, or -EBUSY naming the host that holds it and the superblocks' last owner.
  */
@@ -191,8 +210,9 @@ int open_assemble_claimed(struct assembly *as, const char *const *members, unsig
 		if (rc)
 			return rc;
 		assemble_filter(as);
-		if (read_only)
-			return 0;
+		rc = open_refuse_reshape(as);
+		if (rc || read_only)
+			return rc;
 		rc = open_claim_owner(as, flags, lease_spec, cl, &took_over);
 		if (rc || !took_over)
 			return rc;

@@ -208,18 +208,44 @@ uint64_t sb_member_end(const struct superblock *sb)
 	return sb->data_offset + sb->data_bytes;
 }
 
+bool sb_reshape_area_free(const struct superblock *sb)
+{
+	const uint64_t o[4] = { sb->bitmap_offset, sb->log_offset, sb->live_offset, sb->bbl_offset };
+	const uint64_t l[4] = { sb->bitmap_bytes, sb->log_bytes, sb->live_bytes, sb->bbl_bytes };
+
+	if (!sb_area_ok(GRAID_SB_RESHAPE_OFFSET, GRAID_SB_RESHAPE_BYTES, sb->data_offset))
+		return false;
+	for (unsigned i = 0; i < 4; i++)
+		if (sb_two_overlap(GRAID_SB_RESHAPE_OFFSET, GRAID_SB_RESHAPE_BYTES, o[i], l[i]))
+			return false;
+	return true;
+}
+
+bool sb_reshape_recorded(const struct superblock *sb)
+{
+	return sb->version == GRAID_SB_VERSION_MAJOR_FEATURES && sb->flags & GRAID_SB_F_RESHAPE;
+}
+
 /*
- * Major 1 knows no incompatible feature; major 2 is major 1 with one at least, every one
- * known here. A checksummed array protects levels that have redundancy, in whole 4 KiB
- * blocks, and its tag area must end inside a 64-bit member.
+ * Major 1 knows no incompatible feature; major 2 is major 1 with CHECKSUMS (in both, bits
+ * 16..31 are reserved bits, kept and meaning nothing, as before major 3); major 3 has at
+ * least one feature bit, every one known here, CHECKSUMS or not. A checksummed array
+ * protects levels that have redundancy, in whole 4 KiB blocks, and its tag area must end
+ * inside a 64-bit member. A reshaping one keeps its record's area free.
  */
 static int sb_validate_features(const struct superblock *sb)
 {
 	uint32_t incompat = sb->flags & GRAID_SB_F_INCOMPAT;
+	uint32_t features = sb->flags & GRAID_SB_F_FEATURES;
 
 	if (sb->version == GRAID_SB_VERSION_MAJOR)
 		return incompat ? -EPROTO : 0;
-	if (!incompat)
+	if (sb->version == GRAID_SB_VERSION_MAJOR_INCOMPAT && !incompat)
+		return -EPROTO;
+	if (sb->version == GRAID_SB_VERSION_MAJOR_FEATURES &&
+	    (!features || features & ~GRAID_SB_F_FEATURES_KNOWN))
+		return -EPROTO;
+	if (sb_reshape_recorded(sb) && !sb_reshape_area_free(sb))
 		return -EPROTO;
 	if (sb->flags & GRAID_SB_F_CHECKSUMS) {
 		if (sb->level != 1 && sb->level != 5 && sb->level != 6 && sb->level != 10)
@@ -286,7 +312,8 @@ int sb_decode(const void *buf, struct superblock *sb)
 		return -EBADMSG;
 	/* sb_bytes is checked, never used as a length: a larger future superblock is a major. */
 	if ((le16toh(d.major) != GRAID_SB_VERSION_MAJOR &&
-	     le16toh(d.major) != GRAID_SB_VERSION_MAJOR_INCOMPAT) ||
+	     le16toh(d.major) != GRAID_SB_VERSION_MAJOR_INCOMPAT &&
+	     le16toh(d.major) != GRAID_SB_VERSION_MAJOR_FEATURES) ||
 	    le32toh(d.sb_bytes) != GRAID_SB_SIZE)
 		return -EPROTO;
 

@@ -3,6 +3,7 @@
 #ifndef LIBGRAID_CORE_SUPERBLOCK_H
 #define LIBGRAID_CORE_SUPERBLOCK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,6 +24,12 @@
  */
 #define GRAID_SB_VERSION_MAJOR 1
 #define GRAID_SB_VERSION_MAJOR_INCOMPAT 2
+/*
+ * Major 3: flag bits 16..31 are incompatible features, and a reader refuses any it does not
+ * know, so later ones need no new major. Written exactly while one of them is set (every
+ * reader before it refuses major 3); back to 1 or 2 once none is.
+ */
+#define GRAID_SB_VERSION_MAJOR_FEATURES 3
 #define GRAID_SB_VERSION_MINOR 5
 
 /* flags */
@@ -31,6 +38,25 @@
 #define GRAID_SB_F_CHECKSUMS 0x2u
 /* The flags only a reader that knows them may open: they come with the major 2. */
 #define GRAID_SB_F_INCOMPAT GRAID_SB_F_CHECKSUMS
+/*
+ * Major 3's feature bits; a set one that is not in GRAID_SB_F_FEATURES_KNOWN is refused.
+ * In majors 1 and 2 they are reserved bits, kept and meaning nothing.
+ */
+#define GRAID_SB_F_FEATURES 0xffff0000u
+/*
+ * A reshape is recorded: the superblock's geometry is the new one, and the reshape record
+ * (reshape_format.h) at GRAID_SB_RESHAPE_OFFSET says how far the array has moved to it.
+ */
+#define GRAID_SB_F_RESHAPE 0x00010000u
+#define GRAID_SB_F_FEATURES_KNOWN GRAID_SB_F_RESHAPE
+
+/*
+ * The reshape record's area: fixed, not named by any field (the superblock has no bytes
+ * left), in the reserved front area where no libgraid writer has put anything else. A
+ * superblock with GRAID_SB_F_RESHAPE must leave it free (docs/FORMAT.md).
+ */
+#define GRAID_SB_RESHAPE_OFFSET (512u * 1024)
+#define GRAID_SB_RESHAPE_BYTES (2u * 4096)
 
 /* slot_flags bits (minor 1) */
 #define GRAID_SB_SLOT_CATCHUP 0x1u /* a REBUILDING slot needs only the bitmap's marked regions */
@@ -201,6 +227,18 @@ void sb_encode(const struct superblock *sb, void *buf);
  *   @p sb is untouched on failure.
  */
 int sb_decode(const void *buf, struct superblock *sb);
+
+/*
+ * Whether the reshape record's area (GRAID_SB_RESHAPE_OFFSET) is free in the superblock's
+ * reserved front area: inside [4096, data_offset), clear of every area it names.
+ */
+bool sb_reshape_area_free(const struct superblock *sb);
+
+/*
+ * Whether a decoded superblock records a reshape: major 3 with GRAID_SB_F_RESHAPE (in
+ * majors 1 and 2 the bit is a reserved one and means nothing).
+ */
+bool sb_reshape_recorded(const struct superblock *sb);
 
 /*
  * The tag area of a checksummed array's member (FORMAT.md "Checksums"): right after the data
