@@ -1512,8 +1512,9 @@ struct graid_scrub_report {
 	 */
 	uint64_t unused;
 	/**
-	 * Appended: 4 KiB blocks a member could not read, or had recorded bad, that the scrub
-	 * rebuilt from the rest of their stripe and wrote back (the member stays; with
+	 * Appended: 4 KiB blocks a member could not read, had recorded bad, or returned with
+	 * bytes that failed their checksum tag, that the scrub rebuilt from the rest of their
+	 * stripe and wrote back (the member stays; with
 	 * ::GRAID_SCRUB_REPAIR or without: a scrub is what finds latent sectors).
 	 */
 	uint64_t rewritten;
