@@ -24,6 +24,7 @@
 #include "array/stats_count.h"
 #include "member/csum_pend.h"
 #include "member/tag_store.h"
+#include "member/tag_inline.h"
 
 #if GRAID_FAULT_INJECTION
 /* Test seam (array.h), NULL in use: called before a read of a member takes its descriptor. */
@@ -175,6 +176,7 @@ static int mio_nvme(struct io_uring *ring, struct io_uring_sqe *sqe, struct memb
 				}
 				return -EAGAIN;
 			}
+			tag_inline_cmd(&cmd, m, mf, at);
 			mio_nvme_sqe(sqe, m, &cmd, buf_index, user_data);
 			sqe = NULL;
 			queued++;
@@ -190,6 +192,9 @@ int member_io_result(struct graid_array *a, unsigned member, struct member_io_fa
 {
 	if (mf->pieces == 0)
 		return res; /* plain read or write: bytes or -errno already */
+	/* The drive's end-to-end check: a checksum failure, told at member_io_done(). */
+	if (res > 0 && tag_inline_e2e(a, member, mf, res))
+		res = 0;
 	if (res != 0) {
 		/* Passthrough: 0 success, > 0 an NVMe status, < 0 the host's errno. */
 		int err = nvme_status_errno(res);
@@ -256,6 +261,9 @@ static int mio_keep(struct graid_array *a, unsigned member, bool write, void *bu
 	mf->write = write;
 	mf->tagged = false;
 	mf->csum = false;
+	mf->meta = NULL;
+	mf->meta_tags = false;
+	mf->e2e = false;
 	/* The journal's log lies outside (its offsets wrap around below the data area). */
 	mf->off = meta || off >= a->lay.member_bytes ? UINT64_MAX : off;
 	if (!a->tags || mf->off == UINT64_MAX)
@@ -333,6 +341,10 @@ static int mio_issue(struct io_uring *ring, struct graid_array *a, unsigned memb
 	if (act == FAULT_FAIL || act == FAULT_CONFLICT) {
 		io_uring_prep_nop(sqe);
 		mf->injected = act == FAULT_CONFLICT ? -EBADE : -EIO;
+	} else if (m->dev.nvme.passthru && tag_inline_prep(a, member, write, buf, len, iov, iovcnt,
+							   a->data_offset + off, mf)) {
+		io_uring_prep_nop(sqe);
+		mf->injected = -ENOMEM;
 	} else if (write && iov) {
 		if (act == FAULT_TEAR) {
 			/* The first half of the pieces land, then the device is gone. */
@@ -431,6 +443,7 @@ void member_io_abandon(struct graid_array *a, unsigned member, uint32_t len,
 {
 	uint64_t bytes = len;
 
+	tag_inline_free(mf);
 	if (!mf->tagged)
 		return;
 	if (mf->iov) {
@@ -568,6 +581,8 @@ int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t 
 	const bool ours = mf->fd == m->dev.fd;
 
 	mf->slow_ms = 0;
+	if (mf->meta)
+		tag_inline_end(mf, write, len, res);
 	if (mf->stale)
 		return -ESTALE;
 	if (mf->injected)
@@ -600,7 +615,8 @@ int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t 
 	}
 	/* A mismatch is a transfer done, and counted apart from failed I/O (csum_errors). */
 	if (!write && a->tags && mf->off != UINT64_MAX)
-		res = mio_verify(a, member, mf, len);
+		res = tag_inline_checks(mf) ? tag_inline_verify(a, member, mf, len)
+					    : mio_verify(a, member, mf, len);
 	if (!ours)
 		return res;
 	/* The success path's one cost: a load, and a store only after an error. */
