@@ -3,9 +3,9 @@
  * The nvme-meta suite of the test VM: a checksummed RAID-6 on namespaces formatted with
  * metadata, through their generic devices. Reaches into the handle (lib/core) to find the
  * data and tag areas and to make the tags' key.
- *   nvme_meta_vm MNG0 MNG1 MNG2 MNG3 MNG4 META0
+ *   nvme_meta_vm MNG0 MNG1 MNG2 MNG3 MNG4 META0 MNG5
  * MNG0..2: 4 KiB LBAs + 8 metadata bytes; MNG3: + 16 bytes with PI type 1; MNG4: + 8 bytes,
- * PI type 1 (the PI is all of it); META0: MNG0's block device.
+ * PI type 1 (the PI is all of it); META0: MNG0's block device; MNG5: extended LBAs.
  * Prints PASS/FAIL lines; exit 0 when nothing failed.
  */
 #include <errno.h>
@@ -63,10 +63,14 @@ static void result(const char *name)
 	why[0] = '\0';
 }
 
+static atomic_bool log_extended;
+
 static void log_sink(void *arg, int level, const char *msg)
 {
 	(void)arg;
 	fprintf(stderr, "  libgraid[%d]: %s\n", level, msg);
+	if (strstr(msg, "extended LBA"))
+		atomic_store(&log_extended, true);
 }
 
 /* Checksum events: role, block, error. */
@@ -211,8 +215,8 @@ int main(int argc, char **argv)
 	struct graid_array *a = NULL;
 	int rc;
 
-	if (argc != 7) {
-		fprintf(stderr, "usage: nvme_meta_vm MNG0..MNG4 META0\n");
+	if (argc != 8) {
+		fprintf(stderr, "usage: nvme_meta_vm MNG0..MNG4 META0 MNG5\n");
 		return 2;
 	}
 	graid_log_set(log_sink, NULL, GRAID_LOG_INFO);
@@ -365,6 +369,30 @@ int main(int argc, char **argv)
 		graid_array_close(a);
 	}
 	result("meta-blockdev");
+
+	/* Extended LBAs through passthrough: refused, the reason logged, MNG2 left as it was. */
+	{
+		const char *two[2] = { argv[7], argv[3] };
+		struct graid_array_config c1 = {
+			.struct_size = sizeof(c1), .level = 1, .chunk_bytes = 64 * 1024,
+			.flags = GRAID_CREATE_FORCE | GRAID_CREATE_CHECKSUMS,
+		};
+		struct graid_member_probe p = { .struct_size = sizeof(p) };
+
+		c1.backend = cfg.backend;
+		a = NULL;
+		rc = graid_array_create(two, 2, &c1, &a);
+		if (rc != -EOPNOTSUPP) {
+			bad("create over %s (extended LBAs): %d, expected -EOPNOTSUPP", argv[7], rc);
+			if (!rc)
+				graid_array_close(a);
+		}
+		if (!atomic_load(&log_extended))
+			bad("the refusal does not say the format has extended LBAs");
+		if (graid_member_probe(argv[3], &p) || !p.has_superblock || p.level != 6)
+			bad("%s no longer carries its RAID-6 superblock", argv[3]);
+	}
+	result("meta-extended-refused");
 	for (unsigned r = 0; r < NM_ROLES; r++)
 		close(dev[r].fd);
 	return failed;
