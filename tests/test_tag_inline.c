@@ -224,12 +224,14 @@ static void *ti_write_meta(struct graid_array *a, uint64_t blk, uint8_t *buf, un
 {
 	struct member_io_fault mf;
 
+	struct iovec iov = { .iov_base = buf, .iov_len = n * TI_BLK };
+
 	memset(&mf, 0, sizeof(mf));
 	mf.off = blk * TI_BLK;
 	mf.write = true;
-	cr_assert_eq(tag_inline_prep(a, 1, true, buf, n * TI_BLK, NULL, 0,
-				     a->data_offset + blk * TI_BLK, &mf), 0);
-	cr_assert(mf.meta_tags);
+	mf.meta_tags = true; /* as the transfer was kept: an inline role's data area */
+	cr_assert_eq(tag_inline_prep(&a->members[1], true, &iov, 1, a->data_offset + blk * TI_BLK,
+				     &mf), 0);
 	cr_assert_not_null(mf.meta);
 	return mf.meta;
 }
@@ -238,10 +240,13 @@ static void *ti_write_meta(struct graid_array *a, uint64_t blk, uint8_t *buf, un
 static int ti_read_end(struct graid_array *a, uint64_t blk, uint8_t *buf, unsigned n,
 		       const void *meta, struct member_io_fault *mf)
 {
+	struct iovec iov = { .iov_base = buf, .iov_len = n * TI_BLK };
+
 	memset(mf, 0, sizeof(*mf));
 	mf->off = blk * TI_BLK;
 	mf->buf = buf;
-	cr_assert_eq(tag_inline_prep(a, 1, false, buf, n * TI_BLK, NULL, 0,
+	mf->meta_tags = true;
+	cr_assert_eq(tag_inline_prep(&a->members[1], false, &iov, 1,
 				     a->data_offset + blk * TI_BLK, mf), 0);
 	memcpy(mf->meta, meta, (size_t)n * 16);
 	tag_inline_end(mf, false, n * TI_BLK, (int)(n * TI_BLK));
@@ -289,8 +294,13 @@ Test(tag_inline, a_write_carries_each_blocks_tag_and_a_read_checks_it)
 	memset(&mf, 0, sizeof(mf));
 	mf.off = 10 * TI_BLK;
 	mf.buf = buf;
-	cr_assert_eq(tag_inline_prep(a, 1, false, buf, 3 * TI_BLK, NULL, 0,
-				     a->data_offset + 10 * TI_BLK, &mf), 0);
+	mf.meta_tags = true;
+	{
+		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+
+		cr_assert_eq(tag_inline_prep(&a->members[1], false, &iov, 1,
+					     a->data_offset + 10 * TI_BLK, &mf), 0);
+	}
 	memcpy(mf.meta, meta, 48);
 	mf.racy = true;
 	mf.wgen = atomic_load(&a->members[1].role.csum_wgen) + 1;

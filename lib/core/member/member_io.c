@@ -147,6 +147,12 @@ static int mio_nvme(struct io_uring *ring, struct io_uring_sqe *sqe, struct memb
 		mf->injected = -EOPNOTSUPP;
 		return 0;
 	}
+	if (tag_inline_prep(m, write, iov, iovcnt, at, mf)) {
+		io_uring_prep_nop(sqe);
+		io_uring_sqe_set_data(sqe, user_data);
+		mf->injected = -ENOMEM;
+		return 0;
+	}
 	mf->pieces = 0;
 	for (unsigned i = 0; i < iovcnt; i++)
 		mf->pieces += nvme_split_count(iov[i].iov_len, n->max_xfer);
@@ -262,10 +268,10 @@ static int mio_keep(struct graid_array *a, unsigned member, bool write, void *bu
 	mf->tagged = false;
 	mf->csum = false;
 	mf->meta = NULL;
-	mf->meta_tags = false;
 	mf->e2e = false;
 	/* The journal's log lies outside (its offsets wrap around below the data area). */
 	mf->off = meta || off >= a->lay.member_bytes ? UINT64_MAX : off;
+	mf->meta_tags = a->tags && mf->off != UINT64_MAX && tag_inline_role(a, member);
 	if (!a->tags || mf->off == UINT64_MAX)
 		return 0;
 	if (!write) {
@@ -341,10 +347,6 @@ static int mio_issue(struct io_uring *ring, struct graid_array *a, unsigned memb
 	if (act == FAULT_FAIL || act == FAULT_CONFLICT) {
 		io_uring_prep_nop(sqe);
 		mf->injected = act == FAULT_CONFLICT ? -EBADE : -EIO;
-	} else if (m->dev.nvme.passthru && tag_inline_prep(a, member, write, buf, len, iov, iovcnt,
-							   a->data_offset + off, mf)) {
-		io_uring_prep_nop(sqe);
-		mf->injected = -ENOMEM;
 	} else if (write && iov) {
 		if (act == FAULT_TEAR) {
 			/* The first half of the pieces land, then the device is gone. */

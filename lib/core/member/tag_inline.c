@@ -54,28 +54,26 @@ static uint32_t ti_crc(struct ti_cursor *c, uint32_t reg)
 	return tag_crc_end(reg);
 }
 
-int tag_inline_prep(struct graid_array *a, unsigned member, bool write, void *buf,
-		    unsigned len, const struct iovec *iov, unsigned iovcnt, uint64_t at,
-		    struct member_io_fault *mf)
+int tag_inline_prep(const struct member *m, bool write, const struct iovec *iov,
+		    unsigned iovcnt, uint64_t at, struct member_io_fault *mf)
 {
-	const struct member_nvme *n = &a->members[member].dev.nvme;
-	struct iovec one = { .iov_base = buf, .iov_len = len };
-	struct ti_cursor c = { .iov = iov ? iov : &one, .cnt = iov ? iovcnt : 1 };
+	const struct member_nvme *n = &m->dev.nvme;
+	struct ti_cursor c = { .iov = iov, .cnt = iovcnt };
 	uint64_t bytes = 0, mlen;
 
 	mf->meta = NULL;
 	mf->meta_at = at;
-	mf->meta_tags = false;
 	for (unsigned i = 0; i < c.cnt; i++)
 		bytes += c.iov[i].iov_len;
 	mlen = nvme_meta_len(&n->meta, bytes);
-	if (!mlen)
+	if (!mlen) {
+		mf->meta_tags = false;
 		return 0;
+	}
 	/* Zeroes: what a block outside the data area, or of an array without tags, keeps. */
 	mf->meta = calloc(1, mlen);
 	if (!mf->meta)
 		return -ENOMEM;
-	mf->meta_tags = n->tags_inline && a->tags && mf->off != UINT64_MAX;
 	if (!write || !mf->meta_tags)
 		return 0;
 	for (uint64_t i = 0; i < bytes / TAG_DATA_BLOCK; i++) {

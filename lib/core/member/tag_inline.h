@@ -28,14 +28,13 @@ static inline bool tag_inline_role(const struct graid_array *a, unsigned role)
 void tag_inline_attach(struct graid_array *a, unsigned role);
 
 /*
- * At prep of an I/O at @p at bytes of a passthrough member whose commands carry metadata:
- * the metadata buffer into @p mf (kept to the I/O's end), for a write of an inline role's
- * data area filled with the blocks' tags made from the data. Nothing for a member whose
- * format sends none. 0 or -ENOMEM.
+ * At prep of an I/O of @p iov at @p at bytes of passthrough member @p m: the metadata
+ * buffer into @p mf (kept to the I/O's end) where the format sends one, for a write whose
+ * mf->meta_tags is set (an inline role's data area, set as the transfer was kept) filled
+ * with the blocks' tags made from the data. 0 or -ENOMEM.
  */
-int tag_inline_prep(struct graid_array *a, unsigned member, bool write, void *buf,
-		    unsigned len, const struct iovec *iov, unsigned iovcnt, uint64_t at,
-		    struct member_io_fault *mf);
+int tag_inline_prep(const struct member *m, bool write, const struct iovec *iov,
+		    unsigned iovcnt, uint64_t at, struct member_io_fault *mf);
 
 /* One command of that I/O, at member byte @p at: its metadata and PRINFO (nvme_meta_cmd). */
 void tag_inline_cmd(struct nvme_uring_cmd *cmd, const struct member *m,
