@@ -321,6 +321,9 @@ int main(int argc, char **argv)
 			bad("no healed CSUM_ERROR event for role %u block %" PRIu64, victim_role[v],
 			    victim[v]);
 	}
+	/* The drive's guard error names no block: the ones read again alone are told apart. */
+	if (atomic_load(&ev.n) != 3)
+		bad("%u checksum events for 3 corrupted blocks", atomic_load(&ev.n));
 	result("meta-heal-read");
 
 	/* Written back: the right bytes, their tag (and the drive's PI) with them. */

@@ -616,9 +616,13 @@ int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t 
 		return res < 0 ? res : -ENXIO;
 	}
 	/* A mismatch is a transfer done, and counted apart from failed I/O (csum_errors). */
-	if (!write && a->tags && mf->off != UINT64_MAX)
-		res = tag_inline_checks(mf) ? tag_inline_verify(a, member, mf, len)
-					    : mio_verify(a, member, mf, len);
+	if (!write && a->tags && mf->off != UINT64_MAX) {
+		/* The drive's metadata, or its end-to-end check; then the tag area's tags. */
+		if (tag_inline_checks(mf))
+			res = tag_inline_verify(a, member, mf, len);
+		if (res == (int)len && !mf->meta_tags)
+			res = mio_verify(a, member, mf, len);
+	}
 	if (!ours)
 		return res;
 	/* The success path's one cost: a load, and a store only after an error. */

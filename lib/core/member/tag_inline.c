@@ -136,6 +136,36 @@ static bool ti_block_holds(const struct graid_array *a, unsigned member,
 	return tag_holds(nvme_meta_tag_get(mf->meta, &n->meta, i), crc);
 }
 
+/*
+ * After the drive's end-to-end check failed a read (it does not say which LBA): each 4 KiB
+ * block read again alone, into its place in the read's buffer, and checked; @p bad[i] set
+ * for the ones that fail. False, nothing told apart, where that cannot be done here: a
+ * vectored read, or one issued to a device the role no longer has.
+ */
+static bool ti_e2e_narrow(struct member *m, const struct member_io_fault *mf, uint32_t len,
+			  bool *bad)
+{
+	const struct member_nvme *n = &m->dev.nvme;
+	uint64_t mlen = nvme_meta_len(&n->meta, TAG_DATA_BLOCK);
+	void *meta;
+
+	if (mf->iov || mf->fd != m->dev.fd || !(meta = calloc(1, mlen + 1)))
+		return false;
+	for (uint32_t i = 0; i < len / TAG_DATA_BLOCK; i++) {
+		uint8_t *data = (uint8_t *)mf->buf + (size_t)i * TAG_DATA_BLOCK;
+		uint64_t block = mf->off / TAG_DATA_BLOCK + i;
+
+		bad[i] = member_nvme_rw_meta(m, data, TAG_DATA_BLOCK,
+					     mf->meta_at + (uint64_t)i * TAG_DATA_BLOCK, false, meta) ||
+			 (mf->meta_tags &&
+			  !tag_holds(nvme_meta_tag_get(meta, &n->meta, 0),
+				     tag_crc_end(tag_crc_feed(tag_crc_begin_at(n->tag_prefix, block),
+							      data, TAG_DATA_BLOCK))));
+	}
+	free(meta);
+	return true;
+}
+
 int tag_inline_verify(struct graid_array *a, unsigned member, struct member_io_fault *mf,
 		      uint32_t len)
 {
@@ -146,6 +176,7 @@ int tag_inline_verify(struct graid_array *a, unsigned member, struct member_io_f
 	struct ti_cursor c = { .iov = iov, .cnt = iovcnt };
 	const uint64_t nblocks = len / TAG_DATA_BLOCK;
 	uint64_t *bad = NULL, nbad = 0, fresh = 0;
+	bool *e2e_bad = NULL;
 
 	if (mf->unverified) {
 		/* Resync: nothing to set, the device keeps each block's tag with its bytes. */
@@ -153,13 +184,18 @@ int tag_inline_verify(struct graid_array *a, unsigned member, struct member_io_f
 		return mf->e2e ? -EIO : (int)len;
 	}
 	bad = malloc(nblocks * sizeof(*bad));
-	if (!bad) {
+	if (mf->e2e && bad && (e2e_bad = calloc(nblocks, sizeof(*e2e_bad))) &&
+	    !ti_e2e_narrow(m, mf, len, e2e_bad))
+		memset(e2e_bad, 1, nblocks * sizeof(*e2e_bad)); /* every block of it, then */
+	if (!bad || (mf->e2e && !e2e_bad)) {
+		free(bad);
 		tag_inline_free(mf);
 		return -ENOMEM;
 	}
 	for (uint64_t i = 0; i < nblocks; i++)
-		if (mf->e2e || !ti_block_holds(a, member, mf, &c, i))
+		if (mf->e2e ? e2e_bad[i] : !ti_block_holds(a, member, mf, &c, i))
 			bad[nbad++] = i;
+	free(e2e_bad);
 	tag_inline_free(mf);
 	if (!nbad) {
 		free(bad);

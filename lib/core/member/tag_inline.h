@@ -43,8 +43,8 @@ void tag_inline_cmd(struct nvme_uring_cmd *cmd, const struct member *m,
 /*
  * A piece of a passthrough read ended with NVMe @p status: true when it is an end-to-end
  * guard, application or reference tag check error of a checksummed array's data area,
- * which is then the read's checksum failure (every block of it, at tag_inline_verify()),
- * not an I/O error.
+ * which is then the read's checksum failure (at tag_inline_verify(): the blocks that fail
+ * again when read one by one, or every block where that cannot be done), not an I/O error.
  */
 bool tag_inline_e2e(struct graid_array *a, unsigned member, struct member_io_fault *mf,
 		    int status);
@@ -55,17 +55,22 @@ bool tag_inline_e2e(struct graid_array *a, unsigned member, struct member_io_fau
  */
 void tag_inline_end(struct member_io_fault *mf, bool write, uint32_t len, int res);
 
-/* Whether member_io_done()'s check of a read is tag_inline_verify()'s, not the tag store's. */
+/*
+ * Whether member_io_done()'s check of a read starts with tag_inline_verify() (the tags in
+ * the metadata, or the drive's end-to-end error); the tag store's check follows where the
+ * role's tags are in the tag area (mf->meta_tags clear).
+ */
 static inline bool tag_inline_checks(const struct member_io_fault *mf)
 {
 	return mf->meta || mf->e2e;
 }
 
 /*
- * A whole read of @p len bytes checked against the tags its metadata brought (or failed by
- * the drive's end-to-end check): @p len, -EBADMSG with mf->csum set and the bad blocks in
- * the role's csum_pend, as the tag store's check ends, or -ESTALE for a racy read that a
- * write overtook.
+ * A whole read of @p len bytes checked against the tags its metadata brought, or after the
+ * drive's end-to-end check failed it (each block read again alone, synchronously, into its
+ * place: those that fail again are the bad ones): @p len, -EBADMSG with mf->csum set and
+ * the bad blocks in the role's csum_pend, as the tag store's check ends, or -ESTALE for a
+ * racy read that a write overtook.
  */
 int tag_inline_verify(struct graid_array *a, unsigned member, struct member_io_fault *mf,
 		      uint32_t len);
