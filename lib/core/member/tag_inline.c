@@ -177,29 +177,34 @@ int tag_inline_verify(struct graid_array *a, unsigned member, struct member_io_f
 	const uint64_t nblocks = len / TAG_DATA_BLOCK;
 	uint64_t *bad = NULL, nbad = 0, fresh = 0;
 	bool *e2e_bad = NULL;
+	int rc = 0;
 
 	if (mf->unverified) {
 		/* Resync: nothing to set, the device keeps each block's tag with its bytes. */
 		tag_inline_free(mf);
 		return mf->e2e ? -EIO : (int)len;
 	}
-	bad = malloc(nblocks * sizeof(*bad));
-	if (mf->e2e && bad && (e2e_bad = calloc(nblocks, sizeof(*e2e_bad))) &&
-	    !ti_e2e_narrow(m, mf, len, e2e_bad))
-		memset(e2e_bad, 1, nblocks * sizeof(*e2e_bad)); /* every block of it, then */
-	if (!bad || (mf->e2e && !e2e_bad)) {
-		free(bad);
-		tag_inline_free(mf);
-		return -ENOMEM;
+	if (mf->e2e) {
+		e2e_bad = calloc(nblocks, sizeof(*e2e_bad));
+		if (!e2e_bad)
+			rc = -ENOMEM;
+		else if (!ti_e2e_narrow(m, mf, len, e2e_bad))
+			memset(e2e_bad, 1, nblocks * sizeof(*e2e_bad)); /* every block of it, then */
 	}
-	for (uint64_t i = 0; i < nblocks; i++)
-		if (mf->e2e ? e2e_bad[i] : !ti_block_holds(a, member, mf, &c, i))
+	for (uint64_t i = 0; rc == 0 && i < nblocks; i++) {
+		if (mf->e2e ? !e2e_bad[i] : ti_block_holds(a, member, mf, &c, i))
+			continue;
+		/* Only a mismatch allocates: the success path is the check alone. */
+		if (!bad && !(bad = malloc(nblocks * sizeof(*bad))))
+			rc = -ENOMEM;
+		else
 			bad[nbad++] = i;
+	}
 	free(e2e_bad);
 	tag_inline_free(mf);
-	if (!nbad) {
+	if (rc || !nbad) {
 		free(bad);
-		return (int)len;
+		return rc ? rc : (int)len;
 	}
 	/* As the tag store's check: a write that overtook a racy read is no corruption. */
 	if (!mf->e2e && mf->racy &&
