@@ -665,8 +665,10 @@ struct graid_given_info {
  *           open array, in this process or another); -ENOLCK the lock directory cannot be
  *           used (see graid_array_open()); -ENODEV / -ENOEXEC the parity engine (see
  *           graid_backend_open()); -EOPNOTSUPP a char device that is not an NVMe
- *           namespace, an NVMe generic device whose LBA format carries metadata, or a
- *           generic device in a libgraid built without libnvme; -EIO a member failed while
+ *           namespace, an NVMe generic device whose LBA format's metadata cannot be
+ *           carried (extended LBAs, or protection information with a guard other than
+ *           16 bits; the log says which: docs/NVME.md, "Metadata and protection
+ *           information"), or a generic device in a libgraid built without libnvme; -EIO a member failed while
  *           being written; -ENOMEM out of memory, or the array's worker thread
  *           (spares, background rebuilds) could not be started.
  *   On any failure before member data is written, no member is modified.

@@ -19,6 +19,7 @@
 #include "member/member_path.h"
 #include "member/member_pr.h"
 #include "member/tag_store.h"
+#include "member/tag_inline.h"
 #include "meta/array_meta.h"
 #include "meta/badblocks.h"
 #include "meta/bitmap.h"
@@ -346,6 +347,9 @@ static int replace_swap(struct graid_array *a, struct array_replace *r)
 	atomic_store(&a->replace_role, 0);
 	pthread_rwlock_unlock(&r->io_lock);
 	member_role_reset(&m->role, member_slot_id(m->dev.uuid));
+	/* Where the role's tags are now follows the new device (its copy's metadata: absent). */
+	if (a->tags)
+		tag_inline_attach(a, r->role);
 	badblocks_adopt_report(a, r->role, img);
 	free(img);
 	array_recount(a);

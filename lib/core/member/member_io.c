@@ -24,6 +24,7 @@
 #include "array/stats_count.h"
 #include "member/csum_pend.h"
 #include "member/tag_store.h"
+#include "member/tag_inline.h"
 
 #if GRAID_FAULT_INJECTION
 /* Test seam (array.h), NULL in use: called before a read of a member takes its descriptor. */
@@ -146,6 +147,12 @@ static int mio_nvme(struct io_uring *ring, struct io_uring_sqe *sqe, struct memb
 		mf->injected = -EOPNOTSUPP;
 		return 0;
 	}
+	if (tag_inline_prep(m, write, iov, iovcnt, at, mf)) {
+		io_uring_prep_nop(sqe);
+		io_uring_sqe_set_data(sqe, user_data);
+		mf->injected = -ENOMEM;
+		return 0;
+	}
 	mf->pieces = 0;
 	for (unsigned i = 0; i < iovcnt; i++)
 		mf->pieces += nvme_split_count(iov[i].iov_len, n->max_xfer);
@@ -175,6 +182,7 @@ static int mio_nvme(struct io_uring *ring, struct io_uring_sqe *sqe, struct memb
 				}
 				return -EAGAIN;
 			}
+			tag_inline_cmd(&cmd, m, mf, at);
 			mio_nvme_sqe(sqe, m, &cmd, buf_index, user_data);
 			sqe = NULL;
 			queued++;
@@ -190,6 +198,9 @@ int member_io_result(struct graid_array *a, unsigned member, struct member_io_fa
 {
 	if (mf->pieces == 0)
 		return res; /* plain read or write: bytes or -errno already */
+	/* The drive's end-to-end check: a checksum failure, told at member_io_done(). */
+	if (res > 0 && tag_inline_e2e(a, member, mf, res))
+		res = 0;
 	if (res != 0) {
 		/* Passthrough: 0 success, > 0 an NVMe status, < 0 the host's errno. */
 		int err = nvme_status_errno(res);
@@ -256,8 +267,11 @@ static int mio_keep(struct graid_array *a, unsigned member, bool write, void *bu
 	mf->write = write;
 	mf->tagged = false;
 	mf->csum = false;
+	mf->meta = NULL;
+	mf->e2e = false;
 	/* The journal's log lies outside (its offsets wrap around below the data area). */
 	mf->off = meta || off >= a->lay.member_bytes ? UINT64_MAX : off;
+	mf->meta_tags = a->tags && mf->off != UINT64_MAX && tag_inline_role(a, member);
 	if (!a->tags || mf->off == UINT64_MAX)
 		return 0;
 	if (!write) {
@@ -431,6 +445,7 @@ void member_io_abandon(struct graid_array *a, unsigned member, uint32_t len,
 {
 	uint64_t bytes = len;
 
+	tag_inline_free(mf);
 	if (!mf->tagged)
 		return;
 	if (mf->iov) {
@@ -568,6 +583,8 @@ int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t 
 	const bool ours = mf->fd == m->dev.fd;
 
 	mf->slow_ms = 0;
+	if (mf->meta)
+		tag_inline_end(mf, write, len, res);
 	if (mf->stale)
 		return -ESTALE;
 	if (mf->injected)
@@ -599,8 +616,13 @@ int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t 
 		return res < 0 ? res : -ENXIO;
 	}
 	/* A mismatch is a transfer done, and counted apart from failed I/O (csum_errors). */
-	if (!write && a->tags && mf->off != UINT64_MAX)
-		res = mio_verify(a, member, mf, len);
+	if (!write && a->tags && mf->off != UINT64_MAX) {
+		/* The drive's metadata, or its end-to-end check; then the tag area's tags. */
+		if (tag_inline_checks(mf))
+			res = tag_inline_verify(a, member, mf, len);
+		if (res == (int)len && !mf->meta_tags)
+			res = mio_verify(a, member, mf, len);
+	}
 	if (!ours)
 		return res;
 	/* The success path's one cost: a load, and a store only after an error. */

@@ -61,6 +61,16 @@ struct member_io_fault {
 	 * (not the drive's own -EBADMSG); the blocks are the role's csum_pend entries.
 	 */
 	bool csum;
+	/*
+	 * A passthrough member whose format has metadata (member/tag_inline.h): the buffer every
+	 * command's metadata comes from, allocated at prep and freed at the end; where the I/O
+	 * starts on the member (bytes); whether the buffer carries the role's tags; and whether
+	 * a piece of a read failed the drive's end-to-end check.
+	 */
+	void *meta;
+	uint64_t meta_at;
+	bool meta_tags;
+	bool e2e;
 };
 
 /*

@@ -11,6 +11,7 @@
 #include "format/tag_format.h"
 #include "member/member.h"
 #include "member/tag_store.h"
+#include "member/tag_inline.h"
 
 #define TAG_STORE_BUDGET_DEFAULT (64ull << 20)
 /* Blocks whose CRCs are computed before the role's lock is taken, at most. */
@@ -125,6 +126,8 @@ int tag_store_open(struct graid_array *a)
 		}
 	}
 	a->tags = s;
+	for (unsigned r = 0; r < s->nroles; r++)
+		tag_inline_attach(a, r);
 	return 0;
 }
 
@@ -429,8 +432,8 @@ int tag_store_verify(struct graid_array *a, unsigned role, uint64_t off,
 
 	if (nbad)
 		*nbad = 0;
-	if (rc)
-		return rc;
+	if (rc || tag_inline_role(a, role))
+		return rc; /* inline: checked as the read ended, against the metadata it brought */
 	for (uint64_t done = 0; done < n && rc == 0;) {
 		struct tag_role *tr = &a->tags->role[role];
 		unsigned b = n - done < TAG_STORE_BATCH ? (unsigned)(n - done) : TAG_STORE_BATCH;
@@ -535,6 +538,8 @@ int tag_store_write_begin(struct graid_array *a, unsigned role, uint64_t off,
 	uint64_t first = off / TAG_DATA_BLOCK, n = len / TAG_DATA_BLOCK, done = 0;
 	int rc = tag_range(a, role, off, len);
 
+	if (rc == 0 && tag_inline_role(a, role))
+		return 0; /* the write carries its tags in the blocks' metadata */
 	while (rc == 0 && done < n) {
 		struct tag_role *tr = &a->tags->role[role];
 		unsigned b = n - done < TAG_STORE_BATCH ? (unsigned)(n - done) : TAG_STORE_BATCH;
@@ -566,7 +571,7 @@ void tag_store_write_end(struct graid_array *a, unsigned role, uint64_t off, uin
 {
 	struct tag_role *tr;
 
-	if (tag_range(a, role, off, len))
+	if (tag_range(a, role, off, len) || tag_inline_role(a, role))
 		return;
 	tr = &a->tags->role[role];
 	pthread_mutex_lock(&tr->lock);
@@ -582,6 +587,9 @@ int tag_store_set(struct graid_array *a, unsigned role, uint64_t off,
 	uint64_t first = off / TAG_DATA_BLOCK, n = len / TAG_DATA_BLOCK;
 	int rc = tag_range(a, role, off, len);
 
+	/* Inline: the blocks' metadata got their tags as their bytes were written. */
+	if (rc == 0 && tag_inline_role(a, role))
+		return 0;
 	for (uint64_t done = 0; rc == 0 && done < n;) {
 		struct tag_role *tr = &a->tags->role[role];
 		unsigned b = n - done < TAG_STORE_BATCH ? (unsigned)(n - done) : TAG_STORE_BATCH;
@@ -615,7 +623,8 @@ int tag_store_forget(struct graid_array *a, unsigned role, uint64_t off, uint64_
 	struct tag_role *tr;
 	int rc = tag_range(a, role, off, len);
 
-	if (rc || len == 0)
+	/* Inline: a zeroed block reads with zeroed (absent) metadata (docs/INTEGRITY.md). */
+	if (rc || len == 0 || tag_inline_role(a, role))
 		return rc;
 	tr = &a->tags->role[role];
 	pthread_mutex_lock(&tr->lock);
@@ -721,6 +730,7 @@ int tag_store_role_reset(struct graid_array *a, unsigned role)
 	tag_role_drop(tr);
 	rc = member_zero_range(&a->members[role], a->tag_offset, a->tag_bytes);
 	pthread_mutex_unlock(&tr->lock);
+	tag_inline_attach(a, role);
 	if (rc)
 		graid__log(GRAID_LOG_ERR, "checksums: zeroing the tag area of role %u (%s): %s",
 			   role, a->members[role].dev.path, graid_strerror(rc));
@@ -735,6 +745,8 @@ int tag_store_absent(struct graid_array *a, unsigned role, uint64_t off, unsigne
 	struct tag_role *tr;
 	int rc = tag_range(a, role, off, (uint64_t)nblocks * TAG_DATA_BLOCK);
 
+	if (rc == 0 && tag_inline_role(a, role))
+		return tag_inline_absent(a, role, off, nblocks, absent);
 	if (rc)
 		return rc;
 	memset(absent, 0, (nblocks + 63u) / 64u * sizeof(*absent));
