@@ -556,6 +556,14 @@ static int mio_verify(struct graid_array *a, unsigned member, struct member_io_f
 	return -EBADMSG;
 }
 
+void member_io_prefetch(struct graid_array *a, unsigned member, bool write, uint32_t len,
+			const struct member_io_fault *mf)
+{
+	if (!write && a->tags && mf->off != UINT64_MAX && !mf->unverified && !mf->stale &&
+	    !mf->injected)
+		tag_store_prefetch(a, member, mf->off, len);
+}
+
 int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t len,
 		   struct member_io_fault *mf, int res)
 {

@@ -17,6 +17,8 @@
 #define TAG_STORE_BATCH 64u
 /* Distinct new tags held for one block under overlapping writes; past that, any is accepted. */
 #define TAG_PEND_TAGS 3u
+/* Cache lines of tags tag_store_prefetch() asks for, at most (64 tags: a batch's). */
+#define TAG_PREFETCH_LINES 8u
 /* Idle pending arrays a role keeps for reuse (each TAGS_PER_BLOCK slots, 20 KiB). */
 #define TAG_PEND_SPARES 4u
 
@@ -505,6 +507,34 @@ int tag_store_verify(struct graid_array *a, unsigned role, uint64_t off,
 	if (nbad)
 		*nbad = v.found < max ? v.found : max;
 	return -EBADMSG;
+}
+
+void tag_store_prefetch(struct graid_array *a, unsigned role, uint64_t off, uint64_t len)
+{
+	const uint64_t first = off / TAG_DATA_BLOCK;
+	struct tag_role *tr;
+	const struct tag_cblock *cb;
+
+	if (len == 0 || tag_range(a, role, off, len))
+		return;
+	tr = &a->tags->role[role];
+	/* A hint: never waits for another thread's verify or write. */
+	if (pthread_mutex_trylock(&tr->lock))
+		return;
+	cb = tag_find(tr, tag_block_index(first));
+	if (cb) {
+		uint64_t last = (off + len) / TAG_DATA_BLOCK - 1;
+		uintptr_t at, end;
+
+		if (tag_block_index(last) != cb->index)
+			last = (cb->index + 1) * TAGS_PER_BLOCK - 1;
+		at = (uintptr_t)(cb->img + (size_t)tag_slot(first) * TAG_BYTES) & ~(uintptr_t)63;
+		end = (uintptr_t)(cb->img + (size_t)tag_slot(last) * TAG_BYTES);
+		/* Not loads: the unlock does not wait for them to arrive. */
+		for (unsigned k = 0; at <= end && k < TAG_PREFETCH_LINES; at += 64, k++)
+			__builtin_prefetch((const void *)at);
+	}
+	pthread_mutex_unlock(&tr->lock);
 }
 
 /* One write over the block in @p slot ended; the tag it leaves once no write is in flight. */
