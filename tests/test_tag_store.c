@@ -550,3 +550,84 @@ Test(checksums_create, a_checksummed_superblock_claiming_major_1_is_refused)
 	close(fd);
 	cr_assert_eq(sb_decode(buf, &sb), -EPROTO);
 }
+
+/*
+ * Tag blocks whose numbers are the bucket count apart share a hash chain (tag_store.c takes
+ * the number as it is): more tag blocks than buckets, fewer cached than there are, so that
+ * blocks are found down a chain, evicted from its middle and read back in.
+ */
+#define TS_CHAIN_BLOCKS 20u /* tag blocks touched per role: 16 buckets, chains of two */
+#define TS_CHAIN_MEMBER_BYTES ((1u << 20) + (TS_CHAIN_BLOCKS * 2u << 20) + (128u << 10))
+
+static void ts_chain_setup(void)
+{
+	au_make(&ts_set, 3, TS_CHAIN_MEMBER_BYTES);
+	/* 16 blocks per role: 16 buckets, and eviction before all 20 are in. */
+	setenv("GRAID_TAG_CACHE_BYTES", "196608", 1);
+}
+
+static void ts_chain_teardown(void)
+{
+	unsetenv("GRAID_TAG_CACHE_BYTES");
+	au_remove(&ts_set);
+}
+
+TestSuite(tag_store_chains, .init = ts_chain_setup, .fini = ts_chain_teardown, .timeout = 120);
+
+Test(tag_store_chains, tag_blocks_sharing_a_bucket_are_kept_apart_through_eviction)
+{
+	struct graid_array *a = ts_created();
+	static uint8_t buf[TS_BLK], pend[TS_BLK];
+	/* A data block in tag block k, at a slot that differs from k's neighbours'. */
+#define TS_CHAIN_BLK(k) ((uint64_t)(k) * TAGS_PER_BLOCK + 7u + (k))
+
+	cr_assert_geq(a->lay.member_bytes, (TS_CHAIN_BLK(TS_CHAIN_BLOCKS - 1) + 1) * TS_BLK);
+	/* Tag block 16 (bucket 0's second) pinned by a write in flight through all below. */
+	ts_fill(pend, TS_CHAIN_BLK(16), 1, 4);
+	cr_assert_eq(ts_begin(a, 1, TS_CHAIN_BLK(16), pend), 0);
+	for (unsigned round = 0; round < 2; round++)
+		for (unsigned k = 0; k < TS_CHAIN_BLOCKS; k++) {
+			if (k == 16)
+				continue;
+			ts_fill(buf, TS_CHAIN_BLK(k), 1, 3);
+			cr_assert_eq(ts_set_tags(a, 1, TS_CHAIN_BLK(k), buf, 1), 0);
+		}
+	/* Each block answers with its own tag, not its chain neighbour's, in either order. */
+	for (unsigned i = 0; i < 2 * TS_CHAIN_BLOCKS; i++) {
+		unsigned k = i % 2 ? TS_CHAIN_BLOCKS - 1 - i / 2 : i / 2;
+
+		if (k == 16)
+			continue;
+		ts_fill(buf, TS_CHAIN_BLK(k), 1, 3);
+		cr_assert_eq(ts_verify(a, 1, TS_CHAIN_BLK(k), buf, 1, NULL, 0, NULL), 0,
+			     "tag block %u", k);
+		/* Checked, not passed as absent: a neighbour's tag block has no tag there. */
+		buf[100] ^= 2;
+		cr_assert_eq(ts_verify(a, 1, TS_CHAIN_BLK(k), buf, 1, NULL, 0, NULL), -EBADMSG,
+			     "tag block %u", k);
+	}
+	/* The pinned block kept its pending tag through it all; its end makes it the tag. */
+	tag_store_write_end(a, 1, TS_CHAIN_BLK(16) * TS_BLK, TS_BLK, true);
+	cr_assert_eq(ts_verify(a, 1, TS_CHAIN_BLK(16), pend, 1, NULL, 0, NULL), 0);
+	pend[9] ^= 4;
+	cr_assert_eq(ts_verify(a, 1, TS_CHAIN_BLK(16), pend, 1, NULL, 0, NULL), -EBADMSG);
+	/* Each tag where the format puts it: the cache did not file one under another block. */
+	cr_assert_eq(tag_store_flush(a), 0);
+	for (unsigned k = 0; k < TS_CHAIN_BLOCKS; k++) {
+		ts_fill(buf, TS_CHAIN_BLK(k), 1, k == 16 ? 4 : 3);
+		cr_assert_eq(ts_disk_tag(a, 1, TS_CHAIN_BLK(k)),
+			     tag_make(tag_crc(a->uuid, 1, TS_CHAIN_BLK(k), buf)), "tag block %u", k);
+	}
+	/* What eviction wrote out and a reopen reads back is the same. */
+	cr_assert_eq(graid_array_close(a), 0);
+	a = ts_open();
+	for (unsigned k = 0; k < TS_CHAIN_BLOCKS; k++) {
+		if (k == 16)
+			continue;
+		ts_fill(buf, TS_CHAIN_BLK(k), 1, 3);
+		cr_assert_eq(ts_verify(a, 1, TS_CHAIN_BLK(k), buf, 1, NULL, 0, NULL), 0,
+			     "tag block %u after reopen", k);
+	}
+	cr_assert_eq(graid_array_close(a), 0);
+#undef TS_CHAIN_BLK
+}

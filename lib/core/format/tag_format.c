@@ -102,21 +102,6 @@ uint32_t tag_crc(const uint8_t uuid[16], uint32_t role, uint64_t block, const vo
 	return tag_crc_end(tag_crc_feed(tag_crc_begin(uuid, role, block), data, TAG_DATA_BLOCK));
 }
 
-void tag_encode(tag_t t, void *out)
-{
-	uint64_t le = htole64(t);
-
-	memcpy(out, &le, sizeof(le));
-}
-
-tag_t tag_decode(const void *in)
-{
-	uint64_t le;
-
-	memcpy(&le, in, sizeof(le));
-	return le64toh(le);
-}
-
 uint64_t tag_area_bytes(uint64_t data_bytes)
 {
 	uint64_t blocks = data_bytes / TAG_DATA_BLOCK + (data_bytes % TAG_DATA_BLOCK != 0);

@@ -3,9 +3,11 @@
 #ifndef LIBGRAID_CORE_TAG_FORMAT_H
 #define LIBGRAID_CORE_TAG_FORMAT_H
 
+#include <endian.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define TAG_DATA_BLOCK 4096u  /* the data a tag covers */
 #define TAG_BLOCK_BYTES 4096u /* one block of the tag area */
@@ -66,9 +68,24 @@ static inline bool tag_holds(tag_t t, uint32_t crc)
 	return !tag_valid(t) || tag_crc_of(t) == crc;
 }
 
-/* The 8 bytes of a tag on disk, and back (any alignment). */
-void tag_encode(tag_t t, void *out);
-tag_t tag_decode(const void *in);
+/*
+ * The 8 bytes of a tag on disk, and back (any alignment). Inline: a read's verify decodes
+ * one tag, and a call around one load is most of its cost.
+ */
+static inline void tag_encode(tag_t t, void *out)
+{
+	uint64_t le = htole64(t);
+
+	memcpy(out, &le, sizeof(le));
+}
+
+static inline tag_t tag_decode(const void *in)
+{
+	uint64_t le;
+
+	memcpy(&le, in, sizeof(le));
+	return le64toh(le);
+}
 
 /*
  * The tag area a data area of @p data_bytes needs: one 4096-byte tag block per 512 data

@@ -249,6 +249,27 @@ int member_prep_log_writev(struct io_uring *ring, struct graid_array *a, unsigne
 			   member_off - a->data_offset, RWF_DSYNC, -1, user_data, mf);
 }
 
+/* Bytes of a transfer given as @p buf and @p len, or (len 0) as @p iov. */
+static uint64_t mio_bytes(unsigned len, const struct iovec *iov, unsigned iovcnt)
+{
+	uint64_t bytes = len;
+
+	for (unsigned i = 0; iov && i < iovcnt; i++)
+		bytes += iov[i].iov_len;
+	return bytes;
+}
+
+/* The per-issue part of @p mf: no fault yet, the role's device now, the latency's start. */
+static void mio_fault_start(const struct graid_array *a, unsigned member,
+			    struct member_io_fault *mf)
+{
+	mf->injected = 0;
+	mf->pieces = 0;
+	mf->stale = false;
+	mf->fd = a->members[member].dev.fd;
+	mf->start_ns = graid__now_ns();
+}
+
 /*
  * Keep the transfer in @p mf and, for a write of a checksummed array's data area, make its
  * new tags pending. @p meta: a write outside the data area (member_prep_log_writev). 0 or
@@ -310,19 +331,11 @@ static int mio_issue(struct io_uring *ring, struct graid_array *a, unsigned memb
 	/* A copy of the role under way gets the write too, before the role's device does. */
 	if (write && replace_covers(a, member))
 		replace_dup_write(a, member, buf, len, iov, iovcnt, off, rw_flags & RWF_DSYNC);
-	mf->injected = 0;
-	mf->pieces = 0;
-	mf->stale = false;
-	mf->fd = m->dev.fd;
-	mf->start_ns = graid__now_ns();
-	if (m->dev.fault) {
-		uint64_t bytes = len;
-
-		for (unsigned i = 0; iov && i < iovcnt; i++)
-			bytes += iov[i].iov_len;
-		/* RWF_DSYNC: member_prep_log_writev's metadata (bitmap, map, journal) */
-		act = fault_decide(m->dev.fault, write, rw_flags & RWF_DSYNC, off, bytes, &stall_ns);
-	}
+	mio_fault_start(a, member, mf);
+	/* RWF_DSYNC: member_prep_log_writev's metadata (bitmap, map, journal) */
+	if (m->dev.fault)
+		act = fault_decide(m->dev.fault, write, rw_flags & RWF_DSYNC, off,
+				   mio_bytes(len, iov, iovcnt), &stall_ns);
 #if GRAID_FAULT_INJECTION
 	if (act == FAULT_KILL) {
 		/* What is queued reaches the members; this write and all after it never do. */
@@ -407,11 +420,8 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 
 	if (keep) {
 		/* As an injected error: the write ends with it, never issued. */
+		mio_fault_start(a, member, mf);
 		mf->injected = keep;
-		mf->pieces = 0;
-		mf->stale = false;
-		mf->fd = a->members[member].dev.fd;
-		mf->start_ns = graid__now_ns();
 		sqe = mio_sqe(ring);
 		if (sqe) {
 			io_uring_prep_nop(sqe);
@@ -432,28 +442,18 @@ int member_io_now_begin(struct graid_array *a, unsigned member, bool write, void
 			unsigned len, const struct iovec *iov, unsigned iovcnt, uint64_t off,
 			struct member_io_fault *mf)
 {
-	mf->injected = 0;
-	mf->pieces = 0;
-	mf->stale = false;
-	mf->fd = a->members[member].dev.fd;
-	mf->start_ns = graid__now_ns();
+	mio_fault_start(a, member, mf);
 	return mio_keep(a, member, write, buf, len, iov, iovcnt, off, false, mf);
 }
 
 void member_io_abandon(struct graid_array *a, unsigned member, uint32_t len,
 		       struct member_io_fault *mf)
 {
-	uint64_t bytes = len;
-
 	tag_inline_free(mf);
 	if (!mf->tagged)
 		return;
-	if (mf->iov) {
-		bytes = 0;
-		for (unsigned i = 0; i < mf->iovcnt; i++)
-			bytes += mf->iov[i].iov_len;
-	}
-	tag_store_write_end(a, member, mf->off, bytes, false);
+	tag_store_write_end(a, member, mf->off, mf->iov ? mio_bytes(0, mf->iov, mf->iovcnt) : len,
+			    false);
 	atomic_fetch_sub(&a->members[member].role.csum_winflight, 1);
 	mf->tagged = false;
 }
@@ -569,6 +569,14 @@ static int mio_verify(struct graid_array *a, unsigned member, struct member_io_f
 	free(all);
 	mf->csum = true;
 	return -EBADMSG;
+}
+
+void member_io_prefetch(struct graid_array *a, unsigned member, bool write, uint32_t len,
+			const struct member_io_fault *mf)
+{
+	if (!write && a->tags && mf->off != UINT64_MAX && !mf->unverified && !mf->stale &&
+	    !mf->injected)
+		tag_store_prefetch(a, member, mf->off, len);
 }
 
 int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t len,

@@ -189,4 +189,12 @@ int member_io_result(struct graid_array *a, unsigned member, struct member_io_fa
 int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t len,
 		   struct member_io_fault *mf, int res);
 
+/*
+ * Before member_io_done() of several I/Os that ended together: for a read of a checksummed
+ * array's data area, its tags are asked into the CPU's cache (tag_store_prefetch), so that
+ * the verifies that follow find them there; otherwise nothing. Changes nothing.
+ */
+void member_io_prefetch(struct graid_array *a, unsigned member, bool write, uint32_t len,
+			const struct member_io_fault *mf);
+
 #endif

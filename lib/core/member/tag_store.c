@@ -18,6 +18,8 @@
 #define TAG_STORE_BATCH 64u
 /* Distinct new tags held for one block under overlapping writes; past that, any is accepted. */
 #define TAG_PEND_TAGS 3u
+/* Cache lines of tags tag_store_prefetch() asks for, at most (64 tags: a batch's). */
+#define TAG_PREFETCH_LINES 8u
 /* Idle pending arrays a role keeps for reuse (each TAGS_PER_BLOCK slots, 20 KiB). */
 #define TAG_PEND_SPARES 4u
 
@@ -30,17 +32,23 @@ struct tag_pend {
 	tag_t tag[TAG_PEND_TAGS];
 };
 
-/* One cached tag block: 512 tags as on disk. */
+/*
+ * One cached tag block: 512 tags as on disk. What a lookup and a verify that passes read
+ * comes first, on one cache line (the struct is allocated line-aligned): a random read
+ * finds it cold, and each line more is one more wait on memory.
+ */
 struct tag_cblock {
 	uint64_t index;             /* tag block number in the role's tag area */
-	uint8_t *img;               /* its 4096 bytes, aligned for O_DIRECT */
-	struct tag_pend *pend;      /* per slot, allocated while npend > 0 */
-	unsigned npend;             /* slots with writes in flight: pinned while > 0 */
-	bool dirty;                 /* img differs from the member's copy */
-	bool ref;                   /* used since eviction last passed it (second chance) */
 	struct tag_cblock *hnext;   /* hash chain */
+	uint8_t *img;               /* its 4096 bytes, aligned for O_DIRECT */
+	bool ref;                   /* used since eviction last passed it (second chance) */
+	bool dirty;                 /* img differs from the member's copy */
+	unsigned npend;             /* slots with writes in flight: pinned while > 0 */
+	struct tag_pend *pend;      /* per slot, allocated while npend > 0 */
 	struct tag_cblock *prev, *next; /* LRU, most recent at head */
 };
+
+#define TAG_CBLOCK_ALLOC ((sizeof(struct tag_cblock) + 63u) / 64u * 64u)
 
 /*
  * One role's cache. Everything below is guarded by lock. Each role on lines of its own: two
@@ -173,11 +181,14 @@ void tag_store_close(struct graid_array *a)
 	a->tags = NULL;
 }
 
+/*
+ * Tag block numbers are small and dense (0 up to the tag area's blocks): taken as they are,
+ * neighbouring tag blocks share the bucket array's lines, where a scrambling hash gave each
+ * its own line to miss. Only blocks nbuckets apart share a chain.
+ */
 static struct tag_cblock **tag_bucket(struct tag_role *tr, uint64_t index)
 {
-	uint64_t h = index * 0x9E3779B97F4A7C15ull;
-
-	return &tr->bucket[(h >> 40) & (tr->nbuckets - 1)];
+	return &tr->bucket[index & (tr->nbuckets - 1)];
 }
 
 static void tag_lru_unlink(struct tag_role *tr, struct tag_cblock *cb)
@@ -295,9 +306,10 @@ static int tag_get(struct graid_array *a, unsigned role, uint64_t index, bool fr
 	}
 	if (tr->nblocks >= tr->max_blocks)
 		tag_evict(a, role, tr);
-	cb = calloc(1, sizeof(*cb));
+	cb = aligned_alloc(64, TAG_CBLOCK_ALLOC);
 	if (!cb)
 		return -ENOMEM;
+	memset(cb, 0, sizeof(*cb));
 	if (posix_memalign((void **)&cb->img, ARRAY_ALIGN, TAG_BLOCK_BYTES)) {
 		free(cb);
 		return -ENOMEM;
@@ -420,21 +432,33 @@ static void tag_crcs(const struct graid_array *a, unsigned role, uint64_t block,
 		crc[j] = tag_cursor_crc(c, tag_crc_begin_at(prefix, block + j));
 }
 
-int tag_store_verify(struct graid_array *a, unsigned role, uint64_t off,
-		     const struct iovec *iov, unsigned iovcnt, struct tag_bad *bad,
-		     unsigned max, unsigned *nbad)
+/*
+ * What tag_walk() does with each block of its range: the block's tag block and slot, its
+ * CRC; under the role's lock. 0 or -errno, which stops the walk.
+ */
+typedef int (*tag_walk_fn)(struct tag_cblock *cb, unsigned slot, uint64_t blk, uint32_t crc,
+			   void *arg);
+
+/*
+ * The blocks of [off, off + len of @p iov) of @p role, TAG_STORE_BATCH at a time: their CRCs
+ * computed without the lock, then each handed to @p fn with its tag block (read in if not
+ * cached) under the lock. 0 or the first -errno.
+ */
+static int tag_walk(struct graid_array *a, unsigned role, uint64_t off,
+		    const struct iovec *iov, unsigned iovcnt, tag_walk_fn fn, void *arg)
 {
 	uint64_t len = tag_iov_bytes(iov, iovcnt);
 	struct tag_cursor c = { .iov = iov, .cnt = iovcnt };
 	uint64_t first = off / TAG_DATA_BLOCK, n = len / TAG_DATA_BLOCK;
-	unsigned found = 0;
 	int rc = tag_range(a, role, off, len);
 
-	if (nbad)
-		*nbad = 0;
+	/*
+	 * Inline (the tags in the blocks' NVMe metadata): a read was checked as it ended against
+	 * the metadata it brought, and a write's metadata got its tags as its bytes went out.
+	 */
 	if (rc || tag_inline_role(a, role))
-		return rc; /* inline: checked as the read ended, against the metadata it brought */
-	for (uint64_t done = 0; done < n && rc == 0;) {
+		return rc;
+	for (uint64_t done = 0; rc == 0 && done < n;) {
 		struct tag_role *tr = &a->tags->role[role];
 		unsigned b = n - done < TAG_STORE_BATCH ? (unsigned)(n - done) : TAG_STORE_BATCH;
 		uint32_t crc[TAG_STORE_BATCH];
@@ -447,23 +471,79 @@ int tag_store_verify(struct graid_array *a, unsigned role, uint64_t off,
 
 			if (!cb || cb->index != tag_block_index(blk))
 				rc = tag_get(a, role, tag_block_index(blk), false, &cb);
-			if (rc || tag_holds(tag_at(cb, tag_slot(blk)), crc[j]) ||
-			    tag_pend_accepts(cb, tag_slot(blk), crc[j]))
-				continue;
-			if (found < max && bad)
-				bad[found].block = blk;
-			found++;
+			if (rc == 0)
+				rc = fn(cb, tag_slot(blk), blk, crc[j], arg);
 		}
 		pthread_mutex_unlock(&tr->lock);
 		done += b;
 	}
+	return rc;
+}
+
+/* tag_store_verify()'s count of bad blocks, and where the first ones go. */
+struct tag_verify_arg {
+	struct tag_bad *bad;
+	unsigned max, found;
+};
+
+static int tag_verify_one(struct tag_cblock *cb, unsigned slot, uint64_t blk, uint32_t crc,
+			  void *arg)
+{
+	struct tag_verify_arg *v = arg;
+
+	if (tag_holds(tag_at(cb, slot), crc) || tag_pend_accepts(cb, slot, crc))
+		return 0;
+	if (v->found < v->max && v->bad)
+		v->bad[v->found].block = blk;
+	v->found++;
+	return 0;
+}
+
+int tag_store_verify(struct graid_array *a, unsigned role, uint64_t off,
+		     const struct iovec *iov, unsigned iovcnt, struct tag_bad *bad,
+		     unsigned max, unsigned *nbad)
+{
+	struct tag_verify_arg v = { .bad = bad, .max = max };
+	int rc;
+
+	if (nbad)
+		*nbad = 0;
+	rc = tag_walk(a, role, off, iov, iovcnt, tag_verify_one, &v);
 	if (rc)
 		return rc;
-	if (!found)
+	if (!v.found)
 		return 0;
 	if (nbad)
-		*nbad = found < max ? found : max;
+		*nbad = v.found < max ? v.found : max;
 	return -EBADMSG;
+}
+
+void tag_store_prefetch(struct graid_array *a, unsigned role, uint64_t off, uint64_t len)
+{
+	const uint64_t first = off / TAG_DATA_BLOCK;
+	struct tag_role *tr;
+	const struct tag_cblock *cb;
+
+	if (len == 0 || tag_range(a, role, off, len) || tag_inline_role(a, role))
+		return;
+	tr = &a->tags->role[role];
+	/* A hint: never waits for another thread's verify or write. */
+	if (pthread_mutex_trylock(&tr->lock))
+		return;
+	cb = tag_find(tr, tag_block_index(first));
+	if (cb) {
+		uint64_t last = (off + len) / TAG_DATA_BLOCK - 1;
+		uintptr_t at, end;
+
+		if (tag_block_index(last) != cb->index)
+			last = (cb->index + 1) * TAGS_PER_BLOCK - 1;
+		at = (uintptr_t)(cb->img + (size_t)tag_slot(first) * TAG_BYTES) & ~(uintptr_t)63;
+		end = (uintptr_t)(cb->img + (size_t)tag_slot(last) * TAG_BYTES);
+		/* Not loads: the unlock does not wait for them to arrive. */
+		for (unsigned k = 0; at <= end && k < TAG_PREFETCH_LINES; at += 64, k++)
+			__builtin_prefetch((const void *)at);
+	}
+	pthread_mutex_unlock(&tr->lock);
 }
 
 /* One write over the block in @p slot ended; the tag it leaves once no write is in flight. */
@@ -579,37 +659,19 @@ void tag_store_write_end(struct graid_array *a, unsigned role, uint64_t off, uin
 	pthread_mutex_unlock(&tr->lock);
 }
 
+static int tag_set_one(struct tag_cblock *cb, unsigned slot, uint64_t blk, uint32_t crc,
+		       void *arg)
+{
+	(void)blk;
+	(void)arg;
+	tag_put(cb, slot, tag_make(crc));
+	return 0;
+}
+
 int tag_store_set(struct graid_array *a, unsigned role, uint64_t off,
 		  const struct iovec *iov, unsigned iovcnt)
 {
-	uint64_t len = tag_iov_bytes(iov, iovcnt);
-	struct tag_cursor c = { .iov = iov, .cnt = iovcnt };
-	uint64_t first = off / TAG_DATA_BLOCK, n = len / TAG_DATA_BLOCK;
-	int rc = tag_range(a, role, off, len);
-
-	/* Inline: the blocks' metadata got their tags as their bytes were written. */
-	if (rc == 0 && tag_inline_role(a, role))
-		return 0;
-	for (uint64_t done = 0; rc == 0 && done < n;) {
-		struct tag_role *tr = &a->tags->role[role];
-		unsigned b = n - done < TAG_STORE_BATCH ? (unsigned)(n - done) : TAG_STORE_BATCH;
-		uint32_t crc[TAG_STORE_BATCH];
-		struct tag_cblock *cb = NULL;
-
-		tag_crcs(a, role, first + done, b, &c, crc);
-		pthread_mutex_lock(&tr->lock);
-		for (unsigned j = 0; j < b && rc == 0; j++) {
-			uint64_t blk = first + done + j;
-
-			if (!cb || cb->index != tag_block_index(blk))
-				rc = tag_get(a, role, tag_block_index(blk), false, &cb);
-			if (rc == 0)
-				tag_put(cb, tag_slot(blk), tag_make(crc[j]));
-		}
-		pthread_mutex_unlock(&tr->lock);
-		done += b;
-	}
-	return rc;
+	return tag_walk(a, role, off, iov, iovcnt, tag_set_one, NULL);
 }
 
 /*

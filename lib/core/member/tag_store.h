@@ -38,6 +38,16 @@ int tag_store_verify(struct graid_array *a, unsigned role, uint64_t off,
 		     unsigned max, unsigned *nbad);
 
 /*
+ * A read of [off, off + len) of @p role's data area ended and is about to be verified: the
+ * cached tags tag_store_verify() will check it against are asked into the CPU's cache, so
+ * that a caller with several reads to verify asks for all of their tags first and waits
+ * on memory once rather than once a read. A hint only: it reads nothing from the member,
+ * changes nothing, and does nothing when the role's lock is busy, the tags are not cached,
+ * or the range is not one tag_store_verify() takes.
+ */
+void tag_store_prefetch(struct graid_array *a, unsigned role, uint64_t off, uint64_t len);
+
+/*
  * A write of [off, off + len) of @p role about to be issued with the data in @p iov: the new
  * tags are computed and held as pending (verify accepts the old tag or the new one) until
  * tag_store_write_end(). 0 or -errno (-ENOMEM, or a tag block unreadable).
