@@ -268,6 +268,31 @@ Test(reshape_format, the_sample_and_its_neighbours_are_valid)
 	cr_assert_eq(rec_try(&r, &why), 0, "%s", why);
 }
 
+/*
+ * A resume reads a staged range from the first copy alone (FORMAT.md: "whole only in the
+ * first staged copy"), so a record naming only the second one names no copy it could read.
+ */
+Test(reshape_format, a_staged_range_without_its_first_copy_is_refused)
+{
+	struct reshape_record r = rec_sample();
+	const char *why;
+
+	r.new_geo.nmembers = 6;
+	r.nadded = 2;
+	r.stage_role[0] = RESHAPE_ROLE_NONE;
+	r.stage_member_off[0] = 0;
+	r.stage_role[1] = 5;
+	r.stage_member_off[1] = 60 * MiB;
+	cr_assert_eq(rec_try(&r, &why), -EPROTO, "accepted: %s", why);
+	cr_assert_str_eq(why, "a staged range without its first staging copy");
+	/* The same copy named first is a record a resume can use. */
+	r.stage_role[0] = 5;
+	r.stage_member_off[0] = 60 * MiB;
+	r.stage_role[1] = RESHAPE_ROLE_NONE;
+	r.stage_member_off[1] = 0;
+	cr_assert_eq(rec_try(&r, &why), 0, "%s", why);
+}
+
 Test(reshape_format, the_newest_copy_of_the_array_wins)
 {
 	struct reshape_record a = rec_sample(), b = a, c = a, other = a;

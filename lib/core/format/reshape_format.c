@@ -214,6 +214,9 @@ static int stage_check(const struct reshape_record *r, uint64_t end, uint64_t un
 	}
 	if (copies == 0)
 		return bad(why, "a staged range with no staging copy");
+	/* A resume reads the staged range from the first copy alone (reshape_map.c). */
+	if (r->stage_role[0] == RESHAPE_ROLE_NONE)
+		return bad(why, "a staged range without its first staging copy");
 	if (r->phase == RESHAPE_PHASE_STAGED &&
 	    (r->direction != RESHAPE_FORWARD || r->position < r->stage_array_off ||
 	     r->position >= r->stage_array_off + r->stage_bytes))
