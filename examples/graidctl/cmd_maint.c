@@ -378,9 +378,9 @@ void gctl_scrub_print(const struct graid_scrub_report *rep, int repair, double s
 	       (unsigned long long)rep->stripes_checked, (unsigned long long)rep->skipped,
 	       (unsigned long long)rep->mismatches, (unsigned long long)rep->repaired);
 	if (rep->rewritten)
-		printf("  %llu block%s of 4 KiB a member could not read (or read wrong: a checksum) "
-		       "rebuilt from the others and written back (the member stays)\n", (unsigned long long)rep->rewritten,
-		       rep->rewritten == 1 ? "" : "s");
+		printf("  %llu block%s of 4 KiB a member could not read (or read wrong: a "
+		       "checksum) rebuilt from the others and written back (the member stays)\n",
+		       (unsigned long long)rep->rewritten, rep->rewritten == 1 ? "" : "s");
 	if (rep->skipped)
 		printf("  %llu stripes could not be checked: a member they use is out, or a block "
 		       "in them has no redundancy left\n", (unsigned long long)rep->skipped);

@@ -537,9 +537,10 @@ struct graid_member_info {
 	/**
 	 * 4 KiB blocks of this role that failed their checksum when read since the open, or
 	 * since the role's last replacement (a spare, replace or replace in service starts it
-	 * at 0); not kept across a close. Each mismatch counts once, healed (data or tag wrong)
-	 * or not (the read failed -EIO), though read again before its repair; a block that fails
-	 * again after its repair counts again. Not counted: mismatches in regions still to resync
+	 * at 0); not kept across a close. A healed mismatch (data or tag wrong) counts once,
+	 * though read again before its repair; a block that fails again after its repair counts
+	 * again; a block beyond repair counts at each read that fails -EIO for it. Not counted:
+	 * a replace's reads of its source roles; mismatches in regions still to resync
 	 * after a crash (::GRAID_EVENT_CSUM_UNVERIFIED). Never an I/O error (@c errors), nor a
 	 * read error against the member. 0 on arrays without checksums, for spares, and for a
 	 * read-only look (its own reads only: a holder's count is its control endpoint's).

@@ -48,9 +48,10 @@ static bool replace_source_check(struct graid_array *a, unsigned m, uint64_t off
 	for (unsigned i = 0; i < nbad && i < REPLACE_CSUM_UNITS; i++)
 		bbl_cols_set(bad, (unsigned)(tb[i].block - off / BBL_UNIT));
 	if (nbad)
-		graid__log(GRAID_LOG_WARNING, "replace of member %u's copy: %u block(s) of member "
-			   "%u's data-area bytes %llu..%llu failed their checksums: not used", m,
-			   nbad, m, (unsigned long long)off, (unsigned long long)(off + len));
+		graid__log(GRAID_LOG_WARNING, "replace: %u block(s) of source member %u's data-area "
+			   "bytes %llu..%llu failed their checksums: not used (left to its next "
+			   "read or scrub)", nbad, m, (unsigned long long)off,
+			   (unsigned long long)(off + len));
 	return true;
 }
 
