@@ -391,3 +391,69 @@ Test(tag_inline, the_tag_store_holds_nothing_for_an_inline_role)
 		cr_assert_eq(zero[i], 0, "role 1's tag area never written");
 	ti_close(a);
 }
+
+/*
+ * A read issued to role 1's device ends after another device took the role (a replace's
+ * swap does not wait for reads): its metadata is laid out as the old device's format, and
+ * must be read so, not as the new device's.
+ */
+Test(tag_inline, a_read_of_a_replaced_device_is_checked_by_its_own_format)
+{
+	struct graid_array *a = ti_array();
+	struct member_nvme *n = &a->members[1].dev.nvme;
+	uint8_t buf[3 * TI_BLK];
+	struct member_io_fault mf;
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	uint8_t *meta;
+
+	ti_fill(buf, 3, 5);
+	meta = ti_write_meta(a, 20, buf, 3);
+	memset(&mf, 0, sizeof(mf));
+	mf.off = 20 * TI_BLK;
+	mf.buf = buf;
+	mf.meta_tags = true;
+	cr_assert_eq(tag_inline_prep(&a->members[1], false, &iov, 1,
+				     a->data_offset + 20 * TI_BLK, &mf), 0);
+	memcpy(mf.meta, meta, 48);
+	tag_inline_end(&mf, false, sizeof(buf), (int)sizeof(buf));
+	/* The swap: the new device is a file (its tags in the tag area, no metadata). */
+	memset(n, 0, sizeof(*n));
+	tag_inline_attach(a, 1);
+	cr_assert_not(tag_inline_role(a, 1));
+	cr_assert(tag_inline_checks(&mf));
+	cr_assert_eq(tag_inline_verify(a, 1, &mf, sizeof(buf)), (int)sizeof(buf),
+		     "the bytes hold the tags their device's metadata brought");
+	cr_assert_eq(atomic_load(&a->members[1].role.csum_errors), 0);
+	free(meta);
+	ti_close(a);
+}
+
+/*
+ * The same read ending while the swap has put the new device's identity in the role but not
+ * yet decided where its tags are (its key fields still the new device's own, unset).
+ */
+Test(tag_inline, a_read_ending_inside_a_swap_is_checked_with_the_roles_key)
+{
+	struct graid_array *a = ti_array();
+	struct member_nvme *n = &a->members[1].dev.nvme;
+	uint8_t buf[2 * TI_BLK];
+	struct member_io_fault mf;
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	uint8_t *meta;
+
+	ti_fill(buf, 2, 6);
+	meta = ti_write_meta(a, 30, buf, 2);
+	memset(&mf, 0, sizeof(mf));
+	mf.off = 30 * TI_BLK;
+	mf.buf = buf;
+	mf.meta_tags = true;
+	cr_assert_eq(tag_inline_prep(&a->members[1], false, &iov, 1,
+				     a->data_offset + 30 * TI_BLK, &mf), 0);
+	memcpy(mf.meta, meta, 32);
+	tag_inline_end(&mf, false, sizeof(buf), (int)sizeof(buf));
+	memset(n, 0, sizeof(*n)); /* m->dev = the new device's, before tag_inline_attach() */
+	cr_assert_eq(tag_inline_verify(a, 1, &mf, sizeof(buf)), (int)sizeof(buf));
+	cr_assert_eq(atomic_load(&a->members[1].role.csum_errors), 0);
+	free(meta);
+	ti_close(a);
+}

@@ -65,9 +65,14 @@ struct member_io_fault {
 	 * A passthrough member whose format has metadata (member/tag_inline.h): the buffer every
 	 * command's metadata comes from, allocated at prep and freed at the end; where the I/O
 	 * starts on the member (bytes); whether the buffer carries the role's tags; and whether
-	 * a piece of a read failed the drive's end-to-end check.
+	 * a piece of a read failed the drive's end-to-end check. meta_fmt and meta_prefix: the
+	 * format of the device it was issued to, as the buffer is laid out, and the role's tag
+	 * key, both taken at prep (a replace's swap does not wait for reads: by the I/O's end
+	 * the role may have another device, or one whose fields are not yet set).
 	 */
 	void *meta;
+	struct nvme_meta_fmt meta_fmt;
+	uint32_t meta_prefix;
 	uint64_t meta_at;
 	bool meta_tags;
 	bool e2e;

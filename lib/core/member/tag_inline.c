@@ -63,6 +63,8 @@ int tag_inline_prep(const struct member *m, bool write, const struct iovec *iov,
 
 	mf->meta = NULL;
 	mf->meta_at = at;
+	mf->meta_fmt = n->meta;
+	mf->meta_prefix = n->tag_prefix;
 	for (unsigned i = 0; i < c.cnt; i++)
 		bytes += c.iov[i].iov_len;
 	mlen = nvme_meta_len(&n->meta, bytes);
@@ -126,14 +128,13 @@ void tag_inline_end(struct member_io_fault *mf, bool write, uint32_t len, int re
 }
 
 /* Whether block @p i of the read holds its tag; *@p fp its bytes' CRC-32C if not. */
-static bool ti_block_holds(const struct graid_array *a, unsigned member,
-			   const struct member_io_fault *mf, struct ti_cursor *c, uint64_t i)
+static bool ti_block_holds(const struct member_io_fault *mf, struct ti_cursor *c, uint64_t i)
 {
-	const struct member_nvme *n = &a->members[member].dev.nvme;
 	uint64_t block = mf->off / TAG_DATA_BLOCK + i;
-	uint32_t crc = ti_crc(c, tag_crc_begin_at(n->tag_prefix, block));
+	uint32_t crc = ti_crc(c, tag_crc_begin_at(mf->meta_prefix, block));
 
-	return tag_holds(nvme_meta_tag_get(mf->meta, &n->meta, i), crc);
+	/* As the read was issued: the role may have another device, or a half-set one, now. */
+	return tag_holds(nvme_meta_tag_get(mf->meta, &mf->meta_fmt, i), crc);
 }
 
 /*
@@ -192,7 +193,7 @@ int tag_inline_verify(struct graid_array *a, unsigned member, struct member_io_f
 			memset(e2e_bad, 1, nblocks * sizeof(*e2e_bad)); /* every block of it, then */
 	}
 	for (uint64_t i = 0; rc == 0 && i < nblocks; i++) {
-		if (mf->e2e ? !e2e_bad[i] : ti_block_holds(a, member, mf, &c, i))
+		if (mf->e2e ? !e2e_bad[i] : ti_block_holds(mf, &c, i))
 			continue;
 		/* Only a mismatch allocates: the success path is the check alone. */
 		if (!bad && !(bad = malloc(nblocks * sizeof(*bad))))
