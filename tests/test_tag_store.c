@@ -648,7 +648,8 @@ static void ts_pf_fill_cache(struct graid_array *a, uint8_t *buf)
 		cr_assert_eq(ts_set_tags(a, 1, TS_PF_BLK(k), buf, 1), 0);
 	}
 	for (unsigned k = 0; k < 16; k++)
-		cr_assert_eq(ts_disk_tag(a, 1, TS_PF_BLK(k)), 0, "tag block %u cached, not written", k);
+		cr_assert_eq(ts_disk_tag(a, 1, TS_PF_BLK(k)), 0, "tag block %u cached, not written",
+			     k);
 }
 
 static tag_t ts_pf_tag(struct graid_array *a, uint8_t *buf, unsigned k)
@@ -673,8 +674,7 @@ Test(tag_store_chains, a_prefetch_neither_reads_a_tag_block_in_nor_gives_one_a_s
 	tag_store_prefetch(a, 1, a->lay.member_bytes, TS_BLK);
 	/* Nothing was read in: nothing was evicted to make room. */
 	for (unsigned k = 0; k < 16; k++)
-		cr_assert_eq(ts_disk_tag(a, 1, TS_PF_BLK(k)), 0, "tag block %u after the prefetches",
-			     k);
+		cr_assert_eq(ts_disk_tag(a, 1, TS_PF_BLK(k)), 0, "tag block %u, prefetches", k);
 	/* The next miss evicts the oldest block, prefetched or not. */
 	ts_fill(buf, TS_PF_BLK(16), 1, 3);
 	cr_assert_eq(ts_set_tags(a, 1, TS_PF_BLK(16), buf, 1), 0);
