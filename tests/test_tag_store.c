@@ -616,7 +616,8 @@ Test(tag_store_chains, tag_blocks_sharing_a_bucket_are_kept_apart_through_evicti
 	for (unsigned k = 0; k < TS_CHAIN_BLOCKS; k++) {
 		ts_fill(buf, TS_CHAIN_BLK(k), 1, k == 16 ? 4 : 3);
 		cr_assert_eq(ts_disk_tag(a, 1, TS_CHAIN_BLK(k)),
-			     tag_make(tag_crc(a->uuid, 1, TS_CHAIN_BLK(k), buf)), "tag block %u", k);
+			     tag_make(tag_crc(a->uuid, 1, TS_CHAIN_BLK(k), buf)), "tag block %u",
+			     k);
 	}
 	/* What eviction wrote out and a reopen reads back is the same. */
 	cr_assert_eq(graid_array_close(a), 0);
