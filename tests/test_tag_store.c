@@ -616,7 +616,8 @@ Test(tag_store_chains, tag_blocks_sharing_a_bucket_are_kept_apart_through_evicti
 	for (unsigned k = 0; k < TS_CHAIN_BLOCKS; k++) {
 		ts_fill(buf, TS_CHAIN_BLK(k), 1, k == 16 ? 4 : 3);
 		cr_assert_eq(ts_disk_tag(a, 1, TS_CHAIN_BLK(k)),
-			     tag_make(tag_crc(a->uuid, 1, TS_CHAIN_BLK(k), buf)), "tag block %u", k);
+			     tag_make(tag_crc(a->uuid, 1, TS_CHAIN_BLK(k), buf)), "tag block %u",
+			     k);
 	}
 	/* What eviction wrote out and a reopen reads back is the same. */
 	cr_assert_eq(graid_array_close(a), 0);
@@ -631,3 +632,76 @@ Test(tag_store_chains, tag_blocks_sharing_a_bucket_are_kept_apart_through_evicti
 	cr_assert_eq(graid_array_close(a), 0);
 #undef TS_CHAIN_BLK
 }
+
+/*
+ * tag_store_prefetch() is a hint: it finds a cached tag block and asks for its lines, and
+ * nothing else. Sixteen blocks cached per role (the chain suite's budget), each put in by a
+ * miss, so none has its second chance: the next miss evicts the oldest, whose dirty tags
+ * then appear on disk. A prefetch that counted as a use (the reference bit) or that read a
+ * tag block in (a miss, evicting another) shows as a different block written out.
+ */
+#define TS_PF_BLK(k) ((uint64_t)(k) * TAGS_PER_BLOCK + 3u)
+
+static void ts_pf_fill_cache(struct graid_array *a, uint8_t *buf)
+{
+	for (unsigned k = 0; k < 16; k++) {
+		ts_fill(buf, TS_PF_BLK(k), 1, 3);
+		cr_assert_eq(ts_set_tags(a, 1, TS_PF_BLK(k), buf, 1), 0);
+	}
+	for (unsigned k = 0; k < 16; k++)
+		cr_assert_eq(ts_disk_tag(a, 1, TS_PF_BLK(k)), 0, "tag block %u cached, not written",
+			     k);
+}
+
+static tag_t ts_pf_tag(struct graid_array *a, uint8_t *buf, unsigned k)
+{
+	ts_fill(buf, TS_PF_BLK(k), 1, 3);
+	return tag_make(tag_crc(a->uuid, 1, TS_PF_BLK(k), buf));
+}
+
+Test(tag_store_chains, a_prefetch_neither_reads_a_tag_block_in_nor_gives_one_a_second_chance)
+{
+	struct graid_array *a = ts_created();
+	static uint8_t buf[TS_BLK];
+
+	ts_pf_fill_cache(a, buf);
+	/* The oldest block, a range into the next tag block, an uncached one, and nonsense. */
+	tag_store_prefetch(a, 1, TS_PF_BLK(0) * TS_BLK, TS_BLK);
+	tag_store_prefetch(a, 1, TS_PF_BLK(0) * TS_BLK, (uint64_t)TAGS_PER_BLOCK * TS_BLK);
+	tag_store_prefetch(a, 1, TS_PF_BLK(17) * TS_BLK, 8 * TS_BLK);
+	tag_store_prefetch(a, 1, TS_PF_BLK(0) * TS_BLK, 0);
+	tag_store_prefetch(a, 1, TS_PF_BLK(0) * TS_BLK + 512, TS_BLK);
+	tag_store_prefetch(a, 7, 0, TS_BLK);
+	tag_store_prefetch(a, 1, a->lay.member_bytes, TS_BLK);
+	/* Nothing was read in: nothing was evicted to make room. */
+	for (unsigned k = 0; k < 16; k++)
+		cr_assert_eq(ts_disk_tag(a, 1, TS_PF_BLK(k)), 0, "tag block %u, prefetches", k);
+	/* The next miss evicts the oldest block, prefetched or not. */
+	ts_fill(buf, TS_PF_BLK(16), 1, 3);
+	cr_assert_eq(ts_set_tags(a, 1, TS_PF_BLK(16), buf, 1), 0);
+	cr_assert_eq(ts_disk_tag(a, 1, TS_PF_BLK(0)), ts_pf_tag(a, buf, 0));
+	cr_assert_eq(ts_disk_tag(a, 1, TS_PF_BLK(1)), 0);
+	/* And its tags are still checked as ever. */
+	ts_fill(buf, TS_PF_BLK(0), 1, 3);
+	cr_assert_eq(ts_verify(a, 1, TS_PF_BLK(0), buf, 1, NULL, 0, NULL), 0);
+	buf[5] ^= 1;
+	cr_assert_eq(ts_verify(a, 1, TS_PF_BLK(0), buf, 1, NULL, 0, NULL), -EBADMSG);
+	cr_assert_eq(graid_array_close(a), 0);
+}
+
+/* The same with a verify where the prefetch was: a use, so the block after it goes instead. */
+Test(tag_store_chains, a_verify_where_the_prefetch_was_gives_the_block_its_second_chance)
+{
+	struct graid_array *a = ts_created();
+	static uint8_t buf[TS_BLK];
+
+	ts_pf_fill_cache(a, buf);
+	ts_fill(buf, TS_PF_BLK(0), 1, 3);
+	cr_assert_eq(ts_verify(a, 1, TS_PF_BLK(0), buf, 1, NULL, 0, NULL), 0);
+	ts_fill(buf, TS_PF_BLK(16), 1, 3);
+	cr_assert_eq(ts_set_tags(a, 1, TS_PF_BLK(16), buf, 1), 0);
+	cr_assert_eq(ts_disk_tag(a, 1, TS_PF_BLK(0)), 0);
+	cr_assert_eq(ts_disk_tag(a, 1, TS_PF_BLK(1)), ts_pf_tag(a, buf, 1));
+	cr_assert_eq(graid_array_close(a), 0);
+}
+#undef TS_PF_BLK
