@@ -119,10 +119,10 @@ static int csum_ab_profile(struct graid_array *arr[2], const struct ab_opts *o,
 	       res[0].iops > 0 ? 100.0 * res[1].iops / res[0].iops : 0.0, 100.0 * med,
 	       100.0 * target, 100.0 * med >= 100.0 * target ? "met" : "NOT met");
 	/* The spread of the rounds' ratios, by which a median is read on a busy machine. */
+	/* Quartiles by nearest rank from the bottom: ranks (n-1)/4 and 3(n-1)/4 of 0..n-1. */
 	printf("#   %s, %u rounds' on/off: min %.1f %%, quartiles %.1f-%.1f %%, max %.1f %%\n",
-	       p->name, o->repeat, 100.0 * ratio[0], 100.0 * ratio[o->repeat / 4],
-	       100.0 * ratio[(3 * o->repeat) / 4 < o->repeat ? (3 * o->repeat) / 4 : o->repeat - 1],
-	       100.0 * ratio[o->repeat - 1]);
+	       p->name, o->repeat, 100.0 * ratio[0], 100.0 * ratio[(o->repeat - 1) / 4],
+	       100.0 * ratio[3 * (o->repeat - 1) / 4], 100.0 * ratio[o->repeat - 1]);
 	return 0;
 }
 

@@ -669,9 +669,10 @@ struct graid_given_info {
  *           namespace, an NVMe generic device whose LBA format's metadata cannot be
  *           carried (extended LBAs, or protection information with a guard other than
  *           16 bits; the log says which: docs/NVME.md, "Metadata and protection
- *           information"), or a generic device in a libgraid built without libnvme; -EIO a member failed while
- *           being written; -ENOMEM out of memory, or the array's worker thread
- *           (spares, background rebuilds) could not be started.
+ *           information"), or a generic device in a libgraid built without
+ *           libnvme; -EIO a member failed while being written; -ENOMEM out of memory,
+ *           or the array's worker thread (spares, background rebuilds) could not
+ *           be started.
  *   On any failure before member data is written, no member is modified.
  */
 GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,

@@ -198,10 +198,23 @@ static int replace_swap_maps(struct graid_array *a, struct array_replace *r)
 static int replace_copy_tags(struct graid_array *a, struct array_replace *r)
 {
 	struct member *old = &a->members[r->role];
+	const struct member_nvme *nv = &r->dev.dev.nvme;
 	const size_t piece = 1u << 20;
 	uint8_t *buf = NULL;
 	int rc = tag_store_flush(a);
 
+	/*
+	 * A device that keeps the role's tags in its blocks' metadata never reads its tag area;
+	 * zeroed, it holds no stale tags for a later open of the role through another name
+	 * (its block device) to meet.
+	 */
+	if (rc == 0 && a->csum && nv->passthru && nv->meta.mode == NVME_META_TAG) {
+		rc = member_zero_range(&r->dev, a->tag_offset, a->tag_bytes);
+		if (rc)
+			graid__log(GRAID_LOG_ERR, "replace of member %u: the tag area of %s could "
+				   "not be zeroed: %s", r->role, r->dev.dev.path, graid_strerror(rc));
+		return rc;
+	}
 	if (rc == 0 && posix_memalign((void **)&buf, ARRAY_ALIGN, piece)) {
 		buf = NULL;
 		rc = -ENOMEM;
