@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #define TAG_DATA_BLOCK 4096u  /* the data a tag covers */
 #define TAG_BLOCK_BYTES 4096u /* one block of the tag area */
@@ -102,6 +103,33 @@ static inline uint64_t tag_block_index(uint64_t block)
 static inline unsigned tag_slot(uint64_t block)
 {
 	return (unsigned)(block % TAGS_PER_BLOCK);
+}
+
+/* A walk over an iovec, one 4096-byte block at a time, whatever its pieces' lengths. */
+struct tag_iov_cursor {
+	const struct iovec *iov;
+	unsigned cnt, i;
+	size_t at;
+};
+
+/* @p reg (from tag_crc_begin_at()) fed the next 4096 bytes under @p c, and ended. */
+static inline uint32_t tag_iov_crc(struct tag_iov_cursor *c, uint32_t reg)
+{
+	size_t need = TAG_DATA_BLOCK;
+
+	while (need && c->i < c->cnt) {
+		size_t avail = c->iov[c->i].iov_len - c->at;
+		size_t n = avail < need ? avail : need;
+
+		reg = tag_crc_feed(reg, (const uint8_t *)c->iov[c->i].iov_base + c->at, n);
+		c->at += n;
+		need -= n;
+		if (c->at == c->iov[c->i].iov_len) {
+			c->i++;
+			c->at = 0;
+		}
+	}
+	return tag_crc_end(reg);
 }
 
 #endif /* LIBGRAID_CORE_TAG_FORMAT_H */

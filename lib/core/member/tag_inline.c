@@ -28,37 +28,11 @@ void tag_inline_attach(struct graid_array *a, unsigned role)
 			   n->meta.tag_at, n->meta.tag_at + TAG_BYTES - 1, n->meta.ms);
 }
 
-/* A walk over a transfer, 4096 bytes at a time, whatever its pieces' lengths. */
-struct ti_cursor {
-	const struct iovec *iov;
-	unsigned cnt, i;
-	size_t at;
-};
-
-static uint32_t ti_crc(struct ti_cursor *c, uint32_t reg)
-{
-	size_t need = TAG_DATA_BLOCK;
-
-	while (need && c->i < c->cnt) {
-		size_t avail = c->iov[c->i].iov_len - c->at;
-		size_t n = avail < need ? avail : need;
-
-		reg = tag_crc_feed(reg, (const uint8_t *)c->iov[c->i].iov_base + c->at, n);
-		c->at += n;
-		need -= n;
-		if (c->at == c->iov[c->i].iov_len) {
-			c->i++;
-			c->at = 0;
-		}
-	}
-	return tag_crc_end(reg);
-}
-
 int tag_inline_prep(const struct member *m, bool write, const struct iovec *iov,
 		    unsigned iovcnt, uint64_t at, struct member_io_fault *mf)
 {
 	const struct member_nvme *n = &m->dev.nvme;
-	struct ti_cursor c = { .iov = iov, .cnt = iovcnt };
+	struct tag_iov_cursor c = { .iov = iov, .cnt = iovcnt };
 	uint64_t bytes = 0, mlen;
 
 	mf->meta = NULL;
@@ -82,7 +56,7 @@ int tag_inline_prep(const struct member *m, bool write, const struct iovec *iov,
 		uint64_t block = mf->off / TAG_DATA_BLOCK + i;
 
 		nvme_meta_tag_put(mf->meta, &n->meta, i,
-				  tag_make(ti_crc(&c, tag_crc_begin_at(n->tag_prefix, block))));
+				  tag_make(tag_iov_crc(&c, tag_crc_begin_at(n->tag_prefix, block))));
 	}
 	return 0;
 }
@@ -128,10 +102,11 @@ void tag_inline_end(struct member_io_fault *mf, bool write, uint32_t len, int re
 }
 
 /* Whether block @p i of the read holds its tag; *@p fp its bytes' CRC-32C if not. */
-static bool ti_block_holds(const struct member_io_fault *mf, struct ti_cursor *c, uint64_t i)
+static bool ti_block_holds(const struct member_io_fault *mf, struct tag_iov_cursor *c,
+			   uint64_t i)
 {
 	uint64_t block = mf->off / TAG_DATA_BLOCK + i;
-	uint32_t crc = ti_crc(c, tag_crc_begin_at(mf->meta_prefix, block));
+	uint32_t crc = tag_iov_crc(c, tag_crc_begin_at(mf->meta_prefix, block));
 
 	/* As the read was issued: the role may have another device, or a half-set one, now. */
 	return tag_holds(nvme_meta_tag_get(mf->meta, &mf->meta_fmt, i), crc);
@@ -174,7 +149,7 @@ int tag_inline_verify(struct graid_array *a, unsigned member, struct member_io_f
 	struct iovec one = { .iov_base = mf->buf, .iov_len = len };
 	const struct iovec *iov = mf->iov ? mf->iov : &one;
 	const unsigned iovcnt = mf->iov ? mf->iovcnt : 1;
-	struct ti_cursor c = { .iov = iov, .cnt = iovcnt };
+	struct tag_iov_cursor c = { .iov = iov, .cnt = iovcnt };
 	const uint64_t nblocks = len / TAG_DATA_BLOCK;
 	uint64_t *bad = NULL, nbad = 0, fresh = 0;
 	bool *e2e_bad = NULL;

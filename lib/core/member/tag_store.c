@@ -396,40 +396,14 @@ static uint64_t tag_iov_bytes(const struct iovec *iov, unsigned iovcnt)
 	return n;
 }
 
-/* A walk over an iovec, 4096 bytes at a time, whatever its pieces' lengths. */
-struct tag_cursor {
-	const struct iovec *iov;
-	unsigned cnt, i;
-	size_t at;
-};
-
-static uint32_t tag_cursor_crc(struct tag_cursor *c, uint32_t reg)
-{
-	size_t need = TAG_DATA_BLOCK;
-
-	while (need && c->i < c->cnt) {
-		size_t avail = c->iov[c->i].iov_len - c->at;
-		size_t n = avail < need ? avail : need;
-
-		reg = tag_crc_feed(reg, (const uint8_t *)c->iov[c->i].iov_base + c->at, n);
-		c->at += n;
-		need -= n;
-		if (c->at == c->iov[c->i].iov_len) {
-			c->i++;
-			c->at = 0;
-		}
-	}
-	return tag_crc_end(reg);
-}
-
 /* The CRCs of the next @p n blocks under the cursor, the first block number @p block. */
 static void tag_crcs(const struct graid_array *a, unsigned role, uint64_t block, unsigned n,
-		     struct tag_cursor *c, uint32_t *crc)
+		     struct tag_iov_cursor *c, uint32_t *crc)
 {
 	const uint32_t prefix = a->tags->prefix[role];
 
 	for (unsigned j = 0; j < n; j++)
-		crc[j] = tag_cursor_crc(c, tag_crc_begin_at(prefix, block + j));
+		crc[j] = tag_iov_crc(c, tag_crc_begin_at(prefix, block + j));
 }
 
 /*
@@ -448,7 +422,7 @@ static int tag_walk(struct graid_array *a, unsigned role, uint64_t off,
 		    const struct iovec *iov, unsigned iovcnt, tag_walk_fn fn, void *arg)
 {
 	uint64_t len = tag_iov_bytes(iov, iovcnt);
-	struct tag_cursor c = { .iov = iov, .cnt = iovcnt };
+	struct tag_iov_cursor c = { .iov = iov, .cnt = iovcnt };
 	uint64_t first = off / TAG_DATA_BLOCK, n = len / TAG_DATA_BLOCK;
 	int rc = tag_range(a, role, off, len);
 
@@ -614,7 +588,7 @@ int tag_store_write_begin(struct graid_array *a, unsigned role, uint64_t off,
 			  const struct iovec *iov, unsigned iovcnt)
 {
 	uint64_t len = tag_iov_bytes(iov, iovcnt);
-	struct tag_cursor c = { .iov = iov, .cnt = iovcnt };
+	struct tag_iov_cursor c = { .iov = iov, .cnt = iovcnt };
 	uint64_t first = off / TAG_DATA_BLOCK, n = len / TAG_DATA_BLOCK, done = 0;
 	int rc = tag_range(a, role, off, len);
 
