@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The reshape record on real members: written durably to every writable member, the newest valid read back. */
+/* The reshape record on member files: written durably to every member, the newest read back. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -29,7 +29,8 @@ static struct reshape_record rr_record(struct graid_array *a, uint64_t gen, uint
 	r.position = pos;
 	r.phase = RESHAPE_PHASE_COPY;
 	r.direction = RESHAPE_FORWARD;
-	r.old_geo = (struct reshape_geom){ 5, NM - 1, CHUNK, RESHAPE_LAYOUT_DEFAULT, sb.data_bytes };
+	r.old_geo = (struct reshape_geom){ 5, NM - 1, CHUNK, RESHAPE_LAYOUT_DEFAULT,
+					   sb.data_bytes };
 	r.new_geo = (struct reshape_geom){ sb.level, sb.nmembers, sb.chunk_bytes,
 					   RESHAPE_LAYOUT_DEFAULT, sb.data_bytes };
 	r.stage_role[0] = r.stage_role[1] = RESHAPE_ROLE_NONE;
@@ -100,8 +101,8 @@ Test(reshape_rec, the_first_record_goes_to_both_blocks_then_each_to_its_generati
 	r = rr_record(a, 8, 4 * CHUNK);
 	cr_assert_eq(reshape_rec_write(a, &io, &r, false), NM);
 	for (unsigned i = 0; i < NM; i++) {
-		cr_assert_eq(rr_gen_at(s.paths[i], 0), 8, "generation 8 in block 0 of member %u", i);
-		cr_assert_eq(rr_gen_at(s.paths[i], 1), 7, "generation 7 left whole on member %u", i);
+		cr_assert_eq(rr_gen_at(s.paths[i], 0), 8, "generation 8, block 0, member %u", i);
+		cr_assert_eq(rr_gen_at(s.paths[i], 1), 7, "generation 7 kept on member %u", i);
 	}
 	cr_assert_eq(rr_read(a, &back), 0);
 	cr_assert_eq(back.generation, 8);
@@ -149,7 +150,8 @@ Test(reshape_rec, a_torn_or_stale_copy_never_hides_the_newest_valid_one, .timeou
 
 		reshape_encode(&r, buf);
 		cr_assert_geq(fd, 0);
-		cr_assert_eq(pwrite(fd, buf, sizeof(buf), GRAID_SB_RESHAPE_OFFSET), (ssize_t)sizeof(buf));
+		cr_assert_eq(pwrite(fd, buf, sizeof(buf), GRAID_SB_RESHAPE_OFFSET),
+			     (ssize_t)sizeof(buf));
 		close(fd);
 	}
 	cr_assert_eq(rr_read(a, &back), 0);
@@ -214,7 +216,7 @@ Test(reshape_rec, a_member_that_fails_the_write_is_failed, .timeout = 60)
 	r = rr_record(a, 1, 0);
 	cr_assert_eq(reshape_rec_write(a, &io, &r, true), NM - 1);
 	cr_assert_eq(atomic_load(&a->members[2].state), GRAID_MEMBER_FAILED,
-		     "the member without the record stays in");
+		     "a member without the record was left in");
 	cr_assert_eq(rr_gen_at(s.paths[2], 0), 0);
 	for (unsigned i = 0; i < NM; i++)
 		if (i != 2)

@@ -56,10 +56,10 @@ static int open_refuse_reshape(const struct assembly *as)
 	if (rc == -ENOMEM)
 		return rc;
 	if (rc) {
-		graid__log(GRAID_LOG_ERR, "open: array %s: reshape in progress, this build cannot "
-					  "resume it, and its superblocks record a reshape to RAID-%d "
-					  "of %u members but no valid record was found (%s): the array "
-					  "is damaged; nothing was written",
+		graid__log(GRAID_LOG_ERR, "open: array %s: reshape in progress, this build "
+					  "cannot resume it, and its superblocks record a reshape "
+					  "to RAID-%d of %u members but no valid record was found "
+					  "(%s): the array is damaged; nothing was written",
 			   uuid, as->fresh->level, as->fresh->nmembers, why);
 		return -EOPNOTSUPP;
 	}

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The reshape record on the members: written durably to every writable member, read back at open. */
+/* The reshape record on the members: written durably to every writable one, read back at open. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -24,7 +24,7 @@ int reshape_rec_write(struct graid_array *a, struct reshape_rec_io *io,
 	}
 	reshape_encode(r, io->buf);
 	if (start) {
-		/* One write of both blocks: before the superblocks name it, a tear costs nothing. */
+		/* Both blocks at once: no superblock names it yet, so a tear loses nothing. */
 		memcpy(io->buf + RESHAPE_COPY_BYTES, io->buf, RESHAPE_COPY_BYTES);
 		len = 2 * RESHAPE_COPY_BYTES;
 	} else {
@@ -33,8 +33,8 @@ int reshape_rec_write(struct graid_array *a, struct reshape_rec_io *io,
 	took = meta_write_all(a, &io->ring, io->buf, len, off, "reshape record", &timed);
 	meta_timed_settle(a, &timed);
 	if (took == 0) {
-		graid__log(GRAID_LOG_ERR, "reshape: no member took the record of generation %" PRIu64
-					  "; nothing may rely on it", r->generation);
+		graid__log(GRAID_LOG_ERR, "reshape: no member took the record of generation "
+					  "%" PRIu64 "; nothing may rely on it", r->generation);
 		return -EIO;
 	}
 	return took;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The reshape record on the members: written durably to every writable member, read back at open. */
+/* The reshape record on the members: written durably to every writable one, read back at open. */
 #ifndef LIBGRAID_CORE_META_RESHAPE_REC_H
 #define LIBGRAID_CORE_META_RESHAPE_REC_H
 
@@ -24,8 +24,9 @@ struct reshape_rec_io {
 
 /*
  * Write @p r to every member whose role is writable, durably, before returning. @p start:
- * the first record of a reshape, to both blocks of the area (so no copy of an earlier
- * reshape survives beside it); else to block generation mod 2 only, leaving the previous
+ * the first record of a reshape, to both blocks of the area in one write (so no copy of an
+ * earlier reshape survives beside it), before any superblock records the reshape (until
+ * then a torn write of it loses nothing); else to block generation mod 2 only, leaving the previous
  * generation whole in the other. A member that failed the write, or did not answer within
  * the I/O timeout, is failed as for any metadata write (meta_timed_settle: kept, and
  * logged, when it holds the last copy of something), so no current member is left holding
