@@ -185,6 +185,7 @@ Test(reshape_rec, a_record_for_another_geometry_is_refused, .timeout = 60)
 	r.old_geo.nmembers = NM - 1;
 	cr_assert_eq(reshape_rec_write(a, &io, &r, true), NM);
 	cr_assert_eq(rr_read(a, &back), -EPROTO);
+	cr_assert_eq(back.generation, 1, "the newest is given, for a start to go past it");
 	reshape_rec_io_free(a, &io);
 	cr_assert_eq(graid_array_close(a), 0);
 	au_remove(&s);

@@ -100,8 +100,7 @@ int reshape_rec_read(struct member *const *m, unsigned n, const struct superbloc
 		goto out;
 	}
 	rc = reshape_matches_sb(copies[best], sb, why);
-	if (rc == 0)
-		*out = *copies[best];
+	*out = *copies[best];
 out:
 	free(buf);
 	free(copies);

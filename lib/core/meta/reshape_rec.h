@@ -46,7 +46,8 @@ void reshape_rec_io_free(struct graid_array *a, struct reshape_rec_io *io);
  * which must be the record @p sb announces (reshape_matches_sb). Every copy that does not
  * decode, every read that fails, is logged naming the member and why.
  * @return 0 and *@p out filled; -ENOENT no member holds a valid copy of this array's;
- *   -EPROTO the newest one does not match @p sb (*@p why names the field); -ENOMEM.
+ *   -EPROTO the newest one does not match @p sb (*@p why names the field), *@p out filled
+ *   with it (a reshape starting goes past its generation); -ENOMEM.
  */
 int reshape_rec_read(struct member *const *m, unsigned n, const struct superblock *sb,
 		     struct reshape_record *out, const char **why);
