@@ -11,6 +11,7 @@
 
 #include "arrayutil.h"
 #include "format/superblock.h"
+#include "meta/reshape_rec.h"
 
 #define NM 4
 #define BYTES (24ull << 20)
@@ -133,5 +134,88 @@ Test(reshape_open, only_the_freshest_superblock_counts)
 	ev = sb_events(s.path[0]);
 	sb_mark(s.path[1], true, ev + 1);
 	cr_assert_eq(graid_array_open(s.paths, NM, NULL, &a), -EOPNOTSUPP);
+	au_remove(&s);
+}
+
+/*
+ * A record of the RAID-5 of 3 the array of @p s grew from, written through the open array
+ * to every member at generation @p gen, position @p pos; the array then closed.
+ */
+static void write_record(struct au_set *s, uint64_t gen, uint64_t pos)
+{
+	struct reshape_rec_io io = { 0 };
+	struct reshape_record r;
+	struct graid_array *a;
+	struct superblock sb;
+
+	cr_assert_eq(graid_array_open(s->paths, NM, NULL, &a), 0);
+	cr_assert_eq(member_read_sb(&a->members[0], &sb), 0);
+	memset(&r, 0, sizeof(r));
+	memcpy(r.array_uuid, sb.array_uuid, 16);
+	r.generation = gen;
+	r.position = pos;
+	r.phase = RESHAPE_PHASE_COPY;
+	r.old_geo = (struct reshape_geom){ 5, NM - 1, sb.chunk_bytes, 0, sb.data_bytes };
+	r.new_geo = (struct reshape_geom){ sb.level, sb.nmembers, sb.chunk_bytes, 0,
+					   sb.data_bytes };
+	r.stage_role[0] = r.stage_role[1] = RESHAPE_ROLE_NONE;
+	r.nadded = 1;
+	r.added_id[0] = sb.slot_id[NM - 1];
+	cr_assert_eq(reshape_rec_write(a, &io, &r, true), NM);
+	reshape_rec_io_free(a, &io);
+	cr_assert_eq(graid_array_close(a), 0);
+}
+
+/* The refusal's log says where the record says the reshape stands. */
+Test(reshape_open, the_refusal_names_the_records_state)
+{
+	uint64_t before[NM], after[NM];
+	struct graid_array *a = NULL;
+	char want[128];
+	struct au_set s;
+
+	make_array(&s);
+	write_record(&s, 9, 3 * 65536);
+	for (unsigned i = 0; i < NM; i++)
+		sb_mark(s.path[i], true, 0);
+	hashes(&s, before);
+	log_text[0] = '\0';
+	graid_log_set(log_keep, NULL, GRAID_LOG_ERR);
+	cr_assert_eq(graid_array_open(s.paths, NM, NULL, &a), -EOPNOTSUPP);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	cr_assert_null(a);
+	cr_assert(strstr(log_text, "reshape in progress, this build cannot resume it"), "%s",
+		  log_text);
+	snprintf(want, sizeof(want), "RAID-5 of 3 -> RAID-5 of 4, at byte %u of ", 3 * 65536);
+	cr_assert(strstr(log_text, want), "%s", log_text);
+	cr_assert(strstr(log_text, "phase COPY, generation 9"), "%s", log_text);
+	cr_assert_null(strstr(log_text, "no valid record"), "%s", log_text);
+	hashes(&s, after);
+	for (unsigned i = 0; i < NM; i++)
+		cr_assert_eq(after[i], before[i], "member %u was written", i);
+	au_remove(&s);
+}
+
+/*
+ * Superblocks that say reshaping with no valid record on any member (never written, or
+ * every copy torn): damaged, refused, and the log says so.
+ */
+Test(reshape_open, reshaping_without_a_valid_record_is_refused_as_damaged)
+{
+	struct graid_array *a = NULL;
+	struct au_set s;
+
+	make_array(&s);
+	for (unsigned i = 0; i < NM; i++)
+		sb_mark(s.path[i], true, 0);
+	log_text[0] = '\0';
+	graid_log_set(log_keep, NULL, GRAID_LOG_WARNING);
+	cr_assert_eq(graid_array_open(s.paths, NM, NULL, &a), -EOPNOTSUPP);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	cr_assert_null(a);
+	cr_assert(strstr(log_text, "no valid record was found"), "%s", log_text);
+	cr_assert(strstr(log_text, "damaged"), "%s", log_text);
+	cr_assert(strstr(log_text, "block 0: not used: no reshape record magic"),
+		  "each copy's reason is logged: %s", log_text);
 	au_remove(&s);
 }

@@ -745,7 +745,9 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
  *   -EPROTO the superblocks record a bitmap region size that does not fit the bitmap;
  *   -EOPNOTSUPP also: the freshest superblock records a reshape in progress (written by a
  *           libgraid that grows arrays), which this build cannot resume (logged, naming
- *           the array; nothing is written, read-only opens included);
+ *           the array and where its reshape record says the reshape stands, or that no
+ *           member holds a valid record, the array then damaged; nothing is written,
+ *           read-only opens included);
  *   -ENODEV/-ENOEXEC the parity engine; -EOPNOTSUPP as for graid_array_create() (NVMe
  *           generic devices); -ENOMEM out of memory, or (writable opens) the array's
  *           worker thread could not be started.

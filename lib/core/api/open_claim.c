@@ -8,6 +8,7 @@
 #include "api/open_reserve.h"
 #include "ownership/array_own.h"
 #include "member/member.h"
+#include "meta/reshape_rec.h"
 
 /* How long a takeover waits after fencing: past two of the old owner's looks (worker.c). */
 #define OPEN_FENCE_WAIT_NS (2500ull * 1000 * 1000)
@@ -32,19 +33,40 @@ static int open_none_usable(const struct assembly *as)
 /*
  * A reshape recorded by a newer libgraid: its position and both geometries are in the
  * reshape record, and reading either geometry alone would return wrong bytes, so every
- * open, a look included, is refused before anything is written (docs/RESHAPE.md).
+ * open, a look included, is refused before anything is written (docs/RESHAPE.md). The log
+ * says where the record says the reshape stands; a superblock that says reshaping with no
+ * valid record matching it on any current member is damaged (docs/FORMAT.md), refused too.
  */
 static int open_refuse_reshape(const struct assembly *as)
 {
-	char uuid[37];
+	struct member *m[GRAID_SB_MAX_MEMBERS];
+	struct reshape_record rec;
+	const char *why = NULL;
+	char uuid[37], state[256];
+	unsigned n = 0;
+	int rc;
 
 	if (!as->fresh || !sb_reshape_recorded(as->fresh))
 		return 0;
 	sb_uuid_format(as->fresh->array_uuid, uuid);
+	for (unsigned i = 0; i < as->n && n < GRAID_SB_MAX_MEMBERS; i++)
+		if (as->c[i].valid && as->c[i].join == JOIN_CURRENT)
+			m[n++] = &as->c[i].m;
+	rc = reshape_rec_read(m, n, as->fresh, &rec, &why);
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc) {
+		graid__log(GRAID_LOG_ERR, "open: array %s: reshape in progress, this build "
+					  "cannot resume it, and its superblocks record a reshape "
+					  "to RAID-%d of %u members but no valid record was found "
+					  "(%s): the array is damaged; nothing was written",
+			   uuid, as->fresh->level, as->fresh->nmembers, why);
+		return -EOPNOTSUPP;
+	}
+	reshape_rec_describe(&rec, state, sizeof(state));
 	graid__log(GRAID_LOG_ERR, "open: array %s: reshape in progress, this build cannot resume "
-				  "it (its superblocks record a reshape to RAID-%d of %u members); "
-				  "open it with a libgraid that can; nothing was written",
-		   uuid, as->fresh->level, as->fresh->nmembers);
+				  "it (%s); open it with a libgraid that can; nothing was written",
+		   uuid, state);
 	return -EOPNOTSUPP;
 }
 
