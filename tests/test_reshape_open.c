@@ -313,3 +313,46 @@ Test(reshape_open, a_spares_stale_record_is_not_read)
 	cr_assert(strstr(log_text, "no valid record was found"), "%s", log_text);
 	au_remove(&s);
 }
+
+/*
+ * Every copy not used is logged naming the member, the block and why (FORMAT.md): a valid
+ * copy of another array's record too, not only one that does not decode.
+ */
+Test(reshape_open, a_copy_of_another_arrays_record_is_logged_as_not_used)
+{
+	struct graid_array *a = NULL;
+	struct reshape_record r;
+	struct superblock sb;
+	struct au_set s;
+	char want[400];
+
+	make_array(&s);
+	cr_assert_eq(graid_array_open(s.paths, NM, NULL, &a), 0);
+	cr_assert_eq(member_read_sb(&a->members[0], &sb), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	memset(&r, 0, sizeof(r));
+	memcpy(r.array_uuid, sb.array_uuid, 16);
+	r.array_uuid[0] ^= 0xff; /* another array's */
+	r.generation = 3;
+	r.phase = RESHAPE_PHASE_COPY;
+	r.old_geo = (struct reshape_geom){ 5, NM - 1, sb.chunk_bytes, 0, sb.data_bytes };
+	r.new_geo = (struct reshape_geom){ sb.level, sb.nmembers, sb.chunk_bytes, 0,
+					   sb.data_bytes };
+	r.stage_role[0] = r.stage_role[1] = RESHAPE_ROLE_NONE;
+	r.nadded = 1;
+	r.added_id[0] = sb.slot_id[NM - 1];
+	for (unsigned i = 0; i < NM; i++) {
+		record_put(s.path[i], &r, 0);
+		record_put(s.path[i], &r, 1);
+		sb_mark(s.path[i], true, 0);
+	}
+	log_text[0] = '\0';
+	graid_log_set(log_keep, NULL, GRAID_LOG_WARNING);
+	cr_assert_eq(graid_array_open(s.paths, NM, NULL, &a), -EOPNOTSUPP);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	cr_assert(strstr(log_text, "no valid record was found"), "%s", log_text);
+	snprintf(want, sizeof(want), "reshape record: %s, block 1: not used: the record belongs "
+		 "to another array", s.path[2]);
+	cr_assert(strstr(log_text, want), "%s", log_text);
+	au_remove(&s);
+}
