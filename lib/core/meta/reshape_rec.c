@@ -17,6 +17,9 @@ int reshape_rec_write(struct graid_array *a, struct reshape_rec_io *io,
 	size_t len = RESHAPE_COPY_BYTES;
 	int took;
 
+	/* A look's descriptors are read-only: every write would fail and fail its member. */
+	if (a->read_only)
+		return -EROFS;
 	if (!io->buf) {
 		io->buf = aligned_alloc(RESHAPE_COPY_BYTES, 2 * RESHAPE_COPY_BYTES);
 		if (!io->buf)

@@ -32,7 +32,8 @@ struct reshape_rec_io {
  * logged, when it holds the last copy of something), so no current member is left holding
  * an older record than the one relied on. Call with no array lock held.
  * @return how many members took it durably; -EIO none did (logged: the caller must not rely
- *   on it); -ESTALE the array was taken over (nothing written); -ENOMEM.
+ *   on it); -ESTALE the array was taken over (nothing written); -EROFS a read-only handle
+ *   (nothing written, no member failed); -ENOMEM.
  */
 int reshape_rec_write(struct graid_array *a, struct reshape_rec_io *io,
 		      const struct reshape_record *r, bool start);
