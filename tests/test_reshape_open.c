@@ -219,3 +219,140 @@ Test(reshape_open, reshaping_without_a_valid_record_is_refused_as_damaged)
 		  "each copy's reason is logged: %s", log_text);
 	au_remove(&s);
 }
+
+/* Record @p r, as written by hand, in block @p b of file @p path. */
+static void record_put(const char *path, const struct reshape_record *r, unsigned b)
+{
+	uint8_t buf[RESHAPE_COPY_BYTES];
+	int fd = open(path, O_RDWR);
+
+	reshape_encode(r, buf);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pwrite(fd, buf, sizeof(buf), GRAID_SB_RESHAPE_OFFSET + b * RESHAPE_COPY_BYTES),
+		     (ssize_t)sizeof(buf));
+	close(fd);
+}
+
+/* The generation in block 0 of file @p path, 0 if it holds no valid copy. */
+static uint64_t record_gen(const char *path)
+{
+	uint8_t buf[RESHAPE_COPY_BYTES];
+	struct reshape_record r;
+	int fd = open(path, O_RDONLY);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pread(fd, buf, sizeof(buf), GRAID_SB_RESHAPE_OFFSET), (ssize_t)sizeof(buf));
+	close(fd);
+	return reshape_decode(buf, &r, NULL) ? 0 : r.generation;
+}
+
+/*
+ * A hot spare is no current member: reshape_rec_write() writes only the layout's roles, so
+ * any record a spare holds is left from an earlier life as a member (failed, then added
+ * back as a spare) and is stale. It must neither outrank the members' newest record nor
+ * stand in for a record the members lack (that array is damaged).
+ */
+Test(reshape_open, a_spares_stale_record_is_not_read)
+{
+	struct reshape_rec_io io = { 0 };
+	struct reshape_record r;
+	struct graid_array *a = NULL;
+	struct superblock sb;
+	struct au_set s;
+	char data[65536];
+
+	au_make(&s, NM + 1, BYTES);
+	cr_assert_eq(au_create(&s, NM, 5, 65536, &a), 0);
+	memset(data, 0x5c, sizeof(data));
+	cr_assert_eq(graid_array_write(a, data, sizeof(data), 0), (ssize_t)sizeof(data));
+	cr_assert_eq(graid_array_add_spare(a, s.paths[NM]), 0);
+	cr_assert_eq(member_read_sb(&a->members[0], &sb), 0);
+	memset(&r, 0, sizeof(r));
+	memcpy(r.array_uuid, sb.array_uuid, 16);
+	r.generation = 9;
+	r.position = 3 * 65536;
+	r.phase = RESHAPE_PHASE_COPY;
+	r.old_geo = (struct reshape_geom){ 5, NM - 1, sb.chunk_bytes, 0, sb.data_bytes };
+	r.new_geo = (struct reshape_geom){ sb.level, sb.nmembers, sb.chunk_bytes, 0,
+					   sb.data_bytes };
+	r.stage_role[0] = r.stage_role[1] = RESHAPE_ROLE_NONE;
+	r.nadded = 1;
+	r.added_id[0] = sb.slot_id[NM - 1];
+	cr_assert_eq(reshape_rec_write(a, &io, &r, true), NM, "the layout's roles only");
+	reshape_rec_io_free(a, &io);
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(record_gen(s.path[NM]), 0, "reshape_rec_write never writes a spare");
+	r.generation = 12;
+	r.position = 5 * 65536;
+	record_put(s.path[NM], &r, 0);
+	for (unsigned i = 0; i < NM + 1; i++)
+		sb_mark(s.path[i], true, 0);
+
+	log_text[0] = '\0';
+	graid_log_set(log_keep, NULL, GRAID_LOG_ERR);
+	cr_assert_eq(graid_array_open(s.paths, NM + 1, NULL, &a), -EOPNOTSUPP);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	cr_assert(strstr(log_text, "phase COPY, generation 9"), "the members' record: %s",
+		  log_text);
+	cr_assert_null(strstr(log_text, "generation 12"), "the spare's record: %s", log_text);
+
+	/* The members' copies gone: the spare's must not stand in for them. */
+	memset(data, 0, sizeof(data));
+	for (unsigned i = 0; i < NM; i++) {
+		int fd = open(s.path[i], O_RDWR);
+
+		cr_assert_geq(fd, 0);
+		cr_assert_eq(pwrite(fd, data, 2 * RESHAPE_COPY_BYTES, GRAID_SB_RESHAPE_OFFSET),
+			     (ssize_t)(2 * RESHAPE_COPY_BYTES));
+		close(fd);
+	}
+	log_text[0] = '\0';
+	graid_log_set(log_keep, NULL, GRAID_LOG_ERR);
+	cr_assert_eq(graid_array_open(s.paths, NM + 1, NULL, &a), -EOPNOTSUPP);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	cr_assert(strstr(log_text, "no valid record was found"), "%s", log_text);
+	au_remove(&s);
+}
+
+/*
+ * Every copy not used is logged naming the member, the block and why (FORMAT.md): a valid
+ * copy of another array's record too, not only one that does not decode.
+ */
+Test(reshape_open, a_copy_of_another_arrays_record_is_logged_as_not_used)
+{
+	struct graid_array *a = NULL;
+	struct reshape_record r;
+	struct superblock sb;
+	struct au_set s;
+	char want[400];
+
+	make_array(&s);
+	cr_assert_eq(graid_array_open(s.paths, NM, NULL, &a), 0);
+	cr_assert_eq(member_read_sb(&a->members[0], &sb), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	memset(&r, 0, sizeof(r));
+	memcpy(r.array_uuid, sb.array_uuid, 16);
+	r.array_uuid[0] ^= 0xff; /* another array's */
+	r.generation = 3;
+	r.phase = RESHAPE_PHASE_COPY;
+	r.old_geo = (struct reshape_geom){ 5, NM - 1, sb.chunk_bytes, 0, sb.data_bytes };
+	r.new_geo = (struct reshape_geom){ sb.level, sb.nmembers, sb.chunk_bytes, 0,
+					   sb.data_bytes };
+	r.stage_role[0] = r.stage_role[1] = RESHAPE_ROLE_NONE;
+	r.nadded = 1;
+	r.added_id[0] = sb.slot_id[NM - 1];
+	for (unsigned i = 0; i < NM; i++) {
+		record_put(s.path[i], &r, 0);
+		record_put(s.path[i], &r, 1);
+		sb_mark(s.path[i], true, 0);
+	}
+	log_text[0] = '\0';
+	graid_log_set(log_keep, NULL, GRAID_LOG_WARNING);
+	cr_assert_eq(graid_array_open(s.paths, NM, NULL, &a), -EOPNOTSUPP);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	cr_assert(strstr(log_text, "no valid record was found"), "%s", log_text);
+	snprintf(want, sizeof(want), "reshape record: %s, block 1: not used: the record belongs "
+		 "to another array", s.path[2]);
+	cr_assert(strstr(log_text, want), "%s", log_text);
+	au_remove(&s);
+}

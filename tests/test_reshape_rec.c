@@ -234,3 +234,33 @@ Test(reshape_rec, a_member_that_fails_the_write_is_failed, .timeout = 60)
 	cr_assert_eq(graid_array_close(a), 0);
 	au_remove(&s);
 }
+
+/*
+ * A read-only handle (a look) writes nothing: a record write is refused at once, and no
+ * member is failed for writes its read-only descriptors could never take.
+ */
+Test(reshape_rec, a_read_only_handle_refuses_the_write_and_fails_no_member, .timeout = 60)
+{
+	struct graid_open_options ro = { .struct_size = sizeof(ro), .flags = GRAID_OPEN_READ_ONLY };
+	struct reshape_rec_io io = { 0 };
+	struct reshape_record r;
+	struct graid_array *a;
+	struct au_set s;
+	int rc;
+
+	au_make(&s, NM, BYTES);
+	cr_assert_eq(au_create(&s, NM, 5, CHUNK, &a), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, NM, &ro, &a), 0);
+	r = rr_record(a, 1, 0);
+	rc = reshape_rec_write(a, &io, &r, true);
+	cr_expect_eq(rc, -EROFS, "%d", rc);
+	for (unsigned i = 0; i < NM; i++) {
+		cr_expect_eq(atomic_load(&a->members[i].state), GRAID_MEMBER_ACTIVE, "member %u",
+			     i);
+		cr_assert_eq(rr_gen_at(s.paths[i], 0), 0, "member %u written", i);
+	}
+	reshape_rec_io_free(a, &io);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}

@@ -49,8 +49,10 @@ static int open_refuse_reshape(const struct assembly *as)
 	if (!as->fresh || !sb_reshape_recorded(as->fresh))
 		return 0;
 	sb_uuid_format(as->fresh->array_uuid, uuid);
+	/* The layout's roles only: records go to no spare, so a spare's copy is a stale one. */
 	for (unsigned i = 0; i < as->n && n < GRAID_SB_MAX_MEMBERS; i++)
-		if (as->c[i].valid && as->c[i].join == JOIN_CURRENT)
+		if (as->c[i].valid && as->c[i].join == JOIN_CURRENT &&
+		    as->c[i].sb.role < as->fresh->nmembers)
 			m[n++] = &as->c[i].m;
 	rc = reshape_rec_read(m, n, as->fresh, &rec, &why);
 	if (rc == -ENOMEM)

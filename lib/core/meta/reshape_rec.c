@@ -17,6 +17,9 @@ int reshape_rec_write(struct graid_array *a, struct reshape_rec_io *io,
 	size_t len = RESHAPE_COPY_BYTES;
 	int took;
 
+	/* A look's descriptors are read-only: every write would fail and fail its member. */
+	if (a->read_only)
+		return -EROFS;
 	if (!io->buf) {
 		io->buf = aligned_alloc(RESHAPE_COPY_BYTES, 2 * RESHAPE_COPY_BYTES);
 		if (!io->buf)
@@ -89,8 +92,15 @@ int reshape_rec_read(struct member *const *m, unsigned n, const struct superbloc
 		if (!m[i])
 			continue;
 		rec_read_member(m[i], buf, &rec[2 * i], got);
-		for (unsigned b = 0; b < 2; b++)
+		for (unsigned b = 0; b < 2; b++) {
+			if (got[b] && memcmp(rec[2 * i + b].array_uuid, sb->array_uuid, 16)) {
+				graid__log(GRAID_LOG_WARNING, "reshape record: %s, block %u: not "
+							      "used: the record belongs to another "
+							      "array", m[i]->dev.path, b);
+				got[b] = false;
+			}
 			copies[2 * i + b] = got[b] ? &rec[2 * i + b] : NULL;
+		}
 	}
 	best = reshape_newest(copies, 2 * n, sb->array_uuid);
 	rc = -ENOENT;

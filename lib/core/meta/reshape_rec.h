@@ -32,7 +32,8 @@ struct reshape_rec_io {
  * logged, when it holds the last copy of something), so no current member is left holding
  * an older record than the one relied on. Call with no array lock held.
  * @return how many members took it durably; -EIO none did (logged: the caller must not rely
- *   on it); -ESTALE the array was taken over (nothing written); -ENOMEM.
+ *   on it); -ESTALE the array was taken over (nothing written); -EROFS a read-only handle
+ *   (nothing written, no member failed); -ENOMEM.
  */
 int reshape_rec_write(struct graid_array *a, struct reshape_rec_io *io,
 		      const struct reshape_record *r, bool start);
@@ -44,7 +45,7 @@ void reshape_rec_io_free(struct graid_array *a, struct reshape_rec_io *io);
  * Read both copies on each of the @p n members @p m (the current members; NULL entries
  * skipped) and take the newest valid one of the array @p sb describes (reshape_newest),
  * which must be the record @p sb announces (reshape_matches_sb). Every copy that does not
- * decode, every read that fails, is logged naming the member and why.
+ * decode or is another array's, every read that fails, is logged naming the member and why.
  * @return 0 and *@p out filled; -ENOENT no member holds a valid copy of this array's;
  *   -EPROTO the newest one does not match @p sb (*@p why names the field), *@p out filled
  *   with it (a reshape starting goes past its generation); -ENOMEM.
