@@ -46,8 +46,11 @@ int tag_inline_prep(const struct member *m, bool write, const struct iovec *iov,
 		mf->meta_tags = false;
 		return 0;
 	}
-	/* Zeroes: what a block outside the data area, or of an array without tags, keeps. */
-	mf->meta = calloc(1, mlen);
+	/*
+	 * A write's zeroes: what a block outside the data area, or of an array without tags,
+	 * keeps. A read's buffer is the drive's to fill (read only when the read succeeded).
+	 */
+	mf->meta = write ? calloc(1, mlen) : malloc(mlen);
 	if (!mf->meta)
 		return -ENOMEM;
 	if (!write || !mf->meta_tags)
@@ -121,8 +124,9 @@ static bool ti_block_holds(const struct member_io_fault *mf, struct tag_iov_curs
 static bool ti_e2e_narrow(struct member *m, const struct member_io_fault *mf, uint32_t len,
 			  bool *bad)
 {
-	const struct member_nvme *n = &m->dev.nvme;
-	uint64_t mlen = nvme_meta_len(&n->meta, TAG_DATA_BLOCK);
+	/* As the read was issued (tag_inline_prep): a swap may be half done on m->dev now. */
+	const struct nvme_meta_fmt *f = &mf->meta_fmt;
+	uint64_t mlen = nvme_meta_len(f, TAG_DATA_BLOCK);
 	void *meta;
 
 	if (mf->iov || mf->fd != m->dev.fd || !(meta = calloc(1, mlen + 1)))
@@ -134,8 +138,8 @@ static bool ti_e2e_narrow(struct member *m, const struct member_io_fault *mf, ui
 		bad[i] = member_nvme_rw_meta(m, data, TAG_DATA_BLOCK,
 					     mf->meta_at + (uint64_t)i * TAG_DATA_BLOCK, false, meta) ||
 			 (mf->meta_tags &&
-			  !tag_holds(nvme_meta_tag_get(meta, &n->meta, 0),
-				     tag_crc_end(tag_crc_feed(tag_crc_begin_at(n->tag_prefix, block),
+			  !tag_holds(nvme_meta_tag_get(meta, f, 0),
+				     tag_crc_end(tag_crc_feed(tag_crc_begin_at(mf->meta_prefix, block),
 							      data, TAG_DATA_BLOCK))));
 	}
 	free(meta);
