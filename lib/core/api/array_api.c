@@ -156,14 +156,21 @@ GRAID_API int graid_array_info(struct graid_array *a, struct graid_array_info *i
 	i.level = a->lay.level;
 	i.chunk_bytes = a->lay.chunk;
 	i.nmembers = a->nmembers;
-	i.nfailed = atomic_load(&a->nfailed);
 	snprintf(i.engine, sizeof(i.engine), "%s", a->be ? graid_backend_name(a->be) : "none");
 	memcpy(i.uuid, a->uuid, 16);
 	pthread_mutex_lock(&a->meta_lock);
 	i.events = a->events;
 	pthread_mutex_unlock(&a->meta_lock);
-	for (unsigned r = 0; r < a->nmembers; r++)
+	/*
+	 * Counted from the states reported beside it, as events reckon them: a->nfailed is
+	 * recounted under meta_lock a moment after a state changes, so a query right after an
+	 * OPTIMAL event could still have said one role out.
+	 */
+	i.nfailed = 0;
+	for (unsigned r = 0; r < a->nmembers; r++) {
 		i.member_state[r] = (uint8_t)atomic_load(&a->members[r].state);
+		i.nfailed += i.member_state[r] != GRAID_MEMBER_ACTIVE;
+	}
 	if (a->view.valid) {
 		/* A read-only look at an array in use: the holder's view, not the superblocks'. */
 		i.nfailed = 0;
