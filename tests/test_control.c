@@ -153,6 +153,8 @@ Test(control, status_over_the_socket_is_what_the_library_reports, .timeout = 120
 			     mi.checksum_errors);
 		cr_assert_eq(json_object_get_uint64(cu_field(m, "checksum_tag_errors")),
 			     mi.checksum_tag_errors);
+		cr_assert_eq(json_object_get_uint64(cu_field(m, "checksum_lost_writes")),
+			     mi.checksum_lost_writes);
 		cr_assert_eq(json_object_array_length(cu_field(m, "bad_blocks")), mi.bad_blocks);
 		cr_assert(json_object_is_type(cu_field(m, "left_out"), json_type_null));
 		if (i != 3)

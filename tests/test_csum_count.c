@@ -288,6 +288,7 @@ Test(csum_count, an_older_struct_is_left_as_it_was, .timeout = 120)
 	cr_assert_eq(mi.role, 0);
 	cr_assert_eq(mi.checksum_errors, 0xeeeeeeeeeeeeeeeeull, "written past struct_size");
 	cr_assert_eq(mi.checksum_tag_errors, 0xeeeeeeeeeeeeeeeeull, "written past struct_size");
+	cr_assert_eq(mi.checksum_lost_writes, 0xeeeeeeeeeeeeeeeeull, "written past struct_size");
 	cc_info(&b, 0, &mi);
 	cr_assert_eq(mi.checksum_errors, 1);
 	cc_done(&b);

@@ -672,7 +672,13 @@ Test(metrics, checksum_errors_per_role, .timeout = 60)
 	cr_assert_eq(rc, 0);
 	cr_assert_eq(lines(t, "# TYPE graid_member_checksum_errors_total counter"), 1, "%s", t);
 	cr_assert_eq(lines(t, "# TYPE graid_member_checksum_tag_errors_total counter"), 1, "%s", t);
+	cr_assert_eq(lines(t, "# TYPE graid_member_checksum_lost_writes_total counter"), 1, "%s",
+		     t);
 	for (unsigned m = 0; m < 2; m++) {
+		/* A bit flip is not a lost write: the generations agree. */
+		snprintf(series, sizeof(series), "graid_member_checksum_lost_writes_total{array="
+			 "\"csum\",member=\"%u\",device=\"%s\"}", m, s.path[m]);
+		cr_assert_eq(value(t, series), 0, "%s in:\n%s", series, t);
 		snprintf(series, sizeof(series), "graid_member_checksum_errors_total{array="
 			 "\"csum\",member=\"%u\",device=\"%s\"}", m, s.path[m]);
 		cr_assert_eq(value(t, series), 1, "%s in:\n%s", series, t);
@@ -686,6 +692,8 @@ Test(metrics, checksum_errors_per_role, .timeout = 60)
 	cr_assert_null(strstr(t, "graid_member_checksum_errors_total{array=\"plain\""), "%s", t);
 	cr_assert_null(strstr(t, "graid_member_checksum_tag_errors_total{array=\"plain\""), "%s",
 		       t);
+	cr_assert_null(strstr(t, "graid_member_checksum_lost_writes_total{array=\"plain\""),
+		       "%s", t);
 	free(t);
 	free(buf);
 	cr_assert_eq(graid_array_close(a[0]), 0);

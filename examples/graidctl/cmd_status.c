@@ -224,17 +224,22 @@ static void status_text_bad_blocks(const struct status_view *v)
 /* After "checksums : on": the roles' blocks that failed their checksum, where any did. */
 static void status_text_csum(const struct status_view *v)
 {
-	uint64_t all = 0, tag = 0;
+	uint64_t all = 0, tag = 0, lost = 0;
 
 	for (unsigned i = 0; i < v->info.nmembers && i < v->nroles; i++) {
 		all += v->m[i].mi.checksum_errors;
 		tag += v->m[i].mi.checksum_tag_errors;
+		lost += v->m[i].mi.checksum_lost_writes;
 	}
 	if (!all)
 		return;
 	printf("; %llu block%s failed the check since %s open (%llu of them a wrong tag over "
-	       "right data; csum below)", (unsigned long long)all, all == 1 ? "" : "s",
+	       "right data", (unsigned long long)all, all == 1 ? "" : "s",
 	       v->live ? "the holder's" : "this", (unsigned long long)tag);
+	/* A drive that drops acknowledged writes wants another answer than bit rot. */
+	if (lost)
+		printf(", %llu a lost write", (unsigned long long)lost);
+	printf("; csum below)");
 }
 
 /* Paths given that are in no role's row: another array's, no superblock, not opened... */
@@ -449,6 +454,7 @@ static void status_json(const struct status_view *v)
 		gctl_json_uint(&j, "read_repaired", mi->read_repaired);
 		gctl_json_uint(&j, "checksum_errors", mi->checksum_errors);
 		gctl_json_uint(&j, "checksum_tag_errors", mi->checksum_tag_errors);
+		gctl_json_uint(&j, "checksum_lost_writes", mi->checksum_lost_writes);
 		/* A replace in service of the role (only a holder's live status knows one). */
 		gctl_json_bool(&j, "replacing", mi->replacing);
 		if (mi->replacing)

@@ -92,6 +92,7 @@ static int status_live_member(struct status_view *v, struct json_object *o)
 	mi->read_repaired = gctl_ctl_u64(o, "read_repaired");
 	mi->checksum_errors = gctl_ctl_u64(o, "checksum_errors");
 	mi->checksum_tag_errors = gctl_ctl_u64(o, "checksum_tag_errors");
+	mi->checksum_lost_writes = gctl_ctl_u64(o, "checksum_lost_writes");
 	mi->bad_blocks = gctl_ctl_u64(o, "bad_block_units");
 	mi->replacing = gctl_ctl_bool(o, "replacing");
 	snprintf(mi->replace_path, sizeof(mi->replace_path), "%s", gctl_ctl_str(o, "replace_path"));

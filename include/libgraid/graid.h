@@ -552,6 +552,14 @@ struct graid_member_info {
 	 * repaired. Counted when the repair is written, so briefly behind @c checksum_errors.
 	 */
 	uint64_t checksum_tag_errors;
+	/**
+	 * Appended: of @c checksum_errors, the blocks found stale by their write generation
+	 * (::GRAID_EVENT_CSUM_LOST_WRITE: the member acknowledged a write of data and tag and
+	 * kept neither), healed or not. A drive that loses acknowledged writes (a volatile
+	 * cache reported safe, firmware) calls for another answer than bit rot. Counted when
+	 * found; 0 on arrays that keep no generations.
+	 */
+	uint64_t checksum_lost_writes;
 };
 
 /** @brief Why a block is in a member's bad-block log (flags of struct graid_bad_block). */
@@ -1691,6 +1699,16 @@ enum graid_event_type {
 					       data was kept (as the resync keeps it) and its tag
 					       made from it; not a sign of corruption; fields as
 					       ::GRAID_EVENT_CSUM_ERROR */
+	GRAID_EVENT_CSUM_LOST_WRITE = 29, /**< a block's own tag held but its write generation
+					       was behind what the other members of its write
+					       record: a write the member acknowledged and never
+					       made (docs/INTEGRITY.md, "Lost writes"); member:
+					       the role, or -1 when the stale block could not be
+					       located (stripe is then the column's block number
+					       on its first data member); stripe: the 4 KiB block
+					       number in the role's data area; count: blocks;
+					       error: 0 healed, -EIO not healed (the reads of
+					       that column fail -EIO until a write covers it) */
 };
 
 /**

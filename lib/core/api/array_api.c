@@ -276,6 +276,7 @@ GRAID_API int graid_array_member_info(struct graid_array *a, unsigned idx,
 	i.read_repaired = atomic_load(&m->role.readerr_repaired);
 	i.checksum_errors = atomic_load(&m->role.csum_errors);
 	i.checksum_tag_errors = atomic_load(&m->role.csum_tag_errors);
+	i.checksum_lost_writes = atomic_load(&m->role.csum_lost_writes);
 	if (idx < a->nmembers && !a->read_only)
 		replace_progress(a, idx, &i);
 	if (a->view.valid && idx < a->nmembers)

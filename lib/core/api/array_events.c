@@ -92,6 +92,7 @@ static const char *const event_names[] = {
 	[GRAID_EVENT_CSUM_ERROR] = "checksum-error",
 	[GRAID_EVENT_CSUM_TAG_ERROR] = "checksum-tag-error",
 	[GRAID_EVENT_CSUM_UNVERIFIED] = "checksum-unverified",
+	[GRAID_EVENT_CSUM_LOST_WRITE] = "checksum-lost-write",
 };
 
 GRAID_API const char *graid_event_name(int type)

@@ -158,6 +158,7 @@ struct member_role {
 	 */
 	atomic_uint_fast64_t csum_errors;
 	atomic_uint_fast64_t csum_tag_errors;
+	atomic_uint_fast64_t csum_lost_writes; /* of csum_errors, stale by generation */
 	struct csum_pend csum_pend;
 	/* Tagged writes of the role that ended (member_io_done): a racing read's witness. */
 	atomic_uint_fast64_t csum_wgen;
@@ -206,6 +207,7 @@ static inline void member_role_reset(struct member_role *r, uint64_t slot_id)
 		atomic_store(&r->io_err_area[i].ns, 0);
 	atomic_store(&r->csum_errors, 0);
 	atomic_store(&r->csum_tag_errors, 0);
+	atomic_store(&r->csum_lost_writes, 0);
 	atomic_store(&r->csum_pend.n, 0);
 }
 

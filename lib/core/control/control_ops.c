@@ -90,6 +90,7 @@ static struct json_object *status_member(struct graid_array *a, bool role,
 	put_u64(o, "read_repaired", mi->read_repaired);
 	put_u64(o, "checksum_errors", mi->checksum_errors);
 	put_u64(o, "checksum_tag_errors", mi->checksum_tag_errors);
+	put_u64(o, "checksum_lost_writes", mi->checksum_lost_writes);
 	/* A replace in service of this role (graid_array_replace_start). */
 	control_json_add(o, "replacing", json_object_new_boolean(mi->replacing));
 	if (mi->replacing)

@@ -74,6 +74,31 @@ void csum_report_lost(struct graid_array *a, unsigned role, uint64_t off, uint64
 	} while (n == CSUM_REPORT_MAX);
 }
 
+void csum_report_lost_write(struct graid_array *a, int role, uint64_t block, unsigned nblocks,
+			    int err)
+{
+	if (!a->tags || role >= (int)a->nmembers || !nblocks)
+		return;
+	if (role < 0) {
+		graid__log(GRAID_LOG_ERR, "a column at block %llu of the data members lost a "
+					  "write that its records cannot place on one member: its "
+					  "reads fail until a write covers it",
+			   (unsigned long long)block);
+		array_event(a, GRAID_EVENT_CSUM_LOST_WRITE, -1, err, block, nblocks);
+		return;
+	}
+	atomic_fetch_add(&a->members[role].role.csum_errors, nblocks);
+	atomic_fetch_add(&a->members[role].role.csum_lost_writes, nblocks);
+	graid__log(err ? GRAID_LOG_ERR : GRAID_LOG_WARNING,
+		   "member %u (%s): block%s %llu..%llu of its data area held an older write than "
+		   "the other members record (a write the drive acknowledged and lost); %s",
+		   (unsigned)role, a->members[role].dev.path, nblocks == 1 ? "" : "s",
+		   (unsigned long long)block, (unsigned long long)(block + nblocks - 1),
+		   err ? "could not be rebuilt from the others" : "rebuilt from the others");
+	for (unsigned i = 0; i < nblocks; i++)
+		array_event(a, GRAID_EVENT_CSUM_LOST_WRITE, role, err, block + i, 1);
+}
+
 /* The bitmap's stripe of byte @p off of @p role's data area; false: none (unused slot). */
 static bool csum_report_stripe(const struct graid_array *a, unsigned role, uint64_t off,
 			       uint64_t *stripe)

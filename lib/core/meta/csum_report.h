@@ -22,6 +22,20 @@ void csum_report_written(struct graid_array *a, unsigned role, const struct memb
 void csum_report_lost(struct graid_array *a, unsigned role, uint64_t off, uint64_t len);
 
 /*
+ * A lost write found by generations (docs/INTEGRITY.md, "Lost writes"): @p nblocks blocks
+ * from @p block of @p role's data area were stale (their own tags held, their generations
+ * behind what the other members of their write record), healed (@p err 0: the caller has
+ * rewritten them with the expected generation) or not (@p err -EIO). One
+ * GRAID_EVENT_CSUM_LOST_WRITE each, counted in the role's checksum_errors and
+ * checksum_lost_writes, logged at warning (error when not healed). @p role -1: the stale
+ * block of a column could not be located; @p block then names the column (the block number
+ * on its data members), one event, nothing counted (no role to count it on). The caller
+ * reports the block here only, not also through csum_pend (which would count it twice).
+ */
+void csum_report_lost_write(struct graid_array *a, int role, uint64_t block, unsigned nblocks,
+			    int err);
+
+/*
  * A read of @p len bytes ended -EBADMSG from its tags (@p mf->csum). True when it lies in a
  * region still to be resynced after an unclean open: its bytes are taken as they are, their
  * tags made from them, and each mismatch a GRAID_EVENT_CSUM_UNVERIFIED (not counted as an

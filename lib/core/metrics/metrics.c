@@ -264,7 +264,9 @@ MEMBER_FAMILY(f_read_repaired, false, mi->read_repaired)
  * Roles of checksummed arrays only: a 0 for an array that checks nothing would read as
  * "no mismatch found" where none could be.
  */
-static void f_csum(FILE *o, const char *name, const struct metrics_snap *s, bool tag)
+enum csum_count { CSUM_ALL, CSUM_TAG, CSUM_LOST };
+
+static void f_csum(FILE *o, const char *name, const struct metrics_snap *s, enum csum_count c)
 {
 	if (!s->info.checksums)
 		return;
@@ -272,18 +274,24 @@ static void f_csum(FILE *o, const char *name, const struct metrics_snap *s, bool
 		const struct graid_member_info *mi = &s->m[i].mi;
 
 		start_member(o, name, s, i);
-		end_u(o, tag ? mi->checksum_tag_errors : mi->checksum_errors);
+		end_u(o, c == CSUM_TAG ? mi->checksum_tag_errors :
+			 c == CSUM_LOST ? mi->checksum_lost_writes : mi->checksum_errors);
 	}
 }
 
 static void f_csum_errors(FILE *o, const char *name, const struct metrics_snap *s)
 {
-	f_csum(o, name, s, false);
+	f_csum(o, name, s, CSUM_ALL);
 }
 
 static void f_csum_tag_errors(FILE *o, const char *name, const struct metrics_snap *s)
 {
-	f_csum(o, name, s, true);
+	f_csum(o, name, s, CSUM_TAG);
+}
+
+static void f_csum_lost_writes(FILE *o, const char *name, const struct metrics_snap *s)
+{
+	f_csum(o, name, s, CSUM_LOST);
 }
 
 /* The copy families: only roles a rebuild or catch-up ran on since the open. */
@@ -466,6 +474,9 @@ static const struct family families[] = {
 	  f_csum_errors, false },
 	{ "graid_member_checksum_tag_errors_total", "counter", "Of those, the blocks whose repair "
 	  "found the data right and only the tag wrong.", f_csum_tag_errors, false },
+	{ "graid_member_checksum_lost_writes_total", "counter", "Of those, the blocks found "
+	  "stale by their write generation: writes the drive acknowledged and lost.",
+	  f_csum_lost_writes, false },
 	{ "graid_member_rebuild_done_bytes", "gauge", "Bytes the role's current or last rebuild or "
 	  "catch-up copied.", f_copy_done, false },
 	{ "graid_member_rebuild_total_bytes", "gauge", "Bytes the role's current or last rebuild "
