@@ -585,17 +585,21 @@ static void tag_end_locked(struct tag_role *tr, uint64_t first, uint64_t n, bool
 }
 
 /*
- * The new tag of a block written (or set) with data of CRC @p crc whose tag is @p old now:
- * without generations meta 0, as format 1.5 writes; with them @p meta_in[i] when given,
- * else @p dflt_next ? the next generation : the meta bits it has.
+ * The new tag of the block in @p slot written (or set) with data of CRC @p crc: without
+ * generations meta 0, as format 1.5 writes; with them @p meta_in[i] when given, else
+ * @p dflt_next ? the next generation of its tag now : the meta bits it has. The old tag is
+ * read only then: without generations a write does not touch the tag block's image.
  */
-static tag_t tag_new(const struct graid_array *a, tag_t old, uint32_t crc,
-		     const uint32_t *meta_in, uint64_t i, bool dflt_next)
+static tag_t tag_new(const struct graid_array *a, const struct tag_cblock *cb, unsigned slot,
+		     uint32_t crc, const uint32_t *meta_in, uint64_t i, bool dflt_next)
 {
+	tag_t old;
+
 	if (!a->csum_gens)
 		return tag_make(crc);
 	if (meta_in)
 		return tag_make_meta(crc, meta_in[i]);
+	old = tag_at(cb, slot);
 	return tag_make_meta(crc, dflt_next ? tag_gen_next(tag_gen(old)) : tag_meta_bits(old));
 }
 
@@ -635,8 +639,8 @@ int tag_store_write_begin_meta(struct graid_array *a, unsigned role, uint64_t of
 			if (!cb || cb->index != tag_block_index(blk))
 				rc = tag_get(a, role, tag_block_index(blk), false, &cb);
 			if (rc == 0) {
-				tag_t t = tag_new(a, tag_at(cb, tag_slot(blk)), crc[j], meta_in,
-						  done + j, true);
+				tag_t t = tag_new(a, cb, tag_slot(blk), crc[j], meta_in, done + j,
+						  true);
 
 				rc = tag_pend_begin(tr, cb, tag_slot(blk), t);
 				if (meta_out)
@@ -677,7 +681,7 @@ static int tag_set_one(struct tag_cblock *cb, unsigned slot, uint64_t blk, uint3
 {
 	const struct tag_set_arg *sa = arg;
 
-	tag_put(cb, slot, tag_new(sa->a, tag_at(cb, slot), crc, sa->meta, blk - sa->first, false));
+	tag_put(cb, slot, tag_new(sa->a, cb, slot, crc, sa->meta, blk - sa->first, false));
 	return 0;
 }
 
