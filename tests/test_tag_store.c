@@ -442,6 +442,209 @@ Test(tag_store, role_reset_zeroes_the_role_tag_area_and_drops_its_cache)
 	cr_assert_eq(graid_array_close(a), 0);
 }
 
+/* One block's write begun with meta words @p in (NULL: the default), its new meta in *@p out. */
+static int ts_begin_meta(struct graid_array *a, unsigned role, uint64_t blk, const void *buf,
+			 unsigned n, const uint32_t *in, uint32_t *out)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = (size_t)n * TS_BLK };
+
+	return tag_store_write_begin_meta(a, role, blk * TS_BLK, &iov, 1, in, out);
+}
+
+/* A write of @p n blocks begun with the defaults and ended well. */
+static void ts_write(struct graid_array *a, unsigned role, uint64_t blk, const void *buf,
+		     unsigned n)
+{
+	cr_assert_eq(ts_begin_meta(a, role, blk, buf, n, NULL, NULL), 0);
+	tag_store_write_end(a, role, blk * TS_BLK, (uint64_t)n * TS_BLK, true);
+}
+
+/* The cached tag of one block (it must be cached). */
+static tag_t ts_peek(struct graid_array *a, unsigned role, uint64_t blk)
+{
+	struct tag_peek p;
+
+	cr_assert_eq(tag_store_peek(a, role, blk, 1, &p), 0);
+	cr_assert(p.cached);
+	return p.tag;
+}
+
+/* The cache dropped (tags written first): what a reopen finds. */
+static void ts_drop_cache(struct graid_array *a)
+{
+	cr_assert_eq(tag_store_flush(a), 0);
+	tag_store_close(a);
+	cr_assert_eq(tag_store_open(a), 0);
+}
+
+Test(tag_store, with_generations_each_write_counts_one_from_absent_0)
+{
+	struct graid_array *a = ts_created();
+	static uint8_t buf[3 * TS_BLK];
+	uint32_t out[3] = { 9, 9, 9 };
+	uint8_t uuid[16];
+
+	memcpy(uuid, a->uuid, 16);
+	a->csum_gens = true;
+	ts_fill(buf, 100, 3, 1);
+	/* Absent tags count 0: the first write gives 1. */
+	cr_assert_eq(ts_begin_meta(a, 1, 100, buf, 3, NULL, out), 0);
+	for (unsigned i = 0; i < 3; i++)
+		cr_assert_eq(out[i], 1, "block %u", i);
+	tag_store_write_end(a, 1, 100 * TS_BLK, 3 * TS_BLK, true);
+	ts_write(a, 1, 101, buf + TS_BLK, 1);
+	ts_write(a, 1, 101, buf + TS_BLK, 1);
+	cr_assert_eq(tag_gen(ts_peek(a, 1, 100)), 1);
+	cr_assert_eq(tag_gen(ts_peek(a, 1, 101)), 3);
+	cr_assert_eq(tag_gen(ts_peek(a, 1, 102)), 1);
+	/* A write that failed leaves the generation it found. */
+	cr_assert_eq(ts_begin_meta(a, 1, 101, buf, 1, NULL, out), 0);
+	cr_assert_eq(out[0], 4);
+	tag_store_write_end(a, 1, 101 * TS_BLK, TS_BLK, false);
+	cr_assert_eq(tag_gen(ts_peek(a, 1, 101)), 3);
+	/* The old entry point is the default path. */
+	{
+		struct iovec iov = { .iov_base = buf + TS_BLK, .iov_len = TS_BLK };
+
+		cr_assert_eq(tag_store_write_begin(a, 1, 101 * TS_BLK, &iov, 1), 0);
+		tag_store_write_end(a, 1, 101 * TS_BLK, TS_BLK, true);
+	}
+	cr_assert_eq(tag_gen(ts_peek(a, 1, 101)), 4);
+	/* Written where the format says, CRC and generation, and read back after a reopen. */
+	ts_drop_cache(a);
+	cr_assert_eq(ts_disk_tag(a, 1, 101), tag_make_meta(tag_crc(uuid, 1, 101, buf + TS_BLK), 4));
+	ts_write(a, 1, 101, buf + TS_BLK, 1);
+	cr_assert_eq(tag_gen(ts_peek(a, 1, 101)), 5);
+	cr_assert_eq(ts_verify(a, 1, 100, buf, 3, NULL, 0, NULL), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+}
+
+Test(tag_store, with_generations_explicit_meta_words_are_honoured)
+{
+	struct graid_array *a = ts_created();
+	static uint8_t buf[2 * TS_BLK];
+	const uint32_t g[3] = { 4, 5, 6 };
+	uint32_t in[2], out[2];
+	struct tag_rec rec = tag_rec_make(g, 3);
+	uint8_t uuid[16];
+
+	memcpy(uuid, a->uuid, 16);
+	a->csum_gens = true;
+	ts_fill(buf, 700, 2, 2);
+	ts_write(a, 0, 700, buf, 2); /* both at 1 */
+	/* A copy's max + 1, and a parity record; bit 31 of a word given is not the generation. */
+	in[0] = 0x80000000u | 41;
+	in[1] = tag_rec_encode(rec);
+	cr_assert_eq(ts_begin_meta(a, 0, 700, buf, 2, in, out), 0);
+	cr_assert_eq(out[0], 41);
+	cr_assert_eq(out[1], tag_rec_encode(rec));
+	tag_store_write_end(a, 0, 700 * TS_BLK, 2 * TS_BLK, true);
+	cr_assert_eq(tag_gen(ts_peek(a, 0, 700)), 41);
+	cr_assert(tag_rec_eq(tag_rec_of_tag(ts_peek(a, 0, 701)), rec));
+	/* tag_store_set keeps the meta bits by default, and takes them from the caller. */
+	cr_assert_eq(ts_set_tags(a, 0, 700, buf, 1), 0);
+	cr_assert_eq(tag_gen(ts_peek(a, 0, 700)), 41);
+	{
+		struct iovec iov = { .iov_base = buf, .iov_len = 2 * TS_BLK };
+
+		in[0] = 17;
+		in[1] = 0;
+		cr_assert_eq(tag_store_set_meta(a, 0, 700 * TS_BLK, &iov, 1, in), 0);
+	}
+	cr_assert_eq(tag_gen(ts_peek(a, 0, 700)), 17);
+	cr_assert_eq(tag_gen(ts_peek(a, 0, 701)), 0);
+	cr_assert(tag_valid(ts_peek(a, 0, 701)));
+	ts_drop_cache(a);
+	cr_assert_eq(ts_disk_tag(a, 0, 700), tag_make_meta(tag_crc(uuid, 0, 700, buf), 17));
+	cr_assert_eq(graid_array_close(a), 0);
+}
+
+Test(tag_store, without_generations_the_meta_bits_stay_0_whatever_is_passed)
+{
+	struct graid_array *a = ts_created();
+	static uint8_t buf[2 * TS_BLK];
+	uint32_t in[2] = { 41, 7 }, out[2] = { 9, 9 };
+	uint8_t uuid[16];
+
+	memcpy(uuid, a->uuid, 16);
+	cr_assert_not(a->csum_gens, "nothing in production turns generations on");
+	ts_fill(buf, 30, 2, 3);
+	ts_write(a, 2, 30, buf, 2);
+	ts_write(a, 2, 30, buf, 2);
+	cr_assert_eq(ts_peek(a, 2, 30), tag_make(tag_crc(uuid, 2, 30, buf)));
+	cr_assert_eq(ts_begin_meta(a, 2, 30, buf, 2, in, out), 0);
+	cr_assert_eq(out[0], 0);
+	cr_assert_eq(out[1], 0);
+	tag_store_write_end(a, 2, 30 * TS_BLK, 2 * TS_BLK, true);
+	{
+		struct iovec iov = { .iov_base = buf, .iov_len = 2 * TS_BLK };
+
+		cr_assert_eq(tag_store_set_meta(a, 2, 30 * TS_BLK, &iov, 1, in), 0);
+	}
+	ts_drop_cache(a);
+	for (unsigned i = 0; i < 2; i++)
+		cr_assert_eq(ts_disk_tag(a, 2, 30 + i),
+			     tag_make(tag_crc(uuid, 2, 30 + i, buf + i * TS_BLK)), "block %u", i);
+	cr_assert_eq(graid_array_close(a), 0);
+}
+
+Test(tag_store, peek_answers_from_the_cache_only_and_peek_load_reads_the_tag_block)
+{
+	struct graid_array *a = ts_created();
+	static uint8_t buf[TS_BLK], new[TS_BLK];
+	struct tag_peek p[3];
+	uint64_t blk = TAGS_PER_BLOCK - 1; /* with the next two: across tag blocks 0 and 1 */
+	uint8_t uuid[16];
+
+	memcpy(uuid, a->uuid, 16);
+	a->csum_gens = true;
+	ts_fill(buf, blk, 1, 4);
+	ts_write(a, 0, blk, buf, 1);
+	ts_write(a, 0, blk, buf, 1);
+	ts_drop_cache(a);
+	memset(p, 0x5a, sizeof(p));
+	cr_assert_eq(tag_store_peek(a, 0, blk, 3, p), -ENOENT);
+	for (unsigned i = 0; i < 3; i++) {
+		cr_assert_not(p[i].cached);
+		cr_assert_eq(p[i].tag, 0);
+		cr_assert_eq(p[i].inflight, 0);
+	}
+	cr_assert_eq(tag_store_peek(a, 0, blk, 3, p), -ENOENT, "a peek reads nothing in");
+	cr_assert_eq(tag_store_peek_load(a, 0, blk, 3, p), 0);
+	cr_assert(p[0].cached && p[1].cached && p[2].cached);
+	cr_assert_eq(p[0].tag, tag_make_meta(tag_crc(uuid, 0, blk, buf), 2));
+	cr_assert_eq(p[1].tag, 0, "absent");
+	cr_assert_eq(tag_store_peek(a, 0, blk, 3, p), 0, "now cached");
+	cr_assert_eq(tag_gen(p[0].tag), 2);
+	/* One tag block cached, the other not. */
+	ts_drop_cache(a);
+	cr_assert_eq(tag_store_peek_load(a, 0, blk + 1, 1, p), 0);
+	cr_assert_eq(tag_store_peek(a, 0, blk, 2, p), -ENOENT);
+	cr_assert_not(p[0].cached);
+	cr_assert(p[1].cached);
+	/* A write in flight: the committed tag, and the one it leaves when it ends well. */
+	cr_assert_eq(tag_store_peek_load(a, 0, blk, 1, p), 0);
+	ts_fill(new, blk, 1, 5);
+	cr_assert_eq(ts_begin_meta(a, 0, blk, new, 1, NULL, NULL), 0);
+	cr_assert_eq(tag_store_peek(a, 0, blk, 1, p), 0);
+	cr_assert_eq(p[0].inflight, 1);
+	cr_assert_eq(tag_gen(p[0].tag), 2);
+	cr_assert_eq(p[0].next, tag_make_meta(tag_crc(uuid, 0, blk, new), 3));
+	/* Both verify meanwhile, as before generations. */
+	cr_assert_eq(ts_verify(a, 0, blk, buf, 1, NULL, 0, NULL), 0);
+	cr_assert_eq(ts_verify(a, 0, blk, new, 1, NULL, 0, NULL), 0);
+	tag_store_write_end(a, 0, blk * TS_BLK, TS_BLK, true);
+	cr_assert_eq(tag_store_peek(a, 0, blk, 1, p), 0);
+	cr_assert_eq(p[0].inflight, 0);
+	cr_assert_eq(p[0].next, 0);
+	cr_assert_eq(tag_gen(p[0].tag), 3);
+	/* Outside the data area, or a role that is not there. */
+	cr_assert_eq(tag_store_peek(a, 0, a->lay.member_bytes / TS_BLK, 1, p), -EINVAL);
+	cr_assert_eq(tag_store_peek(a, 3, 0, 1, p), -EINVAL);
+	cr_assert_eq(tag_store_peek_load(a, 0, UINT64_MAX, 1, p), -EINVAL);
+	cr_assert_eq(graid_array_close(a), 0);
+}
+
 TestSuite(checksums_create, .init = ts_setup, .fini = ts_teardown, .timeout = 120);
 
 Test(checksums_create, raid0_with_checksums_is_refused_and_nothing_is_written)

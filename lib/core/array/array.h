@@ -288,6 +288,14 @@ struct graid_array {
 	bool csum;
 	uint64_t tag_offset, tag_bytes; /* each member's tag area, bytes from its start */
 	struct tag_store *tags;        /* the cached tags (member/tag_store.h); NULL without */
+	/*
+	 * The tags' meta words keep write generations and parity records (docs/INTEGRITY.md,
+	 * "Lost writes: the design"): the tag store's writes then give each block a generation.
+	 * False, and set by nothing in production, until every write path keeps them (then it
+	 * follows the superblock's GRAID_SB_F_GENERATIONS); unit tests set it on an array they
+	 * drive by hand. Set before the first write, read-only after.
+	 */
+	bool csum_gens;
 	uint32_t block_size;
 	uint8_t uuid[16];
 	uint64_t ctime;

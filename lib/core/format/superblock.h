@@ -48,6 +48,12 @@
  * (reshape_format.h) at GRAID_SB_RESHAPE_OFFSET says how far the array has moved to it.
  */
 #define GRAID_SB_F_RESHAPE 0x00010000u
+/*
+ * The tags' meta words keep write generations and parity records (docs/FORMAT.md,
+ * "Generations"). Named, not known: this build refuses an array that has it (it is not in
+ * GRAID_SB_F_FEATURES_KNOWN) and never sets it, until lost-write detection is built whole.
+ */
+#define GRAID_SB_F_GENERATIONS 0x00020000u
 #define GRAID_SB_F_FEATURES_KNOWN GRAID_SB_F_RESHAPE
 
 /*

@@ -108,3 +108,49 @@ uint64_t tag_area_bytes(uint64_t data_bytes)
 
 	return (blocks + TAGS_PER_BLOCK - 1) / TAGS_PER_BLOCK * TAG_BLOCK_BYTES;
 }
+
+/* Extended Euclid over the prime: small numbers, no overflow in int64_t. */
+uint32_t tag_gen_inverse(uint32_t x)
+{
+	int64_t r0 = TAG_GEN_PRIME, r1 = x % TAG_GEN_PRIME, t0 = 0, t1 = 1;
+
+	if (r1 == 0)
+		return 0;
+	while (r1) {
+		int64_t q = r0 / r1, r = r0 - q * r1, t = t0 - q * t1;
+
+		r0 = r1;
+		r1 = r;
+		t0 = t1;
+		t1 = t;
+	}
+	return (uint32_t)(t0 < 0 ? t0 + TAG_GEN_PRIME : t0);
+}
+
+struct tag_rec_where tag_rec_locate(struct tag_rec rec, const uint32_t *g, unsigned k)
+{
+	const struct tag_rec have = tag_rec_make(g, k);
+	struct tag_rec_where w = { .verdict = TAG_REC_UNLOCATED };
+	uint32_t jj;
+
+	w.ds = (rec.s % TAG_GEN_PRIME + TAG_GEN_PRIME - have.s) % TAG_GEN_PRIME;
+	w.dw = (rec.w % TAG_GEN_PRIME + TAG_GEN_PRIME - have.w) % TAG_GEN_PRIME;
+	if (w.ds == 0) {
+		if (w.dw == 0)
+			w.verdict = TAG_REC_CONSISTENT;
+		return w;
+	}
+	if (w.ds > TAG_GEN_PRIME / 2) {
+		w.verdict = TAG_REC_PARITY_STALE;
+		w.delta = TAG_GEN_PRIME - w.ds;
+		return w;
+	}
+	/* One block j behind by delta: dS = delta, dW = (j + 1) delta. */
+	jj = (uint32_t)((uint64_t)w.dw * tag_gen_inverse(w.ds) % TAG_GEN_PRIME);
+	if (jj >= 1 && jj <= k) {
+		w.verdict = TAG_REC_DATA_BEHIND;
+		w.j = jj - 1;
+		w.delta = w.ds;
+	}
+	return w;
+}

@@ -584,16 +584,46 @@ static void tag_end_locked(struct tag_role *tr, uint64_t first, uint64_t n, bool
 	}
 }
 
+/*
+ * The new tag of the block in @p slot written (or set) with data of CRC @p crc: without
+ * generations meta 0, as format 1.5 writes; with them @p meta_in[i] when given, else
+ * @p dflt_next ? the next generation of its tag now : the meta bits it has. The old tag is
+ * read only then: without generations a write does not touch the tag block's image.
+ */
+static tag_t tag_new(const struct graid_array *a, const struct tag_cblock *cb, unsigned slot,
+		     uint32_t crc, const uint32_t *meta_in, uint64_t i, bool dflt_next)
+{
+	tag_t old;
+
+	if (!a->csum_gens)
+		return tag_make(crc);
+	if (meta_in)
+		return tag_make_meta(crc, meta_in[i]);
+	old = tag_at(cb, slot);
+	return tag_make_meta(crc, dflt_next ? tag_gen_next(tag_gen(old)) : tag_meta_bits(old));
+}
+
 int tag_store_write_begin(struct graid_array *a, unsigned role, uint64_t off,
 			  const struct iovec *iov, unsigned iovcnt)
+{
+	return tag_store_write_begin_meta(a, role, off, iov, iovcnt, NULL, NULL);
+}
+
+int tag_store_write_begin_meta(struct graid_array *a, unsigned role, uint64_t off,
+			       const struct iovec *iov, unsigned iovcnt, const uint32_t *meta_in,
+			       uint32_t *meta_out)
 {
 	uint64_t len = tag_iov_bytes(iov, iovcnt);
 	struct tag_iov_cursor c = { .iov = iov, .cnt = iovcnt };
 	uint64_t first = off / TAG_DATA_BLOCK, n = len / TAG_DATA_BLOCK, done = 0;
 	int rc = tag_range(a, role, off, len);
 
-	if (rc == 0 && tag_inline_role(a, role))
-		return 0; /* the write carries its tags in the blocks' metadata */
+	if (rc == 0 && tag_inline_role(a, role)) {
+		/* The write carries its tags in the blocks' metadata, generation 0 (no copy kept). */
+		if (meta_out)
+			memset(meta_out, 0, n * sizeof(*meta_out));
+		return 0;
+	}
 	while (rc == 0 && done < n) {
 		struct tag_role *tr = &a->tags->role[role];
 		unsigned b = n - done < TAG_STORE_BATCH ? (unsigned)(n - done) : TAG_STORE_BATCH;
@@ -608,8 +638,14 @@ int tag_store_write_begin(struct graid_array *a, unsigned role, uint64_t off,
 
 			if (!cb || cb->index != tag_block_index(blk))
 				rc = tag_get(a, role, tag_block_index(blk), false, &cb);
-			if (rc == 0)
-				rc = tag_pend_begin(tr, cb, tag_slot(blk), tag_make(crc[j]));
+			if (rc == 0) {
+				tag_t t = tag_new(a, cb, tag_slot(blk), crc[j], meta_in, done + j,
+						  true);
+
+				rc = tag_pend_begin(tr, cb, tag_slot(blk), t);
+				if (meta_out)
+					meta_out[done + j] = tag_meta_bits(t);
+			}
 		}
 		/* A failure takes back what this call began: the write is not issued. */
 		if (rc)
@@ -633,19 +669,94 @@ void tag_store_write_end(struct graid_array *a, unsigned role, uint64_t off, uin
 	pthread_mutex_unlock(&tr->lock);
 }
 
+/* tag_store_set_meta()'s meta words, and where its range starts. */
+struct tag_set_arg {
+	const struct graid_array *a;
+	const uint32_t *meta;
+	uint64_t first;
+};
+
 static int tag_set_one(struct tag_cblock *cb, unsigned slot, uint64_t blk, uint32_t crc,
 		       void *arg)
 {
-	(void)blk;
-	(void)arg;
-	tag_put(cb, slot, tag_make(crc));
+	const struct tag_set_arg *sa = arg;
+
+	tag_put(cb, slot, tag_new(sa->a, cb, slot, crc, sa->meta, blk - sa->first, false));
 	return 0;
 }
 
 int tag_store_set(struct graid_array *a, unsigned role, uint64_t off,
 		  const struct iovec *iov, unsigned iovcnt)
 {
-	return tag_walk(a, role, off, iov, iovcnt, tag_set_one, NULL);
+	return tag_store_set_meta(a, role, off, iov, iovcnt, NULL);
+}
+
+int tag_store_set_meta(struct graid_array *a, unsigned role, uint64_t off,
+		       const struct iovec *iov, unsigned iovcnt, const uint32_t *meta)
+{
+	struct tag_set_arg sa = { .a = a, .meta = meta, .first = off / TAG_DATA_BLOCK };
+
+	return tag_walk(a, role, off, iov, iovcnt, tag_set_one, &sa);
+}
+
+/* What one block's slot says: its tag, and the writes in flight over it. Lock held. */
+static void tag_peek_fill(const struct tag_cblock *cb, unsigned slot, struct tag_peek *out)
+{
+	const struct tag_pend *p = cb->pend ? &cb->pend[slot] : NULL;
+
+	out->cached = true;
+	out->tag = tag_at(cb, slot);
+	out->inflight = p ? p->n : 0;
+	/* As tag_pend_end() will leave it: one distinct new tag, or absent for several. */
+	out->next = out->inflight && p->ntags == 1 && !p->many ? p->tag[0] : 0;
+}
+
+static int tag_peek(struct graid_array *a, unsigned role, uint64_t block, unsigned n,
+		    struct tag_peek *out, bool load)
+{
+	struct tag_cblock *cb = NULL;
+	struct tag_role *tr;
+	bool missed = false;
+	int rc;
+
+	if (block > UINT64_MAX / TAG_DATA_BLOCK)
+		return -EINVAL;
+	rc = tag_range(a, role, block * TAG_DATA_BLOCK, (uint64_t)n * TAG_DATA_BLOCK);
+	if (rc)
+		return rc;
+	if (tag_inline_role(a, role))
+		return -EOPNOTSUPP;
+	memset(out, 0, n * sizeof(*out));
+	tr = &a->tags->role[role];
+	pthread_mutex_lock(&tr->lock);
+	for (unsigned i = 0; rc == 0 && i < n; i++) {
+		uint64_t blk = block + i;
+
+		if (!cb || cb->index != tag_block_index(blk)) {
+			if (load)
+				rc = tag_get(a, role, tag_block_index(blk), false, &cb);
+			else
+				cb = tag_find(tr, tag_block_index(blk));
+		}
+		if (rc == 0 && cb)
+			tag_peek_fill(cb, tag_slot(blk), &out[i]);
+		else
+			missed = true;
+	}
+	pthread_mutex_unlock(&tr->lock);
+	return rc ? rc : missed ? -ENOENT : 0;
+}
+
+int tag_store_peek(struct graid_array *a, unsigned role, uint64_t block, unsigned n,
+		   struct tag_peek *out)
+{
+	return tag_peek(a, role, block, n, out, false);
+}
+
+int tag_store_peek_load(struct graid_array *a, unsigned role, uint64_t block, unsigned n,
+			struct tag_peek *out)
+{
+	return tag_peek(a, role, block, n, out, true);
 }
 
 /*

@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "format/tag_format.h"
+
 struct graid_array;
 struct iovec;
 
@@ -48,12 +50,48 @@ int tag_store_verify(struct graid_array *a, unsigned role, uint64_t off,
 void tag_store_prefetch(struct graid_array *a, unsigned role, uint64_t off, uint64_t len);
 
 /*
+ * Locking, for every call here: each role's cache has its own lock, taken and released
+ * inside each call (never held on return). A call may read a tag block from the member,
+ * synchronously, under that lock (those that say so). What a caller must hold besides is the
+ * I/O's own: a write's tags begin and end under whatever keeps other writes of its blocks
+ * out (a write path's stripe lock).
+ *
+ * Generations (docs/INTEGRITY.md, "Lost writes: the design"): with a->csum_gens false (every
+ * array of this build) every tag this store makes has meta bits 0-30 zero, as format 1.5
+ * writes, and the meta words callers pass below are ignored. With it true, the tags made
+ * carry a generation (a data block, a mirror's copy) or a record (a parity block) there.
+ * Verification compares CRCs only, either way; while a write is pending, the old and the new
+ * tag (generation included) both stand, and tag_store_peek() shows both.
+ */
+
+/*
  * A write of [off, off + len) of @p role about to be issued with the data in @p iov: the new
  * tags are computed and held as pending (verify accepts the old tag or the new one) until
- * tag_store_write_end(). 0 or -errno (-ENOMEM, or a tag block unreadable).
+ * tag_store_write_end(). With generations each block's new tag gets tag_gen_next() of the
+ * generation its tag has now (absent: 0, so 1); tag_store_write_begin_meta(..., NULL, NULL).
+ * 0 or -errno (-EINVAL a range outside the data area or not whole 4 KiB blocks, -ENOMEM, or
+ * a tag block unreadable); on an error nothing is left pending.
  */
 int tag_store_write_begin(struct graid_array *a, unsigned role, uint64_t off,
 			  const struct iovec *iov, unsigned iovcnt);
+
+/*
+ * tag_store_write_begin() with the meta words chosen by the caller: block i of the range
+ * (i = 0 .. len / 4096 - 1) gets meta bits 0-30 = @p meta_in[i] (bit 31 ignored: the tag
+ * is always present) where @p meta_in is not NULL: a mirror write's max + 1 over the copies
+ * (tag_gen_next() of it), a parity block's record (tag_rec_encode()), a heal's expected
+ * generation. @p meta_in NULL: the default, the next generation of each block as it stands
+ * in the cache (its committed tag: a write already in flight over the block is not counted;
+ * a caller that keeps generations holds the stripe lock, which keeps such writes out).
+ * @p meta_out (NULL or len / 4096 words): the meta bits 0-30 each block's new tag carries,
+ * filled on success (without generations, or on a role whose tags are in NVMe metadata, all
+ * 0: this build keeps no generation there).
+ * Both are ignored / zero while a->csum_gens is false. Reads the tag blocks it needs (under
+ * the role's lock). Errors as tag_store_write_begin().
+ */
+int tag_store_write_begin_meta(struct graid_array *a, unsigned role, uint64_t off,
+			       const struct iovec *iov, unsigned iovcnt, const uint32_t *meta_in,
+			       uint32_t *meta_out);
 
 /* Its end: @p ok true, the new tags become the tags (dirty); false, the old ones stay. */
 void tag_store_write_end(struct graid_array *a, unsigned role, uint64_t off, uint64_t len,
@@ -62,9 +100,55 @@ void tag_store_write_end(struct graid_array *a, unsigned role, uint64_t off, uin
 /* [off, off + len) deallocated or of unknown content: its tags become absent (dirty). */
 int tag_store_forget(struct graid_array *a, unsigned role, uint64_t off, uint64_t len);
 
-/* Set the tags of [off, off + len) from @p iov now (resync, a write done outside the ring). */
+/*
+ * Set the tags of [off, off + len) from @p iov now (resync, a write done outside the ring).
+ * With generations each block keeps the meta bits its tag has (absent: 0): re-tagging data in
+ * place is not a new write; a caller for which it is one passes the generation it means to
+ * tag_store_set_meta(). 0 or -errno (-EINVAL a bad range, -ENOMEM, a tag block unreadable).
+ */
 int tag_store_set(struct graid_array *a, unsigned role, uint64_t off,
 		  const struct iovec *iov, unsigned iovcnt);
+
+/*
+ * tag_store_set() with block i's meta bits 0-30 = @p meta[i] (@p meta NULL: kept, as
+ * tag_store_set()). Ignored while a->csum_gens is false (meta 0). Errors as tag_store_set().
+ */
+int tag_store_set_meta(struct graid_array *a, unsigned role, uint64_t off,
+		       const struct iovec *iov, unsigned iovcnt, const uint32_t *meta);
+
+/* What tag_store_peek() says of one block. */
+struct tag_peek {
+	bool cached;       /* its tag block is in the cache; else every field below is 0 */
+	tag_t tag;         /* its tag as committed (tag_gen(), tag_rec_of_tag() read it) */
+	unsigned inflight; /* writes over it begun and not ended */
+	/*
+	 * inflight > 0: the tag the block gets when they end well, if they all carry one new
+	 * tag; 0 when they carry several (the block is then left absent). Until they end,
+	 * either @p tag or this may be what the member holds.
+	 */
+	tag_t next;
+};
+
+/*
+ * The tags of the @p n blocks from @p block (4 KiB block numbers) of @p role as the cache
+ * holds them, into @p out[0 .. n - 1], without verifying anything and without I/O; the cache
+ * is not changed (not even its recency). Without the stripe lock over those blocks the answer
+ * is a snapshot that a write may change at once; under it, no write of them begins or ends.
+ * Returns 0 (every block's tag block cached), -ENOENT (some were not: those have
+ * cached false), -EINVAL (no tag store, a role or range outside the data area),
+ * -EOPNOTSUPP (@p role keeps its tags in NVMe metadata: this store holds none of them).
+ */
+int tag_store_peek(struct graid_array *a, unsigned role, uint64_t block, unsigned n,
+		   struct tag_peek *out);
+
+/*
+ * tag_store_peek() reading the tag blocks that are not cached (synchronously, under the role's
+ * lock, as a write's begin does): for a write path that already holds the stripe lock.
+ * 0 (every out[] cached), -EINVAL, -EOPNOTSUPP as tag_store_peek(), -ENOMEM, or the -errno
+ * of a tag block that could not be read (a media error reads as all absent, as above).
+ */
+int tag_store_peek_load(struct graid_array *a, unsigned role, uint64_t block, unsigned n,
+			struct tag_peek *out);
 
 /*
  * Which of the @p nblocks 4 KiB blocks from @p off of @p role's data area have an absent tag
