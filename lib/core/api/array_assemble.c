@@ -328,10 +328,27 @@ static const struct superblock *assemble_freshest(const struct assembly *as)
 	return fresh;
 }
 
+/*
+ * A member that missed only the superblock round that started a RAID-0 growing: one event
+ * behind a freshest superblock that records the reshape, not reshaping itself, with the
+ * old member count (fewer roles, its own among them) and all else equal. Its data is where
+ * the old geometry puts it, and the reshape's position is still 0 (the job starts only
+ * after that round): it is current. The record it holds is checked at open
+ * (open_refuse_reshape: the record's old geometry must be its).
+ */
+static bool assemble_reshape_start_cut(const struct superblock *sb,
+				       const struct superblock *fresh)
+{
+	return sb_reshape_recorded(fresh) && !sb_reshape_recorded(sb) && fresh->level == 0 &&
+	       sb->level == 0 && sb->events + 1 == fresh->events &&
+	       sb->nmembers < fresh->nmembers && sb->role < sb->nmembers;
+}
+
 static bool assemble_geometry_agrees(const struct superblock *sb, const struct superblock *fresh)
 {
 	return sb->level == fresh->level && sb->chunk_bytes == fresh->chunk_bytes &&
-	       sb->nmembers == fresh->nmembers && sb->data_offset == fresh->data_offset &&
+	       (sb->nmembers == fresh->nmembers || assemble_reshape_start_cut(sb, fresh)) &&
+	       sb->data_offset == fresh->data_offset &&
 	       sb->data_bytes == fresh->data_bytes &&
 	       (sb->flags & GRAID_SB_F_CHECKSUMS) == (fresh->flags & GRAID_SB_F_CHECKSUMS) &&
 	       (sb->role < fresh->nmembers ||

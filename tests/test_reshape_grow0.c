@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Growing a RAID-0 online (docs/RESHAPE.md) on member files: 3 -> 4 with known data, I/O
+ * while it moves, a crash after any member write (then the open resumes it), bad input.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "arrayutil.h"
+#include "array/array.h"
+#include "jobs/reshape_grow.h"
+#include "member/member.h"
+
+#define NOLD 3
+#define CHUNK (64u * 1024)
+#define BYTES (3ull << 20)
+#define BLK 4096u
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char log_text[16384];
+
+static void log_keep(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	(void)level;
+	pthread_mutex_lock(&log_lock);
+	if (strlen(log_text) + strlen(msg) + 2 < sizeof(log_text)) {
+		strcat(log_text, msg);
+		strcat(log_text, "\n");
+	}
+	pthread_mutex_unlock(&log_lock);
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void fill(uint8_t *p, size_t n, uint64_t seed)
+{
+	for (size_t i = 0; i < n; i += 8) {
+		uint64_t v = rng_next(&seed);
+
+		memcpy(p + i, &v, 8);
+	}
+}
+
+static uint64_t array_bytes(struct graid_array *a, unsigned *nmembers)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	if (nmembers)
+		*nmembers = info.nmembers;
+	return info.size;
+}
+
+/* A RAID-0 of three (and a fourth file, not in it) holding @p model, open in *@p out. */
+static uint8_t *make_array(struct au_set *s, struct graid_array **out, uint64_t *size,
+			   uint64_t seed)
+{
+	uint8_t *model;
+
+	au_make(s, NOLD + 1, BYTES);
+	cr_assert_eq(au_create(s, NOLD, 0, CHUNK, out), 0);
+	*size = array_bytes(*out, NULL);
+	model = aligned_alloc(BLK, *size);
+	cr_assert_not_null(model);
+	fill(model, *size, seed);
+	cr_assert_eq(graid_array_write(*out, model, *size, 0), (ssize_t)*size);
+	return model;
+}
+
+static void check_all(struct graid_array *a, const uint8_t *model, uint64_t size)
+{
+	uint8_t *got = aligned_alloc(BLK, size);
+
+	cr_assert_not_null(got);
+	cr_assert_eq(graid_array_read(a, got, size, 0), (ssize_t)size);
+	for (uint64_t at = 0; at < size; at += BLK)
+		cr_assert(!memcmp(got + at, model + at, BLK), "block at %llu differs",
+			  (unsigned long long)at);
+	free(got);
+}
+
+static struct graid_array *open_all(struct au_set *s)
+{
+	struct graid_array *a = NULL;
+
+	cr_assert_eq(graid_array_open(s->paths, NOLD + 1, NULL, &a), 0);
+	return a;
+}
+
+Test(reshape_grow0, a_raid0_of_three_grows_to_four_and_every_byte_reads_back)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, grown;
+	unsigned n;
+	uint8_t *model = make_array(&s, &a, &size, 1), *tail;
+
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, GRAID_GROW_WAIT), 0);
+	grown = array_bytes(a, &n);
+	cr_assert_eq(n, NOLD + 1);
+	cr_assert_eq(grown, size / NOLD * (NOLD + 1), "size %llu after the grow",
+		     (unsigned long long)grown);
+	check_all(a, model, size);
+	/* The space the grow added reads as zeroes, and takes writes. */
+	tail = aligned_alloc(BLK, grown - size);
+	cr_assert_not_null(tail);
+	cr_assert_eq(graid_array_read(a, tail, grown - size, size), (ssize_t)(grown - size));
+	for (uint64_t i = 0; i < grown - size; i++)
+		cr_assert_eq(tail[i], 0);
+	fill(tail, grown - size, 2);
+	cr_assert_eq(graid_array_write(a, tail, grown - size, size), (ssize_t)(grown - size));
+	cr_assert_eq(graid_array_close(a), 0);
+	/* Reopened: four members, not reshaping, the same bytes. */
+	a = open_all(&s);
+	cr_assert_eq(array_bytes(a, &n), grown);
+	cr_assert_eq(n, NOLD + 1);
+	check_all(a, model, size);
+	{
+		uint8_t *got = aligned_alloc(BLK, grown - size);
+
+		cr_assert_eq(graid_array_read(a, got, grown - size, size), (ssize_t)(grown - size));
+		cr_assert(!memcmp(got, tail, grown - size));
+		free(got);
+	}
+	cr_assert_eq(graid_array_close(a), 0);
+	free(tail);
+	free(model);
+	au_remove(&s);
+}
+
+struct waiter {
+	struct graid_array *a;
+	atomic_bool done;
+	int rc;
+};
+
+static void *wait_job(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->rc = reshape_job_wait(w->a);
+	atomic_store(&w->done, true);
+	return NULL;
+}
+
+Test(reshape_grow0, writes_and_reads_while_it_moves_data_are_right_after)
+{
+	struct waiter w = { 0 };
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, seed = 77, ops = 0, during = 0;
+	uint8_t *model = make_array(&s, &a, &size, 3);
+	uint8_t *buf = aligned_alloc(BLK, 3 * CHUNK);
+	pthread_t t;
+
+	cr_assert_not_null(buf);
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, 0), 0);
+	w.a = a;
+	cr_assert_eq(pthread_create(&t, NULL, wait_job, &w), 0);
+	/* Requests that straddle chunks and the position, both kinds, until it is done. */
+	while (!atomic_load(&w.done) || ops < 64) {
+		uint64_t len = (1 + rng_next(&seed) % (3 * CHUNK / BLK)) * BLK;
+		uint64_t off = rng_next(&seed) % ((size - len) / BLK + 1) * BLK;
+
+		if (rng_next(&seed) % 2) {
+			fill(buf, len, rng_next(&seed));
+			cr_assert_eq(graid_array_write(a, buf, len, off), (ssize_t)len,
+				     "write at %llu", (unsigned long long)off);
+			memcpy(model + off, buf, len);
+		} else {
+			cr_assert_eq(graid_array_read(a, buf, len, off), (ssize_t)len);
+			cr_assert(!memcmp(buf, model + off, len), "read at %llu +%llu wrong",
+				  (unsigned long long)off, (unsigned long long)len);
+		}
+		ops++;
+		during += !atomic_load(&w.done);
+	}
+	pthread_join(t, NULL);
+	cr_assert_eq(w.rc, 0);
+	cr_log_info("%llu requests, %llu of them while the reshape ran",
+		    (unsigned long long)ops, (unsigned long long)during);
+	cr_assert_gt(during, 0, "no request ran during the reshape");
+	cr_assert_eq(array_bytes(a, NULL), size / NOLD * (NOLD + 1));
+	check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	a = open_all(&s);
+	check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(buf);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow0, a_close_mid_way_is_resumed_by_the_next_open)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	unsigned n;
+	uint8_t *model = make_array(&s, &a, &size, 5);
+
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, 0), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	a = open_all(&s);
+	if (a->reshape_job)
+		cr_assert_eq(reshape_job_wait(a), 0);
+	cr_assert_eq(array_bytes(a, &n), size / NOLD * (NOLD + 1));
+	cr_assert_eq(n, NOLD + 1);
+	check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+/*
+ * One crash: every member write after the first @p k of the grow fails without landing
+ * (the close's too), then an open of all four files must serve the same bytes and, going
+ * on (or starting again when no superblock recorded the reshape), grow the array.
+ */
+static void crash_at(long k, long *writes)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	unsigned n;
+	uint8_t *model = make_array(&s, &a, &size, 100 + (uint64_t)k);
+	int rc;
+
+	fault_writes_cut_after(k);
+	rc = graid_array_grow(a, &s.paths[NOLD], 1, GRAID_GROW_WAIT);
+	graid_array_close(a);
+	if (writes)
+		*writes = k - fault_writes_cut_left();
+	fault_writes_cut_after(-1);
+	a = NULL;
+	rc = graid_array_open(s.paths, NOLD + 1, NULL, &a);
+	cr_assert_eq(rc, 0, "crash after write %ld: the open failed: %d", k, rc);
+	check_all(a, model, size);
+	if (a->reshape_job)
+		cr_assert_eq(reshape_job_wait(a), 0, "crash after write %ld: the resume failed", k);
+	else if (array_bytes(a, &n) == size)
+		cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, GRAID_GROW_WAIT), 0,
+			     "crash after write %ld: the grow again failed", k);
+	cr_assert_eq(array_bytes(a, &n), size / NOLD * (NOLD + 1), "crash after write %ld", k);
+	cr_assert_eq(n, NOLD + 1);
+	check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow0, a_crash_after_any_member_write_loses_nothing_and_the_open_resumes)
+{
+	long total = 0;
+	uint64_t seed = 2026;
+
+	graid_log_set(log_keep, NULL, 0); /* the cut's failures are expected */
+	/* How many member writes a whole grow and its close make. */
+	crash_at(1000000, &total);
+	cr_log_info("a grow 3 -> 4 of %llu bytes and its close: %ld member writes",
+		    (unsigned long long)(BYTES), total);
+	cr_assert_gt(total, 20);
+	/* Every write through the start and the first windows, then random points after. */
+	for (long k = 0; k < 80 && k < total; k++)
+		crash_at(k, NULL);
+	for (unsigned i = 0; i < 40; i++)
+		crash_at(80 + (long)(rng_next(&seed) % (uint64_t)(total - 80)), NULL);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+}
+
+Test(reshape_grow0, a_device_too_small_is_refused_and_nothing_is_written)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, before[NOLD + 1], after[NOLD + 1];
+	unsigned n;
+	uint8_t *model = make_array(&s, &a, &size, 9);
+
+	cr_assert_eq(truncate(s.path[NOLD], (off_t)(BYTES / 2)), 0);
+	cr_assert_eq(graid_array_flush(a), 0);
+	for (unsigned i = 0; i <= NOLD; i++)
+		before[i] = au_file_hash(s.path[i]);
+	log_text[0] = '\0';
+	graid_log_set(log_keep, NULL, GRAID_LOG_ERR);
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, GRAID_GROW_WAIT), -EINVAL);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	cr_assert(strstr(log_text, s.path[NOLD]), "the device is not named: %s", log_text);
+	for (unsigned i = 0; i <= NOLD; i++) {
+		after[i] = au_file_hash(s.path[i]);
+		cr_assert_eq(after[i], before[i], "file %u was written", i);
+	}
+	cr_assert_eq(array_bytes(a, &n), size);
+	cr_assert_eq(n, NOLD);
+	check_all(a, model, size);
+	/* Bad arguments. */
+	cr_assert_eq(graid_array_grow(a, NULL, 1, 0), -EINVAL);
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 0, 0), -EINVAL);
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, 0x80), -EINVAL);
+	cr_assert_eq(graid_array_grow(a, &s.paths[0], 1, 0), -EEXIST, "a member of it");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow0, other_levels_are_refused_naming_the_level)
+{
+	struct graid_array *a;
+	struct au_set s;
+
+	au_make(&s, 5, BYTES);
+	cr_assert_eq(au_create(&s, 4, 5, CHUNK, &a), 0);
+	log_text[0] = '\0';
+	graid_log_set(log_keep, NULL, GRAID_LOG_ERR);
+	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, 0), -EOPNOTSUPP);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	cr_assert(strstr(log_text, "RAID-5"), "%s", log_text);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}
