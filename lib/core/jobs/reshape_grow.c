@@ -37,6 +37,7 @@ struct reshape_job {
 	pthread_cond_t cond;
 	bool ended;
 	int result;
+	unsigned waiters;           /* reshape_job_wait() calls inside: free waits them out */
 };
 
 /* The routing state of @p rec's two geometries, at its position (array.h). */
@@ -339,9 +340,12 @@ int reshape_job_wait(struct graid_array *a)
 	if (!j || !j->thread_started)
 		return -ENOENT;
 	pthread_mutex_lock(&j->lock);
+	j->waiters++;
 	while (!j->ended)
 		pthread_cond_wait(&j->cond, &j->lock);
 	rc = j->result;
+	j->waiters--;
+	pthread_cond_broadcast(&j->cond);
 	pthread_mutex_unlock(&j->lock);
 	return rc;
 }
@@ -359,6 +363,11 @@ void reshape_job_stop(struct graid_array *a)
 
 static void grow_job_free(struct graid_array *a, struct reshape_job *j)
 {
+	/* A graid_array_grow(GRAID_GROW_WAIT) on another thread is woken (ended) and leaves. */
+	pthread_mutex_lock(&j->lock);
+	while (j->waiters)
+		pthread_cond_wait(&j->cond, &j->lock);
+	pthread_mutex_unlock(&j->lock);
 	reshape_rec_io_free(a, &j->io);
 	pthread_mutex_destroy(&j->lock);
 	pthread_cond_destroy(&j->cond);
@@ -668,6 +677,7 @@ int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned
 	nopen = 0; /* the array's now */
 	rs = NULL;
 	a->events++;
+	array_recount(a); /* the roles added counted, and published for looks */
 	rc = grow_sb_added(a, n);
 	if (rc == 0)
 		rc = array_write_superblocks(a, 0);
