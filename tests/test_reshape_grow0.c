@@ -176,7 +176,11 @@ Test(reshape_grow0, writes_and_reads_while_it_moves_data_are_right_after)
 		uint64_t len = (1 + rng_next(&seed) % (3 * CHUNK / BLK)) * BLK;
 		uint64_t off = rng_next(&seed) % ((size - len) / BLK + 1) * BLK;
 
-		if (rng_next(&seed) % 2) {
+		if (rng_next(&seed) % 8 == 0) {
+			/* Zeroes, as write-zeroes (and a discard) leave them. */
+			cr_assert_eq(graid_array_write_zeroes(a, off, len), 0);
+			memset(model + off, 0, len);
+		} else if (rng_next(&seed) % 2) {
 			fill(buf, len, rng_next(&seed));
 			cr_assert_eq(graid_array_write(a, buf, len, off), (ssize_t)len,
 				     "write at %llu", (unsigned long long)off);
@@ -201,6 +205,63 @@ Test(reshape_grow0, writes_and_reads_while_it_moves_data_are_right_after)
 	check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
 	free(buf);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow0, a_raid0_of_two_grows_by_three_members_at_once)
+{
+	struct graid_array *a = NULL;
+	struct au_set s;
+	uint64_t size;
+	unsigned n;
+	uint8_t *model;
+
+	au_make(&s, 5, BYTES);
+	cr_assert_eq(au_create(&s, 2, 0, CHUNK, &a), 0);
+	size = array_bytes(a, NULL);
+	model = aligned_alloc(BLK, size);
+	fill(model, size, 11);
+	cr_assert_eq(graid_array_write(a, model, size, 0), (ssize_t)size);
+	cr_assert_eq(graid_array_grow(a, &s.paths[2], 3, GRAID_GROW_WAIT), 0);
+	cr_assert_eq(array_bytes(a, &n), size / 2 * 5);
+	cr_assert_eq(n, 5);
+	check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, 5, NULL, &a), 0);
+	cr_assert_eq(array_bytes(a, &n), size / 2 * 5);
+	check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow0, one_handle_grows_twice_with_io_between)
+{
+	struct graid_array *a = NULL;
+	struct au_set s;
+	uint64_t size, mid;
+	unsigned n;
+	uint8_t *model;
+
+	au_make(&s, 4, BYTES);
+	cr_assert_eq(au_create(&s, 2, 0, CHUNK, &a), 0);
+	size = array_bytes(a, NULL);
+	model = aligned_alloc(BLK, size * 2);
+	fill(model, size * 2, 13);
+	cr_assert_eq(graid_array_write(a, model, size, 0), (ssize_t)size);
+	cr_assert_eq(graid_array_grow(a, &s.paths[2], 1, GRAID_GROW_WAIT), 0);
+	mid = array_bytes(a, NULL);
+	cr_assert_eq(mid, size / 2 * 3);
+	cr_assert_eq(graid_array_write(a, model + size, mid - size, size), (ssize_t)(mid - size));
+	cr_assert_eq(graid_array_grow(a, &s.paths[3], 1, GRAID_GROW_WAIT), 0);
+	cr_assert_eq(array_bytes(a, &n), size * 2);
+	cr_assert_eq(n, 4);
+	check_all(a, model, mid);
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, 4, NULL, &a), 0);
+	check_all(a, model, mid);
+	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
 	au_remove(&s);
 }
