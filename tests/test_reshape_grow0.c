@@ -266,6 +266,99 @@ Test(reshape_grow0, one_handle_grows_twice_with_io_between)
 	au_remove(&s);
 }
 
+/*
+ * An async queue with writes queued before the grow and not reaped: the job waits for them
+ * (they are placed by the old geometry without a chunk lock), and requests queued after,
+ * many in flight at once, are routed while the job moves their chunks.
+ */
+Test(reshape_grow0, requests_in_flight_across_the_start_and_the_windows_are_right)
+{
+	struct graid_completion c[64];
+	struct graid_queue *q;
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, seed = 99, rounds = 0;
+	uint8_t *model = make_array(&s, &a, &size, 21);
+	uint8_t *bufs = aligned_alloc(BLK, 32 * (size_t)CHUNK);
+	struct waiter w = { 0 };
+	pthread_t t;
+	unsigned got;
+
+	cr_assert_not_null(bufs);
+	cr_assert_eq(graid_queue_create(a, 64, &q), 0);
+	/* 32 chunk writes at scattered chunks, submitted, not reaped. */
+	for (unsigned i = 0; i < 32; i++) {
+		/* Distinct chunks: i spreads them, the random part only shuffles. */
+		uint64_t off = ((rng_next(&seed) % 3) + 3 * (uint64_t)i) % (size / CHUNK) * CHUNK;
+
+		fill(bufs + i * (size_t)CHUNK, CHUNK, rng_next(&seed));
+		memcpy(model + off, bufs + i * (size_t)CHUNK, CHUNK);
+		cr_assert_eq(graid_queue_write(q, bufs + i * (size_t)CHUNK, CHUNK, off, i), 0);
+	}
+	cr_assert_geq(graid_queue_submit(q), 0);
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, 0), 0);
+	if (atomic_load(&a->plain_inflight)) {
+		/* Not reaped: the job must not have moved anything yet. */
+		usleep(20000);
+		cr_assert_eq(atomic_load(&a->reshape_mem->position), 0,
+			     "the job moved chunks under unreaped plain requests");
+		cr_log_info("the job waited for %u unreaped requests",
+			    atomic_load(&a->plain_inflight));
+	}
+	for (got = 0; got < 32;) {
+		int n = graid_queue_reap(q, c, 64, 1);
+
+		cr_assert_gt(n, 0);
+		for (int i = 0; i < n; i++)
+			cr_assert_eq(c[i].result, (int64_t)CHUNK);
+		got += (unsigned)n;
+	}
+	w.a = a;
+	cr_assert_eq(pthread_create(&t, NULL, wait_job, &w), 0);
+	/* Rounds of 32 writes in flight at once (distinct chunks per round), during the move. */
+	do {
+		uint64_t offs[32];
+
+		for (unsigned i = 0; i < 32; i++) {
+			bool dup;
+
+			do {
+				offs[i] = (rng_next(&seed) % (size / CHUNK - 1)) * CHUNK + BLK;
+				dup = false;
+				for (unsigned k = 0; k < i; k++)
+					dup |= offs[k] == offs[i];
+			} while (dup);
+			/* Straddles into the next chunk (and maybe the position). */
+			fill(bufs + i * (size_t)CHUNK, CHUNK, rng_next(&seed));
+			cr_assert_eq(graid_queue_write(q, bufs + i * (size_t)CHUNK, CHUNK, offs[i], i),
+				     0);
+		}
+		cr_assert_geq(graid_queue_submit(q), 0);
+		for (got = 0; got < 32;) {
+			int n = graid_queue_reap(q, c, 64, 1);
+
+			cr_assert_gt(n, 0);
+			for (int i = 0; i < n; i++)
+				cr_assert_eq(c[i].result, (int64_t)CHUNK);
+			got += (unsigned)n;
+		}
+		/* No two of a round overlap (each starts 4 KiB into its own chunk). */
+		for (unsigned i = 0; i < 32; i++)
+			memcpy(model + offs[i], bufs + i * (size_t)CHUNK, CHUNK);
+		rounds++;
+	} while (!atomic_load(&w.done));
+	pthread_join(t, NULL);
+	cr_assert_eq(w.rc, 0);
+	cr_log_info("%llu rounds of 32 queued writes during the reshape", (unsigned long long)rounds);
+	graid_queue_destroy(q);
+	check_all(a, model, size);
+	cr_assert_eq(array_bytes(a, NULL), size / NOLD * (NOLD + 1));
+	cr_assert_eq(graid_array_close(a), 0);
+	free(bufs);
+	free(model);
+	au_remove(&s);
+}
+
 Test(reshape_grow0, a_close_mid_way_is_resumed_by_the_next_open)
 {
 	struct graid_array *a;
