@@ -300,6 +300,8 @@ struct array_reshape {
 	_Atomic uint64_t size;         /* what callers may address: end until done */
 	atomic_bool done;              /* every byte in new_lay, the superblocks say so */
 	struct array_reshape *prev;    /* an earlier reshape of this open, freed with it */
+	/* Requests routed by this state and not yet ended (queue.c queue_route). */
+	atomic_uint inflight;
 };
 
 struct graid_array {
@@ -452,7 +454,8 @@ struct graid_array {
 	 * release, after old_lay and new_lay are filled); its job, under meta_lock. While a
 	 * reshape runs, a->lay is the old geometry and a->nmembers the new member count.
 	 * plain_inflight: RAID-0 requests queued while no reshape was set, still in flight: a
-	 * start waits for them (they route by a->lay alone and take no chunk lock).
+	 * start waits for them (they route by a->lay alone and take no chunk lock), and for
+	 * those an earlier reshape of this open routes (its inflight).
 	 */
 	struct array_reshape *_Atomic reshape;
 	struct array_reshape *reshape_mem;

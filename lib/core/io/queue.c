@@ -296,8 +296,9 @@ static void queue_sweep(struct graid_queue *q)
 		if (r->cursor == r->len && r->sops_live == 0) {
 			atomic_fetch_sub_explicit(&q->a->fg_inflight, 1, memory_order_relaxed);
 			if (r->plain)
-				atomic_fetch_sub_explicit(&q->a->plain_inflight, 1,
-							  memory_order_release);
+				atomic_fetch_sub(&q->a->plain_inflight, 1);
+			else if (r->rs)
+				atomic_fetch_sub(&r->rs->inflight, 1);
 			/* Zeroed whole: its regions may become unused (after the next flush). */
 			if (r->zero && !r->err)
 				live_discard_done(q->a, r->off, r->len, &r->live);
@@ -541,8 +542,9 @@ static int queue_zbuf(struct graid_queue *q)
 /*
  * RAID-0: whether @p r is cut for a reshape. Counted as plain first and looked at after
  * (both sequentially consistent, as the start's store of a->reshape and its read of the
- * count): a start either sees this request counted, and waits for it, or this request sees
- * the reshape.
+ * counts): a start either sees this request counted, and waits for it, or this request sees
+ * the reshape. One routed by an earlier reshape of this open (finished since) is waited
+ * for too: it would place chunks by that one's new geometry, the next one's old.
  */
 static void queue_route(struct graid_array *a, struct req *r)
 {
@@ -550,8 +552,11 @@ static void queue_route(struct graid_array *a, struct req *r)
 		return;
 	atomic_fetch_add(&a->plain_inflight, 1);
 	r->rs = atomic_load(&a->reshape);
-	if (r->rs)
+	/* Counted by its routing before it leaves the plain count: a start never misses it. */
+	if (r->rs) {
+		atomic_fetch_add(&r->rs->inflight, 1);
 		atomic_fetch_sub(&a->plain_inflight, 1);
+	}
 	r->plain = !r->rs;
 }
 

@@ -86,15 +86,28 @@ static int grow_should_stop(struct graid_array *a, struct reshape_job *j)
 	return atomic_load(&a->broken) ? -EIO : 0;
 }
 
+/* Requests routed by an earlier reshape of this open, still in flight. */
+static bool grow_older_inflight(const struct array_reshape *rs)
+{
+	for (const struct array_reshape *o = rs->prev; o; o = o->prev)
+		if (atomic_load(&o->inflight))
+			return true;
+	return false;
+}
+
 /*
  * Requests queued before the routing was set are placed by a->lay alone and take no chunk
- * lock: none may be in flight when the first window moves (queue.c queue_route).
+ * lock, and those an earlier reshape of this open routes place chunks by its new geometry
+ * whatever this one's position: none may be in flight when the first window moves
+ * (queue.c queue_route). The plain count first: a request leaves it only once counted
+ * by its routing.
  */
-static int grow_wait_plain(struct graid_array *a, struct reshape_job *j)
+static int grow_wait_plain(struct graid_array *a, struct reshape_job *j,
+			   const struct array_reshape *rs)
 {
 	const struct timespec ms = { .tv_sec = 0, .tv_nsec = 1000000 };
 
-	while (atomic_load(&a->plain_inflight)) {
+	while (atomic_load(&a->plain_inflight) || grow_older_inflight(rs)) {
 		int rc = grow_should_stop(a, j);
 
 		if (rc)
@@ -291,7 +304,7 @@ static void *grow_main(void *arg)
 	struct graid_array *a = arg;
 	struct reshape_job *j = a->reshape_job;
 	struct array_reshape *rs = a->reshape_mem;
-	int rc = grow_wait_plain(a, j);
+	int rc = grow_wait_plain(a, j, rs);
 	char state[256];
 
 	reshape_rec_describe(&j->rec, state, sizeof(state));
