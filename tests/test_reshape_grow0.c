@@ -380,56 +380,61 @@ Test(reshape_grow0, a_close_mid_way_is_resumed_by_the_next_open)
 	au_remove(&s);
 }
 
-/*
- * One crash: every member write after the first @p k of the grow fails without landing
- * (the close's too), then an open of all four files must serve the same bytes and, going
- * on (or starting again when no superblock recorded the reshape), grow the array.
- */
 /* Crashes that left: no reshape recorded, one to resume, one finished. */
 static unsigned crash_seen[3];
 
-static void crash_at(long k, long *writes)
+/*
+ * One crash: every member write after the first @p k of a grow of a RAID-0 of @p nold by
+ * @p nadd fails without landing (the close's too), then a look and an open of all the files
+ * must serve the same bytes and, going on (or starting again when no superblock recorded
+ * the reshape), grow the array.
+ */
+static void crash_at(unsigned nold, unsigned nadd, long k, long *writes)
 {
-	struct graid_array *a;
+	struct graid_open_options ro = { .struct_size = sizeof(ro),
+					 .flags = GRAID_OPEN_READ_ONLY };
+	const unsigned nall = nold + nadd;
+	struct graid_array *a = NULL;
 	struct au_set s;
 	uint64_t size;
 	unsigned n;
-	uint8_t *model = make_array(&s, &a, &size, 100 + (uint64_t)k);
+	uint8_t *model;
 	int rc;
 
+	au_make(&s, nall, BYTES);
+	cr_assert_eq(au_create(&s, nold, 0, CHUNK, &a), 0);
+	size = array_bytes(a, NULL);
+	model = aligned_alloc(BLK, size);
+	fill(model, size, 100 + (uint64_t)k);
+	cr_assert_eq(graid_array_write(a, model, size, 0), (ssize_t)size);
 	fault_writes_cut_after(k);
-	rc = graid_array_grow(a, &s.paths[NOLD], 1, GRAID_GROW_WAIT);
+	rc = graid_array_grow(a, &s.paths[nold], nadd, GRAID_GROW_WAIT);
 	graid_array_close(a);
 	if (writes)
 		*writes = k - fault_writes_cut_left();
 	fault_writes_cut_after(-1);
-	a = NULL;
 	/* A look first: it serves the same bytes, by the recorded position, writing nothing. */
-	{
-		struct graid_open_options ro = { .struct_size = sizeof(ro),
-						 .flags = GRAID_OPEN_READ_ONLY };
-
-		rc = graid_array_open(s.paths, NOLD + 1, &ro, &a);
-		cr_assert_eq(rc, 0, "crash after write %ld: the look failed: %d", k, rc);
-		check_all(a, model, size);
-		cr_assert_eq(graid_array_close(a), 0);
-		a = NULL;
-	}
-	rc = graid_array_open(s.paths, NOLD + 1, NULL, &a);
+	a = NULL;
+	rc = graid_array_open(s.paths, nall, &ro, &a);
+	cr_assert_eq(rc, 0, "crash after write %ld: the look failed: %d", k, rc);
+	check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	a = NULL;
+	rc = graid_array_open(s.paths, nall, NULL, &a);
 	cr_assert_eq(rc, 0, "crash after write %ld: the open failed: %d", k, rc);
 	check_all(a, model, size);
 	if (a->reshape_job) {
 		cr_assert_eq(reshape_job_wait(a), 0, "crash after write %ld: the resume failed", k);
 		crash_seen[1]++;
 	} else if (array_bytes(a, &n) == size) {
-		cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, GRAID_GROW_WAIT), 0,
+		cr_assert_eq(graid_array_grow(a, &s.paths[nold], nadd, GRAID_GROW_WAIT), 0,
 			     "crash after write %ld: the grow again failed", k);
 		crash_seen[0]++;
 	} else {
 		crash_seen[2]++;
 	}
-	cr_assert_eq(array_bytes(a, &n), size / NOLD * (NOLD + 1), "crash after write %ld", k);
-	cr_assert_eq(n, NOLD + 1);
+	cr_assert_eq(array_bytes(a, &n), size / nold * nall, "crash after write %ld", k);
+	cr_assert_eq(n, nall);
 	check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
@@ -443,19 +448,32 @@ Test(reshape_grow0, a_crash_after_any_member_write_loses_nothing_and_the_open_re
 
 	graid_log_set(log_keep, NULL, 0); /* the cut's failures are expected */
 	/* How many member writes a whole grow and its close make. */
-	crash_at(1000000, &total);
-	cr_log_info("a grow 3 -> 4 of %llu bytes and its close: %ld member writes",
+	crash_at(NOLD, 1, 1000000, &total);
+	cr_log_info("a grow 3 -> 4 of %llu-byte members and its close: %ld member writes",
 		    (unsigned long long)(BYTES), total);
 	cr_assert_gt(total, 20);
 	/* Every write through the start and the first windows, then random points after. */
 	for (long k = 0; k < 80 && k < total; k++)
-		crash_at(k, NULL);
+		crash_at(NOLD, 1, k, NULL);
 	for (unsigned i = 0; i < 40; i++)
-		crash_at(80 + (long)(rng_next(&seed) % (uint64_t)(total - 80)), NULL);
-	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+		crash_at(NOLD, 1, 80 + (long)(rng_next(&seed) % (uint64_t)(total - 80)), NULL);
 	cr_log_info("after the crash: %u not reshaping (grown again), %u resumed, %u finished",
 		    crash_seen[0], crash_seen[1], crash_seen[2]);
 	cr_assert_gt(crash_seen[1], 40, "too few crashes fell in the move");
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+}
+
+/* Two added at once: the start writes two added roles' superblocks, a crash between them. */
+Test(reshape_grow0, a_crash_while_adding_two_members_loses_nothing)
+{
+	long total = 0;
+
+	graid_log_set(log_keep, NULL, 0);
+	crash_at(2, 2, 1000000, &total);
+	cr_log_info("a grow 2 -> 4 and its close: %ld member writes", total);
+	for (long k = 0; k < 40 && k < total; k++)
+		crash_at(2, 2, k, NULL);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
 }
 
 Test(reshape_grow0, a_device_too_small_is_refused_and_nothing_is_written)

@@ -321,10 +321,22 @@ static const struct superblock *assemble_freshest(const struct assembly *as)
 {
 	const struct superblock *fresh = &as->c[as->pick].sb;
 
-	for (unsigned i = 0; i < as->n; i++)
-		if (as->c[i].valid && !memcmp(as->c[i].sb.array_uuid, fresh->array_uuid, 16) &&
-		    as->c[i].sb.events > fresh->events)
-			fresh = &as->c[i].sb;
+	for (unsigned i = 0; i < as->n; i++) {
+		const struct superblock *sb = &as->c[i].sb;
+
+		if (!as->c[i].valid || memcmp(sb->array_uuid, fresh->array_uuid, 16))
+			continue;
+		/*
+		 * Between equals, one that records no reshape: a grow writes its added roles'
+		 * superblocks (recording it) at the members' event before the round that
+		 * records it on all at the next, so such a tie is a start cut short before
+		 * any member moved on; the old geometry, at position 0, is whole.
+		 */
+		if (sb->events > fresh->events ||
+		    (sb->events == fresh->events && sb_reshape_recorded(fresh) &&
+		     !sb_reshape_recorded(sb)))
+			fresh = sb;
+	}
 	return fresh;
 }
 

@@ -595,11 +595,13 @@ static void grow_install(struct graid_array *a, struct member *m, unsigned n,
 }
 
 /*
- * The added roles' superblocks first, then (array_write_superblocks) every role's: a crash
- * in between leaves old members one event behind with the old geometry, which assembly
- * takes as current (array_assemble.c assemble_reshape_start_cut), and every added role
- * findable. (With several added, a crash between two of theirs leaves an added role
- * without a superblock: that open fails; see docs/RESHAPE.md.) meta_lock held.
+ * The added roles' superblocks (recording the reshape, the new member count) at the
+ * members' event E, before the round that writes every role's at E + 1. A crash among
+ * these leaves every old member at E not reshaping: assembly prefers those among equals
+ * (array_assemble.c assemble_freshest) and leaves the added devices out, the old geometry
+ * whole at position 0. A crash in the round after leaves some old members at E, which
+ * assembly takes as current (assemble_reshape_start_cut), and every added role has its
+ * superblock (at E or E + 1: current). meta_lock held.
  */
 static int grow_sb_added(struct graid_array *a, unsigned n)
 {
@@ -689,9 +691,10 @@ int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned
 	grow_install(a, m, n, rs, j);
 	nopen = 0; /* the array's now */
 	rs = NULL;
-	a->events++;
 	array_recount(a); /* the roles added counted, and published for looks */
+	/* The added roles' superblocks at the members' event E, then every role's at E + 1. */
 	rc = grow_sb_added(a, n);
+	a->events++;
 	if (rc == 0)
 		rc = array_write_superblocks(a, 0);
 	if (rc == 0)
