@@ -14,9 +14,10 @@
  * In order: every device opened and checked (nothing is written to any of them or to a
  * member before all pass); the first reshape record, both blocks, to the new devices and
  * then to every member, its generation one above any copy of this array's found; then,
- * under meta_lock, the new roles installed, the routing state set and one superblock round
- * with RESHAPE (major 3) and the new member count. The job waits for requests queued
- * before the routing was set, then moves windows of chunks.
+ * under meta_lock, the new roles installed, the routing state set, the added roles'
+ * superblocks (RESHAPE, major 3, the new member count) at the members' event E, and one
+ * round to every role at E + 1 (docs/RESHAPE.md says what each crash between leaves). The
+ * job waits for requests queued before the routing was set, then moves windows of chunks.
  * @return 0 started; -EINVAL bad arguments, a device too small (named in the log) or
  *   refused by member_attach; -EEXIST a device that is a member already, or given twice;
  *   -EOPNOTSUPP not RAID-0 (the level named in the log), or the record's area is not free;
