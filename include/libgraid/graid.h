@@ -1367,10 +1367,15 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  *   member of this array, or one given twice; -EOPNOTSUPP a level other than RAID-0 (the
  *   level is named in the log), or an array whose reserved area has no room for the reshape
  *   record (another writer's array); -E2BIG more devices than this handle has room for
- *   (close and open the array again); -EBUSY a reshape of this array is under way; -EIO a
- *   member is not active, or a member failed the reshape record or the superblock round
- *   that starts it; -EROFS a read-only open; -ESTALE another host took the array over;
- *   -EACCES, -ENOENT or another -errno opening a device; -ENOMEM. With ::GRAID_GROW_WAIT
+ *   (close and open the array again); -EBUSY a reshape of this array is under way (or
+ *   stopped on a failure: the next open resumes it), or another host holds a device's
+ *   reservation; -EIO a member is not active, or a member or a new device failed a write of
+ *   the first reshape record (no superblock records the reshape; a member that failed
+ *   the write is failed, as for any metadata write), or of
+ *   the superblocks that start it (the reshape may be recorded on some members: I/O goes on
+ *   by position, no data moves, and the next open resumes it); -EROFS a read-only open;
+ *   -ESTALE another host took the array over; -EACCES, -ENOENT or another -errno opening a
+ *   device; -ENOMEM. With ::GRAID_GROW_WAIT
  *   also: -ECANCELED graid_array_close() stopped it (the next open resumes it); -EIO a
  *   member failed during the move (the reshape stops at its recorded position).
  */
