@@ -297,6 +297,7 @@ Test(reshape_grow0, requests_in_flight_across_the_start_and_the_windows_are_righ
 	}
 	cr_assert_geq(graid_queue_submit(q), 0);
 	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, 0), 0);
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, 0), -EBUSY, "one at a time");
 	if (atomic_load(&a->plain_inflight)) {
 		/* Not reaped: the job must not have moved anything yet. */
 		usleep(20000);
