@@ -309,8 +309,16 @@ static void *grow_main(void *arg)
 
 	reshape_rec_describe(&j->rec, state, sizeof(state));
 	graid__log(GRAID_LOG_NOTICE, "reshape: moving data: %s", state);
-	while (rc == 0 && j->rec.position < rs->end)
+	while (rc == 0 && j->rec.position < rs->end) {
+		uint64_t before = j->rec.position;
+
 		rc = grow_window(a, j, rs);
+		/* A line at every tenth of the way (no progress event or info field yet). */
+		if (rc == 0 && before * 10 / rs->end != j->rec.position * 10 / rs->end)
+			graid__log(GRAID_LOG_INFO, "reshape: %" PRIu64 "%% moved (%" PRIu64 " of %"
+						   PRIu64 " bytes)", j->rec.position * 100 / rs->end,
+				   j->rec.position, rs->end);
+	}
 	if (rc == 0)
 		rc = grow_finish(a, j, rs);
 	else if (rc == -ECANCELED)
