@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -356,6 +357,32 @@ Test(reshape_grow0, requests_in_flight_across_the_start_and_the_windows_are_righ
 	cr_assert_eq(array_bytes(a, NULL), size / NOLD * (NOLD + 1));
 	cr_assert_eq(graid_array_close(a), 0);
 	free(bufs);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow0, the_rebuild_rate_limit_paces_the_move)
+{
+	struct graid_rebuild_options o = { .struct_size = sizeof(o),
+					   .max_bytes_per_sec = 1000000 };
+	struct graid_array *a;
+	struct au_set s;
+	struct timespec t0, t1;
+	uint64_t size;
+	uint8_t *model = make_array(&s, &a, &size, 31);
+	double secs, want;
+
+	cr_assert_eq(graid_array_set_rebuild_options(a, &o), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, GRAID_GROW_WAIT), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	/* Moved bytes over four members at 1 MB/s each, less the last window's share. */
+	want = (double)size / (NOLD + 1) / 1e6 - 0.3;
+	cr_log_info("%.2f s at 1 MB/s a member (at least %.2f s due)", secs, want);
+	cr_assert_geq(secs, want, "the move took %.2f s", secs);
+	check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
 	au_remove(&s);
 }

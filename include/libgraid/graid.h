@@ -1349,7 +1349,8 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  * every member after each window (docs/RESHAPE.md, docs/FORMAT.md "The reshape record"),
  * and the next graid_array_open() (of all the members, new ones included) resumes the move.
  * Until it has finished, libgraid builds older than this one refuse the array (superblock
- * major 3).
+ * major 3). The rebuild's rate limits (graid_array_set_rebuild_options()) pace the move,
+ * per member written.
  *
  * Before anything is written, every device is opened (exclusively) and checked: it must
  * hold the members' data area (data offset + data bytes of a member), be no member of this

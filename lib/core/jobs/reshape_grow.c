@@ -38,6 +38,8 @@ struct reshape_job {
 	bool ended;
 	int result;
 	unsigned waiters;           /* reshape_job_wait() calls inside: free waits them out */
+	/* Pacing (grow_pace): the rate in force, since when, and the bytes moved by then. */
+	uint64_t pace_rate, pace_t0, pace_bytes0;
 };
 
 /* The routing state of @p rec's two geometries, at its position (array.h). */
@@ -299,6 +301,44 @@ static int grow_finish(struct graid_array *a, struct reshape_job *j, struct arra
 	return rc;
 }
 
+/* Sleeps are cut into slices this long: a stop, a close or a changed rate is seen soon. */
+#define GROW_PACE_SLICE_NS (50ull * 1000 * 1000)
+
+/*
+ * The rebuild's rate limits pace the move too (graid_array_set_rebuild_options(): bytes a
+ * second per member, the busy one while requests are in flight): the bytes written per
+ * member, the moved bytes over the new member count, are due at the rate in force since it
+ * was set. A change of rate starts a new pacing window, as rebuild_progress.c does.
+ */
+static void grow_pace(struct graid_array *a, struct reshape_job *j,
+		      const struct array_reshape *rs)
+{
+	for (;;) {
+		uint64_t rate = atomic_load(&a->rebuild_rate);
+		uint64_t busy = atomic_load(&a->rebuild_busy_rate);
+		uint64_t per = j->rec.position / rs->new_lay.nmembers, due, now = graid__now_ns();
+
+		if (busy && (!rate || busy < rate) && atomic_load(&a->fg_inflight))
+			rate = busy;
+		if (rate != j->pace_rate) {
+			j->pace_rate = rate;
+			j->pace_t0 = now;
+			j->pace_bytes0 = per;
+		}
+		if (!rate || grow_should_stop(a, j))
+			return;
+		due = j->pace_t0 + (uint64_t)((double)(per - j->pace_bytes0) * 1e9 / (double)rate);
+		if (due <= now)
+			return;
+		if (due - now > GROW_PACE_SLICE_NS)
+			due = now + GROW_PACE_SLICE_NS;
+		struct timespec ts = { .tv_sec = (time_t)((due - now) / 1000000000u),
+				       .tv_nsec = (long)((due - now) % 1000000000u) };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
 static void *grow_main(void *arg)
 {
 	struct graid_array *a = arg;
@@ -313,6 +353,8 @@ static void *grow_main(void *arg)
 		uint64_t before = j->rec.position;
 
 		rc = grow_window(a, j, rs);
+		if (rc == 0)
+			grow_pace(a, j, rs);
 		/* A line at every tenth of the way (no progress event or info field yet). */
 		if (rc == 0 && before * 10 / rs->end != j->rec.position * 10 / rs->end)
 			graid__log(GRAID_LOG_INFO, "reshape: %" PRIu64 "%% moved (%" PRIu64 " of %"
