@@ -687,6 +687,7 @@ int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned
 	struct member *m = NULL;
 	uint8_t *buf = NULL;
 	unsigned nopen = 0;
+	bool starting = false;
 	int rc;
 
 	if (!a || !paths || n == 0 || n > GRAID_MAX_MEMBERS)
@@ -711,7 +712,7 @@ int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned
 		rc = grow_attach(a, paths, n, m, &nopen);
 	/* An earlier grow of this open that ended: its job goes, its routing stays (requests). */
 	done_job = rc == 0 ? a->reshape_job : NULL;
-	a->reshape_starting = rc == 0;
+	a->reshape_starting = starting = rc == 0;
 	pthread_mutex_unlock(&a->meta_lock);
 	if (done_job) {
 		reshape_job_stop(a);
@@ -737,7 +738,7 @@ int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned
 	if (rc)
 		goto out;
 	pthread_mutex_lock(&a->meta_lock);
-	a->reshape_starting = false;
+	a->reshape_starting = starting = false;
 	grow_install(a, m, n, rs, j);
 	nopen = 0; /* the array's now */
 	rs = NULL;
@@ -759,12 +760,13 @@ int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned
 		graid__log(GRAID_LOG_NOTICE, "grow: RAID-0 of %u members growing to %u",
 			   a->nmembers - n, a->nmembers);
 out:
-	if (j) {
+	if (starting) {
 		pthread_mutex_lock(&a->meta_lock);
 		a->reshape_starting = false;
 		pthread_mutex_unlock(&a->meta_lock);
-		grow_job_free(a, j);
 	}
+	if (j)
+		grow_job_free(a, j);
 	free(rs);
 	grow_close_new(a, m, nopen);
 	free(m);
