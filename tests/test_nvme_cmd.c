@@ -164,7 +164,7 @@ Test(nvme_cmd, dsm_deallocate_ranges_are_little_endian)
 
 Test(nvme_pieces, a_split_io_completes_once_with_the_first_error)
 {
-	struct graid_array *a = array_alloc(1);
+	struct graid_array *a = array_alloc(1, 0);
 	struct member_io_fault mf = { .pieces = 3 };
 
 	cr_assert_not_null(a);
@@ -186,7 +186,7 @@ Test(nvme_pieces, a_split_io_completes_once_with_the_first_error)
 
 Test(nvme_pieces, plain_io_results_pass_through)
 {
-	struct graid_array *a = array_alloc(1);
+	struct graid_array *a = array_alloc(1, 0);
 	struct member_io_fault mf = { 0 };
 
 	cr_assert_not_null(a);

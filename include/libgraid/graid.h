@@ -1341,6 +1341,56 @@ GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
 GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, const char *path,
 				       unsigned flags);
 
+/** graid_array_grow(): return only once the reshape has finished (or stopped). */
+#define GRAID_GROW_WAIT 0x1u
+
+/**
+ * @brief Grow an array online by adding member devices (a reshape): RAID-0 only for now.
+ *
+ * The devices become roles nmembers .. nmembers + n - 1, and the array's data is moved, a
+ * window of chunks at a time, from the old placement (over the old members) to the new one
+ * (over all of them) while other threads go on reading and writing it: a request below the
+ * position reached is served from the new placement, one at or past it from the old, one
+ * into the window being moved waits for it. graid_array_info() reports the old size until
+ * every byte has moved, then the new one (nmembers is the new count from the start). A
+ * crash or a graid_array_close() at any point is safe: the position is recorded durably on
+ * every member after each window (docs/RESHAPE.md, docs/FORMAT.md "The reshape record"),
+ * and the next graid_array_open() (of all the members, new ones included) resumes the move.
+ * Until it has finished, libgraid builds older than this one refuse the array (superblock
+ * major 3). The rebuild's rate limits (graid_array_set_rebuild_options()) pace the move,
+ * per member written.
+ *
+ * Before anything is written, every device is opened (exclusively) and checked: it must
+ * hold the members' data area (data offset + data bytes of a member), be no member of this
+ * array and carry no other libgraid array's superblock; one that fails is named in the log
+ * and nothing is written to it or to any member. One reshape at a time; a handle has room
+ * for 16 roles more than it was opened with.
+ * @param a the array, opened writable, every member active.
+ * @param devices @p n paths of the new devices (as graid_array_open() takes them).
+ * @param n how many, at least 1.
+ * @param flags 0 (the move runs on a thread of its own; this returns once the reshape is
+ *   recorded on every member) or ::GRAID_GROW_WAIT (this returns when it has ended).
+ * @return 0 started (with ::GRAID_GROW_WAIT: finished, the array has its new size);
+ *   -EINVAL NULL @p a or @p devices, @p n 0, unknown @p flags, a NULL path, or a device
+ *   smaller than the members' data area (named in the log); -EEXIST a device that is a
+ *   member of this array, or one given twice; -EOPNOTSUPP a level other than RAID-0 (the
+ *   level is named in the log), or an array whose reserved area has no room for the reshape
+ *   record (another writer's array); -E2BIG more devices than this handle has room for
+ *   (close and open the array again); -EBUSY a reshape of this array is under way (or
+ *   stopped on a failure: the next open resumes it), or another host holds a device's
+ *   reservation; -EIO a member is not active, or a member or a new device failed a write of
+ *   the first reshape record (no superblock records the reshape; a member that failed
+ *   the write is failed, as for any metadata write), or of
+ *   the superblocks that start it (the reshape may be recorded on some members: I/O goes on
+ *   by position, no data moves, and the next open resumes it); -EROFS a read-only open;
+ *   -ESTALE another host took the array over; -EACCES, -ENOENT or another -errno opening a
+ *   device; -ENOMEM. With ::GRAID_GROW_WAIT
+ *   also: -ECANCELED graid_array_close() stopped it (the next open resumes it); -EIO a
+ *   member failed during the move (the reshape stops at its recorded position).
+ */
+GRAID_API int graid_array_grow(struct graid_array *a, const char *const *devices, unsigned n,
+			       unsigned flags);
+
 /**
  * @brief Bring every rebuilding member into sync, and return when they all are.
  *

@@ -12,6 +12,7 @@
 #include "member/member_path.h"
 #include "io/queue_pool.h"
 #include "api/array_life.h"
+#include "jobs/reshape_grow.h"
 #include "jobs/jobs.h"
 #include "jobs/replace.h"
 #include "member/member_nvme.h"
@@ -91,6 +92,8 @@ GRAID_API int graid_array_close(struct graid_array *a)
 		return rc;
 	/* A background rebuild stops at its next batch; its checkpoint lets it resume. */
 	array_worker_stop(a);
+	/* A reshape stops between windows: its record says where, and the next open goes on. */
+	reshape_job_stop(a);
 	/* A replace in service stops: the member keeps its role (docs/REPLACE.md). */
 	replace_stop(a);
 	if (a->read_only) {
@@ -151,7 +154,7 @@ GRAID_API int graid_array_info(struct graid_array *a, struct graid_array_info *i
 	if (!a || !info || info->struct_size < offsetof(struct graid_array_info, journal_bytes))
 		return -EINVAL;
 	want = info->struct_size < sizeof(i) ? info->struct_size : sizeof(i);
-	i.size = a->lay.array_bytes;
+	i.size = array_size(a); /* the old size until a reshape is done */
 	i.block_size = a->block_size;
 	i.level = a->lay.level;
 	i.chunk_bytes = a->lay.chunk;

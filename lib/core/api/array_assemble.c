@@ -321,17 +321,46 @@ static const struct superblock *assemble_freshest(const struct assembly *as)
 {
 	const struct superblock *fresh = &as->c[as->pick].sb;
 
-	for (unsigned i = 0; i < as->n; i++)
-		if (as->c[i].valid && !memcmp(as->c[i].sb.array_uuid, fresh->array_uuid, 16) &&
-		    as->c[i].sb.events > fresh->events)
-			fresh = &as->c[i].sb;
+	for (unsigned i = 0; i < as->n; i++) {
+		const struct superblock *sb = &as->c[i].sb;
+
+		if (!as->c[i].valid || memcmp(sb->array_uuid, fresh->array_uuid, 16))
+			continue;
+		/*
+		 * Between equals, one that records no reshape: a grow writes its added roles'
+		 * superblocks (recording it) at the members' event before the round that
+		 * records it on all at the next, so such a tie is a start cut short before
+		 * any member moved on; the old geometry, at position 0, is whole.
+		 */
+		if (sb->events > fresh->events ||
+		    (sb->events == fresh->events && sb_reshape_recorded(fresh) &&
+		     !sb_reshape_recorded(sb)))
+			fresh = sb;
+	}
 	return fresh;
+}
+
+/*
+ * A member that missed only the superblock round that started a RAID-0 growing: one event
+ * behind a freshest superblock that records the reshape, not reshaping itself, with the
+ * old member count (fewer roles, its own among them) and all else equal. Its data is where
+ * the old geometry puts it, and the reshape's position is still 0 (the job starts only
+ * after that round): it is current. The record it holds is checked at open
+ * (open_refuse_reshape: the record's old geometry must be its).
+ */
+static bool assemble_reshape_start_cut(const struct superblock *sb,
+				       const struct superblock *fresh)
+{
+	return sb_reshape_recorded(fresh) && !sb_reshape_recorded(sb) && fresh->level == 0 &&
+	       sb->level == 0 && sb->events + 1 == fresh->events &&
+	       sb->nmembers < fresh->nmembers && sb->role < sb->nmembers;
 }
 
 static bool assemble_geometry_agrees(const struct superblock *sb, const struct superblock *fresh)
 {
 	return sb->level == fresh->level && sb->chunk_bytes == fresh->chunk_bytes &&
-	       sb->nmembers == fresh->nmembers && sb->data_offset == fresh->data_offset &&
+	       (sb->nmembers == fresh->nmembers || assemble_reshape_start_cut(sb, fresh)) &&
+	       sb->data_offset == fresh->data_offset &&
 	       sb->data_bytes == fresh->data_bytes &&
 	       (sb->flags & GRAID_SB_F_CHECKSUMS) == (fresh->flags & GRAID_SB_F_CHECKSUMS) &&
 	       (sb->role < fresh->nmembers ||

@@ -3,6 +3,7 @@
 #ifndef LIBGRAID_CORE_ARRAY_ASSEMBLE_H
 #define LIBGRAID_CORE_ARRAY_ASSEMBLE_H
 
+#include "format/reshape_format.h"
 #include "array/array.h"
 
 /* How a member given to an open takes its role. */
@@ -40,6 +41,9 @@ struct assembly {
 	int pick;                      /* the candidate whose array is assembled */
 	const struct superblock *fresh;  /* the freshest superblock of that array */
 	struct array_uuid_lock lock;   /* writable: this host's lock on the array's UUID */
+	/* The freshest superblock records a reshape this build resumes: its newest record. */
+	bool reshape;
+	struct reshape_record reshape_rec;
 };
 
 /*

@@ -20,15 +20,17 @@
 #include "ownership/lease.h"
 #include "io/queue_pool.h"
 #include "jobs/jobs.h"
+#include "jobs/reshape_grow.h"
 #include "jobs/replace.h"
 #include "member/member.h"
 #include "member/tag_store.h"
 #include "meta/array_view.h"
 #include "array/stats_count.h"
 
-struct graid_array *array_alloc(unsigned nmembers)
+struct graid_array *array_alloc(unsigned nmembers, unsigned room)
 {
-	size_t size = sizeof(struct graid_array) + nmembers * sizeof(struct member);
+	unsigned cap = nmembers + room > GRAID_MAX_MEMBERS ? GRAID_MAX_MEMBERS : nmembers + room;
+	size_t size = sizeof(struct graid_array) + cap * sizeof(struct member);
 	struct graid_array *a = NULL;
 	pthread_condattr_t mono;
 
@@ -42,7 +44,8 @@ struct graid_array *array_alloc(unsigned nmembers)
 		return NULL;
 	}
 	a->nmembers = nmembers;
-	for (unsigned i = 0; i < nmembers; i++) {
+	a->member_cap = cap;
+	for (unsigned i = 0; i < cap; i++) {
 		a->members[i].dev.fd = -1;
 		atomic_init(&a->members[i].state, GRAID_MEMBER_MISSING);
 	}
@@ -71,8 +74,12 @@ void array_free(struct graid_array *a)
 {
 	if (!a)
 		return;
+	/* Between windows: the record names where it stopped, and the next open goes on. */
+	reshape_job_stop(a);
 	array_worker_stop(a);
 	array_queue_pool_free(a);
+	/* Its record writes' ring, before the members close; its routing, after the queues. */
+	reshape_job_free(a);
 	/*
 	 * Metadata writes given up on after the I/O timeout end before anything is released
 	 * (meta_write.c): they still go through the members' descriptors.

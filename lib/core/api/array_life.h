@@ -5,7 +5,11 @@
 
 #include "array/array.h"
 
-struct graid_array *array_alloc(unsigned nmembers);
+/*
+ * A handle for @p nmembers roles, with room for @p room more that a reshape may add
+ * (ARRAY_GROW_ROOM for the levels that grow, else 0; capped at GRAID_MAX_MEMBERS).
+ */
+struct graid_array *array_alloc(unsigned nmembers, unsigned room);
 /* Everything the handle holds: worker, queues, members, locks, maps, journal. */
 void array_free(struct graid_array *a);
 int array_open_engine(struct graid_array *a, const char *name);

@@ -15,6 +15,7 @@
 #include "api/open_reserve.h"
 #include "ownership/lease.h"
 #include "jobs/jobs.h"
+#include "jobs/reshape_grow.h"
 #include "member/member.h"
 #include "member/tag_store.h"
 #include "meta/array_view.h"
@@ -384,7 +385,8 @@ static bool open_survivable(const struct graid_array *a, bool read_only)
 static int open_build(struct open_ctx *o, unsigned ngiven)
 {
 	const struct superblock *fresh = o->as.fresh;
-	struct graid_array *a = array_alloc(fresh->nmembers);
+	struct graid_array *a = array_alloc(fresh->nmembers,
+					    fresh->level == 0 ? ARRAY_GROW_ROOM : 0);
 	int rc;
 
 	o->a = a;
@@ -399,6 +401,11 @@ static int open_build(struct open_ctx *o, unsigned ngiven)
 	if (o->flags & GRAID_OPEN_FORCE)
 		o->forced = assemble_force(&o->as, a);
 	open_install(a, &o->as);
+	/* A RAID-0 growing: a->lay the old geometry, requests routed by the record's position. */
+	if (o->as.reshape)
+		rc = reshape_grow_resume(a, &o->as.reshape_rec, !o->read_only);
+	if (rc)
+		return rc;
 	/* What became of each path given, for graid_array_given_info() (NULL: none kept). */
 	a->given = assemble_verdicts(&o->as, a->nmembers);
 	a->ngiven = a->given ? ngiven : 0;
@@ -692,6 +699,9 @@ GRAID_API int graid_array_open(const char *const *members, unsigned nmembers,
 			rc = open_start(o.a, &o.as, o.returns);
 		if (rc == 0)
 			rc = open_resync(o.a, o.as.fresh, o.flags, o.forced);
+		/* A reshape this open resumed goes on moving data (jobs/reshape_grow.c). */
+		if (rc == 0)
+			rc = reshape_job_launch(o.a);
 	}
 	if (rc == 0) {
 		*out = o.a;

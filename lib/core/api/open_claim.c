@@ -9,6 +9,7 @@
 #include "ownership/array_own.h"
 #include "member/member.h"
 #include "meta/reshape_rec.h"
+#include "jobs/reshape_grow.h"
 
 /* How long a takeover waits after fencing: past two of the old owner's looks (worker.c). */
 #define OPEN_FENCE_WAIT_NS (2500ull * 1000 * 1000)
@@ -31,13 +32,15 @@ static int open_none_usable(const struct assembly *as)
 }
 
 /*
- * A reshape recorded by a newer libgraid: its position and both geometries are in the
- * reshape record, and reading either geometry alone would return wrong bytes, so every
- * open, a look included, is refused before anything is written (docs/RESHAPE.md). The log
- * says where the record says the reshape stands; a superblock that says reshaping with no
- * valid record matching it on any current member is damaged (docs/FORMAT.md), refused too.
+ * A reshape recorded: its position and both geometries are in the reshape record, and
+ * reading either geometry alone would return wrong bytes. A RAID-0 growing (what this build
+ * resumes: reshape_grow_resumable) is kept in @p as for the open to route by position and
+ * go on; every other one is refused at every open, a look included, before anything is
+ * written (docs/RESHAPE.md). The log says where the record says the reshape stands; a
+ * superblock that says reshaping with no valid record matching it on any current member is
+ * damaged (docs/FORMAT.md), refused too.
  */
-static int open_refuse_reshape(const struct assembly *as)
+static int open_refuse_reshape(struct assembly *as)
 {
 	struct member *m[GRAID_SB_MAX_MEMBERS];
 	struct reshape_record rec;
@@ -66,6 +69,25 @@ static int open_refuse_reshape(const struct assembly *as)
 		return -EOPNOTSUPP;
 	}
 	reshape_rec_describe(&rec, state, sizeof(state));
+	/* Members that missed the round that started it hold the old geometry, at position 0. */
+	for (unsigned i = 0; i < as->n; i++)
+		if (as->c[i].valid && as->c[i].join == JOIN_CURRENT &&
+		    as->c[i].sb.nmembers != as->fresh->nmembers &&
+		    (as->c[i].sb.nmembers != rec.old_geo.nmembers || rec.position != 0)) {
+			graid__log(GRAID_LOG_ERR, "open: array %s: %s has a superblock of %u "
+						  "members, which is neither geometry of the reshape "
+						  "(%s); nothing was written", uuid, as->c[i].m.dev.path,
+				   as->c[i].sb.nmembers, state);
+			return -EOPNOTSUPP;
+		}
+	if (reshape_grow_resumable(&rec)) {
+		/* A RAID-0 growing: served by position, and a writable open goes on moving. */
+		graid__log(GRAID_LOG_NOTICE, "open: array %s: reshape in progress (%s): resumed",
+			   uuid, state);
+		as->reshape = true;
+		as->reshape_rec = rec;
+		return 0;
+	}
 	graid__log(GRAID_LOG_ERR, "open: array %s: reshape in progress, this build cannot resume "
 				  "it (%s); open it with a libgraid that can; nothing was written",
 		   uuid, state);

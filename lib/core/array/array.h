@@ -27,6 +27,12 @@
 #define ARRAY_DEFAULT_CHUNK (64u * 1024)
 /* Events a handle keeps for readers that catch up (docs/CONTROL.md, subscribe). */
 #define ARRAY_EVENT_RING 256u
+/*
+ * Roles a handle of a level that grows online (RAID-0) has room to add beyond those it was
+ * opened with (members[] and the queues' per-role arrays are sized for them): more need a
+ * new open after the reshape.
+ */
+#define ARRAY_GROW_ROOM 16u
 
 struct badblocks;
 struct member_fault;
@@ -278,6 +284,27 @@ struct bitmap {
 struct health_watch;
 struct tag_store;
 struct array_replace;
+struct reshape_job;
+
+/*
+ * A RAID-0 growing online (docs/RESHAPE.md): array bytes [0, position) are placed by
+ * new_lay, the others by old_lay. Made by the jobs layer when a reshape starts or resumes,
+ * freed at close (never before: requests keep pointers to it). The I/O path routes every
+ * request of a reshaping array one chunk at a time, each under the stripe lock of its
+ * chunk number (stripe_lock.h, key: array byte / chunk): the job moves a window of chunks
+ * holding those locks, and advances position before it lets them go, so a request reads
+ * the position only under its chunk's lock and never meets a chunk being moved.
+ */
+struct array_reshape {
+	struct layout old_lay, new_lay;
+	uint64_t end;                  /* the bytes moved: the old array's size */
+	_Atomic uint64_t position;     /* changed under the window's chunk locks */
+	_Atomic uint64_t size;         /* what callers may address: end until done */
+	atomic_bool done;              /* every byte in new_lay, the superblocks say so */
+	struct array_reshape *prev;    /* an earlier reshape of this open, freed with it */
+	/* Requests routed by this state and not yet ended (queue.c queue_route). */
+	atomic_uint inflight;
+};
 
 struct graid_array {
 	/* Identity and geometry: set at open. */
@@ -433,6 +460,20 @@ struct graid_array {
 	atomic_uint replace_role;
 
 	/*
+	 * A reshape (jobs/reshape_grow.c): its routing state, NULL when none runs (set with
+	 * release, after old_lay and new_lay are filled); its job, under meta_lock. While a
+	 * reshape runs, a->lay is the old geometry and a->nmembers the new member count.
+	 * plain_inflight: RAID-0 requests queued while no reshape was set, still in flight: a
+	 * start waits for them (they route by a->lay alone and take no chunk lock), and for
+	 * those an earlier reshape of this open routes (its inflight).
+	 */
+	struct array_reshape *_Atomic reshape;
+	struct array_reshape *reshape_mem;
+	struct reshape_job *reshape_job;
+	bool reshape_starting;         /* a grow between its checks and its install */
+	atomic_uint plain_inflight;
+
+	/*
 	 * The application's event callback (meta/events.c), called and changed under lock;
 	 * the events are numbered under it too (seq: the last number given), so the numbers
 	 * follow the callback's order.
@@ -483,10 +524,23 @@ struct graid_array {
 	/* Read-only opens: the live writable holder on this host (pid 0: none). */
 	struct sb_owner holder;
 
-	/* The roles: a role's state is changed under meta_lock and read atomically. */
+	/*
+	 * The roles: a role's state is changed under meta_lock and read atomically. nmembers
+	 * grows (under meta_lock) when a reshape adds roles, up to member_cap, the room
+	 * members[] was allocated with; per-role arrays of queues are sized by member_cap.
+	 */
+	unsigned member_cap;
 	unsigned nmembers;
 	struct member members[];
 };
+
+/* The bytes callers may address: the old size while a reshape moves data, then the new. */
+static inline uint64_t array_size(const struct graid_array *a)
+{
+	const struct array_reshape *rs = atomic_load(&a->reshape);
+
+	return rs ? atomic_load(&rs->size) : a->lay.array_bytes;
+}
 
 /* A role's state as logs and the control endpoint name it (graidctl uses the same words). */
 static inline const char *member_state_name(int state)

@@ -164,11 +164,12 @@ static void queue_expire(struct graid_queue *q)
 static void queue_cut_done(struct graid_queue *q, struct req *r, struct sop *s, uint64_t at,
 			   uint64_t end, size_t req_off)
 {
-	const struct layout *l = &q->a->lay;
+	const struct layout *l = r->rs ? &r->rs->old_lay : &q->a->lay;
 	uint64_t unit = (l->level == 1 || l->level == 10) ? l->chunk
 							   : (uint64_t)l->chunk * l->ndata;
 
 	s->req = r;
+	s->lay = l; /* a reshape's: chosen again under the chunk's lock (sop_reshape_plan) */
 	s->stripe = at / unit;
 	s->arr_off = at;
 	s->req_off = req_off;
@@ -214,6 +215,23 @@ static void queue_cut_zero(struct graid_queue *q, struct req *r, struct sop *s, 
 	queue_cut_done(q, r, s, at, end, 0);
 }
 
+/*
+ * A RAID-0 reshape's cut: one chunk at most, the same chunk in both geometries, so that one
+ * chunk lock covers it and it never straddles the position (both are chunk multiples).
+ * Zeroes are written, not deallocated: discard.c deallocates by a->lay's stripes.
+ */
+static void queue_cut_reshape(struct graid_queue *q, struct req *r, struct sop *s)
+{
+	uint64_t chunk = r->rs->old_lay.chunk, at = r->off + r->cursor;
+	uint64_t end = (at / chunk + 1) * chunk;
+
+	if (end > r->off + r->len)
+		end = r->off + r->len;
+	s->nrun = 1;
+	s->dealloc = false;
+	queue_cut_done(q, r, s, at, end, r->zero ? 0 : r->cursor);
+}
+
 /* Cut the next stripe of a request into a stripe operation. */
 static void queue_cut(struct graid_queue *q, struct req *r, struct sop *s)
 {
@@ -223,6 +241,10 @@ static void queue_cut(struct graid_queue *q, struct req *r, struct sop *s)
 	uint64_t at = r->off + r->cursor;
 	uint64_t end = (at / unit + 1) * unit;
 
+	if (r->rs) {
+		queue_cut_reshape(q, r, s);
+		return;
+	}
 	if (end > r->off + r->len)
 		end = r->off + r->len;
 	s->nrun = 1;
@@ -273,6 +295,10 @@ static void queue_sweep(struct graid_queue *q)
 
 		if (r->cursor == r->len && r->sops_live == 0) {
 			atomic_fetch_sub_explicit(&q->a->fg_inflight, 1, memory_order_relaxed);
+			if (r->plain)
+				atomic_fetch_sub(&q->a->plain_inflight, 1);
+			else if (r->rs)
+				atomic_fetch_sub(&r->rs->inflight, 1);
 			/* Zeroed whole: its regions may become unused (after the next flush). */
 			if (r->zero && !r->err)
 				live_discard_done(q->a, r->off, r->len, &r->live);
@@ -513,6 +539,27 @@ static int queue_zbuf(struct graid_queue *q)
 	return 0;
 }
 
+/*
+ * RAID-0: whether @p r is cut for a reshape. Counted as plain first and looked at after
+ * (both sequentially consistent, as the start's store of a->reshape and its read of the
+ * counts): a start either sees this request counted, and waits for it, or this request sees
+ * the reshape. One routed by an earlier reshape of this open (finished since) is waited
+ * for too: it would place chunks by that one's new geometry, the next one's old.
+ */
+static void queue_route(struct graid_array *a, struct req *r)
+{
+	if (a->lay.level != 0)
+		return;
+	atomic_fetch_add(&a->plain_inflight, 1);
+	r->rs = atomic_load(&a->reshape);
+	/* Counted by its routing before it leaves the plain count: a start never misses it. */
+	if (r->rs) {
+		atomic_fetch_add(&r->rs->inflight, 1);
+		atomic_fetch_sub(&a->plain_inflight, 1);
+	}
+	r->plain = !r->rs;
+}
+
 /* A request queued (graid_queue_read() and the others); @p kslot as struct req's. */
 static int queue_add(struct graid_queue *q, uint8_t *buf, size_t len, uint64_t offset,
 		     uint64_t user_data, bool write, bool zero, int kslot)
@@ -525,8 +572,8 @@ static int queue_add(struct graid_queue *q, uint8_t *buf, size_t len, uint64_t o
 	if (queue_wrong_thread(q))
 		return -EEXIST;
 	a = q->a;
-	if (offset % a->block_size || len % a->block_size || offset > a->lay.array_bytes ||
-	    len > a->lay.array_bytes - offset)
+	if (offset % a->block_size || len % a->block_size || offset > array_size(a) ||
+	    len > array_size(a) - offset)
 		return -EINVAL;
 	if (write && a->read_only)
 		return -EROFS;
@@ -545,6 +592,7 @@ static int queue_add(struct graid_queue *q, uint8_t *buf, size_t len, uint64_t o
 	*r = (struct req){ .user_data = user_data, .buf = zero ? q->zbuf : buf, .len = len,
 			   .off = offset, .write = write, .zero = zero, .kslot = kslot,
 			   .start_ns = graid__now_ns() };
+	queue_route(q->a, r);
 	if (zero)
 		live_discard_begin(q->a, offset, len, &r->live);
 	if (q->active_tail)

@@ -41,6 +41,13 @@ struct req {
 	unsigned sops_live;  /* stripe operations started and not finished */
 	int err;             /* first error, 0 if none */
 	uint64_t start_ns;   /* when it was queued: its latency's start (io_stats.c) */
+	/*
+	 * A RAID-0 reshape set when it was queued: cut one chunk at a time, each routed by the
+	 * position under its chunk lock (sop.c). plain: RAID-0 queued without one, counted in
+	 * a->plain_inflight until it ends.
+	 */
+	struct array_reshape *rs;
+	bool plain;
 };
 
 /*
@@ -98,6 +105,8 @@ enum sop_plan {
 struct sop {
 	struct sop *next;
 	struct req *req;
+	/* The geometry it is placed by: a->lay, or a reshape's old or new one (req->rs). */
+	const struct layout *lay;
 	uint64_t stripe;     /* the first stripe */
 	unsigned nrun;       /* stripes covered: 1, or up to SOP_RUN_MAX for PLAN_RUN */
 	unsigned nlocked;    /* PLAN_RUN: stripe locks held, in buckets[] */

@@ -30,7 +30,8 @@ static int queue_sop_journal_alloc(struct sop *s, unsigned n)
 
 struct sop *queue_sop_alloc(struct graid_queue *q)
 {
-	unsigned n = q->a->nmembers;
+	/* Room for the roles a reshape may add while this queue lives (array.h). */
+	unsigned n = q->a->member_cap;
 	struct sop *s = q->free_sops;
 	uint8_t *p;
 
@@ -82,7 +83,7 @@ struct sop *queue_sop_alloc(struct graid_queue *q)
 void queue_sop_free(struct graid_queue *q, struct sop *s)
 {
 	/* Records that replaced ones given up on (queue_late.c). */
-	for (unsigned i = 0; i < q->a->nmembers; i++)
+	for (unsigned i = 0; i < q->a->member_cap; i++)
 		if (s->mio[i] != &s->mio_store[i])
 			free(s->mio[i]);
 	free(s->iov);

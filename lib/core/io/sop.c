@@ -14,6 +14,7 @@
 #include "meta/stripe_lock.h"
 
 static void sop_lock_and_plan(struct graid_queue *q, struct sop *s);
+static bool sop_data_alive(struct graid_queue *q, struct sop *s);
 
 /* Do what a plan left to its driver. */
 static void sop_step(struct graid_queue *q, struct sop *s, enum sop_step step)
@@ -67,8 +68,60 @@ static void sop_lock_and_plan(struct graid_queue *q, struct sop *s)
 	sop_plan_locked(q, s);
 }
 
+/*
+ * A RAID-0 reshape's operation (one chunk, queue_cut_reshape), under its chunk's lock: the
+ * position read now holds until it is let go, since the job moves a chunk only under that
+ * lock and advances the position before it lets go. Placed by the geometry that holds the
+ * chunk now, then read or written straight, as any RAID-0 stripe.
+ */
+static void sop_reshape_plan(struct graid_queue *q, struct sop *s)
+{
+	const struct array_reshape *rs = s->req->rs;
+	uint64_t pos = atomic_load_explicit(&rs->position, memory_order_acquire);
+	bool moved = s->arr_off < pos || s->arr_off >= rs->end;
+	const struct layout *l = moved ? &rs->new_lay : &rs->old_lay;
+
+	s->lay = l;
+	s->stripe = s->arr_off / ((uint64_t)l->chunk * l->ndata);
+	sop_range(l, s);
+	if (!sop_data_alive(q, s))
+		sop_finish(q, s, -EIO);
+	else if (!s->req->write)
+		sop_step(q, s, sop_direct_read(q, s));
+	else if (s->req->kslot >= 0)
+		sop_finish(q, s, -EXDEV);
+	else
+		sop_step(q, s, sop_direct_write(q, s));
+}
+
+/* The chunk lock of a reshape's operation: the stripe lock keyed by the chunk's number. */
+static bool sop_reshape_trylock(struct graid_queue *q, struct sop *s)
+{
+	if (!stripe_trylock(q->a, s->arr_off / s->req->rs->old_lay.chunk, &s->bucket))
+		return false;
+	s->locked = true;
+	return true;
+}
+
+static void sop_reshape_start(struct graid_queue *q, struct sop *s)
+{
+	s->phase = SOP_PARKED;
+	if (!sop_reshape_trylock(q, s)) {
+		s->next = q->parked;
+		q->parked = s;
+		return;
+	}
+	sop_reshape_plan(q, s);
+}
+
 bool sop_try_unpark(struct graid_queue *q, struct sop *s)
 {
+	if (s->req->rs) {
+		if (!sop_reshape_trylock(q, s))
+			return false;
+		sop_reshape_plan(q, s);
+		return true;
+	}
 	if (s->phase == SOP_JOURNAL_WAIT) {
 		enum sop_step step = sop_write_logged(q, s);
 
@@ -163,7 +216,7 @@ static int sop_mark_write(struct graid_queue *q, struct sop *s)
 /* RAID-0/5/6, one stripe: every data chunk it touches can be read where it lies. */
 static bool sop_data_alive(struct graid_queue *q, struct sop *s)
 {
-	const struct layout *l = &q->a->lay;
+	const struct layout *l = s->lay;
 	uint32_t ws, we;
 	bool all_alive = true;
 
@@ -201,6 +254,8 @@ void sop_start(struct graid_queue *q, struct sop *s)
 	mark_err = sop_mark_write(q, s);
 	if (mark_err || atomic_load(&q->a->broken)) {
 		sop_finish(q, s, mark_err ? mark_err : -EIO);
+	} else if (s->req->rs) {
+		sop_reshape_start(q, s);
 	} else if (s->dealloc) {
 		sop_dealloc_start(q, s);
 	} else if (s->nrun > 1) {

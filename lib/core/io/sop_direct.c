@@ -6,7 +6,7 @@
 
 enum sop_step sop_direct_read(struct graid_queue *q, struct sop *s)
 {
-	const struct layout *l = &q->a->lay;
+	const struct layout *l = s->lay;
 	const bool bounce = sop_bounce_reads(q);
 	uint32_t ws, we;
 
@@ -45,7 +45,7 @@ enum sop_step sop_direct_read(struct graid_queue *q, struct sop *s)
  */
 enum sop_step sop_direct_write(struct graid_queue *q, struct sop *s)
 {
-	const struct layout *l = &q->a->lay;
+	const struct layout *l = s->lay;
 	uint32_t ws, we;
 
 	s->plan = PLAN_DIRECT_WRITE;

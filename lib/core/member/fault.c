@@ -417,6 +417,28 @@ int fault_pr(struct member_fault *f, enum fault_pr_op op, uint64_t key, uint64_t
 	return -EINVAL;
 }
 
+/* Member writes left before the cut (fault_writes_cut_after); -1: no cut. */
+static _Atomic long fault_cut_left = -1;
+
+void fault_writes_cut_after(long n)
+{
+	atomic_store(&fault_cut_left, n);
+}
+
+long fault_writes_cut_left(void)
+{
+	return atomic_load(&fault_cut_left);
+}
+
+bool fault_write_cut(void)
+{
+	long left = atomic_load(&fault_cut_left);
+
+	while (left > 0 && !atomic_compare_exchange_weak(&fault_cut_left, &left, left - 1))
+		;
+	return left == 0;
+}
+
 enum fault_action fault_decide(struct member_fault *f, bool write, bool meta, uint64_t off,
 			       uint64_t bytes, uint64_t *stall_ns)
 {

@@ -278,6 +278,8 @@ int member_pio_fd(struct member *m, int fd, void *buf, size_t len, uint64_t off,
 	/* A modelled reservation held by another key refuses every write, metadata too. */
 	if (write && m->dev.fault && fault_pr_refuses(m->dev.fault))
 		return -EBADE;
+	if (write && fault_write_cut())
+		return -EIO; /* a test's crash: nothing lands from here on */
 	if (m->dev.nvme.passthru)
 		return member_nvme_rw(m, buf, len, off, write);
 

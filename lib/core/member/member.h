@@ -88,6 +88,17 @@ enum fault_action { FAULT_NONE, FAULT_FAIL, FAULT_TEAR, FAULT_STALL, FAULT_KILL,
 /* What member_pr.c asks of a modelled reservation (pr=FILE). */
 enum fault_pr_op { FAULT_PR_RESERVE, FAULT_PR_PREEMPT, FAULT_PR_RELEASE };
 #if GRAID_FAULT_INJECTION
+/*
+ * A crash as the members see it, for every member at once (the reshape's crash tests):
+ * after fault_writes_cut_after(n), the first n member writes from then on land and every
+ * later one fails with EIO without reaching its device (data, metadata, superblocks,
+ * through the ring or not). -1 turns it off. fault_write_cut() counts one write and says
+ * whether it is cut.
+ */
+void fault_writes_cut_after(long n);
+bool fault_write_cut(void);
+/* Writes left before the cut (0: cut; -1: off), so a test can count a run's writes. */
+long fault_writes_cut_left(void);
 int fault_parse(const char *spec, struct member_fault **out, const char **path);
 void fault_free(struct member_fault *f);
 /*
@@ -135,6 +146,10 @@ int fault_health(struct member_fault *f, struct graid_member_health *h);
 int fault_health_at(const char *file, struct graid_member_health *h);
 char *fault_health_file(const struct member_fault *f);
 #else
+static inline bool fault_write_cut(void)
+{
+	return false;
+}
 static inline void fault_free(struct member_fault *f)
 {
 	(void)f;

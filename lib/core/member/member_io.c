@@ -336,6 +336,8 @@ static int mio_issue(struct io_uring *ring, struct graid_array *a, unsigned memb
 	if (m->dev.fault)
 		act = fault_decide(m->dev.fault, write, rw_flags & RWF_DSYNC, off,
 				   mio_bytes(len, iov, iovcnt), &stall_ns);
+	if (write && fault_write_cut())
+		act = FAULT_FAIL; /* a test's crash: nothing lands from here on */
 #if GRAID_FAULT_INJECTION
 	if (act == FAULT_KILL) {
 		/* What is queued reaches the members; this write and all after it never do. */

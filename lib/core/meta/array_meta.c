@@ -91,6 +91,18 @@ void array_fill_sb(const struct graid_array *a, unsigned role, struct superblock
 	sb->ctime = a->ctime;
 	sb->events = a->events;
 	sb->flags = flags | (a->csum ? GRAID_SB_F_CHECKSUMS : 0);
+	/*
+	 * A reshape under way: major 3 with RESHAPE, which every reader that cannot place both
+	 * geometries refuses. The geometry written is the new one (docs/RESHAPE.md): RAID-0
+	 * grows only in nmembers, which is a->nmembers already; level, chunk and data_bytes
+	 * are the same in both.
+	 */
+	const struct array_reshape *rs = atomic_load(&a->reshape);
+
+	if (rs && !atomic_load(&rs->done)) {
+		sb->version = GRAID_SB_VERSION_MAJOR_FEATURES;
+		sb->flags |= GRAID_SB_F_RESHAPE;
+	}
 	sb_tag_area(sb->flags, sb->data_offset, sb->data_bytes, &sb->tag_offset, &sb->tag_bytes);
 	sb->bitmap_offset = a->bitmap.map.offset;
 	sb->bitmap_bytes = a->bitmap.map.bytes;

@@ -1,0 +1,775 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Growing a RAID-0 online (docs/RESHAPE.md): the start (new members checked, the first
+ * record, the superblock round with RESHAPE), the job moving windows of chunks from the old
+ * geometry to the new, its finish, and its resume at open. RAID-0 moves chunk by chunk: a
+ * window writes only places whose old chunks were moved already, so no staging is needed.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "format/reshape_map.h"
+#include "jobs/jobs.h"
+#include "jobs/reshape_grow.h"
+#include "member/member.h"
+#include "member/member_pr.h"
+#include "meta/array_meta.h"
+#include "meta/reshape_rec.h"
+#include "meta/stripe_lock.h"
+
+/* Chunks a window moves at most: one durable record per window, its chunk locks held. */
+#define GROW_WINDOW_CHUNKS 16u
+
+struct reshape_job {
+	pthread_t thread;
+	bool thread_started, joined;
+	atomic_bool stop;
+	/* The last record every current member took: the job's position and generation. */
+	struct reshape_record rec;
+	struct reshape_map map;     /* the record's two geometries, for the window math */
+	struct reshape_rec_io io;   /* record writes (the job is their one writer) */
+	uint8_t *buf;               /* one chunk */
+	pthread_mutex_t lock;       /* ended and result */
+	pthread_cond_t cond;
+	bool ended;
+	int result;
+	unsigned waiters;           /* reshape_job_wait() calls inside: free waits them out */
+	/* Pacing (grow_pace): the rate in force, since when, and the bytes moved by then. */
+	uint64_t pace_rate, pace_t0, pace_bytes0;
+};
+
+/* The routing state of @p rec's two geometries, at its position (array.h). */
+static struct array_reshape *grow_routing(const struct reshape_record *rec)
+{
+	struct array_reshape *rs = calloc(1, sizeof(*rs));
+
+	if (!rs)
+		return NULL;
+	if (reshape_geom_layout(&rec->old_geo, &rs->old_lay) ||
+	    reshape_geom_layout(&rec->new_geo, &rs->new_lay)) {
+		free(rs);
+		return NULL;
+	}
+	rs->end = reshape_end(rec);
+	atomic_init(&rs->position, rec->position);
+	atomic_init(&rs->size, rs->end);
+	atomic_init(&rs->done, false);
+	return rs;
+}
+
+static struct reshape_job *grow_job_new(const struct reshape_record *rec)
+{
+	struct reshape_job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	j->buf = aligned_alloc(ARRAY_ALIGN, rec->old_geo.chunk_bytes);
+	if (!j->buf || reshape_map_init(&j->map, rec)) {
+		free(j->buf);
+		free(j);
+		return NULL;
+	}
+	j->rec = *rec;
+	pthread_mutex_init(&j->lock, NULL);
+	pthread_cond_init(&j->cond, NULL);
+	return j;
+}
+
+static int grow_should_stop(struct graid_array *a, struct reshape_job *j)
+{
+	if (atomic_load(&j->stop) || atomic_load(&a->closing))
+		return -ECANCELED;
+	if (array_foreign(a))
+		return -ESTALE;
+	return atomic_load(&a->broken) ? -EIO : 0;
+}
+
+/* Requests routed by an earlier reshape of this open, still in flight. */
+static bool grow_older_inflight(const struct array_reshape *rs)
+{
+	for (const struct array_reshape *o = rs->prev; o; o = o->prev)
+		if (atomic_load(&o->inflight))
+			return true;
+	return false;
+}
+
+/*
+ * Requests queued before the routing was set are placed by a->lay alone and take no chunk
+ * lock, and those an earlier reshape of this open routes place chunks by its new geometry
+ * whatever this one's position: none may be in flight when the first window moves
+ * (queue.c queue_route). The plain count first: a request leaves it only once counted
+ * by its routing.
+ */
+static int grow_wait_plain(struct graid_array *a, struct reshape_job *j,
+			   const struct array_reshape *rs)
+{
+	const struct timespec ms = { .tv_sec = 0, .tv_nsec = 1000000 };
+
+	while (atomic_load(&a->plain_inflight) || grow_older_inflight(rs)) {
+		int rc = grow_should_stop(a, j);
+
+		if (rc)
+			return rc;
+		nanosleep(&ms, NULL);
+	}
+	return 0;
+}
+
+/* Take the chunk locks of chunks [c0, c1) (each bucket once): every request into them waits. */
+static unsigned grow_lock(struct graid_array *a, uint64_t c0, uint64_t c1, unsigned *held)
+{
+	unsigned n = 0;
+
+	for (uint64_t c = c0; c < c1; c++) {
+		unsigned b = stripe_bucket(c), got;
+		bool have = false;
+
+		for (unsigned k = 0; k < n; k++)
+			have |= held[k] == b;
+		if (have)
+			continue;
+		for (;;) {
+			uint64_t seq = stripe_release_seq(a);
+
+			if (stripe_trylock(a, c, &got))
+				break;
+			stripe_wait_release(a, seq);
+		}
+		held[n++] = got;
+	}
+	return n;
+}
+
+/* Copy chunk @p c from its old place to its new one; @p written marks the member written. */
+static int grow_move_chunk(struct graid_array *a, struct reshape_job *j,
+			   const struct array_reshape *rs, uint64_t c, bool *written)
+{
+	uint32_t chunk = rs->old_lay.chunk;
+	struct layout_pos o, w;
+	int rc;
+
+	layout_map(&rs->old_lay, c * chunk, &o);
+	layout_map(&rs->new_lay, c * chunk, &w);
+	if (o.member == w.member && o.member_off == w.member_off)
+		return 0; /* the first row's chunks stay where they are */
+	rc = member_pio(&a->members[o.member], j->buf, chunk, a->data_offset + o.member_off,
+			false);
+	if (rc) {
+		graid__log(GRAID_LOG_ERR, "reshape: reading chunk %" PRIu64 " from member %u (%s): "
+					  "%s", c, o.member, a->members[o.member].dev.path,
+			   graid_strerror(rc));
+		return rc;
+	}
+	rc = member_pio(&a->members[w.member], j->buf, chunk, a->data_offset + w.member_off,
+			true);
+	if (rc) {
+		graid__log(GRAID_LOG_ERR, "reshape: writing chunk %" PRIu64 " to member %u (%s): "
+					  "%s", c, w.member, a->members[w.member].dev.path,
+			   graid_strerror(rc));
+		return rc;
+	}
+	written[w.member] = true;
+	return 0;
+}
+
+/*
+ * One window (docs/RESHAPE.md, "The crash-safety argument"): under the chunk locks of
+ * [p, q), read the old places, write the new ones, flush the members written, write the
+ * record at q (generation + 1), and only then advance the position the I/O path reads and
+ * let the locks go. A failure leaves the position at p: the old places of [p, q) were not
+ * written (reshape_window() says so for every RAID-0 window that reshape_safe_bytes gives).
+ */
+static int grow_window(struct graid_array *a, struct reshape_job *j, struct array_reshape *rs)
+{
+	uint32_t chunk = rs->old_lay.chunk;
+	uint64_t p = j->rec.position;
+	uint64_t bytes = reshape_safe_bytes(&j->map, p, (uint64_t)GROW_WINDOW_CHUNKS * chunk);
+	bool written[GRAID_MAX_MEMBERS] = { false };
+	unsigned held[GROW_WINDOW_CHUNKS], nheld;
+	struct reshape_record rec;
+	int rc = grow_should_stop(a, j);
+
+	if (rc)
+		return rc;
+	if (bytes == 0) {
+		graid__log(GRAID_LOG_ERR, "reshape: no window at byte %" PRIu64 " is safe to move "
+					  "in place; stopped", p);
+		return -EPROTO;
+	}
+	nheld = grow_lock(a, p / chunk, (p + bytes) / chunk, held);
+	for (uint64_t c = p / chunk; rc == 0 && c < (p + bytes) / chunk; c++)
+		rc = grow_move_chunk(a, j, rs, c, written);
+	for (unsigned m = 0; rc == 0 && m < a->nmembers; m++)
+		if (written[m])
+			rc = member_flush(&a->members[m]);
+	if (rc == 0) {
+		rec = j->rec;
+		rec.generation++;
+		rec.position = p + bytes;
+		rc = reshape_rec_write(a, &j->io, &rec, false);
+		if (rc > 0 && atomic_load(&a->broken))
+			rc = -EIO; /* a member missed it and was failed: RAID-0 has no copy */
+		if (rc > 0) {
+			rc = 0;
+			j->rec = rec;
+			atomic_store_explicit(&rs->position, rec.position, memory_order_release);
+		}
+	}
+	for (unsigned k = 0; k < nheld; k++)
+		stripe_unlock(a, held[k]);
+	return rc;
+}
+
+/*
+ * Every byte is in the new geometry: record FINISHING, then one superblock round without
+ * RESHAPE (major 1 again) at a new event, and the array's new size for callers. A crash in
+ * the round leaves members at E (major 3) and E + 1 (major 1) with one geometry, and the
+ * freshest wins; a crash before it resumes into this finish.
+ */
+/*
+ * The space the grow adds, array bytes [end, new size), reads as zeroes (docs/FORMAT.md):
+ * its places hold old chunks' stale copies and whatever the added devices held. On each
+ * member they are the rows from the first one whose chunk there is at or past the end: one
+ * range a member, zeroed (deallocated where the device can) and flushed. Idempotent: a
+ * resume in FINISHING zeroes them again, and no request reaches them before the new size.
+ */
+static int grow_zero_tail(struct graid_array *a, const struct array_reshape *rs)
+{
+	const struct layout *l = &rs->new_lay;
+	uint64_t end_c = rs->end / l->chunk, rows = l->nstripes;
+
+	for (unsigned m = 0; m < l->nmembers; m++) {
+		uint64_t r = end_c > m ? (end_c - m + l->nmembers - 1) / l->nmembers : 0;
+		int rc;
+
+		if (r >= rows)
+			continue;
+		rc = member_zero_range(&a->members[m], a->data_offset + r * l->chunk,
+				       (rows - r) * l->chunk);
+		if (rc == 0)
+			rc = member_flush(&a->members[m]);
+		if (rc) {
+			graid__log(GRAID_LOG_ERR, "reshape: zeroing the added space on member %u "
+						  "(%s): %s", m, a->members[m].dev.path,
+				   graid_strerror(rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static int grow_finish(struct graid_array *a, struct reshape_job *j, struct array_reshape *rs)
+{
+	struct reshape_record rec = j->rec;
+	uint64_t old_size = rs->end;
+	int rc;
+
+	rec.generation++;
+	rec.phase = RESHAPE_PHASE_FINISHING;
+	rec.position = rs->end;
+	rc = reshape_rec_write(a, &j->io, &rec, false);
+	if (rc < 0)
+		return rc;
+	j->rec = rec;
+	rc = grow_zero_tail(a, rs);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&a->meta_lock);
+	/*
+	 * Every request placed by a->lay (plain) ended before the first window and none has
+	 * started since (a->reshape was set): nothing reads the fields that change here.
+	 * Requests queued with the routing set go on through it, at a position past the end.
+	 */
+	a->lay = rs->new_lay;
+	atomic_store(&rs->done, true);
+	atomic_store(&rs->size, rs->new_lay.array_bytes);
+	a->events++;
+	rc = array_write_superblocks(a, 0);
+	/* Requests from now on are plain again, placed by a->lay, the new geometry. */
+	atomic_store(&a->reshape, NULL);
+	pthread_mutex_unlock(&a->meta_lock);
+	if (rc)
+		graid__log(GRAID_LOG_ERR, "reshape: the superblock round that ends it failed: %s",
+			   graid_strerror(rc));
+	graid__log(GRAID_LOG_NOTICE, "reshape: done: RAID-0 of %u members, %" PRIu64 " bytes "
+				     "(was %u members, %" PRIu64 " bytes)",
+		   rs->new_lay.nmembers, rs->new_lay.array_bytes, rs->old_lay.nmembers, old_size);
+	return rc;
+}
+
+/* Sleeps are cut into slices this long: a stop, a close or a changed rate is seen soon. */
+#define GROW_PACE_SLICE_NS (50ull * 1000 * 1000)
+
+/*
+ * The rebuild's rate limits pace the move too (graid_array_set_rebuild_options(): bytes a
+ * second per member, the busy one while requests are in flight): the bytes written per
+ * member, the moved bytes over the new member count, are due at the rate in force since it
+ * was set. A change of rate starts a new pacing window, as rebuild_progress.c does.
+ */
+static void grow_pace(struct graid_array *a, struct reshape_job *j,
+		      const struct array_reshape *rs)
+{
+	for (;;) {
+		uint64_t rate = atomic_load(&a->rebuild_rate);
+		uint64_t busy = atomic_load(&a->rebuild_busy_rate);
+		uint64_t per = j->rec.position / rs->new_lay.nmembers, due, now = graid__now_ns();
+
+		if (busy && (!rate || busy < rate) && atomic_load(&a->fg_inflight))
+			rate = busy;
+		if (rate != j->pace_rate) {
+			j->pace_rate = rate;
+			j->pace_t0 = now;
+			j->pace_bytes0 = per;
+		}
+		if (!rate || grow_should_stop(a, j))
+			return;
+		due = j->pace_t0 + (uint64_t)((double)(per - j->pace_bytes0) * 1e9 / (double)rate);
+		if (due <= now)
+			return;
+		if (due - now > GROW_PACE_SLICE_NS)
+			due = now + GROW_PACE_SLICE_NS;
+		struct timespec ts = { .tv_sec = (time_t)((due - now) / 1000000000u),
+				       .tv_nsec = (long)((due - now) % 1000000000u) };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void *grow_main(void *arg)
+{
+	struct graid_array *a = arg;
+	struct reshape_job *j = a->reshape_job;
+	struct array_reshape *rs = a->reshape_mem;
+	int rc = grow_wait_plain(a, j, rs);
+	char state[256];
+
+	reshape_rec_describe(&j->rec, state, sizeof(state));
+	graid__log(GRAID_LOG_NOTICE, "reshape: moving data: %s", state);
+	while (rc == 0 && j->rec.position < rs->end) {
+		uint64_t before = j->rec.position;
+
+		rc = grow_window(a, j, rs);
+		if (rc == 0)
+			grow_pace(a, j, rs);
+		/* A line at every tenth of the way (no progress event or info field yet). */
+		if (rc == 0 && before * 10 / rs->end != j->rec.position * 10 / rs->end)
+			graid__log(GRAID_LOG_INFO, "reshape: %" PRIu64 "%% moved (%" PRIu64 " of %"
+						   PRIu64 " bytes)", j->rec.position * 100 / rs->end,
+				   j->rec.position, rs->end);
+	}
+	if (rc == 0)
+		rc = grow_finish(a, j, rs);
+	else if (rc == -ECANCELED)
+		graid__log(GRAID_LOG_NOTICE, "reshape: stopped at byte %" PRIu64 " of %" PRIu64
+					     "; the next open goes on from there",
+			   j->rec.position, rs->end);
+	else
+		graid__log(GRAID_LOG_ERR, "reshape: stopped at byte %" PRIu64 " of %" PRIu64 ": "
+					  "%s; the record keeps the position",
+			   j->rec.position, rs->end, graid_strerror(rc));
+	pthread_mutex_lock(&j->lock);
+	j->ended = true;
+	j->result = rc;
+	pthread_cond_broadcast(&j->cond);
+	pthread_mutex_unlock(&j->lock);
+	return NULL;
+}
+
+int reshape_job_launch(struct graid_array *a)
+{
+	struct reshape_job *j = a->reshape_job;
+	int rc;
+
+	if (!j || j->thread_started)
+		return 0;
+	rc = pthread_create(&j->thread, NULL, grow_main, a);
+	if (rc) {
+		graid__log(GRAID_LOG_ERR, "reshape: cannot start its job: %s", graid_strerror(-rc));
+		return -rc;
+	}
+	j->thread_started = true;
+	return 0;
+}
+
+int reshape_job_wait(struct graid_array *a)
+{
+	struct reshape_job *j = a->reshape_job;
+	int rc;
+
+	if (!j || !j->thread_started)
+		return -ENOENT;
+	pthread_mutex_lock(&j->lock);
+	j->waiters++;
+	while (!j->ended)
+		pthread_cond_wait(&j->cond, &j->lock);
+	rc = j->result;
+	j->waiters--;
+	pthread_cond_broadcast(&j->cond);
+	pthread_mutex_unlock(&j->lock);
+	return rc;
+}
+
+void reshape_job_stop(struct graid_array *a)
+{
+	struct reshape_job *j = a->reshape_job;
+
+	if (!j || !j->thread_started || j->joined)
+		return;
+	atomic_store(&j->stop, true);
+	pthread_join(j->thread, NULL);
+	j->joined = true;
+}
+
+static void grow_job_free(struct graid_array *a, struct reshape_job *j)
+{
+	/* A graid_array_grow(GRAID_GROW_WAIT) on another thread is woken (ended) and leaves. */
+	pthread_mutex_lock(&j->lock);
+	while (j->waiters)
+		pthread_cond_wait(&j->cond, &j->lock);
+	pthread_mutex_unlock(&j->lock);
+	reshape_rec_io_free(a, &j->io);
+	pthread_mutex_destroy(&j->lock);
+	pthread_cond_destroy(&j->cond);
+	free(j->buf);
+	free(j);
+}
+
+void reshape_job_free(struct graid_array *a)
+{
+	struct reshape_job *j = a->reshape_job;
+	struct array_reshape *rs = a->reshape_mem;
+
+	if (j) {
+		reshape_job_stop(a);
+		grow_job_free(a, j);
+		a->reshape_job = NULL;
+	}
+	while (rs) {
+		struct array_reshape *prev = rs->prev;
+
+		free(rs);
+		rs = prev;
+	}
+	a->reshape_mem = NULL;
+}
+
+bool reshape_grow_resumable(const struct reshape_record *r)
+{
+	return r->direction == RESHAPE_FORWARD && r->old_geo.level == 0 &&
+	       r->new_geo.level == 0 && r->old_geo.chunk_bytes == r->new_geo.chunk_bytes &&
+	       r->old_geo.data_bytes == r->new_geo.data_bytes &&
+	       r->new_geo.nmembers > r->old_geo.nmembers && r->stage_bytes == 0 &&
+	       (r->phase == RESHAPE_PHASE_COPY || r->phase == RESHAPE_PHASE_FINISHING);
+}
+
+int reshape_grow_resume(struct graid_array *a, const struct reshape_record *rec,
+			bool start_job)
+{
+	struct array_reshape *rs = grow_routing(rec);
+	struct reshape_job *j = NULL;
+
+	if (!rs)
+		return -ENOMEM;
+	if (start_job && !(j = grow_job_new(rec))) {
+		free(rs);
+		return -ENOMEM;
+	}
+	a->lay = rs->old_lay;
+	rs->prev = a->reshape_mem;
+	a->reshape_mem = rs;
+	a->reshape_job = j;
+	atomic_store(&a->reshape, rs);
+	return 0;
+}
+
+/* ---- the start ----------------------------------------------------------------------- */
+
+/* What must hold before anything is opened; meta_lock held. */
+static int grow_check(struct graid_array *a, unsigned n)
+{
+	struct superblock sb;
+
+	if (atomic_load(&a->reshape) || a->reshape_starting ||
+	    (a->reshape_job && !a->reshape_job->ended)) {
+		graid__log(GRAID_LOG_ERR, "grow: a reshape of this array is under way already");
+		return -EBUSY;
+	}
+	if (a->nmembers + n > a->member_cap) {
+		graid__log(GRAID_LOG_ERR, "grow: this open has room for %u more members, not %u; "
+					  "close the array and open it again to add more",
+			   a->member_cap - a->nmembers, n);
+		return -E2BIG;
+	}
+	for (unsigned r = 0; r < a->nmembers; r++)
+		if (!array_role_alive(a, r)) {
+			graid__log(GRAID_LOG_ERR, "grow: member %u (%s) is %s: a RAID-0 reshapes "
+						  "only with every member in", r,
+				   a->members[r].dev.path,
+				   member_state_name(atomic_load(&a->members[r].state)));
+			return -EIO;
+		}
+	array_fill_sb(a, 0, &sb, 0);
+	if (!sb_reshape_area_free(&sb)) {
+		graid__log(GRAID_LOG_ERR, "grow: the reshape record's area (member bytes [%u, %u)) "
+					  "is not free on this array (data at %" PRIu64 ")",
+			   GRAID_SB_RESHAPE_OFFSET, GRAID_SB_RESHAPE_OFFSET + GRAID_SB_RESHAPE_BYTES,
+			   a->data_offset);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/* Open and check every new device into @p m; meta_lock held. Nothing is written. */
+static int grow_attach(struct graid_array *a, const char *const *paths, unsigned n,
+		       struct member *m, unsigned *nopen)
+{
+	*nopen = 0;
+	for (unsigned i = 0; i < n; i++) {
+		int rc;
+
+		if (!paths[i])
+			return -EINVAL;
+		rc = member_attach(a, &m[i], paths[i], (int)(a->nmembers + i));
+		if (rc) {
+			graid__log(GRAID_LOG_ERR, "grow: %s refused (%s): no member was changed",
+				   paths[i], graid_strerror(rc));
+			return rc;
+		}
+		++*nopen;
+		for (unsigned k = 0; k < i; k++)
+			if (m[k].dev.devno == m[i].dev.devno && m[k].dev.ino == m[i].dev.ino) {
+				graid__log(GRAID_LOG_ERR, "grow: %s given twice; no member was "
+							  "changed", paths[i]);
+				return -EEXIST;
+			}
+	}
+	return 0;
+}
+
+/* The highest generation of this array's record on @p n members @p m (0: none). */
+static uint64_t grow_top_generation(struct graid_array *a, struct member *m, unsigned n,
+				    uint8_t *buf)
+{
+	uint64_t top = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (m[i].dev.fd < 0 ||
+		    member_pio(&m[i], buf, 2 * RESHAPE_COPY_BYTES, GRAID_SB_RESHAPE_OFFSET, false))
+			continue;
+		for (unsigned b = 0; b < 2; b++) {
+			struct reshape_record r;
+
+			if (reshape_decode(buf + b * RESHAPE_COPY_BYTES, &r, NULL) == 0 &&
+			    !memcmp(r.array_uuid, a->uuid, 16) && r.generation > top)
+				top = r.generation;
+		}
+	}
+	return top;
+}
+
+static void grow_record(struct graid_array *a, const struct member *added, unsigned n,
+			uint64_t generation, struct reshape_record *rec)
+{
+	memset(rec, 0, sizeof(*rec));
+	memcpy(rec->array_uuid, a->uuid, 16);
+	rec->generation = generation;
+	rec->position = 0;
+	rec->phase = RESHAPE_PHASE_COPY;
+	rec->direction = RESHAPE_FORWARD;
+	rec->old_geo = (struct reshape_geom){ .level = 0, .nmembers = a->nmembers,
+					      .chunk_bytes = a->lay.chunk,
+					      .layout = RESHAPE_LAYOUT_DEFAULT,
+					      .data_bytes = a->lay.member_bytes };
+	rec->new_geo = rec->old_geo;
+	rec->new_geo.nmembers = a->nmembers + n;
+	rec->stage_role[0] = rec->stage_role[1] = RESHAPE_ROLE_NONE;
+	rec->nadded = n;
+	for (unsigned i = 0; i < n; i++)
+		rec->added_id[i] = member_slot_id(added[i].dev.uuid);
+}
+
+/*
+ * The first record, both blocks, durably: to the new devices first (not in a->members yet:
+ * no superblock round may name them before the record is on them), then to every member
+ * through reshape_rec_write(). No superblock says RESHAPE yet, so a tear loses nothing.
+ */
+static int grow_write_first(struct graid_array *a, struct reshape_job *j, struct member *m,
+			    unsigned n, uint8_t *buf)
+{
+	int rc;
+
+	reshape_encode(&j->rec, buf);
+	memcpy(buf + RESHAPE_COPY_BYTES, buf, RESHAPE_COPY_BYTES);
+	for (unsigned i = 0; i < n; i++) {
+		rc = member_write_durable(&m[i], buf, 2 * RESHAPE_COPY_BYTES,
+					  GRAID_SB_RESHAPE_OFFSET);
+		if (rc) {
+			graid__log(GRAID_LOG_ERR, "grow: writing the reshape record to %s: %s",
+				   m[i].dev.path, graid_strerror(rc));
+			return rc;
+		}
+	}
+	rc = reshape_rec_write(a, &j->io, &j->rec, true);
+	if (rc >= 0 && (unsigned)rc < a->nmembers)
+		rc = -EIO; /* a member missed it (and was failed): not started */
+	return rc < 0 ? rc : 0;
+}
+
+/* The new devices into roles old n .. old n + @p n - 1, the routing set; meta_lock held. */
+static void grow_install(struct graid_array *a, struct member *m, unsigned n,
+			 struct array_reshape *rs, struct reshape_job *j)
+{
+	unsigned base = a->nmembers;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct member *d = &a->members[base + i];
+
+		memcpy(&d->dev, &m[i].dev, sizeof(d->dev));
+		member_role_reset(&d->role, member_slot_id(m[i].dev.uuid));
+		atomic_store(&d->late_ios, 0);
+		atomic_store(&d->timeouts, 0);
+		atomic_store(&d->state, GRAID_MEMBER_ACTIVE);
+	}
+	rs->prev = a->reshape_mem;
+	a->reshape_mem = rs;
+	a->reshape_job = j;
+	/* The roles are whole before the count shows them (readers look without the lock). */
+	atomic_thread_fence(memory_order_release);
+	a->nmembers = base + n;
+	/* Sequentially consistent: queue_route() counts a plain request, then looks. */
+	atomic_store(&a->reshape, rs);
+}
+
+/*
+ * The added roles' superblocks (recording the reshape, the new member count) at the
+ * members' event E, before the round that writes every role's at E + 1. A crash among
+ * these leaves every old member at E not reshaping: assembly prefers those among equals
+ * (array_assemble.c assemble_freshest) and leaves the added devices out, the old geometry
+ * whole at position 0. A crash in the round after leaves some old members at E, which
+ * assembly takes as current (assemble_reshape_start_cut), and every added role has its
+ * superblock (at E or E + 1: current). meta_lock held.
+ */
+static int grow_sb_added(struct graid_array *a, unsigned n)
+{
+	struct superblock sb;
+
+	for (unsigned r = a->nmembers - n; r < a->nmembers; r++) {
+		int rc;
+
+		array_fill_sb(a, r, &sb, 0);
+		rc = member_write_sb(&a->members[r], &sb);
+		if (rc) {
+			graid__log(GRAID_LOG_ERR, "grow: writing the superblock of %s: %s",
+				   a->members[r].dev.path, graid_strerror(rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static void grow_close_new(struct graid_array *a, struct member *m, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (a->pr_key)
+			member_pr_release(&m[i], a->pr_key);
+		member_close(&m[i]);
+	}
+}
+
+int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned n)
+{
+	struct reshape_job *j = NULL, *done_job;
+	struct array_reshape *rs = NULL;
+	struct member *m = NULL;
+	uint8_t *buf = NULL;
+	unsigned nopen = 0;
+	bool starting = false;
+	int rc;
+
+	if (!a || !paths || n == 0 || n > GRAID_MAX_MEMBERS)
+		return -EINVAL;
+	rc = array_may_change(a);
+	if (rc)
+		return rc;
+	if (a->lay.level != 0) {
+		graid__log(GRAID_LOG_ERR, "grow: RAID-%d cannot be grown online by this build; only "
+					  "RAID-0 can", a->lay.level);
+		return -EOPNOTSUPP;
+	}
+	m = calloc(n, sizeof(*m));
+	buf = aligned_alloc(ARRAY_ALIGN, 2 * RESHAPE_COPY_BYTES);
+	if (!m || !buf) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	pthread_mutex_lock(&a->meta_lock);
+	rc = grow_check(a, n);
+	if (rc == 0)
+		rc = grow_attach(a, paths, n, m, &nopen);
+	/* An earlier grow of this open that ended: its job goes, its routing stays (requests). */
+	done_job = rc == 0 ? a->reshape_job : NULL;
+	a->reshape_starting = starting = rc == 0;
+	pthread_mutex_unlock(&a->meta_lock);
+	if (done_job) {
+		reshape_job_stop(a);
+		grow_job_free(a, done_job);
+		a->reshape_job = NULL;
+	}
+	if (rc)
+		goto out;
+	{
+		struct reshape_record rec;
+		uint64_t top = grow_top_generation(a, a->members, a->nmembers, buf);
+		uint64_t top_new = grow_top_generation(a, m, n, buf);
+
+		grow_record(a, m, n, (top > top_new ? top : top_new) + 1, &rec);
+		j = grow_job_new(&rec);
+		rs = j ? grow_routing(&rec) : NULL;
+		if (!rs) {
+			rc = -ENOMEM;
+			goto out;
+		}
+	}
+	rc = grow_write_first(a, j, m, n, buf);
+	if (rc)
+		goto out;
+	pthread_mutex_lock(&a->meta_lock);
+	a->reshape_starting = starting = false;
+	grow_install(a, m, n, rs, j);
+	nopen = 0; /* the array's now */
+	rs = NULL;
+	array_recount(a); /* the roles added counted, and published for looks */
+	/* The added roles' superblocks at the members' event E, then every role's at E + 1. */
+	rc = grow_sb_added(a, n);
+	a->events++;
+	if (rc == 0)
+		rc = array_write_superblocks(a, 0);
+	if (rc == 0)
+		rc = reshape_job_launch(a);
+	j = NULL;
+	pthread_mutex_unlock(&a->meta_lock);
+	if (rc)
+		graid__log(GRAID_LOG_ERR, "grow: the superblock round that starts the reshape "
+					  "failed: %s; requests go on by the recorded position",
+			   graid_strerror(rc));
+	else
+		graid__log(GRAID_LOG_NOTICE, "grow: RAID-0 of %u members growing to %u",
+			   a->nmembers - n, a->nmembers);
+out:
+	if (starting) {
+		pthread_mutex_lock(&a->meta_lock);
+		a->reshape_starting = false;
+		pthread_mutex_unlock(&a->meta_lock);
+	}
+	if (j)
+		grow_job_free(a, j);
+	free(rs);
+	grow_close_new(a, m, nopen);
+	free(m);
+	free(buf);
+	return rc;
+}

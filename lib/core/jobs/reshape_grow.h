@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/* Growing a RAID-0 online (docs/RESHAPE.md): the start, the job that moves chunks, resume. */
+#ifndef LIBGRAID_CORE_RESHAPE_GROW_H
+#define LIBGRAID_CORE_RESHAPE_GROW_H
+
+#include <stdbool.h>
+
+#include "array/array.h"
+#include "format/reshape_format.h"
+
+/*
+ * Add the @p n devices @p paths as new members of the open, writable RAID-0 @p a and start
+ * moving its data to the new geometry in the background (reshape_job_wait() waits for it).
+ * In order: every device opened and checked (nothing is written to any of them or to a
+ * member before all pass); the first reshape record, both blocks, to the new devices and
+ * then to every member, its generation one above any copy of this array's found; then,
+ * under meta_lock, the new roles installed, the routing state set, the added roles'
+ * superblocks (RESHAPE, major 3, the new member count) at the members' event E, and one
+ * round to every role at E + 1 (docs/RESHAPE.md says what each crash between leaves). The
+ * job waits for requests queued before the routing was set, then moves windows of chunks.
+ * @return 0 started; -EINVAL bad arguments, a device too small (named in the log) or
+ *   refused by member_attach; -EEXIST a device that is a member already, or given twice;
+ *   -EOPNOTSUPP not RAID-0 (the level named in the log), or the record's area is not free;
+ *   -E2BIG more roles than this handle has room for (ARRAY_GROW_ROOM); -EBUSY a reshape
+ *   runs already; -EIO a member is out, or the record or the superblock round failed;
+ *   -EROFS a read-only handle; -ESTALE taken over; -ENOMEM.
+ */
+int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned n);
+
+/*
+ * At open, before anything is written: the array's superblocks record a reshape and @p rec
+ * is its newest record, one this build resumes (reshape_grow_resumable()). a->lay becomes
+ * the old geometry and the routing state is set at the record's position, so the open's
+ * superblock round keeps RESHAPE. @p start_job: a writable open (reshape_job_launch() then
+ * starts the job once the open is done). @return 0; -ENOMEM; -EINVAL a geometry the layout
+ * cannot place.
+ */
+int reshape_grow_resume(struct graid_array *a, const struct reshape_record *rec,
+			bool start_job);
+
+/* Whether this build resumes @p rec: a RAID-0 growing forward, chunk and data_bytes kept. */
+bool reshape_grow_resumable(const struct reshape_record *rec);
+
+/* Start the job reshape_grow_resume() prepared, if any. @return 0; -errno of the thread. */
+int reshape_job_launch(struct graid_array *a);
+
+/*
+ * Wait until the job has ended. @return 0 the reshape finished (the array has its new size);
+ * -ENOENT no job; -ECANCELED stopped (closing): the record says where, the next open goes
+ * on; another -errno: the job failed (logged) and stopped, the record holding its position.
+ */
+int reshape_job_wait(struct graid_array *a);
+
+/* Stop the job between two windows and wait for it (close). */
+void reshape_job_stop(struct graid_array *a);
+
+/* Free what the job held (array_free, after the members' last write). */
+void reshape_job_free(struct graid_array *a);
+
+#endif

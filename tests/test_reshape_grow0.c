@@ -1,0 +1,555 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Growing a RAID-0 online (docs/RESHAPE.md) on member files: 3 -> 4 with known data, I/O
+ * while it moves, a crash after any member write (then the open resumes it), bad input.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "arrayutil.h"
+#include "array/array.h"
+#include "jobs/reshape_grow.h"
+#include "member/member.h"
+
+#define NOLD 3
+#define CHUNK (64u * 1024)
+#define BYTES (3ull << 20)
+#define BLK 4096u
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char log_text[16384];
+
+static void log_keep(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	(void)level;
+	pthread_mutex_lock(&log_lock);
+	if (strlen(log_text) + strlen(msg) + 2 < sizeof(log_text)) {
+		strcat(log_text, msg);
+		strcat(log_text, "\n");
+	}
+	pthread_mutex_unlock(&log_lock);
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void fill(uint8_t *p, size_t n, uint64_t seed)
+{
+	for (size_t i = 0; i < n; i += 8) {
+		uint64_t v = rng_next(&seed);
+
+		memcpy(p + i, &v, 8);
+	}
+}
+
+static uint64_t array_bytes(struct graid_array *a, unsigned *nmembers)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	if (nmembers)
+		*nmembers = info.nmembers;
+	return info.size;
+}
+
+/* A RAID-0 of three (and a fourth file, not in it) holding @p model, open in *@p out. */
+static uint8_t *make_array(struct au_set *s, struct graid_array **out, uint64_t *size,
+			   uint64_t seed)
+{
+	uint8_t *model;
+
+	au_make(s, NOLD + 1, BYTES);
+	cr_assert_eq(au_create(s, NOLD, 0, CHUNK, out), 0);
+	*size = array_bytes(*out, NULL);
+	model = aligned_alloc(BLK, *size);
+	cr_assert_not_null(model);
+	fill(model, *size, seed);
+	cr_assert_eq(graid_array_write(*out, model, *size, 0), (ssize_t)*size);
+	return model;
+}
+
+static void check_all(struct graid_array *a, const uint8_t *model, uint64_t size)
+{
+	uint8_t *got = aligned_alloc(BLK, size);
+
+	cr_assert_not_null(got);
+	cr_assert_eq(graid_array_read(a, got, size, 0), (ssize_t)size);
+	for (uint64_t at = 0; at < size; at += BLK)
+		cr_assert(!memcmp(got + at, model + at, BLK), "block at %llu differs",
+			  (unsigned long long)at);
+	free(got);
+}
+
+static struct graid_array *open_all(struct au_set *s)
+{
+	struct graid_array *a = NULL;
+
+	cr_assert_eq(graid_array_open(s->paths, NOLD + 1, NULL, &a), 0);
+	return a;
+}
+
+Test(reshape_grow0, a_raid0_of_three_grows_to_four_and_every_byte_reads_back)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, grown;
+	unsigned n;
+	uint8_t *model = make_array(&s, &a, &size, 1), *tail;
+
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, GRAID_GROW_WAIT), 0);
+	grown = array_bytes(a, &n);
+	cr_assert_eq(n, NOLD + 1);
+	cr_assert_eq(grown, size / NOLD * (NOLD + 1), "size %llu after the grow",
+		     (unsigned long long)grown);
+	check_all(a, model, size);
+	/* The space the grow added reads as zeroes, and takes writes. */
+	tail = aligned_alloc(BLK, grown - size);
+	cr_assert_not_null(tail);
+	cr_assert_eq(graid_array_read(a, tail, grown - size, size), (ssize_t)(grown - size));
+	for (uint64_t i = 0; i < grown - size; i++)
+		cr_assert_eq(tail[i], 0);
+	fill(tail, grown - size, 2);
+	cr_assert_eq(graid_array_write(a, tail, grown - size, size), (ssize_t)(grown - size));
+	cr_assert_eq(graid_array_close(a), 0);
+	/* Reopened: four members, not reshaping, the same bytes. */
+	a = open_all(&s);
+	cr_assert_eq(array_bytes(a, &n), grown);
+	cr_assert_eq(n, NOLD + 1);
+	check_all(a, model, size);
+	{
+		uint8_t *got = aligned_alloc(BLK, grown - size);
+
+		cr_assert_eq(graid_array_read(a, got, grown - size, size), (ssize_t)(grown - size));
+		cr_assert(!memcmp(got, tail, grown - size));
+		free(got);
+	}
+	cr_assert_eq(graid_array_close(a), 0);
+	free(tail);
+	free(model);
+	au_remove(&s);
+}
+
+struct waiter {
+	struct graid_array *a;
+	atomic_bool done;
+	int rc;
+};
+
+static void *wait_job(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->rc = reshape_job_wait(w->a);
+	atomic_store(&w->done, true);
+	return NULL;
+}
+
+Test(reshape_grow0, writes_and_reads_while_it_moves_data_are_right_after)
+{
+	struct waiter w = { 0 };
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, seed = 77, ops = 0, during = 0;
+	uint8_t *model = make_array(&s, &a, &size, 3);
+	uint8_t *buf = aligned_alloc(BLK, 3 * CHUNK);
+	pthread_t t;
+
+	cr_assert_not_null(buf);
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, 0), 0);
+	w.a = a;
+	cr_assert_eq(pthread_create(&t, NULL, wait_job, &w), 0);
+	/* Requests that straddle chunks and the position, both kinds, until it is done. */
+	while (!atomic_load(&w.done) || ops < 64) {
+		uint64_t len = (1 + rng_next(&seed) % (3 * CHUNK / BLK)) * BLK;
+		uint64_t off = rng_next(&seed) % ((size - len) / BLK + 1) * BLK;
+
+		if (rng_next(&seed) % 8 == 0) {
+			/* Zeroes, as write-zeroes (and a discard) leave them. */
+			cr_assert_eq(graid_array_write_zeroes(a, off, len), 0);
+			memset(model + off, 0, len);
+		} else if (rng_next(&seed) % 2) {
+			fill(buf, len, rng_next(&seed));
+			cr_assert_eq(graid_array_write(a, buf, len, off), (ssize_t)len,
+				     "write at %llu", (unsigned long long)off);
+			memcpy(model + off, buf, len);
+		} else {
+			cr_assert_eq(graid_array_read(a, buf, len, off), (ssize_t)len);
+			cr_assert(!memcmp(buf, model + off, len), "read at %llu +%llu wrong",
+				  (unsigned long long)off, (unsigned long long)len);
+		}
+		ops++;
+		during += !atomic_load(&w.done);
+	}
+	pthread_join(t, NULL);
+	cr_assert_eq(w.rc, 0);
+	cr_log_info("%llu requests, %llu of them while the reshape ran",
+		    (unsigned long long)ops, (unsigned long long)during);
+	cr_assert_gt(during, 0, "no request ran during the reshape");
+	cr_assert_eq(array_bytes(a, NULL), size / NOLD * (NOLD + 1));
+	check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	a = open_all(&s);
+	check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(buf);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow0, a_raid0_of_two_grows_by_three_members_at_once)
+{
+	struct graid_array *a = NULL;
+	struct au_set s;
+	uint64_t size;
+	unsigned n;
+	uint8_t *model;
+
+	au_make(&s, 5, BYTES);
+	cr_assert_eq(au_create(&s, 2, 0, CHUNK, &a), 0);
+	size = array_bytes(a, NULL);
+	model = aligned_alloc(BLK, size);
+	fill(model, size, 11);
+	cr_assert_eq(graid_array_write(a, model, size, 0), (ssize_t)size);
+	cr_assert_eq(graid_array_grow(a, &s.paths[2], 3, GRAID_GROW_WAIT), 0);
+	cr_assert_eq(array_bytes(a, &n), size / 2 * 5);
+	cr_assert_eq(n, 5);
+	check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, 5, NULL, &a), 0);
+	cr_assert_eq(array_bytes(a, &n), size / 2 * 5);
+	check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow0, one_handle_grows_twice_with_io_between)
+{
+	struct graid_array *a = NULL;
+	struct au_set s;
+	uint64_t size, mid;
+	unsigned n;
+	uint8_t *model;
+
+	au_make(&s, 4, BYTES);
+	cr_assert_eq(au_create(&s, 2, 0, CHUNK, &a), 0);
+	size = array_bytes(a, NULL);
+	model = aligned_alloc(BLK, size * 2);
+	fill(model, size * 2, 13);
+	cr_assert_eq(graid_array_write(a, model, size, 0), (ssize_t)size);
+	cr_assert_eq(graid_array_grow(a, &s.paths[2], 1, GRAID_GROW_WAIT), 0);
+	mid = array_bytes(a, NULL);
+	cr_assert_eq(mid, size / 2 * 3);
+	cr_assert_eq(graid_array_write(a, model + size, mid - size, size), (ssize_t)(mid - size));
+	cr_assert_eq(graid_array_grow(a, &s.paths[3], 1, GRAID_GROW_WAIT), 0);
+	cr_assert_eq(array_bytes(a, &n), size * 2);
+	cr_assert_eq(n, 4);
+	check_all(a, model, mid);
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, 4, NULL, &a), 0);
+	check_all(a, model, mid);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+/*
+ * An async queue with writes queued before the grow and not reaped: the job waits for them
+ * (they are placed by the old geometry without a chunk lock), and requests queued after,
+ * many in flight at once, are routed while the job moves their chunks.
+ */
+Test(reshape_grow0, requests_in_flight_across_the_start_and_the_windows_are_right)
+{
+	struct graid_completion c[64];
+	struct graid_queue *q;
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, seed = 99, rounds = 0;
+	uint8_t *model = make_array(&s, &a, &size, 21);
+	uint8_t *bufs = aligned_alloc(BLK, 32 * (size_t)CHUNK);
+	struct waiter w = { 0 };
+	pthread_t t;
+	unsigned got;
+
+	cr_assert_not_null(bufs);
+	cr_assert_eq(graid_queue_create(a, 64, &q), 0);
+	/* 32 chunk writes at scattered chunks, submitted, not reaped. */
+	for (unsigned i = 0; i < 32; i++) {
+		/* Distinct chunks: i spreads them, the random part only shuffles. */
+		uint64_t off = ((rng_next(&seed) % 3) + 3 * (uint64_t)i) % (size / CHUNK) * CHUNK;
+
+		fill(bufs + i * (size_t)CHUNK, CHUNK, rng_next(&seed));
+		memcpy(model + off, bufs + i * (size_t)CHUNK, CHUNK);
+		cr_assert_eq(graid_queue_write(q, bufs + i * (size_t)CHUNK, CHUNK, off, i), 0);
+	}
+	cr_assert_geq(graid_queue_submit(q), 0);
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, 0), 0);
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, 0), -EBUSY, "one at a time");
+	if (atomic_load(&a->plain_inflight)) {
+		/* Not reaped: the job must not have moved anything yet. */
+		usleep(20000);
+		cr_assert_eq(atomic_load(&a->reshape_mem->position), 0,
+			     "the job moved chunks under unreaped plain requests");
+		cr_log_info("the job waited for %u unreaped requests",
+			    atomic_load(&a->plain_inflight));
+	}
+	for (got = 0; got < 32;) {
+		int n = graid_queue_reap(q, c, 64, 1);
+
+		cr_assert_gt(n, 0);
+		for (int i = 0; i < n; i++)
+			cr_assert_eq(c[i].result, (int64_t)CHUNK);
+		got += (unsigned)n;
+	}
+	w.a = a;
+	cr_assert_eq(pthread_create(&t, NULL, wait_job, &w), 0);
+	/* Rounds of 32 writes in flight at once (distinct chunks per round), during the move. */
+	do {
+		uint64_t offs[32];
+
+		for (unsigned i = 0; i < 32; i++) {
+			bool dup;
+
+			do {
+				offs[i] = (rng_next(&seed) % (size / CHUNK - 1)) * CHUNK + BLK;
+				dup = false;
+				for (unsigned k = 0; k < i; k++)
+					dup |= offs[k] == offs[i];
+			} while (dup);
+			/* Straddles into the next chunk (and maybe the position). */
+			fill(bufs + i * (size_t)CHUNK, CHUNK, rng_next(&seed));
+			cr_assert_eq(graid_queue_write(q, bufs + i * (size_t)CHUNK, CHUNK, offs[i], i),
+				     0);
+		}
+		cr_assert_geq(graid_queue_submit(q), 0);
+		for (got = 0; got < 32;) {
+			int n = graid_queue_reap(q, c, 64, 1);
+
+			cr_assert_gt(n, 0);
+			for (int i = 0; i < n; i++)
+				cr_assert_eq(c[i].result, (int64_t)CHUNK);
+			got += (unsigned)n;
+		}
+		/* No two of a round overlap (each starts 4 KiB into its own chunk). */
+		for (unsigned i = 0; i < 32; i++)
+			memcpy(model + offs[i], bufs + i * (size_t)CHUNK, CHUNK);
+		rounds++;
+	} while (!atomic_load(&w.done));
+	pthread_join(t, NULL);
+	cr_assert_eq(w.rc, 0);
+	cr_log_info("%llu rounds of 32 queued writes during the reshape", (unsigned long long)rounds);
+	graid_queue_destroy(q);
+	check_all(a, model, size);
+	cr_assert_eq(array_bytes(a, NULL), size / NOLD * (NOLD + 1));
+	cr_assert_eq(graid_array_close(a), 0);
+	free(bufs);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow0, the_rebuild_rate_limit_paces_the_move)
+{
+	struct graid_rebuild_options o = { .struct_size = sizeof(o),
+					   .max_bytes_per_sec = 1000000 };
+	struct graid_array *a;
+	struct au_set s;
+	struct timespec t0, t1;
+	uint64_t size;
+	uint8_t *model = make_array(&s, &a, &size, 31);
+	double secs, want;
+
+	cr_assert_eq(graid_array_set_rebuild_options(a, &o), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, GRAID_GROW_WAIT), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	/* Moved bytes over four members at 1 MB/s each, less the last window's share. */
+	want = (double)size / (NOLD + 1) / 1e6 - 0.3;
+	cr_log_info("%.2f s at 1 MB/s a member (at least %.2f s due)", secs, want);
+	cr_assert_geq(secs, want, "the move took %.2f s", secs);
+	check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow0, a_close_mid_way_is_resumed_by_the_next_open)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	unsigned n;
+	uint8_t *model = make_array(&s, &a, &size, 5);
+
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, 0), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	a = open_all(&s);
+	if (a->reshape_job)
+		cr_assert_eq(reshape_job_wait(a), 0);
+	cr_assert_eq(array_bytes(a, &n), size / NOLD * (NOLD + 1));
+	cr_assert_eq(n, NOLD + 1);
+	check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+/* Crashes that left: no reshape recorded, one to resume, one finished. */
+static unsigned crash_seen[3];
+
+/*
+ * One crash: every member write after the first @p k of a grow of a RAID-0 of @p nold by
+ * @p nadd fails without landing (the close's too), then a look and an open of all the files
+ * must serve the same bytes and, going on (or starting again when no superblock recorded
+ * the reshape), grow the array.
+ */
+static void crash_at(unsigned nold, unsigned nadd, long k, long *writes)
+{
+	struct graid_open_options ro = { .struct_size = sizeof(ro),
+					 .flags = GRAID_OPEN_READ_ONLY };
+	const unsigned nall = nold + nadd;
+	struct graid_array *a = NULL;
+	struct au_set s;
+	uint64_t size;
+	unsigned n;
+	uint8_t *model;
+	int rc;
+
+	au_make(&s, nall, BYTES);
+	cr_assert_eq(au_create(&s, nold, 0, CHUNK, &a), 0);
+	size = array_bytes(a, NULL);
+	model = aligned_alloc(BLK, size);
+	fill(model, size, 100 + (uint64_t)k);
+	cr_assert_eq(graid_array_write(a, model, size, 0), (ssize_t)size);
+	fault_writes_cut_after(k);
+	rc = graid_array_grow(a, &s.paths[nold], nadd, GRAID_GROW_WAIT);
+	graid_array_close(a);
+	if (writes)
+		*writes = k - fault_writes_cut_left();
+	fault_writes_cut_after(-1);
+	/* A look first: it serves the same bytes, by the recorded position, writing nothing. */
+	a = NULL;
+	rc = graid_array_open(s.paths, nall, &ro, &a);
+	cr_assert_eq(rc, 0, "crash after write %ld: the look failed: %d", k, rc);
+	check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	a = NULL;
+	rc = graid_array_open(s.paths, nall, NULL, &a);
+	cr_assert_eq(rc, 0, "crash after write %ld: the open failed: %d", k, rc);
+	check_all(a, model, size);
+	if (a->reshape_job) {
+		cr_assert_eq(reshape_job_wait(a), 0, "crash after write %ld: the resume failed", k);
+		crash_seen[1]++;
+	} else if (array_bytes(a, &n) == size) {
+		cr_assert_eq(graid_array_grow(a, &s.paths[nold], nadd, GRAID_GROW_WAIT), 0,
+			     "crash after write %ld: the grow again failed", k);
+		crash_seen[0]++;
+	} else {
+		crash_seen[2]++;
+	}
+	cr_assert_eq(array_bytes(a, &n), size / nold * nall, "crash after write %ld", k);
+	cr_assert_eq(n, nall);
+	check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow0, a_crash_after_any_member_write_loses_nothing_and_the_open_resumes)
+{
+	long total = 0;
+	uint64_t seed = 2026;
+
+	graid_log_set(log_keep, NULL, 0); /* the cut's failures are expected */
+	/* How many member writes a whole grow and its close make. */
+	crash_at(NOLD, 1, 1000000, &total);
+	cr_log_info("a grow 3 -> 4 of %llu-byte members and its close: %ld member writes",
+		    (unsigned long long)(BYTES), total);
+	cr_assert_gt(total, 20);
+	/* Every write through the start and the first windows, then random points after. */
+	for (long k = 0; k < 80 && k < total; k++)
+		crash_at(NOLD, 1, k, NULL);
+	for (unsigned i = 0; i < 40; i++)
+		crash_at(NOLD, 1, 80 + (long)(rng_next(&seed) % (uint64_t)(total - 80)), NULL);
+	cr_log_info("after the crash: %u not reshaping (grown again), %u resumed, %u finished",
+		    crash_seen[0], crash_seen[1], crash_seen[2]);
+	cr_assert_gt(crash_seen[1], 40, "too few crashes fell in the move");
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+}
+
+/* Two added at once: the start writes two added roles' superblocks, a crash between them. */
+Test(reshape_grow0, a_crash_while_adding_two_members_loses_nothing)
+{
+	long total = 0;
+
+	graid_log_set(log_keep, NULL, 0);
+	crash_at(2, 2, 1000000, &total);
+	cr_log_info("a grow 2 -> 4 and its close: %ld member writes", total);
+	for (long k = 0; k < 40 && k < total; k++)
+		crash_at(2, 2, k, NULL);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+}
+
+Test(reshape_grow0, a_device_too_small_is_refused_and_nothing_is_written)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, before[NOLD + 1], after[NOLD + 1];
+	unsigned n;
+	uint8_t *model = make_array(&s, &a, &size, 9);
+
+	cr_assert_eq(truncate(s.path[NOLD], (off_t)(BYTES / 2)), 0);
+	cr_assert_eq(graid_array_flush(a), 0);
+	for (unsigned i = 0; i <= NOLD; i++)
+		before[i] = au_file_hash(s.path[i]);
+	log_text[0] = '\0';
+	graid_log_set(log_keep, NULL, GRAID_LOG_ERR);
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, GRAID_GROW_WAIT), -EINVAL);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	cr_assert(strstr(log_text, s.path[NOLD]), "the device is not named: %s", log_text);
+	for (unsigned i = 0; i <= NOLD; i++) {
+		after[i] = au_file_hash(s.path[i]);
+		cr_assert_eq(after[i], before[i], "file %u was written", i);
+	}
+	cr_assert_eq(array_bytes(a, &n), size);
+	cr_assert_eq(n, NOLD);
+	check_all(a, model, size);
+	/* Bad arguments. */
+	cr_assert_eq(graid_array_grow(a, NULL, 1, 0), -EINVAL);
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 0, 0), -EINVAL);
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, 0x80), -EINVAL);
+	cr_assert_eq(graid_array_grow(a, &s.paths[0], 1, 0), -EEXIST, "a member of it");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow0, other_levels_are_refused_naming_the_level)
+{
+	struct graid_array *a;
+	struct au_set s;
+
+	au_make(&s, 5, BYTES);
+	cr_assert_eq(au_create(&s, 4, 5, CHUNK, &a), 0);
+	log_text[0] = '\0';
+	graid_log_set(log_keep, NULL, GRAID_LOG_ERR);
+	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, 0), -EOPNOTSUPP);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	cr_assert(strstr(log_text, "RAID-5"), "%s", log_text);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}
