@@ -280,6 +280,7 @@ static int mio_keep(struct graid_array *a, unsigned member, bool write, void *bu
 		    bool meta, struct member_io_fault *mf)
 {
 	struct iovec one = { .iov_base = buf, .iov_len = len };
+	const uint32_t *meta_in = mf->meta_in;
 	int rc;
 
 	mf->buf = buf;
@@ -293,6 +294,7 @@ static int mio_keep(struct graid_array *a, unsigned member, bool write, void *bu
 	/* The journal's log lies outside (its offsets wrap around below the data area). */
 	mf->off = meta || off >= a->lay.member_bytes ? UINT64_MAX : off;
 	mf->meta_tags = a->tags && mf->off != UINT64_MAX && tag_inline_role(a, member);
+	mf->meta_in = NULL; /* one I/O's words: a record used again is not given them twice */
 	if (!a->tags || mf->off == UINT64_MAX)
 		return 0;
 	if (!write) {
@@ -303,7 +305,8 @@ static int mio_keep(struct graid_array *a, unsigned member, bool write, void *bu
 		mf->wbusy = atomic_load(&r->csum_winflight) != 0;
 		return 0;
 	}
-	rc = tag_store_write_begin(a, member, off, iov ? iov : &one, iov ? iovcnt : 1);
+	rc = tag_store_write_begin_meta(a, member, off, iov ? iov : &one, iov ? iovcnt : 1,
+					meta_in, NULL);
 	if (rc) {
 		graid__log(GRAID_LOG_ERR, "member %u (%s): the tags of a write at data-area byte "
 					  "%llu could not be made ready: %s; the write fails",

@@ -42,6 +42,12 @@ struct member_io_fault {
 	 */
 	bool unverified;
 	/*
+	 * Set by the caller before prep, consumed (and cleared) by it: a write's meta words,
+	 * one per 4 KiB block of the transfer (tag_store_write_begin_meta), NULL for the
+	 * default next generation of each block. Must live until prep returns.
+	 */
+	const uint32_t *meta_in;
+	/*
 	 * Set by the caller before prep (prep keeps it): a read not under its stripe lock, which
 	 * a write of the same blocks may overtake. A mismatch after a write of the role ended
 	 * since its prep (@c wgen) may be that write's new tag over the old bytes read: the read

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/* RAID-1/10 lost writes: the copies' generations made equal on writes, compared on reads. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "format/layout.h"
+#include "format/tag_format.h"
+#include "io/lost_write_mirror.h"
+#include "io/sop.h"
+#include "io/sop_internal.h"
+#include "member/tag_store.h"
+#include "meta/bitmap.h"
+#include "meta/csum_report.h"
+
+/* Blocks peeked at once (a stack array each side). */
+#define LWM_PIECE 64u
+
+/* Room for @p n meta words in s->wmeta. 0 or -ENOMEM. */
+static int lwm_reserve(struct sop *s, size_t n)
+{
+	uint32_t *p;
+
+	if (s->wmeta_cap >= n)
+		return 0;
+	p = realloc(s->wmeta, n * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	s->wmeta = p;
+	s->wmeta_cap = n;
+	return 0;
+}
+
+/* 4 KiB blocks of the operation, or 0 when it is not made of whole ones (no tags then). */
+static size_t lwm_blocks(const struct sop *s)
+{
+	return s->arr_len % TAG_DATA_BLOCK ? 0 : s->arr_len / TAG_DATA_BLOCK;
+}
+
+/* The later of two generations (serial order: the one the other is not ahead of). */
+static uint32_t lwm_max(uint32_t a, uint32_t b)
+{
+	return tag_gen_ahead(b, a) ? b : a;
+}
+
+int lost_write_mirror_write_gens(struct graid_array *a, struct sop *s, const unsigned *members,
+				 const uint64_t *moff, unsigned n)
+{
+	const size_t nb = lwm_blocks(s);
+	struct tag_peek pk[LWM_PIECE];
+
+	s->wmeta_on = false;
+	if (!a->csum_gens || !a->tags || !nb)
+		return 0;
+	if (lwm_reserve(s, nb))
+		return -ENOMEM;
+	for (size_t i = 0; i < nb; i++)
+		s->wmeta[i] = 0; /* an absent tag counts as generation 0 */
+	for (unsigned c = 0; c < n; c++) {
+		if (!array_role_writable(a, members[c]))
+			continue;
+		for (size_t i = 0; i < nb; i += LWM_PIECE) {
+			unsigned k = nb - i < LWM_PIECE ? (unsigned)(nb - i) : LWM_PIECE;
+
+			/* Not held here (NVMe metadata), or unreadable: that copy does not vote. */
+			if (tag_store_peek_load(a, members[c], moff[c] / TAG_DATA_BLOCK + i, k, pk))
+				break;
+			for (unsigned j = 0; j < k; j++) {
+				uint32_t *w = &s->wmeta[i + j];
+
+				*w = lwm_max(*w, tag_gen(pk[j].tag));
+				if (pk[j].inflight && tag_valid(pk[j].next))
+					*w = lwm_max(*w, tag_gen(pk[j].next));
+			}
+		}
+	}
+	for (size_t i = 0; i < nb; i++)
+		s->wmeta[i] = tag_gen_next(s->wmeta[i]);
+	s->wmeta_on = true;
+	return 0;
+}
+
+int lost_write_mirror_heal_gens(struct graid_array *a, struct sop *s, unsigned src,
+				uint64_t src_off)
+{
+	const size_t nb = lwm_blocks(s);
+	struct tag_peek pk[LWM_PIECE];
+	int rc;
+
+	s->wmeta_on = false;
+	if (!a->csum_gens || !a->tags || !nb)
+		return 0;
+	if (lwm_reserve(s, nb))
+		return -ENOMEM;
+	for (size_t i = 0; i < nb; i += LWM_PIECE) {
+		unsigned k = nb - i < LWM_PIECE ? (unsigned)(nb - i) : LWM_PIECE;
+
+		rc = tag_store_peek_load(a, src, src_off / TAG_DATA_BLOCK + i, k, pk);
+		if (rc)
+			return rc;
+		for (unsigned j = 0; j < k; j++)
+			s->wmeta[i + j] = tag_gen(pk[j].tag);
+	}
+	s->wmeta_on = true;
+	return 0;
+}
+
+/* What one comparison of the copy read with the others found. */
+struct lwm_seen {
+	bool src_behind;  /* the copy read is behind another copy for some block */
+	bool other_behind; /* some other copy is behind the copy read */
+};
+
+/*
+ * Compare the copy read (index @p c of the @p n copies) with every other readable copy over
+ * the operation's blocks, from the cache alone. With @p report (under the lock, the copy read
+ * found current): each block of another copy behind it reported and that copy noted bad.
+ */
+static struct lwm_seen lwm_compare(struct graid_array *a, struct sop *s, const unsigned *members,
+				   const uint64_t *moff, unsigned n, unsigned c, bool report)
+{
+	const size_t nb = lwm_blocks(s);
+	struct tag_peek ps[LWM_PIECE], po[LWM_PIECE];
+	struct lwm_seen seen = { false, false };
+
+	for (size_t i = 0; i < nb; i += LWM_PIECE) {
+		unsigned k = nb - i < LWM_PIECE ? (unsigned)(nb - i) : LWM_PIECE;
+		int rc = tag_store_peek(a, members[c], moff[c] / TAG_DATA_BLOCK + i, k, ps);
+
+		if (rc && rc != -ENOENT)
+			return seen; /* not held here (NVMe metadata): nothing to compare with */
+		for (unsigned o = 0; o < n; o++) {
+			uint64_t ob = moff[o] / TAG_DATA_BLOCK + i;
+
+			if (o == c || !array_role_readable(a, members[o], moff[o] + s->arr_len))
+				continue;
+			rc = tag_store_peek(a, members[o], ob, k, po);
+			if (rc && rc != -ENOENT)
+				continue;
+			for (unsigned j = 0; j < k; j++) {
+				uint32_t gs, go;
+
+				/* A pending write accepts the old tag and the new: nothing to judge. */
+				if (!ps[j].cached || !po[j].cached || ps[j].inflight || po[j].inflight)
+					continue;
+				gs = tag_gen(ps[j].tag);
+				go = tag_gen(po[j].tag);
+				if (tag_gen_ahead(go, gs)) {
+					seen.src_behind = true;
+				} else if (tag_gen_ahead(gs, go)) {
+					seen.other_behind = true;
+					if (report) {
+						bool heal = !a->read_only && sop_note_bad(s, members[o]);
+
+						csum_report_lost_write(a, (int)members[o], ob + j, 1,
+								       heal ? 0 : -EIO);
+					}
+				}
+			}
+		}
+	}
+	return seen;
+}
+
+void lost_write_mirror_check(struct graid_array *a, struct sop *s)
+{
+	unsigned members[GRAID_MAX_MEMBERS];
+	uint64_t moff[GRAID_MAX_MEMBERS];
+	unsigned n, c;
+	struct lwm_seen seen;
+
+	if (!a->csum_gens || !a->tags || !lwm_blocks(s))
+		return;
+	/* Copies there may differ by a write the crash tore: the resync settles them. */
+	if (bitmap_unresynced(a, s->stripe))
+		return;
+	n = layout_copies(&a->lay, s->arr_off, members, moff);
+	for (c = 0; c < n && members[c] != s->mirror_src; c++)
+		;
+	if (c == n)
+		return;
+	seen = lwm_compare(a, s, members, moff, n, c, false);
+	if (!seen.src_behind && !seen.other_behind)
+		return;
+	/* Unlocked, a write may have come between the read and the look: again under the lock. */
+	if (!s->locked) {
+		s->read_failed = true;
+		return;
+	}
+	if (seen.src_behind) {
+		/*
+		 * Read again from another copy (checked in turn, until the copy ahead is read,
+		 * which reports this one). No room to leave it out: the read stands as it is.
+		 */
+		if (sop_note_bad(s, s->mirror_src))
+			s->read_failed = true;
+		return;
+	}
+	lwm_compare(a, s, members, moff, n, c, true);
+}

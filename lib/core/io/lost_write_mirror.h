@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * RAID-1/10 lost writes (docs/INTEGRITY.md, "Lost writes"): the copies of a block carry one
+ * generation; a write gives them all the copies' maximum + 1, a read compares the copy it
+ * read with the others' cached tags, and a copy behind is healed from the copy ahead.
+ * Everything here does nothing while a->csum_gens is false.
+ */
+#ifndef LIBGRAID_CORE_LOST_WRITE_MIRROR_H
+#define LIBGRAID_CORE_LOST_WRITE_MIRROR_H
+
+#include <stdint.h>
+
+#include "array/array.h"
+#include "io/queue.h"
+
+/*
+ * A mirror write of @p s (under its stripe lock) to the @p n copies @p members at @p moff:
+ * s->wmeta set to max(generation of the copies) + 1 for each 4 KiB block, read with
+ * tag_store_peek_load() (a tag block not cached is read), and s->wmeta_on set so that every
+ * copy's write carries them. A copy not writable, or whose tags this store does not hold
+ * (NVMe metadata), is not counted. 0, or -ENOMEM (then nothing is set and the write takes
+ * each copy's own next generation).
+ */
+int lost_write_mirror_write_gens(struct graid_array *a, struct sop *s, const unsigned *members,
+				 const uint64_t *moff, unsigned n);
+
+/*
+ * A heal of @p s (sop_mirror_repair, under the stripe lock) writing copy @p src (its range
+ * at data-area byte @p src_off) over others: s->wmeta set to @p src's committed generations,
+ * so that the copies healed get the expected generation, not their own + 1. 0 or -errno
+ * (-ENOMEM, a tag block unreadable: then nothing is set).
+ */
+int lost_write_mirror_heal_gens(struct graid_array *a, struct sop *s, unsigned src,
+				uint64_t src_off);
+
+/*
+ * A mirror read of s->mirror_src ended with its CRCs held: its blocks' generations compared
+ * with the other copies' cached tags (no I/O; a block not cached on either side, or under a
+ * write in flight on either side, is not compared; nor is an operation in a region still to
+ * resync after a crash, where copies may differ by a torn write). Outside the stripe lock a
+ * mismatch only sets s->read_failed (the read is done again under the lock). Under it: the
+ * copy read behind another is noted bad and s->read_failed set (read again from another
+ * copy, which is checked in turn); copies behind the one read are noted bad (the repair
+ * writes it over them with its generations) and each stale block reported with
+ * csum_report_lost_write() (error 0, or -EIO where it cannot be rewritten: a read-only
+ * array, or more bad copies than the operation holds).
+ */
+void lost_write_mirror_check(struct graid_array *a, struct sop *s);
+
+#endif
