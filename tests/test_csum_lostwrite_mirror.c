@@ -313,6 +313,34 @@ Test(csum_lostwrite_mirror, raid10_write_after_a_lost_write_gives_every_copy_max
 	lm_write_max(10);
 }
 
+/* A scrub reads every copy and every tag: the stale copy is found without any read of it. */
+static void lm_scrub_heals(int level, unsigned stale)
+{
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	struct lm_bed b;
+	struct graid_array *a;
+
+	lm_setup(&b, level);
+	lm_lose_write(&b, stale);
+	a = lm_open(&b);
+	cr_assert_eq(graid_array_scrub(a, GRAID_SCRUB_REPAIR, &rep), 0);
+	lm_expect_one_event(&b, a, stale);
+	cr_assert_eq(rep.mismatches, 0, "the copies compared unequal after the heal");
+	cr_assert_eq(graid_array_close(a), 0);
+	lm_expect_files(&b, 3, 3);
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_mirror, raid1_scrub_heals_a_stale_copy)
+{
+	lm_scrub_heals(1, 0);
+}
+
+Test(csum_lostwrite_mirror, raid10_scrub_heals_a_stale_copy)
+{
+	lm_scrub_heals(10, 1);
+}
+
 /*
  * Every copy stale (both lost the same write): nothing records the newer write, so it is not
  * caught (docs/INTEGRITY.md's table): the old bytes read back, no event. Documents the limit.

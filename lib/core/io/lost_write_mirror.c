@@ -2,6 +2,7 @@
 /* RAID-1/10 lost writes: the copies' generations made equal on writes, compared on reads. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "format/layout.h"
 #include "format/tag_format.h"
@@ -196,4 +197,87 @@ void lost_write_mirror_check(struct graid_array *a, struct sop *s)
 		return;
 	}
 	lwm_compare(a, s, members, moff, n, c, true);
+}
+
+int lost_write_mirror_scrub(struct graid_array *a, struct mbatch *mb, struct mbio *ios,
+			    size_t n, uint64_t stripe, uint64_t *rewritten)
+{
+	const uint32_t len = n ? ios[0].len : 0, nb = len / TAG_DATA_BLOCK;
+	struct tag_peek pk[LWM_PIECE];
+	struct mbio *w = NULL;
+	uint32_t *g = NULL, *want = NULL;
+	size_t nw = 0;
+	int rc = 0;
+
+	if (!a->csum_gens || !a->tags || n < 2 || !nb || len % TAG_DATA_BLOCK)
+		return 0;
+	g = calloc((size_t)n * nb, sizeof(*g));
+	want = calloc((size_t)n * nb, sizeof(*want));
+	w = calloc((size_t)n * nb, sizeof(*w));
+	if (!g || !want || !w) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	/* Every copy's generations; a copy whose tags this store does not hold has no vote. */
+	for (size_t j = 0; j < n; j++)
+		for (uint32_t i = 0; i < nb; i += LWM_PIECE) {
+			unsigned k = nb - i < LWM_PIECE ? nb - i : LWM_PIECE;
+
+			if (tag_store_peek_load(a, ios[j].member, ios[j].off / TAG_DATA_BLOCK + i, k,
+						pk)) {
+				for (uint32_t x = 0; x < nb; x++)
+					g[j * nb + x] = UINT32_MAX;
+				break;
+			}
+			for (unsigned x = 0; x < k; x++)
+				g[j * nb + i + x] = tag_gen(pk[x].tag);
+		}
+	for (uint32_t i = 0; i < nb; i++) {
+		size_t best = n;
+
+		for (size_t j = 0; j < n; j++)
+			if (g[j * nb + i] != UINT32_MAX &&
+			    (best == n || tag_gen_ahead(g[j * nb + i], g[best * nb + i])))
+				best = j;
+		for (size_t j = 0; best < n && j < n; j++) {
+			const size_t at = (size_t)i * TAG_DATA_BLOCK;
+
+			if (g[j * nb + i] == UINT32_MAX ||
+			    !tag_gen_ahead(g[best * nb + i], g[j * nb + i]))
+				continue;
+			if (a->read_only) {
+				csum_report_lost_write(a, (int)ios[j].member,
+						       ios[j].off / TAG_DATA_BLOCK + i, 1, -EIO);
+				continue;
+			}
+			/* The copy ahead's bytes (its CRC held when read) and generation. */
+			memcpy(ios[j].buf + at, ios[best].buf + at, TAG_DATA_BLOCK);
+			want[nw] = g[best * nb + i];
+			w[nw] = (struct mbio){ .member = ios[j].member, .write = true,
+					       .buf = ios[j].buf + at, .len = TAG_DATA_BLOCK,
+					       .off = ios[j].off + at };
+			w[nw].fault.meta_in = &want[nw];
+			nw++;
+		}
+	}
+	if (nw) {
+		/* A write like any other: its region marked first (a torn one is resynced). */
+		rc = bitmap_start_write(a, stripe);
+		if (rc == 0)
+			rc = mbatch_run_on(mb, w, nw);
+		bitmap_end_write(a, stripe);
+	}
+	for (size_t i = 0; i < nw; i++) {
+		bool ok = rc == 0 && w[i].res == (int)TAG_DATA_BLOCK;
+
+		csum_report_lost_write(a, (int)w[i].member, w[i].off / TAG_DATA_BLOCK, 1,
+				       ok ? 0 : -EIO);
+		if (ok && rewritten)
+			(*rewritten)++;
+	}
+out:
+	free(g);
+	free(want);
+	free(w);
+	return rc;
 }

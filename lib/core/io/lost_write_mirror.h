@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "array/array.h"
+#include "io/member_batch.h"
 #include "io/queue.h"
 
 /*
@@ -46,5 +47,18 @@ int lost_write_mirror_heal_gens(struct graid_array *a, struct sop *s, unsigned s
  * array, or more bad copies than the operation holds).
  */
 void lost_write_mirror_check(struct graid_array *a, struct sop *s);
+
+/*
+ * Scrub of one chunk (stripe @p stripe): @p ios[0 .. n) its copies, read whole under the
+ * stripe lock, their CRCs held or healed (every buffer holds the copy's right bytes). Each
+ * block's generations are compared, the tags read where not cached (tag_store_peek_load: a
+ * scrub reads them); a copy behind the latest gets the latest copy's bytes in its buffer,
+ * written back under the stripe's bitmap mark with that generation, and is reported with
+ * csum_report_lost_write() (-EIO where not rewritten: a read-only array, a failed write).
+ * A copy whose tags this store does not hold has no vote. *@p rewritten (may be NULL) adds
+ * the blocks rewritten. 0, -ENOMEM, or the bitmap's or the ring's -errno.
+ */
+int lost_write_mirror_scrub(struct graid_array *a, struct mbatch *mb, struct mbio *ios,
+			    size_t n, uint64_t stripe, uint64_t *rewritten);
 
 #endif
