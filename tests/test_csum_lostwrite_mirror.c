@@ -341,6 +341,51 @@ Test(csum_lostwrite_mirror, raid10_scrub_heals_a_stale_copy)
 	lm_scrub_heals(10, 1);
 }
 
+/* A rebuild onto a spare gives the rebuilt copy its source copy's generation, not 1. */
+static void lm_rebuild_carries(int level)
+{
+	struct lm_bed b;
+	struct au_set sp;
+	struct graid_array *a;
+	uint8_t t[8], got[CU_BLOCK], want[CU_BLOCK];
+	uint32_t meta;
+	int fd;
+
+	lm_setup(&b, level);
+	a = lm_open(&b);
+	for (unsigned r = 1; r <= 3; r++)
+		lm_write(a, r);
+	au_make(&sp, 1, LM_MEMBER_BYTES);
+	cr_assert_eq(graid_array_fail_member(a, b.m[0]), 0);
+	cr_assert_eq(graid_array_add_spare(a, sp.path[0]), 0);
+	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	/* The spare holds the role now, at the same places. */
+	fd = open(sp.path[0], O_RDONLY);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pread(fd, t, 8, (off_t)cu_tag_pos(&b.g, b.k[0])), 8);
+	cr_assert_eq(pread(fd, got, CU_BLOCK, (off_t)(b.g.data_offset + b.k[0] * CU_BLOCK)),
+		     (ssize_t)CU_BLOCK);
+	close(fd);
+	lm_pattern(want, LM_BLOCK, 3);
+	cr_assert_eq(memcmp(got, want, CU_BLOCK), 0);
+	meta = (uint32_t)t[4] | (uint32_t)t[5] << 8 | (uint32_t)t[6] << 16 | (uint32_t)t[7] << 24;
+	cr_assert_eq(meta, LM_VALID | 3u, "the rebuilt copy's meta 0x%x, not generation 3", meta);
+	cr_assert_eq(lm_meta(&b, 1), LM_VALID | 3u);
+	au_remove(&sp);
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_mirror, raid1_rebuild_carries_the_source_copys_generation)
+{
+	lm_rebuild_carries(1);
+}
+
+Test(csum_lostwrite_mirror, raid10_rebuild_carries_the_source_copys_generation)
+{
+	lm_rebuild_carries(10);
+}
+
 /*
  * Every copy stale (both lost the same write): nothing records the newer write, so it is not
  * caught (docs/INTEGRITY.md's table): the old bytes read back, no event. Documents the limit.

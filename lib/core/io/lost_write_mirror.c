@@ -281,3 +281,59 @@ out:
 	free(w);
 	return rc;
 }
+
+int lost_write_mirror_rebuild_gens(struct graid_array *a, struct mbio *ios, size_t n,
+				   uint32_t **words, size_t *cap)
+{
+	const struct layout *l = &a->lay;
+	const uint32_t per = l->chunk / TAG_DATA_BLOCK;
+	struct tag_peek pk[LWM_PIECE];
+	size_t total = 0, at = 0;
+
+	if (!a->csum_gens || !a->tags || (l->level != 1 && l->level != 10) ||
+	    l->chunk % TAG_DATA_BLOCK)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		total += ios[i].len / TAG_DATA_BLOCK;
+	if (*cap < total) {
+		uint32_t *p = realloc(*words, total * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		*words = p;
+		*cap = total;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint32_t *w = *words + at;
+
+		if (!ios[i].write || ios[i].len % l->chunk || ios[i].off % l->chunk)
+			continue;
+		for (uint32_t c = 0; c < ios[i].len / l->chunk; c++) {
+			unsigned members[GRAID_MAX_MEMBERS], k, src;
+			uint64_t moff[GRAID_MAX_MEMBERS], arr;
+
+			if (layout_unmap(l, ios[i].member, ios[i].off + (uint64_t)c * l->chunk, &arr))
+				return -EINVAL; /* the rebuild writes only chunks the layout uses */
+			k = layout_copies(l, arr - arr % l->chunk, members, moff);
+			/* The copy the rebuild read (rebuild_plan_mirror_reads: the first alive). */
+			for (src = 0; src < k; src++)
+				if (members[src] != ios[i].member && array_role_alive(a, members[src]))
+					break;
+			if (src == k)
+				return -EIO;
+			for (uint32_t b = 0; b < per; b += LWM_PIECE) {
+				unsigned m = per - b < LWM_PIECE ? per - b : LWM_PIECE;
+				int rc = tag_store_peek_load(a, members[src],
+							     moff[src] / TAG_DATA_BLOCK + b, m, pk);
+
+				if (rc)
+					return rc;
+				for (unsigned x = 0; x < m; x++)
+					w[(size_t)c * per + b + x] = tag_gen(pk[x].tag);
+			}
+		}
+		ios[i].fault.meta_in = w;
+		at += ios[i].len / TAG_DATA_BLOCK;
+	}
+	return 0;
+}

@@ -61,4 +61,16 @@ void lost_write_mirror_check(struct graid_array *a, struct sop *s);
 int lost_write_mirror_scrub(struct graid_array *a, struct mbatch *mb, struct mbio *ios,
 			    size_t n, uint64_t stripe, uint64_t *rewritten);
 
+/*
+ * A RAID-1/10 rebuild's writes @p ios[0 .. n) to its targets (whole chunks, the stripe
+ * locks held): each write's fault.meta_in set to the generations of the copy it was read
+ * from (the first alive copy other than the target, as the rebuild reads), so that the
+ * rebuilt copy carries the source's generation, not a new one. The words live in *@p words
+ * (*@p cap of them, grown as needed; the caller frees it) until the writes are issued.
+ * 0, or -ENOMEM, -EIO (no alive copy), or a tag block's -errno: then some writes may have
+ * no words, and take the target's own next generation.
+ */
+int lost_write_mirror_rebuild_gens(struct graid_array *a, struct mbio *ios, size_t n,
+				   uint32_t **words, size_t *cap);
+
 #endif
