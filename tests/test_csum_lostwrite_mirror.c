@@ -8,8 +8,10 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -384,6 +386,77 @@ Test(csum_lostwrite_mirror, raid1_rebuild_carries_the_source_copys_generation)
 Test(csum_lostwrite_mirror, raid10_rebuild_carries_the_source_copys_generation)
 {
 	lm_rebuild_carries(10);
+}
+
+/*
+ * A resync after a crash makes every copy its source's, generations included: copies whose
+ * tags differ in a region the crash left marked come out with one generation (not the
+ * written copy's own + 1). The generations are on from the open's start (the test switch).
+ */
+static void lm_resync_carries(int level)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct lm_bed b;
+	struct graid_array *a;
+	uint8_t got[CU_BLOCK], t[8];
+	uint32_t crc, meta;
+	int status;
+	pid_t pid;
+
+	lm_setup(&b, level);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		/* Written, and the process dies before its close: the array is left unclean. */
+		atomic_store(&graid__test_csum_gens, true);
+		if (graid_array_open(b.s.paths, b.n, NULL, &a))
+			_exit(2);
+		for (unsigned r = 1; r <= 2; r++) {
+			uint8_t buf[CU_BLOCK];
+
+			lm_pattern(buf, LM_BLOCK, r);
+			if (graid_array_write(a, buf, CU_BLOCK, (uint64_t)LM_BLOCK * CU_BLOCK) !=
+			    (ssize_t)CU_BLOCK)
+				_exit(3);
+		}
+		_exit(0);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: %d", status);
+	au_wait_unlocked(b.s.paths, b.n);
+	/* Each copy's tag valid for its bytes, at generations that differ (7 and 12). */
+	for (unsigned c = 0; c < 2; c++) {
+		lm_get(&b, c, got, NULL);
+		crc = cu_tag_crc(&b.g, b.m[c], b.k[c], got);
+		meta = LM_VALID | (c ? 12u : 7u);
+		memcpy(t, &crc, 4);
+		for (unsigned i = 0; i < 4; i++)
+			t[4 + i] = (uint8_t)(meta >> (8 * i));
+		lm_rw(&b, b.m[c], cu_tag_pos(&b.g, b.k[c]), t, 8, true);
+	}
+	atomic_store(&graid__test_csum_gens, true);
+	cr_assert_eq(graid_array_open(b.s.paths, b.n, NULL, &a), 0);
+	atomic_store(&graid__test_csum_gens, false);
+	cr_assert(a->csum_gens);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_not(info.unclean, "the resync at open did not end");
+	cr_assert_eq(graid_array_close(a), 0);
+	meta = lm_meta(&b, 0);
+	cr_assert_eq(lm_meta(&b, 1), meta, "after the resync the copies' meta words differ: "
+		     "0x%x and 0x%x", meta, lm_meta(&b, 1));
+	cr_assert(meta == (LM_VALID | 7u) || meta == (LM_VALID | 12u), "meta 0x%x is neither "
+		  "copy's generation", meta);
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_mirror, raid1_resync_gives_every_copy_the_sources_generation)
+{
+	lm_resync_carries(1);
+}
+
+Test(csum_lostwrite_mirror, raid10_resync_gives_every_copy_the_sources_generation)
+{
+	lm_resync_carries(10);
 }
 
 /*

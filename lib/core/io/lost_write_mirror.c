@@ -337,3 +337,31 @@ int lost_write_mirror_rebuild_gens(struct graid_array *a, struct mbio *ios, size
 	}
 	return 0;
 }
+
+int lost_write_mirror_gens_of(struct graid_array *a, unsigned role, uint64_t off, uint32_t len,
+			      uint32_t **out)
+{
+	const uint32_t nb = len / TAG_DATA_BLOCK;
+	struct tag_peek pk[LWM_PIECE];
+	uint32_t *g;
+
+	*out = NULL;
+	if (!a->csum_gens || !a->tags || !nb || len % TAG_DATA_BLOCK || off % TAG_DATA_BLOCK)
+		return 0;
+	g = malloc((size_t)nb * sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < nb; i += LWM_PIECE) {
+		unsigned k = nb - i < LWM_PIECE ? nb - i : LWM_PIECE;
+		int rc = tag_store_peek_load(a, role, off / TAG_DATA_BLOCK + i, k, pk);
+
+		if (rc) {
+			free(g);
+			return rc;
+		}
+		for (unsigned x = 0; x < k; x++)
+			g[i + x] = tag_gen(pk[x].tag);
+	}
+	*out = g;
+	return 0;
+}

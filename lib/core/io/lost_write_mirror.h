@@ -73,4 +73,14 @@ int lost_write_mirror_scrub(struct graid_array *a, struct mbatch *mb, struct mbi
 int lost_write_mirror_rebuild_gens(struct graid_array *a, struct mbio *ios, size_t n,
 				   uint32_t **words, size_t *cap);
 
+/*
+ * The committed generations of @p role's [off, off + len) (4 KiB multiples), one word per
+ * block, into *@p out (malloc'd: the caller frees it), for writes that copy that range to
+ * other copies (a resync) and must carry them. Tag blocks not cached are read. *@p out NULL
+ * and 0 while a->csum_gens is false (or the range is not whole blocks). 0, -ENOMEM, or a tag
+ * block's -errno (-EOPNOTSUPP: the role keeps its tags in NVMe metadata); *@p out NULL then.
+ */
+int lost_write_mirror_gens_of(struct graid_array *a, unsigned role, uint64_t off, uint32_t len,
+			      uint32_t **out);
+
 #endif
