@@ -91,6 +91,7 @@ struct csum_pend {
 	struct {
 		uint64_t block;        /* 4 KiB block number in the role's data area */
 		uint32_t fp;           /* CRC-32C of the bytes read */
+		bool lost;             /* a lost write (generations), not a CRC mismatch */
 	} e[CSUM_PEND_MAX];
 };
 

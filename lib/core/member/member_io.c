@@ -290,6 +290,7 @@ static int mio_keep(struct graid_array *a, unsigned member, bool write, void *bu
 	mf->tagged = false;
 	mf->csum = false;
 	mf->meta = NULL;
+	mf->meta_gens = NULL;
 	mf->e2e = false;
 	/* The journal's log lies outside (its offsets wrap around below the data area). */
 	mf->off = meta || off >= a->lay.member_bytes ? UINT64_MAX : off;
@@ -305,9 +306,15 @@ static int mio_keep(struct graid_array *a, unsigned member, bool write, void *bu
 		mf->wbusy = atomic_load(&r->csum_winflight) != 0;
 		return 0;
 	}
-	rc = tag_store_write_begin_meta(a, member, off, iov ? iov : &one, iov ? iovcnt : 1,
-					meta_in, NULL);
+	/* An inline role's metadata carries the generations its copy here gets. */
+	if (mf->meta_tags && a->csum_gens &&
+	    !(mf->meta_gens = malloc(mio_bytes(len, iov, iovcnt) / 4096u * sizeof(uint32_t) + 1)))
+		rc = -ENOMEM;
+	else
+		rc = tag_store_write_begin_meta(a, member, off, iov ? iov : &one,
+						iov ? iovcnt : 1, meta_in, mf->meta_gens);
 	if (rc) {
+		tag_inline_free(mf);
 		graid__log(GRAID_LOG_ERR, "member %u (%s): the tags of a write at data-area byte "
 					  "%llu could not be made ready: %s; the write fails",
 			   member, a->members[member].dev.path, (unsigned long long)off,
@@ -594,7 +601,7 @@ int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t 
 	const bool ours = mf->fd == m->dev.fd;
 
 	mf->slow_ms = 0;
-	if (mf->meta)
+	if (mf->meta || mf->meta_gens)
 		tag_inline_end(mf, write, len, res);
 	if (mf->stale)
 		return -ESTALE;

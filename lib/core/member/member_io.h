@@ -82,6 +82,12 @@ struct member_io_fault {
 	uint64_t meta_at;
 	bool meta_tags;
 	bool e2e;
+	/*
+	 * A write of an inline role with generations: the meta words the tag store gave its
+	 * blocks (their copy in the tag area), for the tags its metadata carries; allocated at
+	 * prep, freed with @c meta (tag_inline_free). NULL otherwise (generation 0).
+	 */
+	uint32_t *meta_gens;
 };
 
 /*

@@ -12,6 +12,7 @@
 #include "member/csum_pend.h"
 #include "member/member_nvme.h"
 #include "member/tag_inline.h"
+#include "member/tag_store.h"
 
 void tag_inline_attach(struct graid_array *a, unsigned role)
 {
@@ -58,8 +59,11 @@ int tag_inline_prep(const struct member *m, bool write, const struct iovec *iov,
 	for (uint64_t i = 0; i < bytes / TAG_DATA_BLOCK; i++) {
 		uint64_t block = mf->off / TAG_DATA_BLOCK + i;
 
+		uint32_t crc = tag_iov_crc(&c, tag_crc_begin_at(n->tag_prefix, block));
+
+		/* With generations, the one the tag store gave the block's copy (mio_keep). */
 		nvme_meta_tag_put(mf->meta, &n->meta, i,
-				  tag_make(tag_iov_crc(&c, tag_crc_begin_at(n->tag_prefix, block))));
+				  mf->meta_gens ? tag_make_meta(crc, mf->meta_gens[i]) : tag_make(crc));
 	}
 	return 0;
 }
@@ -95,6 +99,8 @@ void tag_inline_free(struct member_io_fault *mf)
 {
 	free(mf->meta);
 	mf->meta = NULL;
+	free(mf->meta_gens);
+	mf->meta_gens = NULL;
 }
 
 void tag_inline_end(struct member_io_fault *mf, bool write, uint32_t len, int res)
@@ -146,6 +152,39 @@ static bool ti_e2e_narrow(struct member *m, const struct member_io_fault *mf, ui
 	return true;
 }
 
+/*
+ * Blocks of a read whose CRCs held but whose metadata tag's generation is behind the copy
+ * the tag store keeps (docs/INTEGRITY.md, "Lost writes", decision 4): *@p out (allocated,
+ * one flag per block) where any is, else NULL. The copy is looked at only where it is
+ * cached (no I/O: reads do not fill it) and no write is in flight over the block (a pending
+ * write accepts old and new); an absent metadata tag, or copy, is not compared. 0 or -ENOMEM.
+ */
+static int ti_stale(struct graid_array *a, unsigned member, const struct member_io_fault *mf,
+		    uint64_t nblocks, bool **out)
+{
+	struct tag_peek pk[64];
+
+	*out = NULL;
+	for (uint64_t i = 0; i < nblocks; i += 64) {
+		unsigned k = nblocks - i < 64 ? (unsigned)(nblocks - i) : 64;
+		int rc = tag_store_peek(a, member, mf->off / TAG_DATA_BLOCK + i, k, pk);
+
+		if (rc && rc != -ENOENT)
+			return 0; /* no copy kept (or a range it does not take): nothing to compare */
+		for (unsigned j = 0; j < k; j++) {
+			tag_t t = nvme_meta_tag_get(mf->meta, &mf->meta_fmt, i + j);
+
+			if (!pk[j].cached || pk[j].inflight || !tag_valid(pk[j].tag) ||
+			    !tag_valid(t) || !tag_gen_ahead(tag_gen(pk[j].tag), tag_gen(t)))
+				continue;
+			if (!*out && !(*out = calloc(nblocks, sizeof(**out))))
+				return -ENOMEM;
+			(*out)[i + j] = true;
+		}
+	}
+	return 0;
+}
+
 int tag_inline_verify(struct graid_array *a, unsigned member, struct member_io_fault *mf,
 		      uint32_t len)
 {
@@ -156,7 +195,7 @@ int tag_inline_verify(struct graid_array *a, unsigned member, struct member_io_f
 	struct tag_iov_cursor c = { .iov = iov, .cnt = iovcnt };
 	const uint64_t nblocks = len / TAG_DATA_BLOCK;
 	uint64_t *bad = NULL, nbad = 0, fresh = 0;
-	bool *e2e_bad = NULL;
+	bool *e2e_bad = NULL, *stale = NULL;
 	int rc = 0;
 
 	if (mf->unverified) {
@@ -180,10 +219,14 @@ int tag_inline_verify(struct graid_array *a, unsigned member, struct member_io_f
 		else
 			bad[nbad++] = i;
 	}
+	/* Every CRC held: with generations, the metadata's against the tag area's copy. */
+	if (rc == 0 && !nbad && !mf->e2e && a->csum_gens)
+		rc = ti_stale(a, member, mf, nblocks, &stale);
 	free(e2e_bad);
 	tag_inline_free(mf);
-	if (rc || !nbad) {
+	if (rc || (!nbad && !stale)) {
 		free(bad);
+		free(stale);
 		return rc ? rc : (int)len;
 	}
 	/* As the tag store's check: a write that overtook a racy read is no corruption. */
@@ -191,6 +234,7 @@ int tag_inline_verify(struct graid_array *a, unsigned member, struct member_io_f
 	    (atomic_load(&m->role.csum_wgen) != mf->wgen || mf->wbusy ||
 	     atomic_load(&m->role.csum_wbegun) != mf->wbegun)) {
 		free(bad);
+		free(stale);
 		mf->stale = true;
 		return -ESTALE;
 	}
@@ -198,6 +242,12 @@ int tag_inline_verify(struct graid_array *a, unsigned member, struct member_io_f
 		fresh += csum_pend_add(&m->role.csum_pend, mf->off / TAG_DATA_BLOCK + bad[k],
 				       csum_pend_fp(iov, iovcnt, bad[k] * TAG_DATA_BLOCK));
 	atomic_fetch_add_explicit(&m->role.csum_errors, fresh, memory_order_relaxed);
+	/* Counted when settled (csum_report_lost_write), not here. */
+	for (uint64_t i = 0; stale && i < nblocks; i++)
+		if (stale[i])
+			csum_pend_add_lost(&m->role.csum_pend, mf->off / TAG_DATA_BLOCK + i,
+					   csum_pend_fp(iov, iovcnt, i * TAG_DATA_BLOCK));
+	free(stale);
 	free(bad);
 	mf->csum = true;
 	return -EBADMSG;
