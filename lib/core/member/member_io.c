@@ -291,6 +291,7 @@ static int mio_keep(struct graid_array *a, unsigned member, bool write, void *bu
 	mf->csum = false;
 	mf->meta = NULL;
 	mf->meta_gens = NULL;
+	mf->meta_stale = NULL;
 	mf->e2e = false;
 	/* The journal's log lies outside (its offsets wrap around below the data area). */
 	mf->off = meta || off >= a->lay.member_bytes ? UINT64_MAX : off;
@@ -636,6 +637,14 @@ int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t 
 	/* A mismatch is a transfer done, and counted apart from failed I/O (csum_errors). */
 	if (!write && a->tags && mf->off != UINT64_MAX) {
 		/* The drive's metadata, or its end-to-end check; then the tag area's tags. */
+		/* With generations, the metadata's against the tag area's copy first. */
+		if (tag_inline_checks(mf) && a->csum_gens && mf->meta && mf->meta_tags &&
+		    !mf->e2e && !mf->unverified &&
+		    tag_store_behind(a, member, mf->off / 4096u, len / 4096u, mf->meta,
+				     &mf->meta_fmt, &mf->meta_stale))
+			graid__log(GRAID_LOG_WARNING, "member %u (%s): no memory to compare the "
+						      "write generations of a read", member,
+				   m->dev.path);
 		if (tag_inline_checks(mf))
 			res = tag_inline_verify(a, member, mf, len);
 		if (res == (int)len && !mf->meta_tags)

@@ -88,6 +88,12 @@ struct member_io_fault {
 	 * prep, freed with @c meta (tag_inline_free). NULL otherwise (generation 0).
 	 */
 	uint32_t *meta_gens;
+	/*
+	 * A read of an inline role with generations: per block, whether its metadata tag is
+	 * behind its tag-area copy (tag_store_behind(), set by member_io_done() before
+	 * tag_inline_verify(), which takes it: a lost write when every CRC held); or NULL.
+	 */
+	bool *meta_stale;
 };
 
 /*

@@ -12,7 +12,6 @@
 #include "member/csum_pend.h"
 #include "member/member_nvme.h"
 #include "member/tag_inline.h"
-#include "member/tag_store.h"
 
 void tag_inline_attach(struct graid_array *a, unsigned role)
 {
@@ -101,6 +100,8 @@ void tag_inline_free(struct member_io_fault *mf)
 	mf->meta = NULL;
 	free(mf->meta_gens);
 	mf->meta_gens = NULL;
+	free(mf->meta_stale);
+	mf->meta_stale = NULL;
 }
 
 void tag_inline_end(struct member_io_fault *mf, bool write, uint32_t len, int res)
@@ -152,39 +153,6 @@ static bool ti_e2e_narrow(struct member *m, const struct member_io_fault *mf, ui
 	return true;
 }
 
-/*
- * Blocks of a read whose CRCs held but whose metadata tag's generation is behind the copy
- * the tag store keeps (docs/INTEGRITY.md, "Lost writes", decision 4): *@p out (allocated,
- * one flag per block) where any is, else NULL. The copy is looked at only where it is
- * cached (no I/O: reads do not fill it) and no write is in flight over the block (a pending
- * write accepts old and new); an absent metadata tag, or copy, is not compared. 0 or -ENOMEM.
- */
-static int ti_stale(struct graid_array *a, unsigned member, const struct member_io_fault *mf,
-		    uint64_t nblocks, bool **out)
-{
-	struct tag_peek pk[64];
-
-	*out = NULL;
-	for (uint64_t i = 0; i < nblocks; i += 64) {
-		unsigned k = nblocks - i < 64 ? (unsigned)(nblocks - i) : 64;
-		int rc = tag_store_peek(a, member, mf->off / TAG_DATA_BLOCK + i, k, pk);
-
-		if (rc && rc != -ENOENT)
-			return 0; /* no copy kept (or a range it does not take): nothing to compare */
-		for (unsigned j = 0; j < k; j++) {
-			tag_t t = nvme_meta_tag_get(mf->meta, &mf->meta_fmt, i + j);
-
-			if (!pk[j].cached || pk[j].inflight || !tag_valid(pk[j].tag) ||
-			    !tag_valid(t) || !tag_gen_ahead(tag_gen(pk[j].tag), tag_gen(t)))
-				continue;
-			if (!*out && !(*out = calloc(nblocks, sizeof(**out))))
-				return -ENOMEM;
-			(*out)[i + j] = true;
-		}
-	}
-	return 0;
-}
-
 int tag_inline_verify(struct graid_array *a, unsigned member, struct member_io_fault *mf,
 		      uint32_t len)
 {
@@ -219,9 +187,11 @@ int tag_inline_verify(struct graid_array *a, unsigned member, struct member_io_f
 		else
 			bad[nbad++] = i;
 	}
-	/* Every CRC held: with generations, the metadata's against the tag area's copy. */
-	if (rc == 0 && !nbad && !mf->e2e && a->csum_gens)
-		rc = ti_stale(a, member, mf, nblocks, &stale);
+	/* Every CRC held: blocks behind their tag-area copy (member_io_done found them). */
+	if (rc == 0 && !nbad && !mf->e2e) {
+		stale = mf->meta_stale;
+		mf->meta_stale = NULL;
+	}
 	free(e2e_bad);
 	tag_inline_free(mf);
 	if (rc || (!nbad && !stale)) {

@@ -8,6 +8,7 @@
 #include <sys/uio.h>
 
 #include "array/array.h"
+#include "format/nvme_meta.h"
 #include "format/tag_format.h"
 #include "member/member.h"
 #include "member/tag_store.h"
@@ -772,6 +773,34 @@ int tag_store_peek_load(struct graid_array *a, unsigned role, uint64_t block, un
 			struct tag_peek *out)
 {
 	return tag_peek(a, role, block, n, out, true);
+}
+
+int tag_store_behind(struct graid_array *a, unsigned role, uint64_t block, uint64_t n,
+		     const void *meta, const struct nvme_meta_fmt *fmt, bool **out)
+{
+	struct tag_peek pk[64];
+
+	*out = NULL;
+	if (!a->csum_gens || !tag_inline_role(a, role))
+		return 0;
+	for (uint64_t i = 0; i < n; i += 64) {
+		unsigned k = n - i < 64 ? (unsigned)(n - i) : 64;
+		int rc = tag_peek(a, role, block + i, k, pk, false);
+
+		if (rc && rc != -ENOENT)
+			return 0; /* a range it does not take: nothing to compare */
+		for (unsigned j = 0; j < k; j++) {
+			tag_t t = nvme_meta_tag_get(meta, fmt, i + j);
+
+			if (!pk[j].cached || pk[j].inflight || !tag_valid(pk[j].tag) ||
+			    !tag_valid(t) || !tag_gen_ahead(tag_gen(pk[j].tag), tag_gen(t)))
+				continue;
+			if (!*out && !(*out = calloc(n, sizeof(**out))))
+				return -ENOMEM;
+			(*out)[i + j] = true;
+		}
+	}
+	return 0;
 }
 
 /*

@@ -150,6 +150,20 @@ int tag_store_peek(struct graid_array *a, unsigned role, uint64_t block, unsigne
 int tag_store_peek_load(struct graid_array *a, unsigned role, uint64_t block, unsigned n,
 			struct tag_peek *out);
 
+struct nvme_meta_fmt;
+
+/*
+ * With generations, a read of @p n blocks from @p block of inline @p role ended with the
+ * metadata @p meta (laid out as @p fmt): *@p out (allocated, one flag per block, the caller
+ * frees it; NULL when none) the blocks whose metadata tag is behind the copy this store
+ * keeps (docs/INTEGRITY.md, "Lost writes", decision 4). The copy is looked at only where it
+ * is cached (no I/O: reads do not fill it) and no write is in flight over the block (a
+ * pending write accepts old and new); an absent metadata tag, or copy, is not compared.
+ * 0 (also with nothing kept to compare: generations off, a tag-area role) or -ENOMEM.
+ */
+int tag_store_behind(struct graid_array *a, unsigned role, uint64_t block, uint64_t n,
+		     const void *meta, const struct nvme_meta_fmt *fmt, bool **out);
+
 /*
  * Which of the @p nblocks 4 KiB blocks from @p off of @p role's data area have an absent tag
  * (not verified: a read of them passes whatever it returns). Bit i of @p absent (an array of
