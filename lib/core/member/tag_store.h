@@ -62,6 +62,10 @@ void tag_store_prefetch(struct graid_array *a, unsigned role, uint64_t off, uint
  * carry a generation (a data block, a mirror's copy) or a record (a parity block) there.
  * Verification compares CRCs only, either way; while a write is pending, the old and the new
  * tag (generation included) both stand, and tag_store_peek() shows both.
+ * With generations an inline role (tags in NVMe metadata) has its tags kept here too, as a
+ * copy: written by its writes (and tag_store_set(), tag_store_forget()), written back as any
+ * role's, never filled by its reads nor used to verify them (the metadata does that);
+ * tag_store_behind() compares a read's metadata with it. Without them nothing is kept.
  */
 
 /*
@@ -84,8 +88,10 @@ int tag_store_write_begin(struct graid_array *a, unsigned role, uint64_t off,
  * in the cache (its committed tag: a write already in flight over the block is not counted;
  * a caller that keeps generations holds the stripe lock, which keeps such writes out).
  * @p meta_out (NULL or len / 4096 words): the meta bits 0-30 each block's new tag carries,
- * filled on success (without generations, or on a role whose tags are in NVMe metadata, all
- * 0: this build keeps no generation there).
+ * filled on success (without generations all 0). A role whose tags are in NVMe metadata
+ * is kept here only with generations (the copy of decision 4): without them this call
+ * holds nothing for it (meta_out all 0); with them it is as any role's, and its caller
+ * puts the words returned in the metadata (member_io.c, tag_inline_prep()).
  * Both are ignored / zero while a->csum_gens is false. Reads the tag blocks it needs (under
  * the role's lock). Errors as tag_store_write_begin().
  */
@@ -136,7 +142,8 @@ struct tag_peek {
  * is a snapshot that a write may change at once; under it, no write of them begins or ends.
  * Returns 0 (every block's tag block cached), -ENOENT (some were not: those have
  * cached false), -EINVAL (no tag store, a role or range outside the data area),
- * -EOPNOTSUPP (@p role keeps its tags in NVMe metadata: this store holds none of them).
+ * -EOPNOTSUPP (@p role keeps its tags in NVMe metadata and generations are off: this store
+ * holds none of them).
  */
 int tag_store_peek(struct graid_array *a, unsigned role, uint64_t block, unsigned n,
 		   struct tag_peek *out);
