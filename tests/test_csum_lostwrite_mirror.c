@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -393,23 +394,25 @@ Test(csum_lostwrite_mirror, raid10_rebuild_carries_the_source_copys_generation)
  * tags differ in a region the crash left marked come out with one generation (not the
  * written copy's own + 1). The generations are on from the open's start (the test switch).
  */
-static void lm_resync_carries(int level)
+/*
+ * A kill after writes 1 and 2 of LM_BLOCK with generations: the array unclean, the block's
+ * region marked; then each copy's tag made valid for its bytes at generations that differ
+ * (copy 0 at 7, copy 1 at 12), as a crash between the copies' tag write-backs may leave them.
+ */
+static void lm_crash_differ(struct lm_bed *b)
 {
-	struct graid_array_info info = { .struct_size = sizeof(info) };
-	struct lm_bed b;
 	struct graid_array *a;
 	uint8_t got[CU_BLOCK], t[8];
 	uint32_t crc, meta;
 	int status;
 	pid_t pid;
 
-	lm_setup(&b, level);
 	pid = fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
 		/* Written, and the process dies before its close: the array is left unclean. */
 		atomic_store(&graid__test_csum_gens, true);
-		if (graid_array_open(b.s.paths, b.n, NULL, &a))
+		if (graid_array_open(b->s.paths, b->n, NULL, &a))
 			_exit(2);
 		for (unsigned r = 1; r <= 2; r++) {
 			uint8_t buf[CU_BLOCK];
@@ -423,17 +426,32 @@ static void lm_resync_carries(int level)
 	}
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: %d", status);
-	au_wait_unlocked(b.s.paths, b.n);
-	/* Each copy's tag valid for its bytes, at generations that differ (7 and 12). */
+	au_wait_unlocked(b->s.paths, b->n);
 	for (unsigned c = 0; c < 2; c++) {
-		lm_get(&b, c, got, NULL);
-		crc = cu_tag_crc(&b.g, b.m[c], b.k[c], got);
+		lm_get(b, c, got, NULL);
+		crc = cu_tag_crc(&b->g, b->m[c], b->k[c], got);
 		meta = LM_VALID | (c ? 12u : 7u);
 		memcpy(t, &crc, 4);
 		for (unsigned i = 0; i < 4; i++)
 			t[4 + i] = (uint8_t)(meta >> (8 * i));
-		lm_rw(&b, b.m[c], cu_tag_pos(&b.g, b.k[c]), t, 8, true);
+		lm_rw(b, b->m[c], cu_tag_pos(&b->g, b->k[c]), t, 8, true);
 	}
+}
+
+/*
+ * A resync after a crash makes every copy its source's, generations included: copies whose
+ * tags differ in a region the crash left marked come out with one generation (not the
+ * written copy's own + 1). The generations are on from the open's start (the test switch).
+ */
+static void lm_resync_carries(int level)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct lm_bed b;
+	struct graid_array *a;
+	uint32_t meta;
+
+	lm_setup(&b, level);
+	lm_crash_differ(&b);
 	atomic_store(&graid__test_csum_gens, true);
 	cr_assert_eq(graid_array_open(b.s.paths, b.n, NULL, &a), 0);
 	atomic_store(&graid__test_csum_gens, false);
@@ -447,6 +465,79 @@ static void lm_resync_carries(int level)
 	cr_assert(meta == (LM_VALID | 7u) || meta == (LM_VALID | 12u), "meta 0x%x is neither "
 		  "copy's generation", meta);
 	au_remove(&b.s);
+}
+
+static pthread_t lm_main;
+static atomic_bool lm_hold;
+
+/* Reads of other threads (the background resync) wait while lm_hold, 20 s at most. */
+static void lm_seam(struct graid_array *a, unsigned member)
+{
+	time_t until = time(NULL) + 20;
+
+	(void)a;
+	(void)member;
+	while (atomic_load(&lm_hold) && !pthread_equal(pthread_self(), lm_main) &&
+	       time(NULL) < until)
+		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+}
+
+/*
+ * Copies that differ by generation inside a region still to resync are a write the crash
+ * tore, not a lost write: reads there (the resync held back) report none, nor does the
+ * resync, and every read returns the last write.
+ */
+static void lm_unresynced_is_not_lost(int level)
+{
+	struct graid_open_options opt = { .struct_size = sizeof(opt),
+					  .flags = GRAID_OPEN_RESYNC_BACKGROUND };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	uint8_t got[CU_BLOCK], want[CU_BLOCK];
+	struct lm_bed b;
+	struct graid_array *a;
+
+	lm_setup(&b, level);
+	lm_crash_differ(&b);
+	lm_main = pthread_self();
+	atomic_store(&lm_hold, true);
+	graid__test_before_read = lm_seam;
+	atomic_store(&graid__test_csum_gens, true);
+	cr_assert_eq(graid_array_open(b.s.paths, b.n, &opt, &a), 0);
+	atomic_store(&graid__test_csum_gens, false);
+	graid_array_set_event_callback(a, lm_on_event, &b.ev);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert(info.unclean, "the open found nothing to resync");
+	lm_warm(&b, a); /* both copies' tags cached: the reads could compare them */
+	lm_pattern(want, LM_BLOCK, 2);
+	for (unsigned i = 0; i < 4; i++) {
+		cr_assert_eq(graid_array_read(a, got, CU_BLOCK, (uint64_t)LM_BLOCK * CU_BLOCK),
+			     (ssize_t)CU_BLOCK);
+		cr_assert_eq(memcmp(got, want, CU_BLOCK), 0);
+	}
+	cr_assert_eq(b.ev.n, 0, "%u checksum-lost-write events before the resync", b.ev.n);
+	atomic_store(&lm_hold, false);
+	for (int w = 0; w < 1000; w++) {
+		cr_assert_eq(graid_array_info(a, &info), 0);
+		if (!info.unclean)
+			break;
+		usleep(10 * 1000);
+	}
+	cr_assert_not(info.unclean, "the resync did not end");
+	graid__test_before_read = NULL;
+	lm_read_all(&b, a, 2);
+	cr_assert_eq(b.ev.n, 0, "%u checksum-lost-write events", b.ev.n);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_mirror, raid1_copies_differing_in_a_region_to_resync_are_no_lost_write)
+{
+	lm_unresynced_is_not_lost(1);
+}
+
+Test(csum_lostwrite_mirror, raid10_copies_differing_in_a_region_to_resync_are_no_lost_write)
+{
+	lm_unresynced_is_not_lost(10);
 }
 
 Test(csum_lostwrite_mirror, raid1_resync_gives_every_copy_the_sources_generation)
