@@ -9,6 +9,7 @@
 #include "io/lost_write_mirror.h"
 #include "io/sop.h"
 #include "io/sop_internal.h"
+#include "member/csum_pend.h"
 #include "member/tag_store.h"
 #include "meta/bitmap.h"
 #include "meta/csum_report.h"
@@ -112,6 +113,21 @@ struct lwm_seen {
 };
 
 /*
+ * Block @p block of copy @p m is stale: noted bad, so that the repair writes the copy read
+ * over it, and kept pending as a lost write (csum_pend_add_lost: not counted yet), so that
+ * the repair's write, once done, reports it healed (csum_report_written) and an operation
+ * that fails reports it -EIO (sop_finish), as a checksum mismatch is settled. Where it cannot
+ * be rewritten (a read-only array, more bad copies than the operation holds): -EIO now.
+ */
+static void lwm_note(struct graid_array *a, struct sop *s, unsigned m, uint64_t block)
+{
+	if (!a->read_only && sop_note_bad(s, m))
+		csum_pend_add_lost(&a->members[m].role.csum_pend, block, 0);
+	else
+		csum_report_lost_write(a, (int)m, block, 1, -EIO);
+}
+
+/*
  * Compare the copy read (index @p c of the @p n copies) with every other readable copy over
  * the operation's blocks, from the cache alone. With @p report (under the lock, the copy read
  * found current): each block of another copy behind it reported and that copy noted bad.
@@ -149,12 +165,8 @@ static struct lwm_seen lwm_compare(struct graid_array *a, struct sop *s, const u
 					seen.src_behind = true;
 				} else if (tag_gen_ahead(gs, go)) {
 					seen.other_behind = true;
-					if (report) {
-						bool heal = !a->read_only && sop_note_bad(s, members[o]);
-
-						csum_report_lost_write(a, (int)members[o], ob + j, 1,
-								       heal ? 0 : -EIO);
-					}
+					if (report)
+						lwm_note(a, s, members[o], ob + j);
 				}
 			}
 		}

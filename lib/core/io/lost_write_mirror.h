@@ -42,9 +42,11 @@ int lost_write_mirror_heal_gens(struct graid_array *a, struct sop *s, unsigned s
  * mismatch only sets s->read_failed (the read is done again under the lock). Under it: the
  * copy read behind another is noted bad and s->read_failed set (read again from another
  * copy, which is checked in turn); copies behind the one read are noted bad (the repair
- * writes it over them with its generations) and each stale block reported with
- * csum_report_lost_write() (error 0, or -EIO where it cannot be rewritten: a read-only
- * array, or more bad copies than the operation holds).
+ * writes it over them with its generations) and each stale block kept pending in its role's
+ * csum_pend as a lost write (csum_pend_add_lost()): reported by csum_report_lost_write()
+ * when the repair's write is done (error 0), or when the operation fails (-EIO); where it
+ * cannot be rewritten (a read-only array, more bad copies than the operation holds) it is
+ * reported -EIO at once.
  */
 void lost_write_mirror_check(struct graid_array *a, struct sop *s);
 
