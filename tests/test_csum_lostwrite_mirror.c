@@ -344,6 +344,59 @@ Test(csum_lostwrite_mirror, raid10_scrub_heals_a_stale_copy)
 	lm_scrub_heals(10, 1);
 }
 
+/* The spare's tag of the block (its meta word) and the block, read from its file. */
+static uint32_t lm_spare_meta(const struct lm_bed *b, const char *path, uint8_t *blk)
+{
+	uint8_t t[8];
+	int fd = open(path, O_RDONLY);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pread(fd, t, 8, (off_t)cu_tag_pos(&b->g, b->k[0])), 8);
+	cr_assert_eq(pread(fd, blk, CU_BLOCK, (off_t)(b->g.data_offset + b->k[0] * CU_BLOCK)),
+		     (ssize_t)CU_BLOCK);
+	close(fd);
+	return (uint32_t)t[4] | (uint32_t)t[5] << 8 | (uint32_t)t[6] << 16 | (uint32_t)t[7] << 24;
+}
+
+/*
+ * A replace in service copies the role's tags with its data (tags are the role's): the new
+ * device holds the role's generation, 3, so that a write after it, with the other copy
+ * stale at 1, gives both max(3, 1) + 1 = 4 (a new device at generation 0 would give 2).
+ */
+static void lm_replace_carries(int level)
+{
+	struct lm_bed b;
+	struct au_set sp;
+	struct graid_array *a;
+	uint8_t got[CU_BLOCK], want[CU_BLOCK];
+	uint32_t meta;
+
+	lm_setup(&b, level);
+	lm_lose_write(&b, 1);
+	a = lm_open(&b);
+	au_make(&sp, 1, LM_MEMBER_BYTES);
+	cr_assert_eq(graid_array_replace_start(a, b.m[0], sp.path[0], GRAID_REPLACE_WAIT), 0);
+	lm_write(a, 4);
+	cr_assert_eq(graid_array_close(a), 0);
+	meta = lm_spare_meta(&b, sp.path[0], got);
+	lm_pattern(want, LM_BLOCK, 4);
+	cr_assert_eq(memcmp(got, want, CU_BLOCK), 0);
+	cr_assert_eq(meta, LM_VALID | 4u, "the new device's meta 0x%x, not generation 4", meta);
+	cr_assert_eq(lm_meta(&b, 1), LM_VALID | 4u);
+	au_remove(&sp);
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_mirror, raid1_replace_in_service_carries_the_roles_generation)
+{
+	lm_replace_carries(1);
+}
+
+Test(csum_lostwrite_mirror, raid10_replace_in_service_carries_the_roles_generation)
+{
+	lm_replace_carries(10);
+}
+
 /* A rebuild onto a spare gives the rebuilt copy its source copy's generation, not 1. */
 static void lm_rebuild_carries(int level)
 {
