@@ -23,6 +23,8 @@
 #include "csumutil.h"
 #include "testutil.h"
 #include "array/array.h"
+#include "format/tag_format.h"
+#include "member/tag_store.h"
 
 #ifdef GRAID_CREATE_CHECKSUMS
 
@@ -522,16 +524,18 @@ static void lm_resync_carries(int level)
 
 static pthread_t lm_main;
 static atomic_bool lm_hold;
+static _Atomic time_t lm_until;
 
-/* Reads of other threads (the background resync) wait while lm_hold, 20 s at most. */
+/*
+ * Reads of other threads (the background resync) wait while lm_hold, until lm_until at most
+ * (a test that fails with the resync held still ends).
+ */
 static void lm_seam(struct graid_array *a, unsigned member)
 {
-	time_t until = time(NULL) + 20;
-
 	(void)a;
 	(void)member;
 	while (atomic_load(&lm_hold) && !pthread_equal(pthread_self(), lm_main) &&
-	       time(NULL) < until)
+	       time(NULL) < atomic_load(&lm_until))
 		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
 }
 
@@ -552,6 +556,7 @@ static void lm_unresynced_is_not_lost(int level)
 	lm_setup(&b, level);
 	lm_crash_differ(&b);
 	lm_main = pthread_self();
+	atomic_store(&lm_until, time(NULL) + 20);
 	atomic_store(&lm_hold, true);
 	graid__test_before_read = lm_seam;
 	atomic_store(&graid__test_csum_gens, true);
@@ -560,7 +565,16 @@ static void lm_unresynced_is_not_lost(int level)
 	graid_array_set_event_callback(a, lm_on_event, &b.ev);
 	cr_assert_eq(graid_array_info(a, &info), 0);
 	cr_assert(info.unclean, "the open found nothing to resync");
-	lm_warm(&b, a); /* both copies' tags cached: the reads could compare them */
+	/*
+	 * Both copies' tags cached, so that the reads could compare them: loaded directly (a
+	 * write would wait for the stripe lock the held resync may have taken).
+	 */
+	for (unsigned c = 0; c < 2; c++) {
+		struct tag_peek pk;
+
+		cr_assert_eq(tag_store_peek_load(a, b.m[c], b.k[c], 1, &pk), 0);
+		cr_assert_eq(tag_gen(pk.tag), c ? 12u : 7u);
+	}
 	lm_pattern(want, LM_BLOCK, 2);
 	for (unsigned i = 0; i < 4; i++) {
 		cr_assert_eq(graid_array_read(a, got, CU_BLOCK, (uint64_t)LM_BLOCK * CU_BLOCK),
