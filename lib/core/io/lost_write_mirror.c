@@ -108,7 +108,7 @@ int lost_write_mirror_heal_gens(struct graid_array *a, struct sop *s, unsigned s
 
 /* What one comparison of the copy read with the others found. */
 struct lwm_seen {
-	bool src_behind;  /* the copy read is behind another copy for some block */
+	bool src_behind; /* the copy read is behind another copy for some block */
 	bool other_behind; /* some other copy is behind the copy read */
 };
 
@@ -157,7 +157,8 @@ static struct lwm_seen lwm_compare(struct graid_array *a, struct sop *s, const u
 				uint32_t gs, go;
 
 				/* A pending write accepts the old tag and the new: nothing to judge. */
-				if (!ps[j].cached || !po[j].cached || ps[j].inflight || po[j].inflight)
+				if (!ps[j].cached || !po[j].cached || ps[j].inflight ||
+				    po[j].inflight)
 					continue;
 				gs = tag_gen(ps[j].tag);
 				go = tag_gen(po[j].tag);
@@ -211,8 +212,8 @@ void lost_write_mirror_check(struct graid_array *a, struct sop *s)
 	lwm_compare(a, s, members, moff, n, c, true);
 }
 
-int lost_write_mirror_scrub(struct graid_array *a, struct mbatch *mb, struct mbio *ios,
-			    size_t n, uint64_t stripe, uint64_t *rewritten)
+int lost_write_mirror_scrub(struct graid_array *a, struct mbatch *mb, struct mbio *ios, size_t n,
+			    uint64_t stripe, uint64_t *rewritten)
 {
 	const uint32_t len = n ? ios[0].len : 0, nb = len / TAG_DATA_BLOCK;
 	struct tag_peek pk[LWM_PIECE];
@@ -235,8 +236,8 @@ int lost_write_mirror_scrub(struct graid_array *a, struct mbatch *mb, struct mbi
 		for (uint32_t i = 0; i < nb; i += LWM_PIECE) {
 			unsigned k = nb - i < LWM_PIECE ? nb - i : LWM_PIECE;
 
-			if (tag_store_peek_load(a, ios[j].member, ios[j].off / TAG_DATA_BLOCK + i, k,
-						pk)) {
+			if (tag_store_peek_load(a, ios[j].member, ios[j].off / TAG_DATA_BLOCK + i,
+						k, pk)) {
 				for (uint32_t x = 0; x < nb; x++)
 					g[j * nb + x] = UINT32_MAX;
 				break;
@@ -265,8 +266,10 @@ int lost_write_mirror_scrub(struct graid_array *a, struct mbatch *mb, struct mbi
 			/* The copy ahead's bytes (its CRC held when read) and generation. */
 			memcpy(ios[j].buf + at, ios[best].buf + at, TAG_DATA_BLOCK);
 			want[nw] = g[best * nb + i];
-			w[nw] = (struct mbio){ .member = ios[j].member, .write = true,
-					       .buf = ios[j].buf + at, .len = TAG_DATA_BLOCK,
+			w[nw] = (struct mbio){ .member = ios[j].member,
+					       .write = true,
+					       .buf = ios[j].buf + at,
+					       .len = TAG_DATA_BLOCK,
 					       .off = ios[j].off + at };
 			w[nw].fault.meta_in = &want[nw];
 			nw++;
@@ -324,12 +327,14 @@ int lost_write_mirror_rebuild_gens(struct graid_array *a, struct mbio *ios, size
 			unsigned members[GRAID_MAX_MEMBERS], k, src;
 			uint64_t moff[GRAID_MAX_MEMBERS], arr;
 
-			if (layout_unmap(l, ios[i].member, ios[i].off + (uint64_t)c * l->chunk, &arr))
+			if (layout_unmap(l, ios[i].member, ios[i].off + (uint64_t)c * l->chunk,
+					 &arr))
 				return -EINVAL; /* the rebuild writes only chunks the layout uses */
 			k = layout_copies(l, arr - arr % l->chunk, members, moff);
 			/* The copy the rebuild read (rebuild_plan_mirror_reads: the first alive). */
 			for (src = 0; src < k; src++)
-				if (members[src] != ios[i].member && array_role_alive(a, members[src]))
+				if (members[src] != ios[i].member &&
+				    array_role_alive(a, members[src]))
 					break;
 			if (src == k)
 				return -EIO;

@@ -60,8 +60,8 @@ void lost_write_mirror_check(struct graid_array *a, struct sop *s);
  * A copy whose tags this store does not hold has no vote. *@p rewritten (may be NULL) adds
  * the blocks rewritten. 0, -ENOMEM, or the bitmap's or the ring's -errno.
  */
-int lost_write_mirror_scrub(struct graid_array *a, struct mbatch *mb, struct mbio *ios,
-			    size_t n, uint64_t stripe, uint64_t *rewritten);
+int lost_write_mirror_scrub(struct graid_array *a, struct mbatch *mb, struct mbio *ios, size_t n,
+			    uint64_t stripe, uint64_t *rewritten);
 
 /*
  * A RAID-1/10 rebuild's writes @p ios[0 .. n) to its targets (whole chunks, the stripe
