@@ -24,6 +24,7 @@
 #include "member/csum_pend.h"
 #include "member/tag_inline.h"
 #include "member/tag_store.h"
+#include "meta/csum_report.h"
 
 #define TI_BLK 4096u
 #define TI_MEMBER_BYTES ((1u << 20) + (16u << 20) + (64u << 10))
@@ -455,5 +456,131 @@ Test(tag_inline, a_read_ending_inside_a_swap_is_checked_with_the_roles_key)
 	cr_assert_eq(tag_inline_verify(a, 1, &mf, sizeof(buf)), (int)sizeof(buf));
 	cr_assert_eq(atomic_load(&a->members[1].role.csum_errors), 0);
 	free(meta);
+	ti_close(a);
+}
+
+/* The lost-write events of a handle (the callback runs as the event is sent). */
+struct ti_events {
+	unsigned n;
+	struct graid_event last;
+};
+
+static void ti_on_event(void *arg, const struct graid_event *ev)
+{
+	struct ti_events *e = arg;
+
+	if (ev->type != GRAID_EVENT_CSUM_LOST_WRITE)
+		return;
+	e->n++;
+	e->last = *ev;
+}
+
+/*
+ * A write of one block at @p blk of role 1 through the member I/O path (its tags made ready
+ * as a ring's write's are, its metadata made, its end), @p meta_in its meta word or NULL:
+ * the metadata it sent (caller frees).
+ */
+static uint8_t *ti_gwrite(struct graid_array *a, uint64_t blk, uint8_t *buf,
+			  const uint32_t *meta_in, struct member_io_fault *mf)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = TI_BLK };
+	uint8_t *meta = malloc(16);
+
+	cr_assert_not_null(meta);
+	memset(mf, 0, sizeof(*mf));
+	mf->meta_in = meta_in;
+	cr_assert_eq(member_io_now_begin(a, 1, true, buf, TI_BLK, NULL, 0, blk * TI_BLK, mf), 0);
+	cr_assert(mf->meta_tags);
+	cr_assert_eq(tag_inline_prep(&a->members[1], true, &iov, 1, a->data_offset + blk * TI_BLK,
+				     mf), 0);
+	memcpy(meta, mf->meta, 16);
+	cr_assert_eq(member_io_done(a, 1, true, TI_BLK, mf, TI_BLK), TI_BLK);
+	cr_assert_null(mf->meta_gens, "freed at its end");
+	return meta;
+}
+
+/*
+ * A read of one block at @p blk of role 1 through the member I/O path, @p meta as the drive
+ * returned it: what member_io_done() ends it with.
+ */
+static int ti_gread(struct graid_array *a, uint64_t blk, uint8_t *buf, const uint8_t *meta,
+		    struct member_io_fault *mf)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = TI_BLK };
+
+	memset(mf, 0, sizeof(*mf));
+	cr_assert_eq(member_io_now_begin(a, 1, false, buf, TI_BLK, NULL, 0, blk * TI_BLK, mf), 0);
+	cr_assert(mf->meta_tags);
+	cr_assert_eq(tag_inline_prep(&a->members[1], false, &iov, 1,
+				     a->data_offset + blk * TI_BLK, mf), 0);
+	memcpy(mf->meta, meta, 16);
+	return member_io_done(a, 1, false, TI_BLK, mf, TI_BLK);
+}
+
+/*
+ * With generations (docs/INTEGRITY.md, "Lost writes", decision 4) an inline role keeps a
+ * copy of its tags in the tag area: filled by writes (not by reads), written back; a read
+ * whose metadata tag holds its CRC but is behind the copy is a lost write of block and
+ * metadata together, healed and reported as checksum-lost-write.
+ */
+Test(tag_inline, with_generations_a_metadata_tag_behind_its_tag_area_copy_is_a_lost_write)
+{
+	struct graid_array *a = ti_array();
+	struct member_nvme *n = &a->members[1].dev.nvme;
+	uint8_t v1[TI_BLK], v2[TI_BLK], area[8], *m1, *m2, *m3;
+	const uint32_t expect = 2;
+	struct member_io_fault mf;
+	struct ti_events ev = { 0 };
+	struct tag_peek pk;
+	tag_t t;
+	int fd;
+
+	a->csum_gens = true;
+	n->passthru = false; /* the fake device's tag area is its file: the store reads it so */
+	graid_array_set_event_callback(a, ti_on_event, &ev);
+	ti_fill(v1, 1, 7);
+	ti_fill(v2, 1, 8);
+	/* A read does not fill the copy (no tag-area read on an inline role's read path). */
+	m1 = ti_write_meta(a, 41, v1, 1);
+	cr_assert_eq(ti_gread(a, 41, v1, m1, &mf), TI_BLK);
+	free(m1);
+	cr_assert_eq(tag_store_peek(a, 1, 41, 1, &pk), -ENOENT, "a read filled the copy");
+
+	m1 = ti_gwrite(a, 40, v1, NULL, &mf);
+	cr_assert_eq(tag_decode(m1), tag_make_meta(tag_crc(a->uuid, 1, 40, v1), 1),
+		     "the first write's metadata carries generation 1");
+	m2 = ti_gwrite(a, 40, v2, NULL, &mf);
+	cr_assert_eq(tag_decode(m2), tag_make_meta(tag_crc(a->uuid, 1, 40, v2), 2));
+	cr_assert_eq(tag_store_peek(a, 1, 40, 1, &pk), 0, "the copy is kept");
+	cr_assert_eq(pk.tag, tag_decode(m2));
+	cr_assert_eq(ti_gread(a, 40, v2, m2, &mf), TI_BLK, "the current block reads");
+
+	/* Block and metadata as the first write left them: their CRC holds, generation 1 < 2. */
+	cr_assert_eq(ti_gread(a, 40, v1, m1, &mf), -EBADMSG);
+	cr_assert(mf.csum);
+	cr_assert_eq(atomic_load(&a->members[1].role.csum_errors), 0, "counted when settled");
+	cr_assert_eq(ev.n, 0);
+	/* The heal writes the right bytes back with the expected generation: reported then. */
+	m3 = ti_gwrite(a, 40, v2, &expect, &mf);
+	csum_report_written(a, 1, &mf, TI_BLK);
+	cr_assert_eq(tag_decode(m3), tag_decode(m2), "healed with generation 2, not 3");
+	cr_assert_eq(ev.n, 1, "%u checksum-lost-write events", ev.n);
+	cr_assert_eq(ev.last.member, 1);
+	cr_assert_eq(ev.last.stripe, 40);
+	cr_assert_eq(ev.last.error, 0);
+	cr_assert_eq(atomic_load(&a->members[1].role.csum_errors), 1);
+	cr_assert_eq(atomic_load(&a->members[1].role.csum_lost_writes), 1);
+
+	/* Written back like a tag-area role's tags. */
+	cr_assert_eq(tag_store_flush(a), 0);
+	fd = open(ti_set.paths[1], O_RDONLY);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pread(fd, area, 8, (off_t)(a->tag_offset + 40 * 8)), 8);
+	close(fd);
+	t = tag_decode(area);
+	cr_assert_eq(t, tag_decode(m2), "the tag area's copy: 0x%llx", (unsigned long long)t);
+	free(m1);
+	free(m2);
+	free(m3);
 	ti_close(a);
 }

@@ -430,8 +430,16 @@ static int open_build(struct open_ctx *o, unsigned ngiven)
 	a->csum = fresh->flags & GRAID_SB_F_CHECKSUMS;
 	a->tag_offset = fresh->tag_offset;
 	a->tag_bytes = fresh->tag_bytes;
+#if GRAID_FAULT_INJECTION
+	/* Generations before anything runs (the resync at open): nothing else sets them yet. */
+	a->csum_gens = a->csum && atomic_load(&graid__test_csum_gens);
+#endif
 	return tag_store_open(a);
 }
+
+#if GRAID_FAULT_INJECTION
+atomic_bool graid__test_csum_gens;
+#endif
 
 /*
  * Phase 3, the maps: the write-intent bitmap (its marks loaded where they mean something),

@@ -97,6 +97,7 @@ struct csum_pend {
 	struct {
 		uint64_t block;        /* 4 KiB block number in the role's data area */
 		uint32_t fp;           /* CRC-32C of the bytes read */
+		bool lost;             /* a lost write (generations), not a CRC mismatch */
 	} e[CSUM_PEND_MAX];
 };
 
@@ -627,6 +628,12 @@ static inline bool array_read_current(const struct graid_array *a, unsigned role
  */
 #if GRAID_FAULT_INJECTION
 extern void (*graid__test_before_read)(struct graid_array *a, unsigned member);
+/*
+ * Test switch, false in use (array_open.c): a checksummed array opened while it is set keeps
+ * generations (csum_gens) from the start of its open, its resync included. Nothing in
+ * production sets csum_gens yet (docs/INTEGRITY.md, "Lost writes").
+ */
+extern atomic_bool graid__test_csum_gens;
 #endif
 
 /* Call the seam above, where it is compiled in and set, before a read of @p member. */

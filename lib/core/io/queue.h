@@ -129,6 +129,14 @@ struct sop {
 	unsigned nbad;
 	unsigned bad[4];
 	unsigned mirror_src; /* RAID-1/10 read: the member whose copy is read */
+	/*
+	 * RAID-1/10 with generations (lost_write_mirror.h): while @c wmeta_on, every member
+	 * write of this operation carries wmeta[i] as block i's meta word (the copies' max + 1,
+	 * a heal's expected generation); wmeta_cap words allocated, kept across reuse.
+	 */
+	bool wmeta_on;
+	uint32_t *wmeta;
+	size_t wmeta_cap;
 	unsigned bucket;
 	unsigned pending;    /* member I/Os in flight */
 	unsigned write_fail; /* member writes that failed */

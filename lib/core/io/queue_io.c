@@ -63,6 +63,7 @@ static struct mio *queue_mio(struct sop *s, unsigned slot, unsigned member, bool
 	io->member = (uint16_t)member;
 	io->write = write;
 	io->fault.unverified = false;
+	io->fault.meta_in = write && s->wmeta_on ? s->wmeta : NULL;
 	/* Unlocked reads (direct, mirror) may be overtaken by a write of the same blocks. */
 	io->fault.racy = !write && !s->locked;
 	return io;

@@ -88,6 +88,7 @@ void queue_sop_free(struct graid_queue *q, struct sop *s)
 			free(s->mio[i]);
 	free(s->iov);
 	free(s->buckets);
+	free(s->wmeta);
 	queue_sop_free_parts(s);
 	free(s);
 }

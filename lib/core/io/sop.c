@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 
+#include "io/lost_write_mirror.h"
 #include "io/sop.h"
 #include "io/sop_internal.h"
 #include "meta/badblocks.h"
@@ -243,6 +244,7 @@ void sop_start(struct graid_queue *q, struct sop *s)
 	s->pending = 0;
 	s->read_failed = false;
 	s->repairing = false;
+	s->wmeta_on = false;
 	s->nbad = 0;
 	s->write_fail = 0;
 	s->err = 0;
@@ -327,6 +329,9 @@ static void sop_simple_done(struct graid_queue *q, struct sop *s, bool broken)
 		sop_finish(q, s, s->write_fail ? -EIO : 0);
 		return;
 	case PLAN_MIRROR_READ:
+		/* With generations: a copy behind another is healed as a bad one is. */
+		if (!s->repairing && !s->read_failed)
+			lost_write_mirror_check(q->a, s);
 		if (s->repairing) {
 			sop_note_repaired(q, s);
 			sop_finish(q, s, 0); /* the read had it; a failed write-back is out */

@@ -7,6 +7,7 @@
 #include "io/sop.h"
 #include "io/sop_internal.h"
 #include "io/mirror_source.h"
+#include "io/lost_write_mirror.h"
 #include "meta/badblocks.h"
 #include "meta/bitmap.h"
 
@@ -26,6 +27,11 @@ enum sop_step sop_mirror_repair(struct graid_queue *q, struct sop *s)
 	s->repairing = true;
 	s->nwrites = 0;
 	s->write_fail = 0;
+	/* The copies healed get the copy read's generations (the expected ones), not + 1. */
+	for (unsigned i = 0; src && i < n; i++)
+		if (members[i] == s->mirror_src &&
+		    lost_write_mirror_heal_gens(q->a, s, members[i], moff[i]))
+			src = NULL; /* no generations to give them: left bad, a later read heals */
 	for (unsigned i = 0; src && i < n; i++) {
 		if (!sop_is_bad(s, members[i]) || !array_role_writable(q->a, members[i]))
 			continue;
@@ -135,6 +141,9 @@ enum sop_step sop_mirror_write_locked(struct graid_queue *q, struct sop *s)
 	s->phase = SOP_WRITING;
 	s->nwrites = 0;
 	s->write_fail = 0;
+	/* Every copy the same generation, one past the latest of them. */
+	if (lost_write_mirror_write_gens(q->a, s, members, moff, n))
+		return sop_end(q, s, -ENOMEM);
 	if (!queue_aligned(user)) {
 		if (!sop_own_buf(q, s, 0, s->arr_len))
 			return sop_end(q, s, -ENOMEM);

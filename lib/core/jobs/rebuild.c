@@ -129,6 +129,9 @@ static void rebuild_free(struct rebuild_ctx *c)
 	for (unsigned i = 0; i < REBUILD_SLOTS; i++) {
 		row_bufs_free(&c->slot[i].buf);
 		row_bad_free(&c->slot[i].lost);
+		free(c->slot[i].wmeta);
+		c->slot[i].wmeta = NULL;
+		c->slot[i].wmeta_cap = 0;
 	}
 	row_bad_free(&c->bad);
 	free(c->ptrs);

@@ -42,6 +42,9 @@ struct rebuild_slot {
 	bool have[GRAID_MAX_MEMBERS]; /* parity levels: this member's rows were read */
 	/* Units of the targets no member could give (zeroed): recorded once written. */
 	struct row_bad lost;
+	/* RAID-1/10 with generations: the source copies' ones for the writes (lost_write_mirror.h). */
+	uint32_t *wmeta;
+	size_t wmeta_cap;
 };
 
 /* What a rebuild needs, allocated once. */

@@ -7,6 +7,7 @@
 
 #include <libgraid/graid_backend.h>
 
+#include "io/lost_write_mirror.h"
 #include "jobs/rebuild.h"
 #include "jobs/rebuild_heal.h"
 
@@ -260,6 +261,12 @@ int rebuild_write_slot(struct rebuild_ctx *c, struct rebuild_slot *s)
 							   .len = l->chunk, .off = member_off };
 		}
 	s->nios = rebuild_merge(s->buf.ios, s->nios);
+	/* The rebuilt copies carry their source's generations (a failure: their own + 1). */
+	if (!c->a->lay.nparity &&
+	    lost_write_mirror_rebuild_gens(c->a, s->buf.ios, s->nios, &s->wmeta, &s->wmeta_cap))
+		graid__log(GRAID_LOG_WARNING, "rebuild: the source copies' write generations of rows "
+					      "%llu.. could not be read; the rebuilt copies get new ones",
+			   (unsigned long long)s->row0);
 	s->state = SLOT_WRITING;
 	return mbatch_start(&c->mb, &s->grp, s->buf.ios, s->nios);
 }

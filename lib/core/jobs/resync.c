@@ -8,6 +8,7 @@
 
 #include "meta/bitmap.h"
 #include "meta/live.h"
+#include "io/lost_write_mirror.h"
 #include "io/member_batch.h"
 #include "io/mirror_source.h"
 #include "io/row_heal.h"
@@ -213,6 +214,7 @@ static int resync_mirror_heal(struct resync_ctx *c, const unsigned *members,
 	struct mbio *w = calloc((size_t)k * cols, sizeof(*w));
 	unsigned order[GRAID_MAX_MEMBERS], om[GRAID_MAX_MEMBERS];
 	uint64_t oo[GRAID_MAX_MEMBERS];
+	uint32_t *gens = NULL;
 	size_t nw = 0;
 	int rc = 0;
 
@@ -263,8 +265,14 @@ static int resync_mirror_heal(struct resync_ctx *c, const unsigned *members,
 						 .buf = c->buf.data + (size_t)u * BBL_UNIT, .off = off };
 		}
 	}
+	/* With generations every unit written gets the source's (lost_write_mirror.h). */
+	if (rc == 0 && lost_write_mirror_gens_of(a, members[src], moff[src], a->lay.chunk, &gens))
+		gens = NULL;
+	for (size_t i = 0; gens && i < nw; i++)
+		w[i].fault.meta_in = gens + (w[i].buf - c->buf.data) / BBL_UNIT;
 	if (rc == 0)
 		rc = mbatch_run_on(&c->mb, w, nw);
+	free(gens);
 	for (size_t i = 0; rc == 0 && i < nw; i++)
 		if (w[i].member == members[src] && w[i].res == (int)w[i].len)
 			array_member_read_repaired(a, members[src], moff[src] / a->lay.chunk,
@@ -288,6 +296,7 @@ static int resync_mirror_stripe(struct resync_ctx *c, uint64_t stripe)
 	unsigned members[GRAID_MAX_MEMBERS], src;
 	uint64_t moff[GRAID_MAX_MEMBERS];
 	unsigned k = layout_copies(l, stripe * l->chunk, members, moff);
+	uint32_t *gens = NULL;
 	size_t n = 0;
 	int rc;
 
@@ -307,13 +316,20 @@ static int resync_mirror_stripe(struct resync_ctx *c, uint64_t stripe)
 		return rc ? (rc == -EAGAIN ? -EIO : rc) : -EIO;
 	if (c->bad.n || badblocks_overlap(a, members[src], moff[src], l->chunk))
 		return resync_mirror_heal(c, members, moff, k, src);
+	/* With generations every copy gets the source's (none readable: their own + 1). */
+	if (lost_write_mirror_gens_of(a, members[src], moff[src], l->chunk, &gens))
+		gens = NULL;
 	for (unsigned j = 0; j < k; j++)
-		if (j != src && array_role_writable(a, members[j]))
-			c->buf.ios[n++] = (struct mbio){ .member = members[j], .write = true,
-						     .buf = c->buf.data, .len = l->chunk,
-						     .off = moff[j] };
+		if (j != src && array_role_writable(a, members[j])) {
+			c->buf.ios[n] = (struct mbio){ .member = members[j], .write = true,
+						   .buf = c->buf.data, .len = l->chunk,
+						   .off = moff[j] };
+			c->buf.ios[n++].fault.meta_in = gens;
+		}
 	c->done++;
-	return mbatch_run_on(&c->mb, c->buf.ios, n);
+	rc = mbatch_run_on(&c->mb, c->buf.ios, n);
+	free(gens);
+	return rc;
 }
 
 static int resync_region(struct resync_ctx *c, uint64_t first, uint64_t end)

@@ -7,6 +7,7 @@
 
 #include "meta/bitmap.h"
 #include "meta/live.h"
+#include "io/lost_write_mirror.h"
 #include "io/member_batch.h"
 #include "io/row_heal.h"
 #include "meta/badblocks.h"
@@ -470,6 +471,10 @@ static int scrub_mirror_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 				rc = scrub_narrow(c, c->buf.ios, n);
 			if (rc == 0)
 				rc = scrub_mirror_heal(c, arr / l->chunk, n, &lost);
+			/* With generations: copies behind the latest healed from it. */
+			if (rc == 0 && !lost)
+				rc = lost_write_mirror_scrub(a, &c->mb, c->buf.ios, n, arr / l->chunk,
+							     &c->rep.rewritten);
 			for (size_t j = 1; rc == 0 && !lost && j < n; j++)
 				same &= !memcmp(c->buf.ios[0].buf, c->buf.ios[j].buf, l->chunk);
 			if (rc == 0 && !same && (c->flags & GRAID_SCRUB_REPAIR)) {

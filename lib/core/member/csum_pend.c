@@ -18,7 +18,7 @@ static void csum_pend_unlock(struct csum_pend *p)
 	atomic_store_explicit(&p->lock, 0, memory_order_release);
 }
 
-bool csum_pend_add(struct csum_pend *p, uint64_t block, uint32_t fp)
+static bool csum_pend_put(struct csum_pend *p, uint64_t block, uint32_t fp, bool lost)
 {
 	unsigned n;
 
@@ -27,6 +27,7 @@ bool csum_pend_add(struct csum_pend *p, uint64_t block, uint32_t fp)
 	for (unsigned i = 0; i < n; i++)
 		if (p->e[i].block == block) {
 			p->e[i].fp = fp;
+			p->e[i].lost = lost;
 			csum_pend_unlock(p);
 			return false;
 		}
@@ -37,9 +38,20 @@ bool csum_pend_add(struct csum_pend *p, uint64_t block, uint32_t fp)
 	}
 	p->e[n].block = block;
 	p->e[n].fp = fp;
+	p->e[n].lost = lost;
 	atomic_store_explicit(&p->n, n + 1, memory_order_release);
 	csum_pend_unlock(p);
 	return true;
+}
+
+bool csum_pend_add(struct csum_pend *p, uint64_t block, uint32_t fp)
+{
+	return csum_pend_put(p, block, fp, false);
+}
+
+bool csum_pend_add_lost(struct csum_pend *p, uint64_t block, uint32_t fp)
+{
+	return csum_pend_put(p, block, fp, true);
 }
 
 unsigned csum_pend_take(struct csum_pend *p, uint64_t off, uint64_t len,
@@ -55,6 +67,7 @@ unsigned csum_pend_take(struct csum_pend *p, uint64_t off, uint64_t len,
 	for (unsigned i = 0; i < n; i++) {
 		if (p->e[i].block >= first && p->e[i].block < end && got < max) {
 			out[got].block = p->e[i].block;
+			out[got].lost = p->e[i].lost;
 			out[got++].fp = p->e[i].fp;
 			continue;
 		}

@@ -14,6 +14,12 @@ struct iovec;
 struct csum_pend_entry {
 	uint64_t block;     /* 4 KiB block number in the role's data area */
 	uint32_t fp;        /* CRC-32C of the bytes the member returned */
+	/*
+	 * Its CRC held but its generation was behind the one recorded elsewhere (a lost write,
+	 * csum_pend_add_lost()): settled as csum_report_lost_write(), and not counted in
+	 * csum_errors when found (that report counts it).
+	 */
+	bool lost;
 };
 
 /*
@@ -23,6 +29,9 @@ struct csum_pend_entry {
  * no event).
  */
 bool csum_pend_add(struct csum_pend *p, uint64_t block, uint32_t fp);
+
+/* csum_pend_add() of a lost write (its entry's @c lost set): the same answer. */
+bool csum_pend_add_lost(struct csum_pend *p, uint64_t block, uint32_t fp);
 
 /*
  * Take out every entry whose block lies in [off, off + len) (data-area bytes), at most

@@ -280,6 +280,7 @@ static int mio_keep(struct graid_array *a, unsigned member, bool write, void *bu
 		    bool meta, struct member_io_fault *mf)
 {
 	struct iovec one = { .iov_base = buf, .iov_len = len };
+	const uint32_t *meta_in = mf->meta_in;
 	int rc;
 
 	mf->buf = buf;
@@ -289,10 +290,13 @@ static int mio_keep(struct graid_array *a, unsigned member, bool write, void *bu
 	mf->tagged = false;
 	mf->csum = false;
 	mf->meta = NULL;
+	mf->meta_gens = NULL;
+	mf->meta_stale = NULL;
 	mf->e2e = false;
 	/* The journal's log lies outside (its offsets wrap around below the data area). */
 	mf->off = meta || off >= a->lay.member_bytes ? UINT64_MAX : off;
 	mf->meta_tags = a->tags && mf->off != UINT64_MAX && tag_inline_role(a, member);
+	mf->meta_in = NULL; /* one I/O's words: a record used again is not given them twice */
 	if (!a->tags || mf->off == UINT64_MAX)
 		return 0;
 	if (!write) {
@@ -303,8 +307,15 @@ static int mio_keep(struct graid_array *a, unsigned member, bool write, void *bu
 		mf->wbusy = atomic_load(&r->csum_winflight) != 0;
 		return 0;
 	}
-	rc = tag_store_write_begin(a, member, off, iov ? iov : &one, iov ? iovcnt : 1);
+	/* An inline role's metadata carries the generations its copy here gets. */
+	if (mf->meta_tags && a->csum_gens &&
+	    !(mf->meta_gens = malloc(mio_bytes(len, iov, iovcnt) / 4096u * sizeof(uint32_t) + 1)))
+		rc = -ENOMEM;
+	else
+		rc = tag_store_write_begin_meta(a, member, off, iov ? iov : &one,
+						iov ? iovcnt : 1, meta_in, mf->meta_gens);
 	if (rc) {
+		tag_inline_free(mf);
 		graid__log(GRAID_LOG_ERR, "member %u (%s): the tags of a write at data-area byte "
 					  "%llu could not be made ready: %s; the write fails",
 			   member, a->members[member].dev.path, (unsigned long long)off,
@@ -593,7 +604,7 @@ int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t 
 	const bool ours = mf->fd == m->dev.fd;
 
 	mf->slow_ms = 0;
-	if (mf->meta)
+	if (mf->meta || mf->meta_gens)
 		tag_inline_end(mf, write, len, res);
 	if (mf->stale)
 		return -ESTALE;
@@ -628,6 +639,14 @@ int member_io_done(struct graid_array *a, unsigned member, bool write, uint32_t 
 	/* A mismatch is a transfer done, and counted apart from failed I/O (csum_errors). */
 	if (!write && a->tags && mf->off != UINT64_MAX) {
 		/* The drive's metadata, or its end-to-end check; then the tag area's tags. */
+		/* With generations, the metadata's against the tag area's copy first. */
+		if (tag_inline_checks(mf) && a->csum_gens && mf->meta && mf->meta_tags &&
+		    !mf->e2e && !mf->unverified &&
+		    tag_store_behind(a, member, mf->off / 4096u, len / 4096u, mf->meta,
+				     &mf->meta_fmt, &mf->meta_stale))
+			graid__log(GRAID_LOG_WARNING, "member %u (%s): no memory to compare the "
+						      "write generations of a read", member,
+				   m->dev.path);
 		if (tag_inline_checks(mf))
 			res = tag_inline_verify(a, member, mf, len);
 		if (res == (int)len && !mf->meta_tags)

@@ -42,6 +42,12 @@ struct member_io_fault {
 	 */
 	bool unverified;
 	/*
+	 * Set by the caller before prep, consumed (and cleared) by it: a write's meta words,
+	 * one per 4 KiB block of the transfer (tag_store_write_begin_meta), NULL for the
+	 * default next generation of each block. Must live until prep returns.
+	 */
+	const uint32_t *meta_in;
+	/*
 	 * Set by the caller before prep (prep keeps it): a read not under its stripe lock, which
 	 * a write of the same blocks may overtake. A mismatch after a write of the role ended
 	 * since its prep (@c wgen) may be that write's new tag over the old bytes read: the read
@@ -76,6 +82,18 @@ struct member_io_fault {
 	uint64_t meta_at;
 	bool meta_tags;
 	bool e2e;
+	/*
+	 * A write of an inline role with generations: the meta words the tag store gave its
+	 * blocks (their copy in the tag area), for the tags its metadata carries; allocated at
+	 * prep, freed with @c meta (tag_inline_free). NULL otherwise (generation 0).
+	 */
+	uint32_t *meta_gens;
+	/*
+	 * A read of an inline role with generations: per block, whether its metadata tag is
+	 * behind its tag-area copy (tag_store_behind(), set by member_io_done() before
+	 * tag_inline_verify(), which takes it: a lost write when every CRC held); or NULL.
+	 */
+	bool *meta_stale;
 };
 
 /*

@@ -58,8 +58,11 @@ int tag_inline_prep(const struct member *m, bool write, const struct iovec *iov,
 	for (uint64_t i = 0; i < bytes / TAG_DATA_BLOCK; i++) {
 		uint64_t block = mf->off / TAG_DATA_BLOCK + i;
 
+		uint32_t crc = tag_iov_crc(&c, tag_crc_begin_at(n->tag_prefix, block));
+
+		/* With generations, the one the tag store gave the block's copy (mio_keep). */
 		nvme_meta_tag_put(mf->meta, &n->meta, i,
-				  tag_make(tag_iov_crc(&c, tag_crc_begin_at(n->tag_prefix, block))));
+				  mf->meta_gens ? tag_make_meta(crc, mf->meta_gens[i]) : tag_make(crc));
 	}
 	return 0;
 }
@@ -95,6 +98,10 @@ void tag_inline_free(struct member_io_fault *mf)
 {
 	free(mf->meta);
 	mf->meta = NULL;
+	free(mf->meta_gens);
+	mf->meta_gens = NULL;
+	free(mf->meta_stale);
+	mf->meta_stale = NULL;
 }
 
 void tag_inline_end(struct member_io_fault *mf, bool write, uint32_t len, int res)
@@ -156,7 +163,7 @@ int tag_inline_verify(struct graid_array *a, unsigned member, struct member_io_f
 	struct tag_iov_cursor c = { .iov = iov, .cnt = iovcnt };
 	const uint64_t nblocks = len / TAG_DATA_BLOCK;
 	uint64_t *bad = NULL, nbad = 0, fresh = 0;
-	bool *e2e_bad = NULL;
+	bool *e2e_bad = NULL, *stale = NULL;
 	int rc = 0;
 
 	if (mf->unverified) {
@@ -180,10 +187,16 @@ int tag_inline_verify(struct graid_array *a, unsigned member, struct member_io_f
 		else
 			bad[nbad++] = i;
 	}
+	/* Every CRC held: blocks behind their tag-area copy (member_io_done found them). */
+	if (rc == 0 && !nbad && !mf->e2e) {
+		stale = mf->meta_stale;
+		mf->meta_stale = NULL;
+	}
 	free(e2e_bad);
 	tag_inline_free(mf);
-	if (rc || !nbad) {
+	if (rc || (!nbad && !stale)) {
 		free(bad);
+		free(stale);
 		return rc ? rc : (int)len;
 	}
 	/* As the tag store's check: a write that overtook a racy read is no corruption. */
@@ -191,6 +204,7 @@ int tag_inline_verify(struct graid_array *a, unsigned member, struct member_io_f
 	    (atomic_load(&m->role.csum_wgen) != mf->wgen || mf->wbusy ||
 	     atomic_load(&m->role.csum_wbegun) != mf->wbegun)) {
 		free(bad);
+		free(stale);
 		mf->stale = true;
 		return -ESTALE;
 	}
@@ -198,6 +212,12 @@ int tag_inline_verify(struct graid_array *a, unsigned member, struct member_io_f
 		fresh += csum_pend_add(&m->role.csum_pend, mf->off / TAG_DATA_BLOCK + bad[k],
 				       csum_pend_fp(iov, iovcnt, bad[k] * TAG_DATA_BLOCK));
 	atomic_fetch_add_explicit(&m->role.csum_errors, fresh, memory_order_relaxed);
+	/* Counted when settled (csum_report_lost_write), not here. */
+	for (uint64_t i = 0; stale && i < nblocks; i++)
+		if (stale[i])
+			csum_pend_add_lost(&m->role.csum_pend, mf->off / TAG_DATA_BLOCK + i,
+					   csum_pend_fp(iov, iovcnt, i * TAG_DATA_BLOCK));
+	free(stale);
 	free(bad);
 	mf->csum = true;
 	return -EBADMSG;

@@ -70,7 +70,10 @@ static inline bool tag_inline_checks(const struct member_io_fault *mf)
  * drive's end-to-end check failed it (each block read again alone, synchronously, into its
  * place: those that fail again are the bad ones): @p len, -EBADMSG with mf->csum set and
  * the bad blocks in the role's csum_pend, as the tag store's check ends, or -ESTALE for a
- * racy read that a write overtook.
+ * racy read that a write overtook. With generations, where every CRC held, the blocks
+ * mf->meta_stale names (behind their tag-area copy: tag_store_behind(), which the caller
+ * ran) end it -EBADMSG the same way, as lost writes (csum_pend_add_lost(): counted when
+ * settled); it takes mf->meta_stale (freed).
  */
 int tag_inline_verify(struct graid_array *a, unsigned member, struct member_io_fault *mf,
 		      uint32_t len);

@@ -8,6 +8,7 @@
 #include <sys/uio.h>
 
 #include "array/array.h"
+#include "format/nvme_meta.h"
 #include "format/tag_format.h"
 #include "member/member.h"
 #include "member/tag_store.h"
@@ -228,6 +229,17 @@ static uint64_t tag_block_off(const struct graid_array *a, uint64_t index)
 	return a->tag_offset + index * TAG_BLOCK_BYTES;
 }
 
+/*
+ * Whether this store keeps @p role's tags: a tag-area role's always; an inline role's (tags
+ * in NVMe metadata) only with generations, as the copy their lost writes are told by
+ * (docs/INTEGRITY.md, "Lost writes", decision 4): filled by writes, not by reads, written
+ * back as any role's. Verification of an inline role stays the metadata's either way.
+ */
+static bool tag_store_keeps(const struct graid_array *a, unsigned role)
+{
+	return !tag_inline_role(a, role) || a->csum_gens;
+}
+
 static int tag_block_write(struct graid_array *a, unsigned role, struct tag_cblock *cb)
 {
 	int rc = member_pio(&a->members[role], cb->img, TAG_BLOCK_BYTES,
@@ -428,9 +440,10 @@ static int tag_walk(struct graid_array *a, unsigned role, uint64_t off,
 
 	/*
 	 * Inline (the tags in the blocks' NVMe metadata): a read was checked as it ended against
-	 * the metadata it brought, and a write's metadata got its tags as its bytes went out.
+	 * the metadata it brought, and a write's metadata got its tags as its bytes went out;
+	 * with generations the copy kept here is set too (tag_store_keeps), never verified.
 	 */
-	if (rc || tag_inline_role(a, role))
+	if (rc || !tag_store_keeps(a, role))
 		return rc;
 	for (uint64_t done = 0; rc == 0 && done < n;) {
 		struct tag_role *tr = &a->tags->role[role];
@@ -482,6 +495,9 @@ int tag_store_verify(struct graid_array *a, unsigned role, uint64_t off,
 
 	if (nbad)
 		*nbad = 0;
+	/* An inline role's reads are checked against their metadata (its copy here: never). */
+	if (tag_inline_role(a, role))
+		return tag_range(a, role, off, tag_iov_bytes(iov, iovcnt));
 	rc = tag_walk(a, role, off, iov, iovcnt, tag_verify_one, &v);
 	if (rc)
 		return rc;
@@ -618,7 +634,7 @@ int tag_store_write_begin_meta(struct graid_array *a, unsigned role, uint64_t of
 	uint64_t first = off / TAG_DATA_BLOCK, n = len / TAG_DATA_BLOCK, done = 0;
 	int rc = tag_range(a, role, off, len);
 
-	if (rc == 0 && tag_inline_role(a, role)) {
+	if (rc == 0 && !tag_store_keeps(a, role)) {
 		/* The write carries its tags in the blocks' metadata, generation 0 (no copy kept). */
 		if (meta_out)
 			memset(meta_out, 0, n * sizeof(*meta_out));
@@ -661,7 +677,7 @@ void tag_store_write_end(struct graid_array *a, unsigned role, uint64_t off, uin
 {
 	struct tag_role *tr;
 
-	if (tag_range(a, role, off, len) || tag_inline_role(a, role))
+	if (tag_range(a, role, off, len) || !tag_store_keeps(a, role))
 		return;
 	tr = &a->tags->role[role];
 	pthread_mutex_lock(&tr->lock);
@@ -724,7 +740,7 @@ static int tag_peek(struct graid_array *a, unsigned role, uint64_t block, unsign
 	rc = tag_range(a, role, block * TAG_DATA_BLOCK, (uint64_t)n * TAG_DATA_BLOCK);
 	if (rc)
 		return rc;
-	if (tag_inline_role(a, role))
+	if (!tag_store_keeps(a, role))
 		return -EOPNOTSUPP;
 	memset(out, 0, n * sizeof(*out));
 	tr = &a->tags->role[role];
@@ -759,6 +775,34 @@ int tag_store_peek_load(struct graid_array *a, unsigned role, uint64_t block, un
 	return tag_peek(a, role, block, n, out, true);
 }
 
+int tag_store_behind(struct graid_array *a, unsigned role, uint64_t block, uint64_t n,
+		     const void *meta, const struct nvme_meta_fmt *fmt, bool **out)
+{
+	struct tag_peek pk[64];
+
+	*out = NULL;
+	if (!a->csum_gens || !tag_inline_role(a, role))
+		return 0;
+	for (uint64_t i = 0; i < n; i += 64) {
+		unsigned k = n - i < 64 ? (unsigned)(n - i) : 64;
+		int rc = tag_peek(a, role, block + i, k, pk, false);
+
+		if (rc && rc != -ENOENT)
+			return 0; /* a range it does not take: nothing to compare */
+		for (unsigned j = 0; j < k; j++) {
+			tag_t t = nvme_meta_tag_get(meta, fmt, i + j);
+
+			if (!pk[j].cached || pk[j].inflight || !tag_valid(pk[j].tag) ||
+			    !tag_valid(t) || !tag_gen_ahead(tag_gen(pk[j].tag), tag_gen(t)))
+				continue;
+			if (!*out && !(*out = calloc(n, sizeof(**out))))
+				return -ENOMEM;
+			(*out)[i + j] = true;
+		}
+	}
+	return 0;
+}
+
 /*
  * Whole tag blocks nobody has cached are zeroed on the member at once (an absent tag is
  * never wrong, so this needs no ordering with the data); the rest change in the cache.
@@ -770,8 +814,11 @@ int tag_store_forget(struct graid_array *a, unsigned role, uint64_t off, uint64_
 	struct tag_role *tr;
 	int rc = tag_range(a, role, off, len);
 
-	/* Inline: a zeroed block reads with zeroed (absent) metadata (docs/INTEGRITY.md). */
-	if (rc || len == 0 || tag_inline_role(a, role))
+	/*
+	 * Inline: a zeroed block reads with zeroed (absent) metadata (docs/INTEGRITY.md); with
+	 * generations its copy here is made absent too.
+	 */
+	if (rc || len == 0 || !tag_store_keeps(a, role))
 		return rc;
 	tr = &a->tags->role[role];
 	pthread_mutex_lock(&tr->lock);

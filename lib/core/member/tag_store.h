@@ -62,6 +62,10 @@ void tag_store_prefetch(struct graid_array *a, unsigned role, uint64_t off, uint
  * carry a generation (a data block, a mirror's copy) or a record (a parity block) there.
  * Verification compares CRCs only, either way; while a write is pending, the old and the new
  * tag (generation included) both stand, and tag_store_peek() shows both.
+ * With generations an inline role (tags in NVMe metadata) has its tags kept here too, as a
+ * copy: written by its writes (and tag_store_set(), tag_store_forget()), written back as any
+ * role's, never filled by its reads nor used to verify them (the metadata does that);
+ * tag_store_behind() compares a read's metadata with it. Without them nothing is kept.
  */
 
 /*
@@ -84,8 +88,10 @@ int tag_store_write_begin(struct graid_array *a, unsigned role, uint64_t off,
  * in the cache (its committed tag: a write already in flight over the block is not counted;
  * a caller that keeps generations holds the stripe lock, which keeps such writes out).
  * @p meta_out (NULL or len / 4096 words): the meta bits 0-30 each block's new tag carries,
- * filled on success (without generations, or on a role whose tags are in NVMe metadata, all
- * 0: this build keeps no generation there).
+ * filled on success (without generations all 0). A role whose tags are in NVMe metadata
+ * is kept here only with generations (the copy of decision 4): without them this call
+ * holds nothing for it (meta_out all 0); with them it is as any role's, and its caller
+ * puts the words returned in the metadata (member_io.c, tag_inline_prep()).
  * Both are ignored / zero while a->csum_gens is false. Reads the tag blocks it needs (under
  * the role's lock). Errors as tag_store_write_begin().
  */
@@ -136,7 +142,8 @@ struct tag_peek {
  * is a snapshot that a write may change at once; under it, no write of them begins or ends.
  * Returns 0 (every block's tag block cached), -ENOENT (some were not: those have
  * cached false), -EINVAL (no tag store, a role or range outside the data area),
- * -EOPNOTSUPP (@p role keeps its tags in NVMe metadata: this store holds none of them).
+ * -EOPNOTSUPP (@p role keeps its tags in NVMe metadata and generations are off: this store
+ * holds none of them).
  */
 int tag_store_peek(struct graid_array *a, unsigned role, uint64_t block, unsigned n,
 		   struct tag_peek *out);
@@ -149,6 +156,20 @@ int tag_store_peek(struct graid_array *a, unsigned role, uint64_t block, unsigne
  */
 int tag_store_peek_load(struct graid_array *a, unsigned role, uint64_t block, unsigned n,
 			struct tag_peek *out);
+
+struct nvme_meta_fmt;
+
+/*
+ * With generations, a read of @p n blocks from @p block of inline @p role ended with the
+ * metadata @p meta (laid out as @p fmt): *@p out (allocated, one flag per block, the caller
+ * frees it; NULL when none) the blocks whose metadata tag is behind the copy this store
+ * keeps (docs/INTEGRITY.md, "Lost writes", decision 4). The copy is looked at only where it
+ * is cached (no I/O: reads do not fill it) and no write is in flight over the block (a
+ * pending write accepts old and new); an absent metadata tag, or copy, is not compared.
+ * 0 (also with nothing kept to compare: generations off, a tag-area role) or -ENOMEM.
+ */
+int tag_store_behind(struct graid_array *a, unsigned role, uint64_t block, uint64_t n,
+		     const void *meta, const struct nvme_meta_fmt *fmt, bool **out);
 
 /*
  * Which of the @p nblocks 4 KiB blocks from @p off of @p role's data area have an absent tag

@@ -25,6 +25,10 @@ static void csum_report_healed(struct graid_array *a, unsigned role, uint64_t of
 		 */
 		bool tag = csum_pend_fp(iov, iovcnt, e[i].block * 4096u - off) == e[i].fp;
 
+		if (e[i].lost) {
+			csum_report_lost_write(a, (int)role, e[i].block, 1, 0);
+			continue;
+		}
 		graid__log(GRAID_LOG_WARNING, "member %u (%s): block %llu of its data area %s; "
 					      "rewritten", role, a->members[role].dev.path,
 			   (unsigned long long)e[i].block,
@@ -65,6 +69,10 @@ void csum_report_lost(struct graid_array *a, unsigned role, uint64_t off, uint64
 	do {
 		n = csum_pend_take(&a->members[role].role.csum_pend, off, len, e, CSUM_REPORT_MAX);
 		for (unsigned i = 0; i < n; i++) {
+			if (e[i].lost) {
+				csum_report_lost_write(a, (int)role, e[i].block, 1, -EIO);
+				continue;
+			}
 			graid__log(GRAID_LOG_ERR, "member %u (%s): block %llu of its data area "
 						  "failed its checksum and could not be rebuilt from "
 						  "the others", role, a->members[role].dev.path,
@@ -152,9 +160,12 @@ bool csum_report_unresynced(struct graid_array *a, unsigned role, struct member_
 	do {
 		n = csum_pend_take(&a->members[role].role.csum_pend, mf->off, len, e,
 				   CSUM_REPORT_MAX);
-		atomic_fetch_sub(&a->members[role].role.csum_errors, n);
-		for (unsigned i = 0; i < n; i++)
+		for (unsigned i = 0; i < n; i++) {
+			/* A lost write's entry was not counted when found (csum_pend.h). */
+			if (!e[i].lost)
+				atomic_fetch_sub(&a->members[role].role.csum_errors, 1);
 			array_event(a, GRAID_EVENT_CSUM_UNVERIFIED, (int)role, 0, e[i].block, 1);
+		}
 		total += n;
 	} while (n == CSUM_REPORT_MAX);
 	/* Not corruption: the resync would have made these tags from the same bytes. */
