@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <string.h>
 
+#include "io/lost_write_column.h"
 #include "io/queue_io.h"
 #include "io/sop.h"
 #include "io/sop_internal.h"
@@ -160,6 +161,9 @@ enum sop_step sop_parity_plan(struct graid_queue *q, struct sop *s)
 	uint32_t ws, we;
 	bool ok;
 
+	/* Generations: a stale block or parity becomes a bad member, rebuilt and written back. */
+	if (lwc_sop_check(q->a, s))
+		return sop_end(q, s, -EIO);
 	past = sop_lost_roles(q, s);
 	if (past == SOP_PAST_REFUSED)
 		return sop_end(q, s, -EIO);

@@ -271,6 +271,26 @@ static void mio_fault_start(const struct graid_array *a, unsigned member,
 }
 
 /*
+ * The meta words the next write prepared by this thread carries (member_io_next_meta()):
+ * a stripe operation's generations and records (io/lost_write_column.h). Taken by the
+ * first write that makes tags, and cleared by the caller after its prep whatever happened.
+ */
+static _Thread_local const uint32_t *mio_next_meta;
+
+void member_io_next_meta(const uint32_t *meta)
+{
+	mio_next_meta = meta;
+}
+
+static const uint32_t *mio_take_meta(void)
+{
+	const uint32_t *m = mio_next_meta;
+
+	mio_next_meta = NULL;
+	return m;
+}
+
+/*
  * Keep the transfer in @p mf and, for a write of a checksummed array's data area, make its
  * new tags pending. @p meta: a write outside the data area (member_prep_log_writev). 0 or
  * the -errno the write is to end with, not issued.
@@ -303,7 +323,8 @@ static int mio_keep(struct graid_array *a, unsigned member, bool write, void *bu
 		mf->wbusy = atomic_load(&r->csum_winflight) != 0;
 		return 0;
 	}
-	rc = tag_store_write_begin(a, member, off, iov ? iov : &one, iov ? iovcnt : 1);
+	rc = tag_store_write_begin_meta(a, member, off, iov ? iov : &one, iov ? iovcnt : 1,
+					mio_take_meta(), NULL);
 	if (rc) {
 		graid__log(GRAID_LOG_ERR, "member %u (%s): the tags of a write at data-area byte "
 					  "%llu could not be made ready: %s; the write fails",

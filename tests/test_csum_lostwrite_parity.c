@@ -1,0 +1,476 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Lost writes on RAID-5/6 (docs/INTEGRITY.md, "Lost writes"), with generations turned on by
+ * hand (a->csum_gens; nothing in production sets it yet): a data block and its tag put back
+ * on a member as they were before a write (a lost write of both) are found by the parity's
+ * record and healed on read; a lost write of P is rewritten; two stale blocks of one RAID-5
+ * or RAID-6 column fail that column's reads -EIO until a write covers the column; and every
+ * write path leaves each column's parity records equal to its data's generations, checked
+ * from the member files.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include <libgraid/graid.h>
+
+#include "arrayutil.h"
+#include "csumutil.h"
+#include "array/array.h"
+#include "format/tag_format.h"
+
+#ifdef GRAID_CREATE_CHECKSUMS
+
+#define LP_CHUNK (16u * 1024)
+#define LP_MEMBER_BYTES ((1u << 20) + (4u << 20))
+#define LP_BLOCK 37u /* the array block the tests make stale */
+
+/* The lost-write events one handle sent. */
+static pthread_mutex_t lp_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct cu_ev lp_ev[64];
+static unsigned lp_nev;
+
+static void lp_on_event(void *arg, const struct graid_event *ev)
+{
+	(void)arg;
+	if (ev->type != GRAID_EVENT_CSUM_LOST_WRITE)
+		return;
+	pthread_mutex_lock(&lp_mu);
+	if (lp_nev < 64)
+		lp_ev[lp_nev] = (struct cu_ev){ .type = ev->type, .member = ev->member,
+						.error = ev->error, .block = ev->stripe,
+						.count = ev->count };
+	lp_nev++;
+	pthread_mutex_unlock(&lp_mu);
+}
+
+static void lp_pattern(uint8_t *buf, uint64_t off, size_t len, unsigned round)
+{
+	for (size_t k = 0; k < len; k += 8) {
+		uint64_t v = ((off + k) / 4096) << 16 | round;
+
+		memcpy(buf + k, &v, 8);
+	}
+}
+
+struct lp_bed {
+	struct au_set s;
+	struct cu_geom g;
+	int level;
+	unsigned n;
+	uint64_t size;
+};
+
+static void lp_rw(const struct lp_bed *b, unsigned m, uint64_t at, void *buf, size_t len,
+		  bool write)
+{
+	int fd = open(b->s.path[m], O_RDWR);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write ? pwrite(fd, buf, len, (off_t)at) : pread(fd, buf, len, (off_t)at),
+		     (ssize_t)len);
+	close(fd);
+}
+
+/* Member @p m's block @p k and its tag, as its file holds them (or put back). */
+static void lp_block(const struct lp_bed *b, unsigned m, uint64_t k, uint8_t *blk, uint8_t *tag,
+		     bool write)
+{
+	lp_rw(b, m, b->g.data_offset + k * CU_BLOCK, blk, CU_BLOCK, write);
+	lp_rw(b, m, cu_tag_pos(&b->g, k), tag, 8, write);
+}
+
+static struct graid_array *lp_open(struct lp_bed *b)
+{
+	struct graid_array *a;
+
+	cr_assert_eq(graid_array_open(b->s.paths, b->n, NULL, &a), 0);
+	a->csum_gens = true; /* the switch the lead turns on with the feature bit */
+	graid_array_set_event_callback(a, lp_on_event, NULL);
+	return a;
+}
+
+/* A checksummed array of @p level, generations on, filled with round 1 and closed. */
+static void lp_setup(struct lp_bed *b, int level)
+{
+	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = level,
+					  .chunk_bytes = LP_CHUNK, .backend = "isal",
+					  .flags = GRAID_CREATE_CHECKSUMS };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct graid_array *a;
+	uint8_t *buf;
+
+	memset(b, 0, sizeof(*b));
+	b->level = level;
+	b->n = level == 6 ? 5u : 4u;
+	au_make(&b->s, b->n, LP_MEMBER_BYTES);
+	cr_assert_eq(graid_array_create(b->s.paths, b->n, &cfg, &a), 0);
+	a->csum_gens = true;
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	b->size = info.size;
+	cu_geom_read(&b->g, a, b->s.path[0]);
+	buf = malloc(b->size);
+	lp_pattern(buf, 0, b->size, 1);
+	cr_assert_eq(graid_array_write(a, buf, b->size, 0), (ssize_t)b->size);
+	free(buf);
+	cr_assert_eq(graid_array_close(a), 0);
+	pthread_mutex_lock(&lp_mu);
+	lp_nev = 0;
+	pthread_mutex_unlock(&lp_mu);
+}
+
+/* Where array block @p blk lives: its member and member block. */
+static void lp_find(const struct lp_bed *b, uint64_t blk, unsigned *m, uint64_t *k)
+{
+	for (unsigned i = 0; i < b->n; i++)
+		for (uint64_t j = 0; j < b->g.mblocks; j++)
+			if (cu_map(&b->g, i, j) == (int64_t)blk) {
+				*m = i;
+				*k = j;
+				return;
+			}
+	cr_assert_fail("array block %llu not found", (unsigned long long)blk);
+}
+
+/* The member holding @p what (CU_P, CU_Q) of member block @p k's column. */
+static unsigned lp_parity(const struct lp_bed *b, uint64_t k, int64_t what)
+{
+	for (unsigned i = 0; i < b->n; i++)
+		if (cu_map(&b->g, i, k) == what)
+			return i;
+	cr_assert_fail("no parity");
+	return 0;
+}
+
+/*
+ * A read checks generations against the tags the cache holds (no tag I/O of its own): read
+ * one block of another column on every member, so that each member's tag block covering
+ * member block @p k is cached, as a running array's would be.
+ */
+static void lp_warm(const struct lp_bed *b, struct graid_array *a, uint64_t k)
+{
+	uint8_t buf[CU_BLOCK];
+
+	for (unsigned i = 0; i < b->n; i++) {
+		uint64_t mb = k - k % 512;
+		int64_t ab = -1;
+
+		for (; mb < k - k % 512 + 512 && mb < b->g.mblocks; mb++)
+			if (mb / b->g.bpc != k / b->g.bpc && (ab = cu_map(&b->g, i, mb)) >= 0)
+				break;
+		cr_assert_geq(ab, 0);
+		cr_assert_eq(graid_array_read(a, buf, CU_BLOCK, (uint64_t)ab * CU_BLOCK),
+			     (ssize_t)CU_BLOCK);
+	}
+}
+
+static void lp_write_block(struct graid_array *a, uint64_t blk, unsigned round)
+{
+	uint8_t buf[CU_BLOCK];
+
+	lp_pattern(buf, blk * CU_BLOCK, CU_BLOCK, round);
+	cr_assert_eq(graid_array_write(a, buf, CU_BLOCK, blk * CU_BLOCK), (ssize_t)CU_BLOCK);
+}
+
+/* Array block @p blk reads as round @p round (0: the read is to fail -EIO). */
+static void lp_expect(struct graid_array *a, uint64_t blk, unsigned round)
+{
+	uint8_t got[CU_BLOCK], want[CU_BLOCK];
+	ssize_t n = graid_array_read(a, got, CU_BLOCK, blk * CU_BLOCK);
+
+	if (!round) {
+		cr_assert_eq(n, -EIO, "block %llu read %zd, not -EIO", (unsigned long long)blk, n);
+		return;
+	}
+	cr_assert_eq(n, (ssize_t)CU_BLOCK, "block %llu read %zd", (unsigned long long)blk, n);
+	lp_pattern(want, blk * CU_BLOCK, CU_BLOCK, round);
+	cr_assert_eq(memcmp(got, want, CU_BLOCK), 0, "block %llu does not read as round %u",
+		     (unsigned long long)blk, round);
+}
+
+/* The generation and meta word of a tag as its member file holds it. */
+static tag_t lp_tag(const struct lp_bed *b, unsigned m, uint64_t k)
+{
+	uint8_t t[8];
+
+	lp_rw(b, m, cu_tag_pos(&b->g, k), t, 8, false);
+	return tag_decode(t);
+}
+
+/*
+ * The independent check: in every column of every member file, P's (and Q's) record is
+ * the one made from the data blocks' generations, in the layout's data order (the order
+ * of the array blocks in the row).
+ */
+static void lp_records_hold(const struct lp_bed *b)
+{
+	const unsigned k = b->n - (b->level == 6 ? 2u : 1u);
+
+	for (uint64_t mb = 0; mb < b->g.mblocks; mb++) {
+		uint32_t g[GRAID_MAX_MEMBERS];
+		struct tag_rec want;
+		unsigned seen = 0;
+
+		for (unsigned m = 0; m < b->n; m++) {
+			int64_t ab = cu_map(&b->g, m, mb);
+
+			if (ab < 0)
+				continue;
+			g[(ab / b->g.bpc) % k] = tag_gen(lp_tag(b, m, mb));
+			seen++;
+		}
+		cr_assert_eq(seen, k);
+		want = tag_rec_make(g, k);
+		for (unsigned m = 0; m < b->n; m++) {
+			int64_t what = cu_map(&b->g, m, mb);
+			struct tag_rec got;
+
+			if (what != CU_P && what != CU_Q)
+				continue;
+			got = tag_rec_of_tag(lp_tag(b, m, mb));
+			cr_assert(tag_rec_eq(got, want),
+				  "member block %llu: %s's record (%u, %u) is not the data's (%u, %u)",
+				  (unsigned long long)mb, what == CU_P ? "P" : "Q", got.s, got.w,
+				  want.s, want.w);
+		}
+	}
+}
+
+static unsigned lp_events(void)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&lp_mu);
+	n = lp_nev;
+	pthread_mutex_unlock(&lp_mu);
+	return n;
+}
+
+/*
+ * Write array block LP_BLOCK (round 2), keep member m's block and tag, write it again
+ * (round 3), close, and put the kept ones back: a lost write of both. Reopened, a read
+ * returns round 3, one event names m and the block (healed), the count is 1, and the member
+ * file holds round 3 again with the generation the record expects.
+ */
+static void lp_lost_data_write(int level)
+{
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct graid_array *a;
+	struct lp_bed b;
+	uint8_t old[CU_BLOCK], old_tag[8], want[CU_BLOCK], now[CU_BLOCK], now_tag[8];
+	unsigned m;
+	uint64_t k;
+
+	lp_setup(&b, level);
+	lp_find(&b, LP_BLOCK, &m, &k);
+	a = lp_open(&b);
+	lp_write_block(a, LP_BLOCK, 2);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(&b, m, k, old, old_tag, false);
+	a = lp_open(&b);
+	lp_write_block(a, LP_BLOCK, 3);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(&b, m, k, old, old_tag, true);
+
+	a = lp_open(&b);
+	lp_warm(&b, a, k);
+	lp_expect(a, LP_BLOCK, 3);
+	cr_assert_eq(lp_events(), 1, "%u lost-write events", lp_events());
+	cr_assert_eq(lp_ev[0].member, (int)m, "the event names member %d, not %u", lp_ev[0].member,
+		     m);
+	cr_assert_eq(lp_ev[0].block, k);
+	cr_assert_eq(lp_ev[0].error, 0);
+	cr_assert_eq(graid_array_member_info(a, m, &mi), 0);
+	cr_assert_eq(mi.checksum_lost_writes, 1);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(&b, m, k, now, now_tag, false);
+	lp_pattern(want, (uint64_t)LP_BLOCK * CU_BLOCK, CU_BLOCK, 3);
+	cr_assert_eq(memcmp(now, want, CU_BLOCK), 0, "the member block was not healed");
+	cr_assert_eq(tag_gen(tag_decode(now_tag)), tag_gen_next(tag_gen(tag_decode(old_tag))),
+		     "the healed block's generation is not the expected one");
+	lp_records_hold(&b);
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_parity, raid5_lost_write_of_a_data_block_and_tag_is_healed_on_read)
+{
+	lp_lost_data_write(5);
+}
+
+Test(csum_lostwrite_parity, raid6_lost_write_of_a_data_block_and_tag_is_healed_on_read)
+{
+	lp_lost_data_write(6);
+}
+
+/*
+ * A lost write of P: the data is right, P and its record one write behind. A read returns
+ * the data, P is rewritten (one event naming P's member), a scrub then finds nothing.
+ */
+static void lp_lost_parity_write(int level)
+{
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	struct graid_array *a;
+	struct lp_bed b;
+	uint8_t old[CU_BLOCK], old_tag[8];
+	unsigned m, p;
+	uint64_t k;
+
+	lp_setup(&b, level);
+	lp_find(&b, LP_BLOCK, &m, &k);
+	p = lp_parity(&b, k, CU_P);
+	lp_block(&b, p, k, old, old_tag, false);
+	a = lp_open(&b);
+	lp_write_block(a, LP_BLOCK, 2);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(&b, p, k, old, old_tag, true);
+
+	a = lp_open(&b);
+	lp_warm(&b, a, k);
+	lp_expect(a, LP_BLOCK, 2);
+	cr_assert_eq(lp_events(), 1, "%u lost-write events", lp_events());
+	cr_assert_eq(lp_ev[0].member, (int)p, "the event names member %d, not P's %u",
+		     lp_ev[0].member, p);
+	cr_assert_eq(lp_ev[0].error, 0);
+	cr_assert_eq(graid_array_scrub(a, 0, &rep), 0);
+	cr_assert_eq(rep.mismatches, 0, "%llu mismatches after P was rewritten",
+		     (unsigned long long)rep.mismatches);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_records_hold(&b);
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_parity, raid5_lost_write_of_p_is_rewritten_from_the_data)
+{
+	lp_lost_parity_write(5);
+}
+
+Test(csum_lostwrite_parity, raid6_lost_write_of_p_is_rewritten_from_the_data)
+{
+	lp_lost_parity_write(6);
+}
+
+/*
+ * Two data blocks of one column lost their writes: the record cannot name them. That
+ * column's reads fail -EIO (an event naming member -1 and the column's block), the other
+ * blocks read right, and a write of the whole row brings the column back.
+ */
+static void lp_two_stale(int level)
+{
+	struct graid_array *a;
+	struct lp_bed b;
+	uint8_t old[2][CU_BLOCK], old_tag[2][8], *row;
+	unsigned m, sm[2], ns = 0;
+	uint64_t k, blk[2], rowlen, row0;
+
+	lp_setup(&b, level);
+	lp_find(&b, LP_BLOCK, &m, &k);
+	for (unsigned i = 0; i < b.n && ns < 2; i++) {
+		int64_t ab = cu_map(&b.g, i, k);
+
+		if (ab >= 0) {
+			sm[ns] = i;
+			blk[ns++] = (uint64_t)ab;
+		}
+	}
+	cr_assert_eq(ns, 2);
+	a = lp_open(&b);
+	for (unsigned i = 0; i < 2; i++)
+		lp_write_block(a, blk[i], 2);
+	cr_assert_eq(graid_array_close(a), 0);
+	for (unsigned i = 0; i < 2; i++)
+		lp_block(&b, sm[i], k, old[i], old_tag[i], false);
+	a = lp_open(&b);
+	for (unsigned i = 0; i < 2; i++)
+		lp_write_block(a, blk[i], 3);
+	cr_assert_eq(graid_array_close(a), 0);
+	for (unsigned i = 0; i < 2; i++)
+		lp_block(&b, sm[i], k, old[i], old_tag[i], true);
+
+	a = lp_open(&b);
+	lp_warm(&b, a, k);
+	lp_expect(a, blk[0], 0);
+	cr_assert_geq(lp_events(), 1);
+	cr_assert_eq(lp_ev[0].member, -1, "the event names member %d", lp_ev[0].member);
+	cr_assert_eq(lp_ev[0].block, k);
+	cr_assert_eq(lp_ev[0].error, -EIO);
+	lp_expect(a, blk[1], 0);
+	/* The next block of the same chunks is another column: right. */
+	lp_expect(a, blk[0] + 1, 1);
+	lp_expect(a, blk[1] + 1, 1);
+	/* A write of the whole row covers the column. */
+	rowlen = (uint64_t)(b.n - (level == 6 ? 2u : 1u)) * LP_CHUNK;
+	row0 = blk[0] * CU_BLOCK / rowlen * rowlen;
+	row = malloc(rowlen);
+	lp_pattern(row, row0, rowlen, 4);
+	cr_assert_eq(graid_array_write(a, row, rowlen, row0), (ssize_t)rowlen);
+	free(row);
+	lp_expect(a, blk[0], 4);
+	lp_expect(a, blk[1], 4);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_records_hold(&b);
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_parity, raid5_two_stale_blocks_of_a_column_fail_it_until_rewritten)
+{
+	lp_two_stale(5);
+}
+
+Test(csum_lostwrite_parity, raid6_two_stale_blocks_of_a_column_fail_it_until_rewritten)
+{
+	lp_two_stale(6);
+}
+
+/*
+ * Full-stripe, read-modify-write and reconstruct-write, unaligned spans, a read's heal: each
+ * leaves every column's records equal to its data's (checked from the member files).
+ */
+static void lp_paths(int level)
+{
+	struct graid_array *a;
+	struct lp_bed b;
+	uint8_t *buf;
+	unsigned seed = 41;
+
+	lp_setup(&b, level);
+	lp_records_hold(&b); /* the full-stripe fill */
+	a = lp_open(&b);
+	buf = malloc(8 * LP_CHUNK);
+	for (unsigned i = 0; i < 200; i++) {
+		uint64_t blocks = 1 + rand_r(&seed) % (8 * LP_CHUNK / CU_BLOCK);
+		uint64_t at = rand_r(&seed) % (b.size / CU_BLOCK - blocks);
+
+		lp_pattern(buf, at * CU_BLOCK, blocks * CU_BLOCK, 10 + i);
+		cr_assert_eq(graid_array_write(a, buf, blocks * CU_BLOCK, at * CU_BLOCK),
+			     (ssize_t)(blocks * CU_BLOCK));
+	}
+	free(buf);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_records_hold(&b);
+	cr_assert_eq(lp_events(), 0, "%u lost-write events without a lost write", lp_events());
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_parity, raid5_every_write_path_keeps_the_records_of_the_data)
+{
+	lp_paths(5);
+}
+
+Test(csum_lostwrite_parity, raid6_every_write_path_keeps_the_records_of_the_data)
+{
+	lp_paths(6);
+}
+
+#else
+
+Test(csum_lostwrite_parity, skipped_without_checksums)
+{
+	cr_log_info("this build's graid.h has no GRAID_CREATE_CHECKSUMS");
+}
+
+#endif
