@@ -11,7 +11,6 @@
 
 #include "format/tag_format.h"
 #include "io/lost_write_column.h"
-#include "io/sop.h"
 #include "io/sop_internal.h"
 #include "member/tag_store.h"
 #include "meta/csum_report.h"
@@ -182,24 +181,33 @@ bool lwc_read_suspect(struct graid_array *a, unsigned member, uint64_t off, uint
 	return suspect;
 }
 
-/* Note member @p m bad in @p s for a lost write of column @p block; false: no room left. */
-static bool lwc_note(struct graid_array *a, struct sop *s, unsigned m, uint64_t block)
+/*
+ * Member @p m to be noted bad in @p s for a lost write of column @p block: added to @p note
+ * (reported the first time). False: more than a stripe operation can note.
+ */
+static bool lwc_note(struct graid_array *a, const struct sop *s, unsigned m, uint64_t block,
+		     unsigned *note, unsigned *nnote)
 {
 	if (sop_is_bad(s, m))
 		return true;
-	if (!sop_note_bad(s, m))
+	for (unsigned i = 0; i < *nnote; i++)
+		if (note[i] == m)
+			return true;
+	if (s->nbad + *nnote >= LWC_NOTE_MAX)
 		return false;
+	note[(*nnote)++] = m;
 	csum_report_lost_write(a, (int)m, block, 1, 0);
 	return true;
 }
 
-int lwc_sop_check(struct graid_array *a, struct sop *s)
+int lwc_sop_check(struct graid_array *a, const struct sop *s, unsigned *note, unsigned *nnote)
 {
 	const struct layout *l = &a->lay;
 	uint64_t b, end;
 	struct lwc_row w;
 	int rc = 0;
 
+	*nnote = 0;
 	if (!lwc_active(a) || s->nrun != 1 || s->hi <= s->lo)
 		return 0;
 	b = sop_member_off(l, s->stripe, s->lo) / TAG_DATA_BLOCK;
@@ -216,10 +224,12 @@ int lwc_sop_check(struct graid_array *a, struct sop *s)
 		for (unsigned c = 0; c < n && rc == 0; c++) {
 			struct lwc_verdict v = lwc_judge(&w, l, c, false);
 
-			if (v.kind == LWC_DATA && !lwc_note(a, s, w.member[v.j], b + c))
+			if (v.kind == LWC_DATA &&
+			    !lwc_note(a, s, w.member[v.j], b + c, note, nnote))
 				rc = -EIO;
 			for (unsigned p = 0; v.kind == LWC_PARITY && p < l->nparity; p++)
-				if ((v.pmask >> p) & 1u && !lwc_note(a, s, w.member[l->ndata + p], b + c))
+				if ((v.pmask >> p) & 1u &&
+				    !lwc_note(a, s, w.member[l->ndata + p], b + c, note, nnote))
 					rc = -EIO;
 			if (v.kind == LWC_UNLOCATED && !s->req->write) {
 				csum_report_lost_write(a, -1, b + c, 1, -EIO);

@@ -26,17 +26,21 @@ bool lwc_active(const struct graid_array *a);
  */
 bool lwc_read_suspect(struct graid_array *a, unsigned member, uint64_t off, uint32_t len);
 
+/* Members one stripe operation can note bad (struct sop's bad[]). */
+#define LWC_NOTE_MAX 4u
+
 /*
  * Under @p s's stripe lock, before its plan (RAID-5/6, nrun 1): every 4 KiB column of
- * [s->lo, s->hi) checked (tag blocks read where not cached). A located stale data block or
- * parity is noted bad in @p s (sop_note_bad: the plan then rebuilds it and writes it back
- * with the expected generation, lwc_write_meta()) and reported once
- * (csum_report_lost_write(member, block, 1, 0)). A column whose mismatch is not located:
- * a read ends -EIO (reported with member -1, the column's block); a write goes on, its
- * parity's record updated by differences so that the mismatch stays visible, unless it
+ * [s->lo, s->hi) checked (tag blocks read where not cached). The members holding a located
+ * stale data block or parity go into @p note (*@p nnote of them, at most LWC_NOTE_MAX less
+ * s->nbad), each reported once (csum_report_lost_write(member, block, 1, 0)): the caller
+ * notes them bad in @p s (sop_note_bad), and the plan then rebuilds them and writes them
+ * back with the expected generation (lwc_write_meta()). A column whose mismatch is not
+ * located: a read ends -EIO (reported with member -1, the column's block); a write goes on,
+ * its parity's record updated by differences so that the mismatch stays visible, unless it
  * rewrites every data block of the column. 0, or -EIO (@p s is to end with it).
  */
-int lwc_sop_check(struct graid_array *a, struct sop *s);
+int lwc_sop_check(struct graid_array *a, const struct sop *s, unsigned *note, unsigned *nnote);
 
 /*
  * The meta words (bits 0-30) of a member write of @p s: @p len bytes at data-area byte
