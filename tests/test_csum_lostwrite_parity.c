@@ -64,12 +64,13 @@ struct lp_bed {
 	int level;
 	unsigned n;
 	uint64_t size;
+	const char *role_path[8]; /* a role's file when it is not s.path[role] (a spare) */
 };
 
 static void lp_rw(const struct lp_bed *b, unsigned m, uint64_t at, void *buf, size_t len,
 		  bool write)
 {
-	int fd = open(b->s.path[m], O_RDWR);
+	int fd = open(b->role_path[m] ? b->role_path[m] : b->s.path[m], O_RDWR);
 
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(write ? pwrite(fd, buf, len, (off_t)at) : pread(fd, buf, len, (off_t)at),
@@ -454,6 +455,63 @@ static void lp_paths(int level)
 	lp_records_hold(&b);
 	cr_assert_eq(lp_events(), 0, "%u lost-write events without a lost write", lp_events());
 	au_remove(&b.s);
+}
+
+static void lp_random_writes(const struct lp_bed *b, struct graid_array *a, unsigned *seed,
+			     unsigned n, unsigned round)
+{
+	uint8_t *buf = malloc(8 * LP_CHUNK);
+
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t blocks = 1 + rand_r(seed) % (8 * LP_CHUNK / CU_BLOCK);
+		uint64_t at = rand_r(seed) % (b->size / CU_BLOCK - blocks);
+
+		lp_pattern(buf, at * CU_BLOCK, blocks * CU_BLOCK, round + i);
+		cr_assert_eq(graid_array_write(a, buf, blocks * CU_BLOCK, at * CU_BLOCK),
+			     (ssize_t)(blocks * CU_BLOCK));
+	}
+	free(buf);
+}
+
+/*
+ * Degraded writes (a data member out: its blocks' generations are the ones the records
+ * imply), a rebuild onto a spare (data blocks get the implied generation, P and Q the
+ * record of the data), writes after it, a scrub: the records still hold, no event.
+ */
+static void lp_degraded_and_rebuild(int level)
+{
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	struct graid_array *a;
+	struct au_set sp;
+	struct lp_bed b;
+	unsigned seed = 7, out = 1;
+
+	lp_setup(&b, level);
+	a = lp_open(&b);
+	au_make(&sp, 1, LP_MEMBER_BYTES);
+	cr_assert_eq(graid_array_fail_member(a, out), 0);
+	lp_random_writes(&b, a, &seed, 100, 100);
+	cr_assert_eq(graid_array_add_spare(a, sp.path[0]), 0);
+	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), 0);
+	lp_random_writes(&b, a, &seed, 50, 300);
+	cr_assert_eq(graid_array_scrub(a, 0, &rep), 0);
+	cr_assert_eq(rep.mismatches, 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	b.role_path[out] = sp.path[0];
+	lp_records_hold(&b);
+	cr_assert_eq(lp_events(), 0, "%u lost-write events without a lost write", lp_events());
+	au_remove(&sp);
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_parity, raid5_degraded_writes_and_a_rebuild_keep_the_records)
+{
+	lp_degraded_and_rebuild(5);
+}
+
+Test(csum_lostwrite_parity, raid6_degraded_writes_and_a_rebuild_keep_the_records)
+{
+	lp_degraded_and_rebuild(6);
 }
 
 Test(csum_lostwrite_parity, raid5_every_write_path_keeps_the_records_of_the_data)

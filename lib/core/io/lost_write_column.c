@@ -247,7 +247,7 @@ static bool lwc_written(const struct layout *l, const struct sop *s, unsigned d,
 {
 	uint32_t ws, we;
 
-	if (!s->req->write)
+	if (!s || !s->req->write)
 		return false;
 	if (s->plan == PLAN_RUN)
 		return true;

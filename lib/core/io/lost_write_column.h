@@ -47,8 +47,10 @@ int lwc_sop_check(struct graid_array *a, const struct sop *s, unsigned *note, un
  * @p off of @p member, into @p meta (len / 4096 words): data blocks written by the request
  * the next generation (of the expected one where the block was stale or is missing), data
  * blocks only rewritten (a repair) their expected generation, parity blocks the record of
- * the column's new data generations. 0, or -errno (then the caller writes without meta
- * words: each block's next generation).
+ * the column's new data generations. @p s NULL: a job's write (rebuild, resync, a heal of
+ * scrub or rebuild) that writes nothing anew: data blocks get their expected generation (a
+ * block of a role being rebuilt the one the record implies), parity the record of the data.
+ * 0, or -errno (then the caller writes without meta words: each block's next generation).
  */
 int lwc_write_meta(struct graid_array *a, const struct sop *s, unsigned member, uint64_t off,
 		   uint32_t len, uint32_t *meta);
