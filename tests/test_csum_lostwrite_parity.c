@@ -427,9 +427,13 @@ Test(csum_lostwrite_parity, raid6_two_stale_blocks_of_a_column_fail_it_until_rew
 	lp_two_stale(6);
 }
 
+static void lp_random_writes(const struct lp_bed *b, struct graid_array *a, unsigned *seed,
+			     unsigned n, unsigned round);
+
 /*
- * Full-stripe, read-modify-write and reconstruct-write, unaligned spans, a read's heal: each
- * leaves every column's records equal to its data's (checked from the member files).
+ * Full-stripe, read-modify-write and reconstruct-write, unaligned spans, discards and
+ * zeroes (whole rows deallocated, parts written): each leaves every column's records equal
+ * to its data's (checked from the member files).
  */
 static void lp_paths(int level)
 {
@@ -451,6 +455,16 @@ static void lp_paths(int level)
 			     (ssize_t)(blocks * CU_BLOCK));
 	}
 	free(buf);
+	/* Discards and zeroes, whole rows (deallocated) and parts of rows (written). */
+	for (unsigned i = 0; i < 20; i++) {
+		uint64_t blocks = 1 + rand_r(&seed) % (24 * LP_CHUNK / CU_BLOCK);
+		uint64_t at = rand_r(&seed) % (b.size / CU_BLOCK - blocks);
+
+		cr_assert_eq((i % 2 ? graid_array_discard
+				    : graid_array_write_zeroes)(a, at * CU_BLOCK, blocks * CU_BLOCK),
+			     0);
+	}
+	lp_random_writes(&b, a, &seed, 50, 500);
 	cr_assert_eq(graid_array_close(a), 0);
 	lp_records_hold(&b);
 	cr_assert_eq(lp_events(), 0, "%u lost-write events without a lost write", lp_events());
