@@ -254,16 +254,19 @@ static unsigned lp_events(void)
 
 /*
  * Write array block LP_BLOCK (round 2), keep member m's block and tag, write it again
- * (round 3), close, and put the kept ones back: a lost write of both. Reopened, a read
- * returns round 3, one event names m and the block (healed), the count is 1, and the member
- * file holds round 3 again with the generation the record expects.
+ * @p misses times (rounds 3 ..), close, and put the kept ones back: a lost write of both
+ * (of @p misses writes). Reopened, a read returns the last round, one event names m and the
+ * block (healed), the count is 1, and the member file holds the last round again with the
+ * generation the record expects.
  */
-static void lp_lost_data_write(int level)
+static void lp_lost_data_write(int level, unsigned misses)
 {
 	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	const unsigned last = 2 + misses;
 	struct graid_array *a;
 	struct lp_bed b;
 	uint8_t old[CU_BLOCK], old_tag[8], want[CU_BLOCK], now[CU_BLOCK], now_tag[8];
+	uint32_t g;
 	unsigned m;
 	uint64_t k;
 
@@ -274,13 +277,14 @@ static void lp_lost_data_write(int level)
 	cr_assert_eq(graid_array_close(a), 0);
 	lp_block(&b, m, k, old, old_tag, false);
 	a = lp_open(&b);
-	lp_write_block(a, LP_BLOCK, 3);
+	for (unsigned r = 3; r <= last; r++)
+		lp_write_block(a, LP_BLOCK, r);
 	cr_assert_eq(graid_array_close(a), 0);
 	lp_block(&b, m, k, old, old_tag, true);
 
 	a = lp_open(&b);
 	lp_warm(&b, a, k);
-	lp_expect(a, LP_BLOCK, 3);
+	lp_expect(a, LP_BLOCK, last);
 	cr_assert_eq(lp_events(), 1, "%u lost-write events", lp_events());
 	cr_assert_eq(lp_ev[0].member, (int)m, "the event names member %d, not %u", lp_ev[0].member,
 		     m);
@@ -290,9 +294,12 @@ static void lp_lost_data_write(int level)
 	cr_assert_eq(mi.checksum_lost_writes, 1);
 	cr_assert_eq(graid_array_close(a), 0);
 	lp_block(&b, m, k, now, now_tag, false);
-	lp_pattern(want, (uint64_t)LP_BLOCK * CU_BLOCK, CU_BLOCK, 3);
+	lp_pattern(want, (uint64_t)LP_BLOCK * CU_BLOCK, CU_BLOCK, last);
 	cr_assert_eq(memcmp(now, want, CU_BLOCK), 0, "the member block was not healed");
-	cr_assert_eq(tag_gen(tag_decode(now_tag)), tag_gen_next(tag_gen(tag_decode(old_tag))),
+	g = tag_gen(tag_decode(old_tag));
+	for (unsigned i = 0; i < misses; i++)
+		g = tag_gen_next(g);
+	cr_assert_eq(tag_gen_res(tag_gen(tag_decode(now_tag))), tag_gen_res(g),
 		     "the healed block's generation is not the expected one");
 	lp_records_hold(&b);
 	au_remove(&b.s);
@@ -300,12 +307,18 @@ static void lp_lost_data_write(int level)
 
 Test(csum_lostwrite_parity, raid5_lost_write_of_a_data_block_and_tag_is_healed_on_read)
 {
-	lp_lost_data_write(5);
+	lp_lost_data_write(5, 1);
 }
 
 Test(csum_lostwrite_parity, raid6_lost_write_of_a_data_block_and_tag_is_healed_on_read)
 {
-	lp_lost_data_write(6);
+	lp_lost_data_write(6, 1);
+}
+
+/* RAID-6 locates a block that missed several writes, and Q confirms the rebuild. */
+Test(csum_lostwrite_parity, raid6_block_that_missed_three_writes_is_healed_checked_by_q)
+{
+	lp_lost_data_write(6, 3);
 }
 
 /*
@@ -370,14 +383,19 @@ static void lp_two_stale(int level)
 
 	lp_setup(&b, level);
 	lp_find(&b, LP_BLOCK, &m, &k);
-	for (unsigned i = 0; i < b.n && ns < 2; i++) {
-		int64_t ab = cu_map(&b.g, i, k);
+	/*
+	 * Data indices 0 and 2, each one write behind: dS = 2, dW = 1 + 3, which the locator
+	 * reads as index 1 two writes behind. RAID-5 heals one write only; RAID-6 asks Q.
+	 */
+	for (unsigned want = 0; want <= 2; want += 2)
+		for (unsigned i = 0; i < b.n; i++) {
+			int64_t ab = cu_map(&b.g, i, k);
 
-		if (ab >= 0) {
-			sm[ns] = i;
-			blk[ns++] = (uint64_t)ab;
+			if (ab >= 0 && (uint64_t)ab / b.g.bpc % 3 == want) {
+				sm[ns] = i;
+				blk[ns++] = (uint64_t)ab;
+			}
 		}
-	}
 	cr_assert_eq(ns, 2);
 	a = lp_open(&b);
 	for (unsigned i = 0; i < 2; i++)

@@ -9,9 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <libgraid/graid.h>
+
 #include "format/tag_format.h"
 #include "io/lost_write_column.h"
 #include "io/sop_internal.h"
+#include "member/member_io.h"
 #include "member/tag_store.h"
 #include "meta/csum_report.h"
 
@@ -24,6 +27,7 @@ enum lwc_kind {
 	LWC_OK,        /* the record is the data's */
 	LWC_UNCHECKED, /* not judged: a role out, a tag not cached, a write in flight */
 	LWC_DATA,      /* data index j is behind by delta */
+	LWC_DATA_Q,    /* RAID-6: data index j looks behind by delta, until Q confirms it */
 	LWC_PARITY,    /* the parities in pmask (bit 0 P, bit 1 Q) are behind the data */
 	LWC_UNLOCATED, /* a mismatch that no single block explains */
 };
@@ -99,8 +103,8 @@ static const struct tag_peek *lwc_pk(const struct lwc_row *w, unsigned r, unsign
 
 /*
  * Judge column @p c: RAID-5 heals a data block behind by one write only (a larger dS may be
- * two blocks); RAID-6 the same (the check of a rebuild against Q, which would let it heal
- * any delta, is not built), and a parity whose record alone differs is the stale one.
+ * two blocks); RAID-6 names the block for any delta (LWC_DATA_Q) and leaves it to Q to
+ * confirm (lwc_q_confirms()), and a parity whose record alone differs is the stale one.
  */
 static struct lwc_verdict lwc_judge(const struct lwc_row *w, const struct layout *l,
 				    unsigned c, bool unlocked)
@@ -137,7 +141,11 @@ static struct lwc_verdict lwc_judge(const struct lwc_row *w, const struct layout
 		}
 		return v;
 	}
-	if (at[0].verdict == TAG_REC_DATA_BEHIND && at[0].delta == 1) {
+	if (at[0].verdict == TAG_REC_DATA_BEHIND && l->nparity == 2) {
+		v.kind = LWC_DATA_Q;
+		v.j = at[0].j;
+		v.delta = at[0].delta;
+	} else if (at[0].verdict == TAG_REC_DATA_BEHIND && at[0].delta == 1) {
 		v.kind = LWC_DATA;
 		v.j = at[0].j;
 		v.delta = 1;
@@ -179,6 +187,47 @@ bool lwc_read_suspect(struct graid_array *a, unsigned member, uint64_t off, uint
 	}
 	lwc_row_free(&w);
 	return suspect;
+}
+
+/*
+ * RAID-6, column @p c of @p w: data block @p j rebuilt from P (the others and P read now,
+ * synchronously: the rare path) gives, with the others, the Q the member holds. Two stale
+ * blocks can look like one behind by their sum (its index their mean); Q tells them apart.
+ * False also when anything cannot be read.
+ */
+static bool lwc_q_confirms(struct graid_array *a, const struct lwc_row *w, unsigned c,
+			   unsigned j)
+{
+	const struct layout *l = &a->lay;
+	const unsigned k = l->ndata, nroles = k + 2;
+	const uint64_t off = (w->block0 + c) * TAG_DATA_BLOCK;
+	uint8_t *mem = aligned_alloc(ARRAY_ALIGN, (size_t)(nroles + 2) * TAG_DATA_BLOCK);
+	uint8_t *blk[GRAID_MAX_MEMBERS + 2];
+	bool ok = mem != NULL;
+
+	for (unsigned r = 0; ok && r < nroles + 2; r++)
+		blk[r] = mem + (size_t)r * TAG_DATA_BLOCK;
+	for (unsigned r = 0; ok && r < nroles; r++)
+		ok = w->present[r] &&
+		     member_io_now(a, a->members[w->member[r]].dev.fd, false, blk[r],
+				   TAG_DATA_BLOCK, NULL, 0, off) == (ssize_t)TAG_DATA_BLOCK;
+	if (ok) {
+		/* blk[j] becomes its rebuild from P; then P' and Q' of that data. */
+		uint8_t *g[GRAID_MAX_MEMBERS + 2];
+
+		memcpy(blk[j], blk[k], TAG_DATA_BLOCK);
+		for (unsigned d = 0; d < k; d++)
+			for (unsigned x = 0; d != j && x < TAG_DATA_BLOCK; x++)
+				blk[j][x] ^= blk[d][x];
+		for (unsigned d = 0; d < k; d++)
+			g[d] = blk[d];
+		g[k] = blk[nroles];
+		g[k + 1] = blk[nroles + 1];
+		ok = graid_parity_gen(a->be, k, 2, TAG_DATA_BLOCK, 1, g) == 0 &&
+		     memcmp(blk[nroles + 1], blk[k + 1], TAG_DATA_BLOCK) == 0;
+	}
+	free(mem);
+	return ok;
 }
 
 /*
@@ -224,6 +273,9 @@ int lwc_sop_check(struct graid_array *a, const struct sop *s, unsigned *note, un
 		for (unsigned c = 0; c < n && rc == 0; c++) {
 			struct lwc_verdict v = lwc_judge(&w, l, c, false);
 
+			if (v.kind == LWC_DATA_Q)
+				v.kind = lwc_q_confirms(a, &w, c, v.j) ? LWC_DATA : LWC_UNLOCATED;
+
 			if (v.kind == LWC_DATA &&
 			    !lwc_note(a, s, w.member[v.j], b + c, note, nnote))
 				rc = -EIO;
@@ -265,6 +317,9 @@ static uint32_t lwc_column_meta(const struct lwc_row *w, const struct layout *l,
 	unsigned missing = 0, miss = 0, all_written = 1;
 	bool have_rec = false;
 
+	/* Q confirmed it at the plan (lwc_sop_check) if the block is noted bad; else unknown. */
+	if (v.kind == LWC_DATA_Q)
+		v.kind = s && sop_is_bad(s, w->member[v.j]) ? LWC_DATA : LWC_UNLOCATED;
 	for (unsigned p = 0; p < l->nparity && !have_rec; p++)
 		if (w->present[l->ndata + p]) {
 			old = tag_rec_of_tag(lwc_pk(w, l->ndata + p, c)->tag);
