@@ -418,6 +418,22 @@ static void lp_two_stale(int level)
 	cr_assert_eq(lp_ev[0].block, k);
 	cr_assert_eq(lp_ev[0].error, -EIO);
 	lp_expect(a, blk[1], 0);
+	/* A scrub reports the column and leaves its parity alone (no vote over stale data). */
+	{
+		struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+		uint8_t p0[CU_BLOCK], p0_tag[8], p1[CU_BLOCK], p1_tag[8];
+		unsigned pm = lp_parity(&b, k, CU_P);
+		unsigned before = lp_events();
+
+		lp_block(&b, pm, k, p0, p0_tag, false);
+		cr_assert_eq(graid_array_scrub(a, GRAID_SCRUB_REPAIR, &rep), 0);
+		lp_block(&b, pm, k, p1, p1_tag, false);
+		cr_assert_eq(memcmp(p0, p1, CU_BLOCK), 0, "the scrub rewrote P over stale data");
+		cr_assert_eq(lp_events(), before + 1);
+		cr_assert_eq(lp_ev[before].member, -1);
+		cr_assert_eq(lp_ev[before].error, -EIO);
+	}
+	lp_expect(a, blk[0], 0);
 	/* The next block of the same chunks is another column: right. */
 	lp_expect(a, blk[0] + 1, 1);
 	lp_expect(a, blk[1] + 1, 1);
@@ -487,6 +503,80 @@ static void lp_paths(int level)
 	lp_records_hold(&b);
 	cr_assert_eq(lp_events(), 0, "%u lost-write events without a lost write", lp_events());
 	au_remove(&b.s);
+}
+
+/*
+ * Member @p m's block of array block @p blk put back as it was before the last @p misses
+ * writes of it (a lost write of data and tag): saved after round 2, rounds 3 .. 2 + misses
+ * written, closed, put back.
+ */
+static void lp_lose(struct lp_bed *b, uint64_t blk, unsigned m, uint64_t k, unsigned misses)
+{
+	uint8_t old[CU_BLOCK], old_tag[8];
+	struct graid_array *a = lp_open(b);
+
+	lp_write_block(a, blk, 2);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(b, m, k, old, old_tag, false);
+	a = lp_open(b);
+	for (unsigned r = 3; r <= 2 + misses; r++)
+		lp_write_block(a, blk, r);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(b, m, k, old, old_tag, true);
+}
+
+/*
+ * A scrub (no read before it) finds the lost write by the records: the block rebuilt and
+ * written back (one event naming its member, healed), the syndromes then clean.
+ */
+static void lp_scrub_heals(int level, unsigned misses, bool parity)
+{
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	struct graid_array *a;
+	struct lp_bed b;
+	unsigned m, who;
+	uint64_t k;
+
+	lp_setup(&b, level);
+	lp_find(&b, LP_BLOCK, &m, &k);
+	who = parity ? lp_parity(&b, k, CU_P) : m;
+	lp_lose(&b, LP_BLOCK, who, k, misses);
+	a = lp_open(&b);
+	cr_assert_eq(graid_array_scrub(a, GRAID_SCRUB_REPAIR, &rep), 0);
+	cr_assert_eq(lp_events(), 1, "%u lost-write events", lp_events());
+	cr_assert_eq(lp_ev[0].member, (int)who, "the event names member %d, not %u",
+		     lp_ev[0].member, who);
+	cr_assert_eq(lp_ev[0].block, k);
+	cr_assert_eq(lp_ev[0].error, 0);
+	cr_assert_eq(rep.mismatches, 0, "%llu syndrome mismatches left to the vote",
+		     (unsigned long long)rep.mismatches);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_records_hold(&b);
+	a = lp_open(&b);
+	lp_expect(a, LP_BLOCK, 2 + misses);
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(lp_events(), 1);
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_parity, raid5_scrub_heals_a_lost_write_of_a_data_block)
+{
+	lp_scrub_heals(5, 1, false);
+}
+
+Test(csum_lostwrite_parity, raid6_scrub_heals_a_block_that_missed_two_writes)
+{
+	lp_scrub_heals(6, 2, false);
+}
+
+Test(csum_lostwrite_parity, raid5_scrub_rewrites_a_stale_p)
+{
+	lp_scrub_heals(5, 1, true);
+}
+
+Test(csum_lostwrite_parity, raid6_scrub_rewrites_a_stale_p)
+{
+	lp_scrub_heals(6, 1, true);
 }
 
 static void lp_random_writes(const struct lp_bed *b, struct graid_array *a, unsigned *seed,

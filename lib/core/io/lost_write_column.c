@@ -13,6 +13,7 @@
 
 #include "format/tag_format.h"
 #include "io/lost_write_column.h"
+#include "io/member_batch.h"
 #include "io/sop_internal.h"
 #include "member/member_io.h"
 #include "member/tag_store.h"
@@ -190,42 +191,49 @@ bool lwc_read_suspect(struct graid_array *a, unsigned member, uint64_t off, uint
 }
 
 /*
- * RAID-6, column @p c of @p w: data block @p j rebuilt from P (the others and P read now,
- * synchronously: the rare path) gives, with the others, the Q the member holds. Two stale
- * blocks can look like one behind by their sum (its index their mean); Q tells them apart.
- * False also when anything cannot be read.
+ * RAID-6: data block @p j of one 4 KiB column (@p col: the k data blocks, P, Q) rebuilt
+ * from P gives, with the others, the Q the column holds. Two stale blocks can look like one
+ * behind by their sum (its index their mean); Q tells them apart. @p col[j] is left as the
+ * rebuild. @p scratch: two 4 KiB blocks. False also when the engine fails.
+ */
+static bool lwc_q_holds(struct graid_array *a, uint8_t *const *col, unsigned j,
+			uint8_t *scratch)
+{
+	const unsigned k = a->lay.ndata;
+	uint8_t *g[GRAID_MAX_MEMBERS + 2];
+
+	memcpy(col[j], col[k], TAG_DATA_BLOCK);
+	for (unsigned d = 0; d < k; d++)
+		for (unsigned x = 0; d != j && x < TAG_DATA_BLOCK; x++)
+			col[j][x] ^= col[d][x];
+	for (unsigned d = 0; d < k; d++)
+		g[d] = col[d];
+	g[k] = scratch;
+	g[k + 1] = scratch + TAG_DATA_BLOCK;
+	return graid_parity_gen(a->be, k, 2, TAG_DATA_BLOCK, 1, g) == 0 &&
+	       memcmp(scratch + TAG_DATA_BLOCK, col[k + 1], TAG_DATA_BLOCK) == 0;
+}
+
+/*
+ * lwc_q_holds() for column @p c of @p w as the members hold it, read now (synchronously:
+ * the rare path). False also when anything cannot be read.
  */
 static bool lwc_q_confirms(struct graid_array *a, const struct lwc_row *w, unsigned c,
 			   unsigned j)
 {
-	const struct layout *l = &a->lay;
-	const unsigned k = l->ndata, nroles = k + 2;
+	const unsigned nroles = a->lay.ndata + 2;
 	const uint64_t off = (w->block0 + c) * TAG_DATA_BLOCK;
 	uint8_t *mem = aligned_alloc(ARRAY_ALIGN, (size_t)(nroles + 2) * TAG_DATA_BLOCK);
 	uint8_t *blk[GRAID_MAX_MEMBERS + 2];
 	bool ok = mem != NULL;
 
-	for (unsigned r = 0; ok && r < nroles + 2; r++)
+	for (unsigned r = 0; ok && r < nroles; r++) {
 		blk[r] = mem + (size_t)r * TAG_DATA_BLOCK;
-	for (unsigned r = 0; ok && r < nroles; r++)
 		ok = w->present[r] &&
 		     member_io_now(a, a->members[w->member[r]].dev.fd, false, blk[r],
 				   TAG_DATA_BLOCK, NULL, 0, off) == (ssize_t)TAG_DATA_BLOCK;
-	if (ok) {
-		/* blk[j] becomes its rebuild from P; then P' and Q' of that data. */
-		uint8_t *g[GRAID_MAX_MEMBERS + 2];
-
-		memcpy(blk[j], blk[k], TAG_DATA_BLOCK);
-		for (unsigned d = 0; d < k; d++)
-			for (unsigned x = 0; d != j && x < TAG_DATA_BLOCK; x++)
-				blk[j][x] ^= blk[d][x];
-		for (unsigned d = 0; d < k; d++)
-			g[d] = blk[d];
-		g[k] = blk[nroles];
-		g[k + 1] = blk[nroles + 1];
-		ok = graid_parity_gen(a->be, k, 2, TAG_DATA_BLOCK, 1, g) == 0 &&
-		     memcmp(blk[nroles + 1], blk[k + 1], TAG_DATA_BLOCK) == 0;
 	}
+	ok = ok && lwc_q_holds(a, blk, j, mem + (size_t)nroles * TAG_DATA_BLOCK);
 	free(mem);
 	return ok;
 }
@@ -307,9 +315,10 @@ static bool lwc_written(const struct layout *l, const struct sop *s, unsigned d,
 }
 
 /* The meta word of role @p role of column @p c, after @p s's writes. */
-static uint32_t lwc_column_meta(const struct lwc_row *w, const struct layout *l,
+static uint32_t lwc_column_meta(struct graid_array *a, const struct lwc_row *w,
 				const struct sop *s, unsigned role, unsigned c)
 {
+	const struct layout *l = &a->lay;
 	const uint32_t x = (uint32_t)((w->block0 + c) * TAG_DATA_BLOCK - w->stripe * l->chunk);
 	struct lwc_verdict v = lwc_judge(w, l, c, false);
 	uint32_t t[GRAID_MAX_MEMBERS], nw[GRAID_MAX_MEMBERS];
@@ -317,9 +326,14 @@ static uint32_t lwc_column_meta(const struct lwc_row *w, const struct layout *l,
 	unsigned missing = 0, miss = 0, all_written = 1;
 	bool have_rec = false;
 
-	/* Q confirmed it at the plan (lwc_sop_check) if the block is noted bad; else unknown. */
-	if (v.kind == LWC_DATA_Q)
-		v.kind = s && sop_is_bad(s, w->member[v.j]) ? LWC_DATA : LWC_UNLOCATED;
+	/*
+	 * A stripe operation: Q confirmed it at the plan (lwc_sop_check) if the block is noted
+	 * bad. A job's write (the block still stale on its member): asked of Q now.
+	 */
+	if (v.kind == LWC_DATA_Q && s)
+		v.kind = sop_is_bad(s, w->member[v.j]) ? LWC_DATA : LWC_UNLOCATED;
+	else if (v.kind == LWC_DATA_Q)
+		v.kind = lwc_q_confirms(a, w, c, v.j) ? LWC_DATA : LWC_UNLOCATED;
 	for (unsigned p = 0; p < l->nparity && !have_rec; p++)
 		if (w->present[l->ndata + p]) {
 			old = tag_rec_of_tag(lwc_pk(w, l->ndata + p, c)->tag);
@@ -393,8 +407,99 @@ int lwc_write_meta(struct graid_array *a, const struct sop *s, unsigned member, 
 		if (rc == 0 && role >= w.nroles)
 			rc = -EINVAL;
 		for (unsigned c = 0; rc == 0 && c < n; c++)
-			meta[b + c - first] = lwc_column_meta(&w, l, s, role, c);
+			meta[b + c - first] = lwc_column_meta(a, &w, s, role, c);
 		b += n;
+	}
+	lwc_row_free(&w);
+	return rc;
+}
+
+/* Write 4 KiB column @p col of @p row's role @p role from @p buf (a job's write). */
+static int lwc_write_col(struct mbatch *mb, uint64_t row, unsigned role, unsigned col,
+			 uint8_t *buf)
+{
+	const struct layout *l = &mb->a->lay;
+	struct mbio io = { .member = layout_role_member(l, row, role), .write = true, .buf = buf,
+			   .len = TAG_DATA_BLOCK,
+			   .off = row * l->chunk + (uint64_t)col * TAG_DATA_BLOCK };
+	int rc = mbatch_run_on(mb, &io, 1);
+
+	return rc ? rc : (io.res == (int)TAG_DATA_BLOCK ? 0 : -EIO);
+}
+
+/* One located column of a scrubbed row: rebuilt in @p blk, and with @p repair written. */
+static int lwc_scrub_col(struct graid_array *a, struct mbatch *mb, const struct lwc_row *w,
+			 unsigned c, unsigned col, struct lwc_verdict v, uint8_t **ptrs,
+			 bool repair, uint64_t *healed)
+{
+	const struct layout *l = &a->lay;
+	int rc = 0;
+
+	if (v.kind == LWC_DATA) {
+		/* From P: the others and P are what the column was before the lost write. */
+		memcpy(ptrs[v.j], ptrs[l->ndata], TAG_DATA_BLOCK);
+		for (unsigned d = 0; d < l->ndata; d++)
+			for (unsigned x = 0; d != v.j && x < TAG_DATA_BLOCK; x++)
+				ptrs[v.j][x] ^= ptrs[d][x];
+		if (repair)
+			rc = lwc_write_col(mb, w->stripe, v.j, col, ptrs[v.j]);
+		csum_report_lost_write(a, (int)w->member[v.j], w->block0 + c, 1,
+				       repair && rc == 0 ? 0 : -EIO);
+		*healed += repair && rc == 0;
+		return rc;
+	}
+	/* A parity behind: made from the data, its record from the data's generations. */
+	rc = graid_parity_gen(a->be, l->ndata, l->nparity, TAG_DATA_BLOCK, 1, ptrs);
+	for (unsigned p = 0; rc == 0 && p < l->nparity; p++) {
+		if (!((v.pmask >> p) & 1u))
+			continue;
+		if (repair)
+			rc = lwc_write_col(mb, w->stripe, l->ndata + p, col, ptrs[l->ndata + p]);
+		csum_report_lost_write(a, (int)w->member[l->ndata + p], w->block0 + c, 1,
+				       repair && rc == 0 ? 0 : -EIO);
+		*healed += repair && rc == 0;
+	}
+	return rc;
+}
+
+int lwc_scrub_row(struct graid_array *a, struct mbatch *mb, uint64_t row, uint8_t **blk,
+		  bool repair, bool *unlocated, uint64_t *healed)
+{
+	const struct layout *l = &a->lay;
+	const unsigned nroles = l->ndata + l->nparity, cols = l->chunk / TAG_DATA_BLOCK;
+	uint8_t scratch[2 * TAG_DATA_BLOCK] __attribute__((aligned(64)));
+	uint8_t *ptrs[GRAID_MAX_MEMBERS], save[TAG_DATA_BLOCK];
+	struct lwc_row w;
+	int rc = 0;
+
+	*unlocated = false;
+	if (!lwc_active(a))
+		return 0;
+	w.pk = NULL;
+	for (unsigned c0 = 0; c0 < cols && rc == 0; c0 += LWC_BATCH) {
+		unsigned n = cols - c0 < LWC_BATCH ? cols - c0 : LWC_BATCH;
+
+		if (lwc_row_load(a, &w, row, row * (l->chunk / TAG_DATA_BLOCK) + c0, n, true))
+			continue; /* tags that cannot be read: their CRCs judge, not this */
+		for (unsigned c = 0; c < n && rc == 0; c++) {
+			struct lwc_verdict v = lwc_judge(&w, l, c, false);
+
+			for (unsigned r = 0; r < nroles; r++)
+				ptrs[r] = blk[r] + (size_t)(c0 + c) * TAG_DATA_BLOCK;
+			if (v.kind == LWC_DATA_Q) {
+				/* Q judges the rebuild; the data block is put back if it fails. */
+				memcpy(save, ptrs[v.j], TAG_DATA_BLOCK);
+				v.kind = lwc_q_holds(a, ptrs, v.j, scratch) ? LWC_DATA
+									    : LWC_UNLOCATED;
+				memcpy(ptrs[v.j], save, TAG_DATA_BLOCK);
+			}
+			if (v.kind == LWC_UNLOCATED) {
+				csum_report_lost_write(a, -1, w.block0 + c, 1, -EIO);
+				*unlocated = true;
+			} else if (v.kind == LWC_DATA || v.kind == LWC_PARITY) {
+				rc = lwc_scrub_col(a, mb, &w, c, c0 + c, v, ptrs, repair, healed);
+			}
+		}
 	}
 	lwc_row_free(&w);
 	return rc;
