@@ -13,7 +13,6 @@
 
 #include "format/tag_format.h"
 #include "io/lost_write_column.h"
-#include "io/member_batch.h"
 #include "io/sop_internal.h"
 #include "member/member_io.h"
 #include "member/tag_store.h"
@@ -414,23 +413,10 @@ int lwc_write_meta(struct graid_array *a, const struct sop *s, unsigned member, 
 	return rc;
 }
 
-/* Write 4 KiB column @p col of @p row's role @p role from @p buf (a job's write). */
-static int lwc_write_col(struct mbatch *mb, uint64_t row, unsigned role, unsigned col,
-			 uint8_t *buf)
-{
-	const struct layout *l = &mb->a->lay;
-	struct mbio io = { .member = layout_role_member(l, row, role), .write = true, .buf = buf,
-			   .len = TAG_DATA_BLOCK,
-			   .off = row * l->chunk + (uint64_t)col * TAG_DATA_BLOCK };
-	int rc = mbatch_run_on(mb, &io, 1);
-
-	return rc ? rc : (io.res == (int)TAG_DATA_BLOCK ? 0 : -EIO);
-}
-
 /* One located column of a scrubbed row: rebuilt in @p blk, and with @p repair written. */
-static int lwc_scrub_col(struct graid_array *a, struct mbatch *mb, const struct lwc_row *w,
-			 unsigned c, unsigned col, struct lwc_verdict v, uint8_t **ptrs,
-			 bool repair, uint64_t *healed)
+static int lwc_scrub_col(struct graid_array *a, const struct lwc_scrub_io *io,
+			 const struct lwc_row *w, unsigned c, unsigned col, struct lwc_verdict v,
+			 uint8_t **ptrs, uint64_t *healed)
 {
 	const struct layout *l = &a->lay;
 	int rc = 0;
@@ -441,11 +427,11 @@ static int lwc_scrub_col(struct graid_array *a, struct mbatch *mb, const struct 
 		for (unsigned d = 0; d < l->ndata; d++)
 			for (unsigned x = 0; d != v.j && x < TAG_DATA_BLOCK; x++)
 				ptrs[v.j][x] ^= ptrs[d][x];
-		if (repair)
-			rc = lwc_write_col(mb, w->stripe, v.j, col, ptrs[v.j]);
+		if (io->write_col)
+			rc = io->write_col(io->arg, w->stripe, v.j, col, ptrs[v.j]);
 		csum_report_lost_write(a, (int)w->member[v.j], w->block0 + c, 1,
-				       repair && rc == 0 ? 0 : -EIO);
-		*healed += repair && rc == 0;
+				       io->write_col && rc == 0 ? 0 : -EIO);
+		*healed += io->write_col && rc == 0;
 		return rc;
 	}
 	/* A parity behind: made from the data, its record from the data's generations. */
@@ -453,17 +439,18 @@ static int lwc_scrub_col(struct graid_array *a, struct mbatch *mb, const struct 
 	for (unsigned p = 0; rc == 0 && p < l->nparity; p++) {
 		if (!((v.pmask >> p) & 1u))
 			continue;
-		if (repair)
-			rc = lwc_write_col(mb, w->stripe, l->ndata + p, col, ptrs[l->ndata + p]);
+		if (io->write_col)
+			rc = io->write_col(io->arg, w->stripe, l->ndata + p, col,
+					   ptrs[l->ndata + p]);
 		csum_report_lost_write(a, (int)w->member[l->ndata + p], w->block0 + c, 1,
-				       repair && rc == 0 ? 0 : -EIO);
-		*healed += repair && rc == 0;
+				       io->write_col && rc == 0 ? 0 : -EIO);
+		*healed += io->write_col && rc == 0;
 	}
 	return rc;
 }
 
-int lwc_scrub_row(struct graid_array *a, struct mbatch *mb, uint64_t row, uint8_t **blk,
-		  bool repair, bool *unlocated, uint64_t *healed)
+int lwc_scrub_row(struct graid_array *a, const struct lwc_scrub_io *io, uint64_t row,
+		  uint8_t **blk, bool *unlocated, uint64_t *healed)
 {
 	const struct layout *l = &a->lay;
 	const unsigned nroles = l->ndata + l->nparity, cols = l->chunk / TAG_DATA_BLOCK;
@@ -497,7 +484,7 @@ int lwc_scrub_row(struct graid_array *a, struct mbatch *mb, uint64_t row, uint8_
 				csum_report_lost_write(a, -1, w.block0 + c, 1, -EIO);
 				*unlocated = true;
 			} else if (v.kind == LWC_DATA || v.kind == LWC_PARITY) {
-				rc = lwc_scrub_col(a, mb, &w, c, c0 + c, v, ptrs, repair, healed);
+				rc = lwc_scrub_col(a, io, &w, c, c0 + c, v, ptrs, healed);
 			}
 		}
 	}

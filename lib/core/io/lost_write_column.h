@@ -12,7 +12,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "io/member_batch.h"
 #include "io/queue.h"
 
 /* Whether generations are kept for @p a's stripe operations (RAID-5/6 with tags and gens). */
@@ -56,19 +55,26 @@ int lwc_sop_check(struct graid_array *a, const struct sop *s, unsigned *note, un
 int lwc_write_meta(struct graid_array *a, const struct sop *s, unsigned member, uint64_t off,
 		   uint32_t len, uint32_t *meta);
 
+/* How lwc_scrub_row() writes a 4 KiB column back: the scrub's own write (its ring). */
+struct lwc_scrub_io {
+	/* NULL: check only, nothing written. 0 or -errno. */
+	int (*write_col)(void *arg, uint64_t row, unsigned role, unsigned col, uint8_t *buf);
+	void *arg;
+};
+
 /*
  * Scrub, under @p row's stripe lock, its chunks read into @p blk (role order, every role
  * present, their tags verified): every 4 KiB column's records against its data's
  * generations. A located stale data block (RAID-5: one write behind; RAID-6: any number,
  * the rebuild checked against Q) is rebuilt in @p blk, a stale parity made from the data;
- * with @p repair each is written back (on @p mb, with the expected generation or record)
- * and reported healed (csum_report_lost_write(member, block, 1, 0); without, -EIO) and
- * counted in *@p healed. A mismatch not located is reported (member -1, -EIO) and sets
- * *@p unlocated: the caller then leaves the row's parity as it is (a syndrome vote would
- * make it follow the stale data and lose what it still knows). 0, or -errno of a write or
- * the engine.
+ * with io->write_col each is written back (a job's write: member_batch.c gives it the
+ * expected generation or the record) and reported healed (csum_report_lost_write(member,
+ * block, 1, 0); without, -EIO) and counted in *@p healed. A mismatch not located is
+ * reported (member -1, -EIO) and sets *@p unlocated: the caller then leaves the row's
+ * parity as it is (a syndrome vote would make it follow the stale data and lose what it
+ * still knows). 0, or -errno of a write or the engine.
  */
-int lwc_scrub_row(struct graid_array *a, struct mbatch *mb, uint64_t row, uint8_t **blk,
-		  bool repair, bool *unlocated, uint64_t *healed);
+int lwc_scrub_row(struct graid_array *a, const struct lwc_scrub_io *io, uint64_t row,
+		  uint8_t **blk, bool *unlocated, uint64_t *healed);
 
 #endif

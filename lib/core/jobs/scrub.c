@@ -255,6 +255,11 @@ static bool scrub_heal_parity_row(struct scrub_ctx *c, uint64_t row, uint8_t **b
 	return bbl_cols_any(&lost);
 }
 
+static int scrub_lw_write(void *arg, uint64_t row, unsigned role, unsigned col, uint8_t *buf)
+{
+	return scrub_write_col(arg, row, role, col, buf);
+}
+
 /*
  * Generations (io/lost_write_column.h): stale blocks and parities the records locate are
  * rebuilt (and with REPAIR written back) before the syndromes are compared; a row with a
@@ -266,6 +271,7 @@ static int scrub_lost_writes(struct scrub_ctx *c, uint64_t row0, unsigned *check
 {
 	const unsigned nroles = c->a->lay.ndata + c->a->lay.nparity;
 	const bool repair = c->flags & GRAID_SCRUB_REPAIR;
+	const struct lwc_scrub_io io = { repair ? scrub_lw_write : NULL, c };
 	unsigned kept = 0;
 	int rc = 0;
 
@@ -277,8 +283,7 @@ static int scrub_lost_writes(struct scrub_ctx *c, uint64_t row0, unsigned *check
 		bool unlocated;
 
 		rc = repair ? bitmap_start_write(c->a, row) : 0;
-		rc = rc ? rc : lwc_scrub_row(c->a, &c->mb, row, blk, repair, &unlocated,
-					     &c->rep.rewritten);
+		rc = rc ? rc : lwc_scrub_row(c->a, &io, row, blk, &unlocated, &c->rep.rewritten);
 		if (repair)
 			bitmap_end_write(c->a, row);
 		if (rc == 0 && unlocated) {
