@@ -16,6 +16,7 @@
 #include "io/sop_internal.h"
 #include "member/member_io.h"
 #include "member/tag_store.h"
+#include "meta/bitmap.h"
 #include "meta/csum_report.h"
 
 /* Columns looked at in one go: per role this many peeks on the stack. */
@@ -45,6 +46,8 @@ struct lwc_row {
 	uint64_t block0; /* the first column's block number (the same on every member) */
 	unsigned n;
 	unsigned nroles;
+	/* Still to resync after a crash: a mismatch there is a torn write, not a lost one. */
+	bool unresynced;
 	unsigned member[GRAID_MAX_MEMBERS];
 	bool present[GRAID_MAX_MEMBERS];
 	struct tag_peek *pk;
@@ -74,6 +77,7 @@ static int lwc_row_load(struct graid_array *a, struct lwc_row *w, uint64_t strip
 	int rc = 0;
 
 	w->stripe = stripe;
+	w->unresynced = bitmap_unresynced(a, stripe);
 	w->block0 = block0;
 	w->n = n;
 	w->nroles = l->ndata + l->nparity;
@@ -114,6 +118,8 @@ static struct lwc_verdict lwc_judge(const struct lwc_row *w, const struct layout
 	struct tag_rec_where at[2] = { { 0 }, { 0 } };
 	struct tag_rec rec[2] = { { 0, 0 }, { 0, 0 } };
 
+	if (w->unresynced)
+		return v;
 	for (unsigned r = 0; r < w->nroles; r++) {
 		const struct tag_peek *p = lwc_pk(w, r, c);
 
