@@ -389,6 +389,43 @@ static uint32_t lwc_column_meta(struct graid_array *a, const struct lwc_row *w,
 	return tag_rec_encode(tag_rec_make(nw, l->ndata));
 }
 
+/*
+ * A data block of a stripe operation whose member is not noted bad: its generation is its
+ * own (the next one where the request writes it), whatever the column holds elsewhere, so
+ * only its own tags are looked at (the common case costs one peek, not one per role).
+ */
+static int lwc_own_meta(struct graid_array *a, const struct sop *s, unsigned member,
+			uint64_t b, uint64_t end, uint32_t *meta)
+{
+	const struct layout *l = &a->lay;
+	struct tag_peek pk[LWC_BATCH];
+	const uint64_t first = b;
+
+	while (b < end) {
+		uint64_t stripe = b * TAG_DATA_BLOCK / l->chunk;
+		uint64_t row_end = (stripe + 1) * l->chunk / TAG_DATA_BLOCK;
+		unsigned n = (unsigned)((end < row_end ? end : row_end) - b);
+		unsigned role = layout_member_role(l, stripe, member);
+		int rc;
+
+		if (n > LWC_BATCH)
+			n = LWC_BATCH;
+		if (role >= l->ndata)
+			return -EAGAIN; /* parity here: the whole column is needed */
+		rc = tag_store_peek_load(a, member, b, n, pk);
+		if (rc)
+			return rc;
+		for (unsigned c = 0; c < n; c++) {
+			uint32_t x = (uint32_t)((b + c) * TAG_DATA_BLOCK - stripe * l->chunk);
+			uint32_t g = tag_gen(pk[c].tag);
+
+			meta[b + c - first] = lwc_written(l, s, role, x) ? tag_gen_next(g) : g;
+		}
+		b += n;
+	}
+	return 0;
+}
+
 int lwc_write_meta(struct graid_array *a, const struct sop *s, unsigned member, uint64_t off,
 		   uint32_t len, uint32_t *meta)
 {
@@ -399,6 +436,12 @@ int lwc_write_meta(struct graid_array *a, const struct sop *s, unsigned member, 
 
 	if (off % TAG_DATA_BLOCK || len % TAG_DATA_BLOCK)
 		return -EINVAL;
+	if (s && !sop_is_bad(s, member)) {
+		rc = lwc_own_meta(a, s, member, b, end, meta);
+		if (rc != -EAGAIN)
+			return rc;
+		rc = 0;
+	}
 	w.pk = NULL;
 	while (b < end && rc == 0) {
 		uint64_t stripe = b * TAG_DATA_BLOCK / l->chunk;
