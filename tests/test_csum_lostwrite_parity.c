@@ -327,10 +327,11 @@ Test(csum_lostwrite_parity, raid6_block_that_missed_three_writes_is_healed_check
 }
 
 /*
- * A lost write of P: the data is right, P and its record one write behind. A read returns
- * the data, P is rewritten (one event naming P's member), a scrub then finds nothing.
+ * A lost write of P (or Q): the data is right, that parity and its record one write behind.
+ * A read returns the data, the parity is rewritten (one event naming its member), a scrub
+ * then finds nothing.
  */
-static void lp_lost_parity_write(int level)
+static void lp_lost_parity_write(int level, int64_t which)
 {
 	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
 	struct graid_array *a;
@@ -341,7 +342,7 @@ static void lp_lost_parity_write(int level)
 
 	lp_setup(&b, level);
 	lp_find(&b, LP_BLOCK, &m, &k);
-	p = lp_parity(&b, k, CU_P);
+	p = lp_parity(&b, k, which);
 	lp_block(&b, p, k, old, old_tag, false);
 	a = lp_open(&b);
 	lp_write_block(a, LP_BLOCK, 2);
@@ -352,7 +353,7 @@ static void lp_lost_parity_write(int level)
 	lp_warm(&b, a, k);
 	lp_expect(a, LP_BLOCK, 2);
 	cr_assert_eq(lp_events(), 1, "%u lost-write events", lp_events());
-	cr_assert_eq(lp_ev[0].member, (int)p, "the event names member %d, not P's %u",
+	cr_assert_eq(lp_ev[0].member, (int)p, "the event names member %d, not the parity's %u",
 		     lp_ev[0].member, p);
 	cr_assert_eq(lp_ev[0].error, 0);
 	cr_assert_eq(graid_array_scrub(a, 0, &rep), 0);
@@ -365,12 +366,18 @@ static void lp_lost_parity_write(int level)
 
 Test(csum_lostwrite_parity, raid5_lost_write_of_p_is_rewritten_from_the_data)
 {
-	lp_lost_parity_write(5);
+	lp_lost_parity_write(5, CU_P);
 }
 
 Test(csum_lostwrite_parity, raid6_lost_write_of_p_is_rewritten_from_the_data)
 {
-	lp_lost_parity_write(6);
+	lp_lost_parity_write(6, CU_P);
+}
+
+/* RAID-6: P's record is the data's, Q's is not: Q is the stale one, rewritten. */
+Test(csum_lostwrite_parity, raid6_lost_write_of_q_is_rewritten_from_the_data)
+{
+	lp_lost_parity_write(6, CU_Q);
 }
 
 /*
