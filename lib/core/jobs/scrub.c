@@ -255,9 +255,15 @@ static bool scrub_heal_parity_row(struct scrub_ctx *c, uint64_t row, uint8_t **b
 	return bbl_cols_any(&lost);
 }
 
+/* A column a lost write left stale, rewritten: a write, marked first as every repair's. */
 static int scrub_lw_write(void *arg, uint64_t row, unsigned role, unsigned col, uint8_t *buf)
 {
-	return scrub_write_col(arg, row, role, col, buf);
+	struct scrub_ctx *c = arg;
+	int rc = bitmap_start_write(c->a, row);
+
+	rc = rc ? rc : scrub_write_col(c, row, role, col, buf);
+	bitmap_end_write(c->a, row);
+	return rc;
 }
 
 /*
@@ -282,10 +288,7 @@ static int scrub_lost_writes(struct scrub_ctx *c, uint64_t row0, unsigned *check
 		uint64_t row = row0 + checkable[k];
 		bool unlocated;
 
-		rc = repair ? bitmap_start_write(c->a, row) : 0;
-		rc = rc ? rc : lwc_scrub_row(c->a, &io, row, blk, &unlocated, &c->rep.rewritten);
-		if (repair)
-			bitmap_end_write(c->a, row);
+		rc = lwc_scrub_row(c->a, &io, row, blk, &unlocated, &c->rep.rewritten);
 		if (rc == 0 && unlocated) {
 			c->rep.skipped++;
 			continue;
