@@ -240,9 +240,9 @@ static void lp_records_hold(const struct lp_bed *b)
 				continue;
 			got = tag_rec_of_tag(lp_tag(b, m, mb));
 			cr_assert(tag_rec_eq(got, want),
-				  "member block %llu: %s's record (%u, %u) is not the data's (%u, %u)",
-				  (unsigned long long)mb, what == CU_P ? "P" : "Q", got.s, got.w,
-				  want.s, want.w);
+				  "member block %llu: %s's record (%u, %u) is not the data's "
+				  "(%u, %u)", (unsigned long long)mb, what == CU_P ? "P" : "Q",
+				  got.s, got.w, want.s, want.w);
 		}
 	}
 }
@@ -695,7 +695,8 @@ static void *lp_race_writer(void *arg)
 		uint64_t n = 1 + rand_r(&seed) % 8, at = rand_r(&seed) % (LP_RACE_BLOCKS - n);
 
 		lp_pattern(buf, at * CU_BLOCK, n * CU_BLOCK, round++);
-		if (graid_array_write(r->a, buf, n * CU_BLOCK, at * CU_BLOCK) != (ssize_t)(n * CU_BLOCK))
+		if (graid_array_write(r->a, buf, n * CU_BLOCK, at * CU_BLOCK) !=
+		    (ssize_t)(n * CU_BLOCK))
 			atomic_fetch_add(&r->failed, 1);
 		atomic_fetch_add(&r->writes, 1);
 	}
@@ -711,7 +712,8 @@ static void *lp_race_reader(void *arg)
 	while (!atomic_load(&r->stop)) {
 		uint64_t n = 1 + rand_r(&seed) % 4, at = rand_r(&seed) % (LP_RACE_BLOCKS - n);
 
-		if (graid_array_read(r->a, buf, n * CU_BLOCK, at * CU_BLOCK) != (ssize_t)(n * CU_BLOCK))
+		if (graid_array_read(r->a, buf, n * CU_BLOCK, at * CU_BLOCK) !=
+		    (ssize_t)(n * CU_BLOCK))
 			atomic_fetch_add(&r->failed, 1);
 		atomic_fetch_add(&r->reads, 1);
 	}

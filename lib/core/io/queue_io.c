@@ -173,9 +173,12 @@ static uint32_t *queue_write_meta(struct graid_queue *q, struct sop *s, unsigned
 	rc = lwc_write_meta(q->a, s, member, member_off, (uint32_t)len, meta);
 	if (rc == 0)
 		return meta;
-	graid__log(GRAID_LOG_ERR, "member %u: the generations of a write at data-area byte %llu "
-				  "could not be chosen: %s; each block counts one more",
-		   member, (unsigned long long)member_off, graid_strerror(rc));
+	/* -EOPNOTSUPP: a role with its tags in NVMe metadata, where no generation is kept. */
+	if (rc != -EOPNOTSUPP)
+		graid__log(GRAID_LOG_ERR,
+			   "member %u: the generations of a write at data-area byte %llu could "
+			   "not be chosen: %s; each block counts one more",
+			   member, (unsigned long long)member_off, graid_strerror(rc));
 	if (*heap)
 		free(meta);
 	*heap = false;
