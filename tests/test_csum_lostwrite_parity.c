@@ -101,12 +101,15 @@ static struct graid_array *lp_open(struct lp_bed *b)
 	return a;
 }
 
-/* A checksummed array of @p level, generations on, filled with round 1 and closed. */
-static void lp_setup(struct lp_bed *b, int level)
+/*
+ * A checksummed array of @p level (and @p flags: the journal), generations on, filled with
+ * round 1 and closed.
+ */
+static void lp_setup_flags(struct lp_bed *b, int level, unsigned flags)
 {
 	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = level,
 					  .chunk_bytes = LP_CHUNK, .backend = "isal",
-					  .flags = GRAID_CREATE_CHECKSUMS };
+					  .flags = GRAID_CREATE_CHECKSUMS | flags };
 	struct graid_array_info info = { .struct_size = sizeof(info) };
 	struct graid_array *a;
 	uint8_t *buf;
@@ -114,7 +117,8 @@ static void lp_setup(struct lp_bed *b, int level)
 	memset(b, 0, sizeof(*b));
 	b->level = level;
 	b->n = level == 6 ? 5u : 4u;
-	au_make(&b->s, b->n, LP_MEMBER_BYTES);
+	/* The journal's log takes its room from each member (as test_csum_read's beds give). */
+	au_make(&b->s, b->n, LP_MEMBER_BYTES + (flags & GRAID_CREATE_JOURNAL ? 40u << 20 : 0));
 	cr_assert_eq(graid_array_create(b->s.paths, b->n, &cfg, &a), 0);
 	a->csum_gens = true;
 	cr_assert_eq(graid_array_info(a, &info), 0);
@@ -128,6 +132,11 @@ static void lp_setup(struct lp_bed *b, int level)
 	pthread_mutex_lock(&lp_mu);
 	lp_nev = 0;
 	pthread_mutex_unlock(&lp_mu);
+}
+
+static void lp_setup(struct lp_bed *b, int level)
+{
+	lp_setup_flags(b, level, 0);
 }
 
 /* Where array block @p blk lives: its member and member block. */
@@ -481,14 +490,14 @@ static void lp_random_writes(const struct lp_bed *b, struct graid_array *a, unsi
  * zeroes (whole rows deallocated, parts written): each leaves every column's records equal
  * to its data's (checked from the member files).
  */
-static void lp_paths(int level)
+static void lp_paths(int level, unsigned flags)
 {
 	struct graid_array *a;
 	struct lp_bed b;
 	uint8_t *buf;
 	unsigned seed = 41;
 
-	lp_setup(&b, level);
+	lp_setup_flags(&b, level, flags);
 	lp_records_hold(&b); /* the full-stripe fill */
 	a = lp_open(&b);
 	buf = malloc(8 * LP_CHUNK);
@@ -821,12 +830,18 @@ Test(csum_lostwrite_parity, raid6_degraded_writes_and_a_rebuild_keep_the_records
 
 Test(csum_lostwrite_parity, raid5_every_write_path_keeps_the_records_of_the_data)
 {
-	lp_paths(5);
+	lp_paths(5, 0);
 }
 
 Test(csum_lostwrite_parity, raid6_every_write_path_keeps_the_records_of_the_data)
 {
-	lp_paths(6);
+	lp_paths(6, 0);
+}
+
+/* The same through the write-hole journal (logged first, then in place). */
+Test(csum_lostwrite_parity, raid6_journaled_writes_keep_the_records_of_the_data)
+{
+	lp_paths(6, GRAID_CREATE_JOURNAL);
 }
 
 #else
