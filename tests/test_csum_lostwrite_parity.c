@@ -600,6 +600,47 @@ Test(csum_lostwrite_parity, raid6_scrub_rewrites_a_stale_p)
 	lp_scrub_heals(6, 1, true);
 }
 
+/*
+ * RAID-6 with one member out (@p which: CU_Q, or a data member other than the stale one's)
+ * and a lost write of a data block: the remaining records see it but cannot check a rebuild,
+ * so that column's reads fail -EIO (an event naming member -1); other columns read right.
+ */
+static void lp_degraded_detects(int64_t which)
+{
+	struct graid_array *a;
+	struct lp_bed b;
+	unsigned m, out = 0;
+	uint64_t k;
+
+	lp_setup(&b, 6);
+	lp_find(&b, LP_BLOCK, &m, &k);
+	lp_lose(&b, LP_BLOCK, m, k, 1);
+	for (unsigned i = 0; i < b.n; i++)
+		if (i != m && (which == CU_Q ? cu_map(&b.g, i, k) == CU_Q : cu_map(&b.g, i, k) >= 0))
+			out = i;
+	a = lp_open(&b);
+	cr_assert_eq(graid_array_fail_member(a, out), 0);
+	lp_warm(&b, a, k);
+	lp_expect(a, LP_BLOCK, 0);
+	cr_assert_geq(lp_events(), 1);
+	cr_assert_eq(lp_ev[0].member, -1, "the event names member %d", lp_ev[0].member);
+	cr_assert_eq(lp_ev[0].block, k);
+	cr_assert_eq(lp_ev[0].error, -EIO);
+	lp_expect(a, LP_BLOCK + 1, 1);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_parity, raid6_without_q_detects_a_lost_write_and_fails_the_column)
+{
+	lp_degraded_detects(CU_Q);
+}
+
+Test(csum_lostwrite_parity, raid6_without_a_data_member_detects_a_lost_write)
+{
+	lp_degraded_detects(0);
+}
+
 #if GRAID_FAULT_INJECTION
 static pthread_t lp_main;
 static atomic_bool lp_hold;

@@ -106,6 +106,39 @@ static const struct tag_peek *lwc_pk(const struct lwc_row *w, unsigned r, unsign
 }
 
 /*
+ * RAID-6 with role @p gone out (docs/INTEGRITY.md: "RAID-6 missing one member detects with
+ * the remaining sum but cannot locate"): a data block out takes the generation P's record
+ * implies, and Q's record must then agree with P's and with the data; a parity out, the
+ * other's record must be the data's. Any mismatch is LWC_UNLOCATED (the column's reads fail
+ * -EIO: nothing is left to check a rebuild with), else LWC_OK.
+ */
+static struct lwc_verdict lwc_judge_degraded(const struct lwc_row *w, const struct layout *l,
+					     uint32_t *g, const struct tag_rec *rec, unsigned gone)
+{
+	struct lwc_verdict v = { LWC_OK, 0, 0, 0 };
+	struct tag_rec made;
+
+	(void)w;
+	if (gone < l->ndata) {
+		struct tag_rec r = rec[0];
+
+		g[gone] = 0;
+		for (unsigned d = 0; d < l->ndata; d++)
+			if (d != gone)
+				tag_rec_sub(&r, 0, g[d]);
+		g[gone] = r.s % TAG_GEN_PRIME;
+		made = tag_rec_make(g, l->ndata);
+		if (!tag_rec_eq(made, rec[0]) || !tag_rec_eq(made, rec[1]))
+			v.kind = LWC_UNLOCATED;
+		return v;
+	}
+	made = tag_rec_make(g, l->ndata);
+	if (!tag_rec_eq(made, rec[gone == l->ndata ? 1 : 0]))
+		v.kind = LWC_UNLOCATED;
+	return v;
+}
+
+/*
  * Judge column @p c: RAID-5 heals a data block behind by one write only (a larger dS may be
  * two blocks); RAID-6 names the block for any delta (LWC_DATA_Q) and leaves it to Q to
  * confirm (lwc_q_confirms()), and a parity whose record alone differs is the stale one.
@@ -118,18 +151,27 @@ static struct lwc_verdict lwc_judge(const struct lwc_row *w, const struct layout
 	struct tag_rec_where at[2] = { { 0 }, { 0 } };
 	struct tag_rec rec[2] = { { 0, 0 }, { 0, 0 } }, made;
 
+	unsigned out = 0, gone = 0;
+
 	if (w->unresynced)
 		return v;
 	for (unsigned r = 0; r < w->nroles; r++) {
 		const struct tag_peek *p = lwc_pk(w, r, c);
 
-		if (!w->present[r] || !p->cached || (unlocked && p->inflight))
+		if (!w->present[r]) {
+			out++;
+			gone = r;
+			continue;
+		}
+		if (!p->cached || (unlocked && p->inflight))
 			return v;
 		if (r < l->ndata)
 			g[r] = tag_gen(p->tag);
 		else
 			rec[r - l->ndata] = tag_rec_of_tag(p->tag);
 	}
+	if (out)
+		return out == 1 && l->nparity == 2 ? lwc_judge_degraded(w, l, g, rec, gone) : v;
 	/* The common case, consistent, without the locator's arithmetic. */
 	made = tag_rec_make(g, l->ndata);
 	if (tag_rec_eq(rec[0], made) && (l->nparity == 1 || tag_rec_eq(rec[1], made))) {
