@@ -2,8 +2,10 @@
 /* Member I/O for background work (rebuild, scrub, resync): one ring per job, groups of I/Os waited for together. */
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <liburing.h>
 
+#include "io/lost_write_column.h"
 #include "io/member_batch.h"
 #include "member/member_io.h"
 #include "common/signals.h"
@@ -59,6 +61,32 @@ static void mbatch_break(struct mbatch *mb, int rc);
  * what an earlier refused submit left in the ring. A refusal that is not "try again" breaks
  * the batch (every unfinished I/O gets it); "try again" leaves them for the next call.
  */
+/*
+ * Prepare @p io on the ring. A RAID-5/6 write with generations carries the ones the column
+ * expects (io/lost_write_column.h): a job's write is never a new write of the data.
+ */
+static int mbatch_prep(struct mbatch *mb, struct mbio *io)
+{
+	uint32_t stack[64], *meta = NULL;
+	int rc;
+
+	if (io->write && lwc_active(mb->a) && io->off < mb->a->lay.member_bytes) {
+		meta = io->len / 4096u <= 64 ? stack : malloc(io->len / 4096u * sizeof(*meta));
+		if (meta && lwc_write_meta(mb->a, NULL, io->member, io->off, io->len, meta)) {
+			if (meta != stack)
+				free(meta);
+			meta = NULL;
+		}
+	}
+	member_io_next_meta(meta);
+	rc = member_prep_io(&mb->ring, mb->a, io->member, io->write, io->buf, io->len, io->off,
+			    io, &io->fault);
+	member_io_next_meta(NULL);
+	if (meta && meta != stack)
+		free(meta);
+	return rc;
+}
+
 static void mbatch_fill(struct mbatch *mb)
 {
 	struct sigpipe_guard guard;
@@ -74,8 +102,7 @@ static void mbatch_fill(struct mbatch *mb)
 				array_test_before_read(mb->a, io->member);
 			/* Resync takes what it reads as the truth: its tags follow the bytes. */
 			io->fault.unverified = mb->unverified && !io->write;
-			if (member_prep_io(&mb->ring, mb->a, io->member, io->write, io->buf,
-					   io->len, io->off, io, &io->fault))
+			if (mbatch_prep(mb, io))
 				break;
 			g->next++;
 			/* Prepared, not yet submitted: a stale read still runs; its bytes are dropped. */

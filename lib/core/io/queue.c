@@ -8,6 +8,7 @@
 #include "meta/journal.h"
 #include "io/discard.h"
 #include "array/stats_count.h"
+#include "io/lost_write_column.h"
 #include "io/queue.h"
 #include "io/queue_fixed.h"
 #include "io/queue_io.h"
@@ -39,6 +40,19 @@ static bool queue_kslot_read(const struct sop *s, const struct mio *io)
 	return s->req->kslot >= 0 && !io->write;
 }
 
+/*
+ * An unlocked RAID-5/6 read whose blocks held their tags, but whose columns' cached records
+ * say something of them is stale (io/lost_write_column.h): not trusted, ended stale.
+ */
+static bool queue_read_lost_write(struct graid_queue *q, struct mio *io)
+{
+	if (io->write || !io->fault.racy || io->fault.off == UINT64_MAX || !lwc_active(q->a) ||
+	    !lwc_read_suspect(q->a, io->member, io->fault.off, io->len))
+		return false;
+	io->fault.stale = true;
+	return true;
+}
+
 static void queue_io_complete(struct graid_queue *q, struct mio *io, int res)
 {
 	struct sop *s = io->sop;
@@ -55,6 +69,9 @@ static void queue_io_complete(struct graid_queue *q, struct mio *io, int res)
 	/* After a crash, inside a region still to resync: the data is kept (csum_report.h). */
 	if (res == -EBADMSG && csum_report_unresynced(q->a, io->member, &io->fault, io->len))
 		res = (int)io->len;
+	/* Its column's generations disagree: read again under the stripe lock, which judges. */
+	if (res == (int)io->len && queue_read_lost_write(q, io))
+		res = -ESTALE;
 	if (io->fault.slow_ms)
 		array_event(q->a, GRAID_EVENT_MEMBER_SLOW, io->member, 0, 0, io->fault.slow_ms);
 	if (res == (int)io->len) {

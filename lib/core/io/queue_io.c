@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/lost_write_column.h"
 #include "io/queue.h"
 #include "io/queue_fixed.h"
 #include "io/queue_io.h"
@@ -147,8 +148,69 @@ static bool queue_io_now(struct graid_queue *q, struct sop *s, struct mio *io, u
 	return true;
 }
 
+/* Words of meta on the stack for a write's generations; longer writes allocate. */
+#define QUEUE_META_STACK 256u
+
+/*
+ * RAID-5/6 with generations (io/lost_write_column.h): the meta words of a data-area write of
+ * @p s into @p stack or a new allocation (*@p heap), or NULL: the default, each block's next
+ * generation (and the failure is logged).
+ */
+static uint32_t *queue_write_meta(struct graid_queue *q, struct sop *s, unsigned member,
+				  uint64_t member_off, size_t len, uint32_t *stack, bool *heap)
+{
+	uint32_t *meta = stack;
+	int rc;
+
+	*heap = false;
+	if (!lwc_active(q->a) || s->dealloc || member_off >= q->a->lay.member_bytes)
+		return NULL;
+	if (len / 4096u > QUEUE_META_STACK) {
+		meta = malloc(len / 4096u * sizeof(*meta));
+		if (!meta)
+			return NULL;
+		*heap = true;
+	}
+	rc = lwc_write_meta(q->a, s, member, member_off, (uint32_t)len, meta);
+	if (rc == 0)
+		return meta;
+	/* -EOPNOTSUPP: a role with its tags in NVMe metadata, where no generation is kept. */
+	if (rc != -EOPNOTSUPP)
+		graid__log(GRAID_LOG_ERR,
+			   "member %u: the generations of a write at data-area byte %llu could "
+			   "not be chosen: %s; each block counts one more",
+			   member, (unsigned long long)member_off, graid_strerror(rc));
+	if (*heap)
+		free(meta);
+	*heap = false;
+	return NULL;
+}
+
+static int queue_io_member(struct graid_queue *q, struct sop *s, unsigned slot,
+			   unsigned member, bool write, uint8_t *ptr, size_t len,
+			   uint64_t member_off);
+
 int queue_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,
 	     bool write, uint8_t *ptr, size_t len, uint64_t member_off)
+{
+	uint32_t stack[QUEUE_META_STACK], *meta;
+	bool heap;
+	int rc;
+
+	if (!write)
+		return queue_io_member(q, s, slot, member, write, ptr, len, member_off);
+	meta = queue_write_meta(q, s, member, member_off, len, stack, &heap);
+	member_io_next_meta(meta);
+	rc = queue_io_member(q, s, slot, member, write, ptr, len, member_off);
+	member_io_next_meta(NULL);
+	if (heap)
+		free(meta);
+	return rc;
+}
+
+static int queue_io_member(struct graid_queue *q, struct sop *s, unsigned slot,
+			   unsigned member, bool write, uint8_t *ptr, size_t len,
+			   uint64_t member_off)
 {
 	struct mio *io = queue_mio(s, slot, member, write, len, member_off);
 	bool passthru = q->a->members[member].dev.nvme.passthru;
@@ -194,13 +256,20 @@ int queue_writev(struct graid_queue *q, struct sop *s, unsigned slot, unsigned m
 		 const struct iovec *iov, unsigned iovcnt, size_t len, uint64_t member_off)
 {
 	struct mio *io = queue_mio(s, slot, member, true, len, member_off);
+	uint32_t stack[QUEUE_META_STACK], *meta;
+	bool heap;
 	int rc;
 
+	meta = queue_write_meta(q, s, member, member_off, len, stack, &heap);
+	member_io_next_meta(meta);
 	if (queue_inline(q, member) && queue_io_now(q, s, io, NULL, iov, iovcnt, member_off))
-		return 0;
-	rc = member_prep_writev(&q->ring, q->a, member, iov, iovcnt, member_off, io, &io->fault);
-	if (rc == 0)
+		rc = 0;
+	else if ((rc = member_prep_writev(&q->ring, q->a, member, iov, iovcnt, member_off, io,
+					  &io->fault)) == 0)
 		queue_io_prepared(q, s, io, NULL);
+	member_io_next_meta(NULL);
+	if (heap)
+		free(meta);
 	return rc;
 }
 

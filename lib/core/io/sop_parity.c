@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <string.h>
 
+#include "io/lost_write_column.h"
 #include "io/queue_io.h"
 #include "io/sop.h"
 #include "io/sop_internal.h"
@@ -158,8 +159,15 @@ enum sop_step sop_parity_plan(struct graid_queue *q, struct sop *s)
 	unsigned rcw_reads = 0, rmw_reads = l->nparity;
 	enum sop_past_parity past;
 	uint32_t ws, we;
+	unsigned note[LWC_NOTE_MAX], nnote;
 	bool ok;
 
+	/* Generations: a stale block or parity becomes a bad member, rebuilt and written back. */
+	if (lwc_sop_check(q->a, s, note, &nnote))
+		return sop_end(q, s, -EIO);
+	for (unsigned i = 0; i < nnote; i++)
+		if (!sop_note_bad(s, note[i]))
+			return sop_end(q, s, -EIO);
 	past = sop_lost_roles(q, s);
 	if (past == SOP_PAST_REFUSED)
 		return sop_end(q, s, -EIO);

@@ -7,6 +7,7 @@
 
 #include "meta/bitmap.h"
 #include "meta/live.h"
+#include "io/lost_write_column.h"
 #include "io/lost_write_mirror.h"
 #include "io/member_batch.h"
 #include "io/row_heal.h"
@@ -255,6 +256,51 @@ static bool scrub_heal_parity_row(struct scrub_ctx *c, uint64_t row, uint8_t **b
 	return bbl_cols_any(&lost);
 }
 
+/* A column a lost write left stale, rewritten: a write, marked first as every repair's. */
+static int scrub_lw_write(void *arg, uint64_t row, unsigned role, unsigned col, uint8_t *buf)
+{
+	struct scrub_ctx *c = arg;
+	int rc = bitmap_start_write(c->a, row);
+
+	rc = rc ? rc : scrub_write_col(c, row, role, col, buf);
+	bitmap_end_write(c->a, row);
+	return rc;
+}
+
+/*
+ * Generations (io/lost_write_column.h): stale blocks and parities the records locate are
+ * rebuilt (and with REPAIR written back) before the syndromes are compared; a row with a
+ * mismatch they cannot locate is not compared (its parity is all that still knows the lost
+ * data). The rows left to compare stay first in checkable[] and c->buf.ptrs, *nc of them.
+ */
+static int scrub_lost_writes(struct scrub_ctx *c, uint64_t row0, unsigned *checkable,
+			     unsigned *nc)
+{
+	const unsigned nroles = c->a->lay.ndata + c->a->lay.nparity;
+	const bool repair = c->flags & GRAID_SCRUB_REPAIR;
+	const struct lwc_scrub_io io = { repair ? scrub_lw_write : NULL, c };
+	unsigned kept = 0;
+	int rc = 0;
+
+	if (!lwc_active(c->a))
+		return 0;
+	for (unsigned k = 0; k < *nc && rc == 0; k++) {
+		uint8_t **blk = c->buf.ptrs + (size_t)k * nroles;
+		uint64_t row = row0 + checkable[k];
+		bool unlocated;
+
+		rc = lwc_scrub_row(c->a, &io, row, blk, &unlocated, &c->rep.rewritten);
+		if (rc == 0 && unlocated) {
+			c->rep.skipped++;
+			continue;
+		}
+		memmove(c->buf.ptrs + (size_t)kept * nroles, blk, nroles * sizeof(*blk));
+		checkable[kept++] = checkable[k];
+	}
+	*nc = kept;
+	return rc;
+}
+
 static int scrub_parity_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 {
 	const struct layout *l = &c->a->lay;
@@ -311,8 +357,9 @@ static int scrub_parity_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 			return rc;
 	}
 	nc = kept;
-	if (nc == 0)
-		return 0;
+	rc = scrub_lost_writes(c, row0, checkable, &nc);
+	if (rc || nc == 0)
+		return rc;
 	bad = graid_parity_check(c->a->be, l->ndata, l->nparity, l->chunk, nc, c->buf.ptrs,
 				 c->verdict);
 	if (bad < 0)

@@ -271,6 +271,26 @@ static void mio_fault_start(const struct graid_array *a, unsigned member,
 }
 
 /*
+ * The meta words the next write prepared by this thread carries (member_io_next_meta()):
+ * a stripe operation's generations and records (io/lost_write_column.h). Taken by the
+ * first write that makes tags, and cleared by the caller after its prep whatever happened.
+ */
+static _Thread_local const uint32_t *mio_next_meta;
+
+void member_io_next_meta(const uint32_t *meta)
+{
+	mio_next_meta = meta;
+}
+
+static const uint32_t *mio_take_meta(void)
+{
+	const uint32_t *m = mio_next_meta;
+
+	mio_next_meta = NULL;
+	return m;
+}
+
+/*
  * Keep the transfer in @p mf and, for a write of a checksummed array's data area, make its
  * new tags pending. @p meta: a write outside the data area (member_prep_log_writev). 0 or
  * the -errno the write is to end with, not issued.
@@ -280,7 +300,8 @@ static int mio_keep(struct graid_array *a, unsigned member, bool write, void *bu
 		    bool meta, struct member_io_fault *mf)
 {
 	struct iovec one = { .iov_base = buf, .iov_len = len };
-	const uint32_t *meta_in = mf->meta_in;
+	/* A write's meta words come on its fault record (mirrors) or from the thread (parity). */
+	const uint32_t *next = mio_take_meta(), *meta_in = mf->meta_in ? mf->meta_in : next;
 	int rc;
 
 	mf->buf = buf;

@@ -167,6 +167,14 @@ ssize_t member_io_now(struct graid_array *a, int fd, bool write, void *buf, unsi
 		      const struct iovec *iov, unsigned iovcnt, uint64_t off);
 
 /*
+ * The meta words (bits 0-30, one per 4 KiB block) of the next data-area write this thread
+ * prepares (member_prep_*(), member_io_now_begin()), passed to tag_store_write_begin_meta();
+ * NULL: each block's next generation. Set just before the prep and cleared (NULL) right
+ * after it: @p meta must live until then. Ignored without a->csum_gens.
+ */
+void member_io_next_meta(const uint32_t *meta);
+
+/*
  * member_io_now()'s setup, before it: @p mf filled as a prep fills it (descriptor, start,
  * the transfer kept) and, for a write of a checksummed array's data area, its new tags
  * pending (tag_store_write_begin). 0, or the -errno the I/O is to end with, not done.

@@ -1,0 +1,590 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * RAID-5/6 lost writes: a column's parity record against its data generations
+ * (docs/INTEGRITY.md, "Lost writes"). The rare paths (a mismatch, a heal) are written to be
+ * obviously right rather than fast; the one hot path, lwc_read_suspect(), reads the cache
+ * only.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libgraid/graid.h>
+
+#include "format/tag_format.h"
+#include "io/lost_write_column.h"
+#include "io/sop_internal.h"
+#include "member/member_io.h"
+#include "member/tag_store.h"
+#include "meta/bitmap.h"
+#include "meta/csum_report.h"
+
+/* Columns looked at in one go: per role this many peeks on the stack. */
+#define LWC_BATCH 16u
+/* Roles at most with the stack's peeks; more (wide arrays) allocate. */
+#define LWC_STACK_ROLES 24u
+
+enum lwc_kind {
+	LWC_OK,        /* the record is the data's */
+	LWC_UNCHECKED, /* not judged: a role out, a tag not cached, a write in flight */
+	LWC_DATA,      /* data index j is behind by delta */
+	LWC_DATA_Q,    /* RAID-6: data index j looks behind by delta, until Q confirms it */
+	LWC_PARITY,    /* the parities in pmask (bit 0 P, bit 1 Q) are behind the data */
+	LWC_UNLOCATED, /* a mismatch that no single block explains */
+};
+
+struct lwc_verdict {
+	enum lwc_kind kind;
+	unsigned j;
+	uint32_t delta;
+	unsigned pmask;
+};
+
+/* The peeks of a run of columns of one row: role r's column c at pk[r * n + c]. */
+struct lwc_row {
+	uint64_t stripe;
+	uint64_t block0; /* the first column's block number (the same on every member) */
+	unsigned n;
+	unsigned nroles;
+	/* Still to resync after a crash: a mismatch there is a torn write, not a lost one. */
+	bool unresynced;
+	unsigned member[GRAID_MAX_MEMBERS];
+	bool present[GRAID_MAX_MEMBERS];
+	struct tag_peek *pk;
+	struct tag_peek stack[LWC_STACK_ROLES * LWC_BATCH];
+};
+
+bool lwc_active(const struct graid_array *a)
+{
+	return a->csum_gens && a->tags && (a->lay.level == 5 || a->lay.level == 6);
+}
+
+static void lwc_row_free(struct lwc_row *w)
+{
+	if (w->pk != w->stack)
+		free(w->pk);
+	w->pk = NULL;
+}
+
+/*
+ * Peek (or, @p load, read) the tags of columns [block0, block0 + n) of @p stripe on every
+ * role that is in the array. 0; -ENOENT (unloaded: something not cached); -errno.
+ */
+static int lwc_row_load(struct graid_array *a, struct lwc_row *w, uint64_t stripe,
+			uint64_t block0, unsigned n, bool load)
+{
+	const struct layout *l = &a->lay;
+	int rc = 0;
+
+	w->stripe = stripe;
+	w->unresynced = bitmap_unresynced(a, stripe);
+	w->block0 = block0;
+	w->n = n;
+	w->nroles = l->ndata + l->nparity;
+	if (!w->pk)
+		w->pk = w->nroles <= LWC_STACK_ROLES
+				? w->stack
+				: malloc((size_t)w->nroles * LWC_BATCH * sizeof(*w->pk));
+	if (!w->pk)
+		return -ENOMEM;
+	for (unsigned r = 0; r < w->nroles && rc == 0; r++) {
+		unsigned m = layout_role_member(l, stripe, r);
+
+		w->member[r] = m;
+		w->present[r] = array_role_readable(a, m, (stripe + 1) * l->chunk);
+		if (!w->present[r])
+			continue;
+		rc = load ? tag_store_peek_load(a, m, block0, n, w->pk + (size_t)r * n)
+			  : tag_store_peek(a, m, block0, n, w->pk + (size_t)r * n);
+	}
+	return rc;
+}
+
+static const struct tag_peek *lwc_pk(const struct lwc_row *w, unsigned r, unsigned c)
+{
+	return &w->pk[(size_t)r * w->n + c];
+}
+
+/*
+ * RAID-6 with role @p gone out (docs/INTEGRITY.md: "RAID-6 missing one member detects with
+ * the remaining sum but cannot locate"): a data block out takes the generation P's record
+ * implies, and Q's record must then agree with P's and with the data; a parity out, the
+ * other's record must be the data's. Any mismatch is LWC_UNLOCATED (the column's reads fail
+ * -EIO: nothing is left to check a rebuild with), else LWC_OK.
+ */
+static struct lwc_verdict lwc_judge_degraded(const struct lwc_row *w, const struct layout *l,
+					     uint32_t *g, const struct tag_rec *rec, unsigned gone)
+{
+	struct lwc_verdict v = { LWC_OK, 0, 0, 0 };
+	struct tag_rec made;
+
+	(void)w;
+	if (gone < l->ndata) {
+		struct tag_rec r = rec[0];
+
+		g[gone] = 0;
+		for (unsigned d = 0; d < l->ndata; d++)
+			if (d != gone)
+				tag_rec_sub(&r, 0, g[d]);
+		g[gone] = r.s % TAG_GEN_PRIME;
+		made = tag_rec_make(g, l->ndata);
+		if (!tag_rec_eq(made, rec[0]) || !tag_rec_eq(made, rec[1]))
+			v.kind = LWC_UNLOCATED;
+		return v;
+	}
+	made = tag_rec_make(g, l->ndata);
+	if (!tag_rec_eq(made, rec[gone == l->ndata ? 1 : 0]))
+		v.kind = LWC_UNLOCATED;
+	return v;
+}
+
+/*
+ * Judge column @p c: RAID-5 heals a data block behind by one write only (a larger dS may be
+ * two blocks); RAID-6 names the block for any delta (LWC_DATA_Q) and leaves it to Q to
+ * confirm (lwc_q_confirms()), and a parity whose record alone differs is the stale one.
+ */
+static struct lwc_verdict lwc_judge(const struct lwc_row *w, const struct layout *l,
+				    unsigned c, bool unlocked)
+{
+	struct lwc_verdict v = { LWC_UNCHECKED, 0, 0, 0 };
+	uint32_t g[GRAID_MAX_MEMBERS];
+	struct tag_rec_where at[2] = { { 0 }, { 0 } };
+	struct tag_rec rec[2] = { { 0, 0 }, { 0, 0 } }, made;
+
+	unsigned out = 0, gone = 0;
+
+	if (w->unresynced)
+		return v;
+	for (unsigned r = 0; r < w->nroles; r++) {
+		const struct tag_peek *p = lwc_pk(w, r, c);
+
+		if (!w->present[r]) {
+			out++;
+			gone = r;
+			continue;
+		}
+		if (!p->cached || (unlocked && p->inflight))
+			return v;
+		if (r < l->ndata)
+			g[r] = tag_gen(p->tag);
+		else
+			rec[r - l->ndata] = tag_rec_of_tag(p->tag);
+	}
+	if (out)
+		return out == 1 && l->nparity == 2 ? lwc_judge_degraded(w, l, g, rec, gone) : v;
+	/* The common case, consistent, without the locator's arithmetic. */
+	made = tag_rec_make(g, l->ndata);
+	if (tag_rec_eq(rec[0], made) && (l->nparity == 1 || tag_rec_eq(rec[1], made))) {
+		v.kind = LWC_OK;
+		return v;
+	}
+	for (unsigned p = 0; p < l->nparity; p++)
+		at[p] = tag_rec_locate(rec[p], g, l->ndata);
+	if (at[0].verdict == TAG_REC_CONSISTENT &&
+	    (l->nparity == 1 || at[1].verdict == TAG_REC_CONSISTENT)) {
+		v.kind = LWC_OK;
+		return v;
+	}
+	if (l->nparity == 2 && !tag_rec_eq(rec[0], rec[1])) {
+		/* The one that is the data's is right; the other parity missed writes. */
+		if (at[0].verdict == TAG_REC_CONSISTENT || at[1].verdict == TAG_REC_CONSISTENT) {
+			v.kind = LWC_PARITY;
+			v.pmask = at[0].verdict == TAG_REC_CONSISTENT ? 2u : 1u;
+		} else {
+			v.kind = LWC_UNLOCATED;
+		}
+		return v;
+	}
+	if (at[0].verdict == TAG_REC_DATA_BEHIND && l->nparity == 2) {
+		v.kind = LWC_DATA_Q;
+		v.j = at[0].j;
+		v.delta = at[0].delta;
+	} else if (at[0].verdict == TAG_REC_DATA_BEHIND && at[0].delta == 1) {
+		v.kind = LWC_DATA;
+		v.j = at[0].j;
+		v.delta = 1;
+	} else if (at[0].verdict == TAG_REC_PARITY_STALE) {
+		v.kind = LWC_PARITY;
+		v.pmask = l->nparity == 2 ? 3u : 1u;
+	} else {
+		v.kind = LWC_UNLOCATED;
+	}
+	return v;
+}
+
+bool lwc_read_suspect(struct graid_array *a, unsigned member, uint64_t off, uint32_t len)
+{
+	const struct layout *l = &a->lay;
+	uint64_t b = off / TAG_DATA_BLOCK, end = (off + len + TAG_DATA_BLOCK - 1) / TAG_DATA_BLOCK;
+	struct lwc_row w;
+	bool suspect = false;
+
+	(void)member;
+	if (!lwc_active(a) || len == 0)
+		return false;
+	w.pk = NULL;
+	while (b < end && !suspect) {
+		uint64_t stripe = b * TAG_DATA_BLOCK / l->chunk;
+		uint64_t row_end = (stripe + 1) * l->chunk / TAG_DATA_BLOCK;
+		unsigned n = (unsigned)((end < row_end ? end : row_end) - b);
+
+		if (n > LWC_BATCH)
+			n = LWC_BATCH;
+		/* Not all cached (or an error): not judged here; the CRC check still stands. */
+		if (lwc_row_load(a, &w, stripe, b, n, false) == 0)
+			for (unsigned c = 0; c < n && !suspect; c++) {
+				enum lwc_kind k = lwc_judge(&w, l, c, true).kind;
+
+				suspect = k != LWC_OK && k != LWC_UNCHECKED;
+			}
+		b += n;
+	}
+	lwc_row_free(&w);
+	return suspect;
+}
+
+/*
+ * RAID-6: data block @p j of one 4 KiB column (@p col: the k data blocks, P, Q) rebuilt
+ * from P gives, with the others, the Q the column holds. Two stale blocks can look like one
+ * behind by their sum (its index their mean); Q tells them apart. @p col[j] is left as the
+ * rebuild. @p scratch: two 4 KiB blocks. False also when the engine fails.
+ */
+static bool lwc_q_holds(struct graid_array *a, uint8_t *const *col, unsigned j,
+			uint8_t *scratch)
+{
+	const unsigned k = a->lay.ndata;
+	uint8_t *g[GRAID_MAX_MEMBERS + 2];
+
+	memcpy(col[j], col[k], TAG_DATA_BLOCK);
+	for (unsigned d = 0; d < k; d++)
+		for (unsigned x = 0; d != j && x < TAG_DATA_BLOCK; x++)
+			col[j][x] ^= col[d][x];
+	for (unsigned d = 0; d < k; d++)
+		g[d] = col[d];
+	g[k] = scratch;
+	g[k + 1] = scratch + TAG_DATA_BLOCK;
+	return graid_parity_gen(a->be, k, 2, TAG_DATA_BLOCK, 1, g) == 0 &&
+	       memcmp(scratch + TAG_DATA_BLOCK, col[k + 1], TAG_DATA_BLOCK) == 0;
+}
+
+/*
+ * lwc_q_holds() for column @p c of @p w as the members hold it, read now (synchronously:
+ * the rare path). False also when anything cannot be read.
+ */
+static bool lwc_q_confirms(struct graid_array *a, const struct lwc_row *w, unsigned c,
+			   unsigned j)
+{
+	const unsigned nroles = a->lay.ndata + 2;
+	const uint64_t off = (w->block0 + c) * TAG_DATA_BLOCK;
+	uint8_t *mem = aligned_alloc(ARRAY_ALIGN, (size_t)(nroles + 2) * TAG_DATA_BLOCK);
+	uint8_t *blk[GRAID_MAX_MEMBERS + 2];
+	bool ok = mem != NULL;
+
+	for (unsigned r = 0; ok && r < nroles; r++) {
+		blk[r] = mem + (size_t)r * TAG_DATA_BLOCK;
+		ok = w->present[r] &&
+		     member_io_now(a, a->members[w->member[r]].dev.fd, false, blk[r],
+				   TAG_DATA_BLOCK, NULL, 0, off) == (ssize_t)TAG_DATA_BLOCK;
+	}
+	ok = ok && lwc_q_holds(a, blk, j, mem + (size_t)nroles * TAG_DATA_BLOCK);
+	free(mem);
+	return ok;
+}
+
+/*
+ * Member @p m to be noted bad in @p s for a lost write of column @p block: added to @p note
+ * (reported the first time). False: more than a stripe operation can note.
+ */
+static bool lwc_note(struct graid_array *a, const struct sop *s, unsigned m, uint64_t block,
+		     unsigned *note, unsigned *nnote)
+{
+	if (sop_is_bad(s, m))
+		return true;
+	for (unsigned i = 0; i < *nnote; i++)
+		if (note[i] == m)
+			return true;
+	if (s->nbad + *nnote >= LWC_NOTE_MAX)
+		return false;
+	note[(*nnote)++] = m;
+	csum_report_lost_write(a, (int)m, block, 1, 0);
+	return true;
+}
+
+int lwc_sop_check(struct graid_array *a, const struct sop *s, unsigned *note, unsigned *nnote)
+{
+	const struct layout *l = &a->lay;
+	uint64_t b, end;
+	struct lwc_row w;
+	int rc = 0;
+
+	*nnote = 0;
+	if (!lwc_active(a) || s->nrun != 1 || s->hi <= s->lo)
+		return 0;
+	b = sop_member_off(l, s->stripe, s->lo) / TAG_DATA_BLOCK;
+	end = (sop_member_off(l, s->stripe, s->hi) + TAG_DATA_BLOCK - 1) / TAG_DATA_BLOCK;
+	w.pk = NULL;
+	while (b < end && rc == 0) {
+		unsigned n = (unsigned)(end - b < LWC_BATCH ? end - b : LWC_BATCH);
+
+		/* A tag block that cannot be read: judged by nothing here (its CRCs judge). */
+		if (lwc_row_load(a, &w, s->stripe, b, n, true) != 0) {
+			b += n;
+			continue;
+		}
+		for (unsigned c = 0; c < n && rc == 0; c++) {
+			struct lwc_verdict v = lwc_judge(&w, l, c, false);
+
+			if (v.kind == LWC_DATA_Q)
+				v.kind = lwc_q_confirms(a, &w, c, v.j) ? LWC_DATA : LWC_UNLOCATED;
+
+			if (v.kind == LWC_DATA &&
+			    !lwc_note(a, s, w.member[v.j], b + c, note, nnote))
+				rc = -EIO;
+			for (unsigned p = 0; v.kind == LWC_PARITY && p < l->nparity; p++)
+				if ((v.pmask >> p) & 1u &&
+				    !lwc_note(a, s, w.member[l->ndata + p], b + c, note, nnote))
+					rc = -EIO;
+			if (v.kind == LWC_UNLOCATED && !s->req->write) {
+				csum_report_lost_write(a, -1, b + c, 1, -EIO);
+				rc = -EIO;
+			}
+		}
+		b += n;
+	}
+	lwc_row_free(&w);
+	return rc;
+}
+
+/* Data index @p d is written anew over byte @p x of its chunk by @p s's request. */
+static bool lwc_written(const struct layout *l, const struct sop *s, unsigned d, uint32_t x)
+{
+	uint32_t ws, we;
+
+	if (!s || !s->req->write)
+		return false;
+	if (s->plan == PLAN_RUN)
+		return true;
+	return sop_span(l, s, d, &ws, &we) && x >= ws && x < we;
+}
+
+/* The meta word of role @p role of column @p c, after @p s's writes. */
+static uint32_t lwc_column_meta(struct graid_array *a, const struct lwc_row *w,
+				const struct sop *s, unsigned role, unsigned c)
+{
+	const struct layout *l = &a->lay;
+	const uint32_t x = (uint32_t)((w->block0 + c) * TAG_DATA_BLOCK - w->stripe * l->chunk);
+	struct lwc_verdict v = lwc_judge(w, l, c, false);
+	uint32_t t[GRAID_MAX_MEMBERS], nw[GRAID_MAX_MEMBERS];
+	struct tag_rec old = { 0, 0 }, made;
+	unsigned missing = 0, miss = 0, all_written = 1;
+	bool have_rec = false;
+
+	/*
+	 * A stripe operation: Q confirmed it at the plan (lwc_sop_check) if the block is noted
+	 * bad. A job's write (the block still stale on its member): asked of Q now.
+	 */
+	if (v.kind == LWC_DATA_Q && s)
+		v.kind = sop_is_bad(s, w->member[v.j]) ? LWC_DATA : LWC_UNLOCATED;
+	else if (v.kind == LWC_DATA_Q)
+		v.kind = lwc_q_confirms(a, w, c, v.j) ? LWC_DATA : LWC_UNLOCATED;
+	for (unsigned p = 0; p < l->nparity && !have_rec; p++)
+		if (w->present[l->ndata + p]) {
+			old = tag_rec_of_tag(lwc_pk(w, l->ndata + p, c)->tag);
+			have_rec = true;
+		}
+	for (unsigned d = 0; d < l->ndata; d++) {
+		if (w->present[d]) {
+			t[d] = tag_gen(lwc_pk(w, d, c)->tag);
+		} else {
+			t[d] = 0;
+			missing++;
+			miss = d;
+		}
+	}
+	/* One data block out: its generation is the one the record implies (S - the others). */
+	if (missing == 1 && have_rec) {
+		struct tag_rec r = old;
+
+		for (unsigned d = 0; d < l->ndata; d++)
+			if (d != miss)
+				tag_rec_sub(&r, 0, t[d]);
+		t[miss] = r.s % TAG_GEN_PRIME;
+	}
+	if (v.kind == LWC_DATA)
+		t[v.j] = tag_gen_res(t[v.j] + v.delta);
+	for (unsigned d = 0; d < l->ndata; d++) {
+		bool wr = lwc_written(l, s, d, x);
+		bool exact = w->present[d] && !(v.kind == LWC_DATA && v.j == d);
+
+		all_written &= wr;
+		/* A block written keeps counting from its own generation where that is right. */
+		nw[d] = wr ? tag_gen_next(t[d]) : t[d];
+		if (!exact)
+			nw[d] = tag_gen_res(nw[d]);
+	}
+	if (role < l->ndata)
+		return nw[role];
+	if (v.kind == LWC_UNLOCATED && !all_written && have_rec) {
+		/* Not located: the record moves by the writes alone, the mismatch stays seen. */
+		made = old;
+		for (unsigned d = 0; d < l->ndata; d++)
+			if (nw[d] != t[d]) {
+				tag_rec_sub(&made, d, t[d]);
+				tag_rec_add(&made, d, nw[d]);
+			}
+		return tag_rec_encode(made);
+	}
+	return tag_rec_encode(tag_rec_make(nw, l->ndata));
+}
+
+/*
+ * A data block of a stripe operation whose member is not noted bad: its generation is its
+ * own (the next one where the request writes it), whatever the column holds elsewhere, so
+ * only its own tags are looked at (the common case costs one peek, not one per role).
+ */
+static int lwc_own_meta(struct graid_array *a, const struct sop *s, unsigned member,
+			uint64_t b, uint64_t end, uint32_t *meta)
+{
+	const struct layout *l = &a->lay;
+	struct tag_peek pk[LWC_BATCH];
+	const uint64_t first = b;
+
+	while (b < end) {
+		uint64_t stripe = b * TAG_DATA_BLOCK / l->chunk;
+		uint64_t row_end = (stripe + 1) * l->chunk / TAG_DATA_BLOCK;
+		unsigned n = (unsigned)((end < row_end ? end : row_end) - b);
+		unsigned role = layout_member_role(l, stripe, member);
+		int rc;
+
+		if (n > LWC_BATCH)
+			n = LWC_BATCH;
+		if (role >= l->ndata)
+			return -EAGAIN; /* parity here: the whole column is needed */
+		rc = tag_store_peek_load(a, member, b, n, pk);
+		if (rc)
+			return rc;
+		for (unsigned c = 0; c < n; c++) {
+			uint32_t x = (uint32_t)((b + c) * TAG_DATA_BLOCK - stripe * l->chunk);
+			uint32_t g = tag_gen(pk[c].tag);
+
+			meta[b + c - first] = lwc_written(l, s, role, x) ? tag_gen_next(g) : g;
+		}
+		b += n;
+	}
+	return 0;
+}
+
+int lwc_write_meta(struct graid_array *a, const struct sop *s, unsigned member, uint64_t off,
+		   uint32_t len, uint32_t *meta)
+{
+	const struct layout *l = &a->lay;
+	uint64_t b = off / TAG_DATA_BLOCK, end = (off + len) / TAG_DATA_BLOCK, first = b;
+	struct lwc_row w;
+	int rc = 0;
+
+	if (off % TAG_DATA_BLOCK || len % TAG_DATA_BLOCK)
+		return -EINVAL;
+	if (s && !sop_is_bad(s, member)) {
+		rc = lwc_own_meta(a, s, member, b, end, meta);
+		if (rc != -EAGAIN)
+			return rc;
+		rc = 0;
+	}
+	w.pk = NULL;
+	while (b < end && rc == 0) {
+		uint64_t stripe = b * TAG_DATA_BLOCK / l->chunk;
+		uint64_t row_end = (stripe + 1) * l->chunk / TAG_DATA_BLOCK;
+		unsigned n = (unsigned)((end < row_end ? end : row_end) - b), role;
+
+		if (n > LWC_BATCH)
+			n = LWC_BATCH;
+		rc = lwc_row_load(a, &w, stripe, b, n, true);
+		role = layout_member_role(l, stripe, member);
+		if (rc == 0 && role >= w.nroles)
+			rc = -EINVAL;
+		for (unsigned c = 0; rc == 0 && c < n; c++)
+			meta[b + c - first] = lwc_column_meta(a, &w, s, role, c);
+		b += n;
+	}
+	lwc_row_free(&w);
+	return rc;
+}
+
+/* One located column of a scrubbed row: rebuilt in @p blk, and with @p repair written. */
+static int lwc_scrub_col(struct graid_array *a, const struct lwc_scrub_io *io,
+			 const struct lwc_row *w, unsigned c, unsigned col, struct lwc_verdict v,
+			 uint8_t **ptrs, uint64_t *healed)
+{
+	const struct layout *l = &a->lay;
+	int rc = 0;
+
+	if (v.kind == LWC_DATA) {
+		/* From P: the others and P are what the column was before the lost write. */
+		memcpy(ptrs[v.j], ptrs[l->ndata], TAG_DATA_BLOCK);
+		for (unsigned d = 0; d < l->ndata; d++)
+			for (unsigned x = 0; d != v.j && x < TAG_DATA_BLOCK; x++)
+				ptrs[v.j][x] ^= ptrs[d][x];
+		if (io->write_col)
+			rc = io->write_col(io->arg, w->stripe, v.j, col, ptrs[v.j]);
+		csum_report_lost_write(a, (int)w->member[v.j], w->block0 + c, 1,
+				       io->write_col && rc == 0 ? 0 : -EIO);
+		*healed += io->write_col && rc == 0;
+		return rc;
+	}
+	/* A parity behind: made from the data, its record from the data's generations. */
+	rc = graid_parity_gen(a->be, l->ndata, l->nparity, TAG_DATA_BLOCK, 1, ptrs);
+	for (unsigned p = 0; rc == 0 && p < l->nparity; p++) {
+		if (!((v.pmask >> p) & 1u))
+			continue;
+		if (io->write_col)
+			rc = io->write_col(io->arg, w->stripe, l->ndata + p, col,
+					   ptrs[l->ndata + p]);
+		csum_report_lost_write(a, (int)w->member[l->ndata + p], w->block0 + c, 1,
+				       io->write_col && rc == 0 ? 0 : -EIO);
+		*healed += io->write_col && rc == 0;
+	}
+	return rc;
+}
+
+int lwc_scrub_row(struct graid_array *a, const struct lwc_scrub_io *io, uint64_t row,
+		  uint8_t **blk, bool *unlocated, uint64_t *healed)
+{
+	const struct layout *l = &a->lay;
+	const unsigned nroles = l->ndata + l->nparity, cols = l->chunk / TAG_DATA_BLOCK;
+	uint8_t scratch[2 * TAG_DATA_BLOCK] __attribute__((aligned(64)));
+	uint8_t *ptrs[GRAID_MAX_MEMBERS], save[TAG_DATA_BLOCK];
+	struct lwc_row w;
+	int rc = 0;
+
+	*unlocated = false;
+	if (!lwc_active(a))
+		return 0;
+	w.pk = NULL;
+	for (unsigned c0 = 0; c0 < cols && rc == 0; c0 += LWC_BATCH) {
+		unsigned n = cols - c0 < LWC_BATCH ? cols - c0 : LWC_BATCH;
+
+		if (lwc_row_load(a, &w, row, row * (l->chunk / TAG_DATA_BLOCK) + c0, n, true))
+			continue; /* tags that cannot be read: their CRCs judge, not this */
+		for (unsigned c = 0; c < n && rc == 0; c++) {
+			struct lwc_verdict v = lwc_judge(&w, l, c, false);
+
+			for (unsigned r = 0; r < nroles; r++)
+				ptrs[r] = blk[r] + (size_t)(c0 + c) * TAG_DATA_BLOCK;
+			if (v.kind == LWC_DATA_Q) {
+				/* Q judges the rebuild; the data block is put back if it fails. */
+				memcpy(save, ptrs[v.j], TAG_DATA_BLOCK);
+				v.kind = lwc_q_holds(a, ptrs, v.j, scratch) ? LWC_DATA
+									    : LWC_UNLOCATED;
+				memcpy(ptrs[v.j], save, TAG_DATA_BLOCK);
+			}
+			if (v.kind == LWC_UNLOCATED) {
+				csum_report_lost_write(a, -1, w.block0 + c, 1, -EIO);
+				*unlocated = true;
+			} else if (v.kind == LWC_DATA || v.kind == LWC_PARITY) {
+				rc = lwc_scrub_col(a, io, &w, c, c0 + c, v, ptrs, healed);
+			}
+		}
+	}
+	lwc_row_free(&w);
+	return rc;
+}

@@ -1,0 +1,895 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Lost writes on RAID-5/6 (docs/INTEGRITY.md, "Lost writes"), with generations turned on by
+ * hand (a->csum_gens; nothing in production sets it yet): a data block and its tag put back
+ * on a member as they were before a write (a lost write of both) are found by the parity's
+ * record and healed on read; a lost write of P is rewritten; two stale blocks of one RAID-5
+ * or RAID-6 column fail that column's reads -EIO until a write covers the column; and every
+ * write path leaves each column's parity records equal to its data's generations, checked
+ * from the member files.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include <libgraid/graid.h>
+
+#include "arrayutil.h"
+#include "csumutil.h"
+#include "array/array.h"
+#include "format/tag_format.h"
+#include "meta/bitmap.h"
+
+#ifdef GRAID_CREATE_CHECKSUMS
+
+#define LP_CHUNK (16u * 1024)
+#define LP_MEMBER_BYTES ((1u << 20) + (4u << 20))
+#define LP_BLOCK 37u /* the array block the tests make stale */
+#define LP_FAR_BLOCK 2400u /* one in a later bitmap region than block 0's */
+
+/* The lost-write events one handle sent. */
+static pthread_mutex_t lp_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct cu_ev lp_ev[64];
+static unsigned lp_nev;
+
+static void lp_on_event(void *arg, const struct graid_event *ev)
+{
+	(void)arg;
+	if (ev->type != GRAID_EVENT_CSUM_LOST_WRITE)
+		return;
+	pthread_mutex_lock(&lp_mu);
+	if (lp_nev < 64)
+		lp_ev[lp_nev] = (struct cu_ev){ .type = ev->type, .member = ev->member,
+						.error = ev->error, .block = ev->stripe,
+						.count = ev->count };
+	lp_nev++;
+	pthread_mutex_unlock(&lp_mu);
+}
+
+static void lp_pattern(uint8_t *buf, uint64_t off, size_t len, unsigned round)
+{
+	for (size_t k = 0; k < len; k += 8) {
+		uint64_t v = ((off + k) / 4096) << 16 | round;
+
+		memcpy(buf + k, &v, 8);
+	}
+}
+
+struct lp_bed {
+	struct au_set s;
+	struct cu_geom g;
+	int level;
+	unsigned n;
+	uint64_t size;
+	const char *role_path[8]; /* a role's file when it is not s.path[role] (a spare) */
+};
+
+static void lp_rw(const struct lp_bed *b, unsigned m, uint64_t at, void *buf, size_t len,
+		  bool write)
+{
+	int fd = open(b->role_path[m] ? b->role_path[m] : b->s.path[m], O_RDWR);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write ? pwrite(fd, buf, len, (off_t)at) : pread(fd, buf, len, (off_t)at),
+		     (ssize_t)len);
+	close(fd);
+}
+
+/* Member @p m's block @p k and its tag, as its file holds them (or put back). */
+static void lp_block(const struct lp_bed *b, unsigned m, uint64_t k, uint8_t *blk, uint8_t *tag,
+		     bool write)
+{
+	lp_rw(b, m, b->g.data_offset + k * CU_BLOCK, blk, CU_BLOCK, write);
+	lp_rw(b, m, cu_tag_pos(&b->g, k), tag, 8, write);
+}
+
+static struct graid_array *lp_open(struct lp_bed *b)
+{
+	struct graid_array *a;
+
+	cr_assert_eq(graid_array_open(b->s.paths, b->n, NULL, &a), 0);
+	a->csum_gens = true; /* the switch the lead turns on with the feature bit */
+	graid_array_set_event_callback(a, lp_on_event, NULL);
+	return a;
+}
+
+/*
+ * A checksummed array of @p level (and @p flags: the journal), generations on, filled with
+ * round 1 and closed.
+ */
+static void lp_setup_flags(struct lp_bed *b, int level, unsigned flags)
+{
+	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = level,
+					  .chunk_bytes = LP_CHUNK, .backend = "isal",
+					  .flags = GRAID_CREATE_CHECKSUMS | flags };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct graid_array *a;
+	uint8_t *buf;
+
+	memset(b, 0, sizeof(*b));
+	b->level = level;
+	b->n = level == 6 ? 5u : 4u;
+	/* The journal's log takes its room from each member (as test_csum_read's beds give). */
+	au_make(&b->s, b->n, LP_MEMBER_BYTES + (flags & GRAID_CREATE_JOURNAL ? 40u << 20 : 0));
+	cr_assert_eq(graid_array_create(b->s.paths, b->n, &cfg, &a), 0);
+	a->csum_gens = true;
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	b->size = info.size;
+	cu_geom_read(&b->g, a, b->s.path[0]);
+	buf = malloc(b->size);
+	lp_pattern(buf, 0, b->size, 1);
+	cr_assert_eq(graid_array_write(a, buf, b->size, 0), (ssize_t)b->size);
+	free(buf);
+	cr_assert_eq(graid_array_close(a), 0);
+	pthread_mutex_lock(&lp_mu);
+	lp_nev = 0;
+	pthread_mutex_unlock(&lp_mu);
+}
+
+static void lp_setup(struct lp_bed *b, int level)
+{
+	lp_setup_flags(b, level, 0);
+}
+
+/* Where array block @p blk lives: its member and member block. */
+static void lp_find(const struct lp_bed *b, uint64_t blk, unsigned *m, uint64_t *k)
+{
+	for (unsigned i = 0; i < b->n; i++)
+		for (uint64_t j = 0; j < b->g.mblocks; j++)
+			if (cu_map(&b->g, i, j) == (int64_t)blk) {
+				*m = i;
+				*k = j;
+				return;
+			}
+	cr_assert_fail("array block %llu not found", (unsigned long long)blk);
+}
+
+/* The member holding @p what (CU_P, CU_Q) of member block @p k's column. */
+static unsigned lp_parity(const struct lp_bed *b, uint64_t k, int64_t what)
+{
+	for (unsigned i = 0; i < b->n; i++)
+		if (cu_map(&b->g, i, k) == what)
+			return i;
+	cr_assert_fail("no parity");
+	return 0;
+}
+
+/*
+ * A read checks generations against the tags the cache holds (no tag I/O of its own): read
+ * one block of another column on every member, so that each member's tag block covering
+ * member block @p k is cached, as a running array's would be.
+ */
+static void lp_warm(const struct lp_bed *b, struct graid_array *a, uint64_t k)
+{
+	uint8_t buf[CU_BLOCK];
+
+	for (unsigned i = 0; i < b->n; i++) {
+		uint64_t mb = k - k % 512;
+		int64_t ab = -1;
+
+		for (; mb < k - k % 512 + 512 && mb < b->g.mblocks; mb++)
+			if (mb / b->g.bpc != k / b->g.bpc && (ab = cu_map(&b->g, i, mb)) >= 0)
+				break;
+		cr_assert_geq(ab, 0);
+		cr_assert_eq(graid_array_read(a, buf, CU_BLOCK, (uint64_t)ab * CU_BLOCK),
+			     (ssize_t)CU_BLOCK);
+	}
+}
+
+static void lp_write_block(struct graid_array *a, uint64_t blk, unsigned round)
+{
+	uint8_t buf[CU_BLOCK];
+
+	lp_pattern(buf, blk * CU_BLOCK, CU_BLOCK, round);
+	cr_assert_eq(graid_array_write(a, buf, CU_BLOCK, blk * CU_BLOCK), (ssize_t)CU_BLOCK);
+}
+
+/* Array block @p blk reads as round @p round (0: the read is to fail -EIO). */
+static void lp_expect(struct graid_array *a, uint64_t blk, unsigned round)
+{
+	uint8_t got[CU_BLOCK], want[CU_BLOCK];
+	ssize_t n = graid_array_read(a, got, CU_BLOCK, blk * CU_BLOCK);
+
+	if (!round) {
+		cr_assert_eq(n, -EIO, "block %llu read %zd, not -EIO", (unsigned long long)blk, n);
+		return;
+	}
+	cr_assert_eq(n, (ssize_t)CU_BLOCK, "block %llu read %zd", (unsigned long long)blk, n);
+	lp_pattern(want, blk * CU_BLOCK, CU_BLOCK, round);
+	cr_assert_eq(memcmp(got, want, CU_BLOCK), 0, "block %llu does not read as round %u",
+		     (unsigned long long)blk, round);
+}
+
+/* The generation and meta word of a tag as its member file holds it. */
+static tag_t lp_tag(const struct lp_bed *b, unsigned m, uint64_t k)
+{
+	uint8_t t[8];
+
+	lp_rw(b, m, cu_tag_pos(&b->g, k), t, 8, false);
+	return tag_decode(t);
+}
+
+/*
+ * The independent check: in every column of every member file, P's (and Q's) record is
+ * the one made from the data blocks' generations, in the layout's data order (the order
+ * of the array blocks in the row).
+ */
+static void lp_records_hold(const struct lp_bed *b)
+{
+	const unsigned k = b->n - (b->level == 6 ? 2u : 1u);
+
+	for (uint64_t mb = 0; mb < b->g.mblocks; mb++) {
+		uint32_t g[GRAID_MAX_MEMBERS];
+		struct tag_rec want;
+		unsigned seen = 0;
+
+		for (unsigned m = 0; m < b->n; m++) {
+			int64_t ab = cu_map(&b->g, m, mb);
+
+			if (ab < 0)
+				continue;
+			g[(ab / b->g.bpc) % k] = tag_gen(lp_tag(b, m, mb));
+			seen++;
+		}
+		cr_assert_eq(seen, k);
+		want = tag_rec_make(g, k);
+		for (unsigned m = 0; m < b->n; m++) {
+			int64_t what = cu_map(&b->g, m, mb);
+			struct tag_rec got;
+
+			if (what != CU_P && what != CU_Q)
+				continue;
+			got = tag_rec_of_tag(lp_tag(b, m, mb));
+			cr_assert(tag_rec_eq(got, want),
+				  "member block %llu: %s's record (%u, %u) is not the data's "
+				  "(%u, %u)", (unsigned long long)mb, what == CU_P ? "P" : "Q",
+				  got.s, got.w, want.s, want.w);
+		}
+	}
+}
+
+static unsigned lp_events(void)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&lp_mu);
+	n = lp_nev;
+	pthread_mutex_unlock(&lp_mu);
+	return n;
+}
+
+/*
+ * Write array block LP_BLOCK (round 2), keep member m's block and tag, write it again
+ * @p misses times (rounds 3 ..), close, and put the kept ones back: a lost write of both
+ * (of @p misses writes). Reopened, a read returns the last round, one event names m and the
+ * block (healed), the count is 1, and the member file holds the last round again with the
+ * generation the record expects.
+ */
+static void lp_lost_data_write(int level, unsigned misses)
+{
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	const unsigned last = 2 + misses;
+	struct graid_array *a;
+	struct lp_bed b;
+	uint8_t old[CU_BLOCK], old_tag[8], want[CU_BLOCK], now[CU_BLOCK], now_tag[8];
+	uint32_t g;
+	unsigned m;
+	uint64_t k;
+
+	lp_setup(&b, level);
+	lp_find(&b, LP_BLOCK, &m, &k);
+	a = lp_open(&b);
+	lp_write_block(a, LP_BLOCK, 2);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(&b, m, k, old, old_tag, false);
+	a = lp_open(&b);
+	for (unsigned r = 3; r <= last; r++)
+		lp_write_block(a, LP_BLOCK, r);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(&b, m, k, old, old_tag, true);
+
+	a = lp_open(&b);
+	lp_warm(&b, a, k);
+	lp_expect(a, LP_BLOCK, last);
+	cr_assert_eq(lp_events(), 1, "%u lost-write events", lp_events());
+	cr_assert_eq(lp_ev[0].member, (int)m, "the event names member %d, not %u", lp_ev[0].member,
+		     m);
+	cr_assert_eq(lp_ev[0].block, k);
+	cr_assert_eq(lp_ev[0].error, 0);
+	cr_assert_eq(graid_array_member_info(a, m, &mi), 0);
+	cr_assert_eq(mi.checksum_lost_writes, 1);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(&b, m, k, now, now_tag, false);
+	lp_pattern(want, (uint64_t)LP_BLOCK * CU_BLOCK, CU_BLOCK, last);
+	cr_assert_eq(memcmp(now, want, CU_BLOCK), 0, "the member block was not healed");
+	g = tag_gen(tag_decode(old_tag));
+	for (unsigned i = 0; i < misses; i++)
+		g = tag_gen_next(g);
+	cr_assert_eq(tag_gen_res(tag_gen(tag_decode(now_tag))), tag_gen_res(g),
+		     "the healed block's generation is not the expected one");
+	lp_records_hold(&b);
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_parity, raid5_lost_write_of_a_data_block_and_tag_is_healed_on_read)
+{
+	lp_lost_data_write(5, 1);
+}
+
+Test(csum_lostwrite_parity, raid6_lost_write_of_a_data_block_and_tag_is_healed_on_read)
+{
+	lp_lost_data_write(6, 1);
+}
+
+/* RAID-6 locates a block that missed several writes, and Q confirms the rebuild. */
+Test(csum_lostwrite_parity, raid6_block_that_missed_three_writes_is_healed_checked_by_q)
+{
+	lp_lost_data_write(6, 3);
+}
+
+/*
+ * A lost write of P (or Q): the data is right, that parity and its record one write behind.
+ * A read returns the data, the parity is rewritten (one event naming its member), a scrub
+ * then finds nothing.
+ */
+static void lp_lost_parity_write(int level, int64_t which)
+{
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	struct graid_array *a;
+	struct lp_bed b;
+	uint8_t old[CU_BLOCK], old_tag[8];
+	unsigned m, p;
+	uint64_t k;
+
+	lp_setup(&b, level);
+	lp_find(&b, LP_BLOCK, &m, &k);
+	p = lp_parity(&b, k, which);
+	lp_block(&b, p, k, old, old_tag, false);
+	a = lp_open(&b);
+	lp_write_block(a, LP_BLOCK, 2);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(&b, p, k, old, old_tag, true);
+
+	a = lp_open(&b);
+	lp_warm(&b, a, k);
+	lp_expect(a, LP_BLOCK, 2);
+	cr_assert_eq(lp_events(), 1, "%u lost-write events", lp_events());
+	cr_assert_eq(lp_ev[0].member, (int)p, "the event names member %d, not the parity's %u",
+		     lp_ev[0].member, p);
+	cr_assert_eq(lp_ev[0].error, 0);
+	cr_assert_eq(graid_array_scrub(a, 0, &rep), 0);
+	cr_assert_eq(rep.mismatches, 0, "%llu mismatches after P was rewritten",
+		     (unsigned long long)rep.mismatches);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_records_hold(&b);
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_parity, raid5_lost_write_of_p_is_rewritten_from_the_data)
+{
+	lp_lost_parity_write(5, CU_P);
+}
+
+Test(csum_lostwrite_parity, raid6_lost_write_of_p_is_rewritten_from_the_data)
+{
+	lp_lost_parity_write(6, CU_P);
+}
+
+/* RAID-6: P's record is the data's, Q's is not: Q is the stale one, rewritten. */
+Test(csum_lostwrite_parity, raid6_lost_write_of_q_is_rewritten_from_the_data)
+{
+	lp_lost_parity_write(6, CU_Q);
+}
+
+/*
+ * Two data blocks of one column lost their writes: the record cannot name them. That
+ * column's reads fail -EIO (an event naming member -1 and the column's block), the other
+ * blocks read right, and a write of the whole row brings the column back.
+ */
+static void lp_two_stale(int level)
+{
+	struct graid_array *a;
+	struct lp_bed b;
+	uint8_t old[2][CU_BLOCK], old_tag[2][8], *row;
+	unsigned m, sm[2], ns = 0;
+	uint64_t k, blk[2], rowlen, row0;
+
+	lp_setup(&b, level);
+	lp_find(&b, LP_BLOCK, &m, &k);
+	/*
+	 * Data indices 0 and 2, each one write behind: dS = 2, dW = 1 + 3, which the locator
+	 * reads as index 1 two writes behind. RAID-5 heals one write only; RAID-6 asks Q.
+	 */
+	for (unsigned want = 0; want <= 2; want += 2)
+		for (unsigned i = 0; i < b.n; i++) {
+			int64_t ab = cu_map(&b.g, i, k);
+
+			if (ab >= 0 && (uint64_t)ab / b.g.bpc % 3 == want) {
+				sm[ns] = i;
+				blk[ns++] = (uint64_t)ab;
+			}
+		}
+	cr_assert_eq(ns, 2);
+	a = lp_open(&b);
+	for (unsigned i = 0; i < 2; i++)
+		lp_write_block(a, blk[i], 2);
+	cr_assert_eq(graid_array_close(a), 0);
+	for (unsigned i = 0; i < 2; i++)
+		lp_block(&b, sm[i], k, old[i], old_tag[i], false);
+	a = lp_open(&b);
+	for (unsigned i = 0; i < 2; i++)
+		lp_write_block(a, blk[i], 3);
+	cr_assert_eq(graid_array_close(a), 0);
+	for (unsigned i = 0; i < 2; i++)
+		lp_block(&b, sm[i], k, old[i], old_tag[i], true);
+
+	a = lp_open(&b);
+	lp_warm(&b, a, k);
+	lp_expect(a, blk[0], 0);
+	cr_assert_geq(lp_events(), 1);
+	cr_assert_eq(lp_ev[0].member, -1, "the event names member %d", lp_ev[0].member);
+	cr_assert_eq(lp_ev[0].block, k);
+	cr_assert_eq(lp_ev[0].error, -EIO);
+	lp_expect(a, blk[1], 0);
+	/* A scrub reports the column and leaves its parity alone (no vote over stale data). */
+	{
+		struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+		uint8_t p0[CU_BLOCK], p0_tag[8], p1[CU_BLOCK], p1_tag[8];
+		unsigned pm = lp_parity(&b, k, CU_P);
+		unsigned before = lp_events();
+
+		lp_block(&b, pm, k, p0, p0_tag, false);
+		cr_assert_eq(graid_array_scrub(a, GRAID_SCRUB_REPAIR, &rep), 0);
+		lp_block(&b, pm, k, p1, p1_tag, false);
+		cr_assert_eq(memcmp(p0, p1, CU_BLOCK), 0, "the scrub rewrote P over stale data");
+		cr_assert_eq(lp_events(), before + 1);
+		cr_assert_eq(lp_ev[before].member, -1);
+		cr_assert_eq(lp_ev[before].error, -EIO);
+	}
+	lp_expect(a, blk[0], 0);
+	/* The next block of the same chunks is another column: right. */
+	lp_expect(a, blk[0] + 1, 1);
+	lp_expect(a, blk[1] + 1, 1);
+	/* A write of the whole row covers the column. */
+	rowlen = (uint64_t)(b.n - (level == 6 ? 2u : 1u)) * LP_CHUNK;
+	row0 = blk[0] * CU_BLOCK / rowlen * rowlen;
+	row = malloc(rowlen);
+	lp_pattern(row, row0, rowlen, 4);
+	cr_assert_eq(graid_array_write(a, row, rowlen, row0), (ssize_t)rowlen);
+	free(row);
+	lp_expect(a, blk[0], 4);
+	lp_expect(a, blk[1], 4);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_records_hold(&b);
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_parity, raid5_two_stale_blocks_of_a_column_fail_it_until_rewritten)
+{
+	lp_two_stale(5);
+}
+
+Test(csum_lostwrite_parity, raid6_two_stale_blocks_of_a_column_fail_it_until_rewritten)
+{
+	lp_two_stale(6);
+}
+
+static void lp_random_writes(const struct lp_bed *b, struct graid_array *a, unsigned *seed,
+			     unsigned n, unsigned round);
+
+/*
+ * Full-stripe, read-modify-write and reconstruct-write, unaligned spans, discards and
+ * zeroes (whole rows deallocated, parts written): each leaves every column's records equal
+ * to its data's (checked from the member files).
+ */
+static void lp_paths(int level, unsigned flags)
+{
+	struct graid_array *a;
+	struct lp_bed b;
+	uint8_t *buf;
+	unsigned seed = 41;
+
+	lp_setup_flags(&b, level, flags);
+	lp_records_hold(&b); /* the full-stripe fill */
+	a = lp_open(&b);
+	buf = malloc(8 * LP_CHUNK);
+	for (unsigned i = 0; i < 200; i++) {
+		uint64_t blocks = 1 + rand_r(&seed) % (8 * LP_CHUNK / CU_BLOCK);
+		uint64_t at = rand_r(&seed) % (b.size / CU_BLOCK - blocks);
+
+		lp_pattern(buf, at * CU_BLOCK, blocks * CU_BLOCK, 10 + i);
+		cr_assert_eq(graid_array_write(a, buf, blocks * CU_BLOCK, at * CU_BLOCK),
+			     (ssize_t)(blocks * CU_BLOCK));
+	}
+	free(buf);
+	/* Discards and zeroes, whole rows (deallocated) and parts of rows (written). */
+	for (unsigned i = 0; i < 20; i++) {
+		uint64_t blocks = 1 + rand_r(&seed) % (24 * LP_CHUNK / CU_BLOCK);
+		uint64_t at = rand_r(&seed) % (b.size / CU_BLOCK - blocks);
+
+		cr_assert_eq((i % 2 ? graid_array_discard
+				    : graid_array_write_zeroes)(a, at * CU_BLOCK, blocks * CU_BLOCK),
+			     0);
+	}
+	lp_random_writes(&b, a, &seed, 50, 500);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_records_hold(&b);
+	cr_assert_eq(lp_events(), 0, "%u lost-write events without a lost write", lp_events());
+	au_remove(&b.s);
+}
+
+/*
+ * Member @p m's block of array block @p blk put back as it was before the last @p misses
+ * writes of it (a lost write of data and tag): saved after round 2, rounds 3 .. 2 + misses
+ * written, closed, put back.
+ */
+static void lp_lose(struct lp_bed *b, uint64_t blk, unsigned m, uint64_t k, unsigned misses)
+{
+	uint8_t old[CU_BLOCK], old_tag[8];
+	struct graid_array *a = lp_open(b);
+
+	lp_write_block(a, blk, 2);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(b, m, k, old, old_tag, false);
+	a = lp_open(b);
+	for (unsigned r = 3; r <= 2 + misses; r++)
+		lp_write_block(a, blk, r);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(b, m, k, old, old_tag, true);
+}
+
+/*
+ * A scrub (no read before it) finds the lost write by the records: the block rebuilt and
+ * written back (one event naming its member, healed), the syndromes then clean.
+ */
+static void lp_scrub_heals(int level, unsigned misses, bool parity)
+{
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	struct graid_array *a;
+	struct lp_bed b;
+	unsigned m, who;
+	uint64_t k;
+
+	lp_setup(&b, level);
+	lp_find(&b, LP_BLOCK, &m, &k);
+	who = parity ? lp_parity(&b, k, CU_P) : m;
+	lp_lose(&b, LP_BLOCK, who, k, misses);
+	a = lp_open(&b);
+	cr_assert_eq(graid_array_scrub(a, GRAID_SCRUB_REPAIR, &rep), 0);
+	cr_assert_eq(lp_events(), 1, "%u lost-write events", lp_events());
+	cr_assert_eq(lp_ev[0].member, (int)who, "the event names member %d, not %u",
+		     lp_ev[0].member, who);
+	cr_assert_eq(lp_ev[0].block, k);
+	cr_assert_eq(lp_ev[0].error, 0);
+	cr_assert_eq(rep.mismatches, 0, "%llu syndrome mismatches left to the vote",
+		     (unsigned long long)rep.mismatches);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_records_hold(&b);
+	a = lp_open(&b);
+	lp_expect(a, LP_BLOCK, 2 + misses);
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(lp_events(), 1);
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_parity, raid5_scrub_heals_a_lost_write_of_a_data_block)
+{
+	lp_scrub_heals(5, 1, false);
+}
+
+Test(csum_lostwrite_parity, raid6_scrub_heals_a_block_that_missed_two_writes)
+{
+	lp_scrub_heals(6, 2, false);
+}
+
+Test(csum_lostwrite_parity, raid5_scrub_rewrites_a_stale_p)
+{
+	lp_scrub_heals(5, 1, true);
+}
+
+Test(csum_lostwrite_parity, raid6_scrub_rewrites_a_stale_p)
+{
+	lp_scrub_heals(6, 1, true);
+}
+
+/*
+ * RAID-6 with one member out (@p which: CU_Q, or a data member other than the stale one's)
+ * and a lost write of a data block: the remaining records see it but cannot check a rebuild,
+ * so that column's reads fail -EIO (an event naming member -1); other columns read right.
+ */
+static void lp_degraded_detects(int64_t which)
+{
+	struct graid_array *a;
+	struct lp_bed b;
+	unsigned m, out = 0;
+	uint64_t k;
+
+	lp_setup(&b, 6);
+	lp_find(&b, LP_BLOCK, &m, &k);
+	lp_lose(&b, LP_BLOCK, m, k, 1);
+	for (unsigned i = 0; i < b.n; i++)
+		if (i != m && (which == CU_Q ? cu_map(&b.g, i, k) == CU_Q : cu_map(&b.g, i, k) >= 0))
+			out = i;
+	a = lp_open(&b);
+	cr_assert_eq(graid_array_fail_member(a, out), 0);
+	lp_warm(&b, a, k);
+	lp_expect(a, LP_BLOCK, 0);
+	cr_assert_geq(lp_events(), 1);
+	cr_assert_eq(lp_ev[0].member, -1, "the event names member %d", lp_ev[0].member);
+	cr_assert_eq(lp_ev[0].block, k);
+	cr_assert_eq(lp_ev[0].error, -EIO);
+	lp_expect(a, LP_BLOCK + 1, 1);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_parity, raid6_without_q_detects_a_lost_write_and_fails_the_column)
+{
+	lp_degraded_detects(CU_Q);
+}
+
+Test(csum_lostwrite_parity, raid6_without_a_data_member_detects_a_lost_write)
+{
+	lp_degraded_detects(0);
+}
+
+#if GRAID_FAULT_INJECTION
+static pthread_t lp_main;
+static atomic_bool lp_hold;
+static _Atomic time_t lp_until;
+
+/* Reads of other threads (the worker's resync) wait while lp_hold, till 10 s from the open. */
+static void lp_seam(struct graid_array *a, unsigned member)
+{
+	(void)a;
+	(void)member;
+	while (atomic_load(&lp_hold) && !pthread_equal(pthread_self(), lp_main) &&
+	       time(NULL) < atomic_load(&lp_until))
+		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+}
+#endif
+
+/*
+ * A lost write of a block, then a crash while other blocks of its region (and block 0's,
+ * where the held resync waits) were written: the region is still to resync when the block
+ * is read. There a mismatch is the crash's (docs/INTEGRITY.md, "Crashes"): no lost-write
+ * event, the data kept as it is; the resync then makes the records from the data.
+ */
+Test(csum_lostwrite_parity, raid5_no_lost_write_inside_a_region_still_to_resync)
+{
+#if !GRAID_FAULT_INJECTION
+	cr_skip_test("the read seam exists only with -Dfault_injection");
+#else
+	struct graid_open_options opt = { .struct_size = sizeof(opt),
+					  .flags = GRAID_OPEN_RESYNC_BACKGROUND };
+	struct graid_array *a;
+	struct lp_bed b;
+	uint8_t buf[CU_BLOCK];
+	int status;
+	unsigned m;
+	uint64_t k;
+	pid_t pid;
+
+	lp_setup(&b, 5);
+	lp_find(&b, LP_FAR_BLOCK, &m, &k);
+	lp_lose(&b, LP_FAR_BLOCK, m, k, 1);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		/* Other columns of the block's row, and block 0: marked, never closed. */
+		a = NULL;
+		if (graid_array_open(b.s.paths, b.n, NULL, &a))
+			_exit(2);
+		a->csum_gens = true;
+		lp_pattern(buf, 0, CU_BLOCK, 9);
+		if (graid_array_write(a, buf, CU_BLOCK, 0) != CU_BLOCK)
+			_exit(3);
+		lp_pattern(buf, (LP_FAR_BLOCK + 1) * CU_BLOCK, CU_BLOCK, 9);
+		_exit(graid_array_write(a, buf, CU_BLOCK, (LP_FAR_BLOCK + 1) * CU_BLOCK) ==
+			      CU_BLOCK ? 0 : 4);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: %d", status);
+	au_wait_unlocked(b.s.paths, b.n);
+
+	lp_main = pthread_self();
+	atomic_store(&lp_hold, true);
+	atomic_store(&lp_until, time(NULL) + 10);
+	graid__test_before_read = lp_seam;
+	cr_assert_eq(graid_array_open(b.s.paths, b.n, &opt, &a), 0);
+	a->csum_gens = true;
+	graid_array_set_event_callback(a, lp_on_event, NULL);
+	cr_assert(bitmap_unresynced(a, k / b.g.bpc), "the block's row is not still to resync");
+	lp_warm(&b, a, k);
+	lp_expect(a, LP_FAR_BLOCK, 2); /* the data is the truth there: the old bytes */
+	cr_assert_eq(lp_events(), 0, "%u lost-write events inside a region to resync",
+		     lp_events());
+	atomic_store(&lp_hold, false);
+	graid__test_before_read = NULL;
+	cr_assert_eq(graid_array_close(a), 0);
+	/* The resync (at this open, if the close stopped it) makes the records from the data. */
+	a = lp_open(&b);
+	lp_expect(a, LP_FAR_BLOCK, 2);
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(lp_events(), 0);
+	lp_records_hold(&b);
+	au_remove(&b.s);
+#endif
+}
+
+/* The racers: writes and reads of the same few stripes, till stop. */
+struct lp_race {
+	const struct lp_bed *b;
+	struct graid_array *a;
+	atomic_bool stop;
+	atomic_uint reads, writes, failed;
+};
+
+#define LP_RACE_BLOCKS 96u /* the first 8 rows of the bed's RAID-5/6 (3 data chunks of 4) */
+
+static void *lp_race_writer(void *arg)
+{
+	struct lp_race *r = arg;
+	uint8_t buf[8 * CU_BLOCK];
+	unsigned seed = 5, round = 100;
+
+	while (!atomic_load(&r->stop)) {
+		uint64_t n = 1 + rand_r(&seed) % 8, at = rand_r(&seed) % (LP_RACE_BLOCKS - n);
+
+		lp_pattern(buf, at * CU_BLOCK, n * CU_BLOCK, round++);
+		if (graid_array_write(r->a, buf, n * CU_BLOCK, at * CU_BLOCK) !=
+		    (ssize_t)(n * CU_BLOCK))
+			atomic_fetch_add(&r->failed, 1);
+		atomic_fetch_add(&r->writes, 1);
+	}
+	return NULL;
+}
+
+static void *lp_race_reader(void *arg)
+{
+	struct lp_race *r = arg;
+	uint8_t buf[4 * CU_BLOCK];
+	unsigned seed = 9;
+
+	while (!atomic_load(&r->stop)) {
+		uint64_t n = 1 + rand_r(&seed) % 4, at = rand_r(&seed) % (LP_RACE_BLOCKS - n);
+
+		if (graid_array_read(r->a, buf, n * CU_BLOCK, at * CU_BLOCK) !=
+		    (ssize_t)(n * CU_BLOCK))
+			atomic_fetch_add(&r->failed, 1);
+		atomic_fetch_add(&r->reads, 1);
+	}
+	return NULL;
+}
+
+/*
+ * Reads racing writes of the same columns (every read's tags cached, so each is checked
+ * against records that writes keep changing): never a lost-write event, never a failed
+ * read, and the records hold after.
+ */
+static void lp_race(int level)
+{
+	struct lp_race r = { 0 };
+	struct lp_bed b;
+	pthread_t tw, tr[2];
+
+	lp_setup(&b, level);
+	r.b = &b;
+	r.a = lp_open(&b);
+	cr_assert_eq(pthread_create(&tw, NULL, lp_race_writer, &r), 0);
+	for (unsigned i = 0; i < 2; i++)
+		cr_assert_eq(pthread_create(&tr[i], NULL, lp_race_reader, &r), 0);
+	sleep(2);
+	atomic_store(&r.stop, true);
+	pthread_join(tw, NULL);
+	for (unsigned i = 0; i < 2; i++)
+		pthread_join(tr[i], NULL);
+	cr_log_info("RAID-%d: %u writes and %u reads raced", level, atomic_load(&r.writes),
+		    atomic_load(&r.reads));
+	cr_assert_eq(atomic_load(&r.failed), 0);
+	cr_assert_gt(atomic_load(&r.writes), 10);
+	cr_assert_eq(lp_events(), 0, "%u lost-write events from reads racing writes", lp_events());
+	cr_assert_eq(graid_array_close(r.a), 0);
+	lp_records_hold(&b);
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_parity, raid5_reads_racing_writes_of_their_columns_report_nothing)
+{
+	lp_race(5);
+}
+
+Test(csum_lostwrite_parity, raid6_reads_racing_writes_of_their_columns_report_nothing)
+{
+	lp_race(6);
+}
+
+static void lp_random_writes(const struct lp_bed *b, struct graid_array *a, unsigned *seed,
+			     unsigned n, unsigned round)
+{
+	uint8_t *buf = malloc(8 * LP_CHUNK);
+
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t blocks = 1 + rand_r(seed) % (8 * LP_CHUNK / CU_BLOCK);
+		uint64_t at = rand_r(seed) % (b->size / CU_BLOCK - blocks);
+
+		lp_pattern(buf, at * CU_BLOCK, blocks * CU_BLOCK, round + i);
+		cr_assert_eq(graid_array_write(a, buf, blocks * CU_BLOCK, at * CU_BLOCK),
+			     (ssize_t)(blocks * CU_BLOCK));
+	}
+	free(buf);
+}
+
+/*
+ * Degraded writes (a data member out: its blocks' generations are the ones the records
+ * imply), a rebuild onto a spare (data blocks get the implied generation, P and Q the
+ * record of the data), writes after it, a scrub: the records still hold, no event.
+ */
+static void lp_degraded_and_rebuild(int level)
+{
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	struct graid_array *a;
+	struct au_set sp;
+	struct lp_bed b;
+	unsigned seed = 7, out = 1;
+
+	lp_setup(&b, level);
+	a = lp_open(&b);
+	au_make(&sp, 1, LP_MEMBER_BYTES);
+	cr_assert_eq(graid_array_fail_member(a, out), 0);
+	lp_random_writes(&b, a, &seed, 100, 100);
+	cr_assert_eq(graid_array_add_spare(a, sp.path[0]), 0);
+	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), 0);
+	lp_random_writes(&b, a, &seed, 50, 300);
+	cr_assert_eq(graid_array_scrub(a, 0, &rep), 0);
+	cr_assert_eq(rep.mismatches, 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	b.role_path[out] = sp.path[0];
+	lp_records_hold(&b);
+	cr_assert_eq(lp_events(), 0, "%u lost-write events without a lost write", lp_events());
+	au_remove(&sp);
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_parity, raid5_degraded_writes_and_a_rebuild_keep_the_records)
+{
+	lp_degraded_and_rebuild(5);
+}
+
+Test(csum_lostwrite_parity, raid6_degraded_writes_and_a_rebuild_keep_the_records)
+{
+	lp_degraded_and_rebuild(6);
+}
+
+Test(csum_lostwrite_parity, raid5_every_write_path_keeps_the_records_of_the_data)
+{
+	lp_paths(5, 0);
+}
+
+Test(csum_lostwrite_parity, raid6_every_write_path_keeps_the_records_of_the_data)
+{
+	lp_paths(6, 0);
+}
+
+/* The same through the write-hole journal (logged first, then in place). */
+Test(csum_lostwrite_parity, raid6_journaled_writes_keep_the_records_of_the_data)
+{
+	lp_paths(6, GRAID_CREATE_JOURNAL);
+}
+
+#else
+
+Test(csum_lostwrite_parity, skipped_without_checksums)
+{
+	cr_log_info("this build's graid.h has no GRAID_CREATE_CHECKSUMS");
+}
+
+#endif
