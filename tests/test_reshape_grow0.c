@@ -553,3 +553,100 @@ Test(reshape_grow0, other_levels_are_refused_naming_the_level)
 	cr_assert_eq(graid_array_close(a), 0);
 	au_remove(&s);
 }
+
+/*
+ * Review (rev1): the finish makes the new size visible before its superblock round is on
+ * any member. A write into the added space, acknowledged and flushed during that round,
+ * must survive a crash there: the open that resumes the FINISHING record must not zero it.
+ * Member 0's superblock writes are slowed (1.5 s), so the round is under way while the test
+ * writes; the crash comes after the flush has returned.
+ */
+Test(reshape_grow0, a_flushed_write_to_the_added_space_survives_a_crash_in_the_finish, .timeout = 60)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	char slow[400];
+	const char *paths[NOLD];
+	uint8_t *model = make_array(&s, &a, &size, 41), *blk, *got;
+	struct timespec ms = { .tv_sec = 0, .tv_nsec = 1000000 };
+	ssize_t rc;
+
+	cr_assert_eq(graid_array_close(a), 0);
+	snprintf(slow, sizeof(slow), "faulty:sb-stall-us=1500000:%s", s.path[0]);
+	paths[0] = slow;
+	for (unsigned i = 1; i < NOLD; i++)
+		paths[i] = s.paths[i];
+	a = NULL;
+	cr_assert_eq(graid_array_open(paths, NOLD, NULL, &a), 0);
+	blk = aligned_alloc(BLK, BLK);
+	got = aligned_alloc(BLK, BLK);
+	cr_assert_eq(graid_array_read(a, got, BLK, 0), (ssize_t)BLK); /* the queue made */
+	memset(blk, 0x5a, BLK);
+	graid_log_set(log_keep, NULL, 0); /* the cut's failures are expected */
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, 0), 0);
+	/* Refused (beyond the size) until the finish shows the new size. */
+	for (unsigned i = 0; (rc = graid_array_write(a, blk, BLK, size)) == -EINVAL && i < 30000;
+	     i++)
+		nanosleep(&ms, NULL);
+	cr_assert_eq(rc, (ssize_t)BLK, "the write into the added space: %zd", rc);
+	cr_assert_eq(graid_array_flush(a), 0);
+	/* Acknowledged and flushed: now the power goes. */
+	fault_writes_cut_after(0);
+	reshape_job_wait(a);
+	graid_array_close(a);
+	fault_writes_cut_after(-1);
+	a = open_all(&s);
+	if (a->reshape_job)
+		cr_assert_eq(reshape_job_wait(a), 0);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	cr_assert_eq(array_bytes(a, NULL), size / NOLD * (NOLD + 1));
+	check_all(a, model, size);
+	cr_assert_eq(graid_array_read(a, got, BLK, size), (ssize_t)BLK);
+	cr_assert(!memcmp(got, blk, BLK), "the flushed write into the added space was lost "
+					  "(read %#x)", got[0]);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(blk);
+	free(got);
+	free(model);
+	au_remove(&s);
+}
+
+/*
+ * Review (rev1): a queue's zero buffer is sized by the stripe of the geometry it was made in
+ * (discard.c discard_zbuf_len: at least 1 MiB). After a grow widens the stripe past it, a
+ * write-zeroes of a part of a stripe is written from the zero buffer for the new stripe's
+ * length: the bytes past the buffer's end go to the members (or the write fails).
+ */
+Test(reshape_grow0, write_zeroes_after_a_grow_past_the_zero_buffer_write_zeroes, .timeout = 60)
+{
+	const uint32_t chunk = 512u * 1024;
+	const uint64_t unit_new = 3ull * chunk;
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	uint8_t *pat, *got;
+
+	au_make(&s, 3, 8ull << 20);
+	cr_assert_eq(au_create(&s, 2, 0, chunk, &a), 0);
+	/* The (sync calls') queue makes its zero buffer now: 1 MiB, the 2-member stripe. */
+	cr_assert_eq(graid_array_write_zeroes(a, 0, BLK), 0);
+	cr_assert_eq(graid_array_grow(a, &s.paths[2], 1, GRAID_GROW_WAIT), 0);
+	size = array_bytes(a, NULL);
+	cr_assert_geq(size, unit_new);
+	pat = aligned_alloc(BLK, unit_new);
+	got = aligned_alloc(BLK, unit_new);
+	memset(pat, 0xa5, unit_new);
+	cr_assert_eq(graid_array_write(a, pat, unit_new, 0), (ssize_t)unit_new);
+	/* Not stripe-aligned: written from the zero buffer, 1.5 MiB - 4 KiB of it. */
+	cr_assert_eq(graid_array_write_zeroes(a, BLK, unit_new - BLK), 0);
+	cr_assert_eq(graid_array_read(a, got, unit_new, 0), (ssize_t)unit_new);
+	cr_assert_eq(got[0], 0xa5);
+	for (uint64_t i = BLK; i < unit_new; i++)
+		cr_assert_eq(got[i], 0, "byte %llu is %#x after write-zeroes",
+			     (unsigned long long)i, got[i]);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(pat);
+	free(got);
+	au_remove(&s);
+}
