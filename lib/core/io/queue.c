@@ -229,6 +229,14 @@ static void queue_cut_zero(struct graid_queue *q, struct req *r, struct sop *s, 
 		s->nrun = (unsigned)(whole < most ? whole : most);
 		end = at + s->nrun * unit;
 	}
+	/*
+	 * Written from the zero buffer, never past its end: a RAID-0 grown since this queue
+	 * made it has a wider stripe than the buffer (discard_zbuf_len) was sized for.
+	 */
+	if (!s->dealloc && end - at > q->zbuf_len) {
+		s->nrun = 1;
+		end = at + q->zbuf_len;
+	}
 	queue_cut_done(q, r, s, at, end, 0);
 }
 

@@ -286,14 +286,22 @@ static int grow_finish(struct graid_array *a, struct reshape_job *j, struct arra
 	 */
 	a->lay = rs->new_lay;
 	atomic_store(&rs->done, true);
-	atomic_store(&rs->size, rs->new_lay.array_bytes);
 	a->events++;
 	rc = array_write_superblocks(a, 0);
-	/* Requests from now on are plain again, placed by a->lay, the new geometry. */
-	atomic_store(&a->reshape, NULL);
+	/*
+	 * The new size only once the round is on the members: a write into the added space
+	 * taken before it could be flushed, then zeroed by the resume of FINISHING that a
+	 * crash in the round leads to. Requests from now on are plain again, placed by a->lay,
+	 * the new geometry. A failed round keeps the routing and the old size for this open.
+	 */
+	if (rc == 0) {
+		atomic_store(&rs->size, rs->new_lay.array_bytes);
+		atomic_store(&a->reshape, NULL);
+	}
 	pthread_mutex_unlock(&a->meta_lock);
 	if (rc)
-		graid__log(GRAID_LOG_ERR, "reshape: the superblock round that ends it failed: %s",
+		graid__log(GRAID_LOG_ERR, "reshape: the superblock round that ends it failed: %s; "
+					  "the old size stays until the next open",
 			   graid_strerror(rc));
 	graid__log(GRAID_LOG_NOTICE, "reshape: done: RAID-0 of %u members, %" PRIu64 " bytes "
 				     "(was %u members, %" PRIu64 " bytes)",
