@@ -1362,7 +1362,7 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  *
  * Before anything is written, every device is opened (exclusively) and checked: it must
  * hold the members' data area (data offset + data bytes of a member), be no member of this
- * array and carry no other libgraid array's superblock; one that fails is named in the log
+ * array and carry no other libgraid array's superblock (-EINVAL); one that fails is named in the log
  * and nothing is written to it or to any member. One reshape at a time; a handle has room
  * for 16 roles more than it was opened with.
  * @param a the array, opened writable, every member active.
@@ -1379,14 +1379,17 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  *   (close and open the array again); -EBUSY a reshape of this array is under way (or
  *   stopped on a failure: the next open resumes it), or another host holds a device's
  *   reservation; -EIO a member is not active, or a member or a new device failed a write of
- *   the first reshape record (no superblock records the reshape; a member that failed
- *   the write is failed, as for any metadata write), or of
+ *   the first reshape record (no superblock records the reshape; on RAID-0 a member that
+ *   failed the write is kept, as the only holder of its chunks, and the call fails), or of
  *   the superblocks that start it (the reshape may be recorded on some members: I/O goes on
  *   by position, no data moves, and the next open resumes it); -EROFS a read-only open;
  *   -ESTALE another host took the array over; -EACCES, -ENOENT or another -errno opening a
  *   device; -ENOMEM. With ::GRAID_GROW_WAIT
  *   also: -ECANCELED graid_array_close() stopped it (the next open resumes it); -EIO a
- *   member failed during the move (the reshape stops at its recorded position).
+ *   member failed during the move (the reshape stops at its recorded position), or the
+ *   superblock round that finishes it failed after every byte had moved (the array keeps
+ *   its old size until an open finishes it); -ESTALE another host took the array over
+ *   during the move; -EPROTO the geometry leaves the move no safe window (logged).
  */
 GRAID_API int graid_array_grow(struct graid_array *a, const char *const *devices, unsigned n,
 			       unsigned flags);

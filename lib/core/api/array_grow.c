@@ -7,12 +7,7 @@
 GRAID_API int graid_array_grow(struct graid_array *a, const char *const *devices, unsigned n,
 			       unsigned flags)
 {
-	int rc;
-
 	if (!a || !devices || n == 0 || (flags & ~GRAID_GROW_WAIT))
 		return -EINVAL;
-	rc = reshape_grow_start(a, devices, n);
-	if (rc == 0 && (flags & GRAID_GROW_WAIT))
-		rc = reshape_job_wait(a);
-	return rc;
+	return reshape_grow_start(a, devices, n, flags & GRAID_GROW_WAIT);
 }

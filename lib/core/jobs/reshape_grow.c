@@ -403,6 +403,29 @@ int reshape_job_launch(struct graid_array *a)
 	return 0;
 }
 
+/* Count a waiter on @p j (its free waits it out); under meta_lock, where j cannot go. */
+static void grow_job_hold(struct reshape_job *j)
+{
+	pthread_mutex_lock(&j->lock);
+	j->waiters++;
+	pthread_mutex_unlock(&j->lock);
+}
+
+/* Wait for @p j, held by grow_job_hold(), to end; the hold given back. */
+static int grow_job_wait_held(struct reshape_job *j)
+{
+	int rc;
+
+	pthread_mutex_lock(&j->lock);
+	while (!j->ended)
+		pthread_cond_wait(&j->cond, &j->lock);
+	rc = j->result;
+	j->waiters--;
+	pthread_cond_broadcast(&j->cond);
+	pthread_mutex_unlock(&j->lock);
+	return rc;
+}
+
 int reshape_job_wait(struct graid_array *a)
 {
 	struct reshape_job *j = a->reshape_job;
@@ -688,9 +711,9 @@ static void grow_close_new(struct graid_array *a, struct member *m, unsigned n)
 	}
 }
 
-int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned n)
+int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned n, bool wait)
 {
-	struct reshape_job *j = NULL, *done_job;
+	struct reshape_job *j = NULL, *done_job, *held = NULL;
 	struct array_reshape *rs = NULL;
 	struct member *m = NULL;
 	uint8_t *buf = NULL;
@@ -758,6 +781,14 @@ int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned
 		rc = array_write_superblocks(a, 0);
 	if (rc == 0)
 		rc = reshape_job_launch(a);
+	/*
+	 * A caller that waits holds this job before meta_lock goes: a later grow's start (which
+	 * frees an ended job) or a close would otherwise free it under the wait.
+	 */
+	if (rc == 0 && wait) {
+		held = j;
+		grow_job_hold(held);
+	}
 	j = NULL;
 	pthread_mutex_unlock(&a->meta_lock);
 	if (rc)
@@ -779,5 +810,7 @@ out:
 	grow_close_new(a, m, nopen);
 	free(m);
 	free(buf);
+	if (held)
+		rc = grow_job_wait_held(held);
 	return rc;
 }

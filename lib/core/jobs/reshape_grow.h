@@ -18,14 +18,16 @@
  * superblocks (RESHAPE, major 3, the new member count) at the members' event E, and one
  * round to every role at E + 1 (docs/RESHAPE.md says what each crash between leaves). The
  * job waits for requests queued before the routing was set, then moves windows of chunks.
- * @return 0 started; -EINVAL bad arguments, a device too small (named in the log) or
+ * @p wait: return only when the job has ended, with its result (reshape_job_wait()'s),
+ * the job held from its start so that no later grow or close frees it under the wait.
+ * @return 0 started (with @p wait: finished); -EINVAL bad arguments, a device too small (named in the log) or
  *   refused by member_attach; -EEXIST a device that is a member already, or given twice;
  *   -EOPNOTSUPP not RAID-0 (the level named in the log), or the record's area is not free;
  *   -E2BIG more roles than this handle has room for (ARRAY_GROW_ROOM); -EBUSY a reshape
  *   runs already; -EIO a member is out, or the record or the superblock round failed;
  *   -EROFS a read-only handle; -ESTALE taken over; -ENOMEM.
  */
-int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned n);
+int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned n, bool wait);
 
 /*
  * At open, before anything is written: the array's superblocks record a reshape and @p rec
