@@ -160,6 +160,12 @@ static struct lwm_seen lwm_compare(struct graid_array *a, struct sop *s, const u
 				if (!ps[j].cached || !po[j].cached || ps[j].inflight ||
 				    po[j].inflight)
 					continue;
+				/*
+				 * An absent tag (never written, or its tag block lost to a bad
+				 * sector and answered absent) says nothing of the generation.
+				 */
+				if (!tag_valid(ps[j].tag) || !tag_valid(po[j].tag))
+					continue;
 				gs = tag_gen(ps[j].tag);
 				go = tag_gen(po[j].tag);
 				if (tag_gen_ahead(go, gs)) {
@@ -242,8 +248,10 @@ int lost_write_mirror_scrub(struct graid_array *a, struct mbatch *mb, struct mbi
 					g[j * nb + x] = UINT32_MAX;
 				break;
 			}
+			/* An absent tag has no vote (lwm_compare()). */
 			for (unsigned x = 0; x < k; x++)
-				g[j * nb + i + x] = tag_gen(pk[x].tag);
+				g[j * nb + i + x] =
+					tag_valid(pk[x].tag) ? tag_gen(pk[x].tag) : UINT32_MAX;
 		}
 	for (uint32_t i = 0; i < nb; i++) {
 		size_t best = n;
