@@ -1014,6 +1014,40 @@ Test(csum_lostwrite_parity, raid6_two_data_members_rebuilt_together_read_back)
 	lp_double_rebuild(true);
 }
 
+/*
+ * Review (issue #41): a lost write read on a read-only handle (nothing is written back).
+ * Each read rebuilds the block from the others and returns it; the lost write is one lost
+ * write, of one block: it is to be counted once, not once per read (a checksum mismatch
+ * there waits in csum_pend and is counted once), and its event not "healed" (error 0) when
+ * nothing was written back.
+ */
+Test(csum_lostwrite_parity, raid5_a_lost_write_read_on_a_read_only_handle_counts_once)
+{
+	struct graid_open_options opt = { .struct_size = sizeof(opt),
+					  .flags = GRAID_OPEN_READ_ONLY };
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct graid_array *a;
+	struct lp_bed b;
+	unsigned m;
+	uint64_t k;
+
+	lp_setup(&b, 5);
+	lp_find(&b, LP_BLOCK, &m, &k);
+	lp_lose(&b, LP_BLOCK, m, k, 1);
+	cr_assert_eq(graid_array_open(b.s.paths, b.n, &opt, &a), 0);
+	a->csum_gens = true;
+	graid_array_set_event_callback(a, lp_on_event, NULL);
+	lp_warm(&b, a, k);
+	for (unsigned i = 0; i < 3; i++)
+		lp_expect(a, LP_BLOCK, 3);
+	cr_assert_eq(graid_array_member_info(a, m, &mi), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(mi.checksum_lost_writes, 1, "one lost write counted %llu times",
+		     (unsigned long long)mi.checksum_lost_writes);
+	cr_assert_neq(lp_ev[0].error, 0, "reported healed though nothing was written back");
+	au_remove(&b.s);
+}
+
 /* The same through the write-hole journal (logged first, then in place). */
 Test(csum_lostwrite_parity, raid6_journaled_writes_keep_the_records_of_the_data)
 {
