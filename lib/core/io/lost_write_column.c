@@ -14,6 +14,7 @@
 #include "format/tag_format.h"
 #include "io/lost_write_column.h"
 #include "io/sop_internal.h"
+#include "member/csum_pend.h"
 #include "member/member_io.h"
 #include "member/tag_store.h"
 #include "meta/bitmap.h"
@@ -327,8 +328,13 @@ static bool lwc_q_confirms(struct graid_array *a, const struct lwc_row *w, unsig
 }
 
 /*
- * Member @p m to be noted bad in @p s for a lost write of column @p block: added to @p note
- * (reported the first time). False: more than a stripe operation can note.
+ * Member @p m to be noted bad in @p s for a lost write of column @p block: added to @p note,
+ * and kept pending as a lost write (csum_pend_add_lost(): not counted yet) as a checksum
+ * mismatch is, so that it is settled by what happens to it: the rebuilt block's write, once
+ * done, reports it healed (csum_report_written), an operation that fails reports it -EIO
+ * (sop_finish). Reported at once only where nothing will be written (a read-only handle):
+ * -EIO, and once per block while its entry waits, not once per read. False: more than a
+ * stripe operation can note.
  */
 static bool lwc_note(struct graid_array *a, const struct sop *s, unsigned m, uint64_t block,
 		     unsigned *note, unsigned *nnote)
@@ -341,7 +347,8 @@ static bool lwc_note(struct graid_array *a, const struct sop *s, unsigned m, uin
 	if (s->nbad + *nnote >= LWC_NOTE_MAX)
 		return false;
 	note[(*nnote)++] = m;
-	csum_report_lost_write(a, (int)m, block, 1, 0);
+	if (csum_pend_add_lost(&a->members[m].role.csum_pend, block, 0) && a->read_only)
+		csum_report_lost_write(a, (int)m, block, 1, -EIO);
 	return true;
 }
 

@@ -123,7 +123,10 @@ static void lwm_note(struct graid_array *a, struct sop *s, unsigned m, uint64_t 
 {
 	if (!a->read_only && sop_note_bad(s, m))
 		csum_pend_add_lost(&a->members[m].role.csum_pend, block, 0);
-	else
+	else if (!a->read_only)
+		csum_report_lost_write(a, (int)m, block, 1, -EIO);
+	/* Read-only: nothing will settle it; reported once while its entry waits, not per read. */
+	else if (csum_pend_add_lost(&a->members[m].role.csum_pend, block, 0))
 		csum_report_lost_write(a, (int)m, block, 1, -EIO);
 }
 
