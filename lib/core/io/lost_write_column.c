@@ -14,6 +14,7 @@
 #include "format/tag_format.h"
 #include "io/lost_write_column.h"
 #include "io/sop_internal.h"
+#include "member/csum_pend.h"
 #include "member/member_io.h"
 #include "member/tag_store.h"
 #include "meta/bitmap.h"
@@ -143,8 +144,43 @@ static struct lwc_verdict lwc_judge_degraded(const struct lwc_row *w, const stru
  * two blocks); RAID-6 names the block for any delta (LWC_DATA_Q) and leaves it to Q to
  * confirm (lwc_q_confirms()), and a parity whose record alone differs is the stale one.
  */
+static struct lwc_verdict lwc_judge_tags(const struct lwc_row *w, const struct layout *l,
+					 unsigned c, bool unlocked);
+
+/*
+ * An absent tag says nothing of its block's generation: a tag block lost to a bad sector
+ * is answered all absent (tag_store.c tag_get(), written back so), and a block never
+ * written since the tags were zeroed is absent too. A mismatch that blames an absent tag,
+ * or that absent tags could explain (a RAID-6 "one block behind" whose rebuild Q would
+ * confirm whatever: the data is right; no single block), is not judged: as
+ * docs/INTEGRITY.md's table says of a block whose tag was absent, not caught.
+ */
 static struct lwc_verdict lwc_judge(const struct lwc_row *w, const struct layout *l,
 				    unsigned c, bool unlocked)
+{
+	struct lwc_verdict v = lwc_judge_tags(w, l, c, unlocked);
+	const struct lwc_verdict unchecked = { LWC_UNCHECKED, 0, 0, 0 };
+	bool any = false, blamed = false;
+
+	if (v.kind == LWC_OK || v.kind == LWC_UNCHECKED)
+		return v;
+	for (unsigned r = 0; r < w->nroles; r++) {
+		bool absent = w->present[r] && !tag_valid(lwc_pk(w, r, c)->tag);
+
+		any |= absent;
+		if (absent && (v.kind == LWC_DATA || v.kind == LWC_DATA_Q) && r == v.j)
+			blamed = true;
+		if (absent && v.kind == LWC_PARITY && r >= l->ndata &&
+		    ((v.pmask >> (r - l->ndata)) & 1u))
+			blamed = true;
+	}
+	if (blamed || (any && (v.kind == LWC_DATA_Q || v.kind == LWC_UNLOCATED)))
+		return unchecked;
+	return v;
+}
+
+static struct lwc_verdict lwc_judge_tags(const struct lwc_row *w, const struct layout *l,
+					 unsigned c, bool unlocked)
 {
 	struct lwc_verdict v = { LWC_UNCHECKED, 0, 0, 0 };
 	uint32_t g[GRAID_MAX_MEMBERS];
@@ -292,8 +328,13 @@ static bool lwc_q_confirms(struct graid_array *a, const struct lwc_row *w, unsig
 }
 
 /*
- * Member @p m to be noted bad in @p s for a lost write of column @p block: added to @p note
- * (reported the first time). False: more than a stripe operation can note.
+ * Member @p m to be noted bad in @p s for a lost write of column @p block: added to @p note,
+ * and kept pending as a lost write (csum_pend_add_lost(): not counted yet) as a checksum
+ * mismatch is, so that it is settled by what happens to it: the rebuilt block's write, once
+ * done, reports it healed (csum_report_written), an operation that fails reports it -EIO
+ * (sop_finish). Reported at once only where nothing will be written (a read-only handle):
+ * -EIO, and once per block while its entry waits, not once per read. False: more than a
+ * stripe operation can note.
  */
 static bool lwc_note(struct graid_array *a, const struct sop *s, unsigned m, uint64_t block,
 		     unsigned *note, unsigned *nnote)
@@ -306,7 +347,8 @@ static bool lwc_note(struct graid_array *a, const struct sop *s, unsigned m, uin
 	if (s->nbad + *nnote >= LWC_NOTE_MAX)
 		return false;
 	note[(*nnote)++] = m;
-	csum_report_lost_write(a, (int)m, block, 1, 0);
+	if (csum_pend_add_lost(&a->members[m].role.csum_pend, block, 0) && a->read_only)
+		csum_report_lost_write(a, (int)m, block, 1, -EIO);
 	return true;
 }
 
@@ -376,14 +418,17 @@ static uint32_t lwc_column_meta(struct graid_array *a, const struct lwc_row *w,
 	struct lwc_verdict v = lwc_judge(w, l, c, false);
 	uint32_t t[GRAID_MAX_MEMBERS], nw[GRAID_MAX_MEMBERS];
 	struct tag_rec old = { 0, 0 }, made;
-	unsigned missing = 0, miss = 0, all_written = 1;
+	unsigned missing = 0, miss = 0, miss0 = 0, all_written = 1;
 	bool have_rec = false;
 
 	/*
 	 * A stripe operation: Q confirmed it at the plan (lwc_sop_check) if the block is noted
-	 * bad. A job's write (the block still stale on its member): asked of Q now.
+	 * bad. A block not noted (a run of whole stripes, nrun > 1, is not checked before it)
+	 * is written with its own generation + 1 (lwc_own_meta()): the record counts the same,
+	 * not the expected one, or a column written whole would come out inconsistent. A job's
+	 * write (the block still stale on its member): asked of Q now.
 	 */
-	if (v.kind == LWC_DATA_Q && s)
+	if ((v.kind == LWC_DATA_Q || v.kind == LWC_DATA) && s)
 		v.kind = sop_is_bad(s, w->member[v.j]) ? LWC_DATA : LWC_UNLOCATED;
 	else if (v.kind == LWC_DATA_Q)
 		v.kind = lwc_q_confirms(a, w, c, v.j) ? LWC_DATA : LWC_UNLOCATED;
@@ -397,7 +442,8 @@ static uint32_t lwc_column_meta(struct graid_array *a, const struct lwc_row *w,
 			t[d] = tag_gen(lwc_pk(w, d, c)->tag);
 		} else {
 			t[d] = 0;
-			missing++;
+			if (!missing++)
+				miss0 = d;
 			miss = d;
 		}
 	}
@@ -409,6 +455,27 @@ static uint32_t lwc_column_meta(struct graid_array *a, const struct lwc_row *w,
 			if (d != miss)
 				tag_rec_sub(&r, 0, t[d]);
 		t[miss] = r.s % TAG_GEN_PRIME;
+	}
+	/*
+	 * RAID-6, two data blocks out (a, b): S and W, less the others, are two equations,
+	 * g_a + g_b = dS and (a + 1) g_a + (b + 1) g_b = dW, so g_b = (dW - (a + 1) dS) / (b - a)
+	 * (mod 32749, a prime): both implied. Zero for them would leave a rebuilt column whose
+	 * S may hold but whose W does not, a mismatch no single block explains.
+	 */
+	if (missing == 2 && have_rec) {
+		struct tag_rec r = old;
+		uint32_t ga, gb;
+
+		for (unsigned d = 0; d < l->ndata; d++)
+			if (w->present[d])
+				tag_rec_sub(&r, d, t[d]);
+		gb = (uint32_t)((uint64_t)((r.w + TAG_GEN_PRIME -
+					    (uint64_t)(miss0 + 1u) * r.s % TAG_GEN_PRIME) %
+					   TAG_GEN_PRIME) *
+				tag_gen_inverse(miss - miss0) % TAG_GEN_PRIME);
+		ga = (r.s + TAG_GEN_PRIME - gb) % TAG_GEN_PRIME;
+		t[miss0] = ga;
+		t[miss] = gb;
 	}
 	if (v.kind == LWC_DATA)
 		t[v.j] = tag_gen_res(t[v.j] + v.delta);

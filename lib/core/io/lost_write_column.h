@@ -33,9 +33,10 @@ bool lwc_read_suspect(struct graid_array *a, unsigned member, uint64_t off, uint
  * Under @p s's stripe lock, before its plan (RAID-5/6, nrun 1): every 4 KiB column of
  * [s->lo, s->hi) checked (tag blocks read where not cached). The members holding a located
  * stale data block or parity go into @p note (*@p nnote of them, at most LWC_NOTE_MAX less
- * s->nbad), each reported once (csum_report_lost_write(member, block, 1, 0)): the caller
- * notes them bad in @p s (sop_note_bad), and the plan then rebuilds them and writes them
- * back with the expected generation (lwc_write_meta()). A column whose mismatch is not
+ * s->nbad), each kept pending in its role's csum_pend as a lost write (settled healed by
+ * the write that rewrites it, -EIO if the operation fails; on a read-only handle reported
+ * -EIO once): the caller notes them bad in @p s (sop_note_bad), and the plan then rebuilds
+ * them and writes them back with the expected generation (lwc_write_meta()). A column whose mismatch is not
  * located: a read ends -EIO (reported with member -1, the column's block); a write goes on,
  * its parity's record updated by differences so that the mismatch stays visible, unless it
  * rewrites every data block of the column. 0, or -EIO (@p s is to end with it).

@@ -123,7 +123,10 @@ static void lwm_note(struct graid_array *a, struct sop *s, unsigned m, uint64_t 
 {
 	if (!a->read_only && sop_note_bad(s, m))
 		csum_pend_add_lost(&a->members[m].role.csum_pend, block, 0);
-	else
+	else if (!a->read_only)
+		csum_report_lost_write(a, (int)m, block, 1, -EIO);
+	/* Read-only: nothing will settle it; reported once while its entry waits, not per read. */
+	else if (csum_pend_add_lost(&a->members[m].role.csum_pend, block, 0))
 		csum_report_lost_write(a, (int)m, block, 1, -EIO);
 }
 
@@ -159,6 +162,12 @@ static struct lwm_seen lwm_compare(struct graid_array *a, struct sop *s, const u
 				/* A pending write accepts the old tag and the new: nothing to judge. */
 				if (!ps[j].cached || !po[j].cached || ps[j].inflight ||
 				    po[j].inflight)
+					continue;
+				/*
+				 * An absent tag (never written, or its tag block lost to a bad
+				 * sector and answered absent) says nothing of the generation.
+				 */
+				if (!tag_valid(ps[j].tag) || !tag_valid(po[j].tag))
 					continue;
 				gs = tag_gen(ps[j].tag);
 				go = tag_gen(po[j].tag);
@@ -242,8 +251,10 @@ int lost_write_mirror_scrub(struct graid_array *a, struct mbatch *mb, struct mbi
 					g[j * nb + x] = UINT32_MAX;
 				break;
 			}
+			/* An absent tag has no vote (lwm_compare()). */
 			for (unsigned x = 0; x < k; x++)
-				g[j * nb + i + x] = tag_gen(pk[x].tag);
+				g[j * nb + i + x] =
+					tag_valid(pk[x].tag) ? tag_gen(pk[x].tag) : UINT32_MAX;
 		}
 	for (uint32_t i = 0; i < nb; i++) {
 		size_t best = n;
