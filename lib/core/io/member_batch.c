@@ -68,17 +68,23 @@ static void mbatch_break(struct mbatch *mb, int rc);
 static int mbatch_prep(struct mbatch *mb, struct mbio *io)
 {
 	uint32_t stack[64], *meta = NULL;
-	int rc;
+	int rc = 0;
 
 	if (io->write && lwc_active(mb->a) && io->off < mb->a->lay.member_bytes) {
 		meta = io->len / 4096u <= 64 ? stack : malloc(io->len / 4096u * sizeof(*meta));
-		if (meta && lwc_write_meta(mb->a, NULL, io->member, io->off, io->len, meta)) {
-			if (meta != stack)
+		rc = meta ? lwc_write_meta(mb->a, NULL, io->member, io->off, io->len, meta)
+			  : -ENOMEM;
+		if (rc) {
+			if (meta && meta != stack)
 				free(meta);
 			meta = NULL;
 		}
 	}
-	member_io_next_meta(meta);
+	/* As queue_write_meta(): no generations chosen, the write fails (not -EOPNOTSUPP). */
+	if (rc && rc != -EOPNOTSUPP)
+		member_io_next_meta_fail(rc);
+	else
+		member_io_next_meta(meta);
 	rc = member_prep_io(&mb->ring, mb->a, io->member, io->write, io->buf, io->len, io->off,
 			    io, &io->fault);
 	member_io_next_meta(NULL);

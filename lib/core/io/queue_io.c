@@ -163,23 +163,33 @@ static uint32_t *queue_write_meta(struct graid_queue *q, struct sop *s, unsigned
 	int rc;
 
 	*heap = false;
+	member_io_next_meta(NULL);
 	if (!lwc_active(q->a) || s->dealloc || member_off >= q->a->lay.member_bytes)
 		return NULL;
 	if (len / 4096u > QUEUE_META_STACK) {
 		meta = malloc(len / 4096u * sizeof(*meta));
-		if (!meta)
+		if (!meta) {
+			member_io_next_meta_fail(-ENOMEM);
 			return NULL;
+		}
 		*heap = true;
 	}
 	rc = lwc_write_meta(q->a, s, member, member_off, (uint32_t)len, meta);
-	if (rc == 0)
+	if (rc == 0) {
+		member_io_next_meta(meta);
 		return meta;
-	/* -EOPNOTSUPP: a role with its tags in NVMe metadata, where no generation is kept. */
-	if (rc != -EOPNOTSUPP)
+	}
+	/*
+	 * -EOPNOTSUPP: a role with its tags in NVMe metadata, where no generation is kept.
+	 * Else the write fails: one more on each block would break its column's record.
+	 */
+	if (rc != -EOPNOTSUPP) {
 		graid__log(GRAID_LOG_ERR,
 			   "member %u: the generations of a write at data-area byte %llu could "
-			   "not be chosen: %s; each block counts one more",
+			   "not be chosen: %s; the write fails",
 			   member, (unsigned long long)member_off, graid_strerror(rc));
+		member_io_next_meta_fail(rc);
+	}
 	if (*heap)
 		free(meta);
 	*heap = false;
@@ -200,7 +210,6 @@ int queue_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned membe
 	if (!write)
 		return queue_io_member(q, s, slot, member, write, ptr, len, member_off);
 	meta = queue_write_meta(q, s, member, member_off, len, stack, &heap);
-	member_io_next_meta(meta);
 	rc = queue_io_member(q, s, slot, member, write, ptr, len, member_off);
 	member_io_next_meta(NULL);
 	if (heap)
@@ -261,7 +270,6 @@ int queue_writev(struct graid_queue *q, struct sop *s, unsigned slot, unsigned m
 	int rc;
 
 	meta = queue_write_meta(q, s, member, member_off, len, stack, &heap);
-	member_io_next_meta(meta);
 	if (queue_inline(q, member) && queue_io_now(q, s, io, NULL, iov, iovcnt, member_off))
 		rc = 0;
 	else if ((rc = member_prep_writev(&q->ring, q->a, member, iov, iovcnt, member_off, io,

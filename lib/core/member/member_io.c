@@ -276,17 +276,28 @@ static void mio_fault_start(const struct graid_array *a, unsigned member,
  * first write that makes tags, and cleared by the caller after its prep whatever happened.
  */
 static _Thread_local const uint32_t *mio_next_meta;
+/* Or the -errno the next such write ends with: its generations could not be chosen. */
+static _Thread_local int mio_next_meta_err;
 
 void member_io_next_meta(const uint32_t *meta)
 {
 	mio_next_meta = meta;
+	mio_next_meta_err = 0;
 }
 
-static const uint32_t *mio_take_meta(void)
+void member_io_next_meta_fail(int err)
+{
+	mio_next_meta = NULL;
+	mio_next_meta_err = err;
+}
+
+static const uint32_t *mio_take_meta(int *err)
 {
 	const uint32_t *m = mio_next_meta;
 
+	*err = mio_next_meta_err;
 	mio_next_meta = NULL;
+	mio_next_meta_err = 0;
 	return m;
 }
 
@@ -301,7 +312,8 @@ static int mio_keep(struct graid_array *a, unsigned member, bool write, void *bu
 {
 	struct iovec one = { .iov_base = buf, .iov_len = len };
 	/* A write's meta words come on its fault record (mirrors) or from the thread (parity). */
-	const uint32_t *next = mio_take_meta(), *meta_in = mf->meta_in ? mf->meta_in : next;
+	int meta_err;
+	const uint32_t *next = mio_take_meta(&meta_err), *meta_in = mf->meta_in ? mf->meta_in : next;
 	int rc;
 
 	mf->buf = buf;
@@ -328,8 +340,14 @@ static int mio_keep(struct graid_array *a, unsigned member, bool write, void *bu
 		mf->wbusy = atomic_load(&r->csum_winflight) != 0;
 		return 0;
 	}
+	/*
+	 * Without the generations its column expects, a parity write would take its old
+	 * record + 1 and break the column's sums: it fails as one whose tags failed would.
+	 */
+	if (meta_err)
+		rc = meta_err;
 	/* An inline role's metadata carries the generations its copy here gets. */
-	if (mf->meta_tags && a->csum_gens &&
+	else if (mf->meta_tags && a->csum_gens &&
 	    !(mf->meta_gens = malloc(mio_bytes(len, iov, iovcnt) / 4096u * sizeof(uint32_t) + 1)))
 		rc = -ENOMEM;
 	else
@@ -447,6 +465,7 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 		       unsigned iovcnt, uint64_t off, int rw_flags, int buf_index,
 		       void *user_data, struct member_io_fault *mf)
 {
+	const uint32_t *meta_in = mf->meta_in;
 	int keep = mio_keep(a, member, write, buf, len, iov, iovcnt, off, rw_flags & RWF_DSYNC,
 			    mf);
 	struct io_uring_sqe *sqe;
@@ -466,9 +485,14 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 	rc = mio_issue(ring, a, member, write, buf, len, iov, iovcnt, off, rw_flags, buf_index,
 		       user_data, mf);
 
-	/* Not on the ring: no member_io_done() will end its tags. */
-	if (rc)
+	/*
+	 * Not on the ring: no member_io_done() will end its tags. A caller that prepares it
+	 * again (-EAGAIN: member_batch.c) gets it with the meta words it came with.
+	 */
+	if (rc) {
 		member_io_abandon(a, member, len, mf);
+		mf->meta_in = meta_in;
+	}
 	return rc;
 }
 

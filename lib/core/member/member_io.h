@@ -175,6 +175,13 @@ ssize_t member_io_now(struct graid_array *a, int fd, bool write, void *buf, unsi
 void member_io_next_meta(const uint32_t *meta);
 
 /*
+ * Instead: the next write prepared by this thread that makes tags ends with @p err, not
+ * issued (its generations could not be chosen: io/lost_write_column.h). Cleared by
+ * member_io_next_meta(NULL).
+ */
+void member_io_next_meta_fail(int err);
+
+/*
  * member_io_now()'s setup, before it: @p mf filled as a prep fills it (descriptor, start,
  * the transfer kept) and, for a write of a checksummed array's data area, its new tags
  * pending (tag_store_write_begin). 0, or the -errno the I/O is to end with, not done.
