@@ -1391,7 +1391,11 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  * and the next graid_array_open() (of all the members, new ones included) resumes the move.
  * Until it has finished, libgraid builds older than this one refuse the array (superblock
  * major 3). The rebuild's rate limits (graid_array_set_rebuild_options()) pace the move,
- * per member written.
+ * per member written. Events: ::GRAID_EVENT_RESHAPE_STARTED, ::GRAID_EVENT_RESHAPE_PROGRESS
+ * at every step of graid_event_options, then ::GRAID_EVENT_RESHAPE_DONE, or
+ * ::GRAID_EVENT_RESHAPE_PAUSED (why) when it stops before its end; graid_array_info()'s
+ * @c reshaping, @c reshape_done, @c reshape_total, @c reshape_bytes_per_sec and
+ * @c reshape_eta_sec follow it.
  *
  * Before anything is written, every device is opened (exclusively) and checked: it must
  * hold the members' data area (data offset + data bytes of a member), be no member of this
