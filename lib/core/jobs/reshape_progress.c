@@ -10,9 +10,10 @@
 #include "meta/events.h"
 
 /*
- * The rate is measured over windows of at least RATE_MIN_NS (a first figure soon after the
- * start) and a window is begun again after RATE_WINDOW_NS, so a changed rate limit or load
- * shows within seconds, not diluted by the whole run.
+ * The rate is measured from a window start RATE_MIN_NS back at least (a first figure soon
+ * after the start). Once the window is RATE_WINDOW_NS long it starts again from a sample
+ * taken half-way, so the figure covers the last one to two seconds: a changed rate limit or
+ * load shows soon, and one burst of a window's chunks is never the whole figure.
  */
 #define RATE_MIN_NS (250ull * 1000 * 1000)
 #define RATE_WINDOW_NS (2ull * 1000 * 1000 * 1000)
@@ -35,6 +36,7 @@ void reshape_progress_start(struct reshape_progress *p, struct graid_array *a,
 	p->rs = rs;
 	p->t0 = graid__now_ns();
 	p->pos0 = position;
+	p->t1 = p->pos1 = 0;
 	atomic_store(&rs->rate, 0);
 	atomic_store(&rs->error, 0);
 	atomic_store(&rs->running, true);
@@ -52,9 +54,15 @@ void reshape_progress_note(struct reshape_progress *p, uint64_t position)
 	if (now - p->t0 >= RATE_MIN_NS && position >= p->pos0)
 		atomic_store(&p->rs->rate,
 			     (uint64_t)((double)(position - p->pos0) * 1e9 / (double)(now - p->t0)));
+	if (!p->t1 && now - p->t0 >= RATE_WINDOW_NS / 2) {
+		p->t1 = now;
+		p->pos1 = position;
+	}
 	if (now - p->t0 >= RATE_WINDOW_NS) {
-		p->t0 = now;
-		p->pos0 = position;
+		p->t0 = p->t1;
+		p->pos0 = p->pos1;
+		p->t1 = now;
+		p->pos1 = position;
 	}
 	job_progress_note(&p->ev, position, p->rs->end);
 }

@@ -18,6 +18,7 @@ struct reshape_progress {
 	struct array_reshape *rs;
 	struct job_progress ev;
 	uint64_t t0, pos0;      /* the rate's window: since when, from which position */
+	uint64_t t1, pos1;      /* a sample half-way, the next window's start (t1 0: none) */
 };
 
 /*
