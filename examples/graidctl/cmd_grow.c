@@ -126,10 +126,10 @@ static const char *grow_abs(const char *path, char *buf, size_t size)
 	return buf;
 }
 
-/* The holder's status' reshape object, or NULL (said) with *@p ex. */
-static struct json_object *grow_status(struct gctl_ctl *c, int *ex)
+/* The holder's status, *@p rs its reshape object; NULL (said) with *@p ex. */
+static struct json_object *grow_status(struct gctl_ctl *c, struct json_object **rs, int *ex)
 {
-	struct json_object *req = json_object_new_object(), *st, *rs;
+	struct json_object *req = json_object_new_object(), *st;
 	char why[256];
 	int rc;
 
@@ -137,21 +137,29 @@ static struct json_object *grow_status(struct gctl_ctl *c, int *ex)
 	rc = gctl_ctl_call(c, req, &st, why, sizeof(why));
 	json_object_put(req);
 	if (rc) {
+		/* Ctrl-C during the call: the caller detaches. */
 		if (rc != -EINTR)
 			gctl_err("grow: the holder's status: %s", why);
-		*ex = GCTL_EXIT_FAILED;
+		*ex = rc == -EINTR ? GCTL_EXIT_OK : GCTL_EXIT_FAILED;
 		return NULL;
 	}
-	if (!json_object_object_get_ex(st, "reshape", &rs) ||
-	    !json_object_is_type(rs, json_type_object)) {
+	if (!json_object_object_get_ex(st, "reshape", rs) ||
+	    !json_object_is_type(*rs, json_type_object)) {
 		json_object_put(st);
 		gctl_err("grow: the holder's status says nothing of a reshape");
 		*ex = GCTL_EXIT_UNSUPPORTED;
 		return NULL;
 	}
-	json_object_get(rs);
-	json_object_put(st);
-	return rs;
+	return st;
+}
+
+/* The bar's line ended and where the move goes on said (Ctrl-C while following). */
+static void grow_detach(struct gctl_progress *p, const struct gctl_ctl *c)
+{
+	if (p->printed)
+		putchar('\n');
+	printf("detached: the grow goes on in the holder (pid %u); 'graidctl status' shows it\n",
+	       c->holder_pid);
 }
 
 /* Follow the holder's reshape until it is done or stops; Ctrl-C detaches. */
@@ -164,14 +172,20 @@ static int grow_follow_served(struct gctl_ctl *c)
 	gctl_ctl_interrupted = 0;
 	gctl_ctl_catch_sigint(1);
 	for (;;) {
-		struct json_object *rs = grow_status(c, &ex);
+		struct json_object *rs, *st = grow_status(c, &rs, &ex);
 		int err;
 
-		if (!rs)
+		if (!st) {
+			if (gctl_ctl_interrupted && ex == GCTL_EXIT_OK)
+				grow_detach(&p, c);
 			break;
+		}
 		if (!gctl_ctl_bool(rs, "reshaping")) {
-			json_object_put(rs);
 			gctl_progress_finish(&p, 1);
+			printf("grown: %llu members, %llu bytes\n",
+			       (unsigned long long)gctl_ctl_u64(st, "nmembers"),
+			       (unsigned long long)gctl_ctl_u64(st, "size"));
+			json_object_put(st);
 			break;
 		}
 		if (gctl_ctl_u64(rs, "total_bytes"))
@@ -179,7 +193,7 @@ static int grow_follow_served(struct gctl_ctl *c)
 					     gctl_ctl_u64(rs, "total_bytes"));
 		err = (int)gctl_ctl_u64(rs, "errno");
 		if (!gctl_ctl_bool(rs, "running") && err) {
-			json_object_put(rs);
+			json_object_put(st);
 			gctl_progress_finish(&p, 0);
 			gctl_err("grow: the holder (pid %u) stopped the reshape: %s; the holder's log "
 				 "says why, its next writable open resumes it", c->holder_pid,
@@ -187,12 +201,9 @@ static int grow_follow_served(struct gctl_ctl *c)
 			ex = GCTL_EXIT_FAILED;
 			break;
 		}
-		json_object_put(rs);
+		json_object_put(st);
 		if (gctl_ctl_sleep(GROW_POLL_S)) {
-			if (p.printed)
-				putchar('\n');
-			printf("detached: the grow goes on in the holder (pid %u); 'graidctl status' "
-			       "shows it\n", c->holder_pid);
+			grow_detach(&p, c);
 			break;
 		}
 	}
