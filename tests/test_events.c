@@ -228,13 +228,14 @@ Test(events, names_follow_the_contract)
 		"scrub-started", "scrub-progress", "scrub-done", "resync-started",
 		"spare-activated", "spares-missing", "journal-replayed", "member-slow",
 		"checksum-error", "checksum-tag-error", "checksum-unverified",
-		"checksum-lost-write",
+		"checksum-lost-write", "reshape-started", "reshape-progress", "reshape-paused",
+		"reshape-done",
 	};
 
 	cr_assert_null(graid_event_name(0));
 	cr_assert_null(graid_event_name(-1));
-	cr_assert_null(graid_event_name(30));
-	for (int t = 1; t < 30; t++) {
+	cr_assert_null(graid_event_name(34));
+	for (int t = 1; t < 34; t++) {
 		cr_assert_not_null(graid_event_name(t), "type %d has no name", t);
 		cr_assert_str_eq(graid_event_name(t), names[t]);
 	}

@@ -701,3 +701,60 @@ Test(metrics, checksum_errors_per_role, .timeout = 60)
 	au_remove(&s);
 	au_remove(&p);
 }
+
+Test(metrics, a_grow_shows_its_progress_and_time_left, .timeout = 120)
+{
+	struct graid_rebuild_options ro = { .struct_size = sizeof(ro),
+					    .max_bytes_per_sec = 256u << 10 };
+	const char *names[1] = { "g" };
+	struct graid_array_info in = { .struct_size = sizeof(in) };
+	struct graid_array *a;
+	struct au_set s;
+	double eta = -1, done = -1, total;
+	char *t = NULL;
+	int rc;
+
+	au_make(&s, 4, 3u << 20);
+	cr_assert_eq(au_create(&s, 3, 0, 65536, &a), 0);
+	cr_assert_eq(graid_array_info(a, &in), 0);
+	t = render(&a, names, 1, 0, &rc);
+	cr_assert_eq(value(t, "graid_reshape_running{array=\"g\"}"), 0, "%s", t);
+	cr_assert_eq(value(t, "graid_reshape_total_bytes{array=\"g\"}"), -1, "none recorded");
+	free(t);
+	/* 3 MiB over four members at 256 KiB/s each: about three seconds. */
+	cr_assert_eq(graid_array_set_rebuild_options(a, &ro), 0);
+	cr_assert_eq(graid_array_grow(a, &s.paths[3], 1, 0), 0);
+	for (int i = 0; i < 100 && eta < 0; i++) {
+		sleep_ms(50);
+		t = render(&a, names, 1, 0, &rc);
+		cr_assert_eq(rc, 0);
+		eta = value(t, "graid_reshape_remaining_seconds{array=\"g\"}");
+		done = value(t, "graid_reshape_done_bytes{array=\"g\"}");
+		total = value(t, "graid_reshape_total_bytes{array=\"g\"}");
+		if (eta < 0)
+			free(t);
+	}
+	cr_assert_geq(eta, 0, "no estimate while it moves");
+	cr_assert_eq(value(t, "graid_reshape_running{array=\"g\"}"), 1, "%s", t);
+	cr_assert_eq(value(t, "graid_reshape_error{array=\"g\"}"), 0);
+	cr_assert_eq(total, (double)in.size, "%s", t);
+	cr_assert_lt(done, total);
+	cr_assert_lt(eta, 60);
+	free(t);
+	/* Done: no amounts, not running, the new size. */
+	for (int i = 0; i < 600; i++) {
+		cr_assert_eq(graid_array_info(a, &in), 0);
+		if (!in.reshaping)
+			break;
+		sleep_ms(50);
+	}
+	cr_assert_eq(in.reshaping, 0);
+	t = render(&a, names, 1, 0, &rc);
+	cr_assert_eq(value(t, "graid_reshape_running{array=\"g\"}"), 0, "%s", t);
+	cr_assert_eq(value(t, "graid_reshape_done_bytes{array=\"g\"}"), -1);
+	cr_assert_eq(value(t, "graid_reshape_remaining_seconds{array=\"g\"}"), -1);
+	cr_assert_eq(value(t, "graid_size_bytes{array=\"g\"}"), (double)in.size);
+	free(t);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}

@@ -282,6 +282,30 @@ static void status_text_scrub(struct json_object *sc)
 	putchar('\n');
 }
 
+/* A grow under way (or stopped): how far, how fast, how long left. */
+static void status_text_reshape(const struct graid_array_info *in)
+{
+	char done[32], total[32], rate[32];
+
+	gctl_size_format(in->reshape_done, done, sizeof(done));
+	gctl_size_format(in->reshape_total, total, sizeof(total));
+	printf("     reshape : growing to %u members, %.1f%% moved (%s of %s)", in->nmembers,
+	       in->reshape_total ? 100.0 * (double)in->reshape_done / (double)in->reshape_total
+				 : 100.0, done, total);
+	if (in->reshape_running && in->reshape_bytes_per_sec) {
+		gctl_size_format(in->reshape_bytes_per_sec, rate, sizeof(rate));
+		printf(", %s/s", rate);
+		if (in->reshape_eta_sec != UINT64_MAX)
+			printf(", ETA %llu s", (unsigned long long)in->reshape_eta_sec);
+	} else if (in->reshape_error) {
+		printf(", stopped: %s (the next writable open resumes it)",
+		       graid_strerror(in->reshape_error));
+	} else if (!in->reshape_running) {
+		printf(", not moving (the next writable open resumes it)");
+	}
+	putchar('\n');
+}
+
 static void status_text(const struct status_view *v)
 {
 	const struct graid_array_info *in = &v->info;
@@ -331,6 +355,8 @@ static void status_text(const struct status_view *v)
 	printf("      events : %llu\n", (unsigned long long)in->events);
 	if (v->scrub)
 		status_text_scrub(v->scrub);
+	if (in->reshaping)
+		status_text_reshape(in);
 	if (in->owner_epoch)
 		printf("       owner : %s, epoch %llu\n", in->owner_host[0] ? in->owner_host : "?",
 		       (unsigned long long)in->owner_epoch);
@@ -419,6 +445,19 @@ static void status_json(const struct status_view *v)
 		gctl_json_null(&j, "holder_pid");
 		gctl_json_null(&j, "holder");
 	}
+	/* The reshape (RESHAPEOBJ, docs/CONTROL.md): reshaping false when none is recorded. */
+	gctl_json_object_begin(&j, "reshape");
+	gctl_json_bool(&j, "reshaping", in->reshaping);
+	gctl_json_bool(&j, "running", in->reshape_running);
+	gctl_json_int(&j, "errno", -in->reshape_error);
+	gctl_json_uint(&j, "done_bytes", in->reshape_done);
+	gctl_json_uint(&j, "total_bytes", in->reshape_total);
+	gctl_json_uint(&j, "bytes_per_s", in->reshape_bytes_per_sec);
+	if (in->reshape_running && in->reshape_eta_sec != UINT64_MAX)
+		gctl_json_uint(&j, "eta_s", in->reshape_eta_sec);
+	else
+		gctl_json_null(&j, "eta_s");
+	gctl_json_object_end(&j);
 	/* The holder's scrub, as its endpoint gives it (docs/CONTROL.md); null unserved. */
 	gctl_json_value(&j, "scrub", v->scrub);
 	/* The holder's I/O statistics (docs/CONTROL.md, STATSOBJ); null unserved: no I/O. */

@@ -52,6 +52,7 @@ int mon_event_priority(const char *name)
 		{ "bad-block", LOG_WARNING },       { "member-slow", LOG_WARNING },
 		{ "array-foreign", LOG_WARNING },   { "resync-needed", LOG_WARNING },
 		{ "checksum-error", LOG_WARNING },  { "checksum-tag-error", LOG_WARNING },
+		{ "reshape-paused", LOG_WARNING },
 	};
 
 	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)

@@ -108,6 +108,25 @@ static int status_live_member(struct status_view *v, struct json_object *o)
 	return status_live_bad(&v->m[r], o);
 }
 
+/* The holder's reshape (RESHAPEOBJ, docs/CONTROL.md); none when its library has none. */
+static void status_live_reshape(struct graid_array_info *in, struct json_object *st)
+{
+	struct json_object *rs, *eta;
+
+	if (!json_object_object_get_ex(st, "reshape", &rs) ||
+	    !json_object_is_type(rs, json_type_object))
+		return;
+	in->reshaping = gctl_ctl_bool(rs, "reshaping");
+	in->reshape_running = gctl_ctl_bool(rs, "running");
+	in->reshape_error = -(int)gctl_ctl_u64(rs, "errno");
+	in->reshape_done = gctl_ctl_u64(rs, "done_bytes");
+	in->reshape_total = gctl_ctl_u64(rs, "total_bytes");
+	in->reshape_bytes_per_sec = gctl_ctl_u64(rs, "bytes_per_s");
+	in->reshape_eta_sec = json_object_object_get_ex(rs, "eta_s", &eta) &&
+			      json_object_is_type(eta, json_type_int) ?
+			      json_object_get_uint64(eta) : UINT64_MAX;
+}
+
 /* The holder's status reply over the look: the array as the process serving it has it. */
 static int status_live(struct status_view *v, struct json_object *st)
 {
@@ -159,6 +178,7 @@ static int status_live(struct status_view *v, struct json_object *st)
 			return rc;
 	}
 	v->bad_bytes = gctl_ctl_u64(st, "bad_block_bytes");
+	status_live_reshape(in, st);
 	if (json_object_object_get_ex(st, "scrub", &members) &&
 	    json_object_is_type(members, json_type_object))
 		v->scrub = json_object_get(members);

@@ -461,6 +461,39 @@ struct graid_array_info {
 	int rebuild_error;
 	/** Appended: 1 when the array keeps per-block checksums (::GRAID_CREATE_CHECKSUMS), else 0. */
 	uint32_t checksums;
+	/**
+	 * Appended (docs/RESHAPE.md): 1 while a reshape (graid_array_grow()) is recorded on
+	 * the array and has not finished: moving, stopped on a failure (@c reshape_error), or
+	 * routed by position in a read-only open; 0 otherwise (also once it is done).
+	 */
+	int reshaping;
+	/**
+	 * Appended, with @c reshaping: 1 while this handle's job moves the data (a writable
+	 * handle), 0 when it is not running (stopped, or a read-only open).
+	 */
+	int reshape_running;
+	/**
+	 * Appended, with @c reshaping: the negative errno the job stopped with (-EIO a member
+	 * failed, ...; not -ECANCELED at a close), 0 while it runs or none stopped.
+	 */
+	int reshape_error;
+	/**
+	 * Appended, with @c reshaping: array bytes moved to the new geometry so far (the
+	 * recorded position; a resumed reshape counts what was moved before the resume).
+	 */
+	uint64_t reshape_done;
+	/** Appended, with @c reshaping: array bytes to move in all (the size before the grow). */
+	uint64_t reshape_total;
+	/**
+	 * Appended, with @c reshape_running: array bytes moved a second, over the last seconds
+	 * (0: not measured yet).
+	 */
+	uint64_t reshape_bytes_per_sec;
+	/**
+	 * Appended, with @c reshape_running: seconds left at that rate, rounded up
+	 * (UINT64_MAX: unknown, no rate measured yet).
+	 */
+	uint64_t reshape_eta_sec;
 };
 
 /** @brief What graid_array_member_info() reports of one member role. */
@@ -1358,7 +1391,11 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  * and the next graid_array_open() (of all the members, new ones included) resumes the move.
  * Until it has finished, libgraid builds older than this one refuse the array (superblock
  * major 3). The rebuild's rate limits (graid_array_set_rebuild_options()) pace the move,
- * per member written.
+ * per member written. Events: ::GRAID_EVENT_RESHAPE_STARTED, ::GRAID_EVENT_RESHAPE_PROGRESS
+ * at every step of graid_event_options, then ::GRAID_EVENT_RESHAPE_DONE, or
+ * ::GRAID_EVENT_RESHAPE_PAUSED (why) when it stops before its end; graid_array_info()'s
+ * @c reshaping, @c reshape_done, @c reshape_total, @c reshape_bytes_per_sec and
+ * @c reshape_eta_sec follow it.
  *
  * Before anything is written, every device is opened (exclusively) and checked: it must
  * hold the members' data area (data offset + data bytes of a member), be no member of this
@@ -1762,6 +1799,27 @@ enum graid_event_type {
 					       number in the role's data area; count: blocks;
 					       error: 0 healed, -EIO not healed (the reads of
 					       that column fail -EIO until a write covers it) */
+	GRAID_EVENT_RESHAPE_STARTED = 30, /**< a reshape (graid_array_grow()) began moving
+					       data, or a writable open resumed one; count:
+					       members added (the new count less the old);
+					       followed by RESHAPE_PROGRESS from the percent
+					       already moved (a resume starts past 0) */
+	GRAID_EVENT_RESHAPE_PROGRESS = 31, /**< a reshape passed another step (graid_event_options),
+					       100 last; count: percent of the array's data
+					       moved (of the whole array: a resumed reshape
+					       counts what was moved before the resume) */
+	GRAID_EVENT_RESHAPE_PAUSED = 32, /**< a reshape stopped before its end; the record on
+					      the members keeps its position and the next
+					      writable open resumes it (RESHAPE_STARTED again).
+					      error says why: -ECANCELED the handle is closing,
+					      -EIO a member failed (or missed the record),
+					      -ESTALE the array was taken over, another -errno
+					      of a member's I/O; count: percent moved */
+	GRAID_EVENT_RESHAPE_DONE = 33,   /**< a reshape ended: every byte is in the new
+					      geometry and the array has its new size; count:
+					      the new size in bytes; error: 0, or the error of
+					      the superblock round that ends it (the next open
+					      finishes recording it) */
 };
 
 /**

@@ -24,7 +24,7 @@ M="m0 m1 m2 m3 m4 m5"
 # --- help and usage --------------------------------------------------------------------
 expect 0 "graidctl --help" -- "$G" --help
 has out "status" "--help lists the commands"
-for c in create status fail replace rebuild scrub spare backends bench; do
+for c in create status fail replace rebuild scrub spare grow backends bench; do
 	expect 0 "$c --help" -- "$G" "$c" --help
 	has out "^usage: graidctl $c" "$c --help starts with its usage line"
 done
@@ -432,6 +432,45 @@ expect 1 "a command with a malformed GRAID_LEASE is refused" -- \
 	env GRAID_LEASE="sanlock:$PWD/lease.img" "$G" fail 1 l0 l1 l2
 has err "sanlock:OPTIONS:PATH" "saying how a spec reads"
 expect 0 "and nothing was written: the array is clean and whole" -- "$G" status l0 l1 l2
+
+# --- grow: a RAID-0 takes more members, its data moved over them --------------------------
+truncate -s 5M gw0 gw1 gw2 gw3 gw4 gw5
+expect 0 "create RAID-0 on gw0..gw2" -- "$G" create -l 0 -s 4M gw0 gw1 gw2
+expect 2 "grow without --add" -- "$G" grow gw0 gw1 gw2
+has err "no device to add \(--add DEV\)" "says what is missing"
+expect 2 "grow without members" -- "$G" grow --add gw3
+expect 1 "grow by a member of the array" -- "$G" grow --add gw1 gw0 gw1 gw2
+has err "grow: File exists \(a device is a member of this array" "says it is a member"
+expect 0 "grow --add gw3, waiting for the end" -- "$G" grow --add gw3 --max-rate 4M gw0 gw1 gw2
+has out "^grown: 4 members, 16777216 bytes$" "prints the new count and size"
+expect 0 "status of the grown array" -- "$G" status --json gw0 gw1 gw2 gw3
+json "four members, the new size, no reshape" \
+	"d['nmembers'] == 4 and d['size'] == 16 << 20 and d['reshape']['reshaping'] is False"
+# --no-wait: started, then the close stops it; a look shows it recorded, not moving.
+expect 0 "grow --no-wait --add gw4" -- "$G" grow --no-wait --add gw4 --max-rate 64K gw0 gw1 gw2 gw3
+has out "growing to 5 members; graidctl closes the array now" "says the next open goes on"
+expect 0 "status while it is recorded" -- "$G" status gw0 gw1 gw2 gw3 gw4
+has out "reshape : growing to 5 members, [0-9.]+% moved \([0-9.]+ [KMG]?i?B of 16 MiB\), not moving" \
+	"status shows the reshape and that nothing moves it"
+expect 0 "status --json while it is recorded" -- "$G" status --json gw0 gw1 gw2 gw3 gw4
+json "its JSON: reshaping, not running, of the old size" \
+	"d['reshape']['reshaping'] and not d['reshape']['running'] and \
+	 d['reshape']['total_bytes'] == 16 << 20 and d['reshape']['eta_s'] is None and \
+	 d['size'] == 16 << 20 and d['nmembers'] == 5"
+expect 1 "another grow while one is recorded" -- "$G" grow --add gw5 gw0 gw1 gw2 gw3 gw4
+has err "a reshape runs already" "is refused"
+# A writable open goes on with it (the refused grow's own open moved it on, too).
+for i in $(seq 100); do
+	"$G" status --json gw0 gw1 gw2 gw3 gw4 >out 2>/dev/null
+	"$PY" -c "import json,sys; sys.exit(0 if json.load(open('out'))['nmembers'] == 5 and not json.load(open('out'))['reshape']['reshaping'] else 1)" && break
+	"$G" assemble gw0 gw1 gw2 gw3 gw4 >/dev/null 2>&1
+done
+expect 0 "status once it is done" -- "$G" status --json gw0 gw1 gw2 gw3 gw4
+json "five members, 20 MiB" "d['nmembers'] == 5 and d['size'] == 20 << 20 and not d['reshape']['reshaping']"
+truncate -s 17M gp0 gp1 gp2 gp3
+expect 0 "create RAID-5 on gp0..gp2" -- "$G" create -l 5 -s 16M gp0 gp1 gp2
+expect 1 "grow of a RAID-5" -- "$G" grow --add gp3 gp0 gp1 gp2
+has err "only RAID-0 can be grown" "says only RAID-0 grows"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -335,6 +335,42 @@ run "$G" spare remove s1 d0 d1 d2
 	{ bad "unserved spare remove: exit $rc_last"; cat out err; }
 has err "spare: removing s1: no hot spare of this array has that path" "says so"
 
+# --- grow through the holder: the op, its progress followed, status shows it ------------
+truncate -s 5M q0 q1 q2 q3 q4 q5
+expect 0 "create RAID-0 on q0..q2" -- "$G" create -l 0 -s 4M q0 q1 q2
+hold fill-q.out --control --hold-after 1M q0 q1 q2
+qheld=$holder
+expect 0 "grow --add q3 through the holder" -- "$G" grow --add q3 q0 q1 q2
+has out "^growing to 4 members in the holder \(pid $qheld\)$" "says the holder grows it"
+has out "^grow finished in " "follows it to the end"
+has out "^grown: 4 members, 16777216 bytes$" "prints the new count and size, as unserved"
+expect 0 "status --json after it" -- "$G" status --json q0 q1 q2 q3
+json "the holder's array: four members, 16 MiB, no reshape" \
+	"d['holder_pid'] == $qheld and d['nmembers'] == 4 and d['size'] == 16 << 20 and \
+	 not d['reshape']['reshaping']"
+# Slow (64 KiB/s a member): followed, then Ctrl-C once a progress line shows it follows.
+"$G" grow --max-rate 64K --add q4 q0 q1 q2 q3 >out 2>err &
+follower=$!
+for i in $(seq 300); do grep -q "^grow: " out && break; sleep 0.1; done
+kill -INT "$follower"
+wait "$follower"
+rc=$?
+[ "$rc" -eq 0 ] && ok "Ctrl-C detaches from a grow in the holder (exit 0)" ||
+	{ bad "Ctrl-C of grow: exit $rc"; cat out err; }
+has out "^growing to 5 members in the holder \(pid $qheld\)$" "it said the holder grows it"
+has out "detached: the grow goes on in the holder \(pid $qheld\)" "and that it goes on there"
+expect 0 "status while the holder moves it" -- "$G" status q0 q1 q2 q3 q4
+has out "reshape : growing to 5 members, [0-9.]+% moved \([0-9.]+ [KMG]?i?B of 16 MiB\)" \
+	"status shows the holder's reshape"
+expect 0 "status --json while the holder moves it" -- "$G" status --json q0 q1 q2 q3 q4
+json "its JSON: reshaping and running in the holder, of 16 MiB, the old size" \
+	"d['reshape']['reshaping'] and d['reshape']['running'] and \
+	 d['reshape']['total_bytes'] == 16 << 20 and d['size'] == 16 << 20 and d['nmembers'] == 5"
+expect 1 "a second grow while it moves" -- "$G" grow --no-wait --add q5 q0 q1 q2 q3 q4
+has err "grow: Device or resource busy \(a reshape runs already" "is refused by the holder"
+kill -9 "$qheld"
+wait "$qheld" 2>/dev/null
+
 # --- drive health: the holder's watch's last sample and rules; a look reads the drive ----
 # A scripted drive (the fault model's health=FILE): only in builds with fault injection.
 if [ "${GRAID_TEST_FAULT_INJECTION:-1}" = 1 ]; then

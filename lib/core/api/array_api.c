@@ -13,6 +13,7 @@
 #include "io/queue_pool.h"
 #include "api/array_life.h"
 #include "jobs/reshape_grow.h"
+#include "jobs/reshape_progress.h"
 #include "jobs/jobs.h"
 #include "jobs/replace.h"
 #include "member/member_nvme.h"
@@ -204,6 +205,7 @@ GRAID_API int graid_array_info(struct graid_array *a, struct graid_array_info *i
 	}
 	i.resync_regions = a->bitmap.enabled ? bitmap_dirty_regions(a) : 0;
 	i.checksums = a->csum;
+	reshape_progress_info(a, &i);
 	i.struct_size = want;
 	memcpy(info, &i, want);
 	return 0;

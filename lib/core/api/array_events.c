@@ -93,6 +93,10 @@ static const char *const event_names[] = {
 	[GRAID_EVENT_CSUM_TAG_ERROR] = "checksum-tag-error",
 	[GRAID_EVENT_CSUM_UNVERIFIED] = "checksum-unverified",
 	[GRAID_EVENT_CSUM_LOST_WRITE] = "checksum-lost-write",
+	[GRAID_EVENT_RESHAPE_STARTED] = "reshape-started",
+	[GRAID_EVENT_RESHAPE_PROGRESS] = "reshape-progress",
+	[GRAID_EVENT_RESHAPE_PAUSED] = "reshape-paused",
+	[GRAID_EVENT_RESHAPE_DONE] = "reshape-done",
 };
 
 GRAID_API const char *graid_event_name(int type)

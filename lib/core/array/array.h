@@ -305,6 +305,10 @@ struct array_reshape {
 	struct array_reshape *prev;    /* an earlier reshape of this open, freed with it */
 	/* Requests routed by this state and not yet ended (queue.c queue_route). */
 	atomic_uint inflight;
+	/* Its job's progress for graid_array_info (jobs/reshape_progress.c); the job writes. */
+	atomic_bool running;           /* the job moves data now */
+	atomic_int error;              /* -errno the job stopped with (not at a close); 0 */
+	_Atomic uint64_t rate;         /* array bytes moved a second, measured; 0: not yet */
 };
 
 struct graid_array {

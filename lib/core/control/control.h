@@ -106,6 +106,11 @@ int control_op_scrub_stop(struct graid_array *a, struct json_object *req,
 			  struct json_object *r, char *why, size_t size);
 int control_op_scrub_status(struct graid_array *a, struct json_object *req,
 			    struct json_object *r, char *why, size_t size);
+/* control_grow.c: the grow op (graid_array_grow() of the devices in field `paths`). */
+int control_op_grow(struct graid_array *a, struct json_object *req, struct json_object *r,
+		    char *why, size_t size);
+/* RESHAPEOBJ (docs/CONTROL.md): graid_array_info's reshape fields, for status and grow. */
+struct json_object *control_reshape_json(const struct graid_array_info *in);
 /* control_metrics.c: the metrics op (graid_metrics_write() of the endpoint's array). */
 int control_op_metrics(struct graid_array *a, struct json_object *req, struct json_object *r,
 		       char *why, size_t size);

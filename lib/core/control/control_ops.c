@@ -138,6 +138,7 @@ static void status_array(struct json_object *r, const struct graid_array_info *i
 		}
 		control_json_add(r, "rebuild", rb);
 	}
+	control_json_add(r, "reshape", control_reshape_json(in));
 	if (in->holder_pid) {
 		put_u64(r, "holder_pid", in->holder_pid);
 		put_str(r, "holder", in->holder);
@@ -361,6 +362,7 @@ static const struct op ops[] = {
 	{ "metrics", { "name", "health", NULL }, control_op_metrics },
 	{ "spare-remove", { "path", NULL }, op_spare_remove },
 	{ "stats", { "histograms", NULL }, control_op_stats },
+	{ "grow", { "paths", NULL }, control_op_grow },
 };
 
 static bool op_has_field(const struct op *op, const char *key)

@@ -15,6 +15,7 @@
 #include "format/reshape_map.h"
 #include "jobs/jobs.h"
 #include "jobs/reshape_grow.h"
+#include "jobs/reshape_progress.h"
 #include "member/member.h"
 #include "member/member_pr.h"
 #include "meta/array_meta.h"
@@ -352,8 +353,13 @@ static void *grow_main(void *arg)
 	struct graid_array *a = arg;
 	struct reshape_job *j = a->reshape_job;
 	struct array_reshape *rs = a->reshape_mem;
-	int rc = grow_wait_plain(a, j, rs);
+	struct reshape_progress prog;
+	int rc;
 	char state[256];
+
+	reshape_progress_start(&prog, a, rs, j->rec.new_geo.nmembers - j->rec.old_geo.nmembers,
+			       j->rec.position);
+	rc = grow_wait_plain(a, j, rs);
 
 	reshape_rec_describe(&j->rec, state, sizeof(state));
 	graid__log(GRAID_LOG_NOTICE, "reshape: moving data: %s", state);
@@ -361,9 +367,11 @@ static void *grow_main(void *arg)
 		uint64_t before = j->rec.position;
 
 		rc = grow_window(a, j, rs);
-		if (rc == 0)
+		if (rc == 0) {
+			reshape_progress_note(&prog, j->rec.position);
 			grow_pace(a, j, rs);
-		/* A line at every tenth of the way (no progress event or info field yet). */
+		}
+		/* A line at every tenth of the way (the events follow the application's step). */
 		if (rc == 0 && before * 10 / rs->end != j->rec.position * 10 / rs->end)
 			graid__log(GRAID_LOG_INFO, "reshape: %" PRIu64 "%% moved (%" PRIu64 " of %"
 						   PRIu64 " bytes)", j->rec.position * 100 / rs->end,
@@ -379,6 +387,8 @@ static void *grow_main(void *arg)
 		graid__log(GRAID_LOG_ERR, "reshape: stopped at byte %" PRIu64 " of %" PRIu64 ": "
 					  "%s; the record keeps the position",
 			   j->rec.position, rs->end, graid_strerror(rc));
+	/* Before the end is told: a graid_array_grow(GRAID_GROW_WAIT) returns after the event. */
+	reshape_progress_end(&prog, rc, j->rec.position);
 	pthread_mutex_lock(&j->lock);
 	j->ended = true;
 	j->result = rc;

@@ -199,6 +199,36 @@ static void f_rebuild_error(FILE *o, const char *name, const struct metrics_snap
 	array_u(o, name, s, (uint64_t)(s->info.rebuild_error < 0 ? -s->info.rebuild_error : 0));
 }
 
+/* A reshape (graid_array_grow()): running always; its amounts while one is recorded. */
+static void f_reshape_running(FILE *o, const char *name, const struct metrics_snap *s)
+{
+	array_u(o, name, s, s->info.reshape_running != 0);
+}
+
+static void f_reshape_error(FILE *o, const char *name, const struct metrics_snap *s)
+{
+	array_u(o, name, s, (uint64_t)(s->info.reshape_error < 0 ? -s->info.reshape_error : 0));
+}
+
+static void f_reshape_done(FILE *o, const char *name, const struct metrics_snap *s)
+{
+	if (s->info.reshaping)
+		array_u(o, name, s, s->info.reshape_done);
+}
+
+static void f_reshape_total(FILE *o, const char *name, const struct metrics_snap *s)
+{
+	if (s->info.reshaping)
+		array_u(o, name, s, s->info.reshape_total);
+}
+
+/* Only while it runs at a measured rate: no figure rather than a made-up one. */
+static void f_reshape_eta(FILE *o, const char *name, const struct metrics_snap *s)
+{
+	if (s->info.reshape_running && s->info.reshape_eta_sec != UINT64_MAX)
+		array_u(o, name, s, s->info.reshape_eta_sec);
+}
+
 static void f_scrub_running(FILE *o, const char *name, const struct metrics_snap *s)
 {
 	array_u(o, name, s, s->scrubs);
@@ -447,6 +477,16 @@ static const struct family families[] = {
 	  "runs.", f_rebuild_running, false },
 	{ "graid_rebuild_error", "gauge", "The errno the last background rebuild stopped with; 0 "
 	  "when it ended well or none ran.", f_rebuild_error, false },
+	{ "graid_reshape_running", "gauge", "1 while a reshape (grow) moves the array's data.",
+	  f_reshape_running, false },
+	{ "graid_reshape_error", "gauge", "The errno the reshape stopped with; 0 while it runs or "
+	  "none stopped.", f_reshape_error, false },
+	{ "graid_reshape_done_bytes", "gauge", "Array bytes a recorded reshape has moved to the new "
+	  "geometry.", f_reshape_done, false },
+	{ "graid_reshape_total_bytes", "gauge", "Array bytes a recorded reshape moves in all.",
+	  f_reshape_total, false },
+	{ "graid_reshape_remaining_seconds", "gauge", "Estimated seconds the running reshape has "
+	  "left, at the rate of the last seconds.", f_reshape_eta, false },
 	{ "graid_scrub_running", "gauge", "Scrubs under way on the array's handle.",
 	  f_scrub_running, false },
 	{ "graid_scrub_checkpoint_ratio", "gauge", "How far an unfinished scrub got (0: none "

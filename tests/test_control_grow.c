@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/* The control endpoint's grow op over its socket, and the reshape's progress in status. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+#include <json-c/json.h>
+
+#include <libgraid/graid.h>
+
+#include "arrayutil.h"
+#include "ctlutil.h"
+
+#define NOLD 3
+#define CHUNK (64u * 1024)
+#define BYTES (3ull << 20)
+
+struct cg_env {
+	struct au_set s;
+	struct graid_array *a;
+	uint64_t size;
+	char run[300];
+	char sock[108];
+	int fd;
+};
+
+/* A RAID-0 of three (and two files not in it), served, a client connected. */
+static void cg_up(struct cg_env *e)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct graid_control_options o = { .struct_size = sizeof(o), .run_dir = e->run };
+
+	au_make(&e->s, NOLD + 2, BYTES);
+	cr_assert_eq(au_create(&e->s, NOLD, 0, CHUNK, &e->a), 0);
+	cr_assert_eq(graid_array_info(e->a, &info), 0);
+	e->size = info.size;
+	snprintf(e->run, sizeof(e->run), "%s/run", e->s.dir);
+	cr_assert_eq(graid_array_control_start(e->a, &o), 0);
+	cr_assert_eq(graid_array_control_path(e->a, e->run, e->sock, sizeof(e->sock)), 0);
+	e->fd = cu_connect(e->sock);
+	cr_assert_geq(e->fd, 0, "%s", strerror(-e->fd));
+}
+
+static void cg_down(struct cg_env *e)
+{
+	close(e->fd);
+	cr_assert_eq(graid_array_close(e->a), 0);
+	rmdir(e->run);
+	au_remove(&e->s);
+}
+
+static uint64_t num(struct json_object *o, const char *key)
+{
+	return json_object_get_uint64(cu_field(o, key));
+}
+
+static bool flag(struct json_object *o, const char *key)
+{
+	return json_object_get_boolean(cu_field(o, key));
+}
+
+/* A grow request of @p n of the set's files from index @p first. */
+static struct json_object *ask_grow(struct cg_env *e, unsigned first, unsigned n)
+{
+	char line[2048];
+	int at = snprintf(line, sizeof(line), "{\"op\":\"grow\",\"paths\":[");
+
+	for (unsigned i = 0; i < n; i++)
+		at += snprintf(line + at, sizeof(line) - (size_t)at, "%s\"%s\"", i ? "," : "",
+			       e->s.paths[first + i]);
+	snprintf(line + at, sizeof(line) - (size_t)at, "]}\n");
+	return cu_ask(e->fd, line);
+}
+
+static void refused(struct cg_env *e, const char *req, int err)
+{
+	char line[700];
+	struct json_object *r;
+
+	snprintf(line, sizeof(line), "%s\n", req);
+	r = cu_ask(e->fd, line);
+
+	cr_assert(!flag(r, "ok"), "%s accepted", req);
+	cr_assert_eq(json_object_get_int(cu_field(r, "errno")), err, "%s -> %s", req,
+		     json_object_to_json_string(r));
+	json_object_put(r);
+}
+
+Test(control_grow, grow_adds_the_devices_and_status_follows_the_move)
+{
+	struct graid_rebuild_options ro = { .struct_size = sizeof(ro),
+					    .max_bytes_per_sec = 256 * 1024 };
+	struct cg_env e;
+	struct json_object *r, *rs;
+	bool seen_running = false;
+	uint64_t t0;
+
+	cg_up(&e);
+	/* About three seconds: status is asked while it moves. */
+	cr_assert_eq(graid_array_set_rebuild_options(e.a, &ro), 0);
+	r = ask_grow(&e, NOLD, 1);
+	cr_assert(flag(r, "ok"), "%s", json_object_to_json_string(r));
+	cr_assert_str_eq(json_object_get_string(cu_field(r, "done")), "grow");
+	cr_assert_eq(num(r, "nmembers"), NOLD + 1);
+	rs = cu_field(r, "reshape");
+	cr_assert(flag(rs, "reshaping"));
+	cr_assert_eq(num(rs, "total_bytes"), e.size);
+	json_object_put(r);
+	t0 = cu_now_ms();
+	for (;;) {
+		cr_assert_lt(cu_now_ms() - t0, 30000, "the grow did not end in 30 s");
+		r = cu_ask(e.fd, "{\"op\":\"status\"}\n");
+		rs = cu_field(r, "reshape");
+		if (!flag(rs, "reshaping")) {
+			cr_assert_eq(num(r, "size"), e.size / NOLD * (NOLD + 1));
+			cr_assert_eq(num(r, "nmembers"), NOLD + 1);
+			cr_assert(json_object_get_type(cu_field(rs, "eta_s")) == json_type_null);
+			json_object_put(r);
+			break;
+		}
+		cr_assert_eq(num(r, "size"), e.size, "the old size while it moves");
+		cr_assert_eq(num(rs, "total_bytes"), e.size);
+		cr_assert_leq(num(rs, "done_bytes"), e.size);
+		cr_assert_eq(num(rs, "errno"), 0);
+		if (flag(rs, "running") && num(rs, "bytes_per_s")) {
+			cr_assert(json_object_is_type(cu_field(rs, "eta_s"), json_type_int));
+			seen_running = true;
+		}
+		json_object_put(r);
+		usleep(100000);
+	}
+	cr_assert(seen_running, "status never showed the move running with a rate");
+	cg_down(&e);
+}
+
+Test(control_grow, grow_refuses_bad_fields_and_devices)
+{
+	char line[600];
+	struct cg_env e;
+
+	cg_up(&e);
+	refused(&e, "{\"op\":\"grow\"}", EINVAL);
+	refused(&e, "{\"op\":\"grow\",\"paths\":[]}", EINVAL);
+	refused(&e, "{\"op\":\"grow\",\"paths\":\"/dev/null\"}", EINVAL);
+	refused(&e, "{\"op\":\"grow\",\"paths\":[\"\"]}", EINVAL);
+	refused(&e, "{\"op\":\"grow\",\"paths\":[7]}", EINVAL);
+	refused(&e, "{\"op\":\"grow\",\"paths\":[\"x\"],\"role\":1}", EINVAL);
+	/* A member of the array: nothing written. */
+	snprintf(line, sizeof(line), "{\"op\":\"grow\",\"paths\":[\"%s\"]}", e.s.paths[1]);
+	refused(&e, line, EEXIST);
+	/* Still a RAID-0 of three, not reshaping. */
+	{
+		struct json_object *r = cu_ask(e.fd, "{\"op\":\"status\"}\n");
+
+		cr_assert_eq(num(r, "nmembers"), NOLD);
+		cr_assert(!flag(cu_field(r, "reshape"), "reshaping"));
+		json_object_put(r);
+	}
+	cg_down(&e);
+}

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A RAID-0 grow made visible (docs/RESHAPE.md, "Progress and events"): the events it sends
+ * (started, progress, paused with the reason, done), and graid_array_info's reshape fields
+ * while it moves, after a stop and at a read-only look, on member files.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "arrayutil.h"
+#include "array/array.h"
+#include "jobs/reshape_grow.h"
+#include "member/member.h"
+
+#define NOLD 3
+#define CHUNK (64u * 1024)
+#define BYTES (3ull << 20)
+
+static struct graid_array_info info_of(struct graid_array *a)
+{
+	struct graid_array_info i = { .struct_size = sizeof(i) };
+
+	cr_assert_eq(graid_array_info(a, &i), 0);
+	return i;
+}
+
+static struct graid_array *make(struct au_set *s, uint64_t *size)
+{
+	struct graid_array *a;
+
+	au_make(s, NOLD + 1, BYTES);
+	cr_assert_eq(au_create(s, NOLD, 0, CHUNK, &a), 0);
+	*size = info_of(a).size;
+	return a;
+}
+
+/* Pace the move at @p rate bytes a second per member written (the rebuild's limit). */
+static void pace(struct graid_array *a, uint64_t rate)
+{
+	struct graid_rebuild_options o = { .struct_size = sizeof(o), .max_bytes_per_sec = rate };
+
+	cr_assert_eq(graid_array_set_rebuild_options(a, &o), 0);
+}
+
+/* The handle's reshape events, oldest first, into @p ev (at most 64); returns how many. */
+static unsigned reshape_events(struct graid_array *a, struct graid_event *ev)
+{
+	struct graid_event all[256];
+	int n = graid_array_events(a, 0, all, 256, NULL);
+	unsigned k = 0;
+
+	cr_assert_geq(n, 0);
+	for (int i = 0; i < n && k < 64; i++)
+		if (all[i].type >= GRAID_EVENT_RESHAPE_STARTED &&
+		    all[i].type <= GRAID_EVENT_RESHAPE_DONE)
+			ev[k++] = all[i];
+	return k;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Wait (up to 20 s) until the job has moved at least @p bytes. */
+static struct graid_array_info wait_moved(struct graid_array *a, uint64_t bytes)
+{
+	struct graid_array_info i;
+
+	for (unsigned t = 0; t < 2000; t++) {
+		i = info_of(a);
+		if (i.reshape_done >= bytes)
+			return i;
+		sleep_ms(10);
+	}
+	cr_assert_fail("the reshape did not reach byte %llu", (unsigned long long)bytes);
+	return i;
+}
+
+Test(reshape_progress, a_grow_sends_started_every_step_then_done)
+{
+	struct graid_event ev[64];
+	struct au_set s;
+	uint64_t size;
+	struct graid_array *a = make(&s, &size);
+	unsigned n, step = 10;
+
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, GRAID_GROW_WAIT), 0);
+	n = reshape_events(a, ev);
+	/* started, 10 .. 100, done */
+	cr_assert_eq(n, 12, "%u reshape events", n);
+	cr_assert_eq(ev[0].type, GRAID_EVENT_RESHAPE_STARTED);
+	cr_assert_eq(ev[0].count, 1, "members added");
+	cr_assert_eq(ev[0].member, -1);
+	for (unsigned k = 1; k <= 10; k++) {
+		cr_assert_eq(ev[k].type, GRAID_EVENT_RESHAPE_PROGRESS);
+		cr_assert_eq(ev[k].count, k * step);
+		cr_assert_gt(ev[k].seq, ev[k - 1].seq);
+	}
+	cr_assert_eq(ev[11].type, GRAID_EVENT_RESHAPE_DONE);
+	cr_assert_eq(ev[11].error, 0);
+	cr_assert_eq(ev[11].count, size / NOLD * (NOLD + 1), "done's count is the new size");
+	cr_assert_str_eq(graid_event_name(ev[11].type), "reshape-done");
+	/* Finished: nothing reshaping any more. */
+	cr_assert_eq(info_of(a).reshaping, 0);
+	cr_assert_eq(info_of(a).reshape_total, 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}
+
+Test(reshape_progress, the_event_step_is_the_applications)
+{
+	struct graid_event_options eo = { .struct_size = sizeof(eo), .progress_percent = 25 };
+	struct graid_event ev[64];
+	struct au_set s;
+	uint64_t size;
+	struct graid_array *a = make(&s, &size);
+	unsigned n;
+
+	cr_assert_eq(graid_array_set_event_options(a, &eo), 0);
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, GRAID_GROW_WAIT), 0);
+	n = reshape_events(a, ev);
+	cr_assert_eq(n, 6, "%u reshape events", n); /* started, 25, 50, 75, 100, done */
+	for (unsigned k = 1; k <= 4; k++)
+		cr_assert_eq(ev[k].count, 25 * k);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}
+
+Test(reshape_progress, the_info_fields_follow_the_move)
+{
+	struct graid_array_info i;
+	struct au_set s;
+	uint64_t size;
+	struct graid_array *a = make(&s, &size);
+
+	i = info_of(a);
+	cr_assert_eq(i.reshaping, 0);
+	cr_assert_eq(i.reshape_running, 0);
+	/* 3 MiB over four members at 256 KiB/s each: about three seconds. */
+	pace(a, 256 * 1024);
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, 0), 0);
+	i = info_of(a);
+	cr_assert_eq(i.reshaping, 1);
+	cr_assert_eq(i.reshape_total, size);
+	cr_assert_eq(i.size, size, "the old size until it is done");
+	i = wait_moved(a, size / 3);
+	cr_assert_eq(i.reshape_running, 1);
+	cr_assert_eq(i.reshape_error, 0);
+	cr_assert_lt(i.reshape_done, size);
+	cr_assert_gt(i.reshape_bytes_per_sec, 0, "a rate once a third has moved");
+	cr_log_info("%llu of %llu bytes, %llu B/s, ETA %llu s",
+		    (unsigned long long)i.reshape_done, (unsigned long long)i.reshape_total,
+		    (unsigned long long)i.reshape_bytes_per_sec,
+		    (unsigned long long)i.reshape_eta_sec);
+	/* Four members at 256 KiB/s move about 1 MiB a second: the rate says so, roughly. */
+	cr_assert_lt(i.reshape_bytes_per_sec, 4ull << 20);
+	cr_assert_gt(i.reshape_eta_sec, 0);
+	cr_assert_lt(i.reshape_eta_sec, 60);
+	cr_assert_eq(reshape_job_wait(a), 0);
+	i = info_of(a);
+	cr_assert_eq(i.reshaping, 0);
+	cr_assert_eq(i.reshape_running, 0);
+	cr_assert_eq(i.size, size / NOLD * (NOLD + 1));
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}
+
+/* Events the callback saw, kept across the handle's close. */
+static struct graid_event seen[512];
+static unsigned nseen;
+
+static void keep(void *arg, const struct graid_event *ev)
+{
+	(void)arg;
+	if (nseen < 512)
+		seen[nseen++] = *ev;
+}
+
+Test(reshape_progress, a_close_mid_way_pauses_and_the_open_starts_it_again)
+{
+	struct graid_open_options ro = { .struct_size = sizeof(ro),
+					 .flags = GRAID_OPEN_READ_ONLY };
+	struct graid_event ev[64];
+	struct graid_array_info i;
+	const struct graid_event *paused = NULL;
+	struct au_set s;
+	uint64_t size;
+	struct graid_array *a = make(&s, &size);
+	unsigned n;
+
+	pace(a, 256 * 1024);
+	cr_assert_eq(graid_array_set_event_callback(a, keep, NULL), 0);
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, 0), 0);
+	wait_moved(a, size / 4);
+	cr_assert_eq(graid_array_close(a), 0);
+	for (unsigned k = 0; k < nseen; k++)
+		if (seen[k].type == GRAID_EVENT_RESHAPE_PAUSED)
+			paused = &seen[k];
+	cr_assert_not_null(paused, "a close mid-way sends reshape-paused");
+	cr_assert_eq(paused->error, -ECANCELED, "the reason: closing");
+	cr_assert_geq(paused->count, 25);
+	cr_assert_lt(paused->count, 100);
+	for (unsigned k = 0; k < nseen; k++)
+		cr_assert_neq(seen[k].type, GRAID_EVENT_RESHAPE_DONE);
+
+	/* A look: reshaping, not running, at the recorded position. */
+	cr_assert_eq(graid_array_open(s.paths, NOLD + 1, &ro, &a), 0);
+	i = info_of(a);
+	cr_assert_eq(i.reshaping, 1);
+	cr_assert_eq(i.reshape_running, 0);
+	cr_assert_eq(i.reshape_total, size);
+	cr_assert_geq(i.reshape_done * 100 / size, paused->count);
+	cr_assert_lt(i.reshape_done, size);
+	cr_assert_eq(graid_array_close(a), 0);
+
+	/* A writable open resumes it: started again, steps past the pause's, done. */
+	cr_assert_eq(graid_array_open(s.paths, NOLD + 1, NULL, &a), 0);
+	cr_assert_eq(reshape_job_wait(a), 0);
+	n = reshape_events(a, ev);
+	cr_assert_geq(n, 3);
+	cr_assert_eq(ev[0].type, GRAID_EVENT_RESHAPE_STARTED);
+	cr_assert_eq(ev[0].count, 1);
+	for (unsigned k = 1; k + 1 < n; k++) {
+		cr_assert_eq(ev[k].type, GRAID_EVENT_RESHAPE_PROGRESS);
+		cr_assert_gt(ev[k].count, paused->count, "step %llu sent again after the resume",
+			     (unsigned long long)ev[k].count);
+	}
+	cr_assert_eq(ev[n - 2].count, 100);
+	cr_assert_eq(ev[n - 1].type, GRAID_EVENT_RESHAPE_DONE);
+	cr_assert_eq(ev[n - 1].count, size / NOLD * (NOLD + 1));
+	cr_assert_eq(info_of(a).reshaping, 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}
+
+/* Every member write fails from now on (a crash as the members see it): the job stops. */
+Test(reshape_progress, a_failed_write_pauses_it_with_the_error)
+{
+	struct graid_event ev[64];
+	struct graid_array_info i;
+	struct au_set s;
+	uint64_t size;
+	struct graid_array *a = make(&s, &size);
+	unsigned n;
+
+	pace(a, 256 * 1024);
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, 0), 0);
+	wait_moved(a, size / 4);
+	fault_writes_cut_after(0);
+	cr_assert_eq(reshape_job_wait(a), -EIO);
+	i = info_of(a);
+	cr_assert_eq(i.reshaping, 1, "recorded, not finished");
+	cr_assert_eq(i.reshape_running, 0);
+	cr_assert_eq(i.reshape_error, -EIO);
+	cr_assert_eq(i.reshape_bytes_per_sec, 0);
+	n = reshape_events(a, ev);
+	cr_assert_geq(n, 2);
+	cr_assert_eq(ev[n - 1].type, GRAID_EVENT_RESHAPE_PAUSED);
+	cr_assert_eq(ev[n - 1].error, -EIO);
+	cr_assert_str_eq(graid_event_name(ev[n - 1].type), "reshape-paused");
+	graid_array_close(a);
+	fault_writes_cut_after(-1);
+	au_remove(&s);
+}
