@@ -293,6 +293,53 @@ Test(csum_lostwrite_mirror, raid10_read_heals_a_stale_second_copy)
 	lm_read_heals(10, 1);
 }
 
+/*
+ * The first read after the open, of the one block, nothing cached but what it loads itself
+ * (no lm_warm): the span check (docs/INTEGRITY.md, "The span flag") reads the other copy's
+ * tag block, so the stale copy, read, is not returned, and the current copy, read, names
+ * the stale one. Before it the compare looked at cached tags only: the stale bytes came
+ * back (copy read stale) or nothing was reported (copy read current).
+ */
+static void lm_cold_read(int level, unsigned stale)
+{
+	uint8_t got[CU_BLOCK], want[CU_BLOCK];
+	struct graid_array *a;
+	struct lm_bed b;
+
+	lm_setup(&b, level);
+	lm_lose_write(&b, stale);
+	a = lm_open(&b);
+	cr_assert_eq(graid_array_read(a, got, CU_BLOCK, (uint64_t)LM_BLOCK * CU_BLOCK),
+		     (ssize_t)CU_BLOCK);
+	lm_pattern(want, LM_BLOCK, 3);
+	cr_assert_eq(memcmp(got, want, CU_BLOCK), 0, "the first read returned stale bytes");
+	lm_expect_one_event(&b, a, stale);
+	cr_assert_eq(graid_array_close(a), 0);
+	lm_expect_files(&b, 3, 3);
+	au_remove(&b.s);
+}
+
+/* Reads of a chunk go to one copy: one of the two tests reads the stale one, one the other. */
+Test(csum_lostwrite_mirror, raid1_cold_first_read_with_a_stale_first_copy)
+{
+	lm_cold_read(1, 0);
+}
+
+Test(csum_lostwrite_mirror, raid1_cold_first_read_with_a_stale_second_copy)
+{
+	lm_cold_read(1, 1);
+}
+
+Test(csum_lostwrite_mirror, raid10_cold_first_read_with_a_stale_first_copy)
+{
+	lm_cold_read(10, 0);
+}
+
+Test(csum_lostwrite_mirror, raid10_cold_first_read_with_a_stale_second_copy)
+{
+	lm_cold_read(10, 1);
+}
+
 /* A write over a lost write: every copy max + 1, not each its own + 1. */
 static void lm_write_max(int level)
 {
