@@ -222,12 +222,14 @@ static bool lwm_span_consistent(struct graid_array *a, unsigned m, uint64_t span
 				return false;
 			for (unsigned o = 0; o < n; o++) {
 				if (o == c ||
-				    !array_role_readable(a, members[o], moff[o] + at +
-									  (uint64_t)k * TAG_DATA_BLOCK))
+				    !array_role_readable(a, members[o],
+							 moff[o] + at +
+								 (uint64_t)k * TAG_DATA_BLOCK))
 					continue;
 				rc = tag_inline_role(a, members[o])
 					     ? tag_store_peek(a, members[o],
-							      (moff[o] + at) / TAG_DATA_BLOCK, k, po)
+							      (moff[o] + at) / TAG_DATA_BLOCK, k,
+							      po)
 					     : tag_store_peek_load(a, members[o],
 								   (moff[o] + at) / TAG_DATA_BLOCK,
 								   k, po);
