@@ -30,7 +30,14 @@
 
 #define LM_CHUNK (16u * 1024)
 #define LM_MEMBER_BYTES ((1u << 20) + (4u << 20))
-#define LM_BLOCK 37u /* the array block the tests make stale */
+/*
+ * The array block the tests make stale (37), and the members of their RAID-10 (4): both
+ * changed by the tests of a RAID-10 of 3, whose copies of a chunk can sit on two rows.
+ * Each test runs in a process of its own.
+ */
+static uint64_t lm_block = 37u;
+static unsigned lm_n10 = 4u;
+#define LM_BLOCK lm_block
 #define LM_VALID 0x80000000u
 
 /* The lost-write events one handle sent. */
@@ -121,7 +128,7 @@ static void lm_setup(struct lm_bed *b, int level)
 	memset(b, 0, sizeof(*b));
 	pthread_mutex_init(&b->ev.mu, NULL);
 	b->level = level;
-	b->n = level == 1 ? 2 : 4;
+	b->n = level == 1 ? 2 : lm_n10;
 	au_make(&b->s, b->n, LM_MEMBER_BYTES);
 	cr_assert_eq(graid_array_create(b->s.paths, b->n, &cfg, &a), 0);
 	cr_assert_eq(graid_array_info(a, &info), 0);
@@ -337,6 +344,24 @@ Test(csum_lostwrite_mirror, raid10_cold_first_read_with_a_stale_first_copy)
 
 Test(csum_lostwrite_mirror, raid10_cold_first_read_with_a_stale_second_copy)
 {
+	lm_cold_read(10, 1);
+}
+
+/*
+ * RAID-10 of 3 members: array chunk 10's copies are slots 20 and 21, member 2 row 6 and
+ * member 0 row 7: at different member offsets, which the span check maps block by block.
+ */
+Test(csum_lostwrite_mirror, raid10_of_3_cold_first_read_copies_on_two_rows_stale_first)
+{
+	lm_n10 = 3;
+	lm_block = 10u * (LM_CHUNK / CU_BLOCK) + 1;
+	lm_cold_read(10, 0);
+}
+
+Test(csum_lostwrite_mirror, raid10_of_3_cold_first_read_copies_on_two_rows_stale_second)
+{
+	lm_n10 = 3;
+	lm_block = 10u * (LM_CHUNK / CU_BLOCK) + 1;
 	lm_cold_read(10, 1);
 }
 
