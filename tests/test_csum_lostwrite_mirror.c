@@ -30,7 +30,14 @@
 
 #define LM_CHUNK (16u * 1024)
 #define LM_MEMBER_BYTES ((1u << 20) + (4u << 20))
-#define LM_BLOCK 37u /* the array block the tests make stale */
+/*
+ * The array block the tests make stale (37), and the members of their RAID-10 (4): both
+ * changed by the tests of a RAID-10 of 3, whose copies of a chunk can sit on two rows.
+ * Each test runs in a process of its own.
+ */
+static uint64_t lm_block = 37u;
+static unsigned lm_n10 = 4u;
+#define LM_BLOCK lm_block
 #define LM_VALID 0x80000000u
 
 /* The lost-write events one handle sent. */
@@ -121,7 +128,7 @@ static void lm_setup(struct lm_bed *b, int level)
 	memset(b, 0, sizeof(*b));
 	pthread_mutex_init(&b->ev.mu, NULL);
 	b->level = level;
-	b->n = level == 1 ? 2 : 4;
+	b->n = level == 1 ? 2 : lm_n10;
 	au_make(&b->s, b->n, LM_MEMBER_BYTES);
 	cr_assert_eq(graid_array_create(b->s.paths, b->n, &cfg, &a), 0);
 	cr_assert_eq(graid_array_info(a, &info), 0);
@@ -331,6 +338,71 @@ Test(csum_lostwrite_mirror, raid10_read_heals_a_stale_first_copy)
 Test(csum_lostwrite_mirror, raid10_read_heals_a_stale_second_copy)
 {
 	lm_read_heals(10, 1);
+}
+
+/*
+ * The first read after the open, of the one block, nothing cached but what it loads itself
+ * (no lm_warm): the span check (docs/INTEGRITY.md, "The span flag") reads the other copy's
+ * tag block, so the stale copy, read, is not returned, and the current copy, read, names
+ * the stale one. Before it the compare looked at cached tags only: the stale bytes came
+ * back (copy read stale) or nothing was reported (copy read current).
+ */
+static void lm_cold_read(int level, unsigned stale)
+{
+	uint8_t got[CU_BLOCK], want[CU_BLOCK];
+	struct graid_array *a;
+	struct lm_bed b;
+
+	lm_setup(&b, level);
+	lm_lose_write(&b, stale);
+	a = lm_open(&b);
+	cr_assert_eq(graid_array_read(a, got, CU_BLOCK, (uint64_t)LM_BLOCK * CU_BLOCK),
+		     (ssize_t)CU_BLOCK);
+	lm_pattern(want, LM_BLOCK, 3);
+	cr_assert_eq(memcmp(got, want, CU_BLOCK), 0, "the first read returned stale bytes");
+	lm_expect_one_event(&b, a, stale);
+	cr_assert_eq(graid_array_close(a), 0);
+	lm_expect_files(&b, 3, 3);
+	au_remove(&b.s);
+}
+
+/* Reads of a chunk go to one copy: one of the two tests reads the stale one, one the other. */
+Test(csum_lostwrite_mirror, raid1_cold_first_read_with_a_stale_first_copy)
+{
+	lm_cold_read(1, 0);
+}
+
+Test(csum_lostwrite_mirror, raid1_cold_first_read_with_a_stale_second_copy)
+{
+	lm_cold_read(1, 1);
+}
+
+Test(csum_lostwrite_mirror, raid10_cold_first_read_with_a_stale_first_copy)
+{
+	lm_cold_read(10, 0);
+}
+
+Test(csum_lostwrite_mirror, raid10_cold_first_read_with_a_stale_second_copy)
+{
+	lm_cold_read(10, 1);
+}
+
+/*
+ * RAID-10 of 3 members: array chunk 10's copies are slots 20 and 21, member 2 row 6 and
+ * member 0 row 7: at different member offsets, which the span check maps block by block.
+ */
+Test(csum_lostwrite_mirror, raid10_of_3_cold_first_read_copies_on_two_rows_stale_first)
+{
+	lm_n10 = 3;
+	lm_block = 10u * (LM_CHUNK / CU_BLOCK) + 1;
+	lm_cold_read(10, 0);
+}
+
+Test(csum_lostwrite_mirror, raid10_of_3_cold_first_read_copies_on_two_rows_stale_second)
+{
+	lm_n10 = 3;
+	lm_block = 10u * (LM_CHUNK / CU_BLOCK) + 1;
+	lm_cold_read(10, 1);
 }
 
 /* A write over a lost write: every copy max + 1, not each its own + 1. */

@@ -645,6 +645,72 @@ Test(tag_store, peek_answers_from_the_cache_only_and_peek_load_reads_the_tag_blo
 	cr_assert_eq(graid_array_close(a), 0);
 }
 
+/*
+ * The span flag (docs/INTEGRITY.md, "The span flag"): a load, a verify and a write leave it
+ * clear; only tag_store_span_mark() sets it, for every block of the tag block's span and only
+ * on the entry its token names; writes keep it; a tag block evicted and read again is a new
+ * entry, clear, which an old token no longer marks.
+ */
+Test(tag_store, the_span_flag_is_set_by_a_mark_only_and_cleared_by_a_reload)
+{
+	struct graid_array *a = ts_created();
+	static uint8_t buf[TS_BLK];
+	struct tag_span sp, again;
+	uint64_t old;
+
+	a->csum_gens = true;
+	ts_fill(buf, 5, 1, 7);
+	ts_drop_cache(a);
+	cr_assert_eq(tag_store_span(a, 0, 5, false, &sp), -ENOENT, "not cached, not loaded");
+	cr_assert_eq(tag_store_span(a, 0, 5, true, &sp), 0);
+	cr_assert_not(sp.checked, "a load leaves it clear");
+	ts_write(a, 0, 5, buf, 1);
+	cr_assert_eq(ts_verify(a, 0, 5, buf, 1, NULL, 0, NULL), 0);
+	cr_assert_eq(tag_store_span(a, 0, 5, false, &again), 0);
+	cr_assert_not(again.checked, "a write and a verify leave it clear");
+	cr_assert_eq(again.token, sp.token, "the same entry");
+	cr_assert(tag_store_span_mark(a, 0, 300, sp.token), "any block of the span marks it");
+	cr_assert_eq(tag_store_span(a, 0, 0, false, &again), 0);
+	cr_assert(again.checked);
+	cr_assert_eq(tag_store_span(a, 0, TAGS_PER_BLOCK - 1, false, &again), 0);
+	cr_assert(again.checked, "the whole span");
+	cr_assert_eq(tag_store_span(a, 0, TAGS_PER_BLOCK, true, &again), 0);
+	cr_assert_not(again.checked, "the next span is another tag block");
+	cr_assert_eq(tag_store_span(a, 1, 5, true, &again), 0);
+	cr_assert_not(again.checked, "another role's");
+	ts_write(a, 0, 5, buf, 1);
+	cr_assert_eq(tag_store_span(a, 0, 5, false, &again), 0);
+	cr_assert(again.checked, "a write keeps it (it keeps the generations consistent)");
+
+	/* One tag block a role: the next load evicts the entry, a reload is a new one. */
+	setenv("GRAID_TAG_CACHE_BYTES", "1", 1);
+	ts_drop_cache(a);
+	cr_assert_eq(tag_store_span(a, 0, 5, true, &sp), 0);
+	cr_assert_not(sp.checked, "reloaded from the member: clear (the flag is never stored)");
+	old = sp.token;
+	cr_assert_eq(tag_store_span(a, 0, TAGS_PER_BLOCK, true, &again), 0);
+	cr_assert_eq(tag_store_span(a, 0, 5, false, &again), -ENOENT, "evicted");
+	cr_assert_not(tag_store_span_mark(a, 0, 5, old), "nothing cached to mark");
+	cr_assert_eq(tag_store_span(a, 0, 5, true, &sp), 0);
+	cr_assert_not(sp.checked);
+	cr_assert_neq(sp.token, old, "a new entry, a new token");
+	cr_assert_not(tag_store_span_mark(a, 0, 5, old), "a check of the old entry marks nothing");
+	cr_assert_eq(tag_store_span(a, 0, 5, false, &again), 0);
+	cr_assert_not(again.checked);
+	cr_assert(tag_store_span_mark(a, 0, 5, sp.token));
+	cr_assert_eq(tag_store_span(a, 0, 5, false, &again), 0);
+	cr_assert(again.checked);
+	unsetenv("GRAID_TAG_CACHE_BYTES");
+	ts_drop_cache(a);
+
+	/* Outside the data area; without generations there is no flag. */
+	cr_assert_eq(tag_store_span(a, 0, a->lay.member_bytes / TS_BLK, true, &sp), -EINVAL);
+	cr_assert_not(tag_store_span_mark(a, 0, a->lay.member_bytes / TS_BLK, 1));
+	a->csum_gens = false;
+	cr_assert_eq(tag_store_span(a, 0, 5, true, &sp), -EOPNOTSUPP);
+	cr_assert_eq(graid_array_close(a), 0);
+}
+
 TestSuite(checksums_create, .init = ts_setup, .fini = ts_teardown, .timeout = 120);
 
 Test(checksums_create, raid0_with_checksums_is_refused_and_nothing_is_written)

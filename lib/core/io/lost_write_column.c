@@ -15,7 +15,9 @@
 #include "io/lost_write_column.h"
 #include "io/sop_internal.h"
 #include "member/csum_pend.h"
+#include "member/member.h"
 #include "member/member_io.h"
+#include "member/tag_inline.h"
 #include "member/tag_store.h"
 #include "meta/bitmap.h"
 #include "meta/csum_report.h"
@@ -67,12 +69,23 @@ static void lwc_row_free(struct lwc_row *w)
 	w->pk = NULL;
 }
 
+/* How lwc_row_load() gets the tags. */
+enum lwc_load {
+	LWC_PEEK,        /* the cache only */
+	LWC_LOAD,        /* tag blocks read where not cached */
+	/*
+	 * Read for tag-area roles; the cache only for inline roles, whose kept copy reads do
+	 * not fill (docs/INTEGRITY.md, decision 4): the span check's way.
+	 */
+	LWC_LOAD_AREA,
+};
+
 /*
  * Peek (or, @p load, read) the tags of columns [block0, block0 + n) of @p stripe on every
  * role that is in the array. 0; -ENOENT (unloaded: something not cached); -errno.
  */
 static int lwc_row_load(struct graid_array *a, struct lwc_row *w, uint64_t stripe,
-			uint64_t block0, unsigned n, bool load)
+			uint64_t block0, unsigned n, enum lwc_load load)
 {
 	const struct layout *l = &a->lay;
 	int rc = 0;
@@ -95,8 +108,10 @@ static int lwc_row_load(struct graid_array *a, struct lwc_row *w, uint64_t strip
 		w->present[r] = array_role_readable(a, m, (stripe + 1) * l->chunk);
 		if (!w->present[r])
 			continue;
-		rc = load ? tag_store_peek_load(a, m, block0, n, w->pk + (size_t)r * n)
-			  : tag_store_peek(a, m, block0, n, w->pk + (size_t)r * n);
+		if (load == LWC_LOAD || (load == LWC_LOAD_AREA && !tag_inline_role(a, m)))
+			rc = tag_store_peek_load(a, m, block0, n, w->pk + (size_t)r * n);
+		else
+			rc = tag_store_peek(a, m, block0, n, w->pk + (size_t)r * n);
 	}
 	return rc;
 }
@@ -248,6 +263,72 @@ static struct lwc_verdict lwc_judge_tags(const struct lwc_row *w, const struct l
 	return v;
 }
 
+/*
+ * The span check (docs/INTEGRITY.md, "The span flag"): every column of the span of tag
+ * block @p span (member blocks span * 512 .. + 511: the same member offsets on every role,
+ * so the same rows and columns whatever role the reader plays in each row) judged from the
+ * tags, tag-area roles' tag blocks read where not cached. True only when every column was
+ * judged consistent: nothing in flight, no row still to resync, every inline role's copy
+ * cached, no mismatch. A mismatch is not handled here: the read's own columns are judged
+ * after (lwc_read_suspect), the others when read or scrubbed.
+ */
+static bool lwc_span_consistent(struct graid_array *a, uint64_t span)
+{
+	const struct layout *l = &a->lay;
+	const uint64_t lim = l->member_bytes / TAG_DATA_BLOCK;
+	uint64_t b = span * TAGS_PER_BLOCK, end = b + TAGS_PER_BLOCK;
+	struct lwc_row w;
+	bool ok = true;
+
+	if (end > lim)
+		end = lim;
+	w.pk = NULL;
+	while (b < end && ok) {
+		uint64_t stripe = b * TAG_DATA_BLOCK / l->chunk;
+		uint64_t row_end = (stripe + 1) * l->chunk / TAG_DATA_BLOCK;
+		unsigned n = (unsigned)((end < row_end ? end : row_end) - b);
+
+		if (n > LWC_BATCH)
+			n = LWC_BATCH;
+		ok = lwc_row_load(a, &w, stripe, b, n, LWC_LOAD_AREA) == 0;
+		for (unsigned c = 0; c < n && ok; c++)
+			ok = lwc_judge(&w, l, c, true).kind == LWC_OK;
+		b += n;
+	}
+	lwc_row_free(&w);
+	return ok;
+}
+
+/*
+ * Whether every span [off, off + len) of @p member touches is checked: its flag set, or its
+ * span check passing now (the flag then set on the entry checked). An inline member carries
+ * no flag: false (its columns are judged from the cache, as before the flag).
+ */
+static bool lwc_spans_checked(struct graid_array *a, unsigned member, uint64_t off,
+			      uint32_t len)
+{
+	const uint64_t first = off / TAG_DATA_BLOCK / TAGS_PER_BLOCK;
+	const uint64_t last = (off + len - 1) / TAG_DATA_BLOCK / TAGS_PER_BLOCK;
+	bool all = true;
+
+	for (uint64_t t = first; t <= last; t++) {
+		struct tag_span sp;
+
+		/* Verify has just used the tag block: cached, unless evicted since. */
+		if (tag_store_span(a, member, t * TAGS_PER_BLOCK, true, &sp)) {
+			all = false;
+			continue;
+		}
+		if (sp.checked)
+			continue;
+		if (lwc_span_consistent(a, t))
+			tag_store_span_mark(a, member, t * TAGS_PER_BLOCK, sp.token);
+		else
+			all = false;
+	}
+	return all;
+}
+
 bool lwc_read_suspect(struct graid_array *a, unsigned member, uint64_t off, uint32_t len)
 {
 	const struct layout *l = &a->lay;
@@ -255,8 +336,13 @@ bool lwc_read_suspect(struct graid_array *a, unsigned member, uint64_t off, uint
 	struct lwc_row w;
 	bool suspect = false;
 
-	(void)member;
 	if (!lwc_active(a) || len == 0)
+		return false;
+	/*
+	 * The common case: the spans read were compared since their tag blocks were loaded (one
+	 * flag test each). Else the span check loaded the tags the columns below need.
+	 */
+	if (lwc_spans_checked(a, member, off, len))
 		return false;
 	w.pk = NULL;
 	while (b < end && !suspect) {
@@ -267,7 +353,7 @@ bool lwc_read_suspect(struct graid_array *a, unsigned member, uint64_t off, uint
 		if (n > LWC_BATCH)
 			n = LWC_BATCH;
 		/* Not all cached (or an error): not judged here; the CRC check still stands. */
-		if (lwc_row_load(a, &w, stripe, b, n, false) == 0)
+		if (lwc_row_load(a, &w, stripe, b, n, LWC_PEEK) == 0)
 			for (unsigned c = 0; c < n && !suspect; c++) {
 				enum lwc_kind k = lwc_judge(&w, l, c, true).kind;
 
@@ -318,9 +404,9 @@ static bool lwc_q_confirms(struct graid_array *a, const struct lwc_row *w, unsig
 
 	for (unsigned r = 0; ok && r < nroles; r++) {
 		blk[r] = mem + (size_t)r * TAG_DATA_BLOCK;
-		ok = w->present[r] &&
-		     member_io_now(a, a->members[w->member[r]].dev.fd, false, blk[r],
-				   TAG_DATA_BLOCK, NULL, 0, off) == (ssize_t)TAG_DATA_BLOCK;
+		/* member_pio: NVMe passthrough members too, which a pread of theirs fails. */
+		ok = w->present[r] && member_pio(&a->members[w->member[r]], blk[r], TAG_DATA_BLOCK,
+						 a->data_offset + off, false) == 0;
 	}
 	ok = ok && lwc_q_holds(a, blk, j, mem + (size_t)nroles * TAG_DATA_BLOCK);
 	free(mem);
@@ -369,7 +455,7 @@ int lwc_sop_check(struct graid_array *a, const struct sop *s, unsigned *note, un
 		unsigned n = (unsigned)(end - b < LWC_BATCH ? end - b : LWC_BATCH);
 
 		/* A tag block that cannot be read: judged by nothing here (its CRCs judge). */
-		if (lwc_row_load(a, &w, s->stripe, b, n, true) != 0) {
+		if (lwc_row_load(a, &w, s->stripe, b, n, LWC_LOAD) != 0) {
 			b += n;
 			continue;
 		}
@@ -565,7 +651,7 @@ int lwc_write_meta(struct graid_array *a, const struct sop *s, unsigned member, 
 
 		if (n > LWC_BATCH)
 			n = LWC_BATCH;
-		rc = lwc_row_load(a, &w, stripe, b, n, true);
+		rc = lwc_row_load(a, &w, stripe, b, n, LWC_LOAD);
 		role = layout_member_role(l, stripe, member);
 		if (rc == 0 && role >= w.nroles)
 			rc = -EINVAL;
@@ -630,7 +716,7 @@ int lwc_scrub_row(struct graid_array *a, const struct lwc_scrub_io *io, uint64_t
 	for (unsigned c0 = 0; c0 < cols && rc == 0; c0 += LWC_BATCH) {
 		unsigned n = cols - c0 < LWC_BATCH ? cols - c0 : LWC_BATCH;
 
-		if (lwc_row_load(a, &w, row, row * (l->chunk / TAG_DATA_BLOCK) + c0, n, true))
+		if (lwc_row_load(a, &w, row, row * (l->chunk / TAG_DATA_BLOCK) + c0, n, LWC_LOAD))
 			continue; /* tags that cannot be read: their CRCs judge, not this */
 		for (unsigned c = 0; c < n && rc == 0; c++) {
 			struct lwc_verdict v = lwc_judge(&w, l, c, false);

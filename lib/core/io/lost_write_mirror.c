@@ -10,6 +10,7 @@
 #include "io/sop.h"
 #include "io/sop_internal.h"
 #include "member/csum_pend.h"
+#include "member/tag_inline.h"
 #include "member/tag_store.h"
 #include "meta/bitmap.h"
 #include "meta/csum_report.h"
@@ -184,6 +185,105 @@ static struct lwm_seen lwm_compare(struct graid_array *a, struct sop *s, const u
 	return seen;
 }
 
+/*
+ * The span check (docs/INTEGRITY.md, "The span flag") of copy @p m's tag block @p span
+ * (member blocks span * 512 .. + 511): chunk by chunk through the layout (a RAID-10 chunk's
+ * copies sit at other member offsets, on other rows), every block's generation compared
+ * with every other readable copy's, tag-area copies' tag blocks read where not cached, an
+ * inline copy's kept tags from the cache only (reads do not fill them). True only when
+ * every block compared equal: nothing in flight, no chunk still to resync, nothing missing.
+ * A mismatch is not handled here: the read's own blocks are compared after
+ * (lost_write_mirror_check), the others when read or scrubbed.
+ */
+static bool lwm_span_consistent(struct graid_array *a, unsigned m, uint64_t span)
+{
+	const struct layout *l = &a->lay;
+	const uint64_t per = l->chunk / TAG_DATA_BLOCK, lim = l->member_bytes / TAG_DATA_BLOCK;
+	uint64_t b = span * TAGS_PER_BLOCK, end = b + TAGS_PER_BLOCK;
+	struct tag_peek ps[LWM_PIECE], po[LWM_PIECE];
+
+	if (end > lim)
+		end = lim;
+	while (b < end) {
+		unsigned members[GRAID_MAX_MEMBERS], n, c;
+		uint64_t moff[GRAID_MAX_MEMBERS], arr, cend = (b / per + 1) * per, in;
+		int rc = layout_unmap(l, m, b * TAG_DATA_BLOCK, &arr);
+
+		if (cend > end)
+			cend = end;
+		if (rc == -ENODATA) {
+			b = cend; /* a RAID-10 slot no chunk uses: never read */
+			continue;
+		}
+		if (rc || bitmap_unresynced(a, arr / ((uint64_t)l->chunk * l->ndata)))
+			return false;
+		n = layout_copies(l, arr - arr % l->chunk, members, moff);
+		for (c = 0; c < n && members[c] != m; c++)
+			;
+		if (c == n)
+			return false;
+		in = b * TAG_DATA_BLOCK - moff[c]; /* bytes into the chunk */
+		for (uint64_t i = b; i < cend; i += LWM_PIECE) {
+			unsigned k = cend - i < LWM_PIECE ? (unsigned)(cend - i) : LWM_PIECE;
+			uint64_t at = in + (i - b) * TAG_DATA_BLOCK;
+
+			if (tag_store_peek_load(a, m, i, k, ps))
+				return false;
+			for (unsigned o = 0; o < n; o++) {
+				if (o == c ||
+				    !array_role_readable(a, members[o],
+							 moff[o] + at +
+								 (uint64_t)k * TAG_DATA_BLOCK))
+					continue;
+				rc = tag_inline_role(a, members[o])
+					     ? tag_store_peek(a, members[o],
+							      (moff[o] + at) / TAG_DATA_BLOCK, k,
+							      po)
+					     : tag_store_peek_load(a, members[o],
+								   (moff[o] + at) / TAG_DATA_BLOCK,
+								   k, po);
+				if (rc)
+					return false;
+				for (unsigned j = 0; j < k; j++)
+					if (ps[j].inflight || po[j].inflight ||
+					    tag_gen(ps[j].tag) != tag_gen(po[j].tag))
+						return false;
+			}
+		}
+		b = cend;
+	}
+	return true;
+}
+
+/*
+ * Whether every span the read of copy @p m at member offset @p off, @p len bytes, touches
+ * is checked: its flag set, or its span check passing now (the flag then set on the entry
+ * checked). An inline copy carries no flag: false (compared from the cache, as before).
+ */
+static bool lwm_spans_checked(struct graid_array *a, unsigned m, uint64_t off, uint64_t len)
+{
+	const uint64_t first = off / TAG_DATA_BLOCK / TAGS_PER_BLOCK;
+	const uint64_t last = (off + len - 1) / TAG_DATA_BLOCK / TAGS_PER_BLOCK;
+	bool all = true;
+
+	for (uint64_t t = first; t <= last; t++) {
+		struct tag_span sp;
+
+		/* Verify has just used the tag block: cached, unless evicted since. */
+		if (tag_store_span(a, m, t * TAGS_PER_BLOCK, true, &sp)) {
+			all = false;
+			continue;
+		}
+		if (sp.checked)
+			continue;
+		if (lwm_span_consistent(a, m, t))
+			tag_store_span_mark(a, m, t * TAGS_PER_BLOCK, sp.token);
+		else
+			all = false;
+	}
+	return all;
+}
+
 void lost_write_mirror_check(struct graid_array *a, struct sop *s)
 {
 	unsigned members[GRAID_MAX_MEMBERS];
@@ -200,6 +300,13 @@ void lost_write_mirror_check(struct graid_array *a, struct sop *s)
 	for (c = 0; c < n && members[c] != s->mirror_src; c++)
 		;
 	if (c == n)
+		return;
+	/*
+	 * The common case: the spans read were compared since their tag blocks were loaded (one
+	 * flag test each). Else the span check loaded the tags the compare below needs, so a
+	 * read after an open compares too, not only one whose peers' tags happen to be cached.
+	 */
+	if (lwm_spans_checked(a, members[c], moff[c], s->arr_len))
 		return;
 	seen = lwm_compare(a, s, members, moff, n, c, false);
 	if (!seen.src_behind && !seen.other_behind)

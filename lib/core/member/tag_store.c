@@ -44,6 +44,13 @@ struct tag_cblock {
 	uint8_t *img;               /* its 4096 bytes, aligned for O_DIRECT */
 	bool ref;                   /* used since eviction last passed it (second chance) */
 	bool dirty;                 /* img differs from the member's copy */
+	/*
+	 * Generations: every block of the span was compared with its peers since this entry was
+	 * loaded (tag_store_span_mark(); docs/INTEGRITY.md, "The span flag"). A new entry (a
+	 * load from the member) starts clear.
+	 */
+	bool checked;
+	uint64_t load;              /* the role's load count when this entry was made */
 	unsigned npend;             /* slots with writes in flight: pinned while > 0 */
 	struct tag_pend *pend;      /* per slot, allocated while npend > 0 */
 	struct tag_cblock *prev, *next; /* LRU, most recent at head */
@@ -68,6 +75,8 @@ struct tag_role {
 	 */
 	struct tag_pend *spare[TAG_PEND_SPARES];
 	unsigned nspare;
+	/* Entries made so far: each one's load, so that a span mark finds the entry it checked. */
+	uint64_t loads;
 };
 
 struct tag_store {
@@ -327,6 +336,7 @@ static int tag_get(struct graid_array *a, unsigned role, uint64_t index, bool fr
 		return -ENOMEM;
 	}
 	cb->index = index;
+	cb->load = ++tr->loads;
 	if (fresh) {
 		memset(cb->img, 0, TAG_BLOCK_BYTES);
 	} else {
@@ -773,6 +783,57 @@ int tag_store_peek_load(struct graid_array *a, unsigned role, uint64_t block, un
 			struct tag_peek *out)
 {
 	return tag_peek(a, role, block, n, out, true);
+}
+
+int tag_store_span(struct graid_array *a, unsigned role, uint64_t block, bool load,
+		   struct tag_span *out)
+{
+	struct tag_role *tr;
+	struct tag_cblock *cb;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (block > UINT64_MAX / TAG_DATA_BLOCK)
+		return -EINVAL;
+	rc = tag_range(a, role, block * TAG_DATA_BLOCK, TAG_DATA_BLOCK);
+	if (rc)
+		return rc;
+	/* An inline role's entries are its tag-area copy, filled by writes only: no flag. */
+	if (tag_inline_role(a, role) || !a->csum_gens)
+		return -EOPNOTSUPP;
+	tr = &a->tags->role[role];
+	pthread_mutex_lock(&tr->lock);
+	if (load)
+		rc = tag_get(a, role, tag_block_index(block), false, &cb);
+	else
+		cb = tag_find(tr, tag_block_index(block));
+	if (rc == 0 && cb) {
+		out->token = cb->load;
+		out->checked = cb->checked;
+	}
+	pthread_mutex_unlock(&tr->lock);
+	return rc ? rc : cb ? 0 : -ENOENT;
+}
+
+bool tag_store_span_mark(struct graid_array *a, unsigned role, uint64_t block, uint64_t token)
+{
+	struct tag_role *tr;
+	struct tag_cblock *cb;
+	bool set = false;
+
+	if (block > UINT64_MAX / TAG_DATA_BLOCK ||
+	    tag_range(a, role, block * TAG_DATA_BLOCK, TAG_DATA_BLOCK) || tag_inline_role(a, role))
+		return false;
+	tr = &a->tags->role[role];
+	pthread_mutex_lock(&tr->lock);
+	cb = tag_find(tr, tag_block_index(block));
+	/* The entry checked, not one loaded again since (its check is of another image). */
+	if (cb && cb->load == token) {
+		cb->checked = true;
+		set = true;
+	}
+	pthread_mutex_unlock(&tr->lock);
+	return set;
 }
 
 int tag_store_behind(struct graid_array *a, unsigned role, uint64_t block, uint64_t n,

@@ -157,6 +157,37 @@ int tag_store_peek(struct graid_array *a, unsigned role, uint64_t block, unsigne
 int tag_store_peek_load(struct graid_array *a, unsigned role, uint64_t block, unsigned n,
 			struct tag_peek *out);
 
+/*
+ * The span flag (docs/INTEGRITY.md, "Lost writes", "The span flag"). A span is the 512 data
+ * blocks one tag block of a role covers. Its cached tag block carries a flag, "checked":
+ * every block of the span was compared with its peers (RAID-1/10 the other copies, RAID-5/6
+ * the column at the same member offset) since the tag block was loaded, and found consistent.
+ * Only tag_store_span_mark() sets it; a load from the member makes a new entry, clear. Writes
+ * and heals do not clear it: they keep generations and records consistent under the stripe
+ * lock (the locked paths check before they write).
+ */
+struct tag_span {
+	uint64_t token;  /* the entry's load count: what tag_store_span_mark() checks */
+	bool checked;    /* the flag */
+};
+
+/*
+ * The span flag of the tag block holding @p block (a 4 KiB block number) of @p role, and the
+ * entry's token. @p load: read the tag block when not cached (synchronously, under the role's
+ * lock); else -ENOENT when not cached. 0, -ENOENT, -EINVAL (no tag store, a block outside the
+ * data area), -EOPNOTSUPP (generations off, or an inline role: its entries are the tag-area
+ * copy that only writes fill, and carry no flag), or a tag block's read error.
+ */
+int tag_store_span(struct graid_array *a, unsigned role, uint64_t block, bool load,
+		   struct tag_span *out);
+
+/*
+ * Set the span flag of the tag block holding @p block of @p role, if the entry cached now is
+ * the one tag_store_span() gave @p token for (not evicted and loaded again since: a new
+ * load's image was not the one checked). Returns whether it was set.
+ */
+bool tag_store_span_mark(struct graid_array *a, unsigned role, uint64_t block, uint64_t token);
+
 struct nvme_meta_fmt;
 
 /*
