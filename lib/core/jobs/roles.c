@@ -284,6 +284,8 @@ GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
 	rc = array_may_change(a);
 	if (rc)
 		return rc;
+	if (array_reshape_holds_jobs(a))
+		return -EBUSY;
 	pthread_mutex_lock(&a->meta_lock);
 	st = atomic_load(&a->members[idx].state);
 	if (st != GRAID_MEMBER_FAILED && st != GRAID_MEMBER_MISSING &&
