@@ -297,6 +297,25 @@ static int grow56_stage(struct graid_array *a, struct reshape_job *j, struct arr
 /* Windows of RAID-5/6 move at least this many new rows when safe (and chunks, as RAID-0). */
 #define GROW56_WINDOW_ROWS 4u
 
+/*
+ * RAID-5/6: the added devices' bad-block logs empty and their copies of the bitmap and the
+ * live map the members' (they held whatever the devices held), before anything names them.
+ */
+static int grow56_prep_added(struct graid_array *a, struct member *m, unsigned n)
+{
+	int rc = 0;
+
+	for (unsigned i = 0; rc == 0 && i < n; i++) {
+		if (a->bbl_area.bytes)
+			rc = member_zero_range(&m[i], a->bbl_area.offset, a->bbl_area.bytes);
+		if (rc == 0 && a->bitmap.enabled)
+			rc = region_map_write_member(a, &a->bitmap.map, &m[i]);
+		if (rc == 0 && a->live)
+			rc = region_map_write_member(a, &a->live->map, &m[i]);
+	}
+	return rc;
+}
+
 /* The most a RAID-5/6 window moves (less where less is safe, at least one new row). */
 static uint64_t grow56_limit(const struct reshape_map *m)
 {
@@ -1024,18 +1043,7 @@ int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned
 			goto out;
 		}
 	}
-	/*
-	 * The added devices' bad-block logs empty and their copies of the bitmap and the live
-	 * map the members' (they held whatever the devices held), before anything names them.
-	 */
-	for (unsigned i = 0; rc == 0 && a->lay.nparity && i < n; i++) {
-		if (a->bbl_area.bytes)
-			rc = member_zero_range(&m[i], a->bbl_area.offset, a->bbl_area.bytes);
-		if (rc == 0 && a->bitmap.enabled)
-			rc = region_map_write_member(a, &a->bitmap.map, &m[i]);
-		if (rc == 0 && a->live)
-			rc = region_map_write_member(a, &a->live->map, &m[i]);
-	}
+	rc = a->lay.nparity ? grow56_prep_added(a, m, n) : 0;
 	if (rc == 0)
 		rc = grow_write_first(a, j, m, n, buf);
 	if (rc)
