@@ -418,39 +418,52 @@ Test(reshape_grow56, raid6_a_crash_after_any_member_write_loses_nothing, .init =
 	crashes(6, 6, 80, 20, 2027);
 }
 
+/* Every role of @p a ACTIVE again (a spare's rebuild done), within a few seconds. */
+static void wait_all_active(struct graid_array *a)
+{
+	for (unsigned i = 0; i < 4000; i++) {
+		bool all = true;
+
+		for (unsigned r = 0; r < a->nmembers; r++)
+			all &= atomic_load(&a->members[r].state) == GRAID_MEMBER_ACTIVE;
+		if (all && !atomic_load(&a->rebuild_bg_running))
+			return;
+		usleep(5000);
+	}
+	cr_assert_fail("the spares' rebuilds did not end");
+}
+
 /*
- * Members failing mid-way: the job pauses (this build does not reshape degraded), every
- * byte reads back degraded by position, writes go on, and the array reopens with the data.
+ * Members failing mid-way (after the staging): the job goes on degraded, recovering the
+ * lost chunks of old rows from their parity and writing new rows around the lost members;
+ * every byte reads back, writes go on; once it has finished, the spares (whose takeover
+ * waited for it) are rebuilt in the new geometry and a scrub finds every stripe right.
  */
 static void fail_mid_way(int level, unsigned nold, unsigned nfail)
 {
+	const unsigned nall = nold + 1, nfiles = nall + nfail;
 	struct graid_array *a;
 	struct au_set s;
-	uint64_t size, seed = 55;
-	uint8_t *model = make_array(&s, level, nold, 1, &a, &size, 60 + (uint64_t)level);
+	uint64_t size, seed = 55, at;
+	uint8_t *model = make_array(&s, level, nold, 1 + nfail, &a, &size,
+				    60 + (uint64_t)level);
 	uint8_t *buf = aligned_alloc(BLK, 2 * CHUNK);
-	int rc;
 
 	cr_assert_not_null(buf);
+	for (unsigned i = 0; i < nfail; i++)
+		cr_assert_eq(graid_array_add_spare(a, s.paths[nall + i]), 0);
 	slow_down(a, 1u << 20);
 	log_text[0] = '\0';
-	graid_log_set(log_keep, NULL, GRAID_LOG_ERR);
+	graid_log_set(log_keep, NULL, GRAID_LOG_WARNING);
 	cr_assert_eq(graid_array_grow(a, &s.paths[nold], 1, 0), 0);
 	usleep(300000);
-	cr_assert_gt(atomic_load(&a->reshape_mem->position), 0, "nothing moved yet");
+	at = atomic_load(&a->reshape_mem->position);
+	cr_assert_gt(at, 0, "nothing moved yet");
 	/* An old member and (RAID-6) the added one. */
 	cr_assert_eq(graid_array_fail_member(a, 1), 0);
 	if (nfail > 1)
 		cr_assert_eq(graid_array_fail_member(a, nold), 0);
-	rc = reshape_job_wait(a);
-	cr_assert(rc == -ENODEV || rc == 0, "the job ended with %d", rc);
-	if (rc == -ENODEV)
-		cr_assert(strstr(log_text, "paused"), "%s", log_text);
-	cr_log_info("the job %s at byte %llu of %llu", rc ? "paused" : "finished",
-		    (unsigned long long)atomic_load(&a->reshape_mem->position),
-		    (unsigned long long)size);
-	check_all(a, model, size);
-	/* Writes across the array, degraded, by position. */
+	/* Writes across the array while it moves degraded, by position. */
 	for (unsigned i = 0; i < 64; i++) {
 		uint64_t len = (1 + rng_next(&seed) % (2 * CHUNK / BLK)) * BLK;
 		uint64_t off = rng_next(&seed) % ((size - len) / BLK + 1) * BLK;
@@ -460,13 +473,21 @@ static void fail_mid_way(int level, unsigned nold, unsigned nfail)
 		memcpy(model + off, buf, len);
 	}
 	check_all(a, model, size);
-	cr_assert_eq(graid_array_close(a), 0);
+	slow_down(a, 0);
+	cr_assert_eq(reshape_job_wait(a), 0, "the job did not finish degraded: %s", log_text);
 	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
-	/* Reopened (the failed members out): the same bytes. */
-	cr_assert_eq(graid_array_open(s.paths, nold + 1, NULL, &a), 0);
-	if (a->reshape_job)
-		reshape_job_wait(a);
+	cr_assert(strstr(log_text, "moving on degraded"), "%s", log_text);
+	cr_log_info("failed at byte %llu of %llu; finished degraded", (unsigned long long)at,
+		    (unsigned long long)size);
+	cr_assert_eq(array_bytes(a, NULL), size / ndata(level, nold) * ndata(level, nall));
 	check_all(a, model, size);
+	wait_all_active(a);
+	check_all(a, model, size);
+	scrub_clean(a, "after the spares' rebuild");
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, nfiles, NULL, &a), 0);
+	check_all(a, model, size);
+	scrub_clean(a, "reopened");
 	cr_assert_eq(graid_array_close(a), 0);
 	free(buf);
 	free(model);

@@ -32,6 +32,7 @@ struct reshape_job {
 	pthread_t thread;
 	bool thread_started, joined;
 	atomic_bool stop;
+	bool degraded_logged;       /* RAID-5/6: "moving on degraded" said once */
 	/* The last record every current member took: the job's position and generation. */
 	struct reshape_record rec;
 	struct reshape_map map;     /* the record's two geometries, for the window math */
@@ -73,7 +74,9 @@ static struct reshape_job *grow_job_new(const struct reshape_record *rec)
 		return NULL;
 	/* One chunk (RAID-0), or a new row's chunks with its parity (RAID-5/6). */
 	j->buf = aligned_alloc(ARRAY_ALIGN, (size_t)rec->old_geo.chunk_bytes *
-						    (rec->old_geo.level ? rec->new_geo.nmembers : 1));
+						    (rec->old_geo.level ? rec->new_geo.nmembers +
+									  rec->old_geo.nmembers
+									: 1));
 	if (!j->buf || reshape_map_init(&j->map, rec)) {
 		free(j->buf);
 		free(j);
@@ -198,7 +201,7 @@ static int grow_flush(struct graid_array *a, const bool *written)
 /*
  * Write @p rec as the next record (generation + 1 of the job's) and make it the job's once
  * some member took it. A member that missed it was failed (reshape_rec_write): RAID-0
- * breaks; a RAID-5/6 pauses at its next window (grow56_paused). @return 0; -errno.
+ * breaks; a RAID-5/6 goes on degraded (reshape_grow56.c). @return 0; -errno.
  */
 static int grow_record_next(struct graid_array *a, struct reshape_job *j,
 			    struct reshape_record *rec)
@@ -217,24 +220,34 @@ static int grow_record_next(struct graid_array *a, struct reshape_job *j,
 }
 
 /*
- * RAID-5/6: a member of the new geometry is out. This build does not move rows degraded:
- * the job stops between windows, the record keeping its position (every byte whole in one
- * geometry, with its parity, as the record says), and requests go on served degraded by
- * position. The next open goes on from the record once every member is in.
+ * RAID-5/6 staging needs the member that holds the staged copy (one copy: see "What this
+ * does not cover yet"). Without it the job stops before the staging, the record keeping
+ * its phase: in STAGING the old geometry is whole and is served degraded by position; in
+ * STAGED (at open) the open fails, as the first rows are whole only in that copy. Windows
+ * go on degraded (reshape_grow56.c), and log it once.
  */
 static int grow56_paused(struct graid_array *a, struct reshape_job *j,
-			 const struct array_reshape *rs)
+			 const struct array_reshape *rs, bool staging)
 {
-	unsigned m = grow56_dead_member(a, rs);
+	unsigned m = j->rec.stage_role[0];
 
-	if (m >= a->nmembers)
+	if (!staging || (m < a->nmembers && array_role_alive(a, m))) {
+		m = grow56_dead_member(a, rs);
+		if (m < a->nmembers && !j->degraded_logged) {
+			j->degraded_logged = true;
+			graid__log(GRAID_LOG_WARNING, "reshape: member %u (%s) is %s: moving on "
+						      "degraded (its rows recovered from parity)",
+				   m, a->members[m].dev.path,
+				   member_state_name(atomic_load(&a->members[m].state)));
+		}
 		return 0;
+	}
 	graid__log(GRAID_LOG_ERR, "reshape: paused at byte %" PRIu64 " of %" PRIu64 ": member %u "
-				  "(%s) is %s; this build does not reshape degraded. Requests are "
-				  "served degraded by position; the record keeps the position, and "
-				  "an open with every member in goes on from it",
-		   j->rec.position, rs->end, m, a->members[m].dev.path,
-		   member_state_name(atomic_load(&a->members[m].state)));
+				  "(%s), which holds the staged copy of the first rows, is %s. "
+				  "Requests are served degraded by position; the record keeps its "
+				  "phase, and an open with that member in goes on from it",
+		   j->rec.position, rs->end, m, m < a->nmembers ? a->members[m].dev.path : "?",
+		   m < a->nmembers ? member_state_name(atomic_load(&a->members[m].state)) : "?");
 	return -ENODEV;
 }
 
@@ -255,7 +268,7 @@ static int grow56_stage(struct graid_array *a, struct reshape_job *j, struct arr
 	bool written[GRAID_MAX_MEMBERS] = { false };
 	struct reshape_record rec;
 	unsigned *held, nheld;
-	int rc = grow56_paused(a, j, rs);
+	int rc = grow56_paused(a, j, rs, true);
 
 	if (rc)
 		return rc;
@@ -342,7 +355,7 @@ static int grow56_window(struct graid_array *a, struct reshape_job *j,
 	int rc = grow_should_stop(a, j);
 
 	if (rc == 0)
-		rc = grow56_paused(a, j, rs);
+		rc = grow56_paused(a, j, rs, false);
 	if (rc)
 		return rc;
 	limit = grow56_limit(&j->map);

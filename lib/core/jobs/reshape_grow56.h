@@ -12,15 +12,16 @@
 #include "array/array.h"
 #include "format/reshape_format.h"
 
-/* Bytes the job's row buffer needs: a new row's chunks, data and parity. */
+/* Bytes the job's buffer needs: a new row's chunks, then an old row's (degraded reads). */
 size_t grow56_buf_bytes(const struct array_reshape *rs);
 
 /*
  * Write new rows [@p r0, @p r1) whole: each data chunk read from its old place (or, @p
  * staged, from the record's staged copy; past the end: zeroes), parity computed through the
  * engine, every chunk and parity written with pwrite. @p written marks the members written
- * (the caller flushes them). Every member of the new geometry must be alive (checked by
- * the caller): a read or write that fails is logged and returned, the position untouched.
+ * (the caller flushes them). Degraded: a chunk whose old member is out is recovered from its
+ * old row through the engine; a member out is written around, the row marked in the bitmap
+ * first. A read or write that fails is logged and returned, the position untouched.
  * @return 0; a member's error; -ENOMEM; the engine's error.
  */
 int grow56_rows(struct graid_array *a, const struct array_reshape *rs,
