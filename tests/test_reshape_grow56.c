@@ -3,8 +3,8 @@
  * Growing a RAID-5 or RAID-6 online (docs/RESHAPE.md, "RAID-5/6 growing, as built") on
  * member files: 4 -> 5 and 6 -> 7 with known data and a scrub after, I/O while it moves, a
  * crash after any member write through the staging and the first windows (and random ones
- * after), members failing mid-way. The build keeps these grows off for callers until they
- * are complete (GROW56_BUILT); the tests switch them on (graid__test_grow56).
+ * after), members failing mid-way (going on degraded, spares rebuilt after). The tests set
+ * graid__test_grow56, so they drive the grow even in a build with GROW56_BUILT 0.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -525,17 +525,35 @@ Test(reshape_grow56, scrubs_and_rebuilds_wait_for_the_reshape, .init = setup)
 	au_remove(&s);
 }
 
-Test(reshape_grow56, without_the_switch_a_raid5_grow_is_refused)
+/* Journal entries and checksum tags are placed by one geometry: such arrays are refused. */
+static void refused_with(unsigned flags, const char *why)
 {
-	/* GROW56_BUILT is 0: callers get -EOPNOTSUPP until every piece is built. */
+	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = 5,
+					  .chunk_bytes = CHUNK, .backend = "isal",
+					  .flags = flags };
+	uint64_t before;
 	struct graid_array *a;
 	struct au_set s;
-	uint64_t size;
-	uint8_t *model = make_array(&s, 5, 4, 1, &a, &size, 10);
 
-	graid__test_grow56 = false;
+	au_make(&s, 5, 64ull << 20); /* room for a journal */
+	{
+		int rc = graid_array_create(s.paths, 4, &cfg, &a);
+
+		cr_assert_eq(rc, 0, "create: %d", rc);
+	}
+	before = au_file_hash(s.path[4]);
+	log_text[0] = '\0';
+	graid_log_set(log_keep, NULL, GRAID_LOG_ERR);
 	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, 0), -EOPNOTSUPP);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	cr_assert(strstr(log_text, why), "%s", log_text);
+	cr_assert_eq(au_file_hash(s.path[4]), before, "the device was written");
 	cr_assert_eq(graid_array_close(a), 0);
-	free(model);
 	au_remove(&s);
+}
+
+Test(reshape_grow56, arrays_with_a_journal_or_checksums_are_refused, .init = setup)
+{
+	refused_with(GRAID_CREATE_JOURNAL, "write-hole journal");
+	refused_with(GRAID_CREATE_CHECKSUMS, "checksums");
 }

@@ -691,11 +691,11 @@ void reshape_job_free(struct graid_array *a)
 }
 
 /*
- * Whether RAID-5/6 grows start and resume. Off in a build until every piece the brief of
- * issue #42 names is built and tested (docs/RESHAPE.md, status); tests switch it on
- * (graid__test_grow56) to drive what is built.
+ * Whether RAID-5/6 grows start and resume (docs/RESHAPE.md, "RAID-5/6 growing, as built").
+ * 0 turns them off for callers (-EOPNOTSUPP, and the open refuses their records); tests
+ * then switch them on with graid__test_grow56.
  */
-#define GROW56_BUILT 0
+#define GROW56_BUILT 1
 
 #if GRAID_FAULT_INJECTION
 bool graid__test_grow56;
@@ -1016,7 +1016,8 @@ int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned
 	if (a->lay.level != 0 &&
 	    !((a->lay.level == 5 || a->lay.level == 6) && grow56_allowed())) {
 		graid__log(GRAID_LOG_ERR, "grow: RAID-%d cannot be grown online by this build; only "
-					  "RAID-0 can", a->lay.level);
+					  "RAID-0%s can", a->lay.level,
+			   grow56_allowed() ? ", 5 and 6" : "");
 		return -EOPNOTSUPP;
 	}
 	m = calloc(n, sizeof(*m));
