@@ -292,6 +292,89 @@ Test(reshape_grow56, raid6_writes_and_reads_while_it_moves_data_are_right_after,
 	io_during(6, 6, 8);
 }
 
+/*
+ * An async queue: writes queued before the grow and not reaped (the job waits for them),
+ * then rounds of 32 writes in flight at once, each straddling two chunks (so two pieces,
+ * each taking both its rows' locks, many parked on each other and on the windows).
+ */
+Test(reshape_grow56, raid5_queued_requests_across_the_start_and_the_windows_are_right,
+     .init = setup)
+{
+	struct graid_completion c[64];
+	struct graid_queue *q;
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, seed = 99, rounds = 0;
+	uint8_t *model = make_array(&s, 5, 4, 1, &a, &size, 21);
+	uint8_t *bufs = aligned_alloc(BLK, 32 * (size_t)CHUNK);
+	struct waiter w = { 0 };
+	pthread_t t;
+	unsigned got;
+
+	cr_assert_not_null(bufs);
+	slow_down(a, 4u << 20);
+	cr_assert_eq(graid_queue_create(a, 64, &q), 0);
+	for (unsigned i = 0; i < 32; i++) {
+		uint64_t off = (3 * (uint64_t)i + rng_next(&seed) % 3) % (size / CHUNK) * CHUNK;
+
+		fill(bufs + i * (size_t)CHUNK, CHUNK, rng_next(&seed));
+		memcpy(model + off, bufs + i * (size_t)CHUNK, CHUNK);
+		cr_assert_eq(graid_queue_write(q, bufs + i * (size_t)CHUNK, CHUNK, off, i), 0);
+	}
+	cr_assert_geq(graid_queue_submit(q), 0);
+	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, 0), 0);
+	for (got = 0; got < 32;) {
+		int n = graid_queue_reap(q, c, 64, 1);
+
+		cr_assert_gt(n, 0);
+		for (int i = 0; i < n; i++)
+			cr_assert_eq(c[i].result, (int64_t)CHUNK);
+		got += (unsigned)n;
+	}
+	w.a = a;
+	cr_assert_eq(pthread_create(&t, NULL, wait_job, &w), 0);
+	do {
+		uint64_t offs[32];
+
+		for (unsigned i = 0; i < 32; i++) {
+			bool dup;
+
+			do {
+				offs[i] = (rng_next(&seed) % (size / CHUNK - 1)) * CHUNK + BLK;
+				dup = false;
+				for (unsigned k = 0; k < i; k++)
+					dup |= offs[k] == offs[i];
+			} while (dup);
+			fill(bufs + i * (size_t)CHUNK, CHUNK, rng_next(&seed));
+			cr_assert_eq(graid_queue_write(q, bufs + i * (size_t)CHUNK, CHUNK, offs[i], i),
+				     0);
+		}
+		cr_assert_geq(graid_queue_submit(q), 0);
+		for (got = 0; got < 32;) {
+			int n = graid_queue_reap(q, c, 64, 1);
+
+			cr_assert_gt(n, 0);
+			for (int i = 0; i < n; i++)
+				cr_assert_eq(c[i].result, (int64_t)CHUNK);
+			got += (unsigned)n;
+		}
+		for (unsigned i = 0; i < 32; i++)
+			memcpy(model + offs[i], bufs + i * (size_t)CHUNK, CHUNK);
+		rounds++;
+	} while (!atomic_load(&w.done));
+	pthread_join(t, NULL);
+	cr_assert_eq(w.rc, 0);
+	cr_log_info("%llu rounds of 32 queued writes during the reshape", (unsigned long long)rounds);
+	cr_assert_gt(rounds, 2);
+	graid_queue_destroy(q);
+	check_all(a, model, size);
+	scrub_clean(a, "after queued writes");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(bufs);
+	free(model);
+	au_remove(&s);
+}
+
 Test(reshape_grow56, a_close_mid_way_is_resumed_by_the_next_open, .init = setup)
 {
 	struct graid_array *a;
