@@ -544,12 +544,12 @@ Test(reshape_grow0, other_levels_are_refused_naming_the_level)
 	struct au_set s;
 
 	au_make(&s, 5, BYTES);
-	cr_assert_eq(au_create(&s, 4, 5, CHUNK, &a), 0);
+	cr_assert_eq(au_create(&s, 4, 10, CHUNK, &a), 0);
 	log_text[0] = '\0';
 	graid_log_set(log_keep, NULL, GRAID_LOG_ERR);
 	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, 0), -EOPNOTSUPP);
 	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
-	cr_assert(strstr(log_text, "RAID-5"), "%s", log_text);
+	cr_assert(strstr(log_text, "RAID-10"), "%s", log_text);
 	cr_assert_eq(graid_array_close(a), 0);
 	au_remove(&s);
 }

@@ -155,6 +155,8 @@ static void write_record(struct au_set *s, uint64_t gen, uint64_t pos)
 	r.generation = gen;
 	r.position = pos;
 	r.phase = RESHAPE_PHASE_COPY;
+	/* Backward: a reshape this build does not resume (a RAID-5 growing forward it does). */
+	r.direction = RESHAPE_BACKWARD;
 	r.old_geo = (struct reshape_geom){ 5, NM - 1, sb.chunk_bytes, 0, sb.data_bytes };
 	r.new_geo = (struct reshape_geom){ sb.level, sb.nmembers, sb.chunk_bytes, 0,
 					   sb.data_bytes };
@@ -272,6 +274,8 @@ Test(reshape_open, a_spares_stale_record_is_not_read)
 	r.generation = 9;
 	r.position = 3 * 65536;
 	r.phase = RESHAPE_PHASE_COPY;
+	/* Backward: a reshape this build does not resume (a RAID-5 growing forward it does). */
+	r.direction = RESHAPE_BACKWARD;
 	r.old_geo = (struct reshape_geom){ 5, NM - 1, sb.chunk_bytes, 0, sb.data_bytes };
 	r.new_geo = (struct reshape_geom){ sb.level, sb.nmembers, sb.chunk_bytes, 0,
 					   sb.data_bytes };
@@ -335,6 +339,8 @@ Test(reshape_open, a_copy_of_another_arrays_record_is_logged_as_not_used)
 	r.array_uuid[0] ^= 0xff; /* another array's */
 	r.generation = 3;
 	r.phase = RESHAPE_PHASE_COPY;
+	/* Backward: a reshape this build does not resume (a RAID-5 growing forward it does). */
+	r.direction = RESHAPE_BACKWARD;
 	r.old_geo = (struct reshape_geom){ 5, NM - 1, sb.chunk_bytes, 0, sb.data_bytes };
 	r.new_geo = (struct reshape_geom){ sb.level, sb.nmembers, sb.chunk_bytes, 0,
 					   sb.data_bytes };

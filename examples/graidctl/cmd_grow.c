@@ -51,7 +51,8 @@ static void grow_refused(int rc)
 	const char *why = "";
 
 	if (rc == -EOPNOTSUPP)
-		why = " (only RAID-0 can be grown by this libgraid; the log names the level)";
+		why = " (this libgraid grows RAID-0, 5 and 6, not those with checksums or a journal; "
+		      "the log says why)";
 	else if (rc == -EEXIST)
 		why = " (a device is a member of this array, or given twice)";
 	else if (rc == -EINVAL)

@@ -1378,7 +1378,7 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
 #define GRAID_GROW_WAIT 0x1u
 
 /**
- * @brief Grow an array online by adding member devices (a reshape): RAID-0 only for now.
+ * @brief Grow an array online by adding member devices (a reshape): RAID-0, 5 and 6.
  *
  * The devices become roles nmembers .. nmembers + n - 1, and the array's data is moved, a
  * window of chunks at a time, from the old placement (over the old members) to the new one
@@ -1397,6 +1397,13 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  * @c reshaping, @c reshape_done, @c reshape_total, @c reshape_bytes_per_sec and
  * @c reshape_eta_sec follow it.
  *
+ * RAID-5 and RAID-6 keep their rotating layout over more members: whole new stripes are
+ * written with their parity; the first few (those whose new stripes overwrite their own
+ * sources) are first copied to the first added device's space past the new layout's and
+ * moved from there ("staging", no backup file). A member failing during the move does not
+ * stop it: it goes on degraded, and spares, rebuilds, scrubs, replaces and the resync after
+ * an unclean open wait until it has finished (those calls return -EBUSY meanwhile).
+ *
  * Before anything is written, every device is opened (exclusively) and checked: it must
  * hold the members' data area (data offset + data bytes of a member), be no member of this
  * array and carry no other libgraid array's superblock (-EINVAL); one that fails is named in the log
@@ -1410,9 +1417,11 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  * @return 0 started (with ::GRAID_GROW_WAIT: finished, the array has its new size);
  *   -EINVAL NULL @p a or @p devices, @p n 0, unknown @p flags, a NULL path, or a device
  *   smaller than the members' data area (named in the log); -EEXIST a device that is a
- *   member of this array, or one given twice; -EOPNOTSUPP a level other than RAID-0 (the
- *   level is named in the log), or an array whose reserved area has no room for the reshape
- *   record (another writer's array); -E2BIG more devices than this handle has room for
+ *   member of this array, or one given twice; -EOPNOTSUPP RAID-1 or RAID-10 (the level is
+ *   named in the log), a RAID-5/6 with a write-hole journal or checksums, or an array whose
+ *   reserved area has no room for the reshape record (another writer's array); -ENOSPC a
+ *   RAID-5/6 whose first added device has no room past the new layout for the staged copy
+ *   (members too small, logged); -E2BIG more devices than this handle has room for
  *   (close and open the array again); -EBUSY a reshape of this array is under way (or
  *   stopped on a failure: the next open resumes it), or another host holds a device's
  *   reservation; -EIO a member is not active, or a member or a new device failed a write of
@@ -1423,10 +1432,13 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  *   -ESTALE another host took the array over; -EACCES, -ENOENT or another -errno opening a
  *   device; -ENOMEM. With ::GRAID_GROW_WAIT
  *   also: -ECANCELED graid_array_close() stopped it (the next open resumes it); -EIO a
- *   member failed during the move (the reshape stops at its recorded position), or the
- *   superblock round that finishes it failed after every byte had moved (the array keeps
- *   its old size until an open finishes it); -ESTALE another host took the array over
- *   during the move; -EPROTO the geometry leaves the move no safe window (logged).
+ *   member failed during the move of a RAID-0, or more than parity covers of a RAID-5/6,
+ *   or a read or write of the move failed (the reshape stops at its recorded position;
+ *   the next open resumes it), or the superblock round that finishes it failed after every
+ *   byte had moved (the array keeps its old size until an open finishes it); -ENODEV the
+ *   RAID-5/6 device holding the staged copy is out before the staging (the reshape waits
+ *   at position 0; the next open with it resumes); -ESTALE another host took the array
+ *   over during the move; -EPROTO the geometry leaves the move no safe window (logged).
  */
 GRAID_API int graid_array_grow(struct graid_array *a, const char *const *devices, unsigned n,
 			       unsigned flags);

@@ -467,10 +467,13 @@ for i in $(seq 100); do
 done
 expect 0 "status once it is done" -- "$G" status --json gw0 gw1 gw2 gw3 gw4
 json "five members, 20 MiB" "d['nmembers'] == 5 and d['size'] == 20 << 20 and not d['reshape']['reshaping']"
-truncate -s 17M gp0 gp1 gp2 gp3
-expect 0 "create RAID-5 on gp0..gp2" -- "$G" create -l 5 -s 16M gp0 gp1 gp2
-expect 1 "grow of a RAID-5" -- "$G" grow --add gp3 gp0 gp1 gp2
-has err "only RAID-0 can be grown" "says only RAID-0 grows"
+truncate -s 17M gp0 gp1 gp2 gp3 gp4 gp5 gp6 gp7
+expect 0 "create RAID-10 on gp0..gp3" -- "$G" create -l 10 -s 16M gp0 gp1 gp2 gp3
+expect 1 "grow of a RAID-10" -- "$G" grow --add gp4 --add gp5 gp0 gp1 gp2 gp3
+has err "grows RAID-0, 5 and 6" "says which levels grow"
+expect 0 "create RAID-5 on gp4..gp6" -- "$G" create -l 5 -s 16M gp4 gp5 gp6
+expect 0 "grow of a RAID-5, waiting" -- "$G" grow --add gp7 gp4 gp5 gp6
+has out "^grown: 4 members, 50331648 bytes$" "a RAID-5 of 3 grown to 4: 3 x 16 MiB"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -256,7 +256,7 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
 	rc = create_check_config(cfg, nmembers, &chunk);
 	if (rc)
 		return rc;
-	a = array_alloc(nmembers, cfg->level == 0 ? ARRAY_GROW_ROOM : 0);
+	a = array_alloc(nmembers, ARRAY_GROW_ROOM_FOR(cfg->level));
 	if (!a)
 		return -ENOMEM;
 	data_offset = create_data_offset(cfg, chunk);

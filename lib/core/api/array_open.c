@@ -386,7 +386,7 @@ static int open_build(struct open_ctx *o, unsigned ngiven)
 {
 	const struct superblock *fresh = o->as.fresh;
 	struct graid_array *a = array_alloc(fresh->nmembers,
-					    fresh->level == 0 ? ARRAY_GROW_ROOM : 0);
+					    ARRAY_GROW_ROOM_FOR(fresh->level));
 	int rc;
 
 	o->a = a;
@@ -644,7 +644,17 @@ static int open_resync(struct graid_array *a, const struct superblock *fresh, un
 	graid__log(GRAID_LOG_NOTICE, "open: %s; %llu dirty regions to resync",
 		   forced ? "members were forced in" : "not closed cleanly",
 		   (unsigned long long)bitmap_dirty_regions(a));
-	/* resync_from is 0 since before the journal's replay: flushes keep the marks. */
+	/*
+	 * resync_from is 0 since before the journal's replay: flushes keep the marks. A RAID-5/6
+	 * reshape moving data: rows are in two geometries, which a resync does not know; the
+	 * worker runs it once the reshape has finished (jobs.h array_reshape_holds_jobs), in
+	 * the new geometry; until then the job rewrites every old row's parity it moves.
+	 */
+	if (array_reshape_holds_jobs(a)) {
+		graid__log(GRAID_LOG_NOTICE, "open: the resync waits until the reshape has "
+					     "finished");
+		flags |= GRAID_OPEN_RESYNC_BACKGROUND;
+	}
 	if (flags & GRAID_OPEN_RESYNC_BACKGROUND) {
 		pthread_mutex_lock(&a->meta_lock);
 		a->resync_background = true;

@@ -73,7 +73,8 @@ static int open_refuse_reshape(struct assembly *as)
 	for (unsigned i = 0; i < as->n; i++)
 		if (as->c[i].valid && as->c[i].join == JOIN_CURRENT &&
 		    as->c[i].sb.nmembers != as->fresh->nmembers &&
-		    (as->c[i].sb.nmembers != rec.old_geo.nmembers || rec.position != 0)) {
+		    (as->c[i].sb.nmembers != rec.old_geo.nmembers || rec.position != 0 ||
+		     rec.phase == RESHAPE_PHASE_STAGED)) {
 			graid__log(GRAID_LOG_ERR, "open: array %s: %s has a superblock of %u "
 						  "members, which is neither geometry of the reshape "
 						  "(%s); nothing was written", uuid, as->c[i].m.dev.path,

@@ -28,11 +28,13 @@
 /* Events a handle keeps for readers that catch up (docs/CONTROL.md, subscribe). */
 #define ARRAY_EVENT_RING 256u
 /*
- * Roles a handle of a level that grows online (RAID-0) has room to add beyond those it was
- * opened with (members[] and the queues' per-role arrays are sized for them): more need a
- * new open after the reshape.
+ * Roles a handle of a level that grows online (RAID-0, 5, 6) has room to add beyond those it
+ * was opened with (members[], the bad-block logs and the queues' per-role arrays are sized
+ * for them): more need a new open after the reshape.
  */
 #define ARRAY_GROW_ROOM 16u
+#define ARRAY_GROW_ROOM_FOR(level) \
+	(((level) == 0 || (level) == 5 || (level) == 6) ? ARRAY_GROW_ROOM : 0u)
 
 struct badblocks;
 struct member_fault;

@@ -325,7 +325,7 @@ static void queue_sweep(struct graid_queue *q)
 			else if (r->rs)
 				atomic_fetch_sub(&r->rs->inflight, 1);
 			/* Zeroed whole: its regions may become unused (after the next flush). */
-			if (r->zero && !r->err)
+			if (r->zero && !r->err && !r->rs)
 				live_discard_done(q->a, r->off, r->len, &r->live);
 			/* Write-zeroes is a discard here: the same path, no data from the caller. */
 			stats_request(q->a, r->zero ? GRAID_IO_DISCARD
@@ -573,7 +573,7 @@ static int queue_zbuf(struct graid_queue *q)
  */
 static void queue_route(struct graid_array *a, struct req *r)
 {
-	if (a->lay.level != 0)
+	if (a->lay.level != 0 && a->lay.level != 5 && a->lay.level != 6)
 		return;
 	atomic_fetch_add(&a->plain_inflight, 1);
 	r->rs = atomic_load(&a->reshape);
@@ -618,7 +618,8 @@ static int queue_add(struct graid_queue *q, uint8_t *buf, size_t len, uint64_t o
 			   .off = offset, .write = write, .zero = zero, .kslot = kslot,
 			   .start_ns = graid__now_ns() };
 	queue_route(q->a, r);
-	if (zero)
+	/* A reshape's zeroes clear no live-map region: its rows are in two geometries. */
+	if (zero && !r->rs)
 		live_discard_begin(q->a, offset, len, &r->live);
 	if (q->active_tail)
 		q->active_tail->next = r;

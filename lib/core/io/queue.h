@@ -138,6 +138,15 @@ struct sop {
 	uint32_t *wmeta;
 	size_t wmeta_cap;
 	unsigned bucket;
+	/*
+	 * A RAID-5/6 reshape's operation (req->rs): the second of its two row locks (the old
+	 * and the new geometry's rows of its chunk, when their buckets differ), and the rows
+	 * its bitmap and live-map marks were taken on (both rows).
+	 */
+	unsigned bucket2;
+	bool locked2;
+	bool rs_marked;
+	uint64_t rs_rows[2];
 	unsigned pending;    /* member I/Os in flight */
 	unsigned write_fail; /* member writes that failed */
 	int err;             /* a local failure (memory, ring) to report when I/O drains */

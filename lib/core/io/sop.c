@@ -69,11 +69,19 @@ static void sop_lock_and_plan(struct graid_queue *q, struct sop *s)
 	sop_plan_locked(q, s);
 }
 
+/* The row of layout @p l holding array byte @p off (RAID-0/5/6): a member-offset row. */
+static uint64_t sop_row_of(const struct layout *l, uint64_t off)
+{
+	return off / ((uint64_t)l->chunk * l->ndata);
+}
+
 /*
- * A RAID-0 reshape's operation (one chunk, queue_cut_reshape), under its chunk's lock: the
- * position read now holds until it is let go, since the job moves a chunk only under that
- * lock and advances the position before it lets go. Placed by the geometry that holds the
- * chunk now, then read or written straight, as any RAID-0 stripe.
+ * A reshape's operation (one chunk, queue_cut_reshape), under its locks: the position read
+ * now holds until they are let go, since the job moves a chunk only under them and advances
+ * the position before it lets go. Placed by the geometry that holds the chunk now. RAID-0
+ * reads or writes straight; RAID-5/6 as any stripe of that geometry (s->lay), degraded in
+ * it where a member is out: every row a window has not written is whole in the old
+ * geometry, every row below the position whole in the new one (docs/RESHAPE.md).
  */
 static void sop_reshape_plan(struct graid_queue *q, struct sop *s)
 {
@@ -81,25 +89,53 @@ static void sop_reshape_plan(struct graid_queue *q, struct sop *s)
 	uint64_t pos = atomic_load_explicit(&rs->position, memory_order_acquire);
 	bool moved = s->arr_off < pos || s->arr_off >= rs->end;
 	const struct layout *l = moved ? &rs->new_lay : &rs->old_lay;
+	bool alive;
 
 	s->lay = l;
-	s->stripe = s->arr_off / ((uint64_t)l->chunk * l->ndata);
+	s->stripe = sop_row_of(l, s->arr_off);
 	sop_range(l, s);
-	if (!sop_data_alive(q, s))
+	alive = sop_data_alive(q, s);
+	if (l->nparity == 0 && !alive)
 		sop_finish(q, s, -EIO);
-	else if (!s->req->write)
+	else if (!s->req->write && alive)
 		sop_step(q, s, sop_direct_read(q, s));
 	else if (s->req->kslot >= 0)
 		sop_finish(q, s, -EXDEV);
-	else
+	else if (l->nparity == 0)
 		sop_step(q, s, sop_direct_write(q, s));
+	else
+		sop_plan_locked(q, s);
 }
 
-/* The chunk lock of a reshape's operation: the stripe lock keyed by the chunk's number. */
+/*
+ * The locks of a reshape's operation. RAID-0: the stripe lock keyed by the chunk's number.
+ * RAID-5/6: the locks of both rows its chunk lies in (old and new geometry; rows are
+ * member-offset rows, so a row number names the same places in both), all or none, so
+ * that it never holds one while it waits: the job takes every row lock of a window, old
+ * rows read and new rows written, and waits for them.
+ */
 static bool sop_reshape_trylock(struct graid_queue *q, struct sop *s)
 {
-	if (!stripe_trylock(q->a, s->arr_off / s->req->rs->old_lay.chunk, &s->bucket))
+	const struct array_reshape *rs = s->req->rs;
+	uint64_t ro, rn;
+
+	if (rs->old_lay.nparity == 0) {
+		if (!stripe_trylock(q->a, s->arr_off / rs->old_lay.chunk, &s->bucket))
+			return false;
+		s->locked = true;
+		return true;
+	}
+	ro = sop_row_of(&rs->old_lay, s->arr_off);
+	rn = sop_row_of(&rs->new_lay, s->arr_off);
+	if (!stripe_trylock(q->a, ro, &s->bucket))
 		return false;
+	if (stripe_bucket(rn) != s->bucket) {
+		if (!stripe_trylock(q->a, rn, &s->bucket2)) {
+			stripe_unlock(q->a, s->bucket);
+			return false;
+		}
+		s->locked2 = true;
+	}
 	s->locked = true;
 	return true;
 }
@@ -201,6 +237,28 @@ static int sop_mark_write(struct graid_queue *q, struct sop *s)
 {
 	int mark_err = 0;
 
+	if (s->req->rs && s->req->write) {
+		/*
+		 * A reshape's: its chunk is in one of two rows, by the position it reads under
+		 * its locks: both rows are marked (conservative; sop_finish ends both).
+		 */
+		const struct array_reshape *rs = s->req->rs;
+
+		s->rs_rows[0] = sop_row_of(&rs->old_lay, s->arr_off);
+		s->rs_rows[1] = sop_row_of(&rs->new_lay, s->arr_off);
+		s->rs_marked = true;
+		for (unsigned k = 0; k < 2; k++) {
+			int rc = bitmap_start_write(q->a, s->rs_rows[k]);
+
+			mark_err = mark_err ? mark_err : rc;
+			if (!s->req->zero) {
+				rc = live_start_write(q->a, s->rs_rows[k]);
+				mark_err = mark_err ? mark_err : rc;
+			}
+		}
+		return mark_err;
+	}
+
 	for (unsigned j = 0; s->req->write && j < s->nrun; j++) {
 		int rc = bitmap_start_write(q->a, s->stripe + j);
 
@@ -249,6 +307,8 @@ void sop_start(struct graid_queue *q, struct sop *s)
 	s->write_fail = 0;
 	s->err = 0;
 	s->locked = false;
+	s->locked2 = false;
+	s->rs_marked = false;
 	s->nlocked = 0;
 	s->jseq = 0;
 	/* A recycled operation must not keep its last plan: parking and unparking read it. */
@@ -320,8 +380,10 @@ static void sop_simple_done(struct graid_queue *q, struct sop *s, bool broken)
 		}
 		/* A data member failed under us: read it again the degraded way. */
 		sop_release_bufs(q, s);
-		if (broken || q->a->lay.nparity == 0)
+		if (broken || s->lay->nparity == 0)
 			sop_finish(q, s, -EIO);
+		else if (s->locked)
+			sop_plan_locked(q, s); /* a reshape's: its row locks held already */
 		else
 			sop_lock_and_plan(q, s);
 		return;

@@ -7,9 +7,9 @@
 #include "io/sop_internal.h"
 
 /* Room for n stripes' block pointers in the queue's scratch; false: out of memory. */
-static bool sop_batch_room(struct graid_queue *q, size_t n)
+static bool sop_batch_room(struct graid_queue *q, size_t n, unsigned nroles)
 {
-	const size_t want = n * sop_nroles(&q->a->lay);
+	const size_t want = n * nroles;
 	uint8_t **p;
 
 	if (q->batch_cap >= want)
@@ -23,6 +23,15 @@ static bool sop_batch_room(struct graid_queue *q, size_t n)
 }
 
 /*
+ * Two operations of one engine call have the same data and parity counts: during a reshape
+ * a queue holds operations placed by either geometry (s->lay).
+ */
+static bool sop_same_shape(const struct sop *a, const struct sop *b)
+{
+	return a->lay->ndata == b->lay->ndata && a->lay->nparity == b->lay->nparity;
+}
+
+/*
  * Two degraded operations share one recovery call: same range length, same lost roles.
  * Lost roles are stripe-relative, so stripes with the same rotation of the failed members
  * share a call; they come out in role order (sop_parity.c), so equal patterns compare equal
@@ -30,14 +39,14 @@ static bool sop_batch_room(struct graid_queue *q, size_t n)
  */
 static bool sop_same_loss(const struct sop *a, const struct sop *b)
 {
-	return a->hi - a->lo == b->hi - b->lo && a->nlost == b->nlost &&
+	return sop_same_shape(a, b) && a->hi - a->lo == b->hi - b->lo && a->nlost == b->nlost &&
 	       (a->nlost < 1 || a->lost[0] == b->lost[0]) &&
 	       (a->nlost < 2 || a->lost[1] == b->lost[1]);
 }
 
 static bool sop_same_len(const struct sop *a, const struct sop *b)
 {
-	return a->hi - a->lo == b->hi - b->lo;
+	return sop_same_shape(a, b) && a->hi - a->lo == b->hi - b->lo;
 }
 
 /*
@@ -80,17 +89,16 @@ static void sop_group_done(struct graid_queue *q, struct sop *group, int rc,
 
 void sop_batch_recover(struct graid_queue *q, void (*next)(struct graid_queue *, struct sop *))
 {
-	const struct layout *l = &q->a->lay;
-	const unsigned nroles = sop_nroles(l);
-
 	while (q->rec_list) {
 		struct sop *group = sop_take_group(&q->rec_list, sop_same_loss);
+		const struct layout *l = group->lay;
+		const unsigned nroles = sop_nroles(l);
 		size_t n = 0;
 		int rc = 0;
 
 		for (struct sop *s = group; s; s = s->next)
 			n++;
-		if (!sop_batch_room(q, n)) {
+		if (!sop_batch_room(q, n, nroles)) {
 			rc = -ENOMEM;
 		} else if (group->nlost) {
 			n = 0;
@@ -120,18 +128,17 @@ static void sop_gen_ptrs(const struct layout *l, struct sop *s, uint8_t **out)
 /* One engine call for every stripe waiting with the same range length. */
 void sop_batch_gen(struct graid_queue *q, void (*next)(struct graid_queue *, struct sop *))
 {
-	const struct layout *l = &q->a->lay;
-	const unsigned nroles = sop_nroles(l);
-
 	while (q->gen_list) {
 		struct sop *group = sop_take_group(&q->gen_list, sop_same_len);
+		const struct layout *l = group->lay;
+		const unsigned nroles = sop_nroles(l);
 		uint32_t len = group->hi - group->lo;
 		size_t n = 0;
 		int rc;
 
 		for (struct sop *s = group; s; s = s->next)
 			n += s->nrun;
-		if (!sop_batch_room(q, n)) {
+		if (!sop_batch_room(q, n, nroles)) {
 			rc = -ENOMEM;
 		} else {
 			n = 0;

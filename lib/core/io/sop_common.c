@@ -35,7 +35,7 @@ void sop_release_bufs(struct graid_queue *q, struct sop *s)
 /* An operation that failed: the checksum mismatches its bad members met stay unhealed. */
 static void sop_csum_lost(struct graid_queue *q, struct sop *s)
 {
-	const struct layout *l = &q->a->lay;
+	const struct layout *l = s->lay;
 	unsigned members[GRAID_MAX_MEMBERS];
 	uint64_t moff[GRAID_MAX_MEMBERS];
 	unsigned n = 0;
@@ -61,15 +61,28 @@ void sop_finish(struct graid_queue *q, struct sop *s, int err)
 	/* Before its marks end: a crash until the round is done must find them still set. */
 	if (s->req->write && !err)
 		array_sb_fence(q->a);
-	for (unsigned j = 0; s->req->write && j < s->nrun; j++)
+	if (s->rs_marked) {
+		/* A reshape's operation: marked on both its rows (sop.c sop_mark_write). */
+		for (unsigned k = 0; k < 2; k++) {
+			bitmap_end_write(q->a, s->rs_rows[k]);
+			if (!s->req->zero)
+				live_end_write(q->a, s->rs_rows[k]);
+		}
+		s->rs_marked = false;
+	}
+	for (unsigned j = 0; s->req->write && !s->req->rs && j < s->nrun; j++)
 		bitmap_end_write(q->a, s->stripe + j);
-	for (unsigned j = 0; s->req->write && !s->req->zero && j < s->nrun; j++)
+	for (unsigned j = 0; s->req->write && !s->req->rs && !s->req->zero && j < s->nrun; j++)
 		live_end_write(q->a, s->stripe + j);
 	stripe_log_done(q, s);
 	sop_release_bufs(q, s);
 	if (s->locked) {
 		stripe_unlock(q->a, s->bucket);
 		s->locked = false;
+	}
+	if (s->locked2) {
+		stripe_unlock(q->a, s->bucket2);
+		s->locked2 = false;
 	}
 	for (unsigned j = 0; j < s->nlocked; j++)
 		stripe_unlock(q->a, s->buckets[j]);

@@ -32,7 +32,7 @@ void sop_range(const struct layout *l, struct sop *s)
 
 static bool sop_read_role(struct graid_queue *q, struct sop *s, unsigned r)
 {
-	const struct layout *l = &q->a->lay;
+	const struct layout *l = s->lay;
 
 	return sop_own_buf(q, s, r, s->hi - s->lo) &&
 	       sop_io(q, s, r, layout_role_member(l, s->stripe, r), false, s->buf[r],
@@ -63,7 +63,7 @@ enum sop_past_parity {
  */
 static enum sop_past_parity sop_lost_roles(struct graid_queue *q, struct sop *s)
 {
-	const struct layout *l = &q->a->lay;
+	const struct layout *l = s->lay;
 	const uint64_t off = s->stripe * l->chunk + s->lo;
 	unsigned lost[GRAID_MAX_MEMBERS], n = 0;
 	bool covered = s->req->write, untouched = s->req->write;
@@ -95,7 +95,7 @@ static bool sop_plan_degraded(struct graid_queue *q, struct sop *s)
 	bool ok = true;
 
 	s->plan = PLAN_DEGRADED;
-	for (unsigned r = 0; ok && r < sop_nroles(&q->a->lay); r++) {
+	for (unsigned r = 0; ok && r < sop_nroles(s->lay); r++) {
 		bool lost = (s->nlost > 0 && s->lost[0] == r) || (s->nlost > 1 && s->lost[1] == r);
 
 		ok = lost ? sop_own_buf(q, s, r, s->hi - s->lo) : sop_read_role(q, s, r);
@@ -106,7 +106,7 @@ static bool sop_plan_degraded(struct graid_queue *q, struct sop *s)
 /* Read-modify-write: the chunks written and the parity are read. */
 static bool sop_plan_rmw(struct graid_queue *q, struct sop *s)
 {
-	const struct layout *l = &q->a->lay;
+	const struct layout *l = s->lay;
 	uint32_t ws, we;
 	bool ok = true;
 
@@ -126,7 +126,7 @@ static bool sop_plan_rmw(struct graid_queue *q, struct sop *s)
 /* Reconstruct-write: the data chunks not rewritten whole are read. */
 static bool sop_plan_rcw(struct graid_queue *q, struct sop *s)
 {
-	const struct layout *l = &q->a->lay;
+	const struct layout *l = s->lay;
 	uint32_t ws, we;
 	bool ok = true;
 
@@ -155,7 +155,7 @@ static bool sop_plan_rcw(struct graid_queue *q, struct sop *s)
  */
 enum sop_step sop_parity_plan(struct graid_queue *q, struct sop *s)
 {
-	const struct layout *l = &q->a->lay;
+	const struct layout *l = s->lay;
 	unsigned rcw_reads = 0, rmw_reads = l->nparity;
 	enum sop_past_parity past;
 	uint32_t ws, we;
@@ -195,9 +195,9 @@ enum sop_step sop_parity_plan(struct graid_queue *q, struct sop *s)
 }
 
 /* Put the caller's new data of every written chunk over the chunk's range buffer. */
-static void sop_overlay(struct graid_queue *q, struct sop *s)
+static void sop_overlay(struct sop *s)
 {
-	const struct layout *l = &q->a->lay;
+	const struct layout *l = s->lay;
 	uint32_t ws, we;
 
 	for (unsigned d = 0; d < l->ndata; d++)
@@ -208,7 +208,7 @@ static void sop_overlay(struct graid_queue *q, struct sop *s)
 /* RMW: turn old data into old ^ new over the written part, zero elsewhere. */
 static bool sop_make_deltas(struct graid_queue *q, struct sop *s)
 {
-	const struct layout *l = &q->a->lay;
+	const struct layout *l = s->lay;
 	uint32_t ws, we;
 
 	for (unsigned d = 0; d < l->ndata; d++) {
@@ -245,7 +245,7 @@ void sop_compute(struct graid_queue *q, struct sop *s)
 		return;
 	}
 	if (s->plan == PLAN_RCW) {
-		sop_overlay(q, s);
+		sop_overlay(s);
 	} else if (!sop_make_deltas(q, s)) {
 		sop_finish(q, s, -ENOMEM);
 		return;
@@ -261,7 +261,7 @@ void sop_compute(struct graid_queue *q, struct sop *s)
  */
 static enum sop_step sop_repair_write(struct graid_queue *q, struct sop *s)
 {
-	const struct layout *l = &q->a->lay;
+	const struct layout *l = s->lay;
 
 	s->phase = SOP_WRITING;
 	s->repairing = true;
@@ -284,7 +284,7 @@ static enum sop_step sop_repair_write(struct graid_queue *q, struct sop *s)
 /* Recovered: a read copies its part out and is done; a write goes on to generation. */
 enum sop_step sop_recovered(struct graid_queue *q, struct sop *s)
 {
-	const struct layout *l = &q->a->lay;
+	const struct layout *l = s->lay;
 	uint32_t ws, we;
 
 	if (!s->req->write) {
@@ -296,7 +296,7 @@ enum sop_step sop_recovered(struct graid_queue *q, struct sop *s)
 			return sop_repair_write(q, s);
 		return sop_end(q, s, 0);
 	}
-	sop_overlay(q, s);
+	sop_overlay(s);
 	s->next = q->gen_list;
 	q->gen_list = s;
 	return SOP_STEP_NONE;

@@ -39,7 +39,7 @@ static bool sop_role_write(const struct layout *l, struct sop *s, unsigned r,
 
 enum sop_step sop_write_in_place(struct graid_queue *q, struct sop *s)
 {
-	const struct layout *l = &q->a->lay;
+	const struct layout *l = s->lay;
 
 	if (s->plan == PLAN_RUN)
 		return sop_run_write(q, s);
@@ -65,7 +65,7 @@ enum sop_step sop_write_in_place(struct graid_queue *q, struct sop *s)
 static unsigned sop_log_payload(struct graid_queue *q, struct sop *s, unsigned m,
 				uint64_t *member_off)
 {
-	const struct layout *l = &q->a->lay;
+	const struct layout *l = s->lay;
 	struct iovec *jiov = s->jiov + (size_t)m * (SOP_RUN_MAX + 1);
 	uint8_t *src;
 	uint32_t len, at;
@@ -107,7 +107,7 @@ enum sop_step sop_write_logged(struct graid_queue *q, struct sop *s)
 /* Parity is computed: RMW applies its difference, then the members are written. */
 enum sop_step sop_write_phase(struct graid_queue *q, struct sop *s)
 {
-	const struct layout *l = &q->a->lay;
+	const struct layout *l = s->lay;
 
 	if (s->plan == PLAN_RMW)
 		for (unsigned p = l->ndata; p < sop_nroles(l); p++)

@@ -20,6 +20,17 @@ static inline int array_may_change(const struct graid_array *a)
 }
 
 /*
+ * Whether a RAID-5/6 reshape is moving data (its routing set): rebuilds, resyncs, scrubs,
+ * replaces and spare takeovers place rows by a->lay alone, which is only the old geometry's
+ * half of the array then, so they wait until it has finished (docs/RESHAPE.md, "RAID-5/6
+ * growing, as built"). RAID-0 has none of them.
+ */
+static inline bool array_reshape_holds_jobs(const struct graid_array *a)
+{
+	return a->lay.nparity && atomic_load(&a->reshape) != NULL;
+}
+
+/*
  * roles.c: a device into a role. Open, check and prepare @p path as the new device of role
  * @p role (-1: a hot spare); meta_lock held. -EEXIST it is a member of this array: open in
  * it, or another role's device that the array would take back (logged, naming the role).

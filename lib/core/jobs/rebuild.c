@@ -150,6 +150,8 @@ GRAID_API int graid_array_rebuild(struct graid_array *a, graid_progress_fn fn, v
 	rc = array_may_change(a);
 	if (rc)
 		return rc;
+	if (array_reshape_holds_jobs(a))
+		return -EBUSY; /* after the reshape (the worker runs it then) */
 	/* Heap: two stripe sets and the per-member flags are too large for a thread's stack. */
 	c = calloc(1, sizeof(*c));
 	if (!c)

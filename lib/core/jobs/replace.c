@@ -600,6 +600,8 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
 	rc = array_may_change(a);
 	if (rc)
 		return rc;
+	if (array_reshape_holds_jobs(a))
+		return -EBUSY;
 	pthread_mutex_lock(&a->meta_lock);
 	/*
 	 * A close on another thread set closing before it stopped the replaces (replace_stop,

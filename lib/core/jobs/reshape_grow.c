@@ -16,9 +16,13 @@
 #include "jobs/jobs.h"
 #include "jobs/reshape_grow.h"
 #include "jobs/reshape_progress.h"
+#include "jobs/reshape_grow56.h"
 #include "member/member.h"
 #include "member/member_pr.h"
 #include "meta/array_meta.h"
+#include "meta/bitmap.h"
+#include "meta/live.h"
+#include "meta/region_map.h"
 #include "meta/reshape_rec.h"
 #include "meta/stripe_lock.h"
 
@@ -29,6 +33,7 @@ struct reshape_job {
 	pthread_t thread;
 	bool thread_started, joined;
 	atomic_bool stop;
+	bool degraded_logged;       /* RAID-5/6: "moving on degraded" said once */
 	/* The last record every current member took: the job's position and generation. */
 	struct reshape_record rec;
 	struct reshape_map map;     /* the record's two geometries, for the window math */
@@ -68,7 +73,11 @@ static struct reshape_job *grow_job_new(const struct reshape_record *rec)
 
 	if (!j)
 		return NULL;
-	j->buf = aligned_alloc(ARRAY_ALIGN, rec->old_geo.chunk_bytes);
+	/* One chunk (RAID-0), or a new row's chunks with its parity (RAID-5/6). */
+	j->buf = aligned_alloc(ARRAY_ALIGN, (size_t)rec->old_geo.chunk_bytes *
+						    (rec->old_geo.level ? rec->new_geo.nmembers +
+									  rec->old_geo.nmembers
+									: 1));
 	if (!j->buf || reshape_map_init(&j->map, rec)) {
 		free(j->buf);
 		free(j);
@@ -120,11 +129,13 @@ static int grow_wait_plain(struct graid_array *a, struct reshape_job *j,
 	return 0;
 }
 
-/* Take the chunk locks of chunks [c0, c1) (each bucket once): every request into them waits. */
-static unsigned grow_lock(struct graid_array *a, uint64_t c0, uint64_t c1, unsigned *held)
+/*
+ * Take the stripe locks keyed [c0, c1) (each bucket once, after the @p n already in @p held):
+ * RAID-0's chunk numbers, RAID-5/6's rows. Every request into them waits. @return the count.
+ */
+static unsigned grow_lock(struct graid_array *a, uint64_t c0, uint64_t c1, unsigned *held,
+			  unsigned n)
 {
-	unsigned n = 0;
-
 	for (uint64_t c = c0; c < c1; c++) {
 		unsigned b = stripe_bucket(c), got;
 		bool have = false;
@@ -177,6 +188,206 @@ static int grow_move_chunk(struct graid_array *a, struct reshape_job *j,
 	return 0;
 }
 
+/* Flush every member @p written marks. */
+static int grow_flush(struct graid_array *a, const bool *written)
+{
+	int rc = 0;
+
+	for (unsigned m = 0; rc == 0 && m < a->nmembers; m++)
+		if (written[m])
+			rc = member_flush(&a->members[m]);
+	return rc;
+}
+
+/*
+ * Write @p rec as the next record (generation + 1 of the job's) and make it the job's once
+ * some member took it. A member that missed it was failed (reshape_rec_write): RAID-0
+ * breaks; a RAID-5/6 goes on degraded (reshape_grow56.c). @return 0; -errno.
+ */
+static int grow_record_next(struct graid_array *a, struct reshape_job *j,
+			    struct reshape_record *rec)
+{
+	int rc;
+
+	rec->generation = j->rec.generation + 1;
+	rc = reshape_rec_write(a, &j->io, rec, false);
+	if (rc > 0 && atomic_load(&a->broken))
+		rc = -EIO;
+	if (rc > 0) {
+		rc = 0;
+		j->rec = *rec;
+	}
+	return rc;
+}
+
+/*
+ * RAID-5/6 staging needs the member that holds the staged copy (one copy: see "What this
+ * does not cover yet"). Without it the job stops before the staging, the record keeping
+ * its phase: in STAGING the old geometry is whole and is served degraded by position; in
+ * STAGED (at open) the open fails, as the first rows are whole only in that copy. Windows
+ * go on degraded (reshape_grow56.c), and log it once.
+ */
+static int grow56_paused(struct graid_array *a, struct reshape_job *j,
+			 const struct array_reshape *rs, bool staging)
+{
+	unsigned m = j->rec.stage_role[0];
+
+	if (!staging || (m < a->nmembers && array_role_alive(a, m))) {
+		m = grow56_dead_member(a, rs);
+		if (m < a->nmembers && !j->degraded_logged) {
+			j->degraded_logged = true;
+			graid__log(GRAID_LOG_WARNING, "reshape: member %u (%s) is %s: moving on "
+						      "degraded (its rows recovered from parity)",
+				   m, a->members[m].dev.path,
+				   member_state_name(atomic_load(&a->members[m].state)));
+		}
+		return 0;
+	}
+	graid__log(GRAID_LOG_ERR, "reshape: paused at byte %" PRIu64 " of %" PRIu64 ": member %u "
+				  "(%s), which holds the staged copy of the first rows, is %s. "
+				  "Requests are served degraded by position; the record keeps its "
+				  "phase, and an open with that member in goes on from it",
+		   j->rec.position, rs->end, m, m < a->nmembers ? a->members[m].dev.path : "?",
+		   m < a->nmembers ? member_state_name(atomic_load(&a->members[m].state)) : "?");
+	return -ENODEV;
+}
+
+/*
+ * RAID-5/6 staging (docs/RESHAPE.md, "RAID-5/6 growing, as built"): the first stage_bytes
+ * of the array cannot be moved in place (each new row overwrites its own sources), so, under
+ * the locks of every row they touch in either geometry: STAGING: copy them to the added
+ * member's rows past the new geometry's, flush, record STAGED; STAGED: write their new rows
+ * from that copy, flush, record COPY at stage_bytes and advance the position. A resume in
+ * STAGING copies again (the old rows were not written); in STAGED writes the new rows again
+ * from the copy, before any request is served (reshape_job_launch).
+ */
+static int grow56_stage(struct graid_array *a, struct reshape_job *j, struct array_reshape *rs)
+{
+	uint64_t s = j->rec.stage_bytes;
+	uint64_t old_unit = (uint64_t)rs->old_lay.ndata * rs->old_lay.chunk;
+	uint64_t new_unit = (uint64_t)rs->new_lay.ndata * rs->new_lay.chunk;
+	bool written[GRAID_MAX_MEMBERS] = { false };
+	struct reshape_record rec;
+	unsigned *held, nheld;
+	int rc = grow56_paused(a, j, rs, true);
+
+	if (rc)
+		return rc;
+	held = calloc((s - 1) / old_unit + 1, sizeof(*held));
+	if (!held)
+		return -ENOMEM;
+	/* New rows [0, s / new_unit) lie inside old rows [0, (s - 1) / old_unit]: k' > k. */
+	nheld = grow_lock(a, 0, (s - 1) / old_unit + 1, held, 0);
+	if (j->rec.phase == RESHAPE_PHASE_STAGING) {
+		rc = grow56_stage_copy(a, rs, &j->rec, j->buf);
+		if (rc == 0) {
+			rec = j->rec;
+			rec.phase = RESHAPE_PHASE_STAGED;
+			rc = grow_record_next(a, j, &rec);
+		}
+	}
+	if (rc == 0 && j->rec.phase == RESHAPE_PHASE_STAGED) {
+		rc = grow56_rows(a, rs, &j->rec, 0, s / new_unit, true, j->buf, written);
+		if (rc == 0)
+			rc = grow_flush(a, written);
+		if (rc == 0) {
+			rec = j->rec;
+			rec.phase = RESHAPE_PHASE_COPY;
+			rec.position = s;
+			rc = grow_record_next(a, j, &rec);
+		}
+		if (rc == 0)
+			atomic_store_explicit(&rs->position, s, memory_order_release);
+	}
+	for (unsigned k = 0; k < nheld; k++)
+		stripe_unlock(a, held[k]);
+	free(held);
+	if (rc == 0)
+		graid__log(GRAID_LOG_INFO, "reshape: the first %" PRIu64 " bytes moved through "
+					   "their staged copy on member %u", s, j->rec.stage_role[0]);
+	return rc;
+}
+
+/* Windows of RAID-5/6 move at least this many new rows when safe (and chunks, as RAID-0). */
+#define GROW56_WINDOW_ROWS 4u
+
+/*
+ * RAID-5/6: the added devices' bad-block logs empty and their copies of the bitmap and the
+ * live map the members' (they held whatever the devices held), before anything names them.
+ */
+static int grow56_prep_added(struct graid_array *a, struct member *m, unsigned n)
+{
+	int rc = 0;
+
+	for (unsigned i = 0; rc == 0 && i < n; i++) {
+		if (a->bbl_area.bytes)
+			rc = member_zero_range(&m[i], a->bbl_area.offset, a->bbl_area.bytes);
+		if (rc == 0 && a->bitmap.enabled)
+			rc = region_map_write_member(a, &a->bitmap.map, &m[i]);
+		if (rc == 0 && a->live)
+			rc = region_map_write_member(a, &a->live->map, &m[i]);
+	}
+	return rc;
+}
+
+/* The most a RAID-5/6 window moves (less where less is safe, at least one new row). */
+static uint64_t grow56_limit(const struct reshape_map *m)
+{
+	uint64_t unit = reshape_window_unit(m);
+	uint64_t limit = (uint64_t)GROW_WINDOW_CHUNKS * m->new_g.lay.chunk;
+
+	return limit < GROW56_WINDOW_ROWS * unit ? GROW56_WINDOW_ROWS * unit : limit;
+}
+
+/*
+ * One RAID-5/6 window: whole new rows of [p, q), q - p what reshape_safe_bytes() says is
+ * safe in place. Under the locks of the new rows written and the old rows read (a request
+ * takes both its chunk's rows, so none meets the window), the new rows with their parity
+ * written, flushed, the record at q, then the position advanced and the locks let go.
+ */
+static int grow56_window(struct graid_array *a, struct reshape_job *j,
+			 struct array_reshape *rs)
+{
+	uint64_t p = j->rec.position, limit, bytes;
+	bool written[GRAID_MAX_MEMBERS] = { false };
+	struct reshape_window w;
+	struct reshape_record rec;
+	unsigned *held, nheld;
+	int rc = grow_should_stop(a, j);
+
+	if (rc == 0)
+		rc = grow56_paused(a, j, rs, false);
+	if (rc)
+		return rc;
+	limit = grow56_limit(&j->map);
+	bytes = reshape_safe_bytes(&j->map, p, limit);
+	if (bytes == 0 || reshape_window(&j->map, p, bytes, &w) || w.overlap) {
+		graid__log(GRAID_LOG_ERR, "reshape: no window at byte %" PRIu64 " is safe to move "
+					  "in place; stopped", p);
+		return -EPROTO;
+	}
+	held = calloc((w.new_row1 - w.new_row0 + 1) + (w.old_row1 - w.old_row0 + 1),
+		      sizeof(*held));
+	if (!held)
+		return -ENOMEM;
+	nheld = grow_lock(a, w.new_row0, w.new_row1 + 1, held, 0);
+	nheld = grow_lock(a, w.old_row0, w.old_row1 + 1, held, nheld);
+	rc = grow56_rows(a, rs, &j->rec, w.new_row0, w.new_row1 + 1, false, j->buf, written);
+	if (rc == 0)
+		rc = grow_flush(a, written);
+	if (rc == 0) {
+		rec = j->rec;
+		rec.position = p + bytes;
+		rc = grow_record_next(a, j, &rec);
+	}
+	if (rc == 0)
+		atomic_store_explicit(&rs->position, rec.position, memory_order_release);
+	for (unsigned k = 0; k < nheld; k++)
+		stripe_unlock(a, held[k]);
+	free(held);
+	return rc;
+}
+
 /*
  * One window (docs/RESHAPE.md, "The crash-safety argument"): under the chunk locks of
  * [p, q), read the old places, write the new ones, flush the members written, write the
@@ -201,7 +412,7 @@ static int grow_window(struct graid_array *a, struct reshape_job *j, struct arra
 					  "in place; stopped", p);
 		return -EPROTO;
 	}
-	nheld = grow_lock(a, p / chunk, (p + bytes) / chunk, held);
+	nheld = grow_lock(a, p / chunk, (p + bytes) / chunk, held, 0);
 	for (uint64_t c = p / chunk; rc == 0 && c < (p + bytes) / chunk; c++)
 		rc = grow_move_chunk(a, j, rs, c, written);
 	for (unsigned m = 0; rc == 0 && m < a->nmembers; m++)
@@ -276,7 +487,14 @@ static int grow_finish(struct graid_array *a, struct reshape_job *j, struct arra
 	if (rc < 0)
 		return rc;
 	j->rec = rec;
-	rc = grow_zero_tail(a, rs);
+	rc = rs->old_lay.nparity ? grow56_zero_tail(a, rs) : grow_zero_tail(a, rs);
+	/*
+	 * The live-data map's regions are rows, which held other data in the old geometry:
+	 * every region used, durably, before the round that makes the new geometry the only
+	 * one (a rebuild after it must not skip a row that holds moved data).
+	 */
+	if (rc == 0 && a->live)
+		rc = live_mark_all(a);
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&a->meta_lock);
@@ -299,14 +517,16 @@ static int grow_finish(struct graid_array *a, struct reshape_job *j, struct arra
 		atomic_store(&rs->size, rs->new_lay.array_bytes);
 		atomic_store(&a->reshape, NULL);
 	}
+	/* The worker's jobs held for the reshape (jobs.h array_reshape_holds_jobs) go on. */
+	pthread_cond_broadcast(&a->worker_cond);
 	pthread_mutex_unlock(&a->meta_lock);
 	if (rc)
 		graid__log(GRAID_LOG_ERR, "reshape: the superblock round that ends it failed: %s; "
 					  "the old size stays until the next open",
 			   graid_strerror(rc));
-	graid__log(GRAID_LOG_NOTICE, "reshape: done: RAID-0 of %u members, %" PRIu64 " bytes "
+	graid__log(GRAID_LOG_NOTICE, "reshape: done: RAID-%d of %u members, %" PRIu64 " bytes "
 				     "(was %u members, %" PRIu64 " bytes)",
-		   rs->new_lay.nmembers, rs->new_lay.array_bytes, rs->old_lay.nmembers, old_size);
+		   rs->new_lay.level, rs->new_lay.nmembers, rs->new_lay.array_bytes, rs->old_lay.nmembers, old_size);
 	return rc;
 }
 
@@ -363,10 +583,13 @@ static void *grow_main(void *arg)
 
 	reshape_rec_describe(&j->rec, state, sizeof(state));
 	graid__log(GRAID_LOG_NOTICE, "reshape: moving data: %s", state);
+	if (rc == 0 && (j->rec.phase == RESHAPE_PHASE_STAGING ||
+			j->rec.phase == RESHAPE_PHASE_STAGED))
+		rc = grow56_stage(a, j, rs);
 	while (rc == 0 && j->rec.position < rs->end) {
 		uint64_t before = j->rec.position;
 
-		rc = grow_window(a, j, rs);
+		rc = rs->old_lay.nparity ? grow56_window(a, j, rs) : grow_window(a, j, rs);
 		if (rc == 0) {
 			reshape_progress_note(&prog, j->rec.position);
 			grow_pace(a, j, rs);
@@ -404,6 +627,16 @@ int reshape_job_launch(struct graid_array *a)
 
 	if (!j || j->thread_started)
 		return 0;
+	if (j->rec.phase == RESHAPE_PHASE_STAGED) {
+		/* Before any request: the staged range is whole only in its staged copy. */
+		rc = grow56_stage(a, j, a->reshape_mem);
+		if (rc) {
+			graid__log(GRAID_LOG_ERR, "reshape: cannot write the first rows from their "
+						  "staged copy: %s; the array is not opened",
+				   graid_strerror(rc));
+			return rc;
+		}
+	}
 	rc = pthread_create(&j->thread, NULL, grow_main, a);
 	if (rc) {
 		graid__log(GRAID_LOG_ERR, "reshape: cannot start its job: %s", graid_strerror(-rc));
@@ -498,13 +731,42 @@ void reshape_job_free(struct graid_array *a)
 	a->reshape_mem = NULL;
 }
 
+/*
+ * Whether RAID-5/6 grows start and resume (docs/RESHAPE.md, "RAID-5/6 growing, as built").
+ * 0 turns them off for callers (-EOPNOTSUPP, and the open refuses their records); tests
+ * then switch them on with graid__test_grow56.
+ */
+#define GROW56_BUILT 1
+
+#if GRAID_FAULT_INJECTION
+bool graid__test_grow56;
+#endif
+
+static bool grow56_allowed(void)
+{
+#if GRAID_FAULT_INJECTION
+	if (graid__test_grow56)
+		return true;
+#endif
+	return GROW56_BUILT;
+}
+
 bool reshape_grow_resumable(const struct reshape_record *r)
 {
-	return r->direction == RESHAPE_FORWARD && r->old_geo.level == 0 &&
-	       r->new_geo.level == 0 && r->old_geo.chunk_bytes == r->new_geo.chunk_bytes &&
-	       r->old_geo.data_bytes == r->new_geo.data_bytes &&
-	       r->new_geo.nmembers > r->old_geo.nmembers && r->stage_bytes == 0 &&
-	       (r->phase == RESHAPE_PHASE_COPY || r->phase == RESHAPE_PHASE_FINISHING);
+	int level = r->old_geo.level;
+
+	if (r->direction != RESHAPE_FORWARD || level != r->new_geo.level ||
+	    r->old_geo.chunk_bytes != r->new_geo.chunk_bytes ||
+	    r->old_geo.data_bytes != r->new_geo.data_bytes ||
+	    r->new_geo.nmembers <= r->old_geo.nmembers ||
+	    r->old_geo.layout != RESHAPE_LAYOUT_DEFAULT ||
+	    r->new_geo.layout != RESHAPE_LAYOUT_DEFAULT)
+		return false;
+	if (level == 0)
+		return r->stage_bytes == 0 &&
+		       (r->phase == RESHAPE_PHASE_COPY || r->phase == RESHAPE_PHASE_FINISHING);
+	/* RAID-5/6: every phase (STAGED is finished by the open, reshape_job_launch). */
+	return (level == 5 || level == 6) && grow56_allowed();
 }
 
 int reshape_grow_resume(struct graid_array *a, const struct reshape_record *rec,
@@ -515,6 +777,15 @@ int reshape_grow_resume(struct graid_array *a, const struct reshape_record *rec,
 
 	if (!rs)
 		return -ENOMEM;
+	if (!start_job && rec->phase == RESHAPE_PHASE_STAGED) {
+		/* The first rows may be torn, whole only in the staged copy: a writable open
+		 * writes them from it before serving; a read-only one cannot. */
+		graid__log(GRAID_LOG_ERR, "open: the reshape stopped while writing its first rows "
+					  "from their staged copy; open the array writable once to "
+					  "finish that step");
+		free(rs);
+		return -EOPNOTSUPP;
+	}
 	if (start_job && !(j = grow_job_new(rec))) {
 		free(rs);
 		return -ENOMEM;
@@ -545,9 +816,16 @@ static int grow_check(struct graid_array *a, unsigned n)
 			   a->member_cap - a->nmembers, n);
 		return -E2BIG;
 	}
+	if (a->lay.nparity && (a->journal || a->csum)) {
+		/* Their entries and tags are placed by one geometry: not built across two. */
+		graid__log(GRAID_LOG_ERR, "grow: a RAID-%d with %s cannot be grown online by this "
+					  "build", a->lay.level,
+			   a->journal ? "a write-hole journal" : "checksums");
+		return -EOPNOTSUPP;
+	}
 	for (unsigned r = 0; r < a->nmembers; r++)
 		if (!array_role_alive(a, r)) {
-			graid__log(GRAID_LOG_ERR, "grow: member %u (%s) is %s: a RAID-0 reshapes "
+			graid__log(GRAID_LOG_ERR, "grow: member %u (%s) is %s: a reshape starts "
 						  "only with every member in", r,
 				   a->members[r].dev.path,
 				   member_state_name(atomic_load(&a->members[r].state)));
@@ -621,7 +899,8 @@ static void grow_record(struct graid_array *a, const struct member *added, unsig
 	rec->position = 0;
 	rec->phase = RESHAPE_PHASE_COPY;
 	rec->direction = RESHAPE_FORWARD;
-	rec->old_geo = (struct reshape_geom){ .level = 0, .nmembers = a->nmembers,
+	rec->old_geo = (struct reshape_geom){ .level = (uint32_t)a->lay.level,
+					      .nmembers = a->nmembers,
 					      .chunk_bytes = a->lay.chunk,
 					      .layout = RESHAPE_LAYOUT_DEFAULT,
 					      .data_bytes = a->lay.member_bytes };
@@ -721,6 +1000,45 @@ static void grow_close_new(struct graid_array *a, struct member *m, unsigned n)
 	}
 }
 
+/*
+ * RAID-5/6: how much of the array's start is staged, and where. As little as makes one new
+ * row safe at every later position (the least staging: k * k' chunks for one member
+ * added); windows then move what is safe up to grow56_limit(), which grows with the
+ * position. (the first added role, on
+ * the rows past those the new geometry fills), into the first record, phase STAGING.
+ * @return 0; -ENOSPC the added member has no room for it (logged); -EINVAL.
+ */
+static int grow56_plan_stage(struct reshape_record *rec)
+{
+	struct reshape_map m;
+	uint64_t need, room;
+	int rc = reshape_map_init(&m, rec);
+
+	if (rc == 0)
+		rc = reshape_stage_need(&m, reshape_window_unit(&m), &need);
+	if (rc) {
+		graid__log(GRAID_LOG_ERR, "grow: no staging makes this reshape safe: %s",
+			   graid_strerror(rc));
+		return rc;
+	}
+	if (need == 0)
+		return 0;
+	room = reshape_stage_room(&m);
+	if (need > room) {
+		graid__log(GRAID_LOG_ERR, "grow: the first %" PRIu64 " bytes must be staged on the "
+					  "added member, which has room for %" PRIu64 " past the "
+					  "rows the new geometry fills; members too small to grow "
+					  "online", need, room);
+		return -ENOSPC;
+	}
+	rec->phase = RESHAPE_PHASE_STAGING;
+	rec->stage_array_off = 0;
+	rec->stage_bytes = need;
+	rec->stage_role[0] = rec->old_geo.nmembers;
+	rec->stage_member_off[0] = m.new_g.lay.member_bytes - room;
+	return 0;
+}
+
 int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned n, bool wait)
 {
 	struct reshape_job *j = NULL, *done_job, *held = NULL;
@@ -736,9 +1054,11 @@ int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned
 	rc = array_may_change(a);
 	if (rc)
 		return rc;
-	if (a->lay.level != 0) {
+	if (a->lay.level != 0 &&
+	    !((a->lay.level == 5 || a->lay.level == 6) && grow56_allowed())) {
 		graid__log(GRAID_LOG_ERR, "grow: RAID-%d cannot be grown online by this build; only "
-					  "RAID-0 can", a->lay.level);
+					  "RAID-0%s can", a->lay.level,
+			   grow56_allowed() ? ", 5 and 6" : "");
 		return -EOPNOTSUPP;
 	}
 	m = calloc(n, sizeof(*m));
@@ -768,6 +1088,9 @@ int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned
 		uint64_t top_new = grow_top_generation(a, m, n, buf);
 
 		grow_record(a, m, n, (top > top_new ? top : top_new) + 1, &rec);
+		rc = a->lay.nparity ? grow56_plan_stage(&rec) : 0;
+		if (rc)
+			goto out;
 		j = grow_job_new(&rec);
 		rs = j ? grow_routing(&rec) : NULL;
 		if (!rs) {
@@ -775,7 +1098,9 @@ int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned
 			goto out;
 		}
 	}
-	rc = grow_write_first(a, j, m, n, buf);
+	rc = a->lay.nparity ? grow56_prep_added(a, m, n) : 0;
+	if (rc == 0)
+		rc = grow_write_first(a, j, m, n, buf);
 	if (rc)
 		goto out;
 	pthread_mutex_lock(&a->meta_lock);
@@ -806,8 +1131,8 @@ int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned
 					  "failed: %s; requests go on by the recorded position",
 			   graid_strerror(rc));
 	else
-		graid__log(GRAID_LOG_NOTICE, "grow: RAID-0 of %u members growing to %u",
-			   a->nmembers - n, a->nmembers);
+		graid__log(GRAID_LOG_NOTICE, "grow: RAID-%d of %u members growing to %u",
+			   a->lay.level, a->nmembers - n, a->nmembers);
 out:
 	if (starting) {
 		pthread_mutex_lock(&a->meta_lock);

@@ -9,7 +9,8 @@
 #include "format/reshape_format.h"
 
 /*
- * Add the @p n devices @p paths as new members of the open, writable RAID-0 @p a and start
+ * Add the @p n devices @p paths as new members of the open, writable RAID-0, 5 or 6 @p a
+ * (RAID-5/6: docs/RESHAPE.md, "RAID-5/6 growing, as built") and start
  * moving its data to the new geometry in the background (reshape_job_wait() waits for it).
  * In order: every device opened and checked (nothing is written to any of them or to a
  * member before all pass); the first reshape record, both blocks, to the new devices and
@@ -22,7 +23,8 @@
  * the job held from its start so that no later grow or close frees it under the wait.
  * @return 0 started (with @p wait: finished); -EINVAL bad arguments, a device too small (named in the log) or
  *   refused by member_attach; -EEXIST a device that is a member already, or given twice;
- *   -EOPNOTSUPP not RAID-0 (the level named in the log), or the record's area is not free;
+ *   -EOPNOTSUPP RAID-1/10 (the level named in the log), a RAID-5/6 with a journal or
+ *   checksums, or the record's area is not free; -ENOSPC no room for the staged copy;
  *   -E2BIG more roles than this handle has room for (ARRAY_GROW_ROOM); -EBUSY a reshape
  *   runs already; -EIO a member is out, or the record or the superblock round failed;
  *   -EROFS a read-only handle; -ESTALE taken over; -ENOMEM.
@@ -40,7 +42,10 @@ int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned
 int reshape_grow_resume(struct graid_array *a, const struct reshape_record *rec,
 			bool start_job);
 
-/* Whether this build resumes @p rec: a RAID-0 growing forward, chunk and data_bytes kept. */
+/*
+ * Whether this build resumes @p rec: a RAID-0 (not staged, COPY or FINISHING) or RAID-5/6
+ * (any phase) growing forward, rotating layout, chunk and data_bytes kept.
+ */
 bool reshape_grow_resumable(const struct reshape_record *rec);
 
 /* Start the job reshape_grow_resume() prepared, if any. @return 0; -errno of the thread. */

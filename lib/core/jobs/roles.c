@@ -284,6 +284,8 @@ GRAID_API int graid_array_replace_member(struct graid_array *a, unsigned idx,
 	rc = array_may_change(a);
 	if (rc)
 		return rc;
+	if (array_reshape_holds_jobs(a))
+		return -EBUSY;
 	pthread_mutex_lock(&a->meta_lock);
 	st = atomic_load(&a->members[idx].state);
 	if (st != GRAID_MEMBER_FAILED && st != GRAID_MEMBER_MISSING &&
@@ -334,6 +336,15 @@ void array_spare_takeover(struct graid_array *a, unsigned role)
 		return;
 	if (a->nspares == 0 || (st != GRAID_MEMBER_FAILED && st != GRAID_MEMBER_MISSING))
 		return;
+	if (array_reshape_holds_jobs(a)) {
+		/*
+		 * A RAID-5/6 reshape moving data: the spare's rebuild would place rows by one
+		 * geometry. The worker hands it out once the reshape has finished (jobs.h).
+		 */
+		a->takeover_role[role] = true;
+		a->takeover_due = true;
+		return;
+	}
 	a->nspares--;
 	array_event(a, GRAID_EVENT_SPARE_ACTIVATED, (int)role, 0, 0, 0);
 	role_install(a, role, &a->spares[a->nspares]);

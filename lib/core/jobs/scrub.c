@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobs/jobs.h"
 #include "meta/bitmap.h"
 #include "meta/live.h"
 #include "io/lost_write_column.h"
@@ -630,6 +631,8 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 	l = &a->lay;
 	if (l->level == 0)
 		return -EOPNOTSUPP;
+	if (array_reshape_holds_jobs(a))
+		return -EBUSY; /* rows are in two geometries until the reshape has finished */
 	if ((flags & GRAID_SCRUB_REPAIR) && a->read_only)
 		return -EROFS;
 	if (!scrub_can_check_anything(a)) {

@@ -29,7 +29,9 @@ static void *worker_main(void *arg)
 
 	pthread_mutex_lock(&a->meta_lock);
 	for (;;) {
-		while (!a->rebuild_work && !a->takeover_due && !a->resync_background &&
+		/* A RAID-5/6 reshape moving data holds them (jobs.h); its finish wakes us. */
+		while (((!a->rebuild_work && !a->takeover_due && !a->resync_background) ||
+			array_reshape_holds_jobs(a)) &&
 		       !atomic_load(&a->closing)) {
 			uint64_t wait = array_reach_interval_ns(a), now;
 			struct timespec until;

@@ -20,10 +20,11 @@ int badblocks_init(struct graid_array *a, uint64_t offset, uint64_t bytes)
 		return 0;
 	if (bytes < BBL_AREA_BYTES)
 		return -EPROTO;
-	a->bbl = calloc(a->nmembers, sizeof(*a->bbl));
+	/* Room for the roles a grow may add (member_cap): theirs start empty. */
+	a->bbl = calloc(a->member_cap, sizeof(*a->bbl));
 	if (!a->bbl)
 		return -ENOMEM;
-	for (unsigned r = 0; r < a->nmembers; r++)
+	for (unsigned r = 0; r < a->member_cap; r++)
 		pthread_mutex_init(&a->bbl[r].lock, NULL);
 	a->bbl_area.offset = offset;
 	a->bbl_area.bytes = bytes;
@@ -34,7 +35,7 @@ void badblocks_free(struct graid_array *a)
 {
 	if (!a->bbl)
 		return;
-	for (unsigned r = 0; r < a->nmembers; r++)
+	for (unsigned r = 0; r < a->member_cap; r++)
 		pthread_mutex_destroy(&a->bbl[r].lock);
 	free(a->bbl);
 	a->bbl = NULL;

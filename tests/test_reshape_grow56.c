@@ -1,0 +1,642 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Growing a RAID-5 or RAID-6 online (docs/RESHAPE.md, "RAID-5/6 growing, as built") on
+ * member files: 4 -> 5 and 6 -> 7 with known data and a scrub after, I/O while it moves, a
+ * crash after any member write through the staging and the first windows (and random ones
+ * after), members failing mid-way (going on degraded, spares rebuilt after). The tests set
+ * graid__test_grow56, so they drive the grow even in a build with GROW56_BUILT 0.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "arrayutil.h"
+#include "array/array.h"
+#include "jobs/reshape_grow.h"
+#include "member/member.h"
+
+extern bool graid__test_grow56;
+
+#define CHUNK (16u * 1024)
+#define BYTES (4ull << 20)
+#define BLK 4096u
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char log_text[32768];
+
+static void log_keep(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	(void)level;
+	pthread_mutex_lock(&log_lock);
+	if (strlen(log_text) + strlen(msg) + 2 < sizeof(log_text)) {
+		strcat(log_text, msg);
+		strcat(log_text, "\n");
+	}
+	pthread_mutex_unlock(&log_lock);
+}
+
+static void setup(void)
+{
+	graid__test_grow56 = true;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void fill(uint8_t *p, size_t n, uint64_t seed)
+{
+	for (size_t i = 0; i < n; i += 8) {
+		uint64_t v = rng_next(&seed);
+
+		memcpy(p + i, &v, 8);
+	}
+}
+
+static uint64_t array_bytes(struct graid_array *a, unsigned *nmembers)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	if (nmembers)
+		*nmembers = info.nmembers;
+	return info.size;
+}
+
+static unsigned ndata(int level, unsigned n)
+{
+	return level == 5 ? n - 1 : n - 2;
+}
+
+/* A RAID-@p level of @p nold (and @p nadd more files, not in it) holding the model. */
+static uint8_t *make_array(struct au_set *s, int level, unsigned nold, unsigned nadd,
+			   struct graid_array **out, uint64_t *size, uint64_t seed)
+{
+	uint8_t *model;
+
+	au_make(s, nold + nadd, BYTES);
+	cr_assert_eq(au_create(s, nold, level, CHUNK, out), 0);
+	*size = array_bytes(*out, NULL);
+	model = aligned_alloc(BLK, *size);
+	cr_assert_not_null(model);
+	fill(model, *size, seed);
+	cr_assert_eq(graid_array_write(*out, model, *size, 0), (ssize_t)*size);
+	return model;
+}
+
+static void check_all(struct graid_array *a, const uint8_t *model, uint64_t size)
+{
+	uint8_t *got = aligned_alloc(BLK, size);
+
+	cr_assert_not_null(got);
+	cr_assert_eq(graid_array_read(a, got, size, 0), (ssize_t)size);
+	for (uint64_t at = 0; at < size; at += BLK)
+		cr_assert(!memcmp(got + at, model + at, BLK), "block at %llu differs",
+			  (unsigned long long)at);
+	free(got);
+}
+
+/*
+ * A scrub over the whole array finds every stripe's parity right. After an unclean open
+ * that resumed a reshape, the resync runs once the reshape has finished (in the new
+ * geometry): the scrub waits for it, as it would skip the rows it has not reached.
+ */
+static void scrub_clean(struct graid_array *a, const char *when)
+{
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+
+	for (unsigned i = 0; i < 2000; i++) {
+		cr_assert_eq(graid_array_info(a, &info), 0);
+		if (!info.unclean)
+			break;
+		usleep(5000);
+	}
+	cr_assert_eq(info.unclean, 0, "%s: the resync did not end", when);
+
+	cr_assert_eq(graid_array_scrub(a, 0, &rep), 0, "%s: the scrub failed", when);
+	cr_assert_eq(rep.mismatches, 0, "%s: %llu stripes mismatch (first row %llu)", when,
+		     (unsigned long long)rep.mismatches, (unsigned long long)rep.stripe[0]);
+	cr_assert_gt(rep.stripes_checked, 0, "%s: checked %llu skipped %llu", when,
+		     (unsigned long long)rep.stripes_checked, (unsigned long long)rep.skipped);
+}
+
+static void grow_whole(int level, unsigned nold, uint64_t seed)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, grown;
+	unsigned n, nall = nold + 1;
+	uint8_t *model = make_array(&s, level, nold, 1, &a, &size, seed), *tail;
+
+	log_text[0] = '\0';
+	graid_log_set(log_keep, NULL, GRAID_LOG_INFO);
+	cr_assert_eq(graid_array_grow(a, &s.paths[nold], 1, GRAID_GROW_WAIT), 0);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	/* The first rows went through their staged copy on the added member. */
+	cr_assert(strstr(log_text, "through their staged copy"), "%s", log_text);
+	grown = array_bytes(a, &n);
+	cr_assert_eq(n, nall);
+	cr_assert_eq(grown, size / ndata(level, nold) * ndata(level, nall),
+		     "size %llu after the grow", (unsigned long long)grown);
+	check_all(a, model, size);
+	scrub_clean(a, "after the grow");
+	/* The space the grow added reads as zeroes, and takes writes. */
+	tail = aligned_alloc(BLK, grown - size);
+	cr_assert_not_null(tail);
+	cr_assert_eq(graid_array_read(a, tail, grown - size, size), (ssize_t)(grown - size));
+	for (uint64_t i = 0; i < grown - size; i++)
+		cr_assert_eq(tail[i], 0, "added byte %llu", (unsigned long long)i);
+	fill(tail, grown - size, seed + 1);
+	cr_assert_eq(graid_array_write(a, tail, grown - size, size), (ssize_t)(grown - size));
+	cr_assert_eq(graid_array_close(a), 0);
+	/* Reopened: not reshaping, the same bytes, parity right. */
+	cr_assert_eq(graid_array_open(s.paths, nall, NULL, &a), 0);
+	cr_assert_eq(array_bytes(a, &n), grown);
+	cr_assert_eq(n, nall);
+	check_all(a, model, size);
+	{
+		uint8_t *got = aligned_alloc(BLK, grown - size);
+
+		cr_assert_eq(graid_array_read(a, got, grown - size, size), (ssize_t)(grown - size));
+		cr_assert(!memcmp(got, tail, grown - size));
+		free(got);
+	}
+	scrub_clean(a, "reopened");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(tail);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow56, a_raid5_of_four_grows_to_five, .init = setup)
+{
+	grow_whole(5, 4, 1);
+}
+
+Test(reshape_grow56, a_raid6_of_six_grows_to_seven, .init = setup)
+{
+	grow_whole(6, 6, 2);
+}
+
+Test(reshape_grow56, a_raid5_of_three_grows_by_two_members_at_once, .init = setup)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	unsigned n;
+	uint8_t *model = make_array(&s, 5, 3, 2, &a, &size, 3);
+
+	cr_assert_eq(graid_array_grow(a, &s.paths[3], 2, GRAID_GROW_WAIT), 0);
+	cr_assert_eq(array_bytes(a, &n), size / 2 * 4);
+	cr_assert_eq(n, 5);
+	check_all(a, model, size);
+	scrub_clean(a, "3 -> 5");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+struct waiter {
+	struct graid_array *a;
+	atomic_bool done;
+	int rc;
+};
+
+static void *wait_job(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->rc = reshape_job_wait(w->a);
+	atomic_store(&w->done, true);
+	return NULL;
+}
+
+/* Slow enough that requests and failures fall inside the move. */
+static void slow_down(struct graid_array *a, uint64_t rate)
+{
+	struct graid_rebuild_options o = { .struct_size = sizeof(o), .max_bytes_per_sec = rate };
+
+	cr_assert_eq(graid_array_set_rebuild_options(a, &o), 0);
+}
+
+static void io_during(int level, unsigned nold, uint64_t seed0)
+{
+	struct waiter w = { 0 };
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, seed = seed0, ops = 0, during = 0;
+	uint8_t *model = make_array(&s, level, nold, 1, &a, &size, seed0);
+	uint8_t *buf = aligned_alloc(BLK, 3 * CHUNK);
+	pthread_t t;
+
+	cr_assert_not_null(buf);
+	slow_down(a, 4u << 20);
+	cr_assert_eq(graid_array_grow(a, &s.paths[nold], 1, 0), 0);
+	w.a = a;
+	cr_assert_eq(pthread_create(&t, NULL, wait_job, &w), 0);
+	while (!atomic_load(&w.done) || ops < 64) {
+		uint64_t len = (1 + rng_next(&seed) % (3 * CHUNK / BLK)) * BLK;
+		uint64_t off = rng_next(&seed) % ((size - len) / BLK + 1) * BLK;
+
+		if (rng_next(&seed) % 8 == 0) {
+			cr_assert_eq(graid_array_write_zeroes(a, off, len), 0);
+			memset(model + off, 0, len);
+		} else if (rng_next(&seed) % 2) {
+			fill(buf, len, rng_next(&seed));
+			cr_assert_eq(graid_array_write(a, buf, len, off), (ssize_t)len,
+				     "write at %llu", (unsigned long long)off);
+			memcpy(model + off, buf, len);
+		} else {
+			cr_assert_eq(graid_array_read(a, buf, len, off), (ssize_t)len);
+			cr_assert(!memcmp(buf, model + off, len), "read at %llu +%llu wrong",
+				  (unsigned long long)off, (unsigned long long)len);
+		}
+		ops++;
+		during += !atomic_load(&w.done);
+	}
+	pthread_join(t, NULL);
+	cr_assert_eq(w.rc, 0);
+	cr_log_info("%llu requests, %llu of them while the reshape ran",
+		    (unsigned long long)ops, (unsigned long long)during);
+	cr_assert_gt(during, 20, "too few requests ran during the reshape");
+	check_all(a, model, size);
+	scrub_clean(a, "after I/O during the grow");
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, nold + 1, NULL, &a), 0);
+	check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(buf);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow56, raid5_writes_and_reads_while_it_moves_data_are_right_after, .init = setup)
+{
+	io_during(5, 4, 7);
+}
+
+Test(reshape_grow56, raid6_writes_and_reads_while_it_moves_data_are_right_after, .init = setup)
+{
+	io_during(6, 6, 8);
+}
+
+/*
+ * An async queue: writes queued before the grow and not reaped (the job waits for them),
+ * then rounds of 32 writes in flight at once, each straddling two chunks (so two pieces,
+ * each taking both its rows' locks, many parked on each other and on the windows).
+ */
+Test(reshape_grow56, raid5_queued_requests_across_the_start_and_the_windows_are_right,
+     .init = setup)
+{
+	struct graid_completion c[64];
+	struct graid_queue *q;
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, seed = 99, rounds = 0;
+	uint8_t *model = make_array(&s, 5, 4, 1, &a, &size, 21);
+	uint8_t *bufs = aligned_alloc(BLK, 32 * (size_t)CHUNK);
+	struct waiter w = { 0 };
+	pthread_t t;
+	unsigned got;
+
+	cr_assert_not_null(bufs);
+	slow_down(a, 4u << 20);
+	cr_assert_eq(graid_queue_create(a, 64, &q), 0);
+	for (unsigned i = 0; i < 32; i++) {
+		uint64_t off = (3 * (uint64_t)i + rng_next(&seed) % 3) % (size / CHUNK) * CHUNK;
+
+		fill(bufs + i * (size_t)CHUNK, CHUNK, rng_next(&seed));
+		memcpy(model + off, bufs + i * (size_t)CHUNK, CHUNK);
+		cr_assert_eq(graid_queue_write(q, bufs + i * (size_t)CHUNK, CHUNK, off, i), 0);
+	}
+	cr_assert_geq(graid_queue_submit(q), 0);
+	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, 0), 0);
+	for (got = 0; got < 32;) {
+		int n = graid_queue_reap(q, c, 64, 1);
+
+		cr_assert_gt(n, 0);
+		for (int i = 0; i < n; i++)
+			cr_assert_eq(c[i].result, (int64_t)CHUNK);
+		got += (unsigned)n;
+	}
+	w.a = a;
+	cr_assert_eq(pthread_create(&t, NULL, wait_job, &w), 0);
+	do {
+		uint64_t offs[32];
+
+		for (unsigned i = 0; i < 32; i++) {
+			bool dup;
+
+			do {
+				offs[i] = (rng_next(&seed) % (size / CHUNK - 1)) * CHUNK + BLK;
+				dup = false;
+				for (unsigned k = 0; k < i; k++)
+					dup |= offs[k] == offs[i];
+			} while (dup);
+			fill(bufs + i * (size_t)CHUNK, CHUNK, rng_next(&seed));
+			cr_assert_eq(graid_queue_write(q, bufs + i * (size_t)CHUNK, CHUNK, offs[i], i),
+				     0);
+		}
+		cr_assert_geq(graid_queue_submit(q), 0);
+		for (got = 0; got < 32;) {
+			int n = graid_queue_reap(q, c, 64, 1);
+
+			cr_assert_gt(n, 0);
+			for (int i = 0; i < n; i++)
+				cr_assert_eq(c[i].result, (int64_t)CHUNK);
+			got += (unsigned)n;
+		}
+		for (unsigned i = 0; i < 32; i++)
+			memcpy(model + offs[i], bufs + i * (size_t)CHUNK, CHUNK);
+		rounds++;
+	} while (!atomic_load(&w.done));
+	pthread_join(t, NULL);
+	cr_assert_eq(w.rc, 0);
+	cr_log_info("%llu rounds of 32 queued writes during the reshape", (unsigned long long)rounds);
+	cr_assert_gt(rounds, 2);
+	graid_queue_destroy(q);
+	check_all(a, model, size);
+	scrub_clean(a, "after queued writes");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(bufs);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow56, a_close_mid_way_is_resumed_by_the_next_open, .init = setup)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	uint8_t *model = make_array(&s, 5, 4, 1, &a, &size, 5);
+
+	slow_down(a, 2u << 20);
+	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, 0), 0);
+	usleep(200000);
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, 5, NULL, &a), 0);
+	check_all(a, model, size);
+	if (a->reshape_job)
+		cr_assert_eq(reshape_job_wait(a), 0);
+	cr_assert_eq(array_bytes(a, NULL), size / 3 * 4);
+	check_all(a, model, size);
+	scrub_clean(a, "resumed");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+/* Crashes that left: no reshape recorded, one to resume, one finished; looks refused. */
+static unsigned crash_seen[4];
+
+/*
+ * One crash: every member write after the first @p k of a grow of a RAID-@p level of @p
+ * nold by one fails without landing (the close's too); then a look (refused only while the
+ * first rows are whole only in their staged copy) and an open must serve the same bytes,
+ * and, going on (or starting again when no superblock recorded the reshape), grow the array
+ * with its parity right.
+ */
+static void crash_at(int level, unsigned nold, long k, long *writes)
+{
+	struct graid_open_options ro = { .struct_size = sizeof(ro),
+					 .flags = GRAID_OPEN_READ_ONLY };
+	const unsigned nall = nold + 1;
+	struct graid_array *a = NULL;
+	struct au_set s;
+	uint64_t size;
+	unsigned n;
+	uint8_t *model = make_array(&s, level, nold, 1, &a, &size, 100 + (uint64_t)k);
+	int rc;
+
+	fault_writes_cut_after(k);
+	rc = graid_array_grow(a, &s.paths[nold], 1, GRAID_GROW_WAIT);
+	graid_array_close(a);
+	if (writes)
+		*writes = k - fault_writes_cut_left();
+	fault_writes_cut_after(-1);
+	a = NULL;
+	log_text[0] = '\0';
+	rc = graid_array_open(s.paths, nall, &ro, &a);
+	if (rc == -EOPNOTSUPP) {
+		cr_assert(strstr(log_text, "staged copy"), "crash after write %ld: %s", k,
+			  log_text);
+		crash_seen[3]++;
+	} else {
+		cr_assert_eq(rc, 0, "crash after write %ld: the look failed: %d", k, rc);
+		check_all(a, model, size);
+		cr_assert_eq(graid_array_close(a), 0);
+	}
+	log_text[0] = '\0';
+	a = NULL;
+	rc = graid_array_open(s.paths, nall, NULL, &a);
+	cr_assert_eq(rc, 0, "crash after write %ld: the open failed: %d", k, rc);
+	check_all(a, model, size);
+	if (a->reshape_job) {
+		cr_assert_eq(reshape_job_wait(a), 0, "crash after write %ld: the resume failed", k);
+		crash_seen[1]++;
+	} else if (array_bytes(a, &n) == size) {
+		cr_assert_eq(graid_array_grow(a, &s.paths[nold], 1, GRAID_GROW_WAIT), 0,
+			     "crash after write %ld: the grow again failed", k);
+		crash_seen[0]++;
+	} else {
+		crash_seen[2]++;
+	}
+	cr_assert_eq(array_bytes(a, &n), size / ndata(level, nold) * ndata(level, nall),
+		     "crash after write %ld", k);
+	cr_assert_eq(n, nall);
+	check_all(a, model, size);
+	scrub_clean(a, "after the crash");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+static void crashes(int level, unsigned nold, long first, unsigned random, uint64_t seed)
+{
+	long total = 0;
+
+	memset(crash_seen, 0, sizeof(crash_seen));
+	graid_log_set(log_keep, NULL, GRAID_LOG_ERR); /* the cut's failures are expected */
+	if (getenv("GROW56_K")) {
+		crash_at(level, nold, atol(getenv("GROW56_K")), NULL);
+		return;
+	}
+	crash_at(level, nold, 1000000, &total);
+	cr_log_info("a grow of RAID-%d %u -> %u and its close: %ld member writes", level, nold,
+		    nold + 1, total);
+	cr_assert_gt(total, first);
+	for (long k = 0; k < first; k++)
+		crash_at(level, nold, k, NULL);
+	for (unsigned i = 0; i < random; i++)
+		crash_at(level, nold, first + (long)(rng_next(&seed) % (uint64_t)(total - first)),
+			 NULL);
+	cr_log_info("after the crash: %u not reshaping (grown again), %u resumed, %u finished, "
+		    "%u looks refused (staged)", crash_seen[0], crash_seen[1], crash_seen[2],
+		    crash_seen[3]);
+	cr_assert_gt(crash_seen[1], first / 2, "too few crashes fell in the move");
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+}
+
+Test(reshape_grow56, raid5_a_crash_after_any_member_write_loses_nothing, .init = setup,
+     .timeout = 600)
+{
+	crashes(5, 4, 120, 40, 2026);
+}
+
+Test(reshape_grow56, raid6_a_crash_after_any_member_write_loses_nothing, .init = setup,
+     .timeout = 600)
+{
+	crashes(6, 6, 80, 20, 2027);
+}
+
+/* Every role of @p a ACTIVE again (a spare's rebuild done), within a few seconds. */
+static void wait_all_active(struct graid_array *a)
+{
+	for (unsigned i = 0; i < 4000; i++) {
+		bool all = true;
+
+		for (unsigned r = 0; r < a->nmembers; r++)
+			all &= atomic_load(&a->members[r].state) == GRAID_MEMBER_ACTIVE;
+		if (all && !atomic_load(&a->rebuild_bg_running))
+			return;
+		usleep(5000);
+	}
+	cr_assert_fail("the spares' rebuilds did not end");
+}
+
+/*
+ * Members failing mid-way (after the staging): the job goes on degraded, recovering the
+ * lost chunks of old rows from their parity and writing new rows around the lost members;
+ * every byte reads back, writes go on; once it has finished, the spares (whose takeover
+ * waited for it) are rebuilt in the new geometry and a scrub finds every stripe right.
+ */
+static void fail_mid_way(int level, unsigned nold, unsigned nfail)
+{
+	const unsigned nall = nold + 1, nfiles = nall + nfail;
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, seed = 55, at;
+	uint8_t *model = make_array(&s, level, nold, 1 + nfail, &a, &size,
+				    60 + (uint64_t)level);
+	uint8_t *buf = aligned_alloc(BLK, 2 * CHUNK);
+
+	cr_assert_not_null(buf);
+	for (unsigned i = 0; i < nfail; i++)
+		cr_assert_eq(graid_array_add_spare(a, s.paths[nall + i]), 0);
+	slow_down(a, 1u << 20);
+	log_text[0] = '\0';
+	graid_log_set(log_keep, NULL, GRAID_LOG_WARNING);
+	cr_assert_eq(graid_array_grow(a, &s.paths[nold], 1, 0), 0);
+	usleep(300000);
+	at = atomic_load(&a->reshape_mem->position);
+	cr_assert_gt(at, 0, "nothing moved yet");
+	/* An old member and (RAID-6) the added one. */
+	cr_assert_eq(graid_array_fail_member(a, 1), 0);
+	if (nfail > 1)
+		cr_assert_eq(graid_array_fail_member(a, nold), 0);
+	/* Writes across the array while it moves degraded, by position. */
+	for (unsigned i = 0; i < 64; i++) {
+		uint64_t len = (1 + rng_next(&seed) % (2 * CHUNK / BLK)) * BLK;
+		uint64_t off = rng_next(&seed) % ((size - len) / BLK + 1) * BLK;
+
+		fill(buf, len, rng_next(&seed));
+		cr_assert_eq(graid_array_write(a, buf, len, off), (ssize_t)len);
+		memcpy(model + off, buf, len);
+	}
+	check_all(a, model, size);
+	slow_down(a, 0);
+	cr_assert_eq(reshape_job_wait(a), 0, "the job did not finish degraded: %s", log_text);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	cr_assert(strstr(log_text, "moving on degraded"), "%s", log_text);
+	cr_log_info("failed at byte %llu of %llu; finished degraded", (unsigned long long)at,
+		    (unsigned long long)size);
+	cr_assert_eq(array_bytes(a, NULL), size / ndata(level, nold) * ndata(level, nall));
+	check_all(a, model, size);
+	wait_all_active(a);
+	check_all(a, model, size);
+	scrub_clean(a, "after the spares' rebuild");
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, nfiles, NULL, &a), 0);
+	check_all(a, model, size);
+	scrub_clean(a, "reopened");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(buf);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow56, raid5_a_member_failing_mid_way_loses_nothing, .init = setup)
+{
+	fail_mid_way(5, 4, 1);
+}
+
+Test(reshape_grow56, raid6_two_members_failing_mid_way_lose_nothing, .init = setup)
+{
+	fail_mid_way(6, 6, 2);
+}
+
+Test(reshape_grow56, scrubs_and_rebuilds_wait_for_the_reshape, .init = setup)
+{
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	uint8_t *model = make_array(&s, 5, 4, 1, &a, &size, 9);
+
+	slow_down(a, 1u << 20);
+	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, 0), 0);
+	cr_assert_eq(graid_array_scrub(a, 0, &rep), -EBUSY);
+	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), -EBUSY);
+	slow_down(a, 0);
+	cr_assert_eq(reshape_job_wait(a), 0);
+	scrub_clean(a, "after");
+	check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+/* Journal entries and checksum tags are placed by one geometry: such arrays are refused. */
+static void refused_with(unsigned flags, const char *why)
+{
+	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = 5,
+					  .chunk_bytes = CHUNK, .backend = "isal",
+					  .flags = flags };
+	uint64_t before;
+	struct graid_array *a;
+	struct au_set s;
+
+	au_make(&s, 5, 64ull << 20); /* room for a journal */
+	{
+		int rc = graid_array_create(s.paths, 4, &cfg, &a);
+
+		cr_assert_eq(rc, 0, "create: %d", rc);
+	}
+	before = au_file_hash(s.path[4]);
+	log_text[0] = '\0';
+	graid_log_set(log_keep, NULL, GRAID_LOG_ERR);
+	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, 0), -EOPNOTSUPP);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	cr_assert(strstr(log_text, why), "%s", log_text);
+	cr_assert_eq(au_file_hash(s.path[4]), before, "the device was written");
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}
+
+Test(reshape_grow56, arrays_with_a_journal_or_checksums_are_refused, .init = setup)
+{
+	refused_with(GRAID_CREATE_JOURNAL, "write-hole journal");
+	refused_with(GRAID_CREATE_CHECKSUMS, "checksums");
+}
