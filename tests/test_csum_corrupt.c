@@ -442,17 +442,10 @@ static void cc_inject(struct cc *c)
 static void cc_read_all(struct cc *c, struct graid_array *a, bool stale)
 {
 	uint8_t *buf = malloc(CC_READ);
-	uint64_t size = c->g.ablocks * CU_BLOCK, step = CC_READ;
+	uint64_t size = c->g.ablocks * CU_BLOCK;
 
-	/*
-	 * RAID-5/6: one row a read. Lost writes in different columns of one stripe operation on
-	 * different members are more than it rebuilds at once, and fail it -EIO (each row alone
-	 * heals: docs/INTEGRITY.md, "Lost writes", known limits).
-	 */
-	if (c->g.level == 5 || c->g.level == 6)
-		step = (uint64_t)(c->g.n - (c->g.level == 5 ? 1 : 2)) * c->g.chunk;
-	for (uint64_t off = 0; off < size; off += step) {
-		size_t len = size - off < step ? (size_t)(size - off) : (size_t)step;
+	for (uint64_t off = 0; off < size; off += CC_READ) {
+		size_t len = size - off < CC_READ ? (size_t)(size - off) : CC_READ;
 		ssize_t got = graid_array_read(a, buf, len, off);
 
 		cr_assert_eq(got, (ssize_t)len, "round %llu: read at %llu: %s (seed %llu)",
