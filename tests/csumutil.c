@@ -164,7 +164,7 @@ static void cu_events_add(struct cu_events *e, const struct graid_event *ev)
 	if (ev->type >= 0 && ev->type < 64)
 		e->by_type[ev->type]++;
 	if (ev->type == GRAID_EVENT_CSUM_ERROR || ev->type == GRAID_EVENT_CSUM_TAG_ERROR ||
-	    ev->type == GRAID_EVENT_CSUM_UNVERIFIED) {
+	    ev->type == GRAID_EVENT_CSUM_UNVERIFIED || ev->type == GRAID_EVENT_CSUM_LOST_WRITE) {
 		if (e->n == e->cap) {
 			e->cap = e->cap ? 2 * e->cap : 1024;
 			e->v = realloc(e->v, e->cap * sizeof(*e->v));

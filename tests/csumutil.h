@@ -70,7 +70,7 @@ struct cu_events {
 void cu_events_init(struct cu_events *e);
 void cu_events_reset(struct cu_events *e);
 void cu_events_free(struct cu_events *e);
-/* A graid_event_fn: keeps the CSUM_* events, counts all. */
+/* A graid_event_fn: keeps the CSUM_* events (lost writes included), counts all. */
 void cu_events_cb(void *arg, const struct graid_event *ev);
 /*
  * Add the events of the handle's ring (graid_array_events() after the callback was set) that

@@ -124,7 +124,8 @@ Test(csum_format, odd_member_sizes_keep_the_tag_area_inside_the_smallest)
 	for (unsigned i = 0; i < 4; i++) {
 		struct superblock sb = cf_sb(i);
 
-		cr_assert_eq(sb.version, 2);
+		cr_assert_eq(sb.version, 3); /* GRAID_SB_VERSION_MAJOR_FEATURES: GENERATIONS */
+		cr_assert(sb.flags & GRAID_SB_F_GENERATIONS);
 		cr_assert_eq(sb.tag_offset + sb.tag_bytes, sb_member_end(&sb));
 		cr_assert_leq(sb_member_end(&sb), cf_size(i));
 	}

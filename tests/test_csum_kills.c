@@ -7,6 +7,10 @@
  * write-hole journal. After each reopen (resync in the foreground, or in the background
  * while the test already reads): no checksum error or tag error is reported (nothing was
  * corrupted), "unverified after crash" only in regions the bitmap had marked at the kill,
+ * no checksum-lost-write outside them (the arrays keep write generations, as every
+ * checksummed array of this version does: a record that disagrees with its data outside
+ * the marked regions would be a lost write, and a crash makes none; docs/INTEGRITY.md,
+ * "Lost writes", Crashes),
  * every block reads as its last completed write or the one in flight (a block read during a
  * background resync the same after it), a scrub finds nothing, and after a clean close every
  * valid tag on every member is the CRC of its block.
@@ -44,7 +48,7 @@ struct kc_log {
 
 struct kc_tally {
 	uint64_t kills, kill_after, background, unverified, unverified_blocks, dirty_regions,
-		 inflight_landed, ring_lost;
+		 inflight_landed, ring_lost, lost_in_marked;
 };
 
 static void kc_pattern(uint8_t *p, uint64_t block, uint32_t round)
@@ -356,7 +360,10 @@ struct kc {
 	struct kc_tally t;
 };
 
-/* After the recovery: nothing reported as corruption, "unverified" only where the bitmap marked. */
+/*
+ * After the recovery: nothing reported as corruption, "unverified" and "lost write" only where
+ * the bitmap marked (the crash rule: a mismatch of generations there is a torn write).
+ */
 static void kc_check_events(struct kc *k, const struct kc_bitmap *bm, unsigned r)
 {
 	struct cu_events *ev = &k->ev;
@@ -370,12 +377,20 @@ static void kc_check_events(struct kc *k, const struct kc_bitmap *bm, unsigned r
 		     (unsigned long long)ev->by_type[GRAID_EVENT_CSUM_TAG_ERROR],
 		     (unsigned long long)tu_seed());
 	for (size_t i = 0; i < ev->n; i++) {
+		bool lost = ev->v[i].type == GRAID_EVENT_CSUM_LOST_WRITE;
+		/* A lost write no member is named for (-1): RAID-5/6, whose rows are mb / bpc. */
+		unsigned m = ev->v[i].member < 0 ? 0 : (unsigned)ev->v[i].member;
+
 		for (uint64_t b = ev->v[i].block; b < ev->v[i].block + ev->v[i].count; b++)
-			cr_assert(kc_bitmap_marked(bm, kc_stripe(&k->g, (unsigned)ev->v[i].member, b)),
-				  "kill %u: \"unverified\" at member %d block %llu, outside the "
-				  "regions the bitmap marked (seed %llu)", r, ev->v[i].member,
+			cr_assert(kc_bitmap_marked(bm, kc_stripe(&k->g, m, b)),
+				  "kill %u: \"%s\" at member %d block %llu, outside the regions the "
+				  "bitmap marked (seed %llu)", r,
+				  lost ? "checksum-lost-write" : "unverified", ev->v[i].member,
 				  (unsigned long long)b, (unsigned long long)tu_seed());
-		k->t.unverified_blocks += ev->v[i].count;
+		if (lost)
+			k->t.lost_in_marked += ev->v[i].count;
+		else
+			k->t.unverified_blocks += ev->v[i].count;
 	}
 	k->t.unverified += ev->by_type[GRAID_EVENT_CSUM_UNVERIFIED];
 }
@@ -437,6 +452,19 @@ static void kc_kill(struct kc *k, unsigned r)
 	free(seen);
 }
 
+/* The array keeps write generations: its superblock is major 3 with GENERATIONS (bit 17). */
+static void kc_expect_generations(const char *member)
+{
+	uint8_t sb[64];
+	int fd = open(member, O_RDONLY);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pread(fd, sb, sizeof(sb), 0), (ssize_t)sizeof(sb));
+	close(fd);
+	cr_assert_eq(sb[0x08] | sb[0x09] << 8, 3, "a checksummed array is major 3");
+	cr_assert(sb[0x16] & 0x02, "a checksummed array has GENERATIONS (flags bit 17)");
+}
+
 static void kc_run(int level, unsigned n, uint32_t chunk, bool journal, bool discards,
 		   const char *name)
 {
@@ -452,6 +480,7 @@ static void kc_run(int level, unsigned n, uint32_t chunk, bool journal, bool dis
 	au_make(&k.s, n, (1u << 20) + (4u << 20) + (journal ? 32u << 20 : 0) + (128u << 10));
 	cr_assert_eq(graid_array_create(k.s.paths, n, &cfg, &a), 0);
 	cu_geom_read(&k.g, a, k.s.paths[0]);
+	kc_expect_generations(k.s.paths[0]);
 	k.nblocks = k.g.ablocks;
 	k.log = mmap(NULL, (k.nblocks + 1) * sizeof(*k.log), PROT_READ | PROT_WRITE,
 		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -467,13 +496,14 @@ static void kc_run(int level, unsigned n, uint32_t chunk, bool journal, bool dis
 	fprintf(stderr, "%s: %llu kills (%llu between a stripe's member writes, %llu reopened "
 		"with the resync in the background), %llu bitmap regions marked at the kills, "
 		"%llu in-flight writes found landed, 0 checksum or tag errors, %llu unverified "
-		"events (%llu blocks), all in marked regions; %llu events of the opens not checked "
-		"(past the ring's 256); every block read during a background resync held the same "
-		"value after it (seed %llu)\n", name,
-		(unsigned long long)k.t.kills, (unsigned long long)k.t.kill_after,
+		"events (%llu blocks) and %llu checksum-lost-write blocks, all in marked regions "
+		"(0 outside); %llu events of the opens not checked (past the ring's 256); every "
+		"block read during a background resync held the same value after it (seed %llu)\n",
+		name, (unsigned long long)k.t.kills, (unsigned long long)k.t.kill_after,
 		(unsigned long long)k.t.background, (unsigned long long)k.t.dirty_regions,
 		(unsigned long long)k.t.inflight_landed, (unsigned long long)k.t.unverified,
-		(unsigned long long)k.t.unverified_blocks, (unsigned long long)k.t.ring_lost,
+		(unsigned long long)k.t.unverified_blocks, (unsigned long long)k.t.lost_in_marked,
+		(unsigned long long)k.t.ring_lost,
 		(unsigned long long)tu_seed());
 	cu_events_free(&k.ev);
 	munmap(k.log, (k.nblocks + 1) * sizeof(*k.log));

@@ -559,7 +559,7 @@ Test(csum_lostwrite_mirror, raid10_rebuild_carries_the_source_copys_generation)
 /*
  * A resync after a crash makes every copy its source's, generations included: copies whose
  * tags differ in a region the crash left marked come out with one generation (not the
- * written copy's own + 1). The generations are on from the open's start (the test switch).
+ * written copy's own + 1). The generations are on from the open's start (the superblock says so).
  */
 /*
  * A kill after writes 1 and 2 of LM_BLOCK with generations: the array unclean, the block's
@@ -578,7 +578,6 @@ static void lm_crash_differ(struct lm_bed *b)
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
 		/* Written, and the process dies before its close: the array is left unclean. */
-		atomic_store(&graid__test_csum_gens, true);
 		if (graid_array_open(b->s.paths, b->n, NULL, &a))
 			_exit(2);
 		for (unsigned r = 1; r <= 2; r++) {
@@ -608,7 +607,7 @@ static void lm_crash_differ(struct lm_bed *b)
 /*
  * A resync after a crash makes every copy its source's, generations included: copies whose
  * tags differ in a region the crash left marked come out with one generation (not the
- * written copy's own + 1). The generations are on from the open's start (the test switch).
+ * written copy's own + 1). The generations are on from the open's start (the superblock says so).
  */
 static void lm_resync_carries(int level)
 {
@@ -619,9 +618,7 @@ static void lm_resync_carries(int level)
 
 	lm_setup(&b, level);
 	lm_crash_differ(&b);
-	atomic_store(&graid__test_csum_gens, true);
 	cr_assert_eq(graid_array_open(b.s.paths, b.n, NULL, &a), 0);
-	atomic_store(&graid__test_csum_gens, false);
 	cr_assert(a->csum_gens);
 	cr_assert_eq(graid_array_info(a, &info), 0);
 	cr_assert_not(info.unclean, "the resync at open did not end");
@@ -671,9 +668,7 @@ static void lm_unresynced_is_not_lost(int level)
 	atomic_store(&lm_until, time(NULL) + 20);
 	atomic_store(&lm_hold, true);
 	graid__test_before_read = lm_seam;
-	atomic_store(&graid__test_csum_gens, true);
 	cr_assert_eq(graid_array_open(b.s.paths, b.n, &opt, &a), 0);
-	atomic_store(&graid__test_csum_gens, false);
 	graid_array_set_event_callback(a, lm_on_event, &b.ev);
 	cr_assert_eq(graid_array_info(a, &info), 0);
 	cr_assert(info.unclean, "the open found nothing to resync");

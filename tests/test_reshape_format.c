@@ -409,7 +409,7 @@ Test(reshape_superblock, major_3_is_refused_without_a_known_feature_or_room_for_
 		sb = good;
 		switch (c) {
 		case 0: sb.flags = GRAID_SB_F_CLEAN; break;              /* major 3 for nothing */
-		case 1: sb.flags |= GRAID_SB_F_GENERATIONS; break; /* named, not yet known */
+		case 1: sb.flags |= GRAID_SB_F_GENERATIONS; break; /* known, but no checksums */
 		case 2: sb.data_offset = 516 * 1024; break;      /* the record ends past it */
 		case 3: sb.bitmap_bytes = 512 * 1024;            /* a bitmap over it */
 			sb.live_offset = sb.live_bytes = 0;

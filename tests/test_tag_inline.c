@@ -369,6 +369,8 @@ Test(tag_inline, the_tag_store_holds_nothing_for_an_inline_role)
 	unsigned nbad = 9;
 	int fd;
 
+	/* Without generations (as format 1.5 kept them): an inline role has no tag-area copy. */
+	a->csum_gens = false;
 	ti_fill(buf, 1, 4);
 	cr_assert_eq(tag_store_write_begin(a, 1, 0, &iov, 1), 0);
 	tag_store_write_end(a, 1, 0, TI_BLK, true);

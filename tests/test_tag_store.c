@@ -142,9 +142,13 @@ Test(tag_store, a_created_array_has_its_tag_area_after_the_data_area_all_absent)
 	cr_assert(ts_disk_zero(ts_set.paths[1], a->tag_offset, a->tag_bytes));
 	cr_assert_eq(pread(fd, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
 	close(fd);
-	cr_assert_eq(buf[0x08], GRAID_SB_VERSION_MAJOR_INCOMPAT, "older readers refuse major 2");
+	cr_assert_eq(buf[0x08], GRAID_SB_VERSION_MAJOR_FEATURES,
+		     "major 3: readers before generations refuse it");
 	cr_assert_eq(sb_decode(buf, &sb), 0);
 	cr_assert(sb.flags & GRAID_SB_F_CHECKSUMS);
+	cr_assert(sb.flags & GRAID_SB_F_GENERATIONS);
+	cr_assert(sb_generations(&sb));
+	cr_assert(a->csum_gens);
 	cr_assert_eq(sb.tag_offset, a->tag_offset);
 	cr_assert_eq(sb.tag_bytes, a->tag_bytes);
 	cr_assert_eq(graid_array_close(a), 0);
@@ -567,7 +571,8 @@ Test(tag_store, without_generations_the_meta_bits_stay_0_whatever_is_passed)
 	uint8_t uuid[16];
 
 	memcpy(uuid, a->uuid, 16);
-	cr_assert_not(a->csum_gens, "nothing in production turns generations on");
+	cr_assert(a->csum_gens, "a checksummed array keeps generations");
+	a->csum_gens = false; /* as an array of format 1.5 opened read-only keeps it */
 	ts_fill(buf, 30, 2, 3);
 	ts_write(a, 2, 30, buf, 2);
 	ts_write(a, 2, 30, buf, 2);
@@ -850,6 +855,8 @@ Test(tag_store_chains, tag_blocks_sharing_a_bucket_are_kept_apart_through_evicti
 	/* A data block in tag block k, at a slot that differs from k's neighbours'. */
 #define TS_CHAIN_BLK(k) ((uint64_t)(k) * TAGS_PER_BLOCK + 7u + (k))
 
+	/* Meta words 0 on disk below, as the test compares with tag_make(): no generations. */
+	a->csum_gens = false;
 	cr_assert_geq(a->lay.member_bytes, (TS_CHAIN_BLK(TS_CHAIN_BLOCKS - 1) + 1) * TS_BLK);
 	/* Tag block 16 (bucket 0's second) pinned by a write in flight through all below. */
 	ts_fill(pend, TS_CHAIN_BLK(16), 1, 4);

@@ -267,8 +267,11 @@ struct graid_array;
  * (8 bytes per 4 KiB block: about 0.2 % of each member, taken from the data area), a
  * CRC-32C of every block read and written, and the tags' own I/O (cached, at most
  * 64 MiB per array; a tag block not cached is read before the I/O that needs it). RAID-0
- * has nothing to heal from: -EINVAL. An array with checksums cannot be opened by a
- * libgraid older than the version that made it (its superblocks are format major 2).
+ * has nothing to heal from: -EINVAL. The array also keeps write generations, with which
+ * lost writes are detected (::GRAID_EVENT_CSUM_LOST_WRITE). An array with checksums cannot
+ * be opened by a libgraid older than the version that made it (its superblocks are format
+ * major 3 with the feature bit GENERATIONS; an older checksummed array, major 2, gets it at
+ * its first writable open).
  */
 #define GRAID_CREATE_CHECKSUMS 0x4u
 

@@ -3,7 +3,7 @@
 /*
  * Run once by hand from the repository root, and commit what it writes:
  *   cc -std=c11 -D_GNU_SOURCE -Iinclude -Ilib/core tests/fuzz/gen_corpus.c lib/core/format/superblock.c \
- *      lib/core/format/layout.c -lisal -o /tmp/gen_corpus && /tmp/gen_corpus tests/fuzz/corpus
+ *      lib/core/format/layout.c lib/core/format/tag_format.c -lisal -o /tmp/gen_corpus && /tmp/gen_corpus tests/fuzz/corpus
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -119,6 +119,16 @@ int main(int argc, char **argv)
 	err |= gen_sb("valid_reshape.bin", &sb);
 	sb.log_bytes = 524288;
 	err |= gen_sb("reshape_area_taken.bin", &sb);
+	/* Major 3 with GENERATIONS: valid with CHECKSUMS (its tag area derived), not without. */
+	sb = gen_valid();
+	sb.version = GRAID_SB_VERSION_MAJOR_FEATURES;
+	sb.flags |= GRAID_SB_F_CHECKSUMS | GRAID_SB_F_GENERATIONS;
+	sb.block_size = 4096;
+	sb_tag_area(sb.flags, sb.data_offset, sb.data_bytes, &sb.tag_offset, &sb.tag_bytes);
+	err |= gen_sb("valid_generations.bin", &sb);
+	sb.flags &= ~GRAID_SB_F_CHECKSUMS;
+	sb.tag_offset = sb.tag_bytes = 0;
+	err |= gen_sb("generations_no_checksums.bin", &sb);
 
 	err |= gen_raw("bad_crc.bin", 0x0c, "\x00\x00\x00\x00", 4, 0);
 	err |= gen_raw("bad_magic.bin", 0, "GRAIDSB1", 8, 1);

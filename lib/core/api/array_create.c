@@ -163,6 +163,7 @@ static int create_layout(struct graid_array *a, const struct graid_array_config 
 
 		member_bytes = member_bytes > tags ? member_bytes - tags : 0;
 		a->csum = true;
+		a->csum_gens = true; /* lost writes detected: major 3 with GENERATIONS */
 		bs = 4096;
 	}
 	rc = layout_init(&a->lay, cfg->level, a->nmembers, chunk, member_bytes);

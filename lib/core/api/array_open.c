@@ -430,16 +430,15 @@ static int open_build(struct open_ctx *o, unsigned ngiven)
 	a->csum = fresh->flags & GRAID_SB_F_CHECKSUMS;
 	a->tag_offset = fresh->tag_offset;
 	a->tag_bytes = fresh->tag_bytes;
-#if GRAID_FAULT_INJECTION
-	/* Generations before anything runs (the resync at open): nothing else sets them yet. */
-	a->csum_gens = a->csum && atomic_load(&graid__test_csum_gens);
-#endif
+	/*
+	 * Generations before anything runs (the journal's replay, the resync at open), as the
+	 * freshest superblock says: a crash in the round that upgrades an older array leaves
+	 * some members with the bit and some without, and the freshest's is the array's. An
+	 * older checksummed array gets them at its first writable open (open_start).
+	 */
+	a->csum_gens = a->csum && sb_generations(fresh);
 	return tag_store_open(a);
 }
-
-#if GRAID_FAULT_INJECTION
-atomic_bool graid__test_csum_gens;
-#endif
 
 /*
  * Phase 3, the maps: the write-intent bitmap (its marks loaded where they mean something),
@@ -586,6 +585,19 @@ static int open_start(struct graid_array *a, const struct assembly *as, bool ret
 	if (a->journal_replayed)
 		array_event(a, GRAID_EVENT_JOURNAL_REPLAYED, -1, 0, 0, a->journal_replayed);
 	open_adopt_bad_blocks(a);
+	/*
+	 * A checksummed array written by an older version (major 2) gets generations now,
+	 * with the superblock round below (docs/INTEGRITY.md, "Lost writes", decision 5): its
+	 * tags all hold generation 0 and its parity tags record 0, which agree, so nothing
+	 * is rewritten. The journal's replay above ran without them (meta words 0, as the
+	 * version that wrote the log); the resync after the round makes records from data.
+	 */
+	if (a->csum && !a->csum_gens) {
+		a->csum_gens = true;
+		graid__log(GRAID_LOG_NOTICE, "open: checksummed array upgraded to keep write "
+					     "generations (lost-write detection); versions before "
+					     "it no longer open it");
+	}
 	pthread_mutex_lock(&a->meta_lock);
 	rc = array_write_superblocks(a, 0);
 	/* The worker: spares, catch-ups, unreachable members' controllers (worker.c). */

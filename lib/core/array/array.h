@@ -324,10 +324,11 @@ struct graid_array {
 	struct tag_store *tags;        /* the cached tags (member/tag_store.h); NULL without */
 	/*
 	 * The tags' meta words keep write generations and parity records (docs/INTEGRITY.md,
-	 * "Lost writes: the design"): the tag store's writes then give each block a generation.
-	 * False, and set by nothing in production, until every write path keeps them (then it
-	 * follows the superblock's GRAID_SB_F_GENERATIONS); unit tests set it on an array they
-	 * drive by hand. Set before the first write, read-only after.
+	 * "Lost writes"): the tag store's writes then give each block a generation. Set with
+	 * checksums by create, at open from the freshest superblock's GRAID_SB_F_GENERATIONS,
+	 * and by a writable open of an older checksummed array before its superblock round
+	 * (array_open.c); unit tests may set it on an array they drive by hand. Set before the
+	 * open's first write that keeps generations, read-only after.
 	 */
 	bool csum_gens;
 	uint32_t block_size;
@@ -634,12 +635,6 @@ static inline bool array_read_current(const struct graid_array *a, unsigned role
  */
 #if GRAID_FAULT_INJECTION
 extern void (*graid__test_before_read)(struct graid_array *a, unsigned member);
-/*
- * Test switch, false in use (array_open.c): a checksummed array opened while it is set keeps
- * generations (csum_gens) from the start of its open, its resync included. Nothing in
- * production sets csum_gens yet (docs/INTEGRITY.md, "Lost writes").
- */
-extern atomic_bool graid__test_csum_gens;
 #endif
 
 /* Call the seam above, where it is compiled in and set, before a read of @p member. */

@@ -226,12 +226,19 @@ bool sb_reshape_recorded(const struct superblock *sb)
 	return sb->version == GRAID_SB_VERSION_MAJOR_FEATURES && sb->flags & GRAID_SB_F_RESHAPE;
 }
 
+bool sb_generations(const struct superblock *sb)
+{
+	return sb->version == GRAID_SB_VERSION_MAJOR_FEATURES && sb->flags & GRAID_SB_F_GENERATIONS;
+}
+
 /*
  * Major 1 knows no incompatible feature; major 2 is major 1 with CHECKSUMS (in both, bits
  * 16..31 are reserved bits, kept and meaning nothing, as before major 3); major 3 has at
  * least one feature bit, every one known here, CHECKSUMS or not. A checksummed array
  * protects levels that have redundancy, in whole 4 KiB blocks, and its tag area must end
- * inside a 64-bit member. A reshaping one keeps its record's area free.
+ * inside a 64-bit member. A reshaping one keeps its record's area free. GENERATIONS lives
+ * in the tags' meta words: without CHECKSUMS there are no tags to keep them, so a major 3
+ * claiming it without them is refused.
  */
 static int sb_validate_features(const struct superblock *sb)
 {
@@ -246,6 +253,8 @@ static int sb_validate_features(const struct superblock *sb)
 	    (!features || features & ~GRAID_SB_F_FEATURES_KNOWN))
 		return -EPROTO;
 	if (sb_reshape_recorded(sb) && !sb_reshape_area_free(sb))
+		return -EPROTO;
+	if (sb_generations(sb) && !(sb->flags & GRAID_SB_F_CHECKSUMS))
 		return -EPROTO;
 	if (sb->flags & GRAID_SB_F_CHECKSUMS) {
 		if (sb->level != 1 && sb->level != 5 && sb->level != 6 && sb->level != 10)

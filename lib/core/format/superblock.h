@@ -50,11 +50,13 @@
 #define GRAID_SB_F_RESHAPE 0x00010000u
 /*
  * The tags' meta words keep write generations and parity records (docs/FORMAT.md,
- * "Generations"). Named, not known: this build refuses an array that has it (it is not in
- * GRAID_SB_F_FEATURES_KNOWN) and never sets it, until lost-write detection is built whole.
+ * "Generations"): lost writes are detected. Valid only with GRAID_SB_F_CHECKSUMS. Every
+ * checksummed array this version writes has it (create, and an older array's first
+ * writable open): a writer that does not know it would write generation 0 and break
+ * every record, so it is an incompatible feature.
  */
 #define GRAID_SB_F_GENERATIONS 0x00020000u
-#define GRAID_SB_F_FEATURES_KNOWN GRAID_SB_F_RESHAPE
+#define GRAID_SB_F_FEATURES_KNOWN (GRAID_SB_F_RESHAPE | GRAID_SB_F_GENERATIONS)
 
 /*
  * The reshape record's area: fixed, not named by any field (the superblock has no bytes
@@ -245,6 +247,12 @@ bool sb_reshape_area_free(const struct superblock *sb);
  * majors 1 and 2 the bit is a reserved one and means nothing).
  */
 bool sb_reshape_recorded(const struct superblock *sb);
+
+/*
+ * Whether a decoded superblock's array keeps write generations: major 3 with
+ * GRAID_SB_F_GENERATIONS (in majors 1 and 2 the bit is a reserved one and means nothing).
+ */
+bool sb_generations(const struct superblock *sb);
 
 /*
  * The tag area of a checksummed array's member (FORMAT.md "Checksums"): right after the data

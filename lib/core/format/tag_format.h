@@ -70,7 +70,7 @@ static inline bool tag_holds(tag_t t, uint32_t crc)
 }
 
 /*
- * Generations (docs/FORMAT.md, "Generations"; docs/INTEGRITY.md, "Lost writes: the design").
+ * Generations (docs/FORMAT.md, "Generations"; docs/INTEGRITY.md, "Lost writes").
  * A data block's tag (every block of RAID-1/10) keeps in meta bits 0-30 the block's write
  * generation g in [0, G); a RAID-5/6 parity block's tag keeps there a record of its column's
  * data generations (struct tag_rec). An absent tag counts as generation 0 and record (0, 0),

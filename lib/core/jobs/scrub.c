@@ -410,6 +410,7 @@ static int scrub_mirror_heal(struct scrub_ctx *c, uint64_t stripe, size_t n, boo
 	struct mbio *ios = c->buf.ios, *w;
 	struct bbl_cols gone[GRAID_MAX_MEMBERS];
 	unsigned units[GRAID_MAX_MEMBERS] = { 0 };
+	uint32_t **gens;
 	size_t nw = 0;
 	bool any = false;
 	int rc = 0;
@@ -423,8 +424,12 @@ static int scrub_mirror_heal(struct scrub_ctx *c, uint64_t stripe, size_t n, boo
 	if (!any)
 		return 0;
 	w = calloc(n * cols, sizeof(*w));
-	if (!w)
+	gens = calloc(n * cols, sizeof(*gens));
+	if (!w || !gens) {
+		free(w);
+		free(gens);
 		return -ENOMEM;
+	}
 	for (unsigned u = 0; u < cols; u++) {
 		const size_t at = (size_t)u * BBL_UNIT;
 		size_t good = n;
@@ -439,11 +444,21 @@ static int scrub_mirror_heal(struct scrub_ctx *c, uint64_t stripe, size_t n, boo
 				continue;
 			if (good < n) {
 				memcpy(ios[j].buf + at, ios[good].buf + at, BBL_UNIT);
-				if (!a->read_only)
-					w[nw++] = (struct mbio){ .member = ios[j].member, .write = true,
-								 .buf = ios[j].buf + at,
-								 .len = BBL_UNIT,
-								 .off = ios[j].off + at };
+				if (a->read_only)
+					continue;
+				w[nw] = (struct mbio){ .member = ios[j].member, .write = true,
+						       .buf = ios[j].buf + at, .len = BBL_UNIT,
+						       .off = ios[j].off + at };
+				/*
+				 * With generations the copy healed gets the good copy's (the
+				 * expected one), not its own + 1, which would put it ahead of
+				 * every other copy: a lost write reported where none was.
+				 */
+				if (lost_write_mirror_gens_of(a, ios[good].member,
+							      ios[good].off + at, BBL_UNIT,
+							      &gens[nw]) == 0)
+					w[nw].fault.meta_in = gens[nw];
+				nw++;
 				continue;
 			}
 			*lost = true;
@@ -470,6 +485,9 @@ static int scrub_mirror_heal(struct scrub_ctx *c, uint64_t stripe, size_t n, boo
 			c->rep.rewritten += units[m];
 			array_member_read_repaired(a, m, stripe, units[m]);
 		}
+	for (size_t i = 0; i < nw; i++)
+		free(gens[i]);
+	free(gens);
 	free(w);
 	return rc;
 }

@@ -56,7 +56,7 @@ void tag_store_prefetch(struct graid_array *a, unsigned role, uint64_t off, uint
  * I/O's own: a write's tags begin and end under whatever keeps other writes of its blocks
  * out (a write path's stripe lock).
  *
- * Generations (docs/INTEGRITY.md, "Lost writes: the design"): with a->csum_gens false (every
+ * Generations (docs/INTEGRITY.md, "Lost writes"): with a->csum_gens false (every
  * array of this build) every tag this store makes has meta bits 0-30 zero, as format 1.5
  * writes, and the meta words callers pass below are ignored. With it true, the tags made
  * carry a generation (a data block, a mirror's copy) or a record (a parity block) there.

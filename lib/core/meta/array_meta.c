@@ -78,8 +78,14 @@ void array_fill_sb(const struct graid_array *a, unsigned role, struct superblock
 		   uint32_t flags)
 {
 	memset(sb, 0, sizeof(*sb));
-	/* A checksummed array is major 2, which older readers refuse: they would not keep tags. */
+	/*
+	 * A checksummed array is major 2, which older readers refuse: they would not keep tags.
+	 * One that keeps generations is major 3 with GENERATIONS, which readers before it
+	 * refuse: they would write generation 0 and break every record.
+	 */
 	sb->version = a->csum ? GRAID_SB_VERSION_MAJOR_INCOMPAT : GRAID_SB_VERSION_MAJOR;
+	if (a->csum && a->csum_gens)
+		sb->version = GRAID_SB_VERSION_MAJOR_FEATURES;
 	memcpy(sb->array_uuid, a->uuid, 16);
 	sb->level = a->lay.level;
 	sb->chunk_bytes = a->lay.chunk;
@@ -90,7 +96,8 @@ void array_fill_sb(const struct graid_array *a, unsigned role, struct superblock
 	sb->data_bytes = a->lay.member_bytes;
 	sb->ctime = a->ctime;
 	sb->events = a->events;
-	sb->flags = flags | (a->csum ? GRAID_SB_F_CHECKSUMS : 0);
+	sb->flags = flags | (a->csum ? GRAID_SB_F_CHECKSUMS : 0) |
+		    (a->csum && a->csum_gens ? GRAID_SB_F_GENERATIONS : 0);
 	/*
 	 * A reshape under way: major 3 with RESHAPE, which every reader that cannot place both
 	 * geometries refuses. The geometry written is the new one (docs/RESHAPE.md): RAID-0
