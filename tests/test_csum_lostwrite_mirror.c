@@ -405,6 +405,54 @@ Test(csum_lostwrite_mirror, raid10_of_3_cold_first_read_copies_on_two_rows_stale
 	lm_cold_read(10, 1);
 }
 
+/*
+ * A span marked while the other copy could not be read (a member out, unreachable, or
+ * returning and caught up from the bitmap: REBUILDING below a checkpoint of 0) was compared
+ * with nothing. Once that copy is readable again (a catch-up keeps its bytes: it is the
+ * current one), the flag must not stand for a compare: the stale copy's own block read next
+ * must still be compared, not returned. The window is made here by the role's state alone
+ * (what reach_return() sets), and the marking read is of another block of the same chunk,
+ * so no read returns stale bytes while the other copy is out.
+ */
+static void lm_vacuous_mark(unsigned stale)
+{
+	struct member *o;
+	uint8_t got[CU_BLOCK], want[CU_BLOCK];
+	struct graid_array *a;
+	struct lm_bed b;
+	uint64_t other;
+
+	lm_setup(&b, 10);
+	lm_lose_write(&b, stale);
+	a = lm_open(&b);
+	o = &a->members[b.m[1 - stale]];
+	atomic_store(&o->role.rebuild_offset, 0);
+	atomic_store(&o->state, GRAID_MEMBER_REBUILDING);
+	/* The chunk's other block: read from the stale copy, the only one readable. */
+	other = LM_BLOCK - LM_BLOCK % b.g.bpc + (LM_BLOCK % b.g.bpc == 0 ? 1 : 0);
+	cr_assert_eq(graid_array_read(a, got, CU_BLOCK, other * CU_BLOCK), (ssize_t)CU_BLOCK);
+	atomic_store(&o->state, GRAID_MEMBER_ACTIVE);
+	cr_assert_eq(graid_array_read(a, got, CU_BLOCK, (uint64_t)LM_BLOCK * CU_BLOCK),
+		     (ssize_t)CU_BLOCK);
+	lm_pattern(want, LM_BLOCK, 3);
+	cr_assert_eq(memcmp(got, want, CU_BLOCK), 0,
+		     "stale bytes returned: the span was marked against no other copy");
+	lm_expect_one_event(&b, a, stale);
+	cr_assert_eq(graid_array_close(a), 0);
+	lm_expect_files(&b, 3, 3);
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_mirror, raid10_span_marked_while_the_other_copy_was_out_stale_first)
+{
+	lm_vacuous_mark(0);
+}
+
+Test(csum_lostwrite_mirror, raid10_span_marked_while_the_other_copy_was_out_stale_second)
+{
+	lm_vacuous_mark(1);
+}
+
 /* A write over a lost write: every copy max + 1, not each its own + 1. */
 static void lm_write_max(int level)
 {

@@ -26,6 +26,7 @@
 #include "csumutil.h"
 #include "array/array.h"
 #include "format/tag_format.h"
+#include "member/tag_store.h"
 #include "meta/bitmap.h"
 
 #ifdef GRAID_CREATE_CHECKSUMS
@@ -660,6 +661,36 @@ Test(csum_lostwrite_parity, raid6_without_q_detects_a_lost_write_and_fails_the_c
 Test(csum_lostwrite_parity, raid6_without_a_data_member_detects_a_lost_write)
 {
 	lp_degraded_detects(0);
+}
+
+/*
+ * RAID-5 with a member out judges no column (nothing to compare the missing block's record
+ * with), so its spans are never marked and every read of them runs the span check again. It
+ * must not read the other members' tag blocks for a verdict that cannot be "consistent": on
+ * a member larger than the cache's reach each random read would pay a synchronous 4 KiB
+ * read per other member, on the queue's completion path, for nothing.
+ */
+Test(csum_lostwrite_parity, raid5_degraded_read_reads_no_other_tag_blocks)
+{
+	struct tag_peek pk;
+	struct graid_array *a;
+	struct lp_bed b;
+	unsigned m, out;
+	uint64_t k;
+
+	lp_setup(&b, 5);
+	lp_find(&b, LP_BLOCK, &m, &k);
+	out = (m + 1) % b.n;
+	a = lp_open(&b);
+	cr_assert_eq(graid_array_fail_member(a, out), 0);
+	lp_expect(a, LP_BLOCK, 1);
+	for (unsigned p = 0; p < b.n; p++)
+		if (p != m && p != out)
+			cr_assert_eq(tag_store_peek(a, p, k, 1, &pk), -ENOENT,
+				     "member %u's tag block was read for a span check that cannot "
+				     "pass", p);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&b.s);
 }
 
 #if GRAID_FAULT_INJECTION

@@ -278,10 +278,22 @@ static bool lwc_span_consistent(struct graid_array *a, uint64_t span)
 	const uint64_t lim = l->member_bytes / TAG_DATA_BLOCK;
 	uint64_t b = span * TAGS_PER_BLOCK, end = b + TAGS_PER_BLOCK;
 	struct lwc_row w;
+	unsigned out = 0;
 	bool ok = true;
 
 	if (end > lim)
 		end = lim;
+	/*
+	 * RAID-5 with a member out of the span's first row (RAID-6: two) judges no column of
+	 * it (lwc_judge_tags(): the missing block's record is all there is): the span cannot
+	 * pass, so the other members' tag blocks are not read for it. A degraded array's spans
+	 * are never marked, and each read of them comes here again: without this, a random
+	 * read beyond the cache's reach paid a synchronous 4 KiB read per other member.
+	 */
+	for (unsigned m = 0; m < l->ndata + l->nparity; m++)
+		out += !array_role_readable(a, m, (b * TAG_DATA_BLOCK / l->chunk + 1) * l->chunk);
+	if (out >= l->nparity)
+		return false;
 	w.pk = NULL;
 	while (b < end && ok) {
 		uint64_t stripe = b * TAG_DATA_BLOCK / l->chunk;
