@@ -464,6 +464,15 @@ static void cc_read_all(struct cc *c, struct graid_array *a, bool stale)
 					ok = true;
 					c->t.stale_returned++;
 				}
+			if (!ok)
+				for (size_t i = 0; i < c->nf; i++)
+					if (cu_map(&c->g, c->f[i].m, c->f[i].mb) == (int64_t)ab)
+						cr_log_info("array block %llu: %s at member %u block "
+							    "%llu%s", (unsigned long long)ab,
+							    cc_kind_name[c->f[i].kind], c->f[i].m,
+							    (unsigned long long)c->f[i].mb,
+							    !memcmp(buf + b, c->f[i].old, CU_BLOCK) ?
+								    " (its old bytes returned)" : "");
 			cr_assert(ok, "round %llu: array block %llu read back wrong bytes (seed %llu)",
 				  (unsigned long long)c->t.rounds, (unsigned long long)ab,
 				  (unsigned long long)tu_seed());

@@ -272,13 +272,27 @@ static struct lwc_verdict lwc_judge_tags(const struct lwc_row *w, const struct l
  * cached, no mismatch. A mismatch is not handled here: the read's own columns are judged
  * after (lwc_read_suspect), the others when read or scrubbed.
  */
+/*
+ * Whether the row of member block @p b has as many members out as it has parities: RAID-5
+ * with one out, RAID-6 with two, judge no column there (lwc_judge_tags(): the missing
+ * block's record is all there is), so nobody reads other members' tag blocks for it.
+ */
+static bool lwc_row_unjudged(struct graid_array *a, uint64_t b)
+{
+	const struct layout *l = &a->lay;
+	unsigned out = 0;
+
+	for (unsigned m = 0; m < l->ndata + l->nparity; m++)
+		out += !array_role_readable(a, m, (b * TAG_DATA_BLOCK / l->chunk + 1) * l->chunk);
+	return out >= l->nparity;
+}
+
 static bool lwc_span_consistent(struct graid_array *a, uint64_t span)
 {
 	const struct layout *l = &a->lay;
 	const uint64_t lim = l->member_bytes / TAG_DATA_BLOCK;
 	uint64_t b = span * TAGS_PER_BLOCK, end = b + TAGS_PER_BLOCK;
 	struct lwc_row w;
-	unsigned out = 0;
 	bool ok = true;
 
 	if (end > lim)
@@ -290,9 +304,7 @@ static bool lwc_span_consistent(struct graid_array *a, uint64_t span)
 	 * are never marked, and each read of them comes here again: without this, a random
 	 * read beyond the cache's reach paid a synchronous 4 KiB read per other member.
 	 */
-	for (unsigned m = 0; m < l->ndata + l->nparity; m++)
-		out += !array_role_readable(a, m, (b * TAG_DATA_BLOCK / l->chunk + 1) * l->chunk);
-	if (out >= l->nparity)
+	if (lwc_row_unjudged(a, b))
 		return false;
 	w.pk = NULL;
 	while (b < end && ok) {
@@ -352,7 +364,10 @@ bool lwc_read_suspect(struct graid_array *a, unsigned member, uint64_t off, uint
 		return false;
 	/*
 	 * The common case: the spans read were compared since their tag blocks were loaded (one
-	 * flag test each). Else the span check loaded the tags the columns below need.
+	 * flag test each). Else the read's own columns are judged, the tag-area roles' tag
+	 * blocks read where not cached: the span check may have stopped at a mismatch or a
+	 * write in flight elsewhere in the span before it loaded them, and a column judged from
+	 * the cache alone would pass a stale block it could not see.
 	 */
 	if (lwc_spans_checked(a, member, off, len))
 		return false;
@@ -364,8 +379,8 @@ bool lwc_read_suspect(struct graid_array *a, unsigned member, uint64_t off, uint
 
 		if (n > LWC_BATCH)
 			n = LWC_BATCH;
-		/* Not all cached (or an error): not judged here; the CRC check still stands. */
-		if (lwc_row_load(a, &w, stripe, b, n, LWC_PEEK) == 0)
+		/* An inline role's copy not cached (or an error): not judged; the CRC stands. */
+		if (!lwc_row_unjudged(a, b) && lwc_row_load(a, &w, stripe, b, n, LWC_LOAD_AREA) == 0)
 			for (unsigned c = 0; c < n && !suspect; c++) {
 				enum lwc_kind k = lwc_judge(&w, l, c, true).kind;
 

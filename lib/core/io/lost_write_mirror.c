@@ -133,8 +133,10 @@ static void lwm_note(struct graid_array *a, struct sop *s, unsigned m, uint64_t 
 
 /*
  * Compare the copy read (index @p c of the @p n copies) with every other readable copy over
- * the operation's blocks, from the cache alone. With @p report (under the lock, the copy read
- * found current): each block of another copy behind it reported and that copy noted bad.
+ * the operation's blocks, tag-area copies' tag blocks read where not cached (an inline
+ * copy's from the cache alone: its tag area is not read in). With @p report (under the
+ * lock, the copy read found current): each block of another copy behind it reported and
+ * that copy noted bad.
  */
 static struct lwm_seen lwm_compare(struct graid_array *a, struct sop *s, const unsigned *members,
 				   const uint64_t *moff, unsigned n, unsigned c, bool report)
@@ -154,7 +156,14 @@ static struct lwm_seen lwm_compare(struct graid_array *a, struct sop *s, const u
 
 			if (o == c || !array_role_readable(a, members[o], moff[o] + s->arr_len))
 				continue;
-			rc = tag_store_peek(a, members[o], ob, k, po);
+			/*
+			 * Loaded: the span check may have stopped before this chunk (a mismatch
+			 * or a write in flight elsewhere in the span), and a peer not cached
+			 * would let a stale copy read pass.
+			 */
+			rc = tag_inline_role(a, members[o]) ? tag_store_peek(a, members[o], ob, k, po)
+							    : tag_store_peek_load(a, members[o], ob, k,
+										  po);
 			if (rc && rc != -ENOENT)
 				continue;
 			for (unsigned j = 0; j < k; j++) {
