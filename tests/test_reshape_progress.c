@@ -272,3 +272,43 @@ Test(reshape_progress, a_failed_write_pauses_it_with_the_error)
 	fault_writes_cut_after(-1);
 	au_remove(&s);
 }
+
+/*
+ * The end's superblock round takes a while (each write stalls 0.3 s here): until it is on
+ * the members the array keeps its old size, so graid_array_info() must not yet say the
+ * reshape is over. A caller (graidctl grow following a holder) that polls until
+ * `reshaping` is 0 and then reads `size` must read the new size.
+ */
+Test(reshape_progress, not_reshaping_only_with_the_new_size)
+{
+	char spec[NOLD + 1][340];
+	const char *specs[NOLD + 1];
+	struct graid_array_info i;
+	struct au_set s;
+	uint64_t size;
+	struct graid_array *a = make(&s, &size);
+	bool seen_reshaping = false;
+
+	cr_assert_eq(graid_array_close(a), 0);
+	for (unsigned r = 0; r < NOLD + 1; r++) {
+		snprintf(spec[r], sizeof(spec[r]), "faulty:sb-stall-us=300000:%s", s.path[r]);
+		specs[r] = spec[r];
+	}
+	cr_assert_eq(graid_array_open(specs, NOLD, NULL, &a), 0);
+	cr_assert_eq(graid_array_grow(a, &specs[NOLD], 1, 0), 0);
+	for (unsigned t = 0; t < 30000; t++) {
+		i = info_of(a);
+		if (!i.reshaping && seen_reshaping)
+			break;
+		seen_reshaping |= i.reshaping != 0;
+		sleep_ms(1);
+	}
+	cr_assert(seen_reshaping);
+	cr_assert_eq(i.reshaping, 0, "the reshape did not end");
+	cr_assert_eq(i.size, size / NOLD * (NOLD + 1),
+		     "reshaping 0 but the size is still the old one (%llu)",
+		     (unsigned long long)i.size);
+	cr_assert_eq(reshape_job_wait(a), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}
