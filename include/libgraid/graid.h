@@ -464,7 +464,9 @@ struct graid_array_info {
 	/**
 	 * Appended (docs/RESHAPE.md): 1 while a reshape (graid_array_grow()) is recorded on
 	 * the array and has not finished: moving, stopped on a failure (@c reshape_error), or
-	 * routed by position in a read-only open; 0 otherwise (also once it is done).
+	 * routed by position in a read-only open; also while the superblock round that ends it
+	 * is written, and after that round failed (@c reshape_error; the old size stays until
+	 * the next open finishes it); 0 otherwise: once it is done, with @c size the new size.
 	 */
 	int reshaping;
 	/**
@@ -474,7 +476,8 @@ struct graid_array_info {
 	int reshape_running;
 	/**
 	 * Appended, with @c reshaping: the negative errno the job stopped with (-EIO a member
-	 * failed, ...; not -ECANCELED at a close), 0 while it runs or none stopped.
+	 * failed, or the error of the superblock round that ends it; not -ECANCELED at a
+	 * close), 0 while it runs or none stopped.
 	 */
 	int reshape_error;
 	/**

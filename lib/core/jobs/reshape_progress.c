@@ -74,6 +74,9 @@ void reshape_progress_end(struct reshape_progress *p, int rc, uint64_t position)
 	atomic_store(&rs->running, false);
 	atomic_store(&rs->rate, 0);
 	if (atomic_load(&rs->done)) {
+		/* The end's superblock round failed: the routing stays, its error is shown. */
+		if (rc)
+			atomic_store(&rs->error, rc);
 		job_progress_note(&p->ev, rs->end, rs->end); /* 100, if the last window did not */
 		array_event(p->a, GRAID_EVENT_RESHAPE_DONE, -1, rc, 0, rs->new_lay.array_bytes);
 		return;
@@ -92,7 +95,12 @@ void reshape_progress_info(struct graid_array *a, struct graid_array_info *i)
 	i->reshaping = i->reshape_running = i->reshape_error = 0;
 	i->reshape_done = i->reshape_total = i->reshape_bytes_per_sec = 0;
 	i->reshape_eta_sec = 0;
-	if (!rs || atomic_load(&rs->done))
+	/*
+	 * Over only once the routing is gone: rs->done is set before the superblock round that
+	 * ends it, and until that round is on the members the array keeps its old size (a
+	 * failed round keeps it, and the routing, for this open).
+	 */
+	if (!rs)
 		return;
 	done = atomic_load(&rs->position);
 	i->reshaping = 1;
