@@ -312,3 +312,43 @@ Test(reshape_progress, not_reshaping_only_with_the_new_size)
 	cr_assert_eq(graid_array_close(a), 0);
 	au_remove(&s);
 }
+
+/* On reshape-done, the job's thread lingers a while (a slow callback): its end is told. */
+static void linger_on_done(void *arg, const struct graid_event *ev)
+{
+	(void)arg;
+	if (ev->type == GRAID_EVENT_RESHAPE_DONE)
+		sleep_ms(500);
+}
+
+/*
+ * Once graid_array_info() says the reshape is over (not reshaping, the new size), the next
+ * grow may start: it must not be refused -EBUSY because the ended job's thread has not yet
+ * returned from telling its end.
+ */
+Test(reshape_progress, a_grow_right_after_the_end_is_not_busy)
+{
+	struct au_set s;
+	struct graid_array *a;
+	struct graid_array_info i;
+	uint64_t size;
+
+	au_make(&s, NOLD + 2, BYTES);
+	cr_assert_eq(au_create(&s, NOLD, 0, CHUNK, &a), 0);
+	size = info_of(a).size;
+	cr_assert_eq(graid_array_set_event_callback(a, linger_on_done, NULL), 0);
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, 0), 0);
+	for (unsigned t = 0; t < 20000; t++) {
+		i = info_of(a);
+		if (!i.reshaping)
+			break;
+		sleep_ms(1);
+	}
+	cr_assert_eq(i.reshaping, 0, "the first grow did not end");
+	cr_assert_eq(i.size, size / NOLD * (NOLD + 1));
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD + 1], 1, GRAID_GROW_WAIT), 0,
+		     "the next grow refused while the first job told its end");
+	cr_assert_eq(info_of(a).nmembers, NOLD + 2);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}
