@@ -534,8 +534,11 @@ static int grow_check(struct graid_array *a, unsigned n)
 {
 	struct superblock sb;
 
-	if (atomic_load(&a->reshape) || a->reshape_starting ||
-	    (a->reshape_job && !a->reshape_job->ended)) {
+	/*
+	 * A job whose reshape is over (its routing gone, as graid_array_info() tells) may
+	 * still be telling its end: not a refusal, the start below joins it.
+	 */
+	if (atomic_load(&a->reshape) || a->reshape_starting) {
 		graid__log(GRAID_LOG_ERR, "grow: a reshape of this array is under way already");
 		return -EBUSY;
 	}
