@@ -352,3 +352,55 @@ Test(reshape_progress, a_grow_right_after_the_end_is_not_busy)
 	cr_assert_eq(graid_array_close(a), 0);
 	au_remove(&s);
 }
+
+/* Member writes a whole grow of a fresh set makes (its start, its move, its end). */
+static long grow_writes(void)
+{
+	struct au_set s;
+	uint64_t size;
+	struct graid_array *a = make(&s, &size);
+	long left;
+
+	fault_writes_cut_after(1000000);
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, GRAID_GROW_WAIT), 0);
+	left = fault_writes_cut_left();
+	fault_writes_cut_after(-1);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+	return 1000000 - left;
+}
+
+/*
+ * The last write of the end's superblock round fails: reshape-done tells the error, and
+ * graid_array_info() goes on saying reshaping (the old size stays until the next open
+ * finishes it), with that error, rather than "over" with the old size.
+ */
+Test(reshape_progress, a_failed_end_round_stays_reshaping_with_its_error)
+{
+	struct graid_event ev[64];
+	struct graid_array_info i;
+	struct au_set s;
+	uint64_t size;
+	struct graid_array *a;
+	long w = grow_writes();
+	unsigned n;
+	int rc;
+
+	a = make(&s, &size);
+	fault_writes_cut_after(w - 1);
+	rc = graid_array_grow(a, &s.paths[NOLD], 1, GRAID_GROW_WAIT);
+	fault_writes_cut_after(-1);
+	cr_log_info("%ld writes; the grow with the last cut: %d", w, rc);
+	cr_assert_neq(rc, 0);
+	n = reshape_events(a, ev);
+	cr_assert_geq(n, 2);
+	cr_assert_eq(ev[n - 1].type, GRAID_EVENT_RESHAPE_DONE);
+	cr_assert_neq(ev[n - 1].error, 0);
+	i = info_of(a);
+	cr_assert_eq(i.size, size, "the old size until an open finishes it");
+	cr_assert_eq(i.reshaping, 1, "not over while the old size stays");
+	cr_assert_eq(i.reshape_running, 0);
+	cr_assert_eq(i.reshape_error, ev[n - 1].error);
+	graid_array_close(a);
+	au_remove(&s);
+}
