@@ -404,3 +404,39 @@ Test(reshape_progress, a_failed_end_round_stays_reshaping_with_its_error)
 	graid_array_close(a);
 	au_remove(&s);
 }
+
+/*
+ * A stop after the last window but before the end is recorded (writes cut at each point of
+ * the end in turn): reshape-progress 100 is "done" (job_progress.c: 100 only when all is
+ * done), so a reshape that ends in reshape-paused must not have sent it, nor pause at 100.
+ */
+Test(reshape_progress, no_100_before_a_pause)
+{
+	long w = grow_writes();
+	unsigned paused = 0;
+
+	for (long k = 2; k <= 24; k++) {
+		struct graid_event ev[64];
+		struct au_set s;
+		uint64_t size;
+		struct graid_array *a = make(&s, &size);
+		unsigned n;
+
+		fault_writes_cut_after(w - k);
+		(void)graid_array_grow(a, &s.paths[NOLD], 1, GRAID_GROW_WAIT);
+		fault_writes_cut_after(-1);
+		n = reshape_events(a, ev);
+		if (n && ev[n - 1].type == GRAID_EVENT_RESHAPE_PAUSED) {
+			paused++;
+			cr_assert_lt(ev[n - 1].count, 100, "cut %ld before the last: paused at 100",
+				     k);
+			for (unsigned e = 0; e < n; e++)
+				cr_assert(ev[e].type != GRAID_EVENT_RESHAPE_PROGRESS ||
+					  ev[e].count < 100,
+					  "cut %ld before the last: progress 100, then paused", k);
+		}
+		graid_array_close(a);
+		au_remove(&s);
+	}
+	cr_assert_gt(paused, 0, "no cut stopped it before its end");
+}
