@@ -1808,8 +1808,10 @@ enum graid_event_type {
 					       followed by RESHAPE_PROGRESS from the percent
 					       already moved (a resume starts past 0) */
 	GRAID_EVENT_RESHAPE_PROGRESS = 31, /**< a reshape passed another step (graid_event_options),
-					       100 last; count: percent of the array's data
-					       moved (of the whole array: a resumed reshape
+					       100 last, only once every byte is in the new
+					       geometry (just before RESHAPE_DONE); count:
+					       percent of the array's data moved (of the
+					       whole array: a resumed reshape
 					       counts what was moved before the resume) */
 	GRAID_EVENT_RESHAPE_PAUSED = 32, /**< a reshape stopped before its end; the record on
 					      the members keeps its position and the next
@@ -1817,7 +1819,8 @@ enum graid_event_type {
 					      error says why: -ECANCELED the handle is closing,
 					      -EIO a member failed (or missed the record),
 					      -ESTALE the array was taken over, another -errno
-					      of a member's I/O; count: percent moved */
+					      of a member's I/O; count: percent moved
+					      (99 at most: 100 is a done reshape's) */
 	GRAID_EVENT_RESHAPE_DONE = 33,   /**< a reshape ended: every byte is in the new
 					      geometry and the array has its new size; count:
 					      the new size in bytes; error: 0, or the error of
