@@ -162,3 +162,35 @@ Test(control_grow, grow_refuses_bad_fields_and_devices)
 	}
 	cg_down(&e);
 }
+
+/*
+ * A device given twice (graid.h: -EEXIST "one given twice"), and 17 paths (more than the op
+ * takes): refused, nothing written, still not reshaping.
+ */
+Test(control_grow, grow_refuses_a_device_twice_and_too_many)
+{
+	char line[4096];
+	struct json_object *r;
+	struct cg_env e;
+	int at;
+
+	cg_up(&e);
+	snprintf(line, sizeof(line), "{\"op\":\"grow\",\"paths\":[\"%s\",\"%s\"]}",
+		 e.s.paths[NOLD], e.s.paths[NOLD]);
+	refused(&e, line, EEXIST);
+	at = snprintf(line, sizeof(line), "{\"op\":\"grow\",\"paths\":[");
+	for (unsigned i = 0; i < 17; i++)
+		at += snprintf(line + at, sizeof(line) - (size_t)at, "%s\"/nonexistent/d%u\"",
+			       i ? "," : "", i);
+	snprintf(line + at, sizeof(line) - (size_t)at, "]}\n");
+	r = cu_ask(e.fd, line);
+	cr_assert(!flag(r, "ok"));
+	cr_assert_eq(json_object_get_int(cu_field(r, "errno")), EINVAL, "%s",
+		     json_object_to_json_string(r));
+	json_object_put(r);
+	r = cu_ask(e.fd, "{\"op\":\"status\"}\n");
+	cr_assert_eq(num(r, "nmembers"), NOLD);
+	cr_assert(!flag(cu_field(r, "reshape"), "reshaping"));
+	json_object_put(r);
+	cg_down(&e);
+}

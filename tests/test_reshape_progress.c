@@ -272,3 +272,171 @@ Test(reshape_progress, a_failed_write_pauses_it_with_the_error)
 	fault_writes_cut_after(-1);
 	au_remove(&s);
 }
+
+/*
+ * The end's superblock round takes a while (each write stalls 0.3 s here): until it is on
+ * the members the array keeps its old size, so graid_array_info() must not yet say the
+ * reshape is over. A caller (graidctl grow following a holder) that polls until
+ * `reshaping` is 0 and then reads `size` must read the new size.
+ */
+Test(reshape_progress, not_reshaping_only_with_the_new_size)
+{
+	char spec[NOLD + 1][340];
+	const char *specs[NOLD + 1];
+	struct graid_array_info i;
+	struct au_set s;
+	uint64_t size;
+	struct graid_array *a = make(&s, &size);
+	bool seen_reshaping = false;
+
+	cr_assert_eq(graid_array_close(a), 0);
+	for (unsigned r = 0; r < NOLD + 1; r++) {
+		snprintf(spec[r], sizeof(spec[r]), "faulty:sb-stall-us=300000:%s", s.path[r]);
+		specs[r] = spec[r];
+	}
+	cr_assert_eq(graid_array_open(specs, NOLD, NULL, &a), 0);
+	cr_assert_eq(graid_array_grow(a, &specs[NOLD], 1, 0), 0);
+	for (unsigned t = 0; t < 30000; t++) {
+		i = info_of(a);
+		if (!i.reshaping && seen_reshaping)
+			break;
+		seen_reshaping |= i.reshaping != 0;
+		sleep_ms(1);
+	}
+	cr_assert(seen_reshaping);
+	cr_assert_eq(i.reshaping, 0, "the reshape did not end");
+	cr_assert_eq(i.size, size / NOLD * (NOLD + 1),
+		     "reshaping 0 but the size is still the old one (%llu)",
+		     (unsigned long long)i.size);
+	cr_assert_eq(reshape_job_wait(a), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}
+
+/* On reshape-done, the job's thread lingers a while (a slow callback): its end is told. */
+static void linger_on_done(void *arg, const struct graid_event *ev)
+{
+	(void)arg;
+	if (ev->type == GRAID_EVENT_RESHAPE_DONE)
+		sleep_ms(500);
+}
+
+/*
+ * Once graid_array_info() says the reshape is over (not reshaping, the new size), the next
+ * grow may start: it must not be refused -EBUSY because the ended job's thread has not yet
+ * returned from telling its end.
+ */
+Test(reshape_progress, a_grow_right_after_the_end_is_not_busy)
+{
+	struct au_set s;
+	struct graid_array *a;
+	struct graid_array_info i;
+	uint64_t size;
+
+	au_make(&s, NOLD + 2, BYTES);
+	cr_assert_eq(au_create(&s, NOLD, 0, CHUNK, &a), 0);
+	size = info_of(a).size;
+	cr_assert_eq(graid_array_set_event_callback(a, linger_on_done, NULL), 0);
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, 0), 0);
+	for (unsigned t = 0; t < 20000; t++) {
+		i = info_of(a);
+		if (!i.reshaping)
+			break;
+		sleep_ms(1);
+	}
+	cr_assert_eq(i.reshaping, 0, "the first grow did not end");
+	cr_assert_eq(i.size, size / NOLD * (NOLD + 1));
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD + 1], 1, GRAID_GROW_WAIT), 0,
+		     "the next grow refused while the first job told its end");
+	cr_assert_eq(info_of(a).nmembers, NOLD + 2);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}
+
+/* Member writes a whole grow of a fresh set makes (its start, its move, its end). */
+static long grow_writes(void)
+{
+	struct au_set s;
+	uint64_t size;
+	struct graid_array *a = make(&s, &size);
+	long left;
+
+	fault_writes_cut_after(1000000);
+	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, GRAID_GROW_WAIT), 0);
+	left = fault_writes_cut_left();
+	fault_writes_cut_after(-1);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+	return 1000000 - left;
+}
+
+/*
+ * The last write of the end's superblock round fails: reshape-done tells the error, and
+ * graid_array_info() goes on saying reshaping (the old size stays until the next open
+ * finishes it), with that error, rather than "over" with the old size.
+ */
+Test(reshape_progress, a_failed_end_round_stays_reshaping_with_its_error)
+{
+	struct graid_event ev[64];
+	struct graid_array_info i;
+	struct au_set s;
+	uint64_t size;
+	struct graid_array *a;
+	long w = grow_writes();
+	unsigned n;
+	int rc;
+
+	a = make(&s, &size);
+	fault_writes_cut_after(w - 1);
+	rc = graid_array_grow(a, &s.paths[NOLD], 1, GRAID_GROW_WAIT);
+	fault_writes_cut_after(-1);
+	cr_log_info("%ld writes; the grow with the last cut: %d", w, rc);
+	cr_assert_neq(rc, 0);
+	n = reshape_events(a, ev);
+	cr_assert_geq(n, 2);
+	cr_assert_eq(ev[n - 1].type, GRAID_EVENT_RESHAPE_DONE);
+	cr_assert_neq(ev[n - 1].error, 0);
+	i = info_of(a);
+	cr_assert_eq(i.size, size, "the old size until an open finishes it");
+	cr_assert_eq(i.reshaping, 1, "not over while the old size stays");
+	cr_assert_eq(i.reshape_running, 0);
+	cr_assert_eq(i.reshape_error, ev[n - 1].error);
+	graid_array_close(a);
+	au_remove(&s);
+}
+
+/*
+ * A stop after the last window but before the end is recorded (writes cut at each point of
+ * the end in turn): reshape-progress 100 is "done" (job_progress.c: 100 only when all is
+ * done), so a reshape that ends in reshape-paused must not have sent it, nor pause at 100.
+ */
+Test(reshape_progress, no_100_before_a_pause)
+{
+	long w = grow_writes();
+	unsigned paused = 0;
+
+	for (long k = 2; k <= 24; k++) {
+		struct graid_event ev[64];
+		struct au_set s;
+		uint64_t size;
+		struct graid_array *a = make(&s, &size);
+		unsigned n;
+
+		fault_writes_cut_after(w - k);
+		(void)graid_array_grow(a, &s.paths[NOLD], 1, GRAID_GROW_WAIT);
+		fault_writes_cut_after(-1);
+		n = reshape_events(a, ev);
+		if (n && ev[n - 1].type == GRAID_EVENT_RESHAPE_PAUSED) {
+			paused++;
+			cr_assert_lt(ev[n - 1].count, 100, "cut %ld before the last: paused at 100",
+				     k);
+			for (unsigned e = 0; e < n; e++)
+				cr_assert(ev[e].type != GRAID_EVENT_RESHAPE_PROGRESS ||
+					  ev[e].count < 100,
+					  "cut %ld before the last: progress 100, then paused", k);
+		}
+		graid_array_close(a);
+		au_remove(&s);
+	}
+	cr_assert_gt(paused, 0, "no cut stopped it before its end");
+}

@@ -467,7 +467,9 @@ struct graid_array_info {
 	/**
 	 * Appended (docs/RESHAPE.md): 1 while a reshape (graid_array_grow()) is recorded on
 	 * the array and has not finished: moving, stopped on a failure (@c reshape_error), or
-	 * routed by position in a read-only open; 0 otherwise (also once it is done).
+	 * routed by position in a read-only open; also while the superblock round that ends it
+	 * is written, and after that round failed (@c reshape_error; the old size stays until
+	 * the next open finishes it); 0 otherwise: once it is done, with @c size the new size.
 	 */
 	int reshaping;
 	/**
@@ -477,7 +479,8 @@ struct graid_array_info {
 	int reshape_running;
 	/**
 	 * Appended, with @c reshaping: the negative errno the job stopped with (-EIO a member
-	 * failed, ...; not -ECANCELED at a close), 0 while it runs or none stopped.
+	 * failed, or the error of the superblock round that ends it; not -ECANCELED at a
+	 * close), 0 while it runs or none stopped.
 	 */
 	int reshape_error;
 	/**
@@ -1820,8 +1823,10 @@ enum graid_event_type {
 					       followed by RESHAPE_PROGRESS from the percent
 					       already moved (a resume starts past 0) */
 	GRAID_EVENT_RESHAPE_PROGRESS = 31, /**< a reshape passed another step (graid_event_options),
-					       100 last; count: percent of the array's data
-					       moved (of the whole array: a resumed reshape
+					       100 last, only once every byte is in the new
+					       geometry (just before RESHAPE_DONE); count:
+					       percent of the array's data moved (of the
+					       whole array: a resumed reshape
 					       counts what was moved before the resume) */
 	GRAID_EVENT_RESHAPE_PAUSED = 32, /**< a reshape stopped before its end; the record on
 					      the members keeps its position and the next
@@ -1829,7 +1834,8 @@ enum graid_event_type {
 					      error says why: -ECANCELED the handle is closing,
 					      -EIO a member failed (or missed the record),
 					      -ESTALE the array was taken over, another -errno
-					      of a member's I/O; count: percent moved */
+					      of a member's I/O; count: percent moved
+					      (99 at most: 100 is a done reshape's) */
 	GRAID_EVENT_RESHAPE_DONE = 33,   /**< a reshape ended: every byte is in the new
 					      geometry and the array has its new size; count:
 					      the new size in bytes; error: 0, or the error of

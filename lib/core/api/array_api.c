@@ -155,6 +155,8 @@ GRAID_API int graid_array_info(struct graid_array *a, struct graid_array_info *i
 	if (!a || !info || info->struct_size < offsetof(struct graid_array_info, journal_bytes))
 		return -EINVAL;
 	want = info->struct_size < sizeof(i) ? info->struct_size : sizeof(i);
+	/* Before the size: a reshape told as over (its routing gone) has its new size. */
+	reshape_progress_info(a, &i);
 	i.size = array_size(a); /* the old size until a reshape is done */
 	i.block_size = a->block_size;
 	i.level = a->lay.level;
@@ -205,7 +207,6 @@ GRAID_API int graid_array_info(struct graid_array *a, struct graid_array_info *i
 	}
 	i.resync_regions = a->bitmap.enabled ? bitmap_dirty_regions(a) : 0;
 	i.checksums = a->csum;
-	reshape_progress_info(a, &i);
 	i.struct_size = want;
 	memcpy(info, &i, want);
 	return 0;

@@ -805,8 +805,11 @@ static int grow_check(struct graid_array *a, unsigned n)
 {
 	struct superblock sb;
 
-	if (atomic_load(&a->reshape) || a->reshape_starting ||
-	    (a->reshape_job && !a->reshape_job->ended)) {
+	/*
+	 * A job whose reshape is over (its routing gone, as graid_array_info() tells) may
+	 * still be telling its end: not a refusal, the start below joins it.
+	 */
+	if (atomic_load(&a->reshape) || a->reshape_starting) {
 		graid__log(GRAID_LOG_ERR, "grow: a reshape of this array is under way already");
 		return -EBUSY;
 	}
@@ -847,11 +850,28 @@ static int grow_attach(struct graid_array *a, const char *const *paths, unsigned
 		       struct member *m, unsigned *nopen)
 {
 	*nopen = 0;
+	/*
+	 * A device given twice, named before any is opened: once the first is attached (and
+	 * locked), the second's open would fail -EBUSY, "in use by another open array".
+	 */
 	for (unsigned i = 0; i < n; i++) {
-		int rc;
+		dev_t di, dk;
+		ino_t ii, ik;
 
 		if (!paths[i])
 			return -EINVAL;
+		if (member_identity(paths[i], &di, &ii))
+			continue; /* its open says why */
+		for (unsigned k = 0; k < i; k++)
+			if (!member_identity(paths[k], &dk, &ik) && dk == di && ik == ii) {
+				graid__log(GRAID_LOG_ERR, "grow: %s given twice; no member was "
+							  "changed", paths[i]);
+				return -EEXIST;
+			}
+	}
+	for (unsigned i = 0; i < n; i++) {
+		int rc;
+
 		rc = member_attach(a, &m[i], paths[i], (int)(a->nmembers + i));
 		if (rc) {
 			graid__log(GRAID_LOG_ERR, "grow: %s refused (%s): no member was changed",

@@ -39,7 +39,10 @@ void reshape_progress_note(struct reshape_progress *p, uint64_t position);
  */
 void reshape_progress_end(struct reshape_progress *p, int rc, uint64_t position);
 
-/* graid_array_info's reshape fields, from the routing state of @p a (none: all 0). */
+/*
+ * graid_array_info's reshape fields, from the routing state of @p a (none: all 0). Read
+ * before the size: once this says none, array_size() gives the new size.
+ */
 void reshape_progress_info(struct graid_array *a, struct graid_array_info *i);
 
 #endif /* LIBGRAID_CORE_RESHAPE_PROGRESS_H */
