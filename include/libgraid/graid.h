@@ -823,8 +823,9 @@ GRAID_API int graid_lease_init(const char *spec, const uint8_t array_uuid[16]);
  *   unclean open that failed (logged) leaves the array marked unclean instead, so that the
  *   next open resyncs the regions still marked.
  * @param a the array (NULL is ignored); no call on it may be in progress, but for
- *   graid_array_replace_start() with ::GRAID_REPLACE_WAIT on another thread: its copy is
- *   stopped (that call returns -ECANCELED) and the close waits until that call returned.
+ *   graid_array_replace_start() with ::GRAID_REPLACE_WAIT or graid_array_grow() with
+ *   ::GRAID_GROW_WAIT on another thread: its copy or move is stopped (that call returns
+ *   -ECANCELED; a grow's next open resumes it) and the close waits until that call returned.
  * @return 0; -EIO a member could not be flushed or updated (the array is freed anyway);
  *   -ESTALE another host took the array over: nothing was written at close; -EDEADLK
  *   called on the array's control endpoint's own thread (an event callback run by a
@@ -1421,7 +1422,8 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  * @param flags 0 (the move runs on a thread of its own; this returns once the reshape is
  *   recorded on every member) or ::GRAID_GROW_WAIT (this returns when it has ended).
  * @return 0 started (with ::GRAID_GROW_WAIT: finished, the array has its new size);
- *   -EINVAL NULL @p a or @p devices, @p n 0, unknown @p flags, a NULL path, or a device
+ *   -EINVAL NULL @p a or @p devices, @p n 0 or above ::GRAID_MAX_MEMBERS, unknown
+ *   @p flags, a NULL path, or a device
  *   smaller than the members' data area (named in the log); -EEXIST a device that is a
  *   member of this array, or one given twice; -EOPNOTSUPP RAID-1 or RAID-10 (the level is
  *   named in the log), a RAID-5/6 with a write-hole journal or checksums, or an array whose
