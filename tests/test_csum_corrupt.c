@@ -879,6 +879,18 @@ Test(csum_corrupt, raid10_heals_from_the_other_copy, .timeout = 1200)
 	cc_run(10, 5, 8192, 2, "RAID-10, 5 members, chunk 8 KiB");
 }
 
+/*
+ * A seed that once returned a stale RAID-10 copy (round 4): a read whose span check stopped
+ * at another mismatch of its span judged its own blocks from the cache alone, where the
+ * other copy's tag block was not yet (its chunks' copies alternate between two members).
+ */
+Test(csum_corrupt, raid10_a_seed_that_once_returned_a_stale_copy, .timeout = 600)
+{
+	setenv("GRAID_TEST_SEED", "24446962661555274", 1);
+	setenv("GRAID_CSUM_FAULTS", "3000", 1);
+	cc_run(10, 5, 8192, 2, "RAID-10, 5 members, chunk 8 KiB, seed 24446962661555274");
+}
+
 /* Where nothing can heal: RAID-0 refuses checksums at create. */
 Test(csum_corrupt, raid0_refuses_checksums)
 {
