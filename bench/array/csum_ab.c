@@ -139,16 +139,10 @@ static int csum_ab_create(const struct ab_members *m, const struct ab_opts *o, i
 	if (rc)
 		fprintf(stderr, "array_bench: RAID-%d create%s: %s\n", level,
 			csum ? " with checksums" : "", graid_strerror(rc));
-	/*
-	 * GRAID_BENCH_GENS=1: the checksummed side keeps generations too (lost-write records,
-	 * docs/INTEGRITY.md), the internal switch no release sets yet; for the bench only.
-	 */
-	if (rc == 0 && csum && getenv("GRAID_BENCH_GENS") &&
-	    strcmp(getenv("GRAID_BENCH_GENS"), "1") == 0) {
-		(*a)->csum_gens = true;
-		printf("array_bench: RAID-%d with checksums keeps generations (GRAID_BENCH_GENS=1)\n",
-		       level);
-	}
+	/* Every checksummed array keeps write generations (lost writes, docs/INTEGRITY.md). */
+	if (rc == 0 && csum)
+		printf("array_bench: RAID-%d with checksums keeps generations: %s\n", level,
+		       (*a)->csum_gens ? "yes" : "no");
 	return rc;
 }
 
