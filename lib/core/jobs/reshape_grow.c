@@ -672,19 +672,11 @@ static int grow_job_wait_held(struct reshape_job *j)
 int reshape_job_wait(struct graid_array *a)
 {
 	struct reshape_job *j = a->reshape_job;
-	int rc;
 
 	if (!j || !j->thread_started)
 		return -ENOENT;
-	pthread_mutex_lock(&j->lock);
-	j->waiters++;
-	while (!j->ended)
-		pthread_cond_wait(&j->cond, &j->lock);
-	rc = j->result;
-	j->waiters--;
-	pthread_cond_broadcast(&j->cond);
-	pthread_mutex_unlock(&j->lock);
-	return rc;
+	grow_job_hold(j);
+	return grow_job_wait_held(j);
 }
 
 void reshape_job_stop(struct graid_array *a)
