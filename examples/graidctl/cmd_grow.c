@@ -51,8 +51,7 @@ static void grow_refused(int rc)
 	const char *why = "";
 
 	if (rc == -EOPNOTSUPP)
-		why = " (this libgraid grows RAID-0, 5 and 6, not those with checksums or a journal; "
-		      "the log says why)";
+		why = " (this libgraid grows RAID-0 only; the log says why)";
 	else if (rc == -EEXIST)
 		why = " (a device is a member of this array, or given twice)";
 	else if (rc == -EINVAL)

@@ -1385,7 +1385,7 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
 #define GRAID_GROW_WAIT 0x1u
 
 /**
- * @brief Grow an array online by adding member devices (a reshape): RAID-0, 5 and 6.
+ * @brief Grow an array online by adding member devices (a reshape): RAID-0 in this version.
  *
  * The devices become roles nmembers .. nmembers + n - 1, and the array's data is moved, a
  * window of chunks at a time, from the old placement (over the old members) to the new one
@@ -1404,12 +1404,13 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  * @c reshaping, @c reshape_done, @c reshape_total, @c reshape_bytes_per_sec and
  * @c reshape_eta_sec follow it.
  *
- * RAID-5 and RAID-6 keep their rotating layout over more members: whole new stripes are
- * written with their parity; the first few (those whose new stripes overwrite their own
- * sources) are first copied to the first added device's space past the new layout's and
- * moved from there ("staging", no backup file). A member failing during the move does not
- * stop it: it goes on degraded, and spares, rebuilds, scrubs, replaces and the resync after
- * an unclean open wait until it has finished (those calls return -EBUSY meanwhile).
+ * RAID-5 and RAID-6 growing is built but switched off in this version (-EOPNOTSUPP; an
+ * array a build with it on left mid-way is refused at open): a review found paths that
+ * could return wrong bytes or keep a degraded array from rebuilding (docs/RESHAPE.md, "Why
+ * RAID-5/6 growing is off"). When on, they keep their rotating layout over more members:
+ * whole new stripes are written with their parity; the first few (those whose new stripes
+ * overwrite their own sources) are first copied to the first added device's space past the
+ * new layout's and moved from there ("staging", no backup file).
  *
  * Before anything is written, every device is opened (exclusively) and checked: it must
  * hold the members' data area (data offset + data bytes of a member), be no member of this
@@ -1425,11 +1426,9 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  *   -EINVAL NULL @p a or @p devices, @p n 0 or above ::GRAID_MAX_MEMBERS, unknown
  *   @p flags, a NULL path, or a device
  *   smaller than the members' data area (named in the log); -EEXIST a device that is a
- *   member of this array, or one given twice; -EOPNOTSUPP RAID-1 or RAID-10 (the level is
- *   named in the log), a RAID-5/6 with a write-hole journal or checksums, or an array whose
- *   reserved area has no room for the reshape record (another writer's array); -ENOSPC a
- *   RAID-5/6 whose first added device has no room past the new layout for the staged copy
- *   (members too small, logged); -E2BIG more devices than this handle has room for
+ *   member of this array, or one given twice; -EOPNOTSUPP RAID-1, 5, 6 or 10 (the level is
+ *   named in the log), or an array whose
+ *   reserved area has no room for the reshape record (another writer's array); -E2BIG more devices than this handle has room for
  *   (close and open the array again); -EBUSY a reshape of this array is under way (or
  *   stopped on a failure: the next open resumes it), or another host holds a device's
  *   reservation; -EIO a member is not active, or a member or a new device failed a write of
