@@ -1054,6 +1054,38 @@ static int grow56_plan_stage(struct reshape_record *rec)
 	return 0;
 }
 
+/* Whether this build grows @p a's level: RAID-0, and RAID-5/6 where switched on. */
+static int grow_level_ok(const struct graid_array *a)
+{
+	if (a->lay.level == 0 || ((a->lay.level == 5 || a->lay.level == 6) && grow56_allowed()))
+		return 0;
+	graid__log(GRAID_LOG_ERR, "grow: RAID-%d cannot be grown online by this build; only "
+				  "RAID-0%s can", a->lay.level, grow56_allowed() ? ", 5 and 6" : "");
+	return -EOPNOTSUPP;
+}
+
+/*
+ * The first record (its generation above any copy on the members or the new devices), its
+ * staging (RAID-5/6), the job and the routing state: into *@p jp and *@p rsp, which the
+ * caller frees on failure. @return 0; -ENOMEM; grow56_plan_stage()'s errors.
+ */
+static int grow_plan(struct graid_array *a, struct member *m, unsigned n, uint8_t *buf,
+		     struct reshape_job **jp, struct array_reshape **rsp)
+{
+	struct reshape_record rec;
+	uint64_t top = grow_top_generation(a, a->members, a->nmembers, buf);
+	uint64_t top_new = grow_top_generation(a, m, n, buf);
+	int rc;
+
+	grow_record(a, m, n, (top > top_new ? top : top_new) + 1, &rec);
+	rc = a->lay.nparity ? grow56_plan_stage(&rec) : 0;
+	if (rc)
+		return rc;
+	*jp = grow_job_new(&rec);
+	*rsp = *jp ? grow_routing(&rec) : NULL;
+	return *rsp ? 0 : -ENOMEM;
+}
+
 int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned n, bool wait)
 {
 	struct reshape_job *j = NULL, *done_job, *held = NULL;
@@ -1069,13 +1101,9 @@ int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned
 	rc = array_may_change(a);
 	if (rc)
 		return rc;
-	if (a->lay.level != 0 &&
-	    !((a->lay.level == 5 || a->lay.level == 6) && grow56_allowed())) {
-		graid__log(GRAID_LOG_ERR, "grow: RAID-%d cannot be grown online by this build; only "
-					  "RAID-0%s can", a->lay.level,
-			   grow56_allowed() ? ", 5 and 6" : "");
-		return -EOPNOTSUPP;
-	}
+	rc = grow_level_ok(a);
+	if (rc)
+		return rc;
 	m = calloc(n, sizeof(*m));
 	buf = aligned_alloc(ARRAY_ALIGN, 2 * RESHAPE_COPY_BYTES);
 	if (!m || !buf) {
@@ -1097,23 +1125,9 @@ int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned
 	}
 	if (rc)
 		goto out;
-	{
-		struct reshape_record rec;
-		uint64_t top = grow_top_generation(a, a->members, a->nmembers, buf);
-		uint64_t top_new = grow_top_generation(a, m, n, buf);
-
-		grow_record(a, m, n, (top > top_new ? top : top_new) + 1, &rec);
-		rc = a->lay.nparity ? grow56_plan_stage(&rec) : 0;
-		if (rc)
-			goto out;
-		j = grow_job_new(&rec);
-		rs = j ? grow_routing(&rec) : NULL;
-		if (!rs) {
-			rc = -ENOMEM;
-			goto out;
-		}
-	}
-	rc = a->lay.nparity ? grow56_prep_added(a, m, n) : 0;
+	rc = grow_plan(a, m, n, buf, &j, &rs);
+	if (rc == 0 && a->lay.nparity)
+		rc = grow56_prep_added(a, m, n);
 	if (rc == 0)
 		rc = grow_write_first(a, j, m, n, buf);
 	if (rc)
