@@ -118,6 +118,21 @@ int rb_members_create(struct rb_members *m, struct rb_dir *d, unsigned n, uint64
 	return 0;
 }
 
+int rb_members_add(struct rb_members *m, struct rb_dir *d, unsigned k, uint64_t bytes)
+{
+	if (m->n + k > GRAID_MAX_MEMBERS)
+		return -E2BIG;
+	for (unsigned i = m->n; i < m->n + k; i++) {
+		int rc = rb_file_create(d, "added", bytes, m->path[i], sizeof(m->path[i]));
+
+		if (rc)
+			return rc;
+		members_spec(m, i);
+	}
+	m->n += k;
+	return 0;
+}
+
 int rb_members_swap(struct rb_members *m, struct rb_dir *d, struct graid_array *a, unsigned idx,
 		    uint64_t bytes)
 {

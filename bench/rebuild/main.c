@@ -40,6 +40,8 @@ int main(int argc, char **argv)
 		rc = rb_part_during(&o);
 	if (rc == 0 && o.part[3])
 		rc = rb_part_reopen(&o);
+	if (rc == 0 && o.part[4])
+		rc = rb_part_grow(&o);
 	alarm(0);
 	if (rc == -ENOSYS || rc == -EPERM) {
 		printf("rebuild_bench: io_uring is not available here (%s): skipped\n",

@@ -12,11 +12,14 @@ static void opts_usage(FILE *out)
 	fprintf(out,
 		"usage: rebuild_bench [options]\n"
 		"  --parts LIST       which parts: 1 rebuild throughput, 2 4k-randread during a\n"
-		"                     rebuild, 3 reopen after an unclean shutdown (default 1,2,3)\n"
+		"                     rebuild, 3 reopen after an unclean shutdown, 4 growing by\n"
+		"                     members (default 1,2,3)\n"
 		"  --dir DIR          member files of parts 1 and 2 (default /dev/shm)\n"
 		"  --dir2 DIR         sparse member files of part 3 (default /var/tmp: on disk)\n"
-		"  --levels LIST      RAID levels of parts 1 and 2 (default 6,5,1)\n"
-		"  --members N        members of RAID-5/6 (default 6; RAID-1 uses 2)\n"
+		"  --levels LIST      RAID levels of parts 1, 2 and 4 (default 6,5,1; part 4 takes\n"
+		"                     0, 5 and 6, and skips the others)\n"
+		"  --grow-add K       part 4: members each grow adds (default 1)\n"
+		"  --members N        members of RAID-0/5/6 (default 6; RAID-1 uses 2)\n"
 		"  --member-mib M     data MiB per member, past 1 MiB of metadata (default 256)\n"
 		"  --chunk SIZE       chunk, e.g. 64K (default), 4K .. 1M\n"
 		"  --backend NAME     parity engine (default: GRAID_BACKEND, else auto)\n"
@@ -76,7 +79,7 @@ static int opts_chunk(const char *s, uint32_t *out)
 
 enum { OPT_PARTS = 256, OPT_DIR, OPT_DIR2, OPT_LEVELS, OPT_MEMBERS, OPT_MIB, OPT_CHUNK,
        OPT_BACKEND, OPT_REPEAT, OPT_SECONDS, OPT_THREADS, OPT_QD, OPT_YIELDS, OPT_RATE, OPT_REOPEN,
-       OPT_DIRTY, OPT_SEED, OPT_QUICK, OPT_DRIVE_MBPS, OPT_DRIVE_IOPS, OPT_BUSY, OPT_HELP };
+       OPT_DIRTY, OPT_SEED, OPT_QUICK, OPT_DRIVE_MBPS, OPT_DRIVE_IOPS, OPT_BUSY, OPT_GROW_ADD, OPT_HELP };
 
 static const struct option opts_long[] = {
 	{ "parts", required_argument, NULL, OPT_PARTS },
@@ -100,6 +103,7 @@ static const struct option opts_long[] = {
 	{ "quick", no_argument, NULL, OPT_QUICK },
 	{ "drive-mbps", required_argument, NULL, OPT_DRIVE_MBPS },
 	{ "drive-iops", required_argument, NULL, OPT_DRIVE_IOPS },
+	{ "grow-add", required_argument, NULL, OPT_GROW_ADD },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ 0 },
 };
@@ -119,7 +123,7 @@ static int opts_one(struct rb_opts *o, int c, struct opts_seen *seen)
 			return -1;
 		memset(o->part, 0, sizeof(o->part));
 		for (unsigned i = 0; i < n; i++) {
-			if (v[i] < 1 || v[i] > 3)
+			if (v[i] < 1 || v[i] > 4)
 				return -1;
 			o->part[v[i]] = true;
 		}
@@ -134,7 +138,7 @@ static int opts_one(struct rb_opts *o, int c, struct opts_seen *seen)
 		if (opts_list(optarg, v, &o->nlevels))
 			return -1;
 		for (unsigned i = 0; i < o->nlevels; i++) {
-			if (v[i] != 1 && v[i] != 5 && v[i] != 6 && v[i] != 10)
+			if (v[i] != 0 && v[i] != 1 && v[i] != 5 && v[i] != 6 && v[i] != 10)
 				return -1;
 			o->levels[i] = (int)v[i];
 		}
@@ -178,6 +182,9 @@ static int opts_one(struct rb_opts *o, int c, struct opts_seen *seen)
 	case OPT_DIRTY:
 		seen->dirty = true;
 		return opts_list(optarg, o->dirty, &o->ndirty);
+	case OPT_GROW_ADD:
+		o->grow_add = (unsigned)strtoul(optarg, NULL, 10);
+		return o->grow_add >= 1 && o->grow_add <= 8 ? 0 : -1;
 	case OPT_SEED:
 		o->seed = strtoull(optarg, NULL, 0);
 		return 0;
@@ -213,7 +220,8 @@ int rb_opts_parse(struct rb_opts *o, int argc, char **argv)
 			       .chunk = 64 * 1024, .repeat = 3, .seconds = 3.0, .threads = 2,
 			       .qd = 32, .yields = { 0, 100, 1000, 10000 }, .nyields = 4,
 			       .reopen_mib = { 256, 2048 }, .nreopen = 2, .dirty = { 1, 10, 100 },
-			       .ndirty = 3, .part = { false, true, true, true }, .seed = 1 };
+			       .ndirty = 3, .part = { false, true, true, true }, .grow_add = 1,
+			       .seed = 1 };
 	while ((c = getopt_long(argc, argv, "", opts_long, NULL)) != -1) {
 		if (c == OPT_HELP) {
 			opts_usage(stdout);
@@ -228,6 +236,12 @@ int rb_opts_parse(struct rb_opts *o, int argc, char **argv)
 		opts_usage(stderr);
 		return -1;
 	}
+	for (unsigned i = 0; i < o->nlevels && (o->part[1] || o->part[2]); i++)
+		if (o->levels[i] == 0) {
+			fprintf(stderr, "rebuild_bench: RAID-0 has nothing to rebuild: --levels 0 "
+					"goes with --parts 4 only\n");
+			return -1;
+		}
 	/* --quick shrinks what was not set explicitly, so `--quick --seconds 1` still works. */
 	if (o->quick) {
 		if (!seen.mib)

@@ -171,11 +171,14 @@ int rb_raw_seqwrite(const struct rb_opts *o, struct rb_dir *d, uint64_t bytes,
 	return rc;
 }
 
-/* The files of a raw rebuild: sources, then the destination, each its own emulated drive. */
+/* A raw grow's files: the old members' and as many fresh ones as the grown array has. */
+#define RAW_FILES (2 * GRAID_MAX_MEMBERS)
+
+/* The files of a raw rebuild or grow: sources, then destinations, each its own drive. */
 struct raw_files {
-	int fd[GRAID_MAX_MEMBERS + 1];
-	struct rb_drive drive[GRAID_MAX_MEMBERS + 1];
-	struct __kernel_timespec ts[(GRAID_MAX_MEMBERS + 1) * RAW_DEPTH];
+	int fd[RAW_FILES];
+	struct rb_drive drive[RAW_FILES];
+	struct __kernel_timespec ts[RAW_FILES * RAW_DEPTH];
 };
 
 static void raw_prep(struct io_uring *ring, struct raw_files *f, unsigned file, bool write,
@@ -270,5 +273,104 @@ int rb_raw_rebuild_io(const struct rb_opts *o, struct rb_dir *d, const char *con
 	rb_file_drop(path);
 	if (rc)
 		fprintf(stderr, "rebuild_bench: raw rebuild I/O: %s\n", graid_strerror(rc));
+	return rc;
+}
+
+/* How many 1 MiB requests of a share of @p bytes are left at @p at, at most RAW_DEPTH. */
+static unsigned raw_left(uint64_t bytes, uint64_t at)
+{
+	uint64_t left = at < bytes ? (bytes - at + RAW_REQ - 1) / RAW_REQ : 0;
+
+	return left < RAW_DEPTH ? (unsigned)left : RAW_DEPTH;
+}
+
+/* One round of a raw grow: up to RAW_DEPTH MiB read from every source, then written to every
+ * destination (the same buffers: the bytes do not matter, the drives' time does). */
+static int raw_grow_round(struct io_uring *ring, struct raw_files *f, unsigned nsrc,
+			  unsigned ndst, uint8_t *buf, uint64_t at, uint64_t rd, uint64_t wr)
+{
+	unsigned nr = raw_left(rd, at), nw = raw_left(wr, at);
+	int rc;
+
+	for (unsigned s = 0; s < nsrc; s++)
+		for (unsigned k = 0; k < nr; k++)
+			raw_prep(ring, f, s, false, buf + ((size_t)s * RAW_DEPTH + k) * RAW_REQ,
+				 RB_META_BYTES + at + (uint64_t)k * RAW_REQ, s * RAW_DEPTH + k);
+	rc = nr ? io_uring_submit(ring) : 0;
+	rc = rc < 0 ? rc : raw_wait(ring, nsrc * nr);
+	for (unsigned t = 0; rc == 0 && t < ndst; t++)
+		for (unsigned k = 0; k < nw; k++)
+			raw_prep(ring, f, nsrc + t, true, buf + (size_t)k * RAW_REQ,
+				 RB_META_BYTES + at + (uint64_t)k * RAW_REQ, (nsrc + t) * RAW_DEPTH + k);
+	if (rc == 0 && nw)
+		rc = io_uring_submit(ring);
+	return rc < 0 ? rc : raw_wait(ring, ndst * nw);
+}
+
+static int raw_grow_open(const struct rb_opts *o, struct rb_dir *d, struct raw_files *f,
+			 const char *const *src, unsigned nsrc, unsigned ndst, uint64_t wr,
+			 char (*dst)[4200])
+{
+	bool direct;
+
+	for (unsigned i = 0; i < nsrc + ndst; i++)
+		f->drive[i] = raw_drive(o);
+	for (unsigned i = 0; i < nsrc; i++)
+		if ((f->fd[i] = raw_open(src[i], O_RDONLY, &direct)) < 0)
+			return f->fd[i];
+	for (unsigned t = 0; t < ndst; t++) {
+		int rc = rb_file_create(d, "rawgrow", RB_META_BYTES + wr, dst[t], sizeof(dst[t]));
+
+		if (rc)
+			return rc;
+		if ((f->fd[nsrc + t] = raw_open(dst[t], O_WRONLY, &direct)) < 0)
+			return f->fd[nsrc + t];
+	}
+	return 0;
+}
+
+int rb_raw_grow_io(const struct rb_opts *o, struct rb_dir *d, const char *const *src,
+		   unsigned nsrc, unsigned ndst, uint64_t rd, uint64_t wr, double *secs)
+{
+	struct raw_files *f = calloc(1, sizeof(*f));
+	char (*dst)[4200] = calloc(ndst, sizeof(*dst));
+	uint8_t *buf = NULL;
+	struct io_uring ring;
+	struct rb_rate rate;
+	struct rb_clock clk;
+	int rc = f && dst ? 0 : -ENOMEM;
+
+	if (rc == 0 && (nsrc > RAW_FILES / 2 || ndst > RAW_FILES / 2))
+		rc = -E2BIG;
+	for (unsigned i = 0; rc == 0 && i < nsrc + ndst; i++)
+		f->fd[i] = -1;
+	if (rc == 0 && posix_memalign((void **)&buf, 4096, (size_t)nsrc * RAW_DEPTH * RAW_REQ))
+		rc = -ENOMEM;
+	if (rc == 0)
+		rc = raw_grow_open(o, d, f, src, nsrc, ndst, wr, dst);
+	if (rc == 0)
+		rc = io_uring_queue_init(2 * (nsrc + ndst) * RAW_DEPTH, &ring, 0);
+	if (rc < 0)
+		goto out;
+	rb_clock_start(&clk);
+	for (uint64_t at = 0; rc == 0 && (at < rd || at < wr); at += (uint64_t)RAW_DEPTH * RAW_REQ)
+		rc = raw_grow_round(&ring, f, nsrc, ndst, buf, at, rd, wr);
+	for (unsigned t = 0; rc == 0 && t < ndst; t++)
+		if (fdatasync(f->fd[nsrc + t]))
+			rc = -errno;
+	*secs = rb_clock_rate(&clk, rd, &rate);
+	io_uring_queue_exit(&ring);
+out:
+	for (unsigned i = 0; f && i < nsrc + ndst && i < RAW_FILES; i++)
+		if (f->fd[i] > 0)
+			close(f->fd[i]);
+	for (unsigned t = 0; dst && t < ndst; t++)
+		if (dst[t][0])
+			rb_file_drop(dst[t]);
+	free(buf);
+	free(dst);
+	free(f);
+	if (rc)
+		fprintf(stderr, "rebuild_bench: raw grow I/O: %s\n", graid_strerror(rc));
 	return rc;
 }

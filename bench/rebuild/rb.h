@@ -36,7 +36,8 @@ struct rb_opts {
 	unsigned nreopen;
 	unsigned dirty[RB_MAX_LIST];      /* part 3: dirty 1 MiB regions per trial */
 	unsigned ndirty;
-	bool part[4];           /* part[1..3] selected */
+	bool part[5];           /* part[1..4] selected */
+	unsigned grow_add;      /* part 4: members added by each grow */
 	bool quick;
 	uint64_t seed;
 	uint64_t drive_mbps;    /* parts 1 and 2: members emulate drives of this speed; 0 off */
@@ -116,6 +117,8 @@ struct rb_members {
 
 int rb_members_create(struct rb_members *m, struct rb_dir *d, unsigned n, uint64_t bytes,
 		      const struct rb_opts *o);
+/* Append @p k fresh files (roles n .. n + k - 1), as graid_array_grow() takes them. */
+int rb_members_add(struct rb_members *m, struct rb_dir *d, unsigned k, uint64_t bytes);
 /* Fail role @p idx and put a fresh file in it (REBUILDING); the old file is kept until the
  * next swap or rb_members_drop_retired(), since an I/O in flight may still reach it. */
 int rb_members_swap(struct rb_members *m, struct rb_dir *d, struct graid_array *a, unsigned idx,
@@ -152,6 +155,15 @@ int rb_raw_seqwrite(const struct rb_opts *o, struct rb_dir *d, uint64_t bytes,
 int rb_raw_rebuild_io(const struct rb_opts *o, struct rb_dir *d, const char *const *src,
 		      unsigned nsrc, uint64_t bytes, struct rb_rate *out);
 
+/*
+ * What a grow moves, without the RAID: every one of @p nsrc source files reads @p rd bytes of
+ * its data area and every one of @p ndst fresh files (created and dropped here) writes @p wr,
+ * in rounds of 8 MiB per file (the reads, then the writes), each file its own emulated drive.
+ * Wall seconds into @p secs.
+ */
+int rb_raw_grow_io(const struct rb_opts *o, struct rb_dir *d, const char *const *src,
+		   unsigned nsrc, unsigned ndst, uint64_t rd, uint64_t wr, double *secs);
+
 /* ---- load.c: 4k random reads through graid_queue_*, counted in the bucket gated on ---- */
 
 struct rb_load;
@@ -172,6 +184,7 @@ int rb_load_stop(struct rb_load *l);
 int rb_part_throughput(const struct rb_opts *o);  /* throughput.c */
 int rb_part_during(const struct rb_opts *o);      /* during.c */
 int rb_part_reopen(const struct rb_opts *o);      /* reopen.c */
+int rb_part_grow(const struct rb_opts *o);        /* grow.c: part 4 */
 
 /* array.c: create an array of @p level on fresh member files, filled with the pattern. */
 int rb_array_setup(const struct rb_opts *o, struct rb_dir *d, struct rb_members *m, int level,
