@@ -194,3 +194,50 @@ Test(control_grow, grow_refuses_a_device_twice_and_too_many)
 	json_object_put(r);
 	cg_down(&e);
 }
+
+/* Whether the holder's reshape ends within @p ms (status asked every 50 ms). */
+static bool cg_ends_within(struct cg_env *e, uint64_t ms)
+{
+	uint64_t t0 = cu_now_ms();
+
+	while (cu_now_ms() - t0 < ms) {
+		struct json_object *r = cu_ask(e->fd, "{\"op\":\"status\"}\n");
+		bool moving = flag(cu_field(r, "reshape"), "reshaping");
+
+		json_object_put(r);
+		if (!moving)
+			return true;
+		usleep(50000);
+	}
+	return false;
+}
+
+/*
+ * Field bytes_per_s: a refused grow leaves the holder's rate as it was (the grow after it,
+ * unpaced, ends at once: at 4 KiB/s it would take minutes); an accepted one moves at it.
+ */
+Test(control_grow, grow_paced_by_its_rate_and_a_refused_one_changes_no_rate)
+{
+	char line[700];
+	struct json_object *r;
+	struct cg_env e;
+
+	cg_up(&e);
+	snprintf(line, sizeof(line), "{\"op\":\"grow\",\"paths\":[\"%s\"],\"bytes_per_s\":4096}",
+		 e.s.paths[1]);
+	refused(&e, line, EEXIST);
+	refused(&e, "{\"op\":\"grow\",\"paths\":[\"x\"],\"bytes_per_s\":-1}", EINVAL);
+	r = ask_grow(&e, NOLD, 1);
+	cr_assert(flag(r, "ok"), "%s", json_object_to_json_string(r));
+	json_object_put(r);
+	cr_assert(cg_ends_within(&e, 20000), "the unpaced grow did not end: a refused grow's "
+					      "rate stayed");
+	/* 4 -> 5 of 3 MiB at 64 KiB/s a member written: about ten seconds. */
+	snprintf(line, sizeof(line), "{\"op\":\"grow\",\"paths\":[\"%s\"],\"bytes_per_s\":65536}\n",
+		 e.s.paths[NOLD + 1]);
+	r = cu_ask(e.fd, line);
+	cr_assert(flag(r, "ok"), "%s", json_object_to_json_string(r));
+	json_object_put(r);
+	cr_assert(!cg_ends_within(&e, 1500), "a grow at 64 KiB/s a member ended in 1.5 s");
+	cg_down(&e);
+}

@@ -94,6 +94,10 @@ static int grow_here(struct graid_array *a, const char *const *devs, unsigned n,
 	pthread_t t;
 	int rc, started = 0;
 
+	unsigned before;
+
+	graid_array_info(a, &in);
+	before = in.nmembers;
 	if (wait) {
 		gctl_progress_init(&f.p, "grow");
 		started = pthread_create(&t, NULL, grow_follow_thread, &f) == 0;
@@ -104,11 +108,19 @@ static int grow_here(struct graid_array *a, const char *const *devs, unsigned n,
 		pthread_join(t, NULL);
 	if (wait && f.p.started)
 		gctl_progress_finish(&f.p, rc == 0);
+	graid_array_info(a, &in);
+	if (rc && in.reshaping && in.nmembers > before) {
+		/* This call's devices joined, then the move stopped (GRAID_GROW_WAIT). */
+		gctl_err("grow: the move stopped at %llu of %llu bytes: %s; the log says why, and "
+			 "the next writable open of all the members (the new ones too) goes on "
+			 "from there", (unsigned long long)in.reshape_done,
+			 (unsigned long long)in.reshape_total, graid_strerror(rc));
+		return GCTL_EXIT_FAILED;
+	}
 	if (rc) {
 		grow_refused(rc);
 		return GCTL_EXIT_FAILED;
 	}
-	graid_array_info(a, &in);
 	if (wait)
 		printf("grown: %u members, %llu bytes\n", in.nmembers, (unsigned long long)in.size);
 	else
@@ -212,27 +224,13 @@ static int grow_follow_served(struct gctl_ctl *c)
 	return ex;
 }
 
-/* --max-rate for the holder: its rebuild's rate limit, which paces the move too. */
-static int grow_served_rate(struct gctl_ctl *c, uint64_t rate)
-{
-	struct json_object *req = json_object_new_object(), *r;
-	char why[256];
-	int rc;
-
-	json_object_object_add(req, "op", json_object_new_string("rebuild-rate"));
-	json_object_object_add(req, "bytes_per_s", json_object_new_uint64(rate));
-	rc = gctl_ctl_call(c, req, &r, why, sizeof(why));
-	json_object_put(req);
-	if (rc) {
-		gctl_err("grow: rate limit: %s", why);
-		return GCTL_EXIT_FAILED;
-	}
-	json_object_put(r);
-	return GCTL_EXIT_OK;
-}
-
-/* The grow op sent to the holder, then followed (or not, with --no-wait). */
-static int grow_served(struct gctl_ctl *c, const char *const *devs, unsigned n, bool wait)
+/*
+ * The grow op sent to the holder, with the rate limit of --max-rate (@p rate, 0 none: the
+ * holder sets it for the move, and puts its own back if the grow is refused), then
+ * followed (or not, with --no-wait).
+ */
+static int grow_served(struct gctl_ctl *c, const char *const *devs, unsigned n, bool wait,
+		       uint64_t rate)
 {
 	struct json_object *req = json_object_new_object(), *list = json_object_new_array(), *r;
 	char abs[GROW_MAX][PATH_MAX], why[256];
@@ -243,6 +241,8 @@ static int grow_served(struct gctl_ctl *c, const char *const *devs, unsigned n, 
 		json_object_array_add(list, json_object_new_string(grow_abs(devs[i], abs[i],
 									  sizeof(abs[i]))));
 	json_object_object_add(req, "paths", list);
+	if (rate)
+		json_object_object_add(req, "bytes_per_s", json_object_new_uint64(rate));
 	rc = gctl_ctl_call(c, req, &r, why, sizeof(why));
 	json_object_put(req);
 	if (rc) {
@@ -306,9 +306,7 @@ int gctl_cmd_grow(int argc, char **argv)
 	if (ex != GCTL_EXIT_OK)
 		return ex;
 	if (!a) {
-		ex = rate ? grow_served_rate(&ctl, rate) : GCTL_EXIT_OK;
-		if (ex == GCTL_EXIT_OK)
-			ex = grow_served(&ctl, devs, ndev, wait);
+		ex = grow_served(&ctl, devs, ndev, wait, rate);
 		gctl_ctl_close(&ctl);
 		return ex;
 	}

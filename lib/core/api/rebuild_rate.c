@@ -12,3 +12,8 @@ int array_set_rebuild_rate(struct graid_array *a, uint64_t bytes_per_s)
 	atomic_store(&a->rebuild_rate, bytes_per_s);
 	return 0;
 }
+
+uint64_t array_rebuild_rate(struct graid_array *a)
+{
+	return atomic_load(&a->rebuild_rate);
+}

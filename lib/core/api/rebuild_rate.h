@@ -13,5 +13,7 @@
  * not graid_array_set_rebuild_options().
  */
 int array_set_rebuild_rate(struct graid_array *a, uint64_t bytes_per_s);
+/* The rebuild's rate limit in force (max_bytes_per_sec; 0: unlimited). */
+uint64_t array_rebuild_rate(struct graid_array *a);
 
 #endif

@@ -52,6 +52,9 @@ struct json_object;
  */
 void control_json_add(struct json_object *o, const char *key, struct json_object *v);
 void control_json_push(struct json_object *list, struct json_object *v);
+/* A request's unsigned integer field @p key, at most @p max: 0, or -EINVAL with @p why. */
+int control_get_uint(struct json_object *req, const char *key, uint64_t max, uint64_t *v,
+		     char *why, size_t size);
 
 /*
  * The subscribe op (control_events.c), as the other ops of control_ops.c: the reply's
@@ -106,7 +109,11 @@ int control_op_scrub_stop(struct graid_array *a, struct json_object *req,
 			  struct json_object *r, char *why, size_t size);
 int control_op_scrub_status(struct graid_array *a, struct json_object *req,
 			    struct json_object *r, char *why, size_t size);
-/* control_grow.c: the grow op (graid_array_grow() of the devices in field `paths`). */
+/*
+ * control_grow.c: the grow op (graid_array_grow() of the devices in field `paths`; field
+ * `bytes_per_s`, optional: the rebuild's rate limit set for the move, kept only if the grow
+ * starts).
+ */
 int control_op_grow(struct graid_array *a, struct json_object *req, struct json_object *r,
 		    char *why, size_t size);
 /* RESHAPEOBJ (docs/CONTROL.md): graid_array_info's reshape fields, for status and grow. */

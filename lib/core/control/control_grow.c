@@ -7,6 +7,7 @@
 
 #include <json-c/json.h>
 
+#include "api/rebuild_rate.h"
 #include "common/internal.h"
 #include "control/control.h"
 
@@ -53,11 +54,26 @@ int control_op_grow(struct graid_array *a, struct json_object *req, struct json_
 	unsigned n = 0;
 	int rc = grow_paths(req, paths, &n, why, size);
 
+	bool paced = json_object_object_get_ex(req, "bytes_per_s", NULL);
+	uint64_t rate = 0, was = 0;
+
+	if (rc == 0 && paced)
+		rc = control_get_uint(req, "bytes_per_s", UINT64_MAX, &rate, why, size);
 	if (rc)
 		return rc;
+	/*
+	 * The rate before the start, so that the first window is paced already; a refused
+	 * grow puts the one in force back (a grow refused must change nothing).
+	 */
+	if (paced) {
+		was = array_rebuild_rate(a);
+		array_set_rebuild_rate(a, rate);
+	}
 	/* Started, not waited for: the endpoint serves one request at a time. */
 	rc = graid_array_grow(a, paths, n, 0);
 	if (rc) {
+		if (paced)
+			array_set_rebuild_rate(a, was);
 		snprintf(why, size, "graid_array_grow: %s (the holder's log has the details)",
 			 graid_strerror(rc));
 		return rc;

@@ -192,8 +192,7 @@ static int op_hello(struct graid_array *a, struct json_object *req, struct json_
 	return 0;
 }
 
-/* A request's unsigned integer field: 0, or -EINVAL with @p why naming it. */
-static int get_uint(struct json_object *req, const char *key, uint64_t max, uint64_t *v,
+int control_get_uint(struct json_object *req, const char *key, uint64_t max, uint64_t *v,
 		    char *why, size_t size)
 {
 	struct json_object *o;
@@ -245,7 +244,7 @@ static int op_fail(struct graid_array *a, struct json_object *req, struct json_o
 {
 	char what[64];
 	uint64_t role;
-	int rc = get_uint(req, "role", GRAID_MAX_MEMBERS - 1, &role, why, size);
+	int rc = control_get_uint(req, "role", GRAID_MAX_MEMBERS - 1, &role, why, size);
 
 	if (rc)
 		return rc;
@@ -287,7 +286,7 @@ static int op_replace(struct graid_array *a, struct json_object *req, struct jso
 	const char *path;
 	char what[64];
 	uint64_t role;
-	int rc = get_uint(req, "role", GRAID_MAX_MEMBERS - 1, &role, why, size);
+	int rc = control_get_uint(req, "role", GRAID_MAX_MEMBERS - 1, &role, why, size);
 
 	if (!rc)
 		rc = get_path(req, &path, why, size);
@@ -305,7 +304,7 @@ static int op_replace_in_service(struct graid_array *a, struct json_object *req,
 	const char *path = NULL;
 	char what[64];
 	uint64_t role;
-	int rc = get_uint(req, "role", GRAID_MAX_MEMBERS - 1, &role, why, size);
+	int rc = control_get_uint(req, "role", GRAID_MAX_MEMBERS - 1, &role, why, size);
 
 	/* No path: the array's last hot spare. */
 	if (!rc && json_object_object_get_ex(req, "path", &o))
@@ -330,7 +329,7 @@ static int op_rebuild_rate(struct graid_array *a, struct json_object *req, struc
 			   char *why, size_t size)
 {
 	uint64_t rate;
-	int rc = get_uint(req, "bytes_per_s", UINT64_MAX, &rate, why, size);
+	int rc = control_get_uint(req, "bytes_per_s", UINT64_MAX, &rate, why, size);
 
 	if (rc)
 		return rc;
@@ -362,7 +361,7 @@ static const struct op ops[] = {
 	{ "metrics", { "name", "health", NULL }, control_op_metrics },
 	{ "spare-remove", { "path", NULL }, op_spare_remove },
 	{ "stats", { "histograms", NULL }, control_op_stats },
-	{ "grow", { "paths", NULL }, control_op_grow },
+	{ "grow", { "paths", "bytes_per_s", NULL }, control_op_grow },
 };
 
 static bool op_has_field(const struct op *op, const char *key)
