@@ -192,24 +192,6 @@ static int op_hello(struct graid_array *a, struct json_object *req, struct json_
 	return 0;
 }
 
-int control_get_uint(struct json_object *req, const char *key, uint64_t max, uint64_t *v,
-		    char *why, size_t size)
-{
-	struct json_object *o;
-
-	/*
-	 * json-c saturates an integer past 64 bits to UINT64_MAX (INT64_MIN below): that value
-	 * cannot be told from one too large, so it is never taken.
-	 */
-	max = max < UINT64_MAX ? max : UINT64_MAX - 1;
-	if (!json_object_object_get_ex(req, key, &o) || !json_object_is_type(o, json_type_int) ||
-	    json_object_get_int64(o) < 0 || (*v = json_object_get_uint64(o)) > max) {
-		snprintf(why, size, "field '%s' must be an integer from 0 to %" PRIu64, key, max);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 /* A string with no NUL in it: json-c's C string of one with \u0000 ends there. */
 static bool string_whole(struct json_object *o)
 {
