@@ -80,14 +80,23 @@ static int mbatch_prep(struct mbatch *mb, struct mbio *io)
 			meta = NULL;
 		}
 	}
-	/* As queue_write_meta(): no generations chosen, the write fails (not -EOPNOTSUPP). */
-	if (rc && rc != -EOPNOTSUPP)
-		member_io_next_meta_fail(rc);
-	else
-		member_io_next_meta(meta);
+	/*
+	 * As queue_write_meta(): no generations chosen, the write fails (not -EOPNOTSUPP).
+	 * Words the caller put on the record (a job's own) win; ours are taken off after the
+	 * prep, which consumes them (a failed one puts them back): they live on this stack.
+	 */
+	bool ours = !io->fault.meta_in && (meta || (rc && rc != -EOPNOTSUPP));
+
+	if (ours) {
+		io->fault.meta_in = meta;
+		io->fault.meta_err = rc && rc != -EOPNOTSUPP ? rc : 0;
+	}
 	rc = member_prep_io(&mb->ring, mb->a, io->member, io->write, io->buf, io->len, io->off,
 			    io, &io->fault);
-	member_io_next_meta(NULL);
+	if (ours) {
+		io->fault.meta_in = NULL;
+		io->fault.meta_err = 0;
+	}
 	if (meta && meta != stack)
 		free(meta);
 	return rc;

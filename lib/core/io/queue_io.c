@@ -154,31 +154,30 @@ static bool queue_io_now(struct graid_queue *q, struct sop *s, struct mio *io, u
 /*
  * RAID-5/6 with generations (io/lost_write_column.h): the meta words of a data-area write of
  * @p s into @p stack or a new allocation (*@p heap), or NULL: the default, each block's next
- * generation (and the failure is logged).
+ * generation, or (*@p err set, the failure logged) none: the write is to fail with *@p err.
  */
 static uint32_t *queue_write_meta(struct graid_queue *q, struct sop *s, unsigned member,
-				  uint64_t member_off, size_t len, uint32_t *stack, bool *heap)
+				  uint64_t member_off, size_t len, uint32_t *stack, bool *heap,
+				  int *err)
 {
 	uint32_t *meta = stack;
 	int rc;
 
 	*heap = false;
-	member_io_next_meta(NULL);
+	*err = 0;
 	if (!lwc_active(q->a) || s->dealloc || member_off >= q->a->lay.member_bytes)
 		return NULL;
 	if (len / 4096u > QUEUE_META_STACK) {
 		meta = malloc(len / 4096u * sizeof(*meta));
 		if (!meta) {
-			member_io_next_meta_fail(-ENOMEM);
+			*err = -ENOMEM;
 			return NULL;
 		}
 		*heap = true;
 	}
 	rc = lwc_write_meta(q->a, s, member, member_off, (uint32_t)len, meta);
-	if (rc == 0) {
-		member_io_next_meta(meta);
+	if (rc == 0)
 		return meta;
-	}
 	/*
 	 * -EOPNOTSUPP: a role with its tags in NVMe metadata, where no generation is kept.
 	 * Else the write fails: one more on each block would break its column's record.
@@ -188,7 +187,7 @@ static uint32_t *queue_write_meta(struct graid_queue *q, struct sop *s, unsigned
 			   "member %u: the generations of a write at data-area byte %llu could "
 			   "not be chosen: %s; the write fails",
 			   member, (unsigned long long)member_off, graid_strerror(rc));
-		member_io_next_meta_fail(rc);
+		*err = rc;
 	}
 	if (*heap)
 		free(meta);
@@ -196,22 +195,42 @@ static uint32_t *queue_write_meta(struct graid_queue *q, struct sop *s, unsigned
 	return NULL;
 }
 
+/*
+ * A RAID-5/6 write's meta words (queue_write_meta) on its fault record for its prep, which
+ * consumes them; once the prep returned, whatever it left there (a prep that failed puts
+ * them back) is taken off: @p meta may be on the caller's stack.
+ */
+static void queue_meta_give(struct mio *io, const uint32_t *meta, int err)
+{
+	if (meta || err) {
+		io->fault.meta_in = meta;
+		io->fault.meta_err = err;
+	}
+}
+
+static void queue_meta_take_back(struct mio *io, const uint32_t *meta, int err)
+{
+	if (meta || err) {
+		io->fault.meta_in = NULL;
+		io->fault.meta_err = 0;
+	}
+}
+
 static int queue_io_member(struct graid_queue *q, struct sop *s, unsigned slot,
 			   unsigned member, bool write, uint8_t *ptr, size_t len,
-			   uint64_t member_off);
+			   uint64_t member_off, const uint32_t *meta, int meta_err);
 
 int queue_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned member,
 	     bool write, uint8_t *ptr, size_t len, uint64_t member_off)
 {
 	uint32_t stack[QUEUE_META_STACK], *meta;
 	bool heap;
-	int rc;
+	int rc, err;
 
 	if (!write)
-		return queue_io_member(q, s, slot, member, write, ptr, len, member_off);
-	meta = queue_write_meta(q, s, member, member_off, len, stack, &heap);
-	rc = queue_io_member(q, s, slot, member, write, ptr, len, member_off);
-	member_io_next_meta(NULL);
+		return queue_io_member(q, s, slot, member, write, ptr, len, member_off, NULL, 0);
+	meta = queue_write_meta(q, s, member, member_off, len, stack, &heap, &err);
+	rc = queue_io_member(q, s, slot, member, write, ptr, len, member_off, meta, err);
 	if (heap)
 		free(meta);
 	return rc;
@@ -219,7 +238,7 @@ int queue_io(struct graid_queue *q, struct sop *s, unsigned slot, unsigned membe
 
 static int queue_io_member(struct graid_queue *q, struct sop *s, unsigned slot,
 			   unsigned member, bool write, uint8_t *ptr, size_t len,
-			   uint64_t member_off)
+			   uint64_t member_off, const uint32_t *meta, int meta_err)
 {
 	struct mio *io = queue_mio(s, slot, member, write, len, member_off);
 	bool passthru = q->a->members[member].dev.nvme.passthru;
@@ -244,15 +263,19 @@ static int queue_io_member(struct graid_queue *q, struct sop *s, unsigned slot,
 			return -EXDEV;
 		index = s->req->kslot;
 		ptr = (uint8_t *)((uintptr_t)ptr - QUEUE_KSLOT_BIAS + q->slots[index].base);
-	} else if (queue_inline(q, member) &&
-		   queue_io_now(q, s, io, ptr, NULL, 0, member_off)) {
+	}
+	queue_meta_give(io, meta, meta_err);
+	if (index < 0 && queue_inline(q, member) &&
+	    queue_io_now(q, s, io, ptr, NULL, 0, member_off)) {
+		queue_meta_take_back(io, meta, meta_err);
 		return 0;
-	} else if (q->nfixed) {
+	}
+	if (index < 0 && q->nfixed)
 		/* Straight into or out of the caller's registered memory: a fixed buffer. */
 		index = queue_fixed_index(q, ptr, len, passthru);
-	}
 	rc = member_prep_io_fixed(&q->ring, q->a, member, write, ptr, (unsigned)len, member_off,
 				  index, io, &io->fault);
+	queue_meta_take_back(io, meta, meta_err);
 	/* Prepared, not yet submitted: a stale read still runs, but its bytes are dropped. */
 	if (rc == 0 && !write)
 		io->fault.stale = !queue_read_current(q, io, member_off);
@@ -267,15 +290,16 @@ int queue_writev(struct graid_queue *q, struct sop *s, unsigned slot, unsigned m
 	struct mio *io = queue_mio(s, slot, member, true, len, member_off);
 	uint32_t stack[QUEUE_META_STACK], *meta;
 	bool heap;
-	int rc;
+	int rc, err;
 
-	meta = queue_write_meta(q, s, member, member_off, len, stack, &heap);
+	meta = queue_write_meta(q, s, member, member_off, len, stack, &heap, &err);
+	queue_meta_give(io, meta, err);
 	if (queue_inline(q, member) && queue_io_now(q, s, io, NULL, iov, iovcnt, member_off))
 		rc = 0;
 	else if ((rc = member_prep_writev(&q->ring, q->a, member, iov, iovcnt, member_off, io,
 					  &io->fault)) == 0)
 		queue_io_prepared(q, s, io, NULL);
-	member_io_next_meta(NULL);
+	queue_meta_take_back(io, meta, err);
 	if (heap)
 		free(meta);
 	return rc;

@@ -271,37 +271,6 @@ static void mio_fault_start(const struct graid_array *a, unsigned member,
 }
 
 /*
- * The meta words the next write prepared by this thread carries (member_io_next_meta()):
- * a stripe operation's generations and records (io/lost_write_column.h). Taken by the
- * first write that makes tags, and cleared by the caller after its prep whatever happened.
- */
-static _Thread_local const uint32_t *mio_next_meta;
-/* Or the -errno the next such write ends with: its generations could not be chosen. */
-static _Thread_local int mio_next_meta_err;
-
-void member_io_next_meta(const uint32_t *meta)
-{
-	mio_next_meta = meta;
-	mio_next_meta_err = 0;
-}
-
-void member_io_next_meta_fail(int err)
-{
-	mio_next_meta = NULL;
-	mio_next_meta_err = err;
-}
-
-static const uint32_t *mio_take_meta(int *err)
-{
-	const uint32_t *m = mio_next_meta;
-
-	*err = mio_next_meta_err;
-	mio_next_meta = NULL;
-	mio_next_meta_err = 0;
-	return m;
-}
-
-/*
  * Keep the transfer in @p mf and, for a write of a checksummed array's data area, make its
  * new tags pending. @p meta: a write outside the data area (member_prep_log_writev). 0 or
  * the -errno the write is to end with, not issued.
@@ -311,9 +280,9 @@ static int mio_keep(struct graid_array *a, unsigned member, bool write, void *bu
 		    bool meta, struct member_io_fault *mf)
 {
 	struct iovec one = { .iov_base = buf, .iov_len = len };
-	/* A write's meta words come on its fault record (mirrors) or from the thread (parity). */
-	int meta_err;
-	const uint32_t *next = mio_take_meta(&meta_err), *meta_in = mf->meta_in ? mf->meta_in : next;
+	/* A write's meta words (or why it has none) come on its fault record. */
+	int meta_err = mf->meta_err;
+	const uint32_t *meta_in = mf->meta_in;
 	int rc;
 
 	mf->buf = buf;
@@ -329,7 +298,9 @@ static int mio_keep(struct graid_array *a, unsigned member, bool write, void *bu
 	/* The journal's log lies outside (its offsets wrap around below the data area). */
 	mf->off = meta || off >= a->lay.member_bytes ? UINT64_MAX : off;
 	mf->meta_tags = a->tags && mf->off != UINT64_MAX && tag_inline_role(a, member);
-	mf->meta_in = NULL; /* one I/O's words: a record used again is not given them twice */
+	/* One I/O's words: a record used again is not given them twice. */
+	mf->meta_in = NULL;
+	mf->meta_err = 0;
 	if (!a->tags || mf->off == UINT64_MAX)
 		return 0;
 	if (!write) {
@@ -466,6 +437,7 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 		       void *user_data, struct member_io_fault *mf)
 {
 	const uint32_t *meta_in = mf->meta_in;
+	int meta_err = mf->meta_err;
 	int keep = mio_keep(a, member, write, buf, len, iov, iovcnt, off, rw_flags & RWF_DSYNC,
 			    mf);
 	struct io_uring_sqe *sqe;
@@ -492,6 +464,7 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 	if (rc) {
 		member_io_abandon(a, member, len, mf);
 		mf->meta_in = meta_in;
+		mf->meta_err = meta_err;
 	}
 	return rc;
 }

@@ -48,6 +48,12 @@ struct member_io_fault {
 	 */
 	const uint32_t *meta_in;
 	/*
+	 * Set by the caller before prep, consumed (and cleared) by it: instead of meta words,
+	 * the -errno a data-area write that makes tags ends with, not issued (its generations
+	 * could not be chosen: io/lost_write_column.h); 0 otherwise.
+	 */
+	int meta_err;
+	/*
 	 * Set by the caller before prep (prep keeps it): a read not under its stripe lock, which
 	 * a write of the same blocks may overtake. A mismatch after a write of the role ended
 	 * since its prep (@c wgen) may be that write's new tag over the old bytes read: the read
@@ -165,21 +171,6 @@ bool member_io_in_ram(const struct member *m);
  */
 ssize_t member_io_now(struct graid_array *a, int fd, bool write, void *buf, unsigned len,
 		      const struct iovec *iov, unsigned iovcnt, uint64_t off);
-
-/*
- * The meta words (bits 0-30, one per 4 KiB block) of the next data-area write this thread
- * prepares (member_prep_*(), member_io_now_begin()), passed to tag_store_write_begin_meta();
- * NULL: each block's next generation. Set just before the prep and cleared (NULL) right
- * after it: @p meta must live until then. Ignored without a->csum_gens.
- */
-void member_io_next_meta(const uint32_t *meta);
-
-/*
- * Instead: the next write prepared by this thread that makes tags ends with @p err, not
- * issued (its generations could not be chosen: io/lost_write_column.h). Cleared by
- * member_io_next_meta(NULL).
- */
-void member_io_next_meta_fail(int err);
 
 /*
  * member_io_now()'s setup, before it: @p mf filled as a prep fills it (descriptor, start,
