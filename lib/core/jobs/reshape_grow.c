@@ -17,6 +17,7 @@
 #include "jobs/reshape_grow.h"
 #include "jobs/reshape_progress.h"
 #include "jobs/reshape_grow56.h"
+#include "jobs/reshape_io.h"
 #include "member/member.h"
 #include "member/member_pr.h"
 #include "meta/array_meta.h"
@@ -38,7 +39,9 @@ struct reshape_job {
 	struct reshape_record rec;
 	struct reshape_map map;     /* the record's two geometries, for the window math */
 	struct reshape_rec_io io;   /* record writes (the job is their one writer) */
-	uint8_t *buf;               /* one chunk */
+	struct reshape_io rio;      /* the windows' member I/O, on the job's thread */
+	/* RAID-0: a window's chunks; RAID-5/6: a new row's chunks, then an old row's. */
+	uint8_t *buf;
 	pthread_mutex_t lock;       /* ended and result */
 	pthread_cond_t cond;
 	bool ended;
@@ -73,11 +76,10 @@ static struct reshape_job *grow_job_new(const struct reshape_record *rec)
 
 	if (!j)
 		return NULL;
-	/* One chunk (RAID-0), or a new row's chunks with its parity (RAID-5/6). */
 	j->buf = aligned_alloc(ARRAY_ALIGN, (size_t)rec->old_geo.chunk_bytes *
 						    (rec->old_geo.level ? rec->new_geo.nmembers +
 									  rec->old_geo.nmembers
-									: 1));
+									: GROW_WINDOW_CHUNKS));
 	if (!j->buf || reshape_map_init(&j->map, rec)) {
 		free(j->buf);
 		free(j);
@@ -156,36 +158,38 @@ static unsigned grow_lock(struct graid_array *a, uint64_t c0, uint64_t c1, unsig
 	return n;
 }
 
-/* Copy chunk @p c from its old place to its new one; @p written marks the member written. */
-static int grow_move_chunk(struct graid_array *a, struct reshape_job *j,
-			   const struct array_reshape *rs, uint64_t c, bool *written)
+/*
+ * Move RAID-0 chunks [c0, c1) from their old places to their new ones through @p buf (a
+ * chunk each): every read at once, then every write (the chunks of the first row stay where
+ * they are). @p written marks the members written. A read's medium error stops the job
+ * (RAID-0 has no copy to move instead; the member stays), as any failure does.
+ */
+static int grow_move_chunks(struct reshape_job *j, const struct array_reshape *rs,
+			    uint64_t c0, uint64_t c1, bool *written)
 {
 	uint32_t chunk = rs->old_lay.chunk;
-	struct layout_pos o, w;
+	struct layout_pos to[GROW_WINDOW_CHUNKS];
+	unsigned k, n = 0;
 	int rc;
 
-	layout_map(&rs->old_lay, c * chunk, &o);
-	layout_map(&rs->new_lay, c * chunk, &w);
-	if (o.member == w.member && o.member_off == w.member_off)
-		return 0; /* the first row's chunks stay where they are */
-	rc = member_pio(&a->members[o.member], j->buf, chunk, a->data_offset + o.member_off,
-			false);
-	if (rc) {
-		graid__log(GRAID_LOG_ERR, "reshape: reading chunk %" PRIu64 " from member %u (%s): "
-					  "%s", c, o.member, a->members[o.member].dev.path,
-			   graid_strerror(rc));
-		return rc;
+	for (uint64_t c = c0; c < c1; c++) {
+		struct layout_pos o;
+
+		layout_map(&rs->old_lay, c * chunk, &o);
+		layout_map(&rs->new_lay, c * chunk, &to[n]);
+		if (o.member == to[n].member && o.member_off == to[n].member_off)
+			continue;
+		reshape_io_add(&j->rio, o.member, false, j->buf + (size_t)n * chunk, chunk,
+			       o.member_off);
+		n++;
 	}
-	rc = member_pio(&a->members[w.member], j->buf, chunk, a->data_offset + w.member_off,
-			true);
-	if (rc) {
-		graid__log(GRAID_LOG_ERR, "reshape: writing chunk %" PRIu64 " to member %u (%s): "
-					  "%s", c, w.member, a->members[w.member].dev.path,
-			   graid_strerror(rc));
-		return rc;
+	rc = reshape_io_run(&j->rio, "reading chunks to move from", NULL);
+	for (k = 0; rc == 0 && k < n; k++) {
+		reshape_io_add(&j->rio, to[k].member, true, j->buf + (size_t)k * chunk, chunk,
+			       to[k].member_off);
+		written[to[k].member] = true;
 	}
-	written[w.member] = true;
-	return 0;
+	return rc ? rc : reshape_io_run(&j->rio, "writing moved chunks to", NULL);
 }
 
 /* Flush every member @p written marks. */
@@ -413,8 +417,7 @@ static int grow_window(struct graid_array *a, struct reshape_job *j, struct arra
 		return -EPROTO;
 	}
 	nheld = grow_lock(a, p / chunk, (p + bytes) / chunk, held, 0);
-	for (uint64_t c = p / chunk; rc == 0 && c < (p + bytes) / chunk; c++)
-		rc = grow_move_chunk(a, j, rs, c, written);
+	rc = grow_move_chunks(j, rs, p / chunk, (p + bytes) / chunk, written);
 	for (unsigned m = 0; rc == 0 && m < a->nmembers; m++)
 		if (written[m])
 			rc = member_flush(&a->members[m]);
@@ -579,7 +582,11 @@ static void *grow_main(void *arg)
 
 	reshape_progress_start(&prog, a, rs, j->rec.new_geo.nmembers - j->rec.old_geo.nmembers,
 			       j->rec.position);
-	rc = grow_wait_plain(a, j, rs);
+	rc = reshape_io_open(&j->rio, a, 2 * GROW_WINDOW_CHUNKS);
+	if (rc)
+		graid__log(GRAID_LOG_ERR, "reshape: the job's ring: %s", graid_strerror(rc));
+	if (rc == 0)
+		rc = grow_wait_plain(a, j, rs);
 
 	reshape_rec_describe(&j->rec, state, sizeof(state));
 	graid__log(GRAID_LOG_NOTICE, "reshape: moving data: %s", state);
@@ -610,6 +617,7 @@ static void *grow_main(void *arg)
 		graid__log(GRAID_LOG_ERR, "reshape: stopped at byte %" PRIu64 " of %" PRIu64 ": "
 					  "%s; the record keeps the position",
 			   j->rec.position, rs->end, graid_strerror(rc));
+	reshape_io_close(&j->rio);
 	/* Before the end is told: a graid_array_grow(GRAID_GROW_WAIT) returns after the event. */
 	reshape_progress_end(&prog, rc, j->rec.position);
 	pthread_mutex_lock(&j->lock);
