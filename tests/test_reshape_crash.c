@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Crashes during a grow with writes going on (issue 42's crash test, docs/RESHAPE.md): for
+ * RAID-0 3 -> 4, RAID-5 4 -> 5 and RAID-6 6 -> 7, every member write after the k-th fails
+ * without landing (fault_writes_cut_after(): a power cut as the members see it), for every k
+ * through the start and the first windows and at random points after, while a writer
+ * overwrites random blocks. Then a read-only look and an open of all the files must serve
+ * every acknowledged write (the one write the cut caught may read old or new), the open goes
+ * on with the grow (or it is started again), and after it every acknowledged write reads
+ * back and a scrub finds no stripe wrong.
+ *
+ * GRAID_RESHAPE_CRASHES sets the random points per level (default 24: CI's share); the
+ * figures of a run with 1,000 are in docs/RESHAPE.md.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "arrayutil.h"
+#include "array/array.h"
+#include "cututil.h"
+#include "jobs/reshape_grow.h"
+
+#if GRAID_FAULT_INJECTION
+extern bool graid__test_grow56;
+#else
+static bool graid__test_grow56;
+#endif
+
+#define CHUNK (16u * 1024)
+#define BYTES (4ull << 20)
+#define BLK 4096u
+/* The writer's pace: a write, then this long asleep (the move must get on too). */
+#define WRITER_NAP_US 300
+
+static char log_text[32768];
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void log_keep(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	(void)level;
+	pthread_mutex_lock(&log_lock);
+	if (strlen(log_text) + strlen(msg) + 2 < sizeof(log_text)) {
+		strcat(log_text, msg);
+		strcat(log_text, "\n");
+	}
+	pthread_mutex_unlock(&log_lock);
+}
+
+static void setup(void)
+{
+#if !GRAID_FAULT_INJECTION
+	cr_skip_test("the member-write cut and the RAID-5/6 grow switch exist only with "
+		     "-Dfault_injection");
+#endif
+	graid__test_grow56 = true;
+	graid_log_set(log_keep, NULL, GRAID_LOG_ERR); /* the cut's failures are expected */
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void fill(uint8_t *p, size_t n, uint64_t seed)
+{
+	for (size_t i = 0; i < n; i += 8) {
+		uint64_t v = rng_next(&seed);
+
+		memcpy(p + i, &v, 8);
+	}
+}
+
+static uint64_t array_bytes(struct graid_array *a, unsigned *nmembers)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	if (nmembers)
+		*nmembers = info.nmembers;
+	return info.size;
+}
+
+static unsigned ndata(int level, unsigned n)
+{
+	return level == 0 ? n : level == 5 ? n - 1 : n - 2;
+}
+
+/* What must read back: the model, but for the one block of the write the cut caught. */
+struct crash_model {
+	uint8_t *bytes;              /* every acknowledged write */
+	uint64_t size;
+	int64_t torn;                /* the block of the write that failed, or -1 */
+	uint8_t torn_new[BLK];       /* what that write carried */
+	struct graid_array *a;
+	atomic_bool stop;
+	uint64_t seed;
+	unsigned acked;
+};
+
+/* Overwrite random blocks until told to stop or a write fails (the cut). */
+static void *writer(void *arg)
+{
+	struct crash_model *m = arg;
+	uint8_t *blk = aligned_alloc(BLK, BLK);
+
+	while (blk && !atomic_load(&m->stop)) {
+		uint64_t b = rng_next(&m->seed) % (m->size / BLK);
+
+		fill(blk, BLK, rng_next(&m->seed));
+		if (graid_array_write(m->a, blk, BLK, b * BLK) != (ssize_t)BLK) {
+			m->torn = (int64_t)b;
+			memcpy(m->torn_new, blk, BLK);
+			break;
+		}
+		memcpy(m->bytes + b * BLK, blk, BLK);
+		m->acked++;
+		usleep(WRITER_NAP_US);
+	}
+	free(blk);
+	return NULL;
+}
+
+static void check_model(struct graid_array *a, const struct crash_model *m, long k,
+			const char *when)
+{
+	uint8_t *got = aligned_alloc(BLK, m->size);
+
+	cr_assert_not_null(got);
+	cr_assert_eq(graid_array_read(a, got, m->size, 0), (ssize_t)m->size,
+		     "crash after write %ld, %s: the read failed", k, when);
+	for (uint64_t at = 0; at < m->size; at += BLK) {
+		if (!memcmp(got + at, m->bytes + at, BLK))
+			continue;
+		cr_assert(m->torn == (int64_t)(at / BLK) && !memcmp(got + at, m->torn_new, BLK),
+			  "crash after write %ld, %s: block at %llu is neither the last acknowledged "
+			  "write nor the one the cut caught", k, when, (unsigned long long)at);
+	}
+	free(got);
+}
+
+/* After an unclean open the resync runs by position; then a scrub finds nothing wrong. */
+static void scrub_clean(struct graid_array *a, long k)
+{
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+
+	for (unsigned i = 0; i < 4000; i++) {
+		cr_assert_eq(graid_array_info(a, &info), 0);
+		if (!info.unclean)
+			break;
+		usleep(5000);
+	}
+	cr_assert_eq(info.unclean, 0, "crash after write %ld: the resync did not end", k);
+	cr_assert_eq(graid_array_scrub(a, 0, &rep), 0, "crash after write %ld: scrub", k);
+	cr_assert_eq(rep.mismatches, 0, "crash after write %ld: %llu stripes mismatch (first "
+					"row %llu)", k, (unsigned long long)rep.mismatches,
+		     (unsigned long long)rep.stripe[0]);
+}
+
+/* Crashes that left: no reshape recorded, one to resume, one finished; looks refused. */
+struct crash_tally {
+	unsigned again, resumed, finished, refused, acked;
+};
+
+/* The grow with the cut after member write @p k, the writer going; the array closed. */
+static long crash_grow(struct au_set *s, unsigned nold, struct crash_model *m, long k)
+{
+	pthread_t t;
+	long left;
+
+	fault_writes_cut_after(k);
+	cr_assert_eq(pthread_create(&t, NULL, writer, m), 0);
+	graid_array_grow(m->a, &s->paths[nold], 1, GRAID_GROW_WAIT);
+	/* The writer gets some writes in after a grow that ended too (a cut on a write). */
+	usleep(2000);
+	atomic_store(&m->stop, true);
+	pthread_join(t, NULL);
+	graid_array_close(m->a);
+	left = fault_writes_cut_left();
+	fault_writes_cut_after(-1);
+	m->a = NULL;
+	return left;
+}
+
+/* A look (refused only while the first rows are whole in their staged copy alone). */
+static void crash_look(struct au_set *s, unsigned nall, const struct crash_model *m, long k,
+		       struct crash_tally *t)
+{
+	struct graid_open_options ro = { .struct_size = sizeof(ro),
+					 .flags = GRAID_OPEN_READ_ONLY };
+	struct graid_array *a = NULL;
+	int rc;
+
+	log_text[0] = '\0';
+	rc = graid_array_open(s->paths, nall, &ro, &a);
+	if (rc == -EOPNOTSUPP) {
+		cr_assert(strstr(log_text, "staged copy"), "crash after write %ld: %s", k, log_text);
+		t->refused++;
+		return;
+	}
+	cr_assert_eq(rc, 0, "crash after write %ld: the look failed: %d", k, rc);
+	check_model(a, m, k, "the look");
+	cr_assert_eq(graid_array_close(a), 0);
+}
+
+/*
+ * One crash at member write @p k of a grow of a RAID-@p level of @p nold by one; @p total:
+ * set to the member writes of a whole grow and its close when k is past them.
+ */
+static void crash_at(int level, unsigned nold, long k, struct crash_tally *t, long *total)
+{
+	const unsigned nall = nold + 1;
+	struct crash_model *m = calloc(1, sizeof(*m));
+	struct au_set s;
+	unsigned n;
+	long left;
+
+	cr_assert_not_null(m);
+	au_make(&s, nall, BYTES);
+	cr_assert_eq(au_create(&s, nold, level, CHUNK, &m->a), 0);
+	m->size = array_bytes(m->a, NULL);
+	m->bytes = aligned_alloc(BLK, m->size);
+	m->torn = -1;
+	m->seed = 0x9e3779b97f4a7c15ull ^ (uint64_t)k;
+	cr_assert_not_null(m->bytes);
+	fill(m->bytes, m->size, 100 + (uint64_t)k);
+	cr_assert_eq(graid_array_write(m->a, m->bytes, m->size, 0), (ssize_t)m->size);
+	left = crash_grow(&s, nold, m, k);
+	if (total)
+		*total = k - left;
+	t->acked += m->acked;
+	crash_look(&s, nall, m, k, t);
+	log_text[0] = '\0';
+	cr_assert_eq(graid_array_open(s.paths, nall, NULL, &m->a), 0,
+		     "crash after write %ld: the open failed: %s", k, log_text);
+	check_model(m->a, m, k, "the open");
+	if (m->a->reshape_job) {
+		cr_assert_eq(reshape_job_wait(m->a), 0, "crash after write %ld: the resume "
+							"failed: %s", k, log_text);
+		t->resumed++;
+	} else if (array_bytes(m->a, &n) == m->size) {
+		cr_assert_eq(graid_array_grow(m->a, &s.paths[nold], 1, GRAID_GROW_WAIT), 0,
+			     "crash after write %ld: the grow again failed: %s", k, log_text);
+		t->again++;
+	} else {
+		t->finished++;
+	}
+	cr_assert_eq(array_bytes(m->a, &n), m->size / ndata(level, nold) * ndata(level, nall),
+		     "crash after write %ld", k);
+	cr_assert_eq(n, nall);
+	check_model(m->a, m, k, "the grow's end");
+	if (level)
+		scrub_clean(m->a, k);
+	cr_assert_eq(graid_array_close(m->a), 0);
+	free(m->bytes);
+	free(m);
+	au_remove(&s);
+}
+
+/* Every k of the first @p first member writes, then the random points. */
+static void crashes(int level, unsigned nold, long first, uint64_t seed)
+{
+	const char *env = getenv("GRAID_RESHAPE_CRASHES");
+	unsigned random = env ? (unsigned)strtoul(env, NULL, 10) : 24;
+	struct crash_tally t = { 0 };
+	long total = 0;
+
+	crash_at(level, nold, 1L << 40, &t, &total);
+	cr_log_info("RAID-%d %u -> %u with the writer: %ld member writes in all", level, nold,
+		    nold + 1, total);
+	cr_assert_gt(total, first);
+	t = (struct crash_tally){ 0 };
+	for (long k = 0; k < first; k++)
+		crash_at(level, nold, k, &t, NULL);
+	for (unsigned i = 0; i < random; i++)
+		crash_at(level, nold, first + (long)(rng_next(&seed) % (uint64_t)(total - first)),
+			 &t, NULL);
+	cr_log_info("RAID-%d %u -> %u: %ld + %u crashes; after them %u grown again, %u resumed, "
+		    "%u finished, %u looks refused (staged); %u writes acknowledged, all read "
+		    "back", level, nold, nold + 1, first, random, t.again, t.resumed, t.finished,
+		    t.refused, t.acked);
+	cr_assert_gt(t.resumed, (first + random) / 4, "too few crashes fell in the move");
+}
+
+Test(reshape_crash, raid0_3_to_4_with_writes, .init = setup, .timeout = 1800)
+{
+	crashes(0, 3, 60, 3030);
+}
+
+Test(reshape_crash, raid5_4_to_5_with_writes, .init = setup, .timeout = 1800)
+{
+	crashes(5, 4, 90, 4050);
+}
+
+Test(reshape_crash, raid6_6_to_7_with_writes, .init = setup, .timeout = 1800)
+{
+	crashes(6, 6, 70, 6070);
+}
