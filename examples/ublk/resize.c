@@ -29,10 +29,11 @@ void gu_resize(struct uctrl *c, struct usrv *s)
 		return;
 	if (!(c->features & UBLK_F_UPDATE_SIZE)) {
 		if (!s->resize_told)
-			fprintf(stderr, "graid-ublk: the array grew to %" PRIu64 " bytes, but this "
-					"kernel cannot resize a ublk device (UBLK_F_UPDATE_SIZE, "
-					"Linux 6.16+): /dev/ublkb%" PRIu32 " keeps its %" PRIu64
-					" bytes until graid-ublk is restarted\n",
+			fprintf(stderr,
+				"graid-ublk: the array grew to %" PRIu64 " bytes, but this "
+				"kernel cannot resize a ublk device (UBLK_F_UPDATE_SIZE, "
+				"Linux 6.16+): /dev/ublkb%" PRIu32 " keeps its %" PRIu64
+				" bytes until graid-ublk is restarted\n",
 				info.size, s->dev_id, s->dev_sectors << 9);
 		s->resize_told = true;
 		return;
@@ -40,13 +41,15 @@ void gu_resize(struct uctrl *c, struct usrv *s)
 	rc = uctrl_update_size(c, s->dev_id, sectors);
 	if (rc) {
 		/* Served as it was: the next grow's end (or a restart) tries again. */
-		fprintf(stderr, "graid-ublk: UPDATE_SIZE to %" PRIu64 " bytes: %s; /dev/ublkb%"
-				PRIu32 " keeps its %" PRIu64 " bytes\n",
+		fprintf(stderr,
+			"graid-ublk: UPDATE_SIZE to %" PRIu64 " bytes: %s; /dev/ublkb%" PRIu32
+			" keeps its %" PRIu64 " bytes\n",
 			info.size, graid_strerror(rc), s->dev_id, s->dev_sectors << 9);
 		return;
 	}
-	fprintf(stderr, "graid-ublk: /dev/ublkb%" PRIu32 " resized from %" PRIu64 " to %" PRIu64
-			" bytes (the array grew; grow its filesystem, e.g. resize2fs)\n",
+	fprintf(stderr,
+		"graid-ublk: /dev/ublkb%" PRIu32 " resized from %" PRIu64 " to %" PRIu64
+		" bytes (the array grew; grow its filesystem, e.g. resize2fs)\n",
 		s->dev_id, s->dev_sectors << 9, sectors << 9);
 	s->dev_sectors = sectors;
 }

@@ -158,7 +158,7 @@ sed 's/^/  /' /tmp/grow-create.out
 # shellcheck disable=SC2086
 start_server /tmp/grow-srv.log $OLD || { echo "FAIL start: graid-ublk did not serve $OLD"; exit 1; }
 before=$(sectors "$DEV")
-echo "  $DEV: $before sectors, RAID-$LEVEL over $(echo $OLD | wc -w) drives"
+echo "  $DEV: $before sectors, RAID-$LEVEL over $(echo "$OLD" | wc -w) drives"
 
 mkdir -p "$MNT"
 if ! "$MKFS" -t ext4 -F -q "$DEV" >/tmp/grow-mkfs.out 2>&1 ||
