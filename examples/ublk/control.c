@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The control commands of a ublk device: add, set parameters, start, stop, delete. */
+/* The control commands of a ublk device: add, set parameters, start, resize, stop, delete. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -127,6 +127,17 @@ int uctrl_start_dev(struct uctrl *c, uint32_t dev_id)
 	 */
 	cmd.data[0] = (uint64_t)getpid();
 	return uctrl_send(c, UCTRL_OP(c, START_DEV), &cmd);
+}
+
+int uctrl_update_size(struct uctrl *c, uint32_t dev_id, uint64_t sectors)
+{
+	struct ublksrv_ctrl_cmd cmd = uctrl_cmd_for(dev_id, NULL, 0);
+
+	/* No legacy number: a driver that has it takes the ioctl encoding (6.16+). */
+	if (!(c->features & UBLK_F_UPDATE_SIZE))
+		return -EOPNOTSUPP;
+	cmd.data[0] = sectors;
+	return uctrl_send(c, UBLK_U_CMD_UPDATE_SIZE, &cmd);
 }
 
 int uctrl_stop_dev(struct uctrl *c, uint32_t dev_id)

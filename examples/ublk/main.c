@@ -400,6 +400,8 @@ static int gu_parse(int argc, char **argv, struct gu_opts *o)
 /* Member failures are what an operator must hear about: the array keeps serving degraded. */
 /* The array went foreign: set before SIGUSR1 is sent, so that no other SIGUSR1 counts. */
 static atomic_bool gu_foreign_seen;
+/* A reshape ended (the array may have grown): likewise, for gu_resize() in gu_serve. */
+static atomic_bool gu_resize_seen;
 
 static void gu_on_event(void *arg, const struct graid_event *ev)
 {
@@ -409,9 +411,23 @@ static void gu_on_event(void *arg, const struct graid_event *ev)
 		atomic_store(&gu_foreign_seen, true);
 		kill(getpid(), SIGUSR1); /* the main thread runs --on-foreign (gu_serve) */
 	}
+	if (ev->type == GRAID_EVENT_RESHAPE_DONE) {
+		/* The control commands are the main thread's: it resizes the device. */
+		atomic_store(&gu_resize_seen, true);
+		kill(getpid(), SIGUSR1);
+	}
 	if (ev->type == GRAID_EVENT_MEMBER_FAILED)
 		fprintf(stderr, "graid-ublk: member %d failed (%s); serving from the others\n",
 			ev->member, graid_strerror(ev->error));
+	else if (ev->type == GRAID_EVENT_RESHAPE_STARTED)
+		fprintf(stderr, "graid-ublk: growing: %" PRIu64 " member(s) added, data moving\n",
+			ev->count);
+	else if (ev->type == GRAID_EVENT_RESHAPE_PAUSED)
+		fprintf(stderr, "graid-ublk: the grow stopped at %" PRIu64 "%% (%s); the next open "
+				"goes on with it\n", ev->count, graid_strerror(ev->error));
+	else if (ev->type == GRAID_EVENT_RESHAPE_DONE)
+		fprintf(stderr, "graid-ublk: grow done: the array has %" PRIu64 " bytes%s\n",
+			ev->count, ev->error ? " (its end not recorded yet: the old size stays)" : "");
 	else if (ev->type == GRAID_EVENT_ARRAY_FAILED)
 		fprintf(stderr, "graid-ublk: too many members failed: I/O now fails\n");
 	else if (ev->type == GRAID_EVENT_ARRAY_FOREIGN)
@@ -602,10 +618,18 @@ static int gu_serve(struct uctrl *c, struct usrv *s, unsigned nq, const uint8_t 
 			gu_record_write(s->dev_id, uuid);
 			printf("/dev/ublkb%" PRIu32 "\n", s->dev_id);
 			fflush(stdout);
-			/* SIGUSR1: the array went foreign (gu_on_event); anything else stops. */
-			while (sigwait(sigs, &sig) == 0 && sig == SIGUSR1)
+			/* A grow resumed by the open may have ended before the callback was set. */
+			gu_resize(c, s);
+			/*
+			 * SIGUSR1: the array went foreign or a reshape ended (gu_on_event);
+			 * anything else stops.
+			 */
+			while (sigwait(sigs, &sig) == 0 && sig == SIGUSR1) {
 				if (atomic_load(&gu_foreign_seen))
 					gu_foreign_hook(s, uuid);
+				if (atomic_exchange(&gu_resize_seen, false))
+					gu_resize(c, s);
+			}
 			gu_record_remove(s->dev_id);
 			fprintf(stderr, "graid-ublk: %s: stopping /dev/ublkb%" PRIu32 "\n",
 				strsignal(sig), s->dev_id);
@@ -733,6 +757,7 @@ static int gu_run(struct graid_array *a, const struct graid_array_info *info,
 			     : "a command per request");
 
 	gu_params(&params, info, dev.max_io_buf_bytes);
+	s.dev_sectors = params.basic.dev_sectors;
 	rc = uctrl_set_params(&c, s.dev_id, &params);
 	if (rc)
 		fprintf(stderr, "graid-ublk: SET_PARAMS: %s\n", graid_strerror(rc));

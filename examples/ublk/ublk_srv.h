@@ -51,6 +51,11 @@ int uctrl_set_params(struct uctrl *c, uint32_t dev_id, struct ublk_params *p);
 /* The CPUs that submit to queue @q_id (0 or -errno). */
 int uctrl_queue_affinity(struct uctrl *c, uint32_t dev_id, uint16_t q_id, cpu_set_t *cpus);
 int uctrl_start_dev(struct uctrl *c, uint32_t dev_id);
+/*
+ * The started device's capacity becomes @p sectors (512 bytes each): 0, -EOPNOTSUPP the
+ * driver lacks UBLK_F_UPDATE_SIZE (before 6.16), or the driver's -errno.
+ */
+int uctrl_update_size(struct uctrl *c, uint32_t dev_id, uint64_t sectors);
 int uctrl_stop_dev(struct uctrl *c, uint32_t dev_id);
 int uctrl_del_dev(struct uctrl *c, uint32_t dev_id);
 
@@ -79,6 +84,12 @@ struct usrv {
 	 */
 	bool zero_copy;
 	unsigned depth;        /* tags per queue, as the driver granted */
+	/*
+	 * The device's capacity in 512-byte sectors as last given to the driver (SET_PARAMS,
+	 * then UPDATE_SIZE): the main thread's only (resize.c).
+	 */
+	uint64_t dev_sectors;
+	bool resize_told;      /* the driver cannot resize: said once */
 	size_t buf_bytes;      /* largest request, and each tag's buffer */
 	atomic_bool stopping;  /* the main thread is taking the device down */
 	/*
@@ -116,6 +127,15 @@ void gu_record_write(uint32_t dev_id, const uint8_t uuid[16]);
 void gu_record_remove(uint32_t dev_id);
 /* The UUID as graidctl prints it: 36 characters and a NUL. */
 void gu_uuid_str(const uint8_t uuid[16], char out[37]);
+
+/* ---- resize.c: the device follows the array's size ---- */
+
+/*
+ * Where the array is now larger than the device (a grow has finished), give the device its
+ * size (UPDATE_SIZE), or say once that it keeps the old one until graid-ublk is restarted.
+ * Never fails the device. The main thread, between START_DEV and STOP_DEV.
+ */
+void gu_resize(struct uctrl *c, struct usrv *s);
 
 /* ---- foreign.c: --on-foreign ---- */
 

@@ -36,6 +36,20 @@
 #endif
 
 /*
+ * Resizing a live device (Linux 6.16+; values of the 7.3 header): UPDATE_SIZE sets the
+ * disk's capacity to data[0] 512-byte sectors and tells the kernel (a uevent; the
+ * filesystem on it grows only when asked, resize2fs). Only ioctl-encoded, listed by
+ * GET_FEATURES, not asked for at ADD_DEV. Only while the disk exists (after START_DEV,
+ * before STOP_DEV): some kernels dereference a missing disk.
+ */
+#ifndef UBLK_F_UPDATE_SIZE
+#define UBLK_F_UPDATE_SIZE (1ULL << 10)
+#endif
+#ifndef UBLK_U_CMD_UPDATE_SIZE
+#define UBLK_U_CMD_UPDATE_SIZE _IOWR('u', 0x15, struct ublksrv_ctrl_cmd)
+#endif
+
+/*
  * Batched fetches and commits (UBLK_F_BATCH_IO; Linux 7.3 has them, 6.12 not): one
  * PREP_IO_CMDS gives the driver every tag's buffer, one multishot FETCH_IO_CMDS hands out
  * the tags of new requests (2 bytes each) into a provided buffer, and one COMMIT_IO_CMDS
