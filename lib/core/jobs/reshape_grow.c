@@ -452,8 +452,8 @@ static uint64_t grow_tail_row(const struct array_reshape *rs, unsigned m)
  * FINISHING zeroes them again, and no request reaches them before the new size. RAID-5/6
  * degraded: a member that is out, or whose zeroing fails (it is then taken out, as any write
  * error takes it), is skipped, and its rows there are marked in the bitmap, durably, so that
- * a catch-up of it rewrites them (a spare's rebuild rewrites every row anyway). RAID-0 has
- * no member out (it would be broken): an error stops the finish.
+ * a catch-up of it rewrites them (a spare's rebuild rewrites every row anyway). RAID-0
+ * zeroes every member as before (one out would have broken it): an error stops the finish.
  */
 static int grow_zero_tail(struct graid_array *a, const struct array_reshape *rs)
 {
@@ -462,11 +462,11 @@ static int grow_zero_tail(struct graid_array *a, const struct array_reshape *rs)
 
 	for (unsigned m = 0; m < l->nmembers; m++) {
 		uint64_t r = grow_tail_row(rs, m);
-		int fd = a->members[m].dev.fd, rc = -ENODEV;
+		int fd = a->members[m].dev.fd, rc;
 
 		if (r >= rows)
 			continue;
-		if (array_role_alive(a, m)) {
+		if (array_role_alive(a, m) || !l->nparity) {
 			rc = member_zero_range_fd(&a->members[m], fd, a->data_offset + r * l->chunk,
 						  (rows - r) * l->chunk);
 			if (rc == 0)
@@ -484,8 +484,6 @@ static int grow_zero_tail(struct graid_array *a, const struct array_reshape *rs)
 			if (atomic_load(&a->broken))
 				return -EIO;
 		}
-		if (!l->nparity)
-			return rc;
 		rc = grow56_mark_rows(a, r, rows);
 		if (rc)
 			return rc;

@@ -42,8 +42,9 @@ static int grow56_io(struct graid_array *a, unsigned m, void *buf, size_t len, u
 
 	if (rc)
 		graid__log(write ? GRAID_LOG_ERR : GRAID_LOG_WARNING,
-			   "reshape: %s array byte %" PRIu64 " %s member %u (%s): %s", what, arr_off,
-			   write ? "to" : "from", m, a->members[m].dev.path, graid_strerror(rc));
+			   "reshape: %s array byte %" PRIu64 " %s member %u (%s): %s", what,
+			   arr_off, write ? "to" : "from", m, a->members[m].dev.path,
+			   graid_strerror(rc));
 	return rc;
 }
 
@@ -88,8 +89,8 @@ static int grow56_read_role(struct graid_array *a, const struct layout *l, uint6
 	if (rc && array_member_read_error(a, m, &mf, rc)) {
 		for (unsigned c = 0; c < l->chunk / BBL_UNIT; c++)
 			if (grow56_io(a, m, blk + (size_t)c * BBL_UNIT, BBL_UNIT,
-				      off + (uint64_t)c * BBL_UNIT, false, "reading 4 KiB of the old row of",
-				      off * l->ndata))
+				      off + (uint64_t)c * BBL_UNIT, false,
+				      "reading 4 KiB of the old row of", off * l->ndata))
 				bbl_cols_set(era, c);
 		rc = 0;
 	} else if (rc) {
@@ -163,8 +164,8 @@ static int grow56_read_staged(struct graid_array *a, const struct reshape_record
 		return rc;
 	for (unsigned c = 0; rc && c < chunk / BBL_UNIT; c++)
 		if (grow56_io(a, m, dst + (size_t)c * BBL_UNIT, BBL_UNIT,
-			      moff + (uint64_t)c * BBL_UNIT, false, "reading 4 KiB of the staged copy of",
-			      off))
+			      moff + (uint64_t)c * BBL_UNIT, false,
+			      "reading 4 KiB of the staged copy of", off))
 			bbl_cols_set(lost, c);
 	badblocks_cols(a, m, moff, chunk, lost);
 	for (unsigned c = 0; c < chunk / BBL_UNIT; c++)
@@ -218,9 +219,9 @@ static int grow56_carry(struct graid_array *a, unsigned m, int fd, uint64_t moff
 			continue;
 		rc = badblocks_add(a, m, fd, moff + (uint64_t)c * BBL_UNIT, BBL_UNIT, BBL_F_LOST);
 		if (rc == -EOPNOTSUPP) {
-			graid__log(GRAID_LOG_ERR, "reshape: a lost 4 KiB unit cannot be recorded at "
-						  "its new place on member %u: the array keeps no "
-						  "bad-block log; stopped", m);
+			graid__log(GRAID_LOG_ERR, "reshape: a lost 4 KiB unit cannot be recorded "
+						  "at its new place on member %u: the array keeps "
+						  "no bad-block log; stopped", m);
 			return -EIO;
 		}
 		if (rc == -ESTALE)
@@ -234,7 +235,8 @@ static int grow56_carry(struct graid_array *a, unsigned m, int fd, uint64_t moff
 /*
  * New row @p row's chunks (@p blocks, role order) written to its live members, each place's
  * log kept true (grow56_carry; @p lost per data role). A write that fails takes its member
- * out, as the stripe path does, and the row goes on around it. @p out: a member of the row was out or went out.
+ * out, as the stripe path does, and the row goes on around it. @p out: a member of the row
+ * was out or went out.
  */
 static int grow56_write_row(struct graid_array *a, const struct layout *l, uint64_t row,
 			    uint8_t *const *blocks, const struct bbl_cols *lost, bool *written,
@@ -348,6 +350,14 @@ int grow56_flush(struct graid_array *a, const bool *written, uint64_t r0, uint64
 		if (rc == 0)
 			rc = grow56_mark_rows(a, r0, r1);
 	}
+	/*
+	 * The log entries the rows' writes cleared, on the devices before the record: after a
+	 * crash a stale one would fail reads of a unit that holds moved data. A sync that fails
+	 * leaves a record too many (-EIO for data that is there, never data for none): logged.
+	 */
+	if (rc == 0 && badblocks_sync(a))
+		graid__log(GRAID_LOG_WARNING, "reshape: writing the bad-block logs' clears "
+					      "failed; they are written again at the next flush");
 	return rc;
 }
 

@@ -46,7 +46,8 @@ int grow56_stage_copy(struct graid_array *a, const struct array_reshape *rs,
 /*
  * The flush after the job's writes: each member @p written marks made durable. A member
  * whose flush fails is taken out, and new rows [@p r0, @p r1) (those written since the last
- * flush) are marked in the bitmap, durably, so that its catch-up rewrites them.
+ * flush) are marked in the bitmap, durably, so that its catch-up rewrites them. Then the
+ * bad-block logs' clears are written (a failure there is logged, not returned).
  * @return 0; -EIO the array broke; the bitmap's error.
  */
 int grow56_flush(struct graid_array *a, const bool *written, uint64_t r0, uint64_t r1);
