@@ -79,14 +79,28 @@ static uint64_t array_bytes(struct graid_array *a)
 	return info.size;
 }
 
-/* A RAID-5 of four member files (a fifth to add), holding a known pattern, closed. */
-static uint8_t *make_closed(struct au_set *s, uint64_t *size)
+/* Members of the RAID-@p level before the grow (one more file: the one added). */
+static unsigned nold_of(int level)
+{
+	return level == 5 ? 4 : 6;
+}
+
+/* The size after the grow by one member of an array of @p size bytes. */
+static uint64_t grown_of(int level, uint64_t size)
+{
+	unsigned k = nold_of(level) - (level == 5 ? 1 : 2);
+
+	return size / k * (k + 1);
+}
+
+/* A RAID-@p level of nold_of() member files (one more to add), holding a pattern, closed. */
+static uint8_t *make_closed(struct au_set *s, int level, uint64_t *size)
 {
 	struct graid_array *a;
 	uint8_t *model;
 
-	au_make(s, 5, BYTES);
-	cr_assert_eq(au_create(s, 4, 5, CHUNK, &a), 0);
+	au_make(s, nold_of(level) + 1, BYTES);
+	cr_assert_eq(au_create(s, nold_of(level), level, CHUNK, &a), 0);
 	*size = array_bytes(a);
 	model = aligned_alloc(BLK, *size);
 	cr_assert_not_null(model);
@@ -160,6 +174,15 @@ static void wait_moving(struct graid_array *a)
 	cr_assert_gt(atomic_load(&a->reshape_mem->position), 0, "nothing moved yet");
 }
 
+/* The job has moved past byte @p p. */
+static void wait_past(struct graid_array *a, uint64_t p)
+{
+	for (int i = 0; i < 3000 && atomic_load(&a->reshape_mem->position) <= p; i++)
+		usleep(1000);
+	cr_assert_gt(atomic_load(&a->reshape_mem->position), p, "stuck at %llu",
+		     (unsigned long long)p);
+}
+
 /*
  * Member @p victim (an old one, or 4: the added one) sits behind a modelled NVMe-oF
  * controller that goes down once the job has moved past its staging: the job's own I/O
@@ -168,15 +191,16 @@ static void wait_moving(struct graid_array *a)
  * again, the member catches up from the bitmap in the new geometry: every byte reads back
  * through it and a scrub finds no mismatch.
  */
-static void out_and_back(unsigned victim)
+static void out_and_back(int level, unsigned victim)
 {
+	const unsigned nold = nold_of(level);
 	struct graid_member_info mi = { .struct_size = sizeof(mi) };
 	char state[320], spec[700];
 	const char *paths[AU_MAX];
 	struct graid_array *a;
 	struct au_set s;
 	uint64_t size;
-	uint8_t *model = make_closed(&s, &size);
+	uint8_t *model = make_closed(&s, level, &size);
 
 	tu_need_fault_injection();
 	snprintf(state, sizeof(state), "%s/ctrl-state", s.dir);
@@ -184,15 +208,17 @@ static void out_and_back(unsigned victim)
 	snprintf(spec, sizeof(spec), "faulty:fabric-state=%s:%s", state, s.path[victim]);
 	memcpy(paths, s.paths, sizeof(paths));
 	paths[victim] = spec;
-	cr_assert_eq(graid_array_open(paths, 4, NULL, &a), 0);
+	cr_assert_eq(graid_array_open(paths, nold, NULL, &a), 0);
 	slow_down(a, 1u << 20);
-	cr_assert_eq(graid_array_grow(a, &paths[4], 1, 0), 0);
+	cr_assert_eq(graid_array_grow(a, &paths[nold], 1, 0), 0);
 	wait_moving(a);
+	/* Past a window too: the job is then most likely in its pacing sleep, between rows. */
+	wait_past(a, atomic_load(&a->reshape_mem->position));
 	cr_assert_eq(au_ctrl_state(state, "connecting"), 0);
 	wait_state(a, victim, GRAID_MEMBER_UNREACHABLE);
 	slow_down(a, 0);
 	cr_assert_eq(reshape_job_wait(a), 0, "the job did not finish: %s", log_text);
-	cr_assert_eq(array_bytes(a), size / 3 * 4);
+	cr_assert_eq(array_bytes(a), grown_of(level, size));
 	cr_assert_eq(state_of(a, victim), GRAID_MEMBER_UNREACHABLE);
 	check_all(a, model, size, UINT64_MAX, "degraded, after the grow");
 	cr_assert_eq(au_ctrl_state(state, "live"), 0);
@@ -204,7 +230,7 @@ static void out_and_back(unsigned victim)
 	check_all(a, model, size, UINT64_MAX, "caught up");
 	scrub_clean(a, "caught up");
 	cr_assert_eq(graid_array_close(a), 0);
-	cr_assert_eq(graid_array_open(s.paths, 5, NULL, &a), 0);
+	cr_assert_eq(graid_array_open(s.paths, nold + 1, NULL, &a), 0);
 	check_all(a, model, size, UINT64_MAX, "reopened");
 	scrub_clean(a, "reopened");
 	cr_assert_eq(graid_array_close(a), 0);
@@ -212,18 +238,30 @@ static void out_and_back(unsigned victim)
 	au_remove(&s);
 }
 
-Test(reshape_grow56_faults, an_old_member_out_at_the_finish_catches_up_after_it, .init = setup,
-     .timeout = 300)
-{
-	out_and_back(1);
-}
-
-Test(reshape_grow56_faults, the_added_member_going_out_mid_row_catches_up_after_it,
+Test(reshape_grow56_faults, raid5_an_old_member_out_at_the_finish_catches_up_after_it,
      .init = setup, .timeout = 300)
 {
-	out_and_back(4);
+	out_and_back(5, 1);
+}
+
+Test(reshape_grow56_faults, raid5_the_added_member_going_out_mid_row_catches_up_after_it,
+     .init = setup, .timeout = 300)
+{
+	out_and_back(5, 4);
 	cr_assert(strstr(log_text, "to member 4") || strstr(log_text, "flushing member 4"),
 		  "the job's own write or flush did not meet the outage: %s", log_text);
+	cr_log_info("the outage met by the job's %s", strstr(log_text, "to member 4") ?
+		    "write (mid-row)" : "flush");
+}
+
+Test(reshape_grow56_faults, raid6_the_added_member_going_out_mid_row_catches_up_after_it,
+     .init = setup, .timeout = 300)
+{
+	out_and_back(6, 6);
+	cr_assert(strstr(log_text, "to member 6") || strstr(log_text, "flushing member 6"),
+		  "the job's own write or flush did not meet the outage: %s", log_text);
+	cr_log_info("the outage met by the job's %s", strstr(log_text, "to member 6") ?
+		    "write (mid-row)" : "flush");
 }
 
 /*
@@ -239,7 +277,7 @@ Test(reshape_grow56_faults, a_resume_with_a_member_missing_finishes, .init = set
 	struct graid_array *a;
 	struct au_set s;
 	uint64_t size;
-	uint8_t *model = make_closed(&s, &size);
+	uint8_t *model = make_closed(&s, 5, &size);
 
 	cr_assert_eq(graid_array_open(s.paths, 4, NULL, &a), 0);
 	slow_down(a, 1u << 20);
@@ -251,7 +289,7 @@ Test(reshape_grow56_faults, a_resume_with_a_member_missing_finishes, .init = set
 	cr_assert_eq(graid_array_open(paths, 4, NULL, &a), 0);
 	cr_assert_not_null(a->reshape_job, "nothing to resume");
 	cr_assert_eq(reshape_job_wait(a), 0, "the resumed job did not finish: %s", log_text);
-	cr_assert_eq(array_bytes(a), size / 3 * 4);
+	cr_assert_eq(array_bytes(a), grown_of(5, size));
 	cr_assert_eq(atomic_load(&a->reshape), NULL, "the routing stayed set");
 	check_all(a, model, size, UINT64_MAX, "degraded, after the grow");
 	/* The rows of the added space are marked for the missing member's return. */
@@ -264,36 +302,42 @@ Test(reshape_grow56_faults, a_resume_with_a_member_missing_finishes, .init = set
 }
 
 /*
- * Member 0 cannot read a 4 KiB block under a chunk the job moves: the job reads it from
- * parity (the error counted against the member, which stays), and the new row written
- * there remaps it. No member is lost, every byte reads back, parity is right.
+ * Members 0 (and, RAID-6, 1) cannot read the 4 KiB block at the same place of an old row the
+ * job moves: the job reads the chunks there from parity (two erasures in one column for
+ * RAID-6; each error counted against its member, which stays), and the new row written
+ * there remaps them. No member is lost, every byte reads back, parity is right.
  */
-Test(reshape_grow56_faults, a_bad_sector_under_a_source_chunk_is_read_from_parity,
-     .init = setup, .timeout = 300)
+static void bad_sectors(int level)
 {
 	struct graid_member_info mi = { .struct_size = sizeof(mi) };
 	struct graid_array_info info = { .struct_size = sizeof(info) };
+	const unsigned nold = nold_of(level), nbad = level == 5 ? 1 : 2;
 	const uint64_t bad = 40ull * CHUNK + BLK;
-	char spec[700];
+	char spec[2][700];
 	const char *paths[AU_MAX];
 	struct graid_array *a;
 	struct au_set s;
-	uint64_t size;
-	uint8_t *model = make_closed(&s, &size);
+	uint64_t size, errors = 0;
+	uint8_t *model = make_closed(&s, level, &size);
 
 	tu_need_fault_injection();
-	snprintf(spec, sizeof(spec), "faulty:bad-block=%llu:%s", (unsigned long long)bad,
-		 s.path[0]);
 	memcpy(paths, s.paths, sizeof(paths));
-	paths[0] = spec;
-	cr_assert_eq(graid_array_open(paths, 4, NULL, &a), 0);
-	cr_assert_eq(graid_array_grow(a, &paths[4], 1, GRAID_GROW_WAIT), 0, "%s", log_text);
-	cr_assert_eq(array_bytes(a), size / 3 * 4);
-	cr_assert_eq(graid_array_member_info(a, 0, &mi), 0);
-	cr_assert_gt(mi.errors, 0, "the job never met the bad sector");
+	for (unsigned i = 0; i < nbad; i++) {
+		snprintf(spec[i], sizeof(spec[i]), "faulty:bad-block=%llu:%s",
+			 (unsigned long long)bad, s.path[i]);
+		paths[i] = spec[i];
+	}
+	cr_assert_eq(graid_array_open(paths, nold, NULL, &a), 0);
+	cr_assert_eq(graid_array_grow(a, &paths[nold], 1, GRAID_GROW_WAIT), 0, "%s", log_text);
+	cr_assert_eq(array_bytes(a), grown_of(level, size));
+	for (unsigned i = 0; i < nbad; i++) {
+		cr_assert_eq(graid_array_member_info(a, i, &mi), 0);
+		errors += mi.errors;
+	}
+	cr_assert_gt(errors, 0, "the job never met the bad sectors");
 	cr_assert_eq(graid_array_info(a, &info), 0);
 	cr_assert_eq(info.nfailed, 0, "%u members lost", info.nfailed);
-	for (unsigned r = 0; r < 5; r++)
+	for (unsigned r = 0; r <= nold; r++)
 		cr_assert_eq(info.member_state[r], GRAID_MEMBER_ACTIVE, "member %u: %d", r,
 			     info.member_state[r]);
 	check_all(a, model, size, UINT64_MAX, "after the grow");
@@ -303,36 +347,54 @@ Test(reshape_grow56_faults, a_bad_sector_under_a_source_chunk_is_read_from_parit
 	au_remove(&s);
 }
 
+Test(reshape_grow56_faults, raid5_a_bad_sector_under_a_source_chunk_is_read_from_parity,
+     .init = setup, .timeout = 300)
+{
+	bad_sectors(5);
+}
+
+Test(reshape_grow56_faults, raid6_two_bad_sectors_in_one_column_are_read_from_parity,
+     .init = setup, .timeout = 300)
+{
+	bad_sectors(6);
+}
+
 /*
  * A 4 KiB unit the bad-block log records lost (nothing valid there, and its row's parity
- * unit recorded too, so nothing recovers it) before the grow is moved as a loss: it reads -EIO at its new place after the grow, and after a reopen; the
- * log names it there (by its array offset), and no longer names the old place, which now
- * holds other data that reads back right.
+ * unit recorded too, so nothing recovers it) before the grow is moved as a loss: it reads
+ * -EIO at its new place after the grow, and after a reopen; the log names it there (by its
+ * array offset) and its new row's parity unit, and no longer names the old places, which
+ * now hold other data that reads back right.
  */
-Test(reshape_grow56_faults, a_unit_recorded_lost_stays_lost_at_its_new_place, .init = setup,
-     .timeout = 300)
+static void lost_unit(int level)
 {
+	const unsigned nold = nold_of(level);
 	struct graid_bad_block bb[8];
 	struct graid_array *a;
 	struct au_set s;
 	struct layout_pos o;
 	uint64_t size, lost = 50ull * CHUNK + 2 * BLK;
-	uint8_t *model = make_closed(&s, &size);
-	int found = 0, nparity = 0, n;
-	unsigned p;
+	uint8_t *model = make_closed(&s, level, &size);
+	unsigned found = 0, nparity = 0;
+	int n;
 
 	tu_need_fault_injection();
-	cr_assert_eq(graid_array_open(s.paths, 4, NULL, &a), 0);
-	/* Lost where parity cannot help: the data unit and its row's parity unit both. */
+	cr_assert_eq(graid_array_open(s.paths, nold, NULL, &a), 0);
+	/* Lost where parity cannot help: the data unit and its row's parity units too. */
 	layout_map(&a->lay, lost, &o);
-	p = layout_role_member(&a->lay, o.member_off / CHUNK, a->lay.ndata);
 	cr_assert_eq(badblocks_add(a, o.member, a->members[o.member].dev.fd, o.member_off, BLK,
 				   BBL_F_LOST), 0);
-	cr_assert_eq(badblocks_add(a, p, a->members[p].dev.fd, o.member_off, BLK, BBL_F_LOST), 0);
+	for (unsigned q = 0; q < a->lay.nparity; q++) {
+		unsigned p = layout_role_member(&a->lay, o.member_off / CHUNK, a->lay.ndata + q);
+
+		cr_assert_eq(badblocks_add(a, p, a->members[p].dev.fd, o.member_off, BLK,
+					   BBL_F_LOST), 0);
+	}
 	check_all(a, model, size, lost, "recorded lost, before the grow");
-	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, GRAID_GROW_WAIT), 0, "%s", log_text);
+	cr_assert_eq(graid_array_grow(a, &s.paths[nold], 1, GRAID_GROW_WAIT), 0, "%s",
+		     log_text);
 	check_all(a, model, size, lost, "after the grow");
-	for (unsigned r = 0; r < 5; r++) {
+	for (unsigned r = 0; r <= nold; r++) {
 		n = graid_array_bad_blocks(a, r, bb, 8);
 		cr_assert_geq(n, 0);
 		for (int i = 0; i < n; i++) {
@@ -350,14 +412,26 @@ Test(reshape_grow56_faults, a_unit_recorded_lost_stays_lost_at_its_new_place, .i
 			found++;
 		}
 	}
-	/* The unit at its new place, and its new row's parity unit. */
-	cr_assert_eq(found, 1, "%d records of data after the grow", found);
-	cr_assert_eq(nparity, 1, "%d records of parity after the grow", nparity);
+	/* The unit at its new place, and its new row's parity units. */
+	cr_assert_eq(found, 1, "%u records of data after the grow", found);
+	cr_assert_eq(nparity, level - 4, "%u records of parity after the grow", nparity);
 	scrub_clean(a, "after the grow");
 	cr_assert_eq(graid_array_close(a), 0);
-	cr_assert_eq(graid_array_open(s.paths, 5, NULL, &a), 0);
+	cr_assert_eq(graid_array_open(s.paths, nold + 1, NULL, &a), 0);
 	check_all(a, model, size, lost, "reopened");
 	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
 	au_remove(&s);
+}
+
+Test(reshape_grow56_faults, raid5_a_unit_recorded_lost_stays_lost_at_its_new_place,
+     .init = setup, .timeout = 300)
+{
+	lost_unit(5);
+}
+
+Test(reshape_grow56_faults, raid6_a_unit_recorded_lost_stays_lost_at_its_new_place,
+     .init = setup, .timeout = 300)
+{
+	lost_unit(6);
 }
