@@ -982,12 +982,23 @@ static void grow_install(struct graid_array *a, struct member *m, unsigned n,
 			 struct array_reshape *rs, struct reshape_job *j)
 {
 	unsigned base = a->nmembers;
+	struct bbl_image empty; /* about 6 KiB: the caller's thread, not the job's */
 
 	for (unsigned i = 0; i < n; i++) {
 		struct member *d = &a->members[base + i];
 
 		memcpy(&d->dev, &m[i].dev, sizeof(d->dev));
 		member_role_reset(&d->role, member_slot_id(m[i].dev.uuid));
+		/*
+		 * RAID-5/6: its log, zeroed on the device (grow56_prep_added), is empty and this
+		 * device's own, so that what the job records there (a loss moved to it) names its
+		 * owner and is read back at the next open.
+		 */
+		if (a->lay.nparity) {
+			memset(&empty, 0, sizeof(empty));
+			memcpy(empty.member_uuid, m[i].dev.uuid, 16);
+			badblocks_adopt(a, base + i, &empty);
+		}
 		atomic_store(&d->late_ios, 0);
 		atomic_store(&d->timeouts, 0);
 		atomic_store(&d->state, GRAID_MEMBER_ACTIVE);
