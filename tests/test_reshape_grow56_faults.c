@@ -307,12 +307,12 @@ Test(reshape_grow56_faults, a_resume_with_a_member_missing_finishes, .init = set
  * RAID-6; each error counted against its member, which stays), and the new row written
  * there remaps them. No member is lost, every byte reads back, parity is right.
  */
-static void bad_sectors(int level)
+static void bad_sectors(int level, uint64_t row)
 {
 	struct graid_member_info mi = { .struct_size = sizeof(mi) };
 	struct graid_array_info info = { .struct_size = sizeof(info) };
 	const unsigned nold = nold_of(level), nbad = level == 5 ? 1 : 2;
-	const uint64_t bad = 40ull * CHUNK + BLK;
+	const uint64_t bad = row * CHUNK + BLK;
 	char spec[2][700];
 	const char *paths[AU_MAX];
 	struct graid_array *a;
@@ -350,13 +350,20 @@ static void bad_sectors(int level)
 Test(reshape_grow56_faults, raid5_a_bad_sector_under_a_source_chunk_is_read_from_parity,
      .init = setup, .timeout = 300)
 {
-	bad_sectors(5);
+	bad_sectors(5, 40);
+}
+
+/* In the first rows, which go through the staged copy: read from parity at the staging. */
+Test(reshape_grow56_faults, raid5_a_bad_sector_under_a_staged_chunk_is_read_from_parity,
+     .init = setup, .timeout = 300)
+{
+	bad_sectors(5, 1);
 }
 
 Test(reshape_grow56_faults, raid6_two_bad_sectors_in_one_column_are_read_from_parity,
      .init = setup, .timeout = 300)
 {
-	bad_sectors(6);
+	bad_sectors(6, 40);
 }
 
 /*
@@ -366,14 +373,14 @@ Test(reshape_grow56_faults, raid6_two_bad_sectors_in_one_column_are_read_from_pa
  * array offset) and its new row's parity unit, and no longer names the old places, which
  * now hold other data that reads back right.
  */
-static void lost_unit(int level)
+static void lost_unit(int level, uint64_t lost)
 {
 	const unsigned nold = nold_of(level);
 	struct graid_bad_block bb[8];
 	struct graid_array *a;
 	struct au_set s;
 	struct layout_pos o;
-	uint64_t size, lost = 50ull * CHUNK + 2 * BLK;
+	uint64_t size;
 	uint8_t *model = make_closed(&s, level, &size);
 	unsigned found = 0, nparity = 0;
 	int n;
@@ -427,11 +434,21 @@ static void lost_unit(int level)
 Test(reshape_grow56_faults, raid5_a_unit_recorded_lost_stays_lost_at_its_new_place,
      .init = setup, .timeout = 300)
 {
-	lost_unit(5);
+	lost_unit(5, 50ull * CHUNK + 2 * BLK);
+}
+
+/*
+ * In the first rows: the loss is carried into the staged copy's log at the staging, and from
+ * there to the new place.
+ */
+Test(reshape_grow56_faults, raid5_a_unit_recorded_lost_in_the_staged_rows_stays_lost,
+     .init = setup, .timeout = 300)
+{
+	lost_unit(5, 4ull * CHUNK + 3 * BLK);
 }
 
 Test(reshape_grow56_faults, raid6_a_unit_recorded_lost_stays_lost_at_its_new_place,
      .init = setup, .timeout = 300)
 {
-	lost_unit(6);
+	lost_unit(6, 50ull * CHUNK + 2 * BLK);
 }
