@@ -21,8 +21,10 @@
 #include "member/member.h"
 #include "member/member_pr.h"
 #include "meta/array_meta.h"
+#include "meta/badblocks.h"
 #include "meta/bitmap.h"
 #include "meta/live.h"
+#include "meta/member_fail.h"
 #include "meta/region_map.h"
 #include "meta/reshape_rec.h"
 #include "meta/stripe_lock.h"
@@ -192,17 +194,6 @@ static int grow_move_chunks(struct reshape_job *j, const struct array_reshape *r
 	return rc ? rc : reshape_io_run(&j->rio, "writing moved chunks to", NULL);
 }
 
-/* Flush every member @p written marks. */
-static int grow_flush(struct graid_array *a, const bool *written)
-{
-	int rc = 0;
-
-	for (unsigned m = 0; rc == 0 && m < a->nmembers; m++)
-		if (written[m])
-			rc = member_flush(&a->members[m]);
-	return rc;
-}
-
 /*
  * Write @p rec as the next record (generation + 1 of the job's) and make it the job's once
  * some member took it. A member that missed it was failed (reshape_rec_write): RAID-0
@@ -293,7 +284,7 @@ static int grow56_stage(struct graid_array *a, struct reshape_job *j, struct arr
 	if (rc == 0 && j->rec.phase == RESHAPE_PHASE_STAGED) {
 		rc = grow56_rows(a, rs, &j->rec, 0, s / new_unit, true, j->buf, written);
 		if (rc == 0)
-			rc = grow_flush(a, written);
+			rc = grow56_flush(a, written, 0, s / new_unit);
 		if (rc == 0) {
 			rec = j->rec;
 			rec.phase = RESHAPE_PHASE_COPY;
@@ -378,7 +369,7 @@ static int grow56_window(struct graid_array *a, struct reshape_job *j,
 	nheld = grow_lock(a, w.old_row0, w.old_row1 + 1, held, nheld);
 	rc = grow56_rows(a, rs, &j->rec, w.new_row0, w.new_row1 + 1, false, j->buf, written);
 	if (rc == 0)
-		rc = grow_flush(a, written);
+		rc = grow56_flush(a, written, w.new_row0, w.new_row1 + 1);
 	if (rc == 0) {
 		rec = j->rec;
 		rec.position = p + bytes;
@@ -440,43 +431,75 @@ static int grow_window(struct graid_array *a, struct reshape_job *j, struct arra
 }
 
 /*
+ * The first row of member @p m of the new geometry that holds only the space the grow adds
+ * (array bytes at or past the end): RAID-0 by the member's own chunks; RAID-5/6 the first
+ * row past the moved bytes, the same on every member (its data, its parity, the staging
+ * rows).
+ */
+static uint64_t grow_tail_row(const struct array_reshape *rs, unsigned m)
+{
+	const struct layout *l = &rs->new_lay;
+	uint64_t end_c = rs->end / l->chunk, unit = (uint64_t)l->ndata * l->chunk;
+
+	if (l->nparity)
+		return (rs->end + unit - 1) / unit;
+	return end_c > m ? (end_c - m + l->nmembers - 1) / l->nmembers : 0;
+}
+
+/*
+ * The space the grow adds, array bytes [end, new size), reads as zeroes (docs/FORMAT.md):
+ * its places hold old chunks' stale copies and whatever the added devices held. On each
+ * member they are the rows from grow_tail_row() on: one range a member, zeroed (deallocated
+ * where the device can) and flushed, and their bad-block log entries cleared (zeroes are
+ * their valid contents; zeroes are consistent for P and Q too). Idempotent: a resume in
+ * FINISHING zeroes them again, and no request reaches them before the new size. RAID-5/6
+ * degraded: a member that is out, or whose zeroing fails (it is then taken out, as any write
+ * error takes it), is skipped, and its rows there are marked in the bitmap, durably, so that
+ * a catch-up of it rewrites them (a spare's rebuild rewrites every row anyway). RAID-0
+ * zeroes every member as before (one out would have broken it): an error stops the finish.
+ */
+static int grow_zero_tail(struct graid_array *a, const struct array_reshape *rs)
+{
+	const struct layout *l = &rs->new_lay;
+	uint64_t rows = l->nstripes;
+
+	for (unsigned m = 0; m < l->nmembers; m++) {
+		uint64_t r = grow_tail_row(rs, m);
+		int fd = a->members[m].dev.fd, rc;
+
+		if (r >= rows)
+			continue;
+		if (array_role_alive(a, m) || !l->nparity) {
+			rc = member_zero_range_fd(&a->members[m], fd, a->data_offset + r * l->chunk,
+						  (rows - r) * l->chunk);
+			if (rc == 0)
+				rc = member_flush_fd(&a->members[m], fd);
+			if (rc == 0) {
+				badblocks_clear(a, m, fd, r * l->chunk, (rows - r) * l->chunk);
+				continue;
+			}
+			graid__log(GRAID_LOG_ERR, "reshape: zeroing the added space on member %u "
+						  "(%s): %s", m, a->members[m].dev.path,
+				   graid_strerror(rc));
+			if (!l->nparity)
+				return rc;
+			array_member_io_failed(a, m, fd, rc);
+			if (atomic_load(&a->broken))
+				return -EIO;
+		}
+		rc = grow56_mark_rows(a, r, rows);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/*
  * Every byte is in the new geometry: record FINISHING, then one superblock round without
  * RESHAPE (major 1 again) at a new event, and the array's new size for callers. A crash in
  * the round leaves members at E (major 3) and E + 1 (major 1) with one geometry, and the
  * freshest wins; a crash before it resumes into this finish.
  */
-/*
- * The space the grow adds, array bytes [end, new size), reads as zeroes (docs/FORMAT.md):
- * its places hold old chunks' stale copies and whatever the added devices held. On each
- * member they are the rows from the first one whose chunk there is at or past the end: one
- * range a member, zeroed (deallocated where the device can) and flushed. Idempotent: a
- * resume in FINISHING zeroes them again, and no request reaches them before the new size.
- */
-static int grow_zero_tail(struct graid_array *a, const struct array_reshape *rs)
-{
-	const struct layout *l = &rs->new_lay;
-	uint64_t end_c = rs->end / l->chunk, rows = l->nstripes;
-
-	for (unsigned m = 0; m < l->nmembers; m++) {
-		uint64_t r = end_c > m ? (end_c - m + l->nmembers - 1) / l->nmembers : 0;
-		int rc;
-
-		if (r >= rows)
-			continue;
-		rc = member_zero_range(&a->members[m], a->data_offset + r * l->chunk,
-				       (rows - r) * l->chunk);
-		if (rc == 0)
-			rc = member_flush(&a->members[m]);
-		if (rc) {
-			graid__log(GRAID_LOG_ERR, "reshape: zeroing the added space on member %u "
-						  "(%s): %s", m, a->members[m].dev.path,
-				   graid_strerror(rc));
-			return rc;
-		}
-	}
-	return 0;
-}
-
 static int grow_finish(struct graid_array *a, struct reshape_job *j, struct array_reshape *rs)
 {
 	struct reshape_record rec = j->rec;
@@ -490,7 +513,7 @@ static int grow_finish(struct graid_array *a, struct reshape_job *j, struct arra
 	if (rc < 0)
 		return rc;
 	j->rec = rec;
-	rc = rs->old_lay.nparity ? grow56_zero_tail(a, rs) : grow_zero_tail(a, rs);
+	rc = grow_zero_tail(a, rs);
 	/*
 	 * The live-data map's regions are rows, which held other data in the old geometry:
 	 * every region used, durably, before the round that makes the new geometry the only
@@ -967,12 +990,23 @@ static void grow_install(struct graid_array *a, struct member *m, unsigned n,
 			 struct array_reshape *rs, struct reshape_job *j)
 {
 	unsigned base = a->nmembers;
+	struct bbl_image empty; /* about 6 KiB: the caller's thread, not the job's */
 
 	for (unsigned i = 0; i < n; i++) {
 		struct member *d = &a->members[base + i];
 
 		memcpy(&d->dev, &m[i].dev, sizeof(d->dev));
 		member_role_reset(&d->role, member_slot_id(m[i].dev.uuid));
+		/*
+		 * RAID-5/6: its log, zeroed on the device (grow56_prep_added), is empty and this
+		 * device's own, so that what the job records there (a loss moved to it) names its
+		 * owner and is read back at the next open.
+		 */
+		if (a->lay.nparity) {
+			memset(&empty, 0, sizeof(empty));
+			memcpy(empty.member_uuid, m[i].dev.uuid, 16);
+			badblocks_adopt(a, base + i, &empty);
+		}
 		atomic_store(&d->late_ios, 0);
 		atomic_store(&d->timeouts, 0);
 		atomic_store(&d->state, GRAID_MEMBER_ACTIVE);

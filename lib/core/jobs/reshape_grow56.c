@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A RAID-5/6 grow's member I/O (docs/RESHAPE.md, "RAID-5/6 growing, as built"): whole new
- * rows with their parity, the staged copy, and the zeroed tail. The caller holds the row
- * locks, flushes, and writes the record: this file only moves bytes.
+ * rows with their parity, and the staged copy. The caller holds the row locks, flushes, and
+ * writes the record: this file moves bytes, and keeps what the bytes cannot say (a member
+ * that missed a row: the bitmap; a unit that holds nothing valid: the bad-block log) true
+ * at their new places before the caller's record can advance past them.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -12,7 +14,11 @@
 
 #include "jobs/reshape_grow56.h"
 #include "member/member.h"
+#include "member/member_io.h"
+#include "meta/array_readerr.h"
+#include "meta/badblocks.h"
 #include "meta/bitmap.h"
+#include "meta/member_fail.h"
 
 size_t grow56_buf_bytes(const struct array_reshape *rs)
 {
@@ -28,58 +34,154 @@ unsigned grow56_dead_member(const struct graid_array *a, const struct array_resh
 	return a->nmembers;
 }
 
+/* Through the member's fault model (member_data_pio), as the stripe path's I/O goes. */
 static int grow56_io(struct graid_array *a, unsigned m, void *buf, size_t len, uint64_t off,
 		     bool write, const char *what, uint64_t arr_off)
 {
-	int rc = member_pio(&a->members[m], buf, len, a->data_offset + off, write);
+	int rc = member_data_pio(a, &a->members[m], write, false, buf, len, off);
 
 	if (rc)
-		graid__log(GRAID_LOG_ERR, "reshape: %s array byte %" PRIu64 " %s member %u (%s): "
-					  "%s", what, arr_off, write ? "to" : "from", m,
-			   a->members[m].dev.path, graid_strerror(rc));
+		graid__log(write ? GRAID_LOG_ERR : GRAID_LOG_WARNING,
+			   "reshape: %s array byte %" PRIu64 " %s member %u (%s): %s", what,
+			   arr_off, write ? "to" : "from", m, a->members[m].dev.path,
+			   graid_strerror(rc));
 	return rc;
 }
 
 /*
- * The data chunk at array byte @p off, whose old member is out, recovered from the rest of
- * its old row through the engine into @p dst (@p scratch: an old row's chunks). The row is
- * whole with its parity: no window has written it (docs/RESHAPE.md, the invariant), and
- * requests keep its parity through the stripe path.
+ * The job's I/O on member @p m (issued on @p fd) failed with @p err: the member is taken out
+ * as the stripe path takes it out (array_member_io_failed), and the job goes on degraded.
+ * -EIO when that broke the array (the job stops at its recorded position).
  */
-static int grow56_recover_old(struct graid_array *a, const struct array_reshape *rs,
-			      uint64_t off, uint8_t *dst, uint8_t *scratch)
+static int grow56_out(struct graid_array *a, unsigned m, int fd, int err)
 {
-	const struct layout *l = &rs->old_lay;
-	uint64_t c = off / l->chunk, row = c / l->ndata;
-	uint8_t *blocks[GRAID_MAX_MEMBERS];
-	unsigned lost[2], nlost = 0;
+	array_member_io_failed(a, m, fd, err);
+	return atomic_load(&a->broken) ? -EIO : 0;
+}
+
+/* Set the columns of @p c in @p cols: a whole chunk of @p chunk bytes. */
+static void grow56_cols_all(struct bbl_cols *c, uint32_t chunk)
+{
+	for (unsigned i = 0; i < chunk / BBL_UNIT; i++)
+		bbl_cols_set(c, i);
+}
+
+/*
+ * Role @p r of old row @p row into @p blk, with @p era set for its 4 KiB units that hold
+ * nothing valid: all of them for a member out (or taken out by this read), the ones its
+ * bad-block log records, and the ones a media error left unreadable (read again 4 KiB at a
+ * time; the error counts against the member, which stays unless past its threshold).
+ * 0; -EIO the array broke.
+ */
+static int grow56_read_role(struct graid_array *a, const struct layout *l, uint64_t row,
+			    unsigned r, uint8_t *blk, struct bbl_cols *era)
+{
+	unsigned m = layout_role_member(l, row, r);
+	uint64_t off = row * l->chunk;
+	struct member_io_fault mf = { .fd = a->members[m].dev.fd };
 	int rc;
 
-	for (unsigned r = 0; r < l->ndata + l->nparity; r++) {
-		unsigned m = layout_role_member(l, row, r);
+	if (!array_role_alive(a, m)) {
+		grow56_cols_all(era, l->chunk);
+		return 0;
+	}
+	rc = grow56_io(a, m, blk, l->chunk, off, false, "reading the old row of", off * l->ndata);
+	if (rc && array_member_read_error(a, m, &mf, rc)) {
+		for (unsigned c = 0; c < l->chunk / BBL_UNIT; c++)
+			if (grow56_io(a, m, blk + (size_t)c * BBL_UNIT, BBL_UNIT,
+				      off + (uint64_t)c * BBL_UNIT, false,
+				      "reading 4 KiB of the old row of", off * l->ndata))
+				bbl_cols_set(era, c);
+		rc = 0;
+	} else if (rc) {
+		grow56_cols_all(era, l->chunk);
+		return grow56_out(a, m, mf.fd, rc);
+	}
+	badblocks_cols(a, m, off, l->chunk, era);
+	return 0;
+}
 
+/*
+ * The data chunk at array byte @p off recovered from its old row through the engine into
+ * @p dst (@p scratch: an old row's chunks), 4 KiB column by column: its old member is out,
+ * its log records units of it, or a read of it failed. The row is whole with its parity: no
+ * window has written it (docs/RESHAPE.md, the invariant), and requests keep its parity
+ * through the stripe path. A column with more erasures than parity covers stays lost: set
+ * in @p lost and zeroes in @p dst (the caller records it at the new place).
+ */
+static int grow56_recover_old(struct graid_array *a, const struct array_reshape *rs,
+			      uint64_t off, uint8_t *dst, uint8_t *scratch, struct bbl_cols *lost)
+{
+	const struct layout *l = &rs->old_lay;
+	const unsigned nroles = l->ndata + l->nparity;
+	uint64_t c = off / l->chunk, row = c / l->ndata;
+	const unsigned td = (unsigned)(c % l->ndata);
+	struct bbl_cols era[GRAID_MAX_MEMBERS];
+	uint8_t *blocks[GRAID_MAX_MEMBERS], *ptrs[GRAID_MAX_MEMBERS];
+	int rc = 0;
+
+	for (unsigned r = 0; rc == 0 && r < nroles; r++) {
 		blocks[r] = scratch + (size_t)r * l->chunk;
-		if (!array_role_alive(a, m)) {
-			if (nlost == l->nparity)
-				return -EIO; /* the array is broken: the job stops on it */
-			lost[nlost++] = r;
+		memset(&era[r], 0, sizeof(era[r]));
+		rc = grow56_read_role(a, l, row, r, blocks[r], &era[r]);
+	}
+	for (unsigned col = 0; rc == 0 && col < l->chunk / BBL_UNIT; col++) {
+		unsigned idx[GRAID_MAX_MEMBERS], k = 0;
+
+		if (!bbl_cols_test(&era[td], col))
+			continue;
+		for (unsigned r = 0; r < nroles; r++)
+			if (bbl_cols_test(&era[r], col))
+				idx[k++] = r; /* in role order: the engine wants them sorted */
+		if (k > l->nparity) {
+			bbl_cols_set(lost, col);
+			memset(blocks[td] + (size_t)col * BBL_UNIT, 0, BBL_UNIT);
 			continue;
 		}
-		rc = grow56_io(a, m, blocks[r], l->chunk, row * l->chunk, false,
-			       "reading (degraded) the old row of", off);
-		if (rc)
-			return rc;
+		for (unsigned r = 0; r < nroles; r++)
+			ptrs[r] = blocks[r] + (size_t)col * BBL_UNIT;
+		rc = graid_parity_recover(a->be, l->ndata, l->nparity, BBL_UNIT, 1, ptrs, k, idx);
 	}
-	rc = graid_parity_recover(a->be, l->ndata, l->nparity, l->chunk, 1, blocks, nlost, lost);
 	if (rc == 0)
-		memcpy(dst, blocks[c % l->ndata], l->chunk);
+		memcpy(dst, blocks[td], l->chunk);
 	return rc;
 }
 
-/* Data chunk at array byte @p off into @p dst: its old place, the staged copy, or zeroes. */
+/*
+ * The staged copy of array byte @p off into @p dst. One copy, no redundancy: a unit that
+ * cannot be read (a media error) or that its log records (a loss the staging carried there)
+ * stays lost, set in @p lost and zeroes in @p dst. Any other error stops the job.
+ */
+static int grow56_read_staged(struct graid_array *a, const struct reshape_record *rec,
+			      uint32_t chunk, uint64_t off, uint8_t *dst, struct bbl_cols *lost)
+{
+	unsigned m = rec->stage_role[0];
+	uint64_t moff = rec->stage_member_off[0] + (off - rec->stage_array_off);
+	struct member_io_fault mf = { .fd = a->members[m].dev.fd };
+	int rc = grow56_io(a, m, dst, chunk, moff, false, "reading the staged copy of", off);
+
+	if (rc && !array_member_read_error(a, m, &mf, rc))
+		return rc;
+	for (unsigned c = 0; rc && c < chunk / BBL_UNIT; c++)
+		if (grow56_io(a, m, dst + (size_t)c * BBL_UNIT, BBL_UNIT,
+			      moff + (uint64_t)c * BBL_UNIT, false,
+			      "reading 4 KiB of the staged copy of", off))
+			bbl_cols_set(lost, c);
+	badblocks_cols(a, m, moff, chunk, lost);
+	for (unsigned c = 0; c < chunk / BBL_UNIT; c++)
+		if (bbl_cols_test(lost, c))
+			memset(dst + (size_t)c * BBL_UNIT, 0, BBL_UNIT);
+	return 0;
+}
+
+/*
+ * Data chunk at array byte @p off into @p dst: its old place, the staged copy, or zeroes;
+ * from its old row through parity where its old place cannot be trusted (member out,
+ * recorded in its log, a read error). @p lost gets the 4 KiB units that hold nothing valid.
+ */
 static int grow56_read_chunk(struct graid_array *a, const struct array_reshape *rs,
 			     const struct reshape_record *rec, uint64_t off, bool staged,
-			     uint8_t *dst, uint8_t *scratch)
+			     uint8_t *dst, uint8_t *scratch, struct bbl_cols *lost)
 {
 	uint32_t chunk = rs->new_lay.chunk;
 	struct layout_pos o;
@@ -90,13 +192,87 @@ static int grow56_read_chunk(struct graid_array *a, const struct array_reshape *
 	}
 	if (staged && off >= rec->stage_array_off &&
 	    off - rec->stage_array_off < rec->stage_bytes)
-		return grow56_io(a, rec->stage_role[0], dst, chunk,
-				 rec->stage_member_off[0] + (off - rec->stage_array_off), false,
-				 "reading the staged copy of", off);
+		return grow56_read_staged(a, rec, chunk, off, dst, lost);
 	layout_map(&rs->old_lay, off, &o);
-	if (!array_role_alive(a, o.member))
-		return grow56_recover_old(a, rs, off, dst, scratch);
-	return grow56_io(a, o.member, dst, chunk, o.member_off, false, "reading", off);
+	if (array_role_alive(a, o.member) && !badblocks_overlap(a, o.member, o.member_off, chunk) &&
+	    grow56_io(a, o.member, dst, chunk, o.member_off, false, "reading", off) == 0)
+		return 0;
+	return grow56_recover_old(a, rs, off, dst, scratch, lost);
+}
+
+/*
+ * After @p m took a chunk at data-area byte @p moff (through @p fd): its log no longer names
+ * units there (valid contents now: cleared as a rebuild's write clears them), and the units
+ * of @p lost (NULL: none) are recorded lost there, durably, before the record can advance:
+ * a unit that held nothing valid moves as a loss, never as valid zeroes. A record that
+ * cannot be written takes the member out (badblocks_add). 0; -EIO the array broke, or a loss
+ * to record on an array that keeps no log (the job stops rather than drop it).
+ */
+static int grow56_carry(struct graid_array *a, unsigned m, int fd, uint64_t moff, uint32_t chunk,
+			const struct bbl_cols *lost)
+{
+	int rc = 0;
+
+	badblocks_clear(a, m, fd, moff, chunk);
+	for (unsigned c = 0; rc == 0 && lost && c < chunk / BBL_UNIT; c++) {
+		if (!bbl_cols_test(lost, c))
+			continue;
+		rc = badblocks_add(a, m, fd, moff + (uint64_t)c * BBL_UNIT, BBL_UNIT, BBL_F_LOST);
+		if (rc == -EOPNOTSUPP) {
+			graid__log(GRAID_LOG_ERR, "reshape: a lost 4 KiB unit cannot be recorded "
+						  "at its new place on member %u: the array keeps "
+						  "no bad-block log; stopped", m);
+			return -EIO;
+		}
+		if (rc == -ESTALE)
+			return 0; /* the role has another device now: it is rebuilt whole */
+		if (rc)
+			return grow56_out(a, m, fd, rc);
+	}
+	return rc;
+}
+
+/*
+ * New row @p row's chunks (@p blocks, role order) written to its live members, each place's
+ * log kept true (grow56_carry; @p lost per data role). A write that fails takes its member
+ * out, as the stripe path does, and the row goes on around it. @p out: a member of the row
+ * was out or went out.
+ */
+static int grow56_write_row(struct graid_array *a, const struct layout *l, uint64_t row,
+			    uint8_t *const *blocks, const struct bbl_cols *lost, bool *written,
+			    bool *out)
+{
+	struct bbl_cols plost = { { 0 } };
+	int rc = 0;
+
+	/*
+	 * A column with a lost unit is recorded lost in the parity too: parity made over the
+	 * zeroes would otherwise "recover" the unit as valid zeroes (more erasures than parity
+	 * covers is what makes a read of it fail, as after a rebuild that lost it).
+	 */
+	for (unsigned d = 0; d < l->ndata; d++)
+		for (unsigned w = 0; w < BBL_COLS_WORDS; w++)
+			plost.w[w] |= lost[d].w[w];
+	for (unsigned r = 0; rc == 0 && r < l->ndata + l->nparity; r++) {
+		unsigned m = layout_role_member(l, row, r);
+		int fd = a->members[m].dev.fd;
+
+		if (!array_role_alive(a, m)) {
+			*out = true;
+			continue;
+		}
+		rc = grow56_io(a, m, blocks[r], l->chunk, row * l->chunk, true,
+			       "writing the new row of", row * l->ndata * l->chunk);
+		if (rc) {
+			*out = true;
+			rc = grow56_out(a, m, fd, rc);
+			continue;
+		}
+		written[m] = true;
+		rc = grow56_carry(a, m, fd, row * l->chunk, l->chunk,
+				  r < l->ndata ? &lost[r] : &plost);
+	}
+	return rc;
 }
 
 /* Whether a role of the new geometry is out: the job then writes around it. */
@@ -105,44 +281,83 @@ static bool grow56_degraded(const struct graid_array *a, const struct array_resh
 	return grow56_dead_member(a, rs) < a->nmembers;
 }
 
+int grow56_mark_rows(struct graid_array *a, uint64_t r0, uint64_t r1)
+{
+	uint64_t step = a->bitmap.enabled ? a->bitmap.map.region_stripes : 0;
+	int rc = 0;
+
+	/* One mark per region: a region already marked costs nothing (bitmap_start_write). */
+	for (uint64_t row = r0; step && rc == 0 && row < r1; row = (row / step + 1) * step) {
+		rc = bitmap_start_write(a, row);
+		bitmap_end_write(a, row);
+	}
+	return rc;
+}
+
 int grow56_rows(struct graid_array *a, const struct array_reshape *rs,
 		const struct reshape_record *rec, uint64_t r0, uint64_t r1, bool staged,
 		uint8_t *buf, bool *written)
 {
 	const struct layout *l = &rs->new_lay;
-	unsigned nroles = l->ndata + l->nparity;
 	uint8_t *blocks[GRAID_MAX_MEMBERS], *scratch = buf + (size_t)l->nmembers * l->chunk;
+	struct bbl_cols lost[GRAID_MAX_MEMBERS];
 	int rc = 0;
 
-	for (unsigned r = 0; r < nroles; r++)
+	for (unsigned r = 0; r < l->ndata + l->nparity; r++)
 		blocks[r] = buf + (size_t)r * l->chunk;
 	for (uint64_t row = r0; rc == 0 && row < r1; row++) {
 		/*
 		 * A role out: the row is written around it, and marked in the bitmap first
 		 * (kept while a role is out), so a catch-up of the role after the reshape
-		 * rewrites it; a spare's rebuild rewrites every row anyway.
+		 * rewrites it; a spare's rebuild rewrites every row anyway. A member that goes
+		 * out during the row (its write failed, or anyone's I/O failed it) is looked for
+		 * again after the writes: the mark is then made before the caller's flush and
+		 * record, which is all a crash or a catch-up needs.
 		 */
-		bool marked = grow56_degraded(a, rs);
+		bool marked = grow56_degraded(a, rs), out = false;
 
 		if (marked)
 			rc = bitmap_start_write(a, row);
+		memset(lost, 0, sizeof(lost[0]) * l->ndata);
 		for (unsigned d = 0; rc == 0 && d < l->ndata; d++)
 			rc = grow56_read_chunk(a, rs, rec, (row * l->ndata + d) * l->chunk, staged,
-					       blocks[d], scratch);
+					       blocks[d], scratch, &lost[d]);
 		if (rc == 0)
 			rc = graid_parity_gen(a->be, l->ndata, l->nparity, l->chunk, 1, blocks);
-		for (unsigned r = 0; rc == 0 && r < nroles; r++) {
-			unsigned m = layout_role_member(l, row, r);
-
-			if (!array_role_alive(a, m))
-				continue;
-			rc = grow56_io(a, m, blocks[r], l->chunk, row * l->chunk, true,
-				       "writing the new row of", row * l->ndata * l->chunk);
-			written[m] = true;
-		}
+		if (rc == 0)
+			rc = grow56_write_row(a, l, row, blocks, lost, written, &out);
 		if (marked)
 			bitmap_end_write(a, row);
+		else if (rc == 0 && (out || grow56_degraded(a, rs)))
+			rc = grow56_mark_rows(a, row, row + 1);
 	}
+	return rc;
+}
+
+int grow56_flush(struct graid_array *a, const bool *written, uint64_t r0, uint64_t r1)
+{
+	int rc = 0;
+
+	for (unsigned m = 0; rc == 0 && m < a->nmembers; m++) {
+		int fd = a->members[m].dev.fd, err;
+
+		if (!written[m] || (err = member_flush_fd(&a->members[m], fd)) == 0)
+			continue;
+		graid__log(GRAID_LOG_ERR, "reshape: flushing member %u (%s): %s; taking it out",
+			   m, a->members[m].dev.path, graid_strerror(err));
+		/* Its rows since the last flush may not be on it: a catch-up rewrites them. */
+		rc = grow56_out(a, m, fd, err);
+		if (rc == 0)
+			rc = grow56_mark_rows(a, r0, r1);
+	}
+	/*
+	 * The log entries the rows' writes cleared, on the devices before the record: after a
+	 * crash a stale one would fail reads of a unit that holds moved data. A sync that fails
+	 * leaves a record too many (-EIO for data that is there, never data for none): logged.
+	 */
+	if (rc == 0 && badblocks_sync(a))
+		graid__log(GRAID_LOG_WARNING, "reshape: writing the bad-block logs' clears "
+					      "failed; they are written again at the next flush");
 	return rc;
 }
 
@@ -151,42 +366,24 @@ int grow56_stage_copy(struct graid_array *a, const struct array_reshape *rs,
 {
 	uint32_t chunk = rs->old_lay.chunk;
 	unsigned sr = rec->stage_role[0];
-	int rc = 0;
+	int fd = a->members[sr].dev.fd, rc = 0;
 
 	for (uint64_t at = 0; rc == 0 && at < rec->stage_bytes; at += chunk) {
 		uint64_t off = rec->stage_array_off + at;
+		struct bbl_cols lost = { { 0 } };
 
 		rc = grow56_read_chunk(a, rs, rec, off, false, buf,
-				       buf + (size_t)rs->new_lay.nmembers * chunk);
+				       buf + (size_t)rs->new_lay.nmembers * chunk, &lost);
 		if (rc == 0)
 			rc = grow56_io(a, sr, buf, chunk, rec->stage_member_off[0] + at, true,
 				       "staging", off);
+		/* A loss is carried into the copy's log, and from there to the new place. */
+		if (rc == 0)
+			rc = grow56_carry(a, sr, fd, rec->stage_member_off[0] + at, chunk, &lost);
+		if (rc == 0 && !array_role_alive(a, sr))
+			rc = -ENODEV; /* the copy is on it alone */
 	}
 	if (rc == 0)
-		rc = member_flush(&a->members[sr]);
+		rc = member_flush_fd(&a->members[sr], fd);
 	return rc;
-}
-
-int grow56_zero_tail(struct graid_array *a, const struct array_reshape *rs)
-{
-	const struct layout *l = &rs->new_lay;
-	uint64_t unit = (uint64_t)l->ndata * l->chunk;
-	uint64_t row = (rs->end + unit - 1) / unit;
-
-	if (row >= l->nstripes)
-		return 0;
-	for (unsigned m = 0; m < l->nmembers; m++) {
-		int rc = member_zero_range(&a->members[m], a->data_offset + row * l->chunk,
-					   (l->nstripes - row) * l->chunk);
-
-		if (rc == 0)
-			rc = member_flush(&a->members[m]);
-		if (rc) {
-			graid__log(GRAID_LOG_ERR, "reshape: zeroing the added space on member %u "
-						  "(%s): %s", m, a->members[m].dev.path,
-				   graid_strerror(rc));
-			return rc;
-		}
-	}
-	return 0;
 }

@@ -18,11 +18,17 @@ size_t grow56_buf_bytes(const struct array_reshape *rs);
 /*
  * Write new rows [@p r0, @p r1) whole: each data chunk read from its old place (or, @p
  * staged, from the record's staged copy; past the end: zeroes), parity computed through the
- * engine, every chunk and parity written with pwrite. @p written marks the members written
- * (the caller flushes them). Degraded: a chunk whose old member is out is recovered from its
- * old row through the engine; a member out is written around, the row marked in the bitmap
- * first. A read or write that fails is logged and returned, the position untouched.
- * @return 0; a member's error; -ENOMEM; the engine's error.
+ * engine, every chunk and parity written. @p written marks the members written (the caller
+ * flushes them, grow56_flush). A chunk whose old place cannot be trusted (its member out,
+ * its bad-block log recording units of it, a media error reading it) is recovered from its
+ * old row through the engine; units no redundancy covers are written as zeroes and recorded
+ * lost at their new place, and each place written has its log entries cleared. A member
+ * out, or going out (a write of the job's that fails takes it out as the stripe path does),
+ * is written around, the row marked in the bitmap, durably, before this returns. An error
+ * that breaks the array, or a read or write the job cannot go around, is logged and
+ * returned, the position untouched.
+ * @return 0; -EIO the array broke; a member's error; -ENOMEM; the engine's error; the
+ * bitmap's (bitmap_start_write).
  */
 int grow56_rows(struct graid_array *a, const struct array_reshape *rs,
 		const struct reshape_record *rec, uint64_t r0, uint64_t r1, bool staged,
@@ -30,19 +36,28 @@ int grow56_rows(struct graid_array *a, const struct array_reshape *rs,
 
 /*
  * Copy array bytes [stage_array_off, + stage_bytes) of @p rec from their old places to the
- * staged copy (stage_role[0] at stage_member_off[0]), then flush that member.
- * @return 0; a member's error.
+ * staged copy (stage_role[0] at stage_member_off[0]), then flush that member. Units that
+ * hold nothing valid are recorded lost in that member's log at their place in the copy.
+ * @return 0; a member's error; -ENODEV the copy's member went out.
  */
 int grow56_stage_copy(struct graid_array *a, const struct array_reshape *rs,
 		      const struct reshape_record *rec, uint8_t *buf);
 
 /*
- * Zero every member's rows from the first row past the moved bytes to the end of the data
- * area (the added space's data and its parity, zeroes consistent for P and Q, and the
- * staging rows), flushed.
- * @return 0; a member's error.
+ * The flush after the job's writes: each member @p written marks made durable. A member
+ * whose flush fails is taken out, and new rows [@p r0, @p r1) (those written since the last
+ * flush) are marked in the bitmap, durably, so that its catch-up rewrites them. Then the
+ * bad-block logs' clears are written (a failure there is logged, not returned).
+ * @return 0; -EIO the array broke; the bitmap's error.
  */
-int grow56_zero_tail(struct graid_array *a, const struct array_reshape *rs);
+int grow56_flush(struct graid_array *a, const bool *written, uint64_t r0, uint64_t r1);
+
+/*
+ * Mark member rows [@p r0, @p r1) in the bitmap, durably (each region once; kept while a
+ * role is out: the history a member that comes back catches up from). 0 with no bitmap.
+ * @return 0; bitmap_start_write()'s error.
+ */
+int grow56_mark_rows(struct graid_array *a, uint64_t r0, uint64_t r1);
 
 /* The first member of @p rs's new geometry not alive, or a->nmembers when all are. */
 unsigned grow56_dead_member(const struct graid_array *a, const struct array_reshape *rs);

@@ -2,9 +2,11 @@
 /* One member device: open it the fastest way it allows, identify it, read and write its superblock. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/falloc.h>
@@ -300,6 +302,35 @@ int member_pio_fd(struct member *m, int fd, void *buf, size_t len, uint64_t off,
 		done += (size_t)n;
 	}
 	return 0;
+}
+
+int member_data_pio(struct graid_array *a, struct member *m, bool write, bool meta, void *buf,
+		    size_t len, uint64_t off)
+{
+	if (m->dev.fault) {
+		uint64_t stall = 0;
+
+		switch (fault_decide(m->dev.fault, write, meta, off, len, &stall)) {
+		case FAULT_KILL:
+			raise(SIGKILL);
+			return -EIO;
+		case FAULT_FAIL:
+		case FAULT_TEAR:
+			return -EIO;
+		case FAULT_CONFLICT:
+			return -EBADE;
+		case FAULT_STALL: {
+			struct timespec ts = { (time_t)(stall / 1000000000u),
+					       (long)(stall % 1000000000u) };
+
+			nanosleep(&ts, NULL);
+			break;
+		}
+		default:
+			break;
+		}
+	}
+	return member_pio(m, buf, len, a->data_offset + off, write);
 }
 
 int member_read_sb(struct member *m, struct superblock *sb)

@@ -64,6 +64,15 @@ int member_deallocate(struct member *m, uint64_t off, uint64_t len);
 int member_init_data_areas(struct graid_array *a);
 /* Synchronous whole transfer at `off` bytes from the member's start (metadata, journal). */
 int member_pio(struct member *m, void *buf, size_t len, uint64_t off, bool write);
+/*
+ * Synchronous whole transfer of data-area bytes [@p off, + @p len) of @p m (a device of
+ * @p a), through the member's injected faults as the ring's I/O goes: for the jobs that
+ * move data with plain pread/pwrite (a replace's copy, a reshape). @p meta: a durable
+ * metadata write, as the fault model tells apart. 0; -EIO (injected); -EBADE (a modelled
+ * reservation refuses it); the device's -errno.
+ */
+int member_data_pio(struct graid_array *a, struct member *m, bool write, bool meta, void *buf,
+		    size_t len, uint64_t off);
 /* The same through @p fd rather than the member's current one (NVMe passthrough aside). */
 int member_pio_fd(struct member *m, int fd, void *buf, size_t len, uint64_t off, bool write);
 /*

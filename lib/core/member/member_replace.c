@@ -4,10 +4,8 @@
  * the new device too, and the copy's own member I/O, through the fault model as any.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "member/member.h"
 #include "member/member_replace.h"
@@ -17,30 +15,7 @@
 static int replace_io(struct graid_array *a, struct member *m, bool write, bool meta, void *buf,
 		      size_t len, uint64_t off)
 {
-	if (m->dev.fault) {
-		uint64_t stall = 0;
-
-		switch (fault_decide(m->dev.fault, write, meta, off, len, &stall)) {
-		case FAULT_KILL:
-			raise(SIGKILL);
-			return -EIO;
-		case FAULT_FAIL:
-		case FAULT_TEAR:
-			return -EIO;
-		case FAULT_CONFLICT:
-			return -EBADE;
-		case FAULT_STALL: {
-			struct timespec ts = { (time_t)(stall / 1000000000u),
-					       (long)(stall % 1000000000u) };
-
-			nanosleep(&ts, NULL);
-			break;
-		}
-		default:
-			break;
-		}
-	}
-	return member_pio(m, buf, len, a->data_offset + off, write);
+	return member_data_pio(a, m, write, meta, buf, len, off);
 }
 
 int replace_pio(struct graid_array *a, struct member *m, bool write, void *buf, size_t len,
