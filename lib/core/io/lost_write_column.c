@@ -417,25 +417,91 @@ static bool lwc_q_holds(struct graid_array *a, uint8_t *const *col, unsigned j,
 }
 
 /*
+ * Whether block @p x of column @p c of @p w, as @p buf holds it, is the one its tag vouches
+ * for (the tag @p w loaded: under the stripe lock, no write of it in flight). An absent tag
+ * vouches for nothing: false.
+ */
+static bool lwc_crc_holds(struct graid_array *a, const struct lwc_row *w, unsigned c,
+			  unsigned x, const uint8_t *buf)
+{
+	tag_t t = lwc_pk(w, x, c)->tag;
+
+	return tag_valid(t) &&
+	       tag_crc_of(t) == tag_crc(a->uuid, w->member[x], w->block0 + c, buf);
+}
+
+/*
+ * RAID-6: data block @p j of column @p c (@p col: the k data blocks, P, Q) stale, and role
+ * @p x bad beside it (a CRC failure, a sector that cannot be read): both rebuilt from the
+ * other k blocks with P and Q, two erasures. Nothing is left over to check the rebuild with
+ * but @p x's own tag: its CRC must hold on the rebuilt @p x (a wrongly named @p j, or a
+ * third bad block, gives a rebuilt @p x that fails it). @p col[j] and @p col[x] are left as
+ * the rebuild. False also when the engine fails.
+ */
+static bool lwc_two_hold(struct graid_array *a, const struct lwc_row *w, unsigned c,
+			 uint8_t *const *col, unsigned j, unsigned x)
+{
+	const unsigned lost[2] = { j, x };
+
+	if (graid_parity_recover(a->be, a->lay.ndata, 2, TAG_DATA_BLOCK, 1, col, 2, lost))
+		return false;
+	return lwc_crc_holds(a, w, c, x, col[x]);
+}
+
+/*
+ * The roles of column @p c of @p w other than @p j that are bad: noted bad in @p s, not
+ * readable, or read into @p blk failing their tags. Their count; the first in *@p x.
+ */
+static unsigned lwc_col_read(struct graid_array *a, const struct lwc_row *w, unsigned c,
+			     unsigned j, const struct sop *s, uint8_t *const *blk, unsigned *x)
+{
+	const uint64_t off = (w->block0 + c) * TAG_DATA_BLOCK;
+	unsigned nbad = 0;
+
+	for (unsigned r = 0; r < w->nroles; r++) {
+		/* member_pio: NVMe passthrough members too, which a pread of theirs fails. */
+		bool bad = !w->present[r] ||
+			   member_pio(&a->members[w->member[r]], blk[r], TAG_DATA_BLOCK,
+				      a->data_offset + off, false) != 0;
+
+		if (bad)
+			memset(blk[r], 0, TAG_DATA_BLOCK); /* nothing of a failed read is used */
+		if (r == j)
+			continue; /* rebuilt whatever it holds */
+		bad = bad || (s && sop_is_bad(s, w->member[r])) ||
+		      !lwc_crc_holds(a, w, c, r, blk[r]);
+		if (bad && !nbad++)
+			*x = r;
+	}
+	return nbad;
+}
+
+/*
  * lwc_q_holds() for column @p c of @p w as the members hold it, read now (synchronously:
- * the rare path). False also when anything cannot be read.
+ * the rare path). The bytes as read first: Q holding says every block but @p j is right,
+ * whatever their tags say (a tag that alone is wrong leaves its block right). Else, with one
+ * other block bad beside @p j (noted bad in @p s, unreadable, or failing its tag), the two
+ * rebuilt as erasures (lwc_two_hold()); with more, false: past what RAID-6 rebuilds. False
+ * also when the engine fails or memory runs out.
  */
 static bool lwc_q_confirms(struct graid_array *a, const struct lwc_row *w, unsigned c,
-			   unsigned j)
+			   unsigned j, const struct sop *s)
 {
 	const unsigned nroles = a->lay.ndata + 2;
-	const uint64_t off = (w->block0 + c) * TAG_DATA_BLOCK;
 	uint8_t *mem = aligned_alloc(ARRAY_ALIGN, (size_t)(nroles + 2) * TAG_DATA_BLOCK);
-	uint8_t *blk[GRAID_MAX_MEMBERS + 2];
-	bool ok = mem != NULL;
+	uint8_t *blk[GRAID_MAX_MEMBERS + 2], *scratch;
+	unsigned nbad, x = 0;
+	bool ok = false;
 
-	for (unsigned r = 0; ok && r < nroles; r++) {
+	if (!mem)
+		return false;
+	for (unsigned r = 0; r < nroles; r++)
 		blk[r] = mem + (size_t)r * TAG_DATA_BLOCK;
-		/* member_pio: NVMe passthrough members too, which a pread of theirs fails. */
-		ok = w->present[r] && member_pio(&a->members[w->member[r]], blk[r], TAG_DATA_BLOCK,
-						 a->data_offset + off, false) == 0;
-	}
-	ok = ok && lwc_q_holds(a, blk, j, mem + (size_t)nroles * TAG_DATA_BLOCK);
+	scratch = mem + (size_t)nroles * TAG_DATA_BLOCK;
+	nbad = lwc_col_read(a, w, c, j, s, blk, &x);
+	ok = lwc_q_holds(a, blk, j, scratch);
+	if (!ok && nbad == 1)
+		ok = lwc_two_hold(a, w, c, blk, j, x);
 	free(mem);
 	return ok;
 }
@@ -490,7 +556,7 @@ int lwc_sop_check(struct graid_array *a, const struct sop *s, unsigned *note, un
 			struct lwc_verdict v = lwc_judge(&w, l, c, false);
 
 			if (v.kind == LWC_DATA_Q)
-				v.kind = lwc_q_confirms(a, &w, c, v.j) ? LWC_DATA : LWC_UNLOCATED;
+				v.kind = lwc_q_confirms(a, &w, c, v.j, s) ? LWC_DATA : LWC_UNLOCATED;
 
 			if (v.kind == LWC_DATA &&
 			    !lwc_note(a, s, w.member[v.j], b + c, note, nnote))
@@ -544,7 +610,7 @@ static uint32_t lwc_column_meta(struct graid_array *a, const struct lwc_row *w,
 	if ((v.kind == LWC_DATA_Q || v.kind == LWC_DATA) && s)
 		v.kind = sop_is_bad(s, w->member[v.j]) ? LWC_DATA : LWC_UNLOCATED;
 	else if (v.kind == LWC_DATA_Q)
-		v.kind = lwc_q_confirms(a, w, c, v.j) ? LWC_DATA : LWC_UNLOCATED;
+		v.kind = lwc_q_confirms(a, w, c, v.j, NULL) ? LWC_DATA : LWC_UNLOCATED;
 	for (unsigned p = 0; p < l->nparity && !have_rec; p++)
 		if (w->present[l->ndata + p]) {
 			old = tag_rec_of_tag(lwc_pk(w, l->ndata + p, c)->tag);
