@@ -6,7 +6,8 @@
  * alike — then everything read back and scrubbed. Within what a stripe tolerates every fault
  * must be reported by an event of its kind and healed (the member files byte for byte as
  * before the faults), and no read may return a wrong byte; past it, reads of the lost blocks
- * fail with -EIO. A lost write of both data and tag (one per column, parity included) is
+ * fail with -EIO. A lost write of both data and tag (one per column, parity included; on
+ * RAID-6 with one other bad block of any kind beside it in its column, two erasures) is
  * found by the write generations (docs/INTEGRITY.md, "Lost writes"): a checksum-lost-write
  * event at its member and block, healed to the byte, tag and generation included. Past what
  * generations place (two stale blocks of one RAID-5/6 column, or one RAID-5 block that missed
@@ -60,7 +61,8 @@ struct cc_fault {
 
 struct cc_tally {
 	uint64_t injected[CC_KINDS], in_parity, detected, healed, over, over_eio, undetected,
-		 stale_returned, rounds, lost_events, lost_over, lost_over_eio;
+		 stale_returned, rounds, lost_events, lost_over, lost_over_eio,
+		 lost_beside; /* within tolerance: a lost write of both beside another fault */
 };
 
 struct cc {
@@ -234,18 +236,23 @@ static int64_t cc_column(const struct cc *c, unsigned m, uint64_t mb)
 	return c->g.level == 5 || c->g.level == 6 ? (int64_t)mb : cu_map(&c->g, m, mb);
 }
 
+/* A fault that leaves its block's generation behind the column's records. */
+static bool cc_gen_behind(enum cc_kind k)
+{
+	return k == CC_STALE_TAG || k == CC_STALE_BOTH;
+}
+
 /*
  * Whether a fault of @p kd fits beside the faults @p nadd already planned in the stripe
- * (@p col their columns, @p kinds theirs). A column (a RAID-5/6 row's 4 KiB column, the
- * copies of a RAID-1/10 block) holds one lost write of data and tag and no other fault
- * with it: two lost writes in one column are two stale generations, which the records do
- * not place (the round past the tolerance's case), and a RAID-1 copy whose tag is corrupt
- * beside a stale copy is healed by the lost write's heal, reported as a lost write rather
- * than a tag error (right bytes, another event). On RAID-6 (@p level) a column with a
- * lost write holds no other fault at all: a lost write beside another bad block of its
- * column is NOT healed by this version (found when generations were turned on, left to fix
- * in lost_write_column.c: the check of the located block by Q meets the other bad block and
- * fails the column -EIO); until it is, these rounds keep such faults apart.
+ * (@p col their columns, @p kinds theirs). Two generations behind in one column (a
+ * RAID-5/6 row's 4 KiB column, the copies of a RAID-1/10 block) are two stale blocks,
+ * which the records do not place (the round past the tolerance's case). RAID-6 (@p level)
+ * heals one stale block beside one other bad block of its column, two erasures
+ * (lost_write_column.c lwc_two_hold()): any other fault beside it fits. RAID-5 and
+ * RAID-1/10 keep a lost write of data and tag alone in its column: on RAID-5 with another
+ * bad block it is two erasures, past one parity; on RAID-1/10 a copy whose tag is corrupt
+ * beside a stale copy is healed by the lost write's heal and reported as a lost write rather
+ * than a tag error (right bytes, another event; docs/INTEGRITY.md, known limits).
  */
 static bool cc_fits(int level, enum cc_kind kd, int64_t col, const int64_t *cols,
 		    const enum cc_kind *kinds, unsigned nadd)
@@ -253,9 +260,9 @@ static bool cc_fits(int level, enum cc_kind kd, int64_t col, const int64_t *cols
 	for (unsigned i = 0; i < nadd; i++) {
 		if (cols[i] != col)
 			continue;
-		if (level == 6 && (cc_stale(kd) || cc_stale(kinds[i])))
+		if (level == 6 && cc_gen_behind(kd) && cc_gen_behind(kinds[i]))
 			return false;
-		if (kd == CC_STALE_BOTH || kinds[i] == CC_STALE_BOTH)
+		if (level != 6 && (kd == CC_STALE_BOTH || kinds[i] == CC_STALE_BOTH))
 			return false;
 	}
 	return true;
@@ -297,6 +304,10 @@ static void cc_plan(struct cc *c, unsigned per, enum cc_kind kind, bool same_blo
 				continue;
 			if (!cc_fits(c->g.level, kd, cc_column(c, tm, tb + in), cols, kinds, nadd))
 				continue;
+			for (unsigned i = 0; i < nadd; i++)
+				c->t.lost_beside += cols[i] == cc_column(c, tm, tb + in) &&
+						    (kd == CC_STALE_BOTH ||
+						     kinds[i] == CC_STALE_BOTH);
 			cols[nadd] = cc_column(c, tm, tb + in);
 			kinds[nadd++] = kd;
 			cc_add(c, tm, tb + in, kd)->misses = 1;
@@ -812,12 +823,13 @@ static void cc_report(struct cc *c, const char *name)
 		fprintf(stderr, "%s%s %llu", k ? ", " : "", cc_kind_name[k],
 			(unsigned long long)c->t.injected[k]);
 	fprintf(stderr, "); %llu in parity; within tolerance %llu detected, %llu healed, "
-		"%llu of them checksum-lost-write; past it %llu injected, %llu reads -EIO; "
+		"%llu of them checksum-lost-write, %llu of those beside another fault in their "
+		"column; past it %llu injected, %llu reads -EIO; "
 		"lost writes past what generations place %llu, %llu reads -EIO; every copy "
 		"stale %llu undetected, %llu reads returned the old bytes (seed %llu)\n",
 		(unsigned long long)c->t.in_parity, (unsigned long long)c->t.detected,
 		(unsigned long long)c->t.healed, (unsigned long long)c->t.lost_events,
-		(unsigned long long)c->t.over, (unsigned long long)c->t.over_eio,
+		(unsigned long long)c->t.lost_beside, (unsigned long long)c->t.over, (unsigned long long)c->t.over_eio,
 		(unsigned long long)c->t.lost_over, (unsigned long long)c->t.lost_over_eio,
 		(unsigned long long)c->t.undetected, (unsigned long long)c->t.stale_returned,
 		(unsigned long long)tu_seed());
