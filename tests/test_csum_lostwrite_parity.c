@@ -375,14 +375,17 @@ Test(csum_lostwrite_parity, raid6_block_that_missed_three_writes_is_healed_check
  * RAID-6: a lost write of data block LP_BLOCK and its tag (one write behind), and beside it,
  * in the same 4 KiB column, another block whose bytes are wrong under a right tag: another
  * data block (@p which LP_DATA), P or Q (CU_P, CU_Q). Two erasures, within RAID-6's reach once the record has
- * named the stale block: the read returns the last write (and, @p other_first, the other
- * data block read first returns its own bytes), one checksum-lost-write names the stale
+ * named the stale block, whoever meets them first (@p first): the read of the stale block,
+ * the read of the other data block, or a repairing scrub. The reads return the last write
+ * and the other block's own bytes, one checksum-lost-write names the stale
  * block and one checksum-error the other, both healed; the member files hold the right
  * bytes, tags and generations again, and the records are the data's.
  */
 #define LP_DATA INT64_MAX
 
-static void lp_lost_write_beside(int64_t which, bool other_first)
+enum lp_first { LP_STALE_FIRST, LP_OTHER_FIRST, LP_SCRUB_FIRST };
+
+static void lp_lost_write_beside(int64_t which, enum lp_first first)
 {
 	struct graid_member_info mi = { .struct_size = sizeof(mi) };
 	struct graid_array *a;
@@ -406,7 +409,7 @@ static void lp_lost_write_beside(int64_t which, bool other_first)
 		}
 	}
 	cr_assert(found);
-	cr_assert(!other_first || which == LP_DATA);
+	cr_assert(first != LP_OTHER_FIRST || which == LP_DATA);
 	a = lp_open(&b);
 	lp_write_block(a, LP_BLOCK, 2);
 	cr_assert_eq(graid_array_close(a), 0);
@@ -423,10 +426,15 @@ static void lp_lost_write_beside(int64_t which, bool other_first)
 	lp_rw(&b, x, b.g.data_offset + k * CU_BLOCK, bad, CU_BLOCK, true);
 
 	a = lp_open(&b);
-	if (other_first)
+	if (first == LP_SCRUB_FIRST) {
+		struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+
+		cr_assert_eq(graid_array_scrub(a, GRAID_SCRUB_REPAIR, &rep), 0);
+	}
+	if (first == LP_OTHER_FIRST)
 		lp_expect(a, (uint64_t)xab, 1);
 	lp_expect(a, LP_BLOCK, 3);
-	if (which == LP_DATA && !other_first)
+	if (which == LP_DATA && first != LP_OTHER_FIRST)
 		lp_expect(a, (uint64_t)xab, 1);
 	cr_assert_eq(lp_events(), 1, "%u lost-write events", lp_events());
 	cr_assert_eq(lp_ev[0].member, (int)m, "the event names member %d, not %u", lp_ev[0].member,
@@ -466,22 +474,32 @@ static void lp_lost_write_beside(int64_t which, bool other_first)
 
 Test(csum_lostwrite_parity, raid6_lost_write_beside_a_bad_data_block_heals_both)
 {
-	lp_lost_write_beside(LP_DATA, false);
+	lp_lost_write_beside(LP_DATA, LP_STALE_FIRST);
 }
 
 Test(csum_lostwrite_parity, raid6_bad_data_block_read_first_beside_a_lost_write_heals_both)
 {
-	lp_lost_write_beside(LP_DATA, true);
+	lp_lost_write_beside(LP_DATA, LP_OTHER_FIRST);
 }
 
 Test(csum_lostwrite_parity, raid6_lost_write_beside_a_bad_p_heals_both)
 {
-	lp_lost_write_beside(CU_P, false);
+	lp_lost_write_beside(CU_P, LP_STALE_FIRST);
 }
 
 Test(csum_lostwrite_parity, raid6_lost_write_beside_a_bad_q_heals_both)
 {
-	lp_lost_write_beside(CU_Q, false);
+	lp_lost_write_beside(CU_Q, LP_STALE_FIRST);
+}
+
+Test(csum_lostwrite_parity, raid6_scrub_heals_a_lost_write_beside_a_bad_data_block)
+{
+	lp_lost_write_beside(LP_DATA, LP_SCRUB_FIRST);
+}
+
+Test(csum_lostwrite_parity, raid6_scrub_heals_a_lost_write_beside_a_bad_p)
+{
+	lp_lost_write_beside(CU_P, LP_SCRUB_FIRST);
 }
 
 /*

@@ -834,3 +834,73 @@ int lwc_scrub_row(struct graid_array *a, const struct lwc_scrub_io *io, uint64_t
 	lwc_row_free(&w);
 	return rc;
 }
+
+/* @p role of column @p c of @p w added to the erasures: pending as a lost write. */
+static void lwc_erase(struct graid_array *a, const struct lwc_row *w, unsigned c, unsigned col,
+		      unsigned role, struct bbl_cols *era)
+{
+	const unsigned m = w->member[role];
+
+	bbl_cols_set(&era[role], col);
+	if (csum_pend_add_lost(&a->members[m].role.csum_pend, w->block0 + c, 0) && a->read_only)
+		csum_report_lost_write(a, (int)m, w->block0 + c, 1, -EIO);
+}
+
+/* lwc_scrub_erasures() of column @p c of @p w (column @p col of the row's chunks). */
+static void lwc_scrub_erased_col(struct graid_array *a, const struct lwc_row *w, unsigned c,
+				 unsigned col, uint8_t *const *blk, struct bbl_cols *era)
+{
+	const struct layout *l = &a->lay;
+	uint8_t *ptrs[GRAID_MAX_MEMBERS], save[2][TAG_DATA_BLOCK];
+	unsigned nerased = 0, x = 0;
+	struct lwc_verdict v;
+
+	for (unsigned r = 0; r < w->nroles; r++)
+		if (bbl_cols_test(&era[r], col)) {
+			nerased++;
+			x = r;
+		}
+	if (nerased != 1)
+		return;
+	v = lwc_judge(w, l, c, false);
+	if ((v.kind == LWC_DATA || v.kind == LWC_DATA_Q) && v.j != x) {
+		for (unsigned r = 0; r < w->nroles; r++)
+			ptrs[r] = blk[r] + (size_t)col * TAG_DATA_BLOCK;
+		memcpy(save[0], ptrs[v.j], TAG_DATA_BLOCK);
+		memcpy(save[1], ptrs[x], TAG_DATA_BLOCK);
+		if (lwc_two_hold(a, w, c, ptrs, v.j, x))
+			lwc_erase(a, w, c, col, v.j, era);
+		/* As read: row_heal_parity() rebuilds what is erased. */
+		memcpy(ptrs[v.j], save[0], TAG_DATA_BLOCK);
+		memcpy(ptrs[x], save[1], TAG_DATA_BLOCK);
+		return;
+	}
+	/* Both parities stale beside an erasure: three, the column is past rebuilding. */
+	for (unsigned p = 0; v.kind == LWC_PARITY && p < l->nparity; p++)
+		if ((v.pmask >> p) & 1u && l->ndata + p != x)
+			lwc_erase(a, w, c, col, l->ndata + p, era);
+}
+
+int lwc_scrub_erasures(struct graid_array *a, uint64_t row, uint8_t *const *blk,
+		       struct bbl_cols *era)
+{
+	const struct layout *l = &a->lay;
+	const unsigned cols = l->chunk / TAG_DATA_BLOCK;
+	struct lwc_row w;
+	int rc = 0;
+
+	if (!lwc_active(a) || l->nparity != 2)
+		return 0;
+	w.pk = NULL;
+	for (unsigned c0 = 0; c0 < cols && rc != -ENOMEM; c0 += LWC_BATCH) {
+		unsigned n = cols - c0 < LWC_BATCH ? cols - c0 : LWC_BATCH;
+
+		rc = lwc_row_load(a, &w, row, row * cols + c0, n, LWC_LOAD);
+		if (rc)
+			continue; /* tags that cannot be read: their CRCs judge, not this */
+		for (unsigned c = 0; c < n; c++)
+			lwc_scrub_erased_col(a, &w, c, c0 + c, blk, era);
+	}
+	lwc_row_free(&w);
+	return rc == -ENOMEM ? rc : 0;
+}

@@ -248,7 +248,10 @@ static bool scrub_heal_parity_row(struct scrub_ctx *c, uint64_t row, uint8_t **b
 	}
 	if (!any)
 		return false;
-	*rc = row_heal_parity(a, blk, era, &lost);
+	/* A block its records name stale beside an erasure is one too (RAID-6). */
+	*rc = lwc_scrub_erasures(a, row, blk, era);
+	if (*rc == 0)
+		*rc = row_heal_parity(a, blk, era, &lost);
 	/* A read-only array only counts: nothing is written back or recorded. */
 	if (*rc == 0)
 		*rc = row_heal_writeback(a, &c->mb, row, blk, era, &lost, present, &c->bad, &count);
