@@ -503,6 +503,78 @@ Test(csum_lostwrite_parity, raid6_scrub_heals_a_lost_write_beside_a_bad_p)
 }
 
 /*
+ * The other way round: a lost write of P (or Q, @p which) and its tag, and the data block
+ * of that column the lost parity write was for wrong under a right tag. The records name
+ * the stale parity (the other's is the data's), so the data block is rebuilt from the
+ * parity that is current: the read returns the last write, one checksum-lost-write names
+ * the parity, one checksum-error the data block, both healed on the member files. With
+ * @p scrub_first a repairing scrub meets them before any read.
+ */
+static void lp_lost_parity_beside(int64_t which, bool scrub_first)
+{
+	struct graid_array *a;
+	struct lp_bed b;
+	uint8_t old[CU_BLOCK], old_tag[8], cur[CU_BLOCK], cur_tag[8], now[CU_BLOCK], now_tag[8];
+	uint8_t good[CU_BLOCK], good_tag[8], bad[CU_BLOCK];
+	unsigned m, p;
+	uint64_t k;
+
+	lp_setup(&b, 6);
+	lp_find(&b, LP_BLOCK, &m, &k);
+	p = lp_parity(&b, k, which);
+	lp_block(&b, p, k, old, old_tag, false);
+	a = lp_open(&b);
+	lp_write_block(a, LP_BLOCK, 2);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(&b, p, k, cur, cur_tag, false);
+	lp_block(&b, p, k, old, old_tag, true);
+	lp_block(&b, m, k, good, good_tag, false);
+	memcpy(bad, good, CU_BLOCK);
+	for (unsigned i = 0; i < CU_BLOCK; i += 509)
+		bad[i] ^= 0x5a;
+	lp_rw(&b, m, b.g.data_offset + k * CU_BLOCK, bad, CU_BLOCK, true);
+
+	a = lp_open(&b);
+	if (scrub_first) {
+		struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+
+		cr_assert_eq(graid_array_scrub(a, GRAID_SCRUB_REPAIR, &rep), 0);
+	}
+	lp_expect(a, LP_BLOCK, 2);
+	cr_assert_eq(lp_events(), 1, "%u lost-write events", lp_events());
+	cr_assert_eq(lp_ev[0].member, (int)p, "the event names member %d, not the parity's %u",
+		     lp_ev[0].member, p);
+	cr_assert_eq(lp_ev[0].error, 0);
+	cr_assert_eq(lp_ncev, 1, "%u checksum-error events", lp_ncev);
+	cr_assert_eq(lp_cev[0].member, (int)m);
+	cr_assert_eq(lp_cev[0].error, 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(&b, p, k, now, now_tag, false);
+	cr_assert_eq(memcmp(now, cur, CU_BLOCK), 0, "the stale parity was not rewritten");
+	cr_assert_eq(memcmp(now_tag, cur_tag, 8), 0, "the parity's tag is not its last one");
+	lp_block(&b, m, k, now, now_tag, false);
+	cr_assert_eq(memcmp(now, good, CU_BLOCK), 0, "the bad data block was not healed");
+	cr_assert_eq(memcmp(now_tag, good_tag, 8), 0, "the data block's tag changed");
+	lp_records_hold(&b);
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_parity, raid6_lost_write_of_p_beside_a_bad_data_block_heals_both)
+{
+	lp_lost_parity_beside(CU_P, false);
+}
+
+Test(csum_lostwrite_parity, raid6_lost_write_of_q_beside_a_bad_data_block_heals_both)
+{
+	lp_lost_parity_beside(CU_Q, false);
+}
+
+Test(csum_lostwrite_parity, raid6_scrub_heals_a_lost_write_of_p_beside_a_bad_data_block)
+{
+	lp_lost_parity_beside(CU_P, true);
+}
+
+/*
  * A lost write of P (or Q): the data is right, that parity and its record one write behind.
  * A read returns the data, the parity is rewritten (one event naming its member), a scrub
  * then finds nothing.
