@@ -851,6 +851,7 @@ static void lwc_scrub_erased_col(struct graid_array *a, const struct lwc_row *w,
 				 unsigned col, uint8_t *const *blk, struct bbl_cols *era)
 {
 	const struct layout *l = &a->lay;
+	uint8_t scratch[2 * TAG_DATA_BLOCK] __attribute__((aligned(64)));
 	uint8_t *ptrs[GRAID_MAX_MEMBERS], save[2][TAG_DATA_BLOCK];
 	unsigned nerased = 0, x = 0;
 	struct lwc_verdict v;
@@ -868,7 +869,8 @@ static void lwc_scrub_erased_col(struct graid_array *a, const struct lwc_row *w,
 			ptrs[r] = blk[r] + (size_t)col * TAG_DATA_BLOCK;
 		memcpy(save[0], ptrs[v.j], TAG_DATA_BLOCK);
 		memcpy(save[1], ptrs[x], TAG_DATA_BLOCK);
-		if (lwc_two_hold(a, w, c, ptrs, v.j, x))
+		/* As lwc_q_confirms(): the erased block's bytes as read first (a tag alone bad). */
+		if (lwc_q_holds(a, ptrs, v.j, scratch) || lwc_two_hold(a, w, c, ptrs, v.j, x))
 			lwc_erase(a, w, c, col, v.j, era);
 		/* As read: row_heal_parity() rebuilds what is erased. */
 		memcpy(ptrs[v.j], save[0], TAG_DATA_BLOCK);

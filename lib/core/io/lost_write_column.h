@@ -85,8 +85,9 @@ int lwc_scrub_row(struct graid_array *a, const struct lwc_scrub_io *io, uint64_t
  * order, every role present): a RAID-6 column with one erasure beside a block its records
  * locate stale gets that block added to @p era, so that both are rebuilt as two erasures
  * (rebuilt with the stale block's bytes, the erased one would be written back wrong): a
- * stale data block where the two rebuilt together give the erased one bytes its tag holds,
- * a stale parity as the records name it. Each one added is kept pending in its role's
+ * stale data block where Q holds over its rebuild from P with the erased block's bytes as
+ * read (its tag alone was bad), or where the two rebuilt together give the erased one bytes
+ * its tag holds; a stale parity as the records name it. Each one added is kept pending in its role's
  * csum_pend as a lost write (settled by the rewrite: reported healed; on a read-only handle
  * reported -EIO now). RAID-5 (one erasure is already all its parity rebuilds) and columns
  * the records do not place are left as they are. 0, or -ENOMEM.
