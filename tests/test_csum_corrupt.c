@@ -3,12 +3,13 @@
  * Silent corruption against a checksummed array (docs/INTEGRITY.md): rounds of faults written
  * around the array into its member files — bit flips, zeroed blocks, lost writes (the data
  * put back, the tag put back, or both), misdirected writes, corrupt tags, in data and parity
- * alike — then everything read back and scrubbed. Within what a stripe tolerates every fault
+ * alike — then everything read back and scrubbed (every other round a repairing scrub first,
+ * before any read). Within what a stripe tolerates every fault
  * must be reported by an event of its kind and healed (the member files byte for byte as
  * before the faults), and no read may return a wrong byte; past it, reads of the lost blocks
  * fail with -EIO. A lost write of both data and tag (one per column, parity included; on
- * RAID-6 with one other bad block of any kind beside it in its column, two erasures) is
- * found by the write generations (docs/INTEGRITY.md, "Lost writes"): a checksum-lost-write
+ * RAID-6 and on RAID-1 of three copies with one other bad block beside it in its column, of
+ * any kind but a second stale generation) is found by the write generations (docs/INTEGRITY.md, "Lost writes"): a checksum-lost-write
  * event at its member and block, healed to the byte, tag and generation included. Past what
  * generations place (two stale blocks of one RAID-5/6 column, or one RAID-5 block that missed
  * two writes) the column's reads fail -EIO with an event naming member -1 until a write
@@ -249,11 +250,11 @@ static bool cc_gen_behind(enum cc_kind k)
  * RAID-5/6 row's 4 KiB column, the copies of a RAID-1/10 block) are two stale blocks,
  * which the records do not place (the round past the tolerance's case). RAID-6 (@p level)
  * heals one stale block beside one other bad block of its column, two erasures
- * (lost_write_column.c lwc_two_hold()): any other fault beside it fits. RAID-5 and
- * RAID-1/10 keep a lost write of data and tag alone in its column: on RAID-5 with another
- * bad block it is two erasures, past one parity; on RAID-1/10 a copy whose tag is corrupt
- * beside a stale copy is healed by the lost write's heal and reported as a lost write rather
- * than a tag error (right bytes, another event; docs/INTEGRITY.md, known limits).
+ * (lost_write_column.c lwc_two_hold()): any other fault beside it fits; so does RAID-1 of
+ * three copies (one copy stale, one bad, one to heal both from: a scrub heals from the copy
+ * ahead, lost_write_mirror_heal_source()). RAID-5 and RAID-10 keep a lost write of data and
+ * tag alone in its column: on RAID-5 with another bad block it is two erasures, past one
+ * parity; on RAID-10 (two copies) no copy is left to heal from.
  */
 static bool cc_fits(int level, enum cc_kind kd, int64_t col, const int64_t *cols,
 		    const enum cc_kind *kinds, unsigned nadd)
@@ -261,9 +262,9 @@ static bool cc_fits(int level, enum cc_kind kd, int64_t col, const int64_t *cols
 	for (unsigned i = 0; i < nadd; i++) {
 		if (cols[i] != col)
 			continue;
-		if (level == 6 && cc_gen_behind(kd) && cc_gen_behind(kinds[i]))
+		if ((level == 6 || level == 1) && cc_gen_behind(kd) && cc_gen_behind(kinds[i]))
 			return false;
-		if (level != 6 && (kd == CC_STALE_BOTH || kinds[i] == CC_STALE_BOTH))
+		if (level != 6 && level != 1 && (kd == CC_STALE_BOTH || kinds[i] == CC_STALE_BOTH))
 			return false;
 	}
 	return true;
