@@ -543,8 +543,10 @@ size_t lost_write_mirror_heal_source(struct graid_array *a, const struct mbio *i
 			continue;
 		}
 		g[j] = lwm_gen_of(a, ios[j].member, (ios[j].off + at) / TAG_DATA_BLOCK);
-		if (!gone[j] && (best == n || (g[j] != UINT32_MAX &&
-					       (g[best] == UINT32_MAX || tag_gen_ahead(g[j], g[best])))))
+		if (gone[j])
+			continue;
+		if (best == n ||
+		    (g[j] != UINT32_MAX && (g[best] == UINT32_MAX || tag_gen_ahead(g[j], g[best]))))
 			best = j;
 	}
 	/* An absent tag has no vote (lwm_compare()). */
