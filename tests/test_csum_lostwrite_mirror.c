@@ -6,6 +6,7 @@
  * write gives every copy max + 1. Generations are switched on by hand (a->csum_gens): no
  * array of this build keeps them yet.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -37,6 +38,7 @@
  */
 static uint64_t lm_block = 37u;
 static unsigned lm_n10 = 4u;
+static unsigned lm_n1 = 2u; /* RAID-1's copies: 3 for the tests of a third copy */
 #define LM_BLOCK lm_block
 #define LM_VALID 0x80000000u
 
@@ -66,8 +68,8 @@ struct lm_bed {
 	int level;
 	unsigned n;
 	uint64_t size;
-	unsigned m[2];  /* the members holding the two copies of LM_BLOCK */
-	uint64_t k[2];  /* and its 4 KiB block in each */
+	unsigned m[3];  /* the members holding the copies of LM_BLOCK (two, or lm_n1) */
+	uint64_t k[3];  /* and its 4 KiB block in each */
 	struct lm_events ev;
 };
 
@@ -128,7 +130,7 @@ static void lm_setup(struct lm_bed *b, int level)
 	memset(b, 0, sizeof(*b));
 	pthread_mutex_init(&b->ev.mu, NULL);
 	b->level = level;
-	b->n = level == 1 ? 2 : lm_n10;
+	b->n = level == 1 ? lm_n1 : lm_n10;
 	au_make(&b->s, b->n, LM_MEMBER_BYTES);
 	cr_assert_eq(graid_array_create(b->s.paths, b->n, &cfg, &a), 0);
 	cr_assert_eq(graid_array_info(a, &info), 0);
@@ -138,11 +140,11 @@ static void lm_setup(struct lm_bed *b, int level)
 	for (unsigned m = 0; m < b->n; m++)
 		for (uint64_t k = 0; k < b->g.mblocks; k++)
 			if (cu_map(&b->g, m, k) == (int64_t)LM_BLOCK) {
-				cr_assert_lt(found, 2);
+				cr_assert_lt(found, 3);
 				b->m[found] = m;
 				b->k[found++] = k;
 			}
-	cr_assert_eq(found, 2);
+	cr_assert_eq(found, level == 1 ? lm_n1 : 2u);
 }
 
 /* Opened with generations kept, its lost-write events gathered in b->ev. */
@@ -888,5 +890,101 @@ Test(csum_lostwrite_mirror, raid1_every_copy_stale_is_not_caught)
 Test(csum_lostwrite_mirror, skipped_without_checksums)
 {
 	cr_skip_test("this build has no GRAID_CREATE_CHECKSUMS");
+}
+#endif
+
+#ifdef GRAID_CREATE_CHECKSUMS
+/* Every checksum event of a handle, by type. */
+struct lm_all {
+	pthread_mutex_t mu;
+	unsigned n;
+	struct graid_event v[16];
+};
+
+static void lm_all_event(void *arg, const struct graid_event *ev)
+{
+	struct lm_all *e = arg;
+
+	if (ev->type != GRAID_EVENT_CSUM_LOST_WRITE && ev->type != GRAID_EVENT_CSUM_ERROR &&
+	    ev->type != GRAID_EVENT_CSUM_TAG_ERROR)
+		return;
+	pthread_mutex_lock(&e->mu);
+	if (e->n < 16)
+		e->v[e->n] = *ev;
+	e->n++;
+	pthread_mutex_unlock(&e->mu);
+}
+
+/* Whether @p e holds an event of @p type, @p err, naming @p member and @p block. */
+static bool lm_all_has(struct lm_all *e, int type, int err, unsigned member, uint64_t block)
+{
+	bool has = false;
+
+	pthread_mutex_lock(&e->mu);
+	for (unsigned i = 0; i < e->n && i < 16; i++)
+		has |= e->v[i].type == type && e->v[i].error == err &&
+		       e->v[i].member == (int)member && e->v[i].stripe == block;
+	pthread_mutex_unlock(&e->mu);
+	return has;
+}
+
+/*
+ * RAID-1 of @p copies: copy 0 lost writes 2 and 3 (block and tag), copy 1's tag corrupt
+ * (its CRC changed, its generation kept: the bytes are write 3), and a repairing scrub
+ * meets them first. Before, the scrub healed copy 1 from the first copy that read well —
+ * the stale one — and reported it a checksum error (then a lost write, healed again from
+ * copy 2); with two copies it wrote the stale block over the only copy of write 3 and the
+ * lost write was gone unseen. Now the copy healed from is the one ahead: three copies, a
+ * tag error on copy 1 and a lost write on copy 0, both healed; two, nothing to heal from
+ * (the stale copy is behind, the other cannot be verified): copy 1 is kept, reads fail -EIO.
+ */
+static void lm_scrub_corrupt_tag_beside_stale(unsigned copies)
+{
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	struct lm_all ev = { .mu = PTHREAD_MUTEX_INITIALIZER };
+	struct graid_array *a;
+	struct lm_bed b;
+	uint8_t tag[8], buf[CU_BLOCK], want[CU_BLOCK], got[CU_BLOCK];
+
+	lm_n1 = copies;
+	lm_setup(&b, 1);
+	lm_lose_write(&b, 0);
+	lm_get(&b, 1, NULL, tag);
+	tag[0] ^= 0x10;
+	lm_rw(&b, b.m[1], cu_tag_pos(&b.g, b.k[1]), tag, 8, true);
+	a = lm_open(&b);
+	graid_array_set_event_callback(a, lm_all_event, &ev);
+	cr_assert_eq(graid_array_scrub(a, GRAID_SCRUB_REPAIR, &rep), 0);
+	lm_pattern(want, LM_BLOCK, 3);
+	if (copies == 3) {
+		cr_assert_eq(graid_array_read(a, buf, CU_BLOCK, LM_BLOCK * CU_BLOCK), CU_BLOCK);
+		cr_assert_eq(memcmp(buf, want, CU_BLOCK), 0);
+		cr_assert_eq(ev.n, 2, "%u checksum events", ev.n);
+		cr_assert(lm_all_has(&ev, GRAID_EVENT_CSUM_TAG_ERROR, 0, b.m[1], b.k[1]),
+			  "copy 1's corrupt tag is not reported as a tag error");
+		cr_assert(lm_all_has(&ev, GRAID_EVENT_CSUM_LOST_WRITE, 0, b.m[0], b.k[0]),
+			  "copy 0's lost write is not reported");
+		cr_assert_eq(graid_array_close(a), 0);
+		lm_expect_files(&b, 3, 3);
+	} else {
+		cr_assert_eq(graid_array_read(a, buf, CU_BLOCK, LM_BLOCK * CU_BLOCK), -EIO);
+		cr_assert(!lm_all_has(&ev, GRAID_EVENT_CSUM_ERROR, 0, b.m[1], b.k[1]),
+			  "copy 1 reported healed from the stale copy");
+		cr_assert_eq(graid_array_close(a), 0);
+		lm_get(&b, 1, got, NULL);
+		cr_assert_eq(memcmp(got, want, CU_BLOCK), 0,
+			     "the stale copy was written over the copy holding write 3");
+	}
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_mirror, raid1_scrub_reports_a_corrupt_tag_beside_a_stale_copy_as_a_tag_error)
+{
+	lm_scrub_corrupt_tag_beside_stale(3);
+}
+
+Test(csum_lostwrite_mirror, raid1_of_2_scrub_never_heals_from_a_stale_copy)
+{
+	lm_scrub_corrupt_tag_beside_stale(2);
 }
 #endif

@@ -40,10 +40,23 @@
 static pthread_mutex_t lp_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct cu_ev lp_ev[64];
 static unsigned lp_nev;
+/* The checksum-error events, apart. */
+static struct cu_ev lp_cev[64];
+static unsigned lp_ncev;
 
 static void lp_on_event(void *arg, const struct graid_event *ev)
 {
 	(void)arg;
+	if (ev->type == GRAID_EVENT_CSUM_ERROR) {
+		pthread_mutex_lock(&lp_mu);
+		if (lp_ncev < 64)
+			lp_cev[lp_ncev] = (struct cu_ev){ .type = ev->type, .member = ev->member,
+							  .error = ev->error, .block = ev->stripe,
+							  .count = ev->count };
+		lp_ncev++;
+		pthread_mutex_unlock(&lp_mu);
+		return;
+	}
 	if (ev->type != GRAID_EVENT_CSUM_LOST_WRITE)
 		return;
 	pthread_mutex_lock(&lp_mu);
@@ -132,6 +145,7 @@ static void lp_setup_flags(struct lp_bed *b, int level, unsigned flags)
 	cr_assert_eq(graid_array_close(a), 0);
 	pthread_mutex_lock(&lp_mu);
 	lp_nev = 0;
+	lp_ncev = 0;
 	pthread_mutex_unlock(&lp_mu);
 }
 
@@ -355,6 +369,209 @@ Test(csum_lostwrite_parity, raid6_lost_write_of_a_data_block_and_tag_is_healed_o
 Test(csum_lostwrite_parity, raid6_block_that_missed_three_writes_is_healed_checked_by_q)
 {
 	lp_lost_data_write(6, 3);
+}
+
+/*
+ * RAID-6: a lost write of data block LP_BLOCK and its tag (one write behind), and beside it,
+ * in the same 4 KiB column, another block whose bytes are wrong under a right tag: another
+ * data block (@p which LP_DATA), P or Q (CU_P, CU_Q). Two erasures, within RAID-6's reach once the record has
+ * named the stale block, whoever meets them first (@p first): the read of the stale block,
+ * the read of the other data block, or a repairing scrub. The reads return the last write
+ * and the other block's own bytes, one checksum-lost-write names the stale
+ * block and one checksum-error the other, both healed; the member files hold the right
+ * bytes, tags and generations again, and the records are the data's.
+ */
+#define LP_DATA INT64_MAX
+
+enum lp_first { LP_STALE_FIRST, LP_OTHER_FIRST, LP_SCRUB_FIRST };
+
+static void lp_lost_write_beside(int64_t which, enum lp_first first)
+{
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct graid_array *a;
+	struct lp_bed b;
+	uint8_t old[CU_BLOCK], old_tag[8], want[CU_BLOCK], now[CU_BLOCK], now_tag[8];
+	uint8_t good[CU_BLOCK], good_tag[8], bad[CU_BLOCK];
+	int64_t xab = -1;
+	unsigned m, x = 0;
+	uint64_t k;
+	bool found = false;
+
+	lp_setup(&b, 6);
+	lp_find(&b, LP_BLOCK, &m, &k);
+	for (unsigned i = 0; i < b.n && !found; i++) {
+		int64_t what = cu_map(&b.g, i, k);
+
+		if (i != m && (which == LP_DATA ? what >= 0 : what == which)) {
+			x = i;
+			xab = what;
+			found = true;
+		}
+	}
+	cr_assert(found);
+	cr_assert(first != LP_OTHER_FIRST || which == LP_DATA);
+	a = lp_open(&b);
+	lp_write_block(a, LP_BLOCK, 2);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(&b, m, k, old, old_tag, false);
+	a = lp_open(&b);
+	lp_write_block(a, LP_BLOCK, 3);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(&b, m, k, old, old_tag, true);
+	/* The other block: bytes flipped here and there, its tag kept. */
+	lp_block(&b, x, k, good, good_tag, false);
+	memcpy(bad, good, CU_BLOCK);
+	for (unsigned i = 0; i < CU_BLOCK; i += 509)
+		bad[i] ^= 0x5a;
+	lp_rw(&b, x, b.g.data_offset + k * CU_BLOCK, bad, CU_BLOCK, true);
+
+	a = lp_open(&b);
+	if (first == LP_SCRUB_FIRST) {
+		struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+
+		cr_assert_eq(graid_array_scrub(a, GRAID_SCRUB_REPAIR, &rep), 0);
+	}
+	if (first == LP_OTHER_FIRST)
+		lp_expect(a, (uint64_t)xab, 1);
+	lp_expect(a, LP_BLOCK, 3);
+	if (which == LP_DATA && first != LP_OTHER_FIRST)
+		lp_expect(a, (uint64_t)xab, 1);
+	cr_assert_eq(lp_events(), 1, "%u lost-write events", lp_events());
+	cr_assert_eq(lp_ev[0].member, (int)m, "the event names member %d, not %u", lp_ev[0].member,
+		     m);
+	cr_assert_eq(lp_ev[0].block, k);
+	cr_assert_eq(lp_ev[0].error, 0);
+	cr_assert_eq(lp_ncev, 1, "%u checksum-error events", lp_ncev);
+	cr_assert_eq(lp_cev[0].member, (int)x, "the checksum-error names member %d, not %u",
+		     lp_cev[0].member, x);
+	cr_assert_eq(lp_cev[0].block, k);
+	cr_assert_eq(lp_cev[0].error, 0);
+	cr_assert_eq(graid_array_member_info(a, m, &mi), 0);
+	cr_assert_eq(mi.checksum_lost_writes, 1);
+	cr_assert_eq(graid_array_member_info(a, x, &mi), 0);
+	cr_assert_eq(mi.checksum_errors, 1);
+	cr_assert_eq(mi.checksum_lost_writes, 0);
+	{
+		struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+
+		cr_assert_eq(graid_array_scrub(a, 0, &rep), 0);
+		cr_assert_eq(rep.mismatches, 0, "%llu mismatches after the heal",
+			     (unsigned long long)rep.mismatches);
+	}
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(&b, m, k, now, now_tag, false);
+	lp_pattern(want, (uint64_t)LP_BLOCK * CU_BLOCK, CU_BLOCK, 3);
+	cr_assert_eq(memcmp(now, want, CU_BLOCK), 0, "the stale block was not healed");
+	cr_assert_eq(tag_gen_res(tag_gen(tag_decode(now_tag))),
+		     tag_gen_res(tag_gen_next(tag_gen(tag_decode(old_tag)))),
+		     "the healed block's generation is not the expected one");
+	lp_block(&b, x, k, now, now_tag, false);
+	cr_assert_eq(memcmp(now, good, CU_BLOCK), 0, "the other bad block was not healed");
+	cr_assert_eq(memcmp(now_tag, good_tag, 8), 0, "the other block's tag changed");
+	lp_records_hold(&b);
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_parity, raid6_lost_write_beside_a_bad_data_block_heals_both)
+{
+	lp_lost_write_beside(LP_DATA, LP_STALE_FIRST);
+}
+
+Test(csum_lostwrite_parity, raid6_bad_data_block_read_first_beside_a_lost_write_heals_both)
+{
+	lp_lost_write_beside(LP_DATA, LP_OTHER_FIRST);
+}
+
+Test(csum_lostwrite_parity, raid6_lost_write_beside_a_bad_p_heals_both)
+{
+	lp_lost_write_beside(CU_P, LP_STALE_FIRST);
+}
+
+Test(csum_lostwrite_parity, raid6_lost_write_beside_a_bad_q_heals_both)
+{
+	lp_lost_write_beside(CU_Q, LP_STALE_FIRST);
+}
+
+Test(csum_lostwrite_parity, raid6_scrub_heals_a_lost_write_beside_a_bad_data_block)
+{
+	lp_lost_write_beside(LP_DATA, LP_SCRUB_FIRST);
+}
+
+Test(csum_lostwrite_parity, raid6_scrub_heals_a_lost_write_beside_a_bad_p)
+{
+	lp_lost_write_beside(CU_P, LP_SCRUB_FIRST);
+}
+
+/*
+ * The other way round: a lost write of P (or Q, @p which) and its tag, and the data block
+ * of that column the lost parity write was for wrong under a right tag. The records name
+ * the stale parity (the other's is the data's), so the data block is rebuilt from the
+ * parity that is current: the read returns the last write, one checksum-lost-write names
+ * the parity, one checksum-error the data block, both healed on the member files. With
+ * @p scrub_first a repairing scrub meets them before any read.
+ */
+static void lp_lost_parity_beside(int64_t which, bool scrub_first)
+{
+	struct graid_array *a;
+	struct lp_bed b;
+	uint8_t old[CU_BLOCK], old_tag[8], cur[CU_BLOCK], cur_tag[8], now[CU_BLOCK], now_tag[8];
+	uint8_t good[CU_BLOCK], good_tag[8], bad[CU_BLOCK];
+	unsigned m, p;
+	uint64_t k;
+
+	lp_setup(&b, 6);
+	lp_find(&b, LP_BLOCK, &m, &k);
+	p = lp_parity(&b, k, which);
+	lp_block(&b, p, k, old, old_tag, false);
+	a = lp_open(&b);
+	lp_write_block(a, LP_BLOCK, 2);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(&b, p, k, cur, cur_tag, false);
+	lp_block(&b, p, k, old, old_tag, true);
+	lp_block(&b, m, k, good, good_tag, false);
+	memcpy(bad, good, CU_BLOCK);
+	for (unsigned i = 0; i < CU_BLOCK; i += 509)
+		bad[i] ^= 0x5a;
+	lp_rw(&b, m, b.g.data_offset + k * CU_BLOCK, bad, CU_BLOCK, true);
+
+	a = lp_open(&b);
+	if (scrub_first) {
+		struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+
+		cr_assert_eq(graid_array_scrub(a, GRAID_SCRUB_REPAIR, &rep), 0);
+	}
+	lp_expect(a, LP_BLOCK, 2);
+	cr_assert_eq(lp_events(), 1, "%u lost-write events", lp_events());
+	cr_assert_eq(lp_ev[0].member, (int)p, "the event names member %d, not the parity's %u",
+		     lp_ev[0].member, p);
+	cr_assert_eq(lp_ev[0].error, 0);
+	cr_assert_eq(lp_ncev, 1, "%u checksum-error events", lp_ncev);
+	cr_assert_eq(lp_cev[0].member, (int)m);
+	cr_assert_eq(lp_cev[0].error, 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(&b, p, k, now, now_tag, false);
+	cr_assert_eq(memcmp(now, cur, CU_BLOCK), 0, "the stale parity was not rewritten");
+	cr_assert_eq(memcmp(now_tag, cur_tag, 8), 0, "the parity's tag is not its last one");
+	lp_block(&b, m, k, now, now_tag, false);
+	cr_assert_eq(memcmp(now, good, CU_BLOCK), 0, "the bad data block was not healed");
+	cr_assert_eq(memcmp(now_tag, good_tag, 8), 0, "the data block's tag changed");
+	lp_records_hold(&b);
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_parity, raid6_lost_write_of_p_beside_a_bad_data_block_heals_both)
+{
+	lp_lost_parity_beside(CU_P, false);
+}
+
+Test(csum_lostwrite_parity, raid6_lost_write_of_q_beside_a_bad_data_block_heals_both)
+{
+	lp_lost_parity_beside(CU_Q, false);
+}
+
+Test(csum_lostwrite_parity, raid6_scrub_heals_a_lost_write_of_p_beside_a_bad_data_block)
+{
+	lp_lost_parity_beside(CU_P, true);
 }
 
 /*

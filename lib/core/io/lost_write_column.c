@@ -417,25 +417,91 @@ static bool lwc_q_holds(struct graid_array *a, uint8_t *const *col, unsigned j,
 }
 
 /*
+ * Whether block @p x of column @p c of @p w, as @p buf holds it, is the one its tag vouches
+ * for (the tag @p w loaded: under the stripe lock, no write of it in flight). An absent tag
+ * vouches for nothing: false.
+ */
+static bool lwc_crc_holds(struct graid_array *a, const struct lwc_row *w, unsigned c,
+			  unsigned x, const uint8_t *buf)
+{
+	tag_t t = lwc_pk(w, x, c)->tag;
+
+	return tag_valid(t) &&
+	       tag_crc_of(t) == tag_crc(a->uuid, w->member[x], w->block0 + c, buf);
+}
+
+/*
+ * RAID-6: data block @p j of column @p c (@p col: the k data blocks, P, Q) stale, and role
+ * @p x bad beside it (a CRC failure, a sector that cannot be read): both rebuilt from the
+ * other k blocks with P and Q, two erasures. Nothing is left over to check the rebuild with
+ * but @p x's own tag: its CRC must hold on the rebuilt @p x (a wrongly named @p j, or a
+ * third bad block, gives a rebuilt @p x that fails it). @p col[j] and @p col[x] are left as
+ * the rebuild. False also when the engine fails.
+ */
+static bool lwc_two_hold(struct graid_array *a, const struct lwc_row *w, unsigned c,
+			 uint8_t *const *col, unsigned j, unsigned x)
+{
+	const unsigned lost[2] = { j, x };
+
+	if (graid_parity_recover(a->be, a->lay.ndata, 2, TAG_DATA_BLOCK, 1, col, 2, lost))
+		return false;
+	return lwc_crc_holds(a, w, c, x, col[x]);
+}
+
+/*
+ * The roles of column @p c of @p w other than @p j that are bad: noted bad in @p s, not
+ * readable, or read into @p blk failing their tags. Their count; the first in *@p x.
+ */
+static unsigned lwc_col_read(struct graid_array *a, const struct lwc_row *w, unsigned c,
+			     unsigned j, const struct sop *s, uint8_t *const *blk, unsigned *x)
+{
+	const uint64_t off = (w->block0 + c) * TAG_DATA_BLOCK;
+	unsigned nbad = 0;
+
+	for (unsigned r = 0; r < w->nroles; r++) {
+		/* member_pio: NVMe passthrough members too, which a pread of theirs fails. */
+		bool bad = !w->present[r] ||
+			   member_pio(&a->members[w->member[r]], blk[r], TAG_DATA_BLOCK,
+				      a->data_offset + off, false) != 0;
+
+		if (bad)
+			memset(blk[r], 0, TAG_DATA_BLOCK); /* nothing of a failed read is used */
+		if (r == j)
+			continue; /* rebuilt whatever it holds */
+		bad = bad || (s && sop_is_bad(s, w->member[r])) ||
+		      !lwc_crc_holds(a, w, c, r, blk[r]);
+		if (bad && !nbad++)
+			*x = r;
+	}
+	return nbad;
+}
+
+/*
  * lwc_q_holds() for column @p c of @p w as the members hold it, read now (synchronously:
- * the rare path). False also when anything cannot be read.
+ * the rare path). The bytes as read first: Q holding says every block but @p j is right,
+ * whatever their tags say (a tag that alone is wrong leaves its block right). Else, with one
+ * other block bad beside @p j (noted bad in @p s, unreadable, or failing its tag), the two
+ * rebuilt as erasures (lwc_two_hold()); with more, false: past what RAID-6 rebuilds. False
+ * also when the engine fails or memory runs out.
  */
 static bool lwc_q_confirms(struct graid_array *a, const struct lwc_row *w, unsigned c,
-			   unsigned j)
+			   unsigned j, const struct sop *s)
 {
 	const unsigned nroles = a->lay.ndata + 2;
-	const uint64_t off = (w->block0 + c) * TAG_DATA_BLOCK;
 	uint8_t *mem = aligned_alloc(ARRAY_ALIGN, (size_t)(nroles + 2) * TAG_DATA_BLOCK);
-	uint8_t *blk[GRAID_MAX_MEMBERS + 2];
-	bool ok = mem != NULL;
+	uint8_t *blk[GRAID_MAX_MEMBERS + 2], *scratch;
+	unsigned nbad, x = 0;
+	bool ok = false;
 
-	for (unsigned r = 0; ok && r < nroles; r++) {
+	if (!mem)
+		return false;
+	for (unsigned r = 0; r < nroles; r++)
 		blk[r] = mem + (size_t)r * TAG_DATA_BLOCK;
-		/* member_pio: NVMe passthrough members too, which a pread of theirs fails. */
-		ok = w->present[r] && member_pio(&a->members[w->member[r]], blk[r], TAG_DATA_BLOCK,
-						 a->data_offset + off, false) == 0;
-	}
-	ok = ok && lwc_q_holds(a, blk, j, mem + (size_t)nroles * TAG_DATA_BLOCK);
+	scratch = mem + (size_t)nroles * TAG_DATA_BLOCK;
+	nbad = lwc_col_read(a, w, c, j, s, blk, &x);
+	ok = lwc_q_holds(a, blk, j, scratch);
+	if (!ok && nbad == 1)
+		ok = lwc_two_hold(a, w, c, blk, j, x);
 	free(mem);
 	return ok;
 }
@@ -490,7 +556,7 @@ int lwc_sop_check(struct graid_array *a, const struct sop *s, unsigned *note, un
 			struct lwc_verdict v = lwc_judge(&w, l, c, false);
 
 			if (v.kind == LWC_DATA_Q)
-				v.kind = lwc_q_confirms(a, &w, c, v.j) ? LWC_DATA : LWC_UNLOCATED;
+				v.kind = lwc_q_confirms(a, &w, c, v.j, s) ? LWC_DATA : LWC_UNLOCATED;
 
 			if (v.kind == LWC_DATA &&
 			    !lwc_note(a, s, w.member[v.j], b + c, note, nnote))
@@ -544,7 +610,7 @@ static uint32_t lwc_column_meta(struct graid_array *a, const struct lwc_row *w,
 	if ((v.kind == LWC_DATA_Q || v.kind == LWC_DATA) && s)
 		v.kind = sop_is_bad(s, w->member[v.j]) ? LWC_DATA : LWC_UNLOCATED;
 	else if (v.kind == LWC_DATA_Q)
-		v.kind = lwc_q_confirms(a, w, c, v.j) ? LWC_DATA : LWC_UNLOCATED;
+		v.kind = lwc_q_confirms(a, w, c, v.j, NULL) ? LWC_DATA : LWC_UNLOCATED;
 	for (unsigned p = 0; p < l->nparity && !have_rec; p++)
 		if (w->present[l->ndata + p]) {
 			old = tag_rec_of_tag(lwc_pk(w, l->ndata + p, c)->tag);
@@ -767,4 +833,76 @@ int lwc_scrub_row(struct graid_array *a, const struct lwc_scrub_io *io, uint64_t
 	}
 	lwc_row_free(&w);
 	return rc;
+}
+
+/* @p role of column @p c of @p w added to the erasures: pending as a lost write. */
+static void lwc_erase(struct graid_array *a, const struct lwc_row *w, unsigned c, unsigned col,
+		      unsigned role, struct bbl_cols *era)
+{
+	const unsigned m = w->member[role];
+
+	bbl_cols_set(&era[role], col);
+	if (csum_pend_add_lost(&a->members[m].role.csum_pend, w->block0 + c, 0) && a->read_only)
+		csum_report_lost_write(a, (int)m, w->block0 + c, 1, -EIO);
+}
+
+/* lwc_scrub_erasures() of column @p c of @p w (column @p col of the row's chunks). */
+static void lwc_scrub_erased_col(struct graid_array *a, const struct lwc_row *w, unsigned c,
+				 unsigned col, uint8_t *const *blk, struct bbl_cols *era)
+{
+	const struct layout *l = &a->lay;
+	uint8_t scratch[2 * TAG_DATA_BLOCK] __attribute__((aligned(64)));
+	uint8_t *ptrs[GRAID_MAX_MEMBERS], save[2][TAG_DATA_BLOCK];
+	unsigned nerased = 0, x = 0;
+	struct lwc_verdict v;
+
+	for (unsigned r = 0; r < w->nroles; r++)
+		if (bbl_cols_test(&era[r], col)) {
+			nerased++;
+			x = r;
+		}
+	if (nerased != 1)
+		return;
+	v = lwc_judge(w, l, c, false);
+	if ((v.kind == LWC_DATA || v.kind == LWC_DATA_Q) && v.j != x) {
+		for (unsigned r = 0; r < w->nroles; r++)
+			ptrs[r] = blk[r] + (size_t)col * TAG_DATA_BLOCK;
+		memcpy(save[0], ptrs[v.j], TAG_DATA_BLOCK);
+		memcpy(save[1], ptrs[x], TAG_DATA_BLOCK);
+		/* As lwc_q_confirms(): the erased block's bytes as read first (a tag alone bad). */
+		if (lwc_q_holds(a, ptrs, v.j, scratch) || lwc_two_hold(a, w, c, ptrs, v.j, x))
+			lwc_erase(a, w, c, col, v.j, era);
+		/* As read: row_heal_parity() rebuilds what is erased. */
+		memcpy(ptrs[v.j], save[0], TAG_DATA_BLOCK);
+		memcpy(ptrs[x], save[1], TAG_DATA_BLOCK);
+		return;
+	}
+	/* Both parities stale beside an erasure: three, the column is past rebuilding. */
+	for (unsigned p = 0; v.kind == LWC_PARITY && p < l->nparity; p++)
+		if ((v.pmask >> p) & 1u && l->ndata + p != x)
+			lwc_erase(a, w, c, col, l->ndata + p, era);
+}
+
+int lwc_scrub_erasures(struct graid_array *a, uint64_t row, uint8_t *const *blk,
+		       struct bbl_cols *era)
+{
+	const struct layout *l = &a->lay;
+	const unsigned cols = l->chunk / TAG_DATA_BLOCK;
+	struct lwc_row w;
+	int rc = 0;
+
+	if (!lwc_active(a) || l->nparity != 2)
+		return 0;
+	w.pk = NULL;
+	for (unsigned c0 = 0; c0 < cols && rc != -ENOMEM; c0 += LWC_BATCH) {
+		unsigned n = cols - c0 < LWC_BATCH ? cols - c0 : LWC_BATCH;
+
+		rc = lwc_row_load(a, &w, row, row * cols + c0, n, LWC_LOAD);
+		if (rc)
+			continue; /* tags that cannot be read: their CRCs judge, not this */
+		for (unsigned c = 0; c < n; c++)
+			lwc_scrub_erased_col(a, &w, c, c0 + c, blk, era);
+	}
+	lwc_row_free(&w);
+	return rc == -ENOMEM ? rc : 0;
 }

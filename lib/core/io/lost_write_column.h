@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "io/queue.h"
+#include "meta/badblocks.h"
 
 /* Whether generations are kept for @p a's stripe operations (RAID-5/6 with tags and gens). */
 bool lwc_active(const struct graid_array *a);
@@ -77,5 +78,21 @@ struct lwc_scrub_io {
  */
 int lwc_scrub_row(struct graid_array *a, const struct lwc_scrub_io *io, uint64_t row,
 		  uint8_t **blk, bool *unlocated, uint64_t *healed);
+
+/*
+ * Scrub, under @p row's stripe lock, before the erasures @p era of the row (per role, the
+ * 4 KiB columns it could not read or that failed their tags) are rebuilt from @p blk (role
+ * order, every role present): a RAID-6 column with one erasure beside a block its records
+ * locate stale gets that block added to @p era, so that both are rebuilt as two erasures
+ * (rebuilt with the stale block's bytes, the erased one would be written back wrong): a
+ * stale data block where Q holds over its rebuild from P with the erased block's bytes as
+ * read (its tag alone was bad), or where the two rebuilt together give the erased one bytes
+ * its tag holds; a stale parity as the records name it. Each one added is kept pending in its role's
+ * csum_pend as a lost write (settled by the rewrite: reported healed; on a read-only handle
+ * reported -EIO now). RAID-5 (one erasure is already all its parity rebuilds) and columns
+ * the records do not place are left as they are. 0, or -ENOMEM.
+ */
+int lwc_scrub_erasures(struct graid_array *a, uint64_t row, uint8_t *const *blk,
+		       struct bbl_cols *era);
 
 #endif

@@ -519,3 +519,39 @@ int lost_write_mirror_gens_of(struct graid_array *a, unsigned role, uint64_t off
 	*out = g;
 	return 0;
 }
+
+/* The generation of @p role's block @p block, or UINT32_MAX (absent, or not to be had). */
+static uint32_t lwm_gen_of(struct graid_array *a, unsigned role, uint64_t block)
+{
+	struct tag_peek pk;
+
+	if (tag_store_peek_load(a, role, block, 1, &pk) || !tag_valid(pk.tag))
+		return UINT32_MAX;
+	return tag_gen(pk.tag);
+}
+
+size_t lost_write_mirror_heal_source(struct graid_array *a, const struct mbio *ios, size_t n,
+				     const bool *gone, size_t at)
+{
+	uint32_t g[GRAID_MAX_MEMBERS];
+	size_t best = n;
+
+	for (size_t j = 0; j < n; j++) {
+		if (!a->csum_gens || !a->tags) {
+			if (!gone[j])
+				return j;
+			continue;
+		}
+		g[j] = lwm_gen_of(a, ios[j].member, (ios[j].off + at) / TAG_DATA_BLOCK);
+		if (gone[j])
+			continue;
+		if (best == n ||
+		    (g[j] != UINT32_MAX && (g[best] == UINT32_MAX || tag_gen_ahead(g[j], g[best]))))
+			best = j;
+	}
+	/* An absent tag has no vote (lwm_compare()). */
+	for (size_t j = 0; best < n && g[best] != UINT32_MAX && j < n; j++)
+		if (gone[j] && g[j] != UINT32_MAX && tag_gen_ahead(g[j], g[best]))
+			return n;
+	return best;
+}

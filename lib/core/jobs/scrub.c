@@ -248,7 +248,10 @@ static bool scrub_heal_parity_row(struct scrub_ctx *c, uint64_t row, uint8_t **b
 	}
 	if (!any)
 		return false;
-	*rc = row_heal_parity(a, blk, era, &lost);
+	/* A block its records name stale beside an erasure is one too (RAID-6). */
+	*rc = lwc_scrub_erasures(a, row, blk, era);
+	if (*rc == 0)
+		*rc = row_heal_parity(a, blk, era, &lost);
 	/* A read-only array only counts: nothing is written back or recorded. */
 	if (*rc == 0)
 		*rc = row_heal_writeback(a, &c->mb, row, blk, era, &lost, present, &c->bad, &count);
@@ -432,11 +435,15 @@ static int scrub_mirror_heal(struct scrub_ctx *c, uint64_t stripe, size_t n, boo
 	}
 	for (unsigned u = 0; u < cols; u++) {
 		const size_t at = (size_t)u * BBL_UNIT;
-		size_t good = n;
+		bool gone_u[GRAID_MAX_MEMBERS], some = false;
+		size_t good;
 
-		for (size_t j = 0; j < n && good == n; j++)
-			if (!bbl_cols_test(&gone[j], u))
-				good = j;
+		for (size_t j = 0; j < n; j++)
+			some |= gone_u[j] = bbl_cols_test(&gone[j], u);
+		if (!some)
+			continue;
+		/* The copy ahead of the others (generations), never a stale one. */
+		good = lost_write_mirror_heal_source(a, ios, n, gone_u, at);
 		for (size_t j = 0; j < n; j++) {
 			int fd;
 
