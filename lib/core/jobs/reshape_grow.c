@@ -21,6 +21,7 @@
 #include "member/member.h"
 #include "member/member_pr.h"
 #include "meta/array_meta.h"
+#include "meta/array_readerr.h"
 #include "meta/badblocks.h"
 #include "meta/bitmap.h"
 #include "meta/live.h"
@@ -161,37 +162,112 @@ static unsigned grow_lock(struct graid_array *a, uint64_t c0, uint64_t c1, unsig
 }
 
 /*
- * Move RAID-0 chunks [c0, c1) from their old places to their new ones through @p buf (a
- * chunk each): every read at once, then every write (the chunks of the first row stay where
- * they are). @p written marks the members written. A read's medium error stops the job
- * (RAID-0 has no copy to move instead; the member stays), as any failure does.
+ * A RAID-0 chunk the job read with a medium error (@p io, member otherwise fine): the error
+ * counted against its member (taken out past its threshold: -EIO, the array broken), then
+ * read again 4 KiB at a time into the same buffer; the units that fail again are set in
+ * @p lost. RAID-0 has no copy: they move as losses (reshape_carry_loss), zeroes at the new
+ * place recorded lost, and the job goes on.
  */
-static int grow_move_chunks(struct reshape_job *j, const struct array_reshape *rs,
-			    uint64_t c0, uint64_t c1, bool *written)
+static int grow_read_narrow(struct graid_array *a, struct reshape_job *j,
+			    const struct mbio *io, struct bbl_cols *lost)
+{
+	struct mbio one = *io;
+	size_t n;
+	int rc;
+
+	if (!array_member_read_error(a, one.member, &one.fault, one.res)) {
+		array_member_io_failed(a, one.member, one.fault.fd, one.res);
+		return -EIO;
+	}
+	for (uint32_t at = 0; at < one.len; at += BBL_UNIT)
+		reshape_io_add(&j->rio, one.member, false, one.buf + at, BBL_UNIT, one.off + at);
+	rc = reshape_io_run(&j->rio, "reading 4 KiB of a chunk to move from", &n);
+	if (rc && rc != -ENODATA)
+		return rc;
+	for (size_t k = 0; k < n; k++)
+		if (j->rio.ios[k].res != (int)BBL_UNIT) {
+			bbl_cols_set(lost, (unsigned)k);
+			memset(one.buf + k * BBL_UNIT, 0, BBL_UNIT);
+		}
+	return 0;
+}
+
+/*
+ * The reads of a RAID-0 window's @p n chunks (from @p from, into @p buf a chunk each), at
+ * once; then each chunk's units that hold nothing valid into @p lost: those its log records
+ * and those a medium error left unreadable (grow_read_narrow), zeroes in @p buf.
+ */
+static int grow_read_chunks(struct graid_array *a, struct reshape_job *j, uint32_t chunk,
+			    const struct layout_pos *from, unsigned n, struct bbl_cols *lost)
+{
+	struct mbio media[GROW_WINDOW_CHUNKS];
+	unsigned nmedia = 0;
+	int rc;
+
+	for (unsigned k = 0; k < n; k++)
+		reshape_io_add(&j->rio, from[k].member, false, j->buf + (size_t)k * chunk, chunk,
+			       from[k].member_off);
+	rc = reshape_io_run(&j->rio, "reading chunks to move from", NULL);
+	if (rc && rc != -ENODATA)
+		return rc;
+	for (unsigned k = 0; k < n; k++) {
+		if (j->rio.ios[k].media)
+			media[nmedia++] = j->rio.ios[k];
+		else if (j->rio.ios[k].res != (int)chunk)
+			return -EIO; /* its member failed (RAID-0 broke) or changed device */
+	}
+	for (unsigned i = 0, k = 0; rc != -EIO && i < nmedia; i++) {
+		for (k = 0; j->buf + (size_t)k * chunk != media[i].buf; k++)
+			;
+		rc = grow_read_narrow(a, j, &media[i], &lost[k]);
+	}
+	if (rc == -EIO)
+		return rc;
+	for (unsigned k = 0; k < n; k++) {
+		badblocks_cols(a, from[k].member, from[k].member_off, chunk, &lost[k]);
+		for (unsigned c = 0; c < chunk / BBL_UNIT; c++)
+			if (bbl_cols_test(&lost[k], c))
+				memset(j->buf + (size_t)k * chunk + (size_t)c * BBL_UNIT, 0,
+				       BBL_UNIT);
+	}
+	return 0;
+}
+
+/*
+ * Move RAID-0 chunks [c0, c1) from their old places to their new ones through the job's
+ * buffer (a chunk each): every read at once, then every write (the chunks of the first row
+ * stay where they are), each new place's bad-block log kept true (reshape_carry_loss).
+ * @p written marks the members written. A member failing an I/O breaks the array: -EIO.
+ */
+static int grow_move_chunks(struct graid_array *a, struct reshape_job *j,
+			    const struct array_reshape *rs, uint64_t c0, uint64_t c1,
+			    bool *written)
 {
 	uint32_t chunk = rs->old_lay.chunk;
-	struct layout_pos to[GROW_WINDOW_CHUNKS];
-	unsigned k, n = 0;
+	struct layout_pos from[GROW_WINDOW_CHUNKS], to[GROW_WINDOW_CHUNKS];
+	struct bbl_cols lost[GROW_WINDOW_CHUNKS];
+	unsigned n = 0;
 	int rc;
 
 	for (uint64_t c = c0; c < c1; c++) {
-		struct layout_pos o;
-
-		layout_map(&rs->old_lay, c * chunk, &o);
+		layout_map(&rs->old_lay, c * chunk, &from[n]);
 		layout_map(&rs->new_lay, c * chunk, &to[n]);
-		if (o.member == to[n].member && o.member_off == to[n].member_off)
-			continue;
-		reshape_io_add(&j->rio, o.member, false, j->buf + (size_t)n * chunk, chunk,
-			       o.member_off);
-		n++;
+		if (from[n].member != to[n].member || from[n].member_off != to[n].member_off)
+			n++;
 	}
-	rc = reshape_io_run(&j->rio, "reading chunks to move from", NULL);
-	for (k = 0; rc == 0 && k < n; k++) {
+	memset(lost, 0, sizeof(lost));
+	rc = grow_read_chunks(a, j, chunk, from, n, lost);
+	for (unsigned k = 0; rc == 0 && k < n; k++) {
 		reshape_io_add(&j->rio, to[k].member, true, j->buf + (size_t)k * chunk, chunk,
 			       to[k].member_off);
 		written[to[k].member] = true;
 	}
-	return rc ? rc : reshape_io_run(&j->rio, "writing moved chunks to", NULL);
+	if (rc == 0)
+		rc = reshape_io_run(&j->rio, "writing moved chunks to", NULL);
+	for (unsigned k = 0; rc == 0 && k < n; k++)
+		rc = reshape_carry_loss(a, to[k].member, a->members[to[k].member].dev.fd,
+					to[k].member_off, chunk, &lost[k]);
+	return rc;
 }
 
 /*
@@ -408,7 +484,7 @@ static int grow_window(struct graid_array *a, struct reshape_job *j, struct arra
 		return -EPROTO;
 	}
 	nheld = grow_lock(a, p / chunk, (p + bytes) / chunk, held, 0);
-	rc = grow_move_chunks(j, rs, p / chunk, (p + bytes) / chunk, written);
+	rc = grow_move_chunks(a, j, rs, p / chunk, (p + bytes) / chunk, written);
 	for (unsigned m = 0; rc == 0 && m < a->nmembers; m++)
 		if (written[m])
 			rc = member_flush(&a->members[m]);
@@ -605,7 +681,10 @@ static void *grow_main(void *arg)
 
 	reshape_progress_start(&prog, a, rs, j->rec.new_geo.nmembers - j->rec.old_geo.nmembers,
 			       j->rec.position);
-	rc = reshape_io_open(&j->rio, a, 2 * GROW_WINDOW_CHUNKS);
+	/* A window's chunks, or one chunk's 4 KiB units (grow_read_narrow). */
+	rc = reshape_io_open(&j->rio, a, j->rec.old_geo.chunk_bytes / BBL_UNIT > GROW_WINDOW_CHUNKS
+					     ? j->rec.old_geo.chunk_bytes / BBL_UNIT
+					     : GROW_WINDOW_CHUNKS);
 	if (rc)
 		graid__log(GRAID_LOG_ERR, "reshape: the job's ring: %s", graid_strerror(rc));
 	if (rc == 0)

@@ -13,6 +13,7 @@
 #include <libgraid/graid_backend.h>
 
 #include "jobs/reshape_grow56.h"
+#include "jobs/reshape_io.h"
 #include "member/member.h"
 #include "member/member_io.h"
 #include "meta/array_readerr.h"
@@ -201,40 +202,8 @@ static int grow56_read_chunk(struct graid_array *a, const struct array_reshape *
 }
 
 /*
- * After @p m took a chunk at data-area byte @p moff (through @p fd): its log no longer names
- * units there (valid contents now: cleared as a rebuild's write clears them), and the units
- * of @p lost (NULL: none) are recorded lost there, durably, before the record can advance:
- * a unit that held nothing valid moves as a loss, never as valid zeroes. A record that
- * cannot be written takes the member out (badblocks_add). 0; -EIO the array broke, or a loss
- * to record on an array that keeps no log (the job stops rather than drop it).
- */
-static int grow56_carry(struct graid_array *a, unsigned m, int fd, uint64_t moff, uint32_t chunk,
-			const struct bbl_cols *lost)
-{
-	int rc = 0;
-
-	badblocks_clear(a, m, fd, moff, chunk);
-	for (unsigned c = 0; rc == 0 && lost && c < chunk / BBL_UNIT; c++) {
-		if (!bbl_cols_test(lost, c))
-			continue;
-		rc = badblocks_add(a, m, fd, moff + (uint64_t)c * BBL_UNIT, BBL_UNIT, BBL_F_LOST);
-		if (rc == -EOPNOTSUPP) {
-			graid__log(GRAID_LOG_ERR, "reshape: a lost 4 KiB unit cannot be recorded "
-						  "at its new place on member %u: the array keeps "
-						  "no bad-block log; stopped", m);
-			return -EIO;
-		}
-		if (rc == -ESTALE)
-			return 0; /* the role has another device now: it is rebuilt whole */
-		if (rc)
-			return grow56_out(a, m, fd, rc);
-	}
-	return rc;
-}
-
-/*
  * New row @p row's chunks (@p blocks, role order) written to its live members, each place's
- * log kept true (grow56_carry; @p lost per data role). A write that fails takes its member
+ * log kept true (reshape_carry_loss; @p lost per data role). A write that fails takes its member
  * out, as the stripe path does, and the row goes on around it. @p out: a member of the row
  * was out or went out.
  */
@@ -269,7 +238,7 @@ static int grow56_write_row(struct graid_array *a, const struct layout *l, uint6
 			continue;
 		}
 		written[m] = true;
-		rc = grow56_carry(a, m, fd, row * l->chunk, l->chunk,
+		rc = reshape_carry_loss(a, m, fd, row * l->chunk, l->chunk,
 				  r < l->ndata ? &lost[r] : &plost);
 	}
 	return rc;
@@ -379,7 +348,7 @@ int grow56_stage_copy(struct graid_array *a, const struct array_reshape *rs,
 				       "staging", off);
 		/* A loss is carried into the copy's log, and from there to the new place. */
 		if (rc == 0)
-			rc = grow56_carry(a, sr, fd, rec->stage_member_off[0] + at, chunk, &lost);
+			rc = reshape_carry_loss(a, sr, fd, rec->stage_member_off[0] + at, chunk, &lost);
 		if (rc == 0 && !array_role_alive(a, sr))
 			rc = -ENODEV; /* the copy is on it alone */
 	}

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "jobs/reshape_io.h"
+#include "meta/member_fail.h"
 
 int reshape_io_open(struct reshape_io *x, struct graid_array *a, size_t cap)
 {
@@ -69,5 +70,31 @@ int reshape_io_run(struct reshape_io *x, const char *what, size_t *n)
 	}
 	if (rc == 0 && count && x->mb.broken)
 		rc = -EIO;
+	return rc;
+}
+
+int reshape_carry_loss(struct graid_array *a, unsigned m, int fd, uint64_t moff,
+		       uint32_t chunk, const struct bbl_cols *lost)
+{
+	int rc = 0;
+
+	badblocks_clear(a, m, fd, moff, chunk);
+	for (unsigned c = 0; rc == 0 && lost && c < chunk / BBL_UNIT; c++) {
+		if (!bbl_cols_test(lost, c))
+			continue;
+		rc = badblocks_add(a, m, fd, moff + (uint64_t)c * BBL_UNIT, BBL_UNIT, BBL_F_LOST);
+		if (rc == -EOPNOTSUPP) {
+			graid__log(GRAID_LOG_ERR, "reshape: a lost 4 KiB unit cannot be recorded "
+						  "at its new place on member %u: the array keeps "
+						  "no bad-block log; stopped", m);
+			return -EIO;
+		}
+		if (rc == -ESTALE)
+			return 0; /* the role has another device now: it is rebuilt whole */
+		if (rc) {
+			array_member_io_failed(a, m, fd, rc);
+			return atomic_load(&a->broken) ? -EIO : 0;
+		}
+	}
 	return rc;
 }

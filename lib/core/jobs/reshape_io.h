@@ -14,6 +14,7 @@
 
 #include "array/array.h"
 #include "io/member_batch.h"
+#include "meta/badblocks.h"
 
 struct reshape_io {
 	struct mbatch mb;
@@ -37,5 +38,17 @@ void reshape_io_add(struct reshape_io *x, unsigned member, bool write, uint8_t *
  * -errno the ring broke. The I/Os of the run stay readable in x->ios[0, @p *n) when @p n.
  */
 int reshape_io_run(struct reshape_io *x, const char *what, size_t *n);
+
+/*
+ * After @p m took a chunk of @p chunk bytes at data-area byte @p moff (through @p fd): its
+ * bad-block log no longer names units there (valid contents now: cleared as a rebuild's
+ * write clears them), and the units of @p lost (NULL: none) are recorded lost there, durably,
+ * before the job's record can advance past them: a unit that held nothing valid moves as a
+ * loss, never as valid zeroes. A record that cannot be written takes the member out.
+ * @return 0; -EIO that broke the array, or a loss to record on an array that keeps no log
+ * (the job stops rather than drop it).
+ */
+int reshape_carry_loss(struct graid_array *a, unsigned m, int fd, uint64_t moff,
+		       uint32_t chunk, const struct bbl_cols *lost);
 
 #endif
