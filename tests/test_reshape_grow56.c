@@ -756,6 +756,27 @@ Test(reshape_grow56, a_staging_failing_after_staged_is_fenced_then_tried_again, 
 	au_remove(&s);
 }
 
+/* Finding 5: no member out, the cause gone: the job is tried again at its retry time (5 s). */
+Test(reshape_grow56, a_stopped_job_is_tried_again_once_the_cause_is_gone, .init = setup,
+     .timeout = 60)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	uint8_t *model;
+
+	a = staged_fails(&s, 0, &model, &size, 45);
+	atomic_store(&graid__test_grow56_staged_fail, 0);
+	wait_grown(a, size / 3 * 4, "the cause gone");
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	cr_assert(strstr(log_text, "trying again"), "%s", log_text);
+	check_all(a, model, size);
+	scrub_clean(a, "tried again");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
 /* Finding 1: closed while fenced, the next open writes [0, S) from the copy; nothing lost. */
 Test(reshape_grow56, a_close_while_the_first_rows_are_fenced_loses_no_write, .init = setup)
 {
