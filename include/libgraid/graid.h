@@ -294,7 +294,8 @@ struct graid_array_config {
  * stale parity (the write hole; the journal mode closes that); on RAID-1/10, a chunk whose
  * copy the reads went to failed, so that the next copy (which may hold the block's other
  * value) is read and resynced from instead. Flushes meanwhile keep the marks of the
- * regions it has not reached.
+ * regions it has not reached. Not honoured while a RAID-5/6 grow is under way: the open
+ * resyncs first, before the reshape moves anything (logged; docs/RESHAPE.md).
  */
 #define GRAID_OPEN_RESYNC_BACKGROUND 0x1u
 
