@@ -693,29 +693,32 @@ static unsigned first_rows_fenced(struct graid_array *a, const uint8_t *model, u
 }
 
 /*
- * A RAID-5 4 -> 5 whose STAGED step fails after writing the first new rows (their flush
- * failing): [0, S) is fenced, reads there fail rather than return new cells read in the
- * old geometry, a write there fails rather than land where the staged copy overwrites it;
- * beyond, the array serves. @p extra more files (spares). The write past the fence goes to
- * *@p model.
+ * A RAID-@p level of @p nold growing by one whose STAGED step fails after writing the
+ * first new rows (their flush failing): [0, S) is fenced, reads there fail rather than
+ * return new cells read in the old geometry, a write there fails rather than land where the
+ * staged copy overwrites it; beyond, the array serves. @p extra more files (spares). The
+ * write past the fence goes to *@p model.
  */
-static struct graid_array *staged_fails(struct au_set *s, unsigned extra, uint8_t **model,
-					uint64_t *size, uint64_t seed)
+static struct graid_array *staged_fails_of(struct au_set *s, int level, unsigned nold,
+					   unsigned extra, uint8_t **model, uint64_t *size,
+					   uint64_t seed)
 {
+	unsigned k = ndata(level, nold);
 	struct graid_array *a;
 	uint8_t *buf = aligned_alloc(BLK, CHUNK);
 
 	cr_assert_not_null(buf);
-	*model = make_array(s, 5, 4, 1 + extra, &a, size, seed);
+	*model = make_array(s, level, nold, 1 + extra, &a, size, seed);
 	for (unsigned i = 0; i < extra; i++)
-		cr_assert_eq(graid_array_add_spare(a, s->paths[5 + i]), 0);
+		cr_assert_eq(graid_array_add_spare(a, s->paths[nold + 1 + i]), 0);
 	log_text[0] = '\0';
 	graid_log_set(log_keep, NULL, GRAID_LOG_NOTICE);
 	atomic_store(&graid__test_grow56_staged_fail, -EIO);
-	cr_assert_eq(graid_array_grow(a, &s->paths[4], 1, GRAID_GROW_WAIT), -EIO);
+	cr_assert_eq(graid_array_grow(a, &s->paths[nold], 1, GRAID_GROW_WAIT), -EIO);
 	cr_assert(strstr(log_text, "fail (-EIO) until"), "%s", log_text);
-	/* S is k * k' = 12 chunks here: reads across and past it. */
-	cr_assert_gt(first_rows_fenced(a, *model, 24 * CHUNK), 0, "no read of [0, S) failed");
+	/* S is k * k' chunks: reads across and past it. */
+	cr_assert_gt(first_rows_fenced(a, *model, 2ull * k * (k + 1) * CHUNK), 0,
+		     "no read of [0, S) failed");
 	fill(buf, CHUNK, seed + 1);
 	cr_assert_eq(graid_array_write(a, buf, CHUNK, 4 * CHUNK), -EIO,
 		     "a write into [0, S) was taken in the old geometry");
@@ -723,6 +726,12 @@ static struct graid_array *staged_fails(struct au_set *s, unsigned extra, uint8_
 	memcpy(*model + *size - CHUNK, buf, CHUNK);
 	free(buf);
 	return a;
+}
+
+static struct graid_array *staged_fails(struct au_set *s, unsigned extra, uint8_t **model,
+					uint64_t *size, uint64_t seed)
+{
+	return staged_fails_of(s, 5, 4, extra, model, size, seed);
 }
 
 /*
@@ -750,6 +759,36 @@ Test(reshape_grow56, a_staging_failing_after_staged_is_fenced_then_tried_again, 
 	scrub_clean(a, "after the retry and the spare's rebuild");
 	cr_assert_eq(graid_array_close(a), 0);
 	cr_assert_eq(graid_array_open(s.paths, 6, NULL, &a), 0);
+	check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+/*
+ * The same on RAID-6 6 -> 7, two old members failing after the stop (the added one holds
+ * the staged copy, which the step needs: without it the job waits for an open with it).
+ */
+Test(reshape_grow56, raid6_a_staging_failing_after_staged_is_fenced_then_tried_again,
+     .init = setup)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	uint8_t *model;
+
+	a = staged_fails_of(&s, 6, 6, 2, &model, &size, 51);
+	atomic_store(&graid__test_grow56_staged_fail, 0);
+	cr_assert_eq(graid_array_fail_member(a, 2), 0);
+	cr_assert_eq(graid_array_fail_member(a, 5), 0);
+	wait_grown(a, size / 4 * 5, "after two members failed");
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	check_all(a, model, size);
+	wait_all_active(a);
+	check_all(a, model, size);
+	scrub_clean(a, "after the retry and the spares' rebuild");
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, 9, NULL, &a), 0);
 	check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
