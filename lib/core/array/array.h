@@ -306,7 +306,8 @@ struct array_reshape {
 	 * RAID-5/6: array bytes [position, fence) are served by no geometry (-EIO): a job
 	 * that failed after its STAGED record left their old rows holding new cells, whole
 	 * only in the staged copy, until a retry or the next open writes them from it (set
-	 * and cleared under those rows' locks; 0: none). docs/RESHAPE.md, "Staging".
+	 * and cleared under those rows' locks; 0: none). docs/RESHAPE.md, "RAID-5/6 growing,
+	 * as built".
 	 */
 	_Atomic uint64_t fence;
 	_Atomic uint64_t size;         /* what callers may address: end until done */
