@@ -656,10 +656,10 @@ Test(reshape_grow56, arrays_with_a_journal_or_checksums_are_refused, .init = set
 	refused_with(GRAID_CREATE_CHECKSUMS, "checksums");
 }
 
-/* The array of @p a has grown to @p grown bytes within ten seconds. */
+/* The array of @p a has grown to @p grown bytes within 20 s (a retry comes after 5). */
 static void wait_grown(struct graid_array *a, uint64_t grown, const char *what)
 {
-	for (unsigned i = 0; i < 2000; i++) {
+	for (unsigned i = 0; i < 4000; i++) {
 		if (array_bytes(a, NULL) == grown)
 			return;
 		usleep(5000);
