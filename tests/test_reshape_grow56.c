@@ -3,7 +3,9 @@
  * Growing a RAID-5 or RAID-6 online (docs/RESHAPE.md, "RAID-5/6 growing, as built") on
  * member files: 4 -> 5 and 6 -> 7 with known data and a scrub after, I/O while it moves, a
  * crash after any member write through the staging and the first windows (and random ones
- * after), members failing mid-way (going on degraded, spares rebuilt after). The tests set
+ * after), members failing mid-way (going on degraded, spares rebuilt after), a staging
+ * failing after STAGED (its rows fenced, the job tried again), the resync of an unclean
+ * open by position before the job moves anything. The tests set
  * graid__test_grow56, so they drive the grow even in a build with GROW56_BUILT 0.
  */
 #include <errno.h>
@@ -24,8 +26,12 @@
 
 #if GRAID_FAULT_INJECTION
 extern bool graid__test_grow56;
+extern _Atomic int graid__test_grow56_staged_fail;
+extern atomic_bool graid__test_grow56_hold;
 #else
 static bool graid__test_grow56; /* no switch in a release build: setup() skips */
+static _Atomic int graid__test_grow56_staged_fail;
+static atomic_bool graid__test_grow56_hold;
 #endif
 
 #define CHUNK (16u * 1024)
@@ -648,4 +654,256 @@ Test(reshape_grow56, arrays_with_a_journal_or_checksums_are_refused, .init = set
 {
 	refused_with(GRAID_CREATE_JOURNAL, "write-hole journal");
 	refused_with(GRAID_CREATE_CHECKSUMS, "checksums");
+}
+
+/* The array of @p a has grown to @p grown bytes within 20 s (a retry comes after 5). */
+static void wait_grown(struct graid_array *a, uint64_t grown, const char *what)
+{
+	for (unsigned i = 0; i < 4000; i++) {
+		if (array_bytes(a, NULL) == grown)
+			return;
+		usleep(5000);
+	}
+	cr_assert_fail("%s: the reshape did not finish: %s", what, log_text);
+}
+
+/*
+ * Reads of the array's first @p len bytes, a chunk at a time: each fails -EIO (fenced) or
+ * returns the model's bytes, never others. @return how many failed.
+ */
+static unsigned first_rows_fenced(struct graid_array *a, const uint8_t *model, uint64_t len)
+{
+	uint8_t *buf = aligned_alloc(BLK, CHUNK);
+	unsigned eio = 0;
+
+	cr_assert_not_null(buf);
+	for (uint64_t at = 0; at < len; at += CHUNK) {
+		ssize_t r = graid_array_read(a, buf, CHUNK, at);
+
+		if (r == -EIO) {
+			eio++;
+			continue;
+		}
+		cr_assert_eq(r, (ssize_t)CHUNK, "read at %llu: %zd", (unsigned long long)at, r);
+		cr_assert(!memcmp(buf, model + at, CHUNK), "read at %llu: wrong bytes (placed in "
+			  "the old geometry over new cells)", (unsigned long long)at);
+	}
+	free(buf);
+	return eio;
+}
+
+/*
+ * A RAID-@p level of @p nold growing by one whose STAGED step fails after writing the
+ * first new rows (their flush failing): [0, S) is fenced, reads there fail rather than
+ * return new cells read in the old geometry, a write there fails rather than land where the
+ * staged copy overwrites it; beyond, the array serves. @p extra more files (spares). The
+ * write past the fence goes to *@p model.
+ */
+static struct graid_array *staged_fails_of(struct au_set *s, int level, unsigned nold,
+					   unsigned extra, uint8_t **model, uint64_t *size,
+					   uint64_t seed)
+{
+	unsigned k = ndata(level, nold);
+	struct graid_array *a;
+	uint8_t *buf = aligned_alloc(BLK, CHUNK);
+
+	cr_assert_not_null(buf);
+	*model = make_array(s, level, nold, 1 + extra, &a, size, seed);
+	for (unsigned i = 0; i < extra; i++)
+		cr_assert_eq(graid_array_add_spare(a, s->paths[nold + 1 + i]), 0);
+	log_text[0] = '\0';
+	graid_log_set(log_keep, NULL, GRAID_LOG_NOTICE);
+	atomic_store(&graid__test_grow56_staged_fail, -EIO);
+	cr_assert_eq(graid_array_grow(a, &s->paths[nold], 1, GRAID_GROW_WAIT), -EIO);
+	cr_assert(strstr(log_text, "fail (-EIO) until"), "%s", log_text);
+	/* S is k * k' chunks: reads across and past it. */
+	cr_assert_gt(first_rows_fenced(a, *model, 2ull * k * (k + 1) * CHUNK), 0,
+		     "no read of [0, S) failed");
+	fill(buf, CHUNK, seed + 1);
+	cr_assert_eq(graid_array_write(a, buf, CHUNK, 4 * CHUNK), -EIO,
+		     "a write into [0, S) was taken in the old geometry");
+	cr_assert_eq(graid_array_write(a, buf, CHUNK, *size - CHUNK), (ssize_t)CHUNK);
+	memcpy(*model + *size - CHUNK, buf, CHUNK);
+	free(buf);
+	return a;
+}
+
+static struct graid_array *staged_fails(struct au_set *s, unsigned extra, uint8_t **model,
+					uint64_t *size, uint64_t seed)
+{
+	return staged_fails_of(s, 5, 4, extra, model, size, seed);
+}
+
+/*
+ * Findings 1 and 5 (docs/RESHAPE.md): after the STAGED step failed, [0, S) is never served
+ * in the wrong geometry; a member failing then has the job tried again (degraded, the
+ * fence lifted once the rows are written from the copy), and once it has finished the spare
+ * takes the failed role and is rebuilt.
+ */
+Test(reshape_grow56, a_staging_failing_after_staged_is_fenced_then_tried_again, .init = setup)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	uint8_t *model;
+
+	a = staged_fails(&s, 1, &model, &size, 41);
+	atomic_store(&graid__test_grow56_staged_fail, 0);
+	cr_assert_eq(graid_array_fail_member(a, 1), 0);
+	wait_grown(a, size / 3 * 4, "after a member failed");
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	cr_assert(strstr(log_text, "trying again"), "%s", log_text);
+	check_all(a, model, size);
+	wait_all_active(a);
+	check_all(a, model, size);
+	scrub_clean(a, "after the retry and the spare's rebuild");
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, 6, NULL, &a), 0);
+	check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+/*
+ * The same on RAID-6 6 -> 7, two old members failing after the stop (the added one holds
+ * the staged copy, which the step needs: without it the job waits for an open with it).
+ */
+Test(reshape_grow56, raid6_a_staging_failing_after_staged_is_fenced_then_tried_again,
+     .init = setup)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	uint8_t *model;
+
+	a = staged_fails_of(&s, 6, 6, 2, &model, &size, 51);
+	atomic_store(&graid__test_grow56_staged_fail, 0);
+	cr_assert_eq(graid_array_fail_member(a, 2), 0);
+	cr_assert_eq(graid_array_fail_member(a, 5), 0);
+	wait_grown(a, size / 4 * 5, "after two members failed");
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	check_all(a, model, size);
+	wait_all_active(a);
+	check_all(a, model, size);
+	scrub_clean(a, "after the retry and the spares' rebuild");
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, 9, NULL, &a), 0);
+	check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+/* Finding 5: no member out, the cause gone: the job is tried again at its retry time (5 s). */
+Test(reshape_grow56, a_stopped_job_is_tried_again_once_the_cause_is_gone, .init = setup,
+     .timeout = 60)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	uint8_t *model;
+
+	a = staged_fails(&s, 0, &model, &size, 45);
+	atomic_store(&graid__test_grow56_staged_fail, 0);
+	wait_grown(a, size / 3 * 4, "the cause gone");
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	cr_assert(strstr(log_text, "trying again"), "%s", log_text);
+	check_all(a, model, size);
+	scrub_clean(a, "tried again");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+/* Finding 1: closed while fenced, the next open writes [0, S) from the copy; nothing lost. */
+Test(reshape_grow56, a_close_while_the_first_rows_are_fenced_loses_no_write, .init = setup)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	uint8_t *model;
+
+	a = staged_fails(&s, 0, &model, &size, 43);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	cr_assert_eq(graid_array_close(a), 0);
+	atomic_store(&graid__test_grow56_staged_fail, 0);
+	cr_assert_eq(graid_array_open(s.paths, 5, NULL, &a), 0);
+	check_all(a, model, size);
+	if (a->reshape_job)
+		cr_assert_eq(reshape_job_wait(a), 0);
+	cr_assert_eq(array_bytes(a, NULL), size / 3 * 4);
+	check_all(a, model, size);
+	scrub_clean(a, "reopened and finished");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+/* Garbage over member file @p path's @p len bytes at @p off (a torn parity write). */
+static void tear(const char *path, uint64_t off, size_t len, uint64_t seed)
+{
+	uint8_t *junk = malloc(len);
+	FILE *f = fopen(path, "r+b");
+
+	cr_assert(junk && f);
+	fill(junk, len, seed);
+	cr_assert_eq(fseeko(f, (off_t)off, SEEK_SET), 0);
+	cr_assert_eq(fwrite(junk, 1, len, f), len);
+	cr_assert_eq(fclose(f), 0);
+	free(junk);
+}
+
+/*
+ * Finding 6: a crash mid-way leaves an old row past the position dirty with torn parity.
+ * The unclean open resyncs it (in the old geometry, by position) before the job moves
+ * anything, so when one of the row's data members fails before the job reaches it, the
+ * window recovers the right bytes from parity.
+ */
+Test(reshape_grow56, an_unclean_open_resyncs_by_position_before_the_job_moves, .init = setup)
+{
+	struct graid_array *a;
+	struct au_set s;
+	struct layout ol;
+	uint64_t size, data_off, at, row;
+	uint8_t *model = make_array(&s, 5, 4, 1, &a, &size, 47);
+	uint8_t *buf = aligned_alloc(BLK, CHUNK);
+	unsigned pm, dm;
+
+	cr_assert_not_null(buf);
+	slow_down(a, 1u << 20);
+	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, 0), 0);
+	usleep(300000);
+	cr_assert_gt(atomic_load(&a->reshape_mem->position), 0, "nothing moved yet");
+	cr_assert_lt(atomic_load(&a->reshape_mem->position), size / 2);
+	ol = a->reshape_mem->old_lay;
+	data_off = a->data_offset;
+	/* A write far past the position: its row marked dirty, then the crash (no write lands). */
+	at = size - 8 * CHUNK;
+	fill(buf, CHUNK, 48);
+	cr_assert_eq(graid_array_write(a, buf, CHUNK, at), (ssize_t)CHUNK);
+	memcpy(model + at, buf, CHUNK);
+	fault_writes_cut_after(0);
+	graid_array_close(a);
+	fault_writes_cut_after(-1);
+	/* The crash tore that row's parity. */
+	row = at / ((uint64_t)ol.chunk * ol.ndata);
+	pm = layout_role_member(&ol, row, ol.ndata);
+	dm = layout_role_member(&ol, row, (unsigned)(at / ol.chunk % ol.ndata) == 0 ? 1 : 0);
+	tear(s.path[pm], data_off + row * ol.chunk, ol.chunk, 49);
+	log_text[0] = '\0';
+	graid_log_set(log_keep, NULL, GRAID_LOG_NOTICE);
+	atomic_store(&graid__test_grow56_hold, true);
+	cr_assert_eq(graid_array_open(s.paths, 5, NULL, &a), 0);
+	cr_assert(strstr(log_text, "dirty regions to resync"), "%s", log_text);
+	/* A data member of that row fails before the job has moved it. */
+	cr_assert_eq(graid_array_fail_member(a, dm), 0);
+	atomic_store(&graid__test_grow56_hold, false);
+	cr_assert_eq(reshape_job_wait(a), 0, "%s", log_text);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(buf);
+	free(model);
+	au_remove(&s);
 }

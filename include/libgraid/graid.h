@@ -294,7 +294,8 @@ struct graid_array_config {
  * stale parity (the write hole; the journal mode closes that); on RAID-1/10, a chunk whose
  * copy the reads went to failed, so that the next copy (which may hold the block's other
  * value) is read and resynced from instead. Flushes meanwhile keep the marks of the
- * regions it has not reached.
+ * regions it has not reached. Not honoured while a RAID-5/6 grow is under way: the open
+ * resyncs first, before the reshape moves anything (logged; docs/RESHAPE.md).
  */
 #define GRAID_OPEN_RESYNC_BACKGROUND 0x1u
 
@@ -1441,8 +1442,9 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  *   also: -ECANCELED graid_array_close() stopped it (the next open resumes it); -EIO a
  *   member failed during the move of a RAID-0, or more than parity covers of a RAID-5/6,
  *   or a read or write of the move failed (the reshape stops at its recorded position;
- *   the next open resumes it), or the superblock round that finishes it failed after every
- *   byte had moved (the array keeps its old size until an open finishes it); -ENODEV the
+ *   the next open resumes it, and a RAID-5/6's is tried again by the array's worker: at
+ *   once when a member goes out, else after 5 s doubling to 5 min; docs/RESHAPE.md), or
+ *   the superblock round that finishes it failed after every byte had moved (the array keeps its old size until an open finishes it); -ENODEV the
  *   RAID-5/6 device holding the staged copy is out before the staging (the reshape waits
  *   at position 0; the next open with it resumes); -ESTALE another host took the array
  *   over during the move; -EPROTO the geometry leaves the move no safe window (logged).

@@ -658,14 +658,15 @@ static int open_resync(struct graid_array *a, const struct superblock *fresh, un
 		   (unsigned long long)bitmap_dirty_regions(a));
 	/*
 	 * resync_from is 0 since before the journal's replay: flushes keep the marks. A RAID-5/6
-	 * reshape moving data: rows are in two geometries, which a resync does not know; the
-	 * worker runs it once the reshape has finished (jobs.h array_reshape_holds_jobs), in
-	 * the new geometry; until then the job rewrites every old row's parity it moves.
+	 * reshape moving data: the resync runs here, each row in the geometry that holds it
+	 * (resync.c, jobs.h reshape_row_layout), before the job moves anything (it starts
+	 * after this phase): a window recovering a lost member's chunk from its old row must
+	 * find that row's parity whole, not torn by the crash.
 	 */
-	if (array_reshape_holds_jobs(a)) {
-		graid__log(GRAID_LOG_NOTICE, "open: the resync waits until the reshape has "
-					     "finished");
-		flags |= GRAID_OPEN_RESYNC_BACKGROUND;
+	if (array_reshape_holds_jobs(a) && (flags & GRAID_OPEN_RESYNC_BACKGROUND)) {
+		graid__log(GRAID_LOG_NOTICE, "open: a reshape is under way: the resync runs now, "
+					     "before it moves data, not in the background");
+		flags &= ~GRAID_OPEN_RESYNC_BACKGROUND;
 	}
 	if (flags & GRAID_OPEN_RESYNC_BACKGROUND) {
 		pthread_mutex_lock(&a->meta_lock);

@@ -302,6 +302,14 @@ struct array_reshape {
 	struct layout old_lay, new_lay;
 	uint64_t end;                  /* the bytes moved: the old array's size */
 	_Atomic uint64_t position;     /* changed under the window's chunk locks */
+	/*
+	 * RAID-5/6: array bytes [position, fence) are served by no geometry (-EIO): a job
+	 * that failed after its STAGED record left their old rows holding new cells, whole
+	 * only in the staged copy, until a retry or the next open writes them from it (set
+	 * and cleared under those rows' locks; 0: none). docs/RESHAPE.md, "RAID-5/6 growing,
+	 * as built".
+	 */
+	_Atomic uint64_t fence;
 	_Atomic uint64_t size;         /* what callers may address: end until done */
 	atomic_bool done;              /* every byte in new_lay, the superblocks say so */
 	struct array_reshape *prev;    /* an earlier reshape of this open, freed with it */

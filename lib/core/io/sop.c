@@ -91,6 +91,11 @@ static void sop_reshape_plan(struct graid_queue *q, struct sop *s)
 	const struct layout *l = moved ? &rs->new_lay : &rs->old_lay;
 	bool alive;
 
+	/* Whole in neither geometry: a staging that failed after STAGED (array.h fence). */
+	if (!moved && s->arr_off < atomic_load_explicit(&rs->fence, memory_order_acquire)) {
+		sop_finish(q, s, -EIO);
+		return;
+	}
 	s->lay = l;
 	s->stripe = sop_row_of(l, s->arr_off);
 	sop_range(l, s);

@@ -31,6 +31,30 @@ static inline bool array_reshape_holds_jobs(const struct graid_array *a)
 }
 
 /*
+ * The geometry that holds member-offset row @p row of a RAID-5/6 reshape @p rs whole now
+ * (docs/RESHAPE.md, "Resync by position"): the new one for rows with bytes below the
+ * position (a window writes new rows whole), the old one for rows with bytes at or past it
+ * (a window writes over an old row only once all of it has moved), NULL for rows dead in
+ * both (moved, not yet written as new rows: a window writes them whole, parity with them)
+ * and for old rows holding fenced bytes (rewritten whole from the staged copy). Stable
+ * while the row's stripe lock is held: a window moving bytes of either row holds it.
+ */
+static inline const struct layout *reshape_row_layout(const struct array_reshape *rs,
+						      uint64_t row)
+{
+	uint64_t pos = atomic_load_explicit(&rs->position, memory_order_acquire);
+	uint64_t fence = atomic_load_explicit(&rs->fence, memory_order_acquire);
+	uint64_t new_unit = (uint64_t)rs->new_lay.chunk * rs->new_lay.ndata;
+	uint64_t old_unit = (uint64_t)rs->old_lay.chunk * rs->old_lay.ndata;
+
+	if (row * new_unit < pos)
+		return &rs->new_lay;
+	if ((row + 1) * old_unit > pos && row * old_unit >= fence)
+		return &rs->old_lay;
+	return NULL;
+}
+
+/*
  * roles.c: a device into a role. Open, check and prepare @p path as the new device of role
  * @p role (-1: a hot spare); meta_lock held. -EEXIST it is a member of this array: open in
  * it, or another role's device that the array would take back (logged, naming the role).

@@ -33,6 +33,24 @@
 /* Chunks a window moves at most: one durable record per window, its chunk locks held. */
 #define GROW_WINDOW_CHUNKS 16u
 
+/*
+ * A RAID-5/6 job stopped by an error is started again by the worker (reshape_job_retry_due)
+ * when a role went out since (it then goes on degraded), or after this long, doubling at
+ * each failure up to GROW_RETRY_MAX_NS.
+ */
+#define GROW_RETRY_FIRST_NS (5ull * 1000 * 1000 * 1000)
+#define GROW_RETRY_MAX_NS (300ull * 1000 * 1000 * 1000)
+
+#if GRAID_FAULT_INJECTION
+/*
+ * Test seams (tests/test_reshape_grow56.c): while nonzero, the STAGED step fails with this
+ * -errno after writing the new rows, before their flush (a flush or a record failing);
+ * while true, a job waits before it moves anything (what an open did before it shows).
+ */
+_Atomic int graid__test_grow56_staged_fail;
+atomic_bool graid__test_grow56_hold;
+#endif
+
 struct reshape_job {
 	pthread_t thread;
 	bool thread_started, joined;
@@ -52,6 +70,9 @@ struct reshape_job {
 	unsigned waiters;           /* reshape_job_wait() calls inside: free waits them out */
 	/* Pacing (grow_pace): the rate in force, since when, and the bytes moved by then. */
 	uint64_t pace_rate, pace_t0, pace_bytes0;
+	/* RAID-5/6 retry (under lock): roles out when it stopped, when and how soon to retry. */
+	unsigned out_at_stop;
+	uint64_t retry_at, retry_delay;
 };
 
 /* The routing state of @p rec's two geometries, at its position (array.h). */
@@ -68,6 +89,9 @@ static struct array_reshape *grow_routing(const struct reshape_record *rec)
 	}
 	rs->end = reshape_end(rec);
 	atomic_init(&rs->position, rec->position);
+	/* STAGED: the first rows are whole only in their staged copy until the job rewrites them. */
+	atomic_init(&rs->fence, rec->phase == RESHAPE_PHASE_STAGED
+					? rec->stage_array_off + rec->stage_bytes : 0);
 	atomic_init(&rs->size, rs->end);
 	atomic_init(&rs->done, false);
 	return rs;
@@ -359,6 +383,10 @@ static int grow56_stage(struct graid_array *a, struct reshape_job *j, struct arr
 	}
 	if (rc == 0 && j->rec.phase == RESHAPE_PHASE_STAGED) {
 		rc = grow56_rows(a, rs, &j->rec, 0, s / new_unit, true, j->buf, written);
+#if GRAID_FAULT_INJECTION
+		if (rc == 0)
+			rc = atomic_load(&graid__test_grow56_staged_fail);
+#endif
 		if (rc == 0)
 			rc = grow56_flush(a, written, 0, s / new_unit);
 		if (rc == 0) {
@@ -370,12 +398,24 @@ static int grow56_stage(struct graid_array *a, struct reshape_job *j, struct arr
 		if (rc == 0)
 			atomic_store_explicit(&rs->position, s, memory_order_release);
 	}
+	/*
+	 * Once STAGED is recorded, the old rows of [0, s) may hold new cells: until the step
+	 * that writes them from the copy has ended (recorded COPY), no request is placed there
+	 * in either geometry (sop_reshape_plan fails it -EIO). Set before the locks go; the
+	 * job's retry (reshape_job_retry_due) or the next open writes them and lifts it.
+	 */
+	atomic_store_explicit(&rs->fence, j->rec.phase == RESHAPE_PHASE_STAGED ? s : 0,
+			      memory_order_release);
 	for (unsigned k = 0; k < nheld; k++)
 		stripe_unlock(a, held[k]);
 	free(held);
 	if (rc == 0)
 		graid__log(GRAID_LOG_INFO, "reshape: the first %" PRIu64 " bytes moved through "
 					   "their staged copy on member %u", s, j->rec.stage_role[0]);
+	else if (j->rec.phase == RESHAPE_PHASE_STAGED)
+		graid__log(GRAID_LOG_ERR, "reshape: array bytes [0, %" PRIu64 ") fail (-EIO) until "
+					  "their rows are written from the staged copy (the job's "
+					  "retry, or the next writable open)", s);
 	return rc;
 }
 
@@ -670,6 +710,47 @@ static void grow_pace(struct graid_array *a, struct reshape_job *j,
 	}
 }
 
+/* Roles of the new geometry that are out now (a change since a stop is worth a retry). */
+static unsigned grow_roles_out(const struct graid_array *a, const struct array_reshape *rs)
+{
+	unsigned n = 0;
+
+	for (unsigned m = 0; m < rs->new_lay.nmembers; m++)
+		n += !array_role_alive(a, m);
+	return n;
+}
+
+/* RAID-5/6, a stop on error (j->lock held): when the worker may start the job again. */
+static void grow_retry_plan(struct graid_array *a, struct reshape_job *j,
+			    const struct array_reshape *rs)
+{
+	j->out_at_stop = grow_roles_out(a, rs);
+	j->retry_delay = !j->retry_delay ? GROW_RETRY_FIRST_NS
+		       : j->retry_delay >= GROW_RETRY_MAX_NS / 2 ? GROW_RETRY_MAX_NS
+							  : 2 * j->retry_delay;
+	j->retry_at = graid__now_ns() + j->retry_delay;
+}
+
+/* Errors a retry cannot mend: a close, another host, a geometry with no safe window. */
+static bool grow_retryable(int rc)
+{
+	return rc && rc != -ECANCELED && rc != -ESTALE && rc != -EPROTO;
+}
+
+#if GRAID_FAULT_INJECTION
+static int grow_test_hold(struct graid_array *a, struct reshape_job *j)
+{
+	const struct timespec ms = { .tv_sec = 0, .tv_nsec = 1000000 };
+	int rc = 0;
+
+	while (rc == 0 && atomic_load(&graid__test_grow56_hold)) {
+		nanosleep(&ms, NULL);
+		rc = grow_should_stop(a, j);
+	}
+	return rc;
+}
+#endif
+
 static void *grow_main(void *arg)
 {
 	struct graid_array *a = arg;
@@ -689,6 +770,10 @@ static void *grow_main(void *arg)
 		graid__log(GRAID_LOG_ERR, "reshape: the job's ring: %s", graid_strerror(rc));
 	if (rc == 0)
 		rc = grow_wait_plain(a, j, rs);
+#if GRAID_FAULT_INJECTION
+	if (rc == 0)
+		rc = grow_test_hold(a, j);
+#endif
 
 	reshape_rec_describe(&j->rec, state, sizeof(state));
 	graid__log(GRAID_LOG_NOTICE, "reshape: moving data: %s", state);
@@ -725,6 +810,8 @@ static void *grow_main(void *arg)
 	pthread_mutex_lock(&j->lock);
 	j->ended = true;
 	j->result = rc;
+	if (grow_retryable(rc) && rs->old_lay.nparity)
+		grow_retry_plan(a, j, rs);
 	pthread_cond_broadcast(&j->cond);
 	pthread_mutex_unlock(&j->lock);
 	return NULL;
@@ -792,12 +879,67 @@ int reshape_job_wait(struct graid_array *a)
 void reshape_job_stop(struct graid_array *a)
 {
 	struct reshape_job *j = a->reshape_job;
+	bool join;
 
-	if (!j || !j->thread_started || j->joined)
+	if (!j)
 		return;
+	/* Under its lock: the worker's retry (reshape_job_retry_due) starts none after this. */
+	pthread_mutex_lock(&j->lock);
 	atomic_store(&j->stop, true);
-	pthread_join(j->thread, NULL);
+	join = j->thread_started && !j->joined;
 	j->joined = true;
+	pthread_mutex_unlock(&j->lock);
+	if (join)
+		pthread_join(j->thread, NULL);
+}
+
+/*
+ * Whether the worker may start @p j again now (j->lock held): a RAID-5/6 job that stopped
+ * on an error a retry can mend, the array still ours, in one piece and open, and a role out
+ * since it stopped (the job goes on degraded around it) or its retry time come.
+ */
+static bool grow_retry_now(struct graid_array *a, struct reshape_job *j,
+			   const struct array_reshape *rs)
+{
+	if (!j->thread_started || !j->ended || !grow_retryable(j->result) ||
+	    atomic_load(&j->stop) || atomic_load(&a->closing) || atomic_load(&a->broken) ||
+	    array_foreign(a) || a->read_only)
+		return false;
+	return grow_roles_out(a, rs) != j->out_at_stop || graid__now_ns() >= j->retry_at;
+}
+
+void reshape_job_retry_due(struct graid_array *a)
+{
+	struct reshape_job *j = a->reshape_job;
+	struct array_reshape *rs = a->reshape_mem;
+	int rc;
+
+	if (!j || !rs || !rs->old_lay.nparity || atomic_load(&a->reshape) != rs)
+		return;
+	pthread_mutex_lock(&j->lock);
+	if (!grow_retry_now(a, j, rs)) {
+		pthread_mutex_unlock(&j->lock);
+		return;
+	}
+	/* It has ended (told under this lock): the join is at once. */
+	if (!j->joined)
+		pthread_join(j->thread, NULL);
+	j->joined = true;
+	graid__log(GRAID_LOG_NOTICE, "reshape: trying again from byte %" PRIu64 " (it stopped: "
+				     "%s)", j->rec.position, graid_strerror(j->result));
+	j->ended = false;
+	j->result = 0;
+	rc = pthread_create(&j->thread, NULL, grow_main, a);
+	if (rc) {
+		graid__log(GRAID_LOG_ERR, "reshape: cannot start its job again: %s",
+			   graid_strerror(-rc));
+		j->ended = true;
+		j->result = -rc;
+		grow_retry_plan(a, j, rs);
+	} else {
+		j->joined = false;
+	}
+	pthread_mutex_unlock(&j->lock);
 }
 
 static void grow_job_free(struct graid_array *a, struct reshape_job *j)

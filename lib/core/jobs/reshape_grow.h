@@ -58,8 +58,17 @@ int reshape_job_launch(struct graid_array *a);
  */
 int reshape_job_wait(struct graid_array *a);
 
-/* Stop the job between two windows and wait for it (close). */
+/* Stop the job between two windows and wait for it (close); no retry starts it after. */
 void reshape_job_stop(struct graid_array *a);
+
+/*
+ * The worker's look (meta_lock held): a RAID-5/6 job that stopped on an error (not a close,
+ * another host, a broken array, or -EPROTO) is started again from its record when a role
+ * of the new geometry went out since (it goes on degraded around it: the redundancy work
+ * held for the reshape then runs once it has finished) or when its retry time came (5 s
+ * after the first stop, doubling up to 5 min). docs/RESHAPE.md, "Failures mid-way".
+ */
+void reshape_job_retry_due(struct graid_array *a);
 
 /* Free what the job held (array_free, after the members' last write). */
 void reshape_job_free(struct graid_array *a);

@@ -113,11 +113,14 @@ static int resync_heal_row(struct resync_ctx *c, uint64_t row, uint8_t **blk)
 	return rc;
 }
 
-/* RAID-5/6 rows: read the data, regenerate parity, write it where it can go. */
-static int resync_parity_rows(struct resync_ctx *c, uint64_t row0, unsigned rows)
+/*
+ * RAID-5/6 rows of layout @p l (a->lay, or a reshape's geometry of these rows): read the
+ * data, regenerate parity, write it where it can go.
+ */
+static int resync_parity_rows(struct resync_ctx *c, const struct layout *l, uint64_t row0,
+			      unsigned rows)
 {
 	struct graid_array *a = c->a;
-	const struct layout *l = &a->lay;
 	const unsigned nroles = l->ndata + l->nparity;
 	uint64_t row_of[ROW_JOB_ROWS_MAX];
 	unsigned ng = 0, kept = 0;
@@ -169,7 +172,10 @@ static int resync_parity_rows(struct resync_ctx *c, uint64_t row0, unsigned rows
 			heal = row_bad_cols(&c->bad, m, row_of[g] * l->chunk, l->chunk, &cols) ||
 			       badblocks_overlap(a, m, row_of[g] * l->chunk, l->chunk);
 		}
-		if (heal) {
+		if (heal && l != &a->lay) {
+			/* Healing places units by a->lay alone: not built across a reshape. */
+			c->skipped++;
+		} else if (heal) {
 			rc = resync_heal_row(c, row_of[g], blk);
 			c->done++;
 		} else {
@@ -332,8 +338,33 @@ static int resync_mirror_stripe(struct resync_ctx *c, uint64_t stripe)
 	return rc;
 }
 
+/*
+ * A RAID-5/6 reshape's rows [@p st, + @p rows), their locks held: each run of rows in one
+ * geometry resynced in it, rows dead in both left to the window that writes them whole
+ * (jobs.h reshape_row_layout). The live-data map is not asked: its regions are rows, which
+ * held other data in the old geometry.
+ */
+static int resync_reshape_rows(struct resync_ctx *c, const struct array_reshape *rs,
+			       uint64_t st, unsigned rows)
+{
+	int rc = 0;
+
+	for (unsigned i = 0; rc == 0 && i < rows;) {
+		const struct layout *l = reshape_row_layout(rs, st + i);
+		unsigned n = 1;
+
+		while (i + n < rows && reshape_row_layout(rs, st + i + n) == l)
+			n++;
+		if (l)
+			rc = resync_parity_rows(c, l, st + i, n);
+		i += n;
+	}
+	return rc;
+}
+
 static int resync_region(struct resync_ctx *c, uint64_t first, uint64_t end)
 {
+	const struct array_reshape *rs = c->a->lay.nparity ? atomic_load(&c->a->reshape) : NULL;
 	int rc = 0;
 
 	for (uint64_t st = first; rc == 0 && st < end; st += c->buf.rows_max) {
@@ -342,15 +373,17 @@ static int resync_region(struct resync_ctx *c, uint64_t first, uint64_t end)
 		bool unused = true;
 
 		/* Unused regions hold zeroes everywhere, consistent already (live.h). */
-		for (unsigned i = 0; unused && i < rows; i++)
+		for (unsigned i = 0; unused && !rs && i < rows; i++)
 			unused = live_stripe_unused(c->a, st + i);
-		if (unused)
+		if (unused && !rs)
 			continue;
 		for (unsigned i = 0; i < rows; i++)
 			stripe_set_add(&c->locks, st + i);
 		stripe_set_lock(c->a, &c->locks);
-		if (c->a->lay.nparity)
-			rc = resync_parity_rows(c, st, rows);
+		if (rs)
+			rc = resync_reshape_rows(c, rs, st, rows);
+		else if (c->a->lay.nparity)
+			rc = resync_parity_rows(c, &c->a->lay, st, rows);
 		else
 			for (unsigned i = 0; rc == 0 && i < rows; i++)
 				rc = resync_mirror_stripe(c, st + i);

@@ -12,6 +12,7 @@
 #include "common/signals.h"
 #include "jobs/health_watch.h"
 #include "jobs/jobs.h"
+#include "jobs/reshape_grow.h"
 #include "member/member.h"
 #include "member/member_pr.h"
 #include "member/member_replace.h"
@@ -50,6 +51,8 @@ static void *worker_main(void *arg)
 			if (atomic_load(&a->closing))
 				break;
 			array_reach_poll(a);
+			/* A RAID-5/6 reshape stopped on an error holds them: it goes on when it can. */
+			reshape_job_retry_due(a);
 			now = graid__now_ns();
 			if (now >= next_watch) {
 				next_watch = now + OWNER_WATCH_NS;
