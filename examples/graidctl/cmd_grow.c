@@ -26,7 +26,7 @@ void gctl_help_grow(FILE *f)
 	fprintf(f,
 		"\nAssemble the array from MEMBER... and add each DEV (--add, once per device) as a\n"
 		"new member, moving the data over all members while the array stays in use (a\n"
-		"reshape, docs/RESHAPE.md). Only RAID-0 can be grown by this libgraid. Each DEV\n"
+		"reshape, docs/RESHAPE.md). RAID-0, 5 and 6 can be grown by this libgraid. Each DEV\n"
 		"must be at least as large as the members and belong to no array; nothing is\n"
 		"written to any device before every DEV passed. The array keeps its size until\n"
 		"every byte has moved, then has the new one. A stop (a crash, a close, Ctrl-C of\n"
@@ -51,7 +51,8 @@ static void grow_refused(int rc)
 	const char *why = "";
 
 	if (rc == -EOPNOTSUPP)
-		why = " (this libgraid grows RAID-0 only; the log says why)";
+		why = " (this libgraid grows RAID-0, 5 and 6, not with a journal or checksums; "
+		      "the log says why)";
 	else if (rc == -EEXIST)
 		why = " (a device is a member of this array, or given twice)";
 	else if (rc == -EINVAL)

@@ -1386,7 +1386,8 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
 #define GRAID_GROW_WAIT 0x1u
 
 /**
- * @brief Grow an array online by adding member devices (a reshape): RAID-0 in this version.
+ * @brief Grow an array online by adding member devices (a reshape): RAID-0, RAID-5 and
+ *   RAID-6 in this version.
  *
  * The devices become roles nmembers .. nmembers + n - 1, and the array's data is moved, a
  * window of chunks at a time, from the old placement (over the old members) to the new one
@@ -1405,13 +1406,13 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  * @c reshaping, @c reshape_done, @c reshape_total, @c reshape_bytes_per_sec and
  * @c reshape_eta_sec follow it.
  *
- * RAID-5 and RAID-6 growing is built but switched off in this version (-EOPNOTSUPP; an
- * array a build with it on left mid-way is refused at open): a review found paths that
- * could return wrong bytes or keep a degraded array from rebuilding (docs/RESHAPE.md, "Why
- * RAID-5/6 growing is off"). When on, they keep their rotating layout over more members:
- * whole new stripes are written with their parity; the first few (those whose new stripes
- * overwrite their own sources) are first copied to the first added device's space past the
- * new layout's and moved from there ("staging", no backup file).
+ * RAID-5 and RAID-6 keep their rotating layout over more members: whole new stripes are
+ * written with their parity; the first few (those whose new stripes overwrite their own
+ * sources) are first copied to the first added device's space past the new layout's and
+ * moved from there ("staging", no backup file). A member that fails during the move is
+ * written around (the move goes on degraded, the rows marked for its catch-up); spares,
+ * rebuilds and scrubs wait for the end. Arrays with a write-hole journal or checksums
+ * cannot be grown by this version.
  *
  * Before anything is written, every device is opened (exclusively) and checked: it must
  * hold the members' data area (data offset + data bytes of a member), be no member of this
@@ -1427,8 +1428,8 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  *   -EINVAL NULL @p a or @p devices, @p n 0 or above ::GRAID_MAX_MEMBERS, unknown
  *   @p flags, a NULL path, or a device
  *   smaller than the members' data area (named in the log); -EEXIST a device that is a
- *   member of this array, or one given twice; -EOPNOTSUPP RAID-1, 5, 6 or 10 (the level is
- *   named in the log), or an array whose
+ *   member of this array, or one given twice; -EOPNOTSUPP RAID-1 or 10 (the level is
+ *   named in the log), a RAID-5/6 with a write-hole journal or checksums, or an array whose
  *   reserved area has no room for the reshape record (another writer's array); -E2BIG more devices than this handle has room for
  *   (close and open the array again); -EBUSY a reshape of this array is under way (or
  *   stopped on a failure: the next open resumes it), or another host holds a device's

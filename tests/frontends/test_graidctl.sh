@@ -470,10 +470,12 @@ json "five members, 20 MiB" "d['nmembers'] == 5 and d['size'] == 20 << 20 and no
 truncate -s 17M gp0 gp1 gp2 gp3 gp4 gp5 gp6 gp7
 expect 0 "create RAID-10 on gp0..gp3" -- "$G" create -l 10 -s 16M gp0 gp1 gp2 gp3
 expect 1 "grow of a RAID-10" -- "$G" grow --add gp4 --add gp5 gp0 gp1 gp2 gp3
-has err "grows RAID-0 only" "says which levels grow"
+has err "grows RAID-0, 5 and 6" "says which levels grow"
 expect 0 "create RAID-5 on gp4..gp6" -- "$G" create -l 5 -s 16M gp4 gp5 gp6
-expect 1 "grow of a RAID-5 (built, switched off in this version)" -- "$G" grow --add gp7 gp4 gp5 gp6
-has err "grows RAID-0 only" "says which levels grow"
+expect 0 "write all of the RAID-5" -- "$FILL" gp4 gp5 gp6
+expect 0 "grow of a RAID-5 3 -> 4" -- "$G" grow --add gp7 gp4 gp5 gp6
+has out "^grown: 4 members, 50331648 bytes$" "prints the new count and size"
+expect 0 "a scrub of the grown RAID-5 finds its parity right" -- "$G" scrub gp4 gp5 gp6 gp7
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

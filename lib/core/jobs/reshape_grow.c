@@ -978,12 +978,10 @@ void reshape_job_free(struct graid_array *a)
 /*
  * Whether RAID-5/6 grows start and resume (docs/RESHAPE.md, "RAID-5/6 growing, as built").
  * 0 turns them off for callers (-EOPNOTSUPP, and the open refuses their records); tests
- * then switch them on with graid__test_grow56. Off: a review found a job failing after
- * STAGED leaves [0, S) served in the old geometry (wrong bytes, writes later lost), and a
- * degraded grow's finish zeroing members that are out (docs/RESHAPE.md, "Why RAID-5/6
- * growing is off"); on again once those are fixed.
+ * then switch them on with graid__test_grow56. On since the six findings of the review
+ * that had it off were fixed (docs/RESHAPE.md, "Why RAID-5/6 growing was off").
  */
-#define GROW56_BUILT 0
+#define GROW56_BUILT 1
 
 #if GRAID_FAULT_INJECTION
 bool graid__test_grow56;
