@@ -217,12 +217,36 @@ static int grow_read_narrow(struct graid_array *a, struct reshape_job *j,
 }
 
 /*
- * The reads of a RAID-0 window's @p n chunks (from @p from, into @p buf a chunk each), at
- * once; then each chunk's units that hold nothing valid into @p lost: those its log records
- * and those a medium error left unreadable (grow_read_narrow), zeroes in @p buf.
+ * Units of chunk @p c that hold nothing valid, on an array that keeps no bad-block log to
+ * record them at their new place (RAID-0 arrays keep none): the job cannot move them as a
+ * loss, and must not move them as data. It stops before them, saying which array bytes and
+ * how to go on. @return -EIO.
+ */
+static int grow_loss_unrecordable(const struct layout_pos *from, uint64_t c, uint32_t chunk,
+				  const struct bbl_cols *lost)
+{
+	for (unsigned u = 0; u < chunk / BBL_UNIT; u++)
+		if (bbl_cols_test(lost, u))
+			graid__log(GRAID_LOG_ERR, "reshape: array bytes %" PRIu64 "..+4095 (member "
+						  "%u, data-area byte %" PRIu64 ") cannot be read (a "
+						  "medium error); this array has no other copy of them "
+						  "and no bad-block log to carry the loss, so the grow "
+						  "stops before them. Writing those bytes (restoring "
+						  "them) lets the next open go on",
+				   c * chunk + (uint64_t)u * BBL_UNIT, from->member,
+				   from->member_off + (uint64_t)u * BBL_UNIT);
+	return -EIO;
+}
+
+/*
+ * The reads of a RAID-0 window's @p n chunks (numbers @p cno, from @p from, into the job's
+ * buffer a chunk each), at once; then each chunk's units that hold nothing valid into
+ * @p lost: those its log records and those a medium error left unreadable
+ * (grow_read_narrow), zeroes in the buffer.
  */
 static int grow_read_chunks(struct graid_array *a, struct reshape_job *j, uint32_t chunk,
-			    const struct layout_pos *from, unsigned n, struct bbl_cols *lost)
+			    const uint64_t *cno, const struct layout_pos *from, unsigned n,
+			    struct bbl_cols *lost)
 {
 	struct mbio media[GROW_WINDOW_CHUNKS];
 	unsigned nmedia = 0;
@@ -249,6 +273,8 @@ static int grow_read_chunks(struct graid_array *a, struct reshape_job *j, uint32
 		return rc;
 	for (unsigned k = 0; k < n; k++) {
 		badblocks_cols(a, from[k].member, from[k].member_off, chunk, &lost[k]);
+		if (!a->bbl && bbl_cols_any(&lost[k]))
+			return grow_loss_unrecordable(&from[k], cno[k], chunk, &lost[k]);
 		for (unsigned c = 0; c < chunk / BBL_UNIT; c++)
 			if (bbl_cols_test(&lost[k], c))
 				memset(j->buf + (size_t)k * chunk + (size_t)c * BBL_UNIT, 0,
@@ -260,8 +286,10 @@ static int grow_read_chunks(struct graid_array *a, struct reshape_job *j, uint32
 /*
  * Move RAID-0 chunks [c0, c1) from their old places to their new ones through the job's
  * buffer (a chunk each): every read at once, then every write (the chunks of the first row
- * stay where they are), each new place's bad-block log kept true (reshape_carry_loss).
- * @p written marks the members written. A member failing an I/O breaks the array: -EIO.
+ * stay where they are), each new place's bad-block log kept true (reshape_carry_loss); on an
+ * array without a log (RAID-0's), a unit that cannot be read stops the job before it
+ * (grow_loss_unrecordable). @p written marks the members written. A member failing an
+ * I/O breaks the array: -EIO.
  */
 static int grow_move_chunks(struct graid_array *a, struct reshape_job *j,
 			    const struct array_reshape *rs, uint64_t c0, uint64_t c1,
@@ -270,17 +298,19 @@ static int grow_move_chunks(struct graid_array *a, struct reshape_job *j,
 	uint32_t chunk = rs->old_lay.chunk;
 	struct layout_pos from[GROW_WINDOW_CHUNKS], to[GROW_WINDOW_CHUNKS];
 	struct bbl_cols lost[GROW_WINDOW_CHUNKS];
+	uint64_t cno[GROW_WINDOW_CHUNKS];
 	unsigned n = 0;
 	int rc;
 
 	for (uint64_t c = c0; c < c1; c++) {
 		layout_map(&rs->old_lay, c * chunk, &from[n]);
 		layout_map(&rs->new_lay, c * chunk, &to[n]);
+		cno[n] = c;
 		if (from[n].member != to[n].member || from[n].member_off != to[n].member_off)
 			n++;
 	}
 	memset(lost, 0, sizeof(lost));
-	rc = grow_read_chunks(a, j, chunk, from, n, lost);
+	rc = grow_read_chunks(a, j, chunk, cno, from, n, lost);
 	for (unsigned k = 0; rc == 0 && k < n; k++) {
 		reshape_io_add(&j->rio, to[k].member, true, j->buf + (size_t)k * chunk, chunk,
 			       to[k].member_off);
