@@ -300,10 +300,10 @@ Test(reshape_crash, raid0_3_to_4_with_writes, .init = setup, .timeout = 1800)
 
 Test(reshape_crash, raid5_4_to_5_with_writes, .init = setup, .timeout = 1800)
 {
-	crashes(5, 4, 90, 4050);
+	crashes(5, 4, 120, 4050);
 }
 
 Test(reshape_crash, raid6_6_to_7_with_writes, .init = setup, .timeout = 1800)
 {
-	crashes(6, 6, 70, 6070);
+	crashes(6, 6, 80, 6070);
 }

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Growing a RAID-5 or RAID-6 online (docs/RESHAPE.md, "RAID-5/6 growing, as built") on
- * member files: 4 -> 5 and 6 -> 7 with known data and a scrub after, I/O while it moves, a
- * crash after any member write through the staging and the first windows (and random ones
- * after), members failing mid-way (going on degraded, spares rebuilt after), a staging
- * failing after STAGED (its rows fenced, the job tried again), the resync of an unclean
- * open by position before the job moves anything. The tests set
- * graid__test_grow56, so they drive the grow even in a build with GROW56_BUILT 0.
+ * member files: 4 -> 5 and 6 -> 7 with known data and a scrub after, I/O while it moves,
+ * members failing mid-way (going on degraded, spares rebuilt after), a staging failing
+ * after STAGED (its rows fenced, the job tried again), the resync of an unclean open by
+ * position before the job moves anything. Crashes at any member write are
+ * test_reshape_crash.c's, members failing at random points test_reshape_failures.c's. The
+ * tests set graid__test_grow56, so they drive the grow even in a build with GROW56_BUILT 0.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -411,109 +411,6 @@ Test(reshape_grow56, a_close_mid_way_is_resumed_by_the_next_open, .init = setup)
 	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
 	au_remove(&s);
-}
-
-/* Crashes that left: no reshape recorded, one to resume, one finished; looks refused. */
-static unsigned crash_seen[4];
-
-/*
- * One crash: every member write after the first @p k of a grow of a RAID-@p level of @p
- * nold by one fails without landing (the close's too); then a look (refused only while the
- * first rows are whole only in their staged copy) and an open must serve the same bytes,
- * and, going on (or starting again when no superblock recorded the reshape), grow the array
- * with its parity right.
- */
-static void crash_at(int level, unsigned nold, long k, long *writes)
-{
-	struct graid_open_options ro = { .struct_size = sizeof(ro),
-					 .flags = GRAID_OPEN_READ_ONLY };
-	const unsigned nall = nold + 1;
-	struct graid_array *a = NULL;
-	struct au_set s;
-	uint64_t size;
-	unsigned n;
-	uint8_t *model = make_array(&s, level, nold, 1, &a, &size, 100 + (uint64_t)k);
-	int rc;
-
-	fault_writes_cut_after(k);
-	rc = graid_array_grow(a, &s.paths[nold], 1, GRAID_GROW_WAIT);
-	graid_array_close(a);
-	if (writes)
-		*writes = k - fault_writes_cut_left();
-	fault_writes_cut_after(-1);
-	a = NULL;
-	log_text[0] = '\0';
-	rc = graid_array_open(s.paths, nall, &ro, &a);
-	if (rc == -EOPNOTSUPP) {
-		cr_assert(strstr(log_text, "staged copy"), "crash after write %ld: %s", k,
-			  log_text);
-		crash_seen[3]++;
-	} else {
-		cr_assert_eq(rc, 0, "crash after write %ld: the look failed: %d", k, rc);
-		check_all(a, model, size);
-		cr_assert_eq(graid_array_close(a), 0);
-	}
-	log_text[0] = '\0';
-	a = NULL;
-	rc = graid_array_open(s.paths, nall, NULL, &a);
-	cr_assert_eq(rc, 0, "crash after write %ld: the open failed: %d", k, rc);
-	check_all(a, model, size);
-	if (a->reshape_job) {
-		cr_assert_eq(reshape_job_wait(a), 0, "crash after write %ld: the resume failed", k);
-		crash_seen[1]++;
-	} else if (array_bytes(a, &n) == size) {
-		cr_assert_eq(graid_array_grow(a, &s.paths[nold], 1, GRAID_GROW_WAIT), 0,
-			     "crash after write %ld: the grow again failed", k);
-		crash_seen[0]++;
-	} else {
-		crash_seen[2]++;
-	}
-	cr_assert_eq(array_bytes(a, &n), size / ndata(level, nold) * ndata(level, nall),
-		     "crash after write %ld", k);
-	cr_assert_eq(n, nall);
-	check_all(a, model, size);
-	scrub_clean(a, "after the crash");
-	cr_assert_eq(graid_array_close(a), 0);
-	free(model);
-	au_remove(&s);
-}
-
-static void crashes(int level, unsigned nold, long first, unsigned random, uint64_t seed)
-{
-	long total = 0;
-
-	memset(crash_seen, 0, sizeof(crash_seen));
-	graid_log_set(log_keep, NULL, GRAID_LOG_ERR); /* the cut's failures are expected */
-	if (getenv("GROW56_K")) {
-		crash_at(level, nold, atol(getenv("GROW56_K")), NULL);
-		return;
-	}
-	crash_at(level, nold, 1000000, &total);
-	cr_log_info("a grow of RAID-%d %u -> %u and its close: %ld member writes", level, nold,
-		    nold + 1, total);
-	cr_assert_gt(total, first);
-	for (long k = 0; k < first; k++)
-		crash_at(level, nold, k, NULL);
-	for (unsigned i = 0; i < random; i++)
-		crash_at(level, nold, first + (long)(rng_next(&seed) % (uint64_t)(total - first)),
-			 NULL);
-	cr_log_info("after the crash: %u not reshaping (grown again), %u resumed, %u finished, "
-		    "%u looks refused (staged)", crash_seen[0], crash_seen[1], crash_seen[2],
-		    crash_seen[3]);
-	cr_assert_gt(crash_seen[1], first / 2, "too few crashes fell in the move");
-	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
-}
-
-Test(reshape_grow56, raid5_a_crash_after_any_member_write_loses_nothing, .init = setup,
-     .timeout = 600)
-{
-	crashes(5, 4, 120, 40, 2026);
-}
-
-Test(reshape_grow56, raid6_a_crash_after_any_member_write_loses_nothing, .init = setup,
-     .timeout = 600)
-{
-	crashes(6, 6, 80, 20, 2027);
 }
 
 /* Every role of @p a ACTIVE again (a spare's rebuild done), within a few seconds. */
