@@ -13,7 +13,7 @@ static void opts_usage(FILE *out)
 		"usage: rebuild_bench [options]\n"
 		"  --parts LIST       which parts: 1 rebuild throughput, 2 4k-randread during a\n"
 		"                     rebuild, 3 reopen after an unclean shutdown, 4 growing by\n"
-		"                     members (default 1,2,3)\n"
+		"                     members (default 1,2,3,4)\n"
 		"  --dir DIR          member files of parts 1 and 2 (default /dev/shm)\n"
 		"  --dir2 DIR         sparse member files of part 3 (default /var/tmp: on disk)\n"
 		"  --levels LIST      RAID levels of parts 1, 2 and 4 (default 6,5,1; part 4 takes\n"
@@ -220,7 +220,7 @@ int rb_opts_parse(struct rb_opts *o, int argc, char **argv)
 			       .chunk = 64 * 1024, .repeat = 3, .seconds = 3.0, .threads = 2,
 			       .qd = 32, .yields = { 0, 100, 1000, 10000 }, .nyields = 4,
 			       .reopen_mib = { 256, 2048 }, .nreopen = 2, .dirty = { 1, 10, 100 },
-			       .ndirty = 3, .part = { false, true, true, true }, .grow_add = 1,
+			       .ndirty = 3, .part = { false, true, true, true, true }, .grow_add = 1,
 			       .seed = 1 };
 	while ((c = getopt_long(argc, argv, "", opts_long, NULL)) != -1) {
 		if (c == OPT_HELP) {
