@@ -737,6 +737,45 @@ Test(reshape_grow56, a_close_while_the_first_rows_are_fenced_loses_no_write, .in
 	au_remove(&s);
 }
 
+/*
+ * The added member, which holds the staged copy, missing at the open after the STAGED step
+ * failed: the open serves all but [0, S), which fails -EIO (before, the open failed, and
+ * the whole array was out of reach for the want of one new device); the next open with it
+ * writes the first rows from the copy and finishes, nothing lost.
+ */
+Test(reshape_grow56, an_open_without_the_staged_copy_serves_all_but_the_first_rows,
+     .init = setup)
+{
+	const char *four[4];
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	uint8_t *model;
+
+	a = staged_fails(&s, 0, &model, &size, 47);
+	cr_assert_eq(graid_array_close(a), 0);
+	atomic_store(&graid__test_grow56_staged_fail, 0);
+	for (unsigned i = 0; i < 4; i++)
+		four[i] = s.paths[i];
+	log_text[0] = '\0';
+	cr_assert_eq(graid_array_open(four, 4, NULL, &a), 0, "%s", log_text);
+	cr_assert(strstr(log_text, "fail (-EIO) until they are, the rest is served"), "%s",
+		  log_text);
+	cr_assert_gt(first_rows_fenced(a, model, 2ull * 3 * 4 * CHUNK), 0,
+		     "no read of [0, S) failed");
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, 5, NULL, &a), 0);
+	if (a->reshape_job)
+		cr_assert_eq(reshape_job_wait(a), 0);
+	cr_assert_eq(array_bytes(a, NULL), size / 3 * 4);
+	check_all(a, model, size);
+	scrub_clean(a, "with the copy back, finished");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
 /* Garbage over member file @p path's @p len bytes at @p off (a torn parity write). */
 static void tear(const char *path, uint64_t off, size_t len, uint64_t seed)
 {

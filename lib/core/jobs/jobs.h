@@ -36,8 +36,12 @@ static inline bool array_reshape_holds_jobs(const struct graid_array *a)
  * position (a window writes new rows whole), the old one for rows with bytes at or past it
  * (a window writes over an old row only once all of it has moved), NULL for rows dead in
  * both (moved, not yet written as new rows: a window writes them whole, parity with them)
- * and for old rows holding fenced bytes (rewritten whole from the staged copy). Stable
- * while the row's stripe lock is held: a window moving bytes of either row holds it.
+ * and for old rows holding fenced bytes only (rewritten whole from the staged copy). An old
+ * row with fenced bytes and bytes past the fence is old: the staging writes no row that
+ * holds a byte past it (new rows [0, S / new_unit) lie inside old rows [0, (S - 1) /
+ * old_unit], and the last of those is never written, k' > k), and requests keep its
+ * parity. Stable while the row's stripe lock is held: a window moving bytes of either row
+ * holds it.
  */
 static inline const struct layout *reshape_row_layout(const struct array_reshape *rs,
 						      uint64_t row)
@@ -49,7 +53,7 @@ static inline const struct layout *reshape_row_layout(const struct array_reshape
 
 	if (row * new_unit < pos)
 		return &rs->new_lay;
-	if ((row + 1) * old_unit > pos && row * old_unit >= fence)
+	if ((row + 1) * old_unit > (pos > fence ? pos : fence))
 		return &rs->old_lay;
 	return NULL;
 }

@@ -264,12 +264,13 @@ static int grow_read_chunks(struct graid_array *a, struct reshape_job *j, uint32
 		else if (j->rio.ios[k].res != (int)chunk)
 			return -EIO; /* its member failed (RAID-0 broke) or changed device */
 	}
-	for (unsigned i = 0, k = 0; rc != -EIO && i < nmedia; i++) {
+	rc = 0;
+	for (unsigned i = 0, k = 0; rc == 0 && i < nmedia; i++) {
 		for (k = 0; j->buf + (size_t)k * chunk != media[i].buf; k++)
 			;
 		rc = grow_read_narrow(a, j, &media[i], &lost[k]);
 	}
-	if (rc == -EIO)
+	if (rc)
 		return rc;
 	for (unsigned k = 0; k < n; k++) {
 		badblocks_cols(a, from[k].member, from[k].member_off, chunk, &lost[k]);
@@ -349,8 +350,9 @@ static int grow_record_next(struct graid_array *a, struct reshape_job *j,
  * RAID-5/6 staging needs the member that holds the staged copy (one copy: see "What this
  * does not cover yet"). Without it the job stops before the staging, the record keeping
  * its phase: in STAGING the old geometry is whole and is served degraded by position; in
- * STAGED (at open) the open fails, as the first rows are whole only in that copy. Windows
- * go on degraded (reshape_grow56.c), and log it once.
+ * STAGED the first rows are whole only in that copy: they stay fenced (-EIO) and the rest
+ * is served (reshape_job_launch at an open). Windows go on degraded (reshape_grow56.c), and
+ * log it once.
  */
 static int grow56_paused(struct graid_array *a, struct reshape_job *j,
 			 const struct array_reshape *rs, bool staging)
@@ -855,14 +857,19 @@ int reshape_job_launch(struct graid_array *a)
 	if (!j || j->thread_started)
 		return 0;
 	if (j->rec.phase == RESHAPE_PHASE_STAGED) {
-		/* Before any request: the staged range is whole only in its staged copy. */
+		/*
+		 * Before any request: the staged range is whole only in its staged copy. Where
+		 * that step fails (the copy's member out, an error), the open goes on: [0, S)
+		 * stays fenced (reshape_grow_resume set it from the record), the rest is served,
+		 * and the job, started below, stops on the same cause and is tried again (when
+		 * a member comes back or fails, or on its timer) until the step is done.
+		 */
 		rc = grow56_stage(a, j, a->reshape_mem);
-		if (rc) {
+		if (rc)
 			graid__log(GRAID_LOG_ERR, "reshape: cannot write the first rows from their "
-						  "staged copy: %s; the array is not opened",
-				   graid_strerror(rc));
-			return rc;
-		}
+						  "staged copy: %s; array bytes [0, %" PRIu64 ") fail "
+						  "(-EIO) until they are, the rest is served",
+				   graid_strerror(rc), j->rec.stage_bytes);
 	}
 	rc = pthread_create(&j->thread, NULL, grow_main, a);
 	if (rc) {

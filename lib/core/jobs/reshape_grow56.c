@@ -343,9 +343,13 @@ int grow56_stage_copy(struct graid_array *a, const struct array_reshape *rs,
 
 		rc = grow56_read_chunk(a, rs, rec, off, false, buf,
 				       buf + (size_t)rs->new_lay.nmembers * chunk, &lost);
-		if (rc == 0)
-			rc = grow56_io(a, sr, buf, chunk, rec->stage_member_off[0] + at, true,
-				       "staging", off);
+		if (rc == 0 &&
+		    (rc = grow56_io(a, sr, buf, chunk, rec->stage_member_off[0] + at, true,
+				    "staging", off)) != 0) {
+			/* Out as the stripe path takes a member out: seen, not tried for ever. */
+			grow56_out(a, sr, fd, rc);
+			return -ENODEV;
+		}
 		/* A loss is carried into the copy's log, and from there to the new place. */
 		if (rc == 0)
 			rc = reshape_carry_loss(a, sr, fd, rec->stage_member_off[0] + at, chunk, &lost);
@@ -354,5 +358,14 @@ int grow56_stage_copy(struct graid_array *a, const struct array_reshape *rs,
 	}
 	if (rc == 0)
 		rc = member_flush_fd(&a->members[sr], fd);
+	/*
+	 * The copy's log as the copy is, on the devices before STAGED is recorded: an entry a
+	 * failed earlier try left there, cleared by this copy in memory only, would after a
+	 * crash move a unit written since as a loss. Not recorded: the job stops, and tries
+	 * again.
+	 */
+	if (rc == 0 && (rc = badblocks_sync(a)) != 0)
+		graid__log(GRAID_LOG_ERR, "reshape: writing the bad-block logs after the staging "
+					  "copy: %s", graid_strerror(rc));
 	return rc;
 }
