@@ -23,6 +23,7 @@
 #include <criterion/criterion.h>
 
 #include "arrayutil.h"
+#include "growutil.h"
 #include "array/array.h"
 #include "cututil.h"
 #include "jobs/reshape_grow.h"
@@ -39,21 +40,6 @@ static bool graid__test_grow56;
 /* The writer's pace: a write, then this long asleep (the move must get on too). */
 #define WRITER_NAP_US 300
 
-static char log_text[32768];
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void log_keep(void *arg, int level, const char *msg)
-{
-	(void)arg;
-	(void)level;
-	pthread_mutex_lock(&log_lock);
-	if (strlen(log_text) + strlen(msg) + 2 < sizeof(log_text)) {
-		strcat(log_text, msg);
-		strcat(log_text, "\n");
-	}
-	pthread_mutex_unlock(&log_lock);
-}
-
 static void setup(void)
 {
 #if !GRAID_FAULT_INJECTION
@@ -61,39 +47,7 @@ static void setup(void)
 		     "-Dfault_injection");
 #endif
 	graid__test_grow56 = true;
-	graid_log_set(log_keep, NULL, GRAID_LOG_ERR); /* the cut's failures are expected */
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-static void fill(uint8_t *p, size_t n, uint64_t seed)
-{
-	for (size_t i = 0; i < n; i += 8) {
-		uint64_t v = rng_next(&seed);
-
-		memcpy(p + i, &v, 8);
-	}
-}
-
-static uint64_t array_bytes(struct graid_array *a, unsigned *nmembers)
-{
-	struct graid_array_info info = { .struct_size = sizeof(info) };
-
-	cr_assert_eq(graid_array_info(a, &info), 0);
-	if (nmembers)
-		*nmembers = info.nmembers;
-	return info.size;
-}
-
-static unsigned ndata(int level, unsigned n)
-{
-	return level == 0 ? n : level == 5 ? n - 1 : n - 2;
+	graid_log_set(gu_log_keep, NULL, GRAID_LOG_ERR); /* the cut's failures are expected */
 }
 
 /* What must read back: the model, but for the one block of the write the cut caught. */
@@ -115,9 +69,9 @@ static void *writer(void *arg)
 	uint8_t *blk = aligned_alloc(BLK, BLK);
 
 	while (blk && !atomic_load(&m->stop)) {
-		uint64_t b = rng_next(&m->seed) % (m->size / BLK);
+		uint64_t b = gu_rng(&m->seed) % (m->size / BLK);
 
-		fill(blk, BLK, rng_next(&m->seed));
+		gu_fill(blk, BLK, gu_rng(&m->seed));
 		if (graid_array_write(m->a, blk, BLK, b * BLK) != (ssize_t)BLK) {
 			m->torn = (int64_t)b;
 			memcpy(m->torn_new, blk, BLK);
@@ -202,10 +156,10 @@ static void crash_look(struct au_set *s, unsigned nall, const struct crash_model
 	struct graid_array *a = NULL;
 	int rc;
 
-	log_text[0] = '\0';
+	gu_log_text[0] = '\0';
 	rc = graid_array_open(s->paths, nall, &ro, &a);
 	if (rc == -EOPNOTSUPP) {
-		cr_assert(strstr(log_text, "staged copy"), "crash after write %ld: %s", k, log_text);
+		cr_assert(strstr(gu_log_text, "staged copy"), "crash after write %ld: %s", k, gu_log_text);
 		t->refused++;
 		return;
 	}
@@ -229,34 +183,34 @@ static void crash_at(int level, unsigned nold, long k, struct crash_tally *t, lo
 	cr_assert_not_null(m);
 	au_make(&s, nall, BYTES);
 	cr_assert_eq(au_create(&s, nold, level, CHUNK, &m->a), 0);
-	m->size = array_bytes(m->a, NULL);
+	m->size = gu_array_bytes(m->a, NULL);
 	m->bytes = aligned_alloc(BLK, m->size);
 	m->torn = -1;
 	m->seed = 0x9e3779b97f4a7c15ull ^ (uint64_t)k;
 	cr_assert_not_null(m->bytes);
-	fill(m->bytes, m->size, 100 + (uint64_t)k);
+	gu_fill(m->bytes, m->size, 100 + (uint64_t)k);
 	cr_assert_eq(graid_array_write(m->a, m->bytes, m->size, 0), (ssize_t)m->size);
 	left = crash_grow(&s, nold, m, k);
 	if (total)
 		*total = k - left;
 	t->acked += m->acked;
 	crash_look(&s, nall, m, k, t);
-	log_text[0] = '\0';
+	gu_log_text[0] = '\0';
 	cr_assert_eq(graid_array_open(s.paths, nall, NULL, &m->a), 0,
-		     "crash after write %ld: the open failed: %s", k, log_text);
+		     "crash after write %ld: the open failed: %s", k, gu_log_text);
 	check_model(m->a, m, k, "the open");
 	if (m->a->reshape_job) {
 		cr_assert_eq(reshape_job_wait(m->a), 0, "crash after write %ld: the resume "
-							"failed: %s", k, log_text);
+							"failed: %s", k, gu_log_text);
 		t->resumed++;
-	} else if (array_bytes(m->a, &n) == m->size) {
+	} else if (gu_array_bytes(m->a, &n) == m->size) {
 		cr_assert_eq(graid_array_grow(m->a, &s.paths[nold], 1, GRAID_GROW_WAIT), 0,
-			     "crash after write %ld: the grow again failed: %s", k, log_text);
+			     "crash after write %ld: the grow again failed: %s", k, gu_log_text);
 		t->again++;
 	} else {
 		t->finished++;
 	}
-	cr_assert_eq(array_bytes(m->a, &n), m->size / ndata(level, nold) * ndata(level, nall),
+	cr_assert_eq(gu_array_bytes(m->a, &n), m->size / gu_ndata(level, nold) * gu_ndata(level, nall),
 		     "crash after write %ld", k);
 	cr_assert_eq(n, nall);
 	check_model(m->a, m, k, "the grow's end");
@@ -284,7 +238,7 @@ static void crashes(int level, unsigned nold, long first, uint64_t seed)
 	for (long k = 0; k < first; k++)
 		crash_at(level, nold, k, &t, NULL);
 	for (unsigned i = 0; i < random; i++)
-		crash_at(level, nold, first + (long)(rng_next(&seed) % (uint64_t)(total - first)),
+		crash_at(level, nold, first + (long)(gu_rng(&seed) % (uint64_t)(total - first)),
 			 &t, NULL);
 	cr_log_info("RAID-%d %u -> %u: %ld + %u crashes; after them %u grown again, %u resumed, "
 		    "%u finished, %u looks refused (staged); %u writes acknowledged, all read "

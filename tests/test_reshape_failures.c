@@ -23,6 +23,7 @@
 #include <criterion/criterion.h>
 
 #include "arrayutil.h"
+#include "growutil.h"
 #include "array/array.h"
 #include "jobs/reshape_grow.h"
 
@@ -30,23 +31,6 @@
 #define BYTES (4ull << 20)
 #define BLK 4096u
 #define WRITER_NAP_US 200
-
-static uint64_t rng_next(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-static void fill(uint8_t *p, size_t n, uint64_t seed)
-{
-	for (size_t i = 0; i < n; i += 8) {
-		uint64_t v = rng_next(&seed);
-
-		memcpy(p + i, &v, 8);
-	}
-}
 
 static void setup(void)
 {
@@ -68,9 +52,9 @@ static void *writer(void *arg)
 	uint8_t *blk = aligned_alloc(BLK, BLK);
 
 	while (blk && !atomic_load(&m->stop)) {
-		uint64_t b = rng_next(&m->seed) % (m->size / BLK);
+		uint64_t b = gu_rng(&m->seed) % (m->size / BLK);
 
-		fill(blk, BLK, rng_next(&m->seed));
+		gu_fill(blk, BLK, gu_rng(&m->seed));
 		if (graid_array_write(m->a, blk, BLK, b * BLK) != (ssize_t)BLK) {
 			m->failed_writes++;
 			break;
@@ -93,15 +77,6 @@ static void check_model(struct graid_array *a, const struct fail_model *m, const
 		cr_assert(!memcmp(got + at, m->bytes + at, BLK), "%s: block at %llu differs", when,
 			  (unsigned long long)at);
 	free(got);
-}
-
-static void scrub_clean(struct graid_array *a, const char *when)
-{
-	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
-
-	cr_assert_eq(graid_array_scrub(a, 0, &rep), 0, "%s: scrub", when);
-	cr_assert_eq(rep.mismatches, 0, "%s: %llu stripes mismatch (first row %llu)", when,
-		     (unsigned long long)rep.mismatches, (unsigned long long)rep.stripe[0]);
 }
 
 /* Every role active and no rebuild running: the spares took over and were rebuilt. */
@@ -162,7 +137,7 @@ static void fail_run(int level, unsigned nold, unsigned nfail, uint64_t seed, un
 	m->bytes = aligned_alloc(BLK, m->size);
 	m->seed = seed ^ 0x5bd1e995u;
 	cr_assert_not_null(m->bytes);
-	fill(m->bytes, m->size, seed);
+	gu_fill(m->bytes, m->size, seed);
 	cr_assert_eq(graid_array_write(m->a, m->bytes, m->size, 0), (ssize_t)m->size);
 	for (unsigned i = 0; i < nfail; i++)
 		cr_assert_eq(graid_array_add_spare(m->a, s.paths[nall + i]), 0);
@@ -171,9 +146,9 @@ static void fail_run(int level, unsigned nold, unsigned nfail, uint64_t seed, un
 	cr_assert_eq(graid_array_set_rebuild_options(m->a, &ro), 0);
 	for (unsigned i = 0; i < nfail; i++) {
 		do
-			role[i] = (unsigned)(rng_next(&seed) % nall);
+			role[i] = (unsigned)(gu_rng(&seed) % nall);
 		while (i && role[i] == role[0]);
-		at[i] = rng_next(&seed) % m->size;
+		at[i] = gu_rng(&seed) % m->size;
 	}
 	if (nfail > 1 && at[1] < at[0]) {
 		uint64_t x = at[0];
@@ -206,7 +181,7 @@ static void fail_run(int level, unsigned nold, unsigned nfail, uint64_t seed, un
 	check_model(m->a, m, when);
 	wait_all_active(m->a, when);
 	check_model(m->a, m, when);
-	scrub_clean(m->a, when);
+	gu_scrub_clean(m->a, when);
 	cr_assert_eq(graid_array_close(m->a), 0);
 	cr_assert_eq(graid_array_open(s.paths, nall + nfail, NULL, &m->a), 0, "%s: reopen", when);
 	check_model(m->a, m, when);
@@ -224,7 +199,7 @@ static void failures(int level, unsigned nold, unsigned nfail, uint64_t seed)
 	for (unsigned i = 0; i < n; i++) {
 		unsigned where[2] = { 0, 0 };
 
-		fail_run(level, nold, nfail, rng_next(&seed), where, &during);
+		fail_run(level, nold, nfail, gu_rng(&seed), where, &during);
 		for (unsigned k = 0; k < nfail; k++)
 			tenths[where[k] < 10 ? where[k] : 9]++;
 	}

@@ -16,6 +16,7 @@
 #include <criterion/criterion.h>
 
 #include "arrayutil.h"
+#include "growutil.h"
 #include "array/array.h"
 #include "jobs/reshape_grow.h"
 #include "cututil.h"
@@ -28,48 +29,6 @@
 #define BYTES (3ull << 20)
 #define BLK 4096u
 
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-static char log_text[16384];
-
-static void log_keep(void *arg, int level, const char *msg)
-{
-	(void)arg;
-	(void)level;
-	pthread_mutex_lock(&log_lock);
-	if (strlen(log_text) + strlen(msg) + 2 < sizeof(log_text)) {
-		strcat(log_text, msg);
-		strcat(log_text, "\n");
-	}
-	pthread_mutex_unlock(&log_lock);
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-static void fill(uint8_t *p, size_t n, uint64_t seed)
-{
-	for (size_t i = 0; i < n; i += 8) {
-		uint64_t v = rng_next(&seed);
-
-		memcpy(p + i, &v, 8);
-	}
-}
-
-static uint64_t array_bytes(struct graid_array *a, unsigned *nmembers)
-{
-	struct graid_array_info info = { .struct_size = sizeof(info) };
-
-	cr_assert_eq(graid_array_info(a, &info), 0);
-	if (nmembers)
-		*nmembers = info.nmembers;
-	return info.size;
-}
-
 /* A RAID-0 of three (and a fourth file, not in it) holding @p model, open in *@p out. */
 static uint8_t *make_array(struct au_set *s, struct graid_array **out, uint64_t *size,
 			   uint64_t seed)
@@ -78,24 +37,12 @@ static uint8_t *make_array(struct au_set *s, struct graid_array **out, uint64_t 
 
 	au_make(s, NOLD + 1, BYTES);
 	cr_assert_eq(au_create(s, NOLD, 0, CHUNK, out), 0);
-	*size = array_bytes(*out, NULL);
+	*size = gu_array_bytes(*out, NULL);
 	model = aligned_alloc(BLK, *size);
 	cr_assert_not_null(model);
-	fill(model, *size, seed);
+	gu_fill(model, *size, seed);
 	cr_assert_eq(graid_array_write(*out, model, *size, 0), (ssize_t)*size);
 	return model;
-}
-
-static void check_all(struct graid_array *a, const uint8_t *model, uint64_t size)
-{
-	uint8_t *got = aligned_alloc(BLK, size);
-
-	cr_assert_not_null(got);
-	cr_assert_eq(graid_array_read(a, got, size, 0), (ssize_t)size);
-	for (uint64_t at = 0; at < size; at += BLK)
-		cr_assert(!memcmp(got + at, model + at, BLK), "block at %llu differs",
-			  (unsigned long long)at);
-	free(got);
 }
 
 static struct graid_array *open_all(struct au_set *s)
@@ -115,25 +62,25 @@ Test(reshape_grow0, a_raid0_of_three_grows_to_four_and_every_byte_reads_back)
 	uint8_t *model = make_array(&s, &a, &size, 1), *tail;
 
 	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, GRAID_GROW_WAIT), 0);
-	grown = array_bytes(a, &n);
+	grown = gu_array_bytes(a, &n);
 	cr_assert_eq(n, NOLD + 1);
 	cr_assert_eq(grown, size / NOLD * (NOLD + 1), "size %llu after the grow",
 		     (unsigned long long)grown);
-	check_all(a, model, size);
+	gu_check_all(a, model, size);
 	/* The space the grow added reads as zeroes, and takes writes. */
 	tail = aligned_alloc(BLK, grown - size);
 	cr_assert_not_null(tail);
 	cr_assert_eq(graid_array_read(a, tail, grown - size, size), (ssize_t)(grown - size));
 	for (uint64_t i = 0; i < grown - size; i++)
 		cr_assert_eq(tail[i], 0);
-	fill(tail, grown - size, 2);
+	gu_fill(tail, grown - size, 2);
 	cr_assert_eq(graid_array_write(a, tail, grown - size, size), (ssize_t)(grown - size));
 	cr_assert_eq(graid_array_close(a), 0);
 	/* Reopened: four members, not reshaping, the same bytes. */
 	a = open_all(&s);
-	cr_assert_eq(array_bytes(a, &n), grown);
+	cr_assert_eq(gu_array_bytes(a, &n), grown);
 	cr_assert_eq(n, NOLD + 1);
-	check_all(a, model, size);
+	gu_check_all(a, model, size);
 	{
 		uint8_t *got = aligned_alloc(BLK, grown - size);
 
@@ -178,15 +125,15 @@ Test(reshape_grow0, writes_and_reads_while_it_moves_data_are_right_after)
 	cr_assert_eq(pthread_create(&t, NULL, wait_job, &w), 0);
 	/* Requests that straddle chunks and the position, both kinds, until it is done. */
 	while (!atomic_load(&w.done) || ops < 64) {
-		uint64_t len = (1 + rng_next(&seed) % (3 * CHUNK / BLK)) * BLK;
-		uint64_t off = rng_next(&seed) % ((size - len) / BLK + 1) * BLK;
+		uint64_t len = (1 + gu_rng(&seed) % (3 * CHUNK / BLK)) * BLK;
+		uint64_t off = gu_rng(&seed) % ((size - len) / BLK + 1) * BLK;
 
-		if (rng_next(&seed) % 8 == 0) {
+		if (gu_rng(&seed) % 8 == 0) {
 			/* Zeroes, as write-zeroes (and a discard) leave them. */
 			cr_assert_eq(graid_array_write_zeroes(a, off, len), 0);
 			memset(model + off, 0, len);
-		} else if (rng_next(&seed) % 2) {
-			fill(buf, len, rng_next(&seed));
+		} else if (gu_rng(&seed) % 2) {
+			gu_fill(buf, len, gu_rng(&seed));
 			cr_assert_eq(graid_array_write(a, buf, len, off), (ssize_t)len,
 				     "write at %llu", (unsigned long long)off);
 			memcpy(model + off, buf, len);
@@ -203,11 +150,11 @@ Test(reshape_grow0, writes_and_reads_while_it_moves_data_are_right_after)
 	cr_log_info("%llu requests, %llu of them while the reshape ran",
 		    (unsigned long long)ops, (unsigned long long)during);
 	cr_assert_gt(during, 0, "no request ran during the reshape");
-	cr_assert_eq(array_bytes(a, NULL), size / NOLD * (NOLD + 1));
-	check_all(a, model, size);
+	cr_assert_eq(gu_array_bytes(a, NULL), size / NOLD * (NOLD + 1));
+	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
 	a = open_all(&s);
-	check_all(a, model, size);
+	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
 	free(buf);
 	free(model);
@@ -224,18 +171,18 @@ Test(reshape_grow0, a_raid0_of_two_grows_by_three_members_at_once)
 
 	au_make(&s, 5, BYTES);
 	cr_assert_eq(au_create(&s, 2, 0, CHUNK, &a), 0);
-	size = array_bytes(a, NULL);
+	size = gu_array_bytes(a, NULL);
 	model = aligned_alloc(BLK, size);
-	fill(model, size, 11);
+	gu_fill(model, size, 11);
 	cr_assert_eq(graid_array_write(a, model, size, 0), (ssize_t)size);
 	cr_assert_eq(graid_array_grow(a, &s.paths[2], 3, GRAID_GROW_WAIT), 0);
-	cr_assert_eq(array_bytes(a, &n), size / 2 * 5);
+	cr_assert_eq(gu_array_bytes(a, &n), size / 2 * 5);
 	cr_assert_eq(n, 5);
-	check_all(a, model, size);
+	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
 	cr_assert_eq(graid_array_open(s.paths, 5, NULL, &a), 0);
-	cr_assert_eq(array_bytes(a, &n), size / 2 * 5);
-	check_all(a, model, size);
+	cr_assert_eq(gu_array_bytes(a, &n), size / 2 * 5);
+	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
 	au_remove(&s);
@@ -251,21 +198,21 @@ Test(reshape_grow0, one_handle_grows_twice_with_io_between)
 
 	au_make(&s, 4, BYTES);
 	cr_assert_eq(au_create(&s, 2, 0, CHUNK, &a), 0);
-	size = array_bytes(a, NULL);
+	size = gu_array_bytes(a, NULL);
 	model = aligned_alloc(BLK, size * 2);
-	fill(model, size * 2, 13);
+	gu_fill(model, size * 2, 13);
 	cr_assert_eq(graid_array_write(a, model, size, 0), (ssize_t)size);
 	cr_assert_eq(graid_array_grow(a, &s.paths[2], 1, GRAID_GROW_WAIT), 0);
-	mid = array_bytes(a, NULL);
+	mid = gu_array_bytes(a, NULL);
 	cr_assert_eq(mid, size / 2 * 3);
 	cr_assert_eq(graid_array_write(a, model + size, mid - size, size), (ssize_t)(mid - size));
 	cr_assert_eq(graid_array_grow(a, &s.paths[3], 1, GRAID_GROW_WAIT), 0);
-	cr_assert_eq(array_bytes(a, &n), size * 2);
+	cr_assert_eq(gu_array_bytes(a, &n), size * 2);
 	cr_assert_eq(n, 4);
-	check_all(a, model, mid);
+	gu_check_all(a, model, mid);
 	cr_assert_eq(graid_array_close(a), 0);
 	cr_assert_eq(graid_array_open(s.paths, 4, NULL, &a), 0);
-	check_all(a, model, mid);
+	gu_check_all(a, model, mid);
 	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
 	au_remove(&s);
@@ -294,9 +241,9 @@ Test(reshape_grow0, requests_in_flight_across_the_start_and_the_windows_are_righ
 	/* 32 chunk writes at scattered chunks, submitted, not reaped. */
 	for (unsigned i = 0; i < 32; i++) {
 		/* Distinct chunks: i spreads them, the random part only shuffles. */
-		uint64_t off = ((rng_next(&seed) % 3) + 3 * (uint64_t)i) % (size / CHUNK) * CHUNK;
+		uint64_t off = ((gu_rng(&seed) % 3) + 3 * (uint64_t)i) % (size / CHUNK) * CHUNK;
 
-		fill(bufs + i * (size_t)CHUNK, CHUNK, rng_next(&seed));
+		gu_fill(bufs + i * (size_t)CHUNK, CHUNK, gu_rng(&seed));
 		memcpy(model + off, bufs + i * (size_t)CHUNK, CHUNK);
 		cr_assert_eq(graid_queue_write(q, bufs + i * (size_t)CHUNK, CHUNK, off, i), 0);
 	}
@@ -329,13 +276,13 @@ Test(reshape_grow0, requests_in_flight_across_the_start_and_the_windows_are_righ
 			bool dup;
 
 			do {
-				offs[i] = (rng_next(&seed) % (size / CHUNK - 1)) * CHUNK + BLK;
+				offs[i] = (gu_rng(&seed) % (size / CHUNK - 1)) * CHUNK + BLK;
 				dup = false;
 				for (unsigned k = 0; k < i; k++)
 					dup |= offs[k] == offs[i];
 			} while (dup);
 			/* Straddles into the next chunk (and maybe the position). */
-			fill(bufs + i * (size_t)CHUNK, CHUNK, rng_next(&seed));
+			gu_fill(bufs + i * (size_t)CHUNK, CHUNK, gu_rng(&seed));
 			cr_assert_eq(graid_queue_write(q, bufs + i * (size_t)CHUNK, CHUNK, offs[i], i),
 				     0);
 		}
@@ -357,8 +304,8 @@ Test(reshape_grow0, requests_in_flight_across_the_start_and_the_windows_are_righ
 	cr_assert_eq(w.rc, 0);
 	cr_log_info("%llu rounds of 32 queued writes during the reshape", (unsigned long long)rounds);
 	graid_queue_destroy(q);
-	check_all(a, model, size);
-	cr_assert_eq(array_bytes(a, NULL), size / NOLD * (NOLD + 1));
+	gu_check_all(a, model, size);
+	cr_assert_eq(gu_array_bytes(a, NULL), size / NOLD * (NOLD + 1));
 	cr_assert_eq(graid_array_close(a), 0);
 	free(bufs);
 	free(model);
@@ -385,7 +332,7 @@ Test(reshape_grow0, the_rebuild_rate_limit_paces_the_move)
 	want = (double)size / (NOLD + 1) / 1e6 - 0.3;
 	cr_log_info("%.2f s at 1 MB/s a member (at least %.2f s due)", secs, want);
 	cr_assert_geq(secs, want, "the move took %.2f s", secs);
-	check_all(a, model, size);
+	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
 	au_remove(&s);
@@ -404,9 +351,9 @@ Test(reshape_grow0, a_close_mid_way_is_resumed_by_the_next_open)
 	a = open_all(&s);
 	if (a->reshape_job)
 		cr_assert_eq(reshape_job_wait(a), 0);
-	cr_assert_eq(array_bytes(a, &n), size / NOLD * (NOLD + 1));
+	cr_assert_eq(gu_array_bytes(a, &n), size / NOLD * (NOLD + 1));
 	cr_assert_eq(n, NOLD + 1);
-	check_all(a, model, size);
+	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
 	au_remove(&s);
@@ -435,9 +382,9 @@ static void crash_at(unsigned nold, unsigned nadd, long k, long *writes)
 
 	au_make(&s, nall, BYTES);
 	cr_assert_eq(au_create(&s, nold, 0, CHUNK, &a), 0);
-	size = array_bytes(a, NULL);
+	size = gu_array_bytes(a, NULL);
 	model = aligned_alloc(BLK, size);
-	fill(model, size, 100 + (uint64_t)k);
+	gu_fill(model, size, 100 + (uint64_t)k);
 	cr_assert_eq(graid_array_write(a, model, size, 0), (ssize_t)size);
 	fault_writes_cut_after(k);
 	rc = graid_array_grow(a, &s.paths[nold], nadd, GRAID_GROW_WAIT);
@@ -449,25 +396,25 @@ static void crash_at(unsigned nold, unsigned nadd, long k, long *writes)
 	a = NULL;
 	rc = graid_array_open(s.paths, nall, &ro, &a);
 	cr_assert_eq(rc, 0, "crash after write %ld: the look failed: %d", k, rc);
-	check_all(a, model, size);
+	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
 	a = NULL;
 	rc = graid_array_open(s.paths, nall, NULL, &a);
 	cr_assert_eq(rc, 0, "crash after write %ld: the open failed: %d", k, rc);
-	check_all(a, model, size);
+	gu_check_all(a, model, size);
 	if (a->reshape_job) {
 		cr_assert_eq(reshape_job_wait(a), 0, "crash after write %ld: the resume failed", k);
 		crash_seen[1]++;
-	} else if (array_bytes(a, &n) == size) {
+	} else if (gu_array_bytes(a, &n) == size) {
 		cr_assert_eq(graid_array_grow(a, &s.paths[nold], nadd, GRAID_GROW_WAIT), 0,
 			     "crash after write %ld: the grow again failed", k);
 		crash_seen[0]++;
 	} else {
 		crash_seen[2]++;
 	}
-	cr_assert_eq(array_bytes(a, &n), size / nold * nall, "crash after write %ld", k);
+	cr_assert_eq(gu_array_bytes(a, &n), size / nold * nall, "crash after write %ld", k);
 	cr_assert_eq(n, nall);
-	check_all(a, model, size);
+	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
 	au_remove(&s);
@@ -478,7 +425,7 @@ Test(reshape_grow0, a_crash_while_adding_two_members_loses_nothing)
 {
 	long total = 0;
 
-	graid_log_set(log_keep, NULL, 0);
+	graid_log_set(gu_log_keep, NULL, 0);
 	crash_at(2, 2, 1000000, &total);
 	cr_log_info("a grow 2 -> 4 and its close: %ld member writes", total);
 	for (long k = 0; k < 40 && k < total; k++)
@@ -498,18 +445,18 @@ Test(reshape_grow0, a_device_too_small_is_refused_and_nothing_is_written)
 	cr_assert_eq(graid_array_flush(a), 0);
 	for (unsigned i = 0; i <= NOLD; i++)
 		before[i] = au_file_hash(s.path[i]);
-	log_text[0] = '\0';
-	graid_log_set(log_keep, NULL, GRAID_LOG_ERR);
+	gu_log_text[0] = '\0';
+	graid_log_set(gu_log_keep, NULL, GRAID_LOG_ERR);
 	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, GRAID_GROW_WAIT), -EINVAL);
 	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
-	cr_assert(strstr(log_text, s.path[NOLD]), "the device is not named: %s", log_text);
+	cr_assert(strstr(gu_log_text, s.path[NOLD]), "the device is not named: %s", gu_log_text);
 	for (unsigned i = 0; i <= NOLD; i++) {
 		after[i] = au_file_hash(s.path[i]);
 		cr_assert_eq(after[i], before[i], "file %u was written", i);
 	}
-	cr_assert_eq(array_bytes(a, &n), size);
+	cr_assert_eq(gu_array_bytes(a, &n), size);
 	cr_assert_eq(n, NOLD);
-	check_all(a, model, size);
+	gu_check_all(a, model, size);
 	/* Bad arguments. */
 	cr_assert_eq(graid_array_grow(a, NULL, 1, 0), -EINVAL);
 	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 0, 0), -EINVAL);
@@ -527,11 +474,11 @@ Test(reshape_grow0, other_levels_are_refused_naming_the_level)
 
 	au_make(&s, 5, BYTES);
 	cr_assert_eq(au_create(&s, 4, 10, CHUNK, &a), 0);
-	log_text[0] = '\0';
-	graid_log_set(log_keep, NULL, GRAID_LOG_ERR);
+	gu_log_text[0] = '\0';
+	graid_log_set(gu_log_keep, NULL, GRAID_LOG_ERR);
 	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, 0), -EOPNOTSUPP);
 	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
-	cr_assert(strstr(log_text, "RAID-10"), "%s", log_text);
+	cr_assert(strstr(gu_log_text, "RAID-10"), "%s", gu_log_text);
 	cr_assert_eq(graid_array_close(a), 0);
 	au_remove(&s);
 }
@@ -568,7 +515,7 @@ Test(reshape_grow0, a_flushed_write_to_the_added_space_survives_a_crash_in_the_f
 	got = aligned_alloc(BLK, BLK);
 	cr_assert_eq(graid_array_read(a, got, BLK, 0), (ssize_t)BLK); /* the queue made */
 	memset(blk, 0x5a, BLK);
-	graid_log_set(log_keep, NULL, 0); /* the cut's failures are expected */
+	graid_log_set(gu_log_keep, NULL, 0); /* the cut's failures are expected */
 	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, 0), 0);
 	/* Refused (beyond the size) until the finish shows the new size. */
 	for (unsigned i = 0; (rc = graid_array_write(a, blk, BLK, size)) == -EINVAL && i < 30000;
@@ -585,8 +532,8 @@ Test(reshape_grow0, a_flushed_write_to_the_added_space_survives_a_crash_in_the_f
 	if (a->reshape_job)
 		cr_assert_eq(reshape_job_wait(a), 0);
 	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
-	cr_assert_eq(array_bytes(a, NULL), size / NOLD * (NOLD + 1));
-	check_all(a, model, size);
+	cr_assert_eq(gu_array_bytes(a, NULL), size / NOLD * (NOLD + 1));
+	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_read(a, got, BLK, size), (ssize_t)BLK);
 	cr_assert(!memcmp(got, blk, BLK), "the flushed write into the added space was lost "
 					  "(read %#x)", got[0]);
@@ -617,7 +564,7 @@ Test(reshape_grow0, write_zeroes_after_a_grow_past_the_zero_buffer_write_zeroes,
 	/* The (sync calls') queue makes its zero buffer now: 1 MiB, the 2-member stripe. */
 	cr_assert_eq(graid_array_write_zeroes(a, 0, BLK), 0);
 	cr_assert_eq(graid_array_grow(a, &s.paths[2], 1, GRAID_GROW_WAIT), 0);
-	size = array_bytes(a, NULL);
+	size = gu_array_bytes(a, NULL);
 	cr_assert_geq(size, unit_new);
 	pat = aligned_alloc(BLK, unit_new);
 	got = aligned_alloc(BLK, unit_new);
@@ -686,13 +633,13 @@ Test(reshape_grow0, a_bad_sector_under_a_chunk_it_moves_stops_it_until_written)
 	snprintf(spec, sizeof(spec), "faulty:bad-block=%llu:%s", (unsigned long long)bad,
 		 s.path[0]);
 	paths[0] = spec;
-	graid_log_set(log_keep, NULL, GRAID_LOG_ERR);
-	log_text[0] = '\0';
+	graid_log_set(gu_log_keep, NULL, GRAID_LOG_ERR);
+	gu_log_text[0] = '\0';
 	cr_assert_eq(graid_array_open(paths, NOLD, NULL, &a), 0);
 	cr_assert_eq(graid_array_grow(a, &paths[NOLD], 1, GRAID_GROW_WAIT), -EIO);
 	snprintf(want, sizeof(want), "array bytes %llu..+4095 (member 0, data-area byte %llu)",
 		 (unsigned long long)lost, (unsigned long long)bad);
-	cr_assert(strstr(log_text, want), "the log does not name the bytes: %s", log_text);
+	cr_assert(strstr(gu_log_text, want), "the log does not name the bytes: %s", gu_log_text);
 	cr_assert_eq(graid_array_info(a, &info), 0);
 	cr_assert_eq(info.nfailed, 0);
 	cr_assert(info.reshaping);
@@ -708,8 +655,8 @@ Test(reshape_grow0, a_bad_sector_under_a_chunk_it_moves_stops_it_until_written)
 	/* The drive keeps its remap; the model's is its open's alone: the plain file now. */
 	cr_assert_eq(graid_array_open(s.paths, NOLD + 1, NULL, &a), 0);
 	cr_assert_eq(reshape_job_wait(a), 0);
-	cr_assert_eq(array_bytes(a, NULL), size / NOLD * (NOLD + 1));
-	check_all(a, model, size);
+	cr_assert_eq(gu_array_bytes(a, NULL), size / NOLD * (NOLD + 1));
+	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
 	au_remove(&s);

@@ -19,6 +19,7 @@
 #include <criterion/criterion.h>
 
 #include "arrayutil.h"
+#include "growutil.h"
 #include "array/array.h"
 #include "jobs/reshape_grow.h"
 #include "cututil.h"
@@ -38,21 +39,6 @@ static atomic_bool graid__test_grow56_hold;
 #define BYTES (4ull << 20)
 #define BLK 4096u
 
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-static char log_text[32768];
-
-static void log_keep(void *arg, int level, const char *msg)
-{
-	(void)arg;
-	(void)level;
-	pthread_mutex_lock(&log_lock);
-	if (strlen(log_text) + strlen(msg) + 2 < sizeof(log_text)) {
-		strcat(log_text, msg);
-		strcat(log_text, "\n");
-	}
-	pthread_mutex_unlock(&log_lock);
-}
-
 static void setup(void)
 {
 #if !GRAID_FAULT_INJECTION
@@ -60,38 +46,6 @@ static void setup(void)
 		     "graid__test_grow56, which exists only with -Dfault_injection");
 #endif
 	graid__test_grow56 = true;
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-static void fill(uint8_t *p, size_t n, uint64_t seed)
-{
-	for (size_t i = 0; i < n; i += 8) {
-		uint64_t v = rng_next(&seed);
-
-		memcpy(p + i, &v, 8);
-	}
-}
-
-static uint64_t array_bytes(struct graid_array *a, unsigned *nmembers)
-{
-	struct graid_array_info info = { .struct_size = sizeof(info) };
-
-	cr_assert_eq(graid_array_info(a, &info), 0);
-	if (nmembers)
-		*nmembers = info.nmembers;
-	return info.size;
-}
-
-static unsigned ndata(int level, unsigned n)
-{
-	return level == 5 ? n - 1 : n - 2;
 }
 
 /* A RAID-@p level of @p nold (and @p nadd more files, not in it) holding the model. */
@@ -102,49 +56,12 @@ static uint8_t *make_array(struct au_set *s, int level, unsigned nold, unsigned 
 
 	au_make(s, nold + nadd, BYTES);
 	cr_assert_eq(au_create(s, nold, level, CHUNK, out), 0);
-	*size = array_bytes(*out, NULL);
+	*size = gu_array_bytes(*out, NULL);
 	model = aligned_alloc(BLK, *size);
 	cr_assert_not_null(model);
-	fill(model, *size, seed);
+	gu_fill(model, *size, seed);
 	cr_assert_eq(graid_array_write(*out, model, *size, 0), (ssize_t)*size);
 	return model;
-}
-
-static void check_all(struct graid_array *a, const uint8_t *model, uint64_t size)
-{
-	uint8_t *got = aligned_alloc(BLK, size);
-
-	cr_assert_not_null(got);
-	cr_assert_eq(graid_array_read(a, got, size, 0), (ssize_t)size);
-	for (uint64_t at = 0; at < size; at += BLK)
-		cr_assert(!memcmp(got + at, model + at, BLK), "block at %llu differs",
-			  (unsigned long long)at);
-	free(got);
-}
-
-/*
- * A scrub over the whole array finds every stripe's parity right. After an unclean open
- * that resumed a reshape, the resync runs once the reshape has finished (in the new
- * geometry): the scrub waits for it, as it would skip the rows it has not reached.
- */
-static void scrub_clean(struct graid_array *a, const char *when)
-{
-	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
-	struct graid_array_info info = { .struct_size = sizeof(info) };
-
-	for (unsigned i = 0; i < 2000; i++) {
-		cr_assert_eq(graid_array_info(a, &info), 0);
-		if (!info.unclean)
-			break;
-		usleep(5000);
-	}
-	cr_assert_eq(info.unclean, 0, "%s: the resync did not end", when);
-
-	cr_assert_eq(graid_array_scrub(a, 0, &rep), 0, "%s: the scrub failed", when);
-	cr_assert_eq(rep.mismatches, 0, "%s: %llu stripes mismatch (first row %llu)", when,
-		     (unsigned long long)rep.mismatches, (unsigned long long)rep.stripe[0]);
-	cr_assert_gt(rep.stripes_checked, 0, "%s: checked %llu skipped %llu", when,
-		     (unsigned long long)rep.stripes_checked, (unsigned long long)rep.skipped);
 }
 
 static void grow_whole(int level, unsigned nold, uint64_t seed)
@@ -155,32 +72,32 @@ static void grow_whole(int level, unsigned nold, uint64_t seed)
 	unsigned n, nall = nold + 1;
 	uint8_t *model = make_array(&s, level, nold, 1, &a, &size, seed), *tail;
 
-	log_text[0] = '\0';
-	graid_log_set(log_keep, NULL, GRAID_LOG_INFO);
+	gu_log_text[0] = '\0';
+	graid_log_set(gu_log_keep, NULL, GRAID_LOG_INFO);
 	cr_assert_eq(graid_array_grow(a, &s.paths[nold], 1, GRAID_GROW_WAIT), 0);
 	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
 	/* The first rows went through their staged copy on the added member. */
-	cr_assert(strstr(log_text, "through their staged copy"), "%s", log_text);
-	grown = array_bytes(a, &n);
+	cr_assert(strstr(gu_log_text, "through their staged copy"), "%s", gu_log_text);
+	grown = gu_array_bytes(a, &n);
 	cr_assert_eq(n, nall);
-	cr_assert_eq(grown, size / ndata(level, nold) * ndata(level, nall),
+	cr_assert_eq(grown, size / gu_ndata(level, nold) * gu_ndata(level, nall),
 		     "size %llu after the grow", (unsigned long long)grown);
-	check_all(a, model, size);
-	scrub_clean(a, "after the grow");
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "after the grow");
 	/* The space the grow added reads as zeroes, and takes writes. */
 	tail = aligned_alloc(BLK, grown - size);
 	cr_assert_not_null(tail);
 	cr_assert_eq(graid_array_read(a, tail, grown - size, size), (ssize_t)(grown - size));
 	for (uint64_t i = 0; i < grown - size; i++)
 		cr_assert_eq(tail[i], 0, "added byte %llu", (unsigned long long)i);
-	fill(tail, grown - size, seed + 1);
+	gu_fill(tail, grown - size, seed + 1);
 	cr_assert_eq(graid_array_write(a, tail, grown - size, size), (ssize_t)(grown - size));
 	cr_assert_eq(graid_array_close(a), 0);
 	/* Reopened: not reshaping, the same bytes, parity right. */
 	cr_assert_eq(graid_array_open(s.paths, nall, NULL, &a), 0);
-	cr_assert_eq(array_bytes(a, &n), grown);
+	cr_assert_eq(gu_array_bytes(a, &n), grown);
 	cr_assert_eq(n, nall);
-	check_all(a, model, size);
+	gu_check_all(a, model, size);
 	{
 		uint8_t *got = aligned_alloc(BLK, grown - size);
 
@@ -188,7 +105,7 @@ static void grow_whole(int level, unsigned nold, uint64_t seed)
 		cr_assert(!memcmp(got, tail, grown - size));
 		free(got);
 	}
-	scrub_clean(a, "reopened");
+	gu_scrub_clean(a, "reopened");
 	cr_assert_eq(graid_array_close(a), 0);
 	free(tail);
 	free(model);
@@ -214,10 +131,10 @@ Test(reshape_grow56, a_raid5_of_three_grows_by_two_members_at_once, .init = setu
 	uint8_t *model = make_array(&s, 5, 3, 2, &a, &size, 3);
 
 	cr_assert_eq(graid_array_grow(a, &s.paths[3], 2, GRAID_GROW_WAIT), 0);
-	cr_assert_eq(array_bytes(a, &n), size / 2 * 4);
+	cr_assert_eq(gu_array_bytes(a, &n), size / 2 * 4);
 	cr_assert_eq(n, 5);
-	check_all(a, model, size);
-	scrub_clean(a, "3 -> 5");
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "3 -> 5");
 	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
 	au_remove(&s);
@@ -238,14 +155,6 @@ static void *wait_job(void *arg)
 	return NULL;
 }
 
-/* Slow enough that requests and failures fall inside the move. */
-static void slow_down(struct graid_array *a, uint64_t rate)
-{
-	struct graid_rebuild_options o = { .struct_size = sizeof(o), .max_bytes_per_sec = rate };
-
-	cr_assert_eq(graid_array_set_rebuild_options(a, &o), 0);
-}
-
 static void io_during(int level, unsigned nold, uint64_t seed0)
 {
 	struct waiter w = { 0 };
@@ -257,19 +166,19 @@ static void io_during(int level, unsigned nold, uint64_t seed0)
 	pthread_t t;
 
 	cr_assert_not_null(buf);
-	slow_down(a, 4u << 20);
+	gu_slow_down(a, 4u << 20);
 	cr_assert_eq(graid_array_grow(a, &s.paths[nold], 1, 0), 0);
 	w.a = a;
 	cr_assert_eq(pthread_create(&t, NULL, wait_job, &w), 0);
 	while (!atomic_load(&w.done) || ops < 64) {
-		uint64_t len = (1 + rng_next(&seed) % (3 * CHUNK / BLK)) * BLK;
-		uint64_t off = rng_next(&seed) % ((size - len) / BLK + 1) * BLK;
+		uint64_t len = (1 + gu_rng(&seed) % (3 * CHUNK / BLK)) * BLK;
+		uint64_t off = gu_rng(&seed) % ((size - len) / BLK + 1) * BLK;
 
-		if (rng_next(&seed) % 8 == 0) {
+		if (gu_rng(&seed) % 8 == 0) {
 			cr_assert_eq(graid_array_write_zeroes(a, off, len), 0);
 			memset(model + off, 0, len);
-		} else if (rng_next(&seed) % 2) {
-			fill(buf, len, rng_next(&seed));
+		} else if (gu_rng(&seed) % 2) {
+			gu_fill(buf, len, gu_rng(&seed));
 			cr_assert_eq(graid_array_write(a, buf, len, off), (ssize_t)len,
 				     "write at %llu", (unsigned long long)off);
 			memcpy(model + off, buf, len);
@@ -286,11 +195,11 @@ static void io_during(int level, unsigned nold, uint64_t seed0)
 	cr_log_info("%llu requests, %llu of them while the reshape ran",
 		    (unsigned long long)ops, (unsigned long long)during);
 	cr_assert_gt(during, 20, "too few requests ran during the reshape");
-	check_all(a, model, size);
-	scrub_clean(a, "after I/O during the grow");
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "after I/O during the grow");
 	cr_assert_eq(graid_array_close(a), 0);
 	cr_assert_eq(graid_array_open(s.paths, nold + 1, NULL, &a), 0);
-	check_all(a, model, size);
+	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
 	free(buf);
 	free(model);
@@ -327,12 +236,12 @@ Test(reshape_grow56, raid5_queued_requests_across_the_start_and_the_windows_are_
 	unsigned got;
 
 	cr_assert_not_null(bufs);
-	slow_down(a, 4u << 20);
+	gu_slow_down(a, 4u << 20);
 	cr_assert_eq(graid_queue_create(a, 64, &q), 0);
 	for (unsigned i = 0; i < 32; i++) {
-		uint64_t off = (3 * (uint64_t)i + rng_next(&seed) % 3) % (size / CHUNK) * CHUNK;
+		uint64_t off = (3 * (uint64_t)i + gu_rng(&seed) % 3) % (size / CHUNK) * CHUNK;
 
-		fill(bufs + i * (size_t)CHUNK, CHUNK, rng_next(&seed));
+		gu_fill(bufs + i * (size_t)CHUNK, CHUNK, gu_rng(&seed));
 		memcpy(model + off, bufs + i * (size_t)CHUNK, CHUNK);
 		cr_assert_eq(graid_queue_write(q, bufs + i * (size_t)CHUNK, CHUNK, off, i), 0);
 	}
@@ -355,12 +264,12 @@ Test(reshape_grow56, raid5_queued_requests_across_the_start_and_the_windows_are_
 			bool dup;
 
 			do {
-				offs[i] = (rng_next(&seed) % (size / CHUNK - 1)) * CHUNK + BLK;
+				offs[i] = (gu_rng(&seed) % (size / CHUNK - 1)) * CHUNK + BLK;
 				dup = false;
 				for (unsigned k = 0; k < i; k++)
 					dup |= offs[k] == offs[i];
 			} while (dup);
-			fill(bufs + i * (size_t)CHUNK, CHUNK, rng_next(&seed));
+			gu_fill(bufs + i * (size_t)CHUNK, CHUNK, gu_rng(&seed));
 			cr_assert_eq(graid_queue_write(q, bufs + i * (size_t)CHUNK, CHUNK, offs[i], i),
 				     0);
 		}
@@ -382,8 +291,8 @@ Test(reshape_grow56, raid5_queued_requests_across_the_start_and_the_windows_are_
 	cr_log_info("%llu rounds of 32 queued writes during the reshape", (unsigned long long)rounds);
 	cr_assert_gt(rounds, 2);
 	graid_queue_destroy(q);
-	check_all(a, model, size);
-	scrub_clean(a, "after queued writes");
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "after queued writes");
 	cr_assert_eq(graid_array_close(a), 0);
 	free(bufs);
 	free(model);
@@ -397,17 +306,17 @@ Test(reshape_grow56, a_close_mid_way_is_resumed_by_the_next_open, .init = setup)
 	uint64_t size;
 	uint8_t *model = make_array(&s, 5, 4, 1, &a, &size, 5);
 
-	slow_down(a, 2u << 20);
+	gu_slow_down(a, 2u << 20);
 	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, 0), 0);
 	usleep(200000);
 	cr_assert_eq(graid_array_close(a), 0);
 	cr_assert_eq(graid_array_open(s.paths, 5, NULL, &a), 0);
-	check_all(a, model, size);
+	gu_check_all(a, model, size);
 	if (a->reshape_job)
 		cr_assert_eq(reshape_job_wait(a), 0);
-	cr_assert_eq(array_bytes(a, NULL), size / 3 * 4);
-	check_all(a, model, size);
-	scrub_clean(a, "resumed");
+	cr_assert_eq(gu_array_bytes(a, NULL), size / 3 * 4);
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "resumed");
 	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
 	au_remove(&s);
@@ -447,9 +356,9 @@ static void fail_mid_way(int level, unsigned nold, unsigned nfail)
 	cr_assert_not_null(buf);
 	for (unsigned i = 0; i < nfail; i++)
 		cr_assert_eq(graid_array_add_spare(a, s.paths[nall + i]), 0);
-	slow_down(a, 1u << 20);
-	log_text[0] = '\0';
-	graid_log_set(log_keep, NULL, GRAID_LOG_WARNING);
+	gu_slow_down(a, 1u << 20);
+	gu_log_text[0] = '\0';
+	graid_log_set(gu_log_keep, NULL, GRAID_LOG_WARNING);
 	cr_assert_eq(graid_array_grow(a, &s.paths[nold], 1, 0), 0);
 	usleep(300000);
 	at = atomic_load(&a->reshape_mem->position);
@@ -460,29 +369,29 @@ static void fail_mid_way(int level, unsigned nold, unsigned nfail)
 		cr_assert_eq(graid_array_fail_member(a, nold), 0);
 	/* Writes across the array while it moves degraded, by position. */
 	for (unsigned i = 0; i < 64; i++) {
-		uint64_t len = (1 + rng_next(&seed) % (2 * CHUNK / BLK)) * BLK;
-		uint64_t off = rng_next(&seed) % ((size - len) / BLK + 1) * BLK;
+		uint64_t len = (1 + gu_rng(&seed) % (2 * CHUNK / BLK)) * BLK;
+		uint64_t off = gu_rng(&seed) % ((size - len) / BLK + 1) * BLK;
 
-		fill(buf, len, rng_next(&seed));
+		gu_fill(buf, len, gu_rng(&seed));
 		cr_assert_eq(graid_array_write(a, buf, len, off), (ssize_t)len);
 		memcpy(model + off, buf, len);
 	}
-	check_all(a, model, size);
-	slow_down(a, 0);
-	cr_assert_eq(reshape_job_wait(a), 0, "the job did not finish degraded: %s", log_text);
+	gu_check_all(a, model, size);
+	gu_slow_down(a, 0);
+	cr_assert_eq(reshape_job_wait(a), 0, "the job did not finish degraded: %s", gu_log_text);
 	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
-	cr_assert(strstr(log_text, "moving on degraded"), "%s", log_text);
+	cr_assert(strstr(gu_log_text, "moving on degraded"), "%s", gu_log_text);
 	cr_log_info("failed at byte %llu of %llu; finished degraded", (unsigned long long)at,
 		    (unsigned long long)size);
-	cr_assert_eq(array_bytes(a, NULL), size / ndata(level, nold) * ndata(level, nall));
-	check_all(a, model, size);
+	cr_assert_eq(gu_array_bytes(a, NULL), size / gu_ndata(level, nold) * gu_ndata(level, nall));
+	gu_check_all(a, model, size);
 	wait_all_active(a);
-	check_all(a, model, size);
-	scrub_clean(a, "after the spares' rebuild");
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "after the spares' rebuild");
 	cr_assert_eq(graid_array_close(a), 0);
 	cr_assert_eq(graid_array_open(s.paths, nfiles, NULL, &a), 0);
-	check_all(a, model, size);
-	scrub_clean(a, "reopened");
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "reopened");
 	cr_assert_eq(graid_array_close(a), 0);
 	free(buf);
 	free(model);
@@ -507,14 +416,14 @@ Test(reshape_grow56, scrubs_and_rebuilds_wait_for_the_reshape, .init = setup)
 	uint64_t size;
 	uint8_t *model = make_array(&s, 5, 4, 1, &a, &size, 9);
 
-	slow_down(a, 1u << 20);
+	gu_slow_down(a, 1u << 20);
 	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, 0), 0);
 	cr_assert_eq(graid_array_scrub(a, 0, &rep), -EBUSY);
 	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), -EBUSY);
-	slow_down(a, 0);
+	gu_slow_down(a, 0);
 	cr_assert_eq(reshape_job_wait(a), 0);
-	scrub_clean(a, "after");
-	check_all(a, model, size);
+	gu_scrub_clean(a, "after");
+	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
 	au_remove(&s);
@@ -537,11 +446,11 @@ static void refused_with(unsigned flags, const char *why)
 		cr_assert_eq(rc, 0, "create: %d", rc);
 	}
 	before = au_file_hash(s.path[4]);
-	log_text[0] = '\0';
-	graid_log_set(log_keep, NULL, GRAID_LOG_ERR);
+	gu_log_text[0] = '\0';
+	graid_log_set(gu_log_keep, NULL, GRAID_LOG_ERR);
 	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, 0), -EOPNOTSUPP);
 	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
-	cr_assert(strstr(log_text, why), "%s", log_text);
+	cr_assert(strstr(gu_log_text, why), "%s", gu_log_text);
 	cr_assert_eq(au_file_hash(s.path[4]), before, "the device was written");
 	cr_assert_eq(graid_array_close(a), 0);
 	au_remove(&s);
@@ -557,11 +466,11 @@ Test(reshape_grow56, arrays_with_a_journal_or_checksums_are_refused, .init = set
 static void wait_grown(struct graid_array *a, uint64_t grown, const char *what)
 {
 	for (unsigned i = 0; i < 4000; i++) {
-		if (array_bytes(a, NULL) == grown)
+		if (gu_array_bytes(a, NULL) == grown)
 			return;
 		usleep(5000);
 	}
-	cr_assert_fail("%s: the reshape did not finish: %s", what, log_text);
+	cr_assert_fail("%s: the reshape did not finish: %s", what, gu_log_text);
 }
 
 /*
@@ -600,7 +509,7 @@ static struct graid_array *staged_fails_of(struct au_set *s, int level, unsigned
 					   unsigned extra, uint8_t **model, uint64_t *size,
 					   uint64_t seed)
 {
-	unsigned k = ndata(level, nold);
+	unsigned k = gu_ndata(level, nold);
 	struct graid_array *a;
 	uint8_t *buf = aligned_alloc(BLK, CHUNK);
 
@@ -608,15 +517,15 @@ static struct graid_array *staged_fails_of(struct au_set *s, int level, unsigned
 	*model = make_array(s, level, nold, 1 + extra, &a, size, seed);
 	for (unsigned i = 0; i < extra; i++)
 		cr_assert_eq(graid_array_add_spare(a, s->paths[nold + 1 + i]), 0);
-	log_text[0] = '\0';
-	graid_log_set(log_keep, NULL, GRAID_LOG_NOTICE);
+	gu_log_text[0] = '\0';
+	graid_log_set(gu_log_keep, NULL, GRAID_LOG_NOTICE);
 	atomic_store(&graid__test_grow56_staged_fail, -EIO);
 	cr_assert_eq(graid_array_grow(a, &s->paths[nold], 1, GRAID_GROW_WAIT), -EIO);
-	cr_assert(strstr(log_text, "fail (-EIO) until"), "%s", log_text);
+	cr_assert(strstr(gu_log_text, "fail (-EIO) until"), "%s", gu_log_text);
 	/* S is k * k' chunks: reads across and past it. */
 	cr_assert_gt(first_rows_fenced(a, *model, 2ull * k * (k + 1) * CHUNK), 0,
 		     "no read of [0, S) failed");
-	fill(buf, CHUNK, seed + 1);
+	gu_fill(buf, CHUNK, seed + 1);
 	cr_assert_eq(graid_array_write(a, buf, CHUNK, 4 * CHUNK), -EIO,
 		     "a write into [0, S) was taken in the old geometry");
 	cr_assert_eq(graid_array_write(a, buf, CHUNK, *size - CHUNK), (ssize_t)CHUNK);
@@ -649,14 +558,14 @@ Test(reshape_grow56, a_staging_failing_after_staged_is_fenced_then_tried_again, 
 	cr_assert_eq(graid_array_fail_member(a, 1), 0);
 	wait_grown(a, size / 3 * 4, "after a member failed");
 	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
-	cr_assert(strstr(log_text, "trying again"), "%s", log_text);
-	check_all(a, model, size);
+	cr_assert(strstr(gu_log_text, "trying again"), "%s", gu_log_text);
+	gu_check_all(a, model, size);
 	wait_all_active(a);
-	check_all(a, model, size);
-	scrub_clean(a, "after the retry and the spare's rebuild");
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "after the retry and the spare's rebuild");
 	cr_assert_eq(graid_array_close(a), 0);
 	cr_assert_eq(graid_array_open(s.paths, 6, NULL, &a), 0);
-	check_all(a, model, size);
+	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
 	au_remove(&s);
@@ -680,13 +589,13 @@ Test(reshape_grow56, raid6_a_staging_failing_after_staged_is_fenced_then_tried_a
 	cr_assert_eq(graid_array_fail_member(a, 5), 0);
 	wait_grown(a, size / 4 * 5, "after two members failed");
 	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
-	check_all(a, model, size);
+	gu_check_all(a, model, size);
 	wait_all_active(a);
-	check_all(a, model, size);
-	scrub_clean(a, "after the retry and the spares' rebuild");
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "after the retry and the spares' rebuild");
 	cr_assert_eq(graid_array_close(a), 0);
 	cr_assert_eq(graid_array_open(s.paths, 9, NULL, &a), 0);
-	check_all(a, model, size);
+	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
 	au_remove(&s);
@@ -705,9 +614,9 @@ Test(reshape_grow56, a_stopped_job_is_tried_again_once_the_cause_is_gone, .init 
 	atomic_store(&graid__test_grow56_staged_fail, 0);
 	wait_grown(a, size / 3 * 4, "the cause gone");
 	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
-	cr_assert(strstr(log_text, "trying again"), "%s", log_text);
-	check_all(a, model, size);
-	scrub_clean(a, "tried again");
+	cr_assert(strstr(gu_log_text, "trying again"), "%s", gu_log_text);
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "tried again");
 	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
 	au_remove(&s);
@@ -726,12 +635,12 @@ Test(reshape_grow56, a_close_while_the_first_rows_are_fenced_loses_no_write, .in
 	cr_assert_eq(graid_array_close(a), 0);
 	atomic_store(&graid__test_grow56_staged_fail, 0);
 	cr_assert_eq(graid_array_open(s.paths, 5, NULL, &a), 0);
-	check_all(a, model, size);
+	gu_check_all(a, model, size);
 	if (a->reshape_job)
 		cr_assert_eq(reshape_job_wait(a), 0);
-	cr_assert_eq(array_bytes(a, NULL), size / 3 * 4);
-	check_all(a, model, size);
-	scrub_clean(a, "reopened and finished");
+	cr_assert_eq(gu_array_bytes(a, NULL), size / 3 * 4);
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "reopened and finished");
 	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
 	au_remove(&s);
@@ -757,10 +666,10 @@ Test(reshape_grow56, an_open_without_the_staged_copy_serves_all_but_the_first_ro
 	atomic_store(&graid__test_grow56_staged_fail, 0);
 	for (unsigned i = 0; i < 4; i++)
 		four[i] = s.paths[i];
-	log_text[0] = '\0';
-	cr_assert_eq(graid_array_open(four, 4, NULL, &a), 0, "%s", log_text);
-	cr_assert(strstr(log_text, "fail (-EIO) until they are, the rest is served"), "%s",
-		  log_text);
+	gu_log_text[0] = '\0';
+	cr_assert_eq(graid_array_open(four, 4, NULL, &a), 0, "%s", gu_log_text);
+	cr_assert(strstr(gu_log_text, "fail (-EIO) until they are, the rest is served"), "%s",
+		  gu_log_text);
 	cr_assert_gt(first_rows_fenced(a, model, 2ull * 3 * 4 * CHUNK), 0,
 		     "no read of [0, S) failed");
 	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
@@ -768,9 +677,9 @@ Test(reshape_grow56, an_open_without_the_staged_copy_serves_all_but_the_first_ro
 	cr_assert_eq(graid_array_open(s.paths, 5, NULL, &a), 0);
 	if (a->reshape_job)
 		cr_assert_eq(reshape_job_wait(a), 0);
-	cr_assert_eq(array_bytes(a, NULL), size / 3 * 4);
-	check_all(a, model, size);
-	scrub_clean(a, "with the copy back, finished");
+	cr_assert_eq(gu_array_bytes(a, NULL), size / 3 * 4);
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "with the copy back, finished");
 	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
 	au_remove(&s);
@@ -783,7 +692,7 @@ static void tear(const char *path, uint64_t off, size_t len, uint64_t seed)
 	FILE *f = fopen(path, "r+b");
 
 	cr_assert(junk && f);
-	fill(junk, len, seed);
+	gu_fill(junk, len, seed);
 	cr_assert_eq(fseeko(f, (off_t)off, SEEK_SET), 0);
 	cr_assert_eq(fwrite(junk, 1, len, f), len);
 	cr_assert_eq(fclose(f), 0);
@@ -807,7 +716,7 @@ Test(reshape_grow56, an_unclean_open_resyncs_by_position_before_the_job_moves, .
 	unsigned pm, dm;
 
 	cr_assert_not_null(buf);
-	slow_down(a, 1u << 20);
+	gu_slow_down(a, 1u << 20);
 	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, 0), 0);
 	usleep(300000);
 	cr_assert_gt(atomic_load(&a->reshape_mem->position), 0, "nothing moved yet");
@@ -816,7 +725,7 @@ Test(reshape_grow56, an_unclean_open_resyncs_by_position_before_the_job_moves, .
 	data_off = a->data_offset;
 	/* A write far past the position: its row marked dirty, then the crash (no write lands). */
 	at = size - 8 * CHUNK;
-	fill(buf, CHUNK, 48);
+	gu_fill(buf, CHUNK, 48);
 	cr_assert_eq(graid_array_write(a, buf, CHUNK, at), (ssize_t)CHUNK);
 	memcpy(model + at, buf, CHUNK);
 	fault_writes_cut_after(0);
@@ -827,17 +736,17 @@ Test(reshape_grow56, an_unclean_open_resyncs_by_position_before_the_job_moves, .
 	pm = layout_role_member(&ol, row, ol.ndata);
 	dm = layout_role_member(&ol, row, (unsigned)(at / ol.chunk % ol.ndata) == 0 ? 1 : 0);
 	tear(s.path[pm], data_off + row * ol.chunk, ol.chunk, 49);
-	log_text[0] = '\0';
-	graid_log_set(log_keep, NULL, GRAID_LOG_NOTICE);
+	gu_log_text[0] = '\0';
+	graid_log_set(gu_log_keep, NULL, GRAID_LOG_NOTICE);
 	atomic_store(&graid__test_grow56_hold, true);
 	cr_assert_eq(graid_array_open(s.paths, 5, NULL, &a), 0);
-	cr_assert(strstr(log_text, "dirty regions to resync"), "%s", log_text);
+	cr_assert(strstr(gu_log_text, "dirty regions to resync"), "%s", gu_log_text);
 	/* A data member of that row fails before the job has moved it. */
 	cr_assert_eq(graid_array_fail_member(a, dm), 0);
 	atomic_store(&graid__test_grow56_hold, false);
-	cr_assert_eq(reshape_job_wait(a), 0, "%s", log_text);
+	cr_assert_eq(reshape_job_wait(a), 0, "%s", gu_log_text);
 	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
-	check_all(a, model, size);
+	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
 	free(buf);
 	free(model);

@@ -18,6 +18,7 @@
 #include <criterion/criterion.h>
 
 #include "arrayutil.h"
+#include "growutil.h"
 #include "array/array.h"
 #include "cututil.h"
 #include "jobs/reshape_grow.h"
@@ -35,21 +36,6 @@ static bool graid__test_grow56; /* no switch in a release build: setup() skips *
 #define BYTES (4ull << 20)
 #define BLK 4096u
 
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-static char log_text[65536];
-
-static void log_keep(void *arg, int level, const char *msg)
-{
-	(void)arg;
-	(void)level;
-	pthread_mutex_lock(&log_lock);
-	if (strlen(log_text) + strlen(msg) + 2 < sizeof(log_text)) {
-		strcat(log_text, msg);
-		strcat(log_text, "\n");
-	}
-	pthread_mutex_unlock(&log_lock);
-}
-
 static void setup(void)
 {
 #if !GRAID_FAULT_INJECTION
@@ -57,26 +43,8 @@ static void setup(void)
 		     "graid__test_grow56, which exists only with -Dfault_injection");
 #endif
 	graid__test_grow56 = true;
-	log_text[0] = '\0';
-	graid_log_set(log_keep, NULL, GRAID_LOG_INFO);
-}
-
-static void fill(uint8_t *p, size_t n, uint64_t seed)
-{
-	for (size_t i = 0; i < n; i += 8) {
-		seed ^= seed << 13;
-		seed ^= seed >> 7;
-		seed ^= seed << 17;
-		memcpy(p + i, &seed, 8);
-	}
-}
-
-static uint64_t array_bytes(struct graid_array *a)
-{
-	struct graid_array_info info = { .struct_size = sizeof(info) };
-
-	cr_assert_eq(graid_array_info(a, &info), 0);
-	return info.size;
+	gu_log_text[0] = '\0';
+	graid_log_set(gu_log_keep, NULL, GRAID_LOG_INFO);
 }
 
 /* Members of the RAID-@p level before the grow (one more file: the one added). */
@@ -101,10 +69,10 @@ static uint8_t *make_closed(struct au_set *s, int level, uint64_t *size)
 
 	au_make(s, nold_of(level) + 1, BYTES);
 	cr_assert_eq(au_create(s, nold_of(level), level, CHUNK, &a), 0);
-	*size = array_bytes(a);
+	*size = gu_array_bytes(a, NULL);
 	model = aligned_alloc(BLK, *size);
 	cr_assert_not_null(model);
-	fill(model, *size, 42);
+	gu_fill(model, *size, 42);
 	cr_assert_eq(graid_array_write(a, model, *size, 0), (ssize_t)*size);
 	cr_assert_eq(graid_array_close(a), 0);
 	return model;
@@ -131,23 +99,6 @@ static void check_all(struct graid_array *a, const uint8_t *model, uint64_t size
 			  (unsigned long long)at);
 	}
 	free(got);
-}
-
-static void scrub_clean(struct graid_array *a, const char *when)
-{
-	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
-
-	cr_assert_eq(graid_array_scrub(a, 0, &rep), 0, "%s: the scrub failed", when);
-	cr_assert_eq(rep.mismatches, 0, "%s: %llu stripes mismatch (first row %llu)", when,
-		     (unsigned long long)rep.mismatches, (unsigned long long)rep.stripe[0]);
-	cr_assert_gt(rep.stripes_checked, 0);
-}
-
-static void slow_down(struct graid_array *a, uint64_t rate)
-{
-	struct graid_rebuild_options o = { .struct_size = sizeof(o), .max_bytes_per_sec = rate };
-
-	cr_assert_eq(graid_array_set_rebuild_options(a, &o), 0);
 }
 
 static int state_of(struct graid_array *a, unsigned idx)
@@ -209,16 +160,16 @@ static void out_and_back(int level, unsigned victim)
 	memcpy(paths, s.paths, sizeof(paths));
 	paths[victim] = spec;
 	cr_assert_eq(graid_array_open(paths, nold, NULL, &a), 0);
-	slow_down(a, 1u << 20);
+	gu_slow_down(a, 1u << 20);
 	cr_assert_eq(graid_array_grow(a, &paths[nold], 1, 0), 0);
 	wait_moving(a);
 	/* Past a window too: the job is then most likely in its pacing sleep, between rows. */
 	wait_past(a, atomic_load(&a->reshape_mem->position));
 	cr_assert_eq(au_ctrl_state(state, "connecting"), 0);
 	wait_state(a, victim, GRAID_MEMBER_UNREACHABLE);
-	slow_down(a, 0);
-	cr_assert_eq(reshape_job_wait(a), 0, "the job did not finish: %s", log_text);
-	cr_assert_eq(array_bytes(a), grown_of(level, size));
+	gu_slow_down(a, 0);
+	cr_assert_eq(reshape_job_wait(a), 0, "the job did not finish: %s", gu_log_text);
+	cr_assert_eq(gu_array_bytes(a, NULL), grown_of(level, size));
 	cr_assert_eq(state_of(a, victim), GRAID_MEMBER_UNREACHABLE);
 	check_all(a, model, size, UINT64_MAX, "degraded, after the grow");
 	cr_assert_eq(au_ctrl_state(state, "live"), 0);
@@ -228,11 +179,11 @@ static void out_and_back(int level, unsigned victim)
 		    (unsigned long long)mi.catchup_done, (unsigned long long)mi.catchup_total);
 	cr_assert_eq(mi.catchup_done, mi.catchup_total);
 	check_all(a, model, size, UINT64_MAX, "caught up");
-	scrub_clean(a, "caught up");
+	gu_scrub_clean(a, "caught up");
 	cr_assert_eq(graid_array_close(a), 0);
 	cr_assert_eq(graid_array_open(s.paths, nold + 1, NULL, &a), 0);
 	check_all(a, model, size, UINT64_MAX, "reopened");
-	scrub_clean(a, "reopened");
+	gu_scrub_clean(a, "reopened");
 	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
 	au_remove(&s);
@@ -248,9 +199,9 @@ Test(reshape_grow56_faults, raid5_the_added_member_going_out_mid_row_catches_up_
      .init = setup, .timeout = 300)
 {
 	out_and_back(5, 4);
-	cr_assert(strstr(log_text, "to member 4") || strstr(log_text, "flushing member 4"),
-		  "the job's own write or flush did not meet the outage: %s", log_text);
-	cr_log_info("the outage met by the job's %s", strstr(log_text, "to member 4") ?
+	cr_assert(strstr(gu_log_text, "to member 4") || strstr(gu_log_text, "flushing member 4"),
+		  "the job's own write or flush did not meet the outage: %s", gu_log_text);
+	cr_log_info("the outage met by the job's %s", strstr(gu_log_text, "to member 4") ?
 		    "write (mid-row)" : "flush");
 }
 
@@ -258,9 +209,9 @@ Test(reshape_grow56_faults, raid6_the_added_member_going_out_mid_row_catches_up_
      .init = setup, .timeout = 300)
 {
 	out_and_back(6, 6);
-	cr_assert(strstr(log_text, "to member 6") || strstr(log_text, "flushing member 6"),
-		  "the job's own write or flush did not meet the outage: %s", log_text);
-	cr_log_info("the outage met by the job's %s", strstr(log_text, "to member 6") ?
+	cr_assert(strstr(gu_log_text, "to member 6") || strstr(gu_log_text, "flushing member 6"),
+		  "the job's own write or flush did not meet the outage: %s", gu_log_text);
+	cr_log_info("the outage met by the job's %s", strstr(gu_log_text, "to member 6") ?
 		    "write (mid-row)" : "flush");
 }
 
@@ -280,7 +231,7 @@ Test(reshape_grow56_faults, a_resume_with_a_member_missing_finishes, .init = set
 	uint8_t *model = make_closed(&s, 5, &size);
 
 	cr_assert_eq(graid_array_open(s.paths, 4, NULL, &a), 0);
-	slow_down(a, 1u << 20);
+	gu_slow_down(a, 1u << 20);
 	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, 0), 0);
 	wait_moving(a);
 	cr_assert_eq(graid_array_close(a), 0);
@@ -288,8 +239,8 @@ Test(reshape_grow56_faults, a_resume_with_a_member_missing_finishes, .init = set
 	paths[2] = s.paths[4];
 	cr_assert_eq(graid_array_open(paths, 4, NULL, &a), 0);
 	cr_assert_not_null(a->reshape_job, "nothing to resume");
-	cr_assert_eq(reshape_job_wait(a), 0, "the resumed job did not finish: %s", log_text);
-	cr_assert_eq(array_bytes(a), grown_of(5, size));
+	cr_assert_eq(reshape_job_wait(a), 0, "the resumed job did not finish: %s", gu_log_text);
+	cr_assert_eq(gu_array_bytes(a, NULL), grown_of(5, size));
 	cr_assert_eq(atomic_load(&a->reshape), NULL, "the routing stayed set");
 	check_all(a, model, size, UINT64_MAX, "degraded, after the grow");
 	/* The rows of the added space are marked for the missing member's return. */
@@ -328,8 +279,8 @@ static void bad_sectors(int level, uint64_t row)
 		paths[i] = spec[i];
 	}
 	cr_assert_eq(graid_array_open(paths, nold, NULL, &a), 0);
-	cr_assert_eq(graid_array_grow(a, &paths[nold], 1, GRAID_GROW_WAIT), 0, "%s", log_text);
-	cr_assert_eq(array_bytes(a), grown_of(level, size));
+	cr_assert_eq(graid_array_grow(a, &paths[nold], 1, GRAID_GROW_WAIT), 0, "%s", gu_log_text);
+	cr_assert_eq(gu_array_bytes(a, NULL), grown_of(level, size));
 	for (unsigned i = 0; i < nbad; i++) {
 		cr_assert_eq(graid_array_member_info(a, i, &mi), 0);
 		errors += mi.errors;
@@ -341,7 +292,7 @@ static void bad_sectors(int level, uint64_t row)
 		cr_assert_eq(info.member_state[r], GRAID_MEMBER_ACTIVE, "member %u: %d", r,
 			     info.member_state[r]);
 	check_all(a, model, size, UINT64_MAX, "after the grow");
-	scrub_clean(a, "after the grow");
+	gu_scrub_clean(a, "after the grow");
 	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
 	au_remove(&s);
@@ -399,7 +350,7 @@ static void lost_unit(int level, uint64_t lost)
 	}
 	check_all(a, model, size, lost, "recorded lost, before the grow");
 	cr_assert_eq(graid_array_grow(a, &s.paths[nold], 1, GRAID_GROW_WAIT), 0, "%s",
-		     log_text);
+		     gu_log_text);
 	check_all(a, model, size, lost, "after the grow");
 	for (unsigned r = 0; r <= nold; r++) {
 		n = graid_array_bad_blocks(a, r, bb, 8);
@@ -422,7 +373,7 @@ static void lost_unit(int level, uint64_t lost)
 	/* The unit at its new place, and its new row's parity units. */
 	cr_assert_eq(found, 1, "%u records of data after the grow", found);
 	cr_assert_eq(nparity, level - 4, "%u records of parity after the grow", nparity);
-	scrub_clean(a, "after the grow");
+	gu_scrub_clean(a, "after the grow");
 	cr_assert_eq(graid_array_close(a), 0);
 	cr_assert_eq(graid_array_open(s.paths, nold + 1, NULL, &a), 0);
 	check_all(a, model, size, lost, "reopened");

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers of the grow suites (growutil.h). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "growutil.h"
+
+#define GU_BLK 4096u
+
+char gu_log_text[65536];
+static pthread_mutex_t gu_log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void gu_log_keep(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	(void)level;
+	pthread_mutex_lock(&gu_log_lock);
+	if (strlen(gu_log_text) + strlen(msg) + 2 < sizeof(gu_log_text)) {
+		strcat(gu_log_text, msg);
+		strcat(gu_log_text, "\n");
+	}
+	pthread_mutex_unlock(&gu_log_lock);
+}
+
+void gu_log_clear(void)
+{
+	pthread_mutex_lock(&gu_log_lock);
+	gu_log_text[0] = '\0';
+	pthread_mutex_unlock(&gu_log_lock);
+}
+
+uint64_t gu_rng(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+void gu_fill(uint8_t *p, size_t n, uint64_t seed)
+{
+	for (size_t i = 0; i < n; i += 8) {
+		uint64_t v = gu_rng(&seed);
+
+		memcpy(p + i, &v, 8);
+	}
+}
+
+uint64_t gu_array_bytes(struct graid_array *a, unsigned *nmembers)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	if (nmembers)
+		*nmembers = info.nmembers;
+	return info.size;
+}
+
+unsigned gu_ndata(int level, unsigned n)
+{
+	return level == 0 ? n : level == 5 ? n - 1 : n - 2;
+}
+
+void gu_check_all(struct graid_array *a, const uint8_t *model, uint64_t size)
+{
+	uint8_t *got = aligned_alloc(GU_BLK, size);
+
+	cr_assert_not_null(got);
+	cr_assert_eq(graid_array_read(a, got, size, 0), (ssize_t)size);
+	for (uint64_t at = 0; at < size; at += GU_BLK)
+		cr_assert(!memcmp(got + at, model + at, GU_BLK), "block at %llu differs",
+			  (unsigned long long)at);
+	free(got);
+}
+
+void gu_scrub_clean(struct graid_array *a, const char *when)
+{
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+
+	for (unsigned i = 0; i < 4000; i++) {
+		cr_assert_eq(graid_array_info(a, &info), 0);
+		if (!info.unclean)
+			break;
+		usleep(5000);
+	}
+	cr_assert_eq(info.unclean, 0, "%s: the resync did not end", when);
+	cr_assert_eq(graid_array_scrub(a, 0, &rep), 0, "%s: the scrub failed", when);
+	cr_assert_eq(rep.mismatches, 0, "%s: %llu stripes mismatch (first row %llu)", when,
+		     (unsigned long long)rep.mismatches, (unsigned long long)rep.stripe[0]);
+	cr_assert_gt(rep.stripes_checked, 0, "%s: checked %llu skipped %llu", when,
+		     (unsigned long long)rep.stripes_checked, (unsigned long long)rep.skipped);
+}
+
+void gu_slow_down(struct graid_array *a, uint64_t bytes_per_sec)
+{
+	struct graid_rebuild_options o = { .struct_size = sizeof(o),
+					   .max_bytes_per_sec = bytes_per_sec };
+
+	cr_assert_eq(graid_array_set_rebuild_options(a, &o), 0);
+}

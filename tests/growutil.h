@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers of the grow suites (tests/test_reshape_*.c): the library's log kept for asserts,
+ * seeded data, the array's size, whole-array checks against a model, a scrub that must be
+ * clean, the rate that paces a move.
+ */
+#ifndef LIBGRAID_GROWUTIL_H
+#define LIBGRAID_GROWUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <libgraid/graid.h>
+
+/* What gu_log_keep() kept since gu_log_clear(): one message a line, cut when full. */
+extern char gu_log_text[65536];
+/* A graid_log_set() callback that appends each message to gu_log_text (thread-safe). */
+void gu_log_keep(void *arg, int level, const char *msg);
+void gu_log_clear(void);
+
+/* xorshift64: the next value of @p s. */
+uint64_t gu_rng(uint64_t *s);
+/* @p n bytes (a multiple of 8) of data drawn from @p seed. */
+void gu_fill(uint8_t *p, size_t n, uint64_t seed);
+
+/* The array's size (graid_array_info), and its member count into @p nmembers (may be NULL). */
+uint64_t gu_array_bytes(struct graid_array *a, unsigned *nmembers);
+/* Data members of a stripe of RAID-@p level over @p n members (0, 5, 6). */
+unsigned gu_ndata(int level, unsigned n);
+/* Every 4 KiB block of the first @p size bytes reads as @p model. */
+void gu_check_all(struct graid_array *a, const uint8_t *model, uint64_t size);
+/*
+ * The resync of an unclean open ended (waited for, up to 20 s), then a scrub finds every
+ * stripe's parity right and checked at least one; @p when names the moment in a failure.
+ */
+void gu_scrub_clean(struct graid_array *a, const char *when);
+/* The rebuild's rate limit, which paces a grow's move too (0: none). */
+void gu_slow_down(struct graid_array *a, uint64_t bytes_per_sec);
+
+#endif
