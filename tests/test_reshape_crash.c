@@ -103,25 +103,6 @@ static void check_model(struct graid_array *a, const struct crash_model *m, long
 	free(got);
 }
 
-/* After an unclean open the resync runs by position; then a scrub finds nothing wrong. */
-static void scrub_clean(struct graid_array *a, long k)
-{
-	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
-	struct graid_array_info info = { .struct_size = sizeof(info) };
-
-	for (unsigned i = 0; i < 4000; i++) {
-		cr_assert_eq(graid_array_info(a, &info), 0);
-		if (!info.unclean)
-			break;
-		usleep(5000);
-	}
-	cr_assert_eq(info.unclean, 0, "crash after write %ld: the resync did not end", k);
-	cr_assert_eq(graid_array_scrub(a, 0, &rep), 0, "crash after write %ld: scrub", k);
-	cr_assert_eq(rep.mismatches, 0, "crash after write %ld: %llu stripes mismatch (first "
-					"row %llu)", k, (unsigned long long)rep.mismatches,
-		     (unsigned long long)rep.stripe[0]);
-}
-
 /* Crashes that left: no reshape recorded, one to resume, one finished; looks refused. */
 struct crash_tally {
 	unsigned again, resumed, finished, refused, acked;
@@ -214,8 +195,12 @@ static void crash_at(int level, unsigned nold, long k, struct crash_tally *t, lo
 		     "crash after write %ld", k);
 	cr_assert_eq(n, nall);
 	check_model(m->a, m, k, "the grow's end");
-	if (level)
-		scrub_clean(m->a, k);
+	if (level) {
+		char when[48];
+
+		snprintf(when, sizeof(when), "crash after write %ld", k);
+		gu_scrub_clean(m->a, when); /* after the resync by position the open ran */
+	}
 	cr_assert_eq(graid_array_close(m->a), 0);
 	free(m->bytes);
 	free(m);
