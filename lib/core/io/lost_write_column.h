@@ -82,17 +82,22 @@ int lwc_scrub_row(struct graid_array *a, const struct lwc_scrub_io *io, uint64_t
 /*
  * Scrub, under @p row's stripe lock, before the erasures @p era of the row (per role, the
  * 4 KiB columns it could not read or that failed their tags) are rebuilt from @p blk (role
- * order, every role present): a RAID-6 column with one erasure beside a block its records
- * locate stale gets that block added to @p era, so that both are rebuilt as two erasures
- * (rebuilt with the stale block's bytes, the erased one would be written back wrong): a
- * stale data block where Q holds over its rebuild from P with the erased block's bytes as
- * read (its tag alone was bad), or where the two rebuilt together give the erased one bytes
- * its tag holds; a stale parity as the records name it. Each one added is kept pending in its role's
- * csum_pend as a lost write (settled by the rewrite: reported healed; on a read-only handle
- * reported -EIO now). RAID-5 (one erasure is already all its parity rebuilds) and columns
- * the records do not place are left as they are. 0, or -ENOMEM.
+ * order, every role present): a block (data or parity) the records of a column with an
+ * erasure locate stale, outside the erasures, is added to @p era (rebuilt with the stale
+ * block's bytes in place, the erased ones would be written back wrong, under fresh tags,
+ * and P and Q made consistent with them: nothing after could tell). A RAID-6 stale data
+ * block beside one erasure is added only where Q holds over its rebuild from P with the
+ * erased block's bytes as read (its tag alone was bad), or where the two rebuilt together
+ * give the erased one bytes its tag holds; else, as where the records mismatch but place
+ * nothing, the column is set in @p lost (reported as a column lost write, member -1, -EIO).
+ * A column whose erasures then pass the parities is set in @p lost too: nothing of it is to
+ * be written (row_heal_writeback() reports it, and reads fail it -EIO). A column whose tags
+ * cannot be read is set in @p hold: not to be rebuilt or written by the scrub (nothing
+ * places a stale block there; reads check). Each block added is kept pending in its role's
+ * csum_pend as a lost write (settled by the rewrite: reported healed; in a lost column
+ * -EIO by the write-back; on a read-only handle otherwise reported -EIO now).
  */
-int lwc_scrub_erasures(struct graid_array *a, uint64_t row, uint8_t *const *blk,
-		       struct bbl_cols *era);
+void lwc_scrub_erasures(struct graid_array *a, uint64_t row, uint8_t *const *blk,
+			struct bbl_cols *era, struct bbl_cols *lost, struct bbl_cols *hold);
 
 #endif

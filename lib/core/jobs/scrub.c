@@ -227,14 +227,15 @@ static int scrub_narrow(struct scrub_ctx *c, struct mbio *ios, size_t n)
 /*
  * A parity row with units some member could not read, or records bad: rebuilt column by
  * column and written back (not on a read-only array). True when a column had more
- * erasures than parity: the row cannot be compared.
+ * erasures than parity (a stale block the records locate counted among them), or was held
+ * (its tags unreadable): the row cannot be compared.
  */
 static bool scrub_heal_parity_row(struct scrub_ctx *c, uint64_t row, uint8_t **blk, int *rc)
 {
 	struct graid_array *a = c->a;
 	const struct layout *l = &a->lay;
 	const unsigned nroles = l->ndata + l->nparity;
-	struct bbl_cols era[GRAID_MAX_MEMBERS], lost = { { 0 } };
+	struct bbl_cols era[GRAID_MAX_MEMBERS], lost = { { 0 } }, hold = { { 0 } };
 	struct row_heal_count count = { 0 };
 	bool present[GRAID_MAX_MEMBERS], any = false;
 
@@ -248,16 +249,21 @@ static bool scrub_heal_parity_row(struct scrub_ctx *c, uint64_t row, uint8_t **b
 	}
 	if (!any)
 		return false;
-	/* A block its records name stale beside an erasure is one too (RAID-6). */
-	*rc = lwc_scrub_erasures(a, row, blk, era);
-	if (*rc == 0)
-		*rc = row_heal_parity(a, blk, era, &lost);
+	/*
+	 * A block its records name stale beside an erasure is one too; a column past parity so
+	 * is lost (nothing of it written); one whose tags cannot be read, held (left to reads).
+	 */
+	lwc_scrub_erasures(a, row, blk, era, &lost, &hold);
+	for (unsigned r = 0; r < nroles; r++)
+		for (unsigned i = 0; i < BBL_COLS_WORDS; i++)
+			era[r].w[i] &= ~hold.w[i];
+	*rc = row_heal_parity(a, blk, era, &lost);
 	/* A read-only array only counts: nothing is written back or recorded. */
 	if (*rc == 0)
 		*rc = row_heal_writeback(a, &c->mb, row, blk, era, &lost, present, &c->bad, &count);
 	c->rep.rewritten += count.rewritten;
 	c->rep.unrecoverable += count.unrecoverable;
-	return bbl_cols_any(&lost);
+	return bbl_cols_any(&lost) || bbl_cols_any(&hold);
 }
 
 /* A column a lost write left stale, rewritten: a write, marked first as every repair's. */
