@@ -694,6 +694,62 @@ Test(csum_lostwrite_parity, raid6_scrub_leaves_a_lost_write_beside_an_unreadable
 }
 
 /*
+ * Review (issue #41, finding 2): RAID-6, a lost write of LP_BLOCK and its tag beside a data
+ * block with bytes flipped in its column, the array opened read-only and scrubbed. The
+ * scrub adds the stale block to the erasures (reported -EIO at once: nothing is written on
+ * a read-only open), and the generations check after must not find and report it again:
+ * one checksum-lost-write event, -EIO, counted once.
+ */
+Test(csum_lostwrite_parity, raid6_read_only_scrub_reports_a_lost_write_once)
+{
+	struct graid_open_options ro = { .struct_size = sizeof(ro),
+					 .flags = GRAID_OPEN_READ_ONLY };
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	struct graid_array *a;
+	struct lp_bed b;
+	uint8_t old[CU_BLOCK], old_tag[8], blk[CU_BLOCK], tag[8];
+	unsigned m, x = 0;
+	uint64_t k;
+	bool found = false;
+
+	lp_setup(&b, 6);
+	lp_find(&b, LP_BLOCK, &m, &k);
+	for (unsigned i = 0; i < b.n && !found; i++)
+		if (i != m && cu_map(&b.g, i, k) >= 0) {
+			x = i;
+			found = true;
+		}
+	cr_assert(found);
+	a = lp_open(&b);
+	lp_write_block(a, LP_BLOCK, 2);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(&b, m, k, old, old_tag, false);
+	a = lp_open(&b);
+	lp_write_block(a, LP_BLOCK, 3);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(&b, m, k, old, old_tag, true);
+	lp_block(&b, x, k, blk, tag, false);
+	for (unsigned o = 0; o < CU_BLOCK; o += 509)
+		blk[o] ^= 0x5a;
+	lp_rw(&b, x, b.g.data_offset + k * CU_BLOCK, blk, CU_BLOCK, true);
+
+	cr_assert_eq(graid_array_open(b.s.paths, b.n, &ro, &a), 0);
+	a->csum_gens = true;
+	graid_array_set_event_callback(a, lp_on_event, NULL);
+	cr_assert_eq(graid_array_scrub(a, 0, &rep), 0);
+	cr_assert_eq(lp_events(), 1, "%u lost-write events for one lost write", lp_events());
+	cr_assert_eq(lp_ev[0].member, (int)m);
+	cr_assert_eq(lp_ev[0].block, k);
+	cr_assert_eq(lp_ev[0].error, -EIO);
+	cr_assert_eq(graid_array_member_info(a, m, &mi), 0);
+	cr_assert_eq(mi.checksum_lost_writes, 1, "counted %llu times",
+		     (unsigned long long)mi.checksum_lost_writes);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&b.s);
+}
+
+/*
  * A lost write of P (or Q): the data is right, that parity and its record one write behind.
  * A read returns the data, the parity is rewritten (one event naming its member), a scrub
  * then finds nothing.
