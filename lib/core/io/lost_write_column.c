@@ -793,7 +793,7 @@ static int lwc_scrub_col(struct graid_array *a, const struct lwc_scrub_io *io,
 }
 
 int lwc_scrub_row(struct graid_array *a, const struct lwc_scrub_io *io, uint64_t row,
-		  uint8_t **blk, bool *unlocated, uint64_t *healed)
+		  uint8_t **blk, const struct bbl_cols *skip, bool *unlocated, uint64_t *healed)
 {
 	const struct layout *l = &a->lay;
 	const unsigned nroles = l->ndata + l->nparity, cols = l->chunk / TAG_DATA_BLOCK;
@@ -814,6 +814,9 @@ int lwc_scrub_row(struct graid_array *a, const struct lwc_scrub_io *io, uint64_t
 		for (unsigned c = 0; c < n && rc == 0; c++) {
 			struct lwc_verdict v = lwc_judge(&w, l, c, false);
 
+			/* Settled with the erasures (lwc_scrub_erasures()): not reported twice. */
+			if (skip && bbl_cols_test(skip, c0 + c))
+				continue;
 			for (unsigned r = 0; r < nroles; r++)
 				ptrs[r] = blk[r] + (size_t)(c0 + c) * TAG_DATA_BLOCK;
 			if (v.kind == LWC_DATA_Q) {
@@ -837,11 +840,12 @@ int lwc_scrub_row(struct graid_array *a, const struct lwc_scrub_io *io, uint64_t
 
 /* @p role of column @p c of @p w added to the erasures: pending as a lost write. */
 static void lwc_erase(struct graid_array *a, const struct lwc_row *w, unsigned c, unsigned col,
-		      unsigned role, struct bbl_cols *era, bool past)
+		      unsigned role, struct bbl_cols *era, struct lwc_scrub_cols *sc, bool past)
 {
 	const unsigned m = w->member[role];
 
 	bbl_cols_set(&era[role], col);
+	bbl_cols_set(&sc->added, col);
 	/* @p past: the write-back's csum_report_lost() settles it (-EIO), once. */
 	if (csum_pend_add_lost(&a->members[m].role.csum_pend, w->block0 + c, 0) && a->read_only &&
 	    !past)
@@ -858,7 +862,7 @@ static void lwc_erase(struct graid_array *a, const struct lwc_row *w, unsigned c
  */
 static void lwc_scrub_erased_col(struct graid_array *a, const struct lwc_row *w, unsigned c,
 				 unsigned col, unsigned nerased, unsigned x, uint8_t *const *blk,
-				 struct bbl_cols *era, struct bbl_cols *lost)
+				 struct bbl_cols *era, struct lwc_scrub_cols *sc)
 {
 	const struct layout *l = &a->lay;
 	uint8_t scratch[2 * TAG_DATA_BLOCK] __attribute__((aligned(64)));
@@ -868,7 +872,7 @@ static void lwc_scrub_erased_col(struct graid_array *a, const struct lwc_row *w,
 
 	if (v.kind == LWC_UNLOCATED) {
 		csum_report_lost_write(a, -1, w->block0 + c, 1, -EIO);
-		bbl_cols_set(lost, col);
+		bbl_cols_set(&sc->lost, col);
 		return;
 	}
 	if ((v.kind == LWC_DATA || v.kind == LWC_DATA_Q) && !bbl_cols_test(&era[v.j], col)) {
@@ -887,9 +891,9 @@ static void lwc_scrub_erased_col(struct graid_array *a, const struct lwc_row *w,
 		if (!confirmed) /* as a read finds it: placed on no member */
 			csum_report_lost_write(a, -1, w->block0 + c, 1, -EIO);
 		else
-			lwc_erase(a, w, c, col, v.j, era, nerased + 1 > l->nparity);
+			lwc_erase(a, w, c, col, v.j, era, sc, nerased + 1 > l->nparity);
 		if (!confirmed || nerased + 1 > l->nparity)
-			bbl_cols_set(lost, col);
+			bbl_cols_set(&sc->lost, col);
 		return;
 	}
 	for (unsigned p = 0; v.kind == LWC_PARITY && p < l->nparity; p++)
@@ -897,13 +901,13 @@ static void lwc_scrub_erased_col(struct graid_array *a, const struct lwc_row *w,
 			nerased++;
 	for (unsigned p = 0; v.kind == LWC_PARITY && p < l->nparity; p++)
 		if ((v.pmask >> p) & 1u && !bbl_cols_test(&era[l->ndata + p], col))
-			lwc_erase(a, w, c, col, l->ndata + p, era, nerased > l->nparity);
+			lwc_erase(a, w, c, col, l->ndata + p, era, sc, nerased > l->nparity);
 	if (nerased > l->nparity)
-		bbl_cols_set(lost, col);
+		bbl_cols_set(&sc->lost, col);
 }
 
 void lwc_scrub_erasures(struct graid_array *a, uint64_t row, uint8_t *const *blk,
-			struct bbl_cols *era, struct bbl_cols *lost, struct bbl_cols *hold)
+			struct bbl_cols *era, struct lwc_scrub_cols *sc)
 {
 	const struct layout *l = &a->lay;
 	const unsigned cols = l->chunk / TAG_DATA_BLOCK, nroles = l->ndata + l->nparity;
@@ -924,13 +928,13 @@ void lwc_scrub_erasures(struct graid_array *a, uint64_t row, uint8_t *const *blk
 					nerased++;
 					x = r;
 				}
-			if (nerased == 0 || bbl_cols_test(lost, c0 + c))
+			if (nerased == 0 || bbl_cols_test(&sc->lost, c0 + c))
 				continue;
 			/* Tags that cannot be read: nothing places a stale block; reads check. */
 			if (!judged)
-				bbl_cols_set(hold, c0 + c);
+				bbl_cols_set(&sc->hold, c0 + c);
 			else
-				lwc_scrub_erased_col(a, &w, c, c0 + c, nerased, x, blk, era, lost);
+				lwc_scrub_erased_col(a, &w, c, c0 + c, nerased, x, blk, era, sc);
 		}
 	}
 	lwc_row_free(&w);
