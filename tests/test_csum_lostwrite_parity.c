@@ -750,6 +750,47 @@ Test(csum_lostwrite_parity, raid6_read_only_scrub_reports_a_lost_write_once)
 }
 
 /*
+ * The scrub's guard (issue #41 review): a data block rebuilt from P that comes out as the
+ * stale block itself (its own tag's CRC holds on it) is not reported healed: that is what
+ * a rebuild with wrong bytes elsewhere in the column gives. A lost write of the very bytes
+ * the block held gives it too: the scrub reports it -EIO and leaves it; a read then judges
+ * it under the stripe lock and heals it (the tag's generation), reported healed.
+ */
+Test(csum_lostwrite_parity, raid5_scrub_refuses_a_heal_that_rebuilds_the_stale_bytes)
+{
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	struct graid_array *a;
+	struct lp_bed b;
+	uint8_t old[CU_BLOCK], old_tag[8];
+	unsigned m;
+	uint64_t k;
+
+	lp_setup(&b, 5);
+	lp_find(&b, LP_BLOCK, &m, &k);
+	a = lp_open(&b);
+	lp_write_block(a, LP_BLOCK, 2);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(&b, m, k, old, old_tag, false);
+	a = lp_open(&b);
+	lp_write_block(a, LP_BLOCK, 2); /* the same bytes again: only the generation moves */
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(&b, m, k, old, old_tag, true);
+
+	a = lp_open(&b);
+	cr_assert_eq(graid_array_scrub(a, GRAID_SCRUB_REPAIR, &rep), 0);
+	cr_assert_eq(lp_events(), 1, "%u lost-write events", lp_events());
+	cr_assert_eq(lp_ev[0].member, (int)m);
+	cr_assert_eq(lp_ev[0].error, -EIO, "the scrub reported the heal %d", lp_ev[0].error);
+	lp_warm(&b, a, k);
+	lp_expect(a, LP_BLOCK, 2);
+	cr_assert_eq(lp_events(), 2, "%u lost-write events", lp_events());
+	cr_assert_eq(lp_ev[1].error, 0, "the read did not heal it");
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_records_hold(&b);
+	au_remove(&b.s);
+}
+
+/*
  * A lost write of P (or Q): the data is right, that parity and its record one write behind.
  * A read returns the data, the parity is rewritten (one event naming its member), a scrub
  * then finds nothing.

@@ -756,10 +756,13 @@ int lwc_write_meta(struct graid_array *a, const struct sop *s, unsigned member, 
 	return rc;
 }
 
-/* One located column of a scrubbed row: rebuilt in @p blk, and with @p repair written. */
+/*
+ * One located column of a scrubbed row: rebuilt in @p blk, and with @p io->write_col
+ * written. *@p refused set where a data block's rebuild reproduced its stale bytes.
+ */
 static int lwc_scrub_col(struct graid_array *a, const struct lwc_scrub_io *io,
 			 const struct lwc_row *w, unsigned c, unsigned col, struct lwc_verdict v,
-			 uint8_t **ptrs, uint64_t *healed)
+			 uint8_t **ptrs, bool *refused, uint64_t *healed)
 {
 	const struct layout *l = &a->lay;
 	int rc = 0;
@@ -770,6 +773,17 @@ static int lwc_scrub_col(struct graid_array *a, const struct lwc_scrub_io *io,
 		for (unsigned d = 0; d < l->ndata; d++)
 			for (unsigned x = 0; d != v.j && x < TAG_DATA_BLOCK; x++)
 				ptrs[v.j][x] ^= ptrs[d][x];
+		/*
+		 * The rebuild is the stale block again (its own tag's CRC holds on it): the other
+		 * blocks were rebuilt with it in place, or the lost write rewrote the same bytes.
+		 * Not healed here (nothing shows which): reported -EIO, the row left uncompared;
+		 * a read of the block judges it again.
+		 */
+		if (lwc_crc_holds(a, w, c, v.j, ptrs[v.j])) {
+			csum_report_lost_write(a, (int)w->member[v.j], w->block0 + c, 1, -EIO);
+			*refused = true;
+			return 0;
+		}
 		if (io->write_col)
 			rc = io->write_col(io->arg, w->stripe, v.j, col, ptrs[v.j]);
 		csum_report_lost_write(a, (int)w->member[v.j], w->block0 + c, 1,
@@ -830,7 +844,7 @@ int lwc_scrub_row(struct graid_array *a, const struct lwc_scrub_io *io, uint64_t
 				csum_report_lost_write(a, -1, w.block0 + c, 1, -EIO);
 				*unlocated = true;
 			} else if (v.kind == LWC_DATA || v.kind == LWC_PARITY) {
-				rc = lwc_scrub_col(a, io, &w, c, c0 + c, v, ptrs, healed);
+				rc = lwc_scrub_col(a, io, &w, c, c0 + c, v, ptrs, unlocated, healed);
 			}
 		}
 	}

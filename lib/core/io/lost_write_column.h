@@ -79,7 +79,9 @@ struct lwc_scrub_io {
  * with io->write_col each is written back (a job's write: member_batch.c gives it the
  * expected generation or the record) and reported healed (csum_report_lost_write(member,
  * block, 1, 0); without, -EIO) and counted in *@p healed. A mismatch not located is
- * reported (member -1, -EIO) and sets *@p unlocated: the caller then leaves the row's
+ * reported (member -1, -EIO) and sets *@p unlocated, as does a data block whose rebuild
+ * is its stale bytes again (its own tag's CRC holds on it: rebuilt beside wrong bytes, or a
+ * lost write of the same bytes; reported -EIO, not written): the caller then leaves the row's
  * parity as it is (a syndrome vote would make it follow the stale data and lose what it
  * still knows). Columns set in @p skip (may be NULL: none) are not judged: their stale
  * blocks were settled with the erasures (lwc_scrub_erasures(), its @c added), so that none
