@@ -579,13 +579,16 @@ Test(csum_lostwrite_parity, raid6_scrub_heals_a_lost_write_of_p_beside_a_bad_dat
  * Past what a column rebuilds (issue #41 review): a lost write of data block LP_BLOCK and
  * its tag (one write behind), and beside it in its 4 KiB column another data block bad
  * (bytes flipped under its tag, or with @p unreadable a sector the drive cannot read) and,
- * on RAID-6, a third block (@p third: another data block, P or Q) with bytes flipped. A
+ * on RAID-6, a third block (@p third: another data block, P or Q) with bytes flipped
+ * (LP_PQ: P and Q flipped instead, no data block beside the stale one). A
  * repairing scrub meets them first. Rebuilding the bad blocks from parity with the stale
  * bytes in place gives wrong bytes that a fresh tag would then vouch for, and the stale
  * block rebuilt from those is its stale self again: so nothing of the column may be written
  * back. After the scrub no read of the column's data blocks returns a wrong byte (each fails
  * -EIO), no lost-write event says healed, and the scrub counts units unrecoverable.
  */
+#define LP_PQ INT64_MIN
+
 static void lp_lost_write_past(int level, bool unreadable, int64_t third)
 {
 	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
@@ -610,10 +613,11 @@ static void lp_lost_write_past(int level, bool unreadable, int64_t third)
 			ab[nab++] = what;
 		if (i == m)
 			continue;
-		if (!fx && what >= 0) {
+		if (!fx && (third == LP_PQ ? what == CU_P : what >= 0)) {
 			x = i;
 			fx = true;
-		} else if (!fy && (third == LP_DATA ? what >= 0 : what == third)) {
+		} else if (!fy && (third == LP_DATA ? what >= 0
+						    : what == (third == LP_PQ ? CU_Q : third))) {
 			y = i;
 			fy = true;
 		}
@@ -686,6 +690,11 @@ Test(csum_lostwrite_parity, raid6_scrub_leaves_a_lost_write_beside_two_bad_data_
 Test(csum_lostwrite_parity, raid6_scrub_leaves_a_lost_write_beside_bad_data_and_q_unhealed)
 {
 	lp_lost_write_past(6, false, CU_Q);
+}
+
+Test(csum_lostwrite_parity, raid6_scrub_leaves_a_lost_write_beside_bad_p_and_q_unhealed)
+{
+	lp_lost_write_past(6, false, LP_PQ);
 }
 
 Test(csum_lostwrite_parity, raid6_scrub_leaves_a_lost_write_beside_an_unreadable_block_and_p_unhealed)
