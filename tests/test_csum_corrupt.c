@@ -13,7 +13,9 @@
  * event at its member and block, healed to the byte, tag and generation included. Past what
  * generations place (two stale blocks of one RAID-5/6 column, or one RAID-5 block that missed
  * two writes) the column's reads fail -EIO with an event naming member -1 until a write
- * covers it; every copy of a RAID-1/10 block stale is not caught (the documented limit):
+ * covers it; a lost write beside as many other bad blocks as parities is past the column's
+ * reach (reads -EIO or right, never a wrong byte, and not reported healed, a repairing
+ * scrub first included); every copy of a RAID-1/10 block stale is not caught (the documented limit):
  * those rounds check that a read returns the old or the new bytes, nothing else.
  *
  * GRAID_CSUM_FAULTS sets the faults per level (default 25000: 100,000 over the four levels).
@@ -63,7 +65,8 @@ struct cc_fault {
 struct cc_tally {
 	uint64_t injected[CC_KINDS], in_parity, detected, healed, over, over_eio, undetected,
 		 stale_returned, rounds, lost_events, lost_over, lost_over_eio,
-		 lost_beside; /* within tolerance: a lost write of both beside another fault */
+		 lost_beside, /* within tolerance: a lost write of both beside another fault */
+		 lost_past, lost_past_eio; /* a lost write beside as many bad blocks as parities */
 };
 
 struct cc {
@@ -816,6 +819,107 @@ static void cc_round_lost_over(struct cc *c)
 	c->t.rounds++;
 }
 
+/* Whether an event says lost write of member @p m's block @p mb was healed (error 0). */
+static bool cc_lost_healed_event(struct cc *c, unsigned m, uint64_t mb)
+{
+	bool hit = false;
+
+	pthread_mutex_lock(&c->ev.mu);
+	for (size_t i = 0; i < c->ev.n && !hit; i++) {
+		const struct cu_ev *v = &c->ev.v[i];
+
+		hit = v->type == GRAID_EVENT_CSUM_LOST_WRITE && v->member == (int)m &&
+		      v->error == 0 && mb >= v->block && mb < v->block + v->count;
+	}
+	pthread_mutex_unlock(&c->ev.mu);
+	return hit;
+}
+
+/*
+ * RAID-5/6 past the tolerance with a lost write in it (issue #41 review): in one stripe of
+ * four, one 4 KiB column with a data block that lost its write of data and tag and, beside
+ * it, as many other blocks of the column bad (bit flips, zeroed) as the level has parities:
+ * past what the column rebuilds once the stale block counts. With scrub_first a repairing
+ * scrub meets them before any read (it once rebuilt the bad blocks with the stale one in
+ * place and wrote them back under fresh tags, reporting the lost write healed). No lost
+ * write there may be reported healed, and no read may return a wrong byte: the column's
+ * blocks read right or fail -EIO; a write of the whole stripe brings it back.
+ */
+static void cc_round_lost_past(struct cc *c)
+{
+	struct graid_array *a;
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	uint8_t *buf = malloc(CU_BLOCK), *bad = calloc(c->g.ablocks, 1);
+	unsigned k = c->g.n - (c->g.level == 5 ? 1 : 2);
+	size_t n0;
+
+	cc_plan_column(c, 1, false, 4);
+	n0 = c->nf;
+	for (size_t i = 0; i < n0; i++) {
+		const unsigned m = c->f[i].m;
+		const uint64_t mb = c->f[i].mb;
+		unsigned others[GRAID_MAX_MEMBERS], no = 0;
+
+		for (unsigned o = 0; o < c->g.n; o++)
+			if (o != m && cu_map(&c->g, o, mb) != CU_UNUSED)
+				others[no++] = o;
+		for (unsigned t = 0; t < c->g.tolerance && t < no; t++) {
+			unsigned j = t + (unsigned)(tu_rand(&c->rng) % (no - t)), o = others[j];
+
+			others[j] = others[t];
+			others[t] = o;
+			cc_add(c, o, mb, tu_rand(&c->rng) % 2 ? CC_FLIP : CC_ZERO);
+		}
+	}
+	cc_make_stale(c);
+	cc_snapshot(c);
+	cc_inject(c);
+	for (size_t i = 0; i < c->nf; i++)
+		for (unsigned m = 0; m < c->g.n; m++) {
+			int64_t ab = cu_map(&c->g, m, c->f[i].mb);
+
+			if (ab >= 0)
+				bad[ab] = 1;
+		}
+	a = cc_open(c);
+	if (c->scrub_first)
+		cr_assert_eq(graid_array_scrub(a, GRAID_SCRUB_REPAIR, &rep), 0);
+	for (uint64_t ab = 0; ab < c->g.ablocks; ab++) {
+		ssize_t got = graid_array_read(a, buf, CU_BLOCK, ab * CU_BLOCK);
+
+		if (bad[ab] && got == -EIO) {
+			c->t.lost_past_eio++;
+			continue;
+		}
+		cr_assert_eq(got, CU_BLOCK, "round %llu: array block %llu: %s (seed %llu)",
+			     (unsigned long long)c->t.rounds, (unsigned long long)ab,
+			     got < 0 ? graid_strerror((int)got) : "short",
+			     (unsigned long long)tu_seed());
+		cr_assert(!memcmp(buf, c->shadow + ab * CU_BLOCK, CU_BLOCK),
+			  "round %llu: array block %llu read back wrong bytes%s, in or beside a "
+			  "column past its parity with a lost write (seed %llu)",
+			  (unsigned long long)c->t.rounds, (unsigned long long)ab,
+			  c->scrub_first ? " after a repairing scrub" : "",
+			  (unsigned long long)tu_seed());
+	}
+	for (size_t i = 0; i < n0; i++)
+		cr_assert(!cc_lost_healed_event(c, c->f[i].m, c->f[i].mb), "round %llu: the lost "
+			  "write at member %u block %llu, beside more bad blocks than parities, "
+			  "reported healed (seed %llu)", (unsigned long long)c->t.rounds,
+			  c->f[i].m, (unsigned long long)c->f[i].mb, (unsigned long long)tu_seed());
+	c->t.lost_past += n0;
+	for (size_t i = 0; i < n0; i++) {
+		uint64_t len = (uint64_t)k * c->g.chunk, first = c->f[i].mb / c->g.bpc * len;
+
+		cr_assert_eq(graid_array_write(a, c->shadow + first, len, first), (ssize_t)len);
+	}
+	cc_read_all(c, a, false);
+	cc_close(a);
+	free(bad);
+	free(buf);
+	c->t.rounds++;
+}
+
 static void cc_report(struct cc *c, const char *name)
 {
 	uint64_t total = 0;
@@ -830,12 +934,14 @@ static void cc_report(struct cc *c, const char *name)
 	fprintf(stderr, "); %llu in parity; within tolerance %llu detected, %llu healed, "
 		"%llu of them checksum-lost-write, %llu of those beside another fault in their "
 		"column; past it %llu injected, %llu reads -EIO; "
-		"lost writes past what generations place %llu, %llu reads -EIO; every copy "
+		"lost writes past what generations place %llu, %llu reads -EIO; lost writes "
+		"beside as many bad blocks as parities %llu, %llu reads -EIO; every copy "
 		"stale %llu undetected, %llu reads returned the old bytes (seed %llu)\n",
 		(unsigned long long)c->t.in_parity, (unsigned long long)c->t.detected,
 		(unsigned long long)c->t.healed, (unsigned long long)c->t.lost_events,
 		(unsigned long long)c->t.lost_beside, (unsigned long long)c->t.over, (unsigned long long)c->t.over_eio,
 		(unsigned long long)c->t.lost_over, (unsigned long long)c->t.lost_over_eio,
+		(unsigned long long)c->t.lost_past, (unsigned long long)c->t.lost_past_eio,
 		(unsigned long long)c->t.undetected, (unsigned long long)c->t.stale_returned,
 		(unsigned long long)tu_seed());
 }
@@ -849,7 +955,8 @@ static uint64_t cc_budget(void)
 
 /*
  * Rounds until @p budget faults were injected; of every eight, one past the tolerance and one
- * of lost writes past what generations place (RAID-5/6) or of every copy (RAID-1/10).
+ * of lost writes past what generations place (RAID-5/6) or of every copy (RAID-1/10); of
+ * every sixteen on RAID-5/6, one of a lost write beside as many bad blocks as parities.
  */
 static void cc_run_with(int level, unsigned n, uint32_t chunk, uint64_t data_mib,
 			const char *name, bool scrub_first)
@@ -864,6 +971,8 @@ static void cc_run_with(int level, unsigned n, uint32_t chunk, uint64_t data_mib
 			cc_round_over(&c);
 		else if (r % 8 == 6 && (level == 5 || level == 6))
 			cc_round_lost_over(&c);
+		else if (r % 16 == 7 && (level == 5 || level == 6))
+			cc_round_lost_past(&c);
 		else if (r % 8 == 6)
 			cc_round_undetected(&c);
 		else

@@ -987,4 +987,39 @@ Test(csum_lostwrite_mirror, raid1_of_2_scrub_never_heals_from_a_stale_copy)
 {
 	lm_scrub_corrupt_tag_beside_stale(2);
 }
+/*
+ * Review (issue #41, finding 4): RAID-1 of three copies, all holding write 3, copy 0's tag
+ * corrupt so that it both fails its CRC and names a generation ahead (the tag is the
+ * corrupt part). The two other copies agree: they outvote the one failed copy's
+ * generation, and a repairing scrub heals copy 0 from them. Before, the failed copy's
+ * generation alone vetoed every source: copy 0 stayed failing.
+ */
+Test(csum_lostwrite_mirror, raid1_of_3_two_agreeing_copies_outvote_a_failed_copys_generation)
+{
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	struct graid_array *a;
+	struct lm_bed b;
+	uint8_t tag[8], buf[CU_BLOCK], want[CU_BLOCK];
+
+	lm_n1 = 3;
+	lm_setup(&b, 1);
+	a = lm_open(&b);
+	lm_write(a, 1);
+	lm_write(a, 2);
+	lm_write(a, 3);
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(lm_meta(&b, 0), LM_VALID | 3u);
+	lm_get(&b, 0, NULL, tag);
+	tag[0] ^= 0x10; /* its CRC */
+	tag[4] = 8;     /* generation 8: ahead of the others' 3 */
+	lm_rw(&b, b.m[0], cu_tag_pos(&b.g, b.k[0]), tag, 8, true);
+	a = lm_open(&b);
+	cr_assert_eq(graid_array_scrub(a, GRAID_SCRUB_REPAIR, &rep), 0);
+	lm_pattern(want, LM_BLOCK, 3);
+	cr_assert_eq(graid_array_read(a, buf, CU_BLOCK, LM_BLOCK * CU_BLOCK), CU_BLOCK);
+	cr_assert_eq(memcmp(buf, want, CU_BLOCK), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	lm_expect_files(&b, 3, 3);
+	au_remove(&b.s);
+}
 #endif

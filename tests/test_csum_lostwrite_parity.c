@@ -24,6 +24,7 @@
 
 #include "arrayutil.h"
 #include "csumutil.h"
+#include "testutil.h"
 #include "array/array.h"
 #include "format/tag_format.h"
 #include "member/tag_store.h"
@@ -572,6 +573,230 @@ Test(csum_lostwrite_parity, raid6_lost_write_of_q_beside_a_bad_data_block_heals_
 Test(csum_lostwrite_parity, raid6_scrub_heals_a_lost_write_of_p_beside_a_bad_data_block)
 {
 	lp_lost_parity_beside(CU_P, true);
+}
+
+/*
+ * Past what a column rebuilds (issue #41 review): a lost write of data block LP_BLOCK and
+ * its tag (one write behind), and beside it in its 4 KiB column another data block bad
+ * (bytes flipped under its tag, or with @p unreadable a sector the drive cannot read) and,
+ * on RAID-6, a third block (@p third: another data block, P or Q) with bytes flipped
+ * (LP_PQ: P and Q flipped instead, no data block beside the stale one). A
+ * repairing scrub meets them first. Rebuilding the bad blocks from parity with the stale
+ * bytes in place gives wrong bytes that a fresh tag would then vouch for, and the stale
+ * block rebuilt from those is its stale self again: so nothing of the column may be written
+ * back. After the scrub no read of the column's data blocks returns a wrong byte (each fails
+ * -EIO), no lost-write event says healed, and the scrub counts units unrecoverable.
+ */
+#define LP_PQ INT64_MIN
+
+static void lp_lost_write_past(int level, bool unreadable, int64_t third)
+{
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	struct graid_array *a;
+	struct lp_bed b;
+	uint8_t old[CU_BLOCK], old_tag[8], blk[CU_BLOCK], tag[8];
+	char spec[512];
+	const char *paths[8];
+	int64_t ab[GRAID_MAX_MEMBERS];
+	unsigned m, x = 0, y = 0, nab = 0;
+	uint64_t k;
+	bool fx = false, fy = level != 6;
+
+	if (unreadable)
+		tu_need_fault_injection(); /* the unreadable sector is a faulty: member's */
+	lp_setup(&b, level);
+	lp_find(&b, LP_BLOCK, &m, &k);
+	for (unsigned i = 0; i < b.n; i++) {
+		int64_t what = cu_map(&b.g, i, k);
+
+		if (what >= 0)
+			ab[nab++] = what;
+		if (i == m)
+			continue;
+		if (!fx && (third == LP_PQ ? what == CU_P : what >= 0)) {
+			x = i;
+			fx = true;
+		} else if (!fy && (third == LP_DATA ? what >= 0
+						    : what == (third == LP_PQ ? CU_Q : third))) {
+			y = i;
+			fy = true;
+		}
+	}
+	cr_assert(fx && fy);
+	a = lp_open(&b);
+	lp_write_block(a, LP_BLOCK, 2);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(&b, m, k, old, old_tag, false);
+	a = lp_open(&b);
+	lp_write_block(a, LP_BLOCK, 3);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(&b, m, k, old, old_tag, true);
+	for (unsigned i = 0; i < b.n; i++) {
+		if (!(i == x && !unreadable) && !(i == y && level == 6))
+			continue;
+		lp_block(&b, i, k, blk, tag, false);
+		for (unsigned o = 0; o < CU_BLOCK; o += 509)
+			blk[o] ^= 0x5a;
+		lp_rw(&b, i, b.g.data_offset + k * CU_BLOCK, blk, CU_BLOCK, true);
+	}
+	for (unsigned i = 0; i < b.n; i++)
+		paths[i] = b.s.paths[i];
+	if (unreadable) {
+		snprintf(spec, sizeof(spec), "faulty:bad-block-sticky=%llu:%s",
+			 (unsigned long long)(k * CU_BLOCK), b.s.path[x]);
+		paths[x] = spec;
+	}
+	cr_assert_eq(graid_array_open(paths, b.n, NULL, &a), 0);
+	a->csum_gens = true;
+	graid_array_set_event_callback(a, lp_on_event, NULL);
+
+	cr_assert_eq(graid_array_scrub(a, GRAID_SCRUB_REPAIR, &rep), 0);
+	for (unsigned i = 0; i < nab; i++) {
+		uint8_t got[CU_BLOCK], want[CU_BLOCK];
+		ssize_t n = graid_array_read(a, got, CU_BLOCK, (uint64_t)ab[i] * CU_BLOCK);
+
+		lp_pattern(want, (uint64_t)ab[i] * CU_BLOCK, CU_BLOCK, ab[i] == LP_BLOCK ? 3 : 1);
+		cr_assert(n == -EIO || (n == (ssize_t)CU_BLOCK && memcmp(got, want, CU_BLOCK) == 0),
+			  "array block %lld of the column read %zd%s after the scrub",
+			  (long long)ab[i], n, n == (ssize_t)CU_BLOCK ? ", wrong bytes" : "");
+		if (ab[i] == LP_BLOCK || ab[i] == cu_map(&b.g, x, k))
+			cr_assert_eq(n, -EIO, "array block %lld read %zd, not -EIO",
+				     (long long)ab[i], n);
+	}
+	cr_assert_gt(lp_events(), 0, "no lost-write event");
+	for (unsigned i = 0; i < lp_events() && i < 64; i++)
+		cr_assert_neq(lp_ev[i].error, 0, "lost-write event %u (member %d) says healed", i,
+			      lp_ev[i].member);
+	cr_assert_gt(rep.unrecoverable, 0, "the scrub counted nothing unrecoverable");
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_parity, raid5_scrub_leaves_a_lost_write_beside_a_bad_data_block_unhealed)
+{
+	lp_lost_write_past(5, false, LP_DATA);
+}
+
+Test(csum_lostwrite_parity, raid5_scrub_leaves_a_lost_write_beside_an_unreadable_block_unhealed)
+{
+	lp_lost_write_past(5, true, LP_DATA);
+}
+
+Test(csum_lostwrite_parity, raid6_scrub_leaves_a_lost_write_beside_two_bad_data_blocks_unhealed)
+{
+	lp_lost_write_past(6, false, LP_DATA);
+}
+
+Test(csum_lostwrite_parity, raid6_scrub_leaves_a_lost_write_beside_bad_data_and_q_unhealed)
+{
+	lp_lost_write_past(6, false, CU_Q);
+}
+
+Test(csum_lostwrite_parity, raid6_scrub_leaves_a_lost_write_beside_bad_p_and_q_unhealed)
+{
+	lp_lost_write_past(6, false, LP_PQ);
+}
+
+Test(csum_lostwrite_parity, raid6_scrub_leaves_a_lost_write_beside_an_unreadable_block_and_p_unhealed)
+{
+	lp_lost_write_past(6, true, CU_P);
+}
+
+/*
+ * Review (issue #41, finding 2): RAID-6, a lost write of LP_BLOCK and its tag beside a data
+ * block with bytes flipped in its column, the array opened read-only and scrubbed. The
+ * scrub adds the stale block to the erasures (reported -EIO at once: nothing is written on
+ * a read-only open), and the generations check after must not find and report it again:
+ * one checksum-lost-write event, -EIO, counted once.
+ */
+Test(csum_lostwrite_parity, raid6_read_only_scrub_reports_a_lost_write_once)
+{
+	struct graid_open_options ro = { .struct_size = sizeof(ro),
+					 .flags = GRAID_OPEN_READ_ONLY };
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	struct graid_array *a;
+	struct lp_bed b;
+	uint8_t old[CU_BLOCK], old_tag[8], blk[CU_BLOCK], tag[8];
+	unsigned m, x = 0;
+	uint64_t k;
+	bool found = false;
+
+	lp_setup(&b, 6);
+	lp_find(&b, LP_BLOCK, &m, &k);
+	for (unsigned i = 0; i < b.n && !found; i++)
+		if (i != m && cu_map(&b.g, i, k) >= 0) {
+			x = i;
+			found = true;
+		}
+	cr_assert(found);
+	a = lp_open(&b);
+	lp_write_block(a, LP_BLOCK, 2);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(&b, m, k, old, old_tag, false);
+	a = lp_open(&b);
+	lp_write_block(a, LP_BLOCK, 3);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(&b, m, k, old, old_tag, true);
+	lp_block(&b, x, k, blk, tag, false);
+	for (unsigned o = 0; o < CU_BLOCK; o += 509)
+		blk[o] ^= 0x5a;
+	lp_rw(&b, x, b.g.data_offset + k * CU_BLOCK, blk, CU_BLOCK, true);
+
+	cr_assert_eq(graid_array_open(b.s.paths, b.n, &ro, &a), 0);
+	a->csum_gens = true;
+	graid_array_set_event_callback(a, lp_on_event, NULL);
+	cr_assert_eq(graid_array_scrub(a, 0, &rep), 0);
+	cr_assert_eq(lp_events(), 1, "%u lost-write events for one lost write", lp_events());
+	cr_assert_eq(lp_ev[0].member, (int)m);
+	cr_assert_eq(lp_ev[0].block, k);
+	cr_assert_eq(lp_ev[0].error, -EIO);
+	cr_assert_eq(graid_array_member_info(a, m, &mi), 0);
+	cr_assert_eq(mi.checksum_lost_writes, 1, "counted %llu times",
+		     (unsigned long long)mi.checksum_lost_writes);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&b.s);
+}
+
+/*
+ * The scrub's guard (issue #41 review): a data block rebuilt from P that comes out as the
+ * stale block itself (its own tag's CRC holds on it) is not reported healed: that is what
+ * a rebuild with wrong bytes elsewhere in the column gives. A lost write of the very bytes
+ * the block held gives it too: the scrub reports it -EIO and leaves it; a read then judges
+ * it under the stripe lock and heals it (the tag's generation), reported healed.
+ */
+Test(csum_lostwrite_parity, raid5_scrub_refuses_a_heal_that_rebuilds_the_stale_bytes)
+{
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	struct graid_array *a;
+	struct lp_bed b;
+	uint8_t old[CU_BLOCK], old_tag[8];
+	unsigned m;
+	uint64_t k;
+
+	lp_setup(&b, 5);
+	lp_find(&b, LP_BLOCK, &m, &k);
+	a = lp_open(&b);
+	lp_write_block(a, LP_BLOCK, 2);
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(&b, m, k, old, old_tag, false);
+	a = lp_open(&b);
+	lp_write_block(a, LP_BLOCK, 2); /* the same bytes again: only the generation moves */
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_block(&b, m, k, old, old_tag, true);
+
+	a = lp_open(&b);
+	cr_assert_eq(graid_array_scrub(a, GRAID_SCRUB_REPAIR, &rep), 0);
+	cr_assert_eq(lp_events(), 1, "%u lost-write events", lp_events());
+	cr_assert_eq(lp_ev[0].member, (int)m);
+	cr_assert_eq(lp_ev[0].error, -EIO, "the scrub reported the heal %d", lp_ev[0].error);
+	lp_warm(&b, a, k);
+	lp_expect(a, LP_BLOCK, 2);
+	cr_assert_eq(lp_events(), 2, "%u lost-write events", lp_events());
+	cr_assert_eq(lp_ev[1].error, 0, "the read did not heal it");
+	cr_assert_eq(graid_array_close(a), 0);
+	lp_records_hold(&b);
+	au_remove(&b.s);
 }
 
 /*

@@ -756,10 +756,13 @@ int lwc_write_meta(struct graid_array *a, const struct sop *s, unsigned member, 
 	return rc;
 }
 
-/* One located column of a scrubbed row: rebuilt in @p blk, and with @p repair written. */
+/*
+ * One located column of a scrubbed row: rebuilt in @p blk, and with @p io->write_col
+ * written. *@p refused set where a data block's rebuild reproduced its stale bytes.
+ */
 static int lwc_scrub_col(struct graid_array *a, const struct lwc_scrub_io *io,
 			 const struct lwc_row *w, unsigned c, unsigned col, struct lwc_verdict v,
-			 uint8_t **ptrs, uint64_t *healed)
+			 uint8_t **ptrs, bool *refused, uint64_t *healed)
 {
 	const struct layout *l = &a->lay;
 	int rc = 0;
@@ -770,6 +773,17 @@ static int lwc_scrub_col(struct graid_array *a, const struct lwc_scrub_io *io,
 		for (unsigned d = 0; d < l->ndata; d++)
 			for (unsigned x = 0; d != v.j && x < TAG_DATA_BLOCK; x++)
 				ptrs[v.j][x] ^= ptrs[d][x];
+		/*
+		 * The rebuild is the stale block again (its own tag's CRC holds on it): the other
+		 * blocks were rebuilt with it in place, or the lost write rewrote the same bytes.
+		 * Not healed here (nothing shows which): reported -EIO, the row left uncompared;
+		 * a read of the block judges it again.
+		 */
+		if (lwc_crc_holds(a, w, c, v.j, ptrs[v.j])) {
+			csum_report_lost_write(a, (int)w->member[v.j], w->block0 + c, 1, -EIO);
+			*refused = true;
+			return 0;
+		}
 		if (io->write_col)
 			rc = io->write_col(io->arg, w->stripe, v.j, col, ptrs[v.j]);
 		csum_report_lost_write(a, (int)w->member[v.j], w->block0 + c, 1,
@@ -793,7 +807,7 @@ static int lwc_scrub_col(struct graid_array *a, const struct lwc_scrub_io *io,
 }
 
 int lwc_scrub_row(struct graid_array *a, const struct lwc_scrub_io *io, uint64_t row,
-		  uint8_t **blk, bool *unlocated, uint64_t *healed)
+		  uint8_t **blk, const struct bbl_cols *skip, bool *unlocated, uint64_t *healed)
 {
 	const struct layout *l = &a->lay;
 	const unsigned nroles = l->ndata + l->nparity, cols = l->chunk / TAG_DATA_BLOCK;
@@ -814,6 +828,9 @@ int lwc_scrub_row(struct graid_array *a, const struct lwc_scrub_io *io, uint64_t
 		for (unsigned c = 0; c < n && rc == 0; c++) {
 			struct lwc_verdict v = lwc_judge(&w, l, c, false);
 
+			/* Settled with the erasures (lwc_scrub_erasures()): not reported twice. */
+			if (skip && bbl_cols_test(skip, c0 + c))
+				continue;
 			for (unsigned r = 0; r < nroles; r++)
 				ptrs[r] = blk[r] + (size_t)(c0 + c) * TAG_DATA_BLOCK;
 			if (v.kind == LWC_DATA_Q) {
@@ -827,7 +844,7 @@ int lwc_scrub_row(struct graid_array *a, const struct lwc_scrub_io *io, uint64_t
 				csum_report_lost_write(a, -1, w.block0 + c, 1, -EIO);
 				*unlocated = true;
 			} else if (v.kind == LWC_DATA || v.kind == LWC_PARITY) {
-				rc = lwc_scrub_col(a, io, &w, c, c0 + c, v, ptrs, healed);
+				rc = lwc_scrub_col(a, io, &w, c, c0 + c, v, ptrs, unlocated, healed);
 			}
 		}
 	}
@@ -837,72 +854,102 @@ int lwc_scrub_row(struct graid_array *a, const struct lwc_scrub_io *io, uint64_t
 
 /* @p role of column @p c of @p w added to the erasures: pending as a lost write. */
 static void lwc_erase(struct graid_array *a, const struct lwc_row *w, unsigned c, unsigned col,
-		      unsigned role, struct bbl_cols *era)
+		      unsigned role, struct bbl_cols *era, struct lwc_scrub_cols *sc, bool past)
 {
 	const unsigned m = w->member[role];
 
 	bbl_cols_set(&era[role], col);
-	if (csum_pend_add_lost(&a->members[m].role.csum_pend, w->block0 + c, 0) && a->read_only)
+	bbl_cols_set(&sc->added, col);
+	/* @p past: the write-back's csum_report_lost() settles it (-EIO), once. */
+	if (csum_pend_add_lost(&a->members[m].role.csum_pend, w->block0 + c, 0) && a->read_only &&
+	    !past)
 		csum_report_lost_write(a, (int)m, w->block0 + c, 1, -EIO);
 }
 
-/* lwc_scrub_erasures() of column @p c of @p w (column @p col of the row's chunks). */
+/*
+ * lwc_scrub_erasures() of column @p c of @p w (column @p col of the row's chunks), @p nerased
+ * of its roles erased, the last @p x. A block the records locate stale outside the erasures
+ * is one too: rebuilt with its stale bytes in place, the erased blocks would come out wrong
+ * (and P, Q made consistent with them by construction, nothing after could tell). Within
+ * the parities the column is rebuilt whole; past them, or where the records mismatch but
+ * place nothing (nothing checks the rebuild), it is set in @p lost: nothing of it written.
+ */
 static void lwc_scrub_erased_col(struct graid_array *a, const struct lwc_row *w, unsigned c,
-				 unsigned col, uint8_t *const *blk, struct bbl_cols *era)
+				 unsigned col, unsigned nerased, unsigned x, uint8_t *const *blk,
+				 struct bbl_cols *era, struct lwc_scrub_cols *sc)
 {
 	const struct layout *l = &a->lay;
 	uint8_t scratch[2 * TAG_DATA_BLOCK] __attribute__((aligned(64)));
 	uint8_t *ptrs[GRAID_MAX_MEMBERS], save[2][TAG_DATA_BLOCK];
-	unsigned nerased = 0, x = 0;
-	struct lwc_verdict v;
+	struct lwc_verdict v = lwc_judge(w, l, c, false);
+	bool confirmed = true;
 
-	for (unsigned r = 0; r < w->nroles; r++)
-		if (bbl_cols_test(&era[r], col)) {
-			nerased++;
-			x = r;
-		}
-	if (nerased != 1)
-		return;
-	v = lwc_judge(w, l, c, false);
-	if ((v.kind == LWC_DATA || v.kind == LWC_DATA_Q) && v.j != x) {
-		for (unsigned r = 0; r < w->nroles; r++)
-			ptrs[r] = blk[r] + (size_t)col * TAG_DATA_BLOCK;
-		memcpy(save[0], ptrs[v.j], TAG_DATA_BLOCK);
-		memcpy(save[1], ptrs[x], TAG_DATA_BLOCK);
-		/* As lwc_q_confirms(): the erased block's bytes as read first (a tag alone bad). */
-		if (lwc_q_holds(a, ptrs, v.j, scratch) || lwc_two_hold(a, w, c, ptrs, v.j, x))
-			lwc_erase(a, w, c, col, v.j, era);
-		/* As read: row_heal_parity() rebuilds what is erased. */
-		memcpy(ptrs[v.j], save[0], TAG_DATA_BLOCK);
-		memcpy(ptrs[x], save[1], TAG_DATA_BLOCK);
+	if (v.kind == LWC_UNLOCATED) {
+		csum_report_lost_write(a, -1, w->block0 + c, 1, -EIO);
+		bbl_cols_set(&sc->lost, col);
 		return;
 	}
-	/* Both parities stale beside an erasure: three, the column is past rebuilding. */
+	if ((v.kind == LWC_DATA || v.kind == LWC_DATA_Q) && !bbl_cols_test(&era[v.j], col)) {
+		if (v.kind == LWC_DATA_Q && nerased == 1) {
+			for (unsigned r = 0; r < w->nroles; r++)
+				ptrs[r] = blk[r] + (size_t)col * TAG_DATA_BLOCK;
+			memcpy(save[0], ptrs[v.j], TAG_DATA_BLOCK);
+			memcpy(save[1], ptrs[x], TAG_DATA_BLOCK);
+			/* As lwc_q_confirms(): the erased block's bytes as read first. */
+			confirmed = lwc_q_holds(a, ptrs, v.j, scratch) ||
+				    lwc_two_hold(a, w, c, ptrs, v.j, x);
+			/* As read: row_heal_parity() rebuilds what is erased. */
+			memcpy(ptrs[v.j], save[0], TAG_DATA_BLOCK);
+			memcpy(ptrs[x], save[1], TAG_DATA_BLOCK);
+		}
+		if (!confirmed) /* as a read finds it: placed on no member */
+			csum_report_lost_write(a, -1, w->block0 + c, 1, -EIO);
+		else
+			lwc_erase(a, w, c, col, v.j, era, sc, nerased + 1 > l->nparity);
+		if (!confirmed || nerased + 1 > l->nparity)
+			bbl_cols_set(&sc->lost, col);
+		return;
+	}
 	for (unsigned p = 0; v.kind == LWC_PARITY && p < l->nparity; p++)
-		if ((v.pmask >> p) & 1u && l->ndata + p != x)
-			lwc_erase(a, w, c, col, l->ndata + p, era);
+		if ((v.pmask >> p) & 1u && !bbl_cols_test(&era[l->ndata + p], col))
+			nerased++;
+	for (unsigned p = 0; v.kind == LWC_PARITY && p < l->nparity; p++)
+		if ((v.pmask >> p) & 1u && !bbl_cols_test(&era[l->ndata + p], col))
+			lwc_erase(a, w, c, col, l->ndata + p, era, sc, nerased > l->nparity);
+	if (nerased > l->nparity)
+		bbl_cols_set(&sc->lost, col);
 }
 
-int lwc_scrub_erasures(struct graid_array *a, uint64_t row, uint8_t *const *blk,
-		       struct bbl_cols *era)
+void lwc_scrub_erasures(struct graid_array *a, uint64_t row, uint8_t *const *blk,
+			struct bbl_cols *era, struct lwc_scrub_cols *sc)
 {
 	const struct layout *l = &a->lay;
-	const unsigned cols = l->chunk / TAG_DATA_BLOCK;
+	const unsigned cols = l->chunk / TAG_DATA_BLOCK, nroles = l->ndata + l->nparity;
 	struct lwc_row w;
-	int rc = 0;
 
-	if (!lwc_active(a) || l->nparity != 2)
-		return 0;
+	if (!lwc_active(a))
+		return;
 	w.pk = NULL;
-	for (unsigned c0 = 0; c0 < cols && rc != -ENOMEM; c0 += LWC_BATCH) {
+	for (unsigned c0 = 0; c0 < cols; c0 += LWC_BATCH) {
 		unsigned n = cols - c0 < LWC_BATCH ? cols - c0 : LWC_BATCH;
+		bool judged = lwc_row_load(a, &w, row, row * cols + c0, n, LWC_LOAD) == 0;
 
-		rc = lwc_row_load(a, &w, row, row * cols + c0, n, LWC_LOAD);
-		if (rc)
-			continue; /* tags that cannot be read: their CRCs judge, not this */
-		for (unsigned c = 0; c < n; c++)
-			lwc_scrub_erased_col(a, &w, c, c0 + c, blk, era);
+		for (unsigned c = 0; c < n; c++) {
+			unsigned nerased = 0, x = 0;
+
+			for (unsigned r = 0; r < nroles; r++)
+				if (bbl_cols_test(&era[r], c0 + c)) {
+					nerased++;
+					x = r;
+				}
+			if (nerased == 0 || bbl_cols_test(&sc->lost, c0 + c))
+				continue;
+			/* Tags that cannot be read: nothing places a stale block; reads check. */
+			if (!judged)
+				bbl_cols_set(&sc->hold, c0 + c);
+			else
+				lwc_scrub_erased_col(a, &w, c, c0 + c, nerased, x, blk, era, sc);
+		}
 	}
 	lwc_row_free(&w);
-	return rc == -ENOMEM ? rc : 0;
 }

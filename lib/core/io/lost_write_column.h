@@ -57,6 +57,13 @@ int lwc_sop_check(struct graid_array *a, const struct sop *s, unsigned *note, un
 int lwc_write_meta(struct graid_array *a, const struct sop *s, unsigned member, uint64_t off,
 		   uint32_t len, uint32_t *meta);
 
+/* What lwc_scrub_erasures() found, per 4 KiB column of a row. */
+struct lwc_scrub_cols {
+	struct bbl_cols lost;  /* past rebuilding: nothing of it to be written */
+	struct bbl_cols hold;  /* tags unreadable: not to be rebuilt or written by the scrub */
+	struct bbl_cols added; /* a stale block added to the erasures */
+};
+
 /* How lwc_scrub_row() writes a 4 KiB column back: the scrub's own write (its ring). */
 struct lwc_scrub_io {
 	/* NULL: check only, nothing written. 0 or -errno. */
@@ -72,27 +79,37 @@ struct lwc_scrub_io {
  * with io->write_col each is written back (a job's write: member_batch.c gives it the
  * expected generation or the record) and reported healed (csum_report_lost_write(member,
  * block, 1, 0); without, -EIO) and counted in *@p healed. A mismatch not located is
- * reported (member -1, -EIO) and sets *@p unlocated: the caller then leaves the row's
+ * reported (member -1, -EIO) and sets *@p unlocated, as does a data block whose rebuild
+ * is its stale bytes again (its own tag's CRC holds on it: rebuilt beside wrong bytes, or a
+ * lost write of the same bytes; reported -EIO, not written): the caller then leaves the row's
  * parity as it is (a syndrome vote would make it follow the stale data and lose what it
- * still knows). 0, or -errno of a write or the engine.
+ * still knows). Columns set in @p skip (may be NULL: none) are not judged: their stale
+ * blocks were settled with the erasures (lwc_scrub_erasures(), its @c added), so that none
+ * is reported twice. 0, or -errno of a write or the engine.
  */
 int lwc_scrub_row(struct graid_array *a, const struct lwc_scrub_io *io, uint64_t row,
-		  uint8_t **blk, bool *unlocated, uint64_t *healed);
+		  uint8_t **blk, const struct bbl_cols *skip, bool *unlocated, uint64_t *healed);
 
 /*
  * Scrub, under @p row's stripe lock, before the erasures @p era of the row (per role, the
  * 4 KiB columns it could not read or that failed their tags) are rebuilt from @p blk (role
- * order, every role present): a RAID-6 column with one erasure beside a block its records
- * locate stale gets that block added to @p era, so that both are rebuilt as two erasures
- * (rebuilt with the stale block's bytes, the erased one would be written back wrong): a
- * stale data block where Q holds over its rebuild from P with the erased block's bytes as
- * read (its tag alone was bad), or where the two rebuilt together give the erased one bytes
- * its tag holds; a stale parity as the records name it. Each one added is kept pending in its role's
- * csum_pend as a lost write (settled by the rewrite: reported healed; on a read-only handle
- * reported -EIO now). RAID-5 (one erasure is already all its parity rebuilds) and columns
- * the records do not place are left as they are. 0, or -ENOMEM.
+ * order, every role present): a block (data or parity) the records of a column with an
+ * erasure locate stale, outside the erasures, is added to @p era (rebuilt with the stale
+ * block's bytes in place, the erased ones would be written back wrong, under fresh tags,
+ * and P and Q made consistent with them: nothing after could tell). A RAID-6 stale data
+ * block beside one erasure is added only where Q holds over its rebuild from P with the
+ * erased block's bytes as read (its tag alone was bad), or where the two rebuilt together
+ * give the erased one bytes its tag holds; else, as where the records mismatch but place
+ * nothing, the column is set in @p sc->lost (reported as a column lost write, member -1, -EIO).
+ * A column whose erasures then pass the parities is set in @p sc->lost too: nothing of it is to
+ * be written (row_heal_writeback() reports it, and reads fail it -EIO). A column whose tags
+ * cannot be read is set in @p sc->hold: not to be rebuilt or written by the scrub (nothing
+ * places a stale block there; reads check). Each block added is kept pending in its role's
+ * csum_pend as a lost write (settled by the rewrite: reported healed; in a lost column
+ * -EIO by the write-back; on a read-only handle otherwise reported -EIO now), and its column
+ * set in @p sc->added (for lwc_scrub_row()'s @p skip). @p sc is added to, not cleared.
  */
-int lwc_scrub_erasures(struct graid_array *a, uint64_t row, uint8_t *const *blk,
-		       struct bbl_cols *era);
+void lwc_scrub_erasures(struct graid_array *a, uint64_t row, uint8_t *const *blk,
+			struct bbl_cols *era, struct lwc_scrub_cols *sc);
 
 #endif

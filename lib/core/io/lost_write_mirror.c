@@ -534,7 +534,7 @@ size_t lost_write_mirror_heal_source(struct graid_array *a, const struct mbio *i
 				     const bool *gone, size_t at)
 {
 	uint32_t g[GRAID_MAX_MEMBERS];
-	size_t best = n;
+	size_t best = n, agree = 0, ahead = 0;
 
 	for (size_t j = 0; j < n; j++) {
 		if (!a->csum_gens || !a->tags) {
@@ -549,9 +549,18 @@ size_t lost_write_mirror_heal_source(struct graid_array *a, const struct mbio *i
 		    (g[j] != UINT32_MAX && (g[best] == UINT32_MAX || tag_gen_ahead(g[j], g[best]))))
 			best = j;
 	}
-	/* An absent tag has no vote (lwm_compare()). */
-	for (size_t j = 0; best < n && g[best] != UINT32_MAX && j < n; j++)
+	/*
+	 * A failed copy whose tag names a generation ahead of the best good copy may be the
+	 * newest (its bytes bad), or its tag may be the corrupt part. It vetoes the heal unless
+	 * more good copies agree with the best than failed copies claim to be ahead: two or
+	 * more agreeing good copies outvote a single failed copy's generation (an absent tag
+	 * has no vote, lwm_compare()).
+	 */
+	for (size_t j = 0; best < n && g[best] != UINT32_MAX && j < n; j++) {
+		if (!gone[j] && g[j] == g[best])
+			agree++;
 		if (gone[j] && g[j] != UINT32_MAX && tag_gen_ahead(g[j], g[best]))
-			return n;
-	return best;
+			ahead++;
+	}
+	return ahead && ahead >= agree ? n : best;
 }

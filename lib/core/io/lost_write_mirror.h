@@ -93,7 +93,10 @@ int lost_write_mirror_gens_of(struct graid_array *a, unsigned role, uint64_t off
  * copy that is gone holds a later generation than every copy that is not: those are then
  * stale (a lost write), and the bytes of the one ahead cannot be verified, so nothing is to
  * be copied (a stale copy written over a copy whose tag alone was bad would make the lost
- * write the block's content, unseen). @p n also when every copy is gone.
+ * write the block's content, unseen), unless more copies not gone agree on the latest
+ * generation than gone copies claim one ahead of it: two agreeing good copies outvote one
+ * failed copy's generation (its tag may be the corrupt part). @p n also when every copy is
+ * gone.
  */
 size_t lost_write_mirror_heal_source(struct graid_array *a, const struct mbio *ios, size_t n,
 				     const bool *gone, size_t at);

@@ -132,8 +132,8 @@ int row_heal_parity(struct graid_array *a, uint8_t *const *blk, const struct bbl
 		for (unsigned r = 0; r < nroles; r++)
 			if (bbl_cols_test(&era[r], c))
 				idx[k++] = r; /* in role order: the engine wants them sorted */
-		if (k == 0)
-			continue;
+		if (k == 0 || bbl_cols_test(lost, c))
+			continue; /* set already: a caller found it past rebuilding */
 		if (k > l->nparity) {
 			bbl_cols_set(lost, c);
 			continue;

@@ -59,7 +59,7 @@ int row_bad_fd(const struct row_bad *b, unsigned member, uint64_t off);
  * Recover a RAID-5/6 row column by column: @p blk the row's chunks in role order (data,
  * then P, Q), @p era per role the 4 KiB columns it lacks. A column with at most nparity
  * erasures is rebuilt in place in every erased role; one with more is left as it is and
- * set in @p lost. 0, or the engine's -errno.
+ * set in @p lost, as is one set in @p lost already (by the caller). 0, or the engine's -errno.
  */
 int row_heal_parity(struct graid_array *a, uint8_t *const *blk, const struct bbl_cols *era,
 		    struct bbl_cols *lost);

@@ -67,6 +67,8 @@ struct scrub_ctx {
 	struct row_bad bad;         /* units the batch being checked could not read */
 	struct graid_scrub_report rep;
 	uint64_t unresynced;        /* stripes left to the resync after an unclean open */
+	/* Per row of a batch still to compare: columns settled with its erasures. */
+	struct bbl_cols added[ROW_JOB_ROWS_MAX];
 };
 
 static void scrub_note(struct scrub_ctx *c, uint64_t row, int32_t member, bool repaired)
@@ -227,14 +229,18 @@ static int scrub_narrow(struct scrub_ctx *c, struct mbio *ios, size_t n)
 /*
  * A parity row with units some member could not read, or records bad: rebuilt column by
  * column and written back (not on a read-only array). True when a column had more
- * erasures than parity: the row cannot be compared.
+ * erasures than parity (a stale block the records locate counted among them), or was held
+ * (its tags unreadable): the row cannot be compared. *@p added: the columns where a stale
+ * block was added to the erasures (settled here: scrub_lost_writes() skips them).
  */
-static bool scrub_heal_parity_row(struct scrub_ctx *c, uint64_t row, uint8_t **blk, int *rc)
+static bool scrub_heal_parity_row(struct scrub_ctx *c, uint64_t row, uint8_t **blk,
+				  struct bbl_cols *added, int *rc)
 {
 	struct graid_array *a = c->a;
 	const struct layout *l = &a->lay;
 	const unsigned nroles = l->ndata + l->nparity;
-	struct bbl_cols era[GRAID_MAX_MEMBERS], lost = { { 0 } };
+	struct bbl_cols era[GRAID_MAX_MEMBERS];
+	struct lwc_scrub_cols sc = { { { 0 } }, { { 0 } }, { { 0 } } };
 	struct row_heal_count count = { 0 };
 	bool present[GRAID_MAX_MEMBERS], any = false;
 
@@ -246,18 +252,26 @@ static bool scrub_heal_parity_row(struct scrub_ctx *c, uint64_t row, uint8_t **b
 		any |= row_bad_cols(&c->bad, m, row * l->chunk, l->chunk, &era[r]);
 		any |= badblocks_cols(a, m, row * l->chunk, l->chunk, &era[r]);
 	}
+	memset(added, 0, sizeof(*added));
 	if (!any)
 		return false;
-	/* A block its records name stale beside an erasure is one too (RAID-6). */
-	*rc = lwc_scrub_erasures(a, row, blk, era);
-	if (*rc == 0)
-		*rc = row_heal_parity(a, blk, era, &lost);
+	/*
+	 * A block its records name stale beside an erasure is one too; a column past parity so
+	 * is lost (nothing of it written); one whose tags cannot be read, held (left to reads).
+	 */
+	lwc_scrub_erasures(a, row, blk, era, &sc);
+	*added = sc.added;
+	for (unsigned r = 0; r < nroles; r++)
+		for (unsigned i = 0; i < BBL_COLS_WORDS; i++)
+			era[r].w[i] &= ~sc.hold.w[i];
+	*rc = row_heal_parity(a, blk, era, &sc.lost);
 	/* A read-only array only counts: nothing is written back or recorded. */
 	if (*rc == 0)
-		*rc = row_heal_writeback(a, &c->mb, row, blk, era, &lost, present, &c->bad, &count);
+		*rc = row_heal_writeback(a, &c->mb, row, blk, era, &sc.lost, present, &c->bad,
+					 &count);
 	c->rep.rewritten += count.rewritten;
 	c->rep.unrecoverable += count.unrecoverable;
-	return bbl_cols_any(&lost);
+	return bbl_cols_any(&sc.lost) || bbl_cols_any(&sc.hold);
 }
 
 /* A column a lost write left stale, rewritten: a write, marked first as every repair's. */
@@ -293,12 +307,14 @@ static int scrub_lost_writes(struct scrub_ctx *c, uint64_t row0, unsigned *check
 		uint64_t row = row0 + checkable[k];
 		bool unlocated;
 
-		rc = lwc_scrub_row(c->a, &io, row, blk, &unlocated, &c->rep.rewritten);
+		rc = lwc_scrub_row(c->a, &io, row, blk, &c->added[k], &unlocated,
+				   &c->rep.rewritten);
 		if (rc == 0 && unlocated) {
 			c->rep.skipped++;
 			continue;
 		}
 		memmove(c->buf.ptrs + (size_t)kept * nroles, blk, nroles * sizeof(*blk));
+		c->added[kept] = c->added[k];
 		checkable[kept++] = checkable[k];
 	}
 	*nc = kept;
@@ -351,7 +367,7 @@ static int scrub_parity_rows(struct scrub_ctx *c, uint64_t row0, unsigned rows)
 	for (unsigned k = 0; k < nc; k++) {
 		uint8_t **blk = c->buf.ptrs + (size_t)k * nroles;
 
-		if (scrub_heal_parity_row(c, row0 + checkable[k], blk, &rc)) {
+		if (scrub_heal_parity_row(c, row0 + checkable[k], blk, &c->added[kept], &rc)) {
 			c->rep.skipped++;
 		} else {
 			memmove(c->buf.ptrs + (size_t)kept * nroles, blk, nroles * sizeof(*blk));
