@@ -369,3 +369,53 @@ Test(faults, a_member_the_array_needs_is_kept_when_its_superblock_write_fails)
 	graid_array_close(a);
 	au_remove(&s);
 }
+
+/*
+ * A write acknowledged degraded must survive the next open: its member's failure has to be
+ * on the members that carry the write before the write is acknowledged. RAID-5 of three:
+ * the data member's write fails, the parity lands, and no survivor takes the superblock
+ * that records the failure (their superblock writes fail, as in a power blip of the
+ * enclosure). Acknowledged then, the next open takes the data member back as current, and
+ * its old bytes (and, after the resync, old parity) replace the write.
+ */
+Test(faults, a_degraded_write_whose_failure_is_not_recorded_is_not_acknowledged)
+{
+	char spec[3][512];
+	const char *paths[AU_MAX];
+	struct graid_array *a;
+	struct au_set s;
+	uint8_t *old = aligned_alloc(4096, 4096), *neu = aligned_alloc(4096, 4096);
+	uint8_t *got = aligned_alloc(4096, 4096);
+	ssize_t w;
+
+	tu_need_fault_injection();
+	au_make(&s, 3, FT_MEMBER_BYTES);
+	cr_assert_eq(au_create(&s, 3, 5, 4096, &a), 0);
+	memset(old, 0x11, 4096);
+	cr_assert_eq(graid_array_write(a, old, 4096, 0), 4096);
+	cr_assert_eq(graid_array_close(a), 0);
+	memcpy(paths, s.paths, sizeof(paths));
+	/* Block 0 is on member 0 (row 0's data 0): its write fails; the others' records too. */
+	snprintf(spec[0], sizeof(spec[0]), "faulty:write-eio-after=0:%s", s.path[0]);
+	snprintf(spec[1], sizeof(spec[1]), "faulty:sb-eio-after=1:%s", s.path[1]);
+	snprintf(spec[2], sizeof(spec[2]), "faulty:sb-eio-after=1:%s", s.path[2]);
+	for (unsigned i = 0; i < 3; i++)
+		paths[i] = spec[i];
+	cr_assert_eq(graid_array_open(paths, 3, NULL, &a), 0);
+	memset(neu, 0x22, 4096);
+	w = graid_array_write(a, neu, 4096, 0);
+	graid_array_close(a);
+	cr_assert_eq(graid_array_open(s.paths, 3, NULL, &a), 0);
+	cr_assert_eq(graid_array_read(a, got, 4096, 0), 4096);
+	if (w == 4096)
+		cr_assert(!memcmp(got, neu, 4096), "an acknowledged write read back as the old "
+						   "bytes (got %#x)", got[0]);
+	else
+		cr_assert(!memcmp(got, neu, 4096) || !memcmp(got, old, 4096));
+	cr_log_info("the write returned %zd; read back %#x", w, got[0]);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(old);
+	free(neu);
+	free(got);
+	au_remove(&s);
+}

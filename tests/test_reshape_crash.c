@@ -215,6 +215,16 @@ static void crashes(int level, unsigned nold, long first, uint64_t seed)
 	struct crash_tally t = { 0 };
 	long total = 0;
 
+	/* GRAID_RESHAPE_CRASH_K=K[:TIMES]: that point alone, to chase a failure. */
+	if (getenv("GRAID_RESHAPE_CRASH_K")) {
+		char *end;
+		long k = strtol(getenv("GRAID_RESHAPE_CRASH_K"), &end, 10);
+		unsigned times = *end == ':' ? (unsigned)strtoul(end + 1, NULL, 10) : 1;
+
+		for (unsigned i = 0; i < times; i++)
+			crash_at(level, nold, k, &t, NULL);
+		return;
+	}
 	crash_at(level, nold, 1L << 40, &t, &total);
 	cr_log_info("RAID-%d %u -> %u with the writer: %ld member writes in all", level, nold,
 		    nold + 1, total);

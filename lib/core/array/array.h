@@ -373,6 +373,13 @@ struct graid_array {
 	struct sb_owner owner;         /* recorded in the superblocks while open writable */
 	atomic_uint nfailed;           /* roles failed or missing */
 	atomic_bool broken;            /* more failed than the level tolerates */
+	/*
+	 * A member was taken out and the superblock round that records it did not reach every
+	 * member the array needs: a write that went around it is not acknowledged (-EIO) until
+	 * a round succeeds, since the next open could take the member back as current and
+	 * serve its old bytes over the write (meta/member_fail.c).
+	 */
+	atomic_bool fail_unrecorded;
 	/* Another host took the array over (a higher owner epoch on the members): no more I/O. */
 	atomic_bool foreign;
 	/*

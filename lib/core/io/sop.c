@@ -429,7 +429,9 @@ static void sop_simple_done(struct graid_queue *q, struct sop *s, bool broken)
 
 void sop_io_done(struct graid_queue *q, struct sop *s)
 {
-	bool broken = atomic_load(&q->a->broken);
+	/* A write that went around a member whose going out is not recorded is not durable. */
+	bool broken = atomic_load(&q->a->broken) ||
+		      (s->req->write && atomic_load(&q->a->fail_unrecorded));
 
 	if (s->err) {
 		sop_finish(q, s, s->err);

@@ -57,6 +57,14 @@ static void *worker_main(void *arg)
 			if (now >= next_watch) {
 				next_watch = now + OWNER_WATCH_NS;
 				array_owner_watch(a);
+				/*
+				 * A member out whose record did not reach the members (writes
+				 * refused meanwhile: member_fail.c): the round again, each second.
+				 */
+				if (atomic_load(&a->fail_unrecorded) && !a->read_only &&
+				    array_write_superblocks(a, 0) == 0)
+					graid__log(GRAID_LOG_NOTICE, "array: the members out are "
+								     "recorded now: writes go on");
 			}
 		}
 		if (atomic_load(&a->closing))

@@ -386,6 +386,9 @@ int array_write_superblocks(struct graid_array *a, uint32_t flags)
 	/* A nested round (a member that could not take its superblock) may have ended later. */
 	if (gen > atomic_load(&a->sb_out_written))
 		atomic_store(&a->sb_out_written, gen);
+	/* Every member still in has the roles out as they are: writes may be acknowledged. */
+	if (rc == 0)
+		atomic_store(&a->fail_unrecorded, false);
 	return rc;
 }
 

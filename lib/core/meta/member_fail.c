@@ -12,6 +12,23 @@
 #include "meta/events.h"
 #include "meta/member_fail.h"
 
+/*
+ * Record role @p role out on the members (a superblock round at the new event). Where the
+ * round misses a member the array needs, the next open could take @p role back as current
+ * (every copy of the superblock at the old event) and serve its old bytes over writes that
+ * went around it: such writes are not acknowledged until a round succeeds
+ * (fail_unrecorded, io/sop.c). meta_lock held.
+ */
+static void member_fail_record(struct graid_array *a, unsigned role)
+{
+	int rc = array_write_superblocks(a, 0);
+
+	if (rc && rc != -ESTALE && !atomic_exchange(&a->fail_unrecorded, true))
+		graid__log(GRAID_LOG_ERR, "member %u is out but the superblocks that record it "
+					  "could not be written (%s): writes are refused (-EIO) until "
+					  "they are", role, graid_strerror(rc));
+}
+
 /* Outages a fabric member may have from timeouts with its controller live before it fails. */
 #define REACH_TIMEOUT_OUTAGES 3u
 
@@ -67,7 +84,7 @@ bool array_member_unreachable(struct graid_array *a, unsigned role, int err)
 	a->events++;
 	m->role.left_events = a->events;
 	array_recount(a);
-	array_write_superblocks(a, 0);
+	member_fail_record(a, role);
 	graid__log(GRAID_LOG_WARNING, "member %u (%s) unreachable: %s (controller %s, %s %s, %s); "
 				      "array continues degraded, writes recorded for its catch-up",
 		   role, m->dev.path, graid_strerror(err), p.ctrl, p.transport, p.address, p.state);
@@ -115,7 +132,7 @@ static void member_fail_locked(struct graid_array *a, unsigned role, int err)
 		a->events++;
 		m->role.left_events = a->events;
 		array_recount(a);
-		array_write_superblocks(a, 0);
+		member_fail_record(a, role);
 		array_event(a, GRAID_EVENT_MEMBER_FAILED, (int)role, err, 0, 0);
 		array_worker_takeover(a, role);
 	}
