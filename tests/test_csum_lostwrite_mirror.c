@@ -994,6 +994,48 @@ Test(csum_lostwrite_mirror, raid1_of_2_scrub_never_heals_from_a_stale_copy)
  * generation, and a repairing scrub heals copy 0 from them. Before, the failed copy's
  * generation alone vetoed every source: copy 0 stayed failing.
  */
+/*
+ * Review (scrub-fix, finding 1): RAID-1 of three, copies 1 and 2 both lost write 3 (they
+ * hold write 1, agreeing), copy 0 holds write 3 under a good tag, then its bytes rot. The
+ * two stale copies must not outvote it: its generation is ahead and its tag is fine (its
+ * bytes, not its tag, are bad), so a repairing scrub heals nothing and the block reads -EIO,
+ * never write 1 again under a fresh tag (before: healed from the stale copies, the write
+ * silently undone on all three).
+ */
+Test(csum_lostwrite_mirror, raid1_of_3_two_stale_copies_never_outvote_a_rotten_current_one)
+{
+	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+	uint8_t old[2][CU_BLOCK], old_tag[2][8], blk[CU_BLOCK], buf[CU_BLOCK], want[CU_BLOCK];
+	struct graid_array *a;
+	struct lm_bed b;
+
+	lm_n1 = 3;
+	lm_setup(&b, 1);
+	a = lm_open(&b);
+	lm_write(a, 1);
+	cr_assert_eq(graid_array_close(a), 0);
+	for (unsigned c = 1; c < 3; c++)
+		lm_get(&b, c, old[c - 1], old_tag[c - 1]);
+	a = lm_open(&b);
+	lm_write(a, 2);
+	lm_write(a, 3);
+	cr_assert_eq(graid_array_close(a), 0);
+	for (unsigned c = 1; c < 3; c++)
+		lm_put(&b, c, old[c - 1], old_tag[c - 1]);
+	lm_get(&b, 0, blk, NULL);
+	blk[100] ^= 0x40; /* copy 0's bytes rot; its tag stays as written */
+	lm_rw(&b, b.m[0], b.g.data_offset + b.k[0] * CU_BLOCK, blk, CU_BLOCK, true);
+	a = lm_open(&b);
+	cr_assert_eq(graid_array_scrub(a, GRAID_SCRUB_REPAIR, &rep), 0);
+	cr_assert_eq(graid_array_read(a, buf, CU_BLOCK, LM_BLOCK * CU_BLOCK), -EIO,
+		     "the block read back (write %u's bytes?)", buf[0]);
+	cr_assert_eq(graid_array_close(a), 0);
+	lm_pattern(want, LM_BLOCK, 1);
+	lm_get(&b, 0, blk, NULL);
+	cr_assert_neq(memcmp(blk, want, CU_BLOCK), 0, "copy 0 was healed from a stale copy");
+	au_remove(&b.s);
+}
+
 Test(csum_lostwrite_mirror, raid1_of_3_two_agreeing_copies_outvote_a_failed_copys_generation)
 {
 	struct graid_scrub_report rep = { .struct_size = sizeof(rep) };

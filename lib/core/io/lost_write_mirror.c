@@ -7,6 +7,7 @@
 #include "format/layout.h"
 #include "format/tag_format.h"
 #include "io/lost_write_mirror.h"
+#include "meta/badblocks.h"
 #include "io/sop.h"
 #include "io/sop_internal.h"
 #include "member/csum_pend.h"
@@ -530,8 +531,28 @@ static uint32_t lwm_gen_of(struct graid_array *a, unsigned role, uint64_t block)
 	return tag_gen(pk.tag);
 }
 
+/*
+ * Copy @p j failed at its 4 KiB block @p at only by its tag: it read (@p tag_only: a
+ * checksum failure, not an unreadable unit; and not logged bad) the same bytes as @p best.
+ */
+static bool lwm_tag_alone_bad(struct graid_array *a, const struct mbio *j, bool tag_only,
+			      const struct mbio *best, size_t at)
+{
+	return tag_only && !badblocks_overlap(a, j->member, j->off + at, BBL_UNIT) &&
+	       !memcmp(j->buf + at, best->buf + at, BBL_UNIT);
+}
+
+/* Whether a failed copy's generation is ahead of copy @p best's. */
+static bool lwm_any_ahead(const uint32_t *g, const bool *gone, size_t n, size_t best)
+{
+	for (size_t j = 0; j < n; j++)
+		if (gone[j] && g[j] != UINT32_MAX && tag_gen_ahead(g[j], g[best]))
+			return true;
+	return false;
+}
+
 size_t lost_write_mirror_heal_source(struct graid_array *a, const struct mbio *ios, size_t n,
-				     const bool *gone, size_t at)
+				     const bool *gone, const bool *tag_only, size_t at)
 {
 	uint32_t g[GRAID_MAX_MEMBERS];
 	size_t best = n, agree = 0, ahead = 0;
@@ -551,16 +572,18 @@ size_t lost_write_mirror_heal_source(struct graid_array *a, const struct mbio *i
 	}
 	/*
 	 * A failed copy whose tag names a generation ahead of the best good copy may be the
-	 * newest (its bytes bad), or its tag may be the corrupt part. It vetoes the heal unless
-	 * more good copies agree with the best than failed copies claim to be ahead: two or
-	 * more agreeing good copies outvote a single failed copy's generation (an absent tag
-	 * has no vote, lwm_compare()).
+	 * newest (its bytes bad, or unreadable): it vetoes the heal (-EIO), since the best is
+	 * then stale. Unless its tag is the corrupt part, which shows only one way: it failed
+	 * its checksum (read, not logged bad) and its bytes are the best copy's, and two or
+	 * more good copies agree with the best (one good copy beside it could be a stale one
+	 * whose bytes the lost write did not change). An absent tag has no vote.
 	 */
 	for (size_t j = 0; best < n && g[best] != UINT32_MAX && j < n; j++) {
 		if (!gone[j] && g[j] == g[best])
 			agree++;
-		if (gone[j] && g[j] != UINT32_MAX && tag_gen_ahead(g[j], g[best]))
+		if (gone[j] && g[j] != UINT32_MAX && tag_gen_ahead(g[j], g[best]) &&
+		    !lwm_tag_alone_bad(a, &ios[j], tag_only[j], &ios[best], at))
 			ahead++;
 	}
-	return ahead && ahead >= agree ? n : best;
+	return ahead || (agree < 2 && lwm_any_ahead(g, gone, n, best)) ? n : best;
 }

@@ -88,17 +88,17 @@ int lost_write_mirror_gens_of(struct graid_array *a, unsigned role, uint64_t off
 /*
  * Scrub's heal of the 4 KiB block @p at bytes into each of the @p n copies read into @p ios
  * (RAID-1/10, one chunk's copies), @p gone[j] true for the copies that could not read it or
- * whose tag failed: the copy to heal them from. Without generations the first copy not
+ * whose tag failed (@p tag_only[j]: its bytes read, only their tag failed): the copy to heal
+ * them from. Without generations the first copy not
  * gone; with them the copy not gone whose generation is the latest, and none (@p n) when a
  * copy that is gone holds a later generation than every copy that is not: those are then
  * stale (a lost write), and the bytes of the one ahead cannot be verified, so nothing is to
  * be copied (a stale copy written over a copy whose tag alone was bad would make the lost
- * write the block's content, unseen), unless more copies not gone agree on the latest
- * generation than gone copies claim one ahead of it: two agreeing good copies outvote one
- * failed copy's generation (its tag may be the corrupt part). @p n also when every copy is
- * gone.
+ * write the block's content, unseen), unless every such copy failed by its tag alone (a
+ * checksum failure over the bytes the best copy holds) and two or more copies not gone
+ * agree on the latest generation. @p n also when every copy is gone.
  */
 size_t lost_write_mirror_heal_source(struct graid_array *a, const struct mbio *ios, size_t n,
-				     const bool *gone, size_t at);
+				     const bool *gone, const bool *tag_only, size_t at);
 
 #endif

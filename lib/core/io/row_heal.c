@@ -66,6 +66,8 @@ static int row_heal_narrow_one(struct mbatch *mb, struct mbio *io, struct row_ba
 			rc = -EAGAIN; /* one error too many: the member is out now */
 		} else {
 			rc = row_bad_add(bad, p->member, p->fault.fd, p->off);
+			if (rc == 0)
+				bad->u[bad->n - 1].csum = p->fault.csum;
 		}
 	}
 	free(piece);
@@ -92,6 +94,19 @@ int row_heal_narrow(struct mbatch *mb, struct mbio *ios, size_t n, struct row_ba
 		rc = rc ? rc : e;
 	}
 	return rc;
+}
+
+bool row_bad_csum_only(const struct row_bad *b, unsigned member, uint64_t off)
+{
+	bool csum = false;
+
+	for (unsigned i = 0; i < b->n; i++)
+		if (b->u[i].member == member && b->u[i].off == off) {
+			if (!b->u[i].csum)
+				return false;
+			csum = true;
+		}
+	return csum;
 }
 
 bool row_bad_cols(const struct row_bad *b, unsigned member, uint64_t off, uint32_t len,

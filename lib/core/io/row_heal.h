@@ -19,6 +19,7 @@ struct row_bad {
 		unsigned member;
 		int fd;              /* the descriptor the read failed on */
 		uint64_t off;        /* data-area byte, a multiple of BBL_UNIT */
+		bool csum;           /* read, its bytes failing their tag (not unreadable) */
 	} *u;
 };
 
@@ -49,6 +50,8 @@ int row_heal_narrow(struct mbatch *mb, struct mbio *ios, size_t n, struct row_ba
  * OR into @p cols the units of [off, off + len) of @p member listed in @p bad (bit i: the
  * unit at off + i * BBL_UNIT); true if any.
  */
+/* Whether @p member's unit at data-area byte @p off is in @p b only for its tag (csum). */
+bool row_bad_csum_only(const struct row_bad *b, unsigned member, uint64_t off);
 bool row_bad_cols(const struct row_bad *b, unsigned member, uint64_t off, uint32_t len,
 		  struct bbl_cols *cols);
 

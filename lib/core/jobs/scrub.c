@@ -451,15 +451,18 @@ static int scrub_mirror_heal(struct scrub_ctx *c, uint64_t stripe, size_t n, boo
 	}
 	for (unsigned u = 0; u < cols; u++) {
 		const size_t at = (size_t)u * BBL_UNIT;
-		bool gone_u[GRAID_MAX_MEMBERS], some = false;
+		bool gone_u[GRAID_MAX_MEMBERS], tag_only[GRAID_MAX_MEMBERS], some = false;
 		size_t good;
 
-		for (size_t j = 0; j < n; j++)
+		for (size_t j = 0; j < n; j++) {
 			some |= gone_u[j] = bbl_cols_test(&gone[j], u);
+			tag_only[j] = gone_u[j] &&
+				      row_bad_csum_only(&c->bad, ios[j].member, ios[j].off + at);
+		}
 		if (!some)
 			continue;
 		/* The copy ahead of the others (generations), never a stale one. */
-		good = lost_write_mirror_heal_source(a, ios, n, gone_u, at);
+		good = lost_write_mirror_heal_source(a, ios, n, gone_u, tag_only, at);
 		for (size_t j = 0; j < n; j++) {
 			int fd;
 
