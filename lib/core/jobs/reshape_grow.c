@@ -104,10 +104,11 @@ static struct reshape_job *grow_job_new(const struct reshape_record *rec)
 	if (!j)
 		return NULL;
 	j->buf = aligned_alloc(ARRAY_ALIGN,
-			       rec->old_geo.level ? grow56_buf_bytes(rec->old_geo.chunk_bytes,
-								     rec->new_geo.nmembers,
-								     rec->old_geo.nmembers)
-						  : (size_t)rec->old_geo.chunk_bytes * GROW_WINDOW_CHUNKS);
+			       rec->old_geo.level
+				       ? grow56_buf_bytes(rec->old_geo.chunk_bytes,
+							  rec->new_geo.nmembers,
+							  rec->old_geo.nmembers)
+				       : (size_t)rec->old_geo.chunk_bytes * GROW_WINDOW_CHUNKS);
 	if (!j->buf || reshape_map_init(&j->map, rec)) {
 		free(j->buf);
 		free(j);

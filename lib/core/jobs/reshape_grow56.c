@@ -117,8 +117,8 @@ static int grow56_read_role(struct graid_array *a, const struct layout *l, uint6
  * The old row is whole with its parity: no window has written it (docs/RESHAPE.md, the
  * invariant), and requests keep its parity through the stripe path.
  */
-int grow56_recover_old(struct graid_array *a, const struct array_reshape *rs,
-			      uint64_t off, uint8_t *dst, uint8_t *scratch, struct bbl_cols *lost)
+int grow56_recover_old(struct graid_array *a, const struct array_reshape *rs, uint64_t off,
+		       uint8_t *dst, uint8_t *scratch, struct bbl_cols *lost)
 {
 	const struct layout *l = &rs->old_lay;
 	const unsigned nroles = l->ndata + l->nparity;

@@ -29,7 +29,7 @@
 #include "meta/bitmap.h"
 
 /* One batch: new rows [r0, r0 + n), their chunks in role order at buf, a row after another. */
-struct g56_batch {
+struct grow56_batch {
 	const struct layout *l;
 	uint64_t r0;
 	unsigned n, nroles;
@@ -39,13 +39,14 @@ struct g56_batch {
 	bool *out;              /* n: a role of the row was out, or went out */
 };
 
-static uint8_t *g56_block(const struct g56_batch *b, unsigned k, unsigned r)
+static uint8_t *grow56_batch_block(const struct grow56_batch *b, unsigned k, unsigned r)
 {
 	return b->buf + ((size_t)k * b->nroles + r) * b->l->chunk;
 }
 
 /* The row (@p k) and role (@p r) of the chunk at @p p in the batch's buffer. */
-static void g56_where(const struct g56_batch *b, const uint8_t *p, unsigned *k, unsigned *r)
+static void grow56_batch_where(const struct grow56_batch *b, const uint8_t *p, unsigned *k,
+			       unsigned *r)
 {
 	size_t i = (size_t)(p - b->buf) / b->l->chunk;
 
@@ -54,14 +55,14 @@ static void g56_where(const struct g56_batch *b, const uint8_t *p, unsigned *k, 
 }
 
 /* The ring broke (nothing more completes on it): the job stops, its position kept. */
-static int g56_ring_rc(const struct reshape_io *rio, int rc)
+static int grow56_batch_ring_rc(const struct reshape_io *rio, int rc)
 {
 	return rio->mb.broken ? (rc ? rc : -EIO) : 0;
 }
 
 /* Phase A: every direct read at once; a chunk its old place cannot give set in recover. */
-static int g56_read(struct graid_array *a, const struct array_reshape *rs,
-		    struct reshape_io *rio, struct g56_batch *b)
+static int grow56_batch_read(struct graid_array *a, const struct array_reshape *rs,
+			     struct reshape_io *rio, struct grow56_batch *b)
 {
 	const struct layout *l = b->l;
 	size_t n;
@@ -74,7 +75,7 @@ static int g56_read(struct graid_array *a, const struct array_reshape *rs,
 
 			if (off >= rs->end) {
 				/* The added space: zeroes, parity consistent with them. */
-				memset(g56_block(b, k, d), 0, l->chunk);
+				memset(grow56_batch_block(b, k, d), 0, l->chunk);
 				continue;
 			}
 			layout_map(&rs->old_lay, off, &o);
@@ -82,12 +83,12 @@ static int g56_read(struct graid_array *a, const struct array_reshape *rs,
 			    badblocks_overlap(a, o.member, o.member_off, l->chunk))
 				b->recover[(size_t)k * l->ndata + d] = true;
 			else
-				reshape_io_add(rio, o.member, false, g56_block(b, k, d), l->chunk,
-					       o.member_off);
+				reshape_io_add(rio, o.member, false, grow56_batch_block(b, k, d),
+					       l->chunk, o.member_off);
 		}
 	rc = reshape_io_run(rio, "reading chunks to move from", &n);
-	if (g56_ring_rc(rio, rc))
-		return g56_ring_rc(rio, rc);
+	if (grow56_batch_ring_rc(rio, rc))
+		return grow56_batch_ring_rc(rio, rc);
 	for (size_t i = 0; i < n; i++) {
 		const struct mbio *io = &rio->ios[i];
 		unsigned k, d;
@@ -98,15 +99,15 @@ static int g56_read(struct graid_array *a, const struct array_reshape *rs,
 		 * A medium error (the member stays), a stale read (the role changed device), or
 		 * the member failed by member_batch.c: its old row gives it (phase B).
 		 */
-		g56_where(b, io->buf, &k, &d);
+		grow56_batch_where(b, io->buf, &k, &d);
 		b->recover[(size_t)k * l->ndata + d] = true;
 	}
 	return atomic_load(&a->broken) ? -EIO : 0;
 }
 
 /* Phase B: the chunks phase A could not give, from their old rows through the engine. */
-static int g56_recover(struct graid_array *a, const struct array_reshape *rs,
-		       struct g56_batch *b, uint8_t *scratch)
+static int grow56_batch_recover(struct graid_array *a, const struct array_reshape *rs,
+				struct grow56_batch *b, uint8_t *scratch)
 {
 	const struct layout *l = b->l;
 	int rc = 0;
@@ -118,13 +119,14 @@ static int g56_recover(struct graid_array *a, const struct array_reshape *rs,
 			if (b->recover[i])
 				rc = grow56_recover_old(a, rs,
 							((b->r0 + k) * l->ndata + d) * l->chunk,
-							g56_block(b, k, d), scratch, &b->lost[i]);
+							grow56_batch_block(b, k, d), scratch,
+							&b->lost[i]);
 		}
 	return rc;
 }
 
 /* Phase C: each row's parity. */
-static int g56_parity(struct graid_array *a, struct g56_batch *b)
+static int grow56_batch_parity(struct graid_array *a, struct grow56_batch *b)
 {
 	const struct layout *l = b->l;
 	int rc = 0;
@@ -133,7 +135,7 @@ static int g56_parity(struct graid_array *a, struct g56_batch *b)
 		uint8_t *blocks[GRAID_MAX_MEMBERS];
 
 		for (unsigned r = 0; r < b->nroles; r++)
-			blocks[r] = g56_block(b, k, r);
+			blocks[r] = grow56_batch_block(b, k, r);
 		rc = graid_parity_gen(a->be, l->ndata, l->nparity, l->chunk, 1, blocks);
 	}
 	return rc;
@@ -144,8 +146,8 @@ static int g56_parity(struct graid_array *a, struct g56_batch *b)
  * with a lost unit is recorded lost in the parity too: parity made over the zeroes would
  * otherwise "recover" the unit as valid zeroes (as grow56_write_row says).
  */
-static int g56_write(struct graid_array *a, struct reshape_io *rio, struct g56_batch *b,
-		     bool *written)
+static int grow56_batch_write(struct graid_array *a, struct reshape_io *rio, struct grow56_batch *b,
+			      bool *written)
 {
 	const struct layout *l = b->l;
 	size_t n;
@@ -159,12 +161,12 @@ static int g56_write(struct graid_array *a, struct reshape_io *rio, struct g56_b
 			if (!array_role_alive(a, m))
 				b->out[k] = true;
 			else
-				reshape_io_add(rio, m, true, g56_block(b, k, r), l->chunk,
+				reshape_io_add(rio, m, true, grow56_batch_block(b, k, r), l->chunk,
 					       row * l->chunk);
 		}
 	rc = reshape_io_run(rio, "writing the new rows to", &n);
-	if (g56_ring_rc(rio, rc))
-		return g56_ring_rc(rio, rc);
+	if (grow56_batch_ring_rc(rio, rc))
+		return grow56_batch_ring_rc(rio, rc);
 	rc = 0;
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		const struct mbio *io = &rio->ios[i];
@@ -172,7 +174,7 @@ static int g56_write(struct graid_array *a, struct reshape_io *rio, struct g56_b
 		const struct bbl_cols *lost = &plost;
 		unsigned k, r;
 
-		g56_where(b, io->buf, &k, &r);
+		grow56_batch_where(b, io->buf, &k, &r);
 		if (io->res != (int)io->len) {
 			b->out[k] = true; /* member_batch.c took the member out */
 			continue;
@@ -192,9 +194,9 @@ static int g56_write(struct graid_array *a, struct reshape_io *rio, struct g56_b
 }
 
 /* One batch, its rows' bitmap marks around it. */
-static int g56_batch_run(struct graid_array *a, const struct array_reshape *rs,
-			 struct reshape_io *rio, struct g56_batch *b, uint8_t *scratch,
-			 bool *written)
+static int grow56_batch_run(struct graid_array *a, const struct array_reshape *rs,
+			    struct reshape_io *rio, struct grow56_batch *b, uint8_t *scratch,
+			    bool *written)
 {
 	/* A role out: the rows are written around it and marked first, held through the writes. */
 	bool marked = grow56_dead_member(a, rs) < a->nmembers, out = false;
@@ -207,13 +209,13 @@ static int g56_batch_run(struct graid_array *a, const struct array_reshape *rs,
 	for (; marked && rc == 0 && started < b->n; started++)
 		rc = bitmap_start_write(a, b->r0 + started);
 	if (rc == 0)
-		rc = g56_read(a, rs, rio, b);
+		rc = grow56_batch_read(a, rs, rio, b);
 	if (rc == 0)
-		rc = g56_recover(a, rs, b, scratch);
+		rc = grow56_batch_recover(a, rs, b, scratch);
 	if (rc == 0)
-		rc = g56_parity(a, b);
+		rc = grow56_batch_parity(a, b);
 	if (rc == 0)
-		rc = g56_write(a, rio, b, written);
+		rc = grow56_batch_write(a, rio, b, written);
 	for (unsigned k = 0; k < started; k++)
 		bitmap_end_write(a, b->r0 + k);
 	for (unsigned k = 0; k < b->n; k++)
@@ -230,7 +232,7 @@ int grow56_window_rows(struct graid_array *a, const struct array_reshape *rs,
 {
 	const struct layout *l = &rs->new_lay;
 	unsigned cap = grow56_batch_rows(l->chunk, l->nmembers);
-	struct g56_batch b = { .l = l, .nroles = l->ndata + l->nparity, .buf = buf };
+	struct grow56_batch b = { .l = l, .nroles = l->ndata + l->nparity, .buf = buf };
 	uint8_t *scratch = buf + (size_t)cap * l->nmembers * l->chunk;
 	int rc = 0;
 
@@ -242,7 +244,7 @@ int grow56_window_rows(struct graid_array *a, const struct array_reshape *rs,
 	for (uint64_t row = r0; rc == 0 && row < r1; row += b.n) {
 		b.r0 = row;
 		b.n = r1 - row < cap ? (unsigned)(r1 - row) : cap;
-		rc = g56_batch_run(a, rs, rio, &b, scratch, written);
+		rc = grow56_batch_run(a, rs, rio, &b, scratch, written);
 	}
 	free(b.lost);
 	free(b.recover);
