@@ -61,7 +61,7 @@ struct reshape_job {
 	struct reshape_map map;     /* the record's two geometries, for the window math */
 	struct reshape_rec_io io;   /* record writes (the job is their one writer) */
 	struct reshape_io rio;      /* the windows' member I/O, on the job's thread */
-	/* RAID-0: a window's chunks; RAID-5/6: a new row's chunks, then an old row's. */
+	/* RAID-0: a window's chunks; RAID-5/6: a batch's new rows' chunks, then an old row's. */
 	uint8_t *buf;
 	pthread_mutex_t lock;       /* ended and result */
 	pthread_cond_t cond;
@@ -103,10 +103,12 @@ static struct reshape_job *grow_job_new(const struct reshape_record *rec)
 
 	if (!j)
 		return NULL;
-	j->buf = aligned_alloc(ARRAY_ALIGN, (size_t)rec->old_geo.chunk_bytes *
-						    (rec->old_geo.level ? rec->new_geo.nmembers +
-									  rec->old_geo.nmembers
-									: GROW_WINDOW_CHUNKS));
+	j->buf = aligned_alloc(ARRAY_ALIGN,
+			       rec->old_geo.level
+				       ? grow56_buf_bytes(rec->old_geo.chunk_bytes,
+							  rec->new_geo.nmembers,
+							  rec->old_geo.nmembers)
+				       : (size_t)rec->old_geo.chunk_bytes * GROW_WINDOW_CHUNKS);
 	if (!j->buf || reshape_map_init(&j->map, rec)) {
 		free(j->buf);
 		free(j);
@@ -473,13 +475,22 @@ static int grow56_prep_added(struct graid_array *a, struct member *m, unsigned n
 	return rc;
 }
 
-/* The most a RAID-5/6 window moves (less where less is safe, at least one new row). */
+/*
+ * The most a RAID-5/6 window moves (less where less is safe, at least one new row): a
+ * batch of rows (grow56_batch_rows: a few MiB, its I/O in flight at once), and no less than
+ * GROW_WINDOW_CHUNKS chunks or GROW56_WINDOW_ROWS rows (a window larger than a batch is
+ * moved a batch at a time, under one flush and record).
+ */
 static uint64_t grow56_limit(const struct reshape_map *m)
 {
 	uint64_t unit = reshape_window_unit(m);
 	uint64_t limit = (uint64_t)GROW_WINDOW_CHUNKS * m->new_g.lay.chunk;
+	uint64_t batch = (uint64_t)grow56_batch_rows(m->new_g.lay.chunk, m->new_g.lay.nmembers) *
+			 m->new_g.lay.ndata * m->new_g.lay.chunk;
 
-	return limit < GROW56_WINDOW_ROWS * unit ? GROW56_WINDOW_ROWS * unit : limit;
+	if (limit < GROW56_WINDOW_ROWS * unit)
+		limit = GROW56_WINDOW_ROWS * unit;
+	return limit < batch ? batch : limit;
 }
 
 /*
@@ -515,7 +526,7 @@ static int grow56_window(struct graid_array *a, struct reshape_job *j,
 		return -ENOMEM;
 	nheld = grow_lock(a, w.new_row0, w.new_row1 + 1, held, 0);
 	nheld = grow_lock(a, w.old_row0, w.old_row1 + 1, held, nheld);
-	rc = grow56_rows(a, rs, &j->rec, w.new_row0, w.new_row1 + 1, false, j->buf, written);
+	rc = grow56_window_rows(a, rs, &j->rio, w.new_row0, w.new_row1 + 1, j->buf, written);
 	if (rc == 0)
 		rc = grow56_flush(a, written, w.new_row0, w.new_row1 + 1);
 	if (rc == 0) {
@@ -783,6 +794,22 @@ static int grow_test_hold(struct graid_array *a, struct reshape_job *j)
 }
 #endif
 
+/*
+ * The job's ring's room: RAID-0 a window's chunks, or one chunk's 4 KiB units
+ * (grow_read_narrow); RAID-5/6 a batch's writes (rows x new members, more than its reads).
+ */
+static size_t grow_io_cap(const struct reshape_record *rec)
+{
+	size_t cap = GROW_WINDOW_CHUNKS, units = rec->old_geo.chunk_bytes / BBL_UNIT;
+	size_t rows = rec->old_geo.level ? (size_t)grow56_batch_rows(rec->new_geo.chunk_bytes,
+								     rec->new_geo.nmembers) *
+						   rec->new_geo.nmembers
+					 : 0;
+
+	cap = cap < units ? units : cap;
+	return cap < rows ? rows : cap;
+}
+
 static void *grow_main(void *arg)
 {
 	struct graid_array *a = arg;
@@ -794,10 +821,7 @@ static void *grow_main(void *arg)
 
 	reshape_progress_start(&prog, a, rs, j->rec.new_geo.nmembers - j->rec.old_geo.nmembers,
 			       j->rec.position);
-	/* A window's chunks, or one chunk's 4 KiB units (grow_read_narrow). */
-	rc = reshape_io_open(&j->rio, a, j->rec.old_geo.chunk_bytes / BBL_UNIT > GROW_WINDOW_CHUNKS
-					     ? j->rec.old_geo.chunk_bytes / BBL_UNIT
-					     : GROW_WINDOW_CHUNKS);
+	rc = reshape_io_open(&j->rio, a, grow_io_cap(&j->rec));
 	if (rc)
 		graid__log(GRAID_LOG_ERR, "reshape: the job's ring: %s", graid_strerror(rc));
 	if (rc == 0)

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A RAID-5/6 grow's member I/O (docs/RESHAPE.md, "RAID-5/6 growing, as built"): whole new
- * rows with their parity, and the staged copy. The caller holds the row locks, flushes, and
+ * rows with their parity a chunk at a time, synchronously (the STAGED step's rows; the
+ * windows batch theirs in reshape_grow56_batch.c over the recovery here), and the staged
+ * copy. The caller holds the row locks, flushes, and
  * writes the record: this file moves bytes, and keeps what the bytes cannot say (a member
  * that missed a row: the bitmap; a unit that holds nothing valid: the bad-block log) true
  * at their new places before the caller's record can advance past them.
@@ -21,10 +23,19 @@
 #include "meta/bitmap.h"
 #include "meta/member_fail.h"
 
-size_t grow56_buf_bytes(const struct array_reshape *rs)
+unsigned grow56_batch_rows(uint32_t chunk, unsigned new_nmembers)
 {
-	/* A new row's chunks, then an old row's (a degraded read's survivors). */
-	return (size_t)(rs->new_lay.nmembers + rs->old_lay.nmembers) * rs->new_lay.chunk;
+	size_t row = (size_t)new_nmembers * chunk;
+
+	/* At least one row: a 1 MiB chunk's rows keep the buffer near 16 MiB with the old row. */
+	return row >= GROW56_BATCH_BYTES ? 1u : (unsigned)(GROW56_BATCH_BYTES / row);
+}
+
+size_t grow56_buf_bytes(uint32_t chunk, unsigned new_nmembers, unsigned old_nmembers)
+{
+	/* A batch's new rows' chunks, then an old row's (a degraded read's survivors). */
+	return ((size_t)grow56_batch_rows(chunk, new_nmembers) * new_nmembers + old_nmembers) *
+	       chunk;
 }
 
 unsigned grow56_dead_member(const struct graid_array *a, const struct array_reshape *rs)
@@ -103,15 +114,11 @@ static int grow56_read_role(struct graid_array *a, const struct layout *l, uint6
 }
 
 /*
- * The data chunk at array byte @p off recovered from its old row through the engine into
- * @p dst (@p scratch: an old row's chunks), 4 KiB column by column: its old member is out,
- * its log records units of it, or a read of it failed. The row is whole with its parity: no
- * window has written it (docs/RESHAPE.md, the invariant), and requests keep its parity
- * through the stripe path. A column with more erasures than parity covers stays lost: set
- * in @p lost and zeroes in @p dst (the caller records it at the new place).
+ * The old row is whole with its parity: no window has written it (docs/RESHAPE.md, the
+ * invariant), and requests keep its parity through the stripe path.
  */
-static int grow56_recover_old(struct graid_array *a, const struct array_reshape *rs,
-			      uint64_t off, uint8_t *dst, uint8_t *scratch, struct bbl_cols *lost)
+int grow56_recover_old(struct graid_array *a, const struct array_reshape *rs, uint64_t off,
+		       uint8_t *dst, uint8_t *scratch, struct bbl_cols *lost)
 {
 	const struct layout *l = &rs->old_lay;
 	const unsigned nroles = l->ndata + l->nparity;

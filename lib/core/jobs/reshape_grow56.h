@@ -11,11 +11,25 @@
 
 #include "array/array.h"
 #include "format/reshape_format.h"
-
-/* Bytes the job's buffer needs: a new row's chunks, then an old row's (degraded reads). */
-size_t grow56_buf_bytes(const struct array_reshape *rs);
+#include "jobs/reshape_io.h"
+#include "meta/badblocks.h"
 
 /*
+ * The new rows a batch of a window holds at once (grow56_window_rows): as many as fit in
+ * GROW56_BATCH_BYTES of chunks (a few MiB of data), at least one.
+ */
+#define GROW56_BATCH_BYTES (8u << 20)
+unsigned grow56_batch_rows(uint32_t chunk, unsigned new_nmembers);
+
+/*
+ * Bytes the job's buffer needs: a batch's new rows' chunks (grow56_batch_rows), then an old
+ * row's (degraded reads).
+ */
+size_t grow56_buf_bytes(uint32_t chunk, unsigned new_nmembers, unsigned old_nmembers);
+
+/*
+ * The STAGED step's rows, a chunk at a time with synchronous I/O (it runs at an open too,
+ * before the job's ring exists; the windows take grow56_window_rows()).
  * Write new rows [@p r0, @p r1) whole: each data chunk read from its old place (or, @p
  * staged, from the record's staged copy; past the end: zeroes), parity computed through the
  * engine, every chunk and parity written. @p written marks the members written (the caller
@@ -33,6 +47,31 @@ size_t grow56_buf_bytes(const struct array_reshape *rs);
 int grow56_rows(struct graid_array *a, const struct array_reshape *rs,
 		const struct reshape_record *rec, uint64_t r0, uint64_t r1, bool staged,
 		uint8_t *buf, bool *written);
+
+/*
+ * Write new rows [@p r0, @p r1) whole, as grow56_rows() (not staged) does and with the same
+ * guarantees, a batch of grow56_batch_rows() rows at a time on the job's ring @p rio
+ * (reshape_grow56_batch.c): every direct read of the batch at once, the rare chunks its old
+ * place cannot give recovered one by one (grow56_recover_old), parity per row, then every
+ * write of the batch at once. @p buf holds grow56_buf_bytes(); @p rio has room for a batch's
+ * writes (rows x new members).
+ * @return grow56_rows()'s; -errno the ring broke.
+ */
+int grow56_window_rows(struct graid_array *a, const struct array_reshape *rs,
+		       struct reshape_io *rio, uint64_t r0, uint64_t r1, uint8_t *buf,
+		       bool *written);
+
+/*
+ * The data chunk at array byte @p off recovered from its old row through the engine into
+ * @p dst (@p scratch: an old row's chunks), 4 KiB column by column: its old member is out,
+ * its log records units of it, or a read of it failed. Each role's read error counts against
+ * its member (array_member_read_error); a member failing otherwise is taken out. A column
+ * with more erasures than parity covers stays lost: set in @p lost and zeroes in @p dst (the
+ * caller records it at the new place).
+ * @return 0; -EIO the array broke; the engine's error.
+ */
+int grow56_recover_old(struct graid_array *a, const struct array_reshape *rs, uint64_t off,
+		       uint8_t *dst, uint8_t *scratch, struct bbl_cols *lost);
 
 /*
  * Copy array bytes [stage_array_off, + stage_bytes) of @p rec from their old places to the

@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A RAID-5/6 grow's windows, a batch of new rows at a time on the job's ring
+ * (docs/RESHAPE.md, "RAID-5/6 growing, as built"): what grow56_rows() does a chunk at a
+ * time with synchronous I/O, with each phase's I/O in flight at once. The guarantees are
+ * the same, phase by phase:
+ *   A. every data chunk its old place can give, read at once (the old member alive, its log
+ *      naming nothing there, inside the old size; past it: zeroes);
+ *   B. the others (member out, log entries, a read that failed) recovered from their old row
+ *      through the engine, synchronously (grow56_recover_old: rare, and it counts a medium
+ *      error against its member when it reads the role again);
+ *   C. parity per row through the engine;
+ *   D. every write of the batch to the live members at once. A write that fails took its
+ *      member out (member_batch.c fails it, as the stripe path does) and its row goes on
+ *      around it; each place written has its log kept true (reshape_carry_loss).
+ * Rows with a role out at the batch's start are marked in the bitmap before the writes (and
+ * held marked through them), rows of a batch where a role went out during it after: before
+ * the caller's flush and record, all a crash or a catch-up needs.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libgraid/graid_backend.h>
+
+#include "jobs/reshape_grow56.h"
+#include "member/member.h"
+#include "meta/badblocks.h"
+#include "meta/bitmap.h"
+
+/* One batch: new rows [r0, r0 + n), their chunks in role order at buf, a row after another. */
+struct grow56_batch {
+	const struct layout *l;
+	uint64_t r0;
+	unsigned n, nroles;
+	uint8_t *buf;
+	struct bbl_cols *lost;  /* n x ndata: units holding nothing valid */
+	bool *recover;          /* n x ndata: to recover from the old row (phase B) */
+	bool *out;              /* n: a role of the row was out, or went out */
+};
+
+static uint8_t *grow56_batch_block(const struct grow56_batch *b, unsigned k, unsigned r)
+{
+	return b->buf + ((size_t)k * b->nroles + r) * b->l->chunk;
+}
+
+/* The row (@p k) and role (@p r) of the chunk at @p p in the batch's buffer. */
+static void grow56_batch_where(const struct grow56_batch *b, const uint8_t *p, unsigned *k,
+			       unsigned *r)
+{
+	size_t i = (size_t)(p - b->buf) / b->l->chunk;
+
+	*k = (unsigned)(i / b->nroles);
+	*r = (unsigned)(i % b->nroles);
+}
+
+/* The ring broke (nothing more completes on it): the job stops, its position kept. */
+static int grow56_batch_ring_rc(const struct reshape_io *rio, int rc)
+{
+	return rio->mb.broken ? (rc ? rc : -EIO) : 0;
+}
+
+/* Phase A: every direct read at once; a chunk its old place cannot give set in recover. */
+static int grow56_batch_read(struct graid_array *a, const struct array_reshape *rs,
+			     struct reshape_io *rio, struct grow56_batch *b)
+{
+	const struct layout *l = b->l;
+	size_t n;
+	int rc;
+
+	for (unsigned k = 0; k < b->n; k++)
+		for (unsigned d = 0; d < l->ndata; d++) {
+			uint64_t off = ((b->r0 + k) * l->ndata + d) * l->chunk;
+			struct layout_pos o;
+
+			if (off >= rs->end) {
+				/* The added space: zeroes, parity consistent with them. */
+				memset(grow56_batch_block(b, k, d), 0, l->chunk);
+				continue;
+			}
+			layout_map(&rs->old_lay, off, &o);
+			if (!array_role_alive(a, o.member) ||
+			    badblocks_overlap(a, o.member, o.member_off, l->chunk))
+				b->recover[(size_t)k * l->ndata + d] = true;
+			else
+				reshape_io_add(rio, o.member, false, grow56_batch_block(b, k, d),
+					       l->chunk, o.member_off);
+		}
+	rc = reshape_io_run(rio, "reading chunks to move from", &n);
+	if (grow56_batch_ring_rc(rio, rc))
+		return grow56_batch_ring_rc(rio, rc);
+	for (size_t i = 0; i < n; i++) {
+		const struct mbio *io = &rio->ios[i];
+		unsigned k, d;
+
+		if (io->res == (int)io->len)
+			continue;
+		/*
+		 * A medium error (the member stays), a stale read (the role changed device), or
+		 * the member failed by member_batch.c: its old row gives it (phase B).
+		 */
+		grow56_batch_where(b, io->buf, &k, &d);
+		b->recover[(size_t)k * l->ndata + d] = true;
+	}
+	return atomic_load(&a->broken) ? -EIO : 0;
+}
+
+/* Phase B: the chunks phase A could not give, from their old rows through the engine. */
+static int grow56_batch_recover(struct graid_array *a, const struct array_reshape *rs,
+				struct grow56_batch *b, uint8_t *scratch)
+{
+	const struct layout *l = b->l;
+	int rc = 0;
+
+	for (unsigned k = 0; rc == 0 && k < b->n; k++)
+		for (unsigned d = 0; rc == 0 && d < l->ndata; d++) {
+			size_t i = (size_t)k * l->ndata + d;
+
+			if (b->recover[i])
+				rc = grow56_recover_old(a, rs,
+							((b->r0 + k) * l->ndata + d) * l->chunk,
+							grow56_batch_block(b, k, d), scratch,
+							&b->lost[i]);
+		}
+	return rc;
+}
+
+/* Phase C: each row's parity. */
+static int grow56_batch_parity(struct graid_array *a, struct grow56_batch *b)
+{
+	const struct layout *l = b->l;
+	int rc = 0;
+
+	for (unsigned k = 0; rc == 0 && k < b->n; k++) {
+		uint8_t *blocks[GRAID_MAX_MEMBERS];
+
+		for (unsigned r = 0; r < b->nroles; r++)
+			blocks[r] = grow56_batch_block(b, k, r);
+		rc = graid_parity_gen(a->be, l->ndata, l->nparity, l->chunk, 1, blocks);
+	}
+	return rc;
+}
+
+/*
+ * Phase D: every write to a live member at once, then each place's log kept true. A column
+ * with a lost unit is recorded lost in the parity too: parity made over the zeroes would
+ * otherwise "recover" the unit as valid zeroes (as grow56_write_row says).
+ */
+static int grow56_batch_write(struct graid_array *a, struct reshape_io *rio, struct grow56_batch *b,
+			      bool *written)
+{
+	const struct layout *l = b->l;
+	size_t n;
+	int rc;
+
+	for (unsigned k = 0; k < b->n; k++)
+		for (unsigned r = 0; r < b->nroles; r++) {
+			uint64_t row = b->r0 + k;
+			unsigned m = layout_role_member(l, row, r);
+
+			if (!array_role_alive(a, m))
+				b->out[k] = true;
+			else
+				reshape_io_add(rio, m, true, grow56_batch_block(b, k, r), l->chunk,
+					       row * l->chunk);
+		}
+	rc = reshape_io_run(rio, "writing the new rows to", &n);
+	if (grow56_batch_ring_rc(rio, rc))
+		return grow56_batch_ring_rc(rio, rc);
+	rc = 0;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		const struct mbio *io = &rio->ios[i];
+		struct bbl_cols plost = { { 0 } };
+		const struct bbl_cols *lost = &plost;
+		unsigned k, r;
+
+		grow56_batch_where(b, io->buf, &k, &r);
+		if (io->res != (int)io->len) {
+			b->out[k] = true; /* member_batch.c took the member out */
+			continue;
+		}
+		written[io->member] = true;
+		if (r < l->ndata)
+			lost = &b->lost[(size_t)k * l->ndata + r];
+		else
+			for (unsigned d = 0; d < l->ndata; d++)
+				for (unsigned w = 0; w < BBL_COLS_WORDS; w++)
+					plost.w[w] |= b->lost[(size_t)k * l->ndata + d].w[w];
+		rc = reshape_carry_loss(a, io->member, io->fault.fd, io->off, l->chunk, lost);
+	}
+	if (rc == 0 && atomic_load(&a->broken))
+		rc = -EIO;
+	return rc;
+}
+
+/* One batch, its rows' bitmap marks around it. */
+static int grow56_batch_run(struct graid_array *a, const struct array_reshape *rs,
+			    struct reshape_io *rio, struct grow56_batch *b, uint8_t *scratch,
+			    bool *written)
+{
+	/* A role out: the rows are written around it and marked first, held through the writes. */
+	bool marked = grow56_dead_member(a, rs) < a->nmembers, out = false;
+	unsigned started = 0;
+	int rc = 0;
+
+	memset(b->lost, 0, sizeof(*b->lost) * b->n * b->l->ndata);
+	memset(b->recover, 0, sizeof(*b->recover) * b->n * b->l->ndata);
+	memset(b->out, 0, sizeof(*b->out) * b->n);
+	for (; marked && rc == 0 && started < b->n; started++)
+		rc = bitmap_start_write(a, b->r0 + started);
+	if (rc == 0)
+		rc = grow56_batch_read(a, rs, rio, b);
+	if (rc == 0)
+		rc = grow56_batch_recover(a, rs, b, scratch);
+	if (rc == 0)
+		rc = grow56_batch_parity(a, b);
+	if (rc == 0)
+		rc = grow56_batch_write(a, rio, b, written);
+	for (unsigned k = 0; k < started; k++)
+		bitmap_end_write(a, b->r0 + k);
+	for (unsigned k = 0; k < b->n; k++)
+		out |= b->out[k];
+	/* A member that went out during the batch (its write, anyone's I/O): its rows marked. */
+	if (rc == 0 && !marked && (out || grow56_dead_member(a, rs) < a->nmembers))
+		rc = grow56_mark_rows(a, b->r0, b->r0 + b->n);
+	return rc;
+}
+
+int grow56_window_rows(struct graid_array *a, const struct array_reshape *rs,
+		       struct reshape_io *rio, uint64_t r0, uint64_t r1, uint8_t *buf,
+		       bool *written)
+{
+	const struct layout *l = &rs->new_lay;
+	unsigned cap = grow56_batch_rows(l->chunk, l->nmembers);
+	struct grow56_batch b = { .l = l, .nroles = l->ndata + l->nparity, .buf = buf };
+	uint8_t *scratch = buf + (size_t)cap * l->nmembers * l->chunk;
+	int rc = 0;
+
+	b.lost = calloc((size_t)cap * l->ndata, sizeof(*b.lost));
+	b.recover = calloc((size_t)cap * l->ndata, sizeof(*b.recover));
+	b.out = calloc(cap, sizeof(*b.out));
+	if (!b.lost || !b.recover || !b.out)
+		rc = -ENOMEM;
+	for (uint64_t row = r0; rc == 0 && row < r1; row += b.n) {
+		b.r0 = row;
+		b.n = r1 - row < cap ? (unsigned)(r1 - row) : cap;
+		rc = grow56_batch_run(a, rs, rio, &b, scratch, written);
+	}
+	free(b.lost);
+	free(b.recover);
+	free(b.out);
+	return rc;
+}
