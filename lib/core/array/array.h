@@ -374,10 +374,10 @@ struct graid_array {
 	atomic_uint nfailed;           /* roles failed or missing */
 	atomic_bool broken;            /* more failed than the level tolerates */
 	/*
-	 * A member was taken out and the superblock round that records it did not reach every
-	 * member the array needs: a write that went around it is not acknowledged (-EIO) until
-	 * a round succeeds, since the next open could take the member back as current and
-	 * serve its old bytes over the write (meta/member_fail.c).
+	 * A member was taken out and the superblock round that records it reached no member
+	 * still in: a write is not acknowledged (-EIO) until a round reaches one, since the
+	 * next open could take the member back as current and serve its old bytes over the
+	 * write (meta/member_fail.h array_member_out_record).
 	 */
 	atomic_bool fail_unrecorded;
 	/* Another host took the array over (a higher owner epoch on the members): no more I/O. */

@@ -429,9 +429,7 @@ static void sop_simple_done(struct graid_queue *q, struct sop *s, bool broken)
 
 void sop_io_done(struct graid_queue *q, struct sop *s)
 {
-	/* A write that went around a member whose going out is not recorded is not durable. */
-	bool broken = atomic_load(&q->a->broken) ||
-		      (s->req->write && atomic_load(&q->a->fail_unrecorded));
+	bool broken = atomic_load(&q->a->broken);
 
 	if (s->err) {
 		sop_finish(q, s, s->err);

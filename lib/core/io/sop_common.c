@@ -61,6 +61,13 @@ void sop_finish(struct graid_queue *q, struct sop *s, int err)
 	/* Before its marks end: a crash until the round is done must find them still set. */
 	if (s->req->write && !err)
 		array_sb_fence(q->a);
+	/*
+	 * After it: a member out whose round missed a member the array needs (member_fail.h
+	 * array_member_out_record): the next open could take it back as current and serve
+	 * its old bytes over this write. Not acknowledged.
+	 */
+	if (s->req->write && !err && atomic_load(&q->a->fail_unrecorded))
+		err = -EIO;
 	if (s->rs_marked) {
 		/* A reshape's operation: marked on both its rows (sop.c sop_mark_write). */
 		for (unsigned k = 0; k < 2; k++) {

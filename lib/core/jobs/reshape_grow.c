@@ -337,6 +337,13 @@ static int grow_record_next(struct graid_array *a, struct reshape_job *j,
 {
 	int rc;
 
+	/*
+	 * A member out whose superblock round missed a member the array needs (member_fail.h):
+	 * the next open could take it back as current, with its old rows where this record
+	 * says new ones are. Not recorded: the job stops and is tried again.
+	 */
+	if (atomic_load(&a->fail_unrecorded))
+		return -EIO;
 	rec->generation = j->rec.generation + 1;
 	rc = reshape_rec_write(a, &j->io, rec, false);
 	if (rc > 0 && atomic_load(&a->broken))
@@ -665,6 +672,8 @@ static int grow_finish(struct graid_array *a, struct reshape_job *j, struct arra
 	uint64_t old_size = rs->end;
 	int rc;
 
+	if (atomic_load(&a->fail_unrecorded))
+		return -EIO; /* as grow_record_next(): tried again once the round lands */
 	rec.generation++;
 	rec.phase = RESHAPE_PHASE_FINISHING;
 	rec.position = rs->end;

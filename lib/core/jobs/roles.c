@@ -14,6 +14,7 @@
 #include "array/array.h"
 #include "meta/badblocks.h"
 #include "meta/journal.h"
+#include "meta/member_fail.h"
 #include "jobs/jobs.h"
 #include "member/member_replace.h"
 #include "member/member.h"
@@ -412,7 +413,7 @@ GRAID_API int graid_array_fail_member(struct graid_array *a, unsigned idx)
 		a->events++;
 		a->members[idx].role.left_events = a->events;
 		array_recount(a);
-		array_write_superblocks(a, 0);
+		array_member_out_record(a, idx);
 		array_event(a, GRAID_EVENT_MEMBER_FAILED, (int)idx, 0, 0, 0);
 		array_spare_takeover(a, idx);
 	}

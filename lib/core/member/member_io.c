@@ -451,8 +451,12 @@ static int member_prep(struct io_uring *ring, struct graid_array *a, unsigned me
 		if (sqe) {
 			io_uring_prep_nop(sqe);
 			io_uring_sqe_set_data(sqe, user_data);
+			return 0;
 		}
-		return sqe ? 0 : -EAGAIN; /* not tagged: nothing to end */
+		/* Not tagged: nothing to end; prepared again, with the words it came with. */
+		mf->meta_in = meta_in;
+		mf->meta_err = meta_err;
+		return -EAGAIN;
 	}
 	rc = mio_issue(ring, a, member, write, buf, len, iov, iovcnt, off, rw_flags, buf_index,
 		       user_data, mf);

@@ -378,17 +378,32 @@ void array_sb_fence(struct graid_array *a)
  * failures are judged where they happen (meta_sb_failed, array_owner_check), and a wait
  * that outlived them would only hold every later write on meta_lock.
  */
+/* Whether a role still in took this handle's last superblock (its write succeeded). */
+static bool meta_some_role_took(struct graid_array *a)
+{
+	for (unsigned i = 0; i < a->nmembers; i++)
+		if (array_role_writable(a, i) && a->members[i].dev.fd >= 0 &&
+		    a->members[i].dev.sb_ours)
+			return true;
+	return false;
+}
+
 int array_write_superblocks(struct graid_array *a, uint32_t flags)
 {
 	uint64_t gen = atomic_load(&a->sb_out_gen);
 	int rc = meta_write_sbs(a, flags);
 
+	/*
+	 * A member still in holds the roles out as they now are, so an open takes the round's
+	 * event as the freshest and none of them back as current: writes around them may be
+	 * acknowledged (member_fail.h). Before the fence is lifted below: a write it held must
+	 * see the flag as it now is.
+	 */
+	if (rc == 0 || meta_some_role_took(a))
+		atomic_store(&a->fail_unrecorded, false);
 	/* A nested round (a member that could not take its superblock) may have ended later. */
 	if (gen > atomic_load(&a->sb_out_written))
 		atomic_store(&a->sb_out_written, gen);
-	/* Every member still in has the roles out as they are: writes may be acknowledged. */
-	if (rc == 0)
-		atomic_store(&a->fail_unrecorded, false);
 	return rc;
 }
 
@@ -422,9 +437,11 @@ static int meta_write_sbs(struct graid_array *a, uint32_t flags)
 			graid__log(GRAID_LOG_ERR, "member %u (%s): superblock write failed: %s", i,
 				   m->dev.path, graid_strerror(r));
 			atomic_fetch_add(&m->role.errors, 1);
-			if (i < a->nmembers)
+			/* A spare's failed write is its own (it takes no role with it). */
+			if (i < a->nmembers) {
 				failed[i] = r;
-			rc = rc ? rc : r;
+				rc = rc ? rc : r;
+			}
 		}
 	}
 	/* The members that could not take it go, and the others record that (once more). */
@@ -434,8 +451,11 @@ static int meta_write_sbs(struct graid_array *a, uint32_t flags)
 	if (again) {
 		int r = array_write_superblocks(a, flags);
 
-		/* Written to every member still in: the failed ones are out, not an error. */
-		rc = r == -ESTALE || r == -ENOMEM ? r : 0;
+		/*
+		 * Written to every member still in: the failed ones are out, not an error. A
+		 * nested round's error is a member the array needs that missed it, or worse.
+		 */
+		rc = r;
 		for (unsigned i = 0; rc == 0 && i < a->nmembers; i++)
 			if (failed[i] && array_role_writable(a, i))
 				rc = -EIO; /* a member the array needs did not take it */

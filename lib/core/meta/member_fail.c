@@ -12,18 +12,18 @@
 #include "meta/events.h"
 #include "meta/member_fail.h"
 
-/*
- * Record role @p role out on the members (a superblock round at the new event). Where the
- * round misses a member the array needs, the next open could take @p role back as current
- * (every copy of the superblock at the old event) and serve its old bytes over writes that
- * went around it: such writes are not acknowledged until a round succeeds
- * (fail_unrecorded, io/sop.c). meta_lock held.
- */
-static void member_fail_record(struct graid_array *a, unsigned role)
+void array_member_out_record(struct graid_array *a, unsigned role)
 {
-	int rc = array_write_superblocks(a, 0);
+	int rc;
 
-	if (rc && rc != -ESTALE && !atomic_exchange(&a->fail_unrecorded, true))
+	/*
+	 * Set before the round: a write that passes the round's fence (sop_finish) sees it
+	 * true until a round has reached a member still in (which clears it: an open then
+	 * takes that round as the freshest, with this role out).
+	 */
+	atomic_store(&a->fail_unrecorded, true);
+	rc = array_write_superblocks(a, 0);
+	if (rc && rc != -ESTALE && atomic_load(&a->fail_unrecorded))
 		graid__log(GRAID_LOG_ERR, "member %u is out but the superblocks that record it "
 					  "could not be written (%s): writes are refused (-EIO) until "
 					  "they are", role, graid_strerror(rc));
@@ -84,7 +84,7 @@ bool array_member_unreachable(struct graid_array *a, unsigned role, int err)
 	a->events++;
 	m->role.left_events = a->events;
 	array_recount(a);
-	member_fail_record(a, role);
+	array_member_out_record(a, role);
 	graid__log(GRAID_LOG_WARNING, "member %u (%s) unreachable: %s (controller %s, %s %s, %s); "
 				      "array continues degraded, writes recorded for its catch-up",
 		   role, m->dev.path, graid_strerror(err), p.ctrl, p.transport, p.address, p.state);
@@ -132,7 +132,7 @@ static void member_fail_locked(struct graid_array *a, unsigned role, int err)
 		a->events++;
 		m->role.left_events = a->events;
 		array_recount(a);
-		member_fail_record(a, role);
+		array_member_out_record(a, role);
 		array_event(a, GRAID_EVENT_MEMBER_FAILED, (int)role, err, 0, 0);
 		array_worker_takeover(a, role);
 	}

@@ -11,6 +11,15 @@
  */
 void array_member_failed(struct graid_array *a, unsigned role, int err);
 /*
+ * Role @p role was just taken out (its state changed, a->events advanced): record it on the
+ * members (a superblock round). Where the round reaches no member still in, the next open
+ * could take @p role back as current (every superblock at the old event) and serve its old
+ * bytes over writes that went around it: such writes are not acknowledged
+ * (a->fail_unrecorded, io/sop_common.c sop_finish) until a round reaches one (the worker
+ * writes it again each second). meta_lock held.
+ */
+void array_member_out_record(struct graid_array *a, unsigned role);
+/*
  * An I/O issued on descriptor @p fd of a role failed: fail the role only if it still has
  * that device. A device swapped in since (a spare, a replacement) is not blamed for the
  * late failures of the one it replaced. Retired descriptors stay open until the array
