@@ -1542,6 +1542,78 @@ Test(csum_lostwrite_parity, raid5_a_lost_write_read_on_a_read_only_handle_counts
 	au_remove(&b.s);
 }
 
+/*
+ * Issue #41 review (rebuild): a lost write of array block LP_BLOCK (member m, one write
+ * behind), then another data member x of its column fails, unread, and a spare is rebuilt
+ * in its role. Rebuilt from the others with the stale block in place, x's block would come
+ * out x ^ j_new ^ j_old and be written under a fresh tag: wrong bytes read silently after.
+ * RAID-5: two erasures in the column, past its parity: x's unit is recorded lost on the
+ * spare, both blocks read -EIO (also after a reopen), a lost-write event says -EIO, none
+ * says healed. RAID-6: within its parities: x's block is rebuilt right, the stale one
+ * written back (one event naming m, healed), both read right and the records hold.
+ */
+static void lp_lost_write_then_rebuild(int level)
+{
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct graid_array *a;
+	struct au_set sp;
+	struct lp_bed b;
+	unsigned m, x = 0;
+	uint64_t k;
+	int64_t xb = -1;
+
+	lp_setup(&b, level);
+	lp_find(&b, LP_BLOCK, &m, &k);
+	for (unsigned i = 0; i < b.n && xb < 0; i++)
+		if (i != m && cu_map(&b.g, i, k) >= 0) {
+			x = i;
+			xb = cu_map(&b.g, i, k);
+		}
+	cr_assert_geq(xb, 0);
+	lp_lose(&b, LP_BLOCK, m, k, 1);
+	au_make(&sp, 1, LP_MEMBER_BYTES);
+	for (int pass = 0; pass < 2; pass++) {
+		a = lp_open(&b);
+		if (pass == 0) {
+			cr_assert_eq(graid_array_fail_member(a, x), 0);
+			cr_assert_eq(graid_array_add_spare(a, sp.path[0]), 0);
+			cr_assert_eq(graid_array_rebuild(a, NULL, NULL), 0);
+			b.role_path[x] = sp.path[0];
+			for (unsigned i = 0; i < b.n; i++)
+				b.s.paths[i] = b.role_path[i] ? b.role_path[i] : b.s.path[i];
+		}
+		lp_expect(a, (uint64_t)xb, level == 6 ? 1 : 0);
+		lp_expect(a, LP_BLOCK, level == 6 ? 3 : 0);
+		if (level == 5) {
+			cr_assert_eq(graid_array_member_info(a, x, &mi), 0);
+			cr_assert_gt(mi.bad_blocks, 0, "the spare records no block lost");
+		}
+		cr_assert_eq(graid_array_close(a), 0);
+	}
+	cr_assert_gt(lp_events(), 0, "no lost-write event");
+	for (unsigned i = 0; i < lp_events() && i < 64; i++)
+		if (level == 5)
+			cr_assert_neq(lp_ev[i].error, 0, "lost-write event %u (member %d) says "
+				      "healed", i, lp_ev[i].member);
+	if (level == 6) {
+		cr_assert_eq(lp_ev[0].member, (int)m);
+		cr_assert_eq(lp_ev[0].error, 0);
+		lp_records_hold(&b);
+	}
+	au_remove(&sp);
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_parity, raid5_rebuild_beside_a_lost_write_records_the_column_lost)
+{
+	lp_lost_write_then_rebuild(5);
+}
+
+Test(csum_lostwrite_parity, raid6_rebuild_beside_a_lost_write_heals_both)
+{
+	lp_lost_write_then_rebuild(6);
+}
+
 /* The same through the write-hole journal (logged first, then in place). */
 Test(csum_lostwrite_parity, raid6_journaled_writes_keep_the_records_of_the_data)
 {
