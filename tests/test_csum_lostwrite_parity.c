@@ -1614,6 +1614,65 @@ Test(csum_lostwrite_parity, raid6_rebuild_beside_a_lost_write_heals_both)
 	lp_lost_write_then_rebuild(6);
 }
 
+/*
+ * Issue #41 review (replace in service): a lost write of array block LP_BLOCK (member m),
+ * and the block of another data member x of its column failing its tag (bytes flipped):
+ * x is replaced in service, its failing block rebuilt from the others for the new device.
+ * Rebuilt with the stale block in place it would come out wrong under a fresh tag. RAID-5:
+ * past its parity: the unit recorded lost on the new device, both blocks read -EIO, no
+ * event says healed. RAID-6: x's block copied right, the stale block read right after.
+ */
+static void lp_lost_write_then_replace(int level)
+{
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct graid_array *a;
+	struct au_set sp;
+	struct lp_bed b;
+	uint8_t blk[CU_BLOCK], tag[8];
+	unsigned m, x = 0;
+	uint64_t k;
+	int64_t xb = -1;
+
+	lp_setup(&b, level);
+	lp_find(&b, LP_BLOCK, &m, &k);
+	for (unsigned i = 0; i < b.n && xb < 0; i++)
+		if (i != m && cu_map(&b.g, i, k) >= 0) {
+			x = i;
+			xb = cu_map(&b.g, i, k);
+		}
+	cr_assert_geq(xb, 0);
+	lp_lose(&b, LP_BLOCK, m, k, 1);
+	lp_block(&b, x, k, blk, tag, false);
+	for (unsigned o = 0; o < CU_BLOCK; o += 509)
+		blk[o] ^= 0x5a;
+	lp_rw(&b, x, b.g.data_offset + k * CU_BLOCK, blk, CU_BLOCK, true);
+	au_make(&sp, 1, LP_MEMBER_BYTES);
+	a = lp_open(&b);
+	cr_assert_eq(graid_array_replace_start(a, x, sp.path[0], GRAID_REPLACE_WAIT), 0);
+	lp_expect(a, (uint64_t)xb, level == 6 ? 1 : 0);
+	lp_expect(a, LP_BLOCK, level == 6 ? 3 : 0);
+	if (level == 5) {
+		cr_assert_eq(graid_array_member_info(a, x, &mi), 0);
+		cr_assert_gt(mi.bad_blocks, 0, "the new device records no block lost");
+		for (unsigned i = 0; i < lp_events() && i < 64; i++)
+			cr_assert_neq(lp_ev[i].error, 0, "lost-write event %u (member %d) says "
+				      "healed", i, lp_ev[i].member);
+	}
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&sp);
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_parity, raid5_replace_beside_a_lost_write_records_the_column_lost)
+{
+	lp_lost_write_then_replace(5);
+}
+
+Test(csum_lostwrite_parity, raid6_replace_beside_a_lost_write_copies_right)
+{
+	lp_lost_write_then_replace(6);
+}
+
 /* The same through the write-hole journal (logged first, then in place). */
 Test(csum_lostwrite_parity, raid6_journaled_writes_keep_the_records_of_the_data)
 {
