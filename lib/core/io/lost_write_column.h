@@ -112,4 +112,26 @@ int lwc_scrub_row(struct graid_array *a, const struct lwc_scrub_io *io, uint64_t
 void lwc_scrub_erasures(struct graid_array *a, uint64_t row, uint8_t *const *blk,
 			struct bbl_cols *era, struct lwc_scrub_cols *sc);
 
+/*
+ * A rebuild's lwc_scrub_erasures() (docs/INTEGRITY.md, "Rebuild, replace and resync"): the
+ * same, under @p row's stripe lock, with one role out of the row (the one being rebuilt,
+ * erased in every column of @p era) judged too: its generation is the one the records
+ * imply, and a mismatch beside it is located only as RAID-5 locates one (a data block one
+ * write behind; RAID-6 P and Q disagreeing: the parity that is not the data's), since
+ * nothing is left over to check a rebuild with. RAID-5 beside a data block out: any
+ * mismatch sets the column in @p sc->lost (reported with member -1, -EIO); P out: nothing
+ * to compare. RAID-6: a located block is added to @p era (the column then rebuilt whole);
+ * an unlocated mismatch is lost. Two roles out: not judged. @p sc->hold as for the scrub
+ * (the caller may rebuild such columns as before: nothing places a stale block there).
+ */
+void lwc_rebuild_erasures(struct graid_array *a, uint64_t row, uint8_t *const *blk,
+			  struct bbl_cols *era, struct lwc_scrub_cols *sc);
+
+/*
+ * Whether @p row (under its stripe lock) has a column lwc_rebuild_erasures() would act on:
+ * its tags read where not cached, judged with the role out. False where generations are
+ * not kept, and for tags that cannot be read.
+ */
+bool lwc_rebuild_suspect(struct graid_array *a, uint64_t row);
+
 #endif
