@@ -14,6 +14,7 @@
 #include <sys/uio.h>
 
 #include <libgraid/graid_backend.h>
+#include "io/lost_write_column.h"
 #include "io/row_heal.h"
 
 /* A unit lost to every device: zeroed in @p buf, remembered for the new device's log. */
@@ -107,6 +108,7 @@ static int replace_from_parity(struct graid_array *a, struct array_replace *r, u
 	const uint64_t row = off / l->chunk, base = row * l->chunk;
 	const unsigned first = (unsigned)((off - base) / BBL_UNIT);
 	struct bbl_cols era[GRAID_MAX_MEMBERS], lost = { { 0 } };
+	struct lwc_scrub_cols sc = { { { 0 } }, { { 0 } }, { { 0 } } };
 	uint8_t *blk[GRAID_MAX_MEMBERS], *mem;
 	unsigned mine = layout_member_role(l, row, r->role);
 	int rc;
@@ -134,6 +136,15 @@ static int replace_from_parity(struct graid_array *a, struct array_replace *r, u
 		if (!replace_source_check(a, m, base, l->chunk, blk[k], &era[k]))
 			memset(era[k].w, 0xff, sizeof(era[k].w));
 	}
+	/*
+	 * A block the records locate stale beside the erasures is one too (issue #41): the
+	 * wanted units rebuilt with it in place would be copied wrong, under fresh tags. Past
+	 * the parities the column is lost (recorded on the new device). The role's own chunk
+	 * was not read: zeroes, so that the check by Q reads no unset memory.
+	 */
+	memset(blk[mine], 0, l->chunk);
+	lwc_scrub_erasures(a, row, blk, era, &sc);
+	lost = sc.lost;
 	rc = row_heal_parity(a, blk, era, &lost);
 	if (rc == 0)
 		for (unsigned u = 0; u < len / BBL_UNIT; u++) {
