@@ -10,6 +10,7 @@
 #include "format/layout.h"
 #include "format/superblock.h"
 #include "member/tag_store.h"
+#include "meta/csum_report.h"
 #include "meta/events.h"
 #include <sys/uio.h>
 
@@ -146,6 +147,13 @@ static int replace_from_parity(struct graid_array *a, struct array_replace *r, u
 	lwc_scrub_erasures(a, row, blk, era, &sc);
 	lost = sc.lost;
 	rc = row_heal_parity(a, blk, era, &lost);
+	/* A stale block added in a lost column: nothing rewrites it, its lost write ends -EIO. */
+	for (unsigned k = 0; rc == 0 && k < nroles; k++)
+		for (unsigned c = 0; k != mine && c < row_heal_cols(a); c++)
+			if (bbl_cols_test(&sc.added, c) && bbl_cols_test(&lost, c) &&
+			    bbl_cols_test(&era[k], c))
+				csum_report_lost(a, layout_role_member(l, row, k),
+						 base + (uint64_t)c * BBL_UNIT, BBL_UNIT);
 	if (rc == 0)
 		for (unsigned u = 0; u < len / BBL_UNIT; u++) {
 			if (!bbl_cols_test(want, u))
