@@ -1544,32 +1544,30 @@ Test(csum_lostwrite_parity, raid5_a_lost_write_read_on_a_read_only_handle_counts
 
 /*
  * Issue #41 review (rebuild): a lost write of array block LP_BLOCK (member m, one write
- * behind), then another data member x of its column fails, unread, and a spare is rebuilt
- * in its role. Rebuilt from the others with the stale block in place, x's block would come
- * out x ^ j_new ^ j_old and be written under a fresh tag: wrong bytes read silently after.
- * RAID-5: two erasures in the column, past its parity: x's unit is recorded lost on the
- * spare, both blocks read -EIO (also after a reopen), a lost-write event says -EIO, none
- * says healed. RAID-6: within its parities: x's block is rebuilt right, the stale one
- * written back (one event naming m, healed), both read right and the records hold.
+ * behind; data index 0 of its row), then the member x holding array block @p xblock of its
+ * column fails, unread, and a spare is rebuilt in its role. Rebuilt from the others with
+ * the stale block in place, x's block would come out x ^ j_new ^ j_old and be written under
+ * a fresh tag. With @p heals (RAID-6, x the next data index: no other block explains the
+ * records' mismatch) x's block is rebuilt right, the stale one written back (one event
+ * naming m, healed), both read right and the records hold. Else (RAID-5: past its parity;
+ * RAID-6 with x two data indexes off, where a block between them two writes behind would
+ * explain the mismatch as well): x's unit is recorded lost on the spare, both blocks read
+ * -EIO (also after a reopen), no event says healed: never wrong bytes.
  */
-static void lp_lost_write_then_rebuild(int level)
+static void lp_lost_write_then_rebuild(int level, uint64_t xblock, bool heals)
 {
 	struct graid_member_info mi = { .struct_size = sizeof(mi) };
 	struct graid_array *a;
 	struct au_set sp;
 	struct lp_bed b;
-	unsigned m, x = 0;
-	uint64_t k;
-	int64_t xb = -1;
+	unsigned m, x;
+	uint64_t k, kx;
 
 	lp_setup(&b, level);
 	lp_find(&b, LP_BLOCK, &m, &k);
-	for (unsigned i = 0; i < b.n && xb < 0; i++)
-		if (i != m && cu_map(&b.g, i, k) >= 0) {
-			x = i;
-			xb = cu_map(&b.g, i, k);
-		}
-	cr_assert_geq(xb, 0);
+	lp_find(&b, xblock, &x, &kx);
+	cr_assert_eq(kx, k, "array block %llu is not in LP_BLOCK's column",
+		     (unsigned long long)xblock);
 	lp_lose(&b, LP_BLOCK, m, k, 1);
 	au_make(&sp, 1, LP_MEMBER_BYTES);
 	for (int pass = 0; pass < 2; pass++) {
@@ -1582,9 +1580,9 @@ static void lp_lost_write_then_rebuild(int level)
 			for (unsigned i = 0; i < b.n; i++)
 				b.s.paths[i] = b.role_path[i] ? b.role_path[i] : b.s.path[i];
 		}
-		lp_expect(a, (uint64_t)xb, level == 6 ? 1 : 0);
-		lp_expect(a, LP_BLOCK, level == 6 ? 3 : 0);
-		if (level == 5) {
+		lp_expect(a, xblock, heals ? 1 : 0);
+		lp_expect(a, LP_BLOCK, heals ? 3 : 0);
+		if (!heals) {
 			cr_assert_eq(graid_array_member_info(a, x, &mi), 0);
 			cr_assert_gt(mi.bad_blocks, 0, "the spare records no block lost");
 		}
@@ -1592,10 +1590,10 @@ static void lp_lost_write_then_rebuild(int level)
 	}
 	cr_assert_gt(lp_events(), 0, "no lost-write event");
 	for (unsigned i = 0; i < lp_events() && i < 64; i++)
-		if (level == 5)
+		if (!heals)
 			cr_assert_neq(lp_ev[i].error, 0, "lost-write event %u (member %d) says "
 				      "healed", i, lp_ev[i].member);
-	if (level == 6) {
+	if (heals) {
 		cr_assert_eq(lp_ev[0].member, (int)m);
 		cr_assert_eq(lp_ev[0].error, 0);
 		lp_records_hold(&b);
@@ -1606,12 +1604,17 @@ static void lp_lost_write_then_rebuild(int level)
 
 Test(csum_lostwrite_parity, raid5_rebuild_beside_a_lost_write_records_the_column_lost)
 {
-	lp_lost_write_then_rebuild(5);
+	lp_lost_write_then_rebuild(5, LP_BLOCK + LP_CHUNK / CU_BLOCK, false);
 }
 
 Test(csum_lostwrite_parity, raid6_rebuild_beside_a_lost_write_heals_both)
 {
-	lp_lost_write_then_rebuild(6);
+	lp_lost_write_then_rebuild(6, LP_BLOCK + LP_CHUNK / CU_BLOCK, true);
+}
+
+Test(csum_lostwrite_parity, raid6_rebuild_beside_a_lost_write_it_cannot_place_records_it_lost)
+{
+	lp_lost_write_then_rebuild(6, LP_BLOCK + 2 * LP_CHUNK / CU_BLOCK, false);
 }
 
 /*

@@ -173,15 +173,48 @@ static void lwc_imply(uint32_t *g, unsigned k, unsigned gone, struct tag_rec r)
 	g[gone] = r.s % TAG_GEN_PRIME;
 }
 
+/* Writes behind a stale block beside a data role out is located for, at most. */
+#define LWC_OUT_DELTA_MAX 4u
+
+/*
+ * RAID-6, data role @p gone out, P's and Q's records @p r agreeing but not the data's: a
+ * data block j behind by delta makes S imply delta too much for @p gone, and W then differ
+ * by E = delta * (j - gone). Every j fits some delta modulo 32749, so j is located only
+ * where exactly one j fits a delta of 1 .. LWC_OUT_DELTA_MAX (e.g. a block one write
+ * behind right beside @p gone, which a block two behind, two places off, would also fit:
+ * then nothing is located). LWC_DATA, else LWC_UNLOCATED.
+ */
+static struct lwc_verdict lwc_locate_out(const struct layout *l, uint32_t *g,
+					 struct tag_rec r, unsigned gone)
+{
+	struct lwc_verdict v = { LWC_UNLOCATED, 0, 0, 0 };
+	unsigned found = 0;
+	uint32_t e;
+
+	lwc_imply(g, l->ndata, gone, r);
+	e = (r.w + TAG_GEN_PRIME - tag_rec_make(g, l->ndata).w) % TAG_GEN_PRIME;
+	for (unsigned j = 0; j < l->ndata; j++) {
+		uint32_t d = (j + TAG_GEN_PRIME - gone) % TAG_GEN_PRIME, delta;
+
+		if (j == gone)
+			continue;
+		delta = (uint32_t)((uint64_t)e * tag_gen_inverse(d) % TAG_GEN_PRIME);
+		if (delta >= 1 && delta <= LWC_OUT_DELTA_MAX && !found++)
+			v = (struct lwc_verdict){ LWC_DATA, j, delta, 0 };
+	}
+	return found == 1 ? v : (struct lwc_verdict){ LWC_UNLOCATED, 0, 0, 0 };
+}
+
 /*
  * A rebuild's judgement of a column with role @p gone out (it is being rebuilt), both
  * levels: the record's S gives the missing data block's generation, W checks it. Nothing
- * is left over to check a rebuild with, so a stale block is located only as RAID-5 locates
- * one (one write behind: dS = 1 once the missing generation is taken one less), and never
- * the role out. RAID-5 beside a data block out: any mismatch LWC_UNLOCATED (two erasures,
- * past its parity); P out: nothing to compare, LWC_OK. RAID-6: P's and Q's records
- * disagreeing, the one that is the data's is right (LWC_PARITY, the other); a data block one
- * write behind LWC_DATA; else LWC_UNLOCATED.
+ * is left over to check a rebuild with, so a stale block is located only where no other
+ * block explains the mismatch as well: RAID-6 beside a data role out lwc_locate_out();
+ * beside a parity out, the other's record against all the data, one write behind only (as
+ * RAID-5 locates: a larger dS may be two blocks). Never the role out. RAID-5 beside a data
+ * block out: any mismatch LWC_UNLOCATED (two erasures, past its parity); P out: nothing to
+ * compare, LWC_OK. RAID-6: P's and Q's records disagreeing, the one that is the data's is
+ * right (LWC_PARITY, the other). Else LWC_UNLOCATED.
  */
 static struct lwc_verdict lwc_judge_out(const struct layout *l, uint32_t *g,
 					const struct tag_rec *rec, unsigned gone)
@@ -212,12 +245,7 @@ static struct lwc_verdict lwc_judge_out(const struct layout *l, uint32_t *g,
 	}
 	if (l->nparity == 1 || !tag_rec_eq(rec[0], rec[1]))
 		return v;
-	lwc_imply(g, l->ndata, gone, rec[0]);
-	g[gone] = (g[gone] + TAG_GEN_PRIME - 1) % TAG_GEN_PRIME; /* the block behind took 1 */
-	at = tag_rec_locate(rec[0], g, l->ndata);
-	if (at.verdict == TAG_REC_DATA_BEHIND && at.delta == 1 && at.j != gone)
-		v = (struct lwc_verdict){ LWC_DATA, at.j, 1, 0 };
-	return v;
+	return lwc_locate_out(l, g, rec[0], gone);
 }
 
 /*
