@@ -1552,8 +1552,13 @@ Test(csum_lostwrite_parity, raid5_a_lost_write_read_on_a_read_only_handle_counts
  * naming m, healed), both read right and the records hold. Else (RAID-5: past its parity;
  * RAID-6 with x two data indexes off, where a block between them two writes behind would
  * explain the mismatch as well): x's unit is recorded lost on the spare, both blocks read
- * -EIO (also after a reopen), no event says healed: never wrong bytes.
+ * -EIO (also after a reopen), no event says healed: never wrong bytes. @p xblock
+ * LP_P_ROLE: P's member fails instead (RAID-6: Q's record places the stale block, healed
+ * with P's rebuild; before the fix P was rebuilt from the stale data and the block's reads
+ * failed -EIO after).
  */
+#define LP_P_ROLE UINT64_MAX /* lp_lost_write_then_rebuild(): fail P's member instead */
+
 static void lp_lost_write_then_rebuild(int level, uint64_t xblock, bool heals)
 {
 	struct graid_member_info mi = { .struct_size = sizeof(mi) };
@@ -1565,9 +1570,13 @@ static void lp_lost_write_then_rebuild(int level, uint64_t xblock, bool heals)
 
 	lp_setup(&b, level);
 	lp_find(&b, LP_BLOCK, &m, &k);
-	lp_find(&b, xblock, &x, &kx);
-	cr_assert_eq(kx, k, "array block %llu is not in LP_BLOCK's column",
-		     (unsigned long long)xblock);
+	if (xblock == LP_P_ROLE) {
+		x = lp_parity(&b, k, CU_P);
+	} else {
+		lp_find(&b, xblock, &x, &kx);
+		cr_assert_eq(kx, k, "array block %llu is not in LP_BLOCK's column",
+			     (unsigned long long)xblock);
+	}
 	lp_lose(&b, LP_BLOCK, m, k, 1);
 	au_make(&sp, 1, LP_MEMBER_BYTES);
 	for (int pass = 0; pass < 2; pass++) {
@@ -1580,7 +1589,8 @@ static void lp_lost_write_then_rebuild(int level, uint64_t xblock, bool heals)
 			for (unsigned i = 0; i < b.n; i++)
 				b.s.paths[i] = b.role_path[i] ? b.role_path[i] : b.s.path[i];
 		}
-		lp_expect(a, xblock, heals ? 1 : 0);
+		if (xblock != LP_P_ROLE)
+			lp_expect(a, xblock, heals ? 1 : 0);
 		lp_expect(a, LP_BLOCK, heals ? 3 : 0);
 		if (!heals) {
 			cr_assert_eq(graid_array_member_info(a, x, &mi), 0);
@@ -1610,6 +1620,11 @@ Test(csum_lostwrite_parity, raid5_rebuild_beside_a_lost_write_records_the_column
 Test(csum_lostwrite_parity, raid6_rebuild_beside_a_lost_write_heals_both)
 {
 	lp_lost_write_then_rebuild(6, LP_BLOCK + LP_CHUNK / CU_BLOCK, true);
+}
+
+Test(csum_lostwrite_parity, raid6_rebuild_of_p_beside_a_lost_write_heals_it)
+{
+	lp_lost_write_then_rebuild(6, LP_P_ROLE, true);
 }
 
 Test(csum_lostwrite_parity, raid6_rebuild_beside_a_lost_write_it_cannot_place_records_it_lost)
