@@ -1542,6 +1542,155 @@ Test(csum_lostwrite_parity, raid5_a_lost_write_read_on_a_read_only_handle_counts
 	au_remove(&b.s);
 }
 
+/*
+ * Issue #41 review (rebuild): a lost write of array block LP_BLOCK (member m, one write
+ * behind; data index 0 of its row), then the member x holding array block @p xblock of its
+ * column fails, unread, and a spare is rebuilt in its role. Rebuilt from the others with
+ * the stale block in place, x's block would come out x ^ j_new ^ j_old and be written under
+ * a fresh tag. With @p heals (RAID-6, x the next data index: no other block explains the
+ * records' mismatch) x's block is rebuilt right, the stale one written back (one event
+ * naming m, healed), both read right and the records hold. Else (RAID-5: past its parity;
+ * RAID-6 with x two data indexes off, where a block between them two writes behind would
+ * explain the mismatch as well): x's unit is recorded lost on the spare, both blocks read
+ * -EIO (also after a reopen), no event says healed: never wrong bytes. @p xblock
+ * LP_P_ROLE: P's member fails instead (RAID-6: Q's record places the stale block, healed
+ * with P's rebuild; before the fix P was rebuilt from the stale data and the block's reads
+ * failed -EIO after).
+ */
+#define LP_P_ROLE UINT64_MAX /* lp_lost_write_then_rebuild(): fail P's member instead */
+
+static void lp_lost_write_then_rebuild(int level, uint64_t xblock, bool heals)
+{
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct graid_array *a;
+	struct au_set sp;
+	struct lp_bed b;
+	unsigned m, x;
+	uint64_t k, kx;
+
+	lp_setup(&b, level);
+	lp_find(&b, LP_BLOCK, &m, &k);
+	if (xblock == LP_P_ROLE) {
+		x = lp_parity(&b, k, CU_P);
+	} else {
+		lp_find(&b, xblock, &x, &kx);
+		cr_assert_eq(kx, k, "array block %llu is not in LP_BLOCK's column",
+			     (unsigned long long)xblock);
+	}
+	lp_lose(&b, LP_BLOCK, m, k, 1);
+	au_make(&sp, 1, LP_MEMBER_BYTES);
+	for (int pass = 0; pass < 2; pass++) {
+		a = lp_open(&b);
+		if (pass == 0) {
+			cr_assert_eq(graid_array_fail_member(a, x), 0);
+			cr_assert_eq(graid_array_add_spare(a, sp.path[0]), 0);
+			cr_assert_eq(graid_array_rebuild(a, NULL, NULL), 0);
+			b.role_path[x] = sp.path[0];
+			for (unsigned i = 0; i < b.n; i++)
+				b.s.paths[i] = b.role_path[i] ? b.role_path[i] : b.s.path[i];
+		}
+		if (xblock != LP_P_ROLE)
+			lp_expect(a, xblock, heals ? 1 : 0);
+		lp_expect(a, LP_BLOCK, heals ? 3 : 0);
+		if (!heals) {
+			cr_assert_eq(graid_array_member_info(a, x, &mi), 0);
+			cr_assert_gt(mi.bad_blocks, 0, "the spare records no block lost");
+		}
+		cr_assert_eq(graid_array_close(a), 0);
+	}
+	cr_assert_gt(lp_events(), 0, "no lost-write event");
+	for (unsigned i = 0; i < lp_events() && i < 64; i++)
+		if (!heals)
+			cr_assert_neq(lp_ev[i].error, 0, "lost-write event %u (member %d) says "
+				      "healed", i, lp_ev[i].member);
+	if (heals) {
+		cr_assert_eq(lp_ev[0].member, (int)m);
+		cr_assert_eq(lp_ev[0].error, 0);
+		lp_records_hold(&b);
+	}
+	au_remove(&sp);
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_parity, raid5_rebuild_beside_a_lost_write_records_the_column_lost)
+{
+	lp_lost_write_then_rebuild(5, LP_BLOCK + LP_CHUNK / CU_BLOCK, false);
+}
+
+Test(csum_lostwrite_parity, raid6_rebuild_beside_a_lost_write_heals_both)
+{
+	lp_lost_write_then_rebuild(6, LP_BLOCK + LP_CHUNK / CU_BLOCK, true);
+}
+
+Test(csum_lostwrite_parity, raid6_rebuild_of_p_beside_a_lost_write_heals_it)
+{
+	lp_lost_write_then_rebuild(6, LP_P_ROLE, true);
+}
+
+Test(csum_lostwrite_parity, raid6_rebuild_beside_a_lost_write_it_cannot_place_records_it_lost)
+{
+	lp_lost_write_then_rebuild(6, LP_BLOCK + 2 * LP_CHUNK / CU_BLOCK, false);
+}
+
+/*
+ * Issue #41 review (replace in service): a lost write of array block LP_BLOCK (member m),
+ * and the block of another data member x of its column failing its tag (bytes flipped):
+ * x is replaced in service, its failing block rebuilt from the others for the new device.
+ * Rebuilt with the stale block in place it would come out wrong under a fresh tag. RAID-5:
+ * past its parity: the unit recorded lost on the new device, both blocks read -EIO, no
+ * event says healed. RAID-6: x's block copied right, the stale block read right after.
+ */
+static void lp_lost_write_then_replace(int level)
+{
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct graid_array *a;
+	struct au_set sp;
+	struct lp_bed b;
+	uint8_t blk[CU_BLOCK], tag[8];
+	unsigned m, x = 0;
+	uint64_t k;
+	int64_t xb = -1;
+
+	lp_setup(&b, level);
+	lp_find(&b, LP_BLOCK, &m, &k);
+	for (unsigned i = 0; i < b.n && xb < 0; i++)
+		if (i != m && cu_map(&b.g, i, k) >= 0) {
+			x = i;
+			xb = cu_map(&b.g, i, k);
+		}
+	cr_assert_geq(xb, 0);
+	lp_lose(&b, LP_BLOCK, m, k, 1);
+	lp_block(&b, x, k, blk, tag, false);
+	for (unsigned o = 0; o < CU_BLOCK; o += 509)
+		blk[o] ^= 0x5a;
+	lp_rw(&b, x, b.g.data_offset + k * CU_BLOCK, blk, CU_BLOCK, true);
+	au_make(&sp, 1, LP_MEMBER_BYTES);
+	a = lp_open(&b);
+	cr_assert_eq(graid_array_replace_start(a, x, sp.path[0], GRAID_REPLACE_WAIT), 0);
+	lp_expect(a, (uint64_t)xb, level == 6 ? 1 : 0);
+	lp_expect(a, LP_BLOCK, level == 6 ? 3 : 0);
+	if (level == 5) {
+		cr_assert_eq(graid_array_member_info(a, x, &mi), 0);
+		cr_assert_gt(mi.bad_blocks, 0, "the new device records no block lost");
+		for (unsigned i = 0; i < lp_events() && i < 64; i++)
+			cr_assert_neq(lp_ev[i].error, 0, "lost-write event %u (member %d) says "
+				      "healed", i, lp_ev[i].member);
+	}
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&sp);
+	au_remove(&b.s);
+}
+
+Test(csum_lostwrite_parity, raid5_replace_beside_a_lost_write_records_the_column_lost)
+{
+	lp_lost_write_then_replace(5);
+}
+
+Test(csum_lostwrite_parity, raid6_replace_beside_a_lost_write_copies_right)
+{
+	lp_lost_write_then_replace(6);
+}
+
 /* The same through the write-hole journal (logged first, then in place). */
 Test(csum_lostwrite_parity, raid6_journaled_writes_keep_the_records_of_the_data)
 {

@@ -51,6 +51,11 @@ struct lwc_row {
 	unsigned nroles;
 	/* Still to resync after a crash: a mismatch there is a torn write, not a lost one. */
 	bool unresynced;
+	/*
+	 * A rebuild's judgement (lwc_rebuild_erasures()): a role out is being rebuilt, and a
+	 * stale block beside it is located too (lwc_judge_out()), not only detected.
+	 */
+	bool judge_out;
 	unsigned member[GRAID_MAX_MEMBERS];
 	bool present[GRAID_MAX_MEMBERS];
 	struct tag_peek *pk;
@@ -92,6 +97,7 @@ static int lwc_row_load(struct graid_array *a, struct lwc_row *w, uint64_t strip
 
 	w->stripe = stripe;
 	w->unresynced = bitmap_unresynced(a, stripe);
+	w->judge_out = false;
 	w->block0 = block0;
 	w->n = n;
 	w->nroles = l->ndata + l->nparity;
@@ -152,6 +158,94 @@ static struct lwc_verdict lwc_judge_degraded(const struct lwc_row *w, const stru
 	if (!tag_rec_eq(made, rec[gone == l->ndata ? 1 : 0]))
 		v.kind = LWC_UNLOCATED;
 	return v;
+}
+
+/*
+ * The data generations @p g (role @p gone's not among them) with the one record @p r
+ * implies for @p gone: S - the others'.
+ */
+static void lwc_imply(uint32_t *g, unsigned k, unsigned gone, struct tag_rec r)
+{
+	g[gone] = 0;
+	for (unsigned d = 0; d < k; d++)
+		if (d != gone)
+			tag_rec_sub(&r, 0, g[d]);
+	g[gone] = r.s % TAG_GEN_PRIME;
+}
+
+/* Writes behind a stale block beside a data role out is located for, at most. */
+#define LWC_OUT_DELTA_MAX 4u
+
+/*
+ * RAID-6, data role @p gone out, P's and Q's records @p r agreeing but not the data's: a
+ * data block j behind by delta makes S imply delta too much for @p gone, and W then differ
+ * by E = delta * (j - gone). Every j fits some delta modulo 32749, so j is located only
+ * where exactly one j fits a delta of 1 .. LWC_OUT_DELTA_MAX (e.g. a block one write
+ * behind right beside @p gone, which a block two behind, two places off, would also fit:
+ * then nothing is located). LWC_DATA, else LWC_UNLOCATED.
+ */
+static struct lwc_verdict lwc_locate_out(const struct layout *l, uint32_t *g,
+					 struct tag_rec r, unsigned gone)
+{
+	struct lwc_verdict v = { LWC_UNLOCATED, 0, 0, 0 };
+	unsigned found = 0;
+	uint32_t e;
+
+	lwc_imply(g, l->ndata, gone, r);
+	e = (r.w + TAG_GEN_PRIME - tag_rec_make(g, l->ndata).w) % TAG_GEN_PRIME;
+	for (unsigned j = 0; j < l->ndata; j++) {
+		uint32_t d = (j + TAG_GEN_PRIME - gone) % TAG_GEN_PRIME, delta;
+
+		if (j == gone)
+			continue;
+		delta = (uint32_t)((uint64_t)e * tag_gen_inverse(d) % TAG_GEN_PRIME);
+		if (delta >= 1 && delta <= LWC_OUT_DELTA_MAX && !found++)
+			v = (struct lwc_verdict){ LWC_DATA, j, delta, 0 };
+	}
+	return found == 1 ? v : (struct lwc_verdict){ LWC_UNLOCATED, 0, 0, 0 };
+}
+
+/*
+ * A rebuild's judgement of a column with role @p gone out (it is being rebuilt), both
+ * levels: the record's S gives the missing data block's generation, W checks it. Nothing
+ * is left over to check a rebuild with, so a stale block is located only where no other
+ * block explains the mismatch as well: RAID-6 beside a data role out lwc_locate_out();
+ * beside a parity out, the other's record against all the data, one write behind only (as
+ * RAID-5 locates: a larger dS may be two blocks). Never the role out. RAID-5 beside a data
+ * block out: any mismatch LWC_UNLOCATED (two erasures, past its parity); P out: nothing to
+ * compare, LWC_OK. RAID-6: P's and Q's records disagreeing, the one that is the data's is
+ * right (LWC_PARITY, the other). Else LWC_UNLOCATED.
+ */
+static struct lwc_verdict lwc_judge_out(const struct layout *l, uint32_t *g,
+					const struct tag_rec *rec, unsigned gone)
+{
+	struct lwc_verdict v = { LWC_UNLOCATED, 0, 0, 0 };
+	struct tag_rec_where at;
+
+	if (gone >= l->ndata) {
+		unsigned o = l->nparity == 1 ? 0 : gone == l->ndata ? 1 : 0;
+
+		if (l->nparity == 1)
+			return (struct lwc_verdict){ LWC_OK, 0, 0, 0 };
+		at = tag_rec_locate(rec[o], g, l->ndata);
+		if (at.verdict == TAG_REC_CONSISTENT)
+			v.kind = LWC_OK;
+		else if (at.verdict == TAG_REC_PARITY_STALE)
+			v = (struct lwc_verdict){ LWC_PARITY, 0, 0, 1u << o };
+		else if (at.verdict == TAG_REC_DATA_BEHIND && at.delta == 1)
+			v = (struct lwc_verdict){ LWC_DATA, at.j, 1, 0 };
+		return v;
+	}
+	for (unsigned p = 0; p < l->nparity; p++) {
+		lwc_imply(g, l->ndata, gone, rec[p]);
+		if (tag_rec_eq(tag_rec_make(g, l->ndata), rec[p]))
+			return l->nparity == 1 || tag_rec_eq(rec[0], rec[1])
+				       ? (struct lwc_verdict){ LWC_OK, 0, 0, 0 }
+				       : (struct lwc_verdict){ LWC_PARITY, 0, 0, 2u >> p };
+	}
+	if (l->nparity == 1 || !tag_rec_eq(rec[0], rec[1]))
+		return v;
+	return lwc_locate_out(l, g, rec[0], gone);
 }
 
 /*
@@ -221,6 +315,8 @@ static struct lwc_verdict lwc_judge_tags(const struct lwc_row *w, const struct l
 		else
 			rec[r - l->ndata] = tag_rec_of_tag(p->tag);
 	}
+	if (out == 1 && w->judge_out)
+		return lwc_judge_out(l, g, rec, gone);
 	if (out)
 		return out == 1 && l->nparity == 2 ? lwc_judge_degraded(w, l, g, rec, gone) : v;
 	/* The common case, consistent, without the locator's arithmetic. */
@@ -626,6 +722,9 @@ static uint32_t lwc_column_meta(struct graid_array *a, const struct lwc_row *w,
 			miss = d;
 		}
 	}
+	/* Before the implied ones: a block located behind beside a role out counts as healed. */
+	if (v.kind == LWC_DATA)
+		t[v.j] = tag_gen_res(t[v.j] + v.delta);
 	/* One data block out: its generation is the one the record implies (S - the others). */
 	if (missing == 1 && have_rec) {
 		struct tag_rec r = old;
@@ -656,8 +755,6 @@ static uint32_t lwc_column_meta(struct graid_array *a, const struct lwc_row *w,
 		t[miss0] = ga;
 		t[miss] = gb;
 	}
-	if (v.kind == LWC_DATA)
-		t[v.j] = tag_gen_res(t[v.j] + v.delta);
 	for (unsigned d = 0; d < l->ndata; d++) {
 		bool wr = lwc_written(l, s, d, x);
 		bool exact = w->present[d] && !(v.kind == LWC_DATA && v.j == d);
@@ -745,6 +842,8 @@ int lwc_write_meta(struct graid_array *a, const struct sop *s, unsigned member, 
 		if (n > LWC_BATCH)
 			n = LWC_BATCH;
 		rc = lwc_row_load(a, &w, stripe, b, n, LWC_LOAD);
+		/* A job's write beside a role out: judged as the rebuild judged it. */
+		w.judge_out = !s;
 		role = layout_member_role(l, stripe, member);
 		if (rc == 0 && role >= w.nroles)
 			rc = -EINVAL;
@@ -920,8 +1019,9 @@ static void lwc_scrub_erased_col(struct graid_array *a, const struct lwc_row *w,
 		bbl_cols_set(&sc->lost, col);
 }
 
-void lwc_scrub_erasures(struct graid_array *a, uint64_t row, uint8_t *const *blk,
-			struct bbl_cols *era, struct lwc_scrub_cols *sc)
+/* lwc_scrub_erasures(), and with @p out lwc_rebuild_erasures(). */
+static void lwc_erasures(struct graid_array *a, uint64_t row, uint8_t *const *blk,
+			 struct bbl_cols *era, struct lwc_scrub_cols *sc, bool out)
 {
 	const struct layout *l = &a->lay;
 	const unsigned cols = l->chunk / TAG_DATA_BLOCK, nroles = l->ndata + l->nparity;
@@ -934,6 +1034,7 @@ void lwc_scrub_erasures(struct graid_array *a, uint64_t row, uint8_t *const *blk
 		unsigned n = cols - c0 < LWC_BATCH ? cols - c0 : LWC_BATCH;
 		bool judged = lwc_row_load(a, &w, row, row * cols + c0, n, LWC_LOAD) == 0;
 
+		w.judge_out = out;
 		for (unsigned c = 0; c < n; c++) {
 			unsigned nerased = 0, x = 0;
 
@@ -952,4 +1053,42 @@ void lwc_scrub_erasures(struct graid_array *a, uint64_t row, uint8_t *const *blk
 		}
 	}
 	lwc_row_free(&w);
+}
+
+void lwc_scrub_erasures(struct graid_array *a, uint64_t row, uint8_t *const *blk,
+			struct bbl_cols *era, struct lwc_scrub_cols *sc)
+{
+	lwc_erasures(a, row, blk, era, sc, false);
+}
+
+void lwc_rebuild_erasures(struct graid_array *a, uint64_t row, uint8_t *const *blk,
+			  struct bbl_cols *era, struct lwc_scrub_cols *sc)
+{
+	lwc_erasures(a, row, blk, era, sc, true);
+}
+
+bool lwc_rebuild_suspect(struct graid_array *a, uint64_t row)
+{
+	const struct layout *l = &a->lay;
+	const unsigned cols = l->chunk / TAG_DATA_BLOCK;
+	bool any = false;
+	struct lwc_row w;
+
+	if (!lwc_active(a))
+		return false;
+	w.pk = NULL;
+	for (unsigned c0 = 0; c0 < cols && !any; c0 += LWC_BATCH) {
+		unsigned n = cols - c0 < LWC_BATCH ? cols - c0 : LWC_BATCH;
+
+		if (lwc_row_load(a, &w, row, row * cols + c0, n, LWC_LOAD))
+			continue; /* tags that cannot be read: nothing places a stale block */
+		w.judge_out = true;
+		for (unsigned c = 0; c < n && !any; c++) {
+			enum lwc_kind k = lwc_judge(&w, l, c, false).kind;
+
+			any = k != LWC_OK && k != LWC_UNCHECKED;
+		}
+	}
+	lwc_row_free(&w);
+	return any;
 }

@@ -51,7 +51,8 @@ int lwc_sop_check(struct graid_array *a, const struct sop *s, unsigned *note, un
  * blocks only rewritten (a repair) their expected generation, parity blocks the record of
  * the column's new data generations. @p s NULL: a job's write (rebuild, resync, a heal of
  * scrub or rebuild) that writes nothing anew: data blocks get their expected generation (a
- * block of a role being rebuilt the one the record implies), parity the record of the data.
+ * block of a role being rebuilt the one the record implies; a stale block beside a role out
+ * judged as lwc_rebuild_erasures() judges it), parity the record of the data.
  * 0, or -errno (then the caller writes without meta words: each block's next generation).
  */
 int lwc_write_meta(struct graid_array *a, const struct sop *s, unsigned member, uint64_t off,
@@ -111,5 +112,28 @@ int lwc_scrub_row(struct graid_array *a, const struct lwc_scrub_io *io, uint64_t
  */
 void lwc_scrub_erasures(struct graid_array *a, uint64_t row, uint8_t *const *blk,
 			struct bbl_cols *era, struct lwc_scrub_cols *sc);
+
+/*
+ * A rebuild's lwc_scrub_erasures() (docs/INTEGRITY.md, "Rebuild, replace and resync"): the
+ * same, under @p row's stripe lock, with one role out of the row (the one being rebuilt,
+ * erased in every column of @p era) judged too: its generation is the one the records
+ * imply, and a stale block beside it is located only where no other block explains the
+ * mismatch as well (RAID-6 beside a data role out: exactly one block fits 1 .. 4 writes
+ * behind; beside P or Q out: one write behind; P and Q disagreeing: the parity that is not
+ * the data's), since nothing is left over to check a rebuild with. RAID-5 beside a data
+ * block out: any mismatch sets the column in @p sc->lost (reported with member -1, -EIO); P out: nothing
+ * to compare. RAID-6: a located block is added to @p era (the column then rebuilt whole);
+ * an unlocated mismatch is lost. Two roles out: not judged. @p sc->hold as for the scrub
+ * (the caller may rebuild such columns as before: nothing places a stale block there).
+ */
+void lwc_rebuild_erasures(struct graid_array *a, uint64_t row, uint8_t *const *blk,
+			  struct bbl_cols *era, struct lwc_scrub_cols *sc);
+
+/*
+ * Whether @p row (under its stripe lock) has a column lwc_rebuild_erasures() would act on:
+ * its tags read where not cached, judged with the role out. False where generations are
+ * not kept, and for tags that cannot be read.
+ */
+bool lwc_rebuild_suspect(struct graid_array *a, uint64_t row);
 
 #endif

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "io/lost_write_column.h"
 #include "jobs/rebuild_heal.h"
 #include "meta/bitmap.h"
 #include "meta/array_readerr.h"
@@ -14,6 +15,9 @@ bool rebuild_heal_parity_needed(struct graid_array *a, uint64_t row, const bool 
 {
 	const uint64_t off = row * a->lay.chunk;
 
+	/* A stale block the records locate beside the role out (lost_write_column.h). */
+	if (lwc_rebuild_suspect(a, row))
+		return true;
 	for (unsigned m = 0; m < a->nmembers; m++) {
 		struct bbl_cols cols = { { 0 } };
 
@@ -32,6 +36,7 @@ int rebuild_heal_parity_row(struct graid_array *a, struct mbatch *mb, uint64_t r
 	const unsigned nroles = l->ndata + l->nparity, cols = row_heal_cols(a);
 	const uint64_t off = row * l->chunk;
 	struct bbl_cols era[GRAID_MAX_MEMBERS], gone = { { 0 } };
+	struct lwc_scrub_cols sc = { { { 0 } }, { { 0 } }, { { 0 } } };
 	bool present[GRAID_MAX_MEMBERS];
 	unsigned ngone = 0;
 	int rc;
@@ -49,6 +54,13 @@ int rebuild_heal_parity_row(struct graid_array *a, struct mbatch *mb, uint64_t r
 		row_bad_cols(bad, m, off, l->chunk, &era[r]);
 		badblocks_cols(a, m, off, l->chunk, &era[r]);
 	}
+	/*
+	 * Stale blocks judged before anything is rebuilt (issue #41): rebuilt with one in
+	 * place, the targets' blocks would come out wrong under fresh tags. A located one
+	 * becomes an erasure; a column past the parities is lost (zeroed on the targets below).
+	 */
+	lwc_rebuild_erasures(a, row, blk, era, &sc);
+	gone = sc.lost;
 	rc = row_heal_parity(a, blk, era, &gone);
 	if (rc == 0)
 		rc = row_heal_writeback(a, mb, row, blk, era, &gone, present, bad, NULL);

@@ -12,16 +12,19 @@
 
 /*
  * Whether RAID-5/6 row @p row needs the column path: a member it reads (@p have, per
- * member) has units in @p bad or in its log there.
+ * member) has units in @p bad or in its log there, or (generations kept) the records of a
+ * column disagree with its data beside the role out (lwc_rebuild_suspect()).
  */
 bool rebuild_heal_parity_needed(struct graid_array *a, uint64_t row, const bool *have,
 				const struct row_bad *bad);
 
 /*
  * Rebuild RAID-5/6 row @p row column by column: @p blk its chunks in role order, members
- * not read (@p have false) lacking every column. Survivors get back what they lacked; in
- * columns past redundancy the chunks of the targets (@p target, @p ntarget members) are
- * zeroed and their units added to @p lost. 0 or -errno (engine, ring, memory).
+ * not read (@p have false) lacking every column. Stale blocks the records locate are made
+ * erasures first (lwc_rebuild_erasures()), and written back rebuilt. Survivors get back
+ * what they lacked; in columns past redundancy (or whose records mismatch unplaced) the
+ * chunks of the targets (@p target, @p ntarget members) are zeroed and their units added
+ * to @p lost. 0 or -errno (engine, ring, memory).
  */
 int rebuild_heal_parity_row(struct graid_array *a, struct mbatch *mb, uint64_t row,
 			    uint8_t *const *blk, const bool *have, const unsigned *target,

@@ -10,10 +10,12 @@
 #include "format/layout.h"
 #include "format/superblock.h"
 #include "member/tag_store.h"
+#include "meta/csum_report.h"
 #include "meta/events.h"
 #include <sys/uio.h>
 
 #include <libgraid/graid_backend.h>
+#include "io/lost_write_column.h"
 #include "io/row_heal.h"
 
 /* A unit lost to every device: zeroed in @p buf, remembered for the new device's log. */
@@ -107,6 +109,7 @@ static int replace_from_parity(struct graid_array *a, struct array_replace *r, u
 	const uint64_t row = off / l->chunk, base = row * l->chunk;
 	const unsigned first = (unsigned)((off - base) / BBL_UNIT);
 	struct bbl_cols era[GRAID_MAX_MEMBERS], lost = { { 0 } };
+	struct lwc_scrub_cols sc = { { { 0 } }, { { 0 } }, { { 0 } } };
 	uint8_t *blk[GRAID_MAX_MEMBERS], *mem;
 	unsigned mine = layout_member_role(l, row, r->role);
 	int rc;
@@ -134,7 +137,23 @@ static int replace_from_parity(struct graid_array *a, struct array_replace *r, u
 		if (!replace_source_check(a, m, base, l->chunk, blk[k], &era[k]))
 			memset(era[k].w, 0xff, sizeof(era[k].w));
 	}
+	/*
+	 * A block the records locate stale beside the erasures is one too (issue #41): the
+	 * wanted units rebuilt with it in place would be copied wrong, under fresh tags. Past
+	 * the parities the column is lost (recorded on the new device). The role's own chunk
+	 * was not read: zeroes, so that the check by Q reads no unset memory.
+	 */
+	memset(blk[mine], 0, l->chunk);
+	lwc_scrub_erasures(a, row, blk, era, &sc);
+	lost = sc.lost;
 	rc = row_heal_parity(a, blk, era, &lost);
+	/* A stale block added in a lost column: nothing rewrites it, its lost write ends -EIO. */
+	for (unsigned k = 0; rc == 0 && k < nroles; k++)
+		for (unsigned c = 0; k != mine && c < row_heal_cols(a); c++)
+			if (bbl_cols_test(&sc.added, c) && bbl_cols_test(&lost, c) &&
+			    bbl_cols_test(&era[k], c))
+				csum_report_lost(a, layout_role_member(l, row, k),
+						 base + (uint64_t)c * BBL_UNIT, BBL_UNIT);
 	if (rc == 0)
 		for (unsigned u = 0; u < len / BBL_UNIT; u++) {
 			if (!bbl_cols_test(want, u))
