@@ -1009,6 +1009,23 @@ static void lwc_scrub_erased_col(struct graid_array *a, const struct lwc_row *w,
 			bbl_cols_set(&sc->lost, col);
 		return;
 	}
+	/*
+	 * RAID-6, the erased block is the one the records name: two stale blocks can name
+	 * their mean, so its rebuild from P must give the Q the column holds, or the column
+	 * is lost (a wrong rebuild under a fresh tag otherwise).
+	 */
+	if ((v.kind == LWC_DATA || v.kind == LWC_DATA_Q) && l->nparity == 2 && nerased == 1) {
+		for (unsigned r = 0; r < w->nroles; r++)
+			ptrs[r] = blk[r] + (size_t)col * TAG_DATA_BLOCK;
+		memcpy(save[0], ptrs[v.j], TAG_DATA_BLOCK);
+		confirmed = lwc_q_holds(a, ptrs, v.j, scratch);
+		memcpy(ptrs[v.j], save[0], TAG_DATA_BLOCK);
+		if (!confirmed) {
+			csum_report_lost_write(a, -1, w->block0 + c, 1, -EIO);
+			bbl_cols_set(&sc->lost, col);
+		}
+		return;
+	}
 	for (unsigned p = 0; v.kind == LWC_PARITY && p < l->nparity; p++)
 		if ((v.pmask >> p) & 1u && !bbl_cols_test(&era[l->ndata + p], col))
 			nerased++;
