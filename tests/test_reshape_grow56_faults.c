@@ -372,7 +372,7 @@ static void lost_unit(int level, uint64_t lost)
 	}
 	/* The unit at its new place, and its new row's parity units. */
 	cr_assert_eq(found, 1, "%u records of data after the grow", found);
-	cr_assert_eq(nparity, level - 4, "%u records of parity after the grow", nparity);
+	cr_assert_eq(nparity, (unsigned)level - 4, "%u records of parity after the grow", nparity);
 	gu_scrub_clean(a, "after the grow");
 	cr_assert_eq(graid_array_close(a), 0);
 	cr_assert_eq(graid_array_open(s.paths, nold + 1, NULL, &a), 0);
