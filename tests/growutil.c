@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Helpers of the grow suites (growutil.h). */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,28 @@ void gu_check_all(struct graid_array *a, const uint8_t *model, uint64_t size)
 	for (uint64_t at = 0; at < size; at += GU_BLK)
 		cr_assert(!memcmp(got + at, model + at, GU_BLK), "block at %llu differs",
 			  (unsigned long long)at);
+	free(got);
+}
+
+void gu_check_but(struct graid_array *a, const uint8_t *model, uint64_t size, uint64_t lost,
+		  const char *when)
+{
+	uint8_t *got = aligned_alloc(GU_BLK, GU_BLK);
+
+	cr_assert_not_null(got);
+	for (uint64_t at = 0; at < size; at += GU_BLK) {
+		ssize_t n = graid_array_read(a, got, GU_BLK, at);
+
+		if (at == lost) {
+			cr_assert_eq(n, -EIO, "%s: the lost block at %llu read %zd", when,
+				     (unsigned long long)at, n);
+			continue;
+		}
+		cr_assert_eq(n, (ssize_t)GU_BLK, "%s: read at %llu: %zd", when,
+			     (unsigned long long)at, n);
+		cr_assert(!memcmp(got, model + at, GU_BLK), "%s: block at %llu differs", when,
+			  (unsigned long long)at);
+	}
 	free(got);
 }
 

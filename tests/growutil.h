@@ -30,6 +30,12 @@ unsigned gu_ndata(int level, unsigned n);
 /* Every 4 KiB block of the first @p size bytes reads as @p model. */
 void gu_check_all(struct graid_array *a, const uint8_t *model, uint64_t size);
 /*
+ * Every 4 KiB block of the first @p size bytes, read alone, reads as @p model, but the one at
+ * array byte @p lost (UINT64_MAX: none), which must fail -EIO; @p when names the moment.
+ */
+void gu_check_but(struct graid_array *a, const uint8_t *model, uint64_t size, uint64_t lost,
+		  const char *when);
+/*
  * The resync of an unclean open ended (waited for, up to 20 s), then a scrub finds every
  * stripe's parity right and checked at least one; @p when names the moment in a failure.
  */

@@ -583,29 +583,6 @@ Test(reshape_grow0, write_zeroes_after_a_grow_past_the_zero_buffer_write_zeroes,
 	au_remove(&s);
 }
 
-/* Every block reads as the model, but the one at array byte @p lost, which fails -EIO. */
-static void check_but(struct graid_array *a, const uint8_t *model, uint64_t size,
-		      uint64_t lost, const char *when)
-{
-	uint8_t *got = aligned_alloc(BLK, BLK);
-
-	cr_assert_not_null(got);
-	for (uint64_t at = 0; at < size; at += BLK) {
-		ssize_t n = graid_array_read(a, got, BLK, at);
-
-		if (at == lost) {
-			cr_assert_eq(n, -EIO, "%s: the lost block at %llu read %zd", when,
-				     (unsigned long long)at, n);
-			continue;
-		}
-		cr_assert_eq(n, (ssize_t)BLK, "%s: read at %llu: %zd", when,
-			     (unsigned long long)at, n);
-		cr_assert(!memcmp(got, model + at, BLK), "%s: block at %llu differs", when,
-			  (unsigned long long)at);
-	}
-	free(got);
-}
-
 /*
  * Member 0 cannot read one 4 KiB block of a chunk the grow moves (a medium error). A RAID-0
  * has no copy of it and keeps no bad-block log to carry the loss: the grow stops before it,
@@ -645,11 +622,11 @@ Test(reshape_grow0, a_bad_sector_under_a_chunk_it_moves_stops_it_until_written)
 	cr_assert(info.reshaping);
 	cr_assert_eq(graid_array_member_info(a, 0, &mi), 0);
 	cr_assert_gt(mi.errors, 0, "the job never met the bad sector");
-	check_but(a, model, size, lost, "stopped before the bad block");
+	gu_check_but(a, model, size, lost, "stopped before the bad block");
 	/* The block restored: the write over the bad sector remaps it, and it reads back. */
 	memset(model + lost, 0x5a, BLK);
 	cr_assert_eq(graid_array_write(a, model + lost, BLK, lost), (ssize_t)BLK);
-	check_but(a, model, size, UINT64_MAX, "the block written");
+	gu_check_but(a, model, size, UINT64_MAX, "the block written");
 	cr_assert_eq(graid_array_close(a), 0);
 	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
 	/* The drive keeps its remap; the model's is its open's alone: the plain file now. */
