@@ -126,3 +126,11 @@ void gu_slow_down(struct graid_array *a, uint64_t bytes_per_sec)
 
 	cr_assert_eq(graid_array_set_rebuild_options(a, &o), 0);
 }
+
+void gu_full_speed_under_load(struct graid_array *a)
+{
+	struct graid_rebuild_options o = { .struct_size = sizeof(o),
+					   .busy_bytes_per_sec = UINT64_MAX };
+
+	cr_assert_eq(graid_array_set_rebuild_options(a, &o), 0);
+}

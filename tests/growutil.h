@@ -42,5 +42,10 @@ void gu_check_but(struct graid_array *a, const uint8_t *model, uint64_t size, ui
 void gu_scrub_clean(struct graid_array *a, const char *when);
 /* The rebuild's rate limit, which paces a grow's move too (0: none). */
 void gu_slow_down(struct graid_array *a, uint64_t bytes_per_sec);
+/*
+ * A busy rate no drive reaches: the move keeps full speed while requests run, instead of
+ * giving the members to them three quarters of the time (suites whose subject is not pacing).
+ */
+void gu_full_speed_under_load(struct graid_array *a);
 
 #endif

@@ -164,6 +164,8 @@ static void crash_at(int level, unsigned nold, long k, struct crash_tally *t, lo
 	cr_assert_not_null(m);
 	au_make(&s, nall, BYTES);
 	cr_assert_eq(au_create(&s, nold, level, CHUNK, &m->a), 0);
+	/* The writer runs all through the grow: its pacing is not what this suite tests. */
+	gu_full_speed_under_load(m->a);
 	m->size = gu_array_bytes(m->a, NULL);
 	m->bytes = aligned_alloc(BLK, m->size);
 	m->torn = -1;

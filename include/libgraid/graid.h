@@ -1400,7 +1400,11 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  * and the next graid_array_open() (of all the members, new ones included) resumes the move.
  * Until it has finished, libgraid builds older than this one refuse the array (superblock
  * major 3). The rebuild's rate limits (graid_array_set_rebuild_options()) pace the move,
- * per member written. Events: ::GRAID_EVENT_RESHAPE_STARTED, ::GRAID_EVENT_RESHAPE_PROGRESS
+ * per member written; while reads or writes run and no @c busy_bytes_per_sec is set, the
+ * move leaves the members to them three quarters of the time (it sleeps three times each
+ * window's own time), so a grow of a busy array takes about four times its idle time and
+ * its readers keep most of their speed; a @c busy_bytes_per_sec set replaces that share
+ * (::UINT64_MAX: full speed under load). Events: ::GRAID_EVENT_RESHAPE_STARTED, ::GRAID_EVENT_RESHAPE_PROGRESS
  * at every step of graid_event_options, then ::GRAID_EVENT_RESHAPE_DONE, or
  * ::GRAID_EVENT_RESHAPE_PAUSED (why) when it stops before its end; graid_array_info()'s
  * @c reshaping, @c reshape_done, @c reshape_total, @c reshape_bytes_per_sec and
@@ -1506,8 +1510,9 @@ struct graid_rebuild_options {
 	uint32_t foreground_yield_us;
 	/**
 	 * rate limit per rebuilt member while foreground I/O is in flight (the lower of it and
-	 * @c max_bytes_per_sec applies then); 0: no separate limit. Added in 0.1: callers
-	 * compiled without it pass the shorter struct and keep 0.
+	 * @c max_bytes_per_sec applies then); 0: no separate limit (a grow then leaves the
+	 * members to foreground I/O three quarters of the time: graid_array_grow()). Added in
+	 * 0.1: callers compiled without it pass the shorter struct and keep 0.
 	 */
 	uint64_t busy_bytes_per_sec;
 };

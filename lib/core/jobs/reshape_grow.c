@@ -18,6 +18,7 @@
 #include "jobs/reshape_progress.h"
 #include "jobs/reshape_grow56.h"
 #include "jobs/reshape_io.h"
+#include "jobs/reshape_pace.h"
 #include "member/member.h"
 #include "member/member_pr.h"
 #include "meta/array_meta.h"
@@ -68,8 +69,7 @@ struct reshape_job {
 	bool ended;
 	int result;
 	unsigned waiters;           /* reshape_job_wait() calls inside: free waits them out */
-	/* Pacing (grow_pace): the rate in force, since when, and the bytes moved by then. */
-	uint64_t pace_rate, pace_t0, pace_bytes0;
+	struct reshape_pace pace;   /* jobs/reshape_pace.h */
 	/* RAID-5/6 retry (under lock): roles out when it stopped, when and how soon to retry. */
 	unsigned out_at_stop;
 	uint64_t retry_at, retry_delay;
@@ -724,44 +724,6 @@ static int grow_finish(struct graid_array *a, struct reshape_job *j, struct arra
 	return rc;
 }
 
-/* Sleeps are cut into slices this long: a stop, a close or a changed rate is seen soon. */
-#define GROW_PACE_SLICE_NS (50ull * 1000 * 1000)
-
-/*
- * The rebuild's rate limits pace the move too (graid_array_set_rebuild_options(): bytes a
- * second per member, the busy one while requests are in flight): the bytes written per
- * member, the moved bytes over the new member count, are due at the rate in force since it
- * was set. A change of rate starts a new pacing window, as rebuild_progress.c does.
- */
-static void grow_pace(struct graid_array *a, struct reshape_job *j,
-		      const struct array_reshape *rs)
-{
-	for (;;) {
-		uint64_t rate = atomic_load(&a->rebuild_rate);
-		uint64_t busy = atomic_load(&a->rebuild_busy_rate);
-		uint64_t per = j->rec.position / rs->new_lay.nmembers, due, now = graid__now_ns();
-
-		if (busy && (!rate || busy < rate) && atomic_load(&a->fg_inflight))
-			rate = busy;
-		if (rate != j->pace_rate) {
-			j->pace_rate = rate;
-			j->pace_t0 = now;
-			j->pace_bytes0 = per;
-		}
-		if (!rate || grow_should_stop(a, j))
-			return;
-		due = j->pace_t0 + (uint64_t)((double)(per - j->pace_bytes0) * 1e9 / (double)rate);
-		if (due <= now)
-			return;
-		if (due - now > GROW_PACE_SLICE_NS)
-			due = now + GROW_PACE_SLICE_NS;
-		struct timespec ts = { .tv_sec = (time_t)((due - now) / 1000000000u),
-				       .tv_nsec = (long)((due - now) % 1000000000u) };
-
-		nanosleep(&ts, NULL);
-	}
-}
-
 /* Roles of the new geometry that are out now (a change since a stop is worth a retry). */
 static unsigned grow_roles_out(const struct graid_array *a, const struct array_reshape *rs)
 {
@@ -830,6 +792,7 @@ static void *grow_main(void *arg)
 
 	reshape_progress_start(&prog, a, rs, j->rec.new_geo.nmembers - j->rec.old_geo.nmembers,
 			       j->rec.position);
+	reshape_pace_start(a, &j->pace);
 	rc = reshape_io_open(&j->rio, a, grow_io_cap(&j->rec));
 	if (rc)
 		graid__log(GRAID_LOG_ERR, "reshape: the job's ring: %s", graid_strerror(rc));
@@ -846,12 +809,13 @@ static void *grow_main(void *arg)
 			j->rec.phase == RESHAPE_PHASE_STAGED))
 		rc = grow56_stage(a, j, rs);
 	while (rc == 0 && j->rec.position < rs->end) {
-		uint64_t before = j->rec.position;
+		uint64_t before = j->rec.position, t0 = graid__now_ns();
 
 		rc = rs->old_lay.nparity ? grow56_window(a, j, rs) : grow_window(a, j, rs);
 		if (rc == 0) {
 			reshape_progress_note(&prog, j->rec.position);
-			grow_pace(a, j, rs);
+			reshape_pace(a, &j->pace, j->rec.position / rs->new_lay.nmembers,
+				     graid__now_ns() - t0, &j->stop);
 		}
 		/* A line at every tenth of the way (the events follow the application's step). */
 		if (rc == 0 && before * 10 / rs->end != j->rec.position * 10 / rs->end)
