@@ -178,6 +178,20 @@ p2=${p2%/addr_traddr}
 [ $rc -eq 0 ] && [ -n "$p2" ] && [ -f "$GRAID_RUN_DIR/nvmet-withdrawn/$(echo "$U2" | tr -d -)" ] ||
 	bad withdraw_notes_the_ports_it_left "rc $rc; port '$p2'; $(ls "$GRAID_RUN_DIR/nvmet-withdrawn" 2>&1)"
 
+# resize (after a grow): nvmet takes the device's size again through revalidate_size; an
+# array not exported here, or a kernel without the attribute, is refused and nothing changes.
+check_refused resize_needs_a_uuid 2 "resize needs UUID" resize
+check_refused resize_of_an_array_not_exported_is_refused 1 "is not exported here" resize 6c696267-7261-6964-0000-000000000000
+check_refused resize_without_revalidate_size_is_refused 1 "has no revalidate_size" resize "$U"
+: >"$sub/namespaces/1/revalidate_size" # what a 5.12+ kernel's namespace has
+"$tool" resize "$U" 2>&1
+rc=$?
+[ $rc -eq 0 ] && [ "$(cat "$sub/namespaces/1/revalidate_size")" = 1 ] &&
+	[ "$(cat "$sub/namespaces/1/enable")" = 1 ] &&
+	ok resize_asks_nvmet_to_revalidate_the_namespace_size ||
+	bad resize_asks_nvmet_to_revalidate_the_namespace_size "rc $rc; '$(cat "$sub/namespaces/1/revalidate_size")'"
+rm -f "$sub/namespaces/1/revalidate_size"
+
 # withdraw (graid-ublk --on-foreign): off every port at once, nothing else touched.
 "$tool" withdraw "$U" 2>&1
 rc=$?

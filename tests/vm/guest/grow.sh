@@ -7,22 +7,26 @@
 # move's end; then /sys/block/ublkbN/size must have become the array's new size (graid-ublk
 # sends UBLK_U_CMD_UPDATE_SIZE), resize2fs grows the mounted filesystem, df shows it larger,
 # every fio round verified, the files written before the grow read back, a file written
-# after verifies, and after umount e2fsck finds the filesystem clean.
+# after verifies, and after umount e2fsck finds the filesystem clean. The device is also
+# exported over NVMe-oF (graid-nvmet, nvmet-tcp on the loopback) and connected to from this
+# same guest: after `graid-nvmet resize` the connected namespace has the new size too.
 #
 # A kernel that cannot resize a ublk device (no UBLK_F_UPDATE_SIZE: before 6.16, the 6.12
 # of the `vm` test) gets a short check instead, on small array files in the guest's tmpfs:
 # graid-ublk must say that the device keeps its old size until it is restarted, the device
 # keep it, and a restarted server offer the new size.
 #
-# usage: grow.sh GRAID_UBLK GRAIDCTL FIO MKFS_EXT4 RESIZE2FS E2FSCK  (uses NVME0..NVME5)
+# usage: grow.sh GRAID_UBLK GRAIDCTL FIO MKFS_EXT4 RESIZE2FS E2FSCK GRAID_NVMET IP  (uses NVME0..NVME5)
 # Environment: VM_UBLK_RESIZE (1: the kernel must resize the device, 0: must not; unset:
 # from the kernel's version, 6.16+).
-U=${1:?usage: grow.sh GRAID_UBLK GRAIDCTL FIO MKFS_EXT4 RESIZE2FS E2FSCK}
-G=${2:?usage: grow.sh GRAID_UBLK GRAIDCTL FIO MKFS_EXT4 RESIZE2FS E2FSCK}
-FIO=${3:?usage: grow.sh GRAID_UBLK GRAIDCTL FIO MKFS_EXT4 RESIZE2FS E2FSCK}
-MKFS=${4:?usage: grow.sh GRAID_UBLK GRAIDCTL FIO MKFS_EXT4 RESIZE2FS E2FSCK}
-RESIZE2FS=${5:?usage: grow.sh GRAID_UBLK GRAIDCTL FIO MKFS_EXT4 RESIZE2FS E2FSCK}
-E2FSCK=${6:?usage: grow.sh GRAID_UBLK GRAIDCTL FIO MKFS_EXT4 RESIZE2FS E2FSCK}
+U=${1:?usage: grow.sh GRAID_UBLK GRAIDCTL FIO MKFS_EXT4 RESIZE2FS E2FSCK GRAID_NVMET IP}
+G=${2:?usage: grow.sh GRAID_UBLK GRAIDCTL FIO MKFS_EXT4 RESIZE2FS E2FSCK GRAID_NVMET IP}
+FIO=${3:?usage: grow.sh GRAID_UBLK GRAIDCTL FIO MKFS_EXT4 RESIZE2FS E2FSCK GRAID_NVMET IP}
+MKFS=${4:?usage: grow.sh GRAID_UBLK GRAIDCTL FIO MKFS_EXT4 RESIZE2FS E2FSCK GRAID_NVMET IP}
+RESIZE2FS=${5:?usage: grow.sh GRAID_UBLK GRAIDCTL FIO MKFS_EXT4 RESIZE2FS E2FSCK GRAID_NVMET IP}
+E2FSCK=${6:?usage: grow.sh GRAID_UBLK GRAIDCTL FIO MKFS_EXT4 RESIZE2FS E2FSCK GRAID_NVMET IP}
+GNVMET=${7:?usage: grow.sh GRAID_UBLK GRAIDCTL FIO MKFS_EXT4 RESIZE2FS E2FSCK GRAID_NVMET IP}
+IP=${8:?usage: grow.sh GRAID_UBLK GRAIDCTL FIO MKFS_EXT4 RESIZE2FS E2FSCK GRAID_NVMET IP}
 . /vm/fio-lib.sh
 
 # The level grown, and the drives before and after: the issue's "Done when", a RAID-6 from
@@ -31,7 +35,7 @@ LEVEL=6
 OLD="$NVME0 $NVME1 $NVME2 $NVME3 $NVME4"
 NEW=$NVME5
 MNT=/mnt/grow
-SRV='' DEV='' BG=''
+SRV='' DEV='' BG='' UUID='' NQN=''
 
 # start_server LOG MEMBER...: serve; DEV is the /dev/ublkbN it prints, once it exists.
 start_server() {
@@ -73,7 +77,17 @@ stop_bg() {
 	wait "$BG"
 	BG=''
 }
-trap 'stop_bg; umount "$MNT" 2>/dev/null; stop_server >/dev/null 2>&1' EXIT
+# nvmf_off: the loopback client's controllers of the export deleted, the export removed
+# (nvmet holds the device open while its namespace is enabled: graid-ublk's exit waits).
+nvmf_off() {
+	[ -n "$NQN" ] || return 0
+	for c in /sys/class/nvme/*; do
+		[ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$NQN" ] && echo 1 >"$c/delete_controller"
+	done
+	"$GNVMET" unexport "$UUID" >/dev/null 2>&1
+	NQN=''
+}
+trap 'stop_bg; nvmf_off; umount "$MNT" 2>/dev/null; stop_server >/dev/null 2>&1' EXIT
 
 # sectors DEV: the block device's size in 512-byte sectors, from sysfs.
 sectors() { cat "/sys/block/${1#/dev/}/size" 2>/dev/null || echo 0; }
@@ -180,6 +194,32 @@ pre_files() {
 if pre_files --do_verify=1; then echo "PASS before: 64 MiB of files written and verified"; else
 	echo "FAIL before: fio could not write the files"; fi
 
+# ---- the device exported over NVMe-oF and connected to from this guest (loopback) ------
+# nvmf_dev: the connected namespace's block device (its NGUID is the array's UUID).
+nvmf_dev() {
+	want=$(echo "$UUID" | tr -d '-')
+	for b in /sys/block/nvme*; do
+		case ${b##*/} in *c*) continue ;; esac # hidden per-path disks nvmeXcYnZ
+		[ -r "$b/nguid" ] && [ "$(tr -d '\n-' <"$b/nguid")" = "$want" ] && { echo "/dev/${b##*/}"; return 0; }
+	done
+	return 1
+}
+# shellcheck disable=SC2086
+UUID=$("$G" status --json $OLD 2>/dev/null | sed -n 's/.*"uuid": "\([^"]*\)".*/\1/p' | head -n 1)
+"$IP" link set lo up
+NQN=$("$GNVMET" export --host-id 1 "$UUID" "$DEV" 127.0.0.1 2>/tmp/grow-nvmet.err)
+NDEV=''
+if [ -n "$NQN" ]; then
+	echo "transport=tcp,traddr=127.0.0.1,trsvcid=4420,nqn=$NQN" >/dev/nvme-fabrics 2>/tmp/grow-connect.err
+	for _ in $(seq 1 100); do NDEV=$(nvmf_dev) && break; sleep 0.1; done
+fi
+if [ -n "$NDEV" ] && [ "$(sectors "$NDEV")" = "$before" ]; then
+	echo "PASS nvmf-export: $DEV exported as $NQN, connected over the loopback as $NDEV ($before sectors)"
+else
+	sed 's/^/    /' /tmp/grow-nvmet.err /tmp/grow-connect.err 2>/dev/null
+	echo "FAIL nvmf-export: no connected namespace of the array (export '${NQN:-none}', device '${NDEV:-none}')"
+fi
+
 # The background writer: rounds of random writes of 4..128 KiB to a 32 MiB file (one of
 # two, in turn), each verified with crc32c, until told to stop; at least two rounds. Each
 # round's exit status in /tmp/grow-rounds.
@@ -219,6 +259,23 @@ if [ -n "$size" ] && [ "$after" -gt "$before" ] && [ "$((after * 512))" = "$size
 	echo "PASS device-size: /sys/block/${DEV#/dev/}/size $before -> $after sectors, the array's new size (UPDATE_SIZE)"
 else
 	echo "FAIL device-size: $DEV has $after sectors (was $before), the array ${size:-?} bytes"
+fi
+
+# The NVMe-oF client sees the new size once nvmet revalidates it (and tells the hosts).
+if [ -n "$NDEV" ]; then
+	echo "NOTE nvmf-size: before graid-nvmet resize the connected $NDEV has $(sectors "$NDEV") sectors"
+	if "$GNVMET" resize "$UUID" 2>/tmp/grow-nvmet-resize.err; then
+		nafter=$(wait_sectors "$NDEV" "$before")
+		if [ "$nafter" = "$after" ]; then
+			echo "PASS nvmf-size: after graid-nvmet resize the connected $NDEV has $nafter sectors, the device's new size"
+		else
+			echo "FAIL nvmf-size: the connected $NDEV has $nafter sectors, the device $after"
+		fi
+	else
+		sed 's/^/    /' /tmp/grow-nvmet-resize.err
+		echo "FAIL nvmf-size: graid-nvmet resize failed"
+	fi
+	nvmf_off
 fi
 
 stop_bg
