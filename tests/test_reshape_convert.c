@@ -330,15 +330,17 @@ Test(reshape_convert, a_close_mid_way_is_resumed_by_the_next_open)
 }
 
 /*
- * A RAID-5 member failing mid-way: the job goes on, Q of the rows after it computed from
- * the data recovered through P; the spare rebuilds it after; every byte, clean.
+ * Member @p dm failing mid-way: an old one (the job goes on, Q of the rows after it computed
+ * from the data recovered through P) or the added one (no Q can be written: the job goes on
+ * without it, the rows marked); either way it finishes, the spare rebuilds the role after,
+ * every byte reads back, clean, and two members more out lose nothing.
  */
-Test(reshape_convert, a_member_failing_mid_way_loses_nothing)
+static void fail_mid_way(unsigned dm, uint64_t seed)
 {
 	struct graid_array *a;
 	struct au_set s;
-	uint64_t size, seed = 11, at;
-	uint8_t *model = make_r5(&s, 4, 2, &a, &size, 11);
+	uint64_t size, at;
+	uint8_t *model = make_r5(&s, 4, 2, &a, &size, seed);
 	uint8_t *buf = aligned_alloc(BLK, 2 * CHUNK);
 
 	cr_assert_not_null(buf);
@@ -349,7 +351,8 @@ Test(reshape_convert, a_member_failing_mid_way_loses_nothing)
 	at = atomic_load(&a->reshape_mem->position);
 	cr_assert_gt(at, 0, "nothing converted yet");
 	cr_assert_lt(at, size, "all converted already");
-	cr_assert_eq(graid_array_fail_member(a, 2), 0);
+	cr_assert_eq(graid_array_fail_member(a, dm), 0);
+	gu_check_all(a, model, size);
 	for (unsigned i = 0; i < 64; i++) {
 		uint64_t len = (1 + gu_rng(&seed) % (2 * CHUNK / BLK)) * BLK;
 		uint64_t off = gu_rng(&seed) % ((size - len) / BLK + 1) * BLK;
@@ -366,13 +369,23 @@ Test(reshape_convert, a_member_failing_mid_way_loses_nothing)
 	wait_all_active(a);
 	gu_check_all(a, model, size);
 	gu_scrub_clean(a, "after the spare's rebuild");
-	cr_assert_eq(graid_array_fail_member(a, 0), 0);
-	cr_assert_eq(graid_array_fail_member(a, 4), 0);
+	cr_assert_eq(graid_array_fail_member(a, dm == 0 ? 1 : 0), 0);
+	cr_assert_eq(graid_array_fail_member(a, dm), 0);
 	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
 	free(buf);
 	free(model);
 	au_remove(&s);
+}
+
+Test(reshape_convert, an_old_member_failing_mid_way_loses_nothing)
+{
+	fail_mid_way(2, 11);
+}
+
+Test(reshape_convert, the_added_member_failing_mid_way_loses_nothing)
+{
+	fail_mid_way(4, 13);
 }
 
 /*
