@@ -289,6 +289,123 @@ Test(reshape_convert, writes_and_reads_while_it_converts_are_right_after)
 	au_remove(&s);
 }
 
+/* The smallest: a RAID-5 of three becomes a RAID-6 of four; 64 KiB chunks. */
+Test(reshape_convert, a_raid5_of_three_becomes_a_raid6_of_four)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	unsigned n;
+	uint8_t *model;
+
+	au_make(&s, 4, BYTES);
+	cr_assert_eq(au_create(&s, 3, 5, 64u * 1024, &a), 0);
+	size = gu_array_bytes(a, NULL);
+	model = aligned_alloc(BLK, size);
+	cr_assert_not_null(model);
+	gu_fill(model, size, 31);
+	cr_assert_eq(graid_array_write(a, model, size, 0), (ssize_t)size);
+	cr_assert_eq(graid_array_grow(a, &s.paths[3], 1, GRAID_GROW_WAIT | GRAID_GROW_RAID6), 0);
+	cr_assert_eq(gu_array_bytes(a, &n), size);
+	cr_assert_eq(n, 4);
+	assert_level(a, 6, 4);
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "3 -> 4");
+	cr_assert_eq(graid_array_fail_member(a, 0), 0);
+	cr_assert_eq(graid_array_fail_member(a, 2), 0);
+	gu_check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+/*
+ * An async queue: writes queued before the conversion and not reaped (the job waits for
+ * them), then rounds of 32 writes in flight at once, each straddling two chunks, some
+ * below the position (RAID-6), some at or past it (RAID-5), parked on the windows' locks.
+ */
+Test(reshape_convert, queued_writes_across_the_start_and_the_windows_are_right)
+{
+	struct graid_completion c[64];
+	struct graid_queue *q;
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, seed = 99, rounds = 0;
+	uint8_t *model = make_r5(&s, 4, 1, &a, &size, 21);
+	uint8_t *bufs = aligned_alloc(BLK, 32 * (size_t)CHUNK);
+	struct waiter w = { 0 };
+	pthread_t t;
+	unsigned got;
+
+	cr_assert_not_null(bufs);
+	gu_slow_down(a, 2u << 20);
+	cr_assert_eq(graid_queue_create(a, 64, &q), 0);
+	for (unsigned i = 0; i < 32; i++) {
+		uint64_t off = (3 * (uint64_t)i + gu_rng(&seed) % 3) % (size / CHUNK) * CHUNK;
+
+		gu_fill(bufs + i * (size_t)CHUNK, CHUNK, gu_rng(&seed));
+		memcpy(model + off, bufs + i * (size_t)CHUNK, CHUNK);
+		cr_assert_eq(graid_queue_write(q, bufs + i * (size_t)CHUNK, CHUNK, off, i), 0);
+	}
+	cr_assert_geq(graid_queue_submit(q), 0);
+	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, GRAID_GROW_RAID6), 0);
+	for (got = 0; got < 32;) {
+		int n = graid_queue_reap(q, c, 64, 1);
+
+		cr_assert_gt(n, 0);
+		for (int i = 0; i < n; i++)
+			cr_assert_eq(c[i].result, (int64_t)CHUNK);
+		got += (unsigned)n;
+	}
+	w.a = a;
+	cr_assert_eq(pthread_create(&t, NULL, wait_job, &w), 0);
+	do {
+		uint64_t offs[32];
+
+		for (unsigned i = 0; i < 32; i++) {
+			bool dup;
+
+			do {
+				offs[i] = (gu_rng(&seed) % (size / CHUNK - 1)) * CHUNK + BLK;
+				dup = false;
+				for (unsigned k = 0; k < i; k++)
+					dup |= offs[i] + CHUNK > offs[k] && offs[k] + CHUNK > offs[i];
+			} while (dup);
+			gu_fill(bufs + i * (size_t)CHUNK, CHUNK, gu_rng(&seed));
+			cr_assert_eq(graid_queue_write(q, bufs + i * (size_t)CHUNK, CHUNK, offs[i], i),
+				     0);
+		}
+		cr_assert_geq(graid_queue_submit(q), 0);
+		for (got = 0; got < 32;) {
+			int n = graid_queue_reap(q, c, 64, 1);
+
+			cr_assert_gt(n, 0);
+			for (int i = 0; i < n; i++)
+				cr_assert_eq(c[i].result, (int64_t)CHUNK);
+			got += (unsigned)n;
+		}
+		for (unsigned i = 0; i < 32; i++)
+			memcpy(model + offs[i], bufs + i * (size_t)CHUNK, CHUNK);
+		rounds++;
+	} while (!atomic_load(&w.done));
+	pthread_join(t, NULL);
+	cr_assert_eq(w.rc, 0);
+	cr_log_info("%llu rounds of 32 queued writes during the conversion",
+		    (unsigned long long)rounds);
+	cr_assert_gt(rounds, 2);
+	graid_queue_destroy(q);
+	assert_level(a, 6, 5);
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "after queued writes");
+	cr_assert_eq(graid_array_fail_member(a, 1), 0);
+	cr_assert_eq(graid_array_fail_member(a, 4), 0);
+	gu_check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(bufs);
+	free(model);
+	au_remove(&s);
+}
+
 Test(reshape_convert, a_close_mid_way_is_resumed_by_the_next_open)
 {
 	struct graid_array *a;
