@@ -19,6 +19,7 @@
 #include <criterion/criterion.h>
 
 #include "arrayutil.h"
+#include "cututil.h"
 #include "growutil.h"
 #include "array/array.h"
 #include "format/layout.h"
@@ -216,6 +217,75 @@ Test(reshape_convert, a_raid5_of_four_becomes_a_raid6_of_five_that_survives_two_
 	cr_assert_eq(graid_array_fail_member(a, 2), 0);
 	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+/* Junk over @p len bytes of member file @p path at @p off (a torn write). */
+static void tear(const char *path, uint64_t off, size_t len, uint64_t seed)
+{
+	uint8_t *junk = malloc(len);
+	FILE *f = fopen(path, "r+b");
+
+	cr_assert(junk && f);
+	gu_fill(junk, len, seed);
+	cr_assert_eq(fseeko(f, (off_t)off, SEEK_SET), 0);
+	cr_assert_eq(fwrite(junk, 1, len, f), len);
+	cr_assert_eq(fclose(f), 0);
+	free(junk);
+}
+
+/*
+ * The converted array after the conversion: a crash (no write lands) after a write leaves
+ * its row dirty; Q of the row torn on the Q member; the unclean open's resync recomputes P
+ * and Q where Q-last puts them (two data members of the row then out: the bytes still
+ * read); a discard reads zeroes, with parity a scrub finds right.
+ */
+Test(reshape_convert, the_raid6_q_last_resyncs_and_discards_in_its_layout)
+{
+	struct graid_array *a;
+	struct au_set s;
+	struct layout l;
+	uint64_t size, at, row, data_off;
+	uint8_t *model = make_r5(&s, 4, 1, &a, &size, 17);
+	uint8_t *buf = aligned_alloc(BLK, CHUNK);
+
+	cr_assert_not_null(buf);
+	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, GRAID_GROW_WAIT | GRAID_GROW_RAID6), 0);
+	l = a->lay;
+	data_off = a->data_offset;
+	at = size / 2 / CHUNK * CHUNK;
+	gu_fill(buf, CHUNK, 18);
+	cr_assert_eq(graid_array_write(a, buf, CHUNK, at), (ssize_t)CHUNK);
+	memcpy(model + at, buf, CHUNK);
+	graid_log_set(gu_log_keep, NULL, GRAID_LOG_ERR); /* the cut's failures are expected */
+	fault_writes_cut_after(0);
+	graid_array_close(a);
+	fault_writes_cut_after(-1);
+	row = at / ((uint64_t)l.chunk * l.ndata);
+	cr_assert_eq(layout_parity_member(&l, row, 1), 4);
+	tear(s.path[4], data_off + row * l.chunk, l.chunk, 19);
+	gu_log_clear();
+	graid_log_set(gu_log_keep, NULL, GRAID_LOG_NOTICE);
+	cr_assert_eq(graid_array_open(s.paths, 5, NULL, &a), 0);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	cr_assert(strstr(gu_log_text, "resync"), "%s", gu_log_text);
+	cr_assert_eq(a->lay.layout_id, LAYOUT_Q_LAST);
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "after the unclean open's resync");
+	/* A discard of some stripes and a piece of one. */
+	cr_assert_eq(graid_array_discard(a, 3 * CHUNK, 9 * CHUNK + BLK), 0);
+	memset(model + 3 * CHUNK, 0, 9 * CHUNK + BLK);
+	cr_assert_eq(graid_array_write_zeroes(a, size - 7 * CHUNK, 5 * CHUNK), 0);
+	memset(model + size - 7 * CHUNK, 0, 5 * CHUNK);
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "after the discard");
+	/* Two data members of the written row out: its bytes from P and Q. */
+	cr_assert_eq(graid_array_fail_member(a, layout_data_member(&l, row, 0)), 0);
+	cr_assert_eq(graid_array_fail_member(a, layout_data_member(&l, row, 1)), 0);
+	gu_check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(buf);
 	free(model);
 	au_remove(&s);
 }
