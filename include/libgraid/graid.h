@@ -406,7 +406,8 @@ struct graid_array_info {
 	size_t struct_size;      /**< set by the caller */
 	uint64_t size;           /**< usable bytes */
 	uint32_t block_size;     /**< offsets and lengths are multiples of this: 4096 or 512 */
-	int level;               /**< 0, 1, 5, 6, 10 */
+	/** 0, 1, 5, 6, 10; 5 while a RAID-5 becomes a RAID-6 (::GRAID_GROW_RAID6), 6 once done */
+	int level;
 	uint32_t chunk_bytes;    /**< chunk size */
 	unsigned nmembers;       /**< member roles */
 	unsigned nfailed;        /**< roles failed or missing */

@@ -731,8 +731,8 @@ static int grow_finish(struct graid_array *a, struct reshape_job *j, struct arra
 /*
  * The rebuild's rate limits pace the move too (graid_array_set_rebuild_options(): bytes a
  * second per member, the busy one while requests are in flight): the bytes written per
- * member, the moved bytes over the new member count, are due at the rate in force since it
- * was set. A change of rate starts a new pacing window, as rebuild_progress.c does.
+ * member, the moved bytes over the new member count (a conversion: the Q bytes on the added
+ * member, reshape_qlast_per_member), are due at the rate in force since it was set. A change of rate starts a new pacing window, as rebuild_progress.c does.
  */
 static void grow_pace(struct graid_array *a, struct reshape_job *j,
 		      const struct array_reshape *rs)
@@ -740,7 +740,7 @@ static void grow_pace(struct graid_array *a, struct reshape_job *j,
 	for (;;) {
 		uint64_t rate = atomic_load(&a->rebuild_rate);
 		uint64_t busy = atomic_load(&a->rebuild_busy_rate);
-		uint64_t per = j->rec.position / rs->new_lay.nmembers, due, now = graid__now_ns();
+		uint64_t per = reshape_qlast_per_member(&j->rec, rs), due, now = graid__now_ns();
 
 		if (busy && (!rate || busy < rate) && atomic_load(&a->fg_inflight))
 			rate = busy;

@@ -47,3 +47,11 @@ bool reshape_qlast_kept(const struct array_reshape *rs, unsigned role)
 	return rs->new_lay.layout_id == LAYOUT_Q_LAST && rs->old_lay.level == 5 &&
 	       role < rs->new_lay.ndata + 1;
 }
+
+uint64_t reshape_qlast_per_member(const struct reshape_record *r,
+				  const struct array_reshape *rs)
+{
+	if (reshape_qlast_record(r))
+		return r->position / rs->new_lay.ndata; /* a Q chunk per row of data chunks */
+	return r->position / rs->new_lay.nmembers;
+}

@@ -52,4 +52,12 @@ int reshape_qlast_check(const struct graid_array *a, unsigned n);
  */
 bool reshape_qlast_kept(const struct array_reshape *rs, unsigned role);
 
+/*
+ * The bytes the job has written per member written at position @p r->position, which its
+ * pacing holds to the rate limit: a grow's moved bytes over the new member count; a
+ * conversion's Q, all on the added member: the position over the data chunks a row.
+ */
+uint64_t reshape_qlast_per_member(const struct reshape_record *r,
+				  const struct array_reshape *rs);
+
 #endif /* LIBGRAID_CORE_RESHAPE_QLAST_H */
