@@ -640,3 +640,33 @@ Test(reshape_convert, bad_input_is_refused_and_nothing_is_written)
 	free(model);
 	au_remove(&s);
 }
+
+/* Journal entries and checksum tags are placed by one geometry: such RAID-5s are refused. */
+static void refused_with(unsigned flags, const char *why)
+{
+	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = 5,
+					  .chunk_bytes = CHUNK, .backend = "isal",
+					  .flags = flags };
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t before;
+
+	au_make(&s, 5, 64ull << 20); /* room for a journal */
+	cr_assert_eq(graid_array_create(s.paths, 4, &cfg, &a), 0);
+	before = au_file_hash(s.path[4]);
+	gu_log_clear();
+	graid_log_set(gu_log_keep, NULL, GRAID_LOG_ERR);
+	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, GRAID_GROW_RAID6), -EOPNOTSUPP);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	cr_assert(strstr(gu_log_text, why), "%s", gu_log_text);
+	cr_assert_eq(au_file_hash(s.path[4]), before, "the device was written");
+	assert_level(a, 5, 4);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}
+
+Test(reshape_convert, raid5s_with_a_journal_or_checksums_are_refused)
+{
+	refused_with(GRAID_CREATE_JOURNAL, "write-hole journal");
+	refused_with(GRAID_CREATE_CHECKSUMS, "checksums");
+}
