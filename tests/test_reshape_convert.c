@@ -175,6 +175,19 @@ Test(reshape_convert, a_raid5_of_four_becomes_a_raid6_of_five_that_survives_two_
 		cr_assert(!(sb.flags & GRAID_SB_F_RESHAPE));
 		cr_assert_eq(sb_layout_id(&sb), LAYOUT_Q_LAST);
 	}
+	/* No grow takes a Q-last RAID-6 (its record would describe the rotating layout). */
+	{
+		uint64_t h = au_file_hash(s.paths[5]);
+
+		gu_log_clear();
+		graid_log_set(gu_log_keep, NULL, GRAID_LOG_ERR);
+		cr_assert_eq(graid_array_grow(a, &s.paths[5], 1, 0), -EOPNOTSUPP);
+		cr_assert_eq(graid_array_grow(a, &s.paths[5], 1, GRAID_GROW_RAID6), -EOPNOTSUPP);
+		graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+		cr_assert(strstr(gu_log_text, "cannot be grown"), "%s", gu_log_text);
+		cr_assert_eq(au_file_hash(s.paths[5]), h, "the device was written");
+		assert_level(a, 6, 5);
+	}
 	/* The bit is the layout: on a RAID-5 it makes no sense and is refused. */
 	sb.level = 5;
 	sb.nmembers = 4;

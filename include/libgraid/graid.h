@@ -1448,7 +1448,8 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  *   smaller than the members' data area (named in the log); -EEXIST a device that is a
  *   member of this array, or one given twice; -EOPNOTSUPP RAID-1 or 10 (the level is
  *   named in the log), ::GRAID_GROW_RAID6 on an array that is not a RAID-5 (named in the
- *   log), a RAID-5/6 with a write-hole journal or checksums, or an array whose
+ *   log), a RAID-6 made from a RAID-5 by ::GRAID_GROW_RAID6 (Q-last: no grow takes it
+ *   in this version), a RAID-5/6 with a write-hole journal or checksums, or an array whose
  *   reserved area has no room for the reshape record (another writer's array); -E2BIG more devices than this handle has room for
  *   (close and open the array again); -EBUSY a reshape of this array is under way (or
  *   stopped on a failure: the next open resumes it), or another host holds a device's

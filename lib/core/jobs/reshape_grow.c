@@ -1400,6 +1400,8 @@ static int grow_level_ok(const struct graid_array *a, unsigned n, bool to6)
 {
 	if (to6)
 		return grow56_allowed() ? reshape_qlast_check(a, n) : -EOPNOTSUPP;
+	if (reshape_qlast_no_grow(a))
+		return -EOPNOTSUPP;
 	if (a->lay.level == 0 || ((a->lay.level == 5 || a->lay.level == 6) && grow56_allowed()))
 		return 0;
 	graid__log(GRAID_LOG_ERR, "grow: RAID-%d cannot be grown online by this build; only "

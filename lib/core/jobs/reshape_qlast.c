@@ -41,6 +41,15 @@ int reshape_qlast_check(const struct graid_array *a, unsigned n)
 	return 0;
 }
 
+bool reshape_qlast_no_grow(const struct graid_array *a)
+{
+	if (a->lay.layout_id != LAYOUT_Q_LAST)
+		return false;
+	graid__log(GRAID_LOG_ERR, "grow: a RAID-6 with Q on its last member (a RAID-5 converted "
+				  "by adding one) cannot be grown by this build");
+	return true;
+}
+
 bool reshape_qlast_kept(const struct array_reshape *rs, unsigned role)
 {
 	/* Not Q: a data chunk or P, the same bytes at the same place in both geometries. */

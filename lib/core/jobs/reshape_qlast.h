@@ -47,6 +47,12 @@ void reshape_qlast_geom(struct reshape_geom *g);
 int reshape_qlast_check(const struct graid_array *a, unsigned n);
 
 /*
+ * Whether @p a is a Q-last RAID-6, which no grow takes (a grow's record and job describe
+ * the rotating layout only); said in the log when so.
+ */
+bool reshape_qlast_no_grow(const struct graid_array *a);
+
+/*
  * Whether role @p role of a new row of @p rs needs no write: a conversion's data and P are
  * the old row's own chunks at their own places (the job writes Q alone). False for a grow.
  */
