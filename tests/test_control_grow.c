@@ -28,14 +28,14 @@ struct cg_env {
 	int fd;
 };
 
-/* A RAID-0 of three (and two files not in it), served, a client connected. */
-static void cg_up(struct cg_env *e)
+/* A RAID-@p level of three (and two files not in it), served, a client connected. */
+static void cg_up_level(struct cg_env *e, int level)
 {
 	struct graid_array_info info = { .struct_size = sizeof(info) };
 	struct graid_control_options o = { .struct_size = sizeof(o), .run_dir = e->run };
 
 	au_make(&e->s, NOLD + 2, BYTES);
-	cr_assert_eq(au_create(&e->s, NOLD, 0, CHUNK, &e->a), 0);
+	cr_assert_eq(au_create(&e->s, NOLD, level, CHUNK, &e->a), 0);
 	cr_assert_eq(graid_array_info(e->a, &info), 0);
 	e->size = info.size;
 	snprintf(e->run, sizeof(e->run), "%s/run", e->s.dir);
@@ -43,6 +43,12 @@ static void cg_up(struct cg_env *e)
 	cr_assert_eq(graid_array_control_path(e->a, e->run, e->sock, sizeof(e->sock)), 0);
 	e->fd = cu_connect(e->sock);
 	cr_assert_geq(e->fd, 0, "%s", strerror(-e->fd));
+}
+
+/* A RAID-0 of three, as cg_up_level(). */
+static void cg_up(struct cg_env *e)
+{
+	cg_up_level(e, 0);
 }
 
 static void cg_down(struct cg_env *e)
@@ -239,5 +245,59 @@ Test(control_grow, grow_paced_by_its_rate_and_a_refused_one_changes_no_rate)
 	cr_assert(flag(r, "ok"), "%s", json_object_to_json_string(r));
 	json_object_put(r);
 	cr_assert(!cg_ends_within(&e, 1500), "a grow at 64 KiB/s a member ended in 1.5 s");
+	cg_down(&e);
+}
+
+/*
+ * Field `level` 6: a RAID-5 of three becomes a RAID-6 of four (Q-last), the size kept;
+ * refused on a RAID-0 (EOPNOTSUPP) and for any other level (EINVAL), nothing changed.
+ */
+Test(control_grow, grow_with_level_6_turns_a_raid5_into_a_raid6)
+{
+	char line[600];
+	struct cg_env e;
+	struct json_object *r;
+	uint64_t t0;
+
+	cg_up(&e);
+	snprintf(line, sizeof(line), "{\"op\":\"grow\",\"paths\":[\"%s\"],\"level\":6}",
+		 e.s.paths[NOLD]);
+	refused(&e, line, EOPNOTSUPP);
+	cg_down(&e);
+	cg_up_level(&e, 5);
+	snprintf(line, sizeof(line), "{\"op\":\"grow\",\"paths\":[\"%s\"],\"level\":5}",
+		 e.s.paths[NOLD]);
+	refused(&e, line, EINVAL);
+	snprintf(line, sizeof(line), "{\"op\":\"grow\",\"paths\":[\"%s\"],\"level\":\"6\"}",
+		 e.s.paths[NOLD]);
+	refused(&e, line, EINVAL);
+	snprintf(line, sizeof(line), "{\"op\":\"grow\",\"paths\":[\"%s\",\"%s\"],\"level\":6}",
+		 e.s.paths[NOLD], e.s.paths[NOLD + 1]);
+	refused(&e, line, EINVAL);
+	snprintf(line, sizeof(line), "{\"op\":\"grow\",\"paths\":[\"%s\"],\"level\":6}\n",
+		 e.s.paths[NOLD]);
+	r = cu_ask(e.fd, line);
+	cr_assert(flag(r, "ok"), "%s", json_object_to_json_string(r));
+	cr_assert_eq(num(r, "nmembers"), NOLD + 1);
+	json_object_put(r);
+	t0 = cu_now_ms();
+	for (;;) {
+		cr_assert_lt(cu_now_ms() - t0, 30000, "the conversion did not end in 30 s");
+		r = cu_ask(e.fd, "{\"op\":\"status\"}\n");
+		cr_assert_eq(num(r, "size"), e.size, "the size is kept");
+		if (!flag(cu_field(r, "reshape"), "reshaping")) {
+			json_object_put(r);
+			break;
+		}
+		json_object_put(r);
+		usleep(20000);
+	}
+	{
+		struct graid_array_info info = { .struct_size = sizeof(info) };
+
+		cr_assert_eq(graid_array_info(e.a, &info), 0);
+		cr_assert_eq(info.level, 6);
+		cr_assert_eq(info.nmembers, NOLD + 1);
+	}
 	cg_down(&e);
 }

@@ -454,3 +454,25 @@ Test(layout, limits_are_accepted)
 	cr_assert_eq(layout_init(&l, 10, 2, CHUNK, CHUNK), 0);
 	cr_assert_eq(l.array_bytes, CHUNK);
 }
+
+/* RAID-6 Q-last over 5 members: docs/FORMAT.md's picture (members 0..3 the RAID-5 of 4). */
+Test(raid6_layout, q_last_keeps_q_on_the_last_member_and_the_rest_as_raid5)
+{
+	struct layout l;
+
+	cr_assert_eq(layout_init_id(&l, 6, 5, 4096, 16 * 4096, LAYOUT_Q_LAST), 0);
+	cr_assert_eq(l.ndata, 3);
+	cr_assert_eq(l.array_bytes, 3ull * 16 * 4096);
+	for (uint64_t s = 0; s < 5; s++) {
+		cr_assert_eq(layout_parity_member(&l, s, 0), raid5_n4_p[s]);
+		cr_assert_eq(layout_parity_member(&l, s, 1), 4);
+		cr_assert_eq(layout_member_role(&l, s, raid5_n4_p[s]), 3);
+		cr_assert_eq(layout_member_role(&l, s, 4), 4);
+		for (unsigned d = 0; d < 3; d++) {
+			cr_assert_eq(layout_data_member(&l, s, d), raid5_n4_data[s][d],
+				     "stripe %lu data %u", (unsigned long)s, d);
+			cr_assert_eq(layout_member_role(&l, s, raid5_n4_data[s][d]), d);
+		}
+	}
+	check_roles_biject(&l);
+}

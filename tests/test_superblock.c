@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <isa-l/crc.h>
 
+#include "format/layout.h"
 #include "format/superblock.h"
 
 /* A valid superblock with a distinct value in every field, so a swapped field shows. */
@@ -532,6 +533,33 @@ Test(superblock, generations_round_trip_as_major_3_only_with_checksums)
 	cr_assert_eq(sb_decode(buf, &back), 0);
 	cr_assert(back.flags & GRAID_SB_F_GENERATIONS);
 	cr_assert_not(sb_generations(&back));
+}
+
+/* Q_LAST (bit 18) is the RAID-6's layout id 1 in major 3; any other level is refused. */
+Test(superblock, q_last_round_trips_as_major_3_on_a_raid6_only)
+{
+	struct superblock sb = sb_sample(), back;
+	uint8_t buf[GRAID_SB_SIZE];
+
+	sb.level = 6;
+	sb.nmembers = 5;
+	sb.version = GRAID_SB_VERSION_MAJOR_FEATURES;
+	sb.flags |= GRAID_SB_F_Q_LAST;
+	sb_encode(&sb, buf);
+	cr_assert_eq(get_le32(buf + 0x14), GRAID_SB_F_CLEAN | 0x00040000u, "bit 18");
+	cr_assert_eq(sb_decode(buf, &back), 0);
+	cr_assert_eq(memcmp(&sb, &back, sizeof(sb)), 0);
+	cr_assert_eq(sb_layout_id(&back), LAYOUT_Q_LAST);
+	sb.level = 5;
+	sb_encode(&sb, buf);
+	cr_assert_eq(sb_decode(buf, &back), -EPROTO, "Q-last on a RAID-5");
+	/* In major 1 bit 18 is a reserved bit: kept, meaning nothing (the rotating layout). */
+	sb.level = 6;
+	sb.version = GRAID_SB_VERSION_MAJOR;
+	sb_encode(&sb, buf);
+	cr_assert_eq(sb_decode(buf, &back), 0);
+	cr_assert(back.flags & GRAID_SB_F_Q_LAST);
+	cr_assert_eq(sb_layout_id(&back), LAYOUT_ROTATING);
 }
 
 Test(superblock, checksums_with_a_wrong_major_level_or_block_size_are_refused)

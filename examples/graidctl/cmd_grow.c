@@ -36,6 +36,9 @@ void gctl_help_grow(FILE *f)
 		"graidctl follows its progress; Ctrl-C leaves it running there. Otherwise graidctl\n"
 		"holds the array until the move has finished, with a progress report.\n\n"
 		"  -a, --add DEV         a device to add (repeat for more)\n"
+		"  -l, --level 6         turn a RAID-5 into a RAID-6 instead: the one DEV added\n"
+		"                        holds Q in every stripe (Q-last), no data moves, the\n"
+		"                        size stays; the superblocks say RAID-6 from the start\n"
 		"  -m, --max-rate SIZE   move at most SIZE bytes a second per member written (the\n"
 		"                        rebuild's rate limit)\n"
 		"  -n, --no-wait         return once the reshape has started; unserved, graidctl\n"
@@ -51,12 +54,13 @@ static void grow_refused(int rc)
 	const char *why = "";
 
 	if (rc == -EOPNOTSUPP)
-		why = " (this libgraid grows RAID-0, 5 and 6, not with a journal or checksums; "
-		      "the log says why)";
+		why = " (this libgraid grows RAID-0, 5 and 6 and turns a RAID-5 into a RAID-6, "
+		      "not with a journal or checksums; the log says why)";
 	else if (rc == -EEXIST)
 		why = " (a device is a member of this array, or given twice)";
 	else if (rc == -EINVAL)
-		why = " (a device is smaller than the members' data area, or not usable)";
+		why = " (a device is smaller than the members' data area, or not usable; "
+		      "--level 6 takes one device)";
 	else if (rc == -EBUSY)
 		why = " (a reshape runs already, or a device is in use)";
 	else if (rc == -E2BIG)
@@ -88,7 +92,8 @@ static void *grow_follow_thread(void *arg)
 }
 
 /* The grow on an array this process opened. */
-static int grow_here(struct graid_array *a, const char *const *devs, unsigned n, bool wait)
+static int grow_here(struct graid_array *a, const char *const *devs, unsigned n, bool wait,
+		     unsigned level)
 {
 	struct graid_array_info in = { .struct_size = sizeof(in) };
 	struct grow_follow f = { .a = a };
@@ -103,7 +108,8 @@ static int grow_here(struct graid_array *a, const char *const *devs, unsigned n,
 		gctl_progress_init(&f.p, "grow");
 		started = pthread_create(&t, NULL, grow_follow_thread, &f) == 0;
 	}
-	rc = graid_array_grow(a, devs, n, wait ? GRAID_GROW_WAIT : 0);
+	rc = graid_array_grow(a, devs, n,
+			      (wait ? GRAID_GROW_WAIT : 0) | (level == 6 ? GRAID_GROW_RAID6 : 0));
 	f.stop = 1;
 	if (started)
 		pthread_join(t, NULL);
@@ -122,7 +128,10 @@ static int grow_here(struct graid_array *a, const char *const *devs, unsigned n,
 		grow_refused(rc);
 		return GCTL_EXIT_FAILED;
 	}
-	if (wait)
+	if (wait && level == 6)
+		printf("converted: RAID-%d, %u members, %llu bytes\n", in.level, in.nmembers,
+		       (unsigned long long)in.size);
+	else if (wait)
 		printf("grown: %u members, %llu bytes\n", in.nmembers, (unsigned long long)in.size);
 	else
 		printf("growing to %u members; graidctl closes the array now and its next writable "
@@ -231,7 +240,7 @@ static int grow_follow_served(struct gctl_ctl *c)
  * followed (or not, with --no-wait).
  */
 static int grow_served(struct gctl_ctl *c, const char *const *devs, unsigned n, bool wait,
-		       uint64_t rate)
+		       uint64_t rate, unsigned level)
 {
 	struct json_object *req = json_object_new_object(), *list = json_object_new_array(), *r;
 	char abs[GROW_MAX][PATH_MAX], why[256];
@@ -244,6 +253,8 @@ static int grow_served(struct gctl_ctl *c, const char *const *devs, unsigned n, 
 	json_object_object_add(req, "paths", list);
 	if (rate)
 		json_object_object_add(req, "bytes_per_s", json_object_new_uint64(rate));
+	if (level)
+		json_object_object_add(req, "level", json_object_new_uint64(level));
 	rc = gctl_ctl_call(c, req, &r, why, sizeof(why));
 	json_object_put(req);
 	if (rc) {
@@ -272,6 +283,7 @@ int gctl_cmd_grow(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "add", required_argument, NULL, 'a' },
+		{ "level", required_argument, NULL, 'l' },
 		{ "max-rate", required_argument, NULL, 'm' },
 		{ "no-wait", no_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 },
@@ -279,16 +291,21 @@ int gctl_cmd_grow(int argc, char **argv)
 	const char *devs[GROW_MAX];
 	struct graid_array *a;
 	struct gctl_ctl ctl;
-	unsigned ndev = 0;
+	unsigned ndev = 0, level = 0;
 	uint64_t rate = 0;
 	bool wait = true;
 	int c, ex;
 
-	while ((c = getopt_long(argc, argv, "a:m:n", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "a:l:m:n", opts, NULL)) != -1) {
 		if (c == 'a') {
 			if (ndev == GROW_MAX)
 				return gctl_usage_err("grow", "at most %d devices at once", GROW_MAX);
 			devs[ndev++] = optarg;
+		} else if (c == 'l') {
+			if (strcmp(optarg, "6") != 0)
+				return gctl_usage_err("grow", "--level takes 6 (a RAID-5 becoming "
+							      "a RAID-6), not '%s'", optarg);
+			level = 6;
 		} else if (c == 'm') {
 			if (gctl_parse_rate("grow", optarg, &rate))
 				return GCTL_EXIT_USAGE;
@@ -303,11 +320,13 @@ int gctl_cmd_grow(int argc, char **argv)
 		return gctl_usage_err("grow", "no device to add (--add DEV)");
 	if (argc - optind < 1)
 		return gctl_usage_err("grow", "no members given");
+	if (level && ndev != 1)
+		return gctl_usage_err("grow", "--level 6 adds exactly one device (Q's)");
 	ex = gctl_open_served("grow", argv + optind, argc - optind, -1, NULL, &a, &ctl);
 	if (ex != GCTL_EXIT_OK)
 		return ex;
 	if (!a) {
-		ex = grow_served(&ctl, devs, ndev, wait, rate);
+		ex = grow_served(&ctl, devs, ndev, wait, rate, level);
 		gctl_ctl_close(&ctl);
 		return ex;
 	}
@@ -322,7 +341,7 @@ int gctl_cmd_grow(int argc, char **argv)
 			return GCTL_EXIT_FAILED;
 		}
 	}
-	ex = grow_here(a, devs, ndev, wait);
+	ex = grow_here(a, devs, ndev, wait, level);
 	if (gctl_close("grow", a) != GCTL_EXIT_OK)
 		return GCTL_EXIT_FAILED;
 	return ex;

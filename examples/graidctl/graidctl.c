@@ -32,8 +32,9 @@ static const struct gctl_cmd main_cmds[] = {
 	{ "rebuild", "[--max-rate SIZE] MEMBER...",
 	  "rebuild replaced members (resumes a stopped rebuild)",
 	  gctl_cmd_rebuild, gctl_help_rebuild },
-	{ "grow", "--add DEV [--add DEV]... [--max-rate SIZE] [--no-wait] MEMBER...",
-	  "add members to an array online and move its data over them (RAID-0)",
+	{ "grow", "--add DEV [--add DEV]... [--level 6] [--max-rate SIZE] [--no-wait] MEMBER...",
+	  "add members to an array online and move its data over them (RAID-0, 5, 6), or\n"
+	  "       turn a RAID-5 into a RAID-6 by adding one (--level 6)",
 	  gctl_cmd_grow, gctl_help_grow },
 	{ "scrub", "[--repair] [--restart] MEMBER...\n       graidctl scrub --stop MEMBER...",
 	  "check parity over the whole array (and repair it)", gctl_cmd_scrub, gctl_help_scrub },

@@ -406,7 +406,8 @@ struct graid_array_info {
 	size_t struct_size;      /**< set by the caller */
 	uint64_t size;           /**< usable bytes */
 	uint32_t block_size;     /**< offsets and lengths are multiples of this: 4096 or 512 */
-	int level;               /**< 0, 1, 5, 6, 10 */
+	/** 0, 1, 5, 6, 10; 5 while a RAID-5 becomes a RAID-6 (::GRAID_GROW_RAID6), 6 once done */
+	int level;
 	uint32_t chunk_bytes;    /**< chunk size */
 	unsigned nmembers;       /**< member roles */
 	unsigned nfailed;        /**< roles failed or missing */
@@ -1384,6 +1385,12 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
 
 /** graid_array_grow(): return only once the reshape has finished (or stopped). */
 #define GRAID_GROW_WAIT 0x1u
+/**
+ * graid_array_grow(): turn a RAID-5 of n members into a RAID-6 of n + 1 by adding the one
+ * device given, which holds Q in every stripe (the "Q-last" layout, md's left-symmetric-6);
+ * no data moves (docs/RESHAPE.md, "RAID-5 to RAID-6, Q-last, as built").
+ */
+#define GRAID_GROW_RAID6 0x2u
 
 /**
  * @brief Grow an array online by adding member devices (a reshape): RAID-0, RAID-5 and
@@ -1418,6 +1425,16 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  * rebuilds and scrubs wait for the end. Arrays with a write-hole journal or checksums
  * cannot be grown by this version.
  *
+ * With ::GRAID_GROW_RAID6 a RAID-5 becomes a RAID-6 of one member more, the array's size
+ * unchanged: its data and P stay where they are and the added device gets Q, computed row
+ * by row under the rows' locks (the position: rows below it are RAID-6, rows at or past it
+ * still RAID-5, a write there writing data and P only). The superblocks say RAID-6
+ * (layout Q-last, superblock major 3, which libgraid builds older than this one refuse for
+ * as long as the array keeps that layout) from the start on; once done the array is a
+ * RAID-6 in every respect (two members may fail), with RAID-4-like write load on the Q
+ * member. Every member must be active at the start; one failing during it is written
+ * around, as for a grow.
+ *
  * Before anything is written, every device is opened (exclusively) and checked: it must
  * hold the members' data area (data offset + data bytes of a member), be no member of this
  * array and carry no other libgraid array's superblock (-EINVAL); one that fails is named in the log
@@ -1427,13 +1444,16 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  * @param devices @p n paths of the new devices (as graid_array_open() takes them).
  * @param n how many, at least 1.
  * @param flags 0 (the move runs on a thread of its own; this returns once the reshape is
- *   recorded on every member) or ::GRAID_GROW_WAIT (this returns when it has ended).
+ *   recorded on every member) or ::GRAID_GROW_WAIT (this returns when it has ended), or'ed
+ *   with ::GRAID_GROW_RAID6 for the RAID-5 to RAID-6 conversion.
  * @return 0 started (with ::GRAID_GROW_WAIT: finished, the array has its new size);
  *   -EINVAL NULL @p a or @p devices, @p n 0 or above ::GRAID_MAX_MEMBERS, unknown
- *   @p flags, a NULL path, or a device
+ *   @p flags, a NULL path, ::GRAID_GROW_RAID6 with @p n other than 1, or a device
  *   smaller than the members' data area (named in the log); -EEXIST a device that is a
  *   member of this array, or one given twice; -EOPNOTSUPP RAID-1 or 10 (the level is
- *   named in the log), a RAID-5/6 with a write-hole journal or checksums, or an array whose
+ *   named in the log), ::GRAID_GROW_RAID6 on an array that is not a RAID-5 (named in the
+ *   log), a RAID-6 made from a RAID-5 by ::GRAID_GROW_RAID6 (Q-last: no grow takes it
+ *   in this version), a RAID-5/6 with a write-hole journal or checksums, or an array whose
  *   reserved area has no room for the reshape record (another writer's array); -E2BIG more devices than this handle has room for
  *   (close and open the array again); -EBUSY a reshape of this array is under way (or
  *   stopped on a failure: the next open resumes it), or another host holds a device's

@@ -476,6 +476,23 @@ expect 0 "write all of the RAID-5" -- "$FILL" gp4 gp5 gp6
 expect 0 "grow of a RAID-5 3 -> 4" -- "$G" grow --add gp7 gp4 gp5 gp6
 has out "^grown: 4 members, 50331648 bytes$" "prints the new count and size"
 expect 0 "a scrub of the grown RAID-5 finds its parity right" -- "$G" scrub gp4 gp5 gp6 gp7
+# --level 6: a RAID-5 of three becomes a RAID-6 of four, Q on the device added.
+truncate -s 17M gq0 gq1 gq2 gq3 gq4
+expect 2 "grow --level 5" -- "$G" grow --level 5 --add gp7 gp4 gp5 gp6 gp7
+has err "--level takes 6" "says which level it takes"
+expect 2 "grow --level 6 by two devices" -- "$G" grow --level 6 --add gq3 --add gq4 gp4 gp5 gp6 gp7
+has err "exactly one device" "says it adds one"
+expect 1 "grow --level 6 of a RAID-10" -- "$G" grow --level 6 --add gp5 gp0 gp1 gp2 gp3
+has err "only a RAID-5 becomes a RAID-6" "says only a RAID-5 converts"
+expect 0 "create RAID-5 on gq0..gq2" -- "$G" create -l 5 -s 16M gq0 gq1 gq2
+expect 0 "write all of the RAID-5" -- "$FILL" gq0 gq1 gq2
+expect 0 "grow --level 6 --add gq3" -- "$G" grow --level 6 --add gq3 gq0 gq1 gq2
+has out "^converted: RAID-6, 4 members, 33554432 bytes$" "prints the new level, count and size"
+expect 0 "status of the RAID-6" -- "$G" status --json gq0 gq1 gq2 gq3
+json "RAID-6 of four, the size kept, no reshape" \
+	"d['level'] == 6 and d['nmembers'] == 4 and d['size'] == 32 << 20 and \
+	 not d['reshape']['reshaping']"
+expect 0 "a scrub of the RAID-6 finds P and Q right" -- "$G" scrub gq0 gq1 gq2 gq3
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -352,16 +352,22 @@ static const struct superblock *assemble_freshest(const struct assembly *as)
 static bool assemble_reshape_start_cut(const struct superblock *sb,
 				       const struct superblock *fresh)
 {
+	/* A RAID-5 -> RAID-6 conversion adds one member, Q-last: the old level is 5. */
+	bool convert = sb->level == 5 && fresh->level == 6 &&
+		       sb_layout_id(fresh) == LAYOUT_Q_LAST && sb->nmembers + 1 == fresh->nmembers;
+
 	return sb_reshape_recorded(fresh) && !sb_reshape_recorded(sb) &&
 	       (fresh->level == 0 || fresh->level == 5 || fresh->level == 6) &&
-	       sb->level == fresh->level && sb->events + 1 == fresh->events &&
+	       (sb->level == fresh->level || convert) && sb->events + 1 == fresh->events &&
 	       sb->nmembers < fresh->nmembers && sb->role < sb->nmembers;
 }
 
 static bool assemble_geometry_agrees(const struct superblock *sb, const struct superblock *fresh)
 {
-	return sb->level == fresh->level && sb->chunk_bytes == fresh->chunk_bytes &&
-	       (sb->nmembers == fresh->nmembers || assemble_reshape_start_cut(sb, fresh)) &&
+	return ((sb->level == fresh->level && sb->nmembers == fresh->nmembers &&
+		 sb_layout_id(sb) == sb_layout_id(fresh)) ||
+		assemble_reshape_start_cut(sb, fresh)) &&
+	       sb->chunk_bytes == fresh->chunk_bytes &&
 	       sb->data_offset == fresh->data_offset &&
 	       sb->data_bytes == fresh->data_bytes &&
 	       (sb->flags & GRAID_SB_F_CHECKSUMS) == (fresh->flags & GRAID_SB_F_CHECKSUMS) &&

@@ -394,8 +394,8 @@ static int open_build(struct open_ctx *o, unsigned ngiven)
 		return -ENOMEM;
 	a->lease = o->cl.lease; /* released by array_free, after the last write */
 	o->cl.lease = NULL;
-	rc = layout_init(&a->lay, fresh->level, fresh->nmembers, fresh->chunk_bytes,
-			       fresh->data_bytes);
+	rc = layout_init_id(&a->lay, fresh->level, fresh->nmembers, fresh->chunk_bytes,
+			    fresh->data_bytes, sb_layout_id(fresh));
 	if (rc)
 		return rc;
 	if (o->flags & GRAID_OPEN_FORCE)

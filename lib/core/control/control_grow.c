@@ -55,10 +55,16 @@ int control_op_grow(struct graid_array *a, struct json_object *req, struct json_
 	int rc = grow_paths(req, paths, &n, why, size);
 
 	bool paced = json_object_object_get_ex(req, "bytes_per_s", NULL);
-	uint64_t rate = 0, was = 0;
+	uint64_t rate = 0, was = 0, level = 0;
 
 	if (rc == 0 && paced)
 		rc = control_get_uint(req, "bytes_per_s", UINT64_MAX, &rate, why, size);
+	/* Field `level` (optional): 6 turns a RAID-5 into a RAID-6 (GRAID_GROW_RAID6). */
+	if (rc == 0 && json_object_object_get_ex(req, "level", NULL) &&
+	    (rc = control_get_uint(req, "level", 6, &level, why, size)) == 0 && level != 6) {
+		snprintf(why, size, "field 'level' must be 6 (a RAID-5 becoming a RAID-6)");
+		rc = -EINVAL;
+	}
 	if (rc)
 		return rc;
 	/*
@@ -70,7 +76,7 @@ int control_op_grow(struct graid_array *a, struct json_object *req, struct json_
 		array_set_rebuild_rate(a, rate);
 	}
 	/* Started, not waited for: the endpoint serves one request at a time. */
-	rc = graid_array_grow(a, paths, n, 0);
+	rc = graid_array_grow(a, paths, n, level == 6 ? GRAID_GROW_RAID6 : 0);
 	if (rc) {
 		if (paced)
 			array_set_rebuild_rate(a, was);

@@ -15,7 +15,7 @@
 
 struct op {
 	const char *name;
-	const char *fields[3];   /* the request's fields besides "id" and "op" */
+	const char *fields[4];   /* the request's fields besides "id" and "op" */
 	int (*fn)(struct graid_array *a, struct json_object *req, struct json_object *reply,
 		  char *why, size_t size);
 };
@@ -343,7 +343,7 @@ static const struct op ops[] = {
 	{ "metrics", { "name", "health", NULL }, control_op_metrics },
 	{ "spare-remove", { "path", NULL }, op_spare_remove },
 	{ "stats", { "histograms", NULL }, control_op_stats },
-	{ "grow", { "paths", "bytes_per_s", NULL }, control_op_grow },
+	{ "grow", { "paths", "bytes_per_s", "level", NULL }, control_op_grow },
 };
 
 static bool op_has_field(const struct op *op, const char *key)

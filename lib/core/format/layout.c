@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Layout math: array offsets to (stripe, member, offset), parity rotation, mirror copies. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "format/layout.h"
@@ -67,6 +68,40 @@ static unsigned layout_min_members(int level)
 	}
 }
 
+/* Q-last: the RAID-5 part is members 0..n-2 (k of them); Q is the last member. */
+static inline bool layout_qlast(const struct layout *l)
+{
+	return l->layout_id == LAYOUT_Q_LAST;
+}
+
+/* The members P and data rotate over: all of them, or (Q-last) all but the last. */
+static inline unsigned layout_rot(const struct layout *l)
+{
+	return layout_qlast(l) ? l->nmembers - 1 : l->nmembers;
+}
+
+/* The parity chunks that rotate with the data: P and Q, or (Q-last) P alone. */
+static inline unsigned layout_rot_parity(const struct layout *l)
+{
+	return layout_qlast(l) ? 1 : l->nparity;
+}
+
+int layout_init_id(struct layout *l, int level, unsigned nmembers, uint32_t chunk,
+		   uint64_t member_bytes, unsigned id)
+{
+	struct layout g;
+	int rc;
+
+	if (id != LAYOUT_ROTATING && (id != LAYOUT_Q_LAST || level != 6))
+		return -EINVAL;
+	rc = layout_init(&g, level, nmembers, chunk, member_bytes);
+	if (rc)
+		return rc;
+	g.layout_id = id;
+	*l = g;
+	return 0;
+}
+
 int layout_init(struct layout *l, int level, unsigned nmembers, uint32_t chunk,
 		      uint64_t member_bytes)
 {
@@ -122,6 +157,8 @@ unsigned layout_parity_member(const struct layout *l, uint64_t stripe,
 {
 	if (which >= l->nparity)
 		return GRAID_LAYOUT_NONE;
+	if (layout_qlast(l))
+		return which == 0 ? raid56_p_member(layout_rot(l), stripe) : l->nmembers - 1;
 	return which == 0 ? raid56_p_member(l->nmembers, stripe)
 			  : raid6_q_member(l->nmembers, stripe);
 }
@@ -137,7 +174,7 @@ unsigned layout_data_member(const struct layout *l, uint64_t stripe, unsigned d)
 		return raid10_slot_member(l, raid10_slot(stripe, 0));
 	case 5:
 	case 6:
-		return raid56_data_member(l->nmembers, l->nparity, stripe, d);
+		return raid56_data_member(layout_rot(l), layout_rot_parity(l), stripe, d);
 	default: /* RAID-1: member 0 holds the first copy */
 		return 0;
 	}
@@ -167,13 +204,18 @@ unsigned layout_member_role(const struct layout *l, uint64_t stripe,
 			return 0;
 		return GRAID_LAYOUT_NONE;
 	default:
+		if (layout_qlast(l)) {
+			if (member == n - 1)
+				return l->ndata + 1;
+			n--; /* the rest is a RAID-5 of n - 1 members */
+		}
 		p = raid56_p_member(n, stripe);
 		if (member == p)
 			return l->ndata;
-		if (l->nparity == 2 && member == raid6_q_member(n, stripe))
+		if (l->nparity == 2 && !layout_qlast(l) && member == raid6_q_member(n, stripe))
 			return l->ndata + 1;
 		/* Undo "(p + nparity + d) % n"; adding 2n keeps the subtraction non-negative. */
-		return (member + 2 * n - p - l->nparity) % n;
+		return (member + 2 * n - p - layout_rot_parity(l)) % n;
 	}
 }
 

@@ -15,6 +15,21 @@
 #define GRAID_LAYOUT_NONE UINT_MAX
 
 /*
+ * Where a RAID-6 puts P and Q (the other levels have one layout). The values are the
+ * reshape record's layout ids (reshape_format.h enum reshape_layout) and FORMAT.md's.
+ */
+enum layout_id {
+	/* md left-symmetric, P and Q rotating (below). */
+	LAYOUT_ROTATING = 0,
+	/*
+	 * Q on the last member in every stripe (md's left-symmetric-6): data and P placed as a
+	 * RAID-5 left-symmetric over members 0..n-2. What a RAID-5 of n-1 members becomes by
+	 * adding one member without moving data (docs/RESHAPE.md); RAID-6 only.
+	 */
+	LAYOUT_Q_LAST = 1,
+};
+
+/*
  * The geometry of one array. Filled by layout_init(); read-only after.
  *
  * A "stripe" is the unit that parity, locking and mapping speak of:
@@ -34,6 +49,7 @@ struct layout {
 	uint64_t member_bytes;  /* usable data bytes per member (a multiple of chunk) */
 	uint64_t array_bytes;   /* usable bytes of the array */
 	uint64_t nstripes;      /* rows of chunks per member: member_bytes / chunk */
+	unsigned layout_id;     /* enum layout_id: LAYOUT_ROTATING but for a Q-last RAID-6 */
 };
 
 /*
@@ -47,10 +63,21 @@ int layout_init(struct layout *l, int level, unsigned nmembers, uint32_t chunk,
 		      uint64_t member_bytes);
 
 /*
+ * layout_init() with a layout id (enum layout_id).
+ * @return layout_init()'s; -EINVAL also an unknown @p id, or LAYOUT_Q_LAST on a level other
+ *   than 6.
+ */
+int layout_init_id(struct layout *l, int level, unsigned nmembers, uint32_t chunk,
+		   uint64_t member_bytes, unsigned id);
+
+/*
  * RAID-5/6 rotation is md's default, left-symmetric (ALGORITHM_LEFT_SYMMETRIC):
  *   RAID-5: P on member (n-1) - (stripe % n); data chunk d on (P + 1 + d) % n.
  *   RAID-6: P as above, Q on (P + 1) % n, data chunk d on (P + 2 + d) % n.
  * The Q coefficient of data chunk d is g^d (d is the logical index in the stripe).
+ * RAID-6 LAYOUT_Q_LAST, k = n - 1: P on (k-1) - (stripe % k), Q on n-1, data chunk d on
+ *   (P + 1 + d) % k: members 0..n-2 are exactly a RAID-5 of k members.
+ * Every placement goes through the functions below: nothing else computes it.
  */
 
 /*

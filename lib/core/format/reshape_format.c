@@ -64,7 +64,11 @@ static uint32_t reshape_checksum(const struct reshape_disk *d)
 
 int reshape_geom_layout(const struct reshape_geom *g, struct layout *l)
 {
-	return layout_init(l, g->level, g->nmembers, g->chunk_bytes, g->data_bytes);
+	/* The ids are layout.h's; one a level does not have is geom_check()'s to refuse. */
+	unsigned id = g->layout == RESHAPE_LAYOUT_Q_LAST && g->level == 6 ? LAYOUT_Q_LAST
+									  : LAYOUT_ROTATING;
+
+	return layout_init_id(l, g->level, g->nmembers, g->chunk_bytes, g->data_bytes, id);
 }
 
 static uint64_t reshape_geom_bytes(const struct reshape_geom *g)
@@ -326,7 +330,8 @@ int reshape_matches_sb(const struct reshape_record *r, const struct superblock *
 	if (memcmp(r->array_uuid, sb->array_uuid, 16))
 		return bad(why, "the record belongs to another array");
 	if (r->new_geo.level != sb->level || r->new_geo.nmembers != sb->nmembers ||
-	    r->new_geo.chunk_bytes != sb->chunk_bytes || r->new_geo.data_bytes != sb->data_bytes)
+	    r->new_geo.chunk_bytes != sb->chunk_bytes || r->new_geo.data_bytes != sb->data_bytes ||
+	    r->new_geo.layout != sb_layout_id(sb)) /* the ids are layout.h's: Q-last is 1 in both */
 		return bad(why, "the record's new geometry is not the superblock's");
 	return 0;
 }

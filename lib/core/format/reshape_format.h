@@ -76,7 +76,11 @@ struct reshape_record {
 	uint64_t added_id[RESHAPE_MAX_ROLES];
 };
 
-/* A geometry's struct layout (the layout id aside). @return as layout_init(). */
+/*
+ * A geometry's struct layout, its layout id included (Q-last on a RAID-6; any other id is
+ * placed as the level's default, which the record's validation refuses). @return as
+ * layout_init().
+ */
 struct layout;
 int reshape_geom_layout(const struct reshape_geom *g, struct layout *l);
 

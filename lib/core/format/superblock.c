@@ -226,6 +226,13 @@ bool sb_reshape_recorded(const struct superblock *sb)
 	return sb->version == GRAID_SB_VERSION_MAJOR_FEATURES && sb->flags & GRAID_SB_F_RESHAPE;
 }
 
+unsigned sb_layout_id(const struct superblock *sb)
+{
+	return sb->version == GRAID_SB_VERSION_MAJOR_FEATURES && sb->flags & GRAID_SB_F_Q_LAST
+		       ? LAYOUT_Q_LAST
+		       : LAYOUT_ROTATING;
+}
+
 bool sb_generations(const struct superblock *sb)
 {
 	return sb->version == GRAID_SB_VERSION_MAJOR_FEATURES && sb->flags & GRAID_SB_F_GENERATIONS;
@@ -256,6 +263,8 @@ static int sb_validate_features(const struct superblock *sb)
 		return -EPROTO;
 	if (sb_generations(sb) && !(sb->flags & GRAID_SB_F_CHECKSUMS))
 		return -EPROTO;
+	if (sb_layout_id(sb) == LAYOUT_Q_LAST && sb->level != 6)
+		return -EPROTO; /* only a RAID-6 has a Q to put last */
 	if (sb->flags & GRAID_SB_F_CHECKSUMS) {
 		if (sb->level != 1 && sb->level != 5 && sb->level != 6 && sb->level != 10)
 			return -EPROTO;
@@ -274,7 +283,8 @@ static int sb_validate(const struct superblock *sb)
 
 	if (sb->nmembers == 0 || sb->nmembers > GRAID_SB_MAX_MEMBERS)
 		return -EPROTO;
-	if (layout_init(&l, sb->level, sb->nmembers, sb->chunk_bytes, sb->data_bytes))
+	if (layout_init_id(&l, sb->level, sb->nmembers, sb->chunk_bytes, sb->data_bytes,
+			   sb_layout_id(sb)))
 		return -EPROTO;
 	if (l.member_bytes != sb->data_bytes)
 		return -EPROTO;

@@ -56,7 +56,16 @@
  * every record, so it is an incompatible feature.
  */
 #define GRAID_SB_F_GENERATIONS 0x00020000u
-#define GRAID_SB_F_FEATURES_KNOWN (GRAID_SB_F_RESHAPE | GRAID_SB_F_GENERATIONS)
+/*
+ * The RAID-6's layout id is 1, Q-last (layout.h LAYOUT_Q_LAST: Q on the last member in every
+ * stripe, data and P a RAID-5 over the others), not the rotating one; valid only with level
+ * 6. The superblock has no spare bytes for a layout field, and a layout has two ids: this
+ * bit is the field. Incompatible: a reader placing P and Q by rotation would read and write
+ * the wrong chunks. Set from the start of a RAID-5 -> RAID-6 conversion (the geometry
+ * written is then the new one) for as long as the array keeps that layout.
+ */
+#define GRAID_SB_F_Q_LAST 0x00040000u
+#define GRAID_SB_F_FEATURES_KNOWN (GRAID_SB_F_RESHAPE | GRAID_SB_F_GENERATIONS | GRAID_SB_F_Q_LAST)
 
 /*
  * The reshape record's area: fixed, not named by any field (the superblock has no bytes
@@ -247,6 +256,12 @@ bool sb_reshape_area_free(const struct superblock *sb);
  * majors 1 and 2 the bit is a reserved one and means nothing).
  */
 bool sb_reshape_recorded(const struct superblock *sb);
+
+/*
+ * The layout id (layout.h enum layout_id) of a decoded superblock's geometry: LAYOUT_Q_LAST
+ * for a major 3 with GRAID_SB_F_Q_LAST, else LAYOUT_ROTATING.
+ */
+unsigned sb_layout_id(const struct superblock *sb);
 
 /*
  * Whether a decoded superblock's array keeps write generations: major 3 with

@@ -19,6 +19,7 @@
 #include "jobs/reshape_grow56.h"
 #include "jobs/reshape_io.h"
 #include "jobs/reshape_pace.h"
+#include "jobs/reshape_qlast.h"
 #include "member/member.h"
 #include "member/member_pr.h"
 #include "meta/array_meta.h"
@@ -814,7 +815,7 @@ static void *grow_main(void *arg)
 		rc = rs->old_lay.nparity ? grow56_window(a, j, rs) : grow_window(a, j, rs);
 		if (rc == 0) {
 			reshape_progress_note(&prog, j->rec.position);
-			reshape_pace(a, &j->pace, j->rec.position / rs->new_lay.nmembers,
+			reshape_pace(a, &j->pace, reshape_qlast_per_member(&j->rec, rs),
 				     graid__now_ns() - t0, &j->stop);
 		}
 		/* A line at every tenth of the way (the events follow the application's step). */
@@ -1034,12 +1035,16 @@ bool reshape_grow_resumable(const struct reshape_record *r)
 {
 	int level = r->old_geo.level;
 
-	if (r->direction != RESHAPE_FORWARD || level != r->new_geo.level ||
+	if (r->direction != RESHAPE_FORWARD ||
 	    r->old_geo.chunk_bytes != r->new_geo.chunk_bytes ||
 	    r->old_geo.data_bytes != r->new_geo.data_bytes ||
 	    r->new_geo.nmembers <= r->old_geo.nmembers ||
-	    r->old_geo.layout != RESHAPE_LAYOUT_DEFAULT ||
-	    r->new_geo.layout != RESHAPE_LAYOUT_DEFAULT)
+	    r->old_geo.layout != RESHAPE_LAYOUT_DEFAULT)
+		return false;
+	/* RAID-5 -> RAID-6 Q-last (reshape_qlast.c): the RAID-5/6 job, Q the only new chunk. */
+	if (reshape_qlast_record(r))
+		return grow56_allowed();
+	if (level != r->new_geo.level || r->new_geo.layout != RESHAPE_LAYOUT_DEFAULT)
 		return false;
 	if (level == 0)
 		return r->stage_bytes == 0 &&
@@ -1190,7 +1195,7 @@ static uint64_t grow_top_generation(struct graid_array *a, struct member *m, uns
 }
 
 static void grow_record(struct graid_array *a, const struct member *added, unsigned n,
-			uint64_t generation, struct reshape_record *rec)
+			uint64_t generation, bool to6, struct reshape_record *rec)
 {
 	memset(rec, 0, sizeof(*rec));
 	memcpy(rec->array_uuid, a->uuid, 16);
@@ -1205,6 +1210,8 @@ static void grow_record(struct graid_array *a, const struct member *added, unsig
 					      .data_bytes = a->lay.member_bytes };
 	rec->new_geo = rec->old_geo;
 	rec->new_geo.nmembers = a->nmembers + n;
+	if (to6) /* RAID-5 -> RAID-6 Q-last: the one added member holds Q (reshape_qlast.c) */
+		reshape_qlast_geom(&rec->new_geo);
 	rec->stage_role[0] = rec->stage_role[1] = RESHAPE_ROLE_NONE;
 	rec->nadded = n;
 	for (unsigned i = 0; i < n; i++)
@@ -1349,9 +1356,16 @@ static int grow56_plan_stage(struct reshape_record *rec)
 	return 0;
 }
 
-/* Whether this build grows @p a's level: RAID-0, and RAID-5/6 where switched on. */
-static int grow_level_ok(const struct graid_array *a)
+/*
+ * Whether this build grows @p a's level: RAID-0, and RAID-5/6 where switched on; @p to6
+ * (a RAID-5 to RAID-6 by @p n members): reshape_qlast_check()'s answer.
+ */
+static int grow_level_ok(const struct graid_array *a, unsigned n, bool to6)
 {
+	if (to6)
+		return grow56_allowed() ? reshape_qlast_check(a, n) : -EOPNOTSUPP;
+	if (reshape_qlast_no_grow(a))
+		return -EOPNOTSUPP;
 	if (a->lay.level == 0 || ((a->lay.level == 5 || a->lay.level == 6) && grow56_allowed()))
 		return 0;
 	graid__log(GRAID_LOG_ERR, "grow: RAID-%d cannot be grown online by this build; only "
@@ -1365,14 +1379,14 @@ static int grow_level_ok(const struct graid_array *a)
  * caller frees on failure. @return 0; -ENOMEM; grow56_plan_stage()'s errors.
  */
 static int grow_plan(struct graid_array *a, struct member *m, unsigned n, uint8_t *buf,
-		     struct reshape_job **jp, struct array_reshape **rsp)
+		     bool to6, struct reshape_job **jp, struct array_reshape **rsp)
 {
 	struct reshape_record rec;
 	uint64_t top = grow_top_generation(a, a->members, a->nmembers, buf);
 	uint64_t top_new = grow_top_generation(a, m, n, buf);
 	int rc;
 
-	grow_record(a, m, n, (top > top_new ? top : top_new) + 1, &rec);
+	grow_record(a, m, n, (top > top_new ? top : top_new) + 1, to6, &rec);
 	rc = a->lay.nparity ? grow56_plan_stage(&rec) : 0;
 	if (rc)
 		return rc;
@@ -1381,7 +1395,9 @@ static int grow_plan(struct graid_array *a, struct member *m, unsigned n, uint8_
 	return *rsp ? 0 : -ENOMEM;
 }
 
-int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned n, bool wait)
+/* reshape_grow_start(), or with @p to6 reshape_convert_start(): one start, in one order. */
+static int grow_start(struct graid_array *a, const char *const *paths, unsigned n, bool wait,
+		      bool to6)
 {
 	struct reshape_job *j = NULL, *done_job, *held = NULL;
 	struct array_reshape *rs = NULL;
@@ -1396,7 +1412,7 @@ int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned
 	rc = array_may_change(a);
 	if (rc)
 		return rc;
-	rc = grow_level_ok(a);
+	rc = grow_level_ok(a, n, to6);
 	if (rc)
 		return rc;
 	m = calloc(n, sizeof(*m));
@@ -1420,7 +1436,7 @@ int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned
 	}
 	if (rc)
 		goto out;
-	rc = grow_plan(a, m, n, buf, &j, &rs);
+	rc = grow_plan(a, m, n, buf, to6, &j, &rs);
 	if (rc == 0 && a->lay.nparity)
 		rc = grow56_prep_added(a, m, n);
 	if (rc == 0)
@@ -1454,6 +1470,9 @@ int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned
 		graid__log(GRAID_LOG_ERR, "grow: the superblock round that starts the reshape "
 					  "failed: %s; requests go on by the recorded position",
 			   graid_strerror(rc));
+	else if (to6)
+		graid__log(GRAID_LOG_NOTICE, "grow: RAID-5 of %u members becoming a RAID-6 of %u "
+					     "(Q on the added member)", a->nmembers - n, a->nmembers);
 	else
 		graid__log(GRAID_LOG_NOTICE, "grow: RAID-%d of %u members growing to %u",
 			   a->lay.level, a->nmembers - n, a->nmembers);
@@ -1472,4 +1491,15 @@ out:
 	if (held)
 		rc = grow_job_wait_held(held);
 	return rc;
+}
+
+int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned n, bool wait)
+{
+	return grow_start(a, paths, n, wait, false);
+}
+
+int reshape_convert_start(struct graid_array *a, const char *const *paths, unsigned n,
+			  bool wait)
+{
+	return grow_start(a, paths, n, wait, true);
 }

@@ -23,7 +23,8 @@
  * the job held from its start so that no later grow or close frees it under the wait.
  * @return 0 started (with @p wait: finished); -EINVAL bad arguments, a device too small (named in the log) or
  *   refused by member_attach; -EEXIST a device that is a member already, or given twice;
- *   -EOPNOTSUPP RAID-1/10 (the level named in the log), a RAID-5/6 with a journal or
+ *   -EOPNOTSUPP RAID-1/10 (the level named in the log), a Q-last RAID-6
+ *   (reshape_qlast_no_grow), a RAID-5/6 with a journal or
  *   checksums, or the record's area is not free; -ENOSPC no room for the staged copy;
  *   -E2BIG more roles than this handle has room for (ARRAY_GROW_ROOM); -EBUSY a reshape
  *   runs already; -EIO a member is out, or the record or the superblock round failed;

@@ -10,7 +10,8 @@
  *      through the engine, synchronously (grow56_recover_old: rare, and it counts a medium
  *      error against its member when it reads the role again);
  *   C. parity per row through the engine;
- *   D. every write of the batch to the live members at once. A write that fails took its
+ *   D. every write of the batch to the live members at once (a RAID-5 -> RAID-6 Q-last
+ *      conversion's: Q alone, its data and P being the old row's own, reshape_qlast_kept). A write that fails took its
  *      member out (member_batch.c fails it, as the stripe path does) and its row goes on
  *      around it; each place written has its log kept true (reshape_carry_loss).
  * Rows with a role out at the batch's start are marked in the bitmap before the writes (and
@@ -24,6 +25,7 @@
 #include <libgraid/graid_backend.h>
 
 #include "jobs/reshape_grow56.h"
+#include "jobs/reshape_qlast.h"
 #include "member/member.h"
 #include "meta/badblocks.h"
 #include "meta/bitmap.h"
@@ -146,8 +148,8 @@ static int grow56_batch_parity(struct graid_array *a, struct grow56_batch *b)
  * with a lost unit is recorded lost in the parity too: parity made over the zeroes would
  * otherwise "recover" the unit as valid zeroes (as grow56_write_row says).
  */
-static int grow56_batch_write(struct graid_array *a, struct reshape_io *rio, struct grow56_batch *b,
-			      bool *written)
+static int grow56_batch_write(struct graid_array *a, const struct array_reshape *rs,
+			      struct reshape_io *rio, struct grow56_batch *b, bool *written)
 {
 	const struct layout *l = b->l;
 	size_t n;
@@ -160,7 +162,7 @@ static int grow56_batch_write(struct graid_array *a, struct reshape_io *rio, str
 
 			if (!array_role_alive(a, m))
 				b->out[k] = true;
-			else
+			else if (!reshape_qlast_kept(rs, r)) /* a conversion writes Q alone */
 				reshape_io_add(rio, m, true, grow56_batch_block(b, k, r), l->chunk,
 					       row * l->chunk);
 		}
@@ -215,7 +217,7 @@ static int grow56_batch_run(struct graid_array *a, const struct array_reshape *r
 	if (rc == 0)
 		rc = grow56_batch_parity(a, b);
 	if (rc == 0)
-		rc = grow56_batch_write(a, rio, b, written);
+		rc = grow56_batch_write(a, rs, rio, b, written);
 	for (unsigned k = 0; k < started; k++)
 		bitmap_end_write(a, b->r0 + k);
 	for (unsigned k = 0; k < b->n; k++)

@@ -109,6 +109,12 @@ void array_fill_sb(const struct graid_array *a, unsigned role, struct superblock
 	if (rs && !atomic_load(&rs->done)) {
 		sb->version = GRAID_SB_VERSION_MAJOR_FEATURES;
 		sb->flags |= GRAID_SB_F_RESHAPE;
+		/* A RAID-5 -> RAID-6 conversion: the new level, and its Q-last layout below. */
+		sb->level = rs->new_lay.level;
+	}
+	if ((rs && !atomic_load(&rs->done) ? rs->new_lay : a->lay).layout_id == LAYOUT_Q_LAST) {
+		sb->version = GRAID_SB_VERSION_MAJOR_FEATURES;
+		sb->flags |= GRAID_SB_F_Q_LAST;
 	}
 	sb_tag_area(sb->flags, sb->data_offset, sb->data_bytes, &sb->tag_offset, &sb->tag_bytes);
 	sb->bitmap_offset = a->bitmap.map.offset;
