@@ -17,6 +17,7 @@
 #include "jobs/reshape_grow.h"
 #include "jobs/reshape_progress.h"
 #include "jobs/reshape_grow56.h"
+#include "jobs/reshape_live.h"
 #include "jobs/reshape_io.h"
 #include "member/member.h"
 #include "member/member_pr.h"
@@ -423,7 +424,10 @@ static int grow56_stage(struct graid_array *a, struct reshape_job *j, struct arr
 		}
 	}
 	if (rc == 0 && j->rec.phase == RESHAPE_PHASE_STAGED) {
-		rc = grow56_rows(a, rs, &j->rec, 0, s / new_unit, true, j->buf, written);
+		/* Copied whatever their sources hold: their live-map regions marked used. */
+		rc = grow56_live_mark(a, rs, 0, s / new_unit, true);
+		if (rc == 0)
+			rc = grow56_rows(a, rs, &j->rec, 0, s / new_unit, true, j->buf, written);
 #if GRAID_FAULT_INJECTION
 		if (rc == 0)
 			rc = atomic_load(&graid__test_grow56_staged_fail);
@@ -520,7 +524,7 @@ static int grow56_window(struct graid_array *a, struct reshape_job *j,
 		rc = grow56_paused(a, j, rs, false);
 	if (rc)
 		return rc;
-	limit = grow56_limit(&j->map);
+	limit = grow56_live_limit(a, rs, p, grow56_limit(&j->map));
 	bytes = reshape_safe_bytes(&j->map, p, limit);
 	if (bytes == 0 || reshape_window(&j->map, p, bytes, &w) || w.overlap) {
 		graid__log(GRAID_LOG_ERR, "reshape: no window at byte %" PRIu64 " is safe to move "
@@ -683,11 +687,11 @@ static int grow_finish(struct graid_array *a, struct reshape_job *j, struct arra
 	j->rec = rec;
 	rc = grow_zero_tail(a, rs);
 	/*
-	 * The live-data map's regions are rows, which held other data in the old geometry:
-	 * every region used, durably, before the round that makes the new geometry the only
-	 * one (a rebuild after it must not skip a row that holds moved data).
+	 * RAID-5/6 marked each new row's region used before live data was written there
+	 * (reshape_live.c). A level whose map is not kept by row during the move gets every
+	 * region used, durably, before the round that makes the new geometry the only one.
 	 */
-	if (rc == 0 && a->live)
+	if (rc == 0 && a->live && !rs->new_lay.nparity)
 		rc = live_mark_all(a);
 	if (rc)
 		return rc;
@@ -835,6 +839,9 @@ static void *grow_main(void *arg)
 		graid__log(GRAID_LOG_ERR, "reshape: the job's ring: %s", graid_strerror(rc));
 	if (rc == 0)
 		rc = grow_wait_plain(a, j, rs);
+	/* The live-data map's marks of the rows moved before (an earlier build's job). */
+	if (rc == 0 && rs->old_lay.nparity)
+		rc = grow56_live_resume(a, rs, &j->rec);
 #if GRAID_FAULT_INJECTION
 	if (rc == 0)
 		rc = grow_test_hold(a, j);
