@@ -839,9 +839,6 @@ static void *grow_main(void *arg)
 		graid__log(GRAID_LOG_ERR, "reshape: the job's ring: %s", graid_strerror(rc));
 	if (rc == 0)
 		rc = grow_wait_plain(a, j, rs);
-	/* The live-data map's marks of the rows moved before (an earlier build's job). */
-	if (rc == 0 && rs->old_lay.nparity)
-		rc = grow56_live_resume(a, rs, &j->rec);
 #if GRAID_FAULT_INJECTION
 	if (rc == 0)
 		rc = grow_test_hold(a, j);

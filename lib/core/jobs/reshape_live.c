@@ -116,20 +116,3 @@ uint64_t grow56_live_limit(const struct graid_array *a, const struct array_resha
 
 	return run > limit ? run : limit;
 }
-
-int grow56_live_resume(struct graid_array *a, const struct array_reshape *rs,
-		       const struct reshape_record *rec)
-{
-	uint64_t nu = grow56_live_unit(&rs->new_lay);
-	uint64_t staged = rec->phase >= RESHAPE_PHASE_COPY ? rec->stage_bytes / nu : 0;
-	uint64_t moved = (rec->position + nu - 1) / nu;
-	int rc;
-
-	/*
-	 * The staged rows were written from the copy: marked whole, as grow56_stage marks them.
-	 * The rest by their sources' bits, which can only have been set since they moved (a
-	 * bit a discard from before the grow clears held zeroes when its rows were moved).
-	 */
-	rc = grow56_live_mark(a, rs, 0, staged, true);
-	return rc ? rc : grow56_live_mark(a, rs, staged, moved, false);
-}

@@ -11,7 +11,6 @@
 #include <stdint.h>
 
 #include "array/array.h"
-#include "format/reshape_format.h"
 
 /*
  * The most array bytes one window zeroes (grow56_live_limit): a window holds the locks of
@@ -65,15 +64,5 @@ int grow56_zero_rows(struct graid_array *a, const struct array_reshape *rs, uint
  */
 uint64_t grow56_live_limit(const struct graid_array *a, const struct array_reshape *rs,
 			   uint64_t p, uint64_t limit);
-
-/*
- * At each start of the job (an open's resume, the worker's retry): the regions of the new
- * rows @p rec says are moved marked used where they got live data (the staged rows all),
- * as the windows mark them. Nothing to do for a record this build wrote (its marks are
- * durable); a record an earlier build left mid-way moved rows without marking them.
- * @return grow56_live_mark()'s.
- */
-int grow56_live_resume(struct graid_array *a, const struct array_reshape *rs,
-		       const struct reshape_record *rec);
 
 #endif /* LIBGRAID_CORE_RESHAPE_LIVE_H */
