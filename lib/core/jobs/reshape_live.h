@@ -16,7 +16,7 @@
  * The most array bytes one window zeroes (grow56_live_limit): a window holds the locks of
  * all its rows, and a run of unused rows costs a deallocation a member, not a transfer.
  */
-#define GROW56_LIVE_SKIP_BYTES (1ull << 30)
+#define GROW56_LIVE_SKIP_BYTES (256ull << 20)
 
 /*
  * Whether new row @p row of @p rs needs no copy: every array byte it holds (of the moved
