@@ -6,11 +6,13 @@
  * zero, every new row of an unused region is zero on every member file (parity too), every
  * new row holding data is in a used region, and the live-data map's used bytes stay near
  * what was written (the finish no longer marks every region used). Then a write and a
- * write-zeroes while the grow is mid-way (routed by position: neither clears a bit), and a
- * crash mid-way (the in-process write cut) with the resume at the next open.
+ * write-zeroes while the grow is mid-way (routed by position: neither clears a bit), a
+ * crash mid-way (the in-process write cut) with the resume at the next open, and a member
+ * out through the grow with its spare rebuilt after.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +29,10 @@
 
 #if GRAID_FAULT_INJECTION
 extern bool graid__test_grow56;
+extern atomic_bool graid__test_grow56_hold;
 #else
 static bool graid__test_grow56; /* no switch in a release build: setup() skips */
+static atomic_bool graid__test_grow56_hold;
 #endif
 
 #define CHUNK (16u * 1024)
@@ -44,19 +48,29 @@ static void setup(void)
 	graid__test_grow56 = true;
 }
 
-/* A RAID-@p level of @p nold files (and one more, not in it), never written: all unused. */
-static uint8_t *make_array(struct au_set *s, int level, unsigned nold, struct graid_array **out,
-			   uint64_t *size)
+/*
+ * A RAID-@p level of @p nold files (and @p extra more, not in it), never written: all
+ * unused.
+ */
+static uint8_t *make_array_x(struct au_set *s, int level, unsigned nold, unsigned extra,
+			     struct graid_array **out, uint64_t *size)
 {
 	uint8_t *model;
 
-	au_make(s, nold + 1, BYTES);
+	au_make(s, nold + extra, BYTES);
 	cr_assert_eq(au_create(s, nold, level, CHUNK, out), 0);
 	*size = gu_array_bytes(*out, NULL);
 	model = aligned_alloc(BLK, *size);
 	cr_assert_not_null(model);
 	memset(model, 0, *size);
 	return model;
+}
+
+/* The same with one file more: the one the grow adds. */
+static uint8_t *make_array(struct au_set *s, int level, unsigned nold, struct graid_array **out,
+			   uint64_t *size)
+{
+	return make_array_x(s, level, nold, 1, out, size);
 }
 
 /* Write @p len bytes of seeded data at @p off, in the model too. */
@@ -102,8 +116,8 @@ static uint64_t used_bytes(struct graid_array *a)
  * byte of the model is in a used region; a row of an unused region is zero on every member
  * file, data and parity alike (what a rebuild, a scrub and the next grow rely on).
  */
-static void check_map(struct graid_array *a, const struct au_set *s, const uint8_t *model,
-		      uint64_t size, const char *when)
+static void check_map(struct graid_array *a, const uint8_t *model, uint64_t size,
+		      const char *when)
 {
 	const struct layout *l = &a->lay;
 	uint64_t unit = (uint64_t)l->ndata * l->chunk, unused = 0;
@@ -123,7 +137,7 @@ static void check_map(struct graid_array *a, const struct au_set *s, const uint8
 			  (unsigned long long)row);
 		unused++;
 		for (unsigned m = 0; m < l->nmembers; m++) {
-			int fd = open(s->paths[m], O_RDONLY);
+			int fd = open(a->members[m].dev.path, O_RDONLY);
 
 			cr_assert_geq(fd, 0);
 			cr_assert_eq(pread(fd, buf, l->chunk, (off_t)(a->data_offset + row * l->chunk)),
@@ -187,13 +201,13 @@ static void grow_some(int level, unsigned nold, uint64_t seed)
 	cr_assert_lt(used * 3, grown * 2, "%llu of %llu bytes used after the grow",
 		     (unsigned long long)used, (unsigned long long)grown);
 	check_bytes(a, model, size, "after the grow");
-	check_map(a, &s, model, size, "after the grow");
+	check_map(a, model, size, "after the grow");
 	gu_scrub_clean(a, "after the grow");
 	cr_assert_eq(graid_array_close(a), 0);
 	cr_assert_eq(graid_array_open(s.paths, nold + 1, NULL, &a), 0);
 	cr_assert_eq(used_bytes(a), used, "the map on the members is the one in memory");
 	check_bytes(a, model, size, "reopened");
-	check_map(a, &s, model, size, "reopened");
+	check_map(a, model, size, "reopened");
 	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
 	au_remove(&s);
@@ -248,7 +262,7 @@ Test(reshape_grow56_live, raid5_a_write_and_write_zeroes_mid_way_are_kept, .init
 	cr_assert_eq(graid_array_flush(a), 0);
 	grown = gu_array_bytes(a, NULL);
 	check_bytes(a, model, size, "after the grow");
-	check_map(a, &s, model, size, "after the grow");
+	check_map(a, model, size, "after the grow");
 	cr_assert_lt(used_bytes(a), grown, "every region used after the grow");
 	gu_scrub_clean(a, "after the grow");
 	cr_assert_eq(graid_array_close(a), 0);
@@ -260,19 +274,21 @@ Test(reshape_grow56_live, raid5_a_write_and_write_zeroes_mid_way_are_kept, .init
  * A crash mid-way (every member write after the k-th fails without landing: a power cut as
  * the members see it), then the open resumes the grow from its record: the map's marks are
  * durable and made before the rows' writes, so the rows moved before the crash keep them.
- * k at a quarter, a half and three quarters of the grow's member writes.
+ * k at every CUTS-th of the grow's member writes (the staging, copying windows, windows
+ * that zero, the finish).
  */
+#define CUTS 12u
 Test(reshape_grow56_live, raid6_a_crash_mid_way_then_the_resume_reads_back_everything,
      .init = setup)
 {
 	long total = 0;
 
-	for (unsigned q = 0; q < 4; q++) {
+	for (unsigned q = 0; q < CUTS; q++) {
 		struct graid_array *a;
 		struct au_set s;
 		uint64_t size;
 		uint8_t *model = make_array(&s, 6, 6, &a, &size);
-		long k = q ? total * q / 4 : 1l << 40, left;
+		long k = q ? total * q / CUTS : 1l << 40, left;
 		int rc;
 
 		put_some(a, model, size, 30 + q);
@@ -302,7 +318,7 @@ Test(reshape_grow56_live, raid6_a_crash_mid_way_then_the_resume_reads_back_every
 			cr_assert_eq(reshape_job_wait(a), 0, "cut after %ld: the resume failed", k);
 		cr_assert_eq(gu_array_bytes(a, NULL), size / 4 * 5, "cut after %ld", k);
 		check_bytes(a, model, size, "after the resume");
-		check_map(a, &s, model, size, "after the resume");
+		check_map(a, model, size, "after the resume");
 		cr_assert_lt(used_bytes(a) * 3, size / 4 * 5 * 2, "cut after %ld: %llu used", k,
 			     (unsigned long long)used_bytes(a));
 		gu_scrub_clean(a, "after the resume");
@@ -310,4 +326,65 @@ Test(reshape_grow56_live, raid6_a_crash_mid_way_then_the_resume_reads_back_every
 		free(model);
 		au_remove(&s);
 	}
+}
+
+/* Every role of @p a ACTIVE again (a spare's rebuild done), within a few seconds. */
+static void wait_all_active(struct graid_array *a)
+{
+	for (unsigned i = 0; i < 4000; i++) {
+		bool all = true;
+
+		for (unsigned r = 0; r < a->nmembers; r++)
+			all &= atomic_load(&a->members[r].state) == GRAID_MEMBER_ACTIVE;
+		if (all && !atomic_load(&a->rebuild_bg_running))
+			return;
+		usleep(5000);
+	}
+	cr_assert_fail("the spare's rebuild did not end");
+}
+
+/*
+ * A member out through the grow (RAID-6 6 -> 7, an old one failed before it): the zeroing
+ * goes around it, its rows marked in the bitmap; every byte reads back degraded, and once
+ * the spare (its file full of old bytes) has taken the role after the finish and been
+ * rebuilt, the rows of unused regions are zero there too and a scrub is clean.
+ */
+Test(reshape_grow56_live, raid6_a_member_out_misses_the_zeroing_and_its_spare_gets_it,
+     .init = setup)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	uint8_t *model = make_array_x(&s, 6, 6, 2, &a, &size);
+	uint8_t *junk = malloc(1u << 20);
+	int fd;
+
+	cr_assert_not_null(junk);
+	memset(junk, 0xa5, 1u << 20);
+	fd = open(s.paths[7], O_WRONLY);
+	cr_assert_geq(fd, 0);
+	for (uint64_t off = 0; off < BYTES; off += 1u << 20)
+		cr_assert_eq(pwrite(fd, junk, 1u << 20, (off_t)off), 1 << 20);
+	close(fd);
+	put_some(a, model, size, 40);
+	/* A grow starts with every member in: the member goes out before the job moves. */
+	atomic_store(&graid__test_grow56_hold, true);
+	cr_assert_eq(graid_array_grow(a, &s.paths[6], 1, 0), 0);
+	cr_assert_eq(graid_array_fail_member(a, 2), 0);
+	cr_assert_eq(graid_array_add_spare(a, s.paths[7]), 0);
+	atomic_store(&graid__test_grow56_hold, false);
+	cr_assert_eq(reshape_job_wait(a), 0);
+	cr_assert_eq(atomic_load(&a->members[2].state), GRAID_MEMBER_FAILED,
+		     "the spare took the role before the grow ended");
+	check_bytes(a, model, size, "after the grow, degraded");
+	wait_all_active(a);
+	cr_assert_str_eq(a->members[2].dev.path, s.paths[7]);
+	check_bytes(a, model, size, "after the spare's rebuild");
+	check_map(a, model, size, "after the spare's rebuild");
+	cr_assert_lt(used_bytes(a) * 3, size / 4 * 5 * 2);
+	gu_scrub_clean(a, "after the spare's rebuild");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(junk);
+	free(model);
+	au_remove(&s);
 }

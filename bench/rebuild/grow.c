@@ -158,6 +158,8 @@ static int grow_used(const struct rb_opts *o, int level, struct grow_row *row)
 	rc = rb_array_setup_used(o, &d, m, level, o->used_pct, &a, &info);
 	rc = rc ? rc : rb_members_add(m, &d, add, RB_META_BYTES + o->data_bytes);
 	if (rc == 0)
+		graid_array_info(a, &info); /* the used bytes after the fill */
+	if (rc == 0)
 		printf("live-data map: %llu of %llu MiB used before the grow\n",
 		       (unsigned long long)(info.used_bytes / RB_MIB),
 		       (unsigned long long)(info.size / RB_MIB));

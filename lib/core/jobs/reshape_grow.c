@@ -513,7 +513,7 @@ static uint64_t grow56_limit(const struct reshape_map *m)
 static int grow56_window(struct graid_array *a, struct reshape_job *j,
 			 struct array_reshape *rs)
 {
-	uint64_t p = j->rec.position, limit, bytes;
+	uint64_t p = j->rec.position, limit, bytes, skip;
 	bool written[GRAID_MAX_MEMBERS] = { false };
 	struct reshape_window w;
 	struct reshape_record rec;
@@ -524,9 +524,13 @@ static int grow56_window(struct graid_array *a, struct reshape_job *j,
 		rc = grow56_paused(a, j, rs, false);
 	if (rc)
 		return rc;
-	limit = grow56_live_limit(a, rs, p, grow56_limit(&j->map));
+	limit = grow56_limit(&j->map);
 	bytes = reshape_safe_bytes(&j->map, p, limit);
-	if (bytes == 0 || reshape_window(&j->map, p, bytes, &w) || w.overlap) {
+	/* Rows that need no copy: one window, safe in place whatever it overlaps (live.c). */
+	skip = grow56_live_window(a, rs, p, bytes);
+	if (skip)
+		bytes = skip;
+	if (bytes == 0 || reshape_window(&j->map, p, bytes, &w) || (w.overlap && !skip)) {
 		graid__log(GRAID_LOG_ERR, "reshape: no window at byte %" PRIu64 " is safe to move "
 					  "in place; stopped", p);
 		return -EPROTO;
@@ -537,7 +541,11 @@ static int grow56_window(struct graid_array *a, struct reshape_job *j,
 		return -ENOMEM;
 	nheld = grow_lock(a, w.new_row0, w.new_row1 + 1, held, 0);
 	nheld = grow_lock(a, w.old_row0, w.old_row1 + 1, held, nheld);
-	rc = grow56_window_rows(a, rs, &j->rio, w.new_row0, w.new_row1 + 1, j->buf, written);
+	/* A write marked one of them since the look: the next window is a copying one. */
+	if (skip && !grow56_live_window_holds(a, rs, w.new_row0, w.new_row1 + 1))
+		rc = -EAGAIN;
+	if (rc == 0)
+		rc = grow56_window_rows(a, rs, &j->rio, w.new_row0, w.new_row1 + 1, j->buf, written);
 	if (rc == 0)
 		rc = grow56_flush(a, written, w.new_row0, w.new_row1 + 1);
 	if (rc == 0) {
@@ -550,7 +558,7 @@ static int grow56_window(struct graid_array *a, struct reshape_job *j,
 	for (unsigned k = 0; k < nheld; k++)
 		stripe_unlock(a, held[k]);
 	free(held);
-	return rc;
+	return rc == -EAGAIN ? 0 : rc;
 }
 
 /*

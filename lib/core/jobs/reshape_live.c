@@ -108,11 +108,25 @@ int grow56_zero_rows(struct graid_array *a, const struct array_reshape *rs, uint
 	return 0;
 }
 
-uint64_t grow56_live_limit(const struct graid_array *a, const struct array_reshape *rs,
-			   uint64_t p, uint64_t limit)
+uint64_t grow56_live_window(const struct graid_array *a, const struct array_reshape *rs,
+			    uint64_t p, uint64_t safe)
 {
 	uint64_t nu = grow56_live_unit(&rs->new_lay);
 	uint64_t run = grow56_live_span(a, rs, p / nu, GROW56_LIVE_SKIP_BYTES / nu, true) * nu;
 
-	return run > limit ? run : limit;
+	/*
+	 * In place whatever it overlaps: the old rows these new rows lie over hold, at and past
+	 * p, only bytes of [p, p + run) (k' > k), which are the rows' own sources, all zero. So
+	 * zeroing them, all or some (a crash mid-way), changes no byte of either geometry, and
+	 * a row whole before stays whole, parity too.
+	 */
+	if (run > rs->end - p)
+		run = rs->end - p;
+	return run > safe ? run : 0;
+}
+
+bool grow56_live_window_holds(const struct graid_array *a, const struct array_reshape *rs,
+			      uint64_t r0, uint64_t r1)
+{
+	return grow56_live_span(a, rs, r0, r1 - r0, true) == r1 - r0;
 }

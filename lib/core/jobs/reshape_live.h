@@ -58,11 +58,18 @@ int grow56_zero_rows(struct graid_array *a, const struct array_reshape *rs, uint
 		     uint64_t r1, bool *written);
 
 /*
- * The most a window at array byte @p p (a new row's start) moves: @p limit, or more (up to
- * GROW56_LIVE_SKIP_BYTES) when the new rows from @p p on need no copy (a look without the
- * locks: the window checks each row again under them).
+ * A window at array byte @p p (a new row's start) of only rows that need no copy, when that
+ * run (at most GROW56_LIVE_SKIP_BYTES, and the moved bytes' end) is longer than the @p safe
+ * bytes reshape_safe_bytes() gives: its bytes, else 0. Such a window is safe in place even
+ * where it overlaps (reshape_window()'s @c overlap): the old rows it zeroes hold, at and past
+ * @p p, only its own sources, which are zero. A look without the locks: the window checks
+ * again under them (grow56_live_window_holds).
  */
-uint64_t grow56_live_limit(const struct graid_array *a, const struct array_reshape *rs,
-			   uint64_t p, uint64_t limit);
+uint64_t grow56_live_window(const struct graid_array *a, const struct array_reshape *rs,
+			    uint64_t p, uint64_t safe);
+
+/* Whether every new row of [@p r0, @p r1) still needs no copy (under the window's locks). */
+bool grow56_live_window_holds(const struct graid_array *a, const struct array_reshape *rs,
+			      uint64_t r0, uint64_t r1);
 
 #endif /* LIBGRAID_CORE_RESHAPE_LIVE_H */
