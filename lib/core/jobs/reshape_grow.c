@@ -71,6 +71,7 @@ struct reshape_job {
 	unsigned waiters;           /* reshape_job_wait() calls inside: free waits them out */
 	/* Pacing (grow_pace): the rate in force, since when, and the bytes moved by then. */
 	uint64_t pace_rate, pace_t0, pace_bytes0;
+	uint64_t pace_skipped;      /* RAID-5/6: bytes of windows zeroed, not copied: not paced */
 	/* RAID-5/6 retry (under lock): roles out when it stopped, when and how soon to retry. */
 	unsigned out_at_stop;
 	uint64_t retry_at, retry_delay;
@@ -555,6 +556,8 @@ static int grow56_window(struct graid_array *a, struct reshape_job *j,
 	}
 	if (rc == 0)
 		atomic_store_explicit(&rs->position, rec.position, memory_order_release);
+	if (rc == 0 && skip)
+		j->pace_skipped += bytes; /* nothing written but deallocations */
 	for (unsigned k = 0; k < nheld; k++)
 		stripe_unlock(a, held[k]);
 	free(held);
@@ -751,7 +754,8 @@ static void grow_pace(struct graid_array *a, struct reshape_job *j,
 	for (;;) {
 		uint64_t rate = atomic_load(&a->rebuild_rate);
 		uint64_t busy = atomic_load(&a->rebuild_busy_rate);
-		uint64_t per = j->rec.position / rs->new_lay.nmembers, due, now = graid__now_ns();
+		uint64_t per = (j->rec.position - j->pace_skipped) / rs->new_lay.nmembers;
+		uint64_t due, now = graid__now_ns();
 
 		if (busy && (!rate || busy < rate) && atomic_load(&a->fg_inflight))
 			rate = busy;
