@@ -13,7 +13,7 @@
 #include "array/array.h"
 
 /*
- * The most array bytes one window zeroes (grow56_live_limit): a window holds the locks of
+ * The most array bytes one window zeroes (grow56_live_window): a window holds the locks of
  * all its rows, and a run of unused rows costs a deallocation a member, not a transfer.
  */
 #define GROW56_LIVE_SKIP_BYTES (256ull << 20)
