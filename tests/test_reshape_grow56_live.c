@@ -202,6 +202,15 @@ static void grow_some(int level, unsigned nold, uint64_t seed)
 		     (unsigned long long)used, (unsigned long long)grown);
 	check_bytes(a, model, size, "after the grow");
 	check_map(a, model, size, "after the grow");
+	/*
+	 * After a flush, the regions whose rows the grow zeroed whole are recorded unused, as a
+	 * discard's: those that held data only in the old geometry, and the added space.
+	 */
+	cr_assert_eq(graid_array_flush(a), 0);
+	cr_log_info("after a flush: %llu bytes used", (unsigned long long)used_bytes(a));
+	cr_assert_lt(used_bytes(a), used, "the flush recorded no region the grow zeroed unused");
+	used = used_bytes(a);
+	check_map(a, model, size, "after the grow and a flush");
 	gu_scrub_clean(a, "after the grow");
 	cr_assert_eq(graid_array_close(a), 0);
 	cr_assert_eq(graid_array_open(s.paths, nold + 1, NULL, &a), 0);

@@ -643,13 +643,17 @@ static int grow_zero_tail(struct graid_array *a, const struct array_reshape *rs)
 {
 	const struct layout *l = &rs->new_lay;
 	uint64_t rows = l->nstripes;
+	struct live_token t;
+	bool whole = true;
 
+	live_rows_zero_begin(a, &t);
 	for (unsigned m = 0; m < l->nmembers; m++) {
 		uint64_t r = grow_tail_row(rs, m);
 		int fd = a->members[m].dev.fd, rc;
 
 		if (r >= rows)
 			continue;
+		whole = whole && array_role_alive(a, m);
 		if (array_role_alive(a, m) || !l->nparity) {
 			rc = member_zero_range_fd(&a->members[m], fd, a->data_offset + r * l->chunk,
 						  (rows - r) * l->chunk);
@@ -659,6 +663,7 @@ static int grow_zero_tail(struct graid_array *a, const struct array_reshape *rs)
 				badblocks_clear(a, m, fd, r * l->chunk, (rows - r) * l->chunk);
 				continue;
 			}
+			whole = false;
 			graid__log(GRAID_LOG_ERR, "reshape: zeroing the added space on member %u "
 						  "(%s): %s", m, a->members[m].dev.path,
 				   graid_strerror(rc));
@@ -672,6 +677,9 @@ static int grow_zero_tail(struct graid_array *a, const struct array_reshape *rs)
 		if (rc)
 			return rc;
 	}
+	/* RAID-5/6, zero on every member: its live-map regions unused after the next flush. */
+	if (whole && l->nparity)
+		live_rows_zeroed(a, grow_tail_row(rs, 0), rows, &t);
 	return 0;
 }
 

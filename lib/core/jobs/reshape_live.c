@@ -82,7 +82,10 @@ int grow56_zero_rows(struct graid_array *a, const struct array_reshape *rs, uint
 {
 	const struct layout *l = &rs->new_lay;
 	uint64_t off = r0 * l->chunk, len = (r1 - r0) * l->chunk;
+	bool whole = grow56_dead_member(a, rs) >= a->nmembers;
+	struct live_token t;
 
+	live_rows_zero_begin(a, &t);
 	for (unsigned m = 0; m < l->nmembers; m++) {
 		int fd = a->members[m].dev.fd, rc;
 
@@ -105,6 +108,13 @@ int grow56_zero_rows(struct graid_array *a, const struct array_reshape *rs, uint
 	/* A member out missed the zeroes: its catch-up rewrites these rows. */
 	if (grow56_dead_member(a, rs) < a->nmembers)
 		return grow56_mark_rows(a, r0, r1);
+	/*
+	 * Zero on every member now: their regions may be recorded unused after the next flush
+	 * (a region whose old rows held data that has moved on keeps no mark for it). Not
+	 * with a member out, whose rows are stale until its catch-up.
+	 */
+	if (whole)
+		live_rows_zeroed(a, r0, r1, &t);
 	return 0;
 }
 
