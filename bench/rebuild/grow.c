@@ -167,9 +167,11 @@ static int grow_used(const struct rb_opts *o, int level, struct grow_row *row)
 	rc = rc ? rc : grow_run(a, m, add, &row->used_s);
 	rc = rc ? rc : grow_check_used(a, info.size, o, level);
 	if (rc == 0) {
+		/* The regions the grow zeroed whole are recorded unused at a flush. */
+		rc = graid_array_flush(a);
 		graid_array_info(a, &info);
 		printf("RAID-%d %u -> %u, %u%% written: idle grow %.2f s (%.0f%% of the full "
-		       "array's %.2f s); %llu of %llu MiB used after\n", level, n, n + add,
+		       "array's %.2f s); %llu of %llu MiB used after it and a flush\n", level, n, n + add,
 		       o->used_pct, row->used_s, 100 * row->used_s / row->grow_s, row->grow_s,
 		       (unsigned long long)(info.used_bytes / RB_MIB),
 		       (unsigned long long)(info.size / RB_MIB));
