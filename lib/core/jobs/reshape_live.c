@@ -6,9 +6,10 @@
  * new row whose data comes only from such old rows would be written with zeroes and zero
  * parity by a copy: it is zeroed instead, without reading anything. A new row that gets
  * live data has its region marked used, durably, before its writes go out, as a request's
- * write marks its own. Bits are therefore only set while a grow runs (discards routed by a
- * reshape clear none, queue.c), every new row holding live data has its bit when the grow
- * ends, and the finish needs no "every region used".
+ * write marks its own, so every new row holding live data has its bit when the grow ends and
+ * the finish needs no "every region used". While a grow runs a bit is cleared only for a
+ * region whose rows the grow zeroed whole (behind the position, never a window's source),
+ * or by a discard from before the grow (discards routed by a reshape clear none, queue.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -82,12 +83,16 @@ int grow56_zero_rows(struct graid_array *a, const struct array_reshape *rs, uint
 {
 	const struct layout *l = &rs->new_lay;
 	uint64_t off = r0 * l->chunk, len = (r1 - r0) * l->chunk;
-	bool whole = grow56_dead_member(a, rs) >= a->nmembers;
+	bool out = grow56_dead_member(a, rs) < a->nmembers;
 	struct live_token t;
+	int rc = 0;
 
+	/* A role out: the rows marked first, as a batch's (kept while a role is out). */
+	if (out && (rc = grow56_mark_rows(a, r0, r1)) != 0)
+		return rc;
 	live_rows_zero_begin(a, &t);
 	for (unsigned m = 0; m < l->nmembers; m++) {
-		int fd = a->members[m].dev.fd, rc;
+		int fd = a->members[m].dev.fd;
 
 		if (!array_role_alive(a, m))
 			continue;
@@ -106,15 +111,14 @@ int grow56_zero_rows(struct graid_array *a, const struct array_reshape *rs, uint
 			return -EIO;
 	}
 	/* A member out missed the zeroes: its catch-up rewrites these rows. */
-	if (grow56_dead_member(a, rs) < a->nmembers)
+	if (out || grow56_dead_member(a, rs) < a->nmembers)
 		return grow56_mark_rows(a, r0, r1);
 	/*
-	 * Zero on every member now: their regions may be recorded unused after the next flush
-	 * (a region whose old rows held data that has moved on keeps no mark for it). Not
-	 * with a member out, whose rows are stale until its catch-up.
+	 * Zero on every member: their regions may be recorded unused after the next flush, so
+	 * a region whose old rows held data that has moved on keeps no mark for it. Not with a
+	 * member out, whose rows are stale until its catch-up.
 	 */
-	if (whole)
-		live_rows_zeroed(a, r0, r1, &t);
+	live_rows_zeroed(a, r0, r1, &t);
 	return 0;
 }
 

@@ -22,8 +22,8 @@
  * Whether new row @p row of @p rs needs no copy: every array byte it holds (of the moved
  * ones, [0, rs->end)) lies in an old row of a region the live-data map records unused, so
  * reads as zero on every member, data and parity alike. false without a map. The caller
- * holds the locks of the old rows (or only looks: bits are only set while a grow runs,
- * docs/RESHAPE.md says why).
+ * holds the locks of the old rows, or only looks (docs/RESHAPE.md, "Moving only live data",
+ * says why a bit read under them can be trusted).
  */
 bool grow56_live_row_unused(const struct graid_array *a, const struct array_reshape *rs,
 			    uint64_t row);
@@ -51,7 +51,9 @@ int grow56_live_mark(struct graid_array *a, const struct array_reshape *rs, uint
  * zeroes written where a member cannot deallocate), their bad-block log entries cleared
  * (zeroes are their contents), @p written set for the members zeroed (the caller flushes
  * them). A member out, or going out (its zeroing failed: taken out as any write error takes
- * it), misses them: the rows are marked in the bitmap, durably, before this returns.
+ * it), misses them: the rows are marked in the bitmap, durably, before this returns. With
+ * every member zeroed, the live-map regions wholly inside become unused at the next flush
+ * (live_rows_zeroed). The caller holds the rows' locks.
  * @return 0; -EIO the array broke; the bitmap's error.
  */
 int grow56_zero_rows(struct graid_array *a, const struct array_reshape *rs, uint64_t r0,
