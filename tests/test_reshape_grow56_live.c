@@ -23,6 +23,7 @@
 #include "arrayutil.h"
 #include "growutil.h"
 #include "array/array.h"
+#include "cututil.h"
 #include "jobs/reshape_grow.h"
 #include "member/member.h"
 #include "meta/live.h"
