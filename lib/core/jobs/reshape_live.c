@@ -20,6 +20,7 @@
 #include "member/member.h"
 #include "meta/badblocks.h"
 #include "meta/live.h"
+#include "meta/member_fail.h"
 
 /* Array bytes of a row's data in layout @p l. */
 static uint64_t grow56_live_unit(const struct layout *l)
@@ -97,7 +98,13 @@ int grow56_zero_rows(struct graid_array *a, const struct array_reshape *rs, uint
 		if (!array_role_alive(a, m))
 			continue;
 		/* The added members' rows too: their devices were not zeroed when added. */
-		rc = discard_member_sync(a, m, off, len);
+		if (fault_write_cut()) {
+			/* A test's power cut: no zeroes land from here on, as no write does. */
+			rc = -EIO;
+			array_member_io_failed(a, m, fd, rc);
+		} else {
+			rc = discard_member_sync(a, m, off, len);
+		}
 		if (rc == 0) {
 			written[m] = true;
 			badblocks_clear(a, m, fd, off, len);
