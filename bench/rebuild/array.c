@@ -5,9 +5,29 @@
 #include "../bench_util.h"
 #include "rb.h"
 
+int rb_used_next(uint64_t size, unsigned pct, uint64_t *off, uint64_t *len)
+{
+	uint64_t stride = pct >= 100 ? size : RB_USED_RUN * 100 / pct / (1u << 20) * (1u << 20);
+	uint64_t at = (*off + stride - 1) / stride * stride;
+
+	if (at >= size)
+		return 1;
+	*off = at;
+	*len = pct >= 100 ? size : (size - at < RB_USED_RUN ? size - at : RB_USED_RUN);
+	return 0;
+}
+
 int rb_array_setup(const struct rb_opts *o, struct rb_dir *d, struct rb_members *m, int level,
 		   struct graid_array **out, struct graid_array_info *info)
 {
+	return rb_array_setup_used(o, d, m, level, 100, out, info);
+}
+
+int rb_array_setup_used(const struct rb_opts *o, struct rb_dir *d, struct rb_members *m,
+			int level, unsigned pct, struct graid_array **out,
+			struct graid_array_info *info)
+{
+	uint64_t off = 0, len, filled = 0;
 	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = level,
 					  .chunk_bytes = o->chunk, .backend = o->backend,
 					  .flags = GRAID_CREATE_FORCE };
@@ -36,13 +56,14 @@ int rb_array_setup(const struct rb_opts *o, struct rb_dir *d, struct rb_members 
 		printf("every member emulates a drive of its own: \"%s<file>\"\n", m->prefix);
 	bench_watch("fill", (double)info->size / 1e8);
 	t0 = bench_now_ns();
-	rc = rb_array_fill(*out, 0, info->size, o->seed);
+	for (; rc == 0 && !rb_used_next(info->size, pct, &off, &len); off += len, filled += len)
+		rc = rb_array_fill(*out, off, len, o->seed);
 	if (rc) {
 		graid_array_close(*out);
 		*out = NULL;
 		return rc;
 	}
-	printf("fill: %llu MiB in 1 MiB writes, %.0f MB/s\n", (unsigned long long)(info->size / RB_MIB),
-	       (double)info->size * 1e3 / (double)(bench_now_ns() - t0));
+	printf("fill: %llu MiB in 1 MiB writes, %.0f MB/s\n", (unsigned long long)(filled / RB_MIB),
+	       (double)filled * 1e3 / (double)(bench_now_ns() - t0));
 	return 0;
 }

@@ -19,6 +19,8 @@ static void opts_usage(FILE *out)
 		"  --levels LIST      RAID levels of parts 1, 2 and 4 (default 6,5,1; part 4 takes\n"
 		"                     0, 5 and 6, and skips the others)\n"
 		"  --grow-add K       part 4: members each grow adds (default 1)\n"
+		"  --used-pct P       part 4: also grow an array only P%% written (4 MiB runs spread\n"
+		"                     over it), its time beside the full grow's (default: full only)\n"
 		"  --members N        members of RAID-0/5/6 (default 6; RAID-1 uses 2)\n"
 		"  --member-mib M     data MiB per member, past 1 MiB of metadata (default 256)\n"
 		"  --chunk SIZE       chunk, e.g. 64K (default), 4K .. 1M\n"
@@ -79,7 +81,7 @@ static int opts_chunk(const char *s, uint32_t *out)
 
 enum { OPT_PARTS = 256, OPT_DIR, OPT_DIR2, OPT_LEVELS, OPT_MEMBERS, OPT_MIB, OPT_CHUNK,
        OPT_BACKEND, OPT_REPEAT, OPT_SECONDS, OPT_THREADS, OPT_QD, OPT_YIELDS, OPT_RATE, OPT_REOPEN,
-       OPT_DIRTY, OPT_SEED, OPT_QUICK, OPT_DRIVE_MBPS, OPT_DRIVE_IOPS, OPT_BUSY, OPT_GROW_ADD, OPT_HELP };
+       OPT_DIRTY, OPT_SEED, OPT_QUICK, OPT_DRIVE_MBPS, OPT_DRIVE_IOPS, OPT_BUSY, OPT_GROW_ADD, OPT_USED_PCT, OPT_HELP };
 
 static const struct option opts_long[] = {
 	{ "parts", required_argument, NULL, OPT_PARTS },
@@ -104,6 +106,7 @@ static const struct option opts_long[] = {
 	{ "drive-mbps", required_argument, NULL, OPT_DRIVE_MBPS },
 	{ "drive-iops", required_argument, NULL, OPT_DRIVE_IOPS },
 	{ "grow-add", required_argument, NULL, OPT_GROW_ADD },
+	{ "used-pct", required_argument, NULL, OPT_USED_PCT },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ 0 },
 };
@@ -185,6 +188,9 @@ static int opts_one(struct rb_opts *o, int c, struct opts_seen *seen)
 	case OPT_GROW_ADD:
 		o->grow_add = (unsigned)strtoul(optarg, NULL, 10);
 		return o->grow_add >= 1 && o->grow_add <= 8 ? 0 : -1;
+	case OPT_USED_PCT:
+		o->used_pct = (unsigned)strtoul(optarg, NULL, 10);
+		return o->used_pct >= 1 && o->used_pct <= 99 ? 0 : -1;
 	case OPT_SEED:
 		o->seed = strtoull(optarg, NULL, 0);
 		return 0;

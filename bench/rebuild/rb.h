@@ -38,6 +38,7 @@ struct rb_opts {
 	unsigned ndirty;
 	bool part[5];           /* part[1..4] selected */
 	unsigned grow_add;      /* part 4: members added by each grow */
+	unsigned used_pct;      /* part 4: also grow an array this % written (0: only full) */
 	bool quick;
 	uint64_t seed;
 	uint64_t drive_mbps;    /* parts 1 and 2: members emulate drives of this speed; 0 off */
@@ -189,5 +190,15 @@ int rb_part_grow(const struct rb_opts *o);        /* grow.c: part 4 */
 /* array.c: create an array of @p level on fresh member files, filled with the pattern. */
 int rb_array_setup(const struct rb_opts *o, struct rb_dir *d, struct rb_members *m, int level,
 		   struct graid_array **out, struct graid_array_info *info);
+/*
+ * The same, filled only in runs of RB_USED_RUN bytes spread evenly, @p pct % of the array
+ * (100: whole); rb_used_next() walks the runs.
+ */
+#define RB_USED_RUN (4ull << 20)
+int rb_array_setup_used(const struct rb_opts *o, struct rb_dir *d, struct rb_members *m,
+			int level, unsigned pct, struct graid_array **out,
+			struct graid_array_info *info);
+/* The run at or after @p *off of an array of @p size filled @p pct %: 0 and [*off, +*len); 1 none. */
+int rb_used_next(uint64_t size, unsigned pct, uint64_t *off, uint64_t *len);
 
 #endif /* GRAID_BENCH_REBUILD_RB_H */

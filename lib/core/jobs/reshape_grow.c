@@ -17,6 +17,7 @@
 #include "jobs/reshape_grow.h"
 #include "jobs/reshape_progress.h"
 #include "jobs/reshape_grow56.h"
+#include "jobs/reshape_live.h"
 #include "jobs/reshape_io.h"
 #include "jobs/reshape_pace.h"
 #include "jobs/reshape_qlast.h"
@@ -71,6 +72,7 @@ struct reshape_job {
 	int result;
 	unsigned waiters;           /* reshape_job_wait() calls inside: free waits them out */
 	struct reshape_pace pace;   /* jobs/reshape_pace.h */
+	uint64_t pace_skipped;      /* RAID-5/6: bytes of windows zeroed, not copied: not paced */
 	/* RAID-5/6 retry (under lock): roles out when it stopped, when and how soon to retry. */
 	unsigned out_at_stop;
 	uint64_t retry_at, retry_delay;
@@ -424,7 +426,10 @@ static int grow56_stage(struct graid_array *a, struct reshape_job *j, struct arr
 		}
 	}
 	if (rc == 0 && j->rec.phase == RESHAPE_PHASE_STAGED) {
-		rc = grow56_rows(a, rs, &j->rec, 0, s / new_unit, true, j->buf, written);
+		/* Copied whatever their sources hold: their live-map regions marked used. */
+		rc = grow56_live_mark(a, rs, 0, s / new_unit, true);
+		if (rc == 0)
+			rc = grow56_rows(a, rs, &j->rec, 0, s / new_unit, true, j->buf, written);
 #if GRAID_FAULT_INJECTION
 		if (rc == 0)
 			rc = atomic_load(&graid__test_grow56_staged_fail);
@@ -510,7 +515,7 @@ static uint64_t grow56_limit(const struct reshape_map *m)
 static int grow56_window(struct graid_array *a, struct reshape_job *j,
 			 struct array_reshape *rs)
 {
-	uint64_t p = j->rec.position, limit, bytes;
+	uint64_t p = j->rec.position, limit, bytes, skip;
 	bool written[GRAID_MAX_MEMBERS] = { false };
 	struct reshape_window w;
 	struct reshape_record rec;
@@ -523,7 +528,11 @@ static int grow56_window(struct graid_array *a, struct reshape_job *j,
 		return rc;
 	limit = grow56_limit(&j->map);
 	bytes = reshape_safe_bytes(&j->map, p, limit);
-	if (bytes == 0 || reshape_window(&j->map, p, bytes, &w) || w.overlap) {
+	/* Rows that need no copy: one window, safe in place whatever it overlaps (live.c). */
+	skip = grow56_live_window(a, rs, p, bytes);
+	if (skip)
+		bytes = skip;
+	if (bytes == 0 || reshape_window(&j->map, p, bytes, &w) || (w.overlap && !skip)) {
 		graid__log(GRAID_LOG_ERR, "reshape: no window at byte %" PRIu64 " is safe to move "
 					  "in place; stopped", p);
 		return -EPROTO;
@@ -534,7 +543,11 @@ static int grow56_window(struct graid_array *a, struct reshape_job *j,
 		return -ENOMEM;
 	nheld = grow_lock(a, w.new_row0, w.new_row1 + 1, held, 0);
 	nheld = grow_lock(a, w.old_row0, w.old_row1 + 1, held, nheld);
-	rc = grow56_window_rows(a, rs, &j->rio, w.new_row0, w.new_row1 + 1, j->buf, written);
+	/* A write marked one of them since the look: the next window is a copying one. */
+	if (skip && !grow56_live_window_holds(a, rs, w.new_row0, w.new_row1 + 1))
+		rc = -EAGAIN;
+	if (rc == 0)
+		rc = grow56_window_rows(a, rs, &j->rio, w.new_row0, w.new_row1 + 1, j->buf, written);
 	if (rc == 0)
 		rc = grow56_flush(a, written, w.new_row0, w.new_row1 + 1);
 	if (rc == 0) {
@@ -544,10 +557,12 @@ static int grow56_window(struct graid_array *a, struct reshape_job *j,
 	}
 	if (rc == 0)
 		atomic_store_explicit(&rs->position, rec.position, memory_order_release);
+	if (rc == 0 && skip)
+		j->pace_skipped += bytes; /* nothing written but deallocations */
 	for (unsigned k = 0; k < nheld; k++)
 		stripe_unlock(a, held[k]);
 	free(held);
-	return rc;
+	return rc == -EAGAIN ? 0 : rc;
 }
 
 /*
@@ -629,13 +644,17 @@ static int grow_zero_tail(struct graid_array *a, const struct array_reshape *rs)
 {
 	const struct layout *l = &rs->new_lay;
 	uint64_t rows = l->nstripes;
+	struct live_token t;
+	bool whole = true;
 
+	live_rows_zero_begin(a, &t);
 	for (unsigned m = 0; m < l->nmembers; m++) {
 		uint64_t r = grow_tail_row(rs, m);
 		int fd = a->members[m].dev.fd, rc;
 
 		if (r >= rows)
 			continue;
+		whole = whole && array_role_alive(a, m);
 		if (array_role_alive(a, m) || !l->nparity) {
 			rc = member_zero_range_fd(&a->members[m], fd, a->data_offset + r * l->chunk,
 						  (rows - r) * l->chunk);
@@ -645,6 +664,7 @@ static int grow_zero_tail(struct graid_array *a, const struct array_reshape *rs)
 				badblocks_clear(a, m, fd, r * l->chunk, (rows - r) * l->chunk);
 				continue;
 			}
+			whole = false;
 			graid__log(GRAID_LOG_ERR, "reshape: zeroing the added space on member %u "
 						  "(%s): %s", m, a->members[m].dev.path,
 				   graid_strerror(rc));
@@ -658,6 +678,9 @@ static int grow_zero_tail(struct graid_array *a, const struct array_reshape *rs)
 		if (rc)
 			return rc;
 	}
+	/* RAID-5/6, zero on every member: its live-map regions unused after the next flush. */
+	if (whole && l->nparity)
+		live_rows_zeroed(a, grow_tail_row(rs, 0), rows, &t);
 	return 0;
 }
 
@@ -684,11 +707,11 @@ static int grow_finish(struct graid_array *a, struct reshape_job *j, struct arra
 	j->rec = rec;
 	rc = grow_zero_tail(a, rs);
 	/*
-	 * The live-data map's regions are rows, which held other data in the old geometry:
-	 * every region used, durably, before the round that makes the new geometry the only
-	 * one (a rebuild after it must not skip a row that holds moved data).
+	 * RAID-5/6 marked each new row's region used before live data was written there
+	 * (reshape_live.c). A level whose map is not kept by row during the move gets every
+	 * region used, durably, before the round that makes the new geometry the only one.
 	 */
-	if (rc == 0 && a->live)
+	if (rc == 0 && a->live && !rs->new_lay.nparity)
 		rc = live_mark_all(a);
 	if (rc)
 		return rc;
@@ -814,8 +837,10 @@ static void *grow_main(void *arg)
 
 		rc = rs->old_lay.nparity ? grow56_window(a, j, rs) : grow_window(a, j, rs);
 		if (rc == 0) {
+			uint64_t copied = j->rec.position - j->pace_skipped;
+
 			reshape_progress_note(&prog, j->rec.position);
-			reshape_pace(a, &j->pace, reshape_qlast_per_member(&j->rec, rs),
+			reshape_pace(a, &j->pace, reshape_qlast_per_member(&j->rec, rs, copied),
 				     graid__now_ns() - t0, &j->stop);
 		}
 		/* A line at every tenth of the way (the events follow the application's step). */

@@ -53,9 +53,11 @@ int grow56_rows(struct graid_array *a, const struct array_reshape *rs,
  * guarantees, a batch of grow56_batch_rows() rows at a time on the job's ring @p rio
  * (reshape_grow56_batch.c): every direct read of the batch at once, the rare chunks its old
  * place cannot give recovered one by one (grow56_recover_old), parity per row, then every
- * write of the batch at once. @p buf holds grow56_buf_bytes(); @p rio has room for a batch's
- * writes (rows x new members).
- * @return grow56_rows()'s; -errno the ring broke.
+ * write of the batch at once. Rows whose data lies only in regions the live-data map records
+ * unused are zeroed instead, a run of them at once (grow56_zero_rows); the others' regions
+ * are marked used before their writes (grow56_live_mark, reshape_live.h). @p buf holds
+ * grow56_buf_bytes(); @p rio has room for a batch's writes (rows x new members).
+ * @return grow56_rows()'s; -errno the ring broke; grow56_live_mark()'s.
  */
 int grow56_window_rows(struct graid_array *a, const struct array_reshape *rs,
 		       struct reshape_io *rio, uint64_t r0, uint64_t r1, uint8_t *buf,

@@ -16,7 +16,9 @@
  *      around it; each place written has its log kept true (reshape_carry_loss).
  * Rows with a role out at the batch's start are marked in the bitmap before the writes (and
  * held marked through them), rows of a batch where a role went out during it after: before
- * the caller's flush and record, all a crash or a catch-up needs.
+ * the caller's flush and record, all a crash or a catch-up needs. Rows whose data lies only
+ * in regions the live-data map records unused are not read: zeroed on every member, a run
+ * of them at once (reshape_live.c); a batch's rows have their regions marked used first.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -26,6 +28,7 @@
 
 #include "jobs/reshape_grow56.h"
 #include "jobs/reshape_qlast.h"
+#include "jobs/reshape_live.h"
 #include "member/member.h"
 #include "meta/badblocks.h"
 #include "meta/bitmap.h"
@@ -243,10 +246,22 @@ int grow56_window_rows(struct graid_array *a, const struct array_reshape *rs,
 	b.out = calloc(cap, sizeof(*b.out));
 	if (!b.lost || !b.recover || !b.out)
 		rc = -ENOMEM;
-	for (uint64_t row = r0; rc == 0 && row < r1; row += b.n) {
+	for (uint64_t row = r0; rc == 0 && row < r1;) {
+		/* Rows whose data lies only in unused regions: zeroed, not copied. */
+		uint64_t skip = grow56_live_span(a, rs, row, r1 - row, true);
+
+		if (skip) {
+			rc = grow56_zero_rows(a, rs, row, row + skip, written);
+			row += skip;
+			continue;
+		}
+		/* The rest a batch at a time, their regions marked used before the writes. */
 		b.r0 = row;
-		b.n = r1 - row < cap ? (unsigned)(r1 - row) : cap;
-		rc = grow56_batch_run(a, rs, rio, &b, scratch, written);
+		b.n = (unsigned)grow56_live_span(a, rs, row, r1 - row < cap ? r1 - row : cap, false);
+		rc = grow56_live_mark(a, rs, row, row + b.n, true);
+		if (rc == 0)
+			rc = grow56_batch_run(a, rs, rio, &b, scratch, written);
+		row += b.n;
 	}
 	free(b.lost);
 	free(b.recover);

@@ -58,9 +58,9 @@ bool reshape_qlast_kept(const struct array_reshape *rs, unsigned role)
 }
 
 uint64_t reshape_qlast_per_member(const struct reshape_record *r,
-				  const struct array_reshape *rs)
+				  const struct array_reshape *rs, uint64_t bytes)
 {
 	if (reshape_qlast_record(r))
-		return r->position / rs->new_lay.ndata; /* a Q chunk per row of data chunks */
-	return r->position / rs->new_lay.nmembers;
+		return bytes / rs->new_lay.ndata; /* a Q chunk per row of data chunks */
+	return bytes / rs->new_lay.nmembers;
 }

@@ -59,11 +59,12 @@ bool reshape_qlast_no_grow(const struct graid_array *a);
 bool reshape_qlast_kept(const struct array_reshape *rs, unsigned role);
 
 /*
- * The bytes the job has written per member written at position @p r->position, which its
- * pacing holds to the rate limit: a grow's moved bytes over the new member count; a
- * conversion's Q, all on the added member: the position over the data chunks a row.
+ * What the job has written per member once @p bytes of the array have been copied (the
+ * position less what was zeroed, not copied), which its pacing holds to the rate limit: a
+ * grow's bytes over the new member count; a conversion's Q, all on the added member: the
+ * bytes over the data chunks a row.
  */
 uint64_t reshape_qlast_per_member(const struct reshape_record *r,
-				  const struct array_reshape *rs);
+				  const struct array_reshape *rs, uint64_t bytes);
 
 #endif /* LIBGRAID_CORE_RESHAPE_QLAST_H */

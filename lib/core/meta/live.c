@@ -158,6 +158,30 @@ void live_discard_begin(struct graid_array *a, uint64_t off, uint64_t len, struc
 		t->tainted = atomic_load(&l->map.inflight[r]) != 0;
 }
 
+/* Region @p r was zeroed whole since @p t was taken: unused after the next flush, unless written. */
+static void live_candidate(struct graid_array *a, struct live *l, uint64_t r,
+			   const struct live_token *t)
+{
+	if (!region_map_marked(&l->map, r) || atomic_load(&l->map.inflight[r]) ||
+	    atomic_load(&l->last[r]) > t->seq)
+		return;
+#if GRAID_FAULT_INJECTION
+	if (graid__test_live_marking)
+		graid__test_live_marking(a, r);
+#else
+	(void)a;
+#endif
+	atomic_store(&l->cand_seq[r], t->seq);
+	atomic_store(&l->cand[r], LIVE_CAND_DONE);
+	/*
+	 * Look again after marking (all sequentially consistent): a write that started between
+	 * the look above and the mark cleared nothing, but it has counted itself in flight and
+	 * numbered itself after t->seq first, so it is seen here.
+	 */
+	if (atomic_load(&l->map.inflight[r]) || atomic_load(&l->last[r]) > t->seq)
+		atomic_store(&l->cand[r], 0);
+}
+
 void live_discard_done(struct graid_array *a, uint64_t off, uint64_t len,
 		       const struct live_token *t)
 {
@@ -167,24 +191,28 @@ void live_discard_done(struct graid_array *a, uint64_t off, uint64_t len,
 	if (!l || t->tainted)
 		return;
 	live_covered(a, off, len, &r0, &r1);
-	for (uint64_t r = r0; r < r1; r++) {
-		if (!region_map_marked(&l->map, r) || atomic_load(&l->map.inflight[r]) ||
-		    atomic_load(&l->last[r]) > t->seq)
-			continue;
-#if GRAID_FAULT_INJECTION
-		if (graid__test_live_marking)
-			graid__test_live_marking(a, r);
-#endif
-		atomic_store(&l->cand_seq[r], t->seq);
-		atomic_store(&l->cand[r], LIVE_CAND_DONE);
-		/*
-		 * Look again after marking (all sequentially consistent): a write that started
-		 * between the look above and the mark cleared nothing, but it has counted itself
-		 * in flight and numbered itself after t->seq first, so it is seen here.
-		 */
-		if (atomic_load(&l->map.inflight[r]) || atomic_load(&l->last[r]) > t->seq)
-			atomic_store(&l->cand[r], 0);
-	}
+	for (uint64_t r = r0; r < r1; r++)
+		live_candidate(a, l, r, t);
+}
+
+void live_rows_zero_begin(struct graid_array *a, struct live_token *t)
+{
+	t->tainted = false;
+	t->seq = a->live ? atomic_load(&a->live->seq) : 0;
+}
+
+void live_rows_zeroed(struct graid_array *a, uint64_t r0, uint64_t r1, const struct live_token *t)
+{
+	struct live *l = a->live;
+	uint64_t step;
+
+	if (!l)
+		return;
+	step = l->map.region_stripes;
+	/* The regions wholly inside; the last may be short, covered when r1 is the end. */
+	for (uint64_t r = (r0 + step - 1) / step;
+	     r < (r1 >= a->lay.nstripes ? l->map.nregions : r1 / step); r++)
+		live_candidate(a, l, r, t);
 }
 
 #if GRAID_FAULT_INJECTION

@@ -66,6 +66,15 @@ void live_end_write(struct graid_array *a, uint64_t stripe);
 void live_discard_begin(struct graid_array *a, uint64_t off, uint64_t len, struct live_token *t);
 void live_discard_done(struct graid_array *a, uint64_t off, uint64_t len,
 		       const struct live_token *t);
+/*
+ * Member rows [@p r0, @p r1) (levels 5 and 6) zeroed on every member by a caller that held
+ * their stripe locks from before live_rows_zero_begin() filled @p t until the zeroing
+ * completed (a grow's rows that need no copy, its added space): the regions wholly inside
+ * are recorded unused after the next flush, as a discard's, unless a data write to them
+ * starts meanwhile or was in flight.
+ */
+void live_rows_zero_begin(struct graid_array *a, struct live_token *t);
+void live_rows_zeroed(struct graid_array *a, uint64_t r0, uint64_t r1, const struct live_token *t);
 #if GRAID_FAULT_INJECTION
 /*
  * Test seam, NULL in use: called in live_discard_done between its look at region @p r and
