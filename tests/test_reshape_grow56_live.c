@@ -234,6 +234,41 @@ Test(reshape_grow56_live, raid6_six_to_seven_moves_only_the_written_regions, .in
 }
 
 /*
+ * RAID-5(4) -> RAID-6(5) (GRAID_GROW_RAID6, Q-last: no data moves, the added member takes
+ * Q) on a partly written array: the rows of unused regions are zeroed, not read, so the
+ * added member takes far less than a whole Q pass; every byte reads back, the map holds,
+ * a scrub is clean, and with two members failed after, every byte still reads back.
+ */
+Test(reshape_grow56_live, raid5_to_raid6_computes_q_only_for_the_written_regions, .init = setup)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, w0, written, full;
+	uint8_t *model = make_array(&s, 5, 4, &a, &size);
+
+	put_some(a, model, size, 13);
+	w0 = member_writes(a, 4);
+	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, GRAID_GROW_WAIT | GRAID_GROW_RAID6), 0);
+	written = member_writes(a, 5) - w0;
+	full = a->lay.nstripes * CHUNK; /* a whole Q pass: one chunk a row, on the added member */
+	cr_log_info("RAID-5(4) -> RAID-6(5): the conversion wrote %llu member bytes, a whole Q "
+		    "pass %llu", (unsigned long long)written, (unsigned long long)full);
+	cr_assert_eq(a->lay.level, 6);
+	cr_assert_eq(gu_array_bytes(a, NULL), size);
+	cr_assert_lt(written * 3, full, "the conversion wrote %llu member bytes",
+		     (unsigned long long)written);
+	check_bytes(a, model, size, "after the conversion");
+	check_map(a, model, size, "after the conversion");
+	gu_scrub_clean(a, "after the conversion");
+	cr_assert_eq(graid_array_fail_member(a, 1), 0);
+	cr_assert_eq(graid_array_fail_member(a, 4), 0);
+	check_bytes(a, model, size, "two members failed after the conversion");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+/*
  * Mid-way (the move paced, the position past a third): a write into a region not moved
  * yet and never written (the job must then copy its rows, not zero them), and a
  * write-zeroes of whole regions below the position, where the data was moved (a discard
