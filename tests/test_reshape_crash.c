@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Crashes during a grow with writes going on (issue 42's crash test, docs/RESHAPE.md): for
- * RAID-0 3 -> 4, RAID-5 4 -> 5 and RAID-6 6 -> 7, every member write after the k-th fails
+ * RAID-0 3 -> 4, RAID-5 4 -> 5, RAID-6 6 -> 7 and RAID-10 4 -> 6, every member write after the k-th fails
  * without landing (fault_writes_cut_after(): a power cut as the members see it), for every k
  * through the start and the first windows and at random points after, while a writer
  * overwrites random blocks. Then a read-only look and an open of all the files must serve
@@ -108,15 +108,16 @@ struct crash_tally {
 	unsigned again, resumed, finished, refused, acked;
 };
 
-/* The grow with the cut after member write @p k, the writer going; the array closed. */
-static long crash_grow(struct au_set *s, unsigned nold, struct crash_model *m, long k)
+/* The grow by @p nadd with the cut after member write @p k, the writer going; closed. */
+static long crash_grow(struct au_set *s, unsigned nold, unsigned nadd, struct crash_model *m,
+		       long k)
 {
 	pthread_t t;
 	long left;
 
 	fault_writes_cut_after(k);
 	cr_assert_eq(pthread_create(&t, NULL, writer, m), 0);
-	graid_array_grow(m->a, &s->paths[nold], 1, GRAID_GROW_WAIT);
+	graid_array_grow(m->a, &s->paths[nold], nadd, GRAID_GROW_WAIT);
 	/* The writer gets some writes in after a grow that ended too (a cut on a write). */
 	usleep(2000);
 	atomic_store(&m->stop, true);
@@ -150,12 +151,13 @@ static void crash_look(struct au_set *s, unsigned nall, const struct crash_model
 }
 
 /*
- * One crash at member write @p k of a grow of a RAID-@p level of @p nold by one; @p total:
+ * One crash at member write @p k of a grow of a RAID-@p level of @p nold by @p nadd; @p total:
  * set to the member writes of a whole grow and its close when k is past them.
  */
-static void crash_at(int level, unsigned nold, long k, struct crash_tally *t, long *total)
+static void crash_at(int level, unsigned nold, unsigned nadd, long k, struct crash_tally *t,
+		     long *total)
 {
-	const unsigned nall = nold + 1;
+	const unsigned nall = nold + nadd;
 	struct crash_model *m = calloc(1, sizeof(*m));
 	struct au_set s;
 	unsigned n;
@@ -171,7 +173,7 @@ static void crash_at(int level, unsigned nold, long k, struct crash_tally *t, lo
 	cr_assert_not_null(m->bytes);
 	gu_fill(m->bytes, m->size, 100 + (uint64_t)k);
 	cr_assert_eq(graid_array_write(m->a, m->bytes, m->size, 0), (ssize_t)m->size);
-	left = crash_grow(&s, nold, m, k);
+	left = crash_grow(&s, nold, nadd, m, k);
 	if (total)
 		*total = k - left;
 	t->acked += m->acked;
@@ -185,13 +187,16 @@ static void crash_at(int level, unsigned nold, long k, struct crash_tally *t, lo
 							"failed: %s", k, gu_log_text);
 		t->resumed++;
 	} else if (gu_array_bytes(m->a, &n) == m->size) {
-		cr_assert_eq(graid_array_grow(m->a, &s.paths[nold], 1, GRAID_GROW_WAIT), 0,
+		cr_assert_eq(graid_array_grow(m->a, &s.paths[nold], nadd, GRAID_GROW_WAIT), 0,
 			     "crash after write %ld: the grow again failed: %s", k, gu_log_text);
 		t->again++;
 	} else {
 		t->finished++;
 	}
-	cr_assert_eq(gu_array_bytes(m->a, &n), m->size / gu_ndata(level, nold) * gu_ndata(level, nall),
+	/* RAID-10: near-2 of an even count over an even one: the size scales with it. */
+	cr_assert_eq(gu_array_bytes(m->a, &n),
+		     level == 10 ? m->size / nold * nall
+				 : m->size / gu_ndata(level, nold) * gu_ndata(level, nall),
 		     "crash after write %ld", k);
 	cr_assert_eq(n, nall);
 	check_model(m->a, m, k, "the grow's end");
@@ -207,8 +212,8 @@ static void crash_at(int level, unsigned nold, long k, struct crash_tally *t, lo
 	au_remove(&s);
 }
 
-/* Every k of the first @p first member writes, then the random points. */
-static void crashes(int level, unsigned nold, long first, uint64_t seed)
+/* Every k of the first @p first member writes, then the random points; @p nadd added. */
+static void crashes(int level, unsigned nold, unsigned nadd, long first, uint64_t seed)
 {
 	const char *env = getenv("GRAID_RESHAPE_CRASHES");
 	unsigned random = env ? (unsigned)strtoul(env, NULL, 10) : 24;
@@ -222,37 +227,42 @@ static void crashes(int level, unsigned nold, long first, uint64_t seed)
 		unsigned times = *end == ':' ? (unsigned)strtoul(end + 1, NULL, 10) : 1;
 
 		for (unsigned i = 0; i < times; i++)
-			crash_at(level, nold, k, &t, NULL);
+			crash_at(level, nold, nadd, k, &t, NULL);
 		return;
 	}
-	crash_at(level, nold, 1L << 40, &t, &total);
+	crash_at(level, nold, nadd, 1L << 40, &t, &total);
 	cr_log_info("RAID-%d %u -> %u with the writer: %ld member writes in all", level, nold,
-		    nold + 1, total);
+		    nold + nadd, total);
 	cr_assert_gt(total, first);
 	t = (struct crash_tally){ 0 };
 	for (long k = 0; k < first; k++)
-		crash_at(level, nold, k, &t, NULL);
+		crash_at(level, nold, nadd, k, &t, NULL);
 	for (unsigned i = 0; i < random; i++)
-		crash_at(level, nold, first + (long)(gu_rng(&seed) % (uint64_t)(total - first)),
-			 &t, NULL);
+		crash_at(level, nold, nadd,
+			 first + (long)(gu_rng(&seed) % (uint64_t)(total - first)), &t, NULL);
 	cr_log_info("RAID-%d %u -> %u: %ld + %u crashes; after them %u grown again, %u resumed, "
 		    "%u finished, %u looks refused (staged); %u writes acknowledged, all read "
-		    "back", level, nold, nold + 1, first, random, t.again, t.resumed, t.finished,
+		    "back", level, nold, nold + nadd, first, random, t.again, t.resumed, t.finished,
 		    t.refused, t.acked);
 	cr_assert_gt(t.resumed, (first + random) / 4, "too few crashes fell in the move");
 }
 
 Test(reshape_crash, raid0_3_to_4_with_writes, .init = setup, .timeout = 1800)
 {
-	crashes(0, 3, 60, 3030);
+	crashes(0, 3, 1, 60, 3030);
 }
 
 Test(reshape_crash, raid5_4_to_5_with_writes, .init = setup, .timeout = 1800)
 {
-	crashes(5, 4, 120, 4050);
+	crashes(5, 4, 1, 120, 4050);
 }
 
 Test(reshape_crash, raid6_6_to_7_with_writes, .init = setup, .timeout = 1800)
 {
-	crashes(6, 6, 80, 6070);
+	crashes(6, 6, 1, 80, 6070);
+}
+
+Test(reshape_crash, raid10_4_to_6_with_writes, .init = setup, .timeout = 1800)
+{
+	crashes(10, 4, 2, 80, 10460);
 }

@@ -341,7 +341,7 @@ static const struct superblock *assemble_freshest(const struct assembly *as)
 }
 
 /*
- * A member that missed only the superblock round that started a RAID-0, 5 or 6 growing: one
+ * A member that missed only the superblock round that started a RAID-0, 5, 6 or 10 growing: one
  * event
  * behind a freshest superblock that records the reshape, not reshaping itself, with the
  * old member count (fewer roles, its own among them) and all else equal. Its data is where
@@ -353,7 +353,8 @@ static bool assemble_reshape_start_cut(const struct superblock *sb,
 				       const struct superblock *fresh)
 {
 	return sb_reshape_recorded(fresh) && !sb_reshape_recorded(sb) &&
-	       (fresh->level == 0 || fresh->level == 5 || fresh->level == 6) &&
+	       (fresh->level == 0 || fresh->level == 5 || fresh->level == 6 ||
+		fresh->level == 10) &&
 	       sb->level == fresh->level && sb->events + 1 == fresh->events &&
 	       sb->nmembers < fresh->nmembers && sb->role < sb->nmembers;
 }
