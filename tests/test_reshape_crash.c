@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Crashes during a grow with writes going on (issue 42's crash test, docs/RESHAPE.md): for
- * RAID-0 3 -> 4, RAID-5 4 -> 5, RAID-6 6 -> 7 and RAID-10 4 -> 6, every member write after the k-th fails
+ * RAID-0 3 -> 4, RAID-5 4 -> 5, RAID-6 6 -> 7 and RAID-10 4 -> 6 and 2 -> 3, every member write after the k-th fails
  * without landing (fault_writes_cut_after(): a power cut as the members see it), for every k
  * through the start and the first windows and at random points after, while a writer
  * overwrites random blocks. Then a read-only look and an open of all the files must serve
@@ -193,9 +193,9 @@ static void crash_at(int level, unsigned nold, unsigned nadd, long k, struct cra
 	} else {
 		t->finished++;
 	}
-	/* RAID-10: near-2 of an even count over an even one: the size scales with it. */
+	/* RAID-10: the old rows of slots, over the new count, in whole chunks. */
 	cr_assert_eq(gu_array_bytes(m->a, &n),
-		     level == 10 ? m->size / nold * nall
+		     level == 10 ? m->size / CHUNK * 2 / nold * nall / 2 * CHUNK
 				 : m->size / gu_ndata(level, nold) * gu_ndata(level, nall),
 		     "crash after write %ld", k);
 	cr_assert_eq(n, nall);
@@ -265,4 +265,10 @@ Test(reshape_crash, raid6_6_to_7_with_writes, .init = setup, .timeout = 1800)
 Test(reshape_crash, raid10_4_to_6_with_writes, .init = setup, .timeout = 1800)
 {
 	crashes(10, 4, 2, 80, 10460);
+}
+
+/* An odd count: a chunk's new copies straddle rows, and pairs of old slots split. */
+Test(reshape_crash, raid10_2_to_3_with_writes, .init = setup, .timeout = 1800)
+{
+	crashes(10, 2, 1, 60, 10230);
 }

@@ -358,3 +358,31 @@ Test(reshape_grow10, checksummed_arrays_are_refused)
 	cr_assert_eq(graid_array_close(a), 0);
 	au_remove(&s);
 }
+
+/*
+ * While a grow runs a chunk lives in one geometry or the other: the array is carried only
+ * while every pair of both keeps a member. RAID-10 3 -> 4: members 0 and 2 hold both old
+ * copies of the chunks on slots (2, 3) of each old row, while the new pairs (0, 1), (2, 3)
+ * would each keep one: failing both is refused (-EBUSY) until the grow has ended.
+ */
+Test(reshape_grow10, a_failure_that_loses_a_pair_of_either_geometry_is_refused)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	uint8_t *model = make_array(&s, 3, 1, &a, &size, 91);
+
+	gu_slow_down(a, 1u << 20);
+	cr_assert_eq(graid_array_grow(a, &s.paths[3], 1, 0), 0);
+	usleep(100000);
+	cr_assert_eq(graid_array_fail_member(a, 0), 0);
+	cr_assert_eq(graid_array_fail_member(a, 2), -EBUSY, "the old pair (2, 0) would be lost");
+	gu_check_all(a, model, size);
+	gu_slow_down(a, 0);
+	cr_assert_eq(reshape_job_wait(a), 0);
+	cr_assert_eq(gu_array_bytes(a, NULL), grown_size(size, 3, 4));
+	gu_check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
