@@ -64,7 +64,9 @@ static bool grow10_copy_clean(struct graid_array *a, const struct grow10_chunk *
  * Chunk @p x unit by unit (rare: a copy out, logged or unreadable): each 4 KiB unit from the
  * first old copy that is readable, not logged there, and reads; a unit none gives is lost
  * (zeroes in @p buf, set in x->lost). A copy whose read fails other than by a medium error
- * was taken out by the read (reshape_io); a medium error keeps its member.
+ * was taken out by the read (reshape_io); a medium error keeps its member. A read that
+ * failed and neither took its member out nor was a medium error (the job's ring broke)
+ * says nothing about the unit: -EIO, the job stops before any loss is recorded.
  */
 static int grow10_read_units(struct graid_array *a, struct reshape_io *rio,
 			     struct grow10_chunk *x, uint32_t chunk, uint8_t *buf)
@@ -88,6 +90,9 @@ static int grow10_read_units(struct graid_array *a, struct reshape_io *rio,
 			if (rc && rc != -ENODATA && rc != -EIO)
 				return rc; /* the ring broke */
 			got = n == 1 && rio->ios[0].res == (int)BBL_UNIT;
+			if (!got && (n != 1 || !rio->ios[0].media) &&
+			    array_role_readable(a, x->om[k], off + BBL_UNIT))
+				return -EIO;
 		}
 		if (!got) {
 			bbl_cols_set(&x->lost, u);
@@ -169,11 +174,20 @@ static int grow10_write(struct graid_array *a, struct reshape_io *rio, struct gr
 	if (rc && rc != -EIO)
 		return rc;
 	rc = 0;
+	if (got != nio)
+		return -EIO; /* the ring broke under them */
 	for (size_t k = 0; rc == 0 && k < got; k++) {
 		const struct mbio *io = &rio->ios[k];
 
+		/*
+		 * A write that failed took its member out (reshape_io), and the window is
+		 * marked for it; one that failed and left it in (the ring broke) stops the job
+		 * before the record, as a copy missing from a live member would be believed.
+		 */
+		if (io->res != (int)chunk && array_role_writable(a, io->member))
+			return -EIO;
 		if (io->res != (int)chunk)
-			continue; /* its member was taken out by the write (reshape_io) */
+			continue;
 		written[io->member] = true;
 		rc = reshape_carry_loss(a, io->member, a->members[io->member].dev.fd, io->off,
 					chunk, &of[k]->lost);
