@@ -341,12 +341,11 @@ static const struct superblock *assemble_freshest(const struct assembly *as)
 }
 
 /*
- * A member that missed only the superblock round that started a RAID-0, 5, 6 or 10 growing: one
- * event
- * behind a freshest superblock that records the reshape, not reshaping itself, with the
- * old member count (fewer roles, its own among them) and all else equal. Its data is where
- * the old geometry puts it, and the reshape's position is still 0 (the job starts only
- * after that round): it is current. The record it holds is checked at open
+ * A member that missed only the superblock round that started a RAID-0, 5, 6 or 10
+ * growing: one event behind a freshest superblock that records the reshape, not reshaping
+ * itself, with the old member count (fewer roles, its own among them) and all else equal.
+ * Its data is where the old geometry puts it, and the reshape's position is still 0 (the
+ * job starts only after that round): it is current. The record it holds is checked at open
  * (open_refuse_reshape: the record's old geometry must be its).
  */
 static bool assemble_reshape_start_cut(const struct superblock *sb,

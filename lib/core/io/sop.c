@@ -79,9 +79,10 @@ static uint64_t sop_row_of(const struct layout *l, uint64_t off)
  * A reshape's operation (one chunk, queue_cut_reshape), under its locks: the position read
  * now holds until they are let go, since the job moves a chunk only under them and advances
  * the position before it lets go. Placed by the geometry that holds the chunk now. RAID-0
- * reads or writes straight; RAID-10 reads a copy or writes both, of that geometry; RAID-5/6 as any stripe of that geometry (s->lay), degraded in
- * it where a member is out: every row a window has not written is whole in the old
- * geometry, every row below the position whole in the new one (docs/RESHAPE.md).
+ * reads or writes straight; RAID-10 reads a copy or writes both, of that geometry (s->lay);
+ * RAID-5/6 as any stripe of that geometry, degraded in it where a member is out: every row
+ * a window has not written is whole in the old geometry, every row below the position
+ * whole in the new one (docs/RESHAPE.md).
  */
 static void sop_reshape_plan(struct graid_queue *q, struct sop *s)
 {
