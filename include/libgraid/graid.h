@@ -1440,7 +1440,8 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  *   checksums, or an array whose reserved area has no room for the reshape record
  *   (another writer's array); -ENOSPC a RAID-10 whose write-intent bitmap or live-data
  *   map has too few bits (or this handle too few regions: close and open again) for the
- *   chunks the grow adds (logged); -E2BIG more devices than this handle has room for
+ *   chunks the grow adds at its recorded region size (logged; with libgraid's defaults a
+ *   RAID-10 grows online to 128 GiB at most, docs/RESHAPE.md); -E2BIG more devices than this handle has room for
  *   (close and open the array again); -EBUSY a reshape of this array is under way (or
  *   stopped on a failure: the next open resumes it), or another host holds a device's
  *   reservation; -EIO a member is not active, or a member or a new device failed a write of
