@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Crashes during a grow with writes going on (issue 42's crash test, docs/RESHAPE.md): for
- * RAID-0 3 -> 4, RAID-5 4 -> 5, RAID-6 6 -> 7 and RAID-5(4) -> RAID-6(5) Q-last, every member write after the k-th fails
+ * RAID-0 3 -> 4, RAID-5 4 -> 5, RAID-6 6 -> 7, RAID-10 4 -> 6 and 2 -> 3, and RAID-5(4) ->
+ * RAID-6(5) Q-last, every member write after the k-th fails
  * without landing (fault_writes_cut_after(): a power cut as the members see it), for every k
  * through the start and the first windows and at random points after, while a writer
  * overwrites random blocks. Then a read-only look and an open of all the files must serve
@@ -108,16 +109,19 @@ struct crash_tally {
 	unsigned again, resumed, finished, refused, acked;
 };
 
-/* The grow with the cut after member write @p k, the writer going; the array closed. */
-static long crash_grow(struct au_set *s, unsigned nold, struct crash_model *m, long k,
-		       unsigned flags)
+/*
+ * The grow by @p nadd (@p flags: graid_array_grow()'s, GRAID_GROW_WAIT added) with the cut
+ * after member write @p k, the writer going; closed.
+ */
+static long crash_grow(struct au_set *s, unsigned nold, unsigned nadd, struct crash_model *m,
+		       long k, unsigned flags)
 {
 	pthread_t t;
 	long left;
 
 	fault_writes_cut_after(k);
 	cr_assert_eq(pthread_create(&t, NULL, writer, m), 0);
-	graid_array_grow(m->a, &s->paths[nold], 1, GRAID_GROW_WAIT | flags);
+	graid_array_grow(m->a, &s->paths[nold], nadd, GRAID_GROW_WAIT | flags);
 	/* The writer gets some writes in after a grow that ended too (a cut on a write). */
 	usleep(2000);
 	atomic_store(&m->stop, true);
@@ -159,18 +163,27 @@ static int crash_level(struct graid_array *a)
 	return info.level;
 }
 
+/* The size a RAID-@p level of @p size bytes over @p nold members has over @p nall. */
+static uint64_t crash_grown(int level, unsigned nold, unsigned nall, uint64_t size, bool to6)
+{
+	if (to6)
+		return size; /* the added member holds Q */
+	/* RAID-10: the old rows of slots, over the new count, in whole chunks. */
+	if (level == 10)
+		return size / CHUNK * 2 / nold * nall / 2 * CHUNK;
+	return size / gu_ndata(level, nold) * gu_ndata(level, nall);
+}
+
 /*
- * One crash at member write @p k of a grow of a RAID-@p level of @p nold by one (@p flags
+ * One crash at member write @p k of a grow of a RAID-@p level of @p nold by @p nadd (@p flags
  * GRAID_GROW_RAID6: the RAID-5's conversion to RAID-6 Q-last); @p total: set to the member
  * writes of a whole grow and its close when k is past them.
  */
-static void crash_at(int level, unsigned nold, long k, struct crash_tally *t, long *total,
-		     unsigned flags)
+static void crash_at(int level, unsigned nold, unsigned nadd, long k, struct crash_tally *t,
+		     long *total, unsigned flags)
 {
-	const int to6 = flags & GRAID_GROW_RAID6;
-	const uint64_t grown_ratio_new = to6 ? 1 : gu_ndata(level, nold + 1);
-	const uint64_t grown_ratio_old = to6 ? 1 : gu_ndata(level, nold);
-	const unsigned nall = nold + 1;
+	const bool to6 = flags & GRAID_GROW_RAID6;
+	const unsigned nall = nold + nadd;
 	struct crash_model *m = calloc(1, sizeof(*m));
 	struct au_set s;
 	unsigned n;
@@ -188,7 +201,7 @@ static void crash_at(int level, unsigned nold, long k, struct crash_tally *t, lo
 	cr_assert_not_null(m->bytes);
 	gu_fill(m->bytes, m->size, 100 + (uint64_t)k);
 	cr_assert_eq(graid_array_write(m->a, m->bytes, m->size, 0), (ssize_t)m->size);
-	left = crash_grow(&s, nold, m, k, flags);
+	left = crash_grow(&s, nold, nadd, m, k, flags);
 	if (total)
 		*total = k - left;
 	t->acked += m->acked;
@@ -202,13 +215,13 @@ static void crash_at(int level, unsigned nold, long k, struct crash_tally *t, lo
 							"failed: %s", k, gu_log_text);
 		t->resumed++;
 	} else if (to6 ? crash_level(m->a) == 5 : gu_array_bytes(m->a, &n) == m->size) {
-		cr_assert_eq(graid_array_grow(m->a, &s.paths[nold], 1, GRAID_GROW_WAIT | flags), 0,
+		cr_assert_eq(graid_array_grow(m->a, &s.paths[nold], nadd, GRAID_GROW_WAIT | flags), 0,
 			     "crash after write %ld: the grow again failed: %s", k, gu_log_text);
 		t->again++;
 	} else {
 		t->finished++;
 	}
-	cr_assert_eq(gu_array_bytes(m->a, &n), m->size / grown_ratio_old * grown_ratio_new,
+	cr_assert_eq(gu_array_bytes(m->a, &n), crash_grown(level, nold, nall, m->size, to6),
 		     "crash after write %ld", k);
 	cr_assert_eq(n, nall);
 	if (to6) {
@@ -228,9 +241,14 @@ static void crash_at(int level, unsigned nold, long k, struct crash_tally *t, lo
 	au_remove(&s);
 }
 
-/* Every k of the first @p first member writes, then the random points. */
-static void crashes(int level, unsigned nold, long first, uint64_t seed, unsigned flags)
+/*
+ * Every k of the first @p first member writes, then the random points; @p nadd added
+ * (@p flags: graid_array_grow()'s).
+ */
+static void crashes(int level, unsigned nold, unsigned nadd, long first, uint64_t seed,
+		    unsigned flags)
 {
+	const int to = flags & GRAID_GROW_RAID6 ? 6 : level;
 	const char *env = getenv("GRAID_RESHAPE_CRASHES");
 	unsigned random = env ? (unsigned)strtoul(env, NULL, 10) : 24;
 	struct crash_tally t = { 0 };
@@ -243,43 +261,54 @@ static void crashes(int level, unsigned nold, long first, uint64_t seed, unsigne
 		unsigned times = *end == ':' ? (unsigned)strtoul(end + 1, NULL, 10) : 1;
 
 		for (unsigned i = 0; i < times; i++)
-			crash_at(level, nold, k, &t, NULL, flags);
+			crash_at(level, nold, nadd, k, &t, NULL, flags);
 		return;
 	}
-	crash_at(level, nold, 1L << 40, &t, &total, flags);
+	crash_at(level, nold, nadd, 1L << 40, &t, &total, flags);
 	cr_log_info("RAID-%d %u -> RAID-%d %u with the writer: %ld member writes in all", level,
-		    nold, flags & GRAID_GROW_RAID6 ? 6 : level, nold + 1, total);
+		    nold, to, nold + nadd, total);
 	cr_assert_gt(total, first);
 	t = (struct crash_tally){ 0 };
 	for (long k = 0; k < first; k++)
-		crash_at(level, nold, k, &t, NULL, flags);
+		crash_at(level, nold, nadd, k, &t, NULL, flags);
 	for (unsigned i = 0; i < random; i++)
-		crash_at(level, nold, first + (long)(gu_rng(&seed) % (uint64_t)(total - first)),
-			 &t, NULL, flags);
+		crash_at(level, nold, nadd,
+			 first + (long)(gu_rng(&seed) % (uint64_t)(total - first)), &t, NULL, flags);
 	cr_log_info("RAID-%d %u -> RAID-%d %u: %ld + %u crashes; after them %u grown again, %u "
 		    "resumed, %u finished, %u looks refused (staged); %u writes acknowledged, all "
-		    "read back", level, nold, flags & GRAID_GROW_RAID6 ? 6 : level, nold + 1, first, random, t.again, t.resumed, t.finished,
-		    t.refused, t.acked);
+		    "read back", level, nold, to, nold + nadd, first, random, t.again, t.resumed,
+		    t.finished, t.refused, t.acked);
 	cr_assert_gt(t.resumed, (first + random) / 4, "too few crashes fell in the move");
 }
 
 Test(reshape_crash, raid0_3_to_4_with_writes, .init = setup, .timeout = 1800)
 {
-	crashes(0, 3, 60, 3030, 0);
+	crashes(0, 3, 1, 60, 3030, 0);
 }
 
 Test(reshape_crash, raid5_4_to_5_with_writes, .init = setup, .timeout = 1800)
 {
-	crashes(5, 4, 120, 4050, 0);
+	crashes(5, 4, 1, 120, 4050, 0);
 }
 
 Test(reshape_crash, raid6_6_to_7_with_writes, .init = setup, .timeout = 1800)
 {
-	crashes(6, 6, 80, 6070, 0);
+	crashes(6, 6, 1, 80, 6070, 0);
+}
+
+Test(reshape_crash, raid10_4_to_6_with_writes, .init = setup, .timeout = 1800)
+{
+	crashes(10, 4, 2, 80, 10460, 0);
+}
+
+/* An odd count: a chunk's new copies straddle rows, and pairs of old slots split. */
+Test(reshape_crash, raid10_2_to_3_with_writes, .init = setup, .timeout = 1800)
+{
+	crashes(10, 2, 1, 60, 10230, 0);
 }
 
 /* RAID-5 of four to RAID-6 of five, Q on the added member (nothing staged: one pass). */
 Test(reshape_crash, raid5_4_to_raid6_5_q_last_with_writes, .init = setup, .timeout = 1800)
 {
-	crashes(5, 4, 120, 4565, GRAID_GROW_RAID6);
+	crashes(5, 4, 1, 120, 4565, GRAID_GROW_RAID6);
 }

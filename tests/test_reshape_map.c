@@ -99,6 +99,8 @@ static const struct pair pairs[] = {
 	{ "RAID-10 3->4", { 10, 3, false, 25 }, { 10, 4, false, 25 } },
 	{ "RAID-5(4)->RAID-6(5) Q-last", { 5, 4, false, 24 }, { 6, 5, true, 24 } },
 	{ "RAID-6 4->5", { 6, 4, false, 48 }, { 6, 5, false, 48 } },
+	/* An odd count: a chunk's two copies in two rows of the new geometry. */
+	{ "RAID-10 2->3", { 10, 2, false, 25 }, { 10, 3, false, 25 } },
 };
 #define NPAIRS (sizeof(pairs) / sizeof(pairs[0]))
 

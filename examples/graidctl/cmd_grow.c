@@ -26,8 +26,8 @@ void gctl_help_grow(FILE *f)
 	fprintf(f,
 		"\nAssemble the array from MEMBER... and add each DEV (--add, once per device) as a\n"
 		"new member, moving the data over all members while the array stays in use (a\n"
-		"reshape, docs/RESHAPE.md). RAID-0, 5 and 6 can be grown by this libgraid. Each DEV\n"
-		"must be at least as large as the members and belong to no array; nothing is\n"
+		"reshape, docs/RESHAPE.md). RAID-0, 5, 6 and 10 can be grown by this libgraid. Each\n"
+		"DEV must be at least as large as the members and belong to no array; nothing is\n"
 		"written to any device before every DEV passed. The array keeps its size until\n"
 		"every byte has moved, then has the new one. A stop (a crash, a close, Ctrl-C of\n"
 		"an unserved grow) is safe at any point: the next writable open of all the\n"
@@ -54,8 +54,8 @@ static void grow_refused(int rc)
 	const char *why = "";
 
 	if (rc == -EOPNOTSUPP)
-		why = " (this libgraid grows RAID-0, 5 and 6 and turns a RAID-5 into a RAID-6, "
-		      "not with a journal or checksums; the log says why)";
+		why = " (this libgraid grows RAID-0, 5, 6 and 10 and turns a RAID-5 into a RAID-6, "
+		      "not RAID-1, nor with a journal or checksums; the log says why)";
 	else if (rc == -EEXIST)
 		why = " (a device is a member of this array, or given twice)";
 	else if (rc == -EINVAL)

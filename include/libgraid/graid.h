@@ -1393,8 +1393,8 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
 #define GRAID_GROW_RAID6 0x2u
 
 /**
- * @brief Grow an array online by adding member devices (a reshape): RAID-0, RAID-5 and
- *   RAID-6 in this version.
+ * @brief Grow an array online by adding member devices (a reshape): RAID-0, RAID-5,
+ *   RAID-6 and RAID-10 in this version.
  *
  * The devices become roles nmembers .. nmembers + n - 1, and the array's data is moved, a
  * window of chunks at a time, from the old placement (over the old members) to the new one
@@ -1435,6 +1435,13 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  * member. Every member must be active at the start; one failing during it is written
  * around, as for a grow.
  *
+ * RAID-10 (md near-2, any member count, odd ones too) moves chunk by chunk: each chunk is
+ * read from one of its two old copies (the other where the first is out, records bad
+ * blocks or cannot be read; a block neither copy has is moved as a loss, still failing
+ * -EIO at its new place) and written to both new copies. A member that fails during the
+ * move is written around (its chunks marked for its catch-up); spares, rebuilds and
+ * scrubs wait for the end. RAID-10 arrays with checksums cannot be grown by this version.
+ *
  * Before anything is written, every device is opened (exclusively) and checked: it must
  * hold the members' data area (data offset + data bytes of a member), be no member of this
  * array and carry no other libgraid array's superblock (-EINVAL); one that fails is named in the log
@@ -1450,11 +1457,15 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  *   -EINVAL NULL @p a or @p devices, @p n 0 or above ::GRAID_MAX_MEMBERS, unknown
  *   @p flags, a NULL path, ::GRAID_GROW_RAID6 with @p n other than 1, or a device
  *   smaller than the members' data area (named in the log); -EEXIST a device that is a
- *   member of this array, or one given twice; -EOPNOTSUPP RAID-1 or 10 (the level is
+ *   member of this array, or one given twice; -EOPNOTSUPP RAID-1 (the level is
  *   named in the log), ::GRAID_GROW_RAID6 on an array that is not a RAID-5 (named in the
  *   log), a RAID-6 made from a RAID-5 by ::GRAID_GROW_RAID6 (Q-last: no grow takes it
- *   in this version), a RAID-5/6 with a write-hole journal or checksums, or an array whose
- *   reserved area has no room for the reshape record (another writer's array); -E2BIG more devices than this handle has room for
+ *   in this version), a RAID-5/6 with a write-hole journal or checksums, a RAID-10 with
+ *   checksums, or an array whose reserved area has no room for the reshape record
+ *   (another writer's array); -ENOSPC a RAID-10 whose write-intent bitmap or live-data
+ *   map has too few bits (or this handle too few regions: close and open again) for the
+ *   chunks the grow adds at its recorded region size (logged; with libgraid's defaults a
+ *   RAID-10 grows online to 128 GiB at most, docs/RESHAPE.md); -E2BIG more devices than this handle has room for
  *   (close and open the array again); -EBUSY a reshape of this array is under way (or
  *   stopped on a failure: the next open resumes it), or another host holds a device's
  *   reservation; -EIO a member is not active, or a member or a new device failed a write of
@@ -1466,8 +1477,9 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  *   device; -ENOMEM. With ::GRAID_GROW_WAIT
  *   also: -ECANCELED graid_array_close() stopped it (the next open resumes it); -EIO a
  *   member failed during the move of a RAID-0, or more than parity covers of a RAID-5/6,
+ *   or both copies of a RAID-10 chunk,
  *   or a read or write of the move failed (the reshape stops at its recorded position;
- *   the next open resumes it, and a RAID-5/6's is tried again by the array's worker: at
+ *   the next open resumes it, and a RAID-5/6's or RAID-10's is tried again by the array's worker: at
  *   once when a member goes out, else after 5 s doubling to 5 min; docs/RESHAPE.md), or
  *   the superblock round that finishes it failed after every byte had moved (the array keeps its old size until an open finishes it); -ENODEV the
  *   RAID-5/6 device holding the staged copy is out before the staging (the reshape waits

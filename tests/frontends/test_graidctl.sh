@@ -467,10 +467,15 @@ for i in $(seq 100); do
 done
 expect 0 "status once it is done" -- "$G" status --json gw0 gw1 gw2 gw3 gw4
 json "five members, 20 MiB" "d['nmembers'] == 5 and d['size'] == 20 << 20 and not d['reshape']['reshaping']"
-truncate -s 17M gp0 gp1 gp2 gp3 gp4 gp5 gp6 gp7
+truncate -s 17M gp0 gp1 gp2 gp3 gp4 gp5 gp6 gp7 gp8 gp9 gr0 gr1 gr2
 expect 0 "create RAID-10 on gp0..gp3" -- "$G" create -l 10 -s 16M gp0 gp1 gp2 gp3
-expect 1 "grow of a RAID-10" -- "$G" grow --add gp4 --add gp5 gp0 gp1 gp2 gp3
-has err "grows RAID-0, 5 and 6" "says which levels grow"
+expect 0 "write all of the RAID-10" -- "$FILL" gp0 gp1 gp2 gp3
+expect 0 "grow of a RAID-10 4 -> 6" -- "$G" grow --add gp8 --add gp9 gp0 gp1 gp2 gp3
+has out "^grown: 6 members, 50331648 bytes$" "prints the new count and size"
+expect 0 "a scrub of the grown RAID-10 finds its copies equal" -- "$G" scrub gp0 gp1 gp2 gp3 gp8 gp9
+expect 0 "create RAID-1 on gr0 gr1" -- "$G" create -l 1 -s 16M gr0 gr1
+expect 1 "grow of a RAID-1" -- "$G" grow --add gr2 gr0 gr1
+has err "grows RAID-0, 5, 6 and 10" "says which levels grow"
 expect 0 "create RAID-5 on gp4..gp6" -- "$G" create -l 5 -s 16M gp4 gp5 gp6
 expect 0 "write all of the RAID-5" -- "$FILL" gp4 gp5 gp6
 expect 0 "grow of a RAID-5 3 -> 4" -- "$G" grow --add gp7 gp4 gp5 gp6

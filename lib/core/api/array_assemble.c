@@ -341,12 +341,11 @@ static const struct superblock *assemble_freshest(const struct assembly *as)
 }
 
 /*
- * A member that missed only the superblock round that started a RAID-0, 5 or 6 growing: one
- * event
- * behind a freshest superblock that records the reshape, not reshaping itself, with the
- * old member count (fewer roles, its own among them) and all else equal. Its data is where
- * the old geometry puts it, and the reshape's position is still 0 (the job starts only
- * after that round): it is current. The record it holds is checked at open
+ * A member that missed only the superblock round that started a RAID-0, 5, 6 or 10
+ * growing: one event behind a freshest superblock that records the reshape, not reshaping
+ * itself, with the old member count (fewer roles, its own among them) and all else equal.
+ * Its data is where the old geometry puts it, and the reshape's position is still 0 (the
+ * job starts only after that round): it is current. The record it holds is checked at open
  * (open_refuse_reshape: the record's old geometry must be its).
  */
 static bool assemble_reshape_start_cut(const struct superblock *sb,
@@ -357,7 +356,8 @@ static bool assemble_reshape_start_cut(const struct superblock *sb,
 		       sb_layout_id(fresh) == LAYOUT_Q_LAST && sb->nmembers + 1 == fresh->nmembers;
 
 	return sb_reshape_recorded(fresh) && !sb_reshape_recorded(sb) &&
-	       (fresh->level == 0 || fresh->level == 5 || fresh->level == 6) &&
+	       (fresh->level == 0 || fresh->level == 5 || fresh->level == 6 ||
+		fresh->level == 10) &&
 	       (sb->level == fresh->level || convert) && sb->events + 1 == fresh->events &&
 	       sb->nmembers < fresh->nmembers && sb->role < sb->nmembers;
 }

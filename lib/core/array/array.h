@@ -34,7 +34,7 @@
  */
 #define ARRAY_GROW_ROOM 16u
 #define ARRAY_GROW_ROOM_FOR(level) \
-	(((level) == 0 || (level) == 5 || (level) == 6) ? ARRAY_GROW_ROOM : 0u)
+	(((level) == 0 || (level) == 5 || (level) == 6 || (level) == 10) ? ARRAY_GROW_ROOM : 0u)
 
 struct badblocks;
 struct member_fault;
@@ -250,7 +250,9 @@ struct region_map {
 	const struct region_map_kind *kind; /* the instance's constants (region_map.h) */
 	uint64_t offset, bytes;        /* on every member, bytes from its start */
 	uint64_t region_stripes;       /* stripes (bitmap numbering) per bit */
-	uint64_t nregions;
+	/* Regions counted: grows (region_map_grow) when a RAID-10 grows, up to cap. */
+	_Atomic uint64_t nregions;
+	uint64_t cap;                  /* regions the per-region arrays have room for */
 	_Atomic uint8_t *state;        /* per region: REGION_MAP_MARKED and the instance's bits */
 	atomic_uint *inflight;         /* per region: writes in flight (the instance counts them) */
 	uint32_t flush_epoch;          /* the last flush's (region_map_epoch); under lock */

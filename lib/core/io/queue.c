@@ -241,7 +241,7 @@ static void queue_cut_zero(struct graid_queue *q, struct req *r, struct sop *s, 
 }
 
 /*
- * A RAID-0 reshape's cut: one chunk at most, the same chunk in both geometries, so that one
+ * A reshape's cut: one chunk at most, the same chunk in both geometries, so that one
  * chunk lock covers it and it never straddles the position (both are chunk multiples).
  * Zeroes are written, not deallocated: discard.c deallocates by a->lay's stripes.
  */
@@ -565,7 +565,7 @@ static int queue_zbuf(struct graid_queue *q)
 }
 
 /*
- * RAID-0: whether @p r is cut for a reshape. Counted as plain first and looked at after
+ * RAID-0, 5, 6, 10: whether @p r is cut for a reshape. Counted as plain first and looked at after
  * (both sequentially consistent, as the start's store of a->reshape and its read of the
  * counts): a start either sees this request counted, and waits for it, or this request sees
  * the reshape. One routed by an earlier reshape of this open (finished since) is waited
@@ -573,7 +573,7 @@ static int queue_zbuf(struct graid_queue *q)
  */
 static void queue_route(struct graid_array *a, struct req *r)
 {
-	if (a->lay.level != 0 && a->lay.level != 5 && a->lay.level != 6)
+	if (a->lay.level == 1)
 		return;
 	atomic_fetch_add(&a->plain_inflight, 1);
 	r->rs = atomic_load(&a->reshape);

@@ -79,9 +79,10 @@ static uint64_t sop_row_of(const struct layout *l, uint64_t off)
  * A reshape's operation (one chunk, queue_cut_reshape), under its locks: the position read
  * now holds until they are let go, since the job moves a chunk only under them and advances
  * the position before it lets go. Placed by the geometry that holds the chunk now. RAID-0
- * reads or writes straight; RAID-5/6 as any stripe of that geometry (s->lay), degraded in
- * it where a member is out: every row a window has not written is whole in the old
- * geometry, every row below the position whole in the new one (docs/RESHAPE.md).
+ * reads or writes straight; RAID-10 reads a copy or writes both, of that geometry (s->lay);
+ * RAID-5/6 as any stripe of that geometry, degraded in it where a member is out: every row
+ * a window has not written is whole in the old geometry, every row below the position
+ * whole in the new one (docs/RESHAPE.md).
  */
 static void sop_reshape_plan(struct graid_queue *q, struct sop *s)
 {
@@ -98,6 +99,11 @@ static void sop_reshape_plan(struct graid_queue *q, struct sop *s)
 	}
 	s->lay = l;
 	s->stripe = sop_row_of(l, s->arr_off);
+	if (l->level == 10) {
+		/* A chunk, the same stripe in both geometries: its copies by s->lay (sop_mirror.c). */
+		sop_plan_locked(q, s);
+		return;
+	}
 	sop_range(l, s);
 	alive = sop_data_alive(q, s);
 	if (l->nparity == 0 && !alive)
@@ -113,7 +119,8 @@ static void sop_reshape_plan(struct graid_queue *q, struct sop *s)
 }
 
 /*
- * The locks of a reshape's operation. RAID-0: the stripe lock keyed by the chunk's number.
+ * The locks of a reshape's operation. RAID-0 and 10: the stripe lock keyed by the chunk's
+ * number (RAID-10's stripe numbering).
  * RAID-5/6: the locks of both rows its chunk lies in (old and new geometry; rows are
  * member-offset rows, so a row number names the same places in both), all or none, so
  * that it never holds one while it waits: the job takes every row lock of a window, old
@@ -351,7 +358,7 @@ void sop_start(struct graid_queue *q, struct sop *s)
 /* The members this operation wrote back what they could not read, and are still in. */
 static void sop_note_repaired(struct graid_queue *q, struct sop *s)
 {
-	const struct layout *l = &q->a->lay;
+	const struct layout *l = s->lay;
 	unsigned members[GRAID_MAX_MEMBERS];
 	uint64_t moff[GRAID_MAX_MEMBERS];
 	unsigned n = 0;

@@ -14,7 +14,7 @@
 /* The copy read has it: write it over each copy noted bad, still under the stripe lock. */
 enum sop_step sop_mirror_repair(struct graid_queue *q, struct sop *s)
 {
-	const struct layout *l = &q->a->lay;
+	const struct layout *l = s->lay; /* a reshape's: by position */
 	unsigned members[GRAID_MAX_MEMBERS];
 	uint64_t moff[GRAID_MAX_MEMBERS];
 	unsigned n = layout_copies(l, s->arr_off, members, moff);
@@ -79,7 +79,7 @@ static unsigned sop_mirror_pick(const struct graid_array *a, const struct sop *s
  */
 enum sop_step sop_mirror_read(struct graid_queue *q, struct sop *s)
 {
-	const struct layout *l = &q->a->lay;
+	const struct layout *l = s->lay; /* a reshape's: by position */
 	unsigned members[GRAID_MAX_MEMBERS], alive[GRAID_MAX_MEMBERS], nalive = 0;
 	uint64_t moff[GRAID_MAX_MEMBERS];
 	unsigned n = layout_copies(l, s->arr_off, members, moff);
@@ -131,7 +131,7 @@ enum sop_step sop_mirror_read(struct graid_queue *q, struct sop *s)
  */
 enum sop_step sop_mirror_write_locked(struct graid_queue *q, struct sop *s)
 {
-	const struct layout *l = &q->a->lay;
+	const struct layout *l = s->lay; /* a reshape's: by position */
 	unsigned members[GRAID_MAX_MEMBERS];
 	uint64_t moff[GRAID_MAX_MEMBERS];
 	unsigned n = layout_copies(l, s->arr_off, members, moff);

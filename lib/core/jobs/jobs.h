@@ -20,14 +20,31 @@ static inline int array_may_change(const struct graid_array *a)
 }
 
 /*
- * Whether a RAID-5/6 reshape is moving data (its routing set): rebuilds, resyncs, scrubs,
- * replaces and spare takeovers place rows by a->lay alone, which is only the old geometry's
- * half of the array then, so they wait until it has finished (docs/RESHAPE.md, "RAID-5/6
- * growing, as built"). RAID-0 has none of them.
+ * Whether a RAID-5/6 or RAID-10 reshape is moving data (its routing set): rebuilds,
+ * background resyncs, scrubs, replaces and spare takeovers place rows by a->lay alone,
+ * which is only the old geometry's half of the array then, so they wait until it has
+ * finished (docs/RESHAPE.md, "RAID-5/6 growing, as built"; the resync at open runs by
+ * position). RAID-0 has none of them.
  */
 static inline bool array_reshape_holds_jobs(const struct graid_array *a)
 {
-	return a->lay.nparity && atomic_load(&a->reshape) != NULL;
+	return a->lay.level != 0 && atomic_load(&a->reshape) != NULL;
+}
+
+/*
+ * The geometry that holds array chunk @p c of a RAID-10 now: a grow's new one below its
+ * position, else its old one (a->lay); a->lay when none runs. Stable while the chunk's
+ * stripe lock (RAID-10's stripe numbering) is held: the job moves a chunk only under it.
+ */
+static inline const struct layout *reshape_chunk_layout(const struct graid_array *a,
+							uint64_t c)
+{
+	const struct array_reshape *rs = a->lay.level == 10 ? atomic_load(&a->reshape) : NULL;
+
+	if (rs && c * rs->old_lay.chunk < atomic_load_explicit(&rs->position,
+							       memory_order_acquire))
+		return &rs->new_lay;
+	return &a->lay;
 }
 
 /*

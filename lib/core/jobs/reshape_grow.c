@@ -16,6 +16,7 @@
 #include "jobs/jobs.h"
 #include "jobs/reshape_grow.h"
 #include "jobs/reshape_progress.h"
+#include "jobs/reshape_grow10.h"
 #include "jobs/reshape_grow56.h"
 #include "jobs/reshape_live.h"
 #include "jobs/reshape_io.h"
@@ -107,7 +108,7 @@ static struct reshape_job *grow_job_new(const struct reshape_record *rec)
 	if (!j)
 		return NULL;
 	j->buf = aligned_alloc(ARRAY_ALIGN,
-			       rec->old_geo.level
+			       rec->old_geo.level == 5 || rec->old_geo.level == 6
 				       ? grow56_buf_bytes(rec->old_geo.chunk_bytes,
 							  rec->new_geo.nmembers,
 							  rec->old_geo.nmembers)
@@ -590,6 +591,18 @@ static int grow_window(struct graid_array *a, struct reshape_job *j, struct arra
 		return -EPROTO;
 	}
 	nheld = grow_lock(a, p / chunk, (p + bytes) / chunk, held, 0);
+	if (rs->old_lay.level == 10) {
+		/* Degraded and bad blocks as RAID-5/6: a member missing a record goes out. */
+		rc = grow10_move(a, &j->rio, rs, p / chunk, (p + bytes) / chunk, j->buf);
+		if (rc == 0) {
+			rec = j->rec;
+			rec.position = p + bytes;
+			rc = grow_record_next(a, j, &rec);
+		}
+		if (rc == 0)
+			atomic_store_explicit(&rs->position, rec.position, memory_order_release);
+		goto unlock;
+	}
 	rc = grow_move_chunks(a, j, rs, p / chunk, (p + bytes) / chunk, written);
 	for (unsigned m = 0; rc == 0 && m < a->nmembers; m++)
 		if (written[m])
@@ -607,6 +620,7 @@ static int grow_window(struct graid_array *a, struct reshape_job *j, struct arra
 			atomic_store_explicit(&rs->position, rec.position, memory_order_release);
 		}
 	}
+unlock:
 	for (unsigned k = 0; k < nheld; k++)
 		stripe_unlock(a, held[k]);
 	return rc;
@@ -623,6 +637,8 @@ static uint64_t grow_tail_row(const struct array_reshape *rs, unsigned m)
 	const struct layout *l = &rs->new_lay;
 	uint64_t end_c = rs->end / l->chunk, unit = (uint64_t)l->ndata * l->chunk;
 
+	if (l->level == 10)
+		return grow10_tail_row(rs, m);
 	if (l->nparity)
 		return (rs->end + unit - 1) / unit;
 	return end_c > m ? (end_c - m + l->nmembers - 1) / l->nmembers : 0;
@@ -655,7 +671,7 @@ static int grow_zero_tail(struct graid_array *a, const struct array_reshape *rs)
 		if (r >= rows)
 			continue;
 		whole = whole && array_role_alive(a, m);
-		if (array_role_alive(a, m) || !l->nparity) {
+		if (array_role_alive(a, m) || !l->level) {
 			rc = member_zero_range_fd(&a->members[m], fd, a->data_offset + r * l->chunk,
 						  (rows - r) * l->chunk);
 			if (rc == 0)
@@ -668,13 +684,16 @@ static int grow_zero_tail(struct graid_array *a, const struct array_reshape *rs)
 			graid__log(GRAID_LOG_ERR, "reshape: zeroing the added space on member %u "
 						  "(%s): %s", m, a->members[m].dev.path,
 				   graid_strerror(rc));
-			if (!l->nparity)
+			if (!l->level)
 				return rc;
 			array_member_io_failed(a, m, fd, rc);
 			if (atomic_load(&a->broken))
 				return -EIO;
 		}
-		rc = grow56_mark_rows(a, r, rows);
+		/* RAID-10's bitmap numbers chunks: the added ones (grow10_maps_grow counted them). */
+		rc = l->level == 10 ? grow56_mark_rows(a, rs->end / l->chunk,
+						      l->array_bytes / l->chunk)
+				    : grow56_mark_rows(a, r, rows);
 		if (rc)
 			return rc;
 	}
@@ -705,13 +724,16 @@ static int grow_finish(struct graid_array *a, struct reshape_job *j, struct arra
 	if (rc < 0)
 		return rc;
 	j->rec = rec;
-	rc = grow_zero_tail(a, rs);
+	rc = rs->old_lay.level == 10 ? grow10_maps_grow(a, rs) : 0;
+	if (rc == 0)
+		rc = grow_zero_tail(a, rs);
 	/*
 	 * RAID-5/6 marked each new row's region used before live data was written there
-	 * (reshape_live.c). A level whose map is not kept by row during the move gets every
-	 * region used, durably, before the round that makes the new geometry the only one.
+	 * (reshape_live.c); RAID-10's regions are array chunks, the same in both geometries:
+	 * kept. A level whose map is neither gets every region used, durably, before the
+	 * round that makes the new geometry the only one.
 	 */
-	if (rc == 0 && a->live && !rs->new_lay.nparity)
+	if (rc == 0 && a->live && !rs->new_lay.nparity && rs->old_lay.level != 10)
 		rc = live_mark_all(a);
 	if (rc)
 		return rc;
@@ -796,7 +818,8 @@ static int grow_test_hold(struct graid_array *a, struct reshape_job *j)
 static size_t grow_io_cap(const struct reshape_record *rec)
 {
 	size_t cap = GROW_WINDOW_CHUNKS, units = rec->old_geo.chunk_bytes / BBL_UNIT;
-	size_t rows = rec->old_geo.level ? (size_t)grow56_batch_rows(rec->new_geo.chunk_bytes,
+	size_t rows = rec->old_geo.level == 10 ? 2 * GROW10_WINDOW_CHUNKS
+		    : rec->old_geo.level ? (size_t)grow56_batch_rows(rec->new_geo.chunk_bytes,
 								     rec->new_geo.nmembers) *
 						   rec->new_geo.nmembers
 					 : 0;
@@ -865,7 +888,7 @@ static void *grow_main(void *arg)
 	pthread_mutex_lock(&j->lock);
 	j->ended = true;
 	j->result = rc;
-	if (grow_retryable(rc) && rs->old_lay.nparity)
+	if (grow_retryable(rc) && rs->old_lay.level)
 		grow_retry_plan(a, j, rs);
 	pthread_cond_broadcast(&j->cond);
 	pthread_mutex_unlock(&j->lock);
@@ -974,7 +997,7 @@ void reshape_job_retry_due(struct graid_array *a)
 	struct array_reshape *rs = a->reshape_mem;
 	int rc;
 
-	if (!j || !rs || !rs->old_lay.nparity || atomic_load(&a->reshape) != rs)
+	if (!j || !rs || !rs->old_lay.level || atomic_load(&a->reshape) != rs)
 		return;
 	pthread_mutex_lock(&j->lock);
 	if (!grow_retry_now(a, j, rs)) {
@@ -1071,7 +1094,7 @@ bool reshape_grow_resumable(const struct reshape_record *r)
 		return grow56_allowed();
 	if (level != r->new_geo.level || r->new_geo.layout != RESHAPE_LAYOUT_DEFAULT)
 		return false;
-	if (level == 0)
+	if (level == 0 || (level == 10 && grow10_allowed()))
 		return r->stage_bytes == 0 &&
 		       (r->phase == RESHAPE_PHASE_COPY || r->phase == RESHAPE_PHASE_FINISHING);
 	/* RAID-5/6: every phase (STAGED is finished by the open, reshape_job_launch). */
@@ -1113,6 +1136,7 @@ int reshape_grow_resume(struct graid_array *a, const struct reshape_record *rec,
 static int grow_check(struct graid_array *a, unsigned n)
 {
 	struct superblock sb;
+	int rc;
 
 	/*
 	 * A job whose reshape is over (its routing gone, as graid_array_info() tells) may
@@ -1135,6 +1159,9 @@ static int grow_check(struct graid_array *a, unsigned n)
 			   a->journal ? "a write-hole journal" : "checksums");
 		return -EOPNOTSUPP;
 	}
+	rc = grow10_check(a, a->nmembers + n);
+	if (rc)
+		return rc;
 	for (unsigned r = 0; r < a->nmembers; r++)
 		if (!array_role_alive(a, r)) {
 			graid__log(GRAID_LOG_ERR, "grow: member %u (%s) is %s: a reshape starts "
@@ -1287,7 +1314,7 @@ static void grow_install(struct graid_array *a, struct member *m, unsigned n,
 		 * device's own, so that what the job records there (a loss moved to it) names its
 		 * owner and is read back at the next open.
 		 */
-		if (a->lay.nparity) {
+		if (a->lay.level) {
 			memset(&empty, 0, sizeof(empty));
 			memcpy(empty.member_uuid, m[i].dev.uuid, 16);
 			badblocks_adopt(a, base + i, &empty);
@@ -1391,10 +1418,12 @@ static int grow_level_ok(const struct graid_array *a, unsigned n, bool to6)
 		return grow56_allowed() ? reshape_qlast_check(a, n) : -EOPNOTSUPP;
 	if (reshape_qlast_no_grow(a))
 		return -EOPNOTSUPP;
-	if (a->lay.level == 0 || ((a->lay.level == 5 || a->lay.level == 6) && grow56_allowed()))
+	if (a->lay.level == 0 || ((a->lay.level == 5 || a->lay.level == 6) && grow56_allowed()) ||
+	    (a->lay.level == 10 && grow10_allowed()))
 		return 0;
 	graid__log(GRAID_LOG_ERR, "grow: RAID-%d cannot be grown online by this build; only "
-				  "RAID-0%s can", a->lay.level, grow56_allowed() ? ", 5 and 6" : "");
+				  "RAID-0%s%s can", a->lay.level, grow56_allowed() ? ", 5, 6" : "",
+		   grow10_allowed() ? " and 10" : "");
 	return -EOPNOTSUPP;
 }
 
@@ -1462,7 +1491,7 @@ static int grow_start(struct graid_array *a, const char *const *paths, unsigned 
 	if (rc)
 		goto out;
 	rc = grow_plan(a, m, n, buf, to6, &j, &rs);
-	if (rc == 0 && a->lay.nparity)
+	if (rc == 0 && a->lay.level)
 		rc = grow56_prep_added(a, m, n);
 	if (rc == 0)
 		rc = grow_write_first(a, j, m, n, buf);

@@ -289,7 +289,8 @@ static int resync_mirror_heal(struct resync_ctx *c, const unsigned *members,
 }
 
 /*
- * RAID-1/10 stripe (a row, or an array chunk for RAID-10): every copy made equal to the one
+ * RAID-1/10 stripe (a row, or an array chunk for RAID-10, placed by the geometry that holds
+ * it while a grow moves chunks: its lock held): every copy made equal to the one
  * mirror_source() names, which reads in a region still to resync were served from. If it
  * cannot be read at all the resync fails (the region stays marked, for the next open);
  * a member that failed meanwhile is no longer readable, and the next copy is the source for
@@ -298,7 +299,7 @@ static int resync_mirror_heal(struct resync_ctx *c, const unsigned *members,
 static int resync_mirror_stripe(struct resync_ctx *c, uint64_t stripe)
 {
 	struct graid_array *a = c->a;
-	const struct layout *l = &a->lay;
+	const struct layout *l = reshape_chunk_layout(a, stripe);
 	unsigned members[GRAID_MAX_MEMBERS], src;
 	uint64_t moff[GRAID_MAX_MEMBERS];
 	unsigned k = layout_copies(l, stripe * l->chunk, members, moff);

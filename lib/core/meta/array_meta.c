@@ -35,11 +35,16 @@ bool array_roles_survivable(const struct graid_array *a, const uint8_t *state)
 	case 6:
 		return lost <= 2;
 	case 10:
-		/* Near-2 puts chunk i on slots 2i and 2i+1; the pairs repeat every n chunks. */
-		for (unsigned i = 0; i < n; i++)
-			if (state[(2 * i) % n] != GRAID_MEMBER_ACTIVE &&
-			    state[(2 * i + 1) % n] != GRAID_MEMBER_ACTIVE)
-				return false;
+		/*
+		 * Near-2 puts chunk i on slots 2i and 2i+1; the pairs repeat every n chunks. A
+		 * grow under way (a->lay the old geometry, fewer members) holds chunks in both
+		 * geometries: each one's pairs must keep a copy.
+		 */
+		for (unsigned g = 0; g < 2 && n; g++, n = a->lay.nmembers < n ? a->lay.nmembers : 0)
+			for (unsigned i = 0; i < n; i++)
+				if (state[(2 * i) % n] != GRAID_MEMBER_ACTIVE &&
+				    state[(2 * i + 1) % n] != GRAID_MEMBER_ACTIVE)
+					return false;
 		return true;
 	default:
 		return false;

@@ -31,7 +31,7 @@ int bitmap_init(struct graid_array *a, uint64_t offset, uint64_t bytes, uint64_t
 	if (rc)
 		return rc;
 	atomic_init(&b->resync_from, UINT64_MAX);
-	b->quiet_epoch = calloc(b->map.nregions, sizeof(*b->quiet_epoch));
+	b->quiet_epoch = calloc(b->map.cap, sizeof(*b->quiet_epoch));
 	if (!b->quiet_epoch) {
 		bitmap_free(a);
 		return -ENOMEM;

@@ -52,9 +52,9 @@ int live_init(struct graid_array *a, uint64_t offset, uint64_t bytes, uint64_t r
 		return rc;
 	}
 	a->live = l;
-	l->cand = calloc(l->map.nregions, sizeof(*l->cand));
-	l->cand_seq = calloc(l->map.nregions, sizeof(*l->cand_seq));
-	l->last = calloc(l->map.nregions, sizeof(*l->last));
+	l->cand = calloc(l->map.cap, sizeof(*l->cand));
+	l->cand_seq = calloc(l->map.cap, sizeof(*l->cand_seq));
+	l->last = calloc(l->map.cap, sizeof(*l->last));
 	if (!l->cand || !l->cand_seq || !l->last) {
 		live_free(a);
 		return -ENOMEM;

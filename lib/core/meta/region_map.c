@@ -30,6 +30,40 @@ uint64_t region_map_default_region(const struct graid_array *a, const struct reg
 	return per ? per : 1;
 }
 
+/*
+ * Regions the in-memory arrays have room for. RAID-10 numbers array chunks, so a grow adds
+ * regions (reshape_grow10.c, region_map_grow): its handles get room for as many as the
+ * roles a grow may add (member_cap) bring, within the map's bits. The I/O path reads the
+ * arrays without a lock, so they are never moved: the room is made here.
+ */
+static uint64_t region_map_room(const struct graid_array *a, uint64_t nregions, uint64_t per,
+				uint64_t bits)
+{
+	uint64_t nst, cap;
+
+	if (a->lay.level != 10 || a->member_cap <= a->lay.nmembers)
+		return nregions;
+	nst = bitmap_stripes(a) / a->lay.nmembers * a->member_cap + a->member_cap;
+	cap = nst / per + 1;
+	if (cap > bits)
+		cap = bits;
+	return cap > nregions ? cap : nregions;
+}
+
+int region_map_grow(struct region_map *m, uint64_t stripes)
+{
+	uint64_t n;
+
+	if (!m->kind)
+		return 0;
+	n = stripes / m->region_stripes + (stripes % m->region_stripes != 0);
+	if (n > m->cap)
+		return -ENOSPC;
+	if (n > m->nregions)
+		atomic_store(&m->nregions, n);
+	return 0;
+}
+
 int region_map_init(struct graid_array *a, struct region_map *m, const struct region_map_kind *k,
 		    uint64_t offset, uint64_t bytes, uint64_t region_stripes)
 {
@@ -48,8 +82,9 @@ int region_map_init(struct graid_array *a, struct region_map *m, const struct re
 	m->bytes = bytes;
 	m->region_stripes = per;
 	m->nregions = nst / per + (nst % per != 0);
-	m->state = calloc(m->nregions, sizeof(*m->state));
-	m->inflight = calloc(m->nregions, sizeof(*m->inflight));
+	m->cap = region_map_room(a, m->nregions, per, bits);
+	m->state = calloc(m->cap, sizeof(*m->state));
+	m->inflight = calloc(m->cap, sizeof(*m->inflight));
 	if (posix_memalign((void **)&m->disk, ARRAY_ALIGN, bytes))
 		m->disk = NULL;
 	if (!m->state || !m->inflight || !m->disk) {

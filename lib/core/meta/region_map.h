@@ -37,6 +37,12 @@ uint64_t region_map_default_region(const struct graid_array *a, const struct reg
 int region_map_init(struct graid_array *a, struct region_map *m, const struct region_map_kind *k,
 		    uint64_t offset, uint64_t bytes, uint64_t region_stripes);
 void region_map_free(struct graid_array *a, struct region_map *m);
+/*
+ * A RAID-10 grown to @p stripes array chunks: the regions that cover them counted (their
+ * state zero: clean, unused). 0 (also for a map never set up); -ENOSPC more regions than
+ * the room region_map_init made (m->cap).
+ */
+int region_map_grow(struct region_map *m, uint64_t stripes);
 
 /*
  * Whether this handle may change a map at all: a read-only handle writes nothing, whoever

@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Growing a RAID-10 online: the member I/O of a window (chunks read from one old copy,
+ * written to both new ones), and the region maps, which number array chunks and so grow
+ * with the array. Windows, records, the finish and the resume are reshape_grow.c's.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "format/layout.h"
+#include "jobs/reshape_grow10.h"
+#include "jobs/reshape_grow56.h"
+#include "meta/array_readerr.h"
+#include "meta/badblocks.h"
+#include "meta/bitmap.h"
+#include "meta/live.h"
+#include "meta/member_fail.h"
+#include "meta/region_map.h"
+
+/*
+ * Whether RAID-10 grows start and resume: 0 turns them off for callers (-EOPNOTSUPP, the
+ * open refusing their records); fault-injection builds' tests turn them on whatever it is.
+ */
+#define GROW10_BUILT 1
+
+#if GRAID_FAULT_INJECTION
+bool graid__test_grow10;
+#endif
+
+bool grow10_allowed(void)
+{
+#if GRAID_FAULT_INJECTION
+	if (graid__test_grow10)
+		return true;
+#endif
+	return GROW10_BUILT;
+}
+
+/* One chunk of a window: its two old copies, its two new ones, and what it lost. */
+struct grow10_chunk {
+	uint64_t c;
+	unsigned om[2], nm[2];
+	uint64_t oo[2], no[2];
+	unsigned src;           /* the old copy read whole; 2: read unit by unit */
+	struct bbl_cols lost;   /* units neither old copy has */
+};
+
+/* A role of the new geometry is out: the job writes around it, marking the chunks. */
+static bool grow10_degraded(const struct graid_array *a, const struct array_reshape *rs)
+{
+	return grow56_dead_member(a, rs) < a->nmembers;
+}
+
+/* Copy @p k of @p x can give the whole chunk: its member readable, its log clean there. */
+static bool grow10_copy_clean(struct graid_array *a, const struct grow10_chunk *x, unsigned k,
+			      uint32_t chunk)
+{
+	return array_role_readable(a, x->om[k], x->oo[k] + chunk) &&
+	       !badblocks_overlap(a, x->om[k], x->oo[k], chunk);
+}
+
+/*
+ * Chunk @p x unit by unit (rare: a copy out, logged or unreadable): each 4 KiB unit from the
+ * first old copy that is readable, not logged there, and reads; a unit none gives is lost
+ * (zeroes in @p buf, set in x->lost). A copy whose read fails other than by a medium error
+ * was taken out by the read (reshape_io); a medium error keeps its member. A read that
+ * failed and neither took its member out nor was a medium error (the job's ring broke)
+ * says nothing about the unit: -EIO, the job stops before any loss is recorded.
+ */
+static int grow10_read_units(struct graid_array *a, struct reshape_io *rio,
+			     struct grow10_chunk *x, uint32_t chunk, uint8_t *buf)
+{
+	for (uint32_t u = 0; u < chunk / BBL_UNIT; u++) {
+		uint8_t *at = buf + (size_t)u * BBL_UNIT;
+		bool got = false;
+
+		for (unsigned k = 0; !got && k < 2; k++) {
+			uint64_t off = x->oo[k] + (uint64_t)u * BBL_UNIT;
+			size_t n;
+			int rc;
+
+			if (!array_role_readable(a, x->om[k], off + BBL_UNIT) ||
+			    badblocks_overlap(a, x->om[k], off, BBL_UNIT))
+				continue;
+			reshape_io_add(rio, x->om[k], false, at, BBL_UNIT, off);
+			rc = reshape_io_run(rio, "reading 4 KiB of a chunk to move from", &n);
+			if (atomic_load(&a->broken))
+				return -EIO;
+			if (rc && rc != -ENODATA && rc != -EIO)
+				return rc; /* the ring broke */
+			got = n == 1 && rio->ios[0].res == (int)BBL_UNIT;
+			if (!got && (n != 1 || !rio->ios[0].media) &&
+			    array_role_readable(a, x->om[k], off + BBL_UNIT))
+				return -EIO;
+		}
+		if (!got) {
+			bbl_cols_set(&x->lost, u);
+			memset(at, 0, BBL_UNIT);
+		}
+	}
+	return 0;
+}
+
+/*
+ * The reads of a window's @p n chunks, at once, each from its clean copy; then the chunks
+ * without one, or whose read failed, unit by unit. A medium error counts against its
+ * member (taken out past its threshold) and the chunk is read around it.
+ */
+static int grow10_read(struct graid_array *a, struct reshape_io *rio, struct grow10_chunk *x,
+		       unsigned n, uint32_t chunk, uint8_t *buf)
+{
+	unsigned at[GROW10_WINDOW_CHUNKS], nio = 0;
+	size_t got = 0;
+	int rc;
+
+	for (unsigned i = 0; i < n; i++) {
+		x[i].src = grow10_copy_clean(a, &x[i], 0, chunk) ? 0
+			 : grow10_copy_clean(a, &x[i], 1, chunk) ? 1 : 2;
+		if (x[i].src == 2)
+			continue;
+		reshape_io_add(rio, x[i].om[x[i].src], false, buf + (size_t)i * chunk, chunk,
+			       x[i].oo[x[i].src]);
+		at[nio++] = i;
+	}
+	rc = nio ? reshape_io_run(rio, "reading chunks to move from", &got) : 0;
+	if (atomic_load(&a->broken))
+		return -EIO;
+	if (rc && rc != -ENODATA && rc != -EIO)
+		return rc;
+	for (size_t k = 0; k < got; k++) {
+		struct mbio *io = &rio->ios[k];
+
+		if (io->res == (int)chunk)
+			continue;
+		x[at[k]].src = 2;
+		if (io->media && !array_member_read_error(a, io->member, &io->fault, io->res))
+			array_member_io_failed(a, io->member, io->fault.fd, io->res);
+	}
+	for (size_t k = got; k < nio; k++)
+		x[at[k]].src = 2; /* not issued: the ring broke under them */
+	for (unsigned i = 0; i < n; i++) {
+		if (x[i].src != 2)
+			continue;
+		rc = grow10_read_units(a, rio, &x[i], chunk, buf + (size_t)i * chunk);
+		if (rc)
+			return rc;
+	}
+	return atomic_load(&a->broken) ? -EIO : 0;
+}
+
+/*
+ * Both new copies of each chunk, at once (members out skipped); each place taken has its
+ * log made true (reshape_carry_loss); @p written marks the members written.
+ */
+static int grow10_write(struct graid_array *a, struct reshape_io *rio, struct grow10_chunk *x,
+			unsigned n, uint32_t chunk, uint8_t *buf, bool *written)
+{
+	struct grow10_chunk *of[2 * GROW10_WINDOW_CHUNKS];
+	size_t nio = 0, got = 0;
+	int rc;
+
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned k = 0; k < 2; k++) {
+			if (!array_role_writable(a, x[i].nm[k]))
+				continue;
+			reshape_io_add(rio, x[i].nm[k], true, buf + (size_t)i * chunk, chunk,
+				       x[i].no[k]);
+			of[nio++] = &x[i];
+		}
+	rc = nio ? reshape_io_run(rio, "writing moved chunks to", &got) : 0;
+	if (atomic_load(&a->broken))
+		return -EIO;
+	if (rc && rc != -EIO)
+		return rc;
+	rc = 0;
+	if (got != nio)
+		return -EIO; /* the ring broke under them */
+	for (size_t k = 0; rc == 0 && k < got; k++) {
+		const struct mbio *io = &rio->ios[k];
+
+		/*
+		 * A write that failed took its member out (reshape_io), and the window is
+		 * marked for it; one that failed and left it in (the ring broke) stops the job
+		 * before the record, as a copy missing from a live member would be believed.
+		 */
+		if (io->res != (int)chunk && array_role_writable(a, io->member))
+			return -EIO;
+		if (io->res != (int)chunk)
+			continue;
+		written[io->member] = true;
+		rc = reshape_carry_loss(a, io->member, a->members[io->member].dev.fd, io->off,
+					chunk, &of[k]->lost);
+	}
+	return rc;
+}
+
+int grow10_move(struct graid_array *a, struct reshape_io *rio, const struct array_reshape *rs,
+		uint64_t c0, uint64_t c1, uint8_t *buf)
+{
+	uint32_t chunk = rs->old_lay.chunk;
+	struct grow10_chunk x[GROW10_WINDOW_CHUNKS];
+	bool written[GRAID_MAX_MEMBERS] = { false };
+	bool marked = grow10_degraded(a, rs);
+	unsigned n = 0;
+	int rc = 0;
+
+	if (c1 - c0 > GROW10_WINDOW_CHUNKS)
+		return -EINVAL;
+	/* Written around a role that is out: its catch-up after the finish needs the mark. */
+	if (marked)
+		rc = grow56_mark_rows(a, c0, c1);
+	for (uint64_t c = c0; c < c1; c++) {
+		struct grow10_chunk *y = &x[n];
+
+		memset(y, 0, sizeof(*y));
+		y->c = c;
+		layout_copies(&rs->old_lay, c * chunk, y->om, y->oo);
+		layout_copies(&rs->new_lay, c * chunk, y->nm, y->no);
+		/* The first chunks stay where they are (a new copy on an old place is rewritten). */
+		if (y->om[0] != y->nm[0] || y->oo[0] != y->no[0] || y->om[1] != y->nm[1] ||
+		    y->oo[1] != y->no[1])
+			n++;
+	}
+	if (rc == 0)
+		rc = grow10_read(a, rio, x, n, chunk, buf);
+	if (rc == 0)
+		rc = grow10_write(a, rio, x, n, chunk, buf, written);
+	/* A member that went out during the window (anyone's I/O): marked before the record. */
+	if (rc == 0 && !marked && grow10_degraded(a, rs))
+		rc = grow56_mark_rows(a, c0, c1);
+	/* Flushed (a failure takes the member out and marks the chunks), the logs' clears synced. */
+	if (rc == 0)
+		rc = grow56_flush(a, written, c0, c1);
+	return rc;
+}
+
+int grow10_check(struct graid_array *a, unsigned new_n)
+{
+	struct layout nl;
+	uint64_t chunks;
+	const struct region_map *maps[2] = { a->bitmap.enabled ? &a->bitmap.map : NULL,
+					     a->live ? &a->live->map : NULL };
+
+	if (a->lay.level != 10)
+		return 0;
+	if (a->csum) {
+		graid__log(GRAID_LOG_ERR, "grow: a RAID-10 with checksums cannot be grown online by "
+					  "this build (its tags are placed by one geometry)");
+		return -EOPNOTSUPP;
+	}
+	if (layout_init(&nl, 10, new_n, a->lay.chunk, a->lay.member_bytes))
+		return -EINVAL;
+	chunks = nl.array_bytes / nl.chunk;
+	for (unsigned i = 0; i < 2; i++) {
+		const struct region_map *m = maps[i];
+
+		if (!m || chunks / m->region_stripes + (chunks % m->region_stripes != 0) <= m->cap)
+			continue;
+		graid__log(GRAID_LOG_ERR, "grow: the %s has room for %" PRIu64 " regions of %" PRIu64
+					  " chunks, and %u members would need more; the array "
+					  "cannot grow that far online", m->kind->name, m->cap,
+			   m->region_stripes, new_n);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+int grow10_maps_grow(struct graid_array *a, const struct array_reshape *rs)
+{
+	uint64_t chunks = rs->new_lay.array_bytes / rs->new_lay.chunk;
+	int rc = a->bitmap.enabled ? region_map_grow(&a->bitmap.map, chunks) : 0;
+
+	if (rc == 0 && a->live)
+		rc = region_map_grow(&a->live->map, chunks);
+	if (rc)
+		graid__log(GRAID_LOG_ERR, "reshape: the region maps have no room for %" PRIu64
+					  " chunks", chunks);
+	return rc;
+}
+
+uint64_t grow10_tail_row(const struct array_reshape *rs, unsigned m)
+{
+	uint64_t slots = 2 * (rs->end / rs->new_lay.chunk);
+	unsigned n = rs->new_lay.nmembers;
+
+	return slots > m ? (slots - m + n - 1) / n : 0;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Growing a RAID-10 (md near-2) online (docs/RESHAPE.md, "RAID-10 growing, as built"): a
+ * window's chunks moved copy by copy, below reshape_grow.c's windows and records; the
+ * region maps' growth; the checks of the start.
+ */
+#ifndef LIBGRAID_CORE_RESHAPE_GROW10_H
+#define LIBGRAID_CORE_RESHAPE_GROW10_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "array/array.h"
+#include "jobs/reshape_io.h"
+
+/*
+ * Whether RAID-10 grows start and resume (GROW10_BUILT in reshape_grow10.c; tests may turn
+ * them on with graid__test_grow10 whatever its value). Off: -EOPNOTSUPP, and the open
+ * refuses their records as any it cannot resume.
+ */
+bool grow10_allowed(void);
+
+/* Chunks a RAID-10 window moves at most (the job's buffer holds one each). */
+#define GROW10_WINDOW_CHUNKS 16u
+
+/*
+ * Move RAID-10 chunks [@p c0, @p c1) (at most GROW10_WINDOW_CHUNKS) from their old copies
+ * to their new ones through @p buf (a chunk each), their chunk locks held by the caller:
+ * each chunk read from one old copy (the first one alive whose bad-block log records
+ * nothing there, else the second); a copy that fails to read (a medium error, the member
+ * failing) gives way to the other, 4 KiB at a time; a unit neither copy has is moved as a
+ * loss (zeroes, recorded lost at both new places). Both new copies written (those on
+ * members that are out skipped), each place's log kept true, the members written flushed.
+ * With a role of the new geometry out, before the writes or after them, the chunks are
+ * marked in the bitmap, durably, before the caller's record: a member that comes back
+ * catches up from it. A write or flush that fails takes its member out, as the stripe
+ * path does, and the window goes on degraded.
+ * @return 0; -EIO the array broke; -ENOMEM; the ring's or the bitmap's errors.
+ */
+int grow10_move(struct graid_array *a, struct reshape_io *rio, const struct array_reshape *rs,
+		uint64_t c0, uint64_t c1, uint8_t *buf);
+
+/*
+ * The start's checks for a RAID-10 growing to @p new_n members (meta_lock held): refused
+ * (-EOPNOTSUPP, logged) with checksums (tags are placed by one geometry); -ENOSPC (logged)
+ * the bitmap or the live map has no room (its bits, or this handle's regions) for the
+ * array chunks the grow adds. 0 for other levels.
+ */
+int grow10_check(struct graid_array *a, unsigned new_n);
+
+/*
+ * At the finish, before the added space is zeroed: the bitmap's and the live map's regions
+ * counted for the new geometry's chunks (the added ones clean and unused). 0; -ENOSPC.
+ */
+int grow10_maps_grow(struct graid_array *a, const struct array_reshape *rs);
+
+/*
+ * The first row of member @p m of the new geometry that holds only space the grow adds:
+ * its slots from 2 * (old chunks) on, in near-2's row-major order.
+ */
+uint64_t grow10_tail_row(const struct array_reshape *rs, unsigned m);
+
+#endif /* LIBGRAID_CORE_RESHAPE_GROW10_H */

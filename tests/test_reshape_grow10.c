@@ -1,0 +1,442 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Growing a RAID-10 (md near-2) online (docs/RESHAPE.md, "RAID-10 growing, as built") on
+ * member files: 4 -> 6 and 2 -> 3 with known data, I/O while it moves, a close mid-way, a
+ * member failing mid-way, a bad sector under one copy, a unit neither copy has. After
+ * each: every byte reads back, a scrub finds nothing, and with one member of each pair
+ * failed every byte still reads back. The crashes are test_reshape_crash.c's.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "arrayutil.h"
+#include "growutil.h"
+#include "array/array.h"
+#include "jobs/reshape_grow.h"
+#include "testutil.h"
+
+#define CHUNK (16u * 1024)
+#define BYTES (4ull << 20)
+#define BLK 4096u
+
+/* A RAID-10 of @p nold (and @p nadd more files, not in it) holding the model. */
+static uint8_t *make_array(struct au_set *s, unsigned nold, unsigned nadd,
+			   struct graid_array **out, uint64_t *size, uint64_t seed)
+{
+	uint8_t *model;
+
+	au_make(s, nold + nadd, BYTES);
+	cr_assert_eq(au_create(s, nold, 10, CHUNK, out), 0);
+	*size = gu_array_bytes(*out, NULL);
+	model = aligned_alloc(BLK, *size);
+	cr_assert_not_null(model);
+	gu_fill(model, *size, seed);
+	cr_assert_eq(graid_array_write(*out, model, *size, 0), (ssize_t)*size);
+	return model;
+}
+
+/* Near-2 over @p nnew members of the rows @p size over @p nold fills: whole chunks. */
+static uint64_t grown_size(uint64_t size, unsigned nold, unsigned nnew)
+{
+	uint64_t rows = size / CHUNK * 2 / nold;
+
+	return rows * nnew / 2 * CHUNK;
+}
+
+/* Every byte still reads back with one member of each new pair out (then all of it). */
+static void check_one_of_each_pair(struct graid_array *a, const uint8_t *model,
+				   uint64_t size, unsigned n)
+{
+	/* Pairs of slots (2i, 2i + 1) mod n: failing every other member from 1 leaves one. */
+	for (unsigned m = 1; m < n; m += 2)
+		cr_assert_eq(graid_array_fail_member(a, m), 0, "member %u", m);
+	gu_check_all(a, model, size);
+}
+
+/* The space the grow added reads as zeroes. */
+static void check_tail_zero(struct graid_array *a, uint64_t from, uint64_t to)
+{
+	uint8_t *tail = aligned_alloc(BLK, to - from);
+
+	cr_assert_not_null(tail);
+	cr_assert_eq(graid_array_read(a, tail, to - from, from), (ssize_t)(to - from));
+	for (uint64_t i = 0; i < to - from; i++)
+		cr_assert_eq(tail[i], 0, "added byte %llu is not zero", (unsigned long long)i);
+	free(tail);
+}
+
+static void grow_whole(unsigned nold, unsigned nadd, uint64_t seed)
+{
+	const unsigned nall = nold + nadd;
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, grown;
+	unsigned n;
+	uint8_t *model = make_array(&s, nold, nadd, &a, &size, seed);
+
+	cr_assert_eq(graid_array_grow(a, &s.paths[nold], nadd, GRAID_GROW_WAIT), 0);
+	grown = gu_array_bytes(a, &n);
+	cr_assert_eq(n, nall);
+	cr_assert_eq(grown, grown_size(size, nold, nall), "size %llu after the grow",
+		     (unsigned long long)grown);
+	gu_check_all(a, model, size);
+	check_tail_zero(a, size, grown);
+	gu_scrub_clean(a, "grown");
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, nall, NULL, &a), 0);
+	cr_assert_eq(gu_array_bytes(a, &n), grown);
+	cr_assert_eq(n, nall);
+	cr_assert_null(a->reshape_job);
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "reopened");
+	check_one_of_each_pair(a, model, size, nall);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow10, a_raid10_of_four_grows_to_six_and_every_byte_reads_back)
+{
+	grow_whole(4, 2, 1);
+}
+
+Test(reshape_grow10, a_raid10_of_two_grows_to_three_an_odd_count)
+{
+	grow_whole(2, 1, 2);
+}
+
+struct waiter {
+	struct graid_array *a;
+	atomic_bool done;
+	int rc;
+};
+
+static void *wait_job(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->rc = reshape_job_wait(w->a);
+	atomic_store(&w->done, true);
+	return NULL;
+}
+
+/* Writes (some straddling chunks and the position) and reads while it moves, then after. */
+Test(reshape_grow10, writes_and_reads_while_it_moves_data_are_right_after)
+{
+	struct waiter w = { 0 };
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, seed = 77, ops = 0, during = 0;
+	uint8_t *model = make_array(&s, 4, 2, &a, &size, 3);
+	uint8_t *buf = aligned_alloc(BLK, 3 * CHUNK);
+	pthread_t t;
+
+	cr_assert_not_null(buf);
+	gu_slow_down(a, 4u << 20);
+	cr_assert_eq(graid_array_grow(a, &s.paths[4], 2, 0), 0);
+	w.a = a;
+	cr_assert_eq(pthread_create(&t, NULL, wait_job, &w), 0);
+	while (!atomic_load(&w.done) || ops < 64) {
+		uint64_t len = (1 + gu_rng(&seed) % (3 * CHUNK / BLK)) * BLK;
+		uint64_t off = gu_rng(&seed) % ((size - len) / BLK + 1) * BLK;
+
+		if (gu_rng(&seed) % 8 == 0) {
+			cr_assert_eq(graid_array_write_zeroes(a, off, len), 0);
+			memset(model + off, 0, len);
+		} else if (gu_rng(&seed) % 2) {
+			gu_fill(buf, len, gu_rng(&seed));
+			cr_assert_eq(graid_array_write(a, buf, len, off), (ssize_t)len,
+				     "write at %llu", (unsigned long long)off);
+			memcpy(model + off, buf, len);
+		} else {
+			cr_assert_eq(graid_array_read(a, buf, len, off), (ssize_t)len);
+			cr_assert(!memcmp(buf, model + off, len), "read at %llu +%llu wrong",
+				  (unsigned long long)off, (unsigned long long)len);
+		}
+		ops++;
+		during += !atomic_load(&w.done);
+		if (ops == 200)
+			gu_slow_down(a, 0);
+	}
+	pthread_join(t, NULL);
+	cr_assert_eq(w.rc, 0);
+	cr_log_info("%llu requests, %llu of them while the reshape ran",
+		    (unsigned long long)ops, (unsigned long long)during);
+	cr_assert_gt(during, 0, "no request ran during the reshape");
+	cr_assert_eq(gu_array_bytes(a, NULL), size / 4 * 6);
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "after writes during the move");
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, 6, NULL, &a), 0);
+	gu_check_all(a, model, size);
+	check_one_of_each_pair(a, model, size, 6);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(buf);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow10, a_close_mid_way_is_resumed_by_the_next_open)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	uint8_t *model = make_array(&s, 4, 2, &a, &size, 5);
+
+	gu_slow_down(a, 2u << 20);
+	cr_assert_eq(graid_array_grow(a, &s.paths[4], 2, 0), 0);
+	usleep(200000);
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, 6, NULL, &a), 0);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert(info.reshaping, "the close did not stop it mid-way");
+	cr_assert_gt(info.reshape_done, 0, "nothing moved before the close");
+	gu_check_all(a, model, size);
+	cr_assert_not_null(a->reshape_job);
+	cr_assert_eq(reshape_job_wait(a), 0);
+	cr_assert_eq(gu_array_bytes(a, NULL), size / 4 * 6);
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "resumed");
+	check_one_of_each_pair(a, model, size, 6);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+/* Every role of @p a ACTIVE again (a spare's rebuild done), within a few seconds. */
+static void wait_all_active(struct graid_array *a)
+{
+	for (unsigned i = 0; i < 4000; i++) {
+		bool all = true;
+
+		for (unsigned r = 0; r < a->nmembers; r++)
+			all &= atomic_load(&a->members[r].state) == GRAID_MEMBER_ACTIVE;
+		if (all && !atomic_load(&a->rebuild_bg_running))
+			return;
+		usleep(5000);
+	}
+	cr_assert_fail("the spare's rebuild did not end");
+}
+
+/*
+ * A member failing mid-way: the job goes on degraded, reading each chunk from the copy
+ * left and writing the new copies around the member; writes go on; after the finish the
+ * spare (whose takeover waited for it) is rebuilt in the new geometry.
+ */
+Test(reshape_grow10, a_member_failing_mid_way_loses_nothing)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, seed = 55, at;
+	uint8_t *model = make_array(&s, 4, 3, &a, &size, 61);
+	uint8_t *buf = aligned_alloc(BLK, 2 * CHUNK);
+
+	cr_assert_not_null(buf);
+	cr_assert_eq(graid_array_add_spare(a, s.paths[6]), 0);
+	gu_slow_down(a, 1u << 20);
+	cr_assert_eq(graid_array_grow(a, &s.paths[4], 2, 0), 0);
+	usleep(300000);
+	at = atomic_load(&a->reshape_mem->position);
+	cr_assert_gt(at, 0, "nothing moved yet");
+	cr_assert_eq(graid_array_fail_member(a, 1), 0);
+	for (unsigned i = 0; i < 64; i++) {
+		uint64_t len = (1 + gu_rng(&seed) % (2 * CHUNK / BLK)) * BLK;
+		uint64_t off = gu_rng(&seed) % ((size - len) / BLK + 1) * BLK;
+
+		gu_fill(buf, len, gu_rng(&seed));
+		cr_assert_eq(graid_array_write(a, buf, len, off), (ssize_t)len);
+		memcpy(model + off, buf, len);
+	}
+	gu_check_all(a, model, size);
+	gu_slow_down(a, 0);
+	cr_assert_eq(reshape_job_wait(a), 0, "the job did not finish degraded");
+	cr_log_info("failed at byte %llu of %llu; finished degraded", (unsigned long long)at,
+		    (unsigned long long)size);
+	cr_assert_eq(gu_array_bytes(a, NULL), size / 4 * 6);
+	gu_check_all(a, model, size);
+	wait_all_active(a);
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "after the spare's rebuild");
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, 7, NULL, &a), 0);
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "reopened");
+	check_one_of_each_pair(a, model, size, 6);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(buf);
+	free(model);
+	au_remove(&s);
+}
+
+/*
+ * Bad sectors (faulty: members) under the copies of chunk 20 of a RAID-10 of four: copies
+ * on members 0 and 1 at data-area byte 10 * CHUNK. @p both: under both copies (the unit
+ * is lost: moved as a loss, -EIO at its new place), else under the first only (read from
+ * the second). The rest reads back, the grow finishes, a reopen serves the same.
+ */
+static void bad_sector(bool both)
+{
+	const uint64_t chunk = 20, moff = chunk / 2 * CHUNK + BLK, lost = chunk * CHUNK + BLK;
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	const char *paths[AU_MAX];
+	char spec[2][700];
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	uint8_t *model;
+
+	tu_need_fault_injection();
+	model = make_array(&s, 4, 2, &a, &size, both ? 78 : 77);
+	cr_assert_eq(graid_array_close(a), 0);
+	memcpy(paths, s.paths, sizeof(paths));
+	for (unsigned m = 0; m < (both ? 2u : 1u); m++) {
+		snprintf(spec[m], sizeof(spec[m]), "faulty:bad-block=%llu:%s",
+			 (unsigned long long)moff, s.path[m]);
+		paths[m] = spec[m];
+	}
+	graid_log_set(gu_log_keep, NULL, GRAID_LOG_ERR);
+	cr_assert_eq(graid_array_open(paths, 4, NULL, &a), 0);
+	cr_assert_eq(graid_array_grow(a, &paths[4], 2, GRAID_GROW_WAIT), 0);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	cr_assert_eq(graid_array_member_info(a, 0, &mi), 0);
+	cr_assert_gt(mi.errors, 0, "the job never met the bad sector");
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_eq(info.nfailed, 0, "a bad sector cost a member");
+	cr_assert_eq(gu_array_bytes(a, NULL), size / 4 * 6);
+	gu_check_but(a, model, size, both ? lost : UINT64_MAX, "grown");
+	cr_assert_eq(graid_array_close(a), 0);
+	/* The drives' model is the open's alone: the plain files now, the loss recorded. */
+	cr_assert_eq(graid_array_open(s.paths, 6, NULL, &a), 0);
+	gu_check_but(a, model, size, both ? lost : UINT64_MAX, "reopened");
+	if (!both) {
+		gu_scrub_clean(a, "reopened");
+		check_one_of_each_pair(a, model, size, 6);
+	}
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow10, a_bad_sector_under_one_copy_is_read_from_the_other)
+{
+	bad_sector(false);
+}
+
+Test(reshape_grow10, a_unit_neither_copy_has_moves_as_a_loss)
+{
+	bad_sector(true);
+}
+
+/* Arrays whose tags are placed by one geometry are refused, nothing written. */
+Test(reshape_grow10, checksummed_arrays_are_refused)
+{
+	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = 10,
+					  .chunk_bytes = CHUNK, .backend = "isal",
+					  .flags = GRAID_CREATE_CHECKSUMS };
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t before;
+
+	au_make(&s, 5, BYTES);
+	cr_assert_eq(graid_array_create(s.paths, 4, &cfg, &a), 0);
+	before = au_file_hash(s.path[4]);
+	gu_log_text[0] = '\0';
+	graid_log_set(gu_log_keep, NULL, GRAID_LOG_ERR);
+	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, 0), -EOPNOTSUPP);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	cr_assert(strstr(gu_log_text, "checksums"), "%s", gu_log_text);
+	cr_assert_eq(au_file_hash(s.path[4]), before, "the device was written");
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+}
+
+/*
+ * While a grow runs a chunk lives in one geometry or the other: the array is carried only
+ * while every pair of both keeps a member. RAID-10 3 -> 4: members 0 and 2 hold both old
+ * copies of the chunks on slots (2, 3) of each old row, while the new pairs (0, 1), (2, 3)
+ * would each keep one: failing both is refused (-EBUSY) until the grow has ended.
+ */
+Test(reshape_grow10, a_failure_that_loses_a_pair_of_either_geometry_is_refused)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	uint8_t *model = make_array(&s, 3, 1, &a, &size, 91);
+
+	gu_slow_down(a, 1u << 20);
+	cr_assert_eq(graid_array_grow(a, &s.paths[3], 1, 0), 0);
+	usleep(100000);
+	cr_assert_eq(graid_array_fail_member(a, 0), 0);
+	cr_assert_eq(graid_array_fail_member(a, 2), -EBUSY, "the old pair (2, 0) would be lost");
+	gu_check_all(a, model, size);
+	gu_slow_down(a, 0);
+	cr_assert_eq(reshape_job_wait(a), 0);
+	cr_assert_eq(gu_array_bytes(a, NULL), grown_size(size, 3, 4));
+	gu_check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+/*
+ * Closed mid-way, then opened without one member (an old one): the open resumes the grow
+ * degraded, reading each chunk from the copy left; every byte reads back, and once the
+ * member is given back (a reopen with it: it missed the move, so it is rebuilt as a spare
+ * would be, or caught up) a scrub finds nothing.
+ */
+Test(reshape_grow10, a_resume_with_a_member_missing_finishes_degraded)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	const char *some[6];
+	unsigned k = 0;
+	uint8_t *model = make_array(&s, 4, 2, &a, &size, 95);
+
+	gu_slow_down(a, 2u << 20);
+	cr_assert_eq(graid_array_grow(a, &s.paths[4], 2, 0), 0);
+	usleep(150000);
+	cr_assert_eq(graid_array_close(a), 0);
+	for (unsigned i = 0; i < 6; i++)
+		if (i != 2)
+			some[k++] = s.paths[i];
+	graid_log_set(gu_log_keep, NULL, GRAID_LOG_ERR);
+	cr_assert_eq(graid_array_open(some, 5, NULL, &a), 0);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	cr_assert_not_null(a->reshape_job, "the open did not resume it");
+	gu_check_all(a, model, size);
+	cr_assert_eq(reshape_job_wait(a), 0, "the resume did not finish degraded");
+	cr_assert_eq(gu_array_bytes(a, NULL), size / 4 * 6);
+	gu_check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	/* With it back: it is brought up to date in the new geometry (not trusted as it is). */
+	cr_assert_eq(graid_array_open(s.paths, 6, NULL, &a), 0);
+	for (unsigned i = 0; i < 4000; i++) {
+		bool all = true;
+
+		for (unsigned r = 0; r < a->nmembers; r++)
+			all &= atomic_load(&a->members[r].state) == GRAID_MEMBER_ACTIVE;
+		if (all && !atomic_load(&a->rebuild_bg_running))
+			break;
+		usleep(5000);
+	}
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "the member back");
+	/* Its copies are right: every byte reads back with its partners out. */
+	cr_assert_eq(graid_array_fail_member(a, 3), 0);
+	cr_assert_eq(graid_array_fail_member(a, 0), 0);
+	cr_assert_eq(graid_array_fail_member(a, 5), 0);
+	gu_check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
