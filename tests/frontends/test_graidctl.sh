@@ -487,7 +487,7 @@ expect 2 "grow --level 5" -- "$G" grow --level 5 --add gp7 gp4 gp5 gp6 gp7
 has err "--level takes 6" "says which level it takes"
 expect 2 "grow --level 6 by two devices" -- "$G" grow --level 6 --add gq3 --add gq4 gp4 gp5 gp6 gp7
 has err "exactly one device" "says it adds one"
-expect 1 "grow --level 6 of a RAID-10" -- "$G" grow --level 6 --add gp5 gp0 gp1 gp2 gp3
+expect 1 "grow --level 6 of a RAID-1" -- "$G" grow --level 6 --add gr2 gr0 gr1
 has err "only a RAID-5 becomes a RAID-6" "says only a RAID-5 converts"
 expect 0 "create RAID-5 on gq0..gq2" -- "$G" create -l 5 -s 16M gq0 gq1 gq2
 expect 0 "write all of the RAID-5" -- "$FILL" gq0 gq1 gq2
