@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Growing a RAID-0 online (docs/RESHAPE.md): the start (new members checked, the first
- * record, the superblock round with RESHAPE), the job moving windows of chunks from the old
- * geometry to the new, its finish, and its resume at open. RAID-0 moves chunk by chunk: a
- * window writes only places whose old chunks were moved already, so no staging is needed.
+ * Moving an array's data to its grown geometry (docs/RESHAPE.md): the routing state and the
+ * job's making, the windows (RAID-0 and RAID-10 chunk by chunk: a window writes only places
+ * whose old chunks were moved already, so no staging; RAID-5/6 whole new rows, the first
+ * ones staged), the record after each, the finish, and the resume at open. The start is in
+ * reshape_start.c, the job's thread in reshape_job.c.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -12,38 +13,18 @@
 #include <string.h>
 #include <time.h>
 
-#include "format/reshape_map.h"
-#include "jobs/jobs.h"
 #include "jobs/reshape_grow.h"
-#include "jobs/reshape_progress.h"
 #include "jobs/reshape_grow10.h"
 #include "jobs/reshape_grow56.h"
+#include "jobs/reshape_job.h"
 #include "jobs/reshape_live.h"
-#include "jobs/reshape_io.h"
-#include "jobs/reshape_pace.h"
 #include "jobs/reshape_qlast.h"
-#include "member/member.h"
-#include "member/member_pr.h"
 #include "meta/array_meta.h"
 #include "meta/array_readerr.h"
 #include "meta/badblocks.h"
-#include "meta/bitmap.h"
 #include "meta/live.h"
 #include "meta/member_fail.h"
-#include "meta/region_map.h"
-#include "meta/reshape_rec.h"
 #include "meta/stripe_lock.h"
-
-/* Chunks a window moves at most: one durable record per window, its chunk locks held. */
-#define GROW_WINDOW_CHUNKS 16u
-
-/*
- * A RAID-5/6 job stopped by an error is started again by the worker (reshape_job_retry_due)
- * when a role went out since (it then goes on degraded), or after this long, doubling at
- * each failure up to GROW_RETRY_MAX_NS.
- */
-#define GROW_RETRY_FIRST_NS (5ull * 1000 * 1000 * 1000)
-#define GROW_RETRY_MAX_NS (300ull * 1000 * 1000 * 1000)
 
 #if GRAID_FAULT_INJECTION
 /*
@@ -55,32 +36,8 @@ _Atomic int graid__test_grow56_staged_fail;
 atomic_bool graid__test_grow56_hold;
 #endif
 
-struct reshape_job {
-	pthread_t thread;
-	bool thread_started, joined;
-	atomic_bool stop;
-	bool degraded_logged;       /* RAID-5/6: "moving on degraded" said once */
-	/* The last record every current member took: the job's position and generation. */
-	struct reshape_record rec;
-	struct reshape_map map;     /* the record's two geometries, for the window math */
-	struct reshape_rec_io io;   /* record writes (the job is their one writer) */
-	struct reshape_io rio;      /* the windows' member I/O, on the job's thread */
-	/* RAID-0: a window's chunks; RAID-5/6: a batch's new rows' chunks, then an old row's. */
-	uint8_t *buf;
-	pthread_mutex_t lock;       /* ended and result */
-	pthread_cond_t cond;
-	bool ended;
-	int result;
-	unsigned waiters;           /* reshape_job_wait() calls inside: free waits them out */
-	struct reshape_pace pace;   /* jobs/reshape_pace.h */
-	uint64_t pace_skipped;      /* RAID-5/6: bytes of windows zeroed, not copied: not paced */
-	/* RAID-5/6 retry (under lock): roles out when it stopped, when and how soon to retry. */
-	unsigned out_at_stop;
-	uint64_t retry_at, retry_delay;
-};
-
 /* The routing state of @p rec's two geometries, at its position (array.h). */
-static struct array_reshape *grow_routing(const struct reshape_record *rec)
+struct array_reshape *grow_routing(const struct reshape_record *rec)
 {
 	struct array_reshape *rs = calloc(1, sizeof(*rs));
 
@@ -101,7 +58,7 @@ static struct array_reshape *grow_routing(const struct reshape_record *rec)
 	return rs;
 }
 
-static struct reshape_job *grow_job_new(const struct reshape_record *rec)
+struct reshape_job *grow_job_new(const struct reshape_record *rec)
 {
 	struct reshape_job *j = calloc(1, sizeof(*j));
 
@@ -124,7 +81,7 @@ static struct reshape_job *grow_job_new(const struct reshape_record *rec)
 	return j;
 }
 
-static int grow_should_stop(struct graid_array *a, struct reshape_job *j)
+int grow_should_stop(struct graid_array *a, struct reshape_job *j)
 {
 	if (atomic_load(&j->stop) || atomic_load(&a->closing))
 		return -ECANCELED;
@@ -149,7 +106,7 @@ static bool grow_older_inflight(const struct array_reshape *rs)
  * (queue.c queue_route). The plain count first: a request leaves it only once counted
  * by its routing.
  */
-static int grow_wait_plain(struct graid_array *a, struct reshape_job *j,
+int grow_wait_plain(struct graid_array *a, struct reshape_job *j,
 			   const struct array_reshape *rs)
 {
 	const struct timespec ms = { .tv_sec = 0, .tv_nsec = 1000000 };
@@ -401,7 +358,7 @@ static int grow56_paused(struct graid_array *a, struct reshape_job *j,
  * STAGING copies again (the old rows were not written); in STAGED writes the new rows again
  * from the copy, before any request is served (reshape_job_launch).
  */
-static int grow56_stage(struct graid_array *a, struct reshape_job *j, struct array_reshape *rs)
+int grow56_stage(struct graid_array *a, struct reshape_job *j, struct array_reshape *rs)
 {
 	uint64_t s = j->rec.stage_bytes;
 	uint64_t old_unit = (uint64_t)rs->old_lay.ndata * rs->old_lay.chunk;
@@ -474,7 +431,7 @@ static int grow56_stage(struct graid_array *a, struct reshape_job *j, struct arr
  * RAID-5/6: the added devices' bad-block logs empty and their copies of the bitmap and the
  * live map the members' (they held whatever the devices held), before anything names them.
  */
-static int grow56_prep_added(struct graid_array *a, struct member *m, unsigned n)
+int grow56_prep_added(struct graid_array *a, struct member *m, unsigned n)
 {
 	int rc = 0;
 
@@ -513,7 +470,7 @@ static uint64_t grow56_limit(const struct reshape_map *m)
  * takes both its chunk's rows, so none meets the window), the new rows with their parity
  * written, flushed, the record at q, then the position advanced and the locks let go.
  */
-static int grow56_window(struct graid_array *a, struct reshape_job *j,
+int grow56_window(struct graid_array *a, struct reshape_job *j,
 			 struct array_reshape *rs)
 {
 	uint64_t p = j->rec.position, limit, bytes, skip;
@@ -573,7 +530,7 @@ static int grow56_window(struct graid_array *a, struct reshape_job *j,
  * let the locks go. A failure leaves the position at p: the old places of [p, q) were not
  * written (reshape_window() says so for every RAID-0 window that reshape_safe_bytes gives).
  */
-static int grow_window(struct graid_array *a, struct reshape_job *j, struct array_reshape *rs)
+int grow_window(struct graid_array *a, struct reshape_job *j, struct array_reshape *rs)
 {
 	uint32_t chunk = rs->old_lay.chunk;
 	uint64_t p = j->rec.position;
@@ -709,7 +666,7 @@ static int grow_zero_tail(struct graid_array *a, const struct array_reshape *rs)
  * the round leaves members at E (major 3) and E + 1 (major 1) with one geometry, and the
  * freshest wins; a crash before it resumes into this finish.
  */
-static int grow_finish(struct graid_array *a, struct reshape_job *j, struct array_reshape *rs)
+int grow_finish(struct graid_array *a, struct reshape_job *j, struct array_reshape *rs)
 {
 	struct reshape_record rec = j->rec;
 	uint64_t old_size = rs->end;
@@ -770,293 +727,6 @@ static int grow_finish(struct graid_array *a, struct reshape_job *j, struct arra
 	return rc;
 }
 
-/* Roles of the new geometry that are out now (a change since a stop is worth a retry). */
-static unsigned grow_roles_out(const struct graid_array *a, const struct array_reshape *rs)
-{
-	unsigned n = 0;
-
-	for (unsigned m = 0; m < rs->new_lay.nmembers; m++)
-		n += !array_role_alive(a, m);
-	return n;
-}
-
-/* RAID-5/6, a stop on error (j->lock held): when the worker may start the job again. */
-static void grow_retry_plan(struct graid_array *a, struct reshape_job *j,
-			    const struct array_reshape *rs)
-{
-	j->out_at_stop = grow_roles_out(a, rs);
-	j->retry_delay = !j->retry_delay ? GROW_RETRY_FIRST_NS
-		       : j->retry_delay >= GROW_RETRY_MAX_NS / 2 ? GROW_RETRY_MAX_NS
-							  : 2 * j->retry_delay;
-	j->retry_at = graid__now_ns() + j->retry_delay;
-}
-
-/* Errors a retry cannot mend: a close, another host, a geometry with no safe window. */
-static bool grow_retryable(int rc)
-{
-	return rc && rc != -ECANCELED && rc != -ESTALE && rc != -EPROTO;
-}
-
-#if GRAID_FAULT_INJECTION
-static int grow_test_hold(struct graid_array *a, struct reshape_job *j)
-{
-	const struct timespec ms = { .tv_sec = 0, .tv_nsec = 1000000 };
-	int rc = 0;
-
-	while (rc == 0 && atomic_load(&graid__test_grow56_hold)) {
-		nanosleep(&ms, NULL);
-		rc = grow_should_stop(a, j);
-	}
-	return rc;
-}
-#endif
-
-/*
- * The job's ring's room: RAID-0 a window's chunks, or one chunk's 4 KiB units
- * (grow_read_narrow); RAID-5/6 a batch's writes (rows x new members, more than its reads).
- */
-static size_t grow_io_cap(const struct reshape_record *rec)
-{
-	size_t cap = GROW_WINDOW_CHUNKS, units = rec->old_geo.chunk_bytes / BBL_UNIT;
-	size_t rows = rec->old_geo.level == 10 ? 2 * GROW10_WINDOW_CHUNKS
-		    : rec->old_geo.level ? (size_t)grow56_batch_rows(rec->new_geo.chunk_bytes,
-								     rec->new_geo.nmembers) *
-						   rec->new_geo.nmembers
-					 : 0;
-
-	cap = cap < units ? units : cap;
-	return cap < rows ? rows : cap;
-}
-
-static void *grow_main(void *arg)
-{
-	struct graid_array *a = arg;
-	struct reshape_job *j = a->reshape_job;
-	struct array_reshape *rs = a->reshape_mem;
-	struct reshape_progress prog;
-	int rc;
-	char state[256];
-
-	reshape_progress_start(&prog, a, rs, j->rec.new_geo.nmembers - j->rec.old_geo.nmembers,
-			       j->rec.position);
-	reshape_pace_start(a, &j->pace);
-	rc = reshape_io_open(&j->rio, a, grow_io_cap(&j->rec));
-	if (rc)
-		graid__log(GRAID_LOG_ERR, "reshape: the job's ring: %s", graid_strerror(rc));
-	if (rc == 0)
-		rc = grow_wait_plain(a, j, rs);
-#if GRAID_FAULT_INJECTION
-	if (rc == 0)
-		rc = grow_test_hold(a, j);
-#endif
-
-	reshape_rec_describe(&j->rec, state, sizeof(state));
-	graid__log(GRAID_LOG_NOTICE, "reshape: moving data: %s", state);
-	if (rc == 0 && (j->rec.phase == RESHAPE_PHASE_STAGING ||
-			j->rec.phase == RESHAPE_PHASE_STAGED))
-		rc = grow56_stage(a, j, rs);
-	while (rc == 0 && j->rec.position < rs->end) {
-		uint64_t before = j->rec.position, t0 = graid__now_ns();
-
-		rc = rs->old_lay.nparity ? grow56_window(a, j, rs) : grow_window(a, j, rs);
-		if (rc == 0) {
-			uint64_t copied = j->rec.position - j->pace_skipped;
-
-			reshape_progress_note(&prog, j->rec.position);
-			reshape_pace(a, &j->pace, reshape_qlast_per_member(&j->rec, rs, copied),
-				     graid__now_ns() - t0, &j->stop);
-		}
-		/* A line at every tenth of the way (the events follow the application's step). */
-		if (rc == 0 && before * 10 / rs->end != j->rec.position * 10 / rs->end)
-			graid__log(GRAID_LOG_INFO, "reshape: %" PRIu64 "%% moved (%" PRIu64 " of %"
-						   PRIu64 " bytes)", j->rec.position * 100 / rs->end,
-				   j->rec.position, rs->end);
-	}
-	if (rc == 0)
-		rc = grow_finish(a, j, rs);
-	else if (rc == -ECANCELED)
-		graid__log(GRAID_LOG_NOTICE, "reshape: stopped at byte %" PRIu64 " of %" PRIu64
-					     "; the next open goes on from there",
-			   j->rec.position, rs->end);
-	else
-		graid__log(GRAID_LOG_ERR, "reshape: stopped at byte %" PRIu64 " of %" PRIu64 ": "
-					  "%s; the record keeps the position",
-			   j->rec.position, rs->end, graid_strerror(rc));
-	reshape_io_close(&j->rio);
-	/* Before the end is told: a graid_array_grow(GRAID_GROW_WAIT) returns after the event. */
-	reshape_progress_end(&prog, rc, j->rec.position);
-	pthread_mutex_lock(&j->lock);
-	j->ended = true;
-	j->result = rc;
-	if (grow_retryable(rc) && rs->old_lay.level)
-		grow_retry_plan(a, j, rs);
-	pthread_cond_broadcast(&j->cond);
-	pthread_mutex_unlock(&j->lock);
-	return NULL;
-}
-
-int reshape_job_launch(struct graid_array *a)
-{
-	struct reshape_job *j = a->reshape_job;
-	int rc;
-
-	if (!j || j->thread_started)
-		return 0;
-	if (j->rec.phase == RESHAPE_PHASE_STAGED) {
-		/*
-		 * Before any request: the staged range is whole only in its staged copy. Where
-		 * that step fails (the copy's member out, an error), the open goes on: [0, S)
-		 * stays fenced (reshape_grow_resume set it from the record), the rest is served,
-		 * and the job, started below, stops on the same cause and is tried again (when
-		 * a member comes back or fails, or on its timer) until the step is done.
-		 */
-		rc = grow56_stage(a, j, a->reshape_mem);
-		if (rc)
-			graid__log(GRAID_LOG_ERR, "reshape: cannot write the first rows from their "
-						  "staged copy: %s; array bytes [0, %" PRIu64 ") fail "
-						  "(-EIO) until they are, the rest is served",
-				   graid_strerror(rc), j->rec.stage_bytes);
-	}
-	rc = pthread_create(&j->thread, NULL, grow_main, a);
-	if (rc) {
-		graid__log(GRAID_LOG_ERR, "reshape: cannot start its job: %s", graid_strerror(-rc));
-		return -rc;
-	}
-	j->thread_started = true;
-	return 0;
-}
-
-/* Count a waiter on @p j (its free waits it out); under meta_lock, where j cannot go. */
-static void grow_job_hold(struct reshape_job *j)
-{
-	pthread_mutex_lock(&j->lock);
-	j->waiters++;
-	pthread_mutex_unlock(&j->lock);
-}
-
-/* Wait for @p j, held by grow_job_hold(), to end; the hold given back. */
-static int grow_job_wait_held(struct reshape_job *j)
-{
-	int rc;
-
-	pthread_mutex_lock(&j->lock);
-	while (!j->ended)
-		pthread_cond_wait(&j->cond, &j->lock);
-	rc = j->result;
-	j->waiters--;
-	pthread_cond_broadcast(&j->cond);
-	pthread_mutex_unlock(&j->lock);
-	return rc;
-}
-
-int reshape_job_wait(struct graid_array *a)
-{
-	struct reshape_job *j = a->reshape_job;
-
-	if (!j || !j->thread_started)
-		return -ENOENT;
-	grow_job_hold(j);
-	return grow_job_wait_held(j);
-}
-
-void reshape_job_stop(struct graid_array *a)
-{
-	struct reshape_job *j = a->reshape_job;
-	bool join;
-
-	if (!j)
-		return;
-	/* Under its lock: the worker's retry (reshape_job_retry_due) starts none after this. */
-	pthread_mutex_lock(&j->lock);
-	atomic_store(&j->stop, true);
-	join = j->thread_started && !j->joined;
-	j->joined = true;
-	pthread_mutex_unlock(&j->lock);
-	if (join)
-		pthread_join(j->thread, NULL);
-}
-
-/*
- * Whether the worker may start @p j again now (j->lock held): a RAID-5/6 job that stopped
- * on an error a retry can mend, the array still ours, in one piece and open, and a role out
- * since it stopped (the job goes on degraded around it) or its retry time come.
- */
-static bool grow_retry_now(struct graid_array *a, struct reshape_job *j,
-			   const struct array_reshape *rs)
-{
-	if (!j->thread_started || !j->ended || !grow_retryable(j->result) ||
-	    atomic_load(&j->stop) || atomic_load(&a->closing) || atomic_load(&a->broken) ||
-	    array_foreign(a) || a->read_only)
-		return false;
-	return grow_roles_out(a, rs) != j->out_at_stop || graid__now_ns() >= j->retry_at;
-}
-
-void reshape_job_retry_due(struct graid_array *a)
-{
-	struct reshape_job *j = a->reshape_job;
-	struct array_reshape *rs = a->reshape_mem;
-	int rc;
-
-	if (!j || !rs || !rs->old_lay.level || atomic_load(&a->reshape) != rs)
-		return;
-	pthread_mutex_lock(&j->lock);
-	if (!grow_retry_now(a, j, rs)) {
-		pthread_mutex_unlock(&j->lock);
-		return;
-	}
-	/* It has ended (told under this lock): the join is at once. */
-	if (!j->joined)
-		pthread_join(j->thread, NULL);
-	j->joined = true;
-	graid__log(GRAID_LOG_NOTICE, "reshape: trying again from byte %" PRIu64 " (it stopped: "
-				     "%s)", j->rec.position, graid_strerror(j->result));
-	j->ended = false;
-	j->result = 0;
-	rc = pthread_create(&j->thread, NULL, grow_main, a);
-	if (rc) {
-		graid__log(GRAID_LOG_ERR, "reshape: cannot start its job again: %s",
-			   graid_strerror(-rc));
-		j->ended = true;
-		j->result = -rc;
-		grow_retry_plan(a, j, rs);
-	} else {
-		j->joined = false;
-	}
-	pthread_mutex_unlock(&j->lock);
-}
-
-static void grow_job_free(struct graid_array *a, struct reshape_job *j)
-{
-	/* A graid_array_grow(GRAID_GROW_WAIT) on another thread is woken (ended) and leaves. */
-	pthread_mutex_lock(&j->lock);
-	while (j->waiters)
-		pthread_cond_wait(&j->cond, &j->lock);
-	pthread_mutex_unlock(&j->lock);
-	reshape_rec_io_free(a, &j->io);
-	pthread_mutex_destroy(&j->lock);
-	pthread_cond_destroy(&j->cond);
-	free(j->buf);
-	free(j);
-}
-
-void reshape_job_free(struct graid_array *a)
-{
-	struct reshape_job *j = a->reshape_job;
-	struct array_reshape *rs = a->reshape_mem;
-
-	if (j) {
-		reshape_job_stop(a);
-		grow_job_free(a, j);
-		a->reshape_job = NULL;
-	}
-	while (rs) {
-		struct array_reshape *prev = rs->prev;
-
-		free(rs);
-		rs = prev;
-	}
-	a->reshape_mem = NULL;
-}
 
 /*
  * Whether RAID-5/6 grows start and resume (docs/RESHAPE.md, "RAID-5/6 growing, as built").
@@ -1070,7 +740,7 @@ void reshape_job_free(struct graid_array *a)
 bool graid__test_grow56;
 #endif
 
-static bool grow56_allowed(void)
+bool grow56_allowed(void)
 {
 #if GRAID_FAULT_INJECTION
 	if (graid__test_grow56)
@@ -1130,430 +800,3 @@ int reshape_grow_resume(struct graid_array *a, const struct reshape_record *rec,
 	return 0;
 }
 
-/* ---- the start ----------------------------------------------------------------------- */
-
-/* What must hold before anything is opened; meta_lock held. */
-static int grow_check(struct graid_array *a, unsigned n)
-{
-	struct superblock sb;
-	int rc;
-
-	/*
-	 * A job whose reshape is over (its routing gone, as graid_array_info() tells) may
-	 * still be telling its end: not a refusal, the start below joins it.
-	 */
-	if (atomic_load(&a->reshape) || a->reshape_starting) {
-		graid__log(GRAID_LOG_ERR, "grow: a reshape of this array is under way already");
-		return -EBUSY;
-	}
-	if (a->nmembers + n > a->member_cap) {
-		graid__log(GRAID_LOG_ERR, "grow: this open has room for %u more members, not %u; "
-					  "close the array and open it again to add more",
-			   a->member_cap - a->nmembers, n);
-		return -E2BIG;
-	}
-	if (a->lay.nparity && (a->journal || a->csum)) {
-		/* Their entries and tags are placed by one geometry: not built across two. */
-		graid__log(GRAID_LOG_ERR, "grow: a RAID-%d with %s cannot be grown online by this "
-					  "build", a->lay.level,
-			   a->journal ? "a write-hole journal" : "checksums");
-		return -EOPNOTSUPP;
-	}
-	rc = grow10_check(a, a->nmembers + n);
-	if (rc)
-		return rc;
-	for (unsigned r = 0; r < a->nmembers; r++)
-		if (!array_role_alive(a, r)) {
-			graid__log(GRAID_LOG_ERR, "grow: member %u (%s) is %s: a reshape starts "
-						  "only with every member in", r,
-				   a->members[r].dev.path,
-				   member_state_name(atomic_load(&a->members[r].state)));
-			return -EIO;
-		}
-	array_fill_sb(a, 0, &sb, 0);
-	if (!sb_reshape_area_free(&sb)) {
-		graid__log(GRAID_LOG_ERR, "grow: the reshape record's area (member bytes [%u, %u)) "
-					  "is not free on this array (data at %" PRIu64 ")",
-			   GRAID_SB_RESHAPE_OFFSET, GRAID_SB_RESHAPE_OFFSET + GRAID_SB_RESHAPE_BYTES,
-			   a->data_offset);
-		return -EOPNOTSUPP;
-	}
-	return 0;
-}
-
-/* Open and check every new device into @p m; meta_lock held. Nothing is written. */
-static int grow_attach(struct graid_array *a, const char *const *paths, unsigned n,
-		       struct member *m, unsigned *nopen)
-{
-	*nopen = 0;
-	/*
-	 * A device given twice, named before any is opened: once the first is attached (and
-	 * locked), the second's open would fail -EBUSY, "in use by another open array".
-	 */
-	for (unsigned i = 0; i < n; i++) {
-		dev_t di, dk;
-		ino_t ii, ik;
-
-		if (!paths[i])
-			return -EINVAL;
-		if (member_identity(paths[i], &di, &ii))
-			continue; /* its open says why */
-		for (unsigned k = 0; k < i; k++)
-			if (!member_identity(paths[k], &dk, &ik) && dk == di && ik == ii) {
-				graid__log(GRAID_LOG_ERR, "grow: %s given twice; no member was "
-							  "changed", paths[i]);
-				return -EEXIST;
-			}
-	}
-	for (unsigned i = 0; i < n; i++) {
-		int rc;
-
-		rc = member_attach(a, &m[i], paths[i], (int)(a->nmembers + i));
-		if (rc) {
-			graid__log(GRAID_LOG_ERR, "grow: %s refused (%s): no member was changed",
-				   paths[i], graid_strerror(rc));
-			return rc;
-		}
-		++*nopen;
-		for (unsigned k = 0; k < i; k++)
-			if (m[k].dev.devno == m[i].dev.devno && m[k].dev.ino == m[i].dev.ino) {
-				graid__log(GRAID_LOG_ERR, "grow: %s given twice; no member was "
-							  "changed", paths[i]);
-				return -EEXIST;
-			}
-	}
-	return 0;
-}
-
-/* The highest generation of this array's record on @p n members @p m (0: none). */
-static uint64_t grow_top_generation(struct graid_array *a, struct member *m, unsigned n,
-				    uint8_t *buf)
-{
-	uint64_t top = 0;
-
-	for (unsigned i = 0; i < n; i++) {
-		if (m[i].dev.fd < 0 ||
-		    member_pio(&m[i], buf, 2 * RESHAPE_COPY_BYTES, GRAID_SB_RESHAPE_OFFSET, false))
-			continue;
-		for (unsigned b = 0; b < 2; b++) {
-			struct reshape_record r;
-
-			if (reshape_decode(buf + b * RESHAPE_COPY_BYTES, &r, NULL) == 0 &&
-			    !memcmp(r.array_uuid, a->uuid, 16) && r.generation > top)
-				top = r.generation;
-		}
-	}
-	return top;
-}
-
-static void grow_record(struct graid_array *a, const struct member *added, unsigned n,
-			uint64_t generation, bool to6, struct reshape_record *rec)
-{
-	memset(rec, 0, sizeof(*rec));
-	memcpy(rec->array_uuid, a->uuid, 16);
-	rec->generation = generation;
-	rec->position = 0;
-	rec->phase = RESHAPE_PHASE_COPY;
-	rec->direction = RESHAPE_FORWARD;
-	rec->old_geo = (struct reshape_geom){ .level = (uint32_t)a->lay.level,
-					      .nmembers = a->nmembers,
-					      .chunk_bytes = a->lay.chunk,
-					      .layout = RESHAPE_LAYOUT_DEFAULT,
-					      .data_bytes = a->lay.member_bytes };
-	rec->new_geo = rec->old_geo;
-	rec->new_geo.nmembers = a->nmembers + n;
-	if (to6) /* RAID-5 -> RAID-6 Q-last: the one added member holds Q (reshape_qlast.c) */
-		reshape_qlast_geom(&rec->new_geo);
-	rec->stage_role[0] = rec->stage_role[1] = RESHAPE_ROLE_NONE;
-	rec->nadded = n;
-	for (unsigned i = 0; i < n; i++)
-		rec->added_id[i] = member_slot_id(added[i].dev.uuid);
-}
-
-/*
- * The first record, both blocks, durably: to the new devices first (not in a->members yet:
- * no superblock round may name them before the record is on them), then to every member
- * through reshape_rec_write(). No superblock says RESHAPE yet, so a tear loses nothing.
- */
-static int grow_write_first(struct graid_array *a, struct reshape_job *j, struct member *m,
-			    unsigned n, uint8_t *buf)
-{
-	int rc;
-
-	reshape_encode(&j->rec, buf);
-	memcpy(buf + RESHAPE_COPY_BYTES, buf, RESHAPE_COPY_BYTES);
-	for (unsigned i = 0; i < n; i++) {
-		rc = member_write_durable(&m[i], buf, 2 * RESHAPE_COPY_BYTES,
-					  GRAID_SB_RESHAPE_OFFSET);
-		if (rc) {
-			graid__log(GRAID_LOG_ERR, "grow: writing the reshape record to %s: %s",
-				   m[i].dev.path, graid_strerror(rc));
-			return rc;
-		}
-	}
-	rc = reshape_rec_write(a, &j->io, &j->rec, true);
-	if (rc >= 0 && (unsigned)rc < a->nmembers)
-		rc = -EIO; /* a member missed it (and was failed): not started */
-	return rc < 0 ? rc : 0;
-}
-
-/* The new devices into roles old n .. old n + @p n - 1, the routing set; meta_lock held. */
-static void grow_install(struct graid_array *a, struct member *m, unsigned n,
-			 struct array_reshape *rs, struct reshape_job *j)
-{
-	unsigned base = a->nmembers;
-	struct bbl_image empty; /* about 6 KiB: the caller's thread, not the job's */
-
-	for (unsigned i = 0; i < n; i++) {
-		struct member *d = &a->members[base + i];
-
-		memcpy(&d->dev, &m[i].dev, sizeof(d->dev));
-		member_role_reset(&d->role, member_slot_id(m[i].dev.uuid));
-		/*
-		 * RAID-5/6: its log, zeroed on the device (grow56_prep_added), is empty and this
-		 * device's own, so that what the job records there (a loss moved to it) names its
-		 * owner and is read back at the next open.
-		 */
-		if (a->lay.level) {
-			memset(&empty, 0, sizeof(empty));
-			memcpy(empty.member_uuid, m[i].dev.uuid, 16);
-			badblocks_adopt(a, base + i, &empty);
-		}
-		atomic_store(&d->late_ios, 0);
-		atomic_store(&d->timeouts, 0);
-		atomic_store(&d->state, GRAID_MEMBER_ACTIVE);
-	}
-	rs->prev = a->reshape_mem;
-	a->reshape_mem = rs;
-	a->reshape_job = j;
-	/* The roles are whole before the count shows them (readers look without the lock). */
-	atomic_thread_fence(memory_order_release);
-	a->nmembers = base + n;
-	/* Sequentially consistent: queue_route() counts a plain request, then looks. */
-	atomic_store(&a->reshape, rs);
-}
-
-/*
- * The added roles' superblocks (recording the reshape, the new member count) at the
- * members' event E, before the round that writes every role's at E + 1. A crash among
- * these leaves every old member at E not reshaping: assembly prefers those among equals
- * (array_assemble.c assemble_freshest) and leaves the added devices out, the old geometry
- * whole at position 0. A crash in the round after leaves some old members at E, which
- * assembly takes as current (assemble_reshape_start_cut), and every added role has its
- * superblock (at E or E + 1: current). meta_lock held.
- */
-static int grow_sb_added(struct graid_array *a, unsigned n)
-{
-	struct superblock sb;
-
-	for (unsigned r = a->nmembers - n; r < a->nmembers; r++) {
-		int rc;
-
-		array_fill_sb(a, r, &sb, 0);
-		rc = member_write_sb(&a->members[r], &sb);
-		if (rc) {
-			graid__log(GRAID_LOG_ERR, "grow: writing the superblock of %s: %s",
-				   a->members[r].dev.path, graid_strerror(rc));
-			return rc;
-		}
-	}
-	return 0;
-}
-
-static void grow_close_new(struct graid_array *a, struct member *m, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++) {
-		if (a->pr_key)
-			member_pr_release(&m[i], a->pr_key);
-		member_close(&m[i]);
-	}
-}
-
-/*
- * RAID-5/6: how much of the array's start is staged, and where. As little as makes one new
- * row safe at every later position (the least staging: k * k' chunks for one member
- * added); windows then move what is safe up to grow56_limit(), which grows with the
- * position. (the first added role, on
- * the rows past those the new geometry fills), into the first record, phase STAGING.
- * @return 0; -ENOSPC the added member has no room for it (logged); -EINVAL.
- */
-static int grow56_plan_stage(struct reshape_record *rec)
-{
-	struct reshape_map m;
-	uint64_t need, room;
-	int rc = reshape_map_init(&m, rec);
-
-	if (rc == 0)
-		rc = reshape_stage_need(&m, reshape_window_unit(&m), &need);
-	if (rc) {
-		graid__log(GRAID_LOG_ERR, "grow: no staging makes this reshape safe: %s",
-			   graid_strerror(rc));
-		return rc;
-	}
-	if (need == 0)
-		return 0;
-	room = reshape_stage_room(&m);
-	if (need > room) {
-		graid__log(GRAID_LOG_ERR, "grow: the first %" PRIu64 " bytes must be staged on the "
-					  "added member, which has room for %" PRIu64 " past the "
-					  "rows the new geometry fills; members too small to grow "
-					  "online", need, room);
-		return -ENOSPC;
-	}
-	rec->phase = RESHAPE_PHASE_STAGING;
-	rec->stage_array_off = 0;
-	rec->stage_bytes = need;
-	rec->stage_role[0] = rec->old_geo.nmembers;
-	rec->stage_member_off[0] = m.new_g.lay.member_bytes - room;
-	return 0;
-}
-
-/*
- * Whether this build grows @p a's level: RAID-0, and RAID-5/6 where switched on; @p to6
- * (a RAID-5 to RAID-6 by @p n members): reshape_qlast_check()'s answer.
- */
-static int grow_level_ok(const struct graid_array *a, unsigned n, bool to6)
-{
-	if (to6)
-		return grow56_allowed() ? reshape_qlast_check(a, n) : -EOPNOTSUPP;
-	if (reshape_qlast_no_grow(a))
-		return -EOPNOTSUPP;
-	if (a->lay.level == 0 || ((a->lay.level == 5 || a->lay.level == 6) && grow56_allowed()) ||
-	    (a->lay.level == 10 && grow10_allowed()))
-		return 0;
-	graid__log(GRAID_LOG_ERR, "grow: RAID-%d cannot be grown online by this build; only "
-				  "RAID-0%s%s can", a->lay.level, grow56_allowed() ? ", 5, 6" : "",
-		   grow10_allowed() ? " and 10" : "");
-	return -EOPNOTSUPP;
-}
-
-/*
- * The first record (its generation above any copy on the members or the new devices), its
- * staging (RAID-5/6), the job and the routing state: into *@p jp and *@p rsp, which the
- * caller frees on failure. @return 0; -ENOMEM; grow56_plan_stage()'s errors.
- */
-static int grow_plan(struct graid_array *a, struct member *m, unsigned n, uint8_t *buf,
-		     bool to6, struct reshape_job **jp, struct array_reshape **rsp)
-{
-	struct reshape_record rec;
-	uint64_t top = grow_top_generation(a, a->members, a->nmembers, buf);
-	uint64_t top_new = grow_top_generation(a, m, n, buf);
-	int rc;
-
-	grow_record(a, m, n, (top > top_new ? top : top_new) + 1, to6, &rec);
-	rc = a->lay.nparity ? grow56_plan_stage(&rec) : 0;
-	if (rc)
-		return rc;
-	*jp = grow_job_new(&rec);
-	*rsp = *jp ? grow_routing(&rec) : NULL;
-	return *rsp ? 0 : -ENOMEM;
-}
-
-/* reshape_grow_start(), or with @p to6 reshape_convert_start(): one start, in one order. */
-static int grow_start(struct graid_array *a, const char *const *paths, unsigned n, bool wait,
-		      bool to6)
-{
-	struct reshape_job *j = NULL, *done_job, *held = NULL;
-	struct array_reshape *rs = NULL;
-	struct member *m = NULL;
-	uint8_t *buf = NULL;
-	unsigned nopen = 0;
-	bool starting = false;
-	int rc;
-
-	if (!a || !paths || n == 0 || n > GRAID_MAX_MEMBERS)
-		return -EINVAL;
-	rc = array_may_change(a);
-	if (rc)
-		return rc;
-	rc = grow_level_ok(a, n, to6);
-	if (rc)
-		return rc;
-	m = calloc(n, sizeof(*m));
-	buf = aligned_alloc(ARRAY_ALIGN, 2 * RESHAPE_COPY_BYTES);
-	if (!m || !buf) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	pthread_mutex_lock(&a->meta_lock);
-	rc = grow_check(a, n);
-	if (rc == 0)
-		rc = grow_attach(a, paths, n, m, &nopen);
-	/* An earlier grow of this open that ended: its job goes, its routing stays (requests). */
-	done_job = rc == 0 ? a->reshape_job : NULL;
-	a->reshape_starting = starting = rc == 0;
-	pthread_mutex_unlock(&a->meta_lock);
-	if (done_job) {
-		reshape_job_stop(a);
-		grow_job_free(a, done_job);
-		a->reshape_job = NULL;
-	}
-	if (rc)
-		goto out;
-	rc = grow_plan(a, m, n, buf, to6, &j, &rs);
-	if (rc == 0 && a->lay.level)
-		rc = grow56_prep_added(a, m, n);
-	if (rc == 0)
-		rc = grow_write_first(a, j, m, n, buf);
-	if (rc)
-		goto out;
-	pthread_mutex_lock(&a->meta_lock);
-	a->reshape_starting = starting = false;
-	grow_install(a, m, n, rs, j);
-	nopen = 0; /* the array's now */
-	rs = NULL;
-	array_recount(a); /* the roles added counted, and published for looks */
-	/* The added roles' superblocks at the members' event E, then every role's at E + 1. */
-	rc = grow_sb_added(a, n);
-	a->events++;
-	if (rc == 0)
-		rc = array_write_superblocks(a, 0);
-	if (rc == 0)
-		rc = reshape_job_launch(a);
-	/*
-	 * A caller that waits holds this job before meta_lock goes: a later grow's start (which
-	 * frees an ended job) or a close would otherwise free it under the wait.
-	 */
-	if (rc == 0 && wait) {
-		held = j;
-		grow_job_hold(held);
-	}
-	j = NULL;
-	pthread_mutex_unlock(&a->meta_lock);
-	if (rc)
-		graid__log(GRAID_LOG_ERR, "grow: the superblock round that starts the reshape "
-					  "failed: %s; requests go on by the recorded position",
-			   graid_strerror(rc));
-	else if (to6)
-		graid__log(GRAID_LOG_NOTICE, "grow: RAID-5 of %u members becoming a RAID-6 of %u "
-					     "(Q on the added member)", a->nmembers - n, a->nmembers);
-	else
-		graid__log(GRAID_LOG_NOTICE, "grow: RAID-%d of %u members growing to %u",
-			   a->lay.level, a->nmembers - n, a->nmembers);
-out:
-	if (starting) {
-		pthread_mutex_lock(&a->meta_lock);
-		a->reshape_starting = false;
-		pthread_mutex_unlock(&a->meta_lock);
-	}
-	if (j)
-		grow_job_free(a, j);
-	free(rs);
-	grow_close_new(a, m, nopen);
-	free(m);
-	free(buf);
-	if (held)
-		rc = grow_job_wait_held(held);
-	return rc;
-}
-
-int reshape_grow_start(struct graid_array *a, const char *const *paths, unsigned n, bool wait)
-{
-	return grow_start(a, paths, n, wait, false);
-}
-
-int reshape_convert_start(struct graid_array *a, const char *const *paths, unsigned n,
-			  bool wait)
-{
-	return grow_start(a, paths, n, wait, true);
-}
