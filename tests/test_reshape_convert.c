@@ -589,6 +589,42 @@ Test(reshape_convert, the_added_member_failing_mid_way_loses_nothing)
 }
 
 /*
+ * Mid-way, the Q member and then one old member out: the unconverted rows are a RAID-5 of
+ * the old members missing one, the converted ones a RAID-6 missing two, so the array keeps
+ * every byte (found by review: the RAID-5 rule was applied to all five roles, the second
+ * fail refused and an I/O error broke the array); two more old members out is refused.
+ * Reopened (not forced) it serves every byte and the conversion ends, degraded.
+ */
+Test(reshape_convert, the_q_member_and_one_old_member_out_mid_way_lose_nothing)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, at;
+	uint8_t *model = make_r5(&s, 4, 1, &a, &size, 17);
+
+	gu_slow_down(a, 64u << 10);
+	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, GRAID_GROW_RAID6), 0);
+	usleep(300000);
+	at = atomic_load(&a->reshape_mem->position);
+	cr_assert_gt(at, 0, "nothing converted yet");
+	cr_assert_lt(at, size, "all converted already");
+	cr_assert_eq(graid_array_fail_member(a, 4), 0);
+	cr_assert_eq(graid_array_fail_member(a, 1), 0, "the second member out was refused");
+	cr_assert(!atomic_load(&a->broken));
+	cr_assert_eq(graid_array_fail_member(a, 2), -EBUSY, "a third member out was taken");
+	gu_check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, 5, NULL, &a), 0);
+	gu_check_all(a, model, size);
+	cr_assert_eq(reshape_job_wait(a), 0);
+	assert_level(a, 6, 5);
+	gu_check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+/*
  * Refused before anything is written: the devices offered keep their bytes (the members'
  * own may change under the array's worker, so they are not hashed), the array its level.
  */

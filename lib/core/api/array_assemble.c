@@ -532,6 +532,23 @@ void assemble_filter(struct assembly *as)
 	}
 }
 
+/*
+ * Whether @p state carries the array: a->lay is the freshest superblock's geometry here
+ * (the routing state is set after the members are installed), so a reshape the record
+ * describes has its old geometry checked too (a RAID-5 becoming a RAID-6 needs its
+ * unconverted rows whole).
+ */
+static bool assemble_survivable(const struct assembly *as, const struct graid_array *a,
+				const uint8_t *state)
+{
+	struct layout old;
+
+	if (as->reshape && reshape_geom_layout(&as->reshape_rec.old_geo, &old) == 0 &&
+	    !layout_roles_survivable(&old, state))
+		return false;
+	return array_roles_survivable(a, state);
+}
+
 unsigned assemble_force(struct assembly *as, const struct graid_array *a)
 {
 	uint8_t state[GRAID_MAX_MEMBERS];
@@ -544,7 +561,7 @@ unsigned assemble_force(struct assembly *as, const struct graid_array *a)
 			state[as->c[i].sb.role] = as->c[i].join == JOIN_CURRENT
 							  ? as->fresh->member_state[as->c[i].sb.role]
 							  : GRAID_MEMBER_REBUILDING;
-	while (!array_roles_survivable(a, state)) {
+	while (!assemble_survivable(as, a, state)) {
 		struct open_candidate *best = NULL;
 
 		for (unsigned i = 0; i < as->n; i++) {

@@ -133,7 +133,9 @@ uint64_t grow56_live_window(const struct graid_array *a, const struct array_resh
 			    uint64_t p, uint64_t safe)
 {
 	uint64_t nu = grow56_live_unit(&rs->new_lay);
-	uint64_t run = grow56_live_span(a, rs, p / nu, GROW56_LIVE_SKIP_BYTES / nu, true) * nu;
+	uint64_t most = GROW56_LIVE_SKIP_BYTES / nu < GROW56_LIVE_SKIP_ROWS
+				? GROW56_LIVE_SKIP_BYTES / nu : GROW56_LIVE_SKIP_ROWS;
+	uint64_t run = grow56_live_span(a, rs, p / nu, most, true) * nu;
 
 	/*
 	 * In place whatever it overlaps: the old rows these new rows lie over hold, at and past

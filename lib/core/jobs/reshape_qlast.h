@@ -4,7 +4,8 @@
  * moved (docs/RESHAPE.md, "RAID-5 to RAID-6, Q-last, as built"): the new geometry is the
  * Q-last RAID-6 (layout.h LAYOUT_Q_LAST), whose data and P are where the RAID-5 had them, so
  * the RAID-5/6 grow's start, job, records, finish and resume (reshape_grow.c) carry it, the
- * job writing only Q. What differs from a grow is here.
+ * job writing only Q (rows of unused live-map regions zeroed on every member instead). What
+ * differs from a grow is here.
  */
 #ifndef LIBGRAID_CORE_RESHAPE_QLAST_H
 #define LIBGRAID_CORE_RESHAPE_QLAST_H

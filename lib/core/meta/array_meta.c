@@ -18,14 +18,17 @@
 #include "meta/member_fail.h"
 #include "member/member_replace.h"
 
-/* Whether every byte is still readable with the roles whose state is not ACTIVE lost. */
-bool array_roles_survivable(const struct graid_array *a, const uint8_t *state)
+/*
+ * Whether every byte @p l places is still readable with the roles of @p state that are not
+ * ACTIVE lost (roles 0 .. l->nmembers - 1: a reshape's old geometry has fewer).
+ */
+bool layout_roles_survivable(const struct layout *l, const uint8_t *state)
 {
-	unsigned n = a->nmembers, lost = 0;
+	unsigned n = l->nmembers, lost = 0;
 
 	for (unsigned i = 0; i < n; i++)
 		lost += state[i] != GRAID_MEMBER_ACTIVE;
-	switch (a->lay.level) {
+	switch (l->level) {
 	case 0:
 		return lost == 0;
 	case 1:
@@ -35,20 +38,30 @@ bool array_roles_survivable(const struct graid_array *a, const uint8_t *state)
 	case 6:
 		return lost <= 2;
 	case 10:
-		/*
-		 * Near-2 puts chunk i on slots 2i and 2i+1; the pairs repeat every n chunks. A
-		 * grow under way (a->lay the old geometry, fewer members) holds chunks in both
-		 * geometries: each one's pairs must keep a copy.
-		 */
-		for (unsigned g = 0; g < 2 && n; g++, n = a->lay.nmembers < n ? a->lay.nmembers : 0)
-			for (unsigned i = 0; i < n; i++)
-				if (state[(2 * i) % n] != GRAID_MEMBER_ACTIVE &&
-				    state[(2 * i + 1) % n] != GRAID_MEMBER_ACTIVE)
-					return false;
+		/* Near-2 puts chunk i on slots 2i and 2i+1; the pairs repeat every n chunks. */
+		for (unsigned i = 0; i < n; i++)
+			if (state[(2 * i) % n] != GRAID_MEMBER_ACTIVE &&
+			    state[(2 * i + 1) % n] != GRAID_MEMBER_ACTIVE)
+				return false;
 		return true;
 	default:
 		return false;
 	}
+}
+
+/*
+ * While a reshape runs, bytes are in both geometries: each must keep its own (a RAID-5
+ * becoming a RAID-6 loses its unconverted rows with two old members out, whatever the Q
+ * member's state; a grow's new rows, with one of any member and an added one out).
+ */
+bool array_roles_survivable(const struct graid_array *a, const uint8_t *state)
+{
+	const struct array_reshape *rs = atomic_load(&a->reshape);
+
+	if (rs)
+		return layout_roles_survivable(&rs->old_lay, state) &&
+		       layout_roles_survivable(&rs->new_lay, state);
+	return layout_roles_survivable(&a->lay, state);
 }
 
 bool array_survives_without(const struct graid_array *a, unsigned role)

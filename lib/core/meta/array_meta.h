@@ -5,6 +5,12 @@
 
 #include "array/array.h"
 
+/*
+ * Whether every byte @p l places stays readable with the roles of @p state (indexed by role)
+ * that are not ACTIVE lost.
+ */
+bool layout_roles_survivable(const struct layout *l, const uint8_t *state);
+/* The same for the array: during a reshape, in both of its geometries. */
 bool array_roles_survivable(const struct graid_array *a, const uint8_t *state);
 /* Whether the array would still be carried with @p role out as well (the others as now). */
 bool array_survives_without(const struct graid_array *a, unsigned role);
