@@ -10,6 +10,7 @@
  * member failed for the buffer's doing.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +22,18 @@
 #include <libgraid/graid.h>
 
 #include "arrayutil.h"
+#include "format/bbl_format.h"
 #include "io/queue.h"
 #include "io/queue_fixed.h"
+#include "jobs/reshape_grow.h"
+#include "meta/badblocks.h"
 #include "testutil.h"
+
+#if GRAID_FAULT_INJECTION
+extern atomic_bool graid__test_grow56_hold;
+#else
+static atomic_bool graid__test_grow56_hold; /* no seam: the test skips first */
+#endif
 
 #define KS_CHUNK (64u * 1024)
 #define KS_MEMBER_BYTES (8u << 20)
@@ -313,5 +323,48 @@ Test(queue_kslot, a_checksummed_array_refuses_exdev)
 	cr_assert_eq(graid_array_read(b.a, own, KS_SPAN, 0), (ssize_t)KS_SPAN);
 	cr_assert_eq(memcmp(own, b.want, KS_SPAN), 0);
 	free(own);
+	ks_teardown(&b);
+}
+
+/*
+ * A RAID-10 growing (the routing set, nothing moved yet: requests take their chunk's lock)
+ * whose chunk 0 has a bad block logged on its first copy: a read into a kernel's slot ends
+ * -EXDEV, as without a grow, for the caller to read through its own memory (found by
+ * review: the locked read went to own memory and ended -EAGAIN, an I/O error to a ublk
+ * client for bytes the other copy holds).
+ */
+Test(queue_kslot, a_raid10_growing_with_a_bad_copy_ends_exdev)
+{
+	struct ks_bed b;
+
+	tu_need_fault_injection();
+	memset(&b, 0, sizeof(b));
+	au_make(&b.s, 6, KS_MEMBER_BYTES); /* four in the array, two for the grow */
+	cr_assert_eq(au_create(&b.s, 4, 10, KS_CHUNK, &b.a), 0);
+	b.want = malloc(KS_SPAN);
+	ks_pattern(b.want, KS_SPAN, 10);
+	cr_assert_eq(graid_array_write(b.a, b.want, KS_SPAN, 0), (ssize_t)KS_SPAN);
+	cr_assert_eq(graid_queue_create(b.a, 16, &b.q), 0);
+	b.kmem = mmap(NULL, 2 * KS_SPAN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		      -1, 0);
+	cr_assert_neq(b.kmem, MAP_FAILED);
+	{
+		struct iovec iov[2] = { { 0 },
+					{ .iov_base = b.kmem + KS_SPAN, .iov_len = KS_SPAN } };
+		int rc = graid_queue_register_buffers(b.q, iov, 2);
+
+		if (rc == -ENOMEM || rc == -EPERM)
+			cr_skip_test("the kernel would not pin the memory here (%s)",
+				     graid_strerror(rc));
+		cr_assert_eq(rc, 0);
+	}
+	ks_fill_slot(&b);
+	cr_assert_eq(badblocks_add(b.a, 0, b.a->members[0].dev.fd, 0, 4096, BBL_F_UNREADABLE), 0);
+	atomic_store(&graid__test_grow56_hold, true); /* routing set, nothing moved */
+	cr_assert_eq(graid_array_grow(b.a, &b.s.paths[4], 2, 0), 0);
+	cr_assert_eq(ks_read(&b, 0, 0, KS_CHUNK, 0), -EXDEV);
+	atomic_store(&graid__test_grow56_hold, false);
+	cr_assert_eq(reshape_job_wait(b.a), 0);
+	ks_see(&b);
 	ks_teardown(&b);
 }

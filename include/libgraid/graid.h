@@ -1467,8 +1467,9 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  *   chunks the grow adds at its recorded region size (logged; with libgraid's defaults a
  *   RAID-10 grows online to 128 GiB at most, docs/RESHAPE.md); -E2BIG more devices than this handle has room for
  *   (close and open the array again); -EBUSY a reshape of this array is under way (or
- *   stopped on a failure: the next open resumes it), or another host holds a device's
- *   reservation; -EIO a member is not active, or a member or a new device failed a write of
+ *   stopped on a failure: the next open resumes it), a scrub, a replace in service or the
+ *   resync after an unclean shutdown is under way (logged: grow once it has ended), or
+ *   another host holds a device's reservation; -EIO a member is not active, or a member or a new device failed a write of
  *   the first reshape record (no superblock records the reshape; on RAID-0 a member that
  *   failed the write is kept, as the only holder of its chunks, and the call fails), or of
  *   the superblocks that start it (the reshape may be recorded on some members: I/O goes on

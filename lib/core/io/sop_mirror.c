@@ -99,11 +99,15 @@ enum sop_step sop_mirror_read(struct graid_queue *q, struct sop *s)
 	}
 	if (nalive == 0)
 		return sop_end(q, s, -EIO);
-	if (s->nbad && !s->locked) {
-		if (s->req->kslot >= 0)
-			return sop_end(q, s, -EXDEV); /* through the caller's own memory, then */
+	/*
+	 * A copy that cannot give its part: the read goes to own memory, which a kernel's
+	 * buffer cannot take (the caller reads through its own memory then), locked (a
+	 * reshape's requests are) or not.
+	 */
+	if (s->nbad && s->req->kslot >= 0)
+		return sop_end(q, s, -EXDEV);
+	if (s->nbad && !s->locked)
 		return SOP_STEP_LOCK;
-	}
 	s->pending = 0;
 	s->read_failed = false;
 	s->plan = PLAN_MIRROR_READ;

@@ -609,6 +609,8 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
 	 */
 	if (atomic_load(&a->closing))
 		rc = -ECANCELED;
+	else if (a->reshape_starting || array_reshape_holds_jobs(a))
+		rc = -EBUSY; /* a grow began meanwhile: it checks for a replace under this lock */
 	else
 		rc = replace_begin_locked(a, idx, path, flags & GRAID_REPLACE_WAIT, &r);
 	if (rc == 0 && (flags & GRAID_REPLACE_WAIT))

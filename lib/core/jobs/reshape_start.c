@@ -37,6 +37,24 @@ static int grow_check(struct graid_array *a, unsigned n)
 		graid__log(GRAID_LOG_ERR, "grow: a reshape of this array is under way already");
 		return -EBUSY;
 	}
+	/*
+	 * Jobs that place rows by a->lay alone, started before: a scrub, a replace in service,
+	 * the resync after an unclean open (pending or running). They check for a reshape only
+	 * when they begin (scrub.c, replace.c re-check under meta_lock after they count
+	 * themselves in), so a grow starting under them would have them compare, repair or copy
+	 * rows the job has moved (found by review: a repairing scrub overwrote a RAID-10 copy).
+	 */
+	if (atomic_load(&a->scrubs_running) || atomic_load(&a->replace_role) ||
+	    atomic_load(&a->replace) ||
+	    a->resync_background ||
+	    (a->bitmap.enabled && atomic_load(&a->bitmap.resync_from) != UINT64_MAX)) {
+		graid__log(GRAID_LOG_ERR, "grow: a %s of this array is under way; grow once it has "
+					  "ended",
+			   atomic_load(&a->scrubs_running) ? "scrub"
+			   : (atomic_load(&a->replace_role) || atomic_load(&a->replace)) ? "replace"
+			   : "resync after an unclean shutdown");
+		return -EBUSY;
+	}
 	if (a->nmembers + n > a->member_cap) {
 		graid__log(GRAID_LOG_ERR, "grow: this open has room for %u more members, not %u; "
 					  "close the array and open it again to add more",

@@ -705,8 +705,15 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 		return rc;
 	}
 	atomic_fetch_add(&a->scrubs_running, 1);
-	c.verdict = malloc(c.buf.rows_max * sizeof(*c.verdict));
-	if (!c.verdict)
+	/*
+	 * Counted in, then looked again under meta_lock: a grow that began meanwhile (it
+	 * refuses to start while scrubs_running, under the same lock) would move rows under it.
+	 */
+	pthread_mutex_lock(&a->meta_lock);
+	if (a->reshape_starting || array_reshape_holds_jobs(a))
+		rc = -EBUSY;
+	pthread_mutex_unlock(&a->meta_lock);
+	if (rc == 0 && !(c.verdict = malloc(c.buf.rows_max * sizeof(*c.verdict))))
 		rc = -ENOMEM;
 	if (rc == 0)
 		rc = mbatch_open(&c.mb, a);
