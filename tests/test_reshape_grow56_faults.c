@@ -380,3 +380,48 @@ Test(reshape_grow56_faults, raid6_a_unit_recorded_lost_stays_lost_at_its_new_pla
 {
 	lost_unit(6, 50ull * CHUNK + 2 * BLK);
 }
+
+/*
+ * graid_array_bad_blocks() during a grow names the array byte a logged place holds now:
+ * by the new geometry where the move has passed (found by review: it mapped by the old one
+ * alone, so an operator restoring "lost" bytes would restore others). RAID-5 4 -> 5, paced:
+ * an entry logged on a place the move has passed, whose old and new bytes differ.
+ */
+Test(reshape_grow56_faults, bad_blocks_names_the_byte_a_moved_place_holds, .init = setup,
+     .timeout = 120)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, row = 3, off, want_new, was_old;
+	uint8_t *model = make_closed(&s, 5, &size);
+	struct graid_bad_block bb[8];
+	const struct array_reshape *rs;
+	unsigned m;
+
+	cr_assert_eq(graid_array_open(s.paths, 4, NULL, &a), 0);
+	gu_slow_down(a, 256u << 10);
+	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, 0), 0);
+	rs = a->reshape_mem;
+	wait_past(a, (row + 2) * CHUNK * 4);
+	/* A data place of new row `row` whose bytes in the old geometry were others. */
+	for (m = 0; m < 5; m++)
+		if (layout_unmap(&rs->new_lay, m, row * CHUNK, &want_new) == 0 &&
+		    layout_unmap(&rs->old_lay, m, row * CHUNK, &was_old) == 0 && want_new != was_old)
+			break;
+	cr_assert_lt(m, 5);
+	off = row * CHUNK;
+	cr_assert_eq(badblocks_add(a, m, a->members[m].dev.fd, off, BLK, BBL_F_UNREADABLE), 0);
+	cr_assert_eq(graid_array_bad_blocks(a, m, bb, 8), 1);
+	cr_assert_eq(bb[0].member_offset, off);
+	cr_assert_eq(bb[0].array_offset, want_new, "member %u row %llu: array byte %llu, holds %llu "
+						   "(the old geometry's %llu)", m,
+		     (unsigned long long)row, (unsigned long long)bb[0].array_offset,
+		     (unsigned long long)want_new, (unsigned long long)was_old);
+	gu_slow_down(a, 0);
+	cr_assert_eq(reshape_job_wait(a), 0);
+	cr_assert_eq(graid_array_bad_blocks(a, m, bb, 8), 1);
+	cr_assert_eq(bb[0].array_offset, want_new, "after the grow");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}

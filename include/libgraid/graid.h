@@ -617,6 +617,8 @@ struct graid_bad_block {
 	/**
 	 * The array bytes the range's first block holds: its array offset, or UINT64_MAX when
 	 * that block holds parity (RAID-5/6) or no chunk (the unused slot of an odd RAID-10).
+	 * While a grow moves data, the byte the place holds now (by the move's position);
+	 * UINT64_MAX also for a place it has moved from and not yet written.
 	 */
 	uint64_t array_offset;
 };

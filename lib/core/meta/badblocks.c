@@ -457,6 +457,34 @@ unsigned badblocks_list(struct graid_array *a, unsigned role, struct bbl_range *
 	return n;
 }
 
+/*
+ * The array byte that member @p idx's data-area byte @p off holds now: while a reshape runs,
+ * by its position (docs/FORMAT.md, "Where an array byte is": the new geometry below it and
+ * past the moved bytes, the old one at or past it), so a place the move has passed names
+ * the byte it holds now, and one it has left behind (moved from, not yet written) none.
+ * -ENODATA: parity, or no byte of either geometry.
+ */
+static int bb_unmap(const struct graid_array *a, unsigned idx, uint64_t off, uint64_t *arr)
+{
+	const struct array_reshape *rs = atomic_load(&a->reshape);
+	uint64_t pos, x;
+
+	if (!rs)
+		return layout_unmap(&a->lay, idx, off, arr);
+	pos = atomic_load(&rs->position);
+	if (idx < rs->new_lay.nmembers && layout_unmap(&rs->new_lay, idx, off, &x) == 0 &&
+	    (x < pos || x >= rs->end)) {
+		*arr = x;
+		return 0;
+	}
+	if (idx < rs->old_lay.nmembers && layout_unmap(&rs->old_lay, idx, off, &x) == 0 &&
+	    x >= pos && x < rs->end) {
+		*arr = x;
+		return 0;
+	}
+	return -ENODATA;
+}
+
 GRAID_API int graid_array_bad_blocks(struct graid_array *a, unsigned idx,
 				     struct graid_bad_block *out, unsigned max)
 {
@@ -474,7 +502,7 @@ GRAID_API int graid_array_bad_blocks(struct graid_array *a, unsigned idx,
 						   .array_offset = UINT64_MAX };
 		out[i].flags = (r[i].flags & BBL_F_LOST ? GRAID_BAD_BLOCK_LOST : 0) |
 			       (r[i].flags & BBL_F_UNREADABLE ? GRAID_BAD_BLOCK_UNREADABLE : 0);
-		if (layout_unmap(&a->lay, idx, out[i].member_offset, &arr) == 0)
+		if (bb_unmap(a, idx, out[i].member_offset, &arr) == 0)
 			out[i].array_offset = arr;
 	}
 	return (int)n;
