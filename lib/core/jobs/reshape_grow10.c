@@ -288,8 +288,7 @@ static uint64_t grow10_chunks(const struct graid_array *a, unsigned new_n)
 /*
  * What must hold for a coarsening, meta_lock held, the array quiesced: nothing else that
  * reads the maps by region number running (a reshape, a scrub, a resync still pending, a
- * replace: refused, -EBUSY, as the grow would be or should wait for), no member out (the
- * grow refuses that: -EIO from its checks, this one does nothing).
+ * replace: refused, -EBUSY, as the grow would be or should wait for).
  */
 static int grow10_coarsen_ok(struct graid_array *a)
 {
@@ -374,6 +373,10 @@ int grow10_maps_fit(struct graid_array *a, unsigned new_n)
 #endif
 	if (!kb && !kl)
 		return 0;
+	/* A member out: the grow refuses that (grow_check, -EIO); nothing to change for it. */
+	for (unsigned r = 0; r < a->nmembers; r++)
+		if (!array_role_alive(a, r))
+			return 0;
 	/* No rebuild pass while the sizes change (it reads the bitmap by region number). */
 	if (pthread_mutex_trylock(&a->rebuild_lock)) {
 		graid__log(GRAID_LOG_ERR, "grow: the region maps must be coarsened for this grow, "
