@@ -1738,7 +1738,9 @@ struct graid_scrub_report {
  *   holds what it checked until then (and @c first_row), and the row it stopped at is
  *   recorded (not on a read-only array), so ::GRAID_SCRUB_RESUME continues from there. A
  *   member a failed rewrite took out (an event says so) leaves the rows read after it
- *   counted in @c skipped, and the scrub returns 0.
+ *   counted in @c skipped, and the scrub returns 0. -EBUSY a RAID-5/6 or RAID-10 reshape
+ *   runs (its rows are in two geometries), or the array is quiesced for a moment (a
+ *   RAID-10 grow's start making its region maps coarser).
  */
 GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 				struct graid_scrub_report *rep);

@@ -16,8 +16,8 @@
 #include "meta/array_readerr.h"
 #include "meta/badblocks.h"
 #include "meta/bitmap.h"
-#include "meta/live.h"
 #include "meta/array_meta.h"
+#include "meta/live.h"
 #include "meta/member_fail.h"
 #include "meta/region_map.h"
 
@@ -31,9 +31,6 @@
 bool graid__test_grow10;
 /* Test seam: the grow start does not coarsen the maps (the refusal as before it did). */
 bool graid__test_grow10_no_coarsen;
-#define grow10_test_no_coarsen graid__test_grow10_no_coarsen
-#else
-#define grow10_test_no_coarsen false
 #endif
 
 bool grow10_allowed(void)
@@ -368,7 +365,7 @@ int grow10_maps_fit(struct graid_array *a, unsigned new_n)
 	    (a->live && region_map_doublings(&a->live->map, chunks, &kl)))
 		return 0; /* no size fits: grow10_check() refuses, -ENOSPC */
 #if GRAID_FAULT_INJECTION
-	if (grow10_test_no_coarsen)
+	if (graid__test_grow10_no_coarsen)
 		return 0;
 #endif
 	if (!kb && !kl)
