@@ -1465,13 +1465,17 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  *   in this version), a RAID-5/6 with a write-hole journal or checksums, a RAID-10 with
  *   checksums, or an array whose reserved area has no room for the reshape record
  *   (another writer's array); -ENOSPC a RAID-10 whose write-intent bitmap or live-data
- *   map has too few bits (or this handle too few regions: close and open again) for the
- *   chunks the grow adds at its recorded region size (logged; with libgraid's defaults a
- *   RAID-10 grows online to 128 GiB at most, docs/RESHAPE.md); -E2BIG more devices than this handle has room for
- *   (close and open the array again); -EBUSY a reshape of this array is under way (or
- *   stopped on a failure: the next open resumes it), a scrub, a replace in service or the
- *   resync after an unclean shutdown is under way (logged: grow once it has ended), or
- *   another host holds a device's reservation; -EIO a member is not active, or a member or a new device failed a write of
+ *   map would have too few bits (or this handle too few regions: close and open again)
+ *   for the grown chunk count even with one region covering the whole array (logged;
+ *   short of that the start makes the maps' regions coarser, recorded in the superblocks,
+ *   docs/RESHAPE.md "Coarsening the region maps"); -E2BIG more devices than this handle
+ *   has room for (close and open the array again); -EBUSY a reshape of this array is under
+ *   way (or stopped on a failure: the next open resumes it), a scrub, a replace in service
+ *   or the resync after an unclean shutdown is under way (logged: grow once it has ended),
+ *   another host holds a device's reservation, or (a RAID-10 whose maps must be made
+ *   coarser, logged) a rebuild is under way or requests stayed in flight for 10 s (a queue
+ *   not reaped while the array is quiesced; while it is, graid_queue_*() calls on a queue
+ *   with requests in it return -EAGAIN); -EIO a member is not active, or a member or a new device failed a write of
  *   the first reshape record (no superblock records the reshape; on RAID-0 a member that
  *   failed the write is kept, as the only holder of its chunks, and the call fails), or of
  *   the superblocks that start it (the reshape may be recorded on some members: I/O goes on
@@ -1737,7 +1741,9 @@ struct graid_scrub_report {
  *   holds what it checked until then (and @c first_row), and the row it stopped at is
  *   recorded (not on a read-only array), so ::GRAID_SCRUB_RESUME continues from there. A
  *   member a failed rewrite took out (an event says so) leaves the rows read after it
- *   counted in @c skipped, and the scrub returns 0.
+ *   counted in @c skipped, and the scrub returns 0. -EBUSY a RAID-5/6 or RAID-10 reshape
+ *   runs (its rows are in two geometries), or the array is quiesced for a moment (a
+ *   RAID-10 grow's start making its region maps coarser).
  */
 GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 				struct graid_scrub_report *rep);
@@ -2138,7 +2144,9 @@ GRAID_API int graid_queue_unregister_buffers(struct graid_queue *q);
  * @param offset array offset, a multiple of the block size.
  * @param user_data returned in the completion.
  * @return 0; -EINVAL misaligned or out of range (no completion follows); -EAGAIN the queue
- *   holds depth requests already: reap some first; -ESTALE another host took the array
+ *   holds depth requests already, or holds some while the array is quiesced for a moment
+ *   (a RAID-10 grow's start making its region maps coarser): reap some first; a call on
+ *   an empty queue then waits until the quiesce ends instead; -ESTALE another host took the array
  *   over (::GRAID_EVENT_ARRAY_FOREIGN; no completion follows); -EEXIST a ::GRAID_QUEUE_F_ONE_THREAD queue called from another thread (nothing queued).
  */
 GRAID_API int graid_queue_read(struct graid_queue *q, void *buf, size_t len, uint64_t offset,

@@ -448,6 +448,12 @@ struct graid_array {
 
 	/* Background work and its tuning: atomics, read by the jobs, set by the public calls. */
 	atomic_uint fg_inflight;       /* foreground requests in flight, for rebuild's yield */
+	/*
+	 * Set while the array is quiesced (io/quiesce.c): new requests wait at their queueing,
+	 * the worker's jobs are held, and fg_inflight (counted before this is looked at) has
+	 * drained to zero once array_quiesce() returns.
+	 */
+	atomic_bool quiesced;
 	atomic_uint fg_started;        /* foreground requests ever started: busy since a look */
 	pthread_mutex_t rebuild_lock;  /* one rebuild at a time, held for all of it */
 	atomic_uint_fast64_t rebuild_rate;   /* bytes/s per member, 0 unlimited */

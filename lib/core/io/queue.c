@@ -10,6 +10,7 @@
 #include "array/stats_count.h"
 #include "io/lost_write_column.h"
 #include "io/queue.h"
+#include "io/quiesce.h"
 #include "io/queue_fixed.h"
 #include "io/queue_io.h"
 #include "io/queue_late.h"
@@ -591,6 +592,7 @@ static int queue_add(struct graid_queue *q, uint8_t *buf, size_t len, uint64_t o
 {
 	const struct graid_array *a;
 	struct req *r;
+	int rc;
 
 	if (!q || (!buf && len && !zero))
 		return -EINVAL;
@@ -607,13 +609,21 @@ static int queue_add(struct graid_queue *q, uint8_t *buf, size_t len, uint64_t o
 		return -ESTALE;
 	if (q->nreq >= q->depth)
 		return -EAGAIN;
-	if (zero && queue_zbuf(q))
+	/* Counted in fg_inflight here, or held while the array is quiesced (quiesce.c). */
+	rc = quiesce_enter(q->a, q->nreq);
+	if (rc)
+		return rc;
+	if (zero && queue_zbuf(q)) {
+		quiesce_leave(q->a);
 		return -ENOMEM;
+	}
 	r = q->free_reqs;
 	if (r)
 		q->free_reqs = r->next;
-	else if (!(r = malloc(sizeof(*r))))
+	else if (!(r = malloc(sizeof(*r)))) {
+		quiesce_leave(q->a);
 		return -ENOMEM;
+	}
 	*r = (struct req){ .user_data = user_data, .buf = zero ? q->zbuf : buf, .len = len,
 			   .off = offset, .write = write, .zero = zero, .kslot = kslot,
 			   .start_ns = graid__now_ns() };
@@ -627,7 +637,6 @@ static int queue_add(struct graid_queue *q, uint8_t *buf, size_t len, uint64_t o
 		q->active = r;
 	q->active_tail = r;
 	q->nreq++;
-	atomic_fetch_add_explicit(&q->a->fg_inflight, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&q->a->fg_started, 1, memory_order_relaxed);
 	return 0;
 }

@@ -24,11 +24,13 @@ static inline int array_may_change(const struct graid_array *a)
  * background resyncs, scrubs, replaces and spare takeovers place rows by a->lay alone,
  * which is only the old geometry's half of the array then, so they wait until it has
  * finished (docs/RESHAPE.md, "RAID-5/6 growing, as built"; the resync at open runs by
- * position). RAID-0 has none of them.
+ * position). RAID-0 has none of them. A quiesced array (io/quiesce.h) holds them too: a
+ * quiesce changes what they read without a lock (a RAID-10 grow's coarser region maps).
  */
 static inline bool array_reshape_holds_jobs(const struct graid_array *a)
 {
-	return a->lay.level != 0 && atomic_load(&a->reshape) != NULL;
+	return (a->lay.level != 0 && atomic_load(&a->reshape) != NULL) ||
+	       atomic_load(&a->quiesced);
 }
 
 /*

@@ -9,11 +9,14 @@
 #include <string.h>
 
 #include "format/layout.h"
+#include "io/quiesce.h"
+#include "jobs/jobs.h"
 #include "jobs/reshape_grow10.h"
 #include "jobs/reshape_grow56.h"
 #include "meta/array_readerr.h"
 #include "meta/badblocks.h"
 #include "meta/bitmap.h"
+#include "meta/array_meta.h"
 #include "meta/live.h"
 #include "meta/member_fail.h"
 #include "meta/region_map.h"
@@ -26,6 +29,8 @@
 
 #if GRAID_FAULT_INJECTION
 bool graid__test_grow10;
+/* Test seam: the grow start does not coarsen the maps (the refusal as before it did). */
+bool graid__test_grow10_no_coarsen;
 #endif
 
 bool grow10_allowed(void)
@@ -255,6 +260,7 @@ int grow10_check(struct graid_array *a, unsigned new_n)
 	for (unsigned i = 0; i < 2; i++) {
 		const struct region_map *m = maps[i];
 
+		/* Coarsened by grow10_maps_fit() before this look wherever a coarser map fits. */
 		if (!m || chunks / m->region_stripes + (chunks % m->region_stripes != 0) <= m->cap)
 			continue;
 		graid__log(GRAID_LOG_ERR, "grow: the %s has room for %" PRIu64 " regions of %" PRIu64
@@ -264,6 +270,132 @@ int grow10_check(struct graid_array *a, unsigned new_n)
 		return -ENOSPC;
 	}
 	return 0;
+}
+
+/* The array chunks of a RAID-10 of @p new_n members like @p a's; 0: no such layout. */
+static uint64_t grow10_chunks(const struct graid_array *a, unsigned new_n)
+{
+	struct layout nl;
+
+	if (layout_init(&nl, 10, new_n, a->lay.chunk, a->lay.member_bytes))
+		return 0;
+	return nl.array_bytes / nl.chunk;
+}
+
+/*
+ * What must hold for a coarsening, meta_lock held, the array quiesced: nothing else that
+ * reads the maps by region number running (a reshape, a scrub, a resync still pending, a
+ * replace: refused, -EBUSY, as the grow would be or should wait for).
+ */
+static int grow10_coarsen_ok(struct graid_array *a)
+{
+	const char *what = NULL;
+
+	if (atomic_load(&a->reshape) || a->reshape_starting)
+		what = "a reshape";
+	else if (atomic_load(&a->scrubs_running))
+		what = "a scrub";
+	else if (a->bitmap.enabled && atomic_load(&a->bitmap.resync_from) != UINT64_MAX)
+		what = "the resync after an unclean shutdown";
+	else if (atomic_load(&a->replace))
+		what = "a replace";
+	if (what) {
+		graid__log(GRAID_LOG_ERR, "grow: the region maps must be coarsened for this grow, "
+					  "and %s is under way: try again after it", what);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+/*
+ * The coarsening itself, meta_lock held, the array quiesced: both maps made coarse (their
+ * OR images written), the superblocks recording the new sizes, then the coarse images
+ * alone. Given up before the superblock round ended well: both maps back to their fine
+ * sizes in memory (the members hold the fine maps or the OR images: supersets of them).
+ */
+static int grow10_coarsen_locked(struct graid_array *a, unsigned kb, unsigned kl)
+{
+	struct region_map_undo bu, lu;
+	uint64_t bwas = a->bitmap.enabled ? a->bitmap.map.region_stripes : 0;
+	uint64_t lwas = a->live ? a->live->map.region_stripes : 0;
+	int rc = grow10_coarsen_ok(a);
+
+	memset(&bu, 0, sizeof(bu));
+	memset(&lu, 0, sizeof(lu));
+	if (rc == 0)
+		rc = bitmap_coarsen(a, kb, &bu);
+	if (rc == 0)
+		rc = live_coarsen(a, kl, &lu);
+	if (rc == 0) {
+		a->events++;
+		rc = array_write_superblocks(a, 0);
+	}
+	if (rc) {
+		bitmap_coarsen_undo(a, &bu);
+		live_coarsen_undo(a, &lu);
+		graid__log(GRAID_LOG_ERR, "grow: coarsening the region maps failed: %s; they keep "
+					  "their sizes", graid_strerror(rc));
+		return rc;
+	}
+	/* A copy left with the OR image is a superset at the new size: logged, not an error. */
+	if (a->bitmap.enabled)
+		(void)region_map_coarsen_finish(a, &a->bitmap.map, &bu);
+	if (a->live)
+		(void)region_map_coarsen_finish(a, &a->live->map, &lu);
+	graid__log(GRAID_LOG_NOTICE, "grow: region maps coarsened for %u members: the bitmap's "
+				     "regions %" PRIu64 " chunks (were %" PRIu64 "), the live-data "
+				     "map's %" PRIu64 " (were %" PRIu64 ")",
+		   a->nmembers, a->bitmap.enabled ? a->bitmap.map.region_stripes : 0, bwas,
+		   a->live ? a->live->map.region_stripes : 0, lwas);
+	return 0;
+}
+
+int grow10_maps_fit(struct graid_array *a, unsigned new_n)
+{
+	uint64_t chunks;
+	unsigned kb = 0, kl = 0;
+	int rc;
+
+	if (a->lay.level != 10 || a->csum || new_n > a->member_cap)
+		return 0; /* grow10_check() or grow_check() says why not */
+	chunks = grow10_chunks(a, new_n);
+	if (!chunks)
+		return 0;
+	if ((a->bitmap.enabled && region_map_doublings(&a->bitmap.map, chunks, &kb)) ||
+	    (a->live && region_map_doublings(&a->live->map, chunks, &kl)))
+		return 0; /* no size fits: grow10_check() refuses, -ENOSPC */
+#if GRAID_FAULT_INJECTION
+	if (graid__test_grow10_no_coarsen)
+		return 0;
+#endif
+	if (!kb && !kl)
+		return 0;
+	/* A member out: the grow refuses that (grow_check, -EIO); nothing to change for it. */
+	for (unsigned r = 0; r < a->nmembers; r++)
+		if (!array_role_alive(a, r))
+			return 0;
+	/* No rebuild pass while the sizes change (it reads the bitmap by region number). */
+	if (pthread_mutex_trylock(&a->rebuild_lock)) {
+		graid__log(GRAID_LOG_ERR, "grow: the region maps must be coarsened for this grow, "
+					  "and a rebuild is under way: try again after it");
+		return -EBUSY;
+	}
+	rc = array_quiesce(a, QUIESCE_DRAIN_NS);
+	if (rc == 0) {
+		pthread_mutex_lock(&a->meta_lock);
+		rc = grow10_coarsen_locked(a, kb, kl);
+		pthread_mutex_unlock(&a->meta_lock);
+		array_unquiesce(a);
+	} else {
+		graid__log(GRAID_LOG_ERR, "grow: the array could not be quiesced to coarsen its "
+					  "region maps: %s", graid_strerror(rc));
+	}
+	pthread_mutex_unlock(&a->rebuild_lock);
+	/* The worker's jobs held by the quiesce look again now rather than at their next tick. */
+	pthread_mutex_lock(&a->meta_lock);
+	pthread_cond_broadcast(&a->worker_cond);
+	pthread_mutex_unlock(&a->meta_lock);
+	return rc;
 }
 
 int grow10_maps_grow(struct graid_array *a, const struct array_reshape *rs)

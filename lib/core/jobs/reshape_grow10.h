@@ -19,6 +19,10 @@
  * refuses their records as any it cannot resume.
  */
 bool grow10_allowed(void);
+#if GRAID_FAULT_INJECTION
+/* Test seam, false in use: grow10_maps_fit() does nothing (the -ENOSPC of older builds). */
+extern bool graid__test_grow10_no_coarsen;
+#endif
 
 /* Chunks a RAID-10 window moves at most (the job's buffer holds one each). */
 #define GROW10_WINDOW_CHUNKS 16u
@@ -47,6 +51,20 @@ int grow10_move(struct graid_array *a, struct reshape_io *rio, const struct arra
  * array chunks the grow adds. 0 for other levels.
  */
 int grow10_check(struct graid_array *a, unsigned new_n);
+
+/*
+ * Before the start's checks (no lock held) for a RAID-10 growing to @p new_n members: where
+ * the bitmap's or the live map's bits cannot count the grown array's chunks at their
+ * region size, both maps coarsened (their region sizes doubled as often as needed, a new
+ * bit the OR of the old ones it covers) in memory, on every member and in the superblocks,
+ * with the array quiesced (io/quiesce.h) and no rebuild pass running: docs/RESHAPE.md,
+ * "Coarsening the region maps". Done for good even if the grow then fails (a coarser map
+ * is as valid). 0 also where nothing is needed or nothing fits (grow10_check() refuses
+ * that, -ENOSPC); -EBUSY a rebuild, scrub, resync, replace or reshape is under way, or
+ * requests stayed in flight past QUIESCE_DRAIN_NS; -ECANCELED closing; -EIO a map's copy
+ * or the superblocks could not be written (the maps keep their sizes); -ENOMEM.
+ */
+int grow10_maps_fit(struct graid_array *a, unsigned new_n);
 
 /*
  * At the finish, before the added space is zeroed: the bitmap's and the live map's regions

@@ -376,6 +376,9 @@ static int grow_start(struct graid_array *a, const char *const *paths, unsigned 
 	if (rc)
 		return rc;
 	rc = grow_level_ok(a, n, to6);
+	/* RAID-10: maps too small for the grown chunk count made coarser first (no lock held). */
+	if (rc == 0 && !to6)
+		rc = grow10_maps_fit(a, a->nmembers + n);
 	if (rc)
 		return rc;
 	m = calloc(n, sizeof(*m));

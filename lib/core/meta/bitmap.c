@@ -226,3 +226,34 @@ uint64_t bitmap_dirty_regions(const struct graid_array *a)
 		n += region_map_marked(&b->map, r);
 	return n;
 }
+
+/*
+ * The bitmap's own per-region state across a coarsening: every stamp dropped (a stamp is a
+ * promise about the region it was made for; unstamped, a region waits one more flush), and
+ * the resync still pending from the region that holds its first one.
+ */
+static void bitmap_merge(struct region_map *m, uint64_t nfine, unsigned k, bool undo, void *arg)
+{
+	struct bitmap *b = arg;
+	uint64_t from = atomic_load(&b->resync_from);
+
+	for (uint64_t r = 0; r < nfine; r++)
+		b->quiet_epoch[r] = 0;
+	if (from != UINT64_MAX)
+		atomic_store(&b->resync_from, undo ? from << k : from >> k);
+	(void)m;
+}
+
+int bitmap_coarsen(struct graid_array *a, unsigned k, struct region_map_undo *undo)
+{
+	memset(undo, 0, sizeof(*undo));
+	if (!a->bitmap.enabled)
+		return 0;
+	return region_map_coarsen(a, &a->bitmap.map, k, bitmap_merge, &a->bitmap, undo);
+}
+
+void bitmap_coarsen_undo(struct graid_array *a, struct region_map_undo *undo)
+{
+	if (a->bitmap.enabled)
+		region_map_coarsen_undo(&a->bitmap.map, bitmap_merge, &a->bitmap, undo);
+}

@@ -69,4 +69,12 @@ int bitmap_mark_all(struct graid_array *a);
 uint64_t bitmap_dirty_regions(const struct graid_array *a);
 
 
+/*
+ * Regions 2^@p k times as large (region_map_coarsen(), which says when and what it returns):
+ * the flush stamps dropped, the pending resync's start scaled. No bitmap: 0.
+ */
+int bitmap_coarsen(struct graid_array *a, unsigned k, struct region_map_undo *undo);
+/* region_map_coarsen_undo() for the bitmap. */
+void bitmap_coarsen_undo(struct graid_array *a, struct region_map_undo *undo);
+
 #endif

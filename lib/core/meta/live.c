@@ -313,3 +313,51 @@ uint64_t live_used_bytes(const struct graid_array *a)
 			used += r + 1 == l->map.nregions ? a->lay.array_bytes - r * rb : rb;
 	return used;
 }
+
+/*
+ * The live map's own per-region state across a coarsening: a discard's candidacy dropped
+ * (the region stays used: a later discard of all of it records it unused again), and a
+ * region's last write the latest of the regions it merges (spread back as is on an undo:
+ * a later sequence only keeps a region used).
+ */
+static void live_merge(struct region_map *m, uint64_t nfine, unsigned k, bool undo, void *arg)
+{
+	struct live *l = arg;
+	uint64_t ncoarse = (nfine >> k) + ((nfine & ((1ull << k) - 1)) != 0);
+
+	for (uint64_t r = 0; r < nfine; r++) {
+		atomic_store(&l->cand[r], 0);
+		atomic_store(&l->cand_seq[r], 0);
+	}
+	if (undo) {
+		/* Downward: region r's source r >> k is below it, not yet overwritten. */
+		for (uint64_t r = nfine; r-- > 0;)
+			atomic_store(&l->last[r], atomic_load(&l->last[r >> k]));
+	} else {
+		for (uint64_t i = 0; i < ncoarse; i++) {
+			uint64_t top = 0;
+
+			for (uint64_t r = i << k; r < ((i + 1) << k) && r < nfine; r++)
+				if (atomic_load(&l->last[r]) > top)
+					top = atomic_load(&l->last[r]);
+			atomic_store(&l->last[i], top);
+		}
+		for (uint64_t r = ncoarse; r < nfine; r++)
+			atomic_store(&l->last[r], 0);
+	}
+	(void)m;
+}
+
+int live_coarsen(struct graid_array *a, unsigned k, struct region_map_undo *undo)
+{
+	memset(undo, 0, sizeof(*undo));
+	if (!a->live)
+		return 0;
+	return region_map_coarsen(a, &a->live->map, k, live_merge, a->live, undo);
+}
+
+void live_coarsen_undo(struct graid_array *a, struct region_map_undo *undo)
+{
+	if (a->live)
+		region_map_coarsen_undo(&a->live->map, live_merge, a->live, undo);
+}

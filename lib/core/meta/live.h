@@ -108,4 +108,12 @@ bool live_row_unused(const struct graid_array *a, uint64_t row);
 /* Bytes of the array in used regions (the array's size without a map). */
 uint64_t live_used_bytes(const struct graid_array *a);
 
+/*
+ * Regions 2^@p k times as large (region_map_coarsen(), which says when and what it returns):
+ * pending discard candidacies dropped, each region's last write the latest merged. No map: 0.
+ */
+int live_coarsen(struct graid_array *a, unsigned k, struct region_map_undo *undo);
+/* region_map_coarsen_undo() for the live-data map. */
+void live_coarsen_undo(struct graid_array *a, struct region_map_undo *undo);
+
 #endif

@@ -19,10 +19,25 @@ uint64_t bitmap_stripes(const struct graid_array *a)
 	return a->lay.level == 10 ? a->lay.array_bytes / a->lay.chunk : a->lay.nstripes;
 }
 
+#if GRAID_FAULT_INJECTION
+uint64_t graid__test_region_map_bits;
+#endif
+
+/* The bits a map of @p bytes uses: all of them, but for the tests' small maps. */
+static uint64_t region_map_bits(uint64_t bytes)
+{
+#if GRAID_FAULT_INJECTION
+	if (graid__test_region_map_bits && graid__test_region_map_bits < bytes * 8)
+		return graid__test_region_map_bits;
+#endif
+	return bytes * 8;
+}
+
 uint64_t region_map_default_region(const struct graid_array *a, const struct region_map_kind *k,
 				   uint64_t bytes)
 {
-	uint64_t nst = bitmap_stripes(a), bits = bytes * 8, per = (nst + bits - 1) / bits;
+	uint64_t nst = bitmap_stripes(a), bits = region_map_bits(bytes);
+	uint64_t per = (nst + bits - 1) / bits;
 	uint64_t least = k->min_region_bytes / a->lay.chunk;
 
 	if (per < least)
@@ -67,7 +82,7 @@ int region_map_grow(struct region_map *m, uint64_t stripes)
 int region_map_init(struct graid_array *a, struct region_map *m, const struct region_map_kind *k,
 		    uint64_t offset, uint64_t bytes, uint64_t region_stripes)
 {
-	uint64_t nst = bitmap_stripes(a), bits = bytes * 8, per;
+	uint64_t nst = bitmap_stripes(a), bits = region_map_bits(bytes), per;
 
 	memset(m, 0, sizeof(*m));
 	per = region_stripes ? region_stripes : region_map_default_region(a, k, bytes);
@@ -297,4 +312,129 @@ void region_map_sweep_end(struct graid_array *a, struct region_map *m, struct re
 		region_map_write_block(a, m, blk, &s->timed);
 	pthread_mutex_unlock(&m->lock);
 	meta_timed_settle(a, &s->timed);
+}
+
+/* ---- coarsening (a RAID-10 grow past the map's bits: docs/RESHAPE.md) -------------------- */
+
+void region_map_or_bits(const uint8_t *fine, uint64_t nfine, unsigned k, uint8_t *out,
+			uint64_t bytes)
+{
+	memset(out, 0, bytes);
+	for (uint64_t r = 0; r < nfine; r++)
+		if ((fine[r / 8] >> (r % 8)) & 1u) {
+			uint64_t c = r >> k;
+
+			if (c / 8 < bytes)
+				out[c / 8] |= (uint8_t)(1u << (c % 8));
+		}
+}
+
+int region_map_doublings(const struct region_map *m, uint64_t stripes, unsigned *k)
+{
+	for (unsigned d = 0; d < 64; d++) {
+		uint64_t per = m->region_stripes << d;
+
+		if (per >> d != m->region_stripes)
+			break; /* wrapped */
+		if (stripes / per + (stripes % per != 0) <= m->cap) {
+			*k = d;
+			return 0;
+		}
+		if (per >= stripes)
+			break; /* one region covers everything and still does not fit */
+	}
+	return -ENOSPC;
+}
+
+int region_map_coarsen(struct graid_array *a, struct region_map *m, unsigned k,
+		       region_map_merge_fn merge, void *arg, struct region_map_undo *undo)
+{
+	uint64_t nfine, ncoarse;
+	uint8_t *coarse;
+
+	memset(undo, 0, sizeof(*undo));
+	if (!m->kind || k == 0)
+		return 0;
+	pthread_mutex_lock(&m->lock);
+	nfine = atomic_load(&m->nregions);
+	ncoarse = (nfine >> k) + ((nfine & ((1ull << k) - 1)) != 0);
+	/* A write marks its region at its start and ends it at its completion: none may run. */
+	for (uint64_t r = 0; r < nfine; r++)
+		if (atomic_load(&m->inflight[r])) {
+			pthread_mutex_unlock(&m->lock);
+			return -EBUSY;
+		}
+	undo->state = malloc(nfine ? nfine : 1);
+	coarse = malloc(m->bytes);
+	if (!undo->state || !coarse) {
+		pthread_mutex_unlock(&m->lock);
+		free(undo->state);
+		free(coarse);
+		undo->state = NULL;
+		return -ENOMEM;
+	}
+	undo->region_stripes = m->region_stripes;
+	undo->nregions = nfine;
+	for (uint64_t r = 0; r < nfine; r++)
+		undo->state[r] = atomic_load(&m->state[r]);
+	/* In place, upward: region i's sources are i << k on, never below a region written. */
+	for (uint64_t i = 0; i < ncoarse; i++) {
+		uint8_t st = 0;
+
+		for (uint64_t r = i << k; r < ((i + 1) << k) && r < nfine; r++)
+			st |= undo->state[r];
+		atomic_store(&m->state[i], st);
+	}
+	for (uint64_t r = ncoarse; r < nfine; r++)
+		atomic_store(&m->state[r], 0);
+	if (merge)
+		merge(m, nfine, k, false, arg);
+	/* The image: fine | coarse, a superset of the map at either size (the crash argument). */
+	region_map_or_bits(m->disk, nfine, k, coarse, m->bytes);
+	for (uint64_t b = 0; b < m->bytes; b++)
+		m->disk[b] |= coarse[b];
+	free(coarse);
+	m->region_stripes <<= k;
+	atomic_store(&m->nregions, ncoarse);
+	pthread_mutex_unlock(&m->lock);
+	return region_map_write_all(a, m);
+}
+
+void region_map_coarsen_undo(struct region_map *m, region_map_merge_fn merge, void *arg,
+			     struct region_map_undo *undo)
+{
+	unsigned k = 0;
+
+	if (!m->kind || !undo->state)
+		return;
+	pthread_mutex_lock(&m->lock);
+	while ((undo->region_stripes << k) < m->region_stripes)
+		k++;
+	for (uint64_t r = 0; r < undo->nregions; r++)
+		atomic_store(&m->state[r], undo->state[r]);
+	if (merge)
+		merge(m, undo->nregions, k, true, arg);
+	m->region_stripes = undo->region_stripes;
+	atomic_store(&m->nregions, undo->nregions);
+	pthread_mutex_unlock(&m->lock);
+	free(undo->state);
+	undo->state = NULL;
+}
+
+int region_map_coarsen_finish(struct graid_array *a, struct region_map *m,
+			      struct region_map_undo *undo)
+{
+	uint64_t n;
+
+	if (!m->kind || !undo->state)
+		return 0;
+	free(undo->state);
+	undo->state = NULL;
+	pthread_mutex_lock(&m->lock);
+	n = atomic_load(&m->nregions);
+	memset(m->disk, 0, m->bytes);
+	for (uint64_t r = 0; r < n; r++)
+		region_map_set_disk(m, r, region_map_marked(m, r));
+	pthread_mutex_unlock(&m->lock);
+	return region_map_write_all(a, m);
 }

@@ -37,12 +37,77 @@ uint64_t region_map_default_region(const struct graid_array *a, const struct reg
 int region_map_init(struct graid_array *a, struct region_map *m, const struct region_map_kind *k,
 		    uint64_t offset, uint64_t bytes, uint64_t region_stripes);
 void region_map_free(struct graid_array *a, struct region_map *m);
+#if GRAID_FAULT_INJECTION
+/*
+ * Test seam, 0 in use: the bits a map set up from now on uses at most (its room and the
+ * check of a recorded region size), so that a small array's maps are too small for a grow.
+ */
+extern uint64_t graid__test_region_map_bits;
+#endif
 /*
  * A RAID-10 grown to @p stripes array chunks: the regions that cover them counted (their
  * state zero: clean, unused). 0 (also for a map never set up); -ENOSPC more regions than
  * the room region_map_init made (m->cap).
  */
 int region_map_grow(struct region_map *m, uint64_t stripes);
+
+/*
+ * Bit i of @p out (@p bytes long, zeroed first) set to the OR of bits [i << @p k, (i + 1) <<
+ * @p k) of @p fine, which has @p nfine bits: a map's image for regions 2^k times as large.
+ * Bits past @p bytes * 8 are dropped (the caller sizes @p out for ceil(nfine / 2^k) bits).
+ */
+void region_map_or_bits(const uint8_t *fine, uint64_t nfine, unsigned k, uint8_t *out,
+			uint64_t bytes);
+/*
+ * The least number of doublings k of @p m's region size after which @p stripes fit its room
+ * (ceil(stripes / (region_stripes << k)) <= m->cap); 0 when they fit already. -ENOSPC no k
+ * does (the region size would pass the whole array or wrap). Not for a map never set up.
+ */
+int region_map_doublings(const struct region_map *m, uint64_t stripes, unsigned *k);
+
+/*
+ * A coarsening under way: what region_map_coarsen_undo() puts back. The fine states are
+ * copied whole: a region's mark, restored exactly, is what the members' copies (the fine
+ * ones, or the OR image) hold at least.
+ */
+struct region_map_undo {
+	uint64_t region_stripes, nregions;
+	uint8_t *state;
+};
+/*
+ * The instance's per-region arrays merged (@p undo false: regions [i << k, (i + 1) << k) of
+ * @p nfine into region i) or spread back (@p undo true), under the map's lock, with nothing
+ * in flight.
+ */
+typedef void (*region_map_merge_fn)(struct region_map *m, uint64_t nfine, unsigned k, bool undo,
+				    void *arg);
+/*
+ * Make @p m's regions 2^@p k times as large, in memory and on the members (docs/RESHAPE.md,
+ * "Coarsening the region maps"): with every request drained (the array quiesced, its jobs
+ * held), under the map's lock, the states OR-ed (a region marked before is marked after),
+ * the instance's arrays merged (@p merge), region_stripes and nregions set; then the image
+ * written to every writable member is the fine map OR-ed with the coarse one, which is a
+ * superset of the map read at either region size: safe whatever the superblocks say until
+ * region_map_coarsen_finish(). @p undo filled for region_map_coarsen_undo(). @return 0;
+ * -EBUSY a write in flight on a region (nothing changed); -ENOMEM (nothing changed); -EIO a
+ * member's copy was not written (changed in memory: undo it); -ESTALE taken over (the same).
+ */
+int region_map_coarsen(struct graid_array *a, struct region_map *m, unsigned k,
+		       region_map_merge_fn merge, void *arg, struct region_map_undo *undo);
+/*
+ * The coarsening given up (its superblocks not written): the fine states, size and count
+ * back, the instance's arrays spread back; the image stays the OR one (a superset of the
+ * fine map, which is what the members hold, each copy written or not). Frees @p undo.
+ */
+void region_map_coarsen_undo(struct region_map *m, region_map_merge_fn merge, void *arg,
+			     struct region_map_undo *undo);
+/*
+ * The superblocks record the coarse size: the image made the coarse map alone and written
+ * (a member whose copy is not rewritten keeps the OR image, a superset: harmless). Frees
+ * @p undo. 0, or region_map_write_all()'s error (logged by it).
+ */
+int region_map_coarsen_finish(struct graid_array *a, struct region_map *m,
+			      struct region_map_undo *undo);
 
 /*
  * Whether this handle may change a map at all: a read-only handle writes nothing, whoever
