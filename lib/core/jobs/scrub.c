@@ -707,7 +707,9 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 	atomic_fetch_add(&a->scrubs_running, 1);
 	/*
 	 * Counted in, then looked again under meta_lock: a grow that began meanwhile (it
-	 * refuses to start while scrubs_running, under the same lock) would move rows under it.
+	 * refuses to start while scrubs_running, under the same lock) would move rows under it,
+	 * and a quiesce (io/quiesce.c, array_reshape_holds_jobs) that set its flag before the
+	 * count is seen here, one after it sees the count.
 	 */
 	pthread_mutex_lock(&a->meta_lock);
 	if (a->reshape_starting || array_reshape_holds_jobs(a))
@@ -715,12 +717,6 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 	pthread_mutex_unlock(&a->meta_lock);
 	if (rc == 0 && !(c.verdict = malloc(c.buf.rows_max * sizeof(*c.verdict))))
 		rc = -ENOMEM;
-	/*
-	 * Counted, then the hold looked at again: a quiesce (io/quiesce.c) that set its flag
-	 * after the look above sees this scrub counted, and one that set it before is seen here.
-	 */
-	if (rc == 0 && array_reshape_holds_jobs(a))
-		rc = -EBUSY;
 	if (rc == 0)
 		rc = mbatch_open(&c.mb, a);
 	/* A latent sector is what a scrub is for: rewritten, its member kept (row_heal.c). */
