@@ -15,6 +15,7 @@
 #include "format/reshape_map.h"
 #include "jobs/jobs.h"
 #include "jobs/reshape_grow.h"
+#include "jobs/reshape_csum.h"
 #include "jobs/reshape_progress.h"
 #include "jobs/reshape_grow10.h"
 #include "jobs/reshape_grow56.h"
@@ -478,6 +479,8 @@ static int grow56_prep_added(struct graid_array *a, struct member *m, unsigned n
 {
 	int rc = 0;
 
+	/* Checksums: their tag areas zeroed (reshape_csum.c). */
+	rc = reshape_csum_prep_added(a, m, n);
 	for (unsigned i = 0; rc == 0 && i < n; i++) {
 		if (a->bbl_area.bytes)
 			rc = member_zero_range(&m[i], a->bbl_area.offset, a->bbl_area.bytes);
@@ -672,8 +675,12 @@ static int grow_zero_tail(struct graid_array *a, const struct array_reshape *rs)
 			continue;
 		whole = whole && array_role_alive(a, m);
 		if (array_role_alive(a, m) || !l->level) {
-			rc = member_zero_range_fd(&a->members[m], fd, a->data_offset + r * l->chunk,
-						  (rows - r) * l->chunk);
+			/* Checksums: the old tags there absent first (reshape_csum.c). */
+			rc = reshape_csum_forget(a, m, r * l->chunk, (rows - r) * l->chunk);
+			if (rc == 0)
+				rc = member_zero_range_fd(&a->members[m], fd,
+							  a->data_offset + r * l->chunk,
+							  (rows - r) * l->chunk);
 			if (rc == 0)
 				rc = member_flush_fd(&a->members[m], fd);
 			if (rc == 0) {
@@ -1152,11 +1159,10 @@ static int grow_check(struct graid_array *a, unsigned n)
 			   a->member_cap - a->nmembers, n);
 		return -E2BIG;
 	}
-	if (a->lay.nparity && (a->journal || a->csum)) {
-		/* Their entries and tags are placed by one geometry: not built across two. */
-		graid__log(GRAID_LOG_ERR, "grow: a RAID-%d with %s cannot be grown online by this "
-					  "build", a->lay.level,
-			   a->journal ? "a write-hole journal" : "checksums");
+	if (a->lay.nparity && a->journal) {
+		/* Its entries are placed by one geometry: not built across two. */
+		graid__log(GRAID_LOG_ERR, "grow: a RAID-%d with a write-hole journal cannot be "
+					  "grown online by this build", a->lay.level);
 		return -EOPNOTSUPP;
 	}
 	rc = grow10_check(a, a->nmembers + n);
@@ -1323,6 +1329,8 @@ static void grow_install(struct graid_array *a, struct member *m, unsigned n,
 		atomic_store(&d->timeouts, 0);
 		atomic_store(&d->state, GRAID_MEMBER_ACTIVE);
 	}
+	/* Their tags kept before the count shows them (tag_store_add_role cannot fail here). */
+	(void)reshape_csum_install(a, base, n);
 	rs->prev = a->reshape_mem;
 	a->reshape_mem = rs;
 	a->reshape_job = j;
