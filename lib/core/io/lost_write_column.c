@@ -71,24 +71,28 @@ bool lwc_active(const struct graid_array *a)
 
 /*
  * The geometry that places member row @p stripe now: the array's; during a RAID-5/6 grow
- * (a->lay is the old geometry until the finish) the new one for the rows the job has
- * written (every byte they hold is below the position), the old one from the first row
- * holding a byte at or past it, and NULL between: rows the job moved from and has not
- * written yet, which hold nothing any request reads (docs/RESHAPE.md, "Checksums across a
- * grow"). A row changes geometry only under the window's locks: the answer is stable for a
- * caller holding the row's lock, a hint for one without.
+ * (a->lay is the old geometry until the finish) the one that holds the row whole, as
+ * reshape_row_layout() (jobs/jobs.h, a layer above) answers it: the new one for rows with
+ * bytes below the position (a window writes new rows whole), the old one for rows with
+ * bytes at or past it (and past the fence), NULL for rows dead in both, which hold nothing
+ * a request reads (docs/RESHAPE.md, "Checksums across a grow"). A row changes geometry only
+ * under the window's locks: stable for a caller holding the row's lock, a hint for one
+ * without.
  */
 static const struct layout *lwc_geo(struct graid_array *a, uint64_t stripe)
 {
 	const struct array_reshape *rs = atomic_load(&a->reshape);
-	uint64_t p;
+	uint64_t pos, fence, new_unit, old_unit;
 
 	if (!rs || atomic_load(&rs->done) || !rs->old_lay.nparity || !rs->new_lay.nparity)
 		return &a->lay;
-	p = atomic_load(&rs->position);
-	if (stripe < p / ((uint64_t)rs->new_lay.ndata * rs->new_lay.chunk))
+	pos = atomic_load_explicit(&rs->position, memory_order_acquire);
+	fence = atomic_load_explicit(&rs->fence, memory_order_acquire);
+	new_unit = (uint64_t)rs->new_lay.chunk * rs->new_lay.ndata;
+	old_unit = (uint64_t)rs->old_lay.chunk * rs->old_lay.ndata;
+	if (stripe * new_unit < pos)
 		return &rs->new_lay;
-	if (stripe >= p / ((uint64_t)rs->old_lay.ndata * rs->old_lay.chunk))
+	if ((stripe + 1) * old_unit > (pos > fence ? pos : fence))
 		return &rs->old_lay;
 	return NULL;
 }
