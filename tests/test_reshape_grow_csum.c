@@ -6,8 +6,11 @@
  * generations) clean, before and after a reopen; a block rotted on one member before the
  * grow (its bytes flipped in the member file under its tag) caught by the job and moved
  * right (rebuilt from its old row's parity), never moved with a fresh tag over the rotten
- * bytes, both in the staged first rows and past them; writes and reads while it moves,
- * right and verifying after. The tests set graid__test_grow56 as test_reshape_grow56.c does.
+ * bytes, both in the staged first rows and past them; a lost write (a block and its tag put
+ * back as they were before its last write) found by the job from the parity's record and
+ * healed by the move, in and past the staged rows; writes and reads while it moves, right
+ * and verifying after. Crashes: test_reshape_crash.c's checksummed variants. The tests set
+ * graid__test_grow56 as test_reshape_grow56.c does.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -75,11 +78,6 @@ static uint64_t csum_errors(struct graid_array *a, unsigned n)
 
 		cr_assert_eq(graid_array_member_info(a, m, &mi), 0);
 		sum += mi.checksum_errors + mi.checksum_lost_writes;
-		if (getenv("DBG"))
-			fprintf(stderr, "m%u err %llu tag %llu lost %llu\n", m,
-				(unsigned long long)mi.checksum_errors,
-				(unsigned long long)mi.checksum_tag_errors,
-				(unsigned long long)mi.checksum_lost_writes);
 	}
 	return sum;
 }
