@@ -272,6 +272,79 @@ Test(reshape_grow_csum, raid6_a_lost_write_is_healed_by_the_move, .init = setup)
 	lost_write_moved_right(6, 6, (BYTES / 2) / BLK * BLK + 5 * BLK);
 }
 
+/* Every role of @p a ACTIVE again (a spare's rebuild done), within a few seconds. */
+static void wait_all_active(struct graid_array *a)
+{
+	for (unsigned i = 0; i < 4000; i++) {
+		bool all = true;
+
+		for (unsigned r = 0; r < a->nmembers; r++)
+			all &= atomic_load(&a->members[r].state) == GRAID_MEMBER_ACTIVE;
+		if (all && !atomic_load(&a->rebuild_bg_running))
+			return;
+		usleep(5000);
+	}
+	cr_assert_fail("the spares' rebuilds did not end");
+}
+
+/*
+ * Members failing mid-way: the job goes on degraded, the new rows written around them with
+ * the generations and records a degraded write gives (the role out's generation the one
+ * the record implies); the spares' rebuilds after it write their blocks with those, so
+ * every byte reads back with no block failing its tag and a scrub is clean, also reopened.
+ */
+static void fail_mid_way(int level, unsigned nold, unsigned nfail)
+{
+	const unsigned nall = nold + 1, nfiles = nall + nfail;
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, seed = 55;
+	uint8_t *model = make_array(&s, level, nold, 1 + nfail, &a, &size, 60 + (uint64_t)level);
+	uint8_t *buf = aligned_alloc(BLK, 2 * CHUNK);
+
+	cr_assert_not_null(buf);
+	for (unsigned i = 0; i < nfail; i++)
+		cr_assert_eq(graid_array_add_spare(a, s.paths[nall + i]), 0);
+	gu_slow_down(a, 1u << 20);
+	cr_assert_eq(graid_array_grow(a, &s.paths[nold], 1, 0), 0);
+	usleep(300000);
+	cr_assert_gt(atomic_load(&a->reshape_mem->position), 0, "nothing moved yet");
+	cr_assert_eq(graid_array_fail_member(a, 1), 0);
+	if (nfail > 1)
+		cr_assert_eq(graid_array_fail_member(a, nold), 0);
+	for (unsigned i = 0; i < 64; i++) {
+		uint64_t len = (1 + gu_rng(&seed) % (2 * CHUNK / BLK)) * BLK;
+		uint64_t off = gu_rng(&seed) % ((size - len) / BLK + 1) * BLK;
+
+		gu_fill(buf, len, gu_rng(&seed));
+		cr_assert_eq(graid_array_write(a, buf, len, off), (ssize_t)len);
+		memcpy(model + off, buf, len);
+	}
+	gu_slow_down(a, 0);
+	cr_assert_eq(reshape_job_wait(a), 0);
+	gu_check_all(a, model, size);
+	wait_all_active(a);
+	check_verified(a, model, size, nall, "after the spares' rebuild");
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, nfiles, NULL, &a), 0);
+	check_verified(a, model, size, nall, "reopened");
+	cr_assert_eq(csum_errors(a, nall), 0, "blocks failed their tags after the reopen");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(buf);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow_csum, raid5_a_member_failing_mid_way_loses_nothing, .init = setup)
+{
+	fail_mid_way(5, 4, 1);
+}
+
+Test(reshape_grow_csum, raid6_two_members_failing_mid_way_lose_nothing, .init = setup)
+{
+	fail_mid_way(6, 6, 2);
+}
+
 struct waiter {
 	struct graid_array *a;
 	atomic_bool done;
