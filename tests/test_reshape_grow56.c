@@ -429,7 +429,10 @@ Test(reshape_grow56, scrubs_and_rebuilds_wait_for_the_reshape, .init = setup)
 	au_remove(&s);
 }
 
-/* Journal entries and checksum tags are placed by one geometry: such arrays are refused. */
+/*
+ * Journal entries are placed by one geometry: such arrays are refused (checksummed ones
+ * grow: tests/test_reshape_grow_csum.c).
+ */
 static void refused_with(unsigned flags, const char *why)
 {
 	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = 5,
@@ -456,10 +459,9 @@ static void refused_with(unsigned flags, const char *why)
 	au_remove(&s);
 }
 
-Test(reshape_grow56, arrays_with_a_journal_or_checksums_are_refused, .init = setup)
+Test(reshape_grow56, arrays_with_a_journal_are_refused, .init = setup)
 {
 	refused_with(GRAID_CREATE_JOURNAL, "write-hole journal");
-	refused_with(GRAID_CREATE_CHECKSUMS, "checksums");
 }
 
 /* The array of @p a has grown to @p grown bytes within 20 s (a retry comes after 5). */

@@ -45,6 +45,8 @@ struct lwc_verdict {
 
 /* The peeks of a run of columns of one row: role r's column c at pk[r * n + c]. */
 struct lwc_row {
+	/* The geometry placing the row (lwc_geo(): the new or the old one during a grow). */
+	const struct layout *l;
 	uint64_t stripe;
 	uint64_t block0; /* the first column's block number (the same on every member) */
 	unsigned n;
@@ -65,6 +67,34 @@ struct lwc_row {
 bool lwc_active(const struct graid_array *a)
 {
 	return a->csum_gens && a->tags && (a->lay.level == 5 || a->lay.level == 6);
+}
+
+/*
+ * The geometry that places member row @p stripe now: the array's; during a RAID-5/6 grow
+ * (a->lay is the old geometry until the finish) the one that holds the row whole, as
+ * reshape_row_layout() (jobs/jobs.h, a layer above) answers it: the new one for rows with
+ * bytes below the position (a window writes new rows whole), the old one for rows with
+ * bytes at or past it (and past the fence), NULL for rows dead in both, which hold nothing
+ * a request reads (docs/RESHAPE.md, "Checksums across a grow"). A row changes geometry only
+ * under the window's locks: stable for a caller holding the row's lock, a hint for one
+ * without.
+ */
+static const struct layout *lwc_geo(struct graid_array *a, uint64_t stripe)
+{
+	const struct array_reshape *rs = atomic_load(&a->reshape);
+	uint64_t pos, fence, new_unit, old_unit;
+
+	if (!rs || atomic_load(&rs->done) || !rs->old_lay.nparity || !rs->new_lay.nparity)
+		return &a->lay;
+	pos = atomic_load_explicit(&rs->position, memory_order_acquire);
+	fence = atomic_load_explicit(&rs->fence, memory_order_acquire);
+	new_unit = (uint64_t)rs->new_lay.chunk * rs->new_lay.ndata;
+	old_unit = (uint64_t)rs->old_lay.chunk * rs->old_lay.ndata;
+	if (stripe * new_unit < pos)
+		return &rs->new_lay;
+	if ((stripe + 1) * old_unit > (pos > fence ? pos : fence))
+		return &rs->old_lay;
+	return NULL;
 }
 
 static void lwc_row_free(struct lwc_row *w)
@@ -92,9 +122,15 @@ enum lwc_load {
 static int lwc_row_load(struct graid_array *a, struct lwc_row *w, uint64_t stripe,
 			uint64_t block0, unsigned n, enum lwc_load load)
 {
-	const struct layout *l = &a->lay;
+	const struct layout *l = lwc_geo(a, stripe);
 	int rc = 0;
 
+	if (!l)
+		return -ENOENT; /* between the geometries: nothing to judge */
+	/* Another geometry than the last load's: its roles' room made again. */
+	if (w->pk && w->l != l)
+		lwc_row_free(w);
+	w->l = l;
 	w->stripe = stripe;
 	w->unresynced = bitmap_unresynced(a, stripe);
 	w->judge_out = false;
@@ -375,9 +411,11 @@ static struct lwc_verdict lwc_judge_tags(const struct lwc_row *w, const struct l
  */
 static bool lwc_row_unjudged(struct graid_array *a, uint64_t b)
 {
-	const struct layout *l = &a->lay;
+	const struct layout *l = lwc_geo(a, b * TAG_DATA_BLOCK / a->lay.chunk);
 	unsigned out = 0;
 
+	if (!l)
+		return true;
 	for (unsigned m = 0; m < l->ndata + l->nparity; m++)
 		out += !array_role_readable(a, m, (b * TAG_DATA_BLOCK / l->chunk + 1) * l->chunk);
 	return out >= l->nparity;
@@ -412,7 +450,7 @@ static bool lwc_span_consistent(struct graid_array *a, uint64_t span)
 			n = LWC_BATCH;
 		ok = lwc_row_load(a, &w, stripe, b, n, LWC_LOAD_AREA) == 0;
 		for (unsigned c = 0; c < n && ok; c++)
-			ok = lwc_judge(&w, l, c, true).kind == LWC_OK;
+			ok = lwc_judge(&w, w.l, c, true).kind == LWC_OK;
 		b += n;
 	}
 	lwc_row_free(&w);
@@ -478,7 +516,7 @@ bool lwc_read_suspect(struct graid_array *a, unsigned member, uint64_t off, uint
 		/* An inline role's copy not cached (or an error): not judged; the CRC stands. */
 		if (!lwc_row_unjudged(a, b) && lwc_row_load(a, &w, stripe, b, n, LWC_LOAD_AREA) == 0)
 			for (unsigned c = 0; c < n && !suspect; c++) {
-				enum lwc_kind k = lwc_judge(&w, l, c, true).kind;
+				enum lwc_kind k = lwc_judge(&w, w.l, c, true).kind;
 
 				suspect = k != LWC_OK && k != LWC_UNCHECKED;
 			}
@@ -494,10 +532,9 @@ bool lwc_read_suspect(struct graid_array *a, unsigned member, uint64_t off, uint
  * behind by their sum (its index their mean); Q tells them apart. @p col[j] is left as the
  * rebuild. @p scratch: two 4 KiB blocks. False also when the engine fails.
  */
-static bool lwc_q_holds(struct graid_array *a, uint8_t *const *col, unsigned j,
+static bool lwc_q_holds(struct graid_array *a, unsigned k, uint8_t *const *col, unsigned j,
 			uint8_t *scratch)
 {
-	const unsigned k = a->lay.ndata;
 	uint8_t *g[GRAID_MAX_MEMBERS + 2];
 
 	memcpy(col[j], col[k], TAG_DATA_BLOCK);
@@ -539,7 +576,7 @@ static bool lwc_two_hold(struct graid_array *a, const struct lwc_row *w, unsigne
 {
 	const unsigned lost[2] = { j, x };
 
-	if (graid_parity_recover(a->be, a->lay.ndata, 2, TAG_DATA_BLOCK, 1, col, 2, lost))
+	if (graid_parity_recover(a->be, w->l->ndata, 2, TAG_DATA_BLOCK, 1, col, 2, lost))
 		return false;
 	return lwc_crc_holds(a, w, c, x, col[x]);
 }
@@ -583,7 +620,7 @@ static unsigned lwc_col_read(struct graid_array *a, const struct lwc_row *w, uns
 static bool lwc_q_confirms(struct graid_array *a, const struct lwc_row *w, unsigned c,
 			   unsigned j, const struct sop *s)
 {
-	const unsigned nroles = a->lay.ndata + 2;
+	const unsigned nroles = w->l->ndata + 2;
 	uint8_t *mem = aligned_alloc(ARRAY_ALIGN, (size_t)(nroles + 2) * TAG_DATA_BLOCK);
 	uint8_t *blk[GRAID_MAX_MEMBERS + 2], *scratch;
 	unsigned nbad, x = 0;
@@ -595,7 +632,7 @@ static bool lwc_q_confirms(struct graid_array *a, const struct lwc_row *w, unsig
 		blk[r] = mem + (size_t)r * TAG_DATA_BLOCK;
 	scratch = mem + (size_t)nroles * TAG_DATA_BLOCK;
 	nbad = lwc_col_read(a, w, c, j, s, blk, &x);
-	ok = lwc_q_holds(a, blk, j, scratch);
+	ok = lwc_q_holds(a, w->l->ndata, blk, j, scratch);
 	if (!ok && nbad == 1)
 		ok = lwc_two_hold(a, w, c, blk, j, x);
 	free(mem);
@@ -629,7 +666,7 @@ static bool lwc_note(struct graid_array *a, const struct sop *s, unsigned m, uin
 
 int lwc_sop_check(struct graid_array *a, const struct sop *s, unsigned *note, unsigned *nnote)
 {
-	const struct layout *l = &a->lay;
+	const struct layout *l = s->lay ? s->lay : &a->lay; /* a grow's: by position */
 	uint64_t b, end;
 	struct lwc_row w;
 	int rc = 0;
@@ -649,7 +686,7 @@ int lwc_sop_check(struct graid_array *a, const struct sop *s, unsigned *note, un
 			continue;
 		}
 		for (unsigned c = 0; c < n && rc == 0; c++) {
-			struct lwc_verdict v = lwc_judge(&w, l, c, false);
+			struct lwc_verdict v = lwc_judge(&w, w.l, c, false);
 
 			if (v.kind == LWC_DATA_Q)
 				v.kind = lwc_q_confirms(a, &w, c, v.j, s) ? LWC_DATA : LWC_UNLOCATED;
@@ -688,7 +725,7 @@ static bool lwc_written(const struct layout *l, const struct sop *s, unsigned d,
 static uint32_t lwc_column_meta(struct graid_array *a, const struct lwc_row *w,
 				const struct sop *s, unsigned role, unsigned c)
 {
-	const struct layout *l = &a->lay;
+	const struct layout *l = w->l;
 	const uint32_t x = (uint32_t)((w->block0 + c) * TAG_DATA_BLOCK - w->stripe * l->chunk);
 	struct lwc_verdict v = lwc_judge(w, l, c, false);
 	uint32_t t[GRAID_MAX_MEMBERS], nw[GRAID_MAX_MEMBERS];
@@ -788,7 +825,7 @@ static uint32_t lwc_column_meta(struct graid_array *a, const struct lwc_row *w,
 static int lwc_own_meta(struct graid_array *a, const struct sop *s, unsigned member,
 			uint64_t b, uint64_t end, uint32_t *meta)
 {
-	const struct layout *l = &a->lay;
+	const struct layout *l = s->lay ? s->lay : &a->lay; /* a grow's: by position */
 	struct tag_peek pk[LWC_BATCH];
 	const uint64_t first = b;
 
@@ -820,7 +857,7 @@ static int lwc_own_meta(struct graid_array *a, const struct sop *s, unsigned mem
 int lwc_write_meta(struct graid_array *a, const struct sop *s, unsigned member, uint64_t off,
 		   uint32_t len, uint32_t *meta)
 {
-	const struct layout *l = &a->lay;
+	const struct layout *l = &a->lay; /* its chunk (the same in both geometries of a grow) */
 	uint64_t b = off / TAG_DATA_BLOCK, end = (off + len) / TAG_DATA_BLOCK, first = b;
 	struct lwc_row w;
 	int rc = 0;
@@ -844,7 +881,7 @@ int lwc_write_meta(struct graid_array *a, const struct sop *s, unsigned member, 
 		rc = lwc_row_load(a, &w, stripe, b, n, LWC_LOAD);
 		/* A job's write beside a role out: judged as the rebuild judged it. */
 		w.judge_out = !s;
-		role = layout_member_role(l, stripe, member);
+		role = rc == 0 ? layout_member_role(w.l, stripe, member) : 0;
 		if (rc == 0 && role >= w.nroles)
 			rc = -EINVAL;
 		for (unsigned c = 0; rc == 0 && c < n; c++)
@@ -935,7 +972,7 @@ int lwc_scrub_row(struct graid_array *a, const struct lwc_scrub_io *io, uint64_t
 			if (v.kind == LWC_DATA_Q) {
 				/* Q judges the rebuild; the data block is put back if it fails. */
 				memcpy(save, ptrs[v.j], TAG_DATA_BLOCK);
-				v.kind = lwc_q_holds(a, ptrs, v.j, scratch) ? LWC_DATA
+				v.kind = lwc_q_holds(a, l->ndata, ptrs, v.j, scratch) ? LWC_DATA
 									    : LWC_UNLOCATED;
 				memcpy(ptrs[v.j], save, TAG_DATA_BLOCK);
 			}
@@ -995,7 +1032,7 @@ static void lwc_scrub_erased_col(struct graid_array *a, const struct lwc_row *w,
 			memcpy(save[0], ptrs[v.j], TAG_DATA_BLOCK);
 			memcpy(save[1], ptrs[x], TAG_DATA_BLOCK);
 			/* As lwc_q_confirms(): the erased block's bytes as read first. */
-			confirmed = lwc_q_holds(a, ptrs, v.j, scratch) ||
+			confirmed = lwc_q_holds(a, l->ndata, ptrs, v.j, scratch) ||
 				    lwc_two_hold(a, w, c, ptrs, v.j, x);
 			/* As read: row_heal_parity() rebuilds what is erased. */
 			memcpy(ptrs[v.j], save[0], TAG_DATA_BLOCK);
@@ -1018,7 +1055,7 @@ static void lwc_scrub_erased_col(struct graid_array *a, const struct lwc_row *w,
 		for (unsigned r = 0; r < w->nroles; r++)
 			ptrs[r] = blk[r] + (size_t)col * TAG_DATA_BLOCK;
 		memcpy(save[0], ptrs[v.j], TAG_DATA_BLOCK);
-		confirmed = lwc_q_holds(a, ptrs, v.j, scratch);
+		confirmed = lwc_q_holds(a, l->ndata, ptrs, v.j, scratch);
 		memcpy(ptrs[v.j], save[0], TAG_DATA_BLOCK);
 		if (!confirmed) {
 			csum_report_lost_write(a, -1, w->block0 + c, 1, -EIO);

@@ -70,7 +70,9 @@ static int mbatch_prep(struct mbatch *mb, struct mbio *io)
 	uint32_t stack[64], *meta = NULL;
 	int rc = 0;
 
-	if (io->write && lwc_active(mb->a) && io->off < mb->a->lay.member_bytes) {
+	/* A job that chose its words (a grow's new rows, reshape_csum.c) is not asked again. */
+	if (io->write && !io->fault.meta_in && lwc_active(mb->a) &&
+	    io->off < mb->a->lay.member_bytes) {
 		meta = io->len / 4096u <= 64 ? stack : malloc(io->len / 4096u * sizeof(*meta));
 		rc = meta ? lwc_write_meta(mb->a, NULL, io->member, io->off, io->len, meta)
 			  : -ENOMEM;

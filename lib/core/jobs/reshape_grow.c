@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "jobs/reshape_grow.h"
+#include "jobs/reshape_csum.h"
 #include "jobs/reshape_grow10.h"
 #include "jobs/reshape_grow56.h"
 #include "jobs/reshape_job.h"
@@ -435,6 +436,8 @@ int grow56_prep_added(struct graid_array *a, struct member *m, unsigned n)
 {
 	int rc = 0;
 
+	/* Checksums: their tag areas zeroed (reshape_csum.c). */
+	rc = reshape_csum_prep_added(a, m, n);
 	for (unsigned i = 0; rc == 0 && i < n; i++) {
 		if (a->bbl_area.bytes)
 			rc = member_zero_range(&m[i], a->bbl_area.offset, a->bbl_area.bytes);
@@ -629,8 +632,12 @@ static int grow_zero_tail(struct graid_array *a, const struct array_reshape *rs)
 			continue;
 		whole = whole && array_role_alive(a, m);
 		if (array_role_alive(a, m) || !l->level) {
-			rc = member_zero_range_fd(&a->members[m], fd, a->data_offset + r * l->chunk,
-						  (rows - r) * l->chunk);
+			/* Checksums: the old tags there absent first (reshape_csum.c). */
+			rc = reshape_csum_forget(a, m, r * l->chunk, (rows - r) * l->chunk);
+			if (rc == 0)
+				rc = member_zero_range_fd(&a->members[m], fd,
+							  a->data_offset + r * l->chunk,
+							  (rows - r) * l->chunk);
 			if (rc == 0)
 				rc = member_flush_fd(&a->members[m], fd);
 			if (rc == 0) {

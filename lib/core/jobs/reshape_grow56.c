@@ -10,14 +10,17 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <libgraid/graid_backend.h>
 
+#include "jobs/reshape_csum.h"
 #include "jobs/reshape_grow56.h"
 #include "jobs/reshape_io.h"
 #include "member/member.h"
 #include "member/member_io.h"
+#include "member/tag_store.h"
 #include "meta/array_readerr.h"
 #include "meta/badblocks.h"
 #include "meta/bitmap.h"
@@ -46,11 +49,16 @@ unsigned grow56_dead_member(const struct graid_array *a, const struct array_resh
 	return a->nmembers;
 }
 
-/* Through the member's fault model (member_data_pio), as the stripe path's I/O goes. */
-static int grow56_io(struct graid_array *a, unsigned m, void *buf, size_t len, uint64_t off,
-		     bool write, const char *what, uint64_t arr_off)
+/*
+ * Through the member's fault model (member_data_pio), as the stripe path's I/O goes, with
+ * its tags as the ring's I/O has them (reshape_csum_pio: a read verified, -EBADMSG with
+ * @p mf's csum set; a write tagged with @p meta, NULL each block's next generation).
+ */
+static int grow56_io_mf(struct graid_array *a, unsigned m, void *buf, size_t len, uint64_t off,
+			bool write, const char *what, uint64_t arr_off, const uint32_t *meta,
+			struct member_io_fault *mf)
 {
-	int rc = member_data_pio(a, &a->members[m], write, false, buf, len, off);
+	int rc = reshape_csum_pio(a, m, write, buf, len, off, meta, mf);
 
 	if (rc)
 		graid__log(write ? GRAID_LOG_ERR : GRAID_LOG_WARNING,
@@ -58,6 +66,14 @@ static int grow56_io(struct graid_array *a, unsigned m, void *buf, size_t len, u
 			   arr_off, write ? "to" : "from", m, a->members[m].dev.path,
 			   graid_strerror(rc));
 	return rc;
+}
+
+static int grow56_io(struct graid_array *a, unsigned m, void *buf, size_t len, uint64_t off,
+		     bool write, const char *what, uint64_t arr_off)
+{
+	struct member_io_fault mf;
+
+	return grow56_io_mf(a, m, buf, len, off, write, what, arr_off, NULL, &mf);
 }
 
 /*
@@ -97,7 +113,9 @@ static int grow56_read_role(struct graid_array *a, const struct layout *l, uint6
 		grow56_cols_all(era, l->chunk);
 		return 0;
 	}
-	rc = grow56_io(a, m, blk, l->chunk, off, false, "reading the old row of", off * l->ndata);
+	/* A block failing its tag is unreadable here: an erasure, rebuilt from the others. */
+	rc = grow56_io_mf(a, m, blk, l->chunk, off, false, "reading the old row of",
+			  off * l->ndata, NULL, &mf);
 	if (rc && array_member_read_error(a, m, &mf, rc)) {
 		for (unsigned c = 0; c < l->chunk / BBL_UNIT; c++)
 			if (grow56_io(a, m, blk + (size_t)c * BBL_UNIT, BBL_UNIT,
@@ -128,14 +146,28 @@ int grow56_recover_old(struct graid_array *a, const struct array_reshape *rs, ui
 	uint8_t *blocks[GRAID_MAX_MEMBERS], *ptrs[GRAID_MAX_MEMBERS];
 	int rc = 0;
 
+	struct bbl_cols judged = { { 0 } };
+
 	for (unsigned r = 0; rc == 0 && r < nroles; r++) {
 		blocks[r] = scratch + (size_t)r * l->chunk;
 		memset(&era[r], 0, sizeof(era[r]));
 		rc = grow56_read_role(a, l, row, r, blocks[r], &era[r]);
 	}
+	/*
+	 * Checksums: the row's records judged before anything is rebuilt or moved (a stale
+	 * block is rebuilt too, or what nothing places is moved as a loss): never moved under
+	 * a fresh tag (reshape_csum.c).
+	 */
+	if (rc == 0)
+		rc = reshape_csum_judge_old(a, l, row, blocks, era, &judged);
 	for (unsigned col = 0; rc == 0 && col < l->chunk / BBL_UNIT; col++) {
 		unsigned idx[GRAID_MAX_MEMBERS], k = 0;
 
+		if (bbl_cols_test(&judged, col)) {
+			bbl_cols_set(lost, col);
+			memset(blocks[td] + (size_t)col * BBL_UNIT, 0, BBL_UNIT);
+			continue;
+		}
 		if (!bbl_cols_test(&era[td], col))
 			continue;
 		for (unsigned r = 0; r < nroles; r++)
@@ -166,7 +198,8 @@ static int grow56_read_staged(struct graid_array *a, const struct reshape_record
 	unsigned m = rec->stage_role[0];
 	uint64_t moff = rec->stage_member_off[0] + (off - rec->stage_array_off);
 	struct member_io_fault mf = { .fd = a->members[m].dev.fd };
-	int rc = grow56_io(a, m, dst, chunk, moff, false, "reading the staged copy of", off);
+	int rc = grow56_io_mf(a, m, dst, chunk, moff, false, "reading the staged copy of", off,
+			      NULL, &mf);
 
 	if (rc && !array_member_read_error(a, m, &mf, rc))
 		return rc;
@@ -203,6 +236,7 @@ static int grow56_read_chunk(struct graid_array *a, const struct array_reshape *
 		return grow56_read_staged(a, rec, chunk, off, dst, lost);
 	layout_map(&rs->old_lay, off, &o);
 	if (array_role_alive(a, o.member) && !badblocks_overlap(a, o.member, o.member_off, chunk) &&
+	    !reshape_csum_row_suspect(a, o.member_off / chunk) &&
 	    grow56_io(a, o.member, dst, chunk, o.member_off, false, "reading", off) == 0)
 		return 0;
 	return grow56_recover_old(a, rs, off, dst, scratch, lost);
@@ -219,7 +253,22 @@ static int grow56_write_row(struct graid_array *a, const struct layout *l, uint6
 			    bool *out)
 {
 	struct bbl_cols plost = { { 0 } };
+	uint32_t *meta = NULL;
 	int rc = 0;
+
+	/* Checksums: the row's generations and records, as a full-stripe write gives them. */
+	if (a->tags) {
+		meta = malloc((size_t)(l->ndata + l->nparity) * reshape_csum_words(l) *
+			      sizeof(*meta));
+		if (!meta)
+			return -ENOMEM;
+		rc = reshape_csum_row_meta(a, l, row, meta);
+		if (rc == 1) {
+			free(meta);
+			meta = NULL;
+			rc = 0;
+		}
+	}
 
 	/*
 	 * A column with a lost unit is recorded lost in the parity too: parity made over the
@@ -237,8 +286,14 @@ static int grow56_write_row(struct graid_array *a, const struct layout *l, uint6
 			*out = true;
 			continue;
 		}
-		rc = grow56_io(a, m, blocks[r], l->chunk, row * l->chunk, true,
-			       "writing the new row of", row * l->ndata * l->chunk);
+		{
+			struct member_io_fault mf;
+
+			rc = grow56_io_mf(a, m, blocks[r], l->chunk, row * l->chunk, true,
+					  "writing the new row of", row * l->ndata * l->chunk,
+					  meta ? meta + (size_t)r * reshape_csum_words(l) : NULL,
+					  &mf);
+		}
 		if (rc) {
 			*out = true;
 			rc = grow56_out(a, m, fd, rc);
@@ -248,6 +303,7 @@ static int grow56_write_row(struct graid_array *a, const struct layout *l, uint6
 		rc = reshape_carry_loss(a, m, fd, row * l->chunk, l->chunk,
 				  r < l->ndata ? &lost[r] : &plost);
 	}
+	free(meta);
 	return rc;
 }
 
@@ -314,6 +370,17 @@ int grow56_flush(struct graid_array *a, const bool *written, uint64_t r0, uint64
 {
 	int rc = 0;
 
+	/*
+	 * The tags of the rows written go to their members before the members' flush: the
+	 * record that follows moves the position past them (docs/RESHAPE.md, "Checksums
+	 * across a grow"). Failing, nothing is recorded: the job stops and tries again.
+	 */
+	if (a->tags && (rc = tag_store_write_back(a)) != 0) {
+		graid__log(GRAID_LOG_ERR, "reshape: writing the moved rows' checksum tags: %s",
+			   graid_strerror(rc));
+		return rc;
+	}
+
 	for (unsigned m = 0; rc == 0 && m < a->nmembers; m++) {
 		int fd = a->members[m].dev.fd, err;
 
@@ -363,6 +430,9 @@ int grow56_stage_copy(struct graid_array *a, const struct array_reshape *rs,
 		if (rc == 0 && !array_role_alive(a, sr))
 			rc = -ENODEV; /* the copy is on it alone */
 	}
+	/* The copy's tags with it: STAGED says the copy is whole, reads of it verify. */
+	if (rc == 0 && a->tags)
+		rc = tag_store_write_back(a);
 	if (rc == 0)
 		rc = member_flush_fd(&a->members[sr], fd);
 	/*

@@ -26,6 +26,7 @@
 
 #include <libgraid/graid_backend.h>
 
+#include "jobs/reshape_csum.h"
 #include "jobs/reshape_grow56.h"
 #include "jobs/reshape_qlast.h"
 #include "jobs/reshape_live.h"
@@ -42,11 +43,21 @@ struct grow56_batch {
 	struct bbl_cols *lost;  /* n x ndata: units holding nothing valid */
 	bool *recover;          /* n x ndata: to recover from the old row (phase B) */
 	bool *out;              /* n: a role of the row was out, or went out */
+	/*
+	 * Checksums with generations: n x nroles x reshape_csum_words() meta words of the
+	 * writes (reshape_csum_row_meta); NULL without.
+	 */
+	uint32_t *meta;
 };
 
 static uint8_t *grow56_batch_block(const struct grow56_batch *b, unsigned k, unsigned r)
 {
 	return b->buf + ((size_t)k * b->nroles + r) * b->l->chunk;
+}
+
+static uint32_t *grow56_batch_meta(const struct grow56_batch *b, unsigned k, unsigned r)
+{
+	return b->meta + ((size_t)k * b->nroles + r) * reshape_csum_words(b->l);
 }
 
 /* The row (@p k) and role (@p r) of the chunk at @p p in the batch's buffer. */
@@ -70,6 +81,8 @@ static int grow56_batch_read(struct graid_array *a, const struct array_reshape *
 			     struct reshape_io *rio, struct grow56_batch *b)
 {
 	const struct layout *l = b->l;
+	uint64_t judged = UINT64_MAX;
+	bool suspect = false;
 	size_t n;
 	int rc;
 
@@ -84,7 +97,12 @@ static int grow56_batch_read(struct graid_array *a, const struct array_reshape *
 				continue;
 			}
 			layout_map(&rs->old_lay, off, &o);
-			if (!array_role_alive(a, o.member) ||
+			/* A row whose records disagree: judged whole in phase B (reshape_csum.c). */
+			if (o.member_off / l->chunk != judged) {
+				judged = o.member_off / l->chunk;
+				suspect = reshape_csum_row_suspect(a, judged);
+			}
+			if (!array_role_alive(a, o.member) || suspect ||
 			    badblocks_overlap(a, o.member, o.member_off, l->chunk))
 				b->recover[(size_t)k * l->ndata + d] = true;
 			else
@@ -163,11 +181,21 @@ static int grow56_batch_write(struct graid_array *a, const struct array_reshape 
 			uint64_t row = b->r0 + k;
 			unsigned m = layout_role_member(l, row, r);
 
-			if (!array_role_alive(a, m))
+			/* A row's generations and records, as a full-stripe write gives them. */
+			if (r == 0 && b->meta) {
+				rc = reshape_csum_row_meta(a, l, row, grow56_batch_meta(b, k, 0));
+				if (rc < 0)
+					return rc;
+			}
+			if (!array_role_alive(a, m)) {
 				b->out[k] = true;
-			else if (!reshape_qlast_kept(rs, r)) /* a conversion writes Q alone */
+			} else if (!reshape_qlast_kept(rs, r)) { /* a conversion writes Q alone */
 				reshape_io_add(rio, m, true, grow56_batch_block(b, k, r), l->chunk,
 					       row * l->chunk);
+				if (b->meta && rio->n)
+					rio->ios[rio->n - 1].fault.meta_in =
+						grow56_batch_meta(b, k, r);
+			}
 		}
 	rc = reshape_io_run(rio, "writing the new rows to", &n);
 	if (grow56_batch_ring_rc(rio, rc))
@@ -244,7 +272,9 @@ int grow56_window_rows(struct graid_array *a, const struct array_reshape *rs,
 	b.lost = calloc((size_t)cap * l->ndata, sizeof(*b.lost));
 	b.recover = calloc((size_t)cap * l->ndata, sizeof(*b.recover));
 	b.out = calloc(cap, sizeof(*b.out));
-	if (!b.lost || !b.recover || !b.out)
+	if (a->tags && a->csum_gens)
+		b.meta = malloc((size_t)cap * b.nroles * reshape_csum_words(l) * sizeof(*b.meta));
+	if (!b.lost || !b.recover || !b.out || (a->tags && a->csum_gens && !b.meta))
 		rc = -ENOMEM;
 	for (uint64_t row = r0; rc == 0 && row < r1;) {
 		/* Rows whose data lies only in unused regions: zeroed, not copied. */
@@ -266,5 +296,6 @@ int grow56_window_rows(struct graid_array *a, const struct array_reshape *rs,
 	free(b.lost);
 	free(b.recover);
 	free(b.out);
+	free(b.meta);
 	return rc;
 }

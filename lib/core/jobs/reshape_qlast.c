@@ -33,6 +33,15 @@ int reshape_qlast_check(const struct graid_array *a, unsigned n)
 			   a->lay.level == 6 ? " already" : "");
 		return -EOPNOTSUPP;
 	}
+	if (a->csum) {
+		/*
+		 * Its Q would be written alone, by a path that gives no tags their records in the
+		 * new geometry (docs/RESHAPE.md, "Checksums across a grow"): not built.
+		 */
+		graid__log(GRAID_LOG_ERR, "grow: a RAID-5 with checksums cannot become a RAID-6 "
+					  "online by this build");
+		return -EOPNOTSUPP;
+	}
 	if (n != 1) {
 		graid__log(GRAID_LOG_ERR, "grow: a RAID-5 becomes a RAID-6 by adding exactly one "
 					  "member (the one that holds Q), not %u", n);

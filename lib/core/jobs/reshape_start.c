@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "jobs/jobs.h"
+#include "jobs/reshape_csum.h"
 #include "jobs/reshape_grow.h"
 #include "jobs/reshape_grow10.h"
 #include "jobs/reshape_job.h"
@@ -61,11 +62,10 @@ static int grow_check(struct graid_array *a, unsigned n)
 			   a->member_cap - a->nmembers, n);
 		return -E2BIG;
 	}
-	if (a->lay.nparity && (a->journal || a->csum)) {
-		/* Their entries and tags are placed by one geometry: not built across two. */
-		graid__log(GRAID_LOG_ERR, "grow: a RAID-%d with %s cannot be grown online by this "
-					  "build", a->lay.level,
-			   a->journal ? "a write-hole journal" : "checksums");
+	if (a->lay.nparity && a->journal) {
+		/* Its entries are placed by one geometry: not built across two. */
+		graid__log(GRAID_LOG_ERR, "grow: a RAID-%d with a write-hole journal cannot be "
+					  "grown online by this build", a->lay.level);
 		return -EOPNOTSUPP;
 	}
 	rc = grow10_check(a, a->nmembers + n);
@@ -232,6 +232,8 @@ static void grow_install(struct graid_array *a, struct member *m, unsigned n,
 		atomic_store(&d->timeouts, 0);
 		atomic_store(&d->state, GRAID_MEMBER_ACTIVE);
 	}
+	/* Their tags kept before the count shows them (tag_store_add_role cannot fail here). */
+	(void)reshape_csum_install(a, base, n);
 	rs->prev = a->reshape_mem;
 	a->reshape_mem = rs;
 	a->reshape_job = j;

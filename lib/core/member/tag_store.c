@@ -2,6 +2,7 @@
 /* A checksummed array's tags: per role, a cache of tag blocks read and written through member.c. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,7 +81,13 @@ struct tag_role {
 };
 
 struct tag_store {
+	/*
+	 * Roles in use: the array's members. A grow adds roles up to cap (the open's
+	 * member_cap, each made at open so that adding one allocates nothing and moves no
+	 * role another thread uses): tag_store_add_role().
+	 */
 	unsigned nroles;
+	unsigned cap;
 	/*
 	 * Per role, tag_crc_prefix() of the array's uuid and the role: set at open, read only
 	 * after, apart from the roles' locks and lists that every I/O writes.
@@ -107,22 +114,23 @@ int tag_store_open(struct graid_array *a)
 	struct tag_store *s;
 	uint64_t per_role;
 	unsigned nb = 16;
+	const unsigned cap = a->member_cap > a->nmembers ? a->member_cap : a->nmembers;
 
 	a->tags = NULL;
 	if (!a->csum)
 		return 0;
 	s = aligned_alloc(alignof(struct tag_store),
-			  (sizeof(*s) + a->nmembers * sizeof(s->role[0]) + alignof(struct tag_store) - 1) /
+			  (sizeof(*s) + cap * sizeof(s->role[0]) + alignof(struct tag_store) - 1) /
 				  alignof(struct tag_store) * alignof(struct tag_store));
 	if (!s)
 		return -ENOMEM;
-	memset(s, 0, sizeof(*s) + a->nmembers * sizeof(s->role[0]));
-	s->prefix = calloc(a->nmembers, sizeof(*s->prefix));
+	memset(s, 0, sizeof(*s) + cap * sizeof(s->role[0]));
+	s->prefix = calloc(cap, sizeof(*s->prefix));
 	if (!s->prefix) {
 		free(s);
 		return -ENOMEM;
 	}
-	for (unsigned r = 0; r < a->nmembers; r++)
+	for (unsigned r = 0; r < cap; r++)
 		s->prefix[r] = tag_crc_prefix(a->uuid, r);
 	per_role = tag_store_budget() / TAG_BLOCK_BYTES / a->nmembers;
 	if (per_role == 0)
@@ -130,7 +138,8 @@ int tag_store_open(struct graid_array *a)
 	while (nb < per_role && nb < (1u << 16))
 		nb <<= 1;
 	s->nroles = a->nmembers;
-	for (unsigned r = 0; r < s->nroles; r++) {
+	s->cap = cap;
+	for (unsigned r = 0; r < s->cap; r++) {
 		struct tag_role *tr = &s->role[r];
 
 		pthread_mutex_init(&tr->lock, NULL);
@@ -181,7 +190,7 @@ void tag_store_close(struct graid_array *a)
 
 	if (!s)
 		return;
-	for (unsigned r = 0; r < s->nroles; r++) {
+	for (unsigned r = 0; r < s->cap; r++) {
 		tag_role_drop(&s->role[r]);
 		free(s->role[r].bucket);
 		pthread_mutex_destroy(&s->role[r].lock);
@@ -990,6 +999,21 @@ int tag_store_role_reset(struct graid_array *a, unsigned role)
 		graid__log(GRAID_LOG_ERR, "checksums: zeroing the tag area of role %u (%s): %s",
 			   role, a->members[role].dev.path, graid_strerror(rc));
 	return rc;
+}
+
+int tag_store_add_role(struct graid_array *a, unsigned role)
+{
+	struct tag_store *s = a->tags;
+
+	if (!s)
+		return 0;
+	if (role >= s->cap || role < s->nroles)
+		return -EINVAL;
+	tag_inline_attach(a, role);
+	/* Readers look without a lock, and only at roles below the array's member count. */
+	atomic_thread_fence(memory_order_release);
+	s->nroles = role + 1;
+	return 0;
 }
 
 int tag_store_absent(struct graid_array *a, unsigned role, uint64_t off, unsigned nblocks,

@@ -203,6 +203,16 @@ int tag_store_behind(struct graid_array *a, unsigned role, uint64_t block, uint6
 		     const void *meta, const struct nvme_meta_fmt *fmt, bool **out);
 
 /*
+ * A grow added @p role (the next one: the store's role count, below the open's member_cap),
+ * its device installed in a->members[role] and its tag area already zeroed on it (every tag
+ * absent: the grow's writes give the blocks theirs): the role's tags kept from now on, in
+ * its tag area or its NVMe metadata as its device decides. 0; -EINVAL a role that is not
+ * the next one or past the room the store was made with at open. Called under meta_lock
+ * before the member count shows the role.
+ */
+int tag_store_add_role(struct graid_array *a, unsigned role);
+
+/*
  * Which of the @p nblocks 4 KiB blocks from @p off of @p role's data area have an absent tag
  * (not verified: a read of them passes whatever it returns). Bit i of @p absent (an array of
  * (nblocks + 63) / 64 words, cleared first) is set for block i. A block under a write in

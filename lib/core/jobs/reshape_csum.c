@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Checksums across a RAID-5/6 grow (docs/RESHAPE.md, "Checksums across a grow"). A moved
+ * block is a new write at its new place: its tag there is made from the bytes the job
+ * writes, which are the ones it verified at the old place (or rebuilt from the old row's
+ * parity where that failed), never from bytes no tag vouched for.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "format/tag_format.h"
+#include "io/lost_write_column.h"
+#include "jobs/reshape_csum.h"
+#include "member/tag_store.h"
+#include "meta/csum_report.h"
+
+int reshape_csum_prep_added(struct graid_array *a, struct member *m, unsigned n)
+{
+	int rc = 0;
+
+	if (!a->csum)
+		return 0;
+	for (unsigned i = 0; rc == 0 && i < n; i++) {
+		rc = member_zero_range(&m[i], a->tag_offset, a->tag_bytes);
+		if (rc)
+			graid__log(GRAID_LOG_ERR, "grow: zeroing the tag area of %s: %s",
+				   m[i].dev.path, graid_strerror(rc));
+	}
+	return rc;
+}
+
+int reshape_csum_install(struct graid_array *a, unsigned base, unsigned n)
+{
+	int rc = 0;
+
+	for (unsigned i = 0; rc == 0 && i < n; i++)
+		rc = tag_store_add_role(a, base + i);
+	return rc;
+}
+
+int reshape_csum_forget(struct graid_array *a, unsigned m, uint64_t off, uint64_t len)
+{
+	int rc;
+
+	if (!a->tags || len == 0)
+		return 0;
+	rc = tag_store_forget(a, m, off, len);
+	if (rc == 0)
+		rc = tag_store_write_back(a);
+	if (rc)
+		graid__log(GRAID_LOG_ERR, "reshape: clearing the tags of the added space on "
+					  "member %u (%s): %s", m, a->members[m].dev.path,
+			   graid_strerror(rc));
+	return rc;
+}
+
+int reshape_csum_row_meta(struct graid_array *a, const struct layout *l, uint64_t row,
+			  uint32_t *meta)
+{
+	const unsigned per = reshape_csum_words(l), k = l->ndata;
+	const uint64_t block0 = row * l->chunk / 4096u;
+	struct tag_peek *pk;
+	uint32_t g[GRAID_MAX_MEMBERS];
+	int rc = 0;
+
+	if (!a->tags || !a->csum_gens)
+		return 1;
+	pk = malloc(per * sizeof(*pk));
+	if (!pk)
+		return -ENOMEM;
+	for (unsigned r = 0; rc == 0 && r < k; r++) {
+		unsigned m = layout_role_member(l, row, r);
+
+		/*
+		 * The tag the place has now (the old geometry's block there, absent, or an earlier
+		 * try of this row): the next generation differs from the one the member holds, so
+		 * a lost write of the job's reads as one write behind. A tag block that cannot be
+		 * read (a role out) counts as absent: the record then defines the block's
+		 * generation, as for a degraded write.
+		 */
+		if (!array_role_alive(a, m) || tag_store_peek_load(a, m, block0, per, pk))
+			memset(pk, 0, per * sizeof(*pk));
+		for (unsigned c = 0; c < per; c++)
+			meta[(size_t)r * per + c] = tag_gen_next(pk[c].cached ? tag_gen(pk[c].tag) : 0);
+	}
+	for (unsigned c = 0; rc == 0 && c < per; c++) {
+		for (unsigned r = 0; r < k; r++)
+			g[r] = meta[(size_t)r * per + c];
+		for (unsigned p = 0; p < l->nparity; p++)
+			meta[(size_t)(k + p) * per + c] = tag_rec_encode(tag_rec_make(g, k));
+	}
+	free(pk);
+	return rc;
+}
+
+bool reshape_csum_row_suspect(struct graid_array *a, uint64_t row)
+{
+	return a->tags && a->csum_gens && lwc_rebuild_suspect(a, row);
+}
+
+/* A located stale block rebuilt in the job's buffer: its write is the move itself. */
+static int reshape_csum_moved(void *arg, uint64_t row, unsigned role, unsigned col,
+			      uint8_t *buf)
+{
+	(void)arg;
+	(void)row;
+	(void)role;
+	(void)col;
+	(void)buf;
+	return 0;
+}
+
+int reshape_csum_judge_old(struct graid_array *a, const struct layout *l, uint64_t row,
+			   uint8_t **blk, struct bbl_cols *era, struct bbl_cols *lost_cols)
+{
+	const unsigned nroles = l->ndata + l->nparity;
+	const struct lwc_scrub_io io = { .write_col = reshape_csum_moved };
+	struct lwc_scrub_cols sc;
+	unsigned out = 0;
+	bool unlocated = false;
+	uint64_t healed = 0;
+	int rc = 0;
+
+	if (!a->tags || !a->csum_gens)
+		return 0;
+	memset(&sc, 0, sizeof(sc));
+	for (unsigned r = 0; r < nroles; r++)
+		out += !array_role_alive(a, layout_role_member(l, row, r));
+	if (out == 0)
+		lwc_scrub_erasures(a, row, blk, era, &sc);
+	else if (out == 1)
+		lwc_rebuild_erasures(a, row, blk, era, &sc);
+	for (unsigned w = 0; w < BBL_COLS_WORDS; w++)
+		lost_cols->w[w] |= sc.lost.w[w];
+	/* Columns without an erasure: a located stale block rebuilt in blk (every role in). */
+	if (out == 0)
+		rc = lwc_scrub_row(a, &io, row, blk, &sc.added, &unlocated, &healed);
+	if (rc == 0 && unlocated)
+		for (unsigned c = 0; c < l->chunk / BBL_UNIT; c++)
+			bbl_cols_set(lost_cols, c);
+	return rc;
+}
+
+int reshape_csum_pio(struct graid_array *a, unsigned m, bool write, void *buf, size_t len,
+		     uint64_t off, const uint32_t *meta, struct member_io_fault *mf)
+{
+	int rc;
+
+	memset(mf, 0, sizeof(*mf));
+	mf->fd = a->members[m].dev.fd;
+	if (!a->tags)
+		return member_data_pio(a, &a->members[m], write, false, buf, len, off);
+	/* As the ring's prep: the transfer kept, a write's tags pending (mio_keep). */
+	mf->meta_in = meta;
+	rc = member_io_now_begin(a, m, write, buf, (unsigned)len, NULL, 0, off, mf);
+	if (rc)
+		return rc;
+	rc = member_data_pio(a, &a->members[m], write, false, buf, len, off);
+	/* As the ring's completion: a write's tags kept or dropped, a read verified. */
+	rc = member_io_done(a, m, write, (uint32_t)len, mf, rc ? rc : (int)len);
+	if (rc == -EBADMSG && csum_report_unresynced(a, m, mf, (uint32_t)len))
+		rc = (int)len;
+	if (rc == (int)len && write)
+		csum_report_written(a, m, mf, (uint32_t)len);
+	return rc == (int)len ? 0 : rc < 0 ? rc : -EIO;
+}

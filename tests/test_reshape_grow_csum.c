@@ -1,0 +1,420 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Growing a RAID-5 or RAID-6 with per-block checksums online (issue #42; docs/RESHAPE.md,
+ * "Checksums across a grow", docs/INTEGRITY.md, "Growing"): 4 -> 5 and 6 -> 7 with every
+ * byte read back and no block failing its tag, a scrub (which checks tags and write
+ * generations) clean, before and after a reopen; a block rotted on one member before the
+ * grow (its bytes flipped in the member file under its tag) caught by the job and moved
+ * right (rebuilt from its old row's parity), never moved with a fresh tag over the rotten
+ * bytes, both in the staged first rows and past them; a lost write (a block and its tag put
+ * back as they were before its last write) found by the job from the parity's record and
+ * healed by the move, in and past the staged rows; writes and reads while it moves, right
+ * and verifying after. Crashes: test_reshape_crash.c's checksummed variants. The tests set
+ * graid__test_grow56 as test_reshape_grow56.c does.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "arrayutil.h"
+#include "growutil.h"
+#include "array/array.h"
+#include "format/layout.h"
+#include "jobs/reshape_grow.h"
+
+#if GRAID_FAULT_INJECTION
+extern bool graid__test_grow56;
+#else
+static bool graid__test_grow56; /* no switch in a release build: setup() skips */
+#endif
+
+#define CHUNK (16u * 1024)
+#define BYTES (4ull << 20)
+#define BLK 4096u
+
+static void setup(void)
+{
+#if !GRAID_FAULT_INJECTION
+	cr_skip_test("RAID-5/6 growing is switched off; its tests turn it on with "
+		     "graid__test_grow56, which exists only with -Dfault_injection");
+#endif
+	graid__test_grow56 = true;
+}
+
+/* A checksummed RAID-@p level of @p nold (and @p nadd more files, not in it) holding the model. */
+static uint8_t *make_array(struct au_set *s, int level, unsigned nold, unsigned nadd,
+			   struct graid_array **out, uint64_t *size, uint64_t seed)
+{
+	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = level,
+					  .chunk_bytes = CHUNK, .backend = "isal",
+					  .flags = GRAID_CREATE_CHECKSUMS };
+	uint8_t *model;
+
+	au_make(s, nold + nadd, BYTES);
+	cr_assert_eq(graid_array_create(s->paths, nold, &cfg, out), 0);
+	*size = gu_array_bytes(*out, NULL);
+	model = aligned_alloc(BLK, *size);
+	cr_assert_not_null(model);
+	gu_fill(model, *size, seed);
+	cr_assert_eq(graid_array_write(*out, model, *size, 0), (ssize_t)*size);
+	return model;
+}
+
+/* Blocks of every member that failed their tag (or were found stale) since the open. */
+static uint64_t csum_errors(struct graid_array *a, unsigned n)
+{
+	uint64_t sum = 0;
+
+	for (unsigned m = 0; m < n; m++) {
+		struct graid_member_info mi = { .struct_size = sizeof(mi) };
+
+		cr_assert_eq(graid_array_member_info(a, m, &mi), 0);
+		sum += mi.checksum_errors + mi.checksum_lost_writes;
+	}
+	return sum;
+}
+
+/* Every byte reads as the model and a scrub is clean, with no block failing its tag. */
+static void check_verified(struct graid_array *a, const uint8_t *model, uint64_t size,
+			   unsigned n, const char *when)
+{
+	uint64_t before = csum_errors(a, n);
+
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, when);
+	cr_assert_eq(csum_errors(a, n), before, "%s: %llu blocks failed their tags", when,
+		     (unsigned long long)(csum_errors(a, n) - before));
+}
+
+static void grow_whole(int level, unsigned nold, uint64_t seed)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, grown;
+	unsigned n, nall = nold + 1;
+	uint8_t *model = make_array(&s, level, nold, 1, &a, &size, seed);
+	int rc;
+
+	gu_log_text[0] = '\0';
+	graid_log_set(gu_log_keep, NULL, GRAID_LOG_INFO);
+	rc = graid_array_grow(a, &s.paths[nold], 1, GRAID_GROW_WAIT);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	cr_assert_eq(rc, 0, "grow: %d\n%s", rc, gu_log_text);
+	grown = gu_array_bytes(a, &n);
+	cr_assert_eq(n, nall);
+	cr_assert_eq(grown, size / gu_ndata(level, nold) * gu_ndata(level, nall));
+	cr_assert_eq(csum_errors(a, nall), 0, "the grow met blocks failing their tags");
+	check_verified(a, model, size, nall, "after the grow");
+	cr_assert_eq(graid_array_close(a), 0);
+	/* Reopened: every tag block comes from the members, none from the cache. */
+	cr_assert_eq(graid_array_open(s.paths, nall, NULL, &a), 0);
+	check_verified(a, model, size, nall, "reopened");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow_csum, a_checksummed_raid5_of_four_grows_to_five, .init = setup)
+{
+	grow_whole(5, 4, 1);
+}
+
+Test(reshape_grow_csum, a_checksummed_raid6_of_six_grows_to_seven, .init = setup)
+{
+	grow_whole(6, 6, 2);
+}
+
+/* Flip bytes of the 4 KiB block at array byte @p at where the old geometry keeps it. */
+static void rot(struct graid_array *a, const struct au_set *s, uint64_t at)
+{
+	struct layout_pos o;
+	uint8_t buf[BLK];
+	int fd;
+
+	layout_map(&a->lay, at, &o);
+	fd = open(s->path[o.member], O_RDWR);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pread(fd, buf, BLK, (off_t)(a->data_offset + o.member_off)), (ssize_t)BLK);
+	for (unsigned i = 0; i < 64; i++)
+		buf[100 + i] ^= 0x5a;
+	cr_assert_eq(pwrite(fd, buf, BLK, (off_t)(a->data_offset + o.member_off)), (ssize_t)BLK);
+	cr_assert_eq(fsync(fd), 0);
+	close(fd);
+}
+
+/*
+ * A block rotted under its tag before the grow, in the staged first rows (@p at small) or
+ * past them: the job reads it, its tag fails, and it is moved as its old row's parity says.
+ */
+static void rotten_moved_right(int level, unsigned nold, uint64_t at)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	unsigned n = nold + 1;
+	uint8_t *model = make_array(&s, level, nold, 1, &a, &size, 5);
+	int rc;
+
+	rot(a, &s, at);
+	rc = graid_array_grow(a, &s.paths[nold], 1, GRAID_GROW_WAIT);
+	cr_assert_eq(rc, 0, "grow: %d", rc);
+	cr_assert_geq(csum_errors(a, n), 1, "the job did not see the rotten block");
+	check_verified(a, model, size, n, "after the grow");
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, n, NULL, &a), 0);
+	check_verified(a, model, size, n, "reopened");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow_csum, raid5_a_rotten_block_past_the_staging_is_moved_from_parity, .init = setup)
+{
+	rotten_moved_right(5, 4, (BYTES / 2) / BLK * BLK);
+}
+
+Test(reshape_grow_csum, raid5_a_rotten_block_in_the_staged_rows_is_moved_from_parity,
+     .init = setup)
+{
+	rotten_moved_right(5, 4, BLK);
+}
+
+Test(reshape_grow_csum, raid6_a_rotten_block_is_moved_from_parity, .init = setup)
+{
+	rotten_moved_right(6, 6, (BYTES / 2) / BLK * BLK + 3 * BLK);
+}
+
+/* @p len bytes at byte @p at of member file @p path, read (@p put false) or written. */
+static void file_rw(const char *path, uint64_t at, void *buf, size_t len, bool put)
+{
+	int fd = open(path, O_RDWR);
+
+	cr_assert_geq(fd, 0);
+	if (put) {
+		cr_assert_eq(pwrite(fd, buf, len, (off_t)at), (ssize_t)len);
+		cr_assert_eq(fsync(fd), 0);
+	} else {
+		cr_assert_eq(pread(fd, buf, len, (off_t)at), (ssize_t)len);
+	}
+	close(fd);
+}
+
+/*
+ * A lost write before the grow: array block @p at written again, then its member block and
+ * tag put back as they were (both lost together: its CRC holds, only the generation the
+ * parity's record expects tells). The job judges the old row's records before moving it:
+ * the block is moved as its parity says (the lost write healed by the move), never the
+ * stale bytes under a fresh tag; every byte reads back and a scrub is clean after.
+ */
+static void lost_write_moved_right(int level, unsigned nold, uint64_t at)
+{
+	struct graid_array *a;
+	struct au_set s;
+	struct layout_pos o;
+	uint64_t size, data_at, tag_at, lost = 0;
+	unsigned n = nold + 1;
+	uint8_t *model = make_array(&s, level, nold, 1, &a, &size, 9), old[BLK], tag[8];
+	int rc;
+
+	layout_map(&a->lay, at, &o);
+	data_at = a->data_offset + o.member_off;
+	tag_at = a->tag_offset + o.member_off / BLK / 512 * BLK + o.member_off / BLK % 512 * 8;
+	cr_assert_eq(graid_array_close(a), 0);
+	file_rw(s.path[o.member], data_at, old, BLK, false);
+	file_rw(s.path[o.member], tag_at, tag, 8, false);
+	cr_assert_eq(graid_array_open(s.paths, nold, NULL, &a), 0);
+	gu_fill(model + at, BLK, 10);
+	cr_assert_eq(graid_array_write(a, model + at, BLK, at), (ssize_t)BLK);
+	cr_assert_eq(graid_array_close(a), 0);
+	file_rw(s.path[o.member], data_at, old, BLK, true);
+	file_rw(s.path[o.member], tag_at, tag, 8, true);
+
+	cr_assert_eq(graid_array_open(s.paths, nold, NULL, &a), 0);
+	rc = graid_array_grow(a, &s.paths[nold], 1, GRAID_GROW_WAIT);
+	cr_assert_eq(rc, 0, "grow: %d", rc);
+	for (unsigned m = 0; m < n; m++) {
+		struct graid_member_info mi = { .struct_size = sizeof(mi) };
+
+		cr_assert_eq(graid_array_member_info(a, m, &mi), 0);
+		lost += mi.checksum_lost_writes;
+	}
+	cr_assert_geq(lost, 1, "the job did not see the lost write");
+	check_verified(a, model, size, n, "after the grow");
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, n, NULL, &a), 0);
+	check_verified(a, model, size, n, "reopened");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow_csum, raid5_a_lost_write_is_healed_by_the_move, .init = setup)
+{
+	lost_write_moved_right(5, 4, (BYTES / 2) / BLK * BLK + BLK);
+}
+
+Test(reshape_grow_csum, raid5_a_lost_write_in_the_staged_rows_is_healed_by_the_move,
+     .init = setup)
+{
+	lost_write_moved_right(5, 4, 2 * BLK);
+}
+
+Test(reshape_grow_csum, raid6_a_lost_write_is_healed_by_the_move, .init = setup)
+{
+	lost_write_moved_right(6, 6, (BYTES / 2) / BLK * BLK + 5 * BLK);
+}
+
+/* Every role of @p a ACTIVE again (a spare's rebuild done), within a few seconds. */
+static void wait_all_active(struct graid_array *a)
+{
+	for (unsigned i = 0; i < 4000; i++) {
+		bool all = true;
+
+		for (unsigned r = 0; r < a->nmembers; r++)
+			all &= atomic_load(&a->members[r].state) == GRAID_MEMBER_ACTIVE;
+		if (all && !atomic_load(&a->rebuild_bg_running))
+			return;
+		usleep(5000);
+	}
+	cr_assert_fail("the spares' rebuilds did not end");
+}
+
+/*
+ * Members failing mid-way: the job goes on degraded, the new rows written around them with
+ * the generations and records a degraded write gives (the role out's generation the one
+ * the record implies); the spares' rebuilds after it write their blocks with those, so
+ * every byte reads back with no block failing its tag and a scrub is clean, also reopened.
+ */
+static void fail_mid_way(int level, unsigned nold, unsigned nfail)
+{
+	const unsigned nall = nold + 1, nfiles = nall + nfail;
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, seed = 55;
+	uint8_t *model = make_array(&s, level, nold, 1 + nfail, &a, &size, 60 + (uint64_t)level);
+	uint8_t *buf = aligned_alloc(BLK, 2 * CHUNK);
+
+	cr_assert_not_null(buf);
+	for (unsigned i = 0; i < nfail; i++)
+		cr_assert_eq(graid_array_add_spare(a, s.paths[nall + i]), 0);
+	gu_slow_down(a, 1u << 20);
+	cr_assert_eq(graid_array_grow(a, &s.paths[nold], 1, 0), 0);
+	usleep(300000);
+	cr_assert_gt(atomic_load(&a->reshape_mem->position), 0, "nothing moved yet");
+	cr_assert_eq(graid_array_fail_member(a, 1), 0);
+	if (nfail > 1)
+		cr_assert_eq(graid_array_fail_member(a, nold), 0);
+	for (unsigned i = 0; i < 64; i++) {
+		uint64_t len = (1 + gu_rng(&seed) % (2 * CHUNK / BLK)) * BLK;
+		uint64_t off = gu_rng(&seed) % ((size - len) / BLK + 1) * BLK;
+
+		gu_fill(buf, len, gu_rng(&seed));
+		cr_assert_eq(graid_array_write(a, buf, len, off), (ssize_t)len);
+		memcpy(model + off, buf, len);
+	}
+	gu_slow_down(a, 0);
+	cr_assert_eq(reshape_job_wait(a), 0);
+	gu_check_all(a, model, size);
+	wait_all_active(a);
+	check_verified(a, model, size, nall, "after the spares' rebuild");
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, nfiles, NULL, &a), 0);
+	check_verified(a, model, size, nall, "reopened");
+	cr_assert_eq(csum_errors(a, nall), 0, "blocks failed their tags after the reopen");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(buf);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow_csum, raid5_a_member_failing_mid_way_loses_nothing, .init = setup)
+{
+	fail_mid_way(5, 4, 1);
+}
+
+Test(reshape_grow_csum, raid6_two_members_failing_mid_way_lose_nothing, .init = setup)
+{
+	fail_mid_way(6, 6, 2);
+}
+
+struct waiter {
+	struct graid_array *a;
+	atomic_bool done;
+	int rc;
+};
+
+static void *wait_job(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->rc = reshape_job_wait(w->a);
+	atomic_store(&w->done, true);
+	return NULL;
+}
+
+/* Writes and reads while it moves: right, and verifying, during and after. */
+static void io_during(int level, unsigned nold, uint64_t seed0)
+{
+	struct waiter w = { 0 };
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, seed = seed0, ops = 0, during = 0;
+	uint8_t *model = make_array(&s, level, nold, 1, &a, &size, seed0);
+	uint8_t *buf = aligned_alloc(BLK, 3 * CHUNK);
+	pthread_t t;
+
+	cr_assert_not_null(buf);
+	gu_slow_down(a, 4u << 20);
+	cr_assert_eq(graid_array_grow(a, &s.paths[nold], 1, 0), 0);
+	w.a = a;
+	cr_assert_eq(pthread_create(&t, NULL, wait_job, &w), 0);
+	while (!atomic_load(&w.done) || ops < 64) {
+		uint64_t len = (1 + gu_rng(&seed) % (3 * CHUNK / BLK)) * BLK;
+		uint64_t off = gu_rng(&seed) % ((size - len) / BLK + 1) * BLK;
+
+		if (gu_rng(&seed) % 2) {
+			gu_fill(buf, len, gu_rng(&seed));
+			cr_assert_eq(graid_array_write(a, buf, len, off), (ssize_t)len,
+				     "write at %llu", (unsigned long long)off);
+			memcpy(model + off, buf, len);
+		} else {
+			cr_assert_eq(graid_array_read(a, buf, len, off), (ssize_t)len);
+			cr_assert(!memcmp(buf, model + off, len), "read at %llu +%llu wrong",
+				  (unsigned long long)off, (unsigned long long)len);
+		}
+		ops++;
+		during += !atomic_load(&w.done);
+	}
+	pthread_join(t, NULL);
+	cr_assert_eq(w.rc, 0);
+	cr_log_info("%llu requests, %llu of them while the reshape ran",
+		    (unsigned long long)ops, (unsigned long long)during);
+	cr_assert_gt(during, 20, "too few requests ran during the reshape");
+	cr_assert_eq(csum_errors(a, nold + 1), 0, "blocks failed their tags during the grow");
+	check_verified(a, model, size, nold + 1, "after I/O during the grow");
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, nold + 1, NULL, &a), 0);
+	check_verified(a, model, size, nold + 1, "reopened");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(buf);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow_csum, raid5_writes_and_reads_while_it_moves_verify_after, .init = setup)
+{
+	io_during(5, 4, 7);
+}
+
+Test(reshape_grow_csum, raid6_writes_and_reads_while_it_moves_verify_after, .init = setup)
+{
+	io_during(6, 6, 8);
+}
