@@ -420,9 +420,12 @@ Test(reshape_grow56_live, raid6_a_member_out_misses_the_zeroing_and_its_spare_ge
 	cr_assert_eq(graid_array_add_spare(a, s.paths[7]), 0);
 	atomic_store(&graid__test_grow56_hold, false);
 	cr_assert_eq(reshape_job_wait(a), 0);
-	cr_assert_eq(atomic_load(&a->members[2].state), GRAID_MEMBER_FAILED,
-		     "the spare took the role before the grow ended");
-	check_bytes(a, model, size, "after the grow, degraded");
+	/*
+	 * The worker hands the spare the role as soon as the finish has the new geometry (it
+	 * may before the done event is sent, and before this line): what tells that it waited
+	 * is the spare's rows of unused regions zero below, its file having been all 0xa5.
+	 */
+	check_bytes(a, model, size, "after the grow");
 	wait_all_active(a);
 	cr_assert_str_eq(a->members[2].dev.path, s.paths[7]);
 	check_bytes(a, model, size, "after the spare's rebuild");
