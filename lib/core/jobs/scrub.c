@@ -656,6 +656,24 @@ static int scrub_rows(struct scrub_ctx *c, uint64_t start)
 	return rc;
 }
 
+/*
+ * Count a scrub in (scrubs_running), then look again under meta_lock: a grow that began
+ * meanwhile (it refuses to start while scrubs_running, under the same lock) would move rows
+ * under it, and a quiesce (io/quiesce.c, array_reshape_holds_jobs) that set its flag before
+ * the count is seen here, one after it sees the count. 0, or -EBUSY (still counted in).
+ */
+static int scrub_count_in(struct graid_array *a)
+{
+	int rc = 0;
+
+	atomic_fetch_add(&a->scrubs_running, 1);
+	pthread_mutex_lock(&a->meta_lock);
+	if (a->reshape_starting || array_reshape_holds_jobs(a))
+		rc = -EBUSY;
+	pthread_mutex_unlock(&a->meta_lock);
+	return rc;
+}
+
 GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 				struct graid_scrub_report *rep)
 {
@@ -704,17 +722,7 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 		array_event(a, GRAID_EVENT_SCRUB_DONE, -1, rc, 0, 0); /* every STARTED ends */
 		return rc;
 	}
-	atomic_fetch_add(&a->scrubs_running, 1);
-	/*
-	 * Counted in, then looked again under meta_lock: a grow that began meanwhile (it
-	 * refuses to start while scrubs_running, under the same lock) would move rows under it,
-	 * and a quiesce (io/quiesce.c, array_reshape_holds_jobs) that set its flag before the
-	 * count is seen here, one after it sees the count.
-	 */
-	pthread_mutex_lock(&a->meta_lock);
-	if (a->reshape_starting || array_reshape_holds_jobs(a))
-		rc = -EBUSY;
-	pthread_mutex_unlock(&a->meta_lock);
+	rc = scrub_count_in(a);
 	if (rc == 0 && !(c.verdict = malloc(c.buf.rows_max * sizeof(*c.verdict))))
 		rc = -ENOMEM;
 	if (rc == 0)
