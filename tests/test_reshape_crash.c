@@ -32,9 +32,9 @@
 #include "jobs/reshape_grow.h"
 
 #if GRAID_FAULT_INJECTION
-extern bool graid__test_grow56;
+extern bool graid__test_grow56, graid__test_grow_csum;
 #else
-static bool graid__test_grow56;
+static bool graid__test_grow56, graid__test_grow_csum;
 #endif
 
 #define CHUNK (16u * 1024)
@@ -50,6 +50,7 @@ static void setup(void)
 		     "-Dfault_injection");
 #endif
 	graid__test_grow56 = true;
+	graid__test_grow_csum = true;
 	graid_log_set(gu_log_keep, NULL, GRAID_LOG_ERR); /* the cut's failures are expected */
 }
 

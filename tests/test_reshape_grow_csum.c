@@ -31,9 +31,9 @@
 #include "jobs/reshape_grow.h"
 
 #if GRAID_FAULT_INJECTION
-extern bool graid__test_grow56;
+extern bool graid__test_grow56, graid__test_grow_csum;
 #else
-static bool graid__test_grow56; /* no switch in a release build: setup() skips */
+static bool graid__test_grow56, graid__test_grow_csum; /* no switch in a release build: setup() skips */
 #endif
 
 #define CHUNK (16u * 1024)
@@ -47,6 +47,7 @@ static void setup(void)
 		     "graid__test_grow56, which exists only with -Dfault_injection");
 #endif
 	graid__test_grow56 = true;
+	graid__test_grow_csum = true;
 }
 
 /* A checksummed RAID-@p level of @p nold (and @p nadd more files, not in it) holding the model. */
@@ -417,4 +418,77 @@ Test(reshape_grow_csum, raid5_writes_and_reads_while_it_moves_verify_after, .ini
 Test(reshape_grow_csum, raid6_writes_and_reads_while_it_moves_verify_after, .init = setup)
 {
 	io_during(6, 6, 8);
+}
+
+/*
+ * A checksummed array only partly written grows with the live-data map's skip (rows of
+ * unused regions zeroed, not copied): every byte reads as written or zero with no block
+ * failing its tag, a scrub is clean, and the same after a reopen; the middle was written
+ * then write-zeroed first, so rows that held data before hold zeroes after.
+ */
+static void grow_partly_written(int level, unsigned nold, uint64_t seed)
+{
+	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = level,
+					  .chunk_bytes = CHUNK, .backend = "isal",
+					  .flags = GRAID_CREATE_CHECKSUMS };
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, mid, len;
+	unsigned nall = nold + 1;
+	uint8_t *model;
+
+	au_make(&s, nall, BYTES);
+	cr_assert_eq(graid_array_create(s.paths, nold, &cfg, &a), 0);
+	size = gu_array_bytes(a, NULL);
+	model = aligned_alloc(BLK, size);
+	cr_assert_not_null(model);
+	gu_fill(model, size, seed);
+	cr_assert_eq(graid_array_write(a, model, size, 0), (ssize_t)size);
+	/* Zeroed: a quarter at the front's end and the back half (regions become unused). */
+	mid = size / 4 / BLK * BLK;
+	len = size - mid - size / 2;
+	len = len / BLK * BLK;
+	cr_assert_eq(graid_array_write_zeroes(a, mid, len), 0);
+	memset(model + mid, 0, len);
+	cr_assert_eq(graid_array_write_zeroes(a, size / 2, size - size / 2), 0);
+	memset(model + size / 2, 0, size - size / 2);
+	cr_assert_eq(graid_array_flush(a), 0);
+	cr_assert_eq(graid_array_grow(a, &s.paths[nold], 1, GRAID_GROW_WAIT), 0);
+	cr_assert_eq(csum_errors(a, nall), 0, "the grow met blocks failing their tags");
+	check_verified(a, model, size, nall, "after the grow");
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, nall, NULL, &a), 0);
+	check_verified(a, model, size, nall, "reopened");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow_csum, raid5_partly_written_grows_with_its_zeroed_rows_verifying, .init = setup)
+{
+	grow_partly_written(5, 4, 71);
+}
+
+Test(reshape_grow_csum, raid6_partly_written_grows_with_its_zeroed_rows_verifying, .init = setup)
+{
+	grow_partly_written(6, 6, 72);
+}
+
+/* Off for callers in this build (GROW_CSUM_BUILT 0): refused, the array as it was. */
+Test(reshape_grow_csum, without_the_test_switch_the_grow_is_refused, .init = setup)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	uint8_t *model = make_array(&s, 5, 4, 1, &a, &size, 81);
+	unsigned n;
+
+	graid__test_grow_csum = false;
+	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, GRAID_GROW_WAIT), -EOPNOTSUPP);
+	cr_assert_eq(gu_array_bytes(a, &n), size);
+	cr_assert_eq(n, 4);
+	gu_check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
 }

@@ -320,7 +320,6 @@ static void queue_sweep(struct graid_queue *q)
 		struct req *r = *pp;
 
 		if (r->cursor == r->len && r->sops_live == 0) {
-			atomic_fetch_sub_explicit(&q->a->fg_inflight, 1, memory_order_relaxed);
 			if (r->plain)
 				atomic_fetch_sub(&q->a->plain_inflight, 1);
 			else if (r->rs)
@@ -328,6 +327,13 @@ static void queue_sweep(struct graid_queue *q)
 			/* Zeroed whole: its regions may become unused (after the next flush). */
 			if (r->zero && !r->err && !r->rs)
 				live_discard_done(q->a, r->off, r->len, &r->live);
+			/*
+			 * Out of the count only now, with release: a quiesce's drain
+			 * (quiesce.c) that sees it gone sees its last touch of the region maps
+			 * done (found by review: a discard ending across a coarsening marked a
+			 * coarse region, holding data, a candidate to become unused).
+			 */
+			atomic_fetch_sub_explicit(&q->a->fg_inflight, 1, memory_order_release);
 			/* Write-zeroes is a discard here: the same path, no data from the caller. */
 			stats_request(q->a, r->zero ? GRAID_IO_DISCARD
 						    : r->write ? GRAID_IO_WRITE : GRAID_IO_READ,

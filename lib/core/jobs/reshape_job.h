@@ -64,6 +64,8 @@ int grow_window(struct graid_array *a, struct reshape_job *j, struct array_resha
 int grow_finish(struct graid_array *a, struct reshape_job *j, struct array_reshape *rs);
 /* Whether RAID-5/6 grows start and resume in this build (GROW56_BUILT, or a test's switch). */
 bool grow56_allowed(void);
+/* Whether checksummed RAID-5/6 arrays grow in this build (GROW_CSUM_BUILT, or a test's switch). */
+bool grow_csum_allowed(void);
 /* The added members' bad-block logs reset (and maps written) before anything names them. */
 int grow56_prep_added(struct graid_array *a, struct member *m, unsigned n);
 

@@ -62,6 +62,12 @@ static int grow_check(struct graid_array *a, unsigned n)
 			   a->member_cap - a->nmembers, n);
 		return -E2BIG;
 	}
+	if (a->lay.nparity && a->csum && !grow_csum_allowed()) {
+		graid__log(GRAID_LOG_ERR, "grow: a RAID-%d with checksums cannot be grown online by "
+					  "this build (built, switched off until a review's findings "
+					  "are fixed: docs/RESHAPE.md)", a->lay.level);
+		return -EOPNOTSUPP;
+	}
 	if (a->lay.nparity && a->journal) {
 		/* Its entries are placed by one geometry: not built across two. */
 		graid__log(GRAID_LOG_ERR, "grow: a RAID-%d with a write-hole journal cannot be "
