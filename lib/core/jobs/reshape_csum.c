@@ -95,6 +95,25 @@ int reshape_csum_row_meta(struct graid_array *a, const struct layout *l, uint64_
 	return rc;
 }
 
+int reshape_csum_next_meta(struct graid_array *a, unsigned m, uint64_t off, unsigned n,
+			   uint32_t *meta)
+{
+	struct tag_peek *pk;
+	int rc;
+
+	if (!a->tags || !a->csum_gens)
+		return 1;
+	pk = malloc(n * sizeof(*pk));
+	if (!pk)
+		return -ENOMEM;
+	/* As tag_new() with no words: the next generation of the committed tag (lock held). */
+	rc = tag_store_peek_load(a, m, off / 4096u, n, pk);
+	for (unsigned i = 0; rc == 0 && i < n; i++)
+		meta[i] = tag_gen_next(pk[i].cached ? tag_gen(pk[i].tag) : 0);
+	free(pk);
+	return rc;
+}
+
 bool reshape_csum_row_suspect(struct graid_array *a, uint64_t row)
 {
 	return a->tags && a->csum_gens && lwc_rebuild_suspect(a, row);

@@ -62,6 +62,18 @@ int reshape_csum_row_meta(struct graid_array *a, const struct layout *l, uint64_
 			  uint32_t *meta);
 
 /*
+ * The meta words of a write by the job of @p n 4 KiB blocks at data-area byte @p off of member
+ * @p m outside any row it judges by a geometry (the staged copy, reshape_stage.c): each
+ * block's next generation of the tag it has now (absent: 0, so 1), what a synchronous write
+ * without words gets (reshape_csum_pio() with NULL). On the job's ring a write without words
+ * is given them by its column in the array's geometry (member_batch.c), which the staged
+ * copy's place is not in: it carries these. 1: no words to give (no generations kept),
+ * @p meta untouched; 0; or -errno of tag_store_peek_load() (-ENOMEM, a tag block unreadable).
+ */
+int reshape_csum_next_meta(struct graid_array *a, unsigned m, uint64_t off, unsigned n,
+			   uint32_t *meta);
+
+/*
  * Whether old row @p row of a grow (its lock held) has a column whose parity records
  * disagree with its data's write generations: a lost write (docs/INTEGRITY.md, "Lost
  * writes") that moving the row's chunks as they read would bless with fresh tags. The

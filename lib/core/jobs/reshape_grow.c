@@ -20,6 +20,7 @@
 #include "jobs/reshape_job.h"
 #include "jobs/reshape_live.h"
 #include "jobs/reshape_qlast.h"
+#include "jobs/reshape_stage.h"
 #include "meta/array_meta.h"
 #include "meta/array_readerr.h"
 #include "meta/badblocks.h"
@@ -29,11 +30,9 @@
 
 #if GRAID_FAULT_INJECTION
 /*
- * Test seams (tests/test_reshape_grow56.c): while nonzero, the STAGED step fails with this
- * -errno after writing the new rows, before their flush (a flush or a record failing);
- * while true, a job waits before it moves anything (what an open did before it shows).
+ * Test seam (tests/test_reshape_grow56.c): while true, a job waits before it moves anything
+ * (what an open did before it shows).
  */
-_Atomic int graid__test_grow56_staged_fail;
 atomic_bool graid__test_grow56_hold;
 #endif
 
@@ -120,33 +119,6 @@ int grow_wait_plain(struct graid_array *a, struct reshape_job *j,
 		nanosleep(&ms, NULL);
 	}
 	return 0;
-}
-
-/*
- * Take the stripe locks keyed [c0, c1) (each bucket once, after the @p n already in @p held):
- * RAID-0's chunk numbers, RAID-5/6's rows. Every request into them waits. @return the count.
- */
-static unsigned grow_lock(struct graid_array *a, uint64_t c0, uint64_t c1, unsigned *held,
-			  unsigned n)
-{
-	for (uint64_t c = c0; c < c1; c++) {
-		unsigned b = stripe_bucket(c), got;
-		bool have = false;
-
-		for (unsigned k = 0; k < n; k++)
-			have |= held[k] == b;
-		if (have)
-			continue;
-		for (;;) {
-			uint64_t seq = stripe_release_seq(a);
-
-			if (stripe_trylock(a, c, &got))
-				break;
-			stripe_wait_release(a, seq);
-		}
-		held[n++] = got;
-	}
-	return n;
 }
 
 /*
@@ -290,34 +262,6 @@ static int grow_move_chunks(struct graid_array *a, struct reshape_job *j,
 }
 
 /*
- * Write @p rec as the next record (generation + 1 of the job's) and make it the job's once
- * some member took it. A member that missed it was failed (reshape_rec_write): RAID-0
- * breaks; a RAID-5/6 goes on degraded (reshape_grow56.c). @return 0; -errno.
- */
-static int grow_record_next(struct graid_array *a, struct reshape_job *j,
-			    struct reshape_record *rec)
-{
-	int rc;
-
-	/*
-	 * A member out whose superblock round missed a member the array needs (member_fail.h):
-	 * the next open could take it back as current, with its old rows where this record
-	 * says new ones are. Not recorded: the job stops and is tried again.
-	 */
-	if (atomic_load(&a->fail_unrecorded))
-		return -EIO;
-	rec->generation = j->rec.generation + 1;
-	rc = reshape_rec_write(a, &j->io, rec, false);
-	if (rc > 0 && atomic_load(&a->broken))
-		rc = -EIO;
-	if (rc > 0) {
-		rc = 0;
-		j->rec = *rec;
-	}
-	return rc;
-}
-
-/*
  * RAID-5/6 staging needs the member that holds the staged copy (one copy: see "What this
  * does not cover yet"). Without it the job stops before the staging, the record keeping
  * its phase: in STAGING the old geometry is whole and is served degraded by position; in
@@ -351,78 +295,14 @@ static int grow56_paused(struct graid_array *a, struct reshape_job *j,
 }
 
 /*
- * RAID-5/6 staging (docs/RESHAPE.md, "RAID-5/6 growing, as built"): the first stage_bytes
- * of the array cannot be moved in place (each new row overwrites its own sources), so, under
- * the locks of every row they touch in either geometry: STAGING: copy them to the added
- * member's rows past the new geometry's, flush, record STAGED; STAGED: write their new rows
- * from that copy, flush, record COPY at stage_bytes and advance the position. A resume in
- * STAGING copies again (the old rows were not written); in STAGED writes the new rows again
- * from the copy, before any request is served (reshape_job_launch).
+ * RAID-5/6 staging (reshape_stage.c), the copy's member checked first: without it the job
+ * stops before the staging, the record keeping its phase.
  */
 int grow56_stage(struct graid_array *a, struct reshape_job *j, struct array_reshape *rs)
 {
-	uint64_t s = j->rec.stage_bytes;
-	uint64_t old_unit = (uint64_t)rs->old_lay.ndata * rs->old_lay.chunk;
-	uint64_t new_unit = (uint64_t)rs->new_lay.ndata * rs->new_lay.chunk;
-	bool written[GRAID_MAX_MEMBERS] = { false };
-	struct reshape_record rec;
-	unsigned *held, nheld;
 	int rc = grow56_paused(a, j, rs, true);
 
-	if (rc)
-		return rc;
-	held = calloc((s - 1) / old_unit + 1, sizeof(*held));
-	if (!held)
-		return -ENOMEM;
-	/* New rows [0, s / new_unit) lie inside old rows [0, (s - 1) / old_unit]: k' > k. */
-	nheld = grow_lock(a, 0, (s - 1) / old_unit + 1, held, 0);
-	if (j->rec.phase == RESHAPE_PHASE_STAGING) {
-		rc = grow56_stage_copy(a, rs, &j->rec, j->buf);
-		if (rc == 0) {
-			rec = j->rec;
-			rec.phase = RESHAPE_PHASE_STAGED;
-			rc = grow_record_next(a, j, &rec);
-		}
-	}
-	if (rc == 0 && j->rec.phase == RESHAPE_PHASE_STAGED) {
-		/* Copied whatever their sources hold: their live-map regions marked used. */
-		rc = grow56_live_mark(a, rs, 0, s / new_unit, true);
-		if (rc == 0)
-			rc = grow56_rows(a, rs, &j->rec, 0, s / new_unit, true, j->buf, written);
-#if GRAID_FAULT_INJECTION
-		if (rc == 0)
-			rc = atomic_load(&graid__test_grow56_staged_fail);
-#endif
-		if (rc == 0)
-			rc = grow56_flush(a, written, 0, s / new_unit);
-		if (rc == 0) {
-			rec = j->rec;
-			rec.phase = RESHAPE_PHASE_COPY;
-			rec.position = s;
-			rc = grow_record_next(a, j, &rec);
-		}
-		if (rc == 0)
-			atomic_store_explicit(&rs->position, s, memory_order_release);
-	}
-	/*
-	 * Once STAGED is recorded, the old rows of [0, s) may hold new cells: until the step
-	 * that writes them from the copy has ended (recorded COPY), no request is placed there
-	 * in either geometry (sop_reshape_plan fails it -EIO). Set before the locks go; the
-	 * job's retry (reshape_job_retry_due) or the next open writes them and lifts it.
-	 */
-	atomic_store_explicit(&rs->fence, j->rec.phase == RESHAPE_PHASE_STAGED ? s : 0,
-			      memory_order_release);
-	for (unsigned k = 0; k < nheld; k++)
-		stripe_unlock(a, held[k]);
-	free(held);
-	if (rc == 0)
-		graid__log(GRAID_LOG_INFO, "reshape: the first %" PRIu64 " bytes moved through "
-					   "their staged copy on member %u", s, j->rec.stage_role[0]);
-	else if (j->rec.phase == RESHAPE_PHASE_STAGED)
-		graid__log(GRAID_LOG_ERR, "reshape: array bytes [0, %" PRIu64 ") fail (-EIO) until "
-					  "their rows are written from the staged copy (the job's "
-					  "retry, or the next writable open)", s);
-	return rc;
+	return rc ? rc : grow56_stage_run(a, j, rs);
 }
 
 /* Windows of RAID-5/6 move at least this many new rows when safe (and chunks, as RAID-0). */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A RAID-5/6 grow's member I/O (docs/RESHAPE.md, "RAID-5/6 growing, as built"): whole new
- * rows with their parity a chunk at a time, synchronously (the STAGED step's rows; the
- * windows batch theirs in reshape_grow56_batch.c over the recovery here), and the staged
- * copy. The caller holds the row locks, flushes, and
+ * A RAID-5/6 grow's member I/O (docs/RESHAPE.md, "RAID-5/6 growing, as built"): what the
+ * batched paths (the windows' and the STAGED step's rows, reshape_grow56_batch.c; the
+ * staging's copy, reshape_stage.c) do synchronously beside their rings: the recovery of a
+ * chunk from its old row, the staged copy's reads, the flush. The caller holds the row
+ * locks, flushes, and
  * writes the record: this file moves bytes, and keeps what the bytes cannot say (a member
  * that missed a row: the bitmap; a unit that holds nothing valid: the bad-block log) true
  * at their new places before the caller's record can advance past them.
@@ -242,77 +243,6 @@ static int grow56_read_chunk(struct graid_array *a, const struct array_reshape *
 	return grow56_recover_old(a, rs, off, dst, scratch, lost);
 }
 
-/*
- * New row @p row's chunks (@p blocks, role order) written to its live members, each place's
- * log kept true (reshape_carry_loss; @p lost per data role). A write that fails takes its member
- * out, as the stripe path does, and the row goes on around it. @p out: a member of the row
- * was out or went out.
- */
-static int grow56_write_row(struct graid_array *a, const struct layout *l, uint64_t row,
-			    uint8_t *const *blocks, const struct bbl_cols *lost, bool *written,
-			    bool *out)
-{
-	struct bbl_cols plost = { { 0 } };
-	uint32_t *meta = NULL;
-	int rc = 0;
-
-	/* Checksums: the row's generations and records, as a full-stripe write gives them. */
-	if (a->tags) {
-		meta = malloc((size_t)(l->ndata + l->nparity) * reshape_csum_words(l) *
-			      sizeof(*meta));
-		if (!meta)
-			return -ENOMEM;
-		rc = reshape_csum_row_meta(a, l, row, meta);
-		if (rc == 1) {
-			free(meta);
-			meta = NULL;
-			rc = 0;
-		}
-	}
-
-	/*
-	 * A column with a lost unit is recorded lost in the parity too: parity made over the
-	 * zeroes would otherwise "recover" the unit as valid zeroes (more erasures than parity
-	 * covers is what makes a read of it fail, as after a rebuild that lost it).
-	 */
-	for (unsigned d = 0; d < l->ndata; d++)
-		for (unsigned w = 0; w < BBL_COLS_WORDS; w++)
-			plost.w[w] |= lost[d].w[w];
-	for (unsigned r = 0; rc == 0 && r < l->ndata + l->nparity; r++) {
-		unsigned m = layout_role_member(l, row, r);
-		int fd = a->members[m].dev.fd;
-
-		if (!array_role_alive(a, m)) {
-			*out = true;
-			continue;
-		}
-		{
-			struct member_io_fault mf;
-
-			rc = grow56_io_mf(a, m, blocks[r], l->chunk, row * l->chunk, true,
-					  "writing the new row of", row * l->ndata * l->chunk,
-					  meta ? meta + (size_t)r * reshape_csum_words(l) : NULL,
-					  &mf);
-		}
-		if (rc) {
-			*out = true;
-			rc = grow56_out(a, m, fd, rc);
-			continue;
-		}
-		written[m] = true;
-		rc = reshape_carry_loss(a, m, fd, row * l->chunk, l->chunk,
-				  r < l->ndata ? &lost[r] : &plost);
-	}
-	free(meta);
-	return rc;
-}
-
-/* Whether a role of the new geometry is out: the job then writes around it. */
-static bool grow56_degraded(const struct graid_array *a, const struct array_reshape *rs)
-{
-	return grow56_dead_member(a, rs) < a->nmembers;
-}
-
 int grow56_mark_rows(struct graid_array *a, uint64_t r0, uint64_t r1)
 {
 	uint64_t step = a->bitmap.enabled ? a->bitmap.map.region_stripes : 0;
@@ -322,46 +252,6 @@ int grow56_mark_rows(struct graid_array *a, uint64_t r0, uint64_t r1)
 	for (uint64_t row = r0; step && rc == 0 && row < r1; row = (row / step + 1) * step) {
 		rc = bitmap_start_write(a, row);
 		bitmap_end_write(a, row);
-	}
-	return rc;
-}
-
-int grow56_rows(struct graid_array *a, const struct array_reshape *rs,
-		const struct reshape_record *rec, uint64_t r0, uint64_t r1, bool staged,
-		uint8_t *buf, bool *written)
-{
-	const struct layout *l = &rs->new_lay;
-	uint8_t *blocks[GRAID_MAX_MEMBERS], *scratch = buf + (size_t)l->nmembers * l->chunk;
-	struct bbl_cols lost[GRAID_MAX_MEMBERS];
-	int rc = 0;
-
-	for (unsigned r = 0; r < l->ndata + l->nparity; r++)
-		blocks[r] = buf + (size_t)r * l->chunk;
-	for (uint64_t row = r0; rc == 0 && row < r1; row++) {
-		/*
-		 * A role out: the row is written around it, and marked in the bitmap first
-		 * (kept while a role is out), so a catch-up of the role after the reshape
-		 * rewrites it; a spare's rebuild rewrites every row anyway. A member that goes
-		 * out during the row (its write failed, or anyone's I/O failed it) is looked for
-		 * again after the writes: the mark is then made before the caller's flush and
-		 * record, which is all a crash or a catch-up needs.
-		 */
-		bool marked = grow56_degraded(a, rs), out = false;
-
-		if (marked)
-			rc = bitmap_start_write(a, row);
-		memset(lost, 0, sizeof(lost[0]) * l->ndata);
-		for (unsigned d = 0; rc == 0 && d < l->ndata; d++)
-			rc = grow56_read_chunk(a, rs, rec, (row * l->ndata + d) * l->chunk, staged,
-					       blocks[d], scratch, &lost[d]);
-		if (rc == 0)
-			rc = graid_parity_gen(a->be, l->ndata, l->nparity, l->chunk, 1, blocks);
-		if (rc == 0)
-			rc = grow56_write_row(a, l, row, blocks, lost, written, &out);
-		if (marked)
-			bitmap_end_write(a, row);
-		else if (rc == 0 && (out || grow56_degraded(a, rs)))
-			rc = grow56_mark_rows(a, row, row + 1);
 	}
 	return rc;
 }
@@ -404,45 +294,29 @@ int grow56_flush(struct graid_array *a, const bool *written, uint64_t r0, uint64
 	return rc;
 }
 
-int grow56_stage_copy(struct graid_array *a, const struct array_reshape *rs,
-		      const struct reshape_record *rec, uint8_t *buf)
+int grow56_read_staged_span(struct graid_array *a, const struct array_reshape *rs,
+			    const struct reshape_record *rec, uint64_t off, unsigned n,
+			    uint8_t *dst, uint8_t *scratch, struct bbl_cols *lost)
 {
-	uint32_t chunk = rs->old_lay.chunk;
-	unsigned sr = rec->stage_role[0];
-	int fd = a->members[sr].dev.fd, rc = 0;
+	uint32_t chunk = rs->new_lay.chunk;
+	uint64_t len = (uint64_t)n * chunk;
+	unsigned m = rec->stage_role[0];
+	uint64_t moff = rec->stage_member_off[0] + (off - rec->stage_array_off);
+	int rc = 0;
 
-	for (uint64_t at = 0; rc == 0 && at < rec->stage_bytes; at += chunk) {
-		uint64_t off = rec->stage_array_off + at;
-		struct bbl_cols lost = { { 0 } };
-
-		rc = grow56_read_chunk(a, rs, rec, off, false, buf,
-				       buf + (size_t)rs->new_lay.nmembers * chunk, &lost);
-		if (rc == 0 &&
-		    (rc = grow56_io(a, sr, buf, chunk, rec->stage_member_off[0] + at, true,
-				    "staging", off)) != 0) {
-			/* Out as the stripe path takes a member out: seen, not tried for ever. */
-			grow56_out(a, sr, fd, rc);
-			return -ENODEV;
-		}
-		/* A loss is carried into the copy's log, and from there to the new place. */
-		if (rc == 0)
-			rc = reshape_carry_loss(a, sr, fd, rec->stage_member_off[0] + at, chunk, &lost);
-		if (rc == 0 && !array_role_alive(a, sr))
-			rc = -ENODEV; /* the copy is on it alone */
-	}
-	/* The copy's tags with it: STAGED says the copy is whole, reads of it verify. */
-	if (rc == 0 && a->tags)
-		rc = tag_store_write_back(a);
-	if (rc == 0)
-		rc = member_flush_fd(&a->members[sr], fd);
 	/*
-	 * The copy's log as the copy is, on the devices before STAGED is recorded: an entry a
-	 * failed earlier try left there, cleared by this copy in memory only, would after a
-	 * crash move a unit written since as a loss. Not recorded: the job stops, and tries
-	 * again.
+	 * Wholly inside the copy (and the old size), on a member whose log names nothing
+	 * there: one read, verified against its tags. Anything else, or that read failing (a
+	 * block failing its tag included), chunk by chunk (grow56_read_staged: 4 KiB at a time
+	 * where the chunk fails).
 	 */
-	if (rc == 0 && (rc = badblocks_sync(a)) != 0)
-		graid__log(GRAID_LOG_ERR, "reshape: writing the bad-block logs after the staging "
-					  "copy: %s", graid_strerror(rc));
+	if (off >= rec->stage_array_off && off + len <= rec->stage_array_off + rec->stage_bytes &&
+	    off + len <= rs->end && m < a->nmembers && array_role_alive(a, m) &&
+	    !badblocks_overlap(a, m, moff, len) &&
+	    grow56_io(a, m, dst, len, moff, false, "reading the staged copy of", off) == 0)
+		return 0;
+	for (unsigned i = 0; rc == 0 && i < n; i++)
+		rc = grow56_read_chunk(a, rs, rec, off + (uint64_t)i * chunk, true,
+				       dst + (size_t)i * chunk, scratch, &lost[i]);
 	return rc;
 }

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A RAID-5/6 grow's windows, a batch of new rows at a time on the job's ring
- * (docs/RESHAPE.md, "RAID-5/6 growing, as built"): what grow56_rows() does a chunk at a
- * time with synchronous I/O, with each phase's I/O in flight at once. The guarantees are
- * the same, phase by phase:
+ * (docs/RESHAPE.md, "RAID-5/6 growing, as built"), with each phase's I/O in flight at once
+ * (grow56_window_rows() in reshape_grow56.h says what they keep), phase by phase:
  *   A. every data chunk its old place can give, read at once (the old member alive, its log
  *      naming nothing there, inside the old size; past it: zeroes);
  *   B. the others (member out, log entries, a read that failed) recovered from their old row
@@ -19,6 +18,9 @@
  * the caller's flush and record, all a crash or a catch-up needs. Rows whose data lies only
  * in regions the live-data map records unused are not read: zeroed on every member, a run
  * of them at once (reshape_live.c); a batch's rows have their regions marked used first.
+ * The STAGED step's rows (reshape_stage.c) take the same batches, phase A reading their data
+ * from the staged copy instead (grow56_read_staged_span, verified against its tags), none of
+ * them skipped; their writes carry the same meta words (reshape_csum_row_meta).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -48,6 +50,8 @@ struct grow56_batch {
 	 * writes (reshape_csum_row_meta); NULL without.
 	 */
 	uint32_t *meta;
+	/* The STAGED step: where phase A reads the rows' data (NULL: the windows). */
+	const struct grow56_staged_src *staged;
 };
 
 static uint8_t *grow56_batch_block(const struct grow56_batch *b, unsigned k, unsigned r)
@@ -128,6 +132,38 @@ static int grow56_batch_read(struct graid_array *a, const struct array_reshape *
 	return atomic_load(&a->broken) ? -EIO : 0;
 }
 
+/*
+ * Phase A of the STAGED step: each row's data from the staged copy, a row at a time (its data
+ * chunks lie one after another in the buffer and in the copy): from the copy's bytes in
+ * memory where the step has them, else read (grow56_read_staged_span).
+ */
+static int grow56_batch_read_staged(struct graid_array *a, const struct array_reshape *rs,
+				    struct grow56_batch *b, uint8_t *scratch)
+{
+	const struct layout *l = b->l;
+	const struct grow56_staged_src *src = b->staged;
+	const struct reshape_record *rec = src->rec;
+	size_t len = (size_t)l->ndata * l->chunk;
+	int rc = 0;
+
+	for (unsigned k = 0; rc == 0 && k < b->n; k++) {
+		uint64_t off = (b->r0 + k) * len;
+		struct bbl_cols *lost = &b->lost[(size_t)k * l->ndata];
+
+		if (src->mem && off >= rec->stage_array_off &&
+		    off + len <= rec->stage_array_off + rec->stage_bytes && off + len <= rs->end) {
+			uint64_t at = off - rec->stage_array_off;
+
+			memcpy(grow56_batch_block(b, k, 0), src->mem + at, len);
+			memcpy(lost, &src->mem_lost[at / l->chunk], sizeof(*lost) * l->ndata);
+			continue;
+		}
+		rc = grow56_read_staged_span(a, rs, rec, off, l->ndata, grow56_batch_block(b, k, 0),
+					     scratch, lost);
+	}
+	return rc;
+}
+
 /* Phase B: the chunks phase A could not give, from their old rows through the engine. */
 static int grow56_batch_recover(struct graid_array *a, const struct array_reshape *rs,
 				struct grow56_batch *b, uint8_t *scratch)
@@ -167,7 +203,8 @@ static int grow56_batch_parity(struct graid_array *a, struct grow56_batch *b)
 /*
  * Phase D: every write to a live member at once, then each place's log kept true. A column
  * with a lost unit is recorded lost in the parity too: parity made over the zeroes would
- * otherwise "recover" the unit as valid zeroes (as grow56_write_row says).
+ * otherwise "recover" the unit as valid zeroes (more erasures than parity covers is what
+ * makes a read of it fail, as after a rebuild that lost it).
  */
 static int grow56_batch_write(struct graid_array *a, const struct array_reshape *rs,
 			      struct reshape_io *rio, struct grow56_batch *b, bool *written)
@@ -242,7 +279,8 @@ static int grow56_batch_run(struct graid_array *a, const struct array_reshape *r
 	for (; marked && rc == 0 && started < b->n; started++)
 		rc = bitmap_start_write(a, b->r0 + started);
 	if (rc == 0)
-		rc = grow56_batch_read(a, rs, rio, b);
+		rc = b->staged ? grow56_batch_read_staged(a, rs, b, scratch)
+			       : grow56_batch_read(a, rs, rio, b);
 	if (rc == 0)
 		rc = grow56_batch_recover(a, rs, b, scratch);
 	if (rc == 0)
@@ -259,13 +297,18 @@ static int grow56_batch_run(struct graid_array *a, const struct array_reshape *r
 	return rc;
 }
 
-int grow56_window_rows(struct graid_array *a, const struct array_reshape *rs,
-		       struct reshape_io *rio, uint64_t r0, uint64_t r1, uint8_t *buf,
-		       bool *written)
+/*
+ * New rows [r0, r1) a batch at a time: the windows' (@p staged NULL: rows whose data lies in
+ * unused regions zeroed, the others' regions marked used first) or the STAGED step's.
+ */
+static int grow56_batches(struct graid_array *a, const struct array_reshape *rs,
+			  struct reshape_io *rio, const struct grow56_staged_src *staged, uint64_t r0,
+			  uint64_t r1, uint8_t *buf, bool *written)
 {
 	const struct layout *l = &rs->new_lay;
 	unsigned cap = grow56_batch_rows(l->chunk, l->nmembers);
-	struct grow56_batch b = { .l = l, .nroles = l->ndata + l->nparity, .buf = buf };
+	struct grow56_batch b = { .l = l, .nroles = l->ndata + l->nparity, .buf = buf,
+				  .staged = staged };
 	uint8_t *scratch = buf + (size_t)cap * l->nmembers * l->chunk;
 	int rc = 0;
 
@@ -278,7 +321,7 @@ int grow56_window_rows(struct graid_array *a, const struct array_reshape *rs,
 		rc = -ENOMEM;
 	for (uint64_t row = r0; rc == 0 && row < r1;) {
 		/* Rows whose data lies only in unused regions: zeroed, not copied. */
-		uint64_t skip = grow56_live_span(a, rs, row, r1 - row, true);
+		uint64_t skip = staged ? 0 : grow56_live_span(a, rs, row, r1 - row, true);
 
 		if (skip) {
 			rc = grow56_zero_rows(a, rs, row, row + skip, written);
@@ -287,8 +330,12 @@ int grow56_window_rows(struct graid_array *a, const struct array_reshape *rs,
 		}
 		/* The rest a batch at a time, their regions marked used before the writes. */
 		b.r0 = row;
-		b.n = (unsigned)grow56_live_span(a, rs, row, r1 - row < cap ? r1 - row : cap, false);
-		rc = grow56_live_mark(a, rs, row, row + b.n, true);
+		if (staged)
+			b.n = (unsigned)(r1 - row < cap ? r1 - row : cap);
+		else
+			b.n = (unsigned)grow56_live_span(a, rs, row, r1 - row < cap ? r1 - row : cap,
+							 false);
+		rc = staged ? 0 : grow56_live_mark(a, rs, row, row + b.n, true);
 		if (rc == 0)
 			rc = grow56_batch_run(a, rs, rio, &b, scratch, written);
 		row += b.n;
@@ -298,4 +345,18 @@ int grow56_window_rows(struct graid_array *a, const struct array_reshape *rs,
 	free(b.out);
 	free(b.meta);
 	return rc;
+}
+
+int grow56_window_rows(struct graid_array *a, const struct array_reshape *rs,
+		       struct reshape_io *rio, uint64_t r0, uint64_t r1, uint8_t *buf,
+		       bool *written)
+{
+	return grow56_batches(a, rs, rio, NULL, r0, r1, buf, written);
+}
+
+int grow56_staged_rows(struct graid_array *a, const struct array_reshape *rs,
+		       struct reshape_io *rio, const struct grow56_staged_src *src, uint64_t r0,
+		       uint64_t r1, uint8_t *buf, bool *written)
+{
+	return grow56_batches(a, rs, rio, src, r0, r1, buf, written);
 }

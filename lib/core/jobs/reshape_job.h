@@ -55,6 +55,13 @@ struct reshape_job *grow_job_new(const struct reshape_record *rec);
 int grow_should_stop(struct graid_array *a, struct reshape_job *j);
 /* Wait until no request routed before the reshape's state was set is in flight. */
 int grow_wait_plain(struct graid_array *a, struct reshape_job *j, const struct array_reshape *rs);
+/*
+ * Take the stripe locks keyed [c0, c1) (each bucket once, after the @p n already in @p held):
+ * RAID-0's chunk numbers, RAID-5/6's rows (reshape_steps.c). @return the count held.
+ */
+unsigned grow_lock(struct graid_array *a, uint64_t c0, uint64_t c1, unsigned *held, unsigned n);
+/* @p rec as the job's next record (generation + 1), then the job's (reshape_steps.c); 0/-errno. */
+int grow_record_next(struct graid_array *a, struct reshape_job *j, struct reshape_record *rec);
 /* RAID-5/6: the staged copy and the STAGED step (phases STAGING and STAGED). */
 int grow56_stage(struct graid_array *a, struct reshape_job *j, struct array_reshape *rs);
 /* One window: RAID-5/6 (grow56_window) or RAID-0/10 (grow_window); 0 or -errno. */

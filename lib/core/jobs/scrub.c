@@ -688,8 +688,7 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 	if (!a || !rep || rep->struct_size < v1 ||
 	    (flags & ~(GRAID_SCRUB_REPAIR | GRAID_SCRUB_RESUME)))
 		return -EINVAL;
-	/* A stop asked from here on is this scrub's. */
-	c.stop_gen = atomic_load(&a->scrub_stop_gen);
+	c.stop_gen = atomic_load(&a->scrub_stop_gen); /* a stop asked from now on: this one's */
 	l = &a->lay;
 	if (l->level == 0)
 		return -EOPNOTSUPP;
