@@ -688,7 +688,8 @@ GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 	if (!a || !rep || rep->struct_size < v1 ||
 	    (flags & ~(GRAID_SCRUB_REPAIR | GRAID_SCRUB_RESUME)))
 		return -EINVAL;
-	c.stop_gen = atomic_load(&a->scrub_stop_gen); /* a stop asked from now on: this one's */
+	/* A stop asked from here on is this scrub's. */
+	c.stop_gen = atomic_load(&a->scrub_stop_gen);
 	l = &a->lay;
 	if (l->level == 0)
 		return -EOPNOTSUPP;
