@@ -1413,7 +1413,7 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  * move leaves the members to them three quarters of the time (it sleeps three times each
  * window's own time), so a grow of a busy array takes about four times its idle time and
  * its readers keep most of their speed; a @c busy_bytes_per_sec set replaces that share
- * (::UINT64_MAX: full speed under load). Events: ::GRAID_EVENT_RESHAPE_STARTED, ::GRAID_EVENT_RESHAPE_PROGRESS
+ * (UINT64_MAX: full speed under load). Events: ::GRAID_EVENT_RESHAPE_STARTED, ::GRAID_EVENT_RESHAPE_PROGRESS
  * at every step of graid_event_options, then ::GRAID_EVENT_RESHAPE_DONE, or
  * ::GRAID_EVENT_RESHAPE_PAUSED (why) when it stops before its end; graid_array_info()'s
  * @c reshaping, @c reshape_done, @c reshape_total, @c reshape_bytes_per_sec and
