@@ -58,7 +58,7 @@ Test(reshape_convert, q_last_places_data_and_p_as_the_raid5_and_q_on_the_last_me
 
 				cr_assert_lt(m, n);
 				cr_assert(!seen[m], "n %u stripe %llu: member %u twice", n,
-					  (unsigned long long)s);
+					  (unsigned long long)s, m);
 				seen[m] = true;
 				cr_assert_eq(layout_member_role(&q, s, m), r, "n %u stripe %llu role %u",
 					     n, (unsigned long long)s, r);
