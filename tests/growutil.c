@@ -2,6 +2,7 @@
 /* Helpers of the grow suites (growutil.h). */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <criterion/criterion.h>
 
 #include "growutil.h"
+#include "jobs/reshape_grow.h"
 
 #define GU_BLK 4096u
 
@@ -133,4 +135,66 @@ void gu_full_speed_under_load(struct graid_array *a)
 					   .busy_bytes_per_sec = UINT64_MAX };
 
 	cr_assert_eq(graid_array_set_rebuild_options(a, &o), 0);
+}
+
+struct gu_waiter {
+	struct graid_array *a;
+	atomic_bool done;
+	int rc;
+};
+
+static void *gu_wait_job(void *arg)
+{
+	struct gu_waiter *w = arg;
+
+	w->rc = reshape_job_wait(w->a);
+	atomic_store(&w->done, true);
+	return NULL;
+}
+
+/* One request of gu_io_during(): a write-zeroes, a write or a read, the model kept. */
+static void gu_io_one(struct graid_array *a, uint8_t *model, uint8_t *buf, uint64_t len,
+		      uint64_t off, uint64_t *seed, bool zeroes)
+{
+	if (zeroes && gu_rng(seed) % 8 == 0) {
+		cr_assert_eq(graid_array_write_zeroes(a, off, len), 0);
+		memset(model + off, 0, len);
+	} else if (gu_rng(seed) % 2) {
+		gu_fill(buf, len, gu_rng(seed));
+		cr_assert_eq(graid_array_write(a, buf, len, off), (ssize_t)len, "write at %llu",
+			     (unsigned long long)off);
+		memcpy(model + off, buf, len);
+	} else {
+		cr_assert_eq(graid_array_read(a, buf, len, off), (ssize_t)len);
+		cr_assert(!memcmp(buf, model + off, len), "read at %llu +%llu wrong",
+			  (unsigned long long)off, (unsigned long long)len);
+	}
+}
+
+uint64_t gu_io_during(struct graid_array *a, uint8_t *model, uint64_t size, uint64_t *seed,
+		      const struct gu_io_opts *o)
+{
+	struct gu_waiter w = { .a = a };
+	uint64_t ops = 0, during = 0;
+	uint8_t *buf = aligned_alloc(GU_BLK, o->max_len);
+	pthread_t t;
+
+	cr_assert_not_null(buf);
+	cr_assert_eq(pthread_create(&t, NULL, gu_wait_job, &w), 0);
+	while (!atomic_load(&w.done) || ops < 64) {
+		uint64_t len = (1 + gu_rng(seed) % (o->max_len / GU_BLK)) * GU_BLK;
+		uint64_t off = gu_rng(seed) % ((size - len) / GU_BLK + 1) * GU_BLK;
+
+		gu_io_one(a, model, buf, len, off, seed, o->zeroes);
+		ops++;
+		during += !atomic_load(&w.done);
+		if (o->unslow_after && ops == o->unslow_after)
+			gu_slow_down(a, 0);
+	}
+	pthread_join(t, NULL);
+	free(buf);
+	cr_assert_eq(w.rc, 0, "the reshape's job ended %d", w.rc);
+	cr_log_info("%llu requests, %llu of them while the reshape ran",
+		    (unsigned long long)ops, (unsigned long long)during);
+	return during;
 }

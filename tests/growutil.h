@@ -7,6 +7,7 @@
 #ifndef LIBGRAID_GROWUTIL_H
 #define LIBGRAID_GROWUTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,5 +48,21 @@ void gu_slow_down(struct graid_array *a, uint64_t bytes_per_sec);
  * giving the members to them three quarters of the time (suites whose subject is not pacing).
  */
 void gu_full_speed_under_load(struct graid_array *a);
+
+/* What gu_io_during() sends. */
+struct gu_io_opts {
+	uint64_t max_len;      /* bytes a request at most (a multiple of 4 KiB) */
+	bool zeroes;           /* one request in eight a write-zeroes */
+	unsigned unslow_after; /* the move's rate limit lifted after this many (0: kept) */
+};
+
+/*
+ * While @p a's reshape job runs (waited for on a thread of its own, its result asserted 0),
+ * and for at least 64 requests: random writes (and write-zeroes) of the first @p size bytes,
+ * kept in @p model, and reads that must match it; @p seed drawn from. @return how many ran
+ * while the job did (the caller asserts enough did).
+ */
+uint64_t gu_io_during(struct graid_array *a, uint8_t *model, uint64_t size, uint64_t *seed,
+		      const struct gu_io_opts *o);
 
 #endif

@@ -321,43 +321,15 @@ static void *wait_job(void *arg)
 /* Reads, writes and write-zeroes while the job computes Q: both sides of the position. */
 Test(reshape_convert, writes_and_reads_while_it_converts_are_right_after)
 {
-	struct waiter w = { 0 };
 	struct graid_array *a;
 	struct au_set s;
-	uint64_t size, seed = 7, ops = 0, during = 0;
+	uint64_t size, seed = 7, during;
 	uint8_t *model = make_r5(&s, 4, 1, &a, &size, 7);
-	uint8_t *buf = aligned_alloc(BLK, 3 * CHUNK);
-	pthread_t t;
 
-	cr_assert_not_null(buf);
 	gu_slow_down(a, 2u << 20);
 	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, GRAID_GROW_RAID6), 0);
-	w.a = a;
-	cr_assert_eq(pthread_create(&t, NULL, wait_job, &w), 0);
-	while (!atomic_load(&w.done) || ops < 64) {
-		uint64_t len = (1 + gu_rng(&seed) % (3 * CHUNK / BLK)) * BLK;
-		uint64_t off = gu_rng(&seed) % ((size - len) / BLK + 1) * BLK;
-
-		if (gu_rng(&seed) % 8 == 0) {
-			cr_assert_eq(graid_array_write_zeroes(a, off, len), 0);
-			memset(model + off, 0, len);
-		} else if (gu_rng(&seed) % 2) {
-			gu_fill(buf, len, gu_rng(&seed));
-			cr_assert_eq(graid_array_write(a, buf, len, off), (ssize_t)len,
-				     "write at %llu", (unsigned long long)off);
-			memcpy(model + off, buf, len);
-		} else {
-			cr_assert_eq(graid_array_read(a, buf, len, off), (ssize_t)len);
-			cr_assert(!memcmp(buf, model + off, len), "read at %llu +%llu wrong",
-				  (unsigned long long)off, (unsigned long long)len);
-		}
-		ops++;
-		during += !atomic_load(&w.done);
-	}
-	pthread_join(t, NULL);
-	cr_assert_eq(w.rc, 0);
-	cr_log_info("%llu requests, %llu of them while the conversion ran",
-		    (unsigned long long)ops, (unsigned long long)during);
+	during = gu_io_during(a, model, size, &seed,
+			      &(struct gu_io_opts){ .max_len = 3 * CHUNK, .zeroes = true });
 	cr_assert_gt(during, 20, "too few requests ran during the conversion");
 	assert_level(a, 6, 5);
 	gu_check_all(a, model, size);
@@ -367,7 +339,6 @@ Test(reshape_convert, writes_and_reads_while_it_converts_are_right_after)
 	cr_assert_eq(graid_array_fail_member(a, 4), 0);
 	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
-	free(buf);
 	free(model);
 	au_remove(&s);
 }

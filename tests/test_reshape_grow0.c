@@ -111,44 +111,14 @@ static void *wait_job(void *arg)
 
 Test(reshape_grow0, writes_and_reads_while_it_moves_data_are_right_after)
 {
-	struct waiter w = { 0 };
 	struct graid_array *a;
 	struct au_set s;
-	uint64_t size, seed = 77, ops = 0, during = 0;
+	uint64_t size, seed = 77, during;
 	uint8_t *model = make_array(&s, &a, &size, 3);
-	uint8_t *buf = aligned_alloc(BLK, 3 * CHUNK);
-	pthread_t t;
 
-	cr_assert_not_null(buf);
 	cr_assert_eq(graid_array_grow(a, &s.paths[NOLD], 1, 0), 0);
-	w.a = a;
-	cr_assert_eq(pthread_create(&t, NULL, wait_job, &w), 0);
-	/* Requests that straddle chunks and the position, both kinds, until it is done. */
-	while (!atomic_load(&w.done) || ops < 64) {
-		uint64_t len = (1 + gu_rng(&seed) % (3 * CHUNK / BLK)) * BLK;
-		uint64_t off = gu_rng(&seed) % ((size - len) / BLK + 1) * BLK;
-
-		if (gu_rng(&seed) % 8 == 0) {
-			/* Zeroes, as write-zeroes (and a discard) leave them. */
-			cr_assert_eq(graid_array_write_zeroes(a, off, len), 0);
-			memset(model + off, 0, len);
-		} else if (gu_rng(&seed) % 2) {
-			gu_fill(buf, len, gu_rng(&seed));
-			cr_assert_eq(graid_array_write(a, buf, len, off), (ssize_t)len,
-				     "write at %llu", (unsigned long long)off);
-			memcpy(model + off, buf, len);
-		} else {
-			cr_assert_eq(graid_array_read(a, buf, len, off), (ssize_t)len);
-			cr_assert(!memcmp(buf, model + off, len), "read at %llu +%llu wrong",
-				  (unsigned long long)off, (unsigned long long)len);
-		}
-		ops++;
-		during += !atomic_load(&w.done);
-	}
-	pthread_join(t, NULL);
-	cr_assert_eq(w.rc, 0);
-	cr_log_info("%llu requests, %llu of them while the reshape ran",
-		    (unsigned long long)ops, (unsigned long long)during);
+	during = gu_io_during(a, model, size, &seed,
+			      &(struct gu_io_opts){ .max_len = 3 * CHUNK, .zeroes = true });
 	cr_assert_gt(during, 0, "no request ran during the reshape");
 	cr_assert_eq(gu_array_bytes(a, NULL), size / NOLD * (NOLD + 1));
 	gu_check_all(a, model, size);
@@ -156,7 +126,6 @@ Test(reshape_grow0, writes_and_reads_while_it_moves_data_are_right_after)
 	a = open_all(&s);
 	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
-	free(buf);
 	free(model);
 	au_remove(&s);
 }

@@ -112,63 +112,19 @@ Test(reshape_grow10, a_raid10_of_two_grows_to_three_an_odd_count)
 	grow_whole(2, 1, 2);
 }
 
-struct waiter {
-	struct graid_array *a;
-	atomic_bool done;
-	int rc;
-};
-
-static void *wait_job(void *arg)
-{
-	struct waiter *w = arg;
-
-	w->rc = reshape_job_wait(w->a);
-	atomic_store(&w->done, true);
-	return NULL;
-}
-
 /* Writes (some straddling chunks and the position) and reads while it moves, then after. */
 Test(reshape_grow10, writes_and_reads_while_it_moves_data_are_right_after)
 {
-	struct waiter w = { 0 };
 	struct graid_array *a;
 	struct au_set s;
-	uint64_t size, seed = 77, ops = 0, during = 0;
+	uint64_t size, seed = 77, during;
 	uint8_t *model = make_array(&s, 4, 2, &a, &size, 3);
-	uint8_t *buf = aligned_alloc(BLK, 3 * CHUNK);
-	pthread_t t;
 
-	cr_assert_not_null(buf);
 	gu_slow_down(a, 4u << 20);
 	cr_assert_eq(graid_array_grow(a, &s.paths[4], 2, 0), 0);
-	w.a = a;
-	cr_assert_eq(pthread_create(&t, NULL, wait_job, &w), 0);
-	while (!atomic_load(&w.done) || ops < 64) {
-		uint64_t len = (1 + gu_rng(&seed) % (3 * CHUNK / BLK)) * BLK;
-		uint64_t off = gu_rng(&seed) % ((size - len) / BLK + 1) * BLK;
-
-		if (gu_rng(&seed) % 8 == 0) {
-			cr_assert_eq(graid_array_write_zeroes(a, off, len), 0);
-			memset(model + off, 0, len);
-		} else if (gu_rng(&seed) % 2) {
-			gu_fill(buf, len, gu_rng(&seed));
-			cr_assert_eq(graid_array_write(a, buf, len, off), (ssize_t)len,
-				     "write at %llu", (unsigned long long)off);
-			memcpy(model + off, buf, len);
-		} else {
-			cr_assert_eq(graid_array_read(a, buf, len, off), (ssize_t)len);
-			cr_assert(!memcmp(buf, model + off, len), "read at %llu +%llu wrong",
-				  (unsigned long long)off, (unsigned long long)len);
-		}
-		ops++;
-		during += !atomic_load(&w.done);
-		if (ops == 200)
-			gu_slow_down(a, 0);
-	}
-	pthread_join(t, NULL);
-	cr_assert_eq(w.rc, 0);
-	cr_log_info("%llu requests, %llu of them while the reshape ran",
-		    (unsigned long long)ops, (unsigned long long)during);
+	during = gu_io_during(a, model, size, &seed,
+			      &(struct gu_io_opts){ .max_len = 3 * CHUNK, .zeroes = true,
+						    .unslow_after = 200 });
 	cr_assert_gt(during, 0, "no request ran during the reshape");
 	cr_assert_eq(gu_array_bytes(a, NULL), size / 4 * 6);
 	gu_check_all(a, model, size);
@@ -178,7 +134,6 @@ Test(reshape_grow10, writes_and_reads_while_it_moves_data_are_right_after)
 	gu_check_all(a, model, size);
 	check_one_of_each_pair(a, model, size, 6);
 	cr_assert_eq(graid_array_close(a), 0);
-	free(buf);
 	free(model);
 	au_remove(&s);
 }
