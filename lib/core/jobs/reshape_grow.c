@@ -572,13 +572,10 @@ int grow_finish(struct graid_array *a, struct reshape_job *j, struct array_resha
 	if (rc == 0)
 		rc = grow_zero_tail(a, rs);
 	/*
-	 * RAID-5/6 marked each new row's region used before live data was written there
-	 * (reshape_live.c); RAID-10's regions are array chunks, the same in both geometries:
-	 * kept. A level whose map is neither gets every region used, durably, before the
-	 * round that makes the new geometry the only one.
+	 * The live-data map needs nothing here: RAID-5/6 marked each new row's region used
+	 * before live data was written there (reshape_live.c); RAID-10's regions are array
+	 * chunks, the same in both geometries; RAID-0 keeps no map.
 	 */
-	if (rc == 0 && a->live && !rs->new_lay.nparity && rs->old_lay.level != 10)
-		rc = live_mark_all(a);
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&a->meta_lock);

@@ -83,14 +83,6 @@ int live_write_all(struct graid_array *a)
 	return region_map_write_all(a, a->live ? &a->live->map : NULL);
 }
 
-int live_mark_all(struct graid_array *a)
-{
-	if (!a->live)
-		return 0;
-	region_map_mark_all(&a->live->map);
-	return live_write_all(a);
-}
-
 int live_start_write(struct graid_array *a, uint64_t stripe)
 {
 	struct live *l = a->live;

@@ -49,11 +49,6 @@ void live_free(struct graid_array *a);
 int live_load(struct graid_array *a);
 /* Make every writable member's copy equal to memory (create, open, a member joining). */
 int live_write_all(struct graid_array *a);
-/*
- * Every region used, in memory and on every writable member (a grow's finish: rows that
- * held other data in the old geometry). @return 0; -EIO a member's copy was not written.
- */
-int live_mark_all(struct graid_array *a);
 
 /*
  * Around every data write of a stripe: marks its region used (durably) before any I/O. 0;
