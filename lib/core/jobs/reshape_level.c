@@ -74,6 +74,9 @@ static int level_busy_check(struct graid_array *a)
 		what = "the resync after an unclean shutdown";
 	else if (atomic_load(&a->replace))
 		what = "a replace";
+	else if (atomic_load(&a->members[n].state) == GRAID_MEMBER_REBUILDING)
+		/* A spare took the Q role: its rebuild is due (and keeps the spare's device). */
+		what = "the rebuild of the Q member onto a spare";
 	if (what) {
 		graid__log(GRAID_LOG_ERR, "convert: %s is under way: try again after it", what);
 		return -EBUSY;
