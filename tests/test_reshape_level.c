@@ -283,7 +283,7 @@ Test(reshape_level, bad_input_is_refused_with_nothing_written)
 	/* A RAID-5, and a RAID-6 with rotating parity: not Q-last. */
 	au_make(&s, 5, BYTES);
 	cr_assert_eq(au_create(&s, 4, 5, CHUNK, &a), 0);
-	assert_refused(a, &s, 5, 5, 0, -EOPNOTSUPP, "only a RAID-6 with Q on its last member");
+	assert_refused(a, &s, 5, 5, 0, -EOPNOTSUPP, "RAID-5 to RAID-5 is not built");
 	cr_assert_eq(graid_array_close(a), 0);
 	au_remove(&s);
 	au_make(&s, 5, BYTES);
@@ -307,6 +307,234 @@ Test(reshape_level, bad_input_is_refused_with_nothing_written)
 	/* A read-only look. */
 	cr_assert_eq(graid_array_open(s.paths, 5, &ro, &a), 0, "%s", gu_log_text);
 	assert_refused(a, &s, 5, 5, 0, -EROFS, NULL);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+/* ---- RAID-1 of two <-> RAID-5 of two ----------------------------------------------------- */
+
+/* A RAID-1 of two over files 0-1 (of @p nfiles) holding a model. */
+static uint8_t *make_r1(struct au_set *s, unsigned nfiles, struct graid_array **out,
+			uint64_t *size, uint64_t seed)
+{
+	uint8_t *model;
+
+	au_make(s, nfiles, BYTES);
+	cr_assert_eq(au_create(s, 2, 1, CHUNK, out), 0, "%s", gu_log_text);
+	*size = gu_array_bytes(*out, NULL);
+	model = aligned_alloc(BLK, *size);
+	cr_assert_not_null(model);
+	gu_fill(model, *size, seed);
+	cr_assert_eq(graid_array_write(*out, model, *size, 0), (ssize_t)*size);
+	return model;
+}
+
+/* Blocks here and there rewritten: a RAID-5 of two's read-modify-write of data and P. */
+static void scatter_writes(struct graid_array *a, uint8_t *model, uint64_t size, uint64_t seed)
+{
+	for (uint64_t off = (seed % 7) * BLK; off < size; off += 37 * BLK) {
+		gu_fill(model + off, BLK, seed + off);
+		cr_assert_eq(graid_array_write(a, model + off, BLK, off), (ssize_t)BLK);
+	}
+}
+
+/*
+ * RAID-1(2) -> RAID-5(2): every byte, a scrub clean, writes after, reopened; one member
+ * failed: every byte still reads (from P), writes go on; then a healthy one back to RAID-1.
+ */
+Test(reshape_level, raid1_of_two_becomes_raid5_of_two_and_back)
+{
+	struct au_set s;
+	struct graid_array *a;
+	uint64_t size;
+	uint8_t *model = make_r1(&s, 2, &a, &size, 21);
+
+	cr_assert_eq(graid_array_convert(a, 5, 0), 0, "%s", gu_log_text);
+	assert_level(a, 5, 2, "RAID-1 converted");
+	cr_assert_eq(gu_array_bytes(a, NULL), size, "the size is kept");
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "RAID-1 converted");
+	scatter_writes(a, model, size, 1);
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "RAID-5 of two written");
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, 2, NULL, &a), 0, "%s", gu_log_text);
+	assert_level(a, 5, 2, "reopened");
+	gu_check_all(a, model, size);
+
+	/* Back to RAID-1, then a member failed: the other holds every byte. */
+	cr_assert_eq(graid_array_convert(a, 1, 0), 0, "%s", gu_log_text);
+	assert_level(a, 1, 2, "back to RAID-1");
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "back to RAID-1");
+	scatter_writes(a, model, size, 2);
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, 2, NULL, &a), 0, "%s", gu_log_text);
+	assert_level(a, 1, 2, "reopened as RAID-1");
+	gu_check_all(a, model, size);
+	cr_assert_eq(graid_array_fail_member(a, 1), 0);
+	gu_check_all(a, model, size);
+
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+
+	/* Converted, then degraded as a RAID-5 of two: half the rows read through P. */
+	model = make_r1(&s, 2, &a, &size, 22);
+	cr_assert_eq(graid_array_convert(a, 5, 0), 0, "%s", gu_log_text);
+	cr_assert_eq(graid_array_fail_member(a, 0), 0);
+	gu_check_all(a, model, size);
+	scatter_writes(a, model, size, 3);
+	gu_check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, 2, NULL, &a), 0, "%s", gu_log_text);
+	assert_level(a, 5, 2, "reopened degraded");
+	gu_check_all(a, model, size);
+	/* A degraded one does not change level: the other could not be written around. */
+	cr_assert_eq(graid_array_convert(a, 1, 0), -EIO);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+/* A converted RAID-1 of two grows to a RAID-5 of three (graid_array_grow), every byte kept. */
+Test(reshape_level, a_converted_raid1_grows_to_a_raid5_of_three)
+{
+	struct au_set s;
+	struct graid_array *a;
+	uint64_t size;
+	uint8_t *model = make_r1(&s, 3, &a, &size, 23);
+
+	cr_assert_eq(graid_array_convert(a, 5, 0), 0, "%s", gu_log_text);
+	/* A RAID-1 handle has no room for more roles: -E2BIG until it is opened again. */
+	cr_assert_eq(graid_array_grow(a, &s.paths[2], 1, GRAID_GROW_WAIT), -E2BIG, "%s",
+		     gu_log_text);
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, 2, NULL, &a), 0, "%s", gu_log_text);
+	cr_assert_eq(graid_array_grow(a, &s.paths[2], 1, GRAID_GROW_WAIT), 0, "%s", gu_log_text);
+	assert_level(a, 5, 3, "grown");
+	cr_assert_eq(gu_array_bytes(a, NULL), 2 * size, "twice the data members");
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "grown");
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, 3, NULL, &a), 0, "%s", gu_log_text);
+	assert_level(a, 5, 3, "reopened");
+	gu_check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_level, raid1_writes_running_across_the_change)
+{
+	struct au_set s;
+	struct writer w = { .seed = 78 };
+	pthread_t t;
+	unsigned long before;
+
+	w.model = make_r1(&s, 2, &w.a, &w.size, 24);
+	cr_assert_eq(pthread_create(&t, NULL, writer_run, &w), 0);
+	while (atomic_load(&w.done) < 32)
+		usleep(1000);
+	before = atomic_load(&w.done);
+	cr_assert_eq(graid_array_convert(w.a, 5, 0), 0, "%s", gu_log_text);
+	while (atomic_load(&w.done) < before + 32)
+		usleep(1000);
+	before = atomic_load(&w.done);
+	cr_assert_eq(graid_array_convert(w.a, 1, 0), 0, "%s", gu_log_text);
+	while (atomic_load(&w.done) < before + 32)
+		usleep(1000);
+	atomic_store(&w.stop, true);
+	pthread_join(t, NULL);
+	assert_level(w.a, 1, 2, "there and back");
+	gu_check_all(w.a, w.model, w.size);
+	gu_scrub_clean(w.a, "there and back under writes");
+	cr_assert_eq(graid_array_close(w.a), 0);
+	free(w.model);
+	au_remove(&s);
+}
+
+/* A crash at each member write of RAID-1 -> RAID-5 and back: one level or the other, whole. */
+Test(reshape_level, raid1_a_crash_at_each_write_of_the_change)
+{
+	unsigned as1 = 0, as5 = 0;
+
+	for (long k = 0; k < 8; k++) {
+		struct au_set s;
+		struct graid_array *a;
+		uint64_t size;
+		uint8_t *model = make_r1(&s, 2, &a, &size, 30 + (uint64_t)k);
+		struct graid_array_info info = { .struct_size = sizeof(info) };
+		int to = k < 4 ? 5 : 1, from = k < 4 ? 1 : 5;
+
+		if (to == 1)
+			cr_assert_eq(graid_array_convert(a, 5, 0), 0, "%s", gu_log_text);
+		fault_writes_cut_after(k % 4);
+		cr_log_info("cut after write %ld: RAID-%d to %d: %d", k % 4, from, to,
+			    graid_array_convert(a, to, 0));
+		graid_array_close(a);
+		fault_writes_cut_after(-1);
+		cr_assert_eq(graid_array_open(s.paths, 2, NULL, &a), 0,
+			     "cut after write %ld: the open failed: %s", k, gu_log_text);
+		cr_assert_eq(graid_array_info(a, &info), 0);
+		cr_assert(info.nmembers == 2 && (info.level == 1 || info.level == 5),
+			  "cut %ld: RAID-%d of %u", k, info.level, info.nmembers);
+		for (unsigned r = 0; r < 2; r++)
+			cr_assert_eq(atomic_load(&a->members[r].state), GRAID_MEMBER_ACTIVE,
+				     "cut %ld: member %u out", k, r);
+		as1 += info.level == 1;
+		as5 += info.level == 5;
+		gu_check_all(a, model, size);
+		gu_scrub_clean(a, "after the cut");
+		cr_assert_eq(graid_array_close(a), 0);
+		free(model);
+		au_remove(&s);
+	}
+	cr_log_info("cuts that left the RAID-1: %u, the RAID-5: %u", as1, as5);
+	cr_assert_gt(as1, 0u);
+	cr_assert_gt(as5, 0u);
+}
+
+Test(reshape_level, raid1_bad_input_is_refused_with_nothing_written)
+{
+	struct au_set s;
+	struct graid_array *a;
+	uint64_t size;
+	uint8_t *model;
+	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = 1,
+					  .chunk_bytes = CHUNK, .backend = "isal",
+					  .flags = GRAID_CREATE_CHECKSUMS };
+
+	/* A RAID-5 of two is made by conversion only. */
+	au_make(&s, 3, BYTES);
+	cr_assert_eq(au_create(&s, 2, 5, CHUNK, &a), -EINVAL);
+	/* A RAID-1 of three. */
+	cr_assert_eq(au_create(&s, 3, 1, CHUNK, &a), 0);
+	assert_refused(a, &s, 3, 5, 0, -EOPNOTSUPP, "only a RAID-1 of two");
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+	/* A RAID-5 of three to RAID-1. */
+	au_make(&s, 3, BYTES);
+	cr_assert_eq(au_create(&s, 3, 5, CHUNK, &a), 0);
+	assert_refused(a, &s, 3, 1, 0, -EOPNOTSUPP, "only a RAID-5 of two");
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+	/* Checksums: tags mean something else in each level. */
+	au_make(&s, 2, BYTES);
+	cr_assert_eq(graid_array_create(s.paths, 2, &cfg, &a), 0, "%s", gu_log_text);
+	assert_refused(a, &s, 2, 5, 0, -EOPNOTSUPP, "checksums");
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+	/* To a level the RAID-1 is not converted to; degraded. */
+	model = make_r1(&s, 2, &a, &size, 25);
+	assert_refused(a, &s, 2, 6, 0, -EOPNOTSUPP, "not built");
+	assert_refused(a, &s, 2, 10, 0, -EOPNOTSUPP, "not built");
+	cr_assert_eq(graid_array_fail_member(a, 0), 0);
+	cr_assert_eq(graid_array_flush(a), 0);
+	assert_refused(a, &s, 2, 5, 0, -EIO, "would be degraded");
+	assert_level(a, 1, 2, "refused");
+	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
 	au_remove(&s);

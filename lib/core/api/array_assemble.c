@@ -377,11 +377,26 @@ static bool assemble_level_drop_cut(const struct superblock *sb, const struct su
 	       sb->events + 1 == fresh->events && sb->role < fresh->nmembers;
 }
 
+/*
+ * A member that missed only the superblock round of a RAID-1 of two becoming the RAID-5 of
+ * two, or back (jobs/reshape_level.c): one event behind, the other of the two levels, two
+ * members both, neither reshaping. Both levels hold the same bytes at the same offsets (a
+ * RAID-5 of two keeps P = its one data chunk): it is current.
+ */
+static bool assemble_mirror_level_cut(const struct superblock *sb,
+				      const struct superblock *fresh)
+{
+	return ((sb->level == 1 && fresh->level == 5) || (sb->level == 5 && fresh->level == 1)) &&
+	       sb->nmembers == 2 && fresh->nmembers == 2 && !sb_reshape_recorded(sb) &&
+	       !sb_reshape_recorded(fresh) && sb->events + 1 == fresh->events && sb->role < 2;
+}
+
 static bool assemble_geometry_agrees(const struct superblock *sb, const struct superblock *fresh)
 {
 	return ((sb->level == fresh->level && sb->nmembers == fresh->nmembers &&
 		 sb_layout_id(sb) == sb_layout_id(fresh)) ||
-		assemble_reshape_start_cut(sb, fresh) || assemble_level_drop_cut(sb, fresh)) &&
+		assemble_reshape_start_cut(sb, fresh) || assemble_level_drop_cut(sb, fresh) ||
+		assemble_mirror_level_cut(sb, fresh)) &&
 	       sb->chunk_bytes == fresh->chunk_bytes &&
 	       sb->data_offset == fresh->data_offset &&
 	       sb->data_bytes == fresh->data_bytes &&

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A Q-last RAID-6 of n + 1 members back to the RAID-5 of n (docs/RESHAPE.md, "Metadata-only
- * level changes, as built"). Q-last keeps data and P where the RAID-5 had them, and every
+ * Metadata-only level changes (docs/RESHAPE.md, "Metadata-only level changes, as built"):
+ * a RAID-1 of two to the RAID-5 of two and back (level_mirror_locked), and a Q-last RAID-6
+ * of n + 1 members back to the RAID-5 of n, described here. Q-last keeps data and P where the RAID-5 had them, and every
  * write keeps P: the first n members are a whole RAID-5 at every moment, so the change is
  * the metadata alone. What makes it safe:
  *
@@ -26,33 +27,58 @@
 #include "jobs/jobs.h"
 #include "jobs/reshape_level.h"
 
-/* What no state of the array allows, before anything is held: 0 or the refusal, logged. */
+/* The conversions built. */
+enum level_change {
+	LEVEL_DROP_Q = 1,  /* a Q-last RAID-6 of n + 1 to the RAID-5 of n */
+	LEVEL_R1_TO_R5,    /* a RAID-1 of two to the RAID-5 of two */
+	LEVEL_R5_TO_R1,    /* a RAID-5 of two to the RAID-1 of two */
+};
+
+/*
+ * What no state of the array allows, before anything is held: the change (> 0), or the
+ * refusal, logged.
+ */
 static int level_static_check(const struct graid_array *a, int level)
 {
-	if (level != 5) {
-		graid__log(GRAID_LOG_ERR, "convert: RAID-%d to RAID-%d is not built (only a RAID-6 "
-					  "with Q on its last member becomes a RAID-5)",
-			   a->lay.level, level);
-		return -EOPNOTSUPP;
-	}
-	if (a->lay.level == 1) {
-		graid__log(GRAID_LOG_ERR, "convert: a RAID-1 to RAID-5 is not built in this version");
-		return -EOPNOTSUPP;
-	}
-	if (a->lay.level != 6 || a->lay.layout_id != LAYOUT_Q_LAST) {
-		graid__log(GRAID_LOG_ERR, "convert: only a RAID-6 with Q on its last member (a "
-					  "RAID-5 converted by adding one) becomes a RAID-5 by dropping "
-					  "a member; this array is a RAID-%d%s", a->lay.level,
-			   a->lay.level == 6 ? " with rotating parity (its Q is on every member)" : "");
+	const struct layout *l = &a->lay;
+	int change = 0;
+
+	if (level == 5 && l->level == 6 && l->layout_id == LAYOUT_Q_LAST)
+		change = LEVEL_DROP_Q;
+	else if (level == 5 && l->level == 1 && a->nmembers == 2)
+		change = LEVEL_R1_TO_R5;
+	else if (level == 1 && l->level == 5 && a->nmembers == 2)
+		change = LEVEL_R5_TO_R1;
+	if (!change) {
+		if (level == 5 && l->level == 1)
+			graid__log(GRAID_LOG_ERR, "convert: only a RAID-1 of two members becomes a "
+						  "RAID-5 (of two) without moving data; this one has %u",
+				   a->nmembers);
+		else if (level == 5 && l->level == 6)
+			graid__log(GRAID_LOG_ERR, "convert: only a RAID-6 with Q on its last member "
+						  "(a RAID-5 converted by adding one) becomes a RAID-5 by "
+						  "dropping a member; this one has rotating parity (its Q "
+						  "is on every member)");
+		else if (level == 1 && l->level == 5)
+			graid__log(GRAID_LOG_ERR, "convert: only a RAID-5 of two members is a RAID-1 "
+						  "without moving data; this one has %u", a->nmembers);
+		else
+			graid__log(GRAID_LOG_ERR, "convert: RAID-%d to RAID-%d is not built (built: "
+						  "RAID-6 Q-last to RAID-5, RAID-1 of two to RAID-5 and "
+						  "back)", l->level, level);
 		return -EOPNOTSUPP;
 	}
 	if (a->csum || a->journal) {
-		/* Neither can be made by the RAID-5 -> RAID-6 conversion; refused as it refuses. */
-		graid__log(GRAID_LOG_ERR, "convert: a RAID-6 with %s cannot become a RAID-5 by "
-					  "this build", a->csum ? "checksums" : "a write-hole journal");
+		/*
+		 * Tags and journal entries are placed by the level (a mirror's tags judge lost
+		 * writes by comparing copies, a parity level's by the row's records): a change
+		 * of level would leave them meaning something else. Refused, not converted.
+		 */
+		graid__log(GRAID_LOG_ERR, "convert: a RAID-%d with %s cannot change level by this "
+					  "build", l->level, a->csum ? "checksums" : "a write-hole journal");
 		return -EOPNOTSUPP;
 	}
-	return 0;
+	return change;
 }
 
 /*
@@ -61,10 +87,10 @@ static int level_static_check(const struct graid_array *a, int level)
  * active (-EIO: the RAID-5 would be degraded, or worse; rebuild first). The Q member may
  * be out: that is the usual reason to drop it.
  */
-static int level_busy_check(struct graid_array *a)
+static int level_busy_check(struct graid_array *a, int change)
 {
 	const char *what = NULL;
-	unsigned n = a->nmembers - 1;
+	unsigned n = change == LEVEL_DROP_Q ? a->nmembers - 1 : a->nmembers;
 
 	if (atomic_load(&a->reshape) || a->reshape_starting)
 		what = "a reshape";
@@ -74,7 +100,8 @@ static int level_busy_check(struct graid_array *a)
 		what = "the resync after an unclean shutdown";
 	else if (atomic_load(&a->replace))
 		what = "a replace";
-	else if (atomic_load(&a->members[n].state) == GRAID_MEMBER_REBUILDING)
+	else if (change == LEVEL_DROP_Q &&
+		 atomic_load(&a->members[n].state) == GRAID_MEMBER_REBUILDING)
 		/* A spare took the Q role: its rebuild is due (and keeps the spare's device). */
 		what = "the rebuild of the Q member onto a spare";
 	if (what) {
@@ -83,7 +110,7 @@ static int level_busy_check(struct graid_array *a)
 	}
 	for (unsigned r = 0; r < n; r++)
 		if (!array_role_alive(a, r)) {
-			graid__log(GRAID_LOG_ERR, "convert: member %u (%s) is %s: the RAID-5 left "
+			graid__log(GRAID_LOG_ERR, "convert: member %u (%s) is %s: the array "
 						  "would be degraded; rebuild it first",
 				   r, a->members[r].dev.path,
 				   member_state_name(atomic_load(&a->members[r].state)));
@@ -157,7 +184,46 @@ static int level_drop_q_locked(struct graid_array *a)
 	return rc;
 }
 
-static int level_drop_q(struct graid_array *a)
+/*
+ * A RAID-1 of two to the RAID-5 of two, or back, meta_lock held, the array quiesced, the
+ * checks passed. Both hold the same bytes at the same member offsets (a RAID-5 of two keeps
+ * P = its one data chunk, on the other member), with the same chunk (the RAID-1's own, kept
+ * in its superblock), the same member rows, so the same region numbers in the bitmap and
+ * the live-data map: only the level changes, in one superblock round at E + 1.
+ */
+static int level_mirror_locked(struct graid_array *a, int level)
+{
+	struct layout nl, was = a->lay;
+	int rc = layout_init(&nl, level, 2, a->lay.chunk, a->lay.member_bytes);
+
+	if (rc == 0 && (nl.array_bytes != was.array_bytes || nl.nstripes != was.nstripes))
+		rc = -EPROTO; /* not the same bytes: a bug, nothing written */
+	if (rc == 0 && level == 5 && !a->be)
+		rc = -EPROTO; /* the caller opens the parity engine first */
+	if (rc) {
+		graid__log(GRAID_LOG_ERR, "convert: no RAID-%d of two matches this array: %s",
+			   level, graid_strerror(rc));
+		return rc;
+	}
+	a->lay = nl;
+	array_recount(a);
+	a->events++;
+	rc = array_write_superblocks(a, 0);
+	if (rc == -ESTALE) {
+		a->lay = was; /* another host's now, nothing written */
+		array_recount(a);
+		return rc;
+	}
+	if (rc)
+		graid__log(GRAID_LOG_ERR, "convert: the superblock round failed: %s; the array is "
+					  "a RAID-%d for this handle, and for the next open if any "
+					  "member took it", graid_strerror(rc), level);
+	graid__log(GRAID_LOG_NOTICE, "convert: RAID-%d of two members is now a RAID-%d of two "
+				     "(no data moved)", was.level, level);
+	return rc;
+}
+
+static int level_run(struct graid_array *a, int level)
 {
 	int rc;
 
@@ -169,11 +235,15 @@ static int level_drop_q(struct graid_array *a)
 	rc = array_quiesce(a, QUIESCE_DRAIN_NS);
 	if (rc == 0) {
 		pthread_mutex_lock(&a->meta_lock);
-		rc = level_static_check(a, 5);
-		if (rc == 0)
-			rc = level_busy_check(a);
-		if (rc == 0)
-			rc = level_drop_q_locked(a);
+		rc = level_static_check(a, level);
+		if (rc > 0) {
+			int change = rc;
+
+			rc = level_busy_check(a, change);
+			if (rc == 0)
+				rc = change == LEVEL_DROP_Q ? level_drop_q_locked(a)
+							    : level_mirror_locked(a, level);
+		}
 		pthread_mutex_unlock(&a->meta_lock);
 		array_unquiesce(a);
 	} else {
@@ -188,7 +258,7 @@ static int level_drop_q(struct graid_array *a)
 	return rc;
 }
 
-int reshape_level_convert(struct graid_array *a, int level)
+int reshape_level_check(struct graid_array *a, int level)
 {
 	int rc = array_may_change(a);
 
@@ -197,5 +267,12 @@ int reshape_level_convert(struct graid_array *a, int level)
 	pthread_mutex_lock(&a->meta_lock);
 	rc = level_static_check(a, level);
 	pthread_mutex_unlock(&a->meta_lock);
-	return rc ? rc : level_drop_q(a);
+	return rc < 0 ? rc : 0;
+}
+
+int reshape_level_convert(struct graid_array *a, int level)
+{
+	int rc = reshape_level_check(a, level);
+
+	return rc ? rc : level_run(a, level);
 }
