@@ -24,6 +24,7 @@
 #include "growutil.h"
 #include "array/array.h"
 #include "format/layout.h"
+#include "jobs/reshape_grow.h"
 
 #define CHUNK (16u * 1024)
 #define BYTES (4ull << 20)
@@ -307,6 +308,37 @@ Test(reshape_level, bad_input_is_refused_with_nothing_written)
 	/* A read-only look. */
 	cr_assert_eq(graid_array_open(s.paths, 5, &ro, &a), 0, "%s", gu_log_text);
 	assert_refused(a, &s, 5, 5, 0, -EROFS, NULL);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+/* While the RAID-5 -> RAID-6 conversion runs: -EBUSY, nothing written; after it, done. */
+Test(reshape_level, refused_while_a_reshape_runs)
+{
+	struct au_set s;
+	struct graid_array *a;
+	uint64_t size;
+	uint8_t *model;
+
+	au_make(&s, 5, BYTES);
+	cr_assert_eq(au_create(&s, 4, 5, CHUNK, &a), 0);
+	size = gu_array_bytes(a, NULL);
+	model = aligned_alloc(BLK, size);
+	cr_assert_not_null(model);
+	gu_fill(model, size, 6);
+	cr_assert_eq(graid_array_write(a, model, size, 0), (ssize_t)size);
+	gu_slow_down(a, 256 * 1024);
+	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, GRAID_GROW_RAID6), 0, "%s", gu_log_text);
+	gu_log_clear();
+	cr_assert_eq(graid_array_convert(a, 5, 0), -EBUSY);
+	cr_assert(strstr(gu_log_text, "a reshape is under way"), "%s", gu_log_text);
+	gu_slow_down(a, 0);
+	cr_assert_eq(reshape_job_wait(a), 0);
+	assert_level(a, 6, 5, "converted to RAID-6");
+	cr_assert_eq(graid_array_convert(a, 5, 0), 0, "%s", gu_log_text);
+	assert_level(a, 5, 4, "back");
+	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
 	au_remove(&s);

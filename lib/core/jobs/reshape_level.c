@@ -265,7 +265,16 @@ int reshape_level_check(struct graid_array *a, int level)
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&a->meta_lock);
-	rc = level_static_check(a, level);
+	/*
+	 * A reshape first: while one runs a->lay is its old geometry (a RAID-5 becoming a
+	 * RAID-6 is still level 5 here), which would be refused for the wrong reason.
+	 */
+	if (atomic_load(&a->reshape) || a->reshape_starting) {
+		graid__log(GRAID_LOG_ERR, "convert: a reshape is under way: try again after it");
+		rc = -EBUSY;
+	} else {
+		rc = level_static_check(a, level);
+	}
 	pthread_mutex_unlock(&a->meta_lock);
 	return rc < 0 ? rc : 0;
 }
