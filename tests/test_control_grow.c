@@ -301,3 +301,29 @@ Test(control_grow, grow_with_level_6_turns_a_raid5_into_a_raid6)
 	}
 	cg_down(&e);
 }
+
+/* The convert op: a Q-last RAID-6 back to the RAID-5 (graid_array_convert), refusals first. */
+Test(control_grow, convert_turns_a_q_last_raid6_back_into_a_raid5)
+{
+	struct cg_env e;
+	struct json_object *r;
+
+	cg_up_level(&e, 5);
+	refused(&e, "{\"op\":\"convert\"}", EINVAL);
+	refused(&e, "{\"op\":\"convert\",\"level\":\"5\"}", EINVAL);
+	refused(&e, "{\"op\":\"convert\",\"level\":11}", EINVAL);
+	refused(&e, "{\"op\":\"convert\",\"level\":5}", EOPNOTSUPP); /* a RAID-5 already */
+	cr_assert_eq(graid_array_grow(e.a, &e.s.paths[NOLD], 1, GRAID_GROW_RAID6 | GRAID_GROW_WAIT),
+		     0);
+	refused(&e, "{\"op\":\"convert\",\"level\":6}", EOPNOTSUPP);
+	r = cu_ask(e.fd, "{\"op\":\"convert\",\"level\":5}\n");
+	cr_assert(flag(r, "ok"), "%s", json_object_to_json_string(r));
+	cr_assert_str_eq(json_object_get_string(cu_field(r, "done")), "convert");
+	cr_assert_eq(num(r, "level"), 5);
+	cr_assert_eq(num(r, "nmembers"), NOLD);
+	json_object_put(r);
+	r = cu_ask(e.fd, "{\"op\":\"status\"}\n");
+	cr_assert_eq(num(r, "size"), e.size, "the size is kept");
+	json_object_put(r);
+	cg_down(&e);
+}

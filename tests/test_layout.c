@@ -423,7 +423,7 @@ Test(layout, bad_geometry_is_rejected_and_leaves_the_layout_untouched)
 		{ -1, 4, CHUNK, 1 << 20 },  { 7, 4, CHUNK, 1 << 20 },  { 11, 4, CHUNK, 1 << 20 },
 		{ 0, 4, 0, 1 << 20 },       { 0, 4, 2048, 1 << 20 },   { 0, 4, 4097, 1 << 20 },
 		{ 0, 4, 12288, 1 << 20 },   { 0, 4, 2u << 20, 4u << 20 },
-		{ 0, 1, CHUNK, 1 << 20 },   { 1, 1, CHUNK, 1 << 20 },  { 5, 2, CHUNK, 1 << 20 },
+		{ 0, 1, CHUNK, 1 << 20 },   { 1, 1, CHUNK, 1 << 20 },  { 5, 1, CHUNK, 1 << 20 },
 		{ 6, 3, CHUNK, 1 << 20 },   { 10, 1, CHUNK, 1 << 20 }, { 0, 0, CHUNK, 1 << 20 },
 		{ 5, 257, CHUNK, 1 << 20 }, { 1, 1000, CHUNK, 1 << 20 },
 		{ 5, 4, CHUNK, CHUNK - 1 }, { 6, 4, CHUNK, 0 },

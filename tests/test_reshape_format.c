@@ -189,7 +189,7 @@ Test(reshape_format, every_invalid_field_is_refused_and_named)
 		case 2: r.phase = 5; break;
 		case 3: r.direction = 2; break;
 		case 4: r.old_geo.level = 4; break;
-		case 5: r.new_geo.nmembers = 2; break;            /* RAID-5 needs 3 */
+		case 5: r.new_geo.nmembers = 1; break;            /* RAID-5 needs 2 */
 		case 6: r.new_geo.data_bytes += 4096; break;      /* not whole chunks */
 		case 7: r.new_geo.layout = RESHAPE_LAYOUT_Q_LAST; break; /* Q-last on RAID-5 */
 		case 8: r.old_geo.layout = 9; break;

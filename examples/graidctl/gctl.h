@@ -48,6 +48,8 @@ int gctl_cmd_rebuild(int argc, char **argv);
 void gctl_help_rebuild(FILE *f);
 int gctl_cmd_grow(int argc, char **argv);
 void gctl_help_grow(FILE *f);
+int gctl_cmd_convert(int argc, char **argv);
+void gctl_help_convert(FILE *f);
 int gctl_cmd_scrub(int argc, char **argv);
 void gctl_help_scrub(FILE *f);
 int gctl_cmd_spare(int argc, char **argv);

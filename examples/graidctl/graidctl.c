@@ -36,6 +36,10 @@ static const struct gctl_cmd main_cmds[] = {
 	  "add members to an array online and move its data over them (RAID-0, 5, 6), or\n"
 	  "       turn a RAID-5 into a RAID-6 by adding one (--level 6)",
 	  gctl_cmd_grow, gctl_help_grow },
+	{ "convert", "--level N MEMBER...",
+	  "change the level where no data moves: a RAID-6 from 'grow --level 6' back to\n"
+	  "       RAID-5 (its Q member dropped), a RAID-1 of two to RAID-5 and back",
+	  gctl_cmd_convert, gctl_help_convert },
 	{ "scrub", "[--repair] [--restart] MEMBER...\n       graidctl scrub --stop MEMBER...",
 	  "check parity over the whole array (and repair it)", gctl_cmd_scrub, gctl_help_scrub },
 	{ "spare", "add PATH MEMBER...\n       graidctl spare remove PATH MEMBER...",

@@ -1504,6 +1504,43 @@ GRAID_API int graid_array_grow(struct graid_array *a, const char *const *devices
 			       unsigned flags);
 
 /**
+ * Change an open array's RAID level where no data moves (docs/RESHAPE.md, "Metadata-only
+ * level changes, as built"), in one superblock round with the array quiesced (requests
+ * held, those in flight drained); its size and every byte stay. Built:
+ * - a RAID-6 with Q on its last member (a RAID-5 converted by graid_array_grow() with
+ *   ::GRAID_GROW_RAID6) of n + 1 members becomes the RAID-5 of n (@p level 5) by dropping
+ *   its last member, whose data and parity are the RAID-5's already; the dropped device's
+ *   superblock is cleared (where it is still in) and the device let go. It may be failed or
+ *   missing (the usual reason to drop it);
+ * - a RAID-1 of two becomes the RAID-5 of two (@p level 5; P = its one data chunk, so both
+ *   members keep their bytes; the chunk is the RAID-1's own, given at create), and a RAID-5
+ *   of two the RAID-1 of two (@p level 1). A RAID-5 of two grows to three with
+ *   graid_array_grow() once the array is opened again (a RAID-1 handle has no room for
+ *   more roles: -E2BIG before).
+ *
+ * @param a      a writable open array
+ * @param level  the level wanted
+ * @param flags  0
+ * @return 0 done (the superblocks record the new level);
+ *   -EINVAL NULL @p a, @p flags not 0, or @p level not a RAID level (0, 1, 5, 6, 10);
+ *   -EOPNOTSUPP any other change: a RAID-6 with rotating parity, a RAID-1 of other than two
+ *   members, a RAID-5 of more than two to RAID-1, any other pair of levels, an array with
+ *   checksums or a write-hole journal (each named in the log; nothing written);
+ *   -EBUSY a reshape, a scrub, a rebuild (or one due onto a spare that took the Q role), a
+ *   replace in service or the resync after an unclean shutdown is under way, another
+ *   quiesce holds the array, or requests stayed in flight for 10 s (a queue not reaped while
+ *   the array is quiesced: graid_queue_*() calls on a queue with requests in it return
+ *   -EAGAIN meanwhile; nothing written);
+ *   -EIO a member that stays is not active (the array would be degraded: rebuild it first;
+ *   nothing written), the array is broken, or the superblock round failed (logged: the
+ *   handle has the new level from then on, and so has the next open if any member took the
+ *   round); -ECANCELED the array is closing; -EROFS a read-only open; -ESTALE another host
+ *   took the array over; -ENOMEM or a parity engine's error opening the engine a RAID-1 to
+ *   RAID-5 needs (logged; nothing written).
+ */
+GRAID_API int graid_array_convert(struct graid_array *a, int level, unsigned flags);
+
+/**
  * @brief Bring every rebuilding member into sync, and return when they all are.
  *
  * Online: other threads keep reading and writing the array meanwhile, correctly. Batched

@@ -24,7 +24,7 @@ M="m0 m1 m2 m3 m4 m5"
 # --- help and usage --------------------------------------------------------------------
 expect 0 "graidctl --help" -- "$G" --help
 has out "status" "--help lists the commands"
-for c in create status fail replace rebuild scrub spare grow backends bench; do
+for c in create status fail replace rebuild scrub spare grow convert backends bench; do
 	expect 0 "$c --help" -- "$G" "$c" --help
 	has out "^usage: graidctl $c" "$c --help starts with its usage line"
 done
@@ -498,6 +498,22 @@ json "RAID-6 of four, the size kept, no reshape" \
 	"d['level'] == 6 and d['nmembers'] == 4 and d['size'] == 32 << 20 and \
 	 not d['reshape']['reshaping']"
 expect 0 "a scrub of the RAID-6 finds P and Q right" -- "$G" scrub gq0 gq1 gq2 gq3
+# convert: the Q-last RAID-6 back to the RAID-5 (gq3 dropped), a RAID-1 of two to RAID-5.
+expect 2 "convert without --level" -- "$G" convert gq0 gq1 gq2 gq3
+expect 2 "convert --level 6" -- "$G" convert --level 6 gq0 gq1 gq2 gq3
+has err "--level takes 1 or 5" "says which levels it takes"
+expect 1 "convert --level 1 of the RAID-6" -- "$G" convert --level 1 gq0 gq1 gq2 gq3
+has err "Operation not supported" "is refused"
+expect 0 "convert --level 5 of the Q-last RAID-6" -- "$G" convert --level 5 gq0 gq1 gq2 gq3
+has out "^now a RAID-5 of 3 members$" "prints the new level and count"
+expect 0 "status of the RAID-5" -- "$G" status --json gq0 gq1 gq2
+json "RAID-5 of three, the size kept" "d['level'] == 5 and d['nmembers'] == 3 and d['size'] == 32 << 20"
+expect 0 "a scrub of the RAID-5 finds parity right" -- "$G" scrub gq0 gq1 gq2
+expect 0 "convert --level 5 of the RAID-1 of two" -- "$G" convert --level 5 gr0 gr1
+has out "^now a RAID-5 of 2 members$" "prints the new level and count"
+expect 0 "a scrub of the RAID-5 of two" -- "$G" scrub gr0 gr1
+expect 0 "grow of the RAID-5 of two to three" -- "$G" grow --add gr2 gr0 gr1
+has out "^grown: 3 members, 33554432 bytes$" "prints the new count and size"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

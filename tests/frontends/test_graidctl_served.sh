@@ -371,6 +371,20 @@ has err "grow: Device or resource busy \(a reshape runs already" "is refused by 
 kill -9 "$qheld"
 wait "$qheld" 2>/dev/null
 
+# --- convert through the holder: a RAID-1 of two to RAID-5 and back (the convert op) ------
+truncate -s 5M cv0 cv1
+expect 0 "create RAID-1 on cv0 cv1" -- "$G" create -l 1 -s 4M cv0 cv1
+hold fill-cv.out --control --hold-after 1M cv0 cv1
+cheld=$holder
+expect 0 "convert --level 5 through the holder" -- "$G" convert --level 5 cv0 cv1
+has out "^now a RAID-5 of 2 members$" "prints the new level and count"
+expect 1 "convert --level 5 of the RAID-5 of two" -- "$G" convert --level 5 cv0 cv1
+has err "convert: Operation not supported" "is refused by the holder"
+expect 0 "convert --level 1 through the holder" -- "$G" convert --level 1 cv0 cv1
+has out "^now a RAID-1 of 2 members$" "back to RAID-1"
+kill -9 "$cheld"
+wait "$cheld" 2>/dev/null
+
 # --- drive health: the holder's watch's last sample and rules; a look reads the drive ----
 # A scripted drive (the fault model's health=FILE): only in builds with fault injection.
 if [ "${GRAID_TEST_FAULT_INJECTION:-1}" = 1 ]; then

@@ -362,11 +362,41 @@ static bool assemble_reshape_start_cut(const struct superblock *sb,
 	       sb->nmembers < fresh->nmembers && sb->role < sb->nmembers;
 }
 
+/*
+ * A member that missed only the superblock round of a Q-last RAID-6 of n + 1 becoming the
+ * RAID-5 of n (jobs/reshape_level.c): one event behind a freshest RAID-5 of n, itself the
+ * RAID-6 Q-last of n + 1, neither reshaping, its role one the RAID-5 keeps. Its bytes are
+ * the RAID-5's (data and P where Q-last put them): it is current. The dropped member (role
+ * n) is not: its geometry disagrees, and it is left out.
+ */
+static bool assemble_level_drop_cut(const struct superblock *sb, const struct superblock *fresh)
+{
+	return sb->level == 6 && sb_layout_id(sb) == LAYOUT_Q_LAST && fresh->level == 5 &&
+	       sb_layout_id(fresh) == LAYOUT_ROTATING && !sb_reshape_recorded(sb) &&
+	       !sb_reshape_recorded(fresh) && sb->nmembers == fresh->nmembers + 1 &&
+	       sb->events + 1 == fresh->events && sb->role < fresh->nmembers;
+}
+
+/*
+ * A member that missed only the superblock round of a RAID-1 of two becoming the RAID-5 of
+ * two, or back (jobs/reshape_level.c): one event behind, the other of the two levels, two
+ * members both, neither reshaping. Both levels hold the same bytes at the same offsets (a
+ * RAID-5 of two keeps P = its one data chunk): it is current.
+ */
+static bool assemble_mirror_level_cut(const struct superblock *sb,
+				      const struct superblock *fresh)
+{
+	return ((sb->level == 1 && fresh->level == 5) || (sb->level == 5 && fresh->level == 1)) &&
+	       sb->nmembers == 2 && fresh->nmembers == 2 && !sb_reshape_recorded(sb) &&
+	       !sb_reshape_recorded(fresh) && sb->events + 1 == fresh->events && sb->role < 2;
+}
+
 static bool assemble_geometry_agrees(const struct superblock *sb, const struct superblock *fresh)
 {
 	return ((sb->level == fresh->level && sb->nmembers == fresh->nmembers &&
 		 sb_layout_id(sb) == sb_layout_id(fresh)) ||
-		assemble_reshape_start_cut(sb, fresh)) &&
+		assemble_reshape_start_cut(sb, fresh) || assemble_level_drop_cut(sb, fresh) ||
+		assemble_mirror_level_cut(sb, fresh)) &&
 	       sb->chunk_bytes == fresh->chunk_bytes &&
 	       sb->data_offset == fresh->data_offset &&
 	       sb->data_bytes == fresh->data_bytes &&

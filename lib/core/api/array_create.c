@@ -33,6 +33,16 @@ static int create_check_config(const struct graid_array_config *cfg, unsigned nm
 			   GRAID_MAX_MEMBERS);
 		return -EINVAL;
 	}
+	if (cfg->level == 5 && nmembers < 3) {
+		/*
+		 * The layout places a RAID-5 of two (P = its one data chunk): what a RAID-1 of two
+		 * becomes by graid_array_convert(), to grow it. Created, it would be a RAID-1 that
+		 * computes parity: made as a RAID-1 and converted instead.
+		 */
+		graid__log(GRAID_LOG_ERR, "create: a RAID-5 needs three members or more (a RAID-5 "
+					  "of two is made by converting a RAID-1 of two)");
+		return -EINVAL;
+	}
 	if (cfg->struct_size >= offsetof(struct graid_array_config, flags) + sizeof(cfg->flags) &&
 	    (cfg->flags & ~(GRAID_CREATE_FORCE | GRAID_CREATE_JOURNAL | GRAID_CREATE_CHECKSUMS))) {
 		graid__log(GRAID_LOG_ERR, "create: unknown flags 0x%x", cfg->flags);

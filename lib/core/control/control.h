@@ -116,6 +116,12 @@ int control_op_scrub_status(struct graid_array *a, struct json_object *req,
  */
 int control_op_grow(struct graid_array *a, struct json_object *req, struct json_object *r,
 		    char *why, size_t size);
+/*
+ * control_convert.c: the convert op (graid_array_convert() to field `level`, done before
+ * the reply: a metadata-only level change).
+ */
+int control_op_convert(struct graid_array *a, struct json_object *req, struct json_object *r,
+		       char *why, size_t size);
 /* RESHAPEOBJ (docs/CONTROL.md): graid_array_info's reshape fields, for status and grow. */
 struct json_object *control_reshape_json(const struct graid_array_info *in);
 /* control_metrics.c: the metrics op (graid_metrics_write() of the endpoint's array). */

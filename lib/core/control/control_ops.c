@@ -344,6 +344,7 @@ static const struct op ops[] = {
 	{ "spare-remove", { "path", NULL }, op_spare_remove },
 	{ "stats", { "histograms", NULL }, control_op_stats },
 	{ "grow", { "paths", "bytes_per_s", "level", NULL }, control_op_grow },
+	{ "convert", { "level", NULL }, control_op_convert },
 };
 
 static bool op_has_field(const struct op *op, const char *key)

@@ -57,10 +57,9 @@ static unsigned layout_min_members(int level)
 	switch (level) {
 	case 0:
 	case 1:
+	case 5: /* two: P is the one data chunk, what a RAID-1 of two converts to (md's too) */
 	case 10:
 		return 2;
-	case 5:
-		return 3;
 	case 6:
 		return 4;
 	default:

@@ -448,7 +448,8 @@ GRAID_API int graid_queue_create_flags(struct graid_array *a, unsigned depth, ui
 		q->max_sops = 512;
 	if (q->max_sops < 4)
 		q->max_sops = 4;
-	if (a->lay.nparity) {
+	/* RAID-1 too: graid_array_convert() may make it a RAID-5 of two under this queue. */
+	if (a->lay.nparity || a->lay.level == 1) {
 		if (posix_memalign((void **)&q->zero, ARRAY_ALIGN, a->lay.chunk)) {
 			free(q);
 			return -ENOMEM;

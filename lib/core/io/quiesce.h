@@ -2,7 +2,7 @@
 /*
  * Quiescing an array: every foreground request drained and new ones held, for a change of
  * state that the I/O path reads without a lock (a RAID-10 grow coarsening its region maps;
- * later a metadata-only level conversion). docs/ARCHITECTURE.md, "Quiescing an array".
+ * a metadata-only level conversion, jobs/reshape_level.c). docs/ARCHITECTURE.md, "Quiescing an array".
  */
 #ifndef LIBGRAID_CORE_QUIESCE_H
 #define LIBGRAID_CORE_QUIESCE_H

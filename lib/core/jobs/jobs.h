@@ -78,6 +78,13 @@ static inline const struct layout *reshape_row_layout(const struct array_reshape
 }
 
 /*
+ * roles.c: let go of the device @p m holds (its number kept until close, /dev/null in its
+ * place where nothing holds it: an I/O being prepared may have read it); meta_lock held.
+ * Also a level change that drops a role (reshape_level.c).
+ */
+void role_retire_device(struct graid_array *a, struct member *m);
+
+/*
  * roles.c: a device into a role. Open, check and prepare @p path as the new device of role
  * @p role (-1: a hot spare); meta_lock held. -EEXIST it is a member of this array: open in
  * it, or another role's device that the array would take back (logged, naming the role).

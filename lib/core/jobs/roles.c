@@ -184,7 +184,7 @@ fail:
  * the lock for the kernel's timeouts, and a conflict reported by a late I/O on a device
  * given back could pass for another host's takeover). meta_lock held.
  */
-static void role_retire_device(struct graid_array *a, struct member *m)
+void role_retire_device(struct graid_array *a, struct member *m)
 {
 	unsigned late = atomic_load(&m->late_ios);
 	int null_fd = -1;
