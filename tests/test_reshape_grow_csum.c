@@ -28,6 +28,7 @@
 #include "growutil.h"
 #include "array/array.h"
 #include "format/layout.h"
+#include "format/tag_format.h"
 #include "jobs/reshape_grow.h"
 
 #if GRAID_FAULT_INJECTION
@@ -272,6 +273,105 @@ Test(reshape_grow_csum, raid5_a_lost_write_in_the_staged_rows_is_healed_by_the_m
 Test(reshape_grow_csum, raid6_a_lost_write_is_healed_by_the_move, .init = setup)
 {
 	lost_write_moved_right(6, 6, (BYTES / 2) / BLK * BLK + 5 * BLK);
+}
+
+/*
+ * A lost write of the job's own on the ADDED member (issue #42 review finding 1): the added
+ * device held other bytes before the grow (written here over its data area); after the grow,
+ * one block the job wrote there and its tag are put back as the member held them before that
+ * write (the bytes the device had, the tag its tag area had once the grow had started: what
+ * the start left there). A lost write of data and tag together: the tag must say the block is
+ * behind the parity's record, so that a read (@p scrub_first false) or a repairing scrub
+ * (true) rebuilds it from parity, never returns the device's old bytes nor rewrites parity
+ * over them. @p crc_holds: the tag put back is made to vouch for the old bytes (as a tag
+ * whose CRC matched them by chance would), so that only its generation tells. The same lost
+ * write on an old member is lost_write_moved_right().
+ */
+static void added_member_lost_write(int level, unsigned nold, bool scrub_first, bool crc_holds)
+{
+	const unsigned n = nold + 1;
+	struct graid_array *a;
+	struct au_set s;
+	const struct array_reshape *rs;
+	struct layout_pos o = { 0 };
+	uint64_t size, at, data_at, tag_at;
+	uint8_t *model = make_array(&s, level, nold, 1, &a, &size, 91), old[BLK], tag[8];
+	uint8_t *junk = aligned_alloc(BLK, (size_t)(a->tag_offset - a->data_offset));
+
+	/* The added device's data area: bytes of its own (another array's, say). */
+	cr_assert_not_null(junk);
+	gu_fill(junk, (size_t)(a->tag_offset - a->data_offset), 92);
+	file_rw(s.path[nold], a->data_offset, junk, (size_t)(a->tag_offset - a->data_offset),
+		true);
+	free(junk);
+	gu_slow_down(a, 2u << 20);
+	cr_assert_eq(graid_array_grow(a, &s.paths[nold], 1, 0), 0);
+	rs = atomic_load(&a->reshape);
+	cr_assert_not_null(rs);
+	/* A block of the last quarter that the new geometry places on the added member. */
+	for (at = size / 4 * 3 / BLK * BLK; at < size; at += BLK) {
+		layout_map(&rs->new_lay, at, &o);
+		if (o.member == nold)
+			break;
+	}
+	cr_assert_lt(at, size);
+	/* Its place as the start left it, before the job's write (which has not come yet). */
+	data_at = a->data_offset + o.member_off;
+	tag_at = a->tag_offset + o.member_off / BLK / 512 * BLK + o.member_off / BLK % 512 * 8;
+	file_rw(s.path[nold], data_at, old, BLK, false);
+	file_rw(s.path[nold], tag_at, tag, 8, false);
+	cr_assert_lt(atomic_load(&rs->position), at, "the job passed the block too soon");
+	/* An absent tag is left absent (it vouches for nothing whatever its CRC). */
+	if (crc_holds && tag_valid(tag_decode(tag)))
+		tag_encode(tag_make_meta(tag_crc(a->uuid, nold, o.member_off / BLK, old),
+					 tag_meta(tag_decode(tag))),
+			   tag);
+	gu_slow_down(a, 0);
+	cr_assert_eq(reshape_job_wait(a), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	/* The job's write of it, and its tag's, lost: the member as it was before them. */
+	file_rw(s.path[nold], data_at, old, BLK, true);
+	file_rw(s.path[nold], tag_at, tag, 8, true);
+
+	cr_assert_eq(graid_array_open(s.paths, n, NULL, &a), 0);
+	if (scrub_first) {
+		struct graid_scrub_report rep = { .struct_size = sizeof(rep) };
+
+		cr_assert_eq(graid_array_scrub(a, GRAID_SCRUB_REPAIR, &rep), 0);
+	}
+	gu_check_all(a, model, size);
+	cr_assert_geq(csum_errors(a, n), 1, "the lost write was not seen");
+	check_verified(a, model, size, n, "after the lost write was healed");
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, n, NULL, &a), 0);
+	check_verified(a, model, size, n, "reopened");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow_csum, raid5_a_lost_write_of_the_job_on_the_added_member_is_read_right,
+     .init = setup)
+{
+	added_member_lost_write(5, 4, false, false);
+}
+
+Test(reshape_grow_csum, raid5_a_lost_write_of_the_job_on_the_added_member_is_told_by_its_generation,
+     .init = setup)
+{
+	added_member_lost_write(5, 4, false, true);
+}
+
+Test(reshape_grow_csum, raid5_a_lost_write_of_the_job_on_the_added_member_is_scrubbed_right,
+     .init = setup)
+{
+	added_member_lost_write(5, 4, true, false);
+}
+
+Test(reshape_grow_csum, raid6_a_lost_write_of_the_job_on_the_added_member_is_read_right,
+     .init = setup)
+{
+	added_member_lost_write(6, 6, false, false);
 }
 
 /* Every role of @p a ACTIVE again (a spare's rebuild done), within a few seconds. */

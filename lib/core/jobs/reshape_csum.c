@@ -16,6 +16,46 @@
 #include "member/tag_store.h"
 #include "meta/csum_report.h"
 
+/* The never-written tags written at a time: 1 MiB of tag area (the tags of 512 MiB of data). */
+#define RESHAPE_CSUM_PREP_BYTES (1u << 20)
+
+/*
+ * The tag an added device's every block gets before the grow names it: present, generation
+ * 0, CRC 0 (docs/RESHAPE.md, "Checksums across a grow", "The added roles"). Present, so that
+ * the lost-write judgement weighs it: a job's write lost with its tag leaves this tag, one
+ * write behind the parity's record (an absent tag says nothing and would be passed over).
+ * CRC 0 vouches for no bytes: the device's old bytes under it fail their check (a CRC of 0
+ * over them by chance still leaves the generation behind the record).
+ */
+static tag_t reshape_csum_never_written(void)
+{
+	return tag_make(0);
+}
+
+/* Member @p m's tag area [a->tag_offset, + a->tag_bytes) all never-written tags, flushed. */
+static int reshape_csum_prep_one(struct graid_array *a, struct member *m)
+{
+	size_t len = a->tag_bytes < RESHAPE_CSUM_PREP_BYTES ? (size_t)a->tag_bytes
+							     : RESHAPE_CSUM_PREP_BYTES;
+	uint8_t *buf = aligned_alloc(TAG_BLOCK_BYTES, len);
+	int rc = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (size_t i = 0; i < len; i += TAG_BYTES)
+		tag_encode(reshape_csum_never_written(), buf + i);
+	for (uint64_t at = 0; rc == 0 && at < a->tag_bytes; at += len) {
+		size_t n = a->tag_bytes - at < len ? (size_t)(a->tag_bytes - at) : len;
+
+		rc = member_pio(m, buf, n, a->tag_offset + at, true);
+	}
+	/* Durable before the start's record names the device (a crash leaves no old tags). */
+	if (rc == 0)
+		rc = member_flush(m);
+	free(buf);
+	return rc;
+}
+
 int reshape_csum_prep_added(struct graid_array *a, struct member *m, unsigned n)
 {
 	int rc = 0;
@@ -23,9 +63,11 @@ int reshape_csum_prep_added(struct graid_array *a, struct member *m, unsigned n)
 	if (!a->csum)
 		return 0;
 	for (unsigned i = 0; rc == 0 && i < n; i++) {
-		rc = member_zero_range(&m[i], a->tag_offset, a->tag_bytes);
+		/* Without generations nothing compares them: absent (zeroed) is as good. */
+		rc = a->csum_gens ? reshape_csum_prep_one(a, &m[i])
+				  : member_zero_range(&m[i], a->tag_offset, a->tag_bytes);
 		if (rc)
-			graid__log(GRAID_LOG_ERR, "grow: zeroing the tag area of %s: %s",
+			graid__log(GRAID_LOG_ERR, "grow: writing the tag area of %s: %s",
 				   m[i].dev.path, graid_strerror(rc));
 	}
 	return rc;

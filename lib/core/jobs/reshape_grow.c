@@ -316,7 +316,7 @@ int grow56_prep_added(struct graid_array *a, struct member *m, unsigned n)
 {
 	int rc = 0;
 
-	/* Checksums: their tag areas zeroed (reshape_csum.c). */
+	/* Checksums: their tag areas written, never-written tags (reshape_csum.c). */
 	rc = reshape_csum_prep_added(a, m, n);
 	for (unsigned i = 0; rc == 0 && i < n; i++) {
 		if (a->bbl_area.bytes)
