@@ -33,9 +33,15 @@
 
 #if GRAID_FAULT_INJECTION
 extern bool graid__test_grow56, graid__test_grow_csum;
+extern _Atomic int graid__test_csum_peek_err;
+extern unsigned graid__test_csum_peek_member;
+extern uint64_t graid__test_csum_peek_block;
 #else
 /* No switches in a release build: setup() skips. */
 static bool graid__test_grow56, graid__test_grow_csum;
+static _Atomic int graid__test_csum_peek_err;
+static unsigned graid__test_csum_peek_member;
+static uint64_t graid__test_csum_peek_block;
 #endif
 
 #define CHUNK (16u * 1024)
@@ -372,6 +378,70 @@ Test(reshape_grow_csum, raid6_a_lost_write_of_the_job_on_the_added_member_is_rea
      .init = setup)
 {
 	added_member_lost_write(6, 6, false, false);
+}
+
+/*
+ * Review finding 2: the tags of a place the job writes (member 0, half-way down its data
+ * area: a block the old geometry held, written once, generation 1) cannot be read when the
+ * job looks (a device error, not a medium error: the store answers those absent itself).
+ * Taken for absent, the job's write got generation 1 again, the one the member holds, and a
+ * later loss of that write (bytes and tag put back as they were before the grow) matched
+ * the parity's record: read back unseen. The job must stop instead (then resume at the next
+ * open, the tags readable), so that its write carries generation 2 and the loss is caught.
+ */
+Test(reshape_grow_csum, a_tag_unreadable_when_the_job_writes_its_place_is_never_taken_as_absent,
+     .init = setup)
+{
+	const unsigned nold = 4, n = nold + 1;
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, moff, data_at, tag_at;
+	uint8_t *model = make_array(&s, 5, nold, 1, &a, &size, 93), old[BLK], tag[8];
+	int rc;
+
+	/* A data block of member 0 half-way down (the old geometry's: a parity's tag is a record). */
+	for (uint64_t at = size / 2 / BLK * BLK;; at += BLK) {
+		struct layout_pos o;
+
+		layout_map(&a->lay, at, &o);
+		if (o.member == 0) {
+			moff = o.member_off;
+			break;
+		}
+	}
+	data_at = a->data_offset + moff;
+	tag_at = a->tag_offset + moff / BLK / 512 * BLK + moff / BLK % 512 * 8;
+	cr_assert_eq(graid_array_close(a), 0);
+	file_rw(s.path[0], data_at, old, BLK, false);
+	file_rw(s.path[0], tag_at, tag, 8, false);
+	cr_assert(tag_valid(tag_decode(tag)) && tag_gen(tag_decode(tag)) == 1, "tag %llx",
+		  (unsigned long long)tag_decode(tag));
+	cr_assert_eq(graid_array_open(s.paths, nold, NULL, &a), 0);
+
+	graid__test_csum_peek_member = 0;
+	graid__test_csum_peek_block = moff / BLK;
+	atomic_store(&graid__test_csum_peek_err, -ENXIO);
+	rc = graid_array_grow(a, &s.paths[nold], 1, GRAID_GROW_WAIT);
+	cr_assert_eq(atomic_load(&graid__test_csum_peek_err), 0, "the job never looked there");
+	if (rc) {
+		/* Stopped by it: the next open resumes the grow and ends it. */
+		cr_log_info("grow stopped: %d", rc);
+		cr_assert_eq(graid_array_close(a), 0);
+		cr_assert_eq(graid_array_open(s.paths, n, NULL, &a), 0);
+		cr_assert_eq(reshape_job_wait(a), 0);
+	}
+	cr_assert_eq(gu_array_bytes(a, NULL), size / gu_ndata(5, nold) * gu_ndata(5, n));
+	cr_assert_eq(graid_array_close(a), 0);
+	/* The job's write of that place lost with its tag. */
+	file_rw(s.path[0], data_at, old, BLK, true);
+	file_rw(s.path[0], tag_at, tag, 8, true);
+	cr_assert_eq(graid_array_open(s.paths, n, NULL, &a), 0);
+	gu_check_all(a, model, size);
+	cr_assert_geq(csum_errors(a, n), 1, "the lost write was not seen");
+	check_verified(a, model, size, n, "after the lost write was healed");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
 }
 
 /* Every role of @p a ACTIVE again (a spare's rebuild done), within a few seconds. */

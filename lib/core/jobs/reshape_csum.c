@@ -6,6 +6,8 @@
  * parity where that failed), never from bytes no tag vouched for.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -98,6 +100,34 @@ int reshape_csum_forget(struct graid_array *a, unsigned m, uint64_t off, uint64_
 	return rc;
 }
 
+#if GRAID_FAULT_INJECTION
+/*
+ * Tests (test_reshape_grow_csum.c): the job's next look at the tags of member
+ * graid__test_csum_peek_member over 4 KiB block graid__test_csum_peek_block fails with
+ * graid__test_csum_peek_err (a -errno; 0: none), once: a tag block that cannot be read for
+ * a reason other than its medium (tag_store_peek_load() answers those all absent itself).
+ */
+_Atomic int graid__test_csum_peek_err;
+unsigned graid__test_csum_peek_member;
+uint64_t graid__test_csum_peek_block;
+#endif
+
+/* tag_store_peek_load() of the job's: its error is never taken for absent tags. */
+static int reshape_csum_peek(struct graid_array *a, unsigned m, uint64_t block, unsigned n,
+			     struct tag_peek *pk)
+{
+#if GRAID_FAULT_INJECTION
+	if (m == graid__test_csum_peek_member && graid__test_csum_peek_block >= block &&
+	    graid__test_csum_peek_block < block + n) {
+		int err = atomic_exchange(&graid__test_csum_peek_err, 0);
+
+		if (err)
+			return err;
+	}
+#endif
+	return tag_store_peek_load(a, m, block, n, pk);
+}
+
 int reshape_csum_row_meta(struct graid_array *a, const struct layout *l, uint64_t row,
 			  uint32_t *meta)
 {
@@ -116,14 +146,23 @@ int reshape_csum_row_meta(struct graid_array *a, const struct layout *l, uint64_
 		unsigned m = layout_role_member(l, row, r);
 
 		/*
-		 * The tag the place has now (the old geometry's block there, absent, or an earlier
-		 * try of this row): the next generation differs from the one the member holds, so
-		 * a lost write of the job's reads as one write behind. A tag block that cannot be
-		 * read (a role out) counts as absent: the record then defines the block's
-		 * generation, as for a degraded write.
+		 * The tag the place has now (the old geometry's block there, never written on an
+		 * added role, or an earlier try of this row): the next generation differs from the
+		 * one the member holds, so a lost write of the job's reads as one write behind. A
+		 * role out has none to read: the record then defines the block's generation, as
+		 * for a degraded write. A tag block of a role in that cannot be read (other than
+		 * by its medium, which the store answers absent and rewrites) stops the row: its
+		 * generation unknown, any word chosen could be the one the member holds, and a
+		 * lost write of the job's would then match the record.
 		 */
-		if (!array_role_alive(a, m) || tag_store_peek_load(a, m, block0, per, pk))
+		if (!array_role_alive(a, m)) {
 			memset(pk, 0, per * sizeof(*pk));
+		} else if ((rc = reshape_csum_peek(a, m, block0, per, pk)) != 0) {
+			graid__log(GRAID_LOG_ERR, "reshape: the tags of new row %" PRIu64 " on member "
+						  "%u (%s) cannot be read: %s; stopped",
+				   row, m, a->members[m].dev.path, graid_strerror(rc));
+			break;
+		}
 		for (unsigned c = 0; c < per; c++)
 			meta[(size_t)r * per + c] = tag_gen_next(pk[c].cached ? tag_gen(pk[c].tag) : 0);
 	}
@@ -149,7 +188,7 @@ int reshape_csum_next_meta(struct graid_array *a, unsigned m, uint64_t off, unsi
 	if (!pk)
 		return -ENOMEM;
 	/* As tag_new() with no words: the next generation of the committed tag (lock held). */
-	rc = tag_store_peek_load(a, m, off / 4096u, n, pk);
+	rc = reshape_csum_peek(a, m, off / 4096u, n, pk);
 	for (unsigned i = 0; rc == 0 && i < n; i++)
 		meta[i] = tag_gen_next(pk[i].cached ? tag_gen(pk[i].tag) : 0);
 	free(pk);
