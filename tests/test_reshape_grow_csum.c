@@ -444,6 +444,103 @@ Test(reshape_grow_csum, a_tag_unreadable_when_the_job_writes_its_place_is_never_
 	au_remove(&s);
 }
 
+/*
+ * Review finding 3: a RAID-6 with two roles out (@p nout 2; 1: only the data role). A lost write before the grow (a data block
+ * and its tag put back as they were) in an old row whose P and one other data role are out:
+ * Q's record still tells the column's data is not what it recorded (one data block rebuilt
+ * from the record's sum, its weighted sum does not match), but nothing is left to place or
+ * rebuild the stale block with. The column must move as a loss (its units of the row's
+ * chunks read -EIO at their new places, and so do the units of that column on the members
+ * out in their new rows), never as good bytes: the stale block moved as read and the data
+ * role out rebuilt from it. Every other block reads back right. With one role out the
+ * records still place the stale block: every block reads back right.
+ */
+static void raid6_lost_write_roles_out(unsigned nout)
+{
+	const unsigned nold = 6, n = nold + 1, k = 4;
+	struct graid_array *a;
+	struct au_set s;
+	struct layout_pos o;
+	uint64_t size, at, data_at, tag_at, row, col, failed = 0;
+	uint8_t *model = make_array(&s, 6, nold, 1, &a, &size, 95), old[BLK], tag[8], buf[BLK]
+		__attribute__((aligned(BLK)));
+	unsigned pm, ym = 0;
+
+	at = size / 4 * 3 / BLK * BLK + 2 * BLK;
+	layout_map(&a->lay, at, &o);
+	row = o.member_off / CHUNK;
+	col = o.member_off % CHUNK / BLK;
+	pm = layout_role_member(&a->lay, row, k);
+	for (unsigned d = 0; d < k; d++)
+		if (layout_role_member(&a->lay, row, d) != o.member) {
+			ym = layout_role_member(&a->lay, row, d);
+			break;
+		}
+	data_at = a->data_offset + o.member_off;
+	tag_at = a->tag_offset + o.member_off / BLK / 512 * BLK + o.member_off / BLK % 512 * 8;
+	cr_assert_eq(graid_array_close(a), 0);
+	file_rw(s.path[o.member], data_at, old, BLK, false);
+	file_rw(s.path[o.member], tag_at, tag, 8, false);
+	cr_assert_eq(graid_array_open(s.paths, nold, NULL, &a), 0);
+	gu_fill(model + at, BLK, 96);
+	cr_assert_eq(graid_array_write(a, model + at, BLK, at), (ssize_t)BLK);
+	cr_assert_eq(graid_array_close(a), 0);
+	file_rw(s.path[o.member], data_at, old, BLK, true);
+	file_rw(s.path[o.member], tag_at, tag, 8, true);
+
+	cr_assert_eq(graid_array_open(s.paths, nold, NULL, &a), 0);
+	/* Out once the grow runs (a reshape starts with every member in), before the row. */
+	gu_slow_down(a, 2u << 20);
+	cr_assert_eq(graid_array_grow(a, &s.paths[nold], 1, 0), 0);
+	cr_assert_eq(graid_array_fail_member(a, ym), 0);
+	if (nout == 2)
+		cr_assert_eq(graid_array_fail_member(a, pm), 0);
+	cr_assert_lt(atomic_load(&a->reshape_mem->position), at / 2, "the job went too fast");
+	gu_slow_down(a, 0);
+	cr_assert_eq(reshape_job_wait(a), 0);
+	cr_assert_eq(gu_array_bytes(a, NULL), size / gu_ndata(6, nold) * gu_ndata(6, n));
+	/* Every block right, but the column's units of the old row's chunks, which fail -EIO. */
+	for (uint64_t b = 0; b < size; b += BLK) {
+		ssize_t r = graid_array_read(a, buf, BLK, b);
+		/*
+		 * The column's units of the old row's chunks, and of the chunks beside them in
+		 * their new rows: a new row with two members out has no redundancy left, so a
+		 * unit on a member out in a column whose parity is recorded lost is lost too.
+		 */
+		bool in_col = b / CHUNK / (k + 1) >= row * k / (k + 1) &&
+			      b / CHUNK / (k + 1) <= (row * k + k - 1) / (k + 1) &&
+			      b % CHUNK / BLK == col;
+
+		if (r == (ssize_t)BLK) {
+			cr_assert(!memcmp(buf, model + b, BLK), "block at %llu read wrong bytes%s",
+				  (unsigned long long)b, b == at ? " (the stale block)" : "");
+			continue;
+		}
+		cr_assert(in_col && r == -EIO, "block at %llu: %zd (the column: row %llu, 4 KiB column %llu)",
+			  (unsigned long long)b, r, (unsigned long long)row, (unsigned long long)col);
+		failed++;
+	}
+	if (nout == 2)
+		cr_assert_geq(failed, 1, "the stale column read back");
+	else /* located by P's and Q's records beside the role out, and healed by the move */
+		cr_assert_eq(failed, 0, "%llu blocks lost with redundancy left",
+			     (unsigned long long)failed);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow_csum, raid6_two_roles_out_a_lost_write_moves_as_a_loss_not_as_good_bytes,
+     .init = setup)
+{
+	raid6_lost_write_roles_out(2);
+}
+
+Test(reshape_grow_csum, raid6_one_role_out_a_lost_write_is_healed_by_the_move, .init = setup)
+{
+	raid6_lost_write_roles_out(1);
+}
+
 /* Every role of @p a ACTIVE again (a spare's rebuild done), within a few seconds. */
 static void wait_all_active(struct graid_array *a)
 {
