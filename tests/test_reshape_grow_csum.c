@@ -30,6 +30,7 @@
 #include "format/layout.h"
 #include "format/tag_format.h"
 #include "jobs/reshape_grow.h"
+#include "jobs/reshape_io.h"
 
 #if GRAID_FAULT_INJECTION
 extern bool graid__test_grow56, graid__test_grow_csum;
@@ -539,6 +540,43 @@ Test(reshape_grow_csum, raid6_two_roles_out_a_lost_write_moves_as_a_loss_not_as_
 Test(reshape_grow_csum, raid6_one_role_out_a_lost_write_is_healed_by_the_move, .init = setup)
 {
 	raid6_lost_write_roles_out(1);
+}
+
+/*
+ * Review finding 4 (latent): the job's ring writes got their meta words by the queue's last
+ * I/O (ios[n - 1]) after an add that said nothing of whether it queued: an add to a full
+ * queue queued nothing and the words went on the write before it (another place's
+ * generations), the row moved unwritten. The add now returns the I/O it queued, NULL when
+ * full, and leaves the queue as it was. (Before, reshape_io_add() returned nothing: this test
+ * did not build.)
+ */
+Test(reshape_grow_csum, a_full_job_queue_queues_nothing_and_says_so, .init = setup)
+{
+	struct graid_array *a;
+	struct au_set s;
+	struct reshape_io rio;
+	uint64_t size;
+	uint8_t *model = make_array(&s, 5, 4, 1, &a, &size, 97);
+	uint8_t *buf = aligned_alloc(BLK, 2 * CHUNK);
+	static const uint32_t words[CHUNK / BLK] = { 7, 7, 7, 7 };
+	struct mbio *io;
+
+	cr_assert_not_null(buf);
+	cr_assert_eq(reshape_io_open(&rio, a, 1), 0);
+	io = reshape_io_add(&rio, 0, false, buf, CHUNK, 0);
+	cr_assert_eq(io, &rio.ios[0]);
+	io->fault.meta_in = words;
+	cr_assert_null(reshape_io_add(&rio, 1, true, buf + CHUNK, CHUNK, 0));
+	cr_assert_eq(rio.n, 1);
+	cr_assert_eq(rio.ios[0].member, 0);
+	cr_assert_eq(rio.ios[0].fault.meta_in, words);
+	rio.ios[0].fault.meta_in = NULL;
+	cr_assert_eq(reshape_io_run(&rio, "reading", NULL), 0);
+	reshape_io_close(&rio);
+	free(buf);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
 }
 
 /* Every role of @p a ACTIVE again (a spare's rebuild done), within a few seconds. */
