@@ -403,7 +403,7 @@ Test(reshape_grow_csum, a_tag_unreadable_when_the_job_writes_its_place_is_never_
 	uint8_t *model = make_array(&s, 5, nold, 1, &a, &size, 93), old[BLK], tag[8];
 	int rc;
 
-	/* A data block of member 0 half-way down (the old geometry's: a parity's tag is a record). */
+	/* A data block of member 0 half-way down (a parity's tag is a record, not a generation). */
 	for (uint64_t at = size / 2 / BLK * BLK;; at += BLK) {
 		struct layout_pos o;
 
@@ -449,15 +449,16 @@ Test(reshape_grow_csum, a_tag_unreadable_when_the_job_writes_its_place_is_never_
 }
 
 /*
- * Review finding 3: a RAID-6 with two roles out (@p nout 2; 1: only the data role). A lost write before the grow (a data block
- * and its tag put back as they were) in an old row whose P and one other data role are out:
- * Q's record still tells the column's data is not what it recorded (one data block rebuilt
- * from the record's sum, its weighted sum does not match), but nothing is left to place or
- * rebuild the stale block with. The column must move as a loss (its units of the row's
- * chunks read -EIO at their new places, and so do the units of that column on the members
- * out in their new rows), never as good bytes: the stale block moved as read and the data
- * role out rebuilt from it. Every other block reads back right. With one role out the
- * records still place the stale block: every block reads back right.
+ * Review finding 3: a RAID-6 with two roles out (@p nout 2; 1: only the data role). A lost
+ * write before the grow (a data block and its tag put back as they were) in an old row whose
+ * P and one other data role go out: Q's record still tells the column's data is not what it
+ * recorded (the missing block's generation implied by its sum, its weighted sum does not
+ * match), but nothing is left to place or rebuild the stale block with. The column must
+ * move as a loss (its units of the row's chunks read -EIO at their new places, and so do
+ * the units of that column on the members out in their new rows), never as good bytes: the
+ * stale block moved as read and the data role out rebuilt from it. Every other block reads
+ * back right. With one role out the records still place the stale block: every block reads
+ * back right.
  */
 static void raid6_lost_write_roles_out(unsigned nout)
 {
@@ -520,8 +521,9 @@ static void raid6_lost_write_roles_out(unsigned nout)
 				  (unsigned long long)b, b == at ? " (the stale block)" : "");
 			continue;
 		}
-		cr_assert(in_col && r == -EIO, "block at %llu: %zd (the column: row %llu, 4 KiB column %llu)",
-			  (unsigned long long)b, r, (unsigned long long)row, (unsigned long long)col);
+		cr_assert(in_col && r == -EIO, "block at %llu: %zd (the column: row %llu, %llu)",
+			  (unsigned long long)b, r, (unsigned long long)row,
+			  (unsigned long long)col);
 		failed++;
 	}
 	if (nout == 2)

@@ -159,8 +159,9 @@ int reshape_csum_row_meta(struct graid_array *a, const struct layout *l, uint64_
 		if (!array_role_alive(a, m)) {
 			memset(pk, 0, per * sizeof(*pk));
 		} else if ((rc = reshape_csum_peek(a, m, block0, per, pk)) != 0) {
-			graid__log(GRAID_LOG_ERR, "reshape: the tags of new row %" PRIu64 " on member "
-						  "%u (%s) cannot be read: %s; stopped",
+			graid__log(GRAID_LOG_ERR,
+				   "reshape: the tags of new row %" PRIu64 " on member %u (%s) "
+				   "cannot be read: %s; stopped",
 				   row, m, a->members[m].dev.path, graid_strerror(rc));
 			break;
 		}
@@ -274,7 +275,7 @@ static int reshape_csum_two_out(struct graid_array *a, const struct layout *l, u
 		if (dout == 2) {
 			mismatch = !tag_rec_eq(rec[0], rec[1]);
 		} else {
-			/* The missing block's generation as the parity left implies it: S - others. */
+			/* The missing block's generation as the parity left implies it. */
 			r = rec[pin];
 			for (unsigned d = 0; d < k; d++)
 				if (d != gone)
@@ -289,8 +290,9 @@ static int reshape_csum_two_out(struct graid_array *a, const struct layout *l, u
 	}
 	free(pk);
 	if (rc)
-		graid__log(GRAID_LOG_ERR, "reshape: the tags of old row %" PRIu64 " cannot be read: "
-					  "%s; stopped", row, graid_strerror(rc));
+		graid__log(GRAID_LOG_ERR,
+			   "reshape: the tags of old row %" PRIu64 " cannot be read: %s; stopped",
+			   row, graid_strerror(rc));
 	return rc;
 }
 
