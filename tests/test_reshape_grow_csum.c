@@ -38,12 +38,16 @@
 #if GRAID_FAULT_INJECTION
 extern bool graid__test_grow56, graid__test_grow_csum;
 extern _Atomic int graid__test_csum_peek_err;
+extern _Atomic unsigned graid__test_csum_peek_hits;
+extern bool graid__test_csum_peek_dest;
 extern unsigned graid__test_csum_peek_member;
 extern uint64_t graid__test_csum_peek_block;
 #else
 /* No switches in a release build: setup() skips. */
 static bool graid__test_grow56, graid__test_grow_csum;
 static _Atomic int graid__test_csum_peek_err;
+static _Atomic unsigned graid__test_csum_peek_hits;
+static bool graid__test_csum_peek_dest;
 static unsigned graid__test_csum_peek_member;
 static uint64_t graid__test_csum_peek_block;
 #endif
@@ -386,7 +390,7 @@ Test(reshape_grow_csum, raid6_a_lost_write_of_the_job_on_the_added_member_is_rea
 
 /*
  * Review finding 2: the tags of a place the job writes (member 0, half-way down its data
- * area: a block the old geometry held, written once, generation 1) cannot be read when the
+ * area: a block the old geometry held, written once, generation 1) cannot be read while the
  * job looks (a device error, not a medium error: the store answers those absent itself).
  * Taken for absent, the job's write got generation 1 again, the one the member holds, and a
  * later loss of that write (bytes and tag put back as they were before the grow) matched
@@ -424,9 +428,11 @@ Test(reshape_grow_csum, a_tag_unreadable_when_the_job_writes_its_place_is_never_
 
 	graid__test_csum_peek_member = 0;
 	graid__test_csum_peek_block = moff / BLK;
+	graid__test_csum_peek_dest = true; /* where it writes, not where it judges */
 	atomic_store(&graid__test_csum_peek_err, -ENXIO);
 	rc = graid_array_grow(a, &s.paths[nold], 1, GRAID_GROW_WAIT);
-	cr_assert_eq(atomic_load(&graid__test_csum_peek_err), 0, "the job never looked there");
+	atomic_store(&graid__test_csum_peek_err, 0); /* readable again */
+	cr_assert_gt(atomic_load(&graid__test_csum_peek_hits), 0, "the job never looked there");
 	if (rc) {
 		/* Stopped by it: the next open resumes the grow and ends it. */
 		cr_log_info("grow stopped: %d", rc);
@@ -579,6 +585,71 @@ Test(reshape_grow_csum, a_full_job_queue_queues_nothing_and_says_so, .init = set
 	cr_assert_eq(reshape_io_run(&rio, "reading", NULL), 0);
 	reshape_io_close(&rio);
 	free(buf);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+/*
+ * Finding 2, the judging side: the tags of an old row the job is about to judge (its parity's,
+ * beside a lost write in the row) cannot be read once. The column judgements pass over a row
+ * whose tags cannot be loaded (lost_write_column.c, as reads do), which would move the stale
+ * block under a fresh tag unjudged; the job must stop there (they stay unreadable until
+ * the test clears its hook), before it moves any of the row's bytes (its position at or
+ * below the row's first byte), and the next open resumes it: the lost write healed by the
+ * move, every byte right. Before, the job judged the row from tags the column judgements
+ * loaded themselves and stopped only where it wrote over the unreadable place, past the row.
+ */
+Test(reshape_grow_csum, a_tag_unreadable_when_the_job_judges_an_old_row_stops_it_there,
+     .init = setup)
+{
+	const unsigned nold = 4, n = nold + 1, k = 3;
+	struct graid_array *a;
+	struct au_set s;
+	struct layout_pos o;
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	uint64_t size, at = (BYTES / 2) / BLK * BLK + BLK, data_at, tag_at, row, lost = 0;
+	uint8_t *model = make_array(&s, 5, nold, 1, &a, &size, 98), old[BLK], tag[8];
+	int rc;
+
+	layout_map(&a->lay, at, &o);
+	row = o.member_off / CHUNK;
+	graid__test_csum_peek_member = layout_role_member(&a->lay, row, k);
+	graid__test_csum_peek_block = o.member_off / BLK;
+	data_at = a->data_offset + o.member_off;
+	tag_at = a->tag_offset + o.member_off / BLK / 512 * BLK + o.member_off / BLK % 512 * 8;
+	cr_assert_eq(graid_array_close(a), 0);
+	file_rw(s.path[o.member], data_at, old, BLK, false);
+	file_rw(s.path[o.member], tag_at, tag, 8, false);
+	cr_assert_eq(graid_array_open(s.paths, nold, NULL, &a), 0);
+	gu_fill(model + at, BLK, 99);
+	cr_assert_eq(graid_array_write(a, model + at, BLK, at), (ssize_t)BLK);
+	cr_assert_eq(graid_array_close(a), 0);
+	file_rw(s.path[o.member], data_at, old, BLK, true);
+	file_rw(s.path[o.member], tag_at, tag, 8, true);
+
+	cr_assert_eq(graid_array_open(s.paths, nold, NULL, &a), 0);
+	atomic_store(&graid__test_csum_peek_err, -ENXIO);
+	rc = graid_array_grow(a, &s.paths[nold], 1, GRAID_GROW_WAIT);
+	atomic_store(&graid__test_csum_peek_err, 0); /* readable again */
+	cr_assert_gt(atomic_load(&graid__test_csum_peek_hits), 0, "the job never looked there");
+	cr_assert_neq(rc, 0, "the grow went on over tags it could not read");
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_leq(info.reshape_done, row * k * CHUNK,
+		      "stopped at %llu, past the old row's first byte %llu",
+		      (unsigned long long)info.reshape_done,
+		      (unsigned long long)(row * k * CHUNK));
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, n, NULL, &a), 0);
+	cr_assert_eq(reshape_job_wait(a), 0);
+	for (unsigned m = 0; m < n; m++) {
+		struct graid_member_info mi = { .struct_size = sizeof(mi) };
+
+		cr_assert_eq(graid_array_member_info(a, m, &mi), 0);
+		lost += mi.checksum_lost_writes;
+	}
+	cr_assert_geq(lost, 1, "the job did not see the lost write");
+	check_verified(a, model, size, n, "after the grow");
 	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
 	au_remove(&s);

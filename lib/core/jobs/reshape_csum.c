@@ -103,28 +103,39 @@ int reshape_csum_forget(struct graid_array *a, unsigned m, uint64_t off, uint64_
 
 #if GRAID_FAULT_INJECTION
 /*
- * Tests (test_reshape_grow_csum.c): the job's next look at the tags of member
- * graid__test_csum_peek_member over 4 KiB block graid__test_csum_peek_block fails with
- * graid__test_csum_peek_err (a -errno; 0: none), once: a tag block that cannot be read for
- * a reason other than its medium (tag_store_peek_load() answers those all absent itself).
+ * Tests (test_reshape_grow_csum.c): the job's looks at the tags of member
+ * graid__test_csum_peek_member over 4 KiB block graid__test_csum_peek_block fail with
+ * graid__test_csum_peek_err (a -errno; 0: none) until it is cleared, each counted in
+ * graid__test_csum_peek_hits: a tag block that cannot be read for a reason other than its
+ * medium (tag_store_peek_load() answers those all absent itself). With
+ * graid__test_csum_peek_dest only the looks at the places the job writes fail.
  */
 _Atomic int graid__test_csum_peek_err;
+bool graid__test_csum_peek_dest;
+_Atomic unsigned graid__test_csum_peek_hits;
 unsigned graid__test_csum_peek_member;
 uint64_t graid__test_csum_peek_block;
 #endif
 
-/* tag_store_peek_load() of the job's: its error is never taken for absent tags. */
+/*
+ * tag_store_peek_load() of the job's: its error is never taken for absent tags. @p dest: of
+ * a place the job writes (else of an old row it judges).
+ */
 static int reshape_csum_peek(struct graid_array *a, unsigned m, uint64_t block, unsigned n,
-			     struct tag_peek *pk)
+			     struct tag_peek *pk, bool dest)
 {
 #if GRAID_FAULT_INJECTION
 	if (m == graid__test_csum_peek_member && graid__test_csum_peek_block >= block &&
-	    graid__test_csum_peek_block < block + n) {
-		int err = atomic_exchange(&graid__test_csum_peek_err, 0);
+	    graid__test_csum_peek_block < block + n && (dest || !graid__test_csum_peek_dest)) {
+		int err = atomic_load(&graid__test_csum_peek_err);
 
-		if (err)
+		if (err) {
+			atomic_fetch_add(&graid__test_csum_peek_hits, 1);
 			return err;
+		}
 	}
+#else
+	(void)dest;
 #endif
 	return tag_store_peek_load(a, m, block, n, pk);
 }
@@ -158,7 +169,7 @@ int reshape_csum_row_meta(struct graid_array *a, const struct layout *l, uint64_
 		 */
 		if (!array_role_alive(a, m)) {
 			memset(pk, 0, per * sizeof(*pk));
-		} else if ((rc = reshape_csum_peek(a, m, block0, per, pk)) != 0) {
+		} else if ((rc = reshape_csum_peek(a, m, block0, per, pk, true)) != 0) {
 			graid__log(GRAID_LOG_ERR,
 				   "reshape: the tags of new row %" PRIu64 " on member %u (%s) "
 				   "cannot be read: %s; stopped",
@@ -190,7 +201,7 @@ int reshape_csum_next_meta(struct graid_array *a, unsigned m, uint64_t off, unsi
 	if (!pk)
 		return -ENOMEM;
 	/* As tag_new() with no words: the next generation of the committed tag (lock held). */
-	rc = reshape_csum_peek(a, m, off / 4096u, n, pk);
+	rc = reshape_csum_peek(a, m, off / 4096u, n, pk, true);
 	for (unsigned i = 0; rc == 0 && i < n; i++)
 		meta[i] = tag_gen_next(pk[i].cached ? tag_gen(pk[i].tag) : 0);
 	free(pk);
@@ -253,7 +264,7 @@ static int reshape_csum_two_out(struct graid_array *a, const struct layout *l, u
 	for (unsigned r = 0; rc == 0 && r < nroles; r++)
 		if (in[r])
 			rc = reshape_csum_peek(a, layout_role_member(l, row, r), block0, per,
-					       pk + (size_t)r * per);
+					       pk + (size_t)r * per, false);
 	for (unsigned c = 0; rc == 0 && c < per; c++) {
 		uint32_t g[GRAID_MAX_MEMBERS] = { 0 };
 		struct tag_rec rec[2] = { { 0, 0 }, { 0, 0 } }, r;
@@ -296,6 +307,32 @@ static int reshape_csum_two_out(struct graid_array *a, const struct layout *l, u
 	return rc;
 }
 
+/*
+ * Whether the tags of every role in of old row @p row of @p l can be read (finding 2: the
+ * column judgements pass over a row whose tags cannot be loaded, which the job must not:
+ * it would move a stale block under a fresh tag unjudged). 0 or the first -errno, logged.
+ */
+static int reshape_csum_row_loadable(struct graid_array *a, const struct layout *l,
+				     uint64_t row)
+{
+	const unsigned per = reshape_csum_words(l);
+	struct tag_peek *pk = calloc(per, sizeof(*pk));
+	int rc = pk ? 0 : -ENOMEM;
+
+	for (unsigned r = 0; rc == 0 && r < l->ndata + l->nparity; r++) {
+		unsigned m = layout_role_member(l, row, r);
+
+		if (array_role_alive(a, m))
+			rc = reshape_csum_peek(a, m, row * l->chunk / 4096u, per, pk, false);
+	}
+	free(pk);
+	if (rc)
+		graid__log(GRAID_LOG_ERR,
+			   "reshape: the tags of old row %" PRIu64 " cannot be read: %s; stopped",
+			   row, graid_strerror(rc));
+	return rc;
+}
+
 bool reshape_csum_row_suspect(struct graid_array *a, uint64_t row)
 {
 	const struct layout *l = &a->lay; /* the old geometry until the finish */
@@ -312,7 +349,8 @@ bool reshape_csum_row_suspect(struct graid_array *a, uint64_t row)
 				return true;
 		return false;
 	}
-	return lwc_rebuild_suspect(a, row);
+	/* Unreadable tags: suspect; reshape_csum_judge_old() then stops the job. */
+	return reshape_csum_row_loadable(a, l, row) != 0 || lwc_rebuild_suspect(a, row);
 }
 
 /* A located stale block rebuilt in the job's buffer: its write is the move itself. */
@@ -341,6 +379,9 @@ int reshape_csum_judge_old(struct graid_array *a, const struct layout *l, uint64
 		return 0;
 	memset(&sc, 0, sizeof(sc));
 	out = reshape_csum_out(a, l, row);
+	/* Tags that cannot be read: nothing judged, nothing moved (the job stops). */
+	if (out < 2 && (rc = reshape_csum_row_loadable(a, l, row)) != 0)
+		return rc;
 	if (out == 0)
 		lwc_scrub_erasures(a, row, blk, era, &sc);
 	else if (out == 1)
