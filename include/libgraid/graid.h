@@ -1424,8 +1424,7 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  * sources) are first copied to the first added device's space past the new layout's and
  * moved from there ("staging", no backup file). A member that fails during the move is
  * written around (the move goes on degraded, the rows marked for its catch-up); spares,
- * rebuilds and scrubs wait for the end. With checksums (::GRAID_CREATE_CHECKSUMS; built,
- * but switched off in this version: such arrays are refused, docs/RESHAPE.md) every
+ * rebuilds and scrubs wait for the end. With checksums (::GRAID_CREATE_CHECKSUMS) every
  * block the move reads is verified against its tag (one that fails, or that its parity's
  * write-generation record shows stale, is rebuilt from its old stripe's parity, never moved
  * as read) and every block it writes gets its tag, generation and record, on the members
@@ -1467,8 +1466,7 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  *   member of this array, or one given twice; -EOPNOTSUPP RAID-1 (the level is
  *   named in the log), ::GRAID_GROW_RAID6 on an array that is not a RAID-5 (named in the
  *   log), a RAID-6 made from a RAID-5 by ::GRAID_GROW_RAID6 (Q-last: no grow takes it
- *   in this version), a RAID-5/6 with a write-hole journal or checksums (the latter
- *   built, switched off in this version), a RAID-10 with checksums,
+ *   in this version), a RAID-5/6 with a write-hole journal, a RAID-10 with checksums,
  *   ::GRAID_GROW_RAID6 on a RAID-5 with checksums, or an array whose reserved area has
  *   no room for the reshape record (another writer's array); -ENOSPC a RAID-10 whose
  *   write-intent bitmap or live-data

@@ -19,8 +19,11 @@
 #include "meta/badblocks.h"
 
 /*
- * The @p n added devices' tag areas zeroed (every tag absent: what the device held there is
- * nobody's), before anything names them. 0 (also without checksums) or -errno.
+ * The @p n added devices' tag areas written, and flushed, before anything names them (what
+ * the device held there is nobody's): with generations every tag "never written" (present,
+ * generation 0, CRC 0: a write of the job's lost with its tag is then one write behind the
+ * parity's record, and the device's old bytes fail their CRC), without them zeroed (absent).
+ * 0 (also without checksums) or -errno.
  */
 int reshape_csum_prep_added(struct graid_array *a, struct member *m, unsigned n);
 

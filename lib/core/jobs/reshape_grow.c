@@ -316,7 +316,7 @@ int grow56_prep_added(struct graid_array *a, struct member *m, unsigned n)
 {
 	int rc = 0;
 
-	/* Checksums: their tag areas zeroed (reshape_csum.c). */
+	/* Checksums: their tag areas written, never-written tags (reshape_csum.c). */
 	rc = reshape_csum_prep_added(a, m, n);
 	for (unsigned i = 0; rc == 0 && i < n; i++) {
 		if (a->bbl_area.bytes)
@@ -622,11 +622,12 @@ int grow_finish(struct graid_array *a, struct reshape_job *j, struct array_resha
 
 /*
  * Whether RAID-5/6 arrays with checksums grow (docs/RESHAPE.md, "Checksums across a grow").
- * Off: a review found a lost write of the job's own on an added member never detected (its
- * tag area starts absent, which the lost-write judgement does not weigh) and tag read
- * errors taken for absent tags; tests turn it on with graid__test_grow_csum.
+ * 0 turns them off for callers (-EOPNOTSUPP); tests then switch them on with
+ * graid__test_grow_csum. On since the four findings of the review that had it off were
+ * fixed (the added roles' tags, tag read errors, RAID-6 with two roles out, the job queue's
+ * words).
  */
-#define GROW_CSUM_BUILT 0
+#define GROW_CSUM_BUILT 1
 
 #if GRAID_FAULT_INJECTION
 bool graid__test_grow56;

@@ -227,11 +227,17 @@ static int grow56_batch_write(struct graid_array *a, const struct array_reshape 
 			if (!array_role_alive(a, m)) {
 				b->out[k] = true;
 			} else if (!reshape_qlast_kept(rs, r)) { /* a conversion writes Q alone */
-				reshape_io_add(rio, m, true, grow56_batch_block(b, k, r), l->chunk,
-					       row * l->chunk);
-				if (b->meta && rio->n)
-					rio->ios[rio->n - 1].fault.meta_in =
-						grow56_batch_meta(b, k, r);
+				struct mbio *io = reshape_io_add(rio, m, true,
+								 grow56_batch_block(b, k, r),
+								 l->chunk, row * l->chunk);
+
+				/* Not queued: stopped (no row moved unwritten). */
+				if (!io) {
+					rio->n = 0;
+					return -EOVERFLOW;
+				}
+				if (b->meta)
+					io->fault.meta_in = grow56_batch_meta(b, k, r);
 			}
 		}
 	rc = reshape_io_run(rio, "writing the new rows to", &n);

@@ -36,14 +36,15 @@ void reshape_io_close(struct reshape_io *x)
 	*x = (struct reshape_io){ 0 };
 }
 
-void reshape_io_add(struct reshape_io *x, unsigned member, bool write, uint8_t *buf,
-		    uint32_t len, uint64_t off)
+struct mbio *reshape_io_add(struct reshape_io *x, unsigned member, bool write, uint8_t *buf,
+			    uint32_t len, uint64_t off)
 {
 	/* The caller sizes the queue for its largest phase (a bug otherwise, not a failure). */
 	if (x->n == x->cap)
-		return;
-	x->ios[x->n++] = (struct mbio){ .member = member, .write = write, .buf = buf,
-					.len = len, .off = off };
+		return NULL;
+	x->ios[x->n] = (struct mbio){ .member = member, .write = write, .buf = buf,
+				      .len = len, .off = off };
+	return &x->ios[x->n++];
 }
 
 int reshape_io_run(struct reshape_io *x, const char *what, size_t *n)

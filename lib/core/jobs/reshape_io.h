@@ -27,9 +27,14 @@ struct reshape_io {
 int reshape_io_open(struct reshape_io *x, struct graid_array *a, size_t cap);
 void reshape_io_close(struct reshape_io *x);
 
-/* Queue one I/O of @p len bytes at data-area offset @p off of @p member (none is issued yet). */
-void reshape_io_add(struct reshape_io *x, unsigned member, bool write, uint8_t *buf,
-		    uint32_t len, uint64_t off);
+/*
+ * Queue one I/O of @p len bytes at data-area offset @p off of @p member (none is issued yet).
+ * Returns it, for what the caller sets on it before the run (a write's meta words on its
+ * fault record); NULL when the queue is full (nothing queued: the caller sized it too small,
+ * a bug it must not pass over, and never sets words on another I/O of the queue).
+ */
+struct mbio *reshape_io_add(struct reshape_io *x, unsigned member, bool write, uint8_t *buf,
+			    uint32_t len, uint64_t off);
 
 /*
  * Issue every I/O queued, wait for them all, and empty the queue. 0; else the first failure,

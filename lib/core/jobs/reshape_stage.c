@@ -134,10 +134,16 @@ static int stage_write(struct graid_array *a, const struct stage_piece *p, uint6
 	if (rc < 0)
 		return rc;
 	for (unsigned i = 0; i < n; i++) {
-		reshape_io_add(p->rio, sr, true, p->buf + (size_t)i * chunk, chunk,
-			       moff + (uint64_t)i * chunk);
-		if (p->meta && words && p->rio->n)
-			p->rio->ios[p->rio->n - 1].fault.meta_in = p->meta + (size_t)i * words;
+		struct mbio *io = reshape_io_add(p->rio, sr, true, p->buf + (size_t)i * chunk,
+						 chunk, moff + (uint64_t)i * chunk);
+
+		/* Not queued: stopped, never a copy left unwritten nor words on another write. */
+		if (!io) {
+			p->rio->n = 0;
+			return -EOVERFLOW;
+		}
+		if (p->meta && words)
+			io->fault.meta_in = p->meta + (size_t)i * words;
 	}
 	rc = reshape_io_run(p->rio, "staging the first rows on", &done);
 	if (p->rio->mb.broken)

@@ -204,8 +204,9 @@ int tag_store_behind(struct graid_array *a, unsigned role, uint64_t block, uint6
 
 /*
  * A grow added @p role (the next one: the store's role count, below the open's member_cap),
- * its device installed in a->members[role] and its tag area already zeroed on it (every tag
- * absent: the grow's writes give the blocks theirs): the role's tags kept from now on, in
+ * its device installed in a->members[role] and its tag area already written on it (with
+ * generations every tag present at generation 0, else absent: reshape_csum_prep_added(); the
+ * grow's writes give the blocks theirs): the role's tags kept from now on, in
  * its tag area or its NVMe metadata as its device decides. 0; -EINVAL a role that is not
  * the next one or past the room the store was made with at open. Called under meta_lock
  * before the member count shows the role.
