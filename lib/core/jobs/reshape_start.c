@@ -64,8 +64,8 @@ static int grow_check(struct graid_array *a, unsigned n)
 	}
 	if (a->lay.nparity && a->csum && !grow_csum_allowed()) {
 		graid__log(GRAID_LOG_ERR, "grow: a RAID-%d with checksums cannot be grown online by "
-					  "this build (built, switched off until a review's findings "
-					  "are fixed: docs/RESHAPE.md)", a->lay.level);
+					  "this build (GROW_CSUM_BUILT is 0 in it: docs/RESHAPE.md, "
+					  "\"Checksums across a grow\")", a->lay.level);
 		return -EOPNOTSUPP;
 	}
 	if (a->lay.nparity && a->journal) {
