@@ -13,6 +13,7 @@
 #include "jobs/jobs.h"
 #include "jobs/reshape_grow10.h"
 #include "jobs/reshape_grow56.h"
+#include "jobs/reshape_live.h"
 #include "meta/array_readerr.h"
 #include "meta/badblocks.h"
 #include "meta/bitmap.h"
@@ -49,6 +50,7 @@ struct grow10_chunk {
 	uint64_t oo[2], no[2];
 	unsigned src;           /* the old copy read whole; 2: read unit by unit */
 	struct bbl_cols lost;   /* units neither old copy has */
+	bool zero;              /* in an unused region: not read, its new copies zeroed */
 };
 
 /* A role of the new geometry is out: the job writes around it, marking the chunks. */
@@ -120,6 +122,8 @@ static int grow10_read(struct graid_array *a, struct reshape_io *rio, struct gro
 	int rc;
 
 	for (unsigned i = 0; i < n; i++) {
+		if (x[i].zero)
+			continue; /* src 0: nothing to read unit by unit either */
 		x[i].src = grow10_copy_clean(a, &x[i], 0, chunk) ? 0
 			 : grow10_copy_clean(a, &x[i], 1, chunk) ? 1 : 2;
 		if (x[i].src == 2)
@@ -167,7 +171,7 @@ static int grow10_write(struct graid_array *a, struct reshape_io *rio, struct gr
 
 	for (unsigned i = 0; i < n; i++)
 		for (unsigned k = 0; k < 2; k++) {
-			if (!array_role_writable(a, x[i].nm[k]))
+			if (!array_role_writable(a, x[i].nm[k]) || x[i].zero)
 				continue;
 			reshape_io_add(rio, x[i].nm[k], true, buf + (size_t)i * chunk, chunk,
 				       x[i].no[k]);
@@ -197,6 +201,20 @@ static int grow10_write(struct graid_array *a, struct reshape_io *rio, struct gr
 		rc = reshape_carry_loss(a, io->member, a->members[io->member].dev.fd, io->off,
 					chunk, &of[k]->lost);
 	}
+	/*
+	 * A chunk of an unused region reads zero in its old places (and stays so: its lock is
+	 * the window's): its new copies are zeroed, by deallocation, not written. A zeroing that
+	 * fails took its member out (the window is marked for it, as for a failed write).
+	 */
+	for (unsigned i = 0; rc == 0 && i < n; i++)
+		for (unsigned k = 0; x[i].zero && k < 2; k++) {
+			if (!array_role_writable(a, x[i].nm[k]))
+				continue;
+			if (grow_zero_place(a, x[i].nm[k], x[i].no[k], chunk) == 0)
+				written[x[i].nm[k]] = true;
+			else if (atomic_load(&a->broken))
+				return -EIO;
+		}
 	return rc;
 }
 
@@ -223,6 +241,8 @@ int grow10_move(struct graid_array *a, struct reshape_io *rio, const struct arra
 		layout_copies(&rs->old_lay, c * chunk, y->om, y->oo);
 		layout_copies(&rs->new_lay, c * chunk, y->nm, y->no);
 		/* The first chunks stay where they are (a new copy on an old place is rewritten). */
+		/* Its region unused: its bytes are zero (docs/RESHAPE.md, "RAID-10 growing"). */
+		y->zero = a->live && live_stripe_unused(a, c);
 		if (y->om[0] != y->nm[0] || y->oo[0] != y->no[0] || y->om[1] != y->nm[1] ||
 		    y->oo[1] != y->no[1])
 			n++;

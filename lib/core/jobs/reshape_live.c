@@ -159,7 +159,7 @@ bool grow56_stage_skips(const struct graid_array *a)
 	return a->live && !a->tags;
 }
 
-int grow56_stage_zero(struct graid_array *a, unsigned role, uint64_t off, uint64_t len)
+int grow_zero_place(struct graid_array *a, unsigned role, uint64_t off, uint64_t len)
 {
 	int fd = a->members[role].dev.fd, rc;
 
@@ -171,9 +171,8 @@ int grow56_stage_zero(struct graid_array *a, unsigned role, uint64_t off, uint64
 		rc = discard_member_sync(a, role, off, len);
 	}
 	if (rc) {
-		graid__log(GRAID_LOG_ERR, "reshape: zeroing the staged copy's unused chunks on "
-					  "member %u (%s) at data-area byte %" PRIu64 ": %s; taking "
-					  "it out", role, a->members[role].dev.path, off,
+		graid__log(GRAID_LOG_ERR, "reshape: zeroing the places of unused chunks on member "
+					  "%u (%s) at data-area byte %" PRIu64 ": %s; taking it out", role, a->members[role].dev.path, off,
 			   graid_strerror(rc));
 		return rc;
 	}

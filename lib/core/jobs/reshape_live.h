@@ -88,12 +88,12 @@ bool grow56_stage_skips(const struct graid_array *a);
 
 /*
  * [@p off, + @p len) of member @p role's data area (the staged copy's place of chunks that
- * are zero) zeroed by deallocation (discard_member_sync: zeroes written where the member
+ * are zero; a RAID-10 window's new copy of a chunk of an unused region) zeroed by deallocation (discard_member_sync: zeroes written where the member
  * cannot deallocate, so it always reads zero after), its bad-block log entries cleared;
- * not flushed (the staging flushes the copy before it records STAGED). A failure took the
+ * not flushed (the caller flushes before its record). A failure took the
  * member out, as a failed write does; the test write cut stops it as it stops writes.
  * @return 0; -EIO the cut, or discard_member_sync()'s errors.
  */
-int grow56_stage_zero(struct graid_array *a, unsigned role, uint64_t off, uint64_t len);
+int grow_zero_place(struct graid_array *a, unsigned role, uint64_t off, uint64_t len);
 
 #endif /* LIBGRAID_CORE_RESHAPE_LIVE_H */

@@ -48,7 +48,7 @@ struct stage_piece {
 	bool *recover;           /* cap: to recover from the old row */
 	/*
 	 * cap: zero, not read (an old row of an unused region, or past the old size), its place
-	 * in the copy deallocated rather than written (grow56_stage_zero); NULL: none skipped.
+	 * in the copy deallocated rather than written (grow_zero_place); NULL: none skipped.
 	 */
 	bool *zero;
 	/* Checksums with generations: cap x reshape_csum_words() words of the writes; or NULL. */
@@ -128,7 +128,7 @@ static int stage_read(struct graid_array *a, const struct stage_piece *p, uint64
 /*
  * The buffer's @p n chunks written at once to the copy at staged byte @p at (with checksums,
  * each with its meta words: reshape_csum_next_meta), but for the zero ones stage_read() set
- * (their places deallocated, a run at a time: grow56_stage_zero), then each place's log kept
+ * (their places deallocated, a run at a time: grow_zero_place), then each place's log kept
  * true: a loss
  * carried into the copy's log (reshape_carry_loss), from where the STAGED step carries it to
  * the new place. A write that fails took the copy's
@@ -159,7 +159,7 @@ static int stage_write(struct graid_array *a, const struct stage_piece *p, uint6
 	for (unsigned i = 0, z; p->zero && i < n; i += z ? z : 1) {
 		for (z = 0; i + z < n && p->zero[i + z]; z++)
 			;
-		if (z && grow56_stage_zero(a, sr, moff + (uint64_t)i * chunk, (uint64_t)z * chunk))
+		if (z && grow_zero_place(a, sr, moff + (uint64_t)i * chunk, (uint64_t)z * chunk))
 			return atomic_load(&a->broken) ? -EIO : -ENODEV; /* taken out */
 	}
 	for (unsigned i = 0; i < n; i++) {
