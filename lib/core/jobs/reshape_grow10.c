@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "format/layout.h"
@@ -13,6 +14,7 @@
 #include "jobs/jobs.h"
 #include "jobs/reshape_grow10.h"
 #include "jobs/reshape_grow56.h"
+#include "jobs/reshape_job.h"
 #include "jobs/reshape_live.h"
 #include "meta/array_readerr.h"
 #include "meta/badblocks.h"
@@ -21,6 +23,7 @@
 #include "meta/live.h"
 #include "meta/member_fail.h"
 #include "meta/region_map.h"
+#include "meta/stripe_lock.h"
 
 /*
  * Whether RAID-10 grows start and resume: 0 turns them off for callers (-EOPNOTSUPP, the
@@ -257,6 +260,91 @@ int grow10_move(struct graid_array *a, struct reshape_io *rio, const struct arra
 	/* Flushed (a failure takes the member out and marks the chunks), the logs' clears synced. */
 	if (rc == 0)
 		rc = grow56_flush(a, written, c0, c1);
+	return rc;
+}
+
+/*
+ * A long run of unused chunks from @p c0 (at most GROW10_SKIP_CHUNKS and the moved chunks'
+ * end): their new copies zeroed, a deallocation a member (its places of the run are one
+ * range: slots in row-major order), @p written set. The caller holds the run's locks and
+ * checked every chunk unused under them. Members out skipped, the run marked in the bitmap
+ * for them (before, or after a zeroing that failed took one out).
+ */
+static int grow10_zero_run(struct graid_array *a, const struct array_reshape *rs, uint64_t c0,
+			   uint64_t c1, bool *written)
+{
+	uint32_t chunk = rs->old_lay.chunk;
+	uint64_t lo[GRAID_MAX_MEMBERS], hi[GRAID_MAX_MEMBERS];
+	bool marked = grow10_degraded(a, rs), any[GRAID_MAX_MEMBERS] = { false };
+	int rc = marked ? grow56_mark_rows(a, c0, c1) : 0;
+
+	for (uint64_t c = c0; c < c1; c++) {
+		unsigned nm[2];
+		uint64_t no[2];
+
+		layout_copies(&rs->new_lay, c * chunk, nm, no);
+		for (unsigned k = 0; k < 2; k++) {
+			if (!any[nm[k]] || no[k] < lo[nm[k]])
+				lo[nm[k]] = no[k];
+			if (!any[nm[k]] || no[k] > hi[nm[k]])
+				hi[nm[k]] = no[k];
+			any[nm[k]] = true;
+		}
+	}
+	for (unsigned m = 0; rc == 0 && m < rs->new_lay.nmembers; m++) {
+		if (!any[m] || !array_role_writable(a, m))
+			continue;
+		if (grow_zero_place(a, m, lo[m], hi[m] + chunk - lo[m]) == 0)
+			written[m] = true;
+		else if (atomic_load(&a->broken))
+			return -EIO;
+	}
+	if (rc == 0 && !marked && grow10_degraded(a, rs))
+		rc = grow56_mark_rows(a, c0, c1);
+	return rc;
+}
+
+int grow10_skip_window(struct graid_array *a, struct reshape_job *j, struct array_reshape *rs)
+{
+	uint32_t chunk = rs->old_lay.chunk;
+	uint64_t c0 = j->rec.position / chunk, end = rs->end / chunk, n = 0;
+	bool written[GRAID_MAX_MEMBERS] = { false };
+	struct reshape_record rec;
+	unsigned *held, nheld;
+	int rc;
+
+	if (!a->live)
+		return 0;
+	while (n < GROW10_SKIP_CHUNKS && c0 + n < end && live_stripe_unused(a, c0 + n))
+		n++;
+	if (n <= GROW10_WINDOW_CHUNKS)
+		return 0; /* a window of its own: its chunks zeroed in it (grow10_move) */
+	held = calloc(n, sizeof(*held));
+	if (!held)
+		return -ENOMEM;
+	nheld = grow_lock(a, c0, c0 + n, held, 0);
+	/* A write marked one since the look: a window of its own next. */
+	rc = 1;
+	for (uint64_t c = c0; rc == 1 && c < c0 + n; c++)
+		if (!live_stripe_unused(a, c))
+			rc = 0;
+	if (rc == 1)
+		rc = grow10_zero_run(a, rs, c0, c0 + n, written);
+	if (rc == 0)
+		rc = grow56_flush(a, written, c0, c0 + n);
+	if (rc == 0) {
+		rec = j->rec;
+		rec.position = (c0 + n) * chunk;
+		rc = grow_record_next(a, j, &rec);
+	}
+	if (rc == 0) {
+		atomic_store_explicit(&rs->position, rec.position, memory_order_release);
+		j->pace_skipped += n * chunk; /* nothing written but deallocations */
+		rc = 1;
+	}
+	for (unsigned k = 0; k < nheld; k++)
+		stripe_unlock(a, held[k]);
+	free(held);
 	return rc;
 }
 
