@@ -256,6 +256,39 @@ Test(reshape_grow10, a_grow_reads_and_copies_only_the_used_regions)
 }
 
 /*
+ * Writes, write-zeroes and reads across the array while a grow of a partly written one
+ * runs (slowed): writes into unused chunks race the windows that zero them (a write marks
+ * its region before its data, a window checks the bits again under its locks); after it
+ * every byte reads as the model says, the copies of unused chunks are zero on every member
+ * file, a scrub is clean, also reopened.
+ */
+Test(reshape_grow10, writes_racing_the_windows_that_skip_unused_chunks_are_kept)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, seed = 91, during;
+	uint8_t *model = make_some(&s, &a, &size, 90);
+
+	gu_slow_down(a, 4u << 20);
+	cr_assert_eq(graid_array_grow(a, &s.paths[4], 2, 0), 0);
+	during = gu_io_during(a, model, size, &seed,
+			      &(struct gu_io_opts){ .max_len = 3 * CHUNK, .zeroes = true,
+						    .unslow_after = 200 });
+	cr_assert_gt(during, 0, "no request ran during the reshape");
+	cr_assert_eq(gu_array_bytes(a, NULL), grown_size(size, 4, 6));
+	gu_check_all(a, model, size);
+	check_unused_zero(a, model, size);
+	gu_scrub_clean(a, "after writes during the move");
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, 6, NULL, &a), 0);
+	gu_check_all(a, model, size);
+	check_unused_zero(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+/*
  * The same grow cut by a crash (every member write after the k-th fails without landing,
  * the zeroings included) at every CUTS-th of its member writes, then the open's resume: the
  * window the record does not cover is redone, zeroing or copying again; every byte reads
