@@ -22,6 +22,8 @@ bool grow10_allowed(void);
 #if GRAID_FAULT_INJECTION
 /* Test seam, false in use: grow10_maps_fit() does nothing (the -ENOSPC of older builds). */
 extern bool graid__test_grow10_no_coarsen;
+/* Test seam, NULL in use: called between grow10_skip_window()'s look and its locks. */
+extern void (*graid__test_grow10_skip_look)(struct graid_array *a, uint64_t c0, uint64_t c1);
 #endif
 
 /* Chunks a RAID-10 window moves at most (the job's buffer holds one each). */
@@ -57,7 +59,8 @@ int grow10_move(struct graid_array *a, struct reshape_io *rio, const struct arra
  * them, safe in place whatever it overlaps (the new places of chunks [p, q) hold, at and
  * past p, only chunks of [p, q), which read zero): under their locks, checked again, their
  * new copies zeroed (a deallocation a member), flushed, the record, the position. A write
- * that marked one meanwhile: nothing done (0), the next window is a copying one.
+ * that marked one meanwhile: nothing done, nothing recorded (0), the next window is a
+ * copying one.
  * docs/RESHAPE.md, "RAID-10 growing, as built".
  * @return 1 a window done; 0 none here; -ENOMEM; -EIO the array broke; the bitmap's,
  * grow56_flush()'s and grow_record_next()'s errors.
