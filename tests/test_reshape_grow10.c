@@ -289,6 +289,7 @@ Test(reshape_grow10, writes_racing_the_windows_that_skip_unused_chunks_are_kept)
 	au_remove(&s);
 }
 
+#if GRAID_FAULT_INJECTION
 /* The race below: one write into the last chunk of the run a window looked at. */
 static uint8_t *race_model;
 static atomic_int race_writes;
@@ -305,6 +306,7 @@ static void race_write(struct graid_array *a, uint64_t c0, uint64_t c1)
 	if (graid_array_write(a, race_model + off, BLK, off) != (ssize_t)BLK)
 		atomic_store(&race_writes, -1000);
 }
+#endif
 
 /*
  * A write landing in a run of unused chunks between a window's look at the run (all unused)
