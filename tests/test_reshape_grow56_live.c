@@ -90,18 +90,39 @@ static void put_some(struct graid_array *a, uint8_t *model, uint64_t size, uint6
 	put(a, model, size * 6 / 10 / BLK * BLK, 32 * 1024, seed + 2);
 }
 
-/* Data bytes written to the first @p n roles' devices (not the metadata: docs/STATS.md). */
-static uint64_t member_writes(struct graid_array *a, unsigned n)
+/* Data bytes of kind @p op moved to or from roles [@p m0, @p m1) (not the metadata). */
+static uint64_t member_bytes(struct graid_array *a, unsigned m0, unsigned m1, int op)
 {
 	uint64_t sum = 0;
 
-	for (unsigned m = 0; m < n; m++) {
+	for (unsigned m = m0; m < m1; m++) {
 		struct graid_io_stats st = { .struct_size = sizeof(st) };
 
 		cr_assert_eq(graid_array_stats(a, (int)m, &st), 0);
-		sum += st.io[GRAID_IO_WRITE].bytes;
+		sum += st.io[op].bytes;
 	}
 	return sum;
+}
+
+/* Data bytes written to the first @p n roles' devices (not the metadata: docs/STATS.md). */
+static uint64_t member_writes(struct graid_array *a, unsigned n)
+{
+	return member_bytes(a, 0, n, GRAID_IO_WRITE);
+}
+
+/* File @p path's first @p bytes made 0xa5: a device holding old bytes, not zeroes. */
+static void junk_file(const char *path, uint64_t bytes)
+{
+	uint8_t *junk = malloc(1u << 20);
+	int fd = open(path, O_WRONLY);
+
+	cr_assert_not_null(junk);
+	cr_assert_geq(fd, 0);
+	memset(junk, 0xa5, 1u << 20);
+	for (uint64_t off = 0; off < bytes; off += 1u << 20)
+		cr_assert_eq(pwrite(fd, junk, 1u << 20, (off_t)off), 1 << 20);
+	close(fd);
+	free(junk);
 }
 
 static uint64_t used_bytes(struct graid_array *a)
@@ -367,6 +388,99 @@ Test(reshape_grow56_live, raid6_a_crash_mid_way_then_the_resume_reads_back_every
 		check_map(a, model, size, "after the resume");
 		cr_assert_lt(used_bytes(a) * 3, size / 4 * 5 * 2, "cut after %ld: %llu used", k,
 			     (unsigned long long)used_bytes(a));
+		gu_scrub_clean(a, "after the resume");
+		cr_assert_eq(graid_array_close(a), 0);
+		free(model);
+		au_remove(&s);
+	}
+}
+
+/*
+ * The staging of the first rows (reshape_stage.c) moves only live data too: on a RAID-6 6 -> 7
+ * whose first region was never written (data only at 60%), the staged copy's chunks are
+ * neither read from the old members nor written to the added one (their place there is
+ * deallocated: zeroes), so the grow reads little more than the written region's rows and
+ * writes less to the added member than the staged copy alone is. The added member's file
+ * held old bytes (0xa5): the first rows, moved from the copy, must read zero all the same.
+ */
+Test(reshape_grow56_live, raid6_the_staging_neither_reads_nor_copies_unused_first_rows,
+     .init = setup)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, used0, r0, reads, added;
+	uint8_t *model = make_array(&s, 6, 6, &a, &size);
+	/* The staged copy: k x k' chunks (4 data chunks a row before, 5 after). */
+	uint64_t staged = 4 * 5 * (uint64_t)CHUNK, new_unit = 5 * (uint64_t)CHUNK;
+
+	junk_file(s.paths[6], BYTES);
+	put(a, model, size * 6 / 10 / BLK * BLK, 32 * 1024, 50);
+	used0 = used_bytes(a);
+	cr_assert_lt(used0, size / 4, "%llu bytes used", (unsigned long long)used0);
+	r0 = member_bytes(a, 0, 6, GRAID_IO_READ);
+	cr_assert_eq(graid_array_grow(a, &s.paths[6], 1, GRAID_GROW_WAIT), 0);
+	reads = member_bytes(a, 0, 6, GRAID_IO_READ) - r0;
+	added = member_bytes(a, 6, 7, GRAID_IO_WRITE); /* a role since the grow's start */
+	cr_log_info("RAID-6 6 -> 7, %llu bytes used: the grow read %llu bytes of the old members "
+		    "and wrote %llu to the added one (the staged copy alone: %llu)",
+		    (unsigned long long)used0, (unsigned long long)reads, (unsigned long long)added,
+		    (unsigned long long)staged);
+	/* The used region's rows (and a new row more at each end), no staged chunk. */
+	cr_assert_leq(reads, used0 + 2 * new_unit, "the grow read %llu bytes",
+		      (unsigned long long)reads);
+	cr_assert_lt(added, staged, "the added member took %llu bytes", (unsigned long long)added);
+	check_bytes(a, model, size, "after the grow");
+	check_map(a, model, size, "after the grow");
+	gu_scrub_clean(a, "after the grow");
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, 7, NULL, &a), 0);
+	check_bytes(a, model, size, "reopened");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+/*
+ * The same staging cut by a crash (every member write after the k-th fails without landing)
+ * at each of its first writes (the start, the copy's deallocations and writes, STAGED, the
+ * first rows from the copy, COPY), the added member's file full of old bytes: the copy holds
+ * zeroes for the chunks it skipped, so the resume (copying again from STAGING, or writing
+ * the first rows from the copy in STAGED) never moves the added member's old bytes into
+ * the array: every byte reads back, the rows of unused regions are zero on every member.
+ */
+#define STAGE_CUTS 60
+Test(reshape_grow56_live, raid6_a_crash_in_a_staging_that_skips_unused_rows_then_the_resume,
+     .init = setup)
+{
+	for (long k = 1; k <= STAGE_CUTS; k += 2) {
+		struct graid_array *a;
+		struct au_set s;
+		uint64_t size;
+		uint8_t *model = make_array(&s, 6, 6, &a, &size);
+		int rc;
+
+		junk_file(s.paths[6], BYTES);
+		put(a, model, size * 3 / 10 / BLK * BLK, 64 * 1024, 60 + (uint64_t)k);
+		graid_log_set(gu_log_keep, NULL, GRAID_LOG_ERR); /* the cut's failures */
+		fault_writes_cut_after(k);
+		rc = graid_array_grow(a, &s.paths[6], 1, GRAID_GROW_WAIT);
+		graid_array_close(a);
+		cr_assert_eq(fault_writes_cut_left(), 0, "the cut after %ld was not reached (the "
+							 "grow: %d)", k, rc);
+		fault_writes_cut_after(-1);
+		gu_log_clear();
+		rc = graid_array_open(s.paths, 7, NULL, &a);
+		graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+		cr_assert_eq(rc, 0, "cut after %ld: the open: %d: %s", k, rc, gu_log_text);
+		if (a->reshape_job)
+			cr_assert_eq(reshape_job_wait(a), 0, "cut after %ld: the resume failed", k);
+		/* A cut before the start's superblocks: no grow; the next one grows it. */
+		if (gu_array_bytes(a, NULL) == size)
+			cr_assert_eq(graid_array_grow(a, &s.paths[6], 1, GRAID_GROW_WAIT), 0,
+				     "cut after %ld: the grow again", k);
+		cr_assert_eq(gu_array_bytes(a, NULL), size / 4 * 5, "cut after %ld", k);
+		check_bytes(a, model, size, "after the resume");
+		check_map(a, model, size, "after the resume");
 		gu_scrub_clean(a, "after the resume");
 		cr_assert_eq(graid_array_close(a), 0);
 		free(model);

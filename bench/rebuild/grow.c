@@ -30,6 +30,17 @@ static unsigned grow_parity(int level)
 	return level == 6 ? 2 : level == 5 ? 1 : 0;
 }
 
+/*
+ * The array bytes of @p n members of @p level: RAID-10 (near-2) half the members' chunks,
+ * odd counts too; the others every data member's.
+ */
+static uint64_t grow_array_bytes(const struct rb_opts *o, int level, unsigned n)
+{
+	if (level == 10)
+		return o->data_bytes / o->chunk * n / 2 * o->chunk;
+	return (uint64_t)(n - grow_parity(level)) * o->data_bytes;
+}
+
 /* One grow of @p m's last @p add files into @p a, waited for; -EOPNOTSUPP is not printed. */
 static int grow_run(struct graid_array *a, struct rb_members *m, unsigned add, double *secs)
 {
@@ -65,15 +76,17 @@ static int grow_check(struct graid_array *a, uint64_t old_size, uint64_t want_si
 static int grow_idle(const struct rb_opts *o, struct rb_dir *d, struct rb_members *m,
 		     struct graid_array *a, struct grow_row *row, uint64_t *size)
 {
-	unsigned p = grow_parity(row->level), n = row->n, n2 = n + row->add;
-	uint64_t array = (uint64_t)(n - p) * o->data_bytes, new_size;
+	unsigned n = row->n, n2 = n + row->add;
+	uint64_t array = grow_array_bytes(o, row->level, n), new_size;
+	/* What each new member writes: RAID-10 both copies of every chunk. */
+	uint64_t wr = row->level == 10 ? 2 * array / n2 : array / (n2 - grow_parity(row->level));
 	const char *src[GRAID_MAX_MEMBERS];
 	int rc;
 
 	for (unsigned i = 0; i < n; i++)
 		src[i] = m->path[i];
 	bench_watch("raw grow I/O", (double)o->data_bytes * n / 1e8);
-	rc = rb_raw_grow_io(o, d, src, n, n2, array / n, array / (n2 - p), &row->raw_s);
+	rc = rb_raw_grow_io(o, d, src, n, n2, array / n, wr, &row->raw_s);
 	rc = rc ? rc : rb_members_add(m, d, row->add, RB_META_BYTES + o->data_bytes);
 	if (rc)
 		return rc;
@@ -83,7 +96,7 @@ static int grow_idle(const struct rb_opts *o, struct rb_dir *d, struct rb_member
 		row->refused = true;
 		return 0;
 	}
-	new_size = (uint64_t)(n2 - p) * o->data_bytes;
+	new_size = grow_array_bytes(o, row->level, n2);
 	/* Only the first *size bytes hold the pattern: the added space reads as zeroes. */
 	rc = rc ? rc : grow_check(a, *size, new_size, o, "idle grow", row->level);
 	*size = new_size;
@@ -98,7 +111,6 @@ static int grow_loaded(const struct rb_opts *o, struct rb_dir *d, struct rb_memb
 	struct graid_rebuild_options ro = { .struct_size = sizeof(ro),
 					    .max_bytes_per_sec = o->rate_mbps * 1000000,
 					    .busy_bytes_per_sec = o->busy_mbps * 1000000 };
-	unsigned p = grow_parity(row->level);
 	uint64_t t0, size;
 	struct rb_load *l;
 	int rc = rb_members_add(m, d, row->add, RB_META_BYTES + o->data_bytes);
@@ -122,7 +134,7 @@ static int grow_loaded(const struct rb_opts *o, struct rb_dir *d, struct rb_memb
 		rc = -EIO;
 	ro = (struct graid_rebuild_options){ .struct_size = sizeof(ro) };
 	graid_array_set_rebuild_options(a, &ro);
-	size = (uint64_t)(m->n - p) * o->data_bytes;
+	size = grow_array_bytes(o, row->level, m->n);
 	return rc ? rc : grow_check(a, data, size, o, "grow under load", row->level);
 }
 
@@ -264,8 +276,9 @@ int rb_part_grow(const struct rb_opts *o)
 
 	printf("\n#### Part 4: growing by members vs the same member I/O without the RAID\n");
 	for (unsigned i = 0; i < o->nlevels && rc == 0; i++) {
-		if (o->levels[i] != 0 && o->levels[i] != 5 && o->levels[i] != 6)
-			continue; /* RAID-1 and 10 do not grow by members in this version */
+		if (o->levels[i] != 0 && o->levels[i] != 5 && o->levels[i] != 6 &&
+		    o->levels[i] != 10)
+			continue; /* RAID-1 does not grow by members in this version */
 		rc = grow_level(o, o->levels[i], &rows[nrows++]);
 	}
 	if (rc == 0)

@@ -17,7 +17,7 @@ static void opts_usage(FILE *out)
 		"  --dir DIR          member files of parts 1 and 2 (default /dev/shm)\n"
 		"  --dir2 DIR         sparse member files of part 3 (default /var/tmp: on disk)\n"
 		"  --levels LIST      RAID levels of parts 1, 2 and 4 (default 6,5,1; part 4 takes\n"
-		"                     0, 5 and 6, and skips the others)\n"
+		"                     0, 5, 6 and 10, and skips the others)\n"
 		"  --grow-add K       part 4: members each grow adds (default 1)\n"
 		"  --used-pct P       part 4: also grow an array only P%% written (4 MiB runs spread\n"
 		"                     over it), its time beside the full grow's (default: full only)\n"

@@ -425,6 +425,9 @@ int grow_window(struct graid_array *a, struct reshape_job *j, struct array_resha
 
 	if (rc)
 		return rc;
+	/* RAID-10: a long run of unused chunks, one window (reshape_grow10.c). */
+	if (rs->old_lay.level == 10 && (rc = grow10_skip_window(a, j, rs)) != 0)
+		return rc < 0 ? rc : 0;
 	if (bytes == 0) {
 		graid__log(GRAID_LOG_ERR, "reshape: no window at byte %" PRIu64 " is safe to move "
 					  "in place; stopped", p);

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "format/layout.h"
@@ -13,6 +14,8 @@
 #include "jobs/jobs.h"
 #include "jobs/reshape_grow10.h"
 #include "jobs/reshape_grow56.h"
+#include "jobs/reshape_job.h"
+#include "jobs/reshape_live.h"
 #include "meta/array_readerr.h"
 #include "meta/badblocks.h"
 #include "meta/bitmap.h"
@@ -20,6 +23,7 @@
 #include "meta/live.h"
 #include "meta/member_fail.h"
 #include "meta/region_map.h"
+#include "meta/stripe_lock.h"
 
 /*
  * Whether RAID-10 grows start and resume: 0 turns them off for callers (-EOPNOTSUPP, the
@@ -31,6 +35,11 @@
 bool graid__test_grow10;
 /* Test seam: the grow start does not coarsen the maps (the refusal as before it did). */
 bool graid__test_grow10_no_coarsen;
+/*
+ * Test seam: called by grow10_skip_window between its look at chunks [c0, c1) (all unused)
+ * and its locks (a test writes into one there: the race the look under the locks catches).
+ */
+void (*graid__test_grow10_skip_look)(struct graid_array *a, uint64_t c0, uint64_t c1);
 #endif
 
 bool grow10_allowed(void)
@@ -49,6 +58,7 @@ struct grow10_chunk {
 	uint64_t oo[2], no[2];
 	unsigned src;           /* the old copy read whole; 2: read unit by unit */
 	struct bbl_cols lost;   /* units neither old copy has */
+	bool zero;              /* in an unused region: not read, its new copies zeroed */
 };
 
 /* A role of the new geometry is out: the job writes around it, marking the chunks. */
@@ -120,6 +130,8 @@ static int grow10_read(struct graid_array *a, struct reshape_io *rio, struct gro
 	int rc;
 
 	for (unsigned i = 0; i < n; i++) {
+		if (x[i].zero)
+			continue; /* src 0: nothing to read unit by unit either */
 		x[i].src = grow10_copy_clean(a, &x[i], 0, chunk) ? 0
 			 : grow10_copy_clean(a, &x[i], 1, chunk) ? 1 : 2;
 		if (x[i].src == 2)
@@ -167,7 +179,7 @@ static int grow10_write(struct graid_array *a, struct reshape_io *rio, struct gr
 
 	for (unsigned i = 0; i < n; i++)
 		for (unsigned k = 0; k < 2; k++) {
-			if (!array_role_writable(a, x[i].nm[k]))
+			if (!array_role_writable(a, x[i].nm[k]) || x[i].zero)
 				continue;
 			reshape_io_add(rio, x[i].nm[k], true, buf + (size_t)i * chunk, chunk,
 				       x[i].no[k]);
@@ -197,6 +209,20 @@ static int grow10_write(struct graid_array *a, struct reshape_io *rio, struct gr
 		rc = reshape_carry_loss(a, io->member, a->members[io->member].dev.fd, io->off,
 					chunk, &of[k]->lost);
 	}
+	/*
+	 * A chunk of an unused region reads zero in its old places (and stays so: its lock is
+	 * the window's): its new copies are zeroed, by deallocation, not written. A zeroing that
+	 * fails took its member out (the window is marked for it, as for a failed write).
+	 */
+	for (unsigned i = 0; rc == 0 && i < n; i++)
+		for (unsigned k = 0; x[i].zero && k < 2; k++) {
+			if (!array_role_writable(a, x[i].nm[k]))
+				continue;
+			if (grow_zero_place(a, x[i].nm[k], x[i].no[k], chunk) == 0)
+				written[x[i].nm[k]] = true;
+			else if (atomic_load(&a->broken))
+				return -EIO;
+		}
 	return rc;
 }
 
@@ -223,6 +249,8 @@ int grow10_move(struct graid_array *a, struct reshape_io *rio, const struct arra
 		layout_copies(&rs->old_lay, c * chunk, y->om, y->oo);
 		layout_copies(&rs->new_lay, c * chunk, y->nm, y->no);
 		/* The first chunks stay where they are (a new copy on an old place is rewritten). */
+		/* Its region unused: its bytes are zero (docs/RESHAPE.md, "RAID-10 growing"). */
+		y->zero = a->live && live_stripe_unused(a, c);
 		if (y->om[0] != y->nm[0] || y->oo[0] != y->no[0] || y->om[1] != y->nm[1] ||
 		    y->oo[1] != y->no[1])
 			n++;
@@ -238,6 +266,98 @@ int grow10_move(struct graid_array *a, struct reshape_io *rio, const struct arra
 	if (rc == 0)
 		rc = grow56_flush(a, written, c0, c1);
 	return rc;
+}
+
+/*
+ * A long run of unused chunks from @p c0 (at most GROW10_SKIP_CHUNKS and the moved chunks'
+ * end): their new copies zeroed, a deallocation a member (its places of the run are one
+ * range: slots in row-major order), @p written set. The caller holds the run's locks and
+ * checked every chunk unused under them. Members out skipped, the run marked in the bitmap
+ * for them (before, or after a zeroing that failed took one out).
+ */
+static int grow10_zero_run(struct graid_array *a, const struct array_reshape *rs, uint64_t c0,
+			   uint64_t c1, bool *written)
+{
+	uint32_t chunk = rs->old_lay.chunk;
+	uint64_t lo[GRAID_MAX_MEMBERS], hi[GRAID_MAX_MEMBERS];
+	bool marked = grow10_degraded(a, rs), any[GRAID_MAX_MEMBERS] = { false };
+	int rc = marked ? grow56_mark_rows(a, c0, c1) : 0;
+
+	for (uint64_t c = c0; c < c1; c++) {
+		unsigned nm[2];
+		uint64_t no[2];
+
+		layout_copies(&rs->new_lay, c * chunk, nm, no);
+		for (unsigned k = 0; k < 2; k++) {
+			if (!any[nm[k]] || no[k] < lo[nm[k]])
+				lo[nm[k]] = no[k];
+			if (!any[nm[k]] || no[k] > hi[nm[k]])
+				hi[nm[k]] = no[k];
+			any[nm[k]] = true;
+		}
+	}
+	for (unsigned m = 0; rc == 0 && m < rs->new_lay.nmembers; m++) {
+		if (!any[m] || !array_role_writable(a, m))
+			continue;
+		if (grow_zero_place(a, m, lo[m], hi[m] + chunk - lo[m]) == 0)
+			written[m] = true;
+		else if (atomic_load(&a->broken))
+			return -EIO;
+	}
+	if (rc == 0 && !marked && grow10_degraded(a, rs))
+		rc = grow56_mark_rows(a, c0, c1);
+	return rc;
+}
+
+int grow10_skip_window(struct graid_array *a, struct reshape_job *j, struct array_reshape *rs)
+{
+	uint32_t chunk = rs->old_lay.chunk;
+	uint64_t c0 = j->rec.position / chunk, end = rs->end / chunk, n = 0;
+	bool written[GRAID_MAX_MEMBERS] = { false };
+	struct reshape_record rec;
+	unsigned *held, nheld;
+	int rc;
+
+	if (!a->live)
+		return 0;
+	while (n < GROW10_SKIP_CHUNKS && c0 + n < end && live_stripe_unused(a, c0 + n))
+		n++;
+	if (n <= GROW10_WINDOW_CHUNKS)
+		return 0; /* a window of its own: its chunks zeroed in it (grow10_move) */
+#if GRAID_FAULT_INJECTION
+	if (graid__test_grow10_skip_look)
+		graid__test_grow10_skip_look(a, c0, c0 + n);
+#endif
+	held = calloc(n, sizeof(*held));
+	if (!held)
+		return -ENOMEM;
+	nheld = grow_lock(a, c0, c0 + n, held, 0);
+	/*
+	 * A write marked one since the look: nothing done here (not recorded: that chunk's
+	 * data is not in the new geometry), a window of its own next.
+	 */
+	rc = 0;
+	for (uint64_t c = c0; rc == 0 && c < c0 + n; c++)
+		if (!live_stripe_unused(a, c))
+			rc = -EAGAIN;
+	if (rc == 0)
+		rc = grow10_zero_run(a, rs, c0, c0 + n, written);
+	if (rc == 0)
+		rc = grow56_flush(a, written, c0, c0 + n);
+	if (rc == 0) {
+		rec = j->rec;
+		rec.position = (c0 + n) * chunk;
+		rc = grow_record_next(a, j, &rec);
+	}
+	if (rc == 0) {
+		atomic_store_explicit(&rs->position, rec.position, memory_order_release);
+		j->pace_skipped += n * chunk; /* nothing written but deallocations */
+		rc = 1;
+	}
+	for (unsigned k = 0; k < nheld; k++)
+		stripe_unlock(a, held[k]);
+	free(held);
+	return rc == -EAGAIN ? 0 : rc;
 }
 
 int grow10_check(struct graid_array *a, unsigned new_n)

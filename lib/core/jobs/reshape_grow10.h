@@ -22,6 +22,8 @@ bool grow10_allowed(void);
 #if GRAID_FAULT_INJECTION
 /* Test seam, false in use: grow10_maps_fit() does nothing (the -ENOSPC of older builds). */
 extern bool graid__test_grow10_no_coarsen;
+/* Test seam, NULL in use: called between grow10_skip_window()'s look and its locks. */
+extern void (*graid__test_grow10_skip_look)(struct graid_array *a, uint64_t c0, uint64_t c1);
 #endif
 
 /* Chunks a RAID-10 window moves at most (the job's buffer holds one each). */
@@ -43,6 +45,28 @@ extern bool graid__test_grow10_no_coarsen;
  */
 int grow10_move(struct graid_array *a, struct reshape_io *rio, const struct array_reshape *rs,
 		uint64_t c0, uint64_t c1, uint8_t *buf);
+
+/*
+ * The most chunks one window of unused chunks takes (grow10_skip_window): it costs a
+ * deallocation a member, not a transfer, but holds the locks of all its chunks while it
+ * runs (as RAID-5/6's GROW56_LIVE_SKIP_ROWS).
+ */
+#define GROW10_SKIP_CHUNKS 256u
+
+/*
+ * Where the chunks from job @p j's position on lie in unused regions of the live-data map,
+ * more than a window moves (GROW10_WINDOW_CHUNKS), up to GROW10_SKIP_CHUNKS: one window of
+ * them, safe in place whatever it overlaps (the new places of chunks [p, q) hold, at and
+ * past p, only chunks of [p, q), which read zero): under their locks, checked again, their
+ * new copies zeroed (a deallocation a member), flushed, the record, the position. A write
+ * that marked one meanwhile: nothing done, nothing recorded (0), the next window is a
+ * copying one.
+ * docs/RESHAPE.md, "RAID-10 growing, as built".
+ * @return 1 a window done; 0 none here; -ENOMEM; -EIO the array broke; the bitmap's,
+ * grow56_flush()'s and grow_record_next()'s errors.
+ */
+struct reshape_job;
+int grow10_skip_window(struct graid_array *a, struct reshape_job *j, struct array_reshape *rs);
 
 /*
  * The start's checks for a RAID-10 growing to @p new_n members (meta_lock held): refused

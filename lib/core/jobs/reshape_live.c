@@ -153,3 +153,30 @@ bool grow56_live_window_holds(const struct graid_array *a, const struct array_re
 {
 	return grow56_live_span(a, rs, r0, r1 - r0, true) == r1 - r0;
 }
+
+bool grow56_stage_skips(const struct graid_array *a)
+{
+	return a->live && !a->tags;
+}
+
+int grow_zero_place(struct graid_array *a, unsigned role, uint64_t off, uint64_t len)
+{
+	int fd = a->members[role].dev.fd, rc;
+
+	if (fault_write_cut()) {
+		/* A test's power cut: no zeroes land from here on, as no write does. */
+		rc = -EIO;
+		array_member_io_failed(a, role, fd, rc);
+	} else {
+		rc = discard_member_sync(a, role, off, len);
+	}
+	if (rc) {
+		graid__log(GRAID_LOG_ERR, "reshape: zeroing the places of unused chunks on member "
+					  "%u (%s) at data-area byte %" PRIu64 ": %s; taking it out", role, a->members[role].dev.path, off,
+			   graid_strerror(rc));
+		return rc;
+	}
+	/* Zeroes are their contents: no loss to keep there (a write's clearing). */
+	badblocks_clear(a, role, fd, off, len);
+	return 0;
+}

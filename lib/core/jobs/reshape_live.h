@@ -78,4 +78,22 @@ uint64_t grow56_live_window(const struct graid_array *a, const struct array_resh
 bool grow56_live_window_holds(const struct graid_array *a, const struct array_reshape *rs,
 			      uint64_t r0, uint64_t r1);
 
+/*
+ * Whether the staging's copy (reshape_stage.c) skips the chunks whose old row lies in an
+ * unused region: with a live-data map and no checksums (a checksummed grow copies every
+ * chunk, its tags and generations as built in reshape_csum.c). docs/RESHAPE.md, "Moving only
+ * live data", says why the copy then holds zeroes there and why that is crash-safe.
+ */
+bool grow56_stage_skips(const struct graid_array *a);
+
+/*
+ * [@p off, + @p len) of member @p role's data area (the staged copy's place of chunks that
+ * are zero; a RAID-10 window's new copy of a chunk of an unused region) zeroed by deallocation (discard_member_sync: zeroes written where the member
+ * cannot deallocate, so it always reads zero after), its bad-block log entries cleared;
+ * not flushed (the caller flushes before its record). A failure took the
+ * member out, as a failed write does; the test write cut stops it as it stops writes.
+ * @return 0; -EIO the cut, or discard_member_sync()'s errors.
+ */
+int grow_zero_place(struct graid_array *a, unsigned role, uint64_t off, uint64_t len);
+
 #endif /* LIBGRAID_CORE_RESHAPE_LIVE_H */

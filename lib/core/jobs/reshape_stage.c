@@ -27,6 +27,7 @@
 #include "member/member.h"
 #include "member/tag_store.h"
 #include "meta/badblocks.h"
+#include "meta/live.h"
 #include "meta/stripe_lock.h"
 
 #if GRAID_FAULT_INJECTION
@@ -45,6 +46,11 @@ struct stage_piece {
 	uint8_t *buf, *scratch;  /* cap chunks; an old row's (grow56_recover_old) */
 	struct bbl_cols *lost;   /* cap: units holding nothing valid */
 	bool *recover;           /* cap: to recover from the old row */
+	/*
+	 * cap: zero, not read (an old row of an unused region, or past the old size), its place
+	 * in the copy deallocated rather than written (grow_zero_place); NULL: none skipped.
+	 */
+	bool *zero;
 	/* Checksums with generations: cap x reshape_csum_words() words of the writes; or NULL. */
 	uint32_t *meta;
 	unsigned cap;
@@ -67,15 +73,29 @@ static int stage_read(struct graid_array *a, const struct stage_piece *p, uint64
 
 	memset(p->lost, 0, sizeof(*p->lost) * n);
 	memset(p->recover, 0, sizeof(*p->recover) * n);
+	if (p->zero)
+		memset(p->zero, 0, sizeof(*p->zero) * n);
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t off = p->rec->stage_array_off + at + (uint64_t)i * chunk;
 		struct layout_pos o;
 
 		if (off >= p->rs->end) {
 			memset(p->buf + (size_t)i * chunk, 0, chunk);
+			if (p->zero)
+				p->zero[i] = true;
 			continue;
 		}
 		layout_map(&p->rs->old_lay, off, &o);
+		/*
+		 * Its old row in an unused region: zero on every member, and it stays so (its row
+		 * is locked: no write lands there until the COPY record). A write to another row
+		 * of the region may mark it meanwhile; the copy still holds the row's true bytes.
+		 */
+		if (p->zero && live_stripe_unused(a, o.member_off / chunk)) {
+			memset(p->buf + (size_t)i * chunk, 0, chunk);
+			p->zero[i] = true;
+			continue;
+		}
 		if (!array_role_alive(a, o.member) ||
 		    badblocks_overlap(a, o.member, o.member_off, chunk) ||
 		    reshape_csum_row_suspect(a, o.member_off / chunk))
@@ -107,7 +127,9 @@ static int stage_read(struct graid_array *a, const struct stage_piece *p, uint64
 
 /*
  * The buffer's @p n chunks written at once to the copy at staged byte @p at (with checksums,
- * each with its meta words: reshape_csum_next_meta), then each place's log kept true: a loss
+ * each with its meta words: reshape_csum_next_meta), but for the zero ones stage_read() set
+ * (their places deallocated, a run at a time: grow_zero_place), then each place's log kept
+ * true: a loss
  * carried into the copy's log (reshape_carry_loss), from where the STAGED step carries it to
  * the new place. A write that fails took the copy's
  * member out (member_batch.c, as the stripe path does): seen, not tried for ever.
@@ -133,10 +155,20 @@ static int stage_write(struct graid_array *a, const struct stage_piece *p, uint6
 	}
 	if (rc < 0)
 		return rc;
+	/* Each run of zero chunks: its place deallocated (zeroes), nothing transferred. */
+	for (unsigned i = 0, z; p->zero && i < n; i += z ? z : 1) {
+		for (z = 0; i + z < n && p->zero[i + z]; z++)
+			;
+		if (z && grow_zero_place(a, sr, moff + (uint64_t)i * chunk, (uint64_t)z * chunk))
+			return atomic_load(&a->broken) ? -EIO : -ENODEV; /* taken out */
+	}
 	for (unsigned i = 0; i < n; i++) {
-		struct mbio *io = reshape_io_add(p->rio, sr, true, p->buf + (size_t)i * chunk,
-						 chunk, moff + (uint64_t)i * chunk);
+		struct mbio *io;
 
+		if (p->zero && p->zero[i])
+			continue;
+		io = reshape_io_add(p->rio, sr, true, p->buf + (size_t)i * chunk, chunk,
+				    moff + (uint64_t)i * chunk);
 		/* Not queued: stopped, never a copy left unwritten nor words on another write. */
 		if (!io) {
 			p->rio->n = 0;
@@ -187,6 +219,8 @@ static int stage_copy(struct graid_array *a, const struct array_reshape *rs,
 	p.cap = (unsigned)(room < rio->cap ? room : rio->cap);
 	lost = keep ? NULL : calloc(p.cap, sizeof(*lost));
 	p.recover = calloc(p.cap, sizeof(*p.recover));
+	if (grow56_stage_skips(a) && !(p.zero = calloc(p.cap, sizeof(*p.zero))))
+		rc = -ENOMEM;
 	if (a->tags && a->csum_gens)
 		p.meta = malloc((size_t)p.cap * reshape_csum_words(&rs->old_lay) * sizeof(*p.meta));
 	if ((!keep && !lost) || !p.recover || (a->tags && a->csum_gens && !p.meta))
@@ -204,6 +238,7 @@ static int stage_copy(struct graid_array *a, const struct array_reshape *rs,
 	}
 	free(lost);
 	free(p.recover);
+	free(p.zero);
 	free(p.meta);
 	/* The copy's tags with it: STAGED says the copy is whole, reads of it verify. */
 	if (rc == 0 && a->tags && (rc = tag_store_write_back(a)) != 0)
@@ -266,8 +301,12 @@ static int stage_steps(struct graid_array *a, struct array_reshape *rs,
 		src.mem_lost = keep_lost;
 	}
 	if (rc == 0 && cur->phase == RESHAPE_PHASE_STAGED) {
-		/* Copied whatever their sources hold: their live-map regions marked used. */
-		rc = grow56_live_mark(a, rs, 0, s / new_unit, true);
+		/*
+		 * Their live-map regions marked used before their writes: those of the rows
+		 * whose sources hold live data (the rest are written zeroes from the copy), or,
+		 * with checksums, all of them (the copy there holds whatever its sources hold).
+		 */
+		rc = grow56_live_mark(a, rs, 0, s / new_unit, !grow56_stage_skips(a));
 		if (rc == 0)
 			rc = grow56_staged_rows(a, rs, rio, &src, 0, s / new_unit, j->buf, written);
 #if GRAID_FAULT_INJECTION
