@@ -154,7 +154,8 @@ static int uq_setup(struct uq *q)
 	q->ndone = s->one_ring ? 3 * s->depth + 16 : s->depth;
 	q->done = calloc(q->ndone, sizeof(*q->done));
 	q->held = calloc(s->depth, sizeof(*q->held));
-	if (!q->done || !q->held)
+	q->deferred = calloc(s->depth, sizeof(*q->deferred));
+	if (!q->done || !q->held || !q->deferred)
 		return -ENOMEM;
 	/* A command per tag, the stop poll and the release poll; batched: far fewer. */
 	rc = s->one_ring ? 0 : io_uring_queue_init(s->depth + 2, &q->ring, IORING_SETUP_SQE128);
@@ -213,6 +214,7 @@ static void uq_teardown(struct uq *q)
 		free(q->bufs);
 	free(q->done);
 	free(q->held);
+	free(q->deferred);
 	free(q->unsent);
 }
 
@@ -267,8 +269,8 @@ static int uq_fetch_all(struct uq *q)
 	return 0; /* the CQEs seen (a stop, at most) are left for the loop */
 }
 
-/* A request for @tag to serve, or the end of the slot (queue.h). */
-bool uq_on_request(struct uq *q, unsigned tag, int res)
+/* Queue @p tag's request on the array (true), answer it, or defer it (-EAGAIN). */
+static bool uq_serve(struct uq *q, unsigned tag)
 {
 	struct usrv *s = q->s;
 	struct ublksrv_io_desc iod;
@@ -276,17 +278,6 @@ bool uq_on_request(struct uq *q, unsigned tag, int res)
 	size_t len;
 	int rc;
 
-	if (res == UBLK_IO_RES_ABORT) {
-		/* The device is going away: this tag gets no further request, and no commit. */
-		q->lost++;
-		return false;
-	}
-	if (res != UBLK_IO_RES_OK || tag >= s->depth) {
-		fprintf(stderr, "graid-ublk: queue %u tag %u: the driver answered %d (%s)\n",
-			q->q_id, tag, res, res < 0 ? graid_strerror(res) : "unexpected");
-		q->lost++;
-		return false;
-	}
 	iod = q->iods[tag]; /* written by the driver before it completed the command */
 	offset = iod.start_sector << 9;
 	len = (size_t)iod.nr_sectors << 9;
@@ -305,11 +296,7 @@ bool uq_on_request(struct uq *q, unsigned tag, int res)
 			rc = graid_queue_read(q->gq, uq_buf(q, tag), len, offset, tag);
 		else
 			rc = graid_queue_write(q->gq, uq_buf(q, tag), len, offset, tag);
-		if (rc == 0) {
-			q->inflight++;
-			return true;
-		}
-		break; /* -EINVAL (out of range) or -EAGAIN (cannot be: depth = tags) */
+		break;
 	case UBLK_IO_OP_DISCARD:
 	case UBLK_IO_OP_WRITE_ZEROES:
 		/* No data buffer: the array zeroes (deallocating whole stripes where it can). */
@@ -317,10 +304,6 @@ bool uq_on_request(struct uq *q, unsigned tag, int res)
 			rc = graid_queue_discard(q->gq, offset, len, tag);
 		else
 			rc = graid_queue_write_zeroes(q->gq, offset, len, tag);
-		if (rc == 0) {
-			q->inflight++;
-			return true;
-		}
 		break;
 	case UBLK_IO_OP_FLUSH:
 		/*
@@ -329,13 +312,56 @@ bool uq_on_request(struct uq *q, unsigned tag, int res)
 		 * queue's other tags wait meanwhile; flushes are rare.
 		 */
 		rc = graid_array_flush(s->array);
-		break;
+		uq_commit(q, tag, rc);
+		return false;
 	default:
 		rc = -EOPNOTSUPP; /* WRITE_SAME and others: never advertised */
 		break;
 	}
-	uq_commit(q, tag, rc);
+	if (rc == 0) {
+		q->inflight++;
+		return true;
+	}
+	/*
+	 * "Not now": the array is quiesced for a moment and this queue holds requests of its
+	 * own, which the quiesce waits for (graid.h, graid_queue_read()). The tag waits here,
+	 * and is queued again once some are reaped; failing it would fail the client's I/O.
+	 */
+	if (rc == -EAGAIN) {
+		q->deferred[q->ndeferred++] = tag;
+		return false;
+	}
+	uq_commit(q, tag, rc); /* -EINVAL (out of range), -EROFS, -ESTALE, ... */
 	return false;
+}
+
+bool uq_retry_deferred(struct uq *q)
+{
+	unsigned n = q->ndeferred;
+	bool queued = false;
+
+	/* A tag deferred again goes back on the list; the list never holds more than depth. */
+	q->ndeferred = 0;
+	for (unsigned i = 0; i < n; i++)
+		queued |= uq_serve(q, q->deferred[i]);
+	return queued;
+}
+
+/* A request for @tag to serve, or the end of the slot (queue.h). */
+bool uq_on_request(struct uq *q, unsigned tag, int res)
+{
+	if (res == UBLK_IO_RES_ABORT) {
+		/* The device is going away: this tag gets no further request, and no commit. */
+		q->lost++;
+		return false;
+	}
+	if (res != UBLK_IO_RES_OK || tag >= q->s->depth) {
+		fprintf(stderr, "graid-ublk: queue %u tag %u: the driver answered %d (%s)\n",
+			q->q_id, tag, res, res < 0 ? graid_strerror(res) : "unexpected");
+		q->lost++;
+		return false;
+	}
+	return uq_serve(q, tag);
 }
 
 /* Everything the ublk ring has completed; returns how many CQEs there were. */
@@ -429,7 +455,12 @@ static int uq_loop(struct uq *q)
 		if (rc < 0)
 			return rc;
 		progress += (unsigned)rc;
-		if (q->inflight == 0 && (q->stop || uq_ended(q))) {
+		/* Requests the array said "not now" to, once it took some back (above). */
+		if (q->ndeferred && uq_retry_deferred(q)) {
+			graid_queue_submit(q->gq);
+			progress++;
+		}
+		if (q->inflight == 0 && !q->ndeferred && (q->stop || uq_ended(q))) {
 			uq_submit(q); /* commits of held requests released just now */
 			/*
 			 * Batched answers still waiting for a commit buffer: another turn, unless
@@ -440,7 +471,9 @@ static int uq_loop(struct uq *q)
 				return q->stop || atomic_load(&q->s->stopping) ? 0 : -ENODEV;
 		}
 		if (q->inflight == 0) {
-			struct __kernel_timespec second = { .tv_sec = 1 };
+			/* A deferred tag with nothing in flight: tried again in a millisecond. */
+			struct __kernel_timespec second = { .tv_sec = q->ndeferred ? 0 : 1,
+							    .tv_nsec = q->ndeferred ? 1000000 : 0 };
 			struct io_uring_cqe *cqe;
 
 			/*

@@ -58,6 +58,8 @@ struct uq {
 	unsigned lost;                       /* tags the driver ended (abort) or refused */
 	unsigned *held;                      /* tags answered -ESTALE, held (--on-foreign) */
 	unsigned nheld;
+	unsigned *deferred;                  /* tags the graid queue said "not now" to */
+	unsigned ndeferred;                  /* (-EAGAIN: the array quiesced): served again */
 	bool stop;                           /* the stop eventfd fired */
 	uint64_t zc_reads, copied_reads;     /* zero copy: reads done straight, and copied out */
 	struct uq_unsent { unsigned tag; int result; } *unsent; /* one ring: commits the */
@@ -77,6 +79,12 @@ struct io_uring_sqe *uq_get_sqe(struct uq *q);
  * a graid request was queued (it needs a graid_queue_submit()).
  */
 bool uq_on_request(struct uq *q, unsigned tag, int res);
+
+/*
+ * The requests the array's queue answered -EAGAIN (held while the array is quiesced for a
+ * moment: a level conversion, a RAID-10 grow's start), queued again; true if one was.
+ */
+bool uq_retry_deferred(struct uq *q);
 
 /* Send the driver what @p tag's request came to (or hold it: --on-foreign). */
 void uq_commit(struct uq *q, unsigned tag, int result);

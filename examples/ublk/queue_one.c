@@ -215,7 +215,10 @@ int uone_loop(struct uq *q)
 
 		if (q->nunsent)
 			uone_retry_commits(q);
-		if (q->inflight == 0 && !q->nunsent && (q->stop || uq_ended(q))) {
+		/* Requests the array said "not now" to (queue.c uq_serve): sent by the reap. */
+		if (q->ndeferred)
+			uq_retry_deferred(q);
+		if (q->inflight == 0 && !q->nunsent && !q->ndeferred && (q->stop || uq_ended(q))) {
 			graid_queue_submit(q->gq); /* the answers to held requests, released now */
 			if (q->s->zero_copy)
 				fprintf(stderr, "graid-ublk: queue %u: %" PRIu64 " reads straight "
@@ -227,9 +230,9 @@ int uone_loop(struct uq *q)
 		 * Sends what the last turn queued (commits, member I/O), then waits; with a
 		 * commit still to send, only looks (and comes back in a millisecond).
 		 */
-		if (q->nunsent)
+		if (q->nunsent || q->ndeferred)
 			usleep(1000);
-		n = graid_queue_reap(q->gq, q->done, q->ndone, q->nunsent ? 0 : 1);
+		n = graid_queue_reap(q->gq, q->done, q->ndone, q->nunsent || q->ndeferred ? 0 : 1);
 		if (n == -EAGAIN || n == -EBUSY || n == -EINTR || n == -ENOMEM)
 			continue;
 		if (n < 0) {
