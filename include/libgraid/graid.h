@@ -1461,7 +1461,8 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  *   with ::GRAID_GROW_RAID6 for the RAID-5 to RAID-6 conversion.
  * @return 0 started (with ::GRAID_GROW_WAIT: finished, the array has its new size);
  *   -EINVAL NULL @p a or @p devices, @p n 0 or above ::GRAID_MAX_MEMBERS, unknown
- *   @p flags, a NULL path, ::GRAID_GROW_RAID6 with @p n other than 1, or a device
+ *   @p flags, a NULL path, ::GRAID_GROW_RAID6 with @p n other than 1 or on a RAID-5 of
+ *   two members (a RAID-6 has four at least: grow it to three first), or a device
  *   smaller than the members' data area (named in the log); -EEXIST a device that is a
  *   member of this array, or one given twice; -EOPNOTSUPP RAID-1 (the level is
  *   named in the log), ::GRAID_GROW_RAID6 on an array that is not a RAID-5 (named in the
