@@ -352,8 +352,8 @@ Test(reshape_level_cut, raid1_a_member_that_missed_the_change_comes_back_later)
 
 /*
  * F4's limit: member 1 missed the change and was then opened alone as the RAID-1 and
- * written, while member 0 moved on as the RAID-5: split, so member 1 is not caught up
- * over its own writes.
+ * written (then a crash), while member 0 moved on as the RAID-5: split, so member 1 is not
+ * caught up over its own writes.
  */
 Test(reshape_level_cut, raid1_a_split_member_is_not_caught_up)
 {
@@ -377,7 +377,14 @@ Test(reshape_level_cut, raid1_a_split_member_is_not_caught_up)
 	cr_assert_eq(graid_array_open(&s.paths[1], 1, NULL, &a), 0, "%s", gu_log_text);
 	assert_level(a, 1, 2, "member 1 alone");
 	cr_assert_eq(graid_array_write(a, model, size, 0), (ssize_t)size);
-	cr_assert_eq(graid_array_close(a), 0); /* member 1: E + 1, the RAID-1, written */
+	cr_assert_eq(graid_array_flush(a), 0);
+	/*
+	 * A crash before its close: member 1 at E + 1, below the event member 0 recorded it
+	 * out at (E + 2), so only its own record (member 0 out) tells it diverged.
+	 */
+	fault_writes_cut_after(0);
+	graid_array_close(a);
+	fault_writes_cut_after(-1);
 
 	gu_log_clear();
 	cr_assert_eq(graid_array_open(s.paths, 2, NULL, &a), 0, "%s", gu_log_text);

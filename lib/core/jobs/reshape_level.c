@@ -13,8 +13,12 @@
  *   leaves at E (the RAID-6 Q-last of n + 1, its role below n) holds the RAID-5's bytes and
  *   is taken as current by assembly (array_assemble.c assemble_level_drop_cut), the dropped
  *   member at E is left out (its geometry disagrees);
- * - the dropped member's superblock zeroed after the round, so nothing takes it for this
- *   array again, and its descriptor let go as a replaced member's (roles.c).
+ * - the dropped member's superblock zeroed after the round once any member took it (a
+ *   failed round too: a member that missed it still records the RAID-6, and must never be
+ *   assembled with a Q nobody wrote since), so nothing takes it for this array again, and
+ *   its descriptor let go as a replaced member's (roles.c);
+ * - a round no member took (a->sb_role_writes unchanged) undone in this handle: every
+ *   superblock still says RAID-6 with Q active, so the handle stays that, writing Q.
  */
 #include <errno.h>
 #include <inttypes.h>
