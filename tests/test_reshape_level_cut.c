@@ -258,6 +258,7 @@ Test(reshape_level_cut, a_split_across_the_drop_is_refused_in_either_order)
 			graid_array_close(a);
 			continue;
 		}
+		cr_log_info("order %d: refused: %s", order, gu_log_text);
 		cr_assert_eq(rc, -EIO, "order %d: %d", order, rc);
 		cr_assert_not_null(strstr(gu_log_text, "split across a level change"),
 				   "order %d: not told it is split: %s", order, gu_log_text);

@@ -127,7 +127,11 @@ static int level_busy_check(struct graid_array *a, int change)
 /* The dropped member's superblock zeroed (an open would leave it out anyway: geometry). */
 static void level_wipe_dropped(struct member *m)
 {
-	int rc = member_zero_range(m, 0, GRAID_SB_SIZE);
+	/*
+	 * A crash cut (fault_write_cut) counts this write too: on files the zeroes are a hole
+	 * punched, which the member write path's cut does not see.
+	 */
+	int rc = fault_write_cut() ? -EIO : member_zero_range(m, 0, GRAID_SB_SIZE);
 
 	if (rc == 0)
 		rc = member_flush(m);
