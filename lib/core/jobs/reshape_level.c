@@ -137,7 +137,9 @@ static void level_wipe_dropped(struct member *m)
 		rc = member_flush(m);
 	if (rc)
 		graid__log(GRAID_LOG_WARNING, "convert: %s: clearing its superblock: %s; the "
-					      "members no longer list it, and an open leaves it out",
+					      "members that took the change no longer list it, and "
+					      "an open with them leaves it out; clear it before "
+					      "giving it with members that missed the change",
 			   m->dev.path, graid_strerror(rc));
 }
 
