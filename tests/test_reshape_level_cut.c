@@ -5,7 +5,8 @@
  * trusted after a crash); a round some members miss clears the dropped member's superblock;
  * members and spares of the old level that missed the round come back (caught up or
  * rebuilt); an array split across the change is refused in either order of the paths; a
- * RAID-5 of two is refused a RAID-6 with a clear reason. Separate from test_reshape_level.c
+ * RAID-5 of two is refused a RAID-6 with a clear reason; a RAID-1 becoming a RAID-5 takes
+ * the engine it was opened with; the dropped slot is emptied. Separate from test_reshape_level.c
  * (the changes themselves) to keep each file to one concern.
  */
 #include <errno.h>
@@ -486,6 +487,26 @@ Test(reshape_level_cut, a_raid5_of_two_is_refused_a_raid6_clearly)
 	cr_assert_not_null(strstr(gu_log_text, "four members at least"), "%s", gu_log_text);
 	for (unsigned i = 0; i < 3; i++)
 		cr_assert_eq(au_file_hash(s.paths[i]), h[i], "file %u written", i);
+	graid_array_close(a);
+	au_remove(&s);
+}
+
+/* RAID-1 -> RAID-5 opens the engine the array was opened with, not the default. */
+Test(reshape_level_cut, raid1_to_raid5_uses_the_engine_it_was_opened_with)
+{
+	struct au_set s;
+	struct graid_array *a;
+	struct graid_open_options o = { .struct_size = sizeof(o), .backend = "ref" };
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+
+	unsetenv("GRAID_BACKEND");
+	au_make(&s, 2, BYTES);
+	cr_assert_eq(au_create(&s, 2, 1, CHUNK, &a), 0);
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, 2, &o, &a), 0, "%s", gu_log_text);
+	cr_assert_eq(graid_array_convert(a, 5, 0), 0, "%s", gu_log_text);
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_str_eq(info.engine, "ref");
 	graid_array_close(a);
 	au_remove(&s);
 }
