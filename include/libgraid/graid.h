@@ -770,6 +770,10 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
  *   -EACCES/-EPERM/-EROFS a writable open could open no member that carries a superblock
  *           for writing (logged; ::GRAID_OPEN_READ_ONLY can look at them);
  *   -EIO more roles missing or failed than the level tolerates (nothing is written);
+ *   -EIO also: the members given record two geometries at their freshest event, the
+ *           array split across a graid_array_convert() (one side took its round, the
+ *           other was opened without it and moved on): logged naming both, every member
+ *           given ::GRAID_GIVEN_DIVERGED, nothing written; give one side's members alone;
  *   -EBUSY the array (any of its members given, or its UUID on this host) is held by
  *           another open, in this process or another, or a member block device is held
  *           by something else (mounted, md, dm); nothing is written;
@@ -1461,7 +1465,8 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  *   with ::GRAID_GROW_RAID6 for the RAID-5 to RAID-6 conversion.
  * @return 0 started (with ::GRAID_GROW_WAIT: finished, the array has its new size);
  *   -EINVAL NULL @p a or @p devices, @p n 0 or above ::GRAID_MAX_MEMBERS, unknown
- *   @p flags, a NULL path, ::GRAID_GROW_RAID6 with @p n other than 1, or a device
+ *   @p flags, a NULL path, ::GRAID_GROW_RAID6 with @p n other than 1 or on a RAID-5 of
+ *   two members (a RAID-6 has four at least: grow it to three first), or a device
  *   smaller than the members' data area (named in the log); -EEXIST a device that is a
  *   member of this array, or one given twice; -EOPNOTSUPP RAID-1 (the level is
  *   named in the log), ::GRAID_GROW_RAID6 on an array that is not a RAID-5 (named in the
@@ -1530,11 +1535,14 @@ GRAID_API int graid_array_grow(struct graid_array *a, const char *const *devices
  *   the array is quiesced: graid_queue_*() calls on a queue with requests in it return
  *   -EAGAIN meanwhile; nothing written);
  *   -EIO a member that stays is not active (the array would be degraded: rebuild it first;
- *   nothing written), the array is broken, or the superblock round failed (logged: the
- *   handle has the new level from then on, and so has the next open if any member took the
- *   round); -ECANCELED the array is closing; -EROFS a read-only open; -ESTALE another host
- *   took the array over; -ENOMEM or a parity engine's error opening the engine a RAID-1 to
- *   RAID-5 needs (logged; nothing written).
+ *   nothing written), the array is broken, or the superblock round failed (logged: if no
+ *   member took it the array stays as it was, here and on disk; if some did, the handle
+ *   has the new level from then on, as has the next open, and a dropped Q member's
+ *   superblock is cleared all the same); -ECANCELED the array is closing; -EROFS a
+ *   read-only open; -ESTALE another host took the array over (the handle keeps the old
+ *   level unless a member took the round first); -ENOMEM or a parity engine's error
+ *   opening the engine a RAID-1 to RAID-5 needs (the one the array was opened or created
+ *   with, else the default; logged; nothing written).
  */
 GRAID_API int graid_array_convert(struct graid_array *a, int level, unsigned flags);
 

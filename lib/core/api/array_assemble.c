@@ -363,46 +363,77 @@ static bool assemble_reshape_start_cut(const struct superblock *sb,
 }
 
 /*
- * A member that missed only the superblock round of a Q-last RAID-6 of n + 1 becoming the
- * RAID-5 of n (jobs/reshape_level.c): one event behind a freshest RAID-5 of n, itself the
- * RAID-6 Q-last of n + 1, neither reshaping, its role one the RAID-5 keeps. Its bytes are
- * the RAID-5's (data and P where Q-last put them): it is current. The dropped member (role
- * n) is not: its geometry disagrees, and it is left out.
+ * A member of a Q-last RAID-6 of n + 1 that became the RAID-5 of n (jobs/reshape_level.c):
+ * the RAID-6's superblock, behind a freshest RAID-5 of n, neither reshaping, its role one
+ * the RAID-5 keeps. Its bytes are the RAID-5's (data and P where Q-last put them), so it
+ * is a member of the RAID-5 with the RAID-6's superblock: one event behind, it missed only
+ * the conversion's round and is current; further behind, it also missed what came after
+ * and is placed as any stale member of the RAID-5 is (assemble_place_behind: caught up or
+ * rebuilt, or left out as recorded failed, which ::GRAID_OPEN_FORCE can take back). The
+ * dropped member (role n) is not: its geometry disagrees, and it is left out.
  */
 static bool assemble_level_drop_cut(const struct superblock *sb, const struct superblock *fresh)
 {
 	return sb->level == 6 && sb_layout_id(sb) == LAYOUT_Q_LAST && fresh->level == 5 &&
 	       sb_layout_id(fresh) == LAYOUT_ROTATING && !sb_reshape_recorded(sb) &&
 	       !sb_reshape_recorded(fresh) && sb->nmembers == fresh->nmembers + 1 &&
-	       sb->events + 1 == fresh->events && sb->role < fresh->nmembers;
+	       sb->events < fresh->events && sb->role < fresh->nmembers;
 }
 
 /*
- * A member that missed only the superblock round of a RAID-1 of two becoming the RAID-5 of
- * two, or back (jobs/reshape_level.c): one event behind, the other of the two levels, two
- * members both, neither reshaping. Both levels hold the same bytes at the same offsets (a
- * RAID-5 of two keeps P = its one data chunk): it is current.
+ * A member of a RAID-1 of two that became the RAID-5 of two, or back (jobs/reshape_level.c):
+ * behind, the other of the two levels, two members both, neither reshaping. Both levels
+ * hold the same bytes at the same offsets (a RAID-5 of two keeps P = its one data chunk),
+ * so it is a member of the fresh level: current one event behind (it missed only the
+ * conversion's round), placed as any stale member further behind.
  */
 static bool assemble_mirror_level_cut(const struct superblock *sb,
 				      const struct superblock *fresh)
 {
 	return ((sb->level == 1 && fresh->level == 5) || (sb->level == 5 && fresh->level == 1)) &&
 	       sb->nmembers == 2 && fresh->nmembers == 2 && !sb_reshape_recorded(sb) &&
-	       !sb_reshape_recorded(fresh) && sb->events + 1 == fresh->events && sb->role < 2;
+	       !sb_reshape_recorded(fresh) && sb->events < fresh->events && sb->role < 2;
+}
+
+/*
+ * A hot spare whose superblock missed a conversion's round (members are written before
+ * spares, and a spare's failed write is no error): one event behind, a spare of the old
+ * geometry of either conversion. A spare of the old geometry is one of the new: no data of
+ * the array is on it.
+ */
+static bool assemble_level_spare_cut(const struct superblock *sb, const struct superblock *fresh)
+{
+	bool drop_q = sb->level == 6 && sb_layout_id(sb) == LAYOUT_Q_LAST && fresh->level == 5 &&
+		      sb_layout_id(fresh) == LAYOUT_ROTATING &&
+		      sb->nmembers == fresh->nmembers + 1;
+	bool mirror = ((sb->level == 1 && fresh->level == 5) ||
+		       (sb->level == 5 && fresh->level == 1)) &&
+		      sb->nmembers == 2 && fresh->nmembers == 2;
+
+	return (drop_q || mirror) && !sb_reshape_recorded(sb) && !sb_reshape_recorded(fresh) &&
+	       sb->events + 1 == fresh->events && sb->role >= sb->nmembers &&
+	       sb->member_state[sb->role] == GRAID_MEMBER_SPARE;
+}
+
+/* A superblock of the other level of a conversion (the rules above), a member's. */
+static bool assemble_cross_level(const struct superblock *sb, const struct superblock *fresh)
+{
+	return assemble_level_drop_cut(sb, fresh) || assemble_mirror_level_cut(sb, fresh);
 }
 
 static bool assemble_geometry_agrees(const struct superblock *sb, const struct superblock *fresh)
 {
 	return ((sb->level == fresh->level && sb->nmembers == fresh->nmembers &&
 		 sb_layout_id(sb) == sb_layout_id(fresh)) ||
-		assemble_reshape_start_cut(sb, fresh) || assemble_level_drop_cut(sb, fresh) ||
-		assemble_mirror_level_cut(sb, fresh)) &&
+		assemble_reshape_start_cut(sb, fresh) || assemble_cross_level(sb, fresh) ||
+		assemble_level_spare_cut(sb, fresh)) &&
 	       sb->chunk_bytes == fresh->chunk_bytes &&
 	       sb->data_offset == fresh->data_offset &&
 	       sb->data_bytes == fresh->data_bytes &&
 	       (sb->flags & GRAID_SB_F_CHECKSUMS) == (fresh->flags & GRAID_SB_F_CHECKSUMS) &&
 	       (sb->role < fresh->nmembers ||
-		fresh->member_state[sb->role] == GRAID_MEMBER_SPARE);
+		fresh->member_state[sb->role] == GRAID_MEMBER_SPARE ||
+		assemble_level_spare_cut(sb, fresh));
 }
 
 /*
@@ -422,8 +453,16 @@ static bool assemble_diverged(const struct open_candidate *c, const struct super
 {
 	uint32_t left = fresh->left_events[c->sb.role];
 
-	if (left) /* 32 bits of event, compared as serial numbers */
+	/*
+	 * A member of the other level of a conversion: the round's event step lies between
+	 * its events and the others', so left_events alone cannot tell (a member that missed
+	 * the round, then was opened alone, is still behind the side that took it): its own
+	 * record of a role out that the freshest has in tells it too.
+	 */
+	if (left && !assemble_cross_level(&c->sb, fresh)) /* serial numbers, 32 bits */
 		return (int32_t)((uint32_t)c->sb.events - left) >= 0;
+	if (left && (int32_t)((uint32_t)c->sb.events - left) >= 0)
+		return true;
 	for (unsigned r = 0; r < fresh->nmembers; r++)
 		if ((c->sb.member_state[r] == GRAID_MEMBER_MISSING ||
 		     c->sb.member_state[r] == GRAID_MEMBER_FAILED) &&
@@ -502,12 +541,69 @@ static void assemble_distrust(struct open_candidate *c, const struct superblock 
 				      "caught up", c->m.dev.path, c->why, c->sb.role);
 }
 
-void assemble_filter(struct assembly *as)
+/*
+ * Two geometries at the freshest event: the array was split across a level change (one
+ * side took the conversion's round, the other opened without it and moved on at the same
+ * event). Neither side is provably the other's past, so neither may be taken over the
+ * other's writes whichever order the paths come in. The tie a grow leaves (its added roles
+ * written at E, recording the reshape) is not one: assemble_freshest settles it. The
+ * candidate of the other geometry, or -1.
+ */
+static int assemble_split_geometry(const struct assembly *as, const struct superblock *fresh)
+{
+	for (unsigned i = 0; i < as->n; i++) {
+		const struct superblock *sb = &as->c[i].sb;
+
+		if (!as->c[i].valid || memcmp(sb->array_uuid, fresh->array_uuid, 16) ||
+		    sb->events != fresh->events ||
+		    sb_reshape_recorded(sb) != sb_reshape_recorded(fresh))
+			continue;
+		if (sb->level != fresh->level || sb->nmembers != fresh->nmembers ||
+		    sb_layout_id(sb) != sb_layout_id(fresh))
+			return (int)i;
+	}
+	return -1;
+}
+
+/* The candidate whose superblock is @p sb. */
+static const struct open_candidate *assemble_owner_of(const struct assembly *as,
+						      const struct superblock *sb)
+{
+	for (unsigned i = 0; i < as->n; i++)
+		if (&as->c[i].sb == sb)
+			return &as->c[i];
+	return &as->c[0];
+}
+
+int assemble_filter(struct assembly *as)
 {
 	const struct superblock *fresh = assemble_freshest(as);
 	struct open_candidate *c = as->c;
+	int split = assemble_split_geometry(as, fresh);
 
 	as->fresh = fresh;
+	if (split >= 0) {
+		const struct open_candidate *f = assemble_owner_of(as, fresh);
+
+		graid__log(GRAID_LOG_ERR, "open: the array was split across a level change: at "
+					  "event %llu, %s says RAID-%u of %u members and %s says RAID-%u "
+					  "of %u; each side moved on without the other, and neither is "
+					  "taken over the other's writes; nothing is written (open one "
+					  "side's members alone to keep its side, then replace the "
+					  "other's)",
+			   (unsigned long long)fresh->events, f->m.dev.path, fresh->level,
+			   fresh->nmembers, c[split].m.dev.path, c[split].sb.level,
+			   c[split].sb.nmembers);
+		for (unsigned i = 0; i < as->n; i++)
+			if (c[i].valid && !memcmp(c[i].sb.array_uuid, fresh->array_uuid, 16))
+				assemble_leave_out(&c[i], GRAID_GIVEN_DIVERGED, "the array was split "
+						   "across a level change (RAID-%u of %u and RAID-%u "
+						   "of %u at event %llu)", fresh->level,
+						   fresh->nmembers, c[split].sb.level,
+						   c[split].sb.nmembers,
+						   (unsigned long long)fresh->events);
+		return -EIO;
+	}
 	for (unsigned i = 0; i < as->n; i++) {
 		const struct superblock *sb = &c[i].sb;
 		uint64_t id = member_slot_id(sb->member_uuid);
@@ -560,6 +656,7 @@ void assemble_filter(struct assembly *as)
 						   loser == &c[i] ? c[j].m.dev.path : c[i].m.dev.path);
 			}
 	}
+	return 0;
 }
 
 /*

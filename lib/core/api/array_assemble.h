@@ -59,8 +59,10 @@ struct assembly {
 int assemble_gather(struct assembly *as, const char *const *paths, unsigned n, bool writable);
 
 /* Keep the members of the chosen array that agree with its freshest superblock, each with
- * how it joins (logged for every one left out or not current). Sets as->fresh. */
-void assemble_filter(struct assembly *as);
+ * how it joins (logged for every one left out or not current). Sets as->fresh. 0; -EIO
+ * the members given record two geometries at the freshest event (an array split across
+ * a level change: logged naming both; every member left out, nothing written). */
+int assemble_filter(struct assembly *as);
 
 /*
  * GRAID_OPEN_FORCE, when the members kept cannot carry the array: take back, freshest

@@ -15,13 +15,14 @@ GRAID_API int graid_array_convert(struct graid_array *a, int level, unsigned fla
 	rc = reshape_level_check(a, level);
 	/*
 	 * A RAID-1 has no parity engine (array_open_engine): one is opened before the array
-	 * becomes a RAID-5 of two, as an open of one would (GRAID_BACKEND, else the fastest).
+	 * becomes a RAID-5 of two, as an open of one would: the engine the array was opened
+	 * (or created) with, else GRAID_BACKEND, else the fastest.
 	 * Kept if the change is refused after (closed at close).
 	 */
 	if (rc == 0 && level == 5 && a->lay.level == 1 && !a->be) {
 		struct graid_backend *be = NULL;
 
-		rc = graid_backend_open(NULL, &be);
+		rc = graid_backend_open(a->be_name, &be);
 		if (rc)
 			graid__log(GRAID_LOG_ERR, "convert: no parity engine for the RAID-5: %s",
 				   graid_strerror(rc));

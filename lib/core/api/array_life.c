@@ -4,6 +4,7 @@
  * everything it holds (worker thread, pooled queues, members, locks, maps, journal). Above
  * every layer it tears down, so none of them calls back up into it.
  */
+#include <errno.h>
 #include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,7 @@ void array_free(struct graid_array *a)
 	lease_close(a->lease);
 	array_uuid_lock_release(&a->uuid_lock);
 	graid_backend_close(a->be);
+	free(a->be_name);
 	bitmap_free(a);
 	live_free(a);
 	journal_free(a);
@@ -125,6 +127,12 @@ void array_free(struct graid_array *a)
 
 int array_open_engine(struct graid_array *a, const char *name)
 {
+	/* Kept for a level change that needs an engine later (graid_array_convert()). */
+	if (name && !a->be_name) {
+		a->be_name = strdup(name);
+		if (!a->be_name)
+			return -ENOMEM;
+	}
 	if (a->lay.nparity == 0)
 		return 0; /* levels without parity never call an engine */
 	return graid_backend_open(name, &a->be);

@@ -12,6 +12,11 @@
 struct graid_array *array_alloc(unsigned nmembers, unsigned room);
 /* Everything the handle holds: worker, queues, members, locks, maps, journal. */
 void array_free(struct graid_array *a);
+/*
+ * The parity engine @p name (NULL: GRAID_BACKEND, else the fastest) for the array's level,
+ * none for a level without parity; the name kept either way (a->be_name) for a later level
+ * change. 0; -ENOMEM; graid_backend_open()'s errors.
+ */
 int array_open_engine(struct graid_array *a, const char *name);
 
 #endif /* LIBGRAID_CORE_ARRAY_LIFE_H */

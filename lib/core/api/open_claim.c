@@ -256,8 +256,9 @@ int open_assemble_claimed(struct assembly *as, const char *const *members, unsig
 			rc = open_none_usable(as);
 		if (rc)
 			return rc;
-		assemble_filter(as);
-		rc = open_refuse_reshape(as);
+		rc = assemble_filter(as);
+		if (rc == 0)
+			rc = open_refuse_reshape(as);
 		if (rc || read_only)
 			return rc;
 		rc = open_claim_owner(as, flags, lease_spec, cl, &took_over);

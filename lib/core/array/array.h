@@ -327,6 +327,7 @@ struct graid_array {
 	/* Identity and geometry: set at open. */
 	struct layout lay;
 	struct graid_backend *be;      /* parity engine; NULL for levels 0, 1, 10 */
+	char *be_name; /* the engine named at open or create (NULL: the default), for convert */
 	uint64_t data_offset;          /* bytes from member start to data area */
 	/* Checksums (docs/INTEGRITY.md): a tag per 4 KiB block of every member, or csum false. */
 	bool csum;
@@ -391,6 +392,12 @@ struct graid_array {
 	 */
 	_Atomic uint64_t sb_out_gen;
 	_Atomic uint64_t sb_out_written;
+	/*
+	 * Superblocks a role (not a spare) took, counted by every round (nested rounds too):
+	 * a caller that changes the geometry compares it across its round to know whether any
+	 * member now records the change (jobs/reshape_level.c). meta_lock held.
+	 */
+	uint64_t sb_role_writes;
 	bool rebuild_work;             /* a background rebuild is due */
 	/* The worker's rebuild: running, and how the last one ended (graid_array_info). */
 	atomic_bool rebuild_bg_running;

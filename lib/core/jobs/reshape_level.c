@@ -13,8 +13,12 @@
  *   leaves at E (the RAID-6 Q-last of n + 1, its role below n) holds the RAID-5's bytes and
  *   is taken as current by assembly (array_assemble.c assemble_level_drop_cut), the dropped
  *   member at E is left out (its geometry disagrees);
- * - the dropped member's superblock zeroed after the round, so nothing takes it for this
- *   array again, and its descriptor let go as a replaced member's (roles.c).
+ * - the dropped member's superblock zeroed after the round once any member took it (a
+ *   failed round too: a member that missed it still records the RAID-6, and must never be
+ *   assembled with a Q nobody wrote since), so nothing takes it for this array again, and
+ *   its descriptor let go as a replaced member's (roles.c);
+ * - a round no member took (a->sb_role_writes unchanged) undone in this handle: every
+ *   superblock still says RAID-6 with Q active, so the handle stays that, writing Q.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -23,6 +27,7 @@
 #include "format/layout.h"
 #include "io/quiesce.h"
 #include "member/member.h"
+#include "meta/badblocks.h"
 #include "meta/array_meta.h"
 #include "jobs/jobs.h"
 #include "jobs/reshape_level.h"
@@ -122,14 +127,41 @@ static int level_busy_check(struct graid_array *a, int change)
 /* The dropped member's superblock zeroed (an open would leave it out anyway: geometry). */
 static void level_wipe_dropped(struct member *m)
 {
-	int rc = member_zero_range(m, 0, GRAID_SB_SIZE);
+	/*
+	 * A crash cut (fault_write_cut) counts this write too: on files the zeroes are a hole
+	 * punched, which the member write path's cut does not see.
+	 */
+	int rc = fault_write_cut() ? -EIO : member_zero_range(m, 0, GRAID_SB_SIZE);
 
 	if (rc == 0)
 		rc = member_flush(m);
 	if (rc)
 		graid__log(GRAID_LOG_WARNING, "convert: %s: clearing its superblock: %s; the "
-					      "members no longer list it, and an open leaves it out",
+					      "members that took the change no longer list it, and "
+					      "an open with them leaves it out; clear it before "
+					      "giving it with members that missed the change",
 			   m->dev.path, graid_strerror(rc));
+}
+
+/*
+ * The dropped role's slot emptied as a role that never was: its device let go (as a
+ * replaced member's, roles.c), its counters, health and bad-block log reset (as
+ * grow_install sets an added role's), so that a later grow into the slot starts clean.
+ */
+static void level_empty_slot(struct graid_array *a, unsigned n)
+{
+	struct member *q = &a->members[n];
+	struct bbl_image empty; /* about 6 KiB: the caller's thread */
+
+	role_retire_device(a, q);
+	q->dev.fd = -1;
+	q->dev.fault = NULL;
+	member_role_reset(&q->role, 0);
+	memset(&empty, 0, sizeof(empty));
+	badblocks_adopt(a, n, &empty);
+	atomic_store(&q->late_ios, 0);
+	atomic_store(&q->timeouts, 0);
+	atomic_store(&q->state, GRAID_MEMBER_MISSING);
 }
 
 /* The change itself, meta_lock held, the array quiesced, the checks passed. */
@@ -138,6 +170,8 @@ static int level_drop_q_locked(struct graid_array *a)
 	unsigned n = a->nmembers - 1;
 	struct member *q = &a->members[n];
 	bool q_in = array_role_alive(a, n) && q->dev.fd >= 0;
+	bool was_takeover = a->takeover_role[n];
+	uint64_t was_history = a->history_events, took = a->sb_role_writes;
 	struct layout nl, was = a->lay;
 	int rc = layout_init_id(&nl, 5, n, a->lay.chunk, a->lay.member_bytes, LAYOUT_ROTATING);
 
@@ -155,32 +189,47 @@ static int level_drop_q_locked(struct graid_array *a)
 	array_recount(a);
 	a->events++;
 	rc = array_write_superblocks(a, 0);
-	if (rc == -ESTALE) {
-		/* Another host's now, nothing written: this handle keeps what it had. */
+	if (rc && a->sb_role_writes == took) {
+		/*
+		 * No member took any superblock of the round (every one failed, a fabric blip
+		 * that keeps the members in, or another host's fence before the first): every
+		 * member, Q included, still records the RAID-6 with Q active, so this handle
+		 * keeps it, and keeps writing Q, or a crash would leave a stale Q trusted.
+		 */
 		a->lay = was;
 		a->nmembers = n + 1;
+		a->takeover_role[n] = was_takeover;
 		array_recount(a);
+		a->history_events = was_history;
+		graid__log(GRAID_LOG_ERR, "convert: no member took the superblock round (%s): "
+					  "the array stays a RAID-6 of %u members",
+			   graid_strerror(rc), n + 1);
 		return rc;
 	}
 	if (rc) {
 		/*
-		 * Some members may hold the RAID-5 at E + 1: the freshest, so an open takes it and
-		 * leaves the dropped member out (its geometry disagrees). This handle keeps the
-		 * RAID-5 too; the dropped member is let go without its superblock cleared.
+		 * Some members hold the RAID-5 at E + 1: the freshest, so an open takes it and
+		 * leaves the dropped member out (its geometry disagrees); a member that missed
+		 * the round (kept in: it reconnects, or the RAID-5 needs it) is taken as current
+		 * or, later, caught up as a member of the RAID-5 (array_assemble.c). This handle
+		 * keeps the RAID-5 too.
 		 */
 		graid__log(GRAID_LOG_ERR, "convert: the superblock round failed: %s; the array is "
-					  "a RAID-5 of %u for this handle, and for the next open if any "
-					  "member took it", graid_strerror(rc), n);
-	} else if (q_in) {
-		level_wipe_dropped(q);
+					  "a RAID-5 of %u (some members record it)", graid_strerror(rc),
+			   n);
 	}
+	/*
+	 * The dropped member's superblock cleared whenever any member took the round, a
+	 * failed round included: a member that missed the round still records the RAID-6,
+	 * and an open of it with the old Q (no Q written since) must not trust that Q. Not
+	 * when another host took the array over (-ESTALE): nothing more of ours is written.
+	 */
+	if (q_in && rc != -ESTALE)
+		level_wipe_dropped(q);
 	graid__log(GRAID_LOG_NOTICE, "convert: RAID-6 of %u members (Q on %s) is now a RAID-5 "
 				     "of %u members; %s is no longer a member",
 		   n + 1, q->dev.path, n, q->dev.path);
-	role_retire_device(a, q);
-	q->dev.fd = -1;
-	q->dev.fault = NULL;
-	atomic_store(&q->state, GRAID_MEMBER_MISSING);
+	level_empty_slot(a, n);
 	return rc;
 }
 
@@ -194,6 +243,7 @@ static int level_drop_q_locked(struct graid_array *a)
 static int level_mirror_locked(struct graid_array *a, int level)
 {
 	struct layout nl, was = a->lay;
+	uint64_t took;
 	int rc = layout_init(&nl, level, 2, a->lay.chunk, a->lay.member_bytes);
 
 	if (rc == 0 && (nl.array_bytes != was.array_bytes || nl.nstripes != was.nstripes))
@@ -205,19 +255,24 @@ static int level_mirror_locked(struct graid_array *a, int level)
 			   level, graid_strerror(rc));
 		return rc;
 	}
+	took = a->sb_role_writes;
 	a->lay = nl;
 	array_recount(a);
 	a->events++;
 	rc = array_write_superblocks(a, 0);
-	if (rc == -ESTALE) {
-		a->lay = was; /* another host's now, nothing written */
+	if (rc && a->sb_role_writes == took) {
+		/* No member records the new level: this handle keeps the old, as the disk does. */
+		a->lay = was;
 		array_recount(a);
+		graid__log(GRAID_LOG_ERR, "convert: no member took the superblock round (%s): "
+					  "the array stays a RAID-%d of two", graid_strerror(rc),
+			   was.level);
 		return rc;
 	}
 	if (rc)
 		graid__log(GRAID_LOG_ERR, "convert: the superblock round failed: %s; the array is "
-					  "a RAID-%d for this handle, and for the next open if any "
-					  "member took it", graid_strerror(rc), level);
+					  "a RAID-%d of two (some member records it: the next open "
+					  "takes it)", graid_strerror(rc), level);
 	graid__log(GRAID_LOG_NOTICE, "convert: RAID-%d of two members is now a RAID-%d of two "
 				     "(no data moved)", was.level, level);
 	return rc;

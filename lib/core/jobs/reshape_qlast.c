@@ -47,6 +47,16 @@ int reshape_qlast_check(const struct graid_array *a, unsigned n)
 					  "member (the one that holds Q), not %u", n);
 		return -EINVAL;
 	}
+	if (a->nmembers + 1 < 4) {
+		/*
+		 * Q-last moves no data, but a RAID-6 has four members at least (format/layout.c:
+		 * two data, P and Q), so there is no RAID-6 of three to convert to.
+		 */
+		graid__log(GRAID_LOG_ERR, "grow: a RAID-6 has four members at least; a RAID-5 of "
+					  "%u becomes one only once grown to three members (a "
+					  "plain grow first)", a->nmembers);
+		return -EINVAL;
+	}
 	return 0;
 }
 

@@ -43,7 +43,8 @@ void reshape_qlast_geom(struct reshape_geom *g);
 
 /*
  * What must hold of @p a before a conversion adding @p n members opens any device: a RAID-5,
- * one member added. @return 0; -EOPNOTSUPP another level; -EINVAL @p n != 1 (both logged).
+ * one member added. @return 0; -EOPNOTSUPP another level; -EINVAL @p n != 1, or a RAID-5 of
+ * two (no RAID-6 of three; all logged).
  */
 int reshape_qlast_check(const struct graid_array *a, unsigned n);
 
