@@ -21,9 +21,11 @@
 #include "cututil.h"
 #include "growutil.h"
 #include "array/array.h"
+#include "format/layout.h"
 #include "jobs/reshape_grow.h"
 #include "jobs/reshape_grow10.h"
 #include "jobs/reshape_job.h"
+#include "jobs/reshape_live.h"
 #include "meta/live.h"
 #include "testutil.h"
 
@@ -476,6 +478,55 @@ Test(reshape_grow10, the_added_member_out_during_skipping_windows_catches_up_to_
 	au_remove(&s);
 #else
 	cr_skip_test("the test seam and faulty: members exist only with -Dfault_injection");
+#endif
+}
+
+#if GRAID_FAULT_INJECTION
+/* The skipping windows below: the most chunks one took. */
+static atomic_ullong skip_most;
+
+static void skip_size(struct graid_array *a, uint64_t c0, uint64_t c1)
+{
+	(void)a;
+	if (c1 - c0 > atomic_load(&skip_most))
+		atomic_store(&skip_most, c1 - c0);
+}
+#endif
+
+/*
+ * An empty RAID-10 of 1 MiB chunks (the largest) grown 4 -> 6: its windows skipping runs
+ * of unused chunks zero at most GROW56_LIVE_SKIP_BYTES of new copies each (two a chunk:
+ * 128 chunks, not GROW10_SKIP_CHUNKS' 256, whose 512 MiB a device writing its zeroes would
+ * write under the window's locks); every byte after reads zero, the added members' too.
+ */
+Test(reshape_grow10, a_skipping_window_zeroes_at_most_256_mib_of_copies, .timeout = 300)
+{
+#if GRAID_FAULT_INJECTION
+	const uint32_t big = GRAID_LAYOUT_MAX_CHUNK;
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t grown;
+
+	au_make(&s, 6, 200ull << 20);
+	cr_assert_eq(au_create(&s, 4, 10, big, &a), 0);
+	atomic_store(&skip_most, 0);
+	graid__test_grow10_skip_look = skip_size;
+	cr_assert_eq(graid_array_grow(a, &s.paths[4], 2, GRAID_GROW_WAIT), 0);
+	graid__test_grow10_skip_look = NULL;
+	cr_log_info("1 MiB chunks: the longest skipping window took %llu chunks",
+		    (unsigned long long)atomic_load(&skip_most));
+	cr_assert_gt(atomic_load(&skip_most), GROW10_WINDOW_CHUNKS, "no window skipped a run");
+	cr_assert_leq(atomic_load(&skip_most) * 2 * big, GROW56_LIVE_SKIP_BYTES,
+		      "a window of %llu chunks zeroed %llu MiB of copies",
+		      (unsigned long long)atomic_load(&skip_most),
+		      (unsigned long long)(atomic_load(&skip_most) * 2 * big >> 20));
+	grown = gu_array_bytes(a, NULL);
+	for (uint64_t off = 0; off < grown; off += 16ull << 20)
+		check_tail_zero(a, off, off + 16 * big < grown ? off + 16 * big : grown);
+	cr_assert_eq(graid_array_close(a), 0);
+	au_remove(&s);
+#else
+	cr_skip_test("the test seam exists only with -Dfault_injection");
 #endif
 }
 
