@@ -21,9 +21,11 @@
 #include "cututil.h"
 #include "growutil.h"
 #include "array/array.h"
+#include "format/layout.h"
 #include "jobs/reshape_grow.h"
 #include "jobs/reshape_grow10.h"
 #include "jobs/reshape_job.h"
+#include "jobs/reshape_live.h"
 #include "meta/live.h"
 #include "testutil.h"
 
@@ -170,27 +172,16 @@ static void check_unused_zero(struct graid_array *a, const uint8_t *model, uint6
 }
 
 /*
- * A RAID-10 grow moves only live data (issue 42): on a 4 -> 6 with two small runs written,
- * the chunks of unused regions are not read (the old members read no more than the used
- * regions' bytes) and their new copies are zeroed, not written (the added members' files
- * held old bytes: those copies read zero after); every byte reads back, a scrub is clean,
- * the map stays as small, also reopened.
+ * A RAID-10 of 4 files (and 2 more, full of old bytes: 0xa5, not in it) with nothing
+ * written: its model, all zeroes.
  */
-/*
- * A RAID-10 of 4 files (and 2 more, full of old bytes: 0xa5) with two small runs written
- * (at a third and two thirds): the model, zeroes elsewhere.
- */
-static uint8_t *make_some(struct au_set *s, struct graid_array **a, uint64_t *size,
-			  uint64_t seed)
+static uint8_t *make_sparse(struct au_set *s, struct graid_array **a, uint64_t *size)
 {
 	uint8_t *model, *junk = malloc(1u << 20);
-	uint64_t at[2], len[2] = { 40 * 1024, 8 * 1024 };
 
 	au_make(s, 6, BYTES);
 	cr_assert_eq(au_create(s, 4, 10, CHUNK, a), 0);
 	*size = gu_array_bytes(*a, NULL);
-	at[0] = *size / 3 / BLK * BLK;
-	at[1] = *size * 2 / 3 / BLK * BLK;
 	model = aligned_alloc(BLK, *size);
 	cr_assert_not_null(model);
 	cr_assert_not_null(junk);
@@ -204,14 +195,43 @@ static uint8_t *make_some(struct au_set *s, struct graid_array **a, uint64_t *si
 			cr_assert_eq(pwrite(fd, junk, 1u << 20, (off_t)off), 1 << 20);
 		close(fd);
 	}
-	for (unsigned i = 0; i < 2; i++) {
-		gu_fill(model + at[i], len[i], seed + i);
-		cr_assert_eq(graid_array_write(*a, model + at[i], len[i], at[i]), (ssize_t)len[i]);
-	}
 	free(junk);
 	return model;
 }
 
+/* @p len bytes of a pattern written at @p at, in the array and its model. */
+static void write_run(struct graid_array *a, uint8_t *model, uint64_t at, uint64_t len,
+		      uint64_t seed)
+{
+	gu_fill(model + at, len, seed);
+	cr_assert_eq(graid_array_write(a, model + at, len, at), (ssize_t)len);
+}
+
+/*
+ * A RAID-10 of 4 files (and 2 more, full of old bytes: 0xa5) with two small runs written
+ * (at a third and two thirds): the model, zeroes elsewhere.
+ */
+static uint8_t *make_some(struct au_set *s, struct graid_array **a, uint64_t *size,
+			  uint64_t seed)
+{
+	uint8_t *model = make_sparse(s, a, size);
+
+	write_run(*a, model, *size / 3 / BLK * BLK, 40 * 1024, seed);
+	write_run(*a, model, *size * 2 / 3 / BLK * BLK, 8 * 1024, seed + 1);
+	return model;
+}
+
+/*
+ * A RAID-10 grow moves only live data (issue 42): on a 4 -> 6 with two small runs written,
+ * the chunks of unused regions are not read (the old members read no more than the used
+ * regions' bytes) and their new copies are zeroed, not written (the members wrote no more
+ * than twice the used bytes; the added members' files held old bytes: those copies read
+ * zero after); long runs of them take far fewer windows (records) than 16-chunk windows
+ * would; every byte reads back, a scrub is clean, the used bytes stay as they were, also
+ * reopened. Its used regions line up with the windows: each window copies only used chunks
+ * or skips only unused ones (a copying window's unused chunks:
+ * the_unused_chunks_of_a_copying_window_are_zeroed_at_their_new_places).
+ */
 Test(reshape_grow10, a_grow_reads_and_copies_only_the_used_regions)
 {
 	struct graid_array *a;
@@ -337,6 +357,177 @@ Test(reshape_grow10, a_write_between_the_look_and_the_locks_of_a_skipping_window
 	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
+	au_remove(&s);
+#else
+	cr_skip_test("the test seam exists only with -Dfault_injection");
+#endif
+}
+
+/*
+ * Used data straddling the boundaries of live-map regions, an unused region (no longer than
+ * a window: not a skipping window's) between each two pairs of used ones: the windows that
+ * copy also hold chunks of unused regions, which grow10_write zeroes at their new places
+ * (the added members' files held old bytes). After the grow, and reopened: every unused
+ * chunk's copies are zero on every member file, every byte reads back, a scrub is clean.
+ */
+Test(reshape_grow10, the_unused_chunks_of_a_copying_window_are_zeroed_at_their_new_places)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, reg;
+	uint8_t *model = make_sparse(&s, &a, &size);
+
+	cr_assert_not_null(a->live);
+	reg = a->live->map.region_stripes * CHUNK;
+	cr_assert_leq(a->live->map.region_stripes, GROW10_WINDOW_CHUNKS,
+		      "a region of %llu chunks: its run would be a skipping window's",
+		      (unsigned long long)a->live->map.region_stripes);
+	/* Regions 3k + 4 and 3k + 5 used (a run across their boundary), 3k + 6 unused. */
+	for (unsigned k = 0; k < 6; k++) {
+		uint64_t edge = (3 * k + 5) * reg;
+
+		cr_assert_lt(edge + reg, size);
+		write_run(a, model, edge - 2 * BLK, 4 * BLK, 200 + k);
+	}
+	cr_assert_eq(graid_array_grow(a, &s.paths[4], 2, GRAID_GROW_WAIT), 0);
+	gu_check_all(a, model, size);
+	check_unused_zero(a, model, size);
+	gu_scrub_clean(a, "grown");
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, 6, NULL, &a), 0);
+	gu_check_all(a, model, size);
+	check_unused_zero(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+#if GRAID_FAULT_INJECTION
+/* The outage below: the added member's controller goes down at the first skipping window. */
+static char outage_state[320];
+static atomic_int outage_looks;
+
+static void outage_at_look(struct graid_array *a, uint64_t c0, uint64_t c1)
+{
+	(void)a;
+	(void)c0;
+	(void)c1;
+	if (atomic_fetch_add(&outage_looks, 1) == 0)
+		cr_assert_eq(au_ctrl_state(outage_state, "connecting"), 0);
+}
+
+static int member_state(struct graid_array *a, unsigned idx)
+{
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+
+	cr_assert_eq(graid_array_member_info(a, idx, &mi), 0);
+	return mi.state;
+}
+#endif
+
+/*
+ * The added member 4 (its file full of old bytes) behind a modelled NVMe-oF controller
+ * (faulty:fabric-state=) that goes down at the first window skipping a run of unused
+ * chunks: the job takes it out and goes on around it, its skipping windows marking their
+ * chunks in the bitmap for it. The controller live again after the finish, the member
+ * catches up from the bitmap: every unused chunk's copies read zero on every member file
+ * (a skipping window that did not mark would leave member 4's old bytes where the live map
+ * promises zeroes), every byte reads back, a scrub is clean, also reopened.
+ */
+Test(reshape_grow10, the_added_member_out_during_skipping_windows_catches_up_to_zeroes,
+     .timeout = 300)
+{
+#if GRAID_FAULT_INJECTION
+	struct graid_member_info mi = { .struct_size = sizeof(mi) };
+	const char *paths[2];
+	char spec[700];
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	uint8_t *model = make_some(&s, &a, &size, 120);
+
+	snprintf(outage_state, sizeof(outage_state), "%s/ctrl-state", s.dir);
+	cr_assert_eq(au_ctrl_state(outage_state, "live"), 0);
+	snprintf(spec, sizeof(spec), "faulty:fabric-state=%s:%s", outage_state, s.path[4]);
+	paths[0] = spec;
+	paths[1] = s.paths[5];
+	atomic_store(&outage_looks, 0);
+	graid__test_grow10_skip_look = outage_at_look;
+	graid_log_set(gu_log_keep, NULL, GRAID_LOG_ERR); /* the outage's failures */
+	cr_assert_eq(graid_array_grow(a, paths, 2, GRAID_GROW_WAIT), 0);
+	graid__test_grow10_skip_look = NULL;
+	cr_assert_gt(atomic_load(&outage_looks), 1, "fewer than two skipping windows");
+	cr_assert_eq(member_state(a, 4), GRAID_MEMBER_UNREACHABLE, "member 4 was not taken out");
+	cr_assert_eq(gu_array_bytes(a, NULL), grown_size(size, 4, 6));
+	gu_check_all(a, model, size);
+	cr_assert_eq(au_ctrl_state(outage_state, "live"), 0);
+	for (int i = 0; i < 3000 && member_state(a, 4) != GRAID_MEMBER_ACTIVE; i++)
+		usleep(10000);
+	cr_assert_eq(member_state(a, 4), GRAID_MEMBER_ACTIVE, "member 4 did not come back");
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	cr_assert_eq(graid_array_member_info(a, 4, &mi), 0);
+	cr_log_info("member 4 caught up %llu of %llu bytes", (unsigned long long)mi.catchup_done,
+		    (unsigned long long)mi.catchup_total);
+	cr_assert_eq(mi.catchup_done, mi.catchup_total);
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "caught up");
+	cr_assert_eq(graid_array_close(a), 0);
+	/* Reopened on the files: check_unused_zero reads them by the members' paths. */
+	cr_assert_eq(graid_array_open(s.paths, 6, NULL, &a), 0);
+	check_unused_zero(a, model, size);
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "reopened");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+#else
+	cr_skip_test("the test seam and faulty: members exist only with -Dfault_injection");
+#endif
+}
+
+#if GRAID_FAULT_INJECTION
+/* The skipping windows below: the most chunks one took. */
+static atomic_ullong skip_most;
+
+static void skip_size(struct graid_array *a, uint64_t c0, uint64_t c1)
+{
+	(void)a;
+	if (c1 - c0 > atomic_load(&skip_most))
+		atomic_store(&skip_most, c1 - c0);
+}
+#endif
+
+/*
+ * An empty RAID-10 of 1 MiB chunks (the largest) grown 4 -> 6: its windows skipping runs
+ * of unused chunks zero at most GROW56_LIVE_SKIP_BYTES of new copies each (two a chunk:
+ * 128 chunks, not GROW10_SKIP_CHUNKS' 256, whose 512 MiB a device writing its zeroes would
+ * write under the window's locks); every byte after reads zero, the added members' too.
+ */
+Test(reshape_grow10, a_skipping_window_zeroes_at_most_256_mib_of_copies, .timeout = 300)
+{
+#if GRAID_FAULT_INJECTION
+	const uint32_t big = GRAID_LAYOUT_MAX_CHUNK;
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t grown;
+
+	au_make(&s, 6, 200ull << 20);
+	cr_assert_eq(au_create(&s, 4, 10, big, &a), 0);
+	atomic_store(&skip_most, 0);
+	graid__test_grow10_skip_look = skip_size;
+	cr_assert_eq(graid_array_grow(a, &s.paths[4], 2, GRAID_GROW_WAIT), 0);
+	graid__test_grow10_skip_look = NULL;
+	cr_log_info("1 MiB chunks: the longest skipping window took %llu chunks",
+		    (unsigned long long)atomic_load(&skip_most));
+	cr_assert_gt(atomic_load(&skip_most), GROW10_WINDOW_CHUNKS, "no window skipped a run");
+	cr_assert_leq(atomic_load(&skip_most) * 2 * big, GROW56_LIVE_SKIP_BYTES,
+		      "a window of %llu chunks zeroed %llu MiB of copies",
+		      (unsigned long long)atomic_load(&skip_most),
+		      (unsigned long long)(atomic_load(&skip_most) * 2 * big >> 20));
+	grown = gu_array_bytes(a, NULL);
+	for (uint64_t off = 0; off < grown; off += 16ull << 20)
+		check_tail_zero(a, off, off + 16 * big < grown ? off + 16 * big : grown);
+	cr_assert_eq(graid_array_close(a), 0);
 	au_remove(&s);
 #else
 	cr_skip_test("the test seam exists only with -Dfault_injection");

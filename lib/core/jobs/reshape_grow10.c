@@ -313,6 +313,9 @@ int grow10_skip_window(struct graid_array *a, struct reshape_job *j, struct arra
 {
 	uint32_t chunk = rs->old_lay.chunk;
 	uint64_t c0 = j->rec.position / chunk, end = rs->end / chunk, n = 0;
+	/* Two new copies a chunk zeroed: at most GROW56_LIVE_SKIP_BYTES of them a window. */
+	uint64_t most = GROW56_LIVE_SKIP_BYTES / (2ull * chunk) < GROW10_SKIP_CHUNKS
+			? GROW56_LIVE_SKIP_BYTES / (2ull * chunk) : GROW10_SKIP_CHUNKS;
 	bool written[GRAID_MAX_MEMBERS] = { false };
 	struct reshape_record rec;
 	unsigned *held, nheld;
@@ -320,7 +323,7 @@ int grow10_skip_window(struct graid_array *a, struct reshape_job *j, struct arra
 
 	if (!a->live)
 		return 0;
-	while (n < GROW10_SKIP_CHUNKS && c0 + n < end && live_stripe_unused(a, c0 + n))
+	while (n < most && c0 + n < end && live_stripe_unused(a, c0 + n))
 		n++;
 	if (n <= GROW10_WINDOW_CHUNKS)
 		return 0; /* a window of its own: its chunks zeroed in it (grow10_move) */

@@ -49,16 +49,20 @@ int grow10_move(struct graid_array *a, struct reshape_io *rio, const struct arra
 /*
  * The most chunks one window of unused chunks takes (grow10_skip_window): it costs a
  * deallocation a member, not a transfer, but holds the locks of all its chunks while it
- * runs (as RAID-5/6's GROW56_LIVE_SKIP_ROWS).
+ * runs (as RAID-5/6's GROW56_LIVE_SKIP_ROWS). Its zeroed copies, two a chunk, are held
+ * to GROW56_LIVE_SKIP_BYTES too (256 MiB: 128 chunks of 1 MiB), as a RAID-5/6 window's
+ * are: a device whose zeroing writes the zeroes (BLKZEROOUT without an offload) writes
+ * no more than that, unpaced, while the window's locks are held.
  */
 #define GROW10_SKIP_CHUNKS 256u
 
 /*
  * Where the chunks from job @p j's position on lie in unused regions of the live-data map,
- * more than a window moves (GROW10_WINDOW_CHUNKS), up to GROW10_SKIP_CHUNKS: one window of
- * them, safe in place whatever it overlaps (the new places of chunks [p, q) hold, at and
- * past p, only chunks of [p, q), which read zero): under their locks, checked again, their
- * new copies zeroed (a deallocation a member), flushed, the record, the position. A write
+ * more than a window moves (GROW10_WINDOW_CHUNKS), up to GROW10_SKIP_CHUNKS and
+ * GROW56_LIVE_SKIP_BYTES of zeroed copies: one window of them, safe in place whatever it
+ * overlaps (the new places of chunks [p, q) hold, at and past p, only chunks of [p, q),
+ * which read zero): under their locks, checked again, their new copies zeroed (a
+ * deallocation a member), flushed, the record, the position. A write
  * that marked one meanwhile: nothing done, nothing recorded (0), the next window is a
  * copying one.
  * docs/RESHAPE.md, "RAID-10 growing, as built".
