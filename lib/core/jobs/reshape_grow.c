@@ -140,7 +140,9 @@ static int grow_read_narrow(struct graid_array *a, struct reshape_job *j,
 		return -EIO;
 	}
 	for (uint32_t at = 0; at < one.len; at += BBL_UNIT)
-		reshape_io_add(&j->rio, one.member, false, one.buf + at, BBL_UNIT, one.off + at);
+		if ((rc = reshape_io_queue(&j->rio, one.member, false, one.buf + at, BBL_UNIT,
+					   one.off + at)) != 0)
+			return rc;
 	rc = reshape_io_run(&j->rio, "reading 4 KiB of a chunk to move from", &n);
 	if (rc && rc != -ENODATA)
 		return rc;
@@ -189,8 +191,10 @@ static int grow_read_chunks(struct graid_array *a, struct reshape_job *j, uint32
 	int rc;
 
 	for (unsigned k = 0; k < n; k++)
-		reshape_io_add(&j->rio, from[k].member, false, j->buf + (size_t)k * chunk, chunk,
-			       from[k].member_off);
+		if ((rc = reshape_io_queue(&j->rio, from[k].member, false,
+					   j->buf + (size_t)k * chunk, chunk,
+					   from[k].member_off)) != 0)
+			return rc;
 	rc = reshape_io_run(&j->rio, "reading chunks to move from", NULL);
 	if (rc && rc != -ENODATA)
 		return rc;
@@ -249,8 +253,8 @@ static int grow_move_chunks(struct graid_array *a, struct reshape_job *j,
 	memset(lost, 0, sizeof(lost));
 	rc = grow_read_chunks(a, j, chunk, cno, from, n, lost);
 	for (unsigned k = 0; rc == 0 && k < n; k++) {
-		reshape_io_add(&j->rio, to[k].member, true, j->buf + (size_t)k * chunk, chunk,
-			       to[k].member_off);
+		rc = reshape_io_queue(&j->rio, to[k].member, true, j->buf + (size_t)k * chunk,
+				      chunk, to[k].member_off);
 		written[to[k].member] = true;
 	}
 	if (rc == 0)
