@@ -12,7 +12,10 @@
  * and verifying after. The review's four findings (each test named there): a lost write of
  * the job's own on an added member, a tag that cannot be read where the job writes, a RAID-6
  * with two roles out, the job queue's words; and a caller growing one with no test switch.
- * Crashes: test_reshape_crash.c's checksummed variants. The tests set graid__test_grow56
+ * The switch-on's review (each test named there): an added device keeping its tags in NVMe
+ * metadata refused before any write (1), a RAID-6 two-out lost column reported once (4), a
+ * full job queue stopping the job (5), a build without checksummed grows not resuming one
+ * (6). Crashes: test_reshape_crash.c's checksummed variants. The tests set graid__test_grow56
  * and graid__test_grow_csum (on for callers too since the findings were fixed).
  */
 #include <errno.h>
@@ -31,12 +34,14 @@
 #include "growutil.h"
 #include "array/array.h"
 #include "format/layout.h"
+#include "format/nvme_meta.h"
 #include "format/tag_format.h"
 #include "jobs/reshape_grow.h"
+#include "jobs/reshape_csum.h"
 #include "jobs/reshape_io.h"
 
 #if GRAID_FAULT_INJECTION
-extern bool graid__test_grow56, graid__test_grow_csum;
+extern bool graid__test_grow56, graid__test_grow_csum, graid__test_grow_csum_off;
 extern _Atomic int graid__test_csum_peek_err;
 extern _Atomic unsigned graid__test_csum_peek_hits;
 extern bool graid__test_csum_peek_dest;
@@ -44,7 +49,7 @@ extern unsigned graid__test_csum_peek_member;
 extern uint64_t graid__test_csum_peek_block;
 #else
 /* No switches in a release build: setup() skips. */
-static bool graid__test_grow56, graid__test_grow_csum;
+static bool graid__test_grow56, graid__test_grow_csum, graid__test_grow_csum_off;
 static _Atomic int graid__test_csum_peek_err;
 static _Atomic unsigned graid__test_csum_peek_hits;
 static bool graid__test_csum_peek_dest;
@@ -454,6 +459,16 @@ Test(reshape_grow_csum, a_tag_unreadable_when_the_job_writes_its_place_is_never_
 	au_remove(&s);
 }
 
+static _Atomic unsigned lost_write_events;
+
+/* Counts the array-wide (member -1) checksum-lost-write events: the job's loss reports. */
+static void on_lost_write(void *arg, const struct graid_event *ev)
+{
+	(void)arg;
+	if (ev->type == GRAID_EVENT_CSUM_LOST_WRITE && ev->member == -1)
+		atomic_fetch_add(&lost_write_events, 1);
+}
+
 /*
  * Review finding 3: a RAID-6 with two roles out (@p nout 2; 1: only the data role). A lost
  * write before the grow (a data block and its tag put back as they were) in an old row whose
@@ -500,6 +515,8 @@ static void raid6_lost_write_roles_out(unsigned nout)
 	file_rw(s.path[o.member], tag_at, tag, 8, true);
 
 	cr_assert_eq(graid_array_open(s.paths, nold, NULL, &a), 0);
+	graid_array_set_event_callback(a, on_lost_write, NULL);
+	atomic_store(&lost_write_events, 0);
 	/* Out once the grow runs (a reshape starts with every member in), before the row. */
 	gu_slow_down(a, 2u << 20);
 	cr_assert_eq(graid_array_grow(a, &s.paths[nold], 1, 0), 0);
@@ -509,6 +526,11 @@ static void raid6_lost_write_roles_out(unsigned nout)
 	cr_assert_lt(atomic_load(&a->reshape_mem->position), at / 2, "the job went too fast");
 	gu_slow_down(a, 0);
 	cr_assert_eq(reshape_job_wait(a), 0);
+	/* Finding 4 of the switch-on's review: the column reported once, not once a chunk. */
+	if (nout == 2)
+		cr_assert_eq(atomic_load(&lost_write_events), 1,
+			     "%u checksum-lost-write events for one column",
+			     atomic_load(&lost_write_events));
 	cr_assert_eq(gu_array_bytes(a, NULL), size / gu_ndata(6, nold) * gu_ndata(6, n));
 	/* Every block right, but the column's units of the old row's chunks, which fail -EIO. */
 	for (uint64_t b = 0; b < size; b += BLK) {
@@ -583,6 +605,16 @@ Test(reshape_grow_csum, a_full_job_queue_queues_nothing_and_says_so, .init = set
 	cr_assert_eq(rio.ios[0].fault.meta_in, words);
 	rio.ios[0].fault.meta_in = NULL;
 	cr_assert_eq(reshape_io_run(&rio, "reading", NULL), 0);
+	/*
+	 * Finding 5 of the switch-on's review (latent: every queue is sized for its phase): the
+	 * callers that set nothing on the I/O queue through reshape_io_queue(), which on a full
+	 * queue empties it (nothing of the step issued: no chunk moved unread or left unwritten)
+	 * and answers -EOVERFLOW, which stops the job for good (not retried by the worker).
+	 */
+	cr_assert_eq(reshape_io_queue(&rio, 0, false, buf, CHUNK, 0), 0);
+	cr_assert_eq(rio.n, 1);
+	cr_assert_eq(reshape_io_queue(&rio, 1, false, buf + CHUNK, CHUNK, 0), -EOVERFLOW);
+	cr_assert_eq(rio.n, 0, "a step half queued was left to run");
 	reshape_io_close(&rio);
 	free(buf);
 	cr_assert_eq(graid_array_close(a), 0);
@@ -826,4 +858,96 @@ Test(reshape_grow_csum, a_caller_grows_a_checksummed_raid5_without_the_test_swit
 	graid__test_grow56 = false;
 	graid__test_grow_csum = false;
 	grow_whole(5, 4, 81);
+}
+
+/*
+ * Review finding 1 of the switch-on: an added device that would keep its tags in its blocks'
+ * NVMe metadata (a passthrough namespace in tag mode) gets no never-written tags there (its
+ * deallocated metadata reads absent: a lost write of the job's would go unseen), so a
+ * checksummed grow adding one is refused -EOPNOTSUPP before anything is written. No test
+ * here can open such a device through graid_array_grow() (member_open() decides the mode
+ * from a namespace's identify data, which a file has none of): the devices are members of
+ * an array given the fields member_open() would set (as test_tag_inline.c does), and the
+ * start's first write to the added devices, reshape_csum_prep_added(), is called on them
+ * directly: the plain one before the inline one keeps its tag area as it was too.
+ */
+Test(reshape_grow_csum, an_added_device_keeping_its_tags_inline_is_refused_before_any_write,
+     .init = setup)
+{
+	struct graid_array *a;
+	struct au_set s;
+	struct member_nvme *n, saved;
+	uint64_t size;
+	uint8_t *model = make_array(&s, 5, 4, 0, &a, &size, 93);
+	uint8_t before[2][BLK], after[BLK];
+
+	cr_assert(a->csum && a->csum_gens);
+	cr_assert_eq(graid_array_close(a), 0);
+	/* Reopened: no tag block dirty in the store, so the files show what the test does. */
+	cr_assert_eq(graid_array_open(s.paths, 4, NULL, &a), 0);
+	for (unsigned i = 0; i < 2; i++)
+		file_rw(s.paths[2 + i], a->tag_offset, before[i], BLK, false);
+	n = &a->members[3].dev.nvme;
+	saved = *n;
+	n->passthru = true;
+	n->meta.mode = NVME_META_TAG;
+	gu_log_text[0] = '\0';
+	graid_log_set(gu_log_keep, NULL, GRAID_LOG_INFO);
+	cr_assert_eq(reshape_csum_prep_added(a, &a->members[2], 2), -EOPNOTSUPP);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	cr_assert_not_null(strstr(gu_log_text, s.paths[3]), "the refusal names the device:\n%s",
+			   gu_log_text);
+	for (unsigned i = 0; i < 2; i++) {
+		file_rw(s.paths[2 + i], a->tag_offset, after, BLK, false);
+		cr_assert_eq(memcmp(after, before[i], BLK), 0, "member %u's tag area was written",
+			     2 + i);
+	}
+	/* The same device as a file (its tag area the authoritative tags): prepared. */
+	*n = saved;
+	cr_assert_eq(reshape_csum_prep_added(a, &a->members[3], 1), 0);
+	file_rw(s.paths[3], a->tag_offset, after, BLK, false);
+	cr_assert_neq(memcmp(after, before[1], BLK), 0,
+		      "the plain device's tag area was not written");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+/*
+ * Finding 6 of the switch-on's review: a build that does not grow checksummed RAID-5/6
+ * arrays (GROW_CSUM_BUILT 0: graid__test_grow_csum_off here) refuses to open one whose grow
+ * another build started, -EOPNOTSUPP with nothing written, as any reshape it cannot resume
+ * (it resumed it before). A build that grows them resumes it then, every byte right.
+ */
+Test(reshape_grow_csum, a_build_without_checksummed_grows_does_not_resume_one, .init = setup)
+{
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	uint8_t *model = make_array(&s, 5, 4, 1, &a, &size, 97);
+	int rc;
+
+	gu_slow_down(a, 2u << 20);
+	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, 0), 0);
+	usleep(200000);
+	cr_assert_eq(graid_array_close(a), 0);
+	graid__test_grow_csum = false;
+	graid__test_grow_csum_off = true;
+	gu_log_text[0] = '\0';
+	graid_log_set(gu_log_keep, NULL, GRAID_LOG_INFO);
+	rc = graid_array_open(s.paths, 5, NULL, &a);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	graid__test_grow_csum_off = false;
+	if (rc == 0)
+		graid_array_close(a);
+	cr_assert_eq(rc, -EOPNOTSUPP, "opened: %d\n%s", rc, gu_log_text);
+	cr_assert_not_null(strstr(gu_log_text, "GROW_CSUM_BUILT"), "%s", gu_log_text);
+	graid__test_grow_csum = true;
+	cr_assert_eq(graid_array_open(s.paths, 5, NULL, &a), 0);
+	if (a->reshape_job)
+		cr_assert_eq(reshape_job_wait(a), 0);
+	check_verified(a, model, size, 5, "resumed by a build that grows them");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
 }

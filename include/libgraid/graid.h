@@ -1472,7 +1472,9 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  *   named in the log), ::GRAID_GROW_RAID6 on an array that is not a RAID-5 (named in the
  *   log), a RAID-6 made from a RAID-5 by ::GRAID_GROW_RAID6 (Q-last: no grow takes it
  *   in this version), a RAID-5/6 with a write-hole journal, a RAID-10 with checksums,
- *   ::GRAID_GROW_RAID6 on a RAID-5 with checksums, or an array whose reserved area has
+ *   ::GRAID_GROW_RAID6 on a RAID-5 with checksums, a RAID-5/6 with checksums given an
+ *   NVMe namespace that would keep its tags in its blocks' metadata (named in the log;
+ *   nothing written), or an array whose reserved area has
  *   no room for the reshape record (another writer's array); -ENOSPC a RAID-10 whose
  *   write-intent bitmap or live-data
  *   map would have too few bits (or this handle too few regions: close and open again)

@@ -81,7 +81,7 @@ static int open_refuse_reshape(struct assembly *as)
 				   as->c[i].sb.nmembers, state);
 			return -EOPNOTSUPP;
 		}
-	if (reshape_grow_resumable(&rec)) {
+	if (reshape_grow_resumable(&rec, as->fresh->flags & GRAID_SB_F_CHECKSUMS)) {
 		/* A RAID-0 growing: served by position, and a writable open goes on moving. */
 		graid__log(GRAID_LOG_NOTICE, "open: array %s: reshape in progress (%s): resumed",
 			   uuid, state);

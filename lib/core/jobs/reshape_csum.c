@@ -12,9 +12,11 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "format/nvme_meta.h"
 #include "format/tag_format.h"
 #include "io/lost_write_column.h"
 #include "jobs/reshape_csum.h"
+#include "jobs/reshape_job.h"
 #include "member/tag_store.h"
 #include "meta/bitmap.h"
 #include "meta/csum_report.h"
@@ -59,12 +61,35 @@ static int reshape_csum_prep_one(struct graid_array *a, struct member *m)
 	return rc;
 }
 
+/*
+ * Whether added device @p m would keep its tags inline, in its blocks' NVMe metadata (the
+ * rule of tag_inline_attach(), which decides it when the role is installed): the metadata
+ * is then the authoritative tag and the tag area only a copy. What the device's metadata
+ * holds is nobody's (deallocated: zeroes, absent tags), and nothing here writes never-written
+ * tags into it, so a lost write of the job's there would go unseen (review finding 1 of the
+ * switch-on): such a grow is refused before anything is written.
+ */
+static bool reshape_csum_inline(const struct graid_array *a, const struct member *m)
+{
+	return a->csum && m->dev.nvme.passthru && m->dev.nvme.meta.mode == NVME_META_TAG;
+}
+
 int reshape_csum_prep_added(struct graid_array *a, struct member *m, unsigned n)
 {
 	int rc = 0;
 
 	if (!a->csum)
 		return 0;
+	for (unsigned i = 0; i < n; i++)
+		if (reshape_csum_inline(a, &m[i])) {
+			graid__log(GRAID_LOG_ERR,
+				   "grow: %s would keep its checksum tags in its blocks' NVMe "
+				   "metadata, which a checksummed grow does not prepare (docs/"
+				   "RESHAPE.md, \"The added roles\"): add its block device, or "
+				   "format it without metadata; nothing written",
+				   m[i].dev.path);
+			return -EOPNOTSUPP;
+		}
 	for (unsigned i = 0; rc == 0 && i < n; i++) {
 		/* Without generations nothing compares them: absent (zeroed) is as good. */
 		rc = a->csum_gens ? reshape_csum_prep_one(a, &m[i])
@@ -386,9 +411,19 @@ int reshape_csum_judge_old(struct graid_array *a, const struct layout *l, uint64
 		lwc_scrub_erasures(a, row, blk, era, &sc);
 	else if (out == 1)
 		lwc_rebuild_erasures(a, row, blk, era, &sc);
-	/* RAID-6 with two out: a mismatch moves the column as a loss (nothing rebuilds it). */
-	else if (out == 2 && l->nparity == 2)
-		rc = reshape_csum_two_out(a, l, row, &sc.lost, true);
+	/*
+	 * RAID-6 with two out: a mismatch moves the column as a loss (nothing rebuilds it),
+	 * reported once for the row, not once per data chunk recovered from it (finding 4 of
+	 * the switch-on's review: the job's thread only calls this).
+	 */
+	else if (out == 2 && l->nparity == 2) {
+		struct reshape_job *j = a->reshape_job;
+		bool report = !j || j->csum_reported_row != row + 1;
+
+		rc = reshape_csum_two_out(a, l, row, &sc.lost, report);
+		if (rc == 0 && j)
+			j->csum_reported_row = row + 1;
+	}
 	for (unsigned w = 0; w < BBL_COLS_WORDS; w++)
 		lost_cols->w[w] |= sc.lost.w[w];
 	/* Columns without an erasure: a located stale block rebuilt in blk (every role in). */

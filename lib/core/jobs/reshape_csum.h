@@ -23,7 +23,9 @@
  * the device held there is nobody's): with generations every tag "never written" (present,
  * generation 0, CRC 0: a write of the job's lost with its tag is then one write behind the
  * parity's record, and the device's old bytes fail their CRC), without them zeroed (absent).
- * 0 (also without checksums) or -errno.
+ * 0 (also without checksums), -EOPNOTSUPP where an added device would keep its tags in its
+ * blocks' NVMe metadata (a passthrough namespace in tag mode: nothing written, logged), or
+ * the -errno of a write or flush.
  */
 int reshape_csum_prep_added(struct graid_array *a, struct member *m, unsigned n);
 

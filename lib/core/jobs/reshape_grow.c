@@ -140,7 +140,9 @@ static int grow_read_narrow(struct graid_array *a, struct reshape_job *j,
 		return -EIO;
 	}
 	for (uint32_t at = 0; at < one.len; at += BBL_UNIT)
-		reshape_io_add(&j->rio, one.member, false, one.buf + at, BBL_UNIT, one.off + at);
+		if ((rc = reshape_io_queue(&j->rio, one.member, false, one.buf + at, BBL_UNIT,
+					   one.off + at)) != 0)
+			return rc;
 	rc = reshape_io_run(&j->rio, "reading 4 KiB of a chunk to move from", &n);
 	if (rc && rc != -ENODATA)
 		return rc;
@@ -189,8 +191,10 @@ static int grow_read_chunks(struct graid_array *a, struct reshape_job *j, uint32
 	int rc;
 
 	for (unsigned k = 0; k < n; k++)
-		reshape_io_add(&j->rio, from[k].member, false, j->buf + (size_t)k * chunk, chunk,
-			       from[k].member_off);
+		if ((rc = reshape_io_queue(&j->rio, from[k].member, false,
+					   j->buf + (size_t)k * chunk, chunk,
+					   from[k].member_off)) != 0)
+			return rc;
 	rc = reshape_io_run(&j->rio, "reading chunks to move from", NULL);
 	if (rc && rc != -ENODATA)
 		return rc;
@@ -249,8 +253,8 @@ static int grow_move_chunks(struct graid_array *a, struct reshape_job *j,
 	memset(lost, 0, sizeof(lost));
 	rc = grow_read_chunks(a, j, chunk, cno, from, n, lost);
 	for (unsigned k = 0; rc == 0 && k < n; k++) {
-		reshape_io_add(&j->rio, to[k].member, true, j->buf + (size_t)k * chunk, chunk,
-			       to[k].member_off);
+		rc = reshape_io_queue(&j->rio, to[k].member, true, j->buf + (size_t)k * chunk,
+				      chunk, to[k].member_off);
 		written[to[k].member] = true;
 	}
 	if (rc == 0)
@@ -635,6 +639,8 @@ int grow_finish(struct graid_array *a, struct reshape_job *j, struct array_resha
 #if GRAID_FAULT_INJECTION
 bool graid__test_grow56;
 bool graid__test_grow_csum;
+/* Tests: checksummed RAID-5/6 grows off as in a build with GROW_CSUM_BUILT 0 (wins). */
+bool graid__test_grow_csum_off;
 #endif
 
 bool grow56_allowed(void)
@@ -649,13 +655,32 @@ bool grow56_allowed(void)
 bool grow_csum_allowed(void)
 {
 #if GRAID_FAULT_INJECTION
+	if (graid__test_grow_csum_off)
+		return false;
 	if (graid__test_grow_csum)
 		return true;
 #endif
 	return GROW_CSUM_BUILT;
 }
 
-bool reshape_grow_resumable(const struct reshape_record *r)
+/*
+ * A RAID-5/6 grow (or RAID-5 -> 6 Q-last) of an array with checksums (@p csum) only where
+ * this build grows those too (finding 6 of the switch-on's review: a build with
+ * GROW_CSUM_BUILT 0 must not go on with one another build started).
+ */
+static bool grow56_resumable(bool csum)
+{
+	if (!grow56_allowed())
+		return false;
+	if (csum && !grow_csum_allowed()) {
+		graid__log(GRAID_LOG_ERR, "open: the reshape is a checksummed RAID-5/6 grow, which "
+					  "this build does not run (GROW_CSUM_BUILT is 0 in it)");
+		return false;
+	}
+	return true;
+}
+
+bool reshape_grow_resumable(const struct reshape_record *r, bool csum)
 {
 	int level = r->old_geo.level;
 
@@ -667,14 +692,14 @@ bool reshape_grow_resumable(const struct reshape_record *r)
 		return false;
 	/* RAID-5 -> RAID-6 Q-last (reshape_qlast.c): the RAID-5/6 job, Q the only new chunk. */
 	if (reshape_qlast_record(r))
-		return grow56_allowed();
+		return grow56_resumable(csum);
 	if (level != r->new_geo.level || r->new_geo.layout != RESHAPE_LAYOUT_DEFAULT)
 		return false;
 	if (level == 0 || (level == 10 && grow10_allowed()))
 		return r->stage_bytes == 0 &&
 		       (r->phase == RESHAPE_PHASE_COPY || r->phase == RESHAPE_PHASE_FINISHING);
 	/* RAID-5/6: every phase (STAGED is finished by the open, reshape_job_launch). */
-	return (level == 5 || level == 6) && grow56_allowed();
+	return (level == 5 || level == 6) && grow56_resumable(csum);
 }
 
 int reshape_grow_resume(struct graid_array *a, const struct reshape_record *rec,

@@ -45,9 +45,11 @@ int reshape_grow_resume(struct graid_array *a, const struct reshape_record *rec,
 
 /*
  * Whether this build resumes @p rec: a RAID-0 (not staged, COPY or FINISHING) or RAID-5/6
- * (any phase) growing forward, rotating layout, chunk and data_bytes kept.
+ * (any phase) growing forward, rotating layout, chunk and data_bytes kept; a RAID-5/6 one
+ * of an array with checksums (@p csum: the superblock's GRAID_SB_F_CHECKSUMS) only where
+ * this build grows those (grow_csum_allowed(); else logged).
  */
-bool reshape_grow_resumable(const struct reshape_record *rec);
+bool reshape_grow_resumable(const struct reshape_record *rec, bool csum);
 
 /* Start the job reshape_grow_resume() prepared, if any. @return 0; -errno of the thread. */
 int reshape_job_launch(struct graid_array *a);

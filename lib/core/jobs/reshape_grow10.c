@@ -98,7 +98,9 @@ static int grow10_read_units(struct graid_array *a, struct reshape_io *rio,
 			if (!array_role_readable(a, x->om[k], off + BBL_UNIT) ||
 			    badblocks_overlap(a, x->om[k], off, BBL_UNIT))
 				continue;
-			reshape_io_add(rio, x->om[k], false, at, BBL_UNIT, off);
+			rc = reshape_io_queue(rio, x->om[k], false, at, BBL_UNIT, off);
+			if (rc)
+				return rc;
 			rc = reshape_io_run(rio, "reading 4 KiB of a chunk to move from", &n);
 			if (atomic_load(&a->broken))
 				return -EIO;
@@ -136,8 +138,10 @@ static int grow10_read(struct graid_array *a, struct reshape_io *rio, struct gro
 			 : grow10_copy_clean(a, &x[i], 1, chunk) ? 1 : 2;
 		if (x[i].src == 2)
 			continue;
-		reshape_io_add(rio, x[i].om[x[i].src], false, buf + (size_t)i * chunk, chunk,
-			       x[i].oo[x[i].src]);
+		rc = reshape_io_queue(rio, x[i].om[x[i].src], false, buf + (size_t)i * chunk,
+				      chunk, x[i].oo[x[i].src]);
+		if (rc)
+			return rc;
 		at[nio++] = i;
 	}
 	rc = nio ? reshape_io_run(rio, "reading chunks to move from", &got) : 0;
@@ -181,8 +185,10 @@ static int grow10_write(struct graid_array *a, struct reshape_io *rio, struct gr
 		for (unsigned k = 0; k < 2; k++) {
 			if (!array_role_writable(a, x[i].nm[k]) || x[i].zero)
 				continue;
-			reshape_io_add(rio, x[i].nm[k], true, buf + (size_t)i * chunk, chunk,
-				       x[i].no[k]);
+			rc = reshape_io_queue(rio, x[i].nm[k], true, buf + (size_t)i * chunk,
+					      chunk, x[i].no[k]);
+			if (rc)
+				return rc;
 			of[nio++] = &x[i];
 		}
 	rc = nio ? reshape_io_run(rio, "writing moved chunks to", &got) : 0;

@@ -109,9 +109,10 @@ static int grow56_batch_read(struct graid_array *a, const struct array_reshape *
 			if (!array_role_alive(a, o.member) || suspect ||
 			    badblocks_overlap(a, o.member, o.member_off, l->chunk))
 				b->recover[(size_t)k * l->ndata + d] = true;
-			else
-				reshape_io_add(rio, o.member, false, grow56_batch_block(b, k, d),
-					       l->chunk, o.member_off);
+			else if ((rc = reshape_io_queue(rio, o.member, false,
+							grow56_batch_block(b, k, d), l->chunk,
+							o.member_off)) != 0)
+				return rc;
 		}
 	rc = reshape_io_run(rio, "reading chunks to move from", &n);
 	if (grow56_batch_ring_rc(rio, rc))

@@ -47,6 +47,17 @@ struct mbio *reshape_io_add(struct reshape_io *x, unsigned member, bool write, u
 	return &x->ios[x->n++];
 }
 
+int reshape_io_queue(struct reshape_io *x, unsigned member, bool write, uint8_t *buf,
+		     uint32_t len, uint64_t off)
+{
+	if (reshape_io_add(x, member, write, buf, len, off))
+		return 0;
+	x->n = 0;
+	graid__log(GRAID_LOG_ERR, "reshape: the job's I/O queue (%zu I/Os) is full: a bug; "
+				  "stopped with nothing of the step issued", x->cap);
+	return -EOVERFLOW;
+}
+
 int reshape_io_run(struct reshape_io *x, const char *what, size_t *n)
 {
 	struct graid_array *a = x->mb.a;

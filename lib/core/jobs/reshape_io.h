@@ -37,6 +37,15 @@ struct mbio *reshape_io_add(struct reshape_io *x, unsigned member, bool write, u
 			    uint32_t len, uint64_t off);
 
 /*
+ * reshape_io_add() for a caller that sets nothing on the I/O: 0 queued; -EOVERFLOW the queue
+ * was full, then emptied (nothing of the phase is issued: no chunk moved unread nor left
+ * unwritten) and logged. The job stops on it and is not retried (reshape_job.c: a queue
+ * sized too small is a bug, the same at every try).
+ */
+int reshape_io_queue(struct reshape_io *x, unsigned member, bool write, uint8_t *buf,
+		     uint32_t len, uint64_t off);
+
+/*
  * Issue every I/O queued, wait for them all, and empty the queue. 0; else the first failure,
  * logged with @p what: -EIO a member failed (it was failed, as by any I/O), -ENODATA a read
  * hit a medium error on a member otherwise fine (its I/O's @c media set; the member stays),

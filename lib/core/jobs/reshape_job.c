@@ -46,10 +46,14 @@ static void grow_retry_plan(struct graid_array *a, struct reshape_job *j,
 	j->retry_at = graid__now_ns() + j->retry_delay;
 }
 
-/* Errors a retry cannot mend: a close, another host, a geometry with no safe window. */
+/*
+ * Errors a retry cannot mend: a close, another host, a geometry with no safe window, the
+ * job's I/O queue sized too small (-EOVERFLOW: a bug, the same at every try; logged by
+ * reshape_io_queue(), the next open tries again).
+ */
 static bool grow_retryable(int rc)
 {
-	return rc && rc != -ECANCELED && rc != -ESTALE && rc != -EPROTO;
+	return rc && rc != -ECANCELED && rc != -ESTALE && rc != -EPROTO && rc != -EOVERFLOW;
 }
 
 #if GRAID_FAULT_INJECTION

@@ -45,6 +45,11 @@ struct reshape_job {
 	/* RAID-5/6 retry (under lock): roles out when it stopped, when and how soon to retry. */
 	unsigned out_at_stop;
 	uint64_t retry_at, retry_delay;
+	/*
+	 * Checksums, RAID-6 with two roles out: old row + 1 whose lost columns were last
+	 * reported (each data chunk of a suspect row judges it again: one report a column).
+	 */
+	uint64_t csum_reported_row;
 };
 
 /* The routing state of @p rec's two geometries, at its position (array.h); NULL: no memory. */

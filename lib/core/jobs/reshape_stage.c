@@ -100,9 +100,10 @@ static int stage_read(struct graid_array *a, const struct stage_piece *p, uint64
 		    badblocks_overlap(a, o.member, o.member_off, chunk) ||
 		    reshape_csum_row_suspect(a, o.member_off / chunk))
 			p->recover[i] = true;
-		else
-			reshape_io_add(p->rio, o.member, false, p->buf + (size_t)i * chunk, chunk,
-				       o.member_off);
+		else if ((rc = reshape_io_queue(p->rio, o.member, false,
+						p->buf + (size_t)i * chunk, chunk,
+						o.member_off)) != 0)
+			return rc;
 	}
 	rc = reshape_io_run(p->rio, "reading chunks to stage from", &done);
 	if (p->rio->mb.broken)
