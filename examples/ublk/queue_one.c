@@ -202,6 +202,11 @@ static void uone_finished(struct uq *q, const struct graid_completion *c)
 			q->inflight++;
 			return;
 		}
+		/* The array quiesced meanwhile: served again from the start (queue.c uq_serve). */
+		if (rc == -EAGAIN) {
+			q->deferred[q->ndeferred++] = tag;
+			return;
+		}
 		res = rc;
 	}
 	uq_commit(q, tag, res > INT_MAX ? INT_MAX : (int)res);
