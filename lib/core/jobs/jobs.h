@@ -20,6 +20,25 @@ static inline int array_may_change(const struct graid_array *a)
 }
 
 /*
+ * The job under way that places rows by a->lay alone and so must end before the geometry
+ * changes (a grow's start, a RAID-10 grow's coarsening, a level conversion): a scrub, a
+ * replace in service (set up or copying), the resync after an unclean shutdown (pending,
+ * or running in the background). Its name for a log line ("a scrub"), or NULL. A reshape
+ * is the caller's own check (a grow's start sets reshape_starting itself).
+ */
+static inline const char *array_row_job_running(const struct graid_array *a)
+{
+	if (atomic_load(&a->scrubs_running))
+		return "a scrub";
+	if (atomic_load(&a->replace_role) || atomic_load(&a->replace))
+		return "a replace";
+	if (a->resync_background ||
+	    (a->bitmap.enabled && atomic_load(&a->bitmap.resync_from) != UINT64_MAX))
+		return "the resync after an unclean shutdown";
+	return NULL;
+}
+
+/*
  * Whether a RAID-5/6 or RAID-10 reshape is moving data (its routing set): rebuilds,
  * background resyncs, scrubs, replaces and spare takeovers place rows by a->lay alone,
  * which is only the old geometry's half of the array then, so they wait until it has

@@ -422,12 +422,8 @@ static int grow10_coarsen_ok(struct graid_array *a)
 
 	if (atomic_load(&a->reshape) || a->reshape_starting)
 		what = "a reshape";
-	else if (atomic_load(&a->scrubs_running))
-		what = "a scrub";
-	else if (a->bitmap.enabled && atomic_load(&a->bitmap.resync_from) != UINT64_MAX)
-		what = "the resync after an unclean shutdown";
-	else if (atomic_load(&a->replace))
-		what = "a replace";
+	else
+		what = array_row_job_running(a);
 	if (what) {
 		graid__log(GRAID_LOG_ERR, "grow: the region maps must be coarsened for this grow, "
 					  "and %s is under way: try again after it", what);

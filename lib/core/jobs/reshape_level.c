@@ -99,12 +99,8 @@ static int level_busy_check(struct graid_array *a, int change)
 
 	if (atomic_load(&a->reshape) || a->reshape_starting)
 		what = "a reshape";
-	else if (atomic_load(&a->scrubs_running))
-		what = "a scrub";
-	else if (a->bitmap.enabled && atomic_load(&a->bitmap.resync_from) != UINT64_MAX)
-		what = "the resync after an unclean shutdown";
-	else if (atomic_load(&a->replace))
-		what = "a replace";
+	else if ((what = array_row_job_running(a)))
+		;
 	else if (change == LEVEL_DROP_Q &&
 		 atomic_load(&a->members[n].state) == GRAID_MEMBER_REBUILDING)
 		/* A spare took the Q role: its rebuild is due (and keeps the spare's device). */

@@ -28,6 +28,7 @@
 static int grow_check(struct graid_array *a, unsigned n)
 {
 	struct superblock sb;
+	const char *busy;
 	int rc;
 
 	/*
@@ -45,15 +46,9 @@ static int grow_check(struct graid_array *a, unsigned n)
 	 * themselves in), so a grow starting under them would have them compare, repair or copy
 	 * rows the job has moved (found by review: a repairing scrub overwrote a RAID-10 copy).
 	 */
-	if (atomic_load(&a->scrubs_running) || atomic_load(&a->replace_role) ||
-	    atomic_load(&a->replace) ||
-	    a->resync_background ||
-	    (a->bitmap.enabled && atomic_load(&a->bitmap.resync_from) != UINT64_MAX)) {
-		graid__log(GRAID_LOG_ERR, "grow: a %s of this array is under way; grow once it has "
-					  "ended",
-			   atomic_load(&a->scrubs_running) ? "scrub"
-			   : (atomic_load(&a->replace_role) || atomic_load(&a->replace)) ? "replace"
-			   : "resync after an unclean shutdown");
+	if ((busy = array_row_job_running(a))) {
+		graid__log(GRAID_LOG_ERR, "grow: %s of this array is under way; grow once it has "
+					  "ended", busy);
 		return -EBUSY;
 	}
 	if (a->nmembers + n > a->member_cap) {
