@@ -5,7 +5,8 @@
  * trusted after a crash); a round some members miss clears the dropped member's superblock;
  * members and spares of the old level that missed the round come back (caught up or
  * rebuilt); an array split across the change is refused in either order of the paths; a
- * RAID-5 of two is refused a RAID-6 with a clear reason; a RAID-1 becoming a RAID-5 takes
+ * RAID-5 of two is refused a RAID-6 with a clear reason; a round only a spare takes keeps
+ * the new level; two spares both kept at any cut; a RAID-1 becoming a RAID-5 takes
  * the engine it was opened with; the dropped slot is emptied. Separate from test_reshape_level.c
  * (the changes themselves) to keep each file to one concern.
  */
@@ -448,6 +449,168 @@ Test(reshape_level_cut, raid1_a_spare_is_kept_across_the_change_at_any_cut)
 		graid_array_close(a);
 		au_remove(&s);
 	}
+}
+
+/* Whether the array holds file @p path as a hot spare. */
+static bool holds_spare(const struct graid_array *a, const char *path)
+{
+	for (unsigned i = 0; i < a->nspares; i++)
+		if (!strcmp(a->spares[i].dev.path, path))
+			return true;
+	return false;
+}
+
+/*
+ * F5 with two spares: the RAID-5 numbers its spare slots from four, so spare #2 takes slot
+ * 5, the slot spare #1 had in the RAID-6. A spare the cut left at the RAID-6's event is
+ * found by its slot id among the fresh spare slots, not by its old number (which would
+ * check it against spare #2's id and leave it out as replaced).
+ */
+Test(reshape_level_cut, two_spares_are_kept_across_the_drop_at_any_cut)
+{
+	for (long k = -1; k < 9; k++) {
+		struct au_set s;
+		struct graid_array *a;
+		uint64_t size;
+		uint8_t *model = make_q_last(&s, 7, &a, &size, 14);
+		int rc;
+
+		cr_assert_eq(graid_array_add_spare(a, s.paths[5]), 0, "%s", gu_log_text);
+		cr_assert_eq(graid_array_add_spare(a, s.paths[6]), 0, "%s", gu_log_text);
+		fault_writes_cut_after(k);
+		rc = graid_array_convert(a, 5, 0);
+		graid_array_close(a);
+		fault_writes_cut_after(-1);
+		gu_log_clear();
+		cr_assert_eq(graid_array_open(s.paths, 7, NULL, &a), 0, "cut %ld: %s", k,
+			     gu_log_text);
+		cr_log_info("cut after write %ld: convert %d, RAID-%d of %u, %u spares", k, rc,
+			    a->lay.level, a->nmembers, a->nspares);
+		cr_assert_eq(a->nspares, 2u, "cut %ld: a spare is lost: %s", k, gu_log_text);
+		cr_assert(holds_spare(a, s.paths[5]) && holds_spare(a, s.paths[6]), "cut %ld",
+			  k);
+		gu_check_all(a, model, size);
+		graid_array_close(a);
+		free(model);
+		au_remove(&s);
+	}
+}
+
+/*
+ * Two spares, spare #1 unreachable through the round (its own failed write is no error):
+ * it stays at the RAID-6's event and slot 5, which the RAID-5 gave spare #2; after a
+ * crash both are still spares.
+ */
+Test(reshape_level_cut, two_spares_the_first_missing_the_drop_both_kept)
+{
+	struct au_set s;
+	struct graid_array *a;
+	uint64_t size;
+	uint8_t *model = make_q_last(&s, 7, &a, &size, 15);
+	char state[320], spec[700];
+
+	snprintf(state, sizeof(state), "%s/ctrl-state", s.dir);
+	cr_assert_eq(au_ctrl_state(state, "live"), 0);
+	snprintf(spec, sizeof(spec), "faulty:fabric-state=%s:%s", state, s.path[5]);
+	cr_assert_eq(graid_array_add_spare(a, spec), 0, "%s", gu_log_text);
+	cr_assert_eq(graid_array_add_spare(a, s.paths[6]), 0, "%s", gu_log_text);
+	cr_assert_eq(au_ctrl_state(state, "connecting"), 0);
+	cr_assert_eq(graid_array_convert(a, 5, 0), 0, "%s", gu_log_text);
+	assert_level(a, 5, 4, "converted");
+	fault_writes_cut_after(0); /* a crash before spare #1 is written again */
+	graid_array_close(a);
+	fault_writes_cut_after(-1);
+	cr_assert_eq(au_ctrl_state(state, "live"), 0);
+
+	gu_log_clear();
+	cr_assert_eq(graid_array_open(s.paths, 7, NULL, &a), 0, "%s", gu_log_text);
+	assert_level(a, 5, 4, "reopened");
+	cr_assert_eq(a->nspares, 2u, "a spare is lost: %s", gu_log_text);
+	cr_assert(holds_spare(a, s.paths[5]) && holds_spare(a, s.paths[6]));
+	gu_check_all(a, model, size);
+	graid_array_close(a);
+	free(model);
+	au_remove(&s);
+}
+
+/*
+ * F1's other side: every member misses the round (reconnecting) but the hot spare takes
+ * it. Its superblock is the freshest an open finds (the RAID-5 of four at E + 1, the
+ * members at E taken as its current members), so the handle must keep the RAID-5 too, not
+ * go back to a RAID-6 the next open would not be.
+ */
+Test(reshape_level_cut, spare_takes_round_members_all_fail)
+{
+	struct au_set s;
+	struct graid_array *a;
+	uint64_t size;
+	uint8_t *model = make_q_last(&s, 6, &a, &size, 16);
+	char state[320], spec[5][700];
+	const char *paths[6];
+
+	cr_assert_eq(graid_array_add_spare(a, s.paths[5]), 0, "%s", gu_log_text);
+	cr_assert_eq(graid_array_close(a), 0);
+	snprintf(state, sizeof(state), "%s/ctrl-state", s.dir);
+	cr_assert_eq(au_ctrl_state(state, "live"), 0);
+	for (unsigned i = 0; i < 5; i++) {
+		snprintf(spec[i], sizeof(spec[i]), "faulty:fabric-state=%s:%s", state, s.path[i]);
+		paths[i] = spec[i];
+	}
+	paths[5] = s.paths[5];
+	cr_assert_eq(graid_array_open(paths, 6, NULL, &a), 0, "%s", gu_log_text);
+	cr_assert_eq(a->nspares, 1u);
+	cr_assert_eq(au_ctrl_state(state, "connecting"), 0);
+	cr_assert_neq(graid_array_convert(a, 5, 0), 0, "no member took the round");
+	cr_assert_eq(au_ctrl_state(state, "live"), 0);
+	assert_level(a, 5, 4, "after a round only the spare took");
+	fault_writes_cut_after(0);
+	graid_array_close(a);
+	fault_writes_cut_after(-1);
+
+	gu_log_clear();
+	cr_assert_eq(graid_array_open(s.paths, 6, NULL, &a), 0, "%s", gu_log_text);
+	assert_level(a, 5, 4, "reopened");
+	cr_assert(holds_spare(a, s.paths[5]), "the spare is lost: %s", gu_log_text);
+	gu_check_all(a, model, size);
+	graid_array_close(a);
+	free(model);
+	au_remove(&s);
+}
+
+/* The same, RAID-1 of two -> RAID-5 of two: the spare alone took it, the handle is a RAID-5. */
+Test(reshape_level_cut, raid1_spare_takes_round_members_all_fail)
+{
+	struct au_set s;
+	struct graid_array *a;
+	char state[320], spec[2][700];
+	const char *paths[3];
+
+	au_make(&s, 3, BYTES);
+	cr_assert_eq(au_create(&s, 2, 1, CHUNK, &a), 0);
+	cr_assert_eq(graid_array_add_spare(a, s.paths[2]), 0, "%s", gu_log_text);
+	cr_assert_eq(graid_array_close(a), 0);
+	snprintf(state, sizeof(state), "%s/ctrl-state", s.dir);
+	cr_assert_eq(au_ctrl_state(state, "live"), 0);
+	for (unsigned i = 0; i < 2; i++) {
+		snprintf(spec[i], sizeof(spec[i]), "faulty:fabric-state=%s:%s", state, s.path[i]);
+		paths[i] = spec[i];
+	}
+	paths[2] = s.paths[2];
+	cr_assert_eq(graid_array_open(paths, 3, NULL, &a), 0, "%s", gu_log_text);
+	cr_assert_eq(au_ctrl_state(state, "connecting"), 0);
+	cr_assert_neq(graid_array_convert(a, 5, 0), 0, "no member took the round");
+	cr_assert_eq(au_ctrl_state(state, "live"), 0);
+	assert_level(a, 5, 2, "after a round only the spare took");
+	fault_writes_cut_after(0);
+	graid_array_close(a);
+	fault_writes_cut_after(-1);
+
+	gu_log_clear();
+	cr_assert_eq(graid_array_open(s.paths, 3, NULL, &a), 0, "%s", gu_log_text);
+	assert_level(a, 5, 2, "reopened");
+	cr_assert(holds_spare(a, s.paths[2]), "the spare is lost: %s", gu_log_text);
+	graid_array_close(a);
+	au_remove(&s);
 }
 
 /* The dropped role's slot keeps nothing of the Q device (counters, as a grow sets them). */

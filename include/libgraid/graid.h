@@ -772,8 +772,11 @@ GRAID_API int graid_array_create(const char *const *members, unsigned nmembers,
  *   -EIO more roles missing or failed than the level tolerates (nothing is written);
  *   -EIO also: the members given record two geometries at their freshest event, the
  *           array split across a graid_array_convert() (one side took its round, the
- *           other was opened without it and moved on): logged naming both, every member
- *           given ::GRAID_GIVEN_DIVERGED, nothing written; give one side's members alone;
+ *           other was opened without it and moved on, both sides at the same event):
+ *           logged naming both, each member given logged as ::GRAID_GIVEN_DIVERGED (the
+ *           log alone carries these verdicts: no handle exists, so
+ *           graid_array_given_info() cannot be asked), nothing written; give one side's
+ *           members alone;
  *   -EBUSY the array (any of its members given, or its UUID on this host) is held by
  *           another open, in this process or another, or a member block device is held
  *           by something else (mounted, md, dm); nothing is written;
@@ -1538,7 +1541,8 @@ GRAID_API int graid_array_grow(struct graid_array *a, const char *const *devices
  *   -EAGAIN meanwhile; nothing written);
  *   -EIO a member that stays is not active (the array would be degraded: rebuild it first;
  *   nothing written), the array is broken, or the superblock round failed (logged: if no
- *   member took it the array stays as it was, here and on disk; if some did, the handle
+ *   device, member or hot spare, took it the array stays as it was, here and on disk; if
+ *   some did, a spare alone included (an open finds its superblock the freshest), the handle
  *   has the new level from then on, as has the next open, and a dropped Q member's
  *   superblock is cleared all the same); -ECANCELED the array is closing; -EROFS a
  *   read-only open; -ESTALE another host took the array over (the handle keeps the old

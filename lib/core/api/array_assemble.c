@@ -415,6 +415,25 @@ static bool assemble_level_spare_cut(const struct superblock *sb, const struct s
 	       sb->member_state[sb->role] == GRAID_MEMBER_SPARE;
 }
 
+/*
+ * A spare one conversion behind records its slot as the old geometry numbered it, and a
+ * Q drop renumbers the spares from the new member count (spare slots follow the members):
+ * its slot in the freshest superblock is the spare slot holding its slot id, which is where
+ * it sits now (its old number may be another spare's, left out as replaced otherwise). A
+ * spare the freshest no longer lists keeps its own number, checked as any spare's.
+ */
+static void assemble_spare_renumber(struct open_candidate *c, const struct superblock *fresh,
+				    uint64_t id)
+{
+	if (!id || !assemble_level_spare_cut(&c->sb, fresh))
+		return;
+	for (unsigned j = fresh->nmembers; j < GRAID_SB_MAX_MEMBERS; j++)
+		if (fresh->member_state[j] == GRAID_MEMBER_SPARE && fresh->slot_id[j] == id) {
+			c->sb.role = j;
+			return;
+		}
+}
+
 /* A superblock of the other level of a conversion (the rules above), a member's. */
 static bool assemble_cross_level(const struct superblock *sb, const struct superblock *fresh)
 {
@@ -608,12 +627,17 @@ int assemble_filter(struct assembly *as)
 		const struct superblock *sb = &c[i].sb;
 		uint64_t id = member_slot_id(sb->member_uuid);
 
+		bool agrees;
+
 		if (!c[i].valid)
 			continue;
 		c[i].join = JOIN_CURRENT;
+		agrees = assemble_geometry_agrees(sb, fresh);
+		if (agrees)
+			assemble_spare_renumber(&c[i], fresh, id);
 		if (memcmp(sb->array_uuid, fresh->array_uuid, 16))
 			assemble_leave_out(&c[i], GRAID_GIVEN_OTHER_ARRAY, "member of another array");
-		else if (!assemble_geometry_agrees(sb, fresh))
+		else if (!agrees)
 			assemble_leave_out(&c[i], GRAID_GIVEN_GEOMETRY,
 					   "superblock disagrees with the array's geometry");
 		else if (fresh->slot_id[sb->role] && fresh->slot_id[sb->role] != id)

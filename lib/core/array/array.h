@@ -393,11 +393,12 @@ struct graid_array {
 	_Atomic uint64_t sb_out_gen;
 	_Atomic uint64_t sb_out_written;
 	/*
-	 * Superblocks a role (not a spare) took, counted by every round (nested rounds too):
-	 * a caller that changes the geometry compares it across its round to know whether any
-	 * member now records the change (jobs/reshape_level.c). meta_lock held.
+	 * Superblocks any device of the array (a role or a spare) took, counted by every round
+	 * (nested rounds too): a caller that changes the geometry compares it across its round
+	 * to know whether any device now records the change (jobs/reshape_level.c): a spare's
+	 * superblock at the round's event is the freshest an open finds too. meta_lock held.
 	 */
-	uint64_t sb_role_writes;
+	uint64_t sb_writes;
 	bool rebuild_work;             /* a background rebuild is due */
 	/* The worker's rebuild: running, and how the last one ended (graid_array_info). */
 	atomic_bool rebuild_bg_running;
