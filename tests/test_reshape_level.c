@@ -372,6 +372,29 @@ static void scatter_writes(struct graid_array *a, uint8_t *model, uint64_t size,
 }
 
 /*
+ * A replace in service that has ended does not hold a conversion back: a->replace stays set
+ * until close (replace.c), and the check took it for one under way (-EBUSY, "a replace is
+ * under way") until the array was closed and opened again.
+ */
+Test(reshape_level, a_finished_replace_does_not_block_a_conversion)
+{
+	struct au_set s;
+	struct graid_array *a;
+	uint64_t size;
+	uint8_t *model = make_r1(&s, 3, &a, &size, 23);
+
+	cr_assert_eq(graid_array_replace_start(a, 1, s.paths[2], GRAID_REPLACE_WAIT), 0, "%s",
+		     gu_log_text);
+	cr_assert_eq(graid_array_convert(a, 5, 0), 0, "%s", gu_log_text);
+	assert_level(a, 5, 2, "converted after a replace");
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "converted after a replace");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+/*
  * RAID-1(2) -> RAID-5(2): every byte, a scrub clean, writes after, reopened; one member
  * failed: every byte still reads (from P), writes go on; then a healthy one back to RAID-1.
  */

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "array/array.h"
+#include "member/member_replace.h"
 
 /*
  * What every call that changes the array's roles or runs its jobs asks first: 0, -EROFS a
@@ -26,11 +27,14 @@ static inline int array_may_change(const struct graid_array *a)
  * or running in the background). Its name for a log line ("a scrub"), or NULL. A reshape
  * is the caller's own check (a grow's start sets reshape_starting itself).
  */
-static inline const char *array_row_job_running(const struct graid_array *a)
+static inline const char *array_row_job_running(struct graid_array *a)
 {
+	struct array_replace *r = atomic_load(&a->replace);
+
 	if (atomic_load(&a->scrubs_running))
 		return "a scrub";
-	if (atomic_load(&a->replace_role) || atomic_load(&a->replace))
+	/* a->replace stays set until close after a replace ended (replace.c): only a live one. */
+	if (atomic_load(&a->replace_role) || (r && !atomic_load(&r->finished)))
 		return "a replace";
 	if (a->resync_background ||
 	    (a->bitmap.enabled && atomic_load(&a->bitmap.resync_from) != UINT64_MAX))
