@@ -535,9 +535,11 @@ Test(reshape_level_cut, two_spares_the_first_missing_the_drop_both_kept)
 
 /*
  * F1's other side: every member misses the round (reconnecting) but the hot spare takes
- * it. Its superblock is the freshest an open finds (the RAID-5 of four at E + 1, the
- * members at E taken as its current members), so the handle must keep the RAID-5 too, not
- * go back to a RAID-6 the next open would not be.
+ * it. The members (and Q) still say RAID-6 with Q active, so the handle goes back to the
+ * RAID-6 and keeps writing Q (kept as a RAID-5, an open given the members without the
+ * spare would trust a Q nobody wrote). A crash before its next round: an open given the
+ * spare finds it freshest and opens the RAID-5 of four (the members at E its current
+ * members, Q left out): the same data, the spare kept.
  */
 Test(reshape_level_cut, spare_takes_round_members_all_fail)
 {
@@ -562,7 +564,7 @@ Test(reshape_level_cut, spare_takes_round_members_all_fail)
 	cr_assert_eq(au_ctrl_state(state, "connecting"), 0);
 	cr_assert_neq(graid_array_convert(a, 5, 0), 0, "no member took the round");
 	cr_assert_eq(au_ctrl_state(state, "live"), 0);
-	assert_level(a, 5, 4, "after a round only the spare took");
+	assert_level(a, 6, 5, "after a round only the spare took");
 	fault_writes_cut_after(0);
 	graid_array_close(a);
 	fault_writes_cut_after(-1);
@@ -577,7 +579,58 @@ Test(reshape_level_cut, spare_takes_round_members_all_fail)
 	au_remove(&s);
 }
 
-/* The same, RAID-1 of two -> RAID-5 of two: the spare alone took it, the handle is a RAID-5. */
+/*
+ * A spare that alone took the round is no side of a split: after the crash the members are
+ * opened without it (the RAID-6 of five, written at the spare's event) and cut off again,
+ * and an open given all of them later must take the members' RAID-6, not refuse the array
+ * as split between the members and the spare (it did, -EIO, every member DIVERGED).
+ */
+Test(reshape_level_cut, a_spare_alone_at_the_new_level_is_no_split)
+{
+	struct au_set s;
+	struct graid_array *a;
+	uint64_t size;
+	uint8_t *model = make_q_last(&s, 6, &a, &size, 17);
+	char state[320], spec[5][700];
+	const char *paths[6];
+
+	cr_assert_eq(graid_array_add_spare(a, s.paths[5]), 0, "%s", gu_log_text);
+	cr_assert_eq(graid_array_close(a), 0);
+	snprintf(state, sizeof(state), "%s/ctrl-state", s.dir);
+	cr_assert_eq(au_ctrl_state(state, "live"), 0);
+	for (unsigned i = 0; i < 5; i++) {
+		snprintf(spec[i], sizeof(spec[i]), "faulty:fabric-state=%s:%s", state, s.path[i]);
+		paths[i] = spec[i];
+	}
+	paths[5] = s.paths[5];
+	cr_assert_eq(graid_array_open(paths, 6, NULL, &a), 0, "%s", gu_log_text);
+	cr_assert_eq(au_ctrl_state(state, "connecting"), 0);
+	cr_assert_neq(graid_array_convert(a, 5, 0), 0, "no member took the round");
+	cr_assert_eq(au_ctrl_state(state, "live"), 0);
+	fault_writes_cut_after(0);
+	graid_array_close(a);
+	fault_writes_cut_after(-1);
+
+	cr_assert_eq(graid_array_open(s.paths, 5, NULL, &a), 0, "%s", gu_log_text);
+	assert_level(a, 6, 5, "the members alone");
+	gu_check_all(a, model, size);
+	fault_writes_cut_after(0); /* a crash again: the members stay at the open's event */
+	graid_array_close(a);
+	fault_writes_cut_after(-1);
+
+	gu_log_clear();
+	cr_assert_eq(graid_array_open(s.paths, 6, NULL, &a), 0, "%s", gu_log_text);
+	assert_level(a, 6, 5, "the members and the spare");
+	gu_check_all(a, model, size);
+	graid_array_close(a);
+	free(model);
+	au_remove(&s);
+}
+
+/*
+ * The same, RAID-1 of two -> RAID-5 of two: the spare alone took it, the handle stays a
+ * RAID-1; an open given the spare before its next round opens the RAID-5 (same bytes).
+ */
 Test(reshape_level_cut, raid1_spare_takes_round_members_all_fail)
 {
 	struct au_set s;
@@ -600,7 +653,7 @@ Test(reshape_level_cut, raid1_spare_takes_round_members_all_fail)
 	cr_assert_eq(au_ctrl_state(state, "connecting"), 0);
 	cr_assert_neq(graid_array_convert(a, 5, 0), 0, "no member took the round");
 	cr_assert_eq(au_ctrl_state(state, "live"), 0);
-	assert_level(a, 5, 2, "after a round only the spare took");
+	assert_level(a, 1, 2, "after a round only the spare took");
 	fault_writes_cut_after(0);
 	graid_array_close(a);
 	fault_writes_cut_after(-1);

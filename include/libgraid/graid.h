@@ -1541,10 +1541,11 @@ GRAID_API int graid_array_grow(struct graid_array *a, const char *const *devices
  *   -EAGAIN meanwhile; nothing written);
  *   -EIO a member that stays is not active (the array would be degraded: rebuild it first;
  *   nothing written), the array is broken, or the superblock round failed (logged: if no
- *   device, member or hot spare, took it the array stays as it was, here and on disk; if
- *   some did, a spare alone included (an open finds its superblock the freshest), the handle
- *   has the new level from then on, as has the next open, and a dropped Q member's
- *   superblock is cleared all the same); -ECANCELED the array is closing; -EROFS a
+ *   member took it the handle stays as it was, and so do the members on disk; a hot spare
+ *   that alone took it may make an open given that spare before the handle's next round
+ *   open the new level, with the same data; if some member took it, the handle has the new
+ *   level from then on, as has the next open, and a dropped Q member's superblock is
+ *   cleared all the same); -ECANCELED the array is closing; -EROFS a
  *   read-only open; -ESTALE another host took the array over (the handle keeps the old
  *   level unless a member took the round first); -ENOMEM or a parity engine's error
  *   opening the engine a RAID-1 to RAID-5 needs (the one the array was opened or created

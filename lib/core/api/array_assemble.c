@@ -316,6 +316,12 @@ int assemble_gather(struct assembly *as, const char *const *paths, unsigned n, b
 	return 0;
 }
 
+/* Whether @p sb is a hot spare's (its role past the members it records). */
+static bool sb_of_spare(const struct superblock *sb)
+{
+	return sb->role >= sb->nmembers;
+}
+
 /* The freshest superblock of the chosen array. */
 static const struct superblock *assemble_freshest(const struct assembly *as)
 {
@@ -335,6 +341,16 @@ static const struct superblock *assemble_freshest(const struct assembly *as)
 		if (sb->events > fresh->events ||
 		    (sb->events == fresh->events && sb_reshape_recorded(fresh) &&
 		     !sb_reshape_recorded(sb)))
+			fresh = sb;
+		/*
+		 * Between equals otherwise, a member's over a spare's: a spare can hold the new
+		 * level of a level change whose round no member took (the handle kept the old
+		 * one and wrote it again at the same event: jobs/reshape_level.c); the members
+		 * say what the array is.
+		 */
+		else if (sb->events == fresh->events &&
+			 sb_reshape_recorded(sb) == sb_reshape_recorded(fresh) &&
+			 sb_of_spare(fresh) && !sb_of_spare(sb))
 			fresh = sb;
 	}
 	return fresh;
@@ -573,8 +589,9 @@ static int assemble_split_geometry(const struct assembly *as, const struct super
 	for (unsigned i = 0; i < as->n; i++) {
 		const struct superblock *sb = &as->c[i].sb;
 
+		/* A spare holds no data: never a side of a split (assemble_freshest). */
 		if (!as->c[i].valid || memcmp(sb->array_uuid, fresh->array_uuid, 16) ||
-		    sb->events != fresh->events ||
+		    sb->events != fresh->events || sb_of_spare(sb) ||
 		    sb_reshape_recorded(sb) != sb_reshape_recorded(fresh))
 			continue;
 		if (sb->level != fresh->level || sb->nmembers != fresh->nmembers ||

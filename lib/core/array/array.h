@@ -393,10 +393,12 @@ struct graid_array {
 	_Atomic uint64_t sb_out_gen;
 	_Atomic uint64_t sb_out_written;
 	/*
-	 * Superblocks any device of the array (a role or a spare) took, counted by every round
-	 * (nested rounds too): a caller that changes the geometry compares it across its round
-	 * to know whether any device now records the change (jobs/reshape_level.c): a spare's
-	 * superblock at the round's event is the freshest an open finds too. meta_lock held.
+	 * Superblocks the array's roles took (spares not counted), by every round (nested
+	 * rounds too): a caller that changes the geometry compares it across its round to
+	 * know whether any member now records the change (jobs/reshape_level.c). A spare that
+	 * alone took it is not enough to keep the change: the members (and a dropped Q) still
+	 * record the old geometry, and an open given them without that spare would trust a Q
+	 * the handle stopped writing. meta_lock held.
 	 */
 	uint64_t sb_writes;
 	bool rebuild_work;             /* a background rebuild is due */

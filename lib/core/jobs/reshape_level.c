@@ -17,10 +17,13 @@
  *   failed round too: a member that missed it still records the RAID-6, and must never be
  *   assembled with a Q nobody wrote since), so nothing takes it for this array again, and
  *   its descriptor let go as a replaced member's (roles.c);
- * - a round no device took (a->sb_writes unchanged: no member and no spare) undone in
- *   this handle: every superblock still says RAID-6 with Q active, so the handle stays
- *   that, writing Q. A spare that took it is the freshest an open finds (the members at E
- *   are then taken as its current members), so the handle keeps the RAID-5 then too.
+ * - a round no member took (a->sb_writes unchanged) undone in this handle: every member's
+ *   superblock, Q's included, still says RAID-6 with Q active, so the handle stays that,
+ *   writing Q. A hot spare that alone took it is not enough to keep the RAID-5 (an open
+ *   given the members without that spare would take the RAID-6 and trust Q); an open given
+ *   that spare before this handle's next round finds it freshest and opens the RAID-5 (the
+ *   members at E its current members, Q left out), which is the same data: P is current
+ *   either way.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -189,33 +192,32 @@ static int level_drop_q_locked(struct graid_array *a)
 	rc = array_write_superblocks(a, 0);
 	if (rc && a->sb_writes == took) {
 		/*
-		 * No device took any superblock of the round (every one failed, a fabric blip
+		 * No member took any superblock of the round (every one failed, a fabric blip
 		 * that keeps the members in, or another host's fence before the first): every
-		 * member, Q included, and every spare still records the RAID-6 with Q active
-		 * (a spare that took it would be the freshest at an open), so this handle
-		 * keeps it, and keeps writing Q, or a crash would leave a stale Q trusted.
+		 * member, Q included, still records the RAID-6 with Q active, so this handle
+		 * keeps it, and keeps writing Q, or a crash would leave a stale Q trusted (a
+		 * spare that took it alone: the file's comment).
 		 */
 		a->lay = was;
 		a->nmembers = n + 1;
 		a->takeover_role[n] = was_takeover;
 		array_recount(a);
 		a->history_events = was_history;
-		graid__log(GRAID_LOG_ERR, "convert: no device took the superblock round (%s): "
+		graid__log(GRAID_LOG_ERR, "convert: no member took the superblock round (%s): "
 					  "the array stays a RAID-6 of %u members",
 			   graid_strerror(rc), n + 1);
 		return rc;
 	}
 	if (rc) {
 		/*
-		 * Some members (or only a spare) hold the RAID-5 at E + 1: the freshest, so an
-		 * open takes it and
+		 * Some members hold the RAID-5 at E + 1: the freshest, so an open takes it and
 		 * leaves the dropped member out (its geometry disagrees); a member that missed
 		 * the round (kept in: it reconnects, or the RAID-5 needs it) is taken as current
 		 * or, later, caught up as a member of the RAID-5 (array_assemble.c). This handle
 		 * keeps the RAID-5 too.
 		 */
 		graid__log(GRAID_LOG_ERR, "convert: the superblock round failed: %s; the array is "
-					  "a RAID-5 of %u (some device records it)", graid_strerror(rc),
+					  "a RAID-5 of %u (some member records it)", graid_strerror(rc),
 			   n);
 	}
 	/*
@@ -261,17 +263,17 @@ static int level_mirror_locked(struct graid_array *a, int level)
 	a->events++;
 	rc = array_write_superblocks(a, 0);
 	if (rc && a->sb_writes == took) {
-		/* No device (member or spare) records the new level: this handle keeps the old. */
+		/* No member records the new level: this handle keeps the old (same bytes). */
 		a->lay = was;
 		array_recount(a);
-		graid__log(GRAID_LOG_ERR, "convert: no device took the superblock round (%s): "
+		graid__log(GRAID_LOG_ERR, "convert: no member took the superblock round (%s): "
 					  "the array stays a RAID-%d of two", graid_strerror(rc),
 			   was.level);
 		return rc;
 	}
 	if (rc)
 		graid__log(GRAID_LOG_ERR, "convert: the superblock round failed: %s; the array is "
-					  "a RAID-%d of two (some device records it: the next open "
+					  "a RAID-%d of two (some member records it: the next open "
 					  "takes it)", graid_strerror(rc), level);
 	graid__log(GRAID_LOG_NOTICE, "convert: RAID-%d of two members is now a RAID-%d of two "
 				     "(no data moved)", was.level, level);

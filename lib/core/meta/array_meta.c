@@ -452,7 +452,7 @@ static int meta_write_sbs(struct graid_array *a, uint32_t flags)
 		array_fill_sb(a, i, &sb, flags);
 		r = member_write_sb(m, &sb);
 		m->dev.sb_ours = r == 0;
-		if (r == 0)
+		if (r == 0 && i < a->nmembers)
 			a->sb_writes++;
 		if (r == -EBADE) {
 			/* Another host's reservation: nothing more of ours goes anywhere. */
