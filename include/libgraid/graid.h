@@ -1800,7 +1800,7 @@ struct graid_scrub_report {
  *   member a failed rewrite took out (an event says so) leaves the rows read after it
  *   counted in @c skipped, and the scrub returns 0. -EBUSY a RAID-5/6 or RAID-10 reshape
  *   runs (its rows are in two geometries), or the array is quiesced for a moment (a
- *   RAID-10 grow's start making its region maps coarser).
+ *   RAID-10 grow's start making its region maps coarser, a graid_array_convert()).
  */
 GRAID_API int graid_array_scrub(struct graid_array *a, unsigned flags,
 				struct graid_scrub_report *rep);
@@ -2202,7 +2202,8 @@ GRAID_API int graid_queue_unregister_buffers(struct graid_queue *q);
  * @param user_data returned in the completion.
  * @return 0; -EINVAL misaligned or out of range (no completion follows); -EAGAIN the queue
  *   holds depth requests already, or holds some while the array is quiesced for a moment
- *   (a RAID-10 grow's start making its region maps coarser): reap some first; a call on
+ *   (a RAID-10 grow's start making its region maps coarser, a graid_array_convert()): reap
+ *   some first; a call on
  *   an empty queue then waits until the quiesce ends instead; -ESTALE another host took the array
  *   over (::GRAID_EVENT_ARRAY_FOREIGN; no completion follows); -EEXIST a ::GRAID_QUEUE_F_ONE_THREAD queue called from another thread (nothing queued).
  */
