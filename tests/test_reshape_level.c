@@ -22,6 +22,7 @@
 #include "arrayutil.h"
 #include "cututil.h"
 #include "growutil.h"
+#include "testutil.h"
 #include "array/array.h"
 #include "format/layout.h"
 #include "jobs/reshape_grow.h"
@@ -199,6 +200,7 @@ Test(reshape_level, writes_running_across_the_change)
  */
 Test(reshape_level, a_crash_at_each_write_of_the_change)
 {
+	tu_need_fault_injection(); /* faulty: members, the member-write cut */
 	unsigned as5 = 0, as6 = 0;
 
 	for (long k = 0; k < 8; k++) {
@@ -513,6 +515,7 @@ Test(reshape_level, raid1_writes_running_across_the_change)
 /* A crash at each member write of RAID-1 -> RAID-5 and back: one level or the other, whole. */
 Test(reshape_level, raid1_a_crash_at_each_write_of_the_change)
 {
+	tu_need_fault_injection(); /* faulty: members, the member-write cut */
 	unsigned as1 = 0, as5 = 0;
 
 	for (long k = 0; k < 8; k++) {

@@ -22,6 +22,7 @@
 #include "arrayutil.h"
 #include "cututil.h"
 #include "growutil.h"
+#include "testutil.h"
 #include "array/array.h"
 #include "format/layout.h"
 
@@ -96,6 +97,7 @@ static bool has_superblock(const char *path)
  */
 Test(reshape_level_cut, a_round_no_member_takes_leaves_the_raid6)
 {
+	tu_need_fault_injection(); /* faulty: members, the member-write cut */
 	struct au_set s;
 	struct graid_array *a;
 	uint64_t size;
@@ -141,6 +143,7 @@ Test(reshape_level_cut, a_round_no_member_takes_leaves_the_raid6)
 /* F1, the mirror: a round no member takes leaves the RAID-1 a RAID-1, on disk and here. */
 Test(reshape_level_cut, raid1_a_round_no_member_takes_leaves_the_raid1)
 {
+	tu_need_fault_injection(); /* faulty: members, the member-write cut */
 	struct au_set s;
 	struct graid_array *a;
 	char state[320], spec[2][700];
@@ -174,6 +177,7 @@ Test(reshape_level_cut, raid1_a_round_no_member_takes_leaves_the_raid1)
  */
 Test(reshape_level_cut, a_round_some_members_miss_clears_the_dropped_member)
 {
+	tu_need_fault_injection(); /* faulty: members, the member-write cut */
 	struct au_set s;
 	struct graid_array *a;
 	uint64_t size;
@@ -229,6 +233,7 @@ Test(reshape_level_cut, a_round_some_members_miss_clears_the_dropped_member)
  */
 Test(reshape_level_cut, a_split_across_the_drop_is_refused_in_either_order)
 {
+	tu_need_fault_injection(); /* faulty: members, the member-write cut */
 	struct au_set s;
 	struct graid_array *a;
 	uint64_t size;
@@ -280,6 +285,7 @@ Test(reshape_level_cut, a_split_across_the_drop_is_refused_in_either_order)
  */
 Test(reshape_level_cut, a_member_that_missed_the_drop_comes_back_later)
 {
+	tu_need_fault_injection(); /* faulty: members, the member-write cut */
 	struct au_set s;
 	struct graid_array *a;
 	uint64_t size;
@@ -317,6 +323,7 @@ Test(reshape_level_cut, a_member_that_missed_the_drop_comes_back_later)
 /* F4, the mirror: member 1 missed RAID-1 -> RAID-5; member 0 moved on alone; both given. */
 Test(reshape_level_cut, raid1_a_member_that_missed_the_change_comes_back_later)
 {
+	tu_need_fault_injection(); /* faulty: members, the member-write cut */
 	struct au_set s;
 	struct graid_array *a;
 	uint64_t size;
@@ -360,6 +367,7 @@ Test(reshape_level_cut, raid1_a_member_that_missed_the_change_comes_back_later)
  */
 Test(reshape_level_cut, raid1_a_split_member_is_not_caught_up)
 {
+	tu_need_fault_injection(); /* faulty: members, the member-write cut */
 	struct au_set s;
 	struct graid_array *a;
 	uint64_t size;
@@ -403,6 +411,7 @@ Test(reshape_level_cut, raid1_a_split_member_is_not_caught_up)
 /* F5: a hot spare across the drop, the round whole or cut at any write: still a spare. */
 Test(reshape_level_cut, a_spare_is_kept_across_the_drop_at_any_cut)
 {
+	tu_need_fault_injection(); /* faulty: members, the member-write cut */
 	for (long k = -1; k < 7; k++) {
 		struct au_set s;
 		struct graid_array *a;
@@ -431,6 +440,7 @@ Test(reshape_level_cut, a_spare_is_kept_across_the_drop_at_any_cut)
 /* F5, the mirror: a spare across RAID-1 -> RAID-5, at any cut. */
 Test(reshape_level_cut, raid1_a_spare_is_kept_across_the_change_at_any_cut)
 {
+	tu_need_fault_injection(); /* faulty: members, the member-write cut */
 	for (long k = -1; k < 4; k++) {
 		struct au_set s;
 		struct graid_array *a;
@@ -468,6 +478,7 @@ static bool holds_spare(const struct graid_array *a, const char *path)
  */
 Test(reshape_level_cut, two_spares_are_kept_across_the_drop_at_any_cut)
 {
+	tu_need_fault_injection(); /* faulty: members, the member-write cut */
 	for (long k = -1; k < 9; k++) {
 		struct au_set s;
 		struct graid_array *a;
@@ -503,6 +514,7 @@ Test(reshape_level_cut, two_spares_are_kept_across_the_drop_at_any_cut)
  */
 Test(reshape_level_cut, two_spares_the_first_missing_the_drop_both_kept)
 {
+	tu_need_fault_injection(); /* faulty: members, the member-write cut */
 	struct au_set s;
 	struct graid_array *a;
 	uint64_t size;
@@ -543,6 +555,7 @@ Test(reshape_level_cut, two_spares_the_first_missing_the_drop_both_kept)
  */
 Test(reshape_level_cut, spare_takes_round_members_all_fail)
 {
+	tu_need_fault_injection(); /* faulty: members, the member-write cut */
 	struct au_set s;
 	struct graid_array *a;
 	uint64_t size;
@@ -587,6 +600,7 @@ Test(reshape_level_cut, spare_takes_round_members_all_fail)
  */
 Test(reshape_level_cut, a_spare_alone_at_the_new_level_is_no_split)
 {
+	tu_need_fault_injection(); /* faulty: members, the member-write cut */
 	struct au_set s;
 	struct graid_array *a;
 	uint64_t size;
@@ -633,6 +647,7 @@ Test(reshape_level_cut, a_spare_alone_at_the_new_level_is_no_split)
  */
 Test(reshape_level_cut, raid1_spare_takes_round_members_all_fail)
 {
+	tu_need_fault_injection(); /* faulty: members, the member-write cut */
 	struct au_set s;
 	struct graid_array *a;
 	char state[320], spec[2][700];
