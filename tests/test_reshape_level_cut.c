@@ -546,6 +546,41 @@ Test(reshape_level_cut, two_spares_the_first_missing_the_drop_both_kept)
 }
 
 /*
+ * A Q-last RAID-6 of five with one hot spare, reopened with every member behind a fabric
+ * state that goes "connecting" for the drop's round: no member takes it, the spare does.
+ * The handle goes back to the RAID-6 of five; then a crash (the close writes nothing).
+ * @return the array's bytes as written.
+ */
+static uint8_t *spare_alone_took_the_drop(struct au_set *s, uint64_t *size, uint64_t seed)
+{
+	uint8_t *model;
+	struct graid_array *a;
+	char state[320], spec[5][700];
+	const char *paths[6];
+
+	model = make_q_last(s, 6, &a, size, seed);
+	cr_assert_eq(graid_array_add_spare(a, s->paths[5]), 0, "%s", gu_log_text);
+	cr_assert_eq(graid_array_close(a), 0);
+	snprintf(state, sizeof(state), "%s/ctrl-state", s->dir);
+	cr_assert_eq(au_ctrl_state(state, "live"), 0);
+	for (unsigned i = 0; i < 5; i++) {
+		snprintf(spec[i], sizeof(spec[i]), "faulty:fabric-state=%s:%s", state, s->path[i]);
+		paths[i] = spec[i];
+	}
+	paths[5] = s->paths[5];
+	cr_assert_eq(graid_array_open(paths, 6, NULL, &a), 0, "%s", gu_log_text);
+	cr_assert_eq(a->nspares, 1u);
+	cr_assert_eq(au_ctrl_state(state, "connecting"), 0);
+	cr_assert_neq(graid_array_convert(a, 5, 0), 0, "no member took the round");
+	cr_assert_eq(au_ctrl_state(state, "live"), 0);
+	assert_level(a, 6, 5, "after a round only the spare took");
+	fault_writes_cut_after(0);
+	graid_array_close(a);
+	fault_writes_cut_after(-1);
+	return model;
+}
+
+/*
  * F1's other side: every member misses the round (reconnecting) but the hot spare takes
  * it. The members (and Q) still say RAID-6 with Q active, so the handle goes back to the
  * RAID-6 and keeps writing Q (kept as a RAID-5, an open given the members without the
@@ -559,28 +594,7 @@ Test(reshape_level_cut, spare_takes_round_members_all_fail)
 	struct au_set s;
 	struct graid_array *a;
 	uint64_t size;
-	uint8_t *model = make_q_last(&s, 6, &a, &size, 16);
-	char state[320], spec[5][700];
-	const char *paths[6];
-
-	cr_assert_eq(graid_array_add_spare(a, s.paths[5]), 0, "%s", gu_log_text);
-	cr_assert_eq(graid_array_close(a), 0);
-	snprintf(state, sizeof(state), "%s/ctrl-state", s.dir);
-	cr_assert_eq(au_ctrl_state(state, "live"), 0);
-	for (unsigned i = 0; i < 5; i++) {
-		snprintf(spec[i], sizeof(spec[i]), "faulty:fabric-state=%s:%s", state, s.path[i]);
-		paths[i] = spec[i];
-	}
-	paths[5] = s.paths[5];
-	cr_assert_eq(graid_array_open(paths, 6, NULL, &a), 0, "%s", gu_log_text);
-	cr_assert_eq(a->nspares, 1u);
-	cr_assert_eq(au_ctrl_state(state, "connecting"), 0);
-	cr_assert_neq(graid_array_convert(a, 5, 0), 0, "no member took the round");
-	cr_assert_eq(au_ctrl_state(state, "live"), 0);
-	assert_level(a, 6, 5, "after a round only the spare took");
-	fault_writes_cut_after(0);
-	graid_array_close(a);
-	fault_writes_cut_after(-1);
+	uint8_t *model = spare_alone_took_the_drop(&s, &size, 16);
 
 	gu_log_clear();
 	cr_assert_eq(graid_array_open(s.paths, 6, NULL, &a), 0, "%s", gu_log_text);
@@ -604,26 +618,7 @@ Test(reshape_level_cut, a_spare_alone_at_the_new_level_is_no_split)
 	struct au_set s;
 	struct graid_array *a;
 	uint64_t size;
-	uint8_t *model = make_q_last(&s, 6, &a, &size, 17);
-	char state[320], spec[5][700];
-	const char *paths[6];
-
-	cr_assert_eq(graid_array_add_spare(a, s.paths[5]), 0, "%s", gu_log_text);
-	cr_assert_eq(graid_array_close(a), 0);
-	snprintf(state, sizeof(state), "%s/ctrl-state", s.dir);
-	cr_assert_eq(au_ctrl_state(state, "live"), 0);
-	for (unsigned i = 0; i < 5; i++) {
-		snprintf(spec[i], sizeof(spec[i]), "faulty:fabric-state=%s:%s", state, s.path[i]);
-		paths[i] = spec[i];
-	}
-	paths[5] = s.paths[5];
-	cr_assert_eq(graid_array_open(paths, 6, NULL, &a), 0, "%s", gu_log_text);
-	cr_assert_eq(au_ctrl_state(state, "connecting"), 0);
-	cr_assert_neq(graid_array_convert(a, 5, 0), 0, "no member took the round");
-	cr_assert_eq(au_ctrl_state(state, "live"), 0);
-	fault_writes_cut_after(0);
-	graid_array_close(a);
-	fault_writes_cut_after(-1);
+	uint8_t *model = spare_alone_took_the_drop(&s, &size, 17);
 
 	cr_assert_eq(graid_array_open(s.paths, 5, NULL, &a), 0, "%s", gu_log_text);
 	assert_level(a, 6, 5, "the members alone");
