@@ -9,6 +9,7 @@
 
 #include <criterion/criterion.h>
 
+#include "arrayutil.h"
 #include "growutil.h"
 #include "jobs/reshape_grow.h"
 
@@ -61,6 +62,33 @@ uint64_t gu_array_bytes(struct graid_array *a, unsigned *nmembers)
 	if (nmembers)
 		*nmembers = info.nmembers;
 	return info.size;
+}
+
+void gu_assert_level(struct graid_array *a, int level, unsigned n, const char *when)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_eq(info.level, level, "%s: RAID-%d, not %d", when, info.level, level);
+	cr_assert_eq(info.nmembers, n, "%s: %u members, not %u", when, info.nmembers, n);
+}
+
+uint8_t *gu_make_q_last(struct au_set *s, unsigned nfiles, uint64_t bytes, uint32_t chunk,
+			struct graid_array **out, uint64_t *size, uint64_t seed)
+{
+	uint8_t *model;
+
+	au_make(s, nfiles, bytes);
+	cr_assert_eq(au_create(s, 4, 5, chunk, out), 0);
+	*size = gu_array_bytes(*out, NULL);
+	model = aligned_alloc(4096, *size);
+	cr_assert_not_null(model);
+	gu_fill(model, *size, seed);
+	cr_assert_eq(graid_array_write(*out, model, *size, 0), (ssize_t)*size);
+	cr_assert_eq(graid_array_grow(*out, &s->paths[4], 1, GRAID_GROW_RAID6 | GRAID_GROW_WAIT),
+		     0, "%s", gu_log_text);
+	gu_assert_level(*out, 6, 5, "converted to RAID-6");
+	return model;
 }
 
 unsigned gu_ndata(int level, unsigned n)

@@ -28,6 +28,16 @@ void gu_fill(uint8_t *p, size_t n, uint64_t seed);
 uint64_t gu_array_bytes(struct graid_array *a, unsigned *nmembers);
 /* Data members of a stripe of RAID-@p level over @p n members (0, 5, 6). */
 unsigned gu_ndata(int level, unsigned n);
+/* @p a is a RAID-@p level of @p n members (graid_array_info); @p when names the moment. */
+void gu_assert_level(struct graid_array *a, int level, unsigned n, const char *when);
+struct au_set;
+/*
+ * A RAID-5 of four over files 0-3 of @p s (@p nfiles files of @p bytes made), chunk
+ * @p chunk, written whole with data from @p seed, made a Q-last RAID-6 of five with file 4
+ * (GRAID_GROW_RAID6, waited for). @return the array's bytes as written; *@p out, *@p size.
+ */
+uint8_t *gu_make_q_last(struct au_set *s, unsigned nfiles, uint64_t bytes, uint32_t chunk,
+			struct graid_array **out, uint64_t *size, uint64_t seed);
 /* Every 4 KiB block of the first @p size bytes reads as @p model. */
 void gu_check_all(struct graid_array *a, const uint8_t *model, uint64_t size);
 /*

@@ -39,31 +39,13 @@ static void setup(void)
 
 TestSuite(reshape_level, .init = setup, .timeout = 300);
 
-static void assert_level(struct graid_array *a, int level, unsigned n, const char *when)
-{
-	struct graid_array_info info = { .struct_size = sizeof(info) };
 
-	cr_assert_eq(graid_array_info(a, &info), 0);
-	cr_assert_eq(info.level, level, "%s: RAID-%d, not %d", when, info.level, level);
-	cr_assert_eq(info.nmembers, n, "%s: %u members, not %u", when, info.nmembers, n);
-}
-
-/* A RAID-5 of four over files 0-3 (file 4 the one Q goes to) holding a model, made RAID-6. */
+/* gu_make_q_last() over five files, checked to be Q-last. */
 static uint8_t *make_q_last(struct au_set *s, struct graid_array **out, uint64_t *size,
 			    uint64_t seed)
 {
-	uint8_t *model;
+	uint8_t *model = gu_make_q_last(s, 5, BYTES, CHUNK, out, size, seed);
 
-	au_make(s, 5, BYTES);
-	cr_assert_eq(au_create(s, 4, 5, CHUNK, out), 0);
-	*size = gu_array_bytes(*out, NULL);
-	model = aligned_alloc(BLK, *size);
-	cr_assert_not_null(model);
-	gu_fill(model, *size, seed);
-	cr_assert_eq(graid_array_write(*out, model, *size, 0), (ssize_t)*size);
-	cr_assert_eq(graid_array_grow(*out, &s->paths[4], 1, GRAID_GROW_RAID6 | GRAID_GROW_WAIT),
-		     0, "%s", gu_log_text);
-	assert_level(*out, 6, 5, "converted to RAID-6");
 	cr_assert_eq((*out)->lay.layout_id, LAYOUT_Q_LAST);
 	return model;
 }
@@ -89,7 +71,7 @@ Test(reshape_level, raid6_q_last_back_to_raid5_and_grown_again)
 	uint8_t *model = make_q_last(&s, &a, &size, 1);
 
 	cr_assert_eq(graid_array_convert(a, 5, 0), 0, "%s", gu_log_text);
-	assert_level(a, 5, 4, "converted back");
+	gu_assert_level(a, 5, 4, "converted back");
 	cr_assert_eq(a->lay.layout_id, LAYOUT_ROTATING);
 	cr_assert_eq(gu_array_bytes(a, NULL), size, "the size is kept");
 	cr_assert(au_sb_cleared(s.paths[4]), "the dropped device's superblock is cleared");
@@ -98,14 +80,14 @@ Test(reshape_level, raid6_q_last_back_to_raid5_and_grown_again)
 	cr_assert_eq(graid_array_close(a), 0);
 
 	cr_assert_eq(graid_array_open(s.paths, 5, NULL, &a), 0, "%s", gu_log_text);
-	assert_level(a, 5, 4, "reopened");
+	gu_assert_level(a, 5, 4, "reopened");
 	assert_not_member(a, s.paths[4], "reopened");
 	gu_check_all(a, model, size);
 	gu_scrub_clean(a, "reopened");
 
 	/* The dropped device is free: a grow takes it as a fifth RAID-5 member. */
 	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, GRAID_GROW_WAIT), 0, "%s", gu_log_text);
-	assert_level(a, 5, 5, "grown");
+	gu_assert_level(a, 5, 5, "grown");
 	gu_check_all(a, model, size);
 	gu_scrub_clean(a, "grown");
 	cr_assert_eq(graid_array_close(a), 0);
@@ -123,13 +105,13 @@ Test(reshape_level, a_failed_q_member_is_dropped)
 
 	cr_assert_eq(graid_array_fail_member(a, 4), 0);
 	cr_assert_eq(graid_array_convert(a, 5, 0), 0, "%s", gu_log_text);
-	assert_level(a, 5, 4, "converted back");
+	gu_assert_level(a, 5, 4, "converted back");
 	cr_assert_eq(a->nfailed, 0u, "no role is out of the RAID-5");
 	gu_check_all(a, model, size);
 	gu_scrub_clean(a, "converted back");
 	cr_assert_eq(graid_array_close(a), 0);
 	cr_assert_eq(graid_array_open(s.paths, 5, NULL, &a), 0, "%s", gu_log_text);
-	assert_level(a, 5, 4, "reopened");
+	gu_assert_level(a, 5, 4, "reopened");
 	assert_not_member(a, s.paths[4], "reopened");
 	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
@@ -182,7 +164,7 @@ Test(reshape_level, writes_running_across_the_change)
 	atomic_store(&w.stop, true);
 	pthread_join(t, NULL);
 	cr_log_info("writes: %lu before the change, %lu in all", before, atomic_load(&w.done));
-	assert_level(w.a, 5, 4, "converted back");
+	gu_assert_level(w.a, 5, 4, "converted back");
 	gu_check_all(w.a, w.model, w.size);
 	gu_scrub_clean(w.a, "converted back under writes");
 	cr_assert_eq(graid_array_close(w.a), 0);
@@ -234,11 +216,11 @@ Test(reshape_level, a_crash_at_each_write_of_the_change)
 		if (info.level == 6)
 			cr_assert_eq(graid_array_convert(a, 5, 0), 0, "cut after write %ld: "
 				     "converting again: %s", k, gu_log_text);
-		assert_level(a, 5, 4, "after the cut, converted");
+		gu_assert_level(a, 5, 4, "after the cut, converted");
 		gu_check_all(a, model, size);
 		cr_assert_eq(graid_array_close(a), 0);
 		cr_assert_eq(graid_array_open(s.paths, 5, NULL, &a), 0, "%s", gu_log_text);
-		assert_level(a, 5, 4, "reopened");
+		gu_assert_level(a, 5, 4, "reopened");
 		assert_not_member(a, s.paths[4], "reopened");
 		cr_assert_eq(graid_array_close(a), 0);
 		free(model);
@@ -304,7 +286,7 @@ Test(reshape_level, bad_input_is_refused_with_nothing_written)
 	cr_assert_eq(graid_array_fail_member(a, 1), 0);
 	cr_assert_eq(graid_array_flush(a), 0);
 	assert_refused(a, &s, 5, 5, 0, -EIO, "would be degraded");
-	assert_level(a, 6, 5, "refused");
+	gu_assert_level(a, 6, 5, "refused");
 	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
 	/* A read-only look. */
@@ -337,9 +319,9 @@ Test(reshape_level, refused_while_a_reshape_runs)
 	cr_assert(strstr(gu_log_text, "a reshape is under way"), "%s", gu_log_text);
 	gu_slow_down(a, 0);
 	cr_assert_eq(reshape_job_wait(a), 0);
-	assert_level(a, 6, 5, "converted to RAID-6");
+	gu_assert_level(a, 6, 5, "converted to RAID-6");
 	cr_assert_eq(graid_array_convert(a, 5, 0), 0, "%s", gu_log_text);
-	assert_level(a, 5, 4, "back");
+	gu_assert_level(a, 5, 4, "back");
 	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
@@ -388,7 +370,7 @@ Test(reshape_level, a_finished_replace_does_not_block_a_conversion)
 	cr_assert_eq(graid_array_replace_start(a, 1, s.paths[2], GRAID_REPLACE_WAIT), 0, "%s",
 		     gu_log_text);
 	cr_assert_eq(graid_array_convert(a, 5, 0), 0, "%s", gu_log_text);
-	assert_level(a, 5, 2, "converted after a replace");
+	gu_assert_level(a, 5, 2, "converted after a replace");
 	gu_check_all(a, model, size);
 	gu_scrub_clean(a, "converted after a replace");
 	cr_assert_eq(graid_array_close(a), 0);
@@ -408,7 +390,7 @@ Test(reshape_level, raid1_of_two_becomes_raid5_of_two_and_back)
 	uint8_t *model = make_r1(&s, 2, &a, &size, 21);
 
 	cr_assert_eq(graid_array_convert(a, 5, 0), 0, "%s", gu_log_text);
-	assert_level(a, 5, 2, "RAID-1 converted");
+	gu_assert_level(a, 5, 2, "RAID-1 converted");
 	cr_assert_eq(gu_array_bytes(a, NULL), size, "the size is kept");
 	gu_check_all(a, model, size);
 	gu_scrub_clean(a, "RAID-1 converted");
@@ -417,18 +399,18 @@ Test(reshape_level, raid1_of_two_becomes_raid5_of_two_and_back)
 	gu_scrub_clean(a, "RAID-5 of two written");
 	cr_assert_eq(graid_array_close(a), 0);
 	cr_assert_eq(graid_array_open(s.paths, 2, NULL, &a), 0, "%s", gu_log_text);
-	assert_level(a, 5, 2, "reopened");
+	gu_assert_level(a, 5, 2, "reopened");
 	gu_check_all(a, model, size);
 
 	/* Back to RAID-1, then a member failed: the other holds every byte. */
 	cr_assert_eq(graid_array_convert(a, 1, 0), 0, "%s", gu_log_text);
-	assert_level(a, 1, 2, "back to RAID-1");
+	gu_assert_level(a, 1, 2, "back to RAID-1");
 	gu_check_all(a, model, size);
 	gu_scrub_clean(a, "back to RAID-1");
 	scatter_writes(a, model, size, 2);
 	cr_assert_eq(graid_array_close(a), 0);
 	cr_assert_eq(graid_array_open(s.paths, 2, NULL, &a), 0, "%s", gu_log_text);
-	assert_level(a, 1, 2, "reopened as RAID-1");
+	gu_assert_level(a, 1, 2, "reopened as RAID-1");
 	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_fail_member(a, 1), 0);
 	gu_check_all(a, model, size);
@@ -446,7 +428,7 @@ Test(reshape_level, raid1_of_two_becomes_raid5_of_two_and_back)
 	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
 	cr_assert_eq(graid_array_open(s.paths, 2, NULL, &a), 0, "%s", gu_log_text);
-	assert_level(a, 5, 2, "reopened degraded");
+	gu_assert_level(a, 5, 2, "reopened degraded");
 	gu_check_all(a, model, size);
 	/* A degraded one does not change level: the other could not be written around. */
 	cr_assert_eq(graid_array_convert(a, 1, 0), -EIO);
@@ -470,13 +452,13 @@ Test(reshape_level, a_converted_raid1_grows_to_a_raid5_of_three)
 	cr_assert_eq(graid_array_close(a), 0);
 	cr_assert_eq(graid_array_open(s.paths, 2, NULL, &a), 0, "%s", gu_log_text);
 	cr_assert_eq(graid_array_grow(a, &s.paths[2], 1, GRAID_GROW_WAIT), 0, "%s", gu_log_text);
-	assert_level(a, 5, 3, "grown");
+	gu_assert_level(a, 5, 3, "grown");
 	cr_assert_eq(gu_array_bytes(a, NULL), 2 * size, "twice the data members");
 	gu_check_all(a, model, size);
 	gu_scrub_clean(a, "grown");
 	cr_assert_eq(graid_array_close(a), 0);
 	cr_assert_eq(graid_array_open(s.paths, 3, NULL, &a), 0, "%s", gu_log_text);
-	assert_level(a, 5, 3, "reopened");
+	gu_assert_level(a, 5, 3, "reopened");
 	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
@@ -504,7 +486,7 @@ Test(reshape_level, raid1_writes_running_across_the_change)
 		usleep(1000);
 	atomic_store(&w.stop, true);
 	pthread_join(t, NULL);
-	assert_level(w.a, 1, 2, "there and back");
+	gu_assert_level(w.a, 1, 2, "there and back");
 	gu_check_all(w.a, w.model, w.size);
 	gu_scrub_clean(w.a, "there and back under writes");
 	cr_assert_eq(graid_array_close(w.a), 0);
@@ -591,7 +573,7 @@ Test(reshape_level, raid1_bad_input_is_refused_with_nothing_written)
 	cr_assert_eq(graid_array_fail_member(a, 0), 0);
 	cr_assert_eq(graid_array_flush(a), 0);
 	assert_refused(a, &s, 2, 5, 0, -EIO, "would be degraded");
-	assert_level(a, 1, 2, "refused");
+	gu_assert_level(a, 1, 2, "refused");
 	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_close(a), 0);
 	free(model);

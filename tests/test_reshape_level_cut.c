@@ -38,32 +38,12 @@ static void setup(void)
 
 TestSuite(reshape_level_cut, .init = setup, .timeout = 300);
 
-static void assert_level(struct graid_array *a, int level, unsigned n, const char *when)
-{
-	struct graid_array_info info = { .struct_size = sizeof(info) };
 
-	cr_assert_eq(graid_array_info(a, &info), 0);
-	cr_assert_eq(info.level, level, "%s: RAID-%d, not %d", when, info.level, level);
-	cr_assert_eq(info.nmembers, n, "%s: %u members, not %u", when, info.nmembers, n);
-}
-
-/* A RAID-5 of four over files 0-3 holding a model, made a Q-last RAID-6 with file 4. */
+/* gu_make_q_last() over @p nfiles files (spares and other devices after the five). */
 static uint8_t *make_q_last(struct au_set *s, unsigned nfiles, struct graid_array **out,
 			    uint64_t *size, uint64_t seed)
 {
-	uint8_t *model;
-
-	au_make(s, nfiles, BYTES);
-	cr_assert_eq(au_create(s, 4, 5, CHUNK, out), 0);
-	*size = gu_array_bytes(*out, NULL);
-	model = aligned_alloc(BLK, *size);
-	cr_assert_not_null(model);
-	gu_fill(model, *size, seed);
-	cr_assert_eq(graid_array_write(*out, model, *size, 0), (ssize_t)*size);
-	cr_assert_eq(graid_array_grow(*out, &s->paths[4], 1, GRAID_GROW_RAID6 | GRAID_GROW_WAIT),
-		     0, "%s", gu_log_text);
-	assert_level(*out, 6, 5, "converted to RAID-6");
-	return model;
+	return gu_make_q_last(s, nfiles, BYTES, CHUNK, out, size, seed);
 }
 
 /* Open files @p idx of @p s (faulty:fabric-state specs when @p state is set). */
@@ -116,7 +96,7 @@ Test(reshape_level_cut, a_round_no_member_takes_leaves_the_raid6)
 	cr_assert_eq(au_ctrl_state(state, "connecting"), 0);
 	cr_assert_neq(graid_array_convert(a, 5, 0), 0, "no member took the round");
 	cr_assert_eq(au_ctrl_state(state, "live"), 0);
-	assert_level(a, 6, 5, "after a round no member took");
+	gu_assert_level(a, 6, 5, "after a round no member took");
 	cr_assert_eq(a->lay.layout_id, LAYOUT_Q_LAST);
 	model2 = aligned_alloc(BLK, size);
 	gu_fill(model2, size, 2);
@@ -128,7 +108,7 @@ Test(reshape_level_cut, a_round_no_member_takes_leaves_the_raid6)
 
 	gu_log_clear();
 	cr_assert_eq(graid_array_open(s.paths, 5, NULL, &a), 0, "%s", gu_log_text);
-	assert_level(a, 6, 5, "reopened");
+	gu_assert_level(a, 6, 5, "reopened");
 	gu_check_all(a, model2, size);
 	gu_scrub_clean(a, "reopened: Q current");
 	cr_assert_eq(graid_array_fail_member(a, 0), 0);
@@ -162,10 +142,10 @@ Test(reshape_level_cut, raid1_a_round_no_member_takes_leaves_the_raid1)
 	cr_assert_eq(au_ctrl_state(state, "connecting"), 0);
 	cr_assert_neq(graid_array_convert(a, 5, 0), 0);
 	cr_assert_eq(au_ctrl_state(state, "live"), 0);
-	assert_level(a, 1, 2, "after a round no member took");
+	gu_assert_level(a, 1, 2, "after a round no member took");
 	cr_assert_eq(graid_array_close(a), 0);
 	cr_assert_eq(graid_array_open(s.paths, 2, NULL, &a), 0, "%s", gu_log_text);
-	assert_level(a, 1, 2, "reopened");
+	gu_assert_level(a, 1, 2, "reopened");
 	graid_array_close(a);
 	au_remove(&s);
 }
@@ -200,7 +180,7 @@ Test(reshape_level_cut, a_round_some_members_miss_clears_the_dropped_member)
 	cr_assert_eq(au_ctrl_state(flaky, "connecting"), 0);
 	cr_assert_neq(graid_array_convert(a, 5, 0), 0, "members 1-3 missed the round");
 	cr_assert_eq(au_ctrl_state(flaky, "live"), 0);
-	assert_level(a, 5, 4, "some members took the round");
+	gu_assert_level(a, 5, 4, "some members took the round");
 	cr_assert(!has_superblock(s.paths[4]), "the dropped member's superblock is kept: %s",
 		  gu_log_text);
 	model2 = aligned_alloc(BLK, size);
@@ -247,7 +227,7 @@ Test(reshape_level_cut, a_split_across_the_drop_is_refused_in_either_order)
 	graid_array_close(a);
 	fault_writes_cut_after(-1);
 	cr_assert_eq(open_some(&s, side, 4, &a), 0, "%s", gu_log_text);
-	assert_level(a, 6, 5, "members 1-3 and Q");
+	gu_assert_level(a, 6, 5, "members 1-3 and Q");
 	model2 = aligned_alloc(BLK, size);
 	gu_fill(model2, size, 6);
 	cr_assert_eq(graid_array_write(a, model2, size, 0), (ssize_t)size);
@@ -260,7 +240,7 @@ Test(reshape_level_cut, a_split_across_the_drop_is_refused_in_either_order)
 		rc = open_some(&s, order ? rev : fwd, 5, &a);
 		if (rc == 0) {
 			/* Only the side that moved on may be taken, and with its bytes. */
-			assert_level(a, 6, 5, order ? "all five, reversed" : "all five");
+			gu_assert_level(a, 6, 5, order ? "all five, reversed" : "all five");
 			gu_check_all(a, model2, size);
 			graid_array_close(a);
 			continue;
@@ -297,7 +277,7 @@ Test(reshape_level_cut, a_member_that_missed_the_drop_comes_back_later)
 	graid_array_close(a);
 	fault_writes_cut_after(-1);
 	cr_assert_eq(open_some(&s, side, 3, &a), 0, "%s", gu_log_text);
-	assert_level(a, 5, 4, "members 0, 2, 3");
+	gu_assert_level(a, 5, 4, "members 0, 2, 3");
 	model2 = aligned_alloc(BLK, size);
 	gu_fill(model2, size, 8);
 	cr_assert_eq(graid_array_write(a, model2, size, 0), (ssize_t)size);
@@ -305,7 +285,7 @@ Test(reshape_level_cut, a_member_that_missed_the_drop_comes_back_later)
 
 	gu_log_clear();
 	cr_assert_eq(graid_array_open(s.paths, 5, NULL, &a), 0, "%s", gu_log_text);
-	assert_level(a, 5, 4, "all given");
+	gu_assert_level(a, 5, 4, "all given");
 	cr_assert_str_eq(a->members[1].dev.path, s.paths[1], "member 1 left out: %s",
 			 gu_log_text);
 	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), 0, "%s", gu_log_text);
@@ -341,14 +321,14 @@ Test(reshape_level_cut, raid1_a_member_that_missed_the_change_comes_back_later)
 	graid_array_close(a);
 	fault_writes_cut_after(-1);
 	cr_assert_eq(graid_array_open(s.paths, 1, NULL, &a), 0, "%s", gu_log_text);
-	assert_level(a, 5, 2, "member 0 alone");
+	gu_assert_level(a, 5, 2, "member 0 alone");
 	gu_fill(model2, size, 10);
 	cr_assert_eq(graid_array_write(a, model2, size, 0), (ssize_t)size);
 	cr_assert_eq(graid_array_close(a), 0);
 
 	gu_log_clear();
 	cr_assert_eq(graid_array_open(s.paths, 2, NULL, &a), 0, "%s", gu_log_text);
-	assert_level(a, 5, 2, "both");
+	gu_assert_level(a, 5, 2, "both");
 	cr_assert_str_eq(a->members[1].dev.path, s.paths[1], "member 1 left out: %s",
 			 gu_log_text);
 	cr_assert_eq(graid_array_rebuild(a, NULL, NULL), 0, "%s", gu_log_text);
@@ -386,7 +366,7 @@ Test(reshape_level_cut, raid1_a_split_member_is_not_caught_up)
 	cr_assert_eq(graid_array_open(s.paths, 1, NULL, &a), 0, "%s", gu_log_text);
 	cr_assert_eq(graid_array_close(a), 0); /* member 0: E + 2, the RAID-5 */
 	cr_assert_eq(graid_array_open(&s.paths[1], 1, NULL, &a), 0, "%s", gu_log_text);
-	assert_level(a, 1, 2, "member 1 alone");
+	gu_assert_level(a, 1, 2, "member 1 alone");
 	cr_assert_eq(graid_array_write(a, model, size, 0), (ssize_t)size);
 	cr_assert_eq(graid_array_flush(a), 0);
 	/*
@@ -399,7 +379,7 @@ Test(reshape_level_cut, raid1_a_split_member_is_not_caught_up)
 
 	gu_log_clear();
 	cr_assert_eq(graid_array_open(s.paths, 2, NULL, &a), 0, "%s", gu_log_text);
-	assert_level(a, 5, 2, "both");
+	gu_assert_level(a, 5, 2, "both");
 	cr_assert_eq(graid_array_given_info(a, 1, &gi), 0);
 	cr_assert_eq(gi.verdict, GRAID_GIVEN_DIVERGED, "member 1: verdict %d (%s)", gi.verdict,
 		     gi.why);
@@ -528,7 +508,7 @@ Test(reshape_level_cut, two_spares_the_first_missing_the_drop_both_kept)
 	cr_assert_eq(graid_array_add_spare(a, s.paths[6]), 0, "%s", gu_log_text);
 	cr_assert_eq(au_ctrl_state(state, "connecting"), 0);
 	cr_assert_eq(graid_array_convert(a, 5, 0), 0, "%s", gu_log_text);
-	assert_level(a, 5, 4, "converted");
+	gu_assert_level(a, 5, 4, "converted");
 	fault_writes_cut_after(0); /* a crash before spare #1 is written again */
 	graid_array_close(a);
 	fault_writes_cut_after(-1);
@@ -536,7 +516,7 @@ Test(reshape_level_cut, two_spares_the_first_missing_the_drop_both_kept)
 
 	gu_log_clear();
 	cr_assert_eq(graid_array_open(s.paths, 7, NULL, &a), 0, "%s", gu_log_text);
-	assert_level(a, 5, 4, "reopened");
+	gu_assert_level(a, 5, 4, "reopened");
 	cr_assert_eq(a->nspares, 2u, "a spare is lost: %s", gu_log_text);
 	cr_assert(holds_spare(a, s.paths[5]) && holds_spare(a, s.paths[6]));
 	gu_check_all(a, model, size);
@@ -573,7 +553,7 @@ static uint8_t *spare_alone_took_the_drop(struct au_set *s, uint64_t *size, uint
 	cr_assert_eq(au_ctrl_state(state, "connecting"), 0);
 	cr_assert_neq(graid_array_convert(a, 5, 0), 0, "no member took the round");
 	cr_assert_eq(au_ctrl_state(state, "live"), 0);
-	assert_level(a, 6, 5, "after a round only the spare took");
+	gu_assert_level(a, 6, 5, "after a round only the spare took");
 	fault_writes_cut_after(0);
 	graid_array_close(a);
 	fault_writes_cut_after(-1);
@@ -598,7 +578,7 @@ Test(reshape_level_cut, spare_takes_round_members_all_fail)
 
 	gu_log_clear();
 	cr_assert_eq(graid_array_open(s.paths, 6, NULL, &a), 0, "%s", gu_log_text);
-	assert_level(a, 5, 4, "reopened");
+	gu_assert_level(a, 5, 4, "reopened");
 	cr_assert(holds_spare(a, s.paths[5]), "the spare is lost: %s", gu_log_text);
 	gu_check_all(a, model, size);
 	graid_array_close(a);
@@ -621,7 +601,7 @@ Test(reshape_level_cut, a_spare_alone_at_the_new_level_is_no_split)
 	uint8_t *model = spare_alone_took_the_drop(&s, &size, 17);
 
 	cr_assert_eq(graid_array_open(s.paths, 5, NULL, &a), 0, "%s", gu_log_text);
-	assert_level(a, 6, 5, "the members alone");
+	gu_assert_level(a, 6, 5, "the members alone");
 	gu_check_all(a, model, size);
 	fault_writes_cut_after(0); /* a crash again: the members stay at the open's event */
 	graid_array_close(a);
@@ -629,7 +609,7 @@ Test(reshape_level_cut, a_spare_alone_at_the_new_level_is_no_split)
 
 	gu_log_clear();
 	cr_assert_eq(graid_array_open(s.paths, 6, NULL, &a), 0, "%s", gu_log_text);
-	assert_level(a, 6, 5, "the members and the spare");
+	gu_assert_level(a, 6, 5, "the members and the spare");
 	gu_check_all(a, model, size);
 	graid_array_close(a);
 	free(model);
@@ -663,14 +643,14 @@ Test(reshape_level_cut, raid1_spare_takes_round_members_all_fail)
 	cr_assert_eq(au_ctrl_state(state, "connecting"), 0);
 	cr_assert_neq(graid_array_convert(a, 5, 0), 0, "no member took the round");
 	cr_assert_eq(au_ctrl_state(state, "live"), 0);
-	assert_level(a, 1, 2, "after a round only the spare took");
+	gu_assert_level(a, 1, 2, "after a round only the spare took");
 	fault_writes_cut_after(0);
 	graid_array_close(a);
 	fault_writes_cut_after(-1);
 
 	gu_log_clear();
 	cr_assert_eq(graid_array_open(s.paths, 3, NULL, &a), 0, "%s", gu_log_text);
-	assert_level(a, 5, 2, "reopened");
+	gu_assert_level(a, 5, 2, "reopened");
 	cr_assert(holds_spare(a, s.paths[2]), "the spare is lost: %s", gu_log_text);
 	graid_array_close(a);
 	au_remove(&s);
