@@ -23,6 +23,19 @@ enum sop_step sop_mirror_repair(struct graid_queue *q, struct sop *s)
 	for (unsigned i = 0; i < n; i++)
 		if (members[i] == s->mirror_src)
 			src = s->buf[i];
+	/*
+	 * No own buffer: the copy was read straight into the caller's memory (nothing was bad
+	 * when it was issued; a lost write is found after the read), which then is the source.
+	 * A kernel's buffer (ublk zero copy) is for the kernel to read only: the caller reads
+	 * again through its own memory (-EXDEV), and that read heals and reports; the noted
+	 * copies are not reported lost now (the entry pending on them waits for that heal).
+	 */
+	if (!src && s->req->kslot >= 0) {
+		s->nbad = 0;
+		return sop_end(q, s, -EXDEV);
+	}
+	if (!src)
+		src = s->req->buf + s->req_off;
 	s->phase = SOP_WRITING;
 	s->repairing = true;
 	s->nwrites = 0;
