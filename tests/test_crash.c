@@ -196,6 +196,7 @@ static void cr_run(int level, unsigned n, uint32_t chunk, int rounds, bool journ
 	uint64_t nblocks;
 	uint8_t *buf = malloc(CR_BLOCK);
 
+	rounds = tu_sweep(rounds);
 	au_make(&s, n, CR_MEMBER_BYTES + (journal ? 32u << 20 : 0));
 	if (journal) {
 		struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = level,

@@ -68,6 +68,14 @@ void tu_engine_need(const char *name);
  */
 void tu_need_fault_injection(void);
 /*
+ * The rounds a long randomized sweep (kills, crashes) runs: @p full, or a quarter of it (at
+ * least 4) where GRAID_TEST_SWEEP=short. tools/bootstrap sets that for its sanitizer and
+ * release stages, which run the same code after the plain stage's full sweep: there the
+ * sweep is to find what those builds alone find (memory errors, undefined behaviour, code
+ * the optimizer changed), for which a quarter of the rounds reach the same paths.
+ */
+int tu_sweep(int full);
+/*
  * Write @p text to @p path whole, through a rename, as a drive's log changes at once (the
  * scripted health source, "faulty:health=FILE", reads it at any moment).
  */
