@@ -400,10 +400,13 @@ Test(csum_lostwrite_mirror, raid10_cold_first_read_with_a_stale_second_copy)
 
 /*
  * The same into page-aligned memory, which a copy is read into straight (no copy was bad
- * when the read was issued): the current copy read there is the repair's source. Before,
- * the repair found no buffer of its own and wrote nothing, so the stale copy stayed stale
- * and no lost write was reported (the tests above hit it once in about 300 runs, when the
- * stack happened to put their buffer on a page boundary).
+ * when the read was issued). The read of LM_BLOCK picks the second copy: with the first
+ * stale, the current copy is read straight into the caller's memory and finds the stale one
+ * after; before, the repair found no buffer of its own and wrote nothing, so the stale copy
+ * stayed stale and no lost write was reported (the tests above hit it once in about 300
+ * runs, when the stack put their buffer on a page boundary). Now it is read again into own
+ * memory and healed from there. With the second stale, the stale copy is read first, noted,
+ * and the current one read into own memory: the other order, which passed before too.
  */
 Test(csum_lostwrite_mirror, raid1_cold_read_into_aligned_memory_stale_first)
 {

@@ -25,17 +25,16 @@ enum sop_step sop_mirror_repair(struct graid_queue *q, struct sop *s)
 			src = s->buf[i];
 	/*
 	 * No own buffer: the copy was read straight into the caller's memory (nothing was bad
-	 * when it was issued; a lost write is found after the read), which then is the source.
-	 * A kernel's buffer (ublk zero copy) is for the kernel to read only: the caller reads
-	 * again through its own memory (-EXDEV), and that read heals and reports; the noted
-	 * copies are not reported lost now (the entry pending on them waits for that heal).
+	 * when it was issued; a lost write is found after the read). That memory is the
+	 * caller's, which may change it: read the copy again, under the lock still held, into
+	 * own memory (a copy noted bad makes sop_mirror_read take it), whose check and repair
+	 * follow as for any read. (A kernel's buffer never gets here: a checksummed array
+	 * refuses those at the queue, and sop_mirror_read ends such a read -EXDEV.)
 	 */
-	if (!src && s->req->kslot >= 0) {
-		s->nbad = 0;
-		return sop_end(q, s, -EXDEV);
+	if (!src) {
+		sop_release_bufs(q, s);
+		return sop_mirror_read(q, s);
 	}
-	if (!src)
-		src = s->req->buf + s->req_off;
 	s->phase = SOP_WRITING;
 	s->repairing = true;
 	s->nwrites = 0;
