@@ -363,7 +363,8 @@ static void sop_note_repaired(struct graid_queue *q, struct sop *s)
 	uint64_t moff[GRAID_MAX_MEMBERS];
 	unsigned n = 0;
 
-	if (!s->nbad || s->write_fail)
+	/* Nothing written (a mirror repair with no generations to give): nothing repaired. */
+	if (!s->nbad || s->write_fail || !s->nwrites)
 		return;
 	if (l->level == 1 || l->level == 10)
 		n = layout_copies(l, s->arr_off, members, moff);
