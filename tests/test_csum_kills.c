@@ -15,8 +15,8 @@
  * background resync the same after it), a scrub finds nothing, and after a clean close every
  * valid tag on every member is the CRC of its block.
  *
- * GRAID_CSUM_KILLS sets the kills per test (default 12; 1000 over the suite's tests for the
- * long run: `meson test --benchmark csum_kills_long`).
+ * GRAID_CSUM_KILLS sets the kills per test (default 12, 4 with GRAID_TEST_SWEEP=short; 1000
+ * over the suite's tests for the long run: `meson test --benchmark csum_kills_long`).
  */
 #include <errno.h>
 #include <fcntl.h>

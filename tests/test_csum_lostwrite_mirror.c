@@ -351,13 +351,13 @@ Test(csum_lostwrite_mirror, raid10_read_heals_a_stale_second_copy)
  */
 static void lm_cold_read_into(int level, unsigned stale, bool aligned)
 {
-	uint8_t *mem = aligned_alloc(CU_BLOCK, 2 * CU_BLOCK), want[CU_BLOCK];
-	/* Page-aligned: read straight into it; 8 bytes on: through the queue's own memory. */
-	uint8_t *got = mem + (aligned ? 0 : 8);
+	uint8_t *mem = aligned_alloc(CU_BLOCK, 2 * CU_BLOCK), want[CU_BLOCK], *got;
 	struct graid_array *a;
 	struct lm_bed b;
 
 	cr_assert_not_null(mem);
+	/* Page-aligned: read straight into it; 8 bytes on: through the queue's own memory. */
+	got = mem + (aligned ? 0 : 8);
 	lm_setup(&b, level);
 	lm_lose_write(&b, stale);
 	a = lm_open(&b);
@@ -404,8 +404,8 @@ Test(csum_lostwrite_mirror, raid10_cold_first_read_with_a_stale_second_copy)
  * stale, the current copy is read straight into the caller's memory and finds the stale one
  * after; before, the repair found no buffer of its own and wrote nothing, so the stale copy
  * stayed stale and no lost write was reported (the tests above hit it once in about 300
- * runs, when the stack put their buffer on a page boundary). Now it is read again into own
- * memory and healed from there. With the second stale, the stale copy is read first, noted,
+ * runs, when the stack put their buffer on a page boundary). Now its bytes are taken into
+ * own memory, checked against its tags and healed from there. With the second stale, the stale copy is read first, noted,
  * and the current one read into own memory: the other order, which passed before too.
  */
 Test(csum_lostwrite_mirror, raid1_cold_read_into_aligned_memory_stale_first)

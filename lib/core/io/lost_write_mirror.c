@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "format/layout.h"
 #include "format/tag_format.h"
@@ -81,6 +82,16 @@ int lost_write_mirror_write_gens(struct graid_array *a, struct sop *s, const uns
 		s->wmeta[i] = tag_gen_next(s->wmeta[i]);
 	s->wmeta_on = true;
 	return 0;
+}
+
+bool lost_write_mirror_source_holds(struct graid_array *a, unsigned role, uint64_t off,
+				    const uint8_t *buf, size_t len)
+{
+	struct iovec one = { .iov_base = (void *)buf, .iov_len = len };
+
+	if (!a->tags || tag_inline_role(a, role))
+		return false;
+	return tag_store_verify(a, role, off, &one, 1, NULL, 0, NULL) == 0;
 }
 
 int lost_write_mirror_heal_gens(struct graid_array *a, struct sop *s, unsigned src,

@@ -11,6 +11,29 @@
 #include "meta/badblocks.h"
 #include "meta/bitmap.h"
 
+/*
+ * No own buffer: copy slot @p i was read straight into the caller's memory (nothing was bad
+ * when the read was issued; a lost write is found after it). That memory is the caller's,
+ * which may change it: its bytes taken into own memory and written over the others only if
+ * they still match the copy's tags. NULL where they do not or cannot be checked (tags kept
+ * inline, no memory): the caller then reads the copy again into own memory, under the lock
+ * still held (a copy noted bad makes sop_mirror_read take own memory), whose check and
+ * repair follow as for any read. Not the re-read first: the caller has its data, verified,
+ * and a re-read that failed (the copy's member out meanwhile) would fail the read.
+ */
+static const uint8_t *sop_mirror_repair_source(struct graid_queue *q, struct sop *s, unsigned i,
+					       uint64_t moff)
+{
+	const uint8_t *user = s->req->buf + s->req_off;
+
+	if (s->req->kslot >= 0 || !sop_own_buf(q, s, i, s->arr_len))
+		return NULL;
+	memcpy(s->buf[i], user, s->arr_len);
+	if (lost_write_mirror_source_holds(q->a, s->mirror_src, moff, s->buf[i], s->arr_len))
+		return s->buf[i];
+	return NULL;
+}
+
 /* The copy read has it: write it over each copy noted bad, still under the stripe lock. */
 enum sop_step sop_mirror_repair(struct graid_queue *q, struct sop *s)
 {
@@ -21,17 +44,10 @@ enum sop_step sop_mirror_repair(struct graid_queue *q, struct sop *s)
 	const uint8_t *src = NULL;
 
 	for (unsigned i = 0; i < n; i++)
-		if (members[i] == s->mirror_src)
-			src = s->buf[i];
-	/*
-	 * No own buffer: the copy was read straight into the caller's memory (nothing was bad
-	 * when it was issued; a lost write is found after the read). That memory is the
-	 * caller's, which may change it: read the copy again, under the lock still held, into
-	 * own memory (a copy noted bad makes sop_mirror_read take it), whose check and repair
-	 * follow as for any read. (A kernel's buffer never gets here: a checksummed array
-	 * refuses those at the queue, and sop_mirror_read ends such a read -EXDEV.)
-	 */
+		if (members[i] == s->mirror_src && !(src = s->buf[i]))
+			src = sop_mirror_repair_source(q, s, i, moff[i]);
 	if (!src) {
+		/* Not the bytes the copy's tags name: read it again, into own memory. */
 		sop_release_bufs(q, s);
 		return sop_mirror_read(q, s);
 	}
