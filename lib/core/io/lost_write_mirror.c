@@ -88,9 +88,21 @@ bool lost_write_mirror_source_holds(struct graid_array *a, unsigned role, uint64
 				    const uint8_t *buf, size_t len)
 {
 	struct iovec one = { .iov_base = (void *)buf, .iov_len = len };
+	struct tag_peek pk[LWM_PIECE];
+	const size_t nb = len / TAG_DATA_BLOCK;
 
-	if (!a->tags || tag_inline_role(a, role))
+	if (!a->tags || tag_inline_role(a, role) || len % TAG_DATA_BLOCK || off % TAG_DATA_BLOCK)
 		return false;
+	/* A verify passes a block whose tag is absent: here such a block cannot be checked. */
+	for (size_t i = 0; i < nb; i += LWM_PIECE) {
+		unsigned k = nb - i < LWM_PIECE ? (unsigned)(nb - i) : LWM_PIECE;
+
+		if (tag_store_peek_load(a, role, off / TAG_DATA_BLOCK + i, k, pk))
+			return false;
+		for (unsigned j = 0; j < k; j++)
+			if (!tag_valid(pk[j].tag) || pk[j].inflight)
+				return false;
+	}
 	return tag_store_verify(a, role, off, &one, 1, NULL, 0, NULL) == 0;
 }
 

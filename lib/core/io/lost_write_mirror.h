@@ -26,11 +26,12 @@ int lost_write_mirror_write_gens(struct graid_array *a, struct sop *s, const uns
 				 const uint64_t *moff, unsigned n);
 
 /*
- * Whether @p buf (@p len bytes) holds what copy @p role's tags say its data-area range at
- * byte @p off holds, as a read is verified (tag_store_verify: a block whose tag is absent
- * passes). False where the tags cannot say (kept inline, in NVMe metadata; a tag block
- * unreadable) or a block does not match: a heal's source taken from memory the caller owns
- * is checked so before it is written.
+ * Whether @p buf (@p len bytes, whole 4 KiB blocks) holds what copy @p role's tags say its
+ * data-area range at byte @p off holds: every block's tag present, no write of it in flight,
+ * and its CRC matching. False where any block cannot be checked so (tags kept inline, in NVMe
+ * metadata; a tag absent: never written, discarded, its tag block lost to a bad sector) or
+ * does not match: a heal's source taken from memory the caller owns is checked so before it
+ * is written.
  */
 bool lost_write_mirror_source_holds(struct graid_array *a, unsigned role, uint64_t off,
 				    const uint8_t *buf, size_t len);

@@ -15,22 +15,26 @@
  * No own buffer: copy slot @p i was read straight into the caller's memory (nothing was bad
  * when the read was issued; a lost write is found after it). That memory is the caller's,
  * which may change it: its bytes taken into own memory and written over the others only if
- * they still match the copy's tags. NULL where they do not or cannot be checked (tags kept
- * inline, no memory): the caller then reads the copy again into own memory, under the lock
- * still held (a copy noted bad makes sop_mirror_read take own memory), whose check and
- * repair follow as for any read. Not the re-read first: the caller has its data, verified,
- * and a re-read that failed (the copy's member out meanwhile) would fail the read.
+ * every block still matches a tag of the copy's (lost_write_mirror_source_holds). Where one
+ * does not or cannot be checked (tags inline in NVMe metadata, a tag absent), *@p reread:
+ * the copy is read again into own memory, under the lock still held (a copy noted bad makes
+ * sop_mirror_read take own memory), whose check and repair follow as for any read. Not the
+ * re-read first: the caller has its data, verified, and a re-read that failed (the copy's
+ * member out meanwhile) would fail the read. No memory: NULL, no re-read (it would need
+ * memory too); the read stands and the stale copy waits for a later read or scrub.
  */
 static const uint8_t *sop_mirror_repair_source(struct graid_queue *q, struct sop *s, unsigned i,
-					       uint64_t moff)
+					       uint64_t moff, bool *reread)
 {
 	const uint8_t *user = s->req->buf + s->req_off;
 
-	if (s->req->kslot >= 0 || !sop_own_buf(q, s, i, s->arr_len))
+	*reread = s->req->kslot >= 0; /* a kernel's buffer: sop_mirror_read ends it -EXDEV */
+	if (*reread || !sop_own_buf(q, s, i, s->arr_len))
 		return NULL;
 	memcpy(s->buf[i], user, s->arr_len);
 	if (lost_write_mirror_source_holds(q->a, s->mirror_src, moff, s->buf[i], s->arr_len))
 		return s->buf[i];
+	*reread = true;
 	return NULL;
 }
 
@@ -42,15 +46,17 @@ enum sop_step sop_mirror_repair(struct graid_queue *q, struct sop *s)
 	uint64_t moff[GRAID_MAX_MEMBERS];
 	unsigned n = layout_copies(l, s->arr_off, members, moff);
 	const uint8_t *src = NULL;
+	bool reread = false;
 
 	for (unsigned i = 0; i < n; i++)
 		if (members[i] == s->mirror_src && !(src = s->buf[i]))
-			src = sop_mirror_repair_source(q, s, i, moff[i]);
-	if (!src) {
-		/* Not the bytes the copy's tags name: read it again, into own memory. */
+			src = sop_mirror_repair_source(q, s, i, moff[i], &reread);
+	if (!src && reread) {
 		sop_release_bufs(q, s);
 		return sop_mirror_read(q, s);
 	}
+	if (!src)
+		return sop_end(q, s, 0);
 	s->phase = SOP_WRITING;
 	s->repairing = true;
 	s->nwrites = 0;
