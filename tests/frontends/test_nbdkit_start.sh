@@ -33,18 +33,24 @@ hasnt() { # hasnt FILE PATTERN DESCRIPTION
 	if ! grep -Eq -- "$2" "$1"; then ok "$3"; else bad "$3: /$2/ in $1"; sed "s/^/     $1: /" "$1"; fi
 }
 
-# A process that still runs (a zombie waiting for a slow reaper has let go of everything).
+# A process that still runs. A zombie waiting for a slow reaper has let go of everything,
+# unless it is a leader whose other threads are still exiting: they hold its files, the
+# start lock among them, until they are gone (a start right after saw the lock held).
 alive() {
 	local st
 	st=$(ps -o stat= -p "$1" 2>/dev/null)
-	[ -n "$st" ] && [ "${st#Z}" = "$st" ]
+	[ -n "$st" ] || return 1
+	[ "${st#Z}" = "$st" ] && return 0
+	[ "$(ls /proc/"$1"/task 2>/dev/null | wc -l)" -gt 1 ]
 }
 stop() { # stop NAME: SIGTERM to the server NAME.pid names, then wait until it is gone
 	local pid i
 	[ -s "$1.pid" ] || return 0
 	pid=$(cat "$1.pid")
 	kill "$pid" 2>/dev/null
-	for i in $(seq 200); do alive "$pid" || break; sleep 0.05; done
+	# Up to 30 s: on a loaded machine the close (a flush of every member) takes seconds.
+	for i in $(seq 600); do alive "$pid" || break; sleep 0.05; done
+	alive "$pid" && echo "# server $1 (pid $pid) still running 30 s after SIGTERM"
 	rm -f "$1.pid"
 }
 trap 'for f in "$T"/*.pid; do [ -e "$f" ] && stop "${f%.pid}"; done; rm -rf "$T"' EXIT
