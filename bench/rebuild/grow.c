@@ -260,8 +260,9 @@ static void grow_table(const struct grow_row *rows, unsigned nrows, const struct
 			       100 * r->used_s / r->grow_s);
 	}
 	printf("vs raw: the raw pass's seconds / the grow's (target >= 80%%): every old member "
-	       "reads its data once and every member of the grown array writes its new rows "
-	       "once, 1 MiB io_uring requests, 8 per file a round, no parity math.\n"
+	       "reads its data once and writes its share of the new rows, from one emulated drive, "
+	       "and each added member writes its share: requests of a chunk, a thread per drive, no "
+	       "parity math (the members' own bandwidth limit, measured).\n"
 	       "healthy / growing: 4k-randread, %u threads x qd %u, over the data written, in %.1f s "
 	       "just before a second grow and during it (target >= 70%%)%s.\n",
 	       o->threads, o->qd, o->seconds, o->busy_mbps ? ", the move capped while the reads "

@@ -81,6 +81,8 @@ struct rb_drive {
 	uint64_t busy_until;    /* bench_now_ns() when the drive is next idle */
 };
 
+/* Nanoseconds the drive takes for an I/O of @p bytes. */
+uint64_t rb_drive_cost(const struct rb_drive *d, uint64_t bytes);
 /* Reserve the drive for an I/O of @p bytes; nanoseconds the I/O must wait before it runs. */
 uint64_t rb_drive_wait(struct rb_drive *d, uint64_t bytes);
 /* The member name prefix that gives the library the same drive ("" when off). */
@@ -157,10 +159,13 @@ int rb_raw_rebuild_io(const struct rb_opts *o, struct rb_dir *d, const char *con
 		      unsigned nsrc, uint64_t bytes, struct rb_rate *out);
 
 /*
- * What a grow moves, without the RAID: every one of @p nsrc source files reads @p rd bytes of
- * its data area and every one of @p ndst fresh files (created and dropped here) writes @p wr,
- * in rounds of 8 MiB per file (the reads, then the writes), each file its own emulated drive.
- * Wall seconds into @p secs.
+ * What a grow moves, without the RAID, at the members' own bandwidth limit: @p ndst drives
+ * at once, a thread each (@p nsrc <= @p ndst). Drive i < @p nsrc reads @p rd bytes of source
+ * file i's data area and writes @p wr bytes, requests of a chunk in turn, from one emulated
+ * drive (--drive-mbps/--drive-iops), as an old member serves a grow's reads and writes; the
+ * others only write @p wr. Buffered I/O; the writes go to files of their own (created and
+ * written once before the clock, as a member's places exist before a grow overwrites them,
+ * and dropped here). Wall seconds into @p secs.
  */
 int rb_raw_grow_io(const struct rb_opts *o, struct rb_dir *d, const char *const *src,
 		   unsigned nsrc, unsigned ndst, uint64_t rd, uint64_t wr, double *secs);

@@ -66,14 +66,21 @@ unsigned rb_level_members(const struct rb_opts *o, int level)
 	return level == 1 ? 2 : o->members;
 }
 
-uint64_t rb_drive_wait(struct rb_drive *d, uint64_t bytes)
+uint64_t rb_drive_cost(const struct rb_drive *d, uint64_t bytes)
 {
-	uint64_t cost = 0, now = bench_now_ns(), start;
+	uint64_t cost = 0;
 
 	if (d->mbps)
 		cost = bytes * 1000 / d->mbps;
 	if (d->iops && 1000000000ull / d->iops > cost)
 		cost = 1000000000ull / d->iops;
+	return cost;
+}
+
+uint64_t rb_drive_wait(struct rb_drive *d, uint64_t bytes)
+{
+	uint64_t cost = rb_drive_cost(d, bytes), now = bench_now_ns(), start;
+
 	start = d->busy_until > now ? d->busy_until : now;
 	d->busy_until = start + cost;
 	return d->busy_until - now;
