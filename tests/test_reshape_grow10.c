@@ -109,17 +109,22 @@ static void grow_whole(unsigned nold, unsigned nadd, uint64_t seed)
 	au_remove(&s);
 }
 
-/* Data bytes of kind @p op moved to or from roles [0, @p n) (not the metadata). */
+/* Data bytes of kind @p op moved to or from role @p m (not the metadata). */
+static uint64_t member_bytes_of(struct graid_array *a, unsigned m, int op)
+{
+	struct graid_io_stats st = { .struct_size = sizeof(st) };
+
+	cr_assert_eq(graid_array_stats(a, (int)m, &st), 0);
+	return st.io[op].bytes;
+}
+
+/* Data bytes of kind @p op moved to or from roles [0, @p n). */
 static uint64_t member_bytes(struct graid_array *a, unsigned n, int op)
 {
 	uint64_t sum = 0;
 
-	for (unsigned m = 0; m < n; m++) {
-		struct graid_io_stats st = { .struct_size = sizeof(st) };
-
-		cr_assert_eq(graid_array_stats(a, (int)m, &st), 0);
-		sum += st.io[op].bytes;
-	}
+	for (unsigned m = 0; m < n; m++)
+		sum += member_bytes_of(a, m, op);
 	return sum;
 }
 
@@ -232,6 +237,40 @@ static uint8_t *make_some(struct au_set *s, struct graid_array **a, uint64_t *si
  * or skips only unused ones (a copying window's unused chunks:
  * the_unused_chunks_of_a_copying_window_are_zeroed_at_their_new_places).
  */
+/*
+ * Each chunk read once, from either clean copy, the less loaded member's: in a near-2
+ * RAID-10 of 4, copy 0 of every chunk lies on member 0 or 2; reading copy 0 each time left
+ * members 1 and 3 idle while 0 and 2 read everything (half the members' bandwidth).
+ */
+Test(reshape_grow10, a_grow_reads_from_both_copies_evenly)
+{
+	uint64_t size, r0[4], got[4], lo = UINT64_MAX, hi = 0, sum = 0;
+	struct graid_array *a;
+	struct au_set s;
+	uint8_t *model = make_array(&s, 4, 2, &a, &size, 71);
+
+	for (unsigned m = 0; m < 4; m++)
+		r0[m] = member_bytes_of(a, m, GRAID_IO_READ);
+	cr_assert_eq(graid_array_grow(a, &s.paths[4], 2, GRAID_GROW_WAIT), 0);
+	for (unsigned m = 0; m < 4; m++) {
+		got[m] = member_bytes_of(a, m, GRAID_IO_READ) - r0[m];
+		cr_log_info("member %u read %llu bytes during the grow", m,
+			    (unsigned long long)got[m]);
+		lo = got[m] < lo ? got[m] : lo;
+		hi = got[m] > hi ? got[m] : hi;
+		sum += got[m];
+	}
+	cr_assert_leq(sum, size, "%llu bytes read for %llu moved", (unsigned long long)sum,
+		      (unsigned long long)size);
+	cr_assert_geq(4 * lo, 3 * hi, "reads per member from %llu to %llu bytes",
+		      (unsigned long long)lo, (unsigned long long)hi);
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "grown");
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
 Test(reshape_grow10, a_grow_reads_and_copies_only_the_used_regions)
 {
 	struct graid_array *a;

@@ -120,24 +120,37 @@ static int grow10_read_units(struct graid_array *a, struct reshape_io *rio,
 }
 
 /*
- * The reads of a window's @p n chunks, at once, each from its clean copy; then the chunks
+ * The reads of a window's @p n chunks, at once, each from a clean copy (the less loaded
+ * member's where both are); then the chunks
  * without one, or whose read failed, unit by unit. A medium error counts against its
  * member (taken out past its threshold) and the chunk is read around it.
  */
 static int grow10_read(struct graid_array *a, struct reshape_io *rio, struct grow10_chunk *x,
 		       unsigned n, uint32_t chunk, uint8_t *buf)
 {
-	unsigned at[GROW10_WINDOW_CHUNKS], nio = 0;
+	unsigned at[GROW10_WINDOW_CHUNKS], nio = 0, load[GRAID_MAX_MEMBERS] = { 0 };
 	size_t got = 0;
 	int rc;
 
 	for (unsigned i = 0; i < n; i++) {
+		bool c0, c1;
+
 		if (x[i].zero)
 			continue; /* src 0: nothing to read unit by unit either */
-		x[i].src = grow10_copy_clean(a, &x[i], 0, chunk) ? 0
-			 : grow10_copy_clean(a, &x[i], 1, chunk) ? 1 : 2;
+		/*
+		 * Both copies clean: the one whose member has fewer of the window's reads. Copy 0
+		 * every time left half the members of an even count reading everything (near-2:
+		 * copy 0 of chunk c on member 2c mod n) and the other half idle. Either copy is
+		 * safe to read, now and after a crash: a window never writes over an old copy
+		 * of a chunk not yet moved (reshape_map.c row_overlaps).
+		 */
+		c0 = grow10_copy_clean(a, &x[i], 0, chunk);
+		c1 = grow10_copy_clean(a, &x[i], 1, chunk);
+		x[i].src = c0 && c1 ? (load[x[i].om[1]] < load[x[i].om[0]] ? 1 : 0)
+			 : c0 ? 0 : c1 ? 1 : 2;
 		if (x[i].src == 2)
 			continue;
+		load[x[i].om[x[i].src]]++;
 		rc = reshape_io_queue(rio, x[i].om[x[i].src], false, buf + (size_t)i * chunk,
 				      chunk, x[i].oo[x[i].src]);
 		if (rc)
