@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Part 4: growing an array by members (graid_array_grow, docs/RESHAPE.md). The move's time
- * beside the same member I/O without the RAID (every old member reads its data once, every
- * member of the grown array writes its new rows once: the least a restripe must move), each
- * file its own emulated drive where --drive-mbps is set; then 4k-randread IOPS while a second
+ * beside the same member I/O without the RAID (every old member reads its data once and
+ * writes its share of the new rows from one emulated drive where --drive-mbps is set, each
+ * added member writes its share: the least a restripe must move, rb_raw_grow_io); then
+ * 4k-randread IOPS while a second
  * grow runs, beside the same array healthy just before it. With --used-pct, an idle grow of
  * a fresh array that only part of is written (the live-data map lets the move zero the rest
  * instead of copying it), its time beside the full one's.

@@ -279,14 +279,20 @@ int rb_raw_rebuild_io(const struct rb_opts *o, struct rb_dir *d, const char *con
 }
 
 /*
- * Buffered: the fastest plain way here. On tmpfs an O_DIRECT write costs more CPU than a
- * buffered one (9 threads each reading 192 MiB and writing 219 MiB in 64 KiB requests, two
- * cores: 1.2-1.5 s against 0.4-1.1 s), enough to make a baseline of the drives' limit
- * CPU-bound; on a disk the fdatasync at the end, inside the clock, writes what the cache held.
+ * On tmpfs buffered, the fastest plain way there: an O_DIRECT write cost more CPU than a
+ * buffered one in a pass like this (9 threads, 8 of them reading 192 MiB, each writing
+ * 219 MiB, 64 KiB requests, two cores: 1.2-1.5 s against 0.4-1.1 s unpaced), enough to make
+ * a baseline of the drives' limit CPU-bound. On a disk O_DIRECT where the filesystem takes
+ * it (raw_open), so that no cached write is left for the clock's end.
  */
-static int raw_open_buffered(const char *path, int flags)
+static int raw_grow_open_file(const struct rb_dir *d, const char *path, int flags)
 {
-	int fd = open(path, flags | O_CLOEXEC);
+	bool direct;
+	int fd;
+
+	if (!d->ram)
+		return raw_open(path, flags, &direct);
+	fd = open(path, flags | O_CLOEXEC);
 
 	if (fd < 0) {
 		int err = -errno;
@@ -371,8 +377,8 @@ static int raw_grow_prewrite(struct raw_grow *g, unsigned t)
 {
 	for (uint64_t at = 0; at < RB_META_BYTES + g->wr; at += g->req)
 		if (pwrite(g->dst[t], g->buf[t], g->req, (off_t)at) != (ssize_t)g->req)
-			return -EIO;
-	return 0;
+			return errno ? -errno : -EIO;
+	return fdatasync(g->dst[t]) ? -errno : 0;
 }
 
 /* Open the sources, and create, fill (outside the clock: a drive has its blocks) and open
@@ -381,14 +387,14 @@ static int raw_grow_open(const struct rb_opts *o, struct rb_dir *d, struct raw_g
 			 const char *const *src, unsigned ndst, char (*dst)[4200])
 {
 	for (unsigned i = 0; i < g->nsrc; i++)
-		if ((g->src[i] = raw_open_buffered(src[i], O_RDONLY)) < 0)
+		if ((g->src[i] = raw_grow_open_file(d, src[i], O_RDONLY)) < 0)
 			return g->src[i];
 	for (unsigned t = 0; t < ndst; t++) {
 		int rc = rb_file_create(d, "rawgrow", RB_META_BYTES + g->wr, dst[t], sizeof(dst[t]));
 
 		if (rc)
 			return rc;
-		if ((g->dst[t] = raw_open_buffered(dst[t], O_RDWR)) < 0)
+		if ((g->dst[t] = raw_grow_open_file(d, dst[t], O_RDWR)) < 0)
 			return g->dst[t];
 		g->drive[t] = raw_drive(o);
 		if (posix_memalign((void **)&g->buf[t], 4096, g->req))
@@ -405,20 +411,20 @@ int rb_raw_grow_io(const struct rb_opts *o, struct rb_dir *d, const char *const 
 {
 	struct raw_grow *g = calloc(1, sizeof(*g));
 	char (*dst)[4200] = calloc(ndst, sizeof(*dst));
+	uint64_t req = o->chunk;
 	int rc = g && dst ? 0 : -ENOMEM;
 
-	if (rc == 0 && (nsrc > ndst || ndst > RAW_FILES))
-		rc = -E2BIG;
-	if (rc == 0) {
-		uint64_t req = o->chunk;
-
+	if (g) {
 		*g = (struct raw_grow){ .nsrc = nsrc, .req = o->chunk,
 					.rd = (rd + req - 1) / req * req,
 					.wr = (wr + req - 1) / req * req };
 		for (unsigned i = 0; i < RAW_FILES; i++)
 			g->src[i] = g->dst[i] = -1;
-		rc = raw_grow_open(o, d, g, src, ndst, dst);
 	}
+	if (rc == 0 && (nsrc > ndst || ndst > RAW_FILES))
+		rc = -E2BIG;
+	if (rc == 0)
+		rc = raw_grow_open(o, d, g, src, ndst, dst);
 	if (rc == 0) {
 		*secs = bench_team_run(ndst, raw_grow_drive, g);
 		if (*secs < 0)

@@ -163,9 +163,9 @@ int rb_raw_rebuild_io(const struct rb_opts *o, struct rb_dir *d, const char *con
  * at once, a thread each (@p nsrc <= @p ndst). Drive i < @p nsrc reads @p rd bytes of source
  * file i's data area and writes @p wr bytes, requests of a chunk in turn, from one emulated
  * drive (--drive-mbps/--drive-iops), as an old member serves a grow's reads and writes; the
- * others only write @p wr. Buffered I/O; the writes go to files of their own (created and
- * written once before the clock, as a member's places exist before a grow overwrites them,
- * and dropped here). Wall seconds into @p secs.
+ * others only write @p wr. Buffered on tmpfs, else O_DIRECT where taken; the writes go to
+ * files of their own (created and written once before the clock, as a member's places exist
+ * before a grow overwrites them, and dropped here). Wall seconds into @p secs.
  */
 int rb_raw_grow_io(const struct rb_opts *o, struct rb_dir *d, const char *const *src,
 		   unsigned nsrc, unsigned ndst, uint64_t rd, uint64_t wr, double *secs);
