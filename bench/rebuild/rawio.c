@@ -16,13 +16,13 @@
 #define RAW_REQ (1u << 20)
 #define RAW_DEPTH 8u
 
-/* O_DIRECT where the filesystem takes it, else buffered: the library's own choice. */
-static int raw_open(const char *path, int flags, bool *direct)
+/* @p try_direct: O_DIRECT where the filesystem takes it, else buffered. */
+static int raw_open_as(const char *path, int flags, bool try_direct, bool *direct)
 {
-	int fd = open(path, flags | O_CLOEXEC | O_DIRECT);
+	int fd = try_direct ? open(path, flags | O_CLOEXEC | O_DIRECT) : -1;
 
 	*direct = fd >= 0;
-	if (fd < 0 && errno == EINVAL)
+	if (fd < 0 && (!try_direct || errno == EINVAL))
 		fd = open(path, flags | O_CLOEXEC);
 	if (fd < 0) {
 		int err = -errno;
@@ -31,6 +31,12 @@ static int raw_open(const char *path, int flags, bool *direct)
 		return err;
 	}
 	return fd;
+}
+
+/* O_DIRECT where the filesystem takes it, else buffered: the library's own choice. */
+static int raw_open(const char *path, int flags, bool *direct)
+{
+	return raw_open_as(path, flags, true, direct);
 }
 
 /* The drive of @p o for one file (unlimited when none is emulated). */
@@ -288,19 +294,8 @@ int rb_raw_rebuild_io(const struct rb_opts *o, struct rb_dir *d, const char *con
 static int raw_grow_open_file(const struct rb_dir *d, const char *path, int flags)
 {
 	bool direct;
-	int fd;
 
-	if (!d->ram)
-		return raw_open(path, flags, &direct);
-	fd = open(path, flags | O_CLOEXEC);
-
-	if (fd < 0) {
-		int err = -errno;
-
-		perror(path);
-		return err;
-	}
-	return fd;
+	return raw_open_as(path, flags, !d->ram, &direct);
 }
 
 /*
