@@ -227,17 +227,6 @@ static uint8_t *make_some(struct au_set *s, struct graid_array **a, uint64_t *si
 }
 
 /*
- * A RAID-10 grow moves only live data (issue 42): on a 4 -> 6 with two small runs written,
- * the chunks of unused regions are not read (the old members read no more than the used
- * regions' bytes) and their new copies are zeroed, not written (the members wrote no more
- * than twice the used bytes; the added members' files held old bytes: those copies read
- * zero after); long runs of them take far fewer windows (records) than 16-chunk windows
- * would; every byte reads back, a scrub is clean, the used bytes stay as they were, also
- * reopened. Its used regions line up with the windows: each window copies only used chunks
- * or skips only unused ones (a copying window's unused chunks:
- * the_unused_chunks_of_a_copying_window_are_zeroed_at_their_new_places).
- */
-/*
  * Each chunk read once, from either clean copy, the less loaded member's: in a near-2
  * RAID-10 of 4, copy 0 of every chunk lies on member 0 or 2; reading copy 0 each time left
  * members 1 and 3 idle while 0 and 2 read everything (half the members' bandwidth).
@@ -271,6 +260,17 @@ Test(reshape_grow10, a_grow_reads_from_both_copies_evenly)
 	au_remove(&s);
 }
 
+/*
+ * A RAID-10 grow moves only live data (issue 42): on a 4 -> 6 with two small runs written,
+ * the chunks of unused regions are not read (the old members read no more than the used
+ * regions' bytes) and their new copies are zeroed, not written (the members wrote no more
+ * than twice the used bytes; the added members' files held old bytes: those copies read
+ * zero after); long runs of them take far fewer windows (records) than 16-chunk windows
+ * would; every byte reads back, a scrub is clean, the used bytes stay as they were, also
+ * reopened. Its used regions line up with the windows: each window copies only used chunks
+ * or skips only unused ones (a copying window's unused chunks:
+ * the_unused_chunks_of_a_copying_window_are_zeroed_at_their_new_places).
+ */
 Test(reshape_grow10, a_grow_reads_and_copies_only_the_used_regions)
 {
 	struct graid_array *a;

@@ -370,9 +370,12 @@ static void raw_grow_drive(void *arg, unsigned d)
  */
 static int raw_grow_prewrite(struct raw_grow *g, unsigned t)
 {
-	for (uint64_t at = 0; at < RB_META_BYTES + g->wr; at += g->req)
-		if (pwrite(g->dst[t], g->buf[t], g->req, (off_t)at) != (ssize_t)g->req)
-			return errno ? -errno : -EIO;
+	for (uint64_t at = 0; at < RB_META_BYTES + g->wr; at += g->req) {
+		ssize_t n = pwrite(g->dst[t], g->buf[t], g->req, (off_t)at);
+
+		if (n != (ssize_t)g->req)
+			return n < 0 ? -errno : -EIO;
+	}
 	return fdatasync(g->dst[t]) ? -errno : 0;
 }
 

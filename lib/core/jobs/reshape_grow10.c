@@ -142,7 +142,10 @@ static int grow10_read(struct graid_array *a, struct reshape_io *rio, struct gro
 		 * every time left half the members of an even count reading everything (near-2:
 		 * copy 0 of chunk c on member 2c mod n) and the other half idle. Either copy is
 		 * safe to read, now and after a crash: a window never writes over an old copy
-		 * of a chunk not yet moved (reshape_map.c row_overlaps).
+		 * of a chunk not yet moved (reshape_map.c row_overlaps), and two clean copies
+		 * hold the same bytes while the job runs (an unclean open resyncs in the
+		 * foreground before the job starts, and a grow is refused while a resync is
+		 * pending: no region is left where only one copy is the truth).
 		 */
 		c0 = grow10_copy_clean(a, &x[i], 0, chunk);
 		c1 = grow10_copy_clean(a, &x[i], 1, chunk);

@@ -32,8 +32,9 @@ extern void (*graid__test_grow10_skip_look)(struct graid_array *a, uint64_t c0, 
 /*
  * Move RAID-10 chunks [@p c0, @p c1) (at most GROW10_WINDOW_CHUNKS) from their old copies
  * to their new ones through @p buf (a chunk each), their chunk locks held by the caller:
- * each chunk read from one old copy (the first one alive whose bad-block log records
- * nothing there, else the second); a copy that fails to read (a medium error, the member
+ * each chunk read from one old copy, a clean one (alive, its bad-block log recording
+ * nothing there), of two clean ones the one whose member has fewer of the window's reads;
+ * a copy that fails to read (a medium error, the member
  * failing) gives way to the other, 4 KiB at a time; a unit neither copy has is moved as a
  * loss (zeroes, recorded lost at both new places). Both new copies written (those on
  * members that are out skipped), each place's log kept true, the members written flushed.
