@@ -661,7 +661,11 @@ Test(reshape_convert, bad_input_is_refused_and_nothing_is_written)
 	au_remove(&s);
 }
 
-/* Journal entries and checksum tags are placed by one geometry: such RAID-5s are refused. */
+/*
+ * Checksum tags are placed by one geometry, and the journal's rule for a grow (an old row's
+ * entry is spent once it moved) does not hold where only Q is written: such RAID-5s are
+ * refused.
+ */
 static void refused_with(unsigned flags, const char *why)
 {
 	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = 5,

@@ -400,41 +400,6 @@ Test(reshape_grow56, scrubs_and_rebuilds_wait_for_the_reshape, .init = setup)
 	au_remove(&s);
 }
 
-/*
- * Journal entries are placed by one geometry: such arrays are refused (checksummed ones
- * grow: tests/test_reshape_grow_csum.c).
- */
-static void refused_with(unsigned flags, const char *why)
-{
-	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = 5,
-					  .chunk_bytes = CHUNK, .backend = "isal",
-					  .flags = flags };
-	uint64_t before;
-	struct graid_array *a;
-	struct au_set s;
-
-	au_make(&s, 5, 64ull << 20); /* room for a journal */
-	{
-		int rc = graid_array_create(s.paths, 4, &cfg, &a);
-
-		cr_assert_eq(rc, 0, "create: %d", rc);
-	}
-	before = au_file_hash(s.path[4]);
-	gu_log_text[0] = '\0';
-	graid_log_set(gu_log_keep, NULL, GRAID_LOG_ERR);
-	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, 0), -EOPNOTSUPP);
-	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
-	cr_assert(strstr(gu_log_text, why), "%s", gu_log_text);
-	cr_assert_eq(au_file_hash(s.path[4]), before, "the device was written");
-	cr_assert_eq(graid_array_close(a), 0);
-	au_remove(&s);
-}
-
-Test(reshape_grow56, arrays_with_a_journal_are_refused, .init = setup)
-{
-	refused_with(GRAID_CREATE_JOURNAL, "write-hole journal");
-}
-
 /* The array of @p a has grown to @p grown bytes within 20 s (a retry comes after 5). */
 static void wait_grown(struct graid_array *a, uint64_t grown, const char *what)
 {

@@ -1435,8 +1435,12 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  * block the move reads is verified against its tag (one that fails, or that its parity's
  * write-generation record shows stale, is rebuilt from its old stripe's parity, never moved
  * as read) and every block it writes gets its tag, generation and record, on the members
- * before the position moves past it (docs/INTEGRITY.md, "Growing"). Arrays with a
- * write-hole journal cannot be grown by this version.
+ * before the position moves past it (docs/INTEGRITY.md, "Growing"). With a write-hole
+ * journal (::GRAID_CREATE_JOURNAL) requests during the move log their updates as ever, the
+ * added devices' logs from the start; a replay after a crash leaves the entries of rows the
+ * move has passed, whose bytes it carried (docs/JOURNAL.md, "Across a grow"). Entries
+ * written from the start of a grow on are of a newer version that earlier libgraid
+ * versions take as invalid (they replay none of them).
  *
  * With ::GRAID_GROW_RAID6 a RAID-5 becomes a RAID-6 of one member more, the array's size
  * unchanged: its data and P stay where they are and the added device gets Q, computed row
@@ -1474,8 +1478,8 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  *   member of this array, or one given twice; -EOPNOTSUPP RAID-1 (the level is
  *   named in the log), ::GRAID_GROW_RAID6 on an array that is not a RAID-5 (named in the
  *   log), a RAID-6 made from a RAID-5 by ::GRAID_GROW_RAID6 (Q-last: no grow takes it
- *   in this version), a RAID-5/6 with a write-hole journal, a RAID-10 with checksums,
- *   ::GRAID_GROW_RAID6 on a RAID-5 with checksums, a RAID-5/6 with checksums given an
+ *   in this version), a RAID-10 with checksums, ::GRAID_GROW_RAID6 on a RAID-5 with
+ *   checksums or a write-hole journal, a RAID-5/6 with checksums given an
  *   NVMe namespace that would keep its tags in its blocks' metadata (named in the log;
  *   nothing written), or an array whose reserved area has
  *   no room for the reshape record (another writer's array); -ENOSPC a RAID-10 whose

@@ -94,7 +94,8 @@ enum sop_step sop_write_logged(struct graid_queue *q, struct sop *s)
 	unsigned cnt[GRAID_MAX_MEMBERS];
 	int rc;
 
-	for (unsigned m = 0; m < q->a->nmembers; m++)
+	/* The geometry's members (stripe_log_write): a grow's added roles are not the old one's. */
+	for (unsigned m = 0; m < s->lay->nmembers; m++)
 		cnt[m] = sop_log_payload(q, s, m, &off[m]);
 	rc = stripe_log_write(q, s, cnt, off);
 	if (rc == -EAGAIN)

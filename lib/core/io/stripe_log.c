@@ -33,6 +33,11 @@ int stripe_log_write(struct graid_queue *q, struct sop *s, const unsigned *cnt,
 		     const uint64_t *off)
 {
 	struct graid_array *a = q->a;
+	/*
+	 * The members of the geometry the operation is planned in (s->lay): during a grow the
+	 * old one's are fewer than the array's, and the roles added take no part in its rows.
+	 */
+	const unsigned n = s->lay->nmembers;
 	uint32_t len[GRAID_MAX_MEMBERS];
 	uint8_t participants[32] = { 0 };
 	struct journal_claim c = { .pos = s->jpos };
@@ -41,22 +46,22 @@ int stripe_log_write(struct graid_queue *q, struct sop *s, const unsigned *cnt,
 	if (atomic_load(&a->broken))
 		return -EIO;
 	stripe_log_fence_failures(a);
-	for (unsigned m = 0; m < a->nmembers; m++) {
+	for (unsigned m = 0; m < n; m++) {
 		const struct iovec *jiov = s->jiov + (size_t)m * (SOP_RUN_MAX + 1);
 
 		len[m] = 0;
 		for (unsigned i = 1; i <= cnt[m]; i++)
 			len[m] += (uint32_t)jiov[i].iov_len;
 	}
-	rc = journal_claim(a, len, &c);
+	rc = journal_claim(a, n, len, &c);
 	if (rc)
 		return rc;
 	s->jseq = c.seq;
-	for (unsigned m = 0; m < a->nmembers; m++)
+	for (unsigned m = 0; m < n; m++)
 		if (s->jpos[m])
 			participants[m / 8] |= (uint8_t)(1u << (m % 8));
 	s->phase = SOP_LOGGING;
-	for (unsigned m = 0; m < a->nmembers; m++) {
+	for (unsigned m = 0; m < n; m++) {
 		struct iovec *jiov = s->jiov + (size_t)m * (SOP_RUN_MAX + 1);
 
 		if (!s->jpos[m])
@@ -67,7 +72,7 @@ int stripe_log_write(struct graid_queue *q, struct sop *s, const unsigned *cnt,
 			break;
 		}
 		journal_fill_header(a, s->jhdr[m], s->jseq, m, off[m], jiov + 1, cnt[m],
-				    participants);
+				    participants, n);
 		jiov[0].iov_base = s->jhdr[m];
 		jiov[0].iov_len = JOURNAL_BLOCK;
 		/* An entry missing: its member must leave before anyone writes in place. */

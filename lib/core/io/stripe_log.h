@@ -16,7 +16,8 @@
 bool stripe_log_active(const struct graid_array *a);
 
 /*
- * Stage @p s's member writes in the journal: claim log space and write member m's entry,
+ * Stage @p s's member writes in the journal: claim log space and write member m's entry
+ * (m below s->lay's member count, the entries tagged with that count),
  * whose payload is s->jiov[m * (SOP_RUN_MAX + 1) + 1 ...], @p cnt[m] pieces (0: m writes
  * nothing), going to @p off[m] in its data area. An entry that cannot be issued fails its
  * member. Returns 0 (the entries are in flight, or none was issued: see s->pending; a buffer

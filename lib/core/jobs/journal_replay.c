@@ -20,6 +20,7 @@ struct jfound {
 	uint64_t member_off;
 	uint32_t len;
 	unsigned role;
+	unsigned geometry;         /* the header's: the member count of the rows' geometry */
 	uint8_t participants[32];
 };
 
@@ -106,7 +107,9 @@ static int jscan_member(struct graid_array *a, unsigned r, const uint8_t *area, 
 		memcpy(&e, b, sizeof(e));
 		len = le32toh(e.len);
 		if (memcmp(e.magic, JOURNAL_ENTRY_MAGIC, 8) || !jcrc_ok(b) ||
-		    le32toh(e.version) != JOURNAL_VERSION || memcmp(e.array_uuid, a->uuid, 16) ||
+		    (le32toh(e.version) != JOURNAL_VERSION &&
+		     le32toh(e.version) != JOURNAL_VERSION_GROW) ||
+		    memcmp(e.array_uuid, a->uuid, 16) ||
 		    le32toh(e.role) != r || len == 0 || len > a->log_area.bytes - at - JOURNAL_BLOCK ||
 		    len % a->block_size || le64toh(e.member_off) % a->block_size ||
 		    len > a->lay.member_bytes ||
@@ -125,6 +128,7 @@ static int jscan_member(struct graid_array *a, unsigned r, const uint8_t *area, 
 			f.member_off = le64toh(e.member_off);
 			f.len = (uint32_t)len;
 			f.role = r;
+			f.geometry = le32toh(e.geometry);
 			memcpy(f.participants, e.participants, 32);
 			rc = jscan_add(sc, &f);
 			if (rc)
@@ -167,20 +171,57 @@ static bool jcomplete(struct graid_array *a, const struct jfound *e, size_t i, s
 	return true;
 }
 
-/* Copy one entry's payload from the log to its place in the member's data area. */
-static int jreplay_entry(struct graid_array *a, const struct jfound *f, uint8_t *buf)
+/*
+ * The bytes at the front of entry @p f that replay must not write (f->len: all of them):
+ * those whose rows a grow may have written over since (docs/JOURNAL.md, "Across a grow").
+ * A grow's window writes new rows only over old rows whose every byte lies below the
+ * position it then records, and only once the updates in them have ended (it holds their
+ * locks), having read and moved what those updates wrote: an entry of such an old row is
+ * spent, and replaying it would put old-geometry bytes over new rows. Old rows with a byte
+ * at or past the recorded position are not written by any window, and an update's new rows
+ * lie below the position it was routed by, which only grows: those are replayed. An entry
+ * of a geometry neither the array's nor its grow's (the old one of a grow that has ended)
+ * is spent the same way.
+ */
+static uint32_t jspent_front(const struct graid_array *a, const struct jfound *f)
+{
+	const struct array_reshape *rs = atomic_load(&a->reshape);
+	uint64_t unit, live_off;
+
+	if (!rs)
+		return f->geometry == 0 || f->geometry == a->lay.nmembers ? 0 : f->len;
+	if (f->geometry == rs->new_lay.nmembers)
+		return 0;
+	/* 0: written before entries named their geometry, which was the array's (the old). */
+	if (f->geometry != 0 && f->geometry != rs->old_lay.nmembers)
+		return f->len;
+	/* The first old row with a byte at or past the position, as a member offset. */
+	unit = (uint64_t)rs->old_lay.ndata * rs->old_lay.chunk;
+	live_off = atomic_load(&rs->position) / unit * rs->old_lay.chunk;
+	if (f->member_off >= live_off)
+		return 0;
+	return live_off - f->member_off >= f->len ? f->len : (uint32_t)(live_off - f->member_off);
+}
+
+/*
+ * Copy one entry's payload, but for the first @p skip bytes (jspent_front), from the log to
+ * its place in the member's data area.
+ */
+static int jreplay_entry(struct graid_array *a, const struct jfound *f, uint32_t skip,
+			 uint8_t *buf)
 {
 	struct member *m = &a->members[f->role];
-	size_t len = f->len;
-	int rc = member_pio(m, buf, len, f->pos + JOURNAL_BLOCK, false);
+	size_t len = f->len - skip;
+	uint64_t to = f->member_off + skip;
+	int rc = member_pio(m, buf, len, f->pos + JOURNAL_BLOCK + skip, false);
 
 	if (rc == 0)
-		rc = member_pio(m, buf, len, a->data_offset + f->member_off, true);
+		rc = member_pio(m, buf, len, a->data_offset + to, true);
 	/* The blocks now hold the logged bytes: their tags follow (the log holds none). */
 	if (rc == 0 && a->tags) {
 		struct iovec iov = { .iov_base = buf, .iov_len = len };
 
-		rc = tag_store_set(a, f->role, f->member_off, &iov, 1);
+		rc = tag_store_set(a, f->role, to, &iov, 1);
 	}
 	if (rc) {
 		graid__log(GRAID_LOG_ERR, "journal: member %u (%s): replay failed: %s", f->role,
@@ -195,7 +236,7 @@ static int jreplay_all(struct graid_array *a, struct jscan *sc, const uint64_t *
 {
 	uint8_t *buf = NULL;
 	uint32_t biggest = 0;
-	uint64_t done = 0, torn = 0;
+	uint64_t done = 0, torn = 0, spent = 0;
 
 	if (sc->n) /* qsort may not take the NULL of an empty list */
 		qsort(sc->e, sc->n, sizeof(*sc->e), jfound_cmp);
@@ -214,15 +255,24 @@ static int jreplay_all(struct graid_array *a, struct jscan *sc, const uint64_t *
 			torn++;
 			continue;
 		}
-		for (size_t x = i; x < k; x++)
-			if (jusable(a, sc->e[x].role))
-				jreplay_entry(a, &sc->e[x], buf);
+		/* Its rows moved by a grow since: what it wrote went with them. */
+		if (jspent_front(a, &sc->e[i]) == sc->e[i].len) {
+			spent++;
+			continue;
+		}
+		for (size_t x = i; x < k; x++) {
+			uint32_t skip = jspent_front(a, &sc->e[x]);
+
+			if (jusable(a, sc->e[x].role) && skip < sc->e[x].len)
+				jreplay_entry(a, &sc->e[x], skip, buf);
+		}
 		done++;
 	}
 	free(buf);
 	graid__log(GRAID_LOG_NOTICE, "journal: %llu updates replayed, %llu dropped (their log "
 				     "writes had not all finished, so none of them was written in "
-				     "place)", (unsigned long long)done, (unsigned long long)torn);
+				     "place), %llu spent (a grow had moved their rows)",
+		   (unsigned long long)done, (unsigned long long)torn, (unsigned long long)spent);
 	if (replayed)
 		*replayed = done;
 	return atomic_load(&a->broken) ? -EIO : 0;

@@ -26,6 +26,7 @@
 #include "meta/badblocks.h"
 #include "meta/live.h"
 #include "meta/member_fail.h"
+#include "meta/journal.h"
 #include "meta/stripe_lock.h"
 
 #if GRAID_FAULT_INJECTION
@@ -322,6 +323,14 @@ int grow56_prep_added(struct graid_array *a, struct member *m, unsigned n)
 
 	/* Checksums: their tag areas written, never-written tags (reshape_csum.c). */
 	rc = reshape_csum_prep_added(a, m, n);
+	/*
+	 * The journal: room for their roles, and each device's log voided below the next
+	 * update's number, as for a member that joins (an earlier life's entries are not ours).
+	 */
+	if (rc == 0)
+		rc = journal_add_roles(a, a->nmembers + n);
+	for (unsigned i = 0; rc == 0 && a->journal && i < n; i++)
+		rc = journal_reset_member(a, &m[i]);
 	for (unsigned i = 0; rc == 0 && i < n; i++) {
 		if (a->bbl_area.bytes)
 			rc = member_zero_range(&m[i], a->bbl_area.offset, a->bbl_area.bytes);

@@ -63,12 +63,6 @@ static int grow_check(struct graid_array *a, unsigned n)
 					  "\"Checksums across a grow\")", a->lay.level);
 		return -EOPNOTSUPP;
 	}
-	if (a->lay.nparity && a->journal) {
-		/* Its entries are placed by one geometry: not built across two. */
-		graid__log(GRAID_LOG_ERR, "grow: a RAID-%d with a write-hole journal cannot be "
-					  "grown online by this build", a->lay.level);
-		return -EOPNOTSUPP;
-	}
 	rc = grow10_check(a, a->nmembers + n);
 	if (rc)
 		return rc;

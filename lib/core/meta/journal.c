@@ -35,6 +35,7 @@ struct journal {
 	uint64_t durable_tail;     /* below this, updates are durable in place (on disk) */
 	uint64_t generation;       /* of the last checkpoint record written */
 	bool checkpointing;
+	unsigned cap;              /* entries a role's list holds */
 	uint8_t *done;             /* JOURNAL_INFLIGHT flags, by seq modulo */
 	unsigned nmembers;
 	struct jmember m[];
@@ -48,7 +49,8 @@ void journal_restart(struct journal *j, uint64_t next_seq, uint64_t generation)
 	pthread_mutex_unlock(&j->lock);
 }
 
-_Static_assert(sizeof(struct journal_entry_disk) == 0x60, "journal entry header layout");
+_Static_assert(sizeof(struct journal_entry_disk) == 0x68, "journal entry header layout");
+_Static_assert(offsetof(struct journal_entry_disk, geometry) == 0x60, "geometry");
 _Static_assert(offsetof(struct journal_entry_disk, participants) == 0x40, "participants");
 _Static_assert(sizeof(struct journal_record_disk) == 0x38, "journal record layout");
 _Static_assert(offsetof(struct journal_entry_disk, crc) == 8, "entry crc at 8");
@@ -89,6 +91,43 @@ static uint64_t jround(uint64_t n)
 	return (n + JOURNAL_BLOCK - 1) / JOURNAL_BLOCK * JOURNAL_BLOCK;
 }
 
+/* Entry lists for roles [j->nmembers, @p n): 0, or -ENOMEM with none of them added. */
+static int jadd_roles(struct journal *j, unsigned n)
+{
+	unsigned from = j->nmembers;
+
+	for (unsigned i = from; i < n; i++) {
+		j->m[i].ent = calloc(j->cap, sizeof(struct jent));
+		j->m[i].cap = j->cap;
+		j->m[i].head = j->m[i].first = j->m[i].n = 0;
+		if (j->m[i].ent)
+			continue;
+		while (i-- > from) {
+			free(j->m[i].ent);
+			j->m[i].ent = NULL;
+		}
+		return -ENOMEM;
+	}
+	if (n > j->nmembers)
+		j->nmembers = n;
+	return 0;
+}
+
+int journal_add_roles(struct graid_array *a, unsigned nmembers)
+{
+	struct journal *j = a->journal;
+	int rc;
+
+	if (!j)
+		return 0;
+	if (nmembers > a->member_cap)
+		return -EINVAL;
+	pthread_mutex_lock(&j->lock);
+	rc = jadd_roles(j, nmembers);
+	pthread_mutex_unlock(&j->lock);
+	return rc;
+}
+
 int journal_init(struct graid_array *a, uint64_t offset, uint64_t bytes)
 {
 	struct journal *j;
@@ -101,23 +140,16 @@ int journal_init(struct graid_array *a, uint64_t offset, uint64_t bytes)
 			   (unsigned long long)bytes, a->lay.chunk);
 		return -EINVAL;
 	}
-	j = calloc(1, sizeof(*j) + a->nmembers * sizeof(struct jmember));
+	/* Slots for every role a grow of this open may add; their entries when it does. */
+	j = calloc(1, sizeof(*j) + a->member_cap * sizeof(struct jmember));
 	if (!j)
 		return -ENOMEM;
+	pthread_mutex_init(&j->lock, NULL);
+	j->cap = cap;
 	j->done = calloc(JOURNAL_INFLIGHT, 1);
-	for (unsigned i = 0; j->done && i < a->nmembers; i++) {
-		j->m[i].ent = calloc(cap, sizeof(struct jent));
-		j->m[i].cap = cap;
-		if (!j->m[i].ent) {
-			j->nmembers = i;
-			a->journal = j;
-			journal_free(a);
-			return -ENOMEM;
-		}
-		j->nmembers = i + 1;
-	}
-	if (!j->done) {
-		free(j);
+	if (!j->done || jadd_roles(j, a->nmembers)) {
+		a->journal = j;
+		journal_free(a);
 		return -ENOMEM;
 	}
 	j->offset = offset;
@@ -126,7 +158,6 @@ int journal_init(struct graid_array *a, uint64_t offset, uint64_t bytes)
 	a->log_area.bytes = bytes;
 	j->ring = ring;
 	j->next_seq = j->base = j->durable_tail = 1;
-	pthread_mutex_init(&j->lock, NULL);
 	a->journal = j;
 	return 0;
 }
@@ -318,6 +349,8 @@ static int jclaim_locked(struct journal *j, unsigned nmembers, const uint32_t *l
 	uint64_t start[GRAID_MAX_MEMBERS];
 	bool fits = true;
 
+	if (nmembers > j->nmembers)
+		return -EINVAL; /* a geometry with roles the journal was not given: a bug */
 	if (j->next_seq - j->base >= JOURNAL_INFLIGHT)
 		return -EAGAIN;
 	for (unsigned r = 0; r < nmembers; r++) {
@@ -343,7 +376,8 @@ static int jclaim_locked(struct journal *j, unsigned nmembers, const uint32_t *l
 	return 0;
 }
 
-int journal_claim(struct graid_array *a, const uint32_t *len, struct journal_claim *c)
+int journal_claim(struct graid_array *a, unsigned nmembers, const uint32_t *len,
+		  struct journal_claim *c)
 {
 	struct journal *j = a->journal;
 
@@ -352,7 +386,7 @@ int journal_claim(struct graid_array *a, const uint32_t *len, struct journal_cla
 		int rc;
 
 		pthread_mutex_lock(&j->lock);
-		rc = jclaim_locked(j, a->nmembers, len, c, &blocked_done);
+		rc = jclaim_locked(j, nmembers, len, c, &blocked_done);
 		pthread_mutex_unlock(&j->lock);
 		if (rc == 0 || attempt || !blocked_done)
 			return rc;
@@ -380,7 +414,7 @@ void journal_done(struct graid_array *a, uint64_t seq)
 
 void journal_fill_header(const struct graid_array *a, void *hdr, uint64_t seq, unsigned role,
 			 uint64_t member_off, const struct iovec *iov, unsigned iovcnt,
-			 const uint8_t participants[32])
+			 const uint8_t participants[32], unsigned geometry)
 {
 	struct journal_entry_disk e;
 	uint32_t crc = 0xFFFFFFFFu, len = 0;
@@ -395,7 +429,8 @@ void journal_fill_header(const struct graid_array *a, void *hdr, uint64_t seq, u
 	memset(hdr, 0, JOURNAL_BLOCK);
 	memset(&e, 0, sizeof(e));
 	memcpy(e.magic, JOURNAL_ENTRY_MAGIC, 8);
-	e.version = htole32(JOURNAL_VERSION);
+	/* A grow started in this open: the geometry may not be the array's (journal.h). */
+	e.version = htole32(atomic_load(&a->reshape) ? JOURNAL_VERSION_GROW : JOURNAL_VERSION);
 	memcpy(e.array_uuid, a->uuid, 16);
 	e.seq = htole64(seq);
 	e.member_off = htole64(member_off);
@@ -404,6 +439,7 @@ void journal_fill_header(const struct graid_array *a, void *hdr, uint64_t seq, u
 	e.payload_crc = htole32(crc ^ 0xFFFFFFFFu);
 	e.nparticipants = htole32(np);
 	memcpy(e.participants, participants, 32);
+	e.geometry = htole32(geometry);
 	memcpy(hdr, &e, sizeof(e));
 	journal_seal(hdr);
 }

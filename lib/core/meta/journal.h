@@ -23,6 +23,12 @@
 #define JOURNAL_ENTRY_MAGIC "GRAIDJNL"
 #define JOURNAL_RECORD_MAGIC "GRAIDJCK"
 #define JOURNAL_VERSION 1u
+/*
+ * The version of entries written once a grow has started in this open: they may name a
+ * geometry that is not the array's (`geometry`), which a reader of version 1 alone does
+ * not know to check; it takes them as invalid, and never replays a spent one.
+ */
+#define JOURNAL_VERSION_GROW 2u
 
 /*
  * One entry's header: the first JOURNAL_BLOCK bytes of the entry, the payload (the member's
@@ -31,7 +37,7 @@
 struct journal_entry_disk {
 	uint8_t magic[8];          /* 0x00: JOURNAL_ENTRY_MAGIC */
 	uint32_t crc;              /* 0x08: CRC32C of the JOURNAL_BLOCK bytes, this field zero */
-	uint32_t version;          /* 0x0c: JOURNAL_VERSION */
+	uint32_t version;          /* 0x0c: JOURNAL_VERSION, JOURNAL_VERSION_GROW */
 	uint8_t array_uuid[16];    /* 0x10: the array's UUID */
 	uint64_t seq;              /* 0x20: the stripe update's sequence number */
 	uint64_t member_off;       /* 0x28: where the payload goes, bytes into the data area */
@@ -40,6 +46,14 @@ struct journal_entry_disk {
 	uint32_t payload_crc;      /* 0x38: CRC32C of the len payload bytes */
 	uint32_t nparticipants;    /* 0x3c: roles the update writes (bits set below) */
 	uint8_t participants[32];  /* 0x40: bit r of byte r/8: role r writes in this update */
+	/*
+	 * 0x60: the member count of the geometry whose rows member_off names: the array's
+	 * (no reshape), or the old or the new one of a grow in progress. 0 in entries written
+	 * before grows kept the journal: the array's geometry at the time. Replay skips the
+	 * parts of an entry whose rows a grow may have written since (journal_replay.c).
+	 */
+	uint32_t geometry;
+	uint32_t reserved;         /* 0x64: zero */
 };
 
 /*
@@ -83,6 +97,12 @@ uint64_t journal_default_bytes(uint32_t chunk);
 int journal_init(struct graid_array *a, uint64_t offset, uint64_t bytes);
 void journal_free(struct graid_array *a);
 
+/*
+ * Room for roles [0, @p nmembers) of a grow (the roles it adds log like the others from its
+ * start on); no I/O. 0, or -ENOMEM (the journal as it was).
+ */
+int journal_add_roles(struct graid_array *a, unsigned nmembers);
+
 /* The most whole stripes one update may cover, so that its entries fit the log. */
 unsigned journal_max_run(const struct graid_array *a);
 
@@ -100,22 +120,25 @@ struct journal_claim {
 };
 
 /*
- * Claim log space for an update writing len[r] bytes on each role r with len[r] > 0.
+ * Claim log space for an update writing len[r] bytes on each role r < @p nmembers with
+ * len[r] > 0 (@p nmembers: the geometry's count, at most the roles journal_add_roles made).
  * @return 0 and @p c filled; -EAGAIN the log is full of updates still in flight: try again
  *   after some finish (a checkpoint is attempted first when that frees space).
  */
-int journal_claim(struct graid_array *a, const uint32_t *len, struct journal_claim *c);
+int journal_claim(struct graid_array *a, unsigned nmembers, const uint32_t *len,
+		  struct journal_claim *c);
 
 /* The update is finished (in place, or failed): its entries may be reclaimed later. */
 void journal_done(struct graid_array *a, uint64_t seq);
 
 /*
  * Fill the entry header for role @p role at @p hdr (JOURNAL_BLOCK bytes, aligned); the
- * payload is @p iov (its CRC is computed here). @p participants has a bit per role.
+ * payload is @p iov (its CRC is computed here). @p participants has a bit per role;
+ * @p geometry the member count of the layout whose rows @p member_off names.
  */
 void journal_fill_header(const struct graid_array *a, void *hdr, uint64_t seq, unsigned role,
 			 uint64_t member_off, const struct iovec *iov, unsigned iovcnt,
-			 const uint8_t participants[32]);
+			 const uint8_t participants[32], unsigned geometry);
 
 /*
  * Make every finished update durable in place (flush all members) and move the tail past

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Growing a RAID-5/6 that keeps a write-hole journal (docs/JOURNAL.md, "Across a grow"):
+ * requests during the move log their bytes in the geometry they are placed by, the added
+ * roles log from the start, and a replay after a crash leaves alone the entries whose old
+ * rows the move has written new rows over (replaying them would put old bytes there).
+ * The crashes with writes going on are in tests/test_reshape_crash.c (its journaled
+ * variants); the conversion of a journaled RAID-5 to RAID-6 stays refused
+ * (tests/test_reshape_convert.c).
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "arrayutil.h"
+#include "growutil.h"
+#include "array/array.h"
+#include "jobs/reshape_grow.h"
+#include "testutil.h"
+
+#if GRAID_FAULT_INJECTION
+extern bool graid__test_grow56;
+#else
+static bool graid__test_grow56; /* no switch in a release build: setup() skips */
+#endif
+
+#define CHUNK (16u * 1024)
+/* The journal's log (32 MiB at least) and a few MiB of data on each member. */
+#define MEMBER_BYTES (40ull << 20)
+#define BLK 4096u
+
+static void setup(void)
+{
+#if !GRAID_FAULT_INJECTION
+	cr_skip_test("RAID-5/6 growing is switched off; its tests turn it on with "
+		     "graid__test_grow56, which exists only with -Dfault_injection");
+#endif
+	graid__test_grow56 = true;
+}
+
+static int create_journaled(struct au_set *s, unsigned n, int level, struct graid_array **a)
+{
+	struct graid_array_config cfg = { .struct_size = sizeof(cfg), .level = level,
+					  .chunk_bytes = CHUNK, .backend = "isal",
+					  .flags = GRAID_CREATE_JOURNAL | GRAID_CREATE_FORCE };
+
+	return graid_array_create(s->paths, n, &cfg, a);
+}
+
+/* A journaled RAID-@p level of @p nold (and @p nadd more files) holding the model. */
+static uint8_t *make_journaled(struct au_set *s, int level, unsigned nold, unsigned nadd,
+			       struct graid_array **a, uint64_t *size, uint64_t seed)
+{
+	uint8_t *model;
+
+	au_make(s, nold + nadd, MEMBER_BYTES);
+	cr_assert_eq(create_journaled(s, nold, level, a), 0);
+	*size = gu_array_bytes(*a, NULL);
+	model = aligned_alloc(BLK, *size);
+	cr_assert_not_null(model);
+	gu_fill(model, *size, seed);
+	cr_assert_eq(graid_array_write(*a, model, *size, 0), (ssize_t)*size);
+	return model;
+}
+
+/* Writes and reads while the rows move, in both geometries; all right after and reopened. */
+static void io_during(int level, unsigned nold, uint64_t seed0)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, seed = seed0, during;
+	unsigned n;
+	uint8_t *model = make_journaled(&s, level, nold, 1, &a, &size, seed0);
+
+	gu_slow_down(a, 4u << 20);
+	cr_assert_eq(graid_array_grow(a, &s.paths[nold], 1, 0), 0);
+	during = gu_io_during(a, model, size, &seed,
+			      &(struct gu_io_opts){ .max_len = 3 * CHUNK, .zeroes = true });
+	cr_assert_gt(during, 20, "too few requests ran during the reshape");
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_gt(info.journal_bytes, 0, "the grown array lost its journal");
+	cr_assert_eq(gu_array_bytes(a, &n), size / gu_ndata(level, nold) * gu_ndata(level, nold + 1));
+	cr_assert_eq(n, nold + 1);
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "after I/O during the grow");
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s.paths, nold + 1, NULL, &a), 0);
+	gu_check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow_journal, raid5_grows_with_writes_and_reads_during_the_move, .init = setup,
+     .timeout = 300)
+{
+	io_during(5, 4, 41);
+}
+
+Test(reshape_grow_journal, raid6_grows_with_writes_and_reads_during_the_move, .init = setup,
+     .timeout = 300)
+{
+	io_during(6, 6, 42);
+}
+
+/*
+ * A process writes the whole array (its log keeps the last updates' entries, in the old
+ * geometry), grows it, and dies without closing once the move has passed @p stop_pct percent
+ * of the array (100: after the grow ended). The next open replays its log: the entries of
+ * old rows the move wrote new rows over must be left, or they overwrite moved data.
+ */
+static void killed_after_the_move(int level, unsigned nold, unsigned stop_pct, uint64_t seed)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size;
+	uint8_t *model;
+	int status;
+	pid_t pid;
+
+	au_make(&s, nold + 1, MEMBER_BYTES);
+	cr_assert_eq(create_journaled(&s, nold, level, &a), 0);
+	size = gu_array_bytes(a, NULL);
+	cr_assert_eq(graid_array_close(a), 0);
+	model = aligned_alloc(BLK, size);
+	cr_assert_not_null(model);
+	gu_fill(model, size, seed);
+
+	pid = fork();
+	if (pid == 0) {
+		graid_log_set(NULL, NULL, 0);
+		if (graid_array_open(s.paths, nold, NULL, &a) ||
+		    graid_array_write(a, model, size, 0) != (ssize_t)size)
+			_exit(3);
+		if (stop_pct >= 100)
+			_exit(graid_array_grow(a, &s.paths[nold], 1, GRAID_GROW_WAIT) ? 4 : 0);
+		gu_slow_down(a, 8u << 20);
+		if (graid_array_grow(a, &s.paths[nold], 1, 0))
+			_exit(4);
+		for (int i = 0; i < 3000; i++) {
+			if (graid_array_info(a, &info) || !info.reshaping)
+				_exit(5); /* ended before the point: the test proves nothing */
+			if (info.reshape_done * 100 >= info.reshape_total * stop_pct)
+				_exit(0); /* no close: the next open is unclean */
+			usleep(10 * 1000);
+		}
+		_exit(6);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child ended with %d",
+		  status);
+	au_wait_unlocked(s.paths, nold + 1);
+	gu_log_text[0] = '\0';
+	graid_log_set(gu_log_keep, NULL, GRAID_LOG_NOTICE);
+	cr_assert_eq(graid_array_open(s.paths, nold + 1, NULL, &a), 0, "%s", gu_log_text);
+	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
+	gu_check_all(a, model, size);
+	if (a->reshape_job)
+		cr_assert_eq(reshape_job_wait(a), 0);
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "after the replay");
+	/* The log held entries of rows the move had passed: found, and left. */
+	cr_assert(strstr(gu_log_text, "spent (a grow had moved their rows)") &&
+		  !strstr(gu_log_text, " 0 spent"), "%s", gu_log_text);
+	cr_assert_eq(graid_array_close(a), 0);
+	free(model);
+	au_remove(&s);
+}
+
+Test(reshape_grow_journal, raid5_entries_of_rows_moved_before_a_crash_are_not_replayed,
+     .init = setup, .timeout = 300)
+{
+	killed_after_the_move(5, 4, 50, 43);
+}
+
+Test(reshape_grow_journal, raid6_entries_of_rows_moved_before_a_crash_are_not_replayed,
+     .init = setup, .timeout = 300)
+{
+	killed_after_the_move(6, 6, 50, 44);
+}
+
+Test(reshape_grow_journal, entries_of_the_old_geometry_are_spent_once_the_grow_ended,
+     .init = setup, .timeout = 300)
+{
+	killed_after_the_move(5, 4, 100, 45);
+}
