@@ -1438,9 +1438,9 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  * before the position moves past it (docs/INTEGRITY.md, "Growing"). With a write-hole
  * journal (::GRAID_CREATE_JOURNAL) requests during the move log their updates as ever, the
  * added devices' logs from the start; a replay after a crash leaves the entries of rows the
- * move has passed, whose bytes it carried (docs/JOURNAL.md, "Across a grow"). Entries
- * written from the start of a grow on are of a newer version that earlier libgraid
- * versions take as invalid (they replay none of them).
+ * move has passed, whose bytes it carried (docs/JOURNAL.md, "Across a grow"); its end waits
+ * for the updates logged so far and voids their entries, so that a libgraid version before
+ * this one finds none to replay over the moved rows.
  *
  * With ::GRAID_GROW_RAID6 a RAID-5 becomes a RAID-6 of one member more, the array's size
  * unchanged: its data and P stay where they are and the added device gets Q, computed row

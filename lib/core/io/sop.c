@@ -165,18 +165,22 @@ static void sop_reshape_start(struct graid_queue *q, struct sop *s)
 
 bool sop_try_unpark(struct graid_queue *q, struct sop *s)
 {
-	if (s->req->rs) {
-		if (!sop_reshape_trylock(q, s))
-			return false;
-		sop_reshape_plan(q, s);
-		return true;
-	}
+	/*
+	 * Waiting for log space holds its locks, a grow's routed operation too (its locks
+	 * taken, its geometry chosen): first, or it would try them again and never get them.
+	 */
 	if (s->phase == SOP_JOURNAL_WAIT) {
 		enum sop_step step = sop_write_logged(q, s);
 
 		if (step == SOP_STEP_LOG_WAIT)
 			return false;
 		sop_step(q, s, step);
+		return true;
+	}
+	if (s->req->rs) {
+		if (!sop_reshape_trylock(q, s))
+			return false;
+		sop_reshape_plan(q, s);
 		return true;
 	}
 	if (s->nrun > 1) {

@@ -255,18 +255,23 @@ static int jreplay_all(struct graid_array *a, struct jscan *sc, const uint64_t *
 			torn++;
 			continue;
 		}
-		/* Its rows moved by a grow since: what it wrote went with them. */
-		if (jspent_front(a, &sc->e[i]) == sc->e[i].len) {
-			spent++;
-			continue;
-		}
+		/* Entry by entry: each has its own rows, the parts a grow moved left. */
+		bool any = false;
+
 		for (size_t x = i; x < k; x++) {
 			uint32_t skip = jspent_front(a, &sc->e[x]);
 
-			if (jusable(a, sc->e[x].role) && skip < sc->e[x].len)
+			if (skip == sc->e[x].len)
+				continue;
+			any = true;
+			if (jusable(a, sc->e[x].role))
 				jreplay_entry(a, &sc->e[x], skip, buf);
 		}
-		done++;
+		/* Every row it wrote moved by a grow since: what it wrote went with them. */
+		if (any)
+			done++;
+		else
+			spent++;
 	}
 	free(buf);
 	graid__log(GRAID_LOG_NOTICE, "journal: %llu updates replayed, %llu dropped (their log "

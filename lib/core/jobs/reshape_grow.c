@@ -564,6 +564,32 @@ static int grow_zero_tail(struct graid_array *a, const struct array_reshape *rs)
 }
 
 /*
+ * The write-hole journal before the round that ends a grow: every update logged so far
+ * ended and its entries void on every member (journal_void_below). The old geometry's are
+ * spent once the rows moved (journal_replay.c), but a reader that predates the entries'
+ * `geometry` would replay them whole, and it opens the array once the round is on the
+ * members (docs/JOURNAL.md, "Across a grow"). The wait is as long as the requests in flight
+ * take, as the windows' is; a stop leaves FINISHING to the next open, which settles it.
+ */
+static int grow_journal_settle(struct graid_array *a, struct reshape_job *j)
+{
+	const struct timespec ms = { .tv_sec = 0, .tv_nsec = 1000000 };
+	uint64_t want = journal_claimed(a);
+	int rc;
+
+	while ((rc = journal_void_below(a, want)) > 0) {
+		rc = grow_should_stop(a, j);
+		if (rc)
+			return rc;
+		nanosleep(&ms, NULL);
+	}
+	if (rc)
+		graid__log(GRAID_LOG_ERR, "reshape: voiding the journal's entries before the end: "
+					  "%s; tried again", graid_strerror(rc));
+	return rc;
+}
+
+/*
  * Every byte is in the new geometry: record FINISHING, then one superblock round without
  * RESHAPE (major 1 again) at a new event, and the array's new size for callers. A crash in
  * the round leaves members at E (major 3) and E + 1 (major 1) with one geometry, and the
@@ -587,6 +613,8 @@ int grow_finish(struct graid_array *a, struct reshape_job *j, struct array_resha
 	rc = rs->old_lay.level == 10 ? grow10_maps_grow(a, rs) : 0;
 	if (rc == 0)
 		rc = grow_zero_tail(a, rs);
+	if (rc == 0)
+		rc = grow_journal_settle(a, j);
 	/*
 	 * The live-data map needs nothing here: RAID-5/6 marked each new row's region used
 	 * before live data was written there (reshape_live.c); RAID-10's regions are array

@@ -316,7 +316,56 @@ int journal_checkpoint(struct graid_array *a)
 	return rc;
 }
 
+uint64_t journal_claimed(struct graid_array *a)
+{
+	struct journal *j = a->journal;
+	uint64_t next;
+
+	if (!j)
+		return 0;
+	pthread_mutex_lock(&j->lock);
+	next = j->next_seq;
+	pthread_mutex_unlock(&j->lock);
+	return next;
+}
+
+int journal_void_below(struct graid_array *a, uint64_t want)
+{
+	struct journal *j = a->journal;
+	bool ended, voided;
+	int rc;
+
+	if (!j)
+		return 0;
+	if (atomic_load(&a->broken))
+		return -EIO;
+	pthread_mutex_lock(&j->lock);
+	ended = j->base >= want;
+	voided = j->durable_tail >= want;
+	pthread_mutex_unlock(&j->lock);
+	if (voided)
+		return 0;
+	if (!ended)
+		return 1;
+	rc = journal_checkpoint(a);
+	if (rc)
+		return rc;
+	/* Another thread's checkpoint, under way, may have taken a lower mark: call again. */
+	pthread_mutex_lock(&j->lock);
+	voided = j->durable_tail >= want;
+	pthread_mutex_unlock(&j->lock);
+	return voided ? 0 : 1;
+}
+
 /* ---- claiming log space --------------------------------------------------------------- */
+
+#if GRAID_FAULT_INJECTION
+/*
+ * Test seam (tests/test_reshape_grow_journal.c): while positive, each claim takes one off
+ * and answers -EAGAIN, as a log full of updates in flight does.
+ */
+_Atomic int graid__test_journal_full;
+#endif
 
 /*
  * Where an entry of @p size bytes would start on member @p jm, or UINT64_MAX if it does not
@@ -381,6 +430,11 @@ int journal_claim(struct graid_array *a, unsigned nmembers, const uint32_t *len,
 {
 	struct journal *j = a->journal;
 
+#if GRAID_FAULT_INJECTION
+	if (atomic_fetch_sub(&graid__test_journal_full, 1) > 0)
+		return -EAGAIN;
+	atomic_fetch_add(&graid__test_journal_full, 1);
+#endif
 	for (int attempt = 0;; attempt++) {
 		bool blocked_done = false;
 		int rc;
@@ -429,8 +483,11 @@ void journal_fill_header(const struct graid_array *a, void *hdr, uint64_t seq, u
 	memset(hdr, 0, JOURNAL_BLOCK);
 	memset(&e, 0, sizeof(e));
 	memcpy(e.magic, JOURNAL_ENTRY_MAGIC, 8);
-	/* A grow started in this open: the geometry may not be the array's (journal.h). */
-	e.version = htole32(atomic_load(&a->reshape) ? JOURNAL_VERSION_GROW : JOURNAL_VERSION);
+	const struct array_reshape *rs = atomic_load(&a->reshape);
+
+	/* A grow's old geometry while it runs: not for a reader of version 1 (journal.h). */
+	e.version = htole32(rs && geometry != rs->new_lay.nmembers ? JOURNAL_VERSION_GROW
+								 : JOURNAL_VERSION);
 	memcpy(e.array_uuid, a->uuid, 16);
 	e.seq = htole64(seq);
 	e.member_off = htole64(member_off);

@@ -24,9 +24,10 @@
 #define JOURNAL_RECORD_MAGIC "GRAIDJCK"
 #define JOURNAL_VERSION 1u
 /*
- * The version of entries written once a grow has started in this open: they may name a
- * geometry that is not the array's (`geometry`), which a reader of version 1 alone does
- * not know to check; it takes them as invalid, and never replays a spent one.
+ * The version of entries of a grow's old geometry written while it runs: a reader of
+ * version 1 alone (which does not know `geometry`) takes them as invalid, so it never
+ * replays one over the rows the grow moved. The new geometry's entries stay version 1:
+ * such a reader opens the array only once the superblocks say that geometry.
  */
 #define JOURNAL_VERSION_GROW 2u
 
@@ -145,6 +146,19 @@ void journal_fill_header(const struct graid_array *a, void *hdr, uint64_t seq, u
  * them, so their log space can be reused. Synchronous.
  */
 int journal_checkpoint(struct graid_array *a);
+
+/* The next update's number: every update claimed so far is below it (0 without a journal). */
+uint64_t journal_claimed(struct graid_array *a);
+
+/*
+ * Void every entry below @p want on every writable member, once their updates have ended:
+ * what a grow's end does before the superblocks stop recording it, so that no entry of the
+ * old geometry is left for any reader. One step, synchronous: 1 some of those updates are
+ * still in flight (nothing done: call again after a while); 0 done (also without a
+ * journal), the records written after a flush (journal_checkpoint); -EIO the array broke,
+ * or a flush's -errno.
+ */
+int journal_void_below(struct graid_array *a, uint64_t want);
 
 
 #endif /* LIBGRAID_CORE_JOURNAL_H */
