@@ -226,3 +226,21 @@ uint64_t gu_io_during(struct graid_array *a, uint8_t *model, uint64_t size, uint
 		    (unsigned long long)ops, (unsigned long long)during);
 	return during;
 }
+
+void gu_grow_with_io(struct graid_array *a, struct au_set *s, unsigned nold, uint8_t *model,
+		     uint64_t size, uint64_t seed, uint64_t max_len)
+{
+	uint64_t during;
+
+	gu_slow_down(a, 4u << 20);
+	cr_assert_eq(graid_array_grow(a, &s->paths[nold], 1, 0), 0);
+	during = gu_io_during(a, model, size, &seed,
+			      &(struct gu_io_opts){ .max_len = max_len, .zeroes = true });
+	cr_assert_gt(during, 20, "too few requests ran during the reshape");
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "after I/O during the grow");
+	cr_assert_eq(graid_array_close(a), 0);
+	cr_assert_eq(graid_array_open(s->paths, nold + 1, NULL, &a), 0);
+	gu_check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
+}

@@ -75,4 +75,13 @@ struct gu_io_opts {
 uint64_t gu_io_during(struct graid_array *a, uint8_t *model, uint64_t size, uint64_t *seed,
 		      const struct gu_io_opts *o);
 
+/*
+ * The grow of @p a (a RAID-5/6 over files [0, @p nold) of @p s, holding @p model, @p size
+ * bytes) by file @p nold, paced, with gu_io_during()'s requests of up to @p max_len bytes
+ * while it moves (at least 20 asserted); then every byte checked and a scrub clean, and the
+ * same after a close and an open. Closes @p a.
+ */
+void gu_grow_with_io(struct graid_array *a, struct au_set *s, unsigned nold, uint8_t *model,
+		     uint64_t size, uint64_t seed, uint64_t max_len);
+
 #endif

@@ -159,20 +159,10 @@ static void io_during(int level, unsigned nold, uint64_t seed0)
 {
 	struct graid_array *a;
 	struct au_set s;
-	uint64_t size, seed = seed0, during;
+	uint64_t size;
 	uint8_t *model = make_array(&s, level, nold, 1, &a, &size, seed0);
 
-	gu_slow_down(a, 4u << 20);
-	cr_assert_eq(graid_array_grow(a, &s.paths[nold], 1, 0), 0);
-	during = gu_io_during(a, model, size, &seed,
-			      &(struct gu_io_opts){ .max_len = 3 * CHUNK, .zeroes = true });
-	cr_assert_gt(during, 20, "too few requests ran during the reshape");
-	gu_check_all(a, model, size);
-	gu_scrub_clean(a, "after I/O during the grow");
-	cr_assert_eq(graid_array_close(a), 0);
-	cr_assert_eq(graid_array_open(s.paths, nold + 1, NULL, &a), 0);
-	gu_check_all(a, model, size);
-	cr_assert_eq(graid_array_close(a), 0);
+	gu_grow_with_io(a, &s, nold, model, size, seed0, 3 * CHUNK);
 	free(model);
 	au_remove(&s);
 }
