@@ -1440,7 +1440,9 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  * added devices' logs from the start; a replay after a crash leaves the entries of rows the
  * move has passed, whose bytes it carried (docs/JOURNAL.md, "Across a grow"); its end waits
  * for the updates logged so far and voids their entries, so that a libgraid version before
- * this one finds none to replay over the moved rows.
+ * this one finds none to replay over the moved rows (a queue's writes end as it is reaped:
+ * a thread that waits here with ::GRAID_GROW_WAIT leaves its own queues' writes, and so the
+ * end, waiting; reap them from another thread, or grow without the flag).
  *
  * With ::GRAID_GROW_RAID6 a RAID-5 becomes a RAID-6 of one member more, the array's size
  * unchanged: its data and P stay where they are and the added device gets Q, computed row
