@@ -1442,7 +1442,8 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  * for the updates logged so far and voids their entries, so that a libgraid version before
  * this one finds none to replay over the moved rows (a queue's writes end as it is reaped:
  * a thread that waits here with ::GRAID_GROW_WAIT leaves its own queues' writes, and so the
- * end, waiting; reap them from another thread, or grow without the flag).
+ * end, waiting, as the start waits for writes queued before it; reap them from another
+ * thread, or grow without the flag).
  *
  * With ::GRAID_GROW_RAID6 a RAID-5 becomes a RAID-6 of one member more, the array's size
  * unchanged: its data and P stay where they are and the added device gets Q, computed row

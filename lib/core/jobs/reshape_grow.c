@@ -583,9 +583,10 @@ static int grow_journal_settle(struct graid_array *a, struct reshape_job *j)
 			return rc;
 		nanosleep(&ms, NULL);
 	}
+	/* The job's stop says what comes of it (reshape_job.c: tried again, or stopped). */
 	if (rc)
 		graid__log(GRAID_LOG_ERR, "reshape: voiding the journal's entries before the end: "
-					  "%s; tried again", graid_strerror(rc));
+					  "%s", graid_strerror(rc));
 	return rc;
 }
 
