@@ -105,45 +105,65 @@ Test(reshape_grow_journal, raid6_grows_with_writes_and_reads_during_the_move, .i
 	io_during(6, 6, 42);
 }
 
+/* What killed_after_the_move() does. */
+struct kill_plan {
+	int level;
+	unsigned nold;
+	unsigned first_add;  /* a first grow (waited for) in the same open, then all written again */
+	unsigned nadd;       /* the grow the process dies in (or after) */
+	unsigned stop_pct;   /* of it (100: after it ended) */
+	uint64_t seed;
+};
+
 /*
  * A process writes the whole array (its log keeps the last updates' entries, in the old
- * geometry), grows it, and dies without closing once the move has passed @p stop_pct percent
- * of the array (100: after the grow ended). The next open replays its log: the entries of
- * old rows the move wrote new rows over must be left, or they overwrite moved data.
+ * geometry), grows it, and dies without closing once the move has passed p->stop_pct
+ * percent of the array (100: after the grow ended); with p->first_add, a first grow in the
+ * same open went before, and the array was written whole again. The next open replays its
+ * log: the entries of old rows the move wrote new rows over must be left, or they overwrite
+ * moved data.
  */
-static void killed_after_the_move(int level, unsigned nold, unsigned stop_pct, uint64_t seed)
+static void killed_after_the_move(const struct kill_plan *p)
 {
 	struct graid_array_info info = { .struct_size = sizeof(info) };
+	const unsigned nmid = p->nold + p->first_add, nall = nmid + p->nadd;
 	struct graid_array *a;
 	struct au_set s;
-	uint64_t size;
+	uint64_t size0, size;
 	uint8_t *model;
 	int status;
 	pid_t pid;
 
-	au_make(&s, nold + 1, MEMBER_BYTES);
-	cr_assert_eq(create_journaled(&s, nold, level, &a), 0);
-	size = gu_array_bytes(a, NULL);
+	au_make(&s, nall, MEMBER_BYTES);
+	cr_assert_eq(create_journaled(&s, p->nold, p->level, &a), 0);
+	size0 = gu_array_bytes(a, NULL);
 	cr_assert_eq(graid_array_close(a), 0);
+	/* What the second write covers; the first writes its first size0 bytes. */
+	size = size0 / gu_ndata(p->level, p->nold) * gu_ndata(p->level, nmid);
 	model = aligned_alloc(BLK, size);
 	cr_assert_not_null(model);
-	gu_fill(model, size, seed);
+	gu_fill(model, size, p->seed);
 
 	pid = fork();
 	if (pid == 0) {
 		graid_log_set(NULL, NULL, 0);
-		if (graid_array_open(s.paths, nold, NULL, &a) ||
-		    graid_array_write(a, model, size, 0) != (ssize_t)size)
+		if (graid_array_open(s.paths, p->nold, NULL, &a) ||
+		    graid_array_write(a, model, size0, 0) != (ssize_t)size0)
 			_exit(3);
-		if (stop_pct >= 100)
-			_exit(graid_array_grow(a, &s.paths[nold], 1, GRAID_GROW_WAIT) ? 4 : 0);
+		if (p->first_add &&
+		    (graid_array_grow(a, &s.paths[p->nold], p->first_add, GRAID_GROW_WAIT) ||
+		     gu_array_bytes(a, NULL) != size ||
+		     graid_array_write(a, model, size, 0) != (ssize_t)size))
+			_exit(7);
+		if (p->stop_pct >= 100)
+			_exit(graid_array_grow(a, &s.paths[nmid], p->nadd, GRAID_GROW_WAIT) ? 4 : 0);
 		gu_slow_down(a, 8u << 20);
-		if (graid_array_grow(a, &s.paths[nold], 1, 0))
+		if (graid_array_grow(a, &s.paths[nmid], p->nadd, 0))
 			_exit(4);
 		for (int i = 0; i < 3000; i++) {
 			if (graid_array_info(a, &info) || !info.reshaping)
 				_exit(5); /* ended before the point: the test proves nothing */
-			if (info.reshape_done * 100 >= info.reshape_total * stop_pct)
+			if (info.reshape_done * 100 >= info.reshape_total * p->stop_pct)
 				_exit(0); /* no close: the next open is unclean */
 			usleep(10 * 1000);
 		}
@@ -152,17 +172,17 @@ static void killed_after_the_move(int level, unsigned nold, unsigned stop_pct, u
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child ended with %d",
 		  status);
-	au_wait_unlocked(s.paths, nold + 1);
+	au_wait_unlocked(s.paths, nall);
 	gu_log_text[0] = '\0';
 	graid_log_set(gu_log_keep, NULL, GRAID_LOG_NOTICE);
-	cr_assert_eq(graid_array_open(s.paths, nold + 1, NULL, &a), 0, "%s", gu_log_text);
+	cr_assert_eq(graid_array_open(s.paths, nall, NULL, &a), 0, "%s", gu_log_text);
 	graid_log_set(NULL, NULL, GRAID_LOG_ERR);
 	gu_check_all(a, model, size);
 	if (a->reshape_job)
 		cr_assert_eq(reshape_job_wait(a), 0);
 	gu_check_all(a, model, size);
 	gu_scrub_clean(a, "after the replay");
-	if (stop_pct < 100)
+	if (p->stop_pct < 100)
 		/* The log held entries of rows the move had passed: found, and left. */
 		cr_assert(strstr(gu_log_text, "spent (a grow had moved their rows)") &&
 			  !strstr(gu_log_text, "place), 0 spent"), "%s", gu_log_text);
@@ -181,19 +201,33 @@ static void killed_after_the_move(int level, unsigned nold, unsigned stop_pct, u
 Test(reshape_grow_journal, raid5_entries_of_rows_moved_before_a_crash_are_not_replayed,
      .init = setup, .timeout = 300)
 {
-	killed_after_the_move(5, 4, 50, 43);
+	killed_after_the_move(&(struct kill_plan){ .level = 5, .nold = 4, .nadd = 1,
+						   .stop_pct = 50, .seed = 43 });
 }
 
 Test(reshape_grow_journal, raid6_entries_of_rows_moved_before_a_crash_are_not_replayed,
      .init = setup, .timeout = 300)
 {
-	killed_after_the_move(6, 6, 50, 44);
+	killed_after_the_move(&(struct kill_plan){ .level = 6, .nold = 6, .nadd = 1,
+						   .stop_pct = 50, .seed = 44 });
 }
 
 Test(reshape_grow_journal, the_end_of_a_grow_voids_every_entry_before_it, .init = setup,
      .timeout = 300)
 {
-	killed_after_the_move(5, 4, 100, 45);
+	killed_after_the_move(&(struct kill_plan){ .level = 5, .nold = 4, .nadd = 1,
+						   .stop_pct = 100, .seed = 45 });
+}
+
+/*
+ * Two grows in one open, the first adding two members at once (RAID-6 4 -> 6), the second
+ * (6 -> 7) cut half-way: the first grow's geometries and the second's old one all met.
+ */
+Test(reshape_grow_journal, raid6_a_second_grow_in_one_open_cut_half_way, .init = setup,
+     .timeout = 300)
+{
+	killed_after_the_move(&(struct kill_plan){ .level = 6, .nold = 4, .first_add = 2,
+						   .nadd = 1, .stop_pct = 50, .seed = 47 });
 }
 
 /*
