@@ -174,14 +174,17 @@ static bool jcomplete(struct graid_array *a, const struct jfound *e, size_t i, s
 /*
  * The bytes at the front of entry @p f that replay must not write (f->len: all of them):
  * those whose rows a grow may have written over since (docs/JOURNAL.md, "Across a grow").
- * A grow's window writes new rows only over old rows whose every byte lies below the
- * position it then records, and only once the updates in them have ended (it holds their
- * locks), having read and moved what those updates wrote: an entry of such an old row is
- * spent, and replaying it would put old-geometry bytes over new rows. Old rows with a byte
- * at or past the recorded position are not written by any window, and an update's new rows
- * lie below the position it was routed by, which only grows: those are replayed. An entry
- * of a geometry neither the array's nor its grow's (the old one of a grow that has ended)
- * is spent the same way.
+ * A grow's copying window writes new rows only over old rows whose every byte lies below
+ * the position it then records, and only once the updates in them have ended (it holds
+ * their locks), having read and moved what those updates wrote: an entry of such an old
+ * row is spent, and replaying it would put old-geometry bytes over new rows. Old rows with
+ * a byte at or past the recorded position are replayed: no copying window has written
+ * them (a skipping one zeroes in place only rows whose data there the live-data map
+ * records unused: a write marks its region first, and a discard, on a journaled array a
+ * logged write of zeroes, is replayed after it; the STAGED step's first rows are rewritten
+ * from the staged copy after the replay), and an update's new rows lie below the position it was routed by, which
+ * only grows. An entry of a geometry neither the array's nor its grow's (the old one of a
+ * grow that has ended) is spent the same way.
  */
 static uint32_t jspent_front(const struct graid_array *a, const struct jfound *f)
 {
@@ -246,6 +249,8 @@ static int jreplay_all(struct graid_array *a, struct jscan *sc, const uint64_t *
 	if (sc->n && posix_memalign((void **)&buf, ARRAY_ALIGN, biggest))
 		return -ENOMEM;
 	for (size_t i = 0, k; i < sc->n; i = k) {
+		bool any = false;
+
 		for (k = i + 1; k < sc->n && sc->e[k].seq == sc->e[i].seq;)
 			k++;
 		if (sc->e[i].seq < durable)
@@ -256,8 +261,6 @@ static int jreplay_all(struct graid_array *a, struct jscan *sc, const uint64_t *
 			continue;
 		}
 		/* Entry by entry: each has its own rows, the parts a grow moved left. */
-		bool any = false;
-
 		for (size_t x = i; x < k; x++) {
 			uint32_t skip = jspent_front(a, &sc->e[x]);
 

@@ -471,6 +471,7 @@ void journal_fill_header(const struct graid_array *a, void *hdr, uint64_t seq, u
 			 uint64_t member_off, const struct iovec *iov, unsigned iovcnt,
 			 const uint8_t participants[32], unsigned geometry)
 {
+	const struct array_reshape *rs = atomic_load(&a->reshape);
 	struct journal_entry_disk e;
 	uint32_t crc = 0xFFFFFFFFu, len = 0;
 	unsigned np = 0;
@@ -484,8 +485,6 @@ void journal_fill_header(const struct graid_array *a, void *hdr, uint64_t seq, u
 	memset(hdr, 0, JOURNAL_BLOCK);
 	memset(&e, 0, sizeof(e));
 	memcpy(e.magic, JOURNAL_ENTRY_MAGIC, 8);
-	const struct array_reshape *rs = atomic_load(&a->reshape);
-
 	/* A grow's old geometry while it runs: not for a reader of version 1 (journal.h). */
 	e.version = htole32(rs && geometry != rs->new_lay.nmembers ? JOURNAL_VERSION_GROW
 								 : JOURNAL_VERSION);
