@@ -662,9 +662,8 @@ Test(reshape_convert, bad_input_is_refused_and_nothing_is_written)
 }
 
 /*
- * Checksum tags are placed by one geometry, and the journal's rule for a grow (an old row's
- * entry is spent once it moved) does not hold where only Q is written: such RAID-5s are
- * refused.
+ * Checksum tags are placed by one geometry: such RAID-5s are refused (a journaled one
+ * converts: tests/test_reshape_grow_journal.c).
  */
 static void refused_with(unsigned flags, const char *why)
 {
@@ -675,7 +674,7 @@ static void refused_with(unsigned flags, const char *why)
 	struct au_set s;
 	uint64_t before;
 
-	au_make(&s, 5, 64ull << 20); /* room for a journal */
+	au_make(&s, 5, 64ull << 20);
 	cr_assert_eq(graid_array_create(s.paths, 4, &cfg, &a), 0);
 	before = au_file_hash(s.path[4]);
 	gu_log_clear();
@@ -689,8 +688,7 @@ static void refused_with(unsigned flags, const char *why)
 	au_remove(&s);
 }
 
-Test(reshape_convert, raid5s_with_a_journal_or_checksums_are_refused)
+Test(reshape_convert, raid5s_with_checksums_are_refused)
 {
-	refused_with(GRAID_CREATE_JOURNAL, "write-hole journal");
 	refused_with(GRAID_CREATE_CHECKSUMS, "checksums");
 }

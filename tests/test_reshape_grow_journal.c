@@ -5,8 +5,8 @@
  * roles log from the start, and a replay after a crash leaves alone the entries whose old
  * rows the move has written new rows over (replaying them would put old bytes there).
  * The crashes with writes going on are in tests/test_reshape_crash.c (its journaled
- * variants); the conversion of a journaled RAID-5 to RAID-6 stays refused
- * (tests/test_reshape_convert.c).
+ * variants). A journaled RAID-5 also becomes a RAID-6 (Q-last), whose rows keep their
+ * places: nothing of its log is spent.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -287,6 +287,38 @@ Test(reshape_grow_journal, routed_requests_waiting_for_log_space_go_on, .init = 
 	gu_scrub_clean(a, "after writes that waited for log space");
 	cr_assert_eq(graid_array_close(a), 0);
 	free(bufs);
+	free(model);
+	au_remove(&s);
+}
+
+/*
+ * A journaled RAID-5 of four becomes a RAID-6 of five (Q on the added member) with writes,
+ * write-zeroes and reads during it: all right after, a scrub clean, and with two members
+ * out every byte still there (Q right where the writes went).
+ */
+Test(reshape_grow_journal, a_raid5_becomes_a_raid6_with_writes_during, .init = setup,
+     .timeout = 300)
+{
+	struct graid_array_info info = { .struct_size = sizeof(info) };
+	struct graid_array *a;
+	struct au_set s;
+	uint64_t size, seed = 48, during;
+	uint8_t *model = make_journaled(&s, 5, 4, 1, &a, &size, 48);
+
+	gu_slow_down(a, 2u << 20);
+	cr_assert_eq(graid_array_grow(a, &s.paths[4], 1, GRAID_GROW_RAID6), 0);
+	during = gu_io_during(a, model, size, &seed,
+			      &(struct gu_io_opts){ .max_len = 3 * CHUNK, .zeroes = true });
+	cr_assert_gt(during, 20, "too few requests ran during the conversion");
+	gu_assert_level(a, 6, 5, "after the conversion");
+	cr_assert_eq(graid_array_info(a, &info), 0);
+	cr_assert_gt(info.journal_bytes, 0, "the converted array lost its journal");
+	gu_check_all(a, model, size);
+	gu_scrub_clean(a, "after I/O during the conversion");
+	cr_assert_eq(graid_array_fail_member(a, 1), 0);
+	cr_assert_eq(graid_array_fail_member(a, 4), 0);
+	gu_check_all(a, model, size);
+	cr_assert_eq(graid_array_close(a), 0);
 	free(model);
 	au_remove(&s);
 }

@@ -55,8 +55,8 @@ static void grow_refused(int rc)
 
 	if (rc == -EOPNOTSUPP)
 		why = " (this libgraid grows RAID-0, 5, 6 and 10 and turns a RAID-5 into a RAID-6, "
-		      "not RAID-1, nor a RAID-10 with checksums, nor a conversion with checksums "
-		      "or a journal; the log says why)";
+		      "not RAID-1, nor a RAID-10 or a conversion with checksums; the log says "
+		      "why)";
 	else if (rc == -EEXIST)
 		why = " (a device is a member of this array, or given twice)";
 	else if (rc == -EINVAL)

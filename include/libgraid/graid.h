@@ -1453,7 +1453,8 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  * as long as the array keeps that layout) from the start on; once done the array is a
  * RAID-6 in every respect (two members may fail), with RAID-4-like write load on the Q
  * member. Every member must be active at the start; one failing during it is written
- * around, as for a grow.
+ * around, as for a grow. A write-hole journal is kept (its entries are replayed as ever:
+ * rows keep their places).
  *
  * RAID-10 (md near-2, any member count, odd ones too) moves chunk by chunk: each chunk is
  * read from one of its two old copies (the other where the first is out, records bad
@@ -1482,7 +1483,7 @@ GRAID_API int graid_array_replace_start(struct graid_array *a, unsigned idx, con
  *   named in the log), ::GRAID_GROW_RAID6 on an array that is not a RAID-5 (named in the
  *   log), a RAID-6 made from a RAID-5 by ::GRAID_GROW_RAID6 (Q-last: no grow takes it
  *   in this version), a RAID-10 with checksums, ::GRAID_GROW_RAID6 on a RAID-5 with
- *   checksums or a write-hole journal, a RAID-5/6 with checksums given an
+ *   checksums, a RAID-5/6 with checksums given an
  *   NVMe namespace that would keep its tags in its blocks' metadata (named in the log;
  *   nothing written), or an array whose reserved area has
  *   no room for the reshape record (another writer's array); -ENOSPC a RAID-10 whose

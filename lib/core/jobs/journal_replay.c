@@ -198,6 +198,14 @@ static uint32_t jspent_front(const struct graid_array *a, const struct jfound *f
 	/* 0: written before entries named their geometry, which was the array's (the old). */
 	if (f->geometry != 0 && f->geometry != rs->old_lay.nmembers)
 		return f->len;
+	/*
+	 * Rows kept where they were (a RAID-5 becoming a Q-last RAID-6: the same data and P
+	 * in both, Q added): nothing is written over an old row, so nothing is spent. The
+	 * conversion computed a row's Q from what the updates wrote; replaying their data and
+	 * P restores exactly that, also where a member lost a write it had not flushed.
+	 */
+	if (rs->old_lay.ndata == rs->new_lay.ndata)
+		return 0;
 	/* The first old row with a byte at or past the position, as a member offset. */
 	unit = (uint64_t)rs->old_lay.ndata * rs->old_lay.chunk;
 	live_off = atomic_load(&rs->position) / unit * rs->old_lay.chunk;

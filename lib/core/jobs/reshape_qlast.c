@@ -42,16 +42,6 @@ int reshape_qlast_check(const struct graid_array *a, unsigned n)
 					  "online by this build");
 		return -EOPNOTSUPP;
 	}
-	if (a->journal) {
-		/*
-		 * Its rows keep their places, so the journal's rule for a grow's old rows (an
-		 * entry is spent once its row moved, journal_replay.c) does not hold: a converted
-		 * row's data and P are not flushed by the conversion, which writes Q alone.
-		 */
-		graid__log(GRAID_LOG_ERR, "grow: a RAID-5 with a write-hole journal cannot become "
-					  "a RAID-6 online by this build");
-		return -EOPNOTSUPP;
-	}
 	if (n != 1) {
 		graid__log(GRAID_LOG_ERR, "grow: a RAID-5 becomes a RAID-6 by adding exactly one "
 					  "member (the one that holds Q), not %u", n);
