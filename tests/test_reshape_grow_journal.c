@@ -8,6 +8,8 @@
  * variants). A journaled RAID-5 also becomes a RAID-6 (Q-last), whose rows keep their
  * places: nothing of its log is spent.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,7 @@
 #include "arrayutil.h"
 #include "growutil.h"
 #include "array/array.h"
+#include "format/layout.h"
 #include "jobs/reshape_grow.h"
 #include "testutil.h"
 
@@ -113,6 +116,12 @@ struct kill_plan {
 	unsigned nadd;       /* the grow the process dies in (or after) */
 	unsigned stop_pct;   /* of it (100: after it ended) */
 	uint64_t seed;
+	bool to6;            /* that one a RAID-5's conversion to RAID-6 (GRAID_GROW_RAID6) */
+	/*
+	 * After the death, array byte 0's chunk (a row the move has passed) overwritten on its
+	 * member with bytes nobody wrote: a write the member lost before flushing it.
+	 */
+	bool lose_chunk0;
 };
 
 /*
@@ -134,12 +143,17 @@ static void killed_after_the_move(const struct kill_plan *p)
 	int status;
 	pid_t pid;
 
+	struct layout_pos at0;
+	uint64_t data_offset;
+
 	au_make(&s, nall, MEMBER_BYTES);
 	cr_assert_eq(create_journaled(&s, p->nold, p->level, &a), 0);
 	size0 = gu_array_bytes(a, NULL);
+	layout_map(&a->lay, 0, &at0);
+	data_offset = a->data_offset;
 	cr_assert_eq(graid_array_close(a), 0);
 	/* What the second write covers; the first writes its first size0 bytes. */
-	size = size0 / gu_ndata(p->level, p->nold) * gu_ndata(p->level, nmid);
+	size = p->to6 ? size0 : size0 / gu_ndata(p->level, p->nold) * gu_ndata(p->level, nmid);
 	model = aligned_alloc(BLK, size);
 	cr_assert_not_null(model);
 	gu_fill(model, size, p->seed);
@@ -156,9 +170,10 @@ static void killed_after_the_move(const struct kill_plan *p)
 		     graid_array_write(a, model, size, 0) != (ssize_t)size))
 			_exit(7);
 		if (p->stop_pct >= 100)
-			_exit(graid_array_grow(a, &s.paths[nmid], p->nadd, GRAID_GROW_WAIT) ? 4 : 0);
+			_exit(graid_array_grow(a, &s.paths[nmid], p->nadd,
+					       GRAID_GROW_WAIT | (p->to6 ? GRAID_GROW_RAID6 : 0)) ? 4 : 0);
 		gu_slow_down(a, 8u << 20);
-		if (graid_array_grow(a, &s.paths[nmid], p->nadd, 0))
+		if (graid_array_grow(a, &s.paths[nmid], p->nadd, p->to6 ? GRAID_GROW_RAID6 : 0))
 			_exit(4);
 		for (int i = 0; i < 3000; i++) {
 			if (graid_array_info(a, &info) || !info.reshaping)
@@ -173,6 +188,17 @@ static void killed_after_the_move(const struct kill_plan *p)
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child ended with %d",
 		  status);
 	au_wait_unlocked(s.paths, nall);
+	if (p->lose_chunk0) {
+		uint8_t *junk = aligned_alloc(BLK, CHUNK);
+		int fd = open(s.path[at0.member], O_WRONLY);
+
+		cr_assert(junk && fd >= 0);
+		gu_fill(junk, CHUNK, p->seed + 1000);
+		cr_assert_eq(pwrite(fd, junk, CHUNK, (off_t)(data_offset + at0.member_off)),
+			     (ssize_t)CHUNK);
+		close(fd);
+		free(junk);
+	}
 	gu_log_text[0] = '\0';
 	graid_log_set(gu_log_keep, NULL, GRAID_LOG_NOTICE);
 	cr_assert_eq(graid_array_open(s.paths, nall, NULL, &a), 0, "%s", gu_log_text);
@@ -182,7 +208,11 @@ static void killed_after_the_move(const struct kill_plan *p)
 		cr_assert_eq(reshape_job_wait(a), 0);
 	gu_check_all(a, model, size);
 	gu_scrub_clean(a, "after the replay");
-	if (p->stop_pct < 100)
+	if (p->to6 && p->stop_pct < 100)
+		/* Rows kept in place: every entry replayed, none spent. */
+		cr_assert(strstr(gu_log_text, "place), 0 spent") &&
+			  !strstr(gu_log_text, " 0 updates replayed"), "%s", gu_log_text);
+	else if (p->stop_pct < 100)
 		/* The log held entries of rows the move had passed: found, and left. */
 		cr_assert(strstr(gu_log_text, "spent (a grow had moved their rows)") &&
 			  !strstr(gu_log_text, "place), 0 spent"), "%s", gu_log_text);
@@ -228,6 +258,20 @@ Test(reshape_grow_journal, raid6_a_second_grow_in_one_open_cut_half_way, .init =
 {
 	killed_after_the_move(&(struct kill_plan){ .level = 6, .nold = 4, .first_add = 2,
 						   .nadd = 1, .stop_pct = 50, .seed = 47 });
+}
+
+/*
+ * A journaled RAID-5 becoming a RAID-6, the process dead half-way, and the member of array
+ * byte 0 (a converted row) having lost its last write there: the replay writes every entry
+ * back (rows keep their places: none spent), the chunk among them. With the grow's spent
+ * rule the chunk would read back as the bytes nobody wrote.
+ */
+Test(reshape_grow_journal, a_conversion_cut_half_way_replays_a_write_a_member_lost,
+     .init = setup, .timeout = 300)
+{
+	killed_after_the_move(&(struct kill_plan){ .level = 5, .nold = 4, .nadd = 1,
+						   .stop_pct = 50, .seed = 49, .to6 = true,
+						   .lose_chunk0 = true });
 }
 
 /*
@@ -315,6 +359,13 @@ Test(reshape_grow_journal, a_raid5_becomes_a_raid6_with_writes_during, .init = s
 	cr_assert_gt(info.journal_bytes, 0, "the converted array lost its journal");
 	gu_check_all(a, model, size);
 	gu_scrub_clean(a, "after I/O during the conversion");
+	/* The change back is not built with a journal: refused, the level kept. */
+	cr_assert_eq(graid_array_convert(a, 5, 0), -EOPNOTSUPP);
+	gu_assert_level(a, 6, 5, "after the refused change back");
+	cr_assert_eq(graid_array_close(a), 0);
+	/* Reopened (a clean close): the same bytes, and with two members out too. */
+	cr_assert_eq(graid_array_open(s.paths, 5, NULL, &a), 0);
+	gu_check_all(a, model, size);
 	cr_assert_eq(graid_array_fail_member(a, 1), 0);
 	cr_assert_eq(graid_array_fail_member(a, 4), 0);
 	gu_check_all(a, model, size);

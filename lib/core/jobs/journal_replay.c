@@ -8,6 +8,7 @@
 
 #include "meta/journal.h"
 #include "jobs/jobs.h"
+#include "jobs/reshape_qlast.h"
 #include "member/member.h"
 #include "member/tag_store.h"
 #include "meta/array_flush.h"
@@ -200,11 +201,13 @@ static uint32_t jspent_front(const struct graid_array *a, const struct jfound *f
 		return f->len;
 	/*
 	 * Rows kept where they were (a RAID-5 becoming a Q-last RAID-6: the same data and P
-	 * in both, Q added): nothing is written over an old row, so nothing is spent. The
-	 * conversion computed a row's Q from what the updates wrote; replaying their data and
-	 * P restores exactly that, also where a member lost a write it had not flushed.
+	 * in both, Q added): no row moves, so nothing is spent. The conversion computed a
+	 * row's Q from what the updates wrote; replaying their data and P restores exactly
+	 * that, also where a member lost a write it had not flushed. (Rows it zeroes in place,
+	 * unused ones, are safe as in a grow: a write marks its region first, and a discard is
+	 * a logged write of zeroes, replayed after it.)
 	 */
-	if (rs->old_lay.ndata == rs->new_lay.ndata)
+	if (reshape_qlast_rows_kept(rs))
 		return 0;
 	/* The first old row with a byte at or past the position, as a member offset. */
 	unit = (uint64_t)rs->old_lay.ndata * rs->old_lay.chunk;

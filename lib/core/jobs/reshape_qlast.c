@@ -69,11 +69,15 @@ bool reshape_qlast_no_grow(const struct graid_array *a)
 	return true;
 }
 
+bool reshape_qlast_rows_kept(const struct array_reshape *rs)
+{
+	return rs->new_lay.layout_id == LAYOUT_Q_LAST && rs->old_lay.level == 5;
+}
+
 bool reshape_qlast_kept(const struct array_reshape *rs, unsigned role)
 {
 	/* Not Q: a data chunk or P, the same bytes at the same place in both geometries. */
-	return rs->new_lay.layout_id == LAYOUT_Q_LAST && rs->old_lay.level == 5 &&
-	       role < rs->new_lay.ndata + 1;
+	return reshape_qlast_rows_kept(rs) && role < rs->new_lay.ndata + 1;
 }
 
 uint64_t reshape_qlast_per_member(const struct reshape_record *r,

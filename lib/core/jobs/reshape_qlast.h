@@ -55,6 +55,12 @@ int reshape_qlast_check(const struct graid_array *a, unsigned n);
 bool reshape_qlast_no_grow(const struct graid_array *a);
 
 /*
+ * Whether @p rs keeps every row where it was: a RAID-5's conversion to a Q-last RAID-6, whose
+ * data and P stay in place (Q is added). False for a grow, which moves rows.
+ */
+bool reshape_qlast_rows_kept(const struct array_reshape *rs);
+
+/*
  * Whether role @p role of a new row of @p rs needs no write: a conversion's data and P are
  * the old row's own chunks at their own places (the job writes Q alone). False for a grow.
  */
